@@ -1,0 +1,18 @@
+import * as grants from '#shared/grants/service';
+import { httpApi } from '#shared/http/stack';
+import { empty, list, ok } from '#shared/http/route';
+import { routes } from './routes';
+import validators from './validators.generated.cjs';
+
+export const handler = httpApi(routes, validators, {
+  listGrants: async ({ app, query }) => {
+    const page = await grants.listGrants(app, query);
+    return list(page.items.map(grants.toGrantResource), page.nextCursor);
+  },
+  getGrant: async ({ grant }) => ok(grants.toGrantResource(grant)),
+  updateGrant: async ({ grant, body }) => ok(grants.toGrantResource(await grants.updateGrant(grant, body))),
+  deleteGrant: async ({ grant }) => {
+    await grants.deleteGrant(grant);
+    return empty();
+  },
+});

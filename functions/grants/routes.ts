@@ -1,0 +1,37 @@
+import { Grant, ListGrantsQuery, UpdateGrantBody } from '#schemas/grants';
+import { Select } from '#schemas/common';
+import type { RouteTable } from '#shared/http/route';
+
+/** Grants: every route this function serves. serverless.yml declares the same keys (checked by a test). */
+export const routes = {
+  listGrants: {
+    method: 'GET',
+    path: '/v3/grants',
+    summary: 'List the grants of the calling application',
+    query: ListGrantsQuery,
+    response: Grant,
+    responseKind: 'list',
+    select: true,
+  },
+  getGrant: {
+    method: 'GET',
+    path: '/v3/grants/{grant_id}',
+    summary: 'Get one grant',
+    query: { type: 'object', additionalProperties: false, properties: { select: Select } },
+    response: Grant,
+    select: true,
+  },
+  updateGrant: {
+    method: 'PATCH',
+    path: '/v3/grants/{grant_id}',
+    summary: 'Update external_id or blocked',
+    body: UpdateGrantBody,
+    response: Grant,
+  },
+  deleteGrant: {
+    method: 'DELETE',
+    path: '/v3/grants/{grant_id}',
+    summary: 'Delete a grant and everything stored under it',
+    responseKind: 'empty',
+  },
+} as const satisfies RouteTable;

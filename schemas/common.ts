@@ -1,0 +1,58 @@
+/**
+ * Schema fragments shared by several endpoints. Schemas are the single source of truth: the HTTP
+ * stack compiles them with ajv at load time, handlers get their TypeScript types from them
+ * (json-schema-to-ts), and the OpenAPI document is generated from them.
+ */
+export const Limit = {
+  type: 'integer',
+  minimum: 1,
+  description: 'Page size; default 50, values above 200 are treated as 200.',
+} as const;
+
+export const PageToken = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 4096,
+  description: 'The `next_cursor` of the previous page.',
+} as const;
+
+export const Select = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 2000,
+  description: 'Comma-separated top-level fields to return.',
+} as const;
+
+export const EmailAddress = { type: 'string', format: 'email', maxLength: 254 } as const;
+
+export const ErrorEnvelope = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['request_id', 'error'],
+  properties: {
+    request_id: { type: 'string' },
+    error: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['type', 'message'],
+      properties: {
+        type: {
+          type: 'string',
+          enum: [
+            'invalid_request_error',
+            'authentication_error',
+            'forbidden_error',
+            'not_found_error',
+            'method_not_allowed_error',
+            'conflict_error',
+            'payload_too_large',
+            'unsupported_media_type_error',
+            'rate_limit_error',
+            'internal_error',
+          ],
+        },
+        message: { type: 'string' },
+      },
+    },
+  },
+} as const;

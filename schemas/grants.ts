@@ -1,0 +1,86 @@
+import type { FromSchema } from 'json-schema-to-ts';
+import { EmailAddress, Limit, PageToken, Select } from '#schemas/common';
+
+export const PROVIDERS = ['agent'] as const;
+
+const ExternalId = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 256,
+  // No '/' (API Gateway cannot route an encoded slash) and no control characters.
+  pattern: '^[^/\\u0000-\\u001f\\u007f]+$',
+  description: "The application's own identifier for the grant (no '/'); usable in paths as `external:<external_id>`.",
+} as const;
+
+export const Grant = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'grant_status', 'provider', 'scope', 'email', 'settings', 'created_at', 'updated_at', 'blocked'],
+  properties: {
+    id: { type: 'string' },
+    grant_status: { type: 'string', enum: ['valid'] },
+    provider: { type: 'string' },
+    scope: { type: 'array', items: { type: 'string' } },
+    email: { type: 'string' },
+    settings: { type: 'object' },
+    ip: { type: 'string' },
+    user_agent: { type: 'string', description: 'Obscured user agent of the request that created the grant.' },
+    created_at: { type: 'integer' },
+    updated_at: { type: 'integer' },
+    provider_user_id: { type: 'string' },
+    blocked: { type: 'boolean' },
+    external_id: ExternalId,
+  },
+} as const;
+export type Grant = FromSchema<typeof Grant>;
+
+export const CreateCustomGrantBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['provider', 'settings'],
+  properties: {
+    provider: { type: 'string', enum: PROVIDERS },
+    settings: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        email_address: EmailAddress,
+        credential_id: { type: 'string', minLength: 1, maxLength: 256 },
+        scopes: { type: 'array', maxItems: 100, items: { type: 'string', minLength: 1, maxLength: 512 } },
+      },
+    },
+    external_id: ExternalId,
+  },
+} as const;
+export type CreateCustomGrantBody = FromSchema<typeof CreateCustomGrantBody>;
+
+export const ListGrantsQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    limit: Limit,
+    offset: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 10000,
+      description: 'Number of matching grants to skip (at most 10000; use page_token to go further).',
+    },
+    page_token: PageToken,
+    email: { type: 'string', minLength: 1, maxLength: 254 },
+    provider: { type: 'string', minLength: 1, maxLength: 64 },
+    grant_status: { type: 'string', minLength: 1, maxLength: 64 },
+    select: Select,
+  },
+} as const;
+export type ListGrantsQuery = FromSchema<typeof ListGrantsQuery>;
+
+export const UpdateGrantBody = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: {
+    external_id: { ...ExternalId, type: ['string', 'null'], description: 'New external ID, or null to remove it.' },
+    blocked: { type: 'boolean' },
+  },
+} as const;
+export type UpdateGrantBody = FromSchema<typeof UpdateGrantBody>;

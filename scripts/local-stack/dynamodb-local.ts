@@ -1,0 +1,75 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+
+/**
+ * Amazon DynamoDB Local, the jar shipped inside the npm package amplify-dynamodb-simulator, run
+ * in memory by the JVM. Needs Java 17+ (`apt-get install -y openjdk-17-jre-headless`).
+ */
+const require = createRequire(import.meta.url);
+
+export interface RunningService {
+  endpoint: string;
+  stop(): Promise<void>;
+}
+
+export function javaAvailable(): boolean {
+  return spawnSync('java', ['-version'], { stdio: 'ignore' }).status === 0;
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+export async function startDynamoDbLocal(options: { port: number; host?: string }): Promise<RunningService> {
+  if (!javaAvailable()) {
+    throw new Error('DynamoDB Local needs Java 17 or newer on PATH (Debian: apt-get install -y openjdk-17-jre-headless)');
+  }
+  const host = options.host ?? '127.0.0.1';
+  const dir = join(dirname(require.resolve('amplify-dynamodb-simulator/package.json')), 'emulator');
+  const child = spawn(
+    'java',
+    [`-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`, '-Xms64m', '-jar', join(dir, 'DynamoDBLocal.jar'), '-inMemory', '-sharedDb', '-port', String(options.port)],
+    { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
+  // A JVM left behind would keep the port and hang the next run.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+
+  const endpoint = `http://${host}:${options.port}`;
+  const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`DynamoDB Local exited with code ${child.exitCode}:\n${output}`);
+    try {
+      await client.send(new ListTablesCommand({}));
+      break;
+    } catch {
+      if (Date.now() > deadline) {
+        await stopChild(child);
+        throw new Error(`DynamoDB Local did not start within 60 s on port ${options.port}:\n${output}`);
+      }
+      await new Promise((r) => setTimeout(r, 150));
+    }
+  }
+  client.destroy();
+  return {
+    endpoint,
+    stop: async () => {
+      process.removeListener('exit', killOnExit);
+      await stopChild(child);
+    },
+  };
+}

@@ -1,0 +1,132 @@
+/**
+ * `npm start`: the whole API on this machine, no AWS account and no Docker.
+ *
+ *   1. starts DynamoDB Local and the SQS emulator on loopback and provisions them from serverless.yml
+ *   2. seeds one application whose API key is $API_KEY (default `local-dev-api-key`)
+ *   3. runs `serverless offline` (HTTP API on $PORT, default 3000) with the emulators' endpoints
+ *
+ * Ctrl-C (or SIGTERM) stops every child process. Local state lives in memory: each start is fresh.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { startLocalStack, type LocalStack } from './local-stack/index';
+import { ROOT } from './local-stack/serverless-config';
+
+const require = createRequire(import.meta.url);
+const PORT = Number(process.env.PORT || 3000);
+const LAMBDA_PORT = Number(process.env.LAMBDA_PORT || PORT + 2);
+const API_KEY = process.env.API_KEY || 'local-dev-api-key';
+const STAGE = 'local';
+const LOCAL_ENV_FILE = join(ROOT, '.switchboard', 'local-env.json');
+
+let stack: LocalStack | undefined;
+let offline: ChildProcess | undefined;
+let stopping = false;
+
+function log(message: string) {
+  process.stdout.write(`[switchboard] ${message}\n`);
+}
+
+async function shutdown(code: number): Promise<never> {
+  if (!stopping) {
+    stopping = true;
+    log('stopping…');
+    if (offline && offline.exitCode === null && offline.pid) {
+      const exited = new Promise((resolve) => offline!.once('exit', resolve));
+      // serverless offline runs in its own process group so its workers stop with it.
+      try {
+        process.kill(-offline.pid, 'SIGTERM');
+      } catch {
+        /* already gone */
+      }
+      const timer = setTimeout(() => {
+        try {
+          process.kill(-offline!.pid!, 'SIGKILL');
+        } catch {
+          /* already gone */
+        }
+      }, 5000);
+      await exited;
+      clearTimeout(timer);
+    }
+    await stack?.stop();
+    rmSync(LOCAL_ENV_FILE, { force: true });
+  }
+  process.exit(code);
+}
+
+process.on('SIGINT', () => void shutdown(0));
+process.on('SIGTERM', () => void shutdown(0));
+
+async function waitForApi(baseUrl: string, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`serverless offline exited with code ${child.exitCode}`);
+    try {
+      const response = await fetch(`${baseUrl}/v3/grants`);
+      if (response.status === 401) return;
+    } catch {
+      /* not listening yet */
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error('serverless offline did not answer within 120 s');
+}
+
+async function main() {
+  const started = Date.now();
+  log('starting DynamoDB Local and the SQS emulator…');
+  stack = await startLocalStack({
+    stage: STAGE,
+    dynamodbPort: process.env.DYNAMODB_PORT ? Number(process.env.DYNAMODB_PORT) : undefined,
+    sqsPort: process.env.SQS_PORT ? Number(process.env.SQS_PORT) : undefined,
+  });
+  Object.assign(process.env, stack.env);
+  mkdirSync(dirname(LOCAL_ENV_FILE), { recursive: true });
+  writeFileSync(LOCAL_ENV_FILE, JSON.stringify(stack.env, null, 2));
+
+  // Imported after the environment is set: modules read their configuration when they load.
+  const { createApplication } = await import('#shared/applications/service');
+  const app = await createApplication({ name: 'Local development', apiKey: API_KEY });
+
+  log('starting serverless offline…');
+  const serverlessBin = join(dirname(require.resolve('osls/package.json')), 'bin', 'serverless.js');
+  offline = spawn(process.execPath, [serverlessBin, 'offline', 'start', '--stage', STAGE], {
+    cwd: ROOT,
+    detached: true,
+    stdio: ['ignore', 'inherit', 'inherit'],
+    env: { ...process.env, ...stack.env, PORT: String(PORT), LAMBDA_PORT: String(LAMBDA_PORT) },
+  });
+  offline.once('exit', (code) => {
+    if (!stopping) {
+      log(`serverless offline exited (${code}); stopping`);
+      void shutdown(code ?? 1);
+    }
+  });
+
+  const baseUrl = `http://127.0.0.1:${PORT}`;
+  await waitForApi(baseUrl, offline);
+  log(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  process.stdout.write(
+    [
+      '',
+      `  Base URL        ${baseUrl}`,
+      `  API key         ${API_KEY}`,
+      `  Application     ${app.application_id}`,
+      `  DynamoDB Local  ${stack.env.AWS_ENDPOINT_URL_DYNAMODB}`,
+      `  SQS emulator    ${stack.env.AWS_ENDPOINT_URL_SQS}`,
+      '',
+      `  curl -H "Authorization: Bearer ${API_KEY}" ${baseUrl}/v3/grants`,
+      '',
+      '  Ctrl-C stops everything.',
+      '',
+    ].join('\n'),
+  );
+}
+
+main().catch(async (error: Error) => {
+  process.stderr.write(`[switchboard] failed to start: ${error.message}\n`);
+  await shutdown(1);
+});

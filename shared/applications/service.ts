@@ -1,0 +1,32 @@
+import { ApiKeyExistsError, getApiKey, putApplicationWithKey } from '#shared/db/applications';
+import { newId, type ApplicationId } from '#shared/ids';
+import { clock } from '#shared/time';
+import { API_KEY_PREFIX, generateApiKey, hashApiKey } from '#shared/applications/api-keys';
+
+export interface CreatedApplication {
+  application_id: ApplicationId;
+  /** Shown once; only its hash is stored. */
+  api_key: string;
+}
+
+/**
+ * Creates an application and its first API key. With `apiKey` given (local development seeding),
+ * an application that already owns that key is returned instead of failing.
+ */
+export async function createApplication(input: { name: string; apiKey?: string }): Promise<CreatedApplication & { created: boolean }> {
+  const apiKey = input.apiKey ?? generateApiKey();
+  const hash = hashApiKey(apiKey);
+  const id = newId('application');
+  try {
+    await putApplicationWithKey(
+      { id, name: input.name, created_at: clock.nowSeconds() },
+      { hash, prefix: apiKey.startsWith(API_KEY_PREFIX) ? apiKey.slice(0, API_KEY_PREFIX.length + 4) : apiKey.slice(0, 4) },
+    );
+    return { application_id: id, api_key: apiKey, created: true };
+  } catch (error) {
+    if (!(error instanceof ApiKeyExistsError) || input.apiKey === undefined) throw error;
+    const existing = await getApiKey(hash);
+    if (!existing) throw error;
+    return { application_id: existing.application_id, api_key: apiKey, created: false };
+  }
+}

@@ -1,0 +1,288 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, QueryCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
+import type { StartKey } from '#shared/db/cursor';
+import { agentAddressKey, grantEmailKey, grantExternalIdKey, grantKey, grantsOfApplication } from '#shared/db/keys';
+import type { ApplicationId, GrantId } from '#shared/ids';
+
+export type Provider = 'agent';
+
+export interface GrantRecord {
+  id: GrantId;
+  application_id: ApplicationId;
+  provider: Provider;
+  grant_status: 'valid';
+  email: string;
+  scope: string[];
+  settings: Record<string, unknown>;
+  ip?: string;
+  user_agent?: string;
+  created_at: number;
+  updated_at: number;
+  provider_user_id?: string;
+  blocked: boolean;
+  external_id?: string;
+}
+
+type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+/** A uniqueness guard failed: the value is already taken. */
+export class UniquenessConflictError extends Error {
+  constructor(readonly constraint: 'email' | 'external_id' | 'agent_address') {
+    super(`Uniqueness conflict on ${constraint}`);
+    this.name = 'UniquenessConflictError';
+  }
+}
+
+/** The item a conditional write expected is gone or changed (a concurrent update or delete). */
+export class StaleWriteError extends Error {
+  constructor() {
+    super('The item changed or disappeared during the write');
+    this.name = 'StaleWriteError';
+  }
+}
+
+const GRANT_FIELDS = [
+  'id',
+  'application_id',
+  'provider',
+  'grant_status',
+  'email',
+  'scope',
+  'settings',
+  'ip',
+  'user_agent',
+  'created_at',
+  'updated_at',
+  'provider_user_id',
+  'blocked',
+  'external_id',
+] as const;
+
+function toRecord(item: Record<string, unknown>): GrantRecord {
+  const record: Record<string, unknown> = {};
+  for (const field of GRANT_FIELDS) if (item[field] !== undefined) record[field] = item[field];
+  return record as unknown as GrantRecord;
+}
+
+function reasons(error: unknown): string[] | undefined {
+  if (error instanceof TransactionCanceledException) return (error.CancellationReasons ?? []).map((r) => r.Code ?? 'None');
+  return undefined;
+}
+
+const uniquePut = (key: { pk: string; sk: string }, entity: string, grant: GrantRecord): TransactItem => ({
+  Put: {
+    TableName: TABLE_NAME,
+    Item: { ...key, entity, application_id: grant.application_id, grant_id: grant.id },
+    ConditionExpression: 'attribute_not_exists(pk)',
+  },
+});
+
+const uniqueDelete = (key: { pk: string; sk: string }, grantId: GrantId): TransactItem => ({
+  Delete: {
+    TableName: TABLE_NAME,
+    Key: key,
+    ConditionExpression: 'grant_id = :gid',
+    ExpressionAttributeValues: { ':gid': grantId },
+  },
+});
+
+/** Inserts a grant with its uniqueness items (email within the app, external ID, Agent Account address). */
+export async function insertGrant(grant: GrantRecord): Promise<void> {
+  const items: TransactItem[] = [
+    {
+      Put: {
+        TableName: TABLE_NAME,
+        Item: { ...grantKey(grant.application_id, grant.id), entity: 'grant', ...grant },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    uniquePut(grantEmailKey(grant.application_id, grant.email), 'grant_email', grant),
+  ];
+  const constraints: (UniquenessConflictError['constraint'] | undefined)[] = [undefined, 'email'];
+  if (grant.provider === 'agent') {
+    items.push(uniquePut(agentAddressKey(grant.email), 'agent_address', grant));
+    constraints.push('agent_address');
+  }
+  if (grant.external_id !== undefined) {
+    items.push(uniquePut(grantExternalIdKey(grant.application_id, grant.external_id), 'grant_external_id', grant));
+    constraints.push('external_id');
+  }
+  try {
+    await dynamo.send(new TransactWriteCommand({ TransactItems: items }));
+  } catch (error) {
+    const codes = reasons(error);
+    const failed = codes?.findIndex((code) => code === 'ConditionalCheckFailed') ?? -1;
+    const constraint = failed >= 0 ? constraints[failed] : undefined;
+    if (constraint) throw new UniquenessConflictError(constraint);
+    throw error;
+  }
+}
+
+export async function getGrant(appId: ApplicationId, grantId: GrantId): Promise<GrantRecord | undefined> {
+  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: grantKey(appId, grantId) }));
+  return Item ? toRecord(Item) : undefined;
+}
+
+async function getByUniqueItem(appId: ApplicationId, key: { pk: string; sk: string }): Promise<GrantRecord | undefined> {
+  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: key }));
+  if (!Item) return undefined;
+  return getGrant(appId, Item.grant_id as GrantId);
+}
+
+export const getGrantByEmail = (appId: ApplicationId, email: string) => getByUniqueItem(appId, grantEmailKey(appId, email));
+
+export const getGrantByExternalId = (appId: ApplicationId, externalId: string) =>
+  getByUniqueItem(appId, grantExternalIdKey(appId, externalId));
+
+/** Which application and grant own an Agent Account address (deployment-wide). */
+export async function getAgentAddressOwner(email: string): Promise<{ application_id: ApplicationId; grant_id: GrantId } | undefined> {
+  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: agentAddressKey(email) }));
+  return Item ? { application_id: Item.application_id as ApplicationId, grant_id: Item.grant_id as GrantId } : undefined;
+}
+
+export interface GrantListOptions {
+  limit: number;
+  offset: number;
+  startKey?: StartKey;
+  provider?: string;
+  grantStatus?: string;
+}
+
+/**
+ * Grants of an application, newest first, optionally filtered by provider and status. Reads pages
+ * until `offset + limit` matches plus one look-ahead are found, so `nextKey` is set only when more exist.
+ */
+export async function listGrants(appId: ApplicationId, options: GrantListOptions): Promise<{ items: GrantRecord[]; nextKey?: StartKey }> {
+  const { pk, skPrefix } = grantsOfApplication(appId);
+  const filters: string[] = [];
+  const values: Record<string, unknown> = { ':pk': pk, ':prefix': skPrefix };
+  if (options.provider !== undefined) {
+    filters.push('provider = :provider');
+    values[':provider'] = options.provider;
+  }
+  if (options.grantStatus !== undefined) {
+    filters.push('grant_status = :status');
+    values[':status'] = options.grantStatus;
+  }
+  const matches: Record<string, unknown>[] = [];
+  let skipped = 0;
+  let startKey: Record<string, unknown> | undefined = options.startKey;
+  do {
+    const page = await dynamo.send(
+      new QueryCommand({
+        TableName: TABLE_NAME,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        FilterExpression: filters.length ? filters.join(' AND ') : undefined,
+        ExpressionAttributeValues: values,
+        ScanIndexForward: false,
+        ExclusiveStartKey: startKey,
+        Limit: filters.length ? 500 : Math.min(500, options.offset - skipped + options.limit + 1 - matches.length),
+      }),
+    );
+    for (const item of page.Items ?? []) {
+      if (skipped < options.offset) skipped++;
+      else matches.push(item);
+    }
+    startKey = page.LastEvaluatedKey;
+  } while (startKey && matches.length <= options.limit);
+
+  const items = matches.slice(0, options.limit);
+  const last = items.at(-1);
+  const more = matches.length > options.limit;
+  return {
+    items: items.map(toRecord),
+    nextKey: more && last ? { pk: last.pk as string, sk: last.sk as string } : undefined,
+  };
+}
+
+export interface GrantChanges {
+  blocked?: boolean;
+  /** A string sets the external ID, null removes it. */
+  external_id?: string | null;
+  updated_at: number;
+}
+
+/**
+ * Applies changes to a grant. Changing the external ID swaps its uniqueness item in the same
+ * transaction, guarded on the grant still having the external ID we read.
+ */
+export async function updateGrant(grant: GrantRecord, changes: GrantChanges): Promise<GrantRecord> {
+  const key = grantKey(grant.application_id, grant.id);
+  const sets = ['updated_at = :now'];
+  const removes: string[] = [];
+  const values: Record<string, unknown> = { ':now': changes.updated_at };
+  const names: Record<string, string> = {};
+  if (changes.blocked !== undefined) {
+    sets.push('blocked = :blocked');
+    values[':blocked'] = changes.blocked;
+  }
+  const externalChanges = changes.external_id !== undefined && changes.external_id !== (grant.external_id ?? null);
+  const conditions = ['attribute_exists(pk)'];
+  const items: TransactItem[] = [];
+  const constraints: (UniquenessConflictError['constraint'] | undefined)[] = [undefined];
+  if (externalChanges) {
+    if (grant.external_id === undefined) conditions.push('attribute_not_exists(external_id)');
+    else {
+      conditions.push('external_id = :old_external');
+      values[':old_external'] = grant.external_id;
+      items.push(uniqueDelete(grantExternalIdKey(grant.application_id, grant.external_id), grant.id));
+      constraints.push(undefined);
+    }
+    if (changes.external_id === null) removes.push('external_id');
+    else {
+      sets.push('external_id = :external');
+      values[':external'] = changes.external_id;
+      items.push(uniquePut(grantExternalIdKey(grant.application_id, changes.external_id!), 'grant_external_id', grant));
+      constraints.push('external_id');
+    }
+  }
+  const update: TransactItem = {
+    Update: {
+      TableName: TABLE_NAME,
+      Key: key,
+      UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+      ConditionExpression: conditions.join(' AND '),
+      ExpressionAttributeValues: values,
+      ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
+    },
+  };
+  try {
+    await dynamo.send(new TransactWriteCommand({ TransactItems: [update, ...items] }));
+  } catch (error) {
+    const codes = reasons(error);
+    if (!codes) throw error;
+    const failed = codes.findIndex((code) => code === 'ConditionalCheckFailed');
+    const constraint = failed >= 0 ? constraints[failed] : undefined;
+    if (constraint) throw new UniquenessConflictError(constraint);
+    if (failed >= 0) throw new StaleWriteError();
+    throw error;
+  }
+  const next: GrantRecord = { ...grant, updated_at: changes.updated_at };
+  if (changes.blocked !== undefined) next.blocked = changes.blocked;
+  if (changes.external_id === null) delete next.external_id;
+  else if (changes.external_id !== undefined) next.external_id = changes.external_id;
+  return next;
+}
+
+/** Deletes a grant and its uniqueness items together; StaleWriteError if it was already gone. */
+export async function deleteGrant(grant: GrantRecord): Promise<void> {
+  const items: TransactItem[] = [
+    {
+      Delete: {
+        TableName: TABLE_NAME,
+        Key: grantKey(grant.application_id, grant.id),
+        ConditionExpression: 'attribute_exists(pk)',
+      },
+    },
+    uniqueDelete(grantEmailKey(grant.application_id, grant.email), grant.id),
+  ];
+  if (grant.provider === 'agent') items.push(uniqueDelete(agentAddressKey(grant.email), grant.id));
+  if (grant.external_id !== undefined) items.push(uniqueDelete(grantExternalIdKey(grant.application_id, grant.external_id), grant.id));
+  try {
+    await dynamo.send(new TransactWriteCommand({ TransactItems: items }));
+  } catch (error) {
+    if (reasons(error)?.includes('ConditionalCheckFailed')) throw new StaleWriteError();
+    throw error;
+  }
+}

@@ -1,0 +1,54 @@
+import type { ApplicationContext } from '#shared/applications/authenticate';
+import { getGrant, getGrantByEmail, getGrantByExternalId, type GrantRecord } from '#shared/db/grants';
+import { InvalidRequestError, NotFoundError } from '#shared/http/errors';
+import { parseId } from '#shared/ids';
+
+export type GrantRef =
+  | { kind: 'id'; value: string }
+  | { kind: 'email'; value: string }
+  | { kind: 'external'; value: string }
+  | { kind: 'me' };
+
+/**
+ * Parses `{grant_id}` as the spec lists it: `<grant_id>`, `grant:<grant_id>`, `<email>`,
+ * `email:<email>`, `external:<external_id>` or `me`.
+ */
+export function parseGrantRef(raw: string): GrantRef {
+  if (raw === 'me') return { kind: 'me' };
+  if (raw.startsWith('grant:')) return { kind: 'id', value: raw.slice('grant:'.length) };
+  if (raw.startsWith('email:')) return { kind: 'email', value: raw.slice('email:'.length) };
+  if (raw.startsWith('external:')) return { kind: 'external', value: raw.slice('external:'.length) };
+  if (raw.includes('@')) return { kind: 'email', value: raw };
+  return { kind: 'id', value: raw };
+}
+
+const shown = (raw: string) => (raw.length > 200 ? `${raw.slice(0, 200)}…` : raw);
+
+/** Finds the grant named by a path parameter, always within the calling application; 404 otherwise. */
+export async function resolveGrant(app: ApplicationContext, raw: string): Promise<GrantRecord> {
+  const ref = parseGrantRef(raw);
+  let grant: GrantRecord | undefined;
+  switch (ref.kind) {
+    case 'me':
+      throw new InvalidRequestError(
+        "The grant 'me' is only available with an access token from the OAuth token exchange; with an API key, name the grant by ID, email address or external ID",
+      );
+    case 'id': {
+      const id = parseId('grant', ref.value);
+      grant = id ? await getGrant(app.applicationId, id) : undefined;
+      break;
+    }
+    case 'email':
+      grant = ref.value.length <= 254 ? await getGrantByEmail(app.applicationId, ref.value) : undefined;
+      break;
+    case 'external':
+      grant = ref.value.length > 0 && ref.value.length <= 256 ? await getGrantByExternalId(app.applicationId, ref.value) : undefined;
+      break;
+    default: {
+      const exhaustive: never = ref;
+      throw new Error(`Unhandled grant reference ${String(exhaustive)}`);
+    }
+  }
+  if (!grant) throw new NotFoundError(`Grant '${shown(raw)}' not found`);
+  return grant;
+}

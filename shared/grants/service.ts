@@ -1,0 +1,134 @@
+import type { ApplicationContext } from '#shared/applications/authenticate';
+import { decodeCursor, encodeCursor } from '#shared/db/cursor';
+import * as grants from '#shared/db/grants';
+import { StaleWriteError, UniquenessConflictError, type GrantRecord } from '#shared/db/grants';
+import { grantsOfApplication } from '#shared/db/keys';
+import { ConflictError, InvalidRequestError, NotFoundError } from '#shared/http/errors';
+import { newId } from '#shared/ids';
+import { publish } from '#shared/notifications/publisher';
+import { clock } from '#shared/time';
+import type { CreateCustomGrantBody, Grant, ListGrantsQuery, UpdateGrantBody } from '#schemas/grants';
+
+/** The public shape of a grant (the stored record minus internal fields). */
+export function toGrantResource(record: GrantRecord): Grant {
+  const { application_id: _app, ...resource } = record;
+  return resource;
+}
+
+/** The spec returns the user agent "hidden/obscured": keep its product token's first characters only. */
+export function obscureUserAgent(userAgent: string): string | undefined {
+  if (!userAgent) return undefined;
+  const visible = userAgent.slice(0, Math.min(4, userAgent.length));
+  return visible + '*'.repeat(Math.min(12, Math.max(0, userAgent.length - visible.length)));
+}
+
+function conflictMessage(error: UniquenessConflictError, email: string, externalId?: string | null): string {
+  switch (error.constraint) {
+    case 'email':
+      return `A grant for ${email} already exists in this application`;
+    case 'agent_address':
+      return `The address ${email} is already used by another Agent Account`;
+    case 'external_id':
+      return `external_id '${externalId}' is already used by another grant of this application`;
+  }
+}
+
+export async function createCustomGrant(
+  app: ApplicationContext,
+  body: CreateCustomGrantBody,
+  meta: { ip: string; userAgent: string },
+): Promise<GrantRecord> {
+  switch (body.provider) {
+    case 'agent':
+      break;
+    default: {
+      const exhaustive: never = body.provider;
+      throw new InvalidRequestError(`Unsupported provider '${String(exhaustive)}'`);
+    }
+  }
+  const settings = body.settings;
+  if (settings.credential_id !== undefined || settings.scopes !== undefined) {
+    throw new InvalidRequestError("settings.credential_id and settings.scopes do not apply to provider 'agent'; send only settings.email_address");
+  }
+  if (settings.email_address === undefined) {
+    throw new InvalidRequestError("'settings.email_address' is required for provider 'agent'");
+  }
+  const email = settings.email_address.toLowerCase();
+  const now = clock.nowSeconds();
+  const record: GrantRecord = {
+    id: newId('grant'),
+    application_id: app.applicationId,
+    provider: 'agent',
+    grant_status: 'valid',
+    email,
+    scope: ['email', 'calendar'],
+    settings: {},
+    ip: meta.ip || undefined,
+    user_agent: obscureUserAgent(meta.userAgent),
+    created_at: now,
+    updated_at: now,
+    provider_user_id: email,
+    blocked: false,
+    external_id: body.external_id,
+  };
+  try {
+    await grants.insertGrant(record);
+  } catch (error) {
+    if (error instanceof UniquenessConflictError) throw new ConflictError(conflictMessage(error, email, body.external_id));
+    throw error;
+  }
+  await publish({ type: 'grant.created', applicationId: app.applicationId, grantId: record.id, object: toGrantResource(record) });
+  return record;
+}
+
+export const DEFAULT_LIMIT = 50;
+export const MAX_LIMIT = 200;
+
+/** `limit` default 50; values above 200 are treated as 200. */
+export const pageSize = (limit: number | undefined) => Math.min(limit ?? DEFAULT_LIMIT, MAX_LIMIT);
+
+export async function listGrants(app: ApplicationContext, query: ListGrantsQuery): Promise<{ items: GrantRecord[]; nextCursor?: string }> {
+  const limit = pageSize(query.limit);
+  const offset = query.offset ?? 0;
+  const matches = (g: GrantRecord) =>
+    (query.provider === undefined || g.provider === query.provider) && (query.grant_status === undefined || g.grant_status === query.grant_status);
+
+  if (query.email !== undefined) {
+    // One grant at most per address: answer from the uniqueness item, no partition read.
+    const grant = await grants.getGrantByEmail(app.applicationId, query.email);
+    const found = grant && matches(grant) ? [grant] : [];
+    return { items: found.slice(offset, offset + limit) };
+  }
+  const { pk, skPrefix } = grantsOfApplication(app.applicationId);
+  const startKey = query.page_token ? decodeCursor(query.page_token, { pk, skPrefix }) : undefined;
+  const page = await grants.listGrants(app.applicationId, {
+    limit,
+    offset,
+    startKey,
+    provider: query.provider,
+    grantStatus: query.grant_status,
+  });
+  return { items: page.items, nextCursor: page.nextKey ? encodeCursor(page.nextKey) : undefined };
+}
+
+export async function updateGrant(grant: GrantRecord, body: UpdateGrantBody): Promise<GrantRecord> {
+  try {
+    return await grants.updateGrant(grant, { blocked: body.blocked, external_id: body.external_id, updated_at: clock.nowSeconds() });
+  } catch (error) {
+    if (error instanceof UniquenessConflictError) throw new ConflictError(conflictMessage(error, grant.email, body.external_id));
+    if (error instanceof StaleWriteError) {
+      throw new ConflictError('The grant was changed or deleted by another request; fetch it again and retry');
+    }
+    throw error;
+  }
+}
+
+export async function deleteGrant(grant: GrantRecord): Promise<void> {
+  try {
+    await grants.deleteGrant(grant);
+  } catch (error) {
+    if (error instanceof StaleWriteError) throw new NotFoundError(`Grant '${grant.id}' not found`);
+    throw error;
+  }
+  await publish({ type: 'grant.deleted', applicationId: grant.application_id, grantId: grant.id, object: toGrantResource(grant) });
+}

@@ -1,0 +1,96 @@
+/**
+ * The error hierarchy. Every error a client can cause is one of these; the error middleware turns
+ * them into the envelope `{request_id, error: {type, message}}`. Anything else is logged and
+ * answered with a generic 500 (`expose: false`), so internals never reach a client.
+ */
+export const ERROR_TYPES = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  403: 'forbidden_error',
+  404: 'not_found_error',
+  405: 'method_not_allowed_error',
+  409: 'conflict_error',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type_error',
+  429: 'rate_limit_error',
+  500: 'internal_error',
+} as const;
+
+export type ErrorStatus = keyof typeof ERROR_TYPES;
+export type ErrorType = (typeof ERROR_TYPES)[ErrorStatus];
+
+export class ApiError extends Error {
+  readonly status: ErrorStatus;
+  readonly type: ErrorType;
+  readonly expose: boolean;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    status: ErrorStatus,
+    message: string,
+    options: { cause?: unknown; expose?: boolean; headers?: Record<string, string> } = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.name = new.target.name;
+    this.status = status;
+    this.type = ERROR_TYPES[status];
+    this.expose = options.expose ?? status < 500;
+    this.headers = options.headers ?? {};
+  }
+}
+
+export class InvalidRequestError extends ApiError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(400, message, options);
+  }
+}
+
+export class AuthenticationError extends ApiError {
+  constructor(message: string) {
+    super(401, message);
+  }
+}
+
+export class ForbiddenError extends ApiError {
+  constructor(message: string) {
+    super(403, message);
+  }
+}
+
+export class NotFoundError extends ApiError {
+  constructor(message: string) {
+    super(404, message);
+  }
+}
+
+export class MethodNotAllowedError extends ApiError {
+  constructor(method: string, path: string, allowed: readonly string[]) {
+    super(405, `${method} is not allowed on ${path}; allowed methods: ${allowed.join(', ')}`, {
+      headers: { allow: allowed.join(', ') },
+    });
+  }
+}
+
+export class ConflictError extends ApiError {
+  constructor(message: string) {
+    super(409, message);
+  }
+}
+
+export class PayloadTooLargeError extends ApiError {
+  constructor(message: string) {
+    super(413, message);
+  }
+}
+
+export class UnsupportedMediaTypeError extends ApiError {
+  constructor(message: string) {
+    super(415, message);
+  }
+}
+
+export class RateLimitError extends ApiError {
+  constructor(message: string, retryAfterSeconds: number) {
+    super(429, message, { headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) } });
+  }
+}

@@ -1,0 +1,82 @@
+import type { ErrorObject } from 'ajv';
+import { InvalidRequestError } from '#shared/http/errors';
+
+/**
+ * Validators are generated at build time (scripts/generate-validators.ts → ajv standalone code in
+ * functions/<group>/validators.generated.cjs), so functions neither bundle ajv nor compile schemas
+ * at cold start. This module turns their errors into one message naming every offending field.
+ */
+export interface CompiledValidateFunction {
+  (data: unknown): boolean;
+  errors?: ErrorObject[] | null;
+}
+
+/** Shape of a generated validators module: route name → validator. */
+export interface GeneratedValidators {
+  query: Record<string, CompiledValidateFunction>;
+  body: Record<string, CompiledValidateFunction>;
+}
+
+export type Validator = (value: unknown, where: 'body' | 'query') => void;
+
+function fieldName(error: ErrorObject, where: 'body' | 'query'): string {
+  const path = error.instancePath
+    .split('/')
+    .slice(1)
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (error.keyword === 'additionalProperties') path.push(String(error.params.additionalProperty));
+  if (error.keyword === 'required') path.push(String(error.params.missingProperty));
+  const name = path.reduce((acc, part) => (/^\d+$/.test(part) ? `${acc}[${part}]` : acc ? `${acc}.${part}` : part), '');
+  return name || (where === 'body' ? 'body' : 'query');
+}
+
+function describe(error: ErrorObject, where: 'body' | 'query'): string {
+  const field = fieldName(error, where);
+  const noun = where === 'query' ? 'query parameter' : 'field';
+  switch (error.keyword) {
+    case 'additionalProperties':
+      return `unknown ${noun} '${field}'`;
+    case 'required':
+      return `'${field}' is required`;
+    case 'type':
+      return `'${field}' must be of type ${String(error.params.type).replace(',', ' or ')}`;
+    case 'enum':
+      return `'${field}' must be one of: ${(error.params.allowedValues as unknown[]).join(', ')}`;
+    case 'format':
+      return `'${field}' must be a valid ${error.params.format === 'email' ? 'email address' : String(error.params.format)}`;
+    case 'maxLength':
+      return `'${field}' must be at most ${error.params.limit} characters`;
+    case 'minLength':
+      return error.params.limit === 1 ? `'${field}' must not be empty` : `'${field}' must be at least ${error.params.limit} characters`;
+    case 'minimum':
+    case 'maximum':
+      return `'${field}' must be ${error.keyword === 'minimum' ? '>=' : '<='} ${error.params.limit}`;
+    case 'minProperties':
+      return where === 'body' && field === 'body' ? 'the request body must set at least one field' : `'${field}' must not be empty`;
+    case 'maxItems':
+      return `'${field}' must have at most ${error.params.limit} items`;
+    case 'minItems':
+      return `'${field}' must have at least ${error.params.limit} items`;
+    case 'maxProperties':
+      return `'${field}' must have at most ${error.params.limit} entries`;
+    case 'pattern':
+      return `'${field}' must match the pattern ${String(error.params.pattern)}`;
+    case 'const':
+      return `'${field}' must be ${JSON.stringify(error.params.allowedValue)}`;
+    default:
+      return `'${field}' ${error.message ?? 'is invalid'}`;
+  }
+}
+
+/** Turns ajv errors into one message naming every offending field (deduplicated, stable order). */
+export function formatErrors(errors: readonly ErrorObject[], where: 'body' | 'query'): string {
+  const messages = [...new Set(errors.filter((e) => e.keyword !== 'if' && e.keyword !== 'anyOf').map((e) => describe(e, where)))];
+  const prefix = where === 'body' ? 'Invalid request body' : 'Invalid query';
+  return `${prefix}: ${messages.join('; ')}`;
+}
+
+export function toValidator(validate: CompiledValidateFunction, where: 'body' | 'query'): Validator {
+  return (value) => {
+    if (!validate(value)) throw new InvalidRequestError(formatErrors(validate.errors ?? [], where));
+  };
+}

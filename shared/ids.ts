@@ -1,0 +1,47 @@
+import { randomBytes } from 'node:crypto';
+
+/**
+ * Branded, prefixed, time-sortable identifiers (`grant_01jd6…`). The body is a lowercase ULID:
+ * 48 bits of milliseconds then 80 random bits in Crockford base32, so IDs sort by creation time
+ * and can serve directly as DynamoDB sort keys.
+ */
+export const ID_PREFIXES = {
+  application: 'app',
+  grant: 'grant',
+  request: 'req',
+  notification: 'ntf',
+} as const;
+
+export type IdKind = keyof typeof ID_PREFIXES;
+export type Id<K extends IdKind> = `${(typeof ID_PREFIXES)[K]}_${string}` & { readonly __brand: K };
+
+export type ApplicationId = Id<'application'>;
+export type GrantId = Id<'grant'>;
+export type NotificationId = Id<'notification'>;
+
+const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+const ULID_PATTERN = /^[0-9a-hjkmnp-tv-z]{26}$/;
+
+function ulid(now = Date.now()): string {
+  let time = '';
+  let t = now;
+  for (let i = 0; i < 10; i++) {
+    time = ALPHABET[t % 32] + time;
+    t = Math.floor(t / 32);
+  }
+  const bytes = randomBytes(16);
+  let random = '';
+  for (let i = 0; i < 16; i++) random += ALPHABET[bytes[i]! & 31];
+  return time + random;
+}
+
+export function newId<K extends IdKind>(kind: K, now?: number): Id<K> {
+  return `${ID_PREFIXES[kind]}_${ulid(now)}` as Id<K>;
+}
+
+/** Returns the value as a branded ID when it has the kind's prefix and a well-formed body. */
+export function parseId<K extends IdKind>(kind: K, value: string): Id<K> | undefined {
+  const prefix = `${ID_PREFIXES[kind]}_`;
+  if (!value.startsWith(prefix)) return undefined;
+  return ULID_PATTERN.test(value.slice(prefix.length)) ? (value as Id<K>) : undefined;
+}

@@ -1,0 +1,65 @@
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { sqs } from '#shared/aws/sqs';
+import { env } from '#shared/config';
+import { newId, type ApplicationId, type GrantId, type NotificationId } from '#shared/ids';
+import { clock } from '#shared/time';
+
+/**
+ * The one notification publisher. Every change a webhook can report goes through `publish`, which
+ * puts a CloudEvents-shaped payload on the fan-out queue; the webhooks fan-out worker turns it into
+ * one delivery per subscribed destination. `id` is created here and stays the same across retries.
+ */
+export const NOTIFICATION_TYPES = [
+  'grant.created',
+  'grant.deleted',
+  'grant.expired',
+  'message.created',
+  'message.updated',
+  'message.send_success',
+  'message.send_failed',
+  'message.bounce_detected',
+  'event.created',
+  'event.updated',
+  'booking.created',
+  'booking.pending',
+] as const;
+export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
+
+export interface Notification<T = object> {
+  specversion: '1.0';
+  type: NotificationType;
+  source: string;
+  id: NotificationId;
+  time: number;
+  data: { application_id: ApplicationId; grant_id: GrantId | null; object: T };
+}
+
+const QUEUE_URL = env.fanoutQueueUrl();
+const SOURCE = env.notificationSource();
+
+export async function publish<T extends object>(input: {
+  type: NotificationType;
+  applicationId: ApplicationId;
+  grantId: GrantId | null;
+  object: T;
+}): Promise<Notification<T>> {
+  const notification: Notification<T> = {
+    specversion: '1.0',
+    type: input.type,
+    source: SOURCE,
+    id: newId('notification'),
+    time: clock.nowSeconds(),
+    data: { application_id: input.applicationId, grant_id: input.grantId, object: input.object },
+  };
+  await sqs.send(
+    new SendMessageCommand({
+      QueueUrl: QUEUE_URL,
+      MessageBody: JSON.stringify(notification),
+      MessageAttributes: {
+        type: { DataType: 'String', StringValue: input.type },
+        application_id: { DataType: 'String', StringValue: input.applicationId },
+      },
+    }),
+  );
+  return notification;
+}

@@ -1,0 +1,21 @@
+import { randomBytes } from 'node:crypto';
+import { createApplication } from '#shared/applications/service';
+import type { ApiClient } from './api';
+
+/** Small fixture factories: every call makes fresh, unique data so tests never share state. */
+export const uniqueEmail = (prefix = 'agent') => `${prefix}-${randomBytes(6).toString('hex')}@agents.test`;
+
+export async function makeApplication(name = 'Test application') {
+  const app = await createApplication({ name });
+  return { applicationId: app.application_id, apiKey: app.api_key };
+}
+
+export async function makeAgentGrant(api: ApiClient, overrides: { email?: string; external_id?: string } = {}) {
+  const response = await api.post('/v3/connect/custom', {
+    provider: 'agent',
+    settings: { email_address: overrides.email ?? uniqueEmail() },
+    ...(overrides.external_id !== undefined ? { external_id: overrides.external_id } : {}),
+  });
+  if (response.status !== 200) throw new Error(`makeAgentGrant: ${response.status} ${response.text}`);
+  return response.body.data as { id: string; email: string; external_id?: string; [key: string]: unknown };
+}

@@ -1,0 +1,199 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
+import { compareSpecificity } from '#shared/http/paths';
+import { ROOT, httpApiEvents, loadServerlessConfig, type HttpApiEvent } from '../../scripts/local-stack/serverless-config';
+
+/**
+ * A local stand-in for API Gateway (HTTP API, payload format 2.0) that the integration tests drive
+ * over real HTTP. Routes come from serverless.yml; each request becomes the event API Gateway would
+ * build (route key, decoded path and path parameters, comma-joined query and headers, base64 for
+ * binary bodies) and is handed to the real handler module in this process.
+ */
+type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyResultV2>;
+
+const MAX_PAYLOAD = 10 * 1024 * 1024;
+const TEXT_TYPES = /^(text\/|application\/(json|[\w.+-]+\+json|xml|javascript|x-www-form-urlencoded)\b)/i;
+
+export interface Gateway {
+  url: string;
+  close(): Promise<void>;
+  /** Builds the event API Gateway would send for a request, and invokes the matched handler in-process. */
+  invoke(request: { method: string; path: string; headers?: Record<string, string>; body?: string }): Promise<APIGatewayProxyResultV2>;
+}
+
+function matchPath(template: string, path: string): Record<string, string> | undefined {
+  const want = template.split('/');
+  const got = path.split('/');
+  if (want.length !== got.length) return undefined;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < want.length; i++) {
+    const w = want[i]!;
+    if (w.startsWith('{') && w.endsWith('}')) {
+      if (!got[i]) return undefined;
+      params[w.slice(1, -1)] = got[i]!;
+    } else if (w !== got[i]) return undefined;
+  }
+  return params;
+}
+
+function safeDecode(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}
+
+export function buildEvent(
+  route: { routeKey: string; params?: Record<string, string> },
+  request: { method: string; url: string; headers: Record<string, string>; body: Buffer; sourceIp: string },
+): APIGatewayProxyEventV2 {
+  const [rawPathEncoded, rawQueryString = ''] = request.url.split(/\?(.*)/s, 2) as [string, string?];
+  // HTTP APIs hand the path to the function URL-decoded.
+  const rawPath = safeDecode(rawPathEncoded);
+  const query: Record<string, string> = {};
+  for (const [key, value] of new URLSearchParams(rawQueryString)) query[key] = key in query ? `${query[key]},${value}` : value;
+  const contentType = request.headers['content-type'] ?? '';
+  const isText = TEXT_TYPES.test(contentType) || contentType === '';
+  const now = new Date();
+  return {
+    version: '2.0',
+    routeKey: route.routeKey,
+    rawPath,
+    rawQueryString,
+    headers: request.headers,
+    queryStringParameters: Object.keys(query).length ? query : undefined,
+    pathParameters: route.params && Object.keys(route.params).length ? route.params : undefined,
+    requestContext: {
+      accountId: '123456789012',
+      apiId: 'local',
+      domainName: request.headers.host ?? 'localhost',
+      domainPrefix: 'local',
+      http: {
+        method: request.method,
+        path: rawPath,
+        protocol: 'HTTP/1.1',
+        sourceIp: request.sourceIp,
+        userAgent: request.headers['user-agent'] ?? '',
+      },
+      requestId: randomUUID(),
+      routeKey: route.routeKey,
+      stage: '$default',
+      time: now.toUTCString(),
+      timeEpoch: now.getTime(),
+    },
+    body: request.body.length ? (isText ? request.body.toString('utf8') : request.body.toString('base64')) : undefined,
+    isBase64Encoded: request.body.length > 0 && !isText,
+    stageVariables: undefined,
+  } as APIGatewayProxyEventV2;
+}
+
+function lambdaContext(fn: string): Context {
+  const deadline = Date.now() + 29_000;
+  return {
+    awsRequestId: randomUUID(),
+    functionName: fn,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:us-east-1:123456789012:function:${fn}`,
+    memoryLimitInMB: '512',
+    logGroupName: `/aws/lambda/${fn}`,
+    logStreamName: 'local',
+    callbackWaitsForEmptyEventLoop: true,
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+export async function startGateway(): Promise<Gateway> {
+  const events = httpApiEvents(loadServerlessConfig());
+  const routes = events.filter((e) => e.method !== '*').sort((a, b) => compareSpecificity(a.path, b.path));
+  const fallback = events.find((e) => e.method === '*');
+  const handlers = new Map<string, Promise<Handler>>();
+
+  const load = (event: HttpApiEvent): Promise<Handler> => {
+    let handler = handlers.get(event.handler);
+    if (!handler) {
+      const dot = event.handler.lastIndexOf('.');
+      const file = join(ROOT, `${event.handler.slice(0, dot)}.ts`);
+      const name = event.handler.slice(dot + 1);
+      handler = import(file).then((m: Record<string, Handler>) => m[name]!);
+      handlers.set(event.handler, handler);
+    }
+    return handler;
+  };
+
+  const route = (method: string, path: string): { event: HttpApiEvent; routeKey: string; params?: Record<string, string> } | undefined => {
+    for (const event of routes) {
+      if (event.method !== method && event.method !== 'ANY') continue;
+      const params = matchPath(event.path, path);
+      if (params) return { event, routeKey: `${event.method} ${event.path}`, params };
+    }
+    return fallback ? { event: fallback, routeKey: '$default' } : undefined;
+  };
+
+  const dispatch = async (request: { method: string; url: string; headers: Record<string, string>; body: Buffer; sourceIp: string }) => {
+    const pathOnly = request.url.split('?')[0]!;
+    const found = route(request.method, safeDecode(pathOnly));
+    if (!found) return { statusCode: 404, headers: { 'content-type': 'application/json' }, body: '{"message":"Not Found"}' };
+    const params = found.params ? Object.fromEntries(Object.entries(found.params).map(([k, v]) => [k, v])) : undefined;
+    const handler = await load(found.event);
+    const event = buildEvent({ routeKey: found.routeKey, params }, request);
+    return handler(event, lambdaContext(found.event.function));
+  };
+
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_PAYLOAD) chunks.push(chunk);
+    });
+    req.on('end', async () => {
+      if (size > MAX_PAYLOAD) {
+        res.writeHead(413, { 'content-type': 'application/json' }).end('{"message":"Request Entity Too Large"}');
+        return;
+      }
+      const headers: Record<string, string> = {};
+      for (const [name, value] of Object.entries(req.headers)) {
+        if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(',') : value;
+      }
+      try {
+        const result = await dispatch({
+          method: req.method ?? 'GET',
+          url: req.url ?? '/',
+          headers,
+          body: Buffer.concat(chunks),
+          sourceIp: req.socket.remoteAddress?.replace(/^::ffff:/, '') ?? '127.0.0.1',
+        });
+        if (typeof result === 'string' || !('statusCode' in result)) {
+          res.writeHead(200, { 'content-type': 'application/json' }).end(typeof result === 'string' ? result : JSON.stringify(result));
+          return;
+        }
+        const body = result.body === undefined ? '' : result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body;
+        res.writeHead(result.statusCode ?? 200, result.headers as Record<string, string>);
+        res.end(body);
+      } catch (error) {
+        // What API Gateway answers when the integration fails.
+        process.stderr.write(`gateway: handler threw: ${(error as Error).stack}\n`);
+        res.writeHead(500, { 'content-type': 'application/json' }).end('{"message":"Internal Server Error"}');
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+    invoke: async ({ method, path, headers = {}, body }) =>
+      dispatch({ method, url: path, headers, body: Buffer.from(body ?? ''), sourceIp: '127.0.0.1' }) as Promise<APIGatewayProxyResultV2>,
+  };
+}
