@@ -14,6 +14,8 @@ function makeAjv(coerce: boolean): Ajv {
   const ajv = new Ajv({
     allErrors: true,
     strict: true,
+    // NaN and Infinity are not numbers (`limit=1e400` would otherwise coerce to Infinity).
+    strictNumbers: true,
     coerceTypes: coerce,
     code: { source: true, esm: false, formats: _`require("ajv-formats/dist/formats").fullFormats` },
   });

@@ -1,0 +1,29 @@
+import { randomBytes } from 'node:crypto';
+import { CreateQueueCommand, DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+
+/** Test queues on the SQS emulator: a fresh queue per test file, so files never read each other's messages. */
+export const sqs = new SQSClient({});
+
+export async function createTestQueue(prefix = 'test'): Promise<string> {
+  const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: `${prefix}-${randomBytes(6).toString('hex')}` }));
+  return QueueUrl!;
+}
+
+/** Receives (and deletes) messages until `count` arrived or `timeoutMs` passed. */
+export async function drainQueue(queueUrl: string, count: number, timeoutMs = 5000) {
+  const messages: { body: any; attributes: Record<string, string | undefined> }[] = [];
+  const deadline = Date.now() + timeoutMs;
+  while (messages.length < count && Date.now() < deadline) {
+    const { Messages } = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 1, MessageAttributeNames: ['All'] }),
+    );
+    for (const m of Messages ?? []) {
+      messages.push({
+        body: JSON.parse(m.Body!),
+        attributes: Object.fromEntries(Object.entries(m.MessageAttributes ?? {}).map(([k, v]) => [k, v.StringValue])),
+      });
+      await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle! }));
+    }
+  }
+  return messages;
+}
