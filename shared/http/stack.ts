@@ -264,13 +264,13 @@ const validation = (): middy.MiddlewareObj<APIGatewayProxyEventV2> => ({
     if ('select' in query && !route.spec.select) {
       throw new InvalidRequestError(`'select' is not supported on ${route.spec.method} ${route.spec.path}`);
     }
-    route.validateQuery?.(query, 'query');
+    route.validateQuery?.(query);
     // ajv does not re-check finiteness after coercing `1e400` or `-Infinity` from a query string.
     const infinite = Object.entries(query).find(([, value]) => typeof value === 'number' && !Number.isFinite(value));
     if (infinite) throw new InvalidRequestError(`Invalid query: '${infinite[0]}' must be a finite number`);
     if (typeof query.select === 'string') state.select = parseSelect(query.select, route.selectable);
     state.query = query;
-    if (route.validateBody) route.validateBody(state.body, 'body');
+    route.validateBody?.(state.body);
   },
 });
 

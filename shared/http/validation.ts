@@ -17,7 +17,7 @@ export interface GeneratedValidators {
   body: Record<string, CompiledValidateFunction>;
 }
 
-export type Validator = (value: unknown, where: 'body' | 'query') => void;
+export type Validator = (value: unknown) => void;
 
 function fieldName(error: ErrorObject, where: 'body' | 'query'): string {
   const path = error.instancePath

@@ -68,7 +68,7 @@ const badRequest: fc.Arbitrary<BadRequest> = fc.oneof(
   fc.record({ e: endpoint, auth: fc.oneof(fc.constant(''), fc.constant('Bearer'), headerJunk.map((j) => `Bearer x${j}`), headerJunk.map((j) => `Basic ${j}`)) }).map(({ e, auth }) => ({
     method: e.method,
     path: target(e, grantId),
-    headers: auth ? { authorization: auth } : {},
+    headers: (auth ? { authorization: auth } : {}) as Record<string, string>,
     body: e.body ? '{}' : undefined,
     defect: 'auth',
   })),

@@ -1,0 +1,91 @@
+import type { JSONSchema } from 'json-schema-to-ts';
+import { ErrorEnvelope } from '#schemas/common';
+import type { RouteSpec, RouteTable } from '#shared/http/route';
+
+/**
+ * Builds the OpenAPI 3.1 description of the API from the route tables and their JSON Schemas, the
+ * same objects that validate requests. `npm run openapi` prints it.
+ */
+type Schema = Exclude<JSONSchema, boolean> & { properties?: Record<string, JSONSchema>; required?: readonly string[] };
+
+const ERROR_RESPONSES: Record<string, string> = {
+  '400': 'Invalid request: the message names each offending field',
+  '401': 'Missing or invalid API key',
+  '404': 'Not found (or belongs to another application)',
+  '409': 'Conflict with existing data',
+  '413': 'Request body too large',
+  '415': 'Content-Type is not application/json',
+  '429': 'Rate or quota limit reached; see Retry-After',
+  '500': 'Internal error; quote the request id',
+};
+
+function parameters(spec: RouteSpec) {
+  const params: object[] = [];
+  for (const match of spec.path.matchAll(/\{([^}]+)\}/g)) {
+    params.push({
+      name: match[1],
+      in: 'path',
+      required: true,
+      schema: { type: 'string' },
+      description:
+        match[1] === 'grant_id' ? 'Grant ID, `grant:<id>`, email address, `email:<address>` or `external:<external_id>` (URL-encoded)' : undefined,
+    });
+  }
+  const query = spec.query as Schema | undefined;
+  for (const [name, schema] of Object.entries(query?.properties ?? {})) {
+    params.push({ name, in: 'query', required: query?.required?.includes(name) ?? false, schema });
+  }
+  return params;
+}
+
+function successResponse(spec: RouteSpec) {
+  const data = spec.response ?? { type: 'object' };
+  const kind = spec.responseKind ?? 'object';
+  const properties: Record<string, unknown> = { request_id: { type: 'string' } };
+  if (kind === 'object') properties.data = data;
+  if (kind === 'list') {
+    properties.data = { type: 'array', items: data };
+    properties.next_cursor = { type: 'string', description: 'Present only when more results exist' };
+  }
+  return {
+    description: 'Success',
+    headers: { 'x-request-id': { schema: { type: 'string' } } },
+    content: { 'application/json': { schema: { type: 'object', required: ['request_id'], properties } } },
+  };
+}
+
+export function buildOpenApi(groups: Record<string, RouteTable>) {
+  const paths: Record<string, Record<string, object>> = {};
+  for (const [group, routes] of Object.entries(groups)) {
+    for (const [name, spec] of Object.entries(routes)) {
+      const operation: Record<string, unknown> = {
+        operationId: name,
+        tags: [group],
+        summary: spec.summary,
+        parameters: parameters(spec),
+        security: (spec.auth ?? 'api_key') === 'api_key' ? [{ apiKey: [] }] : [],
+        responses: {
+          '200': successResponse(spec),
+          ...Object.fromEntries(
+            Object.entries(ERROR_RESPONSES).map(([status, description]) => [
+              status,
+              { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } },
+            ]),
+          ),
+        },
+      };
+      if (spec.body) operation.requestBody = { required: true, content: { 'application/json': { schema: spec.body } } };
+      (paths[spec.path] ??= {})[spec.method.toLowerCase()] = operation;
+    }
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Switchboard API', version: 'v3' },
+    servers: [{ url: '{base_url}', variables: { base_url: { default: 'http://localhost:3000' } } }],
+    paths,
+    components: {
+      schemas: { ErrorEnvelope },
+      securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'Application API key' } },
+    },
+  };
+}

@@ -1,0 +1,126 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { connect } from 'node:net';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../scripts/local-stack/index';
+import { ROOT } from '../../scripts/local-stack/serverless-config';
+import { apiClient } from '../support/api';
+
+/**
+ * The README's first command, for real: `npm start` brings up the emulators and serverless offline,
+ * serves /v3 with the seeded key, works with the admin CLI, stops every child on Ctrl-C (SIGINT to
+ * the process group, as a terminal sends it) and starts again on the same ports.
+ */
+const run = promisify(execFile);
+
+// The child gets a clean environment: nothing of the test stack may leak into it.
+function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const key of Object.keys(env)) {
+    if (key.startsWith('AWS_') || key.endsWith('_QUEUE_URL') || key.endsWith('_DLQ_URL') || key === 'TABLE_NAME' || key.startsWith('VITEST')) delete env[key];
+  }
+  return { ...env, ...extra };
+}
+
+interface Started {
+  child: ChildProcess;
+  output: () => string;
+}
+
+async function npmStart(env: Record<string, string>): Promise<Started> {
+  const child = spawn('npm', ['start'], { cwd: ROOT, detached: true, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (c) => (output += c));
+  child.stderr!.on('data', (c) => (output += c));
+  const deadline = Date.now() + 120_000;
+  while (!output.includes('ready in')) {
+    if (child.exitCode !== null) throw new Error(`npm start exited early (${child.exitCode}):\n${output}`);
+    if (Date.now() > deadline) throw new Error(`npm start not ready after 120 s:\n${output}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return { child, output: () => output };
+}
+
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Sends SIGINT to the process group and waits until every process of it has exited. */
+async function ctrlC(started: Started): Promise<void> {
+  const pgid = started.child.pid!;
+  process.kill(-pgid, 'SIGINT');
+  const deadline = Date.now() + 30_000;
+  while (groupAlive(pgid)) {
+    if (Date.now() > deadline) throw new Error(`processes of npm start still running 30 s after SIGINT:\n${started.output()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+const running: Started[] = [];
+afterAll(async () => {
+  for (const started of running) if (groupAlive(started.child.pid!)) process.kill(-started.child.pid!, 'SIGKILL');
+});
+
+describe('npm start', () => {
+  it('serves the API with the seeded key, isolates applications, stops cleanly and starts again', async () => {
+    const ports = { PORT: await freePort(), LAMBDA_PORT: await freePort(), DYNAMODB_PORT: await freePort(), SQS_PORT: await freePort() };
+    const env = Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)]));
+    const baseUrl = `http://127.0.0.1:${ports.PORT}`;
+
+    // First start.
+    const first = await npmStart({ ...env, API_KEY: 'e2e-local-key' });
+    running.push(first);
+    expect(first.output()).toContain(`Base URL        ${baseUrl}`);
+    const local = apiClient(baseUrl, 'e2e-local-key');
+    expect((await local.get('/v3/grants')).status).toBe(200);
+    expect((await apiClient(baseUrl).get('/v3/grants')).status).toBe(401);
+
+    // An Agent Account of the seeded application, created through serverless offline.
+    const created = await local.post('/v3/connect/custom', { provider: 'agent', settings: { email_address: 'e2e@agents.test' } });
+    expect(created.status).toBe(200);
+    const grant = created.body.data;
+    expect((await local.get(`/v3/grants/${encodeURIComponent('email:e2e@agents.test')}`)).body.data.id).toBe(grant.id);
+
+    // A second application made with the admin CLI sees none of it.
+    const { stdout } = await run('npm', ['run', '--silent', 'admin', '--', 'create-app', '--name', 'Second app'], { cwd: ROOT, env: cleanEnv({}) });
+    const second = JSON.parse(stdout) as { application_id: string; api_key: string };
+    expect(second.application_id).toMatch(/^app_/);
+    const other = apiClient(baseUrl, second.api_key);
+    expect((await other.get('/v3/grants')).body.data).toEqual([]);
+    for (const ref of [grant.id, `grant:${grant.id}`, 'e2e@agents.test', 'email:e2e@agents.test']) {
+      expect((await other.get(`/v3/grants/${encodeURIComponent(ref)}`)).status).toBe(404);
+      expect((await other.patch(`/v3/grants/${encodeURIComponent(ref)}`, { blocked: true })).status).toBe(404);
+      expect((await other.delete(`/v3/grants/${encodeURIComponent(ref)}`)).status).toBe(404);
+    }
+    expect((await local.get(`/v3/grants/${grant.id}`)).body.data.blocked).toBe(false);
+
+    // Ctrl-C stops every child: nothing listens on any of the ports afterwards.
+    await ctrlC(first);
+    expect(first.output()).toContain('stopping');
+    for (const port of Object.values(ports)) expect(await portOpen(port), `port ${port}`).toBe(false);
+
+    // A second start on the same ports works (fresh in-memory state).
+    const again = await npmStart({ ...env, API_KEY: 'e2e-local-key' });
+    running.push(again);
+    const list = await local.get('/v3/grants');
+    expect(list.status).toBe(200);
+    expect(list.body.data).toEqual([]);
+    await ctrlC(again);
+  }, 300_000);
+});

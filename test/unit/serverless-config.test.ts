@@ -1,0 +1,84 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { API_ROUTES } from '#functions/routes';
+import { buildOpenApi } from '#schemas/openapi';
+import { ROOT, httpApiEvents, loadServerlessConfig } from '../../scripts/local-stack/serverless-config';
+
+const config = loadServerlessConfig();
+const resources = config.resources.Resources;
+
+describe('serverless.yml', () => {
+  it('declares exactly the routes of each function\'s route table', () => {
+    const declared = httpApiEvents(config)
+      .filter((e) => e.method !== '*')
+      .map((e) => `${e.function} ${e.method} ${e.path}`)
+      .sort();
+    const tables = Object.entries(API_ROUTES)
+      .flatMap(([group, routes]) => Object.values(routes).map((r) => `${group} ${r.method} ${r.path}`))
+      .sort();
+    expect(declared).toEqual(tables);
+  });
+
+  it('sends every other request to the $default fallback function', () => {
+    expect(httpApiEvents(config).filter((e) => e.method === '*').map((e) => e.function)).toEqual(['fallback']);
+  });
+
+  it('points every handler at an existing module', () => {
+    for (const fn of Object.values(config.functions)) {
+      expect(existsSync(join(ROOT, `${fn.handler.slice(0, fn.handler.lastIndexOf('.'))}.ts`)), fn.handler).toBe(true);
+    }
+  });
+
+  it('gives every function its own role with no wildcard permissions', () => {
+    const roles = Object.values(config.functions).map((fn) => fn.role);
+    expect(new Set(roles).size).toBe(roles.length);
+    for (const role of roles) {
+      expect(resources[role!]?.Type).toBe('AWS::IAM::Role');
+      const statements = (resources[role!]!.Properties!.Policies as { PolicyDocument: { Statement: { Action: string[]; Resource: unknown }[] } }[]).flatMap(
+        (p) => p.PolicyDocument.Statement,
+      );
+      for (const statement of statements) {
+        expect(statement.Action.some((a) => a.includes('*')), `${role}: ${statement.Action}`).toBe(false);
+        expect(statement.Resource).not.toBe('*');
+      }
+    }
+  });
+
+  it('gives every work queue a dead-letter queue after 3 receives', () => {
+    const queues = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::SQS::Queue');
+    const dlqs = new Set<string>();
+    for (const [, queue] of queues) {
+      const redrive = queue.Properties!.RedrivePolicy as { deadLetterTargetArn: { 'Fn::GetAtt': string[] }; maxReceiveCount: number } | undefined;
+      if (!redrive) continue;
+      expect(redrive.maxReceiveCount).toBe(3);
+      dlqs.add(redrive.deadLetterTargetArn['Fn::GetAtt'][0]!);
+    }
+    for (const [id] of queues) {
+      if (!dlqs.has(id)) expect(resources[id]!.Properties!.RedrivePolicy, `${id} has no DLQ`).toBeDefined();
+    }
+    expect(dlqs.size).toBeGreaterThanOrEqual(2);
+  });
+
+  it('declares the single table with pk/sk and TTL', () => {
+    const table = Object.values(resources).find((r) => r.Type === 'AWS::DynamoDB::Table')!;
+    expect(table.Properties!.KeySchema).toEqual([
+      { AttributeName: 'pk', KeyType: 'HASH' },
+      { AttributeName: 'sk', KeyType: 'RANGE' },
+    ]);
+    expect(table.Properties!.TimeToLiveSpecification).toEqual({ AttributeName: 'expires_at', Enabled: true });
+  });
+});
+
+describe('OpenAPI document', () => {
+  it('describes every route with its schemas', () => {
+    const doc = buildOpenApi(API_ROUTES);
+    for (const routes of Object.values(API_ROUTES)) {
+      for (const [name, route] of Object.entries(routes)) {
+        const operation = (doc.paths[route.path] as Record<string, { operationId: string; requestBody?: unknown }>)[route.method.toLowerCase()];
+        expect(operation?.operationId).toBe(name);
+        expect(Boolean(operation?.requestBody)).toBe('body' in route);
+      }
+    }
+  });
+});
