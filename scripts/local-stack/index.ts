@@ -38,6 +38,28 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * Provisions the table and queues on endpoints the environment already names (AWS_ENDPOINT_URL,
+ * e.g. LocalStack) instead of starting emulators. Used by the tests when AWS_ENDPOINT_URL is set.
+ */
+export async function provisionExternalStack(options: { stage: string }): Promise<LocalStack> {
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  const config = loadServerlessConfig();
+  const tableName = resolveName(String((config.custom as { tableName: string }).tableName), config.service, options.stage);
+  const dynamoClient = new DynamoDBClient({});
+  const sqsClient = new SQSClient({});
+  await createTable(dynamoClient, tableName, config);
+  const queues = await createQueues(sqsClient, options.stage, config);
+  dynamoClient.destroy();
+  sqsClient.destroy();
+  const env: Record<string, string> = { TABLE_NAME: tableName, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
+  for (const [logicalId, queue] of Object.entries(queues)) {
+    const name = QUEUE_ENV[logicalId as keyof typeof QUEUE_ENV];
+    if (name) env[name] = queue.url;
+  }
+  return { env, stop: async () => undefined };
+}
+
 export async function startLocalStack(options: { stage: string; dynamodbPort?: number; sqsPort?: number }): Promise<LocalStack> {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const config = loadServerlessConfig();

@@ -16,6 +16,8 @@ function makeAjv(coerce: boolean): Ajv {
     strict: true,
     // NaN and Infinity are not numbers (`limit=1e400` would otherwise coerce to Infinity).
     strictNumbers: true,
+    // Messages come from shared/http/validation.ts; leaving ajv's out keeps the generated code small.
+    messages: false,
     coerceTypes: coerce,
     code: { source: true, esm: false, formats: _`require("ajv-formats/dist/formats").fullFormats` },
   });

@@ -1,21 +1,20 @@
-import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
+import { buildEvent, lambdaContext, safeDecode } from '../../scripts/local-stack/api-gateway-event';
 import { compareSpecificity } from '#shared/http/paths';
 import { ROOT, httpApiEvents, loadServerlessConfig, type HttpApiEvent } from '../../scripts/local-stack/serverless-config';
 
 /**
  * A local stand-in for API Gateway (HTTP API, payload format 2.0) that the integration tests drive
  * over real HTTP. Routes come from serverless.yml; each request becomes the event API Gateway would
- * build (route key, decoded path and path parameters, comma-joined query and headers, base64 for
- * binary bodies) and is handed to the real handler module in this process.
+ * build (scripts/local-stack/api-gateway-event.ts) and is handed to the real handler module in this
+ * process.
  */
 type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyResultV2>;
 
 const MAX_PAYLOAD = 10 * 1024 * 1024;
-const TEXT_TYPES = /^(text\/|application\/(json|[\w.+-]+\+json|xml|javascript|x-www-form-urlencoded)\b)/i;
 
 export interface Gateway {
   url: string;
@@ -37,76 +36,6 @@ function matchPath(template: string, path: string): Record<string, string> | und
     } else if (w !== got[i]) return undefined;
   }
   return params;
-}
-
-function safeDecode(value: string): string {
-  try {
-    return decodeURIComponent(value);
-  } catch {
-    return value;
-  }
-}
-
-export function buildEvent(
-  route: { routeKey: string; params?: Record<string, string> },
-  request: { method: string; url: string; headers: Record<string, string>; body: Buffer; sourceIp: string },
-): APIGatewayProxyEventV2 {
-  const [rawPathEncoded, rawQueryString = ''] = request.url.split(/\?(.*)/s, 2) as [string, string?];
-  // HTTP APIs hand the path to the function URL-decoded.
-  const rawPath = safeDecode(rawPathEncoded);
-  const query: Record<string, string> = {};
-  for (const [key, value] of new URLSearchParams(rawQueryString)) query[key] = key in query ? `${query[key]},${value}` : value;
-  const contentType = request.headers['content-type'] ?? '';
-  const isText = TEXT_TYPES.test(contentType) || contentType === '';
-  const now = new Date();
-  return {
-    version: '2.0',
-    routeKey: route.routeKey,
-    rawPath,
-    rawQueryString,
-    headers: request.headers,
-    queryStringParameters: Object.keys(query).length ? query : undefined,
-    pathParameters: route.params && Object.keys(route.params).length ? route.params : undefined,
-    requestContext: {
-      accountId: '123456789012',
-      apiId: 'local',
-      domainName: request.headers.host ?? 'localhost',
-      domainPrefix: 'local',
-      http: {
-        method: request.method,
-        path: rawPath,
-        protocol: 'HTTP/1.1',
-        sourceIp: request.sourceIp,
-        userAgent: request.headers['user-agent'] ?? '',
-      },
-      requestId: randomUUID(),
-      routeKey: route.routeKey,
-      stage: '$default',
-      time: now.toUTCString(),
-      timeEpoch: now.getTime(),
-    },
-    body: request.body.length ? (isText ? request.body.toString('utf8') : request.body.toString('base64')) : undefined,
-    isBase64Encoded: request.body.length > 0 && !isText,
-    stageVariables: undefined,
-  } as APIGatewayProxyEventV2;
-}
-
-function lambdaContext(fn: string): Context {
-  const deadline = Date.now() + 29_000;
-  return {
-    awsRequestId: randomUUID(),
-    functionName: fn,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:us-east-1:123456789012:function:${fn}`,
-    memoryLimitInMB: '512',
-    logGroupName: `/aws/lambda/${fn}`,
-    logStreamName: 'local',
-    callbackWaitsForEmptyEventLoop: true,
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
 }
 
 export async function startGateway(): Promise<Gateway> {
@@ -140,9 +69,8 @@ export async function startGateway(): Promise<Gateway> {
     const pathOnly = request.url.split('?')[0]!;
     const found = route(request.method, safeDecode(pathOnly));
     if (!found) return { statusCode: 404, headers: { 'content-type': 'application/json' }, body: '{"message":"Not Found"}' };
-    const params = found.params ? Object.fromEntries(Object.entries(found.params).map(([k, v]) => [k, v])) : undefined;
     const handler = await load(found.event);
-    const event = buildEvent({ routeKey: found.routeKey, params }, request);
+    const event = buildEvent({ routeKey: found.routeKey, params: found.params }, request);
     return handler(event, lambdaContext(found.event.function));
   };
 

@@ -1,9 +1,10 @@
 import type { TestProject } from 'vitest/node';
-import { startLocalStack, type LocalStack } from '../../scripts/local-stack/index';
+import { provisionExternalStack, startLocalStack, type LocalStack } from '../../scripts/local-stack/index';
 
 /**
  * Starts the real emulators once for the whole run (DynamoDB Local, SQS), provisioned from
- * serverless.yml, and hands their environment to every test worker.
+ * serverless.yml, and hands their environment to every test worker. With AWS_ENDPOINT_URL set
+ * (LocalStack, say), it provisions a fresh table and queues there instead of starting emulators.
  */
 let stack: LocalStack | undefined;
 
@@ -14,7 +15,8 @@ declare module 'vitest' {
 }
 
 export async function setup(project: TestProject) {
-  stack = await startLocalStack({ stage: `test${process.pid}` });
+  const stage = `test${process.pid}`;
+  stack = process.env.AWS_ENDPOINT_URL || process.env.AWS_ENDPOINT_URL_DYNAMODB ? await provisionExternalStack({ stage }) : await startLocalStack({ stage });
   project.provide('stackEnv', stack.env);
 }
 

@@ -4,7 +4,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { handler } from '#functions/grants/handler';
 import { hashApiKey } from '#shared/applications/api-keys';
-import { buildEvent } from '../support/gateway';
+import { buildEvent } from '../../scripts/local-stack/api-gateway-event';
 
 const dynamoMock = mockClient(DynamoDBDocumentClient);
 const context = { awsRequestId: 'aws-1', getRemainingTimeInMillis: () => 10_000 } as unknown as Context;

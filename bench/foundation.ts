@@ -1,0 +1,175 @@
+import { spawnSync } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
+import { pathToFileURL } from 'node:url';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { build } from 'esbuild';
+import { join } from 'node:path';
+import { buildEvent, lambdaContext } from '../scripts/local-stack/api-gateway-event';
+import { startLocalStack } from '../scripts/local-stack/index';
+import { ROOT, loadServerlessConfig } from '../scripts/local-stack/serverless-config';
+import { fmt, median, packageFunctions, percentile, table } from './lib';
+
+/**
+ * Issue 2 benchmark, measured in one run:
+ *   1. each function bundle's minified size, from the real `serverless package` artifacts
+ *   2. each bundle's module-init time: `node` importing the bundle minus a bare `node -e 0`
+ *   3. p50 latency of GET /v3/grants/{id} invoked in-process (packaged bundle, real event) over the
+ *      p50 of the DynamoDB calls that request makes, against the same DynamoDB Local
+ */
+const SIZE_TARGET_KB = 250;
+const INIT_TARGET_MS = 40;
+const RATIO_TARGET = 1.3;
+
+/**
+ * Reference point for the figures above: a bundle that only constructs the AWS SDK clients the API
+ * functions use (DynamoDB document client and SQS), built with serverless.yml's esbuild options.
+ */
+async function buildSdkFloor(dir: string): Promise<{ bundle: string; bytes: number }> {
+  const options = loadServerlessConfig().custom.esbuild as Record<string, unknown>;
+  const { concurrency: _c, exclude: _e, outputFileExtension: _o, ...esbuildOptions } = options;
+  const alias = Object.fromEntries(Object.entries((esbuildOptions.alias ?? {}) as Record<string, string>).map(([k, v]) => [k, join(ROOT, v)]));
+  const outfile = join(dir, 'sdk-floor.mjs');
+  await build({
+    ...(esbuildOptions as object),
+    alias,
+    stdin: {
+      contents: [
+        "import { DynamoDBClient } from '@aws-sdk/client-dynamodb';",
+        "import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';",
+        "import { SQSClient } from '@aws-sdk/client-sqs';",
+        'export const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({}));',
+        'export const sqs = new SQSClient({});',
+      ].join('\n'),
+      resolveDir: ROOT,
+      loader: 'ts',
+    },
+    outfile,
+    logLevel: 'error',
+  });
+  const { statSync } = await import('node:fs');
+  return { bundle: outfile, bytes: statSync(outfile).size };
+}
+
+function wallMs(args: string[], env: NodeJS.ProcessEnv): number {
+  const start = performance.now();
+  const result = spawnSync(process.execPath, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const elapsed = performance.now() - start;
+  if (result.status !== 0) throw new Error(`node ${args.join(' ')} failed: ${result.stderr}`);
+  return elapsed;
+}
+
+export async function runFoundationBench(): Promise<void> {
+  console.log('\n## Foundation (issue 2)\n');
+  console.log('packaging with `serverless package` (esbuild, minified)…');
+  const packaged = await packageFunctions();
+  try {
+    // 1. Bundle sizes.
+    const floor = await buildSdkFloor(packaged.dir);
+    const sizeRows: (string | number)[][] = [['function', 'bundle', `target ≤ ${SIZE_TARGET_KB} KB`]];
+    for (const fn of packaged.functions) {
+      const kb = fn.bytes / 1024;
+      sizeRows.push([fn.name, `${kb.toFixed(1)} KB`, kb <= SIZE_TARGET_KB ? 'met' : 'MISSED']);
+    }
+    sizeRows.push(['(reference: AWS SDK DynamoDB + SQS clients alone)', `${(floor.bytes / 1024).toFixed(1)} KB`, '']);
+    console.log(`\n${table(sizeRows)}\n`);
+
+    // 2. Module init: interleave bare node and each bundle so machine noise hits both alike.
+    const env = {
+      ...process.env,
+      TABLE_NAME: 'bench',
+      FANOUT_QUEUE_URL: 'http://127.0.0.1:1/queue/bench',
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'bench',
+      AWS_SECRET_ACCESS_KEY: 'bench',
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    };
+    const runs = 21;
+    const bare: number[] = [];
+    const targets = [...packaged.functions, { name: '(reference: SDK clients alone)', bundle: floor.bundle, bytes: floor.bytes }];
+    const init = new Map<string, number[]>(targets.map((f) => [f.name, []]));
+    for (let i = 0; i < runs; i++) {
+      bare.push(wallMs(['-e', '0'], env));
+      for (const fn of targets) init.get(fn.name)!.push(wallMs(['--input-type=module', '-e', `await import(${JSON.stringify(pathToFileURL(fn.bundle).href)})`], env));
+    }
+    const bareMedian = median(bare);
+    const initRows: (string | number)[][] = [['function', 'node + import (median)', 'init over `node -e 0`', `target ≤ ${INIT_TARGET_MS} ms`]];
+    for (const fn of targets) {
+      const total = median(init.get(fn.name)!);
+      const over = total - bareMedian;
+      initRows.push([fn.name, fmt(total, 1), fmt(over, 1), fn.name.startsWith('(') ? '' : over <= INIT_TARGET_MS ? 'met' : 'MISSED']);
+    }
+    console.log(`bare \`node -e 0\`: ${fmt(bareMedian, 1)} (median of ${runs})\n${table(initRows)}\n`);
+
+    // 3. In-process latency ratio against DynamoDB Local.
+    const stack = await startLocalStack({ stage: `bench${process.pid}` });
+    try {
+      Object.assign(process.env, stack.env);
+      const { createApplication } = await import('#shared/applications/service');
+      const app = await createApplication({ name: 'bench' });
+      const grantsBundle = packaged.functions.find((f) => f.name === 'grants')!.bundle;
+      const connectBundle = packaged.functions.find((f) => f.name === 'connect')!.bundle;
+      const { handler: connect } = await import(pathToFileURL(connectBundle).href);
+      const createEvent = buildEvent(
+        { routeKey: 'POST /v3/connect/custom' },
+        {
+          method: 'POST',
+          url: '/v3/connect/custom',
+          headers: { authorization: `Bearer ${app.api_key}`, 'content-type': 'application/json' },
+          body: Buffer.from(JSON.stringify({ provider: 'agent', settings: { email_address: `bench-${process.pid}@agents.test` } })),
+          sourceIp: '127.0.0.1',
+        },
+      );
+      const created = (await connect(createEvent, lambdaContext('connect'))) as APIGatewayProxyStructuredResultV2;
+      const grantId = JSON.parse(created.body!).data.id as string;
+
+      const { handler } = await import(pathToFileURL(grantsBundle).href);
+      const getEvent = () =>
+        buildEvent(
+          { routeKey: 'GET /v3/grants/{grant_id}', params: { grant_id: grantId } },
+          { method: 'GET', url: `/v3/grants/${grantId}`, headers: { authorization: `Bearer ${app.api_key}` }, body: Buffer.alloc(0), sourceIp: '127.0.0.1' },
+        );
+      // The calls the handler makes on a warm container: the API key is cached (API_KEY_CACHE_SECONDS,
+      // default 30 s), so one GetItem of the grant in the caller's partition.
+      const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({}));
+      const directCall = () =>
+        dynamo.send(new GetCommand({ TableName: stack.env.TABLE_NAME, Key: { pk: `app#${app.application_id}`, sk: `grant#${grantId}` } }));
+
+      // Access logs are formatted as in Lambda but not written to this terminal.
+      const write = process.stdout.write.bind(process.stdout);
+      process.stdout.write = ((chunk: string | Uint8Array) => (typeof chunk === 'string' && chunk.startsWith('{"level"') ? true : write(chunk))) as typeof process.stdout.write;
+      const iterations = 2000;
+      for (let i = 0; i < 200; i++) {
+        await handler(getEvent(), lambdaContext('grants'));
+        await directCall();
+      }
+      const viaHandler: number[] = [];
+      const viaDynamo: number[] = [];
+      for (let i = 0; i < iterations; i++) {
+        let t = performance.now();
+        const result = (await handler(getEvent(), lambdaContext('grants'))) as APIGatewayProxyStructuredResultV2;
+        viaHandler.push(performance.now() - t);
+        if (result.statusCode !== 200) throw new Error(`GET grant answered ${result.statusCode}`);
+        t = performance.now();
+        await directCall();
+        viaDynamo.push(performance.now() - t);
+      }
+      process.stdout.write = write;
+      const ratio = median(viaHandler) / median(viaDynamo);
+      console.log(
+        table([
+          ['GET /v3/grants/{id}', 'p50', 'p99'],
+          ['handler in-process (packaged bundle)', fmt(median(viaHandler), 3), fmt(percentile(viaHandler, 99), 3)],
+          ['its DynamoDB calls (1 GetItem)', fmt(median(viaDynamo), 3), fmt(percentile(viaDynamo, 99), 3)],
+        ]),
+      );
+      console.log(`ratio handler / DynamoDB p50: ${ratio.toFixed(3)} (target ≤ ${RATIO_TARGET}: ${ratio <= RATIO_TARGET ? 'met' : 'MISSED'}; ${iterations} interleaved requests)`);
+      dynamo.destroy();
+    } finally {
+      await stack.stop();
+    }
+  } finally {
+    packaged.cleanup();
+  }
+}

@@ -1,0 +1,15 @@
+import type middy from '@middy/core';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { resolveGrant } from '#shared/grants/resolve';
+import { stateOf } from '#shared/http/middleware/state';
+
+/** Resolves `{grant_id}` by any of the spec's patterns, always within the calling application (404 otherwise). */
+export const grantResolution = (): middy.MiddlewareObj<APIGatewayProxyEventV2> => ({
+  before: async (request) => {
+    const state = stateOf(request);
+    const raw = state.params.grant_id;
+    if (raw === undefined || !state.app) return;
+    state.grant = await resolveGrant(state.app, raw);
+  },
+});
+

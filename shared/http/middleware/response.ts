@@ -1,0 +1,94 @@
+import type middy from '@middy/core';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { gzipSync } from 'node:zlib';
+import { ApiError } from '#shared/http/errors';
+import { routeKey, type RouteResult } from '#shared/http/route';
+import { project } from '#shared/http/select';
+import { beginState, existingState, lowerHeaders, stateOf, type State } from '#shared/http/middleware/state';
+
+/**
+ * First in the stack, so its `after`/`onError` run last: wraps results in the envelope
+ * (`{request_id, data}`, `{request_id, data, next_cursor}`, `{request_id}`), applies `select`,
+ * sets `x-request-id`, gzips bodies of 200 bytes or more when the client accepts it, writes the
+ * access log line, and turns every error into `{request_id, error: {type, message}}`.
+ */
+const GZIP_MIN_BYTES = 200;
+
+function render(state: State, status: number, payload: object, event: APIGatewayProxyEventV2, extra: Record<string, string> = {}) {
+  const json = JSON.stringify(payload);
+  const headers: Record<string, string> = {
+    'content-type': 'application/json; charset=utf-8',
+    'x-request-id': state.requestId,
+    ...extra,
+  };
+  const acceptsGzip = /\bgzip\b/i.test(state.headers['accept-encoding'] ?? lowerHeaders(event.headers)['accept-encoding'] ?? '');
+  if (acceptsGzip && Buffer.byteLength(json) >= GZIP_MIN_BYTES) {
+    headers['content-encoding'] = 'gzip';
+    headers.vary = 'accept-encoding';
+    return { statusCode: status, headers, body: gzipSync(json).toString('base64'), isBase64Encoded: true };
+  }
+  return { statusCode: status, headers, body: json, isBase64Encoded: false };
+}
+
+function accessLog(state: State, event: APIGatewayProxyEventV2, status: number) {
+  state.log.info('request', {
+    method: event.requestContext?.http?.method,
+    route: state.route ? routeKey(state.route.spec) : event.rawPath,
+    status,
+    duration_ms: Date.now() - state.started,
+    application_id: state.app?.applicationId,
+  });
+}
+
+export const responseMiddleware = (): middy.MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2> => ({
+  before: (request) => {
+    beginState(request.event, request.context?.awsRequestId);
+  },
+  after: (request) => {
+    const state = stateOf(request);
+    const result = request.response as unknown as RouteResult;
+    const select = state.select;
+    let status = 200;
+    let payload: object;
+    let extra: Record<string, string> = {};
+    switch (result.kind) {
+      case 'object':
+        status = result.status ?? 200;
+        extra = result.headers ?? {};
+        payload = { request_id: state.requestId, data: select ? project(result.data, select) : result.data };
+        break;
+      case 'list':
+        payload = {
+          request_id: state.requestId,
+          data: select ? result.data.map((item) => project(item, select)) : result.data,
+          ...(result.nextCursor ? { next_cursor: result.nextCursor } : {}),
+        };
+        break;
+      case 'empty':
+        status = result.status ?? 200;
+        payload = { request_id: state.requestId };
+        break;
+      default: {
+        const exhaustive: never = result;
+        throw new Error(`Unknown result ${JSON.stringify(exhaustive)}`);
+      }
+    }
+    request.response = render(state, status, payload, request.event, extra);
+    accessLog(state, request.event, status);
+  },
+  onError: (request) => {
+    const state = existingState(request.event) ?? beginState(request.event);
+    const error = request.error;
+    let apiError: ApiError;
+    if (error instanceof ApiError && error.expose) {
+      apiError = error;
+    } else {
+      state.log.error('unhandled error', { error: error ?? undefined });
+      apiError = new ApiError(500, `Internal error; quote request id ${state.requestId} when reporting it`, { expose: false });
+    }
+    const payload = { request_id: state.requestId, error: { type: apiError.type, message: apiError.message } };
+    request.response = render(state, apiError.status, payload, request.event, apiError.headers);
+    accessLog(state, request.event, apiError.status);
+  },
+});
+

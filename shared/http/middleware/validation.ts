@@ -1,0 +1,25 @@
+import type middy from '@middy/core';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { InvalidRequestError } from '#shared/http/errors';
+import { parseSelect } from '#shared/http/select';
+import { stateOf } from '#shared/http/middleware/state';
+
+/** Query and body validation with the route's generated validators; `select` parsing and checks. */
+export const validation = (): middy.MiddlewareObj<APIGatewayProxyEventV2> => ({
+  before: (request) => {
+    const state = stateOf(request);
+    const route = state.route!;
+    const query: Record<string, unknown> = { ...(request.event.queryStringParameters ?? {}) };
+    if ('select' in query && !route.spec.select) {
+      throw new InvalidRequestError(`'select' is not supported on ${route.spec.method} ${route.spec.path}`);
+    }
+    route.validateQuery?.(query);
+    // ajv does not re-check finiteness after coercing `1e400` or `-Infinity` from a query string.
+    const infinite = Object.entries(query).find(([, value]) => typeof value === 'number' && !Number.isFinite(value));
+    if (infinite) throw new InvalidRequestError(`Invalid query: '${infinite[0]}' must be a finite number`);
+    if (typeof query.select === 'string') state.select = parseSelect(query.select, route.selectable);
+    state.query = query;
+    route.validateBody?.(state.body);
+  },
+});
+
