@@ -1,6 +1,13 @@
 import type { RouteSpec } from '#shared/http/route';
+import { routes as attachments } from './attachments/routes';
 import { routes as connect } from './connect/routes';
+import { routes as drafts } from './drafts/routes';
+import { routes as folders } from './folders/routes';
 import { routes as grants } from './grants/routes';
+import { routes as messages } from './messages/routes';
+import { routes as send } from './send/routes';
+import { routes as templates } from './templates/routes';
+import { routes as threads } from './threads/routes';
 
 /**
  * Every HTTP route of the API, by endpoint group (function name in serverless.yml). Data only: the
@@ -9,6 +16,13 @@ import { routes as grants } from './grants/routes';
 export const API_ROUTES = {
   connect,
   grants,
+  messages,
+  send,
+  threads,
+  folders,
+  drafts,
+  templates,
+  attachments,
 } as const;
 
 export const ALL_ROUTES: readonly RouteSpec[] = Object.values(API_ROUTES).flatMap((group) => Object.values(group));

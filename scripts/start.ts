@@ -2,8 +2,10 @@
  * `npm start`: the whole API on this machine, no AWS account and no Docker.
  *
  *   1. starts DynamoDB Local and the SQS emulator on loopback and provisions them from serverless.yml
+ *      (plus an S3 emulator for mail contents and an SMTP sink standing in for the outside world)
  *   2. seeds one application whose API key is $API_KEY (default `local-dev-api-key`)
- *   3. runs `serverless offline` (HTTP API on $PORT, default 3000) with the emulators' endpoints
+ *   3. listens for inbound mail to Agent Accounts over SMTP on $SMTP_PORT (default 2525)
+ *   4. runs `serverless offline` (HTTP API on $PORT, default 3000) with the emulators' endpoints
  *
  * Ctrl-C (or SIGTERM) stops every child process. Local state lives in memory: each start is fresh.
  */
@@ -12,16 +14,19 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { startLocalStack, type LocalStack } from './local-stack/index';
+import { startInboundSmtp } from './local-stack/smtp-inbound';
 import { ROOT } from './local-stack/serverless-config';
 
 const require = createRequire(import.meta.url);
 const PORT = Number(process.env.PORT || 3000);
 const LAMBDA_PORT = Number(process.env.LAMBDA_PORT || PORT + 2);
 const API_KEY = process.env.API_KEY || 'local-dev-api-key';
+const SMTP_PORT = Number(process.env.SMTP_PORT || 2525);
 const STAGE = 'local';
 const LOCAL_ENV_FILE = join(ROOT, '.switchboard', 'local-env.json');
 
 let stack: LocalStack | undefined;
+let inbound: { stop(): Promise<void> } | undefined;
 let offline: ChildProcess | undefined;
 let stopping = false;
 
@@ -51,6 +56,7 @@ async function shutdown(code: number): Promise<never> {
       await exited;
       clearTimeout(timer);
     }
+    await inbound?.stop();
     await stack?.stop();
     rmSync(LOCAL_ENV_FILE, { force: true });
   }
@@ -90,6 +96,11 @@ async function main() {
   // Imported after the environment is set: modules read their configuration when they load.
   const { createApplication } = await import('#shared/applications/service');
   const app = await createApplication({ name: 'Local development', apiKey: API_KEY });
+  const { acceptsRecipient, ingestMessage } = await import('#shared/agent/ingest');
+  inbound = await startInboundSmtp({
+    port: SMTP_PORT,
+    handlers: { acceptsRecipient, deliver: async (raw, envelope) => void (await ingestMessage(raw, envelope)) },
+  });
 
   log('starting serverless offline…');
   const serverlessBin = join(dirname(require.resolve('osls/package.json')), 'bin', 'serverless.js');
@@ -117,6 +128,9 @@ async function main() {
       `  Application     ${app.application_id}`,
       `  DynamoDB Local  ${stack.env.AWS_ENDPOINT_URL_DYNAMODB}`,
       `  SQS emulator    ${stack.env.AWS_ENDPOINT_URL_SQS}`,
+      `  S3 emulator     ${stack.env.AWS_ENDPOINT_URL_S3}`,
+      `  Inbound SMTP    127.0.0.1:${SMTP_PORT}   (mail to Agent Account addresses)`,
+      `  Outbound sink   ${stack.env.SMTP_RELAY_URL}   (read it: ${stack.env.SMTP_SINK_URL}/messages)`,
       '',
       `  curl -H "Authorization: Bearer ${API_KEY}" ${baseUrl}/v3/grants`,
       '',

@@ -20,9 +20,22 @@ export const env = {
   tableName: () => required('TABLE_NAME'),
   /** SQS queue that receives every published notification (webhook fan-out input). */
   fanoutQueueUrl: () => required('FANOUT_QUEUE_URL'),
+  /** SQS queue of background jobs (grant purges, ...). */
+  jobsQueueUrl: () => required('JOBS_QUEUE_URL'),
   /** `source` attribute of published notifications. */
   notificationSource: () => optional('NOTIFICATION_SOURCE', '/switchboard'),
   logLevel: () => optional('LOG_LEVEL', 'info'),
+  /** S3 bucket for raw messages, large bodies and attachments. */
+  mailBucket: () => required('MAIL_BUCKET'),
+  /** Messages an Agent Account may send per UTC day. */
+  dailySendQuota: () => Number(optional('DAILY_SEND_QUOTA', '500')),
+  /** `smtp` (SMTP_RELAY_URL) or `ses` (Amazon SES v2) for mail to addresses outside this deployment. */
+  mailTransport: () => optional('MAIL_TRANSPORT', 'smtp') as 'smtp' | 'ses',
+  smtpRelayUrl: () => required('SMTP_RELAY_URL'),
+  /** Domain of generated Message-ID headers. */
+  messageIdDomain: () => optional('MESSAGE_ID_DOMAIN', 'switchboard.local'),
+  /** Regional link and open tracking hostname, used when a draft or send gives none. */
+  trackingHostname: () => optional('TRACKING_HOSTNAME', `track.${optional('AWS_REGION', 'us-east-1')}.switchboard.local`),
   /** How long a resolved API key is trusted without a DynamoDB read, in seconds (0 disables the cache). */
   apiKeyCacheSeconds: () => Number(optional('API_KEY_CACHE_SECONDS', '30')),
 } as const;

@@ -10,6 +10,13 @@ export const ID_PREFIXES = {
   grant: 'grant',
   request: 'req',
   notification: 'ntf',
+  message: 'msg',
+  thread: 'thr',
+  folder: 'fld',
+  draft: 'drf',
+  template: 'tpl',
+  signature: 'sig',
+  attachment: 'att',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
@@ -18,6 +25,34 @@ export type Id<K extends IdKind> = `${(typeof ID_PREFIXES)[K]}_${string}` & { re
 export type ApplicationId = Id<'application'>;
 export type GrantId = Id<'grant'>;
 export type NotificationId = Id<'notification'>;
+export type MessageId = Id<'message'>;
+export type ThreadId = Id<'thread'>;
+export type DraftId = Id<'draft'>;
+export type TemplateId = Id<'template'>;
+export type SignatureId = Id<'signature'>;
+export type AttachmentId = Id<'attachment'>;
+
+/** Milliseconds encoded in the time part of an ID (its first 10 body characters). */
+export function idTime(id: string): number {
+  const body = id.slice(id.indexOf('_') + 1, id.indexOf('_') + 11);
+  let ms = 0;
+  for (const char of body) ms = ms * 32 + ALPHABET.indexOf(char);
+  return ms;
+}
+
+/**
+ * The smallest and largest ID bodies of a millisecond: sort-key bounds for "created before/after t".
+ * `${prefix}_${idBound(t, 'low')}` sorts before every ID created at or after t.
+ */
+export function idBound(ms: number, side: 'low' | 'high'): string {
+  let time = '';
+  let t = Math.max(0, Math.min(ms, 2 ** 48 - 1));
+  for (let i = 0; i < 10; i++) {
+    time = ALPHABET[t % 32] + time;
+    t = Math.floor(t / 32);
+  }
+  return time + (side === 'low' ? '0' : 'z').repeat(16);
+}
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 const ULID_PATTERN = /^[0-9a-hjkmnp-tv-z]{26}$/;

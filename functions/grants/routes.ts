@@ -20,6 +20,7 @@ export const routes = {
     query: { type: 'object', additionalProperties: false, properties: { select: Select } },
     response: Grant,
     select: true,
+    allowBlockedGrant: true,
   },
   updateGrant: {
     method: 'PATCH',
@@ -27,11 +28,13 @@ export const routes = {
     summary: 'Update external_id or blocked',
     body: UpdateGrantBody,
     response: Grant,
+    allowBlockedGrant: true,
   },
   deleteGrant: {
     method: 'DELETE',
     path: '/v3/grants/{grant_id}',
     summary: 'Delete a grant and everything stored under it',
     responseKind: 'empty',
+    allowBlockedGrant: true,
   },
 } as const satisfies RouteTable;

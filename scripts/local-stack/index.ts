@@ -4,6 +4,12 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { startDynamoDbLocal, type RunningService } from './dynamodb-local';
 import { createQueues, createTable } from './provision';
 import { loadServerlessConfig, resolveName } from './serverless-config';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { startS3Local } from './s3-local';
+import { startSmtpSink } from './smtp-sink';
 import { startSqsLocal } from './sqs-local';
 
 /**
@@ -19,7 +25,13 @@ export const QUEUE_ENV = {
   FanoutDeadLetterQueue: 'FANOUT_DLQ_URL',
   DeliveryQueue: 'DELIVERY_QUEUE_URL',
   DeliveryDeadLetterQueue: 'DELIVERY_DLQ_URL',
+  JobsQueue: 'JOBS_QUEUE_URL',
+  JobsDeadLetterQueue: 'JOBS_DLQ_URL',
+  InboundDeadLetterQueue: 'INBOUND_DLQ_URL',
 } as const;
+
+/** Local name of the mail bucket (CloudFormation names the deployed one). */
+export const mailBucketName = (stage: string) => `switchboard-${stage}-mail`;
 
 export interface LocalStack {
   env: Record<string, string>;
@@ -52,15 +64,38 @@ export async function provisionExternalStack(options: { stage: string }): Promis
   const queues = await createQueues(sqsClient, options.stage, config);
   dynamoClient.destroy();
   sqsClient.destroy();
-  const env: Record<string, string> = { TABLE_NAME: tableName, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
+  const bucket = mailBucketName(options.stage);
+  const s3 = new S3Client({ forcePathStyle: true });
+  await s3.send(new CreateBucketCommand({ Bucket: bucket })).catch((error: Error) => {
+    if (!['BucketAlreadyOwnedByYou', 'BucketAlreadyExists'].includes(error.name)) throw error;
+  });
+  s3.destroy();
+  // Mail to outside addresses still goes to our local SMTP sink, never anywhere real.
+  const sink = await startSmtpSink({ smtpPort: 0, httpPort: 0 });
+  const env: Record<string, string> = {
+    TABLE_NAME: tableName,
+    MAIL_BUCKET: bucket,
+    S3_FORCE_PATH_STYLE: 'true',
+    MAIL_TRANSPORT: 'smtp',
+    SMTP_RELAY_URL: sink.smtpUrl,
+    SMTP_SINK_URL: sink.httpUrl,
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  };
   for (const [logicalId, queue] of Object.entries(queues)) {
     const name = QUEUE_ENV[logicalId as keyof typeof QUEUE_ENV];
     if (name) env[name] = queue.url;
   }
-  return { env, stop: async () => undefined };
+  return { env, stop: () => sink.stop() };
 }
 
-export async function startLocalStack(options: { stage: string; dynamodbPort?: number; sqsPort?: number }): Promise<LocalStack> {
+export async function startLocalStack(options: {
+  stage: string;
+  dynamodbPort?: number;
+  sqsPort?: number;
+  s3Port?: number;
+  smtpSinkPort?: number;
+  smtpSinkHttpPort?: number;
+}): Promise<LocalStack> {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const config = loadServerlessConfig();
   const services: RunningService[] = [];
@@ -68,13 +103,18 @@ export async function startLocalStack(options: { stage: string; dynamodbPort?: n
     await Promise.all(services.splice(0).map((s) => s.stop().catch(() => undefined)));
   };
   try {
-    const [dynamodb, sqs] = await Promise.all([
+    const s3Directory = mkdtempSync(join(tmpdir(), 'switchboard-s3-'));
+    const bucket = mailBucketName(options.stage);
+    const [dynamodb, sqs, s3, sink] = await Promise.all([
       (async () => startDynamoDbLocal({ port: options.dynamodbPort || (await freePort()) }))(),
       startSqsLocal({ port: options.sqsPort ?? 0 }),
+      startS3Local({ port: options.s3Port ?? 0, directory: s3Directory, buckets: [bucket] }),
+      startSmtpSink({ smtpPort: options.smtpSinkPort ?? 0, httpPort: options.smtpSinkHttpPort ?? 0 }),
     ]);
-    services.push(dynamodb, sqs);
+    services.push(dynamodb, sqs, s3, sink, { endpoint: s3Directory, stop: async () => rmSync(s3Directory, { recursive: true, force: true }) });
 
-    const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
+    // The S3 emulator only accepts these credentials; DynamoDB Local and the SQS emulator take any.
+    const credentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
     const tableName = resolveName(String((config.custom as { tableName: string }).tableName), config.service, options.stage);
     const dynamoClient = new DynamoDBClient({ endpoint: dynamodb.endpoint, region: REGION, credentials });
     const sqsClient = new SQSClient({ endpoint: sqs.endpoint, region: REGION, credentials });
@@ -89,7 +129,14 @@ export async function startLocalStack(options: { stage: string; dynamodbPort?: n
       AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
       AWS_ENDPOINT_URL_DYNAMODB: dynamodb.endpoint,
       AWS_ENDPOINT_URL_SQS: sqs.endpoint,
+      AWS_ENDPOINT_URL_S3: s3.endpoint,
       TABLE_NAME: tableName,
+      MAIL_BUCKET: bucket,
+      S3_FORCE_PATH_STYLE: 'true',
+      MAIL_TRANSPORT: 'smtp',
+      SMTP_RELAY_URL: sink.smtpUrl,
+      /** Where tests and developers read what was relayed outside (GET /messages). */
+      SMTP_SINK_URL: sink.httpUrl,
       // Local Node may be older than the Lambda runtime; the SDK's notice about it is noise here.
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     };

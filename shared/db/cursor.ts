@@ -30,3 +30,33 @@ export function decodeCursor(token: string, expect: { pk: string; skPrefix?: str
   for (const name of expect.keys ?? []) if (!(name in key)) throw invalid();
   return key as StartKey;
 }
+
+/** Opaque page token for lists built in memory (a position in a stable ordering). */
+export function encodeOffsetCursor(scope: string, offset: number): string {
+  return Buffer.from(JSON.stringify({ o: offset, s: scope }), 'utf8').toString('base64url');
+}
+
+export function decodeOffsetCursor(token: string, scope: string): number {
+  try {
+    const parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { o?: unknown; s?: unknown };
+    if (parsed.s === scope && Number.isInteger(parsed.o) && (parsed.o as number) >= 0) return parsed.o as number;
+  } catch {
+    /* fall through */
+  }
+  throw new InvalidRequestError('page_token is not valid for this request; pass next_cursor from the previous page unchanged');
+}
+
+/** Opaque page token that continues a newest-first listing below a sort key. */
+export function encodeBeforeCursor(scope: string, before: string): string {
+  return Buffer.from(JSON.stringify({ b: before, s: scope }), 'utf8').toString('base64url');
+}
+
+export function decodeBeforeCursor(token: string, scope: string, pattern: RegExp): string {
+  try {
+    const parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { b?: unknown; s?: unknown };
+    if (parsed.s === scope && typeof parsed.b === 'string' && pattern.test(parsed.b)) return parsed.b;
+  } catch {
+    /* fall through */
+  }
+  throw new InvalidRequestError('page_token is not valid for this request; pass next_cursor from the previous page unchanged');
+}

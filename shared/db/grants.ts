@@ -24,7 +24,7 @@ export interface GrantRecord {
   external_id?: string;
 }
 
-type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 /** A uniqueness guard failed: the value is already taken. */
 export class UniquenessConflictError extends Error {
@@ -87,8 +87,11 @@ const uniqueDelete = (key: { pk: string; sk: string }, grantId: GrantId): Transa
   },
 });
 
-/** Inserts a grant with its uniqueness items (email within the app, external ID, Agent Account address). */
-export async function insertGrant(grant: GrantRecord): Promise<void> {
+/**
+ * Inserts a grant with its uniqueness items (email within the app, external ID, Agent Account
+ * address) and `extra` items of its provider (an Agent Account's system folders), all or nothing.
+ */
+export async function insertGrant(grant: GrantRecord, extra: TransactItem[] = []): Promise<void> {
   const items: TransactItem[] = [
     {
       Put: {
@@ -109,7 +112,7 @@ export async function insertGrant(grant: GrantRecord): Promise<void> {
     constraints.push('external_id');
   }
   try {
-    await dynamo.send(new TransactWriteCommand({ TransactItems: items }));
+    await dynamo.send(new TransactWriteCommand({ TransactItems: [...items, ...extra] }));
   } catch (error) {
     const codes = reasons(error);
     const failed = codes?.findIndex((code) => code === 'ConditionalCheckFailed') ?? -1;

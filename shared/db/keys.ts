@@ -14,11 +14,28 @@
  * | Grant by email within an application (unique)    | table | app#<app_id>         | email#<email>         | grantEmailKey       |
  * | Grant by external ID within an application (uniq)| table | app#<app_id>         | external#<external_id>| grantExternalIdKey  |
  * | Agent Account by address, deployment-wide (uniq) | table | agent#<email>        | agent                 | agentAddressKey     |
+ * | Folder by ID / folders of a grant                | table | grant#<gid>#folder   | <folder_id>           | folderKey, foldersOfGrant |
+ * | Message by ID / messages newest first, by time   | table | grant#<gid>#msg      | <msg_id> (ULID)       | messageKey, messagesOfGrant |
+ * | Messages matching one filter value, newest first | table | grant#<gid>#ix#<kind>| <msg_id>              | postingKey, postingPartition |
+ * | Message by Message-ID header (threading, dedupe) | table | grant#<gid>#mid      | <Message-ID>          | messageIdHeaderKey  |
+ * | Thread by ID                                     | table | grant#<gid>#thread   | <thread_id>           | threadKey           |
+ * | Threads by latest message, newest first          | table | grant#<gid>#threads  | <latest msg_id>       | threadListKey, threadsOfGrant |
+ * | Draft by ID / drafts newest first                | table | grant#<gid>#draft    | <draft_id>            | draftKey, draftsOfGrant |
+ * | Template by ID / templates of a grant            | table | grant#<gid>#template | <template_id>         | templateKey, templatesOfGrant |
+ * | Signature by ID / signatures of a grant          | table | grant#<gid>#signature| <signature_id>        | signatureKey, signaturesOfGrant |
+ * | Send idempotency key (TTL 1 h)                   | table | grant#<gid>#idem     | <Idempotency-Key>     | idempotencyKey      |
+ * | Daily send counter (TTL 2 days)                  | table | grant#<gid>#quota    | <YYYY-MM-DD>          | sendQuotaKey        |
+ *
+ * Message postings are the filter indexes of a mailbox: one small item per (filter value, message),
+ * e.g. `ix#from:ann@x.com`, `ix#in:inbox`, `ix#unread`, `ix#subj:invoice`, `ix#text:budget`. Their sort
+ * key is the message ID, a ULID, so every filter reads newest first and `received_before/after` are
+ * key ranges on any of them. They are derived from the message (shared/agent/postings.ts), so
+ * deleting a message or a whole grant recomputes them instead of scanning.
  *
  * Uniqueness is enforced with conditional puts of the `email#`, `external#` and `agent#` items in
  * the same transaction as the grant item, never by reading first.
  */
-import type { ApplicationId, GrantId } from '#shared/ids';
+import type { ApplicationId, DraftId, GrantId, MessageId, SignatureId, TemplateId, ThreadId } from '#shared/ids';
 
 export interface Key {
   pk: string;
@@ -57,3 +74,48 @@ export const grantExternalIdKey = (appId: ApplicationId, externalId: string): Ke
 
 /** Deployment-wide ownership of an Agent Account address (inbound mail routing, cross-app uniqueness). */
 export const agentAddressKey = (email: string): Key => ({ pk: `agent#${email.toLowerCase()}`, sk: 'agent' });
+
+/** Every partition a grant owns besides message postings (purged with the grant). */
+export const grantPartitions = (grantId: GrantId) =>
+  ['folder', 'msg', 'mid', 'thread', 'threads', 'draft', 'template', 'signature', 'idem', 'quota'].map((kind) => `grant#${grantId}#${kind}`);
+
+/** Folder by ID within a grant (system folders have fixed IDs such as `inbox`). */
+export const folderKey = (grantId: GrantId, folderId: string): Key => ({ pk: `grant#${grantId}#folder`, sk: folderId });
+/** Query: all folders of a grant. */
+export const foldersOfGrant = (grantId: GrantId) => ({ pk: `grant#${grantId}#folder` });
+
+/** Message by ID within a grant. */
+export const messageKey = (grantId: GrantId, messageId: MessageId): Key => ({ pk: `grant#${grantId}#msg`, sk: messageId });
+/** Query: messages of a grant, newest first; sort-key ranges select by receipt time. */
+export const messagesOfGrant = (grantId: GrantId) => ({ pk: `grant#${grantId}#msg` });
+
+/** Query partition of one filter value (`in:inbox`, `from:ann@x.com`, `unread`, ...). */
+export const postingPartition = (grantId: GrantId, kind: string) => `grant#${grantId}#ix#${kind}`;
+/** One posting: message `messageId` matches filter value `kind`. */
+export const postingKey = (grantId: GrantId, kind: string, messageId: string): Key => ({ pk: postingPartition(grantId, kind), sk: messageId });
+
+/** Message by its RFC 5322 Message-ID header: threading of replies and deduplication of inbound mail. */
+export const messageIdHeaderKey = (grantId: GrantId, header: string): Key => ({ pk: `grant#${grantId}#mid`, sk: header });
+
+/** Thread by ID. */
+export const threadKey = (grantId: GrantId, threadId: ThreadId): Key => ({ pk: `grant#${grantId}#thread`, sk: threadId });
+/** Listing entry of a thread, keyed by its latest message so threads sort by activity. */
+export const threadListKey = (grantId: GrantId, latestMessageId: string): Key => ({ pk: `grant#${grantId}#threads`, sk: latestMessageId });
+/** Query: threads newest activity first. */
+export const threadsOfGrant = (grantId: GrantId) => ({ pk: `grant#${grantId}#threads` });
+
+/** Draft by ID (IDs are ULIDs, so the partition reads newest first). */
+export const draftKey = (grantId: GrantId, draftId: DraftId): Key => ({ pk: `grant#${grantId}#draft`, sk: draftId });
+export const draftsOfGrant = (grantId: GrantId) => ({ pk: `grant#${grantId}#draft` });
+
+export const templateKey = (grantId: GrantId, templateId: TemplateId): Key => ({ pk: `grant#${grantId}#template`, sk: templateId });
+export const templatesOfGrant = (grantId: GrantId) => ({ pk: `grant#${grantId}#template` });
+
+export const signatureKey = (grantId: GrantId, signatureId: SignatureId): Key => ({ pk: `grant#${grantId}#signature`, sk: signatureId });
+export const signaturesOfGrant = (grantId: GrantId) => ({ pk: `grant#${grantId}#signature` });
+
+/** A send's Idempotency-Key (expires after an hour through TTL). */
+export const idempotencyKey = (grantId: GrantId, key: string): Key => ({ pk: `grant#${grantId}#idem`, sk: key });
+
+/** Messages sent by an Agent Account on one UTC day. */
+export const sendQuotaKey = (grantId: GrantId, day: string): Key => ({ pk: `grant#${grantId}#quota`, sk: day });

@@ -6,6 +6,9 @@ import { grantsOfApplication } from '#shared/db/keys';
 import { ConflictError, InvalidRequestError, NotFoundError } from '#shared/http/errors';
 import { newId } from '#shared/ids';
 import { publish } from '#shared/notifications/publisher';
+import { enqueueJob } from '#shared/jobs/queue';
+import { systemFolderRecords } from '#shared/agent/folders';
+import { folderPutItems } from '#shared/db/folders';
 import { clock } from '#shared/time';
 import type { CreateCustomGrantBody, Grant, ListGrantsQuery, UpdateGrantBody } from '#schemas/grants';
 
@@ -72,7 +75,8 @@ export async function createCustomGrant(
     external_id: body.external_id,
   };
   try {
-    await grants.insertGrant(record);
+    // An Agent Account starts with its system folders, created with the grant itself.
+    await grants.insertGrant(record, systemFolderRecords(record.id, now).flatMap(folderPutItems));
   } catch (error) {
     if (error instanceof UniquenessConflictError) throw new ConflictError(conflictMessage(error, email, body.external_id));
     throw error;
@@ -130,5 +134,7 @@ export async function deleteGrant(grant: GrantRecord): Promise<void> {
     if (error instanceof StaleWriteError) throw new NotFoundError(`Grant '${grant.id}' not found`);
     throw error;
   }
+  // The grant is gone (nothing under it can be reached any more); its data is purged in the background.
+  await enqueueJob({ kind: 'purge-grant', application_id: grant.application_id, grant_id: grant.id, provider: grant.provider });
   await publish({ type: 'grant.deleted', applicationId: grant.application_id, grantId: grant.id, object: toGrantResource(grant) });
 }

@@ -14,6 +14,7 @@ export const ERROR_TYPES = {
   415: 'unsupported_media_type_error',
   429: 'rate_limit_error',
   500: 'internal_error',
+  502: 'mail_delivery_error',
 } as const;
 
 export type ErrorStatus = keyof typeof ERROR_TYPES;
@@ -86,6 +87,13 @@ export class PayloadTooLargeError extends ApiError {
 export class UnsupportedMediaTypeError extends ApiError {
   constructor(message: string) {
     super(415, message);
+  }
+}
+
+/** The outside mail relay refused or could not be reached; nothing was sent or stored. */
+export class MailDeliveryError extends ApiError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(502, message, { ...options, expose: true });
   }
 }
 

@@ -21,11 +21,22 @@ export interface RouteSpec {
   readonly query?: JSONSchema;
   /** JSON request body schema; a route without one ignores any body it is sent. */
   readonly body?: JSONSchema;
+  /** The body may be omitted (it is then validated as `{}`). */
+  readonly bodyOptional?: boolean;
   /** Largest JSON body accepted, in bytes (default 1 MiB). */
   readonly maxBodyBytes?: number;
+  /** Hint for the 413 answer to an over-long JSON body (e.g. "send multipart/form-data instead"). */
+  readonly maxBodyHint?: string;
+  /**
+   * Also accept `multipart/form-data` up to this many bytes: a `message` part holding the JSON body
+   * (validated with the same schema) and one file part per attachment.
+   */
+  readonly multipartMaxBytes?: number;
+  /** Grant-scoped routes answer 403 for a blocked grant unless they allow it (the grant endpoints do). */
+  readonly allowBlockedGrant?: boolean;
   /** Schema of `data` (an object, or one item of a list) in the success envelope. */
   readonly response?: JSONSchema;
-  readonly responseKind?: 'object' | 'list' | 'empty';
+  readonly responseKind?: 'object' | 'list' | 'empty' | 'binary';
   /** Whether `select` is accepted; the spec forbids it on DELETE, send, create draft, attachments. */
   readonly select?: boolean;
 }
@@ -44,16 +55,31 @@ export type RouteRequest<R extends RouteSpec> = {
   query: QueryOf<R>;
   body: BodyOf<R>;
   headers: Record<string, string>;
+  /** Files of a multipart/form-data request, in order. */
+  files: UploadedFile[];
+  /** The request body bytes as received (for idempotency hashing). */
+  rawBody: Buffer;
   sourceIp: string;
   userAgent: string;
   log: Logger;
   event: APIGatewayProxyEventV2;
 } & GrantOf<R>;
 
+export interface UploadedFile {
+  fieldname: string;
+  filename: string;
+  contentType: string;
+  content: Buffer;
+}
+
 export type RouteResult =
   | { kind: 'object'; data: object; status?: number; headers?: Record<string, string> }
   | { kind: 'list'; data: object[]; nextCursor?: string | undefined }
-  | { kind: 'empty'; status?: number };
+  | { kind: 'empty'; status?: number }
+  /** Raw bytes (attachment downloads): the only success responses that are not JSON. */
+  | { kind: 'binary'; contentType: string; filename: string; content: Buffer }
+  /** 302 to `location`, with a JSON body naming it. */
+  | { kind: 'redirect'; location: string };
 
 export type RouteHandler<R extends RouteSpec> = (request: RouteRequest<R>) => Promise<RouteResult>;
 
@@ -66,5 +92,7 @@ export const ok = (data: object, options: { status?: number; headers?: Record<st
 });
 export const list = (data: object[], nextCursor?: string): RouteResult => ({ kind: 'list', data, nextCursor });
 export const empty = (): RouteResult => ({ kind: 'empty' });
+export const binary = (content: Buffer, contentType: string, filename: string): RouteResult => ({ kind: 'binary', content, contentType, filename });
+export const redirect = (location: string): RouteResult => ({ kind: 'redirect', location });
 
 export const routeKey = (spec: Pick<RouteSpec, 'method' | 'path'>) => `${spec.method} ${spec.path}`;

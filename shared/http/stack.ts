@@ -69,6 +69,8 @@ export function httpApi<T extends RouteTable>(routes: T, validators: GeneratedVa
         query: state.query,
         body: state.body,
         headers: state.headers,
+        files: state.files,
+        rawBody: state.rawBody,
         sourceIp: event.requestContext?.http?.sourceIp ?? '',
         userAgent: state.headers['user-agent'] ?? '',
         log: state.log,

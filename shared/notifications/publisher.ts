@@ -25,9 +25,16 @@ export const NOTIFICATION_TYPES = [
 ] as const;
 export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
 
+/**
+ * Payloads over 1 MB are cut by removing body content, and `.truncated` is appended to the type: the
+ * receiver fetches the object again. This also keeps every message within SQS's 1 MiB limit.
+ */
+export const MAX_PAYLOAD_BYTES = 1_000_000;
+const BODY_FIELDS = ['body', 'raw_mime', 'conversation', 'headers'];
+
 export interface Notification<T = object> {
   specversion: '1.0';
-  type: NotificationType;
+  type: NotificationType | `${NotificationType}.truncated`;
   source: string;
   id: NotificationId;
   time: number;
@@ -51,12 +58,19 @@ export async function publish<T extends object>(input: {
     time: clock.nowSeconds(),
     data: { application_id: input.applicationId, grant_id: input.grantId, object: input.object },
   };
+  let body = JSON.stringify(notification);
+  if (Buffer.byteLength(body) > MAX_PAYLOAD_BYTES) {
+    const object = Object.fromEntries(Object.entries(input.object).filter(([key]) => !BODY_FIELDS.includes(key))) as T;
+    notification.type = `${input.type}.truncated`;
+    notification.data = { ...notification.data, object };
+    body = JSON.stringify(notification);
+  }
   await sqs.send(
     new SendMessageCommand({
       QueueUrl: QUEUE_URL,
-      MessageBody: JSON.stringify(notification),
+      MessageBody: body,
       MessageAttributes: {
-        type: { DataType: 'String', StringValue: input.type },
+        type: { DataType: 'String', StringValue: notification.type },
         application_id: { DataType: 'String', StringValue: input.applicationId },
       },
     }),

@@ -79,7 +79,7 @@ afterAll(async () => {
 
 describe('npm start', () => {
   it('serves the API with the seeded key, isolates applications, stops cleanly and starts again', async () => {
-    const ports = { PORT: await freePort(), LAMBDA_PORT: await freePort(), DYNAMODB_PORT: await freePort(), SQS_PORT: await freePort() };
+    const ports = { PORT: await freePort(), LAMBDA_PORT: await freePort(), DYNAMODB_PORT: await freePort(), SQS_PORT: await freePort(), SMTP_PORT: await freePort() };
     const env = Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)]));
     const baseUrl = `http://127.0.0.1:${ports.PORT}`;
 

@@ -1,6 +1,7 @@
 import type middy from '@middy/core';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { resolveGrant } from '#shared/grants/resolve';
+import { ForbiddenError } from '#shared/http/errors';
 import { stateOf } from '#shared/http/middleware/state';
 
 /** Resolves `{grant_id}` by any of the spec's patterns, always within the calling application (404 otherwise). */
@@ -10,6 +11,9 @@ export const grantResolution = (): middy.MiddlewareObj<APIGatewayProxyEventV2> =
     const raw = state.params.grant_id;
     if (raw === undefined || !state.app) return;
     state.grant = await resolveGrant(state.app, raw);
+    if (state.grant.blocked && !state.route!.spec.allowBlockedGrant) {
+      throw new ForbiddenError(`Grant '${state.grant.id}' is blocked; unblock it with PATCH /v3/grants/{grant_id} {"blocked": false}`);
+    }
   },
 });
 

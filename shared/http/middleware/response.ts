@@ -68,6 +68,26 @@ export const responseMiddleware = (): middy.MiddlewareObj<APIGatewayProxyEventV2
         status = result.status ?? 200;
         payload = { request_id: state.requestId };
         break;
+      case 'redirect':
+        status = 302;
+        extra = { location: result.location };
+        payload = { request_id: state.requestId, data: { url: result.location } };
+        break;
+      case 'binary': {
+        request.response = {
+          statusCode: 200,
+          headers: {
+            'content-type': result.contentType,
+            'content-disposition': `attachment; filename*=UTF-8''${encodeURIComponent(result.filename)}`,
+            'content-length': String(result.content.length),
+            'x-request-id': state.requestId,
+          },
+          body: result.content.toString('base64'),
+          isBase64Encoded: true,
+        };
+        accessLog(state, request.event, 200);
+        return;
+      }
       default: {
         const exhaustive: never = result;
         throw new Error(`Unknown result ${JSON.stringify(exhaustive)}`);

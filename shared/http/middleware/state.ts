@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import type { ApplicationContext } from '#shared/applications/authenticate';
 import type { GrantRecord } from '#shared/db/grants';
-import type { RouteResult, RouteSpec } from '#shared/http/route';
+import type { RouteResult, RouteSpec, UploadedFile } from '#shared/http/route';
 import type { Validator } from '#shared/http/validation';
 import { newId } from '#shared/ids';
 import { logger, type Logger } from '#shared/logger';
@@ -24,6 +24,8 @@ export interface State {
   params: Record<string, string>;
   query: Record<string, unknown>;
   body: unknown;
+  files: UploadedFile[];
+  rawBody: Buffer;
   headers: Record<string, string>;
   app?: ApplicationContext;
   grant?: GrantRecord;
@@ -51,6 +53,8 @@ export function beginState(event: APIGatewayProxyEventV2, awsRequestId?: string)
     params: {},
     query: {},
     body: undefined,
+    files: [],
+    rawBody: Buffer.alloc(0),
     headers: lowerHeaders(event.headers),
   };
   states.set(event, state);

@@ -1,0 +1,13 @@
+import { binary, ok, redirect } from '#shared/http/route';
+import { httpApi } from '#shared/http/stack';
+import { attachmentsOf } from '#shared/providers/attachments';
+import { routes } from './routes';
+import validators from './validators.generated.cjs';
+
+export const handler = httpApi(routes, validators, {
+  getAttachment: async ({ grant, params, query }) => ok(await attachmentsOf(grant).get(grant, params.attachment_id!, query.message_id)),
+  downloadAttachment: async ({ grant, params, query }) => {
+    const result = await attachmentsOf(grant).download(grant, params.attachment_id!, query.message_id);
+    return result.kind === 'redirect' ? redirect(result.url) : binary(result.content, result.attachment.content_type, result.attachment.filename);
+  },
+});

@@ -1,0 +1,21 @@
+import { pageSize } from '#shared/grants/service';
+import { empty, list, ok } from '#shared/http/route';
+import { httpApi } from '#shared/http/stack';
+import { draftsOf } from '#shared/providers/drafts';
+import { routes } from './routes';
+import validators from './validators.generated.cjs';
+
+export const handler = httpApi(routes, validators, {
+  listDrafts: async ({ grant, query }) => {
+    const page = await draftsOf(grant).list(grant, query, pageSize(query.limit));
+    return list(page.items, page.nextCursor);
+  },
+  createDraft: async ({ grant, body, files }) => ok(await draftsOf(grant).create(grant, body, files)),
+  getDraft: async ({ grant, params }) => ok(await draftsOf(grant).get(grant, params.draft_id!)),
+  updateDraft: async ({ grant, params, body, files }) => ok(await draftsOf(grant).update(grant, params.draft_id!, body, files)),
+  sendDraft: async ({ grant, params, body }) => ok(await draftsOf(grant).send(grant, params.draft_id!, body)),
+  deleteDraft: async ({ grant, params }) => {
+    await draftsOf(grant).delete(grant, params.draft_id!);
+    return empty();
+  },
+});

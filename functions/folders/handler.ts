@@ -1,0 +1,20 @@
+import { pageSize } from '#shared/grants/service';
+import { empty, list, ok } from '#shared/http/route';
+import { httpApi } from '#shared/http/stack';
+import { foldersOf } from '#shared/providers/folders';
+import { routes } from './routes';
+import validators from './validators.generated.cjs';
+
+export const handler = httpApi(routes, validators, {
+  listFolders: async ({ grant, query }) => {
+    const page = await foldersOf(grant).list(grant, query, pageSize(query.limit));
+    return list(page.items, page.nextCursor);
+  },
+  createFolder: async ({ grant, body }) => ok(await foldersOf(grant).create(grant, body)),
+  getFolder: async ({ grant, params }) => ok(await foldersOf(grant).get(grant, params.folder_id!)),
+  updateFolder: async ({ grant, params, body }) => ok(await foldersOf(grant).update(grant, params.folder_id!, body)),
+  deleteFolder: async ({ grant, params }) => {
+    await foldersOf(grant).delete(grant, params.folder_id!);
+    return empty();
+  },
+});

@@ -1,0 +1,44 @@
+import { CreateFolderBody, FolderObject, ListFoldersQuery, SelectQuery, UpdateFolderBody } from '#schemas/mail';
+import type { RouteTable } from '#shared/http/route';
+
+export const routes = {
+  listFolders: {
+    method: 'GET',
+    path: '/v3/grants/{grant_id}/folders',
+    summary: 'List folders (system folders first)',
+    query: ListFoldersQuery,
+    response: FolderObject,
+    responseKind: 'list',
+    select: true,
+  },
+  createFolder: {
+    method: 'POST',
+    path: '/v3/grants/{grant_id}/folders',
+    summary: 'Create a folder',
+    body: CreateFolderBody,
+    response: FolderObject,
+  },
+  getFolder: {
+    method: 'GET',
+    path: '/v3/grants/{grant_id}/folders/{folder_id}',
+    summary: 'Get one folder with its counts',
+    query: SelectQuery,
+    response: FolderObject,
+    select: true,
+  },
+  updateFolder: {
+    method: 'PUT',
+    path: '/v3/grants/{grant_id}/folders/{folder_id}',
+    summary: 'Rename, move or recolour a folder (system folders: colours only)',
+    query: SelectQuery,
+    body: UpdateFolderBody,
+    response: FolderObject,
+    select: true,
+  },
+  deleteFolder: {
+    method: 'DELETE',
+    path: '/v3/grants/{grant_id}/folders/{folder_id}',
+    summary: 'Delete an empty custom folder',
+    responseKind: 'empty',
+  },
+} as const satisfies RouteTable;

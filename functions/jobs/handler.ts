@@ -1,0 +1,40 @@
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { purgeAgentMailbox } from '#shared/agent/purge';
+import { enqueueJob, type Job } from '#shared/jobs/queue';
+import type { GrantId } from '#shared/ids';
+import { logger } from '#shared/logger';
+
+/**
+ * The jobs worker (SQS, batch size 1). A failed job is retried by SQS and lands in the DLQ after
+ * three receives; a long job that runs out of time enqueues its own continuation instead.
+ */
+const RESERVE_MS = 60_000;
+
+async function run(job: Job, context: Context): Promise<void> {
+  switch (job.kind) {
+    case 'purge-grant': {
+      if (job.provider !== 'agent') return;
+      const outcome = await purgeAgentMailbox(job.grant_id as GrantId, () => context.getRemainingTimeInMillis() < RESERVE_MS);
+      if (outcome === 'more') await enqueueJob(job);
+      logger.info('purge-grant', { grant_id: job.grant_id, outcome });
+      return;
+    }
+    default: {
+      const exhaustive: never = job.kind;
+      throw new Error(`Unknown job ${String(exhaustive)}`);
+    }
+  }
+}
+
+export const handler = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
+  const failures: SQSBatchResponse['batchItemFailures'] = [];
+  for (const record of event.Records) {
+    try {
+      await run(JSON.parse(record.body) as Job, context);
+    } catch (error) {
+      logger.error('job failed', { message_id: record.messageId, error });
+      failures.push({ itemIdentifier: record.messageId });
+    }
+  }
+  return { batchItemFailures: failures };
+};

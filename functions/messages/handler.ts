@@ -1,0 +1,20 @@
+import { pageSize } from '#shared/grants/service';
+import { empty, list, ok } from '#shared/http/route';
+import { httpApi } from '#shared/http/stack';
+import { messagesOf } from '#shared/providers/messages';
+import { routes } from './routes';
+import validators from './validators.generated.cjs';
+
+export const handler = httpApi(routes, validators, {
+  listMessages: async ({ grant, query }) => {
+    const page = await messagesOf(grant).list(grant, query, pageSize(query.limit));
+    return list(page.items, page.nextCursor);
+  },
+  getMessage: async ({ grant, params, query }) => ok(await messagesOf(grant).get(grant, params.message_id!, query)),
+  updateMessage: async ({ grant, params, body }) => ok(await messagesOf(grant).update(grant, params.message_id!, body)),
+  deleteMessage: async ({ grant, params, query }) => {
+    await messagesOf(grant).delete(grant, params.message_id!, query);
+    return empty();
+  },
+  cleanMessages: async ({ grant, body }) => list(await messagesOf(grant).clean(grant, body)),
+});

@@ -1,0 +1,18 @@
+import type { OutgoingInput } from '#shared/agent/send';
+import { requestHash } from '#shared/agent/send';
+import { ok } from '#shared/http/route';
+import { httpApi } from '#shared/http/stack';
+import { senderOf } from '#shared/providers/send';
+import { routes } from './routes';
+import validators from './validators.generated.cjs';
+
+export const handler = httpApi(routes, validators, {
+  sendMessage: async ({ grant, body, files, rawBody, headers, event }) => {
+    const { result, replayed } = await senderOf(grant).send(grant, body as OutgoingInput, {
+      files,
+      idempotencyKey: headers['idempotency-key'],
+      requestHash: requestHash('POST', event.rawPath, rawBody),
+    });
+    return ok(result, replayed ? { headers: { 'idempotent-response': 'true' } } : {});
+  },
+});

@@ -1,0 +1,21 @@
+import { MessageObject, SendMessageBody } from '#schemas/mail';
+import type { RouteTable } from '#shared/http/route';
+
+export const JSON_LIMIT = 3 * 1024 * 1024;
+export const MULTIPART_LIMIT = 25 * 1024 * 1024;
+export const MULTIPART_HINT =
+  "send larger messages as multipart/form-data: a 'message' part holding this JSON without the attachments, plus one file part per attachment";
+
+/** Sending now (its own function: it bundles MIME composition and the mail transports). */
+export const routes = {
+  sendMessage: {
+    method: 'POST',
+    path: '/v3/grants/{grant_id}/messages/send',
+    summary: 'Send a message now (JSON, or multipart/form-data for large attachments); honours Idempotency-Key',
+    body: SendMessageBody,
+    maxBodyBytes: JSON_LIMIT,
+    maxBodyHint: MULTIPART_HINT,
+    multipartMaxBytes: MULTIPART_LIMIT,
+    response: MessageObject,
+  },
+} as const satisfies RouteTable;

@@ -1,0 +1,19 @@
+import { pageSize } from '#shared/grants/service';
+import { empty, list, ok } from '#shared/http/route';
+import { httpApi } from '#shared/http/stack';
+import { threadsOf } from '#shared/providers/threads';
+import { routes } from './routes';
+import validators from './validators.generated.cjs';
+
+export const handler = httpApi(routes, validators, {
+  listThreads: async ({ grant, query }) => {
+    const page = await threadsOf(grant).list(grant, query, pageSize(query.limit));
+    return list(page.items, page.nextCursor);
+  },
+  getThread: async ({ grant, params }) => ok(await threadsOf(grant).get(grant, params.thread_id!)),
+  updateThread: async ({ grant, params, body }) => ok(await threadsOf(grant).update(grant, params.thread_id!, body)),
+  deleteThread: async ({ grant, params }) => {
+    await threadsOf(grant).delete(grant, params.thread_id!);
+    return empty();
+  },
+});

@@ -1,0 +1,11 @@
+import sanitizeHtml from 'sanitize-html';
+import * as m from '#shared/mail/cleanperf.tmp';
+const MB = 1 << 20;
+const fill = (unit: string) => unit.repeat(Math.ceil(MB / unit.length));
+const shapes: Record<string, string> = { p: fill('<p>Hello <b>world</b> and <a href="https://x.com/y">link</a> text &amp; more.</p>\n'), li: fill('<li>x'), hr: fill('<hr>'), bq: fill('<p>a</p><blockquote>q</blockquote>'), table: fill('<table><tr><td>a</td><td>b <b>c</b></td></tr></table>') };
+const body = shapes[process.argv[2]!]!;
+const opts = m.resolveOptions({ ignore_tables: false });
+const c = m.cutHistory(sanitizeHtml(m.flattenDeepNesting(body), m.sanitizeOptions(opts))).split('\uE001').join('<p>\uE001</p>');
+const t = performance.now();
+m.converter(opts).turndown(c);
+console.log((performance.now() - t).toFixed(0));

@@ -1,0 +1,426 @@
+import type { FromSchema } from 'json-schema-to-ts';
+import { EmailAddress, Limit, PageToken, Select } from '#schemas/common';
+
+/** Schema pieces shared by messages, drafts, threads and sends. */
+
+export const Participant = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['email'],
+  properties: {
+    email: EmailAddress,
+    name: { type: 'string', maxLength: 256 },
+  },
+} as const;
+export type Participant = FromSchema<typeof Participant>;
+
+export const Participants = (maxItems: number) => ({ type: 'array', maxItems, items: Participant }) as const;
+
+export const Metadata = {
+  type: 'object',
+  maxProperties: 50,
+  propertyNames: { type: 'string', minLength: 1, maxLength: 100 },
+  additionalProperties: { type: 'string', maxLength: 500 },
+  description: 'String key-value pairs (at most 50); key1..key5 are indexed and filterable with metadata_pair.',
+} as const;
+
+/** An attachment sent inline in a JSON body: content is base64. */
+export const AttachmentInput = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['filename', 'content'],
+  properties: {
+    filename: { type: 'string', minLength: 1, maxLength: 255 },
+    content_type: { type: 'string', minLength: 3, maxLength: 255, pattern: '^[\\w.+-]+/[\\w.+-]+$' },
+    content: { type: 'string', description: 'Base64-encoded content.' },
+    content_id: { type: 'string', minLength: 1, maxLength: 255 },
+    is_inline: { type: 'boolean' },
+    size: { type: 'integer', minimum: 0 },
+  },
+} as const;
+
+export const CustomHeader = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'value'],
+  properties: {
+    name: { type: 'string', minLength: 1, maxLength: 76, pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$" },
+    value: { type: 'string', maxLength: 998, pattern: '^[^\\r\\n]*$' },
+  },
+} as const;
+
+export const TemplateRef = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id'],
+  properties: {
+    id: { type: 'string', minLength: 1, maxLength: 64 },
+    variables: { type: 'object' },
+  },
+} as const;
+
+export const TrackingOptions = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    opens: { type: 'boolean' },
+    links: { type: 'boolean' },
+    thread_replies: { type: 'boolean' },
+    label: { type: 'string', maxLength: 2048 },
+    domain_name: { type: 'string', maxLength: 1000, description: 'Custom tracking hostname; validated and canonicalised.' },
+  },
+} as const;
+
+export const AttachmentObject = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    grant_id: { type: 'string' },
+    filename: { type: 'string' },
+    content_type: { type: 'string' },
+    size: { type: 'integer' },
+    is_inline: { type: 'boolean' },
+    content_id: { type: 'string' },
+  },
+} as const;
+
+export const MessageObject = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    object: { type: 'string', enum: ['message'] },
+    grant_id: { type: 'string' },
+    thread_id: { type: 'string' },
+    subject: { type: 'string' },
+    from: { type: 'array', items: Participant },
+    to: { type: 'array', items: Participant },
+    cc: { type: 'array', items: Participant },
+    bcc: { type: 'array', items: Participant },
+    reply_to: { type: 'array', items: Participant },
+    date: { type: 'integer' },
+    unread: { type: 'boolean' },
+    starred: { type: 'boolean' },
+    folders: { type: 'array', items: { type: 'string' } },
+    snippet: { type: 'string' },
+    body: { type: 'string' },
+    attachments: { type: 'array', items: AttachmentObject },
+    metadata: { type: 'object' },
+    headers: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, value: { type: 'string' } } } },
+    raw_mime: { type: 'string' },
+    created_at: { type: 'integer' },
+  },
+} as const;
+
+/** Filters shared by message, thread and draft listings. */
+const TextFilter = { type: 'string', minLength: 1, maxLength: 500 } as const;
+const AddressFilter = { type: 'string', minLength: 1, maxLength: 2600 } as const;
+
+export const ListMessagesQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    limit: Limit,
+    page_token: PageToken,
+    subject: TextFilter,
+    any_email: { ...AddressFilter, description: 'Comma-separated addresses (up to 25); matches from, to, cc or bcc.' },
+    to: AddressFilter,
+    from: AddressFilter,
+    cc: AddressFilter,
+    bcc: AddressFilter,
+    in: { type: 'string', minLength: 1, maxLength: 256, description: 'A folder ID.' },
+    unread: { type: 'boolean' },
+    starred: { type: 'boolean' },
+    thread_id: { type: 'string', minLength: 1, maxLength: 64 },
+    received_before: { type: 'integer', minimum: 0 },
+    received_after: { type: 'integer', minimum: 0 },
+    has_attachment: { type: 'boolean' },
+    fields: { type: 'string', enum: ['standard', 'include_headers', 'raw_mime'] },
+    search_query_native: { type: 'string', minLength: 1, maxLength: 1000 },
+    metadata_pair: { type: 'string', minLength: 3, maxLength: 600, description: '`key:value` with key one of key1..key5.' },
+    query_imap: { type: 'boolean' },
+    shared_from: { type: 'string', maxLength: 256 },
+    select: Select,
+  },
+} as const;
+export type ListMessagesQuery = FromSchema<typeof ListMessagesQuery>;
+
+export const MessageIdQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    fields: { type: 'string', enum: ['standard', 'include_headers', 'raw_mime'] },
+    query_imap: { type: 'boolean' },
+    select: Select,
+  },
+} as const;
+export type MessageIdQuery = FromSchema<typeof MessageIdQuery>;
+
+export const UpdateMessageBody = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: {
+    unread: { type: 'boolean' },
+    starred: { type: 'boolean' },
+    folders: { type: 'array', minItems: 1, maxItems: 20, uniqueItems: true, items: { type: 'string', minLength: 1, maxLength: 256 } },
+    metadata: Metadata,
+  },
+} as const;
+export type UpdateMessageBody = FromSchema<typeof UpdateMessageBody>;
+
+export const DeleteMessageQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { hard_delete: { type: 'boolean' } },
+} as const;
+export type DeleteMessageQuery = FromSchema<typeof DeleteMessageQuery>;
+
+export const CleanMessagesBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['message_id'],
+  properties: {
+    message_id: { type: 'array', minItems: 1, maxItems: 20, uniqueItems: true, items: { type: 'string', minLength: 1, maxLength: 64 } },
+    ignore_links: { type: 'boolean' },
+    ignore_images: { type: 'boolean' },
+    images_as_markdown: { type: 'boolean' },
+    ignore_tables: { type: 'boolean' },
+    remove_conclusion_phrases: { type: 'boolean' },
+    html_as_markdown: { type: 'boolean' },
+  },
+} as const;
+export type CleanMessagesBody = FromSchema<typeof CleanMessagesBody>;
+
+export const CleanedMessageObject = {
+  type: 'object',
+  properties: { ...MessageObject.properties, conversation: { type: 'string' } },
+} as const;
+
+/** Fields of a message to send (also a draft's fields). */
+const OutgoingFields = {
+  to: Participants(100),
+  cc: Participants(100),
+  bcc: Participants(100),
+  reply_to: Participants(10),
+  from: { ...Participants(5), minItems: 1 },
+  subject: { type: 'string', maxLength: 998 },
+  body: { type: 'string' },
+  starred: { type: 'boolean' },
+  attachments: { type: 'array', maxItems: 100, items: AttachmentInput },
+  metadata: Metadata,
+  template: TemplateRef,
+  tracking_options: TrackingOptions,
+} as const;
+
+/** Fields accepted only when a draft (or a send) is created. */
+const CreateOnlyFields = {
+  is_plaintext: { type: 'boolean' },
+  reply_to_message_id: { type: 'string', minLength: 1, maxLength: 64 },
+  custom_headers: { type: 'array', maxItems: 50, items: CustomHeader },
+  signature_id: { type: 'string', minLength: 1, maxLength: 64 },
+} as const;
+
+export const SendMessageBody = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    ...OutgoingFields,
+    ...CreateOnlyFields,
+    send_at: { type: 'integer', description: 'Scheduled send (not available yet: answers 400).' },
+    use_draft: { type: 'boolean' },
+  },
+} as const;
+export type SendMessageBody = FromSchema<typeof SendMessageBody>;
+
+export const CreateDraftBody = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { ...OutgoingFields, ...CreateOnlyFields },
+} as const;
+export type CreateDraftBody = FromSchema<typeof CreateDraftBody>;
+
+export const UpdateDraftBody = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: { ...OutgoingFields },
+} as const;
+export type UpdateDraftBody = FromSchema<typeof UpdateDraftBody>;
+
+export const SendDraftBody = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { signature_id: { type: 'string', minLength: 1, maxLength: 64 } },
+} as const;
+export type SendDraftBody = FromSchema<typeof SendDraftBody>;
+
+export const DraftObject = {
+  type: 'object',
+  properties: {
+    ...MessageObject.properties,
+    object: { type: 'string', enum: ['draft'] },
+    is_plaintext: { type: 'boolean' },
+    reply_to_message_id: { type: 'string' },
+    custom_headers: { type: 'array', items: CustomHeader },
+    signature_id: { type: 'string' },
+    template: TemplateRef,
+    tracking_options: { type: 'object' },
+    updated_at: { type: 'integer' },
+  },
+} as const;
+
+export const ListDraftsQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    limit: Limit,
+    page_token: PageToken,
+    subject: TextFilter,
+    any_email: AddressFilter,
+    to: AddressFilter,
+    cc: AddressFilter,
+    bcc: AddressFilter,
+    starred: { type: 'boolean' },
+    thread_id: { type: 'string', minLength: 1, maxLength: 64 },
+    has_attachment: { type: 'boolean' },
+    query_imap: { type: 'boolean' },
+    select: Select,
+  },
+} as const;
+export type ListDraftsQuery = FromSchema<typeof ListDraftsQuery>;
+
+export const ThreadObject = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    object: { type: 'string', enum: ['thread'] },
+    grant_id: { type: 'string' },
+    subject: { type: 'string' },
+    participants: { type: 'array', items: Participant },
+    message_ids: { type: 'array', items: { type: 'string' } },
+    draft_ids: { type: 'array', items: { type: 'string' } },
+    folders: { type: 'array', items: { type: 'string' } },
+    snippet: { type: 'string' },
+    unread: { type: 'boolean' },
+    starred: { type: 'boolean' },
+    has_attachments: { type: 'boolean' },
+    has_drafts: { type: 'boolean' },
+    earliest_message_date: { type: 'integer' },
+    latest_message_received_date: { type: 'integer' },
+    latest_message_sent_date: { type: 'integer' },
+    latest_draft_or_message: MessageObject,
+  },
+} as const;
+
+export const ListThreadsQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    limit: Limit,
+    page_token: PageToken,
+    subject: TextFilter,
+    any_email: AddressFilter,
+    to: AddressFilter,
+    from: AddressFilter,
+    cc: AddressFilter,
+    bcc: AddressFilter,
+    in: { type: 'string', minLength: 1, maxLength: 256 },
+    unread: { type: 'boolean' },
+    starred: { type: 'boolean' },
+    latest_message_before: { type: 'integer', minimum: 0 },
+    latest_message_after: { type: 'integer', minimum: 0 },
+    has_attachment: { type: 'boolean' },
+    search_query_native: { type: 'string', minLength: 1, maxLength: 1000 },
+    earliest_message_date: { type: 'integer', minimum: 0 },
+    shared_folder_id: { type: 'string', maxLength: 256 },
+    shared_from: { type: 'string', maxLength: 256 },
+    select: Select,
+  },
+} as const;
+export type ListThreadsQuery = FromSchema<typeof ListThreadsQuery>;
+
+export const UpdateThreadBody = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: {
+    unread: { type: 'boolean' },
+    starred: { type: 'boolean' },
+    folders: UpdateMessageBody.properties.folders,
+  },
+} as const;
+export type UpdateThreadBody = FromSchema<typeof UpdateThreadBody>;
+
+export const FolderObject = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    object: { type: 'string', enum: ['folder'] },
+    grant_id: { type: 'string' },
+    name: { type: 'string' },
+    parent_id: { type: 'string' },
+    background_color: { type: 'string' },
+    text_color: { type: 'string' },
+    system_folder: { type: 'boolean' },
+    attributes: { type: 'array', items: { type: 'string' } },
+    total_count: { type: 'integer' },
+    unread_count: { type: 'integer' },
+    child_count: { type: 'integer' },
+  },
+} as const;
+
+const Color = { type: 'string', pattern: '^#[0-9a-fA-F]{6}$' } as const;
+const FolderName = { type: 'string', minLength: 1, maxLength: 256, pattern: '\\S' } as const;
+
+export const ListFoldersQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    limit: Limit,
+    page_token: PageToken,
+    parent_id: { type: 'string', minLength: 1, maxLength: 256 },
+    include_hidden_folders: { type: 'boolean' },
+    single_level: { type: 'boolean' },
+    shared_from: { type: 'string', maxLength: 256 },
+    select: Select,
+  },
+} as const;
+export type ListFoldersQuery = FromSchema<typeof ListFoldersQuery>;
+
+export const CreateFolderBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name'],
+  properties: { name: FolderName, parent_id: { type: 'string', minLength: 1, maxLength: 256 }, background_color: Color, text_color: Color },
+} as const;
+export type CreateFolderBody = FromSchema<typeof CreateFolderBody>;
+
+export const UpdateFolderBody = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: {
+    name: FolderName,
+    parent_id: { type: ['string', 'null'], minLength: 1, maxLength: 256 },
+    background_color: Color,
+    text_color: Color,
+  },
+} as const;
+export type UpdateFolderBody = FromSchema<typeof UpdateFolderBody>;
+
+export const PageQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { limit: Limit, page_token: PageToken, select: Select },
+} as const;
+export type PageQuery = FromSchema<typeof PageQuery>;
+
+export const SelectQuery = { type: 'object', additionalProperties: false, properties: { select: Select } } as const;
+
+export const AttachmentQuery = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['message_id'],
+  properties: { message_id: { type: 'string', minLength: 1, maxLength: 64 } },
+} as const;
+export type AttachmentQuery = FromSchema<typeof AttachmentQuery>;

@@ -1,0 +1,115 @@
+import type { AddressInfo } from 'node:net';
+import { SMTPServer, type SMTPServerDataStream, type SMTPServerError, type SMTPServerSession } from 'smtp-server';
+import type { RunningService } from './dynamodb-local';
+
+/**
+ * The local inbound MX for Agent Accounts. On AWS, SES receives mail for the deployment's domains;
+ * locally this plain SMTP server on loopback does. It knows nothing of the project: the caller
+ * decides which recipients exist and how a message is stored.
+ *
+ * It behaves like a careful MX: unknown recipients are refused at RCPT TO (550), and a message is
+ * acknowledged only after `deliver` has stored it. Any failure of the callbacks is answered with
+ * 451 so the sending server keeps the message and retries; nothing is lost and nothing crashes.
+ */
+export interface InboundHandlers {
+  /** Whether an address is an Agent Account of this deployment; unknown recipients are refused at RCPT TO. */
+  acceptsRecipient(address: string): Promise<boolean>;
+  /** Stores the message for the accepted recipients; resolves only once it is stored. */
+  deliver(raw: Buffer, envelope: { mailFrom: string; recipients: string[] }): Promise<void>;
+}
+
+/** The SES receiving limit is 40 MB; 26 MB matches what common senders accept. */
+const DEFAULT_MAX_BYTES = 26 * 1024 * 1024;
+
+function smtpError(responseCode: number, message: string): SMTPServerError {
+  return Object.assign(new Error(message), { responseCode });
+}
+
+const tryLater = () => smtpError(451, '4.3.0 temporary failure, try again later');
+
+function readStream(stream: SMTPServerDataStream): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    stream.once('error', reject);
+    stream.once('end', () => resolve(Buffer.concat(chunks)));
+  });
+}
+
+export async function startInboundSmtp(options: {
+  port: number;
+  host?: string;
+  maxBytes?: number;
+  handlers: InboundHandlers;
+}): Promise<RunningService & { port: number }> {
+  const host = options.host ?? '127.0.0.1';
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+  const { handlers } = options;
+
+  async function checkRecipient(address: string): Promise<SMTPServerError | undefined> {
+    let known: boolean;
+    try {
+      known = await handlers.acceptsRecipient(address);
+    } catch {
+      return tryLater();
+    }
+    return known ? undefined : smtpError(550, `5.1.1 <${address}>: no such Agent Account`);
+  }
+
+  async function receive(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<SMTPServerError | undefined> {
+    // The stream must be drained even when the message is refused, or the session stalls.
+    const raw = await readStream(stream);
+    if (stream.sizeExceeded) return smtpError(552, `5.3.4 message exceeds the ${maxBytes} byte limit`);
+    const { mailFrom, rcptTo } = session.envelope;
+    // One delivery for the whole transaction. smtp-server already keeps a recipient named twice
+    // once (compared case-insensitively; the later spelling wins).
+    const recipients = rcptTo.map((r) => r.address);
+    try {
+      await handlers.deliver(raw, { mailFrom: mailFrom === false ? '' : mailFrom.address, recipients });
+    } catch {
+      return tryLater();
+    }
+    return undefined;
+  }
+
+  const server = new SMTPServer({
+    logger: false,
+    authOptional: true,
+    // Local only, plain text: no TLS certificate to manage.
+    disabledCommands: ['STARTTLS'],
+    // The default reverse lookup would query DNS for the client address.
+    disableReverseLookup: true,
+    size: maxBytes,
+    banner: 'Switchboard local inbound MX',
+    // Give an in-flight delivery time to finish on stop(), then cut the connection.
+    closeTimeout: 5_000,
+    onRcptTo(address, _session, callback) {
+      checkRecipient(address.address).then(
+        (err) => callback(err ?? null),
+        () => callback(tryLater()),
+      );
+    },
+    onData(stream, session, callback) {
+      receive(stream, session).then(
+        (err) => callback(err ?? null),
+        () => callback(tryLater()),
+      );
+    },
+  });
+  // Client errors (resets, timeouts) are emitted here; without a listener they would crash the process.
+  server.on('error', () => undefined);
+
+  await new Promise<void>((resolve, reject) => {
+    server.server.once('error', reject);
+    server.server.listen(options.port, host, () => {
+      server.server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.server.address() as AddressInfo;
+  return {
+    endpoint: `smtp://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    port,
+    stop: () => new Promise<void>((resolve) => server.close(resolve)),
+  };
+}

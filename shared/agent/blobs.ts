@@ -1,0 +1,55 @@
+import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import type { Readable } from 'node:stream';
+import { MAIL_BUCKET, s3 } from '#shared/aws/s3';
+import type { AttachmentId, GrantId, MessageId } from '#shared/ids';
+
+/**
+ * Mail content kept in S3 rather than in DynamoDB items: raw MIME of every message, bodies too large
+ * for an item, and attachment contents. Everything of a grant lives under `grants/<grant_id>/`, so
+ * deleting a grant deletes one prefix.
+ */
+export const grantPrefix = (grantId: GrantId) => `grants/${grantId}/`;
+export const rawMessageKey = (grantId: GrantId, messageId: MessageId | string) => `grants/${grantId}/messages/${messageId}/raw.eml`;
+export const bodyKey = (grantId: GrantId, id: string) => `grants/${grantId}/bodies/${id}`;
+export const attachmentKey = (grantId: GrantId, attachmentId: AttachmentId) => `grants/${grantId}/attachments/${attachmentId}`;
+
+export async function putBlob(key: string, body: Buffer | string, contentType: string): Promise<void> {
+  await s3.send(new PutObjectCommand({ Bucket: MAIL_BUCKET, Key: key, Body: body, ContentType: contentType }));
+}
+
+export async function getBlob(key: string): Promise<Buffer> {
+  const { Body } = await s3.send(new GetObjectCommand({ Bucket: MAIL_BUCKET, Key: key }));
+  return Buffer.from(await Body!.transformToByteArray());
+}
+
+export async function getBlobStream(key: string): Promise<{ stream: Readable; length?: number }> {
+  const { Body, ContentLength } = await s3.send(new GetObjectCommand({ Bucket: MAIL_BUCKET, Key: key }));
+  return { stream: Body as Readable, length: ContentLength };
+}
+
+/** A short-lived download URL, for contents too large to return through API Gateway and Lambda. */
+export async function presignedDownload(key: string, filename: string, contentType: string, seconds = 300): Promise<string> {
+  const disposition = `attachment; filename*=UTF-8''${encodeURIComponent(filename)}`;
+  return getSignedUrl(
+    s3,
+    new GetObjectCommand({ Bucket: MAIL_BUCKET, Key: key, ResponseContentDisposition: disposition, ResponseContentType: contentType }),
+    { expiresIn: seconds },
+  );
+}
+
+/** Deletes every object under a prefix, a page of 1000 at a time. */
+export async function deletePrefix(prefix: string): Promise<number> {
+  let deleted = 0;
+  let token: string | undefined;
+  do {
+    const page = await s3.send(new ListObjectsV2Command({ Bucket: MAIL_BUCKET, Prefix: prefix, ContinuationToken: token }));
+    const keys = (page.Contents ?? []).map((o) => ({ Key: o.Key! }));
+    if (keys.length) {
+      await s3.send(new DeleteObjectsCommand({ Bucket: MAIL_BUCKET, Delete: { Objects: keys, Quiet: true } }));
+      deleted += keys.length;
+    }
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token);
+  return deleted;
+}

@@ -1,0 +1,255 @@
+import { attachmentKey, bodyKey, deletePrefix, getBlob, putBlob } from '#shared/agent/blobs';
+import { requireMessage } from '#shared/agent/message-ops';
+import { kinds, normalAddress } from '#shared/agent/postings';
+import {
+  checkCustomHeaders,
+  collectAttachments,
+  consumeQuota,
+  deliverAndStore,
+  prepareOutgoing,
+  senderOf,
+  type OutgoingInput,
+} from '#shared/agent/send';
+import { BODY_INLINE_MAX, viewOf } from '#shared/agent/store';
+import { refreshThread } from '#shared/agent/thread-refresh';
+import type { AttachmentRecord, DraftRecord } from '#shared/agent/types';
+import { words } from '#shared/agent/text';
+import { draftView } from '#shared/agent/views';
+import { env } from '#shared/config';
+import { decodeBeforeCursor, encodeBeforeCursor } from '#shared/db/cursor';
+import { adjustFolderCounter } from '#shared/db/folders';
+import type { GrantRecord } from '#shared/db/grants';
+import { draftKey, draftsOfGrant, postingKey } from '#shared/db/keys';
+import { batchWrite, deleteRequests, putRequests } from '#shared/db/batch';
+import { VersionConflictError, createRecord, deleteRecord, getRecord, listRecords, replaceRecord } from '#shared/db/records';
+import * as sending from '#shared/db/sending';
+import { ConflictError, MailDeliveryError, NotFoundError } from '#shared/http/errors';
+import type { UploadedFile } from '#shared/http/route';
+import { newId, type DraftId } from '#shared/ids';
+import { trackingOnCreate, trackingOnUpdate } from '#shared/mail/tracking';
+import { renderStoredTemplate } from '#shared/templates/templates';
+import { clock } from '#shared/time';
+import type { CreateDraftBody, ListDraftsQuery, UpdateDraftBody } from '#schemas/mail';
+import { addressList, keywordList, rejectProviderOnlyParameters } from '#shared/agent/messages';
+
+/**
+ * Drafts of an Agent Account: JSON or multipart, the create-only fields, tracking options under the
+ * six hostname rules, templates rendered on create/update, and sending (POST /drafts/{id}).
+ */
+const TRACKING_HOSTNAME = env.trackingHostname();
+const DRAFT_ID = /^drf_[0-9a-hjkmnp-tv-z]{26}$/;
+const LIST_BUDGET = 1000;
+
+export async function requireDraft(grant: GrantRecord, draftId: string): Promise<DraftRecord> {
+  const record = DRAFT_ID.test(draftId) ? await getRecord<DraftRecord>(draftKey(grant.id, draftId as DraftId)) : undefined;
+  if (!record) throw new NotFoundError(`Draft '${draftId}' not found`);
+  return record;
+}
+
+async function draftBody(d: DraftRecord): Promise<string> {
+  return d.body_key ? (await getBlob(d.body_key)).toString('utf8') : d.body;
+}
+
+export async function draftObject(d: DraftRecord) {
+  return draftView(d, await draftBody(d));
+}
+
+/** Stores attachment contents; returns their records. */
+async function storeAttachments(grant: GrantRecord, input: OutgoingInput['attachments'], files: UploadedFile[]): Promise<AttachmentRecord[]> {
+  const list = collectAttachments(input, files);
+  return Promise.all(
+    list.map(async (a) => {
+      const id = newId('attachment');
+      const key = attachmentKey(grant.id, id);
+      await putBlob(key, a.content, a.contentType);
+      return { id, filename: a.filename, content_type: a.contentType, size: a.content.length, is_inline: a.inline, ...(a.contentId ? { content_id: a.contentId } : {}), key };
+    }),
+  );
+}
+
+async function storeBody(grant: GrantRecord, id: DraftId, body: string): Promise<{ body: string; body_key?: string }> {
+  if (Buffer.byteLength(body) <= BODY_INLINE_MAX) return { body };
+  const key = bodyKey(grant.id, id);
+  await putBlob(key, body, 'text/html; charset=utf-8');
+  return { body: '', body_key: key };
+}
+
+async function setDraftThreadPosting(grant: GrantRecord, draft: DraftRecord, present: boolean) {
+  if (!draft.thread_id) return;
+  const key = postingKey(grant.id, kinds.draftThread(draft.thread_id), draft.id);
+  await batchWrite(present ? putRequests([{ ...key }]) : deleteRequests([key]));
+  await refreshThread(grant.id, draft.thread_id);
+}
+
+export async function createDraft(grant: GrantRecord, body: CreateDraftBody, files: UploadedFile[]) {
+  const id = newId('draft');
+  let { subject, body: html } = body;
+  if (body.template) ({ subject, body: html } = await renderStoredTemplate(grant.id, body.template, { subject, body: html }));
+  const from = senderOf(grant, body.from);
+  const original = body.reply_to_message_id ? await requireMessage(grant, body.reply_to_message_id) : undefined;
+  const tracking = trackingOnCreate(body.tracking_options, TRACKING_HOSTNAME);
+  const now = clock.nowSeconds();
+  const record: DraftRecord = {
+    id,
+    grant_id: grant.id,
+    ...(original ? { thread_id: original.thread_id, reply_to_message_id: original.id } : {}),
+    subject: subject ?? '',
+    from: [from],
+    to: body.to ?? [],
+    cc: body.cc ?? [],
+    bcc: body.bcc ?? [],
+    reply_to: body.reply_to ?? [],
+    ...(await storeBody(grant, id, html ?? '')),
+    is_plaintext: body.is_plaintext ?? false,
+    starred: body.starred ?? false,
+    attachments: await storeAttachments(grant, body.attachments, files),
+    metadata: body.metadata ?? {},
+    custom_headers: checkCustomHeaders(body.custom_headers),
+    ...(body.signature_id ? { signature_id: body.signature_id } : {}),
+    ...(body.template ? { template: body.template as DraftRecord['template'] } : {}),
+    tracking_options: tracking,
+    created_at: now,
+    updated_at: now,
+    version: 1,
+  };
+  await createRecord(draftKey(grant.id, id), record);
+  await adjustFolderCounter(grant.id, 'drafts', 1);
+  await setDraftThreadPosting(grant, record, true);
+  return draftObject(record);
+}
+
+export async function updateDraft(grant: GrantRecord, draftId: string, body: UpdateDraftBody, files: UploadedFile[]) {
+  const current = await requireDraft(grant, draftId);
+  let { subject, body: html } = body;
+  if (body.template) ({ subject, body: html } = await renderStoredTemplate(grant.id, body.template, { subject, body: html }));
+  const next: DraftRecord = {
+    ...current,
+    ...(subject !== undefined ? { subject } : {}),
+    ...(body.from ? { from: [senderOf(grant, body.from)] } : {}),
+    ...(body.to ? { to: body.to } : {}),
+    ...(body.cc ? { cc: body.cc } : {}),
+    ...(body.bcc ? { bcc: body.bcc } : {}),
+    ...(body.reply_to ? { reply_to: body.reply_to } : {}),
+    ...(body.starred !== undefined ? { starred: body.starred } : {}),
+    ...(body.metadata ? { metadata: body.metadata } : {}),
+    ...(body.template ? { template: body.template as DraftRecord['template'] } : {}),
+    tracking_options: trackingOnUpdate(current.tracking_options, body.tracking_options, TRACKING_HOSTNAME),
+    updated_at: clock.nowSeconds(),
+    version: current.version + 1,
+  };
+  if (html !== undefined) {
+    const stored = await storeBody(grant, current.id, html);
+    next.body = stored.body;
+    if (stored.body_key) next.body_key = stored.body_key;
+    else delete next.body_key;
+  }
+  // Attachments are a nested list: given means replaced, absent means kept.
+  const replacedAttachments = body.attachments !== undefined || files.length > 0;
+  if (replacedAttachments) next.attachments = await storeAttachments(grant, body.attachments, files);
+  try {
+    await replaceRecord(draftKey(grant.id, current.id), next, current.version);
+  } catch (error) {
+    if (error instanceof VersionConflictError) throw new ConflictError('The draft was changed by another request; fetch it again and retry');
+    throw error;
+  }
+  if (replacedAttachments) await Promise.all(current.attachments.map((a) => deletePrefix(a.key)));
+  if (current.body_key && !next.body_key) await deletePrefix(current.body_key);
+  return draftObject(next);
+}
+
+async function removeDraft(grant: GrantRecord, draft: DraftRecord, keepContents: boolean) {
+  if (!(await deleteRecord(draftKey(grant.id, draft.id)))) throw new NotFoundError(`Draft '${draft.id}' not found`);
+  await adjustFolderCounter(grant.id, 'drafts', -1);
+  await setDraftThreadPosting(grant, draft, false);
+  if (!keepContents) await Promise.all([...draft.attachments.map((a) => a.key), ...(draft.body_key ? [draft.body_key] : [])].map((k) => deletePrefix(k)));
+}
+
+export async function deleteDraft(grant: GrantRecord, draftId: string): Promise<void> {
+  await removeDraft(grant, await requireDraft(grant, draftId), false);
+}
+
+/** Sends a draft as a message (an optional signature is appended), then deletes the draft. */
+export async function sendDraft(grant: GrantRecord, draftId: string, body: { signature_id?: string }) {
+  const draft = await requireDraft(grant, draftId);
+  const attachments = await Promise.all(
+    draft.attachments.map(async (a) => ({
+      filename: a.filename,
+      content_type: a.content_type,
+      content: (await getBlob(a.key)).toString('base64'),
+      ...(a.content_id ? { content_id: a.content_id } : {}),
+      is_inline: a.is_inline,
+    })),
+  );
+  const signatureId = body.signature_id ?? draft.signature_id;
+  const prepared = await prepareOutgoing(grant, {
+    to: draft.to,
+    cc: draft.cc,
+    bcc: draft.bcc,
+    reply_to: draft.reply_to,
+    from: draft.from,
+    subject: draft.subject,
+    body: await draftBody(draft),
+    is_plaintext: draft.is_plaintext,
+    starred: draft.starred,
+    reply_to_message_id: draft.reply_to_message_id,
+    custom_headers: draft.custom_headers,
+    attachments,
+    metadata: draft.metadata,
+    ...(signatureId ? { signature_id: signatureId } : {}),
+  });
+  const day = await consumeQuota(grant);
+  let message;
+  try {
+    message = await deliverAndStore(grant, prepared);
+  } catch (error) {
+    if (error instanceof MailDeliveryError) await sending.refundSendQuota(grant.id, day);
+    throw error;
+  }
+  await removeDraft(grant, draft, false);
+  return viewOf(message);
+}
+
+function draftMatches(d: DraftRecord, q: ListDraftsQuery, filters: { subject?: string[]; any?: string[]; to?: string[]; cc?: string[]; bcc?: string[] }): boolean {
+  const has = (list: { email: string }[], wanted: string[]) => list.some((p) => wanted.includes(normalAddress(p.email)));
+  if (filters.subject) {
+    const subject = new Set(words(d.subject));
+    if (!filters.subject.every((w) => subject.has(w))) return false;
+  }
+  if (filters.any && !has([...d.from, ...d.to, ...d.cc, ...d.bcc], filters.any)) return false;
+  if (filters.to && !has(d.to, filters.to)) return false;
+  if (filters.cc && !has(d.cc, filters.cc)) return false;
+  if (filters.bcc && !has(d.bcc, filters.bcc)) return false;
+  if (q.starred !== undefined && d.starred !== q.starred) return false;
+  if (q.thread_id !== undefined && d.thread_id !== q.thread_id) return false;
+  if (q.has_attachment !== undefined && d.attachments.length > 0 !== q.has_attachment) return false;
+  return true;
+}
+
+/** Drafts newest first; filters are checked on the drafts themselves (a mailbox holds few drafts). */
+export async function listDrafts(grant: GrantRecord, query: ListDraftsQuery, limit: number) {
+  rejectProviderOnlyParameters(query);
+  const filters = {
+    ...(query.subject !== undefined ? { subject: keywordList('subject', query.subject) } : {}),
+    ...(query.any_email !== undefined ? { any: addressList('any_email', query.any_email) } : {}),
+    ...(query.to !== undefined ? { to: addressList('to', query.to) } : {}),
+    ...(query.cc !== undefined ? { cc: addressList('cc', query.cc) } : {}),
+    ...(query.bcc !== undefined ? { bcc: addressList('bcc', query.bcc) } : {}),
+  };
+  let before = query.page_token ? decodeBeforeCursor(query.page_token, 'drafts', DRAFT_ID) : undefined;
+  const found: DraftRecord[] = [];
+  let evaluated = 0;
+  let exhausted = false;
+  while (found.length <= limit && evaluated < LIST_BUDGET) {
+    const page = await listRecords<DraftRecord>(draftsOfGrant(grant.id).pk, { limit: 100, before });
+    evaluated += page.items.length;
+    found.push(...page.items.filter((d) => draftMatches(d, query, filters)));
+    if (!page.last) {
+      exhausted = true;
+      break;
+    }
+    before = page.last;
+  }
+  const items = found.slice(0, limit);
+  const next = found.length > limit ? items.at(-1)!.id : exhausted ? undefined : before;
+  return { items: await Promise.all(items.map(draftObject)), nextCursor: next ? encodeBeforeCursor('drafts', next) : undefined };
+}

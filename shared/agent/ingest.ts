@@ -1,0 +1,67 @@
+import { createHash } from 'node:crypto';
+import { normalAddress } from '#shared/agent/postings';
+import { storeMessage } from '#shared/agent/store';
+import { getAgentAddressOwner, getGrant } from '#shared/db/grants';
+import type { GrantRecord } from '#shared/db/grants';
+import { parseMime } from '#shared/mail/parse';
+import { clock } from '#shared/time';
+
+/**
+ * Inbound mail for Agent Accounts, whatever carried it: the local SMTP listener (`npm start`) or, on
+ * AWS, SES receipt → S3 → the `inbound` function. A message is stored once per receiving mailbox
+ * (several of its addresses among the recipients still make one copy) and is deduplicated by its
+ * Message-ID, so a sender retrying after a lost acknowledgement does not create a second copy.
+ */
+export async function acceptsRecipient(address: string): Promise<boolean> {
+  return (await getAgentAddressOwner(normalAddress(address))) !== undefined;
+}
+
+export interface IngestResult {
+  delivered: { grant_id: string; message_id: string; duplicate: boolean }[];
+  unknown: string[];
+}
+
+export async function ingestMessage(raw: Buffer, envelope: { mailFrom: string; recipients: string[] }): Promise<IngestResult> {
+  const owners = new Map<string, { application_id: string; grant_id: string }>();
+  const unknown: string[] = [];
+  for (const recipient of new Set(envelope.recipients.map(normalAddress))) {
+    const owner = await getAgentAddressOwner(recipient);
+    if (owner) owners.set(owner.grant_id, owner);
+    else unknown.push(recipient);
+  }
+  const result: IngestResult = { delivered: [], unknown };
+  if (!owners.size) return result;
+
+  const mail = await parseMime(raw);
+  // Without a Message-ID the content itself identifies a retry of the same message.
+  const messageIdHeader = mail.messageId ?? `<${createHash('sha256').update(raw).digest('hex')}@inbound.switchboard>`;
+  const now = clock.nowSeconds();
+  for (const owner of owners.values()) {
+    const grant = await getGrant(owner.application_id as GrantRecord['application_id'], owner.grant_id as GrantRecord['id']);
+    if (!grant) continue;
+    const { record, duplicate } = await storeMessage({
+      grant,
+      subject: mail.subject,
+      from: mail.from.length ? mail.from : envelope.mailFrom ? [{ email: normalAddress(envelope.mailFrom) }] : [],
+      to: mail.to,
+      cc: mail.cc,
+      bcc: mail.bcc,
+      replyTo: mail.replyTo,
+      date: mail.date ?? now,
+      unread: true,
+      starred: false,
+      folders: ['inbox'],
+      body: mail.html ?? mail.text ?? '',
+      isPlaintext: mail.html === undefined,
+      attachments: mail.attachments,
+      headers: mail.headers,
+      raw,
+      metadata: {},
+      messageIdHeader,
+      inReplyTo: mail.inReplyTo,
+      references: mail.references,
+    });
+    result.delivered.push({ grant_id: grant.id, message_id: record.id, duplicate });
+  }
+  return result;
+}

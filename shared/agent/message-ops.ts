@@ -1,0 +1,111 @@
+import { deletePrefix } from '#shared/agent/blobs';
+import { mutablePostings } from '#shared/agent/postings';
+import { folderDeltas, mergeDeltas, storedImmutablePostings, viewOf } from '#shared/agent/store';
+import { refreshThread } from '#shared/agent/thread-refresh';
+import type { MessageRecord } from '#shared/agent/types';
+import { requireFolders } from '#shared/agent/folders';
+import type { GrantRecord } from '#shared/db/grants';
+import * as messages from '#shared/db/messages';
+import { MessageConflictError } from '#shared/db/messages';
+import { ConflictError, InvalidRequestError, NotFoundError } from '#shared/http/errors';
+import type { MessageId } from '#shared/ids';
+import { publish } from '#shared/notifications/publisher';
+import { clock } from '#shared/time';
+
+/** Changes to the mutable state of messages: read and star state, folders, metadata, deletion. */
+export interface MessageChanges {
+  unread?: boolean;
+  starred?: boolean;
+  folders?: string[];
+  /** Replaces the metadata object (nested objects are replaced, as the spec says). */
+  metadata?: Record<string, string>;
+}
+
+export async function requireMessage(grant: GrantRecord, messageId: string): Promise<MessageRecord> {
+  const record = /^msg_[0-9a-hjkmnp-tv-z]{26}$/.test(messageId) ? await messages.getMessage(grant.id, messageId as MessageId) : undefined;
+  if (!record) throw new NotFoundError(`Message '${messageId}' not found`);
+  return record;
+}
+
+function applyChanges(record: MessageRecord, changes: MessageChanges): MessageRecord {
+  return {
+    ...record,
+    ...(changes.unread !== undefined ? { unread: changes.unread } : {}),
+    ...(changes.starred !== undefined ? { starred: changes.starred } : {}),
+    ...(changes.folders !== undefined ? { folders: changes.folders } : {}),
+    ...(changes.metadata !== undefined ? { metadata: changes.metadata } : {}),
+    updated_at: clock.nowSeconds(),
+    version: record.version + 1,
+  };
+}
+
+const sameState = (a: MessageRecord, b: MessageRecord) =>
+  a.unread === b.unread &&
+  a.starred === b.starred &&
+  JSON.stringify(a.folders) === JSON.stringify(b.folders) &&
+  JSON.stringify(a.metadata) === JSON.stringify(b.metadata);
+
+/**
+ * Applies changes to one message: its item, counters and mutable indexes in one transaction, then
+ * its thread, then `message.updated`. A concurrent change of the same message is retried on the
+ * fresh copy, so two clients marking it read and starring it both win.
+ */
+export async function changeMessage(grant: GrantRecord, record: MessageRecord, changes: MessageChanges, options: { notify?: boolean } = {}): Promise<MessageRecord> {
+  if (changes.folders) await requireFolders(grant.id, changes.folders);
+  if (changes.metadata && Object.keys(changes.metadata).length > 50) throw new InvalidRequestError("'metadata' may hold at most 50 pairs");
+  let current = record;
+  for (let attempt = 0; ; attempt++) {
+    const after = applyChanges(current, changes);
+    if (sameState(current, after)) return current;
+    const before = new Set(mutablePostings(current));
+    const next = new Set(mutablePostings(after));
+    try {
+      await messages.updateMessage(
+        current,
+        after,
+        { removed: [...before].filter((k) => !next.has(k)), added: [...next].filter((k) => !before.has(k)) },
+        mergeDeltas(folderDeltas(current, -1), folderDeltas(after, 1)),
+      );
+      await refreshThread(grant.id, after.thread_id);
+      if (options.notify !== false) {
+        await publish({ type: 'message.updated', applicationId: grant.application_id, grantId: grant.id, object: await viewOf(after) });
+      }
+      return after;
+    } catch (error) {
+      if (!(error instanceof MessageConflictError) || attempt >= 3) {
+        if (error instanceof MessageConflictError) throw new ConflictError('The message kept changing during the update; retry');
+        throw error;
+      }
+      const fresh = await messages.getMessage(grant.id, current.id);
+      if (!fresh) throw new NotFoundError(`Message '${current.id}' not found`);
+      current = fresh;
+    }
+  }
+}
+
+/** Deletes a message for good: item, indexes, counters, contents in S3; then its thread. */
+export async function hardDeleteMessage(grant: GrantRecord, record: MessageRecord): Promise<void> {
+  let current = record;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await messages.deleteMessage(current, { mutable: mutablePostings(current), immutable: await storedImmutablePostings(current) }, folderDeltas(current, -1));
+      break;
+    } catch (error) {
+      if (!(error instanceof MessageConflictError) || attempt >= 3) throw error;
+      const fresh = await messages.getMessage(grant.id, current.id);
+      if (!fresh) return;
+      current = fresh;
+    }
+  }
+  await deletePrefix(`grants/${grant.id}/messages/${current.id}/`);
+  await Promise.all(
+    [current.body_key, ...current.attachments.map((a) => a.key)].filter((k): k is string => !!k).map((key) => deletePrefix(key)),
+  );
+  await refreshThread(grant.id, current.thread_id);
+}
+
+/** DELETE without hard_delete: the message moves to Trash (and stays there if it already is). */
+export async function trashMessage(grant: GrantRecord, record: MessageRecord): Promise<void> {
+  if (record.folders.length === 1 && record.folders[0] === 'trash') return;
+  await changeMessage(grant, record, { folders: ['trash'] });
+}

@@ -1,0 +1,51 @@
+import { deletePrefix, grantPrefix } from '#shared/agent/blobs';
+import { kinds, mutablePostings } from '#shared/agent/postings';
+import { storedImmutablePostings } from '#shared/agent/store';
+import type { DraftRecord, MessageRecord } from '#shared/agent/types';
+import { batchWrite, deleteRequests } from '#shared/db/batch';
+import { draftsOfGrant, grantPartitions, messageIdHeaderKey, messagesOfGrant, postingKey, type Key } from '#shared/db/keys';
+import { allKeys, listRecords } from '#shared/db/records';
+import type { GrantId } from '#shared/ids';
+
+/**
+ * Deletes everything an Agent Account mailbox stored, after its grant was deleted. Postings are
+ * recomputed from each message (no scan needed to find them); then the grant's partitions and its
+ * S3 prefix go. Idempotent and resumable: a run that stops early leaves work a retry finishes.
+ */
+const PAGE = 100;
+
+export async function purgeAgentMailbox(grantId: GrantId, shouldStop: () => boolean = () => false): Promise<'done' | 'more'> {
+  // Messages, newest first, a page at a time; each page is deleted before the next is read.
+  for (;;) {
+    if (shouldStop()) return 'more';
+    const page = await listRecords<MessageRecord>(messagesOfGrant(grantId).pk, { limit: PAGE });
+    if (!page.items.length) break;
+    const keys: Key[] = [];
+    for (const message of page.items) {
+      const postings = [...mutablePostings(message), ...(await storedImmutablePostings(message).catch(() => []))];
+      keys.push(...postings.map((kind) => postingKey(grantId, kind, message.id)));
+      if (message.message_id_header) keys.push(messageIdHeaderKey(grantId, message.message_id_header));
+      keys.push({ pk: messagesOfGrant(grantId).pk, sk: message.id });
+    }
+    await batchWrite(deleteRequests(keys));
+  }
+  for (;;) {
+    if (shouldStop()) return 'more';
+    const page = await listRecords<DraftRecord>(draftsOfGrant(grantId).pk, { limit: PAGE });
+    if (!page.items.length) break;
+    await batchWrite(
+      deleteRequests(
+        page.items.flatMap((d) => [
+          ...(d.thread_id ? [postingKey(grantId, kinds.draftThread(d.thread_id), d.id)] : []),
+          { pk: draftsOfGrant(grantId).pk, sk: d.id },
+        ]),
+      ),
+    );
+  }
+  for (const pk of grantPartitions(grantId)) {
+    if (shouldStop()) return 'more';
+    await batchWrite(deleteRequests(await allKeys(pk)));
+  }
+  await deletePrefix(grantPrefix(grantId));
+  return 'done';
+}

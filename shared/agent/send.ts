@@ -1,0 +1,303 @@
+import { createHash } from 'node:crypto';
+import { requireMessage } from '#shared/agent/message-ops';
+import { normalAddress } from '#shared/agent/postings';
+import { storeMessage, viewOf, type NewAttachment } from '#shared/agent/store';
+import type { HeaderRecord, ParticipantRecord } from '#shared/agent/types';
+import { env } from '#shared/config';
+import { getAgentAddressOwner, getGrant, type GrantRecord } from '#shared/db/grants';
+import * as sending from '#shared/db/sending';
+import { ConflictError, InvalidRequestError, MailDeliveryError, RateLimitError } from '#shared/http/errors';
+import type { UploadedFile } from '#shared/http/route';
+import { newId, type ThreadId } from '#shared/ids';
+import { composeMime } from '#shared/mail/compose';
+import { DeliveryError, mailTransport } from '#shared/mail/transport';
+import { appendSignature, renderStoredTemplate, requireSignature } from '#shared/templates/templates';
+import { clock } from '#shared/time';
+
+/**
+ * Sending from an Agent Account: render (template, signature), check the daily quota, compose MIME,
+ * deliver (to Agent Accounts of this deployment directly into their inbox, to anyone else through
+ * the mail transport), then keep the Sent copy. Nothing is stored in Sent when delivery fails.
+ */
+const DAILY_QUOTA = env.dailySendQuota();
+const MESSAGE_ID_DOMAIN = env.messageIdDomain();
+const IDEMPOTENCY_SECONDS = 3600;
+/** Headers the composer writes itself; a custom header may not replace them. */
+const RESERVED_HEADERS = new Set([
+  'from', 'to', 'cc', 'bcc', 'reply-to', 'subject', 'date', 'message-id', 'in-reply-to', 'references', 'mime-version',
+  'content-type', 'content-transfer-encoding', 'content-disposition', 'return-path', 'received', 'dkim-signature', 'sender',
+]);
+
+export interface OutgoingInput {
+  to?: ParticipantRecord[];
+  cc?: ParticipantRecord[];
+  bcc?: ParticipantRecord[];
+  reply_to?: ParticipantRecord[];
+  from?: ParticipantRecord[];
+  subject?: string;
+  body?: string;
+  is_plaintext?: boolean;
+  starred?: boolean;
+  reply_to_message_id?: string;
+  custom_headers?: HeaderRecord[];
+  attachments?: { filename: string; content_type?: string; content: string; content_id?: string; is_inline?: boolean }[];
+  metadata?: Record<string, string>;
+  template?: { id: string; variables?: Record<string, unknown> };
+  signature_id?: string;
+  tracking_options?: unknown;
+  send_at?: number;
+}
+
+export interface PreparedMessage {
+  from: ParticipantRecord;
+  to: ParticipantRecord[];
+  cc: ParticipantRecord[];
+  bcc: ParticipantRecord[];
+  replyTo: ParticipantRecord[];
+  subject: string;
+  body: string;
+  isPlaintext: boolean;
+  starred: boolean;
+  attachments: NewAttachment[];
+  headers: HeaderRecord[];
+  metadata: Record<string, string>;
+  threadId?: ThreadId;
+  inReplyTo?: string;
+  references: string[];
+}
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** Decodes JSON attachments (base64) and appends multipart files, in the order sent. */
+export function collectAttachments(json: OutgoingInput['attachments'], files: UploadedFile[] = []): NewAttachment[] {
+  const out: NewAttachment[] = (json ?? []).map((a, i) => {
+    const clean = a.content.replace(/\s+/g, '');
+    if (clean.length % 4 === 1 || !BASE64.test(clean)) throw new InvalidRequestError(`'attachments[${i}].content' must be base64`);
+    return {
+      filename: a.filename,
+      contentType: a.content_type ?? 'application/octet-stream',
+      content: Buffer.from(clean, 'base64'),
+      ...(a.content_id ? { contentId: a.content_id } : {}),
+      inline: a.is_inline ?? !!a.content_id,
+    };
+  });
+  for (const f of files) out.push({ filename: f.filename, contentType: f.contentType, content: f.content, inline: false });
+  if (out.length > 100) throw new InvalidRequestError('A message can carry at most 100 attachments');
+  return out;
+}
+
+export function checkCustomHeaders(headers: HeaderRecord[] = []): HeaderRecord[] {
+  for (const h of headers) {
+    if (RESERVED_HEADERS.has(h.name.toLowerCase())) throw new InvalidRequestError(`'custom_headers' cannot set '${h.name}': Switchboard writes that header itself`);
+  }
+  return headers;
+}
+
+/** The sender must be the Agent Account's own address (Agent Accounts have no aliases). */
+export function senderOf(grant: GrantRecord, from: ParticipantRecord[] | undefined): ParticipantRecord {
+  if (!from?.length) return { email: grant.email };
+  const foreign = from.find((p) => normalAddress(p.email) !== grant.email);
+  if (foreign || from.length > 1) {
+    throw new InvalidRequestError(`'from' must be this Agent Account's own address <${grant.email}>; Agent Accounts have no aliases`);
+  }
+  return { email: grant.email, ...(from[0]!.name ? { name: from[0]!.name } : {}) };
+}
+
+export async function prepareOutgoing(grant: GrantRecord, input: OutgoingInput, files: UploadedFile[] = []): Promise<PreparedMessage> {
+  if (input.send_at !== undefined) {
+    throw new InvalidRequestError("'send_at' (scheduled send) is not available yet for Agent Accounts; send without it to send now");
+  }
+  let { subject, body } = input;
+  if (input.template) {
+    const rendered = await renderStoredTemplate(grant.id, input.template, { subject, body });
+    subject = rendered.subject;
+    body = rendered.body;
+  }
+  const isPlaintext = input.is_plaintext ?? false;
+  if (input.signature_id) {
+    const signature = await requireSignature(grant.id, input.signature_id);
+    body = appendSignature(body ?? '', signature.body, isPlaintext);
+  }
+  const to = input.to ?? [];
+  const cc = input.cc ?? [];
+  const bcc = input.bcc ?? [];
+  if (!to.length && !cc.length && !bcc.length) throw new InvalidRequestError("A message needs at least one recipient in 'to', 'cc' or 'bcc'");
+  let threadId: ThreadId | undefined;
+  let inReplyTo: string | undefined;
+  let references: string[] = [];
+  if (input.reply_to_message_id) {
+    const original = await requireMessage(grant, input.reply_to_message_id);
+    threadId = original.thread_id;
+    if (original.message_id_header) {
+      inReplyTo = original.message_id_header;
+      references = [...original.references, original.message_id_header].slice(-50);
+    }
+  }
+  return {
+    from: senderOf(grant, input.from),
+    to,
+    cc,
+    bcc,
+    replyTo: input.reply_to ?? [],
+    subject: subject ?? '',
+    body: body ?? '',
+    isPlaintext,
+    starred: input.starred ?? false,
+    attachments: collectAttachments(input.attachments, files),
+    headers: checkCustomHeaders(input.custom_headers),
+    metadata: input.metadata ?? {},
+    threadId,
+    inReplyTo,
+    references,
+  };
+}
+
+const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+const secondsToMidnight = (ms: number) => Math.ceil((Date.UTC(new Date(ms).getUTCFullYear(), new Date(ms).getUTCMonth(), new Date(ms).getUTCDate() + 1) - ms) / 1000);
+
+/** Counts one send against the Agent Account's daily quota, or answers 429 with Retry-After. */
+export async function consumeQuota(grant: GrantRecord): Promise<string> {
+  const now = clock.nowMs();
+  const day = utcDay(now);
+  if (!(await sending.consumeSendQuota(grant.id, day, DAILY_QUOTA, Math.floor(now / 1000) + 2 * 86400))) {
+    throw new RateLimitError(`This Agent Account has sent its daily quota of ${DAILY_QUOTA} messages; the quota resets at 00:00 UTC`, secondsToMidnight(now));
+  }
+  return day;
+}
+
+/** Delivers a prepared message and stores the Sent copy; the caller has already counted the quota. */
+export async function deliverAndStore(grant: GrantRecord, prepared: PreparedMessage) {
+  const messageIdHeader = `<${newId('message').slice(4)}@${MESSAGE_ID_DOMAIN}>`;
+  const date = new Date(clock.nowMs());
+  const raw = await composeMime({
+    from: prepared.from,
+    to: prepared.to,
+    cc: prepared.cc,
+    bcc: prepared.bcc,
+    replyTo: prepared.replyTo,
+    subject: prepared.subject,
+    ...(prepared.isPlaintext ? { text: prepared.body } : { html: prepared.body }),
+    attachments: prepared.attachments,
+    messageId: messageIdHeader,
+    inReplyTo: prepared.inReplyTo,
+    references: prepared.references,
+    headers: prepared.headers,
+    date,
+  });
+
+  // Who is hosted here and who is outside.
+  const recipients = [...new Set([...prepared.to, ...prepared.cc, ...prepared.bcc].map((p) => normalAddress(p.email)))];
+  const owners = await Promise.all(recipients.map(async (email) => ({ email, owner: await getAgentAddressOwner(email) })));
+  const external = owners.filter((o) => !o.owner).map((o) => o.email);
+  const local = owners.filter((o) => o.owner);
+
+  if (external.length) {
+    try {
+      await mailTransport().send(raw, { from: prepared.from.email, to: external });
+    } catch (error) {
+      if (error instanceof DeliveryError) throw new MailDeliveryError(`The message was not sent: ${error.message}`, { cause: error });
+      throw error;
+    }
+  }
+
+  const common = {
+    subject: prepared.subject,
+    from: [prepared.from],
+    to: prepared.to,
+    cc: prepared.cc,
+    replyTo: prepared.replyTo,
+    date: Math.floor(date.getTime() / 1000),
+    body: prepared.body,
+    isPlaintext: prepared.isPlaintext,
+    attachments: prepared.attachments,
+    headers: [
+      { name: 'Message-ID', value: messageIdHeader },
+      ...(prepared.inReplyTo ? [{ name: 'In-Reply-To', value: prepared.inReplyTo }] : []),
+      ...prepared.headers,
+    ],
+    raw,
+    messageIdHeader,
+    inReplyTo: prepared.inReplyTo,
+    references: prepared.references,
+  };
+  // Each receiving mailbox gets one copy, whatever the number of its addresses among the recipients.
+  const grantsReached = new Map<string, { application_id: string; grant_id: string }>();
+  for (const { owner } of local) grantsReached.set(owner!.grant_id, owner!);
+  for (const owner of grantsReached.values()) {
+    const recipientGrant = await getGrant(owner.application_id as GrantRecord['application_id'], owner.grant_id as GrantRecord['id']);
+    if (!recipientGrant) continue;
+    await storeMessage({ ...common, grant: recipientGrant, bcc: [], unread: true, starred: false, folders: ['inbox'], metadata: {} });
+  }
+  const sent = await storeMessage({
+    ...common,
+    grant,
+    threadId: prepared.threadId,
+    bcc: prepared.bcc,
+    unread: false,
+    starred: prepared.starred,
+    folders: ['sent'],
+    metadata: prepared.metadata,
+  });
+  return sent.record;
+}
+
+export function requestHash(method: string, path: string, rawBody: Buffer): string {
+  return createHash('sha256').update(`${method} ${path}\n`).update(rawBody).digest('hex');
+}
+
+/**
+ * Runs `send` at most once per Idempotency-Key: the same key with the same payload within an hour
+ * replays the first answer (`replayed: true`); with another payload, or while the first request is
+ * still running, it is a 409.
+ */
+export async function withIdempotency<T extends { id: string }>(
+  grant: GrantRecord,
+  key: string | undefined,
+  hash: string,
+  send: () => Promise<T>,
+  replay: (messageId: string) => Promise<T>,
+): Promise<{ result: T; replayed: boolean }> {
+  if (key === undefined) return { result: await send(), replayed: false };
+  if (key.length === 0 || key.length > 255 || !/^[\x21-\x7e]+$/.test(key)) {
+    throw new InvalidRequestError('Idempotency-Key must be 1 to 255 visible ASCII characters');
+  }
+  const now = clock.nowSeconds();
+  const existing = await sending.claimIdempotencyKey(grant.id, key, { request_hash: hash, state: 'in_progress', created_at: now, expires_at: now + IDEMPOTENCY_SECONDS });
+  if (existing) {
+    if (existing.request_hash !== hash) throw new ConflictError('This Idempotency-Key was already used with a different request; use a new key');
+    if (existing.state !== 'done' || !existing.message_id) throw new ConflictError('A request with this Idempotency-Key is still being processed; retry shortly');
+    return { result: await replay(existing.message_id), replayed: true };
+  }
+  try {
+    const result = await send();
+    await sending.completeIdempotencyKey(grant.id, key, { status: 200, message_id: result.id });
+    return { result, replayed: false };
+  } catch (error) {
+    // Nothing was sent: the key may be used again.
+    await sending.releaseIdempotencyKey(grant.id, key);
+    throw error;
+  }
+}
+
+export async function sendMessage(
+  grant: GrantRecord,
+  input: OutgoingInput,
+  context: { files: UploadedFile[]; idempotencyKey?: string; requestHash: string },
+) {
+  return withIdempotency(
+    grant,
+    context.idempotencyKey,
+    context.requestHash,
+    async () => {
+      const prepared = await prepareOutgoing(grant, input, context.files);
+      const day = await consumeQuota(grant);
+      try {
+        return await viewOf(await deliverAndStore(grant, prepared));
+      } catch (error) {
+        if (error instanceof MailDeliveryError) await sending.refundSendQuota(grant.id, day);
+        throw error;
+      }
+    },
+    async (messageId) => viewOf(await requireMessage(grant, messageId)),
+  );
+}

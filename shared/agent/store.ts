@@ -1,0 +1,183 @@
+import { attachmentKey, bodyKey, getBlob, putBlob, rawMessageKey } from '#shared/agent/blobs';
+import { immutablePostings, mutablePostings } from '#shared/agent/postings';
+import { bodyText, snippetOf } from '#shared/agent/text';
+import { refreshThread } from '#shared/agent/thread-refresh';
+import type { AttachmentRecord, HeaderRecord, MessageRecord, ParticipantRecord } from '#shared/agent/types';
+import { messageView } from '#shared/agent/views';
+import type { GrantRecord } from '#shared/db/grants';
+import * as messages from '#shared/db/messages';
+import { DuplicateMessageError, type FolderDelta } from '#shared/db/messages';
+import { newId, type MessageId, type ThreadId } from '#shared/ids';
+import { parseMime } from '#shared/mail/parse';
+import { publish } from '#shared/notifications/publisher';
+import { clock } from '#shared/time';
+
+/**
+ * Storing messages in an Agent Account mailbox: the one path used by inbound mail, local delivery
+ * between Agent Accounts and the Sent copy of a send. Contents go to S3 first (raw MIME, attachments,
+ * large bodies), then the message, its counters and indexes to DynamoDB, then the thread, then the
+ * `message.created` notification.
+ */
+export const BODY_INLINE_MAX = 64 * 1024;
+const HEADERS_INLINE_MAX = 32 * 1024;
+
+export interface NewAttachment {
+  filename: string;
+  contentType: string;
+  content: Buffer;
+  contentId?: string;
+  inline: boolean;
+}
+
+export interface NewMessage {
+  grant: GrantRecord;
+  threadId?: ThreadId;
+  subject: string;
+  from: ParticipantRecord[];
+  to: ParticipantRecord[];
+  cc: ParticipantRecord[];
+  bcc: ParticipantRecord[];
+  replyTo: ParticipantRecord[];
+  date: number;
+  unread: boolean;
+  starred: boolean;
+  folders: string[];
+  body: string;
+  isPlaintext: boolean;
+  attachments: NewAttachment[];
+  headers: HeaderRecord[];
+  raw: Buffer;
+  metadata: Record<string, string>;
+  messageIdHeader?: string;
+  inReplyTo?: string;
+  references: string[];
+}
+
+/** Counter changes of putting (sign 1) or taking away (sign -1) a message in its folders. */
+export function folderDeltas(message: Pick<MessageRecord, 'folders' | 'unread'>, sign: 1 | -1): FolderDelta[] {
+  return message.folders.map((folderId) => ({ folderId, total: sign, unread: message.unread ? sign : 0 }));
+}
+
+/** Sums deltas per folder (a move is a -1 in one folder and a +1 in another). */
+export function mergeDeltas(...lists: FolderDelta[][]): FolderDelta[] {
+  const byFolder = new Map<string, FolderDelta>();
+  for (const d of lists.flat()) {
+    const current = byFolder.get(d.folderId) ?? { folderId: d.folderId, total: 0, unread: 0 };
+    byFolder.set(d.folderId, { folderId: d.folderId, total: current.total + d.total, unread: current.unread + d.unread });
+  }
+  return [...byFolder.values()];
+}
+
+const headersSize = (headers: HeaderRecord[]) => headers.reduce((n, h) => n + h.name.length + h.value.length + 4, 0);
+
+export async function storeMessage(input: NewMessage): Promise<{ record: MessageRecord; duplicate: boolean }> {
+  const grantId = input.grant.id;
+  const id = newId('message');
+  const threadId =
+    input.threadId ?? (await messages.findThreadByHeaders(grantId, [input.inReplyTo ?? '', ...[...input.references].reverse()])) ?? newId('thread');
+
+  const rawKey = rawMessageKey(grantId, id);
+  const bodyTooLarge = Buffer.byteLength(input.body) > BODY_INLINE_MAX;
+  const attachments: AttachmentRecord[] = input.attachments.map((a) => {
+    const attachmentId = newId('attachment');
+    return {
+      id: attachmentId,
+      filename: a.filename,
+      content_type: a.contentType,
+      size: a.content.length,
+      is_inline: a.inline,
+      ...(a.contentId ? { content_id: a.contentId } : {}),
+      key: attachmentKey(grantId, attachmentId),
+    };
+  });
+  await Promise.all([
+    putBlob(rawKey, input.raw, 'message/rfc822'),
+    ...(bodyTooLarge ? [putBlob(bodyKey(grantId, id), input.body, input.isPlaintext ? 'text/plain; charset=utf-8' : 'text/html; charset=utf-8')] : []),
+    ...input.attachments.map((a, i) => putBlob(attachments[i]!.key, a.content, a.contentType)),
+  ]);
+
+  const text = bodyText(input.body, input.isPlaintext);
+  const now = clock.nowSeconds();
+  const record: MessageRecord = {
+    id,
+    grant_id: grantId,
+    thread_id: threadId,
+    subject: input.subject,
+    from: input.from,
+    to: input.to,
+    cc: input.cc,
+    bcc: input.bcc,
+    reply_to: input.replyTo,
+    date: input.date,
+    unread: input.unread,
+    starred: input.starred,
+    folders: input.folders,
+    snippet: snippetOf(text),
+    ...(bodyTooLarge ? { body_key: bodyKey(grantId, id) } : { body: input.body }),
+    is_plaintext: input.isPlaintext,
+    attachments,
+    ...(headersSize(input.headers) <= HEADERS_INLINE_MAX ? { headers: input.headers } : {}),
+    raw_key: rawKey,
+    metadata: input.metadata,
+    ...(input.messageIdHeader ? { message_id_header: input.messageIdHeader } : {}),
+    ...(input.inReplyTo ? { in_reply_to: input.inReplyTo } : {}),
+    references: input.references,
+    created_at: now,
+    updated_at: now,
+    version: 1,
+  };
+
+  try {
+    await messages.insertMessage(record, { mutable: mutablePostings(record), immutable: immutablePostings(record, text) }, folderDeltas(record, 1));
+  } catch (error) {
+    if (error instanceof DuplicateMessageError) {
+      // Already stored (an SMTP retry, or the same message delivered twice): nothing new happened.
+      const existing = await messages.getMessage(grantId, error.existing.message_id);
+      if (existing) return { record: existing, duplicate: true };
+    }
+    throw error;
+  }
+  await refreshThread(grantId, threadId);
+  await publish({
+    type: 'message.created',
+    applicationId: input.grant.application_id,
+    grantId,
+    object: messageView(record, { body: input.body }),
+  });
+  return { record, duplicate: false };
+}
+
+/** The body of a stored message, from the item or from S3. */
+export async function messageBody(record: Pick<MessageRecord, 'body' | 'body_key'>): Promise<string> {
+  if (record.body !== undefined) return record.body;
+  return record.body_key ? (await getBlob(record.body_key)).toString('utf8') : '';
+}
+
+/** All headers of a stored message; very large header blocks are read back from the raw MIME. */
+export async function messageHeaders(record: MessageRecord): Promise<HeaderRecord[]> {
+  if (record.headers) return record.headers;
+  if (!record.raw_key) return [];
+  return (await parseMime(await getBlob(record.raw_key))).headers;
+}
+
+export async function messageRaw(record: MessageRecord): Promise<Buffer> {
+  return record.raw_key ? getBlob(record.raw_key) : Buffer.alloc(0);
+}
+
+/** Immutable postings of a stored message (needs its body text, which may live in S3). */
+export async function storedImmutablePostings(record: MessageRecord): Promise<string[]> {
+  return immutablePostings(record, bodyText(await messageBody(record), record.is_plaintext));
+}
+
+export type MessageFields = 'standard' | 'include_headers' | 'raw_mime';
+
+export async function viewOf(record: MessageRecord, fields: MessageFields = 'standard') {
+  const [body, headers, raw] = await Promise.all([
+    messageBody(record),
+    fields === 'include_headers' ? messageHeaders(record) : undefined,
+    fields === 'raw_mime' ? messageRaw(record) : undefined,
+  ]);
+  return messageView(record, { body, headers, raw_mime: raw?.toString('base64url') });
+}
+
+export const isMessageId = (value: string): value is MessageId => /^msg_[0-9a-hjkmnp-tv-z]{26}$/.test(value);

@@ -1,0 +1,62 @@
+/**
+ * Text handling for mailbox search: one tokenizer for indexing and for queries, so "whole keyword,
+ * case-insensitive" means the same thing on both sides.
+ */
+const TOKEN = /[\p{L}\p{N}]+/gu;
+export const MIN_TERM = 2;
+export const MAX_TERM = 64;
+
+/** Lowercased words of 2 to 64 letters or digits, in order of appearance, duplicates kept. */
+export function words(text: string): string[] {
+  const out: string[] = [];
+  for (const match of text.toLowerCase().normalize('NFC').matchAll(TOKEN)) {
+    const word = match[0];
+    if (word.length >= MIN_TERM && word.length <= MAX_TERM) out.push(word);
+  }
+  return out;
+}
+
+/** Distinct words, first occurrence first, at most `max`. */
+export function terms(text: string, max = Infinity): string[] {
+  const seen = new Set<string>();
+  for (const word of words(text)) {
+    if (seen.size >= max) break;
+    seen.add(word);
+  }
+  return [...seen];
+}
+
+const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
+
+export function decodeEntities(text: string): string {
+  return text.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (all, entity: string) => {
+    if (entity[0] === '#') {
+      const code = entity[1] === 'x' || entity[1] === 'X' ? parseInt(entity.slice(2), 16) : parseInt(entity.slice(1), 10);
+      return Number.isFinite(code) && code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : all;
+    }
+    return ENTITIES[entity.toLowerCase()] ?? all;
+  });
+}
+
+/** Readable text of an HTML body, for search and snippets (not for display). */
+export function htmlToText(html: string): string {
+  return decodeEntities(
+    html
+      .replace(/<(script|style|head|title)\b[\s\S]*?<\/\1\s*>/gi, ' ')
+      .replace(/<!--[\s\S]*?-->/g, ' ')
+      .replace(/<(br|\/p|\/div|\/li|\/tr|\/h[1-6])\b[^>]*>/gi, '\n')
+      .replace(/<[^>]*>/g, ' '),
+  )
+    .replace(/[ \t\f\v\u00a0]+/g, ' ')
+    .replace(/\s*\n\s*/g, '\n')
+    .trim();
+}
+
+export function bodyText(body: string, isPlaintext: boolean): string {
+  return isPlaintext ? body : htmlToText(body);
+}
+
+export function snippetOf(text: string, length = 200): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length <= length ? flat : `${flat.slice(0, length - 1)}…`;
+}

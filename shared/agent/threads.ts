@@ -1,0 +1,131 @@
+import { isSystemFolder, requireFolder } from '#shared/agent/folders';
+import { addressList, folderFilter, keywordList, parseSearchQuery, rejectProviderOnlyParameters } from '#shared/agent/messages';
+import { changeMessage, trashMessage } from '#shared/agent/message-ops';
+import { emptyFilter, findMessages, type MessageFilter } from '#shared/agent/query';
+import { viewOf } from '#shared/agent/store';
+import type { ThreadRecord } from '#shared/agent/types';
+import { threadView } from '#shared/agent/views';
+import { decodeBeforeCursor, encodeBeforeCursor } from '#shared/db/cursor';
+import type { GrantRecord } from '#shared/db/grants';
+import { getMessages } from '#shared/db/messages';
+import * as threads from '#shared/db/threads';
+import { NotFoundError } from '#shared/http/errors';
+import type { ThreadId } from '#shared/ids';
+import type { ListThreadsQuery, UpdateThreadBody } from '#schemas/mail';
+
+/** Threads of an Agent Account: conversations grouped by reply headers and reply_to_message_id. */
+const ID = /^(msg|thr)?_?[0-9a-hjkmnp-tv-z]{26}$/;
+const THREAD_BUDGET = 1000;
+
+export async function requireThread(grant: GrantRecord, threadId: string): Promise<ThreadRecord> {
+  const thread = /^thr_[0-9a-hjkmnp-tv-z]{26}$/.test(threadId) ? await threads.getThread(grant.id, threadId as ThreadId) : undefined;
+  if (!thread) throw new NotFoundError(`Thread '${threadId}' not found`);
+  return thread;
+}
+
+async function withLatest(grant: GrantRecord, list: ThreadRecord[]) {
+  const latest = new Map((await getMessages(grant.id, list.map((t) => t.latest_message_id))).map((m) => [m.id, m]));
+  return Promise.all(
+    list.map(async (t) => {
+      const message = latest.get(t.latest_message_id);
+      return threadView(t, message ? await viewOf(message) : undefined);
+    }),
+  );
+}
+
+/** Filters decided on the thread aggregate. */
+function threadMatches(t: ThreadRecord, q: ListThreadsQuery): boolean {
+  if (q.unread !== undefined && t.unread !== q.unread) return false;
+  if (q.starred !== undefined && t.starred !== q.starred) return false;
+  if (q.has_attachment !== undefined && t.has_attachments !== q.has_attachment) return false;
+  if (q.latest_message_before !== undefined && !(t.latest_message_received_date < q.latest_message_before)) return false;
+  if (q.latest_message_after !== undefined && !(t.latest_message_received_date > q.latest_message_after)) return false;
+  if (q.earliest_message_date !== undefined && t.earliest_message_date < q.earliest_message_date) return false;
+  return true;
+}
+
+/** Message-level filters that find candidate threads (a thread matches if one of its messages does). */
+function messageLevelFilter(q: ListThreadsQuery): MessageFilter | undefined {
+  const f = emptyFilter();
+  let any = false;
+  if (q.in !== undefined) (f.folder = folderFilter(q.in)), (any = true);
+  for (const field of ['from', 'to', 'cc', 'bcc'] as const) {
+    if (q[field] !== undefined) f.addresses.push({ field, emails: addressList(field, q[field]) }), (any = true);
+  }
+  if (q.any_email !== undefined) f.addresses.push({ field: 'any', emails: addressList('any_email', q.any_email) }), (any = true);
+  if (q.subject !== undefined) (f.subjectWords = keywordList('subject', q.subject)), (any = true);
+  if (q.search_query_native !== undefined) parseSearchQuery(q.search_query_native, f), (any = true);
+  // "Has an unread/starred message" narrows candidates; the exact thread-level check follows.
+  if (q.unread === true) (f.unread = true), (any = true);
+  if (q.starred === true) (f.starred = true), (any = true);
+  if (q.has_attachment === true) (f.hasAttachment = true), (any = true);
+  return any ? f : undefined;
+}
+
+export async function listThreads(grant: GrantRecord, query: ListThreadsQuery, limit: number) {
+  rejectProviderOnlyParameters(query);
+  const filter = messageLevelFilter(query);
+  if (filter?.folder !== undefined && !isSystemFolder(filter.folder)) await requireFolder(grant.id, filter.folder);
+  const scope = filter ? 'threads-by-message' : 'threads';
+  let before = query.page_token ? decodeBeforeCursor(query.page_token, scope, ID) : undefined;
+  const found: ThreadRecord[] = [];
+  const seen = new Set<string>();
+  // Where each thread entered the page: the sort key to resume below once it was shown.
+  const foundAt = new Map<string, string>();
+  let evaluated = 0;
+  let exhausted = false;
+  while (found.length <= limit && evaluated < THREAD_BUDGET) {
+    let threadIds: ThreadId[] = [];
+    let cursor: string | undefined;
+    let more: boolean;
+    if (filter) {
+      const page = await findMessages(grant.id, filter, { limit: 50, before, budget: 200 });
+      evaluated += page.evaluated;
+      threadIds = page.records.map((m) => m.thread_id);
+      for (const m of page.records) if (!foundAt.has(m.thread_id)) foundAt.set(m.thread_id, m.id);
+      cursor = page.next ?? page.records.at(-1)?.id;
+      more = page.next !== undefined;
+    } else {
+      const page = await threads.listThreadEntries(grant.id, before, 50);
+      evaluated += page.entries.length;
+      threadIds = page.entries.map((e) => e.threadId);
+      for (const e of page.entries) if (!foundAt.has(e.threadId)) foundAt.set(e.threadId, e.latest);
+      cursor = page.entries.at(-1)?.latest;
+      more = page.more;
+    }
+    const fresh = threadIds.filter((id) => !seen.has(id) && seen.add(id));
+    const records = await threads.getThreads(grant.id, fresh);
+    found.push(...records.filter((t) => threadMatches(t, query)));
+    if (!more || cursor === undefined) {
+      exhausted = true;
+      break;
+    }
+    before = cursor;
+  }
+  const page = found.slice(0, limit);
+  let next: string | undefined;
+  // With message-level filters a thread whose older messages also match may show again on a later
+  // page: pages follow matching messages, newest first.
+  if (found.length > limit) next = foundAt.get(page.at(-1)!.id);
+  else if (!exhausted) next = before;
+  return { items: await withLatest(grant, page), nextCursor: next ? encodeBeforeCursor(scope, next) : undefined };
+}
+
+export async function getThread(grant: GrantRecord, threadId: string) {
+  return (await withLatest(grant, [await requireThread(grant, threadId)]))[0]!;
+}
+
+/** Applies read/star/folder changes to every message of the thread. */
+export async function updateThread(grant: GrantRecord, threadId: string, body: UpdateThreadBody) {
+  const thread = await requireThread(grant, threadId);
+  for (const message of await getMessages(grant.id, thread.message_ids)) {
+    await changeMessage(grant, message, body as { unread?: boolean; starred?: boolean; folders?: string[] });
+  }
+  return getThread(grant, threadId);
+}
+
+/** Moves every message of the thread to Trash. */
+export async function deleteThread(grant: GrantRecord, threadId: string): Promise<void> {
+  const thread = await requireThread(grant, threadId);
+  for (const message of await getMessages(grant.id, thread.message_ids)) await trashMessage(grant, message);
+}

@@ -1,0 +1,183 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { FolderRecord } from '#shared/agent/types';
+import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
+import { batchGet } from '#shared/db/batch';
+import { folderKey, foldersOfGrant } from '#shared/db/keys';
+import type { GrantId } from '#shared/ids';
+
+type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+/**
+ * Folders of a mailbox. A folder item and its name guard share the grant's folder partition: the
+ * guard (`name#<parent>#<lowercased name>`) makes sibling names unique with a conditional put.
+ */
+export class FolderNameTakenError extends Error {
+  constructor() {
+    super('A sibling folder already has this name');
+    this.name = 'FolderNameTakenError';
+  }
+}
+
+export class FolderChangedError extends Error {
+  constructor() {
+    super('The folder changed or is not empty');
+    this.name = 'FolderChangedError';
+  }
+}
+
+const nameGuardKey = (grantId: GrantId, parentId: string | undefined, name: string) => ({
+  pk: foldersOfGrant(grantId).pk,
+  sk: `name#${parentId ?? ''}#${name.trim().toLowerCase()}`,
+});
+
+const isFolder = (item: Record<string, unknown>) => item.entity === 'folder';
+
+function toRecord(item: Record<string, unknown>): FolderRecord {
+  const { pk: _pk, sk: _sk, entity: _e, ...rest } = item;
+  return rest as unknown as FolderRecord;
+}
+
+/** Transaction items that create a folder and its name guard (also used inside grant creation). */
+export function folderPutItems(folder: FolderRecord): TransactItem[] {
+  return [
+    {
+      Put: {
+        TableName: TABLE_NAME,
+        Item: { ...folderKey(folder.grant_id, folder.id), entity: 'folder', ...folder },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    {
+      Put: {
+        TableName: TABLE_NAME,
+        Item: { ...nameGuardKey(folder.grant_id, folder.parent_id, folder.name), entity: 'folder_name', folder_id: folder.id },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+  ];
+}
+
+export async function insertFolder(folder: FolderRecord): Promise<void> {
+  try {
+    await dynamo.send(new TransactWriteCommand({ TransactItems: folderPutItems(folder) }));
+  } catch (error) {
+    if (error instanceof TransactionCanceledException && error.CancellationReasons?.[1]?.Code === 'ConditionalCheckFailed') {
+      throw new FolderNameTakenError();
+    }
+    throw error;
+  }
+}
+
+export async function getFolder(grantId: GrantId, folderId: string): Promise<FolderRecord | undefined> {
+  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: folderKey(grantId, folderId), ConsistentRead: true }));
+  return Item && isFolder(Item) ? toRecord(Item) : undefined;
+}
+
+export async function getFolders(grantId: GrantId, ids: string[]): Promise<FolderRecord[]> {
+  const items = await batchGet(ids.map((id) => folderKey(grantId, id)));
+  return items.filter(isFolder).map(toRecord);
+}
+
+/** Every folder of a grant (a mailbox has tens of folders, not thousands: one partition read). */
+export async function listFolders(grantId: GrantId): Promise<FolderRecord[]> {
+  const folders: FolderRecord[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await dynamo.send(
+      new QueryCommand({
+        TableName: TABLE_NAME,
+        KeyConditionExpression: 'pk = :pk',
+        FilterExpression: 'entity = :folder',
+        ExpressionAttributeValues: { ':pk': foldersOfGrant(grantId).pk, ':folder': 'folder' },
+        ExclusiveStartKey: start,
+      }),
+    );
+    folders.push(...(page.Items ?? []).map(toRecord));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return folders;
+}
+
+/** Renames, moves or recolours a folder; the name guard moves with it. */
+export async function updateFolder(before: FolderRecord, after: FolderRecord): Promise<void> {
+  const items: TransactItem[] = [
+    {
+      Update: {
+        TableName: TABLE_NAME,
+        Key: folderKey(before.grant_id, before.id),
+        UpdateExpression: 'SET #n = :name, updated_at = :now, background_color = :bg, text_color = :fg, parent_id = :parent',
+        ConditionExpression: 'attribute_exists(pk) AND #n = :old',
+        ExpressionAttributeNames: { '#n': 'name' },
+        ExpressionAttributeValues: {
+          ':name': after.name,
+          ':old': before.name,
+          ':now': after.updated_at,
+          ':bg': after.background_color ?? null,
+          ':fg': after.text_color ?? null,
+          ':parent': after.parent_id ?? null,
+        },
+      },
+    },
+  ];
+  const renamed = before.name.trim().toLowerCase() !== after.name.trim().toLowerCase() || before.parent_id !== after.parent_id;
+  if (renamed) {
+    items.push(
+      { Delete: { TableName: TABLE_NAME, Key: nameGuardKey(before.grant_id, before.parent_id, before.name) } },
+      {
+        Put: {
+          TableName: TABLE_NAME,
+          Item: { ...nameGuardKey(after.grant_id, after.parent_id, after.name), entity: 'folder_name', folder_id: after.id },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+    );
+  }
+  try {
+    await dynamo.send(new TransactWriteCommand({ TransactItems: items }));
+  } catch (error) {
+    if (error instanceof TransactionCanceledException) {
+      const reasons = error.CancellationReasons ?? [];
+      if (reasons[2]?.Code === 'ConditionalCheckFailed') throw new FolderNameTakenError();
+      if (reasons[0]?.Code === 'ConditionalCheckFailed') throw new FolderChangedError();
+    }
+    throw error;
+  }
+}
+
+/** Deletes a folder that holds no messages (checked in the same transaction as the delete). */
+export async function deleteFolder(folder: FolderRecord): Promise<void> {
+  try {
+    await dynamo.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Delete: {
+              TableName: TABLE_NAME,
+              Key: folderKey(folder.grant_id, folder.id),
+              ConditionExpression: 'attribute_exists(pk) AND total_count = :zero',
+              ExpressionAttributeValues: { ':zero': 0 },
+            },
+          },
+          { Delete: { TableName: TABLE_NAME, Key: nameGuardKey(folder.grant_id, folder.parent_id, folder.name) } },
+        ],
+      }),
+    );
+  } catch (error) {
+    if (error instanceof TransactionCanceledException) throw new FolderChangedError();
+    throw error;
+  }
+}
+
+/** Adds to a folder's total (the Drafts folder counts drafts, which are not messages). */
+export async function adjustFolderCounter(grantId: GrantId, folderId: string, total: number): Promise<void> {
+  await dynamo.send(
+    new UpdateCommand({
+      TableName: TABLE_NAME,
+      Key: folderKey(grantId, folderId),
+      UpdateExpression: 'ADD total_count :t',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':t': total },
+    }),
+  );
+}

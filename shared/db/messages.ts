@@ -1,0 +1,229 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, QueryCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { MessageRecord } from '#shared/agent/types';
+import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
+import { batchGet, batchWrite, deleteRequests, putRequests } from '#shared/db/batch';
+import { folderKey, messageIdHeaderKey, messageKey, postingKey, type Key } from '#shared/db/keys';
+import type { GrantId, MessageId, ThreadId } from '#shared/ids';
+
+type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+/** Change of a folder's counters caused by one message write. */
+export interface FolderDelta {
+  folderId: string;
+  total: number;
+  unread: number;
+}
+
+/** The Message-ID header is already stored for this grant: the message is a duplicate. */
+export class DuplicateMessageError extends Error {
+  constructor(readonly existing: { message_id: MessageId; thread_id: ThreadId }) {
+    super('A message with this Message-ID header is already stored');
+    this.name = 'DuplicateMessageError';
+  }
+}
+
+/** The message changed (or disappeared, or a folder it names did) between our read and our write. */
+export class MessageConflictError extends Error {
+  constructor() {
+    super('The message or one of its folders changed during the write');
+    this.name = 'MessageConflictError';
+  }
+}
+
+const posting = (grantId: GrantId, kind: string, id: string) => postingKey(grantId, kind, id);
+
+function folderCounter(grantId: GrantId, delta: FolderDelta): TransactItem {
+  return {
+    Update: {
+      TableName: TABLE_NAME,
+      Key: folderKey(grantId, delta.folderId),
+      UpdateExpression: 'ADD total_count :t, unread_count :u',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':t': delta.total, ':u': delta.unread },
+    },
+  };
+}
+
+const nonZero = (deltas: FolderDelta[]) => deltas.filter((d) => d.total !== 0 || d.unread !== 0);
+
+async function transact(items: TransactItem[], onConditionFailed: (index: number) => Error): Promise<void> {
+  try {
+    await dynamo.send(new TransactWriteCommand({ TransactItems: items }));
+  } catch (error) {
+    if (error instanceof TransactionCanceledException) {
+      const index = (error.CancellationReasons ?? []).findIndex((r) => r.Code === 'ConditionalCheckFailed');
+      if (index >= 0) throw onConditionFailed(index);
+    }
+    throw error;
+  }
+}
+
+/**
+ * Stores a new message: the item, its Message-ID entry (deduplication), folder counters and mutable
+ * postings in one transaction; then the immutable postings in batches. Posting writes are
+ * idempotent, so a retry after a failure completes the index.
+ */
+export async function insertMessage(message: MessageRecord, postings: { mutable: string[]; immutable: string[] }, deltas: FolderDelta[]): Promise<void> {
+  const g = message.grant_id;
+  const items: TransactItem[] = [
+    { Put: { TableName: TABLE_NAME, Item: { ...messageKey(g, message.id), ...message }, ConditionExpression: 'attribute_not_exists(pk)' } },
+  ];
+  const midIndex = message.message_id_header ? items.length : -1;
+  if (message.message_id_header) {
+    items.push({
+      Put: {
+        TableName: TABLE_NAME,
+        Item: { ...messageIdHeaderKey(g, message.message_id_header), message_id: message.id, thread_id: message.thread_id },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    });
+  }
+  items.push(...nonZero(deltas).map((d) => folderCounter(g, d)));
+  items.push(...postings.mutable.map((kind) => ({ Put: { TableName: TABLE_NAME, Item: posting(g, kind, message.id) } })));
+  let duplicate = false;
+  await transact(items, (index) => {
+    if (index === midIndex) duplicate = true;
+    return new MessageConflictError();
+  }).catch(async (error) => {
+    if (!duplicate) throw error;
+    const existing = await getMessageIdHeader(g, message.message_id_header!);
+    throw new DuplicateMessageError(existing ?? { message_id: message.id, thread_id: message.thread_id });
+  });
+  await batchWrite(putRequests(postings.immutable.map((kind) => ({ ...posting(g, kind, message.id) }))));
+}
+
+export async function getMessage(grantId: GrantId, messageId: MessageId): Promise<MessageRecord | undefined> {
+  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: messageKey(grantId, messageId) }));
+  return Item ? strip<MessageRecord>(Item) : undefined;
+}
+
+/** Messages by ID, in the order given; IDs that do not exist are left out. */
+export async function getMessages(grantId: GrantId, ids: string[]): Promise<MessageRecord[]> {
+  if (!ids.length) return [];
+  const items = await batchGet(ids.map((id) => messageKey(grantId, id as MessageId)));
+  return items.map((item) => strip<MessageRecord>(item));
+}
+
+/**
+ * Replaces a message after a change of its mutable state, conditional on the version read. Folder
+ * counters and mutable postings change in the same transaction.
+ */
+export async function updateMessage(before: MessageRecord, after: MessageRecord, postings: { removed: string[]; added: string[] }, deltas: FolderDelta[]): Promise<void> {
+  const g = before.grant_id;
+  const items: TransactItem[] = [
+    {
+      Put: {
+        TableName: TABLE_NAME,
+        Item: { ...messageKey(g, after.id), ...after },
+        ConditionExpression: 'version = :v',
+        ExpressionAttributeValues: { ':v': before.version },
+      },
+    },
+    ...nonZero(deltas).map((d) => folderCounter(g, d)),
+    ...postings.removed.map((kind) => ({ Delete: { TableName: TABLE_NAME, Key: posting(g, kind, before.id) } })),
+    ...postings.added.map((kind) => ({ Put: { TableName: TABLE_NAME, Item: posting(g, kind, before.id) } })),
+  ];
+  await transact(items, () => new MessageConflictError());
+}
+
+/** Deletes a message for good: item, Message-ID entry, counters and every posting. */
+export async function deleteMessage(message: MessageRecord, postings: { mutable: string[]; immutable: string[] }, deltas: FolderDelta[]): Promise<void> {
+  const g = message.grant_id;
+  const items: TransactItem[] = [
+    {
+      Delete: {
+        TableName: TABLE_NAME,
+        Key: messageKey(g, message.id),
+        ConditionExpression: 'version = :v',
+        ExpressionAttributeValues: { ':v': message.version },
+      },
+    },
+    ...nonZero(deltas).map((d) => folderCounter(g, d)),
+    ...postings.mutable.map((kind) => ({ Delete: { TableName: TABLE_NAME, Key: posting(g, kind, message.id) } })),
+  ];
+  if (message.message_id_header) {
+    items.push({
+      Delete: {
+        TableName: TABLE_NAME,
+        Key: messageIdHeaderKey(g, message.message_id_header),
+        ConditionExpression: 'attribute_not_exists(pk) OR message_id = :id',
+        ExpressionAttributeValues: { ':id': message.id },
+      },
+    });
+  }
+  await transact(items, () => new MessageConflictError());
+  await batchWrite(deleteRequests(postings.immutable.map((kind) => posting(g, kind, message.id))));
+}
+
+export async function getMessageIdHeader(grantId: GrantId, header: string): Promise<{ message_id: MessageId; thread_id: ThreadId } | undefined> {
+  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: messageIdHeaderKey(grantId, header) }));
+  return Item ? { message_id: Item.message_id as MessageId, thread_id: Item.thread_id as ThreadId } : undefined;
+}
+
+/** Thread of the first of `headers` (In-Reply-To, then References newest first) that is stored. */
+export async function findThreadByHeaders(grantId: GrantId, headers: string[]): Promise<ThreadId | undefined> {
+  const unique = [...new Set(headers)].filter((h) => h.length > 0 && h.length <= 900).slice(0, 100);
+  if (!unique.length) return undefined;
+  const found = await batchGet<{ thread_id: ThreadId }>(unique.map((h) => messageIdHeaderKey(grantId, h)));
+  return found[0]?.thread_id;
+}
+
+export interface IdPage {
+  ids: string[];
+  /** Sort key of the last item read, when the partition holds more in range. */
+  last?: string;
+}
+
+/**
+ * Reads message IDs (sort keys) of one partition newest first, within `(after, before)` exclusive
+ * bounds. This is the one primitive every message filter is built on: it touches only the items it
+ * returns, whatever the size of the mailbox.
+ */
+export async function queryIds(pk: string, range: { after?: string; before?: string }, limit: number): Promise<IdPage> {
+  const conditions = ['pk = :pk'];
+  const values: Record<string, string> = { ':pk': pk };
+  if (range.after !== undefined && range.before !== undefined) {
+    conditions.push('sk BETWEEN :lo AND :hi');
+    values[':lo'] = range.after;
+    values[':hi'] = range.before;
+  } else if (range.before !== undefined) {
+    conditions.push('sk < :hi');
+    values[':hi'] = range.before;
+  } else if (range.after !== undefined) {
+    conditions.push('sk > :lo');
+    values[':lo'] = range.after;
+  }
+  const { Items = [], LastEvaluatedKey } = await dynamo.send(
+    new QueryCommand({
+      TableName: TABLE_NAME,
+      KeyConditionExpression: conditions.join(' AND '),
+      ExpressionAttributeValues: values,
+      ProjectionExpression: 'sk',
+      ScanIndexForward: false,
+      // BETWEEN is inclusive: read one more and drop the bounds themselves below.
+      Limit: limit + 2,
+    }),
+  );
+  const ids = Items.map((i) => i.sk as string).filter((sk) => sk !== range.after && sk !== range.before);
+  const page = ids.slice(0, limit);
+  const more = ids.length > limit || LastEvaluatedKey !== undefined;
+  return { ids: page, last: more ? page.at(-1) : undefined };
+}
+
+/** Whether each (kind, message) posting exists: verifies extra terms without reading bodies. */
+export async function existingPostings(grantId: GrantId, pairs: { kind: string; id: string }[]): Promise<Set<string>> {
+  if (!pairs.length) return new Set();
+  const found = await batchGet<Key>(pairs.map((p) => posting(grantId, p.kind, p.id)));
+  return new Set(found.map((k) => `${k.pk}\u0000${k.sk}`));
+}
+
+export const postingId = (grantId: GrantId, kind: string, id: string) => {
+  const key = posting(grantId, kind, id);
+  return `${key.pk}\u0000${key.sk}`;
+};
+
+function strip<T>(item: Record<string, unknown>): T {
+  const { pk: _pk, sk: _sk, ...rest } = item;
+  return rest as T;
+}

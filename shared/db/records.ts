@@ -1,0 +1,116 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
+import type { Key } from '#shared/db/keys';
+
+/**
+ * Storage of simple grant-scoped documents (drafts, templates, signatures): one item per document,
+ * optimistic locking on a `version` attribute, listing newest first by ULID sort key.
+ */
+export class VersionConflictError extends Error {
+  constructor() {
+    super('The record changed or disappeared since it was read');
+    this.name = 'VersionConflictError';
+  }
+}
+
+export class RecordExistsError extends Error {
+  constructor() {
+    super('A record with this key already exists');
+    this.name = 'RecordExistsError';
+  }
+}
+
+function strip<T>(item: Record<string, unknown>): T {
+  const { pk: _pk, sk: _sk, ...rest } = item;
+  return rest as T;
+}
+
+export async function getRecord<T>(key: Key): Promise<T | undefined> {
+  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: key }));
+  return Item ? strip<T>(Item) : undefined;
+}
+
+/** Creates a record; RecordExistsError if the key is taken. */
+export async function createRecord(key: Key, record: object): Promise<void> {
+  try {
+    await dynamo.send(new PutCommand({ TableName: TABLE_NAME, Item: { ...key, ...record }, ConditionExpression: 'attribute_not_exists(pk)' }));
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) throw new RecordExistsError();
+    throw error;
+  }
+}
+
+/** Replaces a record if it still has `expectedVersion`. */
+export async function replaceRecord(key: Key, record: object, expectedVersion: number): Promise<void> {
+  try {
+    await dynamo.send(
+      new PutCommand({
+        TableName: TABLE_NAME,
+        Item: { ...key, ...record },
+        ConditionExpression: 'version = :v',
+        ExpressionAttributeValues: { ':v': expectedVersion },
+      }),
+    );
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) throw new VersionConflictError();
+    throw error;
+  }
+}
+
+/** Deletes a record if it exists (and, when given, still has `expectedVersion`); false if it did not exist. */
+export async function deleteRecord(key: Key, expectedVersion?: number): Promise<boolean> {
+  try {
+    await dynamo.send(
+      new DeleteCommand({
+        TableName: TABLE_NAME,
+        Key: key,
+        ConditionExpression: expectedVersion === undefined ? 'attribute_exists(pk)' : 'version = :v',
+        ExpressionAttributeValues: expectedVersion === undefined ? undefined : { ':v': expectedVersion },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) {
+      if (expectedVersion === undefined) return false;
+      throw new VersionConflictError();
+    }
+    throw error;
+  }
+}
+
+/** A page of a partition, newest first, after the sort key `before` (exclusive). */
+export async function listRecords<T>(pk: string, options: { limit: number; before?: string }): Promise<{ items: T[]; last?: string }> {
+  const { Items = [], LastEvaluatedKey } = await dynamo.send(
+    new QueryCommand({
+      TableName: TABLE_NAME,
+      KeyConditionExpression: options.before ? 'pk = :pk AND sk < :before' : 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': pk, ...(options.before ? { ':before': options.before } : {}) },
+      ScanIndexForward: false,
+      Limit: options.limit + 1,
+    }),
+  );
+  const page = Items.slice(0, options.limit);
+  const more = Items.length > options.limit || (LastEvaluatedKey !== undefined && Items.length > options.limit);
+  return { items: page.map((i) => strip<T>(i)), last: more ? (page.at(-1)?.sk as string) : undefined };
+}
+
+/** Every sort key of a partition (used to purge a grant's partitions). */
+export async function allKeys(pk: string): Promise<Key[]> {
+  const keys: Key[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await dynamo.send(
+      new QueryCommand({
+        TableName: TABLE_NAME,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': pk },
+        ProjectionExpression: 'pk, sk',
+        ExclusiveStartKey: start,
+      }),
+    );
+    keys.push(...((page.Items ?? []) as Key[]));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return keys;
+}

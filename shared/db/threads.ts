@@ -1,0 +1,111 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, GetCommand, QueryCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { ThreadRecord } from '#shared/agent/types';
+import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
+import { batchGet } from '#shared/db/batch';
+import { threadKey, threadListKey, threadsOfGrant } from '#shared/db/keys';
+import type { GrantId, ThreadId } from '#shared/ids';
+
+type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+function toRecord(item: Record<string, unknown>): ThreadRecord {
+  const { pk: _pk, sk: _sk, ...rest } = item;
+  return rest as unknown as ThreadRecord;
+}
+
+export async function getThread(grantId: GrantId, threadId: ThreadId): Promise<ThreadRecord | undefined> {
+  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: threadKey(grantId, threadId) }));
+  return Item ? toRecord(Item) : undefined;
+}
+
+export async function getThreads(grantId: GrantId, ids: ThreadId[]): Promise<ThreadRecord[]> {
+  return (await batchGet(ids.map((id) => threadKey(grantId, id)))).map(toRecord);
+}
+
+/**
+ * Writes a thread and moves its listing entry to its latest message, so the activity listing stays
+ * ordered by the newest message of each thread.
+ */
+export class ThreadChangedError extends Error {
+  constructor() {
+    super('The thread changed since it was read');
+    this.name = 'ThreadChangedError';
+  }
+}
+
+export async function putThread(thread: ThreadRecord, previous?: ThreadRecord): Promise<void> {
+  const previousLatest = previous?.latest_message_id;
+  const items: TransactItem[] = [
+    {
+      Put: {
+        TableName: TABLE_NAME,
+        Item: { ...threadKey(thread.grant_id, thread.id), ...thread },
+        // Concurrent refreshes of one thread: only the one that read the current version writes.
+        ConditionExpression: previous ? 'version = :v' : 'attribute_not_exists(pk)',
+        ExpressionAttributeValues: previous ? { ':v': previous.version } : undefined,
+      },
+    },
+  ];
+  if (previousLatest && previousLatest !== thread.latest_message_id) {
+    items.push({
+      Delete: {
+        TableName: TABLE_NAME,
+        Key: threadListKey(thread.grant_id, previousLatest),
+        ConditionExpression: 'attribute_not_exists(pk) OR thread_id = :t',
+        ExpressionAttributeValues: { ':t': thread.id },
+      },
+    });
+  }
+  items.push({ Put: { TableName: TABLE_NAME, Item: { ...threadListKey(thread.grant_id, thread.latest_message_id), thread_id: thread.id } } });
+  try {
+    await dynamo.send(new TransactWriteCommand({ TransactItems: items }));
+  } catch (error) {
+    if (error instanceof TransactionCanceledException && error.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed') throw new ThreadChangedError();
+    throw error;
+  }
+}
+
+export async function deleteThread(thread: ThreadRecord): Promise<void> {
+  await dynamo.send(
+    new TransactWriteCommand({
+      TransactItems: [
+        {
+          Delete: {
+            TableName: TABLE_NAME,
+            Key: threadKey(thread.grant_id, thread.id),
+            ConditionExpression: 'version = :v',
+            ExpressionAttributeValues: { ':v': thread.version },
+          },
+        },
+        {
+          Delete: {
+            TableName: TABLE_NAME,
+            Key: threadListKey(thread.grant_id, thread.latest_message_id),
+            ConditionExpression: 'attribute_not_exists(pk) OR thread_id = :t',
+            ExpressionAttributeValues: { ':t': thread.id },
+          },
+        },
+      ],
+    }),
+  );
+}
+
+/** Removes a listing entry left behind (its thread moved on or is gone). */
+export async function deleteThreadListing(grantId: GrantId, latestMessageId: string): Promise<void> {
+  await dynamo.send(new DeleteCommand({ TableName: TABLE_NAME, Key: threadListKey(grantId, latestMessageId) }));
+}
+
+/** Threads newest activity first: (latest message ID, thread ID) pairs below `before`. */
+export async function listThreadEntries(grantId: GrantId, before: string | undefined, limit: number) {
+  const { Items = [], LastEvaluatedKey } = await dynamo.send(
+    new QueryCommand({
+      TableName: TABLE_NAME,
+      KeyConditionExpression: before ? 'pk = :pk AND sk < :before' : 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': threadsOfGrant(grantId).pk, ...(before ? { ':before': before } : {}) },
+      ScanIndexForward: false,
+      Limit: limit + 1,
+    }),
+  );
+  const entries = Items.map((i) => ({ latest: i.sk as string, threadId: i.thread_id as ThreadId }));
+  return { entries: entries.slice(0, limit), more: entries.length > limit || (LastEvaluatedKey !== undefined && entries.length === limit + 1) };
+}

@@ -1,0 +1,640 @@
+/**
+ * The pure function behind `PUT /v3/grants/{grant_id}/messages/clean`: turns one email body into
+ * the readable text of the newest message (markdown by default), without quoted history,
+ * signatures, tracking pixels or markup noise.
+ *
+ * Pipeline: sanitize-html (streams once over the input and drops active content, hidden
+ * elements, pixels and quotes *with their text*, so nothing of them reaches later stages) → cut
+ * at Outlook reply separators → turndown (markdown or plain-text rules) → line-level removal of
+ * plain-text quotes, signatures and closing phrases → whitespace normalisation.
+ * Nothing is fetched or executed: sanitize-html and domino only parse.
+ */
+import sanitizeHtml from 'sanitize-html';
+import TurndownService from 'turndown';
+
+export interface CleanOptions {
+  /** Drop links, keeping their text. Default true. */
+  ignore_links?: boolean;
+  /** Drop images entirely. Default true. */
+  ignore_images?: boolean;
+  /** When images are kept, write them as markdown images ![alt](src); otherwise as their alt text. Default false. */
+  images_as_markdown?: boolean;
+  /** Drop tables entirely (layout tables in newsletters). Default true. */
+  ignore_tables?: boolean;
+  /** Remove closing phrases and what follows them (signature blocks): "Best regards", "Kind regards", "Thanks,", "Cheers", "Sent from my iPhone"… Default true. */
+  remove_conclusion_phrases?: boolean;
+  /** Output markdown (true, default) or plain text (false). */
+  html_as_markdown?: boolean;
+}
+
+export const CLEAN_DEFAULTS: Required<CleanOptions> = Object.freeze({
+  ignore_links: true,
+  ignore_images: true,
+  images_as_markdown: false,
+  ignore_tables: true,
+  remove_conclusion_phrases: true,
+  html_as_markdown: true,
+});
+
+type Options = Required<CleanOptions>;
+
+/**
+ * Cleans one message body. `isPlaintext` bodies are not HTML: only quote/signature removal and
+ * whitespace normalisation apply. A body flagged as HTML that contains no tag at all is treated as
+ * plain text too, because HTML whitespace rules would merge its lines (and with them the `>`
+ * quote prefixes) into one paragraph.
+ */
+export function cleanMessageBody(body: string, options?: CleanOptions, isPlaintext = false): string {
+  if (typeof body !== 'string' || body === '') return '';
+  const opts = resolveOptions(options);
+  const input = body.replace(MARKS_RE, '');
+  if (isPlaintext || !LOOKS_LIKE_HTML_RE.test(input)) return cleanText(decodeEntities(input), opts);
+  try {
+    return cleanText(htmlToText(input, opts), opts);
+  } catch {
+    // Malformed input must never fail the request: fall back to the bare text of the body.
+    try {
+      return cleanText(decodeEntities(sanitizeHtml(input, TEXT_ONLY)), opts);
+    } catch {
+      return '';
+    }
+  }
+}
+
+export function resolveOptions(options: CleanOptions | undefined): Options {
+  const given = options ?? {};
+  // `??` rather than spread, so an explicit `undefined` still means "default".
+  return {
+    ignore_links: given.ignore_links ?? CLEAN_DEFAULTS.ignore_links,
+    ignore_images: given.ignore_images ?? CLEAN_DEFAULTS.ignore_images,
+    images_as_markdown: given.images_as_markdown ?? CLEAN_DEFAULTS.images_as_markdown,
+    ignore_tables: given.ignore_tables ?? CLEAN_DEFAULTS.ignore_tables,
+    remove_conclusion_phrases: given.remove_conclusion_phrases ?? CLEAN_DEFAULTS.remove_conclusion_phrases,
+    html_as_markdown: given.html_as_markdown ?? CLEAN_DEFAULTS.html_as_markdown,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Markers. Private-use code points survive sanitize-html, domino and turndown untouched; they
+// are stripped from the input first, so a body cannot forge them.
+
+/** Where a quote was removed: lets the text stage drop the "On … wrote:" line above it. */
+const QUOTE_MARK = '\uE001';
+/** Starts each table cell, so the row rule can join cells with ` | `. */
+const CELL_MARK = '\uE003';
+const MARKS_RE = /[\uE001-\uE003]/g;
+
+const LOOKS_LIKE_HTML_RE = /<[a-z!/]/i;
+
+// ---------------------------------------------------------------------------------------------
+// Stage 1: sanitize-html.
+//
+// Elements to remove are only *labelled* here (data-sb="drop|quote|cut") and removed by the
+// converter: sanitize-html can only remove an element with its content by truncating its output
+// string (exclusiveFilter), which is quadratic in the number of such elements, and renaming to a
+// skipped tag corrupts the closing tags that follow (its transformMap entry leaks). Active content
+// (script, style, head…) is dropped here, contents included, by name.
+
+/** Tags kept for their structure; any other tag is unwrapped (its text kept) unless listed in NON_TEXT_TAGS. */
+const ALLOWED_TAGS = [
+  'a', 'abbr', 'address', 'article', 'aside', 'b', 'bdi', 'bdo', 'big', 'blockquote', 'br', 'caption',
+  'center', 'cite', 'code', 'dd', 'del', 'details', 'dfn', 'div', 'dl', 'dt', 'em', 'figcaption', 'figure',
+  'font', 'footer', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'hr', 'i', 'img', 'ins', 'kbd', 'li', 'main',
+  'mark', 'nav', 'ol', 'p', 'pre', 'q', 's', 'samp', 'section', 'small', 'span', 'strike', 'strong', 'sub',
+  'summary', 'sup', 'table', 'tbody', 'td', 'tfoot', 'th', 'thead', 'time', 'tr', 'tt', 'u', 'ul', 'var', 'wbr',
+];
+const ALLOWED_TAG_SET: ReadonlySet<string> = new Set(ALLOWED_TAGS);
+
+/** Disallowed tags whose *contents* go too (turndown alone would keep the text of a `<script>`). */
+const NON_TEXT_TAGS = [
+  'script', 'style', 'head', 'title', 'noscript', 'iframe', 'frame', 'frameset', 'noframes', 'object', 'embed',
+  'applet', 'template', 'svg', 'math', 'canvas', 'audio', 'video', 'map', 'textarea', 'select', 'option', 'xmp',
+  'noembed',
+];
+const NON_TEXT_TAG_SET: ReadonlySet<string> = new Set(NON_TEXT_TAGS);
+
+/** Whole-quote containers: Gmail, Yahoo, Proton (blockquote is matched by tag). */
+const QUOTE_CLASSES: ReadonlySet<string> = new Set([
+  'gmail_quote', 'gmail_quote_container', 'gmail_extra', 'yahoo_quoted', 'protonmail_quote',
+]);
+/** Signatures and quote attributions that are their own element. */
+const DROP_CLASSES: ReadonlySet<string> = new Set(['gmail_signature', 'gmail_attr', 'moz-cite-prefix', 'moz-signature']);
+const DROP_IDS: ReadonlySet<string> = new Set(['signature']);
+/** Outlook (web and new Outlook) reply headers: the original message follows them as siblings. */
+const CUT_IDS: ReadonlySet<string> = new Set(['divrplyfwdmsg', 'appendonsend', 'mail-editor-reference-message-container']);
+
+type Role = 'keep' | 'drop' | 'quote' | 'cut';
+const ROLE_ATTRIBUTE = 'data-sb';
+
+const HIDDEN_STYLE_RE = /(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\b/i;
+const STYLE_WIDTH_RE = /(?:^|[;\s])width\s*:\s*(\d+(?:\.\d+)?)(?:px)?\s*(?:!important\s*)?(?:;|$)/i;
+const STYLE_HEIGHT_RE = /(?:^|[;\s])height\s*:\s*(\d+(?:\.\d+)?)(?:px)?\s*(?:!important\s*)?(?:;|$)/i;
+/** Outlook desktop's reply header is a div with only a top border instead of an `<hr>`. */
+const BORDER_TOP_RE = /border-top\s*:\s*solid/i;
+const BORDER_NONE_RE = /(?:^|;)\s*border\s*:\s*none/i;
+
+function classify(tag: string, attribs: sanitizeHtml.Attributes, opts: Options): Role {
+  if (attribs.hidden !== undefined || (attribs.style !== undefined && HIDDEN_STYLE_RE.test(attribs.style))) return 'drop';
+  const id = (attribs.id ?? '').trim().toLowerCase();
+  const classes = (attribs.class ?? '').toLowerCase().split(/\s+/);
+  if (CUT_IDS.has(id)) return 'cut';
+  if (tag === 'blockquote' || classes.some((name) => QUOTE_CLASSES.has(name))) return 'quote';
+  if (DROP_IDS.has(id) || classes.some((name) => DROP_CLASSES.has(name))) return 'drop';
+  if (tag === 'img' && (opts.ignore_images || isTrackingPixel(attribs))) return 'drop';
+  if (tag === 'table' && opts.ignore_tables) return 'drop';
+  return 'keep';
+}
+
+function dimension(attribs: sanitizeHtml.Attributes, name: 'width' | 'height'): number | undefined {
+  const fromAttribute = Number.parseFloat(attribs[name] ?? '');
+  if (Number.isFinite(fromAttribute)) return fromAttribute;
+  const match = attribs.style === undefined ? null : (name === 'width' ? STYLE_WIDTH_RE : STYLE_HEIGHT_RE).exec(attribs.style);
+  return match?.[1] === undefined ? undefined : Number.parseFloat(match[1]);
+}
+
+/** 1x1 (or 0-sized) images exist only to report that the mail was opened; a 1-pixel side is a spacer at best. */
+function isTrackingPixel(attribs: sanitizeHtml.Attributes): boolean {
+  const width = dimension(attribs, 'width');
+  const height = dimension(attribs, 'height');
+  return (width !== undefined && width <= 1) || (height !== undefined && height <= 1);
+}
+
+/** Rebuilds the attributes from scratch, so an input cannot smuggle in our own labels. */
+function keptAttributes(tag: string, attribs: sanitizeHtml.Attributes): sanitizeHtml.Attributes {
+  const kept: sanitizeHtml.Attributes = {};
+  const copy = (name: string) => {
+    const value = attribs[name];
+    if (value !== undefined) kept[name] = value;
+  };
+  if (tag === 'a') copy('href');
+  if (tag === 'img') {
+    copy('src');
+    copy('alt');
+  }
+  if (tag === 'ol') copy('start');
+  const style = attribs.style;
+  if (tag === 'div' && style !== undefined && BORDER_TOP_RE.test(style) && BORDER_NONE_RE.test(style)) kept['data-sb-sep'] = '1';
+  return kept;
+}
+
+function labelTags(opts: Options): sanitizeHtml.Transformer {
+  return (tagName, attribs) => {
+    if (NON_TEXT_TAG_SET.has(tagName)) return { tagName, attribs: {} };
+    const role = classify(tagName, attribs, opts);
+    if (role === 'keep') return { tagName, attribs: keptAttributes(tagName, attribs) };
+    // An unknown tag would be unwrapped, losing the label: carry it on a span instead.
+    return { tagName: ALLOWED_TAG_SET.has(tagName) ? tagName : 'span', attribs: { [ROLE_ATTRIBUTE]: role } };
+  };
+}
+
+export function sanitizeOptions(opts: Options): sanitizeHtml.IOptions {
+  return {
+    allowedTags: ALLOWED_TAGS,
+    allowedAttributes: { '*': [ROLE_ATTRIBUTE], a: ['href'], img: ['src', 'alt'], ol: ['start'], div: ['data-sb-sep'] },
+    allowedSchemes: ['http', 'https', 'mailto', 'tel'],
+    allowedSchemesByTag: { img: ['http', 'https', 'cid'] },
+    allowProtocolRelative: true,
+    disallowedTagsMode: 'discard',
+    nonTextTags: NON_TEXT_TAGS,
+    parseStyleAttributes: false,
+    transformTags: { '*': labelTags(opts) },
+  };
+}
+
+/** Last-resort text extraction: every tag unwrapped, non-text contents dropped. */
+const TEXT_ONLY: sanitizeHtml.IOptions = { allowedTags: [], allowedAttributes: {}, nonTextTags: NON_TEXT_TAGS };
+
+/** Elements htmlparser2 never keeps open (void), or closes when a sibling of the same name opens. */
+const VOID_TAGS: ReadonlySet<string> = new Set([
+  'area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'param', 'source', 'track', 'wbr',
+]);
+const SIBLING_CLOSED_TAGS: ReadonlySet<string> = new Set([
+  'p', 'li', 'td', 'th', 'tr', 'dt', 'dd', 'option', 'optgroup', 'thead', 'tbody', 'tfoot', 'rb', 'rt', 'rp', 'rtc',
+]);
+/** Far deeper than any real email; htmlparser2 `unshift`s its stack (quadratic) and turndown recurses per level. */
+const MAX_OPEN_TAGS = 128;
+const TAG_START_RE = /<(\/?)([a-zA-Z][a-zA-Z0-9:-]*)/g;
+
+/**
+ * Turns opening tags beyond MAX_OPEN_TAGS (counted roughly, on the raw input) into `<wbr`, a void
+ * element with no text, so a megabyte of unclosed `<b>` or `<div>` cannot take minutes. The text
+ * of those elements stays; only their nesting is lost.
+ */
+export function flattenDeepNesting(html: string): string {
+  let depth = 0;
+  const open = new Map<string, number>();
+  return html.replace(TAG_START_RE, (match, slash: string, rawName: string) => {
+    const name = rawName.toLowerCase();
+    if (VOID_TAGS.has(name)) return match;
+    const count = open.get(name) ?? 0;
+    if (slash) {
+      if (count > 0) {
+        open.set(name, count - 1);
+        depth--;
+      }
+      return match;
+    }
+    if (count > 0 && SIBLING_CLOSED_TAGS.has(name)) return match;
+    if (depth >= MAX_OPEN_TAGS) return '<wbr';
+    open.set(name, count + 1);
+    depth++;
+    return match;
+  });
+}
+
+/** Text cannot contain `<` after sanitize-html, so these only ever match our own labels. */
+const CUT_LABEL_RE = /<[a-z0-9]+ data-sb="cut"/;
+
+/**
+ * An `<hr>` (Outlook web) or a top-bordered div (Outlook desktop) followed, through markup only,
+ * by "From:" (and its localized forms) opens the quoted original. Bounded repeats keep the scan
+ * linear even on a megabyte of `<hr>`.
+ */
+const REPLY_SEPARATOR_RE =
+  /<(?:hr \/|div data-sb-sep="1")>(?:\s*<[^>]{0,400}>){0,40}\s*(?:from|de|von|van|da|fra|från|od|от)\s?:/i;
+
+export function cutHistory(html: string): string {
+  const label = CUT_LABEL_RE.exec(html);
+  const end = label ? label.index : html.length;
+  const head = end < html.length ? html.slice(0, end) : html;
+  const separator = REPLY_SEPARATOR_RE.exec(head);
+  return separator ? head.slice(0, separator.index) : head;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stage 2: turndown.
+
+/** The part of domino's DOM (inside turndown) that the rules read; lib.dom is not part of this project. */
+interface DomElement {
+  nodeName: string;
+  textContent: string | null;
+  firstChild: DomElement | null;
+  nextSibling: DomElement | null;
+  parentNode: DomElement | null;
+  children: ArrayLike<DomElement>;
+  getAttribute(name: string): string | null;
+}
+
+const converters = new Map<string, TurndownService>();
+
+/** One converter per option combination that changes rules; turndown keeps no state between calls. */
+export function converter(opts: Options): TurndownService {
+  const key = `${opts.html_as_markdown}:${opts.ignore_links}:${opts.images_as_markdown}`;
+  let service = converters.get(key);
+  if (!service) {
+    service = buildConverter(opts);
+    converters.set(key, service);
+  }
+  return service;
+}
+
+const PLAIN_INLINE: ReadonlySet<string> = new Set([
+  'B', 'STRONG', 'I', 'EM', 'U', 'S', 'DEL', 'STRIKE', 'INS', 'CODE', 'KBD', 'SAMP', 'TT', 'VAR', 'MARK', 'SMALL',
+  'BIG', 'SUB', 'SUP', 'ABBR', 'CITE', 'DFN', 'Q', 'TIME', 'FONT', 'SPAN', 'BDI', 'BDO',
+]);
+
+function buildConverter(opts: Options): TurndownService {
+  const markdown = opts.html_as_markdown;
+  const service = new TurndownService({
+    headingStyle: 'atx',
+    bulletListMarker: '-',
+    codeBlockStyle: 'fenced',
+    fence: '```',
+    hr: '---',
+    // Hard breaks as plain newlines: "no trailing spaces" would strip turndown's two-space breaks anyway.
+    br: '',
+    emDelimiter: '_',
+    strongDelimiter: '**',
+  });
+  // Same escapes as turndown's, in one pass instead of thirteen: the default dominated the run time.
+  service.escape = markdown ? escapeMarkdown : (text: string) => text;
+  const escape = service.escape.bind(service);
+
+  if (markdown) {
+    service.addRule('preformatted', {
+      filter: (node: DomElement) => node.nodeName === 'PRE' && node.firstChild?.nodeName !== 'CODE',
+      replacement: (_content: string, node: DomElement) => {
+        const code = node.textContent ?? '';
+        let fence = '```';
+        while (code.includes(fence)) fence += '`';
+        return `\n\n${fence}\n${trimNewlines(code)}\n${fence}\n\n`;
+      },
+    });
+  } else {
+    service.addRule('plainInline', {
+      filter: (node: DomElement) => PLAIN_INLINE.has(node.nodeName),
+      replacement: (content: string) => content,
+    });
+    service.addRule('plainBlock', {
+      filter: ['h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'pre', 'blockquote'],
+      replacement: (content: string) => `\n\n${content}\n\n`,
+    });
+    service.addRule('plainRule', { filter: 'hr', replacement: () => '\n\n' });
+  }
+
+  service.addRule('link', {
+    filter: 'a',
+    replacement: (content: string, node: DomElement) => {
+      const href = node.getAttribute('href');
+      if (opts.ignore_links || !href || content.trim() === '') return content;
+      if (markdown) return `[${content}](${linkDestination(href)})`;
+      const target = href.replace(/^mailto:/i, '');
+      return content.trim() === target || content.trim() === href ? content : `${content} (${target})`;
+    },
+  });
+
+  service.addRule('image', {
+    filter: 'img',
+    replacement: (_content: string, node: DomElement) => {
+      const alt = collapseSpaces(node.getAttribute('alt') ?? '');
+      const src = node.getAttribute('src');
+      if (markdown && opts.images_as_markdown && src) return `![${escape(alt)}](${linkDestination(src)})`;
+      return escape(alt);
+    },
+  });
+
+  service.addRule('listItem', {
+    filter: 'li',
+    replacement: (content: string, node: DomElement) => {
+      const parent = node.parentNode;
+      let prefix = '- ';
+      if (parent?.nodeName === 'OL') {
+        const start = parent.getAttribute('start');
+        const first = start !== null && /^\d{1,9}$/.test(start) ? Number(start) : 1;
+        prefix = `${first + Array.prototype.indexOf.call(parent.children, node)}. `;
+      }
+      const body = trimNewlines(content).replace(/\n/g, `\n${' '.repeat(prefix.length)}`);
+      return prefix + body + (node.nextSibling ? '\n' : '');
+    },
+  });
+
+  // Tables survive only with ignore_tables: false (otherwise they are labelled for removal).
+  service.addRule('tableCell', { filter: ['td', 'th'], replacement: (content: string) => CELL_MARK + content });
+  service.addRule('tableRow', { filter: 'tr', replacement: tableRow });
+  service.addRule('tableCaption', { filter: 'caption', replacement: (content: string) => `\n\n${content}\n\n` });
+
+  // Added last, so it takes precedence over every other rule.
+  service.addRule('labelled', {
+    filter: (node: DomElement) => node.getAttribute(ROLE_ATTRIBUTE) !== null,
+    replacement: (_content: string, node: DomElement) =>
+      node.getAttribute(ROLE_ATTRIBUTE) === 'quote' ? `\n\n${QUOTE_MARK}\n\n` : '',
+  });
+  return service;
+}
+
+const INLINE_ESCAPE_RE = /[\\*`[\]_]/g;
+const LINE_START_ESCAPES: ReadonlyArray<readonly [RegExp, string]> = [
+  [/^-/, '\\-'],
+  [/^\+ /, '\\+ '],
+  [/^(=+)/, '\\$1'],
+  [/^(#{1,6}) /, '\\$1 '],
+  [/^~~~/, '\\~~~'],
+  [/^>/, '\\>'],
+  [/^(\d+)\. /, '$1\\. '],
+];
+const LINE_START_CHARS = '-+=#~>0123456789';
+
+/** turndown's markdown escaping (backslash before \ * ` [ ] _ anywhere, and list/heading/quote markers at the start). */
+function escapeMarkdown(text: string): string {
+  let escaped = text.replace(INLINE_ESCAPE_RE, '\\$&');
+  if (escaped !== '' && LINE_START_CHARS.includes(escaped.charAt(0))) {
+    for (const [pattern, replacement] of LINE_START_ESCAPES) escaped = escaped.replace(pattern, replacement);
+  }
+  return escaped;
+}
+
+/** One line per row, cells joined by ` | `; a single-cell row (layout tables) keeps its own line breaks. */
+function tableRow(content: string): string {
+  const cells = content
+    .split(CELL_MARK)
+    .map((cell) => cell.trim())
+    .filter((cell) => cell !== '');
+  if (cells.length === 0) return '\n\n';
+  if (cells.length === 1) return `\n\n${cells[0]}\n\n`;
+  const flat = cells.map((cell) =>
+    cell
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line !== '')
+      .join(' '),
+  );
+  return `\n${flat.join(' | ')}\n`;
+}
+
+function linkDestination(url: string): string {
+  const escaped = url.replace(/[<>()]/g, (char) => `\\${char}`);
+  return escaped.replace(/\s/g, '%20');
+}
+
+function collapseSpaces(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+function trimNewlines(text: string): string {
+  let start = 0;
+  let end = text.length;
+  while (start < end && text[start] === '\n') start++;
+  while (end > start && text[end - 1] === '\n') end--;
+  return text.slice(start, end);
+}
+
+export function htmlToText(html: string, opts: Options): string {
+  const sanitized = cutHistory(sanitizeHtml(flattenDeepNesting(html), sanitizeOptions(opts)));
+  return sanitized.trim() === '' ? '' : converter(opts).turndown(sanitized);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stage 3: lines. Shared by HTML (after turndown) and plain-text bodies.
+
+export function cleanText(text: string, opts: Options): string {
+  let lines = normalizeCharacters(text).replaceAll(CELL_MARK, '').split('\n');
+  lines = removeQuotedHistory(lines);
+  lines = removeSignature(lines);
+  if (opts.remove_conclusion_phrases) lines = removeConclusion(lines);
+  return joinLines(lines);
+}
+
+function normalizeCharacters(text: string): string {
+  return text
+    .replace(/\r\n?|[\u2028\u2029]/g, '\n')
+    .replace(/[\u00a0\u2007\u202f]/g, ' ')
+    .replace(/[\u200b\u2060\ufeff\u00ad]/g, '');
+}
+
+/** Lines longer than this are prose, never an attribution, closing phrase or header. */
+const MAX_MARKER_LINE = 500;
+
+/** The line without markdown escapes and emphasis, for matching only. */
+function unmark(line: string): string {
+  if (!NEEDS_UNMARK_RE.test(line)) return line.trim();
+  return collapseSpaces(line.replace(/\\(.)/g, '$1').replace(/[*_]/g, ''));
+}
+const NEEDS_UNMARK_RE = /[\\*_]|\s\s/;
+
+/** A `>`-prefixed line, or the marker of a removed quote (alone, or inside list/table punctuation). */
+function isQuotedLine(line: string): boolean {
+  const start = line.trimStart();
+  if (start.startsWith('>') || start.startsWith('\\>')) return true;
+  return line.includes(QUOTE_MARK) && /^[\s\-|*\d.]*$/.test(line.replaceAll(QUOTE_MARK, ''));
+}
+
+const ATTRIBUTION_RES = [
+  /^on\s.{1,300}\swrote\s?:$/i,
+  /^.{0,200}<[^<>\s]+@[^<>\s]+>\s+wrote\s?:$/i,
+  /^le\s.{1,300}\sa\s+écrit\s?:$/i,
+  /^am\s.{1,300}\sschrieb\s.{1,300}:$/i,
+  /^el\s.{1,300}\sescribió\s?:$/i,
+  /^il\s.{1,300}\sha\s+scritto\s?:$/i,
+  /^(?:em|no)\s.{1,300}\sescreveu\s?:$/i,
+  /^op\s.{1,300}\sschreef\s.{1,300}:$/i,
+];
+
+function isAttribution(text: string): boolean {
+  return text.length <= MAX_MARKER_LINE && ATTRIBUTION_RES.some((re) => re.test(text));
+}
+
+/** Cheap pre-check: every attribution ends with one of these verbs. */
+const ATTRIBUTION_VERB_RE = /wrote|écrit|schrieb|escribió|scritto|escreveu|schreef/i;
+
+/** How many lines an "On … wrote:" attribution spans at `index` (clients wrap it onto a second line), or 0. */
+function attributionSpan(lines: readonly string[], index: number): number {
+  const line = lines[index] ?? '';
+  if (line.length > MAX_MARKER_LINE || line.trim() === '') return 0;
+  if (ATTRIBUTION_VERB_RE.test(line) && isAttribution(unmark(line))) return 1;
+  const next = lines[index + 1];
+  if (next === undefined || next.length > MAX_MARKER_LINE || !ATTRIBUTION_VERB_RE.test(next)) return 0;
+  return isAttribution(`${unmark(line)} ${unmark(next)}`) ? 2 : 0;
+}
+
+/** Cheap pre-check: a header line has a colon, a separator line dashes or underscores. */
+const HISTORY_HINT_RE = /[:_-]/;
+const ORIGINAL_MESSAGE_RE = /^-{2,}\s?(?:original message|forwarded message|message d'origine|ursprüngliche nachricht|mensaje original)\s?-{2,}$/i;
+const HEADER_FROM_RE = /^(?:from|de|von|van|da)\s?:\s?\S/i;
+const HEADER_DATE_RE = /^(?:sent|date|envoyé|gesendet|enviado|verzonden|inviato|datum)\s?:/i;
+const HEADER_TO_RE = /^(?:to|subject|à|objet|an|betreff|para|asunto|aan|onderwerp|a|oggetto)\s?:/i;
+
+/** Outlook plain-text replies: "-----Original Message-----", or a From:/Sent:/To: header block. */
+function startsHistory(lines: readonly string[], index: number): boolean {
+  const line = lines[index] ?? '';
+  if (line.length > MAX_MARKER_LINE || !HISTORY_HINT_RE.test(line)) return false;
+  const text = unmark(line);
+  if (ORIGINAL_MESSAGE_RE.test(text)) return true;
+  // The underscore rule Outlook puts above the header (markdown escapes it as \_).
+  const rule = line.replace(/\\/g, '').trim();
+  if (rule.length >= 10 && /^_+$/.test(rule)) {
+    const next = lines.slice(index + 1, index + 4).find((candidate) => candidate.trim() !== '');
+    return next !== undefined && HEADER_FROM_RE.test(unmark(next));
+  }
+  if (!HEADER_FROM_RE.test(text)) return false;
+  const following = lines.slice(index + 1, index + 6).map(unmark);
+  return following.some((candidate) => HEADER_DATE_RE.test(candidate)) && following.some((candidate) => HEADER_TO_RE.test(candidate));
+}
+
+function removeQuotedHistory(lines: readonly string[]): string[] {
+  const kept: string[] = [];
+  for (let index = 0; index < lines.length; index++) {
+    const line = lines[index] ?? '';
+    if (isQuotedLine(line)) continue;
+    const span = attributionSpan(lines, index);
+    if (span > 0) {
+      let next = index + span;
+      while (next < lines.length && (lines[next] ?? '').trim() === '') next++;
+      // Attribution directly above quoted lines: drop both and keep any reply below (bottom/inline posting).
+      if (next < lines.length && isQuotedLine(lines[next] ?? '')) {
+        index = next - 1;
+        continue;
+      }
+      // Otherwise the quoted text is not prefixed (Outlook style): everything below is history.
+      break;
+    }
+    if (startsHistory(lines, index)) break;
+    // A quote removed from the middle of a line (inline context): the rest of the line stays.
+    kept.push(line.includes(QUOTE_MARK) ? line.replaceAll(QUOTE_MARK, '') : line);
+  }
+  return kept;
+}
+
+/** RFC 3676 signature delimiter "-- " (many clients lose the trailing space); markdown escapes it as "\--". */
+function removeSignature(lines: readonly string[]): string[] {
+  const at = lines.findIndex((line) => /^\\?--\s*$/.test(line));
+  return at < 0 ? [...lines] : lines.slice(0, at);
+}
+
+const CLOSING_PHRASES = [
+  'best', 'all the best', 'all best', 'best regards', 'kind regards', 'kindest regards', 'warm regards',
+  'warmest regards', 'warm wishes', 'best wishes', 'regards', 'with regards', 'with best regards',
+  'with kind regards', 'many thanks', 'thanks', 'thanks so much', 'thanks a lot', 'thanks again',
+  'thanks in advance', 'thank you', 'thank you so much', 'thank you very much', 'thanks (?:&|and) (?:best |kind |warm )?regards',
+  'thx', 'cheers', 'sincerely', 'yours sincerely', 'sincerely yours', 'yours truly', 'yours faithfully',
+  'respectfully', 'cordially', 'take care', 'talk soon', 'with thanks', 'with gratitude',
+  // A few localized ones (bonus): German, French, Spanish, Italian, Portuguese, Dutch.
+  'mit freundlichen grüßen', 'freundliche grüße', 'viele grüße', 'beste grüße', 'liebe grüße', 'cordialement',
+  'bien à vous', 'bien cordialement', 'saludos', 'un saludo', 'atentamente', 'cordiali saluti', 'distinti saluti',
+  'atenciosamente', 'met vriendelijke groet', 'vriendelijke groeten',
+];
+const CLOSING_RE = new RegExp(`^(?:${CLOSING_PHRASES.join('|')})\\s?[,!.]*$`, 'i');
+/** Mobile and webmail footers: nothing of the message ever follows them. */
+const DEVICE_FOOTER_RE =
+  /^(?:sent from my \S.{0,40}|sent from (?:outlook|mail for windows|yahoo mail|my mobile)\b.{0,40}|get outlook for (?:ios|android)\b.{0,20})$/i;
+
+/**
+ * Cuts at the first line that is only a closing phrase, and everything after it (the name and
+ * signature block). A closing phrase with nothing above it is the whole message ("Thanks!"), so
+ * it is kept and the search goes on.
+ */
+function removeConclusion(lines: readonly string[]): string[] {
+  let hasContent = false;
+  for (let index = 0; index < lines.length; index++) {
+    const line = lines[index] ?? '';
+    if (line.trim() === '') continue;
+    if (line.length <= 80) {
+      const text = unmark(line);
+      if (DEVICE_FOOTER_RE.test(text)) return lines.slice(0, index);
+      if (hasContent && CLOSING_RE.test(text)) return lines.slice(0, index);
+    }
+    hasContent = true;
+  }
+  return [...lines];
+}
+
+/** No trailing spaces, at most one blank line in a row, no leading/trailing blank lines. */
+function joinLines(lines: readonly string[]): string {
+  const out: string[] = [];
+  let blank = false;
+  for (const raw of lines) {
+    const line = raw.trimEnd();
+    if (line.trim() === '') {
+      blank = out.length > 0;
+      continue;
+    }
+    if (blank) out.push('');
+    blank = false;
+    out.push(line);
+  }
+  return out.join('\n').trim();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entities (plain-text bodies; HTML bodies are decoded by the parsers).
+
+const NAMED_ENTITIES: Readonly<Record<string, string>> = {
+  amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00a0', ensp: ' ', emsp: ' ', thinsp: ' ',
+  copy: '©', reg: '®', trade: '™', hellip: '…', mdash: '—', ndash: '–', lsquo: '‘', rsquo: '’', sbquo: '‚',
+  ldquo: '“', rdquo: '”', bdquo: '„', laquo: '«', raquo: '»', bull: '•', middot: '·', euro: '€', pound: '£',
+  yen: '¥', cent: '¢', sect: '§', para: '¶', deg: '°', plusmn: '±', times: '×', divide: '÷', shy: '\u00ad',
+  zwnj: '\u200c', zwj: '\u200d', iexcl: '¡', iquest: '¿', dagger: '†', Dagger: '‡', permil: '‰', prime: '′',
+  auml: 'ä', ouml: 'ö', uuml: 'ü', Auml: 'Ä', Ouml: 'Ö', Uuml: 'Ü', szlig: 'ß', eacute: 'é', egrave: 'è',
+  ecirc: 'ê', Eacute: 'É', aacute: 'á', agrave: 'à', acirc: 'â', iacute: 'í', oacute: 'ó', uacute: 'ú',
+  ntilde: 'ñ', Ntilde: 'Ñ', ccedil: 'ç', Ccedil: 'Ç',
+};
+
+const ENTITY_RE = /&(?:#(\d{1,7})|#[xX]([0-9a-fA-F]{1,6})|([a-zA-Z][a-zA-Z0-9]{1,31}));/g;
+
+function decodeEntities(text: string): string {
+  return text.replace(ENTITY_RE, (entity, decimal: string | undefined, hex: string | undefined, name: string | undefined) => {
+    if (name !== undefined) return NAMED_ENTITIES[name] ?? entity;
+    const code = decimal !== undefined ? Number.parseInt(decimal, 10) : Number.parseInt(hex ?? '', 16);
+    if (!Number.isFinite(code) || code === 0 || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return '\uFFFD';
+    return String.fromCodePoint(code);
+  });
+}

@@ -1,0 +1,59 @@
+import MailComposer from 'nodemailer/lib/mail-composer';
+
+/**
+ * Builds the raw MIME of an outgoing message with nodemailer's composer. Only in-memory contents are
+ * passed: never a `path` or `href`, which would let a request make the composer read a file or fetch
+ * a URL. Bcc is left out of the headers (nodemailer's default) and travels in the envelope only.
+ */
+export interface MailAddress {
+  email: string;
+  name?: string;
+}
+
+export interface OutgoingMail {
+  from: MailAddress;
+  to: MailAddress[];
+  cc: MailAddress[];
+  bcc: MailAddress[];
+  replyTo: MailAddress[];
+  subject: string;
+  html?: string;
+  text?: string;
+  attachments: { filename: string; contentType: string; content: Buffer; contentId?: string; inline: boolean }[];
+  /** Message-ID with angle brackets. */
+  messageId: string;
+  inReplyTo?: string;
+  references: string[];
+  headers: { name: string; value: string }[];
+  date: Date;
+}
+
+const address = (a: MailAddress) => ({ name: a.name ?? '', address: a.email });
+
+export function composeMime(mail: OutgoingMail): Promise<Buffer> {
+  const composer = new MailComposer({
+    from: address(mail.from),
+    to: mail.to.map(address),
+    cc: mail.cc.map(address),
+    bcc: mail.bcc.map(address),
+    replyTo: mail.replyTo.map(address),
+    subject: mail.subject,
+    ...(mail.html !== undefined ? { html: mail.html } : {}),
+    ...(mail.text !== undefined ? { text: mail.text } : {}),
+    attachments: mail.attachments.map((a) => ({
+      filename: a.filename,
+      content: a.content,
+      contentType: a.contentType,
+      ...(a.contentId ? { cid: a.contentId.replace(/^<|>$/g, '') } : {}),
+      contentDisposition: a.inline ? 'inline' : 'attachment',
+    })),
+    messageId: mail.messageId,
+    ...(mail.inReplyTo ? { inReplyTo: mail.inReplyTo } : {}),
+    ...(mail.references.length ? { references: mail.references } : {}),
+    headers: mail.headers.map((h) => ({ key: h.name, value: h.value })),
+    date: mail.date,
+  });
+  return new Promise((resolve, reject) => {
+    composer.compile().build((error, message) => (error ? reject(error) : resolve(message)));
+  });
+}

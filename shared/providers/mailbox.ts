@@ -1,0 +1,14 @@
+import type { GrantRecord, Provider } from '#shared/db/grants';
+import { InvalidRequestError } from '#shared/http/errors';
+
+/**
+ * Every grant-scoped mail endpoint goes through a provider of its capability (messages, threads,
+ * folders, drafts, send, attachments). Agent Accounts (shared/agent/) are the first implementation;
+ * IMAP/SMTP, provider A, provider B and CalDAV adapters register beside them. Capabilities have
+ * registries of their own so a function bundles only the code of the endpoints it serves.
+ */
+export function providerOf<T>(registry: Partial<Record<Provider, T>>, grant: GrantRecord, capability: string): T {
+  const provider = registry[grant.provider];
+  if (!provider) throw new InvalidRequestError(`${capability} are not available for provider '${grant.provider}'`);
+  return provider;
+}
