@@ -60,8 +60,8 @@ export function buildEvent(
   } as APIGatewayProxyEventV2;
 }
 
-export function lambdaContext(fn: string): Context {
-  const deadline = Date.now() + 29_000;
+export function lambdaContext(fn: string, timeoutMs = 29_000): Context {
+  const deadline = Date.now() + timeoutMs;
   return {
     awsRequestId: randomUUID(),
     functionName: fn,

@@ -16,8 +16,8 @@ const PAGE = 100;
 
 export async function purgeAgentMailbox(grantId: GrantId, shouldStop: () => boolean = () => false): Promise<'done' | 'more'> {
   // Messages, newest first, a page at a time; each page is deleted before the next is read.
+  // Every step deletes a page before looking at the clock, so each run makes progress.
   for (;;) {
-    if (shouldStop()) return 'more';
     const page = await listRecords<MessageRecord>(messagesOfGrant(grantId).pk, { limit: PAGE });
     if (!page.items.length) break;
     const keys: Key[] = [];
@@ -28,9 +28,9 @@ export async function purgeAgentMailbox(grantId: GrantId, shouldStop: () => bool
       keys.push({ pk: messagesOfGrant(grantId).pk, sk: message.id });
     }
     await batchWrite(deleteRequests(keys));
+    if (shouldStop()) return 'more';
   }
   for (;;) {
-    if (shouldStop()) return 'more';
     const page = await listRecords<DraftRecord>(draftsOfGrant(grantId).pk, { limit: PAGE });
     if (!page.items.length) break;
     await batchWrite(
@@ -41,11 +41,9 @@ export async function purgeAgentMailbox(grantId: GrantId, shouldStop: () => bool
         ]),
       ),
     );
-  }
-  for (const pk of grantPartitions(grantId)) {
     if (shouldStop()) return 'more';
-    await batchWrite(deleteRequests(await allKeys(pk)));
   }
+  for (const pk of grantPartitions(grantId)) await batchWrite(deleteRequests(await allKeys(pk)));
   await deletePrefix(grantPrefix(grantId));
   return 'done';
 }

@@ -12,6 +12,7 @@ import { newId, type ThreadId } from '#shared/ids';
 import { composeMime } from '#shared/mail/compose';
 import { DeliveryError, mailTransport } from '#shared/mail/transport';
 import { appendSignature, renderStoredTemplate, requireSignature } from '#shared/templates/templates';
+import { trackingOnCreate, type TrackingOptionsInput } from '#shared/mail/tracking';
 import { clock } from '#shared/time';
 
 /**
@@ -20,6 +21,7 @@ import { clock } from '#shared/time';
  * the mail transport), then keep the Sent copy. Nothing is stored in Sent when delivery fails.
  */
 const DAILY_QUOTA = env.dailySendQuota();
+const TRACKING_HOSTNAME = env.trackingHostname();
 const MESSAGE_ID_DOMAIN = env.messageIdDomain();
 const IDEMPOTENCY_SECONDS = 3600;
 /** Headers the composer writes itself; a custom header may not replace them. */
@@ -107,6 +109,8 @@ export async function prepareOutgoing(grant: GrantRecord, input: OutgoingInput, 
   if (input.send_at !== undefined) {
     throw new InvalidRequestError("'send_at' (scheduled send) is not available yet for Agent Accounts; send without it to send now");
   }
+  // Tracking settings follow the draft rules (hostname validated and canonicalised).
+  if (input.tracking_options !== undefined) trackingOnCreate(input.tracking_options as TrackingOptionsInput, TRACKING_HOSTNAME);
   let { subject, body } = input;
   if (input.template) {
     const rendered = await renderStoredTemplate(grant.id, input.template, { subject, body });

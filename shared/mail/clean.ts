@@ -3,11 +3,12 @@
  * the readable text of the newest message (markdown by default), without quoted history,
  * signatures, tracking pixels or markup noise.
  *
- * Pipeline: sanitize-html (streams once over the input and drops active content, hidden
- * elements, pixels and quotes *with their text*, so nothing of them reaches later stages) → cut
- * at Outlook reply separators → turndown (markdown or plain-text rules) → line-level removal of
- * plain-text quotes, signatures and closing phrases → whitespace normalisation.
- * Nothing is fetched or executed: sanitize-html and domino only parse.
+ * Pipeline: sanitize-html drops active content (script, style, head…) with its text and labels
+ * what else must go (hidden elements, pixels, quotes, signatures, reply headers) → a linear pass
+ * over the sanitized string removes labelled elements and cuts at reply separators → turndown
+ * (markdown or plain-text rules) → line-level removal of plain-text quotes, signatures and
+ * closing phrases → whitespace normalisation. Nothing is fetched or executed: sanitize-html
+ * (htmlparser2) and turndown (domino) only parse.
  */
 import sanitizeHtml from 'sanitize-html';
 import TurndownService from 'turndown';
@@ -89,11 +90,11 @@ const LOOKS_LIKE_HTML_RE = /<[a-z!/]/i;
 // ---------------------------------------------------------------------------------------------
 // Stage 1: sanitize-html.
 //
-// Elements to remove are only *labelled* here (data-sb="drop|quote|cut") and removed by the
-// converter: sanitize-html can only remove an element with its content by truncating its output
-// string (exclusiveFilter), which is quadratic in the number of such elements, and renaming to a
-// skipped tag corrupts the closing tags that follow (its transformMap entry leaks). Active content
-// (script, style, head…) is dropped here, contents included, by name.
+// Elements to remove are only *labelled* here (data-sb="drop|quote|cut") and removed in stage 2:
+// sanitize-html can only remove an element with its content by truncating its output string
+// (exclusiveFilter), which is quadratic in the number of such elements, and renaming an element
+// to a tag it then skips corrupts the closing tags that follow (its transformMap entry leaks).
+// Active content (script, style, head…) is dropped here, contents included, by tag name.
 
 /**
  * Tags kept for their structure. Everything else is unwrapped (its text kept) unless listed in
@@ -101,9 +102,9 @@ const LOOKS_LIKE_HTML_RE = /<[a-z!/]/i;
  * element fewer is time saved in domino and turndown, which dominate the run time.
  */
 const STRUCTURE_TAGS = [
-  'address', 'article', 'aside', 'blockquote', 'br', 'caption', 'center', 'dd', 'details', 'div', 'dl', 'dt',
-  'figcaption', 'figure', 'footer', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'hr', 'li', 'main', 'nav', 'ol',
-  'p', 'pre', 'section', 'summary', 'table', 'tbody', 'td', 'tfoot', 'th', 'thead', 'tr', 'ul',
+  'address', 'article', 'aside', 'blockquote', 'br', 'caption', 'center', 'dd', 'div', 'dl', 'dt', 'figcaption',
+  'figure', 'footer', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'hr', 'li', 'main', 'nav', 'ol', 'p', 'pre',
+  'section', 'table', 'tbody', 'td', 'tfoot', 'th', 'thead', 'tr', 'ul',
 ];
 /** Only markdown has syntax for these. */
 const MARKDOWN_TAGS = ['b', 'strong', 'i', 'em', 'code'];
@@ -260,8 +261,45 @@ function flattenDeepNesting(html: string): string {
   });
 }
 
-/** Text cannot contain `<` after sanitize-html, so these only ever match our own labels. */
-const CUT_LABEL_RE = /<[a-z0-9-]+ data-sb="cut"/;
+// ---------------------------------------------------------------------------------------------
+// Stage 2: the sanitized string. It is well-formed (sanitize-html closes every tag it opens,
+// writes void tags as `<x />`), its text cannot contain `<` and its attribute values cannot
+// contain `>`, so a regex scan over tags is exact here, and linear.
+
+/** Our label, as sanitize-html writes it (the only attribute of a labelled element). */
+const LABEL_RE = /<([a-z][a-z0-9-]*) data-sb="(drop|quote|cut)"( \/)?>/g;
+/** Any tag; group 1 marks a closing tag, group 2 a void one. */
+const TAG_RE = /<(\/?)[a-z][a-z0-9-]*[^>]*?( \/)?>/g;
+
+/**
+ * Removes labelled elements with their content, before domino and turndown spend time on them:
+ * a quote leaves a marker paragraph, the first cut label ends the message.
+ */
+function removeLabelled(html: string): string {
+  let out = '';
+  let from = 0;
+  LABEL_RE.lastIndex = 0;
+  for (let label = LABEL_RE.exec(html); label !== null; label = LABEL_RE.exec(html)) {
+    out += html.slice(from, label.index);
+    if (label[2] === 'cut') return out;
+    if (label[2] === 'quote') out += `<p>${QUOTE_MARK}</p>`;
+    from = label[3] ? LABEL_RE.lastIndex : elementEnd(html, label.index);
+    LABEL_RE.lastIndex = from;
+  }
+  return out + html.slice(from);
+}
+
+/** Index just after the closing tag of the element opening at `start`. */
+function elementEnd(html: string, start: number): number {
+  let depth = 0;
+  TAG_RE.lastIndex = start;
+  for (let tag = TAG_RE.exec(html); tag !== null; tag = TAG_RE.exec(html)) {
+    if (tag[1]) depth--;
+    else if (!tag[2]) depth++;
+    if (depth <= 0) return TAG_RE.lastIndex;
+  }
+  return html.length;
+}
 
 /**
  * An `<hr>` (Outlook web) or a top-bordered div (Outlook desktop) followed, through markup only,
@@ -271,16 +309,71 @@ const CUT_LABEL_RE = /<[a-z0-9-]+ data-sb="cut"/;
 const REPLY_SEPARATOR_RE =
   /<(?:hr \/|div data-sb-sep="1")>(?:\s*<[^>]{0,400}>){0,40}\s*(?:from|de|von|van|da|fra|från|od|от)\s?:/i;
 
-function cutHistory(html: string): string {
-  const label = CUT_LABEL_RE.exec(html);
-  const end = label ? label.index : html.length;
-  const head = end < html.length ? html.slice(0, end) : html;
-  const separator = REPLY_SEPARATOR_RE.exec(head);
-  return separator ? head.slice(0, separator.index) : head;
+function cutAtReplySeparator(html: string): string {
+  const separator = REPLY_SEPARATOR_RE.exec(html);
+  return separator ? html.slice(0, separator.index) : html;
+}
+
+/**
+ * turndown's cost grows with elements × depth (every blank element searches its whole subtree for
+ * void elements, and each list level re-indents its content). Beyond these bounds, which no real
+ * message reaches, the markup is adversarial and gets the linear fallback instead.
+ */
+const MAX_ELEMENTS = 60_000;
+const MAX_ELEMENTS_TIMES_DEPTH = 2_000_000;
+
+function withinBudget(html: string): boolean {
+  let elements = 0;
+  let depth = 0;
+  let maxDepth = 0;
+  TAG_RE.lastIndex = 0;
+  for (let tag = TAG_RE.exec(html); tag !== null; tag = TAG_RE.exec(html)) {
+    if (tag[1]) {
+      depth--;
+      continue;
+    }
+    elements++;
+    if (!tag[2]) maxDepth = Math.max(maxDepth, ++depth);
+    if (elements > MAX_ELEMENTS || elements * maxDepth > MAX_ELEMENTS_TIMES_DEPTH) return false;
+  }
+  return true;
+}
+
+const FAST_TOKEN_RE = /<(\/?)([a-z][a-z0-9-]*)[^>]*>|[^<]+/g;
+const FAST_BLOCK_TAGS: ReadonlySet<string> = new Set([...STRUCTURE_TAGS.filter((tag) => tag !== 'br' && tag !== 'li'), 'p']);
+
+/**
+ * Linear fallback for adversarial markup: plain text with paragraph breaks, list items and line
+ * breaks, no markdown. Text in sanitized HTML carries only the escapes sanitize-html writes.
+ */
+function fastText(html: string): string {
+  const parts: string[] = [];
+  FAST_TOKEN_RE.lastIndex = 0;
+  for (let token = FAST_TOKEN_RE.exec(html); token !== null; token = FAST_TOKEN_RE.exec(html)) {
+    const tag = token[2];
+    if (tag === undefined) {
+      parts.push(unescapeSanitized(token[0].replace(/[ \t\r\n]+/g, ' ')));
+    } else if (tag === 'br') {
+      parts.push('\n');
+    } else if (tag === 'li' && !token[1]) {
+      parts.push('\n- ');
+    } else if (FAST_BLOCK_TAGS.has(tag)) {
+      parts.push('\n\n');
+    }
+  }
+  return parts
+    .join('')
+    .split('\n')
+    .map((line) => line.trim())
+    .join('\n');
+}
+
+function unescapeSanitized(text: string): string {
+  return text.replace(/&(lt|gt|quot|amp);/g, (_entity, name: string) => ({ lt: '<', gt: '>', quot: '"', amp: '&' })[name] ?? '');
 }
 
 // ---------------------------------------------------------------------------------------------
-// Stage 2: turndown.
+// Stage 3: turndown.
 
 /** The part of domino's DOM (inside turndown) that the rules read; lib.dom is not part of this project. */
 interface DomElement {
@@ -305,11 +398,6 @@ function converter(opts: Options): TurndownService {
   }
   return service;
 }
-
-const PLAIN_INLINE: ReadonlySet<string> = new Set([
-  'B', 'STRONG', 'I', 'EM', 'U', 'S', 'DEL', 'STRIKE', 'INS', 'CODE', 'KBD', 'SAMP', 'TT', 'VAR', 'MARK', 'SMALL',
-  'BIG', 'SUB', 'SUP', 'ABBR', 'CITE', 'DFN', 'Q', 'TIME', 'FONT', 'SPAN', 'BDI', 'BDO',
-]);
 
 function buildConverter(opts: Options): TurndownService {
   const markdown = opts.html_as_markdown;
@@ -339,12 +427,9 @@ function buildConverter(opts: Options): TurndownService {
       },
     });
   } else {
-    service.addRule('plainInline', {
-      filter: (node: DomElement) => PLAIN_INLINE.has(node.nodeName),
-      replacement: (content: string) => content,
-    });
+    // Emphasis and code tags were unwrapped by sanitize-html already (see MARKDOWN_TAGS).
     service.addRule('plainBlock', {
-      filter: ['h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'pre', 'blockquote'],
+      filter: ['h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'pre'],
       replacement: (content: string) => `\n\n${content}\n\n`,
     });
     service.addRule('plainRule', { filter: 'hr', replacement: () => '\n\n' });
@@ -391,12 +476,6 @@ function buildConverter(opts: Options): TurndownService {
   service.addRule('tableRow', { filter: 'tr', replacement: tableRow });
   service.addRule('tableCaption', { filter: 'caption', replacement: (content: string) => `\n\n${content}\n\n` });
 
-  // Added last, so it takes precedence over every other rule.
-  service.addRule('labelled', {
-    filter: (node: DomElement) => node.getAttribute(ROLE_ATTRIBUTE) !== null,
-    replacement: (_content: string, node: DomElement) =>
-      node.getAttribute(ROLE_ATTRIBUTE) === 'quote' ? `\n\n${QUOTE_MARK}\n\n` : '',
-  });
   return service;
 }
 
@@ -457,12 +536,14 @@ function trimNewlines(text: string): string {
 }
 
 function htmlToText(html: string, opts: Options): string {
-  const sanitized = cutHistory(sanitizeHtml(flattenDeepNesting(html), sanitizeOptions(opts)));
-  return sanitized.trim() === '' ? '' : converter(opts).turndown(sanitized);
+  const sanitized = sanitizeHtml(flattenDeepNesting(html), sanitizeOptions(opts));
+  const kept = cutAtReplySeparator(removeLabelled(sanitized));
+  if (kept.trim() === '') return '';
+  return withinBudget(kept) ? converter(opts).turndown(kept) : fastText(kept);
 }
 
 // ---------------------------------------------------------------------------------------------
-// Stage 3: lines. Shared by HTML (after turndown) and plain-text bodies.
+// Stage 4: lines. Shared by HTML (after turndown) and plain-text bodies.
 
 function cleanText(text: string, opts: Options): string {
   let lines = normalizeCharacters(text).replaceAll(CELL_MARK, '').split('\n');

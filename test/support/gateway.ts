@@ -20,7 +20,7 @@ export interface Gateway {
   url: string;
   close(): Promise<void>;
   /** Builds the event API Gateway would send for a request, and invokes the matched handler in-process. */
-  invoke(request: { method: string; path: string; headers?: Record<string, string>; body?: string }): Promise<APIGatewayProxyResultV2>;
+  invoke(request: { method: string; path: string; headers?: Record<string, string>; body?: string | Buffer }): Promise<APIGatewayProxyResultV2>;
 }
 
 function matchPath(template: string, path: string): Record<string, string> | undefined {
@@ -122,6 +122,6 @@ export async function startGateway(): Promise<Gateway> {
         server.close(() => resolve());
       }),
     invoke: async ({ method, path, headers = {}, body }) =>
-      dispatch({ method, url: path, headers, body: Buffer.from(body ?? ''), sourceIp: '127.0.0.1' }) as Promise<APIGatewayProxyResultV2>,
+      dispatch({ method, url: path, headers, body: Buffer.isBuffer(body) ? body : Buffer.from(body ?? ''), sourceIp: '127.0.0.1' }) as Promise<APIGatewayProxyResultV2>,
   };
 }

@@ -1,0 +1,64 @@
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiClient, type ApiClient } from '../support/api';
+import { makeAgentGrant, makeApplication } from '../support/factories';
+import { startGateway, type Gateway } from '../support/gateway';
+import { createTestQueue } from '../support/queues';
+import { drainThroughHandler } from '../support/sqs-worker';
+
+/** DELETE /v3/grants/{grant_id} removes everything stored under the grant (through the jobs worker). */
+let gateway: Gateway;
+let api: ApiClient;
+let jobsQueue: string;
+const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({}));
+const s3 = new S3Client({ forcePathStyle: true });
+
+async function count(pk: string): Promise<number> {
+  const { Count } = await dynamo.send(new QueryCommand({ TableName: process.env.TABLE_NAME, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, Select: 'COUNT' }));
+  return Count ?? 0;
+}
+
+beforeAll(async () => {
+  jobsQueue = await createTestQueue('jobs');
+  process.env.JOBS_QUEUE_URL = jobsQueue;
+  gateway = await startGateway();
+  api = apiClient(gateway.url, (await makeApplication()).apiKey);
+});
+
+afterAll(async () => gateway?.close());
+
+describe('grant purge', () => {
+  it('deletes the mailbox: messages, indexes, threads, folders, drafts, templates and S3 contents', async () => {
+    // Prepare: a mailbox with received and sent mail, an attachment, a draft and a template.
+    const [doomed, other] = await Promise.all([makeAgentGrant(api), makeAgentGrant(api)]);
+    await api.post(`/v3/grants/${other.id}/messages/send`, {
+      to: [{ email: doomed.email }],
+      subject: 'Budget report',
+      body: '<p>numbers</p>',
+      attachments: [{ filename: 'r.txt', content: Buffer.from('r').toString('base64') }],
+    });
+    await api.post(`/v3/grants/${doomed.id}/messages/send`, { to: [{ email: other.email }], subject: 'Reply budget', body: 'ok' });
+    await api.post(`/v3/grants/${doomed.id}/drafts`, { to: [{ email: other.email }], subject: 'Later' });
+    await api.post(`/v3/grants/${doomed.id}/templates`, { name: 't', engine: 'mustache', body: '{{x}}' });
+    const g = doomed.id;
+    expect(await count(`grant#${g}#msg`)).toBe(2);
+    expect(await count(`grant#${g}#ix#text:budget`)).toBe(2);
+
+    // Act
+    expect((await api.delete(`/v3/grants/${g}`)).status).toBe(200);
+    const { handler } = await import('#functions/jobs/handler');
+    expect(await drainThroughHandler(jobsQueue, handler, { functionName: 'jobs' })).toBe(1);
+
+    // Assess
+    for (const kind of ['msg', 'mid', 'thread', 'threads', 'folder', 'draft', 'template', 'ix#text:budget', 'ix#in:inbox', 'ix#in:sent', `ix#from:${other.email}`, 'ix#subj:budget', 'ix#attach']) {
+      expect({ kind, items: await count(`grant#${g}#${kind}`) }).toEqual({ kind, items: 0 });
+    }
+    const objects = await s3.send(new ListObjectsV2Command({ Bucket: process.env.MAIL_BUCKET, Prefix: `grants/${g}/` }));
+    expect(objects.KeyCount ?? 0).toBe(0);
+    // The other mailbox is untouched.
+    expect(await count(`grant#${other.id}#msg`)).toBe(2);
+    expect((await api.get(`/v3/grants/${other.id}/messages`)).body.data).toHaveLength(2);
+  });
+});

@@ -1,0 +1,40 @@
+import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { lambdaContext } from '../../scripts/local-stack/api-gateway-event';
+import { sqs } from './queues';
+
+/**
+ * What Lambda's SQS event source mapping (and serverless-offline-sqs locally) does for a queue-
+ * triggered function: receive a batch, invoke the handler with the SQS event, delete the messages
+ * it did not report as failed. Runs until the queue is empty.
+ */
+type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
+
+export async function drainThroughHandler(queueUrl: string, handler: SqsHandler, options: { functionName?: string; maxBatches?: number; timeoutMs?: number } = {}) {
+  let handled = 0;
+  for (let batch = 0; batch < (options.maxBatches ?? 100); batch++) {
+    const { Messages = [] } = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 1, AttributeNames: ['All'], MessageAttributeNames: ['All'] }),
+    );
+    if (!Messages.length) break;
+    const records = Messages.map(
+      (m) =>
+        ({
+          messageId: m.MessageId!,
+          receiptHandle: m.ReceiptHandle!,
+          body: m.Body!,
+          attributes: m.Attributes ?? {},
+          messageAttributes: {},
+          md5OfBody: m.MD5OfBody!,
+          eventSource: 'aws:sqs',
+          eventSourceARN: `arn:aws:sqs:us-east-1:123456789012:${queueUrl.split('/').pop()}`,
+          awsRegion: 'us-east-1',
+        }) as unknown as SQSRecord,
+    );
+    const result = await handler({ Records: records }, lambdaContext(options.functionName ?? 'worker', options.timeoutMs ?? 300_000));
+    const failed = new Set((result?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+    for (const m of Messages) if (!failed.has(m.MessageId!)) await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle! }));
+    handled += Messages.length;
+  }
+  return handled;
+}
