@@ -1,11 +1,13 @@
 /**
  * `npm run bench [-- <suite>…]`: performance figures, each measured against its baseline in the same
- * run. Suites: foundation.
+ * run. Suites: foundation, mailbox.
  */
 import { runFoundationBench } from './foundation';
+import { runMailboxBench } from './mailbox';
 
 const SUITES: Record<string, () => Promise<void>> = {
   foundation: runFoundationBench,
+  mailbox: runMailboxBench,
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

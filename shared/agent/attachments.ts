@@ -1,5 +1,5 @@
 import { getBlob, presignedDownload } from '#shared/agent/blobs';
-import { requireMessage } from '#shared/agent/message-ops';
+import { requireMessage } from '#shared/agent/lookup';
 import type { AttachmentRecord } from '#shared/agent/types';
 import { attachmentView } from '#shared/agent/views';
 import type { GrantRecord } from '#shared/db/grants';

@@ -1,5 +1,5 @@
 import { attachmentKey, bodyKey, deletePrefix, getBlob, putBlob } from '#shared/agent/blobs';
-import { requireMessage } from '#shared/agent/message-ops';
+import { requireMessage } from '#shared/agent/lookup';
 import { kinds, normalAddress } from '#shared/agent/postings';
 import {
   checkCustomHeaders,
@@ -27,7 +27,7 @@ import { ConflictError, MailDeliveryError, NotFoundError } from '#shared/http/er
 import type { UploadedFile } from '#shared/http/route';
 import { newId, type DraftId } from '#shared/ids';
 import { trackingOnCreate, trackingOnUpdate } from '#shared/mail/tracking';
-import { renderStoredTemplate } from '#shared/templates/templates';
+import { renderStoredTemplate, requireSignature } from '#shared/templates/templates';
 import { clock } from '#shared/time';
 import type { CreateDraftBody, ListDraftsQuery, UpdateDraftBody } from '#schemas/mail';
 import { addressList, keywordList, rejectProviderOnlyParameters } from '#shared/agent/messages';
@@ -88,6 +88,7 @@ export async function createDraft(grant: GrantRecord, body: CreateDraftBody, fil
   const from = senderOf(grant, body.from);
   const original = body.reply_to_message_id ? await requireMessage(grant, body.reply_to_message_id) : undefined;
   const tracking = trackingOnCreate(body.tracking_options, TRACKING_HOSTNAME);
+  if (body.signature_id) await requireSignature(grant.id, body.signature_id);
   const now = clock.nowSeconds();
   const record: DraftRecord = {
     id,
@@ -168,7 +169,11 @@ export async function deleteDraft(grant: GrantRecord, draftId: string): Promise<
   await removeDraft(grant, await requireDraft(grant, draftId), false);
 }
 
-/** Sends a draft as a message (an optional signature is appended), then deletes the draft. */
+/**
+ * Sends a draft as a message (an optional signature is appended), then deletes the draft. The draft
+ * is claimed (deleted, conditional on the version read) before anything is delivered, so two
+ * concurrent sends deliver it once; if delivery then fails, the draft is put back.
+ */
 export async function sendDraft(grant: GrantRecord, draftId: string, body: { signature_id?: string }) {
   const draft = await requireDraft(grant, draftId);
   const attachments = await Promise.all(
@@ -197,15 +202,33 @@ export async function sendDraft(grant: GrantRecord, draftId: string, body: { sig
     metadata: draft.metadata,
     ...(signatureId ? { signature_id: signatureId } : {}),
   });
-  const day = await consumeQuota(grant);
+  try {
+    if (!(await deleteRecord(draftKey(grant.id, draft.id), draft.version))) throw new NotFoundError(`Draft '${draftId}' not found`);
+  } catch (error) {
+    if (error instanceof VersionConflictError) {
+      const still = await getRecord<DraftRecord>(draftKey(grant.id, draft.id));
+      if (!still) throw new NotFoundError(`Draft '${draftId}' not found`);
+      throw new ConflictError('The draft was changed by another request while it was being sent; fetch it again and retry');
+    }
+    throw error;
+  }
+  // From here on, a failure puts the draft back as it was.
+  const restore = () => createRecord(draftKey(grant.id, draft.id), draft);
+  const day = await consumeQuota(grant).catch(async (error) => {
+    await restore();
+    throw error;
+  });
   let message;
   try {
     message = await deliverAndStore(grant, prepared);
   } catch (error) {
     if (error instanceof MailDeliveryError) await sending.refundSendQuota(grant.id, day);
+    await restore();
     throw error;
   }
-  await removeDraft(grant, draft, false);
+  await adjustFolderCounter(grant.id, 'drafts', -1);
+  await setDraftThreadPosting(grant, draft, false);
+  await Promise.all([...draft.attachments.map((a) => a.key), ...(draft.body_key ? [draft.body_key] : [])].map((k) => deletePrefix(k)));
   return viewOf(message);
 }
 

@@ -87,8 +87,7 @@ export async function listFolders(grant: GrantRecord, query: ListFoldersQuery, l
 
 export async function getFolder(grant: GrantRecord, folderId: string) {
   const folder = await requireFolder(grant.id, folderId);
-  const all = folder.system_folder ? [] : await repo.listFolders(grant.id);
-  return folderView(folder, childCounts(all).get(folder.id) ?? 0);
+  return folderView(folder, childCounts(await repo.listFolders(grant.id)).get(folder.id) ?? 0);
 }
 
 async function checkParent(grantId: GrantId, parentId: string, selfId?: string) {

@@ -8,7 +8,6 @@ import type { GrantRecord } from '#shared/db/grants';
 import * as messages from '#shared/db/messages';
 import { MessageConflictError } from '#shared/db/messages';
 import { ConflictError, InvalidRequestError, NotFoundError } from '#shared/http/errors';
-import type { MessageId } from '#shared/ids';
 import { publish } from '#shared/notifications/publisher';
 import { clock } from '#shared/time';
 
@@ -19,12 +18,6 @@ export interface MessageChanges {
   folders?: string[];
   /** Replaces the metadata object (nested objects are replaced, as the spec says). */
   metadata?: Record<string, string>;
-}
-
-export async function requireMessage(grant: GrantRecord, messageId: string): Promise<MessageRecord> {
-  const record = /^msg_[0-9a-hjkmnp-tv-z]{26}$/.test(messageId) ? await messages.getMessage(grant.id, messageId as MessageId) : undefined;
-  if (!record) throw new NotFoundError(`Message '${messageId}' not found`);
-  return record;
 }
 
 function applyChanges(record: MessageRecord, changes: MessageChanges): MessageRecord {

@@ -1,5 +1,6 @@
 import { isSystemFolder, requireFolder } from '#shared/agent/folders';
-import { changeMessage, hardDeleteMessage, requireMessage, trashMessage } from '#shared/agent/message-ops';
+import { requireMessage } from '#shared/agent/lookup';
+import { changeMessage, hardDeleteMessage, trashMessage } from '#shared/agent/message-ops';
 import { INDEXED_METADATA_KEYS } from '#shared/agent/postings';
 import { emptyFilter, findMessages, type AddressField, type MessageFilter } from '#shared/agent/query';
 import { messageBody, viewOf, type MessageFields } from '#shared/agent/store';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { requireMessage } from '#shared/agent/message-ops';
+import { requireMessage } from '#shared/agent/lookup';
 import { normalAddress } from '#shared/agent/postings';
 import { storeMessage, viewOf, type NewAttachment } from '#shared/agent/store';
 import type { HeaderRecord, ParticipantRecord } from '#shared/agent/types';

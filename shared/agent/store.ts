@@ -8,7 +8,6 @@ import type { GrantRecord } from '#shared/db/grants';
 import * as messages from '#shared/db/messages';
 import { DuplicateMessageError, type FolderDelta } from '#shared/db/messages';
 import { newId, type MessageId, type ThreadId } from '#shared/ids';
-import { parseMime } from '#shared/mail/parse';
 import { publish } from '#shared/notifications/publisher';
 import { clock } from '#shared/time';
 
@@ -19,7 +18,8 @@ import { clock } from '#shared/time';
  * `message.created` notification.
  */
 export const BODY_INLINE_MAX = 64 * 1024;
-const HEADERS_INLINE_MAX = 32 * 1024;
+/** Header blocks beyond this are cut (the full header block stays in the raw MIME: fields=raw_mime). */
+const HEADERS_INLINE_MAX = 64 * 1024;
 
 export interface NewAttachment {
   filename: string;
@@ -68,7 +68,16 @@ export function mergeDeltas(...lists: FolderDelta[][]): FolderDelta[] {
   return [...byFolder.values()];
 }
 
-const headersSize = (headers: HeaderRecord[]) => headers.reduce((n, h) => n + h.name.length + h.value.length + 4, 0);
+function keptHeaders(headers: HeaderRecord[]): HeaderRecord[] {
+  const kept: HeaderRecord[] = [];
+  let size = 0;
+  for (const h of headers) {
+    size += h.name.length + h.value.length + 4;
+    if (size > HEADERS_INLINE_MAX) break;
+    kept.push(h);
+  }
+  return kept;
+}
 
 export async function storeMessage(input: NewMessage): Promise<{ record: MessageRecord; duplicate: boolean }> {
   const grantId = input.grant.id;
@@ -116,7 +125,7 @@ export async function storeMessage(input: NewMessage): Promise<{ record: Message
     ...(bodyTooLarge ? { body_key: bodyKey(grantId, id) } : { body: input.body }),
     is_plaintext: input.isPlaintext,
     attachments,
-    ...(headersSize(input.headers) <= HEADERS_INLINE_MAX ? { headers: input.headers } : {}),
+    headers: keptHeaders(input.headers),
     raw_key: rawKey,
     metadata: input.metadata,
     ...(input.messageIdHeader ? { message_id_header: input.messageIdHeader } : {}),
@@ -153,11 +162,8 @@ export async function messageBody(record: Pick<MessageRecord, 'body' | 'body_key
   return record.body_key ? (await getBlob(record.body_key)).toString('utf8') : '';
 }
 
-/** All headers of a stored message; very large header blocks are read back from the raw MIME. */
-export async function messageHeaders(record: MessageRecord): Promise<HeaderRecord[]> {
-  if (record.headers) return record.headers;
-  if (!record.raw_key) return [];
-  return (await parseMime(await getBlob(record.raw_key))).headers;
+export function messageHeaders(record: MessageRecord): HeaderRecord[] {
+  return record.headers ?? [];
 }
 
 export async function messageRaw(record: MessageRecord): Promise<Buffer> {
@@ -172,11 +178,8 @@ export async function storedImmutablePostings(record: MessageRecord): Promise<st
 export type MessageFields = 'standard' | 'include_headers' | 'raw_mime';
 
 export async function viewOf(record: MessageRecord, fields: MessageFields = 'standard') {
-  const [body, headers, raw] = await Promise.all([
-    messageBody(record),
-    fields === 'include_headers' ? messageHeaders(record) : undefined,
-    fields === 'raw_mime' ? messageRaw(record) : undefined,
-  ]);
+  const [body, raw] = await Promise.all([messageBody(record), fields === 'raw_mime' ? messageRaw(record) : undefined]);
+  const headers = fields === 'include_headers' ? messageHeaders(record) : undefined;
   return messageView(record, { body, headers, raw_mime: raw?.toString('base64url') });
 }
 

@@ -15,7 +15,8 @@ import type { DraftId, GrantId, MessageId, ThreadId } from '#shared/ids';
  */
 const MAX_THREAD_MESSAGES = 1000;
 
-function aggregate(grantId: GrantId, threadId: ThreadId, messages: MessageRecord[], draftIds: string[], version: number): ThreadRecord {
+/** The thread record of `messages` (newest first); also used by bulk loads. */
+export function aggregateThread(grantId: GrantId, threadId: ThreadId, messages: MessageRecord[], draftIds: string[], version: number): ThreadRecord {
   // `messages` is newest first.
   const latest = messages[0]!;
   const earliest = messages.at(-1)!;
@@ -67,7 +68,7 @@ export async function refreshThread(grantId: GrantId, threadId: ThreadId): Promi
         if (previous) await threads.deleteThread(previous);
         return undefined;
       }
-      const record = aggregate(grantId, threadId, messages, draftPage.ids, (previous?.version ?? 0) + 1);
+      const record = aggregateThread(grantId, threadId, messages, draftPage.ids, (previous?.version ?? 0) + 1);
       await threads.putThread(record, previous);
       return record;
     } catch (error) {

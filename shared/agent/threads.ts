@@ -10,7 +10,8 @@ import type { GrantRecord } from '#shared/db/grants';
 import { getMessages } from '#shared/db/messages';
 import * as threads from '#shared/db/threads';
 import { NotFoundError } from '#shared/http/errors';
-import type { ThreadId } from '#shared/ids';
+import { idTime, type ThreadId } from '#shared/ids';
+import { loadDraftView } from '#shared/agent/lookup';
 import type { ListThreadsQuery, UpdateThreadBody } from '#schemas/mail';
 
 /** Threads of an Agent Account: conversations grouped by reply headers and reply_to_message_id. */
@@ -23,10 +24,16 @@ export async function requireThread(grant: GrantRecord, threadId: string): Promi
   return thread;
 }
 
+/** Thread views with `latest_draft_or_message`: the newest of the latest message and the thread's drafts. */
 async function withLatest(grant: GrantRecord, list: ThreadRecord[]) {
   const latest = new Map((await getMessages(grant.id, list.map((t) => t.latest_message_id))).map((m) => [m.id, m]));
   return Promise.all(
     list.map(async (t) => {
+      const newestDraft = [...t.draft_ids].sort().at(-1);
+      if (newestDraft && idTime(newestDraft) > idTime(t.latest_message_id)) {
+        const draft = await loadDraftView(grant.id, newestDraft);
+        if (draft) return threadView(t, draft as never);
+      }
       const message = latest.get(t.latest_message_id);
       return threadView(t, message ? await viewOf(message) : undefined);
     }),

@@ -35,6 +35,8 @@ const isFolder = (item: Record<string, unknown>) => item.entity === 'folder';
 
 function toRecord(item: Record<string, unknown>): FolderRecord {
   const { pk: _pk, sk: _sk, entity: _e, ...rest } = item;
+  // Folders written before optional attributes were removed rather than nulled.
+  for (const field of ['parent_id', 'background_color', 'text_color']) if (rest[field] === null) delete rest[field];
   return rest as unknown as FolderRecord;
 }
 
@@ -101,26 +103,30 @@ export async function listFolders(grantId: GrantId): Promise<FolderRecord[]> {
 
 /** Renames, moves or recolours a folder; the name guard moves with it. */
 export async function updateFolder(before: FolderRecord, after: FolderRecord): Promise<void> {
+  // Optional attributes are removed when unset, never stored as null.
+  const sets = ['#n = :name', 'updated_at = :now'];
+  const removes: string[] = [];
+  const values: Record<string, unknown> = { ':name': after.name, ':old': before.name, ':now': after.updated_at };
+  for (const field of ['parent_id', 'background_color', 'text_color'] as const) {
+    if (after[field] === undefined) removes.push(field);
+    else {
+      sets.push(`${field} = :${field}`);
+      values[`:${field}`] = after[field];
+    }
+  }
   const items: TransactItem[] = [
     {
       Update: {
         TableName: TABLE_NAME,
         Key: folderKey(before.grant_id, before.id),
-        UpdateExpression: 'SET #n = :name, updated_at = :now, background_color = :bg, text_color = :fg, parent_id = :parent',
+        UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
         ConditionExpression: 'attribute_exists(pk) AND #n = :old',
         ExpressionAttributeNames: { '#n': 'name' },
-        ExpressionAttributeValues: {
-          ':name': after.name,
-          ':old': before.name,
-          ':now': after.updated_at,
-          ':bg': after.background_color ?? null,
-          ':fg': after.text_color ?? null,
-          ':parent': after.parent_id ?? null,
-        },
+        ExpressionAttributeValues: values,
       },
     },
   ];
-  const renamed = before.name.trim().toLowerCase() !== after.name.trim().toLowerCase() || before.parent_id !== after.parent_id;
+  const renamed = before.name.trim().toLowerCase() !== after.name.trim().toLowerCase() || (before.parent_id ?? undefined) !== (after.parent_id ?? undefined);
   if (renamed) {
     items.push(
       { Delete: { TableName: TABLE_NAME, Key: nameGuardKey(before.grant_id, before.parent_id, before.name) } },

@@ -1,0 +1,23 @@
+import { getBlob } from '#shared/agent/blobs';
+import type { DraftRecord, MessageRecord } from '#shared/agent/types';
+import { draftView } from '#shared/agent/views';
+import { draftKey } from '#shared/db/keys';
+import { getRecord } from '#shared/db/records';
+import type { GrantRecord } from '#shared/db/grants';
+import { getMessage } from '#shared/db/messages';
+import { NotFoundError } from '#shared/http/errors';
+import type { DraftId, GrantId, MessageId } from '#shared/ids';
+
+/** A message of the grant by ID, or 404 (malformed IDs never reach the database). */
+export async function requireMessage(grant: GrantRecord, messageId: string): Promise<MessageRecord> {
+  const record = /^msg_[0-9a-hjkmnp-tv-z]{26}$/.test(messageId) ? await getMessage(grant.id, messageId as MessageId) : undefined;
+  if (!record) throw new NotFoundError(`Message '${messageId}' not found`);
+  return record;
+}
+
+/** The API object of a draft (its body may live in S3), or undefined. */
+export async function loadDraftView(grantId: GrantId, draftId: string) {
+  const draft = await getRecord<DraftRecord>(draftKey(grantId, draftId as DraftId));
+  if (!draft) return undefined;
+  return draftView(draft, draft.body_key ? (await getBlob(draft.body_key)).toString('utf8') : draft.body);
+}
