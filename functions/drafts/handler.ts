@@ -1,5 +1,6 @@
 import { pageSize } from '#shared/grants/service';
 import { empty, list, ok } from '#shared/http/route';
+import { parseMultipart } from '#shared/http/middleware/multipart';
 import { httpApi } from '#shared/http/stack';
 import { draftsOf } from '#shared/providers/drafts';
 import { routes } from './routes';
@@ -18,4 +19,4 @@ export const handler = httpApi(routes, validators, {
     await draftsOf(grant).delete(grant, params.draft_id!);
     return empty();
   },
-});
+}, { multipart: parseMultipart });

@@ -1,6 +1,7 @@
 import type { OutgoingInput } from '#shared/agent/send';
 import { requestHash } from '#shared/agent/send';
 import { ok } from '#shared/http/route';
+import { parseMultipart } from '#shared/http/middleware/multipart';
 import { httpApi } from '#shared/http/stack';
 import { senderOf } from '#shared/providers/send';
 import { routes } from './routes';
@@ -15,4 +16,4 @@ export const handler = httpApi(routes, validators, {
     });
     return ok(result, replayed ? { headers: { 'idempotent-response': 'true' } } : {});
   },
-});
+}, { multipart: parseMultipart });

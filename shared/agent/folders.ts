@@ -1,4 +1,6 @@
+import { SYSTEM_FOLDERS } from '#shared/agent/system-folders';
 import type { FolderRecord } from '#shared/agent/types';
+export { isSystemFolder, systemFolderRecords } from '#shared/agent/system-folders';
 import { folderView } from '#shared/agent/views';
 import { decodeOffsetCursor, encodeOffsetCursor } from '#shared/db/cursor';
 import * as repo from '#shared/db/folders';
@@ -9,38 +11,9 @@ import { newId, type GrantId } from '#shared/ids';
 import { clock } from '#shared/time';
 import type { CreateFolderBody, ListFoldersQuery, UpdateFolderBody } from '#schemas/mail';
 
-/**
- * Folders of an Agent Account. Every mailbox starts with the six system folders below; their IDs
- * are stable (the same in every mailbox) and they can be recoloured but not renamed or deleted.
- */
-export const SYSTEM_FOLDERS = [
-  { id: 'inbox', name: 'Inbox', attributes: ['\\Inbox'] },
-  { id: 'sent', name: 'Sent', attributes: ['\\Sent'] },
-  { id: 'drafts', name: 'Drafts', attributes: ['\\Drafts'] },
-  { id: 'trash', name: 'Trash', attributes: ['\\Trash'] },
-  { id: 'spam', name: 'Spam', attributes: ['\\Junk'] },
-  { id: 'archive', name: 'Archive', attributes: ['\\Archive'] },
-] as const;
-export type SystemFolderId = (typeof SYSTEM_FOLDERS)[number]['id'];
-const SYSTEM_IDS = new Set<string>(SYSTEM_FOLDERS.map((f) => f.id));
-export const isSystemFolder = (id: string) => SYSTEM_IDS.has(id);
-
+/** Folders of an Agent Account (system folders: shared/agent/system-folders.ts). */
 /** Custom folders per mailbox. */
 const MAX_FOLDERS = 1000;
-
-export function systemFolderRecords(grantId: GrantId, now: number): FolderRecord[] {
-  return SYSTEM_FOLDERS.map((f) => ({
-    id: f.id,
-    grant_id: grantId,
-    name: f.name,
-    system_folder: true,
-    attributes: [...f.attributes],
-    total_count: 0,
-    unread_count: 0,
-    created_at: now,
-    updated_at: now,
-  }));
-}
 
 function ordered(folders: FolderRecord[]): FolderRecord[] {
   const system = SYSTEM_FOLDERS.map((s) => folders.find((f) => f.id === s.id)).filter((f): f is FolderRecord => !!f);

@@ -7,7 +7,7 @@ import { ConflictError, InvalidRequestError, NotFoundError } from '#shared/http/
 import { newId } from '#shared/ids';
 import { publish } from '#shared/notifications/publisher';
 import { enqueueJob } from '#shared/jobs/queue';
-import { systemFolderRecords } from '#shared/agent/folders';
+import { systemFolderRecords } from '#shared/agent/system-folders';
 import { folderPutItems } from '#shared/db/folders';
 import { clock } from '#shared/time';
 import type { CreateCustomGrantBody, Grant, ListGrantsQuery, UpdateGrantBody } from '#schemas/grants';

@@ -2,7 +2,7 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { authentication } from '#shared/http/middleware/authentication';
 import { grantResolution } from '#shared/http/middleware/grant-resolution';
-import { jsonBody } from '#shared/http/middleware/json-body';
+import { jsonBody, type MultipartParser } from '#shared/http/middleware/json-body';
 import { responseMiddleware } from '#shared/http/middleware/response';
 import { routing } from '#shared/http/middleware/routing';
 import { stateOf, type CompiledRoute } from '#shared/http/middleware/state';
@@ -49,15 +49,20 @@ function compile(
   return compiled;
 }
 
-/** Builds the Lambda handler of one endpoint group from its route table, its generated validators and one handler per route. */
-export function httpApi<T extends RouteTable>(routes: T, validators: GeneratedValidators, handlers: RouteHandlers<T>) {
+/**
+ * Builds the Lambda handler of one endpoint group from its route table, its generated validators and
+ * one handler per route. Functions with multipart routes pass `multipart` (parseMultipart).
+ */
+export function httpApi<T extends RouteTable>(routes: T, validators: GeneratedValidators, handlers: RouteHandlers<T>, options: { multipart?: MultipartParser } = {}) {
   const compiled = compile(routes, validators, handlers as unknown as Record<string, (request: never) => Promise<RouteResult>>);
+  const needsMultipart = Object.entries(routes).find(([, spec]) => spec.multipartMaxBytes);
+  if (needsMultipart && !options.multipart) throw new Error(`Route ${needsMultipart[0]} accepts multipart bodies but no multipart parser was given`);
   const known: readonly RouteSpec[] = Object.values(routes);
   return middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>()
     .use(responseMiddleware())
     .use(routing(compiled, known))
     .use(authentication())
-    .use(jsonBody())
+    .use(jsonBody(options.multipart))
     .use(validation())
     .use(grantResolution())
     .handler(async (event) => {

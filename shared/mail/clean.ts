@@ -82,10 +82,11 @@ function resolveOptions(options: CleanOptions | undefined): Options {
 /** Where a quote was removed: lets the text stage drop the "On … wrote:" line above it. */
 const QUOTE_MARK = '\uE001';
 /** Starts each table cell, so the row rule can join cells with ` | `. */
-const CELL_MARK = '\uE003';
-const MARKS_RE = /[\uE001-\uE003]/g;
+const CELL_MARK = '\uE002';
+const MARKS_RE = /[\uE001\uE002]/g;
 
-const LOOKS_LIKE_HTML_RE = /<[a-z!/]/i;
+/** A real tag or comment, not "<ann@x.com>" or "<https://…>" in a plain-text body sent as HTML. */
+const LOOKS_LIKE_HTML_RE = /<[a-z][a-z0-9]*(?:\s[^<>]*)?\/?>|<\/[a-z][a-z0-9]*\s*>|<!--/i;
 
 // ---------------------------------------------------------------------------------------------
 // Stage 1: sanitize-html.
@@ -150,6 +151,9 @@ const BORDER_TOP_RE = /border-top\s*:\s*solid/i;
 const BORDER_NONE_RE = /(?:^|;)\s*border\s*:\s*none/i;
 
 function classify(tag: string, attribs: sanitizeHtml.Attributes, opts: Options): Role {
+  // Most tags carry none of what is looked at below.
+  const plain = attribs.hidden === undefined && attribs.style === undefined && attribs.id === undefined && attribs.class === undefined;
+  if (plain && tag !== 'blockquote' && tag !== 'img' && tag !== 'table') return 'keep';
   if (attribs.hidden !== undefined || (attribs.style !== undefined && HIDDEN_STYLE_RE.test(attribs.style))) return 'drop';
   const id = (attribs.id ?? '').trim().toLowerCase();
   const classes = (attribs.class ?? '').toLowerCase().split(/\s+/);
@@ -237,28 +241,44 @@ const TAG_START_RE = /<(\/?)([a-zA-Z][a-zA-Z0-9:-]*)/g;
 /**
  * Turns opening tags beyond MAX_OPEN_TAGS (counted roughly, on the raw input) into `<wbr`, a void
  * element with no text, so a megabyte of unclosed `<b>` or `<div>` cannot take minutes. The text
- * of those elements stays; only their nesting is lost.
+ * of those elements stays; only their nesting is lost. Real messages never reach the limit and
+ * are returned as they are, without building a copy.
  */
 function flattenDeepNesting(html: string): string {
+  const counter = nestingCounter();
+  TAG_START_RE.lastIndex = 0;
+  for (let tag = TAG_START_RE.exec(html); tag !== null; tag = TAG_START_RE.exec(html)) {
+    if (!counter(tag[1] ?? '', tag[2] ?? '')) return html.replace(TAG_START_RE, flattener());
+  }
+  return html;
+}
+
+/** Tracks open tags; answers false for an opening tag that would exceed MAX_OPEN_TAGS. */
+function nestingCounter(): (slash: string, rawName: string) => boolean {
   let depth = 0;
   const open = new Map<string, number>();
-  return html.replace(TAG_START_RE, (match, slash: string, rawName: string) => {
+  return (slash, rawName) => {
     const name = rawName.toLowerCase();
-    if (VOID_TAGS.has(name)) return match;
+    if (VOID_TAGS.has(name)) return true;
     const count = open.get(name) ?? 0;
     if (slash) {
       if (count > 0) {
         open.set(name, count - 1);
         depth--;
       }
-      return match;
+      return true;
     }
-    if (count > 0 && SIBLING_CLOSED_TAGS.has(name)) return match;
-    if (depth >= MAX_OPEN_TAGS) return '<wbr';
+    if (count > 0 && SIBLING_CLOSED_TAGS.has(name)) return true;
+    if (depth >= MAX_OPEN_TAGS) return false;
     open.set(name, count + 1);
     depth++;
-    return match;
-  });
+    return true;
+  };
+}
+
+function flattener(): (match: string, slash: string, rawName: string) => string {
+  const counter = nestingCounter();
+  return (match, slash, rawName) => (counter(slash, rawName) ? match : '<wbr');
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -281,12 +301,19 @@ function removeLabelled(html: string): string {
   LABEL_RE.lastIndex = 0;
   for (let label = LABEL_RE.exec(html); label !== null; label = LABEL_RE.exec(html)) {
     out += html.slice(from, label.index);
-    if (label[2] === 'cut') return out;
+    if (label[2] === 'cut') return withoutTrailingRules(out);
     if (label[2] === 'quote') out += `<p>${QUOTE_MARK}</p>`;
     from = label[3] ? LABEL_RE.lastIndex : elementEnd(html, label.index);
     LABEL_RE.lastIndex = from;
   }
   return out + html.slice(from);
+}
+
+/** The `<hr>` Outlook puts above its reply header belongs to the history it introduces. */
+function withoutTrailingRules(html: string): string {
+  let end = html.trimEnd();
+  while (end.endsWith('<hr />')) end = end.slice(0, -'<hr />'.length).trimEnd();
+  return end;
 }
 
 /** Index just after the closing tag of the element opening at `start`. */
