@@ -1,0 +1,137 @@
+import type { FromSchema } from 'json-schema-to-ts';
+import { EmailAddress, Limit, PageToken, Select } from '#schemas/common';
+
+/** Trigger types a destination can subscribe to (suffixes such as `.truncated` need no subscription). */
+export const TRIGGER_TYPES = [
+  'grant.created',
+  'grant.deleted',
+  'grant.expired',
+  'message.created',
+  'message.updated',
+  'message.send_success',
+  'message.send_failed',
+  'message.bounce_detected',
+  'message.created.cleaned',
+  'message.created.metadata',
+  'message.updated.metadata',
+  'event.created',
+  'event.updated',
+  'booking.created',
+  'booking.pending',
+] as const;
+export type TriggerType = (typeof TRIGGER_TYPES)[number];
+
+const TriggerTypes = {
+  type: 'array',
+  minItems: 1,
+  maxItems: TRIGGER_TYPES.length,
+  uniqueItems: true,
+  items: { type: 'string', minLength: 1, maxLength: 100 },
+  description: 'Unknown trigger types are refused with the list of valid ones.',
+} as const;
+
+const WebhookUrl = { type: 'string', minLength: 1, maxLength: 2048 } as const;
+const Description = { type: 'string', maxLength: 1024 } as const;
+const NotificationEmails = { type: 'array', maxItems: 20, uniqueItems: true, items: EmailAddress } as const;
+
+export const WebhookObject = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    object: { type: 'string', enum: ['webhook'] },
+    description: { type: 'string' },
+    trigger_types: { type: 'array', items: { type: 'string' } },
+    webhook_url: { type: 'string' },
+    status: { type: 'string', enum: ['active', 'inactive', 'failing', 'failed'] },
+    notification_email_addresses: { type: 'array', items: { type: 'string' } },
+    compressed_delivery: { type: 'boolean' },
+    status_updated_at: { type: 'integer' },
+    created_at: { type: 'integer' },
+    updated_at: { type: 'integer' },
+    webhook_secret: { type: 'string', description: 'Returned only when created, re-verified or rotated.' },
+  },
+} as const;
+
+export const CreateWebhookBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['trigger_types', 'webhook_url'],
+  properties: {
+    trigger_types: TriggerTypes,
+    webhook_url: WebhookUrl,
+    description: Description,
+    notification_email_addresses: NotificationEmails,
+    compressed_delivery: { type: 'boolean' },
+  },
+} as const;
+export type CreateWebhookBody = FromSchema<typeof CreateWebhookBody>;
+
+export const UpdateWebhookBody = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: {
+    trigger_types: TriggerTypes,
+    webhook_url: WebhookUrl,
+    description: Description,
+    notification_email_addresses: NotificationEmails,
+    compressed_delivery: { type: 'boolean' },
+    status: { type: 'string', enum: ['active', 'inactive'], description: 'failing and failed are set by the service' },
+  },
+} as const;
+export type UpdateWebhookBody = FromSchema<typeof UpdateWebhookBody>;
+
+export const MockPayloadBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['trigger_type'],
+  properties: { trigger_type: { type: 'string', minLength: 1, maxLength: 100 } },
+} as const;
+export type MockPayloadBody = FromSchema<typeof MockPayloadBody>;
+
+export const SendTestEventBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['trigger_type', 'webhook_url'],
+  properties: { trigger_type: { type: 'string', minLength: 1, maxLength: 100 }, webhook_url: WebhookUrl },
+} as const;
+export type SendTestEventBody = FromSchema<typeof SendTestEventBody>;
+
+export const WebhookListQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { limit: Limit, page_token: PageToken, select: Select },
+} as const;
+export type WebhookListQuery = FromSchema<typeof WebhookListQuery>;
+
+export const DeliveryObject = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    object: { type: 'string', enum: ['webhook_delivery'] },
+    webhook_id: { type: 'string' },
+    notification_id: { type: 'string' },
+    trigger_type: { type: 'string' },
+    attempt: { type: 'integer' },
+    outcome: { type: 'string', enum: ['delivered', 'retrying', 'failed', 'given_up'] },
+    status_code: { type: ['integer', 'null'] },
+    duration_ms: { type: 'integer' },
+    error: { type: 'string' },
+    time: { type: 'integer' },
+  },
+} as const;
+
+export const TestEventResult = {
+  type: 'object',
+  properties: {
+    delivered: { type: 'boolean' },
+    status_code: { type: ['integer', 'null'] },
+    duration_ms: { type: 'integer' },
+    error: { type: 'string' },
+  },
+} as const;
+
+export const IpAddressesObject = {
+  type: 'object',
+  properties: { ip_addresses: { type: 'array', items: { type: 'string' } }, updated_at: { type: 'integer' } },
+} as const;
