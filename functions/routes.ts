@@ -8,6 +8,7 @@ import { routes as messages } from './messages/routes';
 import { routes as send } from './send/routes';
 import { routes as templates } from './templates/routes';
 import { routes as threads } from './threads/routes';
+import { routes as webhooks } from './webhooks/routes';
 
 /**
  * Every HTTP route of the API, by endpoint group (function name in serverless.yml). Data only: the
@@ -23,6 +24,7 @@ export const API_ROUTES = {
   drafts,
   templates,
   attachments,
+  webhooks,
 } as const;
 
 export const ALL_ROUTES: readonly RouteSpec[] = Object.values(API_ROUTES).flatMap((group) => Object.values(group));

@@ -5,7 +5,9 @@
  *      (plus an S3 emulator for mail contents and an SMTP sink standing in for the outside world)
  *   2. seeds one application whose API key is $API_KEY (default `local-dev-api-key`)
  *   3. listens for inbound mail to Agent Accounts over SMTP on $SMTP_PORT (default 2525)
- *   4. runs `serverless offline` (HTTP API on $PORT, default 3000) with the emulators' endpoints
+ *   4. runs `serverless offline` (HTTP API on $PORT, default 3000) with the emulators' endpoints; the
+ *      queue workers (jobs, webhook fan-out and delivery) run through serverless-offline-sqs, the
+ *      webhook health check every minute
  *
  * Ctrl-C (or SIGTERM) stops every child process. Local state lives in memory: each start is fresh.
  */
@@ -27,6 +29,7 @@ const LOCAL_ENV_FILE = join(ROOT, '.switchboard', 'local-env.json');
 
 let stack: LocalStack | undefined;
 let inbound: { stop(): Promise<void> } | undefined;
+let healthTimer: NodeJS.Timeout | undefined;
 let offline: ChildProcess | undefined;
 let stopping = false;
 
@@ -38,6 +41,7 @@ async function shutdown(code: number): Promise<never> {
   if (!stopping) {
     stopping = true;
     log('stopping…');
+    clearInterval(healthTimer);
     if (offline && offline.exitCode === null && offline.pid) {
       const exited = new Promise((resolve) => offline!.once('exit', resolve));
       // serverless offline runs in its own process group so its workers stop with it.
@@ -119,6 +123,11 @@ async function main() {
 
   const baseUrl = `http://127.0.0.1:${PORT}`;
   await waitForApi(baseUrl, offline);
+  // EventBridge stand-in: serverless offline runs no schedules, so invoke the webhook health check
+  // through its Lambda invoke API every minute.
+  healthTimer = setInterval(() => {
+    fetch(`http://127.0.0.1:${LAMBDA_PORT}/2015-03-31/functions/webhook-health/invocations`, { method: 'POST', body: '{}' }).catch(() => undefined);
+  }, 60_000);
   log(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   process.stdout.write(
     [

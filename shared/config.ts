@@ -36,6 +36,22 @@ export const env = {
   messageIdDomain: () => optional('MESSAGE_ID_DOMAIN', 'switchboard.local'),
   /** Regional link and open tracking hostname, used when a draft or send gives none. */
   trackingHostname: () => optional('TRACKING_HOSTNAME', `track.${optional('AWS_REGION', 'us-east-1')}.switchboard.local`),
+  /** Webhook delivery jobs (one per destination and notification). */
+  deliveryQueueUrl: () => required('DELIVERY_QUEUE_URL'),
+  /** Where delivery jobs go after their last failed attempt. */
+  deliveryDeadLetterQueueUrl: () => required('DELIVERY_DLQ_URL'),
+  /** Random material (≥ 32 characters) from which the key that encrypts webhook secrets is derived. */
+  webhookSecretKey: () => required('WEBHOOK_SECRET_KEY'),
+  /** Local development: webhooks may use plain http to loopback. Never set when deployed. */
+  webhookLocalMode: () => optional('WEBHOOK_LOCAL_MODE', 'false') === 'true',
+  /** Timeout of verification and delivery requests, in milliseconds (the spec: 10 s). */
+  webhookTimeoutMs: () => Number(optional('WEBHOOK_TIMEOUT_MS', '10000')),
+  /** Seconds between delivery attempts 1→2 and 2→3 (before jitter). */
+  webhookRetrySchedule: () => optional('WEBHOOK_RETRY_SCHEDULE', '180,600').split(',').map(Number),
+  /** Addresses webhook requests leave from, as published by GET /v3/webhooks/ip-addresses. */
+  webhookEgressIps: () => optional('WEBHOOK_EGRESS_IPS', '').split(',').map((s) => s.trim()).filter(Boolean),
+  /** Sender of webhook health notices. */
+  noticeFrom: () => optional('NOTICE_FROM', `webhooks@${optional('MESSAGE_ID_DOMAIN', 'switchboard.local')}`),
   /** How long a resolved API key is trusted without a DynamoDB read, in seconds (0 disables the cache). */
   apiKeyCacheSeconds: () => Number(optional('API_KEY_CACHE_SECONDS', '30')),
 } as const;

@@ -17,6 +17,8 @@ export const ID_PREFIXES = {
   template: 'tpl',
   signature: 'sig',
   attachment: 'att',
+  webhook: 'wh',
+  delivery: 'dlv',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
@@ -31,6 +33,7 @@ export type DraftId = Id<'draft'>;
 export type TemplateId = Id<'template'>;
 export type SignatureId = Id<'signature'>;
 export type AttachmentId = Id<'attachment'>;
+export type WebhookId = Id<'webhook'>;
 
 /** Milliseconds encoded in the time part of an ID (its first 10 body characters). */
 export function idTime(id: string): number {

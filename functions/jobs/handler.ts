@@ -1,7 +1,10 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { purgeAgentMailbox } from '#shared/agent/purge';
 import { enqueueJob, type Job } from '#shared/jobs/queue';
-import type { GrantId } from '#shared/ids';
+import type { GrantId, WebhookId } from '#shared/ids';
+import { batchWrite, deleteRequests } from '#shared/db/batch';
+import { attemptsOfWebhook, statsOfWebhook } from '#shared/db/keys';
+import { allKeys } from '#shared/db/records';
 import { logger } from '#shared/logger';
 
 /**
@@ -19,9 +22,16 @@ async function run(job: Job, context: Context): Promise<void> {
       logger.info('purge-grant', { grant_id: job.grant_id, outcome });
       return;
     }
+    case 'purge-webhook': {
+      for (const pk of [attemptsOfWebhook(job.webhook_id as WebhookId).pk, statsOfWebhook(job.webhook_id as WebhookId).pk]) {
+        await batchWrite(deleteRequests(await allKeys(pk)));
+      }
+      logger.info('purge-webhook', { webhook_id: job.webhook_id });
+      return;
+    }
     default: {
-      const exhaustive: never = job.kind;
-      throw new Error(`Unknown job ${String(exhaustive)}`);
+      const exhaustive: never = job;
+      throw new Error(`Unknown job ${JSON.stringify(exhaustive)}`);
     }
   }
 }

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
@@ -79,6 +80,8 @@ export async function provisionExternalStack(options: { stage: string }): Promis
     MAIL_TRANSPORT: 'smtp',
     SMTP_RELAY_URL: sink.smtpUrl,
     SMTP_SINK_URL: sink.httpUrl,
+    WEBHOOK_LOCAL_MODE: 'true',
+    WEBHOOK_SECRET_KEY: randomBytes(48).toString('base64'),
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   };
   for (const [logicalId, queue] of Object.entries(queues)) {
@@ -137,6 +140,9 @@ export async function startLocalStack(options: {
       SMTP_RELAY_URL: sink.smtpUrl,
       /** Where tests and developers read what was relayed outside (GET /messages). */
       SMTP_SINK_URL: sink.httpUrl,
+      // Local only: webhooks may use http to loopback; the secrets key lives as long as this stack.
+      WEBHOOK_LOCAL_MODE: 'true',
+      WEBHOOK_SECRET_KEY: randomBytes(48).toString('base64'),
       // Local Node may be older than the Lambda runtime; the SDK's notice about it is noise here.
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     };

@@ -25,6 +25,10 @@
  * | Signature by ID / signatures of a grant          | table | grant#<gid>#signature| <signature_id>        | signatureKey, signaturesOfGrant |
  * | Send idempotency key (TTL 1 h)                   | table | grant#<gid>#idem     | <Idempotency-Key>     | idempotencyKey      |
  * | Daily send counter (TTL 2 days)                  | table | grant#<gid>#quota    | <YYYY-MM-DD>          | sendQuotaKey        |
+ * | Webhook destination by ID / of an application    | table | app#<app_id>         | webhook#<wh_id>       | webhookKey, webhooksOfApplication |
+ * | Every webhook destination (health sweep)         | table | webhooks             | <wh_id>               | webhookRegistryKey  |
+ * | Delivery attempts of a destination, newest first | table | webhook#<wh_id>#attempts | <dlv_id> (TTL 30 d) | attemptKey, attemptsOfWebhook |
+ * | Attempt counts per minute and per hour (health)  | table | webhook#<wh_id>#stats| m#<min> / h#<hour> (TTL 4 d) | statsKey      |
  *
  * Message postings are the filter indexes of a mailbox: one small item per (filter value, message),
  * e.g. `ix#from:ann@x.com`, `ix#in:inbox`, `ix#unread`, `ix#subj:invoice`, `ix#text:budget`. Their sort
@@ -35,7 +39,7 @@
  * Uniqueness is enforced with conditional puts of the `email#`, `external#` and `agent#` items in
  * the same transaction as the grant item, never by reading first.
  */
-import type { ApplicationId, DraftId, GrantId, MessageId, SignatureId, TemplateId, ThreadId } from '#shared/ids';
+import type { ApplicationId, DraftId, GrantId, MessageId, SignatureId, TemplateId, ThreadId, WebhookId } from '#shared/ids';
 
 export interface Key {
   pk: string;
@@ -119,3 +123,19 @@ export const idempotencyKey = (grantId: GrantId, key: string): Key => ({ pk: `gr
 
 /** Messages sent by an Agent Account on one UTC day. */
 export const sendQuotaKey = (grantId: GrantId, day: string): Key => ({ pk: `grant#${grantId}#quota`, sk: day });
+
+/** Webhook destination by ID, scoped to its application. */
+export const webhookKey = (appId: ApplicationId, webhookId: WebhookId): Key => ({ pk: `app#${appId}`, sk: `webhook#${webhookId}` });
+/** Query: the destinations of an application. */
+export const webhooksOfApplication = (appId: ApplicationId) => ({ pk: `app#${appId}`, skPrefix: 'webhook#' });
+/** Registry entry of a destination: the health sweep reads every destination from one partition. */
+export const webhookRegistryKey = (webhookId: WebhookId): Key => ({ pk: 'webhooks', sk: webhookId });
+export const webhookRegistry = () => ({ pk: 'webhooks' });
+
+/** One delivery attempt of a destination (IDs are ULIDs: the partition reads newest first). */
+export const attemptKey = (webhookId: WebhookId, attemptId: string): Key => ({ pk: `webhook#${webhookId}#attempts`, sk: attemptId });
+export const attemptsOfWebhook = (webhookId: WebhookId) => ({ pk: `webhook#${webhookId}#attempts` });
+
+/** Attempt counters of a destination for one minute (`m#…`) or one hour (`h#…`), Unix time divided. */
+export const statsKey = (webhookId: WebhookId, bucket: string): Key => ({ pk: `webhook#${webhookId}#stats`, sk: bucket });
+export const statsOfWebhook = (webhookId: WebhookId) => ({ pk: `webhook#${webhookId}#stats` });

@@ -9,7 +9,9 @@ import { env } from '#shared/config';
  */
 export type Job =
   /** Deletes everything a deleted grant stored: mailbox items, indexes, contents in S3. */
-  { kind: 'purge-grant'; application_id: string; grant_id: string; provider: string };
+  | { kind: 'purge-grant'; application_id: string; grant_id: string; provider: string }
+  /** Deletes the delivery log and counters of a deleted webhook destination. */
+  | { kind: 'purge-webhook'; webhook_id: string };
 
 const QUEUE_URL = env.jobsQueueUrl();
 

@@ -1,12 +1,23 @@
 import { randomBytes } from 'node:crypto';
-import { CreateQueueCommand, DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 
 /** Test queues on the SQS emulator: a fresh queue per test file, so files never read each other's messages. */
 export const sqs = new SQSClient({});
 
-export async function createTestQueue(prefix = 'test'): Promise<string> {
-  const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: `${prefix}-${randomBytes(6).toString('hex')}` }));
+export async function createTestQueue(prefix = 'test', attributes: Record<string, string> = {}): Promise<string> {
+  const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: `${prefix}-${randomBytes(6).toString('hex')}`, Attributes: attributes }));
   return QueueUrl!;
+}
+
+/** A queue with a dead-letter queue after `maxReceiveCount` receives, as serverless.yml declares them. */
+export async function createQueueWithDlq(prefix: string, options: { visibilityTimeout: number; maxReceiveCount?: number }) {
+  const dlq = await createTestQueue(`${prefix}-dlq`);
+  const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlq, AttributeNames: ['QueueArn'] }));
+  const queue = await createTestQueue(prefix, {
+    VisibilityTimeout: String(options.visibilityTimeout),
+    RedrivePolicy: JSON.stringify({ deadLetterTargetArn: Attributes!.QueueArn, maxReceiveCount: options.maxReceiveCount ?? 3 }),
+  });
+  return { queue, dlq };
 }
 
 /** Receives (and deletes) messages until `count` arrived or `timeoutMs` passed. */

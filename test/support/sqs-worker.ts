@@ -1,4 +1,4 @@
-import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { DeleteMessageCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { lambdaContext } from '../../scripts/local-stack/api-gateway-event';
 import { sqs } from './queues';
@@ -8,6 +8,19 @@ import { sqs } from './queues';
  * triggered function: receive a batch, invoke the handler with the SQS event, delete the messages
  * it did not report as failed. Runs until the queue is empty.
  */
+const toRecord = (queueUrl: string) => (m: Message) =>
+  ({
+    messageId: m.MessageId!,
+    receiptHandle: m.ReceiptHandle!,
+    body: m.Body!,
+    attributes: m.Attributes ?? {},
+    messageAttributes: {},
+    md5OfBody: m.MD5OfBody!,
+    eventSource: 'aws:sqs',
+    eventSourceARN: `arn:aws:sqs:us-east-1:123456789012:${queueUrl.split('/').pop()}`,
+    awsRegion: 'us-east-1',
+  }) as unknown as SQSRecord;
+
 type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
 
 export async function drainThroughHandler(queueUrl: string, handler: SqsHandler, options: { functionName?: string; maxBatches?: number; timeoutMs?: number } = {}) {
@@ -17,24 +30,48 @@ export async function drainThroughHandler(queueUrl: string, handler: SqsHandler,
       new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 1, AttributeNames: ['All'], MessageAttributeNames: ['All'] }),
     );
     if (!Messages.length) break;
-    const records = Messages.map(
-      (m) =>
-        ({
-          messageId: m.MessageId!,
-          receiptHandle: m.ReceiptHandle!,
-          body: m.Body!,
-          attributes: m.Attributes ?? {},
-          messageAttributes: {},
-          md5OfBody: m.MD5OfBody!,
-          eventSource: 'aws:sqs',
-          eventSourceARN: `arn:aws:sqs:us-east-1:123456789012:${queueUrl.split('/').pop()}`,
-          awsRegion: 'us-east-1',
-        }) as unknown as SQSRecord,
-    );
+    const records = Messages.map(toRecord(queueUrl));
     const result = await handler({ Records: records }, lambdaContext(options.functionName ?? 'worker', options.timeoutMs ?? 300_000));
     const failed = new Set((result?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
     for (const m of Messages) if (!failed.has(m.MessageId!)) await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle! }));
     handled += Messages.length;
   }
   return handled;
+}
+
+/**
+ * A worker that keeps polling a queue in the background, as the event source mapping does, until
+ * stopped. `batchSize` records per invocation.
+ */
+export function startQueueWorker(queueUrl: string, handler: SqsHandler, options: { functionName?: string; batchSize?: number; timeoutMs?: number } = {}) {
+  let running = true;
+  let invocations = 0;
+  const loop = (async () => {
+    while (running) {
+      const { Messages = [] } = await sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: queueUrl,
+          MaxNumberOfMessages: options.batchSize ?? 1,
+          WaitTimeSeconds: 1,
+          AttributeNames: ['All'],
+          MessageAttributeNames: ['All'],
+        }),
+      );
+      if (!Messages.length || !running) continue;
+      const records = Messages.map(toRecord(queueUrl));
+      const result = await handler({ Records: records }, lambdaContext(options.functionName ?? 'worker', options.timeoutMs ?? 30_000));
+      invocations++;
+      const failed = new Set((result?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+      for (const m of Messages) if (!failed.has(m.MessageId!)) await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle! }));
+    }
+  })();
+  return {
+    get invocations() {
+      return invocations;
+    },
+    stop: async () => {
+      running = false;
+      await loop;
+    },
+  };
 }

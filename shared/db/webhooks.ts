@@ -1,0 +1,189 @@
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
+import type { StartKey } from '#shared/db/cursor';
+import { attemptKey, attemptsOfWebhook, statsKey, statsOfWebhook, webhookKey, webhookRegistry, webhookRegistryKey, webhooksOfApplication } from '#shared/db/keys';
+import type { ApplicationId, WebhookId } from '#shared/ids';
+
+/** Webhook destinations, their delivery attempts and the counters the health check reads. */
+export type WebhookStatus = 'active' | 'inactive' | 'failing' | 'failed';
+
+export interface WebhookRecord {
+  id: WebhookId;
+  application_id: ApplicationId;
+  description: string;
+  trigger_types: string[];
+  webhook_url: string;
+  status: WebhookStatus;
+  notification_email_addresses: string[];
+  compressed_delivery: boolean;
+  /** AES-GCM ciphertext of the signing secret (shared/webhooks/secrets.ts). */
+  secret: string;
+  status_updated_at: number;
+  created_at: number;
+  updated_at: number;
+  version: number;
+}
+
+export interface AttemptRecord {
+  id: string;
+  webhook_id: WebhookId;
+  notification_id: string;
+  trigger_type: string;
+  attempt: number;
+  outcome: 'delivered' | 'retrying' | 'failed' | 'given_up';
+  status_code: number | null;
+  duration_ms: number;
+  error?: string;
+  time: number;
+}
+
+export class WebhookChangedError extends Error {
+  constructor() {
+    super('The webhook changed or disappeared since it was read');
+    this.name = 'WebhookChangedError';
+  }
+}
+
+const strip = <T>(item: Record<string, unknown>): T => {
+  const { pk: _pk, sk: _sk, entity: _e, expires_at: _x, ...rest } = item;
+  return rest as T;
+};
+
+export async function insertWebhook(record: WebhookRecord): Promise<void> {
+  await dynamo.send(
+    new TransactWriteCommand({
+      TransactItems: [
+        { Put: { TableName: TABLE_NAME, Item: { ...webhookKey(record.application_id, record.id), entity: 'webhook', ...record }, ConditionExpression: 'attribute_not_exists(pk)' } },
+        { Put: { TableName: TABLE_NAME, Item: { ...webhookRegistryKey(record.id), application_id: record.application_id } } },
+      ],
+    }),
+  );
+}
+
+export async function getWebhook(appId: ApplicationId, webhookId: WebhookId): Promise<WebhookRecord | undefined> {
+  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: webhookKey(appId, webhookId) }));
+  return Item ? strip<WebhookRecord>(Item) : undefined;
+}
+
+/** All destinations of an application (tens at most, in the application's partition). */
+export async function listWebhooks(appId: ApplicationId): Promise<WebhookRecord[]> {
+  const { pk, skPrefix } = webhooksOfApplication(appId);
+  const out: WebhookRecord[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await dynamo.send(
+      new QueryCommand({
+        TableName: TABLE_NAME,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
+        ScanIndexForward: false,
+        ExclusiveStartKey: start,
+      }),
+    );
+    out.push(...(page.Items ?? []).map((i) => strip<WebhookRecord>(i)));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return out;
+}
+
+/** Replaces a destination if it still has the version read. */
+export async function replaceWebhook(before: WebhookRecord, after: WebhookRecord): Promise<void> {
+  try {
+    await dynamo.send(
+      new PutCommand({
+        TableName: TABLE_NAME,
+        Item: { ...webhookKey(after.application_id, after.id), entity: 'webhook', ...after },
+        ConditionExpression: 'version = :v',
+        ExpressionAttributeValues: { ':v': before.version },
+      }),
+    );
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) throw new WebhookChangedError();
+    throw error;
+  }
+}
+
+export async function deleteWebhook(record: WebhookRecord): Promise<void> {
+  try {
+    await dynamo.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          { Delete: { TableName: TABLE_NAME, Key: webhookKey(record.application_id, record.id), ConditionExpression: 'attribute_exists(pk)' } },
+          { Delete: { TableName: TABLE_NAME, Key: webhookRegistryKey(record.id) } },
+        ],
+      }),
+    );
+  } catch (error) {
+    if (error instanceof TransactionCanceledException) throw new WebhookChangedError();
+    throw error;
+  }
+}
+
+/** A page of the registry: (webhook, application) pairs for the health sweep. */
+export async function registryPage(start?: StartKey): Promise<{ entries: { webhook_id: WebhookId; application_id: ApplicationId }[]; next?: StartKey }> {
+  const page = await dynamo.send(
+    new QueryCommand({ TableName: TABLE_NAME, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': webhookRegistry().pk }, ExclusiveStartKey: start, Limit: 200 }),
+  );
+  return {
+    entries: (page.Items ?? []).map((i) => ({ webhook_id: i.sk as WebhookId, application_id: i.application_id as ApplicationId })),
+    next: page.LastEvaluatedKey as StartKey | undefined,
+  };
+}
+
+const ATTEMPT_TTL = 30 * 86400;
+const STATS_TTL = 4 * 86400;
+
+/** Records one attempt and counts it in its minute and hour buckets. */
+export async function recordAttempt(attempt: AttemptRecord): Promise<void> {
+  const failed = attempt.outcome === 'delivered' ? 0 : 1;
+  const bucket = (prefix: string, seconds: number) =>
+    new UpdateCommand({
+      TableName: TABLE_NAME,
+      Key: statsKey(attempt.webhook_id, `${prefix}#${String(Math.floor(attempt.time / seconds)).padStart(10, '0')}`),
+      UpdateExpression: 'ADD attempts :one, failures :failed SET expires_at = if_not_exists(expires_at, :exp)',
+      ExpressionAttributeValues: { ':one': 1, ':failed': failed, ':exp': attempt.time + STATS_TTL },
+    });
+  await Promise.all([
+    dynamo.send(new PutCommand({ TableName: TABLE_NAME, Item: { ...attemptKey(attempt.webhook_id, attempt.id), ...attempt, expires_at: attempt.time + ATTEMPT_TTL } })),
+    dynamo.send(bucket('m', 60)),
+    dynamo.send(bucket('h', 3600)),
+  ]);
+}
+
+export async function listAttempts(webhookId: WebhookId, limit: number, before?: string): Promise<{ items: AttemptRecord[]; last?: string }> {
+  const { Items = [] } = await dynamo.send(
+    new QueryCommand({
+      TableName: TABLE_NAME,
+      KeyConditionExpression: before ? 'pk = :pk AND sk < :before' : 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': attemptsOfWebhook(webhookId).pk, ...(before ? { ':before': before } : {}) },
+      ScanIndexForward: false,
+      Limit: limit + 1,
+    }),
+  );
+  const page = Items.slice(0, limit).map((i) => strip<AttemptRecord>(i));
+  return { items: page, last: Items.length > limit ? page.at(-1)!.id : undefined };
+}
+
+/** Attempts and failures in the buckets of one granularity from `fromSeconds` to now. */
+export async function countAttempts(webhookId: WebhookId, granularity: 'm' | 'h', fromSeconds: number): Promise<{ attempts: number; failures: number }> {
+  const seconds = granularity === 'm' ? 60 : 3600;
+  const { Items = [] } = await dynamo.send(
+    new QueryCommand({
+      TableName: TABLE_NAME,
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: {
+        ':pk': statsOfWebhook(webhookId).pk,
+        ':from': `${granularity}#${String(Math.floor(fromSeconds / seconds)).padStart(10, '0')}`,
+        ':to': `${granularity}#9999999999`,
+      },
+    }),
+  );
+  let attempts = 0;
+  let failures = 0;
+  for (const item of Items) {
+    attempts += Number(item.attempts ?? 0);
+    failures += Number(item.failures ?? 0);
+  }
+  return { attempts, failures };
+}

@@ -1,0 +1,95 @@
+import { env } from '#shared/config';
+import type { StartKey } from '#shared/db/cursor';
+import * as repo from '#shared/db/webhooks';
+import { WebhookChangedError, type WebhookRecord, type WebhookStatus } from '#shared/db/webhooks';
+import { logger } from '#shared/logger';
+import { composeMime } from '#shared/mail/compose';
+import { mailTransport } from '#shared/mail/transport';
+import { clock } from '#shared/time';
+
+/**
+ * The health of webhook destinations, computed by a scheduled function from the per-minute and
+ * per-hour attempt counters:
+ *   active  → failing  when ≥ 95 % of attempts over the last 15 minutes failed (deliveries go on)
+ *   failing → failed   when it has been failing for 72 hours and ≥ 95 % of attempts over 72 hours
+ *                      failed (no more deliveries, nothing replayed)
+ *   failing → active   when the last 15 minutes are below 95 % failures again
+ * Each change into failing or failed sends an email notice to notification_email_addresses.
+ * A window needs MIN_ATTEMPTS attempts before it judges (one lost request is not an outage).
+ */
+export const FAILURE_RATIO = 0.95;
+export const MIN_ATTEMPTS = 3;
+const SHORT_WINDOW = 15 * 60;
+const LONG_WINDOW = 72 * 3600;
+const NOTICE_FROM = env.noticeFrom();
+
+export interface HealthChange {
+  webhook_id: string;
+  from: WebhookStatus;
+  to: WebhookStatus;
+}
+
+const failing = (c: { attempts: number; failures: number }) => c.attempts >= MIN_ATTEMPTS && c.failures / c.attempts >= FAILURE_RATIO;
+
+export async function nextStatus(webhook: WebhookRecord, now: number): Promise<WebhookStatus> {
+  if (webhook.status === 'active') {
+    return failing(await repo.countAttempts(webhook.id, 'm', now - SHORT_WINDOW)) ? 'failing' : 'active';
+  }
+  if (webhook.status === 'failing') {
+    if (now - webhook.status_updated_at >= LONG_WINDOW && failing(await repo.countAttempts(webhook.id, 'h', now - LONG_WINDOW))) return 'failed';
+    const recent = await repo.countAttempts(webhook.id, 'm', now - SHORT_WINDOW);
+    return recent.attempts > 0 && !failing(recent) ? 'active' : 'failing';
+  }
+  return webhook.status;
+}
+
+async function notify(webhook: WebhookRecord, status: 'failing' | 'failed') {
+  if (!webhook.notification_email_addresses.length) return;
+  const text =
+    status === 'failing'
+      ? `At least 95% of the deliveries to ${webhook.webhook_url} failed over the last 15 minutes. Deliveries continue with retries; after 72 hours of failures the destination is marked failed and receives nothing more.`
+      : `Deliveries to ${webhook.webhook_url} kept failing for 72 hours. The destination is now failed: it receives no notifications and none will be replayed. Set its status back to active (PUT /v3/webhooks/${webhook.id}) once the endpoint works again.`;
+  const raw = await composeMime({
+    from: { email: NOTICE_FROM, name: 'Switchboard webhooks' },
+    to: webhook.notification_email_addresses.map((email) => ({ email })),
+    cc: [],
+    bcc: [],
+    replyTo: [],
+    subject: `Webhook ${webhook.id} is ${status}`,
+    text,
+    attachments: [],
+    messageId: `<${webhook.id}.${status}.${clock.nowMs()}@${NOTICE_FROM.split('@')[1]}>`,
+    references: [],
+    headers: [],
+    date: new Date(clock.nowMs()),
+  });
+  await mailTransport().send(raw, { from: NOTICE_FROM, to: webhook.notification_email_addresses });
+}
+
+/** Evaluates every destination once; returns the status changes made. */
+export async function evaluateHealth(now = clock.nowSeconds()): Promise<HealthChange[]> {
+  const changes: HealthChange[] = [];
+  let start: StartKey | undefined;
+  do {
+    const page = await repo.registryPage(start);
+    for (const entry of page.entries) {
+      const webhook = await repo.getWebhook(entry.application_id, entry.webhook_id);
+      if (!webhook || (webhook.status !== 'active' && webhook.status !== 'failing')) continue;
+      const status = await nextStatus(webhook, now);
+      if (status === webhook.status) continue;
+      try {
+        await repo.replaceWebhook(webhook, { ...webhook, status, status_updated_at: now, updated_at: now, version: webhook.version + 1 });
+      } catch (error) {
+        // Changed by a request meanwhile (deactivated, moved): the next sweep judges it again.
+        if (error instanceof WebhookChangedError) continue;
+        throw error;
+      }
+      changes.push({ webhook_id: webhook.id, from: webhook.status, to: status });
+      if (status === 'failing' || status === 'failed') {
+        await notify(webhook, status).catch((error) => logger.error('webhook health notice failed', { webhook_id: webhook.id, error }));
+      }
+    }
+    start = page.next;
+  } while (start);
+  return changes;
+}

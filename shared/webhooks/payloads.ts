@@ -1,0 +1,117 @@
+import type { Notification } from '#shared/notifications/publisher';
+import { env } from '#shared/config';
+import { newId, type ApplicationId } from '#shared/ids';
+import { clock } from '#shared/time';
+
+/**
+ * What receivers get: the published notification with `webhook_delivery_attempt` added (after
+ * `time`, before `data`), and example payloads for POST /v3/webhooks/mock-payload and test events.
+ */
+export type DeliveredPayload = Omit<Notification, 'data'> & { webhook_delivery_attempt: number; data: Notification['data'] };
+
+export function deliveredBody(notification: Notification, attempt: number): Buffer {
+  const { specversion, type, source, id, time, data } = notification;
+  return Buffer.from(JSON.stringify({ specversion, type, source, id, time, webhook_delivery_attempt: attempt, data }));
+}
+
+const SOURCE = env.notificationSource();
+
+function exampleObject(base: string, now: number): object {
+  const grantId = 'grant_01jd6abcdefghjkmnpqrstvwxy';
+  const participant = (email: string, name: string) => ({ email, name });
+  const message = {
+    id: 'msg_01jd6abcdefghjkmnpqrstvwxy',
+    object: 'message',
+    grant_id: grantId,
+    thread_id: 'thr_01jd6abcdefghjkmnpqrstvwxy',
+    subject: 'Example subject',
+    from: [participant('ann@example.com', 'Ann')],
+    to: [participant('agent@agents.example.com', 'Agent')],
+    cc: [],
+    bcc: [],
+    reply_to: [],
+    date: now,
+    unread: true,
+    starred: false,
+    folders: ['inbox'],
+    snippet: 'Hello, this is an example message.',
+    body: '<p>Hello, this is an example message.</p>',
+    attachments: [],
+    metadata: {},
+    created_at: now,
+  };
+  switch (base) {
+    case 'grant.created':
+    case 'grant.deleted':
+    case 'grant.expired':
+      return {
+        id: grantId,
+        grant_status: base === 'grant.expired' ? 'invalid' : 'valid',
+        provider: 'agent',
+        scope: ['email', 'calendar'],
+        email: 'agent@agents.example.com',
+        settings: {},
+        created_at: now,
+        updated_at: now,
+        provider_user_id: 'agent@agents.example.com',
+        blocked: false,
+      };
+    case 'message.created':
+    case 'message.updated':
+    case 'message.bounce_detected':
+      return message;
+    case 'message.send_success':
+    case 'message.send_failed':
+      return {
+        ...message,
+        folders: ['sent'],
+        unread: false,
+        status: base === 'message.send_success' ? 'sent' : 'failed',
+        reason: base === 'message.send_success' ? '' : 'The recipient server refused the message',
+        request_id: 'req_01jd6abcdefghjkmnpqrstvwxy',
+      };
+    case 'event.created':
+    case 'event.updated':
+      return {
+        id: 'evt_example',
+        object: 'event',
+        grant_id: grantId,
+        calendar_id: 'primary',
+        title: 'Planning',
+        busy: true,
+        status: 'confirmed',
+        participants: [{ email: 'ann@example.com', name: 'Ann', status: 'yes' }],
+        when: { object: 'timespan', start_time: now + 3600, end_time: now + 7200, start_timezone: 'UTC', end_timezone: 'UTC' },
+        created_at: now,
+        updated_at: now,
+      };
+    case 'booking.created':
+    case 'booking.pending':
+      return {
+        booking_id: 'evt_example',
+        booking_type: base === 'booking.pending' ? 'organizer-confirmation' : 'booking',
+        status: base === 'booking.pending' ? 'pending' : 'booked',
+        configuration_id: 'cfg_example',
+        guest: { name: 'Ann', email: 'ann@example.com' },
+        start_time: now + 86400,
+        end_time: now + 88200,
+        additional_fields: {},
+      };
+    default:
+      return {};
+  }
+}
+
+/** An example notification of `type` (as published, before delivery adds the attempt number). */
+export function exampleNotification(type: string, applicationId: ApplicationId | string): Notification {
+  const now = clock.nowSeconds();
+  const base = type.split('.').slice(0, 2).join('.');
+  return {
+    specversion: '1.0',
+    type: type as Notification['type'],
+    source: SOURCE,
+    id: newId('notification'),
+    time: now,
+    data: { application_id: applicationId as ApplicationId, grant_id: base.startsWith('booking') ? null : ('grant_01jd6abcdefghjkmnpqrstvwxy' as never), object: exampleObject(base, now) },
+  };
+}

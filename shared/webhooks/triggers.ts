@@ -1,0 +1,33 @@
+import { TRIGGER_TYPES } from '#schemas/webhooks';
+import { InvalidRequestError } from '#shared/http/errors';
+
+/** Suffixes a notification type can carry without a subscription of its own. */
+const SUFFIXES = ['.transformed', '.truncated', '.cleaned', '.metadata'];
+
+/** `message.created.cleaned.transformed.truncated` → `message.created`. */
+export function baseTrigger(type: string): string {
+  let base = type;
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const suffix of SUFFIXES) {
+      if (base.endsWith(suffix)) {
+        base = base.slice(0, -suffix.length);
+        changed = true;
+      }
+    }
+  }
+  return base;
+}
+
+/** Whether a destination subscribed to `triggers` receives a notification of `type`. */
+export function subscribed(triggers: readonly string[], type: string): boolean {
+  const base = baseTrigger(type);
+  return triggers.some((t) => baseTrigger(t) === base);
+}
+
+export function checkTriggerTypes(triggers: readonly string[], field = 'trigger_types'): string[] {
+  const known = new Set<string>(TRIGGER_TYPES);
+  const unknown = triggers.filter((t) => !known.has(t));
+  if (unknown.length) throw new InvalidRequestError(`'${field}' has unknown trigger type(s) ${unknown.join(', ')}; valid trigger types: ${TRIGGER_TYPES.join(', ')}`);
+  return [...triggers];
+}
