@@ -1,0 +1,125 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clock } from '#shared/time';
+import { apiClient, type ApiClient } from '../support/api';
+import { makeAgentGrant, makeApplication, uniqueEmail } from '../support/factories';
+import { startGateway, type Gateway } from '../support/gateway';
+import { sunkRaw, waitForSunk } from '../support/mail';
+import { startReceiver, type Receiver } from '../support/receiver';
+import { createQueueWithDlq } from '../support/queues';
+import { startQueueWorker } from '../support/sqs-worker';
+
+/**
+ * Health of destinations: active → failing → failed, with email notices, driven by the injectable
+ * clock (the workers and the health check run in this process and share it).
+ */
+let gateway: Gateway;
+let api: ApiClient;
+let receiver: Receiver;
+let workers: { stop(): Promise<void> }[] = [];
+let evaluate: () => Promise<{ changes: number }>;
+const HOUR = 3600;
+
+/** Publishes `count` notifications and waits until their attempts are in the delivery log. */
+async function publishAndWait(count: number, webhookId: string) {
+  const before = (await api.get(`/v3/webhooks/${webhookId}/deliveries?limit=200`)).body.data.length;
+  for (let i = 0; i < count; i++) await makeAgentGrant(api);
+  const deadline = Date.now() + 15_000;
+  while ((await api.get(`/v3/webhooks/${webhookId}/deliveries?limit=200`)).body.data.length < before + count && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+beforeAll(async () => {
+  const fanout = await createQueueWithDlq('fanout', { visibilityTimeout: 30 });
+  const delivery = await createQueueWithDlq('delivery', { visibilityTimeout: 30 });
+  Object.assign(process.env, { FANOUT_QUEUE_URL: fanout.queue, DELIVERY_QUEUE_URL: delivery.queue, DELIVERY_DLQ_URL: delivery.dlq, WEBHOOK_RETRY_SCHEDULE: '1,1' });
+  gateway = await startGateway();
+  api = apiClient(gateway.url, (await makeApplication()).apiKey);
+  receiver = await startReceiver();
+  const { handler: fanoutHandler } = await import('#functions/webhook-fanout/handler');
+  const { handler: deliveryHandler } = await import('#functions/webhook-delivery/handler');
+  ({ handler: evaluate } = await import('#functions/webhook-health/handler'));
+  workers = [startQueueWorker(fanout.queue, fanoutHandler, { batchSize: 10 }), startQueueWorker(delivery.queue, deliveryHandler, { batchSize: 10 })];
+});
+
+afterAll(async () => {
+  await Promise.all(workers.map((w) => w.stop()));
+  await receiver?.close();
+  await gateway?.close();
+});
+
+describe('webhook health', () => {
+  it('marks a destination failing, then failed after 72 hours, with notices, and only a manual PUT revives it', async () => {
+    // Prepare: a destination whose endpoint answers 500 (a failure that is not retried).
+    const watcher = uniqueEmail('ops');
+    const created = await api.post('/v3/webhooks', { webhook_url: receiver.url, trigger_types: ['grant.created'], notification_email_addresses: [watcher] });
+    const id = created.body.data.id;
+    receiver.setDefault({ status: 500 });
+    const t0 = clock.nowSeconds();
+
+    // Act 1: three failed deliveries within 15 minutes.
+    await publishAndWait(3, id);
+    expect((await evaluate()).changes).toBe(1);
+
+    // Assess 1: failing, with a notice; deliveries go on.
+    const failing = (await api.get(`/v3/webhooks/${id}`)).body.data;
+    expect(failing.status).toBe('failing');
+    const [notice] = await waitForSunk(watcher);
+    expect(notice!.subject).toBe(`Webhook ${id} is failing`);
+    expect(await sunkRaw(notice!.id)).toContain(receiver.url);
+    await publishAndWait(1, id);
+
+    // Act 2: 72 hours later the endpoint still fails.
+    const restore = clock.set(() => (t0 + 72 * HOUR + 120) * 1000);
+    try {
+      await publishAndWait(3, id);
+      expect((await evaluate()).changes).toBe(1);
+      expect((await api.get(`/v3/webhooks/${id}`)).body.data.status).toBe('failed');
+      expect((await waitForSunk(watcher)).map((m) => m.subject)).toContain(`Webhook ${id} is failed`);
+    } finally {
+      restore();
+    }
+
+    // Assess 2: a failed destination receives nothing, and the health check leaves it failed.
+    const received = receiver.received.length;
+    await makeAgentGrant(api);
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect(receiver.received).toHaveLength(received);
+    expect((await evaluate()).changes).toBe(0);
+
+    // Act 3: the endpoint is fixed; only PUT status active (re-verified) brings it back.
+    receiver.setDefault({ status: 200 });
+    const revived = await api.put(`/v3/webhooks/${id}`, { status: 'active' });
+    expect(revived.body.data.status).toBe('active');
+    await publishAndWait(1, id);
+    const log = (await api.get(`/v3/webhooks/${id}/deliveries?limit=1`)).body.data;
+    expect(log[0]).toMatchObject({ outcome: 'delivered', status_code: 200 });
+  }, 90_000);
+
+  it('needs enough attempts to judge, and a failing destination that recovers becomes active again', async () => {
+    const r = await startReceiver();
+    try {
+      const { id } = (await api.post('/v3/webhooks', { webhook_url: r.url, trigger_types: ['grant.created'] })).body.data;
+      r.setDefault({ status: 500 });
+      await publishAndWait(1, id);
+      await evaluate();
+      // One failure alone does not make a destination failing.
+      expect((await api.get(`/v3/webhooks/${id}`)).body.data.status).toBe('active');
+      await publishAndWait(2, id);
+      await evaluate();
+      expect((await api.get(`/v3/webhooks/${id}`)).body.data.status).toBe('failing');
+      // 20 minutes later, deliveries succeed again.
+      const restore = clock.set(() => Date.now() + 20 * 60 * 1000);
+      try {
+        r.setDefault({ status: 200 });
+        await publishAndWait(1, id);
+        await evaluate();
+      } finally {
+        restore();
+      }
+      expect((await api.get(`/v3/webhooks/${id}`)).body.data.status).toBe('active');
+    } finally {
+      await r.close();
+    }
+  }, 60_000);
+});
