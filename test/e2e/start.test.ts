@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../scripts/local-stack/index';
 import { ROOT } from '../../scripts/local-stack/serverless-config';
 import { apiClient } from '../support/api';
+import { startReceiver } from '../support/receiver';
 
 /**
  * The README's first command, for real: `npm start` brings up the emulators and serverless offline,
@@ -109,6 +110,19 @@ describe('npm start', () => {
       expect((await other.delete(`/v3/grants/${encodeURIComponent(ref)}`)).status).toBe(404);
     }
     expect((await local.get(`/v3/grants/${grant.id}`)).body.data.blocked).toBe(false);
+
+    // Webhooks through serverless-offline-sqs: the fan-out and delivery workers run locally.
+    const receiver = await startReceiver();
+    try {
+      const hook = await local.post('/v3/webhooks', { webhook_url: receiver.url, trigger_types: ['grant.created'] });
+      expect(hook.status, hook.text).toBe(200);
+      const another = await local.post('/v3/connect/custom', { provider: 'agent', settings: { email_address: 'e2e-2@agents.test' } });
+      const [delivered] = await receiver.waitFor(1, 30_000);
+      expect(delivered, first.output().slice(-2000)).toBeDefined();
+      expect(JSON.parse(delivered!.raw.toString())).toMatchObject({ type: 'grant.created', data: { grant_id: another.body.data.id } });
+    } finally {
+      await receiver.close();
+    }
 
     // Ctrl-C stops every child: nothing listens on any of the ports afterwards.
     await ctrlC(first);
