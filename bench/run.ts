@@ -1,13 +1,15 @@
 /**
  * `npm run bench [-- <suite>…]`: performance figures, each measured against its baseline in the same
- * run. Suites: foundation, mailbox.
+ * run. Suites: foundation, mailbox, webhooks.
  */
 import { runFoundationBench } from './foundation';
 import { runMailboxBench } from './mailbox';
+import { runWebhooksBench } from './webhooks';
 
 const SUITES: Record<string, () => Promise<void>> = {
   foundation: runFoundationBench,
   mailbox: runMailboxBench,
+  webhooks: runWebhooksBench,
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

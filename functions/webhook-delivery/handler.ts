@@ -4,7 +4,7 @@ import { sqs } from '#shared/aws/sqs';
 import { env } from '#shared/config';
 import { logger } from '#shared/logger';
 import { clock } from '#shared/time';
-import { attemptDelivery, type DeliveryJob } from '#shared/webhooks/deliver';
+import { deliverBatch, type DeliveryJob, type DeliveryOutcome } from '#shared/webhooks/deliver';
 
 /**
  * Delivery worker (delivery queue). Each job of a batch is attempted concurrently, so a slow receiver
@@ -20,8 +20,7 @@ import { attemptDelivery, type DeliveryJob } from '#shared/webhooks/deliver';
 const DELIVERY_QUEUE_URL = env.deliveryQueueUrl();
 const DEAD_LETTER_QUEUE_URL = env.deliveryDeadLetterQueueUrl();
 
-async function settle(job: DeliveryJob): Promise<void> {
-  const result = await attemptDelivery(job, job.attempt ?? 1);
+async function settle(job: DeliveryJob, result: DeliveryOutcome): Promise<void> {
   if (result.outcome === 'retry') {
     await sqs.send(
       new SendMessageCommand({ QueueUrl: DELIVERY_QUEUE_URL, MessageBody: JSON.stringify({ ...job, attempt: (job.attempt ?? 1) + 1 }), DelaySeconds: result.delaySeconds }),
@@ -32,14 +31,23 @@ async function settle(job: DeliveryJob): Promise<void> {
 }
 
 export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
+  const jobs = event.Records.map((record) => ({ ...(JSON.parse(record.body) as DeliveryJob) }));
+  for (const job of jobs) job.attempt ??= 1;
+  let results: DeliveryOutcome[];
+  try {
+    results = await deliverBatch(jobs);
+  } catch (error) {
+    // Our own failure (not a receiver's): SQS hands the batch out again after its visibility timeout.
+    logger.error('delivery batch failed', { error });
+    return { batchItemFailures: event.Records.map((r) => ({ itemIdentifier: r.messageId })) };
+  }
   const failures: SQSBatchResponse['batchItemFailures'] = [];
   await Promise.all(
-    event.Records.map(async (record) => {
+    event.Records.map(async (record, i) => {
       try {
-        await settle(JSON.parse(record.body) as DeliveryJob);
+        await settle(jobs[i]!, results[i]!);
       } catch (error) {
-        // Our own failure (not the receiver's): SQS hands the job out again after its visibility timeout.
-        logger.error('delivery failed', { message_id: record.messageId, error });
+        logger.error('delivery follow-up failed', { message_id: record.messageId, error });
         failures.push({ itemIdentifier: record.messageId });
       }
     }),

@@ -1,18 +1,37 @@
-import type { AddressInfo } from 'node:net';
-import { createSqsServer } from 'local-aws-sqs';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { RunningService } from './dynamodb-local';
 
-/** SQS emulator (npm local-aws-sqs), in this process; speaks both SQS protocols the SDK uses. */
+/**
+ * SQS emulator (npm local-aws-sqs; both SQS protocols the SDK uses), in a child process of its own so
+ * that its work does not share an event loop with the functions and workers it serves.
+ */
+const CHILD = join(fileURLToPath(import.meta.url), '..', 'sqs-child.mjs');
+
 export async function startSqsLocal(options: { port: number; host?: string }): Promise<RunningService> {
-  const host = options.host ?? '127.0.0.1';
-  const server = await createSqsServer({ port: options.port, hostname: host, emulateQueueCreationLifecycle: false });
-  const { port } = server.address() as AddressInfo;
+  const child = spawn(process.execPath, [CHILD, String(options.port)], { stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  const port = await new Promise<number>((resolve, reject) => {
+    let output = '';
+    child.stdout!.on('data', (chunk) => {
+      output += chunk;
+      const match = /listening (\d+)/.exec(output);
+      if (match) resolve(Number(match[1]));
+    });
+    child.stderr!.on('data', (chunk) => (output += chunk));
+    child.once('exit', (code) => reject(new Error(`SQS emulator exited (${code}):\n${output}`)));
+  });
   return {
-    endpoint: `http://${host}:${port}`,
+    endpoint: `http://127.0.0.1:${port}`,
     stop: () =>
       new Promise<void>((resolve) => {
-        server.closeAllConnections?.();
-        server.close(() => resolve());
+        process.removeListener('exit', killOnExit);
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+        setTimeout(() => child.kill('SIGKILL'), 3000).unref();
       }),
   };
 }

@@ -1,6 +1,7 @@
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
+import { batchGet, batchWrite, putRequests } from '#shared/db/batch';
 import type { StartKey } from '#shared/db/cursor';
 import { attemptKey, attemptsOfWebhook, statsKey, statsOfWebhook, webhookKey, webhookRegistry, webhookRegistryKey, webhooksOfApplication } from '#shared/db/keys';
 import type { ApplicationId, WebhookId } from '#shared/ids';
@@ -134,21 +135,43 @@ export async function registryPage(start?: StartKey): Promise<{ entries: { webho
 const ATTEMPT_TTL = 30 * 86400;
 const STATS_TTL = 4 * 86400;
 
-/** Records one attempt and counts it in its minute and hour buckets. */
-export async function recordAttempt(attempt: AttemptRecord): Promise<void> {
-  const failed = attempt.outcome === 'delivered' ? 0 : 1;
-  const bucket = (prefix: string, seconds: number) =>
-    new UpdateCommand({
-      TableName: TABLE_NAME,
-      Key: statsKey(attempt.webhook_id, `${prefix}#${String(Math.floor(attempt.time / seconds)).padStart(10, '0')}`),
-      UpdateExpression: 'ADD attempts :one, failures :failed SET expires_at = if_not_exists(expires_at, :exp)',
-      ExpressionAttributeValues: { ':one': 1, ':failed': failed, ':exp': attempt.time + STATS_TTL },
-    });
+/**
+ * Records attempts (one BatchWriteItem per 25) and counts them in their minute and hour buckets, one
+ * counter update per destination and bucket rather than per attempt.
+ */
+export async function recordAttempts(attempts: AttemptRecord[]): Promise<void> {
+  if (!attempts.length) return;
+  const counters = new Map<string, { webhook_id: WebhookId; bucket: string; attempts: number; failures: number; expires: number }>();
+  for (const a of attempts) {
+    for (const [prefix, seconds] of [['m', 60], ['h', 3600]] as const) {
+      const bucket = `${prefix}#${String(Math.floor(a.time / seconds)).padStart(10, '0')}`;
+      const key = `${a.webhook_id} ${bucket}`;
+      const c = counters.get(key) ?? { webhook_id: a.webhook_id, bucket, attempts: 0, failures: 0, expires: a.time + STATS_TTL };
+      c.attempts += 1;
+      c.failures += a.outcome === 'delivered' ? 0 : 1;
+      counters.set(key, c);
+    }
+  }
   await Promise.all([
-    dynamo.send(new PutCommand({ TableName: TABLE_NAME, Item: { ...attemptKey(attempt.webhook_id, attempt.id), ...attempt, expires_at: attempt.time + ATTEMPT_TTL } })),
-    dynamo.send(bucket('m', 60)),
-    dynamo.send(bucket('h', 3600)),
+    batchWrite(putRequests(attempts.map((a) => ({ ...attemptKey(a.webhook_id, a.id), ...a, expires_at: a.time + ATTEMPT_TTL })))),
+    ...[...counters.values()].map((c) =>
+      dynamo.send(
+        new UpdateCommand({
+          TableName: TABLE_NAME,
+          Key: statsKey(c.webhook_id, c.bucket),
+          UpdateExpression: 'ADD attempts :a, failures :f SET expires_at = if_not_exists(expires_at, :exp)',
+          ExpressionAttributeValues: { ':a': c.attempts, ':f': c.failures, ':exp': c.expires },
+        }),
+      ),
+    ),
   ]);
+}
+
+/** Destinations by ID, in one request (the delivery worker reads its batch's destinations together). */
+export async function getWebhooks(keys: { application_id: ApplicationId; webhook_id: WebhookId }[]): Promise<Map<string, WebhookRecord>> {
+  const unique = [...new Map(keys.map((k) => [k.webhook_id, k])).values()];
+  const items = await batchGet<Record<string, unknown>>(unique.map((k) => webhookKey(k.application_id, k.webhook_id)));
+  return new Map(items.map((i) => strip<WebhookRecord>(i)).map((w) => [w.id, w]));
 }
 
 export async function listAttempts(webhookId: WebhookId, limit: number, before?: string): Promise<{ items: AttemptRecord[]; last?: string }> {

@@ -61,6 +61,8 @@ function describe(error: ErrorObject, where: 'body' | 'query'): string {
       return `'${field}' must have at most ${error.params.limit} entries`;
     case 'pattern':
       return `'${field}' must match the pattern ${String(error.params.pattern)}`;
+    case 'uniqueItems':
+      return `'${field}' must not contain duplicates (items ${error.params.j} and ${error.params.i} are equal)`;
     case 'const':
       return `'${field}' must be ${JSON.stringify(error.params.allowedValue)}`;
     default:

@@ -1,6 +1,6 @@
 import { gzipSync } from 'node:zlib';
 import { env } from '#shared/config';
-import { getWebhook, recordAttempt, type AttemptRecord, type WebhookRecord } from '#shared/db/webhooks';
+import { getWebhooks, recordAttempts, type AttemptRecord, type WebhookRecord } from '#shared/db/webhooks';
 import { newId, type ApplicationId, type WebhookId } from '#shared/ids';
 import type { Notification } from '#shared/notifications/publisher';
 import { clock } from '#shared/time';
@@ -79,46 +79,68 @@ export async function postPayload(destination: WebhookRecord, body: Buffer): Pro
   });
 }
 
-export async function attemptDelivery(job: DeliveryJob, attempt: number): Promise<DeliveryOutcome> {
-  const destination = await getWebhook(job.application_id, job.webhook_id);
-  // Deleted, switched off, or given up on since the fan-out: nothing is sent (and nothing replayed later).
-  if (!destination || destination.status === 'inactive' || destination.status === 'failed') return { outcome: 'skipped' };
+type Attempt = Omit<AttemptRecord, 'id' | 'webhook_id' | 'notification_id' | 'trigger_type' | 'attempt' | 'time'>;
 
-  const record = (fields: Pick<AttemptRecord, 'outcome' | 'status_code' | 'duration_ms'> & { error?: string }) =>
-    recordAttempt({
-      id: newId('delivery'),
-      webhook_id: destination.id,
-      notification_id: job.notification.id,
-      trigger_type: job.notification.type,
-      attempt,
-      time: clock.nowSeconds(),
-      ...fields,
-    });
-
+/** Sends one job to its (already loaded) destination; what happened and what should happen next. */
+async function attemptOne(destination: WebhookRecord, job: DeliveryJob): Promise<{ result: DeliveryOutcome; attempt: Attempt }> {
+  const attempt = job.attempt;
   let response: WebhookResponse;
   try {
     response = await postPayload(destination, deliveredBody(job.notification, attempt));
   } catch (error) {
     const failure = error instanceof WebhookRequestError ? error : new WebhookRequestError('network', (error as Error).message, 0);
     // An address the policy refuses now (DNS changed) is not retried: it would be refused again.
-    const final = failure.kind === 'blocked' || attempt >= MAX_ATTEMPTS;
-    await record({ outcome: final ? (failure.kind === 'blocked' ? 'failed' : 'given_up') : 'retrying', status_code: null, duration_ms: failure.durationMs, error: failure.message });
-    if (failure.kind === 'blocked') return { outcome: 'failed' };
-    return final ? { outcome: 'given_up' } : { outcome: 'retry', delaySeconds: retryDelay(attempt) };
+    if (failure.kind === 'blocked') return { result: { outcome: 'failed' }, attempt: { outcome: 'failed', status_code: null, duration_ms: failure.durationMs, error: failure.message } };
+    const final = attempt >= MAX_ATTEMPTS;
+    return {
+      result: final ? { outcome: 'given_up' } : { outcome: 'retry', delaySeconds: retryDelay(attempt) },
+      attempt: { outcome: final ? 'given_up' : 'retrying', status_code: null, duration_ms: failure.durationMs, error: failure.message },
+    };
   }
-
-  if (response.status === 200) {
-    await record({ outcome: 'delivered', status_code: 200, duration_ms: response.durationMs });
-    return { outcome: 'delivered' };
-  }
+  const base = { status_code: response.status, duration_ms: response.durationMs };
+  if (response.status === 200) return { result: { outcome: 'delivered' }, attempt: { outcome: 'delivered', ...base } };
   if (!RETRYABLE_STATUSES.has(response.status)) {
-    await record({ outcome: 'failed', status_code: response.status, duration_ms: response.durationMs, error: `HTTP ${response.status} is not retried` });
-    return { outcome: 'failed' };
+    return { result: { outcome: 'failed' }, attempt: { outcome: 'failed', ...base, error: `HTTP ${response.status} is not retried` } };
   }
   if (attempt >= MAX_ATTEMPTS) {
-    await record({ outcome: 'given_up', status_code: response.status, duration_ms: response.durationMs, error: `HTTP ${response.status} after ${attempt} attempts` });
-    return { outcome: 'given_up' };
+    return { result: { outcome: 'given_up' }, attempt: { outcome: 'given_up', ...base, error: `HTTP ${response.status} after ${attempt} attempts` } };
   }
-  await record({ outcome: 'retrying', status_code: response.status, duration_ms: response.durationMs, error: `HTTP ${response.status}` });
-  return { outcome: 'retry', delaySeconds: retryDelay(attempt, parseRetryAfter(response.headers['retry-after'])) };
+  return {
+    result: { outcome: 'retry', delaySeconds: retryDelay(attempt, parseRetryAfter(response.headers['retry-after'])) },
+    attempt: { outcome: 'retrying', ...base, error: `HTTP ${response.status}` },
+  };
+}
+
+/**
+ * Delivers a batch of jobs: their destinations are read in one request, the POSTs run concurrently,
+ * and the attempts are recorded together. A destination deleted, switched off or given up on since
+ * the fan-out gets nothing (and nothing is replayed to it later).
+ */
+export async function deliverBatch(jobs: DeliveryJob[]): Promise<DeliveryOutcome[]> {
+  const destinations = await getWebhooks(jobs.map((j) => ({ application_id: j.application_id, webhook_id: j.webhook_id })));
+  const outcomes = await Promise.all(
+    jobs.map(async (job) => {
+      const destination = destinations.get(job.webhook_id);
+      if (!destination || destination.application_id !== job.application_id || destination.status === 'inactive' || destination.status === 'failed') {
+        return { result: { outcome: 'skipped' } as DeliveryOutcome };
+      }
+      const { result, attempt } = await attemptOne(destination, job);
+      const record: AttemptRecord = {
+        id: newId('delivery'),
+        webhook_id: destination.id,
+        notification_id: job.notification.id,
+        trigger_type: job.notification.type,
+        attempt: job.attempt,
+        time: clock.nowSeconds(),
+        ...attempt,
+      };
+      return { result, record };
+    }),
+  );
+  await recordAttempts(outcomes.flatMap((o) => ('record' in o && o.record ? [o.record] : [])));
+  return outcomes.map((o) => o.result);
+}
+
+export async function attemptDelivery(job: DeliveryJob, attempt: number): Promise<DeliveryOutcome> {
+  return (await deliverBatch([{ ...job, attempt }]))[0]!;
 }

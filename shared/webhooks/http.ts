@@ -1,6 +1,7 @@
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { request as httpsRequest } from 'node:https';
-import { pinnedLookup, type Resolver, type UrlPolicy } from '#shared/webhooks/urls';
+import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { isIP } from 'node:net';
+import { allowedAddresses, pinnedLookup, type Resolver, type UrlPolicy } from '#shared/webhooks/urls';
 
 /**
  * The one HTTP client of webhooks (verification and deliveries). It connects only to addresses the
@@ -8,6 +9,23 @@ import { pinnedLookup, type Resolver, type UrlPolicy } from '#shared/webhooks/ur
  * `maxResponseBytes` of the answer and drops the rest, so a receiver that hangs, resets or answers
  * 10 MB cannot hold a worker.
  */
+/**
+ * Connections are kept alive and reused per policy: a pooled socket stays connected to the address
+ * that passed the check when it was opened, so reuse cannot reach a rebound address. A request with
+ * its own resolver (tests) gets a fresh connection.
+ */
+const agents = new Map<string, { http: HttpAgent; https: HttpsAgent }>();
+function agentsFor(policy: UrlPolicy) {
+  const key = policy.local ? 'local' : 'public';
+  let pair = agents.get(key);
+  if (!pair) {
+    const options = { keepAlive: true, maxSockets: 50, lookup: pinnedLookup(policy) as never };
+    pair = { http: new HttpAgent(options), https: new HttpsAgent(options) };
+    agents.set(key, pair);
+  }
+  return pair;
+}
+
 export interface WebhookResponse {
   status: number;
   headers: IncomingHttpHeaders;
@@ -37,7 +55,20 @@ export interface WebhookRequest {
   resolver?: Resolver;
 }
 
-export function webhookRequest(req: WebhookRequest): Promise<WebhookResponse> {
+export async function webhookRequest(req: WebhookRequest): Promise<WebhookResponse> {
+  // Node skips `lookup` for IP literals: check those against the policy here.
+  const host = req.url.hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host)) {
+    try {
+      await allowedAddresses(host, req.policy);
+    } catch (error) {
+      throw new WebhookRequestError('blocked', (error as Error).message, 0);
+    }
+  }
+  return send(req);
+}
+
+function send(req: WebhookRequest): Promise<WebhookResponse> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   return new Promise((resolve, reject) => {
@@ -47,8 +78,9 @@ export function webhookRequest(req: WebhookRequest): Promise<WebhookResponse> {
       {
         method: req.method,
         headers: { 'user-agent': 'Switchboard-Webhooks/1.0', ...req.headers, ...(req.body ? { 'content-length': String(req.body.length) } : {}) },
-        lookup: pinnedLookup(req.policy, req.resolver) as never,
-        agent: false,
+        ...(req.resolver
+          ? { lookup: pinnedLookup(req.policy, req.resolver) as never, agent: false }
+          : { agent: req.url.protocol === 'https:' ? agentsFor(req.policy).https : agentsFor(req.policy).http }),
       },
       (response) => {
         const chunks: Buffer[] = [];

@@ -27,6 +27,9 @@ const MAX_WEBHOOKS = 100;
 const WEBHOOK_ID = /^wh_[0-9a-hjkmnp-tv-z]{26}$/;
 const DELIVERY_ID = /^dlv_[0-9a-hjkmnp-tv-z]{26}$/;
 
+/** Addresses compare case-insensitively: `Ops@x.com` and `ops@x.com` are one recipient. */
+const uniqueAddresses = (list: readonly string[]) => [...new Set(list.map((e) => e.toLowerCase()))];
+
 export function webhookView(record: WebhookRecord, secret?: string) {
   return {
     id: record.id,
@@ -103,7 +106,7 @@ export async function createWebhook(app: ApplicationContext, body: CreateWebhook
     trigger_types: triggers,
     webhook_url: url.href,
     status: 'active',
-    notification_email_addresses: (body.notification_email_addresses ?? []).map((e) => e.toLowerCase()),
+    notification_email_addresses: uniqueAddresses(body.notification_email_addresses ?? []),
     compressed_delivery: body.compressed_delivery ?? false,
     secret: encryptSecret(secret),
     status_updated_at: now,
@@ -160,7 +163,7 @@ export async function updateWebhook(app: ApplicationContext, webhookId: string, 
     trigger_types: triggers,
     webhook_url: url.href,
     description: body.description ?? current.description,
-    notification_email_addresses: body.notification_email_addresses?.map((e) => e.toLowerCase()) ?? current.notification_email_addresses,
+    notification_email_addresses: body.notification_email_addresses ? uniqueAddresses(body.notification_email_addresses) : current.notification_email_addresses,
     compressed_delivery: body.compressed_delivery ?? current.compressed_delivery,
     status,
     status_updated_at: status !== current.status ? now : current.status_updated_at,

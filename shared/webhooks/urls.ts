@@ -29,10 +29,11 @@ for (const [net, prefix] of [
 ] as const) {
   NON_PUBLIC.addSubnet(net, prefix, 'ipv4');
 }
+// No ::ffff:0:0/96 here: BlockList matches plain IPv4 addresses against that rule. IPv4-mapped
+// addresses are unwrapped and judged as IPv4 in classifyAddress instead.
 for (const [net, prefix] of [
   ['::', 128],
   ['::1', 128],
-  ['::ffff:0:0', 96],
   ['64:ff9b::', 96],
   ['100::', 64],
   ['2001::', 23],

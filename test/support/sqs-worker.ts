@@ -48,16 +48,20 @@ export function startQueueWorker(queueUrl: string, handler: SqsHandler, options:
   let invocations = 0;
   const loop = (async () => {
     while (running) {
+      // Short polls: the local SQS emulator holds a batch receive for its whole wait time.
       const { Messages = [] } = await sqs.send(
         new ReceiveMessageCommand({
           QueueUrl: queueUrl,
           MaxNumberOfMessages: options.batchSize ?? 1,
-          WaitTimeSeconds: 1,
+          WaitTimeSeconds: 0,
           AttributeNames: ['All'],
           MessageAttributeNames: ['All'],
         }),
       );
-      if (!Messages.length || !running) continue;
+      if (!Messages.length || !running) {
+        await new Promise((r) => setTimeout(r, 20));
+        continue;
+      }
       const records = Messages.map(toRecord(queueUrl));
       const result = await handler({ Records: records }, lambdaContext(options.functionName ?? 'worker', options.timeoutMs ?? 30_000));
       invocations++;

@@ -1,5 +1,6 @@
+import type { LookupAddress } from 'node:dns';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo, LookupAddress } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { InvalidRequestError } from '#shared/http/errors';
 import { webhookRequest, WebhookRequestError } from '#shared/webhooks/http';

@@ -1,0 +1,156 @@
+import { createHmac } from 'node:crypto';
+import { createServer, request, Agent, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { lambdaContext } from '../scripts/local-stack/api-gateway-event';
+import { startLocalStack } from '../scripts/local-stack/index';
+import { fmt, table } from './lib';
+
+/**
+ * Issue 4 benchmark, measured in one run:
+ *   1. end-to-end deliveries per second, from `publish()` to receipt at a local receiver, through
+ *      the fan-out queue, the fan-out worker, the delivery queue and the delivery worker (run
+ *      in-process with WORKERS concurrent pollers per queue, as Lambda would scale them), against
+ *      the same receiver driven by a plain loop that signs and POSTs the same payloads; the ratio
+ *      (target ≥ 0.5);
+ *   2. fan-out of one notification to 100 destinations: time to the last receipt.
+ */
+const N = Number(process.env.BENCH_WEBHOOK_NOTIFICATIONS ?? 400);
+const WORKERS = Number(process.env.BENCH_WEBHOOK_WORKERS ?? 2);
+const BATCH = Number(process.env.BENCH_WEBHOOK_BATCH ?? 10);
+const RATIO_TARGET = 0.5;
+
+type Handler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
+
+function poll(sqs: SQSClient, queueUrl: string, handler: Handler, batchSize: number) {
+  let running = true;
+  const toRecord = (m: Message) =>
+    ({ messageId: m.MessageId!, receiptHandle: m.ReceiptHandle!, body: m.Body!, attributes: m.Attributes ?? {}, messageAttributes: {} }) as unknown as SQSRecord;
+  const loop = (async () => {
+    while (running) {
+      // Batches of one with long polls: the local SQS emulator holds a batch receive (more than one
+      // message) for the whole wait time even when messages are ready, which SQS itself does not.
+      const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: batchSize, WaitTimeSeconds: batchSize === 1 ? 1 : 0, AttributeNames: ['All'] }));
+      if (!Messages.length) {
+        if (batchSize > 1) await new Promise((r) => setTimeout(r, 10));
+        continue;
+      }
+      const result = await handler({ Records: Messages.map(toRecord) }, lambdaContext('bench', 30_000));
+      const failed = new Set((result?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+      const done = Messages.filter((m) => !failed.has(m.MessageId!));
+      // As Lambda's poller does: one DeleteMessageBatch for the batch.
+      if (done.length) await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: queueUrl, Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }));
+    }
+  })();
+  return async () => {
+    running = false;
+    await loop;
+  };
+}
+
+export async function runWebhooksBench(): Promise<void> {
+  console.log('\n## Webhooks (issue 4)\n');
+  const stack = await startLocalStack({ stage: `benchhooks${process.pid}` });
+  Object.assign(process.env, stack.env, { LOG_LEVEL: 'warn' });
+  // The receiver: answers challenges, counts POSTs per path.
+  const receipts = new Map<string, number[]>();
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const challenge = url.searchParams.get('challenge');
+    if (challenge) return void res.writeHead(200, { 'content-length': Buffer.byteLength(challenge) }).end(challenge);
+    req.on('data', () => undefined);
+    req.on('end', () => {
+      const list = receipts.get(url.pathname) ?? [];
+      list.push(performance.now());
+      receipts.set(url.pathname, list);
+      res.writeHead(200, { 'content-length': 2 }).end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const waitFor = async (path: string, count: number, timeoutMs = 120_000) => {
+    const deadline = performance.now() + timeoutMs;
+    while ((receipts.get(path)?.length ?? 0) < count && performance.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    return receipts.get(path) ?? [];
+  };
+
+  const stops: (() => Promise<void>)[] = [];
+  try {
+    const [{ createApplication }, webhooks, { publish }, { handler: fanout }, { handler: delivery }] = await Promise.all([
+      import('#shared/applications/service'),
+      import('#shared/webhooks/service'),
+      import('#shared/notifications/publisher'),
+      import('#functions/webhook-fanout/handler'),
+      import('#functions/webhook-delivery/handler'),
+    ]);
+    const app = await createApplication({ name: 'bench' });
+    const context = { applicationId: app.application_id, credential: 'api_key' as const };
+    const sqs = new SQSClient({});
+    for (let i = 0; i < WORKERS; i++) {
+      stops.push(poll(sqs, stack.env.FANOUT_QUEUE_URL!, fanout, BATCH), poll(sqs, stack.env.DELIVERY_QUEUE_URL!, delivery, BATCH));
+    }
+    const object = { id: 'grant_01jd6abcdefghjkmnpqrstvwxy', email: 'bench@agents.test', provider: 'agent', grant_status: 'valid' };
+
+    // 1. End to end, one destination.
+    const hook = await webhooks.createWebhook(context, { webhook_url: `${base}/e2e`, trigger_types: ['grant.created'] });
+    await publish({ type: 'grant.created', applicationId: app.application_id, grantId: null, object }); // warm-up
+    await waitFor('/e2e', 1);
+    const e2eStart = performance.now();
+    for (let i = 0; i < N; i++) await publish({ type: 'grant.created', applicationId: app.application_id, grantId: null, object });
+    const e2e = await waitFor('/e2e', N + 1);
+    const e2eSeconds = (e2e.at(-1)! - e2eStart) / 1000;
+    const oursRate = N / e2eSeconds;
+
+    // Baseline: the same payload shape, signed and POSTed by a plain loop (keep-alive) to the same receiver.
+    const agent = new Agent({ keepAlive: true });
+    const payload = Buffer.from(JSON.stringify({ specversion: '1.0', type: 'grant.created', source: '/switchboard', id: 'ntf_x', time: 0, webhook_delivery_attempt: 1, data: { application_id: app.application_id, grant_id: null, object } }));
+    const post = () =>
+      new Promise<void>((resolve, reject) => {
+        const req = request(`${base}/loop`, {
+          method: 'POST',
+          agent,
+          headers: { 'content-type': 'application/json', 'content-length': payload.length, 'x-service-signature': createHmac('sha256', hook.webhook_secret!).update(payload).digest('hex') },
+        }, (res) => {
+          res.resume();
+          res.on('end', resolve);
+        });
+        req.on('error', reject);
+        req.end(payload);
+      });
+    const loopStart = performance.now();
+    for (let i = 0; i < N; i++) await post();
+    const loopSeconds = (performance.now() - loopStart) / 1000;
+    const loopRate = N / loopSeconds;
+    agent.destroy();
+
+    // 2. Fan-out of one notification to 100 destinations (of another application).
+    const fanApp = await createApplication({ name: 'bench fan-out' });
+    const fanContext = { applicationId: fanApp.application_id, credential: 'api_key' as const };
+    for (let i = 0; i < 100; i++) await webhooks.createWebhook(fanContext, { webhook_url: `${base}/d${i}`, trigger_types: ['grant.deleted'] });
+    const fanStart = performance.now();
+    await publish({ type: 'grant.deleted', applicationId: fanApp.application_id, grantId: null, object });
+    let last = 0;
+    for (let i = 0; i < 100; i++) last = Math.max(last, (await waitFor(`/d${i}`, 1, 60_000))[0] ?? Infinity);
+    const fanMs = last - fanStart;
+
+    const ratio = oursRate / loopRate;
+    console.log(
+      table([
+        ['measure', 'value'],
+        [`end-to-end: publish → receipt, ${N} notifications`, `${oursRate.toFixed(0)} deliveries/s (${e2eSeconds.toFixed(2)} s)`],
+        ['plain loop: sign + POST the same payloads', `${loopRate.toFixed(0)} deliveries/s (${loopSeconds.toFixed(2)} s)`],
+        ['ratio end-to-end ÷ plain loop', `${ratio.toFixed(2)} (target ≥ ${RATIO_TARGET}: ${ratio >= RATIO_TARGET ? 'met' : 'MISSED'})`],
+        ['fan-out of 1 notification to 100 destinations', `last receipt after ${fmt(fanMs, 0)}`],
+      ]),
+    );
+    console.log(`(${WORKERS} in-process pollers per queue, batches of 10; DynamoDB Local and the SQS emulator on loopback)`);
+    sqs.destroy();
+  } finally {
+    await Promise.all(stops.map((stop) => stop()));
+    server.closeAllConnections();
+    server.close();
+    await stack.stop();
+  }
+}
