@@ -115,31 +115,36 @@ export const MessageObject = {
 const TextFilter = { type: 'string', minLength: 1, maxLength: 500 } as const;
 const AddressFilter = { type: 'string', minLength: 1, maxLength: 2600 } as const;
 
+/** The filters messages and threads share. */
+const SharedFilters = {
+  limit: Limit,
+  page_token: PageToken,
+  subject: TextFilter,
+  any_email: { ...AddressFilter, description: 'Comma-separated addresses (up to 25); matches from, to, cc or bcc.' },
+  to: AddressFilter,
+  from: AddressFilter,
+  cc: AddressFilter,
+  bcc: AddressFilter,
+  in: { type: 'string', minLength: 1, maxLength: 256, description: 'A folder ID.' },
+  unread: { type: 'boolean' },
+  starred: { type: 'boolean' },
+  has_attachment: { type: 'boolean' },
+  search_query_native: { type: 'string', minLength: 1, maxLength: 1000 },
+  shared_from: { type: 'string', maxLength: 256 },
+  select: Select,
+} as const;
+
 export const ListMessagesQuery = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    limit: Limit,
-    page_token: PageToken,
-    subject: TextFilter,
-    any_email: { ...AddressFilter, description: 'Comma-separated addresses (up to 25); matches from, to, cc or bcc.' },
-    to: AddressFilter,
-    from: AddressFilter,
-    cc: AddressFilter,
-    bcc: AddressFilter,
-    in: { type: 'string', minLength: 1, maxLength: 256, description: 'A folder ID.' },
-    unread: { type: 'boolean' },
-    starred: { type: 'boolean' },
+    ...SharedFilters,
     thread_id: { type: 'string', minLength: 1, maxLength: 64 },
     received_before: { type: 'integer', minimum: 0 },
     received_after: { type: 'integer', minimum: 0 },
-    has_attachment: { type: 'boolean' },
     fields: { type: 'string', enum: ['standard', 'include_headers', 'raw_mime'] },
-    search_query_native: { type: 'string', minLength: 1, maxLength: 1000 },
     metadata_pair: { type: 'string', minLength: 3, maxLength: 600, description: '`key:value` with key one of key1..key5.' },
     query_imap: { type: 'boolean' },
-    shared_from: { type: 'string', maxLength: 256 },
-    select: Select,
   },
 } as const;
 export type ListMessagesQuery = FromSchema<typeof ListMessagesQuery>;
@@ -316,25 +321,11 @@ export const ListThreadsQuery = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    limit: Limit,
-    page_token: PageToken,
-    subject: TextFilter,
-    any_email: AddressFilter,
-    to: AddressFilter,
-    from: AddressFilter,
-    cc: AddressFilter,
-    bcc: AddressFilter,
-    in: { type: 'string', minLength: 1, maxLength: 256 },
-    unread: { type: 'boolean' },
-    starred: { type: 'boolean' },
+    ...SharedFilters,
     latest_message_before: { type: 'integer', minimum: 0 },
     latest_message_after: { type: 'integer', minimum: 0 },
-    has_attachment: { type: 'boolean' },
-    search_query_native: { type: 'string', minLength: 1, maxLength: 1000 },
     earliest_message_date: { type: 'integer', minimum: 0 },
     shared_folder_id: { type: 'string', maxLength: 256 },
-    shared_from: { type: 'string', maxLength: 256 },
-    select: Select,
   },
 } as const;
 export type ListThreadsQuery = FromSchema<typeof ListThreadsQuery>;

@@ -1,23 +1,14 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { EmailAddress, Limit, PageToken, Select } from '#schemas/common';
+import { NOTIFICATION_TYPES } from '#schemas/notifications';
 
 /** Trigger types a destination can subscribe to (suffixes such as `.truncated` need no subscription). */
 export const TRIGGER_TYPES = [
-  'grant.created',
-  'grant.deleted',
-  'grant.expired',
-  'message.created',
-  'message.updated',
-  'message.send_success',
-  'message.send_failed',
-  'message.bounce_detected',
+  ...NOTIFICATION_TYPES,
+  // Variants with their own subscription (their base type's subscribers receive them too).
   'message.created.cleaned',
   'message.created.metadata',
   'message.updated.metadata',
-  'event.created',
-  'event.updated',
-  'booking.created',
-  'booking.pending',
 ] as const;
 export type TriggerType = (typeof TRIGGER_TYPES)[number];
 

@@ -51,6 +51,30 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** The environment the functions need, beyond endpoints and credentials, for a provisioned stack. */
+function functionEnv(tableName: string, bucket: string, queues: Record<string, { url: string }>, sink: { smtpUrl: string; httpUrl: string }) {
+  const env: Record<string, string> = {
+    TABLE_NAME: tableName,
+    MAIL_BUCKET: bucket,
+    S3_FORCE_PATH_STYLE: 'true',
+    // Mail to outside addresses goes to our local SMTP sink, never anywhere real.
+    MAIL_TRANSPORT: 'smtp',
+    SMTP_RELAY_URL: sink.smtpUrl,
+    /** Where tests and developers read what was relayed outside (GET /messages). */
+    SMTP_SINK_URL: sink.httpUrl,
+    // Local only: webhooks may use http to loopback; the secrets key lives as long as this stack.
+    WEBHOOK_LOCAL_MODE: 'true',
+    WEBHOOK_SECRET_KEY: randomBytes(48).toString('base64'),
+    // Local Node may be older than the Lambda runtime; the SDK's notice about it is noise here.
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  };
+  for (const [logicalId, queue] of Object.entries(queues)) {
+    const name = QUEUE_ENV[logicalId as keyof typeof QUEUE_ENV];
+    if (name) env[name] = queue.url;
+  }
+  return env;
+}
+
 /**
  * Provisions the table and queues on endpoints the environment already names (AWS_ENDPOINT_URL,
  * e.g. LocalStack) instead of starting emulators. Used by the tests when AWS_ENDPOINT_URL is set.
@@ -71,24 +95,8 @@ export async function provisionExternalStack(options: { stage: string }): Promis
     if (!['BucketAlreadyOwnedByYou', 'BucketAlreadyExists'].includes(error.name)) throw error;
   });
   s3.destroy();
-  // Mail to outside addresses still goes to our local SMTP sink, never anywhere real.
   const sink = await startSmtpSink({ smtpPort: 0, httpPort: 0 });
-  const env: Record<string, string> = {
-    TABLE_NAME: tableName,
-    MAIL_BUCKET: bucket,
-    S3_FORCE_PATH_STYLE: 'true',
-    MAIL_TRANSPORT: 'smtp',
-    SMTP_RELAY_URL: sink.smtpUrl,
-    SMTP_SINK_URL: sink.httpUrl,
-    WEBHOOK_LOCAL_MODE: 'true',
-    WEBHOOK_SECRET_KEY: randomBytes(48).toString('base64'),
-    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-  };
-  for (const [logicalId, queue] of Object.entries(queues)) {
-    const name = QUEUE_ENV[logicalId as keyof typeof QUEUE_ENV];
-    if (name) env[name] = queue.url;
-  }
-  return { env, stop: () => sink.stop() };
+  return { env: functionEnv(tableName, bucket, queues, sink), stop: () => sink.stop() };
 }
 
 export async function startLocalStack(options: {
@@ -133,23 +141,8 @@ export async function startLocalStack(options: {
       AWS_ENDPOINT_URL_DYNAMODB: dynamodb.endpoint,
       AWS_ENDPOINT_URL_SQS: sqs.endpoint,
       AWS_ENDPOINT_URL_S3: s3.endpoint,
-      TABLE_NAME: tableName,
-      MAIL_BUCKET: bucket,
-      S3_FORCE_PATH_STYLE: 'true',
-      MAIL_TRANSPORT: 'smtp',
-      SMTP_RELAY_URL: sink.smtpUrl,
-      /** Where tests and developers read what was relayed outside (GET /messages). */
-      SMTP_SINK_URL: sink.httpUrl,
-      // Local only: webhooks may use http to loopback; the secrets key lives as long as this stack.
-      WEBHOOK_LOCAL_MODE: 'true',
-      WEBHOOK_SECRET_KEY: randomBytes(48).toString('base64'),
-      // Local Node may be older than the Lambda runtime; the SDK's notice about it is noise here.
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      ...functionEnv(tableName, bucket, queues, sink),
     };
-    for (const [logicalId, queue] of Object.entries(queues)) {
-      const name = QUEUE_ENV[logicalId as keyof typeof QUEUE_ENV];
-      if (name) env[name] = queue.url;
-    }
     return { env, stop: stopAll };
   } catch (error) {
     await stopAll();

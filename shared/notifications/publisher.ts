@@ -3,27 +3,14 @@ import { sqs } from '#shared/aws/sqs';
 import { env } from '#shared/config';
 import { newId, type ApplicationId, type GrantId, type NotificationId } from '#shared/ids';
 import { clock } from '#shared/time';
+import type { NotificationType } from '#schemas/notifications';
 
 /**
  * The one notification publisher. Every change a webhook can report goes through `publish`, which
  * puts a CloudEvents-shaped payload on the fan-out queue; the webhooks fan-out worker turns it into
  * one delivery per subscribed destination. `id` is created here and stays the same across retries.
  */
-export const NOTIFICATION_TYPES = [
-  'grant.created',
-  'grant.deleted',
-  'grant.expired',
-  'message.created',
-  'message.updated',
-  'message.send_success',
-  'message.send_failed',
-  'message.bounce_detected',
-  'event.created',
-  'event.updated',
-  'booking.created',
-  'booking.pending',
-] as const;
-export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
+export type { NotificationType } from '#schemas/notifications';
 
 /**
  * Payloads over 1 MB are cut by removing body content, and `.truncated` is appended to the type: the
