@@ -1,7 +1,10 @@
 /**
  * `npm run bench [-- <suite>…]`: performance figures, each measured against its baseline in the same
- * run. Suites: foundation, mailbox, webhooks.
+ * run. Suites: foundation, mailbox, webhooks. Each suite runs in a process of its own: suites start
+ * their own emulators, and modules that hold AWS clients must not outlive the stack they pointed at.
  */
+import { spawnSync } from 'node:child_process';
+import { cpus } from 'node:os';
 import { runFoundationBench } from './foundation';
 import { runMailboxBench } from './mailbox';
 import { runWebhooksBench } from './webhooks';
@@ -12,12 +15,27 @@ const SUITES: Record<string, () => Promise<void>> = {
   webhooks: runWebhooksBench,
 };
 
-const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+const CHILD_FLAG = '--suite-process';
+const args = process.argv.slice(2);
+const wanted = args.filter((a) => !a.startsWith('-'));
 const unknown = wanted.filter((name) => !SUITES[name]);
 if (unknown.length) {
   console.error(`unknown suite(s): ${unknown.join(', ')}; available: ${Object.keys(SUITES).join(', ')}`);
   process.exit(2);
 }
-console.log(`# Switchboard benchmarks — ${new Date().toISOString()} — node ${process.version}, ${(await import('node:os')).cpus().length} cores`);
-for (const name of wanted.length ? wanted : Object.keys(SUITES)) await SUITES[name]!();
-process.exit(0);
+
+if (args.includes(CHILD_FLAG)) {
+  await SUITES[wanted[0]!]!();
+  process.exit(0);
+}
+
+console.log(`# Switchboard benchmarks — ${new Date().toISOString()} — node ${process.version}, ${cpus().length} cores`);
+let failed = 0;
+for (const name of wanted.length ? wanted : Object.keys(SUITES)) {
+  const child = spawnSync(process.execPath, [...process.execArgv, process.argv[1]!, name, CHILD_FLAG], { stdio: 'inherit' });
+  if (child.status !== 0) {
+    console.error(`suite ${name} failed (exit ${child.status ?? child.signal})`);
+    failed++;
+  }
+}
+process.exit(failed ? 1 : 0);
