@@ -7,9 +7,8 @@ import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { build } from 'esbuild';
 import { join } from 'node:path';
 import { buildEvent, lambdaContext } from '../scripts/local-stack/api-gateway-event';
-import { startLocalStack } from '../scripts/local-stack/index';
 import { ROOT, loadServerlessConfig } from '../scripts/local-stack/serverless-config';
-import { fmt, median, packageFunctions, percentile, table } from './lib';
+import { benchStack, fmt, median, packageFunctions, percentile, table } from './lib';
 
 /**
  * Issue 2 benchmark, measured in one run:
@@ -112,7 +111,7 @@ export async function runFoundationBench(): Promise<void> {
     console.log(`bare \`node -e 0\`: ${fmt(bareMedian, 1)} (median of ${runs})\n${table(initRows)}\n`);
 
     // 3. In-process latency ratio against DynamoDB Local.
-    const stack = await startLocalStack({ stage: `bench${process.pid}` });
+    const stack = await benchStack(`bench${process.pid}`);
     try {
       Object.assign(process.env, stack.env);
       const { createApplication } = await import('#shared/applications/service');

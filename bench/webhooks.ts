@@ -5,8 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { lambdaContext } from '../scripts/local-stack/api-gateway-event';
-import { startLocalStack } from '../scripts/local-stack/index';
-import { fmt, table } from './lib';
+import { benchStack, fmt, table } from './lib';
 
 /**
  * Issue 4 benchmark, measured in one run:
@@ -53,7 +52,7 @@ function poll(sqs: SQSClient, queueUrl: string, handler: Handler, batchSize: num
 
 export async function runWebhooksBench(): Promise<void> {
   console.log('\n## Webhooks (issue 4)\n');
-  const stack = await startLocalStack({ stage: `benchhooks${process.pid}` });
+  const stack = await benchStack(`benchhooks${process.pid}`);
   Object.assign(process.env, stack.env, { LOG_LEVEL: 'warn' });
   // The receiver: answers challenges, counts POSTs per path.
   const receipts = new Map<string, number[]>();
