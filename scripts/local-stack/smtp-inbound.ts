@@ -1,3 +1,4 @@
+import { buffer } from 'node:stream/consumers';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerError, type SMTPServerSession } from 'smtp-server';
 import type { RunningService } from './dynamodb-local';
@@ -27,15 +28,6 @@ function smtpError(responseCode: number, message: string): SMTPServerError {
 
 const tryLater = () => smtpError(451, '4.3.0 temporary failure, try again later');
 
-function readStream(stream: SMTPServerDataStream): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-    stream.once('error', reject);
-    stream.once('end', () => resolve(Buffer.concat(chunks)));
-  });
-}
-
 export async function startInboundSmtp(options: {
   port: number;
   host?: string;
@@ -58,7 +50,7 @@ export async function startInboundSmtp(options: {
 
   async function receive(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<SMTPServerError | undefined> {
     // The stream must be drained even when the message is refused, or the session stalls.
-    const raw = await readStream(stream);
+    const raw = await buffer(stream);
     if (stream.sizeExceeded) return smtpError(552, `5.3.4 message exceeds the ${maxBytes} byte limit`);
     const { mailFrom, rcptTo } = session.envelope;
     // One delivery for the whole transaction. smtp-server already keeps a recipient named twice

@@ -1,3 +1,4 @@
+import { buffer } from 'node:stream/consumers';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Server } from 'node:net';
@@ -49,15 +50,6 @@ async function parseSubject(raw: Buffer): Promise<string | null> {
   }
 }
 
-function readStream(stream: SMTPServerDataStream): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-    stream.once('error', reject);
-    stream.once('end', () => resolve(Buffer.concat(chunks)));
-  });
-}
-
 function listen(server: Server, port: number, host: string): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -88,7 +80,7 @@ export async function startSmtpSink(options: { smtpPort: number; httpPort: numbe
 
   /** Resolves to the error to answer with, or undefined once the message is kept. */
   async function receive(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<SMTPServerError | undefined> {
-    const raw = await readStream(stream);
+    const raw = await buffer(stream);
     if (stream.sizeExceeded) return smtpError(552, `5.3.4 message exceeds the ${MAX_BYTES} byte limit`);
     await store(raw, session);
     return undefined;

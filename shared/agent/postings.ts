@@ -1,4 +1,4 @@
-import type { MessageRecord } from '#shared/agent/types';
+import type { AddressFields, MessageRecord } from '#shared/agent/types';
 import { terms } from '#shared/agent/text';
 
 /**
@@ -37,7 +37,7 @@ export function mutablePostings(message: Pick<MessageRecord, 'folders' | 'unread
   return out;
 }
 
-export function participantText(message: Pick<MessageRecord, 'from' | 'to' | 'cc' | 'bcc' | 'reply_to'>): string {
+export function participantText(message: AddressFields): string {
   return [...message.from, ...message.to, ...message.cc, ...message.bcc, ...message.reply_to].map((p) => `${p.name ?? ''} ${p.email}`).join(' ');
 }
 

@@ -23,16 +23,20 @@ export interface HeaderRecord {
   value: string;
 }
 
-export interface MessageRecord {
-  id: MessageId;
-  grant_id: GrantId;
-  thread_id: ThreadId;
-  subject: string;
+/** The address fields messages and drafts share. */
+export interface AddressFields {
   from: ParticipantRecord[];
   to: ParticipantRecord[];
   cc: ParticipantRecord[];
   bcc: ParticipantRecord[];
   reply_to: ParticipantRecord[];
+}
+
+export interface MessageRecord extends AddressFields {
+  id: MessageId;
+  grant_id: GrantId;
+  thread_id: ThreadId;
+  subject: string;
   /** Date header (or send time), Unix seconds. */
   date: number;
   unread: boolean;
@@ -65,16 +69,11 @@ export interface TrackingRecord {
   domain_name?: string;
 }
 
-export interface DraftRecord {
+export interface DraftRecord extends AddressFields {
   id: DraftId;
   grant_id: GrantId;
   thread_id?: ThreadId;
   subject: string;
-  from: ParticipantRecord[];
-  to: ParticipantRecord[];
-  cc: ParticipantRecord[];
-  bcc: ParticipantRecord[];
-  reply_to: ParticipantRecord[];
   body: string;
   body_key?: string;
   is_plaintext: boolean;

@@ -3,7 +3,7 @@ import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type Tra
 import type { FolderRecord } from '#shared/agent/types';
 import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
 import { batchGet } from '#shared/db/batch';
-import { folderKey, foldersOfGrant } from '#shared/db/keys';
+import { folderKey, folderNameKey, foldersOfGrant, itemAttributes } from '#shared/db/keys';
 import type { GrantId } from '#shared/ids';
 
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
@@ -26,15 +26,10 @@ export class FolderChangedError extends Error {
   }
 }
 
-const nameGuardKey = (grantId: GrantId, parentId: string | undefined, name: string) => ({
-  pk: foldersOfGrant(grantId).pk,
-  sk: `name#${parentId ?? ''}#${name.trim().toLowerCase()}`,
-});
-
 const isFolder = (item: Record<string, unknown>) => item.entity === 'folder';
 
 function toRecord(item: Record<string, unknown>): FolderRecord {
-  const { pk: _pk, sk: _sk, entity: _e, ...rest } = item;
+  const rest = itemAttributes<Record<string, unknown>>(item, 'entity');
   // Folders written before optional attributes were removed rather than nulled.
   for (const field of ['parent_id', 'background_color', 'text_color']) if (rest[field] === null) delete rest[field];
   return rest as unknown as FolderRecord;
@@ -53,7 +48,7 @@ export function folderPutItems(folder: FolderRecord): TransactItem[] {
     {
       Put: {
         TableName: TABLE_NAME,
-        Item: { ...nameGuardKey(folder.grant_id, folder.parent_id, folder.name), entity: 'folder_name', folder_id: folder.id },
+        Item: { ...folderNameKey(folder.grant_id, folder.parent_id, folder.name), entity: 'folder_name', folder_id: folder.id },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },
@@ -129,11 +124,11 @@ export async function updateFolder(before: FolderRecord, after: FolderRecord): P
   const renamed = before.name.trim().toLowerCase() !== after.name.trim().toLowerCase() || (before.parent_id ?? undefined) !== (after.parent_id ?? undefined);
   if (renamed) {
     items.push(
-      { Delete: { TableName: TABLE_NAME, Key: nameGuardKey(before.grant_id, before.parent_id, before.name) } },
+      { Delete: { TableName: TABLE_NAME, Key: folderNameKey(before.grant_id, before.parent_id, before.name) } },
       {
         Put: {
           TableName: TABLE_NAME,
-          Item: { ...nameGuardKey(after.grant_id, after.parent_id, after.name), entity: 'folder_name', folder_id: after.id },
+          Item: { ...folderNameKey(after.grant_id, after.parent_id, after.name), entity: 'folder_name', folder_id: after.id },
           ConditionExpression: 'attribute_not_exists(pk)',
         },
       },
@@ -165,7 +160,7 @@ export async function deleteFolder(folder: FolderRecord): Promise<void> {
               ExpressionAttributeValues: { ':zero': 0 },
             },
           },
-          { Delete: { TableName: TABLE_NAME, Key: nameGuardKey(folder.grant_id, folder.parent_id, folder.name) } },
+          { Delete: { TableName: TABLE_NAME, Key: folderNameKey(folder.grant_id, folder.parent_id, folder.name) } },
         ],
       }),
     );

@@ -15,6 +15,7 @@
  * | Grant by external ID within an application (uniq)| table | app#<app_id>         | external#<external_id>| grantExternalIdKey  |
  * | Agent Account by address, deployment-wide (uniq) | table | agent#<email>        | agent                 | agentAddressKey     |
  * | Folder by ID / folders of a grant                | table | grant#<gid>#folder   | <folder_id>           | folderKey, foldersOfGrant |
+ * | Folder name among its siblings (unique)          | table | grant#<gid>#folder   | name#<parent>#<name>  | folderNameKey       |
  * | Message by ID / messages newest first, by time   | table | grant#<gid>#msg      | <msg_id> (ULID)       | messageKey, messagesOfGrant |
  * | Messages matching one filter value, newest first | table | grant#<gid>#ix#<kind>| <msg_id>              | postingKey, postingPartition |
  * | Message by Message-ID header (threading, dedupe) | table | grant#<gid>#mid      | <Message-ID>          | messageIdHeaderKey  |
@@ -44,6 +45,13 @@ import type { ApplicationId, DraftId, GrantId, MessageId, SignatureId, TemplateI
 export interface Key {
   pk: string;
   sk: string;
+}
+
+/** An item's own attributes: without its table keys and whatever bookkeeping attributes are named. */
+export function itemAttributes<T>(item: Record<string, unknown>, ...bookkeeping: string[]): T {
+  const { pk: _pk, sk: _sk, ...rest } = item;
+  for (const name of bookkeeping) delete rest[name];
+  return rest as T;
 }
 
 /** Application by ID. */
@@ -85,7 +93,12 @@ export const grantPartitions = (grantId: GrantId) =>
 
 /** Folder by ID within a grant (system folders have fixed IDs such as `inbox`). */
 export const folderKey = (grantId: GrantId, folderId: string): Key => ({ pk: `grant#${grantId}#folder`, sk: folderId });
-/** Query: all folders of a grant. */
+/** Guard item that makes a folder name unique among its siblings (case-insensitive). */
+export const folderNameKey = (grantId: GrantId, parentId: string | undefined, name: string): Key => ({
+  pk: `grant#${grantId}#folder`,
+  sk: `name#${parentId ?? ''}#${name.trim().toLowerCase()}`,
+});
+/** Query: all folders of a grant (and their name guards). */
 export const foldersOfGrant = (grantId: GrantId) => ({ pk: `grant#${grantId}#folder` });
 
 /** Message by ID within a grant. */

@@ -3,7 +3,7 @@ import { GetCommand, QueryCommand, TransactWriteCommand, type TransactWriteComma
 import type { MessageRecord } from '#shared/agent/types';
 import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
 import { batchGet, batchWrite, deleteRequests, putRequests } from '#shared/db/batch';
-import { folderKey, messageIdHeaderKey, messageKey, postingKey, type Key } from '#shared/db/keys';
+import { folderKey, itemAttributes, messageIdHeaderKey, messageKey, postingKey, type Key } from '#shared/db/keys';
 import type { GrantId, MessageId, ThreadId } from '#shared/ids';
 
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
@@ -30,8 +30,6 @@ export class MessageConflictError extends Error {
     this.name = 'MessageConflictError';
   }
 }
-
-const posting = (grantId: GrantId, kind: string, id: string) => postingKey(grantId, kind, id);
 
 function folderCounter(grantId: GrantId, delta: FolderDelta): TransactItem {
   return {
@@ -80,7 +78,7 @@ export async function insertMessage(message: MessageRecord, postings: { mutable:
     });
   }
   items.push(...nonZero(deltas).map((d) => folderCounter(g, d)));
-  items.push(...postings.mutable.map((kind) => ({ Put: { TableName: TABLE_NAME, Item: posting(g, kind, message.id) } })));
+  items.push(...postings.mutable.map((kind) => ({ Put: { TableName: TABLE_NAME, Item: postingKey(g, kind, message.id) } })));
   let duplicate = false;
   await transact(items, (index) => {
     if (index === midIndex) duplicate = true;
@@ -90,19 +88,19 @@ export async function insertMessage(message: MessageRecord, postings: { mutable:
     const existing = await getMessageIdHeader(g, message.message_id_header!);
     throw new DuplicateMessageError(existing ?? { message_id: message.id, thread_id: message.thread_id });
   });
-  await batchWrite(putRequests(postings.immutable.map((kind) => ({ ...posting(g, kind, message.id) }))));
+  await batchWrite(putRequests(postings.immutable.map((kind) => ({ ...postingKey(g, kind, message.id) }))));
 }
 
 export async function getMessage(grantId: GrantId, messageId: MessageId): Promise<MessageRecord | undefined> {
   const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: messageKey(grantId, messageId) }));
-  return Item ? strip<MessageRecord>(Item) : undefined;
+  return Item ? itemAttributes<MessageRecord>(Item) : undefined;
 }
 
 /** Messages by ID, in the order given; IDs that do not exist are left out. */
 export async function getMessages(grantId: GrantId, ids: string[]): Promise<MessageRecord[]> {
   if (!ids.length) return [];
   const items = await batchGet(ids.map((id) => messageKey(grantId, id as MessageId)));
-  return items.map((item) => strip<MessageRecord>(item));
+  return items.map((item) => itemAttributes<MessageRecord>(item));
 }
 
 /**
@@ -121,8 +119,8 @@ export async function updateMessage(before: MessageRecord, after: MessageRecord,
       },
     },
     ...nonZero(deltas).map((d) => folderCounter(g, d)),
-    ...postings.removed.map((kind) => ({ Delete: { TableName: TABLE_NAME, Key: posting(g, kind, before.id) } })),
-    ...postings.added.map((kind) => ({ Put: { TableName: TABLE_NAME, Item: posting(g, kind, before.id) } })),
+    ...postings.removed.map((kind) => ({ Delete: { TableName: TABLE_NAME, Key: postingKey(g, kind, before.id) } })),
+    ...postings.added.map((kind) => ({ Put: { TableName: TABLE_NAME, Item: postingKey(g, kind, before.id) } })),
   ];
   await transact(items, () => new MessageConflictError());
 }
@@ -140,7 +138,7 @@ export async function deleteMessage(message: MessageRecord, postings: { mutable:
       },
     },
     ...nonZero(deltas).map((d) => folderCounter(g, d)),
-    ...postings.mutable.map((kind) => ({ Delete: { TableName: TABLE_NAME, Key: posting(g, kind, message.id) } })),
+    ...postings.mutable.map((kind) => ({ Delete: { TableName: TABLE_NAME, Key: postingKey(g, kind, message.id) } })),
   ];
   if (message.message_id_header) {
     items.push({
@@ -153,7 +151,7 @@ export async function deleteMessage(message: MessageRecord, postings: { mutable:
     });
   }
   await transact(items, () => new MessageConflictError());
-  await batchWrite(deleteRequests(postings.immutable.map((kind) => posting(g, kind, message.id))));
+  await batchWrite(deleteRequests(postings.immutable.map((kind) => postingKey(g, kind, message.id))));
 }
 
 export async function getMessageIdHeader(grantId: GrantId, header: string): Promise<{ message_id: MessageId; thread_id: ThreadId } | undefined> {
@@ -214,16 +212,12 @@ export async function queryIds(pk: string, range: { after?: string; before?: str
 /** Whether each (kind, message) posting exists: verifies extra terms without reading bodies. */
 export async function existingPostings(grantId: GrantId, pairs: { kind: string; id: string }[]): Promise<Set<string>> {
   if (!pairs.length) return new Set();
-  const found = await batchGet<Key>(pairs.map((p) => posting(grantId, p.kind, p.id)));
+  const found = await batchGet<Key>(pairs.map((p) => postingKey(grantId, p.kind, p.id)));
   return new Set(found.map((k) => `${k.pk}\u0000${k.sk}`));
 }
 
 export const postingId = (grantId: GrantId, kind: string, id: string) => {
-  const key = posting(grantId, kind, id);
+  const key = postingKey(grantId, kind, id);
   return `${key.pk}\u0000${key.sk}`;
 };
 
-function strip<T>(item: Record<string, unknown>): T {
-  const { pk: _pk, sk: _sk, ...rest } = item;
-  return rest as T;
-}

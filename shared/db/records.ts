@@ -1,7 +1,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
-import type { Key } from '#shared/db/keys';
+import { itemAttributes, type Key } from '#shared/db/keys';
 
 /**
  * Storage of simple grant-scoped documents (drafts, templates, signatures): one item per document,
@@ -21,14 +21,10 @@ export class RecordExistsError extends Error {
   }
 }
 
-function strip<T>(item: Record<string, unknown>): T {
-  const { pk: _pk, sk: _sk, ...rest } = item;
-  return rest as T;
-}
 
 export async function getRecord<T>(key: Key): Promise<T | undefined> {
   const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: key }));
-  return Item ? strip<T>(Item) : undefined;
+  return Item ? itemAttributes<T>(Item) : undefined;
 }
 
 /** Creates a record; RecordExistsError if the key is taken. */
@@ -92,7 +88,7 @@ export async function listRecords<T>(pk: string, options: { limit: number; befor
   );
   const page = Items.slice(0, options.limit);
   const more = Items.length > options.limit || (LastEvaluatedKey !== undefined && Items.length > options.limit);
-  return { items: page.map((i) => strip<T>(i)), last: more ? (page.at(-1)?.sk as string) : undefined };
+  return { items: page.map((i) => itemAttributes<T>(i)), last: more ? (page.at(-1)?.sk as string) : undefined };
 }
 
 /** Every sort key of a partition (used to purge a grant's partitions). */

@@ -3,15 +3,12 @@ import { DeleteCommand, GetCommand, QueryCommand, TransactWriteCommand, type Tra
 import type { ThreadRecord } from '#shared/agent/types';
 import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
 import { batchGet } from '#shared/db/batch';
-import { threadKey, threadListKey, threadsOfGrant } from '#shared/db/keys';
+import { itemAttributes, threadKey, threadListKey, threadsOfGrant } from '#shared/db/keys';
 import type { GrantId, ThreadId } from '#shared/ids';
 
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
-function toRecord(item: Record<string, unknown>): ThreadRecord {
-  const { pk: _pk, sk: _sk, ...rest } = item;
-  return rest as unknown as ThreadRecord;
-}
+const toRecord = (item: Record<string, unknown>) => itemAttributes<ThreadRecord>(item);
 
 export async function getThread(grantId: GrantId, threadId: ThreadId): Promise<ThreadRecord | undefined> {
   const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: threadKey(grantId, threadId) }));

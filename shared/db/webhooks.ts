@@ -3,7 +3,7 @@ import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateComma
 import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
 import { batchGet, batchWrite, putRequests } from '#shared/db/batch';
 import type { StartKey } from '#shared/db/cursor';
-import { attemptKey, attemptsOfWebhook, statsKey, statsOfWebhook, webhookKey, webhookRegistry, webhookRegistryKey, webhooksOfApplication } from '#shared/db/keys';
+import { attemptKey, attemptsOfWebhook, itemAttributes, statsKey, statsOfWebhook, webhookKey, webhookRegistry, webhookRegistryKey, webhooksOfApplication } from '#shared/db/keys';
 import type { ApplicationId, WebhookId } from '#shared/ids';
 
 /** Webhook destinations, their delivery attempts and the counters the health check reads. */
@@ -46,10 +46,7 @@ export class WebhookChangedError extends Error {
   }
 }
 
-const strip = <T>(item: Record<string, unknown>): T => {
-  const { pk: _pk, sk: _sk, entity: _e, expires_at: _x, ...rest } = item;
-  return rest as T;
-};
+const strip = <T>(item: Record<string, unknown>) => itemAttributes<T>(item, 'entity', 'expires_at');
 
 export async function insertWebhook(record: WebhookRecord): Promise<void> {
   await dynamo.send(
