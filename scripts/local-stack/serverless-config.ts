@@ -41,7 +41,7 @@ export interface HttpApiEvent {
 
 export interface ServerlessConfig {
   service: string;
-  functions: Record<string, { handler: string; role?: string; events?: Record<string, unknown>[] }>;
+  functions: Record<string, { handler: string; role?: string; environment?: Record<string, string>; events?: Record<string, unknown>[] }>;
   resources: { Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }> };
   custom: Record<string, unknown>;
   provider: Record<string, unknown>;

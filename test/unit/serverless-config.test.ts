@@ -45,6 +45,12 @@ describe('serverless.yml', () => {
     }
   });
 
+  it('shows the webhook secret key only to the functions that encrypt or use webhook secrets', () => {
+    expect((config.provider.environment as Record<string, string>).WEBHOOK_SECRET_KEY).toBeUndefined();
+    const holders = Object.entries(config.functions).filter(([, fn]) => fn.environment?.WEBHOOK_SECRET_KEY).map(([name]) => name);
+    expect(holders.sort()).toEqual(['webhook-delivery', 'webhooks']);
+  });
+
   it('gives every work queue a dead-letter queue after 3 receives', () => {
     const queues = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::SQS::Queue');
     const dlqs = new Set<string>();
