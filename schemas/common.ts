@@ -1,3 +1,5 @@
+import type { FromSchema } from 'json-schema-to-ts';
+
 /**
  * Schema fragments shared by several endpoints. Schemas are the single source of truth: the HTTP
  * stack compiles them with ajv at load time, handlers get their TypeScript types from them
@@ -22,6 +24,17 @@ export const Select = {
   maxLength: 2000,
   description: 'Comma-separated top-level fields to return.',
 } as const;
+
+/** Query of a paginated list with no filters. */
+export const PageQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { limit: Limit, page_token: PageToken, select: Select },
+} as const;
+export type PageQuery = FromSchema<typeof PageQuery>;
+
+/** Query of an endpoint that returns one object: only `select`. */
+export const SelectQuery = { type: 'object', additionalProperties: false, properties: { select: Select } } as const;
 
 export const EmailAddress = { type: 'string', format: 'email', maxLength: 254 } as const;
 

@@ -399,14 +399,6 @@ export const UpdateFolderBody = {
 } as const;
 export type UpdateFolderBody = FromSchema<typeof UpdateFolderBody>;
 
-export const PageQuery = {
-  type: 'object',
-  additionalProperties: false,
-  properties: { limit: Limit, page_token: PageToken, select: Select },
-} as const;
-export type PageQuery = FromSchema<typeof PageQuery>;
-
-export const SelectQuery = { type: 'object', additionalProperties: false, properties: { select: Select } } as const;
 
 export const AttachmentQuery = {
   type: 'object',

@@ -1,5 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import { EmailAddress, Limit, PageToken, Select } from '#schemas/common';
+import { EmailAddress } from '#schemas/common';
 import { NOTIFICATION_TYPES } from '#schemas/notifications';
 
 /** Trigger types a destination can subscribe to (suffixes such as `.truncated` need no subscription). */
@@ -88,12 +88,6 @@ export const SendTestEventBody = {
 } as const;
 export type SendTestEventBody = FromSchema<typeof SendTestEventBody>;
 
-export const WebhookListQuery = {
-  type: 'object',
-  additionalProperties: false,
-  properties: { limit: Limit, page_token: PageToken, select: Select },
-} as const;
-export type WebhookListQuery = FromSchema<typeof WebhookListQuery>;
 
 export const DeliveryObject = {
   type: 'object',

@@ -1,4 +1,5 @@
-import { CreateDraftBody, DraftObject, ListDraftsQuery, MessageObject, SelectQuery, SendDraftBody, UpdateDraftBody } from '#schemas/mail';
+import { SelectQuery } from '#schemas/common';
+import { CreateDraftBody, DraftObject, ListDraftsQuery, MessageObject, SendDraftBody, UpdateDraftBody } from '#schemas/mail';
 import type { RouteTable } from '#shared/http/route';
 import { JSON_LIMIT, MULTIPART_HINT, MULTIPART_LIMIT } from '../send/routes';
 

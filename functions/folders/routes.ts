@@ -1,4 +1,5 @@
-import { CreateFolderBody, FolderObject, ListFoldersQuery, SelectQuery, UpdateFolderBody } from '#schemas/mail';
+import { SelectQuery } from '#schemas/common';
+import { CreateFolderBody, FolderObject, ListFoldersQuery, UpdateFolderBody } from '#schemas/mail';
 import type { RouteTable } from '#shared/http/route';
 
 export const routes = {

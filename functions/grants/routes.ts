@@ -1,5 +1,5 @@
 import { Grant, ListGrantsQuery, UpdateGrantBody } from '#schemas/grants';
-import { Select } from '#schemas/common';
+import { SelectQuery } from '#schemas/common';
 import type { RouteTable } from '#shared/http/route';
 
 /** Grants: every route this function serves. serverless.yml declares the same keys (checked by a test). */
@@ -17,7 +17,7 @@ export const routes = {
     method: 'GET',
     path: '/v3/grants/{grant_id}',
     summary: 'Get one grant',
-    query: { type: 'object', additionalProperties: false, properties: { select: Select } },
+    query: SelectQuery,
     response: Grant,
     select: true,
     allowBlockedGrant: true,

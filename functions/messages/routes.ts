@@ -1,13 +1,5 @@
-import {
-  CleanMessagesBody,
-  CleanedMessageObject,
-  DeleteMessageQuery,
-  ListMessagesQuery,
-  MessageIdQuery,
-  MessageObject,
-  SelectQuery,
-  UpdateMessageBody,
-} from '#schemas/mail';
+import { SelectQuery } from '#schemas/common';
+import { CleanMessagesBody, CleanedMessageObject, DeleteMessageQuery, ListMessagesQuery, MessageIdQuery, MessageObject, UpdateMessageBody } from '#schemas/mail';
 import type { RouteTable } from '#shared/http/route';
 
 /** Messages of a grant (sending lives in functions/send). */

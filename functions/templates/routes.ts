@@ -1,4 +1,4 @@
-import { PageQuery, SelectQuery } from '#schemas/mail';
+import { PageQuery, SelectQuery } from '#schemas/common';
 import {
   CreateSignatureBody,
   CreateTemplateBody,

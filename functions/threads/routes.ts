@@ -1,4 +1,5 @@
-import { ListThreadsQuery, SelectQuery, ThreadObject, UpdateThreadBody } from '#schemas/mail';
+import { SelectQuery } from '#schemas/common';
+import { ListThreadsQuery, ThreadObject, UpdateThreadBody } from '#schemas/mail';
 import type { RouteTable } from '#shared/http/route';
 
 export const routes = {

@@ -1,4 +1,4 @@
-import { pageSize } from '#shared/grants/service';
+import { pageSize } from '#shared/http/page';
 import { empty, list, ok } from '#shared/http/route';
 import { httpApi } from '#shared/http/stack';
 import * as webhooks from '#shared/webhooks/service';

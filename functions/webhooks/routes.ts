@@ -1,20 +1,10 @@
-import { SelectQuery } from '#schemas/mail';
-import {
-  CreateWebhookBody,
-  DeliveryObject,
-  IpAddressesObject,
-  MockPayloadBody,
-  SendTestEventBody,
-  TestEventResult,
-  UpdateWebhookBody,
-  WebhookListQuery,
-  WebhookObject,
-} from '#schemas/webhooks';
+import { PageQuery, SelectQuery } from '#schemas/common';
+import { CreateWebhookBody, DeliveryObject, IpAddressesObject, MockPayloadBody, SendTestEventBody, TestEventResult, UpdateWebhookBody, WebhookObject } from '#schemas/webhooks';
 import type { RouteTable } from '#shared/http/route';
 
 /** Webhook destinations of the calling application. */
 export const routes = {
-  listWebhooks: { method: 'GET', path: '/v3/webhooks', summary: 'List webhook destinations', query: WebhookListQuery, response: WebhookObject, responseKind: 'list', select: true },
+  listWebhooks: { method: 'GET', path: '/v3/webhooks', summary: 'List webhook destinations', query: PageQuery, response: WebhookObject, responseKind: 'list', select: true },
   createWebhook: {
     method: 'POST',
     path: '/v3/webhooks',
@@ -58,7 +48,7 @@ export const routes = {
     method: 'GET',
     path: '/v3/webhooks/{webhook_id}/deliveries',
     summary: 'Delivery attempts of a destination, newest first',
-    query: WebhookListQuery,
+    query: PageQuery,
     response: DeliveryObject,
     responseKind: 'list',
     select: true,

@@ -30,7 +30,7 @@ import { trackingOnCreate, trackingOnUpdate } from '#shared/mail/tracking';
 import { renderStoredTemplate, requireSignature } from '#shared/templates/templates';
 import { clock } from '#shared/time';
 import type { CreateDraftBody, ListDraftsQuery, UpdateDraftBody } from '#schemas/mail';
-import { addressList, keywordList, rejectProviderOnlyParameters } from '#shared/agent/messages';
+import { addressList, keywordList, rejectProviderOnlyParameters } from '#shared/agent/filters';
 
 /**
  * Drafts of an Agent Account: JSON or multipart, the create-only fields, tracking options under the

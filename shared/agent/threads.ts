@@ -1,7 +1,7 @@
 import { isSystemFolder, requireFolder } from '#shared/agent/folders';
-import { addressList, folderFilter, keywordList, parseSearchQuery, rejectProviderOnlyParameters } from '#shared/agent/messages';
+import { rejectProviderOnlyParameters, threadCandidateFilter } from '#shared/agent/filters';
 import { changeMessage, trashMessage } from '#shared/agent/message-ops';
-import { emptyFilter, findMessages, type MessageFilter } from '#shared/agent/query';
+import { findMessages } from '#shared/agent/query';
 import { viewOf } from '#shared/agent/store';
 import type { ThreadRecord } from '#shared/agent/types';
 import { threadView } from '#shared/agent/views';
@@ -51,27 +51,9 @@ function threadMatches(t: ThreadRecord, q: ListThreadsQuery): boolean {
   return true;
 }
 
-/** Message-level filters that find candidate threads (a thread matches if one of its messages does). */
-function messageLevelFilter(q: ListThreadsQuery): MessageFilter | undefined {
-  const f = emptyFilter();
-  let any = false;
-  if (q.in !== undefined) (f.folder = folderFilter(q.in)), (any = true);
-  for (const field of ['from', 'to', 'cc', 'bcc'] as const) {
-    if (q[field] !== undefined) f.addresses.push({ field, emails: addressList(field, q[field]) }), (any = true);
-  }
-  if (q.any_email !== undefined) f.addresses.push({ field: 'any', emails: addressList('any_email', q.any_email) }), (any = true);
-  if (q.subject !== undefined) (f.subjectWords = keywordList('subject', q.subject)), (any = true);
-  if (q.search_query_native !== undefined) parseSearchQuery(q.search_query_native, f), (any = true);
-  // "Has an unread/starred message" narrows candidates; the exact thread-level check follows.
-  if (q.unread === true) (f.unread = true), (any = true);
-  if (q.starred === true) (f.starred = true), (any = true);
-  if (q.has_attachment === true) (f.hasAttachment = true), (any = true);
-  return any ? f : undefined;
-}
-
 export async function listThreads(grant: GrantRecord, query: ListThreadsQuery, limit: number) {
   rejectProviderOnlyParameters(query);
-  const filter = messageLevelFilter(query);
+  const filter = threadCandidateFilter(query);
   if (filter?.folder !== undefined && !isSystemFolder(filter.folder)) await requireFolder(grant.id, filter.folder);
   const scope = filter ? 'threads-by-message' : 'threads';
   let before = query.page_token ? decodeBeforeCursor(query.page_token, scope, ID) : undefined;

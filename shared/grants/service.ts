@@ -4,6 +4,7 @@ import * as grants from '#shared/db/grants';
 import { StaleWriteError, UniquenessConflictError, type GrantRecord } from '#shared/db/grants';
 import { grantsOfApplication } from '#shared/db/keys';
 import { ConflictError, InvalidRequestError, NotFoundError } from '#shared/http/errors';
+import { pageSize } from '#shared/http/page';
 import { newId } from '#shared/ids';
 import { publish } from '#shared/notifications/publisher';
 import { enqueueJob } from '#shared/jobs/queue';
@@ -84,12 +85,6 @@ export async function createCustomGrant(
   await publish({ type: 'grant.created', applicationId: app.applicationId, grantId: record.id, object: toGrantResource(record) });
   return record;
 }
-
-export const DEFAULT_LIMIT = 50;
-export const MAX_LIMIT = 200;
-
-/** `limit` default 50; values above 200 are treated as 200. */
-export const pageSize = (limit: number | undefined) => Math.min(limit ?? DEFAULT_LIMIT, MAX_LIMIT);
 
 export async function listGrants(app: ApplicationContext, query: ListGrantsQuery): Promise<{ items: GrantRecord[]; nextCursor?: string }> {
   const limit = pageSize(query.limit);

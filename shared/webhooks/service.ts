@@ -14,7 +14,8 @@ import { deliveredBody, exampleNotification } from '#shared/webhooks/payloads';
 import { encryptSecret, generateWebhookSecret } from '#shared/webhooks/secrets';
 import { checkTriggerTypes } from '#shared/webhooks/triggers';
 import { allowedAddresses, checkWebhookUrl } from '#shared/webhooks/urls';
-import type { CreateWebhookBody, MockPayloadBody, SendTestEventBody, UpdateWebhookBody, WebhookListQuery } from '#schemas/webhooks';
+import type { PageQuery } from '#schemas/common';
+import type { CreateWebhookBody, MockPayloadBody, SendTestEventBody, UpdateWebhookBody } from '#schemas/webhooks';
 
 /**
  * Webhook destinations: create (verified), list, get, update (re-verified when set back to active or
@@ -118,7 +119,7 @@ export async function createWebhook(app: ApplicationContext, body: CreateWebhook
   return webhookView(record, secret);
 }
 
-export async function listWebhooks(app: ApplicationContext, query: WebhookListQuery, limit: number) {
+export async function listWebhooks(app: ApplicationContext, query: PageQuery, limit: number) {
   const all = await repo.listWebhooks(app.applicationId);
   const offset = query.page_token ? decodeOffsetCursor(query.page_token, 'webhooks') : 0;
   return {
