@@ -8,7 +8,7 @@ import { ROOT, loadServerlessConfig } from '../../scripts/local-stack/serverless
  * each function as `serverless package` does (tree-shaken, not minified, so names and esbuild's
  * `// <path>` module markers survive), finds every SDK command that the project's own code left in
  * the bundle constructs (`new GetCommand(`, `new GetCommand2(` after esbuild renames), and checks
- * the function's role allows each of them.
+ * the function's role allows each of them, and nothing more (least privilege).
  */
 const config = loadServerlessConfig();
 const resources = config.resources.Resources;
@@ -25,6 +25,7 @@ const ACTIONS: Record<string, string[]> = {
   BatchWriteCommand: ['dynamodb:BatchWriteItem'],
   // Authorised per item (Put/Update/Delete/ConditionCheck): the items are data, not imports.
   TransactWriteCommand: [],
+  TransactWriteItemsCommand: [],
   SendMessageCommand: ['sqs:SendMessage'],
   SendMessageBatchCommand: ['sqs:SendMessage'],
   GetObjectCommand: ['s3:GetObject'],
@@ -69,6 +70,19 @@ function allowedActions(role: string): Set<string> {
   return new Set(policies.flatMap((p) => p.PolicyDocument.Statement.flatMap((s) => (Array.isArray(s.Action) ? s.Action : [s.Action]))));
 }
 
+/** Actions a role may hold beyond the commands it constructs. */
+function grantedWithout(fn: { events?: Record<string, unknown>[] }, commands: string[]): Set<string> {
+  const extra = new Set(['logs:CreateLogStream', 'logs:PutLogEvents']);
+  if (fn.events?.some((e) => 'sqs' in e)) for (const a of ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueAttributes']) extra.add(a);
+  // A transaction's items are Put/Update/Delete/ConditionCheck, chosen at run time.
+  if (commands.includes('TransactWriteCommand') || commands.includes('TransactWriteItemsCommand')) {
+    for (const a of ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem']) extra.add(a);
+  }
+  // SESv2 SendEmail with raw content is authorised as SendRawEmail too.
+  if (commands.includes('SendEmailCommand')) extra.add('ses:SendRawEmail');
+  return extra;
+}
+
 describe('IAM roles', () => {
   for (const [name, fn] of Object.entries(config.functions)) {
     it(`${name}: its role allows every AWS call its code can make`, async () => {
@@ -78,6 +92,8 @@ describe('IAM roles', () => {
       const allowed = allowedActions(fn.role!);
       const missing = [...new Set(commands.flatMap((c) => ACTIONS[c]!))].filter((action) => !allowed.has(action));
       expect(missing, `${fn.role} lacks`).toEqual([]);
+      const needed = new Set([...commands.flatMap((c) => ACTIONS[c]!), ...grantedWithout(fn, commands)]);
+      expect([...allowed].filter((action) => !needed.has(action)), `${fn.role} holds unused actions`).toEqual([]);
     });
   }
 
