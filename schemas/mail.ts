@@ -232,7 +232,6 @@ export const SendMessageBody = {
     ...OutgoingFields,
     ...CreateOnlyFields,
     send_at: { type: 'integer', description: 'Scheduled send (not available yet: answers 400).' },
-    use_draft: { type: 'boolean' },
   },
 } as const;
 export type SendMessageBody = FromSchema<typeof SendMessageBody>;

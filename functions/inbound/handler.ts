@@ -1,5 +1,5 @@
 import type { SESEvent } from 'aws-lambda';
-import { deletePrefix, getBlob } from '#shared/agent/blobs';
+import { deleteBlobs, getBlob } from '#shared/agent/blobs';
 import { ingestMessage } from '#shared/agent/ingest';
 import { logger } from '#shared/logger';
 
@@ -23,6 +23,6 @@ export const handler = async (event: SESEvent): Promise<void> => {
       duplicates: result.delivered.filter((d) => d.duplicate).length,
       unknown_recipients: result.unknown.length,
     });
-    await deletePrefix(key);
+    await deleteBlobs([key]);
   }
 };

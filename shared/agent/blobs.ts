@@ -1,6 +1,5 @@
 import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import type { Readable } from 'node:stream';
 import { MAIL_BUCKET, s3 } from '#shared/aws/s3';
 import type { AttachmentId, GrantId, MessageId } from '#shared/ids';
 
@@ -23,11 +22,6 @@ export async function getBlob(key: string): Promise<Buffer> {
   return Buffer.from(await Body!.transformToByteArray());
 }
 
-export async function getBlobStream(key: string): Promise<{ stream: Readable; length?: number }> {
-  const { Body, ContentLength } = await s3.send(new GetObjectCommand({ Bucket: MAIL_BUCKET, Key: key }));
-  return { stream: Body as Readable, length: ContentLength };
-}
-
 /** A short-lived download URL, for contents too large to return through API Gateway and Lambda. */
 export async function presignedDownload(key: string, filename: string, contentType: string, seconds = 300): Promise<string> {
   const disposition = `attachment; filename*=UTF-8''${encodeURIComponent(filename)}`;
@@ -36,6 +30,14 @@ export async function presignedDownload(key: string, filename: string, contentTy
     new GetObjectCommand({ Bucket: MAIL_BUCKET, Key: key, ResponseContentDisposition: disposition, ResponseContentType: contentType }),
     { expiresIn: seconds },
   );
+}
+
+/** Deletes the named objects (absent ones are fine), 1000 per request. */
+export async function deleteBlobs(keys: (string | undefined)[]): Promise<void> {
+  const objects = [...new Set(keys.filter((k): k is string => !!k))].map((Key) => ({ Key }));
+  for (let i = 0; i < objects.length; i += 1000) {
+    await s3.send(new DeleteObjectsCommand({ Bucket: MAIL_BUCKET, Delete: { Objects: objects.slice(i, i + 1000), Quiet: true } }));
+  }
 }
 
 /** Deletes every object under a prefix, a page of 1000 at a time. */

@@ -1,4 +1,4 @@
-import { attachmentKey, bodyKey, deletePrefix, getBlob, putBlob } from '#shared/agent/blobs';
+import { attachmentKey, bodyKey, deleteBlobs, getBlob, putBlob } from '#shared/agent/blobs';
 import { requireMessage } from '#shared/agent/lookup';
 import { kinds, normalAddress } from '#shared/agent/postings';
 import {
@@ -21,7 +21,7 @@ import { adjustFolderCounter } from '#shared/db/folders';
 import type { GrantRecord } from '#shared/db/grants';
 import { draftKey, draftsOfGrant, postingKey } from '#shared/db/keys';
 import { batchWrite, deleteRequests, putRequests } from '#shared/db/batch';
-import { VersionConflictError, createRecord, deleteRecord, getRecord, listRecords, replaceRecord } from '#shared/db/records';
+import { RecordExistsError, VersionConflictError, createRecord, deleteRecord, getRecord, listRecords, replaceRecord } from '#shared/db/records';
 import * as sending from '#shared/db/sending';
 import { ConflictError, MailDeliveryError, NotFoundError } from '#shared/http/errors';
 import type { UploadedFile } from '#shared/http/route';
@@ -153,8 +153,8 @@ export async function updateDraft(grant: GrantRecord, draftId: string, body: Upd
     if (error instanceof VersionConflictError) throw new ConflictError('The draft was changed by another request; fetch it again and retry');
     throw error;
   }
-  if (replacedAttachments) await Promise.all(current.attachments.map((a) => deletePrefix(a.key)));
-  if (current.body_key && !next.body_key) await deletePrefix(current.body_key);
+  if (replacedAttachments) await deleteBlobs(current.attachments.map((a) => a.key));
+  if (current.body_key && !next.body_key) await deleteBlobs([current.body_key]);
   return draftObject(next);
 }
 
@@ -162,7 +162,7 @@ async function removeDraft(grant: GrantRecord, draft: DraftRecord, keepContents:
   if (!(await deleteRecord(draftKey(grant.id, draft.id)))) throw new NotFoundError(`Draft '${draft.id}' not found`);
   await adjustFolderCounter(grant.id, 'drafts', -1);
   await setDraftThreadPosting(grant, draft, false);
-  if (!keepContents) await Promise.all([...draft.attachments.map((a) => a.key), ...(draft.body_key ? [draft.body_key] : [])].map((k) => deletePrefix(k)));
+  if (!keepContents) await deleteBlobs([draft.body_key, ...draft.attachments.map((a) => a.key)]);
 }
 
 export async function deleteDraft(grant: GrantRecord, draftId: string): Promise<void> {
@@ -213,7 +213,11 @@ export async function sendDraft(grant: GrantRecord, draftId: string, body: { sig
     throw error;
   }
   // From here on, a failure puts the draft back as it was.
-  const restore = () => createRecord(draftKey(grant.id, draft.id), draft);
+  // (If the key is taken again, by a concurrent restore, the draft is already back.)
+  const restore = () =>
+    createRecord(draftKey(grant.id, draft.id), draft).catch((error) => {
+      if (!(error instanceof RecordExistsError)) throw error;
+    });
   const day = await consumeQuota(grant).catch(async (error) => {
     await restore();
     throw error;
@@ -228,7 +232,7 @@ export async function sendDraft(grant: GrantRecord, draftId: string, body: { sig
   }
   await adjustFolderCounter(grant.id, 'drafts', -1);
   await setDraftThreadPosting(grant, draft, false);
-  await Promise.all([...draft.attachments.map((a) => a.key), ...(draft.body_key ? [draft.body_key] : [])].map((k) => deletePrefix(k)));
+  await deleteBlobs([draft.body_key, ...draft.attachments.map((a) => a.key)]);
   return viewOf(message);
 }
 

@@ -1,4 +1,4 @@
-import { deletePrefix } from '#shared/agent/blobs';
+import { deleteBlobs } from '#shared/agent/blobs';
 import { mutablePostings } from '#shared/agent/postings';
 import { folderDeltas, mergeDeltas, storedImmutablePostings, viewOf } from '#shared/agent/store';
 import { refreshThread } from '#shared/agent/thread-refresh';
@@ -90,10 +90,7 @@ export async function hardDeleteMessage(grant: GrantRecord, record: MessageRecor
       current = fresh;
     }
   }
-  await deletePrefix(`grants/${grant.id}/messages/${current.id}/`);
-  await Promise.all(
-    [current.body_key, ...current.attachments.map((a) => a.key)].filter((k): k is string => !!k).map((key) => deletePrefix(key)),
-  );
+  await deleteBlobs([current.raw_key, current.body_key, ...current.attachments.map((a) => a.key)]);
   await refreshThread(grant.id, current.thread_id);
 }
 

@@ -1,4 +1,5 @@
 import type { AttachmentRecord, DraftRecord, FolderRecord, HeaderRecord, MessageRecord, ThreadRecord } from '#shared/agent/types';
+import { bodyText, snippetOf } from '#shared/agent/text';
 import { idTime } from '#shared/ids';
 
 /** API shapes of stored mailbox records. */
@@ -56,7 +57,7 @@ export function draftView(d: DraftRecord, body: string) {
     starred: d.starred,
     unread: false,
     folders: ['drafts'],
-    snippet: '',
+    snippet: snippetOf(bodyText(body, d.is_plaintext)),
     body,
     is_plaintext: d.is_plaintext,
     attachments: d.attachments.map((a) => attachmentView(d.grant_id, a)),

@@ -138,7 +138,7 @@ describe('POST /v3/grants/{grant_id}/drafts (JSON)', () => {
       starred: true,
       unread: false,
       folders: ['drafts'],
-      snippet: '',
+      snippet: 'Here they are',
       body: '<p>Here they are</p>',
       is_plaintext: false,
       attachments: [
