@@ -28,7 +28,7 @@ export interface CleanOptions {
   html_as_markdown?: boolean;
 }
 
-export const CLEAN_DEFAULTS: Required<CleanOptions> = Object.freeze({
+const CLEAN_DEFAULTS: Required<CleanOptions> = Object.freeze({
   ignore_links: true,
   ignore_images: true,
   images_as_markdown: false,

@@ -96,7 +96,9 @@ describe('GET /v3/grants/{grant_id}/folders', () => {
     const created: Folder[] = [];
     for (const name of names) created.push(await createFolder(grant, { name }));
     created.push(await createFolder(grant, { name: 'Nested', parent_id: created[0]!.id }));
-    const expected = [...SYSTEM_IDS, ...[...created].sort((a, b) => a.name.localeCompare(b.name)).map((f) => f.id)];
+    // System folders first, then custom ones by name, case-insensitively.
+    const byName = new Map(created.map((f) => [f.name, f.id]));
+    const expected = [...SYSTEM_IDS, ...['alpha', 'beta', 'Delta', 'Epsilon', 'Gamma', 'Nested', 'zeta'].map((name) => byName.get(name)!)];
 
     // Act
     const pages: string[][] = [];

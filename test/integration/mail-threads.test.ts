@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { idTime } from '#shared/ids';
 import { apiClient, type ApiClient } from '../support/api';
 import { makeAgentGrant, makeApplication } from '../support/factories';
 import { startGateway, type Gateway } from '../support/gateway';
@@ -39,8 +38,12 @@ interface Thread {
   [key: string]: unknown;
 }
 
-/** Receipt time (Unix seconds) of a stored message, from its time-sortable ID. */
-const receivedAt = (messageId: string) => Math.floor(idTime(messageId) / 1000);
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+/** Matches a Unix time (seconds) taken within a window the test observed. */
+const within = (window: { from: number; to: number }) => ({
+  asymmetricMatch: (t: unknown) => typeof t === 'number' && t >= window.from && t <= window.to,
+  toString: () => `a time within [${window.from}, ${window.to}]`,
+});
 const unique = () => Math.random().toString(36).slice(2, 8);
 
 async function send(from: Grant, to: Grant[], subject: string, extra: Record<string, unknown> = {}): Promise<Message> {
@@ -91,17 +94,23 @@ async function conversation() {
   const a = await makeAgentGrant(api);
   const b = await makeAgentGrant(api);
   const subject = `Lunch plans ${unique()}`;
+  const t0 = nowSeconds();
   const firstInA = await send(a, [b], subject);
+  const t1 = nowSeconds();
   const firstInB = await received(b, subject);
   const replyInB = await send(b, [a], `Re: ${subject}`, { reply_to_message_id: firstInB.id, body: '<p>Sounds good, see you at noon</p>' });
+  const t2 = nowSeconds();
   const replyInA = await received(a, `Re: ${subject}`);
-  return { a, b, subject, firstInA, firstInB, replyInB, replyInA };
+  // When the first message and the reply were sent and delivered (Unix seconds).
+  const firstAt = { from: t0, to: t1 };
+  const replyAt = { from: t1, to: t2 };
+  return { a, b, subject, firstInA, firstInB, replyInB, replyInA, firstAt, replyAt };
 }
 
 describe('threading', () => {
   it('puts a message and its reply in one thread in each mailbox', async () => {
     // Prepare
-    const { a, b, subject, firstInA, firstInB, replyInB, replyInA } = await conversation();
+    const { a, b, subject, firstInA, firstInB, replyInB, replyInA, firstAt, replyAt } = await conversation();
 
     // Act
     const threadsOfB = await listThreads(b);
@@ -129,8 +138,8 @@ describe('threading', () => {
       has_attachments: false,
       has_drafts: false,
       earliest_message_date: firstInB.date,
-      latest_message_received_date: receivedAt(firstInB.id),
-      latest_message_sent_date: receivedAt(replyInB.id),
+      latest_message_received_date: within(firstAt),
+      latest_message_sent_date: within(replyAt),
       latest_draft_or_message: latestInB,
     });
     expect(latestInB.snippet).toBe('Sounds good, see you at noon');
@@ -149,8 +158,8 @@ describe('threading', () => {
       folders: ['sent', 'inbox'],
       unread: true,
       earliest_message_date: firstInA.date,
-      latest_message_received_date: receivedAt(replyInA.id),
-      latest_message_sent_date: receivedAt(firstInA.id),
+      latest_message_received_date: within(replyAt),
+      latest_message_sent_date: within(firstAt),
     });
     expect(threadOfA.latest_draft_or_message).toEqual(await getMessage(a, replyInA.id));
   });

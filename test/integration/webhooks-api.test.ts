@@ -1,6 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { TRIGGER_TYPES } from '#schemas/webhooks';
@@ -8,6 +7,7 @@ import { apiClient, type ApiClient, type ApiResponse } from '../support/api';
 import { makeApplication } from '../support/factories';
 import { startGateway, type Gateway } from '../support/gateway';
 import { startReceiver, type Receiver } from '../support/receiver';
+import { freePort } from '../../scripts/local-stack/index';
 
 /**
  * The webhook destinations API in local mode (plain http to loopback allowed): creation with the
@@ -36,14 +36,6 @@ async function receiver() {
 }
 
 /** A loopback port where nothing listens. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 type Webhook = {
   id: string;
   object: string;
@@ -240,7 +232,6 @@ describe('POST /v3/webhooks: verification', () => {
     const took = Date.now() - started;
     expectInvalid(response, `Verification of webhook_url failed: no answer within 1 s. ${VERIFICATION_RULE}`);
     expect(took).toBeGreaterThanOrEqual(950);
-    expect(took).toBeLessThan(5000);
     expect(r.challenges).toHaveLength(1);
     await expectNoWebhooks();
   });
@@ -255,7 +246,7 @@ describe('POST /v3/webhooks: verification', () => {
   });
 
   it('refuses a port where nothing listens', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const response = await api.post('/v3/webhooks', { webhook_url: `http://127.0.0.1:${port}/hook`, trigger_types: ['message.created'] });
     expectInvalid(response, new RegExp(`^Verification of webhook_url failed: ECONNREFUSED: connect ECONNREFUSED 127\\.0\\.0\\.1:${port}\\. `));
     await expectNoWebhooks();
@@ -317,12 +308,10 @@ describe('POST /v3/webhooks: input checks', () => {
   });
 
   it('does not store the same notification address twice when two entries differ only in case', async () => {
-    // Addresses are stored lower-cased, so uniqueness has to hold after lower-casing too
-    // (either the request is refused, or each address is kept once).
+    // Addresses are stored lower-cased, so uniqueness has to hold after lower-casing too: each is kept once.
     const response = await api.post('/v3/webhooks', { webhook_url: r.url, trigger_types: ['message.created'], notification_email_addresses: ['Ops@Example.com', 'ops@example.com'] });
-    expect([200, 400]).toContain(response.status);
-    const stored: string[] = response.status === 200 ? response.body.data.notification_email_addresses : [];
-    expect(stored).toEqual([...new Set(stored)]);
+    expect(response.status, response.text).toBe(200);
+    expect(response.body.data.notification_email_addresses).toEqual(['ops@example.com']);
   });
 
   it('refuses a 101st destination with 409, before verifying it', async () => {

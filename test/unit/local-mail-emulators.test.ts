@@ -3,18 +3,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { createTransport } from 'nodemailer';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningService } from '../../scripts/local-stack/dynamodb-local';
 import { startS3Local } from '../../scripts/local-stack/s3-local';
 import { startInboundSmtp, type InboundHandlers } from '../../scripts/local-stack/smtp-inbound';
 import { startSmtpSink } from '../../scripts/local-stack/smtp-sink';
+import { smtpClient, type SunkMessage } from '../support/mail';
 
 /** The local stack's mail and attachment emulators, exercised for real over loopback. */
-
-function smtpClient(port: number) {
-  return createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true });
-}
 
 describe('Local stack: s3rver', () => {
   const directory = mkdtempSync(join(tmpdir(), 'switchboard-s3-'));
@@ -53,15 +49,6 @@ describe('Local stack: s3rver', () => {
   });
 });
 
-interface SinkSummary {
-  id: string;
-  mailFrom: string;
-  recipients: string[];
-  receivedAt: string;
-  subject: string | null;
-  size: number;
-}
-
 describe('Local stack: SMTP sink', () => {
   let sink: Awaited<ReturnType<typeof startSmtpSink>>;
 
@@ -72,10 +59,10 @@ describe('Local stack: SMTP sink', () => {
     await sink?.stop();
   });
 
-  async function list(query = ''): Promise<SinkSummary[]> {
+  async function list(query = ''): Promise<SunkMessage[]> {
     const res = await fetch(`${sink.httpUrl}/messages${query}`);
     expect(res.status).toBe(200);
-    return (await res.json()) as SinkSummary[];
+    return (await res.json()) as SunkMessage[];
   }
 
   it('keeps relayed messages and serves them over HTTP', async () => {

@@ -92,12 +92,9 @@ describe('Function: canonicalTrackingHostname', () => {
 
   it('quotes the offending input, shortened when huge', () => {
     expectInvalid(() => canonicalTrackingHostname('a.com:443'), "'a.com:443'");
-    try {
-      canonicalTrackingHostname(`${'a'.repeat(5000)}:1`);
-      expect.unreachable();
-    } catch (error) {
-      expect((error as Error).message.length).toBeLessThan(200);
-    }
+    const huge = `${'a'.repeat(5000)}:1`;
+    expectInvalid(() => canonicalTrackingHostname(huge), "'aaaa");
+    expect(() => canonicalTrackingHostname(huge)).toThrow(expect.objectContaining({ message: expect.stringMatching(/^.{1,199}$/s) }));
   });
 });
 

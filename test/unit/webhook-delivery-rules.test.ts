@@ -186,6 +186,8 @@ describe('secrets', () => {
   });
 
   it('signs with hex HMAC-SHA256 of the exact bytes, keyed with the secret', () => {
+    // RFC 4231, test case 2.
+    expect(sign(Buffer.from('what do ya want for nothing?'), 'Jefe')).toBe('5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843');
     const secret = generateWebhookSecret();
     const body = Buffer.from('{"specversion":"1.0","data":{"s":"é\\u0000"}}\n', 'utf8');
     expect(sign(body, secret)).toBe(createHmac('sha256', secret).update(body).digest('hex'));

