@@ -25,7 +25,7 @@ import { RecordExistsError, VersionConflictError, createRecord, deleteRecord, ge
 import * as sending from '#shared/db/sending';
 import { ConflictError, MailDeliveryError, NotFoundError } from '#shared/http/errors';
 import type { UploadedFile } from '#shared/http/route';
-import { newId, type DraftId } from '#shared/ids';
+import { newId, parseId, type DraftId } from '#shared/ids';
 import { trackingOnCreate, trackingOnUpdate } from '#shared/mail/tracking';
 import { renderStoredTemplate, requireSignature } from '#shared/templates/templates';
 import { clock } from '#shared/time';
@@ -37,11 +37,11 @@ import { addressList, keywordList, rejectProviderOnlyParameters } from '#shared/
  * six hostname rules, templates rendered on create/update, and sending (POST /drafts/{id}).
  */
 const TRACKING_HOSTNAME = env.trackingHostname();
-const DRAFT_ID = /^drf_[0-9a-hjkmnp-tv-z]{26}$/;
 const LIST_BUDGET = 1000;
 
 export async function requireDraft(grant: GrantRecord, draftId: string): Promise<DraftRecord> {
-  const record = DRAFT_ID.test(draftId) ? await getRecord<DraftRecord>(draftKey(grant.id, draftId as DraftId)) : undefined;
+  const id = parseId('draft', draftId);
+  const record = id ? await getRecord<DraftRecord>(draftKey(grant.id, id)) : undefined;
   if (!record) throw new NotFoundError(`Draft '${draftId}' not found`);
   return record;
 }
@@ -262,7 +262,7 @@ export async function listDrafts(grant: GrantRecord, query: ListDraftsQuery, lim
     ...(query.cc !== undefined ? { cc: addressList('cc', query.cc) } : {}),
     ...(query.bcc !== undefined ? { bcc: addressList('bcc', query.bcc) } : {}),
   };
-  let before = query.page_token ? decodeBeforeCursor(query.page_token, 'drafts', DRAFT_ID) : undefined;
+  let before = query.page_token ? decodeBeforeCursor(query.page_token, 'drafts', 'draft') : undefined;
   const found: DraftRecord[] = [];
   let evaluated = 0;
   let exhausted = false;

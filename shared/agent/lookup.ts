@@ -6,11 +6,12 @@ import { getRecord } from '#shared/db/records';
 import type { GrantRecord } from '#shared/db/grants';
 import { getMessage } from '#shared/db/messages';
 import { NotFoundError } from '#shared/http/errors';
-import type { DraftId, GrantId, MessageId } from '#shared/ids';
+import { parseId, type DraftId, type GrantId } from '#shared/ids';
 
 /** A message of the grant by ID, or 404 (malformed IDs never reach the database). */
 export async function requireMessage(grant: GrantRecord, messageId: string): Promise<MessageRecord> {
-  const record = /^msg_[0-9a-hjkmnp-tv-z]{26}$/.test(messageId) ? await getMessage(grant.id, messageId as MessageId) : undefined;
+  const id = parseId('message', messageId);
+  const record = id ? await getMessage(grant.id, id) : undefined;
   if (!record) throw new NotFoundError(`Message '${messageId}' not found`);
   return record;
 }

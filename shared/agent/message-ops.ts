@@ -39,12 +39,20 @@ const sameState = (a: MessageRecord, b: MessageRecord) =>
   JSON.stringify(a.metadata) === JSON.stringify(b.metadata);
 
 /**
+ * How a change fits in a larger one. `threadBatch`: the caller changes every message of one thread,
+ * has checked the folders once, and refreshes the thread once afterwards.
+ */
+export interface ChangeOptions {
+  threadBatch?: boolean;
+}
+
+/**
  * Applies changes to one message: its item, counters and mutable indexes in one transaction, then
  * its thread, then `message.updated`. A concurrent change of the same message is retried on the
  * fresh copy, so two clients marking it read and starring it both win.
  */
-export async function changeMessage(grant: GrantRecord, record: MessageRecord, changes: MessageChanges, options: { notify?: boolean } = {}): Promise<MessageRecord> {
-  if (changes.folders) await requireFolders(grant.id, changes.folders);
+export async function changeMessage(grant: GrantRecord, record: MessageRecord, changes: MessageChanges, options: ChangeOptions = {}): Promise<MessageRecord> {
+  if (changes.folders && !options.threadBatch) await requireFolders(grant.id, changes.folders);
   if (changes.metadata && Object.keys(changes.metadata).length > 50) throw new InvalidRequestError("'metadata' may hold at most 50 pairs");
   let current = record;
   for (let attempt = 0; ; attempt++) {
@@ -59,10 +67,8 @@ export async function changeMessage(grant: GrantRecord, record: MessageRecord, c
         { removed: [...before].filter((k) => !next.has(k)), added: [...next].filter((k) => !before.has(k)) },
         mergeDeltas(folderDeltas(current, -1), folderDeltas(after, 1)),
       );
-      await refreshThread(grant.id, after.thread_id);
-      if (options.notify !== false) {
-        await publish({ type: 'message.updated', applicationId: grant.application_id, grantId: grant.id, object: await viewOf(after) });
-      }
+      if (!options.threadBatch) await refreshThread(grant.id, after.thread_id);
+      await publish({ type: 'message.updated', applicationId: grant.application_id, grantId: grant.id, object: await viewOf(after) });
       return after;
     } catch (error) {
       if (!(error instanceof MessageConflictError) || attempt >= 3) {
@@ -95,7 +101,7 @@ export async function hardDeleteMessage(grant: GrantRecord, record: MessageRecor
 }
 
 /** DELETE without hard_delete: the message moves to Trash (and stays there if it already is). */
-export async function trashMessage(grant: GrantRecord, record: MessageRecord): Promise<void> {
+export async function trashMessage(grant: GrantRecord, record: MessageRecord, options: ChangeOptions = {}): Promise<void> {
   if (record.folders.length === 1 && record.folders[0] === 'trash') return;
-  await changeMessage(grant, record, { folders: ['trash'] });
+  await changeMessage(grant, record, { folders: ['trash'] }, options);
 }

@@ -10,12 +10,11 @@ import { cleanMessageBody } from '#shared/mail/clean';
 import type { CleanMessagesBody, DeleteMessageQuery, ListMessagesQuery, MessageIdQuery, UpdateMessageBody } from '#schemas/mail';
 
 /** Messages of an Agent Account: list with the spec's filters, get, update, delete, clean. */
-const MESSAGE_CURSOR = /^msg_[0-9a-hjkmnp-tv-z]{26}$/;
 
 export async function listMessages(grant: GrantRecord, query: ListMessagesQuery, limit: number) {
   const filter = messageFilter(query);
   if (filter.folder !== undefined && !isSystemFolder(filter.folder)) await requireFolder(grant.id, filter.folder);
-  const before = query.page_token ? decodeBeforeCursor(query.page_token, 'messages', MESSAGE_CURSOR) : undefined;
+  const before = query.page_token ? decodeBeforeCursor(query.page_token, 'messages', 'message') : undefined;
   const page = await findMessages(grant.id, filter, { limit, before });
   const fields = (query.fields ?? 'standard') as MessageFields;
   const items = await Promise.all(page.records.map((r) => viewOf(r, fields)));

@@ -7,7 +7,7 @@ import { messageView } from '#shared/agent/views';
 import type { GrantRecord } from '#shared/db/grants';
 import * as messages from '#shared/db/messages';
 import { DuplicateMessageError, type FolderDelta } from '#shared/db/messages';
-import { newId, type MessageId, type ThreadId } from '#shared/ids';
+import { newId, type ThreadId } from '#shared/ids';
 import { publish } from '#shared/notifications/publisher';
 import { clock } from '#shared/time';
 
@@ -183,4 +183,3 @@ export async function viewOf(record: MessageRecord, fields: MessageFields = 'sta
   return messageView(record, { body, headers, raw_mime: raw?.toString('base64url') });
 }
 
-export const isMessageId = (value: string): value is MessageId => /^msg_[0-9a-hjkmnp-tv-z]{26}$/.test(value);

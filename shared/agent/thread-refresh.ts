@@ -15,8 +15,12 @@ import type { DraftId, GrantId, MessageId, ThreadId } from '#shared/ids';
  */
 const MAX_THREAD_MESSAGES = 1000;
 
+/** What of each message the thread aggregate reads: a refresh fetches only these (not bodies or headers). */
+const AGGREGATED_FIELDS = ['id', 'subject', 'from', 'to', 'cc', 'bcc', 'folders', 'snippet', 'unread', 'starred', 'attachments', 'date'] as const;
+type AggregatedMessage = Pick<MessageRecord, (typeof AGGREGATED_FIELDS)[number]>;
+
 /** The thread record of `messages` (newest first); also used by bulk loads. */
-export function aggregateThread(grantId: GrantId, threadId: ThreadId, messages: MessageRecord[], draftIds: string[], version: number): ThreadRecord {
+export function aggregateThread(grantId: GrantId, threadId: ThreadId, messages: AggregatedMessage[], draftIds: string[], version: number): ThreadRecord {
   // `messages` is newest first.
   const latest = messages[0]!;
   const earliest = messages.at(-1)!;
@@ -62,7 +66,7 @@ export async function refreshThread(grantId: GrantId, threadId: ThreadId): Promi
       queryIds(postingPartition(grantId, kinds.thread(threadId)), {}, MAX_THREAD_MESSAGES),
       queryIds(postingPartition(grantId, kinds.draftThread(threadId)), {}, 100),
     ]);
-    const messages = await getMessages(grantId, messagePage.ids);
+    const messages = await getMessages(grantId, messagePage.ids, AGGREGATED_FIELDS);
     try {
       if (!messages.length) {
         if (previous) await threads.deleteThread(previous);
@@ -72,7 +76,7 @@ export async function refreshThread(grantId: GrantId, threadId: ThreadId): Promi
       await threads.putThread(record, previous);
       return record;
     } catch (error) {
-      if (!(error instanceof ThreadChangedError) && !(error instanceof Error && error.name === 'TransactionCanceledException')) throw error;
+      if (!(error instanceof ThreadChangedError)) throw error;
     }
   }
   throw new Error(`Thread ${threadId} kept changing while it was refreshed`);

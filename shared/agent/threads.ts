@@ -1,7 +1,8 @@
-import { isSystemFolder, requireFolder } from '#shared/agent/folders';
+import { isSystemFolder, requireFolder, requireFolders } from '#shared/agent/folders';
 import { rejectProviderOnlyParameters, threadCandidateFilter } from '#shared/agent/filters';
 import { changeMessage, trashMessage } from '#shared/agent/message-ops';
 import { findMessages } from '#shared/agent/query';
+import { refreshThread } from '#shared/agent/thread-refresh';
 import { viewOf } from '#shared/agent/store';
 import type { ThreadRecord } from '#shared/agent/types';
 import { threadView } from '#shared/agent/views';
@@ -10,16 +11,16 @@ import type { GrantRecord } from '#shared/db/grants';
 import { getMessages } from '#shared/db/messages';
 import * as threads from '#shared/db/threads';
 import { NotFoundError } from '#shared/http/errors';
-import { idTime, type ThreadId } from '#shared/ids';
+import { idTime, parseId, type ThreadId } from '#shared/ids';
 import { loadDraftView } from '#shared/agent/lookup';
 import type { ListThreadsQuery, UpdateThreadBody } from '#schemas/mail';
 
 /** Threads of an Agent Account: conversations grouped by reply headers and reply_to_message_id. */
-const ID = /^(msg|thr)?_?[0-9a-hjkmnp-tv-z]{26}$/;
 const THREAD_BUDGET = 1000;
 
 export async function requireThread(grant: GrantRecord, threadId: string): Promise<ThreadRecord> {
-  const thread = /^thr_[0-9a-hjkmnp-tv-z]{26}$/.test(threadId) ? await threads.getThread(grant.id, threadId as ThreadId) : undefined;
+  const id = parseId('thread', threadId);
+  const thread = id ? await threads.getThread(grant.id, id) : undefined;
   if (!thread) throw new NotFoundError(`Thread '${threadId}' not found`);
   return thread;
 }
@@ -56,7 +57,7 @@ export async function listThreads(grant: GrantRecord, query: ListThreadsQuery, l
   const filter = threadCandidateFilter(query);
   if (filter?.folder !== undefined && !isSystemFolder(filter.folder)) await requireFolder(grant.id, filter.folder);
   const scope = filter ? 'threads-by-message' : 'threads';
-  let before = query.page_token ? decodeBeforeCursor(query.page_token, scope, ID) : undefined;
+  let before = query.page_token ? decodeBeforeCursor(query.page_token, scope, 'message') : undefined;
   const found: ThreadRecord[] = [];
   const seen = new Set<string>();
   // Where each thread entered the page: the sort key to resume below once it was shown.
@@ -104,17 +105,30 @@ export async function getThread(grant: GrantRecord, threadId: string) {
   return (await withLatest(grant, [await requireThread(grant, threadId)]))[0]!;
 }
 
-/** Applies read/star/folder changes to every message of the thread. */
+/** Applies read/star/folder changes to every message of the thread, then recomputes the thread once. */
 export async function updateThread(grant: GrantRecord, threadId: string, body: UpdateThreadBody) {
   const thread = await requireThread(grant, threadId);
-  for (const message of await getMessages(grant.id, thread.message_ids)) {
-    await changeMessage(grant, message, body as { unread?: boolean; starred?: boolean; folders?: string[] });
+  if (body.folders) await requireFolders(grant.id, body.folders);
+  try {
+    for (const message of await getMessages(grant.id, thread.message_ids)) {
+      await changeMessage(grant, message, body as { unread?: boolean; starred?: boolean; folders?: string[] }, { threadBatch: true });
+    }
+  } catch (error) {
+    // Messages changed before the failure are reflected in the thread all the same.
+    await refreshThread(grant.id, thread.id);
+    throw error;
   }
-  return getThread(grant, threadId);
+  const refreshed = await refreshThread(grant.id, thread.id);
+  if (!refreshed) throw new NotFoundError(`Thread '${threadId}' not found`);
+  return (await withLatest(grant, [refreshed]))[0]!;
 }
 
-/** Moves every message of the thread to Trash. */
+/** Moves every message of the thread to Trash, then recomputes the thread once. */
 export async function deleteThread(grant: GrantRecord, threadId: string): Promise<void> {
   const thread = await requireThread(grant, threadId);
-  for (const message of await getMessages(grant.id, thread.message_ids)) await trashMessage(grant, message);
+  try {
+    for (const message of await getMessages(grant.id, thread.message_ids)) await trashMessage(grant, message, { threadBatch: true });
+  } finally {
+    await refreshThread(grant.id, thread.id);
+  }
 }

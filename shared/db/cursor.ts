@@ -1,3 +1,4 @@
+import { parseId, type IdKind } from '#shared/ids';
 import { InvalidRequestError } from '#shared/http/errors';
 
 /**
@@ -51,10 +52,11 @@ export function encodeBeforeCursor(scope: string, before: string): string {
   return Buffer.from(JSON.stringify({ b: before, s: scope }), 'utf8').toString('base64url');
 }
 
-export function decodeBeforeCursor(token: string, scope: string, pattern: RegExp): string {
+/** The sort key of a before-cursor, which must be an ID of `kind`. */
+export function decodeBeforeCursor(token: string, scope: string, kind: IdKind): string {
   try {
     const parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { b?: unknown; s?: unknown };
-    if (parsed.s === scope && typeof parsed.b === 'string' && pattern.test(parsed.b)) return parsed.b;
+    if (parsed.s === scope && typeof parsed.b === 'string' && parseId(kind, parsed.b)) return parsed.b;
   } catch {
     /* fall through */
   }

@@ -97,9 +97,12 @@ export async function getMessage(grantId: GrantId, messageId: MessageId): Promis
 }
 
 /** Messages by ID, in the order given; IDs that do not exist are left out. */
-export async function getMessages(grantId: GrantId, ids: string[]): Promise<MessageRecord[]> {
+/** Messages by ID, in the order given; `fields` reads only those attributes of each. */
+export async function getMessages(grantId: GrantId, ids: string[]): Promise<MessageRecord[]>;
+export async function getMessages<K extends keyof MessageRecord>(grantId: GrantId, ids: string[], fields: readonly K[]): Promise<Pick<MessageRecord, K>[]>;
+export async function getMessages(grantId: GrantId, ids: string[], fields?: readonly string[]): Promise<Partial<MessageRecord>[]> {
   if (!ids.length) return [];
-  const items = await batchGet(ids.map((id) => messageKey(grantId, id as MessageId)));
+  const items = await batchGet(ids.map((id) => messageKey(grantId, id as MessageId)), fields ? { projection: [...fields] } : {});
   return items.map((item) => itemAttributes<MessageRecord>(item));
 }
 

@@ -1,5 +1,5 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, GetCommand, QueryCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { ThreadRecord } from '#shared/agent/types';
 import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
 import { batchGet } from '#shared/db/batch';
@@ -54,42 +54,41 @@ export async function putThread(thread: ThreadRecord, previous?: ThreadRecord): 
     });
   }
   items.push({ Put: { TableName: TABLE_NAME, Item: { ...threadListKey(thread.grant_id, thread.latest_message_id), thread_id: thread.id } } });
+  await writeThread(items);
+}
+
+/**
+ * Thread writes are transactions conditional on the version read (and on the listing entry still
+ * being this thread's); any cancellation means a concurrent writer got there first.
+ */
+async function writeThread(items: TransactItem[]): Promise<void> {
   try {
     await dynamo.send(new TransactWriteCommand({ TransactItems: items }));
   } catch (error) {
-    if (error instanceof TransactionCanceledException && error.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed') throw new ThreadChangedError();
+    if (error instanceof TransactionCanceledException) throw new ThreadChangedError();
     throw error;
   }
 }
 
 export async function deleteThread(thread: ThreadRecord): Promise<void> {
-  await dynamo.send(
-    new TransactWriteCommand({
-      TransactItems: [
-        {
-          Delete: {
-            TableName: TABLE_NAME,
-            Key: threadKey(thread.grant_id, thread.id),
-            ConditionExpression: 'version = :v',
-            ExpressionAttributeValues: { ':v': thread.version },
-          },
-        },
-        {
-          Delete: {
-            TableName: TABLE_NAME,
-            Key: threadListKey(thread.grant_id, thread.latest_message_id),
-            ConditionExpression: 'attribute_not_exists(pk) OR thread_id = :t',
-            ExpressionAttributeValues: { ':t': thread.id },
-          },
-        },
-      ],
-    }),
-  );
-}
-
-/** Removes a listing entry left behind (its thread moved on or is gone). */
-export async function deleteThreadListing(grantId: GrantId, latestMessageId: string): Promise<void> {
-  await dynamo.send(new DeleteCommand({ TableName: TABLE_NAME, Key: threadListKey(grantId, latestMessageId) }));
+  await writeThread([
+    {
+      Delete: {
+        TableName: TABLE_NAME,
+        Key: threadKey(thread.grant_id, thread.id),
+        ConditionExpression: 'version = :v',
+        ExpressionAttributeValues: { ':v': thread.version },
+      },
+    },
+    {
+      Delete: {
+        TableName: TABLE_NAME,
+        Key: threadListKey(thread.grant_id, thread.latest_message_id),
+        ConditionExpression: 'attribute_not_exists(pk) OR thread_id = :t',
+        ExpressionAttributeValues: { ':t': thread.id },
+      },
+    },
+  ]);
 }
 
 /** Threads newest activity first: (latest message ID, thread ID) pairs below `before`. */

@@ -3,7 +3,7 @@ import type { GrantRecord } from '#shared/db/grants';
 import { signatureKey, signaturesOfGrant, templateKey, templatesOfGrant } from '#shared/db/keys';
 import { VersionConflictError, createRecord, deleteRecord, getRecord, listRecords, replaceRecord } from '#shared/db/records';
 import { ConflictError, NotFoundError } from '#shared/http/errors';
-import { newId, type GrantId, type SignatureId, type TemplateId } from '#shared/ids';
+import { newId, parseId, type GrantId, type SignatureId, type TemplateId } from '#shared/ids';
 import { checkTemplate, renderTemplate, type TemplateEngine, type TemplateFields } from '#shared/templates/render';
 import { clock } from '#shared/time';
 import type { CreateSignatureBody, CreateTemplateBody, UpdateSignatureBody, UpdateTemplateBody } from '#schemas/templates';
@@ -35,7 +35,6 @@ export interface SignatureRecord {
 }
 
 const MAX_SIGNATURES = 10;
-const ID_PATTERN = (prefix: string) => new RegExp(`^${prefix}_[0-9a-hjkmnp-tv-z]{26}$`);
 
 export const templateView = (t: TemplateRecord) => ({
   id: t.id,
@@ -61,13 +60,14 @@ export const signatureView = (s: SignatureRecord) => ({
 });
 
 export async function requireTemplate(grantId: GrantId, templateId: string): Promise<TemplateRecord> {
-  const record = ID_PATTERN('tpl').test(templateId) ? await getRecord<TemplateRecord>(templateKey(grantId, templateId as TemplateId)) : undefined;
+  const id = parseId('template', templateId);
+  const record = id ? await getRecord<TemplateRecord>(templateKey(grantId, id)) : undefined;
   if (!record) throw new NotFoundError(`Template '${templateId}' not found`);
   return record;
 }
 
 export async function listTemplates(grant: GrantRecord, limit: number, pageToken?: string) {
-  const before = pageToken ? decodeBeforeCursor(pageToken, 'templates', ID_PATTERN('tpl')) : undefined;
+  const before = pageToken ? decodeBeforeCursor(pageToken, 'templates', 'template') : undefined;
   const page = await listRecords<TemplateRecord>(templatesOfGrant(grant.id).pk, { limit, before });
   return { items: page.items.map(templateView), nextCursor: page.last ? encodeBeforeCursor('templates', page.last) : undefined };
 }
@@ -124,13 +124,14 @@ export async function renderStoredTemplate(
 }
 
 export async function requireSignature(grantId: GrantId, signatureId: string): Promise<SignatureRecord> {
-  const record = ID_PATTERN('sig').test(signatureId) ? await getRecord<SignatureRecord>(signatureKey(grantId, signatureId as SignatureId)) : undefined;
+  const id = parseId('signature', signatureId);
+  const record = id ? await getRecord<SignatureRecord>(signatureKey(grantId, id)) : undefined;
   if (!record) throw new NotFoundError(`Signature '${signatureId}' not found`);
   return record;
 }
 
 export async function listSignatures(grant: GrantRecord, limit: number, pageToken?: string) {
-  const before = pageToken ? decodeBeforeCursor(pageToken, 'signatures', ID_PATTERN('sig')) : undefined;
+  const before = pageToken ? decodeBeforeCursor(pageToken, 'signatures', 'signature') : undefined;
   const page = await listRecords<SignatureRecord>(signaturesOfGrant(grant.id).pk, { limit, before });
   return { items: page.items.map(signatureView), nextCursor: page.last ? encodeBeforeCursor('signatures', page.last) : undefined };
 }

@@ -25,8 +25,6 @@ import type { CreateWebhookBody, MockPayloadBody, SendTestEventBody, UpdateWebho
 const TIMEOUT_MS = env.webhookTimeoutMs();
 const EGRESS_IPS = env.webhookEgressIps();
 const MAX_WEBHOOKS = 100;
-const WEBHOOK_ID = /^wh_[0-9a-hjkmnp-tv-z]{26}$/;
-const DELIVERY_ID = /^dlv_[0-9a-hjkmnp-tv-z]{26}$/;
 
 /** Addresses compare case-insensitively: `Ops@x.com` and `ops@x.com` are one recipient. */
 const uniqueAddresses = (list: readonly string[]) => [...new Set(list.map((e) => e.toLowerCase()))];
@@ -85,7 +83,7 @@ export async function verifyEndpoint(url: URL): Promise<void> {
 }
 
 export async function requireWebhook(app: ApplicationContext, webhookId: string): Promise<WebhookRecord> {
-  const id = WEBHOOK_ID.test(webhookId) ? parseId('webhook', webhookId) : undefined;
+  const id = parseId('webhook', webhookId);
   const record = id ? await repo.getWebhook(app.applicationId, id) : undefined;
   if (!record) throw new NotFoundError(`Webhook '${webhookId}' not found`);
   return record;
@@ -227,7 +225,7 @@ export function ipAddresses() {
 
 export async function listDeliveries(app: ApplicationContext, webhookId: string, limit: number, pageToken?: string) {
   const webhook = await requireWebhook(app, webhookId);
-  const before = pageToken ? decodeBeforeCursor(pageToken, 'deliveries', DELIVERY_ID) : undefined;
+  const before = pageToken ? decodeBeforeCursor(pageToken, 'deliveries', 'delivery') : undefined;
   const page = await repo.listAttempts(webhook.id as WebhookId, limit, before);
   return {
     items: page.items.map((a) => ({ object: 'webhook_delivery' as const, ...a, error: a.error })),
