@@ -38,6 +38,21 @@ export const SelectQuery = { type: 'object', additionalProperties: false, proper
 
 export const EmailAddress = { type: 'string', format: 'email', maxLength: 254 } as const;
 
+/** Every error type the API answers, by HTTP status: the `error.type` of the envelope below. */
+export const ERROR_TYPES = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  403: 'forbidden_error',
+  404: 'not_found_error',
+  405: 'method_not_allowed_error',
+  409: 'conflict_error',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type_error',
+  429: 'rate_limit_error',
+  500: 'internal_error',
+  502: 'mail_delivery_error',
+} as const;
+
 export const ErrorEnvelope = {
   type: 'object',
   additionalProperties: false,
@@ -49,21 +64,7 @@ export const ErrorEnvelope = {
       additionalProperties: false,
       required: ['type', 'message'],
       properties: {
-        type: {
-          type: 'string',
-          enum: [
-            'invalid_request_error',
-            'authentication_error',
-            'forbidden_error',
-            'not_found_error',
-            'method_not_allowed_error',
-            'conflict_error',
-            'payload_too_large',
-            'unsupported_media_type_error',
-            'rate_limit_error',
-            'internal_error',
-          ],
-        },
+        type: { type: 'string', enum: Object.values(ERROR_TYPES) },
         message: { type: 'string' },
       },
     },

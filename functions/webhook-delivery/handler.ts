@@ -1,6 +1,5 @@
-import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { sqs } from '#shared/aws/sqs';
+import { sendMessages, type OutgoingMessage } from '#shared/aws/sqs';
 import { env } from '#shared/config';
 import { logger } from '#shared/logger';
 import { clock } from '#shared/time';
@@ -20,19 +19,19 @@ import { deliverBatch, type DeliveryJob, type DeliveryOutcome } from '#shared/we
 const DELIVERY_QUEUE_URL = env.deliveryQueueUrl();
 const DEAD_LETTER_QUEUE_URL = env.deliveryDeadLetterQueueUrl();
 
-async function settle(job: DeliveryJob, result: DeliveryOutcome): Promise<void> {
+/** What follows an attempt, as a message: a retry with the next attempt number, or the job given up. */
+function followUp(job: DeliveryJob, result: DeliveryOutcome): { queueUrl: string; message: OutgoingMessage } | undefined {
   if (result.outcome === 'retry') {
-    await sqs.send(
-      new SendMessageCommand({ QueueUrl: DELIVERY_QUEUE_URL, MessageBody: JSON.stringify({ ...job, attempt: (job.attempt ?? 1) + 1 }), DelaySeconds: result.delaySeconds }),
-    );
-  } else if (result.outcome === 'given_up') {
-    await sqs.send(new SendMessageCommand({ QueueUrl: DEAD_LETTER_QUEUE_URL, MessageBody: JSON.stringify({ ...job, given_up_at: clock.nowSeconds() }) }));
+    return { queueUrl: DELIVERY_QUEUE_URL, message: { body: JSON.stringify({ ...job, attempt: job.attempt + 1 }), delaySeconds: result.delaySeconds } };
   }
+  if (result.outcome === 'given_up') {
+    return { queueUrl: DEAD_LETTER_QUEUE_URL, message: { body: JSON.stringify({ ...job, given_up_at: clock.nowSeconds() }) } };
+  }
+  return undefined;
 }
 
 export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
-  const jobs = event.Records.map((record) => ({ ...(JSON.parse(record.body) as DeliveryJob) }));
-  for (const job of jobs) job.attempt ??= 1;
+  const jobs = event.Records.map((record) => JSON.parse(record.body) as DeliveryJob);
   let results: DeliveryOutcome[];
   try {
     results = await deliverBatch(jobs);
@@ -41,14 +40,19 @@ export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
     logger.error('delivery batch failed', { error });
     return { batchItemFailures: event.Records.map((r) => ({ itemIdentifier: r.messageId })) };
   }
+  // Follow-ups, one SendMessageBatch per queue; a record whose follow-up was not sent is received again.
+  const byQueue = new Map<string, { record: number; message: OutgoingMessage }[]>();
+  results.forEach((result, record) => {
+    const next = followUp(jobs[record]!, result);
+    if (next) byQueue.set(next.queueUrl, [...(byQueue.get(next.queueUrl) ?? []), { record, message: next.message }]);
+  });
   const failures: SQSBatchResponse['batchItemFailures'] = [];
   await Promise.all(
-    event.Records.map(async (record, i) => {
-      try {
-        await settle(jobs[i]!, results[i]!);
-      } catch (error) {
-        logger.error('delivery follow-up failed', { message_id: record.messageId, error });
-        failures.push({ itemIdentifier: record.messageId });
+    [...byQueue].map(async ([queueUrl, items]) => {
+      for (const [index, reason] of await sendMessages(queueUrl, items.map((i) => i.message))) {
+        const messageId = event.Records[items[index]!.record]!.messageId;
+        logger.error('delivery follow-up failed', { message_id: messageId, error: reason });
+        failures.push({ itemIdentifier: messageId });
       }
     }),
   );

@@ -1,6 +1,5 @@
-import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { sqs } from '#shared/aws/sqs';
+import { sendMessages } from '#shared/aws/sqs';
 import { env } from '#shared/config';
 import { listWebhooks, type WebhookRecord } from '#shared/db/webhooks';
 import type { ApplicationId } from '#shared/ids';
@@ -18,7 +17,6 @@ import { subscribed } from '#shared/webhooks/triggers';
  * receivers deduplicate.
  */
 const DELIVERY_QUEUE_URL = env.deliveryQueueUrl();
-const SQS_BATCH = 10;
 
 const isTarget = (notification: Notification) => (w: WebhookRecord) =>
   (w.status === 'active' || w.status === 'failing') && subscribed(w.trigger_types, notification.type);
@@ -39,37 +37,23 @@ export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
     }
   }
 
-  const destinations = new Map<ApplicationId, Promise<WebhookRecord[]>>();
-  for (const { notification } of notifications) {
-    const app = notification.data.application_id;
-    if (!destinations.has(app)) destinations.set(app, listWebhooks(app));
-  }
+  // Each application's destinations, read once for the batch (a failed read fails its notifications only).
+  const apps = [...new Set(notifications.map((n) => n.notification.data.application_id))];
+  const reads = await Promise.allSettled(apps.map((app) => listWebhooks(app)));
+  const destinations = new Map<ApplicationId, PromiseSettledResult<WebhookRecord[]>>(apps.map((app, i) => [app, reads[i]!]));
   const entries: { messageId: string; job: DeliveryJob }[] = [];
   for (const { messageId, notification } of notifications) {
-    let targets: WebhookRecord[];
-    try {
-      targets = (await destinations.get(notification.data.application_id)!).filter(isTarget(notification));
-    } catch (error) {
-      fail(messageId, 'fan-out: destinations could not be read', error);
+    const read = destinations.get(notification.data.application_id)!;
+    if (read.status === 'rejected') {
+      fail(messageId, 'fan-out: destinations could not be read', read.reason);
       continue;
     }
+    const targets = read.value.filter(isTarget(notification));
     for (const w of targets) entries.push({ messageId, job: { application_id: w.application_id, webhook_id: w.id, notification, attempt: 1 } });
     logger.debug('fan-out', { notification_id: notification.id, type: notification.type, destinations: targets.length });
   }
 
-  const chunks: (typeof entries)[] = [];
-  for (let i = 0; i < entries.length; i += SQS_BATCH) chunks.push(entries.slice(i, i + SQS_BATCH));
-  await Promise.all(
-    chunks.map(async (chunk) => {
-      try {
-        const result = await sqs.send(
-          new SendMessageBatchCommand({ QueueUrl: DELIVERY_QUEUE_URL, Entries: chunk.map((e, j) => ({ Id: String(j), MessageBody: JSON.stringify(e.job) })) }),
-        );
-        for (const f of result.Failed ?? []) fail(chunk[Number(f.Id)]!.messageId, 'fan-out: delivery job not enqueued', f.Message);
-      } catch (error) {
-        for (const e of chunk) fail(e.messageId, 'fan-out: delivery jobs not enqueued', error);
-      }
-    }),
-  );
+  const refused = await sendMessages(DELIVERY_QUEUE_URL, entries.map((e) => ({ body: JSON.stringify(e.job) })));
+  for (const [index, reason] of refused) fail(entries[index]!.messageId, 'fan-out: delivery job not enqueued', reason);
   return { batchItemFailures: [...failed].map((itemIdentifier) => ({ itemIdentifier })) };
 };

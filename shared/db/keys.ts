@@ -151,4 +151,7 @@ export const attemptsOfWebhook = (webhookId: WebhookId) => ({ pk: `webhook#${web
 
 /** Attempt counters of a destination for one minute (`m#…`) or one hour (`h#…`), Unix time divided. */
 export const statsKey = (webhookId: WebhookId, bucket: string): Key => ({ pk: `webhook#${webhookId}#stats`, sk: bucket });
+/** The sort key of the minute or hour bucket holding Unix time `seconds`. */
+export const statsBucket = (granularity: 'm' | 'h', seconds: number) =>
+  `${granularity}#${String(Math.floor(seconds / (granularity === 'm' ? 60 : 3600))).padStart(10, '0')}`;
 export const statsOfWebhook = (webhookId: WebhookId) => ({ pk: `webhook#${webhookId}#stats` });

@@ -3,7 +3,7 @@ import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateComma
 import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
 import { batchGet, batchWrite, putRequests } from '#shared/db/batch';
 import type { StartKey } from '#shared/db/cursor';
-import { attemptKey, attemptsOfWebhook, itemAttributes, statsKey, statsOfWebhook, webhookKey, webhookRegistry, webhookRegistryKey, webhooksOfApplication } from '#shared/db/keys';
+import { attemptKey, attemptsOfWebhook, itemAttributes, statsBucket, statsKey, statsOfWebhook, webhookKey, webhookRegistry, webhookRegistryKey, webhooksOfApplication } from '#shared/db/keys';
 import type { ApplicationId, WebhookId } from '#shared/ids';
 
 /** Webhook destinations, their delivery attempts and the counters the health check reads. */
@@ -85,6 +85,27 @@ export async function listWebhooks(appId: ApplicationId): Promise<WebhookRecord[
   return out;
 }
 
+/** How many destinations an application has (a count, not the items). */
+export async function countWebhooks(appId: ApplicationId): Promise<number> {
+  const { pk, skPrefix } = webhooksOfApplication(appId);
+  let count = 0;
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await dynamo.send(
+      new QueryCommand({
+        TableName: TABLE_NAME,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
+        Select: 'COUNT',
+        ExclusiveStartKey: start,
+      }),
+    );
+    count += page.Count ?? 0;
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return count;
+}
+
 /** Replaces a destination if it still has the version read. */
 export async function replaceWebhook(before: WebhookRecord, after: WebhookRecord): Promise<void> {
   try {
@@ -140,8 +161,8 @@ export async function recordAttempts(attempts: AttemptRecord[]): Promise<void> {
   if (!attempts.length) return;
   const counters = new Map<string, { webhook_id: WebhookId; bucket: string; attempts: number; failures: number; expires: number }>();
   for (const a of attempts) {
-    for (const [prefix, seconds] of [['m', 60], ['h', 3600]] as const) {
-      const bucket = `${prefix}#${String(Math.floor(a.time / seconds)).padStart(10, '0')}`;
+    for (const granularity of ['m', 'h'] as const) {
+      const bucket = statsBucket(granularity, a.time);
       const key = `${a.webhook_id} ${bucket}`;
       const c = counters.get(key) ?? { webhook_id: a.webhook_id, bucket, attempts: 0, failures: 0, expires: a.time + STATS_TTL };
       c.attempts += 1;
@@ -187,14 +208,13 @@ export async function listAttempts(webhookId: WebhookId, limit: number, before?:
 
 /** Attempts and failures in the buckets of one granularity from `fromSeconds` to now. */
 export async function countAttempts(webhookId: WebhookId, granularity: 'm' | 'h', fromSeconds: number): Promise<{ attempts: number; failures: number }> {
-  const seconds = granularity === 'm' ? 60 : 3600;
   const { Items = [] } = await dynamo.send(
     new QueryCommand({
       TableName: TABLE_NAME,
       KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
       ExpressionAttributeValues: {
         ':pk': statsOfWebhook(webhookId).pk,
-        ':from': `${granularity}#${String(Math.floor(fromSeconds / seconds)).padStart(10, '0')}`,
+        ':from': statsBucket(granularity, fromSeconds),
         ':to': `${granularity}#9999999999`,
       },
     }),

@@ -130,6 +130,8 @@ export async function deleteGrant(grant: GrantRecord): Promise<void> {
     throw error;
   }
   // The grant is gone (nothing under it can be reached any more); its data is purged in the background.
-  await enqueueJob({ kind: 'purge-grant', application_id: grant.application_id, grant_id: grant.id, provider: grant.provider });
-  await publish({ type: 'grant.deleted', applicationId: grant.application_id, grantId: grant.id, object: toGrantResource(grant) });
+  await Promise.all([
+    enqueueJob({ kind: 'purge-grant', application_id: grant.application_id, grant_id: grant.id, provider: grant.provider }),
+    publish({ type: 'grant.deleted', applicationId: grant.application_id, grantId: grant.id, object: toGrantResource(grant) }),
+  ]);
 }

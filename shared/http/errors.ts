@@ -1,21 +1,11 @@
+import { ERROR_TYPES } from '#schemas/common';
+
 /**
  * The error hierarchy. Every error a client can cause is one of these; the error middleware turns
  * them into the envelope `{request_id, error: {type, message}}`. Anything else is logged and
  * answered with a generic 500 (`expose: false`), so internals never reach a client.
  */
-export const ERROR_TYPES = {
-  400: 'invalid_request_error',
-  401: 'authentication_error',
-  403: 'forbidden_error',
-  404: 'not_found_error',
-  405: 'method_not_allowed_error',
-  409: 'conflict_error',
-  413: 'payload_too_large',
-  415: 'unsupported_media_type_error',
-  429: 'rate_limit_error',
-  500: 'internal_error',
-  502: 'mail_delivery_error',
-} as const;
+export { ERROR_TYPES };
 
 export type ErrorStatus = keyof typeof ERROR_TYPES;
 export type ErrorType = (typeof ERROR_TYPES)[ErrorStatus];

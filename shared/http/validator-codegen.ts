@@ -14,7 +14,8 @@ function makeAjv(coerce: boolean): Ajv {
   const ajv = new Ajv({
     allErrors: true,
     strict: true,
-    // NaN and Infinity are not numbers (`limit=1e400` would otherwise coerce to Infinity).
+    // Refuses NaN and Infinity where a value reaches ajv as such. ajv does not re-check after coercing
+    // a query string (`limit=1e400` becomes Infinity): shared/http/middleware/validation.ts refuses those.
     strictNumbers: true,
     // Messages come from shared/http/validation.ts; leaving ajv's out keeps the generated code small.
     messages: false,

@@ -4,10 +4,10 @@ import { getWebhooks, recordAttempts, type AttemptRecord, type WebhookRecord } f
 import { newId, type ApplicationId, type WebhookId } from '#shared/ids';
 import type { Notification } from '#shared/notifications/publisher';
 import { clock } from '#shared/time';
-import { webhookRequest, WebhookRequestError, type WebhookResponse } from '#shared/webhooks/http';
+import { POLICY, TIMEOUT_MS, webhookRequest, WebhookRequestError, type WebhookResponse } from '#shared/webhooks/http';
 import { deliveredBody } from '#shared/webhooks/payloads';
 import { decryptSecret, sign } from '#shared/webhooks/secrets';
-import { checkWebhookUrl, type UrlPolicy } from '#shared/webhooks/urls';
+import { checkWebhookUrl } from '#shared/webhooks/urls';
 
 /**
  * One delivery attempt of one notification to one destination, and what should happen next.
@@ -29,8 +29,6 @@ const JITTER = 0.2;
 export const MAX_DELAY_SECONDS = 900;
 const MAX_RESPONSE_BYTES = 64 * 1024;
 
-export const POLICY: UrlPolicy = { local: env.webhookLocalMode() };
-const TIMEOUT_MS = env.webhookTimeoutMs();
 
 export interface DeliveryJob {
   application_id: ApplicationId;
@@ -139,8 +137,4 @@ export async function deliverBatch(jobs: DeliveryJob[]): Promise<DeliveryOutcome
   );
   await recordAttempts(outcomes.flatMap((o) => ('record' in o && o.record ? [o.record] : [])));
   return outcomes.map((o) => o.result);
-}
-
-export async function attemptDelivery(job: DeliveryJob, attempt: number): Promise<DeliveryOutcome> {
-  return (await deliverBatch([{ ...job, attempt }]))[0]!;
 }

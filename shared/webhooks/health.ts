@@ -47,8 +47,8 @@ async function notify(webhook: WebhookRecord, status: 'failing' | 'failed') {
   if (!webhook.notification_email_addresses.length) return;
   const text =
     status === 'failing'
-      ? `At least 95% of the deliveries to ${webhook.webhook_url} failed over the last 15 minutes. Deliveries continue with retries; after 72 hours of failures the destination is marked failed and receives nothing more.`
-      : `Deliveries to ${webhook.webhook_url} kept failing for 72 hours. The destination is now failed: it receives no notifications and none will be replayed. Set its status back to active (PUT /v3/webhooks/${webhook.id}) once the endpoint works again.`;
+      ? `At least ${Math.round(FAILURE_RATIO * 100)}% of the deliveries to ${webhook.webhook_url} failed over the last ${SHORT_WINDOW / 60} minutes. Deliveries continue with retries; after ${LONG_WINDOW / 3600} hours of failures the destination is marked failed and receives nothing more.`
+      : `Deliveries to ${webhook.webhook_url} kept failing for ${LONG_WINDOW / 3600} hours. The destination is now failed: it receives no notifications and none will be replayed. Set its status back to active (PUT /v3/webhooks/${webhook.id}) once the endpoint works again.`;
   const raw = await composeMime({
     from: { email: NOTICE_FROM, name: 'Switchboard webhooks' },
     to: webhook.notification_email_addresses.map((email) => ({ email })),
@@ -66,28 +66,34 @@ async function notify(webhook: WebhookRecord, status: 'failing' | 'failed') {
   await mailTransport().send(raw, { from: NOTICE_FROM, to: webhook.notification_email_addresses });
 }
 
+/** Destinations judged at once: one BatchGetItem, then their counter queries side by side. */
+const CONCURRENCY = 10;
+
+async function evaluateOne(webhook: WebhookRecord, now: number): Promise<HealthChange | undefined> {
+  const status = await nextStatus(webhook, now);
+  if (status === webhook.status) return undefined;
+  try {
+    await repo.replaceWebhook(webhook, { ...webhook, status, status_updated_at: now, updated_at: now, version: webhook.version + 1 });
+  } catch (error) {
+    // Changed by a request meanwhile (deactivated, moved): the next sweep judges it again.
+    if (error instanceof WebhookChangedError) return undefined;
+    throw error;
+  }
+  if (status === 'failing' || status === 'failed') {
+    await notify(webhook, status).catch((error) => logger.error('webhook health notice failed', { webhook_id: webhook.id, error }));
+  }
+  return { webhook_id: webhook.id, from: webhook.status, to: status };
+}
+
 /** Evaluates every destination once; returns the status changes made. */
 export async function evaluateHealth(now = clock.nowSeconds()): Promise<HealthChange[]> {
   const changes: HealthChange[] = [];
   let start: StartKey | undefined;
   do {
     const page = await repo.registryPage(start);
-    for (const entry of page.entries) {
-      const webhook = await repo.getWebhook(entry.application_id, entry.webhook_id);
-      if (!webhook || (webhook.status !== 'active' && webhook.status !== 'failing')) continue;
-      const status = await nextStatus(webhook, now);
-      if (status === webhook.status) continue;
-      try {
-        await repo.replaceWebhook(webhook, { ...webhook, status, status_updated_at: now, updated_at: now, version: webhook.version + 1 });
-      } catch (error) {
-        // Changed by a request meanwhile (deactivated, moved): the next sweep judges it again.
-        if (error instanceof WebhookChangedError) continue;
-        throw error;
-      }
-      changes.push({ webhook_id: webhook.id, from: webhook.status, to: status });
-      if (status === 'failing' || status === 'failed') {
-        await notify(webhook, status).catch((error) => logger.error('webhook health notice failed', { webhook_id: webhook.id, error }));
-      }
+    const judged = [...(await repo.getWebhooks(page.entries)).values()].filter((w) => w.status === 'active' || w.status === 'failing');
+    for (let i = 0; i < judged.length; i += CONCURRENCY) {
+      for (const change of await Promise.all(judged.slice(i, i + CONCURRENCY).map((w) => evaluateOne(w, now)))) if (change) changes.push(change);
     }
     start = page.next;
   } while (start);

@@ -1,7 +1,12 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
+import { env } from '#shared/config';
 import { allowedAddresses, pinnedLookup, type Resolver, type UrlPolicy } from '#shared/webhooks/urls';
+
+/** The deployment's URL policy (local mode allows http to loopback) and answer timeout for webhook requests. */
+export const POLICY: UrlPolicy = { local: env.webhookLocalMode() };
+export const TIMEOUT_MS = env.webhookTimeoutMs();
 
 /**
  * The one HTTP client of webhooks (verification and deliveries). It connects only to addresses the

@@ -2,6 +2,7 @@ import type { Notification } from '#shared/notifications/publisher';
 import { env } from '#shared/config';
 import { newId, type ApplicationId } from '#shared/ids';
 import { clock } from '#shared/time';
+import { baseTrigger } from '#shared/webhooks/triggers';
 
 /**
  * What receivers get: the published notification with `webhook_delivery_attempt` added (after
@@ -9,15 +10,18 @@ import { clock } from '#shared/time';
  */
 export type DeliveredPayload = Omit<Notification, 'data'> & { webhook_delivery_attempt: number; data: Notification['data'] };
 
-export function deliveredBody(notification: Notification, attempt: number): Buffer {
+export function deliveredPayload(notification: Notification, attempt: number): DeliveredPayload {
   const { specversion, type, source, id, time, data } = notification;
-  return Buffer.from(JSON.stringify({ specversion, type, source, id, time, webhook_delivery_attempt: attempt, data }));
+  return { specversion, type, source, id, time, webhook_delivery_attempt: attempt, data };
 }
 
+export const deliveredBody = (notification: Notification, attempt: number): Buffer => Buffer.from(JSON.stringify(deliveredPayload(notification, attempt)));
+
 const SOURCE = env.notificationSource();
+const EXAMPLE_GRANT_ID = 'grant_01jd6abcdefghjkmnpqrstvwxy';
 
 function exampleObject(base: string, now: number): object {
-  const grantId = 'grant_01jd6abcdefghjkmnpqrstvwxy';
+  const grantId = EXAMPLE_GRANT_ID;
   const participant = (email: string, name: string) => ({ email, name });
   const message = {
     id: 'msg_01jd6abcdefghjkmnpqrstvwxy',
@@ -105,13 +109,13 @@ function exampleObject(base: string, now: number): object {
 /** An example notification of `type` (as published, before delivery adds the attempt number). */
 export function exampleNotification(type: string, applicationId: ApplicationId | string): Notification {
   const now = clock.nowSeconds();
-  const base = type.split('.').slice(0, 2).join('.');
+  const base = baseTrigger(type);
   return {
     specversion: '1.0',
     type: type as Notification['type'],
     source: SOURCE,
     id: newId('notification'),
     time: now,
-    data: { application_id: applicationId as ApplicationId, grant_id: base.startsWith('booking') ? null : ('grant_01jd6abcdefghjkmnpqrstvwxy' as never), object: exampleObject(base, now) },
+    data: { application_id: applicationId as ApplicationId, grant_id: base.startsWith('booking') ? null : (EXAMPLE_GRANT_ID as never), object: exampleObject(base, now) },
   };
 }

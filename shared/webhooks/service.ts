@@ -8,9 +8,9 @@ import { ConflictError, InvalidRequestError, NotFoundError } from '#shared/http/
 import { newId, parseId, type WebhookId } from '#shared/ids';
 import { enqueueJob } from '#shared/jobs/queue';
 import { clock } from '#shared/time';
-import { POLICY, postPayload } from '#shared/webhooks/deliver';
-import { webhookRequest, WebhookRequestError } from '#shared/webhooks/http';
-import { deliveredBody, exampleNotification } from '#shared/webhooks/payloads';
+import { postPayload } from '#shared/webhooks/deliver';
+import { POLICY, TIMEOUT_MS, webhookRequest, WebhookRequestError } from '#shared/webhooks/http';
+import { deliveredBody, deliveredPayload, exampleNotification } from '#shared/webhooks/payloads';
 import { encryptSecret, generateWebhookSecret } from '#shared/webhooks/secrets';
 import { checkTriggerTypes } from '#shared/webhooks/triggers';
 import { allowedAddresses, checkWebhookUrl } from '#shared/webhooks/urls';
@@ -22,7 +22,6 @@ import type { CreateWebhookBody, MockPayloadBody, SendTestEventBody, UpdateWebho
  * moved to another URL), delete, rotate the secret, example payloads, test events, egress addresses
  * and the delivery log. Every lookup is scoped to the calling application.
  */
-const TIMEOUT_MS = env.webhookTimeoutMs();
 const EGRESS_IPS = env.webhookEgressIps();
 const MAX_WEBHOOKS = 100;
 
@@ -92,7 +91,7 @@ export async function requireWebhook(app: ApplicationContext, webhookId: string)
 export async function createWebhook(app: ApplicationContext, body: CreateWebhookBody) {
   const triggers = checkTriggerTypes(body.trigger_types);
   const url = await checkedUrl(body.webhook_url);
-  if ((await repo.listWebhooks(app.applicationId)).length >= MAX_WEBHOOKS) {
+  if ((await repo.countWebhooks(app.applicationId)) >= MAX_WEBHOOKS) {
     throw new ConflictError(`An application can have at most ${MAX_WEBHOOKS} webhook destinations`);
   }
   await verifyEndpoint(url);
@@ -196,7 +195,7 @@ export async function rotateSecret(app: ApplicationContext, webhookId: string) {
 
 export function mockPayload(app: ApplicationContext, body: MockPayloadBody) {
   checkTriggerTypes([body.trigger_type], 'trigger_type');
-  return JSON.parse(deliveredBody(exampleNotification(body.trigger_type, app.applicationId), 1).toString('utf8')) as object;
+  return deliveredPayload(exampleNotification(body.trigger_type, app.applicationId), 1);
 }
 
 /**

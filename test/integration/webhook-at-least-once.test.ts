@@ -41,12 +41,12 @@ describe('delivery worker killed mid-batch', () => {
     for (let i = 0; i < 5; i++) await makeAgentGrant(api);
     const { handler: fanoutHandler } = await import('#functions/webhook-fanout/handler');
     await drainThroughHandler(fanoutQueue, fanoutHandler);
-    const { attemptDelivery } = await import('#shared/webhooks/deliver');
+    const { deliverBatch } = await import('#shared/webhooks/deliver');
 
     // Act 1: a worker takes a batch, delivers two jobs, and dies before acknowledging any.
     const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: delivery.queue, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
     expect(Messages.length).toBeGreaterThanOrEqual(2);
-    for (const message of Messages.slice(0, 2)) await attemptDelivery(JSON.parse(message.Body!), 1);
+    await deliverBatch(Messages.slice(0, 2).map((message) => JSON.parse(message.Body!)));
 
     // Act 2: the jobs come back after the visibility timeout; a healthy worker runs.
     const { handler: deliveryHandler } = await import('#functions/webhook-delivery/handler');

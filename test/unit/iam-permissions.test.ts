@@ -98,7 +98,7 @@ describe('IAM roles', () => {
   }
 
   it('reads the commands a bundle constructs (so the checks above can fail)', async () => {
-    expect(await commandsOf(config.functions['webhook-delivery']!.handler)).toEqual(expect.arrayContaining(['BatchGetCommand', 'BatchWriteCommand', 'SendMessageCommand']));
+    expect(await commandsOf(config.functions['webhook-delivery']!.handler)).toEqual(expect.arrayContaining(['BatchGetCommand', 'BatchWriteCommand', 'SendMessageBatchCommand']));
     expect(await commandsOf(config.functions.fallback!.handler)).toEqual([]);
   });
 });

@@ -4,7 +4,7 @@ import { gzipSync } from 'node:zlib';
 import { ApiError } from '#shared/http/errors';
 import { routeKey, type RouteResult } from '#shared/http/route';
 import { project } from '#shared/http/select';
-import { beginState, existingState, lowerHeaders, stateOf, type State } from '#shared/http/middleware/state';
+import { beginState, existingState, stateOf, type State } from '#shared/http/middleware/state';
 
 /**
  * First in the stack, so its `after`/`onError` run last: wraps results in the envelope
@@ -14,14 +14,14 @@ import { beginState, existingState, lowerHeaders, stateOf, type State } from '#s
  */
 const GZIP_MIN_BYTES = 200;
 
-function render(state: State, status: number, payload: object, event: APIGatewayProxyEventV2, extra: Record<string, string> = {}) {
+function render(state: State, status: number, payload: object, extra: Record<string, string> = {}) {
   const json = JSON.stringify(payload);
   const headers: Record<string, string> = {
     'content-type': 'application/json; charset=utf-8',
     'x-request-id': state.requestId,
     ...extra,
   };
-  const acceptsGzip = /\bgzip\b/i.test(state.headers['accept-encoding'] ?? lowerHeaders(event.headers)['accept-encoding'] ?? '');
+  const acceptsGzip = /\bgzip\b/i.test(state.headers['accept-encoding'] ?? '');
   if (acceptsGzip && Buffer.byteLength(json) >= GZIP_MIN_BYTES) {
     headers['content-encoding'] = 'gzip';
     headers.vary = 'accept-encoding';
@@ -93,7 +93,7 @@ export const responseMiddleware = (): middy.MiddlewareObj<APIGatewayProxyEventV2
         throw new Error(`Unknown result ${JSON.stringify(exhaustive)}`);
       }
     }
-    request.response = render(state, status, payload, request.event, extra);
+    request.response = render(state, status, payload, extra);
     accessLog(state, request.event, status);
   },
   onError: (request) => {
@@ -107,7 +107,7 @@ export const responseMiddleware = (): middy.MiddlewareObj<APIGatewayProxyEventV2
       apiError = new ApiError(500, `Internal error; quote request id ${state.requestId} when reporting it`, { expose: false });
     }
     const payload = { request_id: state.requestId, error: { type: apiError.type, message: apiError.message } };
-    request.response = render(state, apiError.status, payload, request.event, apiError.headers);
+    request.response = render(state, apiError.status, payload, apiError.headers);
     accessLog(state, request.event, apiError.status);
   },
 });
