@@ -58,13 +58,20 @@ export async function listFolders(grant: GrantRecord, query: ListFoldersQuery, l
   return { items: page.map((f) => folderView(f, counts.get(f.id) ?? 0)), nextCursor: next };
 }
 
-export async function getFolder(grant: GrantRecord, folderId: string) {
-  const folder = await requireFolder(grant.id, folderId);
-  return folderView(folder, childCounts(await repo.listFolders(grant.id)).get(folder.id) ?? 0);
+/** Every folder of the mailbox (one Query) and the one asked for (404 if absent). */
+async function withFolders(grantId: GrantId, folderId: string): Promise<{ folder: FolderRecord; all: FolderRecord[] }> {
+  const all = await repo.listFolders(grantId);
+  const folder = all.find((f) => f.id === folderId);
+  if (!folder) throw new NotFoundError(`Folder '${folderId}' not found`);
+  return { folder, all };
 }
 
-async function checkParent(grantId: GrantId, parentId: string, selfId?: string) {
-  const all = await repo.listFolders(grantId);
+export async function getFolder(grant: GrantRecord, folderId: string) {
+  const { folder, all } = await withFolders(grant.id, folderId);
+  return folderView(folder, childCounts(all).get(folder.id) ?? 0);
+}
+
+function checkParent(all: FolderRecord[], parentId: string, selfId?: string) {
   const byId = new Map(all.map((f) => [f.id, f]));
   if (!byId.has(parentId)) throw new NotFoundError(`Parent folder '${parentId}' not found`);
   // Moving a folder under itself or one of its descendants would make a cycle.
@@ -72,12 +79,12 @@ async function checkParent(grantId: GrantId, parentId: string, selfId?: string) 
     if (cursor === selfId) throw new InvalidRequestError("'parent_id' would make the folder its own ancestor");
     if (depth > 64) throw new InvalidRequestError('Folders can be nested at most 64 levels deep');
   }
-  return all;
 }
 
 export async function createFolder(grant: GrantRecord, body: CreateFolderBody) {
   const name = body.name.trim();
-  const all = body.parent_id ? await checkParent(grant.id, body.parent_id) : await repo.listFolders(grant.id);
+  const all = await repo.listFolders(grant.id);
+  if (body.parent_id) checkParent(all, body.parent_id);
   if (all.length >= MAX_FOLDERS + SYSTEM_FOLDERS.length) throw new ConflictError(`A mailbox can hold at most ${MAX_FOLDERS} folders`);
   const now = clock.nowSeconds();
   const folder: FolderRecord = {
@@ -104,11 +111,11 @@ export async function createFolder(grant: GrantRecord, body: CreateFolderBody) {
 }
 
 export async function updateFolder(grant: GrantRecord, folderId: string, body: UpdateFolderBody) {
-  const folder = await requireFolder(grant.id, folderId);
+  const { folder, all } = await withFolders(grant.id, folderId);
   if (folder.system_folder && (body.name !== undefined || body.parent_id !== undefined)) {
     throw new InvalidRequestError(`System folder '${folder.id}' cannot be renamed or moved; only its colours can change`);
   }
-  if (body.parent_id) await checkParent(grant.id, body.parent_id, folder.id);
+  if (body.parent_id) checkParent(all, body.parent_id, folder.id);
   const after: FolderRecord = {
     ...folder,
     name: body.name?.trim() ?? folder.name,
@@ -124,14 +131,12 @@ export async function updateFolder(grant: GrantRecord, folderId: string, body: U
     if (error instanceof FolderChangedError) throw new ConflictError('The folder was changed by another request; fetch it again and retry');
     throw error;
   }
-  const all = await repo.listFolders(grant.id);
   return folderView(after, childCounts(all).get(after.id) ?? 0);
 }
 
 export async function deleteFolder(grant: GrantRecord, folderId: string): Promise<void> {
-  const folder = await requireFolder(grant.id, folderId);
+  const { folder, all } = await withFolders(grant.id, folderId);
   if (folder.system_folder) throw new InvalidRequestError(`System folder '${folder.id}' cannot be deleted`);
-  const all = await repo.listFolders(grant.id);
   if (all.some((f) => f.parent_id === folder.id)) throw new ConflictError(`Folder '${folder.id}' has subfolders; delete or move them first`);
   if (folder.total_count > 0) {
     throw new ConflictError(`Folder '${folder.id}' still holds ${folder.total_count} message(s); move or delete them first`);

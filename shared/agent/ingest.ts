@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
 import { normalAddress } from '#shared/agent/postings';
 import { storeMessage } from '#shared/agent/store';
-import { getAgentAddressOwner, getGrant } from '#shared/db/grants';
-import type { GrantRecord } from '#shared/db/grants';
+import { getAgentAddressOwner, resolveAgentAddresses } from '#shared/db/grants';
 import { parseMime } from '#shared/mail/parse';
 import { clock } from '#shared/time';
 
@@ -22,23 +21,15 @@ export interface IngestResult {
 }
 
 export async function ingestMessage(raw: Buffer, envelope: { mailFrom: string; recipients: string[] }): Promise<IngestResult> {
-  const owners = new Map<string, { application_id: string; grant_id: string }>();
-  const unknown: string[] = [];
-  for (const recipient of new Set(envelope.recipients.map(normalAddress))) {
-    const owner = await getAgentAddressOwner(recipient);
-    if (owner) owners.set(owner.grant_id, owner);
-    else unknown.push(recipient);
-  }
+  const { grants, unknown } = await resolveAgentAddresses(envelope.recipients.map(normalAddress));
   const result: IngestResult = { delivered: [], unknown };
-  if (!owners.size) return result;
+  if (!grants.length) return result;
 
   const mail = await parseMime(raw);
   // Without a Message-ID the content itself identifies a retry of the same message.
   const messageIdHeader = mail.messageId ?? `<${createHash('sha256').update(raw).digest('hex')}@inbound.switchboard>`;
   const now = clock.nowSeconds();
-  for (const owner of owners.values()) {
-    const grant = await getGrant(owner.application_id as GrantRecord['application_id'], owner.grant_id as GrantRecord['id']);
-    if (!grant) continue;
+  for (const grant of grants) {
     const { record, duplicate } = await storeMessage({
       grant,
       subject: mail.subject,

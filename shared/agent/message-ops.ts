@@ -7,7 +7,7 @@ import { requireFolders } from '#shared/agent/folders';
 import type { GrantRecord } from '#shared/db/grants';
 import * as messages from '#shared/db/messages';
 import { MessageConflictError } from '#shared/db/messages';
-import { ConflictError, InvalidRequestError, NotFoundError } from '#shared/http/errors';
+import { ConflictError, NotFoundError } from '#shared/http/errors';
 import { publish } from '#shared/notifications/publisher';
 import { clock } from '#shared/time';
 
@@ -53,7 +53,6 @@ export interface ChangeOptions {
  */
 export async function changeMessage(grant: GrantRecord, record: MessageRecord, changes: MessageChanges, options: ChangeOptions = {}): Promise<MessageRecord> {
   if (changes.folders && !options.threadBatch) await requireFolders(grant.id, changes.folders);
-  if (changes.metadata && Object.keys(changes.metadata).length > 50) throw new InvalidRequestError("'metadata' may hold at most 50 pairs");
   let current = record;
   for (let attempt = 0; ; attempt++) {
     const after = applyChanges(current, changes);

@@ -3,7 +3,7 @@ import { kinds, mutablePostings } from '#shared/agent/postings';
 import { storedImmutablePostings } from '#shared/agent/store';
 import type { DraftRecord, MessageRecord } from '#shared/agent/types';
 import { batchWrite, deleteRequests } from '#shared/db/batch';
-import { draftsOfGrant, grantPartitions, messageIdHeaderKey, messagesOfGrant, postingKey, type Key } from '#shared/db/keys';
+import { draftKey, draftsOfGrant, grantPartitions, messageIdHeaderKey, messageKey, messagesOfGrant, postingKey, type Key } from '#shared/db/keys';
 import { allKeys, listRecords } from '#shared/db/records';
 import type { GrantId } from '#shared/ids';
 
@@ -20,13 +20,19 @@ export async function purgeAgentMailbox(grantId: GrantId, shouldStop: () => bool
   for (;;) {
     const page = await listRecords<MessageRecord>(messagesOfGrant(grantId).pk, { limit: PAGE });
     if (!page.items.length) break;
-    const keys: Key[] = [];
-    for (const message of page.items) {
-      const postings = [...mutablePostings(message), ...(await storedImmutablePostings(message).catch(() => []))];
-      keys.push(...postings.map((kind) => postingKey(grantId, kind, message.id)));
-      if (message.message_id_header) keys.push(messageIdHeaderKey(grantId, message.message_id_header));
-      keys.push({ pk: messagesOfGrant(grantId).pk, sk: message.id });
-    }
+    // Immutable postings may need the body from S3: read a page's bodies side by side.
+    const keys: Key[] = (
+      await Promise.all(
+        page.items.map(async (message) => {
+          const postings = [...mutablePostings(message), ...(await storedImmutablePostings(message).catch(() => []))];
+          return [
+            ...postings.map((kind) => postingKey(grantId, kind, message.id)),
+            ...(message.message_id_header ? [messageIdHeaderKey(grantId, message.message_id_header)] : []),
+            messageKey(grantId, message.id),
+          ];
+        }),
+      )
+    ).flat();
     await batchWrite(deleteRequests(keys));
     if (shouldStop()) return 'more';
   }
@@ -37,7 +43,7 @@ export async function purgeAgentMailbox(grantId: GrantId, shouldStop: () => bool
       deleteRequests(
         page.items.flatMap((d) => [
           ...(d.thread_id ? [postingKey(grantId, kinds.draftThread(d.thread_id), d.id)] : []),
-          { pk: draftsOfGrant(grantId).pk, sk: d.id },
+          draftKey(grantId, d.id),
         ]),
       ),
     );

@@ -4,7 +4,7 @@ import { normalAddress } from '#shared/agent/postings';
 import { storeMessage, viewOf, type NewAttachment } from '#shared/agent/store';
 import type { HeaderRecord, ParticipantRecord } from '#shared/agent/types';
 import { env } from '#shared/config';
-import { getAgentAddressOwner, getGrant, type GrantRecord } from '#shared/db/grants';
+import { resolveAgentAddresses, type GrantRecord } from '#shared/db/grants';
 import * as sending from '#shared/db/sending';
 import { ConflictError, InvalidRequestError, MailDeliveryError, RateLimitError } from '#shared/http/errors';
 import type { UploadedFile } from '#shared/http/route';
@@ -191,9 +191,7 @@ export async function deliverAndStore(grant: GrantRecord, prepared: PreparedMess
 
   // Who is hosted here and who is outside.
   const recipients = [...new Set([...prepared.to, ...prepared.cc, ...prepared.bcc].map((p) => normalAddress(p.email)))];
-  const owners = await Promise.all(recipients.map(async (email) => ({ email, owner: await getAgentAddressOwner(email) })));
-  const external = owners.filter((o) => !o.owner).map((o) => o.email);
-  const local = owners.filter((o) => o.owner);
+  const { grants: local, unknown: external } = await resolveAgentAddresses(recipients);
 
   if (external.length) {
     try {
@@ -225,11 +223,7 @@ export async function deliverAndStore(grant: GrantRecord, prepared: PreparedMess
     references: prepared.references,
   };
   // Each receiving mailbox gets one copy, whatever the number of its addresses among the recipients.
-  const grantsReached = new Map<string, { application_id: string; grant_id: string }>();
-  for (const { owner } of local) grantsReached.set(owner!.grant_id, owner!);
-  for (const owner of grantsReached.values()) {
-    const recipientGrant = await getGrant(owner.application_id as GrantRecord['application_id'], owner.grant_id as GrantRecord['id']);
-    if (!recipientGrant) continue;
+  for (const recipientGrant of local) {
     await storeMessage({ ...common, grant: recipientGrant, bcc: [], unread: true, starred: false, folders: ['inbox'], metadata: {} });
   }
   const sent = await storeMessage({

@@ -1,4 +1,5 @@
 import type { AttachmentId, DraftId, GrantId, MessageId, ThreadId } from '#shared/ids';
+import type { TrackingSettings } from '#shared/mail/tracking';
 
 /** Stored shapes of an Agent Account mailbox. The API shapes are built from these in shared/agent/views.ts. */
 
@@ -61,14 +62,6 @@ export interface MessageRecord extends AddressFields {
   version: number;
 }
 
-export interface TrackingRecord {
-  opens: boolean;
-  links: boolean;
-  thread_replies: boolean;
-  label?: string;
-  domain_name?: string;
-}
-
 export interface DraftRecord extends AddressFields {
   id: DraftId;
   grant_id: GrantId;
@@ -84,7 +77,7 @@ export interface DraftRecord extends AddressFields {
   custom_headers: HeaderRecord[];
   signature_id?: string;
   template?: { id: string; variables?: Record<string, unknown> };
-  tracking_options: TrackingRecord;
+  tracking_options: TrackingSettings;
   created_at: number;
   updated_at: number;
   version: number;

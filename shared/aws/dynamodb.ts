@@ -1,5 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { env } from '#shared/config';
 
 /**
@@ -12,3 +12,6 @@ export const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({}), {
 });
 
 export const TABLE_NAME = env.tableName();
+
+/** One item of a TransactWriteItems request. */
+export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];

@@ -1,12 +1,10 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { FolderRecord } from '#shared/agent/types';
-import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
+import { TABLE_NAME, dynamo, type TransactItem } from '#shared/aws/dynamodb';
 import { batchGet } from '#shared/db/batch';
 import { folderKey, folderNameKey, foldersOfGrant, itemAttributes } from '#shared/db/keys';
 import type { GrantId } from '#shared/ids';
-
-type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 /**
  * Folders of a mailbox. A folder item and its name guard share the grant's folder partition: the

@@ -1,6 +1,7 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, QueryCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
+import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { TABLE_NAME, dynamo, type TransactItem } from '#shared/aws/dynamodb';
+import { batchGet } from '#shared/db/batch';
 import type { StartKey } from '#shared/db/cursor';
 import { agentAddressKey, grantEmailKey, grantExternalIdKey, grantKey, grantsOfApplication } from '#shared/db/keys';
 import type { ApplicationId, GrantId } from '#shared/ids';
@@ -23,8 +24,6 @@ export interface GrantRecord {
   blocked: boolean;
   external_id?: string;
 }
-
-export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 /** A uniqueness guard failed: the value is already taken. */
 export class UniquenessConflictError extends Error {
@@ -142,6 +141,20 @@ export const getGrantByExternalId = (appId: ApplicationId, externalId: string) =
 export async function getAgentAddressOwner(email: string): Promise<{ application_id: ApplicationId; grant_id: GrantId } | undefined> {
   const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: agentAddressKey(email) }));
   return Item ? { application_id: Item.application_id as ApplicationId, grant_id: Item.grant_id as GrantId } : undefined;
+}
+
+/**
+ * The Agent Account grants that own these addresses (one grant once, however many of its addresses
+ * are listed) and the addresses no Agent Account of this deployment has: two BatchGetItems.
+ */
+export async function resolveAgentAddresses(emails: string[]): Promise<{ grants: GrantRecord[]; unknown: string[] }> {
+  const addresses = [...new Set(emails)];
+  const owners = await batchGet<{ pk: string; application_id: ApplicationId; grant_id: GrantId }>(addresses.map((email) => agentAddressKey(email)));
+  const owned = new Set(owners.map((o) => o.pk));
+  const unknown = addresses.filter((email) => !owned.has(agentAddressKey(email).pk));
+  const byGrant = new Map(owners.map((o) => [o.grant_id, o]));
+  const grants = (await batchGet([...byGrant.values()].map((o) => grantKey(o.application_id, o.grant_id)))).map(toRecord);
+  return { grants, unknown };
 }
 
 export interface GrantListOptions {

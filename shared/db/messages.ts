@@ -1,12 +1,10 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, QueryCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { MessageRecord } from '#shared/agent/types';
-import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
+import { TABLE_NAME, dynamo, type TransactItem } from '#shared/aws/dynamodb';
 import { batchGet, batchWrite, deleteRequests, putRequests } from '#shared/db/batch';
 import { folderKey, itemAttributes, messageIdHeaderKey, messageKey, postingKey, type Key } from '#shared/db/keys';
 import type { GrantId, MessageId, ThreadId } from '#shared/ids';
-
-type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 /** Change of a folder's counters caused by one message write. */
 export interface FolderDelta {

@@ -1,12 +1,10 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, QueryCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { ThreadRecord } from '#shared/agent/types';
-import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
+import { TABLE_NAME, dynamo, type TransactItem } from '#shared/aws/dynamodb';
 import { batchGet } from '#shared/db/batch';
 import { itemAttributes, threadKey, threadListKey, threadsOfGrant } from '#shared/db/keys';
 import type { GrantId, ThreadId } from '#shared/ids';
-
-type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 const toRecord = (item: Record<string, unknown>) => itemAttributes<ThreadRecord>(item);
 
