@@ -22,6 +22,11 @@ export async function getBlob(key: string): Promise<Buffer> {
   return Buffer.from(await Body!.transformToByteArray());
 }
 
+/** The body of a stored message or draft: in S3 when `body_key` names it, otherwise in the item. */
+export async function storedBody(record: { body?: string; body_key?: string }): Promise<string> {
+  return record.body_key ? (await getBlob(record.body_key)).toString('utf8') : (record.body ?? '');
+}
+
 /** A short-lived download URL, for contents too large to return through API Gateway and Lambda. */
 export async function presignedDownload(key: string, filename: string, contentType: string, seconds = 300): Promise<string> {
   const disposition = `attachment; filename*=UTF-8''${encodeURIComponent(filename)}`;

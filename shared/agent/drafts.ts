@@ -1,6 +1,6 @@
-import { attachmentKey, bodyKey, deleteBlobs, getBlob, putBlob } from '#shared/agent/blobs';
-import { requireMessage } from '#shared/agent/lookup';
-import { kinds, normalAddress } from '#shared/agent/postings';
+import { attachmentKey, bodyKey, deleteBlobs, getBlob, putBlob, storedBody } from '#shared/agent/blobs';
+import { draftObject, requireMessage } from '#shared/agent/lookup';
+import { normalAddress } from '#shared/agent/postings';
 import {
   checkCustomHeaders,
   collectAttachments,
@@ -14,14 +14,12 @@ import { BODY_INLINE_MAX, viewOf } from '#shared/agent/store';
 import { refreshThread } from '#shared/agent/thread-refresh';
 import type { AttachmentRecord, DraftRecord } from '#shared/agent/types';
 import { words } from '#shared/agent/text';
-import { draftView } from '#shared/agent/views';
 import { env } from '#shared/config';
 import { decodeBeforeCursor, encodeBeforeCursor } from '#shared/db/cursor';
-import { adjustFolderCounter } from '#shared/db/folders';
+import * as drafts from '#shared/db/drafts';
 import type { GrantRecord } from '#shared/db/grants';
-import { draftKey, draftsOfGrant, postingKey } from '#shared/db/keys';
-import { batchWrite, deleteRequests, putRequests } from '#shared/db/batch';
-import { RecordExistsError, VersionConflictError, createRecord, deleteRecord, getRecord, listRecords, replaceRecord } from '#shared/db/records';
+import { draftKey, draftsOfGrant } from '#shared/db/keys';
+import { RecordExistsError, VersionConflictError, getRecord, listRecords, replaceRecord } from '#shared/db/records';
 import * as sending from '#shared/db/sending';
 import { ConflictError, MailDeliveryError, NotFoundError } from '#shared/http/errors';
 import type { UploadedFile } from '#shared/http/route';
@@ -46,13 +44,7 @@ export async function requireDraft(grant: GrantRecord, draftId: string): Promise
   return record;
 }
 
-async function draftBody(d: DraftRecord): Promise<string> {
-  return d.body_key ? (await getBlob(d.body_key)).toString('utf8') : d.body;
-}
-
-export async function draftObject(d: DraftRecord) {
-  return draftView(d, await draftBody(d));
-}
+export { draftObject };
 
 /** Stores attachment contents; returns their records. */
 async function storeAttachments(grant: GrantRecord, input: OutgoingInput['attachments'], files: UploadedFile[]): Promise<AttachmentRecord[]> {
@@ -74,11 +66,9 @@ async function storeBody(grant: GrantRecord, id: DraftId, body: string): Promise
   return { body: '', body_key: key };
 }
 
-async function setDraftThreadPosting(grant: GrantRecord, draft: DraftRecord, present: boolean) {
-  if (!draft.thread_id) return;
-  const key = postingKey(grant.id, kinds.draftThread(draft.thread_id), draft.id);
-  await batchWrite(present ? putRequests([{ ...key }]) : deleteRequests([key]));
-  await refreshThread(grant.id, draft.thread_id);
+/** A reply draft shows in its thread (`draft_ids`, `latest_draft_or_message`): recompute the thread. */
+async function refreshDraftThread(grant: GrantRecord, draft: DraftRecord) {
+  if (draft.thread_id) await refreshThread(grant.id, draft.thread_id);
 }
 
 export async function createDraft(grant: GrantRecord, body: CreateDraftBody, files: UploadedFile[]) {
@@ -113,9 +103,8 @@ export async function createDraft(grant: GrantRecord, body: CreateDraftBody, fil
     updated_at: now,
     version: 1,
   };
-  await createRecord(draftKey(grant.id, id), record);
-  await adjustFolderCounter(grant.id, 'drafts', 1);
-  await setDraftThreadPosting(grant, record, true);
+  await drafts.insertDraft(record);
+  await refreshDraftThread(grant, record);
   return draftObject(record);
 }
 
@@ -158,15 +147,11 @@ export async function updateDraft(grant: GrantRecord, draftId: string, body: Upd
   return draftObject(next);
 }
 
-async function removeDraft(grant: GrantRecord, draft: DraftRecord, keepContents: boolean) {
-  if (!(await deleteRecord(draftKey(grant.id, draft.id)))) throw new NotFoundError(`Draft '${draft.id}' not found`);
-  await adjustFolderCounter(grant.id, 'drafts', -1);
-  await setDraftThreadPosting(grant, draft, false);
-  if (!keepContents) await deleteBlobs([draft.body_key, ...draft.attachments.map((a) => a.key)]);
-}
-
 export async function deleteDraft(grant: GrantRecord, draftId: string): Promise<void> {
-  await removeDraft(grant, await requireDraft(grant, draftId), false);
+  const draft = await requireDraft(grant, draftId);
+  if (!(await drafts.removeDraft(draft))) throw new NotFoundError(`Draft '${draft.id}' not found`);
+  await refreshDraftThread(grant, draft);
+  await deleteBlobs([draft.body_key, ...draft.attachments.map((a) => a.key)]);
 }
 
 /**
@@ -193,7 +178,7 @@ export async function sendDraft(grant: GrantRecord, draftId: string, body: { sig
     reply_to: draft.reply_to,
     from: draft.from,
     subject: draft.subject,
-    body: await draftBody(draft),
+    body: await storedBody(draft),
     is_plaintext: draft.is_plaintext,
     starred: draft.starred,
     reply_to_message_id: draft.reply_to_message_id,
@@ -203,7 +188,7 @@ export async function sendDraft(grant: GrantRecord, draftId: string, body: { sig
     ...(signatureId ? { signature_id: signatureId } : {}),
   });
   try {
-    if (!(await deleteRecord(draftKey(grant.id, draft.id), draft.version))) throw new NotFoundError(`Draft '${draftId}' not found`);
+    await drafts.removeDraft(draft, draft.version);
   } catch (error) {
     if (error instanceof VersionConflictError) {
       const still = await getRecord<DraftRecord>(draftKey(grant.id, draft.id));
@@ -212,10 +197,10 @@ export async function sendDraft(grant: GrantRecord, draftId: string, body: { sig
     }
     throw error;
   }
-  // From here on, a failure puts the draft back as it was.
+  // From here on, a failure puts the draft back as it was (with its count and thread entry).
   // (If the key is taken again, by a concurrent restore, the draft is already back.)
   const restore = () =>
-    createRecord(draftKey(grant.id, draft.id), draft).catch((error) => {
+    drafts.insertDraft(draft).catch((error) => {
       if (!(error instanceof RecordExistsError)) throw error;
     });
   const day = await consumeQuota(grant).catch(async (error) => {
@@ -230,8 +215,7 @@ export async function sendDraft(grant: GrantRecord, draftId: string, body: { sig
     await restore();
     throw error;
   }
-  await adjustFolderCounter(grant.id, 'drafts', -1);
-  await setDraftThreadPosting(grant, draft, false);
+  // Storing the sent message refreshed its thread, which no longer lists the claimed draft.
   await deleteBlobs([draft.body_key, ...draft.attachments.map((a) => a.key)]);
   return viewOf(message);
 }

@@ -1,4 +1,4 @@
-import { getBlob } from '#shared/agent/blobs';
+import { storedBody } from '#shared/agent/blobs';
 import type { DraftRecord, MessageRecord } from '#shared/agent/types';
 import { draftView } from '#shared/agent/views';
 import { draftKey } from '#shared/db/keys';
@@ -16,9 +16,13 @@ export async function requireMessage(grant: GrantRecord, messageId: string): Pro
   return record;
 }
 
-/** The API object of a draft (its body may live in S3), or undefined. */
+/** The API object of a draft (its body may live in S3). */
+export async function draftObject(draft: DraftRecord) {
+  return draftView(draft, await storedBody(draft));
+}
+
+/** The API object of a draft by ID, or undefined. */
 export async function loadDraftView(grantId: GrantId, draftId: string) {
   const draft = await getRecord<DraftRecord>(draftKey(grantId, draftId as DraftId));
-  if (!draft) return undefined;
-  return draftView(draft, draft.body_key ? (await getBlob(draft.body_key)).toString('utf8') : draft.body);
+  return draft ? draftObject(draft) : undefined;
 }

@@ -3,6 +3,7 @@ import { mutablePostings } from '#shared/agent/postings';
 import { folderDeltas, mergeDeltas, storedImmutablePostings, viewOf } from '#shared/agent/store';
 import { refreshThread } from '#shared/agent/thread-refresh';
 import type { MessageRecord } from '#shared/agent/types';
+import type { MessageView } from '#shared/agent/views';
 import { requireFolders } from '#shared/agent/folders';
 import type { GrantRecord } from '#shared/db/grants';
 import * as messages from '#shared/db/messages';
@@ -51,12 +52,17 @@ export interface ChangeOptions {
  * its thread, then `message.updated`. A concurrent change of the same message is retried on the
  * fresh copy, so two clients marking it read and starring it both win.
  */
-export async function changeMessage(grant: GrantRecord, record: MessageRecord, changes: MessageChanges, options: ChangeOptions = {}): Promise<MessageRecord> {
+export async function changeMessage(
+  grant: GrantRecord,
+  record: MessageRecord,
+  changes: MessageChanges,
+  options: ChangeOptions = {},
+): Promise<{ record: MessageRecord; view: MessageView }> {
   if (changes.folders && !options.threadBatch) await requireFolders(grant.id, changes.folders);
   let current = record;
   for (let attempt = 0; ; attempt++) {
     const after = applyChanges(current, changes);
-    if (sameState(current, after)) return current;
+    if (sameState(current, after)) return { record: current, view: await viewOf(current) };
     const before = new Set(mutablePostings(current));
     const next = new Set(mutablePostings(after));
     try {
@@ -67,8 +73,9 @@ export async function changeMessage(grant: GrantRecord, record: MessageRecord, c
         mergeDeltas(folderDeltas(current, -1), folderDeltas(after, 1)),
       );
       if (!options.threadBatch) await refreshThread(grant.id, after.thread_id);
-      await publish({ type: 'message.updated', applicationId: grant.application_id, grantId: grant.id, object: await viewOf(after) });
-      return after;
+      const view = await viewOf(after);
+      await publish({ type: 'message.updated', applicationId: grant.application_id, grantId: grant.id, object: view });
+      return { record: after, view };
     } catch (error) {
       if (!(error instanceof MessageConflictError) || attempt >= 3) {
         if (error instanceof MessageConflictError) throw new ConflictError('The message kept changing during the update; retry');

@@ -3,7 +3,12 @@ import { requireMessage } from '#shared/agent/lookup';
 import { changeMessage, hardDeleteMessage, trashMessage } from '#shared/agent/message-ops';
 import { messageFilter, rejectProviderOnlyParameters } from '#shared/agent/filters';
 import { findMessages } from '#shared/agent/query';
-import { messageBody, viewOf, type MessageFields } from '#shared/agent/store';
+import { storedBody } from '#shared/agent/blobs';
+import { viewOf, type MessageFields } from '#shared/agent/store';
+import { messageView } from '#shared/agent/views';
+import { getMessages } from '#shared/db/messages';
+import { NotFoundError } from '#shared/http/errors';
+import { parseId } from '#shared/ids';
 import { decodeBeforeCursor, encodeBeforeCursor } from '#shared/db/cursor';
 import type { GrantRecord } from '#shared/db/grants';
 import { cleanMessageBody } from '#shared/mail/clean';
@@ -28,7 +33,7 @@ export async function getMessage(grant: GrantRecord, messageId: string, query: M
 
 export async function updateMessage(grant: GrantRecord, messageId: string, body: UpdateMessageBody) {
   const record = await requireMessage(grant, messageId);
-  return viewOf(await changeMessage(grant, record, body as { unread?: boolean; starred?: boolean; folders?: string[]; metadata?: Record<string, string> }));
+  return (await changeMessage(grant, record, body as { unread?: boolean; starred?: boolean; folders?: string[]; metadata?: Record<string, string> })).view;
 }
 
 export async function deleteMessage(grant: GrantRecord, messageId: string, query: DeleteMessageQuery): Promise<void> {
@@ -39,11 +44,14 @@ export async function deleteMessage(grant: GrantRecord, messageId: string, query
 
 export async function cleanMessages(grant: GrantRecord, body: CleanMessagesBody) {
   const { message_id: ids, ...options } = body;
-  const records = await Promise.all(ids.map((id) => requireMessage(grant, id)));
+  const found = new Map((await getMessages(grant.id, ids.filter((id) => parseId('message', id)))).map((m) => [m.id as string, m]));
+  const missing = ids.find((id) => !found.has(id));
+  if (missing) throw new NotFoundError(`Message '${missing}' not found`);
   return Promise.all(
-    records.map(async (record) => ({
-      ...(await viewOf(record)),
-      conversation: cleanMessageBody(await messageBody(record), options, record.is_plaintext),
-    })),
+    ids.map(async (id) => {
+      const record = found.get(id)!;
+      const body = await storedBody(record);
+      return { ...messageView(record, { body }), conversation: cleanMessageBody(body, options, record.is_plaintext) };
+    }),
   );
 }

@@ -3,6 +3,7 @@ import { requireMessage } from '#shared/agent/lookup';
 import { normalAddress } from '#shared/agent/postings';
 import { storeMessage, viewOf, type NewAttachment } from '#shared/agent/store';
 import type { HeaderRecord, ParticipantRecord } from '#shared/agent/types';
+import { messageView } from '#shared/agent/views';
 import { env } from '#shared/config';
 import { resolveAgentAddresses, type GrantRecord } from '#shared/db/grants';
 import * as sending from '#shared/db/sending';
@@ -290,7 +291,8 @@ export async function sendMessage(
       const prepared = await prepareOutgoing(grant, input, context.files);
       const day = await consumeQuota(grant);
       try {
-        return await viewOf(await deliverAndStore(grant, prepared));
+        // The body is at hand: no need to read it back from S3 when it was stored there.
+        return messageView(await deliverAndStore(grant, prepared), { body: prepared.body });
       } catch (error) {
         if (error instanceof MailDeliveryError) await sending.refundSendQuota(grant.id, day);
         throw error;

@@ -1,4 +1,4 @@
-import { attachmentKey, bodyKey, getBlob, putBlob, rawMessageKey } from '#shared/agent/blobs';
+import { attachmentKey, bodyKey, getBlob, putBlob, rawMessageKey, storedBody } from '#shared/agent/blobs';
 import { immutablePostings, mutablePostings } from '#shared/agent/postings';
 import { bodyText, snippetOf } from '#shared/agent/text';
 import { refreshThread } from '#shared/agent/thread-refresh';
@@ -156,12 +156,6 @@ export async function storeMessage(input: NewMessage): Promise<{ record: Message
   return { record, duplicate: false };
 }
 
-/** The body of a stored message, from the item or from S3. */
-export async function messageBody(record: Pick<MessageRecord, 'body' | 'body_key'>): Promise<string> {
-  if (record.body !== undefined) return record.body;
-  return record.body_key ? (await getBlob(record.body_key)).toString('utf8') : '';
-}
-
 export function messageHeaders(record: MessageRecord): HeaderRecord[] {
   return record.headers ?? [];
 }
@@ -172,13 +166,13 @@ export async function messageRaw(record: MessageRecord): Promise<Buffer> {
 
 /** Immutable postings of a stored message (needs its body text, which may live in S3). */
 export async function storedImmutablePostings(record: MessageRecord): Promise<string[]> {
-  return immutablePostings(record, bodyText(await messageBody(record), record.is_plaintext));
+  return immutablePostings(record, bodyText(await storedBody(record), record.is_plaintext));
 }
 
 export type MessageFields = 'standard' | 'include_headers' | 'raw_mime';
 
 export async function viewOf(record: MessageRecord, fields: MessageFields = 'standard') {
-  const [body, raw] = await Promise.all([messageBody(record), fields === 'raw_mime' ? messageRaw(record) : undefined]);
+  const [body, raw] = await Promise.all([storedBody(record), fields === 'raw_mime' ? messageRaw(record) : undefined]);
   const headers = fields === 'include_headers' ? messageHeaders(record) : undefined;
   return messageView(record, { body, headers, raw_mime: raw?.toString('base64url') });
 }

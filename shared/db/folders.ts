@@ -1,5 +1,5 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { FolderRecord } from '#shared/agent/types';
 import { TABLE_NAME, dynamo, type TransactItem } from '#shared/aws/dynamodb';
 import { batchGet } from '#shared/db/batch';
@@ -166,17 +166,4 @@ export async function deleteFolder(folder: FolderRecord): Promise<void> {
     if (error instanceof TransactionCanceledException) throw new FolderChangedError();
     throw error;
   }
-}
-
-/** Adds to a folder's total (the Drafts folder counts drafts, which are not messages). */
-export async function adjustFolderCounter(grantId: GrantId, folderId: string, total: number): Promise<void> {
-  await dynamo.send(
-    new UpdateCommand({
-      TableName: TABLE_NAME,
-      Key: folderKey(grantId, folderId),
-      UpdateExpression: 'ADD total_count :t',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':t': total },
-    }),
-  );
 }

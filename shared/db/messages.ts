@@ -29,7 +29,8 @@ export class MessageConflictError extends Error {
   }
 }
 
-function folderCounter(grantId: GrantId, delta: FolderDelta): TransactItem {
+/** Transaction item that moves a folder's counters by a message (or draft) write. */
+export function folderCounter(grantId: GrantId, delta: FolderDelta): TransactItem {
   return {
     Update: {
       TableName: TABLE_NAME,

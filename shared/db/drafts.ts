@@ -1,0 +1,59 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { kinds } from '#shared/agent/postings';
+import type { DraftRecord } from '#shared/agent/types';
+import { TABLE_NAME, dynamo, type TransactItem } from '#shared/aws/dynamodb';
+import { draftKey, postingKey } from '#shared/db/keys';
+import { folderCounter } from '#shared/db/messages';
+import { RecordExistsError, VersionConflictError } from '#shared/db/records';
+
+/**
+ * A draft's item, the Drafts folder's count and the draft's entry in its thread's draft postings
+ * change together, in one transaction, so the count never drifts from the drafts stored.
+ */
+const DRAFTS_FOLDER = 'drafts';
+
+const threadPosting = (draft: DraftRecord) => (draft.thread_id ? postingKey(draft.grant_id, kinds.draftThread(draft.thread_id), draft.id) : undefined);
+
+async function transact(items: TransactItem[]): Promise<boolean> {
+  try {
+    await dynamo.send(new TransactWriteCommand({ TransactItems: items }));
+    return true;
+  } catch (error) {
+    if (error instanceof TransactionCanceledException && error.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed') return false;
+    throw error;
+  }
+}
+
+/** Stores a new draft (or puts one back); RecordExistsError if its ID is taken. */
+export async function insertDraft(draft: DraftRecord): Promise<void> {
+  const posting = threadPosting(draft);
+  const stored = await transact([
+    { Put: { TableName: TABLE_NAME, Item: { ...draftKey(draft.grant_id, draft.id), ...draft }, ConditionExpression: 'attribute_not_exists(pk)' } },
+    folderCounter(draft.grant_id, { folderId: DRAFTS_FOLDER, total: 1, unread: 0 }),
+    ...(posting ? [{ Put: { TableName: TABLE_NAME, Item: { ...posting } } }] : []),
+  ]);
+  if (!stored) throw new RecordExistsError();
+}
+
+/**
+ * Removes a draft; false if it did not exist. With `expectedVersion`, only that version is removed
+ * (VersionConflictError if it exists with another).
+ */
+export async function removeDraft(draft: DraftRecord, expectedVersion?: number): Promise<boolean> {
+  const posting = threadPosting(draft);
+  const removed = await transact([
+    {
+      Delete: {
+        TableName: TABLE_NAME,
+        Key: draftKey(draft.grant_id, draft.id),
+        ConditionExpression: expectedVersion === undefined ? 'attribute_exists(pk)' : 'version = :v',
+        ExpressionAttributeValues: expectedVersion === undefined ? undefined : { ':v': expectedVersion },
+      },
+    },
+    folderCounter(draft.grant_id, { folderId: DRAFTS_FOLDER, total: -1, unread: 0 }),
+    ...(posting ? [{ Delete: { TableName: TABLE_NAME, Key: posting } }] : []),
+  ]);
+  if (removed || expectedVersion === undefined) return removed;
+  throw new VersionConflictError();
+}
