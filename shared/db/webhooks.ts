@@ -64,30 +64,10 @@ export async function getWebhook(appId: ApplicationId, webhookId: WebhookId): Pr
   return Item ? strip<WebhookRecord>(Item) : undefined;
 }
 
-/** All destinations of an application (tens at most, in the application's partition). */
-export async function listWebhooks(appId: ApplicationId): Promise<WebhookRecord[]> {
+/** Every page of an application's destinations: their items, or only their count. */
+async function applicationWebhooks(appId: ApplicationId, select: 'ALL_ATTRIBUTES' | 'COUNT'): Promise<{ items: WebhookRecord[]; count: number }> {
   const { pk, skPrefix } = webhooksOfApplication(appId);
-  const out: WebhookRecord[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await dynamo.send(
-      new QueryCommand({
-        TableName: TABLE_NAME,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
-        ScanIndexForward: false,
-        ExclusiveStartKey: start,
-      }),
-    );
-    out.push(...(page.Items ?? []).map((i) => strip<WebhookRecord>(i)));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return out;
-}
-
-/** How many destinations an application has (a count, not the items). */
-export async function countWebhooks(appId: ApplicationId): Promise<number> {
-  const { pk, skPrefix } = webhooksOfApplication(appId);
+  const items: WebhookRecord[] = [];
   let count = 0;
   let start: Record<string, unknown> | undefined;
   do {
@@ -96,15 +76,23 @@ export async function countWebhooks(appId: ApplicationId): Promise<number> {
         TableName: TABLE_NAME,
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
         ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
-        Select: 'COUNT',
+        ScanIndexForward: false,
+        Select: select,
         ExclusiveStartKey: start,
       }),
     );
+    items.push(...(page.Items ?? []).map((i) => strip<WebhookRecord>(i)));
     count += page.Count ?? 0;
     start = page.LastEvaluatedKey;
   } while (start);
-  return count;
+  return { items, count };
 }
+
+/** All destinations of an application (tens at most, in the application's partition), newest first. */
+export const listWebhooks = async (appId: ApplicationId) => (await applicationWebhooks(appId, 'ALL_ATTRIBUTES')).items;
+
+/** How many destinations an application has (a count, not the items). */
+export const countWebhooks = async (appId: ApplicationId) => (await applicationWebhooks(appId, 'COUNT')).count;
 
 /** Replaces a destination if it still has the version read. */
 export async function replaceWebhook(before: WebhookRecord, after: WebhookRecord): Promise<void> {

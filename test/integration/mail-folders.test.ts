@@ -1,16 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiClient, type ApiClient } from '../support/api';
-import { makeAgentGrant, makeApplication } from '../support/factories';
-import { startGateway, type Gateway } from '../support/gateway';
+import { describe, expect, it } from 'vitest';
+import { makeAgentGrant } from '../support/factories';
+import { useApi } from '../support/harness';
 
-let gateway: Gateway;
-let api: ApiClient;
-
-beforeAll(async () => {
-  gateway = await startGateway();
-  api = apiClient(gateway.url, (await makeApplication()).apiKey);
-});
-afterAll(async () => gateway?.close());
+const { api, otherApi } = useApi();
 
 type Grant = Awaited<ReturnType<typeof makeAgentGrant>>;
 interface Folder {
@@ -721,7 +713,7 @@ describe('folders of another application', () => {
     // Prepare
     const grant = await makeAgentGrant(api);
     const folder = await createFolder(grant, { name: 'Mine' });
-    const other = apiClient(gateway.url, (await makeApplication('other')).apiKey);
+    const other = await otherApi('other');
 
     // Act
     const responses = {

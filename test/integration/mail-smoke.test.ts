@@ -1,17 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiClient, type ApiClient } from '../support/api';
-import { makeAgentGrant, makeApplication, uniqueEmail } from '../support/factories';
-import { startGateway, type Gateway } from '../support/gateway';
+import { describe, expect, it } from 'vitest';
+import { makeAgentGrant, uniqueEmail } from '../support/factories';
+import { useApi } from '../support/harness';
 import { waitForSunk } from '../support/mail';
 
-let gateway: Gateway;
-let api: ApiClient;
-
-beforeAll(async () => {
-  gateway = await startGateway();
-  api = apiClient(gateway.url, (await makeApplication()).apiKey);
-});
-afterAll(async () => gateway?.close());
+const { api } = useApi();
 
 describe('smoke', () => {
   it('sends from A to B and to an outside address', async () => {

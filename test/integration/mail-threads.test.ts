@@ -1,16 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiClient, type ApiClient } from '../support/api';
-import { makeAgentGrant, makeApplication } from '../support/factories';
-import { startGateway, type Gateway } from '../support/gateway';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { makeAgentGrant } from '../support/factories';
+import { useApi } from '../support/harness';
 
-let gateway: Gateway;
-let api: ApiClient;
-
-beforeAll(async () => {
-  gateway = await startGateway();
-  api = apiClient(gateway.url, (await makeApplication()).apiKey);
-});
-afterAll(async () => gateway?.close());
+const { api, otherApi } = useApi();
 
 type Grant = Awaited<ReturnType<typeof makeAgentGrant>>;
 interface Message {
@@ -477,7 +469,7 @@ describe('GET /v3/grants/{grant_id}/threads/{thread_id}', () => {
   it('answers 404 for a thread of another grant or of another application', async () => {
     // Prepare
     const { a, b, firstInB } = await conversation();
-    const other = apiClient(gateway.url, (await makeApplication('other')).apiKey);
+    const other = await otherApi('other');
     const foreignGrant = await makeAgentGrant(other);
 
     // Act
