@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -17,6 +18,7 @@ import { benchStack, fmt, median, packageFunctions, percentile, table } from './
  *   3. p50 latency of GET /v3/grants/{id} invoked in-process (packaged bundle, real event) over the
  *      p50 of the DynamoDB calls that request makes, against the same DynamoDB Local
  */
+const require = createRequire(import.meta.url);
 const SIZE_TARGET_KB = 250;
 const INIT_TARGET_MS = 40;
 const RATIO_TARGET = 1.3;
@@ -27,12 +29,13 @@ const RATIO_TARGET = 1.3;
  */
 async function buildSdkFloor(dir: string): Promise<{ bundle: string; bytes: number }> {
   const options = loadServerlessConfig().custom.esbuild as Record<string, unknown>;
-  const { concurrency: _c, exclude: _e, outputFileExtension: _o, ...esbuildOptions } = options;
+  const { concurrency: _c, exclude: _e, outputFileExtension: _o, plugins, ...esbuildOptions } = options;
   const alias = Object.fromEntries(Object.entries((esbuildOptions.alias ?? {}) as Record<string, string>).map(([k, v]) => [k, join(ROOT, v)]));
-  const outfile = join(dir, 'sdk-floor.mjs');
+  const outfile = join(dir, `sdk-floor.${esbuildOptions.format === 'esm' ? 'mjs' : 'cjs'}`);
   await build({
     ...(esbuildOptions as object),
     alias,
+    plugins: require(join(ROOT, plugins as string)),
     stdin: {
       contents: [
         "import { DynamoDBClient } from '@aws-sdk/client-dynamodb';",
@@ -49,6 +52,16 @@ async function buildSdkFloor(dir: string): Promise<{ bundle: string; bytes: numb
   });
   const { statSync } = await import('node:fs');
   return { bundle: outfile, bytes: statSync(outfile).size };
+}
+
+/**
+ * How the Lambda Node.js runtime loads a handler file: `require()` for `.cjs` (and `.js` outside a
+ * `"type": "module"` package), `import()` for `.mjs`.
+ */
+function loadArgs(bundle: string): string[] {
+  return bundle.endsWith('.mjs')
+    ? ['--input-type=module', '-e', `await import(${JSON.stringify(pathToFileURL(bundle).href)})`]
+    : ['-e', `require(${JSON.stringify(bundle)})`];
 }
 
 function wallMs(args: string[], env: NodeJS.ProcessEnv): number {
@@ -99,7 +112,7 @@ export async function runFoundationBench(): Promise<void> {
     const init = new Map<string, number[]>(targets.map((f) => [f.name, []]));
     for (let i = 0; i < runs; i++) {
       bare.push(wallMs(['-e', '0'], env));
-      for (const fn of targets) init.get(fn.name)!.push(wallMs(['--input-type=module', '-e', `await import(${JSON.stringify(pathToFileURL(fn.bundle).href)})`], env));
+      for (const fn of targets) init.get(fn.name)!.push(wallMs(loadArgs(fn.bundle), env));
     }
     const bareMedian = median(bare);
     const initRows: (string | number)[][] = [['function', 'node + import (median)', 'init over `node -e 0`', `target ≤ ${INIT_TARGET_MS} ms`]];

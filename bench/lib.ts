@@ -55,8 +55,8 @@ export async function packageFunctions(): Promise<{ dir: string; functions: Pack
   for (const zip of readdirSync(join(dir, 'artifacts')).filter((f) => f.endsWith('.zip'))) {
     const name = zip.replace(/\.zip$/, '');
     const archive = await JSZip.loadAsync(readFileSync(join(dir, 'artifacts', zip)));
-    const entry = Object.values(archive.files).find((f) => !f.dir && f.name.endsWith('.mjs'));
-    if (!entry) throw new Error(`${zip} holds no .mjs bundle`);
+    const entry = Object.values(archive.files).find((f) => !f.dir && /\.[cm]?js$/.test(f.name));
+    if (!entry) throw new Error(`${zip} holds no bundle`);
     const bundle = join(dir, 'unzipped', name, entry.name);
     mkdirSync(join(bundle, '..'), { recursive: true });
     const code = await entry.async('nodebuffer');

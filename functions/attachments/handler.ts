@@ -1,10 +1,10 @@
 import { binary, ok, redirect } from '#shared/http/route';
 import { httpApi } from '#shared/http/stack';
 import { attachmentsOf } from '#shared/providers/attachments';
-import { routes } from './routes';
-import validators from './validators.generated.cjs';
+import generated from './routes.generated.cjs';
+import type { routes } from './routes';
 
-export const handler = httpApi(routes, validators, {
+export const handler = httpApi<typeof routes>(generated, {
   getAttachment: async ({ grant, params, query }) => ok(await attachmentsOf(grant).get(grant, params.attachment_id!, query.message_id)),
   downloadAttachment: async ({ grant, params, query }) => {
     const result = await attachmentsOf(grant).download(grant, params.attachment_id!, query.message_id);

@@ -3,10 +3,10 @@ import { empty, list, ok } from '#shared/http/route';
 import { parseMultipart } from '#shared/http/middleware/multipart';
 import { httpApi } from '#shared/http/stack';
 import { draftsOf } from '#shared/providers/drafts';
-import { routes } from './routes';
-import validators from './validators.generated.cjs';
+import generated from './routes.generated.cjs';
+import type { routes } from './routes';
 
-export const handler = httpApi(routes, validators, {
+export const handler = httpApi<typeof routes>(generated, {
   listDrafts: async ({ grant, query }) => {
     const page = await draftsOf(grant).list(grant, query, pageSize(query.limit));
     return list(page.items, page.nextCursor);

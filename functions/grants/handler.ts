@@ -1,10 +1,10 @@
 import * as grants from '#shared/grants/service';
 import { httpApi } from '#shared/http/stack';
 import { empty, list, ok } from '#shared/http/route';
-import { routes } from './routes';
-import validators from './validators.generated.cjs';
+import generated from './routes.generated.cjs';
+import type { routes } from './routes';
 
-export const handler = httpApi(routes, validators, {
+export const handler = httpApi<typeof routes>(generated, {
   listGrants: async ({ app, query }) => {
     const page = await grants.listGrants(app, query);
     return list(page.items.map(grants.toGrantResource), page.nextCursor);

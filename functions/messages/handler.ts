@@ -2,10 +2,10 @@ import { pageSize } from '#shared/http/page';
 import { empty, list, ok } from '#shared/http/route';
 import { httpApi } from '#shared/http/stack';
 import { messagesOf } from '#shared/providers/messages';
-import { routes } from './routes';
-import validators from './validators.generated.cjs';
+import generated from './routes.generated.cjs';
+import type { routes } from './routes';
 
-export const handler = httpApi(routes, validators, {
+export const handler = httpApi<typeof routes>(generated, {
   listMessages: async ({ grant, query }) => {
     const page = await messagesOf(grant).list(grant, query, pageSize(query.limit));
     return list(page.items, page.nextCursor);

@@ -4,10 +4,10 @@ import { ok } from '#shared/http/route';
 import { parseMultipart } from '#shared/http/middleware/multipart';
 import { httpApi } from '#shared/http/stack';
 import { senderOf } from '#shared/providers/send';
-import { routes } from './routes';
-import validators from './validators.generated.cjs';
+import generated from './routes.generated.cjs';
+import type { routes } from './routes';
 
-export const handler = httpApi(routes, validators, {
+export const handler = httpApi<typeof routes>(generated, {
   sendMessage: async ({ grant, body, files, rawBody, headers, event }) => {
     const { result, replayed } = await senderOf(grant).send(grant, body as OutgoingInput, {
       files,

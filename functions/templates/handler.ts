@@ -2,10 +2,10 @@ import { pageSize } from '#shared/http/page';
 import { empty, list, ok } from '#shared/http/route';
 import { httpApi } from '#shared/http/stack';
 import * as templates from '#shared/templates/templates';
-import { routes } from './routes';
-import validators from './validators.generated.cjs';
+import generated from './routes.generated.cjs';
+import type { routes } from './routes';
 
-export const handler = httpApi(routes, validators, {
+export const handler = httpApi<typeof routes>(generated, {
   listTemplates: async ({ grant, query }) => {
     const page = await templates.listTemplates(grant, pageSize(query.limit), query.page_token);
     return list(page.items, page.nextCursor);

@@ -2,10 +2,10 @@ import { pageSize } from '#shared/http/page';
 import { empty, list, ok } from '#shared/http/route';
 import { httpApi } from '#shared/http/stack';
 import * as webhooks from '#shared/webhooks/service';
-import { routes } from './routes';
-import validators from './validators.generated.cjs';
+import generated from './routes.generated.cjs';
+import type { routes } from './routes';
 
-export const handler = httpApi(routes, validators, {
+export const handler = httpApi<typeof routes>(generated, {
   listWebhooks: async ({ app, query }) => {
     const page = await webhooks.listWebhooks(app, query, pageSize(query.limit));
     return list(page.items, page.nextCursor);

@@ -2,6 +2,7 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { ApplicationContext } from '#shared/applications/authenticate';
 import type { GrantRecord } from '#shared/db/grants';
+import type { CompiledValidateFunction } from '#shared/http/validation';
 import type { Logger } from '#shared/logger';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -42,6 +43,23 @@ export interface RouteSpec {
 }
 
 export type RouteTable = Readonly<Record<string, RouteSpec>>;
+
+/**
+ * What a function needs of a route at run time: the spec without its schemas and summary (the
+ * validators are generated from the schemas, and `select` needs only the response's field names).
+ */
+export type RuntimeRoute = Omit<RouteSpec, 'query' | 'body' | 'response' | 'summary'> & {
+  readonly hasBody: boolean;
+  /** Top-level fields `select` may name (undefined: the response is not an object schema). */
+  readonly selectable?: readonly string[];
+};
+
+/** Shape of `functions/<group>/routes.generated.cjs` (scripts/generate-routes.ts). */
+export interface GeneratedRoutes {
+  routes: Record<string, RuntimeRoute>;
+  query: Record<string, CompiledValidateFunction>;
+  body: Record<string, CompiledValidateFunction>;
+}
 
 type QueryOf<R extends RouteSpec> = R['query'] extends JSONSchema ? FromSchema<R['query']> : Record<string, never>;
 type BodyOf<R extends RouteSpec> = R['body'] extends JSONSchema ? FromSchema<R['body']> : undefined;

@@ -7,12 +7,11 @@ import { responseMiddleware } from '#shared/http/middleware/response';
 import { routing } from '#shared/http/middleware/routing';
 import { stateOf, type CompiledRoute } from '#shared/http/middleware/state';
 import { validation } from '#shared/http/middleware/validation';
-import { routeKey, type RouteHandlers, type RouteResult, type RouteSpec, type RouteTable } from '#shared/http/route';
-import { selectableFields } from '#shared/http/select';
-import { toValidator, type GeneratedValidators } from '#shared/http/validation';
+import { routeKey, type GeneratedRoutes, type RouteHandlers, type RouteResult, type RouteTable } from '#shared/http/route';
+import { toValidator } from '#shared/http/validation';
 
 /**
- * The one HTTP middleware stack. Every endpoint function is `httpApi(routes, validators, handlers)`;
+ * The one HTTP middleware stack. Every endpoint function is `httpApi<typeof routes>(generated, handlers)`;
  * the middlewares (shared/http/middleware/) run in this order:
  *
  *   1. response  (after/onError, runs last): envelope, select, x-request-id, gzip, access log, errors
@@ -23,19 +22,15 @@ import { toValidator, type GeneratedValidators } from '#shared/http/validation';
  *   6. grant     resolve `{grant_id}` within the calling application
  *   7. handler   one domain call, returns a RouteResult
  */
-function compile(
-  routes: RouteTable,
-  validators: GeneratedValidators,
-  handlers: Record<string, (request: never) => Promise<RouteResult>>,
-): Map<string, CompiledRoute> {
+function compile(generated: GeneratedRoutes, handlers: Record<string, (request: never) => Promise<RouteResult>>): Map<string, CompiledRoute> {
   const compiled = new Map<string, CompiledRoute>();
-  for (const [name, spec] of Object.entries(routes)) {
+  for (const [name, spec] of Object.entries(generated.routes)) {
     const handler = handlers[name];
-    const query = validators.query[name];
-    const body = validators.body[name];
-    // Fail at cold start, not on a request, when the generated validators do not match the table.
+    const query = generated.query[name];
+    const body = generated.body[name];
+    // Fail at cold start, not on a request, when the generated module does not match the handlers.
     if (!handler) throw new Error(`No handler for route ${name}`);
-    if (!query || (spec.body !== undefined) !== (body !== undefined)) {
+    if (!query || spec.hasBody !== (body !== undefined)) {
       throw new Error(`Validators for route ${name} are missing or stale; run \`npm run generate\``);
     }
     compiled.set(routeKey(spec), {
@@ -43,21 +38,25 @@ function compile(
       handler,
       validateQuery: toValidator(query, 'query'),
       validateBody: body ? toValidator(body, 'body') : undefined,
-      selectable: selectableFields(spec.response),
+      selectable: spec.selectable,
     });
   }
+  const extra = Object.keys(handlers).find((name) => !(name in generated.routes));
+  if (extra) throw new Error(`Handler ${extra} has no generated route; run \`npm run generate\``);
   return compiled;
 }
 
 /**
- * Builds the Lambda handler of one endpoint group from its route table, its generated validators and
- * one handler per route. Functions with multipart routes pass `multipart` (parseMultipart).
+ * Builds the Lambda handler of one endpoint group from its generated routes module
+ * (`functions/<group>/routes.generated.cjs`: the route table without schemas, and the validators
+ * compiled from them) and one handler per route, typed by the group's route table:
+ * `httpApi<typeof routes>(generated, handlers)`. Functions with multipart routes pass `multipart`.
  */
-export function httpApi<T extends RouteTable>(routes: T, validators: GeneratedValidators, handlers: RouteHandlers<T>, options: { multipart?: MultipartParser } = {}) {
-  const compiled = compile(routes, validators, handlers as unknown as Record<string, (request: never) => Promise<RouteResult>>);
-  const needsMultipart = Object.entries(routes).find(([, spec]) => spec.multipartMaxBytes);
+export function httpApi<T extends RouteTable>(generated: GeneratedRoutes, handlers: RouteHandlers<T>, options: { multipart?: MultipartParser } = {}) {
+  const compiled = compile(generated, handlers as unknown as Record<string, (request: never) => Promise<RouteResult>>);
+  const known = Object.values(generated.routes);
+  const needsMultipart = Object.entries(generated.routes).find(([, spec]) => spec.multipartMaxBytes);
   if (needsMultipart && !options.multipart) throw new Error(`Route ${needsMultipart[0]} accepts multipart bodies but no multipart parser was given`);
-  const known: readonly RouteSpec[] = Object.values(routes);
   return middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>()
     .use(responseMiddleware())
     .use(routing(compiled, known))

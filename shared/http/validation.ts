@@ -2,19 +2,13 @@ import type { ErrorObject } from 'ajv';
 import { InvalidRequestError } from '#shared/http/errors';
 
 /**
- * Validators are generated at build time (scripts/generate-validators.ts → ajv standalone code in
- * functions/<group>/validators.generated.cjs), so functions neither bundle ajv nor compile schemas
+ * Validators are generated at build time (scripts/generate-routes.ts → ajv standalone code in
+ * functions/<group>/routes.generated.cjs), so functions neither bundle ajv nor compile schemas
  * at cold start. This module turns their errors into one message naming every offending field.
  */
 export interface CompiledValidateFunction {
   (data: unknown): boolean;
   errors?: ErrorObject[] | null;
-}
-
-/** Shape of a generated validators module: route name → validator. */
-export interface GeneratedValidators {
-  query: Record<string, CompiledValidateFunction>;
-  body: Record<string, CompiledValidateFunction>;
 }
 
 export type Validator = (value: unknown) => void;

@@ -157,8 +157,10 @@ describe('delivery', () => {
     const second = await makeAgentGrant(api);
     const got = await r.waitFor(4, 10_000);
     expect(JSON.parse(got[3]!.raw.toString()).data.grant_id).toBe(second.id);
-    const log = (await api.get(`/v3/webhooks/${id}/deliveries`)).body.data;
-    expect(log.map((a: { outcome: string }) => a.outcome)).toEqual(['delivered', 'given_up', 'retrying', 'retrying']);
+    // The worker records an attempt after the receiver has answered: wait for the fourth record.
+    const outcomes = async () => ((await api.get(`/v3/webhooks/${id}/deliveries`)).body.data as { outcome: string }[]).map((a) => a.outcome);
+    await expect.poll(outcomes, { timeout: 5_000, interval: 100 }).toHaveLength(4);
+    expect(await outcomes()).toEqual(['delivered', 'given_up', 'retrying', 'retrying']);
   }, 40_000);
 
   it('retries timeouts and connection resets, and a 10 MB answer does not stall anything', async () => {

@@ -3,16 +3,17 @@ import { describe, expect, it } from 'vitest';
 import { API_ROUTES } from '#functions/routes';
 import { InvalidRequestError } from '#shared/http/errors';
 import { generateGroupValidators } from '#shared/http/validator-codegen';
-import { toValidator, type GeneratedValidators } from '#shared/http/validation';
+import type { GeneratedRoutes } from '#shared/http/route';
+import { toValidator } from '#shared/http/validation';
 import { readFileSync } from 'node:fs';
 
 const require = createRequire(import.meta.url);
-const connect = require('../../functions/connect/validators.generated.cjs') as GeneratedValidators;
-const grants = require('../../functions/grants/validators.generated.cjs') as GeneratedValidators;
+const connect = require('../../functions/connect/routes.generated.cjs') as GeneratedRoutes;
+const grants = require('../../functions/grants/routes.generated.cjs') as GeneratedRoutes;
 
 describe('generated validators', () => {
   it.each(Object.keys(API_ROUTES))('are current for functions/%s (run `npm run generate` after changing a schema)', (group) => {
-    const file = new URL(`../../functions/${group}/validators.generated.cjs`, import.meta.url);
+    const file = new URL(`../../functions/${group}/routes.generated.cjs`, import.meta.url);
     expect(readFileSync(file, 'utf8')).toBe(generateGroupValidators(group, API_ROUTES[group as keyof typeof API_ROUTES]));
   });
 });

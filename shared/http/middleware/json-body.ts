@@ -26,7 +26,7 @@ export const jsonBody = (multipart?: MultipartParser): middy.MiddlewareObj<APIGa
     before: async (request) => {
       const state = stateOf(request);
       const spec = state.route!.spec;
-      if (!spec.body) return;
+      if (!spec.hasBody) return;
       const raw = request.event.body;
       if (raw === undefined || raw === null || raw === '') {
         if (spec.bodyOptional) {

@@ -10,7 +10,7 @@ import { stateOf, type CompiledRoute } from '#shared/http/middleware/state';
  * route (no key of this function), answers 405 with `Allow` when the path exists under other
  * methods, 404 otherwise.
  */
-export function routing(compiled: Map<string, CompiledRoute>, known: readonly RouteSpec[]): middy.MiddlewareObj<APIGatewayProxyEventV2> {
+export function routing(compiled: Map<string, CompiledRoute>, known: readonly Pick<RouteSpec, 'method' | 'path'>[]): middy.MiddlewareObj<APIGatewayProxyEventV2> {
   const templates = [...known].sort((a, b) => compareSpecificity(a.path, b.path));
   return {
     before: (request) => {

@@ -1,14 +1,14 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import type { ApplicationContext } from '#shared/applications/authenticate';
 import type { GrantRecord } from '#shared/db/grants';
-import type { RouteResult, RouteSpec, UploadedFile } from '#shared/http/route';
+import type { RouteResult, RuntimeRoute, UploadedFile } from '#shared/http/route';
 import type { Validator } from '#shared/http/validation';
 import { newId } from '#shared/ids';
 import { logger, type Logger } from '#shared/logger';
 
 /** A route of the function being invoked, with its validators, ready to dispatch. */
 export interface CompiledRoute {
-  spec: RouteSpec;
+  spec: RuntimeRoute;
   handler: (request: never) => Promise<RouteResult>;
   validateQuery?: Validator;
   validateBody?: Validator;
