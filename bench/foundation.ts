@@ -91,8 +91,12 @@ export async function runFoundationBench(): Promise<void> {
 
     // 2. Module init: interleave bare node and each bundle so machine noise hits both alike.
     // Every variable some function requires at cold start (values are never used: nothing is called).
+    // Without NODE_EXTRA_CA_CERTS, which Lambda does not set: with it (some machines set it for a
+    // proxy) even a bare `node -e 0` loads the extra certificates and initialises OpenSSL at start-up
+    // (~45 ms here), so the crypto start-up every bundle pays would vanish from the difference.
+    const { NODE_EXTRA_CA_CERTS: _extraCerts, ...inherited } = process.env;
     const env = {
-      ...process.env,
+      ...inherited,
       TABLE_NAME: 'bench',
       FANOUT_QUEUE_URL: 'http://127.0.0.1:1/queue/bench',
       JOBS_QUEUE_URL: 'http://127.0.0.1:1/queue/jobs',

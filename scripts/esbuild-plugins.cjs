@@ -8,6 +8,12 @@
  * Bedrock, Transcribe…). Switchboard calls none of them, yet a single-file bundle would inline the
  * codec (~15 KB minified) into every function. The import resolves instead to a module that throws
  * a clear error if a streaming operation is ever added without revisiting this choice.
+ *
+ * lazy-web-streams: @middy/core imports `ReadableStream` from `node:stream/web` at load time for its
+ * response-streaming mode (streamifyResponse), which Switchboard does not use; loading Node's web
+ * streams costs ~4 ms of every cold start. The import resolves instead to a module whose
+ * `ReadableStream` is a getter for the global of the same name (the very same class since Node 18),
+ * so nothing changes if streaming is ever used, and nothing is loaded until then.
  */
 const withoutEventStreams = {
   name: 'without-event-streams',
@@ -23,4 +29,17 @@ const withoutEventStreams = {
   },
 };
 
-module.exports = [withoutEventStreams];
+const lazyWebStreams = {
+  name: 'lazy-web-streams',
+  setup(build) {
+    build.onResolve({ filter: /^node:stream\/web$/ }, (args) =>
+      /[\\/]@middy[\\/]core[\\/]/.test(args.importer) ? { path: args.path, namespace: 'lazy-web-streams' } : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'lazy-web-streams' }, () => ({
+      contents: "Object.defineProperty(exports, 'ReadableStream', { enumerable: true, get: () => globalThis.ReadableStream });",
+      loader: 'js',
+    }));
+  },
+};
+
+module.exports = [withoutEventStreams, lazyWebStreams];
