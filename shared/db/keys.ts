@@ -29,7 +29,7 @@
  * | Webhook destination by ID / of an application    | table | app#<app_id>         | webhook#<wh_id>       | webhookKey, webhooksOfApplication |
  * | Every webhook destination (health sweep)         | table | webhooks             | <wh_id>               | webhookRegistryKey  |
  * | Delivery attempts of a destination, newest first | table | webhook#<wh_id>#attempts | <dlv_id> (TTL 30 d) | attemptKey, attemptsOfWebhook |
- * | Attempt counts per minute and per hour (health)  | table | webhook#<wh_id>#stats| m#<min> / h#<hour> (TTL 4 d) | statsKey      |
+ * | Attempt counts per hour, and per minute inside it (health) | table | webhook#<wh_id>#stats | h#<hour> (TTL 4 d) | statsKey |
  *
  * Message postings are the filter indexes of a mailbox: one small item per (filter value, message),
  * e.g. `ix#from:ann@x.com`, `ix#in:inbox`, `ix#unread`, `ix#subj:invoice`, `ix#text:budget`. Their sort
@@ -149,9 +149,17 @@ export const webhookRegistry = () => ({ pk: 'webhooks' });
 export const attemptKey = (webhookId: WebhookId, attemptId: string): Key => ({ pk: `webhook#${webhookId}#attempts`, sk: attemptId });
 export const attemptsOfWebhook = (webhookId: WebhookId) => ({ pk: `webhook#${webhookId}#attempts` });
 
-/** Attempt counters of a destination for one minute (`m#…`) or one hour (`h#…`), Unix time divided. */
-export const statsKey = (webhookId: WebhookId, bucket: string): Key => ({ pk: `webhook#${webhookId}#stats`, sk: bucket });
-/** The sort key of the minute or hour bucket holding Unix time `seconds`. */
-export const statsBucket = (granularity: 'm' | 'h', seconds: number) =>
-  `${granularity}#${String(Math.floor(seconds / (granularity === 'm' ? 60 : 3600))).padStart(10, '0')}`;
+/**
+ * Attempt counters of a destination for one hour: `attempts`/`failures` for the hour and
+ * `a<MM>`/`f<MM>` for each minute MM of it, so one update per destination counts a batch at both
+ * granularities.
+ */
+export const statsKey = (webhookId: WebhookId, seconds: number): Key => ({ pk: `webhook#${webhookId}#stats`, sk: statsBucket(seconds) });
+/** The sort key of the hour holding Unix time `seconds`. */
+export const statsBucket = (seconds: number) => `h#${String(Math.floor(seconds / 3600)).padStart(10, '0')}`;
+/** The attribute names counting minute `seconds` inside its hour's counters item. */
+export const statsMinute = (seconds: number) => {
+  const minute = String(Math.floor((seconds % 3600) / 60)).padStart(2, '0');
+  return { attempts: `a${minute}`, failures: `f${minute}` };
+};
 export const statsOfWebhook = (webhookId: WebhookId) => ({ pk: `webhook#${webhookId}#stats` });

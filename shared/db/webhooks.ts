@@ -3,7 +3,7 @@ import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateComma
 import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
 import { batchGet, batchWrite, putRequests } from '#shared/db/batch';
 import type { StartKey } from '#shared/db/cursor';
-import { attemptKey, attemptsOfWebhook, itemAttributes, statsBucket, statsKey, statsOfWebhook, webhookKey, webhookRegistry, webhookRegistryKey, webhooksOfApplication } from '#shared/db/keys';
+import { attemptKey, attemptsOfWebhook, itemAttributes, statsBucket, statsKey, statsMinute, statsOfWebhook, webhookKey, webhookRegistry, webhookRegistryKey, webhooksOfApplication } from '#shared/db/keys';
 import type { ApplicationId, WebhookId } from '#shared/ids';
 
 /** Webhook destinations, their delivery attempts and the counters the health check reads. */
@@ -142,34 +142,35 @@ const ATTEMPT_TTL = 30 * 86400;
 const STATS_TTL = 4 * 86400;
 
 /**
- * Records attempts (one BatchWriteItem per 25) and counts them in their minute and hour buckets, one
- * counter update per destination and bucket rather than per attempt.
+ * Records attempts (one BatchWriteItem per 25) and counts them: one UpdateItem per destination and
+ * hour, adding to the hour's totals and to each minute's counts inside the same item.
  */
 export async function recordAttempts(attempts: AttemptRecord[]): Promise<void> {
   if (!attempts.length) return;
-  const counters = new Map<string, { webhook_id: WebhookId; bucket: string; attempts: number; failures: number; expires: number }>();
+  const counters = new Map<string, { key: ReturnType<typeof statsKey>; add: Map<string, number>; expires: number }>();
   for (const a of attempts) {
-    for (const granularity of ['m', 'h'] as const) {
-      const bucket = statsBucket(granularity, a.time);
-      const key = `${a.webhook_id} ${bucket}`;
-      const c = counters.get(key) ?? { webhook_id: a.webhook_id, bucket, attempts: 0, failures: 0, expires: a.time + STATS_TTL };
-      c.attempts += 1;
-      c.failures += a.outcome === 'delivered' ? 0 : 1;
-      counters.set(key, c);
-    }
+    const key = statsKey(a.webhook_id, a.time);
+    const id = `${key.pk} ${key.sk}`;
+    const c = counters.get(id) ?? { key, add: new Map<string, number>(), expires: a.time + STATS_TTL };
+    const failure = a.outcome === 'delivered' ? 0 : 1;
+    const minute = statsMinute(a.time);
+    for (const [name, n] of [['attempts', 1], ['failures', failure], [minute.attempts, 1], [minute.failures, failure]] as const) c.add.set(name, (c.add.get(name) ?? 0) + n);
+    counters.set(id, c);
   }
   await Promise.all([
     batchWrite(putRequests(attempts.map((a) => ({ ...attemptKey(a.webhook_id, a.id), ...a, expires_at: a.time + ATTEMPT_TTL })))),
-    ...[...counters.values()].map((c) =>
-      dynamo.send(
+    ...[...counters.values()].map((c) => {
+      const names = [...c.add.keys()];
+      return dynamo.send(
         new UpdateCommand({
           TableName: TABLE_NAME,
-          Key: statsKey(c.webhook_id, c.bucket),
-          UpdateExpression: 'ADD attempts :a, failures :f SET expires_at = if_not_exists(expires_at, :exp)',
-          ExpressionAttributeValues: { ':a': c.attempts, ':f': c.failures, ':exp': c.expires },
+          Key: c.key,
+          UpdateExpression: `ADD ${names.map((_, i) => `#n${i} :v${i}`).join(', ')} SET expires_at = if_not_exists(expires_at, :exp)`,
+          ExpressionAttributeNames: Object.fromEntries(names.map((name, i) => [`#n${i}`, name])),
+          ExpressionAttributeValues: { ...Object.fromEntries(names.map((name, i) => [`:v${i}`, c.add.get(name)!])), ':exp': c.expires },
         }),
-      ),
-    ),
+      );
+    }),
   ]);
 }
 
@@ -194,24 +195,34 @@ export async function listAttempts(webhookId: WebhookId, limit: number, before?:
   return { items: page, last: Items.length > limit ? page.at(-1)!.id : undefined };
 }
 
-/** Attempts and failures in the buckets of one granularity from `fromSeconds` to now. */
+/**
+ * Attempts and failures from `fromSeconds` to now, counted by the minute (`m`: the minutes from the
+ * one holding `fromSeconds`) or by the hour (`h`: the hours from the one holding it).
+ */
 export async function countAttempts(webhookId: WebhookId, granularity: 'm' | 'h', fromSeconds: number): Promise<{ attempts: number; failures: number }> {
   const { Items = [] } = await dynamo.send(
     new QueryCommand({
       TableName: TABLE_NAME,
       KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-      ExpressionAttributeValues: {
-        ':pk': statsOfWebhook(webhookId).pk,
-        ':from': statsBucket(granularity, fromSeconds),
-        ':to': `${granularity}#9999999999`,
-      },
+      ExpressionAttributeValues: { ':pk': statsOfWebhook(webhookId).pk, ':from': statsBucket(fromSeconds), ':to': 'h#9999999999' },
     }),
   );
   let attempts = 0;
   let failures = 0;
+  const firstMinute = Math.floor(fromSeconds / 60);
   for (const item of Items) {
-    attempts += Number(item.attempts ?? 0);
-    failures += Number(item.failures ?? 0);
+    if (granularity === 'h') {
+      attempts += Number(item.attempts ?? 0);
+      failures += Number(item.failures ?? 0);
+      continue;
+    }
+    const hourStart = Number(String(item.sk).slice(2)) * 3600;
+    for (let m = 0; m < 60; m++) {
+      if (Math.floor(hourStart / 60) + m < firstMinute) continue;
+      const names = statsMinute(hourStart + m * 60);
+      attempts += Number(item[names.attempts] ?? 0);
+      failures += Number(item[names.failures] ?? 0);
+    }
   }
   return { attempts, failures };
 }

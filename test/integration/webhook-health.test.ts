@@ -140,3 +140,35 @@ describe('webhook health', () => {
     }
   }, 60_000);
 });
+
+describe('attempt counters', () => {
+  it('count by the minute inside hour items (also across an hour boundary) and by the hour', async () => {
+    const { recordAttempts, countAttempts } = await import('#shared/db/webhooks');
+    const { newId } = await import('#shared/ids');
+    const webhookId = newId('webhook');
+    const hour = 500_000 * HOUR; // an hour boundary
+    const attempt = (time: number, outcome: 'delivered' | 'retrying') => ({
+      id: newId('delivery'),
+      webhook_id: webhookId,
+      notification_id: 'ntf_x',
+      trigger_type: 'grant.created',
+      attempt: 1,
+      time,
+      outcome,
+      status_code: outcome === 'delivered' ? 200 : 503,
+      duration_ms: 1,
+    });
+    // Two batches: 10:50–10:59 of one hour, then 11:00–11:05 of the next.
+    await recordAttempts([attempt(hour - 600, 'delivered'), attempt(hour - 590, 'retrying'), attempt(hour - 30, 'retrying')]);
+    await recordAttempts([attempt(hour + 10, 'retrying'), attempt(hour + 20, 'delivered'), attempt(hour + 300, 'retrying')]);
+    // From 10:55: the 10:59 attempt and the three after 11:00.
+    expect(await countAttempts(webhookId, 'm', hour - 300)).toEqual({ attempts: 4, failures: 3 });
+    // From 10:50: all six, by the minute.
+    expect(await countAttempts(webhookId, 'm', hour - 600)).toEqual({ attempts: 6, failures: 4 });
+    // From 11:01: only the 11:05 attempt.
+    expect(await countAttempts(webhookId, 'm', hour + 60)).toEqual({ attempts: 1, failures: 1 });
+    // By the hour, from any time in the first hour: both hours' totals.
+    expect(await countAttempts(webhookId, 'h', hour - 100)).toEqual({ attempts: 6, failures: 4 });
+    expect(await countAttempts(webhookId, 'h', hour)).toEqual({ attempts: 3, failures: 2 });
+  });
+});
