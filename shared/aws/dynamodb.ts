@@ -1,5 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { requestHandler } from '#shared/aws/http';
 import { env } from '#shared/config';
 
 /**
@@ -7,7 +8,7 @@ import { env } from '#shared/config';
  * SDK environment (`AWS_ENDPOINT_URL_DYNAMODB` / `AWS_ENDPOINT_URL`), so the same code talks to
  * DynamoDB Local, LocalStack or AWS.
  */
-export const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({}), {
+export const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({ requestHandler }), {
   marshallOptions: { removeUndefinedValues: true },
 });
 

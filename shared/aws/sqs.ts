@@ -1,7 +1,8 @@
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { requestHandler } from '#shared/aws/http';
 
 /** One SQS client per container; the endpoint comes from `AWS_ENDPOINT_URL_SQS` when set. */
-export const sqs = new SQSClient({});
+export const sqs = new SQSClient({ requestHandler });
 
 const SQS_BATCH = 10;
 

@@ -6,14 +6,17 @@ import { InvalidRequestError } from '#shared/http/errors';
  * functions/<group>/routes.generated.cjs), so functions neither bundle ajv nor compile schemas
  * at cold start. This module turns their errors into one message naming every offending field.
  */
+/** An ajv error as generated validators report it: without `schemaPath` (see validator-codegen). */
+export type ValidationError = Omit<ErrorObject, 'schemaPath'>;
+
 export interface CompiledValidateFunction {
   (data: unknown): boolean;
-  errors?: ErrorObject[] | null;
+  errors?: ValidationError[] | null;
 }
 
 export type Validator = (value: unknown) => void;
 
-function fieldName(error: ErrorObject, where: 'body' | 'query'): string {
+function fieldName(error: ValidationError, where: 'body' | 'query'): string {
   const path = error.instancePath
     .split('/')
     .slice(1)
@@ -24,7 +27,7 @@ function fieldName(error: ErrorObject, where: 'body' | 'query'): string {
   return name || (where === 'body' ? 'body' : 'query');
 }
 
-function describe(error: ErrorObject, where: 'body' | 'query'): string {
+function describe(error: ValidationError, where: 'body' | 'query'): string {
   const field = fieldName(error, where);
   const noun = where === 'query' ? 'query parameter' : 'field';
   switch (error.keyword) {
@@ -65,7 +68,7 @@ function describe(error: ErrorObject, where: 'body' | 'query'): string {
 }
 
 /** Turns ajv errors into one message naming every offending field (deduplicated, stable order). */
-export function formatErrors(errors: readonly ErrorObject[], where: 'body' | 'query'): string {
+export function formatErrors(errors: readonly ValidationError[], where: 'body' | 'query'): string {
   const messages = [...new Set(errors.filter((e) => e.keyword !== 'if' && e.keyword !== 'anyOf').map((e) => describe(e, where)))];
   const prefix = where === 'body' ? 'Invalid request body' : 'Invalid query';
   return `${prefix}: ${messages.join('; ')}`;

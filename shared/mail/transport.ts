@@ -1,5 +1,6 @@
 import { SESv2Client, SendEmailCommand } from '@aws-sdk/client-sesv2';
 import { createTransport } from 'nodemailer';
+import { requestHandler } from '#shared/aws/http';
 import { env } from '#shared/config';
 
 /**
@@ -45,7 +46,7 @@ function smtpTransport(url: string): MailTransport {
 }
 
 function sesTransport(): MailTransport {
-  const ses = new SESv2Client({});
+  const ses = new SESv2Client({ requestHandler });
   return {
     async send(raw, envelope) {
       try {
