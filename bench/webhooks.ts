@@ -23,7 +23,7 @@ import { benchStack, fmt, table } from './lib';
  *      implementation that keeps every step durable can reach on this stack, and ours ÷ floor is
  *      the share of that bound we reach.
  */
-const N = Number(process.env.BENCH_WEBHOOK_NOTIFICATIONS ?? 400);
+const N = Number(process.env.BENCH_WEBHOOK_NOTIFICATIONS ?? 1000);
 const WORKERS = Number(process.env.BENCH_WEBHOOK_WORKERS ?? 2);
 const PUBLISHERS = Number(process.env.BENCH_WEBHOOK_PUBLISHERS ?? 16);
 const BATCH = Number(process.env.BENCH_WEBHOOK_BATCH ?? 10);
@@ -178,7 +178,8 @@ export async function runWebhooksBench(): Promise<void> {
     ]);
     const app = await createApplication({ name: 'bench' });
     const context = { applicationId: app.application_id, credential: 'api_key' as const };
-    const sqs = new SQSClient({});
+    // Pollers (Lambda's side of the event source) and the floor's calls; the same middleware caching as ours.
+    const sqs = new SQSClient({ cacheMiddleware: true });
     for (let i = 0; i < WORKERS; i++) {
       stops.push(poll(sqs, stack.env.FANOUT_QUEUE_URL!, fanout, BATCH), poll(sqs, stack.env.DELIVERY_QUEUE_URL!, delivery, BATCH));
     }

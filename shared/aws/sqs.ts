@@ -1,8 +1,12 @@
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { requestHandler } from '#shared/aws/http';
 
-/** One SQS client per container; the endpoint comes from `AWS_ENDPOINT_URL_SQS` when set. */
-export const sqs = new SQSClient({ requestHandler });
+/**
+ * One SQS client per container; the endpoint comes from `AWS_ENDPOINT_URL_SQS` when set. Its
+ * middleware stack is never changed after construction, so each command class resolves it once
+ * (`cacheMiddleware`) instead of on every send: notifications are published on most requests.
+ */
+export const sqs = new SQSClient({ requestHandler, cacheMiddleware: true });
 
 const SQS_BATCH = 10;
 
