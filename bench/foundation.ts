@@ -110,7 +110,7 @@ export async function runFoundationBench(): Promise<void> {
       AWS_SECRET_ACCESS_KEY: 'bench',
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     };
-    const runs = 21;
+    const runs = 31;
     const bare: number[] = [];
     const targets = [...packaged.functions, { name: '(reference: SDK clients alone)', bundle: floor.bundle, bytes: floor.bytes }];
     const init = new Map<string, number[]>(targets.map((f) => [f.name, []]));
