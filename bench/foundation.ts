@@ -20,6 +20,12 @@ import { benchStack, fmt, median, packageFunctions, percentile, table } from './
  */
 const require = createRequire(import.meta.url);
 const SIZE_TARGET_KB = 250;
+/**
+ * The functions issue 2's targets were set for; later functions (mail: MIME, template and HTML
+ * libraries; the webhooks API and workers) are measured and listed for the record, not judged.
+ */
+const JUDGED = new Set(['connect', 'grants', 'fallback']);
+const verdict = (name: string, met: boolean) => (JUDGED.has(name) ? (met ? 'met' : 'MISSED') : 'for the record');
 const INIT_TARGET_MS = 40;
 const RATIO_TARGET = 1.3;
 
@@ -79,12 +85,10 @@ export async function runFoundationBench(): Promise<void> {
   try {
     // 1. Bundle sizes.
     const floor = await buildSdkFloor(packaged.dir);
-    // The targets were set for the foundation's functions (connect, grants, fallback); the mail
-    // functions carry MIME, template and HTML libraries and are listed for the record.
     const sizeRows: (string | number)[][] = [['function', 'bundle', `target ≤ ${SIZE_TARGET_KB} KB`]];
     for (const fn of packaged.functions) {
       const kb = fn.bytes / 1024;
-      sizeRows.push([fn.name, `${kb.toFixed(1)} KB`, kb <= SIZE_TARGET_KB ? 'met' : 'MISSED']);
+      sizeRows.push([fn.name, `${kb.toFixed(1)} KB`, verdict(fn.name, kb <= SIZE_TARGET_KB)]);
     }
     sizeRows.push(['(reference: AWS SDK DynamoDB + SQS clients alone)', `${(floor.bytes / 1024).toFixed(1)} KB`, '']);
     console.log(`\n${table(sizeRows)}\n`);
@@ -123,7 +127,7 @@ export async function runFoundationBench(): Promise<void> {
     for (const fn of targets) {
       const total = median(init.get(fn.name)!);
       const over = total - bareMedian;
-      initRows.push([fn.name, fmt(total, 1), fmt(over, 1), fn.name.startsWith('(') ? '' : over <= INIT_TARGET_MS ? 'met' : 'MISSED']);
+      initRows.push([fn.name, fmt(total, 1), fmt(over, 1), fn.name.startsWith('(') ? '' : verdict(fn.name, over <= INIT_TARGET_MS)]);
     }
     console.log(`bare \`node -e 0\`: ${fmt(bareMedian, 1)} (median of ${runs})\n${table(initRows)}\n`);
 
