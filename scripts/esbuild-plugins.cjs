@@ -14,6 +14,12 @@
  * streams costs ~4 ms of every cold start. The import resolves instead to a module whose
  * `ReadableStream` is a getter for the global of the same name (the very same class since Node 18),
  * so nothing changes if streaming is ever used, and nothing is loaded until then.
+ *
+ * lazy-ini-files: the SDK's shared config file loader (~/.aws/config and credentials, SSO token
+ * files) imports `readFile` from `node:fs/promises` at load time, which also loads Node's readline
+ * (~1 ms of every cold start). In Lambda those files are never read (credentials and region come from
+ * the environment), so the import resolves to a `readFile` that loads `node:fs/promises` on its first
+ * call. Should the SDK import anything else from there, the build fails instead of the function.
  */
 const withoutEventStreams = {
   name: 'without-event-streams',
@@ -42,4 +48,20 @@ const lazyWebStreams = {
   },
 };
 
-module.exports = [withoutEventStreams, lazyWebStreams];
+const lazyIniFiles = {
+  name: 'lazy-ini-files',
+  setup(build) {
+    build.onResolve({ filter: /^node:fs\/promises$/ }, (args) =>
+      /[\\/]shared-ini-file-loader[\\/]/.test(args.importer) ? { path: args.path, namespace: 'lazy-ini-files' } : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'lazy-ini-files' }, () => ({
+      contents: [
+        'let fsPromises;',
+        "export const readFile = (...args) => (fsPromises ??= import('node:fs/promises')).then((fs) => fs.readFile(...args));",
+      ].join('\n'),
+      loader: 'js',
+    }));
+  },
+};
+
+module.exports = [withoutEventStreams, lazyWebStreams, lazyIniFiles];
