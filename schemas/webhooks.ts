@@ -12,18 +12,28 @@ export const TRIGGER_TYPES = [
 ] as const;
 export type TriggerType = (typeof TRIGGER_TYPES)[number];
 
+/** One trigger type as sent; checked against TRIGGER_TYPES in code, so the 400 can list the valid ones. */
+const TriggerTypeName = { type: 'string', minLength: 1, maxLength: 100 } as const;
 const TriggerTypes = {
   type: 'array',
   minItems: 1,
   maxItems: TRIGGER_TYPES.length,
   uniqueItems: true,
-  items: { type: 'string', minLength: 1, maxLength: 100 },
+  items: TriggerTypeName,
   description: 'Unknown trigger types are refused with the list of valid ones.',
 } as const;
 
 const WebhookUrl = { type: 'string', minLength: 1, maxLength: 2048 } as const;
 const Description = { type: 'string', maxLength: 1024 } as const;
 const NotificationEmails = { type: 'array', maxItems: 20, uniqueItems: true, items: EmailAddress } as const;
+/** What a destination's create and update bodies both accept. */
+const DestinationFields = {
+  trigger_types: TriggerTypes,
+  webhook_url: WebhookUrl,
+  description: Description,
+  notification_email_addresses: NotificationEmails,
+  compressed_delivery: { type: 'boolean' },
+} as const;
 
 export const WebhookObject = {
   type: 'object',
@@ -47,13 +57,7 @@ export const CreateWebhookBody = {
   type: 'object',
   additionalProperties: false,
   required: ['trigger_types', 'webhook_url'],
-  properties: {
-    trigger_types: TriggerTypes,
-    webhook_url: WebhookUrl,
-    description: Description,
-    notification_email_addresses: NotificationEmails,
-    compressed_delivery: { type: 'boolean' },
-  },
+  properties: DestinationFields,
 } as const;
 export type CreateWebhookBody = FromSchema<typeof CreateWebhookBody>;
 
@@ -62,11 +66,7 @@ export const UpdateWebhookBody = {
   additionalProperties: false,
   minProperties: 1,
   properties: {
-    trigger_types: TriggerTypes,
-    webhook_url: WebhookUrl,
-    description: Description,
-    notification_email_addresses: NotificationEmails,
-    compressed_delivery: { type: 'boolean' },
+    ...DestinationFields,
     status: { type: 'string', enum: ['active', 'inactive'], description: 'failing and failed are set by the service' },
   },
 } as const;
@@ -76,7 +76,7 @@ export const MockPayloadBody = {
   type: 'object',
   additionalProperties: false,
   required: ['trigger_type'],
-  properties: { trigger_type: { type: 'string', minLength: 1, maxLength: 100 } },
+  properties: { trigger_type: TriggerTypeName },
 } as const;
 export type MockPayloadBody = FromSchema<typeof MockPayloadBody>;
 
@@ -84,7 +84,7 @@ export const SendTestEventBody = {
   type: 'object',
   additionalProperties: false,
   required: ['trigger_type', 'webhook_url'],
-  properties: { trigger_type: { type: 'string', minLength: 1, maxLength: 100 }, webhook_url: WebhookUrl },
+  properties: { trigger_type: TriggerTypeName, webhook_url: WebhookUrl },
 } as const;
 export type SendTestEventBody = FromSchema<typeof SendTestEventBody>;
 
