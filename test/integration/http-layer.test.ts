@@ -94,9 +94,15 @@ describe('request bodies', () => {
   });
 
   it('accepts JSON content types with parameters and +json suffixes', async () => {
-    const body = JSON.stringify({ provider: 'agent', settings: { email_address: `ct-${Date.now()}@agents.test` } });
-    const response = await api.request('POST', '/v3/connect/custom', { rawBody: body, headers: { 'content-type': 'application/json; charset=utf-8' } });
-    expect(response.status).toBe(200);
+    const contentTypes = ['application/json; charset=utf-8', 'application/merge-patch+json', 'application/vnd.api+json; charset=utf-8'];
+    for (const [i, contentType] of contentTypes.entries()) {
+      const email = `ct-${Date.now()}-${i}@agents.test`;
+      const body = JSON.stringify({ provider: 'agent', settings: { email_address: email } });
+      const response = await api.request('POST', '/v3/connect/custom', { rawBody: body, headers: { 'content-type': contentType } });
+      expect(response.status, `${contentType}: ${response.text}`).toBe(200);
+      // The body was parsed as JSON: the grant is for the address it names.
+      expect(response.body.data.email).toBe(email);
+    }
   });
 
   it('rejects a body over 1 MiB with 413', async () => {

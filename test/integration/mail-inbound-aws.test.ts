@@ -52,6 +52,7 @@ describe('Function: inbound (SES receipt → S3 → Lambda)', () => {
 
   it('fails (and so is retried by Lambda) when the stored message is missing', async () => {
     const { handler } = await import('#functions/inbound/handler');
-    await expect(handler(sesEvent('missing-object', ['x@agents.test']))).rejects.toThrow();
+    // S3 answers GetObject of the missing inbound copy with NoSuchKey, which the handler lets through.
+    await expect(handler(sesEvent('missing-object', ['x@agents.test']))).rejects.toMatchObject({ name: 'NoSuchKey', $metadata: { httpStatusCode: 404 } });
   });
 });

@@ -47,7 +47,9 @@ describe('relay failure', () => {
     expect((await api.get(`/v3/grants/${carol.id}/messages`)).body.data).toEqual([]);
     expect((await api.get(`/v3/grants/${carol.id}/folders/sent`)).body.data.total_count).toBe(0);
     // Two failures later the quota (2) still allows a local send: failed sends were refunded.
-    await api.post(`/v3/grants/${carol.id}/messages/send`, { to: [{ email: 'someone@example.net' }], subject: 'lost again' });
+    const failedAgain = await api.post(`/v3/grants/${carol.id}/messages/send`, { to: [{ email: 'someone@example.net' }], subject: 'lost again' });
+    expect(failedAgain.status, failedAgain.text).toBe(502);
+    expect(failedAgain.body.error.type).toBe('mail_delivery_error');
     const dave = await makeAgentGrant(api);
     expect((await api.post(`/v3/grants/${carol.id}/messages/send`, { to: [{ email: dave.email }], subject: 'local' })).status).toBe(200);
     expect((await api.post(`/v3/grants/${carol.id}/messages/send`, { to: [{ email: dave.email }], subject: 'local 2' })).status).toBe(200);

@@ -190,16 +190,27 @@ describe('delivery', () => {
     const r = await receiver();
     const { id } = await destination(r.url);
     expect((await api.put(`/v3/webhooks/${id}`, { status: 'inactive' })).body.data.status).toBe('inactive');
-    await makeAgentGrant(api);
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+    // A sentinel: an active destination with the same triggers on its own receiver. Once it has a
+    // notification, the fan-out has handled that notification for every destination.
+    const sentinel = await receiver();
+    await destination(sentinel.url);
+    const grantOf = (g: { raw: Buffer }) => JSON.parse(g.raw.toString()).data.grant_id as string;
+    const first = await makeAgentGrant(api);
+    expect((await sentinel.waitFor(1)).map(grantOf)).toEqual([first.id]);
+    // Delivery jobs to different destinations run concurrently: a short grace period.
+    await new Promise((resolve) => setTimeout(resolve, 500));
     expect(r.received).toHaveLength(0);
     const reactivated = await api.put(`/v3/webhooks/${id}`, { status: 'active' });
     expect(reactivated.body.data.status).toBe('active');
     expect(reactivated.body.data.webhook_secret).toMatch(/^[0-9a-f]{64}$/);
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(r.received).toHaveLength(0);
-    await makeAgentGrant(api);
+    const second = await makeAgentGrant(api);
     await r.waitFor(1);
+    expect((await sentinel.waitFor(2)).map(grantOf)).toEqual([first.id, second.id]);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Only the notification published after reactivation arrives: the missed one is not replayed.
+    expect(r.received.map(grantOf)).toEqual([second.id]);
     expect(r.received[0]!.headers['x-service-signature']).toBe(hmac(r.received[0]!.raw, reactivated.body.data.webhook_secret));
   }, 20_000);
 });

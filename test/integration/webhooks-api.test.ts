@@ -760,6 +760,12 @@ describe('routing', () => {
   it('does not take ip-addresses, mock-payload or send-test-event for a webhook id', async () => {
     expect((await api.get('/v3/webhooks/ip-addresses')).body.data.ip_addresses).toEqual(['203.0.113.7', '203.0.113.8']);
     expect((await api.post('/v3/webhooks/mock-payload', { trigger_type: 'grant.created' })).body.data.type).toBe('grant.created');
+    // send-test-event reaches sendTestEvent: the registered destination gets the test payload.
+    const r = await receiver();
+    await create(r.url);
+    const { answer, got } = await testEvent(r);
+    expect(answer).toEqual({ delivered: true, status_code: 200, duration_ms: expect.any(Number) });
+    expect(JSON.parse(got.raw.toString()).type).toBe('message.created');
   });
 
   it('answers 405 with Allow for PATCH on a destination and GET on rotate-secret', async () => {

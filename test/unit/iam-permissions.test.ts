@@ -1,11 +1,13 @@
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { ROOT, loadServerlessConfig } from '../../scripts/local-stack/serverless-config';
 
 /**
  * The emulators do not check IAM, so a missing permission would only show on AWS. This test bundles
- * each function as `serverless package` does (tree-shaken, not minified, so names and esbuild's
+ * each function as `serverless package` does (serverless.yml's custom.esbuild: its format, target,
+ * main fields, aliases and plugins; tree-shaken but not minified, so names and esbuild's
  * `// <path>` module markers survive), finds every SDK command that the project's own code left in
  * the bundle constructs (`new GetCommand(`, `new GetCommand2(` after esbuild renames), and checks
  * the function's role allows each of them, and nothing more (least privilege).
@@ -38,25 +40,35 @@ const ACTIONS: Record<string, string[]> = {
 };
 const CONSTRUCTED = /\bnew ([A-Za-z0-9]+?Command)\d*\(/g;
 const MODULE_MARKER = /^\/\/ (\S+)$/m;
+const esbuildOptions = config.custom.esbuild as Record<string, unknown>;
+// serverless-esbuild loads `plugins` as a CommonJS module exporting the plugin list.
+const plugins = createRequire(import.meta.url)(join(ROOT, esbuildOptions.plugins as string)) as Plugin[];
 
 async function commandsOf(handler: string): Promise<string[]> {
-  const options = config.custom.esbuild as Record<string, unknown>;
+  const options = esbuildOptions;
   const alias = Object.fromEntries(Object.entries((options.alias ?? {}) as Record<string, string>).map(([k, v]) => [k, join(ROOT, v)]));
+  const extension = (options.outputFileExtension as string | undefined) ?? '.js';
   const result = await build({
     entryPoints: [join(ROOT, `${handler.slice(0, handler.lastIndexOf('.'))}.ts`)],
     bundle: true,
-    platform: 'node',
+    platform: options.platform as 'node',
     target: options.target as string,
-    format: 'esm',
+    format: options.format as 'cjs',
     mainFields: options.mainFields as string[],
     alias,
+    plugins,
     write: false,
     outdir: '/tmp/iam-check',
+    outExtension: { '.js': extension },
     logLevel: 'error',
   });
-  const code = result.outputFiles.find((f) => f.path.endsWith('.js'))!.text;
+  const outputs = result.outputFiles.filter((f) => f.path.endsWith(extension));
+  expect(outputs, `one ${extension} bundle for ${handler}`).toHaveLength(1);
+  const code = outputs[0]!.text;
   // split() with a capture group alternates: [prelude, path, code, path, code, …]
   const parts = code.split(MODULE_MARKER);
+  // The project's own modules are marked (`// shared/…`, `// functions/…`): without markers, nothing would be checked.
+  expect(parts.filter((part, i) => i % 2 === 1 && !part.includes('node_modules')).length, `module markers in the bundle of ${handler}`).toBeGreaterThan(0);
   const commands = new Set<string>();
   for (let i = 1; i < parts.length; i += 2) {
     if (parts[i]!.includes('node_modules')) continue;

@@ -4,13 +4,20 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 
 const sesMock = mockClient(SESv2Client);
 
-/** The transport module reads MAIL_TRANSPORT at load: import it fresh with the SES setting. */
+/**
+ * The transport module reads MAIL_TRANSPORT at load: import it fresh with the SES setting, then
+ * restore the previous value (or its absence) for whatever runs next.
+ */
 async function sesTransport() {
   vi.resetModules();
+  const previous = process.env.MAIL_TRANSPORT;
   process.env.MAIL_TRANSPORT = 'ses';
-  const module = await import('#shared/mail/transport');
-  process.env.MAIL_TRANSPORT = 'smtp';
-  return module;
+  try {
+    return await import('#shared/mail/transport');
+  } finally {
+    if (previous === undefined) delete process.env.MAIL_TRANSPORT;
+    else process.env.MAIL_TRANSPORT = previous;
+  }
 }
 
 describe('Function: mailTransport (ses)', () => {
