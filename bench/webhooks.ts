@@ -66,10 +66,11 @@ async function durableFloor(options: {
   table: string;
   url: string;
   secret: string;
-  payload: (n: number) => Buffer;
+  payload: Buffer;
   received: () => number;
 }): Promise<number> {
   const { sqs, table } = options;
+  const body = options.payload.toString();
   const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({}));
   const destinationKey = { pk: `floor#${process.pid}`, sk: 'destination' };
   await dynamo.send(new PutCommand({ TableName: table, Item: { ...destinationKey, url: options.url, secret: options.secret, status: 'active' } }));
@@ -128,7 +129,7 @@ async function durableFloor(options: {
     let next = 0;
     await Promise.all(
       Array.from({ length: PUBLISHERS }, async () => {
-        while (next < N) await sqs.send(new SendMessageCommand({ QueueUrl: options.fanoutQueueUrl, MessageBody: options.payload(next++).toString() }));
+        while (next++ < N) await sqs.send(new SendMessageCommand({ QueueUrl: options.fanoutQueueUrl, MessageBody: body }));
       }),
     );
     const deadline = performance.now() + 120_000;
@@ -200,6 +201,7 @@ export async function runWebhooksBench(): Promise<void> {
     );
     const publishSeconds = (performance.now() - e2eStart) / 1000;
     const e2e = await waitFor('/e2e', N + 1);
+    if (e2e.length < N + 1) throw new Error(`end to end: ${e2e.length - 1} of ${N} notifications received`);
     const e2eSeconds = (e2e.at(-1)! - e2eStart) / 1000;
     const oursRate = N / e2eSeconds;
 
@@ -244,7 +246,7 @@ export async function runWebhooksBench(): Promise<void> {
       table: stack.env.TABLE_NAME!,
       url: `${base}/floor`,
       secret: hook.webhook_secret!,
-      payload: () => payload,
+      payload,
       received: () => receipts.get('/floor')?.length ?? 0,
     });
 

@@ -64,7 +64,7 @@ export const ErrorEnvelope = {
       additionalProperties: false,
       required: ['type', 'message'],
       properties: {
-        type: { type: 'string', enum: Object.values(ERROR_TYPES) },
+        type: { type: 'string', enum: /* @__PURE__ */ Object.values(ERROR_TYPES) },
         message: { type: 'string' },
       },
     },

@@ -1,7 +1,22 @@
 import type { FromSchema } from 'json-schema-to-ts';
 
-const Engine = { type: 'string', enum: ['mustache', 'handlebars', 'twig'] } as const;
-const TemplateText = { type: 'string', maxLength: 1_000_000 } as const;
+export const TEMPLATE_ENGINES = ['mustache', 'handlebars', 'twig'] as const;
+export type TemplateEngine = (typeof TEMPLATE_ENGINES)[number];
+const Engine = { type: 'string', enum: TEMPLATE_ENGINES } as const;
+
+/**
+ * A template or a signature is stored as one DynamoDB item, and an item holds at most 400 KB
+ * (409,600 bytes). maxLength counts characters (code points), each up to 4 bytes of UTF-8, so the
+ * limits are set for the worst case:
+ * - template: 4 × (80,000 body + 998 subject + 256 name) = 325,016 bytes;
+ * - signature: 4 × (100,000 body + 256 name) = 401,024 bytes;
+ * plus under 1 KB of keys, IDs, engine and timestamps. A longer text would be a 500 from DynamoDB
+ * rather than a 400 naming the field.
+ */
+export const TEMPLATE_BODY_MAX = 80_000;
+/** A subject is one header line (RFC 5322 allows 998 characters), like a sent message's. */
+export const TEMPLATE_SUBJECT_MAX = 998;
+export const SIGNATURE_BODY_MAX = 100_000;
 
 export const TemplateObject = {
   type: 'object',
@@ -26,8 +41,8 @@ export const CreateTemplateBody = {
   properties: {
     name: { type: 'string', minLength: 1, maxLength: 256 },
     engine: Engine,
-    subject: { ...TemplateText, maxLength: 10_000 },
-    body: TemplateText,
+    subject: { type: 'string', maxLength: TEMPLATE_SUBJECT_MAX },
+    body: { type: 'string', maxLength: TEMPLATE_BODY_MAX },
   },
 } as const;
 export type CreateTemplateBody = FromSchema<typeof CreateTemplateBody>;
@@ -71,7 +86,7 @@ export const CreateSignatureBody = {
   required: ['name', 'body'],
   properties: {
     name: { type: 'string', minLength: 1, maxLength: 256 },
-    body: { type: 'string', minLength: 1, maxLength: 100_000 },
+    body: { type: 'string', minLength: 1, maxLength: SIGNATURE_BODY_MAX },
   },
 } as const;
 export type CreateSignatureBody = FromSchema<typeof CreateSignatureBody>;

@@ -15,6 +15,8 @@ function optional(name: string, fallback: string): string {
   return value === undefined || value === '' ? fallback : value;
 }
 
+const messageIdDomain = () => optional('MESSAGE_ID_DOMAIN', 'switchboard.local');
+
 export const env = {
   /** The single DynamoDB table. */
   tableName: () => required('TABLE_NAME'),
@@ -27,13 +29,15 @@ export const env = {
   logLevel: () => optional('LOG_LEVEL', 'info'),
   /** S3 bucket for raw messages, large bodies and attachments. */
   mailBucket: () => required('MAIL_BUCKET'),
+  /** Path-style bucket addressing, for S3-compatible endpoints (the local emulator, LocalStack). */
+  s3ForcePathStyle: () => optional('S3_FORCE_PATH_STYLE', 'false') === 'true',
   /** Messages an Agent Account may send per UTC day. */
   dailySendQuota: () => Number(optional('DAILY_SEND_QUOTA', '500')),
   /** `smtp` (SMTP_RELAY_URL) or `ses` (Amazon SES v2) for mail to addresses outside this deployment. */
   mailTransport: () => optional('MAIL_TRANSPORT', 'smtp') as 'smtp' | 'ses',
   smtpRelayUrl: () => required('SMTP_RELAY_URL'),
   /** Domain of generated Message-ID headers. */
-  messageIdDomain: () => optional('MESSAGE_ID_DOMAIN', 'switchboard.local'),
+  messageIdDomain,
   /** Regional link and open tracking hostname, used when a draft or send gives none. */
   trackingHostname: () => optional('TRACKING_HOSTNAME', `track.${optional('AWS_REGION', 'us-east-1')}.switchboard.local`),
   /** Webhook delivery jobs (one per destination and notification). */
@@ -51,7 +55,7 @@ export const env = {
   /** Addresses webhook requests leave from, as published by GET /v3/webhooks/ip-addresses. */
   webhookEgressIps: () => optional('WEBHOOK_EGRESS_IPS', '').split(',').map((s) => s.trim()).filter(Boolean),
   /** Sender of webhook health notices. */
-  noticeFrom: () => optional('NOTICE_FROM', `webhooks@${optional('MESSAGE_ID_DOMAIN', 'switchboard.local')}`),
+  noticeFrom: () => optional('NOTICE_FROM', `webhooks@${messageIdDomain()}`),
   /** How long a resolved API key is trusted without a DynamoDB read, in seconds (0 disables the cache). */
   apiKeyCacheSeconds: () => Number(optional('API_KEY_CACHE_SECONDS', '30')),
 } as const;

@@ -48,29 +48,28 @@ export function idTime(id: string): number {
  * `${prefix}_${idBound(t, 'low')}` sorts before every ID created at or after t.
  */
 export function idBound(ms: number, side: 'low' | 'high'): string {
-  let time = '';
-  let t = Math.max(0, Math.min(ms, 2 ** 48 - 1));
-  for (let i = 0; i < 10; i++) {
-    time = ALPHABET[t % 32] + time;
-    t = Math.floor(t / 32);
-  }
-  return time + (side === 'low' ? '0' : 'z').repeat(16);
+  return encodeTime(Math.max(0, Math.min(ms, 2 ** 48 - 1))) + (side === 'low' ? '0' : 'z').repeat(16);
 }
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 const ULID_PATTERN = /^[0-9a-hjkmnp-tv-z]{26}$/;
 
-function ulid(now = Date.now()): string {
+/** The 10-character time part of a ULID (milliseconds, Crockford base 32). */
+function encodeTime(ms: number): string {
   let time = '';
-  let t = now;
+  let t = ms;
   for (let i = 0; i < 10; i++) {
     time = ALPHABET[t % 32] + time;
     t = Math.floor(t / 32);
   }
+  return time;
+}
+
+function ulid(now = Date.now()): string {
   const bytes = randomBytes(16);
   let random = '';
   for (let i = 0; i < 16; i++) random += ALPHABET[bytes[i]! & 31];
-  return time + random;
+  return encodeTime(now) + random;
 }
 
 export function newId<K extends IdKind>(kind: K, now?: number): Id<K> {

@@ -1,10 +1,8 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { purgeAgentMailbox } from '#shared/agent/purge';
-import { enqueueJob, type Job } from '#shared/jobs/queue';
+import { purgeWebhookLog } from '#shared/db/webhooks';
 import type { GrantId, WebhookId } from '#shared/ids';
-import { batchWrite, deleteRequests } from '#shared/db/batch';
-import { attemptsOfWebhook, statsOfWebhook } from '#shared/db/keys';
-import { allKeys } from '#shared/db/records';
+import { enqueueJob, type Job } from '#shared/jobs/queue';
 import { logger } from '#shared/logger';
 
 /**
@@ -16,16 +14,13 @@ const RESERVE_MS = 60_000;
 async function run(job: Job, context: Context): Promise<void> {
   switch (job.kind) {
     case 'purge-grant': {
-      if (job.provider !== 'agent') return;
       const outcome = await purgeAgentMailbox(job.grant_id as GrantId, () => context.getRemainingTimeInMillis() < RESERVE_MS);
       if (outcome === 'more') await enqueueJob(job);
       logger.info('purge-grant', { grant_id: job.grant_id, outcome });
       return;
     }
     case 'purge-webhook': {
-      for (const pk of [attemptsOfWebhook(job.webhook_id as WebhookId).pk, statsOfWebhook(job.webhook_id as WebhookId).pk]) {
-        await batchWrite(deleteRequests(await allKeys(pk)));
-      }
+      await purgeWebhookLog(job.webhook_id as WebhookId);
       logger.info('purge-webhook', { webhook_id: job.webhook_id });
       return;
     }

@@ -1,5 +1,3 @@
-import type { OutgoingInput } from '#shared/agent/send';
-import { requestHash } from '#shared/agent/send';
 import { ok } from '#shared/http/route';
 import { parseMultipart } from '#shared/http/middleware/multipart';
 import { httpApi } from '#shared/http/stack';
@@ -8,12 +6,8 @@ import generated from './routes.generated.cjs';
 import type { routes } from './routes';
 
 export const handler = httpApi<typeof routes>(generated, {
-  sendMessage: async ({ grant, body, files, rawBody, headers, event }) => {
-    const { result, replayed } = await senderOf(grant).send(grant, body as OutgoingInput, {
-      files,
-      idempotencyKey: headers['idempotency-key'],
-      requestHash: requestHash('POST', event.rawPath, rawBody),
-    });
+  sendMessage: async ({ grant, body, files, headers }) => {
+    const { result, replayed } = await senderOf(grant).send(grant, body, { files, idempotencyKey: headers['idempotency-key'] });
     return ok(result, replayed ? { headers: { 'idempotent-response': 'true' } } : {});
   },
 }, { multipart: parseMultipart });

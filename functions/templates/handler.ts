@@ -18,7 +18,7 @@ export const handler = httpApi<typeof routes>(generated, {
     return empty();
   },
   renderTemplate: async ({ grant, params, body }) =>
-    ok(await templates.renderStoredTemplate(grant.id, { id: params.template_id!, variables: body.variables as Record<string, unknown> | undefined })),
+    ok(await templates.renderStoredTemplate(grant.id, { id: params.template_id!, variables: body.variables })),
   listSignatures: async ({ grant, query }) => {
     const page = await templates.listSignatures(grant, pageSize(query.limit), query.page_token);
     return list(page.items, page.nextCursor);

@@ -7,7 +7,7 @@ import type { routes } from './routes';
 
 export const handler = httpApi<typeof routes>(generated, {
   listWebhooks: async ({ app, query }) => {
-    const page = await webhooks.listWebhooks(app, query, pageSize(query.limit));
+    const page = await webhooks.listWebhooks(app, pageSize(query.limit), query.page_token);
     return list(page.items, page.nextCursor);
   },
   createWebhook: async ({ app, body }) => ok(await webhooks.createWebhook(app, body)),

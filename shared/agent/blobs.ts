@@ -1,5 +1,8 @@
 import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { immutablePostings } from '#shared/agent/postings';
+import { bodyText } from '#shared/agent/text';
+import type { MessageRecord } from '#shared/agent/types';
 import { MAIL_BUCKET, s3 } from '#shared/aws/s3';
 import type { AttachmentId, GrantId, MessageId } from '#shared/ids';
 
@@ -59,4 +62,9 @@ export async function deletePrefix(prefix: string): Promise<number> {
     token = page.IsTruncated ? page.NextContinuationToken : undefined;
   } while (token);
   return deleted;
+}
+
+/** Immutable postings of a stored message (they need its body text, which may live in S3). */
+export async function storedImmutablePostings(record: MessageRecord): Promise<string[]> {
+  return immutablePostings(record, bodyText(await storedBody(record), record.is_plaintext));
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { attachmentKey, bodyKey, deleteBlobs, getBlob, putBlob, storedBody } from '#shared/agent/blobs';
 import { draftObject, requireMessage } from '#shared/agent/lookup';
 import { normalAddress } from '#shared/agent/postings';
@@ -59,10 +60,14 @@ async function storeAttachments(grant: GrantRecord, input: OutgoingInput['attach
   );
 }
 
-async function storeBody(grant: GrantRecord, id: DraftId, body: string): Promise<{ body: string; body_key?: string }> {
+/**
+ * Keeps a body inline, or in S3 under a key of its own for every write: concurrent updates of a draft
+ * never overwrite (or, losing the version check, delete) the body the winner points to.
+ */
+async function storeBody(grant: GrantRecord, id: DraftId, body: string, isPlaintext: boolean): Promise<{ body: string; body_key?: string }> {
   if (Buffer.byteLength(body) <= BODY_INLINE_MAX) return { body };
-  const key = bodyKey(grant.id, id);
-  await putBlob(key, body, 'text/html; charset=utf-8');
+  const key = bodyKey(grant.id, `${id}.${randomUUID()}`);
+  await putBlob(key, body, isPlaintext ? 'text/plain; charset=utf-8' : 'text/html; charset=utf-8');
   return { body: '', body_key: key };
 }
 
@@ -90,7 +95,7 @@ export async function createDraft(grant: GrantRecord, body: CreateDraftBody, fil
     cc: body.cc ?? [],
     bcc: body.bcc ?? [],
     reply_to: body.reply_to ?? [],
-    ...(await storeBody(grant, id, html ?? '')),
+    ...(await storeBody(grant, id, html ?? '', body.is_plaintext ?? false)),
     is_plaintext: body.is_plaintext ?? false,
     starred: body.starred ?? false,
     attachments: await storeAttachments(grant, body.attachments, files),
@@ -128,7 +133,7 @@ export async function updateDraft(grant: GrantRecord, draftId: string, body: Upd
     version: current.version + 1,
   };
   if (html !== undefined) {
-    const stored = await storeBody(grant, current.id, html);
+    const stored = await storeBody(grant, current.id, html, next.is_plaintext);
     next.body = stored.body;
     if (stored.body_key) next.body_key = stored.body_key;
     else delete next.body_key;
@@ -139,11 +144,15 @@ export async function updateDraft(grant: GrantRecord, draftId: string, body: Upd
   try {
     await replaceRecord(draftKey(grant.id, current.id), next, current.version);
   } catch (error) {
+    // What this update uploaded belongs to no version of the draft.
+    await deleteBlobs([next.body_key !== current.body_key ? next.body_key : undefined, ...(replacedAttachments ? next.attachments.map((a) => a.key) : [])]);
     if (error instanceof VersionConflictError) throw new ConflictError('The draft was changed by another request; fetch it again and retry');
     throw error;
   }
-  if (replacedAttachments) await deleteBlobs(current.attachments.map((a) => a.key));
-  if (current.body_key && !next.body_key) await deleteBlobs([current.body_key]);
+  await deleteBlobs([
+    ...(replacedAttachments ? current.attachments.map((a) => a.key) : []),
+    current.body_key !== next.body_key ? current.body_key : undefined,
+  ]);
   return draftObject(next);
 }
 

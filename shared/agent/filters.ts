@@ -1,4 +1,4 @@
-import { INDEXED_METADATA_KEYS } from '#shared/agent/postings';
+import { INDEXED_METADATA_KEYS, normalAddress } from '#shared/agent/postings';
 import { emptyFilter, type MessageFilter } from '#shared/agent/query';
 import { MIN_TERM, words } from '#shared/agent/text';
 import { InvalidRequestError } from '#shared/http/errors';
@@ -25,7 +25,7 @@ export function folderFilter(value: string): string {
 }
 
 export function addressList(name: string, value: string): string[] {
-  const emails = [...new Set(value.split(',').map((e) => e.trim().toLowerCase()).filter(Boolean))];
+  const emails = [...new Set(value.split(',').map(normalAddress).filter(Boolean))];
   if (!emails.length) throw new InvalidRequestError(`'${name}' must name at least one email address`);
   if (emails.length > MAX_ADDRESSES) throw new InvalidRequestError(`'${name}' takes at most ${MAX_ADDRESSES} addresses`);
   const bad = emails.find((e) => e.length > 254 || !/^[^\s@]+@[^\s@]+$/.test(e));

@@ -1,6 +1,6 @@
 import { SYSTEM_FOLDERS } from '#shared/agent/system-folders';
 import type { FolderRecord } from '#shared/agent/types';
-export { isSystemFolder, systemFolderRecords } from '#shared/agent/system-folders';
+export { isSystemFolder } from '#shared/agent/system-folders';
 import { folderView } from '#shared/agent/views';
 import { decodeOffsetCursor, encodeOffsetCursor } from '#shared/db/cursor';
 import * as repo from '#shared/db/folders';

@@ -29,30 +29,34 @@ export async function ingestMessage(raw: Buffer, envelope: { mailFrom: string; r
   // Without a Message-ID the content itself identifies a retry of the same message.
   const messageIdHeader = mail.messageId ?? `<${createHash('sha256').update(raw).digest('hex')}@inbound.switchboard>`;
   const now = clock.nowSeconds();
-  for (const grant of grants) {
-    const { record, duplicate } = await storeMessage({
-      grant,
-      subject: mail.subject,
-      from: mail.from.length ? mail.from : envelope.mailFrom ? [{ email: normalAddress(envelope.mailFrom) }] : [],
-      to: mail.to,
-      cc: mail.cc,
-      bcc: mail.bcc,
-      replyTo: mail.replyTo,
-      date: mail.date ?? now,
-      unread: true,
-      starred: false,
-      folders: ['inbox'],
-      body: mail.html ?? mail.text ?? '',
-      isPlaintext: mail.html === undefined,
-      attachments: mail.attachments,
-      headers: mail.headers,
-      raw,
-      metadata: {},
-      messageIdHeader,
-      inReplyTo: mail.inReplyTo,
-      references: mail.references,
-    });
-    result.delivered.push({ grant_id: grant.id, message_id: record.id, duplicate });
-  }
+  // Each recipient mailbox stores its own copy; they share no items, so they are stored side by side.
+  const stored = await Promise.all(
+    grants.map(async (grant) => {
+      const { record, duplicate } = await storeMessage({
+        grant,
+        subject: mail.subject,
+        from: mail.from.length ? mail.from : envelope.mailFrom ? [{ email: normalAddress(envelope.mailFrom) }] : [],
+        to: mail.to,
+        cc: mail.cc,
+        bcc: mail.bcc,
+        replyTo: mail.replyTo,
+        date: mail.date ?? now,
+        unread: true,
+        starred: false,
+        folders: ['inbox'],
+        body: mail.html ?? mail.text ?? '',
+        isPlaintext: mail.html === undefined,
+        attachments: mail.attachments,
+        headers: mail.headers,
+        raw,
+        metadata: {},
+        messageIdHeader,
+        inReplyTo: mail.inReplyTo,
+        references: mail.references,
+      });
+      return { grant_id: grant.id, message_id: record.id, duplicate };
+    }),
+  );
+  result.delivered.push(...stored);
   return result;
 }

@@ -1,6 +1,6 @@
-import { deleteBlobs } from '#shared/agent/blobs';
+import { deleteBlobs, storedImmutablePostings } from '#shared/agent/blobs';
 import { mutablePostings } from '#shared/agent/postings';
-import { folderDeltas, mergeDeltas, storedImmutablePostings, viewOf } from '#shared/agent/store';
+import { folderDeltas, mergeDeltas, viewOf } from '#shared/agent/store';
 import { refreshThread } from '#shared/agent/thread-refresh';
 import type { MessageRecord } from '#shared/agent/types';
 import type { MessageView } from '#shared/agent/views';
@@ -91,9 +91,11 @@ export async function changeMessage(
 /** Deletes a message for good: item, indexes, counters, contents in S3; then its thread. */
 export async function hardDeleteMessage(grant: GrantRecord, record: MessageRecord): Promise<void> {
   let current = record;
+  // Immutable postings never change, so a retry after a conflict reuses them (the body is read once).
+  const immutable = await storedImmutablePostings(record);
   for (let attempt = 0; ; attempt++) {
     try {
-      await messages.deleteMessage(current, { mutable: mutablePostings(current), immutable: await storedImmutablePostings(current) }, folderDeltas(current, -1));
+      await messages.deleteMessage(current, { mutable: mutablePostings(current), immutable }, folderDeltas(current, -1));
       break;
     } catch (error) {
       if (!(error instanceof MessageConflictError) || attempt >= 3) throw error;

@@ -11,7 +11,6 @@ import { NotFoundError } from '#shared/http/errors';
 import { parseId } from '#shared/ids';
 import { decodeBeforeCursor, encodeBeforeCursor } from '#shared/db/cursor';
 import type { GrantRecord } from '#shared/db/grants';
-import { cleanMessageBody } from '#shared/mail/clean';
 import type { CleanMessagesBody, DeleteMessageQuery, ListMessagesQuery, MessageIdQuery, UpdateMessageBody } from '#schemas/mail';
 
 /** Messages of an Agent Account: list with the spec's filters, get, update, delete, clean. */
@@ -47,6 +46,8 @@ export async function cleanMessages(grant: GrantRecord, body: CleanMessagesBody)
   const found = new Map((await getMessages(grant.id, ids.filter((id) => parseId('message', id)))).map((m) => [m.id as string, m]));
   const missing = ids.find((id) => !found.has(id));
   if (missing) throw new NotFoundError(`Message '${missing}' not found`);
+  // Loaded here, not at cold start: sanitize-html, turndown and their parsers serve only this endpoint.
+  const { cleanMessageBody } = await import('#shared/mail/clean');
   return Promise.all(
     ids.map(async (id) => {
       const record = found.get(id)!;

@@ -1,5 +1,5 @@
-import type { AddressFields, MessageRecord } from '#shared/agent/types';
 import { terms } from '#shared/agent/text';
+import type { AddressFields, MessageRecord } from '#shared/agent/types';
 
 /**
  * The filter indexes of a message, as posting kinds (see shared/db/keys.ts). Mutable kinds change

@@ -1,10 +1,9 @@
-import { deletePrefix, grantPrefix } from '#shared/agent/blobs';
+import { deletePrefix, grantPrefix, storedImmutablePostings } from '#shared/agent/blobs';
 import { kinds, mutablePostings } from '#shared/agent/postings';
-import { storedImmutablePostings } from '#shared/agent/store';
 import type { DraftRecord, MessageRecord } from '#shared/agent/types';
 import { batchWrite, deleteRequests } from '#shared/db/batch';
 import { draftKey, draftsOfGrant, grantPartitions, messageIdHeaderKey, messageKey, messagesOfGrant, postingKey, type Key } from '#shared/db/keys';
-import { allKeys, listRecords } from '#shared/db/records';
+import { deletePartition, listRecords } from '#shared/db/records';
 import type { GrantId } from '#shared/ids';
 
 /**
@@ -49,7 +48,7 @@ export async function purgeAgentMailbox(grantId: GrantId, shouldStop: () => bool
     );
     if (shouldStop()) return 'more';
   }
-  for (const pk of grantPartitions(grantId)) await batchWrite(deleteRequests(await allKeys(pk)));
+  for (const pk of grantPartitions(grantId)) await deletePartition(pk);
   await deletePrefix(grantPrefix(grantId));
   return 'done';
 }

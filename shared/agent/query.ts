@@ -3,7 +3,7 @@ import { words } from '#shared/agent/text';
 import type { MessageRecord } from '#shared/agent/types';
 import { messagesOfGrant, postingPartition } from '#shared/db/keys';
 import { existingPostings, getMessages, postingId, queryIds } from '#shared/db/messages';
-import { idBound, type GrantId } from '#shared/ids';
+import { ID_PREFIXES, idBound, type GrantId } from '#shared/ids';
 
 /**
  * Message search for Agent Accounts. Every filter value has a posting partition sorted newest first
@@ -81,8 +81,8 @@ function matchesItem(m: MessageRecord, f: MessageFilter): boolean {
 }
 
 function idRange(filter: MessageFilter, cursor?: string): { after?: string; before?: string } {
-  const after = filter.receivedAfter !== undefined ? `msg_${idBound((filter.receivedAfter + 1) * 1000, 'low')}` : undefined;
-  const bound = filter.receivedBefore !== undefined ? `msg_${idBound(filter.receivedBefore * 1000, 'low')}` : undefined;
+  const after = filter.receivedAfter !== undefined ? `${ID_PREFIXES.message}_${idBound((filter.receivedAfter + 1) * 1000, 'low')}` : undefined;
+  const bound = filter.receivedBefore !== undefined ? `${ID_PREFIXES.message}_${idBound(filter.receivedBefore * 1000, 'low')}` : undefined;
   const before = cursor !== undefined && bound !== undefined ? (cursor < bound ? cursor : bound) : (cursor ?? bound);
   return { after, before };
 }

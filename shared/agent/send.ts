@@ -13,8 +13,9 @@ import { newId, type ThreadId } from '#shared/ids';
 import { composeMime } from '#shared/mail/compose';
 import { DeliveryError, mailTransport } from '#shared/mail/transport';
 import { appendSignature, renderStoredTemplate, requireSignature } from '#shared/templates/templates';
-import { trackingOnCreate, type TrackingOptionsInput } from '#shared/mail/tracking';
+import { trackingOnCreate } from '#shared/mail/tracking';
 import { clock } from '#shared/time';
+import type { SendMessageBody } from '#schemas/mail';
 
 /**
  * Sending from an Agent Account: render (template, signature), check the daily quota, compose MIME,
@@ -31,25 +32,8 @@ const RESERVED_HEADERS = new Set([
   'content-type', 'content-transfer-encoding', 'content-disposition', 'return-path', 'received', 'dkim-signature', 'sender',
 ]);
 
-export interface OutgoingInput {
-  to?: ParticipantRecord[];
-  cc?: ParticipantRecord[];
-  bcc?: ParticipantRecord[];
-  reply_to?: ParticipantRecord[];
-  from?: ParticipantRecord[];
-  subject?: string;
-  body?: string;
-  is_plaintext?: boolean;
-  starred?: boolean;
-  reply_to_message_id?: string;
-  custom_headers?: HeaderRecord[];
-  attachments?: { filename: string; content_type?: string; content: string; content_id?: string; is_inline?: boolean }[];
-  metadata?: Record<string, string>;
-  template?: { id: string; variables?: Record<string, unknown> };
-  signature_id?: string;
-  tracking_options?: unknown;
-  send_at?: number;
-}
+/** A message to send, as the send endpoint validates it (drafts build the same from their record). */
+export type OutgoingInput = SendMessageBody;
 
 export interface PreparedMessage {
   from: ParticipantRecord;
@@ -111,7 +95,7 @@ export async function prepareOutgoing(grant: GrantRecord, input: OutgoingInput, 
     throw new InvalidRequestError("'send_at' (scheduled send) is not available yet for Agent Accounts; send without it to send now");
   }
   // Tracking settings follow the draft rules (hostname validated and canonicalised).
-  if (input.tracking_options !== undefined) trackingOnCreate(input.tracking_options as TrackingOptionsInput, TRACKING_HOSTNAME);
+  if (input.tracking_options !== undefined) trackingOnCreate(input.tracking_options, TRACKING_HOSTNAME);
   let { subject, body } = input;
   if (input.template) {
     const rendered = await renderStoredTemplate(grant.id, input.template, { subject, body });
@@ -170,8 +154,17 @@ export async function consumeQuota(grant: GrantRecord): Promise<string> {
   return day;
 }
 
-/** Delivers a prepared message and stores the Sent copy; the caller has already counted the quota. */
-export async function deliverAndStore(grant: GrantRecord, prepared: PreparedMessage) {
+/** What a send tells its Idempotency-Key (see withIdempotency). */
+export interface SendProgress {
+  /** Called just before the message starts to leave: to the relay, or into a local inbox. */
+  deliveryStarted(): void;
+}
+
+/**
+ * Delivers a prepared message and stores the Sent copy; the caller has already counted the quota.
+ * A MailDeliveryError means nothing left: the relay refused the message before any local inbox got it.
+ */
+export async function deliverAndStore(grant: GrantRecord, prepared: PreparedMessage, progress?: SendProgress) {
   const messageIdHeader = `<${newId('message').slice(4)}@${MESSAGE_ID_DOMAIN}>`;
   const date = new Date(clock.nowMs());
   const raw = await composeMime({
@@ -194,6 +187,7 @@ export async function deliverAndStore(grant: GrantRecord, prepared: PreparedMess
   const recipients = [...new Set([...prepared.to, ...prepared.cc, ...prepared.bcc].map((p) => normalAddress(p.email)))];
   const { grants: local, unknown: external } = await resolveAgentAddresses(recipients);
 
+  progress?.deliveryStarted();
   if (external.length) {
     try {
       await mailTransport().send(raw, { from: prepared.from.email, to: external });
@@ -240,59 +234,86 @@ export async function deliverAndStore(grant: GrantRecord, prepared: PreparedMess
   return sent.record;
 }
 
-export function requestHash(method: string, path: string, rawBody: Buffer): string {
-  return createHash('sha256').update(`${method} ${path}\n`).update(rawBody).digest('hex');
+const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
+
+/** JSON with object keys sorted at every level: the same value always gives the same text. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
 }
 
 /**
- * Runs `send` at most once per Idempotency-Key: the same key with the same payload within an hour
- * replays the first answer (`replayed: true`); with another payload, or while the first request is
- * still running, it is a 409.
+ * What an Idempotency-Key remembers of a send request: what was asked, not how it was encoded. A
+ * retry must match even when its bytes differ: a multipart body has a boundary the client draws
+ * anew for each attempt, and JSON may come with other spacing or key order. So: the validated JSON
+ * body (keys sorted), then each file in order by field name, filename, content type and SHA-256.
+ */
+export function requestHash(body: unknown, files: readonly UploadedFile[] = []): string {
+  const parts = [canonicalJson(body), ...files.map((f) => JSON.stringify([f.fieldname, f.filename, f.contentType, sha256(f.content)]))];
+  return sha256(parts.join('\n'));
+}
+
+/**
+ * Runs `send` at most once per Idempotency-Key: the same key with the same request within an hour
+ * replays the first answer (`replayed: true`); with another request it is a 409, and so it is while
+ * the first request has no recorded outcome (see below). `hash` is only computed when a key is given.
  */
 export async function withIdempotency<T extends { id: string }>(
   grant: GrantRecord,
   key: string | undefined,
-  hash: string,
-  send: () => Promise<T>,
+  hash: () => string,
+  send: (progress: SendProgress) => Promise<T>,
   replay: (messageId: string) => Promise<T>,
 ): Promise<{ result: T; replayed: boolean }> {
-  if (key === undefined) return { result: await send(), replayed: false };
+  if (key === undefined) return { result: await send({ deliveryStarted() {} }), replayed: false };
   if (key.length === 0 || key.length > 255 || !/^[\x21-\x7e]+$/.test(key)) {
     throw new InvalidRequestError('Idempotency-Key must be 1 to 255 visible ASCII characters');
   }
+  const requestHash = hash();
   const now = clock.nowSeconds();
-  const existing = await sending.claimIdempotencyKey(grant.id, key, { request_hash: hash, state: 'in_progress', created_at: now, expires_at: now + IDEMPOTENCY_SECONDS });
+  const existing = await sending.claimIdempotencyKey(grant.id, key, { request_hash: requestHash, state: 'in_progress', created_at: now, expires_at: now + IDEMPOTENCY_SECONDS });
   if (existing) {
-    if (existing.request_hash !== hash) throw new ConflictError('This Idempotency-Key was already used with a different request; use a new key');
-    if (existing.state !== 'done' || !existing.message_id) throw new ConflictError('A request with this Idempotency-Key is still being processed; retry shortly');
+    if (existing.request_hash !== requestHash) throw new ConflictError('This Idempotency-Key was already used with a different request; use a new key');
+    if (existing.state !== 'done' || !existing.message_id) {
+      throw new ConflictError(
+        'The request first sent with this Idempotency-Key has no recorded outcome: it is still being processed, or it failed after its message ' +
+          'may already have been delivered. It is not sent again with this key; retry shortly, or look for it in the Sent folder before sending it with a new key',
+      );
+    }
     return { result: await replay(existing.message_id), replayed: true };
   }
+  let started = false;
   try {
-    const result = await send();
+    const result = await send({ deliveryStarted: () => void (started = true) });
     await sending.completeIdempotencyKey(grant.id, key, { status: 200, message_id: result.id });
     return { result, replayed: false };
   } catch (error) {
-    // Nothing was sent: the key may be used again.
-    await sending.releaseIdempotencyKey(grant.id, key);
+    // Nothing left (the failure came before delivery, or the relay refused the message): the key
+    // may be used again, and a retry sends. Once delivery has started, a failure (storing the Sent
+    // copy, recording the outcome) does not mean the recipients got nothing: the claim stays, so a
+    // retry with this key gets the 409 above instead of a second copy of the message. (A function
+    // that times out or crashes mid-send leaves the same claim, with the same answer.) The key
+    // expires after IDEMPOTENCY_SECONDS like any other.
+    if (!started || error instanceof MailDeliveryError) await sending.releaseIdempotencyKey(grant.id, key);
     throw error;
   }
 }
 
-export async function sendMessage(
-  grant: GrantRecord,
-  input: OutgoingInput,
-  context: { files: UploadedFile[]; idempotencyKey?: string; requestHash: string },
-) {
+export async function sendMessage(grant: GrantRecord, input: OutgoingInput, context: { files: UploadedFile[]; idempotencyKey?: string }) {
   return withIdempotency(
     grant,
     context.idempotencyKey,
-    context.requestHash,
-    async () => {
+    () => requestHash(input, context.files),
+    async (progress) => {
       const prepared = await prepareOutgoing(grant, input, context.files);
       const day = await consumeQuota(grant);
       try {
         // The body is at hand: no need to read it back from S3 when it was stored there.
-        return messageView(await deliverAndStore(grant, prepared), { body: prepared.body });
+        return messageView(await deliverAndStore(grant, prepared, progress), { body: prepared.body });
       } catch (error) {
         if (error instanceof MailDeliveryError) await sending.refundSendQuota(grant.id, day);
         throw error;

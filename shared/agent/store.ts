@@ -1,4 +1,4 @@
-import { attachmentKey, bodyKey, getBlob, putBlob, rawMessageKey, storedBody } from '#shared/agent/blobs';
+import { attachmentKey, bodyKey, deleteBlobs, getBlob, putBlob, rawMessageKey, storedBody } from '#shared/agent/blobs';
 import { immutablePostings, mutablePostings } from '#shared/agent/postings';
 import { bodyText, snippetOf } from '#shared/agent/text';
 import { refreshThread } from '#shared/agent/thread-refresh';
@@ -8,6 +8,7 @@ import type { GrantRecord } from '#shared/db/grants';
 import * as messages from '#shared/db/messages';
 import { DuplicateMessageError, type FolderDelta } from '#shared/db/messages';
 import { newId, type ThreadId } from '#shared/ids';
+import { logger } from '#shared/logger';
 import { publish } from '#shared/notifications/publisher';
 import { clock } from '#shared/time';
 
@@ -139,6 +140,10 @@ export async function storeMessage(input: NewMessage): Promise<{ record: Message
   try {
     await messages.insertMessage(record, { mutable: mutablePostings(record), immutable: immutablePostings(record, text) }, folderDeltas(record, 1));
   } catch (error) {
+    // Nothing points at this copy's contents: remove them (a retry uploads its own under a new ID).
+    await deleteBlobs([rawKey, record.body_key, ...attachments.map((a) => a.key)]).catch((cleanup) =>
+      logger.error('could not remove the contents of a message not stored', { message_id: id, error: cleanup }),
+    );
     if (error instanceof DuplicateMessageError) {
       // Already stored (an SMTP retry, or the same message delivered twice): nothing new happened.
       const existing = await messages.getMessage(grantId, error.existing.message_id);
@@ -156,24 +161,12 @@ export async function storeMessage(input: NewMessage): Promise<{ record: Message
   return { record, duplicate: false };
 }
 
-export function messageHeaders(record: MessageRecord): HeaderRecord[] {
-  return record.headers ?? [];
-}
-
-export async function messageRaw(record: MessageRecord): Promise<Buffer> {
-  return record.raw_key ? getBlob(record.raw_key) : Buffer.alloc(0);
-}
-
-/** Immutable postings of a stored message (needs its body text, which may live in S3). */
-export async function storedImmutablePostings(record: MessageRecord): Promise<string[]> {
-  return immutablePostings(record, bodyText(await storedBody(record), record.is_plaintext));
-}
-
 export type MessageFields = 'standard' | 'include_headers' | 'raw_mime';
 
 export async function viewOf(record: MessageRecord, fields: MessageFields = 'standard') {
-  const [body, raw] = await Promise.all([storedBody(record), fields === 'raw_mime' ? messageRaw(record) : undefined]);
-  const headers = fields === 'include_headers' ? messageHeaders(record) : undefined;
-  return messageView(record, { body, headers, raw_mime: raw?.toString('base64url') });
+  const raw = fields === 'raw_mime' && record.raw_key ? getBlob(record.raw_key) : Promise.resolve(fields === 'raw_mime' ? Buffer.alloc(0) : undefined);
+  const [body, rawMime] = await Promise.all([storedBody(record), raw]);
+  const headers = fields === 'include_headers' ? (record.headers ?? []) : undefined;
+  return messageView(record, { body, headers, raw_mime: rawMime?.toString('base64url') });
 }
 

@@ -13,7 +13,6 @@ export const SYSTEM_FOLDERS = [
   { id: 'spam', name: 'Spam', attributes: ['\\Junk'] },
   { id: 'archive', name: 'Archive', attributes: ['\\Archive'] },
 ] as const;
-export type SystemFolderId = (typeof SYSTEM_FOLDERS)[number]['id'];
 const SYSTEM_IDS = new Set<string>(SYSTEM_FOLDERS.map((f) => f.id));
 export const isSystemFolder = (id: string) => SYSTEM_IDS.has(id);
 

@@ -2,6 +2,8 @@
  * Text handling for mailbox search: one tokenizer for indexing and for queries, so "whole keyword,
  * case-insensitive" means the same thing on both sides.
  */
+import { decodeEntities } from '#shared/mail/entities';
+
 const TOKEN = /[\p{L}\p{N}]+/gu;
 export const MIN_TERM = 2;
 export const MAX_TERM = 64;
@@ -24,18 +26,6 @@ export function terms(text: string, max = Infinity): string[] {
     seen.add(word);
   }
   return [...seen];
-}
-
-const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
-
-export function decodeEntities(text: string): string {
-  return text.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (all, entity: string) => {
-    if (entity[0] === '#') {
-      const code = entity[1] === 'x' || entity[1] === 'X' ? parseInt(entity.slice(2), 16) : parseInt(entity.slice(1), 10);
-      return Number.isFinite(code) && code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : all;
-    }
-    return ENTITIES[entity.toLowerCase()] ?? all;
-  });
 }
 
 /** Readable text of an HTML body, for search and snippets (not for display). */

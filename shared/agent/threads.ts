@@ -8,11 +8,12 @@ import type { ThreadRecord } from '#shared/agent/types';
 import { threadView } from '#shared/agent/views';
 import { decodeBeforeCursor, encodeBeforeCursor } from '#shared/db/cursor';
 import type { GrantRecord } from '#shared/db/grants';
+import { getDrafts } from '#shared/db/drafts';
 import { getMessages } from '#shared/db/messages';
 import * as threads from '#shared/db/threads';
 import { NotFoundError } from '#shared/http/errors';
 import { idTime, parseId, type ThreadId } from '#shared/ids';
-import { loadDraftView } from '#shared/agent/lookup';
+import { draftObject } from '#shared/agent/lookup';
 import type { ListThreadsQuery, UpdateThreadBody } from '#schemas/mail';
 
 /** Threads of an Agent Account: conversations grouped by reply headers and reply_to_message_id. */
@@ -27,14 +28,22 @@ export async function requireThread(grant: GrantRecord, threadId: string): Promi
 
 /** Thread views with `latest_draft_or_message`: the newest of the latest message and the thread's drafts. */
 async function withLatest(grant: GrantRecord, list: ThreadRecord[]) {
-  const latest = new Map((await getMessages(grant.id, list.map((t) => t.latest_message_id))).map((m) => [m.id, m]));
+  // The threads whose newest entry is a draft, and their latest messages, each in one batch read.
+  const newerDraft = (t: ThreadRecord) => {
+    const newest = [...t.draft_ids].sort().at(-1);
+    return newest && idTime(newest) > idTime(t.latest_message_id) ? newest : undefined;
+  };
+  const [messages, drafts] = await Promise.all([
+    getMessages(grant.id, list.map((t) => t.latest_message_id)),
+    getDrafts(grant.id, list.flatMap((t) => newerDraft(t) ?? [])),
+  ]);
+  const latest = new Map(messages.map((m) => [m.id, m]));
+  const draftsById = new Map(drafts.map((d) => [d.id, d]));
   return Promise.all(
     list.map(async (t) => {
-      const newestDraft = [...t.draft_ids].sort().at(-1);
-      if (newestDraft && idTime(newestDraft) > idTime(t.latest_message_id)) {
-        const draft = await loadDraftView(grant.id, newestDraft);
-        if (draft) return threadView(t, draft as never);
-      }
+      const newest = newerDraft(t);
+      const draft = newest ? draftsById.get(newest) : undefined;
+      if (draft) return threadView(t, await draftObject(draft));
       const message = latest.get(t.latest_message_id);
       return threadView(t, message ? await viewOf(message) : undefined);
     }),

@@ -72,7 +72,7 @@ export function draftView(d: DraftRecord, body: string) {
   };
 }
 
-export function threadView(t: ThreadRecord, latest?: MessageView) {
+export function threadView(t: ThreadRecord, latest?: MessageView | ReturnType<typeof draftView>) {
   return {
     id: t.id,
     object: 'thread' as const,

@@ -6,6 +6,6 @@ import { env } from '#shared/config';
  * One S3 client per container. `S3_FORCE_PATH_STYLE=true` is configuration for S3-compatible
  * endpoints (the local emulator, LocalStack) that cannot serve virtual-hosted bucket names.
  */
-export const s3 = new S3Client({ requestHandler, forcePathStyle: process.env.S3_FORCE_PATH_STYLE === 'true' });
+export const s3 = new S3Client({ requestHandler, forcePathStyle: env.s3ForcePathStyle() });
 
 export const MAIL_BUCKET = env.mailBucket();

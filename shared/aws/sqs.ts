@@ -9,6 +9,8 @@ import { requestHandler } from '#shared/aws/http';
 export const sqs = new SQSClient({ requestHandler, cacheMiddleware: true });
 
 const SQS_BATCH = 10;
+/** SQS refuses a SendMessageBatch whose bodies add up to more than 1 MiB. */
+const SQS_BATCH_BYTES = 1_048_576;
 
 export interface OutgoingMessage {
   body: string;
@@ -16,13 +18,25 @@ export interface OutgoingMessage {
 }
 
 /**
- * Sends messages to one queue in SendMessageBatch requests of 10, side by side. Returns why each
- * message SQS did not take was refused, by its index in `messages` (empty when all were sent).
+ * Sends messages to one queue in SendMessageBatch requests (at most 10 messages and 1 MiB each),
+ * side by side. Returns why each message SQS did not take was refused, by its index in `messages`
+ * (empty when all were sent).
  */
 export async function sendMessages(queueUrl: string, messages: OutgoingMessage[]): Promise<Map<number, string>> {
   const failed = new Map<number, string>();
   const chunks: number[][] = [];
-  for (let i = 0; i < messages.length; i += SQS_BATCH) chunks.push(messages.slice(i, i + SQS_BATCH).map((_, j) => i + j));
+  let bytes = 0;
+  messages.forEach((message, index) => {
+    const size = Buffer.byteLength(message.body);
+    const current = chunks.at(-1);
+    if (!current || current.length === SQS_BATCH || bytes + size > SQS_BATCH_BYTES) {
+      chunks.push([index]);
+      bytes = size;
+    } else {
+      current.push(index);
+      bytes += size;
+    }
+  });
   await Promise.all(
     chunks.map(async (indexes) => {
       try {

@@ -8,23 +8,26 @@ import { InvalidRequestError } from '#shared/http/errors';
  */
 export type StartKey = Record<string, string | number>;
 
-export function encodeCursor(key: StartKey): string {
-  return Buffer.from(JSON.stringify(key), 'utf8').toString('base64url');
+const token = (value: object) => Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
+const invalid = () => new InvalidRequestError('page_token is not valid for this request; pass next_cursor from the previous page unchanged');
+/** The JSON object a token holds, or undefined when it holds none. */
+function parsed(value: string): Record<string, unknown> | undefined {
+  try {
+    const object: unknown = JSON.parse(Buffer.from(value, 'base64url').toString('utf8'));
+    return typeof object === 'object' && object !== null && !Array.isArray(object) ? (object as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
-export function decodeCursor(token: string, expect: { pk: string; skPrefix?: string; keys?: readonly string[] }): StartKey {
-  const invalid = () => new InvalidRequestError('page_token is not valid for this request; pass next_cursor from the previous page unchanged');
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
-  } catch {
-    throw invalid();
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw invalid();
-  const key = parsed as Record<string, unknown>;
+export const encodeCursor = (key: StartKey): string => token(key);
+
+export function decodeCursor(value: string, expect: { pk: string; skPrefix?: string; keys?: readonly string[] }): StartKey {
+  const key = parsed(value);
+  if (!key) throw invalid();
   const allowed = new Set(['pk', 'sk', ...(expect.keys ?? [])]);
-  for (const [name, value] of Object.entries(key)) {
-    if (!allowed.has(name) || (typeof value !== 'string' && typeof value !== 'number')) throw invalid();
+  for (const [name, field] of Object.entries(key)) {
+    if (!allowed.has(name) || (typeof field !== 'string' && typeof field !== 'number')) throw invalid();
   }
   if (key.pk !== expect.pk || typeof key.sk !== 'string') throw invalid();
   if (expect.skPrefix !== undefined && !key.sk.startsWith(expect.skPrefix)) throw invalid();
@@ -33,32 +36,20 @@ export function decodeCursor(token: string, expect: { pk: string; skPrefix?: str
 }
 
 /** Opaque page token for lists built in memory (a position in a stable ordering). */
-export function encodeOffsetCursor(scope: string, offset: number): string {
-  return Buffer.from(JSON.stringify({ o: offset, s: scope }), 'utf8').toString('base64url');
-}
+export const encodeOffsetCursor = (scope: string, offset: number): string => token({ o: offset, s: scope });
 
-export function decodeOffsetCursor(token: string, scope: string): number {
-  try {
-    const parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { o?: unknown; s?: unknown };
-    if (parsed.s === scope && Number.isInteger(parsed.o) && (parsed.o as number) >= 0) return parsed.o as number;
-  } catch {
-    /* fall through */
-  }
-  throw new InvalidRequestError('page_token is not valid for this request; pass next_cursor from the previous page unchanged');
+export function decodeOffsetCursor(value: string, scope: string): number {
+  const cursor = parsed(value);
+  if (cursor?.s === scope && Number.isInteger(cursor.o) && (cursor.o as number) >= 0) return cursor.o as number;
+  throw invalid();
 }
 
 /** Opaque page token that continues a newest-first listing below a sort key. */
-export function encodeBeforeCursor(scope: string, before: string): string {
-  return Buffer.from(JSON.stringify({ b: before, s: scope }), 'utf8').toString('base64url');
-}
+export const encodeBeforeCursor = (scope: string, before: string): string => token({ b: before, s: scope });
 
 /** The sort key of a before-cursor, which must be an ID of `kind`. */
-export function decodeBeforeCursor(token: string, scope: string, kind: IdKind): string {
-  try {
-    const parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { b?: unknown; s?: unknown };
-    if (parsed.s === scope && typeof parsed.b === 'string' && parseId(kind, parsed.b)) return parsed.b;
-  } catch {
-    /* fall through */
-  }
-  throw new InvalidRequestError('page_token is not valid for this request; pass next_cursor from the previous page unchanged');
+export function decodeBeforeCursor(value: string, scope: string, kind: IdKind): string {
+  const cursor = parsed(value);
+  if (cursor?.s === scope && typeof cursor.b === 'string' && parseId(kind, cursor.b)) return cursor.b;
+  throw invalid();
 }

@@ -3,9 +3,11 @@ import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { kinds } from '#shared/agent/postings';
 import type { DraftRecord } from '#shared/agent/types';
 import { TABLE_NAME, dynamo, type TransactItem } from '#shared/aws/dynamodb';
-import { draftKey, postingKey } from '#shared/db/keys';
+import { batchGet } from '#shared/db/batch';
+import { draftKey, itemAttributes, postingKey } from '#shared/db/keys';
 import { folderCounter } from '#shared/db/messages';
 import { RecordExistsError, VersionConflictError } from '#shared/db/records';
+import type { DraftId, GrantId } from '#shared/ids';
 
 /**
  * A draft's item, the Drafts folder's count and the draft's entry in its thread's draft postings
@@ -56,4 +58,10 @@ export async function removeDraft(draft: DraftRecord, expectedVersion?: number):
   ]);
   if (removed || expectedVersion === undefined) return removed;
   throw new VersionConflictError();
+}
+
+/** Drafts by ID, in one batch read; IDs that do not exist are left out. */
+export async function getDrafts(grantId: GrantId, ids: string[]): Promise<DraftRecord[]> {
+  if (!ids.length) return [];
+  return (await batchGet(ids.map((id) => draftKey(grantId, id as DraftId)))).map((item) => itemAttributes<DraftRecord>(item));
 }

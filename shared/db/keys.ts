@@ -87,24 +87,27 @@ export const grantExternalIdKey = (appId: ApplicationId, externalId: string): Ke
 /** Deployment-wide ownership of an Agent Account address (inbound mail routing, cross-app uniqueness). */
 export const agentAddressKey = (email: string): Key => ({ pk: `agent#${email.toLowerCase()}`, sk: 'agent' });
 
+/** The partitions a grant's data lives in (postings aside: see postingPartition), purged with it. */
+const GRANT_PARTITIONS = ['folder', 'msg', 'mid', 'thread', 'threads', 'draft', 'template', 'signature', 'idem', 'quota'] as const;
+const grantPartition = (grantId: GrantId, kind: (typeof GRANT_PARTITIONS)[number]) => `grant#${grantId}#${kind}`;
+
 /** Every partition a grant owns besides message postings (purged with the grant). */
-export const grantPartitions = (grantId: GrantId) =>
-  ['folder', 'msg', 'mid', 'thread', 'threads', 'draft', 'template', 'signature', 'idem', 'quota'].map((kind) => `grant#${grantId}#${kind}`);
+export const grantPartitions = (grantId: GrantId) => GRANT_PARTITIONS.map((kind) => grantPartition(grantId, kind));
 
 /** Folder by ID within a grant (system folders have fixed IDs such as `inbox`). */
-export const folderKey = (grantId: GrantId, folderId: string): Key => ({ pk: `grant#${grantId}#folder`, sk: folderId });
+export const folderKey = (grantId: GrantId, folderId: string): Key => ({ pk: grantPartition(grantId, 'folder'), sk: folderId });
 /** Guard item that makes a folder name unique among its siblings (case-insensitive). */
 export const folderNameKey = (grantId: GrantId, parentId: string | undefined, name: string): Key => ({
-  pk: `grant#${grantId}#folder`,
+  pk: grantPartition(grantId, 'folder'),
   sk: `name#${parentId ?? ''}#${name.trim().toLowerCase()}`,
 });
 /** Query: all folders of a grant (and their name guards). */
-export const foldersOfGrant = (grantId: GrantId) => ({ pk: `grant#${grantId}#folder` });
+export const foldersOfGrant = (grantId: GrantId) => ({ pk: grantPartition(grantId, 'folder') });
 
 /** Message by ID within a grant. */
-export const messageKey = (grantId: GrantId, messageId: MessageId): Key => ({ pk: `grant#${grantId}#msg`, sk: messageId });
+export const messageKey = (grantId: GrantId, messageId: MessageId): Key => ({ pk: grantPartition(grantId, 'msg'), sk: messageId });
 /** Query: messages of a grant, newest first; sort-key ranges select by receipt time. */
-export const messagesOfGrant = (grantId: GrantId) => ({ pk: `grant#${grantId}#msg` });
+export const messagesOfGrant = (grantId: GrantId) => ({ pk: grantPartition(grantId, 'msg') });
 
 /** Query partition of one filter value (`in:inbox`, `from:ann@x.com`, `unread`, ...). */
 export const postingPartition = (grantId: GrantId, kind: string) => `grant#${grantId}#ix#${kind}`;
@@ -112,30 +115,30 @@ export const postingPartition = (grantId: GrantId, kind: string) => `grant#${gra
 export const postingKey = (grantId: GrantId, kind: string, messageId: string): Key => ({ pk: postingPartition(grantId, kind), sk: messageId });
 
 /** Message by its RFC 5322 Message-ID header: threading of replies and deduplication of inbound mail. */
-export const messageIdHeaderKey = (grantId: GrantId, header: string): Key => ({ pk: `grant#${grantId}#mid`, sk: header });
+export const messageIdHeaderKey = (grantId: GrantId, header: string): Key => ({ pk: grantPartition(grantId, 'mid'), sk: header });
 
 /** Thread by ID. */
-export const threadKey = (grantId: GrantId, threadId: ThreadId): Key => ({ pk: `grant#${grantId}#thread`, sk: threadId });
+export const threadKey = (grantId: GrantId, threadId: ThreadId): Key => ({ pk: grantPartition(grantId, 'thread'), sk: threadId });
 /** Listing entry of a thread, keyed by its latest message so threads sort by activity. */
-export const threadListKey = (grantId: GrantId, latestMessageId: string): Key => ({ pk: `grant#${grantId}#threads`, sk: latestMessageId });
+export const threadListKey = (grantId: GrantId, latestMessageId: string): Key => ({ pk: grantPartition(grantId, 'threads'), sk: latestMessageId });
 /** Query: threads newest activity first. */
-export const threadsOfGrant = (grantId: GrantId) => ({ pk: `grant#${grantId}#threads` });
+export const threadsOfGrant = (grantId: GrantId) => ({ pk: grantPartition(grantId, 'threads') });
 
 /** Draft by ID (IDs are ULIDs, so the partition reads newest first). */
-export const draftKey = (grantId: GrantId, draftId: DraftId): Key => ({ pk: `grant#${grantId}#draft`, sk: draftId });
-export const draftsOfGrant = (grantId: GrantId) => ({ pk: `grant#${grantId}#draft` });
+export const draftKey = (grantId: GrantId, draftId: DraftId): Key => ({ pk: grantPartition(grantId, 'draft'), sk: draftId });
+export const draftsOfGrant = (grantId: GrantId) => ({ pk: grantPartition(grantId, 'draft') });
 
-export const templateKey = (grantId: GrantId, templateId: TemplateId): Key => ({ pk: `grant#${grantId}#template`, sk: templateId });
-export const templatesOfGrant = (grantId: GrantId) => ({ pk: `grant#${grantId}#template` });
+export const templateKey = (grantId: GrantId, templateId: TemplateId): Key => ({ pk: grantPartition(grantId, 'template'), sk: templateId });
+export const templatesOfGrant = (grantId: GrantId) => ({ pk: grantPartition(grantId, 'template') });
 
-export const signatureKey = (grantId: GrantId, signatureId: SignatureId): Key => ({ pk: `grant#${grantId}#signature`, sk: signatureId });
-export const signaturesOfGrant = (grantId: GrantId) => ({ pk: `grant#${grantId}#signature` });
+export const signatureKey = (grantId: GrantId, signatureId: SignatureId): Key => ({ pk: grantPartition(grantId, 'signature'), sk: signatureId });
+export const signaturesOfGrant = (grantId: GrantId) => ({ pk: grantPartition(grantId, 'signature') });
 
 /** A send's Idempotency-Key (expires after an hour through TTL). */
-export const idempotencyKey = (grantId: GrantId, key: string): Key => ({ pk: `grant#${grantId}#idem`, sk: key });
+export const idempotencyKey = (grantId: GrantId, key: string): Key => ({ pk: grantPartition(grantId, 'idem'), sk: key });
 
 /** Messages sent by an Agent Account on one UTC day. */
-export const sendQuotaKey = (grantId: GrantId, day: string): Key => ({ pk: `grant#${grantId}#quota`, sk: day });
+export const sendQuotaKey = (grantId: GrantId, day: string): Key => ({ pk: grantPartition(grantId, 'quota'), sk: day });
 
 /** Webhook destination by ID, scoped to its application. */
 export const webhookKey = (appId: ApplicationId, webhookId: WebhookId): Key => ({ pk: `app#${appId}`, sk: `webhook#${webhookId}` });
@@ -157,6 +160,10 @@ export const attemptsOfWebhook = (webhookId: WebhookId) => ({ pk: `webhook#${web
 export const statsKey = (webhookId: WebhookId, seconds: number): Key => ({ pk: `webhook#${webhookId}#stats`, sk: statsBucket(seconds) });
 /** The sort key of the hour holding Unix time `seconds`. */
 export const statsBucket = (seconds: number) => `h#${String(Math.floor(seconds / 3600)).padStart(10, '0')}`;
+/** Sort key range of a destination's counters from the hour holding `fromSeconds` on. */
+export const statsFrom = (fromSeconds: number) => ({ from: statsBucket(fromSeconds), to: 'h#9999999999' });
+/** Unix time at which the hour of a counters item (by its sort key) starts. */
+export const statsHourStart = (sk: string) => Number(sk.slice(2)) * 3600;
 /** The attribute names counting minute `seconds` inside its hour's counters item. */
 export const statsMinute = (seconds: number) => {
   const minute = String(Math.floor((seconds % 3600) / 60)).padStart(2, '0');

@@ -95,8 +95,7 @@ export async function getMessage(grantId: GrantId, messageId: MessageId): Promis
   return Item ? itemAttributes<MessageRecord>(Item) : undefined;
 }
 
-/** Messages by ID, in the order given; IDs that do not exist are left out. */
-/** Messages by ID, in the order given; `fields` reads only those attributes of each. */
+/** Messages by ID, in the order given (IDs that do not exist are left out); `fields` reads only those attributes of each. */
 export async function getMessages(grantId: GrantId, ids: string[]): Promise<MessageRecord[]>;
 export async function getMessages<K extends keyof MessageRecord>(grantId: GrantId, ids: string[], fields: readonly K[]): Promise<Pick<MessageRecord, K>[]>;
 export async function getMessages(grantId: GrantId, ids: string[], fields?: readonly string[]): Promise<Partial<MessageRecord>[]> {

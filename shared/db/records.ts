@@ -1,6 +1,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
+import { batchWrite, deleteRequests } from '#shared/db/batch';
 import { itemAttributes, type Key } from '#shared/db/keys';
 
 /**
@@ -21,10 +22,10 @@ export class RecordExistsError extends Error {
   }
 }
 
-
-export async function getRecord<T>(key: Key): Promise<T | undefined> {
+/** A record by key, without its keys and the `bookkeeping` attributes. */
+export async function getRecord<T>(key: Key, ...bookkeeping: string[]): Promise<T | undefined> {
   const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: key }));
-  return Item ? itemAttributes<T>(Item) : undefined;
+  return Item ? itemAttributes<T>(Item, ...bookkeeping) : undefined;
 }
 
 /** Creates a record; RecordExistsError if the key is taken. */
@@ -75,8 +76,11 @@ export async function deleteRecord(key: Key, expectedVersion?: number): Promise<
   }
 }
 
-/** A page of a partition, newest first, after the sort key `before` (exclusive). */
-export async function listRecords<T>(pk: string, options: { limit: number; before?: string }): Promise<{ items: T[]; last?: string }> {
+/**
+ * A page of a partition's items, newest first, below the sort key `before` (exclusive). `last` (the
+ * page's last sort key) is set whenever more may follow: a full page, or a page DynamoDB cut at 1 MB.
+ */
+export async function newestFirst(pk: string, options: { limit: number; before?: string }): Promise<{ items: Record<string, unknown>[]; last?: string }> {
   const { Items = [], LastEvaluatedKey } = await dynamo.send(
     new QueryCommand({
       TableName: TABLE_NAME,
@@ -87,8 +91,19 @@ export async function listRecords<T>(pk: string, options: { limit: number; befor
     }),
   );
   const page = Items.slice(0, options.limit);
-  const more = Items.length > options.limit || (LastEvaluatedKey !== undefined && Items.length > options.limit);
-  return { items: page.map((i) => itemAttributes<T>(i)), last: more ? (page.at(-1)?.sk as string) : undefined };
+  const more = Items.length > options.limit || LastEvaluatedKey !== undefined;
+  return { items: page, last: more ? (page.at(-1)?.sk as string | undefined) : undefined };
+}
+
+/** A page of records, newest first (see newestFirst), without their keys and the `bookkeeping` attributes. */
+export async function listRecords<T>(pk: string, options: { limit: number; before?: string }, ...bookkeeping: string[]): Promise<{ items: T[]; last?: string }> {
+  const page = await newestFirst(pk, options);
+  return { items: page.items.map((i) => itemAttributes<T>(i, ...bookkeeping)), last: page.last };
+}
+
+/** Deletes every item of a partition. */
+export async function deletePartition(pk: string): Promise<void> {
+  await batchWrite(deleteRequests(await allKeys(pk)));
 }
 
 /** Every sort key of a partition (used to purge a grant's partitions). */

@@ -1,9 +1,10 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { ThreadRecord } from '#shared/agent/types';
 import { TABLE_NAME, dynamo, type TransactItem } from '#shared/aws/dynamodb';
 import { batchGet } from '#shared/db/batch';
 import { itemAttributes, threadKey, threadListKey, threadsOfGrant } from '#shared/db/keys';
+import { newestFirst } from '#shared/db/records';
 import type { GrantId, ThreadId } from '#shared/ids';
 
 const toRecord = (item: Record<string, unknown>) => itemAttributes<ThreadRecord>(item);
@@ -17,10 +18,6 @@ export async function getThreads(grantId: GrantId, ids: ThreadId[]): Promise<Thr
   return (await batchGet(ids.map((id) => threadKey(grantId, id)))).map(toRecord);
 }
 
-/**
- * Writes a thread and moves its listing entry to its latest message, so the activity listing stays
- * ordered by the newest message of each thread.
- */
 export class ThreadChangedError extends Error {
   constructor() {
     super('The thread changed since it was read');
@@ -28,6 +25,10 @@ export class ThreadChangedError extends Error {
   }
 }
 
+/**
+ * Writes a thread and moves its listing entry to its latest message, so the activity listing stays
+ * ordered by the newest message of each thread.
+ */
 export async function putThread(thread: ThreadRecord, previous?: ThreadRecord): Promise<void> {
   const previousLatest = previous?.latest_message_id;
   const items: TransactItem[] = [
@@ -91,15 +92,6 @@ export async function deleteThread(thread: ThreadRecord): Promise<void> {
 
 /** Threads newest activity first: (latest message ID, thread ID) pairs below `before`. */
 export async function listThreadEntries(grantId: GrantId, before: string | undefined, limit: number) {
-  const { Items = [], LastEvaluatedKey } = await dynamo.send(
-    new QueryCommand({
-      TableName: TABLE_NAME,
-      KeyConditionExpression: before ? 'pk = :pk AND sk < :before' : 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': threadsOfGrant(grantId).pk, ...(before ? { ':before': before } : {}) },
-      ScanIndexForward: false,
-      Limit: limit + 1,
-    }),
-  );
-  const entries = Items.map((i) => ({ latest: i.sk as string, threadId: i.thread_id as ThreadId }));
-  return { entries: entries.slice(0, limit), more: entries.length > limit || (LastEvaluatedKey !== undefined && entries.length === limit + 1) };
+  const page = await newestFirst(threadsOfGrant(grantId).pk, { limit, before });
+  return { entries: page.items.map((i) => ({ latest: i.sk as string, threadId: i.thread_id as ThreadId })), more: page.last !== undefined };
 }

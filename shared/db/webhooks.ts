@@ -1,9 +1,10 @@
-import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
 import { batchGet, batchWrite, putRequests } from '#shared/db/batch';
 import type { StartKey } from '#shared/db/cursor';
-import { attemptKey, attemptsOfWebhook, itemAttributes, statsBucket, statsKey, statsMinute, statsOfWebhook, webhookKey, webhookRegistry, webhookRegistryKey, webhooksOfApplication } from '#shared/db/keys';
+import { attemptKey, attemptsOfWebhook, itemAttributes, statsBucket, statsFrom, statsHourStart, statsKey, statsMinute, statsOfWebhook, webhookKey, webhookRegistry, webhookRegistryKey, webhooksOfApplication } from '#shared/db/keys';
+import { VersionConflictError, deletePartition, getRecord, listRecords, replaceRecord } from '#shared/db/records';
 import type { ApplicationId, WebhookId } from '#shared/ids';
 
 /** Webhook destinations, their delivery attempts and the counters the health check reads. */
@@ -39,14 +40,8 @@ export interface AttemptRecord {
   time: number;
 }
 
-export class WebhookChangedError extends Error {
-  constructor() {
-    super('The webhook changed or disappeared since it was read');
-    this.name = 'WebhookChangedError';
-  }
-}
-
-const strip = <T>(item: Record<string, unknown>) => itemAttributes<T>(item, 'entity', 'expires_at');
+const BOOKKEEPING = ['entity', 'expires_at'];
+const strip = <T>(item: Record<string, unknown>) => itemAttributes<T>(item, ...BOOKKEEPING);
 
 export async function insertWebhook(record: WebhookRecord): Promise<void> {
   await dynamo.send(
@@ -59,10 +54,7 @@ export async function insertWebhook(record: WebhookRecord): Promise<void> {
   );
 }
 
-export async function getWebhook(appId: ApplicationId, webhookId: WebhookId): Promise<WebhookRecord | undefined> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: webhookKey(appId, webhookId) }));
-  return Item ? strip<WebhookRecord>(Item) : undefined;
-}
+export const getWebhook = (appId: ApplicationId, webhookId: WebhookId) => getRecord<WebhookRecord>(webhookKey(appId, webhookId), ...BOOKKEEPING);
 
 /** Every page of an application's destinations: their items, or only their count. */
 async function applicationWebhooks(appId: ApplicationId, select: 'ALL_ATTRIBUTES' | 'COUNT'): Promise<{ items: WebhookRecord[]; count: number }> {
@@ -94,23 +86,11 @@ export const listWebhooks = async (appId: ApplicationId) => (await applicationWe
 /** How many destinations an application has (a count, not the items). */
 export const countWebhooks = async (appId: ApplicationId) => (await applicationWebhooks(appId, 'COUNT')).count;
 
-/** Replaces a destination if it still has the version read. */
-export async function replaceWebhook(before: WebhookRecord, after: WebhookRecord): Promise<void> {
-  try {
-    await dynamo.send(
-      new PutCommand({
-        TableName: TABLE_NAME,
-        Item: { ...webhookKey(after.application_id, after.id), entity: 'webhook', ...after },
-        ConditionExpression: 'version = :v',
-        ExpressionAttributeValues: { ':v': before.version },
-      }),
-    );
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) throw new WebhookChangedError();
-    throw error;
-  }
-}
+/** Replaces a destination if it still has the version read (VersionConflictError otherwise). */
+export const replaceWebhook = (before: WebhookRecord, after: WebhookRecord) =>
+  replaceRecord(webhookKey(after.application_id, after.id), { entity: 'webhook', ...after }, before.version);
 
+/** Deletes a destination and its registry entry; VersionConflictError if it was already gone. */
 export async function deleteWebhook(record: WebhookRecord): Promise<void> {
   try {
     await dynamo.send(
@@ -122,7 +102,7 @@ export async function deleteWebhook(record: WebhookRecord): Promise<void> {
       }),
     );
   } catch (error) {
-    if (error instanceof TransactionCanceledException) throw new WebhookChangedError();
+    if (error instanceof TransactionCanceledException) throw new VersionConflictError();
     throw error;
   }
 }
@@ -182,47 +162,47 @@ export async function getWebhooks(keys: { application_id: ApplicationId; webhook
 }
 
 export async function listAttempts(webhookId: WebhookId, limit: number, before?: string): Promise<{ items: AttemptRecord[]; last?: string }> {
-  const { Items = [] } = await dynamo.send(
-    new QueryCommand({
-      TableName: TABLE_NAME,
-      KeyConditionExpression: before ? 'pk = :pk AND sk < :before' : 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': attemptsOfWebhook(webhookId).pk, ...(before ? { ':before': before } : {}) },
-      ScanIndexForward: false,
-      Limit: limit + 1,
-    }),
-  );
-  const page = Items.slice(0, limit).map((i) => strip<AttemptRecord>(i));
-  return { items: page, last: Items.length > limit ? page.at(-1)!.id : undefined };
+  return listRecords<AttemptRecord>(attemptsOfWebhook(webhookId).pk, { limit, before }, ...BOOKKEEPING);
+}
+
+/** Deletes a destination's attempt log and counters (the jobs worker, after the destination is deleted). */
+export async function purgeWebhookLog(webhookId: WebhookId): Promise<void> {
+  await Promise.all([deletePartition(attemptsOfWebhook(webhookId).pk), deletePartition(statsOfWebhook(webhookId).pk)]);
+}
+
+export interface AttemptCounts {
+  attempts: number;
+  failures: number;
 }
 
 /**
- * Attempts and failures from `fromSeconds` to now, counted by the minute (`m`: the minutes from the
- * one holding `fromSeconds`) or by the hour (`h`: the hours from the one holding it).
+ * A destination's attempt counts, from one query of its counters: by the minute from the minute
+ * holding `minutesFrom`, and by the hour from the hour holding `hoursFrom` (default: the same time).
  */
-export async function countAttempts(webhookId: WebhookId, granularity: 'm' | 'h', fromSeconds: number): Promise<{ attempts: number; failures: number }> {
+export async function countAttempts(webhookId: WebhookId, minutesFrom: number, hoursFrom = minutesFrom): Promise<{ byMinute: AttemptCounts; byHour: AttemptCounts }> {
+  const range = statsFrom(Math.min(minutesFrom, hoursFrom));
   const { Items = [] } = await dynamo.send(
     new QueryCommand({
       TableName: TABLE_NAME,
       KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-      ExpressionAttributeValues: { ':pk': statsOfWebhook(webhookId).pk, ':from': statsBucket(fromSeconds), ':to': 'h#9999999999' },
+      ExpressionAttributeValues: { ':pk': statsOfWebhook(webhookId).pk, ':from': range.from, ':to': range.to },
     }),
   );
-  let attempts = 0;
-  let failures = 0;
-  const firstMinute = Math.floor(fromSeconds / 60);
+  const byMinute = { attempts: 0, failures: 0 };
+  const byHour = { attempts: 0, failures: 0 };
+  const firstMinute = Math.floor(minutesFrom / 60);
+  const firstHour = statsBucket(hoursFrom);
   for (const item of Items) {
-    if (granularity === 'h') {
-      attempts += Number(item.attempts ?? 0);
-      failures += Number(item.failures ?? 0);
-      continue;
+    if (String(item.sk) >= firstHour) {
+      byHour.attempts += Number(item.attempts ?? 0);
+      byHour.failures += Number(item.failures ?? 0);
     }
-    const hourStart = Number(String(item.sk).slice(2)) * 3600;
-    for (let m = 0; m < 60; m++) {
-      if (Math.floor(hourStart / 60) + m < firstMinute) continue;
+    const hourStart = statsHourStart(String(item.sk));
+    for (let m = Math.max(0, firstMinute - hourStart / 60); m < 60; m++) {
       const names = statsMinute(hourStart + m * 60);
-      attempts += Number(item[names.attempts] ?? 0);
-      failures += Number(item[names.failures] ?? 0);
+      byMinute.attempts += Number(item[names.attempts] ?? 0);
+      byMinute.failures += Number(item[names.failures] ?? 0);
     }
   }
-  return { attempts, failures };
+  return { byMinute, byHour };
 }

@@ -5,7 +5,6 @@ import { ERROR_TYPES } from '#schemas/common';
  * them into the envelope `{request_id, error: {type, message}}`. Anything else is logged and
  * answered with a generic 500 (`expose: false`), so internals never reach a client.
  */
-export { ERROR_TYPES };
 
 export type ErrorStatus = keyof typeof ERROR_TYPES;
 export type ErrorType = (typeof ERROR_TYPES)[ErrorStatus];

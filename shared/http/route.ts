@@ -46,10 +46,10 @@ export type RouteTable = Readonly<Record<string, RouteSpec>>;
 
 /**
  * What a function needs of a route at run time: the spec without its schemas and summary (the
- * validators are generated from the schemas, and `select` needs only the response's field names).
+ * validators are generated from the schemas: a route has a body validator exactly when it has a
+ * body schema; `select` needs only the response's field names).
  */
 export type RuntimeRoute = Omit<RouteSpec, 'query' | 'body' | 'response' | 'summary'> & {
-  readonly hasBody: boolean;
   /** Top-level fields `select` may name (undefined: the response is not an object schema). */
   readonly selectable?: readonly string[];
 };
@@ -75,8 +75,6 @@ export type RouteRequest<R extends RouteSpec> = {
   headers: Record<string, string>;
   /** Files of a multipart/form-data request, in order. */
   files: UploadedFile[];
-  /** The request body bytes as received (for idempotency hashing). */
-  rawBody: Buffer;
   sourceIp: string;
   userAgent: string;
   log: Logger;

@@ -26,19 +26,14 @@ function compile(generated: GeneratedRoutes, handlers: Record<string, (request: 
   const compiled = new Map<string, CompiledRoute>();
   for (const [name, spec] of Object.entries(generated.routes)) {
     const handler = handlers[name];
-    const query = generated.query[name];
     const body = generated.body[name];
     // Fail at cold start, not on a request, when the generated module does not match the handlers.
     if (!handler) throw new Error(`No handler for route ${name}`);
-    if (!query || spec.hasBody !== (body !== undefined)) {
-      throw new Error(`Validators for route ${name} are missing or stale; run \`npm run generate\``);
-    }
     compiled.set(routeKey(spec), {
       spec,
       handler,
-      validateQuery: toValidator(query, 'query'),
+      validateQuery: toValidator(generated.query[name]!, 'query'),
       validateBody: body ? toValidator(body, 'body') : undefined,
-      selectable: spec.selectable,
     });
   }
   const extra = Object.keys(handlers).find((name) => !(name in generated.routes));
@@ -74,7 +69,6 @@ export function httpApi<T extends RouteTable>(generated: GeneratedRoutes, handle
         body: state.body,
         headers: state.headers,
         files: state.files,
-        rawBody: state.rawBody,
         sourceIp: event.requestContext?.http?.sourceIp ?? '',
         userAgent: state.headers['user-agent'] ?? '',
         log: state.log,

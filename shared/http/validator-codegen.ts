@@ -46,9 +46,9 @@ export function withoutSchemaPaths(code: string): string {
 
 /** A route's spec as functions use it at run time. */
 export function runtimeRoute(spec: RouteTable[string]): RuntimeRoute {
-  const { query: _query, body, response, summary: _summary, ...rest } = spec;
+  const { query: _query, body: _body, response, summary: _summary, ...rest } = spec;
   const selectable = selectableFields(response);
-  return { ...rest, hasBody: body !== undefined, ...(selectable ? { selectable } : {}) };
+  return { ...rest, ...(selectable ? { selectable } : {}) };
 }
 
 const EMPTY_QUERY = { type: 'object', additionalProperties: false } as const;

@@ -12,6 +12,7 @@
  */
 import sanitizeHtml from 'sanitize-html';
 import TurndownService from 'turndown';
+import { decodeEntities } from '#shared/mail/entities';
 
 export interface CleanOptions {
   /** Drop links, keeping their text. Default true. */
@@ -738,29 +739,4 @@ function joinLines(lines: readonly string[]): string {
     out.push(line);
   }
   return out.join('\n').trim();
-}
-
-// ---------------------------------------------------------------------------------------------
-// Entities (plain-text bodies; HTML bodies are decoded by the parsers).
-
-const NAMED_ENTITIES: Readonly<Record<string, string>> = {
-  amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00a0', ensp: ' ', emsp: ' ', thinsp: ' ',
-  copy: '©', reg: '®', trade: '™', hellip: '…', mdash: '—', ndash: '–', lsquo: '‘', rsquo: '’', sbquo: '‚',
-  ldquo: '“', rdquo: '”', bdquo: '„', laquo: '«', raquo: '»', bull: '•', middot: '·', euro: '€', pound: '£',
-  yen: '¥', cent: '¢', sect: '§', para: '¶', deg: '°', plusmn: '±', times: '×', divide: '÷', shy: '\u00ad',
-  zwnj: '\u200c', zwj: '\u200d', iexcl: '¡', iquest: '¿', dagger: '†', Dagger: '‡', permil: '‰', prime: '′',
-  auml: 'ä', ouml: 'ö', uuml: 'ü', Auml: 'Ä', Ouml: 'Ö', Uuml: 'Ü', szlig: 'ß', eacute: 'é', egrave: 'è',
-  ecirc: 'ê', Eacute: 'É', aacute: 'á', agrave: 'à', acirc: 'â', iacute: 'í', oacute: 'ó', uacute: 'ú',
-  ntilde: 'ñ', Ntilde: 'Ñ', ccedil: 'ç', Ccedil: 'Ç',
-};
-
-const ENTITY_RE = /&(?:#(\d{1,7})|#[xX]([0-9a-fA-F]{1,6})|([a-zA-Z][a-zA-Z0-9]{1,31}));/g;
-
-function decodeEntities(text: string): string {
-  return text.replace(ENTITY_RE, (entity, decimal: string | undefined, hex: string | undefined, name: string | undefined) => {
-    if (name !== undefined) return NAMED_ENTITIES[name] ?? entity;
-    const code = decimal !== undefined ? Number.parseInt(decimal, 10) : Number.parseInt(hex ?? '', 16);
-    if (!Number.isFinite(code) || code === 0 || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return '\uFFFD';
-    return String.fromCodePoint(code);
-  });
 }

@@ -10,14 +10,14 @@ import type { NotificationType } from '#schemas/notifications';
  * puts a CloudEvents-shaped payload on the fan-out queue; the webhooks fan-out worker turns it into
  * one delivery per subscribed destination. `id` is created here and stays the same across retries.
  */
-export type { NotificationType } from '#schemas/notifications';
 
 /**
  * Payloads over 1 MB are cut by removing body content, and `.truncated` is appended to the type: the
  * receiver fetches the object again. This also keeps every message within SQS's 1 MiB limit.
  */
-export const MAX_PAYLOAD_BYTES = 1_000_000;
+const MAX_PAYLOAD_BYTES = 1_000_000;
 const BODY_FIELDS = ['body', 'raw_mime', 'conversation', 'headers'];
+const IDENTITY_FIELDS = ['id', 'object', 'grant_id', 'thread_id'];
 
 export interface Notification<T = object> {
   specversion: '1.0';
@@ -47,10 +47,15 @@ export async function publish<T extends object>(input: {
   };
   let body = JSON.stringify(notification);
   if (Buffer.byteLength(body) > MAX_PAYLOAD_BYTES) {
-    const object = Object.fromEntries(Object.entries(input.object).filter(([key]) => !BODY_FIELDS.includes(key))) as T;
     notification.type = `${input.type}.truncated`;
-    notification.data = { ...notification.data, object };
-    body = JSON.stringify(notification);
+    for (const keep of [(key: string) => !BODY_FIELDS.includes(key), (key: string) => IDENTITY_FIELDS.includes(key)]) {
+      const object = Object.fromEntries(Object.entries(input.object).filter(([key]) => keep(key))) as T;
+      notification.data = { ...notification.data, object };
+      body = JSON.stringify(notification);
+      // Still too large without its body content (huge headers or participant lists): only what
+      // identifies the object is left, for the receiver to fetch it again.
+      if (Buffer.byteLength(body) <= MAX_PAYLOAD_BYTES) break;
+    }
   }
   await sqs.send(
     new SendMessageCommand({

@@ -16,9 +16,9 @@ import Handlebars from 'handlebars';
 import Mustache, { type RenderOptions } from 'mustache';
 import Twig from 'twig';
 import { InvalidRequestError } from '#shared/http/errors';
+import { TEMPLATE_ENGINES, type TemplateEngine } from '#schemas/templates';
 
-export const TEMPLATE_ENGINES = ['mustache', 'handlebars', 'twig'] as const;
-export type TemplateEngine = (typeof TEMPLATE_ENGINES)[number];
+export { TEMPLATE_ENGINES, type TemplateEngine };
 
 export interface TemplateFields {
   subject?: string;

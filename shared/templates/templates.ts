@@ -1,12 +1,12 @@
 import { decodeBeforeCursor, encodeBeforeCursor } from '#shared/db/cursor';
 import type { GrantRecord } from '#shared/db/grants';
-import { signatureKey, signaturesOfGrant, templateKey, templatesOfGrant } from '#shared/db/keys';
-import { VersionConflictError, createRecord, deleteRecord, getRecord, listRecords, replaceRecord } from '#shared/db/records';
+import { signatureKey, signaturesOfGrant, templateKey, templatesOfGrant, type Key } from '#shared/db/keys';
+import { VersionConflictError, allKeys, createRecord, deleteRecord, getRecord, listRecords, replaceRecord } from '#shared/db/records';
 import { ConflictError, NotFoundError } from '#shared/http/errors';
-import { newId, parseId, type GrantId, type SignatureId, type TemplateId } from '#shared/ids';
-import { checkTemplate, renderTemplate, type TemplateEngine, type TemplateFields } from '#shared/templates/render';
+import { newId, parseId, type GrantId, type Id, type SignatureId, type TemplateId } from '#shared/ids';
+import type { TemplateFields } from '#shared/templates/render';
 import { clock } from '#shared/time';
-import type { CreateSignatureBody, CreateTemplateBody, UpdateSignatureBody, UpdateTemplateBody } from '#schemas/templates';
+import type { CreateSignatureBody, CreateTemplateBody, TemplateEngine, UpdateSignatureBody, UpdateTemplateBody } from '#schemas/templates';
 
 /**
  * Grant-level email templates and signatures. They belong to Switchboard, not to the mailbox
@@ -36,6 +36,12 @@ export interface SignatureRecord {
 
 const MAX_SIGNATURES = 10;
 
+/**
+ * The engines (handlebars, mustache, twig) load when a template is first checked or rendered, not
+ * at cold start: listing, reading and deleting templates, signatures and most sends never need them.
+ */
+const engines = () => import('#shared/templates/render');
+
 export const templateView = (t: TemplateRecord) => ({
   id: t.id,
   object: 'template' as const,
@@ -59,21 +65,64 @@ export const signatureView = (s: SignatureRecord) => ({
   updated_at: s.updated_at,
 });
 
-export async function requireTemplate(grantId: GrantId, templateId: string): Promise<TemplateRecord> {
-  const id = parseId('template', templateId);
-  const record = id ? await getRecord<TemplateRecord>(templateKey(grantId, id)) : undefined;
-  if (!record) throw new NotFoundError(`Template '${templateId}' not found`);
+type Kind = 'template' | 'signature';
+type Versioned<K extends Kind> = { id: Id<K>; updated_at: number; version: number };
+
+/** Templates and signatures are stored alike: one versioned record per ID, in a partition of the grant. */
+interface Collection<K extends Kind, R extends Versioned<K>, V> {
+  kind: K;
+  /** For messages: 'Template'. */
+  noun: string;
+  /** Scope of its list cursors. */
+  scope: string;
+  key: (grantId: GrantId, id: Id<K>) => Key;
+  partition: (grantId: GrantId) => { pk: string };
+  /** The API object of a record. */
+  view: (record: R) => V;
+}
+
+const TEMPLATES = { kind: 'template', noun: 'Template', scope: 'templates', key: templateKey, partition: templatesOfGrant, view: templateView } as const;
+const SIGNATURES = { kind: 'signature', noun: 'Signature', scope: 'signatures', key: signatureKey, partition: signaturesOfGrant, view: signatureView } as const;
+
+const notFound = (c: { noun: string }, rawId: string) => new NotFoundError(`${c.noun} '${rawId}' not found`);
+
+async function findRecord<K extends Kind, R extends Versioned<K>>(c: Collection<K, R, unknown>, grantId: GrantId, rawId: string): Promise<R> {
+  const id = parseId(c.kind, rawId);
+  const record = id ? await getRecord<R>(c.key(grantId, id)) : undefined;
+  if (!record) throw notFound(c, rawId);
   return record;
 }
 
-export async function listTemplates(grant: GrantRecord, limit: number, pageToken?: string) {
-  const before = pageToken ? decodeBeforeCursor(pageToken, 'templates', 'template') : undefined;
-  const page = await listRecords<TemplateRecord>(templatesOfGrant(grant.id).pk, { limit, before });
-  return { items: page.items.map(templateView), nextCursor: page.last ? encodeBeforeCursor('templates', page.last) : undefined };
+async function listPage<K extends Kind, R extends Versioned<K>, V>(c: Collection<K, R, V>, grantId: GrantId, limit: number, pageToken?: string) {
+  const before = pageToken ? decodeBeforeCursor(pageToken, c.scope, c.kind) : undefined;
+  const page = await listRecords<R>(c.partition(grantId).pk, { limit, before });
+  return { items: page.items.map(c.view), nextCursor: page.last ? encodeBeforeCursor(c.scope, page.last) : undefined };
 }
 
+/** Stores `current` with `changes` as its next version, unless another request changed it since it was read. */
+async function storeChanges<K extends Kind, R extends Versioned<K>>(c: Collection<K, R, unknown>, grantId: GrantId, current: R, changes: Partial<R>): Promise<R> {
+  const next: R = { ...current, ...changes, updated_at: clock.nowSeconds(), version: current.version + 1 };
+  try {
+    await replaceRecord(c.key(grantId, current.id), next, current.version);
+  } catch (error) {
+    if (error instanceof VersionConflictError) throw new ConflictError(`The ${c.kind} was changed by another request; fetch it again and retry`);
+    throw error;
+  }
+  return next;
+}
+
+/** One call: the delete itself reports whether the record existed. */
+async function deleteById<K extends Kind>(c: Collection<K, never, unknown>, grantId: GrantId, rawId: string): Promise<void> {
+  const id = parseId(c.kind, rawId);
+  if (!id || !(await deleteRecord(c.key(grantId, id)))) throw notFound(c, rawId);
+}
+
+export const requireTemplate = (grantId: GrantId, templateId: string) => findRecord(TEMPLATES, grantId, templateId);
+
+export const listTemplates = (grant: GrantRecord, limit: number, pageToken?: string) => listPage(TEMPLATES, grant.id, limit, pageToken);
+
 export async function createTemplate(grant: GrantRecord, body: CreateTemplateBody) {
-  checkTemplate(body.engine, { subject: body.subject, body: body.body });
+  (await engines()).checkTemplate(body.engine, { subject: body.subject, body: body.body });
   const now = clock.nowSeconds();
   const record: TemplateRecord = {
     id: newId('template'),
@@ -92,22 +141,13 @@ export async function createTemplate(grant: GrantRecord, body: CreateTemplateBod
 
 export async function updateTemplate(grant: GrantRecord, templateId: string, body: UpdateTemplateBody) {
   const current = await requireTemplate(grant.id, templateId);
-  const next: TemplateRecord = { ...current, ...body, updated_at: clock.nowSeconds(), version: current.version + 1 };
+  const changed = { ...current, ...body };
   // A new engine must accept the existing text, and new text the (possibly new) engine.
-  checkTemplate(next.engine, { subject: next.subject, body: next.body });
-  try {
-    await replaceRecord(templateKey(grant.id, current.id), next, current.version);
-  } catch (error) {
-    if (error instanceof VersionConflictError) throw new ConflictError('The template was changed by another request; fetch it again and retry');
-    throw error;
-  }
-  return templateView(next);
+  (await engines()).checkTemplate(changed.engine, { subject: changed.subject, body: changed.body });
+  return templateView(await storeChanges(TEMPLATES, grant.id, current, body));
 }
 
-export async function deleteTemplate(grant: GrantRecord, templateId: string): Promise<void> {
-  const current = await requireTemplate(grant.id, templateId);
-  if (!(await deleteRecord(templateKey(grant.id, current.id)))) throw new NotFoundError(`Template '${templateId}' not found`);
-}
+export const deleteTemplate = (grant: GrantRecord, templateId: string): Promise<void> => deleteById(TEMPLATES, grant.id, templateId);
 
 /** Renders a template; `overrides` (explicit subject or body of a draft or send) win over the template's. */
 export async function renderStoredTemplate(
@@ -116,29 +156,22 @@ export async function renderStoredTemplate(
   overrides: TemplateFields = {},
 ): Promise<{ subject?: string; body?: string }> {
   const template = await requireTemplate(grantId, ref.id);
-  const rendered = renderTemplate(template.engine, { subject: template.subject, body: template.body }, ref.variables ?? {});
+  const rendered = (await engines()).renderTemplate(template.engine, { subject: template.subject, body: template.body }, ref.variables ?? {});
   return {
     subject: overrides.subject ?? rendered.subject,
     body: overrides.body ?? rendered.body,
   };
 }
 
-export async function requireSignature(grantId: GrantId, signatureId: string): Promise<SignatureRecord> {
-  const id = parseId('signature', signatureId);
-  const record = id ? await getRecord<SignatureRecord>(signatureKey(grantId, id)) : undefined;
-  if (!record) throw new NotFoundError(`Signature '${signatureId}' not found`);
-  return record;
-}
+export const requireSignature = (grantId: GrantId, signatureId: string) => findRecord(SIGNATURES, grantId, signatureId);
 
-export async function listSignatures(grant: GrantRecord, limit: number, pageToken?: string) {
-  const before = pageToken ? decodeBeforeCursor(pageToken, 'signatures', 'signature') : undefined;
-  const page = await listRecords<SignatureRecord>(signaturesOfGrant(grant.id).pk, { limit, before });
-  return { items: page.items.map(signatureView), nextCursor: page.last ? encodeBeforeCursor('signatures', page.last) : undefined };
-}
+export const listSignatures = (grant: GrantRecord, limit: number, pageToken?: string) => listPage(SIGNATURES, grant.id, limit, pageToken);
 
 export async function createSignature(grant: GrantRecord, body: CreateSignatureBody) {
-  const existing = await listRecords<SignatureRecord>(signaturesOfGrant(grant.id).pk, { limit: MAX_SIGNATURES });
-  if (existing.items.length >= MAX_SIGNATURES) throw new ConflictError(`A grant can hold at most ${MAX_SIGNATURES} signatures; delete one first`);
+  // Every key of the partition, page after page: one query page stops at 1 MB, i.e. after two or
+  // three long signatures, and would let the count stay under the limit.
+  const count = (await allKeys(SIGNATURES.partition(grant.id).pk)).length;
+  if (count >= MAX_SIGNATURES) throw new ConflictError(`A grant can hold at most ${MAX_SIGNATURES} signatures; delete one first`);
   const now = clock.nowSeconds();
   const record: SignatureRecord = { id: newId('signature'), grant_id: grant.id, name: body.name, body: body.body, created_at: now, updated_at: now, version: 1 };
   await createRecord(signatureKey(grant.id, record.id), record);
@@ -147,20 +180,10 @@ export async function createSignature(grant: GrantRecord, body: CreateSignatureB
 
 export async function updateSignature(grant: GrantRecord, signatureId: string, body: UpdateSignatureBody) {
   const current = await requireSignature(grant.id, signatureId);
-  const next: SignatureRecord = { ...current, ...body, updated_at: clock.nowSeconds(), version: current.version + 1 };
-  try {
-    await replaceRecord(signatureKey(grant.id, current.id), next, current.version);
-  } catch (error) {
-    if (error instanceof VersionConflictError) throw new ConflictError('The signature was changed by another request; fetch it again and retry');
-    throw error;
-  }
-  return signatureView(next);
+  return signatureView(await storeChanges(SIGNATURES, grant.id, current, body));
 }
 
-export async function deleteSignature(grant: GrantRecord, signatureId: string): Promise<void> {
-  const current = await requireSignature(grant.id, signatureId);
-  if (!(await deleteRecord(signatureKey(grant.id, current.id)))) throw new NotFoundError(`Signature '${signatureId}' not found`);
-}
+export const deleteSignature = (grant: GrantRecord, signatureId: string): Promise<void> => deleteById(SIGNATURES, grant.id, signatureId);
 
 /** Appends a signature after a line break at the end of the body (HTML or plain text). */
 export function appendSignature(body: string, signature: string, isPlaintext: boolean): string {

@@ -1,6 +1,8 @@
 import { env } from '#shared/config';
 import { getWebhooks, recordAttempts, type AttemptRecord, type WebhookRecord } from '#shared/db/webhooks';
+import { InvalidRequestError } from '#shared/http/errors';
 import { newId, type ApplicationId, type WebhookId } from '#shared/ids';
+import { logger } from '#shared/logger';
 import type { Notification } from '#shared/notifications/publisher';
 import { clock } from '#shared/time';
 import { POLICY, TIMEOUT_MS, webhookRequest, WebhookRequestError, type WebhookResponse } from '#shared/webhooks/http';
@@ -13,7 +15,7 @@ import { checkWebhookUrl } from '#shared/webhooks/urls';
  * Success is a 200. 408, 429, 502, 503, 504, 507, timeouts and network errors are retried (3
  * attempts in all, the schedule below as data, with jitter); any other answer is final.
  */
-export const RETRYABLE_STATUSES = new Set([408, 429, 502, 503, 504, 507]);
+const RETRYABLE_STATUSES = new Set([408, 429, 502, 503, 504, 507]);
 export const MAX_ATTEMPTS = 3;
 /**
  * Delay after attempt n (1-based) before attempt n+1, ±20 % jitter: with the default 180 s and 600 s
@@ -38,7 +40,8 @@ export interface DeliveryJob {
 }
 
 export type DeliveryOutcome =
-  | { outcome: 'delivered' | 'failed' | 'given_up' | 'skipped' }
+  /** `internal`: our own failure (no receiver involved, nothing recorded); the job is received again. */
+  | { outcome: 'delivered' | 'failed' | 'given_up' | 'skipped' | 'internal' }
   | { outcome: 'retry'; delaySeconds: number };
 
 export function retryDelay(attempt: number, retryAfterSeconds?: number, random = Math.random): number {
@@ -88,7 +91,12 @@ async function attemptOne(destination: WebhookRecord, job: DeliveryJob): Promise
   try {
     response = await postPayload(destination, deliveredBody(job.notification, attempt));
   } catch (error) {
-    const failure = error instanceof WebhookRequestError ? error : new WebhookRequestError('network', (error as Error).message, 0);
+    // A stored URL the policy refuses now (e.g. a deployment no longer in local mode) is the
+    // destination's fault; any other error not from the request (secret, compression) is ours and is
+    // not counted against the receiver.
+    if (error instanceof InvalidRequestError) error = new WebhookRequestError('blocked', error.message, 0);
+    if (!(error instanceof WebhookRequestError)) throw error;
+    const failure = error;
     // An address the policy refuses now (DNS changed) is not retried: it would be refused again.
     if (failure.kind === 'blocked') return { result: { outcome: 'failed' }, attempt: { outcome: 'failed', status_code: null, duration_ms: failure.durationMs, error: failure.message } };
     const final = attempt >= MAX_ATTEMPTS;
@@ -124,7 +132,14 @@ export async function deliverBatch(jobs: DeliveryJob[]): Promise<DeliveryOutcome
       if (!destination || destination.application_id !== job.application_id || destination.status === 'inactive' || destination.status === 'failed') {
         return { result: { outcome: 'skipped' } as DeliveryOutcome };
       }
-      const { result, attempt } = await attemptOne(destination, job);
+      let attemptResult: Awaited<ReturnType<typeof attemptOne>>;
+      try {
+        attemptResult = await attemptOne(destination, job);
+      } catch (error) {
+        logger.error('delivery attempt failed on our side', { webhook_id: job.webhook_id, notification_id: job.notification.id, error });
+        return { result: { outcome: 'internal' } as DeliveryOutcome };
+      }
+      const { result, attempt } = attemptResult;
       const record: AttemptRecord = {
         id: newId('delivery'),
         webhook_id: destination.id,

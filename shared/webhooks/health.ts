@@ -1,10 +1,9 @@
 import { env } from '#shared/config';
 import type { StartKey } from '#shared/db/cursor';
 import * as repo from '#shared/db/webhooks';
-import { WebhookChangedError, type WebhookRecord, type WebhookStatus } from '#shared/db/webhooks';
+import { VersionConflictError } from '#shared/db/records';
+import type { AttemptCounts, WebhookRecord, WebhookStatus } from '#shared/db/webhooks';
 import { logger } from '#shared/logger';
-import { composeMime } from '#shared/mail/compose';
-import { mailTransport } from '#shared/mail/transport';
 import { clock } from '#shared/time';
 
 /**
@@ -13,12 +12,13 @@ import { clock } from '#shared/time';
  *   active  → failing  when ≥ 95 % of attempts over the last 15 minutes failed (deliveries go on)
  *   failing → failed   when it has been failing for 72 hours and ≥ 95 % of attempts over 72 hours
  *                      failed (no more deliveries, nothing replayed)
- *   failing → active   when the last 15 minutes are below 95 % failures again
+ *   failing → active   when the last 15 minutes (since the last status change at most) have attempts
+ *                      and fewer than 95 % of them failed
  * Each change into failing or failed sends an email notice to notification_email_addresses.
  * A window needs MIN_ATTEMPTS attempts before it judges (one lost request is not an outage).
  */
-export const FAILURE_RATIO = 0.95;
-export const MIN_ATTEMPTS = 3;
+const FAILURE_RATIO = 0.95;
+const MIN_ATTEMPTS = 3;
 const SHORT_WINDOW = 15 * 60;
 const LONG_WINDOW = 72 * 3600;
 const NOTICE_FROM = env.noticeFrom();
@@ -29,22 +29,26 @@ export interface HealthChange {
   to: WebhookStatus;
 }
 
-const failing = (c: { attempts: number; failures: number }) => c.attempts >= MIN_ATTEMPTS && c.failures / c.attempts >= FAILURE_RATIO;
+const failing = (c: AttemptCounts) => c.attempts >= MIN_ATTEMPTS && c.failures / c.attempts >= FAILURE_RATIO;
+/** Below the failure ratio, on at least one attempt: what brings a failing destination back. */
+const recovered = (c: AttemptCounts) => c.attempts > 0 && c.failures / c.attempts < FAILURE_RATIO;
 
-export async function nextStatus(webhook: WebhookRecord, now: number): Promise<WebhookStatus> {
-  if (webhook.status === 'active') {
-    return failing(await repo.countAttempts(webhook.id, 'm', now - SHORT_WINDOW)) ? 'failing' : 'active';
-  }
-  if (webhook.status === 'failing') {
-    if (now - webhook.status_updated_at >= LONG_WINDOW && failing(await repo.countAttempts(webhook.id, 'h', now - LONG_WINDOW))) return 'failed';
-    const recent = await repo.countAttempts(webhook.id, 'm', now - SHORT_WINDOW);
-    return recent.attempts > 0 && !failing(recent) ? 'active' : 'failing';
-  }
-  return webhook.status;
+async function nextStatus(webhook: WebhookRecord, now: number): Promise<WebhookStatus> {
+  if (webhook.status !== 'active' && webhook.status !== 'failing') return webhook.status;
+  // The short window never reaches back before the last status change: a destination set active
+  // again by a PUT is not judged on the failures that made it failing.
+  const recentFrom = Math.max(now - SHORT_WINDOW, webhook.status_updated_at);
+  const judgeLong = webhook.status === 'failing' && now - webhook.status_updated_at >= LONG_WINDOW;
+  const counts = await repo.countAttempts(webhook.id, recentFrom, judgeLong ? now - LONG_WINDOW : recentFrom);
+  if (webhook.status === 'active') return failing(counts.byMinute) ? 'failing' : 'active';
+  if (judgeLong && failing(counts.byHour)) return 'failed';
+  return recovered(counts.byMinute) ? 'active' : 'failing';
 }
 
 async function notify(webhook: WebhookRecord, status: 'failing' | 'failed') {
   if (!webhook.notification_email_addresses.length) return;
+  // MIME composition and the mail transport (nodemailer, SES) load only when a notice is due.
+  const [{ composeMime }, { mailTransport }] = await Promise.all([import('#shared/mail/compose'), import('#shared/mail/transport')]);
   const text =
     status === 'failing'
       ? `At least ${Math.round(FAILURE_RATIO * 100)}% of the deliveries to ${webhook.webhook_url} failed over the last ${SHORT_WINDOW / 60} minutes. Deliveries continue with retries; after ${LONG_WINDOW / 3600} hours of failures the destination is marked failed and receives nothing more.`
@@ -76,7 +80,7 @@ async function evaluateOne(webhook: WebhookRecord, now: number): Promise<HealthC
     await repo.replaceWebhook(webhook, { ...webhook, status, status_updated_at: now, updated_at: now, version: webhook.version + 1 });
   } catch (error) {
     // Changed by a request meanwhile (deactivated, moved): the next sweep judges it again.
-    if (error instanceof WebhookChangedError) return undefined;
+    if (error instanceof VersionConflictError) return undefined;
     throw error;
   }
   if (status === 'failing' || status === 'failed') {

@@ -49,7 +49,7 @@ export class WebhookRequestError extends Error {
   }
 }
 
-export interface WebhookRequest {
+interface WebhookRequest {
   method: 'GET' | 'POST';
   url: URL;
   headers?: Record<string, string>;

@@ -8,7 +8,7 @@ import { baseTrigger } from '#shared/webhooks/triggers';
  * What receivers get: the published notification with `webhook_delivery_attempt` added (after
  * `time`, before `data`), and example payloads for POST /v3/webhooks/mock-payload and test events.
  */
-export type DeliveredPayload = Omit<Notification, 'data'> & { webhook_delivery_attempt: number; data: Notification['data'] };
+type DeliveredPayload = Omit<Notification, 'data'> & { webhook_delivery_attempt: number; data: Notification['data'] };
 
 export function deliveredPayload(notification: Notification, attempt: number): DeliveredPayload {
   const { specversion, type, source, id, time, data } = notification;

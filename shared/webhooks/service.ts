@@ -3,9 +3,10 @@ import type { ApplicationContext } from '#shared/applications/authenticate';
 import { env } from '#shared/config';
 import { decodeBeforeCursor, decodeOffsetCursor, encodeBeforeCursor, encodeOffsetCursor } from '#shared/db/cursor';
 import * as repo from '#shared/db/webhooks';
-import { WebhookChangedError, type WebhookRecord } from '#shared/db/webhooks';
+import { VersionConflictError } from '#shared/db/records';
+import type { WebhookRecord } from '#shared/db/webhooks';
 import { ConflictError, InvalidRequestError, NotFoundError } from '#shared/http/errors';
-import { newId, parseId, type WebhookId } from '#shared/ids';
+import { newId, parseId } from '#shared/ids';
 import { enqueueJob } from '#shared/jobs/queue';
 import { clock } from '#shared/time';
 import { postPayload } from '#shared/webhooks/deliver';
@@ -14,7 +15,6 @@ import { deliveredBody, deliveredPayload, exampleNotification } from '#shared/we
 import { encryptSecret, generateWebhookSecret } from '#shared/webhooks/secrets';
 import { checkTriggerTypes } from '#shared/webhooks/triggers';
 import { allowedAddresses, checkWebhookUrl } from '#shared/webhooks/urls';
-import type { PageQuery } from '#schemas/common';
 import type { CreateWebhookBody, MockPayloadBody, SendTestEventBody, UpdateWebhookBody } from '#schemas/webhooks';
 
 /**
@@ -28,7 +28,7 @@ const MAX_WEBHOOKS = 100;
 /** Addresses compare case-insensitively: `Ops@x.com` and `ops@x.com` are one recipient. */
 const uniqueAddresses = (list: readonly string[]) => [...new Set(list.map((e) => e.toLowerCase()))];
 
-export function webhookView(record: WebhookRecord, secret?: string) {
+function webhookView(record: WebhookRecord, secret?: string) {
   return {
     id: record.id,
     object: 'webhook' as const,
@@ -61,7 +61,7 @@ async function checkedUrl(raw: string): Promise<URL> {
  * The verification GET: `?challenge=<random>` must be answered 200 within the timeout with exactly
  * the challenge as the whole body (no quotes, no other data, no chunked encoding). Not retried.
  */
-export async function verifyEndpoint(url: URL): Promise<void> {
+async function verifyEndpoint(url: URL): Promise<void> {
   const challenge = randomBytes(16).toString('hex');
   const target = new URL(url);
   target.searchParams.set('challenge', challenge);
@@ -81,7 +81,7 @@ export async function verifyEndpoint(url: URL): Promise<void> {
   if (response.body.toString('utf8') !== challenge) throw fail('the body was not exactly the challenge value');
 }
 
-export async function requireWebhook(app: ApplicationContext, webhookId: string): Promise<WebhookRecord> {
+async function requireWebhook(app: ApplicationContext, webhookId: string): Promise<WebhookRecord> {
   const id = parseId('webhook', webhookId);
   const record = id ? await repo.getWebhook(app.applicationId, id) : undefined;
   if (!record) throw new NotFoundError(`Webhook '${webhookId}' not found`);
@@ -116,9 +116,9 @@ export async function createWebhook(app: ApplicationContext, body: CreateWebhook
   return webhookView(record, secret);
 }
 
-export async function listWebhooks(app: ApplicationContext, query: PageQuery, limit: number) {
+export async function listWebhooks(app: ApplicationContext, limit: number, pageToken?: string) {
   const all = await repo.listWebhooks(app.applicationId);
-  const offset = query.page_token ? decodeOffsetCursor(query.page_token, 'webhooks') : 0;
+  const offset = pageToken ? decodeOffsetCursor(pageToken, 'webhooks') : 0;
   return {
     items: all.slice(offset, offset + limit).map((r) => webhookView(r)),
     nextCursor: offset + limit < all.length ? encodeOffsetCursor('webhooks', offset + limit) : undefined,
@@ -133,7 +133,7 @@ async function save(before: WebhookRecord, after: WebhookRecord) {
   try {
     await repo.replaceWebhook(before, after);
   } catch (error) {
-    if (error instanceof WebhookChangedError) throw new ConflictError('The webhook was changed by another request; fetch it again and retry');
+    if (error instanceof VersionConflictError) throw new ConflictError('The webhook was changed by another request; fetch it again and retry');
     throw error;
   }
 }
@@ -146,7 +146,9 @@ async function save(before: WebhookRecord, after: WebhookRecord) {
 export async function updateWebhook(app: ApplicationContext, webhookId: string, body: UpdateWebhookBody) {
   const current = await requireWebhook(app, webhookId);
   const triggers = body.trigger_types ? checkTriggerTypes(body.trigger_types) : current.trigger_types;
-  const url = body.webhook_url !== undefined ? await checkedUrl(body.webhook_url) : new URL(current.webhook_url);
+  // The URL is resolved again only when it changes: a PUT of other fields must not fail on a DNS hiccup.
+  const unchanged = body.webhook_url === undefined || checkWebhookUrl(body.webhook_url, POLICY).href === current.webhook_url;
+  const url = unchanged ? new URL(current.webhook_url) : await checkedUrl(body.webhook_url!);
   const status = body.status ?? current.status;
   const reactivated = body.status === 'active' && current.status !== 'active';
   const moved = url.href !== current.webhook_url;
@@ -178,7 +180,7 @@ export async function deleteWebhook(app: ApplicationContext, webhookId: string):
   try {
     await repo.deleteWebhook(current);
   } catch (error) {
-    if (error instanceof WebhookChangedError) throw new NotFoundError(`Webhook '${webhookId}' not found`);
+    if (error instanceof VersionConflictError) throw new NotFoundError(`Webhook '${webhookId}' not found`);
     throw error;
   }
   // The delivery log and counters go in the background.
@@ -225,9 +227,9 @@ export function ipAddresses() {
 export async function listDeliveries(app: ApplicationContext, webhookId: string, limit: number, pageToken?: string) {
   const webhook = await requireWebhook(app, webhookId);
   const before = pageToken ? decodeBeforeCursor(pageToken, 'deliveries', 'delivery') : undefined;
-  const page = await repo.listAttempts(webhook.id as WebhookId, limit, before);
+  const page = await repo.listAttempts(webhook.id, limit, before);
   return {
-    items: page.items.map((a) => ({ object: 'webhook_delivery' as const, ...a, error: a.error })),
+    items: page.items.map((a) => ({ object: 'webhook_delivery' as const, ...a })),
     nextCursor: page.last ? encodeBeforeCursor('deliveries', page.last) : undefined,
   };
 }

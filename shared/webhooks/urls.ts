@@ -50,7 +50,7 @@ LOOPBACK.addAddress('::1', 'ipv6');
 
 const NGROK = /(^|\.)(ngrok\.io|ngrok\.app|ngrok-free\.app|ngrok\.dev|ngrok-free\.dev|ngrok\.pizza)$/i;
 
-export type AddressVerdict = 'public' | 'loopback' | 'private';
+type AddressVerdict = 'public' | 'loopback' | 'private';
 
 export function classifyAddress(address: string): AddressVerdict {
   const family = isIP(address);

@@ -1,3 +1,4 @@
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiClient, type ApiClient, type ApiResponse } from '../support/api';
 import { makeAgentGrant, makeApplication, uniqueEmail } from '../support/factories';
@@ -517,6 +518,28 @@ describe('PUT /v3/grants/{grant_id}/drafts/{draft_id}', () => {
     expect(response.status, response.text).toBe(200);
     expect(response.body.data).toEqual({ id: draft.id, subject: 'T' });
   });
+
+  it('keeps a large body (stored in S3) consistent under concurrent updates, and removes replaced bodies', async () => {
+    const grant = await makeAgentGrant(api);
+    const large = (tag: string) => `<p>${tag}</p>${'x'.repeat(70 * 1024)}`;
+    const draft = await createDraft(api, grant.id, { subject: 'Large', body: large('v1') });
+    // Five updates race; whichever wins, the stored body is the winner's, never a loser's.
+    const bodies = ['a', 'b', 'c', 'd', 'e'].map(large);
+    const responses = await Promise.all(bodies.map((body) => api.put(`/v3/grants/${grant.id}/drafts/${draft.id}`, { body })));
+    expect(responses.every((r) => r.status === 200 || r.status === 409), responses.map((r) => r.status).join()).toBe(true);
+    const accepted = responses.filter((r) => r.status === 200).map((r) => r.body.data.body as string);
+    expect(accepted.length).toBeGreaterThan(0);
+    const stored = (await api.get(`/v3/grants/${grant.id}/drafts/${draft.id}`)).body.data.body as string;
+    expect(accepted).toContain(stored);
+    // Only the current body is left in S3 (one object under the grant's bodies).
+    const s3 = new S3Client({ forcePathStyle: true });
+    try {
+      const listed = await s3.send(new ListObjectsV2Command({ Bucket: process.env.MAIL_BUCKET, Prefix: `grants/${grant.id}/bodies/` }));
+      expect(listed.KeyCount).toBe(1);
+    } finally {
+      s3.destroy();
+    }
+  });
 });
 
 describe('tracking_options on drafts', () => {
@@ -692,7 +715,8 @@ describe('POST /v3/grants/{grant_id}/drafts/{draft_id} (send)', () => {
     expect(sunk).toHaveLength(1);
     expect(sunk[0]!.subject).toBe('Draft to send');
     const raw = await sunkRaw(sunk[0]!.id);
-    expect(raw).toContain('Kind regards, Ann Sigtest');
+    // Both present, the body before the signature (also in first occurrences).
+    expect(raw).toMatch(/Please review[\s\S]*Kind regards, Ann Sigtest/);
     expect(raw.indexOf('Please review')).toBeLessThan(raw.indexOf('Kind regards, Ann Sigtest'));
     expect(raw).toContain('X-Campaign: draft-send');
     expect(raw).toContain('agenda.txt');

@@ -1,3 +1,4 @@
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../scripts/local-stack/index';
 import { startInboundSmtp } from '../../scripts/local-stack/smtp-inbound';
@@ -85,6 +86,13 @@ describe('inbound SMTP', () => {
     await smtpClient(port).sendMail(mail);
     expect((await api.get(`/v3/grants/${a.id}/messages`)).body.data).toHaveLength(1);
     expect((await api.get(`/v3/grants/${b.id}/messages`)).body.data).toHaveLength(1);
+    // The second delivery's uploaded copy was removed: one raw message per mailbox is left in S3.
+    const s3 = new S3Client({ forcePathStyle: true });
+    for (const grant of [a, b]) {
+      const listed = await s3.send(new ListObjectsV2Command({ Bucket: process.env.MAIL_BUCKET, Prefix: `grants/${grant.id}/` }));
+      expect(listed.KeyCount).toBe(1);
+    }
+    s3.destroy();
   });
 
   it('threads replies by In-Reply-To and References', async () => {

@@ -39,7 +39,11 @@ async function publishAndWait(count: number, webhookId: string) {
   const before = (await api.get(`/v3/webhooks/${webhookId}/deliveries?limit=200`)).body.data.length;
   for (let i = 0; i < count; i++) await makeAgentGrant(api);
   const deadline = Date.now() + 15_000;
-  while ((await api.get(`/v3/webhooks/${webhookId}/deliveries?limit=200`)).body.data.length < before + count && Date.now() < deadline) {
+  let logged = before;
+  while ((logged = (await api.get(`/v3/webhooks/${webhookId}/deliveries?limit=200`)).body.data.length) < before + count) {
+    if (Date.now() >= deadline) {
+      throw new Error(`publishAndWait: ${logged - before} of ${count} delivery attempts of ${webhookId} logged after 15 s`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
@@ -97,12 +101,24 @@ describe('webhook health', () => {
       restore();
     }
 
-    // Assess 2: a failed destination receives nothing, and the health check leaves it failed.
+    // Assess 2: a failed destination receives nothing, and the health check leaves it failed. A
+    // sentinel (an active destination with the same trigger on its own receiver) shows the fan-out
+    // has handled the notification.
     const received = receiver.received.length;
-    await makeAgentGrant(api);
-    await new Promise((resolve) => setTimeout(resolve, 2500));
-    expect(receiver.received).toHaveLength(received);
-    expect(await evaluate(id)).toEqual([]);
+    const sentinel = await startReceiver();
+    try {
+      const sentinelHook = await api.post('/v3/webhooks', { webhook_url: sentinel.url, trigger_types: ['grant.created'] });
+      expect(sentinelHook.status, sentinelHook.text).toBe(200);
+      const grant = await makeAgentGrant(api);
+      expect((await sentinel.waitFor(1)).map((g) => JSON.parse(g.raw.toString()).data.grant_id)).toEqual([grant.id]);
+      // Delivery jobs to different destinations run concurrently: a short grace period.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(receiver.received).toHaveLength(received);
+      expect(await evaluate(id)).toEqual([]);
+      expect((await api.delete(`/v3/webhooks/${sentinelHook.body.data.id}`)).status).toBe(200);
+    } finally {
+      await sentinel.close();
+    }
 
     // Act 3: the endpoint is fixed; only PUT status active (re-verified) brings it back.
     receiver.setDefault({ status: 200 });
@@ -141,6 +157,45 @@ describe('webhook health', () => {
   }, 60_000);
 });
 
+describe('health of a failing destination', () => {
+  it('keeps it failing while the few recent attempts all fail, and judges a PUT-revived one only on what came after', async () => {
+    const r = await startReceiver();
+    const later = (minutes: number) => clock.set(() => Date.now() + minutes * 60 * 1000);
+    try {
+      const { id } = (await api.post('/v3/webhooks', { webhook_url: r.url, trigger_types: ['grant.created'] })).body.data;
+      r.setDefault({ status: 500 });
+      await publishAndWait(3, id);
+      expect(await evaluate(id)).toEqual(['active → failing']);
+
+      // 20 minutes later one more attempt fails: too few to judge as failing, but nothing recovered.
+      let restore = later(20);
+      try {
+        await publishAndWait(1, id);
+        expect(await evaluate(id)).toEqual([]);
+        expect((await api.get(`/v3/webhooks/${id}`)).body.data.status).toBe('failing');
+      } finally {
+        restore();
+      }
+
+      // 22 minutes later: revived by PUT (re-verified), then two more failures. With the failure of
+      // minute 20 they would be three in 15 minutes; only the two after the PUT count.
+      restore = later(22);
+      try {
+        r.setDefault({ status: 200 });
+        expect((await api.put(`/v3/webhooks/${id}`, { status: 'active' })).body.data.status).toBe('active');
+        r.setDefault({ status: 500 });
+        await publishAndWait(2, id);
+        expect(await evaluate(id)).toEqual([]);
+        expect((await api.get(`/v3/webhooks/${id}`)).body.data.status).toBe('active');
+      } finally {
+        restore();
+      }
+    } finally {
+      await r.close();
+    }
+  }, 60_000);
+});
+
 describe('attempt counters', () => {
   it('count by the minute inside hour items (also across an hour boundary) and by the hour', async () => {
     const { recordAttempts, countAttempts } = await import('#shared/db/webhooks');
@@ -161,14 +216,18 @@ describe('attempt counters', () => {
     // Two batches: 10:50–10:59 of one hour, then 11:00–11:05 of the next.
     await recordAttempts([attempt(hour - 600, 'delivered'), attempt(hour - 590, 'retrying'), attempt(hour - 30, 'retrying')]);
     await recordAttempts([attempt(hour + 10, 'retrying'), attempt(hour + 20, 'delivered'), attempt(hour + 300, 'retrying')]);
+    const byMinute = async (from: number) => (await countAttempts(webhookId, from)).byMinute;
+    const byHour = async (from: number) => (await countAttempts(webhookId, hour + 3000, from)).byHour;
     // From 10:55: the 10:59 attempt and the three after 11:00.
-    expect(await countAttempts(webhookId, 'm', hour - 300)).toEqual({ attempts: 4, failures: 3 });
+    expect(await byMinute(hour - 300)).toEqual({ attempts: 4, failures: 3 });
     // From 10:50: all six, by the minute.
-    expect(await countAttempts(webhookId, 'm', hour - 600)).toEqual({ attempts: 6, failures: 4 });
+    expect(await byMinute(hour - 600)).toEqual({ attempts: 6, failures: 4 });
     // From 11:01: only the 11:05 attempt.
-    expect(await countAttempts(webhookId, 'm', hour + 60)).toEqual({ attempts: 1, failures: 1 });
+    expect(await byMinute(hour + 60)).toEqual({ attempts: 1, failures: 1 });
     // By the hour, from any time in the first hour: both hours' totals.
-    expect(await countAttempts(webhookId, 'h', hour - 100)).toEqual({ attempts: 6, failures: 4 });
-    expect(await countAttempts(webhookId, 'h', hour)).toEqual({ attempts: 3, failures: 2 });
+    expect(await byHour(hour - 100)).toEqual({ attempts: 6, failures: 4 });
+    expect(await byHour(hour)).toEqual({ attempts: 3, failures: 2 });
+    // One query answers both windows: minutes from 11:01 and hours from 10:00.
+    expect(await countAttempts(webhookId, hour + 60, hour - 100)).toEqual({ byMinute: { attempts: 1, failures: 1 }, byHour: { attempts: 6, failures: 4 } });
   });
 });

@@ -53,6 +53,24 @@ describe('Function: publish', () => {
     expect(a.id).not.toBe(b.id);
   });
 
+  it('truncates over 1 MB: body content first, then all but the identity of the object', async () => {
+    const withBody = await publish({
+      type: 'message.created',
+      applicationId: 'app_1' as ApplicationId,
+      grantId: 'grant_x' as GrantId,
+      object: { id: 'msg_1', object: 'message', subject: 'big', body: 'x'.repeat(1_100_000) },
+    });
+    expect(withBody.type).toBe('message.created.truncated');
+    expect(withBody.data.object).toEqual({ id: 'msg_1', object: 'message', subject: 'big' });
+
+    const huge = { id: 'msg_2', object: 'message', grant_id: 'grant_x', thread_id: 'thr_1', to: Array.from({ length: 30_000 }, (_, i) => ({ email: `r${i}@example.com`, name: 'Recipient' })) };
+    const identityOnly = await publish({ type: 'message.created', applicationId: 'app_1' as ApplicationId, grantId: 'grant_x' as GrantId, object: huge });
+    expect(identityOnly.type).toBe('message.created.truncated');
+    expect(identityOnly.data.object).toEqual({ id: 'msg_2', object: 'message', grant_id: 'grant_x', thread_id: 'thr_1' });
+    const sent = sqsMock.commandCalls(SendMessageCommand).map((c) => Buffer.byteLength(c.args[0].input.MessageBody!));
+    expect(sent.every((bytes) => bytes <= 1_000_000)).toBe(true);
+  });
+
   it('surfaces a queue failure to the caller', async () => {
     sqsMock.on(SendMessageCommand).rejects(new Error('queue unavailable'));
     await expect(publish({ type: 'grant.created', applicationId: 'app_1' as ApplicationId, grantId: null, object: {} })).rejects.toThrow('queue unavailable');

@@ -26,7 +26,7 @@ export const jsonBody = (multipart?: MultipartParser): middy.MiddlewareObj<APIGa
     before: async (request) => {
       const state = stateOf(request);
       const spec = state.route!.spec;
-      if (!spec.hasBody) return;
+      if (!state.route!.validateBody) return;
       const raw = request.event.body;
       if (raw === undefined || raw === null || raw === '') {
         if (spec.bodyOptional) {
@@ -35,8 +35,8 @@ export const jsonBody = (multipart?: MultipartParser): middy.MiddlewareObj<APIGa
         }
         throw new InvalidRequestError('A JSON request body is required');
       }
-      state.rawBody = Buffer.from(raw, request.event.isBase64Encoded ? 'base64' : 'utf8');
-      const size = state.rawBody.length;
+      // The decoded size, without copying the body.
+      const size = Buffer.byteLength(raw, request.event.isBase64Encoded ? 'base64' : 'utf8');
       const contentType = state.headers['content-type'] ?? '';
 
       if (MULTIPART.test(contentType)) {

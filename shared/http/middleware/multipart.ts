@@ -12,8 +12,15 @@ interface MultipartFile {
   filename: string;
   mimetype: string;
   content: Buffer;
-  truncated?: boolean;
 }
+
+/** One parser per size limit (routes share a few), built on first use. */
+const parsers = new Map<number, ReturnType<typeof httpMultipartBodyParser>>();
+const parserFor = (maxBytes: number) => {
+  let parser = parsers.get(maxBytes);
+  if (!parser) parsers.set(maxBytes, (parser = httpMultipartBodyParser({ busboy: { limits: { fieldSize: maxBytes } } })));
+  return parser;
+};
 
 export async function parseMultipart(event: APIGatewayProxyEventV2, contentType: string, maxBytes: number): Promise<{ message: unknown; files: UploadedFile[] }> {
   const boundary = /boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType);
@@ -23,7 +30,7 @@ export async function parseMultipart(event: APIGatewayProxyEventV2, contentType:
   }
   const copy = { ...event, headers: { 'content-type': `multipart/form-data; boundary=${value}` } };
   try {
-    await httpMultipartBodyParser({ busboy: { limits: { fieldSize: maxBytes } } }).before!({ event: copy } as never);
+    await parserFor(maxBytes).before!({ event: copy } as never);
   } catch (error) {
     const detail = (error as { cause?: { message?: string } }).cause?.message;
     throw new InvalidRequestError(`The multipart/form-data body could not be parsed${detail ? `: ${detail}` : ''}`, { cause: error });

@@ -12,7 +12,6 @@ export interface CompiledRoute {
   handler: (request: never) => Promise<RouteResult>;
   validateQuery?: Validator;
   validateBody?: Validator;
-  selectable?: readonly string[];
 }
 
 /** What the middlewares learn about one request, in order. */
@@ -25,7 +24,6 @@ export interface State {
   query: Record<string, unknown>;
   body: unknown;
   files: UploadedFile[];
-  rawBody: Buffer;
   headers: Record<string, string>;
   app?: ApplicationContext;
   grant?: GrantRecord;
@@ -54,7 +52,6 @@ export function beginState(event: APIGatewayProxyEventV2, awsRequestId?: string)
     query: {},
     body: undefined,
     files: [],
-    rawBody: Buffer.alloc(0),
     headers: lowerHeaders(event.headers),
   };
   states.set(event, state);

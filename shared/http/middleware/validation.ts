@@ -17,7 +17,7 @@ export const validation = (): middy.MiddlewareObj<APIGatewayProxyEventV2> => ({
     // ajv does not re-check finiteness after coercing `1e400` or `-Infinity` from a query string.
     const infinite = Object.entries(query).find(([, value]) => typeof value === 'number' && !Number.isFinite(value));
     if (infinite) throw new InvalidRequestError(`Invalid query: '${infinite[0]}' must be a finite number`);
-    if (typeof query.select === 'string') state.select = parseSelect(query.select, route.selectable);
+    if (typeof query.select === 'string') state.select = parseSelect(query.select, route.spec.selectable);
     state.query = query;
     route.validateBody?.(state.body);
   },
