@@ -11,7 +11,7 @@ import {
   senderOf,
   type OutgoingInput,
 } from '#shared/agent/send';
-import { BODY_INLINE_MAX, viewOf } from '#shared/agent/store';
+import { BODY_INLINE_MAX, viewOf, type NewAttachment } from '#shared/agent/store';
 import { refreshThread } from '#shared/agent/thread-refresh';
 import type { AttachmentRecord, DraftRecord } from '#shared/agent/types';
 import { words } from '#shared/agent/text';
@@ -170,17 +170,17 @@ export async function deleteDraft(grant: GrantRecord, draftId: string): Promise<
  */
 export async function sendDraft(grant: GrantRecord, draftId: string, body: { signature_id?: string }) {
   const draft = await requireDraft(grant, draftId);
-  const attachments = await Promise.all(
+  const attachments: NewAttachment[] = await Promise.all(
     draft.attachments.map(async (a) => ({
       filename: a.filename,
-      content_type: a.content_type,
-      content: (await getBlob(a.key)).toString('base64'),
-      ...(a.content_id ? { content_id: a.content_id } : {}),
-      is_inline: a.is_inline,
+      contentType: a.content_type,
+      content: await getBlob(a.key),
+      ...(a.content_id ? { contentId: a.content_id } : {}),
+      inline: a.is_inline,
     })),
   );
   const signatureId = body.signature_id ?? draft.signature_id;
-  const prepared = await prepareOutgoing(grant, {
+  const input: OutgoingInput = {
     to: draft.to,
     cc: draft.cc,
     bcc: draft.bcc,
@@ -192,10 +192,10 @@ export async function sendDraft(grant: GrantRecord, draftId: string, body: { sig
     starred: draft.starred,
     reply_to_message_id: draft.reply_to_message_id,
     custom_headers: draft.custom_headers,
-    attachments,
     metadata: draft.metadata,
     ...(signatureId ? { signature_id: signatureId } : {}),
-  });
+  };
+  const prepared = await prepareOutgoing(grant, input, [], attachments);
   try {
     await drafts.removeDraft(draft, draft.version);
   } catch (error) {

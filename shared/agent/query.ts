@@ -56,13 +56,17 @@ function drivers(filter: MessageFilter): string[] | undefined {
   return undefined;
 }
 
-function participantsOf(m: MessageRecord, field: AddressField): string[] {
+/** What deciding a filter on the message item reads (no body, no headers). */
+const FILTER_FIELDS = ['id', 'thread_id', 'folders', 'unread', 'starred', 'attachments', 'metadata', 'subject', 'from', 'to', 'cc', 'bcc'] as const;
+type FilterFields = (typeof FILTER_FIELDS)[number];
+
+function participantsOf(m: Pick<MessageRecord, FilterFields>, field: AddressField): string[] {
   const list = field === 'any' ? [...m.from, ...m.to, ...m.cc, ...m.bcc] : m[field];
   return list.map((p) => normalAddress(p.email));
 }
 
 /** The filters that can be decided from the message item alone. */
-function matchesItem(m: MessageRecord, f: MessageFilter): boolean {
+function matchesItem(m: Pick<MessageRecord, FilterFields>, f: MessageFilter): boolean {
   if (f.folder !== undefined && !m.folders.includes(f.folder)) return false;
   if (f.unread !== undefined && m.unread !== f.unread) return false;
   if (f.starred !== undefined && m.starred !== f.starred) return false;
@@ -94,15 +98,29 @@ async function nextCandidates(pks: string[], range: { after?: string; before?: s
   return { ids: merged.slice(0, n), more: merged.length > n || pages.some((p) => p.last !== undefined) };
 }
 
-export interface FoundMessages {
-  records: MessageRecord[];
+export interface FoundMessages<T = MessageRecord> {
+  records: T[];
   /** Continue below this message ID (a `before` cursor), when more may match. */
   next?: string;
   /** Candidates read for this page (for tests and diagnostics). */
   evaluated: number;
 }
 
-export async function findMessages(grantId: GrantId, filter: MessageFilter, options: { limit: number; before?: string; budget?: number }): Promise<FoundMessages> {
+/**
+ * Messages matching a filter, newest first. With `idsOnly`, the records hold only what the filter
+ * needed (thread listings use IDs and thread IDs, not bodies or headers).
+ */
+export async function findMessages(grantId: GrantId, filter: MessageFilter, options: { limit: number; before?: string; budget?: number }): Promise<FoundMessages>;
+export async function findMessages(
+  grantId: GrantId,
+  filter: MessageFilter,
+  options: { limit: number; before?: string; budget?: number; idsOnly: true },
+): Promise<FoundMessages<Pick<MessageRecord, FilterFields>>>;
+export async function findMessages(
+  grantId: GrantId,
+  filter: MessageFilter,
+  options: { limit: number; before?: string; budget?: number; idsOnly?: boolean },
+): Promise<FoundMessages<Pick<MessageRecord, FilterFields>>> {
   const budget = options.budget ?? CANDIDATE_BUDGET;
   const driver = drivers(filter);
   const pks = driver ? driver.map((kind) => postingPartition(grantId, kind)) : [messagesOfGrant(grantId).pk];
@@ -110,7 +128,7 @@ export async function findMessages(grantId: GrantId, filter: MessageFilter, opti
   const extraTerms = filter.textTerms.map(kinds.text).filter((k) => !driverTerms.has(k));
   const excluded = filter.excludedTerms.map(kinds.text);
 
-  const results: MessageRecord[] = [];
+  const results: Pick<MessageRecord, FilterFields>[] = [];
   let cursor = options.before;
   let evaluated = 0;
   let exhausted = false;
@@ -128,7 +146,8 @@ export async function findMessages(grantId: GrantId, filter: MessageFilter, opti
     }
     evaluated += ids.length;
     cursor = ids.at(-1);
-    let candidates = (await getMessages(grantId, ids)).filter((m) => matchesItem(m, filter));
+    const read = options.idsOnly ? await getMessages(grantId, ids, FILTER_FIELDS) : await getMessages(grantId, ids);
+    let candidates = read.filter((m) => matchesItem(m, filter));
     if (candidates.length && (extraTerms.length || excluded.length)) {
       // Terms are checked against their postings: exact, and no body has to be read.
       const pairs = candidates.flatMap((m) => [...extraTerms, ...excluded].map((kind) => ({ kind, id: m.id })));

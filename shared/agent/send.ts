@@ -90,7 +90,8 @@ export function senderOf(grant: GrantRecord, from: ParticipantRecord[] | undefin
   return { email: grant.email, ...(from[0]!.name ? { name: from[0]!.name } : {}) };
 }
 
-export async function prepareOutgoing(grant: GrantRecord, input: OutgoingInput, files: UploadedFile[] = []): Promise<PreparedMessage> {
+/** `stored`: attachments already held as bytes (a draft's, read from S3), sent before those of `input` and `files`. */
+export async function prepareOutgoing(grant: GrantRecord, input: OutgoingInput, files: UploadedFile[] = [], stored: NewAttachment[] = []): Promise<PreparedMessage> {
   if (input.send_at !== undefined) {
     throw new InvalidRequestError("'send_at' (scheduled send) is not available yet for Agent Accounts; send without it to send now");
   }
@@ -132,7 +133,7 @@ export async function prepareOutgoing(grant: GrantRecord, input: OutgoingInput, 
     body: body ?? '',
     isPlaintext,
     starred: input.starred ?? false,
-    attachments: collectAttachments(input.attachments, files),
+    attachments: [...stored, ...collectAttachments(input.attachments, files)],
     headers: checkCustomHeaders(input.custom_headers),
     metadata: input.metadata ?? {},
     threadId,

@@ -78,7 +78,7 @@ export async function listThreads(grant: GrantRecord, query: ListThreadsQuery, l
     let cursor: string | undefined;
     let more: boolean;
     if (filter) {
-      const page = await findMessages(grant.id, filter, { limit: 50, before, budget: 200 });
+      const page = await findMessages(grant.id, filter, { limit: 50, before, budget: 200, idsOnly: true });
       evaluated += page.evaluated;
       threadIds = page.records.map((m) => m.thread_id);
       for (const m of page.records) if (!foundAt.has(m.thread_id)) foundAt.set(m.thread_id, m.id);
