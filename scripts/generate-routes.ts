@@ -12,30 +12,28 @@
 import { writeFileSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { API_ROUTES } from '#functions/routes';
-import { GENERATED_TYPES, generateGroupValidators } from '#shared/http/validator-codegen';
+import { ALL_ROUTES, API_ROUTES } from '#functions/routes';
+import { FALLBACK_TYPES, GENERATED_TYPES, generateFallbackRoutes, generateGroupValidators } from '#shared/http/validator-codegen';
 
 const root = join(fileURLToPath(import.meta.url), '..', '..');
 const check = process.argv.includes('--check');
 let stale = 0;
-for (const [group, routes] of Object.entries(API_ROUTES)) {
-  const file = join(root, 'functions', group, 'routes.generated.cjs');
-  const code = generateGroupValidators(group, routes);
-  const typesFile = join(root, 'functions', group, 'routes.generated.d.cts');
-  const types = GENERATED_TYPES;
-  if (!existsSync(typesFile) || readFileSync(typesFile, 'utf8') !== types) {
-    if (check) {
-      console.error(`stale: ${typesFile}`);
-      stale++;
-    } else writeFileSync(typesFile, types);
-  }
-  const current = existsSync(file) ? readFileSync(file, 'utf8') : '';
-  if (current === code) continue;
+
+/** Writes a generated file when it differs (or, with --check, reports it). */
+function emit(file: string, content: string, announce = true): void {
+  if (existsSync(file) && readFileSync(file, 'utf8') === content) return;
   stale++;
   if (check) console.error(`stale: ${file}`);
   else {
-    writeFileSync(file, code);
-    console.log(`wrote ${file}`);
+    writeFileSync(file, content);
+    if (announce) console.log(`wrote ${file}`);
   }
 }
+
+for (const [group, routes] of Object.entries(API_ROUTES)) {
+  emit(join(root, 'functions', group, 'routes.generated.d.cts'), GENERATED_TYPES, false);
+  emit(join(root, 'functions', group, 'routes.generated.cjs'), generateGroupValidators(group, routes));
+}
+emit(join(root, 'functions', 'fallback', 'routes.generated.d.cts'), FALLBACK_TYPES, false);
+emit(join(root, 'functions', 'fallback', 'routes.generated.cjs'), generateFallbackRoutes(ALL_ROUTES));
 if (check && stale) process.exit(1);

@@ -9,7 +9,7 @@ import type { RouteSpec } from '#shared/http/route';
  * stack and nothing else (no credentials or database are needed to say 404 or 405), so this
  * function stays small and starts fast.
  */
-export function fallbackApi(knownRoutes: readonly RouteSpec[]) {
+export function fallbackApi(knownRoutes: readonly Pick<RouteSpec, 'method' | 'path'>[]) {
   return middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>()
     .use(responseMiddleware())
     .use(routing(new Map(), knownRoutes))

@@ -1,8 +1,8 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { API_ROUTES } from '#functions/routes';
+import { ALL_ROUTES, API_ROUTES } from '#functions/routes';
 import { InvalidRequestError } from '#shared/http/errors';
-import { generateGroupValidators } from '#shared/http/validator-codegen';
+import { generateFallbackRoutes, generateGroupValidators } from '#shared/http/validator-codegen';
 import type { GeneratedRoutes } from '#shared/http/route';
 import { toValidator } from '#shared/http/validation';
 import { readFileSync } from 'node:fs';
@@ -15,6 +15,11 @@ describe('generated validators', () => {
   it.each(Object.keys(API_ROUTES))('are current for functions/%s (run `npm run generate` after changing a schema)', (group) => {
     const file = new URL(`../../functions/${group}/routes.generated.cjs`, import.meta.url);
     expect(readFileSync(file, 'utf8')).toBe(generateGroupValidators(group, API_ROUTES[group as keyof typeof API_ROUTES]));
+  });
+
+  it("are current for the $default function's route list", () => {
+    const file = new URL('../../functions/fallback/routes.generated.cjs', import.meta.url);
+    expect(readFileSync(file, 'utf8')).toBe(generateFallbackRoutes(ALL_ROUTES));
   });
 });
 
