@@ -1,5 +1,5 @@
 import type { JSONSchema } from 'json-schema-to-ts';
-import { ErrorEnvelope } from '#schemas/common';
+import { ERROR_TYPES, ErrorEnvelope } from '#schemas/common';
 import type { RouteSpec, RouteTable } from '#shared/http/route';
 
 /**
@@ -8,15 +8,19 @@ import type { RouteSpec, RouteTable } from '#shared/http/route';
  */
 type Schema = Exclude<JSONSchema, boolean> & { properties?: Record<string, JSONSchema>; required?: readonly string[] };
 
-const ERROR_RESPONSES: Record<string, string> = {
-  '400': 'Invalid request: the message names each offending field',
-  '401': 'Missing or invalid API key',
-  '404': 'Not found (or belongs to another application)',
-  '409': 'Conflict with existing data',
-  '413': 'Request body too large',
-  '415': 'Content-Type is not application/json',
-  '429': 'Rate or quota limit reached; see Retry-After',
-  '500': 'Internal error; quote the request id',
+/** What each error status means; keyed by ERROR_TYPES, so every status the API answers is described. */
+const ERROR_DESCRIPTIONS: Record<keyof typeof ERROR_TYPES, string> = {
+  400: 'Invalid request: the message names each offending field',
+  401: 'Missing or invalid API key',
+  403: 'The grant is blocked',
+  404: 'Not found (or belongs to another application)',
+  405: 'The path exists under other methods (see Allow)',
+  409: 'Conflict with existing data',
+  413: 'Request body too large',
+  415: 'Content-Type not accepted by this endpoint',
+  429: 'Rate or quota limit reached; see Retry-After',
+  500: 'Internal error; quote the request id',
+  502: 'The mail relay refused the message',
 };
 
 function parameters(spec: RouteSpec) {
@@ -41,6 +45,13 @@ function parameters(spec: RouteSpec) {
 function successResponse(spec: RouteSpec) {
   const data = spec.response ?? { type: 'object' };
   const kind = spec.responseKind ?? 'object';
+  if (kind === 'binary') {
+    return {
+      description: 'The file itself (larger files: a 302 to a short-lived download URL)',
+      headers: { 'x-request-id': { schema: { type: 'string' } } },
+      content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+    };
+  }
   const properties: Record<string, unknown> = { request_id: { type: 'string' } };
   if (kind === 'object') properties.data = data;
   if (kind === 'list') {
@@ -67,14 +78,22 @@ export function buildOpenApi(groups: Record<string, RouteTable>) {
         responses: {
           '200': successResponse(spec),
           ...Object.fromEntries(
-            Object.entries(ERROR_RESPONSES).map(([status, description]) => [
+            Object.entries(ERROR_DESCRIPTIONS).map(([status, description]) => [
               status,
               { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } },
             ]),
           ),
         },
       };
-      if (spec.body) operation.requestBody = { required: true, content: { 'application/json': { schema: spec.body } } };
+      if (spec.body) {
+        const content: Record<string, object> = { 'application/json': { schema: spec.body } };
+        if (spec.multipartMaxBytes) {
+          content['multipart/form-data'] = {
+            schema: { type: 'object', properties: { message: { type: 'string', description: 'The JSON body' } }, additionalProperties: { type: 'string', format: 'binary' } },
+          };
+        }
+        operation.requestBody = { required: !spec.bodyOptional, content };
+      }
       (paths[spec.path] ??= {})[spec.method.toLowerCase()] = operation;
     }
   }
