@@ -118,5 +118,5 @@ export const TestEventResult = {
 
 export const IpAddressesObject = {
   type: 'object',
-  properties: { ip_addresses: { type: 'array', items: { type: 'string' } }, updated_at: { type: 'integer' } },
+  properties: { ip_addresses: { type: 'array', items: { type: 'string' } } },
 } as const;

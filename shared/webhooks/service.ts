@@ -221,7 +221,7 @@ export async function sendTestEvent(app: ApplicationContext, body: SendTestEvent
 }
 
 export function ipAddresses() {
-  return { ip_addresses: EGRESS_IPS, updated_at: clock.nowSeconds() };
+  return { ip_addresses: EGRESS_IPS };
 }
 
 export async function listDeliveries(app: ApplicationContext, webhookId: string, limit: number, pageToken?: string) {
