@@ -697,12 +697,9 @@ describe('POST /v3/webhooks/send-test-event', () => {
 
 describe('GET /v3/webhooks/ip-addresses', () => {
   it('lists the egress addresses from WEBHOOK_EGRESS_IPS', async () => {
-    const before = nowSeconds();
     const response = await api.get('/v3/webhooks/ip-addresses');
     expect(response.status, response.text).toBe(200);
     expect(response.body.data).toEqual({ ip_addresses: ['203.0.113.7', '203.0.113.8'] });
-    expect(response.body.data.updated_at).toBeGreaterThanOrEqual(before);
-    expect(response.body.data.updated_at).toBeLessThanOrEqual(nowSeconds());
   });
 });
 
