@@ -2,9 +2,9 @@ import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObject
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { immutablePostings } from '#shared/agent/postings';
 import { bodyText } from '#shared/agent/text';
-import type { MessageRecord } from '#shared/agent/types';
+import type { AttachmentRecord, MessageRecord, NewAttachment } from '#shared/agent/types';
 import { MAIL_BUCKET, s3 } from '#shared/aws/s3';
-import type { AttachmentId, GrantId, MessageId } from '#shared/ids';
+import { newId, type AttachmentId, type GrantId, type MessageId } from '#shared/ids';
 
 /**
  * Mail content kept in S3 rather than in DynamoDB items: raw MIME of every message, bodies too large
@@ -18,6 +18,18 @@ export const attachmentKey = (grantId: GrantId, attachmentId: AttachmentId) => `
 
 export async function putBlob(key: string, body: Buffer | string, contentType: string): Promise<void> {
   await s3.send(new PutObjectCommand({ Bucket: MAIL_BUCKET, Key: key, Body: body, ContentType: contentType }));
+}
+
+/** Uploads attachments under new IDs (side by side) and returns their records. */
+export async function putAttachments(grantId: GrantId, list: readonly NewAttachment[]): Promise<AttachmentRecord[]> {
+  return Promise.all(
+    list.map(async (a) => {
+      const id = newId('attachment');
+      const key = attachmentKey(grantId, id);
+      await putBlob(key, a.content, a.contentType);
+      return { id, filename: a.filename, content_type: a.contentType, size: a.content.length, is_inline: a.inline, ...(a.contentId ? { content_id: a.contentId } : {}), key };
+    }),
+  );
 }
 
 export async function getBlob(key: string): Promise<Buffer> {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { attachmentKey, bodyKey, deleteBlobs, getBlob, putBlob, storedBody } from '#shared/agent/blobs';
+import { bodyKey, deleteBlobs, getBlob, putAttachments, putBlob, storedBody } from '#shared/agent/blobs';
 import { draftObject, requireMessage } from '#shared/agent/lookup';
 import { normalAddress } from '#shared/agent/postings';
 import {
@@ -11,9 +11,9 @@ import {
   senderOf,
   type OutgoingInput,
 } from '#shared/agent/send';
-import { BODY_INLINE_MAX, viewOf, type NewAttachment } from '#shared/agent/store';
+import { BODY_INLINE_MAX, viewOf } from '#shared/agent/store';
 import { refreshThread } from '#shared/agent/thread-refresh';
-import type { AttachmentRecord, DraftRecord } from '#shared/agent/types';
+import type { AttachmentRecord, DraftRecord, NewAttachment } from '#shared/agent/types';
 import { words } from '#shared/agent/text';
 import { env } from '#shared/config';
 import { decodeBeforeCursor, encodeBeforeCursor } from '#shared/db/cursor';
@@ -47,18 +47,9 @@ export async function requireDraft(grant: GrantRecord, draftId: string): Promise
 
 export { draftObject };
 
-/** Stores attachment contents; returns their records. */
-async function storeAttachments(grant: GrantRecord, input: OutgoingInput['attachments'], files: UploadedFile[]): Promise<AttachmentRecord[]> {
-  const list = collectAttachments(input, files);
-  return Promise.all(
-    list.map(async (a) => {
-      const id = newId('attachment');
-      const key = attachmentKey(grant.id, id);
-      await putBlob(key, a.content, a.contentType);
-      return { id, filename: a.filename, content_type: a.contentType, size: a.content.length, is_inline: a.inline, ...(a.contentId ? { content_id: a.contentId } : {}), key };
-    }),
-  );
-}
+/** Stores attachment contents (JSON base64 and multipart files); returns their records. */
+const storeAttachments = (grant: GrantRecord, input: OutgoingInput['attachments'], files: UploadedFile[]): Promise<AttachmentRecord[]> =>
+  putAttachments(grant.id, collectAttachments(input, files));
 
 /**
  * Keeps a body inline, or in S3 under a key of its own for every write: concurrent updates of a draft

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { requireMessage } from '#shared/agent/lookup';
 import { normalAddress } from '#shared/agent/postings';
-import { storeMessage, viewOf, type NewAttachment } from '#shared/agent/store';
-import type { HeaderRecord, ParticipantRecord } from '#shared/agent/types';
+import { storeMessage, viewOf } from '#shared/agent/store';
+import type { HeaderRecord, NewAttachment, ParticipantRecord } from '#shared/agent/types';
 import { messageView } from '#shared/agent/views';
 import { env } from '#shared/config';
 import { resolveAgentAddresses, type GrantRecord } from '#shared/db/grants';

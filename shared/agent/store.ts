@@ -1,8 +1,8 @@
-import { attachmentKey, bodyKey, deleteBlobs, getBlob, putBlob, rawMessageKey, storedBody } from '#shared/agent/blobs';
+import { bodyKey, deleteBlobs, getBlob, putAttachments, putBlob, rawMessageKey, storedBody } from '#shared/agent/blobs';
 import { immutablePostings, mutablePostings } from '#shared/agent/postings';
 import { bodyText, snippetOf } from '#shared/agent/text';
 import { refreshThread } from '#shared/agent/thread-refresh';
-import type { AttachmentRecord, HeaderRecord, MessageRecord, ParticipantRecord } from '#shared/agent/types';
+import type { HeaderRecord, MessageRecord, NewAttachment, ParticipantRecord } from '#shared/agent/types';
 import { messageView } from '#shared/agent/views';
 import type { GrantRecord } from '#shared/db/grants';
 import * as messages from '#shared/db/messages';
@@ -21,14 +21,6 @@ import { clock } from '#shared/time';
 export const BODY_INLINE_MAX = 64 * 1024;
 /** Header blocks beyond this are cut (the full header block stays in the raw MIME: fields=raw_mime). */
 const HEADERS_INLINE_MAX = 64 * 1024;
-
-export interface NewAttachment {
-  filename: string;
-  contentType: string;
-  content: Buffer;
-  contentId?: string;
-  inline: boolean;
-}
 
 export interface NewMessage {
   grant: GrantRecord;
@@ -88,22 +80,10 @@ export async function storeMessage(input: NewMessage): Promise<{ record: Message
 
   const rawKey = rawMessageKey(grantId, id);
   const bodyTooLarge = Buffer.byteLength(input.body) > BODY_INLINE_MAX;
-  const attachments: AttachmentRecord[] = input.attachments.map((a) => {
-    const attachmentId = newId('attachment');
-    return {
-      id: attachmentId,
-      filename: a.filename,
-      content_type: a.contentType,
-      size: a.content.length,
-      is_inline: a.inline,
-      ...(a.contentId ? { content_id: a.contentId } : {}),
-      key: attachmentKey(grantId, attachmentId),
-    };
-  });
-  await Promise.all([
+  const [attachments] = await Promise.all([
+    putAttachments(grantId, input.attachments),
     putBlob(rawKey, input.raw, 'message/rfc822'),
     ...(bodyTooLarge ? [putBlob(bodyKey(grantId, id), input.body, input.isPlaintext ? 'text/plain; charset=utf-8' : 'text/html; charset=utf-8')] : []),
-    ...input.attachments.map((a, i) => putBlob(attachments[i]!.key, a.content, a.contentType)),
   ]);
 
   const text = bodyText(input.body, input.isPlaintext);

@@ -8,6 +8,15 @@ export interface ParticipantRecord {
   name?: string;
 }
 
+/** An attachment to store: its bytes and how it is described. */
+export interface NewAttachment {
+  filename: string;
+  contentType: string;
+  content: Buffer;
+  contentId?: string;
+  inline: boolean;
+}
+
 export interface AttachmentRecord {
   id: AttachmentId;
   filename: string;

@@ -1,9 +1,10 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { FolderRecord } from '#shared/agent/types';
 import { TABLE_NAME, dynamo, type TransactItem } from '#shared/aws/dynamodb';
 import { batchGet } from '#shared/db/batch';
 import { folderKey, folderNameKey, foldersOfGrant, itemAttributes } from '#shared/db/keys';
+import { queryAll } from '#shared/db/records';
 import type { GrantId } from '#shared/ids';
 
 /**
@@ -76,22 +77,12 @@ export async function getFolders(grantId: GrantId, ids: string[]): Promise<Folde
 
 /** Every folder of a grant (a mailbox has tens of folders, not thousands: one partition read). */
 export async function listFolders(grantId: GrantId): Promise<FolderRecord[]> {
-  const folders: FolderRecord[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await dynamo.send(
-      new QueryCommand({
-        TableName: TABLE_NAME,
-        KeyConditionExpression: 'pk = :pk',
-        FilterExpression: 'entity = :folder',
-        ExpressionAttributeValues: { ':pk': foldersOfGrant(grantId).pk, ':folder': 'folder' },
-        ExclusiveStartKey: start,
-      }),
-    );
-    folders.push(...(page.Items ?? []).map(toRecord));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return folders;
+  const { items } = await queryAll({
+    KeyConditionExpression: 'pk = :pk',
+    FilterExpression: 'entity = :folder',
+    ExpressionAttributeValues: { ':pk': foldersOfGrant(grantId).pk, ':folder': 'folder' },
+  });
+  return items.map(toRecord);
 }
 
 /** Renames, moves or recolours a folder; the name guard moves with it. */

@@ -1,5 +1,5 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
 import { batchWrite, deleteRequests } from '#shared/db/batch';
 import { itemAttributes, type Key } from '#shared/db/keys';
@@ -106,22 +106,22 @@ export async function deletePartition(pk: string): Promise<void> {
   await batchWrite(deleteRequests(await allKeys(pk)));
 }
 
-/** Every sort key of a partition (used to purge a grant's partitions). */
-export async function allKeys(pk: string): Promise<Key[]> {
-  const keys: Key[] = [];
+/** Every page of a query (TableName and paging are added here): the items, and their count. */
+export async function queryAll(input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>): Promise<{ items: Record<string, unknown>[]; count: number }> {
+  const items: Record<string, unknown>[] = [];
+  let count = 0;
   let start: Record<string, unknown> | undefined;
   do {
-    const page = await dynamo.send(
-      new QueryCommand({
-        TableName: TABLE_NAME,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': pk },
-        ProjectionExpression: 'pk, sk',
-        ExclusiveStartKey: start,
-      }),
-    );
-    keys.push(...((page.Items ?? []) as Key[]));
+    const page = await dynamo.send(new QueryCommand({ ...input, TableName: TABLE_NAME, ExclusiveStartKey: start }));
+    items.push(...(page.Items ?? []));
+    count += page.Count ?? 0;
     start = page.LastEvaluatedKey;
   } while (start);
-  return keys;
+  return { items, count };
+}
+
+/** Every sort key of a partition (used to purge a grant's partitions). */
+export async function allKeys(pk: string): Promise<Key[]> {
+  const { items } = await queryAll({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ProjectionExpression: 'pk, sk' });
+  return items as unknown as Key[];
 }

@@ -4,7 +4,7 @@ import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
 import { batchGet, batchWrite, putRequests } from '#shared/db/batch';
 import type { StartKey } from '#shared/db/cursor';
 import { attemptKey, attemptsOfWebhook, itemAttributes, statsBucket, statsFrom, statsHourStart, statsKey, statsMinute, statsOfWebhook, webhookKey, webhookRegistry, webhookRegistryKey, webhooksOfApplication } from '#shared/db/keys';
-import { VersionConflictError, deletePartition, getRecord, listRecords, replaceRecord } from '#shared/db/records';
+import { VersionConflictError, deletePartition, getRecord, listRecords, queryAll, replaceRecord } from '#shared/db/records';
 import type { ApplicationId, WebhookId } from '#shared/ids';
 
 /** Webhook destinations, their delivery attempts and the counters the health check reads. */
@@ -59,25 +59,13 @@ export const getWebhook = (appId: ApplicationId, webhookId: WebhookId) => getRec
 /** Every page of an application's destinations: their items, or only their count. */
 async function applicationWebhooks(appId: ApplicationId, select: 'ALL_ATTRIBUTES' | 'COUNT'): Promise<{ items: WebhookRecord[]; count: number }> {
   const { pk, skPrefix } = webhooksOfApplication(appId);
-  const items: WebhookRecord[] = [];
-  let count = 0;
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await dynamo.send(
-      new QueryCommand({
-        TableName: TABLE_NAME,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
-        ScanIndexForward: false,
-        Select: select,
-        ExclusiveStartKey: start,
-      }),
-    );
-    items.push(...(page.Items ?? []).map((i) => strip<WebhookRecord>(i)));
-    count += page.Count ?? 0;
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return { items, count };
+  const { items, count } = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
+    ScanIndexForward: false,
+    Select: select,
+  });
+  return { items: items.map((i) => strip<WebhookRecord>(i)), count };
 }
 
 /** All destinations of an application (tens at most, in the application's partition), newest first. */
