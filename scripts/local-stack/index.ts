@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { SQSClient } from '@aws-sdk/client-sqs';
+import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DeleteQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { startDynamoDbLocal, type RunningService } from './dynamodb-local';
 import { createQueues, createTable } from './provision';
 import { loadServerlessConfig, resolveName } from './serverless-config';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, DeleteBucketCommand, DeleteObjectsCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { startS3Local } from './s3-local';
 import { startSmtpSink } from './smtp-sink';
 import { startSqsLocal } from './sqs-local';
@@ -96,7 +96,31 @@ export async function provisionExternalStack(options: { stage: string }): Promis
   });
   s3.destroy();
   const sink = await startSmtpSink({ smtpPort: 0, httpPort: 0 });
-  return { env: functionEnv(tableName, bucket, queues, sink), stop: () => sink.stop() };
+  // The endpoints outlive this run: stopping removes what it created there.
+  const removeResources = async () => {
+    const dynamo = new DynamoDBClient({});
+    const sqs = new SQSClient({});
+    const storage = new S3Client({ forcePathStyle: true });
+    try {
+      await Promise.all([
+        dynamo.send(new DeleteTableCommand({ TableName: tableName })),
+        ...Object.values(queues).map((q) => sqs.send(new DeleteQueueCommand({ QueueUrl: q.url }))),
+        (async () => {
+          for (let token: string | undefined, first = true; first || token; first = false) {
+            const page = await storage.send(new ListObjectsV2Command({ Bucket: bucket, ContinuationToken: token }));
+            if (page.Contents?.length) await storage.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: page.Contents.map((o) => ({ Key: o.Key! })), Quiet: true } }));
+            token = page.NextContinuationToken;
+          }
+          await storage.send(new DeleteBucketCommand({ Bucket: bucket }));
+        })(),
+      ]);
+    } finally {
+      dynamo.destroy();
+      sqs.destroy();
+      storage.destroy();
+    }
+  };
+  return { env: functionEnv(tableName, bucket, queues, sink), stop: async () => void (await Promise.all([sink.stop(), removeResources()])) };
 }
 
 export async function startLocalStack(options: {

@@ -1,11 +1,19 @@
 import { randomBytes } from 'node:crypto';
-import { CreateQueueCommand, DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, DeleteMessageCommand, DeleteQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { afterAll } from 'vitest';
 
 /** Test queues on the SQS emulator: a fresh queue per test file, so files never read each other's messages. */
 export const sqs = new SQSClient({});
 
+/** Queues this test file created, deleted after it (they would outlive the run on LocalStack). */
+const created: string[] = [];
+afterAll(async () => {
+  await Promise.all(created.splice(0).map((QueueUrl) => sqs.send(new DeleteQueueCommand({ QueueUrl })).catch(() => undefined)));
+});
+
 export async function createTestQueue(prefix = 'test', attributes: Record<string, string> = {}): Promise<string> {
   const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: `${prefix}-${randomBytes(6).toString('hex')}`, Attributes: attributes }));
+  created.push(QueueUrl!);
   return QueueUrl!;
 }
 
