@@ -19,10 +19,14 @@ export function baseTrigger(type: string): string {
   return base;
 }
 
-/** Whether a destination subscribed to `triggers` receives a notification of `type`. */
+/**
+ * Whether a destination subscribed to `triggers` receives a notification of `type`: a base trigger
+ * (`message.created`) receives its suffixed variants too; a variant trigger
+ * (`message.created.metadata`) receives that variant, with any further suffixes, and nothing else.
+ */
 export function subscribed(triggers: readonly string[], type: string): boolean {
   const base = baseTrigger(type);
-  return triggers.some((t) => baseTrigger(t) === base);
+  return triggers.some((t) => t === base || type === t || type.startsWith(`${t}.`));
 }
 
 export function checkTriggerTypes(triggers: readonly string[], field = 'trigger_types'): string[] {

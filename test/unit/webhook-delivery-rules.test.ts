@@ -120,6 +120,12 @@ describe('trigger types', () => {
     expect(subscribed(['message.created'], 'message.updated.truncated')).toBe(false);
     expect(subscribed(['grant.deleted'], 'grant.created')).toBe(false);
     expect(subscribed([], 'grant.created')).toBe(false);
+    // A variant subscription gets that variant (with further suffixes) and not the full notifications.
+    expect(subscribed(['message.created.metadata'], 'message.created.metadata')).toBe(true);
+    expect(subscribed(['message.created.metadata'], 'message.created.metadata.truncated')).toBe(true);
+    expect(subscribed(['message.created.metadata'], 'message.created')).toBe(false);
+    expect(subscribed(['message.created.cleaned'], 'message.created.cleaned.transformed.truncated')).toBe(true);
+    expect(subscribed(['message.created.cleaned'], 'message.created.truncated')).toBe(false);
   });
 
   it('accepts every known trigger type and returns a copy', () => {
