@@ -9,7 +9,8 @@ import { build } from 'esbuild';
 import { join } from 'node:path';
 import { buildEvent, lambdaContext } from '../scripts/local-stack/api-gateway-event';
 import { ROOT, loadServerlessConfig } from '../scripts/local-stack/serverless-config';
-import { benchStack, fmt, median, packageFunctions, percentile, table } from './lib';
+import { fmt, median, packageFunctions, percentile, table } from './lib';
+import { startStack } from '../scripts/local-stack/index';
 
 /**
  * Issue 2 benchmark, measured in one run:
@@ -132,7 +133,7 @@ export async function runFoundationBench(): Promise<void> {
     console.log(`bare \`node -e 0\`: ${fmt(bareMedian, 1)} (median of ${runs})\n${table(initRows)}\n`);
 
     // 3. In-process latency ratio against DynamoDB Local.
-    const stack = await benchStack(`bench${process.pid}`);
+    const stack = await startStack(`bench${process.pid}`);
     try {
       Object.assign(process.env, stack.env);
       const { createApplication } = await import('#shared/applications/service');

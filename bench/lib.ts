@@ -4,18 +4,9 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import JSZip from 'jszip';
-import { provisionExternalStack, startLocalStack, type LocalStack } from '../scripts/local-stack/index';
 import { ROOT } from '../scripts/local-stack/serverless-config';
 
 const require = createRequire(import.meta.url);
-
-/**
- * The stack a suite measures against: the embedded emulators, or, as in the tests, the endpoints the
- * environment names (`AWS_ENDPOINT_URL`, e.g. LocalStack) with a table and queues of its own.
- */
-export function benchStack(stage: string): Promise<LocalStack> {
-  return process.env.AWS_ENDPOINT_URL || process.env.AWS_ENDPOINT_URL_DYNAMODB ? provisionExternalStack({ stage }) : startLocalStack({ stage });
-}
 
 export function percentile(samples: number[], p: number): number {
   const sorted = [...samples].sort((a, b) => a - b);

@@ -2,7 +2,8 @@ import { performance } from 'node:perf_hooks';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { buildEvent, lambdaContext } from '../scripts/local-stack/api-gateway-event';
-import { benchStack, fmt, median, table } from './lib';
+import { fmt, median, table } from './lib';
+import { startStack } from '../scripts/local-stack/index';
 
 /**
  * Issue 3 benchmark: p50 of GET /v3/grants/{id}/messages, unfiltered and with each index-backed
@@ -44,7 +45,7 @@ const pickSender = (random: () => number) => {
 
 export async function runMailboxBench(): Promise<void> {
   console.log('\n## Agent Account mailboxes (issue 3)\n');
-  const stack = await benchStack(`benchmail${process.pid}`);
+  const stack = await startStack(`benchmail${process.pid}`);
   Object.assign(process.env, stack.env, { LOG_LEVEL: 'warn' });
   try {
     const [{ createApplication }, grantsService, { dynamo, TABLE_NAME }, { batchWrite, putRequests }, keys, postings, threadRefresh, ids, text] = await Promise.all([

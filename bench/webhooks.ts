@@ -7,7 +7,8 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, BatchWriteCommand, DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { lambdaContext } from '../scripts/local-stack/api-gateway-event';
-import { benchStack, fmt, table } from './lib';
+import { fmt, table } from './lib';
+import { startStack } from '../scripts/local-stack/index';
 
 /**
  * Issue 4 benchmark, measured in one run:
@@ -145,7 +146,7 @@ async function durableFloor(options: {
 
 export async function runWebhooksBench(): Promise<void> {
   console.log('\n## Webhooks (issue 4)\n');
-  const stack = await benchStack(`benchhooks${process.pid}`);
+  const stack = await startStack(`benchhooks${process.pid}`);
   Object.assign(process.env, stack.env, { LOG_LEVEL: 'warn' });
   // The receiver: answers challenges, counts POSTs per path.
   const receipts = new Map<string, number[]>();

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import { decodeParam } from '#shared/http/paths';
 
 /**
  * Builds the events API Gateway (HTTP API, payload format 2.0) and the Lambda runtime hand to a
@@ -8,21 +9,13 @@ import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
  */
 const TEXT_TYPES = /^(text\/|application\/(json|[\w.+-]+\+json|xml|javascript|x-www-form-urlencoded)\b)/i;
 
-export function safeDecode(value: string): string {
-  try {
-    return decodeURIComponent(value);
-  } catch {
-    return value;
-  }
-}
-
 export function buildEvent(
   route: { routeKey: string; params?: Record<string, string> },
   request: { method: string; url: string; headers: Record<string, string>; body: Buffer; sourceIp: string },
 ): APIGatewayProxyEventV2 {
   const [rawPathEncoded, rawQueryString = ''] = request.url.split(/\?(.*)/s, 2) as [string, string?];
   // HTTP APIs hand the path to the function URL-decoded.
-  const rawPath = safeDecode(rawPathEncoded);
+  const rawPath = decodeParam(rawPathEncoded);
   const query: Record<string, string> = {};
   for (const [key, value] of new URLSearchParams(rawQueryString)) query[key] = key in query ? `${query[key]},${value}` : value;
   const contentType = request.headers['content-type'] ?? '';

@@ -173,3 +173,11 @@ export async function startLocalStack(options: {
     throw error;
   }
 }
+
+/**
+ * The stack tests and benchmarks run against: the embedded emulators, or, when the environment
+ * names endpoints (`AWS_ENDPOINT_URL`, e.g. LocalStack), a table and queues of their own there.
+ */
+export function startStack(stage: string): Promise<LocalStack> {
+  return process.env.AWS_ENDPOINT_URL || process.env.AWS_ENDPOINT_URL_DYNAMODB ? provisionExternalStack({ stage }) : startLocalStack({ stage });
+}

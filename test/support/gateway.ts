@@ -2,8 +2,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
-import { buildEvent, lambdaContext, safeDecode } from '../../scripts/local-stack/api-gateway-event';
-import { compareSpecificity } from '#shared/http/paths';
+import { compareSpecificity, decodeParam } from '#shared/http/paths';
+import { buildEvent, lambdaContext } from '../../scripts/local-stack/api-gateway-event';
 import { ROOT, httpApiEvents, loadServerlessConfig, type HttpApiEvent } from '../../scripts/local-stack/serverless-config';
 
 /**
@@ -67,7 +67,7 @@ export async function startGateway(): Promise<Gateway> {
 
   const dispatch = async (request: { method: string; url: string; headers: Record<string, string>; body: Buffer; sourceIp: string }) => {
     const pathOnly = request.url.split('?')[0]!;
-    const found = route(request.method, safeDecode(pathOnly));
+    const found = route(request.method, decodeParam(pathOnly));
     if (!found) return { statusCode: 404, headers: { 'content-type': 'application/json' }, body: '{"message":"Not Found"}' };
     const handler = await load(found.event);
     const event = buildEvent({ routeKey: found.routeKey, params: found.params }, request);

@@ -1,5 +1,5 @@
 import type { TestProject } from 'vitest/node';
-import { provisionExternalStack, startLocalStack, type LocalStack } from '../../scripts/local-stack/index';
+import { startStack, type LocalStack } from '../../scripts/local-stack/index';
 
 /**
  * Starts the real emulators once for the whole run (DynamoDB Local, SQS), provisioned from
@@ -16,7 +16,7 @@ declare module 'vitest' {
 
 export async function setup(project: TestProject) {
   const stage = `test${process.pid}`;
-  stack = process.env.AWS_ENDPOINT_URL || process.env.AWS_ENDPOINT_URL_DYNAMODB ? await provisionExternalStack({ stage }) : await startLocalStack({ stage });
+  stack = await startStack(stage);
   project.provide('stackEnv', stack.env);
 }
 
