@@ -3,6 +3,11 @@ import { EmailAddress, Limit, PageToken, Select } from '#schemas/common';
 
 /** Schema pieces shared by messages, drafts, threads and sends. */
 
+/** An object ID in a path, query or body (message, thread, signature...). */
+const ObjectId = { type: 'string', minLength: 1, maxLength: 64 } as const;
+/** What a message read includes: `fields=standard|include_headers|raw_mime`. */
+const MessageFields = { type: 'string', enum: ['standard', 'include_headers', 'raw_mime'] } as const;
+
 export const Participant = {
   type: 'object',
   additionalProperties: false,
@@ -54,7 +59,7 @@ export const TemplateRef = {
   additionalProperties: false,
   required: ['id'],
   properties: {
-    id: { type: 'string', minLength: 1, maxLength: 64 },
+    id: ObjectId,
     variables: { type: 'object' },
   },
 } as const;
@@ -139,10 +144,10 @@ export const ListMessagesQuery = {
   additionalProperties: false,
   properties: {
     ...SharedFilters,
-    thread_id: { type: 'string', minLength: 1, maxLength: 64 },
+    thread_id: ObjectId,
     received_before: { type: 'integer', minimum: 0 },
     received_after: { type: 'integer', minimum: 0 },
-    fields: { type: 'string', enum: ['standard', 'include_headers', 'raw_mime'] },
+    fields: MessageFields,
     metadata_pair: { type: 'string', minLength: 3, maxLength: 600, description: '`key:value` with key one of key1..key5.' },
     query_imap: { type: 'boolean' },
   },
@@ -153,7 +158,7 @@ export const MessageIdQuery = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    fields: { type: 'string', enum: ['standard', 'include_headers', 'raw_mime'] },
+    fields: MessageFields,
     query_imap: { type: 'boolean' },
     select: Select,
   },
@@ -185,7 +190,7 @@ export const CleanMessagesBody = {
   additionalProperties: false,
   required: ['message_id'],
   properties: {
-    message_id: { type: 'array', minItems: 1, maxItems: 20, uniqueItems: true, items: { type: 'string', minLength: 1, maxLength: 64 } },
+    message_id: { type: 'array', minItems: 1, maxItems: 20, uniqueItems: true, items: ObjectId },
     ignore_links: { type: 'boolean' },
     ignore_images: { type: 'boolean' },
     images_as_markdown: { type: 'boolean' },
@@ -220,9 +225,9 @@ const OutgoingFields = {
 /** Fields accepted only when a draft (or a send) is created. */
 const CreateOnlyFields = {
   is_plaintext: { type: 'boolean' },
-  reply_to_message_id: { type: 'string', minLength: 1, maxLength: 64 },
+  reply_to_message_id: ObjectId,
   custom_headers: { type: 'array', maxItems: 50, items: CustomHeader },
-  signature_id: { type: 'string', minLength: 1, maxLength: 64 },
+  signature_id: ObjectId,
 } as const;
 
 export const SendMessageBody = {
@@ -254,7 +259,7 @@ export type UpdateDraftBody = FromSchema<typeof UpdateDraftBody>;
 export const SendDraftBody = {
   type: 'object',
   additionalProperties: false,
-  properties: { signature_id: { type: 'string', minLength: 1, maxLength: 64 } },
+  properties: { signature_id: ObjectId },
 } as const;
 export type SendDraftBody = FromSchema<typeof SendDraftBody>;
 
@@ -277,18 +282,18 @@ export const ListDraftsQuery = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    limit: Limit,
-    page_token: PageToken,
-    subject: TextFilter,
-    any_email: AddressFilter,
-    to: AddressFilter,
-    cc: AddressFilter,
-    bcc: AddressFilter,
-    starred: { type: 'boolean' },
-    thread_id: { type: 'string', minLength: 1, maxLength: 64 },
-    has_attachment: { type: 'boolean' },
+    limit: SharedFilters.limit,
+    page_token: SharedFilters.page_token,
+    subject: SharedFilters.subject,
+    any_email: SharedFilters.any_email,
+    to: SharedFilters.to,
+    cc: SharedFilters.cc,
+    bcc: SharedFilters.bcc,
+    starred: SharedFilters.starred,
+    thread_id: ObjectId,
+    has_attachment: SharedFilters.has_attachment,
     query_imap: { type: 'boolean' },
-    select: Select,
+    select: SharedFilters.select,
   },
 } as const;
 export type ListDraftsQuery = FromSchema<typeof ListDraftsQuery>;
@@ -403,6 +408,6 @@ export const AttachmentQuery = {
   type: 'object',
   additionalProperties: false,
   required: ['message_id'],
-  properties: { message_id: { type: 'string', minLength: 1, maxLength: 64 } },
+  properties: { message_id: ObjectId },
 } as const;
 export type AttachmentQuery = FromSchema<typeof AttachmentQuery>;
