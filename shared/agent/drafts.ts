@@ -25,6 +25,7 @@ import * as sending from '#shared/db/sending';
 import { ConflictError, MailDeliveryError, NotFoundError } from '#shared/http/errors';
 import type { UploadedFile } from '#shared/http/route';
 import { newId, parseId, type DraftId } from '#shared/ids';
+import { logger } from '#shared/logger';
 import { trackingOnCreate, trackingOnUpdate } from '#shared/mail/tracking';
 import { renderStoredTemplate, requireSignature } from '#shared/templates/templates';
 import { clock } from '#shared/time';
@@ -60,6 +61,14 @@ async function storeBody(grant: GrantRecord, id: DraftId, body: string, isPlaint
   const key = bodyKey(grant.id, `${id}.${randomUUID()}`);
   await putBlob(key, body, isPlaintext ? 'text/plain; charset=utf-8' : 'text/html; charset=utf-8');
   return { body: '', body_key: key };
+}
+
+/**
+ * Removes contents no version of a draft points to any more. Best effort: the outcome of the
+ * request is already decided, and a leftover object is removed with the grant's prefix at the latest.
+ */
+async function removeUnreferenced(draftId: string, keys: (string | undefined)[]): Promise<void> {
+  await deleteBlobs(keys).catch((error) => logger.error('could not remove the replaced contents of a draft', { draft_id: draftId, error }));
 }
 
 /** A reply draft shows in its thread (`draft_ids`, `latest_draft_or_message`): recompute the thread. */
@@ -136,14 +145,11 @@ export async function updateDraft(grant: GrantRecord, draftId: string, body: Upd
     await replaceRecord(draftKey(grant.id, current.id), next, current.version);
   } catch (error) {
     // What this update uploaded belongs to no version of the draft.
-    await deleteBlobs([next.body_key !== current.body_key ? next.body_key : undefined, ...(replacedAttachments ? next.attachments.map((a) => a.key) : [])]);
+    await removeUnreferenced(draftId, [next.body_key !== current.body_key ? next.body_key : undefined, ...(replacedAttachments ? next.attachments.map((a) => a.key) : [])]);
     if (error instanceof VersionConflictError) throw new ConflictError('The draft was changed by another request; fetch it again and retry');
     throw error;
   }
-  await deleteBlobs([
-    ...(replacedAttachments ? current.attachments.map((a) => a.key) : []),
-    current.body_key !== next.body_key ? current.body_key : undefined,
-  ]);
+  await removeUnreferenced(draftId, [...(replacedAttachments ? current.attachments.map((a) => a.key) : []), current.body_key !== next.body_key ? current.body_key : undefined]);
   return draftObject(next);
 }
 

@@ -522,6 +522,10 @@ describe('PUT /v3/grants/{grant_id}/drafts/{draft_id}', () => {
   it('keeps a large body (stored in S3) consistent under concurrent updates, and removes replaced bodies', async () => {
     const grant = await makeAgentGrant(api);
     const large = (tag: string) => `<p>${tag}</p>${'x'.repeat(70 * 1024)}`;
+    // Another draft's body stays in the same S3 "directory" throughout: the S3 emulator (s3rver)
+    // removes a directory that a delete leaves empty, which races with a concurrent upload into it
+    // (S3 itself has no directories).
+    await createDraft(api, grant.id, { subject: 'Neighbour', body: large('other') });
     const draft = await createDraft(api, grant.id, { subject: 'Large', body: large('v1') });
     // Five updates race; whichever wins, the stored body is the winner's, never a loser's.
     const bodies = ['a', 'b', 'c', 'd', 'e'].map(large);
@@ -531,11 +535,11 @@ describe('PUT /v3/grants/{grant_id}/drafts/{draft_id}', () => {
     expect(accepted.length).toBeGreaterThan(0);
     const stored = (await api.get(`/v3/grants/${grant.id}/drafts/${draft.id}`)).body.data.body as string;
     expect(accepted).toContain(stored);
-    // Only the current body is left in S3 (one object under the grant's bodies).
+    // Only the current body is left in S3 (with the neighbour's, two objects under the grant's bodies).
     const s3 = new S3Client({ forcePathStyle: true });
     try {
       const listed = await s3.send(new ListObjectsV2Command({ Bucket: process.env.MAIL_BUCKET, Prefix: `grants/${grant.id}/bodies/` }));
-      expect(listed.KeyCount).toBe(1);
+      expect(listed.KeyCount).toBe(2);
     } finally {
       s3.destroy();
     }
