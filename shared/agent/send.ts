@@ -11,6 +11,7 @@ import { ConflictError, InvalidRequestError, MailDeliveryError, RateLimitError }
 import type { UploadedFile } from '#shared/http/route';
 import { newId, type ThreadId } from '#shared/ids';
 import { composeMime } from '#shared/mail/compose';
+import { safeFilename } from '#shared/mail/filenames';
 import { DeliveryError, mailTransport } from '#shared/mail/transport';
 import { appendSignature, renderStoredTemplate, requireSignature } from '#shared/templates/templates';
 import { trackingOnCreate } from '#shared/mail/tracking';
@@ -61,14 +62,14 @@ export function collectAttachments(json: OutgoingInput['attachments'], files: Up
     const clean = a.content.replace(/\s+/g, '');
     if (clean.length % 4 === 1 || !BASE64.test(clean)) throw new InvalidRequestError(`'attachments[${i}].content' must be base64`);
     return {
-      filename: a.filename,
+      filename: safeFilename(a.filename),
       contentType: a.content_type ?? 'application/octet-stream',
       content: Buffer.from(clean, 'base64'),
       ...(a.content_id ? { contentId: a.content_id } : {}),
       inline: a.is_inline ?? !!a.content_id,
     };
   });
-  for (const f of files) out.push({ filename: f.filename, contentType: f.contentType, content: f.content, inline: false });
+  for (const f of files) out.push({ filename: safeFilename(f.filename), contentType: f.contentType, content: f.content, inline: false });
   if (out.length > 100) throw new InvalidRequestError('A message can carry at most 100 attachments');
   return out;
 }

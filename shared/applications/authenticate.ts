@@ -1,6 +1,6 @@
 import { env } from '#shared/config';
 import { getApiKey } from '#shared/db/applications';
-import { AuthenticationError } from '#shared/http/errors';
+import { AuthenticationError, InvalidRequestError } from '#shared/http/errors';
 import type { ApplicationId } from '#shared/ids';
 import { clock } from '#shared/time';
 import { hashApiKey } from '#shared/applications/api-keys';
@@ -22,6 +22,11 @@ const cache = new Map<string, { appId: ApplicationId; until: number }>();
 function bearer(authorization: string | undefined): string {
   if (!authorization) {
     throw new AuthenticationError('Missing Authorization header; send "Authorization: Bearer <API key>"');
+  }
+  // API Gateway joins repeated headers with commas, and no API key has one: two Authorization
+  // headers are refused rather than one of them picked.
+  if (authorization.includes(',')) {
+    throw new InvalidRequestError('Send exactly one Authorization header ("Authorization: Bearer <API key>")');
   }
   const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization);
   if (!match) {

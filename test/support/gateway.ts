@@ -86,9 +86,12 @@ export async function startGateway(): Promise<Gateway> {
         res.writeHead(413, { 'content-type': 'application/json' }).end('{"message":"Request Entity Too Large"}');
         return;
       }
+      // API Gateway joins every repeated header with commas (Node keeps only the first of some, such as Authorization).
       const headers: Record<string, string> = {};
-      for (const [name, value] of Object.entries(req.headers)) {
-        if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(',') : value;
+      for (let i = 0; i < req.rawHeaders.length; i += 2) {
+        const name = req.rawHeaders[i]!.toLowerCase();
+        const value = req.rawHeaders[i + 1]!;
+        headers[name] = name in headers ? `${headers[name]},${value}` : value;
       }
       try {
         const result = await dispatch({

@@ -20,6 +20,12 @@ const megabytes = (bytes: number) => `${Math.round((bytes / (1024 * 1024)) * 10)
 /** Parses a multipart/form-data body (shared/http/middleware/multipart.ts), given only to functions that accept one. */
 export type MultipartParser = (event: APIGatewayProxyEventV2, contentType: string, maxBytes: number) => Promise<{ message: unknown; files: UploadedFile[] }>;
 
+/** Every body schema describes an object: anything else is refused here, naming what came. */
+function jsonObject(value: unknown, what: string): unknown {
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value;
+  throw new InvalidRequestError(`${what} must be a JSON object (got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`})`);
+}
+
 export const jsonBody = (multipart?: MultipartParser): middy.MiddlewareObj<APIGatewayProxyEventV2> => {
   const parseJsonBody = httpJsonBodyParser().before!;
   return {
@@ -27,8 +33,13 @@ export const jsonBody = (multipart?: MultipartParser): middy.MiddlewareObj<APIGa
       const state = stateOf(request);
       const spec = state.route!.spec;
       if (!state.route!.validateBody) return;
-      const raw = request.event.body;
+      // API Gateway hands the body over as text; some local layers hand JSON over already parsed, and
+      // turn falsy values (`0`, `false`, `null`, `""`) into no body at all. Text it is again, and a
+      // body that Content-Length announced but that did not arrive is not "no body".
+      const given: unknown = request.event.body;
+      const raw = given === undefined || given === null || typeof given === 'string' ? given : JSON.stringify(given);
       if (raw === undefined || raw === null || raw === '') {
+        if (Number(state.headers['content-length'] ?? 0) > 0) throw new InvalidRequestError('The request body must be a JSON object');
         if (spec.bodyOptional) {
           state.body = {};
           return;
@@ -47,7 +58,7 @@ export const jsonBody = (multipart?: MultipartParser): middy.MiddlewareObj<APIGa
           throw new PayloadTooLargeError(`multipart/form-data requests are limited to ${megabytes(spec.multipartMaxBytes)} (got ${megabytes(size)})`);
         }
         const parsed = await multipart(request.event, contentType, spec.multipartMaxBytes);
-        state.body = parsed.message;
+        state.body = jsonObject(parsed.message, "The multipart 'message' part");
         state.files = parsed.files;
         return;
       }
@@ -62,14 +73,14 @@ export const jsonBody = (multipart?: MultipartParser): middy.MiddlewareObj<APIGa
         );
       }
       // Our own checks above give the precise 413/415; the parser sees a normalised content type.
-      const event = { ...request.event, headers: { 'content-type': 'application/json' } };
+      const event = { ...request.event, body: raw, headers: { 'content-type': 'application/json' } };
       try {
         await parseJsonBody({ ...request, event } as never);
       } catch (error) {
         const detail = (error as { cause?: { message?: string } }).cause?.message;
         throw new InvalidRequestError(`The request body is not valid JSON${detail ? `: ${detail}` : ''}`, { cause: error });
       }
-      state.body = event.body;
+      state.body = jsonObject(event.body, 'The request body');
     },
   };
 };

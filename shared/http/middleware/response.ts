@@ -18,6 +18,7 @@ function render(state: State, status: number, payload: object, extra: Record<str
   const json = JSON.stringify(payload);
   const headers: Record<string, string> = {
     'content-type': 'application/json; charset=utf-8',
+    'x-content-type-options': 'nosniff',
     'x-request-id': state.requestId,
     ...extra,
   };
@@ -80,6 +81,8 @@ export const responseMiddleware = (): middy.MiddlewareObj<APIGatewayProxyEventV2
             'content-type': result.contentType,
             'content-disposition': `attachment; filename*=UTF-8''${encodeURIComponent(result.filename)}`,
             'content-length': String(result.content.length),
+            // The uploader chose the content type (text/html included): browsers must not render or sniff it.
+            'x-content-type-options': 'nosniff',
             'x-request-id': state.requestId,
           },
           body: result.content.toString('base64'),
