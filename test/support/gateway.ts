@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import { compareSpecificity, decodeParam } from '#shared/http/paths';
+import { checkResponse } from './response-check';
 import { buildEvent, lambdaContext } from '../../scripts/local-stack/api-gateway-event';
 import { ROOT, httpApiEvents, loadServerlessConfig, type HttpApiEvent } from '../../scripts/local-stack/serverless-config';
 
@@ -106,6 +107,17 @@ export async function startGateway(): Promise<Gateway> {
           return;
         }
         const body = result.body === undefined ? '' : result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body;
+        const type = String((result.headers ?? {})['content-type'] ?? '');
+        if (type.startsWith('application/json') && !(result.headers ?? {})['content-encoding']) {
+          const url = new URL(req.url ?? '/', 'http://gateway');
+          const problems = checkResponse(req.method ?? 'GET', decodeParam(url.pathname), url.searchParams, result.statusCode ?? 200, JSON.parse(String(body)));
+          if (problems.length) {
+            // A view that drifted from its schema fails the test that called it, loudly.
+            process.stderr.write(`gateway: ${req.method} ${url.pathname} answered outside its response schema:\n  ${problems.join('\n  ')}\n`);
+            res.writeHead(599, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'response outside its schema', problems }));
+            return;
+          }
+        }
         res.writeHead(result.statusCode ?? 200, result.headers as Record<string, string>);
         res.end(body);
       } catch (error) {
