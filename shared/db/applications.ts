@@ -1,7 +1,7 @@
-import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
 import { apiKeyKey, applicationKey } from '#shared/db/keys';
+import { TransactionConditionError, transactWrite } from '#shared/db/transact';
 import type { ApplicationId } from '#shared/ids';
 
 export interface ApplicationRecord {
@@ -27,36 +27,27 @@ export class ApiKeyExistsError extends Error {
 /** Creates an application together with its first API key (both or neither). */
 export async function putApplicationWithKey(app: ApplicationRecord, key: { hash: string; prefix: string }): Promise<void> {
   try {
-    await dynamo.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Put: {
-              TableName: TABLE_NAME,
-              Item: { ...applicationKey(app.id), entity: 'application', ...app },
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
+    await transactWrite([
+      ['application', { Put: { TableName: TABLE_NAME, Item: { ...applicationKey(app.id), entity: 'application', ...app }, ConditionExpression: 'attribute_not_exists(pk)' } }],
+      [
+        'api_key',
+        {
+          Put: {
+            TableName: TABLE_NAME,
+            Item: {
+              ...apiKeyKey(key.hash),
+              entity: 'api_key',
+              application_id: app.id,
+              key_prefix: key.prefix,
+              created_at: app.created_at,
+            } satisfies ApiKeyRecord & Record<string, unknown>,
+            ConditionExpression: 'attribute_not_exists(pk)',
           },
-          {
-            Put: {
-              TableName: TABLE_NAME,
-              Item: {
-                ...apiKeyKey(key.hash),
-                entity: 'api_key',
-                application_id: app.id,
-                key_prefix: key.prefix,
-                created_at: app.created_at,
-              } satisfies ApiKeyRecord & Record<string, unknown>,
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
-          },
-        ],
-      }),
-    );
+        },
+      ],
+    ]);
   } catch (error) {
-    if (error instanceof TransactionCanceledException && error.CancellationReasons?.[1]?.Code === 'ConditionalCheckFailed') {
-      throw new ApiKeyExistsError();
-    }
+    if (error instanceof TransactionConditionError && error.has('api_key')) throw new ApiKeyExistsError();
     throw error;
   }
 }

@@ -1,10 +1,10 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { FolderRecord } from '#shared/agent/types';
 import { TABLE_NAME, dynamo, type TransactItem } from '#shared/aws/dynamodb';
 import { batchGet } from '#shared/db/batch';
 import { folderKey, folderNameKey, foldersOfGrant, itemAttributes } from '#shared/db/keys';
 import { queryAll } from '#shared/db/records';
+import { TransactionConditionError, transactWrite } from '#shared/db/transact';
 import type { GrantId } from '#shared/ids';
 
 /**
@@ -55,12 +55,14 @@ export function folderPutItems(folder: FolderRecord): TransactItem[] {
 }
 
 export async function insertFolder(folder: FolderRecord): Promise<void> {
+  const [item, name] = folderPutItems(folder);
   try {
-    await dynamo.send(new TransactWriteCommand({ TransactItems: folderPutItems(folder) }));
+    await transactWrite([
+      ['folder', item!],
+      ['name', name!],
+    ]);
   } catch (error) {
-    if (error instanceof TransactionCanceledException && error.CancellationReasons?.[1]?.Code === 'ConditionalCheckFailed') {
-      throw new FolderNameTakenError();
-    }
+    if (error instanceof TransactionConditionError && error.has('name')) throw new FolderNameTakenError();
     throw error;
   }
 }
@@ -98,39 +100,42 @@ export async function updateFolder(before: FolderRecord, after: FolderRecord): P
       values[`:${field}`] = after[field];
     }
   }
-  const items: TransactItem[] = [
-    {
-      Update: {
-        TableName: TABLE_NAME,
-        Key: folderKey(before.grant_id, before.id),
-        UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
-        ConditionExpression: 'attribute_exists(pk) AND #n = :old',
-        ExpressionAttributeNames: { '#n': 'name' },
-        ExpressionAttributeValues: values,
+  const items: [string, TransactItem][] = [
+    [
+      'folder',
+      {
+        Update: {
+          TableName: TABLE_NAME,
+          Key: folderKey(before.grant_id, before.id),
+          UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+          ConditionExpression: 'attribute_exists(pk) AND #n = :old',
+          ExpressionAttributeNames: { '#n': 'name' },
+          ExpressionAttributeValues: values,
+        },
       },
-    },
+    ],
   ];
   const renamed = before.name.trim().toLowerCase() !== after.name.trim().toLowerCase() || (before.parent_id ?? undefined) !== (after.parent_id ?? undefined);
   if (renamed) {
     items.push(
-      { Delete: { TableName: TABLE_NAME, Key: folderNameKey(before.grant_id, before.parent_id, before.name) } },
-      {
-        Put: {
-          TableName: TABLE_NAME,
-          Item: { ...folderNameKey(after.grant_id, after.parent_id, after.name), entity: 'folder_name', folder_id: after.id },
-          ConditionExpression: 'attribute_not_exists(pk)',
+      ['old_name', { Delete: { TableName: TABLE_NAME, Key: folderNameKey(before.grant_id, before.parent_id, before.name) } }],
+      [
+        'name',
+        {
+          Put: {
+            TableName: TABLE_NAME,
+            Item: { ...folderNameKey(after.grant_id, after.parent_id, after.name), entity: 'folder_name', folder_id: after.id },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
         },
-      },
+      ],
     );
   }
   try {
-    await dynamo.send(new TransactWriteCommand({ TransactItems: items }));
+    await transactWrite(items);
   } catch (error) {
-    if (error instanceof TransactionCanceledException) {
-      const reasons = error.CancellationReasons ?? [];
-      if (reasons[2]?.Code === 'ConditionalCheckFailed') throw new FolderNameTakenError();
-      if (reasons[0]?.Code === 'ConditionalCheckFailed') throw new FolderChangedError();
-    }
+    if (error instanceof TransactionConditionError && error.has('name')) throw new FolderNameTakenError();
+    if (error instanceof TransactionConditionError && error.has('folder')) throw new FolderChangedError();
     throw error;
   }
 }
@@ -138,23 +143,22 @@ export async function updateFolder(before: FolderRecord, after: FolderRecord): P
 /** Deletes a folder that holds no messages (checked in the same transaction as the delete). */
 export async function deleteFolder(folder: FolderRecord): Promise<void> {
   try {
-    await dynamo.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Delete: {
-              TableName: TABLE_NAME,
-              Key: folderKey(folder.grant_id, folder.id),
-              ConditionExpression: 'attribute_exists(pk) AND total_count = :zero',
-              ExpressionAttributeValues: { ':zero': 0 },
-            },
+    await transactWrite([
+      [
+        'folder',
+        {
+          Delete: {
+            TableName: TABLE_NAME,
+            Key: folderKey(folder.grant_id, folder.id),
+            ConditionExpression: 'attribute_exists(pk) AND total_count = :zero',
+            ExpressionAttributeValues: { ':zero': 0 },
           },
-          { Delete: { TableName: TABLE_NAME, Key: folderNameKey(folder.grant_id, folder.parent_id, folder.name) } },
-        ],
-      }),
-    );
+        },
+      ],
+      ['name', { Delete: { TableName: TABLE_NAME, Key: folderNameKey(folder.grant_id, folder.parent_id, folder.name) } }],
+    ]);
   } catch (error) {
-    if (error instanceof TransactionCanceledException) throw new FolderChangedError();
+    if (error instanceof TransactionConditionError) throw new FolderChangedError();
     throw error;
   }
 }

@@ -1,9 +1,9 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { TABLE_NAME, dynamo, type TransactItem } from '#shared/aws/dynamodb';
 import { batchGet } from '#shared/db/batch';
 import type { StartKey } from '#shared/db/cursor';
 import { agentAddressKey, grantEmailKey, grantExternalIdKey, grantKey, grantsOfApplication } from '#shared/db/keys';
+import { TransactionConditionError, transactWrite } from '#shared/db/transact';
 import type { ApplicationId, GrantId } from '#shared/ids';
 
 export type Provider = 'agent';
@@ -64,9 +64,13 @@ function toRecord(item: Record<string, unknown>): GrantRecord {
   return record as unknown as GrantRecord;
 }
 
-function reasons(error: unknown): string[] | undefined {
-  if (error instanceof TransactionCanceledException) return (error.CancellationReasons ?? []).map((r) => r.Code ?? 'None');
-  return undefined;
+const CONSTRAINTS = ['email', 'external_id', 'agent_address'] as const;
+
+/** The uniqueness guard a failed transaction ran into, if that is why it failed. */
+function uniquenessConflict(error: unknown): UniquenessConflictError | undefined {
+  if (!(error instanceof TransactionConditionError)) return undefined;
+  const constraint = CONSTRAINTS.find((name) => error.has(name));
+  return constraint ? new UniquenessConflictError(constraint) : undefined;
 }
 
 const uniquePut = (key: { pk: string; sk: string }, entity: string, grant: GrantRecord): TransactItem => ({
@@ -91,33 +95,16 @@ const uniqueDelete = (key: { pk: string; sk: string }, grantId: GrantId): Transa
  * address) and `extra` items of its provider (an Agent Account's system folders), all or nothing.
  */
 export async function insertGrant(grant: GrantRecord, extra: TransactItem[] = []): Promise<void> {
-  const items: TransactItem[] = [
-    {
-      Put: {
-        TableName: TABLE_NAME,
-        Item: { ...grantKey(grant.application_id, grant.id), entity: 'grant', ...grant },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
-    uniquePut(grantEmailKey(grant.application_id, grant.email), 'grant_email', grant),
+  const items: [string, TransactItem][] = [
+    ['grant', { Put: { TableName: TABLE_NAME, Item: { ...grantKey(grant.application_id, grant.id), entity: 'grant', ...grant }, ConditionExpression: 'attribute_not_exists(pk)' } }],
+    ['email', uniquePut(grantEmailKey(grant.application_id, grant.email), 'grant_email', grant)],
   ];
-  const constraints: (UniquenessConflictError['constraint'] | undefined)[] = [undefined, 'email'];
-  if (grant.provider === 'agent') {
-    items.push(uniquePut(agentAddressKey(grant.email), 'agent_address', grant));
-    constraints.push('agent_address');
-  }
-  if (grant.external_id !== undefined) {
-    items.push(uniquePut(grantExternalIdKey(grant.application_id, grant.external_id), 'grant_external_id', grant));
-    constraints.push('external_id');
-  }
+  if (grant.provider === 'agent') items.push(['agent_address', uniquePut(agentAddressKey(grant.email), 'agent_address', grant)]);
+  if (grant.external_id !== undefined) items.push(['external_id', uniquePut(grantExternalIdKey(grant.application_id, grant.external_id), 'grant_external_id', grant)]);
   try {
-    await dynamo.send(new TransactWriteCommand({ TransactItems: [...items, ...extra] }));
+    await transactWrite([...items, ...extra.map((item, i): [string, TransactItem] => [`extra:${i}`, item])]);
   } catch (error) {
-    const codes = reasons(error);
-    const failed = codes?.findIndex((code) => code === 'ConditionalCheckFailed') ?? -1;
-    const constraint = failed >= 0 ? constraints[failed] : undefined;
-    if (constraint) throw new UniquenessConflictError(constraint);
-    throw error;
+    throw uniquenessConflict(error) ?? error;
   }
 }
 
@@ -235,22 +222,19 @@ export async function updateGrant(grant: GrantRecord, changes: GrantChanges): Pr
   }
   const externalChanges = changes.external_id !== undefined && changes.external_id !== (grant.external_id ?? null);
   const conditions = ['attribute_exists(pk)'];
-  const items: TransactItem[] = [];
-  const constraints: (UniquenessConflictError['constraint'] | undefined)[] = [undefined];
+  const items: [string, TransactItem][] = [];
   if (externalChanges) {
     if (grant.external_id === undefined) conditions.push('attribute_not_exists(external_id)');
     else {
       conditions.push('external_id = :old_external');
       values[':old_external'] = grant.external_id;
-      items.push(uniqueDelete(grantExternalIdKey(grant.application_id, grant.external_id), grant.id));
-      constraints.push(undefined);
+      items.push(['old_external_id', uniqueDelete(grantExternalIdKey(grant.application_id, grant.external_id), grant.id)]);
     }
     if (changes.external_id === null) removes.push('external_id');
     else {
       sets.push('external_id = :external');
       values[':external'] = changes.external_id;
-      items.push(uniquePut(grantExternalIdKey(grant.application_id, changes.external_id!), 'grant_external_id', grant));
-      constraints.push('external_id');
+      items.push(['external_id', uniquePut(grantExternalIdKey(grant.application_id, changes.external_id!), 'grant_external_id', grant)]);
     }
   }
   const update: TransactItem = {
@@ -264,14 +248,11 @@ export async function updateGrant(grant: GrantRecord, changes: GrantChanges): Pr
     },
   };
   try {
-    await dynamo.send(new TransactWriteCommand({ TransactItems: [update, ...items] }));
+    await transactWrite([['grant', update], ...items]);
   } catch (error) {
-    const codes = reasons(error);
-    if (!codes) throw error;
-    const failed = codes.findIndex((code) => code === 'ConditionalCheckFailed');
-    const constraint = failed >= 0 ? constraints[failed] : undefined;
-    if (constraint) throw new UniquenessConflictError(constraint);
-    if (failed >= 0) throw new StaleWriteError();
+    const conflict = uniquenessConflict(error);
+    if (conflict) throw conflict;
+    if (error instanceof TransactionConditionError) throw new StaleWriteError();
     throw error;
   }
   const next: GrantRecord = { ...grant, updated_at: changes.updated_at };
@@ -283,22 +264,16 @@ export async function updateGrant(grant: GrantRecord, changes: GrantChanges): Pr
 
 /** Deletes a grant and its uniqueness items together; StaleWriteError if it was already gone. */
 export async function deleteGrant(grant: GrantRecord): Promise<void> {
-  const items: TransactItem[] = [
-    {
-      Delete: {
-        TableName: TABLE_NAME,
-        Key: grantKey(grant.application_id, grant.id),
-        ConditionExpression: 'attribute_exists(pk)',
-      },
-    },
-    uniqueDelete(grantEmailKey(grant.application_id, grant.email), grant.id),
+  const items: [string, TransactItem][] = [
+    ['grant', { Delete: { TableName: TABLE_NAME, Key: grantKey(grant.application_id, grant.id), ConditionExpression: 'attribute_exists(pk)' } }],
+    ['email', uniqueDelete(grantEmailKey(grant.application_id, grant.email), grant.id)],
   ];
-  if (grant.provider === 'agent') items.push(uniqueDelete(agentAddressKey(grant.email), grant.id));
-  if (grant.external_id !== undefined) items.push(uniqueDelete(grantExternalIdKey(grant.application_id, grant.external_id), grant.id));
+  if (grant.provider === 'agent') items.push(['agent_address', uniqueDelete(agentAddressKey(grant.email), grant.id)]);
+  if (grant.external_id !== undefined) items.push(['external_id', uniqueDelete(grantExternalIdKey(grant.application_id, grant.external_id), grant.id)]);
   try {
-    await dynamo.send(new TransactWriteCommand({ TransactItems: items }));
+    await transactWrite(items);
   } catch (error) {
-    if (reasons(error)?.includes('ConditionalCheckFailed')) throw new StaleWriteError();
+    if (error instanceof TransactionConditionError) throw new StaleWriteError();
     throw error;
   }
 }

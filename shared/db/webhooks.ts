@@ -1,10 +1,10 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
 import { batchGet, batchWrite, putRequests } from '#shared/db/batch';
 import type { StartKey } from '#shared/db/cursor';
 import { attemptKey, attemptsOfWebhook, itemAttributes, statsBucket, statsFrom, statsHourStart, statsKey, statsMinute, statsOfWebhook, webhookKey, webhookRegistry, webhookRegistryKey, webhooksOfApplication } from '#shared/db/keys';
 import { VersionConflictError, deletePartition, getRecord, listRecords, queryAll, replaceRecord } from '#shared/db/records';
+import { TransactionConditionError, transactWrite } from '#shared/db/transact';
 import type { ApplicationId, WebhookId } from '#shared/ids';
 
 /** Webhook destinations, their delivery attempts and the counters the health check reads. */
@@ -44,14 +44,10 @@ const BOOKKEEPING = ['entity', 'expires_at'];
 const strip = <T>(item: Record<string, unknown>) => itemAttributes<T>(item, ...BOOKKEEPING);
 
 export async function insertWebhook(record: WebhookRecord): Promise<void> {
-  await dynamo.send(
-    new TransactWriteCommand({
-      TransactItems: [
-        { Put: { TableName: TABLE_NAME, Item: { ...webhookKey(record.application_id, record.id), entity: 'webhook', ...record }, ConditionExpression: 'attribute_not_exists(pk)' } },
-        { Put: { TableName: TABLE_NAME, Item: { ...webhookRegistryKey(record.id), application_id: record.application_id } } },
-      ],
-    }),
-  );
+  await transactWrite([
+    ['webhook', { Put: { TableName: TABLE_NAME, Item: { ...webhookKey(record.application_id, record.id), entity: 'webhook', ...record }, ConditionExpression: 'attribute_not_exists(pk)' } }],
+    ['registry', { Put: { TableName: TABLE_NAME, Item: { ...webhookRegistryKey(record.id), application_id: record.application_id } } }],
+  ]);
 }
 
 export const getWebhook = (appId: ApplicationId, webhookId: WebhookId) => getRecord<WebhookRecord>(webhookKey(appId, webhookId), ...BOOKKEEPING);
@@ -81,16 +77,12 @@ export const replaceWebhook = (before: WebhookRecord, after: WebhookRecord) =>
 /** Deletes a destination and its registry entry; VersionConflictError if it was already gone. */
 export async function deleteWebhook(record: WebhookRecord): Promise<void> {
   try {
-    await dynamo.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          { Delete: { TableName: TABLE_NAME, Key: webhookKey(record.application_id, record.id), ConditionExpression: 'attribute_exists(pk)' } },
-          { Delete: { TableName: TABLE_NAME, Key: webhookRegistryKey(record.id) } },
-        ],
-      }),
-    );
+    await transactWrite([
+      ['webhook', { Delete: { TableName: TABLE_NAME, Key: webhookKey(record.application_id, record.id), ConditionExpression: 'attribute_exists(pk)' } }],
+      ['registry', { Delete: { TableName: TABLE_NAME, Key: webhookRegistryKey(record.id) } }],
+    ]);
   } catch (error) {
-    if (error instanceof TransactionCanceledException) throw new VersionConflictError();
+    if (error instanceof TransactionConditionError) throw new VersionConflictError();
     throw error;
   }
 }
