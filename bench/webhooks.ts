@@ -172,13 +172,19 @@ export async function runWebhooksBench(): Promise<void> {
 
   const stops: (() => Promise<void>)[] = [];
   try {
-    const [{ createApplication }, webhooks, { publish }, { handler: fanout }, { handler: delivery }] = await Promise.all([
+    const [{ createApplication }, webhooks, { publishNotifications }, { newNotification }, { handler: fanout }, { handler: delivery }] = await Promise.all([
       import('#shared/applications/service'),
       import('#shared/webhooks/service'),
       import('#shared/notifications/publisher'),
+      import('#shared/notifications/notification'),
       import('#functions/webhook-fanout/handler'),
       import('#functions/webhook-delivery/handler'),
     ]);
+    // What the outbox consumer does for each committed notification: put it on the fan-out queue.
+    const publish = async (input: Parameters<typeof newNotification>[0]) => {
+      const refused = await publishNotifications([newNotification(input)]);
+      if (refused.size) throw new Error(`fan-out queue refused: ${[...refused.values()][0]}`);
+    };
     const app = await createApplication({ name: 'bench' });
     const context = { applicationId: app.application_id, credential: 'api_key' as const };
     // Pollers (Lambda's side of the event source) and the floor's calls; the same middleware caching as ours.

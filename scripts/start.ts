@@ -17,7 +17,8 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { startLocalStack, type LocalStack } from './local-stack/index';
 import { startInboundSmtp } from './local-stack/smtp-inbound';
-import { ROOT } from './local-stack/serverless-config';
+import { startStreamRelay, type StreamRelay } from './local-stack/stream-relay';
+import { ROOT, loadServerlessConfig } from './local-stack/serverless-config';
 
 const require = createRequire(import.meta.url);
 const PORT = Number(process.env.PORT || 3000);
@@ -25,11 +26,14 @@ const LAMBDA_PORT = Number(process.env.LAMBDA_PORT || PORT + 2);
 const API_KEY = process.env.API_KEY || 'local-dev-api-key';
 const SMTP_PORT = Number(process.env.SMTP_PORT || 2525);
 const STAGE = 'local';
+/** serverless offline knows each function by its deployed name, `<service>-<stage>-<function>`. */
+const functionUrl = (fn: string) => `http://127.0.0.1:${LAMBDA_PORT}/2015-03-31/functions/${loadServerlessConfig().service}-${STAGE}-${fn}/invocations`;
 const LOCAL_ENV_FILE = join(ROOT, '.switchboard', 'local-env.json');
 
 let stack: LocalStack | undefined;
 let inbound: { stop(): Promise<void> } | undefined;
 let healthTimer: NodeJS.Timeout | undefined;
+let relay: StreamRelay | undefined;
 let offline: ChildProcess | undefined;
 let stopping = false;
 
@@ -42,6 +46,7 @@ async function shutdown(code: number): Promise<never> {
     stopping = true;
     log('stopping…');
     clearInterval(healthTimer);
+    await relay?.stop();
     if (offline && offline.exitCode === null && offline.pid) {
       const exited = new Promise((resolve) => offline!.once('exit', resolve));
       // serverless offline runs in its own process group so its workers stop with it.
@@ -123,10 +128,26 @@ async function main() {
 
   const baseUrl = `http://127.0.0.1:${PORT}`;
   await waitForApi(baseUrl, offline);
+  // The event source mapping of the table's stream (serverless offline has none): the outbox
+  // function receives inserted records through serverless offline's Lambda invoke API.
+  relay = await startStreamRelay({
+    tableName: stack.env.TABLE_NAME!,
+    filter: (record) => record.eventName === 'INSERT' && record.dynamodb?.NewImage?.entity?.S === 'outbox',
+    consumer: async (event) => {
+      const response = await fetch(functionUrl('outbox'), { method: 'POST', body: JSON.stringify(event) });
+      const text = await response.text();
+      if (!response.ok || response.headers.get('x-amz-function-error')) throw new Error(`outbox function failed (${response.status}): ${text.slice(0, 500)}`);
+      return JSON.parse(text);
+    },
+  });
   // EventBridge stand-in: serverless offline runs no schedules, so invoke the webhook health check
   // through its Lambda invoke API every minute.
   healthTimer = setInterval(() => {
-    fetch(`http://127.0.0.1:${LAMBDA_PORT}/2015-03-31/functions/webhook-health/invocations`, { method: 'POST', body: '{}' }).catch(() => undefined);
+    fetch(functionUrl('webhook-health'), { method: 'POST', body: '{}' })
+      .then(async (response) => {
+        if (!response.ok) log(`webhook health check failed (${response.status}): ${(await response.text()).slice(0, 300)}`);
+      })
+      .catch(() => undefined);
   }, 60_000);
   log(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   process.stdout.write(

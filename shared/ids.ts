@@ -19,6 +19,7 @@ export const ID_PREFIXES = {
   attachment: 'att',
   webhook: 'wh',
   delivery: 'dlv',
+  job: 'job',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
@@ -34,6 +35,7 @@ export type TemplateId = Id<'template'>;
 export type SignatureId = Id<'signature'>;
 export type AttachmentId = Id<'attachment'>;
 export type WebhookId = Id<'webhook'>;
+export type JobId = Id<'job'>;
 
 /** Milliseconds encoded in the time part of an ID (its first 10 body characters). */
 export function idTime(id: string): number {

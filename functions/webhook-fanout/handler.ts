@@ -4,7 +4,7 @@ import { env } from '#shared/config';
 import { listWebhooks, type WebhookRecord } from '#shared/db/webhooks';
 import type { ApplicationId } from '#shared/ids';
 import { logger } from '#shared/logger';
-import type { Notification } from '#shared/notifications/publisher';
+import type { Notification } from '#shared/notifications/notification';
 import type { DeliveryJob } from '#shared/webhooks/deliver';
 import { subscribed } from '#shared/webhooks/triggers';
 

@@ -35,6 +35,7 @@ export async function createTable(dynamo: DynamoDBClient, tableName: string, con
     KeySchema: p.KeySchema as CreateTableCommandInput['KeySchema'],
     GlobalSecondaryIndexes: p.GlobalSecondaryIndexes as CreateTableCommandInput['GlobalSecondaryIndexes'],
     LocalSecondaryIndexes: p.LocalSecondaryIndexes as CreateTableCommandInput['LocalSecondaryIndexes'],
+    StreamSpecification: p.StreamSpecification ? { StreamEnabled: true, ...(p.StreamSpecification as object) } : undefined,
   };
   try {
     await dynamo.send(new CreateTableCommand(input));

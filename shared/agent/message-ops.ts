@@ -9,7 +9,7 @@ import type { GrantRecord } from '#shared/db/grants';
 import * as messages from '#shared/db/messages';
 import { MessageConflictError } from '#shared/db/messages';
 import { ConflictError, NotFoundError } from '#shared/http/errors';
-import { publish } from '#shared/notifications/publisher';
+import { newNotification } from '#shared/notifications/notification';
 import { clock } from '#shared/time';
 
 /** Changes to the mutable state of messages: read and star state, folders, metadata, deletion. */
@@ -48,8 +48,8 @@ export interface ChangeOptions {
 }
 
 /**
- * Applies changes to one message: its item, counters and mutable indexes in one transaction, then
- * its thread, then `message.updated`. A concurrent change of the same message is retried on the
+ * Applies changes to one message: its item, counters, mutable indexes and `message.updated` in one
+ * transaction, then its thread. A concurrent change of the same message is retried on the
  * fresh copy, so two clients marking it read and starring it both win.
  */
 export async function changeMessage(
@@ -65,16 +65,17 @@ export async function changeMessage(
     if (sameState(current, after)) return { record: current, view: await viewOf(current) };
     const before = new Set(mutablePostings(current));
     const next = new Set(mutablePostings(after));
+    const view = await viewOf(after);
+    const updated = newNotification({ type: 'message.updated', applicationId: grant.application_id, grantId: grant.id, object: view });
     try {
       await messages.updateMessage(
         current,
         after,
         { removed: [...before].filter((k) => !next.has(k)), added: [...next].filter((k) => !before.has(k)) },
         mergeDeltas(folderDeltas(current, -1), folderDeltas(after, 1)),
+        [{ notification: updated, bodyKey: after.body_key }],
       );
       if (!options.threadBatch) await refreshThread(grant.id, after.thread_id);
-      const view = await viewOf(after);
-      await publish({ type: 'message.updated', applicationId: grant.application_id, grantId: grant.id, object: view });
       return { record: after, view };
     } catch (error) {
       if (!(error instanceof MessageConflictError) || attempt >= 3) {

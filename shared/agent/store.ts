@@ -9,14 +9,14 @@ import * as messages from '#shared/db/messages';
 import { DuplicateMessageError, type FolderDelta } from '#shared/db/messages';
 import { newId, type ThreadId } from '#shared/ids';
 import { logger } from '#shared/logger';
-import { publish } from '#shared/notifications/publisher';
+import { newNotification } from '#shared/notifications/notification';
 import { clock } from '#shared/time';
 
 /**
  * Storing messages in an Agent Account mailbox: the one path used by inbound mail, local delivery
  * between Agent Accounts and the Sent copy of a send. Contents go to S3 first (raw MIME, attachments,
- * large bodies), then the message, its counters and indexes to DynamoDB, then the thread, then the
- * `message.created` notification.
+ * large bodies), then the message, its counters, indexes and `message.created` notification to
+ * DynamoDB in one transaction, then the thread.
  */
 export const BODY_INLINE_MAX = 64 * 1024;
 /** Header blocks beyond this are cut (the full header block stays in the raw MIME: fields=raw_mime). */
@@ -117,8 +117,11 @@ export async function storeMessage(input: NewMessage): Promise<{ record: Message
     version: 1,
   };
 
+  const created = newNotification({ type: 'message.created', applicationId: input.grant.application_id, grantId, object: messageView(record, { body: input.body }) });
   try {
-    await messages.insertMessage(record, { mutable: mutablePostings(record), immutable: immutablePostings(record, text) }, folderDeltas(record, 1));
+    await messages.insertMessage(record, { mutable: mutablePostings(record), immutable: immutablePostings(record, text) }, folderDeltas(record, 1), [
+      { notification: created, bodyKey: record.body_key },
+    ]);
   } catch (error) {
     // Nothing points at this copy's contents: remove them (a retry uploads its own under a new ID).
     await deleteBlobs([rawKey, record.body_key, ...attachments.map((a) => a.key)]).catch((cleanup) =>
@@ -132,12 +135,6 @@ export async function storeMessage(input: NewMessage): Promise<{ record: Message
     throw error;
   }
   await refreshThread(grantId, threadId);
-  await publish({
-    type: 'message.created',
-    applicationId: input.grant.application_id,
-    grantId,
-    object: messageView(record, { body: input.body }),
-  });
   return { record, duplicate: false };
 }
 

@@ -15,6 +15,8 @@ const SQS_BATCH_BYTES = 1_048_576;
 export interface OutgoingMessage {
   body: string;
   delaySeconds?: number;
+  /** String message attributes (filtering and tracing; never needed to read the body). */
+  attributes?: Record<string, string>;
 }
 
 /**
@@ -43,7 +45,17 @@ export async function sendMessages(queueUrl: string, messages: OutgoingMessage[]
         const result = await sqs.send(
           new SendMessageBatchCommand({
             QueueUrl: queueUrl,
-            Entries: indexes.map((index) => ({ Id: String(index), MessageBody: messages[index]!.body, DelaySeconds: messages[index]!.delaySeconds })),
+            Entries: indexes.map((index) => {
+              const message = messages[index]!;
+              return {
+                Id: String(index),
+                MessageBody: message.body,
+                DelaySeconds: message.delaySeconds,
+                ...(message.attributes
+                  ? { MessageAttributes: Object.fromEntries(Object.entries(message.attributes).map(([name, value]) => [name, { DataType: 'String', StringValue: value }])) }
+                  : {}),
+              };
+            }),
           }),
         );
         for (const f of result.Failed ?? []) failed.set(Number(f.Id), f.Message ?? f.Code ?? 'refused');

@@ -3,6 +3,7 @@ import { TABLE_NAME, dynamo, type TransactItem } from '#shared/aws/dynamodb';
 import { batchGet } from '#shared/db/batch';
 import type { StartKey } from '#shared/db/cursor';
 import { agentAddressKey, grantEmailKey, grantExternalIdKey, grantKey, grantsOfApplication } from '#shared/db/keys';
+import { outboxItems, type OutboxEntry } from '#shared/db/outbox';
 import { TransactionConditionError, transactWrite } from '#shared/db/transact';
 import type { ApplicationId, GrantId } from '#shared/ids';
 
@@ -94,7 +95,7 @@ const uniqueDelete = (key: { pk: string; sk: string }, grantId: GrantId): Transa
  * Inserts a grant with its uniqueness items (email within the app, external ID, Agent Account
  * address) and `extra` items of its provider (an Agent Account's system folders), all or nothing.
  */
-export async function insertGrant(grant: GrantRecord, extra: TransactItem[] = []): Promise<void> {
+export async function insertGrant(grant: GrantRecord, extra: TransactItem[] = [], outbox: readonly OutboxEntry[] = []): Promise<void> {
   const items: [string, TransactItem][] = [
     ['grant', { Put: { TableName: TABLE_NAME, Item: { ...grantKey(grant.application_id, grant.id), entity: 'grant', ...grant }, ConditionExpression: 'attribute_not_exists(pk)' } }],
     ['email', uniquePut(grantEmailKey(grant.application_id, grant.email), 'grant_email', grant)],
@@ -102,7 +103,7 @@ export async function insertGrant(grant: GrantRecord, extra: TransactItem[] = []
   if (grant.provider === 'agent') items.push(['agent_address', uniquePut(agentAddressKey(grant.email), 'agent_address', grant)]);
   if (grant.external_id !== undefined) items.push(['external_id', uniquePut(grantExternalIdKey(grant.application_id, grant.external_id), 'grant_external_id', grant)]);
   try {
-    await transactWrite([...items, ...extra.map((item, i): [string, TransactItem] => [`extra:${i}`, item])]);
+    await transactWrite([...items, ...extra.map((item, i): [string, TransactItem] => [`extra:${i}`, item]), ...outboxItems(outbox)]);
   } catch (error) {
     throw uniquenessConflict(error) ?? error;
   }
@@ -263,7 +264,7 @@ export async function updateGrant(grant: GrantRecord, changes: GrantChanges): Pr
 }
 
 /** Deletes a grant and its uniqueness items together; StaleWriteError if it was already gone. */
-export async function deleteGrant(grant: GrantRecord): Promise<void> {
+export async function deleteGrant(grant: GrantRecord, outbox: readonly OutboxEntry[] = []): Promise<void> {
   const items: [string, TransactItem][] = [
     ['grant', { Delete: { TableName: TABLE_NAME, Key: grantKey(grant.application_id, grant.id), ConditionExpression: 'attribute_exists(pk)' } }],
     ['email', uniqueDelete(grantEmailKey(grant.application_id, grant.email), grant.id)],
@@ -271,7 +272,7 @@ export async function deleteGrant(grant: GrantRecord): Promise<void> {
   if (grant.provider === 'agent') items.push(['agent_address', uniqueDelete(agentAddressKey(grant.email), grant.id)]);
   if (grant.external_id !== undefined) items.push(['external_id', uniqueDelete(grantExternalIdKey(grant.application_id, grant.external_id), grant.id)]);
   try {
-    await transactWrite(items);
+    await transactWrite([...items, ...outboxItems(outbox)]);
   } catch (error) {
     if (error instanceof TransactionConditionError) throw new StaleWriteError();
     throw error;

@@ -30,6 +30,7 @@
  * | Every webhook destination (health sweep)         | table | webhooks             | <wh_id>               | webhookRegistryKey  |
  * | Delivery attempts of a destination, newest first | table | webhook#<wh_id>#attempts | <dlv_id> (TTL 30 d) | attemptKey, attemptsOfWebhook |
  * | Attempt counts per hour, and per minute inside it (health) | table | webhook#<wh_id>#stats | h#<hour> (TTL 4 d) | statsKey |
+ * | Outbox entry: a notification or job (TTL 2 d)    | table | outbox#<ntf_id|job_id> | outbox            | outboxKey           |
  *
  * Message postings are the filter indexes of a mailbox: one small item per (filter value, message),
  * e.g. `ix#from:ann@x.com`, `ix#in:inbox`, `ix#unread`, `ix#subj:invoice`, `ix#text:budget`. Their sort
@@ -40,7 +41,7 @@
  * Uniqueness is enforced with conditional puts of the `email#`, `external#` and `agent#` items in
  * the same transaction as the grant item, never by reading first.
  */
-import type { ApplicationId, DraftId, GrantId, MessageId, SignatureId, TemplateId, ThreadId, WebhookId } from '#shared/ids';
+import type { ApplicationId, DraftId, GrantId, JobId, MessageId, NotificationId, SignatureId, TemplateId, ThreadId, WebhookId } from '#shared/ids';
 
 export interface Key {
   pk: string;
@@ -170,3 +171,10 @@ export const statsMinute = (seconds: number) => {
   return { attempts: `a${minute}`, failures: `f${minute}` };
 };
 export const statsOfWebhook = (webhookId: WebhookId) => ({ pk: `webhook#${webhookId}#stats` });
+
+/**
+ * A notification committed with its change, for the outbox stream consumer to publish. Written once
+ * and never read by key: each has a partition of its own, and the stream carries it.
+ */
+export const outboxKey = (id: NotificationId | JobId): Key => ({ pk: `outbox#${id}`, sk: 'outbox' });
+export const OUTBOX_PK_PREFIX = 'outbox#';

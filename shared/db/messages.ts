@@ -1,9 +1,10 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { MessageRecord } from '#shared/agent/types';
 import { TABLE_NAME, dynamo, type TransactItem } from '#shared/aws/dynamodb';
 import { batchGet, batchWrite, deleteRequests, putRequests } from '#shared/db/batch';
 import { folderKey, itemAttributes, messageIdHeaderKey, messageKey, postingKey, type Key } from '#shared/db/keys';
+import { outboxItems, type OutboxEntry } from '#shared/db/outbox';
+import { TransactionConditionError, transactWrite, type NamedItems } from '#shared/db/transact';
 import type { GrantId, MessageId, ThreadId } from '#shared/ids';
 
 /** Change of a folder's counters caused by one message write. */
@@ -44,43 +45,51 @@ export function folderCounter(grantId: GrantId, delta: FolderDelta): TransactIte
 
 const nonZero = (deltas: FolderDelta[]) => deltas.filter((d) => d.total !== 0 || d.unread !== 0);
 
-async function transact(items: TransactItem[], onConditionFailed: (index: number) => Error): Promise<void> {
+/** Runs a message transaction; a failed condition is a conflict with another write, named by the caller. */
+async function transact(items: NamedItems, onConditionFailed: (error: TransactionConditionError) => Error): Promise<void> {
   try {
-    await dynamo.send(new TransactWriteCommand({ TransactItems: items }));
+    await transactWrite(items);
   } catch (error) {
-    if (error instanceof TransactionCanceledException) {
-      const index = (error.CancellationReasons ?? []).findIndex((r) => r.Code === 'ConditionalCheckFailed');
-      if (index >= 0) throw onConditionFailed(index);
-    }
+    if (error instanceof TransactionConditionError) throw onConditionFailed(error);
     throw error;
   }
 }
+
+const counterItems = (g: GrantId, deltas: FolderDelta[]): [string, TransactItem][] => nonZero(deltas).map((d) => [`folder:${d.folderId}`, folderCounter(g, d)]);
 
 /**
  * Stores a new message: the item, its Message-ID entry (deduplication), folder counters and mutable
  * postings in one transaction; then the immutable postings in batches. Posting writes are
  * idempotent, so a retry after a failure completes the index.
  */
-export async function insertMessage(message: MessageRecord, postings: { mutable: string[]; immutable: string[] }, deltas: FolderDelta[]): Promise<void> {
+export async function insertMessage(
+  message: MessageRecord,
+  postings: { mutable: string[]; immutable: string[] },
+  deltas: FolderDelta[],
+  outbox: readonly OutboxEntry[] = [],
+): Promise<void> {
   const g = message.grant_id;
-  const items: TransactItem[] = [
-    { Put: { TableName: TABLE_NAME, Item: { ...messageKey(g, message.id), ...message }, ConditionExpression: 'attribute_not_exists(pk)' } },
+  const items: [string, TransactItem][] = [
+    ['message', { Put: { TableName: TABLE_NAME, Item: { ...messageKey(g, message.id), ...message }, ConditionExpression: 'attribute_not_exists(pk)' } }],
   ];
-  const midIndex = message.message_id_header ? items.length : -1;
   if (message.message_id_header) {
-    items.push({
-      Put: {
-        TableName: TABLE_NAME,
-        Item: { ...messageIdHeaderKey(g, message.message_id_header), message_id: message.id, thread_id: message.thread_id },
-        ConditionExpression: 'attribute_not_exists(pk)',
+    items.push([
+      'message_id_header',
+      {
+        Put: {
+          TableName: TABLE_NAME,
+          Item: { ...messageIdHeaderKey(g, message.message_id_header), message_id: message.id, thread_id: message.thread_id },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
       },
-    });
+    ]);
   }
-  items.push(...nonZero(deltas).map((d) => folderCounter(g, d)));
-  items.push(...postings.mutable.map((kind) => ({ Put: { TableName: TABLE_NAME, Item: postingKey(g, kind, message.id) } })));
+  items.push(...counterItems(g, deltas));
+  items.push(...postings.mutable.map((kind): [string, TransactItem] => [`posting:${kind}`, { Put: { TableName: TABLE_NAME, Item: postingKey(g, kind, message.id) } }]));
+  items.push(...outboxItems(outbox));
   let duplicate = false;
-  await transact(items, (index) => {
-    if (index === midIndex) duplicate = true;
+  await transact(items, (error) => {
+    duplicate = error.has('message_id_header');
     return new MessageConflictError();
   }).catch(async (error) => {
     if (!duplicate) throw error;
@@ -108,48 +117,66 @@ export async function getMessages(grantId: GrantId, ids: string[], fields?: read
  * Replaces a message after a change of its mutable state, conditional on the version read. Folder
  * counters and mutable postings change in the same transaction.
  */
-export async function updateMessage(before: MessageRecord, after: MessageRecord, postings: { removed: string[]; added: string[] }, deltas: FolderDelta[]): Promise<void> {
+export async function updateMessage(
+  before: MessageRecord,
+  after: MessageRecord,
+  postings: { removed: string[]; added: string[] },
+  deltas: FolderDelta[],
+  outbox: readonly OutboxEntry[] = [],
+): Promise<void> {
   const g = before.grant_id;
-  const items: TransactItem[] = [
-    {
-      Put: {
-        TableName: TABLE_NAME,
-        Item: { ...messageKey(g, after.id), ...after },
-        ConditionExpression: 'version = :v',
-        ExpressionAttributeValues: { ':v': before.version },
-      },
-    },
-    ...nonZero(deltas).map((d) => folderCounter(g, d)),
-    ...postings.removed.map((kind) => ({ Delete: { TableName: TABLE_NAME, Key: postingKey(g, kind, before.id) } })),
-    ...postings.added.map((kind) => ({ Put: { TableName: TABLE_NAME, Item: postingKey(g, kind, before.id) } })),
-  ];
-  await transact(items, () => new MessageConflictError());
+  await transact(
+    [
+      [
+        'message',
+        {
+          Put: {
+            TableName: TABLE_NAME,
+            Item: { ...messageKey(g, after.id), ...after },
+            ConditionExpression: 'version = :v',
+            ExpressionAttributeValues: { ':v': before.version },
+          },
+        },
+      ],
+      ...counterItems(g, deltas),
+      ...postings.removed.map((kind): [string, TransactItem] => [`posting:${kind}`, { Delete: { TableName: TABLE_NAME, Key: postingKey(g, kind, before.id) } }]),
+      ...postings.added.map((kind): [string, TransactItem] => [`posting:${kind}`, { Put: { TableName: TABLE_NAME, Item: postingKey(g, kind, before.id) } }]),
+      ...outboxItems(outbox),
+    ],
+    () => new MessageConflictError(),
+  );
 }
 
 /** Deletes a message for good: item, Message-ID entry, counters and every posting. */
 export async function deleteMessage(message: MessageRecord, postings: { mutable: string[]; immutable: string[] }, deltas: FolderDelta[]): Promise<void> {
   const g = message.grant_id;
-  const items: TransactItem[] = [
-    {
-      Delete: {
-        TableName: TABLE_NAME,
-        Key: messageKey(g, message.id),
-        ConditionExpression: 'version = :v',
-        ExpressionAttributeValues: { ':v': message.version },
+  const items: [string, TransactItem][] = [
+    [
+      'message',
+      {
+        Delete: {
+          TableName: TABLE_NAME,
+          Key: messageKey(g, message.id),
+          ConditionExpression: 'version = :v',
+          ExpressionAttributeValues: { ':v': message.version },
+        },
       },
-    },
-    ...nonZero(deltas).map((d) => folderCounter(g, d)),
-    ...postings.mutable.map((kind) => ({ Delete: { TableName: TABLE_NAME, Key: postingKey(g, kind, message.id) } })),
+    ],
+    ...counterItems(g, deltas),
+    ...postings.mutable.map((kind): [string, TransactItem] => [`posting:${kind}`, { Delete: { TableName: TABLE_NAME, Key: postingKey(g, kind, message.id) } }]),
   ];
   if (message.message_id_header) {
-    items.push({
-      Delete: {
-        TableName: TABLE_NAME,
-        Key: messageIdHeaderKey(g, message.message_id_header),
-        ConditionExpression: 'attribute_not_exists(pk) OR message_id = :id',
-        ExpressionAttributeValues: { ':id': message.id },
+    items.push([
+      'message_id_header',
+      {
+        Delete: {
+          TableName: TABLE_NAME,
+          Key: messageIdHeaderKey(g, message.message_id_header),
+          ConditionExpression: 'attribute_not_exists(pk) OR message_id = :id',
+          ExpressionAttributeValues: { ':id': message.id },
+        },
       },
-    });
+    ]);
   }
   await transact(items, () => new MessageConflictError());
   await batchWrite(deleteRequests(postings.immutable.map((kind) => postingKey(g, kind, message.id))));

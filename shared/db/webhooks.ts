@@ -4,6 +4,7 @@ import { batchGet, batchWrite, putRequests } from '#shared/db/batch';
 import type { StartKey } from '#shared/db/cursor';
 import { attemptKey, attemptsOfWebhook, itemAttributes, statsBucket, statsFrom, statsHourStart, statsKey, statsMinute, statsOfWebhook, webhookKey, webhookRegistry, webhookRegistryKey, webhooksOfApplication } from '#shared/db/keys';
 import { VersionConflictError, deletePartition, getRecord, listRecords, queryAll, replaceRecord } from '#shared/db/records';
+import { outboxItems, type OutboxEntry } from '#shared/db/outbox';
 import { TransactionConditionError, transactWrite } from '#shared/db/transact';
 import type { ApplicationId, WebhookId } from '#shared/ids';
 
@@ -75,11 +76,12 @@ export const replaceWebhook = (before: WebhookRecord, after: WebhookRecord) =>
   replaceRecord(webhookKey(after.application_id, after.id), { entity: 'webhook', ...after }, before.version);
 
 /** Deletes a destination and its registry entry; VersionConflictError if it was already gone. */
-export async function deleteWebhook(record: WebhookRecord): Promise<void> {
+export async function deleteWebhook(record: WebhookRecord, outbox: readonly OutboxEntry[] = []): Promise<void> {
   try {
     await transactWrite([
       ['webhook', { Delete: { TableName: TABLE_NAME, Key: webhookKey(record.application_id, record.id), ConditionExpression: 'attribute_exists(pk)' } }],
       ['registry', { Delete: { TableName: TABLE_NAME, Key: webhookRegistryKey(record.id) } }],
+      ...outboxItems(outbox),
     ]);
   } catch (error) {
     if (error instanceof TransactionConditionError) throw new VersionConflictError();

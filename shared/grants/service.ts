@@ -6,8 +6,7 @@ import { grantsOfApplication } from '#shared/db/keys';
 import { ConflictError, InvalidRequestError, NotFoundError } from '#shared/http/errors';
 import { pageSize } from '#shared/http/page';
 import { newId } from '#shared/ids';
-import { publish } from '#shared/notifications/publisher';
-import { enqueueJob } from '#shared/jobs/queue';
+import { newNotification } from '#shared/notifications/notification';
 import { systemFolderRecords } from '#shared/agent/system-folders';
 import { folderPutItems } from '#shared/db/folders';
 import { clock } from '#shared/time';
@@ -77,12 +76,13 @@ export async function createCustomGrant(
   };
   try {
     // An Agent Account starts with its system folders, created with the grant itself.
-    await grants.insertGrant(record, systemFolderRecords(record.id, now).flatMap(folderPutItems));
+    await grants.insertGrant(record, systemFolderRecords(record.id, now).flatMap(folderPutItems), [
+      { notification: newNotification({ type: 'grant.created', applicationId: app.applicationId, grantId: record.id, object: toGrantResource(record) }) },
+    ]);
   } catch (error) {
     if (error instanceof UniquenessConflictError) throw new ConflictError(conflictMessage(error, email, body.external_id));
     throw error;
   }
-  await publish({ type: 'grant.created', applicationId: app.applicationId, grantId: record.id, object: toGrantResource(record) });
   return record;
 }
 
@@ -124,14 +124,14 @@ export async function updateGrant(grant: GrantRecord, body: UpdateGrantBody): Pr
 
 export async function deleteGrant(grant: GrantRecord): Promise<void> {
   try {
-    await grants.deleteGrant(grant);
+    // The grant is gone at once (nothing under it can be reached any more); its data is purged by a
+    // job committed with the deletion, as is grant.deleted.
+    await grants.deleteGrant(grant, [
+      { notification: newNotification({ type: 'grant.deleted', applicationId: grant.application_id, grantId: grant.id, object: toGrantResource(grant) }) },
+      { job: { kind: 'purge-grant', application_id: grant.application_id, grant_id: grant.id, provider: grant.provider }, id: newId('job'), applicationId: grant.application_id },
+    ]);
   } catch (error) {
     if (error instanceof StaleWriteError) throw new NotFoundError(`Grant '${grant.id}' not found`);
     throw error;
   }
-  // The grant is gone (nothing under it can be reached any more); its data is purged in the background.
-  await Promise.all([
-    enqueueJob({ kind: 'purge-grant', application_id: grant.application_id, grant_id: grant.id, provider: grant.provider }),
-    publish({ type: 'grant.deleted', applicationId: grant.application_id, grantId: grant.id, object: toGrantResource(grant) }),
-  ]);
 }

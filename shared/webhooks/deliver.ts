@@ -3,7 +3,7 @@ import { getWebhooks, recordAttempts, type AttemptRecord, type WebhookRecord } f
 import { InvalidRequestError } from '#shared/http/errors';
 import { newId, type ApplicationId, type WebhookId } from '#shared/ids';
 import { logger } from '#shared/logger';
-import type { Notification } from '#shared/notifications/publisher';
+import type { Notification } from '#shared/notifications/notification';
 import { clock } from '#shared/time';
 import { POLICY, TIMEOUT_MS, webhookRequest, WebhookRequestError, type WebhookResponse } from '#shared/webhooks/http';
 import { deliveredBody } from '#shared/webhooks/payloads';

@@ -1,4 +1,4 @@
-import type { Notification } from '#shared/notifications/publisher';
+import type { Notification } from '#shared/notifications/notification';
 import { env } from '#shared/config';
 import { newId, type ApplicationId } from '#shared/ids';
 import { clock } from '#shared/time';

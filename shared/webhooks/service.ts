@@ -7,7 +7,6 @@ import { VersionConflictError } from '#shared/db/records';
 import type { WebhookRecord } from '#shared/db/webhooks';
 import { ConflictError, InvalidRequestError, NotFoundError } from '#shared/http/errors';
 import { newId, parseId } from '#shared/ids';
-import { enqueueJob } from '#shared/jobs/queue';
 import { clock } from '#shared/time';
 import { postPayload } from '#shared/webhooks/deliver';
 import { POLICY, TIMEOUT_MS, webhookRequest, WebhookRequestError } from '#shared/webhooks/http';
@@ -178,13 +177,12 @@ export async function updateWebhook(app: ApplicationContext, webhookId: string, 
 export async function deleteWebhook(app: ApplicationContext, webhookId: string): Promise<void> {
   const current = await requireWebhook(app, webhookId);
   try {
-    await repo.deleteWebhook(current);
+    // The delivery log and counters go in the background, by a job committed with the deletion.
+    await repo.deleteWebhook(current, [{ job: { kind: 'purge-webhook', webhook_id: current.id }, id: newId('job'), applicationId: current.application_id }]);
   } catch (error) {
     if (error instanceof VersionConflictError) throw new NotFoundError(`Webhook '${webhookId}' not found`);
     throw error;
   }
-  // The delivery log and counters go in the background.
-  await enqueueJob({ kind: 'purge-webhook', webhook_id: current.id });
 }
 
 export async function rotateSecret(app: ApplicationContext, webhookId: string) {

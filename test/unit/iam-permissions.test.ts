@@ -86,6 +86,10 @@ function allowedActions(role: string): Set<string> {
 function grantedWithout(fn: { events?: Record<string, unknown>[] }, commands: string[]): Set<string> {
   const extra = new Set(['logs:CreateLogStream', 'logs:PutLogEvents']);
   if (fn.events?.some((e) => 'sqs' in e)) for (const a of ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueAttributes']) extra.add(a);
+  // Lambda delivers failed asynchronous events to an SQS on-failure destination with the function's role.
+  if ((fn as { destinations?: { onFailure?: { type?: string } } }).destinations?.onFailure?.type === 'sqs') extra.add('sqs:SendMessage');
+  // A DynamoDB stream event source mapping reads the stream with the function's role.
+  if (fn.events?.some((e) => 'stream' in e)) for (const a of ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams']) extra.add(a);
   // A transaction's items are Put/Update/Delete/ConditionCheck, chosen at run time.
   if (commands.includes('TransactWriteCommand') || commands.includes('TransactWriteItemsCommand')) {
     for (const a of ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem']) extra.add(a);

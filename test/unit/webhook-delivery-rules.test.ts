@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { TRIGGER_TYPES } from '#schemas/webhooks';
 import { InvalidRequestError } from '#shared/http/errors';
-import type { Notification } from '#shared/notifications/publisher';
+import type { Notification } from '#shared/notifications/notification';
 import { MAX_ATTEMPTS, MAX_DELAY_SECONDS, parseRetryAfter, RETRY_SCHEDULE_SECONDS, retryDelay } from '#shared/webhooks/deliver';
 import { deliveredBody } from '#shared/webhooks/payloads';
 import { decryptSecret, encryptSecret, generateWebhookSecret, sign } from '#shared/webhooks/secrets';

@@ -1,0 +1,95 @@
+import { GetObjectCommand } from '@aws-sdk/client-s3';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { MAIL_BUCKET, s3 } from '#shared/aws/s3';
+import { sendMessages } from '#shared/aws/sqs';
+import { env } from '#shared/config';
+import { isOutboxItem, readOutboxItem } from '#shared/db/outbox';
+import type { Job } from '#shared/jobs/job';
+import { logger } from '#shared/logger';
+import type { Notification } from '#shared/notifications/notification';
+import { publishNotifications } from '#shared/notifications/publisher';
+
+/**
+ * The outbox consumer: the table's stream (filtered to inserted outbox items where the platform
+ * allows it) → the fan-out queue (notifications) and the jobs queue (jobs a change needs). Records
+ * are handled in stream order; the first that cannot be sent is reported as the batch's failure, so
+ * Lambda retries from it (what follows it is sent again too: receivers deduplicate on the
+ * notification `id`, which never changes, and jobs are idempotent). A record this consumer does not
+ * know is logged and skipped: it must never block the shard.
+ */
+const log = logger.child({ function: 'outbox' });
+const JOBS_QUEUE_URL = env.jobsQueueUrl();
+
+type Outgoing = { kind: 'notification'; notification: Notification } | { kind: 'job'; job: Job };
+
+async function restoreBody(notification: Notification, bodyKey: string): Promise<Notification> {
+  const result = await s3.send(new GetObjectCommand({ Bucket: MAIL_BUCKET, Key: bodyKey }));
+  const body = await result.Body!.transformToString('utf8');
+  return { ...notification, data: { ...notification.data, object: { ...notification.data.object, body } } };
+}
+
+/** What a record asks to send, undefined for records that ask nothing. Throws if it cannot be read now. */
+async function outgoingOf(record: DynamoDBRecord): Promise<Outgoing | undefined> {
+  if (record.eventName !== 'INSERT') return undefined; // TTL expiry of sent entries, and any other change
+  const image = record.dynamodb?.NewImage;
+  if (!image) {
+    log.warn('stream record without a new image skipped (the stream must carry new images)', { event_id: record.eventID });
+    return undefined;
+  }
+  const item = unmarshall(image as Record<string, AttributeValue>);
+  if (!isOutboxItem(item)) {
+    log.debug('stream record of another item skipped', { event_id: record.eventID, entity: item.entity });
+    return undefined;
+  }
+  let entry;
+  try {
+    entry = readOutboxItem(item);
+  } catch (error) {
+    // Retrying cannot repair an item: say so loudly and move on.
+    log.error('unreadable outbox item skipped', { event_id: record.eventID, pk: item.pk, error });
+    return undefined;
+  }
+  if (entry.kind === 'job') return entry;
+  return { kind: 'notification', notification: entry.bodyKey ? await restoreBody(entry.notification, entry.bodyKey) : entry.notification };
+}
+
+/** Sends each item to its queue; returns the indexes (in `items`) that were refused. */
+async function send(items: Outgoing[]): Promise<Set<number>> {
+  const notifications = items.flatMap((item, i) => (item.kind === 'notification' ? [{ i, notification: item.notification }] : []));
+  const jobs = items.flatMap((item, i) => (item.kind === 'job' ? [{ i, job: item.job }] : []));
+  const [refusedNotifications, refusedJobs] = await Promise.all([
+    publishNotifications(notifications.map((n) => n.notification)),
+    jobs.length ? sendMessages(JOBS_QUEUE_URL, jobs.map((j) => ({ body: JSON.stringify(j.job), attributes: { kind: j.job.kind } }))) : new Map<number, string>(),
+  ]);
+  const refused = new Set<number>();
+  for (const [index, reason] of refusedNotifications) {
+    refused.add(notifications[index]!.i);
+    log.warn('the fan-out queue refused a notification', { notification_id: notifications[index]!.notification.id, reason });
+  }
+  for (const [index, reason] of refusedJobs) {
+    refused.add(jobs[index]!.i);
+    log.warn('the jobs queue refused a job', { kind: jobs[index]!.job.kind, reason });
+  }
+  return refused;
+}
+
+export const handler = async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
+  const pending: { index: number; item: Outgoing }[] = [];
+  let failedAt: number | undefined;
+  for (const [index, record] of event.Records.entries()) {
+    try {
+      const item = await outgoingOf(record);
+      if (item) pending.push({ index, item });
+    } catch (error) {
+      log.warn('outbox record could not be prepared; retried from here', { event_id: record.eventID, error });
+      failedAt = index;
+      break;
+    }
+  }
+  const refused = await send(pending.map((p) => p.item));
+  for (const i of refused) failedAt = Math.min(failedAt ?? Infinity, pending[i]!.index);
+  if (failedAt === undefined) return { batchItemFailures: [] };
+  return { batchItemFailures: [{ itemIdentifier: event.Records[failedAt]!.dynamodb!.SequenceNumber! }] };
+};

@@ -1,0 +1,11 @@
+/**
+ * Background work that must not hold up a request goes through the jobs queue (SQS with a DLQ) to
+ * the `jobs` worker. Jobs are a discriminated union handled by an exhaustive switch there, and must
+ * be idempotent: SQS delivers at least once, and a job committed through the outbox may be sent
+ * more than once.
+ */
+export type Job =
+  /** Deletes everything a deleted grant stored: mailbox items, indexes, contents in S3. */
+  | { kind: 'purge-grant'; application_id: string; grant_id: string; provider: string }
+  /** Deletes the delivery log and counters of a deleted webhook destination. */
+  | { kind: 'purge-webhook'; webhook_id: string };

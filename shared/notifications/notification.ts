@@ -1,0 +1,57 @@
+import { env } from '#shared/config';
+import { newId, type ApplicationId, type GrantId, type NotificationId } from '#shared/ids';
+import { clock } from '#shared/time';
+import type { NotificationType } from '#schemas/notifications';
+
+/**
+ * A notification: a CloudEvents-shaped record of one change a webhook can report. It is created
+ * with the change and committed in the same transaction (the outbox, shared/db/outbox.ts); the
+ * outbox stream consumer publishes it. `id` is created here and stays the same across retries.
+ */
+export interface Notification<T = object> {
+  specversion: '1.0';
+  type: NotificationType | `${NotificationType}.truncated`;
+  source: string;
+  id: NotificationId;
+  time: number;
+  data: { application_id: ApplicationId; grant_id: GrantId | null; object: T };
+}
+
+const SOURCE = env.notificationSource();
+
+export function newNotification<T extends object>(input: { type: NotificationType; applicationId: ApplicationId; grantId: GrantId | null; object: T }): Notification<T> {
+  return {
+    specversion: '1.0',
+    type: input.type,
+    source: SOURCE,
+    id: newId('notification'),
+    time: clock.nowSeconds(),
+    data: { application_id: input.applicationId, grant_id: input.grantId, object: input.object },
+  };
+}
+
+/**
+ * Payloads over 1 MB are cut by removing body content, and `.truncated` is appended to the type: the
+ * receiver fetches the object again. This also keeps every message within SQS's 1 MiB limit.
+ */
+export const MAX_PAYLOAD_BYTES = 1_000_000;
+/** Fields that carry an object's content rather than its identity and state. */
+export const BODY_FIELDS = ['body', 'raw_mime', 'conversation', 'headers'];
+const IDENTITY_FIELDS = ['id', 'object', 'grant_id', 'thread_id'];
+
+/** The notification as it is delivered: whole when it fits in 1 MB, else `.truncated` (see above). */
+export function fitForDelivery(notification: Notification): { notification: Notification; body: string } {
+  let body = JSON.stringify(notification);
+  if (Buffer.byteLength(body) <= MAX_PAYLOAD_BYTES) return { notification, body };
+  const base = notification.type.replace(/\.truncated$/, '') as NotificationType;
+  const cut: Notification = { ...notification, type: `${base}.truncated` };
+  for (const keep of [(key: string) => !BODY_FIELDS.includes(key), (key: string) => IDENTITY_FIELDS.includes(key)]) {
+    const object = Object.fromEntries(Object.entries(notification.data.object).filter(([key]) => keep(key)));
+    cut.data = { ...notification.data, object };
+    body = JSON.stringify(cut);
+    // Still too large without its body content (huge headers or participant lists): only what
+    // identifies the object is left, for the receiver to fetch it again.
+    if (Buffer.byteLength(body) <= MAX_PAYLOAD_BYTES) break;
+  }
+  return { notification: cut, body };
+}
