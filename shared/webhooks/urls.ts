@@ -29,39 +29,73 @@ for (const [net, prefix] of [
 ] as const) {
   NON_PUBLIC.addSubnet(net, prefix, 'ipv4');
 }
-// No ::ffff:0:0/96 here: BlockList matches plain IPv4 addresses against that rule. IPv4-mapped
-// addresses are unwrapped and judged as IPv4 in classifyAddress instead.
-for (const [net, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['64:ff9b::', 96],
-  ['100::', 64],
-  ['2001::', 23],
-  ['2001:db8::', 32],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-] as const) {
-  NON_PUBLIC.addSubnet(net, prefix, 'ipv6');
-}
-const LOOPBACK = new BlockList();
-LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
-LOOPBACK.addAddress('::1', 'ipv6');
+const LOOPBACK_V4 = new BlockList();
+LOOPBACK_V4.addSubnet('127.0.0.0', 8, 'ipv4');
 
-const NGROK = /(^|\.)(ngrok\.io|ngrok\.app|ngrok-free\.app|ngrok\.dev|ngrok-free\.dev|ngrok\.pizza)$/i;
+const NGROK = /(^|\.)(ngrok\.io|ngrok\.app|ngrok-free\.app|ngrok\.dev|ngrok-free\.dev|ngrok\.pizza)$/;
 
 type AddressVerdict = 'public' | 'loopback' | 'private';
 
-export function classifyAddress(address: string): AddressVerdict {
-  const family = isIP(address);
-  if (family === 0) return 'private';
-  const type = family === 4 ? 'ipv4' : 'ipv6';
-  // IPv4-mapped IPv6 (::ffff:10.0.0.1) is judged as the IPv4 address it maps.
-  const mapped = type === 'ipv6' ? /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1] : undefined;
-  if (mapped) return classifyAddress(mapped);
-  if (LOOPBACK.check(address, type)) return 'loopback';
-  return NON_PUBLIC.check(address, type) ? 'private' : 'public';
+/**
+ * The eight 16-bit groups of an IPv6 address in any spelling (compressed, leading zeros, upper case,
+ * an embedded dotted quad, a zone ID), or undefined if it is not one. The WHATWG URL parser
+ * canonicalises it first, so every spelling is judged the same.
+ */
+function ipv6Groups(address: string): number[] | undefined {
+  let canonical: string;
+  try {
+    canonical = new URL(`http://[${address.replace(/%.*$/s, '')}]/`).hostname.slice(1, -1);
+  } catch {
+    return undefined;
+  }
+  const [head, tail] = canonical.split('::') as [string, string | undefined];
+  const parse = (part: string | undefined) => (part ? part.split(':').map((g) => parseInt(g, 16)) : []);
+  const left = parse(head);
+  const right = parse(tail);
+  const groups = tail === undefined ? left : [...left, ...Array<number>(8 - left.length - right.length).fill(0), ...right];
+  return groups.length === 8 && groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff) ? groups : undefined;
 }
+
+const v4From = (hi: number, lo: number) => `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
+
+/**
+ * IPv6 is public only inside global unicast (2000::/3), outside the ranges in it that are special,
+ * and outside every form that embeds or routes to an IPv4 address: IPv4-mapped addresses
+ * (::ffff:0:0/96) are judged as the IPv4 address they carry; IPv4-compatible (::/96), IPv4-translated
+ * (::ffff:0:0:0/96), NAT64 (64:ff9b::/96, 64:ff9b:1::/48), 6to4 (2002::/16) and Teredo (2001::/32)
+ * are refused whatever they embed: a gateway on the path would turn them into IPv4 traffic that was
+ * never checked, and no webhook receiver is reachable only there.
+ */
+function classifyIpv6(groups: number[]): AddressVerdict {
+  const [g0, g1, g2, g3, g4, g5, g6, g7] = groups as [number, number, number, number, number, number, number, number];
+  if (g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0 && g4 === 0) {
+    if (g5 === 0xffff) return classifyAddress(v4From(g6, g7));
+    if (g5 === 0 && g6 === 0 && g7 === 1) return 'loopback';
+    return 'private'; // ::, and IPv4-compatible ::a.b.c.d
+  }
+  if ((g0 & 0xe000) !== 0x2000) return 'private'; // ::ffff:0:0:0/96, 64:ff9b::/96 and /48, 100::/64, fc00::/7, fe80::/10, fec0::/10, ff00::/8, …
+  if (g0 === 0x2002) return 'private'; // 6to4
+  if (g0 === 0x2001 && g1 < 0x0200) return 'private'; // IETF protocol assignments (2001::/23): Teredo, benchmarking, ORCHID, …
+  if (g0 === 0x2001 && g1 === 0x0db8) return 'private'; // documentation
+  if (g0 === 0x3fff && g1 < 0x1000) return 'private'; // documentation (3fff::/20)
+  return 'public';
+}
+
+export function classifyAddress(address: string): AddressVerdict {
+  const family = isIP(address.replace(/%.*$/s, ''));
+  if (family === 4) {
+    if (LOOPBACK_V4.check(address, 'ipv4')) return 'loopback';
+    return NON_PUBLIC.check(address, 'ipv4') ? 'private' : 'public';
+  }
+  const groups = family === 6 ? ipv6Groups(address) : undefined;
+  return groups ? classifyIpv6(groups) : 'private';
+}
+
+/**
+ * A hostname as DNS and the ngrok ban see it: lower case, IDN in ASCII and percent escapes decoded
+ * (the URL parser did those), without the trailing dot of a fully qualified name (`abc.ngrok.io.`).
+ */
+export const normalHostname = (hostname: string) => hostname.toLowerCase().replace(/\.+$/, '');
 
 export interface UrlPolicy {
   /** Local development: http to loopback allowed. */
@@ -77,7 +111,7 @@ export function checkWebhookUrl(raw: string, policy: UrlPolicy): URL {
     throw new InvalidRequestError("'webhook_url' must be an absolute URL such as https://example.com/webhooks");
   }
   if (url.username || url.password) throw new InvalidRequestError("'webhook_url' must not contain credentials");
-  if (NGROK.test(url.hostname)) throw new InvalidRequestError("'webhook_url' points at an ngrok tunnel; ngrok URLs are not accepted");
+  if (NGROK.test(normalHostname(url.hostname))) throw new InvalidRequestError("'webhook_url' points at an ngrok tunnel; ngrok URLs are not accepted");
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (url.protocol === 'https:') return url;
   if (url.protocol === 'http:' && policy.local && (host === 'localhost' || (isIP(host) && classifyAddress(host) === 'loopback'))) return url;

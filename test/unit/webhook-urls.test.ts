@@ -67,6 +67,63 @@ describe('classifyAddress', () => {
     expect(classifyAddress('::ffff:192.168.0.10')).toBe('private');
   });
 
+  it.each([
+    // IPv4-compatible (::/96), e.g. 169.254.169.254, 127.0.0.1 and 8.8.8.8 in that deprecated form
+    '::a9fe:a9fe',
+    '::169.254.169.254',
+    '::7f00:1',
+    '::808:808',
+    '::',
+    '0:0:0:0:0:0:0:0',
+    // IPv4-mapped, every spelling, judged as the IPv4 address inside
+    '::ffff:a9fe:a9fe',
+    '0:0:0:0:0:FFFF:169.254.169.254',
+    '::ffff:0a00:0001',
+    // IPv4-translated (::ffff:0:0:0/96)
+    '::ffff:0:808:808',
+    // NAT64: well-known and local-use prefixes, whatever they embed
+    '64:ff9b::a9fe:a9fe',
+    '64:ff9b::808:808',
+    '64:ff9b:1::a9fe:a9fe',
+    '64:ff9b:1:2::1',
+    // 6to4 (2002::/16), embedding 10.0.0.1 or even a public address
+    '2002:a00:1::1',
+    '2002:808:808::1',
+    // Teredo, ORCHID, benchmarking (2001::/23)
+    '2001:0:4136:e378:8000:63bf:3fff:fdd2',
+    '2001:2::1',
+    '2001:10::1',
+    // site-local (deprecated), unique local, link-local (with a zone ID), multicast, discard, documentation
+    'fec0::1',
+    'FEFF::1',
+    'fd12:3456::1',
+    'fe80::1%eth0',
+    'ff02::1',
+    '100::1',
+    '2001:db8::1',
+    '3fff::1',
+    // outside global unicast altogether
+    '4000::1',
+    '5f00::1',
+    'c000::1',
+  ])('%s is private (every IPv6 form that embeds or routes to a non-public IPv4, every non-global range)', (address) => {
+    expect(classifyAddress(address)).toBe('private');
+  });
+
+  it.each(['2606:4700:4700::1111', '2a00:1450:4001:81b::200e', '2001:4860:4860::8888', '2001:200::1', '2003::1', '3ffe::1', '::ffff:8.8.8.8', '::FFFF:808:808'])(
+    '%s is public (global unicast, or IPv4-mapped public IPv4)',
+    (address) => {
+      expect(classifyAddress(address)).toBe('public');
+    },
+  );
+
+  it('judges the IPv4-mapped form of loopback in every spelling as loopback, and nothing else in ::/96', () => {
+    for (const address of ['::ffff:127.0.0.1', '::ffff:7f00:1', '0:0:0:0:0:ffff:7f00:0001']) expect(classifyAddress(address)).toBe('loopback');
+    expect(classifyAddress('::1')).toBe('loopback');
+    expect(classifyAddress('0:0:0:0:0:0:0:1')).toBe('loopback');
+    expect(classifyAddress('::7f00:1')).toBe('private');
+  });
+
   it('does not stretch private ranges past their prefix (172.15.x and 172.32.x are outside 172.16.0.0/12)', () => {
     expect(classifyAddress('172.15.255.255')).toBe('public');
     expect(classifyAddress('172.32.0.1')).toBe('public');
@@ -110,6 +167,20 @@ describe('checkWebhookUrl', () => {
     },
   );
 
+  it.each(['https://abc.ngrok.io./', 'https://abc.ngrok.io%2e/', 'https://abc.ngrok%2eio/', 'https://ABC.NGROK-FREE.APP../x', 'https://a.b.ngrok.app./x'])(
+    'refuses the ngrok tunnel %s however its hostname is spelt (trailing dot, escapes, case)',
+    (raw) => {
+      expect(() => checkWebhookUrl(raw, DEPLOYED)).toThrow(/ngrok/);
+    },
+  );
+
+  it('refuses IPv4 literals spelt as numbers or octal/hex parts as the address they are', async () => {
+    for (const raw of ['https://2130706433/x', 'https://0x7f.1/x', 'https://0177.0.0.1/x', 'https://0xa9fea9fe/x']) {
+      const url = checkWebhookUrl(raw, DEPLOYED);
+      await expect(allowedAddresses(url.hostname, DEPLOYED, fakeResolver({}).resolver)).rejects.toThrow(BlockedAddressError);
+    }
+  });
+
   it('does not mistake a host that merely contains ngrok for a tunnel', () => {
     expect(checkWebhookUrl('https://notngrok.io.example.com/x', DEPLOYED).hostname).toBe('notngrok.io.example.com');
   });
@@ -151,6 +222,12 @@ describe('allowedAddresses', () => {
     await expect(allowedAddresses('10.0.0.1', LOCAL, resolver)).rejects.toThrow(BlockedAddressError);
     await expect(allowedAddresses('2606:4700::1111', DEPLOYED, resolver)).resolves.toEqual(['2606:4700::1111']);
     expect(calls).toEqual([]);
+  });
+
+  it.each(['::a9fe:a9fe', '64:ff9b:1::a9fe:a9fe', '2002:a9fe:a9fe::1', 'fec0::1', '::ffff:a9fe:a9fe'])('refuses %s as a literal and as a DNS answer', async (address) => {
+    await expect(allowedAddresses(`[${address}]`, DEPLOYED, fakeResolver({}).resolver)).rejects.toThrow(BlockedAddressError);
+    const { resolver } = fakeResolver({ 'hooks.test': ['2606:4700::1111', address] });
+    await expect(allowedAddresses('hooks.test', DEPLOYED, resolver)).rejects.toThrow(`hooks.test resolves to ${address}`);
   });
 
   it('refuses a hostname with no address, and passes resolver errors on', async () => {
