@@ -1,17 +1,18 @@
 /**
  * Administration CLI. Works against whatever table the environment names (TABLE_NAME, AWS_REGION
- * and the usual AWS credentials/endpoint variables); with no TABLE_NAME it uses the stack that a
- * running `npm start` recorded in .switchboard/local-env.json.
+ * and the usual AWS credentials/endpoint variables); with no TABLE_NAME it uses the stack of a
+ * running `npm start` (.switchboard/local-env.<port>.json): the only one, or the one on --port.
  *
  *   npm run admin -- create-app --name "My app"             → {"application_id": "...", "api_key": "..."}
  *   npm run admin -- create-app --name "Dev" --api-key KEY  → same, with a chosen key (idempotent)
+ *   npm run admin -- create-app --name "Dev" --port 3100    → on the npm start serving port 3100
  */
-import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { chooseInstance, runningInstances } from './local-stack/instances';
 import { ROOT } from './local-stack/serverless-config';
 
-const USAGE = 'usage: npm run admin -- create-app --name NAME [--api-key KEY]';
+const USAGE = 'usage: npm run admin -- create-app --name NAME [--api-key KEY] [--port PORT]';
 
 function fail(message: string): never {
   process.stderr.write(`${message}\n`);
@@ -23,7 +24,7 @@ async function main() {
   if (command !== 'create-app') fail(USAGE);
   const { values } = parseArgs({
     args: rest,
-    options: { name: { type: 'string' }, 'api-key': { type: 'string' } },
+    options: { name: { type: 'string' }, 'api-key': { type: 'string' }, port: { type: 'string' } },
     strict: true,
   });
   const name = values.name?.trim();
@@ -34,11 +35,13 @@ async function main() {
     fail('--api-key must be 8 to 512 characters without whitespace');
   }
 
+  const port = values.port === undefined ? undefined : Number(values.port);
+  if (port !== undefined && !(Number.isInteger(port) && port > 0 && port < 65536)) fail('--port must be a TCP port number');
   if (!process.env.TABLE_NAME) {
-    const localEnv = join(ROOT, '.switchboard', 'local-env.json');
-    if (!existsSync(localEnv)) fail('TABLE_NAME is not set and no local stack is running (start one with `npm start`).');
-    Object.assign(process.env, JSON.parse(readFileSync(localEnv, 'utf8')));
-    process.stderr.write(`using the local stack of npm start (${process.env.TABLE_NAME})\n`);
+    const chosen = chooseInstance(runningInstances(join(ROOT, '.switchboard')), port);
+    if ('error' in chosen) fail(chosen.error);
+    Object.assign(process.env, chosen.instance.env);
+    process.stderr.write(`using the local stack of npm start on port ${chosen.instance.port} (${process.env.TABLE_NAME})\n`);
   }
   // Imported after the environment is settled: modules read their configuration when they load.
   const { createApplication } = await import('#shared/applications/service');

@@ -12,10 +12,11 @@
  * Ctrl-C (or SIGTERM) stops every child process. Local state lives in memory: each start is fresh.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { startLocalStack, type LocalStack } from './local-stack/index';
+import { instanceFile, recordInstance } from './local-stack/instances';
 import { startInboundSmtp } from './local-stack/smtp-inbound';
 import { startStreamRelay, type StreamRelay } from './local-stack/stream-relay';
 import { ROOT, loadServerlessConfig } from './local-stack/serverless-config';
@@ -28,7 +29,8 @@ const SMTP_PORT = Number(process.env.SMTP_PORT || 2525);
 const STAGE = 'local';
 /** serverless offline knows each function by its deployed name, `<service>-<stage>-<function>`. */
 const functionUrl = (fn: string) => `http://127.0.0.1:${LAMBDA_PORT}/2015-03-31/functions/${loadServerlessConfig().service}-${STAGE}-${fn}/invocations`;
-const LOCAL_ENV_FILE = join(ROOT, '.switchboard', 'local-env.json');
+/** Where this instance records its stack for `npm run admin` (one file per instance, by port). */
+const INSTANCES_DIR = join(ROOT, '.switchboard');
 
 let stack: LocalStack | undefined;
 let inbound: { stop(): Promise<void> } | undefined;
@@ -36,6 +38,7 @@ let healthTimer: NodeJS.Timeout | undefined;
 let relay: StreamRelay | undefined;
 let offline: ChildProcess | undefined;
 let stopping = false;
+let instanceRecorded = false;
 
 function log(message: string) {
   process.stdout.write(`[switchboard] ${message}\n`);
@@ -67,7 +70,7 @@ async function shutdown(code: number): Promise<never> {
     }
     await inbound?.stop();
     await stack?.stop();
-    rmSync(LOCAL_ENV_FILE, { force: true });
+    if (instanceRecorded) rmSync(instanceFile(INSTANCES_DIR, PORT), { force: true });
   }
   process.exit(code);
 }
@@ -99,8 +102,6 @@ async function main() {
     sqsPort: process.env.SQS_PORT ? Number(process.env.SQS_PORT) : undefined,
   });
   Object.assign(process.env, stack.env);
-  mkdirSync(dirname(LOCAL_ENV_FILE), { recursive: true });
-  writeFileSync(LOCAL_ENV_FILE, JSON.stringify(stack.env, null, 2));
 
   // Imported after the environment is set: modules read their configuration when they load.
   const { createApplication } = await import('#shared/applications/service');
@@ -149,6 +150,8 @@ async function main() {
       })
       .catch(() => undefined);
   }, 60_000);
+  recordInstance(INSTANCES_DIR, { port: PORT, pid: process.pid, env: stack.env });
+  instanceRecorded = true;
   log(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   process.stdout.write(
     [

@@ -1,11 +1,15 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 
 /**
  * Amazon DynamoDB Local, the jar shipped inside the npm package amplify-dynamodb-simulator, run
- * in memory by the JVM. Needs Java 17+ (`apt-get install -y openjdk-17-jre-headless`).
+ * in memory by the JVM, listening on loopback only (LoopbackDynamoDbLocal.java beside this file: the
+ * jar alone would listen on every interface), with its telemetry off (it would otherwise call out to
+ * AWS) and no CORS allow-list (browsers' pages cannot read from it). Needs a JDK 17+, whose source
+ * launcher runs that file (`apt-get install -y openjdk-17-jdk-headless`).
  */
 const require = createRequire(import.meta.url);
 
@@ -17,6 +21,14 @@ export interface RunningService {
 export function javaAvailable(): boolean {
   return spawnSync('java', ['-version'], { stdio: 'ignore' }).status === 0;
 }
+
+/** Whether `java` can run a source file (a JDK, not a bare JRE: the jdk.compiler module is there). */
+function sourceLauncherAvailable(): boolean {
+  const modules = spawnSync('java', ['--list-modules'], { encoding: 'utf8' });
+  return modules.status === 0 && /^jdk\.compiler@/m.test(modules.stdout);
+}
+
+const LAUNCHER = join(dirname(fileURLToPath(import.meta.url)), 'LoopbackDynamoDbLocal.java');
 
 function stopChild(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => {
@@ -31,14 +43,26 @@ function stopChild(child: ChildProcess): Promise<void> {
 }
 
 export async function startDynamoDbLocal(options: { port: number; host?: string }): Promise<RunningService> {
-  if (!javaAvailable()) {
-    throw new Error('DynamoDB Local needs Java 17 or newer on PATH (Debian: apt-get install -y openjdk-17-jre-headless)');
+  if (!javaAvailable() || !sourceLauncherAvailable()) {
+    throw new Error('DynamoDB Local needs a JDK 17 or newer on PATH (Debian: apt-get install -y openjdk-17-jdk-headless)');
   }
   const host = options.host ?? '127.0.0.1';
   const dir = join(dirname(require.resolve('amplify-dynamodb-simulator/package.json')), 'emulator');
   const child = spawn(
     'java',
-    [`-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`, '-Xms64m', '-jar', join(dir, 'DynamoDBLocal.jar'), '-inMemory', '-sharedDb', '-port', String(options.port)],
+    [
+      `-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`,
+      `-Dswitchboard.host=${host}`,
+      '-Xms64m',
+      '-cp',
+      `${join(dir, 'DynamoDBLocal.jar')}:${join(dir, 'DynamoDBLocal_lib', '*')}`,
+      LAUNCHER,
+      '-inMemory',
+      '-sharedDb',
+      '-disableTelemetry',
+      '-port',
+      String(options.port),
+    ],
     { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';

@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../scripts/local-stack/index';
 import { ROOT } from '../../scripts/local-stack/serverless-config';
 import { apiClient } from '../support/api';
+import { LOOPBACK_LISTENERS, listeners } from '../support/listeners';
 import { startReceiver } from '../support/receiver';
 
 /**
@@ -87,6 +88,13 @@ describe('npm start', () => {
     // First start.
     const first = await npmStart({ ...env, API_KEY: 'e2e-local-key' });
     running.push(first);
+    // Everything it started listens on loopback only.
+    if (process.platform === 'linux') {
+      for (const [name, port] of Object.entries(ports)) {
+        expect(listeners(port).length, `${name} ${port} listens`).toBeGreaterThan(0);
+        expect(listeners(port).filter((a) => !LOOPBACK_LISTENERS.includes(a)), `${name} ${port} also listens on`).toEqual([]);
+      }
+    }
     expect(first.output()).toContain(`Base URL        ${baseUrl}`);
     const local = apiClient(baseUrl, 'e2e-local-key');
     expect((await local.get('/v3/grants')).status).toBe(200);
