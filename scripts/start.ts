@@ -16,6 +16,8 @@ import { rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { startLocalStack, type LocalStack } from './local-stack/index';
+import { startFrontDoor, type FrontDoor } from './local-stack/front-door';
+import { freePort } from './local-stack/index';
 import { instanceFile, recordInstance } from './local-stack/instances';
 import { startInboundSmtp } from './local-stack/smtp-inbound';
 import { startStreamRelay, type StreamRelay } from './local-stack/stream-relay';
@@ -36,6 +38,7 @@ let stack: LocalStack | undefined;
 let inbound: { stop(): Promise<void> } | undefined;
 let healthTimer: NodeJS.Timeout | undefined;
 let relay: StreamRelay | undefined;
+let frontDoor: FrontDoor | undefined;
 let offline: ChildProcess | undefined;
 let stopping = false;
 let instanceRecorded = false;
@@ -49,6 +52,7 @@ async function shutdown(code: number): Promise<never> {
     stopping = true;
     log('stopping…');
     clearInterval(healthTimer);
+    await frontDoor?.close();
     await relay?.stop();
     if (offline && offline.exitCode === null && offline.pid) {
       const exited = new Promise((resolve) => offline!.once('exit', resolve));
@@ -112,13 +116,17 @@ async function main() {
     handlers: { acceptsRecipient, deliver: async (raw, envelope) => void (await ingestMessage(raw, envelope)) },
   });
 
+  // serverless offline listens on a loopback port of its own; the front door (the API Gateway
+  // stand-in, scripts/local-stack/front-door.ts) takes $PORT.
+  const offlinePort = await freePort();
+  frontDoor = await startFrontDoor({ port: PORT, target: { host: '127.0.0.1', port: offlinePort } });
   log('starting serverless offline…');
   const serverlessBin = join(dirname(require.resolve('osls/package.json')), 'bin', 'serverless.js');
   offline = spawn(process.execPath, [serverlessBin, 'offline', 'start', '--stage', STAGE], {
     cwd: ROOT,
     detached: true,
     stdio: ['ignore', 'inherit', 'inherit'],
-    env: { ...process.env, ...stack.env, PORT: String(PORT), LAMBDA_PORT: String(LAMBDA_PORT) },
+    env: { ...process.env, ...stack.env, PORT: String(offlinePort), LAMBDA_PORT: String(LAMBDA_PORT) },
   });
   offline.once('exit', (code) => {
     if (!stopping) {

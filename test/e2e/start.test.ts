@@ -74,6 +74,26 @@ function portOpen(port: number): Promise<boolean> {
   });
 }
 
+/** One request written as raw bytes (what fetch would refuse to send), and its answer. */
+function rawRequest(port: number, text: string): Promise<{ status: number; headers: Record<string, string>; body: string; raw: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(text));
+    let raw = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (raw += chunk));
+    socket.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' || error.code === 'EPIPE' ? undefined : reject(error)));
+    socket.on('close', () => {
+      const answer = raw.replace(/^HTTP\/1\.1 100 Continue\r\n\r\n/, '');
+      const [head = '', ...rest] = answer.split('\r\n\r\n');
+      const [statusLine = '', ...lines] = head.split('\r\n');
+      const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+      let body = rest.join('\r\n\r\n');
+      if (headers['transfer-encoding'] === 'chunked') body = body.replace(/^[0-9a-f]+\r\n/, '').replace(/\r\n0\r\n\r\n$/, '');
+      resolve({ status: Number(statusLine.split(' ')[1]), headers, body, raw });
+    });
+  });
+}
+
 const running: Started[] = [];
 afterAll(async () => {
   for (const started of running) if (groupAlive(started.child.pid!)) process.kill(-started.child.pid!, 'SIGKILL');
@@ -99,6 +119,34 @@ describe('npm start', () => {
     const local = apiClient(baseUrl, 'e2e-local-key');
     expect((await local.get('/v3/grants')).status).toBe(200);
     expect((await apiClient(baseUrl).get('/v3/grants')).status).toBe(401);
+
+    // What the local HTTP layer answers by itself is in the envelope too, and bodies it hands over parsed are refused.
+    const auth = 'Authorization: Bearer e2e-local-key\r\n';
+    const cases: [string, string, number][] = [
+      ['invalid path escape', `GET /v3/grants/%E0%A4%A HTTP/1.1\r\n${auth}`, 400],
+      ['unknown method token', `FOO /v3/grants HTTP/1.1\r\n${auth}`, 405],
+      ['lower-case method', `get /v3/grants HTTP/1.1\r\n${auth}`, 405],
+      ['known method, no route', `PROPFIND /v3/grants HTTP/1.1\r\n${auth}`, 405],
+      ['Content-Type: json', `POST /v3/connect/custom HTTP/1.1\r\n${auth}Content-Type: json\r\nContent-Length: 2\r\n\r\n{}`, 415],
+      ['multipart without a boundary', `POST /v3/grants/x/messages/send HTTP/1.1\r\n${auth}Content-Type: multipart/form-data\r\nContent-Length: 1\r\n\r\nx`, 415],
+      ['16 KB page token', `GET /v3/grants?page_token=${'a'.repeat(16 * 1024)} HTTP/1.1\r\n${auth}`, 431],
+      ['64 KB page token', `GET /v3/grants?page_token=${'a'.repeat(64 * 1024)} HTTP/1.1\r\n${auth}`, 431],
+      ['200 KB of headers', `GET /v3/grants HTTP/1.1\r\n${auth}X-Filler: ${'b'.repeat(200 * 1024)}\r\n`, 431],
+      ['body over 10 MiB', `POST /v3/connect/custom HTTP/1.1\r\n${auth}Content-Type: application/json\r\nContent-Length: ${11 * 1024 * 1024}\r\n\r\n{`, 413],
+      ['two Authorization headers', `GET /v3/grants HTTP/1.1\r\nAuthorization: Bearer nope\r\n${auth}`, 400],
+      ['JSON body 0', `POST /v3/connect/custom HTTP/1.1\r\n${auth}Content-Type: application/json\r\nContent-Length: 1\r\n\r\n0`, 400],
+      ['JSON body false', `POST /v3/connect/custom HTTP/1.1\r\n${auth}Content-Type: application/json\r\nContent-Length: 5\r\n\r\nfalse`, 400],
+      ['JSON body null', `POST /v3/connect/custom HTTP/1.1\r\n${auth}Content-Type: application/json\r\nContent-Length: 4\r\n\r\nnull`, 400],
+      ['JSON body ""', `POST /v3/connect/custom HTTP/1.1\r\n${auth}Content-Type: application/json\r\nContent-Length: 2\r\n\r\n""`, 400],
+    ];
+    for (const [what, request, status] of cases) {
+      const text = (request.includes('\r\n\r\n') ? request : `${request}\r\n`).replace('HTTP/1.1\r\n', 'HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n');
+      const reply = await rawRequest(ports.PORT, text);
+      expect(reply.status, `${what}: ${reply.raw.slice(0, 300)}`).toBe(status);
+      const body = JSON.parse(reply.body);
+      expect(body.request_id, what).toBe(reply.headers['x-request-id']);
+      expect(typeof body.error.message, what).toBe('string');
+    }
 
     // An Agent Account of the seeded application, created through serverless offline.
     const created = await local.post('/v3/connect/custom', { provider: 'agent', settings: { email_address: 'e2e@agents.test' } });
