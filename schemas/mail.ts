@@ -89,6 +89,14 @@ export const AttachmentObject = {
   },
 } as const;
 
+/** Where content too large for one answer (over 5 MB of JSON) is served instead of the field itself. */
+const MovedContentUrl = (field: string, what: string) =>
+  ({
+    type: 'string',
+    format: 'uri',
+    description: `Present instead of \`${field}\` when the object would not fit one answer: a URL valid for 5 minutes serving ${what}.`,
+  }) as const;
+
 export const MessageObject = {
   type: 'object',
   properties: {
@@ -108,10 +116,12 @@ export const MessageObject = {
     folders: { type: 'array', items: { type: 'string' } },
     snippet: { type: 'string' },
     body: { type: 'string' },
+    body_url: MovedContentUrl('body', 'the body (HTML, or text when is_plaintext)'),
     attachments: { type: 'array', items: AttachmentObject },
     metadata: { type: 'object' },
     headers: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, value: { type: 'string' } } } },
     raw_mime: { type: 'string' },
+    raw_mime_url: MovedContentUrl('raw_mime', 'the raw MIME itself (message/rfc822, not base64url)'),
     created_at: { type: 'integer' },
   },
 } as const;

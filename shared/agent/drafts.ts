@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { bodyKey, deleteBlobs, getBlob, putAttachments, putBlob, storedBody } from '#shared/agent/blobs';
-import { draftObject, requireMessage } from '#shared/agent/lookup';
+import { draftContentPlan, draftObject, requireMessage } from '#shared/agent/lookup';
 import { normalAddress } from '#shared/agent/postings';
 import {
   checkCustomHeaders,
@@ -23,6 +23,7 @@ import { draftKey, draftsOfGrant } from '#shared/db/keys';
 import { RecordExistsError, VersionConflictError, getRecord, listRecords, replaceRecord } from '#shared/db/records';
 import * as sending from '#shared/db/sending';
 import { ConflictError, MailDeliveryError, NotFoundError } from '#shared/http/errors';
+import { countWithinBudget, jsonBytes } from '#shared/http/page';
 import type { UploadedFile } from '#shared/http/route';
 import { newId, parseId, type DraftId } from '#shared/ids';
 import { logger } from '#shared/logger';
@@ -56,11 +57,12 @@ const storeAttachments = (grant: GrantRecord, input: OutgoingInput['attachments'
  * Keeps a body inline, or in S3 under a key of its own for every write: concurrent updates of a draft
  * never overwrite (or, losing the version check, delete) the body the winner points to.
  */
-async function storeBody(grant: GrantRecord, id: DraftId, body: string, isPlaintext: boolean): Promise<{ body: string; body_key?: string }> {
-  if (Buffer.byteLength(body) <= BODY_INLINE_MAX) return { body };
+async function storeBody(grant: GrantRecord, id: DraftId, body: string, isPlaintext: boolean): Promise<{ body: string; body_key?: string; body_size: number }> {
+  const size = Buffer.byteLength(body);
+  if (size <= BODY_INLINE_MAX) return { body, body_size: size };
   const key = bodyKey(grant.id, `${id}.${randomUUID()}`);
   await putBlob(key, body, isPlaintext ? 'text/plain; charset=utf-8' : 'text/html; charset=utf-8');
-  return { body: '', body_key: key };
+  return { body: '', body_key: key, body_size: size };
 }
 
 /**
@@ -135,6 +137,7 @@ export async function updateDraft(grant: GrantRecord, draftId: string, body: Upd
   if (html !== undefined) {
     const stored = await storeBody(grant, current.id, html, next.is_plaintext);
     next.body = stored.body;
+    next.body_size = stored.body_size;
     if (stored.body_key) next.body_key = stored.body_key;
     else delete next.body_key;
   }
@@ -266,7 +269,14 @@ export async function listDrafts(grant: GrantRecord, query: ListDraftsQuery, lim
     }
     before = page.last;
   }
-  const items = found.slice(0, limit);
-  const next = found.length > limit ? items.at(-1)!.id : exhausted ? undefined : before;
-  return { items: await Promise.all(items.map(draftObject)), nextCursor: next ? encodeBeforeCursor('drafts', next) : undefined };
+  const candidates = found.slice(0, limit);
+  // A page ends early rather than outgrow an answer: planned from recorded sizes (nothing large is
+  // read from S3 only to be left out), then measured.
+  const plans = candidates.map((d) => draftContentPlan(d));
+  const planned = candidates.slice(0, countWithinBudget(plans.map((p) => p.estimate)));
+  const views = await Promise.all(planned.map((d, i) => draftObject(d, plans[i])));
+  const items = views.slice(0, countWithinBudget(views.map(jsonBytes)));
+  const cut = items.length < candidates.length;
+  const next = cut || found.length > limit ? items.at(-1)!.id : exhausted ? undefined : before;
+  return { items, nextCursor: next ? encodeBeforeCursor('drafts', next) : undefined };
 }

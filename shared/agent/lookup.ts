@@ -1,4 +1,5 @@
-import { storedBody } from '#shared/agent/blobs';
+import { presignedDownload, storedBody } from '#shared/agent/blobs';
+import { planContent, type ContentPlan } from '#shared/agent/content';
 import type { DraftRecord, MessageRecord } from '#shared/agent/types';
 import { draftView } from '#shared/agent/views';
 import { draftKey } from '#shared/db/keys';
@@ -6,6 +7,7 @@ import { getRecord } from '#shared/db/records';
 import type { GrantRecord } from '#shared/db/grants';
 import { getMessage } from '#shared/db/messages';
 import { NotFoundError } from '#shared/http/errors';
+import { ANSWER_BUDGET_BYTES, jsonBytes } from '#shared/http/page';
 import { parseId, type DraftId, type GrantId } from '#shared/ids';
 
 /** A message of the grant by ID, or 404 (malformed IDs never reach the database). */
@@ -16,9 +18,21 @@ export async function requireMessage(grant: GrantRecord, messageId: string): Pro
   return record;
 }
 
-/** The API object of a draft (its body may live in S3). */
-export async function draftObject(draft: DraftRecord) {
-  return draftView(draft, await storedBody(draft));
+/** What the view of a draft will carry, from its recorded body size, before anything is read from S3. */
+export function draftContentPlan(draft: DraftRecord): ContentPlan {
+  return planContent({ base: jsonBytes(draftView(draft, '')), body: draft.body_key ? draft.body_size : Buffer.byteLength(draft.body ?? '') });
+}
+
+/**
+ * The API object of a draft (its body may live in S3). A body the answer cannot carry is served
+ * from a short-lived URL (`body_url`) instead.
+ */
+export async function draftObject(draft: DraftRecord, plan = draftContentPlan(draft)) {
+  const url = () => presignedDownload(draft.body_key!, draft.is_plaintext ? 'body.txt' : 'body.html', draft.is_plaintext ? 'text/plain; charset=utf-8' : 'text/html; charset=utf-8');
+  if (plan.moveBody && draft.body_key) return draftView(draft, '', { body_url: await url() });
+  const view = draftView(draft, await storedBody(draft));
+  // Older drafts have no recorded size: measured here instead.
+  return jsonBytes(view) > ANSWER_BUDGET_BYTES && draft.body_key ? draftView(draft, '', { body_url: await url() }) : view;
 }
 
 /** The API object of a draft by ID, or undefined. */

@@ -4,10 +4,11 @@ import { changeMessage, hardDeleteMessage, trashMessage } from '#shared/agent/me
 import { messageFilter, rejectProviderOnlyParameters } from '#shared/agent/filters';
 import { findMessages } from '#shared/agent/query';
 import { storedBody } from '#shared/agent/blobs';
-import { viewOf, type MessageFields } from '#shared/agent/store';
+import { messageContentPlan, viewOf, type MessageFields } from '#shared/agent/store';
 import { messageView } from '#shared/agent/views';
 import { getMessages } from '#shared/db/messages';
-import { NotFoundError } from '#shared/http/errors';
+import { InvalidRequestError, NotFoundError } from '#shared/http/errors';
+import { ANSWER_BUDGET_BYTES, countWithinBudget, jsonBytes } from '#shared/http/page';
 import { parseId } from '#shared/ids';
 import { decodeBeforeCursor, encodeBeforeCursor } from '#shared/db/cursor';
 import type { GrantRecord } from '#shared/db/grants';
@@ -15,14 +16,26 @@ import type { CleanMessagesBody, DeleteMessageQuery, ListMessagesQuery, MessageI
 
 /** Messages of an Agent Account: list with the spec's filters, get, update, delete, clean. */
 
+const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+const tooLargeToClean = (bytes: number) =>
+  new InvalidRequestError(
+    `These messages and their cleaned text add up to about ${megabytes(bytes)}, over the ${megabytes(ANSWER_BUDGET_BYTES)} one answer carries; clean fewer message_id at a time`,
+  );
+
 export async function listMessages(grant: GrantRecord, query: ListMessagesQuery, limit: number) {
   const filter = messageFilter(query);
   if (filter.folder !== undefined && !isSystemFolder(filter.folder)) await requireFolder(grant.id, filter.folder);
   const before = query.page_token ? decodeBeforeCursor(query.page_token, 'messages', 'message') : undefined;
   const page = await findMessages(grant.id, filter, { limit, before });
   const fields = (query.fields ?? 'standard') as MessageFields;
-  const items = await Promise.all(page.records.map((r) => viewOf(r, fields)));
-  return { items, nextCursor: page.next ? encodeBeforeCursor('messages', page.next) : undefined };
+  // A page ends early rather than outgrow an answer: planned from recorded sizes (nothing large is
+  // read from S3 only to be left out), then measured.
+  const plans = page.records.map((r) => messageContentPlan(r, fields));
+  const planned = page.records.slice(0, countWithinBudget(plans.map((p) => p.estimate)));
+  const views = await Promise.all(planned.map((r, i) => viewOf(r, fields, plans[i])));
+  const items = views.slice(0, countWithinBudget(views.map(jsonBytes)));
+  const next = items.length < page.records.length ? items.at(-1)!.id : page.next;
+  return { items, nextCursor: next ? encodeBeforeCursor('messages', next) : undefined };
 }
 
 export async function getMessage(grant: GrantRecord, messageId: string, query: MessageIdQuery) {
@@ -46,13 +59,19 @@ export async function cleanMessages(grant: GrantRecord, body: CleanMessagesBody)
   const found = new Map((await getMessages(grant.id, ids.filter((id) => parseId('message', id)))).map((m) => [m.id as string, m]));
   const missing = ids.find((id) => !found.has(id));
   if (missing) throw new NotFoundError(`Message '${missing}' not found`);
+  // Each message answers with its body and its cleaned text: refused at once when that cannot fit one answer.
+  const records = ids.map((id) => found.get(id)!);
+  const expected = records.reduce((sum, r) => sum + messageContentPlan(r).estimate + (r.body_key ? (r.body_size ?? 0) : Buffer.byteLength(r.body ?? '')), 0);
+  if (expected > ANSWER_BUDGET_BYTES) throw tooLargeToClean(expected);
   // Loaded here, not at cold start: sanitize-html, turndown and their parsers serve only this endpoint.
   const { cleanMessageBody } = await import('#shared/mail/clean');
-  return Promise.all(
-    ids.map(async (id) => {
-      const record = found.get(id)!;
+  const items = await Promise.all(
+    records.map(async (record) => {
       const body = await storedBody(record);
       return { ...messageView(record, { body }), conversation: cleanMessageBody(body, options, record.is_plaintext) };
     }),
   );
+  const bytes = items.reduce((sum, item) => sum + jsonBytes(item), 0);
+  if (bytes > ANSWER_BUDGET_BYTES) throw tooLargeToClean(bytes);
+  return items;
 }

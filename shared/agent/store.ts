@@ -1,13 +1,15 @@
-import { bodyKey, deleteBlobs, getBlob, putAttachments, putBlob, rawMessageKey, storedBody } from '#shared/agent/blobs';
+import { bodyKey, deleteBlobs, getBlob, presignedDownload, putAttachments, putBlob, rawMessageKey, storedBody } from '#shared/agent/blobs';
+import { base64Length, planContent, type ContentPlan } from '#shared/agent/content';
 import { immutablePostings, mutablePostings } from '#shared/agent/postings';
 import { bodyText, snippetOf } from '#shared/agent/text';
 import { refreshThread } from '#shared/agent/thread-refresh';
 import type { HeaderRecord, MessageRecord, NewAttachment, ParticipantRecord } from '#shared/agent/types';
-import { messageView } from '#shared/agent/views';
+import { messageView, type MovedContent } from '#shared/agent/views';
 import type { GrantRecord } from '#shared/db/grants';
 import * as messages from '#shared/db/messages';
 import { DuplicateMessageError, type FolderDelta } from '#shared/db/messages';
 import { newId, type ThreadId } from '#shared/ids';
+import { ANSWER_BUDGET_BYTES, jsonBytes } from '#shared/http/page';
 import { logger } from '#shared/logger';
 import { newNotification } from '#shared/notifications/notification';
 import { clock } from '#shared/time';
@@ -104,10 +106,12 @@ export async function storeMessage(input: NewMessage): Promise<{ record: Message
     folders: input.folders,
     snippet: snippetOf(text),
     ...(bodyTooLarge ? { body_key: bodyKey(grantId, id) } : { body: input.body }),
+    body_size: Buffer.byteLength(input.body),
     is_plaintext: input.isPlaintext,
     attachments,
     headers: keptHeaders(input.headers),
     raw_key: rawKey,
+    raw_size: input.raw.length,
     metadata: input.metadata,
     ...(input.messageIdHeader ? { message_id_header: input.messageIdHeader } : {}),
     ...(input.inReplyTo ? { in_reply_to: input.inReplyTo } : {}),
@@ -140,10 +144,42 @@ export async function storeMessage(input: NewMessage): Promise<{ record: Message
 
 export type MessageFields = 'standard' | 'include_headers' | 'raw_mime';
 
-export async function viewOf(record: MessageRecord, fields: MessageFields = 'standard') {
-  const raw = fields === 'raw_mime' && record.raw_key ? getBlob(record.raw_key) : Promise.resolve(fields === 'raw_mime' ? Buffer.alloc(0) : undefined);
-  const [body, rawMime] = await Promise.all([storedBody(record), raw]);
-  const headers = fields === 'include_headers' ? (record.headers ?? []) : undefined;
-  return messageView(record, { body, headers, raw_mime: rawMime?.toString('base64url') });
+const headersOf = (record: MessageRecord, fields: MessageFields) => (fields === 'include_headers' ? (record.headers ?? []) : undefined);
+
+/** What the view of a stored message will carry, from its recorded sizes, before anything is read from S3. */
+export function messageContentPlan(record: MessageRecord, fields: MessageFields = 'standard'): ContentPlan {
+  return planContent({
+    base: jsonBytes(messageView(record, { headers: headersOf(record, fields) })),
+    body: record.body_key ? record.body_size : Buffer.byteLength(record.body ?? ''),
+    raw: fields === 'raw_mime' ? (record.raw_size === undefined ? undefined : base64Length(record.raw_size)) : 0,
+  });
 }
 
+const bodyUrl = (record: { body_key?: string; is_plaintext: boolean }) =>
+  presignedDownload(record.body_key!, record.is_plaintext ? 'body.txt' : 'body.html', record.is_plaintext ? 'text/plain; charset=utf-8' : 'text/html; charset=utf-8');
+
+/**
+ * The API view of a stored message. A message whose view would not fit an answer serves its raw
+ * MIME, then its body, from short-lived URLs (`raw_mime_url`, `body_url`) instead.
+ */
+export async function viewOf(record: MessageRecord, fields: MessageFields = 'standard', plan = messageContentPlan(record, fields)) {
+  const headers = headersOf(record, fields);
+  const wantsRaw = fields === 'raw_mime';
+  const [body, rawMime] = await Promise.all([
+    plan.moveBody ? undefined : storedBody(record),
+    wantsRaw && !plan.moveRaw ? (record.raw_key ? getBlob(record.raw_key) : Promise.resolve(Buffer.alloc(0))).then((raw) => raw.toString('base64url')) : undefined,
+  ]);
+  const moved: MovedContent = {};
+  if (plan.moveRaw && record.raw_key) moved.raw_mime_url = await presignedDownload(record.raw_key, 'message.eml', 'message/rfc822');
+  if (plan.moveBody && record.body_key) moved.body_url = await bodyUrl(record);
+  let view = messageView(record, { body, headers, raw_mime: rawMime, ...moved });
+  // Sizes were not recorded on older messages: measured here, and moved the same way.
+  if (jsonBytes(view) > ANSWER_BUDGET_BYTES && rawMime !== undefined && record.raw_key) {
+    view = messageView(record, { body, headers, ...moved, raw_mime_url: await presignedDownload(record.raw_key, 'message.eml', 'message/rfc822') });
+  }
+  if (jsonBytes(view) > ANSWER_BUDGET_BYTES && body !== undefined && record.body_key) {
+    const { body: _dropped, ...rest } = view as typeof view & { body?: string };
+    view = { ...rest, body_url: await bodyUrl(record) } as typeof view;
+  }
+  return view;
+}

@@ -3,7 +3,7 @@ import { rejectProviderOnlyParameters, threadCandidateFilter } from '#shared/age
 import { changeMessage, trashMessage } from '#shared/agent/message-ops';
 import { findMessages } from '#shared/agent/query';
 import { refreshThread } from '#shared/agent/thread-refresh';
-import { viewOf } from '#shared/agent/store';
+import { messageContentPlan, viewOf } from '#shared/agent/store';
 import type { ThreadRecord } from '#shared/agent/types';
 import { threadView } from '#shared/agent/views';
 import { decodeBeforeCursor, encodeBeforeCursor } from '#shared/db/cursor';
@@ -12,8 +12,9 @@ import { getDrafts } from '#shared/db/drafts';
 import { getMessages } from '#shared/db/messages';
 import * as threads from '#shared/db/threads';
 import { NotFoundError } from '#shared/http/errors';
+import { countWithinBudget, jsonBytes } from '#shared/http/page';
 import { idTime, parseId, type ThreadId } from '#shared/ids';
-import { draftObject } from '#shared/agent/lookup';
+import { draftContentPlan, draftObject } from '#shared/agent/lookup';
 import type { ListThreadsQuery, UpdateThreadBody } from '#schemas/mail';
 
 /** Threads of an Agent Account: conversations grouped by reply headers and reply_to_message_id. */
@@ -26,7 +27,11 @@ export async function requireThread(grant: GrantRecord, threadId: string): Promi
   return thread;
 }
 
-/** Thread views with `latest_draft_or_message`: the newest of the latest message and the thread's drafts. */
+/**
+ * Thread views with `latest_draft_or_message`: the newest of the latest message and the thread's
+ * drafts. Views are built for as many threads, in order, as fit one answer (planned from recorded
+ * sizes, then measured); `count` says how many that was (at least one).
+ */
 async function withLatest(grant: GrantRecord, list: ThreadRecord[]) {
   // The threads whose newest entry is a draft, and their latest messages, each in one batch read.
   const newerDraft = (t: ThreadRecord) => {
@@ -39,15 +44,22 @@ async function withLatest(grant: GrantRecord, list: ThreadRecord[]) {
   ]);
   const latest = new Map(messages.map((m) => [m.id, m]));
   const draftsById = new Map(drafts.map((d) => [d.id, d]));
-  return Promise.all(
-    list.map(async (t) => {
-      const newest = newerDraft(t);
-      const draft = newest ? draftsById.get(newest) : undefined;
-      if (draft) return threadView(t, await draftObject(draft));
-      const message = latest.get(t.latest_message_id);
-      return threadView(t, message ? await viewOf(message) : undefined);
+  const entries = list.map((t) => {
+    const newest = newerDraft(t);
+    const draft = newest ? draftsById.get(newest) : undefined;
+    if (draft) return { t, draft, plan: draftContentPlan(draft) };
+    const message = latest.get(t.latest_message_id);
+    return { t, message, plan: message ? messageContentPlan(message) : undefined };
+  });
+  const base = (t: ThreadRecord) => jsonBytes(threadView(t));
+  const planned = entries.slice(0, countWithinBudget(entries.map((e) => base(e.t) + (e.plan?.estimate ?? 0))));
+  const views = await Promise.all(
+    planned.map(async ({ t, draft, message, plan }) => {
+      if (draft) return threadView(t, await draftObject(draft, plan));
+      return threadView(t, message ? await viewOf(message, 'standard', plan) : undefined);
     }),
   );
+  return views.slice(0, countWithinBudget(views.map(jsonBytes)));
 }
 
 /** Filters decided on the thread aggregate. */
@@ -102,12 +114,14 @@ export async function listThreads(grant: GrantRecord, query: ListThreadsQuery, l
     before = cursor;
   }
   const page = found.slice(0, limit);
+  // Fewer threads than the page holds when their latest entries would outgrow one answer.
+  const items = await withLatest(grant, page);
   let next: string | undefined;
   // With message-level filters a thread whose older messages also match may show again on a later
   // page: pages follow matching messages, newest first.
-  if (found.length > limit) next = foundAt.get(page.at(-1)!.id);
+  if (found.length > limit || items.length < page.length) next = foundAt.get(items.at(-1)!.id);
   else if (!exhausted) next = before;
-  return { items: await withLatest(grant, page), nextCursor: next ? encodeBeforeCursor(scope, next) : undefined };
+  return { items, nextCursor: next ? encodeBeforeCursor(scope, next) : undefined };
 }
 
 export async function getThread(grant: GrantRecord, threadId: string) {

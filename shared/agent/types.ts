@@ -56,11 +56,15 @@ export interface MessageRecord extends AddressFields {
   /** Body inline when small; otherwise `body_key` names it in S3. */
   body?: string;
   body_key?: string;
+  /** Bytes of the body (UTF-8), wherever it is; absent on messages stored before it was recorded. */
+  body_size?: number;
   is_plaintext: boolean;
   attachments: AttachmentRecord[];
   headers?: HeaderRecord[];
   /** S3 key of the raw MIME. */
   raw_key?: string;
+  /** Bytes of the raw MIME; absent on messages stored before it was recorded. */
+  raw_size?: number;
   metadata: Record<string, string>;
   message_id_header?: string;
   in_reply_to?: string;
@@ -78,6 +82,8 @@ export interface DraftRecord extends AddressFields {
   subject: string;
   body: string;
   body_key?: string;
+  /** Bytes of the body (UTF-8), wherever it is; absent on drafts stored before it was recorded. */
+  body_size?: number;
   is_plaintext: boolean;
   starred: boolean;
   attachments: AttachmentRecord[];

@@ -14,7 +14,16 @@ export const attachmentView = (grantId: string, a: AttachmentRecord) => ({
   ...(a.content_id ? { content_id: a.content_id } : {}),
 });
 
-export function messageView(m: MessageRecord, extra: { body: string; headers?: HeaderRecord[]; raw_mime?: string }) {
+/**
+ * Content an answer cannot carry (see ANSWER_BUDGET_BYTES) is served from a short-lived URL instead:
+ * `body_url` in place of `body`, `raw_mime_url` (the MIME itself, not base64url) in place of `raw_mime`.
+ */
+export interface MovedContent {
+  body_url?: string;
+  raw_mime_url?: string;
+}
+
+export function messageView(m: MessageRecord, extra: { body?: string; headers?: HeaderRecord[]; raw_mime?: string } & MovedContent) {
   return {
     id: m.id,
     object: 'message' as const,
@@ -31,17 +40,19 @@ export function messageView(m: MessageRecord, extra: { body: string; headers?: H
     starred: m.starred,
     folders: m.folders,
     snippet: m.snippet,
-    body: extra.body,
+    ...(extra.body !== undefined ? { body: extra.body } : {}),
+    ...(extra.body_url !== undefined ? { body_url: extra.body_url } : {}),
     attachments: m.attachments.map((a) => attachmentView(m.grant_id, a)),
     metadata: m.metadata,
     created_at: m.created_at,
     ...(extra.headers ? { headers: extra.headers } : {}),
     ...(extra.raw_mime !== undefined ? { raw_mime: extra.raw_mime } : {}),
+    ...(extra.raw_mime_url !== undefined ? { raw_mime_url: extra.raw_mime_url } : {}),
   };
 }
 export type MessageView = ReturnType<typeof messageView>;
 
-export function draftView(d: DraftRecord, body: string) {
+export function draftView(d: DraftRecord, body: string, moved: MovedContent = {}) {
   return {
     id: d.id,
     object: 'draft' as const,
@@ -58,7 +69,7 @@ export function draftView(d: DraftRecord, body: string) {
     unread: false,
     folders: ['drafts'],
     snippet: snippetOf(bodyText(body, d.is_plaintext)),
-    body,
+    ...(moved.body_url !== undefined ? { body_url: moved.body_url } : { body }),
     is_plaintext: d.is_plaintext,
     attachments: d.attachments.map((a) => attachmentView(d.grant_id, a)),
     metadata: d.metadata,

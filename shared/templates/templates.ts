@@ -3,6 +3,7 @@ import type { GrantRecord } from '#shared/db/grants';
 import { signatureKey, signaturesOfGrant, templateKey, templatesOfGrant, type Key } from '#shared/db/keys';
 import { VersionConflictError, allKeys, createRecord, deleteRecord, getRecord, listRecords, replaceRecord } from '#shared/db/records';
 import { ConflictError, NotFoundError } from '#shared/http/errors';
+import { countWithinBudget, jsonBytes } from '#shared/http/page';
 import { newId, parseId, type GrantId, type Id, type SignatureId, type TemplateId } from '#shared/ids';
 import type { TemplateFields } from '#shared/templates/render';
 import { clock } from '#shared/time';
@@ -96,7 +97,11 @@ async function findRecord<K extends Kind, R extends Versioned<K>>(c: Collection<
 async function listPage<K extends Kind, R extends Versioned<K>, V>(c: Collection<K, R, V>, grantId: GrantId, limit: number, pageToken?: string) {
   const before = pageToken ? decodeBeforeCursor(pageToken, c.scope, c.kind) : undefined;
   const page = await listRecords<R>(c.partition(grantId).pk, { limit, before });
-  return { items: page.items.map(c.view), nextCursor: page.last ? encodeBeforeCursor(c.scope, page.last) : undefined };
+  // A page of long templates ends early rather than outgrow an answer (80 KB each, 200 a page).
+  const views = page.items.map(c.view);
+  const count = countWithinBudget(views.map(jsonBytes));
+  const last = count < views.length ? page.items[count - 1]!.id : page.last;
+  return { items: views.slice(0, count), nextCursor: last ? encodeBeforeCursor(c.scope, last) : undefined };
 }
 
 /** Stores `current` with `changes` as its next version, unless another request changed it since it was read. */
