@@ -1,6 +1,7 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { purgeAgentMailbox } from '#shared/agent/purge';
 import { purgeWebhookLog } from '#shared/db/webhooks';
+import { runThreadRefreshJob } from '#shared/agent/thread-refresh';
 import type { GrantId, WebhookId } from '#shared/ids';
 import { enqueueJob, type Job } from '#shared/jobs/queue';
 import { logger } from '#shared/logger';
@@ -22,6 +23,11 @@ async function run(job: Job, context: Context): Promise<void> {
     case 'purge-webhook': {
       await purgeWebhookLog(job.webhook_id as WebhookId);
       logger.info('purge-webhook', { webhook_id: job.webhook_id });
+      return;
+    }
+    case 'refresh-thread': {
+      // Throws while concurrent refreshes keep winning: SQS delivers the job again later.
+      await runThreadRefreshJob(job);
       return;
     }
     default: {

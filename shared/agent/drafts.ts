@@ -12,7 +12,7 @@ import {
   type OutgoingInput,
 } from '#shared/agent/send';
 import { BODY_INLINE_MAX, viewOf } from '#shared/agent/store';
-import { refreshThread } from '#shared/agent/thread-refresh';
+import { refreshThreadNow, threadRefreshJob } from '#shared/agent/thread-refresh';
 import type { AttachmentRecord, DraftRecord, NewAttachment } from '#shared/agent/types';
 import { words } from '#shared/agent/text';
 import { env } from '#shared/config';
@@ -75,8 +75,11 @@ async function removeUnreferenced(draftId: string, keys: (string | undefined)[])
 
 /** A reply draft shows in its thread (`draft_ids`, `latest_draft_or_message`): recompute the thread. */
 async function refreshDraftThread(grant: GrantRecord, draft: DraftRecord) {
-  if (draft.thread_id) await refreshThread(grant.id, draft.thread_id);
+  if (draft.thread_id) await refreshThreadNow(grant.id, draft.thread_id);
 }
+
+/** The thread refresh committed with a draft write (its draft postings change the thread). */
+const draftOutbox = (grant: GrantRecord, draft: DraftRecord) => (draft.thread_id ? [threadRefreshJob(grant, draft.thread_id)] : []);
 
 export async function createDraft(grant: GrantRecord, body: CreateDraftBody, files: UploadedFile[]) {
   const id = newId('draft');
@@ -110,7 +113,7 @@ export async function createDraft(grant: GrantRecord, body: CreateDraftBody, fil
     updated_at: now,
     version: 1,
   };
-  await drafts.insertDraft(record);
+  await drafts.insertDraft(record, draftOutbox(grant, record));
   await refreshDraftThread(grant, record);
   return draftObject(record);
 }
@@ -158,7 +161,7 @@ export async function updateDraft(grant: GrantRecord, draftId: string, body: Upd
 
 export async function deleteDraft(grant: GrantRecord, draftId: string): Promise<void> {
   const draft = await requireDraft(grant, draftId);
-  if (!(await drafts.removeDraft(draft))) throw new NotFoundError(`Draft '${draft.id}' not found`);
+  if (!(await drafts.removeDraft(draft, undefined, draftOutbox(grant, draft)))) throw new NotFoundError(`Draft '${draft.id}' not found`);
   await refreshDraftThread(grant, draft);
   await deleteBlobs([draft.body_key, ...draft.attachments.map((a) => a.key)]);
 }
@@ -197,7 +200,7 @@ export async function sendDraft(grant: GrantRecord, draftId: string, body: { sig
   };
   const prepared = await prepareOutgoing(grant, input, [], attachments);
   try {
-    await drafts.removeDraft(draft, draft.version);
+    await drafts.removeDraft(draft, draft.version, draftOutbox(grant, draft));
   } catch (error) {
     if (error instanceof VersionConflictError) {
       const still = await getRecord<DraftRecord>(draftKey(grant.id, draft.id));
@@ -209,7 +212,7 @@ export async function sendDraft(grant: GrantRecord, draftId: string, body: { sig
   // From here on, a failure puts the draft back as it was (with its count and thread entry).
   // (If the key is taken again, by a concurrent restore, the draft is already back.)
   const restore = () =>
-    drafts.insertDraft(draft).catch((error) => {
+    drafts.insertDraft(draft, draftOutbox(grant, draft)).catch((error) => {
       if (!(error instanceof RecordExistsError)) throw error;
     });
   const day = await consumeQuota(grant).catch(async (error) => {

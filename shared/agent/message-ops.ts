@@ -1,7 +1,7 @@
 import { deleteBlobs, storedImmutablePostings } from '#shared/agent/blobs';
 import { mutablePostings } from '#shared/agent/postings';
 import { folderDeltas, mergeDeltas, viewOf } from '#shared/agent/store';
-import { refreshThread } from '#shared/agent/thread-refresh';
+import { refreshThreadNow, threadRefreshJob } from '#shared/agent/thread-refresh';
 import type { MessageRecord } from '#shared/agent/types';
 import type { MessageView } from '#shared/agent/views';
 import { requireFolders } from '#shared/agent/folders';
@@ -73,9 +73,9 @@ export async function changeMessage(
         after,
         { removed: [...before].filter((k) => !next.has(k)), added: [...next].filter((k) => !before.has(k)) },
         mergeDeltas(folderDeltas(current, -1), folderDeltas(after, 1)),
-        [{ notification: updated, bodyKey: after.body_key }],
+        [{ notification: updated, bodyKey: after.body_key }, threadRefreshJob(grant, after.thread_id)],
       );
-      if (!options.threadBatch) await refreshThread(grant.id, after.thread_id);
+      if (!options.threadBatch) await refreshThreadNow(grant.id, after.thread_id);
       return { record: after, view };
     } catch (error) {
       if (!(error instanceof MessageConflictError) || attempt >= 3) {
@@ -96,7 +96,7 @@ export async function hardDeleteMessage(grant: GrantRecord, record: MessageRecor
   const immutable = await storedImmutablePostings(record);
   for (let attempt = 0; ; attempt++) {
     try {
-      await messages.deleteMessage(current, { mutable: mutablePostings(current), immutable }, folderDeltas(current, -1));
+      await messages.deleteMessage(current, { mutable: mutablePostings(current), immutable }, folderDeltas(current, -1), [threadRefreshJob(grant, current.thread_id)]);
       break;
     } catch (error) {
       if (!(error instanceof MessageConflictError) || attempt >= 3) throw error;
@@ -106,7 +106,7 @@ export async function hardDeleteMessage(grant: GrantRecord, record: MessageRecor
     }
   }
   await deleteBlobs([current.raw_key, current.body_key, ...current.attachments.map((a) => a.key)]);
-  await refreshThread(grant.id, current.thread_id);
+  await refreshThreadNow(grant.id, current.thread_id);
 }
 
 /** DELETE without hard_delete: the message moves to Trash (and stays there if it already is). */

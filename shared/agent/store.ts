@@ -2,7 +2,7 @@ import { bodyKey, deleteBlobs, getBlob, presignedDownload, putAttachments, putBl
 import { base64Length, planContent, type ContentPlan } from '#shared/agent/content';
 import { immutablePostings, mutablePostings } from '#shared/agent/postings';
 import { bodyText, snippetOf } from '#shared/agent/text';
-import { refreshThread } from '#shared/agent/thread-refresh';
+import { refreshThreadNow, threadRefreshJob } from '#shared/agent/thread-refresh';
 import type { HeaderRecord, MessageRecord, NewAttachment, ParticipantRecord } from '#shared/agent/types';
 import { messageView, type MovedContent } from '#shared/agent/views';
 import type { GrantRecord } from '#shared/db/grants';
@@ -125,6 +125,7 @@ export async function storeMessage(input: NewMessage): Promise<{ record: Message
   try {
     await messages.insertMessage(record, { mutable: mutablePostings(record), immutable: immutablePostings(record, text) }, folderDeltas(record, 1), [
       { notification: created, bodyKey: record.body_key },
+      threadRefreshJob(input.grant, threadId),
     ]);
   } catch (error) {
     // Nothing points at this copy's contents: remove them (a retry uploads its own under a new ID).
@@ -138,7 +139,7 @@ export async function storeMessage(input: NewMessage): Promise<{ record: Message
     }
     throw error;
   }
-  await refreshThread(grantId, threadId);
+  await refreshThreadNow(grantId, threadId);
   return { record, duplicate: false };
 }
 

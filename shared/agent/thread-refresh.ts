@@ -5,7 +5,11 @@ import { postingPartition } from '#shared/db/keys';
 import { getMessages, queryIds } from '#shared/db/messages';
 import * as threads from '#shared/db/threads';
 import { ThreadChangedError } from '#shared/db/threads';
-import type { DraftId, GrantId, MessageId, ThreadId } from '#shared/ids';
+import type { OutboxEntry } from '#shared/db/outbox';
+import { getGrant } from '#shared/db/grants';
+import { newId, type ApplicationId, type DraftId, type GrantId, type MessageId, type ThreadId } from '#shared/ids';
+import type { Job } from '#shared/jobs/job';
+import { logger } from '#shared/logger';
 
 /**
  * A thread is an aggregate of its messages (participants, folders, unread and star state, dates).
@@ -59,6 +63,45 @@ export function aggregateThread(grantId: GrantId, threadId: ThreadId, messages: 
   };
 }
 
+/** Concurrent refreshes of one thread kept winning over this one. */
+export class ThreadKeptChangingError extends Error {
+  constructor(threadId: string) {
+    super(`Thread ${threadId} kept changing while it was refreshed`);
+    this.name = 'ThreadKeptChangingError';
+  }
+}
+
+/**
+ * The job committed with every change to a thread's messages (in the change's own transaction, an
+ * outbox entry): whatever happens to the refresh a request makes at once, the aggregate converges.
+ */
+export const threadRefreshJob = (grant: { id: GrantId; application_id: string }, threadId: ThreadId): OutboxEntry => ({
+  job: { kind: 'refresh-thread', application_id: grant.application_id, grant_id: grant.id, thread_id: threadId },
+  id: newId('job'),
+  applicationId: grant.application_id,
+});
+
+/** The refresh job, as the jobs worker runs it: nothing for a grant deleted since (its data is being purged). */
+export async function runThreadRefreshJob(job: Extract<Job, { kind: 'refresh-thread' }>): Promise<void> {
+  if (!(await getGrant(job.application_id as ApplicationId, job.grant_id as GrantId))) return;
+  await refreshThread(job.grant_id as GrantId, job.thread_id as ThreadId);
+}
+
+/**
+ * The refresh a request makes right after its change, so that the answer and the next read show it.
+ * When concurrent refreshes keep winning (many changes to one thread at once), the request does not
+ * fail for it: the change committed, and its committed refresh job brings the aggregate up to date.
+ */
+export async function refreshThreadNow(grantId: GrantId, threadId: ThreadId): Promise<ThreadRecord | undefined> {
+  try {
+    return await refreshThread(grantId, threadId);
+  } catch (error) {
+    if (!(error instanceof ThreadKeptChangingError)) throw error;
+    logger.info('thread refresh left to its job', { grant_id: grantId, thread_id: threadId });
+    return threads.getThread(grantId, threadId);
+  }
+}
+
 export async function refreshThread(grantId: GrantId, threadId: ThreadId): Promise<ThreadRecord | undefined> {
   for (let attempt = 0; attempt < 6; attempt++) {
     const previous = await threads.getThread(grantId, threadId);
@@ -79,5 +122,5 @@ export async function refreshThread(grantId: GrantId, threadId: ThreadId): Promi
       if (!(error instanceof ThreadChangedError)) throw error;
     }
   }
-  throw new Error(`Thread ${threadId} kept changing while it was refreshed`);
+  throw new ThreadKeptChangingError(threadId);
 }

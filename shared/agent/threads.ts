@@ -2,7 +2,7 @@ import { isSystemFolder, requireFolder, requireFolders } from '#shared/agent/fol
 import { rejectProviderOnlyParameters, threadCandidateFilter } from '#shared/agent/filters';
 import { changeMessage, trashMessage } from '#shared/agent/message-ops';
 import { findMessages } from '#shared/agent/query';
-import { refreshThread } from '#shared/agent/thread-refresh';
+import { refreshThreadNow } from '#shared/agent/thread-refresh';
 import { messageContentPlan, viewOf } from '#shared/agent/store';
 import type { ThreadRecord } from '#shared/agent/types';
 import { threadView } from '#shared/agent/views';
@@ -138,10 +138,10 @@ export async function updateThread(grant: GrantRecord, threadId: string, body: U
     }
   } catch (error) {
     // Messages changed before the failure are reflected in the thread all the same.
-    await refreshThread(grant.id, thread.id);
+    await refreshThreadNow(grant.id, thread.id);
     throw error;
   }
-  const refreshed = await refreshThread(grant.id, thread.id);
+  const refreshed = await refreshThreadNow(grant.id, thread.id);
   if (!refreshed) throw new NotFoundError(`Thread '${threadId}' not found`);
   return (await withLatest(grant, [refreshed]))[0]!;
 }
@@ -152,6 +152,6 @@ export async function deleteThread(grant: GrantRecord, threadId: string): Promis
   try {
     for (const message of await getMessages(grant.id, thread.message_ids)) await trashMessage(grant, message, { threadBatch: true });
   } finally {
-    await refreshThread(grant.id, thread.id);
+    await refreshThreadNow(grant.id, thread.id);
   }
 }

@@ -1,12 +1,12 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { kinds } from '#shared/agent/postings';
 import type { DraftRecord } from '#shared/agent/types';
-import { TABLE_NAME, dynamo, type TransactItem } from '#shared/aws/dynamodb';
+import { TABLE_NAME, type TransactItem } from '#shared/aws/dynamodb';
 import { batchGet } from '#shared/db/batch';
 import { draftKey, itemAttributes, postingKey } from '#shared/db/keys';
 import { folderCounter } from '#shared/db/messages';
 import { RecordExistsError, VersionConflictError } from '#shared/db/records';
+import { outboxItems, type OutboxEntry } from '#shared/db/outbox';
+import { TransactionConditionError, transactWrite, type NamedItems } from '#shared/db/transact';
 import type { DraftId, GrantId } from '#shared/ids';
 
 /**
@@ -17,23 +17,27 @@ const DRAFTS_FOLDER = 'drafts';
 
 const threadPosting = (draft: DraftRecord) => (draft.thread_id ? postingKey(draft.grant_id, kinds.draftThread(draft.thread_id), draft.id) : undefined);
 
-async function transact(items: TransactItem[]): Promise<boolean> {
+/** Whether the transaction went through; false when the draft item's own condition failed. */
+async function transact(items: NamedItems): Promise<boolean> {
   try {
-    await dynamo.send(new TransactWriteCommand({ TransactItems: items }));
+    await transactWrite(items);
     return true;
   } catch (error) {
-    if (error instanceof TransactionCanceledException && error.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed') return false;
+    if (error instanceof TransactionConditionError && error.has('draft')) return false;
     throw error;
   }
 }
 
+const counter = (draft: DraftRecord, total: number): [string, TransactItem] => ['drafts_folder', folderCounter(draft.grant_id, { folderId: DRAFTS_FOLDER, total, unread: 0 })];
+
 /** Stores a new draft (or puts one back); RecordExistsError if its ID is taken. */
-export async function insertDraft(draft: DraftRecord): Promise<void> {
+export async function insertDraft(draft: DraftRecord, outbox: readonly OutboxEntry[] = []): Promise<void> {
   const posting = threadPosting(draft);
   const stored = await transact([
-    { Put: { TableName: TABLE_NAME, Item: { ...draftKey(draft.grant_id, draft.id), ...draft }, ConditionExpression: 'attribute_not_exists(pk)' } },
-    folderCounter(draft.grant_id, { folderId: DRAFTS_FOLDER, total: 1, unread: 0 }),
-    ...(posting ? [{ Put: { TableName: TABLE_NAME, Item: { ...posting } } }] : []),
+    ['draft', { Put: { TableName: TABLE_NAME, Item: { ...draftKey(draft.grant_id, draft.id), ...draft }, ConditionExpression: 'attribute_not_exists(pk)' } }],
+    counter(draft, 1),
+    ...(posting ? [['thread_posting', { Put: { TableName: TABLE_NAME, Item: { ...posting } } }] as [string, TransactItem]] : []),
+    ...outboxItems(outbox),
   ]);
   if (!stored) throw new RecordExistsError();
 }
@@ -42,19 +46,23 @@ export async function insertDraft(draft: DraftRecord): Promise<void> {
  * Removes a draft; false if it did not exist. With `expectedVersion`, only that version is removed
  * (VersionConflictError if it exists with another).
  */
-export async function removeDraft(draft: DraftRecord, expectedVersion?: number): Promise<boolean> {
+export async function removeDraft(draft: DraftRecord, expectedVersion?: number, outbox: readonly OutboxEntry[] = []): Promise<boolean> {
   const posting = threadPosting(draft);
   const removed = await transact([
-    {
-      Delete: {
-        TableName: TABLE_NAME,
-        Key: draftKey(draft.grant_id, draft.id),
-        ConditionExpression: expectedVersion === undefined ? 'attribute_exists(pk)' : 'version = :v',
-        ExpressionAttributeValues: expectedVersion === undefined ? undefined : { ':v': expectedVersion },
+    [
+      'draft',
+      {
+        Delete: {
+          TableName: TABLE_NAME,
+          Key: draftKey(draft.grant_id, draft.id),
+          ConditionExpression: expectedVersion === undefined ? 'attribute_exists(pk)' : 'version = :v',
+          ExpressionAttributeValues: expectedVersion === undefined ? undefined : { ':v': expectedVersion },
+        },
       },
-    },
-    folderCounter(draft.grant_id, { folderId: DRAFTS_FOLDER, total: -1, unread: 0 }),
-    ...(posting ? [{ Delete: { TableName: TABLE_NAME, Key: posting } }] : []),
+    ],
+    counter(draft, -1),
+    ...(posting ? [['thread_posting', { Delete: { TableName: TABLE_NAME, Key: posting } }] as [string, TransactItem]] : []),
+    ...outboxItems(outbox),
   ]);
   if (removed || expectedVersion === undefined) return removed;
   throw new VersionConflictError();

@@ -148,7 +148,12 @@ export async function updateMessage(
 }
 
 /** Deletes a message for good: item, Message-ID entry, counters and every posting. */
-export async function deleteMessage(message: MessageRecord, postings: { mutable: string[]; immutable: string[] }, deltas: FolderDelta[]): Promise<void> {
+export async function deleteMessage(
+  message: MessageRecord,
+  postings: { mutable: string[]; immutable: string[] },
+  deltas: FolderDelta[],
+  outbox: readonly OutboxEntry[] = [],
+): Promise<void> {
   const g = message.grant_id;
   const items: [string, TransactItem][] = [
     [
@@ -178,6 +183,7 @@ export async function deleteMessage(message: MessageRecord, postings: { mutable:
       },
     ]);
   }
+  items.push(...outboxItems(outbox));
   await transact(items, () => new MessageConflictError());
   await batchWrite(deleteRequests(postings.immutable.map((kind) => postingKey(g, kind, message.id))));
 }

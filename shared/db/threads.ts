@@ -1,10 +1,10 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { ThreadRecord } from '#shared/agent/types';
 import { TABLE_NAME, dynamo, type TransactItem } from '#shared/aws/dynamodb';
 import { batchGet } from '#shared/db/batch';
 import { itemAttributes, threadKey, threadListKey, threadsOfGrant } from '#shared/db/keys';
 import { newestFirst } from '#shared/db/records';
+import { TransactionConditionError, transactWrite, type NamedItems } from '#shared/db/transact';
 import type { GrantId, ThreadId } from '#shared/ids';
 
 const toRecord = (item: Record<string, unknown>) => itemAttributes<ThreadRecord>(item);
@@ -31,62 +31,74 @@ export class ThreadChangedError extends Error {
  */
 export async function putThread(thread: ThreadRecord, previous?: ThreadRecord): Promise<void> {
   const previousLatest = previous?.latest_message_id;
-  const items: TransactItem[] = [
-    {
-      Put: {
-        TableName: TABLE_NAME,
-        Item: { ...threadKey(thread.grant_id, thread.id), ...thread },
-        // Concurrent refreshes of one thread: only the one that read the current version writes.
-        ConditionExpression: previous ? 'version = :v' : 'attribute_not_exists(pk)',
-        ExpressionAttributeValues: previous ? { ':v': previous.version } : undefined,
+  const items: [string, TransactItem][] = [
+    [
+      'thread',
+      {
+        Put: {
+          TableName: TABLE_NAME,
+          Item: { ...threadKey(thread.grant_id, thread.id), ...thread },
+          // Concurrent refreshes of one thread: only the one that read the current version writes.
+          ConditionExpression: previous ? 'version = :v' : 'attribute_not_exists(pk)',
+          ExpressionAttributeValues: previous ? { ':v': previous.version } : undefined,
+        },
       },
-    },
+    ],
   ];
   if (previousLatest && previousLatest !== thread.latest_message_id) {
-    items.push({
-      Delete: {
-        TableName: TABLE_NAME,
-        Key: threadListKey(thread.grant_id, previousLatest),
-        ConditionExpression: 'attribute_not_exists(pk) OR thread_id = :t',
-        ExpressionAttributeValues: { ':t': thread.id },
+    items.push([
+      'old_listing',
+      {
+        Delete: {
+          TableName: TABLE_NAME,
+          Key: threadListKey(thread.grant_id, previousLatest),
+          ConditionExpression: 'attribute_not_exists(pk) OR thread_id = :t',
+          ExpressionAttributeValues: { ':t': thread.id },
+        },
       },
-    });
+    ]);
   }
-  items.push({ Put: { TableName: TABLE_NAME, Item: { ...threadListKey(thread.grant_id, thread.latest_message_id), thread_id: thread.id } } });
+  items.push(['listing', { Put: { TableName: TABLE_NAME, Item: { ...threadListKey(thread.grant_id, thread.latest_message_id), thread_id: thread.id } } }]);
   await writeThread(items);
 }
 
 /**
  * Thread writes are transactions conditional on the version read (and on the listing entry still
- * being this thread's); any cancellation means a concurrent writer got there first.
+ * being this thread's); a failed condition means a concurrent writer got there first.
  */
-async function writeThread(items: TransactItem[]): Promise<void> {
+async function writeThread(items: NamedItems): Promise<void> {
   try {
-    await dynamo.send(new TransactWriteCommand({ TransactItems: items }));
+    await transactWrite(items);
   } catch (error) {
-    if (error instanceof TransactionCanceledException) throw new ThreadChangedError();
+    if (error instanceof TransactionConditionError) throw new ThreadChangedError();
     throw error;
   }
 }
 
 export async function deleteThread(thread: ThreadRecord): Promise<void> {
   await writeThread([
-    {
-      Delete: {
-        TableName: TABLE_NAME,
-        Key: threadKey(thread.grant_id, thread.id),
-        ConditionExpression: 'version = :v',
-        ExpressionAttributeValues: { ':v': thread.version },
+    [
+      'thread',
+      {
+        Delete: {
+          TableName: TABLE_NAME,
+          Key: threadKey(thread.grant_id, thread.id),
+          ConditionExpression: 'version = :v',
+          ExpressionAttributeValues: { ':v': thread.version },
+        },
       },
-    },
-    {
-      Delete: {
-        TableName: TABLE_NAME,
-        Key: threadListKey(thread.grant_id, thread.latest_message_id),
-        ConditionExpression: 'attribute_not_exists(pk) OR thread_id = :t',
-        ExpressionAttributeValues: { ':t': thread.id },
+    ],
+    [
+      'listing',
+      {
+        Delete: {
+          TableName: TABLE_NAME,
+          Key: threadListKey(thread.grant_id, thread.latest_message_id),
+          ConditionExpression: 'attribute_not_exists(pk) OR thread_id = :t',
+          ExpressionAttributeValues: { ':t': thread.id },
+        },
       },
-    },
+    ],
   ]);
 }
 

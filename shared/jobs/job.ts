@@ -8,4 +8,6 @@ export type Job =
   /** Deletes everything a deleted grant stored: mailbox items, indexes, contents in S3. */
   | { kind: 'purge-grant'; application_id: string; grant_id: string; provider: string }
   /** Deletes the delivery log and counters of a deleted webhook destination. */
-  | { kind: 'purge-webhook'; webhook_id: string };
+  | { kind: 'purge-webhook'; webhook_id: string }
+  /** Recomputes a thread's aggregate from its messages (idempotent: committed with every change to them). */
+  | { kind: 'refresh-thread'; application_id: string; grant_id: string; thread_id: string };
