@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { clock } from './time';
 
 /**
  * Branded, prefixed, time-sortable identifiers (`grant_01jd6…`). The body is a lowercase ULID:
@@ -67,7 +68,7 @@ function encodeTime(ms: number): string {
   return time;
 }
 
-function ulid(now = Date.now()): string {
+function ulid(now = clock.nowMs()): string {
   const bytes = randomBytes(16);
   let random = '';
   for (let i = 0; i < 16; i++) random += ALPHABET[bytes[i]! & 31];

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clock } from '#shared/time';
 import { apiClient, type ApiClient } from '../support/api';
 import { makeAgentGrant, makeApplication, uniqueEmail } from '../support/factories';
 import { startGateway, type Gateway } from '../support/gateway';
@@ -27,18 +28,25 @@ beforeAll(async () => {
     const r = await api.post(`/v3/grants/${from.id}/messages/send`, body);
     if (r.status !== 200) throw new Error(`send failed: ${r.status} ${r.text}`);
   };
-  await send(alice, { to: [{ email: bob.email, name: 'Bob' }], subject: 'Quarterly invoice 42', body: '<p>The budget is attached.</p><p>Zebra crossing.</p>' });
-  await send(carol, {
-    to: [{ email: bob.email }],
-    cc: [{ email: alice.email }],
-    subject: 'Lunch on Friday?',
-    body: '<p>Shall we meet?</p>',
-    attachments: [{ filename: 'menu.txt', content_type: 'text/plain', content: Buffer.from('soup').toString('base64') }],
-  });
-  // received_after / received_before work in whole seconds.
-  await new Promise((r) => setTimeout(r, 1100));
-  betweenSends = Math.floor(Date.now() / 1000);
-  await new Promise((r) => setTimeout(r, 1100));
+  // received_after / received_before work in whole seconds (of the receipt time in the message ID):
+  // the first two messages are received two seconds in the past, by the injectable clock the
+  // handlers share with this process, so a whole second lies between them and the third.
+  const restoreClock = clock.set(() => Date.now() - 2000);
+  try {
+    await send(alice, { to: [{ email: bob.email, name: 'Bob' }], subject: 'Quarterly invoice 42', body: '<p>The budget is attached.</p><p>Zebra crossing.</p>' });
+    await send(carol, {
+      to: [{ email: bob.email }],
+      cc: [{ email: alice.email }],
+      subject: 'Lunch on Friday?',
+      body: '<p>Shall we meet?</p>',
+      attachments: [{ filename: 'menu.txt', content_type: 'text/plain', content: Buffer.from('soup').toString('base64') }],
+    });
+    // The next whole second: both receipts lie before it, the third (on the real clock, 2 s
+    // ahead of this one) a whole second or more after it.
+    betweenSends = clock.nowSeconds() + 1;
+  } finally {
+    restoreClock();
+  }
   await send(alice, { to: [{ email: carol.email }], bcc: [{ email: bob.email }], subject: 'Invoices overview', body: 'Plain budget text', is_plaintext: true });
   const list = await api.get(`/v3/grants/${bob.id}/messages?limit=50`);
   for (const m of list.body.data) inbox[m.subject] = { id: m.id, thread_id: m.thread_id };

@@ -5,6 +5,7 @@ import { apiClient, type ApiClient } from '../support/api';
 import { makeAgentGrant, makeApplication } from '../support/factories';
 import { startGateway, type Gateway } from '../support/gateway';
 import { startReceiver, type Receiver } from '../support/receiver';
+import { pipelineIdle } from '../support/pipeline';
 import { createQueueWithDlq, drainQueue } from '../support/queues';
 import { startQueueWorker } from '../support/sqs-worker';
 
@@ -29,6 +30,9 @@ async function receiver() {
   receivers.push(r);
   return r;
 }
+
+/** Resolves once nothing more can arrive: no notification left to fan out, no delivery pending or scheduled. */
+const idle = () => pipelineIdle([fanout.queue, delivery.queue]);
 
 async function destination(url: string, extra: object = {}) {
   const r = await api.post('/v3/webhooks', { webhook_url: url, trigger_types: ['grant.created', 'grant.deleted', 'message.created'], ...extra });
@@ -105,8 +109,9 @@ describe('delivery', () => {
     // Over 1 MB: body removed, `.truncated` appended, still delivered to message.created subscribers.
     expect(got.map((g) => JSON.parse(g.raw.toString()).type)).toEqual(['message.created.truncated', 'message.created.truncated']);
     expect(got.every((g) => JSON.parse(g.raw.toString()).data.object.body === undefined)).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await idle();
     expect(grantsOnly.received).toHaveLength(1);
+    expect(messages.received).toHaveLength(2);
   });
 
   it.each([408, 429, 502, 503, 504, 507])('retries HTTP %i with the same notification id and increasing attempt numbers', async (status) => {
@@ -130,7 +135,8 @@ describe('delivery', () => {
     r.script({ status: 400 });
     await makeAgentGrant(api);
     await r.waitFor(1);
-    await new Promise((resolve) => setTimeout(resolve, 3000));
+    // A retry would be a delayed job on the delivery queue: idle waits for it rather than for "long enough".
+    await idle();
     expect(r.received).toHaveLength(1);
     const log = await api.get(`/v3/webhooks/${id}/deliveries`);
     expect(log.body.data).toEqual([expect.objectContaining({ outcome: 'failed', status_code: 400, attempt: 1, trigger_type: 'grant.created' })]);
@@ -175,15 +181,18 @@ describe('delivery', () => {
     await makeAgentGrant(api);
     await healthy.waitFor(1);
     await huge.waitFor(1);
-    // The healthy receiver is not held up by the hanging one: it is reached before the hanging
-    // request times out (1.5 s here, 10 s by default), not after.
+    // The healthy receiver is not held up by the hanging one: it is reached while the hanging request
+    // is still open (it times out after 1.5 s here, 10 s by default), not after.
     const [hung] = await slow.waitFor(1);
-    expect(healthy.received[0]!.at).toBeLessThan(hung!.at + 1500);
+    expect(healthy.received[0]!.seq).toBeLessThan(hung!.endedSeq ?? Infinity);
     const attempts = async (r: typeof slow) => (await r.waitFor(2, 15_000)).map((g) => JSON.parse(g.raw.toString()).webhook_delivery_attempt);
     expect(await attempts(slow)).toEqual([1, 2]);
     expect(await attempts(reset)).toEqual([1, 2]);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await idle();
     expect(huge.received).toHaveLength(1);
+    expect(healthy.received).toHaveLength(1);
+    expect(slow.received).toHaveLength(2);
+    expect(reset.received).toHaveLength(2);
   }, 40_000);
 
   it('sends nothing to inactive destinations, and replays nothing when they are reactivated', async () => {
@@ -191,24 +200,25 @@ describe('delivery', () => {
     const { id } = await destination(r.url);
     expect((await api.put(`/v3/webhooks/${id}`, { status: 'inactive' })).body.data.status).toBe('inactive');
     // A sentinel: an active destination with the same triggers on its own receiver. Once it has a
-    // notification, the fan-out has handled that notification for every destination.
+    // notification, the fan-out has handled that notification for every destination; once the
+    // pipeline is idle, no delivery job of it is left anywhere (jobs of one notification to different
+    // destinations run concurrently, or in different batches).
     const sentinel = await receiver();
     await destination(sentinel.url);
     const grantOf = (g: { raw: Buffer }) => JSON.parse(g.raw.toString()).data.grant_id as string;
     const first = await makeAgentGrant(api);
     expect((await sentinel.waitFor(1)).map(grantOf)).toEqual([first.id]);
-    // Delivery jobs to different destinations run concurrently: a short grace period.
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await idle();
     expect(r.received).toHaveLength(0);
     const reactivated = await api.put(`/v3/webhooks/${id}`, { status: 'active' });
     expect(reactivated.body.data.status).toBe('active');
     expect(reactivated.body.data.webhook_secret).toMatch(/^[0-9a-f]{64}$/);
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await idle();
     expect(r.received).toHaveLength(0);
     const second = await makeAgentGrant(api);
     await r.waitFor(1);
     expect((await sentinel.waitFor(2)).map(grantOf)).toEqual([first.id, second.id]);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await idle();
     // Only the notification published after reactivation arrives: the missed one is not replayed.
     expect(r.received.map(grantOf)).toEqual([second.id]);
     expect(r.received[0]!.headers['x-service-signature']).toBe(hmac(r.received[0]!.raw, reactivated.body.data.webhook_secret));

@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { TRIGGER_TYPES } from '#schemas/webhooks';
+import { clock } from '#shared/time';
 import { apiClient, type ApiClient, type ApiResponse } from '../support/api';
 import { makeApplication } from '../support/factories';
 import { startGateway, type Gateway } from '../support/gateway';
@@ -26,8 +27,19 @@ const UNKNOWN_ID = 'wh_01jd6abcdefghjkmnpqrstvwxy';
 const VERIFICATION_RULE = 'The endpoint must answer GET ?challenge=<value> with 200 within 1 s and exactly the challenge value as the whole body';
 
 const hmac = (raw: Buffer, secret: string) => createHmac('sha256', secret).update(raw).digest('hex');
-const nowSeconds = () => Math.floor(Date.now() / 1000);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** A whole second, for the injectable clock (the handlers run in this process and share it). */
+const T0 = Date.UTC(2026, 10, 20, 9, 30, 0);
+
+/** Runs `act` with the clock standing at `ms`, so the times the handlers record are known exactly. */
+async function atTime<T>(ms: number, act: () => Promise<T>): Promise<T> {
+  const restore = clock.set(() => ms);
+  try {
+    return await act();
+  } finally {
+    restore();
+  }
+}
+const typeOf = (r: { raw: Buffer }) => JSON.parse(r.raw.toString()).type as string;
 
 async function receiver() {
   const r = await startReceiver();
@@ -111,16 +123,17 @@ describe('POST /v3/webhooks: verification', () => {
       requests.push({ method: req.method, url: req.url });
       res.writeHead(200, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(challenge) }).end(challenge);
     });
-    const before = nowSeconds();
 
     // Act
-    const created = await api.post('/v3/webhooks', {
-      webhook_url: r.url,
-      trigger_types: ['grant.created', 'message.created'],
-      description: 'Production hook',
-      notification_email_addresses: ['Ops@Example.com'],
-      compressed_delivery: true,
-    });
+    const created = await atTime(T0, () =>
+      api.post('/v3/webhooks', {
+        webhook_url: r.url,
+        trigger_types: ['grant.created', 'message.created'],
+        description: 'Production hook',
+        notification_email_addresses: ['Ops@Example.com'],
+        compressed_delivery: true,
+      }),
+    );
 
     // Assess
     expect(created.status, created.text).toBe(200);
@@ -142,10 +155,9 @@ describe('POST /v3/webhooks: verification', () => {
     });
     expect(data.id).toMatch(WEBHOOK_ID);
     expect(data.webhook_secret).toMatch(SECRET);
-    expect(data.created_at).toBeGreaterThanOrEqual(before);
-    expect(data.created_at).toBeLessThanOrEqual(nowSeconds());
-    expect(data.updated_at).toBe(data.created_at);
-    expect(data.status_updated_at).toBe(data.created_at);
+    expect(data.created_at).toBe(T0 / 1000);
+    expect(data.updated_at).toBe(T0 / 1000);
+    expect(data.status_updated_at).toBe(T0 / 1000);
 
     // The secret is never shown again.
     const { webhook_secret: _secret, ...withoutSecret } = data;
@@ -427,16 +439,18 @@ describe('PUT /v3/webhooks/{id}', () => {
   it('changes description, trigger types, notification addresses and compression, keeping status and secret, without verifying again', async () => {
     // Prepare
     const r = await receiver();
-    const created = await create(r.url, { description: 'before' });
+    const created = await atTime(T0, () => create(r.url, { description: 'before' }));
 
-    // Act
-    const updated = await api.put(`/v3/webhooks/${created.id}`, {
-      description: 'after',
-      trigger_types: ['grant.created', 'message.updated'],
-      notification_email_addresses: ['Team@Example.com', 'b@example.com'],
-      compressed_delivery: true,
-      webhook_url: r.url,
-    });
+    // Act: a minute later.
+    const updated = await atTime(T0 + 60_000, () =>
+      api.put(`/v3/webhooks/${created.id}`, {
+        description: 'after',
+        trigger_types: ['grant.created', 'message.updated'],
+        notification_email_addresses: ['Team@Example.com', 'b@example.com'],
+        compressed_delivery: true,
+        webhook_url: r.url,
+      }),
+    );
 
     // Assess
     expect(updated.status, updated.text).toBe(200);
@@ -449,10 +463,10 @@ describe('PUT /v3/webhooks/{id}', () => {
       compressed_delivery: true,
       status: 'active',
       webhook_url: r.url,
-      created_at: created.created_at,
-      status_updated_at: created.status_updated_at,
+      created_at: T0 / 1000,
+      status_updated_at: T0 / 1000,
+      updated_at: T0 / 1000 + 60,
     });
-    expect(updated.body.data.updated_at).toBeGreaterThanOrEqual(created.updated_at);
     expect(r.challenges).toHaveLength(1);
     expect((await api.get(`/v3/webhooks/${created.id}`)).body.data).toEqual(updated.body.data);
     // Same secret, and compression now applies: the signature covers the gzip bytes sent.
@@ -607,7 +621,7 @@ describe('POST /v3/webhooks/rotate-secret/{id}', () => {
 
 describe('POST /v3/webhooks/mock-payload', () => {
   it.each([...TRIGGER_TYPES])('gives an example %s payload as delivered', async (triggerType) => {
-    const response = await api.post('/v3/webhooks/mock-payload', { trigger_type: triggerType });
+    const response = await atTime(T0, () => api.post('/v3/webhooks/mock-payload', { trigger_type: triggerType }));
     expect(response.status, response.text).toBe(200);
     const payload = response.body.data;
     expect(Object.keys(payload)).toEqual(['specversion', 'type', 'source', 'id', 'time', 'webhook_delivery_attempt', 'data']);
@@ -615,7 +629,7 @@ describe('POST /v3/webhooks/mock-payload', () => {
     expect(payload.type).toBe(triggerType);
     expect(payload.webhook_delivery_attempt).toBe(1);
     expect(payload.id).toMatch(/^ntf_/);
-    expect(payload.time).toBeGreaterThanOrEqual(nowSeconds() - 5);
+    expect(payload.time).toBe(T0 / 1000);
     expect(payload.data.application_id).toBe(applicationId);
     expect(typeof payload.data.object).toBe('object');
     expect(payload.data.object).not.toBeNull();
@@ -645,8 +659,9 @@ describe('POST /v3/webhooks/send-test-event', () => {
     const payload = JSON.parse(got.raw.toString());
     expect(Object.keys(payload)).toEqual(['specversion', 'type', 'source', 'id', 'time', 'webhook_delivery_attempt', 'data']);
     expect(payload).toMatchObject({ specversion: '1.0', type: 'grant.created', webhook_delivery_attempt: 1, data: { application_id: applicationId } });
-    await sleep(200);
-    expect(r.received).toHaveLength(1);
+    // Sentinel: a second test event, sent after the first was answered, arrives right after it.
+    await testEvent(r, 'message.created');
+    expect(r.received.map(typeOf)).toEqual(['grant.created', 'message.created']);
   });
 
   it('reports a receiver answering 500 as not delivered', async () => {
@@ -681,7 +696,8 @@ describe('POST /v3/webhooks/send-test-event', () => {
     const message = "'webhook_url' must be the URL of one of this application's webhook destinations: its secret signs the test event";
     expectInvalid(unknown, message);
     expectInvalid(other, message);
-    await sleep(200);
+    // Sentinel: a test event to the application's own destination, sent after both refusals, arrives.
+    await testEvent(mine);
     expect(stranger.received).toHaveLength(0);
     expect(foreign.received).toHaveLength(0);
   });
@@ -691,7 +707,9 @@ describe('POST /v3/webhooks/send-test-event', () => {
     await create(r.url);
     expectInvalid(await api.post('/v3/webhooks/send-test-event', { trigger_type: 'nope', webhook_url: r.url }), /^'trigger_type' has unknown trigger type\(s\) nope; valid trigger types: /);
     expectInvalid(await api.post('/v3/webhooks/send-test-event', { trigger_type: 'message.created' }), "Invalid request body: 'webhook_url' is required");
-    expect(r.received).toHaveLength(0);
+    // Sentinel: a valid test event, sent after both refusals, is the only thing that arrives.
+    await testEvent(r, 'grant.created');
+    expect(r.received.map(typeOf)).toEqual(['grant.created']);
   });
 });
 

@@ -1,4 +1,5 @@
-import { createServer, type AddressInfo, type Server } from 'node:net';
+import { once } from 'node:events';
+import { connect, createServer, type AddressInfo, type Server } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { apiClient, type ApiClient, type ApiResponse } from '../support/api';
 import { makeApplication } from '../support/factories';
@@ -16,7 +17,8 @@ let api: ApiClient;
 let receiver: Receiver;
 let tcp: Server;
 let tcpPort: number;
-let tcpConnections = 0;
+/** Remote ports of the connections the raw TCP listener accepted, in order. */
+let tcpConnections: number[] = [];
 
 function expectInvalid(r: ApiResponse, message: string | RegExp) {
   expect(r.status, r.text).toBe(400);
@@ -39,7 +41,7 @@ beforeAll(async () => {
   receiver = await startReceiver();
   // A raw TCP listener: any connection attempt at all (TLS or not) is counted.
   tcp = createServer((socket) => {
-    tcpConnections++;
+    tcpConnections.push(socket.remotePort!);
     socket.destroy();
   });
   await new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve));
@@ -49,8 +51,22 @@ beforeAll(async () => {
 beforeEach(async () => {
   const app = await makeApplication();
   api = apiClient(gateway.url, app.apiKey);
-  tcpConnections = 0;
+  tcpConnections = [];
 });
+
+/**
+ * Connects to the raw TCP listener from here and waits until it has accepted that connection. One
+ * listening socket accepts in the order connections were made, so any connection attempted before
+ * (by a request already answered) has been counted by then. Returns the sentinel's port.
+ */
+async function tcpSentinel(): Promise<number> {
+  const socket = connect(tcpPort, '127.0.0.1');
+  await once(socket, 'connect');
+  const port = socket.localPort!;
+  socket.destroy();
+  await expect.poll(() => tcpConnections, { timeout: 10_000, interval: 10 }).toContain(port);
+  return port;
+}
 
 afterAll(async () => {
   await receiver?.close();
@@ -105,8 +121,8 @@ describe('deployed mode', () => {
 
       // Assess
       expectInvalid(response, /^'webhook_url' is not reachable as a public address: /);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      expect(tcpConnections).toBe(0);
+      const sentinel = await tcpSentinel();
+      expect(tcpConnections).toEqual([sentinel]);
     },
   );
 

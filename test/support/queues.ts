@@ -28,6 +28,20 @@ export async function createQueueWithDlq(prefix: string, options: { visibilityTi
   return { queue, dlq };
 }
 
+/**
+ * How many messages a queue holds in any state: waiting, in flight (received, not yet deleted) or
+ * delayed. Zero means nothing is left to do on that queue and nothing is being done.
+ */
+export async function messagesIn(queueUrl: string): Promise<number> {
+  const { Attributes = {} } = await sqs.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: queueUrl,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
+    }),
+  );
+  return Number(Attributes.ApproximateNumberOfMessages ?? 0) + Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0) + Number(Attributes.ApproximateNumberOfMessagesDelayed ?? 0);
+}
+
 /** Receives (and deletes) messages until `count` arrived or `timeoutMs` passed. */
 export async function drainQueue(queueUrl: string, count: number, timeoutMs = 5000) {
   const messages: { body: any; attributes: Record<string, string | undefined> }[] = [];

@@ -10,7 +10,13 @@ export interface Received {
   headers: IncomingMessage['headers'];
   raw: Buffer;
   at: number;
+  /** When it arrived, as a place in one count of the arrivals and ends of every receiver in this process: order without timing. */
+  seq: number;
+  /** Its place in the same count once the exchange ended (answer sent, or connection closed); unset while still open. */
+  endedSeq?: number;
 }
+
+let sequence = 0;
 
 export type Behaviour =
   | { status: number; body?: string; headers?: Record<string, string> }
@@ -51,7 +57,9 @@ export async function startReceiver(path = '/hook'): Promise<Receiver> {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      received.push({ headers: req.headers, raw: Buffer.concat(chunks), at: Date.now() });
+      const entry: Received = { headers: req.headers, raw: Buffer.concat(chunks), at: Date.now(), seq: ++sequence };
+      received.push(entry);
+      res.once('close', () => (entry.endedSeq ??= ++sequence));
       const behaviour = queue.shift() ?? fallback;
       if ('hang' in behaviour) return;
       if ('reset' in behaviour) {

@@ -375,9 +375,10 @@ describe('webhookRequest', () => {
     expect(error).toBeInstanceOf(WebhookRequestError);
     expect((error as WebhookRequestError).kind).toBe('blocked');
     expect((error as WebhookRequestError).message).toBe('receiver.test resolves to 127.0.0.1, which is not a public address');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(connections).toBe(0);
-    expect(requests).toEqual([]);
+    // Sentinel: a request the policy allows, made after the refusal, is the only one the receiver sees.
+    await webhookRequest({ method: 'GET', url: at('/sentinel'), timeoutMs: 2000, maxResponseBytes: 1024, policy: LOCAL, resolver });
+    expect(connections).toBe(1);
+    expect(requests.map((r) => r.url)).toEqual(['/sentinel']);
   });
 
   it('connects only to addresses the policy allows, IP literals included: 127.0.0.1 in deployed mode is blocked', async () => {
