@@ -1,4 +1,5 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { runLocalDelivery } from '#shared/agent/local-delivery';
 import { purgeAgentMailbox } from '#shared/agent/purge';
 import { purgeWebhookLog } from '#shared/db/webhooks';
 import { runThreadRefreshJob } from '#shared/agent/thread-refresh';
@@ -28,6 +29,11 @@ async function run(job: Job, context: Context): Promise<void> {
     case 'refresh-thread': {
       // Throws while concurrent refreshes keep winning: SQS delivers the job again later.
       await runThreadRefreshJob(job);
+      return;
+    }
+    case 'deliver-local': {
+      const outcome = await runLocalDelivery(job, () => context.getRemainingTimeInMillis() < RESERVE_MS);
+      if (!outcome.done) await enqueueJob(outcome.rest);
       return;
     }
     default: {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { requireMessage } from '#shared/agent/lookup';
 import { normalAddress } from '#shared/agent/postings';
+import { spoolLocalCopies } from '#shared/agent/local-delivery';
 import { storeMessage, viewOf } from '#shared/agent/store';
 import type { HeaderRecord, NewAttachment, ParticipantRecord } from '#shared/agent/types';
 import { messageView } from '#shared/agent/views';
@@ -20,8 +21,10 @@ import type { SendMessageBody } from '#schemas/mail';
 
 /**
  * Sending from an Agent Account: render (template, signature), check the daily quota, compose MIME,
- * deliver (to Agent Accounts of this deployment directly into their inbox, to anyone else through
- * the mail transport), then keep the Sent copy. Nothing is stored in Sent when delivery fails.
+ * relay to outside addresses through the mail transport, then commit the Sent copy together with
+ * one job that stores the copies of Agent Accounts of this deployment among the recipients
+ * (shared/agent/local-delivery.ts), so the answer does not wait for them, however many. Nothing is
+ * stored in Sent when the relay refuses the message.
  */
 const DAILY_QUOTA = env.dailySendQuota();
 const TRACKING_HOSTNAME = env.trackingHostname();
@@ -219,10 +222,14 @@ export async function deliverAndStore(grant: GrantRecord, prepared: PreparedMess
     inReplyTo: prepared.inReplyTo,
     references: prepared.references,
   };
-  // Each receiving mailbox gets one copy, whatever the number of its addresses among the recipients.
-  for (const recipientGrant of local) {
-    await storeMessage({ ...common, grant: recipientGrant, bcc: [], unread: true, starred: false, folders: ['inbox'], metadata: {} });
-  }
+  // Each receiving mailbox gets one copy, whatever the number of its addresses among the recipients,
+  // stored by a job committed with the Sent copy (shared/agent/local-delivery.ts). Mail to oneself
+  // is the Sent copy, also in the inbox.
+  const toSelf = local.some((g) => g.id === grant.id);
+  const others = local.filter((g) => g.id !== grant.id);
+  const jobs = others.length
+    ? [{ job: await spoolLocalCopies(messageIdHeader.slice(1, messageIdHeader.indexOf('@')), common, others, grant), id: newId('job'), applicationId: grant.application_id }]
+    : [];
   const sent = await storeMessage({
     ...common,
     grant,
@@ -230,8 +237,9 @@ export async function deliverAndStore(grant: GrantRecord, prepared: PreparedMess
     bcc: prepared.bcc,
     unread: false,
     starred: prepared.starred,
-    folders: ['sent'],
+    folders: toSelf ? ['sent', 'inbox'] : ['sent'],
     metadata: prepared.metadata,
+    jobs,
   });
   return sent.record;
 }

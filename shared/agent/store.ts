@@ -8,6 +8,7 @@ import { messageView, type MovedContent } from '#shared/agent/views';
 import type { GrantRecord } from '#shared/db/grants';
 import * as messages from '#shared/db/messages';
 import { DuplicateMessageError, type FolderDelta } from '#shared/db/messages';
+import type { OutboxEntry } from '#shared/db/outbox';
 import { newId, type ThreadId } from '#shared/ids';
 import { ANSWER_BUDGET_BYTES, jsonBytes } from '#shared/http/page';
 import { logger } from '#shared/logger';
@@ -46,6 +47,8 @@ export interface NewMessage {
   messageIdHeader?: string;
   inReplyTo?: string;
   references: string[];
+  /** Jobs committed with the message (e.g. delivering the local copies of a sent message). */
+  jobs?: OutboxEntry[];
 }
 
 /** Counter changes of putting (sign 1) or taking away (sign -1) a message in its folders. */
@@ -126,6 +129,7 @@ export async function storeMessage(input: NewMessage): Promise<{ record: Message
     await messages.insertMessage(record, { mutable: mutablePostings(record), immutable: immutablePostings(record, text) }, folderDeltas(record, 1), [
       { notification: created, bodyKey: record.body_key },
       threadRefreshJob(input.grant, threadId),
+      ...(input.jobs ?? []),
     ]);
   } catch (error) {
     // Nothing points at this copy's contents: remove them (a retry uploads its own under a new ID).

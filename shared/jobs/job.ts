@@ -10,4 +10,10 @@ export type Job =
   /** Deletes the delivery log and counters of a deleted webhook destination. */
   | { kind: 'purge-webhook'; webhook_id: string }
   /** Recomputes a thread's aggregate from its messages (idempotent: committed with every change to them). */
-  | { kind: 'refresh-thread'; application_id: string; grant_id: string; thread_id: string };
+  | { kind: 'refresh-thread'; application_id: string; grant_id: string; thread_id: string }
+  /**
+   * Stores a sent message's copies in the Agent Accounts of this deployment among its recipients
+   * (shared/agent/local-delivery.ts): the message waits under `spool` in S3; deduplicated per
+   * mailbox by `message_id_header`. `application_id` is the sender's.
+   */
+  | { kind: 'deliver-local'; application_id: string; spool: string; message_id_header: string; recipients: { application_id: string; grant_id: string }[] };

@@ -46,6 +46,11 @@ describe('grant purge', () => {
     await api.post(`/v3/grants/${doomed.id}/messages/send`, { to: [{ email: other.email }], subject: 'Reply budget', body: 'ok' });
     await api.post(`/v3/grants/${doomed.id}/drafts`, { to: [{ email: other.email }], subject: 'Later' });
     await api.post(`/v3/grants/${doomed.id}/templates`, { name: 't', engine: 'mustache', body: '{{x}}' });
+    // The jobs committed with the messages (local deliveries, thread refreshes) run first, as they
+    // would have long before.
+    const { handler } = await import('#functions/jobs/handler');
+    await outboxDrained();
+    await drainThroughHandler(jobsQueue, handler, { functionName: 'jobs' });
     const g = doomed.id as GrantId;
     const partitions = {
       messages: messagesOfGrant(g).pk,
@@ -70,11 +75,6 @@ describe('grant purge', () => {
     // Every partition the purge must empty holds something beforehand.
     expect(Object.entries(before).filter(([, n]) => n === 0)).toEqual([]);
     expect(await storedObjects()).toBeGreaterThan(0);
-
-    // The thread refreshes committed with the messages run first, as they would have long before.
-    const { handler } = await import('#functions/jobs/handler');
-    await outboxDrained();
-    await drainThroughHandler(jobsQueue, handler, { functionName: 'jobs' });
 
     // Act
     expect((await api.delete(`/v3/grants/${g}`)).status).toBe(200);

@@ -4,6 +4,7 @@ import { apiClient, type ApiClient, type ApiResponse } from '../support/api';
 import { makeAgentGrant, makeApplication, uniqueEmail } from '../support/factories';
 import { startGateway, type Gateway } from '../support/gateway';
 import { sunkRaw, waitForSunk } from '../support/mail';
+import { jobsDone } from '../support/outbox-relay';
 
 let gateway: Gateway;
 let api: ApiClient;
@@ -90,6 +91,7 @@ function expectError(response: ApiResponse, status: number, type: string, ...fra
 async function receivedMessage(from: { id: string }, to: { id: string; email: string }, subject: string) {
   const sent = await api.post(`/v3/grants/${from.id}/messages/send`, { to: [{ email: to.email }], subject, body: '<p>Original</p>' });
   expect(sent.status, sent.text).toBe(200);
+  await jobsDone();
   const inbox = await api.get(`/v3/grants/${to.id}/messages?in=inbox`);
   expect(inbox.status, inbox.text).toBe(200);
   const message = inbox.body.data.find((m: { subject: string }) => m.subject === subject);
@@ -835,6 +837,7 @@ describe('POST /v3/grants/{grant_id}/drafts/{draft_id} (send)', () => {
     const thread = await api.get(`/v3/grants/${b.id}/threads/${original.thread_id}`);
     expect(thread.body.data.message_ids).toEqual(expect.arrayContaining([original.id, response.body.data.id]));
     expect(thread.body.data.draft_ids).toEqual([]);
+    await jobsDone();
     const inboxOfA = await api.get(`/v3/grants/${a.id}/messages?in=inbox`);
     expect(inboxOfA.body.data.map((m: { subject: string }) => m.subject)).toEqual(['Re: Thread start']);
   });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { makeAgentGrant } from '../support/factories';
 import { useApi } from '../support/harness';
+import { jobsDone } from '../support/outbox-relay';
 
 const { api, otherApi } = useApi();
 
@@ -52,6 +53,7 @@ async function folderCounts(grant: Grant, ids: string[]) {
 async function deliver(from: Grant, to: Grant, subject: string) {
   const sent = await api.post(`/v3/grants/${from.id}/messages/send`, { to: [{ email: to.email }], subject, body: `<p>${subject}</p>` });
   expect(sent.status, sent.text).toBe(200);
+  await jobsDone();
   const inbox = await api.get(`/v3/grants/${to.id}/messages?in=inbox&subject=${encodeURIComponent(subject)}`);
   expect(inbox.status, inbox.text).toBe(200);
   expect(inbox.body.data).toHaveLength(1);

@@ -3,6 +3,7 @@ import { clock } from '#shared/time';
 import { apiClient, type ApiClient } from '../support/api';
 import { makeAgentGrant, makeApplication, uniqueEmail } from '../support/factories';
 import { startGateway, type Gateway } from '../support/gateway';
+import { jobsDone } from '../support/outbox-relay';
 
 /**
  * Messages of an Agent Account over HTTP: every list filter of the spec, get, update, delete and
@@ -27,6 +28,7 @@ beforeAll(async () => {
   const send = async (from: Grant, body: object) => {
     const r = await api.post(`/v3/grants/${from.id}/messages/send`, body);
     if (r.status !== 200) throw new Error(`send failed: ${r.status} ${r.text}`);
+    await jobsDone();
   };
   // received_after / received_before work in whole seconds (of the receipt time in the message ID):
   // the first two messages are received two seconds in the past, by the injectable clock the
@@ -226,6 +228,7 @@ describe('DELETE /v3/grants/{grant_id}/messages/{message_id}', () => {
   it('moves to trash, and hard_delete removes for good', async () => {
     const dave = await makeAgentGrant(api);
     await api.post(`/v3/grants/${alice.id}/messages/send`, { to: [{ email: dave.email }], subject: 'Trash me', body: 'x' });
+    await jobsDone();
     const [message] = (await api.get(`/v3/grants/${dave.id}/messages`)).body.data;
     const trashed = await api.delete(`/v3/grants/${dave.id}/messages/${message.id}`);
     expect(trashed.status).toBe(200);
@@ -250,6 +253,7 @@ describe('PUT /v3/grants/{grant_id}/messages/clean', () => {
       '<div><p>Hello <b>Erin</b>, see <a href="https://example.com/doc">the doc</a>.</p><img src="https://example.com/x.png" alt="chart">' +
       '<script>alert(1)</script><div class="gmail_quote">On Mon someone wrote:<blockquote>old text</blockquote></div></div>';
     await api.post(`/v3/grants/${alice.id}/messages/send`, { to: [{ email: erin.email }], subject: 'Clean me', body: html });
+    await jobsDone();
     const [message] = (await api.get(`/v3/grants/${erin.id}/messages`)).body.data;
     const cleaned = await api.put(`/v3/grants/${erin.id}/messages/clean`, { message_id: [message.id] });
     expect(cleaned.status).toBe(200);

@@ -5,6 +5,7 @@ import { makeAgentGrant, makeApplication, uniqueEmail } from '../support/factori
 import { startGateway, type Gateway } from '../support/gateway';
 import { sunkRaw, waitForSunk } from '../support/mail';
 import { createTestQueue, drainQueue } from '../support/queues';
+import { jobsDone } from '../support/outbox-relay';
 
 /** POST /v3/grants/{grant_id}/messages/send: local delivery, the outside relay, multipart, limits, idempotency. */
 let gateway: Gateway;
@@ -44,6 +45,7 @@ describe('delivery', () => {
 
     // Assess
     expect(sent.status).toBe(200);
+    await jobsDone();
     expect(sent.body.data).toMatchObject({ grant_id: alice.id, folders: ['sent'], unread: false, from: [{ email: alice.email }], metadata: { key2: 'order-9' } });
     const [received] = (await api.get(`/v3/grants/${bob.id}/messages`)).body.data;
     expect(received).toMatchObject({ subject: 'Hello Bob', folders: ['inbox'], unread: true, body: '<p>Hi!</p>', from: [{ email: alice.email }], metadata: {} });
@@ -86,6 +88,7 @@ describe('delivery', () => {
 
   it('threads a reply with reply_to_message_id and sets In-Reply-To', async () => {
     const first = await api.post(`/v3/grants/${alice.id}/messages/send`, { to: [{ email: bob.email }], subject: 'Thread start', body: 'one' });
+    await jobsDone();
     const [inBob] = (await api.get(`/v3/grants/${bob.id}/messages?subject=thread`)).body.data;
     const to = outside();
     const reply = await api.post(`/v3/grants/${bob.id}/messages/send`, {
@@ -95,6 +98,7 @@ describe('delivery', () => {
       reply_to_message_id: inBob.id,
     });
     expect(reply.status).toBe(200);
+    await jobsDone();
     expect(reply.body.data.thread_id).toBe(inBob.thread_id);
     // Alice's copy of the reply joins her original thread through In-Reply-To.
     const aliceThread = (await api.get(`/v3/grants/${alice.id}/messages?thread_id=${first.body.data.thread_id}`)).body.data;
@@ -135,6 +139,7 @@ describe('notifications', () => {
     const sent = await api.post(`/v3/grants/${alice.id}/messages/send`, { to: [{ email: bob.email }], subject: 'Huge body', body: big });
     expect(sent.status).toBe(200);
     expect(sent.body.data.body).toBe(big);
+    await jobsDone();
     const created = await drainQueue(queueUrl, 2);
     expect(created.map((e) => e.body.type)).toEqual(['message.created.truncated', 'message.created.truncated']);
     expect(created.every((e) => e.body.data.object.body === undefined && e.body.data.object.subject === 'Huge body')).toBe(true);
@@ -167,6 +172,7 @@ describe('attachments', () => {
 
     // Assess
     expect(response.status, await response.clone().text()).toBe(200);
+    await jobsDone();
     const [received] = (await api.get(`/v3/grants/${bob.id}/messages?subject=big`)).body.data;
     const [attachment] = received.attachments;
     expect(attachment).toMatchObject({ filename: 'big.bin', size: content.length, content_type: 'application/octet-stream' });
@@ -191,6 +197,7 @@ describe('attachments', () => {
       subject: 'Small file',
       attachments: [{ filename: 'note ✓.txt', content_type: 'text/plain', content: content.toString('base64') }],
     });
+    await jobsDone();
     const [received] = (await api.get(`/v3/grants/${bob.id}/messages?subject=small`)).body.data;
     const response = await fetch(`${gateway.url}/v3/grants/${bob.id}/attachments/${received.attachments[0].id}/download?message_id=${received.id}`, {
       headers: { authorization: `Bearer ${apiKey}` },

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { makeAgentGrant, uniqueEmail } from '../support/factories';
 import { useApi } from '../support/harness';
 import { waitForSunk } from '../support/mail';
+import { jobsDone } from '../support/outbox-relay';
 
 const { api } = useApi();
 
@@ -12,6 +13,7 @@ describe('smoke', () => {
     const outside = uniqueEmail('outside').replace('agents.test', 'example.net');
     const sent = await api.post(`/v3/grants/${a.id}/messages/send`, { to: [{ email: b.email }, { email: outside }], subject: 'Hello B', body: '<p>Hi there</p>' });
     expect(sent.status, sent.text).toBe(200);
+    await jobsDone();
     const inbox = await api.get(`/v3/grants/${b.id}/messages?in=inbox`);
     expect(inbox.status, inbox.text).toBe(200);
     expect(inbox.body.data.map((m: { subject: string }) => m.subject)).toEqual(['Hello B']);

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { makeAgentGrant } from '../support/factories';
 import { useApi } from '../support/harness';
+import { jobsDone } from '../support/outbox-relay';
 
 const { api, otherApi } = useApi();
 
@@ -46,6 +47,8 @@ async function send(from: Grant, to: Grant[], subject: string, extra: Record<str
     ...extra,
   });
   expect(response.status, response.text).toBe(200);
+  // The recipients' copies are stored by a job committed with the send.
+  await jobsDone();
   return response.body.data as Message;
 }
 

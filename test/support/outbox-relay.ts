@@ -1,6 +1,8 @@
 import type { DynamoDBRecord } from 'aws-lambda';
-import { afterAll } from 'vitest';
+import { afterAll, inject } from 'vitest';
 import { startStreamRelay, type StreamRelay } from '../../scripts/local-stack/stream-relay';
+import { createQueueWithDlq, messagesIn } from './queues';
+import { startQueueWorker } from './sqs-worker';
 
 /**
  * The outbox path of the platform for a test file: the table's stream → the real outbox consumer
@@ -12,6 +14,22 @@ import { startStreamRelay, type StreamRelay } from '../../scripts/local-stack/st
 const applications = new Set<string>();
 let relay: Promise<StreamRelay> | undefined;
 
+/**
+ * The jobs this file's changes commit (local deliveries, thread refreshes) run on a jobs queue of
+ * the file's own, through the real jobs worker in the background, as Lambda runs it. A file that
+ * sets JOBS_QUEUE_URL itself runs its jobs by hand instead.
+ */
+let jobs: { queue: string; stop(): Promise<void> } | undefined;
+
+async function startJobs(): Promise<void> {
+  if (process.env.JOBS_QUEUE_URL !== inject('stackEnv').JOBS_QUEUE_URL) return;
+  const { queue } = await createQueueWithDlq('jobs', { visibilityTimeout: 30 });
+  process.env.JOBS_QUEUE_URL = queue;
+  const { handler } = await import('#functions/jobs/handler');
+  const worker = startQueueWorker(queue, handler, { functionName: 'jobs', timeoutMs: 300_000 });
+  jobs = { queue, stop: worker.stop };
+}
+
 const ownEntry = (record: DynamoDBRecord) => {
   const app = record.dynamodb?.NewImage?.application_id?.S;
   return record.dynamodb?.NewImage?.entity?.S === 'outbox' && app !== undefined && applications.has(app);
@@ -19,12 +37,14 @@ const ownEntry = (record: DynamoDBRecord) => {
 
 export async function registerApplication(applicationId: string): Promise<void> {
   applications.add(applicationId);
-  relay ??= startStreamRelay({
-    tableName: process.env.TABLE_NAME!,
-    filter: ownEntry,
-    // The consumer reads its queue URLs when it loads: after the test file has set them.
-    consumer: async (event) => (await import('#functions/outbox/handler')).handler(event),
-  });
+  relay ??= startJobs().then(() =>
+    startStreamRelay({
+      tableName: process.env.TABLE_NAME!,
+      filter: ownEntry,
+      // The consumer reads its queue URLs when it loads: after the test file has set them.
+      consumer: async (event) => (await import('#functions/outbox/handler')).handler(event),
+    }),
+  );
   await relay;
 }
 
@@ -33,7 +53,26 @@ export async function outboxDrained(): Promise<void> {
   await (await relay)?.drained();
 }
 
+/**
+ * Resolves once every job committed before the call has run to its end: the outbox is drained, and
+ * then this file's jobs queue holds nothing, waiting or in flight (a job's continuation is sent
+ * before the job is deleted). Tests wait on this for local deliveries, never on a fixed sleep.
+ */
+export async function jobsDone(timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    await outboxDrained();
+    if (!jobs) return;
+    const left = await messagesIn(jobs.queue);
+    if (left === 0) return;
+    if (Date.now() > deadline) throw new Error(`jobsDone: ${left} job(s) still on the jobs queue after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 afterAll(async () => {
   await (await relay)?.stop();
+  await jobs?.stop();
   relay = undefined;
+  jobs = undefined;
 });
