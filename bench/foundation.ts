@@ -109,7 +109,7 @@ export async function runFoundationBench(): Promise<void> {
       DELIVERY_DLQ_URL: 'http://127.0.0.1:1/queue/delivery-dlq',
       MAIL_BUCKET: 'bench',
       SMTP_RELAY_URL: 'smtp://127.0.0.1:1',
-      WEBHOOK_SECRET_KEY: 'bench-key-material-bench-key-material',
+      WEBHOOK_SECRET_KEY_ARN: 'arn:aws:secretsmanager:us-east-1:000000000000:secret:bench-webhook-key',
       AWS_REGION: 'us-east-1',
       AWS_ACCESS_KEY_ID: 'bench',
       AWS_SECRET_ACCESS_KEY: 'bench',

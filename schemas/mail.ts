@@ -327,7 +327,8 @@ export const ThreadObject = {
     earliest_message_date: { type: 'integer' },
     latest_message_received_date: { type: 'integer' },
     latest_message_sent_date: { type: 'integer' },
-    latest_draft_or_message: MessageObject,
+    // The thread's newest message, or its newest draft when that is newer.
+    latest_draft_or_message: { anyOf: [MessageObject, DraftObject] },
   },
 } as const;
 

@@ -44,8 +44,12 @@ export const env = {
   deliveryQueueUrl: () => required('DELIVERY_QUEUE_URL'),
   /** Where delivery jobs go after their last failed attempt. */
   deliveryDeadLetterQueueUrl: () => required('DELIVERY_DLQ_URL'),
-  /** Random material (≥ 32 characters) from which the key that encrypts webhook secrets is derived. */
-  webhookSecretKey: () => required('WEBHOOK_SECRET_KEY'),
+  /**
+   * ARN (or name) of the Secrets Manager secret holding the random material (≥ 32 characters) from
+   * which the key that encrypts webhook secrets is derived. The material itself is never in the
+   * environment: shared/webhooks/secrets.ts reads it once per container.
+   */
+  webhookSecretKeyArn: () => required('WEBHOOK_SECRET_KEY_ARN'),
   /** Local development: webhooks may use plain http to loopback. Never set when deployed. */
   webhookLocalMode: () => optional('WEBHOOK_LOCAL_MODE', 'false') === 'true',
   /** Timeout of verification and delivery requests, in milliseconds (the spec: 10 s). */

@@ -1,11 +1,11 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { runLocalDelivery } from '#shared/agent/local-delivery';
-import { purgeAgentMailbox } from '#shared/agent/purge';
-import { purgeWebhookLog } from '#shared/db/webhooks';
 import { runThreadRefreshJob } from '#shared/agent/thread-refresh';
 import type { GrantId, WebhookId } from '#shared/ids';
 import { enqueueJob, type Job } from '#shared/jobs/queue';
 import { logger } from '#shared/logger';
+import { purgeOf } from '#shared/providers/purge';
+import { purgeDeletedWebhook } from '#shared/webhooks/retention';
 
 /**
  * The jobs worker (SQS, batch size 1). A failed job is retried by SQS and lands in the DLQ after
@@ -16,13 +16,14 @@ const RESERVE_MS = 60_000;
 async function run(job: Job, context: Context): Promise<void> {
   switch (job.kind) {
     case 'purge-grant': {
-      const outcome = await purgeAgentMailbox(job.grant_id as GrantId, () => context.getRemainingTimeInMillis() < RESERVE_MS);
+      const purge = purgeOf(job.provider);
+      const outcome = purge ? await purge(job.grant_id as GrantId, () => context.getRemainingTimeInMillis() < RESERVE_MS) : 'done';
       if (outcome === 'more') await enqueueJob(job);
       logger.info('purge-grant', { grant_id: job.grant_id, outcome });
       return;
     }
     case 'purge-webhook': {
-      await purgeWebhookLog(job.webhook_id as WebhookId);
+      await purgeDeletedWebhook(job.webhook_id as WebhookId);
       logger.info('purge-webhook', { webhook_id: job.webhook_id });
       return;
     }

@@ -1,12 +1,11 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { sendMessages } from '#shared/aws/sqs';
 import { env } from '#shared/config';
-import { listWebhooks, type WebhookRecord } from '#shared/db/webhooks';
 import type { ApplicationId } from '#shared/ids';
 import { logger } from '#shared/logger';
 import type { Notification } from '#shared/notifications/notification';
 import type { DeliveryJob } from '#shared/webhooks/deliver';
-import { subscribed } from '#shared/webhooks/triggers';
+import { destinationsOf, isTarget, type WebhookRecord } from '#shared/webhooks/fanout';
 
 /**
  * Fan-out worker (fan-out queue): one delivery job per destination of the application that is active
@@ -17,9 +16,6 @@ import { subscribed } from '#shared/webhooks/triggers';
  * receivers deduplicate.
  */
 const DELIVERY_QUEUE_URL = env.deliveryQueueUrl();
-
-const isTarget = (notification: Notification) => (w: WebhookRecord) =>
-  (w.status === 'active' || w.status === 'failing') && subscribed(w.trigger_types, notification.type);
 
 export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
   const failed = new Set<string>();
@@ -39,7 +35,7 @@ export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
 
   // Each application's destinations, read once for the batch (a failed read fails its notifications only).
   const apps = [...new Set(notifications.map((n) => n.notification.data.application_id))];
-  const reads = await Promise.allSettled(apps.map((app) => listWebhooks(app)));
+  const reads = await Promise.allSettled(apps.map((app) => destinationsOf(app)));
   const destinations = new Map<ApplicationId, PromiseSettledResult<WebhookRecord[]>>(apps.map((app, i) => [app, reads[i]!]));
   const entries: { messageId: string; job: DeliveryJob }[] = [];
   for (const { messageId, notification } of notifications) {

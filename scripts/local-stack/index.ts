@@ -2,21 +2,23 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { CreateSecretCommand, DeleteSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { startDynamoDbLocal, type RunningService } from './dynamodb-local';
 import { createQueues, createTable } from './provision';
-import { loadServerlessConfig, resolveName } from './serverless-config';
+import { loadServerlessConfig, resolveName, type ServerlessConfig } from './serverless-config';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateBucketCommand, DeleteBucketCommand, DeleteObjectsCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { startS3Local } from './s3-local';
 import { startSmtpSink } from './smtp-sink';
+import { startSecretsLocal } from './secrets-local';
 import { startSqsLocal } from './sqs-local';
 
 /**
- * The embedded local stack used by `npm start` and by the test suite: DynamoDB Local and the SQS
- * emulator on loopback, provisioned from serverless.yml. It returns the environment the functions
- * need; nothing in the functions knows it is talking to emulators.
+ * The embedded local stack used by `npm start` and by the test suite: DynamoDB Local, the SQS
+ * emulator and a Secrets Manager stand-in on loopback, provisioned from serverless.yml. It returns
+ * the environment the functions need; nothing in the functions knows it is talking to emulators.
  */
 export const REGION = 'us-east-1';
 
@@ -51,8 +53,26 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * Creates serverless.yml's webhook key secret (AWS::SecretsManager::Secret WebhookSecretKey) with
+ * fresh random material, as CloudFormation's GenerateSecretString does when deployed: the key lives
+ * as long as this stack. Returns its ARN, which is all the functions are given.
+ */
+export async function createWebhookKeySecret(client: SecretsManagerClient, stage: string, config: ServerlessConfig): Promise<string> {
+  const resource = config.resources.Resources.WebhookSecretKey!;
+  const name = resolveName(String(resource.Properties!.Name), config.service, stage);
+  const created = await client.send(new CreateSecretCommand({ Name: name, SecretString: randomBytes(48).toString('base64') }));
+  return created.ARN!;
+}
+
 /** The environment the functions need, beyond endpoints and credentials, for a provisioned stack. */
-function functionEnv(tableName: string, bucket: string, queues: Record<string, { url: string }>, sink: { smtpUrl: string; httpUrl: string }) {
+function functionEnv(
+  tableName: string,
+  bucket: string,
+  queues: Record<string, { url: string }>,
+  sink: { smtpUrl: string; httpUrl: string },
+  webhookKeyArn: string,
+) {
   const env: Record<string, string> = {
     TABLE_NAME: tableName,
     MAIL_BUCKET: bucket,
@@ -62,9 +82,10 @@ function functionEnv(tableName: string, bucket: string, queues: Record<string, {
     SMTP_RELAY_URL: sink.smtpUrl,
     /** Where tests and developers read what was relayed outside (GET /messages). */
     SMTP_SINK_URL: sink.httpUrl,
-    // Local only: webhooks may use http to loopback; the secrets key lives as long as this stack.
+    // Local only: webhooks may use http to loopback.
     WEBHOOK_LOCAL_MODE: 'true',
-    WEBHOOK_SECRET_KEY: randomBytes(48).toString('base64'),
+    // The secret the webhook key is read from (the material stays in Secrets Manager).
+    WEBHOOK_SECRET_KEY_ARN: webhookKeyArn,
     // Local Node may be older than the Lambda runtime; the SDK's notice about it is noise here.
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   };
@@ -89,6 +110,23 @@ export async function provisionExternalStack(options: { stage: string }): Promis
   const queues = await createQueues(sqsClient, options.stage, config);
   dynamoClient.destroy();
   sqsClient.destroy();
+  // Secrets Manager there too when the environment names it (AWS_ENDPOINT_URL covers every service);
+  // otherwise the local stand-in, never the real service.
+  const secretsEnv: Record<string, string> = {};
+  const localSecrets =
+    process.env.AWS_ENDPOINT_URL_SECRETS_MANAGER || process.env.AWS_ENDPOINT_URL ? undefined : await startSecretsLocal({ port: 0, region: process.env.AWS_REGION || REGION });
+  if (localSecrets) secretsEnv.AWS_ENDPOINT_URL_SECRETS_MANAGER = localSecrets.endpoint;
+  const secretsClient = () => new SecretsManagerClient(localSecrets ? { endpoint: localSecrets.endpoint } : {});
+  const secrets = secretsClient();
+  let webhookKeyArn: string;
+  try {
+    webhookKeyArn = await createWebhookKeySecret(secrets, options.stage, config);
+  } catch (error) {
+    await localSecrets?.stop();
+    throw error;
+  } finally {
+    secrets.destroy();
+  }
   const bucket = mailBucketName(options.stage);
   const s3 = new S3Client({ forcePathStyle: true });
   await s3.send(new CreateBucketCommand({ Bucket: bucket })).catch((error: Error) => {
@@ -101,9 +139,11 @@ export async function provisionExternalStack(options: { stage: string }): Promis
     const dynamo = new DynamoDBClient({});
     const sqs = new SQSClient({});
     const storage = new S3Client({ forcePathStyle: true });
+    const secrets = secretsClient();
     try {
       await Promise.all([
         dynamo.send(new DeleteTableCommand({ TableName: tableName })),
+        secrets.send(new DeleteSecretCommand({ SecretId: webhookKeyArn, ForceDeleteWithoutRecovery: true })),
         ...Object.values(queues).map((q) => sqs.send(new DeleteQueueCommand({ QueueUrl: q.url }))),
         (async () => {
           for (let token: string | undefined, first = true; first || token; first = false) {
@@ -118,9 +158,13 @@ export async function provisionExternalStack(options: { stage: string }): Promis
       dynamo.destroy();
       sqs.destroy();
       storage.destroy();
+      secrets.destroy();
     }
   };
-  return { env: functionEnv(tableName, bucket, queues, sink), stop: async () => void (await Promise.all([sink.stop(), removeResources()])) };
+  return {
+    env: { ...secretsEnv, ...functionEnv(tableName, bucket, queues, sink, webhookKeyArn) },
+    stop: async () => void (await Promise.all([sink.stop(), removeResources().finally(() => localSecrets?.stop())])),
+  };
 }
 
 export async function startLocalStack(options: {
@@ -130,6 +174,7 @@ export async function startLocalStack(options: {
   s3Port?: number;
   smtpSinkPort?: number;
   smtpSinkHttpPort?: number;
+  secretsPort?: number;
 }): Promise<LocalStack> {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const config = loadServerlessConfig();
@@ -140,23 +185,27 @@ export async function startLocalStack(options: {
   try {
     const s3Directory = mkdtempSync(join(tmpdir(), 'switchboard-s3-'));
     const bucket = mailBucketName(options.stage);
-    const [dynamodb, sqs, s3, sink] = await Promise.all([
+    const [dynamodb, sqs, s3, sink, secretsManager] = await Promise.all([
       (async () => startDynamoDbLocal({ port: options.dynamodbPort || (await freePort()) }))(),
       startSqsLocal({ port: options.sqsPort ?? 0 }),
       startS3Local({ port: options.s3Port ?? 0, directory: s3Directory, buckets: [bucket] }),
       startSmtpSink({ smtpPort: options.smtpSinkPort ?? 0, httpPort: options.smtpSinkHttpPort ?? 0 }),
+      startSecretsLocal({ port: options.secretsPort ?? 0, region: REGION }),
     ]);
-    services.push(dynamodb, sqs, s3, sink, { endpoint: s3Directory, stop: async () => rmSync(s3Directory, { recursive: true, force: true }) });
+    services.push(dynamodb, sqs, s3, sink, secretsManager, { endpoint: s3Directory, stop: async () => rmSync(s3Directory, { recursive: true, force: true }) });
 
     // The S3 emulator only accepts these credentials; DynamoDB Local and the SQS emulator take any.
     const credentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
     const tableName = resolveName(String((config.custom as { tableName: string }).tableName), config.service, options.stage);
     const dynamoClient = new DynamoDBClient({ endpoint: dynamodb.endpoint, region: REGION, credentials });
     const sqsClient = new SQSClient({ endpoint: sqs.endpoint, region: REGION, credentials });
+    const secretsClient = new SecretsManagerClient({ endpoint: secretsManager.endpoint, region: REGION, credentials });
     await createTable(dynamoClient, tableName, config);
     const queues = await createQueues(sqsClient, options.stage, config);
+    const webhookKeyArn = await createWebhookKeySecret(secretsClient, options.stage, config);
     dynamoClient.destroy();
     sqsClient.destroy();
+    secretsClient.destroy();
 
     const env: Record<string, string> = {
       AWS_REGION: REGION,
@@ -165,7 +214,8 @@ export async function startLocalStack(options: {
       AWS_ENDPOINT_URL_DYNAMODB: dynamodb.endpoint,
       AWS_ENDPOINT_URL_SQS: sqs.endpoint,
       AWS_ENDPOINT_URL_S3: s3.endpoint,
-      ...functionEnv(tableName, bucket, queues, sink),
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: secretsManager.endpoint,
+      ...functionEnv(tableName, bucket, queues, sink, webhookKeyArn),
     };
     return { env, stop: stopAll };
   } catch (error) {

@@ -3,7 +3,7 @@ import { requireMessage } from '#shared/agent/lookup';
 import type { AttachmentRecord } from '#shared/agent/types';
 import { attachmentView } from '#shared/agent/views';
 import type { GrantRecord } from '#shared/db/grants';
-import { NotFoundError } from '#shared/http/errors';
+import { NotFoundError } from '#shared/errors';
 
 /**
  * Attachments of stored messages. API Gateway and Lambda cap a response at 6 MB (base64 included),

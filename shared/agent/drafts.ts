@@ -16,13 +16,13 @@ import { refreshThreadNow, threadRefreshJob } from '#shared/agent/thread-refresh
 import type { AttachmentRecord, DraftRecord, NewAttachment } from '#shared/agent/types';
 import { words } from '#shared/agent/text';
 import { env } from '#shared/config';
-import { decodeBeforeCursor, encodeBeforeCursor } from '#shared/db/cursor';
+import { decodeBeforeCursor, encodeBeforeCursor } from '#shared/cursor';
 import * as drafts from '#shared/db/drafts';
 import type { GrantRecord } from '#shared/db/grants';
 import { draftKey, draftsOfGrant } from '#shared/db/keys';
 import { RecordExistsError, VersionConflictError, getRecord, listRecords, replaceRecord } from '#shared/db/records';
 import * as sending from '#shared/db/sending';
-import { ConflictError, MailDeliveryError, NotFoundError } from '#shared/http/errors';
+import { ConflictError, MailDeliveryError, NotFoundError } from '#shared/errors';
 import { countWithinBudget, jsonBytes } from '#shared/http/page';
 import type { UploadedFile } from '#shared/http/route';
 import { newId, parseId, type DraftId } from '#shared/ids';

@@ -1,7 +1,7 @@
 import { INDEXED_METADATA_KEYS, normalAddress } from '#shared/agent/postings';
 import { emptyFilter, type MessageFilter } from '#shared/agent/query';
 import { MIN_TERM, words } from '#shared/agent/text';
-import { InvalidRequestError } from '#shared/http/errors';
+import { InvalidRequestError } from '#shared/errors';
 import type { ListMessagesQuery, ListThreadsQuery } from '#schemas/mail';
 
 /**

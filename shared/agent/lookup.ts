@@ -6,7 +6,7 @@ import { draftKey } from '#shared/db/keys';
 import { getRecord } from '#shared/db/records';
 import type { GrantRecord } from '#shared/db/grants';
 import { getMessage } from '#shared/db/messages';
-import { NotFoundError } from '#shared/http/errors';
+import { NotFoundError } from '#shared/errors';
 import { ANSWER_BUDGET_BYTES, jsonBytes } from '#shared/http/page';
 import { parseId, type DraftId, type GrantId } from '#shared/ids';
 

@@ -8,7 +8,7 @@ import { requireFolders } from '#shared/agent/folders';
 import type { GrantRecord } from '#shared/db/grants';
 import * as messages from '#shared/db/messages';
 import { MessageConflictError } from '#shared/db/messages';
-import { ConflictError, NotFoundError } from '#shared/http/errors';
+import { ConflictError, NotFoundError } from '#shared/errors';
 import { newNotification } from '#shared/notifications/notification';
 import { clock } from '#shared/time';
 

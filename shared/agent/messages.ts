@@ -7,10 +7,10 @@ import { storedBody } from '#shared/agent/blobs';
 import { messageContentPlan, viewOf, type MessageFields } from '#shared/agent/store';
 import { messageView } from '#shared/agent/views';
 import { getMessages } from '#shared/db/messages';
-import { InvalidRequestError, NotFoundError } from '#shared/http/errors';
+import { InvalidRequestError, NotFoundError } from '#shared/errors';
 import { ANSWER_BUDGET_BYTES, countWithinBudget, jsonBytes } from '#shared/http/page';
 import { parseId } from '#shared/ids';
-import { decodeBeforeCursor, encodeBeforeCursor } from '#shared/db/cursor';
+import { decodeBeforeCursor, encodeBeforeCursor } from '#shared/cursor';
 import type { GrantRecord } from '#shared/db/grants';
 import type { CleanMessagesBody, DeleteMessageQuery, ListMessagesQuery, MessageIdQuery, UpdateMessageBody } from '#schemas/mail';
 

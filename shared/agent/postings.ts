@@ -1,4 +1,5 @@
 import { terms } from '#shared/agent/text';
+import { kinds, normalAddress } from '#shared/db/postings';
 import type { AddressFields, MessageRecord } from '#shared/agent/types';
 
 /**
@@ -11,20 +12,7 @@ export const INDEXED_METADATA_KEYS = ['key1', 'key2', 'key3', 'key4', 'key5'] as
 /** Full-text terms indexed per message (the first distinct ones of subject, participants and body). */
 export const MAX_TEXT_TERMS = 1000;
 
-export const normalAddress = (email: string) => email.trim().toLowerCase();
-
-export const kinds = {
-  folder: (folderId: string) => `in:${folderId}`,
-  thread: (threadId: string) => `thread:${threadId}`,
-  unread: 'unread',
-  starred: 'starred',
-  attachment: 'attach',
-  metadata: (key: string, value: string) => `meta:${key}=${value}`,
-  address: (field: 'from' | 'to' | 'cc' | 'bcc' | 'any', email: string) => `${field}:${normalAddress(email)}`,
-  subject: (word: string) => `subj:${word}`,
-  text: (term: string) => `text:${term}`,
-  draftThread: (threadId: string) => `draftthread:${threadId}`,
-} as const;
+export { kinds, normalAddress };
 
 export function mutablePostings(message: Pick<MessageRecord, 'folders' | 'unread' | 'starred' | 'metadata'>): string[] {
   const out = message.folders.map(kinds.folder);

@@ -8,7 +8,7 @@ import { messageView } from '#shared/agent/views';
 import { env } from '#shared/config';
 import { resolveAgentAddresses, type GrantRecord } from '#shared/db/grants';
 import * as sending from '#shared/db/sending';
-import { ConflictError, InvalidRequestError, MailDeliveryError, RateLimitError } from '#shared/http/errors';
+import { ConflictError, InvalidRequestError, MailDeliveryError, RateLimitError } from '#shared/errors';
 import type { UploadedFile } from '#shared/http/route';
 import { newId, type ThreadId } from '#shared/ids';
 import { composeMime } from '#shared/mail/compose';

@@ -1,6 +1,6 @@
 import { env } from '#shared/config';
 import { getApiKey } from '#shared/db/applications';
-import { AuthenticationError, InvalidRequestError } from '#shared/http/errors';
+import { AuthenticationError, InvalidRequestError } from '#shared/errors';
 import type { ApplicationId } from '#shared/ids';
 import { clock } from '#shared/time';
 import { hashApiKey } from '#shared/applications/api-keys';

@@ -1,5 +1,5 @@
-import { kinds } from '#shared/agent/postings';
-import type { DraftRecord } from '#shared/agent/types';
+import { kinds } from '#shared/db/postings';
+import type { DraftRecord } from '#shared/db/mail-records';
 import { TABLE_NAME, type TransactItem } from '#shared/aws/dynamodb';
 import { batchGet } from '#shared/db/batch';
 import { draftKey, itemAttributes, postingKey } from '#shared/db/keys';

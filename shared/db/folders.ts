@@ -1,5 +1,5 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import type { FolderRecord } from '#shared/agent/types';
+import type { FolderRecord } from '#shared/db/mail-records';
 import { TABLE_NAME, dynamo, type TransactItem } from '#shared/aws/dynamodb';
 import { batchGet } from '#shared/db/batch';
 import { folderKey, folderNameKey, foldersOfGrant, itemAttributes } from '#shared/db/keys';

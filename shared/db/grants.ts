@@ -1,10 +1,10 @@
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { TABLE_NAME, dynamo, type TransactItem } from '#shared/aws/dynamodb';
 import { batchGet } from '#shared/db/batch';
-import type { StartKey } from '#shared/db/cursor';
+import type { StartKey } from '#shared/db/records';
 import { agentAddressKey, grantEmailKey, grantExternalIdKey, grantKey, grantsOfApplication } from '#shared/db/keys';
 import { outboxItems, type OutboxEntry } from '#shared/db/outbox';
-import { TransactionConditionError, transactWrite } from '#shared/db/transact';
+import { TransactionConditionError, transactWrite, type NamedItems, type NamedTransactItem } from '#shared/db/transact';
 import type { ApplicationId, GrantId } from '#shared/ids';
 
 export type Provider = 'agent';
@@ -91,19 +91,23 @@ const uniqueDelete = (key: { pk: string; sk: string }, grantId: GrantId): Transa
   },
 });
 
+/** Reserves a hosted mailbox's address across the deployment (committed with its grant). */
+export const agentAddressReservation = (grant: GrantRecord): NamedTransactItem => ['agent_address', uniquePut(agentAddressKey(grant.email), 'agent_address', grant)];
+/** Releases that reservation (committed with the grant's deletion). */
+export const agentAddressRelease = (grant: GrantRecord): NamedTransactItem => ['agent_address', uniqueDelete(agentAddressKey(grant.email), grant.id)];
+
 /**
- * Inserts a grant with its uniqueness items (email within the app, external ID, Agent Account
- * address) and `extra` items of its provider (an Agent Account's system folders), all or nothing.
+ * Inserts a grant with its uniqueness items (email within the app, external ID) and the items its
+ * provider commits with it (`extra`: an address reservation, initial folders), all or nothing.
  */
-export async function insertGrant(grant: GrantRecord, extra: TransactItem[] = [], outbox: readonly OutboxEntry[] = []): Promise<void> {
+export async function insertGrant(grant: GrantRecord, extra: NamedItems = [], outbox: readonly OutboxEntry[] = []): Promise<void> {
   const items: [string, TransactItem][] = [
     ['grant', { Put: { TableName: TABLE_NAME, Item: { ...grantKey(grant.application_id, grant.id), entity: 'grant', ...grant }, ConditionExpression: 'attribute_not_exists(pk)' } }],
     ['email', uniquePut(grantEmailKey(grant.application_id, grant.email), 'grant_email', grant)],
   ];
-  if (grant.provider === 'agent') items.push(['agent_address', uniquePut(agentAddressKey(grant.email), 'agent_address', grant)]);
   if (grant.external_id !== undefined) items.push(['external_id', uniquePut(grantExternalIdKey(grant.application_id, grant.external_id), 'grant_external_id', grant)]);
   try {
-    await transactWrite([...items, ...extra.map((item, i): [string, TransactItem] => [`extra:${i}`, item]), ...outboxItems(outbox)]);
+    await transactWrite([...items, ...extra, ...outboxItems(outbox)]);
   } catch (error) {
     throw uniquenessConflict(error) ?? error;
   }
@@ -263,16 +267,18 @@ export async function updateGrant(grant: GrantRecord, changes: GrantChanges): Pr
   return next;
 }
 
-/** Deletes a grant and its uniqueness items together; StaleWriteError if it was already gone. */
-export async function deleteGrant(grant: GrantRecord, outbox: readonly OutboxEntry[] = []): Promise<void> {
+/**
+ * Deletes a grant and its uniqueness items together, with the items its provider releases
+ * (`extra`); StaleWriteError if it was already gone.
+ */
+export async function deleteGrant(grant: GrantRecord, extra: NamedItems = [], outbox: readonly OutboxEntry[] = []): Promise<void> {
   const items: [string, TransactItem][] = [
     ['grant', { Delete: { TableName: TABLE_NAME, Key: grantKey(grant.application_id, grant.id), ConditionExpression: 'attribute_exists(pk)' } }],
     ['email', uniqueDelete(grantEmailKey(grant.application_id, grant.email), grant.id)],
   ];
-  if (grant.provider === 'agent') items.push(['agent_address', uniqueDelete(agentAddressKey(grant.email), grant.id)]);
   if (grant.external_id !== undefined) items.push(['external_id', uniqueDelete(grantExternalIdKey(grant.application_id, grant.external_id), grant.id)]);
   try {
-    await transactWrite([...items, ...outboxItems(outbox)]);
+    await transactWrite([...items, ...extra, ...outboxItems(outbox)]);
   } catch (error) {
     if (error instanceof TransactionConditionError) throw new StaleWriteError();
     throw error;

@@ -1,5 +1,5 @@
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import type { MessageRecord } from '#shared/agent/types';
+import type { MessageRecord } from '#shared/db/mail-records';
 import { TABLE_NAME, dynamo, type TransactItem } from '#shared/aws/dynamodb';
 import { batchGet, batchWrite, deleteRequests, putRequests } from '#shared/db/batch';
 import { folderKey, itemAttributes, messageIdHeaderKey, messageKey, postingKey, type Key } from '#shared/db/keys';

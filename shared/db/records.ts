@@ -4,6 +4,9 @@ import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
 import { batchWrite, deleteRequests } from '#shared/db/batch';
 import { itemAttributes, type Key } from '#shared/db/keys';
 
+/** Where a DynamoDB query continues (its LastEvaluatedKey); page tokens carry it (shared/cursor.ts). */
+export type StartKey = Record<string, string | number>;
+
 /**
  * Storage of simple grant-scoped documents (drafts, templates, signatures): one item per document,
  * optimistic locking on a `version` attribute, listing newest first by ULID sort key.

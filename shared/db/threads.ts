@@ -1,5 +1,5 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import type { ThreadRecord } from '#shared/agent/types';
+import type { ThreadRecord } from '#shared/db/mail-records';
 import { TABLE_NAME, dynamo, type TransactItem } from '#shared/aws/dynamodb';
 import { batchGet } from '#shared/db/batch';
 import { itemAttributes, threadKey, threadListKey, threadsOfGrant } from '#shared/db/keys';

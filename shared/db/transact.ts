@@ -11,7 +11,8 @@ import { dynamo, type TransactItem } from '#shared/aws/dynamodb';
  * (`TransactionConflict`) decided nothing, so it is tried again, a few times with jitter, before
  * it is reported.
  */
-export type NamedItems = readonly (readonly [name: string, item: TransactItem])[];
+export type NamedTransactItem = readonly [name: string, item: TransactItem];
+export type NamedItems = readonly NamedTransactItem[];
 
 /** Thrown when one or more named conditions failed; `failed` lists their names in transaction order. */
 export class TransactionConditionError extends Error {

@@ -1,7 +1,7 @@
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
 import { batchGet, batchWrite, putRequests } from '#shared/db/batch';
-import type { StartKey } from '#shared/db/cursor';
+import type { StartKey } from '#shared/db/records';
 import { attemptKey, attemptsOfWebhook, itemAttributes, statsBucket, statsFrom, statsHourStart, statsKey, statsMinute, statsOfWebhook, webhookKey, webhookRegistry, webhookRegistryKey, webhooksOfApplication } from '#shared/db/keys';
 import { VersionConflictError, deletePartition, getRecord, listRecords, queryAll, replaceRecord } from '#shared/db/records';
 import { outboxItems, type OutboxEntry } from '#shared/db/outbox';

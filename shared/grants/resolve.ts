@@ -1,6 +1,6 @@
 import type { ApplicationContext } from '#shared/applications/authenticate';
 import { getGrant, getGrantByEmail, getGrantByExternalId, type GrantRecord } from '#shared/db/grants';
-import { InvalidRequestError, NotFoundError } from '#shared/http/errors';
+import { InvalidRequestError, NotFoundError } from '#shared/errors';
 import { parseId } from '#shared/ids';
 
 export type GrantRef =

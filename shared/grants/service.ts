@@ -1,14 +1,13 @@
 import type { ApplicationContext } from '#shared/applications/authenticate';
-import { decodeCursor, encodeCursor } from '#shared/db/cursor';
+import { decodeCursor, encodeCursor } from '#shared/cursor';
 import * as grants from '#shared/db/grants';
 import { StaleWriteError, UniquenessConflictError, type GrantRecord } from '#shared/db/grants';
 import { grantsOfApplication } from '#shared/db/keys';
-import { ConflictError, InvalidRequestError, NotFoundError } from '#shared/http/errors';
+import { ConflictError, NotFoundError } from '#shared/errors';
 import { pageSize } from '#shared/http/page';
 import { newId } from '#shared/ids';
 import { newNotification } from '#shared/notifications/notification';
-import { systemFolderRecords } from '#shared/agent/system-folders';
-import { folderPutItems } from '#shared/db/folders';
+import { accountHooksOf } from '#shared/providers/accounts';
 import { clock } from '#shared/time';
 import type { CreateCustomGrantBody, Grant, ListGrantsQuery, UpdateGrantBody } from '#schemas/grants';
 
@@ -41,31 +40,18 @@ export async function createCustomGrant(
   body: CreateCustomGrantBody,
   meta: { ip: string; userAgent: string },
 ): Promise<GrantRecord> {
-  switch (body.provider) {
-    case 'agent':
-      break;
-    default: {
-      const exhaustive: never = body.provider;
-      throw new InvalidRequestError(`Unsupported provider '${String(exhaustive)}'`);
-    }
-  }
-  const settings = body.settings;
-  if (settings.credential_id !== undefined || settings.scopes !== undefined) {
-    throw new InvalidRequestError("settings.credential_id and settings.scopes do not apply to provider 'agent'; send only settings.email_address");
-  }
-  if (settings.email_address === undefined) {
-    throw new InvalidRequestError("'settings.email_address' is required for provider 'agent'");
-  }
-  const email = settings.email_address.toLowerCase();
+  const hooks = accountHooksOf(body.provider);
+  const account = hooks.account(body.settings);
+  const email = account.email;
   const now = clock.nowSeconds();
   const record: GrantRecord = {
     id: newId('grant'),
     application_id: app.applicationId,
-    provider: 'agent',
+    provider: body.provider,
     grant_status: 'valid',
     email,
     scope: ['email', 'calendar'],
-    settings: {},
+    settings: account.settings,
     ip: meta.ip || undefined,
     user_agent: obscureUserAgent(meta.userAgent),
     created_at: now,
@@ -75,8 +61,8 @@ export async function createCustomGrant(
     external_id: body.external_id,
   };
   try {
-    // An Agent Account starts with its system folders, created with the grant itself.
-    await grants.insertGrant(record, systemFolderRecords(record.id, now).flatMap(folderPutItems), [
+    // What the provider commits with a new grant (an Agent Account: its address and system folders).
+    await grants.insertGrant(record, hooks.created(record, now), [
       { notification: newNotification({ type: 'grant.created', applicationId: app.applicationId, grantId: record.id, object: toGrantResource(record) }) },
     ]);
   } catch (error) {
@@ -126,7 +112,7 @@ export async function deleteGrant(grant: GrantRecord): Promise<void> {
   try {
     // The grant is gone at once (nothing under it can be reached any more); its data is purged by a
     // job committed with the deletion, as is grant.deleted.
-    await grants.deleteGrant(grant, [
+    await grants.deleteGrant(grant, accountHooksOf(grant.provider).deleted(grant), [
       { notification: newNotification({ type: 'grant.deleted', applicationId: grant.application_id, grantId: grant.id, object: toGrantResource(grant) }) },
       { job: { kind: 'purge-grant', application_id: grant.application_id, grant_id: grant.id, provider: grant.provider }, id: newId('job'), applicationId: grant.application_id },
     ]);

@@ -1,5 +1,5 @@
 import type { JSONSchema } from 'json-schema-to-ts';
-import { InvalidRequestError } from '#shared/http/errors';
+import { InvalidRequestError } from '#shared/errors';
 
 /** Top-level property names of an object schema (what `select` may name). */
 export function selectableFields(schema: JSONSchema | undefined): readonly string[] | undefined {

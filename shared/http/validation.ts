@@ -1,5 +1,5 @@
 import type { ErrorObject } from 'ajv';
-import { InvalidRequestError } from '#shared/http/errors';
+import { InvalidRequestError } from '#shared/errors';
 
 /**
  * Validators are generated at build time (scripts/generate-routes.ts → ajv standalone code in

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { domainToASCII } from 'node:url';
-import { InvalidRequestError } from '#shared/http/errors';
+import type { TrackingSettings } from '#shared/db/mail-records';
+import { InvalidRequestError } from '#shared/errors';
 
 /**
  * Message tracking settings for drafts and sends: the six hostname rules of the specification,
@@ -22,13 +23,7 @@ export interface TrackingOptionsInput {
   label?: string;
 }
 
-export interface TrackingSettings {
-  opens: boolean;
-  links: boolean;
-  thread_replies: boolean;
-  label?: string;
-  domain_name?: string;
-}
+export type { TrackingSettings } from '#shared/db/mail-records';
 
 const FIELD = 'tracking_options.domain_name';
 const MAX_HOSTNAME_LENGTH = 253;

@@ -1,15 +1,7 @@
 import * as agent from '#shared/agent/drafts';
 import type { GrantRecord, Provider } from '#shared/db/grants';
+import type { DraftsProvider } from '#shared/providers/contract';
 import { providerOf } from '#shared/providers/mailbox';
-
-export interface DraftsProvider {
-  list: typeof agent.listDrafts;
-  get: (grant: GrantRecord, draftId: string) => ReturnType<typeof agent.draftObject>;
-  create: typeof agent.createDraft;
-  update: typeof agent.updateDraft;
-  delete: typeof agent.deleteDraft;
-  send: typeof agent.sendDraft;
-}
 
 const registry: Partial<Record<Provider, DraftsProvider>> = {
   agent: {
@@ -23,3 +15,5 @@ const registry: Partial<Record<Provider, DraftsProvider>> = {
 };
 
 export const draftsOf = (grant: GrantRecord) => providerOf(registry, grant, 'Drafts');
+
+export type { DraftsProvider };

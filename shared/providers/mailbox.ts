@@ -1,5 +1,5 @@
 import type { GrantRecord, Provider } from '#shared/db/grants';
-import { InvalidRequestError } from '#shared/http/errors';
+import { InvalidRequestError } from '#shared/errors';
 
 /**
  * Every grant-scoped mail endpoint goes through a provider of its capability (messages, threads,

@@ -15,7 +15,7 @@
 import Handlebars from 'handlebars';
 import Mustache, { type RenderOptions } from 'mustache';
 import Twig from 'twig';
-import { InvalidRequestError } from '#shared/http/errors';
+import { InvalidRequestError } from '#shared/errors';
 import { TEMPLATE_ENGINES, type TemplateEngine } from '#schemas/templates';
 
 export { TEMPLATE_ENGINES, type TemplateEngine };

@@ -1,8 +1,8 @@
-import { decodeBeforeCursor, encodeBeforeCursor } from '#shared/db/cursor';
+import { decodeBeforeCursor, encodeBeforeCursor } from '#shared/cursor';
 import type { GrantRecord } from '#shared/db/grants';
 import { signatureKey, signaturesOfGrant, templateKey, templatesOfGrant, type Key } from '#shared/db/keys';
 import { VersionConflictError, allKeys, createRecord, deleteRecord, getRecord, listRecords, replaceRecord } from '#shared/db/records';
-import { ConflictError, NotFoundError } from '#shared/http/errors';
+import { ConflictError, NotFoundError } from '#shared/errors';
 import { countWithinBudget, jsonBytes } from '#shared/http/page';
 import { newId, parseId, type GrantId, type Id, type SignatureId, type TemplateId } from '#shared/ids';
 import type { TemplateFields } from '#shared/templates/render';

@@ -1,6 +1,6 @@
 import { env } from '#shared/config';
 import { getWebhooks, recordAttempts, type AttemptRecord, type WebhookRecord } from '#shared/db/webhooks';
-import { InvalidRequestError } from '#shared/http/errors';
+import { InvalidRequestError } from '#shared/errors';
 import { newId, type ApplicationId, type WebhookId } from '#shared/ids';
 import { logger } from '#shared/logger';
 import type { Notification } from '#shared/notifications/notification';
@@ -66,7 +66,7 @@ let zlib: Promise<typeof import('node:zlib')> | undefined;
 export async function postPayload(destination: WebhookRecord, body: Buffer): Promise<WebhookResponse> {
   const url = checkWebhookUrl(destination.webhook_url, POLICY);
   const payload = destination.compressed_delivery ? (await (zlib ??= import('node:zlib'))).gzipSync(body) : body;
-  const secret = decryptSecret(destination.secret);
+  const secret = await decryptSecret(destination.secret);
   return webhookRequest({
     method: 'POST',
     url,

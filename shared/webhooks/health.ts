@@ -1,5 +1,5 @@
 import { env } from '#shared/config';
-import type { StartKey } from '#shared/db/cursor';
+import type { StartKey } from '#shared/cursor';
 import * as repo from '#shared/db/webhooks';
 import { VersionConflictError } from '#shared/db/records';
 import type { AttemptCounts, WebhookRecord, WebhookStatus } from '#shared/db/webhooks';

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { ApplicationContext } from '#shared/applications/authenticate';
 import { env } from '#shared/config';
-import { decodeBeforeCursor, decodeOffsetCursor, encodeBeforeCursor, encodeOffsetCursor } from '#shared/db/cursor';
+import { decodeBeforeCursor, decodeOffsetCursor, encodeBeforeCursor, encodeOffsetCursor } from '#shared/cursor';
 import * as repo from '#shared/db/webhooks';
 import { VersionConflictError } from '#shared/db/records';
 import type { WebhookRecord } from '#shared/db/webhooks';
-import { ConflictError, InvalidRequestError, NotFoundError } from '#shared/http/errors';
+import { ConflictError, InvalidRequestError, NotFoundError } from '#shared/errors';
 import { newId, parseId } from '#shared/ids';
 import { clock } from '#shared/time';
 import { postPayload } from '#shared/webhooks/deliver';
@@ -105,7 +105,7 @@ export async function createWebhook(app: ApplicationContext, body: CreateWebhook
     status: 'active',
     notification_email_addresses: uniqueAddresses(body.notification_email_addresses ?? []),
     compressed_delivery: body.compressed_delivery ?? false,
-    secret: encryptSecret(secret),
+    secret: await encryptSecret(secret),
     status_updated_at: now,
     created_at: now,
     updated_at: now,
@@ -166,7 +166,7 @@ export async function updateWebhook(app: ApplicationContext, webhookId: string, 
     compressed_delivery: body.compressed_delivery ?? current.compressed_delivery,
     status,
     status_updated_at: status !== current.status ? now : current.status_updated_at,
-    ...(secret ? { secret: encryptSecret(secret) } : {}),
+    ...(secret ? { secret: await encryptSecret(secret) } : {}),
     updated_at: now,
     version: current.version + 1,
   };
@@ -188,7 +188,7 @@ export async function deleteWebhook(app: ApplicationContext, webhookId: string):
 export async function rotateSecret(app: ApplicationContext, webhookId: string) {
   const current = await requireWebhook(app, webhookId);
   const secret = generateWebhookSecret();
-  const next = { ...current, secret: encryptSecret(secret), updated_at: clock.nowSeconds(), version: current.version + 1 };
+  const next = { ...current, secret: await encryptSecret(secret), updated_at: clock.nowSeconds(), version: current.version + 1 };
   await save(current, next);
   return webhookView(next, secret);
 }

@@ -1,5 +1,5 @@
 import { TRIGGER_TYPES } from '#schemas/webhooks';
-import { InvalidRequestError } from '#shared/http/errors';
+import { InvalidRequestError } from '#shared/errors';
 
 /** Suffixes a notification type can carry without a subscription of its own. */
 const SUFFIXES = ['.transformed', '.truncated', '.cleaned', '.metadata'];

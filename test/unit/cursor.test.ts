@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeCursor, encodeCursor } from '#shared/db/cursor';
+import { decodeCursor, encodeCursor } from '#shared/cursor';
 
 const expect_ = { pk: 'app#app_1', skPrefix: 'grant#' };
 

@@ -37,6 +37,7 @@ const ACTIONS: Record<string, string[]> = {
   DeleteObjectsCommand: ['s3:DeleteObject'],
   ListObjectsV2Command: ['s3:ListBucket'],
   SendEmailCommand: ['ses:SendEmail'],
+  GetSecretValueCommand: ['secretsmanager:GetSecretValue'],
 };
 const CONSTRUCTED = /\bnew ([A-Za-z0-9]+?Command)\d*\(/g;
 const MODULE_MARKER = /^\/\/ (\S+)$/m;
@@ -116,5 +117,7 @@ describe('IAM roles', () => {
   it('reads the commands a bundle constructs (so the checks above can fail)', async () => {
     expect(await commandsOf(config.functions['webhook-delivery']!.handler)).toEqual(expect.arrayContaining(['BatchGetCommand', 'BatchWriteCommand', 'SendMessageBatchCommand']));
     expect(await commandsOf(config.functions.fallback!.handler)).toEqual([]);
+    // The webhook key is read from Secrets Manager by the two functions that use webhook secrets.
+    for (const name of ['webhooks', 'webhook-delivery']) expect(await commandsOf(config.functions[name]!.handler), name).toContain('GetSecretValueCommand');
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Grant } from '#schemas/grants';
-import { InvalidRequestError } from '#shared/http/errors';
+import { InvalidRequestError } from '#shared/errors';
 import { parseSelect, project, selectableFields } from '#shared/http/select';
 
 const fields = selectableFields(Grant);

@@ -45,10 +45,56 @@ describe('serverless.yml', () => {
     }
   });
 
-  it('shows the webhook secret key only to the functions that encrypt or use webhook secrets', () => {
-    expect((config.provider.environment as Record<string, string>).WEBHOOK_SECRET_KEY).toBeUndefined();
-    const holders = Object.entries(config.functions).filter(([, fn]) => fn.environment?.WEBHOOK_SECRET_KEY).map(([name]) => name);
-    expect(holders.sort()).toEqual(['webhook-delivery', 'webhooks']);
+  describe('webhook secret key', () => {
+    const params = (config as unknown as { params: Record<string, Record<string, unknown>> }).params;
+    const environments = [
+      ['provider', (config.provider.environment ?? {}) as Record<string, unknown>],
+      ...Object.entries(config.functions).map(([name, fn]) => [name, (fn.environment ?? {}) as Record<string, unknown>]),
+    ] as [string, Record<string, unknown>][];
+    const secretStatements = (role: string) =>
+      (resources[role]!.Properties!.Policies as { PolicyDocument: { Statement: { Action: string | string[]; Resource: unknown }[] } }[])
+        .flatMap((p) => p.PolicyDocument.Statement)
+        .filter((s) => [s.Action].flat().some((a) => a.startsWith('secretsmanager:')));
+
+    it('is a generated Secrets Manager secret', () => {
+      const secret = resources.WebhookSecretKey!;
+      expect(secret.Type).toBe('AWS::SecretsManager::Secret');
+      expect(secret.Properties!.SecretString).toBeUndefined();
+      expect(secret.Properties!.GenerateSecretString).toMatchObject({ PasswordLength: 64, ExcludePunctuation: true });
+    });
+
+    it('never puts the key material in an environment variable', () => {
+      for (const [name, environment] of environments) {
+        expect(environment.WEBHOOK_SECRET_KEY, name).toBeUndefined();
+        // Neither resolved into one by CloudFormation ({{resolve:secretsmanager:...}}) nor through a parameter.
+        expect(JSON.stringify(environment), name).not.toMatch(/resolve:secretsmanager|webhookSecretKey\b|"Fn::GetAtt":\["WebhookSecretKey"/);
+      }
+      expect(JSON.stringify(params)).not.toMatch(/resolve:secretsmanager/);
+      expect(Object.values(params).map((stage) => stage.webhookSecretKey)).toEqual(Object.values(params).map(() => undefined));
+    });
+
+    it('gives its ARN only to the functions that encrypt or use webhook secrets', () => {
+      const holders = environments.filter(([, environment]) => environment.WEBHOOK_SECRET_KEY_ARN !== undefined).map(([name]) => name);
+      expect(holders.sort()).toEqual(['webhook-delivery', 'webhooks']);
+      for (const name of holders) expect(config.functions[name]!.environment!.WEBHOOK_SECRET_KEY_ARN).toBe('${param:webhookSecretKeyArn}');
+      // Deployed: the Ref of an AWS::SecretsManager::Secret is its ARN. Local: the local stack's secret.
+      expect(params.default!.webhookSecretKeyArn).toEqual({ Ref: 'WebhookSecretKey' });
+      expect(params.local!.webhookSecretKeyArn).toBe("${env:WEBHOOK_SECRET_KEY_ARN, ''}");
+    });
+
+    it('lets exactly those functions read exactly that secret, and no role anything else in Secrets Manager', () => {
+      const readers = Object.entries(config.functions)
+        .filter(([, fn]) => secretStatements(fn.role!).length > 0)
+        .map(([name]) => name);
+      expect(readers.sort()).toEqual(['webhook-delivery', 'webhooks']);
+      for (const name of readers) {
+        expect(secretStatements(config.functions[name]!.role!)).toEqual([{ Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: { Ref: 'WebhookSecretKey' } }]);
+      }
+      // Roles no function uses hold none either.
+      const roles = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::IAM::Role').map(([id]) => id);
+      const withSecrets = roles.filter((role) => secretStatements(role).length > 0);
+      expect(withSecrets.sort()).toEqual(readers.map((name) => config.functions[name]!.role!).sort());
+    });
   });
 
   it('gives every work queue a dead-letter queue after 3 receives', () => {

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { ALL_ROUTES, API_ROUTES } from '#functions/routes';
-import { InvalidRequestError } from '#shared/http/errors';
+import { InvalidRequestError } from '#shared/errors';
 import { generateFallbackRoutes, generateGroupValidators } from '#shared/http/validator-codegen';
 import type { GeneratedRoutes } from '#shared/http/route';
 import { toValidator } from '#shared/http/validation';

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { TRIGGER_TYPES } from '#schemas/webhooks';
-import { InvalidRequestError } from '#shared/http/errors';
+import { InvalidRequestError } from '#shared/errors';
 import type { Notification } from '#shared/notifications/notification';
 import { MAX_ATTEMPTS, MAX_DELAY_SECONDS, parseRetryAfter, RETRY_SCHEDULE_SECONDS, retryDelay } from '#shared/webhooks/deliver';
 import { deliveredBody } from '#shared/webhooks/payloads';
@@ -165,30 +165,30 @@ describe('secrets', () => {
     expect(a).not.toBe(b);
   });
 
-  it('encrypts and decrypts back to the same secret, with a fresh ciphertext each time', () => {
+  it('encrypts and decrypts back to the same secret, with a fresh ciphertext each time', async () => {
     const secret = generateWebhookSecret();
-    const first = encryptSecret(secret);
-    const second = encryptSecret(secret);
+    const first = await encryptSecret(secret);
+    const second = await encryptSecret(secret);
     expect(first).toMatch(/^v1:[A-Za-z0-9_-]+:[A-Za-z0-9_-]+:[A-Za-z0-9_-]+$/);
     expect(first).not.toBe(second);
     expect(first).not.toContain(secret);
-    expect(decryptSecret(first)).toBe(secret);
-    expect(decryptSecret(second)).toBe(secret);
+    expect(await decryptSecret(first)).toBe(secret);
+    expect(await decryptSecret(second)).toBe(secret);
   });
 
-  it('refuses a tampered ciphertext, tag or IV', () => {
-    const stored = encryptSecret(generateWebhookSecret());
+  it('refuses a tampered ciphertext, tag or IV', async () => {
+    const stored = await encryptSecret(generateWebhookSecret());
     const [version, iv, tag, data] = stored.split(':') as [string, string, string, string];
     const flip = (part: string) => {
       const bytes = Buffer.from(part, 'base64url');
       bytes[0] = bytes[0]! ^ 0x01;
       return bytes.toString('base64url');
     };
-    expect(() => decryptSecret([version, iv, tag, flip(data)].join(':'))).toThrow();
-    expect(() => decryptSecret([version, iv, flip(tag), data].join(':'))).toThrow();
-    expect(() => decryptSecret([version, flip(iv), tag, data].join(':'))).toThrow();
-    expect(() => decryptSecret(['v2', iv, tag, data].join(':'))).toThrow('Unknown webhook secret format');
-    expect(() => decryptSecret('plaintext-secret')).toThrow('Unknown webhook secret format');
+    await expect(decryptSecret([version, iv, tag, flip(data)].join(':'))).rejects.toThrow();
+    await expect(decryptSecret([version, iv, flip(tag), data].join(':'))).rejects.toThrow();
+    await expect(decryptSecret([version, flip(iv), tag, data].join(':'))).rejects.toThrow();
+    await expect(decryptSecret(['v2', iv, tag, data].join(':'))).rejects.toThrow('Unknown webhook secret format');
+    await expect(decryptSecret('plaintext-secret')).rejects.toThrow('Unknown webhook secret format');
   });
 
   it('signs with hex HMAC-SHA256 of the exact bytes, keyed with the secret', () => {

@@ -2,7 +2,7 @@ import type { LookupAddress } from 'node:dns';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { InvalidRequestError } from '#shared/http/errors';
+import { InvalidRequestError } from '#shared/errors';
 import { webhookRequest, WebhookRequestError } from '#shared/webhooks/http';
 import { allowedAddresses, BlockedAddressError, checkWebhookUrl, classifyAddress, pinnedLookup, type Resolver } from '#shared/webhooks/urls';
 import { freePort } from '../../scripts/local-stack/index';

@@ -1,7 +1,7 @@
 import type middy from '@middy/core';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { resolveGrant } from '#shared/grants/resolve';
-import { ForbiddenError } from '#shared/http/errors';
+import { ForbiddenError } from '#shared/errors';
 import { stateOf } from '#shared/http/middleware/state';
 
 /** Resolves `{grant_id}` by any of the spec's patterns, always within the calling application (404 otherwise). */

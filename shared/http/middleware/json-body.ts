@@ -1,7 +1,7 @@
 import type middy from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { InvalidRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '#shared/http/errors';
+import { InvalidRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '#shared/errors';
 import type { UploadedFile } from '#shared/http/route';
 import { stateOf } from '#shared/http/middleware/state';
 

@@ -1,6 +1,6 @@
 import Busboy from '@fastify/busboy';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { InvalidRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '#shared/http/errors';
+import { InvalidRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '#shared/errors';
 import type { UploadedFile } from '#shared/http/route';
 
 /**

@@ -1,7 +1,7 @@
 import type middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { gzipSync } from 'node:zlib';
-import { ApiError } from '#shared/http/errors';
+import { ApiError } from '#shared/errors';
 import { routeKey, type RouteResult } from '#shared/http/route';
 import { project } from '#shared/http/select';
 import { beginState, existingState, stateOf, type State } from '#shared/http/middleware/state';

@@ -1,6 +1,6 @@
 import type middy from '@middy/core';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { MethodNotAllowedError, NotFoundError } from '#shared/http/errors';
+import { MethodNotAllowedError, NotFoundError } from '#shared/errors';
 import { compareSpecificity, decodeParam, matchTemplate } from '#shared/http/paths';
 import type { RouteSpec } from '#shared/http/route';
 import { stateOf, type CompiledRoute } from '#shared/http/middleware/state';

@@ -1,12 +1,13 @@
+import type { StartKey } from '#shared/db/records';
 import { parseId, type IdKind } from '#shared/ids';
-import { InvalidRequestError } from '#shared/http/errors';
+import { InvalidRequestError } from '#shared/errors';
 
 /**
  * Opaque page tokens. A token is the base64url JSON of the DynamoDB key to continue after. Decoding
  * checks that the key belongs to the partition being queried, so a forged token can neither reach
  * another application's items nor make DynamoDB reject the query with a server error.
  */
-export type StartKey = Record<string, string | number>;
+export type { StartKey };
 
 const token = (value: object) => Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
 const invalid = () => new InvalidRequestError('page_token is not valid for this request; pass next_cursor from the previous page unchanged');

@@ -1,0 +1,110 @@
+import type { FromSchema } from 'json-schema-to-ts';
+import type { GrantRecord } from '#shared/db/grants';
+import type { UploadedFile } from '#shared/http/route';
+import type {
+  AttachmentObject,
+  AttachmentQuery,
+  CleanedMessageObject,
+  CleanMessagesBody,
+  CreateDraftBody,
+  CreateFolderBody,
+  DeleteMessageQuery,
+  DraftObject,
+  FolderObject,
+  ListDraftsQuery,
+  ListFoldersQuery,
+  ListMessagesQuery,
+  ListThreadsQuery,
+  MessageIdQuery,
+  MessageObject,
+  SendDraftBody,
+  SendMessageBody,
+  ThreadObject,
+  UpdateDraftBody,
+  UpdateFolderBody,
+  UpdateMessageBody,
+  UpdateThreadBody,
+} from '#schemas/mail';
+
+/**
+ * The mailbox provider contract: what every mail provider of a grant (Agent Accounts today; IMAP/
+ * SMTP, provider A, provider B later) offers, one interface per capability. Arguments are the
+ * request types and results the response types of schemas/mail.ts, so an implementation whose
+ * answers drift from the published shapes does not compile. Registries (shared/providers/<capability>.ts)
+ * bind a grant to its provider's implementation; capabilities are separate so each function bundles
+ * only the code of the endpoints it serves. Calendars join as further capabilities the same way.
+ */
+
+/**
+ * A response schema's type without the open index signatures FromSchema adds to objects that do not
+ * forbid additional properties: a result must have the documented fields, with their types.
+ */
+type Documented<T> = T extends readonly (infer U)[]
+  ? Documented<U>[]
+  : T extends Buffer
+    ? T
+    : T extends object
+      ? { [K in keyof T as string extends K ? never : K]: Documented<T[K]> }
+      : T;
+
+export type Message = Documented<FromSchema<typeof MessageObject>>;
+export type Thread = Documented<FromSchema<typeof ThreadObject>>;
+export type Draft = Documented<FromSchema<typeof DraftObject>>;
+export type Folder = Documented<FromSchema<typeof FolderObject>>;
+export type Attachment = Documented<FromSchema<typeof AttachmentObject>>;
+export type CleanedMessage = Documented<FromSchema<typeof CleanedMessageObject>>;
+
+/** One page of a list: the items and, when more follow, the token of the next page. */
+export interface Page<T> {
+  items: T[];
+  nextCursor?: string | undefined;
+}
+
+export interface MessagesProvider {
+  list(grant: GrantRecord, query: ListMessagesQuery, limit: number): Promise<Page<Message>>;
+  get(grant: GrantRecord, messageId: string, query: MessageIdQuery): Promise<Message>;
+  update(grant: GrantRecord, messageId: string, body: UpdateMessageBody): Promise<Message>;
+  delete(grant: GrantRecord, messageId: string, query: DeleteMessageQuery): Promise<void>;
+  clean(grant: GrantRecord, body: CleanMessagesBody): Promise<CleanedMessage[]>;
+}
+
+export interface ThreadsProvider {
+  list(grant: GrantRecord, query: ListThreadsQuery, limit: number): Promise<Page<Thread>>;
+  get(grant: GrantRecord, threadId: string): Promise<Thread>;
+  update(grant: GrantRecord, threadId: string, body: UpdateThreadBody): Promise<Thread>;
+  delete(grant: GrantRecord, threadId: string): Promise<void>;
+}
+
+export interface FoldersProvider {
+  list(grant: GrantRecord, query: ListFoldersQuery, limit: number): Promise<Page<Folder>>;
+  get(grant: GrantRecord, folderId: string): Promise<Folder>;
+  create(grant: GrantRecord, body: CreateFolderBody): Promise<Folder>;
+  update(grant: GrantRecord, folderId: string, body: UpdateFolderBody): Promise<Folder>;
+  delete(grant: GrantRecord, folderId: string): Promise<void>;
+}
+
+export interface DraftsProvider {
+  list(grant: GrantRecord, query: ListDraftsQuery, limit: number): Promise<Page<Draft>>;
+  get(grant: GrantRecord, draftId: string): Promise<Draft>;
+  create(grant: GrantRecord, body: CreateDraftBody, files: UploadedFile[]): Promise<Draft>;
+  update(grant: GrantRecord, draftId: string, body: UpdateDraftBody, files: UploadedFile[]): Promise<Draft>;
+  delete(grant: GrantRecord, draftId: string): Promise<void>;
+  /** Sends the draft; the answer is the sent message. */
+  send(grant: GrantRecord, draftId: string, body: SendDraftBody): Promise<Message>;
+}
+
+export interface SendProvider {
+  /** `replayed`: the answer of an earlier request with the same Idempotency-Key. */
+  send(grant: GrantRecord, body: SendMessageBody, context: { files: UploadedFile[]; idempotencyKey?: string }): Promise<{ result: Message; replayed: boolean }>;
+}
+
+/** An attachment's bytes, or (too large for one answer) a short-lived URL to them. */
+export type AttachmentDownload =
+  | { kind: 'content'; content: Buffer; attachment: { filename: string; content_type: string } }
+  | { kind: 'redirect'; url: string };
+
+/** `messageId`: the message holding the attachment (AttachmentQuery's `message_id`). */
+export interface AttachmentsProvider {
+  get(grant: GrantRecord, attachmentId: string, messageId: AttachmentQuery['message_id']): Promise<Attachment>;
+  download(grant: GrantRecord, attachmentId: string, messageId: AttachmentQuery['message_id']): Promise<AttachmentDownload>;
+}

@@ -1,0 +1,15 @@
+import { purgeAgentMailbox } from '#shared/agent/purge';
+import type { Provider } from '#shared/db/grants';
+import type { GrantId } from '#shared/ids';
+
+/**
+ * The other half of a provider's grant lifecycle (see shared/providers/accounts.ts): deleting what
+ * it stored for a grant that was deleted, from the jobs worker. Idempotent and resumable: `'more'`
+ * means the run stopped early (`shouldStop`) and the job must run again.
+ */
+export type PurgeGrant = (grantId: GrantId, shouldStop: () => boolean) => Promise<'done' | 'more'>;
+
+const registry: Record<Provider, PurgeGrant> = { agent: purgeAgentMailbox };
+
+/** The purge of a provider's grants; undefined for a provider that stores nothing of its own. */
+export const purgeOf = (provider: string): PurgeGrant | undefined => (registry as Record<string, PurgeGrant | undefined>)[provider];
