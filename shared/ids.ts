@@ -21,6 +21,7 @@ export const ID_PREFIXES = {
   webhook: 'wh',
   delivery: 'dlv',
   job: 'job',
+  upload: 'upl',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
@@ -37,6 +38,7 @@ export type SignatureId = Id<'signature'>;
 export type AttachmentId = Id<'attachment'>;
 export type WebhookId = Id<'webhook'>;
 export type JobId = Id<'job'>;
+export type UploadId = Id<'upload'>;
 
 /** Milliseconds encoded in the time part of an ID (its first 10 body characters). */
 export function idTime(id: string): number {

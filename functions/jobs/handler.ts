@@ -1,4 +1,5 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { runIndexMessage, runRemoveContents } from '#shared/agent/cleanup';
 import { runLocalDelivery } from '#shared/agent/local-delivery';
 import { runThreadRefreshJob } from '#shared/agent/thread-refresh';
 import type { GrantId, WebhookId } from '#shared/ids';
@@ -30,6 +31,14 @@ async function run(job: Job, context: Context): Promise<void> {
     case 'refresh-thread': {
       // Throws while concurrent refreshes keep winning: SQS delivers the job again later.
       await runThreadRefreshJob(job);
+      return;
+    }
+    case 'index-message': {
+      await runIndexMessage(job);
+      return;
+    }
+    case 'remove-contents': {
+      await runRemoveContents(job);
       return;
     }
     case 'deliver-local': {

@@ -6,6 +6,7 @@ import { MAIL_BUCKET, s3 } from '#shared/aws/s3';
 import { sendMessages } from '#shared/aws/sqs';
 import { env } from '#shared/config';
 import { isOutboxItem, readOutboxItem } from '#shared/db/outbox';
+import { isUploadItem } from '#shared/db/uploads';
 import type { Job } from '#shared/jobs/job';
 import { logger } from '#shared/logger';
 import type { Notification } from '#shared/notifications/notification';
@@ -32,7 +33,8 @@ async function restoreBody(notification: Notification, bodyKey: string): Promise
 
 /** What a record asks to send, undefined for records that ask nothing. Throws if it cannot be read now. */
 async function outgoingOf(record: DynamoDBRecord): Promise<Outgoing | undefined> {
-  if (record.eventName !== 'INSERT') return undefined; // TTL expiry of sent entries, and any other change
+  if (record.eventName === 'REMOVE') return expiredUpload(record);
+  if (record.eventName !== 'INSERT') return undefined;
   const image = record.dynamodb?.NewImage;
   if (!image) {
     log.warn('stream record without a new image skipped (the stream must carry new images)', { event_id: record.eventID });
@@ -53,6 +55,25 @@ async function outgoingOf(record: DynamoDBRecord): Promise<Outgoing | undefined>
   }
   if (entry.kind === 'job') return entry;
   return { kind: 'notification', notification: entry.bodyKey ? await restoreBody(entry.notification, entry.bodyKey) : entry.notification };
+}
+
+/** Removed by TTL, not by DynamoDB's users: how a record's removal by expiry is told from a delete. */
+const byTtl = (record: DynamoDBRecord) => record.userIdentity?.type === 'Service' && record.userIdentity?.principalId === 'dynamodb.amazonaws.com';
+
+/**
+ * An upload record that expired (its change never committed: shared/db/uploads.ts) becomes the
+ * job that removes its contents. Expired outbox entries, and uploads a commit deleted, ask nothing.
+ */
+function expiredUpload(record: DynamoDBRecord): Outgoing | undefined {
+  const image = record.dynamodb?.OldImage;
+  if (!image || !byTtl(record)) return undefined;
+  const item = unmarshall(image as Record<string, AttributeValue>);
+  if (!isUploadItem(item)) return undefined;
+  log.info('contents of an upload that was never committed are removed', { upload_id: item.id, keys: item.keys.length });
+  return {
+    kind: 'job',
+    job: { kind: 'remove-contents', application_id: item.application_id, grant_id: item.grant_id, owner_id: item.id, postings: [], blobs: item.keys },
+  };
 }
 
 /** Sends each item to its queue; returns the indexes (in `items`) that were refused. */

@@ -20,16 +20,17 @@ export async function putBlob(key: string, body: Buffer | string, contentType: s
   await s3.send(new PutObjectCommand({ Bucket: MAIL_BUCKET, Key: key, Body: body, ContentType: contentType }));
 }
 
-/** Uploads attachments under new IDs (side by side) and returns their records. */
-export async function putAttachments(grantId: GrantId, list: readonly NewAttachment[]): Promise<AttachmentRecord[]> {
-  return Promise.all(
-    list.map(async (a) => {
-      const id = newId('attachment');
-      const key = attachmentKey(grantId, id);
-      await putBlob(key, a.content, a.contentType);
-      return { id, filename: a.filename, content_type: a.contentType, size: a.content.length, is_inline: a.inline, ...(a.contentId ? { content_id: a.contentId } : {}), key };
-    }),
-  );
+/** Records for new attachments: each under a new ID and S3 key (nothing is uploaded yet). */
+export function attachmentRecords(grantId: GrantId, list: readonly NewAttachment[]): AttachmentRecord[] {
+  return list.map((a) => {
+    const id = newId('attachment');
+    return { id, filename: a.filename, content_type: a.contentType, size: a.content.length, is_inline: a.inline, ...(a.contentId ? { content_id: a.contentId } : {}), key: attachmentKey(grantId, id) };
+  });
+}
+
+/** Uploads the contents of `list` under the keys of `records` (same order), side by side. */
+export async function uploadAttachments(records: readonly AttachmentRecord[], list: readonly NewAttachment[]): Promise<void> {
+  await Promise.all(records.map((r, i) => putBlob(r.key, list[i]!.content, r.content_type)));
 }
 
 export async function getBlob(key: string): Promise<Buffer> {

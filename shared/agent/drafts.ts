@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { bodyKey, deleteBlobs, getBlob, putAttachments, putBlob, storedBody } from '#shared/agent/blobs';
+import { attachmentRecords, bodyKey, getBlob, putBlob, storedBody, uploadAttachments } from '#shared/agent/blobs';
+import { removeContentsJob, removeContentsNow } from '#shared/agent/cleanup';
 import { draftContentPlan, draftObject, requireMessage } from '#shared/agent/lookup';
 import { normalAddress } from '#shared/agent/postings';
 import {
@@ -18,15 +19,15 @@ import { words } from '#shared/agent/text';
 import { env } from '#shared/config';
 import { decodeBeforeCursor, encodeBeforeCursor } from '#shared/cursor';
 import * as drafts from '#shared/db/drafts';
+import { openUpload } from '#shared/db/uploads';
 import type { GrantRecord } from '#shared/db/grants';
 import { draftKey, draftsOfGrant } from '#shared/db/keys';
-import { RecordExistsError, VersionConflictError, getRecord, listRecords, replaceRecord } from '#shared/db/records';
+import { RecordExistsError, VersionConflictError, getRecord, listRecords } from '#shared/db/records';
 import * as sending from '#shared/db/sending';
 import { ConflictError, MailDeliveryError, NotFoundError } from '#shared/errors';
 import { countWithinBudget, jsonBytes } from '#shared/http/page';
 import type { UploadedFile } from '#shared/http/route';
 import { newId, parseId, type DraftId } from '#shared/ids';
-import { logger } from '#shared/logger';
 import { trackingOnCreate, trackingOnUpdate } from '#shared/mail/tracking';
 import { renderStoredTemplate, requireSignature } from '#shared/templates/templates';
 import { clock } from '#shared/time';
@@ -49,29 +50,55 @@ export async function requireDraft(grant: GrantRecord, draftId: string): Promise
 
 export { draftObject };
 
-/** Stores attachment contents (JSON base64 and multipart files); returns their records. */
-const storeAttachments = (grant: GrantRecord, input: OutgoingInput['attachments'], files: UploadedFile[]): Promise<AttachmentRecord[]> =>
-  putAttachments(grant.id, collectAttachments(input, files));
-
 /**
- * Keeps a body inline, or in S3 under a key of its own for every write: concurrent updates of a draft
- * never overwrite (or, losing the version check, delete) the body the winner points to.
+ * Contents a draft write uploads (a large body, attachments), planned before anything is uploaded:
+ * their keys are recorded as an upload first (shared/db/uploads.ts), so contents of a write that
+ * does not commit are removed later, and the write's transaction commits them.
  */
-async function storeBody(grant: GrantRecord, id: DraftId, body: string, isPlaintext: boolean): Promise<{ body: string; body_key?: string; body_size: number }> {
-  const size = Buffer.byteLength(body);
-  if (size <= BODY_INLINE_MAX) return { body, body_size: size };
-  const key = bodyKey(grant.id, `${id}.${randomUUID()}`);
-  await putBlob(key, body, isPlaintext ? 'text/plain; charset=utf-8' : 'text/html; charset=utf-8');
-  return { body: '', body_key: key, body_size: size };
+interface StagedContents {
+  body?: { body: string; body_key?: string; body_size: number };
+  attachments?: AttachmentRecord[];
+  keys: (string | undefined)[];
+  upload: () => Promise<void>;
 }
 
 /**
- * Removes contents no version of a draft points to any more. Best effort: the outcome of the
- * request is already decided, and a leftover object is removed with the grant's prefix at the latest.
+ * `html` undefined: the body is kept; `attachments` undefined: they are kept. A large body goes to S3
+ * under a key of its own for every write: concurrent updates of a draft never overwrite (or, losing
+ * the version check, delete) the body the winner points to.
  */
-async function removeUnreferenced(draftId: string, keys: (string | undefined)[]): Promise<void> {
-  await deleteBlobs(keys).catch((error) => logger.error('could not remove the replaced contents of a draft', { draft_id: draftId, error }));
+function stageContents(grant: GrantRecord, id: DraftId, html: string | undefined, isPlaintext: boolean, attachments: NewAttachment[] | undefined): StagedContents {
+  const staged: StagedContents = { keys: [], upload: async () => undefined };
+  const uploads: (() => Promise<void>)[] = [];
+  if (html !== undefined) {
+    const size = Buffer.byteLength(html);
+    if (size <= BODY_INLINE_MAX) staged.body = { body: html, body_size: size };
+    else {
+      const key = bodyKey(grant.id, `${id}.${randomUUID()}`);
+      staged.body = { body: '', body_key: key, body_size: size };
+      staged.keys.push(key);
+      uploads.push(() => putBlob(key, html, isPlaintext ? 'text/plain; charset=utf-8' : 'text/html; charset=utf-8'));
+    }
+  }
+  if (attachments) {
+    const records = attachmentRecords(grant.id, attachments);
+    staged.attachments = records;
+    staged.keys.push(...records.map((r) => r.key));
+    uploads.push(() => uploadAttachments(records, attachments));
+  }
+  staged.upload = async () => void (await Promise.all(uploads.map((u) => u())));
+  return staged;
 }
+
+/** Records the staged contents as an upload, uploads them, and returns what commits them. */
+async function uploadStaged(grant: GrantRecord, staged: StagedContents) {
+  const commit = await openUpload(grant, staged.keys);
+  await staged.upload();
+  return commit;
+}
+
+/** The job that removes a draft's contents in S3, committed with the change that drops them. */
+const draftContentsRemoval = (grant: GrantRecord, draft: DraftRecord) => removeContentsJob(grant, draft.id, { blobs: [draft.body_key, ...draft.attachments.map((a) => a.key)] });
 
 /** A reply draft shows in its thread (`draft_ids`, `latest_draft_or_message`): recompute the thread. */
 async function refreshDraftThread(grant: GrantRecord, draft: DraftRecord) {
@@ -89,6 +116,8 @@ export async function createDraft(grant: GrantRecord, body: CreateDraftBody, fil
   const original = body.reply_to_message_id ? await requireMessage(grant, body.reply_to_message_id) : undefined;
   const tracking = trackingOnCreate(body.tracking_options, TRACKING_HOSTNAME);
   if (body.signature_id) await requireSignature(grant.id, body.signature_id);
+  const staged = stageContents(grant, id, html ?? '', body.is_plaintext ?? false, collectAttachments(body.attachments, files));
+  const uploaded = await uploadStaged(grant, staged);
   const now = clock.nowSeconds();
   const record: DraftRecord = {
     id,
@@ -100,10 +129,10 @@ export async function createDraft(grant: GrantRecord, body: CreateDraftBody, fil
     cc: body.cc ?? [],
     bcc: body.bcc ?? [],
     reply_to: body.reply_to ?? [],
-    ...(await storeBody(grant, id, html ?? '', body.is_plaintext ?? false)),
+    ...staged.body!,
     is_plaintext: body.is_plaintext ?? false,
     starred: body.starred ?? false,
-    attachments: await storeAttachments(grant, body.attachments, files),
+    attachments: staged.attachments!,
     metadata: body.metadata ?? {},
     custom_headers: checkCustomHeaders(body.custom_headers),
     ...(body.signature_id ? { signature_id: body.signature_id } : {}),
@@ -113,7 +142,7 @@ export async function createDraft(grant: GrantRecord, body: CreateDraftBody, fil
     updated_at: now,
     version: 1,
   };
-  await drafts.insertDraft(record, draftOutbox(grant, record));
+  await drafts.insertDraft(record, draftOutbox(grant, record), uploaded);
   await refreshDraftThread(grant, record);
   return draftObject(record);
 }
@@ -137,33 +166,37 @@ export async function updateDraft(grant: GrantRecord, draftId: string, body: Upd
     updated_at: clock.nowSeconds(),
     version: current.version + 1,
   };
-  if (html !== undefined) {
-    const stored = await storeBody(grant, current.id, html, next.is_plaintext);
-    next.body = stored.body;
-    next.body_size = stored.body_size;
-    if (stored.body_key) next.body_key = stored.body_key;
-    else delete next.body_key;
-  }
   // Attachments are a nested list: given means replaced, absent means kept.
   const replacedAttachments = body.attachments !== undefined || files.length > 0;
-  if (replacedAttachments) next.attachments = await storeAttachments(grant, body.attachments, files);
+  const staged = stageContents(grant, current.id, html, next.is_plaintext, replacedAttachments ? collectAttachments(body.attachments, files) : undefined);
+  if (staged.body) {
+    next.body = staged.body.body;
+    next.body_size = staged.body.body_size;
+    if (staged.body.body_key) next.body_key = staged.body.body_key;
+    else delete next.body_key;
+  }
+  if (staged.attachments) next.attachments = staged.attachments;
+  const uploaded = await uploadStaged(grant, staged);
+  // The contents this version replaces are removed by a job committed with it.
+  const replaced = removeContentsJob(grant, current.id, {
+    blobs: [...(replacedAttachments ? current.attachments.map((a) => a.key) : []), current.body_key !== next.body_key ? current.body_key : undefined],
+  });
   try {
-    await replaceRecord(draftKey(grant.id, current.id), next, current.version);
+    await drafts.replaceDraft(current, next, [replaced], uploaded);
   } catch (error) {
-    // What this update uploaded belongs to no version of the draft.
-    await removeUnreferenced(draftId, [next.body_key !== current.body_key ? next.body_key : undefined, ...(replacedAttachments ? next.attachments.map((a) => a.key) : [])]);
     if (error instanceof VersionConflictError) throw new ConflictError('The draft was changed by another request; fetch it again and retry');
     throw error;
   }
-  await removeUnreferenced(draftId, [...(replacedAttachments ? current.attachments.map((a) => a.key) : []), current.body_key !== next.body_key ? current.body_key : undefined]);
+  await removeContentsNow(replaced);
   return draftObject(next);
 }
 
 export async function deleteDraft(grant: GrantRecord, draftId: string): Promise<void> {
   const draft = await requireDraft(grant, draftId);
-  if (!(await drafts.removeDraft(draft, undefined, draftOutbox(grant, draft)))) throw new NotFoundError(`Draft '${draft.id}' not found`);
+  const removal = draftContentsRemoval(grant, draft);
+  if (!(await drafts.removeDraft(draft, undefined, [...draftOutbox(grant, draft), removal]))) throw new NotFoundError(`Draft '${draft.id}' not found`);
   await refreshDraftThread(grant, draft);
-  await deleteBlobs([draft.body_key, ...draft.attachments.map((a) => a.key)]);
+  await removeContentsNow(removal);
 }
 
 /**
@@ -220,15 +253,17 @@ export async function sendDraft(grant: GrantRecord, draftId: string, body: { sig
     throw error;
   });
   let message;
+  // The draft's contents go with the Sent copy's commit (the restored draft still needs them until then).
+  const removal = draftContentsRemoval(grant, draft);
   try {
-    message = await deliverAndStore(grant, prepared);
+    message = await deliverAndStore(grant, prepared, undefined, [removal]);
   } catch (error) {
     if (error instanceof MailDeliveryError) await sending.refundSendQuota(grant.id, day);
     await restore();
     throw error;
   }
   // Storing the sent message refreshed its thread, which no longer lists the claimed draft.
-  await deleteBlobs([draft.body_key, ...draft.attachments.map((a) => a.key)]);
+  await removeContentsNow(removal);
   return viewOf(message);
 }
 

@@ -1,4 +1,5 @@
-import { deleteBlobs, storedImmutablePostings } from '#shared/agent/blobs';
+import { storedImmutablePostings } from '#shared/agent/blobs';
+import { removeContentsJob, removeContentsNow } from '#shared/agent/cleanup';
 import { mutablePostings } from '#shared/agent/postings';
 import { folderDeltas, mergeDeltas, viewOf } from '#shared/agent/store';
 import { refreshThreadNow, threadRefreshJob } from '#shared/agent/thread-refresh';
@@ -94,9 +95,12 @@ export async function hardDeleteMessage(grant: GrantRecord, record: MessageRecor
   let current = record;
   // Immutable postings never change, so a retry after a conflict reuses them (the body is read once).
   const immutable = await storedImmutablePostings(record);
+  let removal;
   for (let attempt = 0; ; attempt++) {
+    // What nothing points to once the message is gone: its immutable postings and its contents.
+    removal = removeContentsJob(grant, current.id, { postings: immutable, blobs: [current.raw_key, current.body_key, ...current.attachments.map((a) => a.key)] });
     try {
-      await messages.deleteMessage(current, { mutable: mutablePostings(current), immutable }, folderDeltas(current, -1), [threadRefreshJob(grant, current.thread_id)]);
+      await messages.deleteMessage(current, { mutable: mutablePostings(current) }, folderDeltas(current, -1), [threadRefreshJob(grant, current.thread_id), removal]);
       break;
     } catch (error) {
       if (!(error instanceof MessageConflictError) || attempt >= 3) throw error;
@@ -105,7 +109,7 @@ export async function hardDeleteMessage(grant: GrantRecord, record: MessageRecor
       current = fresh;
     }
   }
-  await deleteBlobs([current.raw_key, current.body_key, ...current.attachments.map((a) => a.key)]);
+  await removeContentsNow(removal);
   await refreshThreadNow(grant.id, current.thread_id);
 }
 

@@ -7,6 +7,7 @@ import type { HeaderRecord, NewAttachment, ParticipantRecord } from '#shared/age
 import { messageView } from '#shared/agent/views';
 import { env } from '#shared/config';
 import { resolveAgentAddresses, type GrantRecord } from '#shared/db/grants';
+import type { OutboxEntry } from '#shared/db/outbox';
 import * as sending from '#shared/db/sending';
 import { ConflictError, InvalidRequestError, MailDeliveryError, RateLimitError } from '#shared/errors';
 import type { UploadedFile } from '#shared/http/route';
@@ -169,7 +170,7 @@ export interface SendProgress {
  * Delivers a prepared message and stores the Sent copy; the caller has already counted the quota.
  * A MailDeliveryError means nothing left: the relay refused the message before any local inbox got it.
  */
-export async function deliverAndStore(grant: GrantRecord, prepared: PreparedMessage, progress?: SendProgress) {
+export async function deliverAndStore(grant: GrantRecord, prepared: PreparedMessage, progress?: SendProgress, commitWith: OutboxEntry[] = []) {
   const messageIdHeader = `<${newId('message').slice(4)}@${MESSAGE_ID_DOMAIN}>`;
   const date = new Date(clock.nowMs());
   const raw = await composeMime({
@@ -239,7 +240,7 @@ export async function deliverAndStore(grant: GrantRecord, prepared: PreparedMess
     starred: prepared.starred,
     folders: toSelf ? ['sent', 'inbox'] : ['sent'],
     metadata: prepared.metadata,
-    jobs,
+    jobs: [...jobs, ...commitWith],
   });
   return sent.record;
 }

@@ -1,5 +1,6 @@
-import { bodyKey, deleteBlobs, getBlob, presignedDownload, putAttachments, putBlob, rawMessageKey, storedBody } from '#shared/agent/blobs';
+import { attachmentRecords, bodyKey, getBlob, presignedDownload, putBlob, rawMessageKey, storedBody, uploadAttachments } from '#shared/agent/blobs';
 import { base64Length, planContent, type ContentPlan } from '#shared/agent/content';
+import { indexMessageJob } from '#shared/agent/cleanup';
 import { immutablePostings, mutablePostings } from '#shared/agent/postings';
 import { bodyText, snippetOf } from '#shared/agent/text';
 import { refreshThreadNow, threadRefreshJob } from '#shared/agent/thread-refresh';
@@ -9,10 +10,11 @@ import type { GrantRecord } from '#shared/db/grants';
 import * as messages from '#shared/db/messages';
 import { DuplicateMessageError, type FolderDelta } from '#shared/db/messages';
 import type { OutboxEntry } from '#shared/db/outbox';
+import { openUpload } from '#shared/db/uploads';
 import { newId, type ThreadId } from '#shared/ids';
 import { ANSWER_BUDGET_BYTES, jsonBytes } from '#shared/http/page';
-import { logger } from '#shared/logger';
 import { newNotification } from '#shared/notifications/notification';
+import { logger } from '#shared/logger';
 import { clock } from '#shared/time';
 
 /**
@@ -85,8 +87,11 @@ export async function storeMessage(input: NewMessage): Promise<{ record: Message
 
   const rawKey = rawMessageKey(grantId, id);
   const bodyTooLarge = Buffer.byteLength(input.body) > BODY_INLINE_MAX;
-  const [attachments] = await Promise.all([
-    putAttachments(grantId, input.attachments),
+  const attachments = attachmentRecords(grantId, input.attachments);
+  // Recorded before uploading: if the message is not committed, its contents are removed later.
+  const upload = await openUpload(input.grant, [rawKey, bodyTooLarge ? bodyKey(grantId, id) : undefined, ...attachments.map((a) => a.key)]);
+  await Promise.all([
+    uploadAttachments(attachments, input.attachments),
     putBlob(rawKey, input.raw, 'message/rfc822'),
     ...(bodyTooLarge ? [putBlob(bodyKey(grantId, id), input.body, input.isPlaintext ? 'text/plain; charset=utf-8' : 'text/html; charset=utf-8')] : []),
   ]);
@@ -126,16 +131,15 @@ export async function storeMessage(input: NewMessage): Promise<{ record: Message
 
   const created = newNotification({ type: 'message.created', applicationId: input.grant.application_id, grantId, object: messageView(record, { body: input.body }) });
   try {
-    await messages.insertMessage(record, { mutable: mutablePostings(record), immutable: immutablePostings(record, text) }, folderDeltas(record, 1), [
-      { notification: created, bodyKey: record.body_key },
-      threadRefreshJob(input.grant, threadId),
-      ...(input.jobs ?? []),
-    ]);
-  } catch (error) {
-    // Nothing points at this copy's contents: remove them (a retry uploads its own under a new ID).
-    await deleteBlobs([rawKey, record.body_key, ...attachments.map((a) => a.key)]).catch((cleanup) =>
-      logger.error('could not remove the contents of a message not stored', { message_id: id, error: cleanup }),
+    await messages.insertMessage(
+      record,
+      { mutable: mutablePostings(record) },
+      folderDeltas(record, 1),
+      [{ notification: created, bodyKey: record.body_key }, threadRefreshJob(input.grant, threadId), indexMessageJob(input.grant, id), ...(input.jobs ?? [])],
+      upload,
     );
+  } catch (error) {
+    // Not stored: this copy's contents expire with its upload record (shared/db/uploads.ts).
     if (error instanceof DuplicateMessageError) {
       // Already stored (an SMTP retry, or the same message delivered twice): nothing new happened.
       const existing = await messages.getMessage(grantId, error.existing.message_id);
@@ -143,6 +147,10 @@ export async function storeMessage(input: NewMessage): Promise<{ record: Message
     }
     throw error;
   }
+  // Search postings at once; should this fail, the committed index-message job writes them.
+  await messages
+    .writePostings(grantId, id, immutablePostings(record, text))
+    .catch((error) => logger.warn('postings left for the index-message job', { message_id: id, error }));
   await refreshThreadNow(grantId, threadId);
   return { record, duplicate: false };
 }

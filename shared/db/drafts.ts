@@ -31,15 +31,39 @@ async function transact(items: NamedItems): Promise<boolean> {
 const counter = (draft: DraftRecord, total: number): [string, TransactItem] => ['drafts_folder', folderCounter(draft.grant_id, { folderId: DRAFTS_FOLDER, total, unread: 0 })];
 
 /** Stores a new draft (or puts one back); RecordExistsError if its ID is taken. */
-export async function insertDraft(draft: DraftRecord, outbox: readonly OutboxEntry[] = []): Promise<void> {
+export async function insertDraft(draft: DraftRecord, outbox: readonly OutboxEntry[] = [], also: NamedItems = []): Promise<void> {
   const posting = threadPosting(draft);
   const stored = await transact([
+    ...also,
     ['draft', { Put: { TableName: TABLE_NAME, Item: { ...draftKey(draft.grant_id, draft.id), ...draft }, ConditionExpression: 'attribute_not_exists(pk)' } }],
     counter(draft, 1),
     ...(posting ? [['thread_posting', { Put: { TableName: TABLE_NAME, Item: { ...posting } } }] as [string, TransactItem]] : []),
     ...outboxItems(outbox),
   ]);
   if (!stored) throw new RecordExistsError();
+}
+
+/**
+ * Replaces a draft with its next version, conditional on the version read (VersionConflictError
+ * otherwise), with what the change commits (removing the contents it replaced).
+ */
+export async function replaceDraft(current: DraftRecord, next: DraftRecord, outbox: readonly OutboxEntry[] = [], also: NamedItems = []): Promise<void> {
+  const replaced = await transact([
+    ...also,
+    [
+      'draft',
+      {
+        Put: {
+          TableName: TABLE_NAME,
+          Item: { ...draftKey(next.grant_id, next.id), ...next },
+          ConditionExpression: 'version = :v',
+          ExpressionAttributeValues: { ':v': current.version },
+        },
+      },
+    ],
+    ...outboxItems(outbox),
+  ]);
+  if (!replaced) throw new VersionConflictError();
 }
 
 /**

@@ -31,6 +31,7 @@
  * | Delivery attempts of a destination, newest first | table | webhook#<wh_id>#attempts | <dlv_id> (TTL 30 d) | attemptKey, attemptsOfWebhook |
  * | Attempt counts per hour, and per minute inside it (health) | table | webhook#<wh_id>#stats | h#<hour> (TTL 4 d) | statsKey |
  * | Outbox entry: a notification or job (TTL 2 d)    | table | outbox#<ntf_id|job_id> | outbox            | outboxKey           |
+ * | Upload not yet committed (TTL 1 h; see uploads.ts) | table | upload#<upl_id>    | upload                | uploadKey           |
  *
  * Message postings are the filter indexes of a mailbox: one small item per (filter value, message),
  * e.g. `ix#from:ann@x.com`, `ix#in:inbox`, `ix#unread`, `ix#subj:invoice`, `ix#text:budget`. Their sort
@@ -41,7 +42,7 @@
  * Uniqueness is enforced with conditional puts of the `email#`, `external#` and `agent#` items in
  * the same transaction as the grant item, never by reading first.
  */
-import type { ApplicationId, DraftId, GrantId, JobId, MessageId, NotificationId, SignatureId, TemplateId, ThreadId, WebhookId } from '#shared/ids';
+import type { ApplicationId, DraftId, GrantId, JobId, MessageId, NotificationId, SignatureId, TemplateId, ThreadId, UploadId, WebhookId } from '#shared/ids';
 
 export interface Key {
   pk: string;
@@ -178,3 +179,4 @@ export const statsOfWebhook = (webhookId: WebhookId) => ({ pk: `webhook#${webhoo
  */
 export const outboxKey = (id: NotificationId | JobId): Key => ({ pk: `outbox#${id}`, sk: 'outbox' });
 export const OUTBOX_PK_PREFIX = 'outbox#';
+export const uploadKey = (id: UploadId): Key => ({ pk: `upload#${id}`, sk: 'upload' });

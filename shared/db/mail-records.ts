@@ -81,6 +81,8 @@ export interface MessageRecord extends AddressFields {
   updated_at: number;
   /** Optimistic-locking counter: every write is conditional on the version read. */
   version: number;
+  /** Set once its immutable search postings are all written (an index-message job completes them otherwise). */
+  indexed?: boolean;
 }
 
 export interface DraftRecord extends AddressFields {

@@ -1,10 +1,11 @@
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { MessageRecord } from '#shared/db/mail-records';
 import { TABLE_NAME, dynamo, type TransactItem } from '#shared/aws/dynamodb';
 import { batchGet, batchWrite, deleteRequests, putRequests } from '#shared/db/batch';
 import { folderKey, itemAttributes, messageIdHeaderKey, messageKey, postingKey, type Key } from '#shared/db/keys';
 import { outboxItems, type OutboxEntry } from '#shared/db/outbox';
-import { TransactionConditionError, transactWrite, type NamedItems } from '#shared/db/transact';
+import { TransactionConditionError, transactWrite, type NamedItems, type NamedTransactItem } from '#shared/db/transact';
 import type { GrantId, MessageId, ThreadId } from '#shared/ids';
 
 /** Change of a folder's counters caused by one message write. */
@@ -58,18 +59,21 @@ async function transact(items: NamedItems, onConditionFailed: (error: Transactio
 const counterItems = (g: GrantId, deltas: FolderDelta[]): [string, TransactItem][] => nonZero(deltas).map((d) => [`folder:${d.folderId}`, folderCounter(g, d)]);
 
 /**
- * Stores a new message: the item, its Message-ID entry (deduplication), folder counters and mutable
- * postings in one transaction; then the immutable postings in batches. Posting writes are
- * idempotent, so a retry after a failure completes the index.
+ * Stores a new message: the item, its Message-ID entry (deduplication), folder counters, mutable
+ * postings and `also` (an upload's commit) in one transaction. Its immutable postings (up to a
+ * thousand) cannot join it: the caller writes them next (`writePostings`), and an index-message
+ * job committed here completes them if it does not.
  */
 export async function insertMessage(
   message: MessageRecord,
-  postings: { mutable: string[]; immutable: string[] },
+  postings: { mutable: string[] },
   deltas: FolderDelta[],
   outbox: readonly OutboxEntry[] = [],
+  also: NamedItems = [],
 ): Promise<void> {
   const g = message.grant_id;
-  const items: [string, TransactItem][] = [
+  const items: NamedTransactItem[] = [
+    ...also,
     ['message', { Put: { TableName: TABLE_NAME, Item: { ...messageKey(g, message.id), ...message }, ConditionExpression: 'attribute_not_exists(pk)' } }],
   ];
   if (message.message_id_header) {
@@ -96,7 +100,24 @@ export async function insertMessage(
     const existing = await getMessageIdHeader(g, message.message_id_header!);
     throw new DuplicateMessageError(existing ?? { message_id: message.id, thread_id: message.thread_id });
   });
-  await batchWrite(putRequests(postings.immutable.map((kind) => ({ ...postingKey(g, kind, message.id) }))));
+}
+
+/** Writes a message's immutable postings (idempotent), then marks it indexed. */
+export async function writePostings(grantId: GrantId, messageId: MessageId, kinds: readonly string[]): Promise<void> {
+  await batchWrite(putRequests(kinds.map((kind) => ({ ...postingKey(grantId, kind, messageId) }))));
+  try {
+    await dynamo.send(
+      new UpdateCommand({ TableName: TABLE_NAME, Key: messageKey(grantId, messageId), UpdateExpression: 'SET #indexed = :t', ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeNames: { '#indexed': 'indexed' }, ExpressionAttributeValues: { ':t': true } }),
+    );
+  } catch (error) {
+    // Deleted meanwhile: its postings are removed with it (remove-contents).
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+  }
+}
+
+/** Deletes postings of an owner (a message) by kind (idempotent). */
+export async function deletePostings(grantId: GrantId, ownerId: string, kinds: readonly string[]): Promise<void> {
+  await batchWrite(deleteRequests(kinds.map((kind) => postingKey(grantId, kind, ownerId as MessageId))));
 }
 
 export async function getMessage(grantId: GrantId, messageId: MessageId): Promise<MessageRecord | undefined> {
@@ -147,10 +168,13 @@ export async function updateMessage(
   );
 }
 
-/** Deletes a message for good: item, Message-ID entry, counters and every posting. */
+/**
+ * Deletes a message for good: item, Message-ID entry, counters and mutable postings in one
+ * transaction. Its immutable postings are removed after it (see shared/agent/cleanup.ts).
+ */
 export async function deleteMessage(
   message: MessageRecord,
-  postings: { mutable: string[]; immutable: string[] },
+  postings: { mutable: string[] },
   deltas: FolderDelta[],
   outbox: readonly OutboxEntry[] = [],
 ): Promise<void> {
@@ -185,7 +209,6 @@ export async function deleteMessage(
   }
   items.push(...outboxItems(outbox));
   await transact(items, () => new MessageConflictError());
-  await batchWrite(deleteRequests(postings.immutable.map((kind) => postingKey(g, kind, message.id))));
 }
 
 export async function getMessageIdHeader(grantId: GrantId, header: string): Promise<{ message_id: MessageId; thread_id: ThreadId } | undefined> {

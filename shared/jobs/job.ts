@@ -16,4 +16,11 @@ export type Job =
    * (shared/agent/local-delivery.ts): the message waits under `spool` in S3; deduplicated per
    * mailbox by `message_id_header`. `application_id` is the sender's.
    */
+  /** Completes a stored message's search postings when the request that stored it did not (idempotent). */
+  | { kind: 'index-message'; application_id: string; grant_id: string; message_id: string }
+  /**
+   * Removes what nothing points to any more since a committed change: postings of a deleted message
+   * (`owner_id`) and contents in S3 that a deleted or replaced message or draft referenced.
+   */
+  | { kind: 'remove-contents'; application_id: string; grant_id: string; owner_id: string; postings: string[]; blobs: string[] }
   | { kind: 'deliver-local'; application_id: string; spool: string; message_id_header: string; recipients: { application_id: string; grant_id: string }[] };

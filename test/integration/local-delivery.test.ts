@@ -67,8 +67,9 @@ describe('delivery to local Agent Accounts', () => {
     const messageIdHeader = (withHeaders.body.data.headers as { name: string; value: string }[]).find((h) => h.name === 'Message-ID')!.value;
     const stored = async () => (await batchGet(recipients.map((g) => messageIdHeaderKey(g.id as GrantId, messageIdHeader)))).length;
     await outboxDrained();
-    // Committed with the Sent copy: its thread's refresh and the delivery of the 300 copies.
-    expect(await messagesIn(jobsQueue)).toBe(2);
+    // Committed with the Sent copy: its thread's refresh, its search postings' completion and the
+    // delivery of the 300 copies.
+    expect(await messagesIn(jobsQueue)).toBe(3);
     expect(await stored()).toBe(0);
 
     // Act 2: the jobs worker, in its own process, killed (SIGKILL) once some copies are stored.

@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ANSWER_BUDGET_BYTES } from '#shared/http/page';
 import { makeAgentGrant } from '../support/factories';
 import { useApi } from '../support/harness';
+import { jobsDone } from '../support/outbox-relay';
 
 /**
  * Every answer stays under the 6 MB that API Gateway and Lambda carry: list pages end early (with a
@@ -25,6 +26,8 @@ beforeAll(async () => {
   for (let i = 0; i < 5; i++) {
     const response = await api.post(`/v3/grants/${alice.id}/messages/send`, { to: [{ email: bob.email }], subject: `Large ${i}`, body: bodyOf(2_500_000) });
     expect(response.status, response.text.slice(0, 300)).toBe(200);
+    // Bob's copy is stored by the jobs worker: one at a time, in the order sent.
+    await jobsDone();
   }
 }, 120_000);
 

@@ -5,6 +5,7 @@ import { makeAgentGrant, makeApplication, uniqueEmail } from '../support/factori
 import { startGateway, type Gateway } from '../support/gateway';
 import { sunkRaw, waitForSunk } from '../support/mail';
 import { jobsDone } from '../support/outbox-relay';
+import { expireUploads } from '../support/uploads';
 
 let gateway: Gateway;
 let api: ApiClient;
@@ -537,7 +538,11 @@ describe('PUT /v3/grants/{grant_id}/drafts/{draft_id}', () => {
     expect(accepted.length).toBeGreaterThan(0);
     const stored = (await api.get(`/v3/grants/${grant.id}/drafts/${draft.id}`)).body.data.body as string;
     expect(accepted).toContain(stored);
-    // Only the current body is left in S3 (with the neighbour's, two objects under the grant's bodies).
+    // Replaced bodies are removed by the jobs committed with each update; bodies of updates that lost
+    // (409) were never committed and go when their upload records expire. Then only the current
+    // body is left in S3 (with the neighbour's, two objects under the grant's bodies).
+    await jobsDone();
+    expect(await expireUploads([grant.id])).toBe(responses.filter((r) => r.status === 409).length);
     const s3 = new S3Client({ forcePathStyle: true });
     try {
       const listed = await s3.send(new ListObjectsV2Command({ Bucket: process.env.MAIL_BUCKET, Prefix: `grants/${grant.id}/bodies/` }));

@@ -7,6 +7,7 @@ import { makeAgentGrant, makeApplication, uniqueEmail } from '../support/factori
 import { startGateway, type Gateway } from '../support/gateway';
 import { smtpClient } from '../support/mail';
 import { createTestQueue, drainQueue } from '../support/queues';
+import { expireUploads } from '../support/uploads';
 
 /**
  * Inbound mail: a real SMTP session against the listener `npm start` runs, backed by the same
@@ -86,7 +87,9 @@ describe('inbound SMTP', () => {
     await smtpClient(port).sendMail(mail);
     expect((await api.get(`/v3/grants/${a.id}/messages`)).body.data).toHaveLength(1);
     expect((await api.get(`/v3/grants/${b.id}/messages`)).body.data).toHaveLength(1);
-    // The second delivery's uploaded copy was removed: one raw message per mailbox is left in S3.
+    // The second delivery's copies were never committed: they go when their upload records expire
+    // (one per mailbox), and one raw message per mailbox is left in S3.
+    expect(await expireUploads([a.id, b.id])).toBe(2);
     const s3 = new S3Client({ forcePathStyle: true });
     for (const grant of [a, b]) {
       const listed = await s3.send(new ListObjectsV2Command({ Bucket: process.env.MAIL_BUCKET, Prefix: `grants/${grant.id}/` }));

@@ -83,6 +83,20 @@ describe('Handler: outbox stream consumer', () => {
     expect(calls.find((c) => c.QueueUrl === process.env.FANOUT_QUEUE_URL)!.Entries!.map((e) => JSON.parse(e.MessageBody!))).toEqual([n]);
   });
 
+  it('turns an upload that expired uncommitted into a remove-contents job, and ignores uploads a commit deleted', async () => {
+    // Prepare: the upload item as shared/db/uploads.ts writes it, then its removal by TTL and by a commit.
+    const upload = { pk: 'upload#upl_1', sk: 'upload', entity: 'upload', id: 'upl_1', application_id: app, grant_id: 'grant_1', keys: ['grants/grant_1/messages/m/raw.eml', 'grants/grant_1/attachments/a'], expires_at: 1 };
+    const removal = (sequence: string, userIdentity?: object) =>
+      ({ eventID: `e${sequence}`, eventName: 'REMOVE', ...(userIdentity ? { userIdentity } : {}), dynamodb: { SequenceNumber: sequence, OldImage: marshall(upload) } }) as unknown as DynamoDBRecord;
+
+    // Act
+    const result = await handler(event(removal('1'), removal('2', { type: 'Service', principalId: 'dynamodb.amazonaws.com' })));
+
+    // Assess: only the expiry asks for anything.
+    expect(result).toEqual({ batchItemFailures: [] });
+    expect(sentBodies()).toEqual([{ kind: 'remove-contents', application_id: app, grant_id: 'grant_1', owner_id: 'upl_1', postings: [], blobs: upload.keys }]);
+  });
+
   it('reads a body left in S3 back into the payload', async () => {
     const random = randomBytes(450_000).toString('base64');
     const n = note({ id: 'msg_9', body: random });

@@ -1,0 +1,40 @@
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
+import { uploadKey } from '#shared/db/keys';
+import type { NamedTransactItem } from '#shared/db/transact';
+import { newId, type GrantId, type UploadId } from '#shared/ids';
+import { clock } from '#shared/time';
+
+/**
+ * Contents uploaded to S3 ahead of the transaction that makes them reachable. Before uploading, a
+ * change records what it is about to upload (an upload item with a TTL); the transaction that
+ * commits the change deletes that item. When the transaction never commits (it fails, the function
+ * dies, or the message turns out to be a duplicate), the item stays and expires: DynamoDB's TTL
+ * removes it, the table's stream carries that removal to the outbox consumer, and the consumer
+ * turns it into a remove-contents job for those keys. Nothing is undone in a catch block.
+ */
+const UPLOAD_TTL_SECONDS = 3600;
+
+export interface UploadRecord {
+  id: UploadId;
+  application_id: string;
+  grant_id: GrantId;
+  keys: string[];
+}
+
+/** Whether an item (a stream record's old image, unmarshalled) is an upload record. */
+export const isUploadItem = (item: Record<string, unknown>): item is Record<string, unknown> & UploadRecord =>
+  item.entity === 'upload' && typeof item.pk === 'string' && item.pk.startsWith('upload#') && Array.isArray(item.keys);
+
+/**
+ * Records the keys about to be uploaded; returns what commits them, for the change's transaction
+ * (nothing, and nothing written, when there is nothing to upload).
+ */
+export async function openUpload(grant: { id: GrantId; application_id: string }, keys: (string | undefined)[]): Promise<NamedTransactItem[]> {
+  const wanted = [...new Set(keys.filter((k): k is string => !!k))];
+  if (!wanted.length) return [];
+  const id = newId('upload');
+  const record: UploadRecord = { id, application_id: grant.application_id, grant_id: grant.id, keys: wanted };
+  await dynamo.send(new PutCommand({ TableName: TABLE_NAME, Item: { ...uploadKey(id), entity: 'upload', ...record, expires_at: clock.nowSeconds() + UPLOAD_TTL_SECONDS } }));
+  return [['upload', { Delete: { TableName: TABLE_NAME, Key: uploadKey(id) } }]];
+}

@@ -1,0 +1,39 @@
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBRecord } from 'aws-lambda';
+import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
+import { jobsDone } from './outbox-relay';
+
+/**
+ * What DynamoDB's TTL does to upload records (shared/db/uploads.ts) when they expire, which DynamoDB
+ * Local does not: removes them and puts the removal on the stream as the service's own (userIdentity
+ * dynamodb.amazonaws.com). Here: the upload records of `grantIds` still in the table (their changes
+ * never committed) are deleted, the real outbox consumer gets the same stream record, and the jobs
+ * it sends run to their end. Returns how many uploads expired.
+ */
+export async function expireUploads(grantIds: readonly string[]): Promise<number> {
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await dynamo.send(
+      new ScanCommand({ TableName: TABLE_NAME, FilterExpression: 'entity = :u', ExpressionAttributeValues: { ':u': 'upload' }, ExclusiveStartKey: start }),
+    );
+    items.push(...(page.Items ?? []).filter((item) => grantIds.includes(item.grant_id as string)));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  const { handler } = await import('#functions/outbox/handler');
+  for (const [i, item] of items.entries()) {
+    await dynamo.send(new DeleteCommand({ TableName: TABLE_NAME, Key: { pk: item.pk, sk: item.sk } }));
+    const record = {
+      eventID: `ttl-${i}`,
+      eventName: 'REMOVE',
+      userIdentity: { type: 'Service', principalId: 'dynamodb.amazonaws.com' },
+      dynamodb: { SequenceNumber: String(i), OldImage: marshall(item) as Record<string, AttributeValue> },
+    } as unknown as DynamoDBRecord;
+    const result = await handler({ Records: [record] });
+    if (result.batchItemFailures.length) throw new Error(`the outbox consumer refused the expiry of ${String(item.pk)}`);
+  }
+  await jobsDone();
+  return items.length;
+}
