@@ -1,8 +1,14 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Two groups: every test file but the heaviest runs two at a time; then the heavy ones (hundreds of
+ * mailboxes and hundreds of megabytes through the emulators) run alone, so they neither starve
+ * nor are starved by the rest.
+ */
+const HEAVY = ['test/integration/local-delivery.test.ts'];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
     setupFiles: ['test/support/setup-env.ts'],
     pool: 'forks',
@@ -10,5 +16,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 120_000,
     reporters: ['default'],
+    projects: [
+      { extends: true, test: { name: 'main', include: ['test/**/*.test.ts'], exclude: HEAVY, sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: 'heavy', include: HEAVY, maxWorkers: 1, sequence: { groupOrder: 1 } } },
+    ],
   },
 });

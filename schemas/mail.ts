@@ -78,6 +78,7 @@ export const TrackingOptions = {
 
 export const AttachmentObject = {
   type: 'object',
+  required: ['id', 'grant_id', 'filename', 'content_type', 'size', 'is_inline'],
   properties: {
     id: { type: 'string' },
     grant_id: { type: 'string' },
@@ -99,6 +100,7 @@ const MovedContentUrl = (field: string, what: string) =>
 
 export const MessageObject = {
   type: 'object',
+  required: ['id', 'object', 'grant_id', 'thread_id', 'from', 'to', 'cc', 'bcc', 'reply_to', 'date', 'unread', 'starred', 'folders', 'attachments'],
   properties: {
     id: { type: 'string' },
     object: { type: 'string', enum: ['message'] },
@@ -213,6 +215,7 @@ export type CleanMessagesBody = FromSchema<typeof CleanMessagesBody>;
 
 export const CleanedMessageObject = {
   type: 'object',
+  required: ['id', 'object', 'grant_id'],
   properties: { ...MessageObject.properties, conversation: { type: 'string' } },
 } as const;
 
@@ -275,6 +278,7 @@ export type SendDraftBody = FromSchema<typeof SendDraftBody>;
 
 export const DraftObject = {
   type: 'object',
+  required: ['id', 'object', 'grant_id', 'to', 'cc', 'bcc', 'reply_to', 'date', 'starred', 'folders', 'attachments'],
   properties: {
     ...MessageObject.properties,
     object: { type: 'string', enum: ['draft'] },
@@ -310,6 +314,7 @@ export type ListDraftsQuery = FromSchema<typeof ListDraftsQuery>;
 
 export const ThreadObject = {
   type: 'object',
+  required: ['id', 'object', 'grant_id', 'participants', 'message_ids', 'draft_ids', 'folders', 'unread', 'starred', 'has_attachments', 'has_drafts'],
   properties: {
     id: { type: 'string' },
     object: { type: 'string', enum: ['thread'] },
@@ -359,6 +364,7 @@ export type UpdateThreadBody = FromSchema<typeof UpdateThreadBody>;
 
 export const FolderObject = {
   type: 'object',
+  required: ['id', 'object', 'grant_id', 'name', 'system_folder'],
   properties: {
     id: { type: 'string' },
     object: { type: 'string', enum: ['folder'] },

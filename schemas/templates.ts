@@ -20,6 +20,7 @@ export const SIGNATURE_BODY_MAX = 100_000;
 
 export const TemplateObject = {
   type: 'object',
+  required: ['id', 'object', 'grant_id', 'engine', 'name', 'body', 'created_at', 'updated_at'],
   properties: {
     id: { type: 'string' },
     object: { type: 'string', enum: ['template'] },
@@ -64,11 +65,13 @@ export type RenderTemplateBody = FromSchema<typeof RenderTemplateBody>;
 
 export const RenderedTemplateObject = {
   type: 'object',
+  required: ['body'],
   properties: { subject: { type: 'string' }, body: { type: 'string' } },
 } as const;
 
 export const SignatureObject = {
   type: 'object',
+  required: ['id', 'object', 'grant_id', 'name', 'body', 'created_at', 'updated_at'],
   properties: {
     id: { type: 'string' },
     object: { type: 'string', enum: ['signature'] },

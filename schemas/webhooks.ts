@@ -37,6 +37,7 @@ const DestinationFields = {
 
 export const WebhookObject = {
   type: 'object',
+  required: ['id', 'object', 'trigger_types', 'webhook_url', 'status', 'notification_email_addresses', 'created_at', 'updated_at'],
   properties: {
     id: { type: 'string' },
     object: { type: 'string', enum: ['webhook'] },
@@ -91,6 +92,7 @@ export type SendTestEventBody = FromSchema<typeof SendTestEventBody>;
 
 export const DeliveryObject = {
   type: 'object',
+  required: ['id', 'object', 'webhook_id', 'notification_id', 'trigger_type', 'attempt', 'outcome', 'time'],
   properties: {
     id: { type: 'string' },
     object: { type: 'string', enum: ['webhook_delivery'] },
@@ -108,6 +110,7 @@ export const DeliveryObject = {
 
 export const TestEventResult = {
   type: 'object',
+  required: ['delivered'],
   properties: {
     delivered: { type: 'boolean' },
     status_code: { type: ['integer', 'null'] },
@@ -118,5 +121,6 @@ export const TestEventResult = {
 
 export const IpAddressesObject = {
   type: 'object',
+  required: ['ip_addresses'],
   properties: { ip_addresses: { type: 'array', items: { type: 'string' } } },
 } as const;

@@ -11,10 +11,10 @@ export const handler = httpApi<typeof routes>(generated, {
     return list(page.items, page.nextCursor);
   },
   createFolder: async ({ grant, body }) => ok(await foldersOf(grant).create(grant, body)),
-  getFolder: async ({ grant, params }) => ok(await foldersOf(grant).get(grant, params.folder_id!)),
-  updateFolder: async ({ grant, params, body }) => ok(await foldersOf(grant).update(grant, params.folder_id!, body)),
+  getFolder: async ({ grant, params }) => ok(await foldersOf(grant).get(grant, params.folder_id)),
+  updateFolder: async ({ grant, params, body }) => ok(await foldersOf(grant).update(grant, params.folder_id, body)),
   deleteFolder: async ({ grant, params }) => {
-    await foldersOf(grant).delete(grant, params.folder_id!);
+    await foldersOf(grant).delete(grant, params.folder_id);
     return empty();
   },
 });

@@ -10,10 +10,10 @@ export const handler = httpApi<typeof routes>(generated, {
     const page = await messagesOf(grant).list(grant, query, pageSize(query.limit));
     return list(page.items, page.nextCursor);
   },
-  getMessage: async ({ grant, params, query }) => ok(await messagesOf(grant).get(grant, params.message_id!, query)),
-  updateMessage: async ({ grant, params, body }) => ok(await messagesOf(grant).update(grant, params.message_id!, body)),
+  getMessage: async ({ grant, params, query }) => ok(await messagesOf(grant).get(grant, params.message_id, query)),
+  updateMessage: async ({ grant, params, body }) => ok(await messagesOf(grant).update(grant, params.message_id, body)),
   deleteMessage: async ({ grant, params, query }) => {
-    await messagesOf(grant).delete(grant, params.message_id!, query);
+    await messagesOf(grant).delete(grant, params.message_id, query);
     return empty();
   },
   cleanMessages: async ({ grant, body }) => list(await messagesOf(grant).clean(grant, body)),

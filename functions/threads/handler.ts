@@ -10,10 +10,10 @@ export const handler = httpApi<typeof routes>(generated, {
     const page = await threadsOf(grant).list(grant, query, pageSize(query.limit));
     return list(page.items, page.nextCursor);
   },
-  getThread: async ({ grant, params }) => ok(await threadsOf(grant).get(grant, params.thread_id!)),
-  updateThread: async ({ grant, params, body }) => ok(await threadsOf(grant).update(grant, params.thread_id!, body)),
+  getThread: async ({ grant, params }) => ok(await threadsOf(grant).get(grant, params.thread_id)),
+  updateThread: async ({ grant, params, body }) => ok(await threadsOf(grant).update(grant, params.thread_id, body)),
   deleteThread: async ({ grant, params }) => {
-    await threadsOf(grant).delete(grant, params.thread_id!);
+    await threadsOf(grant).delete(grant, params.thread_id);
     return empty();
   },
 });

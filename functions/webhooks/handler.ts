@@ -14,15 +14,15 @@ export const handler = httpApi<typeof routes>(generated, {
   ipAddresses: async () => ok(webhooks.ipAddresses()),
   mockPayload: async ({ app, body }) => ok(webhooks.mockPayload(app, body)),
   sendTestEvent: async ({ app, body }) => ok(await webhooks.sendTestEvent(app, body)),
-  rotateSecret: async ({ app, params }) => ok(await webhooks.rotateSecret(app, params.webhook_id!)),
-  getWebhook: async ({ app, params }) => ok(await webhooks.getWebhook(app, params.webhook_id!)),
-  updateWebhook: async ({ app, params, body }) => ok(await webhooks.updateWebhook(app, params.webhook_id!, body)),
+  rotateSecret: async ({ app, params }) => ok(await webhooks.rotateSecret(app, params.webhook_id)),
+  getWebhook: async ({ app, params }) => ok(await webhooks.getWebhook(app, params.webhook_id)),
+  updateWebhook: async ({ app, params, body }) => ok(await webhooks.updateWebhook(app, params.webhook_id, body)),
   deleteWebhook: async ({ app, params }) => {
-    await webhooks.deleteWebhook(app, params.webhook_id!);
+    await webhooks.deleteWebhook(app, params.webhook_id);
     return empty();
   },
   listDeliveries: async ({ app, params, query }) => {
-    const page = await webhooks.listDeliveries(app, params.webhook_id!, pageSize(query.limit), query.page_token);
+    const page = await webhooks.listDeliveries(app, params.webhook_id, pageSize(query.limit), query.page_token);
     return list(page.items, page.nextCursor);
   },
 });

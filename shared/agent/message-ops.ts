@@ -12,6 +12,7 @@ import { MessageConflictError } from '#shared/db/messages';
 import { ConflictError, NotFoundError } from '#shared/errors';
 import { newNotification } from '#shared/notifications/notification';
 import { clock } from '#shared/time';
+import { CONTENTION_ATTEMPTS, contentionPause } from '#shared/contention';
 
 /** Changes to the mutable state of messages: read and star state, folders, metadata, deletion. */
 export interface MessageChanges {
@@ -79,10 +80,11 @@ export async function changeMessage(
       if (!options.threadBatch) await refreshThreadNow(grant.id, after.thread_id);
       return { record: after, view };
     } catch (error) {
-      if (!(error instanceof MessageConflictError) || attempt >= 3) {
+      if (!(error instanceof MessageConflictError) || attempt + 1 >= CONTENTION_ATTEMPTS) {
         if (error instanceof MessageConflictError) throw new ConflictError('The message kept changing during the update; retry');
         throw error;
       }
+      await contentionPause(attempt);
       const fresh = await messages.getMessage(grant.id, current.id);
       if (!fresh) throw new NotFoundError(`Message '${current.id}' not found`);
       current = fresh;
@@ -103,7 +105,8 @@ export async function hardDeleteMessage(grant: GrantRecord, record: MessageRecor
       await messages.deleteMessage(current, { mutable: mutablePostings(current) }, folderDeltas(current, -1), [threadRefreshJob(grant, current.thread_id), removal]);
       break;
     } catch (error) {
-      if (!(error instanceof MessageConflictError) || attempt >= 3) throw error;
+      if (!(error instanceof MessageConflictError) || attempt + 1 >= CONTENTION_ATTEMPTS) throw error;
+      await contentionPause(attempt);
       const fresh = await messages.getMessage(grant.id, current.id);
       if (!fresh) return;
       current = fresh;

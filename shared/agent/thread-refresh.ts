@@ -10,6 +10,7 @@ import { getGrant } from '#shared/db/grants';
 import { newId, type ApplicationId, type DraftId, type GrantId, type MessageId, type ThreadId } from '#shared/ids';
 import type { Job } from '#shared/jobs/job';
 import { logger } from '#shared/logger';
+import { CONTENTION_ATTEMPTS, contentionPause } from '#shared/contention';
 
 /**
  * A thread is an aggregate of its messages (participants, folders, unread and star state, dates).
@@ -103,7 +104,8 @@ export async function refreshThreadNow(grantId: GrantId, threadId: ThreadId): Pr
 }
 
 export async function refreshThread(grantId: GrantId, threadId: ThreadId): Promise<ThreadRecord | undefined> {
-  for (let attempt = 0; attempt < 6; attempt++) {
+  for (let attempt = 0; attempt < CONTENTION_ATTEMPTS; attempt++) {
+    if (attempt) await contentionPause(attempt - 1);
     const previous = await threads.getThread(grantId, threadId);
     const [messagePage, draftPage] = await Promise.all([
       queryIds(postingPartition(grantId, kinds.thread(threadId)), {}, MAX_THREAD_MESSAGES),

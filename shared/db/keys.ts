@@ -31,7 +31,7 @@
  * | Delivery attempts of a destination, newest first | table | webhook#<wh_id>#attempts | <dlv_id> (TTL 30 d) | attemptKey, attemptsOfWebhook |
  * | Attempt counts per hour, and per minute inside it (health) | table | webhook#<wh_id>#stats | h#<hour> (TTL 4 d) | statsKey |
  * | Outbox entry: a notification or job (TTL 2 d)    | table | outbox#<ntf_id|job_id> | outbox            | outboxKey           |
- * | Upload not yet committed (TTL 1 h; see uploads.ts) | table | upload#<upl_id>    | upload                | uploadKey           |
+ * | Uploads of a grant not yet committed (TTL 1 h; uploads.ts) | table | grant#<gid>#uploads | <upl_id>       | uploadKey, uploadsOfGrant |
  *
  * Message postings are the filter indexes of a mailbox: one small item per (filter value, message),
  * e.g. `ix#from:ann@x.com`, `ix#in:inbox`, `ix#unread`, `ix#subj:invoice`, `ix#text:budget`. Their sort
@@ -179,4 +179,5 @@ export const statsOfWebhook = (webhookId: WebhookId) => ({ pk: `webhook#${webhoo
  */
 export const outboxKey = (id: NotificationId | JobId): Key => ({ pk: `outbox#${id}`, sk: 'outbox' });
 export const OUTBOX_PK_PREFIX = 'outbox#';
-export const uploadKey = (id: UploadId): Key => ({ pk: `upload#${id}`, sk: 'upload' });
+export const uploadsOfGrant = (grantId: GrantId): string => `grant#${grantId}#uploads`;
+export const uploadKey = (grantId: GrantId, id: UploadId): Key => ({ pk: uploadsOfGrant(grantId), sk: id });

@@ -24,7 +24,7 @@ export interface UploadRecord {
 
 /** Whether an item (a stream record's old image, unmarshalled) is an upload record. */
 export const isUploadItem = (item: Record<string, unknown>): item is Record<string, unknown> & UploadRecord =>
-  item.entity === 'upload' && typeof item.pk === 'string' && item.pk.startsWith('upload#') && Array.isArray(item.keys);
+  item.entity === 'upload' && typeof item.grant_id === 'string' && Array.isArray(item.keys);
 
 /**
  * Records the keys about to be uploaded; returns what commits them, for the change's transaction
@@ -35,6 +35,6 @@ export async function openUpload(grant: { id: GrantId; application_id: string },
   if (!wanted.length) return [];
   const id = newId('upload');
   const record: UploadRecord = { id, application_id: grant.application_id, grant_id: grant.id, keys: wanted };
-  await dynamo.send(new PutCommand({ TableName: TABLE_NAME, Item: { ...uploadKey(id), entity: 'upload', ...record, expires_at: clock.nowSeconds() + UPLOAD_TTL_SECONDS } }));
-  return [['upload', { Delete: { TableName: TABLE_NAME, Key: uploadKey(id) } }]];
+  await dynamo.send(new PutCommand({ TableName: TABLE_NAME, Item: { ...uploadKey(grant.id, id), entity: 'upload', ...record, expires_at: clock.nowSeconds() + UPLOAD_TTL_SECONDS } }));
+  return [['upload', { Delete: { TableName: TABLE_NAME, Key: uploadKey(grant.id, id) } }]];
 }

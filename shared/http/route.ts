@@ -4,6 +4,7 @@ import type { ApplicationContext } from '#shared/applications/authenticate';
 import type { GrantRecord } from '#shared/db/grants';
 import type { CompiledValidateFunction } from '#shared/http/validation';
 import type { Logger } from '#shared/logger';
+import type { ResponseOf } from '#shared/schema-types';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -63,13 +64,19 @@ export interface GeneratedRoutes {
 
 type QueryOf<R extends RouteSpec> = R['query'] extends JSONSchema ? FromSchema<R['query']> : Record<string, never>;
 type BodyOf<R extends RouteSpec> = R['body'] extends JSONSchema ? FromSchema<R['body']> : undefined;
+/** The names in a path template: `/v3/grants/{grant_id}/folders/{folder_id}` → `'grant_id' | 'folder_id'`. */
+type ParamNames<P extends string> = P extends `${string}{${infer Name}}${infer Rest}` ? Name | ParamNames<Rest> : never;
+type ParamsOf<R extends RouteSpec> = { readonly [K in ParamNames<R['path']>]: string };
+/** What a route's success answer carries in `data` (one item of a list), from its response schema. */
+export type DataOf<R extends RouteSpec> = R['response'] extends JSONSchema ? ResponseOf<R['response']> : object;
 type GrantOf<R extends RouteSpec> = R['path'] extends `${string}{grant_id}${string}` ? { grant: GrantRecord } : {};
 
 /** What a handler receives: already authenticated, parsed, validated and (for grant paths) resolved. */
 export type RouteRequest<R extends RouteSpec> = {
   requestId: string;
   app: ApplicationContext;
-  params: Record<string, string>;
+  /** The path's parameters, by the names of its template. */
+  params: ParamsOf<R>;
   query: QueryOf<R>;
   body: BodyOf<R>;
   headers: Record<string, string>;
@@ -88,27 +95,28 @@ export interface UploadedFile {
   content: Buffer;
 }
 
-export type RouteResult =
-  | { kind: 'object'; data: object; status?: number; headers?: Record<string, string> }
-  | { kind: 'list'; data: object[]; nextCursor?: string | undefined }
+/** A handler's answer; `D` is what its response schema documents (checked when the handler compiles). */
+export type RouteResult<D = object> =
+  | { kind: 'object'; data: D; status?: number; headers?: Record<string, string> }
+  | { kind: 'list'; data: D[]; nextCursor?: string | undefined }
   | { kind: 'empty'; status?: number }
   /** Raw bytes (attachment downloads): the only success responses that are not JSON. */
   | { kind: 'binary'; contentType: string; filename: string; content: Buffer }
   /** 302 to `location`, with a JSON body naming it. */
   | { kind: 'redirect'; location: string };
 
-export type RouteHandler<R extends RouteSpec> = (request: RouteRequest<R>) => Promise<RouteResult>;
+export type RouteHandler<R extends RouteSpec> = (request: RouteRequest<R>) => Promise<RouteResult<DataOf<R>>>;
 
 export type RouteHandlers<T extends RouteTable> = { [K in keyof T]: RouteHandler<T[K]> };
 
-export const ok = (data: object, options: { status?: number; headers?: Record<string, string> } = {}): RouteResult => ({
-  kind: 'object',
+export const ok = <D extends object>(data: D, options: { status?: number; headers?: Record<string, string> } = {}) => ({
+  kind: 'object' as const,
   data,
   ...options,
 });
-export const list = (data: object[], nextCursor?: string): RouteResult => ({ kind: 'list', data, nextCursor });
-export const empty = (): RouteResult => ({ kind: 'empty' });
-export const binary = (content: Buffer, contentType: string, filename: string): RouteResult => ({ kind: 'binary', content, contentType, filename });
-export const redirect = (location: string): RouteResult => ({ kind: 'redirect', location });
+export const list = <D extends object>(data: D[], nextCursor?: string) => ({ kind: 'list' as const, data, nextCursor });
+export const empty = () => ({ kind: 'empty' as const });
+export const binary = (content: Buffer, contentType: string, filename: string) => ({ kind: 'binary' as const, content, contentType, filename });
+export const redirect = (location: string) => ({ kind: 'redirect' as const, location });
 
 export const routeKey = (spec: Pick<RouteSpec, 'method' | 'path'>) => `${spec.method} ${spec.path}`;

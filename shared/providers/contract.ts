@@ -1,6 +1,6 @@
-import type { FromSchema } from 'json-schema-to-ts';
 import type { GrantRecord } from '#shared/db/grants';
 import type { UploadedFile } from '#shared/http/route';
+import type { ResponseOf } from '#shared/schema-types';
 import type {
   AttachmentObject,
   AttachmentQuery,
@@ -35,24 +35,12 @@ import type {
  * only the code of the endpoints it serves. Calendars join as further capabilities the same way.
  */
 
-/**
- * A response schema's type without the open index signatures FromSchema adds to objects that do not
- * forbid additional properties: a result must have the documented fields, with their types.
- */
-type Documented<T> = T extends readonly (infer U)[]
-  ? Documented<U>[]
-  : T extends Buffer
-    ? T
-    : T extends object
-      ? { [K in keyof T as string extends K ? never : K]: Documented<T[K]> }
-      : T;
-
-export type Message = Documented<FromSchema<typeof MessageObject>>;
-export type Thread = Documented<FromSchema<typeof ThreadObject>>;
-export type Draft = Documented<FromSchema<typeof DraftObject>>;
-export type Folder = Documented<FromSchema<typeof FolderObject>>;
-export type Attachment = Documented<FromSchema<typeof AttachmentObject>>;
-export type CleanedMessage = Documented<FromSchema<typeof CleanedMessageObject>>;
+export type Message = ResponseOf<typeof MessageObject>;
+export type Thread = ResponseOf<typeof ThreadObject>;
+export type Draft = ResponseOf<typeof DraftObject>;
+export type Folder = ResponseOf<typeof FolderObject>;
+export type Attachment = ResponseOf<typeof AttachmentObject>;
+export type CleanedMessage = ResponseOf<typeof CleanedMessageObject>;
 
 /** One page of a list: the items and, when more follow, the token of the next page. */
 export interface Page<T> {

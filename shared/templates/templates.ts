@@ -159,12 +159,13 @@ export async function renderStoredTemplate(
   grantId: GrantId,
   ref: { id: string; variables?: Record<string, unknown> },
   overrides: TemplateFields = {},
-): Promise<{ subject?: string; body?: string }> {
+): Promise<{ subject?: string; body: string }> {
   const template = await requireTemplate(grantId, ref.id);
   const rendered = (await engines()).renderTemplate(template.engine, { subject: template.subject, body: template.body }, ref.variables ?? {});
   return {
     subject: overrides.subject ?? rendered.subject,
-    body: overrides.body ?? rendered.body,
+    // A template always has a body (it is required when created).
+    body: overrides.body ?? rendered.body ?? '',
   };
 }
 

@@ -1,8 +1,10 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
+import { uploadsOfGrant } from '#shared/db/keys';
+import type { GrantId } from '#shared/ids';
 import { jobsDone } from './outbox-relay';
 
 /**
@@ -14,14 +16,16 @@ import { jobsDone } from './outbox-relay';
  */
 export async function expireUploads(grantIds: readonly string[]): Promise<number> {
   const items: Record<string, unknown>[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await dynamo.send(
-      new ScanCommand({ TableName: TABLE_NAME, FilterExpression: 'entity = :u', ExpressionAttributeValues: { ':u': 'upload' }, ExclusiveStartKey: start }),
-    );
-    items.push(...(page.Items ?? []).filter((item) => grantIds.includes(item.grant_id as string)));
-    start = page.LastEvaluatedKey;
-  } while (start);
+  for (const grantId of grantIds) {
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await dynamo.send(
+        new QueryCommand({ TableName: TABLE_NAME, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': uploadsOfGrant(grantId as GrantId) }, ExclusiveStartKey: start }),
+      );
+      items.push(...(page.Items ?? []));
+      start = page.LastEvaluatedKey;
+    } while (start);
+  }
   const { handler } = await import('#functions/outbox/handler');
   for (const [i, item] of items.entries()) {
     await dynamo.send(new DeleteCommand({ TableName: TABLE_NAME, Key: { pk: item.pk, sk: item.sk } }));

@@ -85,7 +85,7 @@ describe('Handler: outbox stream consumer', () => {
 
   it('turns an upload that expired uncommitted into a remove-contents job, and ignores uploads a commit deleted', async () => {
     // Prepare: the upload item as shared/db/uploads.ts writes it, then its removal by TTL and by a commit.
-    const upload = { pk: 'upload#upl_1', sk: 'upload', entity: 'upload', id: 'upl_1', application_id: app, grant_id: 'grant_1', keys: ['grants/grant_1/messages/m/raw.eml', 'grants/grant_1/attachments/a'], expires_at: 1 };
+    const upload = { pk: 'grant#grant_1#uploads', sk: 'upl_1', entity: 'upload', id: 'upl_1', application_id: app, grant_id: 'grant_1', keys: ['grants/grant_1/messages/m/raw.eml', 'grants/grant_1/attachments/a'], expires_at: 1 };
     const removal = (sequence: string, userIdentity?: object) =>
       ({ eventID: `e${sequence}`, eventName: 'REMOVE', ...(userIdentity ? { userIdentity } : {}), dynamodb: { SequenceNumber: sequence, OldImage: marshall(upload) } }) as unknown as DynamoDBRecord;
 
