@@ -9,6 +9,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { lambdaContext } from '../scripts/local-stack/api-gateway-event';
 import { fmt, table } from './lib';
 import { startStack } from '../scripts/local-stack/index';
+import { startStreamRelay } from '../scripts/local-stack/stream-relay';
 
 /**
  * Issue 4 benchmark, measured in one run:
@@ -23,13 +24,23 @@ import { startStack } from '../scripts/local-stack/index';
  *      calls with the same pollers and batches, minimal items and no Switchboard code. It bounds
  *      what any implementation that keeps every step durable can reach on this stack, and ours ÷
  *      floor is the share of that bound we reach (the rest: real destination and attempt items,
- *      message attributes, the health counter update).
+ *      message attributes, the health counter update);
+ *   4. the lag from a committed change to its webhook receipt: Agent Account grants created through
+ *      the grants service (each commits its grant.created with it, in one transaction), the table's
+ *      stream read by the local stream relay and handed to the real outbox consumer (as Lambda's
+ *      event source mapping does when deployed), then fan-out and delivery as above; p50/p99 of the
+ *      time from the commit's return to the receipt, with LAG_RATE changes committed per second.
  */
 const N = Number(process.env.BENCH_WEBHOOK_NOTIFICATIONS ?? 1000);
 const WORKERS = Number(process.env.BENCH_WEBHOOK_WORKERS ?? 2);
 const PUBLISHERS = Number(process.env.BENCH_WEBHOOK_PUBLISHERS ?? 16);
 const BATCH = Number(process.env.BENCH_WEBHOOK_BATCH ?? 10);
 const RATIO_TARGET = 0.5;
+const LAG_CHANGES = Number(process.env.BENCH_WEBHOOK_LAG_CHANGES ?? 200);
+/** Changes committed per second in section 4: a steady load, well under the pipeline's throughput. */
+const LAG_RATE = Number(process.env.BENCH_WEBHOOK_LAG_RATE ?? 20);
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 
 type Handler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
 
@@ -150,15 +161,22 @@ export async function runWebhooksBench(): Promise<void> {
   Object.assign(process.env, stack.env, { LOG_LEVEL: 'warn' });
   // The receiver: answers challenges, counts POSTs per path.
   const receipts = new Map<string, number[]>();
+  const lagReceipts = new Map<string, number>();
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://x');
     const challenge = url.searchParams.get('challenge');
     if (challenge) return void res.writeHead(200, { 'content-length': Buffer.byteLength(challenge) }).end(challenge);
-    req.on('data', () => undefined);
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => void (url.pathname === '/lag' && chunks.push(chunk)));
     req.on('end', () => {
+      const now = performance.now();
       const list = receipts.get(url.pathname) ?? [];
-      list.push(performance.now());
+      list.push(now);
       receipts.set(url.pathname, list);
+      if (url.pathname === '/lag') {
+        const id = (JSON.parse(Buffer.concat(chunks).toString()) as { data: { object: { id: string } } }).data.object.id;
+        if (!lagReceipts.has(id)) lagReceipts.set(id, now);
+      }
       res.writeHead(200, { 'content-length': 2 }).end('ok');
     });
   });
@@ -172,13 +190,15 @@ export async function runWebhooksBench(): Promise<void> {
 
   const stops: (() => Promise<void>)[] = [];
   try {
-    const [{ createApplication }, webhooks, { publishNotifications }, { newNotification }, { handler: fanout }, { handler: delivery }] = await Promise.all([
+    const [{ createApplication }, webhooks, { publishNotifications }, { newNotification }, { handler: fanout }, { handler: delivery }, { handler: outbox }, grants] = await Promise.all([
       import('#shared/applications/service'),
       import('#shared/webhooks/service'),
       import('#shared/notifications/publisher'),
       import('#shared/notifications/notification'),
       import('#functions/webhook-fanout/handler'),
       import('#functions/webhook-delivery/handler'),
+      import('#functions/outbox/handler'),
+      import('#shared/grants/service'),
     ]);
     // What the outbox consumer does for each committed notification: put it on the fan-out queue.
     const publish = async (input: Parameters<typeof newNotification>[0]) => {
@@ -244,6 +264,38 @@ export async function runWebhooksBench(): Promise<void> {
     for (let i = 0; i < 100; i++) last = Math.max(last, (await waitFor(`/d${i}`, 1, 60_000))[0] ?? Infinity);
     const fanMs = last - fanStart;
 
+    // 4. Commit → receipt through the table's stream and the outbox consumer.
+    const lagApp = await createApplication({ name: 'bench lag' });
+    const lagContext = { applicationId: lagApp.application_id, credential: 'api_key' as const };
+    await webhooks.createWebhook(lagContext, { webhook_url: `${base}/lag`, trigger_types: ['grant.created'] });
+    const relay = await startStreamRelay({ tableName: stack.env.TABLE_NAME!, consumer: outbox });
+    const committed = new Map<string, number>();
+    try {
+      const create = async (i: number) => {
+        const grant = await grants.createCustomGrant(lagContext, { provider: 'agent', settings: { email_address: `lag${i}@agents.test` } }, { ip: '127.0.0.1', userAgent: 'bench' });
+        committed.set(grant.id, performance.now());
+      };
+      await create(-1); // warm-up (the relay's first read, the consumer's first SQS call)
+      await waitFor('/lag', 1);
+      // A steady load: one change every 1/LAG_RATE s, each committed without waiting for the previous.
+      const pending: Promise<void>[] = [];
+      const paceStart = performance.now();
+      for (let i = 0; i < LAG_CHANGES; i++) {
+        const due = paceStart + (i * 1000) / LAG_RATE;
+        if (due > performance.now()) await new Promise((r) => setTimeout(r, due - performance.now()));
+        pending.push(create(i));
+      }
+      await Promise.all(pending);
+      await waitFor('/lag', LAG_CHANGES + 1);
+    } finally {
+      await relay.stop();
+    }
+    // The first committed is the warm-up.
+    const changes = [...committed].slice(1);
+    const missing = changes.filter(([id]) => !lagReceipts.has(id)).length;
+    if (missing) throw new Error(`lag: ${missing} of ${LAG_CHANGES} committed changes never reached the receiver`);
+    const lagMs = changes.map(([id, at]) => lagReceipts.get(id)! - at).sort((a, b) => a - b);
+
     // 3. The durable-steps floor, once our pollers have stopped (same queues, now idle).
     await Promise.all(stops.splice(0).map((stop) => stop()));
     const floorRate = await durableFloor({
@@ -269,9 +321,10 @@ export async function runWebhooksBench(): Promise<void> {
         ['  floor ÷ plain loop (the most any durable pipeline reaches here)', (floorRate / loopRate).toFixed(2)],
         ['  end-to-end ÷ floor (our share of that bound)', (oursRate / floorRate).toFixed(2)],
         ['fan-out of 1 notification to 100 destinations', `last receipt after ${fmt(fanMs, 0)}`],
+        [`commit → webhook receipt through the stream, ${LAG_CHANGES} grants at ${LAG_RATE}/s`, `p50 ${fmt(percentile(lagMs, 50), 0)}, p99 ${fmt(percentile(lagMs, 99), 0)}, max ${fmt(lagMs.at(-1)!, 0)}`],
       ]),
     );
-    console.log(`(${WORKERS} in-process pollers per queue, batches of 10; DynamoDB Local and the SQS emulator on loopback)`);
+    console.log(`(${WORKERS} in-process pollers per queue, batches of 10; DynamoDB Local and the SQS emulator on loopback; the stream read by one relay that rests 50 ms when a shard had nothing new)`);
     sqs.destroy();
   } finally {
     await Promise.all(stops.map((stop) => stop()));
