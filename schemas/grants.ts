@@ -1,7 +1,13 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { EmailAddress, Limit, PageToken, Select } from '#schemas/common';
 
-export const PROVIDERS = ['agent'] as const;
+/**
+ * Provider values a create request may name. Agent Accounts (mailboxes Switchboard hosts) answer as
+ * `nylas`, the value the published contract uses for hosted accounts, so existing clients recognise
+ * them; `agent` is accepted as an alias on input and in `provider=` filters.
+ */
+export const PROVIDERS = ['nylas', 'agent'] as const;
+export const HOSTED_PROVIDER = 'nylas';
 
 const ExternalId = {
   type: 'string',
@@ -19,7 +25,8 @@ export const Grant = {
   properties: {
     id: { type: 'string' },
     grant_status: { type: 'string', enum: ['valid'] },
-    provider: { type: 'string' },
+    provider: { type: 'string', enum: [HOSTED_PROVIDER] },
+    name: { type: 'string', description: 'Default From display name of an Agent Account.' },
     scope: { type: 'array', items: { type: 'string' } },
     email: { type: 'string' },
     settings: { type: 'object' },
@@ -40,11 +47,16 @@ export const CreateCustomGrantBody = {
   required: ['provider', 'settings'],
   properties: {
     provider: { type: 'string', enum: PROVIDERS },
+    name: { type: 'string', minLength: 1, maxLength: 256, pattern: '^[^\\r\\n]+$', description: 'Agent Accounts: the default From display name.' },
+    workspace_id: { type: 'string', minLength: 1, maxLength: 256 },
     settings: {
       type: 'object',
       additionalProperties: false,
       properties: {
-        email_address: EmailAddress,
+        email: EmailAddress,
+        email_address: { ...EmailAddress, description: 'Alias of `email`.' },
+        app_password: { type: 'string', minLength: 18, maxLength: 40 },
+        policy_id: { type: 'string', minLength: 1, maxLength: 256 },
         credential_id: { type: 'string', minLength: 1, maxLength: 256 },
         scopes: { type: 'array', maxItems: 100, items: { type: 'string', minLength: 1, maxLength: 512 } },
       },

@@ -1,15 +1,9 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { EmailAddress } from '#schemas/common';
-import { NOTIFICATION_TYPES } from '#schemas/notifications';
+import { CONTRACT_TRIGGER_TYPES, NOTIFICATION_TYPES } from '#schemas/notifications';
 
 /** Trigger types a destination can subscribe to (suffixes such as `.truncated` need no subscription). */
-export const TRIGGER_TYPES = [
-  ...NOTIFICATION_TYPES,
-  // Variants with their own subscription (their base type's subscribers receive them too).
-  'message.created.cleaned',
-  'message.created.metadata',
-  'message.updated.metadata',
-] as const;
+export const TRIGGER_TYPES = NOTIFICATION_TYPES;
 export type TriggerType = (typeof TRIGGER_TYPES)[number];
 
 /** One trigger type as sent; checked against TRIGGER_TYPES in code, so the 400 can list the valid ones. */
@@ -17,7 +11,7 @@ const TriggerTypeName = { type: 'string', minLength: 1, maxLength: 100 } as cons
 const TriggerTypes = {
   type: 'array',
   minItems: 1,
-  maxItems: TRIGGER_TYPES.length,
+  maxItems: CONTRACT_TRIGGER_TYPES.length,
   uniqueItems: true,
   items: TriggerTypeName,
   description: 'Unknown trigger types are refused with the list of valid ones.',

@@ -6,7 +6,7 @@ export const routes = {
   createCustomGrant: {
     method: 'POST',
     path: '/v3/connect/custom',
-    summary: 'Create a grant by custom authentication (provider "agent" creates an Agent Account)',
+    summary: 'Create a grant by custom authentication (provider "nylas", alias "agent", creates an Agent Account)',
     body: CreateCustomGrantBody,
     response: Grant,
   },

@@ -11,12 +11,27 @@ import type { AccountHooks } from '#shared/providers/accounts';
  * created in the same transaction as the grant.
  */
 export const agentAccounts: AccountHooks = {
-  account(settings) {
+  account(request) {
+    const settings = request.settings;
     if (settings.credential_id !== undefined || settings.scopes !== undefined) {
-      throw new InvalidRequestError("settings.credential_id and settings.scopes do not apply to provider 'agent'; send only settings.email_address");
+      throw new InvalidRequestError('settings.credential_id and settings.scopes do not apply to Agent Accounts; send only settings.email');
     }
-    if (settings.email_address === undefined) throw new InvalidRequestError("'settings.email_address' is required for provider 'agent'");
-    return { email: settings.email_address.toLowerCase(), settings: {} };
+    if (request.workspace_id !== undefined) {
+      throw new InvalidRequestError("'workspace_id' is not available yet: workspaces are not supported by this deployment; omit it");
+    }
+    if (settings.policy_id !== undefined) {
+      throw new InvalidRequestError("'settings.policy_id' is not available yet: policies are not supported by this deployment; omit it");
+    }
+    if (settings.app_password !== undefined) {
+      throw new InvalidRequestError("'settings.app_password' is not available: Agent Accounts here offer no IMAP or SMTP client access; omit it");
+    }
+    const { email, email_address: alias } = settings;
+    if (email !== undefined && alias !== undefined && email.toLowerCase() !== alias.toLowerCase()) {
+      throw new InvalidRequestError("'settings.email' and 'settings.email_address' name different addresses; send one of them");
+    }
+    const address = email ?? alias;
+    if (address === undefined) throw new InvalidRequestError("'settings.email' is required for an Agent Account");
+    return { email: address.toLowerCase(), settings: {}, ...(request.name !== undefined ? { name: request.name } : {}) };
   },
   created(grant, now) {
     const folders = systemFolderRecords(grant.id, now)

@@ -10,6 +10,8 @@ import { ConflictError, InvalidRequestError, NotFoundError } from '#shared/error
 import { newId, type GrantId } from '#shared/ids';
 import { clock } from '#shared/time';
 import type { CreateFolderBody, ListFoldersQuery, UpdateFolderBody } from '#schemas/mail';
+import type { OutboxEntry } from '#shared/db/outbox';
+import { newNotification } from '#shared/notifications/notification';
 
 /** Folders of an Agent Account (system folders: shared/agent/system-folders.ts). */
 /** Custom folders per mailbox. */
@@ -81,6 +83,11 @@ function checkParent(all: FolderRecord[], parentId: string, selfId?: string) {
   }
 }
 
+/** folder.created/updated/deleted, committed with the change. */
+const folderNotification = (grant: GrantRecord, type: 'folder.created' | 'folder.updated' | 'folder.deleted', object: ReturnType<typeof folderView>): OutboxEntry => ({
+  notification: newNotification({ type, applicationId: grant.application_id, grantId: grant.id, object }),
+});
+
 export async function createFolder(grant: GrantRecord, body: CreateFolderBody) {
   const name = body.name.trim();
   const all = await repo.listFolders(grant.id);
@@ -101,13 +108,14 @@ export async function createFolder(grant: GrantRecord, body: CreateFolderBody) {
     created_at: now,
     updated_at: now,
   };
+  const view = folderView(folder, 0);
   try {
-    await repo.insertFolder(folder);
+    await repo.insertFolder(folder, [folderNotification(grant, 'folder.created', view)]);
   } catch (error) {
     if (error instanceof FolderNameTakenError) throw new ConflictError(`A folder named '${name}' already exists here`);
     throw error;
   }
-  return folderView(folder, 0);
+  return view;
 }
 
 export async function updateFolder(grant: GrantRecord, folderId: string, body: UpdateFolderBody) {
@@ -124,14 +132,15 @@ export async function updateFolder(grant: GrantRecord, folderId: string, body: U
     text_color: body.text_color ?? folder.text_color,
     updated_at: clock.nowSeconds(),
   };
+  const view = folderView(after, childCounts(all).get(after.id) ?? 0);
   try {
-    await repo.updateFolder(folder, after);
+    await repo.updateFolder(folder, after, [folderNotification(grant, 'folder.updated', view)]);
   } catch (error) {
     if (error instanceof FolderNameTakenError) throw new ConflictError(`A folder named '${after.name}' already exists here`);
     if (error instanceof FolderChangedError) throw new ConflictError('The folder was changed by another request; fetch it again and retry');
     throw error;
   }
-  return folderView(after, childCounts(all).get(after.id) ?? 0);
+  return view;
 }
 
 export async function deleteFolder(grant: GrantRecord, folderId: string): Promise<void> {
@@ -142,7 +151,7 @@ export async function deleteFolder(grant: GrantRecord, folderId: string): Promis
     throw new ConflictError(`Folder '${folder.id}' still holds ${folder.total_count} message(s); move or delete them first`);
   }
   try {
-    await repo.deleteFolder(folder);
+    await repo.deleteFolder(folder, [folderNotification(grant, 'folder.deleted', folderView(folder, 0))]);
   } catch (error) {
     if (error instanceof FolderChangedError) throw new ConflictError(`Folder '${folder.id}' received messages meanwhile; move or delete them first`);
     throw error;

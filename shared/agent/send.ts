@@ -87,12 +87,13 @@ export function checkCustomHeaders(headers: HeaderRecord[] = []): HeaderRecord[]
 
 /** The sender must be the Agent Account's own address (Agent Accounts have no aliases). */
 export function senderOf(grant: GrantRecord, from: ParticipantRecord[] | undefined): ParticipantRecord {
-  if (!from?.length) return { email: grant.email };
+  if (!from?.length) return { email: grant.email, ...(grant.name ? { name: grant.name } : {}) };
   const foreign = from.find((p) => normalAddress(p.email) !== grant.email);
   if (foreign || from.length > 1) {
     throw new InvalidRequestError(`'from' must be this Agent Account's own address <${grant.email}>; Agent Accounts have no aliases`);
   }
-  return { email: grant.email, ...(from[0]!.name ? { name: from[0]!.name } : {}) };
+  const name = from[0]!.name ?? grant.name;
+  return { email: grant.email, ...(name ? { name } : {}) };
 }
 
 /** `stored`: attachments already held as bytes (a draft's, read from S3), sent before those of `input` and `files`. */

@@ -6,6 +6,7 @@ import { folderKey, folderNameKey, foldersOfGrant, itemAttributes } from '#share
 import { queryAll } from '#shared/db/records';
 import { TransactionConditionError, transactWrite } from '#shared/db/transact';
 import type { GrantId } from '#shared/ids';
+import { outboxItems, type OutboxEntry } from '#shared/db/outbox';
 
 /**
  * Folders of a mailbox. A folder item and its name guard share the grant's folder partition: the
@@ -54,13 +55,10 @@ export function folderPutItems(folder: FolderRecord): TransactItem[] {
   ];
 }
 
-export async function insertFolder(folder: FolderRecord): Promise<void> {
+export async function insertFolder(folder: FolderRecord, outbox: readonly OutboxEntry[] = []): Promise<void> {
   const [item, name] = folderPutItems(folder);
   try {
-    await transactWrite([
-      ['folder', item!],
-      ['name', name!],
-    ]);
+    await transactWrite([['folder', item!], ['name', name!], ...outboxItems(outbox)]);
   } catch (error) {
     if (error instanceof TransactionConditionError && error.has('name')) throw new FolderNameTakenError();
     throw error;
@@ -88,7 +86,7 @@ export async function listFolders(grantId: GrantId): Promise<FolderRecord[]> {
 }
 
 /** Renames, moves or recolours a folder; the name guard moves with it. */
-export async function updateFolder(before: FolderRecord, after: FolderRecord): Promise<void> {
+export async function updateFolder(before: FolderRecord, after: FolderRecord, outbox: readonly OutboxEntry[] = []): Promise<void> {
   // Optional attributes are removed when unset, never stored as null.
   const sets = ['#n = :name', 'updated_at = :now'];
   const removes: string[] = [];
@@ -132,7 +130,7 @@ export async function updateFolder(before: FolderRecord, after: FolderRecord): P
     );
   }
   try {
-    await transactWrite(items);
+    await transactWrite([...items, ...outboxItems(outbox)]);
   } catch (error) {
     if (error instanceof TransactionConditionError && error.has('name')) throw new FolderNameTakenError();
     if (error instanceof TransactionConditionError && error.has('folder')) throw new FolderChangedError();
@@ -141,7 +139,7 @@ export async function updateFolder(before: FolderRecord, after: FolderRecord): P
 }
 
 /** Deletes a folder that holds no messages (checked in the same transaction as the delete). */
-export async function deleteFolder(folder: FolderRecord): Promise<void> {
+export async function deleteFolder(folder: FolderRecord, outbox: readonly OutboxEntry[] = []): Promise<void> {
   try {
     await transactWrite([
       [
@@ -156,6 +154,7 @@ export async function deleteFolder(folder: FolderRecord): Promise<void> {
         },
       ],
       ['name', { Delete: { TableName: TABLE_NAME, Key: folderNameKey(folder.grant_id, folder.parent_id, folder.name) } }],
+      ...outboxItems(outbox),
     ]);
   } catch (error) {
     if (error instanceof TransactionConditionError) throw new FolderChangedError();

@@ -15,6 +15,8 @@ export interface GrantRecord {
   provider: Provider;
   grant_status: 'valid';
   email: string;
+  /** Agent Accounts: the default From display name. */
+  name?: string;
   scope: string[];
   settings: Record<string, unknown>;
   ip?: string;
@@ -48,6 +50,7 @@ const GRANT_FIELDS = [
   'provider',
   'grant_status',
   'email',
+  'name',
   'scope',
   'settings',
   'ip',
@@ -215,7 +218,8 @@ export interface GrantChanges {
  * Applies changes to a grant. Changing the external ID swaps its uniqueness item in the same
  * transaction, guarded on the grant still having the external ID we read.
  */
-export async function updateGrant(grant: GrantRecord, changes: GrantChanges): Promise<GrantRecord> {
+/** Updates a grant; `outbox` gives what to commit with it, from the updated grant (its grant.updated). */
+export async function updateGrant(grant: GrantRecord, changes: GrantChanges, outbox: (next: GrantRecord) => readonly OutboxEntry[] = () => []): Promise<GrantRecord> {
   const key = grantKey(grant.application_id, grant.id);
   const sets = ['updated_at = :now'];
   const removes: string[] = [];
@@ -252,18 +256,18 @@ export async function updateGrant(grant: GrantRecord, changes: GrantChanges): Pr
       ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
     },
   };
+  const next: GrantRecord = { ...grant, updated_at: changes.updated_at };
+  if (changes.blocked !== undefined) next.blocked = changes.blocked;
+  if (changes.external_id === null) delete next.external_id;
+  else if (changes.external_id !== undefined) next.external_id = changes.external_id;
   try {
-    await transactWrite([['grant', update], ...items]);
+    await transactWrite([['grant', update], ...items, ...outboxItems(outbox(next))]);
   } catch (error) {
     const conflict = uniquenessConflict(error);
     if (conflict) throw conflict;
     if (error instanceof TransactionConditionError) throw new StaleWriteError();
     throw error;
   }
-  const next: GrantRecord = { ...grant, updated_at: changes.updated_at };
-  if (changes.blocked !== undefined) next.blocked = changes.blocked;
-  if (changes.external_id === null) delete next.external_id;
-  else if (changes.external_id !== undefined) next.external_id = changes.external_id;
   return next;
 }
 

@@ -3,18 +3,18 @@ import { decodeCursor, encodeCursor } from '#shared/cursor';
 import * as grants from '#shared/db/grants';
 import { StaleWriteError, UniquenessConflictError, type GrantRecord } from '#shared/db/grants';
 import { grantsOfApplication } from '#shared/db/keys';
-import { ConflictError, NotFoundError } from '#shared/errors';
+import { ConflictError, InvalidRequestError, NotFoundError } from '#shared/errors';
 import { pageSize } from '#shared/http/page';
 import { newId } from '#shared/ids';
 import { newNotification } from '#shared/notifications/notification';
-import { accountHooksOf } from '#shared/providers/accounts';
+import { accountHooksOf, providerNamed, publicProviderName } from '#shared/providers/accounts';
 import { clock } from '#shared/time';
 import type { CreateCustomGrantBody, Grant, ListGrantsQuery, UpdateGrantBody } from '#schemas/grants';
 
 /** The public shape of a grant (the stored record minus internal fields). */
 export function toGrantResource(record: GrantRecord): Grant {
-  const { application_id: _app, ...resource } = record;
-  return resource;
+  const { application_id: _app, provider, ...resource } = record;
+  return { ...resource, provider: publicProviderName(provider) as Grant['provider'] };
 }
 
 /** The spec returns the user agent "hidden/obscured": keep its product token's first characters only. */
@@ -40,16 +40,19 @@ export async function createCustomGrant(
   body: CreateCustomGrantBody,
   meta: { ip: string; userAgent: string },
 ): Promise<GrantRecord> {
-  const hooks = accountHooksOf(body.provider);
-  const account = hooks.account(body.settings);
+  const provider = providerNamed(body.provider);
+  if (!provider) throw new InvalidRequestError(`Unsupported provider '${body.provider}'`);
+  const hooks = accountHooksOf(provider);
+  const account = hooks.account(body);
   const email = account.email;
   const now = clock.nowSeconds();
   const record: GrantRecord = {
     id: newId('grant'),
     application_id: app.applicationId,
-    provider: body.provider,
+    provider,
     grant_status: 'valid',
     email,
+    ...(account.name !== undefined ? { name: account.name } : {}),
     scope: ['email', 'calendar'],
     settings: account.settings,
     ip: meta.ip || undefined,
@@ -75,8 +78,10 @@ export async function createCustomGrant(
 export async function listGrants(app: ApplicationContext, query: ListGrantsQuery): Promise<{ items: GrantRecord[]; nextCursor?: string }> {
   const limit = pageSize(query.limit);
   const offset = query.offset ?? 0;
+  // `provider=` takes the API's names (nylas, or its alias agent); a name no provider answers to matches nothing.
+  const provider = query.provider === undefined ? undefined : (providerNamed(query.provider) ?? `unknown:${query.provider}`);
   const matches = (g: GrantRecord) =>
-    (query.provider === undefined || g.provider === query.provider) && (query.grant_status === undefined || g.grant_status === query.grant_status);
+    (provider === undefined || g.provider === provider) && (query.grant_status === undefined || g.grant_status === query.grant_status);
 
   if (query.email !== undefined) {
     // One grant at most per address: answer from the uniqueness item, no partition read.
@@ -90,7 +95,7 @@ export async function listGrants(app: ApplicationContext, query: ListGrantsQuery
     limit,
     offset,
     startKey,
-    provider: query.provider,
+    provider,
     grantStatus: query.grant_status,
   });
   return { items: page.items, nextCursor: page.nextKey ? encodeCursor(page.nextKey) : undefined };
@@ -98,7 +103,9 @@ export async function listGrants(app: ApplicationContext, query: ListGrantsQuery
 
 export async function updateGrant(grant: GrantRecord, body: UpdateGrantBody): Promise<GrantRecord> {
   try {
-    return await grants.updateGrant(grant, { blocked: body.blocked, external_id: body.external_id, updated_at: clock.nowSeconds() });
+    return await grants.updateGrant(grant, { blocked: body.blocked, external_id: body.external_id, updated_at: clock.nowSeconds() }, (next) => [
+      { notification: newNotification({ type: 'grant.updated', applicationId: grant.application_id, grantId: grant.id, object: toGrantResource(next) }) },
+    ]);
   } catch (error) {
     if (error instanceof UniquenessConflictError) throw new ConflictError(conflictMessage(error, grant.email, body.external_id));
     if (error instanceof StaleWriteError) {

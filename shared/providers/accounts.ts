@@ -14,7 +14,7 @@ export interface AccountHooks {
    * The account a create request names, from its provider settings (400 when they do not fit this
    * provider): its address, and the settings kept on the grant.
    */
-  account(settings: CreateCustomGrantBody['settings']): { email: string; settings: Record<string, unknown> };
+  account(request: CreateCustomGrantBody): { email: string; settings: Record<string, unknown>; name?: string };
   /** Items committed in the transaction that creates the grant (reservations, initial storage). */
   created(grant: GrantRecord, now: number): NamedTransactItem[];
   /** Items committed in the transaction that deletes the grant (releasing what `created` reserved). */
@@ -22,6 +22,18 @@ export interface AccountHooks {
 }
 
 const registry: Record<Provider, AccountHooks> = { agent: agentAccounts };
+
+/**
+ * Provider names in the API and the providers they mean. Agent Accounts answer as `nylas` (the
+ * published contract's value for hosted mailboxes) and `agent` is accepted as an alias.
+ */
+const NAMES: Record<string, Provider> = { nylas: 'agent', agent: 'agent' };
+const PUBLIC_NAME: Record<Provider, string> = { agent: 'nylas' };
+
+/** The provider an API value names (undefined for a value no provider answers to). */
+export const providerNamed = (name: string): Provider | undefined => NAMES[name];
+/** The value the API answers for a provider. */
+export const publicProviderName = (provider: Provider): string => PUBLIC_NAME[provider];
 
 export function accountHooksOf(provider: string): AccountHooks {
   const hooks = (registry as Record<string, AccountHooks | undefined>)[provider];

@@ -46,12 +46,13 @@ function exampleObject(base: string, now: number): object {
   };
   switch (base) {
     case 'grant.created':
+    case 'grant.updated':
     case 'grant.deleted':
     case 'grant.expired':
       return {
         id: grantId,
         grant_status: base === 'grant.expired' ? 'invalid' : 'valid',
-        provider: 'agent',
+        provider: 'nylas',
         scope: ['email', 'calendar'],
         email: 'agent@agents.example.com',
         settings: {},
@@ -64,6 +65,20 @@ function exampleObject(base: string, now: number): object {
     case 'message.updated':
     case 'message.bounce_detected':
       return message;
+    case 'folder.created':
+    case 'folder.updated':
+    case 'folder.deleted':
+      return {
+        id: 'fld_01jd6abcdefghjkmnpqrstvwxy',
+        object: 'folder',
+        grant_id: grantId,
+        name: 'Receipts',
+        system_folder: false,
+        attributes: [],
+        total_count: 0,
+        unread_count: 0,
+        child_count: 0,
+      };
     case 'message.send_success':
     case 'message.send_failed':
       return {

@@ -1,3 +1,4 @@
+import { CONTRACT_TRIGGER_TYPES } from '#schemas/notifications';
 import { TRIGGER_TYPES } from '#schemas/webhooks';
 import { InvalidRequestError } from '#shared/errors';
 
@@ -29,9 +30,20 @@ export function subscribed(triggers: readonly string[], type: string): boolean {
   return triggers.some((t) => t === base || type === t || type.startsWith(`${t}.`));
 }
 
+/**
+ * Accepts trigger types Switchboard emits; refuses the contract's others as not yet available, and
+ * anything else as unknown, each 400 listing the valid ones.
+ */
 export function checkTriggerTypes(triggers: readonly string[], field = 'trigger_types'): string[] {
-  const known = new Set<string>(TRIGGER_TYPES);
-  const unknown = triggers.filter((t) => !known.has(t));
+  const available = new Set<string>(TRIGGER_TYPES);
+  const contract = new Set<string>(CONTRACT_TRIGGER_TYPES);
+  const unknown = triggers.filter((t) => !contract.has(t) && !available.has(t));
   if (unknown.length) throw new InvalidRequestError(`'${field}' has unknown trigger type(s) ${unknown.join(', ')}; valid trigger types: ${TRIGGER_TYPES.join(', ')}`);
+  const later = triggers.filter((t) => !available.has(t));
+  if (later.length) {
+    throw new InvalidRequestError(
+      `'${field}' names trigger type(s) not available yet: ${later.join(', ')} (their features are not in this deployment); valid trigger types: ${TRIGGER_TYPES.join(', ')}`,
+    );
+  }
   return [...triggers];
 }

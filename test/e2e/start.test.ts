@@ -150,7 +150,7 @@ describe('npm start', () => {
 
     // An Agent Account of the seeded application, created through serverless offline.
     const created = await local.post('/v3/connect/custom', { provider: 'agent', settings: { email_address: 'e2e@agents.test' } });
-    expect(created.status).toBe(200);
+    expect(created.status).toBe(201);
     const grant = created.body.data;
     expect((await local.get(`/v3/grants/${encodeURIComponent('email:e2e@agents.test')}`)).body.data.id).toBe(grant.id);
 

@@ -25,12 +25,12 @@ describe('POST /v3/connect/custom (Agent Accounts)', () => {
     const response = await api.post('/v3/connect/custom', { provider: 'agent', settings: { email_address: email } }, { 'user-agent': 'acme-sdk/1.2' });
 
     // Assess
-    expect(response.status).toBe(200);
+    expect(response.status).toBe(201);
     expect(response.headers.get('x-request-id')).toBe(response.body.request_id);
     const grant = response.body.data;
     expect(grant).toMatchObject({
       grant_status: 'valid',
-      provider: 'agent',
+      provider: 'nylas',
       email: email.toLowerCase(),
       blocked: false,
       settings: {},
@@ -43,6 +43,22 @@ describe('POST /v3/connect/custom (Agent Accounts)', () => {
     expect(grant.created_at).toBeGreaterThan(1_700_000_000);
     expect(grant.updated_at).toBe(grant.created_at);
     expect(grant).not.toHaveProperty('application_id');
+  });
+
+  it("creates an Agent Account in the published contract's form, named, and finds it by either provider name", async () => {
+    const email = uniqueEmail('named');
+    const response = await api.post('/v3/connect/custom', { provider: 'nylas', name: 'Sales Agent', settings: { email } });
+    expect(response.status, response.text).toBe(201);
+    expect(response.body.data).toMatchObject({ provider: 'nylas', name: 'Sales Agent', email });
+    for (const provider of ['nylas', 'agent']) {
+      const listed = await api.get(`/v3/grants?provider=${provider}&email=${encodeURIComponent(email)}`);
+      expect(listed.body.data.map((g: { id: string }) => g.id), provider).toEqual([response.body.data.id]);
+    }
+    expect((await api.get(`/v3/grants?provider=google&email=${encodeURIComponent(email)}`)).body.data).toEqual([]);
+    // The name is the default From display name of what the account sends.
+    const sent = await api.post(`/v3/grants/${response.body.data.id}/messages/send`, { to: [{ email: 'someone@example.net' }], subject: 'Hello' });
+    expect(sent.status, sent.text).toBe(200);
+    expect(sent.body.data.from).toEqual([{ name: 'Sales Agent', email }]);
   });
 
   it('answers 409 when the address is already used by a grant of the application (any case)', async () => {
@@ -77,10 +93,15 @@ describe('POST /v3/connect/custom (Agent Accounts)', () => {
   });
 
   it.each([
-    [{ provider: 'agent', settings: {} }, "'settings.email_address' is required"],
+    [{ provider: 'agent', settings: {} }, "'settings.email' is required"],
+    [{ provider: 'nylas', settings: { email: 'a@b.io' }, workspace_id: 'ws_1' }, "'workspace_id' is not available yet"],
+    [{ provider: 'nylas', settings: { email: 'a@b.io', policy_id: 'p_1' } }, "'settings.policy_id' is not available yet"],
+    [{ provider: 'nylas', settings: { email: 'a@b.io', app_password: 'Abcdefghijklmnop1234' } }, "'settings.app_password' is not available"],
+    [{ provider: 'nylas', settings: { email: 'a@b.io', email_address: 'c@d.io' } }, 'name different addresses'],
+    [{ provider: 'nylas', settings: { email: 'a@b.io' }, name: '' }, "'name' must not be empty"],
     [{ provider: 'agent', settings: { email_address: 'not-an-email' } }, "'settings.email_address' must be a valid email address"],
     [{ provider: 'agent', settings: { email_address: `${'a'.repeat(250)}@x.io` } }, "'settings.email_address' must be at most 254 characters"],
-    [{ provider: 'imap', settings: { email_address: 'a@b.io' } }, "'provider' must be one of: agent"],
+    [{ provider: 'imap', settings: { email_address: 'a@b.io' } }, "'provider' must be one of: nylas, agent"],
     [{ provider: 'agent', settings: { email_address: 'a@b.io', credential_id: 'c' } }, 'do not apply'],
     [{ provider: 'agent', settings: { email_address: 'a@b.io' }, colour: 'red' }, "unknown field 'colour'"],
     [{ provider: 'agent', settings: { email_address: 42 } }, "'settings.email_address' must be of type string"],

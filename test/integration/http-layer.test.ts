@@ -99,7 +99,7 @@ describe('request bodies', () => {
       const email = `ct-${Date.now()}-${i}@agents.test`;
       const body = JSON.stringify({ provider: 'agent', settings: { email_address: email } });
       const response = await api.request('POST', '/v3/connect/custom', { rawBody: body, headers: { 'content-type': contentType } });
-      expect(response.status, `${contentType}: ${response.text}`).toBe(200);
+      expect(response.status, `${contentType}: ${response.text}`).toBe(201);
       // The body was parsed as JSON: the grant is for the address it names.
       expect(response.body.data.email).toBe(email);
     }

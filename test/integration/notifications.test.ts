@@ -51,4 +51,20 @@ describe('notification publisher', () => {
     expect((await api.delete('/v3/grants/grant_01jzzzzzzzzzzzzzzzzzzzzzzz')).status).toBe(404);
     expect(await drainQueue(queueUrl, 1, 1500)).toEqual([]);
   });
+
+  it('commits grant.updated and folder.created, folder.updated, folder.deleted with their changes', async () => {
+    const grant = await makeAgentGrant(api);
+    await drainQueue(queueUrl, 1);
+    const patched = await api.patch(`/v3/grants/${grant.id}`, { external_id: `ext-${grant.id}` });
+    expect(patched.status, patched.text).toBe(200);
+    const created = (await api.post(`/v3/grants/${grant.id}/folders`, { name: 'Receipts' })).body.data;
+    const renamed = (await api.put(`/v3/grants/${grant.id}/folders/${created.id}`, { name: 'Invoices' })).body.data;
+    expect((await api.delete(`/v3/grants/${grant.id}/folders/${created.id}`)).status).toBe(200);
+    const events = await drainQueue(queueUrl, 4);
+    expect(events.map((e) => e.body.type)).toEqual(['grant.updated', 'folder.created', 'folder.updated', 'folder.deleted']);
+    expect(events[0]!.body.data.object).toEqual(patched.body.data);
+    expect(events[1]!.body.data).toEqual({ application_id: applicationId, grant_id: grant.id, object: created });
+    expect(events[2]!.body.data.object).toEqual(renamed);
+    expect(events[3]!.body.data.object).toMatchObject({ id: created.id, name: 'Invoices' });
+  });
 });

@@ -44,7 +44,7 @@ async function startRelay() {
   });
 }
 
-const createGrant = () => api.post('/v3/connect/custom', { provider: 'agent', settings: { email_address: uniqueEmail('outbox') } });
+const createGrant = () => api.post('/v3/connect/custom', { provider: 'nylas', settings: { email: uniqueEmail('outbox') } });
 
 describe('outbox faults', () => {
   it('publishes what committed while the fan-out queue was unreachable, once it is back, once each', async () => {
@@ -63,7 +63,7 @@ describe('outbox faults', () => {
     // Act: the requests succeed although nothing can be published.
     const created = await createGrant();
     const deleted = await api.delete(`/v3/grants/${(await createGrant()).body.data.id}`);
-    expect(created.status).toBe(200);
+    expect(created.status).toBe(201);
     expect(deleted.status).toBe(200);
     while (attempts < 3) await new Promise((resolve) => setTimeout(resolve, 50));
 
@@ -102,7 +102,7 @@ describe('outbox faults', () => {
 
     // Act: several changes committed together, so the first batch holds more than one.
     const grants = await Promise.all(Array.from({ length: 6 }, () => createGrant()));
-    expect(grants.every((g) => g.status === 200)).toBe(true);
+    expect(grants.every((g) => g.status === 201)).toBe(true);
 
     // Assess: every notification arrived; the ones published twice carry one id each time.
     const received = await drainQueue(queueUrl, 6, 20_000);

@@ -15,10 +15,10 @@ export async function makeApplication(name = 'Test application') {
 
 export async function makeAgentGrant(api: ApiClient, overrides: { email?: string; external_id?: string } = {}) {
   const response = await api.post('/v3/connect/custom', {
-    provider: 'agent',
-    settings: { email_address: overrides.email ?? uniqueEmail() },
+    provider: 'nylas',
+    settings: { email: overrides.email ?? uniqueEmail() },
     ...(overrides.external_id !== undefined ? { external_id: overrides.external_id } : {}),
   });
-  if (response.status !== 200) throw new Error(`makeAgentGrant: ${response.status} ${response.text}`);
+  if (response.status !== 201) throw new Error(`makeAgentGrant: ${response.status} ${response.text}`);
   return response.body.data as { id: string; email: string; external_id?: string; [key: string]: unknown };
 }
