@@ -56,12 +56,12 @@ function successResponse(spec: RouteSpec) {
   if (kind === 'object') properties.data = data;
   if (kind === 'list') {
     properties.data = { type: 'array', items: data };
-    properties.next_cursor = { type: 'string', description: 'Present only when more results exist' };
+    properties.next_cursor = { type: ['string', 'null'], description: 'The page_token of the next page; null on the last page' };
   }
   return {
     description: 'Success',
     headers: { 'x-request-id': { schema: { type: 'string' } } },
-    content: { 'application/json': { schema: { type: 'object', required: ['request_id'], properties } } },
+    content: { 'application/json': { schema: { type: 'object', required: kind === 'list' ? ['request_id', 'data', 'next_cursor'] : ['request_id'], properties } } },
   };
 }
 
@@ -76,7 +76,7 @@ export function buildOpenApi(groups: Record<string, RouteTable>) {
         parameters: parameters(spec),
         security: (spec.auth ?? 'api_key') === 'api_key' ? [{ apiKey: [] }] : [],
         responses: {
-          '200': successResponse(spec),
+          [String(spec.status ?? 200)]: successResponse(spec),
           ...Object.fromEntries(
             Object.entries(ERROR_DESCRIPTIONS).map(([status, description]) => [
               status,

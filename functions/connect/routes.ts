@@ -9,5 +9,6 @@ export const routes = {
     summary: 'Create a grant by custom authentication (provider "nylas", alias "agent", creates an Agent Account)',
     body: CreateCustomGrantBody,
     response: Grant,
+    status: 201,
   },
 } as const satisfies RouteTable;

@@ -8,6 +8,7 @@ import type { routes } from './routes';
 export const handler = httpApi<typeof routes>(generated, {
   sendMessage: async ({ grant, body, files, headers }) => {
     const { result, replayed } = await senderOf(grant).send(grant, body, { files, idempotencyKey: headers['idempotency-key'] });
-    return ok(result, replayed ? { headers: { 'idempotent-response': 'true' } } : {});
+    // The published contract answers a send with the grant's id beside `data`.
+    return ok(result, { envelope: { grant_id: grant.id }, ...(replayed ? { headers: { 'idempotent-response': 'true' } } : {}) });
   },
 }, { multipart: parseMultipart });

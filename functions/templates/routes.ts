@@ -27,7 +27,7 @@ export const routes = {
     response: RenderedTemplateObject,
   },
   listSignatures: { method: 'GET', path: '/v3/grants/{grant_id}/signatures', summary: 'List signatures', query: PageQuery, response: SignatureObject, responseKind: 'list', select: true },
-  createSignature: { method: 'POST', path: '/v3/grants/{grant_id}/signatures', summary: 'Create a signature', body: CreateSignatureBody, response: SignatureObject },
+  createSignature: { method: 'POST', path: '/v3/grants/{grant_id}/signatures', summary: 'Create a signature', body: CreateSignatureBody, response: SignatureObject, status: 201 },
   getSignature: { method: 'GET', path: '/v3/grants/{grant_id}/signatures/{signature_id}', summary: 'Get one signature', query: SelectQuery, response: SignatureObject, select: true },
   updateSignature: { method: 'PUT', path: '/v3/grants/{grant_id}/signatures/{signature_id}', summary: 'Update a signature', query: SelectQuery, body: UpdateSignatureBody, response: SignatureObject, select: true },
   deleteSignature: { method: 'DELETE', path: '/v3/grants/{grant_id}/signatures/{signature_id}', summary: 'Delete a signature', responseKind: 'empty' },

@@ -39,6 +39,8 @@ export interface RouteSpec {
   /** Schema of `data` (an object, or one item of a list) in the success envelope. */
   readonly response?: JSONSchema;
   readonly responseKind?: 'object' | 'list' | 'empty' | 'binary';
+  /** The success status the handler answers, when not 200 (documentation: the handler sets it). */
+  readonly status?: 201;
   /** Whether `select` is accepted; the spec forbids it on DELETE, send, create draft, attachments. */
   readonly select?: boolean;
 }
@@ -97,7 +99,7 @@ export interface UploadedFile {
 
 /** A handler's answer; `D` is what its response schema documents (checked when the handler compiles). */
 export type RouteResult<D = object> =
-  | { kind: 'object'; data: D; status?: number; headers?: Record<string, string> }
+  | { kind: 'object'; data: D; status?: number; headers?: Record<string, string>; envelope?: Record<string, string> }
   | { kind: 'list'; data: D[]; nextCursor?: string | undefined }
   | { kind: 'empty'; status?: number }
   /** Raw bytes (attachment downloads): the only success responses that are not JSON. */
@@ -109,7 +111,8 @@ export type RouteHandler<R extends RouteSpec> = (request: RouteRequest<R>) => Pr
 
 export type RouteHandlers<T extends RouteTable> = { [K in keyof T]: RouteHandler<T[K]> };
 
-export const ok = <D extends object>(data: D, options: { status?: number; headers?: Record<string, string> } = {}) => ({
+/** `envelope`: fields beside `data` in the answer (the send answer's `grant_id`). */
+export const ok = <D extends object>(data: D, options: { status?: number; headers?: Record<string, string>; envelope?: Record<string, string> } = {}) => ({
   kind: 'object' as const,
   data,
   ...options,

@@ -17,9 +17,10 @@ import { toValidator } from '#shared/http/validation';
  *   1. response  (after/onError, runs last): envelope, select, x-request-id, gzip, access log, errors
  *   2. routing   match the API Gateway route key, decode path parameters (404/405 when nothing matches)
  *   3. auth      `Authorization: Bearer <API key>` → application
- *   4. body      size limit, content type, JSON parsing (@middy/http-json-body-parser)
- *   5. validate  generated ajv validators for query and body, `select`
- *   6. grant     resolve `{grant_id}` within the calling application
+ *   4. grant     resolve `{grant_id}` within the calling application (an unknown grant is a 404
+ *                whatever the request carries, as the published contract answers)
+ *   5. body      size limit, content type, JSON parsing (@middy/http-json-body-parser)
+ *   6. validate  generated ajv validators for query and body, `select`
  *   7. handler   one domain call, returns a RouteResult
  */
 function compile(generated: GeneratedRoutes, handlers: Record<string, (request: never) => Promise<RouteResult>>): Map<string, CompiledRoute> {
@@ -56,9 +57,9 @@ export function httpApi<T extends RouteTable>(generated: GeneratedRoutes, handle
     .use(responseMiddleware())
     .use(routing(compiled, known))
     .use(authentication())
+    .use(grantResolution())
     .use(jsonBody(options.multipart))
     .use(validation())
-    .use(grantResolution())
     .handler(async (event) => {
       const state = stateOf({ event });
       const result = await state.route!.handler({

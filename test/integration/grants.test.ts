@@ -59,6 +59,14 @@ describe('POST /v3/connect/custom (Agent Accounts)', () => {
     const sent = await api.post(`/v3/grants/${response.body.data.id}/messages/send`, { to: [{ email: 'someone@example.net' }], subject: 'Hello' });
     expect(sent.status, sent.text).toBe(200);
     expect(sent.body.data.from).toEqual([{ name: 'Sales Agent', email }]);
+    // The send answer names its grant beside data, as the contract shows.
+    expect(sent.body.grant_id).toBe(response.body.data.id);
+  });
+
+  it('answers 404 for an unknown grant before looking at the body', async () => {
+    const response = await api.patch('/v3/grants/grant_01jzzzzzzzzzzzzzzzzzzzzzzz', { colour: 'red' });
+    expect(response.status, response.text).toBe(404);
+    expect(response.body.error.type).toBe('not_found_error');
   });
 
   it('answers 409 when the address is already used by a grant of the application (any case)', async () => {
@@ -174,7 +182,7 @@ describe('GET /v3/grants', () => {
 
     const all = await client.get('/v3/grants');
     expect(all.body.data.map((g: { id: string }) => g.id)).toEqual(newestFirst);
-    expect(all.body).not.toHaveProperty('next_cursor');
+    expect(all.body.next_cursor).toBeNull();
 
     const first = await client.get('/v3/grants?limit=2');
     expect(first.body.data.map((g: { id: string }) => g.id)).toEqual(newestFirst.slice(0, 2));
@@ -183,7 +191,7 @@ describe('GET /v3/grants', () => {
     expect(second.body.data.map((g: { id: string }) => g.id)).toEqual(newestFirst.slice(2, 4));
     const third = await client.get(`/v3/grants?limit=2&page_token=${second.body.next_cursor}`);
     expect(third.body.data.map((g: { id: string }) => g.id)).toEqual(newestFirst.slice(4));
-    expect(third.body).not.toHaveProperty('next_cursor');
+    expect(third.body.next_cursor).toBeNull();
 
     const offset = await client.get('/v3/grants?offset=3&limit=10');
     expect(offset.body.data.map((g: { id: string }) => g.id)).toEqual(newestFirst.slice(3));

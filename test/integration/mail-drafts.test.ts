@@ -52,7 +52,7 @@ async function createDraft(client: ApiClient, grantId: string, body: Record<stri
 
 async function createSignature(grantId: string, body: string) {
   const response = await api.post(`/v3/grants/${grantId}/signatures`, { name: 'Signature', body });
-  if (response.status !== 200) throw new Error(`createSignature: ${response.status} ${response.text}`);
+  if (response.status !== 201) throw new Error(`createSignature: ${response.status} ${response.text}`);
   return response.body.data as { id: string; body: string };
 }
 
@@ -870,7 +870,7 @@ describe('GET /v3/grants/{grant_id}/drafts', () => {
     const all = await api.get(`/v3/grants/${grant.id}/drafts`);
     expect(all.status, all.text).toBe(200);
     expect(all.body.data.map((d: Draft) => d.id)).toEqual(newestFirst);
-    expect(all.body).not.toHaveProperty('next_cursor');
+    expect(all.body.next_cursor).toBeNull();
     expect(all.body.data[0]).toEqual(created[2]);
 
     const pages: string[][] = [];
@@ -933,7 +933,7 @@ describe('GET /v3/grants/{grant_id}/drafts', () => {
     expect(typeof first.body.next_cursor).toBe('string');
     const second = await api.get(`/v3/grants/${grant.id}/drafts?starred=true&limit=2&page_token=${encodeURIComponent(first.body.next_cursor)}`);
     expect(second.body.data.map((d: Draft) => d.id)).toEqual([wanted[0]!.id]);
-    expect(second.body).not.toHaveProperty('next_cursor');
+    expect(second.body.next_cursor).toBeNull();
   });
 
   it('rejects query_imap=true and bad parameters with 400', async () => {

@@ -46,7 +46,7 @@ async function createTemplate(client: ApiClient, grantId: string, body: Record<s
 
 async function createSignature(client: ApiClient, grantId: string, body: { name: string; body: string }) {
   const response = await client.post(`/v3/grants/${grantId}/signatures`, body);
-  if (response.status !== 200) throw new Error(`createSignature: ${response.status} ${response.text}`);
+  if (response.status !== 201) throw new Error(`createSignature: ${response.status} ${response.text}`);
   return response.body.data as { id: string; name: string; body: string; created_at: number; updated_at: number };
 }
 
@@ -170,13 +170,13 @@ describe('GET /v3/grants/{grant_id}/templates', () => {
 
     // Assess
     expect(all.body.data.map((t: { id: string }) => t.id)).toEqual(newestFirst);
-    expect(all.body).not.toHaveProperty('next_cursor');
+    expect(all.body.next_cursor).toBeNull();
     expect(all.body.data[0]).toMatchObject({ object: 'template', name: 'third', grant_id: grant.id });
     expect(pages).toEqual(newestFirst.map((id) => [id]));
-    expect(last.body).not.toHaveProperty('next_cursor');
+    expect(last.body.next_cursor).toBeNull();
     const exact = await api.get(`/v3/grants/${grant.id}/templates?limit=3`);
     expect(exact.body.data).toHaveLength(3);
-    expect(exact.body).not.toHaveProperty('next_cursor');
+    expect(exact.body.next_cursor).toBeNull();
   });
 
   it('lists only the templates of the grant', async () => {
@@ -388,7 +388,7 @@ describe('POST /v3/grants/{grant_id}/signatures', () => {
   it('creates a signature with every field of the Signature object', async () => {
     const grant = await makeAgentGrant(api);
     const response = await api.post(`/v3/grants/${grant.id}/signatures`, { name: 'Work', body: '<p>Ann, ACME</p>' });
-    expect(response.status, response.text).toBe(200);
+    expect(response.status, response.text).toBe(201);
     expect(response.body.data).toEqual({
       id: expect.stringMatching(/^sig_[0-9a-z]{26}$/),
       object: 'signature',
@@ -426,7 +426,7 @@ describe('GET /v3/grants/{grant_id}/signatures', () => {
 
     const all = await api.get(`/v3/grants/${grant.id}/signatures`);
     expect(all.body.data.map((s: { id: string }) => s.id)).toEqual(newestFirst);
-    expect(all.body).not.toHaveProperty('next_cursor');
+    expect(all.body.next_cursor).toBeNull();
 
     const first = await api.get(`/v3/grants/${grant.id}/signatures?limit=1`);
     expect(first.body.data.map((s: { id: string }) => s.id)).toEqual([newestFirst[0]]);
@@ -435,7 +435,7 @@ describe('GET /v3/grants/{grant_id}/signatures', () => {
     expect(second.body.data.map((s: { id: string }) => s.id)).toEqual([newestFirst[1]]);
     const third = await api.get(`/v3/grants/${grant.id}/signatures?limit=1&page_token=${encodeURIComponent(second.body.next_cursor)}`);
     expect(third.body.data.map((s: { id: string }) => s.id)).toEqual([newestFirst[2]]);
-    expect(third.body).not.toHaveProperty('next_cursor');
+    expect(third.body.next_cursor).toBeNull();
 
     const selected = await api.get(`/v3/grants/${grant.id}/signatures?limit=1&select=id,body`);
     expect(selected.body.data).toEqual([{ id: newestFirst[0], body: '-- three' }]);

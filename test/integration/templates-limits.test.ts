@@ -59,7 +59,7 @@ describe('signature size and count', () => {
   it('stores the longest signature, in 4-byte characters, and refuses one character more with 400', async () => {
     const grant = await makeAgentGrant(api);
     const created = await api.post(`/v3/grants/${grant.id}/signatures`, { name: NAME, body: wide(SIGNATURE_BODY_MAX) });
-    expect(created.status, created.text.slice(0, 500)).toBe(200);
+    expect(created.status, created.text.slice(0, 500)).toBe(201);
     expect((await api.get(`/v3/grants/${grant.id}/signatures/${created.body.data.id}`)).body.data.body).toBe(wide(SIGNATURE_BODY_MAX));
     const tooLong = await api.post(`/v3/grants/${grant.id}/signatures`, { name: 'n', body: wide(SIGNATURE_BODY_MAX + 1) });
     expect(tooLong.status).toBe(400);
@@ -71,7 +71,7 @@ describe('signature size and count', () => {
     // Ten signatures of about 400 KB: a single query page (1 MB) holds only two of them.
     for (let i = 0; i < 10; i++) {
       const created = await api.post(`/v3/grants/${grant.id}/signatures`, { name: `s${i}`, body: wide(SIGNATURE_BODY_MAX) });
-      expect(created.status, created.text.slice(0, 500)).toBe(200);
+      expect(created.status, created.text.slice(0, 500)).toBe(201);
     }
     const eleventh = await api.post(`/v3/grants/${grant.id}/signatures`, { name: 'one too many', body: 'x' });
     expect(eleventh.status, eleventh.text.slice(0, 500)).toBe(409);

@@ -51,6 +51,7 @@ export function checkResponse(method: string, path: string, query: URLSearchPara
   const validate = query.has('select') ? validators.selected : validators.full;
   const items = kind === 'list' ? (Array.isArray(envelope.data) ? envelope.data : [undefined]) : [envelope.data];
   const problems: string[] = [];
+  if (kind === 'list' && typeof envelope.next_cursor !== 'string' && envelope.next_cursor !== null) problems.push('a list answer must carry next_cursor (a string, or null on the last page)');
   items.forEach((item, i) => {
     if (!validate(item)) for (const e of validate.errors ?? []) problems.push(`${kind === 'list' ? `data[${i}]` : 'data'}${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`);
   });

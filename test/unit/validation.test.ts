@@ -36,7 +36,7 @@ describe('Function: toValidator', () => {
       const message = (error as Error).message;
       expect(message).toContain("unknown field 'colour'");
       expect(message).toContain("unknown field 'settings.extra'");
-      expect(message).toContain("'provider' must be one of: agent");
+      expect(message).toContain("'provider' must be one of: nylas, agent");
       expect(message).toContain("'settings.email_address' must be a valid email address");
     }
   });

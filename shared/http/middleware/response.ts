@@ -56,13 +56,14 @@ export const responseMiddleware = (): middy.MiddlewareObj<APIGatewayProxyEventV2
       case 'object':
         status = result.status ?? 200;
         extra = result.headers ?? {};
-        payload = { request_id: state.requestId, data: select ? project(result.data, select) : result.data };
+        payload = { request_id: state.requestId, ...result.envelope, data: select ? project(result.data, select) : result.data };
         break;
       case 'list':
         payload = {
           request_id: state.requestId,
           data: select ? result.data.map((item) => project(item, select)) : result.data,
-          ...(result.nextCursor ? { next_cursor: result.nextCursor } : {}),
+          // Always present, null on the last page (the published contract's list envelope).
+          next_cursor: result.nextCursor || null,
         };
         break;
       case 'empty':
