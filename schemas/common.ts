@@ -36,6 +36,25 @@ export type PageQuery = FromSchema<typeof PageQuery>;
 /** Query of an endpoint that returns one object: only `select`. */
 export const SelectQuery = { type: 'object', additionalProperties: false, properties: { select: Select } } as const;
 
+/**
+ * Parameters the published contract lists for other providers' mailboxes (IMAP search, provider B
+ * shared mailboxes and folders). They are accepted by the schemas wherever the contract lists them,
+ * and answered by the grant's provider: one clear 400 from every operation when it has no use for
+ * them (shared/providers/parameters.ts).
+ */
+export const SharedFrom = { shared_from: { type: 'string', minLength: 1, maxLength: 256 } } as const;
+export const SharedFolderId = { shared_folder_id: { type: 'string', minLength: 1, maxLength: 256 } } as const;
+export const QueryImap = { query_imap: { type: 'boolean' } } as const;
+export const IncludeHiddenFolders = { include_hidden_folders: { type: 'boolean' } } as const;
+const query = <P extends object>(properties: P) => ({ type: 'object', additionalProperties: false, properties }) as const;
+export const SharedFromQuery = query({ ...SharedFrom });
+export const SelectSharedFromQuery = query({ select: Select, ...SharedFrom });
+export const SelectSharedQuery = query({ select: Select, ...SharedFrom, ...SharedFolderId });
+export const SharedQuery = query({ ...SharedFrom, ...SharedFolderId });
+export const SelectImapQuery = query({ select: Select, ...QueryImap });
+export const SelectImapSharedFromQuery = query({ select: Select, ...QueryImap, ...SharedFrom });
+export const FolderIdQuery = query({ select: Select, ...SharedFrom, ...IncludeHiddenFolders });
+
 export const EmailAddress = { type: 'string', format: 'email', maxLength: 254 } as const;
 
 /** Every error type the API answers, by HTTP status: the `error.type` of the envelope below. */

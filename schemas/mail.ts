@@ -1,5 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import { EmailAddress, Limit, PageToken, Select } from '#schemas/common';
+import { EmailAddress, Limit, PageToken, Select, SharedFolderId, SharedFrom } from '#schemas/common';
 
 /** Schema pieces shared by messages, drafts, threads and sends. */
 
@@ -162,6 +162,7 @@ export const ListMessagesQuery = {
     fields: MessageFields,
     metadata_pair: { type: 'string', minLength: 3, maxLength: 600, description: '`key:value` with key one of key1..key5.' },
     query_imap: { type: 'boolean' },
+    ...SharedFolderId,
   },
 } as const;
 export type ListMessagesQuery = FromSchema<typeof ListMessagesQuery>;
@@ -173,6 +174,7 @@ export const MessageIdQuery = {
     fields: MessageFields,
     query_imap: { type: 'boolean' },
     select: Select,
+    ...SharedFrom,
   },
 } as const;
 export type MessageIdQuery = FromSchema<typeof MessageIdQuery>;
@@ -193,7 +195,7 @@ export type UpdateMessageBody = FromSchema<typeof UpdateMessageBody>;
 export const DeleteMessageQuery = {
   type: 'object',
   additionalProperties: false,
-  properties: { hard_delete: { type: 'boolean' } },
+  properties: { hard_delete: { type: 'boolean' }, ...SharedFrom },
 } as const;
 export type DeleteMessageQuery = FromSchema<typeof DeleteMessageQuery>;
 
@@ -425,6 +427,6 @@ export const AttachmentQuery = {
   type: 'object',
   additionalProperties: false,
   required: ['message_id'],
-  properties: { message_id: ObjectId },
+  properties: { message_id: ObjectId, query_imap: { type: 'boolean' } },
 } as const;
 export type AttachmentQuery = FromSchema<typeof AttachmentQuery>;

@@ -1,4 +1,4 @@
-import { SelectQuery } from '#schemas/common';
+import { SelectImapQuery, SelectQuery } from '#schemas/common';
 import { CreateDraftBody, DraftObject, ListDraftsQuery, MessageObject, SendDraftBody, UpdateDraftBody } from '#schemas/mail';
 import type { RouteTable } from '#shared/http/route';
 import { JSON_LIMIT, MULTIPART_HINT, MULTIPART_LIMIT } from '../send/routes';
@@ -27,7 +27,7 @@ export const routes = {
     method: 'GET',
     path: '/v3/grants/{grant_id}/drafts/{draft_id}',
     summary: 'Get one draft',
-    query: SelectQuery,
+    query: SelectImapQuery,
     response: DraftObject,
     select: true,
   },

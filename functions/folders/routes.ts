@@ -1,4 +1,4 @@
-import { SelectQuery } from '#schemas/common';
+import { FolderIdQuery, SharedFromQuery } from '#schemas/common';
 import { CreateFolderBody, FolderObject, ListFoldersQuery, UpdateFolderBody } from '#schemas/mail';
 import type { RouteTable } from '#shared/http/route';
 
@@ -16,6 +16,7 @@ export const routes = {
     method: 'POST',
     path: '/v3/grants/{grant_id}/folders',
     summary: 'Create a folder',
+    query: SharedFromQuery,
     body: CreateFolderBody,
     response: FolderObject,
   },
@@ -23,7 +24,7 @@ export const routes = {
     method: 'GET',
     path: '/v3/grants/{grant_id}/folders/{folder_id}',
     summary: 'Get one folder with its counts',
-    query: SelectQuery,
+    query: FolderIdQuery,
     response: FolderObject,
     select: true,
   },
@@ -31,7 +32,7 @@ export const routes = {
     method: 'PUT',
     path: '/v3/grants/{grant_id}/folders/{folder_id}',
     summary: 'Rename, move or recolour a folder (system folders: colours only)',
-    query: SelectQuery,
+    query: FolderIdQuery,
     body: UpdateFolderBody,
     response: FolderObject,
     select: true,
@@ -40,6 +41,7 @@ export const routes = {
     method: 'DELETE',
     path: '/v3/grants/{grant_id}/folders/{folder_id}',
     summary: 'Delete an empty custom folder',
+    query: SharedFromQuery,
     responseKind: 'empty',
   },
 } as const satisfies RouteTable;

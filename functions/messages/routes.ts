@@ -1,4 +1,4 @@
-import { SelectQuery } from '#schemas/common';
+import { SelectImapSharedFromQuery, SharedFromQuery } from '#schemas/common';
 import { CleanMessagesBody, CleanedMessageObject, DeleteMessageQuery, ListMessagesQuery, MessageIdQuery, MessageObject, UpdateMessageBody } from '#schemas/mail';
 import type { RouteTable } from '#shared/http/route';
 
@@ -25,7 +25,7 @@ export const routes = {
     method: 'PUT',
     path: '/v3/grants/{grant_id}/messages/{message_id}',
     summary: 'Update unread, starred, folders or metadata (nested objects are replaced)',
-    query: SelectQuery,
+    query: SelectImapSharedFromQuery,
     body: UpdateMessageBody,
     response: MessageObject,
     select: true,
@@ -41,6 +41,7 @@ export const routes = {
     method: 'PUT',
     path: '/v3/grants/{grant_id}/messages/clean',
     summary: 'Clean message bodies into readable markdown (quotes, signatures and noise removed)',
+    query: SharedFromQuery,
     body: CleanMessagesBody,
     response: CleanedMessageObject,
     responseKind: 'list',

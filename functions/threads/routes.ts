@@ -1,4 +1,4 @@
-import { SelectQuery } from '#schemas/common';
+import { SelectSharedQuery, SharedQuery } from '#schemas/common';
 import { ListThreadsQuery, ThreadObject, UpdateThreadBody } from '#schemas/mail';
 import type { RouteTable } from '#shared/http/route';
 
@@ -16,7 +16,7 @@ export const routes = {
     method: 'GET',
     path: '/v3/grants/{grant_id}/threads/{thread_id}',
     summary: 'Get one thread with its latest message',
-    query: SelectQuery,
+    query: SelectSharedQuery,
     response: ThreadObject,
     select: true,
   },
@@ -24,7 +24,7 @@ export const routes = {
     method: 'PUT',
     path: '/v3/grants/{grant_id}/threads/{thread_id}',
     summary: 'Update unread, starred or folders of every message of the thread',
-    query: SelectQuery,
+    query: SelectSharedQuery,
     body: UpdateThreadBody,
     response: ThreadObject,
     select: true,
@@ -33,6 +33,7 @@ export const routes = {
     method: 'DELETE',
     path: '/v3/grants/{grant_id}/threads/{thread_id}',
     summary: 'Move every message of the thread to Trash',
+    query: SharedQuery,
     responseKind: 'empty',
   },
 } as const satisfies RouteTable;

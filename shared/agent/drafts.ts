@@ -32,7 +32,7 @@ import { trackingOnCreate, trackingOnUpdate } from '#shared/mail/tracking';
 import { renderStoredTemplate, requireSignature } from '#shared/templates/templates';
 import { clock } from '#shared/time';
 import type { CreateDraftBody, ListDraftsQuery, UpdateDraftBody } from '#schemas/mail';
-import { addressList, keywordList, rejectProviderOnlyParameters } from '#shared/agent/filters';
+import { addressList, keywordList } from '#shared/agent/filters';
 
 /**
  * Drafts of an Agent Account: JSON or multipart, the create-only fields, tracking options under the
@@ -285,7 +285,6 @@ function draftMatches(d: DraftRecord, q: ListDraftsQuery, filters: { subject?: s
 
 /** Drafts newest first; filters are checked on the drafts themselves (a mailbox holds few drafts). */
 export async function listDrafts(grant: GrantRecord, query: ListDraftsQuery, limit: number) {
-  rejectProviderOnlyParameters(query);
   const filters = {
     ...(query.subject !== undefined ? { subject: keywordList('subject', query.subject) } : {}),
     ...(query.any_email !== undefined ? { any: addressList('any_email', query.any_email) } : {}),

@@ -10,12 +10,6 @@ import type { ListMessagesQuery, ListThreadsQuery } from '#schemas/mail';
  */
 const MAX_ADDRESSES = 25;
 
-export function rejectProviderOnlyParameters(query: { query_imap?: boolean; shared_from?: string; shared_folder_id?: string }) {
-  if (query.query_imap) throw new InvalidRequestError("'query_imap' is only available for IMAP grants; Agent Accounts are searched directly");
-  if (query.shared_from !== undefined) throw new InvalidRequestError("'shared_from' is not supported for Agent Accounts: they have no shared mailboxes");
-  if (query.shared_folder_id !== undefined) throw new InvalidRequestError("'shared_folder_id' is not supported for Agent Accounts");
-}
-
 /** `in` takes a folder ID; keywords and attributes (`in:inbox`, `\\Inbox`) are refused as the spec says. */
 export function folderFilter(value: string): string {
   if (/^[a-z]+:/i.test(value) || value.startsWith('\\')) {
@@ -122,7 +116,6 @@ function addSharedFilters(query: SharedFilterQuery, filter: MessageFilter): Mess
 }
 
 export function messageFilter(query: ListMessagesQuery): MessageFilter {
-  rejectProviderOnlyParameters(query);
   const filter = emptyFilter();
   if (query.metadata_pair !== undefined) {
     const others = Object.keys(query).filter((k) => k !== 'metadata_pair' && !PAGING.has(k));

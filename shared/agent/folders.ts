@@ -43,7 +43,6 @@ export async function requireFolders(grantId: GrantId, ids: string[]): Promise<v
 }
 
 export async function listFolders(grant: GrantRecord, query: ListFoldersQuery, limit: number) {
-  if (query.shared_from !== undefined) throw new InvalidRequestError("'shared_from' is not supported for Agent Accounts: they have no shared mailboxes");
   const all = await repo.listFolders(grant.id);
   const counts = childCounts(all);
   let folders = ordered(all);

@@ -1,7 +1,7 @@
 import { isSystemFolder, requireFolder } from '#shared/agent/folders';
 import { requireMessage } from '#shared/agent/lookup';
 import { changeMessage, hardDeleteMessage, trashMessage } from '#shared/agent/message-ops';
-import { messageFilter, rejectProviderOnlyParameters } from '#shared/agent/filters';
+import { messageFilter } from '#shared/agent/filters';
 import { findMessages } from '#shared/agent/query';
 import { storedBody } from '#shared/agent/blobs';
 import { messageContentPlan, viewOf, type MessageFields } from '#shared/agent/store';
@@ -39,7 +39,6 @@ export async function listMessages(grant: GrantRecord, query: ListMessagesQuery,
 }
 
 export async function getMessage(grant: GrantRecord, messageId: string, query: MessageIdQuery) {
-  rejectProviderOnlyParameters(query);
   return viewOf(await requireMessage(grant, messageId), (query.fields ?? 'standard') as MessageFields);
 }
 

@@ -1,5 +1,5 @@
 import { isSystemFolder, requireFolder, requireFolders } from '#shared/agent/folders';
-import { rejectProviderOnlyParameters, threadCandidateFilter } from '#shared/agent/filters';
+import { threadCandidateFilter } from '#shared/agent/filters';
 import { changeMessage, trashMessage } from '#shared/agent/message-ops';
 import { findMessages } from '#shared/agent/query';
 import { refreshThreadNow } from '#shared/agent/thread-refresh';
@@ -74,7 +74,6 @@ function threadMatches(t: ThreadRecord, q: ListThreadsQuery): boolean {
 }
 
 export async function listThreads(grant: GrantRecord, query: ListThreadsQuery, limit: number) {
-  rejectProviderOnlyParameters(query);
   const filter = threadCandidateFilter(query);
   if (filter?.folder !== undefined && !isSystemFolder(filter.folder)) await requireFolder(grant.id, filter.folder);
   const scope = filter ? 'threads-by-message' : 'threads';

@@ -1,7 +1,7 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { authentication } from '#shared/http/middleware/authentication';
-import { grantResolution } from '#shared/http/middleware/grant-resolution';
+import { grantResolution, providerParameters } from '#shared/http/middleware/grant-resolution';
 import { jsonBody, type MultipartParser } from '#shared/http/middleware/json-body';
 import { responseMiddleware } from '#shared/http/middleware/response';
 import { routing } from '#shared/http/middleware/routing';
@@ -20,7 +20,8 @@ import { toValidator } from '#shared/http/validation';
  *   4. grant     resolve `{grant_id}` within the calling application (an unknown grant is a 404
  *                whatever the request carries, as the published contract answers)
  *   5. body      size limit, content type, JSON parsing (@middy/http-json-body-parser)
- *   6. validate  generated ajv validators for query and body, `select`
+ *   6. validate  generated ajv validators for query and body, `select`; then provider-only
+ *                parameters the grant's provider cannot honour (400)
  *   7. handler   one domain call, returns a RouteResult
  */
 function compile(generated: GeneratedRoutes, handlers: Record<string, (request: never) => Promise<RouteResult>>): Map<string, CompiledRoute> {
@@ -60,6 +61,7 @@ export function httpApi<T extends RouteTable>(generated: GeneratedRoutes, handle
     .use(grantResolution())
     .use(jsonBody(options.multipart))
     .use(validation())
+    .use(providerParameters())
     .handler(async (event) => {
       const state = stateOf({ event });
       const result = await state.route!.handler({

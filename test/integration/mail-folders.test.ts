@@ -735,3 +735,42 @@ describe('folders of another application', () => {
     expect((await getFolder(grant, folder.id)).name).toBe('Mine');
   });
 });
+
+describe('provider-only parameters', () => {
+  it('answers the same 400 on every operation the contract lists them for', async () => {
+    const grant = await makeAgentGrant(api);
+    const g = `/v3/grants/${grant.id}`;
+    const folder = (await api.post(`${g}/folders`, { name: 'Kept' })).body.data;
+    const shared = "'shared_from' is not supported for Agent Accounts: they have no shared mailboxes";
+    const sharedFolder = "'shared_folder_id' is not supported for Agent Accounts: they have no shared folders";
+    const imap = "'query_imap' is only available for IMAP grants; Agent Accounts are searched directly";
+    const id = 'msg_01jzzzzzzzzzzzzzzzzzzzzzzz';
+    const cases: [string, string, string, unknown?][] = [
+      ['GET', `${g}/messages?shared_folder_id=f`, sharedFolder],
+      ['GET', `${g}/messages/${id}?shared_from=a%40b.io`, shared],
+      ['PUT', `${g}/messages/${id}?shared_from=a%40b.io`, shared, { unread: false }],
+      ['PUT', `${g}/messages/${id}?query_imap=true`, imap, { unread: false }],
+      ['DELETE', `${g}/messages/${id}?shared_from=a%40b.io`, shared],
+      ['PUT', `${g}/messages/clean?shared_from=a%40b.io`, shared, { message_id: [id] }],
+      ['GET', `${g}/threads/thr_x?shared_folder_id=f`, sharedFolder],
+      ['PUT', `${g}/threads/thr_x?shared_from=a%40b.io`, shared, { unread: false }],
+      ['DELETE', `${g}/threads/thr_x?shared_from=a%40b.io`, shared],
+      ['POST', `${g}/folders?shared_from=a%40b.io`, shared, { name: 'New' }],
+      ['GET', `${g}/folders/${folder.id}?shared_from=a%40b.io`, shared],
+      ['PUT', `${g}/folders/${folder.id}?shared_from=a%40b.io`, shared, { name: 'Renamed' }],
+      ['DELETE', `${g}/folders/${folder.id}?shared_from=a%40b.io`, shared],
+      ['GET', `${g}/drafts/drf_x?query_imap=true`, imap],
+      ['GET', `${g}/attachments/att_x?message_id=${id}&query_imap=true`, imap],
+      ['GET', `${g}/attachments/att_x/download?message_id=${id}&query_imap=true`, imap],
+    ];
+    for (const [method, path, message, body] of cases) {
+      const response = await api.request(method, path, body === undefined ? {} : { body });
+      expect(response.status, `${method} ${path}: ${response.text}`).toBe(400);
+      expect(response.body.error.message, `${method} ${path}`).toBe(message);
+    }
+    // Nothing was changed by the refused requests, and the harmless forms are accepted.
+    expect((await api.get(`${g}/folders/${folder.id}?include_hidden_folders=true`)).body.data.name).toBe('Kept');
+    expect((await api.get(`${g}/drafts?query_imap=false`)).status).toBe(200);
+  });
+});
+
