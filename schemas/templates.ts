@@ -59,7 +59,8 @@ export type UpdateTemplateBody = FromSchema<typeof UpdateTemplateBody>;
 export const RenderTemplateBody = {
   type: 'object',
   additionalProperties: false,
-  properties: { variables: { type: 'object' } },
+  required: ['variables'],
+  properties: { variables: { type: 'object', description: 'Values for the template; a variable it does not name renders empty.' } },
 } as const;
 export type RenderTemplateBody = FromSchema<typeof RenderTemplateBody>;
 

@@ -23,7 +23,6 @@ export const routes = {
     path: '/v3/grants/{grant_id}/templates/{template_id}/render',
     summary: 'Render a template with variables',
     body: RenderTemplateBody,
-    bodyOptional: true,
     response: RenderedTemplateObject,
   },
   listSignatures: { method: 'GET', path: '/v3/grants/{grant_id}/signatures', summary: 'List signatures', query: PageQuery, response: SignatureObject, responseKind: 'list', select: true },

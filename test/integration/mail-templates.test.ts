@@ -322,7 +322,7 @@ describe('DELETE /v3/grants/{grant_id}/templates/{template_id}', () => {
 
     expectError(await api.get(`/v3/grants/${grant.id}/templates/${template.id}`), 404, 'not_found_error');
     expectError(await api.delete(`/v3/grants/${grant.id}/templates/${template.id}`), 404, 'not_found_error');
-    expectError(await api.post(`/v3/grants/${grant.id}/templates/${template.id}/render`, {}), 404, 'not_found_error');
+    expectError(await api.post(`/v3/grants/${grant.id}/templates/${template.id}/render`, { variables: {} }), 404, 'not_found_error');
     expect((await api.get(`/v3/grants/${grant.id}/templates`)).body.data.map((t: { id: string }) => t.id)).toEqual([keep.id]);
   });
 });
@@ -345,15 +345,14 @@ describe('POST /v3/grants/{grant_id}/templates/{template_id}/render', () => {
     });
   });
 
-  it.each(['mustache', 'handlebars', 'twig'] as const)('renders %s with missing variables as empty, with or without a request body', async (engine) => {
+  it.each(['mustache', 'handlebars', 'twig'] as const)('renders %s with missing variables as empty, and requires the variables object', async (engine) => {
     const grant = await makeAgentGrant(api);
     const template = await createTemplate(api, grant.id, { name: 'Empty', engine, ...SOURCES[engine] });
     const expected = { subject: 'Hi  from ', body: '<p>Dear  of </p>' };
-    const noBody = await api.request('POST', `/v3/grants/${grant.id}/templates/${template.id}/render`);
-    expect(noBody.status, noBody.text).toBe(200);
-    expect(noBody.body.data).toEqual(expected);
-    expect((await api.post(`/v3/grants/${grant.id}/templates/${template.id}/render`, {})).body.data).toEqual(expected);
     expect((await api.post(`/v3/grants/${grant.id}/templates/${template.id}/render`, { variables: {} })).body.data).toEqual(expected);
+    // As the published contract documents: `variables` is required.
+    expectError(await api.request('POST', `/v3/grants/${grant.id}/templates/${template.id}/render`), 400, 'invalid_request_error', 'A JSON request body is required');
+    expectError(await api.post(`/v3/grants/${grant.id}/templates/${template.id}/render`, {}), 400, 'invalid_request_error', "'variables' is required");
   });
 
   it('keeps raw output raw when the author asks for it', async () => {
