@@ -81,6 +81,15 @@ export const ListGrantsQuery = {
     email: { type: 'string', minLength: 1, maxLength: 254 },
     provider: { type: 'string', minLength: 1, maxLength: 64 },
     grant_status: { type: 'string', minLength: 1, maxLength: 64 },
+    since: { type: 'integer', minimum: 0, description: 'Grants created at or after this Unix time.' },
+    before: { type: 'integer', minimum: 0, description: 'Grants created at or before this Unix time.' },
+    ip: { type: 'string', minLength: 1, maxLength: 64 },
+    order_by: { type: 'string', enum: ['asc', 'desc'] },
+    sort_by: { type: 'string', enum: ['created_at', 'updated_at'] },
+    // Of the published contract, for features this deployment does not have (400 saying so).
+    account_id: { type: 'string', maxLength: 256 },
+    account_ids: { type: 'string', maxLength: 4096 },
+    workspace_id: { type: 'string', maxLength: 256 },
     select: Select,
   },
 } as const;
@@ -93,6 +102,9 @@ export const UpdateGrantBody = {
   properties: {
     external_id: { ...ExternalId, type: ['string', 'null'], description: 'New external ID, or null to remove it.' },
     blocked: { type: 'boolean' },
+    // The published contract's fields; what applies depends on the grant's provider (400 saying why otherwise).
+    settings: { type: 'object', maxProperties: 50 },
+    scope: { type: 'array', maxItems: 100, items: { type: 'string', minLength: 1, maxLength: 512 } },
   },
 } as const;
 export type UpdateGrantBody = FromSchema<typeof UpdateGrantBody>;

@@ -33,6 +33,16 @@ export const agentAccounts: AccountHooks = {
     if (address === undefined) throw new InvalidRequestError("'settings.email' is required for an Agent Account");
     return { email: address.toLowerCase(), settings: {}, ...(request.name !== undefined ? { name: request.name } : {}) };
   },
+  update(request) {
+    if (request.scope !== undefined) {
+      throw new InvalidRequestError("'scope' cannot change for an Agent Account: it always covers its own mail and calendar");
+    }
+    if (request.settings !== undefined) {
+      const names = Object.keys(request.settings);
+      const why = names.includes('app_password') ? 'Agent Accounts here offer no IMAP or SMTP client access' : 'an Agent Account has no provider settings';
+      throw new InvalidRequestError(`'settings' cannot be updated for an Agent Account (${names.length ? names.join(', ') : 'empty'}): ${why}`);
+    }
+  },
   created(grant, now) {
     const folders = systemFolderRecords(grant.id, now)
       .flatMap(folderPutItems)

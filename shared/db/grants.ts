@@ -158,10 +158,17 @@ export interface GrantListOptions {
   startKey?: StartKey;
   provider?: string;
   grantStatus?: string;
+  /** created_at at or after / at or before (Unix seconds). */
+  since?: number;
+  before?: number;
+  ip?: string;
+  /** Oldest first (default: newest first). */
+  ascending?: boolean;
 }
 
 /**
- * Grants of an application, newest first, optionally filtered by provider and status. Reads pages
+ * Grants of an application, newest first (or oldest first), optionally filtered by provider, status,
+ * creation time and IP. Reads pages
  * until `offset + limit` matches plus one look-ahead are found, so `nextKey` is set only when more exist.
  */
 export async function listGrants(appId: ApplicationId, options: GrantListOptions): Promise<{ items: GrantRecord[]; nextKey?: StartKey }> {
@@ -176,6 +183,18 @@ export async function listGrants(appId: ApplicationId, options: GrantListOptions
     filters.push('grant_status = :status');
     values[':status'] = options.grantStatus;
   }
+  if (options.since !== undefined) {
+    filters.push('created_at >= :since');
+    values[':since'] = options.since;
+  }
+  if (options.before !== undefined) {
+    filters.push('created_at <= :before');
+    values[':before'] = options.before;
+  }
+  if (options.ip !== undefined) {
+    filters.push('ip = :ip');
+    values[':ip'] = options.ip;
+  }
   const matches: Record<string, unknown>[] = [];
   let skipped = 0;
   let startKey: Record<string, unknown> | undefined = options.startKey;
@@ -186,7 +205,7 @@ export async function listGrants(appId: ApplicationId, options: GrantListOptions
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
         FilterExpression: filters.length ? filters.join(' AND ') : undefined,
         ExpressionAttributeValues: values,
-        ScanIndexForward: false,
+        ScanIndexForward: options.ascending === true,
         ExclusiveStartKey: startKey,
         Limit: filters.length ? 500 : Math.min(500, options.offset - skipped + options.limit + 1 - matches.length),
       }),

@@ -76,6 +76,13 @@ export async function createCustomGrant(
 }
 
 export async function listGrants(app: ApplicationContext, query: ListGrantsQuery): Promise<{ items: GrantRecord[]; nextCursor?: string }> {
+  if (query.account_id !== undefined || query.account_ids !== undefined) {
+    throw new InvalidRequestError("'account_id' and 'account_ids' name accounts migrated from an earlier API version; no grant here has one");
+  }
+  if (query.workspace_id !== undefined) throw new InvalidRequestError("'workspace_id' is not available yet: workspaces are not supported by this deployment");
+  if (query.sort_by === 'updated_at') {
+    throw new InvalidRequestError("'sort_by=updated_at' is not available: grants are listed by creation time (sort_by=created_at, order_by=asc|desc)");
+  }
   const limit = pageSize(query.limit);
   const offset = query.offset ?? 0;
   // `provider=` takes the API's names (nylas, or its alias agent); a name no provider answers to matches nothing.
@@ -86,7 +93,14 @@ export async function listGrants(app: ApplicationContext, query: ListGrantsQuery
   if (query.email !== undefined) {
     // One grant at most per address: answer from the uniqueness item, no partition read.
     const grant = await grants.getGrantByEmail(app.applicationId, query.email);
-    const found = grant && matches(grant) ? [grant] : [];
+    const found =
+      grant &&
+      matches(grant) &&
+      (query.since === undefined || grant.created_at >= query.since) &&
+      (query.before === undefined || grant.created_at <= query.before) &&
+      (query.ip === undefined || grant.ip === query.ip)
+        ? [grant]
+        : [];
     return { items: found.slice(offset, offset + limit) };
   }
   const { pk, skPrefix } = grantsOfApplication(app.applicationId);
@@ -97,11 +111,16 @@ export async function listGrants(app: ApplicationContext, query: ListGrantsQuery
     startKey,
     provider,
     grantStatus: query.grant_status,
+    since: query.since,
+    before: query.before,
+    ip: query.ip,
+    ascending: query.order_by === 'asc',
   });
   return { items: page.items, nextCursor: page.nextKey ? encodeCursor(page.nextKey) : undefined };
 }
 
 export async function updateGrant(grant: GrantRecord, body: UpdateGrantBody): Promise<GrantRecord> {
+  accountHooksOf(grant.provider).update(body);
   try {
     return await grants.updateGrant(grant, { blocked: body.blocked, external_id: body.external_id, updated_at: clock.nowSeconds() }, (next) => [
       { notification: newNotification({ type: 'grant.updated', applicationId: grant.application_id, grantId: grant.id, object: toGrantResource(next) }) },

@@ -15,6 +15,8 @@ export interface AccountHooks {
    * provider): its address, and the settings kept on the grant.
    */
   account(request: CreateCustomGrantBody): { email: string; settings: Record<string, unknown>; name?: string };
+  /** Checks the provider fields of an update (`settings`, `scope`): 400 saying why for what cannot change. */
+  update(request: { settings?: Record<string, unknown>; scope?: string[] }): void;
   /** Items committed in the transaction that creates the grant (reservations, initial storage). */
   created(grant: GrantRecord, now: number): NamedTransactItem[];
   /** Items committed in the transaction that deletes the grant (releasing what `created` reserved). */

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiClient, type ApiClient } from '../support/api';
 import { makeAgentGrant, makeApplication, uniqueEmail } from '../support/factories';
 import { startGateway, type Gateway } from '../support/gateway';
+import { clock } from '#shared/time';
 
 let gateway: Gateway;
 let api: ApiClient;
@@ -61,6 +62,17 @@ describe('POST /v3/connect/custom (Agent Accounts)', () => {
     expect(sent.body.data.from).toEqual([{ name: 'Sales Agent', email }]);
     // The send answer names its grant beside data, as the contract shows.
     expect(sent.body.grant_id).toBe(response.body.data.id);
+  });
+
+  it('refuses the contract\'s settings and scope on PATCH with a 400 saying why, changing nothing', async () => {
+    const grant = await makeAgentGrant(api);
+    const scope = await api.patch(`/v3/grants/${grant.id}`, { scope: ['Mail.Read'] });
+    expect(scope.status).toBe(400);
+    expect(scope.body.error.message).toContain("'scope' cannot change for an Agent Account");
+    const settings = await api.patch(`/v3/grants/${grant.id}`, { settings: { app_password: 'Abcdefghijklmnop1234' }, blocked: true });
+    expect(settings.status).toBe(400);
+    expect(settings.body.error.message).toContain('no IMAP or SMTP client access');
+    expect((await api.get(`/v3/grants/${grant.id}`)).body.data.blocked).toBe(false);
   });
 
   it('answers 404 for an unknown grant before looking at the body', async () => {
@@ -173,6 +185,38 @@ describe('GET /v3/grants/{grant_id}', () => {
 });
 
 describe('GET /v3/grants', () => {
+  it('filters by creation time and IP, orders either way, and refuses what this deployment cannot filter by', async () => {
+    const own = apiClient(gateway.url, (await makeApplication('filters')).apiKey);
+    const t0 = 1_900_000_000;
+    const ids: string[] = [];
+    for (const offset of [0, 100, 200]) {
+      const restore = clock.set(() => (t0 + offset) * 1000);
+      try {
+        ids.push((await makeAgentGrant(own)).id);
+      } finally {
+        restore();
+      }
+    }
+    const list = async (query: string) => (await own.get(`/v3/grants?${query}`)).body.data.map((g: { id: string }) => g.id);
+    expect(await list('')).toEqual([...ids].reverse());
+    expect(await list('order_by=asc&sort_by=created_at')).toEqual(ids);
+    expect(await list(`since=${t0 + 100}`)).toEqual([ids[2], ids[1]]);
+    expect(await list(`before=${t0 + 100}&order_by=asc`)).toEqual([ids[0], ids[1]]);
+    expect(await list(`since=${t0 + 50}&before=${t0 + 150}`)).toEqual([ids[1]]);
+    expect(await list('ip=127.0.0.1&limit=1')).toEqual([ids[2]]);
+    expect(await list('ip=10.9.9.9')).toEqual([]);
+    for (const [query, message] of [
+      ['account_id=abc', "'account_id' and 'account_ids'"],
+      ['workspace_id=ws', "'workspace_id' is not available yet"],
+      ['sort_by=updated_at', "'sort_by=updated_at' is not available"],
+      ['order_by=up', "'order_by' must be one of: asc, desc"],
+    ]) {
+      const response = await own.get(`/v3/grants?${query}`);
+      expect(response.status, query).toBe(400);
+      expect(response.body.error.message, query).toContain(message);
+    }
+  });
+
   it('lists newest first with limit, page_token and offset', async () => {
     const app = await makeApplication('listing');
     const client = apiClient(gateway.url, app.apiKey);
