@@ -6,7 +6,7 @@ import { EmailAddress, Limit, PageToken, Select, SharedFolderId, SharedFrom } fr
 /** An object ID in a path, query or body (message, thread, signature...). */
 const ObjectId = { type: 'string', minLength: 1, maxLength: 64 } as const;
 /** What a message read includes: `fields=standard|include_headers|raw_mime`. */
-const MessageFields = { type: 'string', enum: ['standard', 'include_headers', 'raw_mime'] } as const;
+const MessageFields = { type: 'string', enum: ['standard', 'include_headers', 'include_basic_headers', 'include_tracking_options', 'raw_mime'] } as const;
 
 export const Participant = {
   type: 'object',

@@ -27,7 +27,7 @@ export async function listMessages(grant: GrantRecord, query: ListMessagesQuery,
   if (filter.folder !== undefined && !isSystemFolder(filter.folder)) await requireFolder(grant.id, filter.folder);
   const before = query.page_token ? decodeBeforeCursor(query.page_token, 'messages', 'message') : undefined;
   const page = await findMessages(grant.id, filter, { limit, before });
-  const fields = (query.fields ?? 'standard') as MessageFields;
+  const fields = messageFields(query.fields);
   // A page ends early rather than outgrow an answer: planned from recorded sizes (nothing large is
   // read from S3 only to be left out), then measured.
   const plans = page.records.map((r) => messageContentPlan(r, fields));
@@ -39,7 +39,7 @@ export async function listMessages(grant: GrantRecord, query: ListMessagesQuery,
 }
 
 export async function getMessage(grant: GrantRecord, messageId: string, query: MessageIdQuery) {
-  return viewOf(await requireMessage(grant, messageId), (query.fields ?? 'standard') as MessageFields);
+  return viewOf(await requireMessage(grant, messageId), messageFields(query.fields));
 }
 
 export async function updateMessage(grant: GrantRecord, messageId: string, body: UpdateMessageBody) {
@@ -73,4 +73,12 @@ export async function cleanMessages(grant: GrantRecord, body: CleanMessagesBody)
   const bytes = items.reduce((sum, item) => sum + jsonBytes(item), 0);
   if (bytes > ANSWER_BUDGET_BYTES) throw tooLargeToClean(bytes);
   return items;
+}
+
+/** `fields` of a message read; tracking settings are not kept on messages here (open and link tracking is not available). */
+function messageFields(fields: ListMessagesQuery['fields']): MessageFields {
+  if (fields === 'include_tracking_options') {
+    throw new InvalidRequestError("'fields=include_tracking_options' is not available: open and link tracking is not in this deployment, so messages carry no tracking settings");
+  }
+  return fields ?? 'standard';
 }

@@ -155,9 +155,16 @@ export async function storeMessage(input: NewMessage): Promise<{ record: Message
   return { record, duplicate: false };
 }
 
-export type MessageFields = 'standard' | 'include_headers' | 'raw_mime';
+export type MessageFields = 'standard' | 'include_headers' | 'include_basic_headers' | 'raw_mime';
 
-const headersOf = (record: MessageRecord, fields: MessageFields) => (fields === 'include_headers' ? (record.headers ?? []) : undefined);
+/** The headers `fields=include_basic_headers` keeps: those that place a message in its conversation. */
+const BASIC_HEADERS = new Set(['message-id', 'in-reply-to', 'references']);
+
+function headersOf(record: MessageRecord, fields: MessageFields) {
+  if (fields === 'include_headers') return record.headers ?? [];
+  if (fields === 'include_basic_headers') return (record.headers ?? []).filter((h) => BASIC_HEADERS.has(h.name.toLowerCase()));
+  return undefined;
+}
 
 /** What the view of a stored message will carry, from its recorded sizes, before anything is read from S3. */
 export function messageContentPlan(record: MessageRecord, fields: MessageFields = 'standard'): ContentPlan {

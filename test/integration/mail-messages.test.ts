@@ -191,6 +191,14 @@ describe('GET /v3/grants/{grant_id}/messages', () => {
     expect(Buffer.from(raw.body.data.raw_mime, 'base64url').toString()).toContain('Subject: Quarterly invoice 42');
     const selected = await api.get(`/v3/grants/${bob.id}/messages?select=id,subject&limit=1`);
     expect(Object.keys(selected.body.data[0]).sort()).toEqual(['id', 'subject']);
+    // Only the headers that place a message in its conversation.
+    const basic = await api.get(`/v3/grants/${bob.id}/messages/${id}?fields=include_basic_headers`);
+    const basicNames = basic.body.data.headers.map((h: { name: string }) => h.name.toLowerCase());
+    expect(basicNames).toContain('message-id');
+    expect(basicNames.every((n: string) => ['message-id', 'in-reply-to', 'references'].includes(n))).toBe(true);
+    const tracking = await api.get(`/v3/grants/${bob.id}/messages/${id}?fields=include_tracking_options`);
+    expect(tracking.status).toBe(400);
+    expect(tracking.body.error.message).toContain('open and link tracking is not in this deployment');
   });
 });
 
