@@ -102,17 +102,6 @@ export const DeliveryObject = {
   },
 } as const;
 
-export const TestEventResult = {
-  type: 'object',
-  required: ['delivered'],
-  properties: {
-    delivered: { type: 'boolean' },
-    status_code: { type: ['integer', 'null'] },
-    duration_ms: { type: 'integer' },
-    error: { type: 'string' },
-  },
-} as const;
-
 export const IpAddressesObject = {
   type: 'object',
   required: ['ip_addresses'],

@@ -13,7 +13,14 @@ export const handler = httpApi<typeof routes>(generated, {
   createWebhook: async ({ app, body }) => ok(await webhooks.createWebhook(app, body)),
   ipAddresses: async () => ok(webhooks.ipAddresses()),
   mockPayload: async ({ app, body }) => ok(webhooks.mockPayload(app, body)),
-  sendTestEvent: async ({ app, body }) => ok(await webhooks.sendTestEvent(app, body)),
+  sendTestEvent: async ({ app, body }) => {
+    // As the published contract answers: `data` says what happened; the details are in `delivery`.
+    const delivery = await webhooks.sendTestEvent(app, body);
+    const summary = delivery.delivered
+      ? `Test event ${body.trigger_type} delivered to ${body.webhook_url}`
+      : `Test event ${body.trigger_type} not delivered to ${body.webhook_url}: ${delivery.status_code === null ? (delivery.error ?? 'no answer') : `HTTP ${delivery.status_code}`}`;
+    return ok(summary, { envelope: { delivery } });
+  },
   rotateSecret: async ({ app, params }) => ok(await webhooks.rotateSecret(app, params.webhook_id)),
   getWebhook: async ({ app, params }) => ok(await webhooks.getWebhook(app, params.webhook_id)),
   updateWebhook: async ({ app, params, body }) => ok(await webhooks.updateWebhook(app, params.webhook_id, body)),

@@ -99,7 +99,7 @@ export interface UploadedFile {
 
 /** A handler's answer; `D` is what its response schema documents (checked when the handler compiles). */
 export type RouteResult<D = object> =
-  | { kind: 'object'; data: D; status?: number; headers?: Record<string, string>; envelope?: Record<string, string> }
+  | { kind: 'object'; data: D; status?: number; headers?: Record<string, string>; envelope?: Record<string, unknown> }
   | { kind: 'list'; data: D[]; nextCursor?: string | undefined }
   | { kind: 'empty'; status?: number }
   /** Raw bytes (attachment downloads): the only success responses that are not JSON. */
@@ -112,7 +112,7 @@ export type RouteHandler<R extends RouteSpec> = (request: RouteRequest<R>) => Pr
 export type RouteHandlers<T extends RouteTable> = { [K in keyof T]: RouteHandler<T[K]> };
 
 /** `envelope`: fields beside `data` in the answer (the send answer's `grant_id`). */
-export const ok = <D extends object>(data: D, options: { status?: number; headers?: Record<string, string>; envelope?: Record<string, string> } = {}) => ({
+export const ok = <D>(data: D, options: { status?: number; headers?: Record<string, string>; envelope?: Record<string, unknown> } = {}) => ({
   kind: 'object' as const,
   data,
   ...options,

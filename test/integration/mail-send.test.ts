@@ -202,7 +202,9 @@ describe('attachments', () => {
       headers: { authorization: `Bearer ${apiKey}` },
     });
     expect(response.status).toBe(200);
-    expect(response.headers.get('content-type')).toBe('text/plain');
+    // The contract's media type; the file's own type in x-attachment-content-type.
+    expect(response.headers.get('content-type')).toBe('application/octet-stream');
+    expect(response.headers.get('x-attachment-content-type')).toBe('text/plain');
     expect(response.headers.get('content-disposition')).toBe(`attachment; filename*=UTF-8''${encodeURIComponent('note ✓.txt')}`);
     expect(Buffer.from(await response.arrayBuffer()).equals(content)).toBe(true);
     expect((await api.get(`/v3/grants/${bob.id}/attachments/att_01jzzzzzzzzzzzzzzzzzzzzzzz/download?message_id=${received.id}`)).status).toBe(404);

@@ -92,7 +92,10 @@ async function testEvent(r: Receiver, triggerType = 'message.created') {
   expect(answer.status, answer.text).toBe(200);
   const got = await r.waitFor(before + 1, 5000);
   expect(got).toHaveLength(before + 1);
-  return { answer: answer.body.data, got: got[before]! };
+  // `data` says what happened, in words; the details are in `delivery`.
+  expect(typeof answer.body.data).toBe('string');
+  expect(answer.body.data).toContain(triggerType);
+  return { answer: answer.body.delivery, got: got[before]! };
 }
 
 beforeAll(async () => {

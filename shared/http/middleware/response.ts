@@ -79,7 +79,9 @@ export const responseMiddleware = (): middy.MiddlewareObj<APIGatewayProxyEventV2
         request.response = {
           statusCode: 200,
           headers: {
-            'content-type': result.contentType,
+            // The published contract's media type for downloads; the file's own type goes beside it.
+            'content-type': 'application/octet-stream',
+            'x-attachment-content-type': result.contentType,
             'content-disposition': `attachment; filename*=UTF-8''${encodeURIComponent(result.filename)}`,
             'content-length': String(result.content.length),
             // The uploader chose the content type (text/html included): browsers must not render or sniff it.
