@@ -308,6 +308,7 @@ export const ListDraftsQuery = {
     starred: SharedFilters.starred,
     thread_id: ObjectId,
     has_attachment: SharedFilters.has_attachment,
+    metadata_pair: { type: 'string', minLength: 3, maxLength: 600, description: '`key:value` with key one of key1..key5.' },
     query_imap: { type: 'boolean' },
     select: SharedFilters.select,
   },

@@ -71,7 +71,10 @@ export const MockPayloadBody = {
   type: 'object',
   additionalProperties: false,
   required: ['trigger_type'],
-  properties: { trigger_type: TriggerTypeName },
+  properties: {
+    trigger_type: TriggerTypeName,
+    webhook_url: { ...WebhookUrl, description: 'Accepted as the published contract sends it; the example does not depend on it.' },
+  },
 } as const;
 export type MockPayloadBody = FromSchema<typeof MockPayloadBody>;
 

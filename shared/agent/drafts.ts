@@ -32,7 +32,7 @@ import { trackingOnCreate, trackingOnUpdate } from '#shared/mail/tracking';
 import { renderStoredTemplate, requireSignature } from '#shared/templates/templates';
 import { clock } from '#shared/time';
 import type { CreateDraftBody, ListDraftsQuery, UpdateDraftBody } from '#schemas/mail';
-import { addressList, keywordList } from '#shared/agent/filters';
+import { addressList, keywordList, metadataPair } from '#shared/agent/filters';
 
 /**
  * Drafts of an Agent Account: JSON or multipart, the create-only fields, tracking options under the
@@ -267,8 +267,13 @@ export async function sendDraft(grant: GrantRecord, draftId: string, body: { sig
   return viewOf(message);
 }
 
-function draftMatches(d: DraftRecord, q: ListDraftsQuery, filters: { subject?: string[]; any?: string[]; to?: string[]; cc?: string[]; bcc?: string[] }): boolean {
+function draftMatches(
+  d: DraftRecord,
+  q: ListDraftsQuery,
+  filters: { subject?: string[]; any?: string[]; to?: string[]; cc?: string[]; bcc?: string[]; metadata?: { key: string; value: string } },
+): boolean {
   const has = (list: { email: string }[], wanted: string[]) => list.some((p) => wanted.includes(normalAddress(p.email)));
+  if (filters.metadata && d.metadata[filters.metadata.key] !== filters.metadata.value) return false;
   if (filters.subject) {
     const subject = new Set(words(d.subject));
     if (!filters.subject.every((w) => subject.has(w))) return false;
@@ -291,6 +296,7 @@ export async function listDrafts(grant: GrantRecord, query: ListDraftsQuery, lim
     ...(query.to !== undefined ? { to: addressList('to', query.to) } : {}),
     ...(query.cc !== undefined ? { cc: addressList('cc', query.cc) } : {}),
     ...(query.bcc !== undefined ? { bcc: addressList('bcc', query.bcc) } : {}),
+    ...(query.metadata_pair !== undefined ? { metadata: metadataPair(query.metadata_pair) } : {}),
   };
   let before = query.page_token ? decodeBeforeCursor(query.page_token, 'drafts', 'draft') : undefined;
   const found: DraftRecord[] = [];

@@ -90,7 +90,7 @@ export function parseSearchQuery(query: string, into: MessageFilter): MessageFil
   return into;
 }
 
-function metadataPair(value: string): { key: string; value: string } {
+export function metadataPair(value: string): { key: string; value: string } {
   const colon = value.indexOf(':');
   const key = colon > 0 ? value.slice(0, colon) : '';
   if (!(INDEXED_METADATA_KEYS as readonly string[]).includes(key) || colon === value.length - 1) {

@@ -301,6 +301,16 @@ describe('POST /v3/grants/{grant_id}/drafts (multipart/form-data)', () => {
     expect((await api.get(`/v3/grants/${grant.id}/drafts/${draft.id}`)).body.data.attachments).toEqual(draft.attachments);
   });
 
+  it("takes the JSON from a 'draft' part too, as the published contract names it", async () => {
+    const grant = await makeAgentGrant(api);
+    const form = new FormData();
+    form.append('draft', JSON.stringify({ subject: 'Named draft' }));
+    form.append('file', new Blob(['x'], { type: 'text/plain' }), 'x.txt');
+    const response = await sendForm('POST', `/v3/grants/${grant.id}/drafts`, form);
+    expect(response.status, response.text).toBe(200);
+    expect(response.body.data).toMatchObject({ subject: 'Named draft', attachments: [{ filename: 'x.txt' }] });
+  });
+
   it('keeps non-ASCII text of the message part and of file names', async () => {
     const grant = await makeAgentGrant(api);
     const form = new FormData();
@@ -861,6 +871,19 @@ describe('POST /v3/grants/{grant_id}/drafts/{draft_id} (send)', () => {
 });
 
 describe('GET /v3/grants/{grant_id}/drafts', () => {
+  it('filters by metadata_pair', async () => {
+    const grant = await makeAgentGrant(api);
+    const tagged = await createDraft(api, grant.id, { subject: 'tagged', metadata: { key1: 'campaign-7' } });
+    await createDraft(api, grant.id, { subject: 'other', metadata: { key1: 'campaign-8' } });
+    await createDraft(api, grant.id, { subject: 'plain' });
+    const found = await api.get(`/v3/grants/${grant.id}/drafts?metadata_pair=key1:campaign-7`);
+    expect(found.status, found.text).toBe(200);
+    expect(found.body.data.map((d: Draft) => d.id)).toEqual([tagged.id]);
+    const bad = await api.get(`/v3/grants/${grant.id}/drafts?metadata_pair=colour:red`);
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.message).toContain("'metadata_pair' must be '<key>:<value>'");
+  });
+
   it('lists newest first and pages with limit and next_cursor', async () => {
     const grant = await makeAgentGrant(api);
     const created = [];

@@ -624,7 +624,8 @@ describe('POST /v3/webhooks/rotate-secret/{id}', () => {
 
 describe('POST /v3/webhooks/mock-payload', () => {
   it.each([...TRIGGER_TYPES])('gives an example %s payload as delivered', async (triggerType) => {
-    const response = await atTime(T0, () => api.post('/v3/webhooks/mock-payload', { trigger_type: triggerType }));
+    // The published contract's form also names a webhook_url.
+    const response = await atTime(T0, () => api.post('/v3/webhooks/mock-payload', { trigger_type: triggerType, webhook_url: 'https://hooks.example.com/in' }));
     expect(response.status, response.text).toBe(200);
     const payload = response.body.data;
     expect(Object.keys(payload)).toEqual(['specversion', 'type', 'source', 'id', 'time', 'webhook_delivery_attempt', 'data']);

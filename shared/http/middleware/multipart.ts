@@ -3,6 +3,9 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { InvalidRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '#shared/errors';
 import type { UploadedFile } from '#shared/http/route';
 
+/** The part holding the JSON body: `message`, or `draft` as the published contract names it for drafts. */
+const JSON_PARTS = new Set(['message', 'draft']);
+
 /**
  * multipart/form-data bodies: a `message` part holding the JSON body and one file part per
  * attachment, parsed with busboy into a list (never into an object keyed by part names, so no
@@ -64,15 +67,15 @@ export async function parseMultipart(event: APIGatewayProxyEventV2, contentType:
     progress++;
     if (hostile(name)) return fail(new InvalidRequestError(`Multipart part name '${name.slice(0, 100)}' is not allowed`));
     if (nameTruncated) return fail(new InvalidRequestError('A multipart part name is longer than 100 bytes'));
-    if (name !== 'message') return fail(new InvalidRequestError(`Unknown multipart field '${name.slice(0, 100)}'; send the JSON body in a 'message' part`));
-    if (messageText !== undefined) return fail(new InvalidRequestError("The multipart body has more than one 'message' part"));
+    if (!JSON_PARTS.has(name)) return fail(new InvalidRequestError(`Unknown multipart field '${name.slice(0, 100)}'; send the JSON body in a 'message' part`));
+    if (messageText !== undefined) return fail(new InvalidRequestError("The multipart body has more than one 'message' (or 'draft') part"));
     if (valueTruncated) return fail(new PayloadTooLargeError("The multipart 'message' part is too large"));
     messageText = text;
   });
   parser.on('file', (name, stream, filename, _encoding, mimeType) => {
     progress++;
     if (hostile(name)) return fail(new InvalidRequestError(`Multipart part name '${name.slice(0, 100)}' is not allowed`));
-    if (name === 'message') return fail(new InvalidRequestError("The multipart 'message' part must be a JSON text field, not a file"));
+    if (JSON_PARTS.has(name)) return fail(new InvalidRequestError(`The multipart '${name}' part must be a JSON text field, not a file`));
     const chunks: Buffer[] = [];
     openFiles++;
     stream.on('data', (chunk: Buffer) => {

@@ -1,0 +1,691 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Nylas, {
+  NylasApiError,
+  WebhookTriggers,
+  type CreateAgentAccountRequest,
+  type Draft,
+  type Folder,
+  type Grant,
+  type Message,
+  type Thread,
+  type UpdateGrantRequest,
+  type WebhookWithSecret,
+} from 'nylas';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../scripts/local-stack/index';
+import { ROOT } from '../../scripts/local-stack/serverless-config';
+
+/**
+ * The official Node SDK of the published contract (`nylas`), unchanged, against `npm start`: only its
+ * base URL and API key point at Switchboard. Every step is its own test so that one failure does not
+ * hide the others; a step whose prerequisite failed says so. When a step fails, its error lists every
+ * HTTP exchange the SDK made during the step (method, URL, request body, status, response body).
+ */
+
+// ---------------------------------------------------------------------------------------------------
+// `npm start`, as test/e2e/start.test.ts runs it: detached (its own process group), clean environment.
+
+function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const key of Object.keys(env)) {
+    if (key.startsWith('AWS_') || key.endsWith('_QUEUE_URL') || key.endsWith('_DLQ_URL') || key === 'TABLE_NAME' || key.startsWith('VITEST')) delete env[key];
+  }
+  return { ...env, ...extra };
+}
+
+interface Started {
+  child: ChildProcess;
+  output: () => string;
+}
+
+async function npmStart(env: Record<string, string>): Promise<Started> {
+  const child = spawn('npm', ['start'], { cwd: ROOT, detached: true, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (c) => (output += c));
+  child.stderr!.on('data', (c) => (output += c));
+  const deadline = Date.now() + 120_000;
+  // The banner with the base URL and key follows the 'ready in' line.
+  while (!output.includes('ready in') || !/API key\s+\S+/.test(output)) {
+    if (child.exitCode !== null) throw new Error(`npm start exited early (${child.exitCode}):\n${output}`);
+    if (Date.now() > deadline) throw new Error(`npm start not ready after 120 s:\n${output}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return { child, output: () => output };
+}
+
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Sends SIGINT to the process group (Ctrl-C) and waits until every process of it has exited. */
+async function ctrlC(started: Started): Promise<void> {
+  const pgid = started.child.pid!;
+  process.kill(-pgid, 'SIGINT');
+  const deadline = Date.now() + 30_000;
+  while (groupAlive(pgid)) {
+    if (Date.now() > deadline) {
+      process.kill(-pgid, 'SIGKILL');
+      throw new Error(`processes of npm start still running 30 s after SIGINT:\n${started.output().slice(-3000)}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// What the SDK sends and receives, recorded for the failure messages. The SDK calls the global fetch
+// with a Request; the wrapper reads copies of both bodies and hands the original on untouched.
+
+interface Exchange {
+  method: string;
+  url: string;
+  requestBody?: string;
+  status?: number;
+  responseBody?: string;
+  error?: string;
+}
+
+const exchanges: Exchange[] = [];
+let apiBase = '';
+const realFetch = globalThis.fetch;
+
+function printable(text: string, contentType: string | null): string {
+  if (contentType && !/json|text/.test(contentType)) return `<${Buffer.byteLength(text)} bytes of ${contentType}>`;
+  return text.length > 3000 ? `${text.slice(0, 3000)}… (${text.length} characters)` : text;
+}
+
+function recordingFetch(input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]): Promise<Response> {
+  const request = input instanceof Request ? input : new Request(input, init);
+  if (!apiBase || !request.url.startsWith(apiBase)) return realFetch(input, init);
+  const entry: Exchange = { method: request.method, url: request.url.slice(apiBase.length) };
+  exchanges.push(entry);
+  return (async () => {
+    if (request.body) entry.requestBody = printable(await request.clone().text(), request.headers.get('content-type'));
+    try {
+      const response = await realFetch(request, init);
+      entry.status = response.status;
+      entry.responseBody = printable(await response.clone().text(), response.headers.get('content-type'));
+      return response;
+    } catch (error) {
+      entry.error = String(error);
+      throw error;
+    }
+  })();
+}
+
+function describeExchanges(from: number): string {
+  const list = exchanges.slice(from);
+  if (!list.length) return '(no HTTP request was sent)';
+  return list
+    .map((e) => [`> ${e.method} ${e.url}`, e.requestBody !== undefined ? `> ${e.requestBody}` : '', e.error ? `< ${e.error}` : `< ${e.status} ${e.responseBody ?? ''}`].filter(Boolean).join('\n'))
+    .join('\n');
+}
+
+/** One step of the flow, as its own test; its failure message carries the step's HTTP exchanges. */
+function step(name: string, body: () => Promise<void>, timeout = 60_000): void {
+  it(
+    name,
+    async () => {
+      const from = exchanges.length;
+      try {
+        await body();
+      } catch (error) {
+        const log = `\n--- HTTP exchanges of this step ---\n${describeExchanges(from)}`;
+        if (error instanceof NylasApiError) {
+          throw new Error(`SDK threw NylasApiError ${error.statusCode} (${error.type}): ${error.message}${log}`, { cause: error });
+        }
+        if (error instanceof Error) {
+          error.message += log;
+          throw error;
+        }
+        throw new Error(`${String(error)}${log}`);
+      }
+    },
+    timeout,
+  );
+}
+
+/** A value an earlier step should have produced. */
+function need<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new Error(`prerequisite missing: ${what} (an earlier step failed)`);
+  return value;
+}
+
+/** Retries until the check passes: copies of a send reach other Agent Accounts through the jobs worker. */
+async function eventually<T>(check: () => Promise<T>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await check();
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}
+
+async function readAll(stream: ReadableStream<Uint8Array>): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream as unknown as AsyncIterable<Uint8Array>) chunks.push(Buffer.from(chunk));
+  return Buffer.concat(chunks);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// A webhook endpoint on loopback: answers the verification GET with the challenge, 200s every POST.
+
+interface HookReceiver {
+  url: string;
+  challenges: string[];
+  close(): Promise<void>;
+}
+
+async function startHookReceiver(): Promise<HookReceiver> {
+  const challenges: string[] = [];
+  const server: Server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const challenge = url.searchParams.get('challenge');
+    if (req.method === 'GET' && challenge !== null) {
+      challenges.push(challenge);
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(challenge) }).end(challenge);
+      return;
+    }
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok'));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/hooks/nylas`,
+    challenges,
+    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+const run = randomBytes(4).toString('hex');
+const DOMAIN = 'agents.example.com';
+const emailA = `agent-${run}@${DOMAIN}`;
+const emailB = `agent-${run}-b@${DOMAIN}`;
+const external = `someone-${run}@example.net`;
+const subjectToAgent = `Quarterly numbers ${run}`;
+const subjectToExternal = `Hello outside ${run}`;
+const subjectWithAttachment = `Report attached ${run}`;
+const attachmentBytes = Buffer.from(`Hello from the attachment ${run}\n`, 'utf8');
+
+let started: Started | undefined;
+let receiver: HookReceiver | undefined;
+let nylas: Nylas;
+
+// What the steps produce for later ones.
+let grantA: Grant | undefined;
+let grantB: Grant | undefined;
+let sentToAgent: Message | undefined;
+let receivedByB: Message | undefined;
+let draft: Draft | undefined;
+let thread: Thread | undefined;
+let folder: Folder | undefined;
+let sentWithAttachment: Message | undefined;
+let receivedAttachment: { messageId: string; attachmentId: string } | undefined;
+let webhook: WebhookWithSecret | undefined;
+
+beforeAll(async () => {
+  const ports = { PORT: await freePort(), LAMBDA_PORT: await freePort(), DYNAMODB_PORT: await freePort(), SQS_PORT: await freePort(), SMTP_PORT: await freePort() };
+  started = await npmStart({ ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])), API_KEY: `sdk-e2e-${run}` });
+  const baseUrl = /Base URL\s+(\S+)/.exec(started.output())![1]!;
+  const apiKey = /API key\s+(\S+)/.exec(started.output())![1]!;
+  expect(baseUrl).toBe(`http://127.0.0.1:${ports.PORT}`);
+  expect(apiKey).toBe(`sdk-e2e-${run}`);
+  apiBase = baseUrl;
+  globalThis.fetch = recordingFetch as typeof fetch;
+  receiver = await startHookReceiver();
+  // The only change from a client of the hosted API: base URL and key.
+  nylas = new Nylas({ apiKey, apiUri: baseUrl });
+}, 180_000);
+
+afterAll(async () => {
+  globalThis.fetch = realFetch;
+  await receiver?.close();
+  if (started && groupAlive(started.child.pid!)) await ctrlC(started);
+}, 60_000);
+
+describe('the official nylas SDK against npm start', () => {
+  // ------------------------------------------------------------------------------------------- grants
+  step('auth.customAuthentication creates an Agent Account (provider nylas, name, settings.email)', async () => {
+    // `name` is in the contract's request body; the SDK's CreateAgentAccountRequest type omits it but sends it.
+    const requestBody: CreateAgentAccountRequest & { name: string } = { provider: 'nylas', name: 'Sales Agent', settings: { email: emailA } };
+    const created = await nylas.auth.customAuthentication({ requestBody });
+    expect(typeof created.requestId).toBe('string');
+    expect(created.data).toMatchObject({ provider: 'nylas', email: emailA, grantStatus: 'valid', name: 'Sales Agent' });
+    expect(created.data.id).toEqual(expect.any(String));
+    expect(created.data.createdAt).toEqual(expect.any(Number));
+    expect(created.data.scope).toEqual(expect.any(Array));
+    grantA = created.data;
+  });
+
+  step('auth.customAuthentication creates a second Agent Account (the recipient)', async () => {
+    const created = await nylas.auth.customAuthentication({ requestBody: { provider: 'nylas', settings: { email: emailB } } });
+    expect(created.data).toMatchObject({ provider: 'nylas', email: emailB, grantStatus: 'valid' });
+    expect(created.data.id).not.toBe(grantA?.id);
+    grantB = created.data;
+  });
+
+  step('grants.find', async () => {
+    const a = need(grantA, 'grant A');
+    const found = await nylas.grants.find({ grantId: a.id });
+    expect(found.data).toMatchObject({ id: a.id, email: emailA, provider: 'nylas', grantStatus: 'valid', name: 'Sales Agent' });
+    expect(typeof found.requestId).toBe('string');
+  });
+
+  step('grants.list: data array, filters, nextCursor paging', async () => {
+    const a = need(grantA, 'grant A');
+    const b = need(grantB, 'grant B');
+    const all = await nylas.grants.list();
+    expect(Array.isArray(all.data)).toBe(true);
+    expect(all.data.map((g) => g.id)).toEqual(expect.arrayContaining([a.id, b.id]));
+    expect(all.nextCursor ?? null).toBeNull();
+
+    const byEmail = await nylas.grants.list({ queryParams: { email: emailB } });
+    expect(byEmail.data.map((g) => g.id)).toEqual([b.id]);
+
+    // The SDK pages grants by limit and offset (its ListGrantsQueryParams has no page token).
+    const first = await nylas.grants.list({ queryParams: { limit: 1 } });
+    const second = await nylas.grants.list({ queryParams: { limit: 1, offset: 1 } });
+    expect(first.data).toHaveLength(1);
+    expect(second.data).toHaveLength(1);
+    expect([first.data[0]!.id, second.data[0]!.id].sort()).toEqual([a.id, b.id].sort());
+  });
+
+  step('grants.update (PATCH)', async () => {
+    const a = need(grantA, 'grant A');
+    // The SDK's UpdateGrantRequest names only `settings` and `scope`, which an Agent Account refuses on
+    // purpose (README, "Differences from the published contract"); the SDK sends any field it is given.
+    const requestBody = { externalId: `crm-${run}` } as UpdateGrantRequest;
+    const updated = await nylas.grants.update({ grantId: a.id, requestBody });
+    expect(updated.data).toMatchObject({ id: a.id, email: emailA });
+    expect((updated.data as Grant & { externalId?: string }).externalId).toBe(`crm-${run}`);
+    expect(updated.data.updatedAt).toEqual(expect.any(Number));
+  });
+
+  // ----------------------------------------------------------------------------------------- messages
+  step('messages.send to another Agent Account', async () => {
+    const a = need(grantA, 'grant A');
+    const sent = await nylas.messages.send({
+      identifier: a.id,
+      requestBody: { to: [{ name: 'Agent B', email: emailB }], subject: subjectToAgent, body: '<p>Numbers are up.</p>' },
+    });
+    expect(sent.data.id).toEqual(expect.any(String));
+    expect(sent.data).toMatchObject({ grantId: a.id, subject: subjectToAgent });
+    expect(sent.data.to.map((r) => r.email)).toEqual([emailB]);
+    sentToAgent = sent.data;
+  });
+
+  step('messages.send to an external address', async () => {
+    const a = need(grantA, 'grant A');
+    const sent = await nylas.messages.send({
+      identifier: a.id,
+      requestBody: { to: [{ email: external }], cc: [{ email: emailB }], subject: subjectToExternal, body: 'Plain hello' },
+    });
+    expect(sent.data.id).toEqual(expect.any(String));
+    expect(sent.data).toMatchObject({ grantId: a.id, subject: subjectToExternal });
+    expect(sent.data.to.map((r) => r.email)).toEqual([external]);
+  });
+
+  step('messages.list (recipient by email identifier; sender paged by nextCursor)', async () => {
+    const a = need(grantA, 'grant A');
+    need(sentToAgent, 'the message sent to B');
+    // The recipient's copy arrives through the jobs worker.
+    const inbox = await eventually(async () => {
+      const page = await nylas.messages.list({ identifier: emailB, queryParams: { subject: subjectToAgent } });
+      expect(page.data).toHaveLength(1);
+      return page;
+    });
+    const message = inbox.data[0]!;
+    expect(message).toMatchObject({ object: 'message', subject: subjectToAgent, unread: true });
+    expect(message.grantId).toBe(need(grantB, 'grant B').id);
+    expect(message.from?.[0]?.email).toBe(emailA);
+    expect(Array.isArray(message.folders)).toBe(true);
+    expect(inbox.nextCursor ?? null).toBeNull();
+    receivedByB = message;
+
+    // The sender has both sent messages: two pages of one.
+    const first = await nylas.messages.list({ identifier: a.id, queryParams: { limit: 1 } });
+    expect(first.data).toHaveLength(1);
+    expect(first.nextCursor).toEqual(expect.any(String));
+    const subjects: string[] = [];
+    for await (const page of nylas.messages.list({ identifier: a.id, queryParams: { limit: 1 } })) subjects.push(...page.data.map((m) => m.subject ?? ''));
+    expect(subjects).toEqual(expect.arrayContaining([subjectToAgent, subjectToExternal]));
+    expect(new Set(subjects).size).toBe(subjects.length);
+  });
+
+  step('messages.find', async () => {
+    const b = need(grantB, 'grant B');
+    const message = need(receivedByB, "B's copy of the message");
+    const found = await nylas.messages.find({ identifier: b.id, messageId: message.id });
+    expect(found.data).toMatchObject({ id: message.id, grantId: b.id, object: 'message', subject: subjectToAgent });
+    expect(found.data.body).toContain('Numbers are up.');
+    expect(found.data.from?.[0]?.email).toBe(emailA);
+    expect(found.data.threadId).toEqual(expect.any(String));
+    expect(found.data.date).toEqual(expect.any(Number));
+  });
+
+  step('messages.update (unread, starred)', async () => {
+    const b = need(grantB, 'grant B');
+    const message = need(receivedByB, "B's copy of the message");
+    const updated = await nylas.messages.update({ identifier: b.id, messageId: message.id, requestBody: { unread: false, starred: true } });
+    expect(updated.data).toMatchObject({ id: message.id, unread: false, starred: true });
+    const found = await nylas.messages.find({ identifier: b.id, messageId: message.id });
+    expect(found.data).toMatchObject({ unread: false, starred: true });
+  });
+
+  // ------------------------------------------------------------------------------------------ threads
+  step('threads.list (data array, nextCursor paging)', async () => {
+    const a = need(grantA, 'grant A');
+    need(sentToAgent, 'the message sent to B');
+    const all = await nylas.threads.list({ identifier: a.id });
+    expect(Array.isArray(all.data)).toBe(true);
+    const mine = all.data.find((t) => t.subject === subjectToAgent);
+    expect(mine, JSON.stringify(all.data)).toBeDefined();
+    expect(mine).toMatchObject({ object: 'thread', grantId: a.id });
+    expect(mine!.messageIds).toContain(sentToAgent!.id);
+    expect(mine!.participants.map((p) => p.email)).toEqual(expect.arrayContaining([emailB]));
+    expect(mine!.latestDraftOrMessage?.id).toEqual(expect.any(String));
+    expect(all.nextCursor ?? null).toBeNull();
+    thread = mine;
+
+    const first = await nylas.threads.list({ identifier: a.id, queryParams: { limit: 1 } });
+    expect(first.data).toHaveLength(1);
+    expect(first.nextCursor).toEqual(expect.any(String));
+    const seen: string[] = [];
+    for await (const page of nylas.threads.list({ identifier: a.id, queryParams: { limit: 1 } })) seen.push(...page.data.map((t) => t.id));
+    expect(seen.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(seen).size).toBe(seen.length);
+  });
+
+  step('threads.find', async () => {
+    const a = need(grantA, 'grant A');
+    const t = need(thread, 'a thread of A');
+    const found = await nylas.threads.find({ identifier: a.id, threadId: t.id });
+    expect(found.data).toMatchObject({ id: t.id, object: 'thread', grantId: a.id, subject: subjectToAgent });
+    expect(found.data.messageIds).toEqual(t.messageIds);
+  });
+
+  step('threads.update (starred, unread)', async () => {
+    const a = need(grantA, 'grant A');
+    const t = need(thread, 'a thread of A');
+    const updated = await nylas.threads.update({ identifier: a.id, threadId: t.id, requestBody: { starred: true, unread: false } });
+    expect(updated.data).toMatchObject({ id: t.id, starred: true, unread: false });
+  });
+
+  // ------------------------------------------------------------------------------------------- drafts
+  step('drafts.create', async () => {
+    const a = need(grantA, 'grant A');
+    const created = await nylas.drafts.create({
+      identifier: a.id,
+      requestBody: { to: [{ email: emailB }], subject: `Draft ${run}`, body: '<p>First version</p>' },
+    });
+    expect(created.data.id).toEqual(expect.any(String));
+    expect(created.data).toMatchObject({ object: 'draft', grantId: a.id, subject: `Draft ${run}` });
+    expect(created.data.to.map((r) => r.email)).toEqual([emailB]);
+    draft = created.data;
+  });
+
+  step('drafts.list', async () => {
+    const a = need(grantA, 'grant A');
+    const d = need(draft, 'a draft');
+    const drafts = await nylas.drafts.list({ identifier: a.id });
+    expect(Array.isArray(drafts.data)).toBe(true);
+    expect(drafts.data.map((x) => x.id)).toContain(d.id);
+    expect(drafts.nextCursor ?? null).toBeNull();
+  });
+
+  step('drafts.find', async () => {
+    const a = need(grantA, 'grant A');
+    const d = need(draft, 'a draft');
+    const found = await nylas.drafts.find({ identifier: a.id, draftId: d.id });
+    expect(found.data).toMatchObject({ id: d.id, object: 'draft', subject: `Draft ${run}` });
+    expect(found.data.body).toContain('First version');
+  });
+
+  step('drafts.update', async () => {
+    const a = need(grantA, 'grant A');
+    const d = need(draft, 'a draft');
+    const updated = await nylas.drafts.update({ identifier: a.id, draftId: d.id, requestBody: { subject: `Draft ${run} (edited)`, body: '<p>Second version</p>' } });
+    expect(updated.data).toMatchObject({ id: d.id, subject: `Draft ${run} (edited)` });
+    const found = await nylas.drafts.find({ identifier: a.id, draftId: d.id });
+    expect(found.data.subject).toBe(`Draft ${run} (edited)`);
+    expect(found.data.body).toContain('Second version');
+  });
+
+  step('drafts.send', async () => {
+    const a = need(grantA, 'grant A');
+    const d = need(draft, 'a draft');
+    const sent = await nylas.drafts.send({ identifier: a.id, draftId: d.id });
+    expect(sent.data.id).toEqual(expect.any(String));
+    expect(sent.data).toMatchObject({ grantId: a.id, subject: `Draft ${run} (edited)` });
+    expect(sent.data.to.map((r) => r.email)).toEqual([emailB]);
+  });
+
+  step('drafts.destroy', async () => {
+    const a = need(grantA, 'grant A');
+    const created = await nylas.drafts.create({ identifier: a.id, requestBody: { to: [{ email: external }], subject: `Throwaway ${run}` } });
+    const destroyed = await nylas.drafts.destroy({ identifier: a.id, draftId: created.data.id });
+    expect(typeof destroyed.requestId).toBe('string');
+    const drafts = await nylas.drafts.list({ identifier: a.id });
+    expect(drafts.data.map((x) => x.id)).not.toContain(created.data.id);
+  });
+
+  // ------------------------------------------------------------------------------------------ folders
+  step('folders.list', async () => {
+    const a = need(grantA, 'grant A');
+    const folders = await nylas.folders.list({ identifier: a.id });
+    expect(Array.isArray(folders.data)).toBe(true);
+    expect(folders.data.length).toBeGreaterThan(0);
+    for (const f of folders.data) {
+      expect(f.id).toEqual(expect.any(String));
+      expect(f.name).toEqual(expect.any(String));
+      expect(f.grantId).toBe(a.id);
+    }
+    expect(folders.data.some((f) => f.systemFolder === true)).toBe(true);
+    expect(folders.nextCursor ?? null).toBeNull();
+  });
+
+  step('folders.create', async () => {
+    const a = need(grantA, 'grant A');
+    const created = await nylas.folders.create({ identifier: a.id, requestBody: { name: `Clients ${run}` } });
+    expect(created.data.id).toEqual(expect.any(String));
+    expect(created.data).toMatchObject({ name: `Clients ${run}`, grantId: a.id, object: 'folder' });
+    folder = created.data;
+    const folders = await nylas.folders.list({ identifier: a.id });
+    expect(folders.data.map((f) => f.id)).toContain(created.data.id);
+  });
+
+  step('folders.find', async () => {
+    const a = need(grantA, 'grant A');
+    const f = need(folder, 'a created folder');
+    const found = await nylas.folders.find({ identifier: a.id, folderId: f.id });
+    expect(found.data).toMatchObject({ id: f.id, name: `Clients ${run}`, grantId: a.id });
+  });
+
+  step('folders.update', async () => {
+    const a = need(grantA, 'grant A');
+    const f = need(folder, 'a created folder');
+    const updated = await nylas.folders.update({ identifier: a.id, folderId: f.id, requestBody: { name: `Key clients ${run}` } });
+    expect(updated.data).toMatchObject({ id: f.id, name: `Key clients ${run}` });
+  });
+
+  step('messages.update moves a message into a folder (folders)', async () => {
+    const b = need(grantB, 'grant B');
+    const message = need(receivedByB, "B's copy of the message");
+    const created = await nylas.folders.create({ identifier: b.id, requestBody: { name: `Archive ${run}` } });
+    const updated = await nylas.messages.update({ identifier: b.id, messageId: message.id, requestBody: { folders: [created.data.id] } });
+    expect(updated.data.folders).toEqual([created.data.id]);
+  });
+
+  step('folders.destroy', async () => {
+    const a = need(grantA, 'grant A');
+    const f = need(folder, 'a created folder');
+    const destroyed = await nylas.folders.destroy({ identifier: a.id, folderId: f.id });
+    expect(typeof destroyed.requestId).toBe('string');
+    const folders = await nylas.folders.list({ identifier: a.id });
+    expect(folders.data.map((x) => x.id)).not.toContain(f.id);
+  });
+
+  // -------------------------------------------------------------------------------------- attachments
+  step('messages.send with an attachment', async () => {
+    const a = need(grantA, 'grant A');
+    const sent = await nylas.messages.send({
+      identifier: a.id,
+      requestBody: {
+        to: [{ email: emailB }],
+        subject: subjectWithAttachment,
+        body: '<p>See attached.</p>',
+        attachments: [{ filename: 'hello.txt', contentType: 'text/plain', content: attachmentBytes, size: attachmentBytes.length }],
+      },
+    });
+    expect(sent.data).toMatchObject({ grantId: a.id, subject: subjectWithAttachment });
+    expect(sent.data.attachments).toHaveLength(1);
+    expect(sent.data.attachments![0]).toMatchObject({ filename: 'hello.txt', contentType: expect.stringContaining('text/plain'), size: attachmentBytes.length });
+    expect(sent.data.attachments![0]!.id).toEqual(expect.any(String));
+    sentWithAttachment = sent.data;
+
+    const b = need(grantB, 'grant B');
+    const received = await eventually(async () => {
+      const page = await nylas.messages.list({ identifier: b.id, queryParams: { subject: subjectWithAttachment, hasAttachment: true } });
+      expect(page.data).toHaveLength(1);
+      return page.data[0]!;
+    });
+    expect(received.attachments).toHaveLength(1);
+    expect(received.attachments![0]).toMatchObject({ filename: 'hello.txt', size: attachmentBytes.length });
+    receivedAttachment = { messageId: received.id, attachmentId: received.attachments![0]!.id };
+  });
+
+  step('attachments.find', async () => {
+    const b = need(grantB, 'grant B');
+    const { messageId, attachmentId } = need(receivedAttachment, 'a received attachment');
+    const found = await nylas.attachments.find({ identifier: b.id, attachmentId, queryParams: { messageId } });
+    expect(found.data).toMatchObject({ id: attachmentId, grantId: b.id, filename: 'hello.txt', size: attachmentBytes.length });
+    expect(found.data.contentType).toContain('text/plain');
+
+    // The sender's copy too.
+    const a = need(grantA, 'grant A');
+    const sent = need(sentWithAttachment, 'the sent message with an attachment');
+    const own = await nylas.attachments.find({ identifier: a.id, attachmentId: sent.attachments![0]!.id, queryParams: { messageId: sent.id } });
+    expect(own.data).toMatchObject({ id: sent.attachments![0]!.id, filename: 'hello.txt' });
+  });
+
+  step('attachments.downloadBytes', async () => {
+    const b = need(grantB, 'grant B');
+    const { messageId, attachmentId } = need(receivedAttachment, 'a received attachment');
+    const bytes = await nylas.attachments.downloadBytes({ identifier: b.id, attachmentId, queryParams: { messageId } });
+    expect(Buffer.isBuffer(bytes)).toBe(true);
+    expect(bytes.equals(attachmentBytes)).toBe(true);
+  });
+
+  step('attachments.download (stream)', async () => {
+    const b = need(grantB, 'grant B');
+    const { messageId, attachmentId } = need(receivedAttachment, 'a received attachment');
+    const stream = await nylas.attachments.download({ identifier: b.id, attachmentId, queryParams: { messageId } });
+    expect((await readAll(stream)).equals(attachmentBytes)).toBe(true);
+  });
+
+  step('messages.destroy', async () => {
+    const b = need(grantB, 'grant B');
+    const message = need(receivedByB, "B's copy of the message");
+    const destroyed = await nylas.messages.destroy({ identifier: b.id, messageId: message.id });
+    expect(typeof destroyed.requestId).toBe('string');
+    // Deleted, or (as the contract does for mailboxes with a trash) moved to the trash folder.
+    const trash = (await nylas.folders.list({ identifier: b.id })).data.find((f) => f.attributes?.includes('\\Trash'));
+    try {
+      const found = await nylas.messages.find({ identifier: b.id, messageId: message.id });
+      expect(found.data.folders).toEqual([need(trash, 'a folder with the \\Trash attribute').id]);
+    } catch (error) {
+      if (!(error instanceof NylasApiError) || error.statusCode !== 404) throw error;
+    }
+  });
+
+  // ----------------------------------------------------------------------------------------- webhooks
+  step('webhooks.create (the endpoint answers the challenge)', async () => {
+    const hooks = need(receiver, 'the webhook receiver');
+    const created = await nylas.webhooks.create({
+      requestBody: {
+        webhookUrl: hooks.url,
+        triggerTypes: [WebhookTriggers.MessageCreated, WebhookTriggers.GrantCreated],
+        description: 'SDK e2e',
+        notificationEmailAddresses: [`ops-${run}@example.com`],
+      },
+    });
+    expect(hooks.challenges.length).toBeGreaterThan(0);
+    expect(created.data.id).toEqual(expect.any(String));
+    expect(created.data).toMatchObject({ webhookUrl: hooks.url, status: 'active', description: 'SDK e2e', notificationEmailAddresses: [`ops-${run}@example.com`] });
+    expect([...created.data.triggerTypes].sort()).toEqual(['grant.created', 'message.created']);
+    expect(created.data.webhookSecret).toEqual(expect.any(String));
+    expect(created.data.webhookSecret.length).toBeGreaterThan(0);
+    expect(created.data.createdAt).toEqual(expect.any(Number));
+    webhook = created.data;
+  });
+
+  step('webhooks.list', async () => {
+    const w = need(webhook, 'a webhook');
+    const list = await nylas.webhooks.list();
+    expect(Array.isArray(list.data)).toBe(true);
+    const mine = list.data.find((x) => x.id === w.id);
+    expect(mine).toMatchObject({ id: w.id, webhookUrl: w.webhookUrl, status: 'active' });
+    expect(list.nextCursor ?? null).toBeNull();
+  });
+
+  step('webhooks.find', async () => {
+    const w = need(webhook, 'a webhook');
+    const found = await nylas.webhooks.find({ webhookId: w.id });
+    expect(found.data).toMatchObject({ id: w.id, webhookUrl: w.webhookUrl, status: 'active', description: 'SDK e2e' });
+    expect([...found.data.triggerTypes].sort()).toEqual(['grant.created', 'message.created']);
+  });
+
+  step('webhooks.update', async () => {
+    const w = need(webhook, 'a webhook');
+    const updated = await nylas.webhooks.update({
+      webhookId: w.id,
+      requestBody: { description: 'SDK e2e (updated)', triggerTypes: [WebhookTriggers.MessageCreated, WebhookTriggers.MessageUpdated] },
+    });
+    expect(updated.data).toMatchObject({ id: w.id, description: 'SDK e2e (updated)' });
+    expect([...updated.data.triggerTypes].sort()).toEqual(['message.created', 'message.updated']);
+  });
+
+  step('webhooks.rotateSecret', async () => {
+    const w = need(webhook, 'a webhook');
+    const rotated = await nylas.webhooks.rotateSecret({ webhookId: w.id });
+    expect(rotated.data.id).toBe(w.id);
+    expect(rotated.data.webhookSecret).toEqual(expect.any(String));
+    expect(rotated.data.webhookSecret).not.toBe(w.webhookSecret);
+  });
+
+  step('webhooks.ipAddresses', async () => {
+    const ips = await nylas.webhooks.ipAddresses();
+    expect(Array.isArray(ips.data.ipAddresses)).toBe(true);
+    expect(ips.data.updatedAt).toEqual(expect.any(Number));
+  });
+
+  step('webhooks.destroy', async () => {
+    const w = need(webhook, 'a webhook');
+    const destroyed = await nylas.webhooks.destroy({ webhookId: w.id });
+    expect(typeof destroyed.requestId).toBe('string');
+    const list = await nylas.webhooks.list();
+    expect(list.data.map((x) => x.id)).not.toContain(w.id);
+  });
+
+  // ------------------------------------------------------------------------------------ grants, last
+  step('grants.destroy', async () => {
+    const b = need(grantB, 'grant B');
+    const destroyed = await nylas.grants.destroy({ grantId: b.id });
+    expect(typeof destroyed.requestId).toBe('string');
+    const list = await nylas.grants.list();
+    expect(list.data.map((g) => g.id)).not.toContain(b.id);
+  });
+});
