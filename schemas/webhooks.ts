@@ -62,7 +62,7 @@ export const UpdateWebhookBody = {
   minProperties: 1,
   properties: {
     ...DestinationFields,
-    status: { type: 'string', enum: ['active', 'inactive'], description: 'failing and failed are set by the service' },
+    status: { type: 'string', enum: ['active', 'inactive', 'pause'], description: "failing and failed are set by the service; 'pause' (the published contract's word) means inactive" },
   },
 } as const;
 export type UpdateWebhookBody = FromSchema<typeof UpdateWebhookBody>;

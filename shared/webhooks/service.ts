@@ -148,7 +148,8 @@ export async function updateWebhook(app: ApplicationContext, webhookId: string, 
   // The URL is resolved again only when it changes: a PUT of other fields must not fail on a DNS hiccup.
   const unchanged = body.webhook_url === undefined || checkWebhookUrl(body.webhook_url, POLICY).href === current.webhook_url;
   const url = unchanged ? new URL(current.webhook_url) : await checkedUrl(body.webhook_url!);
-  const status = body.status ?? current.status;
+  // `pause` is the published contract's word for what our specification calls `inactive`.
+  const status = body.status === 'pause' ? 'inactive' : (body.status ?? current.status);
   const reactivated = body.status === 'active' && current.status !== 'active';
   const moved = url.href !== current.webhook_url;
   let secret: string | undefined;

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Nylas, {
@@ -252,6 +253,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   globalThis.fetch = realFetch;
+  // SDK_E2E_LOG=<file> keeps every exchange of the run, for reading what the API answered.
+  if (process.env.SDK_E2E_LOG) writeFileSync(process.env.SDK_E2E_LOG, `${describeExchanges(0)}\n`);
   await receiver?.close();
   if (started && groupAlive(started.child.pid!)) await ctrlC(started);
 }, 60_000);
@@ -422,6 +425,27 @@ describe('the official nylas SDK against npm start', () => {
     const t = need(thread, 'a thread of A');
     const updated = await nylas.threads.update({ identifier: a.id, threadId: t.id, requestBody: { starred: true, unread: false } });
     expect(updated.data).toMatchObject({ id: t.id, starred: true, unread: false });
+  });
+
+  step('threads.destroy', async () => {
+    const b = need(grantB, 'grant B');
+    // B's copy of the message A sent to the outside world with B in cc.
+    const threads = await eventually(async () => {
+      const page = await nylas.threads.list({ identifier: b.id, queryParams: { subject: subjectToExternal } });
+      expect(page.data).toHaveLength(1);
+      return page;
+    });
+    const t = threads.data[0]!;
+    const destroyed = await nylas.threads.destroy({ identifier: b.id, threadId: t.id });
+    expect(typeof destroyed.requestId).toBe('string');
+    // Deleted, or moved to the trash with its messages.
+    try {
+      const found = await nylas.threads.find({ identifier: b.id, threadId: t.id });
+      const trash = (await nylas.folders.list({ identifier: b.id })).data.find((f) => f.attributes?.includes('\\Trash'));
+      expect(found.data.folders).toEqual([need(trash, 'a folder with the \\Trash attribute').id]);
+    } catch (error) {
+      if (!(error instanceof NylasApiError) || error.statusCode !== 404) throw error;
+    }
   });
 
   // ------------------------------------------------------------------------------------------- drafts
@@ -596,6 +620,16 @@ describe('the official nylas SDK against npm start', () => {
     expect((await readAll(stream)).equals(attachmentBytes)).toBe(true);
   });
 
+  step('messages.cleanMessages', async () => {
+    const b = need(grantB, 'grant B');
+    const { messageId } = need(receivedAttachment, 'a received message');
+    const cleaned = await nylas.messages.cleanMessages({ identifier: b.id, requestBody: { messageId: [messageId], ignoreLinks: true, htmlAsMarkdown: true } });
+    expect(Array.isArray(cleaned.data)).toBe(true);
+    expect(cleaned.data).toHaveLength(1);
+    expect(cleaned.data[0]).toMatchObject({ id: messageId, subject: subjectWithAttachment });
+    expect(cleaned.data[0]!.conversation).toContain('See attached.');
+  });
+
   step('messages.destroy', async () => {
     const b = need(grantB, 'grant B');
     const message = need(receivedByB, "B's copy of the message");
@@ -676,6 +710,8 @@ describe('the official nylas SDK against npm start', () => {
     const w = need(webhook, 'a webhook');
     const destroyed = await nylas.webhooks.destroy({ webhookId: w.id });
     expect(typeof destroyed.requestId).toBe('string');
+    // The contract's 200 answer of DELETE /v3/webhooks/{id} is {request_id, data: {status}} (WebhookDeleteResponse).
+    expect(destroyed.data?.status).toBe('success');
     const list = await nylas.webhooks.list();
     expect(list.data.map((x) => x.id)).not.toContain(w.id);
   });

@@ -498,6 +498,10 @@ describe('PUT /v3/webhooks/{id}', () => {
     expect(on.body.data.status).toBe('active');
     expect(r.challenges).toHaveLength(2);
     expect(on.body.data.webhook_secret).toMatch(SECRET);
+    // The published contract's 'pause' is the same as inactive.
+    const paused = await api.put(`/v3/webhooks/${created.id}`, { status: 'pause' });
+    expect(paused.status, paused.text).toBe(200);
+    expect(paused.body.data.status).toBe('inactive');
     expect(on.body.data.webhook_secret).not.toBe(created.webhook_secret);
     expect((await api.get(`/v3/webhooks/${created.id}`)).body.data).not.toHaveProperty('webhook_secret');
     const { got } = await testEvent(r);
@@ -576,7 +580,7 @@ describe('PUT /v3/webhooks/{id}', () => {
   it.each(['failing', 'failed'])('refuses status %s (set only by the service)', async (status) => {
     const r = await receiver();
     const created = await create(r.url);
-    expectInvalid(await api.put(`/v3/webhooks/${created.id}`, { status }), "Invalid request body: 'status' must be one of: active, inactive");
+    expectInvalid(await api.put(`/v3/webhooks/${created.id}`, { status }), "Invalid request body: 'status' must be one of: active, inactive, pause");
     expect((await api.get(`/v3/webhooks/${created.id}`)).body.data.status).toBe('active');
   });
 
