@@ -1,5 +1,5 @@
 import { pageSize } from '#shared/http/page';
-import { empty, list, ok } from '#shared/http/route';
+import { list, ok } from '#shared/http/route';
 import { httpApi } from '#shared/http/stack';
 import * as webhooks from '#shared/webhooks/service';
 import generated from './routes.generated.cjs';
@@ -26,7 +26,8 @@ export const handler = httpApi<typeof routes>(generated, {
   updateWebhook: async ({ app, params, body }) => ok(await webhooks.updateWebhook(app, params.webhook_id, body)),
   deleteWebhook: async ({ app, params }) => {
     await webhooks.deleteWebhook(app, params.webhook_id);
-    return empty();
+    // The published contract answers a destination's deletion with a status.
+    return ok({ status: 'success' as const });
   },
   listDeliveries: async ({ app, params, query }) => {
     const page = await webhooks.listDeliveries(app, params.webhook_id, pageSize(query.limit), query.page_token);

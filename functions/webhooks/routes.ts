@@ -43,7 +43,12 @@ export const routes = {
     response: WebhookObject,
     select: true,
   },
-  deleteWebhook: { method: 'DELETE', path: '/v3/webhooks/{webhook_id}', summary: 'Delete a destination', responseKind: 'empty' },
+  deleteWebhook: {
+    method: 'DELETE',
+    path: '/v3/webhooks/{webhook_id}',
+    summary: 'Delete a destination',
+    response: { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['success'] } } },
+  },
   listDeliveries: {
     method: 'GET',
     path: '/v3/webhooks/{webhook_id}/deliveries',

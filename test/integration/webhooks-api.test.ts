@@ -730,7 +730,7 @@ describe('GET /v3/webhooks/ip-addresses', () => {
 });
 
 describe('DELETE /v3/webhooks/{id} and the delivery log', () => {
-  it('deletes with a body of only request_id, then answers 404', async () => {
+  it('deletes, answering data.status success as the contract does, then answers 404', async () => {
     // Prepare
     const r = await receiver();
     const keep = await create(`${r.url}/keep`);
@@ -741,7 +741,8 @@ describe('DELETE /v3/webhooks/{id} and the delivery log', () => {
 
     // Assess
     expect(deleted.status, deleted.text).toBe(200);
-    expect(Object.keys(deleted.body)).toEqual(['request_id']);
+    expect(Object.keys(deleted.body)).toEqual(['request_id', 'data']);
+    expect(deleted.body.data).toEqual({ status: 'success' });
     expect(deleted.body.request_id).toMatch(/^req_/);
     expectError(await api.get(`/v3/webhooks/${created.id}`), 404, 'not_found_error', `Webhook '${created.id}' not found`);
     expectError(await api.delete(`/v3/webhooks/${created.id}`), 404, 'not_found_error', `Webhook '${created.id}' not found`);
