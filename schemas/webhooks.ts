@@ -107,6 +107,9 @@ export const DeliveryObject = {
 
 export const IpAddressesObject = {
   type: 'object',
-  required: ['ip_addresses'],
-  properties: { ip_addresses: { type: 'array', items: { type: 'string' } } },
+  required: ['ip_addresses', 'updated_at'],
+  properties: {
+    ip_addresses: { type: 'array', items: { type: 'string' } },
+    updated_at: { type: 'integer', description: 'When the list last changed (Unix seconds; 0 when not configured).' },
+  },
 } as const;

@@ -58,6 +58,12 @@ export const env = {
   webhookRetrySchedule: () => optional('WEBHOOK_RETRY_SCHEDULE', '180,600').split(',').map(Number),
   /** Addresses webhook requests leave from, as published by GET /v3/webhooks/ip-addresses. */
   webhookEgressIps: () => optional('WEBHOOK_EGRESS_IPS', '').split(',').map((s) => s.trim()).filter(Boolean),
+  /** When WEBHOOK_EGRESS_IPS last changed (Unix seconds); 0 when not configured. */
+  webhookEgressIpsUpdatedAt: () => {
+    const value = Number(optional('WEBHOOK_EGRESS_IPS_UPDATED_AT', '0'));
+    if (!Number.isInteger(value) || value < 0) throw new Error('WEBHOOK_EGRESS_IPS_UPDATED_AT must be Unix seconds');
+    return value;
+  },
   /** Sender of webhook health notices. */
   noticeFrom: () => optional('NOTICE_FROM', `webhooks@${messageIdDomain()}`),
   /** How long a resolved API key is trusted without a DynamoDB read, in seconds (0 disables the cache). */

@@ -22,6 +22,7 @@ import type { CreateWebhookBody, MockPayloadBody, SendTestEventBody, UpdateWebho
  * and the delivery log. Every lookup is scoped to the calling application.
  */
 const EGRESS_IPS = env.webhookEgressIps();
+const EGRESS_IPS_UPDATED_AT = env.webhookEgressIpsUpdatedAt();
 const MAX_WEBHOOKS = 100;
 
 /** Addresses compare case-insensitively: `Ops@x.com` and `ops@x.com` are one recipient. */
@@ -220,7 +221,7 @@ export async function sendTestEvent(app: ApplicationContext, body: SendTestEvent
 }
 
 export function ipAddresses() {
-  return { ip_addresses: EGRESS_IPS };
+  return { ip_addresses: EGRESS_IPS, updated_at: EGRESS_IPS_UPDATED_AT };
 }
 
 export async function listDeliveries(app: ApplicationContext, webhookId: string, limit: number, pageToken?: string) {

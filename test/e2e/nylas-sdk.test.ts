@@ -51,7 +51,10 @@ async function npmStart(env: Record<string, string>): Promise<Started> {
   // The banner with the base URL and key follows the 'ready in' line.
   while (!output.includes('ready in') || !/API key\s+\S+/.test(output)) {
     if (child.exitCode !== null) throw new Error(`npm start exited early (${child.exitCode}):\n${output}`);
-    if (Date.now() > deadline) throw new Error(`npm start not ready after 120 s:\n${output}`);
+    if (Date.now() > deadline) {
+      process.kill(-child.pid!, 'SIGKILL');
+      throw new Error(`npm start not ready after 120 s:\n${output}`);
+    }
     await new Promise((r) => setTimeout(r, 200));
   }
   return { child, output: () => output };

@@ -102,6 +102,7 @@ beforeAll(async () => {
   // Read when the webhook modules load, which happens at the gateway's first webhook request.
   process.env.WEBHOOK_TIMEOUT_MS = '1000';
   process.env.WEBHOOK_EGRESS_IPS = '203.0.113.7, 203.0.113.8';
+  process.env.WEBHOOK_EGRESS_IPS_UPDATED_AT = '1767225600';
   gateway = await startGateway();
 });
 
@@ -722,10 +723,10 @@ describe('POST /v3/webhooks/send-test-event', () => {
 });
 
 describe('GET /v3/webhooks/ip-addresses', () => {
-  it('lists the egress addresses from WEBHOOK_EGRESS_IPS', async () => {
+  it('lists the egress addresses from WEBHOOK_EGRESS_IPS, with when they last changed', async () => {
     const response = await api.get('/v3/webhooks/ip-addresses');
     expect(response.status, response.text).toBe(200);
-    expect(response.body.data).toEqual({ ip_addresses: ['203.0.113.7', '203.0.113.8'] });
+    expect(response.body.data).toEqual({ ip_addresses: ['203.0.113.7', '203.0.113.8'], updated_at: 1767225600 });
   });
 });
 
