@@ -48,7 +48,6 @@ export const QueryImap = { query_imap: { type: 'boolean' } } as const;
 export const IncludeHiddenFolders = { include_hidden_folders: { type: 'boolean' } } as const;
 const query = <P extends object>(properties: P) => ({ type: 'object', additionalProperties: false, properties }) as const;
 export const SharedFromQuery = query({ ...SharedFrom });
-export const SelectSharedFromQuery = query({ select: Select, ...SharedFrom });
 export const SelectSharedQuery = query({ select: Select, ...SharedFrom, ...SharedFolderId });
 export const SharedQuery = query({ ...SharedFrom, ...SharedFolderId });
 export const SelectImapQuery = query({ select: Select, ...QueryImap });

@@ -113,14 +113,15 @@ describe('malformed multipart (scope 2)', () => {
 
 describe('bodies a local layer hands over parsed (scope 5)', () => {
   /** Invokes a handler with the event serverless-offline builds: falsy JSON values parsed, or dropped. */
-  async function invokeWith(route: { path: string; routeKey: string; params: Record<string, string> }, body: unknown, contentLength: number) {
-    const { handler } = (await import('#functions/templates/handler')) as { handler: (e: APIGatewayProxyEventV2, c: Context) => Promise<APIGatewayProxyStructuredResultV2> };
+  async function invokeWith(route: { path: string; routeKey: string; params: Record<string, string>; group: 'templates' | 'drafts' }, body: unknown, contentLength: number) {
+    const modules = { templates: () => import('#functions/templates/handler'), drafts: () => import('#functions/drafts/handler') };
+    const { handler } = (await modules[route.group]()) as { handler: (e: APIGatewayProxyEventV2, c: Context) => Promise<APIGatewayProxyStructuredResultV2> };
     const event = buildEvent(
       { routeKey: route.routeKey, params: route.params },
       { method: 'POST', url: route.path, headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'content-length': String(contentLength) }, body: Buffer.alloc(0), sourceIp: '127.0.0.1' },
     );
     (event as { body: unknown }).body = body;
-    return handler(event, lambdaContext('templates'));
+    return handler(event, lambdaContext(route.group));
   }
 
   it.each([
@@ -131,21 +132,22 @@ describe('bodies a local layer hands over parsed (scope 5)', () => {
     ['null', null],
     ['""', ''],
   ])('answers 400 for the JSON body %s, on a route whose body is required and on one whose body is optional', async (text, parsed) => {
-    const template = await api.post(`/v3/grants/${grant.id}/templates`, { name: 't', engine: 'mustache', body: 'Hi {{name}}' });
-    expect(template.status, template.text).toBe(200);
-    const create = { path: `/v3/grants/${grant.id}/templates`, routeKey: 'POST /v3/grants/{grant_id}/templates', params: { grant_id: grant.id } };
-    const render = {
-      path: `/v3/grants/${grant.id}/templates/${template.body.data.id}/render`,
-      routeKey: 'POST /v3/grants/{grant_id}/templates/{template_id}/render',
-      params: { grant_id: grant.id, template_id: template.body.data.id },
+    const draft = await api.post(`/v3/grants/${grant.id}/drafts`, { subject: 'Optional body', to: [{ email: 'someone@example.net' }] });
+    expect(draft.status, draft.text).toBe(200);
+    const create = { path: `/v3/grants/${grant.id}/templates`, routeKey: 'POST /v3/grants/{grant_id}/templates', params: { grant_id: grant.id }, group: 'templates' as const };
+    const send = {
+      path: `/v3/grants/${grant.id}/drafts/${draft.body.data.id}`,
+      routeKey: 'POST /v3/grants/{grant_id}/drafts/{draft_id}',
+      params: { grant_id: grant.id, draft_id: draft.body.data.id },
+      group: 'drafts' as const,
     };
-    for (const route of [create, render]) {
+    for (const route of [create, send]) {
       const result = await invokeWith(route, parsed, text.length);
       expect(result.statusCode, `${route.routeKey}: ${String(result.body)}`).toBe(400);
       expect(JSON.parse(String(result.body)).error.message).toMatch(/JSON object/);
     }
-    // Without a body at all, the optional one still renders.
-    expect((await invokeWith(render, undefined, 0)).statusCode).toBe(200);
+    // Without a body at all, the optional one still sends the draft.
+    expect((await invokeWith(send, undefined, 0)).statusCode).toBe(200);
   });
 
   it.each(['0', 'false', 'null', '""', '[]', '"text"', '1e3'])('answers 400 over HTTP for the JSON body %s', async (text) => {

@@ -140,6 +140,6 @@ describe('deployed mode', () => {
   it('publishes no egress addresses when WEBHOOK_EGRESS_IPS is unset', async () => {
     const response = await api.get('/v3/webhooks/ip-addresses');
     expect(response.status).toBe(200);
-    expect(response.body.data).toEqual({ ip_addresses: [] });
+    expect(response.body.data).toEqual({ ip_addresses: [], updated_at: 0 });
   });
 });

@@ -1,16 +1,18 @@
 import Ajv, { type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { ALL_ROUTES } from '#functions/routes';
+import { ERROR_TYPES, ErrorEnvelope } from '#schemas/common';
 import { compareSpecificity } from '#shared/http/paths';
 import type { RouteSpec } from '#shared/http/route';
 
 /**
  * Responses are schemas too: the test gateway checks every 2xx JSON body against the response schema
  * of the route that answered (`data`, or each item of a list's `data`), so that views cannot drift
- * from `schemas/`. With `select`, only the fields asked for are present, so `required` is relaxed.
+ * from `schemas/`, and every error body against the one error envelope (and its type against the status). With `select`, only the fields asked for are present, so `required` is relaxed.
  */
 const ajv = new Ajv({ allErrors: true, strict: false });
 addFormats(ajv);
+const validateError = ajv.compile(ErrorEnvelope);
 
 const routes = [...ALL_ROUTES].sort((a, b) => compareSpecificity(a.path, b.path));
 const compiled = new Map<string, { full: ValidateFunction; selected: ValidateFunction }>();
@@ -35,6 +37,13 @@ export function routeOf(method: string, path: string): RouteSpec | undefined {
 
 /** Returns a description of every way the body differs from the route's response schema (empty: it matches). */
 export function checkResponse(method: string, path: string, query: URLSearchParams, status: number, body: unknown): string[] {
+  if (status >= 400) {
+    // Every error, whatever answered it, is the one envelope with a known type for its status.
+    if (!validateError(body)) return (validateError.errors ?? []).map((e) => `error body${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`);
+    const expected = (ERROR_TYPES as Record<number, string>)[status];
+    const type = (body as { error: { type: string } }).error.type;
+    return expected === undefined || expected === type ? [] : [`error type '${type}' for status ${status} (expected '${expected}')`];
+  }
   if (status < 200 || status >= 300) return [];
   const route = routeOf(method, path);
   if (!route) return [`no route for ${method} ${path}`];
