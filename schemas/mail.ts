@@ -78,7 +78,7 @@ export const TrackingOptions = {
 
 export const AttachmentObject = {
   type: 'object',
-  required: ['id', 'grant_id', 'filename', 'content_type', 'size', 'is_inline'],
+  required: ['id', 'grant_id', 'filename', 'content_type', 'size', 'is_inline', 'content_disposition'],
   properties: {
     id: { type: 'string' },
     grant_id: { type: 'string' },
@@ -86,6 +86,7 @@ export const AttachmentObject = {
     content_type: { type: 'string' },
     size: { type: 'integer' },
     is_inline: { type: 'boolean' },
+    content_disposition: { type: 'string', enum: ['attachment', 'inline'] },
     content_id: { type: 'string' },
   },
 } as const;
@@ -117,6 +118,7 @@ export const MessageObject = {
     starred: { type: 'boolean' },
     folders: { type: 'array', items: { type: 'string' } },
     snippet: { type: 'string' },
+    in_reply_to: { type: 'string', description: 'The Message-ID this message answers, when it answers one.' },
     body: { type: 'string' },
     body_url: MovedContentUrl('body', 'the body (HTML, or text when is_plaintext)'),
     attachments: { type: 'array', items: AttachmentObject },

@@ -11,6 +11,7 @@ export const attachmentView = (grantId: string, a: AttachmentRecord) => ({
   content_type: a.content_type,
   size: a.size,
   is_inline: a.is_inline,
+  content_disposition: a.is_inline ? ('inline' as const) : ('attachment' as const),
   ...(a.content_id ? { content_id: a.content_id } : {}),
 });
 
@@ -40,6 +41,7 @@ export function messageView(m: MessageRecord, extra: { body?: string; headers?: 
     starred: m.starred,
     folders: m.folders,
     snippet: m.snippet,
+    ...(m.in_reply_to ? { in_reply_to: m.in_reply_to } : {}),
     ...(extra.body !== undefined ? { body: extra.body } : {}),
     ...(extra.body_url !== undefined ? { body_url: extra.body_url } : {}),
     attachments: m.attachments.map((a) => attachmentView(m.grant_id, a)),

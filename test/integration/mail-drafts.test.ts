@@ -153,6 +153,7 @@ describe('POST /v3/grants/{grant_id}/drafts (JSON)', () => {
           content_type: 'text/csv',
           size: 8,
           is_inline: false,
+          content_disposition: 'attachment',
         },
       ],
       metadata: { key1: 'finance', note: 'q3' },

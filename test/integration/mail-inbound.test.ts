@@ -110,6 +110,8 @@ describe('inbound SMTP', () => {
     const proposal = threads.find((t: { subject: string }) => t.subject === 'Proposal');
     expect(proposal.message_ids).toHaveLength(2);
     expect(proposal.latest_draft_or_message.subject).toBe('Re: Proposal');
+    // The reply names the message it answers.
+    expect(proposal.latest_draft_or_message.in_reply_to).toBe(messageId);
   });
 
   it('keeps plain-text mail as plain text', async () => {
