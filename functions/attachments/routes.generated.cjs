@@ -6,5 +6,5 @@ const exports = {};
 return exports;
 })();
 const body = {};
-const routes = {"getAttachment":{"method":"GET","path":"/v3/grants/{grant_id}/attachments/{attachment_id}","selectable":["id","grant_id","filename","content_type","size","is_inline","content_id"]},"downloadAttachment":{"method":"GET","path":"/v3/grants/{grant_id}/attachments/{attachment_id}/download","responseKind":"binary"}};
+const routes = {"getAttachment":{"method":"GET","path":"/v3/grants/{grant_id}/attachments/{attachment_id}","selectable":["id","grant_id","filename","content_type","size","is_inline","content_disposition","content_id"]},"downloadAttachment":{"method":"GET","path":"/v3/grants/{grant_id}/attachments/{attachment_id}/download","responseKind":"binary"}};
 module.exports = { routes, query, body };
