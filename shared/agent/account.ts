@@ -3,7 +3,7 @@ import { folderPutItems } from '#shared/db/folders';
 import { agentAddressRelease, agentAddressReservation } from '#shared/db/grants';
 import type { NamedTransactItem } from '#shared/db/transact';
 import { InvalidRequestError } from '#shared/errors';
-import type { AccountHooks } from '#shared/providers/accounts';
+import type { AccountHooks } from '#shared/providers/contract';
 
 /**
  * Agent Account grants: the account is the address the request names (reserved across the whole
