@@ -7,6 +7,6 @@ import type { routes } from './routes';
 export const handler = httpApi<typeof routes>(generated, {
   createCustomGrant: async ({ app, body, sourceIp, userAgent }) => {
     const grant = await grants.createCustomGrant(app, body, { ip: sourceIp, userAgent });
-    return ok(grants.toGrantResource(grant), { status: 201 });
+    return ok(grants.toGrantResource(grant));
   },
 });

@@ -23,7 +23,7 @@ export const handler = httpApi<typeof routes>(generated, {
     const page = await templates.listSignatures(grant, pageSize(query.limit), query.page_token);
     return list(page.items, page.nextCursor);
   },
-  createSignature: async ({ grant, body }) => ok(await templates.createSignature(grant, body), { status: 201 }),
+  createSignature: async ({ grant, body }) => ok(await templates.createSignature(grant, body)),
   getSignature: async ({ grant, params }) => ok(templates.signatureView(await templates.requireSignature(grant.id, params.signature_id))),
   updateSignature: async ({ grant, params, body }) => ok(await templates.updateSignature(grant, params.signature_id, body)),
   deleteSignature: async ({ grant, params }) => {

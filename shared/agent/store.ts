@@ -86,14 +86,14 @@ export async function storeMessage(input: NewMessage): Promise<{ record: Message
     input.threadId ?? (await messages.findThreadByHeaders(grantId, [input.inReplyTo ?? '', ...[...input.references].reverse()])) ?? newId('thread');
 
   const rawKey = rawMessageKey(grantId, id);
-  const bodyTooLarge = Buffer.byteLength(input.body) > BODY_INLINE_MAX;
+  const largeBodyKey = Buffer.byteLength(input.body) > BODY_INLINE_MAX ? bodyKey(grantId, id) : undefined;
   const attachments = attachmentRecords(grantId, input.attachments);
   // Recorded before uploading: if the message is not committed, its contents are removed later.
-  const upload = await openUpload(input.grant, [rawKey, bodyTooLarge ? bodyKey(grantId, id) : undefined, ...attachments.map((a) => a.key)]);
+  const upload = await openUpload(input.grant, [rawKey, largeBodyKey, ...attachments.map((a) => a.key)]);
   await Promise.all([
     uploadAttachments(attachments, input.attachments),
     putBlob(rawKey, input.raw, 'message/rfc822'),
-    ...(bodyTooLarge ? [putBlob(bodyKey(grantId, id), input.body, input.isPlaintext ? 'text/plain; charset=utf-8' : 'text/html; charset=utf-8')] : []),
+    ...(largeBodyKey ? [putBlob(largeBodyKey, input.body, input.isPlaintext ? 'text/plain; charset=utf-8' : 'text/html; charset=utf-8')] : []),
   ]);
 
   const text = bodyText(input.body, input.isPlaintext);
@@ -113,7 +113,7 @@ export async function storeMessage(input: NewMessage): Promise<{ record: Message
     starred: input.starred,
     folders: input.folders,
     snippet: snippetOf(text),
-    ...(bodyTooLarge ? { body_key: bodyKey(grantId, id) } : { body: input.body }),
+    ...(largeBodyKey ? { body_key: largeBodyKey } : { body: input.body }),
     body_size: Buffer.byteLength(input.body),
     is_plaintext: input.isPlaintext,
     attachments,

@@ -175,25 +175,17 @@ export async function listGrants(appId: ApplicationId, options: GrantListOptions
   const { pk, skPrefix } = grantsOfApplication(appId);
   const filters: string[] = [];
   const values: Record<string, unknown> = { ':pk': pk, ':prefix': skPrefix };
-  if (options.provider !== undefined) {
-    filters.push('provider = :provider');
-    values[':provider'] = options.provider;
-  }
-  if (options.grantStatus !== undefined) {
-    filters.push('grant_status = :status');
-    values[':status'] = options.grantStatus;
-  }
-  if (options.since !== undefined) {
-    filters.push('created_at >= :since');
-    values[':since'] = options.since;
-  }
-  if (options.before !== undefined) {
-    filters.push('created_at <= :before');
-    values[':before'] = options.before;
-  }
-  if (options.ip !== undefined) {
-    filters.push('ip = :ip');
-    values[':ip'] = options.ip;
+  const conditions: [expression: string, name: string, value: unknown][] = [
+    ['provider = :provider', ':provider', options.provider],
+    ['grant_status = :status', ':status', options.grantStatus],
+    ['created_at >= :since', ':since', options.since],
+    ['created_at <= :before', ':before', options.before],
+    ['ip = :ip', ':ip', options.ip],
+  ];
+  for (const [expression, name, value] of conditions) {
+    if (value === undefined) continue;
+    filters.push(expression);
+    values[name] = value;
   }
   const matches: Record<string, unknown>[] = [];
   let skipped = 0;

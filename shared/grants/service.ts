@@ -86,22 +86,19 @@ export async function listGrants(app: ApplicationContext, query: ListGrantsQuery
   const limit = pageSize(query.limit);
   const offset = query.offset ?? 0;
   // `provider=` takes the API's names (nylas, or its alias agent); a name no provider answers to matches nothing.
-  const provider = query.provider === undefined ? undefined : (providerNamed(query.provider) ?? `unknown:${query.provider}`);
-  const matches = (g: GrantRecord) =>
-    (provider === undefined || g.provider === provider) && (query.grant_status === undefined || g.grant_status === query.grant_status);
+  const provider = query.provider === undefined ? undefined : providerNamed(query.provider);
+  if (query.provider !== undefined && provider === undefined) return { items: [] };
 
   if (query.email !== undefined) {
     // One grant at most per address: answer from the uniqueness item, no partition read.
     const grant = await grants.getGrantByEmail(app.applicationId, query.email);
-    const found =
-      grant &&
-      matches(grant) &&
-      (query.since === undefined || grant.created_at >= query.since) &&
-      (query.before === undefined || grant.created_at <= query.before) &&
-      (query.ip === undefined || grant.ip === query.ip)
-        ? [grant]
-        : [];
-    return { items: found.slice(offset, offset + limit) };
+    const matches = (g: GrantRecord) =>
+      (provider === undefined || g.provider === provider) &&
+      (query.grant_status === undefined || g.grant_status === query.grant_status) &&
+      (query.since === undefined || g.created_at >= query.since) &&
+      (query.before === undefined || g.created_at <= query.before) &&
+      (query.ip === undefined || g.ip === query.ip);
+    return { items: (grant && matches(grant) ? [grant] : []).slice(offset, offset + limit) };
   }
   const { pk, skPrefix } = grantsOfApplication(app.applicationId);
   const startKey = query.page_token ? decodeCursor(query.page_token, { pk, skPrefix }) : undefined;

@@ -39,7 +39,7 @@ export interface RouteSpec {
   /** Schema of `data` (an object, or one item of a list) in the success envelope. */
   readonly response?: JSONSchema;
   readonly responseKind?: 'object' | 'list' | 'empty' | 'binary';
-  /** The success status the handler answers, when not 200 (documentation: the handler sets it). */
+  /** The success status of an object answer, when not 200 (the response middleware answers it; so does the OpenAPI output). */
   readonly status?: 201;
   /** Whether `select` is accepted; the spec forbids it on DELETE, send, create draft, attachments. */
   readonly select?: boolean;

@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -17,7 +16,7 @@ import Nylas, {
 } from 'nylas';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../scripts/local-stack/index';
-import { ROOT } from '../../scripts/local-stack/serverless-config';
+import { ctrlC, groupAlive, npmStart, type Started } from '../support/npm-start';
 
 /**
  * The official Node SDK of the published contract (`nylas`), unchanged, against `npm start`: only its
@@ -25,63 +24,6 @@ import { ROOT } from '../../scripts/local-stack/serverless-config';
  * hide the others; a step whose prerequisite failed says so. When a step fails, its error lists every
  * HTTP exchange the SDK made during the step (method, URL, request body, status, response body).
  */
-
-// ---------------------------------------------------------------------------------------------------
-// `npm start`, as test/e2e/start.test.ts runs it: detached (its own process group), clean environment.
-
-function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const key of Object.keys(env)) {
-    if (key.startsWith('AWS_') || key.endsWith('_QUEUE_URL') || key.endsWith('_DLQ_URL') || key === 'TABLE_NAME' || key.startsWith('VITEST')) delete env[key];
-  }
-  return { ...env, ...extra };
-}
-
-interface Started {
-  child: ChildProcess;
-  output: () => string;
-}
-
-async function npmStart(env: Record<string, string>): Promise<Started> {
-  const child = spawn('npm', ['start'], { cwd: ROOT, detached: true, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout!.on('data', (c) => (output += c));
-  child.stderr!.on('data', (c) => (output += c));
-  const deadline = Date.now() + 120_000;
-  // The banner with the base URL and key follows the 'ready in' line.
-  while (!output.includes('ready in') || !/API key\s+\S+/.test(output)) {
-    if (child.exitCode !== null) throw new Error(`npm start exited early (${child.exitCode}):\n${output}`);
-    if (Date.now() > deadline) {
-      process.kill(-child.pid!, 'SIGKILL');
-      throw new Error(`npm start not ready after 120 s:\n${output}`);
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  return { child, output: () => output };
-}
-
-function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Sends SIGINT to the process group (Ctrl-C) and waits until every process of it has exited. */
-async function ctrlC(started: Started): Promise<void> {
-  const pgid = started.child.pid!;
-  process.kill(-pgid, 'SIGINT');
-  const deadline = Date.now() + 30_000;
-  while (groupAlive(pgid)) {
-    if (Date.now() > deadline) {
-      process.kill(-pgid, 'SIGKILL');
-      throw new Error(`processes of npm start still running 30 s after SIGINT:\n${started.output().slice(-3000)}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 // ---------------------------------------------------------------------------------------------------
 // What the SDK sends and receives, recorded for the failure messages. The SDK calls the global fetch
@@ -160,6 +102,12 @@ function step(name: string, body: () => Promise<void>, timeout = 60_000): void {
 function need<T>(value: T | undefined, what: string): T {
   if (value === undefined) throw new Error(`prerequisite missing: ${what} (an earlier step failed)`);
   return value;
+}
+
+/** The ID of a mailbox's folder with the \\Trash attribute. */
+async function trashFolderId(grantId: string): Promise<string> {
+  const trash = (await nylas.folders.list({ identifier: grantId })).data.find((f) => f.attributes?.includes('\\Trash'));
+  return need(trash, 'a folder with the \\Trash attribute').id;
 }
 
 /** Retries until the check passes: copies of a send reach other Agent Accounts through the jobs worker. */
@@ -441,14 +389,9 @@ describe('the official nylas SDK against npm start', () => {
     const t = threads.data[0]!;
     const destroyed = await nylas.threads.destroy({ identifier: b.id, threadId: t.id });
     expect(typeof destroyed.requestId).toBe('string');
-    // Deleted, or moved to the trash with its messages.
-    try {
-      const found = await nylas.threads.find({ identifier: b.id, threadId: t.id });
-      const trash = (await nylas.folders.list({ identifier: b.id })).data.find((f) => f.attributes?.includes('\\Trash'));
-      expect(found.data.folders).toEqual([need(trash, 'a folder with the \\Trash attribute').id]);
-    } catch (error) {
-      if (!(error instanceof NylasApiError) || error.statusCode !== 404) throw error;
-    }
+    // An Agent Account's DELETE moves the thread's messages to the trash.
+    const found = await nylas.threads.find({ identifier: b.id, threadId: t.id });
+    expect(found.data.folders).toEqual([await trashFolderId(b.id)]);
   });
 
   // ------------------------------------------------------------------------------------------- drafts
@@ -638,14 +581,9 @@ describe('the official nylas SDK against npm start', () => {
     const message = need(receivedByB, "B's copy of the message");
     const destroyed = await nylas.messages.destroy({ identifier: b.id, messageId: message.id });
     expect(typeof destroyed.requestId).toBe('string');
-    // Deleted, or (as the contract does for mailboxes with a trash) moved to the trash folder.
-    const trash = (await nylas.folders.list({ identifier: b.id })).data.find((f) => f.attributes?.includes('\\Trash'));
-    try {
-      const found = await nylas.messages.find({ identifier: b.id, messageId: message.id });
-      expect(found.data.folders).toEqual([need(trash, 'a folder with the \\Trash attribute').id]);
-    } catch (error) {
-      if (!(error instanceof NylasApiError) || error.statusCode !== 404) throw error;
-    }
+    // An Agent Account's DELETE (without hard_delete) moves the message to the trash.
+    const found = await nylas.messages.find({ identifier: b.id, messageId: message.id });
+    expect(found.data.folders).toEqual([await trashFolderId(b.id)]);
   });
 
   // ----------------------------------------------------------------------------------------- webhooks

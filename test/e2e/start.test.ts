@@ -1,4 +1,4 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { connect } from 'node:net';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -6,6 +6,7 @@ import { freePort } from '../../scripts/local-stack/index';
 import { ROOT } from '../../scripts/local-stack/serverless-config';
 import { apiClient } from '../support/api';
 import { LOOPBACK_LISTENERS, listeners } from '../support/listeners';
+import { cleanEnv, ctrlC, groupAlive, npmStart, type Started } from '../support/npm-start';
 import { startReceiver } from '../support/receiver';
 
 /**
@@ -14,54 +15,6 @@ import { startReceiver } from '../support/receiver';
  * the process group, as a terminal sends it) and starts again on the same ports.
  */
 const run = promisify(execFile);
-
-// The child gets a clean environment: nothing of the test stack may leak into it.
-function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const key of Object.keys(env)) {
-    if (key.startsWith('AWS_') || key.endsWith('_QUEUE_URL') || key.endsWith('_DLQ_URL') || key === 'TABLE_NAME' || key.startsWith('VITEST')) delete env[key];
-  }
-  return { ...env, ...extra };
-}
-
-interface Started {
-  child: ChildProcess;
-  output: () => string;
-}
-
-async function npmStart(env: Record<string, string>): Promise<Started> {
-  const child = spawn('npm', ['start'], { cwd: ROOT, detached: true, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout!.on('data', (c) => (output += c));
-  child.stderr!.on('data', (c) => (output += c));
-  const deadline = Date.now() + 120_000;
-  while (!output.includes('ready in')) {
-    if (child.exitCode !== null) throw new Error(`npm start exited early (${child.exitCode}):\n${output}`);
-    if (Date.now() > deadline) throw new Error(`npm start not ready after 120 s:\n${output}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  return { child, output: () => output };
-}
-
-function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Sends SIGINT to the process group and waits until every process of it has exited. */
-async function ctrlC(started: Started): Promise<void> {
-  const pgid = started.child.pid!;
-  process.kill(-pgid, 'SIGINT');
-  const deadline = Date.now() + 30_000;
-  while (groupAlive(pgid)) {
-    if (Date.now() > deadline) throw new Error(`processes of npm start still running 30 s after SIGINT:\n${started.output()}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 function portOpen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -154,8 +107,9 @@ describe('npm start', () => {
     const grant = created.body.data;
     expect((await local.get(`/v3/grants/${encodeURIComponent('email:e2e@agents.test')}`)).body.data.id).toBe(grant.id);
 
-    // A second application made with the admin CLI sees none of it.
-    const { stdout } = await run('npm', ['run', '--silent', 'admin', '--', 'create-app', '--name', 'Second app'], { cwd: ROOT, env: cleanEnv({}) });
+    // A second application made with the admin CLI sees none of it. The CLI is pointed at this
+    // instance: other end-to-end files may run their own npm start at the same time.
+    const { stdout } = await run('npm', ['run', '--silent', 'admin', '--', 'create-app', '--name', 'Second app', '--port', String(ports.PORT)], { cwd: ROOT, env: cleanEnv({}) });
     const second = JSON.parse(stdout) as { application_id: string; api_key: string };
     expect(second.application_id).toMatch(/^app_/);
     const other = apiClient(baseUrl, second.api_key);

@@ -54,7 +54,8 @@ export const responseMiddleware = (): middy.MiddlewareObj<APIGatewayProxyEventV2
     let extra: Record<string, string> = {};
     switch (result.kind) {
       case 'object':
-        status = result.status ?? 200;
+        // A route that creates something answers the status its spec names (201).
+        status = result.status ?? state.route?.spec.status ?? 200;
         extra = result.headers ?? {};
         payload = { request_id: state.requestId, ...result.envelope, data: select ? project(result.data, select) : result.data };
         break;
