@@ -253,10 +253,70 @@ export const SendMessageBody = {
   properties: {
     ...OutgoingFields,
     ...CreateOnlyFields,
-    send_at: { type: 'integer', description: 'Scheduled send (not available yet: answers 400).' },
+    send_at: {
+      type: 'integer',
+      description: 'Unix seconds: schedules the message instead of sending it now (at least 60 s and at most 30 days ahead).',
+    },
+    use_draft: { type: 'boolean', description: 'With `send_at`: keep the message in Drafts until it is sent.' },
   },
 } as const;
 export type SendMessageBody = FromSchema<typeof SendMessageBody>;
+
+/** A send's answer: the sent message, or (with `send_at`) the scheduled one with what is known so far. */
+export const SendMessageResult = {
+  type: 'object',
+  required: ['id', 'object', 'grant_id', 'from', 'to', 'cc', 'bcc', 'reply_to', 'starred', 'attachments'],
+  properties: {
+    ...MessageObject.properties,
+    schedule_id: { type: 'string', description: 'Scheduled sends: the schedule (GET .../messages/schedules/{schedule_id}).' },
+    send_at: { type: 'integer' },
+    use_draft: { type: 'boolean' },
+    draft_id: { type: 'string', description: 'Scheduled sends with `use_draft`: the draft kept in Drafts until the message is sent.' },
+  },
+} as const;
+
+/** States of a scheduled send (see the README): pending → sending → success | failed; pending → cancelled. */
+export const SCHEDULE_STATUS_CODES = ['pending', 'sending', 'success', 'failed', 'cancelled'] as const;
+
+export const ScheduleObject = {
+  type: 'object',
+  required: ['schedule_id', 'object', 'grant_id', 'status', 'send_at', 'close_time', 'created_at'],
+  properties: {
+    schedule_id: { type: 'string' },
+    object: { type: 'string', enum: ['schedule'] },
+    grant_id: { type: 'string' },
+    status: {
+      type: 'object',
+      required: ['code', 'description'],
+      properties: { code: { type: 'string', enum: SCHEDULE_STATUS_CODES }, description: { type: 'string' } },
+    },
+    send_at: { type: 'integer', description: 'When the message is (or was) due to leave, Unix seconds.' },
+    close_time: { type: 'integer', description: 'The send_at time of the schedule, Unix seconds.' },
+    message_id: { type: 'string', description: 'Once sent: the message, in Sent.' },
+    draft_id: { type: 'string', description: 'With use_draft, until sent: the draft in Drafts.' },
+    sent_at: { type: 'integer', description: 'Once sent: when the message left, Unix seconds.' },
+    reason: { type: 'string', description: 'Once failed: why the message was not sent.' },
+    created_at: { type: 'integer' },
+    updated_at: { type: 'integer' },
+  },
+} as const;
+
+export const ListSchedulesQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { limit: Limit, page_token: PageToken },
+} as const;
+export type ListSchedulesQuery = FromSchema<typeof ListSchedulesQuery>;
+
+export const CancelScheduleResult = {
+  type: 'object',
+  required: ['message', 'schedule_id', 'status'],
+  properties: {
+    message: { type: 'string' },
+    schedule_id: { type: 'string' },
+    status: ScheduleObject.properties.status,
+  },
+} as const;
 
 export const CreateDraftBody = {
   type: 'object',
@@ -292,6 +352,7 @@ export const DraftObject = {
     signature_id: { type: 'string' },
     template: TemplateRef,
     tracking_options: { type: 'object' },
+    schedule_id: { type: 'string', description: 'A scheduled send kept in Drafts (use_draft): its schedule. Such a draft changes only with it.' },
     updated_at: { type: 'integer' },
   },
 } as const;

@@ -31,6 +31,8 @@ export const NOTIFICATION_TYPES = [
   'grant.expired',
   'message.created',
   'message.updated',
+  'message.send_success',
+  'message.send_failed',
   'folder.created',
   'folder.updated',
   'folder.deleted',

@@ -66,6 +66,24 @@ export const env = {
   },
   /** Sender of webhook health notices. */
   noticeFrom: () => optional('NOTICE_FROM', `webhooks@${messageIdDomain()}`),
+  /** EventBridge Scheduler group holding the one-shot schedules of scheduled sends. */
+  scheduleGroup: () => required('SCHEDULE_GROUP'),
+  /** The scheduled-send queue: the schedules' target (ARN) and where the worker holds early firings (URL). */
+  scheduledSendQueueArn: () => required('SCHEDULED_SEND_QUEUE_ARN'),
+  scheduledSendQueueUrl: () => required('SCHEDULED_SEND_QUEUE_URL'),
+  /** Where EventBridge Scheduler puts a firing it could not deliver to the queue. */
+  scheduledSendDlqArn: () => required('SCHEDULED_SEND_DLQ_ARN'),
+  /** The role EventBridge Scheduler assumes to send to the queue. */
+  schedulerRoleArn: () => required('SCHEDULER_ROLE_ARN'),
+  /**
+   * Shortest `send_at` lead accepted, in seconds (the spec: 60). Lowered only by explicit
+   * configuration, e.g. for tests that should not wait a minute per scheduled send.
+   */
+  scheduledSendMinLeadSeconds: () => {
+    const value = Number(optional('SCHEDULED_SEND_MIN_LEAD_SECONDS', '60'));
+    if (!Number.isInteger(value) || value < 11) throw new Error('SCHEDULED_SEND_MIN_LEAD_SECONDS must be an integer of at least 11 (the cancel window is 10 s)');
+    return value;
+  },
   /** How long a resolved API key is trusted without a DynamoDB read, in seconds (0 disables the cache). */
   apiKeyCacheSeconds: () => Number(optional('API_KEY_CACHE_SECONDS', '30')),
 } as const;

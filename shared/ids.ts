@@ -22,6 +22,7 @@ export const ID_PREFIXES = {
   delivery: 'dlv',
   job: 'job',
   upload: 'upl',
+  schedule: 'sch',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
@@ -39,6 +40,7 @@ export type AttachmentId = Id<'attachment'>;
 export type WebhookId = Id<'webhook'>;
 export type JobId = Id<'job'>;
 export type UploadId = Id<'upload'>;
+export type ScheduleId = Id<'schedule'>;
 
 /** Milliseconds encoded in the time part of an ID (its first 10 body characters). */
 export function idTime(id: string): number {

@@ -1,14 +1,26 @@
-import { ok } from '#shared/http/route';
+import { list, ok } from '#shared/http/route';
 import { parseMultipart } from '#shared/http/middleware/multipart';
+import { pageSize } from '#shared/http/page';
 import { httpApi } from '#shared/http/stack';
 import { senderOf } from '#shared/providers/send';
 import generated from './routes.generated.cjs';
 import type { routes } from './routes';
 
 export const handler = httpApi<typeof routes>(generated, {
-  sendMessage: async ({ grant, body, files, headers }) => {
-    const { result, replayed } = await senderOf(grant).send(grant, body, { files, idempotencyKey: headers['idempotency-key'] });
-    // The published contract answers a send with the grant's id beside `data`.
-    return ok(result, { envelope: { grant_id: grant.id }, ...(replayed ? { headers: { 'idempotent-response': 'true' } } : {}) });
+  sendMessage: async ({ grant, body, files, headers, requestId }) => {
+    const { result, replayed, scheduled } = await senderOf(grant).send(grant, body, { files, idempotencyKey: headers['idempotency-key'], requestId });
+    // The published contract answers a send with the grant's ID beside `data`, and a scheduled one
+    // with 202 and its schedule_id there too.
+    return ok(result, {
+      ...(scheduled ? { status: 202 } : {}),
+      envelope: { grant_id: grant.id, ...(scheduled ? { schedule_id: result.schedule_id } : {}) },
+      ...(replayed ? { headers: { 'idempotent-response': 'true' } } : {}),
+    });
   },
+  listSchedules: async ({ grant, query }) => {
+    const page = await senderOf(grant).listSchedules(grant, query, pageSize(query.limit));
+    return list(page.items, page.nextCursor);
+  },
+  getSchedule: async ({ grant, params }) => ok(await senderOf(grant).getSchedule(grant, params.schedule_id)),
+  cancelSchedule: async ({ grant, params }) => ok(await senderOf(grant).cancelSchedule(grant, params.schedule_id)),
 }, { multipart: parseMultipart });

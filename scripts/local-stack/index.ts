@@ -4,7 +4,9 @@ import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { CreateSecretCommand, DeleteSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { startDynamoDbLocal, type RunningService } from './dynamodb-local';
-import { createQueues, createTable } from './provision';
+import { createQueues, createScheduleGroup, createTable } from './provision';
+import { SchedulerClient } from '@aws-sdk/client-scheduler';
+import { startSchedulerLocal } from './scheduler-local';
 import { loadServerlessConfig, resolveName, type ServerlessConfig } from './serverless-config';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -31,7 +33,15 @@ export const QUEUE_ENV = {
   JobsQueue: 'JOBS_QUEUE_URL',
   JobsDeadLetterQueue: 'JOBS_DLQ_URL',
   InboundDeadLetterQueue: 'INBOUND_DLQ_URL',
+  ScheduledSendQueue: 'SCHEDULED_SEND_QUEUE_URL',
+  ScheduledSendDeadLetterQueue: 'SCHEDULED_SEND_DLQ_URL',
 } as const;
+
+/**
+ * Whether the local Scheduler fires at a random moment in the minute after a schedule's time, as
+ * EventBridge Scheduler does (default), or exactly on time (`SCHEDULER_JITTER=off`).
+ */
+const schedulerJitter = () => process.env.SCHEDULER_JITTER !== 'off';
 
 /** Local name of the mail bucket (CloudFormation names the deployed one). */
 export const mailBucketName = (stage: string) => `switchboard-${stage}-mail`;
@@ -69,11 +79,18 @@ export async function createWebhookKeySecret(client: SecretsManagerClient, stage
 function functionEnv(
   tableName: string,
   bucket: string,
-  queues: Record<string, { url: string }>,
+  queues: Record<string, { url: string; arn: string }>,
   sink: { smtpUrl: string; httpUrl: string },
   webhookKeyArn: string,
+  scheduleGroup: string,
 ) {
   const env: Record<string, string> = {
+    // Scheduled sends: the schedules' group, target and dead-letter queue, and the role the
+    // Scheduler would assume (the local stand-in does not check it).
+    SCHEDULE_GROUP: scheduleGroup,
+    SCHEDULED_SEND_QUEUE_ARN: queues.ScheduledSendQueue!.arn,
+    SCHEDULED_SEND_DLQ_ARN: queues.ScheduledSendDeadLetterQueue!.arn,
+    SCHEDULER_ROLE_ARN: `arn:aws:iam::000000000000:role/${scheduleGroup}-scheduler`,
     TABLE_NAME: tableName,
     MAIL_BUCKET: bucket,
     S3_FORCE_PATH_STYLE: 'true',
@@ -134,6 +151,15 @@ export async function provisionExternalStack(options: { stage: string }): Promis
   });
   s3.destroy();
   const sink = await startSmtpSink({ smtpPort: 0, httpPort: 0 });
+  // EventBridge Scheduler there when the environment names its endpoint; otherwise the local
+  // stand-in, firing into the environment's queues.
+  const localScheduler = process.env.AWS_ENDPOINT_URL_SCHEDULER
+    ? undefined
+    : await startSchedulerLocal({ port: 0, sqsEndpoint: process.env.AWS_ENDPOINT_URL_SQS || process.env.AWS_ENDPOINT_URL!, region: process.env.AWS_REGION || REGION, jitter: schedulerJitter() });
+  const schedulerEnv: Record<string, string> = localScheduler ? { AWS_ENDPOINT_URL_SCHEDULER: localScheduler.endpoint } : {};
+  const schedulerClient = new SchedulerClient(localScheduler ? { endpoint: localScheduler.endpoint } : {});
+  const scheduleGroup = await createScheduleGroup(schedulerClient, options.stage, config);
+  schedulerClient.destroy();
   // The endpoints outlive this run: stopping removes what it created there.
   const removeResources = async () => {
     const dynamo = new DynamoDBClient({});
@@ -162,8 +188,8 @@ export async function provisionExternalStack(options: { stage: string }): Promis
     }
   };
   return {
-    env: { ...secretsEnv, ...functionEnv(tableName, bucket, queues, sink, webhookKeyArn) },
-    stop: async () => void (await Promise.all([sink.stop(), removeResources().finally(() => localSecrets?.stop())])),
+    env: { ...secretsEnv, ...schedulerEnv, ...functionEnv(tableName, bucket, queues, sink, webhookKeyArn, scheduleGroup) },
+    stop: async () => void (await Promise.all([sink.stop(), localScheduler?.stop(), removeResources().finally(() => localSecrets?.stop())])),
   };
 }
 
@@ -175,6 +201,7 @@ export async function startLocalStack(options: {
   smtpSinkPort?: number;
   smtpSinkHttpPort?: number;
   secretsPort?: number;
+  schedulerPort?: number;
 }): Promise<LocalStack> {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const config = loadServerlessConfig();
@@ -203,6 +230,12 @@ export async function startLocalStack(options: {
     await createTable(dynamoClient, tableName, config);
     const queues = await createQueues(sqsClient, options.stage, config);
     const webhookKeyArn = await createWebhookKeySecret(secretsClient, options.stage, config);
+    // EventBridge Scheduler has no emulator: the project's stand-in fires schedules into the SQS emulator.
+    const scheduler = await startSchedulerLocal({ port: options.schedulerPort ?? 0, sqsEndpoint: sqs.endpoint, region: REGION, credentials, jitter: schedulerJitter() });
+    services.push(scheduler);
+    const schedulerClient = new SchedulerClient({ endpoint: scheduler.endpoint, region: REGION, credentials });
+    const scheduleGroup = await createScheduleGroup(schedulerClient, options.stage, config);
+    schedulerClient.destroy();
     dynamoClient.destroy();
     sqsClient.destroy();
     secretsClient.destroy();
@@ -215,7 +248,8 @@ export async function startLocalStack(options: {
       AWS_ENDPOINT_URL_SQS: sqs.endpoint,
       AWS_ENDPOINT_URL_S3: s3.endpoint,
       AWS_ENDPOINT_URL_SECRETS_MANAGER: secretsManager.endpoint,
-      ...functionEnv(tableName, bucket, queues, sink, webhookKeyArn),
+      AWS_ENDPOINT_URL_SCHEDULER: scheduler.endpoint,
+      ...functionEnv(tableName, bucket, queues, sink, webhookKeyArn, scheduleGroup),
     };
     return { env, stop: stopAll };
   } catch (error) {

@@ -6,6 +6,7 @@ import {
   type CreateTableCommandInput,
 } from '@aws-sdk/client-dynamodb';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { ConflictException, CreateScheduleGroupCommand, type SchedulerClient } from '@aws-sdk/client-scheduler';
 import { loadServerlessConfig, resolveName, type ServerlessConfig } from './serverless-config';
 
 /**
@@ -83,4 +84,19 @@ export async function createQueues(sqs: SQSClient, stage: string, config = loadS
     created[logicalId] = { url: QueueUrl!, arn: Attributes!.QueueArn! };
   }
   return created;
+}
+
+/**
+ * Creates the AWS::Scheduler::ScheduleGroup of serverless.yml (scheduled sends) and returns its
+ * name; an existing group is fine.
+ */
+export async function createScheduleGroup(scheduler: SchedulerClient, stage: string, config = loadServerlessConfig()): Promise<string> {
+  const [, group] = resourcesOfType(config, 'AWS::Scheduler::ScheduleGroup')[0]!;
+  const name = resolveName(String(group.Properties!.Name), config.service, stage);
+  try {
+    await scheduler.send(new CreateScheduleGroupCommand({ Name: name }));
+  } catch (error) {
+    if (!(error instanceof ConflictException)) throw error;
+  }
+  return name;
 }

@@ -50,6 +50,17 @@ export async function requireDraft(grant: GrantRecord, draftId: string): Promise
 
 export { draftObject };
 
+/** A scheduled send's draft (use_draft) changes only with its schedule: cancelling it removes the draft. */
+async function requireUnscheduledDraft(grant: GrantRecord, draftId: string, action: string): Promise<DraftRecord> {
+  const draft = await requireDraft(grant, draftId);
+  if (draft.schedule_id) {
+    throw new ConflictError(
+      `The draft belongs to scheduled message '${draft.schedule_id}' and cannot be ${action}; cancel it with DELETE /v3/grants/${grant.id}/messages/schedules/${draft.schedule_id} (the draft goes with it) and schedule it again`,
+    );
+  }
+  return draft;
+}
+
 /**
  * Contents a draft write uploads (a large body, attachments), planned before anything is uploaded:
  * their keys are recorded as an upload first (shared/db/uploads.ts), so contents of a write that
@@ -148,7 +159,7 @@ export async function createDraft(grant: GrantRecord, body: CreateDraftBody, fil
 }
 
 export async function updateDraft(grant: GrantRecord, draftId: string, body: UpdateDraftBody, files: UploadedFile[]) {
-  const current = await requireDraft(grant, draftId);
+  const current = await requireUnscheduledDraft(grant, draftId, 'updated');
   let { subject, body: html } = body;
   if (body.template) ({ subject, body: html } = await renderStoredTemplate(grant.id, body.template, { subject, body: html }));
   const next: DraftRecord = {
@@ -192,7 +203,7 @@ export async function updateDraft(grant: GrantRecord, draftId: string, body: Upd
 }
 
 export async function deleteDraft(grant: GrantRecord, draftId: string): Promise<void> {
-  const draft = await requireDraft(grant, draftId);
+  const draft = await requireUnscheduledDraft(grant, draftId, 'deleted');
   const removal = draftContentsRemoval(grant, draft);
   if (!(await drafts.removeDraft(draft, undefined, [...draftOutbox(grant, draft), removal]))) throw new NotFoundError(`Draft '${draft.id}' not found`);
   await refreshDraftThread(grant, draft);
@@ -205,7 +216,7 @@ export async function deleteDraft(grant: GrantRecord, draftId: string): Promise<
  * concurrent sends deliver it once; if delivery then fails, the draft is put back.
  */
 export async function sendDraft(grant: GrantRecord, draftId: string, body: { signature_id?: string }) {
-  const draft = await requireDraft(grant, draftId);
+  const draft = await requireUnscheduledDraft(grant, draftId, 'sent');
   const attachments: NewAttachment[] = await Promise.all(
     draft.attachments.map(async (a) => ({
       filename: a.filename,

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { requireMessage } from '#shared/agent/lookup';
 import { normalAddress } from '#shared/agent/postings';
 import { spoolLocalCopies } from '#shared/agent/local-delivery';
-import { storeMessage, viewOf } from '#shared/agent/store';
+import { storeMessage, viewOf, type StoreExtras } from '#shared/agent/store';
 import type { HeaderRecord, NewAttachment, ParticipantRecord } from '#shared/agent/types';
 import { messageView } from '#shared/agent/views';
 import { env } from '#shared/config';
@@ -11,7 +11,7 @@ import type { OutboxEntry } from '#shared/db/outbox';
 import * as sending from '#shared/db/sending';
 import { ConflictError, InvalidRequestError, MailDeliveryError, RateLimitError } from '#shared/errors';
 import type { UploadedFile } from '#shared/http/route';
-import { newId, type ThreadId } from '#shared/ids';
+import { newId, type MessageId, type ThreadId } from '#shared/ids';
 import { composeMime } from '#shared/mail/compose';
 import { safeFilename } from '#shared/mail/filenames';
 import { DeliveryError, mailTransport } from '#shared/mail/transport';
@@ -98,9 +98,7 @@ export function senderOf(grant: GrantRecord, from: ParticipantRecord[] | undefin
 
 /** `stored`: attachments already held as bytes (a draft's, read from S3), sent before those of `input` and `files`. */
 export async function prepareOutgoing(grant: GrantRecord, input: OutgoingInput, files: UploadedFile[] = [], stored: NewAttachment[] = []): Promise<PreparedMessage> {
-  if (input.send_at !== undefined) {
-    throw new InvalidRequestError("'send_at' (scheduled send) is not available yet for Agent Accounts; send without it to send now");
-  }
+  if (input.send_at !== undefined) throw new Error('prepareOutgoing: a scheduled send is prepared without its send_at');
   // Tracking settings follow the draft rules (hostname validated and canonicalised).
   if (input.tracking_options !== undefined) trackingOnCreate(input.tracking_options, TRACKING_HOSTNAME);
   let { subject, body } = input;
@@ -165,13 +163,23 @@ export async function consumeQuota(grant: GrantRecord): Promise<string> {
 export interface SendProgress {
   /** Called just before the message starts to leave: to the relay, or into a local inbox. */
   deliveryStarted(): void;
+  /** Awaited just before the message is handed to the mail relay (only when it has outside recipients). */
+  beforeRelay?(): Promise<void>;
+}
+
+/** What a send commits with its Sent copy besides the local deliveries (see deliverAndStore). */
+export interface SentCopyOptions {
+  /** The ID the Sent copy gets (a scheduled send names it when scheduled). */
+  messageId?: MessageId;
+  /** Items and outbox entries for the Sent copy's transaction, given the stored record. */
+  also?: StoreExtras;
 }
 
 /**
  * Delivers a prepared message and stores the Sent copy; the caller has already counted the quota.
  * A MailDeliveryError means nothing left: the relay refused the message before any local inbox got it.
  */
-export async function deliverAndStore(grant: GrantRecord, prepared: PreparedMessage, progress?: SendProgress, commitWith: OutboxEntry[] = []) {
+export async function deliverAndStore(grant: GrantRecord, prepared: PreparedMessage, progress?: SendProgress, commitWith: OutboxEntry[] = [], options: SentCopyOptions = {}) {
   const messageIdHeader = `<${newId('message').slice(4)}@${MESSAGE_ID_DOMAIN}>`;
   const date = new Date(clock.nowMs());
   const raw = await composeMime({
@@ -196,6 +204,7 @@ export async function deliverAndStore(grant: GrantRecord, prepared: PreparedMess
 
   progress?.deliveryStarted();
   if (external.length) {
+    await progress?.beforeRelay?.();
     try {
       await mailTransport().send(raw, { from: prepared.from.email, to: external });
     } catch (error) {
@@ -242,6 +251,8 @@ export async function deliverAndStore(grant: GrantRecord, prepared: PreparedMess
     folders: toSelf ? ['sent', 'inbox'] : ['sent'],
     metadata: prepared.metadata,
     jobs: [...jobs, ...commitWith],
+    ...(options.messageId ? { id: options.messageId } : {}),
+    ...(options.also ? { also: options.also } : {}),
   });
   return sent.record;
 }
@@ -279,7 +290,9 @@ export async function withIdempotency<T extends { id: string }>(
   key: string | undefined,
   hash: () => string,
   send: (progress: SendProgress) => Promise<T>,
-  replay: (messageId: string) => Promise<T>,
+  replay: (outcomeId: string) => Promise<T>,
+  /** What the key remembers of the outcome, for `replay` (the message's ID unless said otherwise). */
+  outcomeId: (result: T) => string = (result) => result.id,
 ): Promise<{ result: T; replayed: boolean }> {
   if (key === undefined) return { result: await send({ deliveryStarted() {} }), replayed: false };
   if (key.length === 0 || key.length > 255 || !/^[\x21-\x7e]+$/.test(key)) {
@@ -301,7 +314,7 @@ export async function withIdempotency<T extends { id: string }>(
   let started = false;
   try {
     const result = await send({ deliveryStarted: () => void (started = true) });
-    await sending.completeIdempotencyKey(grant.id, key, { status: 200, message_id: result.id });
+    await sending.completeIdempotencyKey(grant.id, key, { status: 200, message_id: outcomeId(result) });
     return { result, replayed: false };
   } catch (error) {
     // Nothing left (the failure came before delivery, or the relay refused the message): the key
@@ -315,6 +328,7 @@ export async function withIdempotency<T extends { id: string }>(
   }
 }
 
+/** Sends a message now (a scheduled send goes through shared/agent/scheduled.ts). */
 export async function sendMessage(grant: GrantRecord, input: OutgoingInput, context: { files: UploadedFile[]; idempotencyKey?: string }) {
   return withIdempotency(
     grant,

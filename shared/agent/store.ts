@@ -11,7 +11,8 @@ import * as messages from '#shared/db/messages';
 import { DuplicateMessageError, type FolderDelta } from '#shared/db/messages';
 import type { OutboxEntry } from '#shared/db/outbox';
 import { openUpload } from '#shared/db/uploads';
-import { newId, type ThreadId } from '#shared/ids';
+import { newId, type MessageId, type ThreadId } from '#shared/ids';
+import type { NamedItems } from '#shared/db/transact';
 import { ANSWER_BUDGET_BYTES, jsonBytes } from '#shared/http/page';
 import { newNotification } from '#shared/notifications/notification';
 import { logger } from '#shared/logger';
@@ -51,7 +52,14 @@ export interface NewMessage {
   references: string[];
   /** Jobs committed with the message (e.g. delivering the local copies of a sent message). */
   jobs?: OutboxEntry[];
+  /** The message's ID when the caller chose it (otherwise a new one). */
+  id?: MessageId;
+  /** More of the caller's change, committed in the message's transaction (e.g. a scheduled send's state). */
+  also?: StoreExtras;
 }
+
+/** Items and outbox entries committed with a stored message, given its record. */
+export type StoreExtras = (record: MessageRecord) => { items: NamedItems; outbox: OutboxEntry[] };
 
 /** Counter changes of putting (sign 1) or taking away (sign -1) a message in its folders. */
 export function folderDeltas(message: Pick<MessageRecord, 'folders' | 'unread'>, sign: 1 | -1): FolderDelta[] {
@@ -81,7 +89,7 @@ function keptHeaders(headers: HeaderRecord[]): HeaderRecord[] {
 
 export async function storeMessage(input: NewMessage): Promise<{ record: MessageRecord; duplicate: boolean }> {
   const grantId = input.grant.id;
-  const id = newId('message');
+  const id = input.id ?? newId('message');
   const threadId =
     input.threadId ?? (await messages.findThreadByHeaders(grantId, [input.inReplyTo ?? '', ...[...input.references].reverse()])) ?? newId('thread');
 
@@ -130,13 +138,14 @@ export async function storeMessage(input: NewMessage): Promise<{ record: Message
   };
 
   const created = newNotification({ type: 'message.created', applicationId: input.grant.application_id, grantId, object: messageView(record, { body: input.body }) });
+  const extras = input.also?.(record) ?? { items: [], outbox: [] };
   try {
     await messages.insertMessage(
       record,
       { mutable: mutablePostings(record) },
       folderDeltas(record, 1),
-      [{ notification: created, bodyKey: record.body_key }, threadRefreshJob(input.grant, threadId), indexMessageJob(input.grant, id), ...(input.jobs ?? [])],
-      upload,
+      [{ notification: created, bodyKey: record.body_key }, threadRefreshJob(input.grant, threadId), indexMessageJob(input.grant, id), ...(input.jobs ?? []), ...extras.outbox],
+      [...upload, ...extras.items],
     );
   } catch (error) {
     // Not stored: this copy's contents expire with its upload record (shared/db/uploads.ts).

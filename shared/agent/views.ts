@@ -80,6 +80,7 @@ export function draftView(d: DraftRecord, body: string, moved: MovedContent = {}
     ...(d.signature_id ? { signature_id: d.signature_id } : {}),
     ...(d.template ? { template: d.template } : {}),
     tracking_options: d.tracking_options,
+    ...(d.schedule_id ? { schedule_id: d.schedule_id } : {}),
     created_at: d.created_at,
     updated_at: d.updated_at,
   };

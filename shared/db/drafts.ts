@@ -30,16 +30,39 @@ async function transact(items: NamedItems): Promise<boolean> {
 
 const counter = (draft: DraftRecord, total: number): [string, TransactItem] => ['drafts_folder', folderCounter(draft.grant_id, { folderId: DRAFTS_FOLDER, total, unread: 0 })];
 
-/** Stores a new draft (or puts one back); RecordExistsError if its ID is taken. */
-export async function insertDraft(draft: DraftRecord, outbox: readonly OutboxEntry[] = [], also: NamedItems = []): Promise<void> {
+/** The items that store a new draft: itself (its ID not taken), the Drafts count, its thread entry. */
+export function draftInsertItems(draft: DraftRecord): NamedItems {
   const posting = threadPosting(draft);
-  const stored = await transact([
-    ...also,
+  return [
     ['draft', { Put: { TableName: TABLE_NAME, Item: { ...draftKey(draft.grant_id, draft.id), ...draft }, ConditionExpression: 'attribute_not_exists(pk)' } }],
     counter(draft, 1),
     ...(posting ? [['thread_posting', { Put: { TableName: TABLE_NAME, Item: { ...posting } } }] as [string, TransactItem]] : []),
-    ...outboxItems(outbox),
-  ]);
+  ];
+}
+
+/** The items that remove an existing draft (it must exist): itself, the Drafts count, its thread entry. */
+export function draftRemoveItems(draft: DraftRecord, expectedVersion?: number): NamedItems {
+  const posting = threadPosting(draft);
+  return [
+    [
+      'draft',
+      {
+        Delete: {
+          TableName: TABLE_NAME,
+          Key: draftKey(draft.grant_id, draft.id),
+          ConditionExpression: expectedVersion === undefined ? 'attribute_exists(pk)' : 'version = :v',
+          ExpressionAttributeValues: expectedVersion === undefined ? undefined : { ':v': expectedVersion },
+        },
+      },
+    ],
+    counter(draft, -1),
+    ...(posting ? [['thread_posting', { Delete: { TableName: TABLE_NAME, Key: posting } }] as [string, TransactItem]] : []),
+  ];
+}
+
+/** Stores a new draft (or puts one back); RecordExistsError if its ID is taken. */
+export async function insertDraft(draft: DraftRecord, outbox: readonly OutboxEntry[] = [], also: NamedItems = []): Promise<void> {
+  const stored = await transact([...also, ...draftInsertItems(draft), ...outboxItems(outbox)]);
   if (!stored) throw new RecordExistsError();
 }
 
@@ -71,23 +94,7 @@ export async function replaceDraft(current: DraftRecord, next: DraftRecord, outb
  * (VersionConflictError if it exists with another).
  */
 export async function removeDraft(draft: DraftRecord, expectedVersion?: number, outbox: readonly OutboxEntry[] = []): Promise<boolean> {
-  const posting = threadPosting(draft);
-  const removed = await transact([
-    [
-      'draft',
-      {
-        Delete: {
-          TableName: TABLE_NAME,
-          Key: draftKey(draft.grant_id, draft.id),
-          ConditionExpression: expectedVersion === undefined ? 'attribute_exists(pk)' : 'version = :v',
-          ExpressionAttributeValues: expectedVersion === undefined ? undefined : { ':v': expectedVersion },
-        },
-      },
-    ],
-    counter(draft, -1),
-    ...(posting ? [['thread_posting', { Delete: { TableName: TABLE_NAME, Key: posting } }] as [string, TransactItem]] : []),
-    ...outboxItems(outbox),
-  ]);
+  const removed = await transact([...draftRemoveItems(draft, expectedVersion), ...outboxItems(outbox)]);
   if (removed || expectedVersion === undefined) return removed;
   throw new VersionConflictError();
 }

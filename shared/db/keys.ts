@@ -32,6 +32,7 @@
  * | Attempt counts per hour, and per minute inside it (health) | table | webhook#<wh_id>#stats | h#<hour> (TTL 4 d) | statsKey |
  * | Outbox entry: a notification or job (TTL 2 d)    | table | outbox#<ntf_id|job_id> | outbox            | outboxKey           |
  * | Uploads of a grant not yet committed (TTL 1 h; uploads.ts) | table | grant#<gid>#uploads | <upl_id>       | uploadKey, uploadsOfGrant |
+ * | Scheduled send by ID / newest first (TTL 30 d once closed) | table | grant#<gid>#schedule | <sch_id> (ULID) | scheduleKey, schedulesOfGrant |
  *
  * Message postings are the filter indexes of a mailbox: one small item per (filter value, message),
  * e.g. `ix#from:ann@x.com`, `ix#in:inbox`, `ix#unread`, `ix#subj:invoice`, `ix#text:budget`. Their sort
@@ -42,7 +43,7 @@
  * Uniqueness is enforced with conditional puts of the `email#`, `external#` and `agent#` items in
  * the same transaction as the grant item, never by reading first.
  */
-import type { ApplicationId, DraftId, GrantId, JobId, MessageId, NotificationId, SignatureId, TemplateId, ThreadId, UploadId, WebhookId } from '#shared/ids';
+import type { ApplicationId, DraftId, GrantId, JobId, MessageId, NotificationId, SignatureId, TemplateId, ThreadId, ScheduleId, UploadId, WebhookId } from '#shared/ids';
 
 export interface Key {
   pk: string;
@@ -90,7 +91,7 @@ export const grantExternalIdKey = (appId: ApplicationId, externalId: string): Ke
 export const agentAddressKey = (email: string): Key => ({ pk: `agent#${email.toLowerCase()}`, sk: 'agent' });
 
 /** The partitions a grant's data lives in (postings aside: see postingPartition), purged with it. */
-const GRANT_PARTITIONS = ['folder', 'msg', 'mid', 'thread', 'threads', 'draft', 'template', 'signature', 'idem', 'quota'] as const;
+const GRANT_PARTITIONS = ['folder', 'msg', 'mid', 'thread', 'threads', 'draft', 'template', 'signature', 'idem', 'quota', 'schedule'] as const;
 const grantPartition = (grantId: GrantId, kind: (typeof GRANT_PARTITIONS)[number]) => `grant#${grantId}#${kind}`;
 
 /** Every partition a grant owns besides message postings (purged with the grant). */
@@ -135,6 +136,10 @@ export const templatesOfGrant = (grantId: GrantId) => ({ pk: grantPartition(gran
 
 export const signatureKey = (grantId: GrantId, signatureId: SignatureId): Key => ({ pk: grantPartition(grantId, 'signature'), sk: signatureId });
 export const signaturesOfGrant = (grantId: GrantId) => ({ pk: grantPartition(grantId, 'signature') });
+
+/** A scheduled send (IDs are ULIDs: the partition reads newest first). */
+export const scheduleKey = (grantId: GrantId, scheduleId: ScheduleId): Key => ({ pk: grantPartition(grantId, 'schedule'), sk: scheduleId });
+export const schedulesOfGrant = (grantId: GrantId) => ({ pk: grantPartition(grantId, 'schedule') });
 
 /** A send's Idempotency-Key (expires after an hour through TTL). */
 export const idempotencyKey = (grantId: GrantId, key: string): Key => ({ pk: grantPartition(grantId, 'idem'), sk: key });

@@ -1,4 +1,4 @@
-import type { AttachmentId, DraftId, GrantId, MessageId, ThreadId } from '#shared/ids';
+import type { AttachmentId, DraftId, GrantId, MessageId, ScheduleId, ThreadId } from '#shared/ids';
 
 /** What a draft or message tracks (the rules live in shared/mail/tracking.ts). */
 export interface TrackingSettings {
@@ -103,6 +103,8 @@ export interface DraftRecord extends AddressFields {
   signature_id?: string;
   template?: { id: string; variables?: Record<string, unknown> };
   tracking_options: TrackingSettings;
+  /** A scheduled send's draft (use_draft): shown in Drafts until sent, changed only by its schedule. */
+  schedule_id?: ScheduleId;
   created_at: number;
   updated_at: number;
   version: number;

@@ -6,6 +6,7 @@ import type { ResponseOf } from '#shared/schema-types';
 import type {
   AttachmentObject,
   AttachmentQuery,
+  CancelScheduleResult,
   CleanedMessageObject,
   CleanMessagesBody,
   CreateDraftBody,
@@ -16,11 +17,14 @@ import type {
   ListDraftsQuery,
   ListFoldersQuery,
   ListMessagesQuery,
+  ListSchedulesQuery,
   ListThreadsQuery,
   MessageIdQuery,
   MessageObject,
   SendDraftBody,
+  ScheduleObject,
   SendMessageBody,
+  SendMessageResult,
   ThreadObject,
   UpdateDraftBody,
   UpdateFolderBody,
@@ -43,6 +47,9 @@ export type Draft = ResponseOf<typeof DraftObject>;
 export type Folder = ResponseOf<typeof FolderObject>;
 export type Attachment = ResponseOf<typeof AttachmentObject>;
 export type CleanedMessage = ResponseOf<typeof CleanedMessageObject>;
+export type SendResult = ResponseOf<typeof SendMessageResult>;
+export type Schedule = ResponseOf<typeof ScheduleObject>;
+export type CancelledSchedule = ResponseOf<typeof CancelScheduleResult>;
 
 /** One page of a list: the items and, when more follow, the token of the next page. */
 export interface Page<T> {
@@ -84,8 +91,20 @@ export interface DraftsProvider {
 }
 
 export interface SendProvider {
-  /** `replayed`: the answer of an earlier request with the same Idempotency-Key. */
-  send(grant: GrantRecord, body: SendMessageBody, context: { files: UploadedFile[]; idempotencyKey?: string }): Promise<{ result: Message; replayed: boolean }>;
+  /**
+   * Sends now, or schedules with `send_at` (`scheduled`: the answer is the scheduled message).
+   * `replayed`: the answer of an earlier request with the same Idempotency-Key.
+   */
+  send(
+    grant: GrantRecord,
+    body: SendMessageBody,
+    context: { files: UploadedFile[]; idempotencyKey?: string; requestId: string },
+  ): Promise<{ result: SendResult; replayed: boolean; scheduled: boolean }>;
+  /** Scheduled sends, newest first (sent and unsent). */
+  listSchedules(grant: GrantRecord, query: ListSchedulesQuery, limit: number): Promise<Page<Schedule>>;
+  getSchedule(grant: GrantRecord, scheduleId: string): Promise<Schedule>;
+  /** Cancels a scheduled send (409 once it is too late, or it is no longer pending). */
+  cancelSchedule(grant: GrantRecord, scheduleId: string): Promise<CancelledSchedule>;
 }
 
 /** An attachment's bytes, or (too large for one answer) a short-lived URL to them. */

@@ -1,9 +1,16 @@
-import * as agent from '#shared/agent/send';
+import * as scheduled from '#shared/agent/scheduled';
 import type { GrantRecord, Provider } from '#shared/db/grants';
 import type { SendProvider } from '#shared/providers/contract';
 import { providerOf } from '#shared/providers/mailbox';
 
-const registry: Partial<Record<Provider, SendProvider>> = { agent: { send: agent.sendMessage } };
+const registry: Partial<Record<Provider, SendProvider>> = {
+  agent: {
+    send: scheduled.sendOrSchedule,
+    listSchedules: scheduled.listScheduleObjects,
+    getSchedule: scheduled.getScheduleObject,
+    cancelSchedule: scheduled.cancelScheduledSend,
+  },
+};
 
 export const senderOf = (grant: GrantRecord) => providerOf(registry, grant, 'Sending');
 

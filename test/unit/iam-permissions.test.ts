@@ -38,6 +38,9 @@ const ACTIONS: Record<string, string[]> = {
   ListObjectsV2Command: ['s3:ListBucket'],
   SendEmailCommand: ['ses:SendEmail'],
   GetSecretValueCommand: ['secretsmanager:GetSecretValue'],
+  // Creating a schedule hands EventBridge Scheduler the role it assumes to reach the target.
+  CreateScheduleCommand: ['scheduler:CreateSchedule', 'iam:PassRole'],
+  DeleteScheduleCommand: ['scheduler:DeleteSchedule'],
 };
 const CONSTRUCTED = /\bnew ([A-Za-z0-9]+?Command)\d*\(/g;
 const MODULE_MARKER = /^\/\/ (\S+)$/m;

@@ -1,0 +1,39 @@
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { enqueueFiring, runFiring, type Firing } from '#shared/agent/scheduled';
+import { logger } from '#shared/logger';
+
+/**
+ * The scheduled-send worker: every firing of an EventBridge schedule, every hold and every retry
+ * arrives here as a message of the scheduled-send queue (shared/agent/scheduled.ts). A firing
+ * before its send_at is held: sent back to the queue with the remaining seconds as its delay. At
+ * send_at the message is sent once, whatever the number of firings. A transient failure is retried
+ * after a delay the same way; a message SQS gives up on (its last receive) ends as failed.
+ */
+const MAX_RECEIVES = 3;
+
+export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
+  const failures: SQSBatchResponse['batchItemFailures'] = [];
+  for (const record of event.Records) {
+    try {
+      const firing = JSON.parse(record.body) as Firing;
+      const lastDelivery = Number(record.attributes.ApproximateReceiveCount ?? '1') >= MAX_RECEIVES;
+      const outcome = await runFiring(firing, { lastDelivery });
+      switch (outcome.kind) {
+        case 'hold':
+          await enqueueFiring(firing, outcome.delaySeconds);
+          break;
+        case 'retry':
+          logger.warn('scheduled send: attempt failed, retrying', { schedule_id: firing.schedule_id, delay_seconds: outcome.delaySeconds, error: outcome.error });
+          await enqueueFiring(firing, outcome.delaySeconds);
+          break;
+        default:
+          logger.info('scheduled send', { schedule_id: firing.schedule_id, ...outcome });
+      }
+    } catch (error) {
+      // Not handled (e.g. DynamoDB unavailable): SQS delivers the message again after its visibility timeout.
+      logger.error('scheduled send: firing failed', { message_id: record.messageId, error });
+      failures.push({ itemIdentifier: record.messageId });
+    }
+  }
+  return { batchItemFailures: failures };
+};

@@ -1,0 +1,510 @@
+import { attachmentRecords, bodyKey, getBlob, putBlob, storedBody, uploadAttachments } from '#shared/agent/blobs';
+import { removeContentsJob, removeContentsNow } from '#shared/agent/cleanup';
+import { consumeQuota, deliverAndStore, prepareOutgoing, requestHash, sendMessage, withIdempotency, type OutgoingInput, type PreparedMessage } from '#shared/agent/send';
+import { BODY_INLINE_MAX } from '#shared/agent/store';
+import { bodyText, snippetOf } from '#shared/agent/text';
+import { refreshThreadNow, threadRefreshJob } from '#shared/agent/thread-refresh';
+import type { DraftRecord, MessageRecord } from '#shared/agent/types';
+import { attachmentView, messageView } from '#shared/agent/views';
+import { createOneShotSchedule, deleteOneShotSchedule } from '#shared/aws/scheduler';
+import { sqs } from '#shared/aws/sqs';
+import { env } from '#shared/config';
+import { decodeBeforeCursor, encodeBeforeCursor } from '#shared/cursor';
+import { draftInsertItems, draftRemoveItems, getDrafts } from '#shared/db/drafts';
+import { getGrant, type GrantRecord } from '#shared/db/grants';
+import type { OutboxEntry } from '#shared/db/outbox';
+import * as schedules from '#shared/db/schedules';
+import type { ScheduleRecord } from '#shared/db/schedules';
+import type { NamedItems } from '#shared/db/transact';
+import { openUpload } from '#shared/db/uploads';
+import { ConflictError, InvalidRequestError, MailDeliveryError, NotFoundError, RateLimitError } from '#shared/errors';
+import type { UploadedFile } from '#shared/http/route';
+import { newId, parseId, type ApplicationId, type GrantId, type ScheduleId } from '#shared/ids';
+import { logger } from '#shared/logger';
+import { trackingOnCreate } from '#shared/mail/tracking';
+import { newNotification } from '#shared/notifications/notification';
+import * as sending from '#shared/db/sending';
+import { clock } from '#shared/time';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+
+/**
+ * Scheduled send for Agent Accounts: `POST .../messages/send` with `send_at`.
+ *
+ * Scheduling validates and renders the message at once (recipients, template, signature, reply
+ * threading; contents to S3), stores it in a schedule record (shared/db/schedules.ts), and creates
+ * one EventBridge Scheduler `at()` schedule whose target is the scheduled-send queue.
+ *
+ * On time to the second: the Scheduler fires anywhere in the minute after a schedule's time. The
+ * schedule is therefore set for `send_at − 62 s`, so its whole minute ends at least 2 s before
+ * `send_at`; the worker that receives the firing holds the remaining seconds as an SQS delay
+ * (DelaySeconds, never a sleeping function) and sends when the delayed message arrives, within the
+ * second after `send_at`. A message due too soon for that (the schedule must lie ahead) gets the
+ * same delayed queue message right away as well; whichever arrives first sends, the other finds the
+ * record no longer pending.
+ */
+const MIN_LEAD_SECONDS = env.scheduledSendMinLeadSeconds();
+const MAX_LEAD_SECONDS = 30 * 86400;
+/** DELETE is refused this close to send_at (the spec: at least 10 s before). */
+export const CANCEL_WINDOW_SECONDS = 10;
+/** The Scheduler's precision: a schedule fires within this many seconds after its time. */
+const SCHEDULER_WINDOW_SECONDS = 60;
+/** The firing's minute ends at least this long before send_at. */
+const FIRING_MARGIN_SECONDS = 2;
+/** A schedule is never set sooner than this from now. */
+const SCHEDULE_LEAD_SECONDS = 5;
+/** SQS's longest DelaySeconds. */
+const MAX_DELAY_SECONDS = 900;
+/** A worker's hold on a record it is sending: longer than the worker function can run. */
+const LEASE_MS = 120_000;
+/** Attempts (transient failures, each retried after a delay) before a scheduled send fails. */
+export const MAX_ATTEMPTS = 5;
+const TRACKING_HOSTNAME = env.trackingHostname();
+const QUEUE_URL = env.scheduledSendQueueUrl();
+const DAILY_QUOTA = env.dailySendQuota();
+
+/** What a firing carries: the queue message of the schedule, of a hold, and of a retry. */
+export interface Firing {
+  schedule_id: string;
+  grant_id: string;
+  application_id: string;
+  send_at: number;
+}
+
+/**
+ * When to set the schedule for a message due at `sendAt`, and whether it also needs the delayed
+ * queue message at once (its schedule's minute could end after the margin before `sendAt`).
+ */
+export function planFiring(sendAt: number, now: number): { fireAt: number; direct: boolean } {
+  const fireAt = Math.max(sendAt - SCHEDULER_WINDOW_SECONDS - FIRING_MARGIN_SECONDS, now + SCHEDULE_LEAD_SECONDS);
+  return { fireAt, direct: fireAt + SCHEDULER_WINDOW_SECONDS > sendAt - FIRING_MARGIN_SECONDS };
+}
+
+/** Whole seconds to hold a message due at `sendAt` so that it arrives at or after it (at most SQS's 900). */
+export const holdSeconds = (sendAt: number, nowMs: number) => Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil((sendAt * 1000 - nowMs) / 1000)));
+
+export async function enqueueFiring(firing: Firing, delaySeconds: number): Promise<void> {
+  await sqs.send(new SendMessageCommand({ QueueUrl: QUEUE_URL, MessageBody: JSON.stringify(firing), DelaySeconds: delaySeconds }));
+}
+
+const STATUS_DESCRIPTIONS: Record<schedules.ScheduleStatus, string> = {
+  pending: `Waiting for its send_at time; it can be cancelled until ${CANCEL_WINDOW_SECONDS} seconds before`,
+  sending: 'Being sent now',
+  success: 'Sent; the message is in the Sent folder',
+  failed: 'Not sent',
+  cancelled: 'Cancelled; the message was not sent and never will be',
+};
+
+const statusOf = (record: ScheduleRecord) => ({
+  code: record.status,
+  description: record.status === 'failed' && record.reason ? `Not sent: ${record.reason}` : STATUS_DESCRIPTIONS[record.status],
+});
+
+/** The schedule object of GET .../messages/schedules. */
+export function scheduleObject(record: ScheduleRecord) {
+  return {
+    schedule_id: record.id,
+    object: 'schedule' as const,
+    grant_id: record.grant_id,
+    status: statusOf(record),
+    send_at: record.send_at,
+    close_time: record.send_at,
+    ...(record.status === 'success' ? { message_id: record.message_id } : {}),
+    ...(record.draft_id ? { draft_id: record.draft_id } : {}),
+    ...(record.sent_at !== undefined ? { sent_at: record.sent_at } : {}),
+    ...(record.reason ? { reason: record.reason } : {}),
+    created_at: record.created_at,
+    updated_at: record.updated_at,
+  };
+}
+
+/** The message as known before it is sent: the send answer's `data`, and the send_failed payload. */
+function scheduledMessageView(record: ScheduleRecord, body: string) {
+  return {
+    id: record.message_id,
+    object: 'message' as const,
+    grant_id: record.grant_id,
+    ...(record.thread_id ? { thread_id: record.thread_id } : {}),
+    subject: record.subject,
+    from: record.from,
+    to: record.to,
+    cc: record.cc,
+    bcc: record.bcc,
+    reply_to: record.reply_to,
+    date: record.send_at,
+    unread: false,
+    starred: record.starred,
+    folders: record.draft_id ? ['drafts'] : [],
+    snippet: snippetOf(bodyText(body, record.is_plaintext)),
+    ...(record.in_reply_to ? { in_reply_to: record.in_reply_to } : {}),
+    body,
+    attachments: record.attachments.map((a) => attachmentView(record.grant_id, a)),
+    metadata: record.metadata,
+    created_at: record.created_at,
+    schedule_id: record.id,
+    send_at: record.send_at,
+    use_draft: !!record.draft_id,
+    ...(record.draft_id ? { draft_id: record.draft_id } : {}),
+  };
+}
+
+export async function scheduledSendView(record: ScheduleRecord) {
+  return scheduledMessageView(record, await storedBody(record));
+}
+
+/** Why a `send_at` cannot be scheduled, or nothing. */
+function checkSendAt(sendAt: number, now: number): void {
+  if (sendAt >= now + MIN_LEAD_SECONDS && sendAt <= now + MAX_LEAD_SECONDS) return;
+  const when = sendAt < now ? `${now - sendAt} seconds ago` : `${sendAt - now} seconds from now`;
+  throw new InvalidRequestError(
+    `'send_at' must be between ${MIN_LEAD_SECONDS} seconds and 30 days from now (Unix seconds ${now + MIN_LEAD_SECONDS} to ${now + MAX_LEAD_SECONDS}); ${sendAt} is ${when}`,
+  );
+}
+
+/** The contents of a draft or schedule that need not be kept once it is closed. */
+const contentKeys = (record: { body_key?: string; attachments: { key: string }[] }) => [record.body_key, ...record.attachments.map((a) => a.key)];
+
+/**
+ * Schedules a message (see the module comment). The EventBridge schedule is created before the
+ * record commits: a schedule whose record never committed fires into a worker that finds nothing
+ * to send, whereas a record without its schedule would never be sent.
+ */
+export async function scheduleMessage(grant: GrantRecord, input: OutgoingInput & { send_at: number }, files: UploadedFile[], requestId: string) {
+  const now = clock.nowSeconds();
+  checkSendAt(input.send_at, now);
+  const prepared = await prepareOutgoing(grant, { ...input, send_at: undefined, use_draft: undefined }, files);
+  const tracking = trackingOnCreate(input.tracking_options, TRACKING_HOSTNAME);
+  const id = newId('schedule');
+  const messageId = newId('message');
+  const draftId = input.use_draft ? newId('draft') : undefined;
+
+  // Contents to S3: recorded as an upload first, committed by the schedule's transaction.
+  const size = Buffer.byteLength(prepared.body);
+  const largeBodyKey = size > BODY_INLINE_MAX ? bodyKey(grant.id, id) : undefined;
+  const attachments = attachmentRecords(grant.id, prepared.attachments);
+  const uploaded = await openUpload(grant, [largeBodyKey, ...attachments.map((a) => a.key)]);
+  await Promise.all([
+    uploadAttachments(attachments, prepared.attachments),
+    ...(largeBodyKey ? [putBlob(largeBodyKey, prepared.body, prepared.isPlaintext ? 'text/plain; charset=utf-8' : 'text/html; charset=utf-8')] : []),
+  ]);
+
+  const content: schedules.ScheduledContent = {
+    subject: prepared.subject,
+    from: [prepared.from],
+    to: prepared.to,
+    cc: prepared.cc,
+    bcc: prepared.bcc,
+    reply_to: prepared.replyTo,
+    body: largeBodyKey ? '' : prepared.body,
+    ...(largeBodyKey ? { body_key: largeBodyKey } : {}),
+    body_size: size,
+    is_plaintext: prepared.isPlaintext,
+    starred: prepared.starred,
+    attachments,
+    metadata: prepared.metadata,
+    custom_headers: prepared.headers,
+    ...(prepared.threadId ? { thread_id: prepared.threadId } : {}),
+    ...(input.reply_to_message_id ? { reply_to_message_id: input.reply_to_message_id as ScheduleRecord['message_id'] } : {}),
+    ...(prepared.inReplyTo ? { in_reply_to: prepared.inReplyTo } : {}),
+    references: prepared.references,
+  };
+  const record: ScheduleRecord = {
+    ...content,
+    id,
+    grant_id: grant.id,
+    application_id: grant.application_id,
+    status: 'pending',
+    send_at: input.send_at,
+    message_id: messageId,
+    ...(draftId ? { draft_id: draftId } : {}),
+    request_id: requestId,
+    attempts: 0,
+    created_at: now,
+    updated_at: now,
+  };
+  // The draft shares the schedule's contents (the schedule removes them once closed).
+  const draft: DraftRecord | undefined = draftId
+    ? {
+        id: draftId,
+        grant_id: grant.id,
+        ...(content.thread_id ? { thread_id: content.thread_id } : {}),
+        ...(content.reply_to_message_id ? { reply_to_message_id: content.reply_to_message_id } : {}),
+        subject: content.subject,
+        from: content.from,
+        to: content.to,
+        cc: content.cc,
+        bcc: content.bcc,
+        reply_to: content.reply_to,
+        body: content.body,
+        ...(content.body_key ? { body_key: content.body_key } : {}),
+        body_size: size,
+        is_plaintext: content.is_plaintext,
+        starred: content.starred,
+        attachments,
+        metadata: content.metadata,
+        custom_headers: content.custom_headers,
+        tracking_options: tracking,
+        schedule_id: id,
+        created_at: now,
+        updated_at: now,
+        version: 1,
+      }
+    : undefined;
+
+  const firing: Firing = { schedule_id: id, grant_id: grant.id, application_id: grant.application_id, send_at: input.send_at };
+  const plan = planFiring(input.send_at, now);
+  await createOneShotSchedule(id, plan.fireAt, firing);
+  const outbox: OutboxEntry[] = draft?.thread_id ? [threadRefreshJob(grant, draft.thread_id)] : [];
+  await schedules.insertSchedule(record, [...uploaded, ...(draft ? draftInsertItems(draft) : [])], outbox);
+  if (draft?.thread_id) await refreshThreadNow(grant.id, draft.thread_id);
+  if (plan.direct) {
+    // The schedule stays the durable trigger; this one only makes a message due soon leave on time.
+    await enqueueFiring(firing, holdSeconds(input.send_at, clock.nowMs())).catch((error) =>
+      logger.warn('scheduled send: early firing not queued; the schedule fires it', { schedule_id: id, error }),
+    );
+  }
+  return scheduledMessageView(record, prepared.body);
+}
+
+export async function requireSchedule(grant: GrantRecord, scheduleId: string): Promise<ScheduleRecord> {
+  const id = parseId('schedule', scheduleId);
+  const record = id ? await schedules.getSchedule(grant.id, id) : undefined;
+  if (!record) throw new NotFoundError(`Scheduled message '${scheduleId}' not found`);
+  return record;
+}
+
+export async function getScheduleObject(grant: GrantRecord, scheduleId: string) {
+  return scheduleObject(await requireSchedule(grant, scheduleId));
+}
+
+/** Schedules of a grant, newest first (sent and unsent). */
+export async function listScheduleObjects(grant: GrantRecord, query: { page_token?: string }, limit: number) {
+  const before = query.page_token ? decodeBeforeCursor(query.page_token, 'schedules', 'schedule') : undefined;
+  const page = await schedules.listSchedules(grant.id, { limit, before });
+  return { items: page.items.map(scheduleObject), nextCursor: page.last ? encodeBeforeCursor('schedules', page.last) : undefined };
+}
+
+/** What closing a schedule without sending removes: its draft (when still there) and its contents. */
+async function closingItems(grant: { id: GrantId; application_id: string }, record: ScheduleRecord) {
+  const [draft] = record.draft_id ? await getDrafts(grant.id, [record.draft_id]) : [];
+  const removal = removeContentsJob(grant, record.id, { blobs: contentKeys(record) });
+  const outbox: OutboxEntry[] = [removal];
+  if (draft?.thread_id) outbox.push(threadRefreshJob(grant, draft.thread_id));
+  const items: NamedItems = draft ? draftRemoveItems(draft) : [];
+  return {
+    items,
+    outbox,
+    /** What the request does itself right after the commit (the committed jobs finish it otherwise). */
+    after: async () => {
+      await removeContentsNow(removal);
+      if (draft?.thread_id) await refreshThreadNow(grant.id, draft.thread_id);
+    },
+  };
+}
+
+/**
+ * Cancels a pending schedule until CANCEL_WINDOW_SECONDS before its send time (409 naming the state
+ * otherwise). The record's state decides: once it says cancelled, no worker sends the message,
+ * whether or not the EventBridge schedule could still be deleted.
+ */
+export async function cancelScheduledSend(grant: GrantRecord, scheduleId: string) {
+  const record = await requireSchedule(grant, scheduleId);
+  const refuse = (current: ScheduleRecord, now: number) => {
+    if (current.status !== 'pending') {
+      return new ConflictError(`The scheduled message cannot be cancelled: its status is '${current.status}' (${statusOf(current).description})`);
+    }
+    return new ConflictError(
+      `The scheduled message cannot be cancelled: it is sent at ${current.send_at}, ${Math.max(0, current.send_at - now)} seconds from now, and cancelling closes ${CANCEL_WINDOW_SECONDS} seconds before (status 'pending')`,
+    );
+  };
+  const now = clock.nowSeconds();
+  if (record.status !== 'pending' || record.send_at < now + CANCEL_WINDOW_SECONDS) throw refuse(record, now);
+  const closing = await closingItems(grant, record);
+  if (!(await schedules.cancelSchedule(record, now, CANCEL_WINDOW_SECONDS, closing.items, closing.outbox))) {
+    throw refuse((await schedules.getSchedule(grant.id, record.id)) ?? record, clock.nowSeconds());
+  }
+  await closing.after();
+  // Tidy: the schedule would otherwise fire into a worker that finds the record cancelled.
+  await deleteOneShotSchedule(record.id).catch((error) => logger.warn('scheduled send: cancelled, schedule left to fire into nothing', { schedule_id: record.id, error }));
+  const cancelled: ScheduleRecord = { ...record, status: 'cancelled', updated_at: now };
+  delete cancelled.draft_id;
+  return { message: 'The scheduled message was cancelled; it will not be sent', schedule_id: record.id, status: statusOf(cancelled) };
+}
+
+/**
+ * POST .../messages/send for Agent Accounts: now, or scheduled with `send_at`. Both honour an
+ * Idempotency-Key: a retried scheduling request answers the schedule it created.
+ */
+export async function sendOrSchedule(grant: GrantRecord, input: OutgoingInput, context: { files: UploadedFile[]; idempotencyKey?: string; requestId: string }) {
+  const { send_at: sendAt } = input;
+  if (sendAt === undefined) {
+    if (input.use_draft) throw new InvalidRequestError("'use_draft' applies only to a scheduled send: give 'send_at' too, or leave 'use_draft' out");
+    const { use_draft: _ignored, ...now } = input;
+    return { ...(await sendMessage(grant, now, context)), scheduled: false };
+  }
+  const outcome = await withIdempotency(
+    grant,
+    context.idempotencyKey,
+    () => requestHash(input, context.files),
+    () => scheduleMessage(grant, { ...input, send_at: sendAt }, context.files, context.requestId),
+    async (scheduleId) => scheduledSendView(await requireSchedule(grant, scheduleId)),
+    (view) => view.schedule_id,
+  );
+  return { ...outcome, scheduled: true };
+}
+
+// ------------------------------------------------------------------------------------------------
+// The worker side (functions/scheduled-send).
+
+export type FiringOutcome =
+  | { kind: 'hold'; delaySeconds: number }
+  | { kind: 'retry'; delaySeconds: number; error: unknown }
+  | { kind: 'sent'; messageId: string }
+  | { kind: 'failed'; reason: string }
+  | { kind: 'skipped'; why: string };
+
+/** Rebuilds the message from its schedule record (contents from S3): nothing is rendered again. */
+async function preparedFrom(record: ScheduleRecord): Promise<PreparedMessage> {
+  const [body, attachments] = await Promise.all([
+    storedBody(record),
+    Promise.all(
+      record.attachments.map(async (a) => ({
+        filename: a.filename,
+        contentType: a.content_type,
+        content: await getBlob(a.key),
+        ...(a.content_id ? { contentId: a.content_id } : {}),
+        inline: a.is_inline,
+      })),
+    ),
+  ]);
+  return {
+    from: record.from[0]!,
+    to: record.to,
+    cc: record.cc,
+    bcc: record.bcc,
+    replyTo: record.reply_to,
+    subject: record.subject,
+    body,
+    isPlaintext: record.is_plaintext,
+    starred: record.starred,
+    attachments,
+    headers: record.custom_headers,
+    metadata: record.metadata,
+    ...(record.thread_id ? { threadId: record.thread_id } : {}),
+    ...(record.in_reply_to ? { inReplyTo: record.in_reply_to } : {}),
+    references: record.references,
+  };
+}
+
+const statusPayload = (record: ScheduleRecord, status: 'sent' | 'failed', reason: string) => ({
+  schedule_id: record.id,
+  send_at: record.send_at,
+  status,
+  reason,
+  request_id: record.request_id,
+});
+
+function sendSuccess(record: ScheduleRecord, stored: MessageRecord, body: string): OutboxEntry {
+  const object = { ...messageView(stored, { body }), ...statusPayload(record, 'sent', '') };
+  return { notification: newNotification({ type: 'message.send_success', applicationId: record.application_id as ApplicationId, grantId: record.grant_id, object }), bodyKey: stored.body_key };
+}
+
+function sendFailed(record: ScheduleRecord, reason: string): OutboxEntry {
+  const { body: _body, ...view } = scheduledMessageView(record, '');
+  const object = { ...view, folders: [], ...statusPayload(record, 'failed', reason) };
+  return { notification: newNotification({ type: 'message.send_failed', applicationId: record.application_id as ApplicationId, grantId: record.grant_id, object }) };
+}
+
+class LostLeaseError extends Error {}
+
+async function fail(grant: { id: GrantId; application_id: string }, record: ScheduleRecord, attempt: number, reason: string): Promise<FiringOutcome> {
+  const closing = await closingItems(grant, record);
+  const done = await schedules.failSchedule(record, attempt, reason, clock.nowSeconds(), closing.items, [sendFailed(record, reason), ...closing.outbox]);
+  if (!done) return { kind: 'skipped', why: 'the record changed while failing it' };
+  await closing.after();
+  return { kind: 'failed', reason };
+}
+
+const INTERRUPTED =
+  'the send was interrupted after the message was handed to the mail relay, which may have delivered it; it is not sent again, so that no recipient gets it twice';
+
+/**
+ * Handles one firing of a scheduled send (see the module comment): holds it until send_at, then
+ * sends it once. `lastDelivery`: the queue will not deliver this message again, so a transient
+ * failure ends the schedule as failed instead of being retried.
+ */
+export async function runFiring(firing: Firing, options: { lastDelivery: boolean }): Promise<FiringOutcome> {
+  const grantId = parseId('grant', String(firing.grant_id));
+  const scheduleId = parseId('schedule', String(firing.schedule_id));
+  if (!grantId || !scheduleId) return { kind: 'skipped', why: 'malformed firing' };
+  const record = await schedules.getSchedule(grantId, scheduleId as ScheduleId);
+  if (!record || record.application_id !== firing.application_id) return { kind: 'skipped', why: 'no such schedule (never committed, or its grant was deleted)' };
+  if (record.status !== 'pending' && record.status !== 'sending') return { kind: 'skipped', why: `already ${record.status}` };
+  const nowMs = clock.nowMs();
+  const hold = holdSeconds(record.send_at, nowMs);
+  if (hold > 0) return { kind: 'hold', delaySeconds: hold };
+  if (record.status === 'sending' && (record.lease_until ?? 0) >= nowMs) return { kind: 'skipped', why: 'another worker is sending it' };
+  if (!(await schedules.takeForSending(record, nowMs, LEASE_MS))) return { kind: 'skipped', why: 'taken by another worker' };
+  const attempt = record.attempts + 1;
+  const grant = await getGrant(record.application_id as ApplicationId, record.grant_id);
+  if (!grant) return { kind: 'skipped', why: 'the grant was deleted' };
+  if (record.relay_started_at) return fail(grant, record, attempt, INTERRUPTED);
+
+  let relayStarted = false;
+  let day: string | undefined;
+  try {
+    const prepared = await preparedFrom(record);
+    try {
+      day = await consumeQuota(grant);
+    } catch (error) {
+      if (error instanceof RateLimitError) return fail(grant, record, attempt, `the Agent Account had sent its daily quota of ${DAILY_QUOTA} messages when the message was due`);
+      throw error;
+    }
+    const closing = await closingItems(grant, record);
+    const stored = await deliverAndStore(
+      grant,
+      prepared,
+      {
+        deliveryStarted() {},
+        beforeRelay: async () => {
+          relayStarted = true;
+          if (!(await schedules.markRelayStarted(record, attempt, clock.nowMs()))) throw new LostLeaseError('The schedule was taken over while sending');
+        },
+      },
+      [],
+      {
+        messageId: record.message_id,
+        also: (message) => ({
+          items: [...schedules.successItems(record, attempt, clock.nowSeconds()), ...closing.items],
+          outbox: [sendSuccess(record, message, prepared.body), ...closing.outbox],
+        }),
+      },
+    );
+    await closing.after();
+    return { kind: 'sent', messageId: stored.id };
+  } catch (error) {
+    if (error instanceof MailDeliveryError) {
+      // The relay refused it: nothing left, and sending again would be refused again.
+      if (day) await sending.refundSendQuota(grant.id, day);
+      return fail(grant, record, attempt, error.message.replace(/^The message was not sent: /, 'the mail relay refused it: '));
+    }
+    if (error instanceof LostLeaseError) return { kind: 'skipped', why: error.message };
+    if (relayStarted) {
+      // Handed to the relay, then something failed: it may have left, so it is not sent again.
+      if (day) logger.warn('scheduled send: failed after the relay call', { schedule_id: record.id, error });
+      return fail(grant, record, attempt, INTERRUPTED);
+    }
+    if (day) await sending.refundSendQuota(grant.id, day).catch(() => undefined);
+    if (options.lastDelivery || attempt >= MAX_ATTEMPTS) {
+      return fail(grant, record, attempt, `sending failed ${attempt} times (last: ${error instanceof Error ? error.message : String(error)})`);
+    }
+    await schedules.releaseAttempt(record, attempt);
+    return { kind: 'retry', delaySeconds: Math.min(60, 2 ** attempt), error };
+  }
+}
+
+export const firingOf = (record: Pick<ScheduleRecord, 'id' | 'grant_id' | 'application_id' | 'send_at'>): Firing => ({
+  schedule_id: record.id,
+  grant_id: record.grant_id,
+  application_id: record.application_id,
+  send_at: record.send_at,
+});
