@@ -1,12 +1,13 @@
 /**
  * `npm run bench [-- <suite>…]`: performance figures, each measured against its baseline in the same
- * run. Suites: foundation, mailbox, send, webhooks. Each suite runs in a process of its own: suites start
+ * run. Suites: foundation, mailbox, send, scheduled, webhooks. Each suite runs in a process of its own: suites start
  * their own emulators, and modules that hold AWS clients must not outlive the stack they pointed at.
  */
 import { spawnSync } from 'node:child_process';
 import { cpus } from 'node:os';
 import { runFoundationBench } from './foundation';
 import { runMailboxBench } from './mailbox';
+import { runScheduledBench } from './scheduled';
 import { runSendBench } from './send';
 import { runWebhooksBench } from './webhooks';
 
@@ -14,6 +15,7 @@ const SUITES: Record<string, () => Promise<void>> = {
   foundation: runFoundationBench,
   mailbox: runMailboxBench,
   send: runSendBench,
+  scheduled: runScheduledBench,
   webhooks: runWebhooksBench,
 };
 

@@ -2,11 +2,12 @@
  * `npm start`: the whole API on this machine, no AWS account and no Docker.
  *
  *   1. starts DynamoDB Local and the SQS emulator on loopback and provisions them from serverless.yml
- *      (plus an S3 emulator for mail contents and an SMTP sink standing in for the outside world)
+ *      (plus an S3 emulator for mail contents, an SMTP sink standing in for the outside world and an
+ *      EventBridge Scheduler stand-in for scheduled sends)
  *   2. seeds one application whose API key is $API_KEY (default `local-dev-api-key`)
  *   3. listens for inbound mail to Agent Accounts over SMTP on $SMTP_PORT (default 2525)
  *   4. runs `serverless offline` (HTTP API on $PORT, default 3000) with the emulators' endpoints; the
- *      queue workers (jobs, webhook fan-out and delivery) run through serverless-offline-sqs, the
+ *      queue workers (jobs, scheduled sends, webhook fan-out and delivery) run through serverless-offline-sqs, the
  *      webhook health check every minute
  *
  * Ctrl-C (or SIGTERM) stops every child process. Local state lives in memory: each start is fresh.

@@ -1,5 +1,6 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { enqueueFiring, runFiring, type Firing } from '#shared/agent/scheduled';
+import { enqueueFiring, type Firing } from '#shared/agent/scheduled';
+import { runFiring } from '#shared/agent/scheduled-worker';
 import { logger } from '#shared/logger';
 
 /**

@@ -1,29 +1,27 @@
-import { attachmentRecords, bodyKey, getBlob, putBlob, storedBody, uploadAttachments } from '#shared/agent/blobs';
+import { attachmentRecords, bodyKey, putBlob, storedBody, uploadAttachments } from '#shared/agent/blobs';
 import { removeContentsJob, removeContentsNow } from '#shared/agent/cleanup';
-import { consumeQuota, deliverAndStore, prepareOutgoing, requestHash, sendMessage, withIdempotency, type OutgoingInput, type PreparedMessage } from '#shared/agent/send';
+import { prepareOutgoing, requestHash, sendMessage, withIdempotency, type OutgoingInput } from '#shared/agent/send';
 import { BODY_INLINE_MAX } from '#shared/agent/store';
 import { bodyText, snippetOf } from '#shared/agent/text';
 import { refreshThreadNow, threadRefreshJob } from '#shared/agent/thread-refresh';
-import type { DraftRecord, MessageRecord } from '#shared/agent/types';
-import { attachmentView, messageView } from '#shared/agent/views';
+import type { DraftRecord } from '#shared/agent/types';
+import { attachmentView } from '#shared/agent/views';
 import { createOneShotSchedule, deleteOneShotSchedule } from '#shared/aws/scheduler';
 import { sqs } from '#shared/aws/sqs';
 import { env } from '#shared/config';
 import { decodeBeforeCursor, encodeBeforeCursor } from '#shared/cursor';
 import { draftInsertItems, draftRemoveItems, getDrafts } from '#shared/db/drafts';
-import { getGrant, type GrantRecord } from '#shared/db/grants';
+import type { GrantRecord } from '#shared/db/grants';
 import type { OutboxEntry } from '#shared/db/outbox';
 import * as schedules from '#shared/db/schedules';
 import type { ScheduleRecord } from '#shared/db/schedules';
 import type { NamedItems } from '#shared/db/transact';
 import { openUpload } from '#shared/db/uploads';
-import { ConflictError, InvalidRequestError, MailDeliveryError, NotFoundError, RateLimitError } from '#shared/errors';
+import { ConflictError, InvalidRequestError, NotFoundError } from '#shared/errors';
 import type { UploadedFile } from '#shared/http/route';
-import { newId, parseId, type ApplicationId, type GrantId, type ScheduleId } from '#shared/ids';
+import { newId, parseId, type GrantId } from '#shared/ids';
 import { logger } from '#shared/logger';
 import { trackingOnCreate } from '#shared/mail/tracking';
-import { newNotification } from '#shared/notifications/notification';
-import * as sending from '#shared/db/sending';
 import { clock } from '#shared/time';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 
@@ -40,7 +38,7 @@ import { SendMessageCommand } from '@aws-sdk/client-sqs';
  * (DelaySeconds, never a sleeping function) and sends when the delayed message arrives, within the
  * second after `send_at`. A message due too soon for that (the schedule must lie ahead) gets the
  * same delayed queue message right away as well; whichever arrives first sends, the other finds the
- * record no longer pending.
+ * record no longer pending. The worker side is shared/agent/scheduled-worker.ts.
  */
 const MIN_LEAD_SECONDS = env.scheduledSendMinLeadSeconds();
 const MAX_LEAD_SECONDS = 30 * 86400;
@@ -54,13 +52,8 @@ const FIRING_MARGIN_SECONDS = 2;
 const SCHEDULE_LEAD_SECONDS = 5;
 /** SQS's longest DelaySeconds. */
 const MAX_DELAY_SECONDS = 900;
-/** A worker's hold on a record it is sending: longer than the worker function can run. */
-const LEASE_MS = 120_000;
-/** Attempts (transient failures, each retried after a delay) before a scheduled send fails. */
-export const MAX_ATTEMPTS = 5;
 const TRACKING_HOSTNAME = env.trackingHostname();
 const QUEUE_URL = env.scheduledSendQueueUrl();
-const DAILY_QUOTA = env.dailySendQuota();
 
 /** What a firing carries: the queue message of the schedule, of a hold, and of a retry. */
 export interface Firing {
@@ -118,7 +111,7 @@ export function scheduleObject(record: ScheduleRecord) {
 }
 
 /** The message as known before it is sent: the send answer's `data`, and the send_failed payload. */
-function scheduledMessageView(record: ScheduleRecord, body: string) {
+export function scheduledMessageView(record: ScheduleRecord, body: string) {
   return {
     id: record.message_id,
     object: 'message' as const,
@@ -284,7 +277,7 @@ export async function listScheduleObjects(grant: GrantRecord, query: { page_toke
 }
 
 /** What closing a schedule without sending removes: its draft (when still there) and its contents. */
-async function closingItems(grant: { id: GrantId; application_id: string }, record: ScheduleRecord) {
+export async function closingItems(grant: { id: GrantId; application_id: string }, record: ScheduleRecord) {
   const [draft] = record.draft_id ? await getDrafts(grant.id, [record.draft_id]) : [];
   const removal = removeContentsJob(grant, record.id, { blobs: contentKeys(record) });
   const outbox: OutboxEntry[] = [removal];
@@ -351,160 +344,3 @@ export async function sendOrSchedule(grant: GrantRecord, input: OutgoingInput, c
   );
   return { ...outcome, scheduled: true };
 }
-
-// ------------------------------------------------------------------------------------------------
-// The worker side (functions/scheduled-send).
-
-export type FiringOutcome =
-  | { kind: 'hold'; delaySeconds: number }
-  | { kind: 'retry'; delaySeconds: number; error: unknown }
-  | { kind: 'sent'; messageId: string }
-  | { kind: 'failed'; reason: string }
-  | { kind: 'skipped'; why: string };
-
-/** Rebuilds the message from its schedule record (contents from S3): nothing is rendered again. */
-async function preparedFrom(record: ScheduleRecord): Promise<PreparedMessage> {
-  const [body, attachments] = await Promise.all([
-    storedBody(record),
-    Promise.all(
-      record.attachments.map(async (a) => ({
-        filename: a.filename,
-        contentType: a.content_type,
-        content: await getBlob(a.key),
-        ...(a.content_id ? { contentId: a.content_id } : {}),
-        inline: a.is_inline,
-      })),
-    ),
-  ]);
-  return {
-    from: record.from[0]!,
-    to: record.to,
-    cc: record.cc,
-    bcc: record.bcc,
-    replyTo: record.reply_to,
-    subject: record.subject,
-    body,
-    isPlaintext: record.is_plaintext,
-    starred: record.starred,
-    attachments,
-    headers: record.custom_headers,
-    metadata: record.metadata,
-    ...(record.thread_id ? { threadId: record.thread_id } : {}),
-    ...(record.in_reply_to ? { inReplyTo: record.in_reply_to } : {}),
-    references: record.references,
-  };
-}
-
-const statusPayload = (record: ScheduleRecord, status: 'sent' | 'failed', reason: string) => ({
-  schedule_id: record.id,
-  send_at: record.send_at,
-  status,
-  reason,
-  request_id: record.request_id,
-});
-
-function sendSuccess(record: ScheduleRecord, stored: MessageRecord, body: string): OutboxEntry {
-  const object = { ...messageView(stored, { body }), ...statusPayload(record, 'sent', '') };
-  return { notification: newNotification({ type: 'message.send_success', applicationId: record.application_id as ApplicationId, grantId: record.grant_id, object }), bodyKey: stored.body_key };
-}
-
-function sendFailed(record: ScheduleRecord, reason: string): OutboxEntry {
-  const { body: _body, ...view } = scheduledMessageView(record, '');
-  const object = { ...view, folders: [], ...statusPayload(record, 'failed', reason) };
-  return { notification: newNotification({ type: 'message.send_failed', applicationId: record.application_id as ApplicationId, grantId: record.grant_id, object }) };
-}
-
-class LostLeaseError extends Error {}
-
-async function fail(grant: { id: GrantId; application_id: string }, record: ScheduleRecord, attempt: number, reason: string): Promise<FiringOutcome> {
-  const closing = await closingItems(grant, record);
-  const done = await schedules.failSchedule(record, attempt, reason, clock.nowSeconds(), closing.items, [sendFailed(record, reason), ...closing.outbox]);
-  if (!done) return { kind: 'skipped', why: 'the record changed while failing it' };
-  await closing.after();
-  return { kind: 'failed', reason };
-}
-
-const INTERRUPTED =
-  'the send was interrupted after the message was handed to the mail relay, which may have delivered it; it is not sent again, so that no recipient gets it twice';
-
-/**
- * Handles one firing of a scheduled send (see the module comment): holds it until send_at, then
- * sends it once. `lastDelivery`: the queue will not deliver this message again, so a transient
- * failure ends the schedule as failed instead of being retried.
- */
-export async function runFiring(firing: Firing, options: { lastDelivery: boolean }): Promise<FiringOutcome> {
-  const grantId = parseId('grant', String(firing.grant_id));
-  const scheduleId = parseId('schedule', String(firing.schedule_id));
-  if (!grantId || !scheduleId) return { kind: 'skipped', why: 'malformed firing' };
-  const record = await schedules.getSchedule(grantId, scheduleId as ScheduleId);
-  if (!record || record.application_id !== firing.application_id) return { kind: 'skipped', why: 'no such schedule (never committed, or its grant was deleted)' };
-  if (record.status !== 'pending' && record.status !== 'sending') return { kind: 'skipped', why: `already ${record.status}` };
-  const nowMs = clock.nowMs();
-  const hold = holdSeconds(record.send_at, nowMs);
-  if (hold > 0) return { kind: 'hold', delaySeconds: hold };
-  if (record.status === 'sending' && (record.lease_until ?? 0) >= nowMs) return { kind: 'skipped', why: 'another worker is sending it' };
-  if (!(await schedules.takeForSending(record, nowMs, LEASE_MS))) return { kind: 'skipped', why: 'taken by another worker' };
-  const attempt = record.attempts + 1;
-  const grant = await getGrant(record.application_id as ApplicationId, record.grant_id);
-  if (!grant) return { kind: 'skipped', why: 'the grant was deleted' };
-  if (record.relay_started_at) return fail(grant, record, attempt, INTERRUPTED);
-
-  let relayStarted = false;
-  let day: string | undefined;
-  try {
-    const prepared = await preparedFrom(record);
-    try {
-      day = await consumeQuota(grant);
-    } catch (error) {
-      if (error instanceof RateLimitError) return fail(grant, record, attempt, `the Agent Account had sent its daily quota of ${DAILY_QUOTA} messages when the message was due`);
-      throw error;
-    }
-    const closing = await closingItems(grant, record);
-    const stored = await deliverAndStore(
-      grant,
-      prepared,
-      {
-        deliveryStarted() {},
-        beforeRelay: async () => {
-          relayStarted = true;
-          if (!(await schedules.markRelayStarted(record, attempt, clock.nowMs()))) throw new LostLeaseError('The schedule was taken over while sending');
-        },
-      },
-      [],
-      {
-        messageId: record.message_id,
-        also: (message) => ({
-          items: [...schedules.successItems(record, attempt, clock.nowSeconds()), ...closing.items],
-          outbox: [sendSuccess(record, message, prepared.body), ...closing.outbox],
-        }),
-      },
-    );
-    await closing.after();
-    return { kind: 'sent', messageId: stored.id };
-  } catch (error) {
-    if (error instanceof MailDeliveryError) {
-      // The relay refused it: nothing left, and sending again would be refused again.
-      if (day) await sending.refundSendQuota(grant.id, day);
-      return fail(grant, record, attempt, error.message.replace(/^The message was not sent: /, 'the mail relay refused it: '));
-    }
-    if (error instanceof LostLeaseError) return { kind: 'skipped', why: error.message };
-    if (relayStarted) {
-      // Handed to the relay, then something failed: it may have left, so it is not sent again.
-      if (day) logger.warn('scheduled send: failed after the relay call', { schedule_id: record.id, error });
-      return fail(grant, record, attempt, INTERRUPTED);
-    }
-    if (day) await sending.refundSendQuota(grant.id, day).catch(() => undefined);
-    if (options.lastDelivery || attempt >= MAX_ATTEMPTS) {
-      return fail(grant, record, attempt, `sending failed ${attempt} times (last: ${error instanceof Error ? error.message : String(error)})`);
-    }
-    await schedules.releaseAttempt(record, attempt);
-    return { kind: 'retry', delaySeconds: Math.min(60, 2 ** attempt), error };
-  }
-}
-
-export const firingOf = (record: Pick<ScheduleRecord, 'id' | 'grant_id' | 'application_id' | 'send_at'>): Firing => ({
-  schedule_id: record.id,
-  grant_id: record.grant_id,
-  application_id: record.application_id,
-  send_at: record.send_at,
-});

@@ -14,7 +14,7 @@ import Nylas, {
   type UpdateGrantRequest,
   type WebhookWithSecret,
 } from 'nylas';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { freePort } from '../../scripts/local-stack/index';
 import { ctrlC, groupAlive, npmStart, type Started } from '../support/npm-start';
 
@@ -190,7 +190,12 @@ let webhook: WebhookWithSecret | undefined;
 
 beforeAll(async () => {
   const ports = { PORT: await freePort(), LAMBDA_PORT: await freePort(), DYNAMODB_PORT: await freePort(), SQS_PORT: await freePort(), SMTP_PORT: await freePort() };
-  started = await npmStart({ ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])), API_KEY: `sdk-e2e-${run}` });
+  started = await npmStart({
+    ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
+    API_KEY: `sdk-e2e-${run}`,
+    // A scheduled send due 16 s ahead (explicit configuration; the same path as 60 s).
+    SCHEDULED_SEND_MIN_LEAD_SECONDS: '15',
+  });
   const baseUrl = /Base URL\s+(\S+)/.exec(started.output())![1]!;
   const apiKey = /API key\s+(\S+)/.exec(started.output())![1]!;
   expect(baseUrl).toBe(`http://127.0.0.1:${ports.PORT}`);
@@ -291,6 +296,41 @@ describe('the official nylas SDK against npm start', () => {
     expect(sent.data).toMatchObject({ grantId: a.id, subject: subjectToExternal });
     expect(sent.data.to.map((r) => r.email)).toEqual([external]);
   });
+
+  step('messages.send with sendAt and useDraft schedules; listScheduledMessages, findScheduledMessage, stopScheduledMessage', async () => {
+    const a = need(grantA, 'grant A');
+    const sendAt = Math.floor(Date.now() / 1000) + 600;
+    const scheduled = await nylas.messages.send({
+      identifier: a.id,
+      requestBody: { to: [{ email: external }], subject: `Scheduled ${run}`, body: 'Later', sendAt, useDraft: true },
+    });
+    const scheduleId = (scheduled.data as unknown as { scheduleId: string }).scheduleId;
+    expect(scheduleId).toMatch(/^sch_/);
+    expect(scheduled.data).toMatchObject({ grantId: a.id, subject: `Scheduled ${run}` });
+    const listed = await nylas.messages.listScheduledMessages({ identifier: a.id });
+    expect(listed.data as unknown as { scheduleId: string; status: { code: string } }[]).toEqual(
+      expect.arrayContaining([expect.objectContaining({ scheduleId, status: expect.objectContaining({ code: 'pending' }) })]),
+    );
+    const found = await nylas.messages.findScheduledMessage({ identifier: a.id, scheduleId });
+    expect(found.data).toMatchObject({ scheduleId, status: { code: 'pending' }, closeTime: sendAt });
+    const stopped = await nylas.messages.stopScheduledMessage({ identifier: a.id, scheduleId });
+    expect(stopped.data.message).toContain('cancelled');
+    expect((await nylas.messages.findScheduledMessage({ identifier: a.id, scheduleId })).data).toMatchObject({ status: { code: 'cancelled' } });
+  });
+
+  step('a scheduled message leaves after its sendAt through the scheduled-send worker', async () => {
+    const a = need(grantA, 'grant A');
+    const sendAt = Math.floor(Date.now() / 1000) + 20;
+    const scheduled = await nylas.messages.send({ identifier: a.id, requestBody: { to: [{ email: emailB }], subject: `Soon ${run}`, body: 'Now', sendAt } });
+    const scheduleId = (scheduled.data as unknown as { scheduleId: string }).scheduleId;
+    await vi.waitFor(
+      async () => expect((await nylas.messages.findScheduledMessage({ identifier: a.id, scheduleId })).data).toMatchObject({ status: { code: 'success' } }),
+      { timeout: 60_000, interval: 500 },
+    );
+    const sent = await nylas.messages.find({ identifier: a.id, messageId: scheduled.data.id });
+    expect(sent.data.folders).toEqual(['sent']);
+    expect(sent.data.date).toBeGreaterThanOrEqual(sendAt);
+  }, 90_000);
 
   step('messages.list (recipient by email identifier; sender paged by nextCursor)', async () => {
     const a = need(grantA, 'grant A');

@@ -82,7 +82,7 @@ describe('scheduling', () => {
   it('answers 202 with the schedule and the message known so far, lists it pending, then sends it after send_at', async () => {
     // Act
     const to = outside();
-    const sendAt = now() + 16;
+    const sendAt = now() + 17;
     const scheduled = await api.post(sendPath(), {
       to: [{ email: bob.email, name: 'Bob' }, { email: to }],
       subject: 'Later',
@@ -131,7 +131,7 @@ describe('scheduling', () => {
 
   it('keeps a use_draft message in Drafts until it is sent, and the draft cannot be changed meanwhile', async () => {
     const to = outside();
-    const scheduled = await api.post(sendPath(), { to: [{ email: to }], subject: 'Drafted', body: 'x', send_at: now() + 16, use_draft: true });
+    const scheduled = await api.post(sendPath(), { to: [{ email: to }], subject: 'Drafted', body: 'x', send_at: now() + 17, use_draft: true });
     expect(scheduled.status, scheduled.text).toBe(202);
     const { draft_id: draftId, schedule_id: scheduleId } = scheduled.body.data;
     expect(scheduled.body.data).toMatchObject({ use_draft: true, folders: ['drafts'] });
@@ -189,7 +189,7 @@ describe('cancelling', () => {
 
   it('refuses to cancel inside the last 10 seconds, and once sent (409 naming the status)', async () => {
     const to = outside();
-    const sendAt = now() + 15;
+    const sendAt = now() + 17;
     const { schedule_id: scheduleId } = (await api.post(sendPath(), { to: [{ email: to }], subject: 'Too late', send_at: sendAt })).body.data;
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, (sendAt - 9 - now()) * 1000)));
 
@@ -208,7 +208,7 @@ describe('cancelling', () => {
 describe('exactly once', () => {
   it('sends once when the worker gets the same firing several times at once', async () => {
     const to = outside();
-    const sendAt = now() + 15;
+    const sendAt = now() + 17;
     const { schedule_id: scheduleId } = (await api.post(sendPath(), { to: [{ email: to }, { email: bob.email }], subject: 'Just once', send_at: sendAt })).body.data;
     const firing = { schedule_id: scheduleId, grant_id: alice.id, application_id: applicationId, send_at: sendAt };
     const event = (n: number): SQSEvent =>
@@ -233,7 +233,8 @@ describe('exactly once', () => {
     const { mailTransport, DeliveryError } = await import('../../shared/mail/transport');
     const to = outside();
     await drainQueue(fanout, 100, 500);
-    const scheduled = await api.post(sendPath(), { to: [{ email: to }], subject: 'Refused', send_at: now() + 15 });
+    const scheduled = await api.post(sendPath(), { to: [{ email: to }], subject: 'Refused', send_at: now() + 17 });
+    expect(scheduled.status, scheduled.text).toBe(202);
     const { schedule_id: scheduleId, id: messageId } = scheduled.body.data;
     const send = vi.spyOn(mailTransport(), 'send').mockRejectedValue(new DeliveryError('550 5.1.1 mailbox unavailable'));
     try {
