@@ -1,11 +1,12 @@
 /**
  * `npm run bench [-- <suite>…]`: performance figures, each measured against its baseline in the same
- * run. Suites: foundation, mailbox, send, scheduled, webhooks. Each suite runs in a process of its own: suites start
+ * run. Suites: foundation, mailbox, send, scheduled, lists, webhooks. Each suite runs in a process of its own: suites start
  * their own emulators, and modules that hold AWS clients must not outlive the stack they pointed at.
  */
 import { spawnSync } from 'node:child_process';
 import { cpus } from 'node:os';
 import { runFoundationBench } from './foundation';
+import { runListsBench } from './lists';
 import { runMailboxBench } from './mailbox';
 import { runScheduledBench } from './scheduled';
 import { runSendBench } from './send';
@@ -16,6 +17,7 @@ const SUITES: Record<string, () => Promise<void>> = {
   mailbox: runMailboxBench,
   send: runSendBench,
   scheduled: runScheduledBench,
+  lists: runListsBench,
   webhooks: runWebhooksBench,
 };
 

@@ -3,6 +3,7 @@ import { routes as attachments } from './attachments/routes';
 import { routes as connect } from './connect/routes';
 import { routes as drafts } from './drafts/routes';
 import { routes as folders } from './folders/routes';
+import { routes as governance } from './governance/routes';
 import { routes as grants } from './grants/routes';
 import { routes as messages } from './messages/routes';
 import { routes as send } from './send/routes';
@@ -25,6 +26,7 @@ export const API_ROUTES = {
   templates,
   attachments,
   webhooks,
+  governance,
 } as const;
 
 export const ALL_ROUTES: readonly RouteSpec[] = Object.values(API_ROUTES).flatMap((group) => Object.values(group));

@@ -37,6 +37,7 @@ export const Grant = {
     provider_user_id: { type: 'string' },
     blocked: { type: 'boolean' },
     external_id: ExternalId,
+    workspace_id: { type: 'string', description: 'Agent Accounts placed in a workspace other than the default one: that workspace.' },
   },
 } as const;
 export type Grant = FromSchema<typeof Grant>;

@@ -23,6 +23,12 @@ export const ID_PREFIXES = {
   job: 'job',
   upload: 'upl',
   schedule: 'sch',
+  list: 'lst',
+  listItem: 'lsi',
+  rule: 'rul',
+  policy: 'pol',
+  workspace: 'wsp',
+  evaluation: 'rev',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
@@ -41,6 +47,11 @@ export type WebhookId = Id<'webhook'>;
 export type JobId = Id<'job'>;
 export type UploadId = Id<'upload'>;
 export type ScheduleId = Id<'schedule'>;
+export type ListId = Id<'list'>;
+export type RuleId = Id<'rule'>;
+export type PolicyId = Id<'policy'>;
+export type WorkspaceId = Id<'workspace'>;
+export type EvaluationId = Id<'evaluation'>;
 
 /** Milliseconds encoded in the time part of an ID (its first 10 body characters). */
 export function idTime(id: string): number {

@@ -2,7 +2,8 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { runIndexMessage, runRemoveContents } from '#shared/agent/cleanup';
 import { runLocalDelivery } from '#shared/agent/local-delivery';
 import { runThreadRefreshJob } from '#shared/agent/thread-refresh';
-import type { GrantId, WebhookId } from '#shared/ids';
+import { purgeListItems } from '#shared/db/governance';
+import type { GrantId, ListId, WebhookId } from '#shared/ids';
 import { enqueueJob, type Job } from '#shared/jobs/queue';
 import { logger } from '#shared/logger';
 import { purgeOf } from '#shared/providers/purge';
@@ -39,6 +40,12 @@ async function run(job: Job, context: Context): Promise<void> {
     }
     case 'remove-contents': {
       await runRemoveContents(job);
+      return;
+    }
+    case 'purge-list': {
+      const outcome = await purgeListItems(job.list_id as ListId, () => context.getRemainingTimeInMillis() < RESERVE_MS);
+      if (outcome === 'more') await enqueueJob(job);
+      logger.info('purge-list', { list_id: job.list_id, outcome });
       return;
     }
     case 'deliver-local': {

@@ -13,8 +13,11 @@ import type { RunningService } from './dynamodb-local';
  * 451 so the sending server keeps the message and retries; nothing is lost and nothing crashes.
  */
 export interface InboundHandlers {
-  /** Whether an address is an Agent Account of this deployment; unknown recipients are refused at RCPT TO. */
-  acceptsRecipient(address: string): Promise<boolean>;
+  /**
+   * Whether an address is an Agent Account of this deployment (unknown recipients are refused at
+   * RCPT TO with 550 5.1.1), or the reason mail from `mailFrom` to it is refused (550 5.7.1).
+   */
+  acceptsRecipient(address: string, mailFrom?: string): Promise<boolean | string>;
   /** Stores the message for the accepted recipients; resolves only once it is stored. */
   deliver(raw: Buffer, envelope: { mailFrom: string; recipients: string[] }): Promise<void>;
 }
@@ -38,13 +41,14 @@ export async function startInboundSmtp(options: {
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   const { handlers } = options;
 
-  async function checkRecipient(address: string): Promise<SMTPServerError | undefined> {
-    let known: boolean;
+  async function checkRecipient(address: string, mailFrom: string | undefined): Promise<SMTPServerError | undefined> {
+    let known: boolean | string;
     try {
-      known = await handlers.acceptsRecipient(address);
+      known = await handlers.acceptsRecipient(address, mailFrom);
     } catch {
       return tryLater();
     }
+    if (typeof known === 'string') return smtpError(550, `5.7.1 ${known}`);
     return known ? undefined : smtpError(550, `5.1.1 <${address}>: no such Agent Account`);
   }
 
@@ -75,8 +79,9 @@ export async function startInboundSmtp(options: {
     banner: 'Switchboard local inbound MX',
     // Give an in-flight delivery time to finish on stop(), then cut the connection.
     closeTimeout: 5_000,
-    onRcptTo(address, _session, callback) {
-      checkRecipient(address.address).then(
+    onRcptTo(address, session, callback) {
+      const mailFrom = session.envelope.mailFrom === false ? undefined : session.envelope.mailFrom.address;
+      checkRecipient(address.address, mailFrom || undefined).then(
         (err) => callback(err ?? null),
         () => callback(tryLater()),
       );

@@ -11,13 +11,11 @@ import type { AccountHooks } from '#shared/providers/contract';
  * created in the same transaction as the grant.
  */
 export const agentAccounts: AccountHooks = {
+  governed: true,
   account(request) {
     const settings = request.settings;
     if (settings.credential_id !== undefined || settings.scopes !== undefined) {
       throw new InvalidRequestError('settings.credential_id and settings.scopes do not apply to Agent Accounts; send only settings.email');
-    }
-    if (request.workspace_id !== undefined) {
-      throw new InvalidRequestError("'workspace_id' is not available yet: workspaces are not supported by this deployment; omit it");
     }
     if (settings.policy_id !== undefined) {
       throw new InvalidRequestError("'settings.policy_id' is not available yet: policies are not supported by this deployment; omit it");

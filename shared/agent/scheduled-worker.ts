@@ -9,7 +9,7 @@ import type { OutboxEntry } from '#shared/db/outbox';
 import * as schedules from '#shared/db/schedules';
 import type { ScheduleRecord } from '#shared/db/schedules';
 import * as sending from '#shared/db/sending';
-import { MailDeliveryError, RateLimitError } from '#shared/errors';
+import { ForbiddenError, MailDeliveryError, RateLimitError } from '#shared/errors';
 import { parseId, type ApplicationId, type GrantId, type ScheduleId } from '#shared/ids';
 import { logger } from '#shared/logger';
 import { newNotification } from '#shared/notifications/notification';
@@ -158,6 +158,11 @@ export async function runFiring(firing: Firing, options: { lastDelivery: boolean
       // The relay refused it: nothing left, and sending again would be refused again.
       if (day) await sending.refundSendQuota(grant.id, day);
       return fail(grant, record, attempt, error.message.replace(/^The message was not sent: /, 'the mail relay refused it: '));
+    }
+    if (error instanceof ForbiddenError) {
+      // An outbound rule blocks it now: nothing left.
+      if (day) await sending.refundSendQuota(grant.id, day);
+      return fail(grant, record, attempt, error.message);
     }
     if (error instanceof LostLeaseError) return { kind: 'skipped', why: error.message };
     if (relayStarted) {

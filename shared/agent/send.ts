@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { requireMessage } from '#shared/agent/lookup';
 import { normalAddress } from '#shared/agent/postings';
 import { spoolLocalCopies } from '#shared/agent/local-delivery';
+import { placementOf } from '#shared/agent/rules';
+import { blockingRule, decide, evaluationOf, partyOf, recordEvaluation } from '#shared/governance/decide';
 import { storeMessage, viewOf, type StoreExtras } from '#shared/agent/store';
 import type { HeaderRecord, NewAttachment, ParticipantRecord } from '#shared/agent/types';
 import { messageView } from '#shared/agent/views';
@@ -9,7 +11,7 @@ import { env } from '#shared/config';
 import { resolveAgentAddresses, type GrantRecord } from '#shared/db/grants';
 import type { OutboxEntry } from '#shared/db/outbox';
 import * as sending from '#shared/db/sending';
-import { ConflictError, InvalidRequestError, MailDeliveryError, RateLimitError } from '#shared/errors';
+import { ConflictError, ForbiddenError, InvalidRequestError, MailDeliveryError, RateLimitError } from '#shared/errors';
 import type { UploadedFile } from '#shared/http/route';
 import { newId, type MessageId, type ThreadId } from '#shared/ids';
 import { composeMime } from '#shared/mail/compose';
@@ -180,6 +182,18 @@ export interface SentCopyOptions {
  * A MailDeliveryError means nothing left: the relay refused the message before any local inbox got it.
  */
 export async function deliverAndStore(grant: GrantRecord, prepared: PreparedMessage, progress?: SendProgress, commitWith: OutboxEntry[] = [], options: SentCopyOptions = {}) {
+  // The outbound rules of the account's workspace: a block refuses the send (403, nothing sent or
+  // stored); other actions place the Sent copy.
+  const decision = await decide(grant, 'outbound', {
+    from: partyOf(prepared.from.email),
+    recipients: [...prepared.to, ...prepared.cc, ...prepared.bcc].map((p) => partyOf(p.email)).filter((p) => p !== undefined),
+    outboundType: prepared.inReplyTo || prepared.references.length ? 'reply' : 'compose',
+  });
+  if (decision?.actions.blocked) {
+    await recordEvaluation(evaluationOf(grant, 'outbound_send', decision, null));
+    const rule = blockingRule(decision)!;
+    throw new ForbiddenError(`The send was blocked by the outbound rule '${rule.name}' (${rule.id}) of this Agent Account's workspace; nothing was sent`);
+  }
   const messageIdHeader = `<${newId('message').slice(4)}@${MESSAGE_ID_DOMAIN}>`;
   const date = new Date(clock.nowMs());
   const raw = await composeMime({
@@ -238,6 +252,7 @@ export async function deliverAndStore(grant: GrantRecord, prepared: PreparedMess
   // is the Sent copy, also in the inbox.
   const toSelf = local.some((g) => g.id === grant.id);
   const others = local.filter((g) => g.id !== grant.id);
+  const placed = decision ? await placementOf(grant, decision.actions, { folders: toSelf ? ['sent', 'inbox'] : ['sent'], unread: false, starred: prepared.starred }) : undefined;
   const jobs = others.length
     ? [{ job: await spoolLocalCopies(messageIdHeader.slice(1, messageIdHeader.indexOf('@')), common, others, grant), id: newId('job'), applicationId: grant.application_id }]
     : [];
@@ -246,14 +261,15 @@ export async function deliverAndStore(grant: GrantRecord, prepared: PreparedMess
     grant,
     threadId: prepared.threadId,
     bcc: prepared.bcc,
-    unread: false,
-    starred: prepared.starred,
-    folders: toSelf ? ['sent', 'inbox'] : ['sent'],
+    unread: placed?.unread ?? false,
+    starred: placed?.starred ?? prepared.starred,
+    folders: placed?.folders ?? (toSelf ? ['sent', 'inbox'] : ['sent']),
     metadata: prepared.metadata,
     jobs: [...jobs, ...commitWith],
     ...(options.messageId ? { id: options.messageId } : {}),
     ...(options.also ? { also: options.also } : {}),
   });
+  if (decision) await recordEvaluation(evaluationOf(grant, 'outbound_send', decision, sent.record.id, { folder_ids: placed!.folderIds }));
   return sent.record;
 }
 
@@ -341,7 +357,7 @@ export async function sendMessage(grant: GrantRecord, input: OutgoingInput, cont
         // The body is at hand: no need to read it back from S3 when it was stored there.
         return messageView(await deliverAndStore(grant, prepared, progress), { body: prepared.body });
       } catch (error) {
-        if (error instanceof MailDeliveryError) await sending.refundSendQuota(grant.id, day);
+        if (error instanceof MailDeliveryError || error instanceof ForbiddenError) await sending.refundSendQuota(grant.id, day);
         throw error;
       }
     },

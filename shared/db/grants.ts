@@ -5,7 +5,7 @@ import type { StartKey } from '#shared/db/records';
 import { agentAddressKey, grantEmailKey, grantExternalIdKey, grantKey, grantsOfApplication } from '#shared/db/keys';
 import { outboxItems, type OutboxEntry } from '#shared/db/outbox';
 import { TransactionConditionError, transactWrite, type NamedItems, type NamedTransactItem } from '#shared/db/transact';
-import type { ApplicationId, GrantId } from '#shared/ids';
+import type { ApplicationId, GrantId, WorkspaceId } from '#shared/ids';
 
 export type Provider = 'agent';
 
@@ -26,6 +26,8 @@ export interface GrantRecord {
   provider_user_id?: string;
   blocked: boolean;
   external_id?: string;
+  /** Agent Accounts: the workspace whose rules and policy apply (shared/governance/workspaces.ts). */
+  workspace_id?: WorkspaceId;
 }
 
 /** A uniqueness guard failed: the value is already taken. */
@@ -60,6 +62,7 @@ const GRANT_FIELDS = [
   'provider_user_id',
   'blocked',
   'external_id',
+  'workspace_id',
 ] as const;
 
 function toRecord(item: Record<string, unknown>): GrantRecord {

@@ -33,6 +33,10 @@
  * | Outbox entry: a notification or job (TTL 2 d)    | table | outbox#<ntf_id|job_id> | outbox            | outboxKey           |
  * | Uploads of a grant not yet committed (TTL 1 h; uploads.ts) | table | grant#<gid>#uploads | <upl_id>       | uploadKey, uploadsOfGrant |
  * | Scheduled send by ID / newest first (TTL 30 d once closed) | table | grant#<gid>#schedule | <sch_id> (ULID) | scheduleKey, schedulesOfGrant |
+ * | List, rule, policy, workspace by ID / of an application | table | app#<app_id> | list#, rule#, policy#, workspace#<id> | listKey, ruleKey, policyKey, workspaceKey, ...OfApplication |
+ * | Governance version of an application (bumped by every change to those) | table | app#<app_id> | governance | governanceKey |
+ * | Item of a list by value (membership is one key lookup) | table | list#<lst_id>#items | <value> | listItemKey, itemsOfList |
+ * | Rule evaluations of a grant, newest first (TTL 30 d) | table | grant#<gid>#evaluations | <rev_id> (ULID) | evaluationKey, evaluationsOfGrant |
  *
  * Message postings are the filter indexes of a mailbox: one small item per (filter value, message),
  * e.g. `ix#from:ann@x.com`, `ix#in:inbox`, `ix#unread`, `ix#subj:invoice`, `ix#text:budget`. Their sort
@@ -43,7 +47,7 @@
  * Uniqueness is enforced with conditional puts of the `email#`, `external#` and `agent#` items in
  * the same transaction as the grant item, never by reading first.
  */
-import type { ApplicationId, DraftId, GrantId, JobId, MessageId, NotificationId, SignatureId, TemplateId, ThreadId, ScheduleId, UploadId, WebhookId } from '#shared/ids';
+import type { ApplicationId, DraftId, GrantId, JobId, MessageId, NotificationId, SignatureId, TemplateId, ThreadId, ScheduleId, UploadId, WebhookId, ListId, RuleId, PolicyId, WorkspaceId, EvaluationId } from '#shared/ids';
 
 export interface Key {
   pk: string;
@@ -91,7 +95,7 @@ export const grantExternalIdKey = (appId: ApplicationId, externalId: string): Ke
 export const agentAddressKey = (email: string): Key => ({ pk: `agent#${email.toLowerCase()}`, sk: 'agent' });
 
 /** The partitions a grant's data lives in (postings aside: see postingPartition), purged with it. */
-const GRANT_PARTITIONS = ['folder', 'msg', 'mid', 'thread', 'threads', 'draft', 'template', 'signature', 'idem', 'quota', 'schedule'] as const;
+const GRANT_PARTITIONS = ['folder', 'msg', 'mid', 'thread', 'threads', 'draft', 'template', 'signature', 'idem', 'quota', 'schedule', 'evaluations'] as const;
 const grantPartition = (grantId: GrantId, kind: (typeof GRANT_PARTITIONS)[number]) => `grant#${grantId}#${kind}`;
 
 /** Every partition a grant owns besides message postings (purged with the grant). */
@@ -186,3 +190,26 @@ export const outboxKey = (id: NotificationId | JobId): Key => ({ pk: `outbox#${i
 export const OUTBOX_PK_PREFIX = 'outbox#';
 export const uploadsOfGrant = (grantId: GrantId): string => `grant#${grantId}#uploads`;
 export const uploadKey = (grantId: GrantId, id: UploadId): Key => ({ pk: uploadsOfGrant(grantId), sk: id });
+
+/** Lists, rules, policies and workspaces of an application (the governance of its Agent Accounts). */
+export const listKey = (appId: ApplicationId, id: ListId): Key => ({ pk: `app#${appId}`, sk: `list#${id}` });
+export const listsOfApplication = (appId: ApplicationId) => ({ pk: `app#${appId}`, skPrefix: 'list#' });
+export const ruleKey = (appId: ApplicationId, id: RuleId): Key => ({ pk: `app#${appId}`, sk: `rule#${id}` });
+export const rulesOfApplication = (appId: ApplicationId) => ({ pk: `app#${appId}`, skPrefix: 'rule#' });
+export const policyKey = (appId: ApplicationId, id: PolicyId): Key => ({ pk: `app#${appId}`, sk: `policy#${id}` });
+export const policiesOfApplication = (appId: ApplicationId) => ({ pk: `app#${appId}`, skPrefix: 'policy#' });
+export const workspaceKey = (appId: ApplicationId, id: WorkspaceId): Key => ({ pk: `app#${appId}`, sk: `workspace#${id}` });
+export const workspacesOfApplication = (appId: ApplicationId) => ({ pk: `app#${appId}`, skPrefix: 'workspace#' });
+/**
+ * The application's governance version: every change to its lists, rules, policies or workspaces
+ * adds one in the same transaction, so a decision that reads it knows whether its cached copy of
+ * them is current (no time-based cache).
+ */
+export const governanceKey = (appId: ApplicationId): Key => ({ pk: `app#${appId}`, sk: 'governance' });
+
+/** One value of a list: its sort key is the normalized value, so membership is a key lookup. */
+export const itemsOfList = (listId: ListId) => `list#${listId}#items`;
+export const listItemKey = (listId: ListId, value: string): Key => ({ pk: itemsOfList(listId), sk: value });
+
+export const evaluationKey = (grantId: GrantId, id: EvaluationId): Key => ({ pk: grantPartition(grantId, 'evaluations'), sk: id });
+export const evaluationsOfGrant = (grantId: GrantId) => ({ pk: grantPartition(grantId, 'evaluations') });

@@ -9,6 +9,7 @@ import { newId } from '#shared/ids';
 import { newNotification } from '#shared/notifications/notification';
 import { accountHooksOf, providerNamed, publicProviderName } from '#shared/providers/accounts';
 import { clock } from '#shared/time';
+import { workspaceForNewGrant } from '#shared/governance/workspaces';
 import type { CreateCustomGrantBody, Grant, ListGrantsQuery, UpdateGrantBody } from '#schemas/grants';
 
 /** The public shape of a grant (the stored record minus internal fields). */
@@ -45,6 +46,8 @@ export async function createCustomGrant(
   const hooks = accountHooksOf(provider);
   const account = hooks.account(body);
   const email = account.email;
+  if (body.workspace_id !== undefined && !hooks.governed) throw new InvalidRequestError(`'workspace_id' applies to Agent Accounts only`);
+  const workspaceId = hooks.governed ? await workspaceForNewGrant(app.applicationId, email, body.workspace_id) : undefined;
   const now = clock.nowSeconds();
   const record: GrantRecord = {
     id: newId('grant'),
@@ -62,6 +65,7 @@ export async function createCustomGrant(
     provider_user_id: email,
     blocked: false,
     external_id: body.external_id,
+    ...(workspaceId ? { workspace_id: workspaceId } : {}),
   };
   try {
     // What the provider commits with a new grant (an Agent Account: its address and system folders).
@@ -79,7 +83,7 @@ export async function listGrants(app: ApplicationContext, query: ListGrantsQuery
   if (query.account_id !== undefined || query.account_ids !== undefined) {
     throw new InvalidRequestError("'account_id' and 'account_ids' name accounts migrated from an earlier API version; no grant here has one");
   }
-  if (query.workspace_id !== undefined) throw new InvalidRequestError("'workspace_id' is not available yet: workspaces are not supported by this deployment");
+  if (query.workspace_id !== undefined) throw new InvalidRequestError("'workspace_id' is not a filter of GET /v3/grants here: each grant answers its workspace_id (absent: the default workspace)");
   if (query.sort_by === 'updated_at') {
     throw new InvalidRequestError("'sort_by=updated_at' is not available: grants are listed by creation time (sort_by=created_at, order_by=asc|desc)");
   }

@@ -23,4 +23,6 @@ export type Job =
    * (`owner_id`) and contents in S3 that a deleted or replaced message or draft referenced.
    */
   | { kind: 'remove-contents'; application_id: string; grant_id: string; owner_id: string; postings: string[]; blobs: string[] }
+  /** Deletes the items of a deleted list (the list itself is already gone; rules no longer match it). */
+  | { kind: 'purge-list'; application_id: string; list_id: string }
   | { kind: 'deliver-local'; application_id: string; spool: string; message_id_header: string; recipients: { application_id: string; grant_id: string }[] };

@@ -124,6 +124,8 @@ export interface AttachmentsProvider {
  * purge of a deleted grant's data is the other half (shared/providers/purge.ts, in the jobs worker).
  */
 export interface AccountHooks {
+  /** Whether its accounts belong to workspaces (rules, policies): `workspace_id` is accepted on create. */
+  governed: boolean;
   /**
    * The account a create request names, from its provider settings (400 when they do not fit this
    * provider): its address, and the settings kept on the grant.

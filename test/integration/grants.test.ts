@@ -114,7 +114,7 @@ describe('POST /v3/connect/custom (Agent Accounts)', () => {
 
   it.each([
     [{ provider: 'agent', settings: {} }, "'settings.email' is required"],
-    [{ provider: 'nylas', settings: { email: 'a@b.io' }, workspace_id: 'ws_1' }, "'workspace_id' is not available yet"],
+    [{ provider: 'nylas', settings: { email: 'a@b.io' }, workspace_id: 'ws_1' }, "'workspace_id': workspace 'ws_1' not found"],
     [{ provider: 'nylas', settings: { email: 'a@b.io', policy_id: 'p_1' } }, "'settings.policy_id' is not available yet"],
     [{ provider: 'nylas', settings: { email: 'a@b.io', app_password: 'Abcdefghijklmnop1234' } }, "'settings.app_password' is not available"],
     [{ provider: 'nylas', settings: { email: 'a@b.io', email_address: 'c@d.io' } }, 'name different addresses'],
@@ -207,7 +207,7 @@ describe('GET /v3/grants', () => {
     expect(await list('ip=10.9.9.9')).toEqual([]);
     for (const [query, message] of [
       ['account_id=abc', "'account_id' and 'account_ids'"],
-      ['workspace_id=ws', "'workspace_id' is not available yet"],
+      ['workspace_id=ws', "'workspace_id' is not a filter"],
       ['sort_by=updated_at', "'sort_by=updated_at' is not available"],
       ['order_by=up', "'order_by' must be one of: asc, desc"],
     ]) {
