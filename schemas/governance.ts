@@ -238,3 +238,67 @@ export const RuleEvaluationObject = {
     created_at: { type: 'integer' },
   },
 } as const;
+
+// ------------------------------------------------------------------------------------------------
+// Policies
+
+/** The largest values a policy may set (this deployment's own maxima). */
+export const POLICY_MAXIMA = {
+  limit_attachment_size_limit: 25 * 1024 * 1024,
+  limit_attachment_count_limit: 100,
+  limit_size_total_mime: 26 * 1024 * 1024,
+  limit_count_daily_message_received: 1_000_000,
+  limit_count_daily_email_sent: 100_000,
+} as const;
+
+const Limits = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    limit_attachment_size_limit: { type: 'integer', minimum: 1, maximum: POLICY_MAXIMA.limit_attachment_size_limit },
+    limit_attachment_count_limit: { type: 'integer', minimum: 0, maximum: POLICY_MAXIMA.limit_attachment_count_limit },
+    limit_attachment_allowed_types: { type: 'array', maxItems: 100, uniqueItems: true, items: { type: 'string', pattern: '^[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+*-]+$', maxLength: 255 } },
+    limit_size_total_mime: { type: 'integer', minimum: 1024, maximum: POLICY_MAXIMA.limit_size_total_mime },
+    limit_storage_total: { type: 'integer', minimum: 1 },
+    limit_count_daily_message_received: { type: 'integer', minimum: 1, maximum: POLICY_MAXIMA.limit_count_daily_message_received },
+    limit_count_daily_email_sent: { type: 'integer', minimum: 1, maximum: POLICY_MAXIMA.limit_count_daily_email_sent },
+    limit_inbox_retention_period: { type: 'integer', minimum: 1 },
+    limit_spam_retention_period: { type: 'integer', minimum: 1 },
+  },
+} as const;
+
+const SpamDetection = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    use_list_dnsbl: { type: 'boolean' },
+    use_header_anomaly_detection: { type: 'boolean' },
+    spam_sensitivity: { type: 'number', minimum: 0.1, maximum: 5 },
+  },
+} as const;
+
+const PolicyFields = {
+  name: Name,
+  limits: Limits,
+  rules: { type: 'array', maxItems: 100, uniqueItems: true, items: ObjectId, description: 'Legacy: rules are attached to workspaces.' },
+  spam_detection: SpamDetection,
+} as const;
+
+export const CreatePolicyBody = { type: 'object', additionalProperties: false, required: ['name'], properties: PolicyFields } as const;
+export type CreatePolicyBody = FromSchema<typeof CreatePolicyBody>;
+export const UpdatePolicyBody = { type: 'object', additionalProperties: false, minProperties: 1, properties: PolicyFields } as const;
+export type UpdatePolicyBody = FromSchema<typeof UpdatePolicyBody>;
+export type PolicyLimits = FromSchema<typeof Limits>;
+
+export const PolicyObject = {
+  type: 'object',
+  required: ['id', 'object', 'name', 'limits', 'rules', 'spam_detection', 'application_id', 'created_at', 'updated_at'],
+  properties: {
+    id: { type: 'string' },
+    object: { type: 'string', enum: ['policy'] },
+    ...PolicyFields,
+    application_id: { type: 'string' },
+    created_at: { type: 'integer' },
+    updated_at: { type: 'integer' },
+  },
+} as const;

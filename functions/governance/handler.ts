@@ -3,6 +3,7 @@ import { empty, list, ok } from '#shared/http/route';
 import { httpApi } from '#shared/http/stack';
 import * as evaluations from '#shared/governance/evaluations';
 import * as lists from '#shared/governance/lists';
+import * as policies from '#shared/governance/policies';
 import * as rules from '#shared/governance/rules';
 import * as workspaces from '#shared/governance/workspaces';
 import generated from './routes.generated.cjs';
@@ -29,6 +30,15 @@ export const handler = httpApi<typeof routes>(generated, {
   updateRule: async ({ app, params, body }) => ok(await rules.updateRule(app.applicationId, params.rule_id, body)),
   deleteRule: async ({ app, params }) => {
     await rules.deleteRule(app.applicationId, params.rule_id);
+    return empty();
+  },
+
+  createPolicy: async ({ app, body }) => ok(await policies.createPolicy(app.applicationId, body)),
+  listPolicies: async ({ app, query }) => page(await policies.listPolicies(app.applicationId, query, pageSize(query.limit))),
+  getPolicy: async ({ app, params }) => ok(policies.policyView(await policies.requirePolicy(app.applicationId, params.policy_id))),
+  updatePolicy: async ({ app, params, body }) => ok(await policies.updatePolicy(app.applicationId, params.policy_id, body)),
+  deletePolicy: async ({ app, params }) => {
+    await policies.deletePolicy(app.applicationId, params.policy_id);
     return empty();
   },
 

@@ -1,6 +1,6 @@
 import type { SESEvent } from 'aws-lambda';
 import { deleteBlobs, getBlob } from '#shared/agent/blobs';
-import { ingestMessage } from '#shared/agent/ingest';
+import { IngestRefusedError, ingestMessage } from '#shared/agent/ingest';
 import { logger } from '#shared/logger';
 
 /**
@@ -16,7 +16,16 @@ export const handler = async (event: SESEvent): Promise<void> => {
     const { mail, receipt } = record.ses;
     const key = `${INBOUND_PREFIX}${mail.messageId}`;
     const raw = await getBlob(key);
-    const result = await ingestMessage(raw, { mailFrom: mail.source, recipients: receipt.recipients });
+    let result;
+    try {
+      result = await ingestMessage(raw, { mailFrom: mail.source, recipients: receipt.recipients });
+    } catch (error) {
+      // SES has already accepted it: refused by every recipient's policy, it is dropped (and said so).
+      if (!(error instanceof IngestRefusedError)) throw error;
+      logger.warn('inbound message refused by policy', { ses_message_id: mail.messageId, reply: error.message });
+      await deleteBlobs([key]);
+      continue;
+    }
     logger.info('inbound message', {
       ses_message_id: mail.messageId,
       delivered: result.delivered.length,

@@ -17,7 +17,7 @@ export interface InboundHandlers {
    * Whether an address is an Agent Account of this deployment (unknown recipients are refused at
    * RCPT TO with 550 5.1.1), or the reason mail from `mailFrom` to it is refused (550 5.7.1).
    */
-  acceptsRecipient(address: string, mailFrom?: string): Promise<boolean | string>;
+  acceptsRecipient(address: string, mailFrom?: string): Promise<boolean | string | { code: number; message: string }>;
   /** Stores the message for the accepted recipients; resolves only once it is stored. */
   deliver(raw: Buffer, envelope: { mailFrom: string; recipients: string[] }): Promise<void>;
 }
@@ -42,13 +42,14 @@ export async function startInboundSmtp(options: {
   const { handlers } = options;
 
   async function checkRecipient(address: string, mailFrom: string | undefined): Promise<SMTPServerError | undefined> {
-    let known: boolean | string;
+    let known: boolean | string | { code: number; message: string };
     try {
       known = await handlers.acceptsRecipient(address, mailFrom);
     } catch {
       return tryLater();
     }
     if (typeof known === 'string') return smtpError(550, `5.7.1 ${known}`);
+    if (typeof known === 'object') return smtpError(known.code, known.message);
     return known ? undefined : smtpError(550, `5.1.1 <${address}>: no such Agent Account`);
   }
 
@@ -62,7 +63,10 @@ export async function startInboundSmtp(options: {
     const recipients = rcptTo.map((r) => r.address);
     try {
       await handlers.deliver(raw, { mailFrom: mailFrom === false ? '' : mailFrom.address, recipients });
-    } catch {
+    } catch (error) {
+      // A refusal the handler states itself (e.g. a recipient's policy) is answered as such.
+      const code = (error as { responseCode?: unknown }).responseCode;
+      if (typeof code === 'number' && code >= 400 && code < 600) return smtpError(code, (error as Error).message);
       return tryLater();
     }
     return undefined;

@@ -18,7 +18,7 @@ export const agentAccounts: AccountHooks = {
       throw new InvalidRequestError('settings.credential_id and settings.scopes do not apply to Agent Accounts; send only settings.email');
     }
     if (settings.policy_id !== undefined) {
-      throw new InvalidRequestError("'settings.policy_id' is not available yet: policies are not supported by this deployment; omit it");
+      throw new InvalidRequestError("'settings.policy_id' is not accepted here: a policy applies through a workspace (PATCH /v3/workspaces/{id} with policy_id); create the account with workspace_id");
     }
     if (settings.app_password !== undefined) {
       throw new InvalidRequestError("'settings.app_password' is not available: Agent Accounts here offer no IMAP or SMTP client access; omit it");

@@ -8,6 +8,7 @@ import {
   collectAttachments,
   consumeQuota,
   deliverAndStore,
+  nothingLeft,
   prepareOutgoing,
   senderOf,
   type OutgoingInput,
@@ -24,7 +25,7 @@ import type { GrantRecord } from '#shared/db/grants';
 import { draftKey, draftsOfGrant } from '#shared/db/keys';
 import { RecordExistsError, VersionConflictError, getRecord, listRecords } from '#shared/db/records';
 import * as sending from '#shared/db/sending';
-import { ConflictError, ForbiddenError, MailDeliveryError, NotFoundError } from '#shared/errors';
+import { ConflictError, NotFoundError } from '#shared/errors';
 import { countWithinBudget, jsonBytes } from '#shared/http/page';
 import type { UploadedFile } from '#shared/http/route';
 import { newId, parseId, type DraftId } from '#shared/ids';
@@ -269,7 +270,7 @@ export async function sendDraft(grant: GrantRecord, draftId: string, body: { sig
   try {
     message = await deliverAndStore(grant, prepared, undefined, [removal]);
   } catch (error) {
-    if (error instanceof MailDeliveryError || error instanceof ForbiddenError) await sending.refundSendQuota(grant.id, day);
+    if (nothingLeft(error)) await sending.refundSendQuota(grant.id, day);
     await restore();
     throw error;
   }

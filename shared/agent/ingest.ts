@@ -3,7 +3,10 @@ import { normalAddress } from '#shared/agent/postings';
 import { storeMessage } from '#shared/agent/store';
 import { placementOf } from '#shared/agent/rules';
 import { getAgentAddressOwner, getGrant, resolveAgentAddresses } from '#shared/db/grants';
-import { decide, evaluationOf, partyOf, recordEvaluation } from '#shared/governance/decide';
+import { decide, evaluationOf, limitsOf, partyOf, recordEvaluation } from '#shared/governance/decide';
+import { checkAttachmentLimits } from '#shared/agent/send';
+import * as sending from '#shared/db/sending';
+import type { PolicyLimits } from '#schemas/governance';
 import { parseMime } from '#shared/mail/parse';
 import { clock } from '#shared/time';
 
@@ -18,17 +21,47 @@ import { clock } from '#shared/time';
  * (the text of a 5.7.1 reply) when the inbound rules of its workspace block the envelope sender,
  * recorded as a `smtp_rcpt` evaluation; true otherwise.
  */
-export async function acceptsRecipient(address: string, mailFrom?: string): Promise<boolean | string> {
+export async function acceptsRecipient(address: string, mailFrom?: string): Promise<boolean | string | { code: number; message: string }> {
   const owner = await getAgentAddressOwner(normalAddress(address));
   if (!owner) return false;
-  const from = partyOf(mailFrom);
-  if (!from) return true;
   const grant = await getGrant(owner.application_id, owner.grant_id);
   if (!grant) return false;
+  const { limit_count_daily_message_received: dailyLimit } = await limitsOf(grant);
+  if (dailyLimit !== undefined && (await sending.receivedOn(grant.id, utcDay())) >= dailyLimit) {
+    return { code: 452, message: `4.2.2 <${address}>: this mailbox has received its ${dailyLimit} messages for today; try again tomorrow` };
+  }
+  const from = partyOf(mailFrom);
+  if (!from) return true;
   const decision = await decide(grant, 'inbound', { from, recipients: [] });
   if (!decision?.actions.blocked) return true;
   await recordEvaluation(evaluationOf(grant, 'smtp_rcpt', decision, null));
   return `<${address}>: message refused by the recipient's mail rules`;
+}
+
+const utcDay = () => new Date(clock.nowMs()).toISOString().slice(0, 10);
+
+/** Every receiving mailbox's policy refused the message: the SMTP answer to give. */
+export class IngestRefusedError extends Error {
+  constructor(
+    readonly responseCode: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'IngestRefusedError';
+  }
+}
+
+/** Why an account's workspace policy refuses a received message (an SMTP reply), if it does. */
+function receiptRefusal(limits: PolicyLimits, raw: Buffer, attachments: { filename: string; contentType: string; content: Buffer }[]): { code: number; message: string } | undefined {
+  if (limits.limit_size_total_mime !== undefined && raw.length > limits.limit_size_total_mime) {
+    return { code: 552, message: `5.3.4 message of ${raw.length} bytes exceeds the recipient's limit of ${limits.limit_size_total_mime}` };
+  }
+  try {
+    checkAttachmentLimits(limits, attachments);
+  } catch (error) {
+    return { code: 554, message: `5.7.1 refused by the recipient's policy: ${(error as Error).message}` };
+  }
+  return undefined;
 }
 
 export interface IngestResult {
@@ -51,8 +84,20 @@ export async function ingestMessage(raw: Buffer, envelope: { mailFrom: string; r
   // Each recipient mailbox stores its own copy; they share no items, so they are stored side by side.
   // The inbound rules of each mailbox's workspace decide first: a block stores nothing, other
   // actions place the copy before it is stored (message.created shows the result).
+  const refusals: { code: number; message: string }[] = [];
   const stored = await Promise.all(
     grants.map(async (grant) => {
+      // The limits of the mailbox's workspace policy first: a refused copy is not stored.
+      const limits = await limitsOf(grant);
+      const refusal = receiptRefusal(limits, raw, mail.attachments);
+      if (refusal) {
+        refusals.push(refusal);
+        return undefined;
+      }
+      if (limits.limit_count_daily_message_received !== undefined && !(await sending.consumeReceiveQuota(grant.id, utcDay(), limits.limit_count_daily_message_received, now + 2 * 86400))) {
+        refusals.push({ code: 452, message: `4.2.2 the mailbox has received its ${limits.limit_count_daily_message_received} messages for today` });
+        return undefined;
+      }
       const decision = await decide(grant, 'inbound', { from: partyOf(from[0]?.email ?? envelope.mailFrom), recipients: [] });
       if (decision?.actions.blocked) {
         await recordEvaluation(evaluationOf(grant, 'inbox_processing', decision, null));
@@ -86,6 +131,9 @@ export async function ingestMessage(raw: Buffer, envelope: { mailFrom: string; r
     }),
   );
   result.delivered.push(...stored.filter((s) => s !== undefined));
-  result.blocked = stored.filter((s) => s === undefined).length;
+  result.blocked = stored.filter((s) => s === undefined).length - refusals.length;
+  // Refused by every receiving mailbox's policy: the sender is told (over SMTP) rather than the
+  // message being accepted and dropped.
+  if (refusals.length === grants.length) throw new IngestRefusedError(refusals[0]!.code, refusals[0]!.message);
   return result;
 }

@@ -9,7 +9,7 @@ import type { OutboxEntry } from '#shared/db/outbox';
 import * as schedules from '#shared/db/schedules';
 import type { ScheduleRecord } from '#shared/db/schedules';
 import * as sending from '#shared/db/sending';
-import { ForbiddenError, MailDeliveryError, RateLimitError } from '#shared/errors';
+import { ForbiddenError, InvalidRequestError, MailDeliveryError, RateLimitError } from '#shared/errors';
 import { parseId, type ApplicationId, type GrantId, type ScheduleId } from '#shared/ids';
 import { logger } from '#shared/logger';
 import { newNotification } from '#shared/notifications/notification';
@@ -159,8 +159,8 @@ export async function runFiring(firing: Firing, options: { lastDelivery: boolean
       if (day) await sending.refundSendQuota(grant.id, day);
       return fail(grant, record, attempt, error.message.replace(/^The message was not sent: /, 'the mail relay refused it: '));
     }
-    if (error instanceof ForbiddenError) {
-      // An outbound rule blocks it now: nothing left.
+    if (error instanceof ForbiddenError || error instanceof InvalidRequestError) {
+      // An outbound rule blocks it now, or the account's policy refuses it: nothing left.
       if (day) await sending.refundSendQuota(grant.id, day);
       return fail(grant, record, attempt, error.message);
     }

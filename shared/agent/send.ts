@@ -3,7 +3,8 @@ import { requireMessage } from '#shared/agent/lookup';
 import { normalAddress } from '#shared/agent/postings';
 import { spoolLocalCopies } from '#shared/agent/local-delivery';
 import { placementOf } from '#shared/agent/rules';
-import { blockingRule, decide, evaluationOf, partyOf, recordEvaluation } from '#shared/governance/decide';
+import { blockingRule, decide, evaluationOf, limitsOf, partyOf, recordEvaluation } from '#shared/governance/decide';
+import type { PolicyLimits } from '#schemas/governance';
 import { storeMessage, viewOf, type StoreExtras } from '#shared/agent/store';
 import type { HeaderRecord, NewAttachment, ParticipantRecord } from '#shared/agent/types';
 import { messageView } from '#shared/agent/views';
@@ -129,6 +130,8 @@ export async function prepareOutgoing(grant: GrantRecord, input: OutgoingInput, 
       references = [...original.references, original.message_id_header].slice(-50);
     }
   }
+  const attachments = [...stored, ...collectAttachments(input.attachments, files)];
+  checkAttachmentLimits(await limitsOf(grant), attachments);
   return {
     from: senderOf(grant, input.from),
     to,
@@ -139,7 +142,7 @@ export async function prepareOutgoing(grant: GrantRecord, input: OutgoingInput, 
     body: body ?? '',
     isPlaintext,
     starred: input.starred ?? false,
-    attachments: [...stored, ...collectAttachments(input.attachments, files)],
+    attachments,
     headers: checkCustomHeaders(input.custom_headers),
     metadata: input.metadata ?? {},
     threadId,
@@ -151,14 +154,41 @@ export async function prepareOutgoing(grant: GrantRecord, input: OutgoingInput, 
 const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const secondsToMidnight = (ms: number) => Math.ceil((Date.UTC(new Date(ms).getUTCFullYear(), new Date(ms).getUTCMonth(), new Date(ms).getUTCDate() + 1) - ms) / 1000);
 
-/** Counts one send against the Agent Account's daily quota, or answers 429 with Retry-After. */
+/**
+ * Counts one send against the Agent Account's daily quota (its workspace policy's
+ * `limit_count_daily_email_sent`, else DAILY_SEND_QUOTA), or answers 429 with Retry-After.
+ */
 export async function consumeQuota(grant: GrantRecord): Promise<string> {
   const now = clock.nowMs();
   const day = utcDay(now);
-  if (!(await sending.consumeSendQuota(grant.id, day, DAILY_QUOTA, Math.floor(now / 1000) + 2 * 86400))) {
-    throw new RateLimitError(`This Agent Account has sent its daily quota of ${DAILY_QUOTA} messages; the quota resets at 00:00 UTC`, secondsToMidnight(now));
+  const quota = (await limitsOf(grant)).limit_count_daily_email_sent ?? DAILY_QUOTA;
+  if (!(await sending.consumeSendQuota(grant.id, day, quota, Math.floor(now / 1000) + 2 * 86400))) {
+    throw new RateLimitError(`This Agent Account has sent its daily quota of ${quota} messages; the quota resets at 00:00 UTC`, secondsToMidnight(now));
   }
   return day;
+}
+
+/** Failures that mean nothing left: the quota unit a send took is given back. */
+export const nothingLeft = (error: unknown) => error instanceof MailDeliveryError || error instanceof ForbiddenError || error instanceof InvalidRequestError;
+
+/** The attachment limits of the account's workspace policy; 400 naming the limit a message exceeds. */
+export function checkAttachmentLimits(limits: PolicyLimits, attachments: readonly { filename: string; contentType: string; content: Buffer }[]): void {
+  const count = limits.limit_attachment_count_limit;
+  if (count !== undefined && attachments.length > count) {
+    throw new InvalidRequestError(`The message has ${attachments.length} attachments; this Agent Account's policy allows ${count} (limit_attachment_count_limit)`);
+  }
+  const size = limits.limit_attachment_size_limit;
+  const large = size !== undefined ? attachments.find((a) => a.content.length > size) : undefined;
+  if (large) throw new InvalidRequestError(`Attachment '${large.filename}' has ${large.content.length} bytes; this Agent Account's policy allows ${size} per attachment (limit_attachment_size_limit)`);
+  const types = limits.limit_attachment_allowed_types;
+  if (types?.length) {
+    const allowed = new Set(types.map((t) => t.toLowerCase()));
+    const refused = attachments.find((a) => {
+      const type = a.contentType.split(';')[0]!.trim().toLowerCase();
+      return !allowed.has(type) && !allowed.has(`${type.split('/')[0]}/*`);
+    });
+    if (refused) throw new InvalidRequestError(`Attachment '${refused.filename}' is ${refused.contentType}; this Agent Account's policy allows ${types.join(', ')} (limit_attachment_allowed_types)`);
+  }
 }
 
 /** What a send tells its Idempotency-Key (see withIdempotency). */
@@ -212,6 +242,10 @@ export async function deliverAndStore(grant: GrantRecord, prepared: PreparedMess
     date,
   });
 
+  const mimeLimit = (await limitsOf(grant)).limit_size_total_mime;
+  if (mimeLimit !== undefined && raw.length > mimeLimit) {
+    throw new InvalidRequestError(`The message is ${raw.length} bytes as MIME; this Agent Account's policy allows ${mimeLimit} (limit_size_total_mime)`);
+  }
   // Who is hosted here and who is outside.
   const recipients = [...new Set([...prepared.to, ...prepared.cc, ...prepared.bcc].map((p) => normalAddress(p.email)))];
   const { grants: local, unknown: external } = await resolveAgentAddresses(recipients);
@@ -357,7 +391,7 @@ export async function sendMessage(grant: GrantRecord, input: OutgoingInput, cont
         // The body is at hand: no need to read it back from S3 when it was stored there.
         return messageView(await deliverAndStore(grant, prepared, progress), { body: prepared.body });
       } catch (error) {
-        if (error instanceof MailDeliveryError || error instanceof ForbiddenError) await sending.refundSendQuota(grant.id, day);
+        if (nothingLeft(error)) await sending.refundSendQuota(grant.id, day);
         throw error;
       }
     },

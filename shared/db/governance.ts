@@ -11,6 +11,8 @@ import {
   listItemKey,
   listKey,
   listsOfApplication,
+  policiesOfApplication,
+  policyKey,
   ruleKey,
   rulesOfApplication,
   workspaceKey,
@@ -19,9 +21,9 @@ import {
 } from '#shared/db/keys';
 import { outboxItems, type OutboxEntry } from '#shared/db/outbox';
 import { listRecords, queryAll, type StartKey } from '#shared/db/records';
-import { TransactionConditionError, transactWrite, type NamedItems, type NamedTransactItem } from '#shared/db/transact';
-import type { ApplicationId, EvaluationId, GrantId, ListId, RuleId, WorkspaceId } from '#shared/ids';
-import type { RULE_ACTIONS, RULE_FIELDS } from '#schemas/governance';
+import { TransactionConditionError, transactWrite, type NamedTransactItem } from '#shared/db/transact';
+import type { ApplicationId, EvaluationId, GrantId, ListId, PolicyId, RuleId, WorkspaceId } from '#shared/ids';
+import type { PolicyLimits, RULE_ACTIONS, RULE_FIELDS } from '#schemas/governance';
 
 /**
  * Repositories of an application's governance: lists and their items, rules, workspaces, the
@@ -109,6 +111,57 @@ async function allOf<T>(appId: ApplicationId, prefix: string): Promise<T[]> {
 
 /** Whether a transaction failed on one of the named conditions. */
 const failedOn = (error: unknown, ...names: string[]) => error instanceof TransactionConditionError && error.has(...names);
+
+/**
+ * Stores a rule, workspace or policy with the version bump: new (its ID not taken), or replacing the
+ * version read (`expected`). False when that condition failed (a lost race, or it is gone).
+ */
+async function putEntity(entity: string, key: Key, record: { application_id: ApplicationId; updated_at: number }, expected?: { updated_at: number }): Promise<boolean> {
+  try {
+    await transactWrite([
+      [
+        entity,
+        {
+          Put: {
+            TableName: TABLE_NAME,
+            Item: { ...key, entity, ...record },
+            ConditionExpression: expected ? 'updated_at = :seen' : 'attribute_not_exists(pk)',
+            ExpressionAttributeValues: expected ? { ':seen': expected.updated_at } : undefined,
+          },
+        },
+      ],
+      bump(record.application_id),
+    ]);
+    return true;
+  } catch (error) {
+    if (failedOn(error, entity)) return false;
+    throw error;
+  }
+}
+
+/** Deletes a rule, workspace or policy with the version bump; false when it does not exist (or `condition` fails). */
+async function deleteEntity(entity: string, appId: ApplicationId, key: Key, condition?: { expression: string; names: Record<string, string>; values: Record<string, unknown> }): Promise<boolean> {
+  try {
+    await transactWrite([
+      [
+        entity,
+        {
+          Delete: {
+            TableName: TABLE_NAME,
+            Key: key,
+            ConditionExpression: `attribute_exists(pk)${condition ? ` AND ${condition.expression}` : ''}`,
+            ...(condition ? { ExpressionAttributeNames: condition.names, ExpressionAttributeValues: condition.values } : {}),
+          },
+        },
+      ],
+      bump(appId),
+    ]);
+    return true;
+  } catch (error) {
+    if (failedOn(error, entity)) return false;
+    throw error;
+  }
+}
 
 // ------------------------------------------------------------------------------------------------
 // Lists
@@ -272,39 +325,10 @@ export async function listItems(listId: ListId, options: { limit: number; start?
 export const getRule = (appId: ApplicationId, id: RuleId) => getItem<RuleRecord>(ruleKey(appId, id));
 export const allRules = (appId: ApplicationId) => allOf<RuleRecord>(appId, rulesOfApplication(appId).skPrefix);
 
-/** Stores a rule (new, or replacing the version read: `expectedUpdatedAt`); false on a lost race or a missing rule. */
-export async function putRule(record: RuleRecord, expected?: { updated_at: number }): Promise<boolean> {
-  try {
-    await transactWrite([
-      [
-        'rule',
-        {
-          Put: {
-            TableName: TABLE_NAME,
-            Item: { ...ruleKey(record.application_id, record.id), entity: 'rule', ...record },
-            ConditionExpression: expected ? 'updated_at = :seen' : 'attribute_not_exists(pk)',
-            ExpressionAttributeValues: expected ? { ':seen': expected.updated_at } : undefined,
-          },
-        },
-      ],
-      bump(record.application_id),
-    ]);
-    return true;
-  } catch (error) {
-    if (failedOn(error, 'rule')) return false;
-    throw error;
-  }
-}
+/** Stores a rule (new, or replacing the version read); false on a lost race or a missing rule. */
+export const putRule = (record: RuleRecord, expected?: { updated_at: number }) => putEntity('rule', ruleKey(record.application_id, record.id), record, expected);
 
-export async function deleteRule(appId: ApplicationId, id: RuleId, also: NamedItems = []): Promise<boolean> {
-  try {
-    await transactWrite([['rule', { Delete: { TableName: TABLE_NAME, Key: ruleKey(appId, id), ConditionExpression: 'attribute_exists(pk)' } }], bump(appId), ...also]);
-    return true;
-  } catch (error) {
-    if (failedOn(error, 'rule')) return false;
-    throw error;
-  }
-}
+export const deleteRule = (appId: ApplicationId, id: RuleId) => deleteEntity('rule', appId, ruleKey(appId, id));
 
 // ------------------------------------------------------------------------------------------------
 // Workspaces
@@ -333,41 +357,11 @@ export async function ensureDefaultWorkspace(record: WorkspaceRecord): Promise<W
   }
 }
 
-export async function putWorkspace(record: WorkspaceRecord, expected?: { updated_at: number }): Promise<boolean> {
-  try {
-    await transactWrite([
-      [
-        'workspace',
-        {
-          Put: {
-            TableName: TABLE_NAME,
-            Item: { ...workspaceKey(record.application_id, record.id), entity: 'workspace', ...record },
-            ConditionExpression: expected ? 'updated_at = :seen' : 'attribute_not_exists(pk)',
-            ExpressionAttributeValues: expected ? { ':seen': expected.updated_at } : undefined,
-          },
-        },
-      ],
-      bump(record.application_id),
-    ]);
-    return true;
-  } catch (error) {
-    if (failedOn(error, 'workspace')) return false;
-    throw error;
-  }
-}
+export const putWorkspace = (record: WorkspaceRecord, expected?: { updated_at: number }) => putEntity('workspace', workspaceKey(record.application_id, record.id), record, expected);
 
-export async function deleteWorkspace(appId: ApplicationId, id: WorkspaceId): Promise<boolean> {
-  try {
-    await transactWrite([
-      ['workspace', { Delete: { TableName: TABLE_NAME, Key: workspaceKey(appId, id), ConditionExpression: 'attribute_exists(pk) AND #d = :false', ExpressionAttributeNames: { '#d': 'default' }, ExpressionAttributeValues: { ':false': false } } }],
-      bump(appId),
-    ]);
-    return true;
-  } catch (error) {
-    if (failedOn(error, 'workspace')) return false;
-    throw error;
-  }
-}
+/** Deletes a workspace other than the default one. */
+export const deleteWorkspace = (appId: ApplicationId, id: WorkspaceId) =>
+  deleteEntity('workspace', appId, workspaceKey(appId, id), { expression: '#d = :false', names: { '#d': 'default' }, values: { ':false': false } });
 
 /** Puts a grant in a workspace (its record names it); false when the grant does not exist. */
 export async function assignGrantWorkspace(grantKeyOf: Key, workspaceId: WorkspaceId): Promise<boolean> {
@@ -381,6 +375,27 @@ export async function assignGrantWorkspace(grantKeyOf: Key, workspaceId: Workspa
     throw error;
   }
 }
+
+// ------------------------------------------------------------------------------------------------
+// Policies
+
+export interface PolicyRecord {
+  id: PolicyId;
+  application_id: ApplicationId;
+  name: string;
+  limits: PolicyLimits;
+  rules: RuleId[];
+  spam_detection: { use_list_dnsbl?: boolean; use_header_anomaly_detection?: boolean; spam_sensitivity?: number };
+  created_at: number;
+  updated_at: number;
+}
+
+export const getPolicy = (appId: ApplicationId, id: PolicyId) => getItem<PolicyRecord>(policyKey(appId, id));
+export const allPolicies = (appId: ApplicationId) => allOf<PolicyRecord>(appId, policiesOfApplication(appId).skPrefix);
+
+export const putPolicy = (record: PolicyRecord, expected?: { updated_at: number }) => putEntity('policy', policyKey(record.application_id, record.id), record, expected);
+
+export const deletePolicy = (appId: ApplicationId, id: PolicyId) => deleteEntity('policy', appId, policyKey(appId, id));
 
 // ------------------------------------------------------------------------------------------------
 // Rule evaluations

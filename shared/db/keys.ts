@@ -26,6 +26,7 @@
  * | Signature by ID / signatures of a grant          | table | grant#<gid>#signature| <signature_id>        | signatureKey, signaturesOfGrant |
  * | Send idempotency key (TTL 1 h)                   | table | grant#<gid>#idem     | <Idempotency-Key>     | idempotencyKey      |
  * | Daily send counter (TTL 2 days)                  | table | grant#<gid>#quota    | <YYYY-MM-DD>          | sendQuotaKey        |
+ * | Daily receive counter (TTL 2 days)               | table | grant#<gid>#quota    | recv#<YYYY-MM-DD>     | receiveQuotaKey     |
  * | Webhook destination by ID / of an application    | table | app#<app_id>         | webhook#<wh_id>       | webhookKey, webhooksOfApplication |
  * | Every webhook destination (health sweep)         | table | webhooks             | <wh_id>               | webhookRegistryKey  |
  * | Delivery attempts of a destination, newest first | table | webhook#<wh_id>#attempts | <dlv_id> (TTL 30 d) | attemptKey, attemptsOfWebhook |
@@ -150,6 +151,8 @@ export const idempotencyKey = (grantId: GrantId, key: string): Key => ({ pk: gra
 
 /** Messages sent by an Agent Account on one UTC day. */
 export const sendQuotaKey = (grantId: GrantId, day: string): Key => ({ pk: grantPartition(grantId, 'quota'), sk: day });
+/** Messages an Agent Account received on one UTC day (a workspace policy may limit them). */
+export const receiveQuotaKey = (grantId: GrantId, day: string): Key => ({ pk: grantPartition(grantId, 'quota'), sk: `recv#${day}` });
 
 /** Webhook destination by ID, scoped to its application. */
 export const webhookKey = (appId: ApplicationId, webhookId: WebhookId): Key => ({ pk: `app#${appId}`, sk: `webhook#${webhookId}` });

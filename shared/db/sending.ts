@@ -1,7 +1,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
-import { idempotencyKey, sendQuotaKey } from '#shared/db/keys';
+import { idempotencyKey, receiveQuotaKey, sendQuotaKey, type Key } from '#shared/db/keys';
 import type { GrantId } from '#shared/ids';
 
 /** Send bookkeeping: Idempotency-Key records and the daily send counter of Agent Accounts. */
@@ -59,12 +59,23 @@ export async function releaseIdempotencyKey(grantId: GrantId, key: string): Prom
  * Counts one send against the day's quota; false when the quota is already used up. A single
  * conditional ADD, so concurrent sends can never exceed it.
  */
-export async function consumeSendQuota(grantId: GrantId, day: string, limit: number, expiresAt: number): Promise<boolean> {
+export const consumeSendQuota = (grantId: GrantId, day: string, limit: number, expiresAt: number) => consumeDaily(sendQuotaKey(grantId, day), limit, expiresAt);
+
+/** Counts one received message against a daily limit; false when it is already reached. */
+export const consumeReceiveQuota = (grantId: GrantId, day: string, limit: number, expiresAt: number) => consumeDaily(receiveQuotaKey(grantId, day), limit, expiresAt);
+
+/** Messages received so far on `day` (0 when none). */
+export async function receivedOn(grantId: GrantId, day: string): Promise<number> {
+  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: receiveQuotaKey(grantId, day) }));
+  return (Item?.sent as number | undefined) ?? 0;
+}
+
+async function consumeDaily(key: Key, limit: number, expiresAt: number): Promise<boolean> {
   try {
     await dynamo.send(
       new UpdateCommand({
         TableName: TABLE_NAME,
-        Key: sendQuotaKey(grantId, day),
+        Key: key,
         UpdateExpression: 'ADD sent :one SET expires_at = :exp',
         ConditionExpression: 'attribute_not_exists(sent) OR sent < :limit',
         ExpressionAttributeValues: { ':one': 1, ':limit': limit, ':exp': expiresAt },

@@ -1,5 +1,6 @@
 import * as db from '#shared/db/governance';
-import type { EvaluationRecord, ListRecord, RuleRecord, WorkspaceRecord } from '#shared/db/governance';
+import type { EvaluationRecord, ListRecord, PolicyRecord, RuleRecord, WorkspaceRecord } from '#shared/db/governance';
+import type { PolicyLimits } from '#schemas/governance';
 import { candidates, evaluate, type AppliedActions, type DecisionInput, type Outcome, type Party } from '#shared/governance/engine';
 import { addressParts } from '#shared/governance/values';
 import { newId, type ApplicationId, type GrantId, type WorkspaceId } from '#shared/ids';
@@ -16,6 +17,7 @@ interface Config {
   rules: Map<string, RuleRecord>;
   lists: Map<string, ListRecord>;
   workspaces: WorkspaceRecord[];
+  policies: Map<string, PolicyRecord>;
 }
 
 const cache = new Map<ApplicationId, Config>();
@@ -24,8 +26,14 @@ async function configOf(appId: ApplicationId): Promise<Config> {
   const version = await db.governanceVersion(appId);
   const cached = cache.get(appId);
   if (cached && cached.version === version) return cached;
-  const [rules, lists, workspaces] = await Promise.all([db.allRules(appId), db.allLists(appId), db.allWorkspaces(appId)]);
-  const config: Config = { version, rules: new Map(rules.map((r) => [r.id, r])), lists: new Map(lists.map((l) => [l.id, l])), workspaces };
+  const [rules, lists, workspaces, policies] = await Promise.all([db.allRules(appId), db.allLists(appId), db.allWorkspaces(appId), db.allPolicies(appId)]);
+  const config: Config = {
+    version,
+    rules: new Map(rules.map((r) => [r.id, r])),
+    lists: new Map(lists.map((l) => [l.id, l])),
+    workspaces,
+    policies: new Map(policies.map((p) => [p.id, p])),
+  };
   cache.set(appId, config);
   return config;
 }
@@ -39,13 +47,25 @@ export interface Decision extends Outcome {
 /** A party from an address (undefined when it is not a valid address). */
 export const partyOf = (address: string | undefined): Party | undefined => (address ? addressParts(address) : undefined);
 
+type Governed = { id: GrantId; application_id: string; workspace_id?: WorkspaceId };
+
+const workspaceOf = (config: Config, grant: Governed) =>
+  (grant.workspace_id && config.workspaces.find((w) => w.id === grant.workspace_id)) || config.workspaces.find((w) => w.default);
+
+/** The limits of the account: those of its workspace's policy (empty: the deployment's defaults apply). */
+export async function limitsOf(grant: Governed): Promise<PolicyLimits> {
+  const config = await configOf(grant.application_id as ApplicationId);
+  const policyId = workspaceOf(config, grant)?.policy_id;
+  return (policyId && config.policies.get(policyId)?.limits) || {};
+}
+
 /**
  * The outcome of the rules of `trigger` that apply to the account, or undefined when none do (its
  * workspace has no such rules enabled): then nothing was evaluated.
  */
 export async function decide(grant: { id: GrantId; application_id: string; workspace_id?: WorkspaceId }, trigger: 'inbound' | 'outbound', input: DecisionInput): Promise<Decision | undefined> {
   const config = await configOf(grant.application_id as ApplicationId);
-  const workspace = (grant.workspace_id && config.workspaces.find((w) => w.id === grant.workspace_id)) || config.workspaces.find((w) => w.default);
+  const workspace = workspaceOf(config, grant);
   if (!workspace) return undefined;
   const rules = workspace.rule_ids.map((id) => config.rules.get(id)).filter((r): r is RuleRecord => !!r && r.enabled && r.trigger === trigger);
   if (!rules.length) return undefined;

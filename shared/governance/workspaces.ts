@@ -43,14 +43,17 @@ export async function requireWorkspace(appId: ApplicationId, workspaceId: string
   return workspace;
 }
 
-/** Rule IDs must name rules of this application; a policy ID, a policy of it (none exist yet here). */
+/** Rule IDs must name rules of this application; a policy ID, a policy of it. */
 async function checkReferences(appId: ApplicationId, body: { rule_ids?: string[]; policy_id?: string | null }): Promise<void> {
   if (body.rule_ids?.length) {
     const known = new Set((await db.allRules(appId)).map((r) => r.id as string));
     const missing = body.rule_ids.filter((id) => !known.has(id));
     if (missing.length) throw new InvalidRequestError(`'rule_ids': ${missing.map((id) => `'${id}'`).join(', ')} not found in this application`);
   }
-  if (body.policy_id) throw new InvalidRequestError(`'policy_id': policy '${body.policy_id}' not found in this application`);
+  if (body.policy_id) {
+    const id = parseId('policy', body.policy_id);
+    if (!id || !(await db.getPolicy(appId, id))) throw new InvalidRequestError(`'policy_id': policy '${body.policy_id}' not found in this application`);
+  }
 }
 
 function checkedDomain(domain: string | undefined): string | undefined {

@@ -273,3 +273,135 @@ describe('enforcement', () => {
     ]);
   });
 });
+
+describe('more rules and workspaces', () => {
+  it('applies mark_as_spam, mark_as_starred, archive and trash by sender, with is, contains and priorities', async () => {
+    const api = await newApp();
+    const agent = await makeAgentGrant(api);
+    const rule = (name: string, priority: number, condition: object, actions: object[]) =>
+      api.post('/v3/rules', { name, priority, match: { operator: 'any', conditions: [condition] }, actions }).then((r) => r.body.data.id as string);
+    const ids = [
+      await rule('spam', 1, { field: 'from.address', operator: 'is', value: 'Bad@Spam.example' }, [{ type: 'mark_as_spam' }]),
+      await rule('star', 2, { field: 'from.domain', operator: 'contains', value: 'vip' }, [{ type: 'mark_as_starred' }, { type: 'archive' }]),
+      await rule('bin', 3, { field: 'from.tld', operator: 'is', value: 'test' }, [{ type: 'trash' }]),
+    ];
+    await attachRules(api, ids);
+    for (const from of ['bad@spam.example', 'boss@vip-clients.example', 'noise@example.test']) {
+      await smtpClient(port).sendMail({ from, to: agent.email, subject: from, text: 'x' });
+    }
+    const bySubject = Object.fromEntries(((await api.get(`/v3/grants/${agent.id}/messages`)).body.data as { subject: string }[]).map((m) => [m.subject, m]));
+    expect(bySubject['bad@spam.example']).toMatchObject({ folders: ['spam'] });
+    expect(bySubject['boss@vip-clients.example']).toMatchObject({ folders: ['archive'], starred: true });
+    expect(bySubject['noise@example.test']).toMatchObject({ folders: ['trash'] });
+  });
+
+  it('matches outbound.type on sends (a reply is starred in Sent, a new message is not)', async () => {
+    const api = await newApp();
+    const agent = await makeAgentGrant(api);
+    const rule = await api.post('/v3/rules', {
+      name: 'Star replies',
+      trigger: 'outbound',
+      match: { conditions: [{ field: 'outbound.type', operator: 'is', value: 'reply' }] },
+      actions: [{ type: 'mark_as_starred' }],
+    });
+    await attachRules(api, [rule.body.data.id]);
+    const first = await api.post(`/v3/grants/${agent.id}/messages/send`, { to: [{ email: 'x@example.net' }], subject: 'New' });
+    const reply = await api.post(`/v3/grants/${agent.id}/messages/send`, { to: [{ email: 'x@example.net' }], subject: 'Re: New', reply_to_message_id: first.body.data.id });
+    expect(first.body.data.starred).toBe(false);
+    expect(reply.status, reply.text).toBe(200);
+    expect(reply.body.data.starred).toBe(true);
+    expect((await api.get(`/v3/grants/${agent.id}/rule-evaluations`)).body.data[0].evaluation_input).toMatchObject({ outbound_type: 'reply', recipient_domains: ['example.net'] });
+  });
+
+  it('decides SES inbound mail before storing it (no RCPT stage there): a blocked sender stores nothing', async () => {
+    const api = await newApp();
+    const list = await createList(api, 'address', ['blocked@ses-sender.example']);
+    const rule = await api.post('/v3/rules', { name: 'Block one', actions: [{ type: 'block' }], match: { conditions: [{ field: 'from.address', operator: 'in_list', value: list.id }] } });
+    await attachRules(api, [rule.body.data.id]);
+    const agent = await makeAgentGrant(api);
+    const { putBlob } = await import('#shared/agent/blobs');
+    const { handler } = await import('../../functions/inbound/handler');
+    const sesId = `ses-${Date.now()}`;
+    await putBlob(`inbound/${sesId}`, `From: blocked@ses-sender.example\r\nTo: ${agent.email}\r\nSubject: via SES\r\nMessage-ID: <${sesId}@x>\r\n\r\nhello\r\n`, 'message/rfc822');
+    await handler({ Records: [{ ses: { mail: { messageId: sesId, source: 'blocked@ses-sender.example' }, receipt: { recipients: [agent.email] } } }] } as never);
+    expect((await api.get(`/v3/grants/${agent.id}/messages`)).body.data).toEqual([]);
+    expect((await api.get(`/v3/grants/${agent.id}/rule-evaluations`)).body.data[0]).toMatchObject({ evaluation_stage: 'inbox_processing', message_id: null, applied_actions: { blocked: true } });
+  });
+
+  it('deletes a workspace that is not the default, groups existing accounts by domain, and lists rules and policies', async () => {
+    const api = await newApp();
+    const agent = await api.post('/v3/connect/custom', { provider: 'nylas', settings: { email: `later-${Date.now()}@grouped-later.test` } });
+    expect(agent.body.data.workspace_id).toBeUndefined();
+    const workspace = await api.post('/v3/workspaces', { name: 'Later', domain: 'grouped-later.test', auto_group: true });
+    const grouped = await api.post('/v3/workspaces/auto-group', {});
+    expect(grouped.status, grouped.text).toBe(200);
+    expect(grouped.body.data.assigned).toEqual([{ grant_id: agent.body.data.id, workspace_id: workspace.body.data.workspace_id }]);
+    expect((await api.get('/v3/workspaces')).body.data).toHaveLength(2);
+    expect((await api.delete(`/v3/workspaces/${workspace.body.data.workspace_id}`)).status).toBe(200);
+    expect((await api.get(`/v3/workspaces/${workspace.body.data.workspace_id}`)).status).toBe(404);
+    const rule = await api.post('/v3/rules', { name: 'r', match: { conditions: [{ field: 'from.tld', operator: 'is', value: 'com' }] }, actions: [{ type: 'mark_as_read' }] });
+    expect((await api.get(`/v3/rules/${rule.body.data.id}`)).body.data.name).toBe('r');
+    await api.post('/v3/policies', { name: 'p1' });
+    await api.post('/v3/policies', { name: 'p2' });
+    const first = await api.get('/v3/policies?limit=1');
+    expect(first.body.data).toHaveLength(1);
+    expect((await api.get(`/v3/policies?limit=1&page_token=${encodeURIComponent(first.body.next_cursor)}`)).body.data[0].name).not.toBe(first.body.data[0].name);
+  });
+});
+
+describe('policies', () => {
+  it('creates, updates and deletes policies, refusing what this deployment cannot enforce', async () => {
+    const api = await newApp();
+    const created = await api.post('/v3/policies', { name: 'Standard', limits: { limit_count_daily_email_sent: 100, limit_attachment_count_limit: 5 } });
+    expect(created.status, created.text).toBe(201);
+    expect(created.body.data).toMatchObject({ object: 'policy', name: 'Standard', limits: { limit_count_daily_email_sent: 100 }, rules: [], spam_detection: {} });
+    const id = created.body.data.id;
+    const cases: [unknown, string][] = [
+      [{ name: 'x', spam_detection: { use_list_dnsbl: true } }, 'DNS blocklists need DNS'],
+      [{ name: 'x', limits: { limit_storage_total: 1000 } }, 'storage totals are not enforced'],
+      [{ name: 'x', limits: { limit_count_daily_email_sent: 0 } }, 'limit_count_daily_email_sent'],
+      [{ name: 'x', rules: ['rul_01jd6abcdefghjkmnpqrstvwxy'] }, 'not found in this application'],
+    ];
+    for (const [body, fragment] of cases) {
+      const response = await api.post('/v3/policies', body);
+      expect(response.status, JSON.stringify(body)).toBe(400);
+      expect(response.body.error.message).toContain(fragment);
+    }
+    expect((await api.put(`/v3/policies/${id}`, { name: 'Renamed' })).body.data.name).toBe('Renamed');
+    const other = await newApp();
+    expect((await other.get(`/v3/policies/${id}`)).status).toBe(404);
+    const [workspace] = (await other.get('/v3/workspaces')).body.data;
+    expect((await other.patch(`/v3/workspaces/${workspace.workspace_id}`, { policy_id: id })).status).toBe(400);
+    const [own] = (await api.get('/v3/workspaces')).body.data;
+    expect((await api.patch(`/v3/workspaces/${own.workspace_id}`, { policy_id: id })).body.data.policy_id).toBe(id);
+    expect((await api.delete(`/v3/policies/${id}`)).status).toBe(200);
+    expect((await api.get(`/v3/workspaces/${own.workspace_id}`)).body.data.policy_id).toBeNull();
+  });
+
+  it("enforces the workspace policy's limits: sends per day, attachments, and messages received per day", async () => {
+    const api = await newApp();
+    const policy = await api.post('/v3/policies', {
+      name: 'Tight',
+      limits: { limit_count_daily_email_sent: 2, limit_attachment_count_limit: 1, limit_count_daily_message_received: 1 },
+    });
+    const [workspace] = (await api.get('/v3/workspaces')).body.data;
+    await api.patch(`/v3/workspaces/${workspace.workspace_id}`, { policy_id: policy.body.data.id });
+    const agent = await makeAgentGrant(api);
+    const send = (extra: object = {}) => api.post(`/v3/grants/${agent.id}/messages/send`, { to: [{ email: `p-${Date.now()}@example.net` }], subject: 'Limit', ...extra });
+
+    const twoFiles = await send({ attachments: ['a', 'b'].map((n) => ({ filename: `${n}.txt`, content_type: 'text/plain', content: Buffer.from(n).toString('base64') })) });
+    expect(twoFiles.status).toBe(400);
+    expect(twoFiles.body.error.message).toContain('limit_attachment_count_limit');
+    expect((await send()).status).toBe(200);
+    expect((await send()).status).toBe(200);
+    const third = await send();
+    expect(third.status).toBe(429);
+    expect(third.body.error.message).toContain('daily quota of 2 messages');
+
+    expect((await smtpClient(port).sendMail({ from: 'a@example.org', to: agent.email, subject: 'One', text: 'x' })).accepted).toEqual([agent.email]);
+    const second = await smtpClient(port)
+      .sendMail({ from: 'a@example.org', to: agent.email, subject: 'Two', text: 'x' })
+      .then(() => undefined, (error: { responseCode?: number }) => error);
+    expect(second?.responseCode).toBe(452);
+  });
+});

@@ -115,7 +115,7 @@ describe('POST /v3/connect/custom (Agent Accounts)', () => {
   it.each([
     [{ provider: 'agent', settings: {} }, "'settings.email' is required"],
     [{ provider: 'nylas', settings: { email: 'a@b.io' }, workspace_id: 'ws_1' }, "'workspace_id': workspace 'ws_1' not found"],
-    [{ provider: 'nylas', settings: { email: 'a@b.io', policy_id: 'p_1' } }, "'settings.policy_id' is not available yet"],
+    [{ provider: 'nylas', settings: { email: 'a@b.io', policy_id: 'p_1' } }, "'settings.policy_id' is not accepted here"],
     [{ provider: 'nylas', settings: { email: 'a@b.io', app_password: 'Abcdefghijklmnop1234' } }, "'settings.app_password' is not available"],
     [{ provider: 'nylas', settings: { email: 'a@b.io', email_address: 'c@d.io' } }, 'name different addresses'],
     [{ provider: 'nylas', settings: { email: 'a@b.io' }, name: '' }, "'name' must not be empty"],
