@@ -1,5 +1,6 @@
 import type { RouteSpec } from '#shared/http/route';
 import { routes as attachments } from './attachments/routes';
+import { routes as calendars } from './calendars/routes';
 import { routes as connect } from './connect/routes';
 import { routes as drafts } from './drafts/routes';
 import { routes as folders } from './folders/routes';
@@ -27,6 +28,7 @@ export const API_ROUTES = {
   attachments,
   webhooks,
   governance,
+  calendars,
 } as const;
 
 export const ALL_ROUTES: readonly RouteSpec[] = Object.values(API_ROUTES).flatMap((group) => Object.values(group));

@@ -36,6 +36,9 @@ export const NOTIFICATION_TYPES = [
   'folder.created',
   'folder.updated',
   'folder.deleted',
+  'calendar.created',
+  'calendar.updated',
+  'calendar.deleted',
 ] as const;
 /** Any type a notification may carry (features still to come publish the contract's others). */
 export type NotificationType = (typeof CONTRACT_TRIGGER_TYPES)[number];

@@ -29,6 +29,7 @@ export const ID_PREFIXES = {
   policy: 'pol',
   workspace: 'wsp',
   evaluation: 'rev',
+  calendar: 'cal',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
@@ -52,6 +53,7 @@ export type RuleId = Id<'rule'>;
 export type PolicyId = Id<'policy'>;
 export type WorkspaceId = Id<'workspace'>;
 export type EvaluationId = Id<'evaluation'>;
+export type CalendarId = Id<'calendar'>;
 
 /** Milliseconds encoded in the time part of an ID (its first 10 body characters). */
 export function idTime(id: string): number {

@@ -1,3 +1,4 @@
+import { primaryCalendarItem } from '#shared/agent/calendars';
 import { systemFolderRecords } from '#shared/agent/system-folders';
 import { folderPutItems } from '#shared/db/folders';
 import { agentAddressRelease, agentAddressReservation } from '#shared/db/grants';
@@ -45,7 +46,8 @@ export const agentAccounts: AccountHooks = {
     const folders = systemFolderRecords(grant.id, now)
       .flatMap(folderPutItems)
       .map((item, i): NamedTransactItem => [`folder:${i}`, item]);
-    return [agentAddressReservation(grant), ...folders];
+    // The primary calendar comes with the account (shared/agent/calendars.ts).
+    return [agentAddressReservation(grant), ...folders, primaryCalendarItem(grant, now)];
   },
   deleted(grant) {
     return [agentAddressRelease(grant)];

@@ -38,6 +38,7 @@
  * | Governance version of an application (bumped by every change to those) | table | app#<app_id> | governance | governanceKey |
  * | Item of a list by value (membership is one key lookup) | table | list#<lst_id>#items | <value> | listItemKey, itemsOfList |
  * | Rule evaluations of a grant, newest first (TTL 30 d) | table | grant#<gid>#evaluations | <rev_id> (ULID) | evaluationKey, evaluationsOfGrant |
+ * | Calendar by ID / calendars of a grant (the primary one: cal_<the grant's ULID>) | table | grant#<gid>#calendar | <cal_id> | calendarKey, calendarsOfGrant |
  *
  * Message postings are the filter indexes of a mailbox: one small item per (filter value, message),
  * e.g. `ix#from:ann@x.com`, `ix#in:inbox`, `ix#unread`, `ix#subj:invoice`, `ix#text:budget`. Their sort
@@ -48,7 +49,7 @@
  * Uniqueness is enforced with conditional puts of the `email#`, `external#` and `agent#` items in
  * the same transaction as the grant item, never by reading first.
  */
-import type { ApplicationId, DraftId, GrantId, JobId, MessageId, NotificationId, SignatureId, TemplateId, ThreadId, ScheduleId, UploadId, WebhookId, ListId, RuleId, PolicyId, WorkspaceId, EvaluationId } from '#shared/ids';
+import type { ApplicationId, DraftId, GrantId, JobId, MessageId, NotificationId, SignatureId, TemplateId, ThreadId, ScheduleId, UploadId, WebhookId, ListId, RuleId, PolicyId, WorkspaceId, EvaluationId, CalendarId } from '#shared/ids';
 
 export interface Key {
   pk: string;
@@ -96,7 +97,7 @@ export const grantExternalIdKey = (appId: ApplicationId, externalId: string): Ke
 export const agentAddressKey = (email: string): Key => ({ pk: `agent#${email.toLowerCase()}`, sk: 'agent' });
 
 /** The partitions a grant's data lives in (postings aside: see postingPartition), purged with it. */
-const GRANT_PARTITIONS = ['folder', 'msg', 'mid', 'thread', 'threads', 'draft', 'template', 'signature', 'idem', 'quota', 'schedule', 'evaluations'] as const;
+const GRANT_PARTITIONS = ['folder', 'msg', 'mid', 'thread', 'threads', 'draft', 'template', 'signature', 'idem', 'quota', 'schedule', 'evaluations', 'calendar'] as const;
 const grantPartition = (grantId: GrantId, kind: (typeof GRANT_PARTITIONS)[number]) => `grant#${grantId}#${kind}`;
 
 /** Every partition a grant owns besides message postings (purged with the grant). */
@@ -216,3 +217,7 @@ export const listItemKey = (listId: ListId, value: string): Key => ({ pk: itemsO
 
 export const evaluationKey = (grantId: GrantId, id: EvaluationId): Key => ({ pk: grantPartition(grantId, 'evaluations'), sk: id });
 export const evaluationsOfGrant = (grantId: GrantId) => ({ pk: grantPartition(grantId, 'evaluations') });
+
+/** Calendar by ID within a grant. */
+export const calendarKey = (grantId: GrantId, calendarId: CalendarId): Key => ({ pk: grantPartition(grantId, 'calendar'), sk: calendarId });
+export const calendarsOfGrant = (grantId: GrantId) => ({ pk: grantPartition(grantId, 'calendar') });

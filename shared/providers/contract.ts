@@ -1,6 +1,7 @@
 import type { GrantRecord } from '#shared/db/grants';
 import type { NamedTransactItem } from '#shared/db/transact';
 import type { CreateCustomGrantBody } from '#schemas/grants';
+import type { CalendarObject, CreateCalendarBody, ListCalendarsQuery, UpdateCalendarBody } from '#schemas/calendar';
 import type { UploadedFile } from '#shared/http/route';
 import type { ResponseOf } from '#shared/schema-types';
 import type {
@@ -47,6 +48,7 @@ export type Draft = ResponseOf<typeof DraftObject>;
 export type Folder = ResponseOf<typeof FolderObject>;
 export type Attachment = ResponseOf<typeof AttachmentObject>;
 export type CleanedMessage = ResponseOf<typeof CleanedMessageObject>;
+export type Calendar = ResponseOf<typeof CalendarObject>;
 export type SendResult = ResponseOf<typeof SendMessageResult>;
 export type Schedule = ResponseOf<typeof ScheduleObject>;
 export type CancelledSchedule = ResponseOf<typeof CancelScheduleResult>;
@@ -105,6 +107,15 @@ export interface SendProvider {
   getSchedule(grant: GrantRecord, scheduleId: string): Promise<Schedule>;
   /** Cancels a scheduled send (409 once it is too late, or it is no longer pending). */
   cancelSchedule(grant: GrantRecord, scheduleId: string): Promise<CancelledSchedule>;
+}
+
+/** Calendars of a grant (`primary` names the grant's primary calendar wherever an ID is expected). */
+export interface CalendarsProvider {
+  list(grant: GrantRecord, query: ListCalendarsQuery, limit: number): Promise<Page<Calendar>>;
+  get(grant: GrantRecord, calendarId: string): Promise<Calendar>;
+  create(grant: GrantRecord, body: CreateCalendarBody): Promise<Calendar>;
+  update(grant: GrantRecord, calendarId: string, body: UpdateCalendarBody): Promise<Calendar>;
+  delete(grant: GrantRecord, calendarId: string): Promise<void>;
 }
 
 /** An attachment's bytes, or (too large for one answer) a short-lived URL to them. */

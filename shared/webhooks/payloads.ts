@@ -79,6 +79,23 @@ function exampleObject(base: string, now: number): object {
         unread_count: 0,
         child_count: 0,
       };
+    case 'calendar.created':
+    case 'calendar.updated':
+    case 'calendar.deleted':
+      return {
+        id: 'cal_01jd6abcdefghjkmnpqrstvwxy',
+        object: 'calendar',
+        grant_id: grantId,
+        name: 'Team',
+        timezone: 'Europe/Berlin',
+        is_primary: false,
+        read_only: false,
+        is_owned_by_user: true,
+        owner_email: 'agent@agents.example.com',
+        metadata: {},
+        created_at: now,
+        updated_at: now,
+      };
     case 'message.send_success':
     case 'message.send_failed':
       return {
