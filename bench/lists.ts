@@ -21,7 +21,7 @@ export async function runListsBench(): Promise<void> {
   const stack = await startStack(`benchlists${process.pid}`);
   Object.assign(process.env, stack.env, { LOG_LEVEL: 'warn' });
   try {
-    const [{ createApplication }, lists, rules, workspaces, { decide, partyOf }] = await Promise.all([
+    const [{ createApplication }, lists, rules, workspaces, { governanceOf, partyOf }] = await Promise.all([
       import('#shared/applications/service'),
       import('#shared/governance/lists'),
       import('#shared/governance/rules'),
@@ -54,12 +54,13 @@ export async function runListsBench(): Promise<void> {
     const measure = async (appId: string) => {
       const grant = { id: 'grant_01jd6abcdefghjkmnpqrstvwxy' as never, application_id: appId };
       const input = (i: number) => ({ from: partyOf(`sender@d${i % 20}.r0.example`)!, recipients: [] });
-      for (let i = 0; i < 50; i++) await decide(grant, 'inbound', input(i));
+      const decide = async (i: number) => (await governanceOf(grant)).decide('inbound', input(i));
+      for (let i = 0; i < 50; i++) await decide(i);
       const samples: number[] = [];
       let matched = 0;
       for (let i = 0; i < DECISIONS; i++) {
         const started = performance.now();
-        const decision = await decide(grant, 'inbound', input(i));
+        const decision = await decide(i);
         samples.push(performance.now() - started);
         if (decision?.matched.length) matched++;
       }

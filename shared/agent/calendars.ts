@@ -56,20 +56,19 @@ export function checkedTimeZone(field: string, zone: string): string {
   }
 }
 
-async function ensurePrimary(grant: GrantRecord): Promise<void> {
-  await db.ensureCalendar(primaryRecord(grant, clock.nowSeconds()));
+/** The primary calendar of a grant created before calendars existed: stored on first use. */
+async function createMissingPrimary(grant: GrantRecord): Promise<CalendarRecord> {
+  const record = primaryRecord(grant, clock.nowSeconds());
+  await db.ensureCalendar(record);
+  return (await db.getCalendar(grant.id, record.id)) ?? record;
 }
 
 export async function requireCalendar(grant: GrantRecord, calendarId: string): Promise<CalendarRecord> {
   const id = calendarId === 'primary' ? primaryCalendarId(grant.id) : parseId('calendar', calendarId);
-  if (calendarId === 'primary') await ensurePrimary(grant);
   const record = id ? await db.getCalendar(grant.id, id) : undefined;
-  if (!record && id === primaryCalendarId(grant.id)) {
-    await ensurePrimary(grant);
-    return (await db.getCalendar(grant.id, id))!;
-  }
-  if (!record) throw new NotFoundError(`Calendar '${calendarId}' not found`);
-  return record;
+  if (record) return record;
+  if (id === primaryCalendarId(grant.id)) return createMissingPrimary(grant);
+  throw new NotFoundError(`Calendar '${calendarId}' not found`);
 }
 
 const notify = (grant: GrantRecord, type: 'calendar.created' | 'calendar.updated' | 'calendar.deleted', c: CalendarRecord) => ({
@@ -77,9 +76,10 @@ const notify = (grant: GrantRecord, type: 'calendar.created' | 'calendar.updated
 });
 
 export async function listCalendars(grant: GrantRecord, query: ListCalendarsQuery, limit: number) {
-  await ensurePrimary(grant);
   const filter = query.metadata_pair !== undefined ? metadataPair(query.metadata_pair) : undefined;
-  const all = (await db.allCalendars(grant.id)).filter((c) => !filter || c.metadata[filter.key] === filter.value);
+  let calendars = await db.allCalendars(grant.id);
+  if (!calendars.some((c) => c.is_primary)) calendars = [await createMissingPrimary(grant), ...calendars];
+  const all = calendars.filter((c) => !filter || c.metadata[filter.key] === filter.value);
   const offset = query.page_token ? decodeOffsetCursor(query.page_token, 'calendars') : 0;
   const items = all.slice(offset, offset + limit).map((c) => calendarView(grant, c));
   return { items, nextCursor: offset + limit < all.length ? encodeOffsetCursor('calendars', offset + limit) : undefined };
@@ -106,7 +106,6 @@ export async function createCalendar(grant: GrantRecord, body: CreateCalendarBod
     updated_at: now,
     version: 1,
   };
-  await ensurePrimary(grant);
   await db.insertCalendar(record, [notify(grant, 'calendar.created', record)]);
   return calendarView(grant, record);
 }

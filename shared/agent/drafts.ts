@@ -260,7 +260,7 @@ export async function sendDraft(grant: GrantRecord, draftId: string, body: { sig
     drafts.insertDraft(draft, draftOutbox(grant, draft)).catch((error) => {
       if (!(error instanceof RecordExistsError)) throw error;
     });
-  const day = await consumeQuota(grant).catch(async (error) => {
+  const day = await consumeQuota(grant, prepared.governance.limits).catch(async (error) => {
     await restore();
     throw error;
   });

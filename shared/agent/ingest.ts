@@ -3,7 +3,7 @@ import { normalAddress } from '#shared/agent/postings';
 import { storeMessage } from '#shared/agent/store';
 import { placementOf } from '#shared/agent/rules';
 import { getAgentAddressOwner, getGrant, resolveAgentAddresses } from '#shared/db/grants';
-import { decide, evaluationOf, limitsOf, partyOf, recordEvaluation } from '#shared/governance/decide';
+import { evaluationOf, governanceOf, partyOf, recordEvaluation } from '#shared/governance/decide';
 import { checkAttachmentLimits } from '#shared/agent/send';
 import * as sending from '#shared/db/sending';
 import type { PolicyLimits } from '#schemas/governance';
@@ -26,13 +26,14 @@ export async function acceptsRecipient(address: string, mailFrom?: string): Prom
   if (!owner) return false;
   const grant = await getGrant(owner.application_id, owner.grant_id);
   if (!grant) return false;
-  const { limit_count_daily_message_received: dailyLimit } = await limitsOf(grant);
+  const governance = await governanceOf(grant);
+  const { limit_count_daily_message_received: dailyLimit } = governance.limits;
   if (dailyLimit !== undefined && (await sending.receivedOn(grant.id, utcDay())) >= dailyLimit) {
     return { code: 452, message: `4.2.2 <${address}>: this mailbox has received its ${dailyLimit} messages for today; try again tomorrow` };
   }
   const from = partyOf(mailFrom);
   if (!from) return true;
-  const decision = await decide(grant, 'inbound', { from, recipients: [] });
+  const decision = await governance.decide('inbound', { from, recipients: [] });
   if (!decision?.actions.blocked) return true;
   await recordEvaluation(evaluationOf(grant, 'smtp_rcpt', decision, null));
   return `<${address}>: message refused by the recipient's mail rules`;
@@ -88,7 +89,8 @@ export async function ingestMessage(raw: Buffer, envelope: { mailFrom: string; r
   const stored = await Promise.all(
     grants.map(async (grant) => {
       // The limits of the mailbox's workspace policy first: a refused copy is not stored.
-      const limits = await limitsOf(grant);
+      const governance = await governanceOf(grant);
+      const { limits } = governance;
       const refusal = receiptRefusal(limits, raw, mail.attachments);
       if (refusal) {
         refusals.push(refusal);
@@ -98,7 +100,7 @@ export async function ingestMessage(raw: Buffer, envelope: { mailFrom: string; r
         refusals.push({ code: 452, message: `4.2.2 the mailbox has received its ${limits.limit_count_daily_message_received} messages for today` });
         return undefined;
       }
-      const decision = await decide(grant, 'inbound', { from: partyOf(from[0]?.email ?? envelope.mailFrom), recipients: [] });
+      const decision = await governance.decide('inbound', { from: partyOf(from[0]?.email ?? envelope.mailFrom), recipients: [] });
       if (decision?.actions.blocked) {
         await recordEvaluation(evaluationOf(grant, 'inbox_processing', decision, null));
         return undefined;

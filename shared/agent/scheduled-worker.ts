@@ -14,6 +14,7 @@ import { parseId, type ApplicationId, type GrantId, type ScheduleId } from '#sha
 import { logger } from '#shared/logger';
 import { newNotification } from '#shared/notifications/notification';
 import { clock } from '#shared/time';
+import { governanceOf, type Governance } from '#shared/governance/decide';
 
 /**
  * The scheduled-send worker's logic (functions/scheduled-send): a firing of a schedule, a hold or a
@@ -35,7 +36,7 @@ export type FiringOutcome =
   | { kind: 'skipped'; why: string };
 
 /** Rebuilds the message from its schedule record (contents from S3): nothing is rendered again. */
-async function preparedFrom(record: ScheduleRecord): Promise<PreparedMessage> {
+async function preparedFrom(record: ScheduleRecord, governance: Governance): Promise<PreparedMessage> {
   const [body, attachments] = await Promise.all([
     storedBody(record),
     Promise.all(
@@ -64,6 +65,7 @@ async function preparedFrom(record: ScheduleRecord): Promise<PreparedMessage> {
     ...(record.thread_id ? { threadId: record.thread_id } : {}),
     ...(record.in_reply_to ? { inReplyTo: record.in_reply_to } : {}),
     references: record.references,
+    governance,
   };
 }
 
@@ -124,11 +126,13 @@ export async function runFiring(firing: Firing, options: { lastDelivery: boolean
   let relayStarted = false;
   let day: string | undefined;
   try {
-    const prepared = await preparedFrom(record);
+    const governance = await governanceOf(grant);
+    const prepared = await preparedFrom(record, governance);
     try {
-      day = await consumeQuota(grant);
+      day = await consumeQuota(grant, governance.limits);
     } catch (error) {
-      if (error instanceof RateLimitError) return fail(grant, record, attempt, `the Agent Account had sent its daily quota of ${DAILY_QUOTA} messages when the message was due`);
+      const quota = governance.limits.limit_count_daily_email_sent ?? DAILY_QUOTA;
+      if (error instanceof RateLimitError) return fail(grant, record, attempt, `the Agent Account had sent its daily quota of ${quota} messages when the message was due`);
       throw error;
     }
     const closing = await closingItems(grant, record);

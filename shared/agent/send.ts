@@ -3,7 +3,7 @@ import { requireMessage } from '#shared/agent/lookup';
 import { normalAddress } from '#shared/agent/postings';
 import { spoolLocalCopies } from '#shared/agent/local-delivery';
 import { placementOf } from '#shared/agent/rules';
-import { blockingRule, decide, evaluationOf, limitsOf, partyOf, recordEvaluation } from '#shared/governance/decide';
+import { blockingRule, evaluationOf, governanceOf, partyOf, recordEvaluation, type Governance } from '#shared/governance/decide';
 import type { PolicyLimits } from '#schemas/governance';
 import { storeMessage, viewOf, type StoreExtras } from '#shared/agent/store';
 import type { HeaderRecord, NewAttachment, ParticipantRecord } from '#shared/agent/types';
@@ -59,6 +59,8 @@ export interface PreparedMessage {
   threadId?: ThreadId;
   inReplyTo?: string;
   references: string[];
+  /** The account's limits and rules, read once for this message. */
+  governance: Governance;
 }
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
@@ -131,7 +133,8 @@ export async function prepareOutgoing(grant: GrantRecord, input: OutgoingInput, 
     }
   }
   const attachments = [...stored, ...collectAttachments(input.attachments, files)];
-  checkAttachmentLimits(await limitsOf(grant), attachments);
+  const governance = await governanceOf(grant);
+  checkAttachmentLimits(governance.limits, attachments);
   return {
     from: senderOf(grant, input.from),
     to,
@@ -148,6 +151,7 @@ export async function prepareOutgoing(grant: GrantRecord, input: OutgoingInput, 
     threadId,
     inReplyTo,
     references,
+    governance,
   };
 }
 
@@ -158,10 +162,10 @@ const secondsToMidnight = (ms: number) => Math.ceil((Date.UTC(new Date(ms).getUT
  * Counts one send against the Agent Account's daily quota (its workspace policy's
  * `limit_count_daily_email_sent`, else DAILY_SEND_QUOTA), or answers 429 with Retry-After.
  */
-export async function consumeQuota(grant: GrantRecord): Promise<string> {
+export async function consumeQuota(grant: GrantRecord, limits: PolicyLimits): Promise<string> {
   const now = clock.nowMs();
   const day = utcDay(now);
-  const quota = (await limitsOf(grant)).limit_count_daily_email_sent ?? DAILY_QUOTA;
+  const quota = limits.limit_count_daily_email_sent ?? DAILY_QUOTA;
   if (!(await sending.consumeSendQuota(grant.id, day, quota, Math.floor(now / 1000) + 2 * 86400))) {
     throw new RateLimitError(`This Agent Account has sent its daily quota of ${quota} messages; the quota resets at 00:00 UTC`, secondsToMidnight(now));
   }
@@ -214,7 +218,7 @@ export interface SentCopyOptions {
 export async function deliverAndStore(grant: GrantRecord, prepared: PreparedMessage, progress?: SendProgress, commitWith: OutboxEntry[] = [], options: SentCopyOptions = {}) {
   // The outbound rules of the account's workspace: a block refuses the send (403, nothing sent or
   // stored); other actions place the Sent copy.
-  const decision = await decide(grant, 'outbound', {
+  const decision = await prepared.governance.decide('outbound', {
     from: partyOf(prepared.from.email),
     recipients: [...prepared.to, ...prepared.cc, ...prepared.bcc].map((p) => partyOf(p.email)).filter((p) => p !== undefined),
     outboundType: prepared.inReplyTo || prepared.references.length ? 'reply' : 'compose',
@@ -242,7 +246,7 @@ export async function deliverAndStore(grant: GrantRecord, prepared: PreparedMess
     date,
   });
 
-  const mimeLimit = (await limitsOf(grant)).limit_size_total_mime;
+  const mimeLimit = prepared.governance.limits.limit_size_total_mime;
   if (mimeLimit !== undefined && raw.length > mimeLimit) {
     throw new InvalidRequestError(`The message is ${raw.length} bytes as MIME; this Agent Account's policy allows ${mimeLimit} (limit_size_total_mime)`);
   }
@@ -386,7 +390,7 @@ export async function sendMessage(grant: GrantRecord, input: OutgoingInput, cont
     () => requestHash(input, context.files),
     async (progress) => {
       const prepared = await prepareOutgoing(grant, input, context.files);
-      const day = await consumeQuota(grant);
+      const day = await consumeQuota(grant, prepared.governance.limits);
       try {
         // The body is at hand: no need to read it back from S3 when it was stored there.
         return messageView(await deliverAndStore(grant, prepared, progress), { body: prepared.body });

@@ -242,11 +242,16 @@ export async function storedValues(listId: ListId, values: string[]): Promise<Se
   return new Set(found.map((f) => f.sk));
 }
 
-/** Membership of (list, value) pairs in one batch read: the keys `${listId} ${value}` found. */
-export async function membership(pairs: { listId: ListId; value: string }[]): Promise<Set<string>> {
-  if (!pairs.length) return new Set();
-  const found = await batchGet<{ pk: string; sk: string }>(pairs.map((p) => listItemKey(p.listId, p.value)));
-  return new Set(found.map((f) => `${f.pk.slice(5, -6)} ${f.sk}`));
+/** Membership of (list, value) pairs in one batch read. */
+export async function membership(pairs: { listId: ListId; value: string }[]): Promise<{ has(listId: ListId, value: string): boolean }> {
+  const found = new Set<string>();
+  if (pairs.length) for (const item of await batchGet<Key>(pairs.map((p) => listItemKey(p.listId, p.value)))) found.add(`${item.pk}\u0000${item.sk}`);
+  return {
+    has: (listId, value) => {
+      const key = listItemKey(listId, value);
+      return found.has(`${key.pk}\u0000${key.sk}`);
+    },
+  };
 }
 
 export class ListGoneError extends Error {}

@@ -176,10 +176,18 @@ export const successItems = (record: ScheduleRecord, attempt: number, nowSeconds
 ];
 
 /**
- * Ends an attempt as failed, with its notification and cleanup (removing the draft, the contents).
- * False when the record is no longer this attempt's.
+ * Closes a schedule (failed or cancelled) with what closing it commits (its notification, removing
+ * the draft, the contents job): `status`, `updated_at`, the retention TTL and `set`, under
+ * `condition`. False when the condition did not hold.
  */
-export async function failSchedule(record: ScheduleRecord, attempt: number, reason: string, nowSeconds: number, also: NamedItems, outbox: readonly OutboxEntry[]): Promise<boolean> {
+async function closeSchedule(
+  record: ScheduleRecord,
+  status: 'failed' | 'cancelled',
+  nowSeconds: number,
+  change: { set?: string; remove: string; condition: string; values: Record<string, unknown> },
+  also: NamedItems,
+  outbox: readonly OutboxEntry[],
+): Promise<boolean> {
   try {
     await transactWrite([
       ...also,
@@ -189,10 +197,10 @@ export async function failSchedule(record: ScheduleRecord, attempt: number, reas
           Update: {
             TableName: TABLE_NAME,
             Key: scheduleKey(record.grant_id, record.id),
-            UpdateExpression: 'SET #s = :failed, reason = :reason, updated_at = :now, expires_at = :expires REMOVE lease_until, draft_id',
-            ConditionExpression: '#s = :sending AND attempts = :attempt',
+            UpdateExpression: `SET #s = :closed, updated_at = :now, expires_at = :expires${change.set ? `, ${change.set}` : ''} REMOVE ${change.remove}`,
+            ConditionExpression: `attribute_exists(pk) AND ${change.condition}`,
             ExpressionAttributeNames: { '#s': 'status' },
-            ExpressionAttributeValues: { ':failed': 'failed', ':sending': 'sending', ':attempt': attempt, ':reason': reason, ':now': nowSeconds, ':expires': nowSeconds + CLOSED_RETENTION_SECONDS },
+            ExpressionAttributeValues: { ':closed': status, ':now': nowSeconds, ':expires': nowSeconds + CLOSED_RETENTION_SECONDS, ...change.values },
           },
         },
       ],
@@ -205,39 +213,27 @@ export async function failSchedule(record: ScheduleRecord, attempt: number, reas
   }
 }
 
+/** Ends an attempt as failed; false when the record is no longer this attempt's. */
+export const failSchedule = (record: ScheduleRecord, attempt: number, reason: string, nowSeconds: number, also: NamedItems, outbox: readonly OutboxEntry[]) =>
+  closeSchedule(
+    record,
+    'failed',
+    nowSeconds,
+    { set: 'reason = :reason', remove: 'lease_until, draft_id', condition: '#s = :sending AND attempts = :attempt', values: { ':reason': reason, ':sending': 'sending', ':attempt': attempt } },
+    also,
+    outbox,
+  );
+
 /**
- * Cancels a pending schedule while `send_at` is at least `windowSeconds` away, with what the
- * cancellation commits (removing the draft, the contents job). False when it is no longer pending
- * or too close to its send time: the caller reads it again to say which.
+ * Cancels a pending schedule while `send_at` is at least `windowSeconds` away. False when it is no
+ * longer pending or too close to its send time: the caller reads it again to say which.
  */
-export async function cancelSchedule(record: ScheduleRecord, nowSeconds: number, windowSeconds: number, also: NamedItems, outbox: readonly OutboxEntry[]): Promise<boolean> {
-  try {
-    await transactWrite([
-      ...also,
-      [
-        'schedule',
-        {
-          Update: {
-            TableName: TABLE_NAME,
-            Key: scheduleKey(record.grant_id, record.id),
-            UpdateExpression: 'SET #s = :cancelled, updated_at = :now, expires_at = :expires REMOVE draft_id',
-            ConditionExpression: 'attribute_exists(pk) AND #s = :pending AND send_at >= :earliest',
-            ExpressionAttributeNames: { '#s': 'status' },
-            ExpressionAttributeValues: {
-              ':cancelled': 'cancelled',
-              ':pending': 'pending',
-              ':earliest': nowSeconds + windowSeconds,
-              ':now': nowSeconds,
-              ':expires': nowSeconds + CLOSED_RETENTION_SECONDS,
-            },
-          },
-        },
-      ],
-      ...outboxItems(outbox),
-    ]);
-    return true;
-  } catch (error) {
-    if (error instanceof TransactionConditionError && error.has('schedule')) return false;
-    throw error;
-  }
-}
+export const cancelSchedule = (record: ScheduleRecord, nowSeconds: number, windowSeconds: number, also: NamedItems, outbox: readonly OutboxEntry[]) =>
+  closeSchedule(
+    record,
+    'cancelled',
+    nowSeconds,
+    { remove: 'draft_id', condition: '#s = :pending AND send_at >= :earliest', values: { ':pending': 'pending', ':earliest': nowSeconds + windowSeconds } },
+    also,
+    outbox,
+  );

@@ -52,26 +52,33 @@ type Governed = { id: GrantId; application_id: string; workspace_id?: WorkspaceI
 const workspaceOf = (config: Config, grant: Governed) =>
   (grant.workspace_id && config.workspaces.find((w) => w.id === grant.workspace_id)) || config.workspaces.find((w) => w.default);
 
-/** The limits of the account: those of its workspace's policy (empty: the deployment's defaults apply). */
-export async function limitsOf(grant: Governed): Promise<PolicyLimits> {
-  const config = await configOf(grant.application_id as ApplicationId);
-  const policyId = workspaceOf(config, grant)?.policy_id;
-  return (policyId && config.policies.get(policyId)?.limits) || {};
+/**
+ * What governs one message of an account: its workspace policy's limits (empty: the deployment's
+ * defaults apply) and its rules. One read of the governance version per message, whatever is asked
+ * of it: read it once and pass it along.
+ */
+export interface Governance {
+  limits: PolicyLimits;
+  /**
+   * The outcome of the rules of `trigger` that apply to the account, or undefined when none do (its
+   * workspace has no such rules enabled): then nothing was evaluated.
+   */
+  decide(trigger: 'inbound' | 'outbound', input: DecisionInput): Promise<Decision | undefined>;
 }
 
-/**
- * The outcome of the rules of `trigger` that apply to the account, or undefined when none do (its
- * workspace has no such rules enabled): then nothing was evaluated.
- */
-export async function decide(grant: { id: GrantId; application_id: string; workspace_id?: WorkspaceId }, trigger: 'inbound' | 'outbound', input: DecisionInput): Promise<Decision | undefined> {
+export async function governanceOf(grant: Governed): Promise<Governance> {
   const config = await configOf(grant.application_id as ApplicationId);
   const workspace = workspaceOf(config, grant);
-  if (!workspace) return undefined;
-  const rules = workspace.rule_ids.map((id) => config.rules.get(id)).filter((r): r is RuleRecord => !!r && r.enabled && r.trigger === trigger);
-  if (!rules.length) return undefined;
-  const pairs = candidates(rules, input, config.lists);
-  const found = await db.membership(pairs);
-  return { ...evaluate(rules, input, config.lists, (listId, value) => found.has(`${listId} ${value}`)), input };
+  const policyId = workspace?.policy_id;
+  return {
+    limits: (policyId && config.policies.get(policyId)?.limits) || {},
+    async decide(trigger, input) {
+      const rules = (workspace?.rule_ids ?? []).map((id) => config.rules.get(id)).filter((r): r is RuleRecord => !!r && r.enabled && r.trigger === trigger);
+      if (!rules.length) return undefined;
+      const found = await db.membership(candidates(rules, input, config.lists));
+      return { ...evaluate(rules, input, config.lists, (listId, value) => found.has(listId, value)), input };
+    },
+  };
 }
 
 /** The evaluation record of a decision (README: kept 30 days). */

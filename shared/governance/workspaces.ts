@@ -29,8 +29,8 @@ export const workspaceView = (w: WorkspaceRecord) => ({
 });
 
 /** The application's default workspace, created with no rules the first time it is needed. */
-export async function defaultWorkspace(appId: ApplicationId): Promise<WorkspaceRecord> {
-  const existing = (await db.allWorkspaces(appId)).find((w) => w.default);
+export async function defaultWorkspace(appId: ApplicationId, known?: WorkspaceRecord[]): Promise<WorkspaceRecord> {
+  const existing = (known ?? (await db.allWorkspaces(appId))).find((w) => w.default);
   if (existing) return existing;
   const now = clock.nowSeconds();
   return db.ensureDefaultWorkspace({ id: newId('workspace'), application_id: appId, name: 'Default workspace', default: true, auto_group: false, policy_id: null, rule_ids: [], created_at: now, updated_at: now });
@@ -86,8 +86,9 @@ export async function createWorkspace(appId: ApplicationId, body: CreateWorkspac
 }
 
 export async function listWorkspaces(appId: ApplicationId, query: { page_token?: string }, limit: number) {
-  await defaultWorkspace(appId);
-  const all = (await db.allWorkspaces(appId)).sort((a, b) => (a.default !== b.default ? (a.default ? -1 : 1) : a.id < b.id ? -1 : 1));
+  let all = await db.allWorkspaces(appId);
+  if (!all.some((w) => w.default)) all = [await defaultWorkspace(appId, all), ...all];
+  all = all.sort((a, b) => (a.default !== b.default ? (a.default ? -1 : 1) : a.id < b.id ? -1 : 1));
   const offset = query.page_token ? decodeOffsetCursor(query.page_token, 'workspaces') : 0;
   const items = all.slice(offset, offset + limit);
   return { items: items.map(workspaceView), nextCursor: offset + limit < all.length ? encodeOffsetCursor('workspaces', offset + limit) : undefined };

@@ -1,10 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../scripts/local-stack/index';
-import { startInboundSmtp } from '../../scripts/local-stack/smtp-inbound';
 import { apiClient, type ApiClient } from '../support/api';
 import { makeAgentGrant, makeApplication, uniqueEmail } from '../support/factories';
 import { startGateway, type Gateway } from '../support/gateway';
-import { smtpClient, sunkMessages } from '../support/mail';
+import { smtpClient, startInboundListener, sunkMessages } from '../support/mail';
 import { jobsDone } from '../support/outbox-relay';
 import { createTestQueue, drainQueue } from '../support/queues';
 
@@ -21,10 +19,7 @@ beforeAll(async () => {
   fanout = await createTestQueue('governance-fanout');
   process.env.FANOUT_QUEUE_URL = fanout;
   gateway = await startGateway();
-  const { acceptsRecipient, ingestMessage } = await import('#shared/agent/ingest');
-  port = await freePort();
-  const smtp = await startInboundSmtp({ port, handlers: { acceptsRecipient, deliver: async (raw, envelope) => void (await ingestMessage(raw, envelope)) } });
-  stopSmtp = smtp.stop;
+  ({ port, stop: stopSmtp } = await startInboundListener());
 });
 
 afterAll(async () => {

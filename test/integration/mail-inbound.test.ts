@@ -1,11 +1,9 @@
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../scripts/local-stack/index';
-import { startInboundSmtp } from '../../scripts/local-stack/smtp-inbound';
 import { apiClient, type ApiClient } from '../support/api';
 import { makeAgentGrant, makeApplication, uniqueEmail } from '../support/factories';
 import { startGateway, type Gateway } from '../support/gateway';
-import { smtpClient } from '../support/mail';
+import { smtpClient, startInboundListener } from '../support/mail';
 import { createTestQueue, drainQueue } from '../support/queues';
 import { expireUploads } from '../support/uploads';
 
@@ -27,10 +25,7 @@ beforeAll(async () => {
   const app = await makeApplication();
   applicationId = app.applicationId;
   api = apiClient(gateway.url, app.apiKey);
-  const { acceptsRecipient, ingestMessage } = await import('#shared/agent/ingest');
-  port = await freePort();
-  const smtp = await startInboundSmtp({ port, handlers: { acceptsRecipient, deliver: async (raw, envelope) => void (await ingestMessage(raw, envelope)) } });
-  stopSmtp = smtp.stop;
+  ({ port, stop: stopSmtp } = await startInboundListener());
 });
 
 afterAll(async () => {

@@ -35,3 +35,18 @@ export async function waitForSunk(to: string, timeoutMs = 5000): Promise<SunkMes
 export function smtpClient(port: number) {
   return createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true });
 }
+
+/**
+ * The inbound SMTP listener `npm start` runs, on a free loopback port, backed by the same ingest as
+ * SES inbound. Start it once the test file's environment is set (ingest reads its configuration on load).
+ */
+export async function startInboundListener(): Promise<{ port: number; stop(): Promise<void> }> {
+  const [{ acceptsRecipient, ingestMessage }, { startInboundSmtp }, { freePort }] = await Promise.all([
+    import('#shared/agent/ingest'),
+    import('../../scripts/local-stack/smtp-inbound'),
+    import('../../scripts/local-stack/index'),
+  ]);
+  const port = await freePort();
+  const smtp = await startInboundSmtp({ port, handlers: { acceptsRecipient, deliver: async (raw, envelope) => void (await ingestMessage(raw, envelope)) } });
+  return { port, stop: smtp.stop };
+}
