@@ -2,10 +2,15 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * Two groups: every test file but the heaviest runs two at a time; then the heavy ones (hundreds of
- * mailboxes and hundreds of megabytes through the emulators) run alone, so they neither starve
- * nor are starved by the rest.
+ * mailboxes and hundreds of megabytes through the emulators, and the end-to-end files) run alone, so
+ * they neither starve nor are starved by the rest.
  */
-const HEAVY = ['test/integration/local-delivery.test.ts'];
+/**
+ * The end-to-end files each run `npm start`, which picks free loopback ports and binds them seconds
+ * later: two of them side by side could take each other's ports (seen once: EADDRINUSE on the Lambda
+ * port), so they run alone too.
+ */
+const HEAVY = ['test/integration/local-delivery.test.ts', 'test/e2e/start.test.ts', 'test/e2e/nylas-sdk.test.ts'];
 
 export default defineConfig({
   test: {
