@@ -1,6 +1,7 @@
 import type { RouteSpec } from '#shared/http/route';
 import { routes as attachments } from './attachments/routes';
 import { routes as calendars } from './calendars/routes';
+import { routes as events } from './events/routes';
 import { routes as connect } from './connect/routes';
 import { routes as drafts } from './drafts/routes';
 import { routes as folders } from './folders/routes';
@@ -29,6 +30,7 @@ export const API_ROUTES = {
   webhooks,
   governance,
   calendars,
+  events,
 } as const;
 
 export const ALL_ROUTES: readonly RouteSpec[] = Object.values(API_ROUTES).flatMap((group) => Object.values(group));

@@ -39,6 +39,9 @@ export const NOTIFICATION_TYPES = [
   'calendar.created',
   'calendar.updated',
   'calendar.deleted',
+  'event.created',
+  'event.updated',
+  'event.deleted',
 ] as const;
 /** Any type a notification may carry (features still to come publish the contract's others). */
 export type NotificationType = (typeof CONTRACT_TRIGGER_TYPES)[number];

@@ -30,6 +30,7 @@ export const ID_PREFIXES = {
   workspace: 'wsp',
   evaluation: 'rev',
   calendar: 'cal',
+  event: 'evt',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
@@ -54,6 +55,7 @@ export type PolicyId = Id<'policy'>;
 export type WorkspaceId = Id<'workspace'>;
 export type EvaluationId = Id<'evaluation'>;
 export type CalendarId = Id<'calendar'>;
+export type EventId = Id<'event'>;
 
 /** Milliseconds encoded in the time part of an ID (its first 10 body characters). */
 export function idTime(id: string): number {

@@ -1,9 +1,11 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { runIndexMessage, runRemoveContents } from '#shared/agent/cleanup';
+import { runApplyItip, runSendItip } from '#shared/agent/itip';
 import { runLocalDelivery } from '#shared/agent/local-delivery';
 import { runThreadRefreshJob } from '#shared/agent/thread-refresh';
 import { purgeListItems } from '#shared/db/governance';
-import type { GrantId, ListId, WebhookId } from '#shared/ids';
+import { purgeCalendarEvents } from '#shared/db/events';
+import type { CalendarId, GrantId, ListId, WebhookId } from '#shared/ids';
 import { enqueueJob, type Job } from '#shared/jobs/queue';
 import { logger } from '#shared/logger';
 import { purgeOf } from '#shared/providers/purge';
@@ -46,6 +48,20 @@ async function run(job: Job, context: Context): Promise<void> {
       const outcome = await purgeListItems(job.list_id as ListId, () => context.getRemainingTimeInMillis() < RESERVE_MS);
       if (outcome === 'more') await enqueueJob(job);
       logger.info('purge-list', { list_id: job.list_id, outcome });
+      return;
+    }
+    case 'purge-calendar': {
+      const outcome = await purgeCalendarEvents(job.grant_id as GrantId, job.calendar_id as CalendarId, () => context.getRemainingTimeInMillis() < RESERVE_MS);
+      if (outcome === 'more') await enqueueJob(job);
+      logger.info('purge-calendar', { calendar_id: job.calendar_id, outcome });
+      return;
+    }
+    case 'send-itip': {
+      await runSendItip(job);
+      return;
+    }
+    case 'apply-itip': {
+      await runApplyItip(job);
       return;
     }
     case 'deliver-local': {

@@ -8,6 +8,7 @@ import { checkAttachmentLimits } from '#shared/agent/send';
 import * as sending from '#shared/db/sending';
 import type { PolicyLimits } from '#schemas/governance';
 import { parseMime } from '#shared/mail/parse';
+import { calendarJobs } from '#shared/agent/invitations';
 import { clock } from '#shared/time';
 
 /**
@@ -127,6 +128,7 @@ export async function ingestMessage(raw: Buffer, envelope: { mailFrom: string; r
         messageIdHeader,
         inReplyTo: mail.inReplyTo,
         references: mail.references,
+        jobs: calendarJobs(grant, mail.attachments, from[0]?.email),
       });
       if (decision && !duplicate) await recordEvaluation(evaluationOf(grant, 'inbox_processing', decision, record.id, { folder_ids: placed!.folderIds }));
       return { grant_id: grant.id, message_id: record.id, duplicate };

@@ -1,3 +1,4 @@
+import { calendarJobs } from '#shared/agent/invitations';
 import { deleteBlobs, getBlob, putBlob } from '#shared/agent/blobs';
 import { storeMessage } from '#shared/agent/store';
 import type { HeaderRecord, NewAttachment, ParticipantRecord } from '#shared/agent/types';
@@ -84,7 +85,7 @@ async function deliverOne(recipient: LocalRecipient, copy: LocalCopy): Promise<v
   const grant = await getGrant(recipient.application_id as ApplicationId, recipient.grant_id as GrantId);
   // A mailbox deleted since the send receives nothing (its data is being purged).
   if (!grant) return;
-  await storeMessage({ ...copy, grant, bcc: [], unread: true, starred: false, folders: ['inbox'], metadata: {} });
+  await storeMessage({ ...copy, grant, bcc: [], unread: true, starred: false, folders: ['inbox'], metadata: {}, jobs: calendarJobs(grant, copy.attachments, copy.from[0]?.email) });
 }
 
 export type LocalDeliveryOutcome = { done: true } | { done: false; rest: LocalDeliveryJob };

@@ -2,6 +2,8 @@ import { deletePrefix, grantPrefix, storedImmutablePostings } from '#shared/agen
 import { kinds, mutablePostings } from '#shared/agent/postings';
 import type { DraftRecord, MessageRecord } from '#shared/agent/types';
 import { batchWrite, deleteRequests } from '#shared/db/batch';
+import { allCalendars } from '#shared/db/calendars';
+import { purgeCalendarEvents } from '#shared/db/events';
 import { draftKey, draftsOfGrant, grantPartitions, messageIdHeaderKey, messageKey, messagesOfGrant, postingKey, type Key } from '#shared/db/keys';
 import { deletePartition, listRecords } from '#shared/db/records';
 import type { GrantId } from '#shared/ids';
@@ -47,6 +49,10 @@ export async function purgeAgentMailbox(grantId: GrantId, shouldStop: () => bool
       ),
     );
     if (shouldStop()) return 'more';
+  }
+  // Events of every calendar, before the calendars themselves go with the grant's partitions.
+  for (const calendar of await allCalendars(grantId)) {
+    if ((await purgeCalendarEvents(grantId, calendar.id, shouldStop)) === 'more') return 'more';
   }
   for (const pk of grantPartitions(grantId)) await deletePartition(pk);
   await deletePrefix(grantPrefix(grantId));

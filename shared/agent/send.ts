@@ -61,6 +61,8 @@ export interface PreparedMessage {
   references: string[];
   /** The account's limits and rules, read once for this message. */
   governance: Governance;
+  /** iMIP: an iCalendar REQUEST, CANCEL or REPLY this message carries (shared/agent/invitations.ts). */
+  calendar?: { method: string; content: string };
 }
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
@@ -244,6 +246,7 @@ export async function deliverAndStore(grant: GrantRecord, prepared: PreparedMess
     references: prepared.references,
     headers: prepared.headers,
     date,
+    ...(prepared.calendar ? { calendar: prepared.calendar } : {}),
   });
 
   const mimeLimit = prepared.governance.limits.limit_size_total_mime;
@@ -274,7 +277,8 @@ export async function deliverAndStore(grant: GrantRecord, prepared: PreparedMess
     date: Math.floor(date.getTime() / 1000),
     body: prepared.body,
     isPlaintext: prepared.isPlaintext,
-    attachments: prepared.attachments,
+    // The calendar part is a part of the MIME like the attachments: stored copies list it as one.
+    attachments: prepared.calendar ? [...prepared.attachments, calendarAttachment(prepared.calendar)] : prepared.attachments,
     headers: [
       { name: 'Message-ID', value: messageIdHeader },
       ...(prepared.inReplyTo ? [{ name: 'In-Reply-To', value: prepared.inReplyTo }] : []),
@@ -310,6 +314,13 @@ export async function deliverAndStore(grant: GrantRecord, prepared: PreparedMess
   if (decision) await recordEvaluation(evaluationOf(grant, 'outbound_send', decision, sent.record.id, { folder_ids: placed!.folderIds }));
   return sent.record;
 }
+
+const calendarAttachment = (calendar: { method: string; content: string }) => ({
+  filename: 'invite.ics',
+  contentType: `text/calendar; charset=utf-8; method=${calendar.method}`,
+  content: Buffer.from(calendar.content, 'utf8'),
+  inline: false,
+});
 
 const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
 

@@ -39,6 +39,9 @@
  * | Item of a list by value (membership is one key lookup) | table | list#<lst_id>#items | <value> | listItemKey, itemsOfList |
  * | Rule evaluations of a grant, newest first (TTL 30 d) | table | grant#<gid>#evaluations | <rev_id> (ULID) | evaluationKey, evaluationsOfGrant |
  * | Calendar by ID / calendars of a grant (the primary one: cal_<the grant's ULID>) | table | grant#<gid>#calendar | <cal_id> | calendarKey, calendarsOfGrant |
+ * | Event by ID in its calendar; an occurrence's override sorts after its series (`<master>_<key>`) | table | grant#<gid>#cal#<cal_id>#evt | <evt_id> | eventKey, eventsOfCalendar |
+ * | Events of a calendar by time: copies per time bucket (shared/db/events.ts) | table | grant#<gid>#cal#<cal_id>#win#<bucket> | <start>#<evt_id> | windowKey, windowPartition |
+ * | Event by iCalendar UID within a grant (invitations, replies, ical_uid filter) | table | grant#<gid>#icaluid | <uid> | icalUidKey |
  *
  * Message postings are the filter indexes of a mailbox: one small item per (filter value, message),
  * e.g. `ix#from:ann@x.com`, `ix#in:inbox`, `ix#unread`, `ix#subj:invoice`, `ix#text:budget`. Their sort
@@ -97,7 +100,7 @@ export const grantExternalIdKey = (appId: ApplicationId, externalId: string): Ke
 export const agentAddressKey = (email: string): Key => ({ pk: `agent#${email.toLowerCase()}`, sk: 'agent' });
 
 /** The partitions a grant's data lives in (postings aside: see postingPartition), purged with it. */
-const GRANT_PARTITIONS = ['folder', 'msg', 'mid', 'thread', 'threads', 'draft', 'template', 'signature', 'idem', 'quota', 'schedule', 'evaluations', 'calendar'] as const;
+const GRANT_PARTITIONS = ['folder', 'msg', 'mid', 'thread', 'threads', 'draft', 'template', 'signature', 'idem', 'quota', 'schedule', 'evaluations', 'calendar', 'icaluid'] as const;
 const grantPartition = (grantId: GrantId, kind: (typeof GRANT_PARTITIONS)[number]) => `grant#${grantId}#${kind}`;
 
 /** Every partition a grant owns besides message postings (purged with the grant). */
@@ -221,3 +224,19 @@ export const evaluationsOfGrant = (grantId: GrantId) => ({ pk: grantPartition(gr
 /** Calendar by ID within a grant. */
 export const calendarKey = (grantId: GrantId, calendarId: CalendarId): Key => ({ pk: grantPartition(grantId, 'calendar'), sk: calendarId });
 export const calendarsOfGrant = (grantId: GrantId) => ({ pk: grantPartition(grantId, 'calendar') });
+
+/** The events of a calendar (masters, single events and overrides), by ID. Purged with the calendar. */
+export const eventsOfCalendar = (grantId: GrantId, calendarId: CalendarId) => `grant#${grantId}#cal#${calendarId}#evt`;
+export const eventKey = (grantId: GrantId, calendarId: CalendarId, eventId: string): Key => ({ pk: eventsOfCalendar(grantId, calendarId), sk: eventId });
+
+/** One time bucket of a calendar's window index (bucket names: shared/db/events.ts). */
+export const windowPartition = (grantId: GrantId, calendarId: CalendarId, bucket: string) => `grant#${grantId}#cal#${calendarId}#win#${bucket}`;
+/** Sort key of a window copy: the start, zero-padded so keys sort by time, then the event ID. */
+export const windowSortKey = (start: number, eventId: string) => `${String(Math.max(0, start)).padStart(11, '0')}#${eventId}`;
+export const windowKey = (grantId: GrantId, calendarId: CalendarId, bucket: string, start: number, eventId: string): Key => ({
+  pk: windowPartition(grantId, calendarId, bucket),
+  sk: windowSortKey(start, eventId),
+});
+
+/** Which event of a grant carries an iCalendar UID (one per grant: a series and its overrides share it). */
+export const icalUidKey = (grantId: GrantId, uid: string): Key => ({ pk: grantPartition(grantId, 'icaluid'), sk: uid });

@@ -103,7 +103,7 @@ export type RouteResult<D = object> =
   | { kind: 'list'; data: D[]; nextCursor?: string | undefined }
   | { kind: 'empty'; status?: number }
   /** Raw bytes (attachment downloads): the only success responses that are not JSON. */
-  | { kind: 'binary'; contentType: string; filename: string; content: Buffer }
+  | { kind: 'binary'; contentType: string; filename: string; content: Buffer; ownType?: boolean }
   /** 302 to `location`, with a JSON body naming it. */
   | { kind: 'redirect'; location: string };
 
@@ -120,6 +120,8 @@ export const ok = <D>(data: D, options: { status?: number; headers?: Record<stri
 export const list = <D extends object>(data: D[], nextCursor?: string) => ({ kind: 'list' as const, data, nextCursor });
 export const empty = () => ({ kind: 'empty' as const });
 export const binary = (content: Buffer, contentType: string, filename: string) => ({ kind: 'binary' as const, content, contentType, filename });
+/** A document the API itself produced (e.g. text/calendar), answered with its own media type. */
+export const document = (content: Buffer, contentType: string, filename: string) => ({ kind: 'binary' as const, content, contentType, filename, ownType: true });
 export const redirect = (location: string) => ({ kind: 'redirect' as const, location });
 
 export const routeKey = (spec: Pick<RouteSpec, 'method' | 'path'>) => `${spec.method} ${spec.path}`;

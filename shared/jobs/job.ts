@@ -25,4 +25,13 @@ export type Job =
   | { kind: 'remove-contents'; application_id: string; grant_id: string; owner_id: string; postings: string[]; blobs: string[] }
   /** Deletes the items of a deleted list (the list itself is already gone; rules no longer match it). */
   | { kind: 'purge-list'; application_id: string; list_id: string }
+  /**
+   * Mails an iCalendar REQUEST, CANCEL or REPLY from an Agent Account (iMIP): the calendar text is
+   * built when the change is committed, so the mail says what the change said.
+   */
+  | { kind: 'send-itip'; application_id: string; grant_id: string; method: 'REQUEST' | 'CANCEL' | 'REPLY'; to: { email: string; name?: string }[]; subject: string; body: string; ics: string }
+  /** Applies an iCalendar part received by an Agent Account (invitation, update, cancellation, reply) to its calendar. */
+  | { kind: 'apply-itip'; application_id: string; grant_id: string; sender: string; ics: string }
+  /** Deletes the events (and their window copies and UIDs) of a deleted calendar. */
+  | { kind: 'purge-calendar'; application_id: string; grant_id: string; calendar_id: string }
   | { kind: 'deliver-local'; application_id: string; spool: string; message_id_header: string; recipients: { application_id: string; grant_id: string }[] };

@@ -26,6 +26,8 @@ export interface OutgoingMail {
   references: string[];
   headers: { name: string; value: string }[];
   date: Date;
+  /** iMIP: the iCalendar text, sent as a `text/calendar; method=…` alternative and as invite.ics. */
+  calendar?: { method: string; content: string };
 }
 
 const address = (a: MailAddress) => ({ name: a.name ?? '', address: a.email });
@@ -52,6 +54,7 @@ export function composeMime(mail: OutgoingMail): Promise<Buffer> {
     ...(mail.references.length ? { references: mail.references } : {}),
     headers: mail.headers.map((h) => ({ key: h.name, value: h.value })),
     date: mail.date,
+    ...(mail.calendar ? { icalEvent: { method: mail.calendar.method, content: mail.calendar.content, filename: 'invite.ics' } } : {}),
   });
   return new Promise((resolve, reject) => {
     composer.compile().build((error, message) => (error ? reject(error) : resolve(message)));

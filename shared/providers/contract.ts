@@ -2,6 +2,7 @@ import type { GrantRecord } from '#shared/db/grants';
 import type { NamedTransactItem } from '#shared/db/transact';
 import type { CreateCustomGrantBody } from '#schemas/grants';
 import type { CalendarObject, CreateCalendarBody, ListCalendarsQuery, UpdateCalendarBody } from '#schemas/calendar';
+import type { CreateEventBody, EventObject, ListEventsQuery, SendRsvpBody, UpdateEventBody } from '#schemas/event';
 import type { UploadedFile } from '#shared/http/route';
 import type { ResponseOf } from '#shared/schema-types';
 import type {
@@ -49,6 +50,7 @@ export type Folder = ResponseOf<typeof FolderObject>;
 export type Attachment = ResponseOf<typeof AttachmentObject>;
 export type CleanedMessage = ResponseOf<typeof CleanedMessageObject>;
 export type Calendar = ResponseOf<typeof CalendarObject>;
+export type CalendarEvent = ResponseOf<typeof EventObject>;
 export type SendResult = ResponseOf<typeof SendMessageResult>;
 export type Schedule = ResponseOf<typeof ScheduleObject>;
 export type CancelledSchedule = ResponseOf<typeof CancelScheduleResult>;
@@ -116,6 +118,23 @@ export interface CalendarsProvider {
   create(grant: GrantRecord, body: CreateCalendarBody): Promise<Calendar>;
   update(grant: GrantRecord, calendarId: string, body: UpdateCalendarBody): Promise<Calendar>;
   delete(grant: GrantRecord, calendarId: string): Promise<void>;
+}
+
+/**
+ * Events of a grant's calendars. Every operation names its calendar (`primary` allowed). An event
+ * ID may name one occurrence of a series (`<series ID>_<occurrence key>`): reading it gives the
+ * occurrence, changing or deleting it changes that occurrence only. `notify` says whether the
+ * participants are emailed the change (iMIP).
+ */
+export interface EventsProvider {
+  list(grant: GrantRecord, query: ListEventsQuery, limit: number): Promise<Page<CalendarEvent>>;
+  get(grant: GrantRecord, eventId: string, calendarId: string): Promise<CalendarEvent>;
+  /** The event as an iCalendar object (RFC 5545), a series with its changed occurrences. */
+  ics(grant: GrantRecord, eventId: string, calendarId: string): Promise<string>;
+  create(grant: GrantRecord, calendarId: string, body: CreateEventBody, notify: boolean): Promise<CalendarEvent>;
+  update(grant: GrantRecord, eventId: string, calendarId: string, body: UpdateEventBody, notify: boolean): Promise<CalendarEvent>;
+  delete(grant: GrantRecord, eventId: string, calendarId: string, notify: boolean): Promise<void>;
+  sendRsvp(grant: GrantRecord, eventId: string, calendarId: string, body: SendRsvpBody): Promise<object>;
 }
 
 /** An attachment's bytes, or (too large for one answer) a short-lived URL to them. */

@@ -81,7 +81,7 @@ export const responseMiddleware = (): middy.MiddlewareObj<APIGatewayProxyEventV2
           statusCode: 200,
           headers: {
             // The published contract's media type for downloads; the file's own type goes beside it.
-            'content-type': 'application/octet-stream',
+            'content-type': result.ownType ? result.contentType : 'application/octet-stream',
             'x-attachment-content-type': result.contentType,
             'content-disposition': `attachment; filename*=UTF-8''${encodeURIComponent(result.filename)}`,
             'content-length': String(result.content.length),

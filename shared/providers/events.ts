@@ -1,0 +1,23 @@
+import * as agent from '#shared/agent/events';
+import { icsEventOf } from '#shared/agent/invitations';
+import { buildCalendar } from '#shared/calendar/ical';
+import type { GrantRecord, Provider } from '#shared/db/grants';
+import type { EventsProvider } from '#shared/providers/contract';
+import { providerOf } from '#shared/providers/mailbox';
+
+const registry: Partial<Record<Provider, EventsProvider>> = {
+  agent: {
+    list: agent.listEvents,
+    get: agent.getEvent,
+    ics: async (grant, eventId, calendarId) => {
+      const { record, overrides } = await agent.eventRecords(grant, eventId, calendarId);
+      return buildCalendar('PUBLISH', [record, ...overrides].map((r) => icsEventOf(r)));
+    },
+    create: agent.createEvent,
+    update: agent.updateEvent,
+    delete: agent.deleteEvent,
+    sendRsvp: agent.sendRsvp,
+  },
+};
+
+export const eventsOf = (grant: GrantRecord) => providerOf(registry, grant, 'Events');
