@@ -108,15 +108,19 @@ function exampleObject(base: string, now: number): object {
       };
     case 'event.created':
     case 'event.updated':
+    case 'event.deleted':
       return {
-        id: 'evt_example',
+        id: 'evt_01jd6abcdefghjkmnpqrstvwxy',
         object: 'event',
         grant_id: grantId,
-        calendar_id: 'primary',
+        calendar_id: 'cal_01jd6abcdefghjkmnpqrstvwxy',
+        ical_uid: 'evt_01jd6abcdefghjkmnpqrstvwxy@agents.example.com',
+        organizer: { email: 'agent@agents.example.com' },
         title: 'Planning',
         busy: true,
-        status: 'confirmed',
+        status: base === 'event.deleted' ? 'cancelled' : 'confirmed',
         participants: [{ email: 'ann@example.com', name: 'Ann', status: 'yes' }],
+        metadata: {},
         when: { object: 'timespan', start_time: now + 3600, end_time: now + 7200, start_timezone: 'UTC', end_timezone: 'UTC' },
         created_at: now,
         updated_at: now,
