@@ -1,5 +1,6 @@
 import type { RouteSpec } from '#shared/http/route';
 import { routes as attachments } from './attachments/routes';
+import { routes as availability } from './availability/routes';
 import { routes as calendars } from './calendars/routes';
 import { routes as events } from './events/routes';
 import { routes as connect } from './connect/routes';
@@ -31,6 +32,7 @@ export const API_ROUTES = {
   governance,
   calendars,
   events,
+  availability,
 } as const;
 
 export const ALL_ROUTES: readonly RouteSpec[] = Object.values(API_ROUTES).flatMap((group) => Object.values(group));

@@ -14,6 +14,7 @@ import { ConflictError, ForbiddenError, InvalidRequestError, NotFoundError } fro
 import { newId, parseId } from '#shared/ids';
 import { newNotification } from '#shared/notifications/notification';
 import type { NotificationType } from '#schemas/notifications';
+import type { BusyQuery, BusyTimes } from '#shared/providers/contract';
 import { clock } from '#shared/time';
 import type { CreateEventBody, ListEventsQuery, SendRsvpBody, UpdateEventBody } from '#schemas/event';
 
@@ -226,8 +227,7 @@ function listFilter(grant: GrantRecord, query: ListEventsQuery): ListFilter {
   const [title, description, location] = [text('title'), text('description'), text('location')];
   const attendees = query.attendees !== undefined ? new Set(query.attendees.split(',').map((e) => lower(e.trim())).filter(Boolean)) : undefined;
   const tentativeAsBusy = query.tentative_as_busy ?? true;
-  const me = lower(grant.email);
-  const tentative = (r: EventRecord) => r.status === 'maybe' || (r.origin === 'invitation' && r.participants.some((p) => p.email === me && p.status === 'maybe'));
+  const tentative = tentativeFor(grant);
   return (r) =>
     (query.show_cancelled === true || r.status !== 'cancelled') &&
     title(r) &&
@@ -239,6 +239,12 @@ function listFilter(grant: GrantRecord, query: ListEventsQuery): ListFilter {
     (query.updated_after === undefined || r.updated_at > query.updated_after) &&
     (attendees === undefined || r.participants.some((p) => attendees.has(p.email)) || attendees.has(r.organizer.email));
 }
+
+/** Whether the account holds an event only tentatively (it answered `maybe` to the invitation, or marked it so). */
+const tentativeFor = (grant: GrantRecord) => {
+  const me = lower(grant.email);
+  return (r: EventRecord) => r.status === 'maybe' || (r.origin === 'invitation' && r.participants.some((p) => p.email === me && p.status === 'maybe'));
+};
 
 /** Instances of the records found in a window: series expanded, stale or orphaned overrides left out. */
 async function expandWindow(grant: GrantRecord, calendar: CalendarRecord, records: EventRecord[], from: number, to: number): Promise<EventRecord[]> {
@@ -302,6 +308,29 @@ export async function listEvents(grant: GrantRecord, query: ListEventsQuery, lim
     keep: (r) => (prefix !== undefined || !r.master_event_id) && keep(r) && within(isSeries(r) ? { start: r.start, end: r.last_end ?? Number.MAX_SAFE_INTEGER } : r, query.start, query.end),
   });
   return { items: page.items.map((r) => eventView(grant, r)), nextCursor: page.last ? encodeCursor(page.last) : undefined };
+}
+
+// ---- busy time ---------------------------------------------------------------------------------
+
+/** Busy time of calendars in a window (FreeBusyProvider): one window query per calendar, series expanded. */
+export async function busyTimes(grant: GrantRecord, query: BusyQuery): Promise<BusyTimes> {
+  const tentative = tentativeFor(grant);
+  const calendars = await Promise.all([...new Set(query.calendar_ids)].map((id) => requireCalendar(grant, id)));
+  const busy: BusyTimes['busy'] = [];
+  let fairness = 0;
+  const seen = new Set<string>();
+  for (const calendar of calendars) {
+    if (seen.has(calendar.id)) continue;
+    seen.add(calendar.id);
+    const found = await db.eventsInWindow(grant.id, calendar.id, query.start, query.end);
+    for (const r of await expandWindow(grant, calendar, found, query.start, query.end)) {
+      if (r.status === 'cancelled' || r.end <= query.start || r.start >= query.end) continue;
+      const key5 = r.metadata.key5;
+      if (query.fairness_group !== undefined && key5 !== undefined && (query.fairness_group === null || key5 === query.fairness_group)) fairness++;
+      if (r.busy && (query.tentative_as_busy || !tentative(r))) busy.push({ start: r.start, end: r.end });
+    }
+  }
+  return { busy, fairness_count: fairness };
 }
 
 // ---- one event -------------------------------------------------------------------------------

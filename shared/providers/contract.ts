@@ -137,6 +137,36 @@ export interface EventsProvider {
   sendRsvp(grant: GrantRecord, eventId: string, calendarId: string, body: SendRsvpBody): Promise<object>;
 }
 
+/** A window of a grant's calendars to read busy time from (`primary` allowed among `calendar_ids`). */
+export interface BusyQuery {
+  calendar_ids: readonly string[];
+  /** Unix seconds, half-open `[start, end)`. */
+  start: number;
+  end: number;
+  /** Whether events the account answered `maybe` (or marked tentative) count as busy. */
+  tentative_as_busy: boolean;
+  /**
+   * Round-robin counting: events whose metadata `key5` equals this value are counted (null: any
+   * `key5`); undefined: nothing is counted.
+   */
+  fairness_group?: string | null;
+}
+
+export interface BusyTimes {
+  /** Busy intervals overlapping the window (series expanded; cancelled and free events left out). */
+  busy: { start: number; end: number }[];
+  /** Events in the window marked for round-robin counting (see `fairness_group`). */
+  fairness_count: number;
+}
+
+/**
+ * Busy time of a grant's calendars, for free/busy, availability and the scheduler. Each calendar is
+ * read with one window query, never by listing it.
+ */
+export interface FreeBusyProvider {
+  busy(grant: GrantRecord, query: BusyQuery): Promise<BusyTimes>;
+}
+
 /** An attachment's bytes, or (too large for one answer) a short-lived URL to them. */
 export type AttachmentDownload =
   | { kind: 'content'; content: Buffer; attachment: { filename: string; content_type: string } }
