@@ -8,6 +8,18 @@ import { ROOT } from '../scripts/local-stack/serverless-config';
 
 const require = createRequire(import.meta.url);
 
+/** A small deterministic generator (mulberry32), so every run seeds the same data. */
+export function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
 export function percentile(samples: number[], p: number): number {
   const sorted = [...samples].sort((a, b) => a - b);
   if (!sorted.length) return NaN;

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { buildEvent, lambdaContext } from '../scripts/local-stack/api-gateway-event';
-import { fmt, median, table } from './lib';
+import { fmt, median, rng, table } from './lib';
 import { startStack } from '../scripts/local-stack/index';
 
 /**
@@ -18,17 +18,6 @@ const TARGET = 1.5;
 const SIZES = [1_000, Number(process.env.BENCH_LARGE_MAILBOX ?? 100_000)];
 const ITERATIONS = 40;
 
-// A deterministic generator, so both mailboxes have the same shape.
-function rng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const VOCABULARY = Array.from({ length: 2000 }, (_, i) => `w${i.toString(36)}x`);
 const zipf = (random: () => number) => VOCABULARY[Math.min(VOCABULARY.length - 1, Math.floor(Math.exp(random() * Math.log(VOCABULARY.length))) - 1)]!;

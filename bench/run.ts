@@ -1,10 +1,11 @@
 /**
  * `npm run bench [-- <suite>…]`: performance figures, each measured against its baseline in the same
- * run. Suites: foundation, mailbox, send, scheduled, lists, webhooks, calendar. Each suite runs in a process of its own: suites start
+ * run. Suites: foundation, mailbox, send, scheduled, lists, webhooks, calendar, availability. Each suite runs in a process of its own: suites start
  * their own emulators, and modules that hold AWS clients must not outlive the stack they pointed at.
  */
 import { spawnSync } from 'node:child_process';
 import { cpus } from 'node:os';
+import { runAvailabilityBench } from './availability';
 import { runCalendarBench } from './calendar';
 import { runFoundationBench } from './foundation';
 import { runListsBench } from './lists';
@@ -21,6 +22,7 @@ const SUITES: Record<string, () => Promise<void>> = {
   lists: runListsBench,
   webhooks: runWebhooksBench,
   calendar: runCalendarBench,
+  availability: runAvailabilityBench,
 };
 
 const CHILD_FLAG = '--suite-process';

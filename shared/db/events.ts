@@ -202,10 +202,15 @@ export async function purgeEvents(records: readonly EventRecord[]): Promise<void
  * Events whose indexed span overlaps [from, to): the window's buckets read side by side, each a key
  * range (start before `to`) filtered on the span's end. A series appears once, as its master.
  */
-export async function eventsInWindow(grantId: GrantId, calendarId: CalendarId, from: number, to: number): Promise<EventRecord[]> {
+export async function eventsInWindow(grantId: GrantId, calendarId: CalendarId, from: number, to: number): Promise<EventRecord[]>;
+/** The same, reading only `fields` of each event (and its ID): less to read and decode when only times matter. */
+export async function eventsInWindow<K extends keyof EventRecord>(grantId: GrantId, calendarId: CalendarId, from: number, to: number, fields: readonly K[]): Promise<Pick<EventRecord, K | 'id'>[]>;
+export async function eventsInWindow(grantId: GrantId, calendarId: CalendarId, from: number, to: number, fields?: readonly (keyof EventRecord)[]): Promise<Partial<EventRecord>[]> {
+  const names = fields ? [...new Set<string>(['id', ...fields])] : undefined;
+  const projection = names ? { ProjectionExpression: names.map((_, i) => `#f${i}`).join(', '), ExpressionAttributeNames: Object.fromEntries(names.map((n, i) => [`#f${i}`, n])) } : {};
   const pages = await Promise.all(
     bucketsOfWindow(from, to).map(async (bucket) => {
-      const found: EventRecord[] = [];
+      const found: Partial<EventRecord>[] = [];
       let startKey: StartKey | undefined;
       do {
         const out = await dynamo.send(
@@ -215,6 +220,7 @@ export async function eventsInWindow(grantId: GrantId, calendarId: CalendarId, f
             FilterExpression: 'window_end > :from',
             ExpressionAttributeValues: { ':pk': windowPartition(grantId, calendarId, bucket), ':to': windowSortKey(to, ''), ':from': from },
             ExclusiveStartKey: startKey,
+            ...projection,
           }),
         );
         for (const i of out.Items ?? []) found.push(read(i));
@@ -223,8 +229,8 @@ export async function eventsInWindow(grantId: GrantId, calendarId: CalendarId, f
       return found;
     }),
   );
-  const byId = new Map<string, EventRecord>();
-  for (const record of pages.flat()) byId.set(record.id, record);
+  const byId = new Map<string, Partial<EventRecord>>();
+  for (const record of pages.flat()) byId.set(record.id!, record);
   return [...byId.values()];
 }
 

@@ -1,0 +1,229 @@
+import { performance } from 'node:perf_hooks';
+import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { buildEvent, lambdaContext } from '../scripts/local-stack/api-gateway-event';
+import { startStack } from '../scripts/local-stack/index';
+import { fmt, percentile, rng, table } from './lib';
+
+/**
+ * Issue 14 benchmark: a month of 30-minute slots for five busy people. Five Agent Accounts on the
+ * local stack, each with 1,000 events on its primary calendar over the 30 days (a fifth of them
+ * recurring series, daily and weekly, a few open-ended from before the window), stored as the
+ * service stores them. Measured: the pure engine alone on the busy time those calendars hold, and
+ * the whole `POST /v3/calendars/availability` through the real handler in process (API key check,
+ * validation, grant lookups, one window query per calendar, series expansion, engine, JSON), for
+ * 5 × 1,000 and for 1 × 100, so the growth is visible. Targets: engine p50 ≤ 20 ms, request p50
+ * ≤ 100 ms at 5 × 1,000.
+ */
+const DAY = 86_400;
+const WINDOW_START = Date.UTC(2026, 11, 1) / 1000;
+const WINDOW_DAYS = 30;
+const ENGINE_RUNS = 200;
+const HTTP_RUNS = 100;
+const ZONES = ['America/New_York', 'Europe/Berlin', 'UTC', 'Europe/Lisbon', 'America/Toronto'];
+
+export async function runAvailabilityBench(): Promise<void> {
+  console.log('\n## Availability: 30 days of 30-minute slots, engine and whole request (issue 14)\n');
+  const stack = await startStack(`benchavail${process.pid}`);
+  Object.assign(process.env, stack.env, { LOG_LEVEL: 'warn' });
+  try {
+    const [{ dynamo, TABLE_NAME }, { QueryCommand }, { windowPartition, windowSortKey }, { createApplication }, grants, { primaryCalendarId }, { eventItems, bucketsOfWindow }, { batchWrite, putRequests }, { newId }, { seriesBounds }, engine, { freeBusyOf }, { handler }, { BUSY_FIELDS }] = await Promise.all([
+      import('#shared/aws/dynamodb'),
+      import('@aws-sdk/lib-dynamodb'),
+      import('#shared/db/keys'),
+      import('#shared/applications/service'),
+      import('#shared/grants/service'),
+      import('#shared/agent/calendars'),
+      import('#shared/db/events'),
+      import('#shared/db/batch'),
+      import('#shared/ids'),
+      import('#shared/calendar/recurrence'),
+      import('#shared/availability/engine'),
+      import('#shared/providers/free-busy'),
+      import('#functions/availability/handler'),
+      import('#shared/agent/events'),
+    ]);
+    type EventRecord = import('#shared/db/events').EventRecord;
+    type GrantRecord = import('#shared/db/grants').GrantRecord;
+    const app = await createApplication({ name: 'bench availability' });
+    const context = { applicationId: app.application_id, credential: 'api_key' as const };
+
+    /** An Agent Account whose primary calendar holds `count` events in the window, a fifth of them series. */
+    const seed = async (n: number, count: number): Promise<GrantRecord> => {
+      const grant = await grants.createCustomGrant(context as never, { provider: 'agent', settings: { email_address: `bench-${n}-${count}-${process.pid}@agents.test` } }, { ip: '127.0.0.1', userAgent: 'bench' });
+      const calendarId = primaryCalendarId(grant.id);
+      const rnd = rng(n * 7919 + count);
+      const now = Math.floor(Date.now() / 1000);
+      const base = (start: number, end: number, i: number): EventRecord => {
+        const id = newId('event');
+        return {
+          id,
+          grant_id: grant.id,
+          calendar_id: calendarId,
+          ical_uid: `${id}@agents.bench`,
+          sequence: 0,
+          title: `Event ${i}`,
+          when: { object: 'timespan', start_time: start, end_time: end },
+          zone: 'UTC',
+          start,
+          end,
+          status: 'confirmed',
+          busy: rnd() > 0.05,
+          hide_participants: false,
+          organizer: { email: grant.email },
+          creator: { email: grant.email },
+          participants: [],
+          resources: [],
+          metadata: rnd() < 0.2 ? { key5: 'rr' } : {},
+          created_at: now,
+          updated_at: now,
+          version: 1,
+        };
+      };
+      const records: EventRecord[] = [];
+      const seriesCount = Math.round(count / 5);
+      // Singles: anywhere in the 30 days, on the quarter hour between 06:00 and 21:00 UTC, 15 to 90 minutes.
+      for (let i = 0; i < count - seriesCount; i++) {
+        const start = WINDOW_START + Math.floor(rnd() * WINDOW_DAYS) * DAY + (6 * 4 + Math.floor(rnd() * 60)) * 900;
+        records.push(base(start, start + (1 + Math.floor(rnd() * 6)) * 900, i));
+      }
+      // Series: daily (3–10 times) and weekly (2–4 times) starting in the window; one in twenty open-ended, begun weeks before.
+      for (let s = 0; s < seriesCount; s++) {
+        const daily = s % 2 === 0;
+        const openEnded = s % 20 === 0;
+        const start = (openEnded ? WINDOW_START - (1 + (s % 5)) * 7 * DAY : WINDOW_START + Math.floor(rnd() * WINDOW_DAYS) * DAY) + (6 * 4 + Math.floor(rnd() * 60)) * 900;
+        const rule = `RRULE:FREQ=${daily ? 'DAILY' : 'WEEKLY'}${openEnded ? '' : `;COUNT=${daily ? 3 + Math.floor(rnd() * 8) : 2 + Math.floor(rnd() * 3)}`}`;
+        const record = base(start, start + 1800, count + s);
+        record.recurrence = [rule];
+        record.last_end = seriesBounds({ when: record.when, zone: 'UTC', recurrence: [rule] }).last_end;
+        record.exceptions = [];
+        record.pattern_revision = 0;
+        records.push(record);
+      }
+      await batchWrite(putRequests(records.flatMap(eventItems)));
+      return grant;
+    };
+
+    const started = performance.now();
+    const busyFive = await Promise.all([0, 1, 2, 3, 4].map((n) => seed(n, 1000)));
+    const busyOne = [await seed(9, 100)];
+    console.log(`seeded 5 × 1,000 and 1 × 100 events in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+
+    const window = { start_time: WINDOW_START, end_time: WINDOW_START + WINDOW_DAYS * DAY };
+    const openHours = (i: number) => [{ days: [1, 2, 3, 4, 5], timezone: ZONES[i % ZONES.length]!, start: '7:00', end: '21:00' }];
+    const body = (people: GrantRecord[], method: string) => ({
+      ...window,
+      duration_minutes: 30,
+      interval_minutes: 30,
+      round_to: 15,
+      participants: people.map((g, i) => ({ email: g.email, open_hours: openHours(i) })),
+      availability_rules: { availability_method: method, buffer: { before: 5, after: 5 }, round_robin_group_id: 'rr' },
+    });
+
+    const engineRun = async (people: GrantRecord[], method: 'collective' | 'max-availability') => {
+      const participants = await Promise.all(
+        people.map(async (g, i) => {
+          const times = await freeBusyOf(g).busy(g, { calendar_ids: ['primary'], start: window.start_time - 300, end: window.end_time + 300, tentative_as_busy: true, fairness_group: 'rr' });
+          return { email: g.email, busy: times.busy, open_hours: openHours(i), fairness_count: times.fairness_count };
+        }),
+      );
+      const input = { start: window.start_time, end: window.end_time, duration_minutes: 30, interval_minutes: 30, round_to: 15, method, buffer: { before: 5, after: 5 }, participants };
+      for (let i = 0; i < 20; i++) engine.computeAvailability(input);
+      const samples: number[] = [];
+      let slots = 0;
+      for (let i = 0; i < ENGINE_RUNS; i++) {
+        const t = performance.now();
+        slots = engine.computeAvailability(input).time_slots.length;
+        samples.push(performance.now() - t);
+      }
+      return { p50: percentile(samples, 50), p99: percentile(samples, 99), slots, busy: participants.reduce((n, p) => n + p.busy.length, 0) };
+    };
+
+    const httpRun = async (people: GrantRecord[], method: string) => {
+      const payload = Buffer.from(JSON.stringify(body(people, method)));
+      const call = async () => {
+        const event = buildEvent(
+          { routeKey: 'POST /v3/calendars/availability' },
+          { method: 'POST', url: '/v3/calendars/availability', headers: { authorization: `Bearer ${app.api_key}`, 'content-type': 'application/json' }, body: payload, sourceIp: '127.0.0.1' },
+        );
+        const t = performance.now();
+        const result = (await handler(event, lambdaContext('availability'))) as APIGatewayProxyStructuredResultV2;
+        const elapsed = performance.now() - t;
+        if (result.statusCode !== 200) throw new Error(`availability: ${result.statusCode} ${result.body}`);
+        return { elapsed, slots: (JSON.parse(result.body!) as { data: { time_slots: unknown[] } }).data.time_slots.length };
+      };
+      for (let i = 0; i < 10; i++) await call();
+      const samples: number[] = [];
+      let slots = 0;
+      for (let i = 0; i < HTTP_RUNS; i++) {
+        const r = await call();
+        samples.push(r.elapsed);
+        slots = r.slots;
+      }
+      return { p50: percentile(samples, 50), p99: percentile(samples, 99), slots };
+    };
+
+    /**
+     * The floor on this machine: the same window queries the request makes (every bucket of every
+     * participant's calendar, side by side, the same fields), straight to DynamoDB Local, with
+     * nothing of ours around them.
+     */
+    const floorRun = async (people: GrantRecord[]) => {
+      const from = window.start_time - 300;
+      const to = window.end_time + 300;
+      const names = ['id', ...BUSY_FIELDS];
+      const projection = { ProjectionExpression: names.map((_, i) => `#f${i}`).join(', '), ExpressionAttributeNames: Object.fromEntries(names.map((n, i) => [`#f${i}`, n])) };
+      const read = () =>
+        Promise.all(
+          people.flatMap((g) =>
+            bucketsOfWindow(from, to).map(async (bucket) => {
+              let startKey: Record<string, unknown> | undefined;
+              do {
+                const out = await dynamo.send(
+                  new QueryCommand({
+                    TableName: TABLE_NAME,
+                    KeyConditionExpression: 'pk = :pk AND sk < :to',
+                    FilterExpression: 'window_end > :from',
+                    ExpressionAttributeValues: { ':pk': windowPartition(g.id, primaryCalendarId(g.id), bucket), ':to': windowSortKey(to, ''), ':from': from },
+                    ExclusiveStartKey: startKey,
+                    ...projection,
+                  }),
+                );
+                startKey = out.LastEvaluatedKey;
+              } while (startKey);
+            }),
+          ),
+        );
+      for (let i = 0; i < 10; i++) await read();
+      const samples: number[] = [];
+      for (let i = 0; i < HTTP_RUNS; i++) {
+        const t = performance.now();
+        await read();
+        samples.push(performance.now() - t);
+      }
+      return percentile(samples, 50);
+    };
+
+    const rows: (string | number)[][] = [['case', 'engine p50', 'engine p99', 'request p50', 'request p99', 'DynamoDB floor p50', 'busy intervals', 'slots']];
+    const results: Record<string, { engine: number; http: number; floor: number }> = {};
+    for (const [label, people, method] of [
+      ['5 × 1,000 collective', busyFive, 'collective'],
+      ['5 × 1,000 max-availability', busyFive, 'max-availability'],
+      ['1 × 100 collective', busyOne, 'collective'],
+    ] as const) {
+      const e = await engineRun(people, method);
+      const h = await httpRun(people, method);
+      const floor = await floorRun(people);
+      results[label] = { engine: e.p50, http: h.p50, floor };
+      rows.push([label, fmt(e.p50, 3), fmt(e.p99, 3), fmt(h.p50), fmt(h.p99), fmt(floor), e.busy, `${e.slots}/${h.slots}`]);
+    }
+    console.log(table(rows));
+    const five = results['5 × 1,000 collective']!;
+    const one = results['1 × 100 collective']!;
+    console.log(`\nengine p50 at 5 × 1,000: ${fmt(five.engine, 3)} (target ≤ 20 ms: ${five.engine <= 20 ? 'met' : 'NOT met'})`);
+    console.log(`request p50 at 5 × 1,000: ${fmt(five.http)} (target ≤ 100 ms: ${five.http <= 100 ? 'met' : 'NOT met'})`);
+    console.log(`  against this machine's floor (the same window queries alone on DynamoDB Local): ${fmt(five.floor)}, request / floor ${(five.http / five.floor).toFixed(2)}; our time above the floor ${fmt(five.http - five.floor)}`);
+    console.log(`growth 5 × 1,000 / 1 × 100: engine ×${(five.engine / one.engine).toFixed(1)}, request ×${(five.http / one.http).toFixed(1)}`);
+  } finally {
+    await stack.stop();
+  }
+}
