@@ -9,6 +9,7 @@ import { routes as folders } from './folders/routes';
 import { routes as governance } from './governance/routes';
 import { routes as grants } from './grants/routes';
 import { routes as messages } from './messages/routes';
+import { routes as scheduling } from './scheduling/routes';
 import { routes as send } from './send/routes';
 import { routes as templates } from './templates/routes';
 import { routes as threads } from './threads/routes';
@@ -33,6 +34,7 @@ export const API_ROUTES = {
   calendars,
   events,
   availability,
+  scheduling,
 } as const;
 
 export const ALL_ROUTES: readonly RouteSpec[] = Object.values(API_ROUTES).flatMap((group) => Object.values(group));

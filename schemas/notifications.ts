@@ -42,6 +42,10 @@ export const NOTIFICATION_TYPES = [
   'event.created',
   'event.updated',
   'event.deleted',
+  'booking.created',
+  'booking.pending',
+  'booking.rescheduled',
+  'booking.cancelled',
 ] as const;
 /** Any type a notification may carry (features still to come publish the contract's others). */
 export type NotificationType = (typeof CONTRACT_TRIGGER_TYPES)[number];

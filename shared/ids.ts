@@ -31,6 +31,8 @@ export const ID_PREFIXES = {
   evaluation: 'rev',
   calendar: 'cal',
   event: 'evt',
+  configuration: 'cfg',
+  booking: 'bkg',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
@@ -56,6 +58,8 @@ export type WorkspaceId = Id<'workspace'>;
 export type EvaluationId = Id<'evaluation'>;
 export type CalendarId = Id<'calendar'>;
 export type EventId = Id<'event'>;
+export type ConfigurationId = Id<'configuration'>;
+export type BookingId = Id<'booking'>;
 
 /** Milliseconds encoded in the time part of an ID (its first 10 body characters). */
 export function idTime(id: string): number {

@@ -83,6 +83,8 @@ export interface AvailabilityRequest<P = ResolvedParticipant> {
   default_open_hours?: readonly OpenHoursObject[] | undefined;
   round_robin_group_id?: string | undefined;
   tentative_as_busy?: boolean | undefined;
+  /** Busy intervals to treat as free (a booking being moved does not block its own new time). */
+  free?: readonly { email: string; start: number; end: number }[] | undefined;
 }
 
 const multipleOf5 = (field: string, value: number | undefined) => {
@@ -130,7 +132,13 @@ export async function availabilityOf(request: AvailabilityRequest): Promise<Engi
           tentative_as_busy: request.tentative_as_busy ?? true,
           ...(roundRobin ? { fairness_group: request.round_robin_group_id ?? null } : {}),
         });
-        return { email: p.email, busy: times.busy, open_hours: p.open_hours, fairness_count: times.fairness_count };
+        let busy = times.busy;
+        for (const f of request.free ?? []) {
+          if (f.email.toLowerCase() !== p.email.toLowerCase()) continue;
+          const at = busy.findIndex((b) => b.start === f.start && b.end === f.end);
+          if (at >= 0) busy = [...busy.slice(0, at), ...busy.slice(at + 1)];
+        }
+        return { email: p.email, busy, open_hours: p.open_hours, fairness_count: times.fairness_count };
       } catch (error) {
         if (error instanceof ApiError && error.status < 500) throw new InvalidRequestError(`participants[${i}] (${p.email}): ${error.message}`);
         throw error;

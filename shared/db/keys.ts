@@ -42,6 +42,12 @@
  * | Event by ID in its calendar; an occurrence's override sorts after its series (`<master>_<key>`) | table | grant#<gid>#cal#<cal_id>#evt | <evt_id> | eventKey, eventsOfCalendar |
  * | Events of a calendar by time: copies per time bucket (shared/db/events.ts) | table | grant#<gid>#cal#<cal_id>#win#<bucket> | <start>#<evt_id> | windowKey, windowPartition |
  * | Event by iCalendar UID within a grant (invitations, replies, ical_uid filter) | table | grant#<gid>#icaluid | <uid> | icalUidKey |
+ * | Scheduler configuration by ID (public pages and bookings reach it by ID alone) | table | schedcfg#<cfg_id> | config | configurationKey |
+ * | Scheduler configurations of an application (copies of the above) | table | app#<app_id> | schedcfg#<cfg_id> | appConfigurationKey, configurationsOfApplication |
+ * | Scheduler configuration by slug within an application (unique) | table | app#<app_id> | slug#<slug> | configurationSlugKey |
+ * | Scheduler session by SHA-256 of its token (TTL: its expiry) | table | schedses#<sha256> | session | sessionKey |
+ * | Booking by ID | table | booking#<bkg_id> | booking | bookingKey |
+ * | Booked time of an organizer, one item per UTC day (the slot locks: a map booking → [start, end]) | table | grant#<gid>#booked | <YYYY-MM-DD> | bookedDayKey |
  *
  * Message postings are the filter indexes of a mailbox: one small item per (filter value, message),
  * e.g. `ix#from:ann@x.com`, `ix#in:inbox`, `ix#unread`, `ix#subj:invoice`, `ix#text:budget`. Their sort
@@ -52,7 +58,7 @@
  * Uniqueness is enforced with conditional puts of the `email#`, `external#` and `agent#` items in
  * the same transaction as the grant item, never by reading first.
  */
-import type { ApplicationId, DraftId, GrantId, JobId, MessageId, NotificationId, SignatureId, TemplateId, ThreadId, ScheduleId, UploadId, WebhookId, ListId, RuleId, PolicyId, WorkspaceId, EvaluationId, CalendarId } from '#shared/ids';
+import type { ApplicationId, DraftId, GrantId, JobId, MessageId, NotificationId, SignatureId, TemplateId, ThreadId, ScheduleId, UploadId, WebhookId, ListId, RuleId, PolicyId, WorkspaceId, EvaluationId, CalendarId, ConfigurationId, BookingId } from '#shared/ids';
 
 export interface Key {
   pk: string;
@@ -240,3 +246,16 @@ export const windowKey = (grantId: GrantId, calendarId: CalendarId, bucket: stri
 
 /** Which event of a grant carries an iCalendar UID (one per grant: a series and its overrides share it). */
 export const icalUidKey = (grantId: GrantId, uid: string): Key => ({ pk: grantPartition(grantId, 'icaluid'), sk: uid });
+
+/** Scheduler configuration by ID, deployment-wide (a public booking page names only the ID). */
+export const configurationKey = (id: ConfigurationId): Key => ({ pk: `schedcfg#${id}`, sk: 'config' });
+/** The copy of a configuration in its application's partition (lists). */
+export const appConfigurationKey = (appId: ApplicationId, id: ConfigurationId): Key => ({ pk: `app#${appId}`, sk: `schedcfg#${id}` });
+export const configurationsOfApplication = (appId: ApplicationId) => ({ pk: `app#${appId}`, skPrefix: 'schedcfg#' });
+/** Uniqueness and lookup of a configuration by slug within an application. */
+export const configurationSlugKey = (appId: ApplicationId, slug: string): Key => ({ pk: `app#${appId}`, sk: `slug#${slug}` });
+/** A scheduler session by the SHA-256 of its token (the token itself is never stored). */
+export const sessionKey = (tokenHash: string): Key => ({ pk: `schedses#${tokenHash}`, sk: 'session' });
+export const bookingKey = (id: BookingId): Key => ({ pk: `booking#${id}`, sk: 'booking' });
+/** An organizer's booked time on one UTC day: the slot locks bookings take and cancellations release. */
+export const bookedDayKey = (grantId: GrantId, day: string): Key => ({ pk: `grant#${grantId}#booked`, sk: day });

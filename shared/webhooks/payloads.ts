@@ -127,15 +127,26 @@ function exampleObject(base: string, now: number): object {
       };
     case 'booking.created':
     case 'booking.pending':
+    case 'booking.rescheduled':
+    case 'booking.cancelled':
       return {
-        booking_id: 'evt_example',
-        booking_type: base === 'booking.pending' ? 'organizer-confirmation' : 'booking',
-        status: base === 'booking.pending' ? 'pending' : 'booked',
-        configuration_id: 'cfg_example',
+        booking_id: 'bkg_01jd6abcdefghjkmnpqrstvwxy',
+        event_id: 'evt_01jd6abcdefghjkmnpqrstvwxy',
+        calendar_id: 'cal_01jd6abcdefghjkmnpqrstvwxy',
+        configuration_id: 'cfg_01jd6abcdefghjkmnpqrstvwxy',
+        title: 'Intro call',
+        organizer: { email: 'agent@agents.example.com' },
         guest: { name: 'Ann', email: 'ann@example.com' },
+        additional_guests: [],
+        participants: [{ email: 'agent@agents.example.com' }],
+        status: base === 'booking.pending' ? 'pending' : base === 'booking.cancelled' ? 'cancelled' : 'booked',
         start_time: now + 86400,
         end_time: now + 88200,
+        timezone: 'UTC',
+        email_language: 'en',
         additional_fields: {},
+        created_at: now,
+        updated_at: now,
       };
     default:
       return {};

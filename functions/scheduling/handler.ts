@@ -1,0 +1,44 @@
+import { empty, list, ok } from '#shared/http/route';
+import { httpApi } from '#shared/http/stack';
+import { resolveGrant } from '#shared/grants/resolve';
+import { configurationOf, createSession, deleteSession } from '#shared/scheduling/access';
+import { cancelBooking, configurationAvailability, confirmBooking, createBooking, getBooking, rescheduleBooking } from '#shared/scheduling/bookings';
+import { configurationView, createConfiguration, deleteConfiguration, listConfigurations, requireConfiguration, updateConfiguration } from '#shared/scheduling/configurations';
+import generated from './routes.generated.cjs';
+import type { routes } from './routes';
+
+export const handler = httpApi<typeof routes>(generated, {
+  listGrantConfigurations: async ({ app, grant }) => list(await listConfigurations(app, grant)),
+  createGrantConfiguration: async ({ grant, body }) => ok(await createConfiguration(grant, body), { status: 201 }),
+  getGrantConfiguration: async ({ app, grant, params }) => ok(configurationView(await requireConfiguration(app.applicationId, params.configuration_id, grant))),
+  updateGrantConfiguration: async ({ app, grant, params, body }) => ok(await updateConfiguration(grant, await requireConfiguration(app.applicationId, params.configuration_id, grant), body)),
+  deleteGrantConfiguration: async ({ app, grant, params }) => {
+    await deleteConfiguration(await requireConfiguration(app.applicationId, params.configuration_id, grant));
+    return empty();
+  },
+  listConfigurations: async ({ app, query }) => list(await listConfigurations(app, query.grant_id !== undefined ? await resolveGrant(app, query.grant_id) : undefined)),
+  createConfiguration: async ({ app, body }) => {
+    const { grant_id, ...rest } = body;
+    return ok(await createConfiguration(await resolveGrant(app, grant_id), rest), { status: 201 });
+  },
+  getConfiguration: async ({ app, params }) => ok(configurationView(await requireConfiguration(app.applicationId, params.configuration_id))),
+  updateConfiguration: async ({ app, params, body }) => {
+    const current = await requireConfiguration(app.applicationId, params.configuration_id);
+    return ok(await updateConfiguration(await resolveGrant(app, current.grant_id), current, body));
+  },
+  deleteConfiguration: async ({ app, params }) => {
+    await deleteConfiguration(await requireConfiguration(app.applicationId, params.configuration_id));
+    return empty();
+  },
+  createSession: async ({ app, body }) => ok(await createSession(app, body), { status: 201 }),
+  deleteSession: async ({ app, params }) => {
+    await deleteSession(app, params.session_id);
+    return empty();
+  },
+  availability: async ({ headers, query }) => ok(await configurationAvailability(await configurationOf(headers.authorization, query), query.start_time, query.end_time)),
+  createBooking: async ({ headers, query, body }) => ok(await createBooking(await configurationOf(headers.authorization, query), query, body), { status: 201 }),
+  getBooking: async ({ headers, query, params }) => ok(await getBooking(await configurationOf(headers.authorization, query), params.booking_id)),
+  confirmBooking: async ({ headers, query, params, body }) => ok(await confirmBooking(await configurationOf(headers.authorization, query), params.booking_id, body)),
+  rescheduleBooking: async ({ headers, query, params, body }) => ok(await rescheduleBooking(await configurationOf(headers.authorization, query), params.booking_id, body)),
+  cancelBooking: async ({ headers, query, params, body }) => ok(await cancelBooking(await configurationOf(headers.authorization, query), params.booking_id, body?.cancellation_reason)),
+});

@@ -1,0 +1,314 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { IANAZone } from 'luxon';
+import type { CreateEventBody } from '#schemas/event';
+import type { NotificationType } from '#schemas/notifications';
+import type { ConfirmBookingBody, CreateBookingBody, CreateBookingQuery, RescheduleBookingBody } from '#schemas/scheduling';
+import type { EngineResult } from '#shared/availability/engine';
+import { availabilityOf, checkAvailabilityRequest, type ResolvedParticipant } from '#shared/availability/service';
+import { getGrant, type GrantRecord } from '#shared/db/grants';
+import type { OutboxEntry } from '#shared/db/outbox';
+import * as db from '#shared/db/scheduling';
+import type { BookingRecord, ConfigurationRecord } from '#shared/db/scheduling';
+import { ApiError, ConflictError, InvalidRequestError, NotFoundError } from '#shared/errors';
+import { resolveGrant } from '#shared/grants/resolve';
+import { newId, parseId } from '#shared/ids';
+import { newNotification } from '#shared/notifications/notification';
+import { eventsOf } from '#shared/providers/events';
+import { applicationOf } from '#shared/scheduling/access';
+import { DEFAULTS } from '#shared/scheduling/configurations';
+import { clock } from '#shared/time';
+
+/**
+ * Bookings (spec "Scheduler: bookings", seven steps): the slot is checked against the
+ * configuration's availability, then taken with the organizer's slot locks (one conditional write
+ * of every UTC day the booking touches, so two overlapping bookings can never both commit, whatever
+ * configuration they came through), then the event is created on the organizer's calendar through
+ * the provider contract (its iMIP invitation is the guest's confirmation), and the booking is saved
+ * with its event and its `booking.*` notification in one transaction.
+ */
+
+const LOCK_ATTEMPTS = 25;
+const lower = (s: string) => s.trim().toLowerCase();
+const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
+
+// ---- references ------------------------------------------------------------------------------
+
+/** `base64url(<configuration>:<booking>:<salt>)`: what the guest keeps to reschedule or cancel. */
+export function bookingReference(configurationId: string, bookingId: string, salt: string): string {
+  return Buffer.from(`${configurationId}:${bookingId}:${salt}`, 'utf8').toString('base64url');
+}
+
+export function parseBookingReference(reference: string): { configuration_id: string; booking_id: string; salt: string } | undefined {
+  const [configuration_id, booking_id, salt, ...rest] = Buffer.from(reference, 'base64url').toString('utf8').split(':');
+  return configuration_id && booking_id && salt && !rest.length ? { configuration_id, booking_id, salt } : undefined;
+}
+
+const saltMatches = (record: BookingRecord, salt: string) => {
+  const [a, b] = [Buffer.from(record.salt_hash, 'hex'), Buffer.from(sha256(salt), 'hex')];
+  return a.length === b.length && timingSafeEqual(a, b);
+};
+
+export function bookingView(b: BookingRecord, reference?: string) {
+  return {
+    booking_id: b.id,
+    event_id: b.event_id,
+    calendar_id: b.calendar_id,
+    configuration_id: b.configuration_id,
+    title: b.title,
+    ...(b.description !== undefined ? { description: b.description } : {}),
+    ...(b.location !== undefined ? { location: b.location } : {}),
+    organizer: b.organizer,
+    guest: b.guest,
+    additional_guests: b.additional_guests,
+    participants: b.participants,
+    status: b.status,
+    start_time: b.start,
+    end_time: b.end,
+    timezone: b.timezone,
+    email_language: b.email_language,
+    additional_fields: b.additional_fields,
+    ...(b.cancellation_reason !== undefined ? { cancellation_reason: b.cancellation_reason } : {}),
+    ...(reference !== undefined ? { booking_reference: reference } : {}),
+    created_at: b.created_at,
+    updated_at: b.updated_at,
+  };
+}
+
+const notification = (b: BookingRecord, type: Extract<NotificationType, `booking.${string}`>): OutboxEntry => ({
+  notification: newNotification({ type, applicationId: b.application_id, grantId: b.grant_id, object: bookingView(b) }),
+});
+
+// ---- availability ----------------------------------------------------------------------------
+
+async function organizerOf(config: ConfigurationRecord): Promise<GrantRecord> {
+  const grant = await getGrant(config.application_id, config.grant_id);
+  if (!grant) throw new NotFoundError(`The organizer of configuration '${config.id}' no longer exists`);
+  return grant;
+}
+
+/** The participants whose calendars decide availability, each resolved to a grant of the configuration's application. */
+async function availabilityParticipants(config: ConfigurationRecord, organizer: GrantRecord): Promise<ResolvedParticipant[]> {
+  const app = applicationOf(config);
+  const out: ResolvedParticipant[] = [];
+  for (const p of config.participants) {
+    const isOrganizer = p.is_organizer === true || lower(p.email) === lower(organizer.email);
+    if (!isOrganizer && !p.availability) continue;
+    let grant = isOrganizer ? organizer : undefined;
+    if (!grant) {
+      try {
+        grant = await resolveGrant(app, p.grant_id ?? `email:${p.email}`);
+      } catch (error) {
+        if (error instanceof ApiError && error.status < 500) throw new ConflictError(`Participant ${p.email} of configuration '${config.id}' is no longer a grant of its application`);
+        throw error;
+      }
+    }
+    out.push({ email: p.email, grant, calendar_ids: p.availability?.calendar_ids, open_hours: p.availability?.open_hours });
+  }
+  return out;
+}
+
+/** Slots of a configuration in a window, within its notice and days-in-future rules. */
+export async function configurationAvailability(config: ConfigurationRecord, start: number, end: number, free: { start: number; end: number } | undefined = undefined): Promise<EngineResult> {
+  const organizer = await organizerOf(config);
+  const rules = config.availability.availability_rules ?? {};
+  const now = clock.nowSeconds();
+  const request = {
+    start_time: start,
+    end_time: end,
+    duration_minutes: config.availability.duration_minutes,
+    interval_minutes: config.availability.interval_minutes,
+    round_to: config.availability.round_to ?? DEFAULTS.round_to,
+    method: rules.availability_method ?? DEFAULTS.method,
+    buffer: rules.buffer,
+    default_open_hours: rules.default_open_hours,
+    round_robin_group_id: rules.round_robin_group_id,
+    tentative_as_busy: rules.tentative_as_busy,
+  };
+  checkAvailabilityRequest({ ...request, participants: [] });
+  const from = Math.max(start, now + (config.scheduler.min_booking_notice ?? DEFAULTS.min_booking_notice) * 60);
+  const to = Math.min(end, now + (config.scheduler.available_days_in_future ?? DEFAULTS.available_days_in_future) * 86_400);
+  if (to - from < config.availability.duration_minutes * 60) return { time_slots: [], order: [] };
+  const participants = await availabilityParticipants(config, organizer);
+  return availabilityOf({
+    ...request,
+    start_time: from,
+    end_time: to,
+    participants,
+    ...(free ? { free: participants.map((p) => ({ email: p.email, ...free })) } : {}),
+  });
+}
+
+// ---- create ----------------------------------------------------------------------------------
+
+function checkTime(config: ConfigurationRecord, start: number, end: number): void {
+  const minutes = config.availability.duration_minutes;
+  if (end - start !== minutes * 60) throw new InvalidRequestError(`'end_time' must be 'start_time' + ${minutes} minutes (the configuration's duration); got ${(end - start) / 60} minutes`);
+  const now = clock.nowSeconds();
+  const notice = config.scheduler.min_booking_notice ?? DEFAULTS.min_booking_notice;
+  if (start < now + notice * 60) throw new InvalidRequestError(`Bookings must start at least ${notice} minutes from now (min_booking_notice)`);
+  const days = config.scheduler.available_days_in_future ?? DEFAULTS.available_days_in_future;
+  if (start > now + days * 86_400) throw new InvalidRequestError(`Bookings can be made at most ${days} days ahead (available_days_in_future)`);
+}
+
+async function requireSlot(config: ConfigurationRecord, start: number, end: number, free?: { start: number; end: number }): Promise<void> {
+  const { time_slots } = await configurationAvailability(config, start, end, free);
+  if (!time_slots.some((s) => s.start_time === start && s.end_time === end)) {
+    throw new ConflictError(`The slot from ${start} to ${end} is not available (taken, outside open hours, or not on a slot boundary); ask GET /v3/scheduling/availability for the free slots`);
+  }
+}
+
+/** Takes the slot locks for `record` (moving them from `previous`); 409 when another booking holds overlapping time. */
+async function lockSlot(record: BookingRecord, outbox: readonly OutboxEntry[], previous?: BookingRecord): Promise<void> {
+  for (let attempt = 0; attempt < LOCK_ATTEMPTS; attempt++) {
+    const days = await db.bookedDays(record.grant_id, db.daysOf(record.start, record.end));
+    for (const day of days) {
+      for (const [id, [s, e]] of Object.entries(day.slots)) {
+        if (id !== record.id && s < record.end && record.start < e) throw new ConflictError(`The slot from ${record.start} to ${record.end} was just booked by someone else; choose another slot`);
+      }
+    }
+    if (await db.writeBookingWithLocks(record, days, outbox, previous)) return;
+  }
+  throw new ConflictError('Too many bookings for this organizer at once; try again');
+}
+
+const timezoneOf = (config: ConfigurationRecord, organizer: GrantRecord, given: string | undefined): string => {
+  const organizerEntry = config.participants.find((p) => lower(p.email) === lower(organizer.email));
+  const zone = given ?? config.event_booking.timezone ?? organizerEntry?.timezone ?? 'UTC';
+  if (!IANAZone.isValidZone(zone)) throw new InvalidRequestError(`'timezone' must be an IANA time zone such as Europe/Berlin; '${zone}' is not one`);
+  return zone;
+};
+
+export async function createBooking(config: ConfigurationRecord, query: CreateBookingQuery, body: CreateBookingBody) {
+  const organizer = await organizerOf(config);
+  checkTime(config, body.start_time, body.end_time);
+  const timezone = timezoneOf(config, organizer, query.timezone ?? body.timezone);
+  const known = new Map(config.participants.map((p) => [lower(p.email), p]));
+  const unknown = (body.participants ?? []).filter((p) => !known.has(lower(p.email))).map((p) => p.email);
+  if (unknown.length) throw new InvalidRequestError(`'participants' must be participants of the configuration; these are not: ${unknown.join(', ')}`);
+  const chosen = body.participants?.length ? config.participants.filter((p) => body.participants!.some((b) => lower(b.email) === lower(p.email))) : config.participants;
+  await requireSlot(config, body.start_time, body.end_time);
+
+  const now = clock.nowSeconds();
+  const salt = randomBytes(18).toString('base64url');
+  const pending = config.event_booking.booking_type === 'organizer-confirmation';
+  const record: BookingRecord = {
+    id: newId('booking'),
+    application_id: config.application_id,
+    configuration_id: config.id,
+    grant_id: organizer.id,
+    calendar_id: config.participants.find((p) => lower(p.email) === lower(organizer.email))?.booking?.calendar_id ?? 'primary',
+    event_id: '',
+    status: pending ? 'pending' : 'booked',
+    start: body.start_time,
+    end: body.end_time,
+    title: config.event_booking.title,
+    ...(config.event_booking.description !== undefined ? { description: config.event_booking.description } : {}),
+    ...(config.event_booking.location !== undefined ? { location: config.event_booking.location } : {}),
+    organizer: { email: organizer.email, ...(organizer.name ? { name: organizer.name } : {}) },
+    guest: { email: lower(body.guest.email), name: body.guest.name },
+    additional_guests: (body.additional_guests ?? []).map((g) => ({ ...g, email: lower(g.email) })),
+    participants: chosen.map((p) => ({ email: p.email })),
+    timezone,
+    email_language: body.email_language ?? 'en',
+    additional_fields: body.additional_fields ?? {},
+    salt_hash: sha256(salt),
+    created_at: now,
+    updated_at: now,
+    version: 1,
+  };
+  await lockSlot(record, []);
+
+  let event;
+  try {
+    event = await eventsOf(organizer).create(organizer, record.calendar_id, eventBody(config, record, chosen), notifyGuests(config, record));
+  } catch (error) {
+    await db.discardBooking(record);
+    throw error;
+  }
+  const saved: BookingRecord = { ...record, event_id: event.id, calendar_id: event.calendar_id, version: record.version + 1 };
+  if (!(await db.updateBooking(record, saved, [notification(saved, pending ? 'booking.pending' : 'booking.created')]))) {
+    throw new ConflictError(`Booking '${record.id}' changed while it was being created`);
+  }
+  return bookingView(saved, bookingReference(config.id, saved.id, salt));
+}
+
+/** Guests hear of a booking (the invitation from the organizer's address) unless emails are off or it awaits the organizer. */
+const notifyGuests = (config: ConfigurationRecord, b: BookingRecord) => config.event_booking.disable_emails !== true && b.status === 'booked';
+
+function eventBody(config: ConfigurationRecord, b: BookingRecord, chosen: ConfigurationRecord['participants']): CreateEventBody {
+  const others = chosen.filter((p) => lower(p.email) !== lower(b.organizer.email)).map((p) => ({ email: p.email, ...(p.name ? { name: p.name } : {}) }));
+  const eb = config.event_booking;
+  return {
+    title: b.title,
+    ...(b.description !== undefined ? { description: b.description } : {}),
+    ...(b.location !== undefined ? { location: b.location } : {}),
+    when: { start_time: b.start, end_time: b.end, start_timezone: b.timezone, end_timezone: b.timezone },
+    participants: [{ email: b.guest.email, name: b.guest.name }, ...b.additional_guests, ...others],
+    busy: true,
+    status: b.status === 'pending' ? 'maybe' : 'confirmed',
+    ...(eb.conferencing?.details ? { conferencing: { provider: eb.conferencing.provider, details: eb.conferencing.details } } : {}),
+    ...(eb.hide_participants !== undefined ? { hide_participants: eb.hide_participants } : {}),
+  } as CreateEventBody;
+}
+
+// ---- read, confirm, reschedule, cancel -------------------------------------------------------
+
+export async function requireBooking(config: ConfigurationRecord, id: string): Promise<BookingRecord> {
+  const parsed = parseId('booking', id);
+  const record = parsed ? await db.getBooking(parsed) : undefined;
+  if (!record || record.configuration_id !== config.id || !record.event_id) throw new NotFoundError(`Booking '${id}' not found`);
+  return record;
+}
+
+export async function getBooking(config: ConfigurationRecord, id: string) {
+  return bookingView(await requireBooking(config, id));
+}
+
+async function save(current: BookingRecord, next: BookingRecord, type: Extract<NotificationType, `booking.${string}`>) {
+  if (!(await db.updateBooking(current, next, [notification(next, type)]))) throw new ConflictError(`Booking '${current.id}' was changed by another request; read it again`);
+  return next;
+}
+
+function checkCancellable(config: ConfigurationRecord, b: BookingRecord, what: string): void {
+  if (b.status === 'cancelled') throw new ConflictError(`Booking '${b.id}' is already cancelled`);
+  const notice = config.scheduler.min_cancellation_notice ?? DEFAULTS.min_cancellation_notice;
+  if (clock.nowSeconds() > b.start - notice * 60) throw new InvalidRequestError(`Booking '${b.id}' can no longer be ${what}: it starts in less than ${notice} minutes (min_cancellation_notice)`);
+}
+
+export async function cancelBooking(config: ConfigurationRecord, id: string, reason: string | undefined, record?: BookingRecord) {
+  const b = record ?? (await requireBooking(config, id));
+  checkCancellable(config, b, 'cancelled');
+  const organizer = await organizerOf(config);
+  try {
+    await eventsOf(organizer).delete(organizer, b.event_id, b.calendar_id, config.event_booking.disable_emails !== true);
+  } catch (error) {
+    if (!(error instanceof NotFoundError)) throw error;
+  }
+  const next: BookingRecord = { ...b, status: 'cancelled', ...(reason !== undefined ? { cancellation_reason: reason } : {}), updated_at: clock.nowSeconds(), version: b.version + 1 };
+  return bookingView(await save(b, next, 'booking.cancelled'));
+}
+
+/** PUT: the organizer confirms or declines a pending booking, with the salt of its reference (404 when it does not match). */
+export async function confirmBooking(config: ConfigurationRecord, id: string, body: ConfirmBookingBody) {
+  const b = await requireBooking(config, id);
+  if (!saltMatches(b, body.salt)) throw new NotFoundError(`Booking '${id}' not found (the salt does not match its reference)`);
+  if (b.status !== 'pending') throw new ConflictError(`Booking '${id}' is ${b.status}, not pending: only a pending booking can be confirmed or cancelled this way`);
+  if (body.status === 'cancelled') return cancelBooking(config, id, body.cancellation_reason, b);
+  const organizer = await organizerOf(config);
+  const next: BookingRecord = { ...b, status: 'booked', updated_at: clock.nowSeconds(), version: b.version + 1 };
+  await eventsOf(organizer).update(organizer, b.event_id, b.calendar_id, { status: 'confirmed' }, notifyGuests(config, next));
+  return bookingView(await save(b, next, 'booking.created'));
+}
+
+/** PATCH: a new time for a booking, checked against availability (its own time counting as free). */
+export async function rescheduleBooking(config: ConfigurationRecord, id: string, body: RescheduleBookingBody) {
+  const b = await requireBooking(config, id);
+  checkCancellable(config, b, 'rescheduled');
+  checkTime(config, body.start_time, body.end_time);
+  await requireSlot(config, body.start_time, body.end_time, { start: b.start, end: b.end });
+  const next: BookingRecord = { ...b, start: body.start_time, end: body.end_time, updated_at: clock.nowSeconds(), version: b.version + 1 };
+  await lockSlot(next, [notification(next, 'booking.rescheduled')], b);
+  const organizer = await organizerOf(config);
+  await eventsOf(organizer).update(organizer, b.event_id, b.calendar_id, { when: { start_time: next.start, end_time: next.end, start_timezone: b.timezone, end_timezone: b.timezone } }, notifyGuests(config, next));
+  return bookingView(next);
+}

@@ -1,0 +1,147 @@
+import type { CreateConfigurationBody, UpdateConfigurationBody } from '#schemas/scheduling';
+import { IANAZone } from 'luxon';
+import type { ApplicationContext } from '#shared/applications/authenticate';
+import { openHoursProblems } from '#shared/availability/engine';
+import * as db from '#shared/db/scheduling';
+import type { ConfigurationRecord } from '#shared/db/scheduling';
+import type { GrantRecord } from '#shared/db/grants';
+import { ConflictError, InvalidRequestError, NotFoundError } from '#shared/errors';
+import { newId, parseId } from '#shared/ids';
+import { clock } from '#shared/time';
+
+/**
+ * Scheduler configurations: what a booking page offers (participants and their calendars, slot
+ * rules, the event a booking creates, booking-page settings). The organizer is the grant that owns
+ * the configuration; Agent Account organizers read and write their primary calendar only, and
+ * round-robin methods are refused for them (spec "Scheduler configuration").
+ */
+
+export const DEFAULTS = { available_days_in_future: 30, min_booking_notice: 60, min_cancellation_notice: 0, round_to: 15, method: 'collective' } as const;
+
+const lower = (s: string) => s.trim().toLowerCase();
+const multipleOf5 = (problems: string[], field: string, value: number | undefined) => {
+  if (value !== undefined && value % 5 !== 0) problems.push(`'${field}' must be a multiple of 5 minutes; ${value} is not`);
+};
+
+type Fields = Omit<CreateConfigurationBody, 'participants' | 'availability' | 'event_booking'> & Partial<Pick<CreateConfigurationBody, 'participants' | 'availability' | 'event_booking'>>;
+
+/** Checks a whole configuration (after an update is merged in) for its organizer: 400 naming every problem. */
+function check(organizer: GrantRecord, c: Required<Pick<CreateConfigurationBody, 'participants' | 'availability' | 'event_booking'>> & Fields): string[] {
+  const problems: string[] = [];
+  const organizers = c.participants.filter((p) => p.is_organizer === true);
+  if (organizers.length > 1) problems.push(`only one participant can be the organizer; ${organizers.map((p) => p.email).join(', ')} are marked is_organizer`);
+  const organizerEntry = organizers[0] ?? c.participants.find((p) => lower(p.email) === lower(organizer.email));
+  if (!organizerEntry) problems.push(`the organizer must be a participant: add ${organizer.email} with "is_organizer": true`);
+  else if (lower(organizerEntry.email) !== lower(organizer.email)) problems.push(`the organizer (${organizerEntry.email}) must be the configuration's grant, ${organizer.email}`);
+  const seen = new Set<string>();
+  c.participants.forEach((p, i) => {
+    if (seen.has(lower(p.email))) problems.push(`participants[${i}] repeats ${p.email}`);
+    seen.add(lower(p.email));
+    (p.availability?.open_hours ?? []).forEach((h, j) => problems.push(...openHoursProblems(h, `participants[${i}].availability.open_hours[${j}]`)));
+    if (p.timezone !== undefined) tryZone(problems, `participants[${i}].timezone`, p.timezone);
+  });
+  (c.availability.availability_rules?.default_open_hours ?? []).forEach((h, j) => problems.push(...openHoursProblems(h, `availability.availability_rules.default_open_hours[${j}]`)));
+  multipleOf5(problems, 'availability.duration_minutes', c.availability.duration_minutes);
+  multipleOf5(problems, 'availability.interval_minutes', c.availability.interval_minutes);
+  multipleOf5(problems, 'availability.round_to', c.availability.round_to);
+  multipleOf5(problems, 'availability.availability_rules.buffer.before', c.availability.availability_rules?.buffer?.before);
+  multipleOf5(problems, 'availability.availability_rules.buffer.after', c.availability.availability_rules?.buffer?.after);
+  if (c.event_booking.timezone !== undefined) tryZone(problems, 'event_booking.timezone', c.event_booking.timezone);
+  if (c.event_booking.conferencing?.autocreate !== undefined) problems.push("'event_booking.conferencing.autocreate' needs a conferencing provider, and none is configured in this deployment; give 'details' instead");
+  if (organizer.provider === 'agent' && organizerEntry) {
+    const calendars = organizerEntry.availability?.calendar_ids;
+    if (calendars && (calendars.length !== 1 || calendars[0] !== 'primary')) {
+      problems.push(`an Agent Account organizer reads its primary calendar only: 'availability.calendar_ids' must be ["primary"], not ${JSON.stringify(calendars)}`);
+    }
+    if (organizerEntry.booking && organizerEntry.booking.calendar_id !== 'primary') {
+      problems.push(`an Agent Account organizer books on its primary calendar only: 'booking.calendar_id' must be "primary", not "${organizerEntry.booking.calendar_id}"`);
+    }
+    const method = c.availability.availability_rules?.availability_method;
+    if (method === 'max-availability' || method === 'max-fairness') {
+      problems.push(`round-robin availability ('${method}') is not supported for Agent Account organizers: use 'collective' (every participant must be free)`);
+    }
+  }
+  return problems;
+}
+
+function tryZone(problems: string[], field: string, zone: string) {
+  if (!IANAZone.isValidZone(zone)) problems.push(`'${field}' must be an IANA time zone such as Europe/Berlin; '${zone}' is not one`);
+}
+
+export function configurationView(r: ConfigurationRecord) {
+  return {
+    id: r.id,
+    object: 'scheduling_configuration' as const,
+    grant_id: r.grant_id,
+    ...(r.name !== undefined ? { name: r.name } : {}),
+    slug: r.slug ?? null,
+    requires_session_auth: r.requires_session_auth,
+    participants: r.participants,
+    availability: r.availability,
+    event_booking: r.event_booking,
+    scheduler: r.scheduler,
+    ...(r.appearance ? { appearance: r.appearance } : {}),
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+  };
+}
+
+async function saved<T>(write: () => Promise<T>, slug: string | undefined): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (error instanceof db.SlugTakenError) throw new ConflictError(`The slug '${slug}' is already used by another configuration of this application`);
+    throw error;
+  }
+}
+
+export async function createConfiguration(organizer: GrantRecord, body: CreateConfigurationBody) {
+  const problems = check(organizer, body);
+  if (problems.length) throw new InvalidRequestError(problems.join('; '));
+  const now = clock.nowSeconds();
+  const { slug, requires_session_auth, scheduler, ...fields } = body;
+  const record: ConfigurationRecord = {
+    ...fields,
+    id: newId('configuration'),
+    application_id: organizer.application_id,
+    grant_id: organizer.id,
+    ...(slug !== undefined ? { slug } : {}),
+    requires_session_auth: requires_session_auth ?? false,
+    scheduler: scheduler ?? {},
+    created_at: now,
+    updated_at: now,
+    version: 1,
+  };
+  await saved(() => db.insertConfiguration(record), slug);
+  return configurationView(record);
+}
+
+/** The configuration, if it belongs to this application (and, when given, this organizer); 404 otherwise. */
+export async function requireConfiguration(appId: ApplicationContext['applicationId'], id: string, organizer?: GrantRecord): Promise<ConfigurationRecord> {
+  const parsed = parseId('configuration', id);
+  const record = parsed ? await db.getConfiguration(parsed) : undefined;
+  if (!record || record.application_id !== appId || (organizer && record.grant_id !== organizer.id)) throw new NotFoundError(`Configuration '${id}' not found`);
+  return record;
+}
+
+export async function updateConfiguration(organizer: GrantRecord, current: ConfigurationRecord, body: UpdateConfigurationBody) {
+  const merged = {
+    ...current,
+    ...body,
+    scheduler: body.scheduler ?? current.scheduler,
+  };
+  const problems = check(organizer, merged);
+  if (problems.length) throw new InvalidRequestError(problems.join('; '));
+  const next: ConfigurationRecord = { ...merged, updated_at: clock.nowSeconds(), version: current.version + 1 };
+  const ok = await saved(() => db.replaceConfiguration(current, next), body.slug);
+  if (!ok) throw new ConflictError(`Configuration '${current.id}' was changed by another request; read it again and retry`);
+  return configurationView(next);
+}
+
+export async function listConfigurations(app: ApplicationContext, organizer?: GrantRecord) {
+  return (await db.listConfigurations(app.applicationId, organizer?.id)).map(configurationView);
+}
+
+export async function deleteConfiguration(record: ConfigurationRecord): Promise<void> {
+  await db.deleteConfiguration(record);
+}
