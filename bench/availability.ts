@@ -2,7 +2,8 @@ import { performance } from 'node:perf_hooks';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { buildEvent, lambdaContext } from '../scripts/local-stack/api-gateway-event';
 import { startStack } from '../scripts/local-stack/index';
-import { fmt, percentile, rng, table } from './lib';
+import { fmt, percentile, table } from './lib';
+import { seedBusyAccount, windowReadFloor } from './busy-calendars';
 
 /**
  * Issue 14 benchmark: a month of 30-minute slots for five busy people. Five Agent Accounts on the
@@ -26,82 +27,17 @@ export async function runAvailabilityBench(): Promise<void> {
   const stack = await startStack(`benchavail${process.pid}`);
   Object.assign(process.env, stack.env, { LOG_LEVEL: 'warn' });
   try {
-    const [{ dynamo, TABLE_NAME }, { QueryCommand }, { windowPartition, windowSortKey }, { createApplication }, grants, { primaryCalendarId }, { eventItems, bucketsOfWindow }, { batchWrite, putRequests }, { newId }, { seriesBounds }, engine, { freeBusyOf }, { handler }, { BUSY_FIELDS }] = await Promise.all([
-      import('#shared/aws/dynamodb'),
-      import('@aws-sdk/lib-dynamodb'),
-      import('#shared/db/keys'),
+    const [{ createApplication }, engine, { freeBusyOf }, { handler }] = await Promise.all([
       import('#shared/applications/service'),
-      import('#shared/grants/service'),
-      import('#shared/agent/calendars'),
-      import('#shared/db/events'),
-      import('#shared/db/batch'),
-      import('#shared/ids'),
-      import('#shared/calendar/recurrence'),
       import('#shared/availability/engine'),
       import('#shared/providers/free-busy'),
       import('#functions/availability/handler'),
-      import('#shared/agent/events'),
     ]);
-    type EventRecord = import('#shared/db/events').EventRecord;
     type GrantRecord = import('#shared/db/grants').GrantRecord;
     const app = await createApplication({ name: 'bench availability' });
     const context = { applicationId: app.application_id, credential: 'api_key' as const };
 
-    /** An Agent Account whose primary calendar holds `count` events in the window, a fifth of them series. */
-    const seed = async (n: number, count: number): Promise<GrantRecord> => {
-      const grant = await grants.createCustomGrant(context as never, { provider: 'agent', settings: { email_address: `bench-${n}-${count}-${process.pid}@agents.test` } }, { ip: '127.0.0.1', userAgent: 'bench' });
-      const calendarId = primaryCalendarId(grant.id);
-      const rnd = rng(n * 7919 + count);
-      const now = Math.floor(Date.now() / 1000);
-      const base = (start: number, end: number, i: number): EventRecord => {
-        const id = newId('event');
-        return {
-          id,
-          grant_id: grant.id,
-          calendar_id: calendarId,
-          ical_uid: `${id}@agents.bench`,
-          sequence: 0,
-          title: `Event ${i}`,
-          when: { object: 'timespan', start_time: start, end_time: end },
-          zone: 'UTC',
-          start,
-          end,
-          status: 'confirmed',
-          busy: rnd() > 0.05,
-          hide_participants: false,
-          organizer: { email: grant.email },
-          creator: { email: grant.email },
-          participants: [],
-          resources: [],
-          metadata: rnd() < 0.2 ? { key5: 'rr' } : {},
-          created_at: now,
-          updated_at: now,
-          version: 1,
-        };
-      };
-      const records: EventRecord[] = [];
-      const seriesCount = Math.round(count / 5);
-      // Singles: anywhere in the 30 days, on the quarter hour between 06:00 and 21:00 UTC, 15 to 90 minutes.
-      for (let i = 0; i < count - seriesCount; i++) {
-        const start = WINDOW_START + Math.floor(rnd() * WINDOW_DAYS) * DAY + (6 * 4 + Math.floor(rnd() * 60)) * 900;
-        records.push(base(start, start + (1 + Math.floor(rnd() * 6)) * 900, i));
-      }
-      // Series: daily (3–10 times) and weekly (2–4 times) starting in the window; one in twenty open-ended, begun weeks before.
-      for (let s = 0; s < seriesCount; s++) {
-        const daily = s % 2 === 0;
-        const openEnded = s % 20 === 0;
-        const start = (openEnded ? WINDOW_START - (1 + (s % 5)) * 7 * DAY : WINDOW_START + Math.floor(rnd() * WINDOW_DAYS) * DAY) + (6 * 4 + Math.floor(rnd() * 60)) * 900;
-        const rule = `RRULE:FREQ=${daily ? 'DAILY' : 'WEEKLY'}${openEnded ? '' : `;COUNT=${daily ? 3 + Math.floor(rnd() * 8) : 2 + Math.floor(rnd() * 3)}`}`;
-        const record = base(start, start + 1800, count + s);
-        record.recurrence = [rule];
-        record.last_end = seriesBounds({ when: record.when, zone: 'UTC', recurrence: [rule] }).last_end;
-        record.exceptions = [];
-        record.pattern_revision = 0;
-        records.push(record);
-      }
-      await batchWrite(putRequests(records.flatMap(eventItems)));
-      return grant;
-    };
+    const seed = (n: number, count: number) => seedBusyAccount(context, n, count, WINDOW_START, WINDOW_DAYS);
 
     const started = performance.now();
     const busyFive = await Promise.all([0, 1, 2, 3, 4].map((n) => seed(n, 1000)));
@@ -162,47 +98,6 @@ export async function runAvailabilityBench(): Promise<void> {
       return { p50: percentile(samples, 50), p99: percentile(samples, 99), slots };
     };
 
-    /**
-     * The floor on this machine: the same window queries the request makes (every bucket of every
-     * participant's calendar, side by side, the same fields), straight to DynamoDB Local, with
-     * nothing of ours around them.
-     */
-    const floorRun = async (people: GrantRecord[]) => {
-      const from = window.start_time - 300;
-      const to = window.end_time + 300;
-      const names = ['id', ...BUSY_FIELDS];
-      const projection = { ProjectionExpression: names.map((_, i) => `#f${i}`).join(', '), ExpressionAttributeNames: Object.fromEntries(names.map((n, i) => [`#f${i}`, n])) };
-      const read = () =>
-        Promise.all(
-          people.flatMap((g) =>
-            bucketsOfWindow(from, to).map(async (bucket) => {
-              let startKey: Record<string, unknown> | undefined;
-              do {
-                const out = await dynamo.send(
-                  new QueryCommand({
-                    TableName: TABLE_NAME,
-                    KeyConditionExpression: 'pk = :pk AND sk < :to',
-                    FilterExpression: 'window_end > :from',
-                    ExpressionAttributeValues: { ':pk': windowPartition(g.id, primaryCalendarId(g.id), bucket), ':to': windowSortKey(to, ''), ':from': from },
-                    ExclusiveStartKey: startKey,
-                    ...projection,
-                  }),
-                );
-                startKey = out.LastEvaluatedKey;
-              } while (startKey);
-            }),
-          ),
-        );
-      for (let i = 0; i < 10; i++) await read();
-      const samples: number[] = [];
-      for (let i = 0; i < HTTP_RUNS; i++) {
-        const t = performance.now();
-        await read();
-        samples.push(performance.now() - t);
-      }
-      return percentile(samples, 50);
-    };
-
     const rows: (string | number)[][] = [['case', 'engine p50', 'engine p99', 'request p50', 'request p99', 'DynamoDB floor p50', 'busy intervals', 'slots']];
     const results: Record<string, { engine: number; http: number; floor: number }> = {};
     for (const [label, people, method] of [
@@ -212,7 +107,7 @@ export async function runAvailabilityBench(): Promise<void> {
     ] as const) {
       const e = await engineRun(people, method);
       const h = await httpRun(people, method);
-      const floor = await floorRun(people);
+      const floor = await windowReadFloor(people, window.start_time - 300, window.end_time + 300, HTTP_RUNS);
       results[label] = { engine: e.p50, http: h.p50, floor };
       rows.push([label, fmt(e.p50, 3), fmt(e.p99, 3), fmt(h.p50), fmt(h.p99), fmt(floor), e.busy, `${e.slots}/${h.slots}`]);
     }

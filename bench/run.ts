@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- <suite>…]`: performance figures, each measured against its baseline in the same
- * run. Suites: foundation, mailbox, send, scheduled, lists, webhooks, calendar, availability. Each suite runs in a process of its own: suites start
+ * run. Suites: foundation, mailbox, send, scheduled, lists, webhooks, calendar, availability, scheduler. Each suite runs in a process of its own: suites start
  * their own emulators, and modules that hold AWS clients must not outlive the stack they pointed at.
  */
 import { spawnSync } from 'node:child_process';
@@ -11,6 +11,7 @@ import { runFoundationBench } from './foundation';
 import { runListsBench } from './lists';
 import { runMailboxBench } from './mailbox';
 import { runScheduledBench } from './scheduled';
+import { runSchedulerBench } from './scheduler';
 import { runSendBench } from './send';
 import { runWebhooksBench } from './webhooks';
 
@@ -23,6 +24,7 @@ const SUITES: Record<string, () => Promise<void>> = {
   webhooks: runWebhooksBench,
   calendar: runCalendarBench,
   availability: runAvailabilityBench,
+  scheduler: runSchedulerBench,
 };
 
 const CHILD_FLAG = '--suite-process';

@@ -89,22 +89,22 @@ async function organizerOf(config: ConfigurationRecord): Promise<GrantRecord> {
 /** The participants whose calendars decide availability, each resolved to a grant of the configuration's application. */
 async function availabilityParticipants(config: ConfigurationRecord, organizer: GrantRecord): Promise<ResolvedParticipant[]> {
   const app = applicationOf(config);
-  const out: ResolvedParticipant[] = [];
-  for (const p of config.participants) {
-    const isOrganizer = p.is_organizer === true || lower(p.email) === lower(organizer.email);
-    if (!isOrganizer && !p.availability) continue;
-    let grant = isOrganizer ? organizer : undefined;
-    if (!grant) {
-      try {
-        grant = await resolveGrant(app, p.grant_id ?? `email:${p.email}`);
-      } catch (error) {
-        if (error instanceof ApiError && error.status < 500) throw new ConflictError(`Participant ${p.email} of configuration '${config.id}' is no longer a grant of its application`);
-        throw error;
+  const deciding = config.participants.filter((p) => p.is_organizer === true || lower(p.email) === lower(organizer.email) || p.availability);
+  return Promise.all(
+    deciding.map(async (p): Promise<ResolvedParticipant> => {
+      const isOrganizer = p.is_organizer === true || lower(p.email) === lower(organizer.email);
+      let grant = isOrganizer ? organizer : undefined;
+      if (!grant) {
+        try {
+          grant = await resolveGrant(app, p.grant_id ?? `email:${p.email}`);
+        } catch (error) {
+          if (error instanceof ApiError && error.status < 500) throw new ConflictError(`Participant ${p.email} of configuration '${config.id}' is no longer a grant of its application`);
+          throw error;
+        }
       }
-    }
-    out.push({ email: p.email, grant, calendar_ids: p.availability?.calendar_ids, open_hours: p.availability?.open_hours });
-  }
-  return out;
+      return { email: p.email, grant, calendar_ids: p.availability?.calendar_ids, open_hours: p.availability?.open_hours };
+    }),
+  );
 }
 
 /** Slots of a configuration in a window, within its notice and days-in-future rules. */
