@@ -45,6 +45,9 @@ function parameters(spec: RouteSpec) {
 function successResponse(spec: RouteSpec) {
   const data = spec.response ?? { type: 'object' };
   const kind = spec.responseKind ?? 'object';
+  if (kind === 'page') {
+    return { description: 'An HTML page', headers: { 'x-request-id': { schema: { type: 'string' } } }, content: { 'text/html': { schema: { type: 'string' } } } };
+  }
   if (kind === 'binary') {
     return {
       description: 'The file itself (larger files: a 302 to a short-lived download URL)',

@@ -195,11 +195,14 @@ const ConfigurationRef = {
   client_id: { type: 'string', minLength: 1, maxLength: 100, description: 'The application ID; needed with `slug`.' },
 } as const;
 
+/** The guest's key to one booking (from the booking's answer): opens that booking, and its configuration's availability. */
+const BookingReference = { booking_reference: { type: 'string', minLength: 8, maxLength: 300 } } as const;
+
 export const SchedulingAvailabilityQuery = {
   type: 'object',
   additionalProperties: false,
   required: ['start_time', 'end_time'],
-  properties: { start_time: { type: 'integer', minimum: 0 }, end_time: { type: 'integer', minimum: 0 }, ...ConfigurationRef, booking_id: { type: 'string', minLength: 1, maxLength: 100 } },
+  properties: { start_time: { type: 'integer', minimum: 0 }, end_time: { type: 'integer', minimum: 0 }, ...ConfigurationRef, ...BookingReference, booking_id: { type: 'string', minLength: 1, maxLength: 100 } },
 } as const;
 export type SchedulingAvailabilityQuery = FromSchema<typeof SchedulingAvailabilityQuery>;
 
@@ -209,7 +212,7 @@ export const SchedulingAvailabilityObject = {
   properties: { time_slots: { type: 'array', items: TimeSlotObject }, order: { type: 'array', items: { type: 'string' } } },
 } as const;
 
-export const BookingRefQuery = { type: 'object', additionalProperties: false, properties: ConfigurationRef } as const;
+export const BookingRefQuery = { type: 'object', additionalProperties: false, properties: { ...ConfigurationRef, ...BookingReference } } as const;
 export type BookingRefQuery = FromSchema<typeof BookingRefQuery>;
 
 export const CreateBookingQuery = { type: 'object', additionalProperties: false, properties: { ...ConfigurationRef, timezone: { type: 'string', minLength: 1, maxLength: 64 } } } as const;
@@ -280,3 +283,16 @@ export const BookingObject = {
     updated_at: { type: 'integer' },
   },
 } as const;
+
+// ---- booking pages ---------------------------------------------------------------------------
+
+export const BookingPageQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    session: { type: 'string', minLength: 1, maxLength: 200, description: 'A scheduler session, for a private configuration.' },
+    client_id: { type: 'string', minLength: 1, maxLength: 100, description: 'The application, when several use the slug.' },
+    tz: { type: 'string', minLength: 1, maxLength: 64, description: 'Time zone to show (default: the browser’s).' },
+  },
+} as const;
+export type BookingPageQuery = FromSchema<typeof BookingPageQuery>;

@@ -1,7 +1,8 @@
-import { empty, list, ok } from '#shared/http/route';
+import { empty, list, ok, page } from '#shared/http/route';
 import { httpApi } from '#shared/http/stack';
 import { resolveGrant } from '#shared/grants/resolve';
-import { configurationOf, createSession, deleteSession } from '#shared/scheduling/access';
+import { accessOf, bookingAccess, createSession, deleteSession } from '#shared/scheduling/access';
+import { bookingPageOf, managePageOf } from '#shared/scheduling/pages';
 import { cancelBooking, configurationAvailability, confirmBooking, createBooking, getBooking, rescheduleBooking } from '#shared/scheduling/bookings';
 import { configurationView, createConfiguration, deleteConfiguration, listConfigurations, requireConfiguration, updateConfiguration } from '#shared/scheduling/configurations';
 import generated from './routes.generated.cjs';
@@ -35,10 +36,19 @@ export const handler = httpApi<typeof routes>(generated, {
     await deleteSession(app, params.session_id);
     return empty();
   },
-  availability: async ({ headers, query }) => ok(await configurationAvailability(await configurationOf(headers.authorization, query), query.start_time, query.end_time)),
-  createBooking: async ({ headers, query, body }) => ok(await createBooking(await configurationOf(headers.authorization, query), query, body), { status: 201 }),
-  getBooking: async ({ headers, query, params }) => ok(await getBooking(await configurationOf(headers.authorization, query), params.booking_id)),
-  confirmBooking: async ({ headers, query, params, body }) => ok(await confirmBooking(await configurationOf(headers.authorization, query), params.booking_id, body)),
-  rescheduleBooking: async ({ headers, query, params, body }) => ok(await rescheduleBooking(await configurationOf(headers.authorization, query), params.booking_id, body)),
-  cancelBooking: async ({ headers, query, params, body }) => ok(await cancelBooking(await configurationOf(headers.authorization, query), params.booking_id, body?.cancellation_reason)),
+  availability: async ({ headers, query }) => ok(await configurationAvailability((await accessOf(headers.authorization, query)).config, query.start_time, query.end_time)),
+  createBooking: async ({ headers, query, body }) => ok(await createBooking((await accessOf(headers.authorization, query)).config, query, body), { status: 201 }),
+  getBooking: async ({ headers, query, params }) => ok(await getBooking(bookingAccess(await accessOf(headers.authorization, query), params.booking_id), params.booking_id)),
+  confirmBooking: async ({ headers, query, params, body }) => ok(await confirmBooking(bookingAccess(await accessOf(headers.authorization, query), params.booking_id), params.booking_id, body)),
+  rescheduleBooking: async ({ headers, query, params, body }) => ok(await rescheduleBooking(bookingAccess(await accessOf(headers.authorization, query), params.booking_id), params.booking_id, body)),
+  cancelBooking: async ({ headers, query, params, body }) =>
+    ok(await cancelBooking(bookingAccess(await accessOf(headers.authorization, query), params.booking_id), params.booking_id, body?.cancellation_reason)),
+  bookingPage: async ({ params, query }) => {
+    const { html, nonce, status } = await bookingPageOf(params.slug, query);
+    return page(html, nonce, status);
+  },
+  managePage: async ({ params }) => {
+    const { html, nonce, status } = await managePageOf(params.slug, params.reference);
+    return page(html, nonce, status);
+  },
 });

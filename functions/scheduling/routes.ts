@@ -1,5 +1,6 @@
 import {
   BookingObject,
+  BookingPageQuery,
   BookingRefQuery,
   CancelBookingBody,
   ConfigurationObject,
@@ -43,4 +44,6 @@ export const routes = {
   confirmBooking: { method: 'PUT', path: '/v3/scheduling/bookings/{booking_id}', summary: 'Confirm or decline a pending booking (salt of its reference)', auth: 'none', query: BookingRefQuery, body: ConfirmBookingBody, response: BookingObject },
   rescheduleBooking: { method: 'PATCH', path: '/v3/scheduling/bookings/{booking_id}', summary: 'Move a booking to another free slot', auth: 'none', query: BookingRefQuery, body: RescheduleBookingBody, response: BookingObject },
   cancelBooking: { method: 'DELETE', path: '/v3/scheduling/bookings/{booking_id}', summary: 'Cancel a booking and its event', auth: 'none', query: BookingRefQuery, body: CancelBookingBody, bodyOptional: true, response: BookingObject },
+  bookingPage: { method: 'GET', path: '/scheduling/{slug}', summary: 'The booking page of a configuration (HTML)', auth: 'none', query: BookingPageQuery, responseKind: 'page' },
+  managePage: { method: 'GET', path: '/scheduling/{slug}/booking/{reference}', summary: 'The page a booking reference opens: reschedule or cancel (HTML)', auth: 'none', responseKind: 'page' },
 } as const satisfies RouteTable;

@@ -45,6 +45,7 @@
  * | Scheduler configuration by ID (public pages and bookings reach it by ID alone) | table | schedcfg#<cfg_id> | config | configurationKey |
  * | Scheduler configurations of an application (copies of the above) | table | app#<app_id> | schedcfg#<cfg_id> | appConfigurationKey, configurationsOfApplication |
  * | Scheduler configuration by slug within an application (unique) | table | app#<app_id> | slug#<slug> | configurationSlugKey |
+ * | Configurations by slug across applications (the booking page's /scheduling/{slug}) | table | slug#<slug> | <app_id> | globalSlugKey, slugOwners |
  * | Scheduler session by SHA-256 of its token (TTL: its expiry) | table | schedses#<sha256> | session | sessionKey |
  * | Booking by ID | table | booking#<bkg_id> | booking | bookingKey |
  * | Booked time of an organizer, one item per UTC day (the slot locks: a map booking → [start, end]) | table | grant#<gid>#booked | <YYYY-MM-DD> | bookedDayKey |
@@ -254,6 +255,9 @@ export const appConfigurationKey = (appId: ApplicationId, id: ConfigurationId): 
 export const configurationsOfApplication = (appId: ApplicationId) => ({ pk: `app#${appId}`, skPrefix: 'schedcfg#' });
 /** Uniqueness and lookup of a configuration by slug within an application. */
 export const configurationSlugKey = (appId: ApplicationId, slug: string): Key => ({ pk: `app#${appId}`, sk: `slug#${slug}` });
+/** Which applications use a slug (a booking page URL names the slug alone). */
+export const globalSlugKey = (slug: string, appId: ApplicationId): Key => ({ pk: `slug#${slug}`, sk: appId });
+export const slugOwners = (slug: string) => ({ pk: `slug#${slug}` });
 /** A scheduler session by the SHA-256 of its token (the token itself is never stored). */
 export const sessionKey = (tokenHash: string): Key => ({ pk: `schedses#${tokenHash}`, sk: 'session' });
 export const bookingKey = (id: BookingId): Key => ({ pk: `booking#${id}`, sk: 'booking' });

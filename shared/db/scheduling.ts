@@ -8,8 +8,10 @@ import {
   configurationKey,
   configurationSlugKey,
   configurationsOfApplication,
+  globalSlugKey,
   itemAttributes,
   sessionKey,
+  slugOwners,
 } from '#shared/db/keys';
 import { outboxItems, type OutboxEntry } from '#shared/db/outbox';
 import { queryAll } from '#shared/db/records';
@@ -96,10 +98,17 @@ const slugPut = (record: ConfigurationRecord, slug: string): NamedTransactItem =
   'slug',
   { Put: { TableName: TABLE_NAME, Item: { ...configurationSlugKey(record.application_id, slug), entity: 'configuration_slug', configuration_id: record.id }, ConditionExpression: 'attribute_not_exists(pk)' } },
 ];
+const globalSlugPut = (record: ConfigurationRecord, slug: string): NamedTransactItem => [
+  'global_slug',
+  { Put: { TableName: TABLE_NAME, Item: { ...globalSlugKey(slug, record.application_id), entity: 'configuration_slug_owner', configuration_id: record.id } } },
+];
 const slugDelete = (record: ConfigurationRecord, slug: string): NamedTransactItem => [
   'old_slug',
   { Delete: { TableName: TABLE_NAME, Key: configurationSlugKey(record.application_id, slug), ConditionExpression: 'configuration_id = :id', ExpressionAttributeValues: { ':id': record.id } } },
 ];
+const globalSlugDelete = (record: ConfigurationRecord, slug: string): NamedTransactItem => ['old_global_slug', { Delete: { TableName: TABLE_NAME, Key: globalSlugKey(slug, record.application_id) } }];
+const slugItems = (record: ConfigurationRecord, slug: string) => [slugPut(record, slug), globalSlugPut(record, slug)];
+const slugRemovals = (record: ConfigurationRecord, slug: string) => [slugDelete(record, slug), globalSlugDelete(record, slug)];
 
 async function writeConfig(items: NamedTransactItem[]): Promise<boolean> {
   try {
@@ -115,21 +124,27 @@ async function writeConfig(items: NamedTransactItem[]): Promise<boolean> {
 }
 
 export async function insertConfiguration(record: ConfigurationRecord, outbox: readonly OutboxEntry[] = []): Promise<void> {
-  await writeConfig([...configPuts(record, 'new'), ...(record.slug ? [slugPut(record, record.slug)] : []), ...outboxItems(outbox)]);
+  await writeConfig([...configPuts(record, 'new'), ...(record.slug ? slugItems(record, record.slug) : []), ...outboxItems(outbox)]);
 }
 
 /** Replaces a configuration with its next version; false when another change came first. Throws SlugTakenError. */
 export async function replaceConfiguration(current: ConfigurationRecord, next: ConfigurationRecord): Promise<boolean> {
-  const slugItems = current.slug === next.slug ? [] : [...(next.slug ? [slugPut(next, next.slug)] : []), ...(current.slug ? [slugDelete(current, current.slug)] : [])];
-  return writeConfig([...configPuts(next, current.version), ...slugItems]);
+  const changes = current.slug === next.slug ? [] : [...(next.slug ? slugItems(next, next.slug) : []), ...(current.slug ? slugRemovals(current, current.slug) : [])];
+  return writeConfig([...configPuts(next, current.version), ...changes]);
 }
 
 export async function deleteConfiguration(record: ConfigurationRecord): Promise<void> {
   await transactWrite([
     ['configuration', { Delete: { TableName: TABLE_NAME, Key: configurationKey(record.id) } }],
     ['configuration_copy', { Delete: { TableName: TABLE_NAME, Key: appConfigurationKey(record.application_id, record.id) } }],
-    ...(record.slug ? [slugDelete(record, record.slug)] : []),
+    ...(record.slug ? slugRemovals(record, record.slug) : []),
   ]);
+}
+
+/** The configurations using a slug, in every application (usually one). */
+export async function configurationIdsBySlug(slug: string): Promise<{ application_id: ApplicationId; configuration_id: ConfigurationId }[]> {
+  const { items } = await queryAll({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': slugOwners(slug).pk }, ConsistentRead: true });
+  return items.map((i) => ({ application_id: i.sk as ApplicationId, configuration_id: i.configuration_id as ConfigurationId }));
 }
 
 export async function getConfiguration(id: ConfigurationId): Promise<ConfigurationRecord | undefined> {

@@ -38,7 +38,7 @@ export interface RouteSpec {
   readonly allowBlockedGrant?: boolean;
   /** Schema of `data` (an object, or one item of a list) in the success envelope. */
   readonly response?: JSONSchema;
-  readonly responseKind?: 'object' | 'list' | 'empty' | 'binary';
+  readonly responseKind?: 'object' | 'list' | 'empty' | 'binary' | 'page';
   /** The success status of an object answer, when not 200 (the response middleware answers it; so does the OpenAPI output). */
   readonly status?: 201;
   /** Whether `select` is accepted; the spec forbids it on DELETE, send, create draft, attachments. */
@@ -104,6 +104,8 @@ export type RouteResult<D = object> =
   | { kind: 'empty'; status?: number }
   /** Raw bytes (attachment downloads): the only success responses that are not JSON. */
   | { kind: 'binary'; contentType: string; filename: string; content: Buffer; ownType?: boolean }
+  /** An HTML page (the booking page): its scripts and styles carry `nonce`, the only ones its CSP allows. */
+  | { kind: 'page'; html: string; nonce: string; status?: number }
   /** 302 to `location`, with a JSON body naming it. */
   | { kind: 'redirect'; location: string };
 
@@ -120,6 +122,8 @@ export const ok = <D>(data: D, options: { status?: number; headers?: Record<stri
 export const list = <D extends object>(data: D[], nextCursor?: string) => ({ kind: 'list' as const, data, nextCursor });
 export const empty = () => ({ kind: 'empty' as const });
 export const binary = (content: Buffer, contentType: string, filename: string) => ({ kind: 'binary' as const, content, contentType, filename });
+/** An HTML page whose inline script and style carry `nonce` (see the response middleware's CSP). */
+export const page = (html: string, nonce: string, status?: number) => ({ kind: 'page' as const, html, nonce, ...(status !== undefined ? { status } : {}) });
 /** A document the API itself produced (e.g. text/calendar), answered with its own media type. */
 export const document = (content: Buffer, contentType: string, filename: string) => ({ kind: 'binary' as const, content, contentType, filename, ownType: true });
 export const redirect = (location: string) => ({ kind: 'redirect' as const, location });

@@ -5,6 +5,7 @@ import * as db from '#shared/db/scheduling';
 import type { ConfigurationRecord } from '#shared/db/scheduling';
 import { AuthenticationError, InvalidRequestError, NotFoundError } from '#shared/errors';
 import { parseId, type ApplicationId } from '#shared/ids';
+import { parseBookingReference, saltMatches } from '#shared/scheduling/reference';
 import { clock } from '#shared/time';
 
 /**
@@ -45,15 +46,36 @@ export async function deleteSession(app: ApplicationContext, token: string): Pro
   await db.deleteSession(hash(token));
 }
 
-/** The configuration a public request names: by session (401 when expired or unknown), ID or slug. */
-export async function configurationOf(authorization: string | undefined, ref: { configuration_id?: string | undefined; slug?: string | undefined; client_id?: string | undefined }): Promise<ConfigurationRecord> {
+/** What a public request may reach: a configuration, and (through a booking reference) only that one booking. */
+export interface Access {
+  config: ConfigurationRecord;
+  /** Set when access came from a booking reference: the one booking it opens. */
+  booking?: string;
+}
+
+/**
+ * The configuration a public request names: by session (401 when expired or unknown), by booking
+ * reference (the guest's key to one booking, private configurations included), by ID or by slug.
+ */
+export async function accessOf(
+  authorization: string | undefined,
+  ref: { configuration_id?: string | undefined; slug?: string | undefined; client_id?: string | undefined; booking_reference?: string | undefined },
+): Promise<Access> {
   const bearer = /^Bearer\s+(\S+)$/i.exec(authorization ?? '')?.[1];
   if (bearer !== undefined) {
     const session = bearer.startsWith(SESSION_PREFIX) ? await db.getSession(hash(bearer)) : undefined;
     if (!session || session.expires_at <= clock.nowSeconds()) throw new AuthenticationError('The scheduler session is unknown or has expired; create a new one with POST /v3/scheduling/sessions');
     const record = await db.getConfiguration(session.configuration_id);
     if (!record) throw new NotFoundError('The configuration of this session no longer exists');
-    return record;
+    return { config: record };
+  }
+  if (ref.booking_reference !== undefined) {
+    const parsed = parseBookingReference(ref.booking_reference);
+    const configId = parsed && parseId('configuration', parsed.configuration_id);
+    const bookingId = parsed && parseId('booking', parsed.booking_id);
+    const [config, booking] = configId && bookingId ? await Promise.all([db.getConfiguration(configId), db.getBooking(bookingId)]) : [undefined, undefined];
+    if (!config || !booking || booking.configuration_id !== config.id || !saltMatches(booking, parsed!.salt)) throw new NotFoundError('No booking has this reference');
+    return { config, booking: booking.id };
   }
   let record: ConfigurationRecord | undefined;
   if (ref.configuration_id !== undefined) {
@@ -67,6 +89,27 @@ export async function configurationOf(authorization: string | undefined, ref: { 
     throw new InvalidRequestError("Name the configuration: 'configuration_id', or 'slug' with 'client_id', or a session in Authorization: Bearer");
   }
   if (record.requires_session_auth) throw new AuthenticationError(`Configuration '${record.id}' is private: send a scheduler session in Authorization: Bearer`);
+  return { config: record };
+}
+
+/** Access to one booking: a reference opens its own booking only (404 for any other). */
+export function bookingAccess(access: Access, bookingId: string): ConfigurationRecord {
+  if (access.booking !== undefined && access.booking !== bookingId) throw new NotFoundError(`Booking '${bookingId}' not found`);
+  return access.config;
+}
+
+/** The configuration of a booking page URL: by slug across applications (`client_id` when several use it). */
+export async function pageConfiguration(slug: string, clientId: string | undefined, session: string | undefined): Promise<ConfigurationRecord> {
+  const owners = (await db.configurationIdsBySlug(slug)).filter((o) => clientId === undefined || o.application_id === clientId);
+  if (owners.length === 0) throw new NotFoundError(`No booking page '${slug}'`);
+  if (owners.length > 1) throw new InvalidRequestError(`Several applications use the slug '${slug}': add ?client_id=<application ID>`);
+  const record = await db.getConfiguration(owners[0]!.configuration_id);
+  if (!record) throw new NotFoundError(`No booking page '${slug}'`);
+  if (record.requires_session_auth) {
+    if (session === undefined) throw new AuthenticationError('This booking page is private: open it with ?session=<session>');
+    const found = (await accessOf(`Bearer ${session}`, {})).config;
+    if (found.id !== record.id) throw new AuthenticationError('This session is for another booking page');
+  }
   return record;
 }
 

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { IANAZone } from 'luxon';
 import type { CreateEventBody } from '#schemas/event';
 import type { NotificationType } from '#schemas/notifications';
@@ -15,6 +15,7 @@ import { newId, parseId } from '#shared/ids';
 import { newNotification } from '#shared/notifications/notification';
 import { eventsOf } from '#shared/providers/events';
 import { applicationOf } from '#shared/scheduling/access';
+import { bookingReference, saltMatches, sha256 } from '#shared/scheduling/reference';
 import { DEFAULTS } from '#shared/scheduling/configurations';
 import { clock } from '#shared/time';
 
@@ -29,24 +30,6 @@ import { clock } from '#shared/time';
 
 const LOCK_ATTEMPTS = 25;
 const lower = (s: string) => s.trim().toLowerCase();
-const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
-
-// ---- references ------------------------------------------------------------------------------
-
-/** `base64url(<configuration>:<booking>:<salt>)`: what the guest keeps to reschedule or cancel. */
-export function bookingReference(configurationId: string, bookingId: string, salt: string): string {
-  return Buffer.from(`${configurationId}:${bookingId}:${salt}`, 'utf8').toString('base64url');
-}
-
-export function parseBookingReference(reference: string): { configuration_id: string; booking_id: string; salt: string } | undefined {
-  const [configuration_id, booking_id, salt, ...rest] = Buffer.from(reference, 'base64url').toString('utf8').split(':');
-  return configuration_id && booking_id && salt && !rest.length ? { configuration_id, booking_id, salt } : undefined;
-}
-
-const saltMatches = (record: BookingRecord, salt: string) => {
-  const [a, b] = [Buffer.from(record.salt_hash, 'hex'), Buffer.from(sha256(salt), 'hex')];
-  return a.length === b.length && timingSafeEqual(a, b);
-};
 
 export function bookingView(b: BookingRecord, reference?: string) {
   return {

@@ -76,6 +76,25 @@ export const responseMiddleware = (): middy.MiddlewareObj<APIGatewayProxyEventV2
         extra = { location: result.location };
         payload = { request_id: state.requestId, data: { url: result.location } };
         break;
+      case 'page': {
+        const status = result.status ?? 200;
+        request.response = {
+          statusCode: status,
+          headers: {
+            'content-type': 'text/html; charset=utf-8',
+            // Only the page's own nonce'd script and style run; it talks to this origin only and cannot be framed.
+            'content-security-policy': `default-src 'none'; script-src 'nonce-${result.nonce}'; style-src 'nonce-${result.nonce}'; connect-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`,
+            'x-content-type-options': 'nosniff',
+            // Booking references travel in page URLs: never to other sites.
+            'referrer-policy': 'no-referrer',
+            'cache-control': 'no-store',
+            'x-request-id': state.requestId,
+          },
+          body: result.html,
+        };
+        accessLog(state, request.event, status);
+        return;
+      }
       case 'binary': {
         request.response = {
           statusCode: 200,
