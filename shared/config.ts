@@ -27,6 +27,8 @@ export const env = {
   /** `source` attribute of published notifications. */
   notificationSource: () => optional('NOTIFICATION_SOURCE', '/switchboard'),
   logLevel: () => optional('LOG_LEVEL', 'info'),
+  /** Where the booking pages are served, for links in the scheduler's emails (default: the request's own host). */
+  publicBaseUrl: () => optional('PUBLIC_BASE_URL', ''),
   /** S3 bucket for raw messages, large bodies and attachments. */
   mailBucket: () => required('MAIL_BUCKET'),
   /** Path-style bucket addressing, for S3-compatible endpoints (the local emulator, LocalStack). */

@@ -1,6 +1,6 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { runIndexMessage, runRemoveContents } from '#shared/agent/cleanup';
-import { runApplyItip, runSendItip } from '#shared/agent/itip';
+import { runApplyItip, runSendItip, runSendMail } from '#shared/agent/itip';
 import { runLocalDelivery } from '#shared/agent/local-delivery';
 import { runThreadRefreshJob } from '#shared/agent/thread-refresh';
 import { purgeListItems } from '#shared/db/governance';
@@ -58,6 +58,10 @@ async function run(job: Job, context: Context): Promise<void> {
     }
     case 'send-itip': {
       await runSendItip(job);
+      return;
+    }
+    case 'send-mail': {
+      await runSendMail(job);
       return;
     }
     case 'apply-itip': {

@@ -1,7 +1,7 @@
 import { empty, list, ok, page } from '#shared/http/route';
 import { httpApi } from '#shared/http/stack';
 import { resolveGrant } from '#shared/grants/resolve';
-import { accessOf, bookingAccess, createSession, deleteSession } from '#shared/scheduling/access';
+import { accessOf, bookingAccess, createSession, deleteSession, originOf } from '#shared/scheduling/access';
 import { bookingPageOf, managePageOf } from '#shared/scheduling/pages';
 import { cancelBooking, configurationAvailability, confirmBooking, createBooking, getBooking, rescheduleBooking } from '#shared/scheduling/bookings';
 import { configurationView, createConfiguration, deleteConfiguration, listConfigurations, requireConfiguration, updateConfiguration } from '#shared/scheduling/configurations';
@@ -9,7 +9,10 @@ import generated from './routes.generated.cjs';
 import type { routes } from './routes';
 
 export const handler = httpApi<typeof routes>(generated, {
-  listGrantConfigurations: async ({ app, grant }) => list(await listConfigurations(app, grant)),
+  listGrantConfigurations: async ({ app, grant, query }) => {
+    const page = await listConfigurations(app, query, grant);
+    return list(page.items, page.nextCursor);
+  },
   createGrantConfiguration: async ({ grant, body }) => ok(await createConfiguration(grant, body), { status: 201 }),
   getGrantConfiguration: async ({ app, grant, params }) => ok(configurationView(await requireConfiguration(app.applicationId, params.configuration_id, grant))),
   updateGrantConfiguration: async ({ app, grant, params, body }) => ok(await updateConfiguration(grant, await requireConfiguration(app.applicationId, params.configuration_id, grant), body)),
@@ -17,7 +20,10 @@ export const handler = httpApi<typeof routes>(generated, {
     await deleteConfiguration(await requireConfiguration(app.applicationId, params.configuration_id, grant));
     return empty();
   },
-  listConfigurations: async ({ app, query }) => list(await listConfigurations(app, query.grant_id !== undefined ? await resolveGrant(app, query.grant_id) : undefined)),
+  listConfigurations: async ({ app, query }) => {
+    const page = await listConfigurations(app, query, query.grant_id !== undefined ? await resolveGrant(app, query.grant_id) : undefined);
+    return list(page.items, page.nextCursor);
+  },
   createConfiguration: async ({ app, body }) => {
     const { grant_id, ...rest } = body;
     return ok(await createConfiguration(await resolveGrant(app, grant_id), rest), { status: 201 });
@@ -37,7 +43,7 @@ export const handler = httpApi<typeof routes>(generated, {
     return empty();
   },
   availability: async ({ headers, query }) => ok(await configurationAvailability((await accessOf(headers.authorization, query)).config, query.start_time, query.end_time)),
-  createBooking: async ({ headers, query, body }) => ok(await createBooking((await accessOf(headers.authorization, query)).config, query, body), { status: 201 }),
+  createBooking: async ({ headers, query, body }) => ok(await createBooking((await accessOf(headers.authorization, query)).config, query, body, originOf(headers)), { status: 201 }),
   getBooking: async ({ headers, query, params }) => ok(await getBooking(bookingAccess(await accessOf(headers.authorization, query), params.booking_id), params.booking_id)),
   confirmBooking: async ({ headers, query, params, body }) => ok(await confirmBooking(bookingAccess(await accessOf(headers.authorization, query), params.booking_id), params.booking_id, body)),
   rescheduleBooking: async ({ headers, query, params, body }) => ok(await rescheduleBooking(bookingAccess(await accessOf(headers.authorization, query), params.booking_id), params.booking_id, body)),

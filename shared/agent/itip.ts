@@ -26,17 +26,33 @@ import { clock } from '#shared/time';
  */
 type SendItipJob = Extract<Job, { kind: 'send-itip' }>;
 type ApplyItipJob = Extract<Job, { kind: 'apply-itip' }>;
+type SendMailJob = Extract<Job, { kind: 'send-mail' }>;
 
-export async function runSendItip(job: SendItipJob): Promise<void> {
+export const runSendItip = (job: SendItipJob) =>
+  sendFromAccount(job, { to: job.to, subject: job.subject, body: job.body, calendar: { method: job.method, content: job.ics } }, `itip ${job.method}`);
+
+export const runSendMail = (job: SendMailJob) =>
+  sendFromAccount(job, { to: job.to, subject: job.subject, body: job.body, ...(job.calendar ? { calendar: { method: job.calendar.method, content: job.calendar.ics } } : {}) }, job.purpose);
+
+/**
+ * Mails a committed message from an Agent Account through the send path, counted against its daily
+ * quota. A used-up quota or a refusal by rules or policy drops the mail (logged); a relay failure is
+ * thrown so SQS tries again.
+ */
+async function sendFromAccount(
+  job: { application_id: string; grant_id: string },
+  mail: { to: { email: string; name?: string }[]; subject: string; body: string; calendar?: { method: string; content: string } },
+  what: string,
+): Promise<void> {
   const grant = await getGrant(job.application_id as ApplicationId, job.grant_id as GrantId);
   if (!grant) return;
-  const prepared = { ...(await prepareOutgoing(grant, { to: job.to, subject: job.subject, body: job.body })), calendar: { method: job.method, content: job.ics } };
+  const prepared = { ...(await prepareOutgoing(grant, { to: mail.to, subject: mail.subject, body: mail.body })), ...(mail.calendar ? { calendar: mail.calendar } : {}) };
   let day: string;
   try {
     day = await consumeQuota(grant, prepared.governance.limits);
   } catch (error) {
     if (!(error instanceof RateLimitError)) throw error;
-    logger.warn('itip not sent: the daily send quota is used up', { grant_id: grant.id, method: job.method });
+    logger.warn('mail not sent: the daily send quota is used up', { grant_id: grant.id, what });
     return;
   }
   try {
@@ -45,7 +61,7 @@ export async function runSendItip(job: SendItipJob): Promise<void> {
     if (error instanceof ApiError) await sending.refundSendQuota(grant.id, day);
     // A relay that refused may accept later (SQS tries again); a rule or policy refusal will not change.
     if (error instanceof MailDeliveryError || !(error instanceof ApiError)) throw error;
-    logger.warn('itip not sent', { grant_id: grant.id, method: job.method, reason: error.message });
+    logger.warn('mail not sent', { grant_id: grant.id, what, reason: error.message });
   }
 }
 

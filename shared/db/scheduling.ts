@@ -71,6 +71,8 @@ export interface BookingRecord {
   additional_fields: Record<string, unknown>;
   /** SHA-256 of the salt in the booking reference (the salt itself is only in the reference). */
   salt_hash: string;
+  /** SHA-256 of the salt in the organizer's confirmation link (pending bookings): only it confirms. */
+  confirm_salt_hash?: string;
   cancellation_reason?: string;
   created_at: number;
   updated_at: number;

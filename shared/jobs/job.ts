@@ -30,6 +30,11 @@ export type Job =
    * built when the change is committed, so the mail says what the change said.
    */
   | { kind: 'send-itip'; application_id: string; grant_id: string; method: 'REQUEST' | 'CANCEL' | 'REPLY'; to: { email: string; name?: string }[]; subject: string; body: string; ics: string }
+  /**
+   * Mails a message from an Agent Account through the send path (quota, Sent copy, local delivery),
+   * with an optional iCalendar part: the scheduler's confirmations, requests, changes and cancellations.
+   */
+  | { kind: 'send-mail'; application_id: string; grant_id: string; to: { email: string; name?: string }[]; subject: string; body: string; calendar?: { method: 'REQUEST' | 'CANCEL'; ics: string }; purpose: string }
   /** Applies an iCalendar part received by an Agent Account (invitation, update, cancellation, reply) to its calendar. */
   | { kind: 'apply-itip'; application_id: string; grant_id: string; sender: string; ics: string }
   /** Deletes the events (and their window copies and UIDs) of a deleted calendar. */

@@ -129,8 +129,11 @@ export interface CalendarsProvider {
 export interface EventsProvider {
   list(grant: GrantRecord, query: ListEventsQuery, limit: number): Promise<Page<CalendarEvent>>;
   get(grant: GrantRecord, eventId: string, calendarId: string): Promise<CalendarEvent>;
-  /** The event as an iCalendar object (RFC 5545), a series with its changed occurrences. */
-  ics(grant: GrantRecord, eventId: string, calendarId: string): Promise<string>;
+  /**
+   * The event as an iCalendar object (RFC 5545), a series with its changed occurrences: `PUBLISH`
+   * (export) by default, or an iMIP `REQUEST` / `CANCEL` to mail to its participants.
+   */
+  ics(grant: GrantRecord, eventId: string, calendarId: string, method?: 'PUBLISH' | 'REQUEST' | 'CANCEL'): Promise<string>;
   create(grant: GrantRecord, calendarId: string, body: CreateEventBody, notify: boolean): Promise<CalendarEvent>;
   update(grant: GrantRecord, eventId: string, calendarId: string, body: UpdateEventBody, notify: boolean): Promise<CalendarEvent>;
   delete(grant: GrantRecord, eventId: string, calendarId: string, notify: boolean): Promise<void>;

@@ -9,9 +9,9 @@ const registry: Partial<Record<Provider, EventsProvider>> = {
   agent: {
     list: agent.listEvents,
     get: agent.getEvent,
-    ics: async (grant, eventId, calendarId) => {
+    ics: async (grant, eventId, calendarId, method = 'PUBLISH') => {
       const { record, overrides } = await agent.eventRecords(grant, eventId, calendarId);
-      return buildCalendar('PUBLISH', [record, ...overrides].map((r) => icsEventOf(r)));
+      return buildCalendar(method, [record, ...overrides].map((r) => icsEventOf(r)));
     },
     create: agent.createEvent,
     update: agent.updateEvent,

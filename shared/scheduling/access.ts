@@ -7,6 +7,7 @@ import { AuthenticationError, InvalidRequestError, NotFoundError } from '#shared
 import { parseId, type ApplicationId } from '#shared/ids';
 import { parseBookingReference, saltMatches } from '#shared/scheduling/reference';
 import { clock } from '#shared/time';
+import { env } from '#shared/config';
 
 /**
  * Who may use a configuration's public endpoints (availability, bookings, the booking page): a
@@ -51,6 +52,8 @@ export interface Access {
   config: ConfigurationRecord;
   /** Set when access came from a booking reference: the one booking it opens. */
   booking?: string;
+  /** Whose reference it was: the guest's (reschedule, cancel) or the organizer's confirmation link. */
+  role?: 'guest' | 'organizer';
 }
 
 /**
@@ -74,8 +77,10 @@ export async function accessOf(
     const configId = parsed && parseId('configuration', parsed.configuration_id);
     const bookingId = parsed && parseId('booking', parsed.booking_id);
     const [config, booking] = configId && bookingId ? await Promise.all([db.getConfiguration(configId), db.getBooking(bookingId)]) : [undefined, undefined];
-    if (!config || !booking || booking.configuration_id !== config.id || !saltMatches(booking, parsed!.salt)) throw new NotFoundError('No booking has this reference');
-    return { config, booking: booking.id };
+    if (!config || !booking || booking.configuration_id !== config.id) throw new NotFoundError('No booking has this reference');
+    if (saltMatches(booking, parsed!.salt)) return { config, booking: booking.id, role: 'guest' };
+    if (booking.confirm_salt_hash && saltMatches({ salt_hash: booking.confirm_salt_hash }, parsed!.salt)) return { config, booking: booking.id, role: 'organizer' };
+    throw new NotFoundError('No booking has this reference');
   }
   let record: ConfigurationRecord | undefined;
   if (ref.configuration_id !== undefined) {
@@ -111,6 +116,14 @@ export async function pageConfiguration(slug: string, clientId: string | undefin
     if (found.id !== record.id) throw new AuthenticationError('This session is for another booking page');
   }
   return record;
+}
+
+/** The origin links in emails point to: PUBLIC_BASE_URL, or the host the request came to. */
+export function originOf(headers: Record<string, string>): string | undefined {
+  const configured = env.publicBaseUrl();
+  if (configured) return configured.replace(/\/+$/, '');
+  const host = headers['x-forwarded-host'] ?? headers.host;
+  return host ? `${headers['x-forwarded-proto'] ?? 'http'}://${host}` : undefined;
 }
 
 export const applicationOf = (record: ConfigurationRecord): ApplicationContext => ({ applicationId: record.application_id as ApplicationId, credential: 'api_key' });

@@ -15,6 +15,7 @@ import { newId, parseId } from '#shared/ids';
 import { newNotification } from '#shared/notifications/notification';
 import { eventsOf } from '#shared/providers/events';
 import { applicationOf } from '#shared/scheduling/access';
+import { guestMail, organizerRequestMail } from '#shared/scheduling/emails';
 import { bookingReference, saltMatches, sha256 } from '#shared/scheduling/reference';
 import { DEFAULTS } from '#shared/scheduling/configurations';
 import { clock } from '#shared/time';
@@ -161,7 +162,13 @@ const timezoneOf = (config: ConfigurationRecord, organizer: GrantRecord, given: 
   return zone;
 };
 
-export async function createBooking(config: ConfigurationRecord, query: CreateBookingQuery, body: CreateBookingBody) {
+/** Where the booking pages are served (for links in emails); undefined when unknown. */
+export type Origin = string | undefined;
+
+/** The booking page link a reference opens (none without a slug or a known origin). */
+const pageLink = (config: ConfigurationRecord, origin: Origin, reference: string) => (config.slug && origin ? `${origin}/scheduling/${config.slug}/booking/${reference}` : undefined);
+
+export async function createBooking(config: ConfigurationRecord, query: CreateBookingQuery, body: CreateBookingBody, origin?: Origin) {
   const organizer = await organizerOf(config);
   checkTime(config, body.start_time, body.end_time);
   const timezone = timezoneOf(config, organizer, query.timezone ?? body.timezone);
@@ -174,6 +181,7 @@ export async function createBooking(config: ConfigurationRecord, query: CreateBo
   const now = clock.nowSeconds();
   const salt = randomBytes(18).toString('base64url');
   const pending = config.event_booking.booking_type === 'organizer-confirmation';
+  const confirmSalt = pending ? randomBytes(18).toString('base64url') : undefined;
   const record: BookingRecord = {
     id: newId('booking'),
     application_id: config.application_id,
@@ -195,6 +203,7 @@ export async function createBooking(config: ConfigurationRecord, query: CreateBo
     email_language: body.email_language ?? 'en',
     additional_fields: body.additional_fields ?? {},
     salt_hash: sha256(salt),
+    ...(confirmSalt ? { confirm_salt_hash: sha256(confirmSalt) } : {}),
     created_at: now,
     updated_at: now,
     version: 1,
@@ -203,20 +212,32 @@ export async function createBooking(config: ConfigurationRecord, query: CreateBo
 
   let event;
   try {
-    event = await eventsOf(organizer).create(organizer, record.calendar_id, eventBody(config, record, chosen), notifyGuests(config, record));
+    event = await eventsOf(organizer).create(organizer, record.calendar_id, eventBody(config, record, chosen), false);
   } catch (error) {
     await db.discardBooking(record);
     throw error;
   }
   const saved: BookingRecord = { ...record, event_id: event.id, calendar_id: event.calendar_id, version: record.version + 1 };
-  if (!(await db.updateBooking(record, saved, [notification(saved, pending ? 'booking.pending' : 'booking.created')]))) {
+  const reference = bookingReference(config.id, saved.id, salt);
+  const manage = pageLink(config, origin, reference);
+  const mails = pending
+    ? [...guestMail(config, saved, 'pending', { links: manage ? { manage } : undefined }), ...organizerRequestMail(config, saved, confirmLink(config, origin, bookingReference(config.id, saved.id, confirmSalt!)))]
+    : guestMail(config, saved, 'confirmed', { ics: await icsOf(organizer, saved, 'REQUEST'), links: manage ? { manage } : undefined });
+  if (!(await db.updateBooking(record, saved, [notification(saved, pending ? 'booking.pending' : 'booking.created'), ...mails]))) {
     throw new ConflictError(`Booking '${record.id}' changed while it was being created`);
   }
-  return bookingView(saved, bookingReference(config.id, saved.id, salt));
+  return bookingView(saved, reference);
 }
 
-/** Guests hear of a booking (the invitation from the organizer's address) unless emails are off or it awaits the organizer. */
-const notifyGuests = (config: ConfigurationRecord, b: BookingRecord) => config.event_booking.disable_emails !== true && b.status === 'booked';
+/** The organizer's link to confirm or decline: the configuration's own page for it, or ours. */
+function confirmLink(config: ConfigurationRecord, origin: Origin, reference: string): string | undefined {
+  const own = config.scheduler.organizer_confirmation_url;
+  if (own) return `${own}${own.includes('?') ? '&' : '?'}booking_reference=${encodeURIComponent(reference)}`;
+  return pageLink(config, origin, reference);
+}
+
+/** The booking's event as an iMIP calendar part, through the organizer's provider. */
+const icsOf = (organizer: GrantRecord, b: BookingRecord, method: 'REQUEST' | 'CANCEL') => eventsOf(organizer).ics(organizer, b.event_id, b.calendar_id, method);
 
 function eventBody(config: ConfigurationRecord, b: BookingRecord, chosen: ConfigurationRecord['participants']): CreateEventBody {
   const others = chosen.filter((p) => lower(p.email) !== lower(b.organizer.email)).map((p) => ({ email: p.email, ...(p.name ? { name: p.name } : {}) }));
@@ -247,8 +268,8 @@ export async function getBooking(config: ConfigurationRecord, id: string) {
   return bookingView(await requireBooking(config, id));
 }
 
-async function save(current: BookingRecord, next: BookingRecord, type: Extract<NotificationType, `booking.${string}`>) {
-  if (!(await db.updateBooking(current, next, [notification(next, type)]))) throw new ConflictError(`Booking '${current.id}' was changed by another request; read it again`);
+async function save(current: BookingRecord, next: BookingRecord, type: Extract<NotificationType, `booking.${string}`>, mails: readonly OutboxEntry[] = []) {
+  if (!(await db.updateBooking(current, next, [notification(next, type), ...mails]))) throw new ConflictError(`Booking '${current.id}' was changed by another request; read it again`);
   return next;
 }
 
@@ -262,25 +283,28 @@ export async function cancelBooking(config: ConfigurationRecord, id: string, rea
   const b = record ?? (await requireBooking(config, id));
   checkCancellable(config, b, 'cancelled');
   const organizer = await organizerOf(config);
+  let cancel: string | undefined;
   try {
-    await eventsOf(organizer).delete(organizer, b.event_id, b.calendar_id, config.event_booking.disable_emails !== true);
+    cancel = await icsOf(organizer, b, 'CANCEL');
+    await eventsOf(organizer).delete(organizer, b.event_id, b.calendar_id, false);
   } catch (error) {
     if (!(error instanceof NotFoundError)) throw error;
   }
   const next: BookingRecord = { ...b, status: 'cancelled', ...(reason !== undefined ? { cancellation_reason: reason } : {}), updated_at: clock.nowSeconds(), version: b.version + 1 };
-  return bookingView(await save(b, next, 'booking.cancelled'));
+  // A pending booking the guest never had on a calendar is cancelled without a calendar part.
+  return bookingView(await save(b, next, 'booking.cancelled', guestMail(config, next, 'cancelled', { ics: b.status === 'booked' ? cancel : undefined })));
 }
 
 /** PUT: the organizer confirms or declines a pending booking, with the salt of its reference (404 when it does not match). */
 export async function confirmBooking(config: ConfigurationRecord, id: string, body: ConfirmBookingBody) {
   const b = await requireBooking(config, id);
-  if (!saltMatches(b, body.salt)) throw new NotFoundError(`Booking '${id}' not found (the salt does not match its reference)`);
+  if (!b.confirm_salt_hash || !saltMatches({ salt_hash: b.confirm_salt_hash }, body.salt)) throw new NotFoundError(`Booking '${id}' not found (the salt does not match its confirmation link)`);
   if (b.status !== 'pending') throw new ConflictError(`Booking '${id}' is ${b.status}, not pending: only a pending booking can be confirmed or cancelled this way`);
   if (body.status === 'cancelled') return cancelBooking(config, id, body.cancellation_reason, b);
   const organizer = await organizerOf(config);
   const next: BookingRecord = { ...b, status: 'booked', updated_at: clock.nowSeconds(), version: b.version + 1 };
-  await eventsOf(organizer).update(organizer, b.event_id, b.calendar_id, { status: 'confirmed' }, notifyGuests(config, next));
-  return bookingView(await save(b, next, 'booking.created'));
+  await eventsOf(organizer).update(organizer, b.event_id, b.calendar_id, { status: 'confirmed' }, false);
+  return bookingView(await save(b, next, 'booking.created', guestMail(config, next, 'confirmed', { ics: await icsOf(organizer, next, 'REQUEST') })));
 }
 
 /** PATCH: a new time for a booking, checked against availability (its own time counting as free). */
@@ -289,9 +313,12 @@ export async function rescheduleBooking(config: ConfigurationRecord, id: string,
   checkCancellable(config, b, 'rescheduled');
   checkTime(config, body.start_time, body.end_time);
   await requireSlot(config, body.start_time, body.end_time, { start: b.start, end: b.end });
-  const next: BookingRecord = { ...b, start: body.start_time, end: body.end_time, updated_at: clock.nowSeconds(), version: b.version + 1 };
-  await lockSlot(next, [notification(next, 'booking.rescheduled')], b);
+  const moved: BookingRecord = { ...b, start: body.start_time, end: body.end_time, updated_at: clock.nowSeconds(), version: b.version + 1 };
+  await lockSlot(moved, [], b);
   const organizer = await organizerOf(config);
-  await eventsOf(organizer).update(organizer, b.event_id, b.calendar_id, { when: { start_time: next.start, end_time: next.end, start_timezone: b.timezone, end_timezone: b.timezone } }, notifyGuests(config, next));
-  return bookingView(next);
+  await eventsOf(organizer).update(organizer, b.event_id, b.calendar_id, { when: { start_time: moved.start, end_time: moved.end, start_timezone: b.timezone, end_timezone: b.timezone } }, false);
+  // The notification and the guest's email are committed with the booking once its event has moved.
+  const next: BookingRecord = { ...moved, version: moved.version + 1 };
+  const mails = b.status === 'booked' ? guestMail(config, next, 'rescheduled', { ics: await icsOf(organizer, next, 'REQUEST') }) : [];
+  return bookingView(await save(moved, next, 'booking.rescheduled', mails));
 }

@@ -8,6 +8,8 @@ import type { GrantRecord } from '#shared/db/grants';
 import { ConflictError, InvalidRequestError, NotFoundError } from '#shared/errors';
 import { newId, parseId } from '#shared/ids';
 import { clock } from '#shared/time';
+import { decodeOffsetCursor, encodeOffsetCursor } from '#shared/cursor';
+import { pageSize } from '#shared/http/page';
 
 /**
  * Scheduler configurations: what a booking page offers (participants and their calendars, slot
@@ -138,8 +140,12 @@ export async function updateConfiguration(organizer: GrantRecord, current: Confi
   return configurationView(next);
 }
 
-export async function listConfigurations(app: ApplicationContext, organizer?: GrantRecord) {
-  return (await db.listConfigurations(app.applicationId, organizer?.id)).map(configurationView);
+/** A page of the application's configurations (optionally one organizer's), oldest first. */
+export async function listConfigurations(app: ApplicationContext, query: { limit?: number | undefined; page_token?: string | undefined }, organizer?: GrantRecord) {
+  const offset = query.page_token ? decodeOffsetCursor(query.page_token, 'configurations') : 0;
+  const limit = pageSize(query.limit);
+  const all = await db.listConfigurations(app.applicationId, organizer?.id);
+  return { items: all.slice(offset, offset + limit).map(configurationView), nextCursor: offset + limit < all.length ? encodeOffsetCursor('configurations', offset + limit) : undefined };
 }
 
 export async function deleteConfiguration(record: ConfigurationRecord): Promise<void> {

@@ -120,6 +120,14 @@ const SCRIPT = `
     load();
   } else {
     showBooking(boot.booking);
+    ['confirm', 'decline'].forEach(function (id) {
+      if (!$(id)) return;
+      $(id).addEventListener('click', function () {
+        say(id === 'confirm' ? 'Confirming…' : 'Declining…');
+        api('PUT', '/v3/scheduling/bookings/' + boot.booking.booking_id + '?' + ref(), { salt: boot.salt, status: id === 'confirm' ? 'confirmed' : 'cancelled', cancellation_reason: ($('reason') && $('reason').value) || undefined })
+          .then(function (b) { boot.booking = b; showBooking(b); say(id === 'confirm' ? 'The booking is confirmed; the guest is told.' : 'The booking is declined; the guest is told.'); $('actions').hidden = true; }, function (e) { say(e.message, true); });
+      });
+    });
     if ($('cancel')) $('cancel').addEventListener('click', function () {
       say('Cancelling…');
       api('DELETE', '/v3/scheduling/bookings/' + boot.booking.booking_id + '?' + ref(), { cancellation_reason: $('reason').value || undefined }).then(function (b) { boot.booking = b; showBooking(b); say('The booking is cancelled.'); $('actions').hidden = true; $('picker').hidden = true; }, function (e) { say(e.message, true); });
@@ -233,18 +241,27 @@ ${additionalFields(config)}
   });
 }
 
-/** The page a booking reference opens: the booking, and (unless hidden) reschedule and cancel. */
-export function managePage(config: ConfigurationRecord, organizerName: string, booking: BookingRecord, view: object, reference: string) {
+/**
+ * The page a booking reference opens: for the guest, the booking with (unless hidden) reschedule and
+ * cancel; for the organizer's confirmation link, confirm or decline while it is pending.
+ */
+export function managePage(config: ConfigurationRecord, organizerName: string, booking: BookingRecord, view: object, reference: string, role: 'guest' | 'organizer', salt: string) {
   const open = booking.status !== 'cancelled';
-  const actions = open
-    ? `<section id="actions" class="panel" aria-label="Change this booking">
+  let actions = '<section id="actions" hidden></section>';
+  if (role === 'organizer' && booking.status === 'pending') {
+    actions = `<section id="actions" class="panel" aria-label="Confirm or decline">
+<label for="reason">Message to the guest if you decline (optional)</label><textarea id="reason" rows="2"></textarea>
+<p><button type="button" id="confirm" class="primary">Confirm the booking</button> <button type="button" id="decline">Decline</button></p>
+</section>`;
+  } else if (role === 'guest' && open) {
+    actions = `<section id="actions" class="panel" aria-label="Change this booking">
 ${config.scheduler.hide_rescheduling_options ? '' : '<p><button type="button" id="reschedule">Choose another time</button></p>'}
 ${config.scheduler.hide_cancellation_options ? '' : '<label for="reason">Reason for cancelling (optional)</label><textarea id="reason" rows="2"></textarea><p><button type="button" id="cancel">Cancel this booking</button></p>'}
-</section>`
-    : '<section id="actions" hidden></section>';
+</section>`;
+  }
   const body = `
 <section class="panel" aria-labelledby="booking-heading">
-<h2 id="booking-heading">Your booking</h2>
+<h2 id="booking-heading">${role === 'organizer' ? 'Booking request' : 'Your booking'}</h2>
 <p><span id="booking-when"></span> · <span id="booking-status"></span></p>
 <p>${esc(booking.guest.name)} &lt;${esc(booking.guest.email)}&gt;</p>
 </section>
@@ -253,9 +270,17 @@ ${PICKER(true, '<p><button type="submit" class="primary">Move the booking here</
   return shell({
     config,
     organizerName,
-    title: `Your booking: ${config.event_booking.title}`,
+    title: `${role === 'organizer' ? 'Booking request' : 'Your booking'}: ${config.event_booking.title}`,
     body,
-    boot: { mode: 'manage', configuration_id: config.id, reference, booking: view, days_ahead: Math.min(config.scheduler.available_days_in_future ?? 30, 60), language: booking.email_language },
+    boot: {
+      mode: 'manage',
+      configuration_id: config.id,
+      reference,
+      ...(role === 'organizer' ? { salt } : {}),
+      booking: view,
+      days_ahead: Math.min(config.scheduler.available_days_in_future ?? 30, 60),
+      language: booking.email_language,
+    },
   });
 }
 

@@ -5,6 +5,7 @@ import { ApiError, NotFoundError } from '#shared/errors';
 import { accessOf, pageConfiguration } from '#shared/scheduling/access';
 import { bookingView, requireBooking } from '#shared/scheduling/bookings';
 import { bookingPage, errorPage, managePage } from '#shared/scheduling/page';
+import { parseBookingReference } from '#shared/scheduling/reference';
 
 /**
  * The HTML pages of the scheduler, resolved like the API (a slug, a session for private pages, a
@@ -40,6 +41,6 @@ export function managePageOf(slug: string, reference: string): Promise<Rendered>
     const access = await accessOf(undefined, { booking_reference: reference });
     if (access.config.slug !== slug) throw new NotFoundError('No booking has this reference on this page');
     const booking = await requireBooking(access.config, access.booking!);
-    return managePage(access.config, await organizerName(access.config), booking, bookingView(booking), reference);
+    return managePage(access.config, await organizerName(access.config), booking, bookingView(booking), reference, access.role ?? 'guest', parseBookingReference(reference)?.salt ?? '');
   });
 }

@@ -3,6 +3,7 @@ import { clock } from '#shared/time';
 import { apiClient, type ApiClient } from '../support/api';
 import { makeAgentGrant } from '../support/factories';
 import { useApi } from '../support/harness';
+import { jobsDone } from '../support/outbox-relay';
 import { createTestQueue, drainQueue } from '../support/queues';
 
 /** The scheduler over HTTP: configurations, sessions, availability, bookings (both types), no double booking. */
@@ -42,6 +43,11 @@ const slotsOf = async (configId: string, from: number, to: number, client = gues
 const guest = { name: 'Ann Guest', email: 'ann@guest.example.com' };
 const book = (configId: string, start: number, extra: Record<string, unknown> = {}) =>
   guestApi().post(`/v3/scheduling/bookings?configuration_id=${configId}`, { start_time: start, end_time: start + 1800, guest, ...extra });
+/** Subjects in a grant's inbox, once the jobs committed so far (mails of bookings) have run. */
+const inbox = async (grantId: string) => {
+  await jobsDone();
+  return (await api.get(`/v3/grants/${grantId}/messages?in=inbox`)).body.data as { subject: string; body: string }[];
+};
 const eventsBetween = async (grantId: string, from: number, to: number) =>
   (await api.get(`/v3/grants/${grantId}/events?calendar_id=primary&start=${from}&end=${to}`)).body.data as { id: string; title: string; status: string; participants: { email: string }[]; when: { start_time: number } }[];
 
@@ -143,19 +149,23 @@ describe('sessions and availability', () => {
 describe('bookings', () => {
   it('books a slot: the event on the organizer calendar, the slot gone, then reschedule and cancel through the API', async () => {
     const { organizer, config } = await configuration();
+    const visitor = await makeAgentGrant(api);
     const day = midnight(3);
     const start = day + 10 * 3600;
     await drainQueue(fanout, 10, 300);
-    const created = await book(config.id, start, { additional_fields: { company: 'Acme' }, email_language: 'de' });
+    const created = await book(config.id, start, { guest: { name: 'Gus', email: visitor.email }, additional_fields: { company: 'Acme' }, email_language: 'de', timezone: 'Europe/Berlin' });
     expect(created.status, created.text).toBe(201);
     const booking = created.body.data;
-    expect(booking).toMatchObject({ status: 'booked', start_time: start, end_time: start + 1800, title: 'Intro call', guest, organizer: { email: organizer.email }, email_language: 'de', additional_fields: { company: 'Acme' } });
+    expect(booking).toMatchObject({ status: 'booked', start_time: start, end_time: start + 1800, title: 'Intro call', guest: { email: visitor.email }, organizer: { email: organizer.email }, email_language: 'de', additional_fields: { company: 'Acme' } });
     expect(booking.booking_id).toMatch(/^bkg_/);
     expect(typeof booking.booking_reference).toBe('string');
     const events = await eventsBetween(organizer.id, day, day + DAY);
     expect(events.map((e) => [e.id, e.title, e.when.start_time])).toEqual([[booking.event_id, 'Intro call', start]]);
-    expect(events[0]!.participants.map((p) => p.email)).toContain(guest.email);
+    expect(events[0]!.participants.map((p) => p.email)).toContain(visitor.email);
     expect((await slotsOf(config.id, day, day + DAY)).map((s) => s.start_time)).not.toContain(start);
+    // The guest's confirmation, in German, from the organizer's address, with the time in Berlin.
+    await expect.poll(async () => (await inbox(visitor.id)).map((m) => m.subject), { timeout: 30_000 }).toEqual(['Buchung bestätigt: Intro call']);
+    expect((await inbox(visitor.id))[0]!.body).toContain('(Europe/Berlin)');
 
     const again = await book(config.id, start);
     expect(again.status).toBe(409);
@@ -177,23 +187,35 @@ describe('bookings', () => {
     expect((await guestApi().request('DELETE', `/v3/scheduling/bookings/${booking.booking_id}?configuration_id=${config.id}`)).status).toBe(409);
     // Released: the same time can be booked again.
     expect((await book(config.id, start + 1800)).status).toBe(201);
+    await expect
+      .poll(async () => (await inbox(visitor.id)).map((m) => m.subject).sort(), { timeout: 30_000 })
+      .toEqual(['Buchung bestätigt: Intro call', 'Buchung storniert: Intro call', 'Buchung verschoben: Intro call']);
 
     const types: string[] = [];
-    for (let i = 0; i < 10 && types.filter((t) => t.startsWith('booking.')).length < 4; i++) types.push(...(await drainQueue(fanout, 1, 2_000)).map((n) => n.body.type as string));
+    for (let i = 0; i < 30 && types.filter((t) => t.startsWith('booking.')).length < 4; i++) types.push(...(await drainQueue(fanout, 10, 1_000)).map((n) => n.body.type as string));
     expect(types.filter((t) => t.startsWith('booking.')).sort()).toEqual(['booking.cancelled', 'booking.created', 'booking.created', 'booking.rescheduled']);
   });
 
   it('organizer confirmation: a pending booking and a tentative event until the organizer confirms with the salt', async () => {
-    const { organizer, config } = await configuration({ event_booking: { title: 'Review', booking_type: 'organizer-confirmation' } });
+    const { organizer, config } = await configuration({
+      event_booking: { title: 'Review', booking_type: 'organizer-confirmation' },
+      scheduler: { min_booking_notice: 0, organizer_confirmation_url: 'https://app.example.com/confirm' },
+    });
     const day = midnight(4);
     const created = await book(config.id, day + 9 * 3600);
     expect(created.status, created.text).toBe(201);
     const booking = created.body.data;
     expect(booking.status).toBe('pending');
     expect((await eventsBetween(organizer.id, day, day + DAY))[0]).toMatchObject({ id: booking.event_id, status: 'maybe' });
-    const salt = Buffer.from(booking.booking_reference, 'base64url').toString('utf8').split(':')[2];
+    // The organizer is asked, by mail to its own address, with the link to its confirmation page.
+    await expect.poll(async () => (await inbox(organizer.id)).map((m) => m.subject), { timeout: 30_000 }).toEqual([`Confirm booking: Review with ${guest.name}`]);
+    const link = /https:\/\/app\.example\.com\/confirm\?booking_reference=([A-Za-z0-9_-]+)/.exec((await inbox(organizer.id))[0]!.body)![1]!;
+    const salt = Buffer.from(link, 'base64url').toString('utf8').split(':')[2];
+    const guestSalt = Buffer.from(booking.booking_reference, 'base64url').toString('utf8').split(':')[2];
     const path = `/v3/scheduling/bookings/${booking.booking_id}?configuration_id=${config.id}`;
     expect((await guestApi().put(path, { salt: 'wrong', status: 'confirmed' })).status).toBe(404);
+    // The guest's own reference cannot confirm.
+    expect((await guestApi().put(path, { salt: guestSalt, status: 'confirmed' })).status).toBe(404);
     const confirmed = await guestApi().put(path, { salt, status: 'confirmed' });
     expect(confirmed.status, confirmed.text).toBe(200);
     expect(confirmed.body.data.status).toBe('booked');
