@@ -46,6 +46,7 @@ export const NOTIFICATION_TYPES = [
   'booking.pending',
   'booking.rescheduled',
   'booking.cancelled',
+  'booking.reminder',
 ] as const;
 /** Any type a notification may carry (features still to come publish the contract's others). */
 export type NotificationType = (typeof CONTRACT_TRIGGER_TYPES)[number];

@@ -1,6 +1,7 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { runIndexMessage, runRemoveContents } from '#shared/agent/cleanup';
 import { runApplyItip, runSendItip, runSendMail } from '#shared/agent/itip';
+import { syncReminders } from '#shared/scheduling/reminder-schedules';
 import { runLocalDelivery } from '#shared/agent/local-delivery';
 import { runThreadRefreshJob } from '#shared/agent/thread-refresh';
 import { purgeListItems } from '#shared/db/governance';
@@ -62,6 +63,10 @@ async function run(job: Job, context: Context): Promise<void> {
     }
     case 'send-mail': {
       await runSendMail(job);
+      return;
+    }
+    case 'booking-reminders': {
+      await syncReminders(job.booking_id);
       return;
     }
     case 'apply-itip': {

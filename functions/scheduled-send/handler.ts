@@ -2,13 +2,15 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { enqueueFiring, type Firing } from '#shared/agent/scheduled';
 import { runFiring } from '#shared/agent/scheduled-worker';
 import { logger } from '#shared/logger';
+import { isReminderFiring, runReminder } from '#shared/scheduling/reminders';
 
 /**
  * The scheduled-send worker: every firing of an EventBridge schedule, every hold and every retry
  * arrives here as a message of the scheduled-send queue (shared/agent/scheduled.ts). A firing
  * before its send_at is held: sent back to the queue with the remaining seconds as its delay. At
  * send_at the message is sent once, whatever the number of firings. A transient failure is retried
- * after a delay the same way; a message SQS gives up on (its last receive) ends as failed.
+ * after a delay the same way; a message SQS gives up on (its last receive) ends as failed. Booking
+ * reminders' schedules fire into the same queue (shared/scheduling/reminders.ts).
  */
 const MAX_RECEIVES = 3;
 
@@ -16,7 +18,12 @@ export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
   const failures: SQSBatchResponse['batchItemFailures'] = [];
   for (const record of event.Records) {
     try {
-      const firing = JSON.parse(record.body) as Firing;
+      const body: unknown = JSON.parse(record.body);
+      if (isReminderFiring(body)) {
+        logger.info('booking reminder', { booking_id: body.booking_id, outcome: await runReminder(body) });
+        continue;
+      }
+      const firing = body as Firing;
       const lastDelivery = Number(record.attributes.ApproximateReceiveCount ?? '1') >= MAX_RECEIVES;
       const outcome = await runFiring(firing, { lastDelivery });
       switch (outcome.kind) {

@@ -306,3 +306,8 @@ export async function getBooking(id: BookingId): Promise<BookingRecord | undefin
   const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: bookingKey(id), ConsistentRead: true }));
   return Item ? itemAttributes<BookingRecord>(Item, 'entity') : undefined;
 }
+
+/** Commits outbox entries on their own (a reminder's email or notification). */
+export async function commitOutbox(outbox: readonly OutboxEntry[]): Promise<void> {
+  if (outbox.length) await transactWrite(outboxItems(outbox));
+}

@@ -35,6 +35,11 @@ export type Job =
    * with an optional iCalendar part: the scheduler's confirmations, requests, changes and cancellations.
    */
   | { kind: 'send-mail'; application_id: string; grant_id: string; to: { email: string; name?: string }[]; subject: string; body: string; calendar?: { method: 'REQUEST' | 'CANCEL'; ics: string }; purpose: string }
+  /**
+   * Sets (or clears) a booking's reminder schedules in EventBridge Scheduler, one one-shot schedule
+   * per reminder of its configuration: committed with every booking change, so none is lost.
+   */
+  | { kind: 'booking-reminders'; booking_id: string }
   /** Applies an iCalendar part received by an Agent Account (invitation, update, cancellation, reply) to its calendar. */
   | { kind: 'apply-itip'; application_id: string; grant_id: string; sender: string; ics: string }
   /** Deletes the events (and their window copies and UIDs) of a deleted calendar. */

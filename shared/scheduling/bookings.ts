@@ -16,6 +16,8 @@ import { newNotification } from '#shared/notifications/notification';
 import { eventsOf } from '#shared/providers/events';
 import { applicationOf } from '#shared/scheduling/access';
 import { guestMail, organizerRequestMail } from '#shared/scheduling/emails';
+import { remindersJob } from '#shared/scheduling/reminders';
+import { bookingView } from '#shared/scheduling/view';
 import { bookingReference, saltMatches, sha256 } from '#shared/scheduling/reference';
 import { DEFAULTS } from '#shared/scheduling/configurations';
 import { clock } from '#shared/time';
@@ -31,32 +33,6 @@ import { clock } from '#shared/time';
 
 const LOCK_ATTEMPTS = 25;
 const lower = (s: string) => s.trim().toLowerCase();
-
-export function bookingView(b: BookingRecord, reference?: string) {
-  return {
-    booking_id: b.id,
-    event_id: b.event_id,
-    calendar_id: b.calendar_id,
-    configuration_id: b.configuration_id,
-    title: b.title,
-    ...(b.description !== undefined ? { description: b.description } : {}),
-    ...(b.location !== undefined ? { location: b.location } : {}),
-    organizer: b.organizer,
-    guest: b.guest,
-    additional_guests: b.additional_guests,
-    participants: b.participants,
-    status: b.status,
-    start_time: b.start,
-    end_time: b.end,
-    timezone: b.timezone,
-    email_language: b.email_language,
-    additional_fields: b.additional_fields,
-    ...(b.cancellation_reason !== undefined ? { cancellation_reason: b.cancellation_reason } : {}),
-    ...(reference !== undefined ? { booking_reference: reference } : {}),
-    created_at: b.created_at,
-    updated_at: b.updated_at,
-  };
-}
 
 const notification = (b: BookingRecord, type: Extract<NotificationType, `booking.${string}`>): OutboxEntry => ({
   notification: newNotification({ type, applicationId: b.application_id, grantId: b.grant_id, object: bookingView(b) }),
@@ -223,7 +199,7 @@ export async function createBooking(config: ConfigurationRecord, query: CreateBo
   const mails = pending
     ? [...guestMail(config, saved, 'pending', { links: manage ? { manage } : undefined }), ...organizerRequestMail(config, saved, confirmLink(config, origin, bookingReference(config.id, saved.id, confirmSalt!)))]
     : guestMail(config, saved, 'confirmed', { ics: await icsOf(organizer, saved, 'REQUEST'), links: manage ? { manage } : undefined });
-  if (!(await db.updateBooking(record, saved, [notification(saved, pending ? 'booking.pending' : 'booking.created'), ...mails]))) {
+  if (!(await db.updateBooking(record, saved, [notification(saved, pending ? 'booking.pending' : 'booking.created'), ...mails, ...(pending ? [] : [remindersJob(saved)])]))) {
     throw new ConflictError(`Booking '${record.id}' changed while it was being created`);
   }
   return bookingView(saved, reference);
@@ -292,7 +268,7 @@ export async function cancelBooking(config: ConfigurationRecord, id: string, rea
   }
   const next: BookingRecord = { ...b, status: 'cancelled', ...(reason !== undefined ? { cancellation_reason: reason } : {}), updated_at: clock.nowSeconds(), version: b.version + 1 };
   // A pending booking the guest never had on a calendar is cancelled without a calendar part.
-  return bookingView(await save(b, next, 'booking.cancelled', guestMail(config, next, 'cancelled', { ics: b.status === 'booked' ? cancel : undefined })));
+  return bookingView(await save(b, next, 'booking.cancelled', [...guestMail(config, next, 'cancelled', { ics: b.status === 'booked' ? cancel : undefined }), remindersJob(next)]));
 }
 
 /** PUT: the organizer confirms or declines a pending booking, with the salt of its reference (404 when it does not match). */
@@ -304,7 +280,7 @@ export async function confirmBooking(config: ConfigurationRecord, id: string, bo
   const organizer = await organizerOf(config);
   const next: BookingRecord = { ...b, status: 'booked', updated_at: clock.nowSeconds(), version: b.version + 1 };
   await eventsOf(organizer).update(organizer, b.event_id, b.calendar_id, { status: 'confirmed' }, false);
-  return bookingView(await save(b, next, 'booking.created', guestMail(config, next, 'confirmed', { ics: await icsOf(organizer, next, 'REQUEST') })));
+  return bookingView(await save(b, next, 'booking.created', [...guestMail(config, next, 'confirmed', { ics: await icsOf(organizer, next, 'REQUEST') }), remindersJob(next)]));
 }
 
 /** PATCH: a new time for a booking, checked against availability (its own time counting as free). */
@@ -320,5 +296,5 @@ export async function rescheduleBooking(config: ConfigurationRecord, id: string,
   // The notification and the guest's email are committed with the booking once its event has moved.
   const next: BookingRecord = { ...moved, version: moved.version + 1 };
   const mails = b.status === 'booked' ? guestMail(config, next, 'rescheduled', { ics: await icsOf(organizer, next, 'REQUEST') }) : [];
-  return bookingView(await save(moved, next, 'booking.rescheduled', mails));
+  return bookingView(await save(moved, next, 'booking.rescheduled', [...mails, remindersJob(next)]));
 }

@@ -14,8 +14,9 @@ import type { Job } from '#shared/jobs/job';
 type Language = (typeof EMAIL_LANGUAGES)[number];
 export type BookingMail = 'confirmed' | 'pending' | 'rescheduled' | 'cancelled';
 
-const TEXT: Record<Language, Record<BookingMail, [subject: string, line: string]> & { hello: string; when: string; where: string; with: string; reason: string; reschedule: string; cancel: string }> = {
+const TEXT: Record<Language, Record<BookingMail | 'reminder', [subject: string, line: string]> & { hello: string; when: string; where: string; with: string; reason: string; reschedule: string; cancel: string }> = {
   en: {
+    reminder: ['Reminder', 'A reminder of your booking.'],
     confirmed: ['Booking confirmed', 'Your booking is confirmed.'],
     pending: ['Booking requested', 'Your request was sent. You will hear back once it is confirmed.'],
     rescheduled: ['Booking rescheduled', 'Your booking has a new time.'],
@@ -23,6 +24,7 @@ const TEXT: Record<Language, Record<BookingMail, [subject: string, line: string]
     hello: 'Hello {name},', when: 'When', where: 'Where', with: 'With', reason: 'Reason', reschedule: 'Reschedule', cancel: 'Cancel',
   },
   fr: {
+    reminder: ['Rappel', 'Un rappel de votre réservation.'],
     confirmed: ['Réservation confirmée', 'Votre réservation est confirmée.'],
     pending: ['Réservation demandée', 'Votre demande a été envoyée. Vous recevrez une réponse dès sa confirmation.'],
     rescheduled: ['Réservation déplacée', 'Votre réservation a un nouvel horaire.'],
@@ -30,6 +32,7 @@ const TEXT: Record<Language, Record<BookingMail, [subject: string, line: string]
     hello: 'Bonjour {name},', when: 'Quand', where: 'Où', with: 'Avec', reason: 'Motif', reschedule: 'Déplacer', cancel: 'Annuler',
   },
   de: {
+    reminder: ['Erinnerung', 'Eine Erinnerung an Ihre Buchung.'],
     confirmed: ['Buchung bestätigt', 'Ihre Buchung ist bestätigt.'],
     pending: ['Buchung angefragt', 'Ihre Anfrage wurde gesendet. Sie erhalten Nachricht, sobald sie bestätigt ist.'],
     rescheduled: ['Buchung verschoben', 'Ihre Buchung hat einen neuen Termin.'],
@@ -37,6 +40,7 @@ const TEXT: Record<Language, Record<BookingMail, [subject: string, line: string]
     hello: 'Hallo {name},', when: 'Wann', where: 'Wo', with: 'Mit', reason: 'Grund', reschedule: 'Verschieben', cancel: 'Stornieren',
   },
   es: {
+    reminder: ['Recordatorio', 'Un recordatorio de tu reserva.'],
     confirmed: ['Reserva confirmada', 'Tu reserva está confirmada.'],
     pending: ['Reserva solicitada', 'Tu solicitud se ha enviado. Recibirás noticias cuando se confirme.'],
     rescheduled: ['Reserva reprogramada', 'Tu reserva tiene una nueva hora.'],
@@ -44,6 +48,7 @@ const TEXT: Record<Language, Record<BookingMail, [subject: string, line: string]
     hello: 'Hola, {name}:', when: 'Cuándo', where: 'Dónde', with: 'Con', reason: 'Motivo', reschedule: 'Reprogramar', cancel: 'Cancelar',
   },
   nl: {
+    reminder: ['Herinnering', 'Een herinnering aan je boeking.'],
     confirmed: ['Boeking bevestigd', 'Je boeking is bevestigd.'],
     pending: ['Boeking aangevraagd', 'Je aanvraag is verstuurd. Je hoort het zodra hij bevestigd is.'],
     rescheduled: ['Boeking verplaatst', 'Je boeking heeft een nieuw tijdstip.'],
@@ -51,6 +56,7 @@ const TEXT: Record<Language, Record<BookingMail, [subject: string, line: string]
     hello: 'Hallo {name},', when: 'Wanneer', where: 'Waar', with: 'Met', reason: 'Reden', reschedule: 'Verplaatsen', cancel: 'Annuleren',
   },
   sv: {
+    reminder: ['Påminnelse', 'En påminnelse om din bokning.'],
     confirmed: ['Bokning bekräftad', 'Din bokning är bekräftad.'],
     pending: ['Bokning begärd', 'Din förfrågan har skickats. Du får besked när den är bekräftad.'],
     rescheduled: ['Bokning flyttad', 'Din bokning har en ny tid.'],
@@ -58,6 +64,7 @@ const TEXT: Record<Language, Record<BookingMail, [subject: string, line: string]
     hello: 'Hej {name},', when: 'När', where: 'Var', with: 'Med', reason: 'Orsak', reschedule: 'Boka om', cancel: 'Avboka',
   },
   ja: {
+    reminder: ['リマインダー', 'ご予約のリマインダーです。'],
     confirmed: ['予約が確定しました', 'ご予約が確定しました。'],
     pending: ['予約をリクエストしました', 'リクエストを送信しました。確定しましたらお知らせします。'],
     rescheduled: ['予約の日時が変更されました', 'ご予約の日時が変更されました。'],
@@ -65,6 +72,7 @@ const TEXT: Record<Language, Record<BookingMail, [subject: string, line: string]
     hello: '{name} 様', when: '日時', where: '場所', with: '相手', reason: '理由', reschedule: '日時を変更', cancel: 'キャンセル',
   },
   zh: {
+    reminder: ['提醒', '这是您的预约提醒。'],
     confirmed: ['预约已确认', '您的预约已确认。'],
     pending: ['预约已提交', '您的请求已发送，确认后将通知您。'],
     rescheduled: ['预约已改期', '您的预约时间已更改。'],
@@ -96,6 +104,12 @@ const table = (rows: [string, string][]) => `<table>${rows.map(([k, v]) => `<tr>
  */
 export function guestMail(config: ConfigurationRecord, b: BookingRecord, kind: BookingMail, options: { ics?: string | undefined; links?: { manage: string } | undefined }): OutboxEntry[] {
   if (config.event_booking.disable_emails === true) return [];
+  const calendar = options.ics ? { method: kind === 'cancelled' ? ('CANCEL' as const) : ('REQUEST' as const), ics: options.ics } : undefined;
+  return [job(b, `booking ${kind}`, { ...guestMessage(config, b, kind, options.links), ...(calendar ? { calendar } : {}) })];
+}
+
+/** The guest's message (to the guest and the additional guests) in the booking's language. */
+function guestMessage(config: ConfigurationRecord, b: BookingRecord, kind: BookingMail | 'reminder', links: { manage: string } | undefined) {
   const language = (b.email_language in TEXT ? b.email_language : 'en') as Language;
   const t = TEXT[language];
   const [subject, line] = t[kind];
@@ -105,16 +119,15 @@ export function guestMail(config: ConfigurationRecord, b: BookingRecord, kind: B
     [t.with, b.organizer.name ? `${b.organizer.name} <${b.organizer.email}>` : b.organizer.email],
     ...(kind === 'cancelled' && b.cancellation_reason ? ([[t.reason, b.cancellation_reason]] as [string, string][]) : []),
   ];
-  const links =
-    options.links && kind !== 'cancelled'
-      ? `<p>${config.scheduler.hide_rescheduling_options ? '' : `<a href="${esc(options.links.manage)}#reschedule">${esc(t.reschedule)}</a> `}${config.scheduler.hide_cancellation_options ? '' : `<a href="${esc(options.links.manage)}#cancel">${esc(t.cancel)}</a>`}</p>`
+  const linkLine =
+    links && kind !== 'cancelled'
+      ? `<p>${config.scheduler.hide_rescheduling_options ? '' : `<a href="${esc(links.manage)}#reschedule">${esc(t.reschedule)}</a> `}${config.scheduler.hide_cancellation_options ? '' : `<a href="${esc(links.manage)}#cancel">${esc(t.cancel)}</a>`}</p>`
       : '';
-  const body = `<p>${esc(t.hello.replace('{name}', b.guest.name))}</p><p>${esc(line)}</p><p><strong>${esc(b.title)}</strong></p>${table(rows)}${links}${
+  const body = `<p>${esc(t.hello.replace('{name}', b.guest.name))}</p><p>${esc(line)}</p><p><strong>${esc(b.title)}</strong></p>${table(rows)}${linkLine}${
     config.scheduler.cancellation_policy && kind !== 'cancelled' ? `<p>${esc(config.scheduler.cancellation_policy)}</p>` : ''
   }`;
   const to = [b.guest, ...b.additional_guests].map((g) => ({ email: g.email, ...(g.name ? { name: g.name } : {}) }));
-  const calendar = options.ics ? { method: kind === 'cancelled' ? ('CANCEL' as const) : ('REQUEST' as const), ics: options.ics } : undefined;
-  return [job(b, `booking ${kind}`, { to, subject: `${subject}: ${b.title}`, body, ...(calendar ? { calendar } : {}) })];
+  return { to, subject: `${subject}: ${b.title}`, body };
 }
 
 /** The organizer's request to confirm or decline a pending booking (English), with the confirmation link. */
@@ -129,4 +142,19 @@ export function organizerRequestMail(config: ConfigurationRecord, b: BookingReco
     confirmLink ? `<p><a href="${esc(confirmLink)}">Confirm or decline</a></p>` : '<p>Confirm or decline it with PUT /v3/scheduling/bookings/{booking_id}.</p>'
   }`;
   return [job(b, 'booking confirmation request', { to: [{ email: b.organizer.email, ...(b.organizer.name ? { name: b.organizer.name } : {}) }], subject: `Confirm booking: ${b.title} with ${b.guest.name}`, body })];
+}
+
+/** A reminder of an upcoming booking: to the guest, the organizer (`host`) or both (`all`), with its own subject if set. */
+export function reminderMail(config: ConfigurationRecord, b: BookingRecord, reminder: { recipient?: 'all' | 'host' | 'guest' | undefined; email_subject?: string | undefined }): OutboxEntry[] {
+  const recipient = reminder.recipient ?? 'all';
+  const out: OutboxEntry[] = [];
+  if (recipient !== 'host') {
+    const message = guestMessage(config, b, 'reminder', undefined);
+    out.push(job(b, 'booking reminder', { ...message, ...(reminder.email_subject ? { subject: reminder.email_subject } : {}) }));
+  }
+  if (recipient !== 'guest') {
+    const body = `<p>Reminder: <strong>${esc(b.title)}</strong> with ${esc(b.guest.name)} &lt;${esc(b.guest.email)}&gt;</p>${table([['When', whenLine(b, 'en')]])}`;
+    out.push(job(b, 'booking reminder (host)', { to: [{ email: b.organizer.email }], subject: reminder.email_subject ?? `Reminder: ${b.title} with ${b.guest.name}`, body }));
+  }
+  return out;
 }

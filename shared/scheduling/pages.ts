@@ -3,7 +3,8 @@ import { getGrant } from '#shared/db/grants';
 import type { ConfigurationRecord } from '#shared/db/scheduling';
 import { ApiError, NotFoundError } from '#shared/errors';
 import { accessOf, pageConfiguration } from '#shared/scheduling/access';
-import { bookingView, requireBooking } from '#shared/scheduling/bookings';
+import { requireBooking } from '#shared/scheduling/bookings';
+import { bookingView } from '#shared/scheduling/view';
 import { bookingPage, errorPage, managePage } from '#shared/scheduling/page';
 import { parseBookingReference } from '#shared/scheduling/reference';
 

@@ -129,6 +129,7 @@ function exampleObject(base: string, now: number): object {
     case 'booking.pending':
     case 'booking.rescheduled':
     case 'booking.cancelled':
+    case 'booking.reminder':
       return {
         booking_id: 'bkg_01jd6abcdefghjkmnpqrstvwxy',
         event_id: 'evt_01jd6abcdefghjkmnpqrstvwxy',

@@ -1,4 +1,6 @@
+import { GetScheduleCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { runReminder } from '#shared/scheduling/reminders';
 import { clock } from '#shared/time';
 import { apiClient, type ApiClient } from '../support/api';
 import { makeAgentGrant } from '../support/factories';
@@ -260,5 +262,54 @@ describe('bookings', () => {
     const events = await eventsBetween(organizer.id, day, day + DAY);
     expect(events).toHaveLength(1);
     expect(events[0]!.id).toBe(results.find((r) => r.status === 201)!.body.data.event_id);
+  });
+
+  it('reminders: a one-shot schedule per reminder, moved with the booking, deleted with it; a firing mails or notifies', async () => {
+    const { organizer, config } = await configuration({
+      event_booking: { title: 'Coaching', reminders: [{ type: 'email', minutes_before_event: 60, recipient: 'all' }, { type: 'webhook', minutes_before_event: 30 }] },
+    });
+    const visitor = await makeAgentGrant(api);
+    const day = midnight(7);
+    const start = day + 11 * 3600;
+    const created = await book(config.id, start, { guest: { name: 'Vi', email: visitor.email }, email_language: 'fr' });
+    expect(created.status, created.text).toBe(201);
+    const id = created.body.data.booking_id as string;
+    await jobsDone();
+    const client = new SchedulerClient({});
+    const schedule = (name: string) => client.send(new GetScheduleCommand({ Name: name, GroupName: process.env.SCHEDULE_GROUP })).then((s) => s, (error: Error) => error.name);
+    const at = (t: number) => `at(${new Date(t * 1000).toISOString().slice(0, 19)})`;
+    try {
+      const first = await schedule(`${id}-r0`);
+      expect(first).toMatchObject({ ScheduleExpression: at(start - 3600), ActionAfterCompletion: 'DELETE' });
+      expect(JSON.parse((first as { Target: { Input: string } }).Target.Input)).toEqual({ kind: 'booking-reminder', booking_id: id, reminder: 0, start });
+      expect(await schedule(`${id}-r1`)).toMatchObject({ ScheduleExpression: at(start - 1800) });
+
+      // The email reminder as its schedule would fire it: to the guest (in French) and to the organizer.
+      expect(await runReminder({ kind: 'booking-reminder', booking_id: id, reminder: 0, start })).toBe('sent');
+      await expect.poll(async () => (await inbox(visitor.id)).map((m) => m.subject).sort(), { timeout: 30_000 }).toEqual(['Rappel: Coaching', 'Réservation confirmée: Coaching']);
+      await expect.poll(async () => (await inbox(organizer.id)).map((m) => m.subject), { timeout: 30_000 }).toEqual(['Reminder: Coaching with Vi']);
+
+      // The webhook reminder publishes booking.reminder.
+      await drainQueue(fanout, 50, 500);
+      expect(await runReminder({ kind: 'booking-reminder', booking_id: id, reminder: 1, start })).toBe('sent');
+      const reminders: { body: { type: string; data: { object: { booking_id: string; minutes_before_event: number } } } }[] = [];
+      for (let i = 0; i < 20 && !reminders.length; i++) reminders.push(...(await drainQueue(fanout, 10, 500)).filter((n) => n.body.type === 'booking.reminder'));
+      expect(reminders[0]?.body.data.object).toMatchObject({ booking_id: id, minutes_before_event: 30 });
+
+      // Moved: the schedules follow; a firing set for the old time does nothing.
+      const moved = await guestApi().patch(`/v3/scheduling/bookings/${id}?configuration_id=${config.id}`, { start_time: start + 3600, end_time: start + 5400 });
+      expect(moved.status, moved.text).toBe(200);
+      await jobsDone();
+      expect(await schedule(`${id}-r0`)).toMatchObject({ ScheduleExpression: at(start) });
+      expect(await runReminder({ kind: 'booking-reminder', booking_id: id, reminder: 0, start })).toBe('skipped');
+
+      // Cancelled: no schedule is left.
+      expect((await guestApi().request('DELETE', `/v3/scheduling/bookings/${id}?configuration_id=${config.id}`)).status).toBe(200);
+      await jobsDone();
+      expect(await schedule(`${id}-r0`)).toBe('ResourceNotFoundException');
+      expect(await schedule(`${id}-r1`)).toBe('ResourceNotFoundException');
+    } finally {
+      client.destroy();
+    }
   });
 });
