@@ -312,4 +312,35 @@ describe('bookings', () => {
       client.destroy();
     }
   });
+
+  it('a booking reference opens its own booking only, through the API and the pages; private pages need their session', async () => {
+    const slug = `ref-${Date.now()}`;
+    const { config } = await configuration({ slug });
+    const day = midnight(8);
+    const [one, two] = [await book(config.id, day + 9 * 3600), await book(config.id, day + 10 * 3600)];
+    expect([one.status, two.status]).toEqual([201, 201]);
+    const reference = one.body.data.booking_reference as string;
+    const byRef = (id: string) => `/v3/scheduling/bookings/${id}?booking_reference=${reference}`;
+    expect((await guestApi().get(byRef(one.body.data.booking_id))).body.data).toMatchObject({ booking_id: one.body.data.booking_id, status: 'booked' });
+    expect((await guestApi().get(byRef(two.body.data.booking_id))).status).toBe(404);
+    expect((await guestApi().request('DELETE', byRef(two.body.data.booking_id))).status).toBe(404);
+    const moved = await guestApi().patch(byRef(one.body.data.booking_id), { start_time: day + 11 * 3600, end_time: day + 11 * 3600 + 1800 });
+    expect(moved.status, moved.text).toBe(200);
+    const forged = Buffer.from(`${config.id}:${one.body.data.booking_id}:not-the-salt`).toString('base64url');
+    expect((await guestApi().get(`/v3/scheduling/bookings/${one.body.data.booking_id}?booking_reference=${forged}`)).status).toBe(404);
+
+    // The manage page opens with the reference; the booking page of a private configuration needs its session.
+    const manage = await guestApi().get(`/scheduling/${slug}/booking/${reference}`);
+    expect(manage.status).toBe(200);
+    expect(manage.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(manage.text).toContain('Your booking');
+    expect((await guestApi().get(`/scheduling/${slug}/booking/${forged}`)).status).toBe(404);
+    expect((await api.put(`/v3/scheduling/configurations/${config.id}`, { requires_session_auth: true })).status).toBe(200);
+    expect((await guestApi().get(`/scheduling/${slug}`)).status).toBe(401);
+    const session = (await api.post('/v3/scheduling/sessions', { slug })).body.data.session_id as string;
+    const page = await guestApi().get(`/scheduling/${slug}?session=${encodeURIComponent(session)}`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(session);
+    expect((await guestApi().get(`/v3/scheduling/availability?slug=${slug}&client_id=app_01jd6abcdefghjkmnpqrstvwxy&start_time=${day}&end_time=${day + DAY}`)).status).toBe(404);
+  });
 });
