@@ -151,6 +151,9 @@ export async function createBooking(config: ConfigurationRecord, query: CreateBo
   const known = new Map(config.participants.map((p) => [lower(p.email), p]));
   const unknown = (body.participants ?? []).filter((p) => !known.has(lower(p.email))).map((p) => p.email);
   if (unknown.length) throw new InvalidRequestError(`'participants' must be participants of the configuration; these are not: ${unknown.join(', ')}`);
+  const fields = body.additional_fields ?? {};
+  const missing = Object.entries(config.scheduler.additional_fields ?? {}).filter(([key, f]) => f.required === true && !String(fields[key] ?? '').trim()).map(([key]) => key);
+  if (missing.length) throw new InvalidRequestError(`'additional_fields' must fill the configuration's required fields: ${missing.join(', ')}`);
   const chosen = body.participants?.length ? config.participants.filter((p) => body.participants!.some((b) => lower(b.email) === lower(p.email))) : config.participants;
   await requireSlot(config, body.start_time, body.end_time);
 

@@ -244,6 +244,10 @@ describe('bookings', () => {
       expect(response.status, `${JSON.stringify(body)} → ${response.text}`).toBe(status);
       expect(response.body.error.message).toMatch(message);
     }
+    const form = await configuration({ scheduler: { min_booking_notice: 0, additional_fields: { company: { label: 'Company', type: 'text', required: true } } } });
+    const unfilled = await guestApi().post(`/v3/scheduling/bookings?configuration_id=${form.config.id}`, { start_time: start, end_time: start + 1800, guest });
+    expect(unfilled.status).toBe(400);
+    expect(unfilled.body.error.message).toMatch(/required fields: company/);
     const notice = await configuration({ scheduler: { min_booking_notice: 3 * 24 * 60 } });
     const early = await guestApi().post(`/v3/scheduling/bookings?configuration_id=${notice.config.id}`, { start_time: midnight(1) + 9 * 3600, end_time: midnight(1) + 9 * 3600 + 1800, guest });
     expect(early.status).toBe(400);
