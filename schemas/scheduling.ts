@@ -202,7 +202,7 @@ export const SchedulingAvailabilityQuery = {
   type: 'object',
   additionalProperties: false,
   required: ['start_time', 'end_time'],
-  properties: { start_time: { type: 'integer', minimum: 0 }, end_time: { type: 'integer', minimum: 0 }, ...ConfigurationRef, ...BookingReference, booking_id: { type: 'string', minLength: 1, maxLength: 100 } },
+  properties: { start_time: { type: 'integer', minimum: 0 }, end_time: { type: 'integer', minimum: 0 }, ...ConfigurationRef, ...BookingReference, booking_id: { type: 'string', minLength: 1, maxLength: 100, description: 'A booking being rescheduled: its own time counts as free.' } },
 } as const;
 export type SchedulingAvailabilityQuery = FromSchema<typeof SchedulingAvailabilityQuery>;
 

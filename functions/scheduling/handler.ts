@@ -3,7 +3,7 @@ import { httpApi } from '#shared/http/stack';
 import { resolveGrant } from '#shared/grants/resolve';
 import { accessOf, bookingAccess, createSession, deleteSession, originOf } from '#shared/scheduling/access';
 import { bookingPageOf, managePageOf } from '#shared/scheduling/pages';
-import { cancelBooking, configurationAvailability, confirmBooking, createBooking, getBooking, rescheduleBooking } from '#shared/scheduling/bookings';
+import { cancelBooking, configurationAvailability, confirmBooking, createBooking, getBooking, requireBooking, rescheduleBooking } from '#shared/scheduling/bookings';
 import { configurationView, createConfiguration, deleteConfiguration, listConfigurations, requireConfiguration, updateConfiguration } from '#shared/scheduling/configurations';
 import generated from './routes.generated.cjs';
 import type { routes } from './routes';
@@ -42,7 +42,12 @@ export const handler = httpApi<typeof routes>(generated, {
     await deleteSession(app, params.session_id);
     return empty();
   },
-  availability: async ({ headers, query }) => ok(await configurationAvailability((await accessOf(headers.authorization, query)).config, query.start_time, query.end_time)),
+  availability: async ({ headers, query }) => {
+    const access = await accessOf(headers.authorization, query);
+    // Rescheduling: the booking's own time counts as free.
+    const moving = query.booking_id !== undefined ? await requireBooking(bookingAccess(access, query.booking_id), query.booking_id) : undefined;
+    return ok(await configurationAvailability(access.config, query.start_time, query.end_time, moving && moving.status !== 'cancelled' ? { start: moving.start, end: moving.end } : undefined));
+  },
   createBooking: async ({ headers, query, body }) => ok(await createBooking((await accessOf(headers.authorization, query)).config, query, body, originOf(headers)), { status: 201 }),
   getBooking: async ({ headers, query, params }) => ok(await getBooking(bookingAccess(await accessOf(headers.authorization, query), params.booking_id), params.booking_id)),
   confirmBooking: async ({ headers, query, params, body }) => ok(await confirmBooking(bookingAccess(await accessOf(headers.authorization, query), params.booking_id), params.booking_id, body)),

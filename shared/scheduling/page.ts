@@ -93,7 +93,7 @@ const SCRIPT = `
   function load() {
     var now = Math.floor(Date.now() / 1000), end = now + boot.days_ahead * 86400;
     say('Loading free times…');
-    return api('GET', '/v3/scheduling/availability?' + ref() + '&start_time=' + now + '&end_time=' + end).then(function (d) { slots = d.time_slots || []; say(''); renderDays(); }, function (e) { say(e.message, true); });
+    return api('GET', '/v3/scheduling/availability?' + ref() + (boot.booking ? '&booking_id=' + boot.booking.booking_id : '') + '&start_time=' + now + '&end_time=' + end).then(function (d) { slots = d.time_slots || []; say(''); renderDays(); }, function (e) { say(e.message, true); });
   }
   zoneSelect.addEventListener('change', function () { zone = zoneSelect.value; renderDays(); if (boot.booking) showBooking(boot.booking); });
   function showBooking(b) {

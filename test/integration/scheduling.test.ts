@@ -328,6 +328,11 @@ describe('bookings', () => {
     expect((await guestApi().get(byRef(one.body.data.booking_id))).body.data).toMatchObject({ booking_id: one.body.data.booking_id, status: 'booked' });
     expect((await guestApi().get(byRef(two.body.data.booking_id))).status).toBe(404);
     expect((await guestApi().request('DELETE', byRef(two.body.data.booking_id))).status).toBe(404);
+    // Availability for moving it counts its own time as free.
+    const freeFor = async (query: string) => (await guestApi().get(`/v3/scheduling/availability?${query}&start_time=${day}&end_time=${day + DAY}`)).body.data.time_slots.map((t: { start_time: number }) => t.start_time);
+    expect(await freeFor(`booking_reference=${reference}`)).not.toContain(day + 9 * 3600);
+    expect(await freeFor(`booking_reference=${reference}&booking_id=${one.body.data.booking_id}`)).toContain(day + 9 * 3600);
+    expect((await guestApi().get(`/v3/scheduling/availability?booking_reference=${reference}&booking_id=${two.body.data.booking_id}&start_time=${day}&end_time=${day + DAY}`)).status).toBe(404);
     const moved = await guestApi().patch(byRef(one.body.data.booking_id), { start_time: day + 11 * 3600, end_time: day + 11 * 3600 + 1800 });
     expect(moved.status, moved.text).toBe(200);
     const forged = Buffer.from(`${config.id}:${one.body.data.booking_id}:not-the-salt`).toString('base64url');
