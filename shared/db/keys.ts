@@ -48,7 +48,7 @@
  * | Configurations by slug across applications (the booking page's /scheduling/{slug}) | table | slug#<slug> | <app_id> | globalSlugKey, slugOwners |
  * | Scheduler session by SHA-256 of its token (TTL: its expiry) | table | schedses#<sha256> | session | sessionKey |
  * | Booking by ID | table | booking#<bkg_id> | booking | bookingKey |
- * | Booked time of an organizer, one item per UTC day (the slot locks: a map booking → [start, end]) | table | grant#<gid>#booked | <YYYY-MM-DD> | bookedDayKey |
+ * | Booked time of an organizer, one item per UTC day (the slot locks: a map booking → [start, end]; TTL a week after the day) | table | grant#<gid>#booked | <YYYY-MM-DD> | bookedDayKey |
  *
  * Message postings are the filter indexes of a mailbox: one small item per (filter value, message),
  * e.g. `ix#from:ann@x.com`, `ix#in:inbox`, `ix#unread`, `ix#subj:invoice`, `ix#text:budget`. Their sort

@@ -219,14 +219,16 @@ export async function bookedDays(grantId: GrantId, days: readonly string[]): Pro
  */
 function lockDay(grantId: GrantId, day: BookedDay, bookingId: BookingId, start: number, end: number): NamedTransactItem {
   const key = bookedDayKey(grantId, day.day);
+  // A day's locks matter until the day is over: the item expires a week later (TTL).
+  const expires = Date.parse(`${day.day}T00:00:00Z`) / 1000 + 8 * DAY;
   const update: NonNullable<TransactItem['Update']> =
     day.version === 0
       ? {
           TableName: TABLE_NAME,
           Key: key,
-          UpdateExpression: 'SET slots = :slots, version = :next, entity = :entity',
+          UpdateExpression: 'SET slots = :slots, version = :next, entity = :entity, expires_at = :expires',
           ConditionExpression: 'attribute_not_exists(pk)',
-          ExpressionAttributeValues: { ':slots': { [bookingId]: [start, end] }, ':next': 1, ':entity': 'booked_day' },
+          ExpressionAttributeValues: { ':slots': { [bookingId]: [start, end] }, ':next': 1, ':entity': 'booked_day', ':expires': expires },
         }
       : {
           TableName: TABLE_NAME,
