@@ -64,7 +64,8 @@ const Reminders = {
   },
 } as const;
 
-const Conferencing = {
+/** Conferencing details of an event (also what a scheduler configuration gives its bookings' events). */
+export const Conferencing = {
   type: 'object',
   additionalProperties: false,
   properties: {

@@ -1,5 +1,7 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { AVAILABILITY_METHODS, OpenHoursObject, TimeSlotObject } from '#schemas/availability';
+import { Limit, PageToken } from '#schemas/common';
+import { Conferencing } from '#schemas/event';
 
 /**
  * The scheduler: configurations (booking pages), sessions, availability and bookings. Field names
@@ -80,7 +82,7 @@ const EventBooking = {
     location: Text(1024),
     timezone: { type: 'string', minLength: 1, maxLength: 64 },
     booking_type: { type: 'string', enum: BOOKING_TYPES, description: 'Default booking.' },
-    conferencing: { type: 'object', additionalProperties: false, required: ['provider'], properties: { provider: Text(64), details: { type: 'object' }, autocreate: { type: 'object' } } },
+    conferencing: Conferencing,
     reminders: { type: 'array', maxItems: 10, items: Reminder },
     hide_participants: { type: 'boolean' },
     disable_emails: { type: 'boolean' },
@@ -168,7 +170,7 @@ export const ConfigurationObject = {
 export const ListConfigurationsQuery = {
   type: 'object',
   additionalProperties: false,
-  properties: { limit: { type: 'integer', minimum: 1 }, page_token: { type: 'string', minLength: 1, maxLength: 4096 }, grant_id: { type: 'string', minLength: 1, maxLength: 300 } },
+  properties: { limit: Limit, page_token: PageToken, grant_id: { type: 'string', minLength: 1, maxLength: 300 } },
 } as const;
 export type ListConfigurationsQuery = FromSchema<typeof ListConfigurationsQuery>;
 

@@ -46,7 +46,7 @@ export const handler = httpApi<typeof routes>(generated, {
     const access = await accessOf(headers.authorization, query);
     // Rescheduling: the booking's own time counts as free.
     const moving = query.booking_id !== undefined ? await requireBooking(bookingAccess(access, query.booking_id), query.booking_id) : undefined;
-    return ok(await configurationAvailability(access.config, query.start_time, query.end_time, moving && moving.status !== 'cancelled' ? { start: moving.start, end: moving.end } : undefined));
+    return ok(await configurationAvailability(access.config, query.start_time, query.end_time, { free: moving && moving.status !== 'cancelled' ? { start: moving.start, end: moving.end } : undefined }));
   },
   createBooking: async ({ headers, query, body }) => ok(await createBooking((await accessOf(headers.authorization, query)).config, query, body, originOf(headers)), { status: 201 }),
   getBooking: async ({ headers, query, params }) => ok(await getBooking(bookingAccess(await accessOf(headers.authorization, query), params.booking_id), params.booking_id)),

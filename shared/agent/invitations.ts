@@ -1,3 +1,4 @@
+import { escapeHtml } from '#shared/mail/entities';
 import { buildCalendar, IcsError, parseCalendar, type IcsEvent, type ItipMethod } from '#shared/calendar/ical';
 import type { Participant, Person } from '#shared/calendar/types';
 import type { EventRecord } from '#shared/db/events';
@@ -65,7 +66,6 @@ const dateLine = (record: EventRecord) => {
   return record.when.object === 'date' ? record.when.date : `${record.when.start_date} – ${record.when.end_date} (end exclusive)`;
 };
 
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 function subjectOf(change: ItipChange, record: EventRecord): string {
   const title = record.title ?? '(no title)';

@@ -84,6 +84,16 @@ export function minutesOf(clock: string, isEnd: boolean): number | undefined {
   return h <= 23 ? h * 60 + min : undefined;
 }
 
+/** Why `zone` is no IANA time zone (undefined when it is one), for a 400 naming `field`. */
+export function zoneProblem(field: string, zone: string): string | undefined {
+  return IANAZone.isValidZone(zone) ? undefined : `${field} must be an IANA time zone such as Europe/Berlin; '${zone}' is not one`;
+}
+
+/** Why a number of minutes is not a multiple of 5 (undefined when it is, or is absent). */
+export function fiveMinuteProblem(field: string, value: number | undefined): string | undefined {
+  return value !== undefined && value % 5 !== 0 ? `'${field}' must be a multiple of 5 minutes; ${value} is not` : undefined;
+}
+
 /** What is wrong with one open-hours entry, for a 400 (`where` names it, e.g. `participants[0].open_hours[1]`). */
 export function openHoursProblems(hours: OpenHours, where: string): string[] {
   const problems: string[] = [];
@@ -92,7 +102,8 @@ export function openHoursProblems(hours: OpenHours, where: string): string[] {
     const wrong = hours.days.filter((d) => !Number.isInteger(d) || d < 0 || d > 6);
     if (wrong.length) problems.push(`${where}.days must be days of the week 0 (Sunday) to 6 (Saturday); ${wrong.join(', ')} is not`);
   }
-  if (!IANAZone.isValidZone(hours.timezone)) problems.push(`${where}.timezone must be an IANA time zone such as Europe/Berlin; '${hours.timezone}' is not one`);
+  const zone = zoneProblem(`${where}.timezone`, hours.timezone);
+  if (zone) problems.push(zone);
   const start = minutesOf(hours.start, false);
   const end = minutesOf(hours.end, true);
   if (start === undefined) problems.push(`${where}.start must be a time of day H:MM from 0:00 to 23:59; '${hours.start}' is not`);

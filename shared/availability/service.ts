@@ -1,6 +1,6 @@
 import type { AvailabilityBody, FreeBusyBody, OpenHoursObject } from '#schemas/availability';
 import type { ApplicationContext } from '#shared/applications/authenticate';
-import { computeAvailability, normalize, openHoursProblems, type AvailabilityMethod, type EngineParticipant, type EngineResult } from '#shared/availability/engine';
+import { computeAvailability, fiveMinuteProblem, normalize, openHoursProblems, type AvailabilityMethod, type EngineParticipant, type EngineResult } from '#shared/availability/engine';
 import type { GrantRecord } from '#shared/db/grants';
 import { ApiError, InvalidRequestError } from '#shared/errors';
 import { resolveGrant } from '#shared/grants/resolve';
@@ -88,7 +88,8 @@ export interface AvailabilityRequest<P = ResolvedParticipant> {
 }
 
 const multipleOf5 = (field: string, value: number | undefined) => {
-  if (value !== undefined && value % 5 !== 0) throw new InvalidRequestError(`'${field}' must be a multiple of 5 minutes; ${value} is not`);
+  const problem = fiveMinuteProblem(field, value);
+  if (problem) throw new InvalidRequestError(problem);
 };
 
 /** Checks what the schema cannot say (400 naming the field and the limit). */

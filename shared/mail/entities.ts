@@ -45,3 +45,6 @@ export function decodeEntities(text: string): string {
     return String.fromCodePoint(WINDOWS_1252[code] ?? code);
   });
 }
+
+/** Escapes text for HTML element content and quoted attribute values (the inverse of decoding for `& < > " '`). */
+export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

@@ -1,11 +1,11 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { CreateSessionBody } from '#schemas/scheduling';
 import type { ApplicationContext } from '#shared/applications/authenticate';
 import * as db from '#shared/db/scheduling';
 import type { ConfigurationRecord } from '#shared/db/scheduling';
 import { AuthenticationError, InvalidRequestError, NotFoundError } from '#shared/errors';
 import { parseId, type ApplicationId } from '#shared/ids';
-import { parseBookingReference, saltMatches } from '#shared/scheduling/reference';
+import { parseBookingReference, saltMatches, sha256 } from '#shared/scheduling/reference';
 import { clock } from '#shared/time';
 import { env } from '#shared/config';
 
@@ -17,7 +17,7 @@ import { env } from '#shared/config';
  */
 const SESSION_PREFIX = 'ses_';
 const DEFAULT_TTL_MINUTES = 5;
-const hash = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
+const hash = sha256;
 
 export async function configurationBySlug(appId: string, slug: string): Promise<ConfigurationRecord> {
   const app = parseId('application', appId);

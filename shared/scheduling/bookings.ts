@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { IANAZone } from 'luxon';
 import type { CreateEventBody } from '#schemas/event';
 import type { NotificationType } from '#schemas/notifications';
 import type { ConfirmBookingBody, CreateBookingBody, CreateBookingQuery, RescheduleBookingBody } from '#schemas/scheduling';
-import type { EngineResult } from '#shared/availability/engine';
+import { zoneProblem, type EngineResult } from '#shared/availability/engine';
 import { availabilityOf, checkAvailabilityRequest, type ResolvedParticipant } from '#shared/availability/service';
 import { getGrant, type GrantRecord } from '#shared/db/grants';
 import type { OutboxEntry } from '#shared/db/outbox';
@@ -67,9 +66,17 @@ async function availabilityParticipants(config: ConfigurationRecord, organizer: 
   );
 }
 
-/** Slots of a configuration in a window, within its notice and days-in-future rules. */
-export async function configurationAvailability(config: ConfigurationRecord, start: number, end: number, free: { start: number; end: number } | undefined = undefined): Promise<EngineResult> {
-  const organizer = await organizerOf(config);
+/**
+ * Slots of a configuration in a window, within its notice and days-in-future rules. `free`: a
+ * booking's own time, counted free while it moves; `organizer`: the grant when the caller has it.
+ */
+export async function configurationAvailability(
+  config: ConfigurationRecord,
+  start: number,
+  end: number,
+  options: { free?: { start: number; end: number } | undefined; organizer?: GrantRecord } = {},
+): Promise<EngineResult> {
+  const { free } = options;
   const rules = config.availability.availability_rules ?? {};
   const now = clock.nowSeconds();
   const request = {
@@ -88,7 +95,7 @@ export async function configurationAvailability(config: ConfigurationRecord, sta
   const from = Math.max(start, now + (config.scheduler.min_booking_notice ?? DEFAULTS.min_booking_notice) * 60);
   const to = Math.min(end, now + (config.scheduler.available_days_in_future ?? DEFAULTS.available_days_in_future) * 86_400);
   if (to - from < config.availability.duration_minutes * 60) return { time_slots: [], order: [] };
-  const participants = await availabilityParticipants(config, organizer);
+  const participants = await availabilityParticipants(config, options.organizer ?? (await organizerOf(config)));
   return availabilityOf({
     ...request,
     start_time: from,
@@ -110,8 +117,8 @@ function checkTime(config: ConfigurationRecord, start: number, end: number): voi
   if (start > now + days * 86_400) throw new InvalidRequestError(`Bookings can be made at most ${days} days ahead (available_days_in_future)`);
 }
 
-async function requireSlot(config: ConfigurationRecord, start: number, end: number, free?: { start: number; end: number }): Promise<void> {
-  const { time_slots } = await configurationAvailability(config, start, end, free);
+async function requireSlot(config: ConfigurationRecord, organizer: GrantRecord, start: number, end: number, free?: { start: number; end: number }): Promise<void> {
+  const { time_slots } = await configurationAvailability(config, start, end, { free, organizer });
   if (!time_slots.some((s) => s.start_time === start && s.end_time === end)) {
     throw new ConflictError(`The slot from ${start} to ${end} is not available (taken, outside open hours, or not on a slot boundary); ask GET /v3/scheduling/availability for the free slots`);
   }
@@ -134,7 +141,8 @@ async function lockSlot(record: BookingRecord, outbox: readonly OutboxEntry[], p
 const timezoneOf = (config: ConfigurationRecord, organizer: GrantRecord, given: string | undefined): string => {
   const organizerEntry = config.participants.find((p) => lower(p.email) === lower(organizer.email));
   const zone = given ?? config.event_booking.timezone ?? organizerEntry?.timezone ?? 'UTC';
-  if (!IANAZone.isValidZone(zone)) throw new InvalidRequestError(`'timezone' must be an IANA time zone such as Europe/Berlin; '${zone}' is not one`);
+  const problem = zoneProblem("'timezone'", zone);
+  if (problem) throw new InvalidRequestError(problem);
   return zone;
 };
 
@@ -155,7 +163,7 @@ export async function createBooking(config: ConfigurationRecord, query: CreateBo
   const missing = Object.entries(config.scheduler.additional_fields ?? {}).filter(([key, f]) => f.required === true && !String(fields[key] ?? '').trim()).map(([key]) => key);
   if (missing.length) throw new InvalidRequestError(`'additional_fields' must fill the configuration's required fields: ${missing.join(', ')}`);
   const chosen = body.participants?.length ? config.participants.filter((p) => body.participants!.some((b) => lower(b.email) === lower(p.email))) : config.participants;
-  await requireSlot(config, body.start_time, body.end_time);
+  await requireSlot(config, organizer, body.start_time, body.end_time);
 
   const now = clock.nowSeconds();
   const salt = randomBytes(18).toString('base64url');
@@ -229,9 +237,9 @@ function eventBody(config: ConfigurationRecord, b: BookingRecord, chosen: Config
     participants: [{ email: b.guest.email, name: b.guest.name }, ...b.additional_guests, ...others],
     busy: true,
     status: b.status === 'pending' ? 'maybe' : 'confirmed',
-    ...(eb.conferencing?.details ? { conferencing: { provider: eb.conferencing.provider, details: eb.conferencing.details } } : {}),
+    ...(eb.conferencing?.details ? { conferencing: { ...(eb.conferencing.provider ? { provider: eb.conferencing.provider } : {}), details: eb.conferencing.details } } : {}),
     ...(eb.hide_participants !== undefined ? { hide_participants: eb.hide_participants } : {}),
-  } as CreateEventBody;
+  };
 }
 
 // ---- read, confirm, reschedule, cancel -------------------------------------------------------
@@ -291,10 +299,10 @@ export async function rescheduleBooking(config: ConfigurationRecord, id: string,
   const b = await requireBooking(config, id);
   checkCancellable(config, b, 'rescheduled');
   checkTime(config, body.start_time, body.end_time);
-  await requireSlot(config, body.start_time, body.end_time, { start: b.start, end: b.end });
+  const organizer = await organizerOf(config);
+  await requireSlot(config, organizer, body.start_time, body.end_time, { start: b.start, end: b.end });
   const moved: BookingRecord = { ...b, start: body.start_time, end: body.end_time, updated_at: clock.nowSeconds(), version: b.version + 1 };
   await lockSlot(moved, [], b);
-  const organizer = await organizerOf(config);
   await eventsOf(organizer).update(organizer, b.event_id, b.calendar_id, { when: { start_time: moved.start, end_time: moved.end, start_timezone: b.timezone, end_timezone: b.timezone } }, false);
   // The notification and the guest's email are committed with the booking once its event has moved.
   const next: BookingRecord = { ...moved, version: moved.version + 1 };

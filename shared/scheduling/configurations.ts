@@ -1,7 +1,6 @@
 import type { CreateConfigurationBody, UpdateConfigurationBody } from '#schemas/scheduling';
-import { IANAZone } from 'luxon';
 import type { ApplicationContext } from '#shared/applications/authenticate';
-import { openHoursProblems } from '#shared/availability/engine';
+import { fiveMinuteProblem, openHoursProblems, zoneProblem } from '#shared/availability/engine';
 import * as db from '#shared/db/scheduling';
 import type { ConfigurationRecord } from '#shared/db/scheduling';
 import type { GrantRecord } from '#shared/db/grants';
@@ -22,7 +21,8 @@ export const DEFAULTS = { available_days_in_future: 30, min_booking_notice: 60, 
 
 const lower = (s: string) => s.trim().toLowerCase();
 const multipleOf5 = (problems: string[], field: string, value: number | undefined) => {
-  if (value !== undefined && value % 5 !== 0) problems.push(`'${field}' must be a multiple of 5 minutes; ${value} is not`);
+  const problem = fiveMinuteProblem(field, value);
+  if (problem) problems.push(problem);
 };
 
 type Fields = Omit<CreateConfigurationBody, 'participants' | 'availability' | 'event_booking'> & Partial<Pick<CreateConfigurationBody, 'participants' | 'availability' | 'event_booking'>>;
@@ -67,7 +67,8 @@ function check(organizer: GrantRecord, c: Required<Pick<CreateConfigurationBody,
 }
 
 function tryZone(problems: string[], field: string, zone: string) {
-  if (!IANAZone.isValidZone(zone)) problems.push(`'${field}' must be an IANA time zone such as Europe/Berlin; '${zone}' is not one`);
+  const problem = zoneProblem(`'${field}'`, zone);
+  if (problem) problems.push(problem);
 }
 
 export function configurationView(r: ConfigurationRecord) {

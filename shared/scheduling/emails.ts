@@ -1,3 +1,4 @@
+import { escapeHtml } from '#shared/mail/entities';
 import type { EMAIL_LANGUAGES } from '#schemas/scheduling';
 import type { OutboxEntry } from '#shared/db/outbox';
 import type { BookingRecord, ConfigurationRecord } from '#shared/db/scheduling';
@@ -81,7 +82,6 @@ const TEXT: Record<Language, Record<BookingMail | 'reminder', [subject: string, 
   },
 };
 
-const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 /** The booking's time in the guest's zone and language, e.g. "Friday, 27 November 2026, 09:30 – 10:00 (Europe/Berlin)". */
 export function whenLine(b: Pick<BookingRecord, 'start' | 'end' | 'timezone'>, language: string): string {
@@ -96,7 +96,7 @@ const job = (b: BookingRecord, purpose: string, mail: Omit<Extract<Job, { kind: 
   applicationId: b.application_id,
 });
 
-const table = (rows: [string, string][]) => `<table>${rows.map(([k, v]) => `<tr><th align="left">${esc(k)}</th><td>${esc(v)}</td></tr>`).join('')}</table>`;
+const table = (rows: [string, string][]) => `<table>${rows.map(([k, v]) => `<tr><th align="left">${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`).join('')}</table>`;
 
 /**
  * The guest's email about a booking change. `links`: the page to reschedule or cancel (none when the
@@ -121,10 +121,10 @@ function guestMessage(config: ConfigurationRecord, b: BookingRecord, kind: Booki
   ];
   const linkLine =
     links && kind !== 'cancelled'
-      ? `<p>${config.scheduler.hide_rescheduling_options ? '' : `<a href="${esc(links.manage)}#reschedule">${esc(t.reschedule)}</a> `}${config.scheduler.hide_cancellation_options ? '' : `<a href="${esc(links.manage)}#cancel">${esc(t.cancel)}</a>`}</p>`
+      ? `<p>${config.scheduler.hide_rescheduling_options ? '' : `<a href="${escapeHtml(links.manage)}#reschedule">${escapeHtml(t.reschedule)}</a> `}${config.scheduler.hide_cancellation_options ? '' : `<a href="${escapeHtml(links.manage)}#cancel">${escapeHtml(t.cancel)}</a>`}</p>`
       : '';
-  const body = `<p>${esc(t.hello.replace('{name}', b.guest.name))}</p><p>${esc(line)}</p><p><strong>${esc(b.title)}</strong></p>${table(rows)}${linkLine}${
-    config.scheduler.cancellation_policy && kind !== 'cancelled' ? `<p>${esc(config.scheduler.cancellation_policy)}</p>` : ''
+  const body = `<p>${escapeHtml(t.hello.replace('{name}', b.guest.name))}</p><p>${escapeHtml(line)}</p><p><strong>${escapeHtml(b.title)}</strong></p>${table(rows)}${linkLine}${
+    config.scheduler.cancellation_policy && kind !== 'cancelled' ? `<p>${escapeHtml(config.scheduler.cancellation_policy)}</p>` : ''
   }`;
   const to = [b.guest, ...b.additional_guests].map((g) => ({ email: g.email, ...(g.name ? { name: g.name } : {}) }));
   return { to, subject: `${subject}: ${b.title}`, body };
@@ -138,8 +138,8 @@ export function organizerRequestMail(config: ConfigurationRecord, b: BookingReco
     ['Guest', `${b.guest.name} <${b.guest.email}>`],
     ...Object.entries(b.additional_fields).map(([k, v]) => [k, String(v)] as [string, string]),
   ];
-  const body = `<p>${esc(b.guest.name)} asked to book <strong>${esc(b.title)}</strong>. Confirm or decline it:</p>${table(rows)}${
-    confirmLink ? `<p><a href="${esc(confirmLink)}">Confirm or decline</a></p>` : '<p>Confirm or decline it with PUT /v3/scheduling/bookings/{booking_id}.</p>'
+  const body = `<p>${escapeHtml(b.guest.name)} asked to book <strong>${escapeHtml(b.title)}</strong>. Confirm or decline it:</p>${table(rows)}${
+    confirmLink ? `<p><a href="${escapeHtml(confirmLink)}">Confirm or decline</a></p>` : '<p>Confirm or decline it with PUT /v3/scheduling/bookings/{booking_id}.</p>'
   }`;
   return [job(b, 'booking confirmation request', { to: [{ email: b.organizer.email, ...(b.organizer.name ? { name: b.organizer.name } : {}) }], subject: `Confirm booking: ${b.title} with ${b.guest.name}`, body })];
 }
@@ -153,7 +153,7 @@ export function reminderMail(config: ConfigurationRecord, b: BookingRecord, remi
     out.push(job(b, 'booking reminder', { ...message, ...(reminder.email_subject ? { subject: reminder.email_subject } : {}) }));
   }
   if (recipient !== 'guest') {
-    const body = `<p>Reminder: <strong>${esc(b.title)}</strong> with ${esc(b.guest.name)} &lt;${esc(b.guest.email)}&gt;</p>${table([['When', whenLine(b, 'en')]])}`;
+    const body = `<p>Reminder: <strong>${escapeHtml(b.title)}</strong> with ${escapeHtml(b.guest.name)} &lt;${escapeHtml(b.guest.email)}&gt;</p>${table([['When', whenLine(b, 'en')]])}`;
     out.push(job(b, 'booking reminder (host)', { to: [{ email: b.organizer.email }], subject: reminder.email_subject ?? `Reminder: ${b.title} with ${b.guest.name}`, body }));
   }
   return out;

@@ -1,3 +1,4 @@
+import { escapeHtml } from '#shared/mail/entities';
 import { randomBytes } from 'node:crypto';
 import type { BookingRecord, ConfigurationRecord } from '#shared/db/scheduling';
 
@@ -10,7 +11,6 @@ import type { BookingRecord, ConfigurationRecord } from '#shared/db/scheduling';
  * style carry a per-response nonce, the only ones the page's CSP lets run.
  */
 
-const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 /** JSON inside a <script type="application/json">: no `<` can close the element. */
 const json = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c');
 
@@ -159,16 +159,16 @@ function shell({ config, organizerName, boot, body, title }: PageInput): { html:
   const eb = config.event_booking;
   const html = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${esc(title)}</title><meta name="robots" content="noindex"><style nonce="${nonce}">${STYLE}</style></head>
+<title>${escapeHtml(title)}</title><meta name="robots" content="noindex"><style nonce="${nonce}">${STYLE}</style></head>
 <body><main>
-<p class="meta">${esc(organizerName)}</p>
-<h1>${esc(eb.title)}</h1>
-<p class="meta">${config.availability.duration_minutes} minutes${eb.location ? ` · ${esc(eb.location)}` : ''}</p>
-${eb.description ? `<p>${esc(eb.description)}</p>` : ''}
+<p class="meta">${escapeHtml(organizerName)}</p>
+<h1>${escapeHtml(eb.title)}</h1>
+<p class="meta">${config.availability.duration_minutes} minutes${eb.location ? ` · ${escapeHtml(eb.location)}` : ''}</p>
+${eb.description ? `<p>${escapeHtml(eb.description)}</p>` : ''}
 <label for="zone">Time zone</label><select id="zone"></select>
 <div id="status" class="status" role="status" aria-live="polite"></div>
 ${body}
-${config.scheduler.cancellation_policy ? `<h2>Cancellation policy</h2><p>${esc(config.scheduler.cancellation_policy)}</p>` : ''}
+${config.scheduler.cancellation_policy ? `<h2>Cancellation policy</h2><p>${escapeHtml(config.scheduler.cancellation_policy)}</p>` : ''}
 </main>
 <script type="application/json" id="boot">${json(boot)}</script>
 <script nonce="${nonce}">${SCRIPT}</script>
@@ -195,15 +195,15 @@ function additionalFields(config: ConfigurationRecord): string {
   const fields = Object.entries(config.scheduler.additional_fields ?? {}).sort(([, a], [, b]) => (a.order ?? 0) - (b.order ?? 0));
   return fields
     .map(([key, f]) => {
-      const id = `field-${esc(key)}`;
+      const id = `field-${escapeHtml(key)}`;
       const required = f.required ? ' required' : '';
       const input =
         f.type === 'multi_line_text'
-          ? `<textarea id="${id}" data-field="${esc(key)}"${required}></textarea>`
+          ? `<textarea id="${id}" data-field="${escapeHtml(key)}"${required}></textarea>`
           : f.type === 'dropdown'
-            ? `<select id="${id}" data-field="${esc(key)}"${required}><option value=""></option>${(f.options ?? []).map((o) => `<option>${esc(o)}</option>`).join('')}</select>`
-            : `<input id="${id}" data-field="${esc(key)}" type="${f.type === 'email' ? 'email' : f.type === 'phone_number' ? 'tel' : f.type === 'date' ? 'date' : 'text'}"${required}>`;
-      return `<label for="${id}">${esc(f.label)}${f.required ? '' : ' (optional)'}</label>${input}`;
+            ? `<select id="${id}" data-field="${escapeHtml(key)}"${required}><option value=""></option>${(f.options ?? []).map((o) => `<option>${escapeHtml(o)}</option>`).join('')}</select>`
+            : `<input id="${id}" data-field="${escapeHtml(key)}" type="${f.type === 'email' ? 'email' : f.type === 'phone_number' ? 'tel' : f.type === 'date' ? 'date' : 'text'}"${required}>`;
+      return `<label for="${id}">${escapeHtml(f.label)}${f.required ? '' : ' (optional)'}</label>${input}`;
     })
     .join('\n');
 }
@@ -263,7 +263,7 @@ ${config.scheduler.hide_cancellation_options ? '' : '<label for="reason">Reason 
 <section class="panel" aria-labelledby="booking-heading">
 <h2 id="booking-heading">${role === 'organizer' ? 'Booking request' : 'Your booking'}</h2>
 <p><span id="booking-when"></span> · <span id="booking-status"></span></p>
-<p>${esc(booking.guest.name)} &lt;${esc(booking.guest.email)}&gt;</p>
+<p>${escapeHtml(booking.guest.name)} &lt;${escapeHtml(booking.guest.email)}&gt;</p>
 </section>
 ${actions}
 ${PICKER(true, '<p><button type="submit" class="primary">Move the booking here</button></p>')}`;
@@ -290,6 +290,6 @@ export function errorPage(message: string) {
   const html = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>Booking page unavailable</title><meta name="robots" content="noindex"><style nonce="${nonce}">${STYLE}</style></head>
-<body><main><h1>This page is not available</h1><p role="alert">${esc(message)}</p></main></body></html>`;
+<body><main><h1>This page is not available</h1><p role="alert">${escapeHtml(message)}</p></main></body></html>`;
   return { html, nonce };
 }

@@ -9,7 +9,7 @@ import { clock } from '#shared/time';
 export async function syncReminders(bookingId: string): Promise<void> {
   const id = parseId('booking', bookingId);
   const booking = id ? await db.getBooking(id) : undefined;
-  for (let i = 0; i < MAX_REMINDERS; i++) await deleteOneShotSchedule(scheduleName(bookingId, i));
+  await Promise.all(Array.from({ length: MAX_REMINDERS }, (_, i) => deleteOneShotSchedule(scheduleName(bookingId, i))));
   if (!booking || booking.status !== 'booked') return;
   const config = await db.getConfiguration(booking.configuration_id);
   const now = clock.nowSeconds();
