@@ -6,16 +6,20 @@
  *      EventBridge Scheduler stand-in for scheduled sends)
  *   2. seeds one application whose API key is $API_KEY (default `local-dev-api-key`)
  *   3. listens for inbound mail to Agent Accounts over SMTP on $SMTP_PORT (default 2525)
- *   4. runs `serverless offline` (HTTP API on $PORT, default 3000) with the emulators' endpoints; the
- *      queue workers (jobs, scheduled sends, webhook fan-out and delivery) run through serverless-offline-sqs, the
+ *   4. runs `serverless offline` with the emulators' endpoints on bundles built while the emulators
+ *      start (scripts/local-stack/build.ts, into a folder of this instance's own); the queue workers
+ *      (jobs, scheduled sends, webhook fan-out and delivery) run through serverless-offline-sqs, the
  *      webhook health check every minute
  *
+ * The front door (the API Gateway stand-in) takes $PORT (default 3000) first of all and answers 503
+ * "starting" with Retry-After until a request would succeed; then it prints "ready".
  * Ctrl-C (or SIGTERM) stops every child process. Local state lives in memory: each start is fresh.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { buildFunctionBundles } from './local-stack/build';
 import { startLocalStack, type LocalStack } from './local-stack/index';
 import { startFrontDoor, type FrontDoor } from './local-stack/front-door';
 import { freePort } from './local-stack/index';
@@ -34,6 +38,12 @@ const STAGE = 'local';
 const functionUrl = (fn: string) => `http://127.0.0.1:${LAMBDA_PORT}/2015-03-31/functions/${loadServerlessConfig().service}-${STAGE}-${fn}/invocations`;
 /** Where this instance records its stack for `npm run admin` (one file per instance, by port). */
 const INSTANCES_DIR = join(ROOT, '.switchboard');
+/**
+ * This instance's function bundles, by process ID: two `npm start` of one checkout never build into,
+ * or remove, each other's folder. Relative to the checkout (serverless offline resolves it there).
+ */
+const BUILDS_DIR = join('.switchboard', 'build');
+const BUILD_DIR = join(BUILDS_DIR, String(process.pid));
 
 let stack: LocalStack | undefined;
 let inbound: { stop(): Promise<void> } | undefined;
@@ -48,48 +58,94 @@ function log(message: string) {
   process.stdout.write(`[switchboard] ${message}\n`);
 }
 
-async function shutdown(code: number): Promise<never> {
-  if (!stopping) {
-    stopping = true;
-    log('stopping…');
-    clearInterval(healthTimer);
-    await frontDoor?.close();
-    await relay?.stop();
-    if (offline && offline.exitCode === null && offline.pid) {
-      const exited = new Promise((resolve) => offline!.once('exit', resolve));
-      // serverless offline runs in its own process group so its workers stop with it.
+/**
+ * Stops everything this instance started, once. A terminal's Ctrl-C reaches this process twice (from
+ * the process group, and relayed by tsx): the second signal must not cut the first shutdown short.
+ */
+let stopped: Promise<never> | undefined;
+function shutdown(code: number): Promise<never> {
+  stopped ??= stopEverything(code);
+  return stopped;
+}
+
+async function stopEverything(code: number): Promise<never> {
+  stopping = true;
+  log('stopping…');
+  clearInterval(healthTimer);
+  // Also keeps the event loop alive: a step waiting on something that will never come would otherwise
+  // let Node exit silently, with the rest of the clean-up undone.
+  const deadline = setTimeout(() => {
+    log('stopping took over 20 s; exiting anyway');
+    process.exit(code || 1);
+  }, 20_000);
+  // Each step runs even when one before it failed (an emulator the signal already stopped, say).
+  const step = async (what: string, action: () => Promise<unknown> | unknown) => {
+    try {
+      await action();
+    } catch (error) {
+      log(`stopping ${what}: ${(error as Error).message}`);
+    }
+  };
+  await step('the front door', () => frontDoor?.close());
+  await step('the stream relay', () => relay?.stop());
+  await step('serverless offline', async () => {
+    if (!offline || offline.exitCode !== null || !offline.pid) return;
+    const exited = new Promise((resolve) => offline!.once('exit', resolve));
+    // serverless offline runs in its own process group so its workers stop with it.
+    try {
+      process.kill(-offline.pid, 'SIGTERM');
+    } catch {
+      /* already gone */
+    }
+    const timer = setTimeout(() => {
       try {
-        process.kill(-offline.pid, 'SIGTERM');
+        process.kill(-offline!.pid!, 'SIGKILL');
       } catch {
         /* already gone */
       }
-      const timer = setTimeout(() => {
-        try {
-          process.kill(-offline!.pid!, 'SIGKILL');
-        } catch {
-          /* already gone */
-        }
-      }, 5000);
-      await exited;
-      clearTimeout(timer);
-    }
-    await inbound?.stop();
-    await stack?.stop();
-    if (instanceRecorded) rmSync(instanceFile(INSTANCES_DIR, PORT), { force: true });
-  }
+    }, 5000);
+    await exited;
+    clearTimeout(timer);
+  });
+  await step('inbound SMTP', () => inbound?.stop());
+  await step('the emulators', () => stack?.stop());
+  await step('the build folder', () => rmSync(join(ROOT, BUILD_DIR), { recursive: true, force: true }));
+  if (instanceRecorded) await step('the instance record', () => rmSync(instanceFile(INSTANCES_DIR, PORT), { force: true }));
+  clearTimeout(deadline);
   process.exit(code);
 }
 
 process.on('SIGINT', () => void shutdown(0));
 process.on('SIGTERM', () => void shutdown(0));
 
-async function waitForApi(baseUrl: string, child: ChildProcess): Promise<void> {
+/** Removes the build folders of instances that are gone (killed before they could clean up). */
+function removeStaleBuilds() {
+  let names: string[] = [];
+  try {
+    names = readdirSync(join(ROOT, BUILDS_DIR));
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    try {
+      process.kill(pid, 0);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ESRCH') rmSync(join(ROOT, BUILDS_DIR, name), { recursive: true, force: true });
+    }
+  }
+}
+
+/** Waits until serverless offline itself (not the front door) answers a request through a function. */
+async function waitForApi(offlineUrl: string, child: ChildProcess): Promise<void> {
   const deadline = Date.now() + 120_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`serverless offline exited with code ${child.exitCode}`);
     try {
-      const response = await fetch(`${baseUrl}/v3/grants`);
-      if (response.status === 401) return;
+      const response = await fetch(`${offlineUrl}/v3/grants`);
+      // The grants function's own envelope: routed, loaded and answering.
+      if (response.status === 401 && response.headers.get('x-request-id')) return;
     } catch {
       /* not listening yet */
     }
@@ -100,12 +156,40 @@ async function waitForApi(baseUrl: string, child: ChildProcess): Promise<void> {
 
 async function main() {
   const started = Date.now();
-  log('starting DynamoDB Local and the SQS emulator…');
-  stack = await startLocalStack({
-    stage: STAGE,
-    dynamodbPort: process.env.DYNAMODB_PORT ? Number(process.env.DYNAMODB_PORT) : undefined,
-    sqsPort: process.env.SQS_PORT ? Number(process.env.SQS_PORT) : undefined,
+  const seconds = (from: number) => `${((Date.now() - from) / 1000).toFixed(1)} s`;
+  removeStaleBuilds();
+  // The port answers at once: 503 "starting" until the functions can serve.
+  const offlinePort = await freePort();
+  frontDoor = await startFrontDoor({
+    port: PORT,
+    target: { host: '127.0.0.1', port: offlinePort },
+    starting: true,
+    onFailure: ({ requestId, method, path, status, body }) =>
+      log(`${method} ${path}: answered ${status} outside a function's HTTP stack, shown as an error envelope (${requestId}): ${body.slice(0, 500)}`),
   });
+  log('starting DynamoDB Local and the SQS emulator, building the functions…');
+  const [emulators, build] = await Promise.allSettled([
+    (async () => {
+      const from = Date.now();
+      const result = await startLocalStack({
+        stage: STAGE,
+        dynamodbPort: process.env.DYNAMODB_PORT ? Number(process.env.DYNAMODB_PORT) : undefined,
+        sqsPort: process.env.SQS_PORT ? Number(process.env.SQS_PORT) : undefined,
+      });
+      log(`emulators up in ${seconds(from)}`);
+      return result;
+    })(),
+    (async () => {
+      const from = Date.now();
+      const entries = await buildFunctionBundles(join(ROOT, BUILD_DIR));
+      log(`${entries.length} functions built in ${seconds(from)} (${BUILD_DIR})`);
+    })(),
+  ]);
+  // Whichever succeeded is stopped by shutdown() if the other failed.
+  if (emulators.status === 'fulfilled') stack = emulators.value;
+  if (emulators.status === 'rejected') throw emulators.reason;
+  if (build.status === 'rejected') throw build.reason;
+  if (!stack) throw new Error('the emulators did not start');
   Object.assign(process.env, stack.env);
 
   // Imported after the environment is set: modules read their configuration when they load.
@@ -117,17 +201,22 @@ async function main() {
     handlers: { acceptsRecipient, deliver: async (raw, envelope) => void (await ingestMessage(raw, envelope)) },
   });
 
-  // serverless offline listens on a loopback port of its own; the front door (the API Gateway
-  // stand-in, scripts/local-stack/front-door.ts) takes $PORT.
-  const offlinePort = await freePort();
-  frontDoor = await startFrontDoor({ port: PORT, target: { host: '127.0.0.1', port: offlinePort } });
+  // serverless offline listens on a loopback port of its own, behind the front door.
   log('starting serverless offline…');
+  const offlineFrom = Date.now();
   const serverlessBin = join(dirname(require.resolve('osls/package.json')), 'bin', 'serverless.js');
   offline = spawn(process.execPath, [serverlessBin, 'offline', 'start', '--stage', STAGE], {
     cwd: ROOT,
     detached: true,
     stdio: ['ignore', 'inherit', 'inherit'],
-    env: { ...process.env, ...stack.env, PORT: String(offlinePort), LAMBDA_PORT: String(LAMBDA_PORT) },
+    env: {
+      ...process.env,
+      ...stack.env,
+      PORT: String(offlinePort),
+      LAMBDA_PORT: String(LAMBDA_PORT),
+      // Run the bundles built above (scripts/local-stack/serverless-prebuilt.cjs).
+      SWITCHBOARD_PREBUILT_DIR: BUILD_DIR,
+    },
   });
   offline.once('exit', (code) => {
     if (!stopping) {
@@ -137,7 +226,8 @@ async function main() {
   });
 
   const baseUrl = `http://127.0.0.1:${PORT}`;
-  await waitForApi(baseUrl, offline);
+  await waitForApi(`http://127.0.0.1:${offlinePort}`, offline);
+  log(`serverless offline up in ${seconds(offlineFrom)}`);
   // The event source mapping of the table's stream (serverless offline has none): the outbox
   // function receives inserted records through serverless offline's Lambda invoke API.
   relay = await startStreamRelay({
@@ -161,7 +251,8 @@ async function main() {
   }, 60_000);
   recordInstance(INSTANCES_DIR, { port: PORT, pid: process.pid, env: stack.env });
   instanceRecorded = true;
-  log(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  frontDoor.ready();
+  log(`ready in ${seconds(started)}`);
   process.stdout.write(
     [
       '',

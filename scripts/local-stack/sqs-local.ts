@@ -28,7 +28,8 @@ export async function startSqsLocal(options: { port: number; host?: string }): P
     stop: () =>
       new Promise<void>((resolve) => {
         process.removeListener('exit', killOnExit);
-        if (child.exitCode !== null) return resolve();
+        // Gone already (a signal to the whole process group, say): 'exit' will not come again.
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
         child.once('exit', () => resolve());
         child.kill('SIGTERM');
         setTimeout(() => child.kill('SIGKILL'), 3000).unref();

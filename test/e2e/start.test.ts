@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { connect } from 'node:net';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -47,6 +49,46 @@ function rawRequest(port: number, text: string): Promise<{ status: number; heade
   });
 }
 
+interface Seen {
+  status: number;
+  body: { request_id?: string; error?: { type: string; message: string } };
+  requestId: string | null;
+  retryAfter: string | null;
+}
+
+/** Asks GET /v3/grants every 100 ms (a refused connection, before anything listens, is not an answer). */
+function pollWhileStarting(baseUrl: string, key: string): { stop(): Promise<Seen[]> } {
+  const seen: Seen[] = [];
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      try {
+        const response = await fetch(`${baseUrl}/v3/grants`, { headers: { authorization: `Bearer ${key}` } });
+        seen.push({ status: response.status, body: (await response.json()) as Seen['body'], requestId: response.headers.get('x-request-id'), retryAfter: response.headers.get('retry-after') });
+      } catch {
+        /* not listening yet */
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  return {
+    stop: async () => {
+      stopped = true;
+      await loop;
+      return seen;
+    },
+  };
+}
+
+/** The build folders of running instances (scripts/start.ts: `.switchboard/build/<pid>`). */
+function buildFolders(): string[] {
+  try {
+    return readdirSync(join(ROOT, '.switchboard', 'build'));
+  } catch {
+    return [];
+  }
+}
+
 const running: Started[] = [];
 afterAll(async () => {
   for (const started of running) if (groupAlive(started.child.pid!)) process.kill(-started.child.pid!, 'SIGKILL');
@@ -58,9 +100,19 @@ describe('npm start', () => {
     const env = Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)]));
     const baseUrl = `http://127.0.0.1:${ports.PORT}`;
 
-    // First start.
+    // First start, with a client asking all along: before it is ready the port answers 503 "starting"
+    // in the envelope, never a 5xx that reads like a crash; once it printed "ready" a request succeeds.
+    const whileStarting = pollWhileStarting(baseUrl, 'e2e-local-key');
     const first = await npmStart({ ...env, API_KEY: 'e2e-local-key' });
     running.push(first);
+    const seen = await whileStarting.stop();
+    expect(seen.filter((s) => s.status !== 503 && s.status !== 200), JSON.stringify(seen.slice(0, 5))).toEqual([]);
+    const starting = seen.find((s) => s.status === 503);
+    expect(starting, 'a 503 while starting').toBeDefined();
+    expect(starting!.body.error).toMatchObject({ type: 'service_unavailable' });
+    expect(starting!.body.error?.message).toMatch(/^starting/);
+    expect(starting!.body.request_id).toBe(starting!.requestId);
+    expect(Number(starting!.retryAfter)).toBeGreaterThan(0);
     // Everything it started listens on loopback only.
     if (process.platform === 'linux') {
       for (const [name, port] of Object.entries(ports)) {
@@ -82,6 +134,9 @@ describe('npm start', () => {
       ['known method, no route', `PROPFIND /v3/grants HTTP/1.1\r\n${auth}`, 405],
       ['Content-Type: json', `POST /v3/connect/custom HTTP/1.1\r\n${auth}Content-Type: json\r\nContent-Length: 2\r\n\r\n{}`, 415],
       ['multipart without a boundary', `POST /v3/grants/x/messages/send HTTP/1.1\r\n${auth}Content-Type: multipart/form-data\r\nContent-Length: 1\r\n\r\nx`, 415],
+      ['multipart with an empty boundary', `POST /v3/grants/x/messages/send HTTP/1.1\r\n${auth}Content-Type: multipart/form-data; boundary=\r\nContent-Length: 1\r\n\r\nx`, 415],
+      ['a * request target', `OPTIONS * HTTP/1.1\r\n${auth}`, 400],
+      ['an absolute request target', `GET http://127.0.0.1/v3/grants HTTP/1.1\r\n${auth}`, 400],
       ['16 KB page token', `GET /v3/grants?page_token=${'a'.repeat(16 * 1024)} HTTP/1.1\r\n${auth}`, 431],
       ['64 KB page token', `GET /v3/grants?page_token=${'a'.repeat(64 * 1024)} HTTP/1.1\r\n${auth}`, 431],
       ['200 KB of headers', `GET /v3/grants HTTP/1.1\r\n${auth}X-Filler: ${'b'.repeat(200 * 1024)}\r\n`, 431],
@@ -100,6 +155,15 @@ describe('npm start', () => {
       expect(body.request_id, what).toBe(reply.headers['x-request-id']);
       expect(typeof body.error.message, what).toBe('string');
     }
+
+    // A body over the limit, sent whole by Node's fetch before it reads: the 413 is what it reads.
+    const oversized = await fetch(`${baseUrl}/v3/connect/custom`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer e2e-local-key', 'content-type': 'application/json' },
+      body: JSON.stringify({ provider: 'agent', name: 'x'.repeat(10 * 1024 * 1024) }),
+    });
+    expect(oversized.status).toBe(413);
+    expect(((await oversized.json()) as { error: { type: string } }).error.type).toBe('payload_too_large');
 
     // An Agent Account of the seeded application, created through serverless offline.
     const created = await local.post('/v3/connect/custom', { provider: 'agent', settings: { email_address: 'e2e@agents.test' } });
@@ -147,4 +211,47 @@ describe('npm start', () => {
     expect(list.body.data).toEqual([]);
     await ctrlC(again);
   }, 300_000);
+
+  it('runs two instances from one checkout, started and stopped in any order', async () => {
+    const ports = async () => ({ PORT: await freePort(), LAMBDA_PORT: await freePort(), SMTP_PORT: await freePort() });
+    const asEnv = (p: Record<string, number>) => Object.fromEntries(Object.entries(p).map(([k, v]) => [k, String(v)]));
+    const portsA = await ports();
+    const portsB = await ports();
+    const a = apiClient(`http://127.0.0.1:${portsA.PORT}`, 'key-a');
+    const b = apiClient(`http://127.0.0.1:${portsB.PORT}`, 'key-b');
+    // Every endpoint group answers from its own function: one that was never loaded must still load.
+    const serves = async (client: typeof a, path: string) => {
+      const response = await client.get(path);
+      expect(response.status, `${path}: ${response.text.slice(0, 300)}`).toBe(200);
+      expect(response.body.request_id).toBe(response.headers.get('x-request-id'));
+    };
+
+    const startA = await npmStart({ ...asEnv(portsA), API_KEY: 'key-a' });
+    running.push(startA);
+    const startB = await npmStart({ ...asEnv(portsB), API_KEY: 'key-b' });
+    running.push(startB);
+    const folderOf = (started: Started) => /functions built in [\d.]+ s \(\.switchboard\/build\/(\d+)\)/.exec(started.output())?.[1];
+    expect(folderOf(startA)).toBeDefined();
+    expect(folderOf(startB)).toBeDefined();
+    expect(folderOf(startA)).not.toBe(folderOf(startB));
+    expect(buildFolders()).toEqual(expect.arrayContaining([folderOf(startA), folderOf(startB)]));
+    await serves(a, '/v3/grants');
+    await serves(b, '/v3/grants');
+
+    // A stops first: B's functions, loaded or not, still run.
+    await ctrlC(startA);
+    await serves(b, '/v3/webhooks');
+    await serves(b, '/v3/lists');
+
+    // A starts again while B runs; then B stops first.
+    const againA = await npmStart({ ...asEnv(portsA), API_KEY: 'key-a' });
+    running.push(againA);
+    await serves(a, '/v3/webhooks');
+    await ctrlC(startB);
+    await serves(a, '/v3/lists');
+    await serves(a, '/v3/workspaces');
+    await ctrlC(againA);
+    // Each removed its own build folder.
+    for (const started of [startA, startB, againA]) expect(buildFolders()).not.toContain(folderOf(started));
+  }, 400_000);
 });

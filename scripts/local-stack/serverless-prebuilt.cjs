@@ -1,0 +1,27 @@
+'use strict';
+/**
+ * Local only: lets `serverless offline` run the bundles `npm start` built itself
+ * (scripts/local-stack/build.ts, one esbuild call for every function, while the emulators start)
+ * instead of having serverless-esbuild build them again one by one.
+ *
+ * It acts only when SWITCHBOARD_PREBUILT_DIR names that build (npm start sets it for its own
+ * serverless offline); `serverless package` and `deploy` never see it set and bundle with
+ * serverless-esbuild as before. When set, every function is marked `skipEsbuild` (serverless-esbuild's
+ * per-function opt-out), serverless offline's `location` points at the build, and serverless-esbuild's
+ * scratch folder moves into it too, so that two `npm start` of one checkout never share, create or
+ * delete each other's folders.
+ */
+class PrebuiltBundles {
+  constructor(serverless) {
+    const dir = process.env.SWITCHBOARD_PREBUILT_DIR;
+    if (!dir) return;
+    const service = serverless.service;
+    for (const fn of Object.values(service.functions ?? {})) fn.skipEsbuild = true;
+    service.custom = service.custom ?? {};
+    service.custom['serverless-offline'] = { ...(service.custom['serverless-offline'] ?? {}), location: dir };
+    service.custom.esbuild = { ...(service.custom.esbuild ?? {}), outputWorkFolder: `${dir}/.esbuild` };
+    this.hooks = {};
+  }
+}
+
+module.exports = PrebuiltBundles;
