@@ -1,5 +1,6 @@
 import { createServer, request as forward, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { noEndpointMessage } from '#shared/http/paths';
 import { newId } from '#shared/ids';
 import { ERROR_TYPES } from '#schemas/common';
 
@@ -15,6 +16,7 @@ import { ERROR_TYPES } from '#schemas/common';
  *   a request Node cannot parse (bad method token, bad framing)       400 / 405 in the envelope
  *   a request target that is not a path (`*`, `http://host/…`)      400 invalid_request_error
  *   a path with an invalid percent escape                             400 invalid_request_error
+ *   a path with a trailing slash (another path to API Gateway)        404 not_found_error
  *   a Content-Type that is not type/subtype; multipart without a valid boundary   415 unsupported_media_type_error
  *   a body over 10 MiB (API Gateway's and serverless offline's limit)  413 payload_too_large
  *   CONNECT                                                           405 method_not_allowed_error
@@ -161,11 +163,15 @@ export function refusal(req: Pick<IncomingMessage, 'method' | 'url' | 'rawHeader
     return { status: 400, message: notAPath(url) };
   }
   const path = url.split('?')[0]!;
+  let decoded: string;
   try {
-    decodeURIComponent(path);
+    decoded = decodeURIComponent(path);
   } catch {
     return { status: 400, message: `The path has an invalid percent escape: ${path.slice(0, 200)}` };
   }
+  // API Gateway matches paths exactly; serverless offline's router would drop a trailing slash and
+  // hand `DELETE /v3/grants/{id}/` to the grant itself.
+  if (decoded.length > 1 && decoded.endsWith('/')) return { status: 404, message: noEndpointMessage(req.method!, decoded) };
   const contentType = req.headers['content-type'];
   if (contentType !== undefined) {
     if (!/^[\w!#$&^.+-]+\/[\w!#$&^.+-]+\s*(;.*)?$/s.test(contentType)) {

@@ -170,6 +170,11 @@ describe('npm start', () => {
     expect(created.status).toBe(201);
     const grant = created.body.data;
     expect((await local.get(`/v3/grants/${encodeURIComponent('email:e2e@agents.test')}`)).body.data.id).toBe(grant.id);
+    // A trailing slash is another path, as API Gateway matches it: 404, and the grant stays.
+    const slashed = await local.delete(`/v3/grants/${grant.id}/`);
+    expect(slashed.status).toBe(404);
+    expect(slashed.body.error.type).toBe('not_found_error');
+    expect((await local.get(`/v3/grants/${grant.id}`)).status).toBe(200);
 
     // A second application made with the admin CLI sees none of it. The CLI is pointed at this
     // instance: other end-to-end files may run their own npm start at the same time.

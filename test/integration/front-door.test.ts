@@ -144,6 +144,17 @@ describe('Front door: requests it refuses by itself', () => {
     expect(boundaryOf('multipart/form-data')).toBeUndefined();
   });
 
+  it('answers 404 to a trailing slash, which API Gateway matches as another path (serverless offline would not)', async () => {
+    for (const [method, path] of [
+      ['DELETE', '/v3/grants/grant_1/'],
+      ['GET', '/v3/grants/'],
+      ['DELETE', '/v3/grants/grant_1/calendars/../'],
+    ]) {
+      const body = await expectEnvelope(await fetch(base + path, { method }), 404, 'not_found_error');
+      expect(body.error.message).toContain('No endpoint');
+    }
+  });
+
   it('refuses request targets that are not paths with 400 in the envelope', async () => {
     for (const target of ['*', 'http://127.0.0.1/v3/grants', 'v3/grants']) {
       const reply = await rawRequest(door.port, `OPTIONS ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
