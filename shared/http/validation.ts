@@ -27,6 +27,8 @@ function fieldName(error: ValidationError, where: 'body' | 'query'): string {
   return name || (where === 'body' ? 'body' : 'query');
 }
 
+const COMPARISONS: Record<string, string> = { minimum: '>=', maximum: '<=', exclusiveMinimum: '>', exclusiveMaximum: '<' };
+
 function describe(error: ValidationError, where: 'body' | 'query'): string {
   const field = fieldName(error, where);
   const noun = where === 'query' ? 'query parameter' : 'field';
@@ -47,7 +49,11 @@ function describe(error: ValidationError, where: 'body' | 'query'): string {
       return error.params.limit === 1 ? `'${field}' must not be empty` : `'${field}' must be at least ${error.params.limit} characters`;
     case 'minimum':
     case 'maximum':
-      return `'${field}' must be ${error.keyword === 'minimum' ? '>=' : '<='} ${error.params.limit}`;
+    case 'exclusiveMinimum':
+    case 'exclusiveMaximum':
+      return `'${field}' must be ${COMPARISONS[error.keyword]} ${error.params.limit}`;
+    case 'multipleOf':
+      return `'${field}' must be a multiple of ${error.params.multipleOf}`;
     case 'minProperties':
       return where === 'body' && field === 'body' ? 'the request body must set at least one field' : `'${field}' must not be empty`;
     case 'maxItems':
@@ -72,6 +78,39 @@ export function formatErrors(errors: readonly ValidationError[], where: 'body' |
   const messages = [...new Set(errors.filter((e) => e.keyword !== 'if' && e.keyword !== 'anyOf').map((e) => describe(e, where)))];
   const prefix = where === 'body' ? 'Invalid request body' : 'Invalid query';
   return `${prefix}: ${messages.join('; ')}`;
+}
+
+/**
+ * The first number in `value` (a parsed body or a coerced query) that JavaScript and the DynamoDB
+ * client cannot hold exactly: beyond ±Number.MAX_SAFE_INTEGER, or not finite. Every schema bounds
+ * its own numbers (test/unit/schema-integers.test.ts); this guards what no schema describes, such as
+ * the values of free-form objects. Iterative, so a deeply nested body cannot exhaust the stack.
+ */
+export function unsafeNumber(value: unknown, where: 'body' | 'query'): { field: string; value: number } | undefined {
+  const pending: [unknown, string][] = [[value, '']];
+  while (pending.length) {
+    const [current, path] = pending.pop()!;
+    if (typeof current === 'number') {
+      if (!Number.isFinite(current) || Math.abs(current) > Number.MAX_SAFE_INTEGER) return { field: path || where, value: current };
+    } else if (Array.isArray(current)) {
+      for (let i = current.length - 1; i >= 0; i--) pending.push([current[i], `${path}[${i}]`]);
+    } else if (current && typeof current === 'object') {
+      for (const [key, item] of Object.entries(current).reverse()) pending.push([item, path ? `${path}.${key}` : key]);
+    }
+  }
+  return undefined;
+}
+
+/** Refuses the first number of `value` that cannot be held exactly (see unsafeNumber), naming its field. */
+export function refuseUnsafeNumbers(value: unknown, where: 'body' | 'query'): void {
+  const found = unsafeNumber(value, where);
+  if (!found) return;
+  const prefix = where === 'body' ? 'Invalid request body' : 'Invalid query';
+  throw new InvalidRequestError(
+    Number.isFinite(found.value)
+      ? `${prefix}: '${found.field}' must be between -${Number.MAX_SAFE_INTEGER} and ${Number.MAX_SAFE_INTEGER} (larger numbers are not held exactly; send them as strings)`
+      : `${prefix}: '${found.field}' must be a finite number`,
+  );
 }
 
 export function toValidator(validate: CompiledValidateFunction, where: 'body' | 'query'): Validator {

@@ -1,14 +1,20 @@
 import type middy from '@middy/core';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { MethodNotAllowedError, NotFoundError } from '#shared/errors';
-import { compareSpecificity, decodeParam, matchTemplate } from '#shared/http/paths';
+import { compareSpecificity, exactMatch, matchTemplate, noEndpointMessage } from '#shared/http/paths';
 import type { RouteSpec } from '#shared/http/route';
 import { stateOf, type CompiledRoute } from '#shared/http/middleware/state';
 
 /**
- * Finds the route by API Gateway's route key and decodes its path parameters. On the `$default`
- * route (no key of this function), answers 405 with `Allow` when the path exists under other
- * methods, 404 otherwise.
+ * Finds the route by API Gateway's route key and decodes its path parameters. The raw path must also
+ * be the route's template exactly: a request that a layer matched loosely (ignoring a trailing slash,
+ * so that `DELETE /v3/grants/{id}/` would reach the grant's DELETE) gets the `$default` answer. On
+ * the `$default` route (no key of this function), or for such a path, answers 405 with `Allow` when
+ * the path exists under other methods, 404 otherwise.
+ *
+ * This sees the path the event carries. serverless offline also strips the trailing slash from the
+ * event it builds, so under `npm start` it is the front door, which sees the request as sent, that
+ * must refuse such paths, with the same answer (noEndpointMessage).
  */
 export function routing(compiled: Map<string, CompiledRoute>, known: readonly Pick<RouteSpec, 'method' | 'path'>[]): middy.MiddlewareObj<APIGatewayProxyEventV2> {
   const templates = [...known].sort((a, b) => compareSpecificity(a.path, b.path));
@@ -19,20 +25,18 @@ export function routing(compiled: Map<string, CompiledRoute>, known: readonly Pi
       const method = (event.requestContext?.http?.method ?? '').toUpperCase();
       const rawPath = event.rawPath ?? event.requestContext?.http?.path ?? '/';
       const route = compiled.get(event.routeKey);
-      if (route) {
+      // Parameters come from the raw path where it matches the template, so they are decoded exactly once.
+      const params = route ? exactMatch(route.spec.path, rawPath, event.pathParameters) : undefined;
+      if (route && params) {
         state.route = route;
-        // Decode from the raw path when it matches the template, so parameters are decoded exactly once.
-        const fromPath = matchTemplate(route.spec.path, rawPath);
-        const params: Record<string, string> = {};
-        for (const [name, value] of Object.entries(event.pathParameters ?? {})) if (value !== undefined) params[name] = decodeParam(value);
-        state.params = fromPath ?? params;
+        state.params = params;
         return;
       }
-      // $default route: tell an unknown path (404) from a known path with the wrong method (405).
+      // $default route, or a path that is not the route's own: tell an unknown path (404) from a
+      // known path with the wrong method (405).
       const allowed = templates.filter((t) => matchTemplate(t.path, rawPath)).map((t) => t.method);
       if (allowed.length) throw new MethodNotAllowedError(method, rawPath, [...new Set(allowed)]);
-      throw new NotFoundError(`No endpoint ${method} ${rawPath}; see the API reference for the available /v3 paths`);
+      throw new NotFoundError(noEndpointMessage(method, rawPath));
     },
   };
 }
-
