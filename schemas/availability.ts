@@ -1,11 +1,11 @@
 import type { FromSchema } from 'json-schema-to-ts';
+import { safeInteger, UnixSeconds } from '#schemas/common';
 
 /**
  * Free/busy and availability (shared/availability). Field names follow the published contract;
  * limits our spec and issue set (60-day window, 50 participants, 5–1440-minute slots) are in the
  * schema where ajv can say them, and in shared/availability/service.ts where they need the request.
  */
-const UnixSeconds = { type: 'integer', minimum: 0, maximum: 253_402_300_799, description: 'Unix seconds.' } as const;
 const Email = { type: 'string', minLength: 3, maxLength: 254 } as const;
 const Minutes = (minimum: number, maximum: number, description: string) => ({ type: 'integer', minimum, maximum, description }) as const;
 
@@ -14,7 +14,8 @@ export const OpenHoursObject = {
   additionalProperties: false,
   required: ['days', 'timezone', 'start', 'end'],
   properties: {
-    days: { type: 'array', minItems: 1, maxItems: 7, items: { type: 'integer' }, description: 'Days of the week: 0 = Sunday … 6 = Saturday.' },
+    // Only bounded to safe integers: the engine names a day outside 0–6 together with the other problems of the hours.
+    days: { type: 'array', minItems: 1, maxItems: 7, items: safeInteger(), description: 'Days of the week: 0 = Sunday … 6 = Saturday.' },
     timezone: { type: 'string', minLength: 1, maxLength: 64, description: 'IANA time zone the hours are in.' },
     start: { type: 'string', minLength: 1, maxLength: 5, description: '`H:MM` (24-hour), e.g. `9:00`.' },
     end: { type: 'string', minLength: 1, maxLength: 5, description: '`H:MM` (24-hour), up to `24:00`.' },

@@ -5,9 +5,26 @@ import type { FromSchema } from 'json-schema-to-ts';
  * stack compiles them with ajv at load time, handlers get their TypeScript types from them
  * (json-schema-to-ts), and the OpenAPI document is generated from them.
  */
+
+/**
+ * Every integer or number a request schema accepts has a `minimum` and a `maximum` that JavaScript
+ * and the DynamoDB client hold exactly (the client refuses numbers beyond Number.MAX_SAFE_INTEGER,
+ * which would otherwise surface as a 500); test/unit/schema-integers.test.ts checks every route.
+ * Use the field's real range where it has one, these helpers where it has none.
+ */
+export const safeInteger = (minimum = -Number.MAX_SAFE_INTEGER, maximum = Number.MAX_SAFE_INTEGER) => ({ type: 'integer', minimum, maximum }) as const;
+
+/** 9999-12-31T23:59:59Z: the last second of four-digit years (what ISO 8601 dates and iCalendar write). */
+export const MAX_UNIX_SECONDS = 253_402_300_799;
+
+/** A point in time in Unix seconds, from 1970 to the end of year 9999. */
+export const UnixSeconds = { type: 'integer', minimum: 0, maximum: MAX_UNIX_SECONDS, description: 'Unix seconds.' } as const;
+
 export const Limit = {
   type: 'integer',
   minimum: 1,
+  // Any larger page size is treated as 200 (shared/http/page.ts); only unsafe numbers are refused.
+  maximum: Number.MAX_SAFE_INTEGER,
   description: 'Page size; default 50, values above 200 are treated as 200.',
 } as const;
 

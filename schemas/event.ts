@@ -1,5 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import { EmailAddress, Limit, PageToken, Select } from '#schemas/common';
+import { EmailAddress, Limit, PageToken, Select, safeInteger } from '#schemas/common';
 import { Metadata } from '#schemas/mail';
 
 /**
@@ -105,7 +105,7 @@ const EventFields = {
   recurrence: Recurrence,
   visibility: { type: 'string', enum: ['default', 'public', 'private'] },
   hide_participants: { type: 'boolean' },
-  capacity: { type: 'integer', minimum: -1 },
+  capacity: safeInteger(-1),
   metadata: Metadata,
   status: { type: 'string', enum: ['confirmed', 'maybe', 'cancelled'] },
 } as const;

@@ -1,5 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import { Limit, PageToken } from '#schemas/common';
+import { Limit, PageToken, safeInteger } from '#schemas/common';
 
 /**
  * Governance of Agent Accounts: lists (typed values rules match with `in_list`), rules (what happens
@@ -259,11 +259,11 @@ const Limits = {
     limit_attachment_count_limit: { type: 'integer', minimum: 0, maximum: POLICY_MAXIMA.limit_attachment_count_limit },
     limit_attachment_allowed_types: { type: 'array', maxItems: 100, uniqueItems: true, items: { type: 'string', pattern: '^[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+*-]+$', maxLength: 255 } },
     limit_size_total_mime: { type: 'integer', minimum: 1024, maximum: POLICY_MAXIMA.limit_size_total_mime },
-    limit_storage_total: { type: 'integer', minimum: 1 },
+    limit_storage_total: safeInteger(1),
     limit_count_daily_message_received: { type: 'integer', minimum: 1, maximum: POLICY_MAXIMA.limit_count_daily_message_received },
     limit_count_daily_email_sent: { type: 'integer', minimum: 1, maximum: POLICY_MAXIMA.limit_count_daily_email_sent },
-    limit_inbox_retention_period: { type: 'integer', minimum: 1 },
-    limit_spam_retention_period: { type: 'integer', minimum: 1 },
+    limit_inbox_retention_period: safeInteger(1),
+    limit_spam_retention_period: safeInteger(1),
   },
 } as const;
 

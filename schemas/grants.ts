@@ -1,5 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import { EmailAddress, Limit, PageToken, Select } from '#schemas/common';
+import { EmailAddress, Limit, PageToken, Select, UnixSeconds } from '#schemas/common';
 
 /**
  * Provider values a create request may name. Agent Accounts (mailboxes Switchboard hosts) answer as
@@ -82,8 +82,8 @@ export const ListGrantsQuery = {
     email: { type: 'string', minLength: 1, maxLength: 254 },
     provider: { type: 'string', minLength: 1, maxLength: 64 },
     grant_status: { type: 'string', minLength: 1, maxLength: 64 },
-    since: { type: 'integer', minimum: 0, description: 'Grants created at or after this Unix time.' },
-    before: { type: 'integer', minimum: 0, description: 'Grants created at or before this Unix time.' },
+    since: { ...UnixSeconds, description: 'Grants created at or after this Unix time.' },
+    before: { ...UnixSeconds, description: 'Grants created at or before this Unix time.' },
     ip: { type: 'string', minLength: 1, maxLength: 64 },
     order_by: { type: 'string', enum: ['asc', 'desc'] },
     sort_by: { type: 'string', enum: ['created_at', 'updated_at'] },

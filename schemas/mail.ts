@@ -1,5 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import { EmailAddress, Limit, PageToken, Select, SharedFolderId, SharedFrom } from '#schemas/common';
+import { EmailAddress, Limit, PageToken, Select, SharedFolderId, SharedFrom, UnixSeconds } from '#schemas/common';
 
 /** Schema pieces shared by messages, drafts, threads and sends. */
 
@@ -40,7 +40,8 @@ export const AttachmentInput = {
     content: { type: 'string', description: 'Base64-encoded content.' },
     content_id: { type: 'string', minLength: 1, maxLength: 255 },
     is_inline: { type: 'boolean' },
-    size: { type: 'integer', minimum: 0 },
+    // Bytes; no attachment is larger than the largest request (25 MiB multipart, functions/send/routes.ts).
+    size: { type: 'integer', minimum: 0, maximum: 25 * 1024 * 1024 },
   },
 } as const;
 
@@ -159,8 +160,8 @@ export const ListMessagesQuery = {
   properties: {
     ...SharedFilters,
     thread_id: ObjectId,
-    received_before: { type: 'integer', minimum: 0 },
-    received_after: { type: 'integer', minimum: 0 },
+    received_before: UnixSeconds,
+    received_after: UnixSeconds,
     fields: MessageFields,
     metadata_pair: { type: 'string', minLength: 3, maxLength: 600, description: '`key:value` with key one of key1..key5.' },
     query_imap: { type: 'boolean' },
@@ -254,7 +255,7 @@ export const SendMessageBody = {
     ...OutgoingFields,
     ...CreateOnlyFields,
     send_at: {
-      type: 'integer',
+      ...UnixSeconds,
       description: 'Unix seconds: schedules the message instead of sending it now (at least 60 s and at most 30 days ahead).',
     },
     use_draft: { type: 'boolean', description: 'With `send_at`: keep the message in Drafts until it is sent.' },
@@ -408,9 +409,9 @@ export const ListThreadsQuery = {
   additionalProperties: false,
   properties: {
     ...SharedFilters,
-    latest_message_before: { type: 'integer', minimum: 0 },
-    latest_message_after: { type: 'integer', minimum: 0 },
-    earliest_message_date: { type: 'integer', minimum: 0 },
+    latest_message_before: UnixSeconds,
+    latest_message_after: UnixSeconds,
+    earliest_message_date: UnixSeconds,
     shared_folder_id: { type: 'string', maxLength: 256 },
   },
 } as const;
@@ -491,6 +492,6 @@ export const AttachmentQuery = {
   type: 'object',
   additionalProperties: false,
   required: ['message_id'],
-  properties: { message_id: ObjectId, query_imap: { type: 'boolean' } },
+  properties: { message_id: { ...ObjectId, description: 'The message holding the attachment, or the draft (its `drf_` ID).' }, query_imap: { type: 'boolean' } },
 } as const;
 export type AttachmentQuery = FromSchema<typeof AttachmentQuery>;

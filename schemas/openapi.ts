@@ -11,7 +11,7 @@ type Schema = Exclude<JSONSchema, boolean> & { properties?: Record<string, JSONS
 /** What each error status means; keyed by ERROR_TYPES, so every status the API answers is described. */
 const ERROR_DESCRIPTIONS: Record<keyof typeof ERROR_TYPES, string> = {
   400: 'Invalid request: the message names each offending field',
-  401: 'Missing or invalid API key',
+  401: 'Missing or invalid API key (or scheduler session)',
   403: 'The grant is blocked',
   404: 'Not found (or belongs to another application)',
   405: 'The path exists under other methods (see Allow)',
@@ -21,6 +21,13 @@ const ERROR_DESCRIPTIONS: Record<keyof typeof ERROR_TYPES, string> = {
   429: 'Rate or quota limit reached; see Retry-After',
   500: 'Internal error; quote the request id',
   502: 'The mail relay refused the message',
+};
+
+/** Who may call a route: the API key; anyone; or anyone, and with a bearer a scheduler session or the API key. */
+const SECURITY: Record<NonNullable<RouteSpec['auth']>, object[]> = {
+  api_key: [{ apiKey: [] }],
+  none: [],
+  optional: [{}, { schedulerSession: [] }, { apiKey: [] }],
 };
 
 function parameters(spec: RouteSpec) {
@@ -59,12 +66,12 @@ function successResponse(spec: RouteSpec) {
   if (kind === 'object') properties.data = data;
   if (kind === 'list') {
     properties.data = { type: 'array', items: data };
-    properties.next_cursor = { type: ['string', 'null'], description: 'The page_token of the next page; null on the last page' };
+    properties.next_cursor = { type: 'string', description: 'The page_token of the next page; present only when more results exist (absent on the last page)' };
   }
   return {
     description: 'Success',
     headers: { 'x-request-id': { schema: { type: 'string' } } },
-    content: { 'application/json': { schema: { type: 'object', required: kind === 'list' ? ['request_id', 'data', 'next_cursor'] : ['request_id'], properties } } },
+    content: { 'application/json': { schema: { type: 'object', required: kind === 'list' ? ['request_id', 'data'] : ['request_id'], properties } } },
   };
 }
 
@@ -77,7 +84,7 @@ export function buildOpenApi(groups: Record<string, RouteTable>) {
         tags: [group],
         summary: spec.summary,
         parameters: parameters(spec),
-        security: (spec.auth ?? 'api_key') === 'api_key' ? [{ apiKey: [] }] : [],
+        security: SECURITY[spec.auth ?? 'api_key'],
         responses: {
           [String(spec.status ?? 200)]: successResponse(spec),
           ...Object.fromEntries(
@@ -107,7 +114,10 @@ export function buildOpenApi(groups: Record<string, RouteTable>) {
     paths,
     components: {
       schemas: { ErrorEnvelope },
-      securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'Application API key' } },
+      securitySchemes: {
+        apiKey: { type: 'http', scheme: 'bearer', description: 'Application API key' },
+        schedulerSession: { type: 'http', scheme: 'bearer', description: 'Scheduler session (POST /v3/scheduling/sessions): one configuration, on the public scheduler endpoints' },
+      },
     },
   };
 }

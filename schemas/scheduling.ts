@@ -1,6 +1,6 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { AVAILABILITY_METHODS, OpenHoursObject, TimeSlotObject } from '#schemas/availability';
-import { Limit, PageToken } from '#schemas/common';
+import { Limit, PageToken, UnixSeconds } from '#schemas/common';
 import { Conferencing } from '#schemas/event';
 
 /**
@@ -124,7 +124,7 @@ const SchedulerSettings = {
 
 const ConfigurationFields = {
   name: Name,
-  slug: { type: 'string', pattern: '^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$', description: 'Lowercase letters, digits and dashes; unique within the application.' },
+  slug: { type: 'string', pattern: '^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$', description: 'Lowercase letters, digits and dashes; unique across all applications (it names the booking page /scheduling/{slug}).' },
   requires_session_auth: { type: 'boolean' },
   participants: { type: 'array', minItems: 1, maxItems: 50, items: ConfigurationParticipant },
   availability: ConfigurationAvailability,
@@ -189,12 +189,12 @@ export type CreateSessionBody = FromSchema<typeof CreateSessionBody>;
 
 export const SessionObject = { type: 'object', required: ['session_id'], properties: { session_id: { type: 'string' }, expires_at: { type: 'integer' } } } as const;
 
-// ---- public endpoints (a session, or a public configuration by ID or slug) -------------------
+// ---- public endpoints (a session, the API key, or a public configuration by ID or slug) ------
 
 const ConfigurationRef = {
   configuration_id: { type: 'string', minLength: 1, maxLength: 100 },
   slug: { type: 'string', minLength: 1, maxLength: 64 },
-  client_id: { type: 'string', minLength: 1, maxLength: 100, description: 'The application ID; needed with `slug`.' },
+  client_id: { type: 'string', minLength: 1, maxLength: 100, description: 'The application ID; needed with `slug` unless the API key is sent.' },
 } as const;
 
 /** The guest's key to one booking (from the booking's answer): opens that booking, and its configuration's availability. */
@@ -204,7 +204,7 @@ export const SchedulingAvailabilityQuery = {
   type: 'object',
   additionalProperties: false,
   required: ['start_time', 'end_time'],
-  properties: { start_time: { type: 'integer', minimum: 0 }, end_time: { type: 'integer', minimum: 0 }, ...ConfigurationRef, ...BookingReference, booking_id: { type: 'string', minLength: 1, maxLength: 100, description: 'A booking being rescheduled: its own time counts as free.' } },
+  properties: { start_time: UnixSeconds, end_time: UnixSeconds, ...ConfigurationRef, ...BookingReference, booking_id: { type: 'string', minLength: 1, maxLength: 100, description: 'A booking being rescheduled: its own time counts as free.' } },
 } as const;
 export type SchedulingAvailabilityQuery = FromSchema<typeof SchedulingAvailabilityQuery>;
 
@@ -227,8 +227,8 @@ export const CreateBookingBody = {
   additionalProperties: false,
   required: ['start_time', 'end_time', 'guest'],
   properties: {
-    start_time: { type: 'integer', minimum: 0 },
-    end_time: { type: 'integer', minimum: 0 },
+    start_time: UnixSeconds,
+    end_time: UnixSeconds,
     participants: { type: 'array', maxItems: 50, items: { type: 'object', additionalProperties: false, required: ['email'], properties: { email: Email } } },
     guest: Guest,
     timezone: { type: 'string', minLength: 1, maxLength: 64 },
@@ -251,7 +251,7 @@ export const RescheduleBookingBody = {
   type: 'object',
   additionalProperties: false,
   required: ['start_time', 'end_time'],
-  properties: { start_time: { type: 'integer', minimum: 0 }, end_time: { type: 'integer', minimum: 0 } },
+  properties: { start_time: UnixSeconds, end_time: UnixSeconds },
 } as const;
 export type RescheduleBookingBody = FromSchema<typeof RescheduleBookingBody>;
 
@@ -293,7 +293,7 @@ export const BookingPageQuery = {
   additionalProperties: false,
   properties: {
     session: { type: 'string', minLength: 1, maxLength: 200, description: 'A scheduler session, for a private configuration.' },
-    client_id: { type: 'string', minLength: 1, maxLength: 100, description: 'The application, when several use the slug.' },
+    client_id: { type: 'string', minLength: 1, maxLength: 100, description: 'The application ID (optional: a slug names one configuration; another application answers 404).' },
     tz: { type: 'string', minLength: 1, maxLength: 64, description: 'Time zone to show (default: the browser’s).' },
   },
 } as const;

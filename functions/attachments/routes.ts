@@ -5,14 +5,14 @@ export const routes = {
   getAttachment: {
     method: 'GET',
     path: '/v3/grants/{grant_id}/attachments/{attachment_id}',
-    summary: 'Get the metadata of an attachment of a message',
+    summary: 'Get the metadata of an attachment of a message or draft',
     query: AttachmentQuery,
     response: AttachmentObject,
   },
   downloadAttachment: {
     method: 'GET',
     path: '/v3/grants/{grant_id}/attachments/{attachment_id}/download',
-    summary: 'Download an attachment (up to 4 MB in the response; larger ones redirect to a short-lived URL)',
+    summary: 'Download an attachment of a message or draft (up to 4 MB in the response; larger ones redirect to a short-lived URL)',
     query: AttachmentQuery,
     responseKind: 'binary',
   },

@@ -1,7 +1,7 @@
 import { empty, list, ok, page } from '#shared/http/route';
 import { httpApi } from '#shared/http/stack';
 import { resolveGrant } from '#shared/grants/resolve';
-import { accessOf, bookingAccess, createSession, deleteSession, originOf } from '#shared/scheduling/access';
+import { accessOf, bookingAccess, createSession, deleteSession, originOf, schedulerSessions } from '#shared/scheduling/access';
 import { bookingPageOf, managePageOf } from '#shared/scheduling/pages';
 import { cancelBooking, configurationAvailability, confirmBooking, createBooking, getBooking, requireBooking, rescheduleBooking } from '#shared/scheduling/bookings';
 import { configurationView, createConfiguration, deleteConfiguration, listConfigurations, requireConfiguration, updateConfiguration } from '#shared/scheduling/configurations';
@@ -42,18 +42,18 @@ export const handler = httpApi<typeof routes>(generated, {
     await deleteSession(app, params.session_id);
     return empty();
   },
-  availability: async ({ headers, query }) => {
-    const access = await accessOf(headers.authorization, query);
+  availability: async ({ app, session, query }) => {
+    const access = await accessOf({ app, session }, query);
     // Rescheduling: the booking's own time counts as free.
     const moving = query.booking_id !== undefined ? await requireBooking(bookingAccess(access, query.booking_id), query.booking_id) : undefined;
     return ok(await configurationAvailability(access.config, query.start_time, query.end_time, { free: moving && moving.status !== 'cancelled' ? { start: moving.start, end: moving.end } : undefined }));
   },
-  createBooking: async ({ headers, query, body }) => ok(await createBooking((await accessOf(headers.authorization, query)).config, query, body, originOf(headers)), { status: 201 }),
-  getBooking: async ({ headers, query, params }) => ok(await getBooking(bookingAccess(await accessOf(headers.authorization, query), params.booking_id), params.booking_id)),
-  confirmBooking: async ({ headers, query, params, body }) => ok(await confirmBooking(bookingAccess(await accessOf(headers.authorization, query), params.booking_id), params.booking_id, body)),
-  rescheduleBooking: async ({ headers, query, params, body }) => ok(await rescheduleBooking(bookingAccess(await accessOf(headers.authorization, query), params.booking_id), params.booking_id, body)),
-  cancelBooking: async ({ headers, query, params, body }) =>
-    ok(await cancelBooking(bookingAccess(await accessOf(headers.authorization, query), params.booking_id), params.booking_id, body?.cancellation_reason)),
+  createBooking: async ({ app, session, headers, query, body }) => ok(await createBooking((await accessOf({ app, session }, query)).config, query, body, originOf(headers)), { status: 201 }),
+  getBooking: async ({ app, session, query, params }) => ok(await getBooking(bookingAccess(await accessOf({ app, session }, query), params.booking_id), params.booking_id)),
+  confirmBooking: async ({ app, session, query, params, body }) => ok(await confirmBooking(bookingAccess(await accessOf({ app, session }, query), params.booking_id), params.booking_id, body)),
+  rescheduleBooking: async ({ app, session, query, params, body }) => ok(await rescheduleBooking(bookingAccess(await accessOf({ app, session }, query), params.booking_id), params.booking_id, body)),
+  cancelBooking: async ({ app, session, query, params, body }) =>
+    ok(await cancelBooking(bookingAccess(await accessOf({ app, session }, query), params.booking_id), params.booking_id, body?.cancellation_reason)),
   bookingPage: async ({ params, query }) => {
     const { html, nonce, status } = await bookingPageOf(params.slug, query);
     return page(html, nonce, status);
@@ -62,4 +62,4 @@ export const handler = httpApi<typeof routes>(generated, {
     const { html, nonce, status } = await managePageOf(params.slug, params.reference);
     return page(html, nonce, status);
   },
-});
+}, { sessions: schedulerSessions });

@@ -22,8 +22,9 @@ import type { RouteTable } from '#shared/http/route';
 
 /**
  * The scheduler. Configurations and sessions take the API key; availability and bookings are
- * public (auth: none): a session in `Authorization: Bearer`, or a public configuration by ID or by
- * slug with `client_id`.
+ * public (auth: optional): a session in `Authorization: Bearer`, the application's API key there
+ * (its own configurations, private ones included), or, without the header, a public configuration
+ * by ID or by slug with `client_id`. The booking pages read no header (auth: none).
  */
 export const routes = {
   listGrantConfigurations: { method: 'GET', path: '/v3/grants/{grant_id}/scheduling/configurations', summary: "The grant's scheduler configurations", query: PageQuery, response: ConfigurationObject, responseKind: 'list' },
@@ -38,12 +39,12 @@ export const routes = {
   deleteConfiguration: { method: 'DELETE', path: '/v3/scheduling/configurations/{configuration_id}', summary: 'Delete a configuration', responseKind: 'empty' },
   createSession: { method: 'POST', path: '/v3/scheduling/sessions', summary: 'A session for a configuration (private ones need one)', body: CreateSessionBody, response: SessionObject, status: 201 },
   deleteSession: { method: 'DELETE', path: '/v3/scheduling/sessions/{session_id}', summary: 'End a session', responseKind: 'empty' },
-  availability: { method: 'GET', path: '/v3/scheduling/availability', summary: 'Free slots of a configuration', auth: 'none', query: SchedulingAvailabilityQuery, response: SchedulingAvailabilityObject },
-  createBooking: { method: 'POST', path: '/v3/scheduling/bookings', summary: 'Book a slot', auth: 'none', query: CreateBookingQuery, body: CreateBookingBody, response: BookingObject, status: 201 },
-  getBooking: { method: 'GET', path: '/v3/scheduling/bookings/{booking_id}', summary: 'One booking', auth: 'none', query: BookingRefQuery, response: BookingObject },
-  confirmBooking: { method: 'PUT', path: '/v3/scheduling/bookings/{booking_id}', summary: 'Confirm or decline a pending booking (salt of its reference)', auth: 'none', query: BookingRefQuery, body: ConfirmBookingBody, response: BookingObject },
-  rescheduleBooking: { method: 'PATCH', path: '/v3/scheduling/bookings/{booking_id}', summary: 'Move a booking to another free slot', auth: 'none', query: BookingRefQuery, body: RescheduleBookingBody, response: BookingObject },
-  cancelBooking: { method: 'DELETE', path: '/v3/scheduling/bookings/{booking_id}', summary: 'Cancel a booking and its event', auth: 'none', query: BookingRefQuery, body: CancelBookingBody, bodyOptional: true, response: BookingObject },
+  availability: { method: 'GET', path: '/v3/scheduling/availability', summary: 'Free slots of a configuration', auth: 'optional', query: SchedulingAvailabilityQuery, response: SchedulingAvailabilityObject },
+  createBooking: { method: 'POST', path: '/v3/scheduling/bookings', summary: 'Book a slot', auth: 'optional', query: CreateBookingQuery, body: CreateBookingBody, response: BookingObject, status: 201 },
+  getBooking: { method: 'GET', path: '/v3/scheduling/bookings/{booking_id}', summary: 'One booking', auth: 'optional', query: BookingRefQuery, response: BookingObject },
+  confirmBooking: { method: 'PUT', path: '/v3/scheduling/bookings/{booking_id}', summary: 'Confirm or decline a pending booking (salt of its reference)', auth: 'optional', query: BookingRefQuery, body: ConfirmBookingBody, response: BookingObject },
+  rescheduleBooking: { method: 'PATCH', path: '/v3/scheduling/bookings/{booking_id}', summary: 'Move a booking to another free slot', auth: 'optional', query: BookingRefQuery, body: RescheduleBookingBody, response: BookingObject },
+  cancelBooking: { method: 'DELETE', path: '/v3/scheduling/bookings/{booking_id}', summary: 'Cancel a booking and its event', auth: 'optional', query: BookingRefQuery, body: CancelBookingBody, bodyOptional: true, response: BookingObject },
   bookingPage: { method: 'GET', path: '/scheduling/{slug}', summary: 'The booking page of a configuration (HTML)', auth: 'none', query: BookingPageQuery, responseKind: 'page' },
   managePage: { method: 'GET', path: '/scheduling/{slug}/booking/{reference}', summary: 'The page a booking reference opens: reschedule or cancel (HTML)', auth: 'none', responseKind: 'page' },
 } as const satisfies RouteTable;

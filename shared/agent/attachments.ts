@@ -1,20 +1,22 @@
 import { getBlob, presignedDownload } from '#shared/agent/blobs';
-import { requireMessage } from '#shared/agent/lookup';
+import { requireDraft, requireMessage } from '#shared/agent/lookup';
 import type { AttachmentRecord } from '#shared/agent/types';
 import { attachmentView } from '#shared/agent/views';
 import type { GrantRecord } from '#shared/db/grants';
 import { NotFoundError } from '#shared/errors';
+import { parseId } from '#shared/ids';
 
 /**
- * Attachments of stored messages. API Gateway and Lambda cap a response at 6 MB (base64 included),
+ * Attachments of stored messages and drafts. API Gateway and Lambda cap a response at 6 MB (base64 included),
  * so contents up to INLINE_DOWNLOAD_MAX come back in the response and larger ones by a redirect to a
  * short-lived S3 URL, which streams them.
  */
 export const INLINE_DOWNLOAD_MAX = 4 * 1024 * 1024;
 
+/** `message_id` names a message, or a draft of the grant by its ID (`drf_…`): both keep their attachments alike. */
 async function requireAttachment(grant: GrantRecord, attachmentId: string, messageId: string): Promise<AttachmentRecord> {
-  const message = await requireMessage(grant, messageId);
-  const attachment = message.attachments.find((a) => a.id === attachmentId);
+  const holder = parseId('draft', messageId) ? await requireDraft(grant, messageId) : await requireMessage(grant, messageId);
+  const attachment = holder.attachments.find((a) => a.id === attachmentId);
   if (!attachment) throw new NotFoundError(`Attachment '${attachmentId}' not found in message '${messageId}'`);
   return attachment;
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { attachmentRecords, bodyKey, getBlob, putBlob, storedBody, uploadAttachments } from '#shared/agent/blobs';
 import { removeContentsJob, removeContentsNow } from '#shared/agent/cleanup';
-import { draftContentPlan, draftObject, requireMessage } from '#shared/agent/lookup';
+import { draftContentPlan, draftObject, requireDraft, requireMessage } from '#shared/agent/lookup';
 import { normalAddress } from '#shared/agent/postings';
 import {
   checkCustomHeaders,
@@ -28,7 +28,7 @@ import * as sending from '#shared/db/sending';
 import { ConflictError, NotFoundError } from '#shared/errors';
 import { countWithinBudget, jsonBytes } from '#shared/http/page';
 import type { UploadedFile } from '#shared/http/route';
-import { newId, parseId, type DraftId } from '#shared/ids';
+import { newId, type DraftId } from '#shared/ids';
 import { trackingOnCreate, trackingOnUpdate } from '#shared/mail/tracking';
 import { renderStoredTemplate, requireSignature } from '#shared/templates/templates';
 import { clock } from '#shared/time';
@@ -42,14 +42,7 @@ import { addressList, keywordList, metadataPair } from '#shared/agent/filters';
 const TRACKING_HOSTNAME = env.trackingHostname();
 const LIST_BUDGET = 1000;
 
-export async function requireDraft(grant: GrantRecord, draftId: string): Promise<DraftRecord> {
-  const id = parseId('draft', draftId);
-  const record = id ? await getRecord<DraftRecord>(draftKey(grant.id, id)) : undefined;
-  if (!record) throw new NotFoundError(`Draft '${draftId}' not found`);
-  return record;
-}
-
-export { draftObject };
+export { draftObject, requireDraft };
 
 /** A scheduled send's draft (use_draft) changes only with its schedule: cancelling it removes the draft. */
 async function requireUnscheduledDraft(grant: GrantRecord, draftId: string, action: string): Promise<DraftRecord> {

@@ -18,6 +18,14 @@ export async function requireMessage(grant: GrantRecord, messageId: string): Pro
   return record;
 }
 
+/** A draft of the grant by ID, or 404 (malformed IDs never reach the database). */
+export async function requireDraft(grant: GrantRecord, draftId: string): Promise<DraftRecord> {
+  const id = parseId('draft', draftId);
+  const record = id ? await getRecord<DraftRecord>(draftKey(grant.id, id)) : undefined;
+  if (!record) throw new NotFoundError(`Draft '${draftId}' not found`);
+  return record;
+}
+
 /** What the view of a draft will carry, from its recorded body size, before anything is read from S3. */
 export function draftContentPlan(draft: DraftRecord): ContentPlan {
   return planContent({ base: jsonBytes(draftView(draft, '')), body: draft.body_key ? draft.body_size : Buffer.byteLength(draft.body ?? '') });

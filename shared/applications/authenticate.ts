@@ -1,7 +1,7 @@
 import { env } from '#shared/config';
 import { getApiKey } from '#shared/db/applications';
 import { AuthenticationError, InvalidRequestError } from '#shared/errors';
-import type { ApplicationId } from '#shared/ids';
+import type { ApplicationId, ConfigurationId } from '#shared/ids';
 import { clock } from '#shared/time';
 import { hashApiKey } from '#shared/applications/api-keys';
 
@@ -9,6 +9,22 @@ export interface ApplicationContext {
   applicationId: ApplicationId;
   /** How the caller authenticated; access tokens arrive with the OAuth issue. */
   credential: 'api_key';
+}
+
+/** A scheduler session (`Authorization: Bearer <session>`): one configuration of one application, nothing else. */
+export interface SessionContext {
+  applicationId: ApplicationId;
+  configurationId: ConfigurationId;
+}
+
+/**
+ * Sessions a function accepts as bearer tokens besides API keys (the scheduler's public endpoints).
+ * `resolve` answers the live session a token is, or undefined; `rejection` is the 401 message for a
+ * token that is neither a live session nor an API key.
+ */
+export interface SessionAuthenticator {
+  resolve(token: string): Promise<SessionContext | undefined>;
+  rejection: string;
 }
 
 /**
@@ -19,7 +35,8 @@ const CACHE_MS = env.apiKeyCacheSeconds() * 1000;
 const MAX_CACHE_ENTRIES = 1000;
 const cache = new Map<string, { appId: ApplicationId; until: number }>();
 
-function bearer(authorization: string | undefined): string {
+/** The token of `Authorization: Bearer <token>`: 401 when missing or malformed, 400 for several headers. */
+export function bearerToken(authorization: string | undefined): string {
   if (!authorization) {
     throw new AuthenticationError('Missing Authorization header; send "Authorization: Bearer <API key>"');
   }
@@ -36,7 +53,7 @@ function bearer(authorization: string | undefined): string {
 }
 
 export async function authenticate(authorization: string | undefined): Promise<ApplicationContext> {
-  const token = bearer(authorization);
+  const token = bearerToken(authorization);
   if (token.length > 512) throw new AuthenticationError('Invalid API key');
   const hash = hashApiKey(token);
   const now = clock.nowMs();

@@ -236,8 +236,9 @@ export async function eventsInWindow(grantId: GrantId, calendarId: CalendarId, f
 
 /**
  * One page of a calendar's events in ID order (creation order), filtered in memory by `keep`:
- * pages of the partition are read until `limit` events matched. The cursor is the key of the last
- * event returned, so the next page continues right after it.
+ * pages of the partition are read until `limit` events matched and one more is known to match (or
+ * the partition ends). The cursor is the key of the last event returned, so the next page
+ * continues right after it; there is none when no event follows.
  */
 export async function scanEvents(
   grantId: GrantId,
@@ -261,8 +262,10 @@ export async function scanEvents(
     for (const raw of out.Items ?? []) {
       const record = read(raw);
       if (!options.keep(record)) continue;
+      // A cursor only when one more event matches: the last page carries none (spec: next_cursor
+      // is present only when more results exist).
+      if (items.length === options.limit) return { items, last: { pk, sk: items.at(-1)!.id } };
       items.push(record);
-      if (items.length === options.limit) return { items, last: { pk, sk: record.id } };
     }
     startKey = out.LastEvaluatedKey as StartKey | undefined;
     if (!startKey) return { items };

@@ -169,18 +169,22 @@ async function deleteEntity(entity: string, appId: ApplicationId, key: Key, cond
 export const getList = (appId: ApplicationId, id: ListId) => getItem<ListRecord>(listKey(appId, id));
 export const allLists = (appId: ApplicationId) => allOf<ListRecord>(appId, listsOfApplication(appId).skPrefix);
 
+/**
+ * A page of up to `limit` items of one key condition and where the next page starts: set only when
+ * another item follows (one more is read to know), so the last page carries no cursor.
+ */
+async function pageOf(query: { KeyConditionExpression: string; ExpressionAttributeValues: Record<string, unknown> }, options: { limit: number; start?: StartKey }) {
+  const { Items = [], LastEvaluatedKey } = await dynamo.send(new QueryCommand({ TableName: TABLE_NAME, ...query, Limit: options.limit + 1, ExclusiveStartKey: options.start }));
+  const items = Items.slice(0, options.limit);
+  const last = items.at(-1);
+  const more = Items.length > options.limit || LastEvaluatedKey !== undefined;
+  return { items, next: more ? ((last ? { pk: last.pk, sk: last.sk } : LastEvaluatedKey) as StartKey | undefined) : undefined };
+}
+
 /** A page of lists, oldest first (IDs sort by creation). */
 export async function listLists(appId: ApplicationId, options: { limit: number; start?: StartKey }) {
-  const page = await dynamo.send(
-    new QueryCommand({
-      TableName: TABLE_NAME,
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: { ':pk': `app#${appId}`, ':prefix': 'list#' },
-      Limit: options.limit,
-      ExclusiveStartKey: options.start,
-    }),
-  );
-  return { items: (page.Items ?? []).map((i) => itemAttributes<ListRecord>(i, ...ENTITY)), next: page.LastEvaluatedKey as StartKey | undefined };
+  const page = await pageOf({ KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)', ExpressionAttributeValues: { ':pk': `app#${appId}`, ':prefix': 'list#' } }, options);
+  return { items: page.items.map((i) => itemAttributes<ListRecord>(i, ...ENTITY)), next: page.next };
 }
 
 export async function insertList(record: ListRecord): Promise<void> {
@@ -312,16 +316,8 @@ export async function purgeListItems(listId: ListId, outOfTime: () => boolean): 
 
 /** A page of a list's items in value order. */
 export async function listItems(listId: ListId, options: { limit: number; start?: StartKey }) {
-  const page = await dynamo.send(
-    new QueryCommand({
-      TableName: TABLE_NAME,
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': itemsOfList(listId) },
-      Limit: options.limit,
-      ExclusiveStartKey: options.start,
-    }),
-  );
-  return { items: (page.Items ?? []).map((i) => itemAttributes<ListItemRecord>(i)), next: page.LastEvaluatedKey as StartKey | undefined };
+  const page = await pageOf({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': itemsOfList(listId) } }, options);
+  return { items: page.items.map((i) => itemAttributes<ListItemRecord>(i)), next: page.next };
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -44,8 +44,7 @@
  * | Event by iCalendar UID within a grant (invitations, replies, ical_uid filter) | table | grant#<gid>#icaluid | <uid> | icalUidKey |
  * | Scheduler configuration by ID (public pages and bookings reach it by ID alone) | table | schedcfg#<cfg_id> | config | configurationKey |
  * | Scheduler configurations of an application (copies of the above) | table | app#<app_id> | schedcfg#<cfg_id> | appConfigurationKey, configurationsOfApplication |
- * | Scheduler configuration by slug within an application (unique) | table | app#<app_id> | slug#<slug> | configurationSlugKey |
- * | Configurations by slug across applications (the booking page's /scheduling/{slug}) | table | slug#<slug> | <app_id> | globalSlugKey, slugOwners |
+ * | Scheduler configuration by slug, deployment-wide (unique: the booking page's /scheduling/{slug} names the slug alone) | table | slug#<slug> | slug | configurationSlugKey |
  * | Scheduler session by SHA-256 of its token (TTL: its expiry) | table | schedses#<sha256> | session | sessionKey |
  * | Booking by ID | table | booking#<bkg_id> | booking | bookingKey |
  * | Booked time of an organizer, one item per UTC day (the slot locks: a map booking → [start, end]; TTL a week after the day) | table | grant#<gid>#booked | <YYYY-MM-DD> | bookedDayKey |
@@ -57,7 +56,8 @@
  * deleting a message or a whole grant recomputes them instead of scanning.
  *
  * Uniqueness is enforced with conditional puts of the `email#`, `external#` and `agent#` items in
- * the same transaction as the grant item, never by reading first.
+ * the same transaction as the grant item (and of the `slug#` item with its configuration), never by
+ * reading first.
  */
 import type { ApplicationId, DraftId, GrantId, JobId, MessageId, NotificationId, SignatureId, TemplateId, ThreadId, ScheduleId, UploadId, WebhookId, ListId, RuleId, PolicyId, WorkspaceId, EvaluationId, CalendarId, ConfigurationId, BookingId } from '#shared/ids';
 
@@ -253,11 +253,11 @@ export const configurationKey = (id: ConfigurationId): Key => ({ pk: `schedcfg#$
 /** The copy of a configuration in its application's partition (lists). */
 export const appConfigurationKey = (appId: ApplicationId, id: ConfigurationId): Key => ({ pk: `app#${appId}`, sk: `schedcfg#${id}` });
 export const configurationsOfApplication = (appId: ApplicationId) => ({ pk: `app#${appId}`, skPrefix: 'schedcfg#' });
-/** Uniqueness and lookup of a configuration by slug within an application. */
-export const configurationSlugKey = (appId: ApplicationId, slug: string): Key => ({ pk: `app#${appId}`, sk: `slug#${slug}` });
-/** Which applications use a slug (a booking page URL names the slug alone). */
-export const globalSlugKey = (slug: string, appId: ApplicationId): Key => ({ pk: `slug#${slug}`, sk: appId });
-export const slugOwners = (slug: string) => ({ pk: `slug#${slug}` });
+/**
+ * Uniqueness and lookup of a configuration by slug across every application: a booking page URL
+ * names the slug alone, so no other application may take it (and redirect the page).
+ */
+export const configurationSlugKey = (slug: string): Key => ({ pk: `slug#${slug}`, sk: 'slug' });
 /** A scheduler session by the SHA-256 of its token (the token itself is never stored). */
 export const sessionKey = (tokenHash: string): Key => ({ pk: `schedses#${tokenHash}`, sk: 'session' });
 export const bookingKey = (id: BookingId): Key => ({ pk: `booking#${id}`, sk: 'booking' });

@@ -8,10 +8,8 @@ import {
   configurationKey,
   configurationSlugKey,
   configurationsOfApplication,
-  globalSlugKey,
   itemAttributes,
   sessionKey,
-  slugOwners,
 } from '#shared/db/keys';
 import { outboxItems, type OutboxEntry } from '#shared/db/outbox';
 import { queryAll } from '#shared/db/records';
@@ -20,9 +18,10 @@ import type { ApplicationId, BookingId, CalendarId, ConfigurationId, GrantId } f
 
 /**
  * The scheduler's records: configurations (one item by ID for public lookups, a copy in the
- * application's partition for lists, a slug reservation), sessions (by token hash, TTL), bookings,
- * and each organizer's booked time per UTC day: the slot locks that make double booking impossible
- * (a booking is written only with a conditional update of every day it touches).
+ * application's partition for lists, a slug reservation unique across applications), sessions
+ * (by token hash, TTL), bookings, and each organizer's booked time per UTC day: the slot locks that
+ * make double booking impossible (a booking is written only with a conditional update of every day
+ * it touches).
  */
 
 export type ConfigurationFields = Omit<CreateConfigurationBody, 'slug' | 'requires_session_auth' | 'scheduler'> & { scheduler: NonNullable<CreateConfigurationBody['scheduler']> };
@@ -96,21 +95,29 @@ const configPuts = (record: ConfigurationRecord, condition: 'new' | number): Nam
     ['configuration_copy', { Put: { TableName: TABLE_NAME, Item: { ...appConfigurationKey(record.application_id, record.id), entity: CONFIG, ...record } } }],
   ];
 };
-const slugPut = (record: ConfigurationRecord, slug: string): NamedTransactItem => [
+/** Reserves a slug across the deployment, in the configuration's transaction: fails when any configuration of any application holds it. */
+const slugReservation = (record: ConfigurationRecord, slug: string): NamedTransactItem => [
   'slug',
-  { Put: { TableName: TABLE_NAME, Item: { ...configurationSlugKey(record.application_id, slug), entity: 'configuration_slug', configuration_id: record.id }, ConditionExpression: 'attribute_not_exists(pk)' } },
+  {
+    Put: {
+      TableName: TABLE_NAME,
+      Item: { ...configurationSlugKey(slug), entity: 'configuration_slug', application_id: record.application_id, configuration_id: record.id },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    },
+  },
 ];
-const globalSlugPut = (record: ConfigurationRecord, slug: string): NamedTransactItem => [
-  'global_slug',
-  { Put: { TableName: TABLE_NAME, Item: { ...globalSlugKey(slug, record.application_id), entity: 'configuration_slug_owner', configuration_id: record.id } } },
-];
-const slugDelete = (record: ConfigurationRecord, slug: string): NamedTransactItem => [
+/** Gives a slug back when its configuration lets it go; never another configuration's reservation. */
+const slugRelease = (record: ConfigurationRecord, slug: string): NamedTransactItem => [
   'old_slug',
-  { Delete: { TableName: TABLE_NAME, Key: configurationSlugKey(record.application_id, slug), ConditionExpression: 'configuration_id = :id', ExpressionAttributeValues: { ':id': record.id } } },
+  {
+    Delete: {
+      TableName: TABLE_NAME,
+      Key: configurationSlugKey(slug),
+      ConditionExpression: 'attribute_not_exists(pk) OR configuration_id = :id',
+      ExpressionAttributeValues: { ':id': record.id },
+    },
+  },
 ];
-const globalSlugDelete = (record: ConfigurationRecord, slug: string): NamedTransactItem => ['old_global_slug', { Delete: { TableName: TABLE_NAME, Key: globalSlugKey(slug, record.application_id) } }];
-const slugItems = (record: ConfigurationRecord, slug: string) => [slugPut(record, slug), globalSlugPut(record, slug)];
-const slugRemovals = (record: ConfigurationRecord, slug: string) => [slugDelete(record, slug), globalSlugDelete(record, slug)];
 
 async function writeConfig(items: NamedTransactItem[]): Promise<boolean> {
   try {
@@ -126,37 +133,42 @@ async function writeConfig(items: NamedTransactItem[]): Promise<boolean> {
 }
 
 export async function insertConfiguration(record: ConfigurationRecord, outbox: readonly OutboxEntry[] = []): Promise<void> {
-  await writeConfig([...configPuts(record, 'new'), ...(record.slug ? slugItems(record, record.slug) : []), ...outboxItems(outbox)]);
+  await writeConfig([...configPuts(record, 'new'), ...(record.slug ? [slugReservation(record, record.slug)] : []), ...outboxItems(outbox)]);
 }
 
 /** Replaces a configuration with its next version; false when another change came first. Throws SlugTakenError. */
 export async function replaceConfiguration(current: ConfigurationRecord, next: ConfigurationRecord): Promise<boolean> {
-  const changes = current.slug === next.slug ? [] : [...(next.slug ? slugItems(next, next.slug) : []), ...(current.slug ? slugRemovals(current, current.slug) : [])];
+  const changes = current.slug === next.slug ? [] : [...(next.slug ? [slugReservation(next, next.slug)] : []), ...(current.slug ? [slugRelease(current, current.slug)] : [])];
   return writeConfig([...configPuts(next, current.version), ...changes]);
 }
 
-export async function deleteConfiguration(record: ConfigurationRecord): Promise<void> {
-  await transactWrite([
-    ['configuration', { Delete: { TableName: TABLE_NAME, Key: configurationKey(record.id) } }],
-    ['configuration_copy', { Delete: { TableName: TABLE_NAME, Key: appConfigurationKey(record.application_id, record.id) } }],
-    ...(record.slug ? slugRemovals(record, record.slug) : []),
-  ]);
+/**
+ * Deletes a configuration as read (its version) with its slug reservation; false when another change
+ * came first (a slug it moved to would otherwise stay reserved by a configuration that is gone).
+ */
+export async function deleteConfiguration(record: ConfigurationRecord): Promise<boolean> {
+  try {
+    await transactWrite([
+      ['configuration', { Delete: { TableName: TABLE_NAME, Key: configurationKey(record.id), ConditionExpression: 'version = :v', ExpressionAttributeValues: { ':v': record.version } } }],
+      ['configuration_copy', { Delete: { TableName: TABLE_NAME, Key: appConfigurationKey(record.application_id, record.id) } }],
+      ...(record.slug ? [slugRelease(record, record.slug)] : []),
+    ]);
+    return true;
+  } catch (error) {
+    if (error instanceof TransactionConditionError) return false;
+    throw error;
+  }
 }
 
-/** The configurations using a slug, in every application (usually one). */
-export async function configurationIdsBySlug(slug: string): Promise<{ application_id: ApplicationId; configuration_id: ConfigurationId }[]> {
-  const { items } = await queryAll({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': slugOwners(slug).pk }, ConsistentRead: true });
-  return items.map((i) => ({ application_id: i.sk as ApplicationId, configuration_id: i.configuration_id as ConfigurationId }));
+/** The configuration holding a slug, and its application (slugs are unique across the deployment). */
+export async function slugOwner(slug: string): Promise<{ application_id: ApplicationId; configuration_id: ConfigurationId } | undefined> {
+  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: configurationSlugKey(slug), ConsistentRead: true }));
+  return Item ? { application_id: Item.application_id as ApplicationId, configuration_id: Item.configuration_id as ConfigurationId } : undefined;
 }
 
 export async function getConfiguration(id: ConfigurationId): Promise<ConfigurationRecord | undefined> {
   const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: configurationKey(id), ConsistentRead: true }));
   return Item ? readConfig(Item) : undefined;
-}
-
-export async function configurationIdBySlug(appId: ApplicationId, slug: string): Promise<ConfigurationId | undefined> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: configurationSlugKey(appId, slug), ConsistentRead: true }));
-  return Item ? (Item.configuration_id as ConfigurationId) : undefined;
 }
 
 /** Every configuration of an application, oldest first (optionally one organizer's). */

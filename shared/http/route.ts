@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
-import type { ApplicationContext } from '#shared/applications/authenticate';
+import type { ApplicationContext, SessionContext } from '#shared/applications/authenticate';
 import type { GrantRecord } from '#shared/db/grants';
 import type { CompiledValidateFunction } from '#shared/http/validation';
 import type { Logger } from '#shared/logger';
@@ -18,8 +18,13 @@ export interface RouteSpec {
   /** API Gateway path template, e.g. `/v3/grants/{grant_id}`. */
   readonly path: string;
   readonly summary: string;
-  /** `api_key` (default) requires `Authorization: Bearer <API key>`. */
-  readonly auth?: 'api_key' | 'none';
+  /**
+   * `api_key` (default) requires `Authorization: Bearer <API key>`; `none` is public and reads no
+   * credential; `optional` is public too, but a request that carries `Authorization: Bearer` is
+   * authenticated before its body is read: a session of the function's session authenticator (the
+   * scheduler's), else the API key, else 401.
+   */
+  readonly auth?: 'api_key' | 'none' | 'optional';
   readonly query?: JSONSchema;
   /** JSON request body schema; a route without one ignores any body it is sent. */
   readonly body?: JSONSchema;
@@ -72,11 +77,16 @@ type ParamsOf<R extends RouteSpec> = { readonly [K in ParamNames<R['path']>]: st
 /** What a route's success answer carries in `data` (one item of a list), from its response schema. */
 export type DataOf<R extends RouteSpec> = R['response'] extends JSONSchema ? ResponseOf<R['response']> : object;
 type GrantOf<R extends RouteSpec> = R['path'] extends `${string}{grant_id}${string}` ? { grant: GrantRecord } : {};
+/** Who called: the application (API key routes), maybe the application or a session (`optional`), nobody (`none`). */
+type CallerOf<R extends RouteSpec> = R['auth'] extends 'optional'
+  ? { app: ApplicationContext | undefined; session: SessionContext | undefined }
+  : R['auth'] extends 'none'
+    ? {}
+    : { app: ApplicationContext };
 
 /** What a handler receives: already authenticated, parsed, validated and (for grant paths) resolved. */
 export type RouteRequest<R extends RouteSpec> = {
   requestId: string;
-  app: ApplicationContext;
   /** The path's parameters, by the names of its template. */
   params: ParamsOf<R>;
   query: QueryOf<R>;
@@ -88,7 +98,8 @@ export type RouteRequest<R extends RouteSpec> = {
   userAgent: string;
   log: Logger;
   event: APIGatewayProxyEventV2;
-} & GrantOf<R>;
+} & GrantOf<R> &
+  CallerOf<R>;
 
 export interface UploadedFile {
   fieldname: string;

@@ -1,4 +1,5 @@
 import middy from '@middy/core';
+import type { SessionAuthenticator } from '#shared/applications/authenticate';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { authentication } from '#shared/http/middleware/authentication';
 import { grantResolution, providerParameters } from '#shared/http/middleware/grant-resolution';
@@ -16,7 +17,8 @@ import { toValidator } from '#shared/http/validation';
  *
  *   1. response  (after/onError, runs last): envelope, select, x-request-id, gzip, access log, errors
  *   2. routing   match the API Gateway route key, decode path parameters (404/405 when nothing matches)
- *   3. auth      `Authorization: Bearer <API key>` → application
+ *   3. auth      `Authorization: Bearer <API key>` → application; on `optional` routes, a session of
+ *                the function's session authenticator or an API key when the header is there
  *   4. grant     resolve `{grant_id}` within the calling application (an unknown grant is a 404
  *                whatever the request carries, as the published contract answers)
  *   5. body      size limit, content type, JSON parsing (@middy/http-json-body-parser)
@@ -47,9 +49,14 @@ function compile(generated: GeneratedRoutes, handlers: Record<string, (request: 
  * Builds the Lambda handler of one endpoint group from its generated routes module
  * (`functions/<group>/routes.generated.cjs`: the route table without schemas, and the validators
  * compiled from them) and one handler per route, typed by the group's route table:
- * `httpApi<typeof routes>(generated, handlers)`. Functions with multipart routes pass `multipart`.
+ * `httpApi<typeof routes>(generated, handlers)`. Functions with multipart routes pass `multipart`;
+ * functions whose `optional` routes accept sessions as bearer tokens pass `sessions`.
  */
-export function httpApi<T extends RouteTable>(generated: GeneratedRoutes, handlers: RouteHandlers<T>, options: { multipart?: MultipartParser } = {}) {
+export function httpApi<T extends RouteTable>(
+  generated: GeneratedRoutes,
+  handlers: RouteHandlers<T>,
+  options: { multipart?: MultipartParser; sessions?: SessionAuthenticator } = {},
+) {
   const compiled = compile(generated, handlers as unknown as Record<string, (request: never) => Promise<RouteResult>>);
   const known = Object.values(generated.routes);
   const needsMultipart = Object.entries(generated.routes).find(([, spec]) => spec.multipartMaxBytes);
@@ -57,7 +64,7 @@ export function httpApi<T extends RouteTable>(generated: GeneratedRoutes, handle
   return middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>()
     .use(responseMiddleware())
     .use(routing(compiled, known))
-    .use(authentication())
+    .use(authentication(options.sessions))
     .use(grantResolution())
     .use(jsonBody(options.multipart))
     .use(validation())
@@ -67,6 +74,7 @@ export function httpApi<T extends RouteTable>(generated: GeneratedRoutes, handle
       const result = await state.route!.handler({
         requestId: state.requestId,
         app: state.app,
+        session: state.session,
         params: state.params,
         query: state.query,
         body: state.body,

@@ -175,7 +175,7 @@ export type AttachmentDownload =
   | { kind: 'content'; content: Buffer; attachment: { filename: string; content_type: string } }
   | { kind: 'redirect'; url: string };
 
-/** `messageId`: the message holding the attachment (AttachmentQuery's `message_id`). */
+/** `messageId`: the message or draft holding the attachment (AttachmentQuery's `message_id`). */
 export interface AttachmentsProvider {
   get(grant: GrantRecord, attachmentId: string, messageId: AttachmentQuery['message_id']): Promise<Attachment>;
   download(grant: GrantRecord, attachmentId: string, messageId: AttachmentQuery['message_id']): Promise<AttachmentDownload>;

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { CreateSessionBody } from '#schemas/scheduling';
-import type { ApplicationContext } from '#shared/applications/authenticate';
+import type { ApplicationContext, SessionAuthenticator, SessionContext } from '#shared/applications/authenticate';
 import * as db from '#shared/db/scheduling';
 import type { ConfigurationRecord } from '#shared/db/scheduling';
 import { AuthenticationError, InvalidRequestError, NotFoundError } from '#shared/errors';
@@ -12,17 +12,32 @@ import { env } from '#shared/config';
 /**
  * Who may use a configuration's public endpoints (availability, bookings, the booking page): a
  * public configuration by its ID, or by slug with the application's ID (`client_id`); a private one
- * (`requires_session_auth`) only with `Authorization: Bearer <session>`. Sessions are 256-bit
- * random tokens, stored as their SHA-256 with a TTL and checked for expiry on every read.
+ * (`requires_session_auth`) only with `Authorization: Bearer <session>`; and the application itself,
+ * with its API key as the bearer (what the official SDKs send), any configuration of its own,
+ * private ones included. Sessions are 256-bit random tokens, stored as their SHA-256 with a TTL and
+ * checked for expiry on every read. Slugs are unique across applications, so a slug names one
+ * configuration.
  */
 const SESSION_PREFIX = 'ses_';
 const DEFAULT_TTL_MINUTES = 5;
 const hash = sha256;
 
+/** The live session a bearer token is (undefined for anything else); the scheduler's function passes it to its HTTP stack. */
+export const schedulerSessions: SessionAuthenticator = {
+  resolve: async (token) => {
+    if (!token.startsWith(SESSION_PREFIX)) return undefined;
+    const session = await db.getSession(hash(token));
+    if (!session || session.expires_at <= clock.nowSeconds()) return undefined;
+    return { applicationId: session.application_id, configurationId: session.configuration_id };
+  },
+  rejection:
+    'Authorization: Bearer is neither a valid API key nor a live scheduler session (a session is unknown or has expired once deleted or past its time_to_live; create a new one with POST /v3/scheduling/sessions)',
+};
+
+/** A configuration of `appId` by slug; 404 when no configuration has the slug or another application's has it. */
 export async function configurationBySlug(appId: string, slug: string): Promise<ConfigurationRecord> {
-  const app = parseId('application', appId);
-  const id = app ? await db.configurationIdBySlug(app, slug) : undefined;
-  const record = id ? await db.getConfiguration(id) : undefined;
+  const owner = await db.slugOwner(slug);
+  const record = owner && owner.application_id === appId ? await db.getConfiguration(owner.configuration_id) : undefined;
   if (!record) throw new NotFoundError(`No configuration with slug '${slug}' for client '${appId}'`);
   return record;
 }
@@ -56,27 +71,34 @@ export interface Access {
   role?: 'guest' | 'organizer';
 }
 
+/** Who is calling a public endpoint: the application (API key), a session, or nobody. */
+export interface Caller {
+  app?: ApplicationContext | undefined;
+  session?: SessionContext | undefined;
+}
+
 /**
- * The configuration a public request names: by session (401 when expired or unknown), by booking
- * reference (the guest's key to one booking, private configurations included), by ID or by slug.
+ * The configuration a public request names: by session, by booking reference (the guest's key to
+ * one booking, private configurations included), by ID or by slug. With the API key, only the
+ * application's own configurations exist (404 for another's), and private ones are open.
  */
 export async function accessOf(
-  authorization: string | undefined,
+  caller: Caller,
   ref: { configuration_id?: string | undefined; slug?: string | undefined; client_id?: string | undefined; booking_reference?: string | undefined },
 ): Promise<Access> {
-  const bearer = /^Bearer\s+(\S+)$/i.exec(authorization ?? '')?.[1];
-  if (bearer !== undefined) {
-    const session = bearer.startsWith(SESSION_PREFIX) ? await db.getSession(hash(bearer)) : undefined;
-    if (!session || session.expires_at <= clock.nowSeconds()) throw new AuthenticationError('The scheduler session is unknown or has expired; create a new one with POST /v3/scheduling/sessions');
-    const record = await db.getConfiguration(session.configuration_id);
-    if (!record) throw new NotFoundError('The configuration of this session no longer exists');
+  if (caller.session) {
+    const record = await db.getConfiguration(caller.session.configurationId);
+    if (!record || record.application_id !== caller.session.applicationId) throw new NotFoundError('The configuration of this session no longer exists');
     return { config: record };
   }
+  const app = caller.app?.applicationId;
+  const mine = (record: ConfigurationRecord | undefined) => (record && (app === undefined || record.application_id === app) ? record : undefined);
   if (ref.booking_reference !== undefined) {
     const parsed = parseBookingReference(ref.booking_reference);
     const configId = parsed && parseId('configuration', parsed.configuration_id);
     const bookingId = parsed && parseId('booking', parsed.booking_id);
-    const [config, booking] = configId && bookingId ? await Promise.all([db.getConfiguration(configId), db.getBooking(bookingId)]) : [undefined, undefined];
+    const [found, booking] = configId && bookingId ? await Promise.all([db.getConfiguration(configId), db.getBooking(bookingId)]) : [undefined, undefined];
+    const config = mine(found);
     if (!config || !booking || booking.configuration_id !== config.id) throw new NotFoundError('No booking has this reference');
     if (saltMatches(booking, parsed!.salt)) return { config, booking: booking.id, role: 'guest' };
     if (booking.confirm_salt_hash && saltMatches({ salt_hash: booking.confirm_salt_hash }, parsed!.salt)) return { config, booking: booking.id, role: 'organizer' };
@@ -85,15 +107,19 @@ export async function accessOf(
   let record: ConfigurationRecord | undefined;
   if (ref.configuration_id !== undefined) {
     const id = parseId('configuration', ref.configuration_id);
-    record = id ? await db.getConfiguration(id) : undefined;
+    record = mine(id ? await db.getConfiguration(id) : undefined);
     if (!record) throw new NotFoundError(`Configuration '${ref.configuration_id}' not found`);
   } else if (ref.slug !== undefined) {
-    if (ref.client_id === undefined) throw new InvalidRequestError("'client_id' (the application ID) is required with 'slug'");
-    record = await configurationBySlug(ref.client_id, ref.slug);
+    const client = ref.client_id ?? app;
+    if (client === undefined) throw new InvalidRequestError("'client_id' (the application ID) is required with 'slug' (or send the application's API key in Authorization: Bearer)");
+    if (app !== undefined && client !== app) throw new NotFoundError(`No configuration with slug '${ref.slug}' for client '${client}'`);
+    record = await configurationBySlug(client, ref.slug);
   } else {
-    throw new InvalidRequestError("Name the configuration: 'configuration_id', or 'slug' with 'client_id', or a session in Authorization: Bearer");
+    throw new InvalidRequestError("Name the configuration: 'configuration_id', or 'slug' (with 'client_id' unless the API key is sent), or a session in Authorization: Bearer");
   }
-  if (record.requires_session_auth) throw new AuthenticationError(`Configuration '${record.id}' is private: send a scheduler session in Authorization: Bearer`);
+  if (record.requires_session_auth && app === undefined) {
+    throw new AuthenticationError(`Configuration '${record.id}' is private: send a scheduler session (or the application's API key) in Authorization: Bearer`);
+  }
   return { config: record };
 }
 
@@ -103,17 +129,16 @@ export function bookingAccess(access: Access, bookingId: string): ConfigurationR
   return access.config;
 }
 
-/** The configuration of a booking page URL: by slug across applications (`client_id` when several use it). */
+/** The configuration of a booking page URL: by slug (unique across applications; `client_id`, when given, must be its application's). */
 export async function pageConfiguration(slug: string, clientId: string | undefined, session: string | undefined): Promise<ConfigurationRecord> {
-  const owners = (await db.configurationIdsBySlug(slug)).filter((o) => clientId === undefined || o.application_id === clientId);
-  if (owners.length === 0) throw new NotFoundError(`No booking page '${slug}'`);
-  if (owners.length > 1) throw new InvalidRequestError(`Several applications use the slug '${slug}': add ?client_id=<application ID>`);
-  const record = await db.getConfiguration(owners[0]!.configuration_id);
+  const owner = await db.slugOwner(slug);
+  const record = owner && (clientId === undefined || owner.application_id === clientId) ? await db.getConfiguration(owner.configuration_id) : undefined;
   if (!record) throw new NotFoundError(`No booking page '${slug}'`);
   if (record.requires_session_auth) {
     if (session === undefined) throw new AuthenticationError('This booking page is private: open it with ?session=<session>');
-    const found = (await accessOf(`Bearer ${session}`, {})).config;
-    if (found.id !== record.id) throw new AuthenticationError('This session is for another booking page');
+    const live = await schedulerSessions.resolve(session);
+    if (!live) throw new AuthenticationError('The scheduler session is unknown or has expired; create a new one with POST /v3/scheduling/sessions');
+    if (live.configurationId !== record.id) throw new AuthenticationError('This session is for another booking page');
   }
   return record;
 }

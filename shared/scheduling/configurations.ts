@@ -4,18 +4,24 @@ import { fiveMinuteProblem, openHoursProblems, zoneProblem } from '#shared/avail
 import * as db from '#shared/db/scheduling';
 import type { ConfigurationRecord } from '#shared/db/scheduling';
 import type { GrantRecord } from '#shared/db/grants';
-import { ConflictError, InvalidRequestError, NotFoundError } from '#shared/errors';
+import { ApiError, ConflictError, InvalidRequestError, NotFoundError } from '#shared/errors';
 import { newId, parseId } from '#shared/ids';
 import { clock } from '#shared/time';
 import { decodeOffsetCursor, encodeOffsetCursor } from '#shared/cursor';
 import { pageSize } from '#shared/http/page';
+import { env } from '#shared/config';
+import { resolveGrant } from '#shared/grants/resolve';
+import { configurationLinks, linkProblem } from '#shared/scheduling/urls';
 
 /**
  * Scheduler configurations: what a booking page offers (participants and their calendars, slot
  * rules, the event a booking creates, booking-page settings). The organizer is the grant that owns
  * the configuration; Agent Account organizers read and write their primary calendar only, and
- * round-robin methods are refused for them (spec "Scheduler configuration").
+ * round-robin methods are refused for them (spec "Scheduler configuration"). Every participant is
+ * a grant of the organizer's application; slugs are unique across applications; stored links are
+ * https (http to loopback in local mode).
  */
+const LINK_POLICY = { local: env.webhookLocalMode() };
 
 export const DEFAULTS = { available_days_in_future: 30, min_booking_notice: 60, min_cancellation_notice: 0, round_to: 15, method: 'collective' } as const;
 
@@ -49,6 +55,10 @@ function check(organizer: GrantRecord, c: Required<Pick<CreateConfigurationBody,
   multipleOf5(problems, 'availability.availability_rules.buffer.before', c.availability.availability_rules?.buffer?.before);
   multipleOf5(problems, 'availability.availability_rules.buffer.after', c.availability.availability_rules?.buffer?.after);
   if (c.event_booking.timezone !== undefined) tryZone(problems, 'event_booking.timezone', c.event_booking.timezone);
+  for (const [field, url] of configurationLinks(c)) {
+    const problem = linkProblem(field, url, LINK_POLICY);
+    if (problem) problems.push(problem);
+  }
   if (c.event_booking.conferencing?.autocreate !== undefined) problems.push("'event_booking.conferencing.autocreate' needs a conferencing provider, and none is configured in this deployment; give 'details' instead");
   if (organizer.provider === 'agent' && organizerEntry) {
     const calendars = organizerEntry.availability?.calendar_ids;
@@ -64,6 +74,35 @@ function check(organizer: GrantRecord, c: Required<Pick<CreateConfigurationBody,
     }
   }
   return problems;
+}
+
+/**
+ * Participants must be grants of the organizer's application (their calendars decide availability
+ * and bookings invite them): one problem naming every email that is not. A `grant_id` given must
+ * name a grant of the application too.
+ */
+async function participantProblems(organizer: GrantRecord, participants: readonly { email: string; grant_id?: string }[]): Promise<string[]> {
+  const unknown = (
+    await Promise.all(
+      participants.map(async (p) => {
+        if (lower(p.email) === lower(organizer.email) && (p.grant_id === undefined || p.grant_id === organizer.id)) return undefined;
+        return (await isGrantOfApplication(organizer, p)) ? undefined : p.email;
+      }),
+    )
+  ).filter((email): email is string => email !== undefined);
+  if (!unknown.length) return [];
+  return [`every participant must be a grant of this application; these are not: ${unknown.join(', ')}`];
+}
+
+/** Whether a participant (its `grant_id`, else its email) is a grant of the organizer's application, as availability resolves it. */
+async function isGrantOfApplication(organizer: GrantRecord, p: { email: string; grant_id?: string }): Promise<boolean> {
+  try {
+    await resolveGrant({ applicationId: organizer.application_id, credential: 'api_key' }, p.grant_id ?? `email:${p.email}`);
+    return true;
+  } catch (error) {
+    if (error instanceof ApiError && error.status < 500) return false;
+    throw error;
+  }
 }
 
 function tryZone(problems: string[], field: string, zone: string) {
@@ -93,13 +132,15 @@ async function saved<T>(write: () => Promise<T>, slug: string | undefined): Prom
   try {
     return await write();
   } catch (error) {
-    if (error instanceof db.SlugTakenError) throw new ConflictError(`The slug '${slug}' is already used by another configuration of this application`);
+    if (error instanceof db.SlugTakenError) {
+      throw new ConflictError(`The slug '${slug}' is already used by another configuration (slugs are unique across all applications: they name booking pages); choose another slug`);
+    }
     throw error;
   }
 }
 
 export async function createConfiguration(organizer: GrantRecord, body: CreateConfigurationBody) {
-  const problems = check(organizer, body);
+  const problems = [...check(organizer, body), ...(await participantProblems(organizer, body.participants))];
   if (problems.length) throw new InvalidRequestError(problems.join('; '));
   const now = clock.nowSeconds();
   const { slug, requires_session_auth, scheduler, ...fields } = body;
@@ -133,7 +174,7 @@ export async function updateConfiguration(organizer: GrantRecord, current: Confi
     ...body,
     scheduler: body.scheduler ?? current.scheduler,
   };
-  const problems = check(organizer, merged);
+  const problems = [...check(organizer, merged), ...(await participantProblems(organizer, merged.participants))];
   if (problems.length) throw new InvalidRequestError(problems.join('; '));
   const next: ConfigurationRecord = { ...merged, updated_at: clock.nowSeconds(), version: current.version + 1 };
   const ok = await saved(() => db.replaceConfiguration(current, next), body.slug);
@@ -150,5 +191,5 @@ export async function listConfigurations(app: ApplicationContext, query: { limit
 }
 
 export async function deleteConfiguration(record: ConfigurationRecord): Promise<void> {
-  await db.deleteConfiguration(record);
+  if (!(await db.deleteConfiguration(record))) throw new ConflictError(`Configuration '${record.id}' was changed by another request; read it again and retry`);
 }

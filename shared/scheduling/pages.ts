@@ -39,7 +39,7 @@ export function bookingPageOf(slug: string, query: BookingPageQuery): Promise<Re
 
 export function managePageOf(slug: string, reference: string): Promise<Rendered> {
   return rendered(async () => {
-    const access = await accessOf(undefined, { booking_reference: reference });
+    const access = await accessOf({}, { booking_reference: reference });
     if (access.config.slug !== slug) throw new NotFoundError('No booking has this reference on this page');
     const booking = await requireBooking(access.config, access.booking!);
     return managePage(access.config, await organizerName(access.config), booking, bookingView(booking), reference, access.role ?? 'guest', parseBookingReference(reference)?.salt ?? '');

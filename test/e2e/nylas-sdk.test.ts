@@ -5,6 +5,9 @@ import type { AddressInfo } from 'node:net';
 import Nylas, {
   NylasApiError,
   WebhookTriggers,
+  type Booking,
+  type ConfigParticipant,
+  type Configuration,
   type CreateAgentAccountRequest,
   type Draft,
   type Folder,
@@ -187,6 +190,16 @@ let folder: Folder | undefined;
 let sentWithAttachment: Message | undefined;
 let receivedAttachment: { messageId: string; attachmentId: string } | undefined;
 let webhook: WebhookWithSecret | undefined;
+type StoredConfiguration = Configuration & { id: string };
+let publicConfig: StoredConfiguration | undefined;
+let privateConfig: StoredConfiguration | undefined;
+let pendingBooking: Booking | undefined;
+/** Where the scheduler steps' exchanges start, for the check that none was answered 4xx. */
+let schedulerFrom: number | undefined;
+const DAY = 86_400;
+/** Midnight UTC, `days` from today. */
+const midnight = (days: number) => (Math.floor(Date.now() / 1000 / DAY) + days) * DAY;
+const schedulerGuest = { name: 'Gus Guest', email: `guest-${run}@example.net` };
 
 beforeAll(async () => {
   const ports = { PORT: await freePort(), LAMBDA_PORT: await freePort(), DYNAMODB_PORT: await freePort(), SQS_PORT: await freePort(), SMTP_PORT: await freePort() };
@@ -249,7 +262,7 @@ describe('the official nylas SDK against npm start', () => {
     const all = await nylas.grants.list();
     expect(Array.isArray(all.data)).toBe(true);
     expect(all.data.map((g) => g.id)).toEqual(expect.arrayContaining([a.id, b.id]));
-    expect(all.nextCursor ?? null).toBeNull();
+    expect(all.nextCursor).toBeUndefined();
 
     const byEmail = await nylas.grants.list({ queryParams: { email: emailB } });
     expect(byEmail.data.map((g) => g.id)).toEqual([b.id]);
@@ -346,7 +359,7 @@ describe('the official nylas SDK against npm start', () => {
     expect(message.grantId).toBe(need(grantB, 'grant B').id);
     expect(message.from?.[0]?.email).toBe(emailA);
     expect(Array.isArray(message.folders)).toBe(true);
-    expect(inbox.nextCursor ?? null).toBeNull();
+    expect(inbox.nextCursor).toBeUndefined();
     receivedByB = message;
 
     // The sender has both sent messages: two pages of one.
@@ -391,7 +404,7 @@ describe('the official nylas SDK against npm start', () => {
     expect(mine!.messageIds).toContain(sentToAgent!.id);
     expect(mine!.participants.map((p) => p.email)).toEqual(expect.arrayContaining([emailB]));
     expect(mine!.latestDraftOrMessage?.id).toEqual(expect.any(String));
-    expect(all.nextCursor ?? null).toBeNull();
+    expect(all.nextCursor).toBeUndefined();
     thread = mine;
 
     const first = await nylas.threads.list({ identifier: a.id, queryParams: { limit: 1 } });
@@ -453,7 +466,7 @@ describe('the official nylas SDK against npm start', () => {
     const drafts = await nylas.drafts.list({ identifier: a.id });
     expect(Array.isArray(drafts.data)).toBe(true);
     expect(drafts.data.map((x) => x.id)).toContain(d.id);
-    expect(drafts.nextCursor ?? null).toBeNull();
+    expect(drafts.nextCursor).toBeUndefined();
   });
 
   step('drafts.find', async () => {
@@ -504,7 +517,7 @@ describe('the official nylas SDK against npm start', () => {
       expect(f.grantId).toBe(a.id);
     }
     expect(folders.data.some((f) => f.systemFolder === true)).toBe(true);
-    expect(folders.nextCursor ?? null).toBeNull();
+    expect(folders.nextCursor).toBeUndefined();
   });
 
   step('folders.create', async () => {
@@ -653,7 +666,7 @@ describe('the official nylas SDK against npm start', () => {
     expect(Array.isArray(list.data)).toBe(true);
     const mine = list.data.find((x) => x.id === w.id);
     expect(mine).toMatchObject({ id: w.id, webhookUrl: w.webhookUrl, status: 'active' });
-    expect(list.nextCursor ?? null).toBeNull();
+    expect(list.nextCursor).toBeUndefined();
   });
 
   step('webhooks.find', async () => {
@@ -695,6 +708,157 @@ describe('the official nylas SDK against npm start', () => {
     expect(destroyed.data?.status).toBe('success');
     const list = await nylas.webhooks.list();
     expect(list.data.map((x) => x.id)).not.toContain(w.id);
+  });
+
+  // ---------------------------------------------------------------------------------------- scheduler
+  // The scheduler with the API key as the SDK sends it: configurations and sessions, and the public
+  // availability and bookings endpoints (the key opens the application's own configurations,
+  // private ones included).
+  const organizerOf = (email: string): ConfigParticipant => ({
+    email,
+    name: 'Sales Agent',
+    isOrganizer: true,
+    availability: { calendarIds: ['primary'], openHours: [{ days: [0, 1, 2, 3, 4, 5, 6], timezone: 'UTC', start: '9:00', end: '17:00', exdates: [] }] },
+    booking: { calendarId: 'primary' },
+  });
+
+  step('scheduler.configurations.create (a public one with a slug, a private organizer-confirmation one)', async () => {
+    schedulerFrom = exchanges.length;
+    const a = need(grantA, 'grant A');
+    const created = await nylas.scheduler.configurations.create({
+      identifier: a.id,
+      requestBody: {
+        slug: `sdk-${run}`,
+        participants: [organizerOf(emailA)],
+        availability: { durationMinutes: 30, intervalMinutes: 30 },
+        eventBooking: { title: `Intro ${run}` },
+        scheduler: { minBookingNotice: 0, availableDaysInFuture: 30 },
+      },
+    });
+    expect(created.data).toMatchObject({ slug: `sdk-${run}`, requiresSessionAuth: false, eventBooking: { title: `Intro ${run}` }, availability: { durationMinutes: 30 } });
+    expect((created.data as StoredConfiguration).id).toEqual(expect.any(String));
+    publicConfig = created.data as StoredConfiguration;
+
+    const review = await nylas.scheduler.configurations.create({
+      identifier: a.id,
+      requestBody: {
+        requiresSessionAuth: true,
+        participants: [organizerOf(emailA)],
+        availability: { durationMinutes: 30, intervalMinutes: 30 },
+        eventBooking: { title: `Review ${run}`, bookingType: 'organizer-confirmation' },
+        scheduler: { minBookingNotice: 0, organizerConfirmationUrl: 'https://app.example.com/confirm' },
+      },
+    });
+    expect(review.data).toMatchObject({ requiresSessionAuth: true, eventBooking: { bookingType: 'organizer-confirmation' }, scheduler: { organizerConfirmationUrl: 'https://app.example.com/confirm' } });
+    privateConfig = review.data as StoredConfiguration;
+  });
+
+  step('scheduler.configurations.list, find and update', async () => {
+    const a = need(grantA, 'grant A');
+    const open = need(publicConfig, 'the public configuration');
+    const list = await nylas.scheduler.configurations.list({ identifier: a.id });
+    expect((list.data as StoredConfiguration[]).map((c) => c.id).sort()).toEqual([open.id, need(privateConfig, 'the private configuration').id].sort());
+    expect(list.nextCursor).toBeUndefined();
+    const found = await nylas.scheduler.configurations.find({ identifier: a.id, configurationId: open.id });
+    expect(found.data).toMatchObject({ id: open.id, slug: `sdk-${run}` });
+    const updated = await nylas.scheduler.configurations.update({ identifier: a.id, configurationId: open.id, requestBody: { eventBooking: { title: `Intro call ${run}` } } });
+    expect(updated.data).toMatchObject({ id: open.id, eventBooking: { title: `Intro call ${run}` }, slug: `sdk-${run}` });
+  });
+
+  step('scheduler.sessions.create and destroy', async () => {
+    const review = need(privateConfig, 'the private configuration');
+    const session = await nylas.scheduler.sessions.create({ requestBody: { configurationId: review.id, timeToLive: 5 } });
+    expect(session.data.sessionId).toEqual(expect.any(String));
+    const bySlug = await nylas.scheduler.sessions.create({ requestBody: { slug: `sdk-${run}` } });
+    expect(bySlug.data.sessionId).toEqual(expect.any(String));
+    const destroyed = await nylas.scheduler.sessions.destroy({ sessionId: session.data.sessionId });
+    expect(typeof destroyed.requestId).toBe('string');
+    await nylas.scheduler.sessions.destroy({ sessionId: bySlug.data.sessionId });
+  });
+
+  step('scheduler.availability.get with the API key (a private configuration by ID, a public one by slug)', async () => {
+    const review = need(privateConfig, 'the private configuration');
+    const day = midnight(3);
+    const slots = await nylas.scheduler.availability.get({ queryParams: { startTime: day, endTime: day + DAY, configurationId: review.id } });
+    expect(slots.data.timeSlots).toHaveLength(16);
+    expect(slots.data.timeSlots[0]).toMatchObject({ startTime: day + 9 * 3600, endTime: day + 9 * 3600 + 1800, emails: [emailA] });
+    const bySlug = await nylas.scheduler.availability.get({ queryParams: { startTime: day, endTime: day + DAY, slug: `sdk-${run}` } });
+    expect(bySlug.data.timeSlots).toHaveLength(16);
+  });
+
+  step('scheduler.bookings.create (pending, private configuration) and find', async () => {
+    const review = need(privateConfig, 'the private configuration');
+    const start = midnight(3) + 10 * 3600;
+    const created = await nylas.scheduler.bookings.create({
+      queryParams: { configurationId: review.id },
+      requestBody: { startTime: start, endTime: start + 1800, guest: schedulerGuest, emailLanguage: 'en' },
+    });
+    expect(created.data).toMatchObject({ status: 'pending', title: `Review ${run}`, organizer: { email: emailA } });
+    expect(created.data.bookingId).toEqual(expect.any(String));
+    pendingBooking = created.data;
+    const found = await nylas.scheduler.bookings.find({ bookingId: created.data.bookingId, queryParams: { configurationId: review.id } });
+    expect(found.data).toMatchObject({ bookingId: created.data.bookingId, status: 'pending' });
+  });
+
+  step('scheduler.bookings.confirm with the salt of the organizer’s confirmation link', async () => {
+    const a = need(grantA, 'grant A');
+    const review = need(privateConfig, 'the private configuration');
+    const booking = need(pendingBooking, 'the pending booking');
+    // The organizer is asked by mail, with its own link: its booking reference carries the salt.
+    const request = await eventually(async () => {
+      const page = await nylas.messages.list({ identifier: a.id, queryParams: { subject: `Confirm booking: Review ${run} with ${schedulerGuest.name}` } });
+      expect(page.data).toHaveLength(1);
+      return page.data[0]!;
+    });
+    const body = (await nylas.messages.find({ identifier: a.id, messageId: request.id })).data.body ?? '';
+    const reference = /https:\/\/app\.example\.com\/confirm\?booking_reference=([A-Za-z0-9_-]+)/.exec(body)?.[1];
+    const salt = Buffer.from(need(reference, 'the confirmation link in the mail'), 'base64url').toString('utf8').split(':')[2]!;
+    const confirmed = await nylas.scheduler.bookings.confirm({ bookingId: booking.bookingId, queryParams: { configurationId: review.id }, requestBody: { salt, status: 'confirmed' } });
+    expect(confirmed.data).toMatchObject({ bookingId: booking.bookingId, status: 'booked' });
+  });
+
+  step('scheduler.bookings.reschedule', async () => {
+    const review = need(privateConfig, 'the private configuration');
+    const booking = need(pendingBooking, 'the booking');
+    const start = midnight(3) + 11 * 3600;
+    const moved = await nylas.scheduler.bookings.reschedule({ bookingId: booking.bookingId, queryParams: { configurationId: review.id }, requestBody: { startTime: start, endTime: start + 1800 } });
+    expect(moved.data).toMatchObject({ bookingId: booking.bookingId, status: 'booked' });
+    expect((moved.data as Booking & { startTime: number }).startTime).toBe(start);
+    const day = midnight(3);
+    const free = (await nylas.scheduler.availability.get({ queryParams: { startTime: day, endTime: day + DAY, configurationId: review.id } })).data.timeSlots.map((t) => t.startTime);
+    expect(free).toContain(day + 10 * 3600);
+    expect(free).not.toContain(start);
+  });
+
+  step('scheduler.bookings.destroy', async () => {
+    const review = need(privateConfig, 'the private configuration');
+    const booking = need(pendingBooking, 'the booking');
+    const destroyed = await nylas.scheduler.bookings.destroy({ bookingId: booking.bookingId, queryParams: { configurationId: review.id }, requestBody: { cancellationReason: 'Plans changed' } });
+    expect(typeof destroyed.requestId).toBe('string');
+    const found = await nylas.scheduler.bookings.find({ bookingId: booking.bookingId, queryParams: { configurationId: review.id } });
+    expect(found.data).toMatchObject({ status: 'cancelled' });
+  });
+
+  step('scheduler.bookings.create on a public configuration by slug with the API key', async () => {
+    const start = midnight(4) + 9 * 3600;
+    const created = await nylas.scheduler.bookings.create({ queryParams: { slug: `sdk-${run}` }, requestBody: { startTime: start, endTime: start + 1800, guest: schedulerGuest } });
+    expect(created.data).toMatchObject({ status: 'booked', title: `Intro call ${run}` });
+    await nylas.scheduler.bookings.destroy({ bookingId: created.data.bookingId, queryParams: { slug: `sdk-${run}` } });
+  });
+
+  step('scheduler.configurations.destroy', async () => {
+    const a = need(grantA, 'grant A');
+    for (const config of [need(publicConfig, 'the public configuration'), need(privateConfig, 'the private configuration')]) {
+      const destroyed = await nylas.scheduler.configurations.destroy({ identifier: a.id, configurationId: config.id });
+      expect(typeof destroyed.requestId).toBe('string');
+    }
+    expect((await nylas.scheduler.configurations.list({ identifier: a.id })).data).toEqual([]);
+  });
+
+  step('no scheduler request was answered 4xx or 5xx', async () => {
+    const from = need(schedulerFrom, 'the scheduler steps');
+    const failed = exchanges.slice(from).filter((e) => /\/scheduling\//.test(e.url) && (e.status === undefined || e.status >= 400));
+    expect(failed.map((e) => `${e.method} ${e.url} → ${e.status ?? e.error}`)).toEqual([]);
   });
 
   // ------------------------------------------------------------------------------------ grants, last

@@ -5,21 +5,26 @@ import type { RouteSpec } from '#shared/http/route';
 import { apiClient } from '../support/api';
 import { makeAgentGrant, makeApplication } from '../support/factories';
 import { startGateway, type Gateway } from '../support/gateway';
+import { bodyTextWith, fieldLabel, numberFields, outOfBounds, requiredQuery } from '../support/schema-numbers';
 
 /**
  * Property, over every route of the API: whatever defective request a client sends, the answer is a
  * 4xx in the error envelope, at once — never a 5xx, never a bare body, never a hang or a crash. Each
  * generated request carries at least one defect by construction: bad credentials, an unknown query
  * parameter, a forged page token, an unknown object ID, a body that is not a JSON object, broken
- * JSON, a wrong content type, or a multipart body that is malformed or names a part after an
- * Object.prototype member.
+ * JSON, a wrong content type, a multipart body that is malformed or names a part after an
+ * Object.prototype member, a number beyond its field's bounds (in every integer and number field
+ * of every query and body, generated from the schemas), or a path with a trailing slash or an empty
+ * segment (another path, which no route has: 404, never the route without the slash).
  */
 let gateway: Gateway;
 let apiKey: string;
 let grantId: string;
 
 beforeAll(async () => {
-  gateway = await startGateway();
+  // Routes as serverless offline matches (a trailing slash ignored), so a misshapen path reaches the
+  // function of the route without the slash, which must refuse it itself; other requests route as API Gateway's.
+  gateway = await startGateway({ ignoreTrailingSlash: true });
   apiKey = (await makeApplication('fuzz-routes')).apiKey;
   grantId = (await makeAgentGrant(apiClient(gateway.url, apiKey))).id;
 });
@@ -35,6 +40,10 @@ interface BadRequest {
   headers: Record<string, string>;
   body?: string | Buffer;
   defect: string;
+  /** The status this defect must get, when it is one status (otherwise any 4xx). */
+  status?: number;
+  /** What the error message must say. */
+  mentions?: string;
 }
 
 const routes = ALL_ROUTES.filter((r) => (r.auth ?? 'api_key') === 'api_key');
@@ -54,6 +63,25 @@ const route = (list: RouteSpec[]) => fc.constantFrom(...list);
 const junk = fc.string({ unit: 'binary', maxLength: 60 });
 const headerJunk = fc.stringMatching(/^[\x21-\x7e]{0,60}$/).filter((j) => !j.includes(','));
 const known = (r: RouteSpec) => new Set(Object.keys((r.query as { properties?: object } | undefined)?.properties ?? {}));
+
+/** Every number field of every route, with each value beyond its bounds and the message that refuses it. */
+const numberCases = routes.flatMap((r) => numberFields(r).fields.flatMap((field) => outOfBounds(field).map((bad) => ({ r, field, ...bad }))));
+
+/** A request that carries `literal` in one number field and is otherwise as plain as the route allows. */
+function withNumber({ r, field, literal }: (typeof numberCases)[number]): Pick<BadRequest, 'method' | 'path' | 'query' | 'headers'> & { body?: string } {
+  const query = new URLSearchParams(requiredQuery(r));
+  if (field.where === 'query') query.set(field.steps[0]!, literal);
+  return {
+    method: r.method,
+    path: path(r),
+    query: query.size ? query.toString() : undefined,
+    headers: { 'content-type': 'application/json' },
+    body: field.where === 'body' ? bodyTextWith(field, literal) : r.body ? '{}' : undefined,
+  };
+}
+
+/** The path with a trailing slash, or with an empty segment after its first. */
+const misshapen = (p: string, kind: 'trailing' | 'empty') => (kind === 'trailing' ? `${p}/` : p.replace(/^(\/[^/]+)\//, '$1//'));
 
 /** Names that mean something on every JavaScript object, in the shapes form parsers give meaning to. */
 const HOSTILE = Object.getOwnPropertyNames(Object.prototype).concat('prototype');
@@ -144,6 +172,18 @@ const badRequest: fc.Arbitrary<BadRequest> = fc.oneof(
     })
     .filter(({ r, type }) => !(r.multipartMaxBytes && type === 'multipart/form-data; boundary=fz'))
     .map(({ r, type }) => ({ method: r.method, path: path(r), headers: { 'content-type': type }, body: '{"subject":"x"}', defect: 'content type' })),
+  // A number beyond its field's bounds (2**53 + 2, 23 digits, ±1e308, the maximum + 1), in every number field of every route.
+  fc.constantFrom(...numberCases).map((c) => ({ ...withNumber(c), defect: 'number out of bounds', status: 400, mentions: c.message })),
+  // A trailing slash or an empty segment: another path, which no route has.
+  fc.record({ r: route(routes), kind: fc.constantFrom('trailing' as const, 'empty' as const) }).map(({ r, kind }) => ({
+    method: r.method,
+    path: misshapen(path(r), kind),
+    query: new URLSearchParams(requiredQuery(r)).toString() || undefined,
+    headers: { 'content-type': 'application/json' },
+    body: r.body ? '{}' : undefined,
+    defect: 'misshapen path',
+    status: 404,
+  })),
   // Malformed multipart bodies and hostile part names, where multipart is accepted.
   fc.record({ r: route(multipartRoutes), body: badMultipart }).map(({ r, body }) => ({
     method: r.method,
@@ -175,13 +215,17 @@ describe('bad input, every route', () => {
         expect(body.request_id, what).toBe(response.headers.get('x-request-id'));
         expect(typeof body.error?.type, what).toBe('string');
         expect(typeof body.error?.message, what).toBe('string');
+        if (req.status !== undefined) expect(response.status, what).toBe(req.status);
+        if (req.mentions !== undefined) expect(body.error.message, what).toContain(req.mentions);
         seen.set(req.defect, (seen.get(req.defect) ?? 0) + 1);
         routesSeen.add(`${req.method} ${req.path.split('?')[0]}`);
       }),
       { numRuns: 800 },
     );
     // Every kind of defect was exercised, and no part of the prototype was touched.
-    expect([...seen.keys()].sort()).toEqual(['auth', 'content type', 'malformed json', 'multipart', 'not an object', 'page token', 'unknown id', 'unknown query'].sort());
+    expect([...seen.keys()].sort()).toEqual(
+      ['auth', 'content type', 'malformed json', 'misshapen path', 'multipart', 'not an object', 'number out of bounds', 'page token', 'unknown id', 'unknown query'].sort(),
+    );
     expect(Object.keys(Object.prototype)).toEqual([]);
   }, 240_000);
 
@@ -190,14 +234,20 @@ describe('bad input, every route', () => {
     const api = apiClient(gateway.url, apiKey);
     const draft = (await api.post(`/v3/grants/${grantId}/drafts`, { subject: 'sweep' })).body.data.id as string;
     const failures: string[] = [];
-    const check = async (r: RouteSpec, defect: string, init: { query?: string; headers?: Record<string, string>; body?: string; ids?: Record<string, string> }) => {
-      const url = `${gateway.url}${path(r, init.ids)}${init.query ? `?${init.query}` : ''}`;
+    const check = async (
+      r: RouteSpec,
+      defect: string,
+      init: { query?: string; headers?: Record<string, string>; body?: string; ids?: Record<string, string>; path?: string; status?: number; mentions?: string },
+    ) => {
+      const url = `${gateway.url}${init.path ?? path(r, init.ids)}${init.query ? `?${init.query}` : ''}`;
       const response = await fetch(url, { method: r.method, headers: { authorization: `Bearer ${apiKey}`, ...init.headers }, body: init.body, signal: AbortSignal.timeout(10_000) });
       const text = await response.text();
       let ok = response.status >= 400 && response.status < 500;
       try {
         const body = JSON.parse(text);
         ok &&= body.request_id === response.headers.get('x-request-id') && typeof body.error?.message === 'string';
+        if (init.status !== undefined) ok &&= response.status === init.status;
+        if (init.mentions !== undefined) ok &&= String(body.error?.message).includes(init.mentions);
       } catch {
         ok = false;
       }
@@ -207,6 +257,13 @@ describe('bad input, every route', () => {
       await check(r, 'bad key', { headers: { authorization: 'Bearer nope' } });
       await check(r, 'unknown query', { query: 'no_such_parameter=1', headers: { 'content-type': 'application/json' }, body: r.body ? '{}' : undefined });
       if (r.responseKind === 'list') await check(r, 'page token', { query: 'page_token=forged' });
+      const plain = { query: new URLSearchParams(requiredQuery(r)).toString(), headers: { 'content-type': 'application/json' }, body: r.body ? '{}' : undefined, status: 404 };
+      await check(r, 'trailing slash', { ...plain, path: misshapen(path(r), 'trailing') });
+      await check(r, 'empty segment', { ...plain, path: misshapen(path(r), 'empty') });
+      for (const c of numberCases.filter((c) => c.r === r && ['9007199254740993', '1e308'].includes(c.literal))) {
+        const { query, headers, body } = withNumber(c);
+        await check(r, `${c.field.where} ${fieldLabel(c.field)}=${c.literal}`, { query, headers, body, status: 400, mentions: c.message });
+      }
       if (r.body) {
         for (const body of ['0', 'null', '""', '[]']) await check(r, `body ${body}`, { headers: { 'content-type': 'application/json' }, body });
         await check(r, 'broken json', { headers: { 'content-type': 'application/json' }, body: '{"a":' });

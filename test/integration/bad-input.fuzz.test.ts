@@ -1,5 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { routes as connectRoutes } from '#functions/connect/routes';
+import { routes as grantRoutes } from '#functions/grants/routes';
 import { makeAgentGrant, makeApplication } from '../support/factories';
 import { apiClient } from '../support/api';
 import { startGateway, type Gateway } from '../support/gateway';
@@ -7,15 +9,17 @@ import { startGateway, type Gateway } from '../support/gateway';
 /**
  * Property: whatever malformed request a client sends to the foundation's endpoints, the answer is
  * a 4xx in the error envelope — never a 5xx, never a bare body. Each generated request carries at
- * least one defect by construction (bad credentials, unknown or ill-typed parameters, broken or
- * ill-typed JSON, wrong content type, unknown grant), so none of them may succeed.
+ * least one defect by construction (bad credentials, unknown, ill-typed or out-of-range parameters,
+ * broken or ill-typed JSON, wrong content type, unknown grant, a trailing slash or an empty path
+ * segment), so none of them may succeed.
  */
 let gateway: Gateway;
 let apiKey: string;
 let grantId: string;
 
 beforeAll(async () => {
-  gateway = await startGateway();
+  // A trailing slash is ignored when routing, as serverless offline does: the grant functions must refuse such a path themselves.
+  gateway = await startGateway({ ignoreTrailingSlash: true });
   apiKey = (await makeApplication('fuzz')).apiKey;
   grantId = (await makeAgentGrant(apiClient(gateway.url, apiKey))).id;
 });
@@ -40,7 +44,10 @@ const ENDPOINTS = [
   { method: 'PATCH', path: '/v3/grants/{grant}', body: true },
   { method: 'DELETE', path: '/v3/grants/{grant}', body: false },
 ] as const;
-const KNOWN_QUERY = new Set(['limit', 'offset', 'page_token', 'email', 'provider', 'grant_status', 'select']);
+/** Every query parameter these endpoints know (from their schemas), so an "unknown" one is unknown everywhere. */
+const KNOWN_QUERY = new Set(
+  [...Object.values(grantRoutes), ...Object.values(connectRoutes)].flatMap((r) => Object.keys(('query' in r ? (r.query as { properties?: object }) : {}).properties ?? {})),
+);
 
 const endpoint = fc.constantFrom(...ENDPOINTS);
 const junk = fc.string({ unit: 'binary', maxLength: 60 });
@@ -89,6 +96,18 @@ const badRequest: fc.Arbitrary<BadRequest> = fc.oneof(
     // offset=0 is valid; limit above 200 is valid (treated as 200).
     .filter(({ param, value }) => (param === 'offset' ? value !== '0' : !['10001', '99999999999'].includes(value)))
     .map(({ param, value }) => ({ method: 'GET', path: '/v3/grants', query: `${param}=${value}`, headers: {}, defect: 'bad list parameter' })),
+  // Numbers no DynamoDB key or JavaScript number holds exactly, and times past the year 9999 (once a 500 from the DynamoDB client).
+  fc.record({
+    param: fc.constantFrom('limit', 'offset', 'since', 'before'),
+    value: fc.oneof(
+      fc.constantFrom('9007199254740993', '99999999999999999999999', '1e308', '-1e308', '253402300800', '9'.repeat(400)),
+      fc.bigInt({ min: 2n ** 53n, max: 10n ** 30n }).map(String),
+      fc.bigInt({ min: -(10n ** 30n), max: -1n }).map(String),
+    ),
+  })
+    // A limit past the year 9999 in seconds is still a safe integer: treated as 200.
+    .filter(({ param, value }) => !(param === 'limit' && value === '253402300800'))
+    .map(({ param, value }) => ({ method: 'GET', path: '/v3/grants', query: `${param}=${value}`, headers: {}, defect: 'out-of-range parameter' })),
   // Forged page tokens.
   junk.map((j) => ({ method: 'GET', path: '/v3/grants', query: `page_token=${encodeURIComponent(`x${j}`)}`, headers: {}, defect: 'page token' })),
   // Broken JSON.
@@ -121,6 +140,14 @@ const badRequest: fc.Arbitrary<BadRequest> = fc.oneof(
     fc.oneof(fc.integer(), fc.boolean(), fc.constant(''), fc.constant('a/b')).map((v) => ({ external_id: v })),
     fc.stringMatching(/^[a-z]{1,10}$/).filter((k) => !['blocked', 'external_id'].includes(k)).map((k) => ({ [k]: 'x' })),
   ).map((body) => ({ method: 'PATCH', path: `/v3/grants/${grantId}`, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), defect: 'bad patch body' })),
+  // A trailing slash or an empty segment: another path, which no route has (404, never the route without the slash).
+  fc.record({ e: endpoint, trailing: fc.boolean() }).map(({ e, trailing }) => ({
+    method: e.method,
+    path: trailing ? `${target(e, grantId)}/` : target(e, grantId).replace('/v3/', '/v3//'),
+    headers: { 'content-type': 'application/json' },
+    body: e.body ? '{"blocked":true}' : undefined,
+    defect: 'misshapen path',
+  })),
   // Grants that do not exist (or `me`, which needs an access token).
   fc.record({ e: fc.constantFrom(ENDPOINTS[2], ENDPOINTS[3], ENDPOINTS[4]), ref: fc.string({ minLength: 1, maxLength: 80 }) })
     .filter(({ ref }) => ref.trim() !== '' && !ref.includes('/'))
@@ -153,12 +180,14 @@ describe('bad input', () => {
         expect(body.request_id).toBe(response.headers.get('x-request-id'));
         expect(typeof body.error?.type).toBe('string');
         expect(typeof body.error?.message).toBe('string');
+        if (req.defect === 'misshapen path') expect(body.error.type, text).toBe('not_found_error');
+        if (req.defect === 'out-of-range parameter') expect(body.error.message, text).toMatch(/'(limit|offset|since|before)' must be ([<>]=|a finite number)/);
       }),
       { numRuns: 400 },
     );
     // Every kind of defect was exercised.
     expect([...seen.keys()].sort()).toEqual(
-      ['auth', 'bad create body', 'bad list parameter', 'bad patch body', 'content type', 'malformed json', 'page token', 'unknown grant', 'unknown query'].sort(),
+      ['auth', 'bad create body', 'bad list parameter', 'bad patch body', 'content type', 'malformed json', 'misshapen path', 'out-of-range parameter', 'page token', 'unknown grant', 'unknown query'].sort(),
     );
   }, 120_000);
 });

@@ -894,7 +894,7 @@ describe('GET /v3/grants/{grant_id}/drafts', () => {
     const all = await api.get(`/v3/grants/${grant.id}/drafts`);
     expect(all.status, all.text).toBe(200);
     expect(all.body.data.map((d: Draft) => d.id)).toEqual(newestFirst);
-    expect(all.body.next_cursor).toBeNull();
+    expect(all.body).not.toHaveProperty('next_cursor');
     expect(all.body.data[0]).toEqual(created[2]);
 
     const pages: string[][] = [];
@@ -957,7 +957,7 @@ describe('GET /v3/grants/{grant_id}/drafts', () => {
     expect(typeof first.body.next_cursor).toBe('string');
     const second = await api.get(`/v3/grants/${grant.id}/drafts?starred=true&limit=2&page_token=${encodeURIComponent(first.body.next_cursor)}`);
     expect(second.body.data.map((d: Draft) => d.id)).toEqual([wanted[0]!.id]);
-    expect(second.body.next_cursor).toBeNull();
+    expect(second.body).not.toHaveProperty('next_cursor');
   });
 
   it('rejects query_imap=true and bad parameters with 400', async () => {

@@ -65,7 +65,7 @@ describe('GET /v3/grants/{grant_id}/messages', () => {
     expect(first.body.data).toHaveLength(2);
     const second = await api.get(`/v3/grants/${bob.id}/messages?limit=2&page_token=${first.body.next_cursor}`);
     expect([...ids(first), ...ids(second)]).toEqual(ids(all));
-    expect(second.body.next_cursor).toBeNull();
+    expect(second.body).not.toHaveProperty('next_cursor');
   });
 
   it('returns the message fields', async () => {

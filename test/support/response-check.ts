@@ -60,7 +60,8 @@ export function checkResponse(method: string, path: string, query: URLSearchPara
   const validate = query.has('select') ? validators.selected : validators.full;
   const items = kind === 'list' ? (Array.isArray(envelope.data) ? envelope.data : [undefined]) : [envelope.data];
   const problems: string[] = [];
-  if (kind === 'list' && typeof envelope.next_cursor !== 'string' && envelope.next_cursor !== null) problems.push('a list answer must carry next_cursor (a string, or null on the last page)');
+  // `next_cursor` is present only when more results exist: a string, or no key at all on the last page.
+  if (kind === 'list' && 'next_cursor' in envelope && typeof envelope.next_cursor !== 'string') problems.push('next_cursor must be a string when present (and absent on the last page)');
   items.forEach((item, i) => {
     if (!validate(item)) for (const e of validate.errors ?? []) problems.push(`${kind === 'list' ? `data[${i}]` : 'data'}${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`);
   });

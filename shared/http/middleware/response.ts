@@ -8,7 +8,7 @@ import { beginState, existingState, stateOf, type State } from '#shared/http/mid
 
 /**
  * First in the stack, so its `after`/`onError` run last: wraps results in the envelope
- * (`{request_id, data}`, `{request_id, data, next_cursor}`, `{request_id}`), applies `select`,
+ * (`{request_id, data}`, `{request_id, data, next_cursor?}`, `{request_id}`), applies `select`,
  * sets `x-request-id`, gzips bodies of 200 bytes or more when the client accepts it, writes the
  * access log line, and turns every error into `{request_id, error: {type, message}}`.
  */
@@ -63,8 +63,8 @@ export const responseMiddleware = (): middy.MiddlewareObj<APIGatewayProxyEventV2
         payload = {
           request_id: state.requestId,
           data: select ? result.data.map((item) => project(item, select)) : result.data,
-          // Always present, null on the last page (the published contract's list envelope).
-          next_cursor: result.nextCursor || null,
+          // Present only when more results exist (the spec's list envelope): absent on the last page.
+          ...(result.nextCursor ? { next_cursor: result.nextCursor } : {}),
         };
         break;
       case 'empty':

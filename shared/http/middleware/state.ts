@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import type { ApplicationContext } from '#shared/applications/authenticate';
+import type { ApplicationContext, SessionContext } from '#shared/applications/authenticate';
 import type { GrantRecord } from '#shared/db/grants';
 import type { RouteResult, RuntimeRoute, UploadedFile } from '#shared/http/route';
 import type { Validator } from '#shared/http/validation';
@@ -26,6 +26,8 @@ export interface State {
   files: UploadedFile[];
   headers: Record<string, string>;
   app?: ApplicationContext;
+  /** A scheduler session, on `optional` routes of a function that accepts them. */
+  session?: SessionContext;
   grant?: GrantRecord;
   select?: string[];
 }
