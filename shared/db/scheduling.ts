@@ -1,4 +1,4 @@
-import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { TABLE_NAME, dynamo, type TransactItem } from '#shared/aws/dynamodb';
 import type { CreateConfigurationBody } from '#schemas/scheduling';
 import {
@@ -153,6 +153,82 @@ export async function deleteConfiguration(record: ConfigurationRecord): Promise<
       ['configuration_copy', { Delete: { TableName: TABLE_NAME, Key: appConfigurationKey(record.application_id, record.id) } }],
       ...(record.slug ? [slugRelease(record, record.slug)] : []),
     ]);
+    return true;
+  } catch (error) {
+    if (error instanceof TransactionConditionError) return false;
+    throw error;
+  }
+}
+
+// ---- slugs of the per-application scheme ----------------------------------------------------------
+
+/**
+ * A slug item written before slugs were unique across applications: `app#<app>` / `slug#<slug>`
+ * (the application's reservation) and `slug#<slug>` / `<app>` (who used the slug).
+ */
+export interface LegacySlugItem {
+  key: { pk: string; sk: string };
+  slug: string;
+  application_id: ApplicationId;
+  configuration_id: ConfigurationId;
+}
+
+/**
+ * Every slug item of the per-application scheme, by Scan: for the one-off upgrade
+ * (`npm run admin -- migrate-slugs`), never on a request path.
+ */
+export async function legacySlugItems(): Promise<LegacySlugItem[]> {
+  const found: LegacySlugItem[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await dynamo.send(
+      new ScanCommand({
+        TableName: TABLE_NAME,
+        FilterExpression: '(entity = :reservation AND begins_with(pk, :app)) OR entity = :owner',
+        ExpressionAttributeValues: { ':reservation': 'configuration_slug', ':app': 'app#', ':owner': 'configuration_slug_owner' },
+        ExclusiveStartKey: start,
+        ConsistentRead: true,
+      }),
+    );
+    for (const item of page.Items ?? []) {
+      const pk = String(item.pk);
+      const sk = String(item.sk);
+      const [slug, app] = pk.startsWith('app#') ? [sk.slice('slug#'.length), pk.slice('app#'.length)] : [pk.slice('slug#'.length), sk];
+      found.push({ key: { pk, sk }, slug, application_id: app as ApplicationId, configuration_id: item.configuration_id as ConfigurationId });
+    }
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return found;
+}
+
+/**
+ * Moves one slug to the deployment-wide scheme in one transaction: `keeper` holds the slug (unless a
+ * configuration already does), each of `others` (configurations of other applications that used the
+ * same slug) loses it, and the old items go. False when something changed meanwhile (read again).
+ */
+export async function adoptLegacySlug(slug: string, keeper: ConfigurationRecord | undefined, others: readonly ConfigurationRecord[], legacy: readonly LegacySlugItem[], now: number): Promise<boolean> {
+  const items: NamedTransactItem[] = [];
+  if (keeper) {
+    items.push([
+      'slug',
+      {
+        Put: {
+          TableName: TABLE_NAME,
+          Item: { ...configurationSlugKey(slug), entity: 'configuration_slug', application_id: keeper.application_id, configuration_id: keeper.id },
+          ConditionExpression: 'attribute_not_exists(pk) OR configuration_id = :id',
+          ExpressionAttributeValues: { ':id': keeper.id },
+        },
+      },
+    ]);
+  }
+  for (const record of others) {
+    const { slug: _dropped, ...rest } = record;
+    items.push(...configPuts({ ...rest, updated_at: now, version: record.version + 1 }, record.version).map(([name, item]) => [`${name}_${record.id}`, item] as NamedTransactItem));
+  }
+  legacy.forEach((item, i) => items.push([`legacy_${i}`, { Delete: { TableName: TABLE_NAME, Key: item.key } }]));
+  try {
+    // DynamoDB transactions take at most 100 items: a slug shared by more than ~30 applications goes in parts.
+    for (let i = 0; i < items.length; i += 100) await transactWrite(items.slice(i, i + 100));
     return true;
   } catch (error) {
     if (error instanceof TransactionConditionError) return false;
