@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { buildEvent, lambdaContext } from '../scripts/local-stack/api-gateway-event';
 import { startStack } from '../scripts/local-stack/index';
-import { fmt, percentile, table } from './lib';
+import { fmt, percentile, scaled, table } from './lib';
 import { seedBusyAccount, windowReadFloor } from './busy-calendars';
 
 /**
@@ -18,8 +18,13 @@ import { seedBusyAccount, windowReadFloor } from './busy-calendars';
 const DAY = 86_400;
 const WINDOW_START = Date.UTC(2026, 11, 1) / 1000;
 const WINDOW_DAYS = 30;
-const ENGINE_RUNS = 200;
-const HTTP_RUNS = 100;
+const ENGINE_RUNS = scaled(200, 5);
+const HTTP_RUNS = scaled(100, 5);
+/** Events of each of the five busy calendars, and of the one quiet calendar. */
+const BUSY_EVENTS = scaled(1000, 20);
+const QUIET_EVENTS = scaled(100, 10);
+const FIVE = `5 × ${BUSY_EVENTS.toLocaleString('en')}`;
+const ONE = `1 × ${QUIET_EVENTS.toLocaleString('en')}`;
 const ZONES = ['America/New_York', 'Europe/Berlin', 'UTC', 'Europe/Lisbon', 'America/Toronto'];
 
 export async function runAvailabilityBench(): Promise<void> {
@@ -40,9 +45,9 @@ export async function runAvailabilityBench(): Promise<void> {
     const seed = (n: number, count: number) => seedBusyAccount(context, n, count, WINDOW_START, WINDOW_DAYS);
 
     const started = performance.now();
-    const busyFive = await Promise.all([0, 1, 2, 3, 4].map((n) => seed(n, 1000)));
-    const busyOne = [await seed(9, 100)];
-    console.log(`seeded 5 × 1,000 and 1 × 100 events in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+    const busyFive = await Promise.all([0, 1, 2, 3, 4].map((n) => seed(n, BUSY_EVENTS)));
+    const busyOne = [await seed(9, QUIET_EVENTS)];
+    console.log(`seeded ${FIVE} and ${ONE} events in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
 
     const window = { start_time: WINDOW_START, end_time: WINDOW_START + WINDOW_DAYS * DAY };
     const openHours = (i: number) => [{ days: [1, 2, 3, 4, 5], timezone: ZONES[i % ZONES.length]!, start: '7:00', end: '21:00' }];
@@ -63,7 +68,7 @@ export async function runAvailabilityBench(): Promise<void> {
         }),
       );
       const input = { start: window.start_time, end: window.end_time, duration_minutes: 30, interval_minutes: 30, round_to: 15, method, buffer: { before: 5, after: 5 }, participants };
-      for (let i = 0; i < 20; i++) engine.computeAvailability(input);
+      for (let i = 0; i < scaled(20, 2); i++) engine.computeAvailability(input);
       const samples: number[] = [];
       let slots = 0;
       for (let i = 0; i < ENGINE_RUNS; i++) {
@@ -87,7 +92,7 @@ export async function runAvailabilityBench(): Promise<void> {
         if (result.statusCode !== 200) throw new Error(`availability: ${result.statusCode} ${result.body}`);
         return { elapsed, slots: (JSON.parse(result.body!) as { data: { time_slots: unknown[] } }).data.time_slots.length };
       };
-      for (let i = 0; i < 10; i++) await call();
+      for (let i = 0; i < scaled(10, 2); i++) await call();
       const samples: number[] = [];
       let slots = 0;
       for (let i = 0; i < HTTP_RUNS; i++) {
@@ -101,9 +106,9 @@ export async function runAvailabilityBench(): Promise<void> {
     const rows: (string | number)[][] = [['case', 'engine p50', 'engine p99', 'request p50', 'request p99', 'DynamoDB floor p50', 'busy intervals', 'slots']];
     const results: Record<string, { engine: number; http: number; floor: number }> = {};
     for (const [label, people, method] of [
-      ['5 × 1,000 collective', busyFive, 'collective'],
-      ['5 × 1,000 max-availability', busyFive, 'max-availability'],
-      ['1 × 100 collective', busyOne, 'collective'],
+      [`${FIVE} collective`, busyFive, 'collective'],
+      [`${FIVE} max-availability`, busyFive, 'max-availability'],
+      [`${ONE} collective`, busyOne, 'collective'],
     ] as const) {
       const e = await engineRun(people, method);
       const h = await httpRun(people, method);
@@ -112,12 +117,12 @@ export async function runAvailabilityBench(): Promise<void> {
       rows.push([label, fmt(e.p50, 3), fmt(e.p99, 3), fmt(h.p50), fmt(h.p99), fmt(floor), e.busy, `${e.slots}/${h.slots}`]);
     }
     console.log(table(rows));
-    const five = results['5 × 1,000 collective']!;
-    const one = results['1 × 100 collective']!;
-    console.log(`\nengine p50 at 5 × 1,000: ${fmt(five.engine, 3)} (target ≤ 20 ms: ${five.engine <= 20 ? 'met' : 'NOT met'})`);
-    console.log(`request p50 at 5 × 1,000: ${fmt(five.http)} (target ≤ 100 ms: ${five.http <= 100 ? 'met' : 'NOT met'})`);
+    const five = results[`${FIVE} collective`]!;
+    const one = results[`${ONE} collective`]!;
+    console.log(`\nengine p50 at ${FIVE}: ${fmt(five.engine, 3)} (target ≤ 20 ms: ${five.engine <= 20 ? 'met' : 'NOT met'})`);
+    console.log(`request p50 at ${FIVE}: ${fmt(five.http)} (target ≤ 100 ms: ${five.http <= 100 ? 'met' : 'NOT met'})`);
     console.log(`  against this machine's floor (the same window queries alone on DynamoDB Local): ${fmt(five.floor)}, request / floor ${(five.http / five.floor).toFixed(2)}; our time above the floor ${fmt(five.http - five.floor)}`);
-    console.log(`growth 5 × 1,000 / 1 × 100: engine ×${(five.engine / one.engine).toFixed(1)}, request ×${(five.http / one.http).toFixed(1)}`);
+    console.log(`growth ${FIVE} / ${ONE}: engine ×${(five.engine / one.engine).toFixed(1)}, request ×${(five.http / one.http).toFixed(1)}`);
   } finally {
     await stack.stop();
   }

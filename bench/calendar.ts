@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { startStack } from '../scripts/local-stack/index';
-import { percentile, table } from './lib';
+import { percentile, scaled, table } from './lib';
 
 /**
  * Issue 13 benchmark: a one-week window of a calendar costs what the week holds, not what the
@@ -11,10 +11,11 @@ import { percentile, table } from './lib';
  * event, window copies, UID) with batch writes, to seed fast. Then the p50 of listing one week with
  * `expand_recurring=true` through the service, for each calendar, and the ratio (target ≤ 1.2).
  */
-const SMALL = 1_000;
-const BIG = Number(process.env.BENCH_CALENDAR_EVENTS ?? 100_000);
+const SMALL = scaled(1_000, 100);
+const BIG = Number(process.env.BENCH_CALENDAR_EVENTS ?? scaled(100_000, 300));
 const PER_WEEK = 20;
-const RUNS = 200;
+const RUNS = scaled(200, 5);
+const WARM_UP = scaled(20, 2);
 const WEEK = 7 * 86_400;
 const WINDOW_START = Date.UTC(2026, 11, 7) / 1000;
 
@@ -96,7 +97,7 @@ export async function runCalendarBench(): Promise<void> {
     const measure = async (calendarId: string) => {
       const query = { calendar_id: calendarId, expand_recurring: true, start: WINDOW_START, end: WINDOW_START + WEEK, limit: 200 };
       const run = () => listEvents(grantRecord, query, 200);
-      for (let i = 0; i < 20; i++) await run();
+      for (let i = 0; i < WARM_UP; i++) await run();
       const samples: number[] = [];
       let items = 0;
       for (let i = 0; i < RUNS; i++) {

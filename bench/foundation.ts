@@ -9,8 +9,8 @@ import { build } from 'esbuild';
 import { join } from 'node:path';
 import { buildEvent, lambdaContext } from '../scripts/local-stack/api-gateway-event';
 import { ROOT, loadServerlessConfig } from '../scripts/local-stack/serverless-config';
-import { fmt, median, packageFunctions, percentile, table } from './lib';
-import { startStack } from '../scripts/local-stack/index';
+import { fmt, functionEnvironments, median, packageFunctions, percentile, scaled, table } from './lib';
+import { REGION, startStack } from '../scripts/local-stack/index';
 
 /**
  * Issue 2 benchmark, measured in one run:
@@ -94,48 +94,53 @@ export async function runFoundationBench(): Promise<void> {
     sizeRows.push(['(reference: AWS SDK DynamoDB + SQS clients alone)', `${(floor.bytes / 1024).toFixed(1)} KB`, '']);
     console.log(`\n${table(sizeRows)}\n`);
 
-    // 2. Module init: interleave bare node and each bundle so machine noise hits both alike.
-    // Every variable some function requires at cold start (values are never used: nothing is called).
-    // Without NODE_EXTRA_CA_CERTS, which Lambda does not set: with it (some machines set it for a
-    // proxy) even a bare `node -e 0` loads the extra certificates and initialises OpenSSL at start-up
-    // (~45 ms here), so the crypto start-up every bundle pays would vanish from the difference.
-    const { NODE_EXTRA_CA_CERTS: _extraCerts, ...inherited } = process.env;
-    const env = {
-      ...inherited,
-      TABLE_NAME: 'bench',
-      FANOUT_QUEUE_URL: 'http://127.0.0.1:1/queue/bench',
-      JOBS_QUEUE_URL: 'http://127.0.0.1:1/queue/jobs',
-      DELIVERY_QUEUE_URL: 'http://127.0.0.1:1/queue/delivery',
-      DELIVERY_DLQ_URL: 'http://127.0.0.1:1/queue/delivery-dlq',
-      MAIL_BUCKET: 'bench',
-      SMTP_RELAY_URL: 'smtp://127.0.0.1:1',
-      WEBHOOK_SECRET_KEY_ARN: 'arn:aws:secretsmanager:us-east-1:000000000000:secret:bench-webhook-key',
-      AWS_REGION: 'us-east-1',
-      AWS_ACCESS_KEY_ID: 'bench',
-      AWS_SECRET_ACCESS_KEY: 'bench',
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-    };
-    const runs = 31;
-    const bare: number[] = [];
-    const targets = [...packaged.functions, { name: '(reference: SDK clients alone)', bundle: floor.bundle, bytes: floor.bytes }];
-    const init = new Map<string, number[]>(targets.map((f) => [f.name, []]));
-    for (let i = 0; i < runs; i++) {
-      bare.push(wallMs(['-e', '0'], env));
-      for (const fn of targets) init.get(fn.name)!.push(wallMs(loadArgs(fn.bundle), env));
-    }
-    const bareMedian = median(bare);
-    const initRows: (string | number)[][] = [['function', 'node + import (median)', 'init over `node -e 0`', `target ≤ ${INIT_TARGET_MS} ms`]];
-    for (const fn of targets) {
-      const total = median(init.get(fn.name)!);
-      const over = total - bareMedian;
-      initRows.push([fn.name, fmt(total, 1), fmt(over, 1), fn.name.startsWith('(') ? '' : verdict(fn.name, over <= INIT_TARGET_MS)]);
-    }
-    console.log(`bare \`node -e 0\`: ${fmt(bareMedian, 1)} (median of ${runs})\n${table(initRows)}\n`);
-
-    // 3. In-process latency ratio against DynamoDB Local.
+    // On the `local` stage serverless.yml takes the resources' addresses from the environment of the
+    // local stack (as `npm start` hands it to serverless offline): the stack comes first.
     const stack = await startStack(`bench${process.pid}`);
     try {
+      // 2. Module init: interleave bare node and each bundle so machine noise hits both alike.
+      // Each function gets the environment serverless.yml gives it (a function whose init needs a
+      // variable serverless.yml does not give it fails here, as it would when deployed), plus what
+      // Lambda sets itself. Values are never used: nothing is called.
+      // Without NODE_EXTRA_CA_CERTS, which Lambda does not set: with it (some machines set it for a
+      // proxy) even a bare `node -e 0` loads the extra certificates and initialises OpenSSL at start-up
+      // (~45 ms here), so the crypto start-up every bundle pays would vanish from the difference.
+      const environments = functionEnvironments('local', stack.env);
+      const { NODE_EXTRA_CA_CERTS: _extraCerts, ...inherited } = process.env;
+      const lambdaRuntime = {
+        AWS_REGION: REGION,
+        AWS_ACCESS_KEY_ID: 'bench',
+        AWS_SECRET_ACCESS_KEY: 'bench',
+        // Local Node may be older than the Lambda runtime; the SDK's notice about it is not init work there.
+        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      };
+      const envOf = (name: string) => {
+        const declared = name.startsWith('(') ? environments.provider : environments.functions[name];
+        if (!declared) throw new Error(`serverless package made ${name}, which serverless print does not list`);
+        return { ...inherited, ...lambdaRuntime, ...declared };
+      };
+      const runs = scaled(31, 1);
+      const bare: number[] = [];
+      const targets = [...packaged.functions, { name: '(reference: SDK clients alone)', bundle: floor.bundle, bytes: floor.bytes }];
+      const init = new Map<string, number[]>(targets.map((f) => [f.name, []]));
+      for (let i = 0; i < runs; i++) {
+        bare.push(wallMs(['-e', '0'], envOf('(node -e 0)')));
+        for (const fn of targets) init.get(fn.name)!.push(wallMs(loadArgs(fn.bundle), envOf(fn.name)));
+      }
+      const bareMedian = median(bare);
+      const initRows: (string | number)[][] = [['function', 'node + import (median)', 'init over `node -e 0`', `target ≤ ${INIT_TARGET_MS} ms`]];
+      for (const fn of targets) {
+        const total = median(init.get(fn.name)!);
+        const over = total - bareMedian;
+        initRows.push([fn.name, fmt(total, 1), fmt(over, 1), fn.name.startsWith('(') ? '' : verdict(fn.name, over <= INIT_TARGET_MS)]);
+      }
+      console.log(`bare \`node -e 0\`: ${fmt(bareMedian, 1)} (median of ${runs})\n${table(initRows)}\n`);
+
+      // 3. In-process latency ratio against DynamoDB Local.
       Object.assign(process.env, stack.env);
+      // Access logs are formatted as in Lambda but not written to this terminal.
+      const write = process.stdout.write.bind(process.stdout);
+      process.stdout.write = ((chunk: string | Uint8Array) => (typeof chunk === 'string' && chunk.startsWith('{"level"') ? true : write(chunk))) as typeof process.stdout.write;
       const { createApplication } = await import('#shared/applications/service');
       const app = await createApplication({ name: 'bench' });
       const grantsBundle = packaged.functions.find((f) => f.name === 'grants')!.bundle;
@@ -166,11 +171,8 @@ export async function runFoundationBench(): Promise<void> {
       const directCall = () =>
         dynamo.send(new GetCommand({ TableName: stack.env.TABLE_NAME, Key: { pk: `app#${app.application_id}`, sk: `grant#${grantId}` } }));
 
-      // Access logs are formatted as in Lambda but not written to this terminal.
-      const write = process.stdout.write.bind(process.stdout);
-      process.stdout.write = ((chunk: string | Uint8Array) => (typeof chunk === 'string' && chunk.startsWith('{"level"') ? true : write(chunk))) as typeof process.stdout.write;
-      const iterations = 2000;
-      for (let i = 0; i < 200; i++) {
+      const iterations = scaled(2000, 20);
+      for (let i = 0; i < scaled(200, 5); i++) {
         await handler(getEvent(), lambdaContext('grants'));
         await directCall();
       }

@@ -7,6 +7,16 @@ import JSZip from 'jszip';
 import { ROOT } from '../scripts/local-stack/serverless-config';
 
 const require = createRequire(import.meta.url);
+const serverlessBin = () => join(dirname(require.resolve('osls/package.json')), 'bin', 'serverless.js');
+
+/**
+ * A smoke run (`npm run bench -- --smoke`, or `BENCH_SIZE=smoke`): every suite through the same code
+ * at a size that takes seconds, so `npm test` proves the benchmarks still run. Its figures mean nothing.
+ */
+export const SMOKE = process.env.BENCH_SIZE === 'smoke';
+
+/** A suite's count: `full` in a real run, `smoke` in a smoke run. */
+export const scaled = (full: number, smoke: number): number => (SMOKE ? smoke : full);
 
 /** A small deterministic generator (mulberry32), so every run seeds the same data. */
 export function rng(seed: number): () => number {
@@ -48,8 +58,7 @@ export interface PackagedFunction {
 /** Runs `serverless package` (the deployment artifacts, built offline) and unzips each function. */
 export async function packageFunctions(): Promise<{ dir: string; functions: PackagedFunction[]; cleanup: () => void }> {
   const dir = mkdtempSync(join(tmpdir(), 'switchboard-bench-'));
-  const serverless = join(dirname(require.resolve('osls/package.json')), 'bin', 'serverless.js');
-  execFileSync(process.execPath, [serverless, 'package', '--stage', 'bench', '--package', join(dir, 'artifacts')], {
+  execFileSync(process.execPath, [serverlessBin(), 'package', '--stage', 'bench', '--package', join(dir, 'artifacts')], {
     cwd: ROOT,
     stdio: ['ignore', 'ignore', 'inherit'],
     env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
@@ -67,4 +76,38 @@ export async function packageFunctions(): Promise<{ dir: string; functions: Pack
     functions.push({ name, bundle, bytes: code.length });
   }
   return { dir, functions: functions.sort((a, b) => a.name.localeCompare(b.name)), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export interface FunctionEnvironments {
+  /** provider.environment: what every function gets. */
+  provider: Record<string, string>;
+  /** Per function: provider.environment with the function's own `environment` over it. */
+  functions: Record<string, Record<string, string>>;
+}
+
+/**
+ * The environment serverless.yml gives the functions, resolved by the framework itself
+ * (`serverless print`) for `stage`, with `env` over this process's environment: for the `local`
+ * stage and a local stack's environment that is what `npm start` hands serverless offline. Read from
+ * serverless.yml rather than listed here, a variable added there reaches the benchmarks unasked.
+ */
+export function functionEnvironments(stage: string, env: Record<string, string>): FunctionEnvironments {
+  const printed = execFileSync(process.execPath, [serverlessBin(), 'print', '--stage', stage, '--format', 'json'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+    maxBuffer: 64 * 1024 * 1024,
+  }).toString();
+  const config = JSON.parse(printed) as { provider: { environment?: Record<string, unknown> }; functions: Record<string, { environment?: Record<string, unknown> }> };
+  // On a deployed stage some values are CloudFormation references, which only a deployment resolves.
+  const strings = (where: string, vars: Record<string, unknown> = {}) =>
+    Object.fromEntries(
+      Object.entries(vars).map(([name, value]) => {
+        if (typeof value !== 'string') throw new Error(`${where} ${name} does not resolve to a string for stage ${stage}: ${JSON.stringify(value)}`);
+        return [name, value];
+      }),
+    );
+  const provider = strings('provider.environment', config.provider.environment);
+  const functions = Object.fromEntries(Object.entries(config.functions).map(([name, fn]) => [name, { ...provider, ...strings(`functions.${name}.environment`, fn.environment) }]));
+  return { provider, functions };
 }

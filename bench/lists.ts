@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { startStack } from '../scripts/local-stack/index';
-import { percentile, table } from './lib';
+import { percentile, scaled, table } from './lib';
 
 /**
  * Issue 12 benchmark: list membership is a key lookup, so deciding a message costs the same whether
@@ -10,9 +10,10 @@ import { percentile, table } from './lib';
  *   the candidate values) against 10 rules whose lists hold 10 values, then 100,000, and the ratio
  *   (target ≤ 1.2), and that p50 itself (target ≤ 2 ms).
  */
-const BIG = Number(process.env.BENCH_LIST_VALUES ?? 100_000);
-const RULES = 10;
-const DECISIONS = 500;
+const BIG = Number(process.env.BENCH_LIST_VALUES ?? scaled(100_000, 20));
+const RULES = scaled(10, 2);
+const DECISIONS = scaled(500, 10);
+const WARM_UP = scaled(50, 2);
 
 const fmtMs = (ms: number) => `${ms.toFixed(2)} ms`;
 
@@ -55,7 +56,7 @@ export async function runListsBench(): Promise<void> {
       const grant = { id: 'grant_01jd6abcdefghjkmnpqrstvwxy' as never, application_id: appId };
       const input = (i: number) => ({ from: partyOf(`sender@d${i % 20}.r0.example`)!, recipients: [] });
       const decide = async (i: number) => (await governanceOf(grant)).decide('inbound', input(i));
-      for (let i = 0; i < 50; i++) await decide(i);
+      for (let i = 0; i < WARM_UP; i++) await decide(i);
       const samples: number[] = [];
       let matched = 0;
       for (let i = 0; i < DECISIONS; i++) {
@@ -73,11 +74,11 @@ export async function runListsBench(): Promise<void> {
       const { dynamo, TABLE_NAME } = await import('#shared/aws/dynamodb');
       const { GetCommand, BatchGetCommand } = await import('@aws-sdk/lib-dynamodb');
       const samples: number[] = [];
-      for (let i = 0; i < DECISIONS + 50; i++) {
+      for (let i = 0; i < DECISIONS + WARM_UP; i++) {
         const started = performance.now();
         await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: { pk: `app#${appId}`, sk: 'governance' }, ConsistentRead: true }));
         await dynamo.send(new BatchGetCommand({ RequestItems: { [TABLE_NAME]: { Keys: [listKey] } } }));
-        if (i >= 50) samples.push(performance.now() - started);
+        if (i >= WARM_UP) samples.push(performance.now() - started);
       }
       return percentile(samples, 50);
     };

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { buildEvent, lambdaContext } from '../scripts/local-stack/api-gateway-event';
-import { fmt, median, rng, table } from './lib';
+import { fmt, median, rng, scaled, table } from './lib';
 import { startStack } from '../scripts/local-stack/index';
 
 /**
@@ -15,8 +15,11 @@ import { startStack } from '../scripts/local-stack/index';
  * messages handler invoked in-process with API Gateway events against DynamoDB Local.
  */
 const TARGET = 1.5;
-const SIZES = [1_000, Number(process.env.BENCH_LARGE_MAILBOX ?? 100_000)];
-const ITERATIONS = 40;
+const SIZES = [scaled(1_000, 20), Number(process.env.BENCH_LARGE_MAILBOX ?? scaled(100_000, 60))];
+const ITERATIONS = scaled(40, 3);
+const WARM_UP = scaled(5, 1);
+/** 1000 → 1k, as the table heads name the sizes. */
+const sizeLabel = (n: number) => (n >= 1000 && n % 1000 === 0 ? `${n / 1000}k` : String(n));
 
 
 const VOCABULARY = Array.from({ length: 2000 }, (_, i) => `w${i.toString(36)}x`);
@@ -164,7 +167,7 @@ export async function runMailboxBench(): Promise<void> {
         if (result.statusCode !== 200) throw new Error(`${query}: ${result.statusCode} ${result.body}`);
         return { elapsed, count: (JSON.parse(result.body!) as { data: unknown[] }).data.length };
       };
-      for (let i = 0; i < 5; i++) await call();
+      for (let i = 0; i < WARM_UP; i++) await call();
       const samples: number[] = [];
       let count = 0;
       for (let i = 0; i < ITERATIONS; i++) {
@@ -177,9 +180,10 @@ export async function runMailboxBench(): Promise<void> {
 
     const mailboxes = [];
     for (const size of SIZES) mailboxes.push({ size, ...(await load(size)) });
-    const rows: (string | number)[][] = [['GET …/messages', 'results', 'p50 @ 1k', 'p50 @ 100k', 'ratio 100k ÷ 1k', `target ≤ ${TARGET}`]];
     const small = mailboxes[0]!;
     const large = mailboxes[1]!;
+    const [s, l] = [sizeLabel(small.size), sizeLabel(large.size)];
+    const rows: (string | number)[][] = [['GET …/messages', 'results', `p50 @ ${s}`, `p50 @ ${l}`, `ratio ${l} ÷ ${s}`, `target ≤ ${TARGET}`]];
     const smallQueries = queries(small);
     const largeQueries = queries(large);
     for (let q = 0; q < smallQueries.length; q++) {
@@ -189,7 +193,7 @@ export async function runMailboxBench(): Promise<void> {
       const ratio = b.p50 / a.p50;
       rows.push([smallQueries[q]![0], `${a.count} / ${b.count}`, fmt(a.p50), fmt(b.p50), ratio.toFixed(2), ratio <= TARGET ? 'met' : 'MISSED']);
     }
-    console.log(`\n${table(rows)}\n(p50 of ${ITERATIONS} in-process requests each, after 5 warm-up requests)`);
+    console.log(`\n${table(rows)}\n(p50 of ${ITERATIONS} in-process requests each, after ${WARM_UP} warm-up request${WARM_UP === 1 ? '' : 's'})`);
   } finally {
     await stack.stop();
   }

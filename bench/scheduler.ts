@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { buildEvent, lambdaContext } from '../scripts/local-stack/api-gateway-event';
 import { startStack } from '../scripts/local-stack/index';
-import { fmt, percentile, table } from './lib';
+import { fmt, percentile, scaled, table } from './lib';
 import { seedBusyAccount, windowReadFloor } from './busy-calendars';
 
 /**
@@ -13,11 +13,18 @@ import { seedBusyAccount, windowReadFloor } from './busy-calendars';
  *    second, and every slot booked exactly once with exactly one event each.
  */
 const DAY = 86_400;
-const RUNS = 60;
+const RUNS = scaled(60, 5);
+const WARM_UP = scaled(10, 2);
+/** Events of each of the five participants' calendars. */
+const EVENTS = scaled(1000, 20);
+const FIVE = `5 × ${EVENTS.toLocaleString('en')}`;
+/** The race: CLIENTS bookings at once, over SLOTS slots. */
+const CLIENTS = scaled(50, 10);
+const SLOTS = scaled(10, 2);
 const ZONES = ['America/New_York', 'Europe/Berlin', 'UTC', 'Europe/Lisbon', 'America/Toronto'];
 
 export async function runSchedulerBench(): Promise<void> {
-  console.log('\n## Scheduler: availability of a 5 × 1,000-event configuration, and 50 clients racing for 10 slots (issue 15)\n');
+  console.log(`\n## Scheduler: availability of a ${FIVE}-event configuration, and ${CLIENTS} clients racing for ${SLOTS} slots (issue 15)\n`);
   const stack = await startStack(`benchsched${process.pid}`);
   Object.assign(process.env, stack.env, { LOG_LEVEL: 'warn' });
   try {
@@ -42,8 +49,8 @@ export async function runSchedulerBench(): Promise<void> {
 
     // 1. Availability of a busy collective configuration.
     const started = performance.now();
-    const people = await Promise.all([0, 1, 2, 3, 4].map((n) => seedBusyAccount(context, n, 1000, windowStart, 30)));
-    console.log(`seeded 5 × 1,000 events in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    const people = await Promise.all([0, 1, 2, 3, 4].map((n) => seedBusyAccount(context, n, EVENTS, windowStart, 30)));
+    console.log(`seeded ${FIVE} events in ${((performance.now() - started) / 1000).toFixed(1)} s`);
     const participant = (g: { email: string }, i: number) => ({
       email: g.email,
       ...(i === 0 ? { is_organizer: true, booking: { calendar_id: 'primary' } } : {}),
@@ -58,18 +65,18 @@ export async function runSchedulerBench(): Promise<void> {
     const availabilityUrl = `/v3/scheduling/availability?configuration_id=${busyConfig.id}&start_time=${windowStart}&end_time=${windowEnd}`;
     const samples: number[] = [];
     let slots = 0;
-    for (let i = 0; i < RUNS + 10; i++) {
+    for (let i = 0; i < RUNS + WARM_UP; i++) {
       const t = performance.now();
       const r = await call('GET /v3/scheduling/availability', 'GET', availabilityUrl);
       const elapsed = performance.now() - t;
       if (r.status !== 200) throw new Error(`availability: ${r.status} ${r.body.error?.message}`);
-      if (i >= 10) samples.push(elapsed);
+      if (i >= WARM_UP) samples.push(elapsed);
       slots = r.body.data.time_slots.length;
     }
 
     const floor = await windowReadFloor(people, windowStart - 300, windowEnd + 300, RUNS);
 
-    // 2. 50 clients racing over 10 slots of an organizer with a free calendar.
+    // 2. CLIENTS clients racing over SLOTS slots of an organizer with a free calendar.
     const free = await seedBusyAccount(context, 99, 0, windowStart, 1);
     const raceConfig = await createConfiguration(free, {
       participants: [{ email: free.email, is_organizer: true, availability: { calendar_ids: ['primary'] }, booking: { calendar_id: 'primary' } }],
@@ -78,11 +85,11 @@ export async function runSchedulerBench(): Promise<void> {
       scheduler: { min_booking_notice: 0, available_days_in_future: 60 },
     });
     const offered = await call('GET /v3/scheduling/availability', 'GET', `/v3/scheduling/availability?configuration_id=${raceConfig.id}&start_time=${windowStart}&end_time=${windowStart + DAY}`);
-    const targets = (offered.body.data.time_slots as { start_time: number; end_time: number }[]).slice(0, 10);
+    const targets = (offered.body.data.time_slots as { start_time: number; end_time: number }[]).slice(0, SLOTS);
     const raceStarted = performance.now();
     const results = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => {
-        const slot = targets[i % 10]!;
+      Array.from({ length: CLIENTS }, (_, i) => {
+        const slot = targets[i % SLOTS]!;
         return call('POST /v3/scheduling/bookings', 'POST', `/v3/scheduling/bookings?configuration_id=${raceConfig.id}`, {
           start_time: slot.start_time,
           end_time: slot.end_time,
@@ -97,19 +104,19 @@ export async function runSchedulerBench(): Promise<void> {
     const refused = results.filter((r) => r.status === 409).length;
     const { listEvents } = await import('#shared/agent/events');
     const events = await listEvents(free, { calendar_id: 'primary', start: windowStart, end: windowStart + DAY }, 200);
-    const exactlyOnce = targets.every((t) => perSlot.get(t.start_time) === 1) && events.items.length === 10;
+    const exactlyOnce = targets.every((t) => perSlot.get(t.start_time) === 1) && events.items.length === SLOTS;
 
     console.log(
       `\n${table([
         ['measure', 'value'],
-        ['availability p50 (5 × 1,000 events, 30 days, collective)', fmt(percentile(samples, 50))],
+        [`availability p50 (${FIVE} events, 30 days, collective)`, fmt(percentile(samples, 50))],
         ['availability p99', fmt(percentile(samples, 99))],
         ['DynamoDB floor p50 (the same window queries alone)', fmt(floor)],
         ['slots offered', slots],
-        ['race: requests', `50 over 10 slots, ${raceSeconds.toFixed(2)} s`],
+        ['race: requests', `${CLIENTS} over ${SLOTS} slots, ${raceSeconds.toFixed(2)} s`],
         ['race: bookings / 409', `${won.length} / ${refused}`],
         ['race: bookings per second', (won.length / raceSeconds).toFixed(1)],
-        ['race: requests per second', (50 / raceSeconds).toFixed(1)],
+        ['race: requests per second', (CLIENTS / raceSeconds).toFixed(1)],
         ['race: events on the calendar', events.items.length],
       ])}`,
     );

@@ -5,7 +5,7 @@ import type { APIGatewayProxyStructuredResultV2, SQSRecord } from 'aws-lambda';
 import { buildEvent, lambdaContext } from '../scripts/local-stack/api-gateway-event';
 import { startStack } from '../scripts/local-stack/index';
 import { startStreamRelay } from '../scripts/local-stack/stream-relay';
-import { fmt, median, table } from './lib';
+import { fmt, median, scaled, table } from './lib';
 
 /**
  * Issue 9 benchmark: a send to many Agent Accounts of this deployment answers in bounded time.
@@ -15,8 +15,8 @@ import { fmt, median, table } from './lib';
  * of local mailboxes). The local copies are then stored by the real jobs worker, fed by the table's
  * stream through the outbox consumer, and the time until the last of them is reported too.
  */
-const RECIPIENTS = Number(process.env.BENCH_LOCAL_RECIPIENTS ?? 300);
-const RUNS = 3;
+const RECIPIENTS = Number(process.env.BENCH_LOCAL_RECIPIENTS ?? scaled(300, 3));
+const RUNS = scaled(3, 1);
 const TARGET_MS = 5000;
 
 export async function runSendBench(): Promise<void> {

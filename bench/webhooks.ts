@@ -7,7 +7,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, BatchWriteCommand, DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { lambdaContext } from '../scripts/local-stack/api-gateway-event';
-import { fmt, table } from './lib';
+import { fmt, scaled, table } from './lib';
 import { startStack } from '../scripts/local-stack/index';
 import { startStreamRelay } from '../scripts/local-stack/stream-relay';
 
@@ -18,7 +18,7 @@ import { startStreamRelay } from '../scripts/local-stack/stream-relay';
  *      in-process with WORKERS concurrent pollers per queue, as Lambda would scale them), against
  *      the same receiver driven by a plain loop that signs and POSTs the same payloads; the ratio
  *      (target ≥ 0.5);
- *   2. fan-out of one notification to 100 destinations: time to the last receipt;
+ *   2. fan-out of one notification to 100 destinations (DESTINATIONS): time to the last receipt;
  *   3. the durable-steps floor: the same path (publish → fan-out queue → destination query →
  *      delivery queue → destination read → signed POST → attempt record → deletes) as bare SDK
  *      calls with the same pollers and batches, minimal items and no Switchboard code. It bounds
@@ -31,12 +31,14 @@ import { startStreamRelay } from '../scripts/local-stack/stream-relay';
  *      event source mapping does when deployed), then fan-out and delivery as above; p50/p99 of the
  *      time from the commit's return to the receipt, with LAG_RATE changes committed per second.
  */
-const N = Number(process.env.BENCH_WEBHOOK_NOTIFICATIONS ?? 1000);
+const N = Number(process.env.BENCH_WEBHOOK_NOTIFICATIONS ?? scaled(1000, 10));
 const WORKERS = Number(process.env.BENCH_WEBHOOK_WORKERS ?? 2);
 const PUBLISHERS = Number(process.env.BENCH_WEBHOOK_PUBLISHERS ?? 16);
 const BATCH = Number(process.env.BENCH_WEBHOOK_BATCH ?? 10);
 const RATIO_TARGET = 0.5;
-const LAG_CHANGES = Number(process.env.BENCH_WEBHOOK_LAG_CHANGES ?? 200);
+const LAG_CHANGES = Number(process.env.BENCH_WEBHOOK_LAG_CHANGES ?? scaled(200, 5));
+/** Section 2: destinations of the one notification. */
+const DESTINATIONS = scaled(100, 5);
 /** Changes committed per second in section 4: a steady load, well under the pipeline's throughput. */
 const LAG_RATE = Number(process.env.BENCH_WEBHOOK_LAG_RATE ?? 20);
 
@@ -254,14 +256,14 @@ export async function runWebhooksBench(): Promise<void> {
     const loopRate = N / loopSeconds;
     agent.destroy();
 
-    // 2. Fan-out of one notification to 100 destinations (of another application).
+    // 2. Fan-out of one notification to DESTINATIONS destinations (of another application).
     const fanApp = await createApplication({ name: 'bench fan-out' });
     const fanContext = { applicationId: fanApp.application_id, credential: 'api_key' as const };
-    for (let i = 0; i < 100; i++) await webhooks.createWebhook(fanContext, { webhook_url: `${base}/d${i}`, trigger_types: ['grant.deleted'] });
+    for (let i = 0; i < DESTINATIONS; i++) await webhooks.createWebhook(fanContext, { webhook_url: `${base}/d${i}`, trigger_types: ['grant.deleted'] });
     const fanStart = performance.now();
     await publish({ type: 'grant.deleted', applicationId: fanApp.application_id, grantId: null, object });
     let last = 0;
-    for (let i = 0; i < 100; i++) last = Math.max(last, (await waitFor(`/d${i}`, 1, 60_000))[0] ?? Infinity);
+    for (let i = 0; i < DESTINATIONS; i++) last = Math.max(last, (await waitFor(`/d${i}`, 1, 60_000))[0] ?? Infinity);
     const fanMs = last - fanStart;
 
     // 4. Commit → receipt through the table's stream and the outbox consumer.
@@ -320,7 +322,7 @@ export async function runWebhooksBench(): Promise<void> {
         ['durable-steps floor: the same queues, reads and writes as bare SDK calls, minimal items', `${floorRate.toFixed(0)} deliveries/s`],
         ['  floor ÷ plain loop (the most any durable pipeline reaches here)', (floorRate / loopRate).toFixed(2)],
         ['  end-to-end ÷ floor (our share of that bound)', (oursRate / floorRate).toFixed(2)],
-        ['fan-out of 1 notification to 100 destinations', `last receipt after ${fmt(fanMs, 0)}`],
+        [`fan-out of 1 notification to ${DESTINATIONS} destinations`, `last receipt after ${fmt(fanMs, 0)}`],
         [`commit → webhook receipt through the stream, ${LAG_CHANGES} grants at ${LAG_RATE}/s`, `p50 ${fmt(percentile(lagMs, 50), 0)}, p99 ${fmt(percentile(lagMs, 99), 0)}, max ${fmt(lagMs.at(-1)!, 0)}`],
       ]),
     );
