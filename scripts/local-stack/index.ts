@@ -8,7 +8,7 @@ import { createQueues, createScheduleGroup, createTable } from './provision';
 import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { startSchedulerLocal } from './scheduler-local';
 import { loadServerlessConfig, resolveName, type ServerlessConfig } from './serverless-config';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateBucketCommand, DeleteBucketCommand, DeleteObjectsCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
@@ -51,16 +51,56 @@ export interface LocalStack {
   stop(): Promise<void>;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * The lowest port the kernel hands out for outgoing connections (Linux: ip_local_port_range), or
+ * undefined where that is unknown.
+ */
+function ephemeralRangeStart(): number | undefined {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return Number.isInteger(low) && low > 10_000 ? low : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function canListen(port: number): Promise<number | undefined> {
+  return new Promise((resolve) => {
     const server = createServer();
     server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
+    server.once('error', () => resolve(undefined));
+    server.listen(port, '127.0.0.1', () => {
+      const { port: bound } = server.address() as { port: number };
+      server.close(() => resolve(bound));
     });
   });
+}
+
+/** Ports this process has handed out: never twice. */
+const handedOut = new Set<number>();
+
+/**
+ * A loopback port nothing listens on, for a server that binds it a moment later (a JVM may take
+ * seconds). Chosen below the kernel's range for outgoing connections: a port from that range (what
+ * `listen(0)` gives) can be taken in the meantime by any client connection's local port, and was
+ * (DynamoDB Local then failed with "Address already in use").
+ */
+export async function freePort(): Promise<number> {
+  const low = ephemeralRangeStart();
+  if (low !== undefined) {
+    for (let attempt = 0; attempt < 100; attempt++) {
+      const port = 10_000 + Math.floor(Math.random() * (low - 10_000));
+      if (handedOut.has(port)) continue;
+      if ((await canListen(port)) !== undefined) {
+        handedOut.add(port);
+        return port;
+      }
+    }
+  }
+  const port = await canListen(0);
+  if (port === undefined) throw new Error('no free loopback port');
+  handedOut.add(port);
+  return port;
 }
 
 /**
