@@ -1,6 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
-import { getSecretString } from '#shared/aws/secrets';
-import { env } from '#shared/config';
+import { keyMaterial } from '#shared/crypto/key-material';
 
 /**
  * Webhook secrets must be usable (they key the HMAC of every delivery), so they are encrypted, not
@@ -10,34 +9,14 @@ import { env } from '#shared/config';
  * Functions only see the secret's ARN (WEBHOOK_SECRET_KEY_ARN), never the material.
  * Stored as `v1:<iv>:<tag>:<ciphertext>`, base64url parts.
  */
-const KEY_ARN = env.webhookSecretKeyArn();
-const MIN_MATERIAL = 32;
-
-/**
- * The derived key, read once per container and shared: concurrent first calls wait for the same
- * GetSecretValue. A failed read is forgotten, so the next call (the next invocation) tries again.
- */
+/** The AES-256 key that encrypts webhook secrets: SHA-256 of the deployment's key material (shared/crypto/key-material.ts). */
 let key: Promise<Buffer> | undefined;
-
-async function loadKey(): Promise<Buffer> {
-  let material: string;
-  try {
-    material = await getSecretString(KEY_ARN);
-  } catch (error) {
-    throw new Error(`Cannot read the webhook secret key ${KEY_ARN} from Secrets Manager: ${(error as Error).message}`, { cause: error });
-  }
-  // Never put the material (or its length) in a message: errors are logged.
-  if (material.length < MIN_MATERIAL) throw new Error(`The webhook secret key ${KEY_ARN} must be at least ${MIN_MATERIAL} characters of random material`);
-  return createHash('sha256').update(material, 'utf8').digest();
-}
-
-/** The AES-256 key that encrypts webhook secrets (fetched on first use, then cached for the container). */
 export function webhookKey(): Promise<Buffer> {
   if (!key) {
-    const loading = loadKey();
-    key = loading;
-    loading.catch(() => {
-      if (key === loading) key = undefined;
+    const deriving = keyMaterial().then((material) => createHash('sha256').update(material, 'utf8').digest());
+    key = deriving;
+    deriving.catch(() => {
+      if (key === deriving) key = undefined;
     });
   }
   return key;

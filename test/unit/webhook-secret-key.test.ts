@@ -124,7 +124,7 @@ describe('webhook secret key', () => {
     for (const result of failed) {
       expect(result.status).toBe('rejected');
       expect(String((result as PromiseRejectedResult).reason.message)).toBe(
-        `Cannot read the webhook secret key ${ARN} from Secrets Manager: Secrets Manager can't find the specified secret.`,
+        `Cannot read the secret key ${ARN} from Secrets Manager: Secrets Manager can't find the specified secret.`,
       );
     }
     expect(secretsMock.commandCalls(GetSecretValueCommand)).toHaveLength(1);
@@ -146,7 +146,7 @@ describe('webhook secret key', () => {
       () => undefined,
       (e: Error) => e,
     );
-    expect(error?.message).toBe(`The webhook secret key ${ARN} must be at least 32 characters of random material`);
+    expect(error?.message).toBe(`The secret key ${ARN} must be at least 32 characters of random material`);
     expect(error?.message).not.toContain(short);
     // Fixed in Secrets Manager: the next invocation picks it up without a new container.
     await expect(encryptSecret('a')).resolves.toMatch(/^v1:/);
