@@ -46,6 +46,12 @@
  * | Scheduler configurations of an application (copies of the above) | table | app#<app_id> | schedcfg#<cfg_id> | appConfigurationKey, configurationsOfApplication |
  * | Scheduler configuration by slug, deployment-wide (unique: the booking page's /scheduling/{slug} names the slug alone) | table | slug#<slug> | slug | configurationSlugKey |
  * | Scheduler session by SHA-256 of its token (TTL: its expiry) | table | schedses#<sha256> | session | sessionKey |
+ * | Hosted OAuth flow by SHA-256 of its state (TTL 15 min) | table | oauthflow#<sha256> | flow | oauthFlowKey |
+ * | Authorization code by SHA-256 (TTL 10 min, single use) | table | oauthcode#<sha256> | code | authorizationCodeKey |
+ * | Access or refresh token by SHA-256 (access: TTL its expiry) | table | token#<sha256> | token | apiTokenKey |
+ * | Tokens issued for a grant (revoked with it) | table | grant#<gid>#tokens | <sha256> | grantTokenKey, tokensOfGrant |
+ * | A grant's provider tokens (sealed; refresh lease and version) | table | grant#<gid> | provider_tokens | providerTokensKey |
+ * | Admin consent given for an application's provider credential | table | app#<app_id> | adminconsent#<provider>#<credential_id> | adminConsentKey |
  * | Booking by ID | table | booking#<bkg_id> | booking | bookingKey |
  * | Booked time of an organizer, one item per UTC day (the slot locks: a map booking → [start, end]; TTL a week after the day) | table | grant#<gid>#booked | <YYYY-MM-DD> | bookedDayKey |
  *
@@ -258,6 +264,20 @@ export const configurationsOfApplication = (appId: ApplicationId) => ({ pk: `app
  * names the slug alone, so no other application may take it (and redirect the page).
  */
 export const configurationSlugKey = (slug: string): Key => ({ pk: `slug#${slug}`, sk: 'slug' });
+/** A hosted OAuth flow in progress, by the SHA-256 of the `state` we sent the provider. */
+export const oauthFlowKey = (stateHash: string): Key => ({ pk: `oauthflow#${stateHash}`, sk: 'flow' });
+/** An authorization code handed to an application's redirect URI, by its SHA-256. */
+export const authorizationCodeKey = (codeHash: string): Key => ({ pk: `oauthcode#${codeHash}`, sk: 'code' });
+/** An access or refresh token Switchboard issued, by its SHA-256 (the token itself is never stored). */
+export const apiTokenKey = (tokenHash: string): Key => ({ pk: `token#${tokenHash}`, sk: 'token' });
+/** The copy of an issued token under its grant, so that revoking or deleting the grant finds them all. */
+export const grantTokenKey = (grantId: GrantId, tokenHash: string): Key => ({ pk: `grant#${grantId}#tokens`, sk: tokenHash });
+export const tokensOfGrant = (grantId: GrantId) => ({ pk: `grant#${grantId}#tokens` });
+/** A connected grant's tokens at its provider (sealed), with the refresh lease and version. */
+export const providerTokensKey = (grantId: GrantId): Key => ({ pk: `grant#${grantId}`, sk: 'provider_tokens' });
+/** When an organization's administrator consented for an application's credential (admin consent flow). */
+export const adminConsentKey = (appId: ApplicationId, provider: string, credentialId: string): Key => ({ pk: `app#${appId}`, sk: `adminconsent#${provider}#${credentialId}` });
+
 /** A scheduler session by the SHA-256 of its token (the token itself is never stored). */
 export const sessionKey = (tokenHash: string): Key => ({ pk: `schedses#${tokenHash}`, sk: 'session' });
 export const bookingKey = (id: BookingId): Key => ({ pk: `booking#${id}`, sk: 'booking' });
