@@ -12,7 +12,7 @@ const DAY = 86_400;
  */
 export async function seedBusyAccount(context: { applicationId: string }, n: number, count: number, windowStart: number, days: number) {
   const [grants, { primaryCalendarId }, { eventItems }, { batchWrite, putRequests }, { newId }, { seriesBounds }] = await Promise.all([
-    import('#shared/grants/service'),
+    import('#shared/grants/create'),
     import('#shared/agent/calendars'),
     import('#shared/db/events'),
     import('#shared/db/batch'),

@@ -28,7 +28,7 @@ export async function runCalendarBench(): Promise<void> {
   try {
     const [{ createApplication }, grants, { createCalendar }, { listEvents }, { eventItems }, { batchWrite, putRequests }, { newId }, { seriesBounds }] = await Promise.all([
       import('#shared/applications/service'),
-      import('#shared/grants/service'),
+      import('#shared/grants/create'),
       import('#shared/agent/calendars'),
       import('#shared/agent/events'),
       import('#shared/db/events'),

@@ -42,7 +42,7 @@ export async function runMailboxBench(): Promise<void> {
   try {
     const [{ createApplication }, grantsService, { dynamo, TABLE_NAME }, { batchWrite, putRequests }, keys, postings, threadRefresh, ids, text] = await Promise.all([
       import('#shared/applications/service'),
-      import('#shared/grants/service'),
+      import('#shared/grants/create'),
       import('#shared/aws/dynamodb'),
       import('#shared/db/batch'),
       import('#shared/db/keys'),

@@ -49,7 +49,7 @@ export async function runScheduledBench(): Promise<void> {
   try {
     const [{ createApplication }, grantsService, { handler: send }, { handler: worker }] = await Promise.all([
       import('#shared/applications/service'),
-      import('#shared/grants/service'),
+      import('#shared/grants/create'),
       import('#functions/send/handler'),
       import('#functions/scheduled-send/handler'),
     ]);

@@ -33,7 +33,7 @@ export async function runSendBench(): Promise<void> {
   try {
     const [{ createApplication }, grantsService, { handler: send }, { handler: jobs }, { batchGet }, keys] = await Promise.all([
       import('#shared/applications/service'),
-      import('#shared/grants/service'),
+      import('#shared/grants/create'),
       import('#functions/send/handler'),
       import('#functions/jobs/handler'),
       import('#shared/db/batch'),

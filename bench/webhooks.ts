@@ -200,7 +200,7 @@ export async function runWebhooksBench(): Promise<void> {
       import('#functions/webhook-fanout/handler'),
       import('#functions/webhook-delivery/handler'),
       import('#functions/outbox/handler'),
-      import('#shared/grants/service'),
+      import('#shared/grants/create'),
     ]);
     // What the outbox consumer does for each committed notification: put it on the fan-out queue.
     const publish = async (input: Parameters<typeof newNotification>[0]) => {

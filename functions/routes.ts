@@ -1,9 +1,11 @@
 import type { RouteSpec } from '#shared/http/route';
+import { routes as applications } from './applications/routes';
 import { routes as attachments } from './attachments/routes';
 import { routes as availability } from './availability/routes';
 import { routes as calendars } from './calendars/routes';
 import { routes as events } from './events/routes';
 import { routes as connect } from './connect/routes';
+import { routes as connectors } from './connectors/routes';
 import { routes as drafts } from './drafts/routes';
 import { routes as folders } from './folders/routes';
 import { routes as governance } from './governance/routes';
@@ -35,6 +37,8 @@ export const API_ROUTES = {
   events,
   availability,
   scheduling,
+  applications,
+  connectors,
 } as const;
 
 export const ALL_ROUTES: readonly RouteSpec[] = Object.values(API_ROUTES).flatMap((group) => Object.values(group));

@@ -86,6 +86,7 @@ export const ERROR_TYPES = {
   429: 'rate_limit_error',
   500: 'internal_error',
   502: 'mail_delivery_error',
+  503: 'service_unavailable',
 } as const;
 
 export const ErrorEnvelope = {

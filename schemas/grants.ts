@@ -6,8 +6,11 @@ import { EmailAddress, Limit, PageToken, Select, UnixSeconds } from '#schemas/co
  * `nylas`, the value the published contract uses for hosted accounts, so existing clients recognise
  * them; `agent` is accepted as an alias on input and in `provider=` filters.
  */
-export const PROVIDERS = ['nylas', 'agent'] as const;
 export const HOSTED_PROVIDER = 'nylas';
+/** The OAuth providers whose accounts hosted OAuth and bulk authentication connect. */
+export const CONNECTED_PROVIDERS = ['google', 'microsoft', 'yahoo', 'zoom'] as const;
+/** Providers `POST /v3/connect/custom` takes: Agent Accounts, and bulk authentication of google (service account) and microsoft (admin consent). */
+export const PROVIDERS = [HOSTED_PROVIDER, 'agent', 'google', 'microsoft'] as const;
 
 const ExternalId = {
   type: 'string',
@@ -24,8 +27,8 @@ export const Grant = {
   required: ['id', 'grant_status', 'provider', 'scope', 'email', 'settings', 'created_at', 'updated_at', 'blocked'],
   properties: {
     id: { type: 'string' },
-    grant_status: { type: 'string', enum: ['valid'] },
-    provider: { type: 'string', enum: [HOSTED_PROVIDER] },
+    grant_status: { type: 'string', enum: ['valid', 'invalid'], description: '`invalid`: the provider refused its refresh token (grant.expired); re-authenticate to make it valid again.' },
+    provider: { type: 'string', enum: [HOSTED_PROVIDER, ...CONNECTED_PROVIDERS] },
     name: { type: 'string', description: 'Default From display name of an Agent Account.' },
     scope: { type: 'array', items: { type: 'string' } },
     email: { type: 'string' },

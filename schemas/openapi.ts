@@ -11,7 +11,7 @@ type Schema = Exclude<JSONSchema, boolean> & { properties?: Record<string, JSONS
 /** What each error status means; keyed by ERROR_TYPES, so every status the API answers is described. */
 const ERROR_DESCRIPTIONS: Record<keyof typeof ERROR_TYPES, string> = {
   400: 'Invalid request: the message names each offending field',
-  401: 'Missing or invalid API key (or scheduler session)',
+  401: 'Missing or invalid API key, access token or scheduler session',
   403: 'The grant is blocked',
   404: 'Not found (or belongs to another application)',
   405: 'The path exists under other methods (see Allow)',
@@ -21,6 +21,7 @@ const ERROR_DESCRIPTIONS: Record<keyof typeof ERROR_TYPES, string> = {
   429: 'Rate or quota limit reached; see Retry-After',
   500: 'Internal error; quote the request id',
   502: 'The mail relay refused the message',
+  503: "A provider could not be reached just now (a connected grant's token refresh); see Retry-After",
 };
 
 /** Who may call a route: the API key; anyone; or anyone, and with a bearer a scheduler session or the API key. */

@@ -27,6 +27,11 @@ export const env = {
   /** `source` attribute of published notifications. */
   notificationSource: () => optional('NOTIFICATION_SOURCE', '/switchboard'),
   logLevel: () => optional('LOG_LEVEL', 'info'),
+  /**
+   * Seconds that must pass between an administrator's consent and the first grant created with it
+   * (provider B propagates consent slowly; the spec says 5 minutes). Tests shorten it.
+   */
+  adminConsentDelaySeconds: () => Number(optional('ADMIN_CONSENT_DELAY_SECONDS', '300')),
   /** Where the booking pages are served, for links in the scheduler's emails (default: the request's own host). */
   publicBaseUrl: () => optional('PUBLIC_BASE_URL', ''),
   /** S3 bucket for raw messages, large bodies and attachments. */

@@ -91,3 +91,28 @@ export class RateLimitError extends ApiError {
     super(429, message, { headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) } });
   }
 }
+
+/** OAuth 2.0 error codes of the token endpoints (RFC 6749 §5.2, RFC 7009). */
+export type OAuthErrorCode = 'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unauthorized_client' | 'unsupported_grant_type' | 'invalid_scope' | 'invalid_token' | 'server_error';
+
+/**
+ * An error of the token endpoints (`POST /v3/connect/token`, `/revoke`), answered in the OAuth shape
+ * `{error, error_description, error_code, error_uri}` (with `request_id` beside it) on routes whose
+ * spec says `errors: 'oauth'`; other errors there are mapped to the OAuth code of their status.
+ */
+export class OAuthError extends ApiError {
+  constructor(
+    readonly code: OAuthErrorCode,
+    message: string,
+  ) {
+    super(code === 'invalid_client' ? 401 : 400, message);
+  }
+}
+
+/** The OAuth code an error answers with on an OAuth route. */
+export function oauthCodeOf(error: ApiError): OAuthErrorCode {
+  if (error instanceof OAuthError) return error.code;
+  if (error.status === 401) return 'invalid_client';
+  if (error.status >= 500) return 'server_error';
+  return 'invalid_request';
+}

@@ -33,6 +33,8 @@ export const ID_PREFIXES = {
   event: 'evt',
   configuration: 'cfg',
   booking: 'bkg',
+  credential: 'cred',
+  redirectUri: 'ruri',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
@@ -60,6 +62,8 @@ export type CalendarId = Id<'calendar'>;
 export type EventId = Id<'event'>;
 export type ConfigurationId = Id<'configuration'>;
 export type BookingId = Id<'booking'>;
+export type CredentialId = Id<'credential'>;
+export type RedirectUriId = Id<'redirectUri'>;
 
 /** Milliseconds encoded in the time part of an ID (its first 10 body characters). */
 export function idTime(id: string): number {

@@ -57,7 +57,7 @@ const TYPES: Record<Status, string> = {
   500: ERROR_TYPES[500],
   // A function that could not answer: not the mail relay's error type of the same status.
   502: ERROR_TYPES[500],
-  503: 'service_unavailable',
+  503: ERROR_TYPES[503],
 };
 const REASONS: Record<Status, string> = {
   400: 'Bad Request',

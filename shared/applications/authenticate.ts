@@ -1,15 +1,19 @@
 import { env } from '#shared/config';
 import { getApiKey } from '#shared/db/applications';
 import { AuthenticationError, InvalidRequestError } from '#shared/errors';
-import type { ApplicationId, ConfigurationId } from '#shared/ids';
+import { accessTokenRecord, isAccessToken } from '#shared/connect/tokens';
+import type { ApplicationId, ConfigurationId, GrantId } from '#shared/ids';
 import { clock } from '#shared/time';
 import { hashApiKey } from '#shared/applications/api-keys';
 
-export interface ApplicationContext {
-  applicationId: ApplicationId;
-  /** How the caller authenticated; access tokens arrive with the OAuth issue. */
-  credential: 'api_key';
-}
+/**
+ * The calling application, and how it authenticated: with its API key (any of its grants and
+ * application-level endpoints), or with an access token from the hosted OAuth token exchange (its
+ * one grant's endpoints only, `me` included).
+ */
+export type ApplicationContext =
+  | { applicationId: ApplicationId; credential: 'api_key' }
+  | { applicationId: ApplicationId; credential: 'access_token'; grantId: GrantId; scope: string[] };
 
 /** A scheduler session (`Authorization: Bearer <session>`): one configuration of one application, nothing else. */
 export interface SessionContext {
@@ -52,8 +56,17 @@ export function bearerToken(authorization: string | undefined): string {
   return match[1]!;
 }
 
+/**
+ * The application an `Authorization: Bearer` header authenticates: an API key, or an access token
+ * (`sbat_…`, never cached: a revoked token stops working at once). 401 for anything else.
+ */
 export async function authenticate(authorization: string | undefined): Promise<ApplicationContext> {
   const token = bearerToken(authorization);
+  if (isAccessToken(token)) {
+    const record = await accessTokenRecord(token);
+    if (!record) throw new AuthenticationError('The access token is unknown, revoked or expired; exchange a new one at POST /v3/connect/token');
+    return { applicationId: record.application_id, credential: 'access_token', grantId: record.grant_id, scope: record.scope };
+  }
   if (token.length > 512) throw new AuthenticationError('Invalid API key');
   const hash = hashApiKey(token);
   const now = clock.nowMs();

@@ -13,9 +13,17 @@ import { keyMaterial } from '#shared/crypto/key-material';
  */
 export type SealPurpose = 'connector-secret' | 'credential-data' | 'provider-tokens' | 'oauth-flow';
 
-const keys = new Map<SealPurpose, Promise<Buffer>>();
+/** Keys derived for other uses than sealing (the HMAC key of the ID tokens Switchboard signs). */
+export type KeyPurpose = SealPurpose | 'id-token';
 
-function keyFor(purpose: SealPurpose): Promise<Buffer> {
+const keys = new Map<KeyPurpose, Promise<Buffer>>();
+
+/** A 256-bit key derived from the deployment's key material for one purpose (cached per container). */
+export function derivedKey(purpose: KeyPurpose): Promise<Buffer> {
+  return keyFor(purpose);
+}
+
+function keyFor(purpose: KeyPurpose): Promise<Buffer> {
   let key = keys.get(purpose);
   if (!key) {
     key = keyMaterial().then((material) => Buffer.from(hkdfSync('sha256', Buffer.from(material, 'utf8'), Buffer.alloc(0), `switchboard/${purpose}`, 32)));

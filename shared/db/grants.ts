@@ -7,13 +7,20 @@ import { outboxItems, type OutboxEntry } from '#shared/db/outbox';
 import { TransactionConditionError, transactWrite, type NamedItems, type NamedTransactItem } from '#shared/db/transact';
 import type { ApplicationId, GrantId, WorkspaceId } from '#shared/ids';
 
-export type Provider = 'agent';
+/**
+ * The providers a grant can belong to: Agent Accounts (mailboxes Switchboard hosts) and the OAuth
+ * providers whose accounts are connected by hosted OAuth or bulk authentication.
+ */
+export type Provider = 'agent' | 'google' | 'microsoft' | 'yahoo' | 'zoom';
+
+/** `invalid`: the provider refused the grant's refresh token (`grant.expired`); re-authentication makes it valid again. */
+export type GrantStatus = 'valid' | 'invalid';
 
 export interface GrantRecord {
   id: GrantId;
   application_id: ApplicationId;
   provider: Provider;
-  grant_status: 'valid';
+  grant_status: GrantStatus;
   email: string;
   /** Agent Accounts: the default From display name. */
   name?: string;
@@ -279,6 +286,87 @@ export async function updateGrant(grant: GrantRecord, changes: GrantChanges, out
   } catch (error) {
     const conflict = uniquenessConflict(error);
     if (conflict) throw conflict;
+    if (error instanceof TransactionConditionError) throw new StaleWriteError();
+    throw error;
+  }
+  return next;
+}
+
+/** What re-authenticating a connected grant changes (the same grant ID, valid again, new scopes and settings). */
+export interface Reconnection {
+  grant_status: 'valid';
+  scope: string[];
+  settings: Record<string, unknown>;
+  provider_user_id?: string;
+  name?: string;
+  updated_at: number;
+}
+
+/**
+ * Re-authenticates a grant (hosted OAuth or bulk authentication of the same account again), with
+ * the items its provider commits (new provider tokens); StaleWriteError if the grant is gone.
+ */
+export async function reconnectGrant(grant: GrantRecord, changes: Reconnection, extra: NamedItems, outbox: (next: GrantRecord) => readonly OutboxEntry[]): Promise<GrantRecord> {
+  const next: GrantRecord = { ...grant, ...changes };
+  const sets = ['grant_status = :status', 'scope = :scope', 'settings = :settings', 'updated_at = :now'];
+  const values: Record<string, unknown> = { ':status': changes.grant_status, ':scope': changes.scope, ':settings': changes.settings, ':now': changes.updated_at };
+  if (changes.provider_user_id !== undefined) {
+    sets.push('provider_user_id = :puid');
+    values[':puid'] = changes.provider_user_id;
+  }
+  if (changes.name !== undefined) {
+    sets.push('#name = :name');
+    values[':name'] = changes.name;
+  }
+  try {
+    await transactWrite([
+      [
+        'grant',
+        {
+          Update: {
+            TableName: TABLE_NAME,
+            Key: grantKey(grant.application_id, grant.id),
+            UpdateExpression: `SET ${sets.join(', ')}`,
+            ConditionExpression: 'attribute_exists(pk)',
+            ExpressionAttributeValues: values,
+            ...(changes.name !== undefined ? { ExpressionAttributeNames: { '#name': 'name' } } : {}),
+          },
+        },
+      ],
+      ...extra,
+      ...outboxItems(outbox(next)),
+    ]);
+  } catch (error) {
+    if (error instanceof TransactionConditionError) throw new StaleWriteError();
+    throw error;
+  }
+  return next;
+}
+
+/**
+ * Sets a grant's status with what its provider commits alongside (`extra`, e.g. the condition that
+ * the refresh lease is still held); StaleWriteError when the grant or a condition of `extra` failed.
+ */
+export async function setGrantStatus(grant: GrantRecord, status: GrantStatus, updatedAt: number, extra: NamedItems, outbox: (next: GrantRecord) => readonly OutboxEntry[]): Promise<GrantRecord> {
+  const next: GrantRecord = { ...grant, grant_status: status, updated_at: updatedAt };
+  try {
+    await transactWrite([
+      [
+        'grant',
+        {
+          Update: {
+            TableName: TABLE_NAME,
+            Key: grantKey(grant.application_id, grant.id),
+            UpdateExpression: 'SET grant_status = :status, updated_at = :now',
+            ConditionExpression: 'attribute_exists(pk)',
+            ExpressionAttributeValues: { ':status': status, ':now': updatedAt },
+          },
+        },
+      ],
+      ...extra,
+      ...outboxItems(outbox(next)),
+    ]);
+  } catch (error) {
     if (error instanceof TransactionConditionError) throw new StaleWriteError();
     throw error;
   }

@@ -53,6 +53,13 @@
  * | A grant's provider tokens (sealed; refresh lease and version) | table | grant#<gid> | provider_tokens | providerTokensKey |
  * | Admin consent given for an application's provider credential | table | app#<app_id> | adminconsent#<provider>#<credential_id> | adminConsentKey |
  * | Booking by ID | table | booking#<bkg_id> | booking | bookingKey |
+ * | Application settings (branding, hosted authentication page) and its redirect URI count: attributes of the application item | table | app#<app_id> | app | applicationKey |
+ * | Redirect (callback) URI by ID / redirect URIs of an application | table | app#<app_id> | redirect_uri#<ruri_id> | redirectUriKey, redirectUrisOfApplication |
+ * | Redirect URI by its parsed URL, unique within the application (the OAuth flow's exact match) | table | app#<app_id> | redirect_url#<sha256 of the URL> | redirectUrlKey |
+ * | Desktop redirect URI on loopback http by its URL without the port (RFC 8252: any port matches) | table | app#<app_id> | redirect_loopback#<sha256 of the URL without port> | redirectLoopbackKey |
+ * | Connector by provider (one per provider) / connectors of an application | table | app#<app_id> | connector#<provider> | connectorKey, connectorsOfApplication |
+ * | Credential by ID / credentials of a provider's connector (sealed data; visible only with their connector's generation) | table | app#<app_id> | cred#<provider>#<cred_id> | credentialKey, credentialsOfProvider |
+ * | Credential name within one connector generation (unique) | table | app#<app_id> | credname#<provider>#<generation>#<sha256 of the name> | credentialNameKey, credentialNamesOfConnector |
  * | Booked time of an organizer, one item per UTC day (the slot locks: a map booking → [start, end]; TTL a week after the day) | table | grant#<gid>#booked | <YYYY-MM-DD> | bookedDayKey |
  *
  * Message postings are the filter indexes of a mailbox: one small item per (filter value, message),
@@ -65,7 +72,8 @@
  * the same transaction as the grant item (and of the `slug#` item with its configuration), never by
  * reading first.
  */
-import type { ApplicationId, DraftId, GrantId, JobId, MessageId, NotificationId, SignatureId, TemplateId, ThreadId, ScheduleId, UploadId, WebhookId, ListId, RuleId, PolicyId, WorkspaceId, EvaluationId, CalendarId, ConfigurationId, BookingId } from '#shared/ids';
+import { createHash } from 'node:crypto';
+import type { ApplicationId, CredentialId, RedirectUriId, DraftId, GrantId, JobId, MessageId, NotificationId, SignatureId, TemplateId, ThreadId, ScheduleId, UploadId, WebhookId, ListId, RuleId, PolicyId, WorkspaceId, EvaluationId, CalendarId, ConfigurationId, BookingId } from '#shared/ids';
 
 export interface Key {
   pk: string;
@@ -283,3 +291,33 @@ export const sessionKey = (tokenHash: string): Key => ({ pk: `schedses#${tokenHa
 export const bookingKey = (id: BookingId): Key => ({ pk: `booking#${id}`, sk: 'booking' });
 /** An organizer's booked time on one UTC day: the slot locks bookings take and cancellations release. */
 export const bookedDayKey = (grantId: GrantId, day: string): Key => ({ pk: `grant#${grantId}#booked`, sk: day });
+
+/**
+ * The context a sealed value is bound to (shared/crypto/sealed.ts): the key of the item that holds it,
+ * so a sealed value copied onto another item does not open there.
+ */
+export const sealContext = (key: Key): string => `${key.pk}/${key.sk}`;
+
+const sha256 = (value: string) => createHash('sha256').update(value, 'utf8').digest('hex');
+
+/** A redirect (callback) URI of an application, by ID. */
+export const redirectUriKey = (appId: ApplicationId, id: RedirectUriId): Key => ({ pk: `app#${appId}`, sk: `redirect_uri#${id}` });
+export const redirectUrisOfApplication = (appId: ApplicationId) => ({ pk: `app#${appId}`, skPrefix: 'redirect_uri#' });
+/** Uniqueness and lookup of a redirect URI by its parsed URL (`new URL(url).href`), hashed: URLs may outgrow a sort key. */
+export const redirectUrlKey = (appId: ApplicationId, href: string): Key => ({ pk: `app#${appId}`, sk: `redirect_url#${sha256(href)}` });
+/** A desktop redirect URI on loopback http, by its URL with the port removed: RFC 8252 lets any port match it. */
+export const redirectLoopbackKey = (appId: ApplicationId, hrefWithoutPort: string): Key => ({ pk: `app#${appId}`, sk: `redirect_loopback#${sha256(hrefWithoutPort)}` });
+
+/** The connector of one provider (an application has at most one per provider). */
+export const connectorKey = (appId: ApplicationId, provider: string): Key => ({ pk: `app#${appId}`, sk: `connector#${provider}` });
+export const connectorsOfApplication = (appId: ApplicationId) => ({ pk: `app#${appId}`, skPrefix: 'connector#' });
+/** A credential of a provider's connector, by ID. */
+export const credentialKey = (appId: ApplicationId, provider: string, id: CredentialId): Key => ({ pk: `app#${appId}`, sk: `cred#${provider}#${id}` });
+/** Query: the credentials stored for a provider (of its current connector and of deleted ones not yet cleaned up). */
+export const credentialsOfProvider = (appId: ApplicationId, provider: string) => ({ pk: `app#${appId}`, skPrefix: `cred#${provider}#` });
+/** Guard item that makes a credential name unique within one connector (its generation), case-insensitively. */
+export const credentialNameKey = (appId: ApplicationId, provider: string, generation: string, normalizedName: string): Key => ({
+  pk: `app#${appId}`,
+  sk: `credname#${provider}#${generation}#${sha256(normalizedName)}`,
+});
+export const credentialNamesOfConnector = (appId: ApplicationId, provider: string, generation: string) => ({ pk: `app#${appId}`, skPrefix: `credname#${provider}#${generation}#` });

@@ -24,15 +24,22 @@ export function parseGrantRef(raw: string): GrantRef {
 
 const shown = (raw: string) => (raw.length > 200 ? `${raw.slice(0, 200)}…` : raw);
 
-/** Finds the grant named by a path parameter, always within the calling application; 404 otherwise. */
+/**
+ * Finds the grant named by a path parameter, always within the calling application (and, with an
+ * access token, only the token's grant); 404 otherwise.
+ */
 export async function resolveGrant(app: ApplicationContext, raw: string): Promise<GrantRecord> {
   const ref = parseGrantRef(raw);
   let grant: GrantRecord | undefined;
   switch (ref.kind) {
     case 'me':
-      throw new InvalidRequestError(
-        "The grant 'me' is only available with an access token from the OAuth token exchange; with an API key, name the grant by ID, email address or external ID",
-      );
+      if (app.credential !== 'access_token') {
+        throw new InvalidRequestError(
+          "The grant 'me' is only available with an access token from the OAuth token exchange; with an API key, name the grant by ID, email address or external ID",
+        );
+      }
+      grant = await getGrant(app.applicationId, app.grantId);
+      break;
     case 'id': {
       const id = parseId('grant', ref.value);
       grant = id ? await getGrant(app.applicationId, id) : undefined;
@@ -49,6 +56,7 @@ export async function resolveGrant(app: ApplicationContext, raw: string): Promis
       throw new Error(`Unhandled grant reference ${String(exhaustive)}`);
     }
   }
-  if (!grant) throw new NotFoundError(`Grant '${shown(raw)}' not found`);
+  // An access token reaches its own grant only: any other is as unknown as another application's.
+  if (!grant || (app.credential === 'access_token' && grant.id !== app.grantId)) throw new NotFoundError(`Grant '${shown(raw)}' not found`);
   return grant;
 }

@@ -7,25 +7,15 @@ import { ConflictError, InvalidRequestError, NotFoundError } from '#shared/error
 import { pageSize } from '#shared/http/page';
 import { newId } from '#shared/ids';
 import { newNotification } from '#shared/notifications/notification';
-import { accountHooksOf, providerNamed, publicProviderName } from '#shared/providers/accounts';
+import { obscureUserAgent, toGrantResource } from '#shared/grants/resource';
+import { accountHooksOf } from '#shared/providers/accounts';
+import { providerNamed } from '#shared/providers/names';
 import { clock } from '#shared/time';
-import { workspaceForNewGrant } from '#shared/governance/workspaces';
-import type { CreateCustomGrantBody, Grant, ListGrantsQuery, UpdateGrantBody } from '#schemas/grants';
+import type { ListGrantsQuery, UpdateGrantBody } from '#schemas/grants';
 
-/** The public shape of a grant (the stored record minus internal fields). */
-export function toGrantResource(record: GrantRecord): Grant {
-  const { application_id: _app, provider, ...resource } = record;
-  return { ...resource, provider: publicProviderName(provider) as Grant['provider'] };
-}
+export { obscureUserAgent, toGrantResource };
 
-/** The spec returns the user agent "hidden/obscured": keep its product token's first characters only. */
-export function obscureUserAgent(userAgent: string): string | undefined {
-  if (!userAgent) return undefined;
-  const visible = userAgent.slice(0, Math.min(4, userAgent.length));
-  return visible + '*'.repeat(Math.min(12, Math.max(0, userAgent.length - visible.length)));
-}
-
-function conflictMessage(error: UniquenessConflictError, email: string, externalId?: string | null): string {
+export function conflictMessage(error: UniquenessConflictError, email: string, externalId?: string | null): string {
   switch (error.constraint) {
     case 'email':
       return `A grant for ${email} already exists in this application`;
@@ -34,49 +24,6 @@ function conflictMessage(error: UniquenessConflictError, email: string, external
     case 'external_id':
       return `external_id '${externalId}' is already used by another grant of this application`;
   }
-}
-
-export async function createCustomGrant(
-  app: ApplicationContext,
-  body: CreateCustomGrantBody,
-  meta: { ip: string; userAgent: string },
-): Promise<GrantRecord> {
-  const provider = providerNamed(body.provider);
-  if (!provider) throw new InvalidRequestError(`Unsupported provider '${body.provider}'`);
-  const hooks = accountHooksOf(provider);
-  const account = hooks.account(body);
-  const email = account.email;
-  if (body.workspace_id !== undefined && !hooks.governed) throw new InvalidRequestError(`'workspace_id' applies to Agent Accounts only`);
-  const workspaceId = hooks.governed ? await workspaceForNewGrant(app.applicationId, email, body.workspace_id) : undefined;
-  const now = clock.nowSeconds();
-  const record: GrantRecord = {
-    id: newId('grant'),
-    application_id: app.applicationId,
-    provider,
-    grant_status: 'valid',
-    email,
-    ...(account.name !== undefined ? { name: account.name } : {}),
-    scope: ['email', 'calendar'],
-    settings: account.settings,
-    ip: meta.ip || undefined,
-    user_agent: obscureUserAgent(meta.userAgent),
-    created_at: now,
-    updated_at: now,
-    provider_user_id: email,
-    blocked: false,
-    external_id: body.external_id,
-    ...(workspaceId ? { workspace_id: workspaceId } : {}),
-  };
-  try {
-    // What the provider commits with a new grant (an Agent Account: its address and system folders).
-    await grants.insertGrant(record, hooks.created(record, now), [
-      { notification: newNotification({ type: 'grant.created', applicationId: app.applicationId, grantId: record.id, object: toGrantResource(record) }) },
-    ]);
-  } catch (error) {
-    if (error instanceof UniquenessConflictError) throw new ConflictError(conflictMessage(error, email, body.external_id));
-    throw error;
-  }
-  return record;
 }
 
 export async function listGrants(app: ApplicationContext, query: ListGrantsQuery): Promise<{ items: GrantRecord[]; nextCursor?: string }> {

@@ -48,6 +48,10 @@ export interface RouteSpec {
   readonly status?: 201;
   /** Whether `select` is accepted; the spec forbids it on DELETE, send, create draft, attachments. */
   readonly select?: boolean;
+  /** Also accept `application/x-www-form-urlencoded` bodies (the OAuth token endpoints, RFC 6749 §4.1.3). */
+  readonly formBody?: boolean;
+  /** `oauth`: errors answer in the OAuth shape `{error, error_description, error_code, error_uri}` (the token endpoints). */
+  readonly errors?: 'oauth';
 }
 
 export type RouteTable = Readonly<Record<string, RouteSpec>>;
@@ -118,7 +122,9 @@ export type RouteResult<D = object> =
   /** An HTML page (the booking page): its scripts and styles carry `nonce`, the only ones its CSP allows. */
   | { kind: 'page'; html: string; nonce: string; status?: number }
   /** 302 to `location`, with a JSON body naming it. */
-  | { kind: 'redirect'; location: string };
+  | { kind: 'redirect'; location: string }
+  /** A JSON object answered as it is, beside `request_id` rather than in `data` (the OAuth token response). */
+  | { kind: 'flat'; data: D };
 
 export type RouteHandler<R extends RouteSpec> = (request: RouteRequest<R>) => Promise<RouteResult<DataOf<R>>>;
 
@@ -138,5 +144,7 @@ export const page = (html: string, nonce: string, status?: number) => ({ kind: '
 /** A document the API itself produced (e.g. text/calendar), answered with its own media type. */
 export const document = (content: Buffer, contentType: string, filename: string) => ({ kind: 'binary' as const, content, contentType, filename, ownType: true });
 export const redirect = (location: string) => ({ kind: 'redirect' as const, location });
+/** An answer without the `data` envelope: `{request_id, ...data}` (OAuth token responses, RFC 6749 §5.1). */
+export const flat = <D extends object>(data: D) => ({ kind: 'flat' as const, data });
 
 export const routeKey = (spec: Pick<RouteSpec, 'method' | 'path'>) => `${spec.method} ${spec.path}`;

@@ -1,3 +1,4 @@
+import type { ApplicationContext } from '#shared/applications/authenticate';
 import type { GrantRecord } from '#shared/db/grants';
 import type { NamedTransactItem } from '#shared/db/transact';
 import type { CreateCustomGrantBody } from '#schemas/grants';
@@ -186,14 +187,23 @@ export interface AttachmentsProvider {
  * created or deleted. The grants service calls these hooks and never names a provider itself; the
  * purge of a deleted grant's data is the other half (shared/providers/purge.ts, in the jobs worker).
  */
+/**
+ * `POST /v3/connect/custom` for a provider whose accounts live elsewhere: bulk authentication with a
+ * registered credential (a service account, an admin consent), which creates or re-authenticates the
+ * grant itself.
+ */
+export type CustomAuthentication = (app: ApplicationContext, request: CreateCustomGrantBody, meta: { ip: string; userAgent: string }) => Promise<GrantRecord>;
+
 export interface AccountHooks {
   /** Whether its accounts belong to workspaces (rules, policies): `workspace_id` is accepted on create. */
   governed: boolean;
   /**
    * The account a create request names, from its provider settings (400 when they do not fit this
-   * provider): its address, and the settings kept on the grant.
+   * provider): its address, and the settings kept on the grant. Providers whose accounts live
+   * elsewhere have a custom authentication instead (shared/providers/custom.ts).
    */
-  account(request: CreateCustomGrantBody): { email: string; settings: Record<string, unknown>; name?: string };
+  account?(request: CreateCustomGrantBody): { email: string; settings: Record<string, unknown>; name?: string };
+
   /** Checks the provider fields of an update (`settings`, `scope`): 400 saying why for what cannot change. */
   update(request: { settings?: Record<string, unknown>; scope?: string[] }): void;
   /** Items committed in the transaction that creates the grant (reservations, initial storage). */

@@ -1,5 +1,6 @@
 import type { GrantRecord, Provider } from '#shared/db/grants';
 import { InvalidRequestError } from '#shared/errors';
+import { publicProviderName } from '#shared/providers/names';
 
 /**
  * Every grant-scoped mail endpoint goes through a provider of its capability (messages, threads,
@@ -9,6 +10,11 @@ import { InvalidRequestError } from '#shared/errors';
  */
 export function providerOf<T>(registry: Partial<Record<Provider, T>>, grant: GrantRecord, capability: string): T {
   const provider = registry[grant.provider];
-  if (!provider) throw new InvalidRequestError(`${capability} are not available for provider '${grant.provider}'`);
+  if (!provider) {
+    const name = publicProviderName(grant.provider);
+    throw new InvalidRequestError(
+      `${capability} of '${name}' grants are not served by this deployment yet: it has no ${name} adapter for them (the grant itself, its tokens, GET /v3/grants/me and webhooks work; grant ${grant.id})`,
+    );
+  }
   return provider;
 }

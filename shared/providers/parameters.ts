@@ -7,7 +7,7 @@ import { InvalidRequestError } from '#shared/errors';
  * that says why. Checked once for every grant-scoped request, after validation, so each operation
  * that lists a parameter answers it the same way.
  */
-const UNSUPPORTED: Record<Provider, Readonly<Record<string, string>>> = { agent: AGENT_UNSUPPORTED_PARAMETERS };
+const UNSUPPORTED: Partial<Record<Provider, Readonly<Record<string, string>>>> = { agent: AGENT_UNSUPPORTED_PARAMETERS };
 
 export function checkProviderParameters(provider: Provider, query: Readonly<Record<string, unknown>>): void {
   for (const [name, message] of Object.entries(UNSUPPORTED[provider] ?? {})) {

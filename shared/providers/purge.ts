@@ -1,4 +1,5 @@
 import { purgeAgentMailbox } from '#shared/agent/purge';
+import { purgeConnectedGrant } from '#shared/connect/purge';
 import type { Provider } from '#shared/db/grants';
 import type { GrantId } from '#shared/ids';
 
@@ -9,7 +10,13 @@ import type { GrantId } from '#shared/ids';
  */
 export type PurgeGrant = (grantId: GrantId, shouldStop: () => boolean) => Promise<'done' | 'more'>;
 
-const registry: Record<Provider, PurgeGrant> = { agent: purgeAgentMailbox };
+const registry: Record<Provider, PurgeGrant> = {
+  agent: purgeAgentMailbox,
+  google: purgeConnectedGrant,
+  microsoft: purgeConnectedGrant,
+  yahoo: purgeConnectedGrant,
+  zoom: purgeConnectedGrant,
+};
 
 /** The purge of a provider's grants; undefined for a provider that stores nothing of its own. */
 export const purgeOf = (provider: string): PurgeGrant | undefined => (registry as Record<string, PurgeGrant | undefined>)[provider];

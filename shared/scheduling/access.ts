@@ -7,7 +7,6 @@ import { AuthenticationError, InvalidRequestError, NotFoundError } from '#shared
 import { parseId, type ApplicationId } from '#shared/ids';
 import { parseBookingReference, saltMatches, sha256 } from '#shared/scheduling/reference';
 import { clock } from '#shared/time';
-import { env } from '#shared/config';
 
 /**
  * Who may use a configuration's public endpoints (availability, bookings, the booking page): a
@@ -143,12 +142,6 @@ export async function pageConfiguration(slug: string, clientId: string | undefin
   return record;
 }
 
-/** The origin links in emails point to: PUBLIC_BASE_URL, or the host the request came to. */
-export function originOf(headers: Record<string, string>): string | undefined {
-  const configured = env.publicBaseUrl();
-  if (configured) return configured.replace(/\/+$/, '');
-  const host = headers['x-forwarded-host'] ?? headers.host;
-  return host ? `${headers['x-forwarded-proto'] ?? 'http'}://${host}` : undefined;
-}
+export { originOf } from '#shared/http/origin';
 
 export const applicationOf = (record: ConfigurationRecord): ApplicationContext => ({ applicationId: record.application_id as ApplicationId, credential: 'api_key' });

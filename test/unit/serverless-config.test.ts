@@ -73,9 +73,9 @@ describe('serverless.yml', () => {
       expect(Object.values(params).map((stage) => stage.webhookSecretKey)).toEqual(Object.values(params).map(() => undefined));
     });
 
-    it('gives its ARN only to the functions that encrypt or use webhook secrets', () => {
+    it('gives its ARN only to the functions that seal or open secrets (webhook secrets, connector secrets, provider tokens)', () => {
       const holders = environments.filter(([, environment]) => environment.WEBHOOK_SECRET_KEY_ARN !== undefined).map(([name]) => name);
-      expect(holders.sort()).toEqual(['webhook-delivery', 'webhooks']);
+      expect(holders.sort()).toEqual(['connect', 'connectors', 'jobs', 'webhook-delivery', 'webhooks']);
       for (const name of holders) expect(config.functions[name]!.environment!.WEBHOOK_SECRET_KEY_ARN).toBe('${param:webhookSecretKeyArn}');
       // Deployed: the Ref of an AWS::SecretsManager::Secret is its ARN. Local: the local stack's secret.
       expect(params.default!.webhookSecretKeyArn).toEqual({ Ref: 'WebhookSecretKey' });
@@ -86,7 +86,7 @@ describe('serverless.yml', () => {
       const readers = Object.entries(config.functions)
         .filter(([, fn]) => secretStatements(fn.role!).length > 0)
         .map(([name]) => name);
-      expect(readers.sort()).toEqual(['webhook-delivery', 'webhooks']);
+      expect(readers.sort()).toEqual(['connect', 'connectors', 'jobs', 'webhook-delivery', 'webhooks']);
       for (const name of readers) {
         expect(secretStatements(config.functions[name]!.role!)).toEqual([{ Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: { Ref: 'WebhookSecretKey' } }]);
       }

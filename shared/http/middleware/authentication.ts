@@ -6,7 +6,7 @@ import { stateOf } from '#shared/http/middleware/state';
 
 /**
  * `Authorization: Bearer <API key>` → the calling application (401 otherwise), unless the route is
- * public. An `optional` route is public without the header; with it, the bearer is a session of
+ * public; `Authorization: Bearer <access token>` → the application too, for grant-scoped routes only. An `optional` route is public without the header; with it, the bearer is a session of
  * `sessions` (when the function accepts them) or an API key, and anything else is a 401 here,
  * before the body is read or validated.
  */
@@ -32,6 +32,12 @@ export const authentication = (sessions?: SessionAuthenticator): middy.Middlewar
       }
     } else {
       state.app = await authenticate(header);
+    }
+    // An access token opens its own grant's endpoints only; everything else of the application needs its API key.
+    if (state.app.credential === 'access_token' && !state.route!.spec.path.includes('{grant_id}')) {
+      throw new AuthenticationError(
+        `An access token opens only its own grant's endpoints (/v3/grants/me/… or /v3/grants/<its grant>/…); ${state.route!.spec.method} ${state.route!.spec.path} needs the application's API key`,
+      );
     }
     state.log = state.log.child({ application_id: state.app.applicationId });
   },

@@ -14,6 +14,7 @@ import { stateOf } from '#shared/http/middleware/state';
 const DEFAULT_MAX_BODY = 1024 * 1024;
 const JSON_CONTENT_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;.*)?$/i;
 const MULTIPART = /^multipart\/form-data\s*;/i;
+const FORM = /^application\/x-www-form-urlencoded\s*(?:;.*)?$/i;
 
 const megabytes = (bytes: number) => `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MB`;
 
@@ -64,12 +65,23 @@ export const jsonBody = (multipart?: MultipartParser): middy.MiddlewareObj<APIGa
       }
 
       const max = spec.maxBodyBytes ?? DEFAULT_MAX_BODY;
+      if (spec.formBody && FORM.test(contentType)) {
+        if (size > max) throw new PayloadTooLargeError(`Requests are limited to ${megabytes(max)} (got ${megabytes(size)})`);
+        const text = request.event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
+        const fields: Record<string, string> = {};
+        for (const [name, value] of new URLSearchParams(text)) {
+          if (name in fields) throw new InvalidRequestError(`'${name}' is sent twice`);
+          fields[name] = value;
+        }
+        state.body = fields;
+        return;
+      }
       if (size > max) {
         throw new PayloadTooLargeError(`JSON requests are limited to ${megabytes(max)} (got ${megabytes(size)})${spec.maxBodyHint ? `; ${spec.maxBodyHint}` : ''}`);
       }
       if (!JSON_CONTENT_TYPE.test(contentType)) {
         throw new UnsupportedMediaTypeError(
-          `Content-Type must be application/json${spec.multipartMaxBytes ? ' or multipart/form-data' : ''} (got ${contentType ? `'${contentType.slice(0, 100)}'` : 'none'})`,
+          `Content-Type must be application/json${spec.multipartMaxBytes ? ' or multipart/form-data' : ''}${spec.formBody ? ' or application/x-www-form-urlencoded' : ''} (got ${contentType ? `'${contentType.slice(0, 100)}'` : 'none'})`,
         );
       }
       // Our own checks above give the precise 413/415; the parser sees a normalised content type.

@@ -1,7 +1,7 @@
 import type middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { gzipSync } from 'node:zlib';
-import { ApiError } from '#shared/errors';
+import { ApiError, oauthCodeOf } from '#shared/errors';
 import { routeKey, type RouteResult } from '#shared/http/route';
 import { project } from '#shared/http/select';
 import { beginState, existingState, stateOf, type State } from '#shared/http/middleware/state';
@@ -71,6 +71,9 @@ export const responseMiddleware = (): middy.MiddlewareObj<APIGatewayProxyEventV2
         status = result.status ?? 200;
         payload = { request_id: state.requestId };
         break;
+      case 'flat':
+        payload = { request_id: state.requestId, ...result.data };
+        break;
       case 'redirect':
         status = 302;
         extra = { location: result.location };
@@ -132,7 +135,16 @@ export const responseMiddleware = (): middy.MiddlewareObj<APIGatewayProxyEventV2
       state.log.error('unhandled error', { error: error ?? undefined });
       apiError = new ApiError(500, `Internal error; quote request id ${state.requestId} when reporting it`, { expose: false });
     }
-    const payload = { request_id: state.requestId, error: { type: apiError.type, message: apiError.message } };
+    const payload =
+      state.route?.spec.errors === 'oauth'
+        ? {
+            request_id: state.requestId,
+            error: oauthCodeOf(apiError),
+            error_description: apiError.message,
+            error_code: String(apiError.status),
+            error_uri: `https://www.rfc-editor.org/rfc/rfc6749#section-5.2`,
+          }
+        : { request_id: state.requestId, error: { type: apiError.type, message: apiError.message } };
     request.response = render(state, apiError.status, payload, apiError.headers);
     accessLog(state, request.event, apiError.status);
   },

@@ -1,0 +1,82 @@
+import {
+  ConnectorListQuery,
+  ConnectorObject,
+  CreateConnectorBody,
+  CreateCredentialBody,
+  CredentialListQuery,
+  CredentialObject,
+  DetectBody,
+  DetectObject,
+  DetectQuery,
+  UpdateConnectorBody,
+  UpdateCredentialBody,
+} from '#schemas/connectors';
+import type { RouteTable } from '#shared/http/route';
+
+/** Connectors of the calling application, their credentials, and provider detection. */
+export const routes = {
+  listConnectors: { method: 'GET', path: '/v3/connectors', summary: 'Connectors of the application, by provider', query: ConnectorListQuery, response: ConnectorObject, responseKind: 'list' },
+  createConnector: {
+    method: 'POST',
+    path: '/v3/connectors',
+    summary: 'Create the connector of a provider (one per provider; the client secret is sealed, never answered)',
+    body: CreateConnectorBody,
+    response: ConnectorObject,
+    status: 201,
+  },
+  getConnector: { method: 'GET', path: '/v3/connectors/{provider}', summary: 'Get the connector of a provider', response: ConnectorObject },
+  updateConnector: {
+    method: 'PATCH',
+    path: '/v3/connectors/{provider}',
+    summary: 'Change a connector: name, settings (replaced as a whole), scope, active_credential_id',
+    body: UpdateConnectorBody,
+    response: ConnectorObject,
+  },
+  replaceConnector: {
+    method: 'PUT',
+    path: '/v3/connectors/{provider}',
+    summary: 'Change a connector, as PATCH does (the published SDKs send PUT)',
+    body: UpdateConnectorBody,
+    response: ConnectorObject,
+  },
+  deleteConnector: { method: 'DELETE', path: '/v3/connectors/{provider}', summary: 'Delete a connector and its credentials', responseKind: 'empty' },
+  listCredentials: {
+    method: 'GET',
+    path: '/v3/connectors/{provider}/creds',
+    summary: "Credentials of a provider's connector, newest first",
+    query: CredentialListQuery,
+    response: CredentialObject,
+    responseKind: 'list',
+  },
+  createCredential: {
+    method: 'POST',
+    path: '/v3/connectors/{provider}/creds',
+    summary: 'Create a credential (serviceaccount: google; adminconsent: microsoft; connector: OAuth providers); its data is sealed, never answered',
+    body: CreateCredentialBody,
+    response: CredentialObject,
+    status: 201,
+  },
+  getCredential: { method: 'GET', path: '/v3/connectors/{provider}/creds/{id}', summary: 'Get a credential (without its data)', response: CredentialObject },
+  updateCredential: {
+    method: 'PATCH',
+    path: '/v3/connectors/{provider}/creds/{id}',
+    summary: 'Rename a credential or replace its data',
+    body: UpdateCredentialBody,
+    response: CredentialObject,
+  },
+  deleteCredential: {
+    method: 'DELETE',
+    path: '/v3/connectors/{provider}/creds/{id}',
+    summary: "Delete a credential (not the connector's active one: 409)",
+    responseKind: 'empty',
+  },
+  detectProvider: {
+    method: 'POST',
+    path: '/v3/providers/detect',
+    summary: 'The provider of an email address, from a table of well-known mail domains (no DNS lookup)',
+    query: DetectQuery,
+    body: DetectBody,
+    bodyOptional: true,
+    response: DetectObject,
+  },
+} as const satisfies RouteTable;

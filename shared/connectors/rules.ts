@@ -1,0 +1,160 @@
+import { createPrivateKey } from 'node:crypto';
+import { env } from '#shared/config';
+import { InvalidRequestError } from '#shared/errors';
+import { CONNECTOR_PROVIDERS, type ConnectorProvider, type ConnectorSettings, type CredentialType } from '#schemas/connectors';
+
+/**
+ * What each provider's connector and each credential type take: the registry the connector and
+ * credential services check requests against, kept as data so that one table answers "may a
+ * microsoft connector have a tenant?" or "which providers take a service account?".
+ */
+type SettingName = keyof ConnectorSettings;
+
+interface ProviderRule {
+  label: string;
+  /** A provider auth app (OAuth): client_id and client_secret required, credentials of type `connector` allowed. */
+  oauth: boolean;
+  /** Settings the connector takes (client_id and client_secret are required when `oauth`). */
+  settings: readonly SettingName[];
+  /** Default scopes: any, none (the provider configures them elsewhere), or one of a fixed set. */
+  scope: 'any' | 'none' | readonly string[];
+  /** Credential types the provider's connector takes besides `connector` (OAuth providers). */
+  bulk: readonly Exclude<CredentialType, 'connector'>[];
+}
+
+export const PROVIDER_RULES: Record<ConnectorProvider, ProviderRule> = {
+  google: { label: 'Google', oauth: true, settings: ['client_id', 'client_secret', 'issuer', 'topic_name'], scope: 'any', bulk: ['serviceaccount'] },
+  microsoft: { label: 'Microsoft', oauth: true, settings: ['client_id', 'client_secret', 'tenant', 'issuer'], scope: 'any', bulk: ['adminconsent'] },
+  yahoo: { label: 'Yahoo', oauth: true, settings: ['client_id', 'client_secret', 'issuer'], scope: 'any', bulk: [] },
+  // Zoom takes its scopes from the Zoom app's own configuration.
+  zoom: { label: 'Zoom', oauth: true, settings: ['client_id', 'client_secret', 'issuer'], scope: 'none', bulk: [] },
+  imap: { label: 'IMAP', oauth: false, settings: [], scope: 'none', bulk: [] },
+  icloud: { label: 'iCloud', oauth: false, settings: [], scope: 'none', bulk: [] },
+  ews: { label: 'Exchange (EWS)', oauth: false, settings: [], scope: ['ews.messages', 'ews.calendar', 'ews.contacts'], bulk: [] },
+};
+
+/** The provider of a path, or a 400 listing the valid ones. */
+export function parseProvider(value: string): ConnectorProvider {
+  if ((CONNECTOR_PROVIDERS as readonly string[]).includes(value)) return value as ConnectorProvider;
+  throw new InvalidRequestError(`'provider' must be one of: ${CONNECTOR_PROVIDERS.join(', ')}`);
+}
+
+/** Which providers take a credential type, in words for a 400. */
+export function credentialProviders(type: CredentialType): ConnectorProvider[] {
+  return CONNECTOR_PROVIDERS.filter((p) => (type === 'connector' ? PROVIDER_RULES[p].oauth : PROVIDER_RULES[p].bulk.includes(type)));
+}
+
+const LOCAL_MODE = env.webhookLocalMode();
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+const TENANT = /^(?:common|organizations|consumers|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63})$/;
+
+/** An OpenID Connect issuer: https (http to loopback in local mode only), no query, fragment or user information. */
+export function checkIssuer(value: string, field: string): string {
+  const rule = LOCAL_MODE ? 'an https URL (or http to localhost, 127.0.0.1 or [::1])' : 'an https URL';
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  const schemeOk = url?.protocol === 'https:' || (LOCAL_MODE && url?.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname));
+  if (!url || !schemeOk || !url.hostname || url.username || url.password || url.search || value.includes('#') || value.includes('?') || !/^[\x21-\x7e]+$/.test(value)) {
+    throw new InvalidRequestError(`'${field}' must be ${rule} naming an OpenID Connect issuer, without query, fragment or user information`);
+  }
+  return value;
+}
+
+export function checkTenant(value: string, field: string): void {
+  if (!TENANT.test(value)) throw new InvalidRequestError(`'${field}' must be common, organizations, consumers, a tenant ID (GUID) or a tenant domain name`);
+}
+
+const plural = (names: string[], one: string, many: string) => (names.length > 1 ? many : one);
+const quoted = (prefix: string, names: string[]) => names.map((n) => `'${prefix}.${n}'`).join(', ');
+
+/**
+ * The settings of a provider's connector, checked: only the provider's fields, client_id and
+ * client_secret present for OAuth providers (`secretKept`: a stored secret stands in for a missing one).
+ */
+export function checkConnectorSettings(provider: ConnectorProvider, settings: ConnectorSettings, secretKept = false): ConnectorSettings {
+  const rule = PROVIDER_RULES[provider];
+  const foreign = Object.keys(settings).filter((name) => !rule.settings.includes(name as SettingName));
+  if (foreign.length) {
+    const takes = rule.settings.length ? `; it takes ${rule.settings.map((n) => `settings.${n}`).join(', ')}` : '; it takes no settings';
+    throw new InvalidRequestError(`${quoted('settings', foreign)} ${plural(foreign, 'does', 'do')} not apply to a ${provider} connector${takes}`);
+  }
+  if (rule.oauth) {
+    const missing = ['client_id', ...(secretKept ? [] : ['client_secret'])].filter((name) => settings[name as SettingName] === undefined);
+    if (missing.length) throw new InvalidRequestError(`${quoted('settings', missing)} ${plural(missing, 'is', 'are')} required for a ${provider} connector`);
+  }
+  if (settings.tenant !== undefined) checkTenant(settings.tenant, 'settings.tenant');
+  if (settings.issuer !== undefined) checkIssuer(settings.issuer, 'settings.issuer');
+  return settings;
+}
+
+export function checkScope(provider: ConnectorProvider, scope: readonly string[]): string[] {
+  const rule = PROVIDER_RULES[provider].scope;
+  if (rule === 'any' || scope.length === 0) return [...scope];
+  if (rule === 'none') {
+    throw new InvalidRequestError(
+      provider === 'zoom' ? "'scope' does not apply to a zoom connector: set the scopes on the Zoom app itself" : `'scope' does not apply to a ${provider} connector`,
+    );
+  }
+  const unknown = scope.filter((s) => !rule.includes(s));
+  if (unknown.length) throw new InvalidRequestError(`'scope' of a ${provider} connector may only contain: ${rule.join(', ')}`);
+  return [...scope];
+}
+
+/** The fields of credential_data each type requires and accepts (a service account: its key file). */
+const CREDENTIAL_FIELDS: Record<CredentialType, { required: readonly string[]; optional: (provider: ConnectorProvider) => readonly string[] }> = {
+  serviceaccount: {
+    required: ['type', 'project_id', 'private_key_id', 'private_key', 'client_email'],
+    optional: () => ['client_id', 'auth_uri', 'token_uri', 'auth_provider_x509_cert_url', 'client_x509_cert_url', 'universe_domain'],
+  },
+  adminconsent: { required: ['client_id', 'client_secret', 'tenant'], optional: () => [] },
+  connector: { required: ['client_id', 'client_secret'], optional: (provider) => (provider === 'microsoft' ? ['tenant'] : []) },
+};
+
+const MIN_RSA_BITS = 2048;
+
+/** A PEM RSA private key of at least 2048 bits; never echoes the value. */
+function checkPrivateKey(pem: string, field: string): void {
+  const fail = (why: string) => new InvalidRequestError(`'${field}' ${why}`);
+  if (!pem.includes('-----BEGIN')) throw fail('must be a PEM private key (-----BEGIN PRIVATE KEY----- …), as in the service account key file');
+  let details: { type: string; bits: number | undefined };
+  try {
+    const key = createPrivateKey({ key: pem, format: 'pem' });
+    details = { type: key.asymmetricKeyType ?? '', bits: key.asymmetricKeyDetails?.modulusLength };
+  } catch {
+    // The parser's message could quote the input: never pass it on.
+    throw fail('is not a readable PEM private key (unencrypted PKCS#8 or PKCS#1), as in the service account key file');
+  }
+  if (details.type !== 'rsa') throw fail('must be an RSA private key');
+  if ((details.bits ?? 0) < MIN_RSA_BITS) throw fail(`must be an RSA key of at least ${MIN_RSA_BITS} bits`);
+}
+
+/** Checks that `type` fits `provider` and that `data` holds exactly its fields; the data, trimmed of nothing. */
+export function checkCredential(provider: ConnectorProvider, type: CredentialType, data: Record<string, string>): Record<string, string> {
+  const fits = credentialProviders(type);
+  if (!fits.includes(provider)) {
+    throw new InvalidRequestError(
+      `credential_type '${type}' does not fit provider ${provider}: serviceaccount is for google, adminconsent for microsoft, connector for OAuth providers (${credentialProviders('connector').join(', ')})`,
+    );
+  }
+  const rule = CREDENTIAL_FIELDS[type];
+  const accepted = new Set([...rule.required, ...rule.optional(provider)]);
+  const foreign = Object.keys(data).filter((name) => !accepted.has(name));
+  if (foreign.length) {
+    throw new InvalidRequestError(`${quoted('credential_data', foreign)} ${plural(foreign, 'is', 'are')} not part of a ${type} credential; it takes ${[...accepted].join(', ')}`);
+  }
+  const missing = rule.required.filter((name) => data[name] === undefined);
+  if (missing.length) throw new InvalidRequestError(`${quoted('credential_data', missing)} ${plural(missing, 'is', 'are')} required for credential_type ${type}`);
+  const empty = Object.keys(data).filter((name) => data[name]!.trim() === '');
+  if (empty.length) throw new InvalidRequestError(`${quoted('credential_data', empty)} must not be empty`);
+  if (type === 'serviceaccount') {
+    if (data.type !== 'service_account') throw new InvalidRequestError("'credential_data.type' must be service_account, as in the service account key file");
+    if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(data.client_email!)) throw new InvalidRequestError("'credential_data.client_email' must be the service account's email address");
+    checkPrivateKey(data.private_key!, 'credential_data.private_key');
+  }
+  if (data.tenant !== undefined) checkTenant(data.tenant, 'credential_data.tenant');
+  return data;
+}
