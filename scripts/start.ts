@@ -5,7 +5,9 @@
  *      (plus an S3 emulator for mail contents, an SMTP sink standing in for the outside world and an
  *      EventBridge Scheduler stand-in for scheduled sends)
  *   2. seeds one application whose API key is $API_KEY (default `local-dev-api-key`)
- *   3. listens for inbound mail to Agent Accounts over SMTP on $SMTP_PORT (default 2525)
+ *   3. listens for inbound mail to Agent Accounts over SMTP on $SMTP_PORT (default 2525), and starts a
+ *      local OpenID Connect server (scripts/local-stack/oidc-local.ts) as the seeded application's google
+ *      and microsoft connectors, for hosted OAuth without internet
  *   4. runs `serverless offline` with the emulators' endpoints on bundles built while the emulators
  *      start (scripts/local-stack/build.ts, into a folder of this instance's own); the queue workers
  *      (jobs, scheduled sends, webhook fan-out and delivery) run through serverless-offline-sqs, the
@@ -16,6 +18,7 @@
  * Ctrl-C (or SIGTERM) stops every child process. Local state lives in memory: each start is fresh.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -24,6 +27,7 @@ import { startLocalStack, type LocalStack } from './local-stack/index';
 import { startFrontDoor, type FrontDoor } from './local-stack/front-door';
 import { freePort } from './local-stack/index';
 import { instanceFile, recordInstance } from './local-stack/instances';
+import { startOidcServer, type LocalOidcServer } from './local-stack/oidc-local';
 import { startInboundSmtp } from './local-stack/smtp-inbound';
 import { startStreamRelay, type StreamRelay } from './local-stack/stream-relay';
 import { ROOT, loadServerlessConfig } from './local-stack/serverless-config';
@@ -34,6 +38,8 @@ const LAMBDA_PORT = Number(process.env.LAMBDA_PORT || PORT + 2);
 const API_KEY = process.env.API_KEY || 'local-dev-api-key';
 const SMTP_PORT = Number(process.env.SMTP_PORT || 2525);
 const STAGE = 'local';
+/** The client the local application's google and microsoft connectors use at the local OpenID Connect server. */
+const LOCAL_OIDC_CLIENT = 'switchboard-local';
 /** serverless offline knows each function by its deployed name, `<service>-<stage>-<function>`. */
 const functionUrl = (fn: string) => `http://127.0.0.1:${LAMBDA_PORT}/2015-03-31/functions/${loadServerlessConfig().service}-${STAGE}-${fn}/invocations`;
 /** Where this instance records its stack for `npm run admin` (one file per instance, by port). */
@@ -50,6 +56,7 @@ let inbound: { stop(): Promise<void> } | undefined;
 let healthTimer: NodeJS.Timeout | undefined;
 let relay: StreamRelay | undefined;
 let frontDoor: FrontDoor | undefined;
+let oidc: LocalOidcServer | undefined;
 let offline: ChildProcess | undefined;
 let stopping = false;
 let instanceRecorded = false;
@@ -108,6 +115,7 @@ async function stopEverything(code: number): Promise<never> {
     clearTimeout(timer);
   });
   await step('inbound SMTP', () => inbound?.stop());
+  await step('the OpenID Connect server', () => oidc?.stop());
   await step('the emulators', () => stack?.stop());
   await step('the build folder', () => rmSync(join(ROOT, BUILD_DIR), { recursive: true, force: true }));
   if (instanceRecorded) await step('the instance record', () => rmSync(instanceFile(INSTANCES_DIR, PORT), { force: true }));
@@ -195,6 +203,15 @@ async function main() {
   // Imported after the environment is set: modules read their configuration when they load.
   const { createApplication } = await import('#shared/applications/service');
   const app = await createApplication({ name: 'Local development', apiKey: API_KEY });
+  // A local OpenID Connect server plays provider A (google) and provider B (microsoft), registered as
+  // the local application's connectors through `settings.issuer`: hosted OAuth works without internet.
+  oidc = await startOidcServer({ port: process.env.OIDC_PORT ? Number(process.env.OIDC_PORT) : 0 });
+  const oidcSecret = randomBytes(24).toString('base64url');
+  oidc.addClient({ client_id: LOCAL_OIDC_CLIENT, client_secret: oidcSecret, redirect_uris: [`http://127.0.0.1:${PORT}/v3/connect/callback`, `http://localhost:${PORT}/v3/connect/callback`] });
+  const { createConnector } = await import('#shared/connectors/service');
+  for (const provider of ['google', 'microsoft'] as const) {
+    await createConnector({ applicationId: app.application_id, credential: 'api_key' }, { provider, settings: { client_id: LOCAL_OIDC_CLIENT, client_secret: oidcSecret, issuer: oidc.issuers[provider] } });
+  }
   const { acceptsRecipient, ingestMessage } = await import('#shared/agent/ingest');
   inbound = await startInboundSmtp({
     port: SMTP_PORT,
@@ -249,7 +266,7 @@ async function main() {
       })
       .catch(() => undefined);
   }, 60_000);
-  recordInstance(INSTANCES_DIR, { port: PORT, pid: process.pid, env: stack.env });
+  recordInstance(INSTANCES_DIR, { port: PORT, pid: process.pid, env: { ...stack.env, SMTP_PORT: String(SMTP_PORT) } });
   instanceRecorded = true;
   frontDoor.ready();
   log(`ready in ${seconds(started)}`);
@@ -264,6 +281,7 @@ async function main() {
       `  S3 emulator     ${stack.env.AWS_ENDPOINT_URL_S3}`,
       `  Inbound SMTP    127.0.0.1:${SMTP_PORT}   (mail to Agent Account addresses)`,
       `  Outbound sink   ${stack.env.SMTP_RELAY_URL}   (read it: ${stack.env.SMTP_SINK_URL}/messages)`,
+      `  OpenID Connect  ${oidc.issuers.google} (google), ${oidc.issuers.microsoft} (microsoft): any email address signs in`,
       '',
       `  curl -H "Authorization: Bearer ${API_KEY}" ${baseUrl}/v3/grants`,
       '',
