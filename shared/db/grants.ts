@@ -308,7 +308,8 @@ export interface Reconnection {
  */
 export async function reconnectGrant(grant: GrantRecord, changes: Reconnection, extra: NamedItems, outbox: (next: GrantRecord) => readonly OutboxEntry[]): Promise<GrantRecord> {
   const next: GrantRecord = { ...grant, ...changes };
-  const sets = ['grant_status = :status', 'scope = :scope', 'settings = :settings', 'updated_at = :now'];
+  const sets = ['grant_status = :status', '#scope = :scope', 'settings = :settings', 'updated_at = :now'];
+  const names: Record<string, string> = { '#scope': 'scope' };
   const values: Record<string, unknown> = { ':status': changes.grant_status, ':scope': changes.scope, ':settings': changes.settings, ':now': changes.updated_at };
   if (changes.provider_user_id !== undefined) {
     sets.push('provider_user_id = :puid');
@@ -317,6 +318,7 @@ export async function reconnectGrant(grant: GrantRecord, changes: Reconnection, 
   if (changes.name !== undefined) {
     sets.push('#name = :name');
     values[':name'] = changes.name;
+    names['#name'] = 'name';
   }
   try {
     await transactWrite([
@@ -329,7 +331,7 @@ export async function reconnectGrant(grant: GrantRecord, changes: Reconnection, 
             UpdateExpression: `SET ${sets.join(', ')}`,
             ConditionExpression: 'attribute_exists(pk)',
             ExpressionAttributeValues: values,
-            ...(changes.name !== undefined ? { ExpressionAttributeNames: { '#name': 'name' } } : {}),
+            ExpressionAttributeNames: names,
           },
         },
       ],

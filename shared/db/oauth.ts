@@ -241,7 +241,7 @@ export async function takeRefreshLease(grantId: GrantId, leaseId: string, now: n
 
 /** Stores refreshed tokens under the lease and a version check, releasing the lease; false when the lease was lost. */
 export async function storeRefreshed(current: ProviderTokensRecord, next: Pick<ProviderTokensRecord, 'sealed' | 'access_expires_at' | 'scope' | 'updated_at'>, leaseId: string): Promise<boolean> {
-  const sets = ['sealed = :sealed', 'scope = :scope', 'updated_at = :now', 'version = :next'];
+  const sets = ['sealed = :sealed', '#scope = :scope', 'updated_at = :now', 'version = :next'];
   const removes = ['lease_id', 'lease_until', 'failures', 'retry_at'];
   if (next.access_expires_at !== undefined) sets.push('access_expires_at = :expires');
   else removes.push('access_expires_at');
@@ -252,6 +252,7 @@ export async function storeRefreshed(current: ProviderTokensRecord, next: Pick<P
         Key: providerTokensKey(current.grant_id),
         UpdateExpression: `SET ${sets.join(', ')} REMOVE ${removes.join(', ')}`,
         ConditionExpression: 'lease_id = :lease AND version = :version',
+        ExpressionAttributeNames: { '#scope': 'scope' },
         ExpressionAttributeValues: {
           ':sealed': next.sealed,
           ':scope': next.scope,
