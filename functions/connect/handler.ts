@@ -24,7 +24,7 @@ export const handler = httpApi<typeof routes>(generated, {
   authorize: async ({ query, headers, event, sourceIp, userAgent }) => {
     const base = origin(headers);
     const result = await authorize(query, { origin: base, ip: sourceIp, userAgent, selfUrl: `${base}${event.rawPath}?${event.rawQueryString}` });
-    return result.kind === 'redirect' ? redirect(result.location) : page(result.html, result.nonce);
+    return result.kind === 'redirect' ? redirect(result.location) : page(result.html, result.nonce, undefined, result.formActions);
   },
   callback: async ({ query, headers }) => redirect((await callback(query, { origin: origin(headers) })).location),
   token: async ({ body }) => flat(await exchangeToken(body)),

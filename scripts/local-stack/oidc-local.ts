@@ -68,9 +68,18 @@ export interface IdTokenTamper {
   signWith?: 'server' | 'foreign';
 }
 
+/** A token or authorization code as it leaves the server. */
+export interface IssuedSecret {
+  issuer: LocalIssuerName;
+  kind: 'code' | 'access_token' | 'refresh_token' | 'id_token';
+  value: string;
+}
+
 export interface OidcServerOptions {
   /** 0 or absent: any free port. */
   port?: number;
+  /** Told of every authorization code and token issued (the tests' secrets scan remembers them). */
+  onIssue?: (issued: IssuedSecret) => void;
   clients?: LocalOidcClient[];
   serviceAccounts?: LocalServiceAccount[];
   /** The tenant provider B's admin consent reports (default LOCAL_TENANT_ID). */
@@ -311,6 +320,20 @@ export async function startOidcServer(options: OidcServerOptions = {}): Promise<
         throw new Error('handled by oidc-local');
       }, ['assertion']);
     }
+    // Before the ID token tamper below, so that it sees the tokens as they leave.
+    provider.use(async (ctx, next) => {
+      await next();
+      if (!options.onIssue) return;
+      const location = ctx.response.get('location');
+      const code = location ? new URL(location, origin).searchParams.get('code') : null;
+      if (code) options.onIssue({ issuer: name, kind: 'code', value: code });
+      if (ctx.path !== '/token' || ctx.status !== 200) return;
+      const body = ctx.body as Partial<Record<IssuedSecret['kind'], unknown>> | undefined;
+      for (const kind of ['access_token', 'refresh_token', 'id_token'] as const) {
+        const value = body?.[kind];
+        if (typeof value === 'string') options.onIssue({ issuer: name, kind, value });
+      }
+    });
     provider.use(async (ctx, next) => {
       await next();
       if (ctx.path !== '/token' || ctx.status !== 200) return;
@@ -406,6 +429,7 @@ export async function startOidcServer(options: OidcServerOptions = {}): Promise<
     const grantId = await grant.save();
     const token = new issuer.provider.AccessToken({ accountId, client: client!, grantId, scope, gty: 'jwt_bearer' });
     const value = await token.save();
+    options.onIssue?.({ issuer: issuer.name, kind: 'access_token', value });
     sendJson(res, 200, { access_token: value, token_type: 'Bearer', expires_in: token.expiration, scope });
   }
 

@@ -35,6 +35,8 @@ declare module 'oidc-provider' {
     method: string;
     status: number;
     body: unknown;
+    /** The response's headers (a redirect's Location); '' for one not set. */
+    response: { get(field: string): string };
   }
 
   class Provider {

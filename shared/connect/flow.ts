@@ -37,7 +37,7 @@ const CODE_PREFIX = 'sbac_';
 const random = () => randomBytes(32).toString('base64url');
 const s256 = (verifier: string) => createHash('sha256').update(verifier).digest('base64url');
 
-export type AuthorizeResult = { kind: 'redirect'; location: string } | { kind: 'page'; html: string; nonce: string };
+export type AuthorizeResult = { kind: 'redirect'; location: string } | { kind: 'page'; html: string; nonce: string; formActions: string[] };
 
 /** Where the provider sends the browser back: this API's callback. */
 export const callbackUrl = (origin: string) => `${origin}/v3/connect/callback`;
@@ -82,7 +82,23 @@ export async function authorize(query: AuthorizeQuery, meta: { origin: string; i
     if (detected && connectors.includes(detected)) return startProvider(appId, detected, query, meta);
   }
   const choices: LoginChoice[] = connectors.map((provider) => ({ provider, href: withParams(meta.selfUrl, { provider }) }));
-  return { kind: 'page', ...hostedLoginPage({ choices, prompts, loginHint: query.login_hint, detectAction: meta.selfUrl, detectFailed: prompts.includes('detect') && Boolean(query.login_hint) }) };
+  const page = hostedLoginPage({ choices, prompts, loginHint: query.login_hint, detectAction: meta.selfUrl, detectFailed: prompts.includes('detect') && Boolean(query.login_hint) });
+  // The address form is answered by a redirect to the provider, which browsers check against the page's
+  // form-action: the providers' sign-in origins are named there.
+  const formActions = prompts.includes('detect') ? await signInOrigins(appId, connectors) : [];
+  return { kind: 'page', ...page, formActions };
+}
+
+/** The origins of the providers' authorization endpoints (a connector that cannot be used is left out: its link answers why). */
+async function signInOrigins(appId: ApplicationId, providers: readonly string[]): Promise<string[]> {
+  const origins = await Promise.all(
+    providers.map((provider) =>
+      providerClient(appId, provider)
+        .then((client) => new URL(client.server.authorization_endpoint).origin)
+        .catch(() => undefined),
+    ),
+  );
+  return [...new Set(origins.filter((origin): origin is string => origin !== undefined))];
 }
 
 async function storeFlow(appId: ApplicationId, provider: string, query: AuthorizeQuery, meta: { ip: string; userAgent: string }, extra: Partial<OAuthFlowRecord> = {}) {

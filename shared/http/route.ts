@@ -120,7 +120,7 @@ export type RouteResult<D = object> =
   /** Raw bytes (attachment downloads): the only success responses that are not JSON. */
   | { kind: 'binary'; contentType: string; filename: string; content: Buffer; ownType?: boolean }
   /** An HTML page (the booking page): its scripts and styles carry `nonce`, the only ones its CSP allows. */
-  | { kind: 'page'; html: string; nonce: string; status?: number }
+  | { kind: 'page'; html: string; nonce: string; status?: number; formActions?: readonly string[] }
   /** 302 to `location`, with a JSON body naming it. */
   | { kind: 'redirect'; location: string }
   /** A JSON object answered as it is, beside `request_id` rather than in `data` (the OAuth token response). */
@@ -140,7 +140,14 @@ export const list = <D extends object>(data: D[], nextCursor?: string) => ({ kin
 export const empty = () => ({ kind: 'empty' as const });
 export const binary = (content: Buffer, contentType: string, filename: string) => ({ kind: 'binary' as const, content, contentType, filename });
 /** An HTML page whose inline script and style carry `nonce` (see the response middleware's CSP). */
-export const page = (html: string, nonce: string, status?: number) => ({ kind: 'page' as const, html, nonce, ...(status !== undefined ? { status } : {}) });
+/** `formActions`: origins the page's forms may lead to besides this one (a form whose answer redirects there). */
+export const page = (html: string, nonce: string, status?: number, formActions?: readonly string[]) => ({
+  kind: 'page' as const,
+  html,
+  nonce,
+  ...(status !== undefined ? { status } : {}),
+  ...(formActions?.length ? { formActions } : {}),
+});
 /** A document the API itself produced (e.g. text/calendar), answered with its own media type. */
 export const document = (content: Buffer, contentType: string, filename: string) => ({ kind: 'binary' as const, content, contentType, filename, ownType: true });
 export const redirect = (location: string) => ({ kind: 'redirect' as const, location });

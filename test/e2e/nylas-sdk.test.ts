@@ -1,18 +1,25 @@
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Nylas, {
+  CredentialType,
   NylasApiError,
+  NylasOAuthError,
   WebhookTriggers,
   type Booking,
+  type CodeExchangeResponse,
   type ConfigParticipant,
   type Configuration,
+  type Connector,
   type CreateAgentAccountRequest,
+  type Credential,
   type Draft,
   type Folder,
   type Grant,
   type Message,
+  type Provider,
+  type RedirectUri,
   type Thread,
   type UpdateGrantRequest,
   type WebhookWithSecret,
@@ -20,12 +27,15 @@ import Nylas, {
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { freePort } from '../../scripts/local-stack/index';
 import { ctrlC, groupAlive, npmStart, type Started } from '../support/npm-start';
+import { followLogin } from '../support/oidc-login';
 
 /**
  * The official Node SDK of the published contract (`nylas`), unchanged, against `npm start`: only its
  * base URL and API key point at Switchboard. Every step is its own test so that one failure does not
  * hide the others; a step whose prerequisite failed says so. When a step fails, its error lists every
  * HTTP exchange the SDK made during the step (method, URL, request body, status, response body).
+ * Hosted OAuth runs against the local OpenID Connect server npm start registers as the google and
+ * microsoft connectors; only the browser's part (sign-in and consent) is played by followLogin.
  */
 
 // ---------------------------------------------------------------------------------------------------
@@ -89,6 +99,9 @@ function step(name: string, body: () => Promise<void>, timeout = 60_000): void {
         const log = `\n--- HTTP exchanges of this step ---\n${describeExchanges(from)}`;
         if (error instanceof NylasApiError) {
           throw new Error(`SDK threw NylasApiError ${error.statusCode} (${error.type}): ${error.message}${log}`, { cause: error });
+        }
+        if (error instanceof NylasOAuthError) {
+          throw new Error(`SDK threw NylasOAuthError ${error.statusCode} (${error.error}): ${error.errorDescription}${log}`, { cause: error });
         }
         if (error instanceof Error) {
           error.message += log;
@@ -178,6 +191,7 @@ const attachmentBytes = Buffer.from(`Hello from the attachment ${run}\n`, 'utf8'
 let started: Started | undefined;
 let receiver: HookReceiver | undefined;
 let nylas: Nylas;
+let apiKey: string | undefined;
 
 // What the steps produce for later ones.
 let grantA: Grant | undefined;
@@ -201,6 +215,41 @@ const DAY = 86_400;
 const midnight = (days: number) => (Math.floor(Date.now() / 1000 / DAY) + days) * DAY;
 const schedulerGuest = { name: 'Gus Guest', email: `guest-${run}@example.net` };
 
+// Connected accounts: the application, its redirect URIs, connectors and credentials, hosted OAuth.
+/** The application ID, printed by npm start; the SDK's OAuth calls take it as clientId. */
+let applicationId: string | undefined;
+/** The redirect URI the hosted OAuth steps register and use; never fetched (followLogin stops there). */
+const redirectUri = `http://localhost:9000/oauth/exchange/${run}`;
+let oauthRedirect: RedirectUri | undefined;
+let otherRedirect: RedirectUri | undefined;
+/** A connector the steps create for a provider npm start does not seed; the SDK's Provider union has no 'yahoo', the contract has. */
+const YAHOO = 'yahoo' as Provider;
+let connectorCredential: Credential | undefined;
+const googleUser = `ada-${run}@gmail.com`;
+const microsoftUser = `bo-${run}@outlook.com`;
+let googleTokens: CodeExchangeResponse | undefined;
+let refreshedTokens: CodeExchangeResponse | undefined;
+/** Where the connected-account steps' exchanges start, and the one request that is meant to be refused. */
+let connectedFrom: number | undefined;
+let deliberate401: number | undefined;
+
+/** The browser's part: from the SDK's authorization URL through sign-in and consent to the redirect URI; its code, after checking state. */
+async function signIn(url: string, login: string, state: string): Promise<string> {
+  const back = await followLogin(url, { login, stopAt: (u) => `${u.origin}${u.pathname}` === redirectUri });
+  expect(back.searchParams.get('error')).toBeNull();
+  expect(back.searchParams.get('state')).toBe(state);
+  return need(back.searchParams.get('code') ?? undefined, 'a code on the redirect URI');
+}
+
+/** The body of the last token request the SDK sent, as the server received it. */
+function lastTokenRequest(): Record<string, unknown> {
+  const sent = exchanges.filter((e) => e.method === 'POST' && e.url === '/v3/connect/token').at(-1);
+  return JSON.parse(need(sent?.requestBody, 'a token request')) as Record<string, unknown>;
+}
+
+/** A client that authenticates with an access token instead of the API key. */
+const asToken = (accessToken: string) => new Nylas({ apiKey: accessToken, apiUri: apiBase });
+
 beforeAll(async () => {
   const ports = { PORT: await freePort(), LAMBDA_PORT: await freePort(), DYNAMODB_PORT: await freePort(), SQS_PORT: await freePort(), SMTP_PORT: await freePort() };
   started = await npmStart({
@@ -210,7 +259,7 @@ beforeAll(async () => {
     SCHEDULED_SEND_MIN_LEAD_SECONDS: '15',
   });
   const baseUrl = /Base URL\s+(\S+)/.exec(started.output())![1]!;
-  const apiKey = /API key\s+(\S+)/.exec(started.output())![1]!;
+  apiKey = /API key\s+(\S+)/.exec(started.output())![1]!;
   expect(baseUrl).toBe(`http://127.0.0.1:${ports.PORT}`);
   expect(apiKey).toBe(`sdk-e2e-${run}`);
   apiBase = baseUrl;
@@ -222,8 +271,12 @@ beforeAll(async () => {
 
 afterAll(async () => {
   globalThis.fetch = realFetch;
-  // SDK_E2E_LOG=<file> keeps every exchange of the run, for reading what the API answered.
-  if (process.env.SDK_E2E_LOG) writeFileSync(process.env.SDK_E2E_LOG, `${describeExchanges(0)}\n`);
+  // SDK_E2E_LOG=<file> keeps every exchange of the run, and <file>.npm-start npm start's console, for
+  // reading what the API answered and why.
+  if (process.env.SDK_E2E_LOG) {
+    writeFileSync(process.env.SDK_E2E_LOG, `${describeExchanges(0)}\n`);
+    if (started) writeFileSync(`${process.env.SDK_E2E_LOG}.npm-start`, started.output());
+  }
   await receiver?.close();
   if (started && groupAlive(started.child.pid!)) await ctrlC(started);
 }, 60_000);
@@ -859,6 +912,267 @@ describe('the official nylas SDK against npm start', () => {
     const from = need(schedulerFrom, 'the scheduler steps');
     const failed = exchanges.slice(from).filter((e) => /\/scheduling\//.test(e.url) && (e.status === undefined || e.status >= 400));
     expect(failed.map((e) => `${e.method} ${e.url} → ${e.status ?? e.error}`)).toEqual([]);
+  });
+
+  // ------------------------------------------------------------------------------ connected accounts
+  step('applications.getDetails', async () => {
+    connectedFrom = exchanges.length;
+    const details = await nylas.applications.getDetails();
+    expect(typeof details.requestId).toBe('string');
+    expect(details.data.applicationId).toBe(/Application\s+(\S+)/.exec(need(started, 'npm start').output())?.[1]);
+    expect(details.data.branding.name).toEqual(expect.any(String));
+    expect(Array.isArray(details.data.callbackUris)).toBe(true);
+    applicationId = details.data.applicationId;
+  });
+
+  step('applications.redirectUris.create (the hosted OAuth steps\u2019 URI, and a js one)', async () => {
+    const created = await nylas.applications.redirectUris.create({ requestBody: { url: redirectUri, platform: 'web' } });
+    expect(created.data).toMatchObject({ url: redirectUri, platform: 'web' });
+    expect(created.data.id).toEqual(expect.any(String));
+    oauthRedirect = created.data;
+    const js = await nylas.applications.redirectUris.create({
+      requestBody: { url: `https://app.example.com/sdk-${run}/callback`, platform: 'js', settings: { origin: 'https://app.example.com' } },
+    });
+    expect(js.data).toMatchObject({ url: `https://app.example.com/sdk-${run}/callback`, platform: 'js', settings: { origin: 'https://app.example.com' } });
+    expect(js.data.id).not.toBe(created.data.id);
+    otherRedirect = js.data;
+    // The application's details list what is registered.
+    const details = await nylas.applications.getDetails();
+    expect(details.data.callbackUris?.map((u) => u.id)).toEqual(expect.arrayContaining([created.data.id, js.data.id]));
+  });
+
+  step('applications.redirectUris.list, find and update', async () => {
+    const web = need(oauthRedirect, 'the web redirect URI');
+    const js = need(otherRedirect, 'the js redirect URI');
+    const list = await nylas.applications.redirectUris.list();
+    expect(list.data.map((u) => u.id)).toEqual(expect.arrayContaining([web.id, js.id]));
+    expect(list.data.find((u) => u.id === web.id)).toMatchObject({ url: redirectUri, platform: 'web' });
+    const found = await nylas.applications.redirectUris.find({ redirectUriId: js.id });
+    expect(found.data).toMatchObject({ id: js.id, url: js.url, platform: 'js', settings: { origin: 'https://app.example.com' } });
+    const updated = await nylas.applications.redirectUris.update({
+      redirectUriId: js.id,
+      requestBody: { url: `https://www.example.com/sdk-${run}/callback`, settings: { origin: 'https://www.example.com' } },
+    });
+    expect(updated.data).toMatchObject({ id: js.id, url: `https://www.example.com/sdk-${run}/callback`, platform: 'js', settings: { origin: 'https://www.example.com' } });
+    expect((await nylas.applications.redirectUris.find({ redirectUriId: js.id })).data.url).toBe(`https://www.example.com/sdk-${run}/callback`);
+  });
+
+  step('applications.redirectUris.destroy', async () => {
+    const js = need(otherRedirect, 'the js redirect URI');
+    const destroyed = await nylas.applications.redirectUris.destroy({ redirectUriId: js.id });
+    expect(typeof destroyed.requestId).toBe('string');
+    const ids = (await nylas.applications.redirectUris.list()).data.map((u) => u.id);
+    expect(ids).not.toContain(js.id);
+    expect(ids).toContain(need(oauthRedirect, 'the web redirect URI').id);
+  });
+
+  step('connectors.list and find: the google and microsoft connectors npm start registers', async () => {
+    // "OpenID Connect  http://127.0.0.1:<port>/google (google), http://127.0.0.1:<port>/microsoft (microsoft): …"
+    const banner = /OpenID Connect\s+(\S+) \(google\), (\S+) \(microsoft\)/.exec(need(started, 'npm start').output());
+    const issuers = { google: need(banner?.[1], 'the google issuer in the banner'), microsoft: need(banner?.[2], 'the microsoft issuer in the banner') };
+    const list = await nylas.connectors.list({});
+    const byProvider = new Map<string, Connector>(list.data.map((c) => [c.provider, c]));
+    for (const provider of ['google', 'microsoft'] as const) {
+      expect(byProvider.get(provider)?.settings).toEqual({ clientId: 'switchboard-local', issuer: issuers[provider] });
+      const found = await nylas.connectors.find({ provider });
+      expect(found.data).toMatchObject({ provider, settings: { clientId: 'switchboard-local' } });
+      // The client secret is write-only.
+      expect(found.data.settings).not.toHaveProperty('clientSecret');
+    }
+  });
+
+  step('connectors.create, update (the SDK sends PUT) and credentials of type connector', async () => {
+    const created = await nylas.connectors.create({
+      requestBody: { name: `Yahoo ${run}`, provider: YAHOO, settings: { clientId: `yahoo-client-${run}`, clientSecret: 'yahoo-secret' }, scope: ['mail-r'] },
+    });
+    expect(created.data).toMatchObject({ provider: 'yahoo', settings: { clientId: `yahoo-client-${run}` }, scope: ['mail-r'] });
+    expect(JSON.stringify(created.data)).not.toContain('yahoo-secret');
+
+    const credential = await nylas.connectors.credentials.create({
+      provider: YAHOO,
+      requestBody: { name: `Yahoo app ${run}`, credentialType: CredentialType.CONNECTOR, credentialData: { clientId: `other-client-${run}`, clientSecret: 'other-secret' } },
+    });
+    expect(credential.data).toMatchObject({ name: `Yahoo app ${run}`, credentialType: 'connector' });
+    expect(credential.data.id).toEqual(expect.any(String));
+    expect(JSON.stringify(credential.data)).not.toContain('other-secret');
+    connectorCredential = credential.data;
+
+    const updated = await nylas.connectors.update({ provider: YAHOO, requestBody: { name: `Yahoo mail ${run}`, scope: ['mail-r', 'mail-w'], activeCredentialId: credential.data.id } });
+    expect(updated.data).toMatchObject({ provider: 'yahoo', scope: ['mail-r', 'mail-w'], activeCredentialId: credential.data.id });
+    expect((updated.data as Connector & { name: string }).name).toBe(`Yahoo mail ${run}`);
+    expect((await nylas.connectors.find({ provider: YAHOO })).data).toMatchObject({ activeCredentialId: credential.data.id, settings: { clientId: `yahoo-client-${run}` } });
+  });
+
+  step('connectors.credentials.list, find, update and destroy', async () => {
+    const active = need(connectorCredential, 'the connector credential');
+    const spare = await nylas.connectors.credentials.create({
+      provider: YAHOO,
+      requestBody: { name: `Spare ${run}`, credentialType: CredentialType.CONNECTOR, credentialData: { clientId: `spare-${run}`, clientSecret: 'spare-secret' } },
+    });
+    const list = await nylas.connectors.credentials.list({ provider: YAHOO });
+    expect(list.data.map((c) => c.id).sort()).toEqual([active.id, spare.data.id].sort());
+    const found = await nylas.connectors.credentials.find({ provider: YAHOO, credentialsId: spare.data.id });
+    expect(found.data).toMatchObject({ id: spare.data.id, name: `Spare ${run}`, credentialType: 'connector' });
+    const updated = await nylas.connectors.credentials.update({
+      provider: YAHOO,
+      credentialsId: spare.data.id,
+      requestBody: { name: `Spare renamed ${run}`, credentialData: { clientId: `spare-2-${run}`, clientSecret: 'spare-secret-2' } },
+    });
+    expect(updated.data).toMatchObject({ id: spare.data.id, name: `Spare renamed ${run}`, credentialType: 'connector' });
+    expect(JSON.stringify(updated.data)).not.toContain('spare-secret-2');
+    const destroyed = await nylas.connectors.credentials.destroy({ provider: YAHOO, credentialsId: spare.data.id });
+    expect(typeof destroyed.requestId).toBe('string');
+    expect((await nylas.connectors.credentials.list({ provider: YAHOO })).data.map((c) => c.id)).toEqual([active.id]);
+  });
+
+  step('connectors.destroy (with its credentials)', async () => {
+    const destroyed = await nylas.connectors.destroy({ provider: YAHOO });
+    expect(typeof destroyed.requestId).toBe('string');
+    const providers = (await nylas.connectors.list({})).data.map((c) => c.provider);
+    expect(providers).not.toContain('yahoo');
+    expect(providers).toEqual(expect.arrayContaining(['google', 'microsoft']));
+  });
+
+  step('connectors.credentials: a google service account (a real RSA key)', async () => {
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+    const created = await nylas.connectors.credentials.create({
+      provider: 'google',
+      requestBody: {
+        name: `Service account ${run}`,
+        credentialType: CredentialType.SERVICEACCOUNT,
+        credentialData: { type: 'service_account', projectId: `project-${run}`, privateKeyId: `key-${run}`, privateKey, clientEmail: `robot-${run}@project-${run}.iam.gserviceaccount.com` },
+      },
+    });
+    expect(created.data).toMatchObject({ name: `Service account ${run}`, credentialType: 'serviceaccount' });
+    expect(JSON.stringify(created.data)).not.toContain('PRIVATE KEY');
+    const found = await nylas.connectors.credentials.find({ provider: 'google', credentialsId: created.data.id });
+    expect(found.data).toMatchObject({ id: created.data.id, credentialType: 'serviceaccount' });
+    await nylas.connectors.credentials.destroy({ provider: 'google', credentialsId: created.data.id });
+    expect((await nylas.connectors.credentials.list({ provider: 'google' })).data.map((c) => c.id)).not.toContain(created.data.id);
+  });
+
+  step('auth.detectProvider', async () => {
+    const gmail = await nylas.auth.detectProvider({ email: `x-${run}@gmail.com` });
+    expect(gmail.data).toMatchObject({ emailAddress: `x-${run}@gmail.com`, detected: true, provider: 'google' });
+    // Yahoo has no connector now: detected only when every provider type counts.
+    const yahoo = await nylas.auth.detectProvider({ email: `x-${run}@yahoo.co.uk`, allProviderTypes: true });
+    expect(yahoo.data).toMatchObject({ detected: true, provider: 'yahoo' });
+    const unknown = await nylas.auth.detectProvider({ email: `x-${run}@example.org` });
+    expect(unknown.data).toMatchObject({ emailAddress: `x-${run}@example.org`, detected: false });
+  });
+
+  step('auth.urlForOAuth2 (google, offline) → sign-in → auth.exchangeCodeForToken', async () => {
+    const clientId = need(applicationId, 'the application ID');
+    need(oauthRedirect, 'the registered redirect URI');
+    const state = `state-${run}`;
+    const url = nylas.auth.urlForOAuth2({ clientId, provider: 'google', redirectUri, loginHint: googleUser, accessType: 'offline', state });
+    expect(url.startsWith(`${apiBase}/v3/connect/auth?`)).toBe(true);
+    const code = await signIn(url, googleUser, state);
+    const tokens = await nylas.auth.exchangeCodeForToken({ clientId, redirectUri, code });
+    // The SDK sends its API key as client_secret.
+    expect(lastTokenRequest()).toEqual({ grant_type: 'authorization_code', client_id: clientId, client_secret: need(apiKey, 'the API key'), code, redirect_uri: redirectUri });
+    expect(tokens).toMatchObject({ email: googleUser, provider: 'google', tokenType: 'Bearer' });
+    expect(tokens.grantId).toEqual(expect.any(String));
+    expect(tokens.accessToken).toMatch(/^sbat_/);
+    expect(tokens.refreshToken).toEqual(expect.any(String));
+    expect(tokens.idToken).toEqual(expect.any(String));
+    expect(tokens.expiresIn).toBeGreaterThan(0);
+    expect(typeof tokens.scope).toBe('string');
+    googleTokens = tokens;
+    // The API key sees the new grant.
+    const grant = await nylas.grants.find({ grantId: tokens.grantId });
+    expect(grant.data).toMatchObject({ id: tokens.grantId, email: googleUser, provider: 'google', grantStatus: 'valid' });
+  });
+
+  step('the access token as the SDK\u2019s apiKey: grants.find me and by ID', async () => {
+    const tokens = need(googleTokens, 'the exchanged tokens');
+    const user = asToken(tokens.accessToken);
+    const me = await user.grants.find({ grantId: 'me' });
+    expect(me.data).toMatchObject({ id: tokens.grantId, email: googleUser, provider: 'google' });
+    const byId = await user.grants.find({ grantId: tokens.grantId });
+    expect(byId.data.id).toBe(tokens.grantId);
+  });
+
+  step('auth.accessTokenInfo and auth.idTokenInfo', async () => {
+    const clientId = need(applicationId, 'the application ID');
+    const tokens = need(googleTokens, 'the exchanged tokens');
+    const info = await nylas.auth.accessTokenInfo(tokens.accessToken);
+    expect(info.data).toMatchObject({ aud: clientId, sub: tokens.grantId, email: googleUser });
+    expect(info.data.exp).toBeGreaterThan(info.data.iat);
+    const idInfo = await nylas.auth.idTokenInfo(need(tokens.idToken, 'an ID token'));
+    expect(idInfo.data).toMatchObject({ aud: clientId, sub: tokens.grantId, email: googleUser });
+  });
+
+  step('auth.refreshAccessToken', async () => {
+    const clientId = need(applicationId, 'the application ID');
+    const tokens = need(googleTokens, 'the exchanged tokens');
+    const refreshed = await nylas.auth.refreshAccessToken({ clientId, redirectUri, refreshToken: need(tokens.refreshToken, 'a refresh token') });
+    expect(refreshed).toMatchObject({ grantId: tokens.grantId, email: googleUser, provider: 'google', tokenType: 'Bearer' });
+    expect(refreshed.accessToken).toMatch(/^sbat_/);
+    expect(refreshed.accessToken).not.toBe(tokens.accessToken);
+    // Refresh tokens rotate: each works once.
+    expect(refreshed.refreshToken).toEqual(expect.any(String));
+    expect(refreshed.refreshToken).not.toBe(tokens.refreshToken);
+    expect((await asToken(refreshed.accessToken).grants.find({ grantId: 'me' })).data.id).toBe(tokens.grantId);
+    refreshedTokens = refreshed;
+  });
+
+  step('auth.revoke: the access token then gets a 401, the grant stays', async () => {
+    const tokens = need(refreshedTokens, 'the refreshed tokens');
+    expect(await nylas.auth.revoke(tokens.accessToken)).toBe(true);
+    deliberate401 = exchanges.length;
+    const refused = await asToken(tokens.accessToken)
+      .grants.find({ grantId: 'me' })
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    expect(refused).toBeInstanceOf(NylasApiError);
+    expect((refused as NylasApiError).statusCode).toBe(401);
+    expect((refused as NylasApiError).type).toBe('authentication_error');
+    expect(exchanges[deliberate401]?.status).toBe(401);
+    // Revoking a token is not removing the grant.
+    expect((await nylas.grants.find({ grantId: tokens.grantId })).data).toMatchObject({ id: tokens.grantId, grantStatus: 'valid' });
+  });
+
+  step('re-authenticating the same address keeps the grant ID', async () => {
+    const clientId = need(applicationId, 'the application ID');
+    const first = need(googleTokens, 'the first exchange');
+    const state = `again-${run}`;
+    const code = await signIn(nylas.auth.urlForOAuth2({ clientId, provider: 'google', redirectUri, loginHint: googleUser, state }), googleUser, state);
+    const again = await nylas.auth.exchangeCodeForToken({ clientId, redirectUri, code });
+    expect(again).toMatchObject({ grantId: first.grantId, email: googleUser, provider: 'google' });
+    // accessType online (the SDK's default): no refresh token.
+    expect(again.refreshToken).toBeUndefined();
+    expect((await asToken(again.accessToken).grants.find({ grantId: 'me' })).data.id).toBe(first.grantId);
+    const grants = (await nylas.grants.list({ queryParams: { email: googleUser } })).data;
+    expect(grants.map((g) => g.id)).toEqual([first.grantId]);
+  });
+
+  step('auth.urlForOAuth2PKCE (microsoft) → sign-in → exchangeCodeForToken with the codeVerifier', async () => {
+    const clientId = need(applicationId, 'the application ID');
+    const state = `pkce-${run}`;
+    const pkce = nylas.auth.urlForOAuth2PKCE({ clientId, provider: 'microsoft', redirectUri, loginHint: microsoftUser, state });
+    const url = new URL(pkce.url);
+    expect(url.searchParams.get('code_challenge')).toBe(pkce.secretHash);
+    expect(url.searchParams.get('code_challenge_method')).toBe('s256');
+    const code = await signIn(pkce.url, microsoftUser, state);
+    const tokens = await nylas.auth.exchangeCodeForToken({ clientId, redirectUri, code, codeVerifier: pkce.secret });
+    // The SDK fills clientSecret with its API key when none (or '') is given: it sends both the key and
+    // the verifier (a UUID, shorter than RFC 7636's 43 characters), and the challenge must still match.
+    expect(lastTokenRequest()).toMatchObject({ grant_type: 'authorization_code', code_verifier: pkce.secret, client_secret: need(apiKey, 'the API key') });
+    expect(tokens).toMatchObject({ email: microsoftUser, provider: 'microsoft', tokenType: 'Bearer' });
+    expect(tokens.grantId).not.toBe(need(googleTokens, 'the google grant').grantId);
+    expect((await asToken(tokens.accessToken).grants.find({ grantId: 'me' })).data).toMatchObject({ id: tokens.grantId, email: microsoftUser, provider: 'microsoft' });
+  });
+
+  step('no connected-account request was answered 4xx or 5xx but the deliberate 401', async () => {
+    const from = need(connectedFrom, 'the connected-account steps');
+    const failed = exchanges
+      .slice(from)
+      .filter((e, i) => from + i !== deliberate401 && (e.status === undefined || e.status >= 400))
+      .map((e) => `${e.method} ${e.url} → ${e.status ?? e.error}`);
+    expect(failed).toEqual([]);
   });
 
   // ------------------------------------------------------------------------------------ grants, last

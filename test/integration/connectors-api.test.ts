@@ -9,6 +9,7 @@ import type { ApplicationId, CredentialId } from '#shared/ids';
 import { apiClient, type ApiClient, type ApiResponse } from '../support/api';
 import { makeApplication } from '../support/factories';
 import { useApi } from '../support/harness';
+import { rememberSecret } from '../support/secrets';
 
 /**
  * Connectors, their credentials and provider detection, over HTTP. Secrets are write-only: every
@@ -29,6 +30,10 @@ const RSA_KEY = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.e
 /** What of the private key must never show: a line from its middle. */
 const KEY_LINE = RSA_KEY.split('\n')[5]!;
 const SENTINELS = [CLIENT_SECRET, NEW_SECRET, CREDENTIAL_SECRET, KEY_LINE];
+// Also for the end-of-run scan of every log line and the whole table (test/final/secrets-scan.test.ts).
+for (const [value, what] of [[CLIENT_SECRET, 'connector client_secret'], [NEW_SECRET, 'rotated connector client_secret'], [CREDENTIAL_SECRET, 'credential_data client_secret'], [RSA_KEY, 'credential_data private_key']] as const) {
+  rememberSecret(value, `${what} (connectors-api.test.ts)`);
+}
 
 const serviceAccount = (overrides: Record<string, string> = {}) => ({
   type: 'service_account',
@@ -341,7 +346,7 @@ describe('Function: connector credentials', () => {
     ['google', { name: 'x', credential_type: 'connector', credential_data: 'client_id=a' }, "Invalid request body: 'credential_data' must be of type object"],
     ['google', { credential_type: 'connector', credential_data: { client_id: 'a', client_secret: 'b' } }, "Invalid request body: 'name' is required"],
     ['google', { name: 'x', credential_type: 'connector', credential_data: { client_id: 'a', client_secret: 'b' }, id: UNKNOWN_CRED }, "Invalid request body: unknown field 'id'"],
-  ])('refuses a %s credential %j, and stores nothing', async (provider, body, message) => {
+  ])('refuses a %s credential (case %#: the body is not printed, it holds a private key), and stores nothing', async (provider, body, message) => {
     // Prepare
     const app = await freshApplication();
     await createConnector(app.api, google);

@@ -14,6 +14,7 @@ import { followLogin } from '../support/oidc-login';
 import { pipelineIdle } from '../support/pipeline';
 import { createQueueWithDlq } from '../support/queues';
 import { startReceiver, type Receiver } from '../support/receiver';
+import { rememberSecret } from '../support/secrets';
 import { startQueueWorker } from '../support/sqs-worker';
 
 /**
@@ -71,7 +72,8 @@ beforeAll(async () => {
   apiKey = app.apiKey;
   api = apiClient(gateway.url, apiKey);
   anonymous = apiClient(gateway.url);
-  oidc = await startOidcServer();
+  rememberSecret(clientSecret, 'OIDC client secret');
+  oidc = await startOidcServer({ onIssue: ({ kind, value }) => rememberSecret(value, `provider ${kind}`) });
   oidc.addClient({ client_id: 'sb-test', client_secret: clientSecret, redirect_uris: [`${gateway.url}/v3/connect/callback`] });
   for (const provider of ['google', 'microsoft'] as const) {
     const created = await api.post('/v3/connectors', { provider, settings: { client_id: 'sb-test', client_secret: clientSecret, issuer: oidc.issuers[provider] } });
@@ -274,6 +276,7 @@ describe('hosted OAuth: provider tokens', () => {
 describe('bulk authentication', () => {
   it('google: a service account credential creates a grant through the JWT bearer grant', async () => {
     const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    rememberSecret(privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), 'service account private key');
     const account = { client_email: 'robot@project.iam.example', private_key_id: `kid-${randomBytes(4).toString('hex')}` };
     oidc.addServiceAccount({ ...account, public_key: publicKey.export({ type: 'spki', format: 'pem' }).toString() });
     const credential = await api.post('/v3/connectors/google/creds', {

@@ -29,6 +29,7 @@ import {
 } from '#shared/oauth/client';
 import { LOCAL_TENANT_ID, startOidcServer, subjectFor, type LocalOidcServer } from '../../scripts/local-stack/oidc-local';
 import { followLogin } from '../support/oidc-login';
+import { rememberSecret } from '../support/secrets';
 
 /**
  * shared/oauth against the real local OpenID Connect server (scripts/local-stack/oidc-local.ts:
@@ -45,6 +46,7 @@ let targetHits = 0;
 let REDIRECT: string;
 
 const SECRET = `secret-${randomBytes(8).toString('hex')}`;
+rememberSecret(SECRET, 'client_secret of the local OpenID Connect clients (oauth-client.test.ts)');
 const app: OAuthClient = { client_id: 'app-post', client_secret: SECRET };
 const basicApp: OAuthClient = { client_id: 'app-basic', client_secret: SECRET, token_endpoint_auth_method: 'client_secret_basic' };
 
@@ -57,6 +59,7 @@ beforeAll(async () => {
   await once(target, 'listening');
   REDIRECT = `http://127.0.0.1:${(target.address() as AddressInfo).port}/oauth/callback`;
   oidc = await startOidcServer({
+    onIssue: ({ issuer, kind, value }) => rememberSecret(value, `${kind} issued by the local ${issuer} issuer (oauth-client.test.ts)`),
     clients: [
       { client_id: app.client_id, client_secret: SECRET, redirect_uris: [REDIRECT] },
       { client_id: basicApp.client_id, client_secret: SECRET, redirect_uris: [REDIRECT], token_endpoint_auth_method: 'client_secret_basic' },
@@ -410,6 +413,7 @@ describe('Function: serviceAccountToken (provider A bulk)', () => {
     private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
     private_key_id: 'key-2026-1',
   };
+  rememberSecret(account.private_key, 'private_key of a service account (oauth-client.test.ts)');
   const scope = ['https://www.googleapis.com/auth/gmail.modify', 'openid', 'email'];
 
   beforeAll(() => {

@@ -2,12 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { createApplication } from '#shared/applications/service';
 import type { ApiClient } from './api';
 import { registerApplication } from './outbox-relay';
+import { rememberSecret } from './secrets';
 
 /** Small fixture factories: every call makes fresh, unique data so tests never share state. */
 export const uniqueEmail = (prefix = 'agent') => `${prefix}-${randomBytes(6).toString('hex')}@agents.test`;
 
 export async function makeApplication(name = 'Test application') {
   const app = await createApplication({ name });
+  rememberSecret(app.api_key, `API key of application ${app.application_id}`);
   // Its notifications reach this file's fan-out queue through the outbox consumer.
   await registerApplication(app.application_id);
   return { applicationId: app.application_id, apiKey: app.api_key };

@@ -1,6 +1,7 @@
 import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
 import { lambdaContext } from '../../scripts/local-stack/api-gateway-event';
+import { captureLogs } from './secrets';
 
 /**
  * The jobs worker in a process of its own (`node --import tsx test/support/jobs-worker-process.ts`),
@@ -8,6 +9,8 @@ import { lambdaContext } from '../../scripts/local-stack/api-gateway-event';
  * block, no finally, the SQS message neither deleted nor released. Polls JOBS_QUEUE_URL one message
  * at a time, as the event source mapping does for the `jobs` function (batch size 1).
  */
+// What this process logs goes where every test worker's logs go (test/support/secrets.ts).
+if (process.env.SWITCHBOARD_TEST_ARTIFACTS) captureLogs(process.env.SWITCHBOARD_TEST_ARTIFACTS, process.env.TEST_LOG_LEVEL ?? 'silent');
 const queueUrl = process.env.JOBS_QUEUE_URL!;
 const sqs = new SQSClient({});
 const { handler } = await import('#functions/jobs/handler');

@@ -1,10 +1,15 @@
 import { inject } from 'vitest';
+import { ARTIFACTS_ENV, captureLogs } from './secrets';
 
 // Runs in each worker before any test module loads, so modules that read their configuration at
 // load time (like Lambda cold starts) see the emulators.
 Object.assign(process.env, inject('stackEnv'), {
-  LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+  // The logger says everything; what it says goes to this worker's log file for the end-of-run secrets
+  // scan (test/final/secrets-scan.test.ts), and to the terminal only from TEST_LOG_LEVEL up (none by default).
+  LOG_LEVEL: 'debug',
+  [ARTIFACTS_ENV]: inject('testArtifacts'),
   API_KEY_CACHE_SECONDS: '0',
   // Scheduled sends may be due 15 s ahead instead of 60 (explicit configuration; the path is the same).
   SCHEDULED_SEND_MIN_LEAD_SECONDS: '15',
 });
+captureLogs(inject('testArtifacts'), process.env.TEST_LOG_LEVEL ?? 'silent');

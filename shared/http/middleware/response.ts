@@ -86,7 +86,8 @@ export const responseMiddleware = (): middy.MiddlewareObj<APIGatewayProxyEventV2
           headers: {
             'content-type': 'text/html; charset=utf-8',
             // Only the page's own nonce'd script and style run; it talks to this origin only and cannot be framed.
-            'content-security-policy': `default-src 'none'; script-src 'nonce-${result.nonce}'; style-src 'nonce-${result.nonce}'; connect-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`,
+            // A form's redirect counts as its action: a form answered by a redirect elsewhere names that origin.
+            'content-security-policy': `default-src 'none'; script-src 'nonce-${result.nonce}'; style-src 'nonce-${result.nonce}'; connect-src 'self'; img-src 'self' data:; form-action ${["'self'", ...(result.formActions ?? [])].join(' ')}; base-uri 'none'; frame-ancestors 'none'`,
             'x-content-type-options': 'nosniff',
             // Booking references travel in page URLs: never to other sites.
             'referrer-policy': 'no-referrer',
