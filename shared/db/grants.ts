@@ -303,23 +303,13 @@ export interface Reconnection {
 }
 
 /**
- * Re-authenticates a grant (hosted OAuth or bulk authentication of the same account again), with
- * the items its provider commits (new provider tokens); StaleWriteError if the grant is gone.
+ * Sets attributes of a grant that still exists, with the items its provider commits alongside
+ * (`extra`) and the notifications of the result; StaleWriteError when the grant or a condition of
+ * `extra` failed.
  */
-export async function reconnectGrant(grant: GrantRecord, changes: Reconnection, extra: NamedItems, outbox: (next: GrantRecord) => readonly OutboxEntry[]): Promise<GrantRecord> {
-  const next: GrantRecord = { ...grant, ...changes };
-  const sets = ['grant_status = :status', '#scope = :scope', 'settings = :settings', 'updated_at = :now'];
-  const names: Record<string, string> = { '#scope': 'scope' };
-  const values: Record<string, unknown> = { ':status': changes.grant_status, ':scope': changes.scope, ':settings': changes.settings, ':now': changes.updated_at };
-  if (changes.provider_user_id !== undefined) {
-    sets.push('provider_user_id = :puid');
-    values[':puid'] = changes.provider_user_id;
-  }
-  if (changes.name !== undefined) {
-    sets.push('#name = :name');
-    values[':name'] = changes.name;
-    names['#name'] = 'name';
-  }
+async function setGrantFields(grant: GrantRecord, fields: Partial<GrantRecord>, extra: NamedItems, outbox: (next: GrantRecord) => readonly OutboxEntry[]): Promise<GrantRecord> {
+  const next: GrantRecord = { ...grant, ...fields };
+  const entries = Object.entries(fields).filter(([, value]) => value !== undefined);
   try {
     await transactWrite([
       [
@@ -328,10 +318,11 @@ export async function reconnectGrant(grant: GrantRecord, changes: Reconnection, 
           Update: {
             TableName: TABLE_NAME,
             Key: grantKey(grant.application_id, grant.id),
-            UpdateExpression: `SET ${sets.join(', ')}`,
+            // Names and values by position: `name` and `scope` are reserved words.
+            UpdateExpression: `SET ${entries.map((_, i) => `#f${i} = :v${i}`).join(', ')}`,
             ConditionExpression: 'attribute_exists(pk)',
-            ExpressionAttributeValues: values,
-            ExpressionAttributeNames: names,
+            ExpressionAttributeNames: Object.fromEntries(entries.map(([name], i) => [`#f${i}`, name])),
+            ExpressionAttributeValues: Object.fromEntries(entries.map(([, value], i) => [`:v${i}`, value])),
           },
         },
       ],
@@ -346,34 +337,18 @@ export async function reconnectGrant(grant: GrantRecord, changes: Reconnection, 
 }
 
 /**
+ * Re-authenticates a grant (hosted OAuth or bulk authentication of the same account again), with
+ * the items its provider commits (new provider tokens); StaleWriteError if the grant is gone.
+ */
+export const reconnectGrant = (grant: GrantRecord, changes: Reconnection, extra: NamedItems, outbox: (next: GrantRecord) => readonly OutboxEntry[]) =>
+  setGrantFields(grant, changes, extra, outbox);
+
+/**
  * Sets a grant's status with what its provider commits alongside (`extra`, e.g. the condition that
  * the refresh lease is still held); StaleWriteError when the grant or a condition of `extra` failed.
  */
-export async function setGrantStatus(grant: GrantRecord, status: GrantStatus, updatedAt: number, extra: NamedItems, outbox: (next: GrantRecord) => readonly OutboxEntry[]): Promise<GrantRecord> {
-  const next: GrantRecord = { ...grant, grant_status: status, updated_at: updatedAt };
-  try {
-    await transactWrite([
-      [
-        'grant',
-        {
-          Update: {
-            TableName: TABLE_NAME,
-            Key: grantKey(grant.application_id, grant.id),
-            UpdateExpression: 'SET grant_status = :status, updated_at = :now',
-            ConditionExpression: 'attribute_exists(pk)',
-            ExpressionAttributeValues: { ':status': status, ':now': updatedAt },
-          },
-        },
-      ],
-      ...extra,
-      ...outboxItems(outbox(next)),
-    ]);
-  } catch (error) {
-    if (error instanceof TransactionConditionError) throw new StaleWriteError();
-    throw error;
-  }
-  return next;
-}
+export const setGrantStatus = (grant: GrantRecord, status: GrantStatus, updatedAt: number, extra: NamedItems, outbox: (next: GrantRecord) => readonly OutboxEntry[]) =>
+  setGrantFields(grant, { grant_status: status, updated_at: updatedAt }, extra, outbox);
 
 /**
  * Deletes a grant and its uniqueness items together, with the items its provider releases

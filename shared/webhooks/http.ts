@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { env } from '#shared/config';
-import type { Resolver, UrlPolicy } from '#shared/net/addresses';
-import { guardedRequest, GuardedRequestError } from '#shared/net/request';
+import type { UrlPolicy } from '#shared/net/addresses';
+import { guardedRequest, GuardedRequestError, type GuardedRequest } from '#shared/net/request';
 
 /** The deployment's URL policy (local mode allows http to loopback) and answer timeout for webhook requests. */
 export const POLICY: UrlPolicy = { local: env.webhookLocalMode() };
@@ -31,16 +31,8 @@ export class WebhookRequestError extends Error {
   }
 }
 
-interface WebhookRequest {
-  method: 'GET' | 'POST';
-  url: URL;
-  headers?: Record<string, string>;
-  body?: Buffer;
-  timeoutMs: number;
-  maxResponseBytes: number;
-  policy: UrlPolicy;
-  resolver?: Resolver;
-}
+/** A request of the guarded client (shared/net/request.ts), as webhooks send them. */
+type WebhookRequest = Omit<GuardedRequest, 'userAgent' | 'method'> & { method: 'GET' | 'POST' };
 
 export async function webhookRequest(req: WebhookRequest): Promise<WebhookResponse> {
   try {
