@@ -176,6 +176,9 @@ async function main() {
       log(`${method} ${path}: answered ${status} outside a function's HTTP stack, shown as an error envelope (${requestId}): ${body.slice(0, 500)}`),
   });
   log('starting DynamoDB Local and the SQS emulator, building the functions…');
+  // The local OpenID Connect server starts meanwhile (it needs nothing of the emulators).
+  const oidcStarting = startOidcServer({ port: process.env.OIDC_PORT ? Number(process.env.OIDC_PORT) : 0 });
+  oidcStarting.catch(() => undefined);
   const [emulators, build] = await Promise.allSettled([
     (async () => {
       const from = Date.now();
@@ -205,7 +208,7 @@ async function main() {
   const app = await createApplication({ name: 'Local development', apiKey: API_KEY });
   // A local OpenID Connect server plays provider A (google) and provider B (microsoft), registered as
   // the local application's connectors through `settings.issuer`: hosted OAuth works without internet.
-  oidc = await startOidcServer({ port: process.env.OIDC_PORT ? Number(process.env.OIDC_PORT) : 0 });
+  oidc = await oidcStarting;
   const oidcSecret = randomBytes(24).toString('base64url');
   oidc.addClient({ client_id: LOCAL_OIDC_CLIENT, client_secret: oidcSecret, redirect_uris: [`http://127.0.0.1:${PORT}/v3/connect/callback`, `http://localhost:${PORT}/v3/connect/callback`] });
   const { createConnector } = await import('#shared/connectors/service');
