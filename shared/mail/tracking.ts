@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { domainToASCII } from 'node:url';
+import { domainToASCII, domainToUnicode } from 'node:url';
 import type { TrackingSettings } from '#shared/db/mail-records';
 import { InvalidRequestError } from '#shared/errors';
 
@@ -52,7 +52,14 @@ function toALabel(label: string): string | undefined {
   const mapped = domainToASCII(`${label}.a`);
   if (!mapped.endsWith('.a')) return undefined;
   const aLabel = mapped.slice(0, -2);
-  return aLabel.includes('.') ? undefined : aLabel;
+  if (aLabel.includes('.')) return undefined;
+  // An all-ASCII host comes back as it is (the URL standard's non-strict carve-out, Node 24's URL
+  // parser), even an `xn--` label that is not valid Punycode: decoding it back tells.
+  if (aLabel.startsWith('xn--')) {
+    const unicode = domainToUnicode(`${aLabel}.a`);
+    if (unicode === '' || unicode.startsWith('xn--')) return undefined;
+  }
+  return aLabel;
 }
 
 /**
