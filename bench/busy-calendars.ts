@@ -85,7 +85,7 @@ export async function windowReadFloor(accounts: readonly { id: string }[], from:
     import('#shared/db/keys'),
     import('#shared/agent/calendars'),
     import('#shared/db/events'),
-    import('#shared/agent/events'),
+    import('#shared/agent/event-windows'),
   ]);
   const names = ['id', ...BUSY_FIELDS];
   const projection = { ProjectionExpression: names.map((_, i) => `#f${i}`).join(', '), ExpressionAttributeNames: Object.fromEntries(names.map((n, i) => [`#f${i}`, n])) };

@@ -7,12 +7,15 @@ import { routes as events } from './events/routes';
 import { routes as connect } from './connect/routes';
 import { routes as connectors } from './connectors/routes';
 import { routes as drafts } from './drafts/routes';
+import { routes as draftsSend } from './drafts-send/routes';
 import { routes as folders } from './folders/routes';
 import { routes as governance } from './governance/routes';
 import { routes as grants } from './grants/routes';
 import { routes as messages } from './messages/routes';
+import { routes as messagesClean } from './messages-clean/routes';
 import { routes as scheduling } from './scheduling/routes';
 import { routes as send } from './send/routes';
+import { routes as schedules } from './schedules/routes';
 import { routes as templates } from './templates/routes';
 import { routes as threads } from './threads/routes';
 import { routes as webhooks } from './webhooks/routes';
@@ -25,10 +28,13 @@ export const API_ROUTES = {
   connect,
   grants,
   messages,
+  'messages-clean': messagesClean,
   send,
+  schedules,
   threads,
   folders,
   drafts,
+  'drafts-send': draftsSend,
   templates,
   attachments,
   webhooks,

@@ -82,7 +82,7 @@ export function buildOpenApi(groups: Record<string, RouteTable>) {
     for (const [name, spec] of Object.entries(routes)) {
       const operation: Record<string, unknown> = {
         operationId: name,
-        tags: [group],
+        tags: [spec.tag ?? group],
         summary: spec.summary,
         parameters: parameters(spec),
         security: SECURITY[spec.auth ?? 'api_key'],

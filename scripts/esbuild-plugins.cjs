@@ -1,4 +1,6 @@
 'use strict';
+const { readFile } = require('node:fs/promises');
+
 /**
  * esbuild plugins for the function bundles (serverless.yml → custom.esbuild.plugins; the bench's
  * SDK reference bundle uses the same list).
@@ -20,6 +22,14 @@
  * (~1 ms of every cold start). In Lambda those files are never read (credentials and region come from
  * the environment), so the import resolves to a `readFile` that loads `node:fs/promises` on its first
  * call. Should the SDK import anything else from there, the build fails instead of the function.
+ *
+ * literal-schema-keys: each AWS SDK client describes its operations as data (dist-es/schemas/
+ * schemas_0.js), objects whose keys are computed from string constants of the same file
+ * (`{ [_h]: ["GET", "/{Key+}", 200] }` with `const _h = "http"`). esbuild inlines only short
+ * constants, and a computed key it cannot see is a string may run code (toString), so it keeps every
+ * schema of the service whether an operation uses it or not: ~60 KB of S3's, in every function that
+ * reads or writes S3. Each `[name]:` whose name is one of those string constants becomes the literal
+ * key itself (`"http":`): the same property, and unused schemas are left out of the bundle.
  */
 const withoutEventStreams = {
   name: 'without-event-streams',
@@ -64,4 +74,18 @@ const lazyIniFiles = {
   },
 };
 
-module.exports = [withoutEventStreams, lazyWebStreams, lazyIniFiles];
+const STRING_CONSTANT = /^const (\w+) = ("(?:[^"\\\n]|\\.)*");$/gm;
+
+const literalSchemaKeys = {
+  name: 'literal-schema-keys',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]@aws-sdk[\\/]client-[^\\/]+[\\/]dist-es[\\/]schemas[\\/]schemas_\d+\.js$/ }, async (args) => {
+      const source = await readFile(args.path, 'utf8');
+      // A literal `"__proto__":` would set the prototype where the computed key defines a property.
+      const strings = new Map([...source.matchAll(STRING_CONSTANT)].filter(([, , literal]) => literal !== '"__proto__"').map(([, name, literal]) => [name, literal]));
+      return { contents: source.replace(/\[(\w+)\]:/g, (key, name) => (strings.has(name) ? `${strings.get(name)}:` : key)), loader: 'js' };
+    });
+  },
+};
+
+module.exports = [withoutEventStreams, lazyWebStreams, lazyIniFiles, literalSchemaKeys];

@@ -14,7 +14,6 @@ export const handler = httpApi<typeof routes>(generated, {
   createDraft: async ({ grant, body, files }) => ok(await draftsOf(grant).create(grant, body, files)),
   getDraft: async ({ grant, params }) => ok(await draftsOf(grant).get(grant, params.draft_id)),
   updateDraft: async ({ grant, params, body, files }) => ok(await draftsOf(grant).update(grant, params.draft_id, body, files)),
-  sendDraft: async ({ grant, params, body }) => ok(await draftsOf(grant).send(grant, params.draft_id, body)),
   deleteDraft: async ({ grant, params }) => {
     await draftsOf(grant).delete(grant, params.draft_id);
     return empty();

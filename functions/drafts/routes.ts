@@ -1,5 +1,5 @@
 import { SelectImapQuery, SelectQuery } from '#schemas/common';
-import { CreateDraftBody, DraftObject, ListDraftsQuery, MessageObject, SendDraftBody, UpdateDraftBody } from '#schemas/mail';
+import { CreateDraftBody, DraftObject, ListDraftsQuery, UpdateDraftBody } from '#schemas/mail';
 import type { RouteTable } from '#shared/http/route';
 import { JSON_LIMIT, MULTIPART_HINT, MULTIPART_LIMIT } from '../send/routes';
 
@@ -42,14 +42,6 @@ export const routes = {
     multipartMaxBytes: MULTIPART_LIMIT,
     response: DraftObject,
     select: true,
-  },
-  sendDraft: {
-    method: 'POST',
-    path: '/v3/grants/{grant_id}/drafts/{draft_id}',
-    summary: 'Send a draft as a message (optional signature_id appends a signature); the draft is deleted',
-    body: SendDraftBody,
-    bodyOptional: true,
-    response: MessageObject,
   },
   deleteDraft: {
     method: 'DELETE',

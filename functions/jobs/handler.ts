@@ -1,9 +1,10 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { runIndexMessage, runRemoveContents } from '#shared/agent/cleanup';
+import { runRemoveContents } from '#shared/agent/cleanup';
 import { runApplyItip, runSendItip, runSendMail } from '#shared/agent/itip';
 import { syncReminders } from '#shared/scheduling/reminder-schedules';
 import { runLocalDelivery } from '#shared/agent/local-delivery';
 import { runThreadRefreshJob } from '#shared/agent/thread-refresh';
+import { runMergeSearchJob, runMessageStoredJob } from '#shared/agent/search-index';
 import { purgeListItems } from '#shared/db/governance';
 import { purgeCalendarEvents } from '#shared/db/events';
 import type { CalendarId, GrantId, ListId, WebhookId } from '#shared/ids';
@@ -37,8 +38,17 @@ async function run(job: Job, context: Context): Promise<void> {
       await runThreadRefreshJob(job);
       return;
     }
+    case 'message-stored': {
+      // Throws while concurrent refreshes of its thread keep winning: SQS delivers the job again later.
+      await runMessageStoredJob(job, () => context.getRemainingTimeInMillis() < RESERVE_MS);
+      return;
+    }
+    case 'merge-search': {
+      await runMergeSearchJob(job, () => context.getRemainingTimeInMillis() < RESERVE_MS);
+      return;
+    }
     case 'index-message': {
-      await runIndexMessage(job);
+      // Committed by a version before the search index: the message's postings were written then.
       return;
     }
     case 'remove-contents': {

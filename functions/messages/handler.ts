@@ -16,5 +16,4 @@ export const handler = httpApi<typeof routes>(generated, {
     await messagesOf(grant).delete(grant, params.message_id, query);
     return empty();
   },
-  cleanMessages: async ({ grant, body }) => list(await messagesOf(grant).clean(grant, body)),
 });

@@ -1,8 +1,8 @@
-import { SelectImapSharedFromQuery, SharedFromQuery } from '#schemas/common';
-import { CleanMessagesBody, CleanedMessageObject, DeleteMessageQuery, ListMessagesQuery, MessageIdQuery, MessageObject, UpdateMessageBody } from '#schemas/mail';
+import { SelectImapSharedFromQuery } from '#schemas/common';
+import { DeleteMessageQuery, ListMessagesQuery, MessageIdQuery, MessageObject, UpdateMessageBody } from '#schemas/mail';
 import type { RouteTable } from '#shared/http/route';
 
-/** Messages of a grant (sending lives in functions/send). */
+/** Messages of a grant (sending lives in functions/send, cleaning in functions/messages-clean). */
 export const routes = {
   listMessages: {
     method: 'GET',
@@ -36,14 +36,5 @@ export const routes = {
     summary: 'Move a message to Trash, or delete it for good with hard_delete=true',
     query: DeleteMessageQuery,
     responseKind: 'empty',
-  },
-  cleanMessages: {
-    method: 'PUT',
-    path: '/v3/grants/{grant_id}/messages/clean',
-    summary: 'Clean message bodies into readable markdown (quotes, signatures and noise removed)',
-    query: SharedFromQuery,
-    body: CleanMessagesBody,
-    response: CleanedMessageObject,
-    responseKind: 'list',
   },
 } as const satisfies RouteTable;

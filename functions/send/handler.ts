@@ -1,6 +1,5 @@
-import { list, ok } from '#shared/http/route';
+import { ok } from '#shared/http/route';
 import { parseMultipart } from '#shared/http/middleware/multipart';
-import { pageSize } from '#shared/http/page';
 import { httpApi } from '#shared/http/stack';
 import { senderOf } from '#shared/providers/send';
 import generated from './routes.generated.cjs';
@@ -17,10 +16,4 @@ export const handler = httpApi<typeof routes>(generated, {
       ...(replayed ? { headers: { 'idempotent-response': 'true' } } : {}),
     });
   },
-  listSchedules: async ({ grant, query }) => {
-    const page = await senderOf(grant).listSchedules(grant, query, pageSize(query.limit));
-    return list(page.items, page.nextCursor);
-  },
-  getSchedule: async ({ grant, params }) => ok(await senderOf(grant).getSchedule(grant, params.schedule_id)),
-  cancelSchedule: async ({ grant, params }) => ok(await senderOf(grant).cancelSchedule(grant, params.schedule_id)),
 }, { multipart: parseMultipart });

@@ -5,7 +5,7 @@ import type { ApplicationId } from '#shared/ids';
 import { logger } from '#shared/logger';
 import type { Notification } from '#shared/notifications/notification';
 import type { DeliveryJob } from '#shared/webhooks/deliver';
-import { destinationsOf, isTarget, type WebhookRecord } from '#shared/webhooks/fanout';
+import { destinationsOf, isTarget, type WebhookTarget } from '#shared/webhooks/fanout';
 
 /**
  * Fan-out worker (fan-out queue): one delivery job per destination of the application that is active
@@ -36,7 +36,7 @@ export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
   // Each application's destinations, read once for the batch (a failed read fails its notifications only).
   const apps = [...new Set(notifications.map((n) => n.notification.data.application_id))];
   const reads = await Promise.allSettled(apps.map((app) => destinationsOf(app)));
-  const destinations = new Map<ApplicationId, PromiseSettledResult<WebhookRecord[]>>(apps.map((app, i) => [app, reads[i]!]));
+  const destinations = new Map<ApplicationId, PromiseSettledResult<WebhookTarget[]>>(apps.map((app, i) => [app, reads[i]!]));
   const entries: { messageId: string; job: DeliveryJob }[] = [];
   for (const { messageId, notification } of notifications) {
     const read = destinations.get(notification.data.application_id)!;

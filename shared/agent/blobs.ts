@@ -1,6 +1,6 @@
-import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import { CopyObjectCommand, DeleteObjectsCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { immutablePostings } from '#shared/agent/postings';
+import { legacyPostings } from '#shared/agent/postings';
 import { bodyText } from '#shared/agent/text';
 import type { AttachmentRecord, MessageRecord, NewAttachment } from '#shared/agent/types';
 import { MAIL_BUCKET, s3 } from '#shared/aws/s3';
@@ -21,11 +21,17 @@ export async function putBlob(key: string, body: Buffer | string, contentType: s
 }
 
 /** Records for new attachments: each under a new ID and S3 key (nothing is uploaded yet). */
-export function attachmentRecords(grantId: GrantId, list: readonly NewAttachment[]): AttachmentRecord[] {
+export function attachmentRecords(grantId: GrantId, list: readonly (Omit<NewAttachment, 'content'> & ({ content: Buffer } | { size: number }))[]): AttachmentRecord[] {
   return list.map((a) => {
     const id = newId('attachment');
-    return { id, filename: a.filename, content_type: a.contentType, size: a.content.length, is_inline: a.inline, ...(a.contentId ? { content_id: a.contentId } : {}), key: attachmentKey(grantId, id) };
+    const size = 'content' in a ? a.content.length : a.size;
+    return { id, filename: a.filename, content_type: a.contentType, size, is_inline: a.inline, ...(a.contentId ? { content_id: a.contentId } : {}), key: attachmentKey(grantId, id) };
   });
+}
+
+/** Copies an object inside the bucket (S3 copies it: nothing goes through this function). */
+export async function copyBlob(from: string, to: string): Promise<void> {
+  await s3.send(new CopyObjectCommand({ Bucket: MAIL_BUCKET, Key: to, CopySource: `${MAIL_BUCKET}/${from.split('/').map(encodeURIComponent).join('/')}` }));
 }
 
 /** Uploads the contents of `list` under the keys of `records` (same order), side by side. */
@@ -53,6 +59,18 @@ export async function presignedDownload(key: string, filename: string, contentTy
   );
 }
 
+/** Whether an object exists. */
+export async function blobExists(key: string): Promise<boolean> {
+  try {
+    await s3.send(new HeadObjectCommand({ Bucket: MAIL_BUCKET, Key: key }));
+    return true;
+  } catch (error) {
+    const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
+    if (e.name === 'NotFound' || e.name === 'NoSuchKey' || e.$metadata?.httpStatusCode === 404) return false;
+    throw error;
+  }
+}
+
 /** Deletes the named objects (absent ones are fine), 1000 per request. */
 export async function deleteBlobs(keys: (string | undefined)[]): Promise<void> {
   const objects = [...new Set(keys.filter((k): k is string => !!k))].map((Key) => ({ Key }));
@@ -77,7 +95,11 @@ export async function deletePrefix(prefix: string): Promise<number> {
   return deleted;
 }
 
-/** Immutable postings of a stored message (they need its body text, which may live in S3). */
-export async function storedImmutablePostings(record: MessageRecord): Promise<string[]> {
-  return immutablePostings(record, bodyText(await storedBody(record), record.is_plaintext));
+/**
+ * The text, subject, address and attachment postings of a message stored before the search index
+ * (they need its body text, which may live in S3); none for a message stored with a search entry.
+ */
+export async function storedLegacyPostings(record: MessageRecord): Promise<string[]> {
+  if (record.search) return [];
+  return legacyPostings(record, bodyText(await storedBody(record), record.is_plaintext));
 }

@@ -1,4 +1,4 @@
-import { metadataPair } from '#shared/agent/filters';
+import { metadataPair } from '#shared/agent/metadata';
 import * as db from '#shared/db/calendars';
 import type { CalendarRecord } from '#shared/db/calendars';
 import type { GrantRecord } from '#shared/db/grants';

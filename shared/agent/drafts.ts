@@ -1,19 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { attachmentRecords, bodyKey, getBlob, putBlob, storedBody, uploadAttachments } from '#shared/agent/blobs';
+import { attachmentRecords, bodyKey, putBlob, uploadAttachments } from '#shared/agent/blobs';
 import { removeContentsJob, removeContentsNow } from '#shared/agent/cleanup';
 import { draftContentPlan, draftObject, requireDraft, requireMessage } from '#shared/agent/lookup';
 import { normalAddress } from '#shared/agent/postings';
-import {
-  checkCustomHeaders,
-  collectAttachments,
-  consumeQuota,
-  deliverAndStore,
-  nothingLeft,
-  prepareOutgoing,
-  senderOf,
-  type OutgoingInput,
-} from '#shared/agent/send';
-import { BODY_INLINE_MAX, viewOf } from '#shared/agent/store';
+import { checkCustomHeaders, collectAttachments, senderOf } from '#shared/agent/outgoing';
+import { BODY_INLINE_MAX } from '#shared/agent/store';
 import { refreshThreadNow, threadRefreshJob } from '#shared/agent/thread-refresh';
 import type { AttachmentRecord, DraftRecord, NewAttachment } from '#shared/agent/types';
 import { words } from '#shared/agent/text';
@@ -22,9 +13,8 @@ import { decodeBeforeCursor, encodeBeforeCursor } from '#shared/cursor';
 import * as drafts from '#shared/db/drafts';
 import { openUpload } from '#shared/db/uploads';
 import type { GrantRecord } from '#shared/db/grants';
-import { draftKey, draftsOfGrant } from '#shared/db/keys';
-import { RecordExistsError, VersionConflictError, getRecord, listRecords } from '#shared/db/records';
-import * as sending from '#shared/db/sending';
+import { draftsOfGrant } from '#shared/db/keys';
+import { VersionConflictError, listRecords } from '#shared/db/records';
 import { ConflictError, NotFoundError } from '#shared/errors';
 import { countWithinBudget, jsonBytes } from '#shared/http/page';
 import type { UploadedFile } from '#shared/http/route';
@@ -33,11 +23,13 @@ import { trackingOnCreate, trackingOnUpdate } from '#shared/mail/tracking';
 import { renderStoredTemplate, requireSignature } from '#shared/templates/templates';
 import { clock } from '#shared/time';
 import type { CreateDraftBody, ListDraftsQuery, UpdateDraftBody } from '#schemas/mail';
-import { addressList, keywordList, metadataPair } from '#shared/agent/filters';
+import { addressList, keywordList } from '#shared/agent/filters';
+import { metadataPair } from '#shared/agent/metadata';
 
 /**
  * Drafts of an Agent Account: JSON or multipart, the create-only fields, tracking options under the
- * six hostname rules, templates rendered on create/update, and sending (POST /drafts/{id}).
+ * six hostname rules, templates rendered on create/update. Sending a draft (POST /drafts/{id}) is
+ * shared/agent/draft-send.ts, a function of its own.
  */
 const TRACKING_HOSTNAME = env.trackingHostname();
 const LIST_BUDGET = 1000;
@@ -45,7 +37,7 @@ const LIST_BUDGET = 1000;
 export { draftObject, requireDraft };
 
 /** A scheduled send's draft (use_draft) changes only with its schedule: cancelling it removes the draft. */
-async function requireUnscheduledDraft(grant: GrantRecord, draftId: string, action: string): Promise<DraftRecord> {
+export async function requireUnscheduledDraft(grant: GrantRecord, draftId: string, action: string): Promise<DraftRecord> {
   const draft = await requireDraft(grant, draftId);
   if (draft.schedule_id) {
     throw new ConflictError(
@@ -103,7 +95,7 @@ async function uploadStaged(grant: GrantRecord, staged: StagedContents) {
 }
 
 /** The job that removes a draft's contents in S3, committed with the change that drops them. */
-const draftContentsRemoval = (grant: GrantRecord, draft: DraftRecord) => removeContentsJob(grant, draft.id, { blobs: [draft.body_key, ...draft.attachments.map((a) => a.key)] });
+export const draftContentsRemoval = (grant: GrantRecord, draft: DraftRecord) => removeContentsJob(grant, draft.id, { blobs: [draft.body_key, ...draft.attachments.map((a) => a.key)] });
 
 /** A reply draft shows in its thread (`draft_ids`, `latest_draft_or_message`): recompute the thread. */
 async function refreshDraftThread(grant: GrantRecord, draft: DraftRecord) {
@@ -111,7 +103,7 @@ async function refreshDraftThread(grant: GrantRecord, draft: DraftRecord) {
 }
 
 /** The thread refresh committed with a draft write (its draft postings change the thread). */
-const draftOutbox = (grant: GrantRecord, draft: DraftRecord) => (draft.thread_id ? [threadRefreshJob(grant, draft.thread_id)] : []);
+export const draftOutbox = (grant: GrantRecord, draft: DraftRecord) => (draft.thread_id ? [threadRefreshJob(grant, draft.thread_id)] : []);
 
 export async function createDraft(grant: GrantRecord, body: CreateDraftBody, files: UploadedFile[]) {
   const id = newId('draft');
@@ -202,74 +194,6 @@ export async function deleteDraft(grant: GrantRecord, draftId: string): Promise<
   if (!(await drafts.removeDraft(draft, undefined, [...draftOutbox(grant, draft), removal]))) throw new NotFoundError(`Draft '${draft.id}' not found`);
   await refreshDraftThread(grant, draft);
   await removeContentsNow(removal);
-}
-
-/**
- * Sends a draft as a message (an optional signature is appended), then deletes the draft. The draft
- * is claimed (deleted, conditional on the version read) before anything is delivered, so two
- * concurrent sends deliver it once; if delivery then fails, the draft is put back.
- */
-export async function sendDraft(grant: GrantRecord, draftId: string, body: { signature_id?: string }) {
-  const draft = await requireUnscheduledDraft(grant, draftId, 'sent');
-  const attachments: NewAttachment[] = await Promise.all(
-    draft.attachments.map(async (a) => ({
-      filename: a.filename,
-      contentType: a.content_type,
-      content: await getBlob(a.key),
-      ...(a.content_id ? { contentId: a.content_id } : {}),
-      inline: a.is_inline,
-    })),
-  );
-  const signatureId = body.signature_id ?? draft.signature_id;
-  const input: OutgoingInput = {
-    to: draft.to,
-    cc: draft.cc,
-    bcc: draft.bcc,
-    reply_to: draft.reply_to,
-    from: draft.from,
-    subject: draft.subject,
-    body: await storedBody(draft),
-    is_plaintext: draft.is_plaintext,
-    starred: draft.starred,
-    reply_to_message_id: draft.reply_to_message_id,
-    custom_headers: draft.custom_headers,
-    metadata: draft.metadata,
-    ...(signatureId ? { signature_id: signatureId } : {}),
-  };
-  const prepared = await prepareOutgoing(grant, input, [], attachments);
-  try {
-    await drafts.removeDraft(draft, draft.version, draftOutbox(grant, draft));
-  } catch (error) {
-    if (error instanceof VersionConflictError) {
-      const still = await getRecord<DraftRecord>(draftKey(grant.id, draft.id));
-      if (!still) throw new NotFoundError(`Draft '${draftId}' not found`);
-      throw new ConflictError('The draft was changed by another request while it was being sent; fetch it again and retry');
-    }
-    throw error;
-  }
-  // From here on, a failure puts the draft back as it was (with its count and thread entry).
-  // (If the key is taken again, by a concurrent restore, the draft is already back.)
-  const restore = () =>
-    drafts.insertDraft(draft, draftOutbox(grant, draft)).catch((error) => {
-      if (!(error instanceof RecordExistsError)) throw error;
-    });
-  const day = await consumeQuota(grant, prepared.governance.limits).catch(async (error) => {
-    await restore();
-    throw error;
-  });
-  let message;
-  // The draft's contents go with the Sent copy's commit (the restored draft still needs them until then).
-  const removal = draftContentsRemoval(grant, draft);
-  try {
-    message = await deliverAndStore(grant, prepared, undefined, [removal]);
-  } catch (error) {
-    if (nothingLeft(error)) await sending.refundSendQuota(grant.id, day);
-    await restore();
-    throw error;
-  }
-  // Storing the sent message refreshed its thread, which no longer lists the claimed draft.
-  await removeContentsNow(removal);
-  return viewOf(message);
 }
 
 function draftMatches(

@@ -1,8 +1,9 @@
 import { requireCalendar } from '#shared/agent/calendars';
 import { checkedTimeZone } from '#shared/agent/calendars';
-import { metadataPair } from '#shared/agent/filters';
+import { metadataPair } from '#shared/agent/metadata';
+import { instancesIn, isSeries, seriesOf, tentativeFor } from '#shared/agent/event-windows';
 import { itipOutbox, type ItipChange } from '#shared/agent/invitations';
-import { normalizeRecurrence, occurrenceByKey, occurrencesBetween, seriesBounds, whenBounds, type Occurrence, type Series } from '#shared/calendar/recurrence';
+import { normalizeRecurrence, occurrenceByKey, occurrencesBetween, seriesBounds, whenBounds, type Occurrence } from '#shared/calendar/recurrence';
 import type { Participant, Person, When } from '#shared/calendar/types';
 import type { CalendarRecord } from '#shared/db/calendars';
 import * as db from '#shared/db/events';
@@ -14,7 +15,6 @@ import { ConflictError, ForbiddenError, InvalidRequestError, NotFoundError } fro
 import { newId, parseId } from '#shared/ids';
 import { newNotification } from '#shared/notifications/notification';
 import type { NotificationType } from '#schemas/notifications';
-import type { BusyQuery, BusyTimes } from '#shared/providers/contract';
 import { clock } from '#shared/time';
 import type { CreateEventBody, ListEventsQuery, SendRsvpBody, UpdateEventBody } from '#schemas/event';
 
@@ -25,7 +25,8 @@ import type { CreateEventBody, ListEventsQuery, SendRsvpBody, UpdateEventBody } 
  * has the same ID whether it was ever changed or not. Changing or cancelling one occurrence stores an
  * override under that ID and records the key on the master; changing the series' pattern or time
  * drops every override (spec, recurrence restriction 2). Every change is committed with its
- * `event.*` notification and, when participants are to be told, the iTIP email job.
+ * `event.*` notification and, when participants are to be told, the iTIP email job. What a window
+ * holds and its busy time: shared/agent/event-windows.ts.
  */
 export type EventView = ReturnType<typeof eventView>;
 
@@ -33,8 +34,6 @@ const INSTANCE = /^(evt_[0-9a-hjkmnp-tv-z]{26})_(\d{8}(?:T\d{6}Z)?)$/;
 const MAX_WINDOW_SECONDS = 366 * 86_400;
 const OVERRIDES_IN_TRANSACTION = 40;
 
-const isSeries = (r: Pick<EventRecord, 'recurrence'>) => !!r.recurrence?.length;
-const seriesOf = (r: Pick<EventRecord, 'when' | 'zone' | 'recurrence'>): Series => ({ when: r.when, zone: r.zone, recurrence: r.recurrence ?? [] });
 const lower = (s: string) => s.toLowerCase();
 
 export function eventView(grant: GrantRecord, r: EventRecord) {
@@ -240,36 +239,6 @@ function listFilter(grant: GrantRecord, query: ListEventsQuery): ListFilter {
     (attendees === undefined || r.participants.some((p) => attendees.has(p.email)) || attendees.has(r.organizer.email));
 }
 
-/** Whether the account holds an event only tentatively (it answered `maybe` to the invitation, or marked it so). */
-const tentativeFor = (grant: GrantRecord) => {
-  const me = lower(grant.email);
-  return (r: Pick<EventRecord, 'status' | 'origin' | 'participants'>) => r.status === 'maybe' || (r.origin === 'invitation' && r.participants.some((p) => p.email === me && p.status === 'maybe'));
-};
-
-/** What expanding a window needs of each record found in it. */
-type WindowFields = 'id' | 'master_event_id' | 'series_revision' | 'pattern_revision' | 'recurrence' | 'exceptions' | 'when' | 'zone' | 'start' | 'end';
-
-/**
- * What a window holds, record by record: single events and overrides as themselves (stale or
- * orphaned overrides left out), series as each occurrence in [from, to) that no exception removed.
- */
-async function instancesIn<R extends Pick<EventRecord, WindowFields>>(grant: GrantRecord, calendar: CalendarRecord, records: R[], from: number, to: number): Promise<{ record: R; occurrence?: Occurrence }[]> {
-  const masters = new Map<string, Pick<EventRecord, WindowFields>>(records.filter(isSeries).map((m) => [m.id, m]));
-  const missing = [...new Set(records.filter((r) => r.master_event_id && !masters.has(r.master_event_id)).map((r) => r.master_event_id!))];
-  for (const m of await db.getEvents(grant.id, calendar.id, missing)) masters.set(m.id, m);
-  const out: { record: R; occurrence?: Occurrence }[] = [];
-  for (const r of records) {
-    if (r.master_event_id) {
-      const master = masters.get(r.master_event_id);
-      if (master && isSeries(master) && r.series_revision === (master.pattern_revision ?? 0)) out.push({ record: r });
-    } else if (isSeries(r)) {
-      const exceptions = new Set(r.exceptions ?? []);
-      for (const occurrence of occurrencesBetween(seriesOf(r), from, to)) if (!exceptions.has(occurrence.key)) out.push({ record: r, occurrence });
-    } else out.push({ record: r });
-  }
-  return out;
-}
-
 /** Instances of the records found in a window: series expanded, stale or orphaned overrides left out. */
 async function expandWindow(grant: GrantRecord, calendar: CalendarRecord, records: EventRecord[], from: number, to: number): Promise<EventRecord[]> {
   return (await instancesIn(grant, calendar, records, from, to)).map(({ record, occurrence }) => (occurrence ? instanceOf(record, occurrence) : record));
@@ -319,35 +288,6 @@ export async function listEvents(grant: GrantRecord, query: ListEventsQuery, lim
     keep: (r) => (prefix !== undefined || !r.master_event_id) && keep(r) && within(isSeries(r) ? { start: r.start, end: r.last_end ?? Number.MAX_SAFE_INTEGER } : r, query.start, query.end),
   });
   return { items: page.items.map((r) => eventView(grant, r)), nextCursor: page.last ? encodeCursor(page.last) : undefined };
-}
-
-// ---- busy time ---------------------------------------------------------------------------------
-
-/** What busy time needs of an event: its times, whether it blocks time, and its round-robin mark. */
-export const BUSY_FIELDS = ['master_event_id', 'series_revision', 'pattern_revision', 'recurrence', 'exceptions', 'when', 'zone', 'start', 'end', 'status', 'busy', 'metadata', 'origin'] as const;
-
-/** Busy time of calendars in a window (FreeBusyProvider): one window query per calendar, series expanded. */
-export async function busyTimes(grant: GrantRecord, query: BusyQuery): Promise<BusyTimes> {
-  const tentative = tentativeFor(grant);
-  const calendars = await Promise.all([...new Set(query.calendar_ids)].map((id) => requireCalendar(grant, id)));
-  const unique = [...new Map(calendars.map((c) => [c.id, c])).values()];
-  // Who answered what matters only when tentative events are not busy.
-  const fields: readonly ((typeof BUSY_FIELDS)[number] | 'participants')[] = query.tentative_as_busy ? BUSY_FIELDS : [...BUSY_FIELDS, 'participants'];
-  const busy: BusyTimes['busy'] = [];
-  let fairness = 0;
-  await Promise.all(
-    unique.map(async (calendar) => {
-      const found = await db.eventsInWindow(grant.id, calendar.id, query.start, query.end, fields);
-      for (const { record: r, occurrence } of await instancesIn(grant, calendar, found, query.start, query.end)) {
-        const [start, end] = occurrence ? [occurrence.start, occurrence.end] : [r.start, r.end];
-        if (r.status === 'cancelled' || end <= query.start || start >= query.end) continue;
-        const key5 = r.metadata.key5;
-        if (query.fairness_group !== undefined && key5 !== undefined && (query.fairness_group === null || key5 === query.fairness_group)) fairness++;
-        if (r.busy && (query.tentative_as_busy || !tentative(r))) busy.push({ start, end });
-      }
-    }),
-  );
-  return { busy, fairness_count: fairness };
 }
 
 // ---- one event -------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-import { INDEXED_METADATA_KEYS, normalAddress } from '#shared/agent/postings';
+import { metadataPair } from '#shared/agent/metadata';
+import { normalAddress } from '#shared/agent/postings';
 import { emptyFilter, type MessageFilter } from '#shared/agent/query';
 import { MIN_TERM, words } from '#shared/agent/text';
 import { InvalidRequestError } from '#shared/errors';
@@ -88,15 +89,6 @@ export function parseSearchQuery(query: string, into: MessageFilter): MessageFil
   into.textTerms = [...new Set(into.textTerms)];
   into.excludedTerms = [...new Set(into.excludedTerms)];
   return into;
-}
-
-export function metadataPair(value: string): { key: string; value: string } {
-  const colon = value.indexOf(':');
-  const key = colon > 0 ? value.slice(0, colon) : '';
-  if (!(INDEXED_METADATA_KEYS as readonly string[]).includes(key) || colon === value.length - 1) {
-    throw new InvalidRequestError(`'metadata_pair' must be '<key>:<value>' with key one of ${INDEXED_METADATA_KEYS.join(', ')}`);
-  }
-  return { key, value: value.slice(colon + 1) };
 }
 
 const PAGING = new Set(['limit', 'page_token', 'select', 'fields']);

@@ -1,6 +1,6 @@
-import { storedImmutablePostings } from '#shared/agent/blobs';
+import { storedLegacyPostings } from '#shared/agent/blobs';
 import { removeContentsJob, removeContentsNow } from '#shared/agent/cleanup';
-import { mutablePostings } from '#shared/agent/postings';
+import { messagePostings, mutablePostings } from '#shared/agent/postings';
 import { folderDeltas, mergeDeltas, viewOf } from '#shared/agent/store';
 import { refreshThreadNow, threadRefreshJob } from '#shared/agent/thread-refresh';
 import type { MessageRecord } from '#shared/agent/types';
@@ -92,17 +92,17 @@ export async function changeMessage(
   }
 }
 
-/** Deletes a message for good: item, indexes, counters, contents in S3; then its thread. */
+/** Deletes a message for good: item, indexes (a tombstone for its search entry), counters, contents in S3; then its thread. */
 export async function hardDeleteMessage(grant: GrantRecord, record: MessageRecord): Promise<void> {
   let current = record;
-  // Immutable postings never change, so a retry after a conflict reuses them (the body is read once).
-  const immutable = await storedImmutablePostings(record);
+  // Only a message stored before the search index has postings outside its transaction (read once).
+  const legacy = await storedLegacyPostings(record);
   let removal;
   for (let attempt = 0; ; attempt++) {
-    // What nothing points to once the message is gone: its immutable postings and its contents.
-    removal = removeContentsJob(grant, current.id, { postings: immutable, blobs: [current.raw_key, current.body_key, ...current.attachments.map((a) => a.key)] });
+    // What nothing points to once the message is gone: its contents (and legacy postings).
+    removal = removeContentsJob(grant, current.id, { postings: legacy, blobs: [current.raw_key, current.body_key, ...current.attachments.map((a) => a.key)] });
     try {
-      await messages.deleteMessage(current, { mutable: mutablePostings(current) }, folderDeltas(current, -1), [threadRefreshJob(grant, current.thread_id), removal]);
+      await messages.deleteMessage(current, { postings: messagePostings(current) }, folderDeltas(current, -1), [threadRefreshJob(grant, current.thread_id), removal]);
       break;
     } catch (error) {
       if (!(error instanceof MessageConflictError) || attempt + 1 >= CONTENTION_ATTEMPTS) throw error;

@@ -1,17 +1,20 @@
-import { deletePrefix, grantPrefix, storedImmutablePostings } from '#shared/agent/blobs';
-import { kinds, mutablePostings } from '#shared/agent/postings';
+import { deletePrefix, grantPrefix, storedLegacyPostings } from '#shared/agent/blobs';
+import { kinds, messagePostings } from '#shared/agent/postings';
+import { searchPrefix } from '#shared/agent/search-index';
 import type { DraftRecord, MessageRecord } from '#shared/agent/types';
 import { batchWrite, deleteRequests } from '#shared/db/batch';
 import { allCalendars } from '#shared/db/calendars';
 import { purgeCalendarEvents } from '#shared/db/events';
 import { draftKey, draftsOfGrant, grantPartitions, messageIdHeaderKey, messageKey, messagesOfGrant, postingKey, type Key } from '#shared/db/keys';
 import { deletePartition, listRecords } from '#shared/db/records';
+import { deleteSearchManifest } from '#shared/db/search';
 import type { GrantId } from '#shared/ids';
 
 /**
  * Deletes everything an Agent Account mailbox stored, after its grant was deleted. Postings are
- * recomputed from each message (no scan needed to find them); then the grant's partitions and its
- * S3 prefix go. Idempotent and resumable: a run that stops early leaves work a retry finishes.
+ * recomputed from each message (no scan needed to find them); then the grant's partitions (the
+ * search entries among them), the search manifest and its S3 prefixes (contents, search segments)
+ * go. Idempotent and resumable: a run that stops early leaves work a retry finishes.
  */
 const PAGE = 100;
 
@@ -21,11 +24,11 @@ export async function purgeAgentMailbox(grantId: GrantId, shouldStop: () => bool
   for (;;) {
     const page = await listRecords<MessageRecord>(messagesOfGrant(grantId).pk, { limit: PAGE });
     if (!page.items.length) break;
-    // Immutable postings may need the body from S3: read a page's bodies side by side.
+    // Postings of messages stored before the search index may need the body from S3: read side by side.
     const keys: Key[] = (
       await Promise.all(
         page.items.map(async (message) => {
-          const postings = [...mutablePostings(message), ...(await storedImmutablePostings(message).catch(() => []))];
+          const postings = [...messagePostings(message), ...(await storedLegacyPostings(message).catch(() => []))];
           return [
             ...postings.map((kind) => postingKey(grantId, kind, message.id)),
             ...(message.message_id_header ? [messageIdHeaderKey(grantId, message.message_id_header)] : []),
@@ -55,6 +58,8 @@ export async function purgeAgentMailbox(grantId: GrantId, shouldStop: () => bool
     if ((await purgeCalendarEvents(grantId, calendar.id, shouldStop)) === 'more') return 'more';
   }
   for (const pk of grantPartitions(grantId)) await deletePartition(pk);
+  await deleteSearchManifest(grantId);
   await deletePrefix(grantPrefix(grantId));
+  await deletePrefix(searchPrefix(grantId));
   return 'done';
 }

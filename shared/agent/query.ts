@@ -1,17 +1,23 @@
-import { kinds, normalAddress } from '#shared/agent/postings';
+import { kinds, normalAddress, tokens } from '#shared/agent/postings';
+import { openSearchIndex, type SearchIndex } from '#shared/agent/search-index';
 import { words } from '#shared/agent/text';
 import type { MessageRecord } from '#shared/agent/types';
 import { messagesOfGrant, postingPartition } from '#shared/db/keys';
-import { existingPostings, getMessages, postingId, queryIds } from '#shared/db/messages';
+import { getMessages, queryIds } from '#shared/db/messages';
 import { ID_PREFIXES, idBound, type GrantId } from '#shared/ids';
+import type { TokenQuery } from '#shared/search/plan';
 
 /**
- * Message search for Agent Accounts. Every filter value has a posting partition sorted newest first
- * (shared/db/keys.ts), so a query picks the most selective filter as its *driver*, reads that
- * partition page by page below the cursor, and checks the other filters on the candidates. A filter
- * never scans the mailbox: a single-filter page costs one Query and one BatchGet whatever the size
- * of the mailbox. Multi-filter pages evaluate at most CANDIDATE_BUDGET candidates and may return
- * fewer than `limit` results with a `next_cursor` to go on.
+ * Message search for Agent Accounts. Filters that never change with the message (full text,
+ * subject words, addresses, attachments) are answered by the mailbox's search index
+ * (shared/agent/search-index.ts): it gives the matching message IDs newest first. Filters on
+ * mutable state (folder, read and star state, metadata) and the thread have a posting partition
+ * sorted newest first (shared/db/keys.ts). A query picks its *driver*: the thread or metadata
+ * partition when filtered on, else the index when the filter has index tokens, else the most
+ * selective posting partition; it reads candidates below the cursor page by page and checks the other
+ * filters on them (the message item, read in one BatchGet, and the index). A filter never scans the
+ * mailbox. Multi-filter pages evaluate at most CANDIDATE_BUDGET candidates and may return fewer than
+ * `limit` results with a `next_cursor` to go on.
  */
 export const CANDIDATE_BUDGET = 1000;
 
@@ -38,18 +44,24 @@ export interface MessageFilter {
 
 export const emptyFilter = (): MessageFilter => ({ addresses: [], subjectWords: [], textTerms: [], excludedTerms: [] });
 
-/** The partitions whose union holds every match (undefined: the mailbox's own listing). */
-function drivers(filter: MessageFilter): string[] | undefined {
-  const longest = (list: string[]) => [...list].sort((a, b) => b.length - a.length)[0]!;
+/** The filters the search index answers, as a token query (no required group: the index does not drive). */
+export function indexQuery(filter: MessageFilter): TokenQuery {
+  const all: string[][] = [];
+  for (const a of filter.addresses) all.push([...new Set(a.emails.map((e) => tokens.address(a.field, e)))]);
+  for (const w of filter.subjectWords) all.push([tokens.subject(w)]);
+  for (const t of filter.textTerms) all.push([tokens.text(t)]);
+  if (filter.hasAttachment === true) all.push([tokens.attachment]);
+  return { all, none: filter.excludedTerms.map(tokens.text) };
+}
+
+/**
+ * The posting partitions whose union holds every match, when a posting partition drives (undefined:
+ * the index drives, or, without index tokens either, the mailbox's own listing).
+ */
+function postingDrivers(filter: MessageFilter, q: TokenQuery): string[] | undefined {
   if (filter.threadId) return [kinds.thread(filter.threadId)];
   if (filter.metadata) return [kinds.metadata(filter.metadata.key, filter.metadata.value)];
-  if (filter.addresses.length) {
-    const narrowest = [...filter.addresses].sort((a, b) => a.emails.length - b.emails.length)[0]!;
-    return narrowest.emails.map((e) => kinds.address(narrowest.field, e));
-  }
-  if (filter.subjectWords.length) return [kinds.subject(longest(filter.subjectWords))];
-  if (filter.textTerms.length) return [kinds.text(longest(filter.textTerms))];
-  if (filter.hasAttachment === true) return [kinds.attachment];
+  if (q.all.length) return undefined;
   if (filter.starred === true) return [kinds.starred];
   if (filter.unread === true) return [kinds.unread];
   if (filter.folder) return [kinds.folder(filter.folder)];
@@ -91,11 +103,28 @@ function idRange(filter: MessageFilter, cursor?: string): { after?: string; befo
   return { after, before };
 }
 
-/** The next `n` candidate IDs of the union of partitions, newest first, below `range.before`. */
-async function nextCandidates(pks: string[], range: { after?: string; before?: string }, n: number): Promise<{ ids: string[]; more: boolean }> {
-  const pages = await Promise.all(pks.map((pk) => queryIds(pk, range, n)));
-  const merged = [...new Set(pages.flatMap((p) => p.ids))].sort().reverse();
-  return { ids: merged.slice(0, n), more: merged.length > n || pages.some((p) => p.last !== undefined) };
+/** Where a query's candidates come from: the next `n` IDs, newest first, below `range.before`. */
+type CandidateSource = (range: { after?: string; before?: string }, n: number) => Promise<{ ids: string[]; more: boolean }>;
+
+/** The union of posting partitions (or the mailbox's listing). */
+const partitionSource =
+  (pks: string[]): CandidateSource =>
+  async (range, n) => {
+    const pages = await Promise.all(pks.map((pk) => queryIds(pk, range, n)));
+    const merged = [...new Set(pages.flatMap((p) => p.ids))].sort().reverse();
+    return { ids: merged.slice(0, n), more: merged.length > n || pages.some((p) => p.last !== undefined) };
+  };
+
+/**
+ * The index's matches. They are computed once per call, for as many candidates as the call can
+ * evaluate, then handed out page by page.
+ */
+function indexSource(index: SearchIndex, q: TokenQuery, range: { after?: string; before?: string }, max: number): CandidateSource {
+  const found = index.matching(q, range, max);
+  return async (page, n) => {
+    const below = page.before === undefined ? found.ids : found.ids.filter((id) => id < page.before!);
+    return { ids: below.slice(0, n), more: below.length > n || found.more };
+  };
 }
 
 export interface FoundMessages<T = MessageRecord> {
@@ -122,11 +151,15 @@ export async function findMessages(
   options: { limit: number; before?: string; budget?: number; idsOnly?: boolean },
 ): Promise<FoundMessages<Pick<MessageRecord, FilterFields>>> {
   const budget = options.budget ?? CANDIDATE_BUDGET;
-  const driver = drivers(filter);
-  const pks = driver ? driver.map((kind) => postingPartition(grantId, kind)) : [messagesOfGrant(grantId).pk];
-  const driverTerms = new Set(driver ?? []);
-  const extraTerms = filter.textTerms.map(kinds.text).filter((k) => !driverTerms.has(k));
-  const excluded = filter.excludedTerms.map(kinds.text);
+  const q = indexQuery(filter);
+  const drivers = postingDrivers(filter, q);
+  const indexDrives = !drivers && q.all.length > 0;
+  // The index checks candidates it does not drive (a thread's messages with a search term, excluded terms).
+  const index = q.all.length || q.none.length ? await openSearchIndex(grantId) : undefined;
+  const next: CandidateSource = indexDrives
+    ? indexSource(index!, q, idRange(filter, options.before), budget + Math.max(options.limit, 100) + 1)
+    : partitionSource(drivers ? drivers.map((kind) => postingPartition(grantId, kind)) : [messagesOfGrant(grantId).pk]);
+  const checkIndex = index && !indexDrives;
 
   const results: Pick<MessageRecord, FilterFields>[] = [];
   let cursor = options.before;
@@ -139,7 +172,7 @@ export async function findMessages(
       break;
     }
     const n = Math.min(100, Math.max(options.limit + 1 - results.length, 10));
-    const { ids, more } = await nextCandidates(pks, range, n);
+    const { ids, more } = await next(range, n);
     if (!ids.length) {
       exhausted = true;
       break;
@@ -147,16 +180,7 @@ export async function findMessages(
     evaluated += ids.length;
     cursor = ids.at(-1);
     const read = options.idsOnly ? await getMessages(grantId, ids, FILTER_FIELDS) : await getMessages(grantId, ids);
-    let candidates = read.filter((m) => matchesItem(m, filter));
-    if (candidates.length && (extraTerms.length || excluded.length)) {
-      // Terms are checked against their postings: exact, and no body has to be read.
-      const pairs = candidates.flatMap((m) => [...extraTerms, ...excluded].map((kind) => ({ kind, id: m.id })));
-      const present = await existingPostings(grantId, pairs);
-      candidates = candidates.filter(
-        (m) => extraTerms.every((k) => present.has(postingId(grantId, k, m.id))) && !excluded.some((k) => present.has(postingId(grantId, k, m.id))),
-      );
-    }
-    results.push(...candidates);
+    results.push(...read.filter((m) => matchesItem(m, filter) && (!checkIndex || index.matches(m.id, q))));
     if (!more) {
       exhausted = true;
       break;

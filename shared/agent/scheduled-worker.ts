@@ -1,5 +1,6 @@
 import { getBlob, storedBody } from '#shared/agent/blobs';
-import { closingItems, holdSeconds, scheduledMessageView, type Firing } from '#shared/agent/scheduled';
+import { holdSeconds, scheduledMessageView, type Firing } from '#shared/agent/scheduled';
+import { closingItems } from '#shared/agent/schedules';
 import { consumeQuota, deliverAndStore, type PreparedMessage } from '#shared/agent/send';
 import type { MessageRecord } from '#shared/agent/types';
 import { messageView } from '#shared/agent/views';

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { requireMessage } from '#shared/agent/lookup';
 import { normalAddress } from '#shared/agent/postings';
 import { spoolLocalCopies } from '#shared/agent/local-delivery';
+import { checkCustomHeaders, collectAttachments, senderOf } from '#shared/agent/outgoing';
 import { placementOf } from '#shared/agent/rules';
 import { blockingRule, evaluationOf, governanceOf, partyOf, recordEvaluation, type Governance } from '#shared/governance/decide';
 import type { PolicyLimits } from '#schemas/governance';
@@ -15,8 +16,6 @@ import * as sending from '#shared/db/sending';
 import { ConflictError, ForbiddenError, InvalidRequestError, MailDeliveryError, RateLimitError } from '#shared/errors';
 import type { UploadedFile } from '#shared/http/route';
 import { newId, type MessageId, type ThreadId } from '#shared/ids';
-import { composeMime } from '#shared/mail/compose';
-import { safeFilename } from '#shared/mail/filenames';
 import { DeliveryError, mailTransport } from '#shared/mail/transport';
 import { appendSignature, renderStoredTemplate, requireSignature } from '#shared/templates/templates';
 import { trackingOnCreate } from '#shared/mail/tracking';
@@ -34,11 +33,6 @@ const DAILY_QUOTA = env.dailySendQuota();
 const TRACKING_HOSTNAME = env.trackingHostname();
 const MESSAGE_ID_DOMAIN = env.messageIdDomain();
 const IDEMPOTENCY_SECONDS = 3600;
-/** Headers the composer writes itself; a custom header may not replace them. */
-const RESERVED_HEADERS = new Set([
-  'from', 'to', 'cc', 'bcc', 'reply-to', 'subject', 'date', 'message-id', 'in-reply-to', 'references', 'mime-version',
-  'content-type', 'content-transfer-encoding', 'content-disposition', 'return-path', 'received', 'dkim-signature', 'sender',
-]);
 
 /** A message to send, as the send endpoint validates it (drafts build the same from their record). */
 export type OutgoingInput = SendMessageBody;
@@ -65,52 +59,28 @@ export interface PreparedMessage {
   calendar?: { method: string; content: string };
 }
 
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-
-/** Decodes JSON attachments (base64) and appends multipart files, in the order sent. */
-export function collectAttachments(json: OutgoingInput['attachments'], files: UploadedFile[] = []): NewAttachment[] {
-  const out: NewAttachment[] = (json ?? []).map((a, i) => {
-    const clean = a.content.replace(/\s+/g, '');
-    if (clean.length % 4 === 1 || !BASE64.test(clean)) throw new InvalidRequestError(`'attachments[${i}].content' must be base64`);
-    return {
-      filename: safeFilename(a.filename),
-      contentType: a.content_type ?? 'application/octet-stream',
-      content: Buffer.from(clean, 'base64'),
-      ...(a.content_id ? { contentId: a.content_id } : {}),
-      inline: a.is_inline ?? !!a.content_id,
-    };
-  });
-  for (const f of files) out.push({ filename: safeFilename(f.filename), contentType: f.contentType, content: f.content, inline: false });
-  if (out.length > 100) throw new InvalidRequestError('A message can carry at most 100 attachments');
-  return out;
-}
-
-export function checkCustomHeaders(headers: HeaderRecord[] = []): HeaderRecord[] {
-  for (const h of headers) {
-    if (RESERVED_HEADERS.has(h.name.toLowerCase())) throw new InvalidRequestError(`'custom_headers' cannot set '${h.name}': Switchboard writes that header itself`);
-  }
-  return headers;
-}
-
-/** The sender must be the Agent Account's own address (Agent Accounts have no aliases). */
-export function senderOf(grant: GrantRecord, from: ParticipantRecord[] | undefined): ParticipantRecord {
-  if (!from?.length) return { email: grant.email, ...(grant.name ? { name: grant.name } : {}) };
-  const foreign = from.find((p) => normalAddress(p.email) !== grant.email);
-  if (foreign || from.length > 1) {
-    throw new InvalidRequestError(`'from' must be this Agent Account's own address <${grant.email}>; Agent Accounts have no aliases`);
-  }
-  const name = from[0]!.name ?? grant.name;
-  return { email: grant.email, ...(name ? { name } : {}) };
-}
+/**
+ * Renders a message's `template`: the API's send paths pass renderStoredTemplate. The jobs worker's
+ * mail (iMIP) never has a template and passes none, so that worker's bundle leaves the template
+ * engines out (about 210 KB).
+ */
+export type TemplateRenderer = typeof renderStoredTemplate;
 
 /** `stored`: attachments already held as bytes (a draft's, read from S3), sent before those of `input` and `files`. */
-export async function prepareOutgoing(grant: GrantRecord, input: OutgoingInput, files: UploadedFile[] = [], stored: NewAttachment[] = []): Promise<PreparedMessage> {
+export async function prepareOutgoing(
+  grant: GrantRecord,
+  input: OutgoingInput,
+  files: UploadedFile[] = [],
+  stored: NewAttachment[] = [],
+  renderTemplate?: TemplateRenderer,
+): Promise<PreparedMessage> {
   if (input.send_at !== undefined) throw new Error('prepareOutgoing: a scheduled send is prepared without its send_at');
   // Tracking settings follow the draft rules (hostname validated and canonicalised).
   if (input.tracking_options !== undefined) trackingOnCreate(input.tracking_options, TRACKING_HOSTNAME);
   let { subject, body } = input;
   if (input.template) {
-    const rendered = await renderStoredTemplate(grant.id, input.template, { subject, body });
+    if (!renderTemplate) throw new Error('prepareOutgoing: a message with a template is prepared with its renderer');
+    const rendered = await renderTemplate(grant.id, input.template, { subject, body });
     subject = rendered.subject;
     body = rendered.body;
   }
@@ -232,6 +202,8 @@ export async function deliverAndStore(grant: GrantRecord, prepared: PreparedMess
   }
   const messageIdHeader = `<${newId('message').slice(4)}@${MESSAGE_ID_DOMAIN}>`;
   const date = new Date(clock.nowMs());
+  // Loaded on the first send, not at cold start: nodemailer's composer serves only this step.
+  const { composeMime } = await import('#shared/mail/compose');
   const raw = await composeMime({
     from: prepared.from,
     to: prepared.to,
@@ -296,7 +268,7 @@ export async function deliverAndStore(grant: GrantRecord, prepared: PreparedMess
   const others = local.filter((g) => g.id !== grant.id);
   const placed = decision ? await placementOf(grant, decision.actions, { folders: toSelf ? ['sent', 'inbox'] : ['sent'], unread: false, starred: prepared.starred }) : undefined;
   const jobs = others.length
-    ? [{ job: await spoolLocalCopies(messageIdHeader.slice(1, messageIdHeader.indexOf('@')), common, others, grant), id: newId('job'), applicationId: grant.application_id }]
+    ? (await spoolLocalCopies(messageIdHeader.slice(1, messageIdHeader.indexOf('@')), common, others, grant)).map((job) => ({ job, id: newId('job'), applicationId: grant.application_id }))
     : [];
   const sent = await storeMessage({
     ...common,
@@ -400,7 +372,7 @@ export async function sendMessage(grant: GrantRecord, input: OutgoingInput, cont
     context.idempotencyKey,
     () => requestHash(input, context.files),
     async (progress) => {
-      const prepared = await prepareOutgoing(grant, input, context.files);
+      const prepared = await prepareOutgoing(grant, input, context.files, [], renderStoredTemplate);
       const day = await consumeQuota(grant, prepared.governance.limits);
       try {
         // The body is at hand: no need to read it back from S3 when it was stored there.

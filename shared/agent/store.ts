@@ -1,28 +1,32 @@
-import { attachmentRecords, bodyKey, getBlob, presignedDownload, putBlob, rawMessageKey, storedBody, uploadAttachments } from '#shared/agent/blobs';
+import { attachmentRecords, bodyKey, copyBlob, getBlob, presignedDownload, putBlob, rawMessageKey, storedBody, uploadAttachments } from '#shared/agent/blobs';
 import { base64Length, planContent, type ContentPlan } from '#shared/agent/content';
-import { indexMessageJob } from '#shared/agent/cleanup';
-import { immutablePostings, mutablePostings } from '#shared/agent/postings';
+import { messagePostings, searchTokens } from '#shared/agent/postings';
 import { bodyText, snippetOf } from '#shared/agent/text';
-import { refreshThreadNow, threadRefreshJob } from '#shared/agent/thread-refresh';
-import type { HeaderRecord, MessageRecord, NewAttachment, ParticipantRecord } from '#shared/agent/types';
+import { messageStoredJob, refreshThreadNow } from '#shared/agent/thread-refresh';
+import type { AttachmentRecord, HeaderRecord, MessageRecord, NewAttachment, ParticipantRecord } from '#shared/agent/types';
 import { messageView, type MovedContent } from '#shared/agent/views';
 import type { GrantRecord } from '#shared/db/grants';
 import * as messages from '#shared/db/messages';
 import { DuplicateMessageError, type FolderDelta } from '#shared/db/messages';
 import type { OutboxEntry } from '#shared/db/outbox';
-import { openUpload } from '#shared/db/uploads';
-import { newId, type MessageId, type ThreadId } from '#shared/ids';
+import { openUpload, openUploads } from '#shared/db/uploads';
+import { newId, type GrantId, type MessageId, type ThreadId } from '#shared/ids';
 import type { NamedItems } from '#shared/db/transact';
 import { ANSWER_BUDGET_BYTES, jsonBytes } from '#shared/http/page';
 import { newNotification } from '#shared/notifications/notification';
-import { logger } from '#shared/logger';
 import { clock } from '#shared/time';
 
 /**
  * Storing messages in an Agent Account mailbox: the one path used by inbound mail, local delivery
  * between Agent Accounts and the Sent copy of a send. Contents go to S3 first (raw MIME, attachments,
- * large bodies), then the message, its counters, indexes and `message.created` notification to
- * DynamoDB in one transaction, then the thread.
+ * large bodies), then the message, its counters, postings, search entry, `message.created`
+ * notification and one `message-stored` job to DynamoDB in one transaction, then the thread.
+ *
+ * The items a short inbound mail writes (shared/db/keys.ts): the upload record (before the
+ * uploads), then in the transaction the upload record's delete, the message, its Message-ID entry,
+ * the folder counter, the folder, unread and thread postings, the search entry, the notification
+ * and the job; then the thread and its listing entry (and the removal of its previous listing entry
+ * when the thread already had messages).
  */
 export const BODY_INLINE_MAX = 64 * 1024;
 /** Header blocks beyond this are cut (the full header block stays in the raw MIME: fields=raw_mime). */
@@ -87,6 +91,59 @@ function keptHeaders(headers: HeaderRecord[]): HeaderRecord[] {
   return kept;
 }
 
+/** What makes a message record besides its contents' keys (shared by single stores and copies). */
+type RecordInput = Pick<NewMessage, 'subject' | 'from' | 'to' | 'cc' | 'bcc' | 'replyTo' | 'date' | 'unread' | 'starred' | 'folders' | 'body' | 'isPlaintext' | 'headers' | 'metadata' | 'messageIdHeader' | 'inReplyTo' | 'references'>;
+
+function messageRecord(
+  input: RecordInput,
+  at: { grantId: GrantId; id: MessageId; threadId: ThreadId; rawKey: string; rawSize: number; largeBodyKey?: string; attachments: AttachmentRecord[]; text: string },
+): MessageRecord {
+  const now = clock.nowSeconds();
+  return {
+    id: at.id,
+    grant_id: at.grantId,
+    thread_id: at.threadId,
+    subject: input.subject,
+    from: input.from,
+    to: input.to,
+    cc: input.cc,
+    bcc: input.bcc,
+    reply_to: input.replyTo,
+    date: input.date,
+    unread: input.unread,
+    starred: input.starred,
+    folders: input.folders,
+    snippet: snippetOf(at.text),
+    ...(at.largeBodyKey ? { body_key: at.largeBodyKey } : { body: input.body }),
+    body_size: Buffer.byteLength(input.body),
+    is_plaintext: input.isPlaintext,
+    attachments: at.attachments,
+    headers: keptHeaders(input.headers),
+    raw_key: at.rawKey,
+    raw_size: at.rawSize,
+    metadata: input.metadata,
+    ...(input.messageIdHeader ? { message_id_header: input.messageIdHeader } : {}),
+    ...(input.inReplyTo ? { in_reply_to: input.inReplyTo } : {}),
+    references: input.references,
+    created_at: now,
+    updated_at: now,
+    version: 1,
+    search: 1,
+  };
+}
+
+/** What the message's transaction writes: item, postings, search entry, counters, notification and jobs. */
+function messageWrite(grant: GrantRecord, record: MessageRecord, body: string, tokens: readonly string[], outbox: OutboxEntry[], items: NamedItems): messages.NewMessageWrite {
+  const created = newNotification({ type: 'message.created', applicationId: grant.application_id, grantId: grant.id, object: messageView(record, { body }) });
+  return {
+    message: record,
+    postings: { postings: messagePostings(record), search: tokens },
+    deltas: folderDeltas(record, 1),
+    outbox: [{ notification: created, bodyKey: record.body_key }, messageStoredJob(grant, record), ...outbox],
+    also: items,
+  };
+}
+
 export async function storeMessage(input: NewMessage): Promise<{ record: MessageRecord; duplicate: boolean }> {
   const grantId = input.grant.id;
   const id = input.id ?? newId('message');
@@ -101,52 +158,15 @@ export async function storeMessage(input: NewMessage): Promise<{ record: Message
   await Promise.all([
     uploadAttachments(attachments, input.attachments),
     putBlob(rawKey, input.raw, 'message/rfc822'),
-    ...(largeBodyKey ? [putBlob(largeBodyKey, input.body, input.isPlaintext ? 'text/plain; charset=utf-8' : 'text/html; charset=utf-8')] : []),
+    ...(largeBodyKey ? [putBlob(largeBodyKey, input.body, bodyContentType(input.isPlaintext))] : []),
   ]);
 
   const text = bodyText(input.body, input.isPlaintext);
-  const now = clock.nowSeconds();
-  const record: MessageRecord = {
-    id,
-    grant_id: grantId,
-    thread_id: threadId,
-    subject: input.subject,
-    from: input.from,
-    to: input.to,
-    cc: input.cc,
-    bcc: input.bcc,
-    reply_to: input.replyTo,
-    date: input.date,
-    unread: input.unread,
-    starred: input.starred,
-    folders: input.folders,
-    snippet: snippetOf(text),
-    ...(largeBodyKey ? { body_key: largeBodyKey } : { body: input.body }),
-    body_size: Buffer.byteLength(input.body),
-    is_plaintext: input.isPlaintext,
-    attachments,
-    headers: keptHeaders(input.headers),
-    raw_key: rawKey,
-    raw_size: input.raw.length,
-    metadata: input.metadata,
-    ...(input.messageIdHeader ? { message_id_header: input.messageIdHeader } : {}),
-    ...(input.inReplyTo ? { in_reply_to: input.inReplyTo } : {}),
-    references: input.references,
-    created_at: now,
-    updated_at: now,
-    version: 1,
-  };
-
-  const created = newNotification({ type: 'message.created', applicationId: input.grant.application_id, grantId, object: messageView(record, { body: input.body }) });
+  const record = messageRecord(input, { grantId, id, threadId, rawKey, rawSize: input.raw.length, largeBodyKey, attachments, text });
   const extras = input.also?.(record) ?? { items: [], outbox: [] };
   try {
-    await messages.insertMessage(
-      record,
-      { mutable: mutablePostings(record) },
-      folderDeltas(record, 1),
-      [{ notification: created, bodyKey: record.body_key }, threadRefreshJob(input.grant, threadId), indexMessageJob(input.grant, id), ...(input.jobs ?? []), ...extras.outbox],
-      [...upload, ...extras.items],
-    );
+    const write = messageWrite(input.grant, record, input.body, searchTokens(record, text), [...(input.jobs ?? []), ...extras.outbox], [...upload, ...extras.items]);
+    await messages.insertMessage(write.message, write.postings, write.deltas, write.outbox, write.also);
   } catch (error) {
     // Not stored: this copy's contents expire with its upload record (shared/db/uploads.ts).
     if (error instanceof DuplicateMessageError) {
@@ -156,12 +176,90 @@ export async function storeMessage(input: NewMessage): Promise<{ record: Message
     }
     throw error;
   }
-  // Search postings at once; should this fail, the committed index-message job writes them.
-  await messages
-    .writePostings(grantId, id, immutablePostings(record, text))
-    .catch((error) => logger.warn('postings left for the index-message job', { message_id: id, error }));
   await refreshThreadNow(grantId, threadId);
   return { record, duplicate: false };
+}
+
+const bodyContentType = (isPlaintext: boolean) => (isPlaintext ? 'text/plain; charset=utf-8' : 'text/html; charset=utf-8');
+
+/** One message stored in many mailboxes: what every copy shares (contents are already in S3). */
+export interface SharedCopy extends Omit<RecordInput, 'messageIdHeader'> {
+  messageIdHeader: string;
+  attachments: (Omit<NewAttachment, 'content'> & { size: number })[];
+  rawSize: number;
+}
+
+/** Where the copies' contents are copied from (S3 keys): raw MIME, each attachment in order, and the body when it is large. */
+export interface CopySources {
+  raw: string;
+  attachments: string[];
+  body?: string;
+}
+
+/** S3 copies in flight per delivery job, and copies per chunk (copied, then committed while the next is copied). */
+const COPY_CONCURRENCY = 32;
+const COPY_CHUNK = 25;
+
+async function inPool<T>(items: readonly T[], concurrency: number, run: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, async () => {
+    while (next < items.length) await run(items[next++]!);
+  }));
+}
+
+/**
+ * Stores one message in many mailboxes (the local copies of a send), with the writes of all copies
+ * batched: their Message-ID and thread lookups in BatchGets, their upload records in BatchWrites,
+ * their contents copied inside S3 from `sources` (nothing goes through this function), then their
+ * transactions, several copies to one (each copy's items exactly as a single store commits them,
+ * Message-ID entry included): a mailbox that already holds the message (a job run again after being
+ * killed) is left as it is. The thread aggregates are left to each copy's message-stored job (nobody
+ * waits on them here). Returns how many copies were stored, and how many were there already.
+ */
+export async function storeCopies(copy: SharedCopy, recipients: readonly { grant: GrantRecord; jobs?: OutboxEntry[] }[], sources: CopySources): Promise<{ stored: number; present: number }> {
+  const holders = await messages.mailboxesHolding(recipients.map((r) => r.grant.id), copy.messageIdHeader);
+  const seen = new Set<string>();
+  const wanted = recipients.filter((r) => !holders.has(r.grant.id) && !seen.has(r.grant.id) && seen.add(r.grant.id));
+  if (!wanted.length) return { stored: 0, present: recipients.length };
+  const threads = await messages.findThreadsByHeaders(
+    wanted.map((r) => r.grant.id),
+    [copy.inReplyTo ?? '', ...[...copy.references].reverse()],
+  );
+  const text = bodyText(copy.body, copy.isPlaintext);
+  const large = Buffer.byteLength(copy.body) > BODY_INLINE_MAX;
+  const planned = wanted.map((r) => {
+    const grantId = r.grant.id;
+    const id = newId('message');
+    const attachments = attachmentRecords(grantId, copy.attachments);
+    const record = messageRecord(
+      { ...copy },
+      { grantId, id, threadId: threads.get(grantId) ?? newId('thread'), rawKey: rawMessageKey(grantId, id), rawSize: copy.rawSize, largeBodyKey: large ? bodyKey(grantId, id) : undefined, attachments, text },
+    );
+    return { ...r, record };
+  });
+  // Every copy has the same tokens: its participants, subject and body are the same.
+  const tokens = searchTokens(planned[0]!.record, text);
+  const uploads = await openUploads(planned.map((p) => ({ grant: p.grant, keys: [p.record.raw_key, p.record.body_key, ...p.record.attachments.map((a) => a.key)] })));
+  // Contents copied a chunk at a time, each chunk's transactions running while the next is copied.
+  const outcomes: ('stored' | 'duplicate' | 'refused')[] = [];
+  const commits: Promise<void>[] = [];
+  for (let from = 0; from < planned.length; from += COPY_CHUNK) {
+    const chunk = planned.slice(from, from + COPY_CHUNK);
+    const copies = chunk.flatMap((p) => [
+      { from: sources.raw, to: p.record.raw_key! },
+      ...(p.record.body_key && sources.body ? [{ from: sources.body, to: p.record.body_key }] : []),
+      ...p.record.attachments.map((a, i) => ({ from: sources.attachments[i]!, to: a.key })),
+    ]);
+    await inPool(copies, COPY_CONCURRENCY, (c) => copyBlob(c.from, c.to));
+    // Several copies to a transaction (grouped by the repository).
+    const writes = chunk.map((p, i) => messageWrite(p.grant, p.record, copy.body, tokens, p.jobs ?? [], uploads[from + i]!));
+    commits.push(messages.insertMessages(writes).then((o) => o.forEach((outcome, i) => (outcomes[from + i] = outcome))));
+  }
+  await Promise.all(commits);
+  // A copy stored meanwhile by another run of the same job is left out: its contents expire with its upload record.
+  const stored = outcomes.filter((o) => o === 'stored').length;
+  const present = holders.size + outcomes.filter((o) => o === 'duplicate').length;
+  return { stored, present };
 }
 
 export type MessageFields = 'standard' | 'include_headers' | 'include_basic_headers' | 'raw_mime';

@@ -64,6 +64,16 @@ export function aggregateThread(grantId: GrantId, threadId: ThreadId, messages: 
   };
 }
 
+/** Whether two aggregates of a thread say the same (versions aside). */
+function sameAggregate(a: ThreadRecord, b: ThreadRecord): boolean {
+  const { version: _a, ...left } = a;
+  const { version: _b, ...right } = b;
+  return canonical(left) === canonical(right);
+}
+
+const canonical = (value: unknown): string =>
+  JSON.stringify(value, (_, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => (x < y ? -1 : 1))) : v));
+
 /** Concurrent refreshes of one thread kept winning over this one. */
 export class ThreadKeptChangingError extends Error {
   constructor(threadId: string) {
@@ -78,6 +88,17 @@ export class ThreadKeptChangingError extends Error {
  */
 export const threadRefreshJob = (grant: { id: GrantId; application_id: string }, threadId: ThreadId): OutboxEntry => ({
   job: { kind: 'refresh-thread', application_id: grant.application_id, grant_id: grant.id, thread_id: threadId },
+  id: newId('job'),
+  applicationId: grant.application_id,
+});
+
+/**
+ * The one job committed with every stored message: its thread's refresh (which the storing request
+ * also makes at once), then a merge of the mailbox's search entries into its segments (run by
+ * shared/agent/search-index.ts, which only the jobs worker loads).
+ */
+export const messageStoredJob = (grant: { id: GrantId; application_id: string }, message: { id: MessageId; thread_id: ThreadId }): OutboxEntry => ({
+  job: { kind: 'message-stored', application_id: grant.application_id, grant_id: grant.id, thread_id: message.thread_id, message_id: message.id },
   id: newId('job'),
   applicationId: grant.application_id,
 });
@@ -103,6 +124,14 @@ export async function refreshThreadNow(grantId: GrantId, threadId: ThreadId): Pr
   }
 }
 
+/**
+ * The IDs of a thread's messages, newest first, from its postings: what the thread holds now, even
+ * when its aggregate is not refreshed yet (copies delivered locally leave that to their jobs).
+ */
+export async function threadMessageIds(grantId: GrantId, threadId: ThreadId): Promise<string[]> {
+  return (await queryIds(postingPartition(grantId, kinds.thread(threadId)), {}, MAX_THREAD_MESSAGES)).ids;
+}
+
 export async function refreshThread(grantId: GrantId, threadId: ThreadId): Promise<ThreadRecord | undefined> {
   for (let attempt = 0; attempt < CONTENTION_ATTEMPTS; attempt++) {
     if (attempt) await contentionPause(attempt - 1);
@@ -118,6 +147,8 @@ export async function refreshThread(grantId: GrantId, threadId: ThreadId): Promi
         return undefined;
       }
       const record = aggregateThread(grantId, threadId, messages, draftPage.ids, (previous?.version ?? 0) + 1);
+      // Already so (the request that changed a message refreshed it, and this is its job): nothing to write.
+      if (previous && sameAggregate(previous, record)) return previous;
       await threads.putThread(record, previous);
       return record;
     } catch (error) {

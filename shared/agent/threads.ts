@@ -2,7 +2,7 @@ import { isSystemFolder, requireFolder, requireFolders } from '#shared/agent/fol
 import { threadCandidateFilter } from '#shared/agent/filters';
 import { changeMessage, trashMessage } from '#shared/agent/message-ops';
 import { findMessages } from '#shared/agent/query';
-import { refreshThreadNow } from '#shared/agent/thread-refresh';
+import { refreshThreadNow, threadMessageIds } from '#shared/agent/thread-refresh';
 import { messageContentPlan, viewOf } from '#shared/agent/store';
 import type { ThreadRecord } from '#shared/agent/types';
 import { threadView } from '#shared/agent/views';
@@ -132,7 +132,8 @@ export async function updateThread(grant: GrantRecord, threadId: string, body: U
   const thread = await requireThread(grant, threadId);
   if (body.folders) await requireFolders(grant.id, body.folders);
   try {
-    for (const message of await getMessages(grant.id, thread.message_ids)) {
+    // Its messages from the postings: the aggregate may not list a message its job has not added yet.
+    for (const message of await getMessages(grant.id, await threadMessageIds(grant.id, thread.id))) {
       await changeMessage(grant, message, body as { unread?: boolean; starred?: boolean; folders?: string[] }, { threadBatch: true });
     }
   } catch (error) {
@@ -149,7 +150,7 @@ export async function updateThread(grant: GrantRecord, threadId: string, body: U
 export async function deleteThread(grant: GrantRecord, threadId: string): Promise<void> {
   const thread = await requireThread(grant, threadId);
   try {
-    for (const message of await getMessages(grant.id, thread.message_ids)) await trashMessage(grant, message, { threadBatch: true });
+    for (const message of await getMessages(grant.id, await threadMessageIds(grant.id, thread.id))) await trashMessage(grant, message, { threadBatch: true });
   } finally {
     await refreshThreadNow(grant.id, thread.id);
   }

@@ -131,6 +131,11 @@ export async function getGrant(appId: ApplicationId, grantId: GrantId): Promise<
   return Item ? toRecord(Item) : undefined;
 }
 
+/** Grants by key, in one batch read (those that do not exist are left out). */
+export async function getGrants(keys: readonly { applicationId: ApplicationId; grantId: GrantId }[]): Promise<GrantRecord[]> {
+  return (await batchGet(keys.map((k) => grantKey(k.applicationId, k.grantId)))).map(toRecord);
+}
+
 async function getByUniqueItem(appId: ApplicationId, key: { pk: string; sk: string }): Promise<GrantRecord | undefined> {
   const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: key }));
   if (!Item) return undefined;

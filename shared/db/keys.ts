@@ -30,7 +30,7 @@
  * | Webhook destination by ID / of an application    | table | app#<app_id>         | webhook#<wh_id>       | webhookKey, webhooksOfApplication |
  * | Every webhook destination (health sweep)         | table | webhooks             | <wh_id>               | webhookRegistryKey  |
  * | Delivery attempts of a destination, newest first | table | webhook#<wh_id>#attempts | <dlv_id> (TTL 30 d) | attemptKey, attemptsOfWebhook |
- * | Attempt counts per hour, and per minute inside it (health) | table | webhook#<wh_id>#stats | h#<hour> (TTL 4 d) | statsKey |
+ * | Attempt counts per hour, and per minute inside it, one item per writer (health; readers sum them) | table | webhook#<wh_id>#stats | h#<hour>#<writer> (TTL 4 d) | statsKey |
  * | Outbox entry: a notification or job (TTL 2 d)    | table | outbox#<ntf_id|job_id> | outbox            | outboxKey           |
  * | Uploads of a grant not yet committed (TTL 1 h; uploads.ts) | table | grant#<gid>#uploads | <upl_id>       | uploadKey, uploadsOfGrant |
  * | Scheduled send by ID / newest first (TTL 30 d once closed) | table | grant#<gid>#schedule | <sch_id> (ULID) | scheduleKey, schedulesOfGrant |
@@ -61,12 +61,19 @@
  * | Credential by ID / credentials of a provider's connector (sealed data; visible only with their connector's generation) | table | app#<app_id> | cred#<provider>#<cred_id> | credentialKey, credentialsOfProvider |
  * | Credential name within one connector generation (unique) | table | app#<app_id> | credname#<provider>#<generation>#<sha256 of the name> | credentialNameKey, credentialNamesOfConnector |
  * | Booked time of an organizer, one item per UTC day (the slot locks: a map booking → [start, end]; TTL a week after the day) | table | grant#<gid>#booked | <YYYY-MM-DD> | bookedDayKey |
+ * | Search entries of a mailbox not yet read into its segments, in commit order: a stored message's tokens, a deleted message's tombstone (TTL 30 d; shared/db/search.ts) | table | grant#<gid>#search | <ULID taken just before the commit> | searchEntryKey, searchEntriesOf |
+ * | Search manifest of a mailbox: its live segments (objects under grants/<gid>/search/), the entries already merged (watermark), the merge lease | table | grant#<gid> | search | searchManifestKey |
  *
- * Message postings are the filter indexes of a mailbox: one small item per (filter value, message),
- * e.g. `ix#from:ann@x.com`, `ix#in:inbox`, `ix#unread`, `ix#subj:invoice`, `ix#text:budget`. Their sort
- * key is the message ID, a ULID, so every filter reads newest first and `received_before/after` are
- * key ranges on any of them. They are derived from the message (shared/agent/postings.ts), so
- * deleting a message or a whole grant recomputes them instead of scanning.
+ * Message postings are the filter indexes of a mailbox that change with the message or that a
+ * DynamoDB Query must read: one small item per (filter value, message), e.g. `ix#in:inbox`,
+ * `ix#unread`, `ix#starred`, `ix#meta:key1=x`, `ix#thread:thr_…`. Their sort key is the message ID, a
+ * ULID, so every filter reads newest first and `received_before/after` are key ranges on any of them.
+ * They are derived from the message (shared/agent/postings.ts), so deleting a message or a whole
+ * grant recomputes them instead of scanning. Full text, subject words, addresses and attachments,
+ * which never change, live in the mailbox's search index instead (shared/agent/search-index.ts):
+ * one search entry per stored message, folded by merges into immutable segments in S3. Messages
+ * stored before the search index had postings `ix#text:…`, `ix#subj:…`, `ix#from:…`, `ix#attach`
+ * too (legacy kinds, still removed with them).
  *
  * Uniqueness is enforced with conditional puts of the `email#`, `external#` and `agent#` items in
  * the same transaction as the grant item (and of the `slug#` item with its configuration), never by
@@ -121,7 +128,7 @@ export const grantExternalIdKey = (appId: ApplicationId, externalId: string): Ke
 export const agentAddressKey = (email: string): Key => ({ pk: `agent#${email.toLowerCase()}`, sk: 'agent' });
 
 /** The partitions a grant's data lives in (postings aside: see postingPartition), purged with it. */
-const GRANT_PARTITIONS = ['folder', 'msg', 'mid', 'thread', 'threads', 'draft', 'template', 'signature', 'idem', 'quota', 'schedule', 'evaluations', 'calendar', 'icaluid'] as const;
+const GRANT_PARTITIONS = ['folder', 'msg', 'mid', 'thread', 'threads', 'draft', 'template', 'signature', 'idem', 'quota', 'schedule', 'evaluations', 'calendar', 'icaluid', 'search'] as const;
 const grantPartition = (grantId: GrantId, kind: (typeof GRANT_PARTITIONS)[number]) => `grant#${grantId}#${kind}`;
 
 /** Every partition a grant owns besides message postings (purged with the grant). */
@@ -146,6 +153,15 @@ export const messagesOfGrant = (grantId: GrantId) => ({ pk: grantPartition(grant
 export const postingPartition = (grantId: GrantId, kind: string) => `grant#${grantId}#ix#${kind}`;
 /** One posting: message `messageId` matches filter value `kind`. */
 export const postingKey = (grantId: GrantId, kind: string, messageId: string): Key => ({ pk: postingPartition(grantId, kind), sk: messageId });
+
+/**
+ * Search entries of a mailbox (shared/db/search.ts), by a ULID taken right before the entry's
+ * transaction: queries read the entries above the manifest's watermark.
+ */
+export const searchEntriesOf = (grantId: GrantId) => grantPartition(grantId, 'search');
+export const searchEntryKey = (grantId: GrantId, sequence: string): Key => ({ pk: searchEntriesOf(grantId), sk: sequence });
+/** The search manifest of a mailbox: its live segments and merge state (one item, read by every search). */
+export const searchManifestKey = (grantId: GrantId): Key => ({ pk: `grant#${grantId}`, sk: 'search' });
 
 /** Message by its RFC 5322 Message-ID header: threading of replies and deduplication of inbound mail. */
 export const messageIdHeaderKey = (grantId: GrantId, header: string): Key => ({ pk: grantPartition(grantId, 'mid'), sk: header });
@@ -192,17 +208,19 @@ export const attemptKey = (webhookId: WebhookId, attemptId: string): Key => ({ p
 export const attemptsOfWebhook = (webhookId: WebhookId) => ({ pk: `webhook#${webhookId}#attempts` });
 
 /**
- * Attempt counters of a destination for one hour: `attempts`/`failures` for the hour and
- * `a<MM>`/`f<MM>` for each minute MM of it, so one update per destination counts a batch at both
- * granularities.
+ * One writer's attempt counters of a destination for one hour: `attempts`/`failures` for the hour and
+ * `a<MM>`/`f<MM>` for each minute MM of it. A writer (a delivery worker's container, or one batch in
+ * flight in it) is the only one to write its item, whole and cumulative, so a batch's counts go in the
+ * same BatchWriteItem as its attempt records; readers sum the writers' items of each hour. (Items
+ * written before writers, `h#<hour>` alone, are summed the same way.)
  */
-export const statsKey = (webhookId: WebhookId, seconds: number): Key => ({ pk: `webhook#${webhookId}#stats`, sk: statsBucket(seconds) });
+export const statsKey = (webhookId: WebhookId, seconds: number, writer: string): Key => ({ pk: `webhook#${webhookId}#stats`, sk: `${statsBucket(seconds)}#${writer}` });
 /** The sort key of the hour holding Unix time `seconds`. */
 export const statsBucket = (seconds: number) => `h#${String(Math.floor(seconds / 3600)).padStart(10, '0')}`;
 /** Sort key range of a destination's counters from the hour holding `fromSeconds` on. */
 export const statsFrom = (fromSeconds: number) => ({ from: statsBucket(fromSeconds), to: 'h#9999999999' });
 /** Unix time at which the hour of a counters item (by its sort key) starts. */
-export const statsHourStart = (sk: string) => Number(sk.slice(2)) * 3600;
+export const statsHourStart = (sk: string) => Number(sk.slice(2, 12)) * 3600;
 /** The attribute names counting minute `seconds` inside its hour's counters item. */
 export const statsMinute = (seconds: number) => {
   const minute = String(Math.floor((seconds % 3600) / 60)).padStart(2, '0');

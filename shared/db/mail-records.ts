@@ -81,7 +81,12 @@ export interface MessageRecord extends AddressFields {
   updated_at: number;
   /** Optimistic-locking counter: every write is conditional on the version read. */
   version: number;
-  /** Set once its immutable search postings are all written (an index-message job completes them otherwise). */
+  /**
+   * 1 when the message was stored with its search entry (shared/db/search.ts). Messages stored before
+   * the search index have none: they had text, subject, address and attachment postings instead
+   * (`indexed` was set once those were all written), still removed with them.
+   */
+  search?: 1;
   indexed?: boolean;
 }
 

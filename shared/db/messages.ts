@@ -1,10 +1,10 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { MessageRecord } from '#shared/db/mail-records';
 import { TABLE_NAME, dynamo, type TransactItem } from '#shared/aws/dynamodb';
-import { batchGet, batchWrite, deleteRequests, putRequests } from '#shared/db/batch';
-import { folderKey, itemAttributes, messageIdHeaderKey, messageKey, postingKey, type Key } from '#shared/db/keys';
+import { batchGet, batchWrite, deleteRequests } from '#shared/db/batch';
+import { folderKey, itemAttributes, messageIdHeaderKey, messageKey, postingKey } from '#shared/db/keys';
 import { outboxItems, type OutboxEntry } from '#shared/db/outbox';
+import { searchEntryPut, searchTombstonePut } from '#shared/db/search';
 import { TransactionConditionError, transactWrite, type NamedItems, type NamedTransactItem } from '#shared/db/transact';
 import type { GrantId, MessageId, ThreadId } from '#shared/ids';
 
@@ -58,22 +58,21 @@ async function transact(items: NamedItems, onConditionFailed: (error: Transactio
 
 const counterItems = (g: GrantId, deltas: FolderDelta[]): [string, TransactItem][] => nonZero(deltas).map((d) => [`folder:${d.folderId}`, folderCounter(g, d)]);
 
-/**
- * Stores a new message: the item, its Message-ID entry (deduplication), folder counters, mutable
- * postings and `also` (an upload's commit) in one transaction. Its immutable postings (up to a
- * thousand) cannot join it: the caller writes them next (`writePostings`), and an index-message
- * job committed here completes them if it does not.
- */
-export async function insertMessage(
-  message: MessageRecord,
-  postings: { mutable: string[] },
-  deltas: FolderDelta[],
-  outbox: readonly OutboxEntry[] = [],
-  also: NamedItems = [],
-): Promise<void> {
+/** A new message and what commits with it (see insertMessage). */
+export interface NewMessageWrite {
+  message: MessageRecord;
+  postings: { postings: string[]; search: readonly string[] };
+  deltas: FolderDelta[];
+  outbox?: readonly OutboxEntry[];
+  also?: NamedItems;
+}
+
+/** The transaction items of a new message, named (`prefix` tells the messages of one transaction apart). */
+function insertItems(write: NewMessageWrite, prefix = ''): NamedTransactItem[] {
+  const { message, postings } = write;
   const g = message.grant_id;
   const items: NamedTransactItem[] = [
-    ...also,
+    ...(write.also ?? []),
     ['message', { Put: { TableName: TABLE_NAME, Item: { ...messageKey(g, message.id), ...message }, ConditionExpression: 'attribute_not_exists(pk)' } }],
   ];
   if (message.message_id_header) {
@@ -88,31 +87,86 @@ export async function insertMessage(
       },
     ]);
   }
-  items.push(...counterItems(g, deltas));
-  items.push(...postings.mutable.map((kind): [string, TransactItem] => [`posting:${kind}`, { Put: { TableName: TABLE_NAME, Item: postingKey(g, kind, message.id) } }]));
-  items.push(...outboxItems(outbox));
+  items.push(...counterItems(g, write.deltas));
+  items.push(...postings.postings.map((kind): [string, TransactItem] => [`posting:${kind}`, { Put: { TableName: TABLE_NAME, Item: postingKey(g, kind, message.id) } }]));
+  items.push(...outboxItems(write.outbox ?? []));
+  // Last, just before the transaction: the entry's sequence is taken now (see shared/db/search.ts).
+  items.push(['search', searchEntryPut(g, message.id, postings.search)]);
+  return items.map(([name, item]) => [`${prefix}${name}`, item] as const);
+}
+
+/**
+ * Stores a new message: the item, its Message-ID entry (deduplication), folder counters, postings,
+ * its search entry (one item holding every search token: shared/db/search.ts) and `also` (an
+ * upload's commit) in one transaction.
+ */
+export async function insertMessage(
+  message: MessageRecord,
+  postings: { postings: string[]; search: readonly string[] },
+  deltas: FolderDelta[],
+  outbox: readonly OutboxEntry[] = [],
+  also: NamedItems = [],
+): Promise<void> {
   let duplicate = false;
-  await transact(items, (error) => {
+  await transact(insertItems({ message, postings, deltas, outbox, also }), (error) => {
     duplicate = error.has('message_id_header');
     return new MessageConflictError();
   }).catch(async (error) => {
     if (!duplicate) throw error;
-    const existing = await getMessageIdHeader(g, message.message_id_header!);
+    const existing = await getMessageIdHeader(message.grant_id, message.message_id_header!);
     throw new DuplicateMessageError(existing ?? { message_id: message.id, thread_id: message.thread_id });
   });
 }
 
-/** Writes a message's immutable postings (idempotent), then marks it indexed. */
-export async function writePostings(grantId: GrantId, messageId: MessageId, kinds: readonly string[]): Promise<void> {
-  await batchWrite(putRequests(kinds.map((kind) => ({ ...postingKey(grantId, kind, messageId) }))));
-  try {
-    await dynamo.send(
-      new UpdateCommand({ TableName: TABLE_NAME, Key: messageKey(grantId, messageId), UpdateExpression: 'SET #indexed = :t', ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeNames: { '#indexed': 'indexed' }, ExpressionAttributeValues: { ':t': true } }),
-    );
-  } catch (error) {
-    // Deleted meanwhile: its postings are removed with it (remove-contents).
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-  }
+/** Items and bytes one transaction of several messages holds at most (DynamoDB: 100 items, 4 MB). */
+const GROUP_ITEMS = 100;
+const GROUP_BYTES = 3 * 1024 * 1024;
+
+/**
+ * Stores several new messages (in different mailboxes: the copies of one message) in as few
+ * transactions as DynamoDB allows, each message exactly as insertMessage stores it. A message whose
+ * Message-ID is already stored in its mailbox, or whose transaction cannot succeed (its folder is
+ * gone: a mailbox deleted meanwhile), is left out and its group committed without it. Returns, per
+ * message, whether it was stored.
+ */
+export async function insertMessages(writes: readonly NewMessageWrite[]): Promise<('stored' | 'duplicate' | 'refused')[]> {
+  const outcome: ('stored' | 'duplicate' | 'refused')[] = writes.map(() => 'refused');
+  const sizes = writes.map((w) => JSON.stringify(insertItems(w)).length);
+  const groups: number[][] = [];
+  let group: number[] = [];
+  let items = 0;
+  let bytes = 0;
+  writes.forEach((w, i) => {
+    const n = insertItems(w).length;
+    if (group.length && (items + n > GROUP_ITEMS || bytes + sizes[i]! > GROUP_BYTES)) {
+      groups.push(group);
+      group = [];
+      items = 0;
+      bytes = 0;
+    }
+    group.push(i);
+    items += n;
+    bytes += sizes[i]!;
+  });
+  if (group.length) groups.push(group);
+  await Promise.all(
+    groups.map(async (members) => {
+      let left = members;
+      while (left.length) {
+        try {
+          await transactWrite(left.flatMap((i) => insertItems(writes[i]!, `${i}:`)));
+          for (const i of left) outcome[i] = 'stored';
+          return;
+        } catch (error) {
+          if (!(error instanceof TransactionConditionError)) throw error;
+          const failed = new Set(error.failed.map((name) => Number(name.slice(0, name.indexOf(':')))));
+          for (const i of failed) outcome[i] = error.has(`${i}:message_id_header`) ? 'duplicate' : 'refused';
+          left = left.filter((i) => !failed.has(i));
+        }
+      }
+    }),
+  );
+  return outcome;
 }
 
 /** Deletes postings of an owner (a message) by kind (idempotent). */
@@ -169,12 +223,13 @@ export async function updateMessage(
 }
 
 /**
- * Deletes a message for good: item, Message-ID entry, counters and mutable postings in one
- * transaction. Its immutable postings are removed after it (see shared/agent/cleanup.ts).
+ * Deletes a message for good: item, Message-ID entry, counters and postings in one transaction,
+ * with a tombstone for the search index. (Postings of a message stored before the search index are
+ * removed after it: see shared/agent/cleanup.ts.)
  */
 export async function deleteMessage(
   message: MessageRecord,
-  postings: { mutable: string[] },
+  postings: { postings: string[] },
   deltas: FolderDelta[],
   outbox: readonly OutboxEntry[] = [],
 ): Promise<void> {
@@ -192,7 +247,7 @@ export async function deleteMessage(
       },
     ],
     ...counterItems(g, deltas),
-    ...postings.mutable.map((kind): [string, TransactItem] => [`posting:${kind}`, { Delete: { TableName: TABLE_NAME, Key: postingKey(g, kind, message.id) } }]),
+    ...postings.postings.map((kind): [string, TransactItem] => [`posting:${kind}`, { Delete: { TableName: TABLE_NAME, Key: postingKey(g, kind, message.id) } }]),
   ];
   if (message.message_id_header) {
     items.push([
@@ -208,6 +263,7 @@ export async function deleteMessage(
     ]);
   }
   items.push(...outboxItems(outbox));
+  if (message.search) items.push(['search', searchTombstonePut(g, message.id)]);
   await transact(items, () => new MessageConflictError());
 }
 
@@ -222,6 +278,33 @@ export async function findThreadByHeaders(grantId: GrantId, headers: string[]): 
   if (!unique.length) return undefined;
   const found = await batchGet<{ thread_id: ThreadId }>(unique.map((h) => messageIdHeaderKey(grantId, h)));
   return found[0]?.thread_id;
+}
+
+/** `findThreadByHeaders` for many mailboxes at once (one message stored in each): grant → thread. */
+export async function findThreadsByHeaders(grantIds: readonly GrantId[], headers: string[]): Promise<Map<GrantId, ThreadId>> {
+  const unique = [...new Set(headers)].filter((h) => h.length > 0 && h.length <= 900).slice(0, 100);
+  const out = new Map<GrantId, ThreadId>();
+  if (!unique.length || !grantIds.length) return out;
+  const found = await batchGet<{ pk: string; sk: string; thread_id: ThreadId }>(grantIds.flatMap((g) => unique.map((h) => messageIdHeaderKey(g, h))));
+  const byKey = new Map(found.map((f) => [`${f.pk}\u0000${f.sk}`, f.thread_id]));
+  for (const g of grantIds) {
+    for (const h of unique) {
+      const key = messageIdHeaderKey(g, h);
+      const thread = byKey.get(`${key.pk}\u0000${key.sk}`);
+      if (thread) {
+        out.set(g, thread);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+/** Which of these mailboxes already hold a message with this Message-ID header. */
+export async function mailboxesHolding(grantIds: readonly GrantId[], header: string): Promise<Set<GrantId>> {
+  const found = await batchGet<{ pk: string }>(grantIds.map((g) => messageIdHeaderKey(g, header)));
+  const pks = new Set(found.map((f) => f.pk));
+  return new Set(grantIds.filter((g) => pks.has(messageIdHeaderKey(g, header).pk)));
 }
 
 export interface IdPage {
@@ -265,16 +348,3 @@ export async function queryIds(pk: string, range: { after?: string; before?: str
   const more = ids.length > limit || LastEvaluatedKey !== undefined;
   return { ids: page, last: more ? page.at(-1) : undefined };
 }
-
-/** Whether each (kind, message) posting exists: verifies extra terms without reading bodies. */
-export async function existingPostings(grantId: GrantId, pairs: { kind: string; id: string }[]): Promise<Set<string>> {
-  if (!pairs.length) return new Set();
-  const found = await batchGet<Key>(pairs.map((p) => postingKey(grantId, p.kind, p.id)));
-  return new Set(found.map((k) => `${k.pk}\u0000${k.sk}`));
-}
-
-export const postingId = (grantId: GrantId, kind: string, id: string) => {
-  const key = postingKey(grantId, kind, id);
-  return `${key.pk}\u0000${key.sk}`;
-};
-

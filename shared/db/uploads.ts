@@ -1,4 +1,5 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { batchWrite, putRequests } from '#shared/db/batch';
 import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
 import { uploadKey } from '#shared/db/keys';
 import type { NamedTransactItem } from '#shared/db/transact';
@@ -37,4 +38,20 @@ export async function openUpload(grant: { id: GrantId; application_id: string },
   const record: UploadRecord = { id, application_id: grant.application_id, grant_id: grant.id, keys: wanted };
   await dynamo.send(new PutCommand({ TableName: TABLE_NAME, Item: { ...uploadKey(grant.id, id), entity: 'upload', ...record, expires_at: clock.nowSeconds() + UPLOAD_TTL_SECONDS } }));
   return [['upload', { Delete: { TableName: TABLE_NAME, Key: uploadKey(grant.id, id) } }]];
+}
+
+/**
+ * `openUpload` for many changes at once (the copies of one message in many mailboxes): the records
+ * in BatchWrites; returns what commits each, in order.
+ */
+export async function openUploads(list: readonly { grant: { id: GrantId; application_id: string }; keys: (string | undefined)[] }[]): Promise<NamedTransactItem[][]> {
+  const expires = clock.nowSeconds() + UPLOAD_TTL_SECONDS;
+  const records = list.map(({ grant, keys }) => {
+    const wanted = [...new Set(keys.filter((k): k is string => !!k))];
+    if (!wanted.length) return undefined;
+    const record: UploadRecord = { id: newId('upload'), application_id: grant.application_id, grant_id: grant.id, keys: wanted };
+    return record;
+  });
+  await batchWrite(putRequests(records.flatMap((r) => (r ? [{ ...uploadKey(r.grant_id, r.id), entity: 'upload', ...r, expires_at: expires }] : []))));
+  return records.map((r): NamedTransactItem[] => (r ? [['upload', { Delete: { TableName: TABLE_NAME, Key: uploadKey(r.grant_id, r.id) } }]] : []));
 }

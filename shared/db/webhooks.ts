@@ -1,4 +1,5 @@
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { randomBytes } from 'node:crypto';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
 import { batchGet, batchWrite, putRequests } from '#shared/db/batch';
 import type { StartKey } from '#shared/db/records';
@@ -68,6 +69,25 @@ async function applicationWebhooks(appId: ApplicationId, select: 'ALL_ATTRIBUTES
 /** All destinations of an application (tens at most, in the application's partition), newest first. */
 export const listWebhooks = async (appId: ApplicationId) => (await applicationWebhooks(appId, 'ALL_ATTRIBUTES')).items;
 
+/** What the fan-out reads of a destination: which it is, its status and its subscriptions. */
+export type WebhookTarget = Pick<WebhookRecord, 'id' | 'application_id' | 'status' | 'trigger_types'>;
+
+/**
+ * An application's destinations as the fan-out reads them, newest first: projected, so that the
+ * URLs, secrets and the rest are neither sent nor parsed for every batch of notifications.
+ */
+export async function listWebhookTargets(appId: ApplicationId): Promise<WebhookTarget[]> {
+  const { pk, skPrefix } = webhooksOfApplication(appId);
+  const { items } = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
+    ProjectionExpression: '#id, #app, #status, #triggers',
+    ExpressionAttributeNames: { '#id': 'id', '#app': 'application_id', '#status': 'status', '#triggers': 'trigger_types' },
+    ScanIndexForward: false,
+  });
+  return items as WebhookTarget[];
+}
+
 /** How many destinations an application has (a count, not the items). */
 export const countWebhooks = async (appId: ApplicationId) => (await applicationWebhooks(appId, 'COUNT')).count;
 
@@ -103,37 +123,76 @@ export async function registryPage(start?: StartKey): Promise<{ entries: { webho
 const ATTEMPT_TTL = 30 * 86400;
 const STATS_TTL = 4 * 86400;
 
+/** BatchWriteItem takes at most 25 items. */
+const WRITE_BATCH = 25;
+
 /**
- * Records attempts (one BatchWriteItem per 25) and counts them: one UpdateItem per destination and
- * hour, adding to the hour's totals and to each minute's counts inside the same item.
+ * Writers of attempt counters (shared/db/keys.ts, statsKey): a writer keeps, in memory, the counts it
+ * has stored per destination and hour, and puts its item whole with each batch's new counts added.
+ * Only it writes its item, so the last put holds everything it counted, whatever becomes of the
+ * container afterwards, and no update expression or second request is needed. A container's writer
+ * is held by one recordAttempts call at a time (Lambda runs one batch at a time; in-process pollers
+ * run several, each with a writer of its own). After WRITER_ITEMS items a writer starts over under a
+ * new name rather than forget counts it would then overwrite.
  */
-export async function recordAttempts(attempts: AttemptRecord[]): Promise<void> {
-  if (!attempts.length) return;
-  const counters = new Map<string, { key: ReturnType<typeof statsKey>; add: Map<string, number>; expires: number }>();
-  for (const a of attempts) {
-    const key = statsKey(a.webhook_id, a.time);
-    const id = `${key.pk} ${key.sk}`;
-    const c = counters.get(id) ?? { key, add: new Map<string, number>(), expires: a.time + STATS_TTL };
-    const failure = a.outcome === 'delivered' ? 0 : 1;
-    const minute = statsMinute(a.time);
-    for (const [name, n] of [['attempts', 1], ['failures', failure], [minute.attempts, 1], [minute.failures, failure]] as const) c.add.set(name, (c.add.get(name) ?? 0) + n);
-    counters.set(id, c);
+const CONTAINER = randomBytes(6).toString('hex');
+const WRITER_ITEMS = 1000;
+let writerCount = 0;
+interface CounterWriter {
+  name: string;
+  /** Counts stored so far, by item (`pk sk`). */
+  stored: Map<string, Record<string, number>>;
+}
+const idleWriters: CounterWriter[] = [];
+const newWriterName = () => `${CONTAINER}.${writerCount++}`;
+
+/**
+ * Records attempts and counts them in the same BatchWriteItem requests (25 items each): one record per
+ * attempt, and per destination and hour this writer's counters item, holding the hour's totals and
+ * each minute's counts. Returns why each attempt whose record or counts could not be stored failed, by
+ * its index in `attempts` (empty when all were), so that a failure costs only its own attempts.
+ */
+export async function recordAttempts(attempts: AttemptRecord[]): Promise<Map<number, unknown>> {
+  const unrecorded = new Map<number, unknown>();
+  if (!attempts.length) return unrecorded;
+  const writer = idleWriters.pop() ?? { name: newWriterName(), stored: new Map() };
+  try {
+    if (writer.stored.size >= WRITER_ITEMS) Object.assign(writer, { name: newWriterName(), stored: new Map() });
+    const counters = new Map<string, { item: Record<string, unknown>; counts: Record<string, number>; indexes: number[] }>();
+    attempts.forEach((a, index) => {
+      const key = statsKey(a.webhook_id, a.time, writer.name);
+      const id = `${key.pk} ${key.sk}`;
+      let c = counters.get(id);
+      if (!c) {
+        const counts = { ...writer.stored.get(id) };
+        // Kept 4 days after its hour: the long health window (72 hours) reads back that far.
+        c = { item: { ...key, expires_at: statsHourStart(key.sk) + 3600 + STATS_TTL }, counts, indexes: [] };
+        counters.set(id, c);
+      }
+      const failure = a.outcome === 'delivered' ? 0 : 1;
+      const minute = statsMinute(a.time);
+      for (const [name, n] of [['attempts', 1], ['failures', failure], [minute.attempts, 1], [minute.failures, failure]] as const) c.counts[name] = (c.counts[name] ?? 0) + n;
+      c.indexes.push(index);
+    });
+    const items: { item: Record<string, unknown>; indexes: number[]; counter?: string }[] = [
+      ...attempts.map((a, index) => ({ item: { ...attemptKey(a.webhook_id, a.id), ...a, expires_at: a.time + ATTEMPT_TTL }, indexes: [index] })),
+      ...[...counters].map(([id, c]) => ({ item: { ...c.item, ...c.counts }, indexes: c.indexes, counter: id })),
+    ];
+    const requests: (typeof items)[] = [];
+    for (let start = 0; start < items.length; start += WRITE_BATCH) requests.push(items.slice(start, start + WRITE_BATCH));
+    const settled = await Promise.allSettled(requests.map((request) => batchWrite(putRequests(request.map((r) => r.item)))));
+    settled.forEach((result, i) => {
+      for (const { indexes, counter } of requests[i]!) {
+        if (result.status === 'rejected') for (const index of indexes) unrecorded.set(index, result.reason);
+        // Stored: what the next batch adds to. (Not stored: the item keeps its last counts, and the
+        // attempts it missed are tried again, counted then.)
+        else if (counter) writer.stored.set(counter, counters.get(counter)!.counts);
+      }
+    });
+    return unrecorded;
+  } finally {
+    idleWriters.push(writer);
   }
-  await Promise.all([
-    batchWrite(putRequests(attempts.map((a) => ({ ...attemptKey(a.webhook_id, a.id), ...a, expires_at: a.time + ATTEMPT_TTL })))),
-    ...[...counters.values()].map((c) => {
-      const names = [...c.add.keys()];
-      return dynamo.send(
-        new UpdateCommand({
-          TableName: TABLE_NAME,
-          Key: c.key,
-          UpdateExpression: `ADD ${names.map((_, i) => `#n${i} :v${i}`).join(', ')} SET expires_at = if_not_exists(expires_at, :exp)`,
-          ExpressionAttributeNames: Object.fromEntries(names.map((name, i) => [`#n${i}`, name])),
-          ExpressionAttributeValues: { ...Object.fromEntries(names.map((name, i) => [`:v${i}`, c.add.get(name)!])), ':exp': c.expires },
-        }),
-      );
-    }),
-  ]);
 }
 
 /** Destinations by ID, in one request (the delivery worker reads its batch's destinations together). */
@@ -158,23 +217,22 @@ export interface AttemptCounts {
 }
 
 /**
- * A destination's attempt counts, from one query of its counters: by the minute from the minute
- * holding `minutesFrom`, and by the hour from the hour holding `hoursFrom` (default: the same time).
+ * A destination's attempt counts, from one query of its counters (every writer's items, summed): by
+ * the minute from the minute holding `minutesFrom`, and by the hour from the hour holding `hoursFrom`
+ * (default: the same time).
  */
 export async function countAttempts(webhookId: WebhookId, minutesFrom: number, hoursFrom = minutesFrom): Promise<{ byMinute: AttemptCounts; byHour: AttemptCounts }> {
   const range = statsFrom(Math.min(minutesFrom, hoursFrom));
-  const { Items = [] } = await dynamo.send(
-    new QueryCommand({
-      TableName: TABLE_NAME,
-      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-      ExpressionAttributeValues: { ':pk': statsOfWebhook(webhookId).pk, ':from': range.from, ':to': range.to },
-    }),
-  );
+  // Every writer's items of those hours (one per delivery container and hour): all pages.
+  const { items } = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+    ExpressionAttributeValues: { ':pk': statsOfWebhook(webhookId).pk, ':from': range.from, ':to': range.to },
+  });
   const byMinute = { attempts: 0, failures: 0 };
   const byHour = { attempts: 0, failures: 0 };
   const firstMinute = Math.floor(minutesFrom / 60);
   const firstHour = statsBucket(hoursFrom);
-  for (const item of Items) {
+  for (const item of items) {
     if (String(item.sk) >= firstHour) {
       byHour.attempts += Number(item.attempts ?? 0);
       byHour.failures += Number(item.failures ?? 0);

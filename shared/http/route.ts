@@ -52,6 +52,11 @@ export interface RouteSpec {
   readonly formBody?: boolean;
   /** `oauth`: errors answer in the OAuth shape `{error, error_description, error_code, error_uri}` (the token endpoints). */
   readonly errors?: 'oauth';
+  /**
+   * The route's OpenAPI tag when it is not its function's group: a route moved to a function of its
+   * own (for a smaller bundle) stays with its resource in the published description.
+   */
+  readonly tag?: string;
 }
 
 export type RouteTable = Readonly<Record<string, RouteSpec>>;
@@ -61,7 +66,7 @@ export type RouteTable = Readonly<Record<string, RouteSpec>>;
  * validators are generated from the schemas: a route has a body validator exactly when it has a
  * body schema; `select` needs only the response's field names).
  */
-export type RuntimeRoute = Omit<RouteSpec, 'query' | 'body' | 'response' | 'summary'> & {
+export type RuntimeRoute = Omit<RouteSpec, 'query' | 'body' | 'response' | 'summary' | 'tag'> & {
   /** Top-level fields `select` may name (undefined: the response is not an object schema). */
   readonly selectable?: readonly string[];
 };

@@ -14,6 +14,8 @@ export const FORMATS = ['email', 'uri', 'date-time', 'date'] as const;
 
 function makeAjv(coerce: boolean): Ajv {
   const ajv = new Ajv({
+    // A shared sub-schema (see shareRepeated) stays one function that its users call.
+    inlineRefs: false,
     allErrors: true,
     strict: true,
     // Refuses NaN and Infinity where a value reaches ajv as such. ajv does not re-check after coercing
@@ -46,7 +48,7 @@ export function withoutSchemaPaths(code: string): string {
 
 /** A route's spec as functions use it at run time. */
 export function runtimeRoute(spec: RouteTable[string]): RuntimeRoute {
-  const { query: _query, body: _body, response, summary: _summary, ...rest } = spec;
+  const { query: _query, body: _body, response, summary: _summary, tag: _tag, ...rest } = spec;
   const selectable = selectableFields(response);
   return { ...rest, ...(selectable ? { selectable } : {}) };
 }
@@ -80,19 +82,82 @@ export function withoutAnnotations(schema: unknown): unknown {
   return out;
 }
 
+/** The sub-schemas of a schema, by position (not the schema itself). */
+function subSchemas(schema: unknown, visit: (sub: Record<string, unknown>, replace: (to: object) => void) => void): void {
+  if (!schema || typeof schema !== 'object' || Array.isArray(schema)) return;
+  const node = schema as Record<string, unknown>;
+  const at = (holder: Record<string, unknown> | unknown[], key: string | number) => {
+    const value = (holder as Record<string | number, unknown>)[key];
+    if (value && typeof value === 'object' && !Array.isArray(value)) visit(value as Record<string, unknown>, (to) => void ((holder as Record<string | number, unknown>)[key] = to));
+  };
+  for (const [key, value] of Object.entries(node)) {
+    if (!value || typeof value !== 'object') continue;
+    if (SCHEMA_MAPS.includes(key)) for (const name of Object.keys(value)) at(value as Record<string, unknown>, name);
+    else if (SCHEMA_LISTS.includes(key) && Array.isArray(value)) value.forEach((_, i) => at(value, i));
+    else if (SCHEMA_VALUES.includes(key)) Array.isArray(value) ? value.forEach((_, i) => at(value, i)) : at(node, key);
+  }
+}
+
+/** Sub-schemas shorter than this (as JSON) are not worth a function of their own. */
+const SHARED_MIN_LENGTH = 300;
+
+/**
+ * A group's body schemas often repeat a large part (a configuration's fields in its create and
+ * update bodies, at two paths each): ajv would compile each copy into code of its own. Each part
+ * that occurs more than once becomes a schema of its own that the copies `$ref`: compiled once, called
+ * from each place (inlineRefs: false), with the same checks and the same errors. Largest first, so a
+ * repeated part inside a shared one is shared only if it also repeats elsewhere.
+ */
+function shareRepeated(ajv: Ajv, schemas: object[], prefix: string): void {
+  const shared: object[] = [];
+  const ids: string[] = [];
+  for (let n = 0; ; n++) {
+    const counts = new Map<string, number>();
+    for (const schema of [...schemas, ...shared]) {
+      const walk = (node: unknown) =>
+        subSchemas(node, (sub) => {
+          const json = JSON.stringify(sub);
+          counts.set(json, (counts.get(json) ?? 0) + 1);
+          walk(sub);
+        });
+      walk(schema);
+    }
+    const repeated = [...counts].filter(([json, count]) => count > 1 && json.length >= SHARED_MIN_LENGTH).sort((a, b) => b[0].length - a[0].length)[0];
+    if (!repeated) break;
+    const id = `${prefix}${n}`;
+    const replaceIn = (node: unknown) =>
+      subSchemas(node, (sub, replace) => (JSON.stringify(sub) === repeated[0] ? replace({ $ref: id }) : replaceIn(sub)));
+    for (const schema of [...schemas, ...shared]) replaceIn(schema);
+    shared.push(JSON.parse(repeated[0]) as object);
+    ids.push(id);
+  }
+  shared.forEach((part, i) => ajv.addSchema(part, ids[i]));
+}
+
 export function generateGroupValidators(group: string, routes: RouteTable): string {
   const queryAjv = makeAjv(true);
   const bodyAjv = makeAjv(false);
   const queryRefs: Record<string, string> = {};
   const bodyRefs: Record<string, string> = {};
+  // Routes with the same schema share one validator (a function that serves the same resource under
+  // two paths would otherwise ship the same code twice).
+  const ids = new Map<string, string>();
+  const add = (ajv: Ajv, schema: unknown, id: string): string => {
+    const stripped = withoutAnnotations(schema) as object;
+    const key = `${ajv === queryAjv ? 'query' : 'body'} ${JSON.stringify(stripped)}`;
+    const known = ids.get(key);
+    if (known) return known;
+    ajv.addSchema(stripped, id);
+    ids.set(key, id);
+    return id;
+  };
+  const bodies = new Map<string, object>();
   for (const [name, spec] of Object.entries(routes)) {
-    queryAjv.addSchema(withoutAnnotations(spec.query ?? EMPTY_QUERY) as object, `${name}.query`);
-    queryRefs[name] = `${name}.query`;
-    if (spec.body) {
-      bodyAjv.addSchema(withoutAnnotations(spec.body) as object, `${name}.body`);
-      bodyRefs[name] = `${name}.body`;
-    }
+    queryRefs[name] = add(queryAjv, spec.query ?? EMPTY_QUERY, `${name}.query`);
+    if (spec.body) bodies.set(name, withoutAnnotations(spec.body) as object);
   }
+  shareRepeated(bodyAjv, [...bodies.values()], 'shared.');
+  for (const [name, body] of bodies) bodyRefs[name] = add(bodyAjv, body, `${name}.body`);
   const block = (ajv: Ajv, refs: Record<string, string>) =>
     Object.keys(refs).length ? `(() => {\nconst exports = {};\n${withoutSchemaPaths(standaloneCode(ajv, refs))}\nreturn exports;\n})()` : '{}';
   return [

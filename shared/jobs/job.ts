@@ -12,11 +12,13 @@ export type Job =
   /** Recomputes a thread's aggregate from its messages (idempotent: committed with every change to them). */
   | { kind: 'refresh-thread'; application_id: string; grant_id: string; thread_id: string }
   /**
-   * Stores a sent message's copies in the Agent Accounts of this deployment among its recipients
-   * (shared/agent/local-delivery.ts): the message waits under `spool` in S3; deduplicated per
-   * mailbox by `message_id_header`. `application_id` is the sender's.
+   * Committed with every stored message (instead of a refresh-thread and an index job): refreshes its
+   * thread, then merges the mailbox's search entries into its segments (shared/agent/search-index.ts).
    */
-  /** Completes a stored message's search postings when the request that stored it did not (idempotent). */
+  | { kind: 'message-stored'; application_id: string; grant_id: string; thread_id: string; message_id: string }
+  /** Merges a mailbox's search entries into its segments (idempotent; also run by message-stored). */
+  | { kind: 'merge-search'; application_id: string; grant_id: string }
+  /** Jobs committed before the search index (they completed a message's postings): nothing to do now. */
   | { kind: 'index-message'; application_id: string; grant_id: string; message_id: string }
   /**
    * Removes what nothing points to any more since a committed change: postings of a deleted message
@@ -44,4 +46,10 @@ export type Job =
   | { kind: 'apply-itip'; application_id: string; grant_id: string; sender: string; ics: string }
   /** Deletes the events (and their window copies and UIDs) of a deleted calendar. */
   | { kind: 'purge-calendar'; application_id: string; grant_id: string; calendar_id: string }
-  | { kind: 'deliver-local'; application_id: string; spool: string; message_id_header: string; recipients: { application_id: string; grant_id: string }[] };
+  /**
+   * Stores a sent message's copies in the Agent Accounts of this deployment among its recipients
+   * (shared/agent/local-delivery.ts), one job per batch of mailboxes (`batch` of `batches`): the
+   * message waits under `spool` in S3; deduplicated per mailbox by `message_id_header`.
+   * `application_id` is the sender's.
+   */
+  | { kind: 'deliver-local'; application_id: string; spool: string; message_id_header: string; recipients: { application_id: string; grant_id: string }[]; batch?: number; batches?: number };

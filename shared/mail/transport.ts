@@ -1,5 +1,5 @@
 import { SESv2Client, SendEmailCommand } from '@aws-sdk/client-sesv2';
-import { createTransport } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import { requestHandler } from '#shared/aws/http';
 import { env } from '#shared/config';
 
@@ -25,10 +25,14 @@ export class DeliveryError extends Error {
   }
 }
 
+/** nodemailer (its SMTP client and all it brings) loads with the first message relayed over SMTP, not at cold start. */
+let nodemailer: Promise<typeof import('nodemailer')> | undefined;
+
 function smtpTransport(url: string): MailTransport {
-  const transport = createTransport(url);
+  let transport: Transporter | undefined;
   return {
     async send(raw, envelope) {
+      transport ??= (await (nodemailer ??= import('nodemailer'))).createTransport(url);
       try {
         const info = (await transport.sendMail({ envelope: { from: envelope.from, to: envelope.to }, raw })) as unknown as {
           rejected: unknown[];

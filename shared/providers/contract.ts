@@ -67,6 +67,10 @@ export interface MessagesProvider {
   get(grant: GrantRecord, messageId: string, query: MessageIdQuery): Promise<Message>;
   update(grant: GrantRecord, messageId: string, body: UpdateMessageBody): Promise<Message>;
   delete(grant: GrantRecord, messageId: string, query: DeleteMessageQuery): Promise<void>;
+}
+
+/** Message bodies cleaned into readable text (its own function: it bundles the HTML parsers). */
+export interface MessageCleaningProvider {
   clean(grant: GrantRecord, body: CleanMessagesBody): Promise<CleanedMessage[]>;
 }
 
@@ -91,6 +95,10 @@ export interface DraftsProvider {
   create(grant: GrantRecord, body: CreateDraftBody, files: UploadedFile[]): Promise<Draft>;
   update(grant: GrantRecord, draftId: string, body: UpdateDraftBody, files: UploadedFile[]): Promise<Draft>;
   delete(grant: GrantRecord, draftId: string): Promise<void>;
+}
+
+/** Sending a draft (its own function: it bundles MIME composition and the mail transports). */
+export interface DraftSendingProvider {
   /** Sends the draft; the answer is the sent message. */
   send(grant: GrantRecord, draftId: string, body: SendDraftBody): Promise<Message>;
 }
@@ -105,6 +113,10 @@ export interface SendProvider {
     body: SendMessageBody,
     context: { files: UploadedFile[]; idempotencyKey?: string; requestId: string },
   ): Promise<{ result: SendResult; replayed: boolean; scheduled: boolean }>;
+}
+
+/** Scheduled sends, once scheduled (their own function: it needs none of the MIME and template code of a send). */
+export interface SchedulesProvider {
   /** Scheduled sends, newest first (sent and unsent). */
   listSchedules(grant: GrantRecord, query: ListSchedulesQuery, limit: number): Promise<Page<Schedule>>;
   getSchedule(grant: GrantRecord, scheduleId: string): Promise<Schedule>;

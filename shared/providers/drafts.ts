@@ -10,7 +10,6 @@ const registry: Partial<Record<Provider, DraftsProvider>> = {
     create: agent.createDraft,
     update: agent.updateDraft,
     delete: agent.deleteDraft,
-    send: agent.sendDraft,
   },
 };
 

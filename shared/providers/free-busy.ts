@@ -1,4 +1,4 @@
-import { busyTimes } from '#shared/agent/events';
+import { busyTimes } from '#shared/agent/event-windows';
 import type { GrantRecord, Provider } from '#shared/db/grants';
 import type { FreeBusyProvider } from '#shared/providers/contract';
 import { providerOf } from '#shared/providers/mailbox';

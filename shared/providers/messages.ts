@@ -4,7 +4,7 @@ import type { MessagesProvider } from '#shared/providers/contract';
 import { providerOf } from '#shared/providers/mailbox';
 
 const registry: Partial<Record<Provider, MessagesProvider>> = {
-  agent: { list: agent.listMessages, get: agent.getMessage, update: agent.updateMessage, delete: agent.deleteMessage, clean: agent.cleanMessages },
+  agent: { list: agent.listMessages, get: agent.getMessage, update: agent.updateMessage, delete: agent.deleteMessage },
 };
 
 export const messagesOf = (grant: GrantRecord) => providerOf(registry, grant, 'Messages');

@@ -4,12 +4,7 @@ import type { SendProvider } from '#shared/providers/contract';
 import { providerOf } from '#shared/providers/mailbox';
 
 const registry: Partial<Record<Provider, SendProvider>> = {
-  agent: {
-    send: scheduled.sendOrSchedule,
-    listSchedules: scheduled.listScheduleObjects,
-    getSchedule: scheduled.getScheduleObject,
-    cancelSchedule: scheduled.cancelScheduledSend,
-  },
+  agent: { send: scheduled.sendOrSchedule },
 };
 
 export const senderOf = (grant: GrantRecord) => providerOf(registry, grant, 'Sending');

@@ -7,7 +7,7 @@ import type { Notification } from '#shared/notifications/notification';
 import { clock } from '#shared/time';
 import { POLICY, TIMEOUT_MS, webhookRequest, WebhookRequestError, type WebhookResponse } from '#shared/webhooks/http';
 import { deliveredBody } from '#shared/webhooks/payloads';
-import { decryptSecret, sign } from '#shared/webhooks/secrets';
+import { sign, signingKey } from '#shared/webhooks/secrets';
 import { checkWebhookUrl } from '#shared/webhooks/urls';
 
 /**
@@ -66,13 +66,13 @@ let zlib: Promise<typeof import('node:zlib')> | undefined;
 export async function postPayload(destination: WebhookRecord, body: Buffer): Promise<WebhookResponse> {
   const url = checkWebhookUrl(destination.webhook_url, POLICY);
   const payload = destination.compressed_delivery ? (await (zlib ??= import('node:zlib'))).gzipSync(body) : body;
-  const secret = await decryptSecret(destination.secret);
+  const key = await signingKey(destination.secret);
   return webhookRequest({
     method: 'POST',
     url,
     headers: {
       'content-type': 'application/json',
-      'x-service-signature': sign(payload, secret),
+      'x-service-signature': sign(payload, key),
       ...(destination.compressed_delivery ? { 'content-encoding': 'gzip' } : {}),
     },
     body: payload,
@@ -122,22 +122,24 @@ async function attemptOne(destination: WebhookRecord, job: DeliveryJob): Promise
 /**
  * Delivers a batch of jobs: their destinations are read in one request, the POSTs run concurrently,
  * and the attempts are recorded together. A destination deleted, switched off or given up on since
- * the fan-out gets nothing (and nothing is replayed to it later).
+ * the fan-out gets nothing (and nothing is replayed to it later). An attempt whose record or counts
+ * could not be stored is `internal`: its job alone is received again and attempted anew, so every
+ * attempt a receiver saw has its record, and the batch's other jobs are not sent twice.
  */
 export async function deliverBatch(jobs: DeliveryJob[]): Promise<DeliveryOutcome[]> {
   const destinations = await getWebhooks(jobs.map((j) => ({ application_id: j.application_id, webhook_id: j.webhook_id })));
   const outcomes = await Promise.all(
-    jobs.map(async (job) => {
+    jobs.map(async (job): Promise<{ result: DeliveryOutcome; record?: AttemptRecord }> => {
       const destination = destinations.get(job.webhook_id);
       if (!destination || destination.application_id !== job.application_id || destination.status === 'inactive' || destination.status === 'failed') {
-        return { result: { outcome: 'skipped' } as DeliveryOutcome };
+        return { result: { outcome: 'skipped' } };
       }
       let attemptResult: Awaited<ReturnType<typeof attemptOne>>;
       try {
         attemptResult = await attemptOne(destination, job);
       } catch (error) {
         logger.error('delivery attempt failed on our side', { webhook_id: job.webhook_id, notification_id: job.notification.id, error });
-        return { result: { outcome: 'internal' } as DeliveryOutcome };
+        return { result: { outcome: 'internal' } };
       }
       const { result, attempt } = attemptResult;
       const record: AttemptRecord = {
@@ -152,6 +154,11 @@ export async function deliverBatch(jobs: DeliveryJob[]): Promise<DeliveryOutcome
       return { result, record };
     }),
   );
-  await recordAttempts(outcomes.flatMap((o) => ('record' in o && o.record ? [o.record] : [])));
+  const recorded = outcomes.flatMap((o) => (o.record ? [o] : []));
+  for (const [index, error] of await recordAttempts(recorded.map((o) => o.record!))) {
+    const outcome = recorded[index]!;
+    logger.error('delivery attempt not recorded; its job is received again', { webhook_id: outcome.record!.webhook_id, notification_id: outcome.record!.notification_id, error });
+    outcome.result = { outcome: 'internal' };
+  }
   return outcomes.map((o) => o.result);
 }

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import { keyMaterial } from '#shared/crypto/key-material';
 
 /**
@@ -41,7 +41,32 @@ export async function decryptSecret(stored: string): Promise<string> {
   return Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]).toString('utf8');
 }
 
+/**
+ * The HMAC key of a destination's stored secret, decrypted once per container rather than once per
+ * delivery (an AES-GCM decryption and two key imports each time: about a sixth of the delivery
+ * worker's own CPU, measured with the AWS calls mocked). Keyed by the ciphertext: rotating a secret stores a new one, so a cached key is never stale.
+ * Concurrent first calls share one decryption; one that fails is forgotten, so the next call tries
+ * again. At most SIGNING_KEYS are kept, oldest out first.
+ */
+const SIGNING_KEYS = 1000;
+const signingKeys = new Map<string, Promise<KeyObject>>();
+
+export function signingKey(stored: string): Promise<KeyObject> {
+  let key = signingKeys.get(stored);
+  if (!key) {
+    // The secret string's UTF-8 bytes, as HMAC keyed with the string uses.
+    const decrypting = decryptSecret(stored).then((secret) => createSecretKey(Buffer.from(secret, 'utf8')));
+    key = decrypting;
+    if (signingKeys.size >= SIGNING_KEYS) signingKeys.delete(signingKeys.keys().next().value!);
+    signingKeys.set(stored, decrypting);
+    decrypting.catch(() => {
+      if (signingKeys.get(stored) === decrypting) signingKeys.delete(stored);
+    });
+  }
+  return key;
+}
+
 /** `x-service-signature`: hex HMAC-SHA256 of the exact raw request body, keyed with the secret. */
-export function sign(body: Buffer, secret: string): string {
+export function sign(body: Buffer, secret: string | KeyObject): string {
   return createHmac('sha256', secret).update(body).digest('hex');
 }

@@ -13,7 +13,7 @@ import { cleanEnv, groupAlive } from '../support/npm-start';
 const FIGURES: Record<SuiteName, RegExp[]> = {
   foundation: [/^## Foundation/m, /^jobs +[\d.]+ KB/m, /^bare `node -e 0`: [\d.]+ ms/m, /^jobs +[\d.]+ ms +-?[\d.]+ ms/m, /^ratio handler \/ DynamoDB p50: [\d.]+/m],
   mailbox: [/^## Agent Account mailboxes/m, /^limit=50 \(no filter\) +\d+ \/ \d+ +[\d.]+ ms +[\d.]+ ms +[\d.]+/m, /^search_query_native= /m],
-  send: [/^## Send to \d+ local Agent Accounts/m, /^to 1 local Agent Account +\d+ ms/m, /^answer \d+ ÷ 1 recipient: [\d.]+/m, /^inbox counts: /m],
+  send: [/^## Send to \d+ local Agent Accounts/m, /^answer, to 1 local Agent Account +\d+ ms/m, /^answer → all \d+ copies stored +\d+ ms/m, /^answer \d+ ÷ 1 recipient: [\d.]+/m, /^inbox counts: /m],
   scheduled: [/^## Scheduled send/m, /^ours: send_at → arrival at the recipient +\d+\/\d+ +-?[\d.]+ s/m, /^platform alone: at\(due\) → firing received +\d+\/\d+/m],
   lists: [/^## Lists/m, /^added \d+ values in [\d.]+ s/m, /^ratio p50\(\d+\) \/ p50\(10\): [\d.]+/m, /^floor, same run: .* p50 [\d.]+ ms/m],
   webhooks: [/^## Webhooks/m, /^end-to-end: publish → receipt, \d+ notifications +\d+ deliveries\/s/m, /^durable-steps floor: .* \d+ deliveries\/s/m, /^commit → webhook receipt .* p50 \d+ ms/m],

@@ -3,7 +3,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kinds } from '#shared/agent/postings';
-import { draftsOfGrant, foldersOfGrant, messageIdHeaderKey, messagesOfGrant, postingPartition, templatesOfGrant, threadKey, threadsOfGrant } from '#shared/db/keys';
+import { draftsOfGrant, foldersOfGrant, messageIdHeaderKey, messagesOfGrant, postingPartition, searchEntriesOf, searchManifestKey, templatesOfGrant, threadKey, threadsOfGrant } from '#shared/db/keys';
 import type { GrantId, ThreadId } from '#shared/ids';
 import { apiClient, type ApiClient } from '../support/api';
 import { makeAgentGrant, makeApplication } from '../support/factories';
@@ -34,7 +34,7 @@ beforeAll(async () => {
 afterAll(async () => gateway?.close());
 
 describe('grant purge', () => {
-  it('deletes the mailbox: messages, indexes, threads, folders, drafts, templates and S3 contents', async () => {
+  it('deletes the mailbox: messages, indexes, search index, threads, folders, drafts, templates and S3 contents', async () => {
     // Prepare: a mailbox with received and sent mail, an attachment, a draft and a template.
     const [doomed, other] = await Promise.all([makeAgentGrant(api), makeAgentGrant(api)]);
     await api.post(`/v3/grants/${other.id}/messages/send`, {
@@ -60,18 +60,24 @@ describe('grant purge', () => {
       folders: foldersOfGrant(g).pk,
       drafts: draftsOfGrant(g).pk,
       templates: templatesOfGrant(g).pk,
+      // The search index: entries (one per stored message) and the manifest its merges wrote.
+      'search entries': searchEntriesOf(g),
+      'search manifest': searchManifestKey(g).pk,
       ...Object.fromEntries(
-        [kinds.text('budget'), kinds.folder('inbox'), kinds.folder('sent'), kinds.address('from', other.email), kinds.subject('budget'), kinds.attachment].map((kind) => [
+        [kinds.folder('inbox'), kinds.folder('sent'), kinds.unread].map((kind) => [
           `postings ${kind}`,
           postingPartition(g, kind),
         ]),
       ),
     };
     const counts = async () => Object.fromEntries(await Promise.all(Object.entries(partitions).map(async ([name, pk]) => [name, await count(pk)] as const)));
-    const storedObjects = async () => (await s3.send(new ListObjectsV2Command({ Bucket: process.env.MAIL_BUCKET, Prefix: `grants/${g}/` }))).KeyCount ?? 0;
+    const objectsUnder = async (prefix: string) => (await s3.send(new ListObjectsV2Command({ Bucket: process.env.MAIL_BUCKET, Prefix: prefix }))).KeyCount ?? 0;
+    // Contents, and the search segments.
+    const storedObjects = async () => (await objectsUnder(`grants/${g}/`)) + (await objectsUnder(`search/${g}/`));
     const before = await counts();
     expect(before.messages).toBe(2);
-    expect(before['postings text:budget']).toBe(2);
+    expect(before['search entries']).toBe(2);
+    expect(await objectsUnder(`search/${g}/`)).toBeGreaterThan(0);
     // Every partition the purge must empty holds something beforehand.
     expect(Object.entries(before).filter(([, n]) => n === 0)).toEqual([]);
     expect(await storedObjects()).toBeGreaterThan(0);

@@ -113,8 +113,8 @@ describe('malformed multipart (scope 2)', () => {
 
 describe('bodies a local layer hands over parsed (scope 5)', () => {
   /** Invokes a handler with the event serverless-offline builds: falsy JSON values parsed, or dropped. */
-  async function invokeWith(route: { path: string; routeKey: string; params: Record<string, string>; group: 'templates' | 'drafts' }, body: unknown, contentLength: number) {
-    const modules = { templates: () => import('#functions/templates/handler'), drafts: () => import('#functions/drafts/handler') };
+  async function invokeWith(route: { path: string; routeKey: string; params: Record<string, string>; group: 'templates' | 'drafts-send' }, body: unknown, contentLength: number) {
+    const modules = { templates: () => import('#functions/templates/handler'), 'drafts-send': () => import('#functions/drafts-send/handler') };
     const { handler } = (await modules[route.group]()) as { handler: (e: APIGatewayProxyEventV2, c: Context) => Promise<APIGatewayProxyStructuredResultV2> };
     const event = buildEvent(
       { routeKey: route.routeKey, params: route.params },
@@ -139,7 +139,7 @@ describe('bodies a local layer hands over parsed (scope 5)', () => {
       path: `/v3/grants/${grant.id}/drafts/${draft.body.data.id}`,
       routeKey: 'POST /v3/grants/{grant_id}/drafts/{draft_id}',
       params: { grant_id: grant.id, draft_id: draft.body.data.id },
-      group: 'drafts' as const,
+      group: 'drafts-send' as const,
     };
     for (const route of [create, send]) {
       const result = await invokeWith(route, parsed, text.length);

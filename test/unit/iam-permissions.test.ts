@@ -33,6 +33,8 @@ const ACTIONS: Record<string, string[]> = {
   GetObjectCommand: ['s3:GetObject'],
   HeadObjectCommand: ['s3:GetObject'],
   PutObjectCommand: ['s3:PutObject'],
+  // A copy inside the bucket reads the source and writes the destination.
+  CopyObjectCommand: ['s3:GetObject', 's3:PutObject'],
   DeleteObjectCommand: ['s3:DeleteObject'],
   DeleteObjectsCommand: ['s3:DeleteObject'],
   ListObjectsV2Command: ['s3:ListBucket'],

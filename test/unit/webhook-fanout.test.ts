@@ -82,4 +82,40 @@ describe('Handler: webhook fan-out', () => {
     expect(result.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(['garbage', 'msg-app_b-0', 'msg-app_b-1']);
     expect(enqueued().map((j) => j.notification.id)).toEqual(['ntf_app_a_0']);
   });
+
+  it('fans a batch of 25 notifications out to one destination in 3 SendMessageBatch requests, with one destination read', async () => {
+    // Prepare
+    dynamoMock.on(QueryCommand).resolves({ Items: [destination('app_a', 0)] });
+
+    // Act
+    const result = await handler(event(...Array.from({ length: 25 }, (_, n) => notification('app_a', n))));
+
+    // Assess
+    expect(result.batchItemFailures).toEqual([]);
+    const reads = dynamoMock.commandCalls(QueryCommand);
+    expect(reads).toHaveLength(1);
+    // Only what the fan-out needs of a destination is read: never its URL or secret.
+    expect(Object.values(reads[0]!.args[0].input.ExpressionAttributeNames ?? {}).sort()).toEqual(['application_id', 'id', 'status', 'trigger_types']);
+    expect(sqsMock.commandCalls(SendMessageBatchCommand).map((c) => c.args[0].input.Entries!.length).sort()).toEqual([10, 10, 5]);
+    expect(enqueued().map((j) => j.notification.id).sort()).toEqual(Array.from({ length: 25 }, (_, n) => `ntf_app_a_${n}`).sort());
+  });
+
+  it('reports a partial batch failure per notification: refused entries and a failed request fail only their own', async () => {
+    // Prepare: 25 notifications, one destination; one entry of one request refused, another request failing whole
+    dynamoMock.on(QueryCommand).resolves({ Items: [destination('app_a', 0)] });
+    let requests = 0;
+    sqsMock.on(SendMessageBatchCommand).callsFake((input: { Entries: { Id: string; MessageBody: string }[] }) => {
+      if (++requests === 3) throw new Error('connection reset');
+      const refused = input.Entries.filter((e) => JSON.parse(e.MessageBody).notification.id === 'ntf_app_a_4');
+      return { Successful: input.Entries.filter((e) => !refused.includes(e)).map((e) => ({ Id: e.Id })), Failed: refused.map((e) => ({ Id: e.Id, Code: 'InternalError', SenderFault: false, Message: 'try again' })) };
+    });
+
+    // Act
+    const result = await handler(event(...Array.from({ length: 25 }, (_, n) => notification('app_a', n))));
+
+    // Assess: the refused entry's notification, and the 5 of the failed request (the last 5), are received again; nothing else
+    const failedRequest = sqsMock.commandCalls(SendMessageBatchCommand)[2]!.args[0].input.Entries!.map((e) => `msg-app_a-${JSON.parse(e.MessageBody!).notification.id.split('_').at(-1)}`);
+    expect(failedRequest).toHaveLength(5);
+    expect(result.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(['msg-app_a-4', ...failedRequest].sort());
+  });
 });

@@ -1,0 +1,13 @@
+import { sendDraft } from '#shared/agent/draft-send';
+import type { GrantRecord, Provider } from '#shared/db/grants';
+import type { DraftSendingProvider } from '#shared/providers/contract';
+import { providerOf } from '#shared/providers/mailbox';
+
+const registry: Partial<Record<Provider, DraftSendingProvider>> = {
+  agent: { send: sendDraft },
+};
+
+/** Same capability name as draftsOf: to a client, sending a draft is part of Drafts. */
+export const draftSenderOf = (grant: GrantRecord) => providerOf(registry, grant, 'Drafts');
+
+export type { DraftSendingProvider };
