@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { buildEvent, lambdaContext } from '../scripts/local-stack/api-gateway-event';
-import { startStreamRelay } from '../scripts/local-stack/stream-relay';
+import { isOutboxInsert, startStreamRelay } from '../scripts/local-stack/stream-relay';
 import { fmt, median, percentile, rng, scaled, table } from './lib';
 import { startStack } from '../scripts/local-stack/index';
 import { writeCounter, type WriteCount } from './writes';
@@ -72,7 +72,8 @@ export async function runMailboxBench(): Promise<void> {
   Object.assign(process.env, stack.env, { LOG_LEVEL: 'warn' });
   const relay = await startStreamRelay({
     tableName: process.env.TABLE_NAME!,
-    filter: (record) => record.dynamodb?.NewImage?.entity?.S === 'outbox',
+    // Bulk-loaded messages below are items without the entity the consumer acts on: they announce nothing.
+    filter: isOutboxInsert,
     consumer: async (event) => (await import('#functions/outbox/handler')).handler(event),
   });
   try {
@@ -159,6 +160,8 @@ export async function runMailboxBench(): Promise<void> {
         [`burst of ${BURST} short mails: jobs, per message`, '', '', (burstJobs.writes.items / BURST).toFixed(2), describeWrites(burstJobs.writes)],
       ]),
     );
+    const most = Math.max(short.writes.items, long.writes.items);
+    console.log(`target: ≤ 10 items per stored message, short and 950-word: ${most <= 10 ? 'met' : 'MISSED'} (${short.writes.items} and ${long.writes.items}; with the job after it, in a trickle: ${short.writes.items + shortJob.writes.items} and ${long.writes.items + longJob.writes.items})`);
     console.log('(before the search index, measured with bench/writes.ts over the store call: short inbound mail 34 items, 950-word mail 979; its two jobs wrote again)\n');
 
     // --- 2. Mailboxes of 1k and 100k messages -----------------------------------------------------

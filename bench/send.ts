@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { buildEvent, lambdaContext } from '../scripts/local-stack/api-gateway-event';
 import { startStack } from '../scripts/local-stack/index';
-import { startStreamRelay } from '../scripts/local-stack/stream-relay';
+import { isOutboxInsert, startStreamRelay } from '../scripts/local-stack/stream-relay';
 import { startJobsWorker } from './jobs';
 import { fmt, median, scaled, table } from './lib';
 
@@ -31,7 +31,7 @@ export async function runSendBench(): Promise<void> {
   const jobsQueue = process.env.JOBS_QUEUE_URL!;
   const relay = await startStreamRelay({
     tableName: process.env.TABLE_NAME!,
-    filter: (record) => record.dynamodb?.NewImage?.entity?.S === 'outbox',
+    filter: isOutboxInsert,
     consumer: async (event) => (await import('#functions/outbox/handler')).handler(event),
   });
   try {

@@ -29,7 +29,7 @@ import { freePort } from './local-stack/index';
 import { instanceFile, recordInstance } from './local-stack/instances';
 import { startOidcServer, type LocalOidcServer } from './local-stack/oidc-local';
 import { startInboundSmtp } from './local-stack/smtp-inbound';
-import { startStreamRelay, type StreamRelay } from './local-stack/stream-relay';
+import { isOutboxInsert, startStreamRelay, type StreamRelay } from './local-stack/stream-relay';
 import { ROOT, loadServerlessConfig } from './local-stack/serverless-config';
 
 const require = createRequire(import.meta.url);
@@ -252,7 +252,7 @@ async function main() {
   // function receives inserted records through serverless offline's Lambda invoke API.
   relay = await startStreamRelay({
     tableName: stack.env.TABLE_NAME!,
-    filter: (record) => record.eventName === 'INSERT' && record.dynamodb?.NewImage?.entity?.S === 'outbox',
+    filter: isOutboxInsert,
     consumer: async (event) => {
       const response = await fetch(functionUrl('outbox'), { method: 'POST', body: JSON.stringify(event) });
       const text = await response.text();

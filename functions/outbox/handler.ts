@@ -5,7 +5,11 @@ import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 
 import { MAIL_BUCKET, s3 } from '#shared/aws/s3';
 import { sendMessages } from '#shared/aws/sqs';
 import { env } from '#shared/config';
+import { messageCreatedNotification, messageStoredJob } from '#shared/agent/message-events';
+import { isMessageItem, messageOfItem } from '#shared/db/messages';
 import { isOutboxItem, readOutboxItem } from '#shared/db/outbox';
+import { batchGet } from '#shared/db/batch';
+import type { Key } from '#shared/db/keys';
 import { isUploadItem } from '#shared/db/uploads';
 import type { Job } from '#shared/jobs/job';
 import { logger } from '#shared/logger';
@@ -13,8 +17,10 @@ import type { Notification } from '#shared/notifications/notification';
 import { publishNotifications } from '#shared/notifications/publisher';
 
 /**
- * The outbox consumer: the table's stream (filtered to inserted outbox items where the platform
- * allows it) → the fan-out queue (notifications) and the jobs queue (jobs a change needs). Records
+ * The outbox consumer: the table's stream (filtered to inserted outbox items and messages where the
+ * platform allows it) → the fan-out queue (notifications) and the jobs queue (jobs a change needs).
+ * An inserted message is its own outbox entry: its message.created notification and message-stored
+ * job are derived from its new image (shared/agent/message-events.ts). Records
  * are handled in stream order; the first that cannot be sent is reported as the batch's failure, so
  * Lambda retries from it (what follows it is sent again too: receivers deduplicate on the
  * notification `id`, which never changes, and jobs are idempotent). A record this consumer does not
@@ -25,25 +31,37 @@ const JOBS_QUEUE_URL = env.jobsQueueUrl();
 
 type Outgoing = { kind: 'notification'; notification: Notification } | { kind: 'job'; job: Job };
 
+async function readBody(key: string): Promise<string> {
+  const result = await s3.send(new GetObjectCommand({ Bucket: MAIL_BUCKET, Key: key }));
+  return result.Body!.transformToString('utf8');
+}
+
 async function restoreBody(notification: Notification, bodyKey: string): Promise<Notification> {
-  const result = await s3.send(new GetObjectCommand({ Bucket: MAIL_BUCKET, Key: bodyKey }));
-  const body = await result.Body!.transformToString('utf8');
+  const body = await readBody(bodyKey);
   return { ...notification, data: { ...notification.data, object: { ...notification.data.object, body } } };
 }
 
-/** What a record asks to send, undefined for records that ask nothing. Throws if it cannot be read now. */
-async function outgoingOf(record: DynamoDBRecord): Promise<Outgoing | undefined> {
-  if (record.eventName === 'REMOVE') return expiredUpload(record);
-  if (record.eventName !== 'INSERT') return undefined;
+/** What a record asks to send (nothing for records that ask nothing). Throws if it cannot be read now. */
+async function outgoingOf(record: DynamoDBRecord, committed: ReadonlySet<string>): Promise<Outgoing[]> {
+  if (record.eventName === 'REMOVE') return expiredUpload(record, committed);
+  if (record.eventName !== 'INSERT') return [];
   const image = record.dynamodb?.NewImage;
   if (!image) {
     log.warn('stream record without a new image skipped (the stream must carry new images)', { event_id: record.eventID });
-    return undefined;
+    return [];
   }
   const item = unmarshall(image as Record<string, AttributeValue>);
+  if (isMessageItem(item)) {
+    const message = messageOfItem(item);
+    const body = message.body_key ? await readBody(message.body_key) : (message.body ?? '');
+    return [
+      { kind: 'notification', notification: messageCreatedNotification(message, item.application_id, body) },
+      { kind: 'job', job: messageStoredJob(message, item.application_id) },
+    ];
+  }
   if (!isOutboxItem(item)) {
     log.debug('stream record of another item skipped', { event_id: record.eventID, entity: item.entity });
-    return undefined;
+    return [];
   }
   let entry;
   try {
@@ -51,10 +69,10 @@ async function outgoingOf(record: DynamoDBRecord): Promise<Outgoing | undefined>
   } catch (error) {
     // Retrying cannot repair an item: say so loudly and move on.
     log.error('unreadable outbox item skipped', { event_id: record.eventID, pk: item.pk, error });
-    return undefined;
+    return [];
   }
-  if (entry.kind === 'job') return entry;
-  return { kind: 'notification', notification: entry.bodyKey ? await restoreBody(entry.notification, entry.bodyKey) : entry.notification };
+  if (entry.kind === 'job') return [entry];
+  return [{ kind: 'notification', notification: entry.bodyKey ? await restoreBody(entry.notification, entry.bodyKey) : entry.notification }];
 }
 
 /** Removed by TTL, not by DynamoDB's users: how a record's removal by expiry is told from a delete. */
@@ -64,16 +82,33 @@ const byTtl = (record: DynamoDBRecord) => record.userIdentity?.type === 'Service
  * An upload record that expired (its change never committed: shared/db/uploads.ts) becomes the
  * job that removes its contents. Expired outbox entries, and uploads a commit deleted, ask nothing.
  */
-function expiredUpload(record: DynamoDBRecord): Outgoing | undefined {
-  const image = record.dynamodb?.OldImage;
-  if (!image || !byTtl(record)) return undefined;
-  const item = unmarshall(image as Record<string, AttributeValue>);
-  if (!isUploadItem(item)) return undefined;
+function expiredUpload(record: DynamoDBRecord, committed: ReadonlySet<string>): Outgoing[] {
+  const item = expiredUploadItem(record);
+  if (!item) return [];
+  // Its change committed (the item it names exists): the contents are in use.
+  if (item.committed_by && committed.has(keyId(item.committed_by))) return [];
   log.info('contents of an upload that was never committed are removed', { upload_id: item.id, keys: item.keys.length });
-  return {
+  return [{
     kind: 'job',
     job: { kind: 'remove-contents', application_id: item.application_id, grant_id: item.grant_id, owner_id: item.id, postings: [], blobs: item.keys },
-  };
+  }];
+}
+
+function expiredUploadItem(record: DynamoDBRecord) {
+  const image = record.dynamodb?.OldImage;
+  if (record.eventName !== 'REMOVE' || !image || !byTtl(record)) return undefined;
+  const item = unmarshall(image as Record<string, AttributeValue>);
+  return isUploadItem(item) ? item : undefined;
+}
+
+const keyId = (key: Key) => `${key.pk}\u0000${key.sk}`;
+
+/** Of the items expired uploads name as their commit (shared/db/uploads.ts), those that exist: one BatchGet per batch of records. */
+async function committedUploads(records: readonly DynamoDBRecord[]): Promise<Set<string>> {
+  const keys = records.flatMap((record) => expiredUploadItem(record)?.committed_by ?? []);
+  if (!keys.length) return new Set();
+  const found = await batchGet<Key>(keys, { projection: ['pk', 'sk'] });
+  return new Set(found.map(keyId));
 }
 
 /** Sends each item to its queue; returns the indexes (in `items`) that were refused. */
@@ -98,11 +133,12 @@ async function send(items: Outgoing[]): Promise<Set<number>> {
 
 export const handler = async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
   const pending: { index: number; item: Outgoing }[] = [];
+  // Throws when the table cannot be read now: the whole batch is delivered again.
+  const committed = await committedUploads(event.Records);
   let failedAt: number | undefined;
   for (const [index, record] of event.Records.entries()) {
     try {
-      const item = await outgoingOf(record);
-      if (item) pending.push({ index, item });
+      for (const item of await outgoingOf(record, committed)) pending.push({ index, item });
     } catch (error) {
       log.warn('outbox record could not be prepared; retried from here', { event_id: record.eventID, error });
       failedAt = index;

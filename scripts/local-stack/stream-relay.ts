@@ -169,3 +169,13 @@ export async function startStreamRelay(options: StreamRelayOptions): Promise<Str
     },
   };
 }
+
+/**
+ * The records the outbox consumer acts on when inserted: outbox entries and messages (a message item
+ * is its own outbox entry: shared/db/messages.ts). What serverless.yml's filter criteria for the
+ * outbox function say of inserts; the local relays hand over these.
+ */
+export const isOutboxInsert = (record: DynamoDBRecord): boolean => {
+  const entity = record.dynamodb?.NewImage?.entity?.S;
+  return record.eventName === 'INSERT' && (entity === 'outbox' || entity === 'message');
+};

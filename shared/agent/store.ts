@@ -1,8 +1,9 @@
 import { attachmentRecords, bodyKey, copyBlob, getBlob, presignedDownload, putBlob, rawMessageKey, storedBody, uploadAttachments } from '#shared/agent/blobs';
 import { base64Length, planContent, type ContentPlan } from '#shared/agent/content';
-import { messagePostings, searchTokens } from '#shared/agent/postings';
+import { kinds, messagePostings, searchTokens } from '#shared/agent/postings';
+import { postingKey } from '#shared/db/keys';
 import { bodyText, snippetOf } from '#shared/agent/text';
-import { messageStoredJob, refreshThreadNow } from '#shared/agent/thread-refresh';
+import { refreshThreadNow } from '#shared/agent/thread-refresh';
 import type { AttachmentRecord, HeaderRecord, MessageRecord, NewAttachment, ParticipantRecord } from '#shared/agent/types';
 import { messageView, type MovedContent } from '#shared/agent/views';
 import type { GrantRecord } from '#shared/db/grants';
@@ -13,20 +14,20 @@ import { openUpload, openUploads } from '#shared/db/uploads';
 import { newId, type GrantId, type MessageId, type ThreadId } from '#shared/ids';
 import type { NamedItems } from '#shared/db/transact';
 import { ANSWER_BUDGET_BYTES, jsonBytes } from '#shared/http/page';
-import { newNotification } from '#shared/notifications/notification';
 import { clock } from '#shared/time';
 
 /**
  * Storing messages in an Agent Account mailbox: the one path used by inbound mail, local delivery
  * between Agent Accounts and the Sent copy of a send. Contents go to S3 first (raw MIME, attachments,
- * large bodies), then the message, its counters, postings, search entry, `message.created`
- * notification and one `message-stored` job to DynamoDB in one transaction, then the thread.
+ * large bodies), then the message, its counters, postings and search entry to DynamoDB in one
+ * transaction, then the thread. The message item is its own outbox entry: the outbox consumer
+ * announces `message.created` and runs the `message-stored` job from its insertion.
  *
- * The items a short inbound mail writes (shared/db/keys.ts): the upload record (before the
- * uploads), then in the transaction the upload record's delete, the message, its Message-ID entry,
- * the folder counter, the folder, unread and thread postings, the search entry, the notification
- * and the job; then the thread and its listing entry (and the removal of its previous listing entry
- * when the thread already had messages).
+ * The items a short inbound mail writes (shared/db/keys.ts), 10 for a new thread: the upload record
+ * (before the uploads; it names the thread posting as its commit, so the transaction does not delete
+ * it: shared/db/uploads.ts), then in the transaction the message, its Message-ID entry, the folder
+ * counter, the folder, unread and thread postings and the search entry; then the thread and its
+ * listing entry (and the removal of its previous listing entry when the thread already had messages).
  */
 export const BODY_INLINE_MAX = 64 * 1024;
 /** Header blocks beyond this are cut (the full header block stays in the raw MIME: fields=raw_mime). */
@@ -132,14 +133,18 @@ function messageRecord(
   };
 }
 
-/** What the message's transaction writes: item, postings, search entry, counters, notification and jobs. */
-function messageWrite(grant: GrantRecord, record: MessageRecord, body: string, tokens: readonly string[], outbox: OutboxEntry[], items: NamedItems): messages.NewMessageWrite {
-  const created = newNotification({ type: 'message.created', applicationId: grant.application_id, grantId: grant.id, object: messageView(record, { body }) });
+/**
+ * What the message's transaction writes: item, postings, search entry, counters, the caller's
+ * outbox entries and items. Its message.created notification and message-stored job are derived
+ * from the item itself by the outbox consumer (shared/agent/message-events.ts).
+ */
+function messageWrite(grant: GrantRecord, record: MessageRecord, tokens: readonly string[], outbox: OutboxEntry[], items: NamedItems): messages.NewMessageWrite {
   return {
     message: record,
+    applicationId: grant.application_id,
     postings: { postings: messagePostings(record), search: tokens },
     deltas: folderDeltas(record, 1),
-    outbox: [{ notification: created, bodyKey: record.body_key }, messageStoredJob(grant, record), ...outbox],
+    outbox,
     also: items,
   };
 }
@@ -154,7 +159,8 @@ export async function storeMessage(input: NewMessage): Promise<{ record: Message
   const largeBodyKey = Buffer.byteLength(input.body) > BODY_INLINE_MAX ? bodyKey(grantId, id) : undefined;
   const attachments = attachmentRecords(grantId, input.attachments);
   // Recorded before uploading: if the message is not committed, its contents are removed later.
-  const upload = await openUpload(input.grant, [rawKey, largeBodyKey, ...attachments.map((a) => a.key)]);
+  // Committed when its thread posting exists (which lives as long as the message): nothing to delete in the transaction.
+  const upload = await openUpload(input.grant, [rawKey, largeBodyKey, ...attachments.map((a) => a.key)], postingKey(grantId, kinds.thread(threadId), id));
   await Promise.all([
     uploadAttachments(attachments, input.attachments),
     putBlob(rawKey, input.raw, 'message/rfc822'),
@@ -165,8 +171,7 @@ export async function storeMessage(input: NewMessage): Promise<{ record: Message
   const record = messageRecord(input, { grantId, id, threadId, rawKey, rawSize: input.raw.length, largeBodyKey, attachments, text });
   const extras = input.also?.(record) ?? { items: [], outbox: [] };
   try {
-    const write = messageWrite(input.grant, record, input.body, searchTokens(record, text), [...(input.jobs ?? []), ...extras.outbox], [...upload, ...extras.items]);
-    await messages.insertMessage(write.message, write.postings, write.deltas, write.outbox, write.also);
+    await messages.insertMessage(messageWrite(input.grant, record, searchTokens(record, text), [...(input.jobs ?? []), ...extras.outbox], [...upload, ...extras.items]));
   } catch (error) {
     // Not stored: this copy's contents expire with its upload record (shared/db/uploads.ts).
     if (error instanceof DuplicateMessageError) {
@@ -239,7 +244,9 @@ export async function storeCopies(copy: SharedCopy, recipients: readonly { grant
   });
   // Every copy has the same tokens: its participants, subject and body are the same.
   const tokens = searchTokens(planned[0]!.record, text);
-  const uploads = await openUploads(planned.map((p) => ({ grant: p.grant, keys: [p.record.raw_key, p.record.body_key, ...p.record.attachments.map((a) => a.key)] })));
+  const uploads = await openUploads(
+    planned.map((p) => ({ grant: p.grant, keys: [p.record.raw_key, p.record.body_key, ...p.record.attachments.map((a) => a.key)], committedBy: postingKey(p.grant.id, kinds.thread(p.record.thread_id), p.record.id) })),
+  );
   // Contents copied a chunk at a time, each chunk's transactions running while the next is copied.
   const outcomes: ('stored' | 'duplicate' | 'refused')[] = [];
   const commits: Promise<void>[] = [];
@@ -252,7 +259,7 @@ export async function storeCopies(copy: SharedCopy, recipients: readonly { grant
     ]);
     await inPool(copies, COPY_CONCURRENCY, (c) => copyBlob(c.from, c.to));
     // Several copies to a transaction (grouped by the repository).
-    const writes = chunk.map((p, i) => messageWrite(p.grant, p.record, copy.body, tokens, p.jobs ?? [], uploads[from + i]!));
+    const writes = chunk.map((p, i) => messageWrite(p.grant, p.record, tokens, p.jobs ?? [], uploads[from + i]!));
     commits.push(messages.insertMessages(writes).then((o) => o.forEach((outcome, i) => (outcomes[from + i] = outcome))));
   }
   await Promise.all(commits);

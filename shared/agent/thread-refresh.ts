@@ -92,16 +92,6 @@ export const threadRefreshJob = (grant: { id: GrantId; application_id: string },
   applicationId: grant.application_id,
 });
 
-/**
- * The one job committed with every stored message: its thread's refresh (which the storing request
- * also makes at once), then a merge of the mailbox's search entries into its segments (run by
- * shared/agent/search-index.ts, which only the jobs worker loads).
- */
-export const messageStoredJob = (grant: { id: GrantId; application_id: string }, message: { id: MessageId; thread_id: ThreadId }): OutboxEntry => ({
-  job: { kind: 'message-stored', application_id: grant.application_id, grant_id: grant.id, thread_id: message.thread_id, message_id: message.id },
-  id: newId('job'),
-  applicationId: grant.application_id,
-});
 
 /** The refresh job, as the jobs worker runs it: nothing for a grant deleted since (its data is being purged). */
 export async function runThreadRefreshJob(job: Extract<Job, { kind: 'refresh-thread' }>): Promise<void> {

@@ -44,7 +44,8 @@ export const deleteRequests = (keys: Key[]): WriteRequest[] => keys.map((Key) =>
 /** Items for keys, in the order of the keys; missing items are left out. */
 export async function batchGet<T = Record<string, unknown>>(keys: Key[], options: { projection?: string[] } = {}): Promise<T[]> {
   const found = new Map<string, Record<string, unknown>>();
-  const names = options.projection ? Object.fromEntries(options.projection.map((p, i) => [`#p${i}`, p])) : undefined;
+  // Keys are always read (answers are matched to them): a projection names what else to read, if anything.
+  const names = options.projection ? Object.fromEntries(options.projection.filter((p) => p !== 'pk' && p !== 'sk').map((p, i) => [`#p${i}`, p])) : undefined;
   await pool(chunks(keys, 100), async (chunk) => {
     let pending: Key[] = chunk;
     for (let attempt = 0; pending.length; attempt++) {
@@ -55,7 +56,7 @@ export async function batchGet<T = Record<string, unknown>>(keys: Key[], options
           RequestItems: {
             [TABLE_NAME]: {
               Keys: pending,
-              ...(names ? { ProjectionExpression: Object.keys(names).join(', ') + ', pk, sk', ExpressionAttributeNames: names } : {}),
+              ...(names ? { ProjectionExpression: [...Object.keys(names), 'pk', 'sk'].join(', '), ...(Object.keys(names).length ? { ExpressionAttributeNames: names } : {}) } : {}),
             },
           },
         }),

@@ -3,7 +3,7 @@ import type { MessageRecord } from '#shared/db/mail-records';
 import { TABLE_NAME, dynamo, type TransactItem } from '#shared/aws/dynamodb';
 import { batchGet, batchWrite, deleteRequests } from '#shared/db/batch';
 import { folderKey, itemAttributes, messageIdHeaderKey, messageKey, postingKey } from '#shared/db/keys';
-import { outboxItems, type OutboxEntry } from '#shared/db/outbox';
+import { MESSAGE_ENTITY, outboxItems, type OutboxEntry } from '#shared/db/outbox';
 import { searchEntryPut, searchTombstonePut } from '#shared/db/search';
 import { TransactionConditionError, transactWrite, type NamedItems, type NamedTransactItem } from '#shared/db/transact';
 import type { GrantId, MessageId, ThreadId } from '#shared/ids';
@@ -61,11 +61,23 @@ const counterItems = (g: GrantId, deltas: FolderDelta[]): [string, TransactItem]
 /** A new message and what commits with it (see insertMessage). */
 export interface NewMessageWrite {
   message: MessageRecord;
+  /** The mailbox's application: the item carries it for the outbox consumer (see insertItems). */
+  applicationId: string;
   postings: { postings: string[]; search: readonly string[] };
   deltas: FolderDelta[];
   outbox?: readonly OutboxEntry[];
   also?: NamedItems;
 }
+
+/** What a message item holds besides its record: what the outbox consumer reads from the stream. */
+const MESSAGE_BOOKKEEPING = ['entity', 'application_id'];
+
+/** Whether a stream image (unmarshalled) is a message item, with its record and application. */
+export const isMessageItem = (item: Record<string, unknown>): item is Record<string, unknown> & MessageRecord & { application_id: string } =>
+  item.entity === MESSAGE_ENTITY && typeof item.application_id === 'string' && typeof item.id === 'string' && typeof item.grant_id === 'string';
+
+/** The record of a message item read from the stream. */
+export const messageOfItem = (item: Record<string, unknown>): MessageRecord => itemAttributes<MessageRecord>(item, ...MESSAGE_BOOKKEEPING);
 
 /** The transaction items of a new message, named (`prefix` tells the messages of one transaction apart). */
 function insertItems(write: NewMessageWrite, prefix = ''): NamedTransactItem[] {
@@ -73,7 +85,10 @@ function insertItems(write: NewMessageWrite, prefix = ''): NamedTransactItem[] {
   const g = message.grant_id;
   const items: NamedTransactItem[] = [
     ...(write.also ?? []),
-    ['message', { Put: { TableName: TABLE_NAME, Item: { ...messageKey(g, message.id), ...message }, ConditionExpression: 'attribute_not_exists(pk)' } }],
+    // The item's insertion is its own outbox entry: the table's stream hands the new image to the
+    // outbox consumer, which announces message.created and runs the message-stored job from it
+    // (shared/agent/message-events.ts), so neither takes an item of its own.
+    ['message', { Put: { TableName: TABLE_NAME, Item: { ...messageKey(g, message.id), ...message, entity: MESSAGE_ENTITY, application_id: write.applicationId }, ConditionExpression: 'attribute_not_exists(pk)' } }],
   ];
   if (message.message_id_header) {
     items.push([
@@ -100,15 +115,10 @@ function insertItems(write: NewMessageWrite, prefix = ''): NamedTransactItem[] {
  * its search entry (one item holding every search token: shared/db/search.ts) and `also` (an
  * upload's commit) in one transaction.
  */
-export async function insertMessage(
-  message: MessageRecord,
-  postings: { postings: string[]; search: readonly string[] },
-  deltas: FolderDelta[],
-  outbox: readonly OutboxEntry[] = [],
-  also: NamedItems = [],
-): Promise<void> {
+export async function insertMessage(write: NewMessageWrite): Promise<void> {
+  const { message } = write;
   let duplicate = false;
-  await transact(insertItems({ message, postings, deltas, outbox, also }), (error) => {
+  await transact(insertItems(write), (error) => {
     duplicate = error.has('message_id_header');
     return new MessageConflictError();
   }).catch(async (error) => {
@@ -176,7 +186,7 @@ export async function deletePostings(grantId: GrantId, ownerId: string, kinds: r
 
 export async function getMessage(grantId: GrantId, messageId: MessageId): Promise<MessageRecord | undefined> {
   const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: messageKey(grantId, messageId) }));
-  return Item ? itemAttributes<MessageRecord>(Item) : undefined;
+  return Item ? itemAttributes<MessageRecord>(Item, ...MESSAGE_BOOKKEEPING) : undefined;
 }
 
 /** Messages by ID, in the order given (IDs that do not exist are left out); `fields` reads only those attributes of each. */
@@ -185,7 +195,7 @@ export async function getMessages<K extends keyof MessageRecord>(grantId: GrantI
 export async function getMessages(grantId: GrantId, ids: string[], fields?: readonly string[]): Promise<Partial<MessageRecord>[]> {
   if (!ids.length) return [];
   const items = await batchGet(ids.map((id) => messageKey(grantId, id as MessageId)), fields ? { projection: [...fields] } : {});
-  return items.map((item) => itemAttributes<MessageRecord>(item));
+  return items.map((item) => itemAttributes<MessageRecord>(item, ...MESSAGE_BOOKKEEPING));
 }
 
 /**

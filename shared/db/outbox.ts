@@ -94,6 +94,10 @@ export function outboxPut(entry: OutboxEntry): TransactItem {
 /** Named outbox items for a transaction (`outbox:0`, `outbox:1`, …). */
 export const outboxItems = (entries: readonly OutboxEntry[]): [string, TransactItem][] => entries.map((entry, i) => [`outbox:${i}`, outboxPut(entry)]);
 
+/** The entity of message items, whose insertion is their own outbox entry (shared/db/messages.ts). */
+export const MESSAGE_ENTITY = 'message';
+
+
 /** Whether an item (a stream record's image, unmarshalled) is an outbox entry. */
 export const isOutboxItem = (item: Record<string, unknown>) => item.entity === 'outbox' && typeof item.pk === 'string' && item.pk.startsWith(OUTBOX_PK_PREFIX);
 

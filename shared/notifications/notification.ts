@@ -19,13 +19,14 @@ export interface Notification<T = object> {
 
 const SOURCE = env.notificationSource();
 
-export function newNotification<T extends object>(input: { type: NotificationType; applicationId: ApplicationId; grantId: GrantId | null; object: T }): Notification<T> {
+/** `id` and `time` are given when the notification is derived again from a committed change (the same each time). */
+export function newNotification<T extends object>(input: { type: NotificationType; applicationId: ApplicationId; grantId: GrantId | null; object: T; id?: NotificationId; time?: number }): Notification<T> {
   return {
     specversion: '1.0',
     type: input.type,
     source: SOURCE,
-    id: newId('notification'),
-    time: clock.nowSeconds(),
+    id: input.id ?? newId('notification'),
+    time: input.time ?? clock.nowSeconds(),
     data: { application_id: input.applicationId, grant_id: input.grantId, object: input.object },
   };
 }

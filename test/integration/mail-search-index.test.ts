@@ -112,7 +112,8 @@ describe('search freshness', () => {
     // Act: stored; no job has run.
     await storeMessage(inbound(grant, 'Pineapple forecast', 'Sunny with a chance of pineapples', { attachments: [attachment], cc: [{ email: 'cy@example.org' }] }));
 
-    // Assess: every filter the index answers sees it, and nothing was merged yet.
+    // Assess: every filter the index answers sees it, and nothing was merged yet (its job is queued, not run).
+    await outboxDrained();
     expect(await messagesIn(jobsQueue)).toBeGreaterThan(0);
     expect(Object.keys((await getSearchManifest(grant.id)).segments)).toEqual([]);
     for (const query of ['search_query_native=pineapples', 'subject=pineapple', 'from=ann%40example.net', 'cc=cy%40example.org', 'any_email=cy%40example.org', 'has_attachment=true', 'search_query_native=chance%20has%3Aattachment']) {

@@ -1,6 +1,6 @@
 import type { DynamoDBRecord } from 'aws-lambda';
 import { afterAll, inject } from 'vitest';
-import { startStreamRelay, type StreamRelay } from '../../scripts/local-stack/stream-relay';
+import { isOutboxInsert, startStreamRelay, type StreamRelay } from '../../scripts/local-stack/stream-relay';
 import { createQueueWithDlq, messagesIn } from './queues';
 import { startQueueWorker } from './sqs-worker';
 
@@ -32,7 +32,7 @@ async function startJobs(): Promise<void> {
 
 const ownEntry = (record: DynamoDBRecord) => {
   const app = record.dynamodb?.NewImage?.application_id?.S;
-  return record.dynamodb?.NewImage?.entity?.S === 'outbox' && app !== undefined && applications.has(app);
+  return isOutboxInsert(record) && app !== undefined && applications.has(app);
 };
 
 export async function registerApplication(applicationId: string): Promise<void> {

@@ -1,5 +1,5 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
@@ -10,9 +10,10 @@ import { jobsDone } from './outbox-relay';
 /**
  * What DynamoDB's TTL does to upload records (shared/db/uploads.ts) when they expire, which DynamoDB
  * Local does not: removes them and puts the removal on the stream as the service's own (userIdentity
- * dynamodb.amazonaws.com). Here: the upload records of `grantIds` still in the table (their changes
- * never committed) are deleted, the real outbox consumer gets the same stream record, and the jobs
- * it sends run to their end. Returns how many uploads expired.
+ * dynamodb.amazonaws.com). Here: the upload records of `grantIds` still in the table are deleted, the
+ * real outbox consumer gets the same stream record, and the jobs it sends run to their end. Returns
+ * how many of them belonged to changes that never committed: records the commit did not delete and
+ * whose `committed_by` item (a stored message's) does not exist.
  */
 export async function expireUploads(grantIds: readonly string[]): Promise<number> {
   const items: Record<string, unknown>[] = [];
@@ -27,7 +28,10 @@ export async function expireUploads(grantIds: readonly string[]): Promise<number
     } while (start);
   }
   const { handler } = await import('#functions/outbox/handler');
+  let uncommitted = 0;
   for (const [i, item] of items.entries()) {
+    const by = item.committed_by as { pk: string; sk: string } | undefined;
+    if (!by || !(await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: by }))).Item) uncommitted++;
     await dynamo.send(new DeleteCommand({ TableName: TABLE_NAME, Key: { pk: item.pk, sk: item.sk } }));
     const record = {
       eventID: `ttl-${i}`,
@@ -39,5 +43,5 @@ export async function expireUploads(grantIds: readonly string[]): Promise<number
     if (result.batchItemFailures.length) throw new Error(`the outbox consumer refused the expiry of ${String(item.pk)}`);
   }
   await jobsDone();
-  return items.length;
+  return uncommitted;
 }

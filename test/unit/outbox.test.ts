@@ -1,5 +1,6 @@
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { BatchGetCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { randomBytes } from 'node:crypto';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
@@ -12,6 +13,7 @@ import { newNotification, type Notification } from '#shared/notifications/notifi
 
 const sqsMock = mockClient(SQSClient);
 const s3Mock = mockClient(S3Client);
+const ddbMock = mockClient(DynamoDBDocumentClient);
 const app = 'app_1' as ApplicationId;
 const note = (object: object = { id: 'grant_1' }) => newNotification({ type: 'grant.created', applicationId: app, grantId: 'grant_1' as GrantId, object });
 const itemOf = (n: Notification, bodyKey?: string) => outboxPut({ notification: n, bodyKey }).Put!.Item as Record<string, unknown>;
@@ -53,6 +55,7 @@ describe('Function: outboxPut / readOutboxItem', () => {
 describe('Handler: outbox stream consumer', () => {
   beforeEach(() => {
     sqsMock.reset();
+    ddbMock.reset();
     s3Mock.reset();
     sqsMock.on(SendMessageBatchCommand).callsFake((input: { Entries: { Id: string }[] }) => ({ Successful: input.Entries.map((e) => ({ Id: e.Id })), Failed: [] }));
   });
@@ -95,6 +98,55 @@ describe('Handler: outbox stream consumer', () => {
     // Assess: only the expiry asks for anything.
     expect(result).toEqual({ batchItemFailures: [] });
     expect(sentBodies()).toEqual([{ kind: 'remove-contents', application_id: app, grant_id: 'grant_1', owner_id: 'upl_1', postings: [], blobs: upload.keys }]);
+  });
+
+  it('removes the contents of an expired upload naming its commit only when that item does not exist', async () => {
+    // Prepare: two stored messages' uploads (shared/agent/store.ts names the thread posting); one message was stored.
+    const upload = (id: string, posting: string) => ({
+      pk: 'grant#grant_1#uploads', sk: id, entity: 'upload', id, application_id: app, grant_id: 'grant_1', keys: [`grants/grant_1/messages/${id}/raw.eml`],
+      committed_by: { pk: 'grant#grant_1#ix#thread:thr_1', sk: posting }, expires_at: 1,
+    });
+    const expiry = (item: Record<string, unknown>, sequence: string) =>
+      ({ eventID: `e${sequence}`, eventName: 'REMOVE', userIdentity: { type: 'Service', principalId: 'dynamodb.amazonaws.com' }, dynamodb: { SequenceNumber: sequence, OldImage: marshall(item) } }) as unknown as DynamoDBRecord;
+    ddbMock.on(BatchGetCommand).callsFake((input: { RequestItems: Record<string, { Keys: unknown[] }> }) => ({
+      Responses: Object.fromEntries(Object.keys(input.RequestItems).map((table) => [table, [{ pk: 'grant#grant_1#ix#thread:thr_1', sk: 'msg_stored' }]])),
+    }));
+    const [stored, lost] = [upload('upl_stored', 'msg_stored'), upload('upl_lost', 'msg_lost')];
+
+    // Act
+    const result = await handler(event(expiry(stored, '1'), expiry(lost, '2')));
+
+    // Assess: one read for the batch; only the upload whose message was never stored asks for anything.
+    expect(result).toEqual({ batchItemFailures: [] });
+    expect(ddbMock.commandCalls(BatchGetCommand)).toHaveLength(1);
+    expect(sentBodies()).toEqual([{ kind: 'remove-contents', application_id: app, grant_id: 'grant_1', owner_id: 'upl_lost', postings: [], blobs: lost.keys }]);
+  });
+
+  it('announces an inserted message and sends its message-stored job, the same on every retry', async () => {
+    // Prepare: a message item as shared/db/messages.ts inserts it (its own outbox entry).
+    const message = {
+      pk: 'grant#grant_1#msg', sk: 'msg_01m8aaaaaaaaaaaaaaaaaaaaaa', entity: 'message', application_id: app, id: 'msg_01m8aaaaaaaaaaaaaaaaaaaaaa', grant_id: 'grant_1', thread_id: 'thr_1',
+      subject: 'Hello', from: [{ email: 'a@example.net' }], to: [{ email: 'b@example.net' }], cc: [], bcc: [], reply_to: [], date: 1_700_000_000, unread: true, starred: false,
+      folders: ['inbox'], snippet: 'Hi', body: '<p>Hi</p>', body_size: 9, is_plaintext: false, attachments: [], headers: [], raw_key: 'grants/grant_1/messages/m/raw.eml', raw_size: 10,
+      metadata: {}, created_at: 1_700_000_001, updated_at: 1_700_000_001, version: 1, search: 1,
+    };
+
+    // Act: delivered twice (a retry).
+    await handler(event(streamRecord(message, '1')));
+    await handler(event(streamRecord(message, '2')));
+
+    // Assess
+    const sent = sentBodies();
+    const notifications = sent.filter((b) => b.type === 'message.created');
+    expect(notifications).toHaveLength(2);
+    expect(notifications[0]).toEqual(notifications[1]);
+    expect(notifications[0]).toMatchObject({ id: 'ntf_01m8aaaaaaaaaaaaaaaaaaaaaa', time: 1_700_000_001, data: { application_id: app, grant_id: 'grant_1', object: { id: message.id, object: 'message', thread_id: 'thr_1', body: '<p>Hi</p>', subject: 'Hello' } } });
+    expect(notifications[0].data.object).not.toHaveProperty('entity');
+    expect(notifications[0].data.object).not.toHaveProperty('application_id');
+    expect(sent.filter((b) => b.kind === 'message-stored')).toEqual([
+      { kind: 'message-stored', application_id: app, grant_id: 'grant_1', thread_id: 'thr_1', message_id: message.id },
+      { kind: 'message-stored', application_id: app, grant_id: 'grant_1', thread_id: 'thr_1', message_id: message.id },
+    ]);
   });
 
   it('reads a body left in S3 back into the payload', async () => {
