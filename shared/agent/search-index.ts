@@ -43,6 +43,13 @@ const LEASE_MS = 60_000;
 const GC_DELAY_MS = 15 * 60_000;
 /** Loose documents from which a merge takes the lease first, so that a burst of jobs builds one segment, not one each. */
 const LEASED_MERGE_MIN = 8;
+/**
+ * Unmerged entries below which the message-stored job leaves them for a later one (the memtable of a
+ * log-structured engine): queries read them from one partition anyway, and a mailbox receiving mail
+ * one message at a time then writes its manifest once per this many messages, not once per message.
+ * Deletes (tombstones) and due tiered merges are never deferred.
+ */
+export const DEFERRED_MERGE_MAX = 16;
 /** Merged entries above the watermark from which a merge with nothing else to do still moves it up. */
 const WATERMARK_ADVANCE_MIN = 64;
 const MAX_ROUNDS = 20;
@@ -234,7 +241,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * while it worked (whose jobs found the lease taken and left) are merged too. With `wait`, a lease
  * held by another merge is waited for (until it ends or expires) rather than left to its holder.
  */
-export async function mergeSearchIndex(grantId: GrantId, options: { wait?: boolean; outOfTime?: () => boolean } = {}): Promise<MergeOutcome> {
+export async function mergeSearchIndex(grantId: GrantId, options: { wait?: boolean; outOfTime?: () => boolean; deferBelow?: number } = {}): Promise<MergeOutcome> {
   const owner = randomBytes(8).toString('hex');
   const waitUntil = clock.nowMs() + LEASE_MS + 5000;
   let holding = false;
@@ -272,7 +279,9 @@ export async function mergeSearchIndex(grantId: GrantId, options: { wait?: boole
     );
     const watermark = [manifest.watermark, sequenceBefore(snapshotAt - COMMIT_MARGIN_MS)].sort().at(-1)!;
     const belowNewWatermark = entries.filter((e) => e.sequence <= watermark).length;
-    if (!steps.length && !newDeletes.size && belowNewWatermark < WATERMARK_ADVANCE_MIN) {
+    const deferred =
+      options.deferBelow !== undefined && loose.size < options.deferBelow && !tombstoned.size && !newDeletes.size && !steps.some((s) => s.sources.some((src) => 'segment' in src));
+    if (deferred || (!steps.length && !newDeletes.size && belowNewWatermark < WATERMARK_ADVANCE_MIN)) {
       if (holding) await commitMerge(grantId, manifest.version, owner, { segments: manifest.segments, watermark, garbage: manifest.garbage });
       return merged ?? { outcome: 'nothing', rounds: round };
     }
@@ -350,11 +359,12 @@ export async function runMergeSearchJob(job: Extract<Job, { kind: 'merge-search'
 }
 
 /**
- * The message-stored job: the thread, then the search merge (waiting for a merge under way rather
- * than leaving, so that no entry is left behind by a merge that dies).
+ * The message-stored job: the thread, then the search merge once DEFERRED_MERGE_MAX entries wait
+ * (waiting for a merge under way rather than leaving, so that no entry is left behind by a merge
+ * that dies).
  */
 export async function runMessageStoredJob(job: Extract<Job, { kind: 'message-stored' }>, outOfTime: () => boolean): Promise<void> {
   if (!(await getGrant(job.application_id as ApplicationId, job.grant_id as GrantId))) return;
   await refreshThread(job.grant_id as GrantId, job.thread_id as ThreadId);
-  await mergeSearchIndex(job.grant_id as GrantId, { wait: true, outOfTime });
+  await mergeSearchIndex(job.grant_id as GrantId, { wait: true, outOfTime, deferBelow: DEFERRED_MERGE_MAX });
 }

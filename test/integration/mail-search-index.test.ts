@@ -1,6 +1,6 @@
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mergeSearchIndex, loadSegment, searchPrefix } from '#shared/agent/search-index';
+import { DEFERRED_MERGE_MAX, mergeSearchIndex, loadSegment, searchPrefix } from '#shared/agent/search-index';
 import { storeMessage, type NewMessage } from '#shared/agent/store';
 import type { MessageRecord } from '#shared/agent/types';
 import { getGrant, type GrantRecord } from '#shared/db/grants';
@@ -121,12 +121,17 @@ describe('search freshness', () => {
     }
     expect(await search(grant, 'search_query_native=apple')).toEqual([]);
 
-    // Act: its job merges the entry; later merges move the watermark past it.
+    // Act: its job leaves a lone entry unmerged (fewer than DEFERRED_MERGE_MAX wait), still found.
     await runJobs();
+    expect(Object.keys((await getSearchManifest(grant.id)).segments)).toEqual([]);
+    expect(await search(grant, 'search_query_native=pineapples')).toEqual(['Pineapple forecast']);
+    // A merge folds it into a segment; later merges move the watermark past it.
+    await mergeSearchIndex(grant.id, { wait: true });
     const restore = later(COMMIT_MARGIN_MS + 60_000);
     try {
       await storeMessage(inbound(grant, 'Second', 'nothing in common'));
       await runJobs();
+      await mergeSearchIndex(grant.id, { wait: true });
       // Assess: the first entry is below the watermark: queries no longer read it, the segment answers.
       const manifest = await getSearchManifest(grant.id);
       const entries = await readSearchEntries(grant.id, manifest.watermark);
@@ -137,6 +142,30 @@ describe('search freshness', () => {
     } finally {
       restore();
     }
+  });
+});
+
+describe('merges by the message-stored job', () => {
+  it('leaves fewer than DEFERRED_MERGE_MAX entries to later jobs, and merges them all once that many wait', async () => {
+    // Prepare
+    const grant = await mailbox();
+
+    // Act: one message short of the threshold, then their jobs.
+    for (let i = 0; i < DEFERRED_MERGE_MAX - 1; i++) await storeMessage(inbound(grant, `Trickle ${i}`, `quince ${i}`));
+    await runJobs();
+
+    // Assess: nothing merged, everything found.
+    expect(Object.keys((await getSearchManifest(grant.id)).segments)).toEqual([]);
+    expect(await search(grant, 'search_query_native=quince')).toHaveLength(DEFERRED_MERGE_MAX - 1);
+
+    // Act: the message that makes DEFERRED_MERGE_MAX.
+    await storeMessage(inbound(grant, 'Trickle last', 'quince last'));
+    await runJobs();
+
+    // Assess: one segment holds every message once, and the answers are the same.
+    expect((await segmentDocs(grant.id)).length).toBe(DEFERRED_MERGE_MAX);
+    expect(new Set(await segmentDocs(grant.id)).size).toBe(DEFERRED_MERGE_MAX);
+    expect(await search(grant, 'search_query_native=quince')).toHaveLength(DEFERRED_MERGE_MAX);
   });
 });
 
