@@ -53,6 +53,8 @@ export interface PackagedFunction {
   /** Path of the unzipped handler bundle. */
   bundle: string;
   bytes: number;
+  /** The lazy chunks unzipped beside it (`handler.lazy/<module>.cjs`, scripts/esbuild-plugins.cjs): their total bytes. */
+  lazyBytes: number;
 }
 
 /** Runs `serverless package` (the deployment artifacts, built offline) and unzips each function. */
@@ -67,13 +69,21 @@ export async function packageFunctions(): Promise<{ dir: string; functions: Pack
   for (const zip of readdirSync(join(dir, 'artifacts')).filter((f) => f.endsWith('.zip'))) {
     const name = zip.replace(/\.zip$/, '');
     const archive = await JSZip.loadAsync(readFileSync(join(dir, 'artifacts', zip)));
-    const entry = Object.values(archive.files).find((f) => !f.dir && /\.[cm]?js$/.test(f.name));
+    const scripts = Object.values(archive.files).filter((f) => !f.dir && /\.[cm]?js$/.test(f.name));
+    // The handler bundle, and the lazy chunks it loads from `<bundle>.lazy/`: all unzipped, as Lambda would.
+    const entry = scripts.find((f) => !f.name.includes('.lazy/'));
     if (!entry) throw new Error(`${zip} holds no bundle`);
-    const bundle = join(dir, 'unzipped', name, entry.name);
-    mkdirSync(join(bundle, '..'), { recursive: true });
-    const code = await entry.async('nodebuffer');
-    writeFileSync(bundle, code);
-    functions.push({ name, bundle, bytes: code.length });
+    let bytes = 0;
+    let lazyBytes = 0;
+    for (const file of scripts) {
+      const path = join(dir, 'unzipped', name, file.name);
+      mkdirSync(join(path, '..'), { recursive: true });
+      const code = await file.async('nodebuffer');
+      writeFileSync(path, code);
+      if (file === entry) bytes = code.length;
+      else lazyBytes += code.length;
+    }
+    functions.push({ name, bundle: join(dir, 'unzipped', name, entry.name), bytes, lazyBytes });
   }
   return { dir, functions: functions.sort((a, b) => a.name.localeCompare(b.name)), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }

@@ -1,5 +1,6 @@
 'use strict';
-const { readFile } = require('node:fs/promises');
+const { mkdir, readFile, writeFile } = require('node:fs/promises');
+const { dirname, join, resolve } = require('node:path');
 
 /**
  * esbuild plugins for the function bundles (serverless.yml → custom.esbuild.plugins; the bench's
@@ -30,6 +31,22 @@ const { readFile } = require('node:fs/promises');
  * schema of the service whether an operation uses it or not: ~60 KB of S3's, in every function that
  * reads or writes S3. Each `[name]:` whose name is one of those string constants becomes the literal
  * key itself (`"http":`): the same property, and unused schemas are left out of the bundle.
+ *
+ * lazy-chunks: heavy libraries (MIME parsing and composing, HTML cleaning, template engines,
+ * iCalendar, recurrence rules) are reached only through the small modules of shared/lazy/, each
+ * re-exporting by name what the code uses of one library (`export { simpleParser } from 'mailparser'`).
+ * An import of `#shared/lazy/<name>`, static or dynamic, is not bundled: it resolves to a stand-in
+ * whose exports are getters that `require()` the lazy module's own bundle, the chunk, on their first
+ * read, and the chunk is built beside the function's bundle, `<bundle>.lazy/<name>.cjs`
+ * (functions/send/handler.cjs → functions/send/handler.lazy/templates.cjs), with the same options
+ * and the other plugins. Module init loads none of it; the first request that reads one of the
+ * exports loads the chunk (synchronously, so synchronous code keeps its shape), later ones find it
+ * in require's cache. Beside the bundle under a name starting with the bundle's own, serverless-
+ * esbuild zips a chunk with its function only (it leaves out of a function's zip every file named
+ * after another function's bundle), and every build that writes bundles (serverless package,
+ * npm start's scripts/local-stack/build.ts, the bench) writes their chunks too. Code must not read
+ * a lazy export at module level, or the chunk loads at init. Under tsx and vitest (no bundling) the
+ * lazy module is an ordinary module. The stand-in needs CommonJS output (`require`, `__filename`).
  */
 const withoutEventStreams = {
   name: 'without-event-streams',
@@ -88,4 +105,104 @@ const literalSchemaKeys = {
   },
 };
 
-module.exports = [withoutEventStreams, lazyWebStreams, lazyIniFiles, literalSchemaKeys];
+const LAZY_MODULE = /^#shared\/lazy\/([\w-]+)$/;
+const LAZY_NAMESPACE = 'lazy-chunks';
+
+/** Where a bundle's chunk goes: `dir/handler.cjs` → `dir/handler.lazy/<name>.cjs`. */
+const chunkPath = (bundle, name) => `${bundle.replace(/\.[cm]?js$/, '')}.lazy/${name}.cjs`;
+
+const lazyChunks = {
+  name: 'lazy-chunks',
+  setup(build) {
+    const options = build.initialOptions;
+    // Which outputs use which lazy module is read from the metafile.
+    options.metafile = true;
+    const esbuild = build.esbuild;
+    /** Lazy module name → its source file and export names, read once per build context. */
+    const modules = new Map();
+    const lazyModule = async (name, resolveDir) => {
+      if (!modules.has(name)) {
+        modules.set(
+          name,
+          (async () => {
+            const resolved = await build.resolve(`#shared/lazy/${name}`, { kind: 'import-statement', resolveDir, pluginData: { lazyChunks: 'resolve' } });
+            if (resolved.errors.length) throw new Error(resolved.errors[0].text);
+            // The export names, as esbuild sees them: the file alone, not bundled.
+            const scan = await esbuild.build({ entryPoints: [resolved.path], bundle: false, write: false, metafile: true, format: 'esm', logLevel: 'silent' });
+            const exported = Object.values(scan.metafile.outputs)[0].exports;
+            // Getters are made for the names the module exports: each must be named (`export *` names none).
+            if (exported.includes('default') || /\bexport\s*\*/.test(scan.outputFiles[0].text)) {
+              throw new Error(`${resolved.path}: a lazy module names each of its exports (no default export, no export *)`);
+            }
+            return { path: resolved.path, exported };
+          })(),
+        );
+      }
+      return modules.get(name);
+    };
+
+    // A rebuild (serverless-esbuild keeps a context per function) reads the lazy modules again.
+    build.onStart(() => modules.clear());
+
+    build.onResolve({ filter: LAZY_MODULE }, async (args) => {
+      if (args.pluginData?.lazyChunks === 'resolve') return undefined;
+      if (options.format !== 'cjs') return { errors: [{ text: `lazy-chunks needs format "cjs" (${args.path})` }] };
+      const name = args.path.match(LAZY_MODULE)[1];
+      await lazyModule(name, args.resolveDir);
+      return { path: name, namespace: LAZY_NAMESPACE, pluginData: { resolveDir: args.resolveDir } };
+    });
+    build.onLoad({ filter: /.*/, namespace: LAZY_NAMESPACE }, async (args) => {
+      const { exported } = await lazyModule(args.path, args.pluginData.resolveDir);
+      // `__filename` is the bundle's own (esbuild leaves it to Node's CommonJS wrapper); `require` is
+      // given an expression so that esbuild leaves it to Node too.
+      const chunk = JSON.stringify(`.lazy/${args.path}.cjs`);
+      return {
+        contents: [
+          'let chunk;',
+          `const load = () => (chunk ??= require(__filename.replace(/\\.[cm]?js$/, "") + ${chunk}));`,
+          "Object.defineProperty(exports, '__esModule', { value: true });",
+          `for (const name of ${JSON.stringify(exported)}) Object.defineProperty(exports, name, { enumerable: true, get: () => load()[name] });`,
+        ].join('\n'),
+        loader: 'js',
+      };
+    });
+
+    build.onEnd(async (result) => {
+      if (result.errors.length || !result.metafile || options.write === false) return;
+      const cwd = options.absWorkingDir ?? process.cwd();
+      /** Lazy module name → the bundles that load it. */
+      const users = new Map();
+      for (const [output, { inputs }] of Object.entries(result.metafile.outputs)) {
+        for (const input of Object.keys(inputs)) {
+          if (!input.startsWith(`${LAZY_NAMESPACE}:`)) continue;
+          const name = input.slice(LAZY_NAMESPACE.length + 1);
+          users.set(name, [...(users.get(name) ?? []), resolve(cwd, output)]);
+        }
+      }
+      const { entryPoints: _e, stdin: _s, outfile: _f, outdir: _d, outbase: _b, outExtension: _x, metafile: _m, write: _w, splitting: _p, plugins, ...chunkOptions } = options;
+      await Promise.all(
+        [...users].map(async ([name, bundles]) => {
+          const { path } = await modules.get(name);
+          // One build per lazy module, written beside every bundle that uses it.
+          const built = await esbuild.build({
+            ...chunkOptions,
+            entryPoints: [path],
+            outfile: join(cwd, `${name}.cjs`),
+            write: false,
+            plugins: (plugins ?? []).filter((plugin) => plugin.name !== 'lazy-chunks'),
+          });
+          const code = built.outputFiles.find((file) => file.path.endsWith('.cjs')).contents;
+          await Promise.all(
+            bundles.map(async (bundle) => {
+              const target = chunkPath(bundle, name);
+              await mkdir(dirname(target), { recursive: true });
+              await writeFile(target, code);
+            }),
+          );
+        }),
+      );
+    });
+  },
+};
+
+module.exports = [withoutEventStreams, lazyWebStreams, lazyIniFiles, literalSchemaKeys, lazyChunks];

@@ -9,10 +9,12 @@ import { ROOT, loadServerlessConfig, type ServerlessConfig } from './serverless-
  * for every function: shared modules (the AWS SDK above all) are parsed once instead of once per
  * function, about three times faster than serverless-esbuild's build per function (1.1 s against
  * 3.1 s for 23 functions on 2 cores), and it runs while the emulators start. Each bundle is still a
- * whole, standalone file (no code splitting), as deployed.
+ * whole, standalone file (no code splitting), as deployed, with beside it the lazy chunks it loads on
+ * first use (the lazy-chunks plugin of scripts/esbuild-plugins.cjs writes them when the build ends).
  *
- * Output: `<outDir>/functions/<name>/handler.cjs`, the layout serverless offline expects under its
- * `location` (scripts/local-stack/serverless-prebuilt.cjs points it there).
+ * Output: `<outDir>/functions/<name>/handler.cjs` and its chunks `handler.lazy/<module>.cjs`, the
+ * layout serverless offline expects under its `location` (scripts/local-stack/serverless-prebuilt.cjs
+ * points it there).
  */
 const require = createRequire(import.meta.url);
 

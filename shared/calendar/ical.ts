@@ -1,6 +1,6 @@
-import ICAL from 'ical.js';
 import { DateTime, IANAZone } from 'luxon';
-import { tzlib_get_ical_block, tzlib_get_timezones } from 'timezones-ical-library';
+// Read only inside functions: the lazy chunk (scripts/esbuild-plugins.cjs, lazy-chunks) loads on the first calendar parsed or built.
+import { ICAL, tzlib_get_ical_block, tzlib_get_timezones } from '#shared/lazy/ical';
 import type { EventStatus, Participant, ParticipantStatus, Person, When } from '#shared/calendar/types';
 import { windowsZoneToIana } from '#shared/calendar/windows-zones';
 import { clock } from '#shared/time';
@@ -440,12 +440,13 @@ function parseEvent(ev: Component, method: string | undefined, zones: FileZones)
 
 /** Parses any iCalendar text; throws IcsError for malformed input or a VCALENDAR with no VEVENT, and nothing else. */
 export function parseCalendar(text: string): ParsedCalendar {
+  const ical = ICAL; // outside the try: a library that fails to load is not malformed input
   try {
     if (typeof text !== 'string') throw new IcsError('iCalendar text must be a string');
-    const parsed = ICAL.parse(text.replace(/^\uFEFF/, '').trim()) as JCalComponent | JCalComponent[];
+    const parsed = ical.parse(text.replace(/^\uFEFF/, '').trim()) as JCalComponent | JCalComponent[];
     const roots = (parsed.length && typeof parsed[0] === 'string' ? [parsed] : parsed) as JCalComponent[];
     if (!roots.length || roots.some((root) => root[0] !== 'vcalendar')) throw new IcsError('not a VCALENDAR');
-    const calendars = roots.map((root) => new ICAL.Component(root));
+    const calendars = roots.map((root) => new ical.Component(root));
     const methodText = textOf(calendars[0]!, 'method')?.trim().toUpperCase();
     const method = methodText || undefined;
     const events: IcsEvent[] = [];
@@ -453,7 +454,7 @@ export function parseCalendar(text: string): ParsedCalendar {
       const zones: FileZones = new Map();
       for (const vtimezone of calendar.getAllSubcomponents('vtimezone')) {
         const tzid = textOf(vtimezone, 'tzid');
-        if (tzid) zones.set(tzid, new ICAL.Timezone(vtimezone));
+        if (tzid) zones.set(tzid, new ical.Timezone(vtimezone));
       }
       for (const ev of calendar.getAllSubcomponents('vevent')) events.push(parseEvent(ev, method, zones));
     }
@@ -526,8 +527,9 @@ function recurrenceProps(lines: readonly string[], used: UsedZones): JCalPropert
     const text = line.trim();
     if (!text || /^DTSTART[;:]/i.test(text)) continue;
     let prop: JCalProperty;
+    const ical = ICAL; // outside the try: a library that fails to load is not a malformed line
     try {
-      prop = ICAL.Property.fromString(text, ICAL.design.icalendar).toJSON() as JCalProperty;
+      prop = ical.Property.fromString(text, ical.design.icalendar).toJSON() as JCalProperty;
     } catch (error) {
       throw new IcsError(`recurrence line '${text}': ${(error as Error).message}`, { cause: error });
     }

@@ -1,8 +1,9 @@
 import { DateTime } from 'luxon';
-import * as rrulePackage from 'rrule';
 import type { Options } from 'rrule';
 import type { When } from '#shared/calendar/types';
 import { InvalidRequestError } from '#shared/errors';
+// Read only inside functions: the lazy chunk (scripts/esbuild-plugins.cjs, lazy-chunks) loads on the first rule read.
+import { RRule } from '#shared/lazy/rrule';
 
 /**
  * Recurring events (RFC 5545): one RRULE with EXDATE and RDATE lines; DTSTART is the event's `when`.
@@ -13,9 +14,6 @@ import { InvalidRequestError } from '#shared/errors';
  * zone with Luxon. A wall time in a DST gap moves forward by the gap (RFC 5545 3.3.10); an ambiguous
  * one takes the earlier offset. All-day series expand dates the same way, read in the series zone.
  */
-// The package's ESM build has named exports only, its CJS build (Node's loader) a default object.
-type RRuleModule = { RRule: typeof import('rrule').RRule };
-const { RRule } = ((rrulePackage as unknown as RRuleModule).RRule ? rrulePackage : (rrulePackage as unknown as { default: RRuleModule }).default) as RRuleModule;
 
 export interface Series {
   when: When;
@@ -33,7 +31,8 @@ export interface Occurrence {
   when: When;
 }
 
-const SUPPORTED = new Set([RRule.DAILY, RRule.WEEKLY, RRule.MONTHLY, RRule.YEARLY]);
+let supported: ReadonlySet<number> | undefined;
+const isSupported = (freq: number) => (supported ??= new Set([RRule.DAILY, RRule.WEEKLY, RRule.MONTHLY, RRule.YEARLY])).has(freq);
 const FREQ_NAMES = ['YEARLY', 'MONTHLY', 'WEEKLY', 'DAILY', 'HOURLY', 'MINUTELY', 'SECONDLY'];
 const DEFAULT_MAX = 5000;
 /** How far an open-ended series is looked at for a neighbour or an occurrence key. */
@@ -148,12 +147,13 @@ function parseRule(text: string, line: string, series: { when: When; zone: strin
     throw bad(`'${line}': monthly BYDAY rules with several weekday indices are not supported (use one, e.g. BYDAY=2TU, or one series per weekday)`);
   }
   let options: Partial<Options>;
+  const rrule = RRule; // outside the try: a chunk that fails to load is not an invalid rule
   try {
-    options = RRule.parseString(text);
+    options = rrule.parseString(text);
   } catch (error) {
     throw bad(`'${line}' is not a valid RRULE: ${(error as Error).message}`);
   }
-  if (options.freq === undefined || !SUPPORTED.has(options.freq)) {
+  if (options.freq === undefined || !isSupported(options.freq)) {
     throw bad(`'${line}': FREQ must be DAILY, WEEKLY, MONTHLY or YEARLY${options.freq !== undefined ? `, not ${FREQ_NAMES[options.freq]}` : ''}`);
   }
   for (const [key, v] of parts) {

@@ -10,8 +10,8 @@
  * closing phrases → whitespace normalisation. Nothing is fetched or executed: sanitize-html
  * (htmlparser2) and turndown (domino) only parse.
  */
-import sanitizeHtml from 'sanitize-html';
-import TurndownService from 'turndown';
+// Read only inside functions: the lazy chunk (scripts/esbuild-plugins.cjs, lazy-chunks) loads on the first message cleaned.
+import { sanitizeHtml, TurndownService } from '#shared/lazy/clean';
 import { decodeEntities } from '#shared/mail/entities';
 
 export interface CleanOptions {
@@ -51,12 +51,14 @@ export function cleanMessageBody(body: string, options?: CleanOptions, isPlainte
   const opts = resolveOptions(options);
   const input = body.replace(MARKS_RE, '');
   if (isPlaintext || !LOOKS_LIKE_HTML_RE.test(input)) return cleanText(decodeEntities(input), opts);
+  // Read outside the tries: libraries that fail to load are an error of ours, not a malformed body.
+  const sanitize = sanitizeHtml;
   try {
     return cleanText(htmlToText(input, opts), opts);
   } catch {
     // Malformed input must never fail the request: fall back to the bare text of the body.
     try {
-      return cleanText(decodeEntities(sanitizeHtml(input, TEXT_ONLY)), opts);
+      return cleanText(decodeEntities(sanitize(input, TEXT_ONLY)), opts);
     } catch {
       return '';
     }

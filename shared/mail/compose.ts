@@ -1,5 +1,3 @@
-import MailComposer from 'nodemailer/lib/mail-composer';
-
 /**
  * Builds the raw MIME of an outgoing message with nodemailer's composer. Only in-memory contents are
  * passed: never a `path` or `href`, which would let a request make the composer read a file or fetch
@@ -32,7 +30,9 @@ export interface OutgoingMail {
 
 const address = (a: MailAddress) => ({ name: a.name ?? '', address: a.email });
 
-export function composeMime(mail: OutgoingMail): Promise<Buffer> {
+export async function composeMime(mail: OutgoingMail): Promise<Buffer> {
+  // nodemailer's composer loads on the first message composed.
+  const { MailComposer } = await import('#shared/lazy/mail-composer');
   const composer = new MailComposer({
     from: address(mail.from),
     to: mail.to.map(address),

@@ -1,4 +1,4 @@
-import { simpleParser, type AddressObject } from 'mailparser';
+import type { AddressObject } from 'mailparser';
 
 /** Parses raw MIME (inbound mail) into the fields an Agent Account message stores. */
 export interface ParsedAddress {
@@ -39,6 +39,8 @@ function addresses(value: AddressObject | AddressObject[] | undefined): ParsedAd
 const asList = (value: string | string[] | undefined) => (Array.isArray(value) ? value : value ? value.split(/\s+/).filter(Boolean) : []);
 
 export async function parseMime(raw: Buffer): Promise<ParsedMail> {
+  // mailparser (with iconv-lite and its other charsets, libmime, html-to-text) loads on the first mail parsed.
+  const { simpleParser } = await import('#shared/lazy/mailparser');
   const parsed = await simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true });
   const date = parsed.date && !Number.isNaN(parsed.date.getTime()) ? Math.floor(parsed.date.getTime() / 1000) : undefined;
   return {

@@ -25,14 +25,14 @@ export class DeliveryError extends Error {
   }
 }
 
-/** nodemailer (its SMTP client and all it brings) loads with the first message relayed over SMTP, not at cold start. */
-let nodemailer: Promise<typeof import('nodemailer')> | undefined;
+/** nodemailer (its SMTP client and all it brings) loads with the first message relayed over SMTP, not at cold start (a lazy chunk: scripts/esbuild-plugins.cjs). */
+let nodemailer: Promise<typeof import('#shared/lazy/nodemailer')> | undefined;
 
 function smtpTransport(url: string): MailTransport {
   let transport: Transporter | undefined;
   return {
     async send(raw, envelope) {
-      transport ??= (await (nodemailer ??= import('nodemailer'))).createTransport(url);
+      transport ??= (await (nodemailer ??= import('#shared/lazy/nodemailer'))).createTransport(url);
       try {
         const info = (await transport.sendMail({ envelope: { from: envelope.from, to: envelope.to }, raw })) as unknown as {
           rejected: unknown[];

@@ -12,9 +12,11 @@
  * - output is capped per field, and twig ranges are budgeted so a loop cannot exhaust memory or CPU.
  * Whatever an engine throws becomes an InvalidRequestError that names the field and the engine.
  */
-import Handlebars from 'handlebars';
-import Mustache, { type RenderOptions } from 'mustache';
-import Twig from 'twig';
+import type { RenderOptions } from 'mustache';
+import type Twig from 'twig';
+// Read only inside functions: the lazy chunk (scripts/esbuild-plugins.cjs, lazy-chunks) loads the
+// engines on the first template checked or rendered.
+import { Handlebars, Mustache, Twig as TwigEngine } from '#shared/lazy/templates';
 import { InvalidRequestError } from '#shared/errors';
 import { TEMPLATE_ENGINES, type TemplateEngine } from '#schemas/templates';
 
@@ -127,9 +129,17 @@ function findMustachePartial(tokens: unknown): { name: string; offset: number } 
 // ---------------------------------------------------------------------------------------------------
 // handlebars
 
-/** An environment of our own whose `log` helper does nothing: template authors do not write to our logs. */
-const handlebars = Handlebars.create();
-handlebars.registerHelper('log', () => '');
+let handlebarsEnvironment: ReturnType<typeof Handlebars.create> | undefined;
+
+/** An environment of our own whose `log` helper does nothing: template authors do not write to our logs. Made on first use. */
+function handlebarsEnv(): ReturnType<typeof Handlebars.create> {
+  if (!handlebarsEnvironment) {
+    const environment = Handlebars.create();
+    environment.registerHelper('log', () => '');
+    handlebarsEnvironment = environment;
+  }
+  return handlebarsEnvironment;
+}
 
 /** Inline partials (`{{#*inline}}`) are decorators; both only exist to feed partials. */
 const HANDLEBARS_PARTIAL_NODES: Readonly<Record<string, string>> = {
@@ -142,6 +152,7 @@ const HANDLEBARS_PARTIAL_NODES: Readonly<Record<string, string>> = {
 function prepareHandlebars(source: string, field: Field): Renderer {
   // `strict` stays off so missing variables render empty; prototype access stays denied (the default).
   const options: CompileOptions = field === 'subject' ? { noEscape: true } : {};
+  const handlebars = handlebarsEnv();
   const ast: unknown = run('handlebars', field, 'compile', source, () => handlebars.parse(source));
   const partial = findHandlebarsPartial(ast);
   if (partial) {
@@ -213,13 +224,22 @@ interface TwigGuard {
 
 const TWIG_GUARD = Symbol.for('switchboard.templates.twig-guard');
 
-const twig = twigInternals();
-const twigGuard = hardenTwig(twig);
+let twigState: { internals: Twig.Internals; guard: TwigGuard } | undefined;
+
+/** twig.js's internals, hardened (hardenTwig) before any template reaches twig: on first use. */
+function twigHardened(): { internals: Twig.Internals; guard: TwigGuard } {
+  if (!twigState) {
+    const internals = twigInternals();
+    twigState = { internals, guard: hardenTwig(internals) };
+  }
+  return twigState;
+}
 
 function prepareTwig(source: string, field: Field): Renderer {
+  const { guard: twigGuard } = twigHardened();
   const template = run('twig', field, 'compile', source, () =>
     // rethrow: without it twig.js logs errors and renders "". No `id`: nothing enters twig's registry.
-    Twig.twig({ data: source, autoescape: field === 'body', rethrow: true, strict_variables: false, allowInlineIncludes: false }),
+    TwigEngine.twig({ data: source, autoescape: field === 'body', rethrow: true, strict_variables: false, allowInlineIncludes: false }),
   );
   const problem = findTwigProblem(template.tokens, source);
   if (problem) throw new InvalidRequestError(`'${field}' ${problem}`);
@@ -277,9 +297,9 @@ function twigTokenProblem(token: Record<string, unknown>, where: string): string
   }
   if (type === 'Twig.expression.type._function' && typeof token.fn === 'string') {
     if (TWIG_LOADING_FUNCTIONS.has(token.fn)) return `uses the twig function '${token.fn}()'${where}, ${CANNOT_LOAD}`;
-    if (!Object.hasOwn(twig.functions, token.fn)) return `uses the twig function '${token.fn}()'${where}, which does not exist`;
+    if (!Object.hasOwn(twigHardened().internals.functions, token.fn)) return `uses the twig function '${token.fn}()'${where}, which does not exist`;
   }
-  if (type === 'Twig.expression.type.filter' && typeof token.value === 'string' && !Object.hasOwn(twig.filters, token.value)) {
+  if (type === 'Twig.expression.type.filter' && typeof token.value === 'string' && !Object.hasOwn(twigHardened().internals.filters, token.value)) {
     return `uses the twig filter '|${token.value}'${where}, which does not exist`;
   }
   return undefined;
@@ -294,7 +314,7 @@ function twigOffset(token: Record<string, unknown>): number | undefined {
 
 function twigInternals(): Twig.Internals {
   const handedOut: Twig.Internals[] = [];
-  Twig.extend((internals) => handedOut.push(internals));
+  TwigEngine.extend((internals) => handedOut.push(internals));
   const [internals] = handedOut;
   if (!internals) throw new Error('twig.extend() did not hand out the twig internals');
   return internals;
@@ -302,8 +322,9 @@ function twigInternals(): Twig.Internals {
 
 /**
  * Patches the process-wide twig.js instance (nothing else in Switchboard uses twig) so user templates
- * cannot run JavaScript, read files or build unbounded ranges. Idempotent. Throws at import when
- * twig.js no longer looks the way these patches expect, rather than running unpatched.
+ * cannot run JavaScript, read files or build unbounded ranges. Idempotent. Runs once, before the first
+ * twig template is compiled (twigHardened), and throws then when twig.js no longer looks the way these
+ * patches expect, rather than running unpatched.
  */
 function hardenTwig(internals: Twig.Internals): TwigGuard {
   const installed = internals[TWIG_GUARD];
@@ -378,7 +399,7 @@ function hardenTwig(internals: Twig.Internals): TwigGuard {
     throw new Error('twig templates cannot load other templates or files');
   };
 
-  Twig.cache(false);
+  TwigEngine.cache(false);
   internals[TWIG_GUARD] = guard;
   return guard;
 }

@@ -11,7 +11,7 @@ import { cleanEnv, groupAlive } from '../support/npm-start';
  * figures; never how fast: the figures of a smoke run mean nothing.
  */
 const FIGURES: Record<SuiteName, RegExp[]> = {
-  foundation: [/^## Foundation/m, /^jobs +[\d.]+ KB/m, /^bare `node -e 0`: [\d.]+ ms/m, /^jobs +[\d.]+ ms +-?[\d.]+ ms/m, /^ratio handler \/ DynamoDB p50: [\d.]+/m],
+  foundation: [/^## Foundation/m, /^jobs +[\d.]+ KB/m, /^function +bundle .* lazy chunks KB/m, /^lazy chunks loaded by module init: none$/m, /^bare `node -e 0`: [\d.]+ ms/m, /^jobs +[\d.]+ ms +-?[\d.]+ ms/m, /^ratio handler \/ DynamoDB p50: [\d.]+/m],
   mailbox: [/^## Agent Account mailboxes/m, /^limit=50 \(no filter\) +\d+ \/ \d+ +[\d.]+ ms +[\d.]+ ms +[\d.]+/m, /^search_query_native= /m],
   send: [/^## Send to \d+ local Agent Accounts/m, /^answer, to 1 local Agent Account +\d+ ms/m, /^answer → all \d+ copies stored +\d+ ms/m, /^answer \d+ ÷ 1 recipient: [\d.]+/m, /^inbox counts: /m],
   scheduled: [/^## Scheduled send/m, /^ours: send_at → arrival at the recipient +\d+\/\d+ +-?[\d.]+ s/m, /^platform alone: at\(due\) → firing received +\d+\/\d+/m],

@@ -1,4 +1,4 @@
-import Busboy from '@fastify/busboy';
+import type Busboy from '@fastify/busboy';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { InvalidRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '#shared/errors';
 import type { UploadedFile } from '#shared/http/route';
@@ -54,9 +54,11 @@ export async function parseMultipart(event: APIGatewayProxyEventV2, contentType:
     failure ??= error;
   };
 
+  // busboy loads with the first multipart body (scripts/esbuild-plugins.cjs, lazy-chunks).
+  const { Busboy: busboy } = await import('#shared/lazy/busboy');
   let parser: ReturnType<typeof Busboy>;
   try {
-    parser = Busboy({
+    parser = busboy({
       headers: { 'content-type': `multipart/form-data; boundary=${value}` },
       limits: { fieldSize: maxBytes, fileSize: maxBytes, files: MAX_FILES, fields: MAX_TEXT_FIELDS + 1, parts: MAX_FILES + MAX_TEXT_FIELDS + 1, headerPairs: MAX_HEADER_PAIRS },
     });
