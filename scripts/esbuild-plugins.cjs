@@ -10,7 +10,10 @@ const { dirname, join, resolve } = require('node:path');
  * `import("@smithy/core/event-streams")`, needed only by streaming operations (S3 SelectObjectContent,
  * Bedrock, Transcribe…). Switchboard calls none of them, yet a single-file bundle would inline the
  * codec (~15 KB minified) into every function. The import resolves instead to a module that throws
- * a clear error if a streaming operation is ever added without revisiting this choice.
+ * a clear error if a streaming operation is ever added without revisiting this choice. The S3
+ * client also imports two names of it statically, to set up its (unused) event-stream marshaller at
+ * construction: those resolve to a marshaller whose methods throw the same error (~9 KB less in every
+ * function that reads or writes S3). Should a client import any other name, the build fails.
  *
  * lazy-web-streams: @middy/core imports `ReadableStream` from `node:stream/web` at load time for its
  * response-streaming mode (streamifyResponse), which Switchboard does not use; loading Node's web
@@ -31,6 +34,13 @@ const { dirname, join, resolve } = require('node:path');
  * schema of the service whether an operation uses it or not: ~60 KB of S3's, in every function that
  * reads or writes S3. Each `[name]:` whose name is one of those string constants becomes the literal
  * key itself (`"http":`): the same property, and unused schemas are left out of the bundle.
+ *
+ * small-endpoint-cache: the DynamoDB client's endpoint discovery (off unless a client turns it on,
+ * which Switchboard's never do) keeps discovered endpoints in an LRU cache from mnemonist, whose
+ * LRU and its iterator helpers (~7 KB) every function bundling DynamoDB would carry. The import of
+ * `mnemonist/lru-cache` by @aws-sdk/endpoint-cache resolves instead to an LRU over a Map with the
+ * methods the endpoint cache calls (get, set, has, peek, clear), same behaviour; any other
+ * importer of mnemonist gets the real one.
  *
  * lazy-chunks: heavy libraries (MIME parsing and composing, HTML cleaning, template engines,
  * iCalendar, recurrence rules) are reached only through the small modules of shared/lazy/, each
@@ -57,6 +67,17 @@ const withoutEventStreams = {
     build.onLoad({ filter: /.*/, namespace: 'without-event-streams' }, () => ({
       contents:
         "throw new Error('AWS SDK event streams are not bundled in Switchboard functions (scripts/esbuild-plugins.cjs)');",
+      loader: 'js',
+    }));
+    build.onResolve({ filter: /^@smithy\/core\/event-streams$/ }, (args) =>
+      args.kind === 'import-statement' && /[\\/]@aws-sdk[\\/]client-[^\\/]+[\\/]/.test(args.importer) ? { path: args.path, namespace: 'without-event-stream-serde' } : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'without-event-stream-serde' }, () => ({
+      contents: [
+        "const unavailable = () => { throw new Error('AWS SDK event streams are not bundled in Switchboard functions (scripts/esbuild-plugins.cjs)'); };",
+        'export const eventStreamSerdeProvider = () => ({ serialize: unavailable, deserialize: unavailable });',
+        'export const resolveEventStreamSerdeConfig = (input) => Object.assign(input, { eventStreamMarshaller: input.eventStreamSerdeProvider(input) });',
+      ].join('\n'),
       loader: 'js',
     }));
   },
@@ -102,6 +123,29 @@ const literalSchemaKeys = {
       const strings = new Map([...source.matchAll(STRING_CONSTANT)].filter(([, , literal]) => literal !== '"__proto__"').map(([, name, literal]) => [name, literal]));
       return { contents: source.replace(/\[(\w+)\]:/g, (key, name) => (strings.has(name) ? `${strings.get(name)}:` : key)), loader: 'js' };
     });
+  },
+};
+
+const smallEndpointCache = {
+  name: 'small-endpoint-cache',
+  setup(build) {
+    build.onResolve({ filter: /^mnemonist\/lru-cache$/ }, (args) =>
+      /[\\/]@aws-sdk[\\/]endpoint-cache[\\/]/.test(args.importer) ? { path: args.path, namespace: 'small-endpoint-cache' } : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'small-endpoint-cache' }, () => ({
+      contents: [
+        'export default class LRUCache {',
+        '  constructor(capacity) { this.capacity = capacity; this.map = new Map(); }',
+        '  get size() { return this.map.size; }',
+        '  clear() { this.map.clear(); }',
+        '  has(key) { return this.map.has(key); }',
+        '  peek(key) { return this.map.get(key); }',
+        '  get(key) { if (!this.map.has(key)) return undefined; const value = this.map.get(key); this.map.delete(key); this.map.set(key, value); return value; }',
+        '  set(key, value) { this.map.delete(key); this.map.set(key, value); if (this.map.size > this.capacity) this.map.delete(this.map.keys().next().value); return this; }',
+        '}',
+      ].join('\n'),
+      loader: 'js',
+    }));
   },
 };
 
@@ -205,4 +249,4 @@ const lazyChunks = {
   },
 };
 
-module.exports = [withoutEventStreams, lazyWebStreams, lazyIniFiles, literalSchemaKeys, lazyChunks];
+module.exports = [withoutEventStreams, lazyWebStreams, lazyIniFiles, literalSchemaKeys, smallEndpointCache, lazyChunks];

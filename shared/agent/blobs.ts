@@ -1,9 +1,10 @@
 import { CopyObjectCommand, DeleteObjectsCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { legacyPostings } from '#shared/agent/postings';
 import { bodyText } from '#shared/agent/text';
 import type { AttachmentRecord, MessageRecord, NewAttachment } from '#shared/agent/types';
 import { MAIL_BUCKET, s3 } from '#shared/aws/s3';
+// Read only inside functions: the lazy chunk (scripts/esbuild-plugins.cjs, lazy-chunks) loads on the first download link.
+import { getSignedUrl } from '#shared/lazy/presigner';
 import { newId, type AttachmentId, type GrantId, type MessageId } from '#shared/ids';
 
 /**

@@ -99,7 +99,7 @@ function subSchemas(schema: unknown, visit: (sub: Record<string, unknown>, repla
 }
 
 /** Sub-schemas shorter than this (as JSON) are not worth a function of their own. */
-const SHARED_MIN_LENGTH = 300;
+const SHARED_MIN_LENGTH = 120;
 
 /**
  * A group's body schemas often repeat a large part (a configuration's fields in its create and
