@@ -55,7 +55,10 @@ const { dirname, join, resolve } = require('node:path');
  * esbuild zips a chunk with its function only (it leaves out of a function's zip every file named
  * after another function's bundle), and every build that writes bundles (serverless package,
  * npm start's scripts/local-stack/build.ts, the bench) writes their chunks too. Code must not read
- * a lazy export at module level, or the chunk loads at init. Under tsx and vitest (no bundling) the
+ * a lazy export at module level, or the chunk loads at init. A lazy module re-exports libraries only:
+ * a module of ours inside a chunk would be a second copy beside the bundle's (its error classes
+ * failing `instanceof`, its clients and caches apart), so the build fails if a chunk holds one.
+ * Under tsx and vitest (no bundling) the
  * lazy module is an ordinary module. The stand-in needs CommonJS output (`require`, `__filename`).
  */
 const withoutEventStreams = {
@@ -234,7 +237,12 @@ const lazyChunks = {
             outfile: join(cwd, `${name}.cjs`),
             write: false,
             plugins: (plugins ?? []).filter((plugin) => plugin.name !== 'lazy-chunks'),
+            metafile: true,
           });
+          // Libraries only: a module of ours in a chunk would be a second copy beside the bundle's own
+          // (its classes failing instanceof, its state apart), so the build refuses it.
+          const ours = Object.keys(built.metafile.inputs).filter((input) => !/(^|[\\/])node_modules[\\/]/.test(input) && resolve(cwd, input) !== path && !input.includes(':'));
+          if (ours.length) throw new Error(`lazy chunk ${name} would bundle modules of ours (${ours.join(', ')}): a lazy module re-exports libraries only`);
           const code = built.outputFiles.find((file) => file.path.endsWith('.cjs')).contents;
           await Promise.all(
             bundles.map(async (bundle) => {

@@ -1,7 +1,8 @@
 import { DateTime, IANAZone } from 'luxon';
 // Read only inside functions: the lazy chunk (scripts/esbuild-plugins.cjs, lazy-chunks) loads on the first calendar parsed or built.
-import { ICAL, tzlib_get_ical_block, tzlib_get_timezones, windowsZoneToIana } from '#shared/lazy/ical';
+import { ICAL, tzlib_get_ical_block, tzlib_get_timezones } from '#shared/lazy/ical';
 import type { EventStatus, Participant, ParticipantStatus, Person, When } from '#shared/calendar/types';
+import { windowsZoneToIana } from '#shared/calendar/windows-zones';
 import { clock } from '#shared/time';
 
 /**

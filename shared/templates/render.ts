@@ -12,11 +12,11 @@
  * - output is capped per field, and twig ranges are budgeted so a loop cannot exhaust memory or CPU.
  * Whatever an engine throws becomes an InvalidRequestError that names the field and the engine.
  */
-// This module and the engines are one lazy chunk (shared/lazy/template-render.ts), loaded on the
-// first template checked or rendered.
-import Handlebars from 'handlebars';
-import Mustache, { type RenderOptions } from 'mustache';
-import Twig from 'twig';
+import type { RenderOptions } from 'mustache';
+import type Twig from 'twig';
+// Read only inside functions: the lazy chunk (scripts/esbuild-plugins.cjs, lazy-chunks) loads the
+// engines on the first template checked or rendered.
+import { Handlebars, Mustache, Twig as TwigEngine } from '#shared/lazy/templates';
 import { InvalidRequestError } from '#shared/errors';
 import { TEMPLATE_ENGINES, type TemplateEngine } from '#schemas/templates';
 
@@ -239,7 +239,7 @@ function prepareTwig(source: string, field: Field): Renderer {
   const { guard: twigGuard } = twigHardened();
   const template = run('twig', field, 'compile', source, () =>
     // rethrow: without it twig.js logs errors and renders "". No `id`: nothing enters twig's registry.
-    Twig.twig({ data: source, autoescape: field === 'body', rethrow: true, strict_variables: false, allowInlineIncludes: false }),
+    TwigEngine.twig({ data: source, autoescape: field === 'body', rethrow: true, strict_variables: false, allowInlineIncludes: false }),
   );
   const problem = findTwigProblem(template.tokens, source);
   if (problem) throw new InvalidRequestError(`'${field}' ${problem}`);
@@ -314,7 +314,7 @@ function twigOffset(token: Record<string, unknown>): number | undefined {
 
 function twigInternals(): Twig.Internals {
   const handedOut: Twig.Internals[] = [];
-  Twig.extend((internals) => handedOut.push(internals));
+  TwigEngine.extend((internals) => handedOut.push(internals));
   const [internals] = handedOut;
   if (!internals) throw new Error('twig.extend() did not hand out the twig internals');
   return internals;
@@ -399,7 +399,7 @@ function hardenTwig(internals: Twig.Internals): TwigGuard {
     throw new Error('twig templates cannot load other templates or files');
   };
 
-  Twig.cache(false);
+  TwigEngine.cache(false);
   internals[TWIG_GUARD] = guard;
   return guard;
 }

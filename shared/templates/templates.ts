@@ -41,7 +41,7 @@ const MAX_SIGNATURES = 10;
  * The engines (handlebars, mustache, twig) load when a template is first checked or rendered, not
  * at cold start: listing, reading and deleting templates, signatures and most sends never need them.
  */
-const engines = () => import('#shared/lazy/template-render');
+const engines = () => import('#shared/templates/render');
 
 export const templateView = (t: TemplateRecord) => ({
   id: t.id,

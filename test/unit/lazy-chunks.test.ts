@@ -30,8 +30,10 @@ function project(): string {
   const dir = tempDir();
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module', imports: { '#shared/*': './shared/*.ts' } }));
   mkdirSync(join(dir, 'shared/lazy'), { recursive: true });
-  writeFileSync(join(dir, 'library.ts'), "globalThis.loads = (globalThis.loads ?? 0) + 1;\nexport const shout = (s: string) => `${s.toUpperCase()}! (LIBRARY-BODY)`;\nexport const VERSION = 3;\n");
-  writeFileSync(join(dir, 'shared/lazy/tiny.ts'), "export { shout, VERSION } from '../../library';\n");
+  mkdirSync(join(dir, 'node_modules/tiny-library'), { recursive: true });
+  writeFileSync(join(dir, 'node_modules/tiny-library/package.json'), JSON.stringify({ name: 'tiny-library', type: 'module', main: 'index.js' }));
+  writeFileSync(join(dir, 'node_modules/tiny-library/index.js'), "globalThis.loads = (globalThis.loads ?? 0) + 1;\nexport const shout = (s) => `${s.toUpperCase()}! (LIBRARY-BODY)`;\nexport const VERSION = 3;\n");
+  writeFileSync(join(dir, 'shared/lazy/tiny.ts'), "export { shout, VERSION } from 'tiny-library';\n");
   writeFileSync(
     join(dir, 'static.ts'),
     "import { shout } from '#shared/lazy/tiny';\nexport const handler = (s: string) => shout(s);\nexport const loads = () => (globalThis as { loads?: number }).loads ?? 0;\n",
@@ -89,6 +91,15 @@ describe('esbuild plugin: lazy-chunks', () => {
     const result = await build({ ...cjs(dir), entryPoints: ['static.ts'], outdir: 'out', write: false, plugins: [lazyChunks] });
     expect(result.outputFiles.map((f) => f.path)).toEqual([join(dir, 'out', 'static.cjs')]);
     expect(existsSync(join(dir, 'out'))).toBe(false);
+  });
+
+  it('refuses a lazy module that would bundle a module of ours (a second copy beside the bundle)', async () => {
+    const dir = project();
+    mkdirSync(join(dir, 'shared/errors'), { recursive: true });
+    writeFileSync(join(dir, 'shared/errors/index.ts'), 'export class OurError extends Error {}\n');
+    writeFileSync(join(dir, 'shared/lazy/ours.ts'), "export { OurError } from '../errors/index';\n");
+    writeFileSync(join(dir, 'uses-ours.ts'), "import { OurError } from '#shared/lazy/ours';\nexport const make = () => new OurError('x');\n");
+    await expect(build({ ...cjs(dir), entryPoints: ['uses-ours.ts'], outdir: 'out', plugins: [lazyChunks] })).rejects.toThrow(/lazy chunk ours would bundle modules of ours .*errors.*libraries only/s);
   });
 
   it('refuses an output format other than CommonJS', async () => {
