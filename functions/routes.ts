@@ -14,6 +14,8 @@ import { routes as grants } from './grants/routes';
 import { routes as messages } from './messages/routes';
 import { routes as messagesClean } from './messages-clean/routes';
 import { routes as scheduling } from './scheduling/routes';
+import { routes as schedulingConfigurations } from './scheduling-configurations/routes';
+import { routes as schedulingPages } from './scheduling-pages/routes';
 import { routes as send } from './send/routes';
 import { routes as schedules } from './schedules/routes';
 import { routes as templates } from './templates/routes';
@@ -42,7 +44,9 @@ export const API_ROUTES = {
   calendars,
   events,
   availability,
+  'scheduling-configurations': schedulingConfigurations,
   scheduling,
+  'scheduling-pages': schedulingPages,
   applications,
   connectors,
 } as const;

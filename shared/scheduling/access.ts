@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { CreateSessionBody } from '#schemas/scheduling';
 import type { ApplicationContext, SessionAuthenticator, SessionContext } from '#shared/applications/authenticate';
 import * as db from '#shared/db/scheduling';
-import type { ConfigurationRecord } from '#shared/db/scheduling';
+import type { BookingRecord, ConfigurationRecord } from '#shared/db/scheduling';
 import { AuthenticationError, InvalidRequestError, NotFoundError } from '#shared/errors';
 import { parseId, type ApplicationId } from '#shared/ids';
 import { parseBookingReference, saltMatches, sha256 } from '#shared/scheduling/reference';
@@ -126,6 +126,17 @@ export async function accessOf(
 export function bookingAccess(access: Access, bookingId: string): ConfigurationRecord {
   if (access.booking !== undefined && access.booking !== bookingId) throw new NotFoundError(`Booking '${bookingId}' not found`);
   return access.config;
+}
+
+/**
+ * One booking of a configuration (404 for any other, and for one whose event was never made). Here
+ * rather than in bookings.ts: the booking pages read a booking without the booking code.
+ */
+export async function requireBooking(config: ConfigurationRecord, id: string): Promise<BookingRecord> {
+  const parsed = parseId('booking', id);
+  const record = parsed ? await db.getBooking(parsed) : undefined;
+  if (!record || record.configuration_id !== config.id || !record.event_id) throw new NotFoundError(`Booking '${id}' not found`);
+  return record;
 }
 
 /** The configuration of a booking page URL: by slug (unique across applications; `client_id`, when given, must be its application's). */

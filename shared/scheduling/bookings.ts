@@ -10,10 +10,10 @@ import * as db from '#shared/db/scheduling';
 import type { BookingRecord, ConfigurationRecord } from '#shared/db/scheduling';
 import { ApiError, ConflictError, InvalidRequestError, NotFoundError } from '#shared/errors';
 import { resolveGrant } from '#shared/grants/resolve';
-import { newId, parseId } from '#shared/ids';
+import { newId } from '#shared/ids';
 import { newNotification } from '#shared/notifications/notification';
 import { eventsOf } from '#shared/providers/events';
-import { applicationOf } from '#shared/scheduling/access';
+import { applicationOf, requireBooking } from '#shared/scheduling/access';
 import { guestMail, organizerRequestMail } from '#shared/scheduling/emails';
 import { remindersJob } from '#shared/scheduling/reminders';
 import { bookingView } from '#shared/scheduling/view';
@@ -243,13 +243,6 @@ function eventBody(config: ConfigurationRecord, b: BookingRecord, chosen: Config
 }
 
 // ---- read, confirm, reschedule, cancel -------------------------------------------------------
-
-export async function requireBooking(config: ConfigurationRecord, id: string): Promise<BookingRecord> {
-  const parsed = parseId('booking', id);
-  const record = parsed ? await db.getBooking(parsed) : undefined;
-  if (!record || record.configuration_id !== config.id || !record.event_id) throw new NotFoundError(`Booking '${id}' not found`);
-  return record;
-}
 
 export async function getBooking(config: ConfigurationRecord, id: string) {
   return bookingView(await requireBooking(config, id));
