@@ -23,7 +23,7 @@ export const UnixSeconds = { type: 'integer', minimum: 0, maximum: MAX_UNIX_SECO
 export const Limit = {
   type: 'integer',
   minimum: 1,
-  // Any larger page size is treated as 200 (shared/http/page.ts); only unsafe numbers are refused.
+  // Any larger page size is treated as 200 (shared/answer-limits.ts); only unsafe numbers are refused.
   maximum: Number.MAX_SAFE_INTEGER,
   description: 'Page size; default 50, values above 200 are treated as 200.',
 } as const;

@@ -1,6 +1,6 @@
 import * as redirectUris from '#shared/applications/redirect-uris';
 import * as settings from '#shared/applications/settings';
-import { pageSize } from '#shared/http/page';
+import { pageSize } from '#shared/answer-limits';
 import { empty, list, ok } from '#shared/http/route';
 import { httpApi } from '#shared/http/stack';
 import generated from './routes.generated.cjs';

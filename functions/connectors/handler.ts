@@ -1,7 +1,7 @@
 import * as connectors from '#shared/connectors/service';
 import * as credentials from '#shared/connectors/credentials';
 import { detectProvider } from '#shared/connectors/detect';
-import { pageSize } from '#shared/http/page';
+import { pageSize } from '#shared/answer-limits';
 import { empty, list, ok } from '#shared/http/route';
 import { httpApi } from '#shared/http/stack';
 import generated from './routes.generated.cjs';

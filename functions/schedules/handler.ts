@@ -1,5 +1,5 @@
 import { list, ok } from '#shared/http/route';
-import { pageSize } from '#shared/http/page';
+import { pageSize } from '#shared/answer-limits';
 import { httpApi } from '#shared/http/stack';
 import { schedulesOf } from '#shared/providers/schedules';
 import generated from './routes.generated.cjs';

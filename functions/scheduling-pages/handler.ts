@@ -1,6 +1,6 @@
 import { page } from '#shared/http/route';
 import { httpApi } from '#shared/http/stack';
-import { bookingPageOf, managePageOf } from '#shared/scheduling/pages';
+import { bookingPageOf, managePageOf } from '#shared/scheduling/booking-pages';
 import generated from './routes.generated.cjs';
 import type { routes } from './routes';
 

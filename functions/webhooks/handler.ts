@@ -1,4 +1,4 @@
-import { pageSize } from '#shared/http/page';
+import { pageSize } from '#shared/answer-limits';
 import { list, ok } from '#shared/http/route';
 import { httpApi } from '#shared/http/stack';
 import * as webhooks from '#shared/webhooks/service';

@@ -1,4 +1,4 @@
-import { ANSWER_BUDGET_BYTES } from '#shared/http/page';
+import { ANSWER_BUDGET_BYTES } from '#shared/answer-limits';
 
 /**
  * Which content of a message or draft an answer carries, decided before anything is read from S3.

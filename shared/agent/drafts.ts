@@ -16,7 +16,7 @@ import type { GrantRecord } from '#shared/db/grants';
 import { draftsOfGrant } from '#shared/db/keys';
 import { VersionConflictError, listRecords } from '#shared/db/records';
 import { ConflictError, NotFoundError } from '#shared/errors';
-import { countWithinBudget, jsonBytes } from '#shared/http/page';
+import { countWithinBudget, jsonBytes } from '#shared/answer-limits';
 import type { UploadedFile } from '#shared/http/route';
 import { newId, type DraftId } from '#shared/ids';
 import { trackingOnCreate, trackingOnUpdate } from '#shared/mail/tracking';

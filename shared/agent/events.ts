@@ -1,4 +1,5 @@
 import { requireCalendar } from '#shared/agent/calendars';
+import { eventsOfCalendar } from '#shared/db/keys';
 import { checkedTimeZone } from '#shared/agent/calendars';
 import { metadataPair } from '#shared/agent/metadata';
 import { instancesIn, isSeries, seriesOf, tentativeFor } from '#shared/agent/event-windows';
@@ -280,7 +281,7 @@ export async function listEvents(grant: GrantRecord, query: ListEventsQuery, lim
   // No window: the calendar's events in creation order; series as their masters, overrides only
   // when their series is asked for.
   const prefix = query.master_event_id !== undefined ? `${query.master_event_id}_` : undefined;
-  const after = query.page_token ? decodeCursor(query.page_token, { pk: `grant#${grant.id}#cal#${calendar.id}#evt` }) : undefined;
+  const after = query.page_token ? decodeCursor(query.page_token, { pk: eventsOfCalendar(grant.id, calendar.id) }) : undefined;
   const page = await db.scanEvents(grant.id, calendar.id, {
     limit,
     ...(after ? { after } : {}),

@@ -7,7 +7,7 @@ import { getRecord } from '#shared/db/records';
 import type { GrantRecord } from '#shared/db/grants';
 import { getMessage } from '#shared/db/messages';
 import { NotFoundError } from '#shared/errors';
-import { ANSWER_BUDGET_BYTES, jsonBytes } from '#shared/http/page';
+import { ANSWER_BUDGET_BYTES, jsonBytes } from '#shared/answer-limits';
 import { parseId, type DraftId, type GrantId } from '#shared/ids';
 
 /** A message of the grant by ID, or 404 (malformed IDs never reach the database). */

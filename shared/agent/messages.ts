@@ -8,7 +8,7 @@ import { messageContentPlan, viewOf, type MessageFields } from '#shared/agent/st
 import { messageView } from '#shared/agent/views';
 import { getMessages } from '#shared/db/messages';
 import { InvalidRequestError, NotFoundError } from '#shared/errors';
-import { ANSWER_BUDGET_BYTES, countWithinBudget, jsonBytes } from '#shared/http/page';
+import { ANSWER_BUDGET_BYTES, countWithinBudget, jsonBytes } from '#shared/answer-limits';
 import { parseId } from '#shared/ids';
 import { decodeBeforeCursor, encodeBeforeCursor } from '#shared/cursor';
 import type { GrantRecord } from '#shared/db/grants';

@@ -13,7 +13,7 @@ import type { OutboxEntry } from '#shared/db/outbox';
 import { openUpload, openUploads } from '#shared/db/uploads';
 import { newId, type GrantId, type MessageId, type ThreadId } from '#shared/ids';
 import type { NamedItems } from '#shared/db/transact';
-import { ANSWER_BUDGET_BYTES, jsonBytes } from '#shared/http/page';
+import { ANSWER_BUDGET_BYTES, jsonBytes } from '#shared/answer-limits';
 import { clock } from '#shared/time';
 
 /**

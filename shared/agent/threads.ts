@@ -12,7 +12,7 @@ import { getDrafts } from '#shared/db/drafts';
 import { getMessages } from '#shared/db/messages';
 import * as threads from '#shared/db/threads';
 import { NotFoundError } from '#shared/errors';
-import { countWithinBudget, jsonBytes } from '#shared/http/page';
+import { countWithinBudget, jsonBytes } from '#shared/answer-limits';
 import { idTime, parseId, type ThreadId } from '#shared/ids';
 import { draftContentPlan, draftObject } from '#shared/agent/lookup';
 import type { ListThreadsQuery, UpdateThreadBody } from '#schemas/mail';

@@ -3,6 +3,8 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { TABLE_NAME, dynamo, type TransactItem } from '#shared/aws/dynamodb';
 import { batchGet, batchWrite, deleteRequests } from '#shared/db/batch';
 import {
+  applicationPartition,
+  defaultWorkspaceGuardKey,
   evaluationKey,
   evaluationsOfGrant,
   governanceKey,
@@ -104,7 +106,7 @@ async function getItem<T>(key: Key): Promise<T | undefined> {
 async function allOf<T>(appId: ApplicationId, prefix: string): Promise<T[]> {
   const { items } = await queryAll({
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-    ExpressionAttributeValues: { ':pk': `app#${appId}`, ':prefix': prefix },
+    ExpressionAttributeValues: { ':pk': applicationPartition(appId), ':prefix': prefix },
   });
   return items.map((i) => itemAttributes<T>(i, ...ENTITY));
 }
@@ -183,7 +185,7 @@ async function pageOf(query: { KeyConditionExpression: string; ExpressionAttribu
 
 /** A page of lists, oldest first (IDs sort by creation). */
 export async function listLists(appId: ApplicationId, options: { limit: number; start?: StartKey }) {
-  const page = await pageOf({ KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)', ExpressionAttributeValues: { ':pk': `app#${appId}`, ':prefix': 'list#' } }, options);
+  const page = await pageOf({ KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)', ExpressionAttributeValues: { ':pk': listsOfApplication(appId).pk, ':prefix': listsOfApplication(appId).skPrefix } }, options);
   return { items: page.items.map((i) => itemAttributes<ListRecord>(i, ...ENTITY)), next: page.next };
 }
 
@@ -338,20 +340,19 @@ export const getWorkspace = (appId: ApplicationId, id: WorkspaceId) => getItem<W
 export const allWorkspaces = (appId: ApplicationId) => allOf<WorkspaceRecord>(appId, workspacesOfApplication(appId).skPrefix);
 
 /** The guard that makes an application's default workspace one. */
-const defaultGuard = (appId: ApplicationId): Key => ({ pk: `app#${appId}`, sk: 'workspace-default' });
 
 /** Creates the default workspace unless the application has one; returns the one it has. */
 export async function ensureDefaultWorkspace(record: WorkspaceRecord): Promise<WorkspaceRecord> {
   try {
     await transactWrite([
-      ['guard', { Put: { TableName: TABLE_NAME, Item: { ...defaultGuard(record.application_id), workspace_id: record.id }, ConditionExpression: 'attribute_not_exists(pk)' } }],
+      ['guard', { Put: { TableName: TABLE_NAME, Item: { ...defaultWorkspaceGuardKey(record.application_id), workspace_id: record.id }, ConditionExpression: 'attribute_not_exists(pk)' } }],
       ['workspace', { Put: { TableName: TABLE_NAME, Item: { ...workspaceKey(record.application_id, record.id), entity: 'workspace', ...record } } }],
       bump(record.application_id),
     ]);
     return record;
   } catch (error) {
     if (!failedOn(error, 'guard')) throw error;
-    const guard = await getItem<{ workspace_id: WorkspaceId }>(defaultGuard(record.application_id));
+    const guard = await getItem<{ workspace_id: WorkspaceId }>(defaultWorkspaceGuardKey(record.application_id));
     const existing = guard && (await getWorkspace(record.application_id, guard.workspace_id));
     if (!existing) throw error;
     return existing;

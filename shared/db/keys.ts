@@ -95,7 +95,9 @@ export function itemAttributes<T>(item: Record<string, unknown>, ...bookkeeping:
 }
 
 /** Application by ID. */
-export const applicationKey = (appId: ApplicationId): Key => ({ pk: `app#${appId}`, sk: 'app' });
+/** The partition of an application: the application item and what belongs to the application (grants, governance, webhooks, settings). */
+export const applicationPartition = (appId: ApplicationId) => `app#${appId}`;
+export const applicationKey = (appId: ApplicationId): Key => ({ pk: applicationPartition(appId), sk: 'app' });
 
 /** Application by API key hash. */
 export const apiKeyKey = (keyHash: string): Key => ({ pk: `apikey#${keyHash}`, sk: 'apikey' });
@@ -246,6 +248,8 @@ export const policyKey = (appId: ApplicationId, id: PolicyId): Key => ({ pk: `ap
 export const policiesOfApplication = (appId: ApplicationId) => ({ pk: `app#${appId}`, skPrefix: 'policy#' });
 export const workspaceKey = (appId: ApplicationId, id: WorkspaceId): Key => ({ pk: `app#${appId}`, sk: `workspace#${id}` });
 export const workspacesOfApplication = (appId: ApplicationId) => ({ pk: `app#${appId}`, skPrefix: 'workspace#' });
+/** The guard that makes an application's default workspace one (its workspace ID as an attribute). */
+export const defaultWorkspaceGuardKey = (appId: ApplicationId): Key => ({ pk: applicationPartition(appId), sk: 'workspace-default' });
 /**
  * The application's governance version: every change to its lists, rules, policies or workspaces
  * adds one in the same transaction, so a decision that reads it knows whether its cached copy of

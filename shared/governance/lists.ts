@@ -2,7 +2,7 @@ import type { CreateListBody, ListItemsBody, UpdateListBody } from '#schemas/gov
 import { decodeCursor, encodeCursor } from '#shared/cursor';
 import * as db from '#shared/db/governance';
 import type { ListRecord } from '#shared/db/governance';
-import { itemsOfList } from '#shared/db/keys';
+import { itemsOfList, listsOfApplication } from '#shared/db/keys';
 import { InvalidRequestError, NotFoundError } from '#shared/errors';
 import { newId, parseId, type ApplicationId, type ListId } from '#shared/ids';
 import { clock } from '#shared/time';
@@ -50,7 +50,7 @@ export async function createList(appId: ApplicationId, body: CreateListBody) {
 }
 
 export async function listLists(appId: ApplicationId, query: { page_token?: string }, limit: number) {
-  const start = query.page_token ? decodeCursor(query.page_token, { pk: `app#${appId}`, skPrefix: 'list#' }) : undefined;
+  const start = query.page_token ? decodeCursor(query.page_token, listsOfApplication(appId)) : undefined;
   const page = await db.listLists(appId, { limit, start });
   return { items: page.items.map(listView), nextCursor: page.next ? encodeCursor(page.next) : undefined };
 }

@@ -1,4 +1,5 @@
 import type { CreateRuleBody, UpdateRuleBody } from '#schemas/governance';
+import { ruleKey, rulesOfApplication } from '#shared/db/keys';
 import { decodeCursor, encodeCursor } from '#shared/cursor';
 import * as db from '#shared/db/governance';
 import type { ListRecord, RuleCondition, RuleRecord } from '#shared/db/governance';
@@ -96,11 +97,11 @@ export async function createRule(appId: ApplicationId, body: CreateRuleBody) {
 
 export async function listRules(appId: ApplicationId, query: { page_token?: string }, limit: number) {
   const all = (await db.allRules(appId)).sort((a, b) => (a.id < b.id ? -1 : 1));
-  const after = query.page_token ? (decodeCursor(query.page_token, { pk: `app#${appId}`, skPrefix: 'rule#' }).sk as string).slice(5) : undefined;
+  const after = query.page_token ? (decodeCursor(query.page_token, rulesOfApplication(appId)).sk as string).slice(rulesOfApplication(appId).skPrefix.length) : undefined;
   const rest = after ? all.filter((r) => r.id > after) : all;
   const items = rest.slice(0, limit);
   const more = rest.length > limit;
-  return { items: items.map(ruleView), nextCursor: more ? encodeCursor({ pk: `app#${appId}`, sk: `rule#${items.at(-1)!.id}` }) : undefined };
+  return { items: items.map(ruleView), nextCursor: more ? encodeCursor({ ...ruleKey(appId, items.at(-1)!.id) }) : undefined };
 }
 
 export async function updateRule(appId: ApplicationId, ruleId: string, body: UpdateRuleBody) {

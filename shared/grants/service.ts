@@ -4,7 +4,7 @@ import * as grants from '#shared/db/grants';
 import { StaleWriteError, UniquenessConflictError, type GrantRecord } from '#shared/db/grants';
 import { grantsOfApplication } from '#shared/db/keys';
 import { ConflictError, InvalidRequestError, NotFoundError } from '#shared/errors';
-import { pageSize } from '#shared/http/page';
+import { pageSize } from '#shared/answer-limits';
 import { newId } from '#shared/ids';
 import { newNotification } from '#shared/notifications/notification';
 import { obscureUserAgent, toGrantResource } from '#shared/grants/resource';

@@ -4,7 +4,7 @@ import type { ConfigurationRecord } from '#shared/db/scheduling';
 import { ApiError, NotFoundError } from '#shared/errors';
 import { accessOf, pageConfiguration, requireBooking } from '#shared/scheduling/access';
 import { bookingView } from '#shared/scheduling/view';
-import { bookingPage, errorPage, managePage } from '#shared/scheduling/page';
+import { bookingPage, errorPage, managePage } from '#shared/scheduling/page-html';
 import { parseBookingReference } from '#shared/scheduling/reference';
 
 /**

@@ -8,7 +8,7 @@ import { ApiError, ConflictError, InvalidRequestError, NotFoundError } from '#sh
 import { newId, parseId } from '#shared/ids';
 import { clock } from '#shared/time';
 import { decodeOffsetCursor, encodeOffsetCursor } from '#shared/cursor';
-import { pageSize } from '#shared/http/page';
+import { pageSize } from '#shared/answer-limits';
 import { env } from '#shared/config';
 import { resolveGrant } from '#shared/grants/resolve';
 import { configurationLinks, linkProblem } from '#shared/scheduling/urls';

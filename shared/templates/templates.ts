@@ -3,7 +3,7 @@ import type { GrantRecord } from '#shared/db/grants';
 import { signatureKey, signaturesOfGrant, templateKey, templatesOfGrant, type Key } from '#shared/db/keys';
 import { VersionConflictError, allKeys, createRecord, deleteRecord, getRecord, listRecords, replaceRecord } from '#shared/db/records';
 import { ConflictError, NotFoundError } from '#shared/errors';
-import { countWithinBudget, jsonBytes } from '#shared/http/page';
+import { countWithinBudget, jsonBytes } from '#shared/answer-limits';
 import { newId, parseId, type GrantId, type Id, type SignatureId, type TemplateId } from '#shared/ids';
 import type { TemplateFields } from '#shared/templates/render';
 import { clock } from '#shared/time';

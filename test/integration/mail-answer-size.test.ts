@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ANSWER_BUDGET_BYTES } from '#shared/http/page';
+import { ANSWER_BUDGET_BYTES } from '#shared/answer-limits';
 import { makeAgentGrant } from '../support/factories';
 import { useApi } from '../support/harness';
 import { jobsDone } from '../support/outbox-relay';
