@@ -8,6 +8,7 @@ import { runMergeSearchJob, runMessageStoredJob } from '#shared/agent/search-ind
 import { purgeListItems } from '#shared/db/governance';
 import { purgeCalendarEvents } from '#shared/db/events';
 import type { CalendarId, GrantId, ListId, WebhookId } from '#shared/ids';
+import { eachMessage } from '#shared/jobs/batch';
 import { enqueueJob, type Job } from '#shared/jobs/queue';
 import { logger } from '#shared/logger';
 import { purgeOf } from '#shared/providers/purge';
@@ -95,15 +96,4 @@ async function run(job: Job, context: Context): Promise<void> {
   }
 }
 
-export const handler = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
-  const failures: SQSBatchResponse['batchItemFailures'] = [];
-  for (const record of event.Records) {
-    try {
-      await run(JSON.parse(record.body) as Job, context);
-    } catch (error) {
-      logger.error('job failed', { message_id: record.messageId, error });
-      failures.push({ itemIdentifier: record.messageId });
-    }
-  }
-  return { batchItemFailures: failures };
-};
+export const handler = (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => eachMessage<Job>(event, 'job failed', (job) => run(job, context));

@@ -1,6 +1,7 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { enqueueFiring, type Firing } from '#shared/agent/scheduled';
 import { runFiring } from '#shared/agent/scheduled-worker';
+import { eachMessage } from '#shared/jobs/batch';
 import { logger } from '#shared/logger';
 import { isReminderFiring, runReminder } from '#shared/scheduling/reminders';
 
@@ -14,34 +15,25 @@ import { isReminderFiring, runReminder } from '#shared/scheduling/reminders';
  */
 const MAX_RECEIVES = 3;
 
-export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
-  const failures: SQSBatchResponse['batchItemFailures'] = [];
-  for (const record of event.Records) {
-    try {
-      const body: unknown = JSON.parse(record.body);
-      if (isReminderFiring(body)) {
-        logger.info('booking reminder', { booking_id: body.booking_id, outcome: await runReminder(body) });
-        continue;
-      }
-      const firing = body as Firing;
-      const lastDelivery = Number(record.attributes.ApproximateReceiveCount ?? '1') >= MAX_RECEIVES;
-      const outcome = await runFiring(firing, { lastDelivery });
-      switch (outcome.kind) {
-        case 'hold':
-          await enqueueFiring(firing, outcome.delaySeconds);
-          break;
-        case 'retry':
-          logger.warn('scheduled send: attempt failed, retrying', { schedule_id: firing.schedule_id, delay_seconds: outcome.delaySeconds, error: outcome.error });
-          await enqueueFiring(firing, outcome.delaySeconds);
-          break;
-        default:
-          logger.info('scheduled send', { schedule_id: firing.schedule_id, ...outcome });
-      }
-    } catch (error) {
-      // Not handled (e.g. DynamoDB unavailable): SQS delivers the message again after its visibility timeout.
-      logger.error('scheduled send: firing failed', { message_id: record.messageId, error });
-      failures.push({ itemIdentifier: record.messageId });
+// A firing not handled (e.g. DynamoDB unavailable) fails alone: SQS delivers it again after its visibility timeout.
+export const handler = (event: SQSEvent): Promise<SQSBatchResponse> =>
+  eachMessage<unknown>(event, 'scheduled send: firing failed', async (body, record) => {
+    if (isReminderFiring(body)) {
+      logger.info('booking reminder', { booking_id: body.booking_id, outcome: await runReminder(body) });
+      return;
     }
-  }
-  return { batchItemFailures: failures };
-};
+    const firing = body as Firing;
+    const lastDelivery = Number(record.attributes.ApproximateReceiveCount ?? '1') >= MAX_RECEIVES;
+    const outcome = await runFiring(firing, { lastDelivery });
+    switch (outcome.kind) {
+      case 'hold':
+        await enqueueFiring(firing, outcome.delaySeconds);
+        break;
+      case 'retry':
+        logger.warn('scheduled send: attempt failed, retrying', { schedule_id: firing.schedule_id, delay_seconds: outcome.delaySeconds, error: outcome.error });
+        await enqueueFiring(firing, outcome.delaySeconds);
+        break;
+      default:
+        logger.info('scheduled send', { schedule_id: firing.schedule_id, ...outcome });
+    }
+  });

@@ -1,7 +1,7 @@
-import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { sendMessages, type OutgoingMessage } from '#shared/aws/sqs';
 import { env } from '#shared/config';
-import { logger } from '#shared/logger';
+import { BatchFailures, readBodies } from '#shared/jobs/batch';
 import { clock } from '#shared/time';
 import { deliverBatch, type DeliveryJob, type DeliveryOutcome } from '#shared/webhooks/deliver';
 
@@ -31,41 +31,29 @@ function followUp(job: DeliveryJob, result: DeliveryOutcome): { queueUrl: string
 }
 
 export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
-  const failures: SQSBatchResponse['batchItemFailures'] = [];
-  // An unreadable job fails alone (the redrive policy moves it to the dead-letter queue).
-  const readable: { record: SQSRecord; job: DeliveryJob }[] = [];
-  for (const record of event.Records) {
-    try {
-      readable.push({ record, job: JSON.parse(record.body) as DeliveryJob });
-    } catch (error) {
-      logger.error('delivery: unreadable job', { message_id: record.messageId, error });
-      failures.push({ itemIdentifier: record.messageId });
-    }
-  }
+  const failures = new BatchFailures();
+  const readable = readBodies<DeliveryJob>(event, failures, 'delivery: unreadable job');
   let results: DeliveryOutcome[];
   try {
-    results = await deliverBatch(readable.map((r) => r.job));
+    results = await deliverBatch(readable.map((r) => r.body));
   } catch (error) {
     // Our own failure (not a receiver's): SQS hands the batch out again after its visibility timeout.
-    logger.error('delivery batch failed', { error });
-    return { batchItemFailures: event.Records.map((r) => ({ itemIdentifier: r.messageId })) };
+    failures.failAll(event.Records, 'delivery batch failed', error);
+    return failures.response;
   }
   // Follow-ups, one SendMessageBatch per queue; a record whose follow-up was not sent is received again.
   const byQueue = new Map<string, { messageId: string; message: OutgoingMessage }[]>();
   results.forEach((result, index) => {
-    const { record, job } = readable[index]!;
-    if (result.outcome === 'internal') return void failures.push({ itemIdentifier: record.messageId });
+    const { record, body: job } = readable[index]!;
+    // Logged by deliverBatch where it failed.
+    if (result.outcome === 'internal') return void failures.report(record.messageId);
     const next = followUp(job, result);
     if (next) byQueue.set(next.queueUrl, [...(byQueue.get(next.queueUrl) ?? []), { messageId: record.messageId, message: next.message }]);
   });
   await Promise.all(
     [...byQueue].map(async ([queueUrl, items]) => {
-      for (const [index, reason] of await sendMessages(queueUrl, items.map((i) => i.message))) {
-        const messageId = items[index]!.messageId;
-        logger.error('delivery follow-up failed', { message_id: messageId, error: reason });
-        failures.push({ itemIdentifier: messageId });
-      }
+      for (const [index, reason] of await sendMessages(queueUrl, items.map((i) => i.message))) failures.fail(items[index]!.messageId, 'delivery follow-up failed', reason);
     }),
   );
-  return { batchItemFailures: failures };
+  return failures.response;
 };

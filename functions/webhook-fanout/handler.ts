@@ -2,6 +2,7 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { sendMessages } from '#shared/aws/sqs';
 import { env } from '#shared/config';
 import type { ApplicationId } from '#shared/ids';
+import { BatchFailures, readBodies } from '#shared/jobs/batch';
 import { logger } from '#shared/logger';
 import type { Notification } from '#shared/notifications/notification';
 import type { DeliveryJob } from '#shared/webhooks/deliver';
@@ -18,20 +19,9 @@ import { destinationsOf, isTarget, type WebhookTarget } from '#shared/webhooks/f
 const DELIVERY_QUEUE_URL = env.deliveryQueueUrl();
 
 export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
-  const failed = new Set<string>();
-  const fail = (messageId: string, message: string, error: unknown) => {
-    logger.error(message, { message_id: messageId, error });
-    failed.add(messageId);
-  };
-
-  const notifications: { messageId: string; notification: Notification }[] = [];
-  for (const record of event.Records) {
-    try {
-      notifications.push({ messageId: record.messageId, notification: JSON.parse(record.body) as Notification });
-    } catch (error) {
-      fail(record.messageId, 'fan-out: unreadable notification', error);
-    }
-  }
+  const failures = new BatchFailures();
+  const fail = (messageId: string, message: string, error: unknown) => failures.fail(messageId, message, error);
+  const notifications = readBodies<Notification>(event, failures, 'fan-out: unreadable notification').map(({ record, body }) => ({ messageId: record.messageId, notification: body }));
 
   // Each application's destinations, read once for the batch (a failed read fails its notifications only).
   const apps = [...new Set(notifications.map((n) => n.notification.data.application_id))];
@@ -51,5 +41,5 @@ export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
 
   const refused = await sendMessages(DELIVERY_QUEUE_URL, entries.map((e) => ({ body: JSON.stringify(e.job) })));
   for (const [index, reason] of refused) fail(entries[index]!.messageId, 'fan-out: delivery job not enqueued', reason);
-  return { batchItemFailures: [...failed].map((itemIdentifier) => ({ itemIdentifier })) };
+  return failures.response;
 };
