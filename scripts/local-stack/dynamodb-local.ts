@@ -1,8 +1,9 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { childProcess, type RunningService } from './service';
 
 /**
  * Amazon DynamoDB Local, the jar shipped inside the npm package amplify-dynamodb-simulator, run
@@ -12,11 +13,6 @@ import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
  * launcher runs that file (`apt-get install -y openjdk-17-jdk-headless`).
  */
 const require = createRequire(import.meta.url);
-
-export interface RunningService {
-  endpoint: string;
-  stop(): Promise<void>;
-}
 
 export function javaAvailable(): boolean {
   return spawnSync('java', ['-version'], { stdio: 'ignore' }).status === 0;
@@ -29,18 +25,6 @@ function sourceLauncherAvailable(): boolean {
 }
 
 const LAUNCHER = join(dirname(fileURLToPath(import.meta.url)), 'LoopbackDynamoDbLocal.java');
-
-function stopChild(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
-}
 
 export async function startDynamoDbLocal(options: { port: number; host?: string }): Promise<RunningService> {
   if (!javaAvailable() || !sourceLauncherAvailable()) {
@@ -68,9 +52,7 @@ export async function startDynamoDbLocal(options: { port: number; host?: string 
   let output = '';
   child.stdout.on('data', (chunk) => (output += chunk));
   child.stderr.on('data', (chunk) => (output += chunk));
-  // A JVM left behind would keep the port and hang the next run.
-  const killOnExit = () => child.kill('SIGKILL');
-  process.once('exit', killOnExit);
+  const running = childProcess(child);
 
   const endpoint = `http://${host}:${options.port}`;
   const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
@@ -82,18 +64,12 @@ export async function startDynamoDbLocal(options: { port: number; host?: string 
       break;
     } catch {
       if (Date.now() > deadline) {
-        await stopChild(child);
+        await running.stop();
         throw new Error(`DynamoDB Local did not start within 60 s on port ${options.port}:\n${output}`);
       }
       await new Promise((r) => setTimeout(r, 150));
     }
   }
   client.destroy();
-  return {
-    endpoint,
-    stop: async () => {
-      process.removeListener('exit', killOnExit);
-      await stopChild(child);
-    },
-  };
+  return running.serving(endpoint);
 }

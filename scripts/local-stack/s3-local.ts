@@ -1,7 +1,6 @@
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import S3rver from 's3rver';
-import type { RunningService } from './dynamodb-local';
+import { httpService, type RunningService } from './service';
 
 /**
  * S3 emulator (npm s3rver 3.7.1), in this process, storing objects as files under `directory`.
@@ -26,21 +25,6 @@ export async function startS3Local(options: { port: number; host?: string; direc
   await s3.configureBuckets();
 
   const server = createServer(s3.getMiddleware());
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
-  return {
-    endpoint: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
-    // Removes nothing: the caller owns `directory`.
-    stop: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  // Stopping removes nothing: the caller owns `directory`.
+  return httpService(server, options.port, host);
 }

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { GetQueueUrlCommand, SendMessageCommand, SQSClient, type MessageAttributeValue } from '@aws-sdk/client-sqs';
-import type { RunningService } from './dynamodb-local';
+import { httpService, type RunningService } from './service';
 
 /**
  * An EventBridge Scheduler stand-in for the local stack (there is none on npm): the operations the
@@ -702,27 +701,13 @@ export async function startSchedulerLocal(options: SchedulerLocalOptions): Promi
       }
     })();
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, HOST, () => {
-      server.off('error', reject);
-      resolve();
-    });
+  const service = await httpService(server, options.port, HOST, () => {
+    stopped = true;
+    clearTimeout(timer);
+    for (const handle of retryTimers) clearTimeout(handle);
+    retryTimers.clear();
+    groups.clear();
+    sqs.destroy();
   });
-  const { port } = server.address() as AddressInfo;
-  return {
-    endpoint: `http://${HOST}:${port}`,
-    size,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        stopped = true;
-        clearTimeout(timer);
-        for (const handle of retryTimers) clearTimeout(handle);
-        retryTimers.clear();
-        groups.clear();
-        sqs.destroy();
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return { ...service, size };
 }

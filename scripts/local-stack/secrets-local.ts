@@ -1,7 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { RunningService } from './dynamodb-local';
+import { httpService, type RunningService } from './service';
 
 /**
  * A Secrets Manager stand-in for the local stack: the few operations the project uses, in the AWS
@@ -154,20 +153,5 @@ export async function startSecretsLocal(options: SecretsLocalOptions): Promise<R
       }
     })();
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
-  return {
-    endpoint: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return httpService(server, options.port, host);
 }

@@ -1,7 +1,6 @@
 import { buffer } from 'node:stream/consumers';
-import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerError, type SMTPServerSession } from 'smtp-server';
-import type { RunningService } from './dynamodb-local';
+import { listen, type RunningService } from './service';
 
 /**
  * The local inbound MX for Agent Accounts. On AWS, SES receives mail for the deployment's domains;
@@ -100,14 +99,7 @@ export async function startInboundSmtp(options: {
   // Client errors (resets, timeouts) are emitted here; without a listener they would crash the process.
   server.on('error', () => undefined);
 
-  await new Promise<void>((resolve, reject) => {
-    server.server.once('error', reject);
-    server.server.listen(options.port, host, () => {
-      server.server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.server.address() as AddressInfo;
+  const port = await listen(server.server, options.port, host);
   return {
     endpoint: `smtp://${host.includes(':') ? `[${host}]` : host}:${port}`,
     port,

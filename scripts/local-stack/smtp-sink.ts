@@ -1,10 +1,9 @@
 import { buffer } from 'node:stream/consumers';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Server } from 'node:net';
 import { simpleParser } from 'mailparser';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerError, type SMTPServerSession } from 'smtp-server';
-import type { RunningService } from './dynamodb-local';
+import { listen, type RunningService } from './service';
 
 /**
  * The stand-in for an outside mail relay: an SMTP server that accepts every message (and any
@@ -48,16 +47,6 @@ async function parseSubject(raw: Buffer): Promise<string | null> {
   } catch {
     return null;
   }
-}
-
-function listen(server: Server, port: number, host: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
 }
 
 export async function startSmtpSink(options: { smtpPort: number; httpPort: number; host?: string }): Promise<RunningService & { smtpUrl: string; httpUrl: string }> {
@@ -150,15 +139,14 @@ export async function startSmtpSink(options: { smtpPort: number; httpPort: numbe
     sendJson(res, 404, { error: 'not found' });
   }
 
-  await listen(smtp.server, options.smtpPort, host);
+  const smtpPort = await listen(smtp.server, options.smtpPort, host);
+  let httpPort: number;
   try {
-    await listen(http, options.httpPort, host);
+    httpPort = await listen(http, options.httpPort, host);
   } catch (err) {
     await new Promise<void>((resolve) => smtp.close(resolve));
     throw err;
   }
-  const smtpPort = (smtp.server.address() as AddressInfo).port;
-  const httpPort = (http.address() as AddressInfo).port;
   const httpUrl = `http://${urlHost(host)}:${httpPort}`;
   return {
     endpoint: httpUrl,

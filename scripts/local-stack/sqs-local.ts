@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { RunningService } from './dynamodb-local';
+import { childProcess, type RunningService } from './service';
 
 /**
  * SQS emulator (npm local-aws-sqs; both SQS protocols the SDK uses), in a child process of its own so
@@ -11,8 +11,7 @@ const CHILD = join(fileURLToPath(import.meta.url), '..', 'sqs-child.mjs');
 
 export async function startSqsLocal(options: { port: number; host?: string }): Promise<RunningService> {
   const child = spawn(process.execPath, [CHILD, String(options.port)], { stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
-  const killOnExit = () => child.kill('SIGKILL');
-  process.once('exit', killOnExit);
+  const running = childProcess(child);
   const port = await new Promise<number>((resolve, reject) => {
     let output = '';
     child.stdout!.on('data', (chunk) => {
@@ -23,16 +22,5 @@ export async function startSqsLocal(options: { port: number; host?: string }): P
     child.stderr!.on('data', (chunk) => (output += chunk));
     child.once('exit', (code) => reject(new Error(`SQS emulator exited (${code}):\n${output}`)));
   });
-  return {
-    endpoint: `http://127.0.0.1:${port}`,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        process.removeListener('exit', killOnExit);
-        // Gone already (a signal to the whole process group, say): 'exit' will not come again.
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-        setTimeout(() => child.kill('SIGKILL'), 3000).unref();
-      }),
-  };
+  return running.serving(`http://127.0.0.1:${port}`);
 }

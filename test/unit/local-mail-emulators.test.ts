@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { RunningService } from '../../scripts/local-stack/dynamodb-local';
+import type { RunningService } from '../../scripts/local-stack/service';
 import { startS3Local } from '../../scripts/local-stack/s3-local';
 import { startInboundSmtp, type InboundHandlers } from '../../scripts/local-stack/smtp-inbound';
 import { startSmtpSink } from '../../scripts/local-stack/smtp-sink';

@@ -16,7 +16,7 @@ import {
 } from '@aws-sdk/client-scheduler';
 import { CreateQueueCommand, ReceiveMessageCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningService } from '../../scripts/local-stack/dynamodb-local';
+import type { RunningService } from '../../scripts/local-stack/service';
 import { startSchedulerLocal, type SchedulerLocal, type SchedulerLocalOptions } from '../../scripts/local-stack/scheduler-local';
 import { startSqsLocal } from '../../scripts/local-stack/sqs-local';
 

@@ -2,7 +2,7 @@ import { createCipheriv, createHash, randomBytes } from 'node:crypto';
 import { CreateSecretCommand, GetSecretValueCommand, ResourceNotFoundException, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { RunningService } from '../../scripts/local-stack/dynamodb-local';
+import type { RunningService } from '../../scripts/local-stack/service';
 import { startSecretsLocal } from '../../scripts/local-stack/secrets-local';
 
 /**
