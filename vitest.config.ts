@@ -10,7 +10,14 @@ import { defineConfig } from 'vitest/config';
  * later: two of them side by side could take each other's ports (seen once: EADDRINUSE on the Lambda
  * port), so they run alone too.
  */
-const HEAVY = ['test/integration/local-delivery.test.ts', 'test/e2e/start.test.ts', 'test/e2e/nylas-sdk.test.ts', 'test/bench/bench-smoke.test.ts', 'test/e2e/readme.test.ts', 'test/e2e/node-runtime.test.ts'];
+const HEAVY = [
+  'test/integration/local-delivery.test.ts',
+  'test/e2e/start.test.ts',
+  'test/e2e/nylas-sdk.test.ts',
+  'test/bench/bench-smoke.test.ts',
+  'test/e2e/readme.test.ts',
+  'test/e2e/node-runtime.test.ts',
+];
 /**
  * Last, the checks over the whole run (test/final/): the secrets scan reads every worker's log and
  * the run's table once everything else has written them.

@@ -121,7 +121,9 @@ export async function runAvailabilityBench(): Promise<void> {
     const one = results[`${ONE} collective`]!;
     console.log(`\nengine p50 at ${FIVE}: ${fmt(five.engine, 3)} (target ≤ 20 ms: ${five.engine <= 20 ? 'met' : 'NOT met'})`);
     console.log(`request p50 at ${FIVE}: ${fmt(five.http)} (target ≤ 100 ms: ${five.http <= 100 ? 'met' : 'NOT met'})`);
-    console.log(`  against this machine's floor (the same window queries alone on DynamoDB Local): ${fmt(five.floor)}, request / floor ${(five.http / five.floor).toFixed(2)}; our time above the floor ${fmt(five.http - five.floor)}`);
+    console.log(
+      `  against this machine's floor (the same window queries alone on DynamoDB Local): ${fmt(five.floor)}, request / floor ${(five.http / five.floor).toFixed(2)}; our time above the floor ${fmt(five.http - five.floor)}`,
+    );
     console.log(`growth ${FIVE} / ${ONE}: engine ×${(five.engine / one.engine).toFixed(1)}, request ×${(five.http / one.http).toFixed(1)}`);
   } finally {
     await stack.stop();

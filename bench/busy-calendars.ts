@@ -20,7 +20,11 @@ export async function seedBusyAccount(context: { applicationId: string }, n: num
     import('#shared/calendar/recurrence'),
   ]);
   type EventRecord = import('#shared/db/events').EventRecord;
-  const grant = await grants.createCustomGrant({ ...context, credential: 'api_key' } as never, { provider: 'agent', settings: { email_address: `bench-${n}-${count}-${process.pid}@agents.test` } }, { ip: '127.0.0.1', userAgent: 'bench' });
+  const grant = await grants.createCustomGrant(
+    { ...context, credential: 'api_key' } as never,
+    { provider: 'agent', settings: { email_address: `bench-${n}-${count}-${process.pid}@agents.test` } },
+    { ip: '127.0.0.1', userAgent: 'bench' },
+  );
   const calendarId = primaryCalendarId(grant.id);
   const rnd = rng(n * 7919 + count);
   const now = Math.floor(Date.now() / 1000);

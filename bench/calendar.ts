@@ -39,7 +39,11 @@ export async function runCalendarBench(): Promise<void> {
     type EventRecord = import('#shared/db/events').EventRecord;
     const app = await createApplication({ name: 'bench calendar' });
     const context = { applicationId: app.application_id, credential: 'api_key' as const };
-    const grantRecord = await grants.createCustomGrant(context as never, { provider: 'agent', settings: { email_address: `bench-${process.pid}@agents.test` } }, { ip: '127.0.0.1', userAgent: 'bench' });
+    const grantRecord = await grants.createCustomGrant(
+      context as never,
+      { provider: 'agent', settings: { email_address: `bench-${process.pid}@agents.test` } },
+      { ip: '127.0.0.1', userAgent: 'bench' },
+    );
 
     const seed = async (count: number) => {
       const calendar = await createCalendar(grantRecord, { name: `events ${count}`, timezone: 'UTC' });
@@ -73,14 +77,14 @@ export async function runCalendarBench(): Promise<void> {
       });
       for (let i = 0; i < count - seriesCount; i++) {
         // Spread evenly over the weeks, in working hours.
-        const start = from + Math.floor((i / (count - seriesCount)) * weeks * WEEK / 3600) * 3600;
+        const start = from + Math.floor(((i / (count - seriesCount)) * weeks * WEEK) / 3600) * 3600;
         records.push(base(newId('event'), start, start + 1800 + (i % 4) * 900));
       }
       for (let s = 0; s < seriesCount; s++) {
         const openEnded = s < 3;
         const daily = s % 2 === 0;
         // Open-ended ones began before the window; the others anywhere in the calendar's span.
-        const start = openEnded ? WINDOW_START - (s + 1) * 10 * WEEK + 9 * 3600 : from + Math.floor(((s + 0.5) / seriesCount) * weeks * WEEK / 3600) * 3600;
+        const start = openEnded ? WINDOW_START - (s + 1) * 10 * WEEK + 9 * 3600 : from + Math.floor((((s + 0.5) / seriesCount) * weeks * WEEK) / 3600) * 3600;
         const rule = `RRULE:FREQ=${daily ? 'DAILY' : 'WEEKLY'}${openEnded ? '' : `;COUNT=${daily ? 10 + (s % 20) : 4 + (s % 10)}`}`;
         const record = base(newId('event'), start, start + 1800);
         record.recurrence = [rule];

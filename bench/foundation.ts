@@ -71,7 +71,16 @@ const isSdkGroup = (group: string) => /^@(aws-sdk|smithy|aws)\//.test(group);
 
 async function bundleContents(): Promise<Map<string, { bytes: number; sdk: number; clients: string[]; top: [string, number][] }>> {
   const config = loadServerlessConfig();
-  const result = await build({ ...esbuildOptions(config), absWorkingDir: ROOT, entryPoints: functionEntries(config), outdir: join(ROOT, '.esbuild', 'bench-metafile'), outbase: ROOT, metafile: true, write: false, logLevel: 'error' });
+  const result = await build({
+    ...esbuildOptions(config),
+    absWorkingDir: ROOT,
+    entryPoints: functionEntries(config),
+    outdir: join(ROOT, '.esbuild', 'bench-metafile'),
+    outbase: ROOT,
+    metafile: true,
+    write: false,
+    logLevel: 'error',
+  });
   const byEntry = new Map<string, Metafile['outputs'][string]>();
   for (const output of Object.values(result.metafile.outputs)) if (output.entryPoint) byEntry.set(output.entryPoint, output);
   const contents = new Map<string, { bytes: number; sdk: number; clients: string[]; top: [string, number][] }>();
@@ -81,7 +90,10 @@ async function bundleContents(): Promise<Map<string, { bytes: number; sdk: numbe
     const groups = new Map<string, number>();
     for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) groups.set(moduleGroup(input), (groups.get(moduleGroup(input)) ?? 0) + bytesInOutput);
     const sdk = [...groups].filter(([group]) => isSdkGroup(group)).reduce((sum, [, bytes]) => sum + bytes, 0);
-    const clients = [...groups.keys()].filter((group) => group.startsWith('@aws-sdk/client-')).map((group) => group.slice('@aws-sdk/client-'.length)).sort();
+    const clients = [...groups.keys()]
+      .filter((group) => group.startsWith('@aws-sdk/client-'))
+      .map((group) => group.slice('@aws-sdk/client-'.length))
+      .sort();
     contents.set(name, { bytes: output.bytes, sdk, clients, top: [...groups].sort((a, b) => b[1] - a[1]).slice(0, TOP_MODULES) });
   }
   return contents;
@@ -123,9 +135,7 @@ async function buildSdkFloor(dir: string): Promise<{ bundle: string; bytes: numb
  * `"type": "module"` package), `import()` for `.mjs`.
  */
 function loadArgs(bundle: string): string[] {
-  return bundle.endsWith('.mjs')
-    ? ['--input-type=module', '-e', `await import(${JSON.stringify(pathToFileURL(bundle).href)})`]
-    : ['-e', `require(${JSON.stringify(bundle)})`];
+  return bundle.endsWith('.mjs') ? ['--input-type=module', '-e', `await import(${JSON.stringify(pathToFileURL(bundle).href)})`] : ['-e', `require(${JSON.stringify(bundle)})`];
 }
 
 /** The lazy chunks (`<bundle>.lazy/<module>.cjs`) in require's cache once the bundle is loaded: none, unless init reads a lazy export. */
@@ -154,7 +164,14 @@ export async function runFoundationBench(): Promise<void> {
     const contents = await bundleContents();
     const sizeTarget = (name: string) => (isHttpFunction(name) ? HTTP_SIZE_KB : WORKER_SIZE_KB);
     const sizeRows: (string | number)[][] = [
-      ['function', 'bundle', `issue 2: ≤ ${SIZE_TARGET_KB} KB`, `issue 24: ≤ ${HTTP_SIZE_KB} KB (HTTP), ≤ ${WORKER_SIZE_KB} KB (worker)`, 'of which the AWS SDK (clients it calls)', 'lazy chunks KB (loaded on first use)'],
+      [
+        'function',
+        'bundle',
+        `issue 2: ≤ ${SIZE_TARGET_KB} KB`,
+        `issue 24: ≤ ${HTTP_SIZE_KB} KB (HTTP), ≤ ${WORKER_SIZE_KB} KB (worker)`,
+        'of which the AWS SDK (clients it calls)',
+        'lazy chunks KB (loaded on first use)',
+      ],
     ];
     for (const fn of packaged.functions) {
       const kb = fn.bytes / 1024;
@@ -214,9 +231,7 @@ export async function runFoundationBench(): Promise<void> {
       }
       // A lazy chunk is for the first request that needs it: module init loading one (code reading a
       // lazy module's export at module level) would put its cost back into every cold start.
-      const chunksAtInit = packaged.functions
-        .filter((fn) => fn.lazyBytes)
-        .flatMap((fn) => lazyChunksLoadedByInit(fn.bundle, envOf(fn.name)).map((chunk) => `${fn.name}: ${chunk}`));
+      const chunksAtInit = packaged.functions.filter((fn) => fn.lazyBytes).flatMap((fn) => lazyChunksLoadedByInit(fn.bundle, envOf(fn.name)).map((chunk) => `${fn.name}: ${chunk}`));
       const bareMedian = median(bare);
       const sdkOver = median(init.get(targets.at(-1)!.name)!) - bareMedian;
       const initRows: (string | number)[][] = [
@@ -286,8 +301,7 @@ export async function runFoundationBench(): Promise<void> {
       // The calls the handler makes on a warm container: the API key is cached (API_KEY_CACHE_SECONDS,
       // default 30 s), so one GetItem of the grant in the caller's partition.
       const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({}));
-      const directCall = () =>
-        dynamo.send(new GetCommand({ TableName: stack.env.TABLE_NAME, Key: { pk: `app#${app.application_id}`, sk: `grant#${grantId}` } }));
+      const directCall = () => dynamo.send(new GetCommand({ TableName: stack.env.TABLE_NAME, Key: { pk: `app#${app.application_id}`, sk: `grant#${grantId}` } }));
 
       const iterations = scaled(2000, 20);
       for (let i = 0; i < scaled(200, 5); i++) {

@@ -97,7 +97,9 @@ export async function runListsBench(): Promise<void> {
     );
     const ratio = bigRun.p50 / smallRun.p50;
     const floorP50 = await floor(big.appId, { pk: 'list#lst_01jd6abcdefghjkmnpqrstvwxy#items', sk: 'd1.r0.example' });
-    console.log(`\nratio p50(${BIG}) / p50(10): ${ratio.toFixed(2)} (target ≤ 1.2: ${ratio <= 1.2 ? 'met' : 'NOT met'}); p50 ${fmtMs(bigRun.p50)} (target ≤ 2 ms: ${bigRun.p50 <= 2 ? 'met' : 'NOT met'})`);
+    console.log(
+      `\nratio p50(${BIG}) / p50(10): ${ratio.toFixed(2)} (target ≤ 1.2: ${ratio <= 1.2 ? 'met' : 'NOT met'}); p50 ${fmtMs(bigRun.p50)} (target ≤ 2 ms: ${bigRun.p50 <= 2 ? 'met' : 'NOT met'})`,
+    );
     console.log(`floor, same run: the same two reads as bare SDK calls (GetItem + BatchGetItem) p50 ${fmtMs(floorP50)}; decision ÷ floor ${(bigRun.p50 / floorP50).toFixed(2)}`);
   } finally {
     await stack.stop();

@@ -63,7 +63,15 @@ export async function runScheduledBench(): Promise<void> {
     // The worker: concurrent pollers of the scheduled-send queue, each invoking the real handler.
     const queueUrl = process.env.SCHEDULED_SEND_QUEUE_URL!;
     const toRecord = (m: Message) =>
-      ({ messageId: m.MessageId!, receiptHandle: m.ReceiptHandle!, body: m.Body!, attributes: m.Attributes ?? {}, messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs' }) as unknown as SQSRecord;
+      ({
+        messageId: m.MessageId!,
+        receiptHandle: m.ReceiptHandle!,
+        body: m.Body!,
+        attributes: m.Attributes ?? {},
+        messageAttributes: {},
+        md5OfBody: '',
+        eventSource: 'aws:sqs',
+      }) as unknown as SQSRecord;
     const pollers = Array.from({ length: WORKERS }, async () => {
       while (!stopping) {
         const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 0, AttributeNames: ['All'] }));
@@ -132,9 +140,11 @@ export async function runScheduledBench(): Promise<void> {
     };
     const created = performance.now();
     let next = 0;
-    await Promise.all(Array.from({ length: CREATE_CONCURRENCY }, async () => {
-      while (next < SENDS) await scheduleOne(next++);
-    }));
+    await Promise.all(
+      Array.from({ length: CREATE_CONCURRENCY }, async () => {
+        while (next < SENDS) await scheduleOne(next++);
+      }),
+    );
     const createSeconds = (performance.now() - created) / 1000;
     const lastDue = dueOf(SENDS - 1, SENDS);
     console.log(`scheduled ${SENDS} sends in ${seconds(createSeconds)} (${(SENDS / createSeconds).toFixed(0)}/s); waiting for the last one, due in ${lastDue - Math.floor(Date.now() / 1000)} s…`);
@@ -160,7 +170,15 @@ export async function runScheduledBench(): Promise<void> {
       table([
         ['', 'count', 'p50', 'p90', 'p99', 'max', 'before send_at'],
         ['ours: send_at → arrival at the recipient', `${lags.length}/${SENDS}`, seconds(percentile(lags, 50)), seconds(percentile(lags, 90)), seconds(p99), seconds(Math.max(...lags)), String(early)],
-        ['platform alone: at(due) → firing received', `${probeLags.length}/${PROBES}`, seconds(percentile(probeLags, 50)), seconds(percentile(probeLags, 90)), seconds(percentile(probeLags, 99)), seconds(Math.max(...probeLags)), String(probeLags.filter((l) => l < 0).length)],
+        [
+          'platform alone: at(due) → firing received',
+          `${probeLags.length}/${PROBES}`,
+          seconds(percentile(probeLags, 50)),
+          seconds(percentile(probeLags, 90)),
+          seconds(percentile(probeLags, 99)),
+          seconds(Math.max(...probeLags)),
+          String(probeLags.filter((l) => l < 0).length),
+        ],
       ]),
     );
     console.log(`\ncreate throughput: ${(SENDS / createSeconds).toFixed(0)} scheduled sends/s (${CREATE_CONCURRENCY} concurrent requests, in-process handler, local emulators)`);

@@ -121,7 +121,9 @@ export async function runSchedulerBench(): Promise<void> {
       ])}`,
     );
     const p50 = percentile(samples, 50);
-    console.log(`\navailability p50: ${fmt(p50)} (target ≤ 100 ms: ${p50 <= 100 ? 'met' : 'NOT met'}; this machine's floor ${fmt(floor)}, ours ${(p50 / floor).toFixed(2)} × floor); every slot booked exactly once: ${exactlyOnce ? 'yes' : 'NO'}`);
+    console.log(
+      `\navailability p50: ${fmt(p50)} (target ≤ 100 ms: ${p50 <= 100 ? 'met' : 'NOT met'}; this machine's floor ${fmt(floor)}, ours ${(p50 / floor).toFixed(2)} × floor); every slot booked exactly once: ${exactlyOnce ? 'yes' : 'NO'}`,
+    );
   } finally {
     await stack.stop();
   }

@@ -46,9 +46,10 @@ export async function runSendBench(): Promise<void> {
     ]);
     const app = await createApplication({ name: 'bench send' });
     const context = { applicationId: app.application_id, credential: 'api_key' as const };
-    const grant = (name: string) => grantsService.createCustomGrant(context, { provider: 'agent', settings: { email_address: `${name}-${process.pid}@agents.test` } }, { ip: '127.0.0.1', userAgent: 'bench' });
+    const grant = (name: string) =>
+      grantsService.createCustomGrant(context, { provider: 'agent', settings: { email_address: `${name}-${process.pid}@agents.test` } }, { ip: '127.0.0.1', userAgent: 'bench' });
     const sender = await grant('sender');
-    const recipients: typeof sender[] = [];
+    const recipients: (typeof sender)[] = [];
     for (let i = 0; i < RECIPIENTS; i += 20) recipients.push(...(await Promise.all(Array.from({ length: Math.min(20, RECIPIENTS - i) }, (_, j) => grant(`r${i + j}`)))));
     const attachment = randomBytes(2 * 1024 * 1024);
 
@@ -112,9 +113,7 @@ export async function runSendBench(): Promise<void> {
       await worker.stop();
     }
     // Every mailbox holds exactly the copies sent to it (1 + RUNS for the first, RUNS for the others).
-    const counts = await Promise.all(
-      recipients.map(async (g) => (await batchGet([keys.folderKey(g.id, 'inbox')]))[0]?.total_count as number | undefined),
-    );
+    const counts = await Promise.all(recipients.map(async (g) => (await batchGet([keys.folderKey(g.id, 'inbox')]))[0]?.total_count as number | undefined));
     const wrong = counts.filter((c, i) => c !== (i === 0 ? 2 * RUNS : RUNS)).length;
 
     const ratio = median(many) / median(one);
@@ -132,7 +131,7 @@ export async function runSendBench(): Promise<void> {
     console.log(`target: answer under ${TARGET_MS} ms for ${RECIPIENTS} local recipients: ${median(many) < TARGET_MS ? 'met' : 'NOT met'}`);
     console.log(`target: all ${RECIPIENTS} copies stored within ${TARGET_STORED_MS} ms of the answer: ${median(stored) <= TARGET_STORED_MS ? 'met' : 'NOT met'}`);
     console.log(`inbox counts: ${wrong === 0 ? 'every mailbox holds exactly the copies sent to it' : `${wrong} mailbox(es) hold another count`}`);
-    console.log('(before batching: one delivery job stored the copies one by one, 8 at a time, uploading each copy\'s contents; 110 s until the last of 300 copies and their jobs, jobs one at a time)');
+    console.log("(before batching: one delivery job stored the copies one by one, 8 at a time, uploading each copy's contents; 110 s until the last of 300 copies and their jobs, jobs one at a time)");
   } finally {
     await relay.stop();
     await stack.stop();

@@ -212,7 +212,9 @@ export async function runStartBench(): Promise<void> {
   if (own) console.log(`before npm start's own clock starts (npm, tsx, loading scripts/start.ts): ready line − its "ready in" = ${seconds(median(ready) - median(own.reported))}`);
   if (phases.length) {
     console.log(`\nphases npm start reports (its own lines with a duration; median over ${RUNS} run${RUNS === 1 ? '' : 's'}):\n`);
-    console.log(table([['npm start says', 'median', 'min', 'printed after the spawn at'], ...phases.map((p) => [p.label, seconds(median(p.reported)), seconds(Math.min(...p.reported)), seconds(median(p.at))])]));
+    console.log(
+      table([['npm start says', 'median', 'min', 'printed after the spawn at'], ...phases.map((p) => [p.label, seconds(median(p.reported)), seconds(Math.min(...p.reported)), seconds(median(p.at))])]),
+    );
   } else {
     console.log('\n(npm start reports no phases)');
   }

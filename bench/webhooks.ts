@@ -55,7 +55,11 @@ const DESTINATIONS = scaled(100, 5);
 const LAG_RATE = Number(process.env.BENCH_WEBHOOK_LAG_RATE ?? 20);
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 50);
+const median = (values: number[]) =>
+  percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
 
 type Handler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
 
@@ -81,8 +85,7 @@ async function timed<T>(time: StageTime | undefined, messages: number, work: () 
 
 function poll(sqs: SQSClient, queueUrl: string, handler: Handler, batchSize: number, time?: StageTime) {
   let running = true;
-  const toRecord = (m: Message) =>
-    ({ messageId: m.MessageId!, receiptHandle: m.ReceiptHandle!, body: m.Body!, attributes: m.Attributes ?? {}, messageAttributes: {} }) as unknown as SQSRecord;
+  const toRecord = (m: Message) => ({ messageId: m.MessageId!, receiptHandle: m.ReceiptHandle!, body: m.Body!, attributes: m.Attributes ?? {}, messageAttributes: {} }) as unknown as SQSRecord;
   const loop = (async () => {
     while (running) {
       // Batches of one with long polls: the local SQS emulator holds a batch receive (more than one
@@ -120,7 +123,11 @@ function cpuTime(): CpuTime {
   try {
     const children = (pid: number): number[] =>
       readdirSync(`/proc/${pid}/task`).flatMap((task) =>
-        readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(' ').filter(Boolean).map(Number).flatMap((child) => [child, ...children(child)]),
+        readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8')
+          .split(' ')
+          .filter(Boolean)
+          .map(Number)
+          .flatMap((child) => [child, ...children(child)]),
       );
     for (const pid of children(process.pid)) {
       const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
@@ -138,7 +145,11 @@ function cpuTime(): CpuTime {
 }
 const cpuSince = (before: CpuTime): CpuTime => {
   const now = cpuTime();
-  return { self: now.self - before.self, dynamodb: now.dynamodb === undefined ? undefined : now.dynamodb - (before.dynamodb ?? 0), sqs: now.sqs === undefined ? undefined : now.sqs - (before.sqs ?? 0) };
+  return {
+    self: now.self - before.self,
+    dynamodb: now.dynamodb === undefined ? undefined : now.dynamodb - (before.dynamodb ?? 0),
+    sqs: now.sqs === undefined ? undefined : now.sqs - (before.sqs ?? 0),
+  };
 };
 
 /** One measured pass of N notifications: its rate, and what it cost. */
@@ -170,10 +181,18 @@ async function durableFloor(options: {
   const agent = new Agent({ keepAlive: true, maxSockets: 50 });
   const post = (body: Buffer) =>
     new Promise<void>((resolve, reject) => {
-      const req = request(options.url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': body.length, 'x-service-signature': createHmac('sha256', options.secret).update(body).digest('hex') } }, (res) => {
-        res.resume();
-        res.on('end', resolve);
-      });
+      const req = request(
+        options.url,
+        {
+          method: 'POST',
+          agent,
+          headers: { 'content-type': 'application/json', 'content-length': body.length, 'x-service-signature': createHmac('sha256', options.secret).update(body).digest('hex') },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', resolve);
+        },
+      );
       req.on('error', reject);
       req.end(body);
     });
@@ -324,17 +343,31 @@ export async function runWebhooksBench(): Promise<void> {
 
     // Baseline: the same payload shape, signed and POSTed by a plain loop (keep-alive) to the same receiver.
     const agent = new Agent({ keepAlive: true });
-    const payload = Buffer.from(JSON.stringify({ specversion: '1.0', type: 'grant.created', source: '/switchboard', id: 'ntf_x', time: 0, webhook_delivery_attempt: 1, data: { application_id: app.application_id, grant_id: null, object } }));
+    const payload = Buffer.from(
+      JSON.stringify({
+        specversion: '1.0',
+        type: 'grant.created',
+        source: '/switchboard',
+        id: 'ntf_x',
+        time: 0,
+        webhook_delivery_attempt: 1,
+        data: { application_id: app.application_id, grant_id: null, object },
+      }),
+    );
     const post = () =>
       new Promise<void>((resolve, reject) => {
-        const req = request(`${base}/loop`, {
-          method: 'POST',
-          agent,
-          headers: { 'content-type': 'application/json', 'content-length': payload.length, 'x-service-signature': createHmac('sha256', hook.webhook_secret!).update(payload).digest('hex') },
-        }, (res) => {
-          res.resume();
-          res.on('end', resolve);
-        });
+        const req = request(
+          `${base}/loop`,
+          {
+            method: 'POST',
+            agent,
+            headers: { 'content-type': 'application/json', 'content-length': payload.length, 'x-service-signature': createHmac('sha256', hook.webhook_secret!).update(payload).digest('hex') },
+          },
+          (res) => {
+            res.resume();
+            res.on('end', resolve);
+          },
+        );
         req.on('error', reject);
         req.end(payload);
       });
@@ -435,26 +468,37 @@ export async function runWebhooksBench(): Promise<void> {
       table([
         ['measure', 'value'],
         [`end-to-end: publish → receipt, ${N} notifications`, `${oursRate.toFixed(0)} deliveries/s (median of ${ROUNDS} warm passes: ${ours.map((p) => p.rate.toFixed(0)).join(', ')})`],
-        ['  first pass, on a cold stack', `${first.rate.toFixed(0)} deliveries/s (${first.seconds.toFixed(2)} s, of which publishing ${first.publishSeconds.toFixed(2)} s from ${PUBLISHERS} concurrent publishers)`],
+        [
+          '  first pass, on a cold stack',
+          `${first.rate.toFixed(0)} deliveries/s (${first.seconds.toFixed(2)} s, of which publishing ${first.publishSeconds.toFixed(2)} s from ${PUBLISHERS} concurrent publishers)`,
+        ],
         ['plain loop: sign + POST the same payloads', `${loopRate.toFixed(0)} deliveries/s (${loopSeconds.toFixed(2)} s)`],
         ['ratio end-to-end ÷ plain loop', `${ratio.toFixed(2)} (target ≥ ${RATIO_TARGET}: ${ratio >= RATIO_TARGET ? 'met' : 'MISSED'})`],
-        ['durable-steps floor: the same queues, reads and writes as bare SDK calls, minimal items', `${floorRate.toFixed(0)} deliveries/s (median of ${ROUNDS} warm passes: ${floor.map((p) => p.rate.toFixed(0)).join(', ')}; its first pass ${firstFloor.rate.toFixed(0)})`],
+        [
+          'durable-steps floor: the same queues, reads and writes as bare SDK calls, minimal items',
+          `${floorRate.toFixed(0)} deliveries/s (median of ${ROUNDS} warm passes: ${floor.map((p) => p.rate.toFixed(0)).join(', ')}; its first pass ${firstFloor.rate.toFixed(0)})`,
+        ],
         ['  floor ÷ plain loop (the most any durable pipeline reaches here)', (floorRate / loopRate).toFixed(2)],
         [
           '  end-to-end ÷ floor (our share of that bound)',
           `${share.toFixed(2)} (target ≥ ${FLOOR_TARGET}: ${share >= FLOOR_TARGET ? 'met' : 'MISSED'}; pass by pass ${ours.map((p, i) => (p.rate / floor[i]!.rate).toFixed(2)).join(', ')})`,
         ],
         [`fan-out of 1 notification to ${DESTINATIONS} destinations`, `last receipt after ${fmt(fanMs, 0)}`],
-        [`commit → webhook receipt through the stream, ${LAG_CHANGES} grants at ${LAG_RATE}/s`, `p50 ${fmt(percentile(lagMs, 50), 0)}, p99 ${fmt(percentile(lagMs, 99), 0)}, max ${fmt(lagMs.at(-1)!, 0)}`],
+        [
+          `commit → webhook receipt through the stream, ${LAG_CHANGES} grants at ${LAG_RATE}/s`,
+          `p50 ${fmt(percentile(lagMs, 50), 0)}, p99 ${fmt(percentile(lagMs, 99), 0)}, max ${fmt(lagMs.at(-1)!, 0)}`,
+        ],
       ]),
     );
-    console.log(`(${WORKERS} in-process pollers per queue, batches of 10; DynamoDB Local and the SQS emulator on loopback; the stream read by one relay that rests 50 ms when a shard had nothing new)`);
+    console.log(
+      `(${WORKERS} in-process pollers per queue, batches of 10; DynamoDB Local and the SQS emulator on loopback; the stream read by one relay that rests 50 ms when a shard had nothing new)`,
+    );
     console.log(`\nWhat remains between us and the floor, warm passes (ours vs floor):\n`);
     console.log(table(remains(ours, floor)));
     console.log(
       "(per batch, ours makes the floor's calls; its BatchWriteItem also holds each destination's health counters, its items are whole " +
-        'destinations and attempt records, its notifications carry message attributes and its poller asks for the messages\' attributes, ' +
-        'as Lambda\'s does; its handlers read jobs, check URLs and build the payloads the floor passes through as they are)',
+        "destinations and attempt records, its notifications carry message attributes and its poller asks for the messages' attributes, " +
+        "as Lambda's does; its handlers read jobs, check URLs and build the payloads the floor passes through as they are)",
     );
     sqs.destroy();
   } finally {
@@ -477,9 +521,17 @@ function remains(ours: Pass[], floor: Pass[]): string[][] {
   };
   const cpuRow = (label: string, pick: (c: CpuTime) => number | undefined) => {
     const [a, b] = [perThousand(ours, pick), perThousand(floor, pick)];
-    return [`CPU per 1000 deliveries: ${label}`, a === undefined || b === undefined ? 'n/a (no emulator of this run to read)' : `${a.toFixed(0)} vs ${b.toFixed(0)} ms (${a >= b ? '+' : ''}${(a - b).toFixed(0)})`];
+    return [
+      `CPU per 1000 deliveries: ${label}`,
+      a === undefined || b === undefined ? 'n/a (no emulator of this run to read)' : `${a.toFixed(0)} vs ${b.toFixed(0)} ms (${a >= b ? '+' : ''}${(a - b).toFixed(0)})`,
+    ];
   };
-  const size = (passes: Pass[], pick: (p: Pass) => StageTime) => passes.reduce((a, p) => a + pick(p).messages, 0) / Math.max(1, passes.reduce((a, p) => a + pick(p).batches, 0));
+  const size = (passes: Pass[], pick: (p: Pass) => StageTime) =>
+    passes.reduce((a, p) => a + pick(p).messages, 0) /
+    Math.max(
+      1,
+      passes.reduce((a, p) => a + pick(p).batches, 0),
+    );
   const stageRow = (label: string, pick: (p: Pass) => StageTime) => {
     const [a, b] = [perBatch(ours, pick), perBatch(floor, pick)];
     return [label, `${a.toFixed(1)} vs ${b.toFixed(1)} ms (${a >= b ? '+' : ''}${(a - b).toFixed(1)}), batches of ${size(ours, pick).toFixed(1)} vs ${size(floor, pick).toFixed(1)} messages`];

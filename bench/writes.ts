@@ -25,7 +25,13 @@ export function writeCounter(client: { middlewareStack: { add(m: Middleware, o: 
         else if (/^TransactWrite(Items)?Command$/.test(command)) items = ((input.TransactItems ?? []) as Record<string, unknown>[]).filter((i) => !i.ConditionCheck).length;
         if (items && process.env.WRITES_TRACE) {
           const keys = /^TransactWrite/.test(command)
-            ? ((input.TransactItems ?? []) as Record<string, Record<string, Record<string, unknown>>>[]).map((i) => { const op = Object.keys(i)[0]!; const k = (i[op]!.Item ?? i[op]!.Key) as Record<string, unknown>; return `${op} ${String(k?.pk).replace(/[0-9a-z]{26}/g, '…')} ${String(k?.sk).replace(/[0-9a-z]{26}/g, '…').slice(0, 40)}`; })
+            ? ((input.TransactItems ?? []) as Record<string, Record<string, Record<string, unknown>>>[]).map((i) => {
+                const op = Object.keys(i)[0]!;
+                const k = (i[op]!.Item ?? i[op]!.Key) as Record<string, unknown>;
+                return `${op} ${String(k?.pk).replace(/[0-9a-z]{26}/g, '…')} ${String(k?.sk)
+                  .replace(/[0-9a-z]{26}/g, '…')
+                  .slice(0, 40)}`;
+              })
             : [command];
           console.log(keys.join('\n'));
         }

@@ -15,10 +15,15 @@ export const AuthorizeQuery = {
   required: ['client_id', 'redirect_uri', 'response_type'],
   properties: {
     client_id: { ...Text(64), description: 'The application ID.' },
-    provider: { type: 'string', minLength: 1, maxLength: 200, description: `One provider (${CONNECTED_PROVIDERS.join(', ')}), or several separated by commas for the hosted login page to offer; without it the page offers every connector of the application.` },
-    redirect_uri: { ...Text(2048), description: 'One of the application\'s registered redirect URIs (GET /v3/applications/redirect-uris), exactly.' },
+    provider: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 200,
+      description: `One provider (${CONNECTED_PROVIDERS.join(', ')}), or several separated by commas for the hosted login page to offer; without it the page offers every connector of the application.`,
+    },
+    redirect_uri: { ...Text(2048), description: "One of the application's registered redirect URIs (GET /v3/applications/redirect-uris), exactly." },
     response_type: { type: 'string', enum: ['code', 'adminconsent'] },
-    scope: { ...Text(4096), description: 'Space-separated provider scopes; default: the connector\'s.' },
+    scope: { ...Text(4096), description: "Space-separated provider scopes; default: the connector's." },
     prompt: { type: 'string', enum: ['select_provider', 'detect', 'select_provider,detect', 'detect,select_provider'], description: 'What the hosted login page offers first.' },
     state: { type: 'string', maxLength: 256, description: 'Handed back unmodified to the redirect URI.' },
     login_hint: { ...Text(320), description: 'The address to sign in with (prefilled; with prompt `detect`, it chooses the provider).' },
@@ -28,11 +33,12 @@ export const AuthorizeQuery = {
       minLength: 43,
       maxLength: 128,
       pattern: '^[A-Za-z0-9._~+/-]+$',
-      description: "PKCE (RFC 7636) for public clients: the token exchange then needs the matching code_verifier. With S256: base64url of the verifier's SHA-256 (or, as the official SDKs send it, base64 of its hex digest, unpadded).",
+      description:
+        "PKCE (RFC 7636) for public clients: the token exchange then needs the matching code_verifier. With S256: base64url of the verifier's SHA-256 (or, as the official SDKs send it, base64 of its hex digest, unpadded).",
     },
     code_challenge_method: { type: 'string', enum: ['plain', 'S256', 's256'] },
-    include_grant_scopes: { type: 'string', enum: ['true', 'false'], description: "google: also keep the scopes the account granted the application before (incremental authorization)." },
-    credential_id: { ...Text(256), description: 'A credential of the provider\'s connector: type `connector` overrides its client; with response_type=adminconsent, the admin consent credential.' },
+    include_grant_scopes: { type: 'string', enum: ['true', 'false'], description: 'google: also keep the scopes the account granted the application before (incremental authorization).' },
+    credential_id: { ...Text(256), description: "A credential of the provider's connector: type `connector` overrides its client; with response_type=adminconsent, the admin consent credential." },
   },
 } as const;
 export type AuthorizeQuery = FromSchema<typeof AuthorizeQuery>;
@@ -62,7 +68,7 @@ export const TokenBody = {
   properties: {
     grant_type: { type: 'string', enum: ['authorization_code', 'refresh_token', 'client_credentials'] },
     client_id: Text(64),
-    client_secret: { ...Text(512), description: 'The application\'s API key (confidential clients).' },
+    client_secret: { ...Text(512), description: "The application's API key (confidential clients)." },
     code: Text(512),
     redirect_uri: Text(2048),
     code_verifier: {
@@ -70,7 +76,8 @@ export const TokenBody = {
       minLength: 32,
       maxLength: 128,
       pattern: '^[A-Za-z0-9._~-]+$',
-      description: "PKCE: the verifier of the authorization request's code_challenge. RFC 7636 asks for 43 to 128 characters; the official SDKs send a UUID (36), so 32 (128 bits in hex) is the least accepted.",
+      description:
+        "PKCE: the verifier of the authorization request's code_challenge. RFC 7636 asks for 43 to 128 characters; the official SDKs send a UUID (36), so 32 (128 bits in hex) is the least accepted.",
     },
     refresh_token: Text(512),
     grant_id: { ...Text(256), description: 'client_credentials: the grant an access token is asked for.' },

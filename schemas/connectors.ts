@@ -110,7 +110,7 @@ const CredentialData = {
   maxProperties: 20,
   additionalProperties: { type: 'string', maxLength: 16384 },
   description:
-    'serviceaccount (google): type, project_id, private_key_id, private_key (PEM, RSA), client_email, and the key file\'s other fields; adminconsent (microsoft): client_id, client_secret, tenant; connector (google, microsoft, yahoo, zoom): client_id, client_secret (tenant for microsoft). Sealed at rest, never answered.',
+    "serviceaccount (google): type, project_id, private_key_id, private_key (PEM, RSA), client_email, and the key file's other fields; adminconsent (microsoft): client_id, client_secret, tenant; connector (google, microsoft, yahoo, zoom): client_id, client_secret (tenant for microsoft). Sealed at rest, never answered.",
 } as const;
 
 export const CredentialObject = {
@@ -131,7 +131,7 @@ export const CreateCredentialBody = {
   additionalProperties: false,
   required: ['name', 'credential_type', 'credential_data'],
   properties: {
-    name: { ...Name, description: 'Unique among the connector\'s credentials (case-insensitive).' },
+    name: { ...Name, description: "Unique among the connector's credentials (case-insensitive)." },
     credential_type: { type: 'string', enum: CREDENTIAL_TYPES },
     credential_data: CredentialData,
   },
@@ -154,7 +154,7 @@ export const CredentialListQuery = ConnectorListQuery;
 /** `POST /v3/providers/detect` takes its fields in the query (as the published contract does) or in a JSON body. */
 const DetectFields = {
   email: EmailAddress,
-  all_provider_types: { type: 'boolean', description: "Detect every provider, not only those the application has a connector for (default false)." },
+  all_provider_types: { type: 'boolean', description: 'Detect every provider, not only those the application has a connector for (default false).' },
 } as const;
 export const DetectQuery = { type: 'object', additionalProperties: false, properties: DetectFields } as const;
 export type DetectQuery = FromSchema<typeof DetectQuery>;

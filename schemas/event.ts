@@ -222,7 +222,14 @@ export const EventObject = {
     capacity: { type: 'integer' },
     organizer: PersonObject,
     creator: PersonObject,
-    participants: { type: 'array', items: { type: 'object', required: ['email', 'status'], properties: { email: { type: 'string' }, name: { type: 'string' }, status: { type: 'string' }, comment: { type: 'string' }, phone_number: { type: 'string' } } } },
+    participants: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['email', 'status'],
+        properties: { email: { type: 'string' }, name: { type: 'string' }, status: { type: 'string' }, comment: { type: 'string' }, phone_number: { type: 'string' } },
+      },
+    },
     resources: { type: 'array', items: PersonObject },
     conferencing: { type: 'object' },
     reminders: { type: 'object' },

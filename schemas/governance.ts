@@ -44,7 +44,7 @@ export const UpdateListBody = {
   properties: {
     name: Name,
     description: Description,
-    type: { type: 'string', description: 'Immutable: accepted only when it equals the list\'s type.' },
+    type: { type: 'string', description: "Immutable: accepted only when it equals the list's type." },
   },
 } as const;
 export type UpdateListBody = FromSchema<typeof UpdateListBody>;

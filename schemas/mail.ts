@@ -487,7 +487,6 @@ export const UpdateFolderBody = {
 } as const;
 export type UpdateFolderBody = FromSchema<typeof UpdateFolderBody>;
 
-
 export const AttachmentQuery = {
   type: 'object',
   additionalProperties: false,

@@ -39,8 +39,7 @@ function parameters(spec: RouteSpec) {
       in: 'path',
       required: true,
       schema: { type: 'string' },
-      description:
-        match[1] === 'grant_id' ? 'Grant ID, `grant:<id>`, email address, `email:<address>` or `external:<external_id>` (URL-encoded)' : undefined,
+      description: match[1] === 'grant_id' ? 'Grant ID, `grant:<id>`, email address, `email:<address>` or `external:<external_id>` (URL-encoded)' : undefined,
     });
   }
   const query = spec.query as Schema | undefined;
@@ -89,10 +88,7 @@ export function buildOpenApi(groups: Record<string, RouteTable>) {
         responses: {
           [String(spec.status ?? 200)]: successResponse(spec),
           ...Object.fromEntries(
-            Object.entries(ERROR_DESCRIPTIONS).map(([status, description]) => [
-              status,
-              { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } },
-            ]),
+            Object.entries(ERROR_DESCRIPTIONS).map(([status, description]) => [status, { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } }]),
           ),
         },
       };

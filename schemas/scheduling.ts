@@ -51,7 +51,11 @@ const ConfigurationAvailability = {
       additionalProperties: false,
       properties: {
         availability_method: { type: 'string', enum: AVAILABILITY_METHODS, description: 'Default collective.' },
-        buffer: { type: 'object', additionalProperties: false, properties: { before: Minutes(0, 120, 'Minutes kept free before busy time.'), after: Minutes(0, 120, 'Minutes kept free after busy time.') } },
+        buffer: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { before: Minutes(0, 120, 'Minutes kept free before busy time.'), after: Minutes(0, 120, 'Minutes kept free after busy time.') },
+        },
         default_open_hours: { type: 'array', maxItems: 50, items: OpenHoursObject },
         round_robin_group_id: { type: 'string', minLength: 1, maxLength: 256 },
         tentative_as_busy: { type: 'boolean' },
@@ -124,7 +128,11 @@ const SchedulerSettings = {
 
 const ConfigurationFields = {
   name: Name,
-  slug: { type: 'string', pattern: '^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$', description: 'Lowercase letters, digits and dashes; unique across all applications (it names the booking page /scheduling/{slug}).' },
+  slug: {
+    type: 'string',
+    pattern: '^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$',
+    description: 'Lowercase letters, digits and dashes; unique across all applications (it names the booking page /scheduling/{slug}).',
+  },
   requires_session_auth: { type: 'boolean' },
   participants: { type: 'array', minItems: 1, maxItems: 50, items: ConfigurationParticipant },
   availability: ConfigurationAvailability,
@@ -204,7 +212,13 @@ export const SchedulingAvailabilityQuery = {
   type: 'object',
   additionalProperties: false,
   required: ['start_time', 'end_time'],
-  properties: { start_time: UnixSeconds, end_time: UnixSeconds, ...ConfigurationRef, ...BookingReference, booking_id: { type: 'string', minLength: 1, maxLength: 100, description: 'A booking being rescheduled: its own time counts as free.' } },
+  properties: {
+    start_time: UnixSeconds,
+    end_time: UnixSeconds,
+    ...ConfigurationRef,
+    ...BookingReference,
+    booking_id: { type: 'string', minLength: 1, maxLength: 100, description: 'A booking being rescheduled: its own time counts as free.' },
+  },
 } as const;
 export type SchedulingAvailabilityQuery = FromSchema<typeof SchedulingAvailabilityQuery>;
 

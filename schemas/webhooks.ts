@@ -86,7 +86,6 @@ export const SendTestEventBody = {
 } as const;
 export type SendTestEventBody = FromSchema<typeof SendTestEventBody>;
 
-
 export const DeliveryObject = {
   type: 'object',
   required: ['id', 'object', 'webhook_id', 'notification_id', 'trigger_type', 'attempt', 'outcome', 'time'],

@@ -17,8 +17,23 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parse } from 'yaml';
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any -- untyped YAML / schema data
-interface Node { types: Set<string>; enum?: unknown[]; props: Record<string, Json>; required: Set<string>; items?: Json; refs: Set<string>; cycle?: boolean }
-interface Diff { missing: string[]; extra: string[]; types: string[]; enums: string[]; required: string[]; notes: string[] }
+interface Node {
+  types: Set<string>;
+  enum?: unknown[];
+  props: Record<string, Json>;
+  required: Set<string>;
+  items?: Json;
+  refs: Set<string>;
+  cycle?: boolean;
+}
+interface Diff {
+  missing: string[];
+  extra: string[];
+  types: string[];
+  enums: string[];
+  required: string[];
+  notes: string[];
+}
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -42,7 +57,10 @@ const norm = (p: string) => p.replace(/\{[^}]*\}/g, '{}').replace(/\/+$/, '');
 // ---- schema resolution ($ref, allOf, anyOf/oneOf), cycle-safe via the chain of refs on the current path
 function lookup(ref: string): Json {
   if (!ref.startsWith('#/')) return undefined;
-  return ref.slice(2).split('/').reduce((o: Json, k) => o?.[k.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
+  return ref
+    .slice(2)
+    .split('/')
+    .reduce((o: Json, k) => o?.[k.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
 }
 function deref(s: Json, chain: Set<string>, refs: Set<string>): Json {
   while (s && typeof s === 'object' && typeof s.$ref === 'string') {
@@ -92,7 +110,11 @@ function flat(s: Json, chain: Set<string> = new Set()): Node {
 }
 const isObj = (n: Node) => Object.keys(n.props).length > 0;
 const fmtTypes = (n: Node) => [...n.types].sort().join('|') || 'any';
-const fmtList = (xs: unknown[]) => xs.slice(0, 8).map((x) => JSON.stringify(x)).join(', ') + (xs.length > 8 ? `, ... (+${xs.length - 8})` : '');
+const fmtList = (xs: unknown[]) =>
+  xs
+    .slice(0, 8)
+    .map((x) => JSON.stringify(x))
+    .join(', ') + (xs.length > 8 ? `, ... (+${xs.length - 8})` : '');
 
 /** `response`: ours narrowing a value the contract leaves open is harmless in an answer, so it is not reported. */
 function compare(c: Node, o: Node, path: string, depth: number, d: Diff, response: boolean, chain = { c: new Set<string>(), o: new Set<string>() }) {
@@ -102,15 +124,19 @@ function compare(c: Node, o: Node, path: string, depth: number, d: Diff, respons
   for (const r of c.required) if (!o.required.has(r)) d.required.push(path + r + (r in o.props ? '' : ' (absent)'));
   for (const k of Object.keys(c.props)) {
     if (!(k in o.props)) continue;
-    const cn = flat(c.props[k], cc), on = flat(o.props[k], chain.o);
+    const cn = flat(c.props[k], cc),
+      on = flat(o.props[k], chain.o);
     if (cn.cycle || on.cycle) continue;
     if (cn.types.size && on.types.size && fmtTypes(cn) !== fmtTypes(on)) d.types.push(`${path}${k}: contract ${fmtTypes(cn)}, ours ${fmtTypes(on)}`);
     if (cn.enum || on.enum) {
-      const ce = new Set(cn.enum ?? []), oe = new Set(on.enum ?? []);
+      const ce = new Set(cn.enum ?? []),
+        oe = new Set(on.enum ?? []);
       if (!on.enum) d.enums.push(`${path}${k}: contract enum [${fmtList([...ce])}], ours unconstrained`);
-      else if (!cn.enum) { if (!response) d.enums.push(`${path}${k}: ours enum [${fmtList([...oe])}], contract unconstrained`); }
-      else {
-        const co = [...ce].filter((x) => !oe.has(x)), oo = [...oe].filter((x) => !ce.has(x));
+      else if (!cn.enum) {
+        if (!response) d.enums.push(`${path}${k}: ours enum [${fmtList([...oe])}], contract unconstrained`);
+      } else {
+        const co = [...ce].filter((x) => !oe.has(x)),
+          oo = [...oe].filter((x) => !ce.has(x));
         if (co.length || oo.length) d.enums.push(`${path}${k}: contract-only [${fmtList(co)}], ours-only [${fmtList(oo)}]`);
       }
     }
@@ -118,7 +144,8 @@ function compare(c: Node, o: Node, path: string, depth: number, d: Diff, respons
     const next = { c: new Set([...cc, ...cn.refs]), o: new Set([...chain.o, ...on.refs]) };
     if (isObj(cn) && isObj(on)) compare(cn, on, `${path}${k}.`, depth - 1, d, response, next);
     else if (cn.items && on.items) {
-      const ci = flat(cn.items, next.c), oi = flat(on.items, next.o);
+      const ci = flat(cn.items, next.c),
+        oi = flat(on.items, next.o);
       if (isObj(ci) && isObj(oi) && !ci.cycle && !oi.cycle) compare(ci, oi, `${path}${k}[].`, depth - 1, d, response, { c: new Set([...next.c, ...ci.refs]), o: next.o });
     }
   }
@@ -126,7 +153,13 @@ function compare(c: Node, o: Node, path: string, depth: number, d: Diff, respons
 const newDiff = (): Diff => ({ notes: [], missing: [], extra: [], types: [], enums: [], required: [] });
 
 // ---- our side: every functions/*/routes.ts, plus statuses and envelope fields from the handlers
-interface Ours { group: string; name: string; spec: Json; status: number; envelope: string[] }
+interface Ours {
+  group: string;
+  name: string;
+  spec: Json;
+  status: number;
+  envelope: string[];
+}
 const ours: Ours[] = [];
 for (const group of readdirSync(join(root, 'functions')).sort()) {
   const routesFile = join(root, 'functions', group, 'routes.ts');
@@ -135,10 +168,17 @@ for (const group of readdirSync(join(root, 'functions')).sort()) {
   const handlerFile = join(root, 'functions', group, 'handler.ts');
   const handler = existsSync(handlerFile) ? readFileSync(handlerFile, 'utf8') : '';
   const owner = (index: number) => [...handler.slice(0, index).matchAll(/^\s{2}(\w+):\s*async/gm)].pop()?.[1];
-  const statuses = new Map<string, number>(), envelopes = new Map<string, string[]>();
+  const statuses = new Map<string, number>(),
+    envelopes = new Map<string, string[]>();
   for (const m of handler.matchAll(/\bstatus:\s*(\d{3})/g)) statuses.set(owner(m.index) ?? '', Number(m[1]));
   for (const m of handler.matchAll(/\benvelope:\s*\{([^}]*)\}/g)) {
-    envelopes.set(owner(m.index) ?? '', (m[1] ?? '').split(',').map((x) => x.split(':')[0]!.trim()).filter(Boolean));
+    envelopes.set(
+      owner(m.index) ?? '',
+      (m[1] ?? '')
+        .split(',')
+        .map((x) => x.split(':')[0]!.trim())
+        .filter(Boolean),
+    );
   }
   for (const [name, spec] of Object.entries(routes)) {
     ours.push({ group, name, spec, status: spec.status ?? statuses.get(name) ?? 200, envelope: envelopes.get(name) ?? [] });
@@ -147,7 +187,13 @@ for (const group of readdirSync(join(root, 'functions')).sort()) {
 const ourByKey = new Map(ours.map((r) => [`${r.spec.method} ${norm(r.spec.path)}`, r]));
 
 // ---- contract side
-interface Op { method: string; path: string; id: string; op: Json; pathItem: Json }
+interface Op {
+  method: string;
+  path: string;
+  id: string;
+  op: Json;
+  pathItem: Json;
+}
 const ops: Op[] = [];
 for (const [path, item] of Object.entries<Json>(doc.paths ?? {})) {
   for (const m of METHODS) if (item[m]) ops.push({ method: m.toUpperCase(), path, id: item[m].operationId ?? '?', op: item[m], pathItem: item });
@@ -172,10 +218,7 @@ function diffOperation(c: Op, r: Ours) {
   } else {
     const ourTop = new Set(['request_id', ...(kind === 'empty' ? [] : ['data']), ...(kind === 'list' ? ['next_cursor'] : []), ...r.envelope]);
     const cTop = Object.keys(envelope.props);
-    const env = [
-      ...cTop.filter((k) => !ourTop.has(k)).map((k) => `contract has ${k}`),
-      ...[...ourTop].filter((k) => !cTop.includes(k)).map((k) => `ours has ${k}`),
-    ];
+    const env = [...cTop.filter((k) => !ourTop.has(k)).map((k) => `contract has ${k}`), ...[...ourTop].filter((k) => !cTop.includes(k)).map((k) => `ours has ${k}`)];
     if (env.length) out.envelope = env;
     const cData = envelope.props.data ? flat(envelope.props.data) : undefined;
     const ourData = r.spec.response ? flat(r.spec.response) : undefined;
@@ -208,7 +251,8 @@ function diffOperation(c: Op, r: Ours) {
   if (cBodySchema && !jsonSchemaOf(bodyContent)) bodyDiff.notes.push(`contract body is ${Object.keys(bodyContent).join(', ')}`);
   if (cBodySchema && r.spec.body) {
     compare(flat(cBodySchema), flat(r.spec.body), '', maxDepth, bodyDiff, false);
-    const ourReq = flat(r.spec.body).required, cReq = flat(cBodySchema).required;
+    const ourReq = flat(r.spec.body).required,
+      cReq = flat(cBodySchema).required;
     const extraReq = [...ourReq].filter((k) => !cReq.has(k));
     if (extraReq.length) bodyDiff.notes.push(`ours requires, contract does not: ${extraReq.join(', ')}`);
   } else if (cBodySchema) bodyDiff.notes.push(`contract has a body (${Object.keys(flat(cBodySchema).props).join(', ') || 'no fields listed'}); ours accepts none`);
@@ -223,7 +267,9 @@ function diffOperation(c: Op, r: Ours) {
     requiredDiff: [...cQuery.values()].filter((p) => p.required && !oQuery.required.has(p.name)).map((p) => `${p.name} (contract requires)`),
   };
   const prune = (o: Record<string, Json>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v.length));
-  const data = prune(dataDiff), body = prune(bodyDiff), q = prune(query);
+  const data = prune(dataDiff),
+    body = prune(bodyDiff),
+    q = prune(query);
   if (Object.keys(data).length) out.data = data;
   if (Object.keys(body).length) out.body = body;
   if (Object.keys(q).length) out.query = q;
@@ -242,7 +288,7 @@ const otherGrantResources = new Map<string, number>();
 for (const c of ops) {
   const p = norm(c.path);
   if (ourByKey.has(`${c.method} ${p}`)) continue;
-  const specific = ourPaths.filter((q) => under(p, q) && (q !== '/v3/grants' && q !== '/v3/grants/{}' || p === q));
+  const specific = ourPaths.filter((q) => under(p, q) && ((q !== '/v3/grants' && q !== '/v3/grants/{}') || p === q));
   if (specific.length) unserved.push(`${c.method} ${c.path} (${c.id})`);
   else if (under(p, '/v3/grants/{}')) {
     const res = p.split('/')[4] ?? '';
@@ -259,7 +305,17 @@ if (asJson) {
     `Our status: route \`status\`, else \`status: NNN\` in the handler, else 200. Nested depth compared: ${maxDepth}.`,
     '',
   ];
-  const label: Record<string, string> = { missing: 'contract fields we lack', extra: 'fields only ours has', types: 'type differences', enums: 'enum differences', required: 'contract requires, ours does not', notes: 'notes', contractOnly: 'contract params we do not accept', oursOnly: 'our params not in contract', requiredDiff: 'required' };
+  const label: Record<string, string> = {
+    missing: 'contract fields we lack',
+    extra: 'fields only ours has',
+    types: 'type differences',
+    enums: 'enum differences',
+    required: 'contract requires, ours does not',
+    notes: 'notes',
+    contractOnly: 'contract params we do not accept',
+    oursOnly: 'our params not in contract',
+    requiredDiff: 'required',
+  };
   for (const r of results) {
     lines.push(`${r.operation} (${r.operationId})  [contract ${r.contractStatus.join('/')}; ours: ${r.ours}]`);
     const d = r.differences;

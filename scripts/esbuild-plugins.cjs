@@ -64,12 +64,9 @@ const { dirname, join, resolve } = require('node:path');
 const withoutEventStreams = {
   name: 'without-event-streams',
   setup(build) {
-    build.onResolve({ filter: /^@smithy\/core\/event-streams$/ }, (args) =>
-      args.kind === 'dynamic-import' ? { path: args.path, namespace: 'without-event-streams' } : undefined,
-    );
+    build.onResolve({ filter: /^@smithy\/core\/event-streams$/ }, (args) => (args.kind === 'dynamic-import' ? { path: args.path, namespace: 'without-event-streams' } : undefined));
     build.onLoad({ filter: /.*/, namespace: 'without-event-streams' }, () => ({
-      contents:
-        "throw new Error('AWS SDK event streams are not bundled in Switchboard functions (scripts/esbuild-plugins.cjs)');",
+      contents: "throw new Error('AWS SDK event streams are not bundled in Switchboard functions (scripts/esbuild-plugins.cjs)');",
       loader: 'js',
     }));
     build.onResolve({ filter: /^@smithy\/core\/event-streams$/ }, (args) =>
@@ -89,9 +86,7 @@ const withoutEventStreams = {
 const lazyWebStreams = {
   name: 'lazy-web-streams',
   setup(build) {
-    build.onResolve({ filter: /^node:stream\/web$/ }, (args) =>
-      /[\\/]@middy[\\/]core[\\/]/.test(args.importer) ? { path: args.path, namespace: 'lazy-web-streams' } : undefined,
-    );
+    build.onResolve({ filter: /^node:stream\/web$/ }, (args) => (/[\\/]@middy[\\/]core[\\/]/.test(args.importer) ? { path: args.path, namespace: 'lazy-web-streams' } : undefined));
     build.onLoad({ filter: /.*/, namespace: 'lazy-web-streams' }, () => ({
       contents: "Object.defineProperty(exports, 'ReadableStream', { enumerable: true, get: () => globalThis.ReadableStream });",
       loader: 'js',
@@ -102,14 +97,9 @@ const lazyWebStreams = {
 const lazyIniFiles = {
   name: 'lazy-ini-files',
   setup(build) {
-    build.onResolve({ filter: /^node:fs\/promises$/ }, (args) =>
-      /[\\/]shared-ini-file-loader[\\/]/.test(args.importer) ? { path: args.path, namespace: 'lazy-ini-files' } : undefined,
-    );
+    build.onResolve({ filter: /^node:fs\/promises$/ }, (args) => (/[\\/]shared-ini-file-loader[\\/]/.test(args.importer) ? { path: args.path, namespace: 'lazy-ini-files' } : undefined));
     build.onLoad({ filter: /.*/, namespace: 'lazy-ini-files' }, () => ({
-      contents: [
-        'let fsPromises;',
-        "export const readFile = (...args) => (fsPromises ??= import('node:fs/promises')).then((fs) => fs.readFile(...args));",
-      ].join('\n'),
+      contents: ['let fsPromises;', "export const readFile = (...args) => (fsPromises ??= import('node:fs/promises')).then((fs) => fs.readFile(...args));"].join('\n'),
       loader: 'js',
     }));
   },
@@ -132,9 +122,7 @@ const literalSchemaKeys = {
 const smallEndpointCache = {
   name: 'small-endpoint-cache',
   setup(build) {
-    build.onResolve({ filter: /^mnemonist\/lru-cache$/ }, (args) =>
-      /[\\/]@aws-sdk[\\/]endpoint-cache[\\/]/.test(args.importer) ? { path: args.path, namespace: 'small-endpoint-cache' } : undefined,
-    );
+    build.onResolve({ filter: /^mnemonist\/lru-cache$/ }, (args) => (/[\\/]@aws-sdk[\\/]endpoint-cache[\\/]/.test(args.importer) ? { path: args.path, namespace: 'small-endpoint-cache' } : undefined));
     build.onLoad({ filter: /.*/, namespace: 'small-endpoint-cache' }, () => ({
       contents: [
         'export default class LRUCache {',

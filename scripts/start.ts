@@ -213,7 +213,10 @@ async function main() {
   oidc.addClient({ client_id: LOCAL_OIDC_CLIENT, client_secret: oidcSecret, redirect_uris: [`http://127.0.0.1:${PORT}/v3/connect/callback`, `http://localhost:${PORT}/v3/connect/callback`] });
   const { createConnector } = await import('#shared/connectors/service');
   for (const provider of ['google', 'microsoft'] as const) {
-    await createConnector({ applicationId: app.application_id, credential: 'api_key' }, { provider, settings: { client_id: LOCAL_OIDC_CLIENT, client_secret: oidcSecret, issuer: oidc.issuers[provider] } });
+    await createConnector(
+      { applicationId: app.application_id, credential: 'api_key' },
+      { provider, settings: { client_id: LOCAL_OIDC_CLIENT, client_secret: oidcSecret, issuer: oidc.issuers[provider] } },
+    );
   }
   const { acceptsRecipient, ingestMessage } = await import('#shared/agent/ingest');
   inbound = await startInboundSmtp({

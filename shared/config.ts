@@ -64,7 +64,11 @@ export const env = {
   /** Seconds between delivery attempts 1→2 and 2→3 (before jitter). */
   webhookRetrySchedule: () => optional('WEBHOOK_RETRY_SCHEDULE', '180,600').split(',').map(Number),
   /** Addresses webhook requests leave from, as published by GET /v3/webhooks/ip-addresses. */
-  webhookEgressIps: () => optional('WEBHOOK_EGRESS_IPS', '').split(',').map((s) => s.trim()).filter(Boolean),
+  webhookEgressIps: () =>
+    optional('WEBHOOK_EGRESS_IPS', '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
   /** When WEBHOOK_EGRESS_IPS last changed (Unix seconds); 0 when not configured. */
   webhookEgressIpsUpdatedAt: () => {
     const value = Number(optional('WEBHOOK_EGRESS_IPS_UPDATED_AT', '0'));

@@ -15,11 +15,7 @@ export class ApiError extends Error {
   readonly expose: boolean;
   readonly headers: Record<string, string>;
 
-  constructor(
-    status: ErrorStatus,
-    message: string,
-    options: { cause?: unknown; expose?: boolean; headers?: Record<string, string> } = {},
-  ) {
+  constructor(status: ErrorStatus, message: string, options: { cause?: unknown; expose?: boolean; headers?: Record<string, string> } = {}) {
     super(message, { cause: options.cause });
     this.name = new.target.name;
     this.status = status;

@@ -8,7 +8,7 @@ const LEVELS = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 } as cons
 type Level = Exclude<keyof typeof LEVELS, 'silent'>;
 
 const SECRET_KEY = /authorization|api_?key|secret|password|token|cookie/i;
-const threshold = LEVELS[(env.logLevel() as keyof typeof LEVELS)] ?? LEVELS.info;
+const threshold = LEVELS[env.logLevel() as keyof typeof LEVELS] ?? LEVELS.info;
 
 function sanitize(fields: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};

@@ -19,7 +19,7 @@ export const routes = {
   authorize: {
     method: 'GET',
     path: '/v3/connect/auth',
-    summary: "Hosted OAuth: the authorization request (redirects to the provider, or serves the hosted login page when no provider is chosen)",
+    summary: 'Hosted OAuth: the authorization request (redirects to the provider, or serves the hosted login page when no provider is chosen)',
     auth: 'none',
     query: AuthorizeQuery,
     responseKind: 'page',

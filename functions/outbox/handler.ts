@@ -88,10 +88,12 @@ function expiredUpload(record: DynamoDBRecord, committed: ReadonlySet<string>): 
   // Its change committed (the item it names exists): the contents are in use.
   if (item.committed_by && committed.has(keyId(item.committed_by))) return [];
   log.info('contents of an upload that was never committed are removed', { upload_id: item.id, keys: item.keys.length });
-  return [{
-    kind: 'job',
-    job: { kind: 'remove-contents', application_id: item.application_id, grant_id: item.grant_id, owner_id: item.id, postings: [], blobs: item.keys },
-  }];
+  return [
+    {
+      kind: 'job',
+      job: { kind: 'remove-contents', application_id: item.application_id, grant_id: item.grant_id, owner_id: item.id, postings: [], blobs: item.keys },
+    },
+  ];
 }
 
 function expiredUploadItem(record: DynamoDBRecord) {
@@ -117,7 +119,12 @@ async function send(items: Outgoing[]): Promise<Set<number>> {
   const jobs = items.flatMap((item, i) => (item.kind === 'job' ? [{ i, job: item.job }] : []));
   const [refusedNotifications, refusedJobs] = await Promise.all([
     publishNotifications(notifications.map((n) => n.notification)),
-    jobs.length ? sendMessages(JOBS_QUEUE_URL, jobs.map((j) => ({ body: JSON.stringify(j.job), attributes: { kind: j.job.kind } }))) : new Map<number, string>(),
+    jobs.length
+      ? sendMessages(
+          JOBS_QUEUE_URL,
+          jobs.map((j) => ({ body: JSON.stringify(j.job), attributes: { kind: j.job.kind } })),
+        )
+      : new Map<number, string>(),
   ]);
   const refused = new Set<number>();
   for (const [index, reason] of refusedNotifications) {

@@ -9,5 +9,12 @@ import type { RouteTable } from '#shared/http/route';
  */
 export const routes = {
   bookingPage: { method: 'GET', path: '/scheduling/{slug}', summary: 'The booking page of a configuration (HTML)', auth: 'none', query: BookingPageQuery, responseKind: 'page', tag: 'scheduling' },
-  managePage: { method: 'GET', path: '/scheduling/{slug}/booking/{reference}', summary: 'The page a booking reference opens: reschedule or cancel (HTML)', auth: 'none', responseKind: 'page', tag: 'scheduling' },
+  managePage: {
+    method: 'GET',
+    path: '/scheduling/{slug}/booking/{reference}',
+    summary: 'The page a booking reference opens: reschedule or cancel (HTML)',
+    auth: 'none',
+    responseKind: 'page',
+    tag: 'scheduling',
+  },
 } as const satisfies RouteTable;

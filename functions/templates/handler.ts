@@ -17,8 +17,7 @@ export const handler = httpApi<typeof routes>(generated, {
     await templates.deleteTemplate(grant, params.template_id);
     return empty();
   },
-  renderTemplate: async ({ grant, params, body }) =>
-    ok(await templates.renderStoredTemplate(grant.id, { id: params.template_id, variables: body.variables })),
+  renderTemplate: async ({ grant, params, body }) => ok(await templates.renderStoredTemplate(grant.id, { id: params.template_id, variables: body.variables })),
   listSignatures: async ({ grant, query }) => {
     const page = await templates.listSignatures(grant, pageSize(query.limit), query.page_token);
     return list(page.items, page.nextCursor);

@@ -52,7 +52,11 @@ export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
   });
   await Promise.all(
     [...byQueue].map(async ([queueUrl, items]) => {
-      for (const [index, reason] of await sendMessages(queueUrl, items.map((i) => i.message))) failures.fail(items[index]!.messageId, 'delivery follow-up failed', reason);
+      for (const [index, reason] of await sendMessages(
+        queueUrl,
+        items.map((i) => i.message),
+      ))
+        failures.fail(items[index]!.messageId, 'delivery follow-up failed', reason);
     }),
   );
   return failures.response;

@@ -39,7 +39,10 @@ export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
     logger.debug('fan-out', { notification_id: notification.id, type: notification.type, destinations: targets.length });
   }
 
-  const refused = await sendMessages(DELIVERY_QUEUE_URL, entries.map((e) => ({ body: JSON.stringify(e.job) })));
+  const refused = await sendMessages(
+    DELIVERY_QUEUE_URL,
+    entries.map((e) => ({ body: JSON.stringify(e.job) })),
+  );
   for (const [index, reason] of refused) fail(entries[index]!.messageId, 'fan-out: delivery job not enqueued', reason);
   return failures.response;
 };

@@ -70,4 +70,3 @@ export function lambdaContext(fn: string, timeoutMs = 29_000): Context {
     succeed: () => undefined,
   };
 }
-

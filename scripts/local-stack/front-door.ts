@@ -138,7 +138,9 @@ function answer(req: IncomingMessage, res: ServerResponse, status: Status, messa
 function answerSocket(socket: Socket, status: Status, message: string) {
   if (!socket.writable) return socket.destroy();
   const { body, headers } = envelope(status, message, { connection: 'close' });
-  const head = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+  const head = Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
   socket.end(`HTTP/1.1 ${status} ${REASONS[status]}\r\n${head}\r\n${body}`);
 }
 
@@ -245,31 +247,28 @@ export async function startFrontDoor(options: {
     if (!isReady) {
       return answer(req, res, 503, 'starting: the local API is starting; retry in a moment', { 'retry-after': String(STARTING_RETRY_AFTER_SECONDS) });
     }
-    const upstream = forward(
-      { host: options.target.host, port: options.target.port, method: req.method, path: req.url, headers: joinedHeaders(req.rawHeaders) },
-      (reply) => {
-        if (fromFunction(reply.headers)) {
-          res.writeHead(reply.statusCode ?? 502, reply.rawHeaders);
-          reply.pipe(res);
-          return;
-        }
-        // Not an answer of our HTTP stack: read it (small: an error body) and answer in the envelope.
-        const chunks: Buffer[] = [];
-        reply.on('data', (chunk: Buffer) => chunks.length < 64 && chunks.push(chunk));
-        reply.on('end', () => {
-          const body = Buffer.concat(chunks).toString('utf8');
-          const status = reply.statusCode ?? 502;
-          const refusedByServer = status >= 400 && status < 500 && status in TYPES;
-          const shown: Status = refusedByServer ? (status as Status) : 502;
-          const message = refusedByServer
-            ? `The request was refused before reaching a function: ${upstreamReason(body).slice(0, 300)}`
-            : 'The function could not run (its invocation failed); the npm start console has the details';
-          const { body: text, headers, requestId } = envelope(shown, message);
-          options.onFailure?.({ requestId, method: req.method ?? '', path: (req.url ?? '').split('?')[0]!, status, body: body.slice(0, 2000) });
-          if (!res.headersSent) res.writeHead(shown, headers).end(text);
-        });
-      },
-    );
+    const upstream = forward({ host: options.target.host, port: options.target.port, method: req.method, path: req.url, headers: joinedHeaders(req.rawHeaders) }, (reply) => {
+      if (fromFunction(reply.headers)) {
+        res.writeHead(reply.statusCode ?? 502, reply.rawHeaders);
+        reply.pipe(res);
+        return;
+      }
+      // Not an answer of our HTTP stack: read it (small: an error body) and answer in the envelope.
+      const chunks: Buffer[] = [];
+      reply.on('data', (chunk: Buffer) => chunks.length < 64 && chunks.push(chunk));
+      reply.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        const status = reply.statusCode ?? 502;
+        const refusedByServer = status >= 400 && status < 500 && status in TYPES;
+        const shown: Status = refusedByServer ? (status as Status) : 502;
+        const message = refusedByServer
+          ? `The request was refused before reaching a function: ${upstreamReason(body).slice(0, 300)}`
+          : 'The function could not run (its invocation failed); the npm start console has the details';
+        const { body: text, headers, requestId } = envelope(shown, message);
+        options.onFailure?.({ requestId, method: req.method ?? '', path: (req.url ?? '').split('?')[0]!, status, body: body.slice(0, 2000) });
+        if (!res.headersSent) res.writeHead(shown, headers).end(text);
+      });
+    });
     upstream.on('error', (error) => {
       if (!res.headersSent) answer(req, res, 502, `The local API is not reachable: ${error.message}`);
       else res.destroy();

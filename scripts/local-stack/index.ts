@@ -171,8 +171,7 @@ export async function provisionExternalStack(options: { stage: string }): Promis
   // Secrets Manager there too when the environment names it (AWS_ENDPOINT_URL covers every service);
   // otherwise the local stand-in, never the real service.
   const secretsEnv: Record<string, string> = {};
-  const localSecrets =
-    process.env.AWS_ENDPOINT_URL_SECRETS_MANAGER || process.env.AWS_ENDPOINT_URL ? undefined : await startSecretsLocal({ port: 0, region: process.env.AWS_REGION || REGION });
+  const localSecrets = process.env.AWS_ENDPOINT_URL_SECRETS_MANAGER || process.env.AWS_ENDPOINT_URL ? undefined : await startSecretsLocal({ port: 0, region: process.env.AWS_REGION || REGION });
   if (localSecrets) secretsEnv.AWS_ENDPOINT_URL_SECRETS_MANAGER = localSecrets.endpoint;
   const secretsClient = () => new SecretsManagerClient(localSecrets ? { endpoint: localSecrets.endpoint } : {});
   const secrets = secretsClient();

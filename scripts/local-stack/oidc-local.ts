@@ -109,14 +109,38 @@ export const LOCAL_TENANT_ID = '6c1a3d3e-0f5b-4c1e-9a7d-10ca1d000b0b';
 
 const GOOGLE_SCOPES = [
   'https://mail.google.com/',
-  ...['gmail.readonly', 'gmail.modify', 'gmail.compose', 'gmail.send', 'gmail.metadata', 'gmail.labels', 'gmail.insert', 'gmail.settings.basic', 'calendar', 'calendar.readonly', 'calendar.events', 'calendar.events.readonly', 'contacts', 'contacts.readonly'].map(
-    (s) => `https://www.googleapis.com/auth/${s}`,
-  ),
+  ...[
+    'gmail.readonly',
+    'gmail.modify',
+    'gmail.compose',
+    'gmail.send',
+    'gmail.metadata',
+    'gmail.labels',
+    'gmail.insert',
+    'gmail.settings.basic',
+    'calendar',
+    'calendar.readonly',
+    'calendar.events',
+    'calendar.events.readonly',
+    'contacts',
+    'contacts.readonly',
+  ].map((s) => `https://www.googleapis.com/auth/${s}`),
 ];
 const GRAPH_SCOPES = [
-  'Mail.Read', 'Mail.ReadWrite', 'Mail.Send', 'Mail.Read.Shared', 'Mail.ReadWrite.Shared', 'Mail.Send.Shared',
-  'Calendars.Read', 'Calendars.ReadWrite', 'Calendars.Read.Shared', 'Calendars.ReadWrite.Shared',
-  'Contacts.Read', 'Contacts.ReadWrite', 'User.Read', '.default',
+  'Mail.Read',
+  'Mail.ReadWrite',
+  'Mail.Send',
+  'Mail.Read.Shared',
+  'Mail.ReadWrite.Shared',
+  'Mail.Send.Shared',
+  'Calendars.Read',
+  'Calendars.ReadWrite',
+  'Calendars.Read.Shared',
+  'Calendars.ReadWrite.Shared',
+  'Contacts.Read',
+  'Contacts.ReadWrite',
+  'User.Read',
+  '.default',
 ].map((s) => `https://graph.microsoft.com/${s}`);
 
 const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
@@ -133,7 +157,9 @@ const EMAIL = /^[^\s@<>"]+@[^\s@<>"]+\.[^\s@<>"]+$/;
 
 /** A stable, Google-like numeric subject for an email address. */
 export function subjectFor(email: string): string {
-  return BigInt(`0x${createHash('sha256').update(email.trim().toLowerCase()).digest('hex').slice(0, 16)}`).toString().padStart(20, '1');
+  return BigInt(`0x${createHash('sha256').update(email.trim().toLowerCase()).digest('hex').slice(0, 16)}`)
+    .toString()
+    .padStart(20, '1');
 }
 
 /** `alice.smith@example.com` → `Alice Smith`. */
@@ -485,9 +511,7 @@ export async function startOidcServer(options: OidcServerOptions = {}): Promise<
     }
     if (action === 'confirm') {
       if (details.prompt.name !== 'consent' || !details.session?.accountId) return sendHtml(res, 400, page('Sign-in', '<p class="error">Nothing to consent to.</p>'));
-      const grant = details.grantId
-        ? (await issuer.provider.Grant.find(details.grantId))!
-        : new issuer.provider.Grant({ accountId: details.session.accountId, clientId: details.params.client_id! });
+      const grant = details.grantId ? (await issuer.provider.Grant.find(details.grantId))! : new issuer.provider.Grant({ accountId: details.session.accountId, clientId: details.params.client_id! });
       if (details.prompt.details.missingOIDCScope) grant.addOIDCScope(details.prompt.details.missingOIDCScope.join(' '));
       if (details.prompt.details.missingOIDCClaims) grant.addOIDCClaims(details.prompt.details.missingOIDCClaims);
       return issuer.provider.interactionFinished(req, res, { consent: { grantId: await grant.save() } }, { mergeWithLastSubmission: true });
@@ -507,7 +531,10 @@ export async function startOidcServer(options: OidcServerOptions = {}): Promise<
   }
 
   function consentPage(base: string, clientId: string, scopes: string[]): string {
-    const list = scopes.filter((s) => s !== 'openid').map((s) => `<li>${html(s)}</li>`).join('');
+    const list = scopes
+      .filter((s) => s !== 'openid')
+      .map((s) => `<li>${html(s)}</li>`)
+      .join('');
     return page(
       'Allow access?',
       `<p>${html(clientId)} asks for:</p><ul>${list || '<li>access it was given before</li>'}</ul>

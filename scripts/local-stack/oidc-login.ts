@@ -60,7 +60,11 @@ interface Form {
 
 const unescape = (value: string) =>
   value.replace(/&(#(\d+)|#x([0-9a-f]+)|amp|lt|gt|quot|apos);/gi, (_m, _e, dec: string, hex: string) =>
-    dec ? String.fromCharCode(Number(dec)) : hex ? String.fromCharCode(parseInt(hex, 16)) : ({ '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&apos;': "'" } as Record<string, string>)[_m.toLowerCase()]!,
+    dec
+      ? String.fromCharCode(Number(dec))
+      : hex
+        ? String.fromCharCode(parseInt(hex, 16))
+        : ({ '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&apos;': "'" } as Record<string, string>)[_m.toLowerCase()]!,
   );
 
 function attribute(tag: string, name: string): string | undefined {
@@ -82,10 +86,7 @@ function forms(html: string): Form[] {
   }));
 }
 
-export async function followLogin(
-  startUrl: string,
-  opts: { login: string; stopAt: (url: URL) => boolean; consent?: boolean; password?: string; jar?: CookieJar; maxSteps?: number },
-): Promise<URL> {
+export async function followLogin(startUrl: string, opts: { login: string; stopAt: (url: URL) => boolean; consent?: boolean; password?: string; jar?: CookieJar; maxSteps?: number }): Promise<URL> {
   const jar = opts.jar ?? new CookieJar();
   let url = new URL(startUrl);
   let init: { method: string; body?: URLSearchParams } = { method: 'GET' };

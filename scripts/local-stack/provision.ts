@@ -1,10 +1,4 @@
-import {
-  CreateTableCommand,
-  DynamoDBClient,
-  ResourceInUseException,
-  UpdateTimeToLiveCommand,
-  type CreateTableCommandInput,
-} from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DynamoDBClient, ResourceInUseException, UpdateTimeToLiveCommand, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { ConflictException, CreateScheduleGroupCommand, type SchedulerClient } from '@aws-sdk/client-scheduler';
 import { loadServerlessConfig, resolveName, type ServerlessConfig } from './serverless-config';

@@ -144,7 +144,10 @@ function send(res: ServerResponse, status: number, body: unknown, errorType?: st
 
 /** The service's wording for a failed constraint; `field` is the member's camelCase name. */
 const invalid = (field: string, value: unknown, constraint: string) =>
-  new ApiError('ValidationException', `1 validation error detected: Value ${value === undefined || value === null ? 'null' : `'${String(value)}'`} at '${field}' failed to satisfy constraint: ${constraint}`);
+  new ApiError(
+    'ValidationException',
+    `1 validation error detected: Value ${value === undefined || value === null ? 'null' : `'${String(value)}'`} at '${field}' failed to satisfy constraint: ${constraint}`,
+  );
 
 function str(input: Json, key: string, field: string, required: boolean): string | undefined {
   const value = input[key];
@@ -459,8 +462,7 @@ export async function startSchedulerLocal(options: SchedulerLocalOptions): Promi
       if (error === undefined) break;
 
       const delay = Math.min(retryBaseMs * 2 ** retries, MAX_RETRY_DELAY_MS);
-      const exhausted =
-        retries >= MaximumRetryAttempts ? 'MaximumRetryAttempts' : Date.now() + delay - firstAttempt > MaximumEventAgeInSeconds * 1000 ? 'MaximumEventAgeInSeconds' : undefined;
+      const exhausted = retries >= MaximumRetryAttempts ? 'MaximumRetryAttempts' : Date.now() + delay - firstAttempt > MaximumEventAgeInSeconds * 1000 ? 'MaximumEventAgeInSeconds' : undefined;
       if (exhausted) {
         await deadLetter(schedule, error, exhausted, retries);
         if (stopped) return;
@@ -661,7 +663,11 @@ export async function startSchedulerLocal(options: SchedulerLocalOptions): Promi
       if (label === undefined) {
         if (method === 'GET') {
           const prefix = query.get('NamePrefix') ?? '';
-          const { page: list, NextToken } = page([...groups.values()].filter((g) => g.name.startsWith(prefix)), (g) => g.name, query);
+          const { page: list, NextToken } = page(
+            [...groups.values()].filter((g) => g.name.startsWith(prefix)),
+            (g) => g.name,
+            query,
+          );
           return { ScheduleGroups: list.map(describeGroup), NextToken };
         }
       } else if (method === 'POST') return createGroup(label, body());

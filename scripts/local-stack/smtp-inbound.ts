@@ -30,12 +30,7 @@ function smtpError(responseCode: number, message: string): SMTPServerError {
 
 const tryLater = () => smtpError(451, '4.3.0 temporary failure, try again later');
 
-export async function startInboundSmtp(options: {
-  port: number;
-  host?: string;
-  maxBytes?: number;
-  handlers: InboundHandlers;
-}): Promise<RunningService & { port: number }> {
+export async function startInboundSmtp(options: { port: number; host?: string; maxBytes?: number; handlers: InboundHandlers }): Promise<RunningService & { port: number }> {
   const host = options.host ?? '127.0.0.1';
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   const { handlers } = options;

@@ -53,11 +53,7 @@ export async function storedBody(record: { body?: string; body_key?: string }): 
 /** A short-lived download URL, for contents too large to return through API Gateway and Lambda. */
 export async function presignedDownload(key: string, filename: string, contentType: string, seconds = 300): Promise<string> {
   const disposition = `attachment; filename*=UTF-8''${encodeURIComponent(filename)}`;
-  return getSignedUrl(
-    s3,
-    new GetObjectCommand({ Bucket: MAIL_BUCKET, Key: key, ResponseContentDisposition: disposition, ResponseContentType: contentType }),
-    { expiresIn: seconds },
-  );
+  return getSignedUrl(s3, new GetObjectCommand({ Bucket: MAIL_BUCKET, Key: key, ResponseContentDisposition: disposition, ResponseContentType: contentType }), { expiresIn: seconds });
 }
 
 /** Whether an object exists. */

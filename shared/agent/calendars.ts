@@ -132,7 +132,7 @@ export async function updateCalendar(grant: GrantRecord, calendarId: string, bod
 
 export async function deleteCalendar(grant: GrantRecord, calendarId: string): Promise<void> {
   const calendar = await requireCalendar(grant, calendarId);
-  if (calendar.is_primary) throw new InvalidRequestError("The primary calendar cannot be deleted: every Agent Account keeps one");
+  if (calendar.is_primary) throw new InvalidRequestError('The primary calendar cannot be deleted: every Agent Account keeps one');
   // Its events go with it, by a job committed with the deletion (a calendar may hold many).
   const purge = { job: { kind: 'purge-calendar' as const, application_id: grant.application_id, grant_id: grant.id, calendar_id: calendar.id }, id: newId('job'), applicationId: grant.application_id };
   if (!(await db.deleteCalendar(calendar, [notify(grant, 'calendar.deleted', calendar), purge]))) throw new NotFoundError(`Calendar '${calendarId}' not found`);

@@ -29,7 +29,13 @@ type WindowFields = 'id' | 'master_event_id' | 'series_revision' | 'pattern_revi
  * What a window holds, record by record: single events and overrides as themselves (stale or
  * orphaned overrides left out), series as each occurrence in [from, to) that no exception removed.
  */
-export async function instancesIn<R extends Pick<EventRecord, WindowFields>>(grant: GrantRecord, calendar: CalendarRecord, records: R[], from: number, to: number): Promise<{ record: R; occurrence?: Occurrence }[]> {
+export async function instancesIn<R extends Pick<EventRecord, WindowFields>>(
+  grant: GrantRecord,
+  calendar: CalendarRecord,
+  records: R[],
+  from: number,
+  to: number,
+): Promise<{ record: R; occurrence?: Occurrence }[]> {
   const masters = new Map<string, Pick<EventRecord, WindowFields>>(records.filter(isSeries).map((m) => [m.id, m]));
   const missing = [...new Set(records.filter((r) => r.master_event_id && !masters.has(r.master_event_id)).map((r) => r.master_event_id!))];
   for (const m of await db.getEvents(grant.id, calendar.id, missing)) masters.set(m.id, m);

@@ -89,7 +89,11 @@ export function instanceOf(master: EventRecord, occurrence: Occurrence): EventRe
 }
 
 /** The key of a timed occurrence: its original start in UTC, `20261130T150000Z`. */
-export const occurrenceKeyOf = (instant: number) => new Date(instant * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z').replace(/[-:]/g, '');
+export const occurrenceKeyOf = (instant: number) =>
+  new Date(instant * 1000)
+    .toISOString()
+    .replace(/\.\d{3}Z$/, 'Z')
+    .replace(/[-:]/g, '');
 
 // ---- time ------------------------------------------------------------------------------------
 
@@ -120,10 +124,12 @@ export function resolveWhen(input: NonNullable<CreateEventBody['when']>, calenda
     zone = startZone ?? calendarZone;
     when = { object, start_time: input.start_time, end_time: input.end_time, ...(startZone ? { start_timezone: startZone } : {}), ...(endZone ? { end_timezone: endZone } : {}) };
   } else if (object === 'datespan') {
-    if (input.start_date === undefined || input.end_date === undefined) throw new InvalidRequestError("'when' of object 'datespan' needs 'start_date' and 'end_date' (YYYY-MM-DD; end_date is the day after the last day)");
+    if (input.start_date === undefined || input.end_date === undefined)
+      throw new InvalidRequestError("'when' of object 'datespan' needs 'start_date' and 'end_date' (YYYY-MM-DD; end_date is the day after the last day)");
     validDate('when.start_date', input.start_date);
     validDate('when.end_date', input.end_date);
-    if (input.end_date <= input.start_date) throw new InvalidRequestError(`'when.end_date' (${input.end_date}) must be after 'when.start_date' (${input.start_date}): it is the day after the last day`);
+    if (input.end_date <= input.start_date)
+      throw new InvalidRequestError(`'when.end_date' (${input.end_date}) must be after 'when.start_date' (${input.start_date}): it is the day after the last day`);
     when = { object, start_date: input.start_date, end_date: input.end_date };
   } else {
     if (input.date === undefined) throw new InvalidRequestError("'when' of object 'date' needs 'date' (YYYY-MM-DD)");
@@ -156,14 +162,21 @@ const self = (grant: GrantRecord): Person => ({ email: lower(grant.email) });
 function conferencingOf(input: CreateEventBody['conferencing']): EventRecord['conferencing'] | undefined {
   if (!input) return undefined;
   if (input.autocreate !== undefined) {
-    throw new InvalidRequestError("'conferencing.autocreate' needs a conferencing provider, and no conferencing provider is configured for this deployment; pass 'conferencing.provider' and 'conferencing.details' (url, meeting_code, password, pin, phone) of a meeting you created");
+    throw new InvalidRequestError(
+      "'conferencing.autocreate' needs a conferencing provider, and no conferencing provider is configured for this deployment; pass 'conferencing.provider' and 'conferencing.details' (url, meeting_code, password, pin, phone) of a meeting you created",
+    );
   }
   if (!input.details) throw new InvalidRequestError("'conferencing' needs 'details' (url, meeting_code, password, pin, phone)");
   return { provider: input.provider ?? 'unknown', details: input.details };
 }
 
 const remindersOf = (input: CreateEventBody['reminders']): EventRecord['reminders'] | undefined =>
-  input ? { use_default: input.use_default ?? !input.overrides?.length, overrides: input.overrides ? input.overrides.map((o) => ({ reminder_minutes: o.reminder_minutes, reminder_method: o.reminder_method ?? 'popup' })) : null } : undefined;
+  input
+    ? {
+        use_default: input.use_default ?? !input.overrides?.length,
+        overrides: input.overrides ? input.overrides.map((o) => ({ reminder_minutes: o.reminder_minutes, reminder_method: o.reminder_method ?? 'popup' })) : null,
+      }
+    : undefined;
 
 // ---- lookups ---------------------------------------------------------------------------------
 
@@ -225,7 +238,15 @@ function listFilter(grant: GrantRecord, query: ListEventsQuery): ListFilter {
     return needle === undefined ? () => true : (r: EventRecord) => (r[field] ?? '').toLowerCase().includes(needle);
   };
   const [title, description, location] = [text('title'), text('description'), text('location')];
-  const attendees = query.attendees !== undefined ? new Set(query.attendees.split(',').map((e) => lower(e.trim())).filter(Boolean)) : undefined;
+  const attendees =
+    query.attendees !== undefined
+      ? new Set(
+          query.attendees
+            .split(',')
+            .map((e) => lower(e.trim()))
+            .filter(Boolean),
+        )
+      : undefined;
   const tentativeAsBusy = query.tentative_as_busy ?? true;
   const tentative = tentativeFor(grant);
   return (r) =>
@@ -259,7 +280,8 @@ export async function listEvents(grant: GrantRecord, query: ListEventsQuery, lim
   }
   if (windowed) {
     const [from, to] = [query.start!, query.end!];
-    if (query.expand_recurring === true && to - from > MAX_WINDOW_SECONDS) throw new InvalidRequestError(`'start' to 'end' spans more than ${MAX_WINDOW_SECONDS / 86_400} days; ask for a shorter window`);
+    if (query.expand_recurring === true && to - from > MAX_WINDOW_SECONDS)
+      throw new InvalidRequestError(`'start' to 'end' spans more than ${MAX_WINDOW_SECONDS / 86_400} days; ask for a shorter window`);
     const found = await db.eventsInWindow(grant.id, calendar.id, from, Math.max(to, from + 1));
     let items: EventRecord[];
     if (query.expand_recurring === true) {
@@ -391,7 +413,8 @@ export async function updateEvent(grant: GrantRecord, eventId: string, calendarI
   const { record, calendar } = found;
   if (record.origin === 'invitation') {
     const organizerOnly = Object.keys(body).filter((k) => !LOCAL_FIELDS.has(k));
-    if (organizerOnly.length) throw new ForbiddenError(`This event is ${record.organizer.email}'s invitation: only its organizer changes ${organizerOnly.join(', ')}; answer it with POST .../events/${eventId}/send-rsvp`);
+    if (organizerOnly.length)
+      throw new ForbiddenError(`This event is ${record.organizer.email}'s invitation: only its organizer changes ${organizerOnly.join(', ')}; answer it with POST .../events/${eventId}/send-rsvp`);
   }
   if (found.master) return updateOccurrence(grant, found, body, notify);
   let next = applyChanges(record, body, calendar);
@@ -450,7 +473,18 @@ async function updateOccurrence(grant: GrantRecord, found: Located, body: Update
     ...(told ? itipOutbox({ grant, method: cancelled ? 'CANCEL' : 'REQUEST', events: [next], recipients: next.participants, master }) : []),
   ];
   const current = found.stored ? found.stored : undefined;
-  if (!(await db.writeEvents({ put: [{ next, ...(current ? { current } : {}) }, { next: nextMaster, current: master }] }, outbox))) throw changedMeanwhile();
+  if (
+    !(await db.writeEvents(
+      {
+        put: [
+          { next, ...(current ? { current } : {}) },
+          { next: nextMaster, current: master },
+        ],
+      },
+      outbox,
+    ))
+  )
+    throw changedMeanwhile();
   return eventView(grant, next);
 }
 
@@ -489,9 +523,17 @@ export async function sendRsvp(grant: GrantRecord, eventId: string, calendarId: 
     ? record.participants.map((p) => (p.email === me ? { ...p, status: body.status, ...(body.comment !== undefined ? { comment: body.comment } : {}) } : p))
     : [...record.participants, { email: me, status: body.status, ...(body.comment !== undefined ? { comment: body.comment } : {}) }];
   const next: EventRecord = { ...record, participants, updated_at: clock.nowSeconds(), version: (found.stored?.version ?? 0) + 1 };
-  const reply = itipOutbox({ grant, method: 'REPLY', events: [next], recipients: [record.organizer], ...(found.master ? { master: found.master } : {}), replier: next.participants.find((p) => p.email === me)! });
+  const reply = itipOutbox({
+    grant,
+    method: 'REPLY',
+    events: [next],
+    recipients: [record.organizer],
+    ...(found.master ? { master: found.master } : {}),
+    replier: next.participants.find((p) => p.email === me)!,
+  });
   const puts: db.EventChange['put'] = [{ next, ...(found.stored ? { current: found.stored } : {}) }];
-  if (found.master) puts.push({ next: { ...found.master, exceptions: [...new Set([...(found.master.exceptions ?? []), next.occurrence_key!])], version: found.master.version + 1 }, current: found.master });
+  if (found.master)
+    puts.push({ next: { ...found.master, exceptions: [...new Set([...(found.master.exceptions ?? []), next.occurrence_key!])], version: found.master.version + 1 }, current: found.master });
   if (!(await db.writeEvents({ put: puts }, [eventNotification(grant, 'event.updated', next), ...reply]))) throw changedMeanwhile();
   return {};
 }

@@ -66,7 +66,6 @@ const dateLine = (record: EventRecord) => {
   return record.when.object === 'date' ? record.when.date : `${record.when.start_date} – ${record.when.end_date} (end exclusive)`;
 };
 
-
 function subjectOf(change: ItipChange, record: EventRecord): string {
   const title = record.title ?? '(no title)';
   switch (change.method) {
@@ -125,4 +124,3 @@ export function calendarJobs(grant: GrantRecord, attachments: readonly { filenam
 }
 
 export { IcsError, parseCalendar };
-

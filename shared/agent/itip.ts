@@ -28,8 +28,7 @@ type SendItipJob = Extract<Job, { kind: 'send-itip' }>;
 type ApplyItipJob = Extract<Job, { kind: 'apply-itip' }>;
 type SendMailJob = Extract<Job, { kind: 'send-mail' }>;
 
-export const runSendItip = (job: SendItipJob) =>
-  sendFromAccount(job, { to: job.to, subject: job.subject, body: job.body, calendar: { method: job.method, content: job.ics } }, `itip ${job.method}`);
+export const runSendItip = (job: SendItipJob) => sendFromAccount(job, { to: job.to, subject: job.subject, body: job.body, calendar: { method: job.method, content: job.ics } }, `itip ${job.method}`);
 
 export const runSendMail = (job: SendMailJob) =>
   sendFromAccount(job, { to: job.to, subject: job.subject, body: job.body, ...(job.calendar ? { calendar: { method: job.calendar.method, content: job.calendar.ics } } : {}) }, job.purpose);
@@ -81,7 +80,13 @@ export async function runApplyItip(job: ApplyItipJob): Promise<void> {
   for (const event of parsed.events) byUid.set(event.uid, [...(byUid.get(event.uid) ?? []), event]);
   for (const [uid, events] of byUid) {
     const outcome =
-      method === 'REQUEST' ? await applyRequest(grant, uid, events, job.sender) : method === 'CANCEL' ? await applyCancel(grant, uid, events, job.sender) : method === 'REPLY' ? await applyReply(grant, uid, events, job.sender) : `method '${method}' is not applied`;
+      method === 'REQUEST'
+        ? await applyRequest(grant, uid, events, job.sender)
+        : method === 'CANCEL'
+          ? await applyCancel(grant, uid, events, job.sender)
+          : method === 'REPLY'
+            ? await applyReply(grant, uid, events, job.sender)
+            : `method '${method}' is not applied`;
     logger.info('itip', { grant_id: grant.id, method, outcome });
   }
 }
@@ -138,7 +143,7 @@ async function applyRequest(grant: GrantRecord, uid: string, events: IcsEvent[],
   if (lower(organizer.email) !== sender) return `ignored: sent by ${sender}, not by its organizer`;
   const calendar = await requireCalendar(grant, primaryCalendarId(grant.id));
   let master = await stored(grant, uid);
-  if (master && master.origin !== 'invitation') return 'ignored: the UID is one of this account\'s own events';
+  if (master && master.origin !== 'invitation') return "ignored: the UID is one of this account's own events";
   const now = clock.nowSeconds();
   const main = events.find((e) => !e.recurrence_id);
   const puts: db.EventChange['put'] = [];

@@ -36,10 +36,7 @@ function applyChanges(record: MessageRecord, changes: MessageChanges): MessageRe
 }
 
 const sameState = (a: MessageRecord, b: MessageRecord) =>
-  a.unread === b.unread &&
-  a.starred === b.starred &&
-  JSON.stringify(a.folders) === JSON.stringify(b.folders) &&
-  JSON.stringify(a.metadata) === JSON.stringify(b.metadata);
+  a.unread === b.unread && a.starred === b.starred && JSON.stringify(a.folders) === JSON.stringify(b.folders) && JSON.stringify(a.metadata) === JSON.stringify(b.metadata);
 
 /**
  * How a change fits in a larger one. `threadBatch`: the caller changes every message of one thread,
@@ -54,12 +51,7 @@ export interface ChangeOptions {
  * transaction, then its thread. A concurrent change of the same message is retried on the
  * fresh copy, so two clients marking it read and starring it both win.
  */
-export async function changeMessage(
-  grant: GrantRecord,
-  record: MessageRecord,
-  changes: MessageChanges,
-  options: ChangeOptions = {},
-): Promise<{ record: MessageRecord; view: MessageView }> {
+export async function changeMessage(grant: GrantRecord, record: MessageRecord, changes: MessageChanges, options: ChangeOptions = {}): Promise<{ record: MessageRecord; view: MessageView }> {
   if (changes.folders && !options.threadBatch) await requireFolders(grant.id, changes.folders);
   let current = record;
   for (let attempt = 0; ; attempt++) {

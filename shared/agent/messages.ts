@@ -18,9 +18,7 @@ import type { CleanMessagesBody, DeleteMessageQuery, ListMessagesQuery, MessageI
 
 const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 const tooLargeToClean = (bytes: number) =>
-  new InvalidRequestError(
-    `These messages and their cleaned text add up to about ${megabytes(bytes)}, over the ${megabytes(ANSWER_BUDGET_BYTES)} one answer carries; clean fewer message_id at a time`,
-  );
+  new InvalidRequestError(`These messages and their cleaned text add up to about ${megabytes(bytes)}, over the ${megabytes(ANSWER_BUDGET_BYTES)} one answer carries; clean fewer message_id at a time`);
 
 export async function listMessages(grant: GrantRecord, query: ListMessagesQuery, limit: number) {
   const filter = messageFilter(query);
@@ -55,7 +53,14 @@ export async function deleteMessage(grant: GrantRecord, messageId: string, query
 
 export async function cleanMessages(grant: GrantRecord, body: CleanMessagesBody) {
   const { message_id: ids, ...options } = body;
-  const found = new Map((await getMessages(grant.id, ids.filter((id) => parseId('message', id)))).map((m) => [m.id as string, m]));
+  const found = new Map(
+    (
+      await getMessages(
+        grant.id,
+        ids.filter((id) => parseId('message', id)),
+      )
+    ).map((m) => [m.id as string, m]),
+  );
   const missing = ids.find((id) => !found.has(id));
   if (missing) throw new NotFoundError(`Message '${missing}' not found`);
   // Each message answers with its body and its cleaned text: refused at once when that cannot fit one answer.

@@ -14,8 +14,24 @@ import type { SendMessageBody } from '#schemas/mail';
 
 /** Headers the composer writes itself; a custom header may not replace them. */
 const RESERVED_HEADERS = new Set([
-  'from', 'to', 'cc', 'bcc', 'reply-to', 'subject', 'date', 'message-id', 'in-reply-to', 'references', 'mime-version',
-  'content-type', 'content-transfer-encoding', 'content-disposition', 'return-path', 'received', 'dkim-signature', 'sender',
+  'from',
+  'to',
+  'cc',
+  'bcc',
+  'reply-to',
+  'subject',
+  'date',
+  'message-id',
+  'in-reply-to',
+  'references',
+  'mime-version',
+  'content-type',
+  'content-transfer-encoding',
+  'content-disposition',
+  'return-path',
+  'received',
+  'dkim-signature',
+  'sender',
 ]);
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;

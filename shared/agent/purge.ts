@@ -43,14 +43,7 @@ export async function purgeAgentMailbox(grantId: GrantId, shouldStop: () => bool
   for (;;) {
     const page = await listRecords<DraftRecord>(draftsOfGrant(grantId).pk, { limit: PAGE });
     if (!page.items.length) break;
-    await batchWrite(
-      deleteRequests(
-        page.items.flatMap((d) => [
-          ...(d.thread_id ? [postingKey(grantId, kinds.draftThread(d.thread_id), d.id)] : []),
-          draftKey(grantId, d.id),
-        ]),
-      ),
-    );
+    await batchWrite(deleteRequests(page.items.flatMap((d) => [...(d.thread_id ? [postingKey(grantId, kinds.draftThread(d.thread_id), d.id)] : []), draftKey(grantId, d.id)])));
     if (shouldStop()) return 'more';
   }
   // Events of every calendar, before the calendars themselves go with the grant's partitions.

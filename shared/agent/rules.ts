@@ -16,11 +16,23 @@ export interface Placement {
   folderIds: string[];
 }
 
-const SYSTEM_NAMES = new Map<string, string>([...SYSTEM_FOLDERS.flatMap((f) => [[f.id, f.id], [f.name.toLowerCase(), f.id]] as [string, string][]), ['junk', 'spam']]);
+const SYSTEM_NAMES = new Map<string, string>([
+  ...SYSTEM_FOLDERS.flatMap(
+    (f) =>
+      [
+        [f.id, f.id],
+        [f.name.toLowerCase(), f.id],
+      ] as [string, string][],
+  ),
+  ['junk', 'spam'],
+]);
 
 /** The folder a name or path (`Clients/Acme`) names in this mailbox, if any. */
 async function folderNamed(grant: GrantRecord, value: string): Promise<string | undefined> {
-  const path = value.split('/').map((s) => s.trim().toLowerCase()).filter(Boolean);
+  const path = value
+    .split('/')
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean);
   if (path.length === 1 && SYSTEM_NAMES.has(path[0]!)) return SYSTEM_NAMES.get(path[0]!);
   const all = await folders.listFolders(grant.id);
   let parent: string | undefined;

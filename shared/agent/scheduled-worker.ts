@@ -99,8 +99,7 @@ async function fail(grant: { id: GrantId; application_id: string }, record: Sche
   return { kind: 'failed', reason };
 }
 
-const INTERRUPTED =
-  'the send was interrupted after the message was handed to the mail relay, which may have delivered it; it is not sent again, so that no recipient gets it twice';
+const INTERRUPTED = 'the send was interrupted after the message was handed to the mail relay, which may have delivered it; it is not sent again, so that no recipient gets it twice';
 
 /**
  * Handles one firing of a scheduled send (see the module comment): holds it until send_at, then

@@ -215,9 +215,7 @@ export async function scheduleMessage(grant: GrantRecord, input: OutgoingInput &
   if (draft?.thread_id) await refreshThreadNow(grant.id, draft.thread_id);
   if (plan.direct) {
     // The schedule stays the durable trigger; this one only makes a message due soon leave on time.
-    await enqueueFiring(firing, holdSeconds(input.send_at, clock.nowMs())).catch((error) =>
-      logger.warn('scheduled send: early firing not queued; the schedule fires it', { schedule_id: id, error }),
-    );
+    await enqueueFiring(firing, holdSeconds(input.send_at, clock.nowMs())).catch((error) => logger.warn('scheduled send: early firing not queued; the schedule fires it', { schedule_id: id, error }));
   }
   return scheduledMessageView(record, prepared.body);
 }

@@ -180,7 +180,11 @@ export class SearchIndex {
       const next = () => (i < docs.length ? part.segment.idAt(docs[i++]!) : undefined);
       sources.push({ next, head: next() });
     }
-    const loose = [...this.loose].filter(([id, tokens]) => inside(id) && tokensMatch(tokens, q)).map(([id]) => id).sort().reverse();
+    const loose = [...this.loose]
+      .filter(([id, tokens]) => inside(id) && tokensMatch(tokens, q))
+      .map(([id]) => id)
+      .sort()
+      .reverse();
     let l = 0;
     sources.push({ next: () => loose[l++], head: loose[l++] });
     const ids: string[] = [];
@@ -279,8 +283,7 @@ export async function mergeSearchIndex(grantId: GrantId, options: { wait?: boole
     );
     const watermark = [manifest.watermark, sequenceBefore(snapshotAt - COMMIT_MARGIN_MS)].sort().at(-1)!;
     const belowNewWatermark = entries.filter((e) => e.sequence <= watermark).length;
-    const deferred =
-      options.deferBelow !== undefined && loose.size < options.deferBelow && !tombstoned.size && !newDeletes.size && !steps.some((s) => s.sources.some((src) => 'segment' in src));
+    const deferred = options.deferBelow !== undefined && loose.size < options.deferBelow && !tombstoned.size && !newDeletes.size && !steps.some((s) => s.sources.some((src) => 'segment' in src));
     if (deferred || (!steps.length && !newDeletes.size && belowNewWatermark < WATERMARK_ADVANCE_MIN)) {
       if (holding) await commitMerge(grantId, manifest.version, owner, { segments: manifest.segments, watermark, garbage: manifest.garbage });
       return merged ?? { outcome: 'nothing', rounds: round };
@@ -300,7 +303,9 @@ export async function mergeSearchIndex(grantId: GrantId, options: { wait?: boole
     for (const out of written.outputs) next[out.id] = out.meta;
     // Objects replaced long enough ago that no query can still be reading them: removed now.
     const now = clock.nowMs();
-    const expired = Object.entries(manifest.garbage).filter(([, at]) => now - at >= GC_DELAY_MS).map(([id]) => id);
+    const expired = Object.entries(manifest.garbage)
+      .filter(([, at]) => now - at >= GC_DELAY_MS)
+      .map(([id]) => id);
     if (expired.length) await deleteBlobs(expired.map((id) => segmentObjectKey(grantId, id)));
     const garbage = Object.fromEntries([...Object.entries(manifest.garbage).filter(([id]) => !expired.includes(id)), ...written.consumed.map((id) => [id, now] as const)]);
     try {

@@ -67,13 +67,7 @@ export interface PreparedMessage {
 export type TemplateRenderer = typeof renderStoredTemplate;
 
 /** `stored`: attachments already held as bytes (a draft's, read from S3), sent before those of `input` and `files`. */
-export async function prepareOutgoing(
-  grant: GrantRecord,
-  input: OutgoingInput,
-  files: UploadedFile[] = [],
-  stored: NewAttachment[] = [],
-  renderTemplate?: TemplateRenderer,
-): Promise<PreparedMessage> {
+export async function prepareOutgoing(grant: GrantRecord, input: OutgoingInput, files: UploadedFile[] = [], stored: NewAttachment[] = [], renderTemplate?: TemplateRenderer): Promise<PreparedMessage> {
   if (input.send_at !== undefined) throw new Error('prepareOutgoing: a scheduled send is prepared without its send_at');
   // Tracking settings follow the draft rules (hostname validated and canonicalised).
   if (input.tracking_options !== undefined) trackingOnCreate(input.tracking_options, TRACKING_HOSTNAME);
@@ -251,11 +245,7 @@ export async function deliverAndStore(grant: GrantRecord, prepared: PreparedMess
     isPlaintext: prepared.isPlaintext,
     // The calendar part is a part of the MIME like the attachments: stored copies list it as one.
     attachments: prepared.calendar ? [...prepared.attachments, calendarAttachment(prepared.calendar)] : prepared.attachments,
-    headers: [
-      { name: 'Message-ID', value: messageIdHeader },
-      ...(prepared.inReplyTo ? [{ name: 'In-Reply-To', value: prepared.inReplyTo }] : []),
-      ...prepared.headers,
-    ],
+    headers: [{ name: 'Message-ID', value: messageIdHeader }, ...(prepared.inReplyTo ? [{ name: 'In-Reply-To', value: prepared.inReplyTo }] : []), ...prepared.headers],
     raw,
     messageIdHeader,
     inReplyTo: prepared.inReplyTo,
@@ -300,7 +290,9 @@ const sha256 = (data: string | Buffer) => createHash('sha256').update(data).dige
 function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const entries = Object.entries(value)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
   }
   return JSON.stringify(value);

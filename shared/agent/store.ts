@@ -93,7 +93,10 @@ function keptHeaders(headers: HeaderRecord[]): HeaderRecord[] {
 }
 
 /** What makes a message record besides its contents' keys (shared by single stores and copies). */
-type RecordInput = Pick<NewMessage, 'subject' | 'from' | 'to' | 'cc' | 'bcc' | 'replyTo' | 'date' | 'unread' | 'starred' | 'folders' | 'body' | 'isPlaintext' | 'headers' | 'metadata' | 'messageIdHeader' | 'inReplyTo' | 'references'>;
+type RecordInput = Pick<
+  NewMessage,
+  'subject' | 'from' | 'to' | 'cc' | 'bcc' | 'replyTo' | 'date' | 'unread' | 'starred' | 'folders' | 'body' | 'isPlaintext' | 'headers' | 'metadata' | 'messageIdHeader' | 'inReplyTo' | 'references'
+>;
 
 function messageRecord(
   input: RecordInput,
@@ -152,8 +155,7 @@ function messageWrite(grant: GrantRecord, record: MessageRecord, tokens: readonl
 export async function storeMessage(input: NewMessage): Promise<{ record: MessageRecord; duplicate: boolean }> {
   const grantId = input.grant.id;
   const id = input.id ?? newId('message');
-  const threadId =
-    input.threadId ?? (await messages.findThreadByHeaders(grantId, [input.inReplyTo ?? '', ...[...input.references].reverse()])) ?? newId('thread');
+  const threadId = input.threadId ?? (await messages.findThreadByHeaders(grantId, [input.inReplyTo ?? '', ...[...input.references].reverse()])) ?? newId('thread');
 
   const rawKey = rawMessageKey(grantId, id);
   const largeBodyKey = Buffer.byteLength(input.body) > BODY_INLINE_MAX ? bodyKey(grantId, id) : undefined;
@@ -207,9 +209,11 @@ const COPY_CHUNK = 25;
 
 async function inPool<T>(items: readonly T[], concurrency: number, run: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, async () => {
-    while (next < items.length) await run(items[next++]!);
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
+      while (next < items.length) await run(items[next++]!);
+    }),
+  );
 }
 
 /**
@@ -222,7 +226,10 @@ async function inPool<T>(items: readonly T[], concurrency: number, run: (item: T
  * waits on them here). Returns how many copies were stored, and how many were there already.
  */
 export async function storeCopies(copy: SharedCopy, recipients: readonly { grant: GrantRecord; jobs?: OutboxEntry[] }[], sources: CopySources): Promise<{ stored: number; present: number }> {
-  const holders = await messages.mailboxesHolding(recipients.map((r) => r.grant.id), copy.messageIdHeader);
+  const holders = await messages.mailboxesHolding(
+    recipients.map((r) => r.grant.id),
+    copy.messageIdHeader,
+  );
   const seen = new Set<string>();
   const wanted = recipients.filter((r) => !holders.has(r.grant.id) && !seen.has(r.grant.id) && seen.add(r.grant.id));
   if (!wanted.length) return { stored: 0, present: recipients.length };
@@ -238,14 +245,27 @@ export async function storeCopies(copy: SharedCopy, recipients: readonly { grant
     const attachments = attachmentRecords(grantId, copy.attachments);
     const record = messageRecord(
       { ...copy },
-      { grantId, id, threadId: threads.get(grantId) ?? newId('thread'), rawKey: rawMessageKey(grantId, id), rawSize: copy.rawSize, largeBodyKey: large ? bodyKey(grantId, id) : undefined, attachments, text },
+      {
+        grantId,
+        id,
+        threadId: threads.get(grantId) ?? newId('thread'),
+        rawKey: rawMessageKey(grantId, id),
+        rawSize: copy.rawSize,
+        largeBodyKey: large ? bodyKey(grantId, id) : undefined,
+        attachments,
+        text,
+      },
     );
     return { ...r, record };
   });
   // Every copy has the same tokens: its participants, subject and body are the same.
   const tokens = searchTokens(planned[0]!.record, text);
   const uploads = await openUploads(
-    planned.map((p) => ({ grant: p.grant, keys: [p.record.raw_key, p.record.body_key, ...p.record.attachments.map((a) => a.key)], committedBy: postingKey(p.grant.id, kinds.thread(p.record.thread_id), p.record.id) })),
+    planned.map((p) => ({
+      grant: p.grant,
+      keys: [p.record.raw_key, p.record.body_key, ...p.record.attachments.map((a) => a.key)],
+      committedBy: postingKey(p.grant.id, kinds.thread(p.record.thread_id), p.record.id),
+    })),
   );
   // Contents copied a chunk at a time, each chunk's transactions running while the next is copied.
   const outcomes: ('stored' | 'duplicate' | 'refused')[] = [];

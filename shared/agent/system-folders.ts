@@ -29,4 +29,3 @@ export function systemFolderRecords(grantId: GrantId, now: number): FolderRecord
     updated_at: now,
   }));
 }
-

@@ -92,7 +92,6 @@ export const threadRefreshJob = (grant: { id: GrantId; application_id: string },
   applicationId: grant.application_id,
 });
 
-
 /** The refresh job, as the jobs worker runs it: nothing for a grant deleted since (its data is being purged). */
 export async function runThreadRefreshJob(job: Extract<Job, { kind: 'refresh-thread' }>): Promise<void> {
   if (!(await getGrant(job.application_id as ApplicationId, job.grant_id as GrantId))) return;

@@ -39,8 +39,14 @@ async function withLatest(grant: GrantRecord, list: ThreadRecord[]) {
     return newest && idTime(newest) > idTime(t.latest_message_id) ? newest : undefined;
   };
   const [messages, drafts] = await Promise.all([
-    getMessages(grant.id, list.map((t) => t.latest_message_id)),
-    getDrafts(grant.id, list.flatMap((t) => newerDraft(t) ?? [])),
+    getMessages(
+      grant.id,
+      list.map((t) => t.latest_message_id),
+    ),
+    getDrafts(
+      grant.id,
+      list.flatMap((t) => newerDraft(t) ?? []),
+    ),
   ]);
   const latest = new Map(messages.map((m) => [m.id, m]));
   const draftsById = new Map(drafts.map((d) => [d.id, d]));

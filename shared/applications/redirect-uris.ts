@@ -133,9 +133,6 @@ export async function deleteRedirectUri(app: ApplicationContext, id: string): Pr
 export async function redirectUriRegistered(appId: ApplicationId, url: string): Promise<boolean> {
   const forms = lookupForms(url);
   if (!forms) return false;
-  const [exact, loopback] = await Promise.all([
-    repo.redirectUriIdByGuard(appId, 'url', forms.href),
-    forms.loopback ? repo.redirectUriIdByGuard(appId, 'loopback', forms.loopback) : undefined,
-  ]);
+  const [exact, loopback] = await Promise.all([repo.redirectUriIdByGuard(appId, 'url', forms.href), forms.loopback ? repo.redirectUriIdByGuard(appId, 'loopback', forms.loopback) : undefined]);
   return exact !== undefined || loopback !== undefined;
 }

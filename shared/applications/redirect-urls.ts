@@ -69,7 +69,8 @@ export function parseRedirectUrl(raw: string, platform: RedirectPlatform, field 
 
 /** An origin (`https://app.example.com`, or http to loopback), as js redirect URIs name it; the normalized origin. */
 export function parseOrigin(raw: string, field = 'settings.origin'): string {
-  const fail = () => new InvalidRequestError(`'${field}' must be an origin such as https://app.example.com: https (or http to localhost, 127.0.0.1 or [::1]), a host and an optional port, nothing else`);
+  const fail = () =>
+    new InvalidRequestError(`'${field}' must be an origin such as https://app.example.com: https (or http to localhost, 127.0.0.1 or [::1]), a host and an optional port, nothing else`);
   let url: URL;
   try {
     url = new URL(raw);

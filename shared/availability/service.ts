@@ -38,8 +38,7 @@ async function grantOf(app: ApplicationContext, email: string, grantId?: string)
 // ---- free/busy -------------------------------------------------------------------------------
 
 export type FreeBusyEntry =
-  | { email: string; object: 'free_busy'; time_slots: { start_time: number; end_time: number; status: 'busy'; object: 'time_slot' }[] }
-  | { email: string; object: 'error'; error: string };
+  { email: string; object: 'free_busy'; time_slots: { start_time: number; end_time: number; status: 'busy'; object: 'time_slot' }[] } | { email: string; object: 'error'; error: string };
 
 /** One entry per address asked for (each once, in the order given): its busy time, merged and clipped to the window, or why not. */
 export async function freeBusy(app: ApplicationContext, body: FreeBusyBody): Promise<FreeBusyEntry[]> {

@@ -70,9 +70,7 @@ type JCalComponent = [string, JCalProperty[], JCalComponent[]];
 // ---------------------------------------------------------------------------------------------
 // Time zones
 
-const UTC_NAMES = new Set(
-  ['utc', 'z', 'gmt', 'uct', 'universal', 'zulu', 'greenwich', 'gmt0', 'gmt+0', 'gmt-0'].flatMap((n) => [n, `etc/${n}`]),
-);
+const UTC_NAMES = new Set(['utc', 'z', 'gmt', 'uct', 'universal', 'zulu', 'greenwich', 'gmt0', 'gmt+0', 'gmt-0'].flatMap((n) => [n, `etc/${n}`]));
 
 const isUtcName = (name: string) => UTC_NAMES.has(name.trim().toLowerCase());
 
@@ -86,7 +84,10 @@ const isIanaName = (name: string) => /^[A-Za-z]/.test(name) && IANAZone.isValidZ
  * Undefined when it is none of those (then only the file's VTIMEZONE can tell the offset).
  */
 export function ianaZoneOf(tzid: string): string | undefined {
-  const name = tzid.trim().replace(/^"(.*)"$/, '$1').trim();
+  const name = tzid
+    .trim()
+    .replace(/^"(.*)"$/, '$1')
+    .trim();
   if (!name) return undefined;
   if (isUtcName(name)) return 'UTC';
   const windows = windowsZoneToIana(name);
@@ -570,7 +571,10 @@ const PARTSTAT_OUT: Record<ParticipantStatus, string> = { yes: 'ACCEPTED', no: '
 const STATUS_OUT: Record<EventStatus, string> = { confirmed: 'CONFIRMED', maybe: 'TENTATIVE', cancelled: 'CANCELLED' };
 
 function checkEmail(email: string, what: string): string {
-  const address = email.trim().replace(/^mailto:/i, '').toLowerCase();
+  const address = email
+    .trim()
+    .replace(/^mailto:/i, '')
+    .toLowerCase();
   if (!/^[^\s@]+@[^\s@]+$/.test(address)) throw new IcsError(`${what}: '${email}' is not an email address`);
   return address;
 }
@@ -591,9 +595,12 @@ function attendeeProps(method: ItipMethod, event: IcsEvent): JCalProperty[] {
     return ['attendee', withName(params, p), 'cal-address', `mailto:${email}`];
   });
   if (method === 'REPLY') return people;
-  const rooms = (event.resources ?? []).map(
-    (r): JCalProperty => ['attendee', withName({ cutype: 'ROOM', role: 'NON-PARTICIPANT', partstat: 'NEEDS-ACTION' }, r), 'cal-address', `mailto:${checkEmail(r.email, 'resource')}`],
-  );
+  const rooms = (event.resources ?? []).map((r): JCalProperty => [
+    'attendee',
+    withName({ cutype: 'ROOM', role: 'NON-PARTICIPANT', partstat: 'NEEDS-ACTION' }, r),
+    'cal-address',
+    `mailto:${checkEmail(r.email, 'resource')}`,
+  ]);
   return [...people, ...rooms];
 }
 
@@ -627,12 +634,7 @@ function eventComponent(method: ItipMethod, event: IcsEvent, used: UsedZones): J
   if (!event.uid?.trim()) throw new IcsError('event without uid');
   if (method === 'REPLY' && event.participants.length !== 1) throw new IcsError(`a REPLY carries exactly one participant (the one answering), not ${event.participants.length}`);
   const sequence = Number.isInteger(event.sequence) && event.sequence > 0 ? event.sequence : 0;
-  const props: JCalProperty[] = [
-    ['uid', {}, 'text', event.uid],
-    ['sequence', {}, 'integer', sequence],
-    ['dtstamp', {}, 'date-time', jcalUtc(clock.nowSeconds())],
-    ...whenProps(event.when, used),
-  ];
+  const props: JCalProperty[] = [['uid', {}, 'text', event.uid], ['sequence', {}, 'integer', sequence], ['dtstamp', {}, 'date-time', jcalUtc(clock.nowSeconds())], ...whenProps(event.when, used)];
   const recurrenceId = recurrenceIdProp(event, used);
   if (method !== 'REPLY' && event.recurrence?.length) props.push(...recurrenceProps(event.recurrence, used));
   if (recurrenceId) props.push(recurrenceId);

@@ -46,7 +46,14 @@ const allDay = (when: When) => when.object !== 'timespan';
 const floatingOf = (dt: DateTime) => new Date(Date.UTC(dt.year, dt.month - 1, dt.day, dt.hour, dt.minute, dt.second));
 const zonedOf = (floating: Date, zone: string) =>
   DateTime.fromObject(
-    { year: floating.getUTCFullYear(), month: floating.getUTCMonth() + 1, day: floating.getUTCDate(), hour: floating.getUTCHours(), minute: floating.getUTCMinutes(), second: floating.getUTCSeconds() },
+    {
+      year: floating.getUTCFullYear(),
+      month: floating.getUTCMonth() + 1,
+      day: floating.getUTCDate(),
+      hour: floating.getUTCHours(),
+      minute: floating.getUTCMinutes(),
+      second: floating.getUTCSeconds(),
+    },
     { zone },
   );
 const isoDate = (d: Date) => d.toISOString().slice(0, 10);
@@ -157,9 +164,11 @@ function parseRule(text: string, line: string, series: { when: When; zone: strin
     throw bad(`'${line}': FREQ must be DAILY, WEEKLY, MONTHLY or YEARLY${options.freq !== undefined ? `, not ${FREQ_NAMES[options.freq]}` : ''}`);
   }
   for (const [key, v] of parts) {
-    if (!['FREQ', 'INTERVAL', 'COUNT', 'UNTIL', 'BYDAY', 'BYMONTHDAY', 'BYMONTH', 'BYYEARDAY', 'BYWEEKNO', 'BYSETPOS', 'WKST', 'BYHOUR', 'BYMINUTE', 'BYSECOND'].includes(key)) throw bad(`'${line}': unknown RRULE part '${key}'`);
+    if (!['FREQ', 'INTERVAL', 'COUNT', 'UNTIL', 'BYDAY', 'BYMONTHDAY', 'BYMONTH', 'BYYEARDAY', 'BYWEEKNO', 'BYSETPOS', 'WKST', 'BYHOUR', 'BYMINUTE', 'BYSECOND'].includes(key))
+      throw bad(`'${line}': unknown RRULE part '${key}'`);
     if (['INTERVAL', 'COUNT'].includes(key) && !/^\d+$/.test(v)) throw bad(`'${line}': ${key} must be a positive integer`);
-    if (key === 'BYDAY' && !v.split(',').every((d) => /^[+-]?\d{0,2}(MO|TU|WE|TH|FR|SA|SU)$/.test(d))) throw bad(`'${line}': BYDAY '${v}' is not a list of weekdays (MO..SU, optionally with an index like 2TU)`);
+    if (key === 'BYDAY' && !v.split(',').every((d) => /^[+-]?\d{0,2}(MO|TU|WE|TH|FR|SA|SU)$/.test(d)))
+      throw bad(`'${line}': BYDAY '${v}' is not a list of weekdays (MO..SU, optionally with an index like 2TU)`);
     if (key === 'UNTIL' && !/^\d{8}(T\d{6}Z?)?$/.test(v)) throw bad(`'${line}': UNTIL must be YYYYMMDD or YYYYMMDDTHHMMSSZ`);
   }
   if (options.count !== undefined && options.count !== null && options.count < 1) throw bad(`'${line}': COUNT must be at least 1`);
@@ -211,7 +220,16 @@ function occurrenceAt(p: Prepared, floating: Date): Occurrence {
     const start = Math.floor(zonedOf(floating, series.zone).toSeconds());
     const end = start + p.length;
     const when: When = { ...series.when, start_time: start, end_time: end };
-    return { original_start: start, start, end, key: new Date(start * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z').replace(/[-:]/g, ''), when };
+    return {
+      original_start: start,
+      start,
+      end,
+      key: new Date(start * 1000)
+        .toISOString()
+        .replace(/\.\d{3}Z$/, 'Z')
+        .replace(/[-:]/g, ''),
+      when,
+    };
   }
   const date = isoDate(floating);
   const endDate = isoDate(new Date(floating.getTime() + p.length * 86_400_000));

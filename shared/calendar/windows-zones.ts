@@ -55,7 +55,7 @@ export const WINDOWS_ZONES: Readonly<Record<string, string>> = {
   'UTC-02': 'Etc/GMT+2',
   'Azores Standard Time': 'Atlantic/Azores',
   'Cape Verde Standard Time': 'Atlantic/Cape_Verde',
-  'UTC': 'Etc/UTC',
+  UTC: 'Etc/UTC',
   'GMT Standard Time': 'Europe/London',
   'Greenwich Standard Time': 'Atlantic/Reykjavik',
   'W. Europe Standard Time': 'Europe/Berlin',

@@ -46,14 +46,16 @@ export async function customConnectedGrant(app: ApplicationContext, body: Create
   let grantSettings: Record<string, unknown>;
   try {
     if (provider === 'google') {
-      if (credential.credential_type !== 'serviceaccount') throw new InvalidRequestError(`Credential '${credential.id}' is of type '${credential.credential_type}': google bulk authentication takes a 'serviceaccount' credential`);
+      if (credential.credential_type !== 'serviceaccount')
+        throw new InvalidRequestError(`Credential '${credential.id}' is of type '${credential.credential_type}': google bulk authentication takes a 'serviceaccount' credential`);
       scope = settings.scopes?.length ? settings.scopes : connector.scope;
       if (!scope.length) throw new InvalidRequestError("'settings.scopes' is required (or set the connector's scope): the scopes the service account is delegated");
       const data = credential.data;
       tokens = await serviceAccountToken(server, { client_email: data.client_email!, private_key: data.private_key!, private_key_id: data.private_key_id! }, { subject: email, scope });
       grantSettings = { credential_id: credential.id, credential_type: 'serviceaccount', scopes: scope };
     } else if (provider === 'microsoft') {
-      if (credential.credential_type !== 'adminconsent') throw new InvalidRequestError(`Credential '${credential.id}' is of type '${credential.credential_type}': microsoft bulk authentication takes an 'adminconsent' credential`);
+      if (credential.credential_type !== 'adminconsent')
+        throw new InvalidRequestError(`Credential '${credential.id}' is of type '${credential.credential_type}': microsoft bulk authentication takes an 'adminconsent' credential`);
       if (settings.scopes !== undefined) throw new InvalidRequestError("'settings.scopes' does not apply to microsoft: the permissions are those the administrator consented to");
       await checkConsent(app, credential.id);
       scope = [GRAPH_DEFAULT_SCOPE];

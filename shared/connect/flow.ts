@@ -66,7 +66,11 @@ export async function authorize(query: AuthorizeQuery, meta: { origin: string; i
   if (query.code_challenge_method?.toUpperCase() === 'S256' && !/^([A-Za-z0-9_-]{43}|[A-Za-z0-9+/]{86})$/.test(query.code_challenge!)) {
     throw new InvalidRequestError("'code_challenge' with S256 is the base64url SHA-256 of the code_verifier (43 characters), or the base64 of its hex digest (86)");
   }
-  const offered = query.provider?.split(',').map((p) => p.trim()).filter(Boolean) ?? [];
+  const offered =
+    query.provider
+      ?.split(',')
+      .map((p) => p.trim())
+      .filter(Boolean) ?? [];
   const unknown = offered.filter((p) => !isOAuthProvider(p));
   if (unknown.length) throw new InvalidRequestError(`Hosted OAuth is not available for provider ${unknown.map((p) => `'${p}'`).join(', ')} (available: ${OAUTH_PROVIDERS.join(', ')})`);
 
@@ -156,7 +160,8 @@ async function startAdminConsent(appId: ApplicationId, query: AuthorizeQuery, of
   const credentialId = query.credential_id ?? connector.active_credential_id;
   if (!credentialId) throw new InvalidRequestError("response_type=adminconsent needs 'credential_id': a credential of type 'adminconsent' of the microsoft connector");
   const credential = await credentialOf(appId, provider, credentialId);
-  if (credential.credential_type !== 'adminconsent') throw new InvalidRequestError(`Credential '${credential.id}' is of type '${credential.credential_type}': admin consent takes a credential of type 'adminconsent'`);
+  if (credential.credential_type !== 'adminconsent')
+    throw new InvalidRequestError(`Credential '${credential.id}' is of type '${credential.credential_type}': admin consent takes a credential of type 'adminconsent'`);
   const client = await providerClient(appId, provider);
   // A specific tenant lets the request override the scopes; `common` takes the app's configured permissions.
   const tenant = credential.data.tenant ?? 'common';
@@ -192,14 +197,25 @@ export async function callback(query: CallbackQuery, meta: { origin: string }): 
   }
   if (flow.response_type === 'adminconsent') {
     if (query.admin_consent?.toLowerCase() !== 'true') return back({ error: 'access_denied', error_description: 'The administrator did not consent' });
-    await db.putAdminConsent({ application_id: flow.application_id, provider: flow.provider, credential_id: flow.credential_id!, ...(query.tenant ? { tenant: query.tenant } : {}), consented_at: clock.nowSeconds() });
+    await db.putAdminConsent({
+      application_id: flow.application_id,
+      provider: flow.provider,
+      credential_id: flow.credential_id!,
+      ...(query.tenant ? { tenant: query.tenant } : {}),
+      consented_at: clock.nowSeconds(),
+    });
     return back({ admin_consent: 'true', ...(query.tenant ? { tenant: query.tenant } : {}) });
   }
   if (!query.code) return back({ error: 'invalid_request', error_description: `${flow.provider} answered without a code` });
   const secrets = await unsealJson<{ code_verifier: string; nonce: string }>(flow.sealed, 'oauth-flow', `oauthflow#${hash}`);
   try {
     const client = await providerClient(flow.application_id, flow.provider, flow.credential_id);
-    const { tokens, identity } = await exchangeCode(client.server, client.client, { code: query.code, redirect_uri: callbackUrl(meta.origin), code_verifier: secrets.code_verifier, nonce: secrets.nonce });
+    const { tokens, identity } = await exchangeCode(client.server, client.client, {
+      code: query.code,
+      redirect_uri: callbackUrl(meta.origin),
+      code_verifier: secrets.code_verifier,
+      nonce: secrets.nonce,
+    });
     if (!identity.email) return back({ error: 'access_denied', error_description: `${flow.provider} did not tell the account's email address (ask for the 'email' scope)` });
     const scope = tokens.scope?.split(' ').filter(Boolean) ?? flow.scope;
     const { grant } = await connectGrant({
@@ -236,7 +252,8 @@ export async function callback(query: CallbackQuery, meta: { origin: string }): 
     return back({ code });
   } catch (error) {
     if (error instanceof IdTokenError) return back({ error: 'access_denied', error_description: `${flow.provider}'s ID token could not be verified: ${error.message}` });
-    if (error instanceof ProviderOAuthError) return back({ error: error.error === 'invalid_grant' ? 'access_denied' : error.error, error_description: error.error_description ?? `${flow.provider} refused the code` });
+    if (error instanceof ProviderOAuthError)
+      return back({ error: error.error === 'invalid_grant' ? 'access_denied' : error.error, error_description: error.error_description ?? `${flow.provider} refused the code` });
     if (error instanceof ProviderUnavailableError) return back({ error: 'temporarily_unavailable', error_description: `${flow.provider} could not be reached; try again` });
     if (error instanceof InvalidRequestError) return back({ error: 'invalid_request', error_description: error.message });
     if (error instanceof Error && 'status' in error && (error as { status: number }).status === 409) return back({ error: 'access_denied', error_description: error.message });

@@ -26,7 +26,9 @@ const b64 = (value: object) => Buffer.from(JSON.stringify(value)).toString('base
 export async function signIdToken(claims: Omit<IdTokenClaims, 'iat' | 'exp'>): Promise<string> {
   const now = clock.nowSeconds();
   const body = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64({ ...claims, iat: now, exp: now + ID_TOKEN_SECONDS })}`;
-  const signature = createHmac('sha256', await derivedKey('id-token')).update(body).digest('base64url');
+  const signature = createHmac('sha256', await derivedKey('id-token'))
+    .update(body)
+    .digest('base64url');
   return `${body}.${signature}`;
 }
 
@@ -35,7 +37,9 @@ export async function verifyIdToken(token: string): Promise<IdTokenClaims | unde
   const parts = token.split('.');
   if (parts.length !== 3 || token.length > 4096) return undefined;
   const [header, payload, signature] = parts as [string, string, string];
-  const expected = createHmac('sha256', await derivedKey('id-token')).update(`${header}.${payload}`).digest();
+  const expected = createHmac('sha256', await derivedKey('id-token'))
+    .update(`${header}.${payload}`)
+    .digest();
   const given = Buffer.from(signature, 'base64url');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
   try {

@@ -7,13 +7,7 @@ import type { ProviderTokensRecord } from '#shared/db/oauth';
 import { ApiError, AuthenticationError } from '#shared/errors';
 import { toGrantResource } from '#shared/grants/resource';
 import { newNotification } from '#shared/notifications/notification';
-import {
-  clientCredentialsToken,
-  InvalidGrantError,
-  refreshTokens,
-  serviceAccountToken,
-  type ProviderTokens,
-} from '#shared/oauth/client';
+import { clientCredentialsToken, InvalidGrantError, refreshTokens, serviceAccountToken, type ProviderTokens } from '#shared/oauth/client';
 import { credentialOf, providerClient } from '#shared/connect/provider';
 import { providerTokensContext } from '#shared/connect/grants';
 import { clock } from '#shared/time';
@@ -115,7 +109,11 @@ async function obtain(grant: GrantRecord, record: ProviderTokensRecord, sealed: 
     case 'serviceaccount': {
       const credential = await credentialOf(grant.application_id, grant.provider, record.credential_id!);
       const data = credential.data;
-      return serviceAccountToken(client.server, { client_email: data.client_email!, private_key: data.private_key!, private_key_id: data.private_key_id! }, { subject: grant.email, scope: record.scope });
+      return serviceAccountToken(
+        client.server,
+        { client_email: data.client_email!, private_key: data.private_key!, private_key_id: data.private_key_id! },
+        { subject: grant.email, scope: record.scope },
+      );
     }
     case 'adminconsent': {
       const credential = await credentialOf(grant.application_id, grant.provider, record.credential_id!);

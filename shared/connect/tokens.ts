@@ -33,7 +33,10 @@ export interface IssuedTokens {
 }
 
 /** A new access token (and refresh token when asked) for a grant, in one transaction. */
-export async function issueTokens(p: { applicationId: ApplicationId; grantId: GrantId; scope: string[]; family: string; refresh: boolean }, extra: ReturnType<typeof db.tokenTake>[] = []): Promise<IssuedTokens> {
+export async function issueTokens(
+  p: { applicationId: ApplicationId; grantId: GrantId; scope: string[]; family: string; refresh: boolean },
+  extra: ReturnType<typeof db.tokenTake>[] = [],
+): Promise<IssuedTokens> {
   const now = clock.nowSeconds();
   const access = newToken(ACCESS_PREFIX);
   const base = { application_id: p.applicationId, grant_id: p.grantId, scope: p.scope, family: p.family, created_at: now };
@@ -92,11 +95,17 @@ export async function revokeToken(token: string): Promise<ApiTokenRecord | undef
 /** Revokes every token issued for a grant (it is deleted, or its user revoked it). */
 export async function revokeGrantTokens(grantId: GrantId): Promise<void> {
   const all = await db.tokensOf(grantId);
-  await db.deleteTokens(grantId, all.map((t) => t.hash));
+  await db.deleteTokens(
+    grantId,
+    all.map((t) => t.hash),
+  );
 }
 
 /** Revokes the tokens issued from one authorization code (the code was replayed). */
 export async function revokeFamily(grantId: GrantId, family: string): Promise<void> {
   const tokens = await db.tokensOf(grantId, family);
-  await db.deleteTokens(grantId, tokens.map((t) => t.hash));
+  await db.deleteTokens(
+    grantId,
+    tokens.map((t) => t.hash),
+  );
 }

@@ -85,9 +85,7 @@ export async function getCredential(app: ApplicationContext, provider: string, c
 /** Renames a credential or replaces its data as a whole (checked as on create); its type stays. */
 export async function updateCredential(app: ApplicationContext, provider: string, credentialId: string, body: UpdateCredentialBody) {
   const { connector, record: current } = await requireCredential(app, provider, credentialId);
-  const data = body.credential_data
-    ? checkCredential(connector.provider as ConnectorProvider, current.credential_type as CredentialType, body.credential_data as Record<string, string>)
-    : undefined;
+  const data = body.credential_data ? checkCredential(connector.provider as ConnectorProvider, current.credential_type as CredentialType, body.credential_data as Record<string, string>) : undefined;
   const next: CredentialRecord = {
     ...current,
     name: body.name ?? current.name,

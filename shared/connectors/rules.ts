@@ -95,9 +95,7 @@ export function checkScope(provider: ConnectorProvider, scope: readonly string[]
   const rule = PROVIDER_RULES[provider].scope;
   if (rule === 'any' || scope.length === 0) return [...scope];
   if (rule === 'none') {
-    throw new InvalidRequestError(
-      provider === 'zoom' ? "'scope' does not apply to a zoom connector: set the scopes on the Zoom app itself" : `'scope' does not apply to a ${provider} connector`,
-    );
+    throw new InvalidRequestError(provider === 'zoom' ? "'scope' does not apply to a zoom connector: set the scopes on the Zoom app itself" : `'scope' does not apply to a ${provider} connector`);
   }
   const unknown = scope.filter((s) => !rule.includes(s));
   if (unknown.length) throw new InvalidRequestError(`'scope' of a ${provider} connector may only contain: ${rule.join(', ')}`);

@@ -108,7 +108,12 @@ export async function updateConnector(app: ApplicationContext, providerParam: st
     }
     const checked = checkConnectorSettings(provider, body.settings, keepSecret);
     settings = publicSettings(checked);
-    sealedSecret = checked.client_secret !== undefined ? await seal(checked.client_secret, 'connector-secret', connectorSecretContext(app.applicationId, provider)) : keepSecret ? current.client_secret_sealed : undefined;
+    sealedSecret =
+      checked.client_secret !== undefined
+        ? await seal(checked.client_secret, 'connector-secret', connectorSecretContext(app.applicationId, provider))
+        : keepSecret
+          ? current.client_secret_sealed
+          : undefined;
   }
   let active = current.active_credential_id;
   if (body.active_credential_id === null) active = undefined;

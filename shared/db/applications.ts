@@ -109,7 +109,14 @@ export async function updateApplicationSettings(appId: ApplicationId, settings: 
       }),
     );
     const item = Attributes!;
-    return { id: item.id, name: item.name, created_at: item.created_at, updated_at: item.updated_at, branding: item.branding, hosted_authentication: item.hosted_authentication } as ApplicationWithSettings;
+    return {
+      id: item.id,
+      name: item.name,
+      created_at: item.created_at,
+      updated_at: item.updated_at,
+      branding: item.branding,
+      hosted_authentication: item.hosted_authentication,
+    } as ApplicationWithSettings;
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) return undefined;
     throw error;
@@ -185,7 +192,10 @@ export async function insertRedirectUri(record: RedirectUriRecord, max: number):
         },
       },
     ],
-    ['redirect_uri', { Put: { TableName: TABLE_NAME, Item: { ...redirectUriKey(record.application_id, record.id), entity: 'redirect_uri', ...record }, ConditionExpression: 'attribute_not_exists(pk)' } }],
+    [
+      'redirect_uri',
+      { Put: { TableName: TABLE_NAME, Item: { ...redirectUriKey(record.application_id, record.id), entity: 'redirect_uri', ...record }, ConditionExpression: 'attribute_not_exists(pk)' } },
+    ],
     ...urlGuards(record).map(([name, key]) => [name, guardPut(record, key)] as const),
   ]);
 }

@@ -80,10 +80,7 @@ export async function replaceCalendar(current: CalendarRecord, next: CalendarRec
 
 export async function deleteCalendar(record: CalendarRecord, outbox: readonly OutboxEntry[]): Promise<boolean> {
   try {
-    await transactWrite([
-      ['calendar', { Delete: { TableName: TABLE_NAME, Key: calendarKey(record.grant_id, record.id), ConditionExpression: 'attribute_exists(pk)' } }],
-      ...outboxItems(outbox),
-    ]);
+    await transactWrite([['calendar', { Delete: { TableName: TABLE_NAME, Key: calendarKey(record.grant_id, record.id), ConditionExpression: 'attribute_exists(pk)' } }], ...outboxItems(outbox)]);
     return true;
   } catch (error) {
     if (error instanceof TransactionConditionError && error.has('calendar')) return false;

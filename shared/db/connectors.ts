@@ -196,7 +196,12 @@ export async function insertCredential(record: CredentialRecord, normalizedName:
         },
       },
     ],
-    ['credential', { Put: { TableName: TABLE_NAME, Item: { ...credentialKey(record.application_id, record.provider, record.id), entity: 'credential', ...record }, ConditionExpression: 'attribute_not_exists(pk)' } }],
+    [
+      'credential',
+      {
+        Put: { TableName: TABLE_NAME, Item: { ...credentialKey(record.application_id, record.provider, record.id), entity: 'credential', ...record }, ConditionExpression: 'attribute_not_exists(pk)' },
+      },
+    ],
     ['name', { Put: { TableName: TABLE_NAME, Item: { ...nameGuard(record, normalizedName), entity: 'credential_name', credential_id: record.id }, ConditionExpression: 'attribute_not_exists(pk)' } }],
   ]);
 }

@@ -121,9 +121,7 @@ export function eventItems(record: EventRecord): Record<string, unknown>[] {
 const read = (i: Record<string, unknown>) => itemAttributes<EventRecord>(i, 'entity', 'window_end');
 
 export async function getEvent(grantId: GrantId, calendarId: CalendarId, id: string): Promise<EventRecord | undefined> {
-  const { Item } = await dynamo.send(
-    new GetCommand({ TableName: TABLE_NAME, Key: eventKey(grantId, calendarId, id), ConsistentRead: true }),
-  );
+  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: eventKey(grantId, calendarId, id), ConsistentRead: true }));
   return Item ? read(Item) : undefined;
 }
 
@@ -155,7 +153,10 @@ export async function writeEvents(change: EventChange, outbox: readonly OutboxEn
   const deletes = new Map<string, Key>();
   const puts = new Map<string, Record<string, unknown>>();
   for (const record of change.remove ?? []) {
-    items.push([`event:${record.id}`, { Delete: { TableName: TABLE_NAME, Key: eventKey(record.grant_id, record.calendar_id, record.id), ConditionExpression: 'version = :v', ExpressionAttributeValues: { ':v': record.version } } }]);
+    items.push([
+      `event:${record.id}`,
+      { Delete: { TableName: TABLE_NAME, Key: eventKey(record.grant_id, record.calendar_id, record.id), ConditionExpression: 'version = :v', ExpressionAttributeValues: { ':v': record.version } } },
+    ]);
     for (const key of windowKeys(record)) deletes.set(keyString(key), key);
     if (!record.master_event_id) deletes.set(keyString(icalUidKey(record.grant_id, record.ical_uid)), icalUidKey(record.grant_id, record.ical_uid));
   }

@@ -185,7 +185,10 @@ async function pageOf(query: { KeyConditionExpression: string; ExpressionAttribu
 
 /** A page of lists, oldest first (IDs sort by creation). */
 export async function listLists(appId: ApplicationId, options: { limit: number; start?: StartKey }) {
-  const page = await pageOf({ KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)', ExpressionAttributeValues: { ':pk': listsOfApplication(appId).pk, ':prefix': listsOfApplication(appId).skPrefix } }, options);
+  const page = await pageOf(
+    { KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)', ExpressionAttributeValues: { ':pk': listsOfApplication(appId).pk, ':prefix': listsOfApplication(appId).skPrefix } },
+    options,
+  );
   return { items: page.items.map((i) => itemAttributes<ListRecord>(i, ...ENTITY)), next: page.next };
 }
 
@@ -230,11 +233,7 @@ export async function updateList(appId: ApplicationId, id: ListId, changes: { na
 /** Deletes a list with the job that removes its items; false when it does not exist. */
 export async function deleteList(appId: ApplicationId, id: ListId, outbox: readonly OutboxEntry[]): Promise<boolean> {
   try {
-    await transactWrite([
-      ['list', { Delete: { TableName: TABLE_NAME, Key: listKey(appId, id), ConditionExpression: 'attribute_exists(pk)' } }],
-      bump(appId),
-      ...outboxItems(outbox),
-    ]);
+    await transactWrite([['list', { Delete: { TableName: TABLE_NAME, Key: listKey(appId, id), ConditionExpression: 'attribute_exists(pk)' } }], bump(appId), ...outboxItems(outbox)]);
     return true;
   } catch (error) {
     if (failedOn(error, 'list')) return false;
@@ -369,7 +368,13 @@ export const deleteWorkspace = (appId: ApplicationId, id: WorkspaceId) =>
 export async function assignGrantWorkspace(grantKeyOf: Key, workspaceId: WorkspaceId): Promise<boolean> {
   try {
     await dynamo.send(
-      new UpdateCommand({ TableName: TABLE_NAME, Key: grantKeyOf, UpdateExpression: 'SET workspace_id = :w', ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeValues: { ':w': workspaceId } }),
+      new UpdateCommand({
+        TableName: TABLE_NAME,
+        Key: grantKeyOf,
+        UpdateExpression: 'SET workspace_id = :w',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':w': workspaceId },
+      }),
     );
     return true;
   } catch (error) {
@@ -430,5 +435,4 @@ export const evaluationPut = (record: EvaluationRecord): TransactItem => ({
   Put: { TableName: TABLE_NAME, Item: { ...evaluationKey(record.grant_id, record.id), entity: 'evaluation', ...record, expires_at: record.evaluated_at + EVALUATION_RETENTION_SECONDS } },
 });
 
-export const listEvaluations = (grantId: GrantId, options: { limit: number; before?: string }) =>
-  listRecords<EvaluationRecord>(evaluationsOfGrant(grantId).pk, options, 'entity', 'expires_at');
+export const listEvaluations = (grantId: GrantId, options: { limit: number; before?: string }) => listRecords<EvaluationRecord>(evaluationsOfGrant(grantId).pk, options, 'entity', 'expires_at');

@@ -144,8 +144,7 @@ async function getByUniqueItem(appId: ApplicationId, key: { pk: string; sk: stri
 
 export const getGrantByEmail = (appId: ApplicationId, email: string) => getByUniqueItem(appId, grantEmailKey(appId, email));
 
-export const getGrantByExternalId = (appId: ApplicationId, externalId: string) =>
-  getByUniqueItem(appId, grantExternalIdKey(appId, externalId));
+export const getGrantByExternalId = (appId: ApplicationId, externalId: string) => getByUniqueItem(appId, grantExternalIdKey(appId, externalId));
 
 /** Which application and grant own an Agent Account address (deployment-wide). */
 export async function getAgentAddressOwner(email: string): Promise<{ application_id: ApplicationId; grant_id: GrantId } | undefined> {
@@ -345,8 +344,7 @@ async function setGrantFields(grant: GrantRecord, fields: Partial<GrantRecord>, 
  * Re-authenticates a grant (hosted OAuth or bulk authentication of the same account again), with
  * the items its provider commits (new provider tokens); StaleWriteError if the grant is gone.
  */
-export const reconnectGrant = (grant: GrantRecord, changes: Reconnection, extra: NamedItems, outbox: (next: GrantRecord) => readonly OutboxEntry[]) =>
-  setGrantFields(grant, changes, extra, outbox);
+export const reconnectGrant = (grant: GrantRecord, changes: Reconnection, extra: NamedItems, outbox: (next: GrantRecord) => readonly OutboxEntry[]) => setGrantFields(grant, changes, extra, outbox);
 
 /**
  * Sets a grant's status with what its provider commits alongside (`extra`, e.g. the condition that

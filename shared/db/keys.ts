@@ -80,7 +80,30 @@
  * reading first.
  */
 import { createHash } from 'node:crypto';
-import type { ApplicationId, CredentialId, RedirectUriId, DraftId, GrantId, JobId, MessageId, NotificationId, SignatureId, TemplateId, ThreadId, ScheduleId, UploadId, WebhookId, ListId, RuleId, PolicyId, WorkspaceId, EvaluationId, CalendarId, ConfigurationId, BookingId } from '#shared/ids';
+import type {
+  ApplicationId,
+  CredentialId,
+  RedirectUriId,
+  DraftId,
+  GrantId,
+  JobId,
+  MessageId,
+  NotificationId,
+  SignatureId,
+  TemplateId,
+  ThreadId,
+  ScheduleId,
+  UploadId,
+  WebhookId,
+  ListId,
+  RuleId,
+  PolicyId,
+  WorkspaceId,
+  EvaluationId,
+  CalendarId,
+  ConfigurationId,
+  BookingId,
+} from '#shared/ids';
 
 export interface Key {
   pk: string;

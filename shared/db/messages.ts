@@ -88,7 +88,16 @@ function insertItems(write: NewMessageWrite, prefix = ''): NamedTransactItem[] {
     // The item's insertion is its own outbox entry: the table's stream hands the new image to the
     // outbox consumer, which announces message.created and runs the message-stored job from it
     // (shared/agent/message-events.ts), so neither takes an item of its own.
-    ['message', { Put: { TableName: TABLE_NAME, Item: { ...messageKey(g, message.id), ...message, entity: MESSAGE_ENTITY, application_id: write.applicationId }, ConditionExpression: 'attribute_not_exists(pk)' } }],
+    [
+      'message',
+      {
+        Put: {
+          TableName: TABLE_NAME,
+          Item: { ...messageKey(g, message.id), ...message, entity: MESSAGE_ENTITY, application_id: write.applicationId },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+    ],
   ];
   if (message.message_id_header) {
     items.push([
@@ -194,7 +203,10 @@ export async function getMessages(grantId: GrantId, ids: string[]): Promise<Mess
 export async function getMessages<K extends keyof MessageRecord>(grantId: GrantId, ids: string[], fields: readonly K[]): Promise<Pick<MessageRecord, K>[]>;
 export async function getMessages(grantId: GrantId, ids: string[], fields?: readonly string[]): Promise<Partial<MessageRecord>[]> {
   if (!ids.length) return [];
-  const items = await batchGet(ids.map((id) => messageKey(grantId, id as MessageId)), fields ? { projection: [...fields] } : {});
+  const items = await batchGet(
+    ids.map((id) => messageKey(grantId, id as MessageId)),
+    fields ? { projection: [...fields] } : {},
+  );
   return items.map((item) => itemAttributes<MessageRecord>(item, ...MESSAGE_BOOKKEEPING));
 }
 
@@ -237,12 +249,7 @@ export async function updateMessage(
  * with a tombstone for the search index. (Postings of a message stored before the search index are
  * removed after it: see shared/agent/cleanup.ts.)
  */
-export async function deleteMessage(
-  message: MessageRecord,
-  postings: { postings: string[] },
-  deltas: FolderDelta[],
-  outbox: readonly OutboxEntry[] = [],
-): Promise<void> {
+export async function deleteMessage(message: MessageRecord, postings: { postings: string[] }, deltas: FolderDelta[], outbox: readonly OutboxEntry[] = []): Promise<void> {
   const g = message.grant_id;
   const items: [string, TransactItem][] = [
     [

@@ -107,9 +107,7 @@ export async function putFlow(stateHash: string, record: OAuthFlowRecord): Promi
 /** Takes a flow (deleting it: a `state` is used once); undefined when unknown, used or expired. */
 export async function takeFlow(stateHash: string, now: number): Promise<OAuthFlowRecord | undefined> {
   try {
-    const { Attributes } = await dynamo.send(
-      new DeleteCommand({ TableName: TABLE_NAME, Key: oauthFlowKey(stateHash), ConditionExpression: 'attribute_exists(pk)', ReturnValues: 'ALL_OLD' }),
-    );
+    const { Attributes } = await dynamo.send(new DeleteCommand({ TableName: TABLE_NAME, Key: oauthFlowKey(stateHash), ConditionExpression: 'attribute_exists(pk)', ReturnValues: 'ALL_OLD' }));
     const record = Attributes ? itemAttributes<OAuthFlowRecord>(Attributes, 'entity') : undefined;
     return record && record.expires_at > now ? record : undefined;
   } catch (error) {
@@ -160,7 +158,12 @@ export function tokenPuts(tokenHash: string, record: ApiTokenRecord): TransactIt
   const ttl = record.expires_at !== undefined ? { expires_at: record.expires_at } : {};
   return [
     { Put: { TableName: TABLE_NAME, Item: { ...apiTokenKey(tokenHash), entity: 'api_token', ...record }, ConditionExpression: 'attribute_not_exists(pk)' } },
-    { Put: { TableName: TABLE_NAME, Item: { ...grantTokenKey(record.grant_id, tokenHash), entity: 'grant_token', kind: record.kind, family: record.family, application_id: record.application_id, ...ttl } } },
+    {
+      Put: {
+        TableName: TABLE_NAME,
+        Item: { ...grantTokenKey(record.grant_id, tokenHash), entity: 'grant_token', kind: record.kind, family: record.family, application_id: record.application_id, ...ttl },
+      },
+    },
   ];
 }
 

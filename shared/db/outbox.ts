@@ -97,7 +97,6 @@ export const outboxItems = (entries: readonly OutboxEntry[]): [string, TransactI
 /** The entity of message items, whose insertion is their own outbox entry (shared/db/messages.ts). */
 export const MESSAGE_ENTITY = 'message';
 
-
 /** Whether an item (a stream record's image, unmarshalled) is an outbox entry. */
 export const isOutboxItem = (item: Record<string, unknown>) => item.entity === 'outbox' && typeof item.pk === 'string' && item.pk.startsWith(OUTBOX_PK_PREFIX);
 

@@ -5,7 +5,6 @@
  */
 export const normalAddress = (email: string) => email.trim().toLowerCase();
 
-
 export const kinds = {
   folder: (folderId: string) => `in:${folderId}`,
   thread: (threadId: string) => `thread:${threadId}`,

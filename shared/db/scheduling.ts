@@ -1,16 +1,7 @@
 import { DeleteCommand, GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { TABLE_NAME, dynamo, type TransactItem } from '#shared/aws/dynamodb';
 import type { CreateConfigurationBody } from '#schemas/scheduling';
-import {
-  appConfigurationKey,
-  bookedDayKey,
-  bookingKey,
-  configurationKey,
-  configurationSlugKey,
-  configurationsOfApplication,
-  itemAttributes,
-  sessionKey,
-} from '#shared/db/keys';
+import { appConfigurationKey, bookedDayKey, bookingKey, configurationKey, configurationSlugKey, configurationsOfApplication, itemAttributes, sessionKey } from '#shared/db/keys';
 import { outboxItems, type OutboxEntry } from '#shared/db/outbox';
 import { queryAll } from '#shared/db/records';
 import { TransactionConditionError, transactWrite, type NamedTransactItem } from '#shared/db/transact';
@@ -86,10 +77,7 @@ const CONFIG = 'scheduling_configuration';
 const readConfig = (item: Record<string, unknown>) => itemAttributes<ConfigurationRecord>(item, 'entity');
 
 const configPuts = (record: ConfigurationRecord, condition: 'new' | number): NamedTransactItem[] => {
-  const cond =
-    condition === 'new'
-      ? { ConditionExpression: 'attribute_not_exists(pk)' }
-      : { ConditionExpression: 'version = :v', ExpressionAttributeValues: { ':v': condition } };
+  const cond = condition === 'new' ? { ConditionExpression: 'attribute_not_exists(pk)' } : { ConditionExpression: 'version = :v', ExpressionAttributeValues: { ':v': condition } };
   return [
     ['configuration', { Put: { TableName: TABLE_NAME, Item: { ...configurationKey(record.id), entity: CONFIG, ...record }, ...cond } }],
     ['configuration_copy', { Put: { TableName: TABLE_NAME, Item: { ...appConfigurationKey(record.application_id, record.id), entity: CONFIG, ...record } } }],
@@ -386,10 +374,7 @@ export async function updateBooking(current: BookingRecord, next: BookingRecord,
 
 /** Removes a booking that never got its event (its locks released), so the time is free again. */
 export async function discardBooking(record: BookingRecord): Promise<void> {
-  await transactWrite([
-    ['booking', { Delete: { TableName: TABLE_NAME, Key: bookingKey(record.id) } }],
-    ...daysOf(record.start, record.end).map((day) => releaseDay(record.grant_id, day, record.id)),
-  ]);
+  await transactWrite([['booking', { Delete: { TableName: TABLE_NAME, Key: bookingKey(record.id) } }], ...daysOf(record.start, record.end).map((day) => releaseDay(record.grant_id, day, record.id))]);
 }
 
 export async function getBooking(id: BookingId): Promise<BookingRecord | undefined> {

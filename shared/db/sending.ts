@@ -90,15 +90,17 @@ async function consumeDaily(key: Key, limit: number, expiresAt: number): Promise
 
 /** Gives a quota unit back after a send failed before anything left. */
 export async function refundSendQuota(grantId: GrantId, day: string): Promise<void> {
-  await dynamo.send(
-    new UpdateCommand({
-      TableName: TABLE_NAME,
-      Key: sendQuotaKey(grantId, day),
-      UpdateExpression: 'ADD sent :minus',
-      ConditionExpression: 'sent > :zero',
-      ExpressionAttributeValues: { ':minus': -1, ':zero': 0 },
-    }),
-  ).catch((error) => {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-  });
+  await dynamo
+    .send(
+      new UpdateCommand({
+        TableName: TABLE_NAME,
+        Key: sendQuotaKey(grantId, day),
+        UpdateExpression: 'ADD sent :minus',
+        ConditionExpression: 'sent > :zero',
+        ExpressionAttributeValues: { ':minus': -1, ':zero': 0 },
+      }),
+    )
+    .catch((error) => {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    });
 }

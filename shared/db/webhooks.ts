@@ -3,7 +3,21 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
 import { batchGet, batchWrite, putRequests } from '#shared/db/batch';
 import type { StartKey } from '#shared/db/records';
-import { attemptKey, attemptsOfWebhook, itemAttributes, statsBucket, statsFrom, statsHourStart, statsKey, statsMinute, statsOfWebhook, webhookKey, webhookRegistry, webhookRegistryKey, webhooksOfApplication } from '#shared/db/keys';
+import {
+  attemptKey,
+  attemptsOfWebhook,
+  itemAttributes,
+  statsBucket,
+  statsFrom,
+  statsHourStart,
+  statsKey,
+  statsMinute,
+  statsOfWebhook,
+  webhookKey,
+  webhookRegistry,
+  webhookRegistryKey,
+  webhooksOfApplication,
+} from '#shared/db/keys';
 import { VersionConflictError, deletePartition, getRecord, listRecords, queryAll, replaceRecord } from '#shared/db/records';
 import { outboxItems, type OutboxEntry } from '#shared/db/outbox';
 import { TransactionConditionError, transactWrite } from '#shared/db/transact';
@@ -92,8 +106,7 @@ export async function listWebhookTargets(appId: ApplicationId): Promise<WebhookT
 export const countWebhooks = async (appId: ApplicationId) => (await applicationWebhooks(appId, 'COUNT')).count;
 
 /** Replaces a destination if it still has the version read (VersionConflictError otherwise). */
-export const replaceWebhook = (before: WebhookRecord, after: WebhookRecord) =>
-  replaceRecord(webhookKey(after.application_id, after.id), { entity: 'webhook', ...after }, before.version);
+export const replaceWebhook = (before: WebhookRecord, after: WebhookRecord) => replaceRecord(webhookKey(after.application_id, after.id), { entity: 'webhook', ...after }, before.version);
 
 /** Deletes a destination and its registry entry; VersionConflictError if it was already gone. */
 export async function deleteWebhook(record: WebhookRecord, outbox: readonly OutboxEntry[] = []): Promise<void> {
@@ -171,7 +184,13 @@ export async function recordAttempts(attempts: AttemptRecord[]): Promise<Map<num
       }
       const failure = a.outcome === 'delivered' ? 0 : 1;
       const minute = statsMinute(a.time);
-      for (const [name, n] of [['attempts', 1], ['failures', failure], [minute.attempts, 1], [minute.failures, failure]] as const) c.counts[name] = (c.counts[name] ?? 0) + n;
+      for (const [name, n] of [
+        ['attempts', 1],
+        ['failures', failure],
+        [minute.attempts, 1],
+        [minute.failures, failure],
+      ] as const)
+        c.counts[name] = (c.counts[name] ?? 0) + n;
       c.indexes.push(index);
     });
     const items: { item: Record<string, unknown>; indexes: number[]; counter?: string }[] = [

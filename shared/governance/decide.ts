@@ -49,8 +49,7 @@ export const partyOf = (address: string | undefined): Party | undefined => (addr
 
 type Governed = { id: GrantId; application_id: string; workspace_id?: WorkspaceId };
 
-const workspaceOf = (config: Config, grant: Governed) =>
-  (grant.workspace_id && config.workspaces.find((w) => w.id === grant.workspace_id)) || config.workspaces.find((w) => w.default);
+const workspaceOf = (config: Config, grant: Governed) => (grant.workspace_id && config.workspaces.find((w) => w.id === grant.workspace_id)) || config.workspaces.find((w) => w.default);
 
 /**
  * What governs one message of an account: its workspace policy's limits (empty: the deployment's

@@ -81,12 +81,7 @@ function conditionHolds(c: RuleCondition, input: DecisionInput, lists: ReadonlyM
 }
 
 /** Rules are taken in priority order (lower first, then by ID); every matching rule's actions apply. */
-export function evaluate(
-  rules: readonly RuleRecord[],
-  input: DecisionInput,
-  lists: ReadonlyMap<string, ListRecord>,
-  member: (listId: ListId, value: string) => boolean,
-): Outcome {
+export function evaluate(rules: readonly RuleRecord[], input: DecisionInput, lists: ReadonlyMap<string, ListRecord>, member: (listId: ListId, value: string) => boolean): Outcome {
   const ordered = [...rules].sort((a, b) => a.priority - b.priority || (a.id < b.id ? -1 : 1));
   const actions: AppliedActions = { blocked: false, marked_as_spam: false, marked_as_read: false, marked_starred: false, archived: false, trashed: false, folder_ids: [] };
   const matched: RuleRecord[] = [];

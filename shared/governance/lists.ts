@@ -92,7 +92,12 @@ export async function addItems(appId: ApplicationId, listId: string, body: ListI
   const values = normalizedValues(list, body.items);
   const present = await db.storedValues(list.id, values);
   const now = clock.nowSeconds();
-  await change(list, values.filter((v) => !present.has(v)), 1, now);
+  await change(
+    list,
+    values.filter((v) => !present.has(v)),
+    1,
+    now,
+  );
   return listView((await db.getList(appId, list.id)) ?? list);
 }
 
@@ -100,7 +105,12 @@ export async function removeItems(appId: ApplicationId, listId: string, body: Li
   const list = await requireList(appId, listId);
   const values = normalizedValues(list, body.items);
   const present = await db.storedValues(list.id, values);
-  await change(list, values.filter((v) => present.has(v)), -1, clock.nowSeconds());
+  await change(
+    list,
+    values.filter((v) => present.has(v)),
+    -1,
+    clock.nowSeconds(),
+  );
   return listView((await db.getList(appId, list.id)) ?? list);
 }
 

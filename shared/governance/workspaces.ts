@@ -33,7 +33,17 @@ export async function defaultWorkspace(appId: ApplicationId, known?: WorkspaceRe
   const existing = (known ?? (await db.allWorkspaces(appId))).find((w) => w.default);
   if (existing) return existing;
   const now = clock.nowSeconds();
-  return db.ensureDefaultWorkspace({ id: newId('workspace'), application_id: appId, name: 'Default workspace', default: true, auto_group: false, policy_id: null, rule_ids: [], created_at: now, updated_at: now });
+  return db.ensureDefaultWorkspace({
+    id: newId('workspace'),
+    application_id: appId,
+    name: 'Default workspace',
+    default: true,
+    auto_group: false,
+    policy_id: null,
+    rule_ids: [],
+    created_at: now,
+    updated_at: now,
+  });
 }
 
 export async function requireWorkspace(appId: ApplicationId, workspaceId: string): Promise<WorkspaceRecord> {
@@ -118,7 +128,7 @@ export async function updateWorkspace(appId: ApplicationId, workspaceId: string,
 
 export async function deleteWorkspace(appId: ApplicationId, workspaceId: string): Promise<void> {
   const workspace = await requireWorkspace(appId, workspaceId);
-  if (workspace.default) throw new InvalidRequestError("The default workspace cannot be deleted: it holds the accounts no other workspace claims");
+  if (workspace.default) throw new InvalidRequestError('The default workspace cannot be deleted: it holds the accounts no other workspace claims');
   if (!(await db.deleteWorkspace(appId, workspace.id))) throw new NotFoundError(`Workspace '${workspaceId}' not found`);
 }
 

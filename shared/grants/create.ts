@@ -18,11 +18,7 @@ import type { CreateCustomGrantBody } from '#schemas/grants';
  * accounts live elsewhere, that provider's custom (bulk) authentication. Kept apart from the rest of
  * the grants service so that only the connect function bundles what bulk authentication needs.
  */
-export async function createCustomGrant(
-  app: ApplicationContext,
-  body: CreateCustomGrantBody,
-  meta: { ip: string; userAgent: string },
-): Promise<GrantRecord> {
+export async function createCustomGrant(app: ApplicationContext, body: CreateCustomGrantBody, meta: { ip: string; userAgent: string }): Promise<GrantRecord> {
   const provider = providerNamed(body.provider);
   if (!provider) throw new InvalidRequestError(`Unsupported provider '${body.provider}'`);
   const custom = customAuthenticationOf(provider);
@@ -63,4 +59,3 @@ export async function createCustomGrant(
   }
   return record;
 }
-

@@ -3,11 +3,7 @@ import { getGrant, getGrantByEmail, getGrantByExternalId, type GrantRecord } fro
 import { InvalidRequestError, NotFoundError } from '#shared/errors';
 import { parseId } from '#shared/ids';
 
-export type GrantRef =
-  | { kind: 'id'; value: string }
-  | { kind: 'email'; value: string }
-  | { kind: 'external'; value: string }
-  | { kind: 'me' };
+export type GrantRef = { kind: 'id'; value: string } | { kind: 'email'; value: string } | { kind: 'external'; value: string } | { kind: 'me' };
 
 /**
  * Parses `{grant_id}` as the spec lists it: `<grant_id>`, `grant:<grant_id>`, `<email>`,
@@ -34,9 +30,7 @@ export async function resolveGrant(app: ApplicationContext, raw: string): Promis
   switch (ref.kind) {
     case 'me':
       if (app.credential !== 'access_token') {
-        throw new InvalidRequestError(
-          "The grant 'me' is only available with an access token from the OAuth token exchange; with an API key, name the grant by ID, email address or external ID",
-        );
+        throw new InvalidRequestError("The grant 'me' is only available with an access token from the OAuth token exchange; with an API key, name the grant by ID, email address or external ID");
       }
       grant = await getGrant(app.applicationId, app.grantId);
       break;

@@ -9,7 +9,14 @@ export function selectableFields(schema: JSONSchema | undefined): readonly strin
 
 /** Parses and checks `select=a,b`: top-level fields only, each one the resource actually has. */
 export function parseSelect(raw: string, allowed: readonly string[] | undefined): string[] {
-  const fields = [...new Set(raw.split(',').map((f) => f.trim()).filter(Boolean))];
+  const fields = [
+    ...new Set(
+      raw
+        .split(',')
+        .map((f) => f.trim())
+        .filter(Boolean),
+    ),
+  ];
   if (fields.length === 0) throw new InvalidRequestError("'select' must name at least one field");
   const nested = fields.find((f) => f.includes('.'));
   if (nested) throw new InvalidRequestError(`'select' takes top-level fields only; '${nested}' is nested`);

@@ -52,11 +52,7 @@ function compile(generated: GeneratedRoutes, handlers: Record<string, (request: 
  * `httpApi<typeof routes>(generated, handlers)`. Functions with multipart routes pass `multipart`;
  * functions whose `optional` routes accept sessions as bearer tokens pass `sessions`.
  */
-export function httpApi<T extends RouteTable>(
-  generated: GeneratedRoutes,
-  handlers: RouteHandlers<T>,
-  options: { multipart?: MultipartParser; sessions?: SessionAuthenticator } = {},
-) {
+export function httpApi<T extends RouteTable>(generated: GeneratedRoutes, handlers: RouteHandlers<T>, options: { multipart?: MultipartParser; sessions?: SessionAuthenticator } = {}) {
   const compiled = compile(generated, handlers as unknown as Record<string, (request: never) => Promise<RouteResult>>);
   const known = Object.values(generated.routes);
   const needsMultipart = Object.entries(generated.routes).find(([, spec]) => spec.multipartMaxBytes);

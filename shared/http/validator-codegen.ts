@@ -125,8 +125,7 @@ function shareRepeated(ajv: Ajv, schemas: object[], prefix: string): void {
     const repeated = [...counts].filter(([json, count]) => count > 1 && json.length >= SHARED_MIN_LENGTH).sort((a, b) => b[0].length - a[0].length)[0];
     if (!repeated) break;
     const id = `${prefix}${n}`;
-    const replaceIn = (node: unknown) =>
-      subSchemas(node, (sub, replace) => (JSON.stringify(sub) === repeated[0] ? replace({ $ref: id }) : replaceIn(sub)));
+    const replaceIn = (node: unknown) => subSchemas(node, (sub, replace) => (JSON.stringify(sub) === repeated[0] ? replace({ $ref: id }) : replaceIn(sub)));
     for (const schema of [...schemas, ...shared]) replaceIn(schema);
     shared.push(JSON.parse(repeated[0]) as object);
     ids.push(id);

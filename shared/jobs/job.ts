@@ -36,7 +36,16 @@ export type Job =
    * Mails a message from an Agent Account through the send path (quota, Sent copy, local delivery),
    * with an optional iCalendar part: the scheduler's confirmations, requests, changes and cancellations.
    */
-  | { kind: 'send-mail'; application_id: string; grant_id: string; to: { email: string; name?: string }[]; subject: string; body: string; calendar?: { method: 'REQUEST' | 'CANCEL'; ics: string }; purpose: string }
+  | {
+      kind: 'send-mail';
+      application_id: string;
+      grant_id: string;
+      to: { email: string; name?: string }[];
+      subject: string;
+      body: string;
+      calendar?: { method: 'REQUEST' | 'CANCEL'; ics: string };
+      purpose: string;
+    }
   /**
    * Sets (or clears) a booking's reminder schedules in EventBridge Scheduler, one one-shot schedule
    * per reminder of its configuration: committed with every booking change, so none is lost.

@@ -106,9 +106,43 @@ const LOOKS_LIKE_HTML_RE = /<[a-z][a-z0-9]*(?:\s[^<>]*)?\/?>|<\/[a-z][a-z0-9]*\s
  * element fewer is time saved in domino and turndown, which dominate the run time.
  */
 const STRUCTURE_TAGS = [
-  'address', 'article', 'aside', 'blockquote', 'br', 'caption', 'center', 'dd', 'div', 'dl', 'dt', 'figcaption',
-  'figure', 'footer', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'hr', 'li', 'main', 'nav', 'ol', 'p', 'pre',
-  'section', 'table', 'tbody', 'td', 'tfoot', 'th', 'thead', 'tr', 'ul',
+  'address',
+  'article',
+  'aside',
+  'blockquote',
+  'br',
+  'caption',
+  'center',
+  'dd',
+  'div',
+  'dl',
+  'dt',
+  'figcaption',
+  'figure',
+  'footer',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'header',
+  'hr',
+  'li',
+  'main',
+  'nav',
+  'ol',
+  'p',
+  'pre',
+  'section',
+  'table',
+  'tbody',
+  'td',
+  'tfoot',
+  'th',
+  'thead',
+  'tr',
+  'ul',
 ];
 /** Only markdown has syntax for these. */
 const MARKDOWN_TAGS = ['b', 'strong', 'i', 'em', 'code'];
@@ -116,27 +150,40 @@ const MARKDOWN_TAGS = ['b', 'strong', 'i', 'em', 'code'];
 const LABEL_CARRIER = 'switchboard-label';
 
 function allowedTags(opts: Options): string[] {
-  return [
-    ...STRUCTURE_TAGS,
-    ...(opts.html_as_markdown ? MARKDOWN_TAGS : []),
-    ...(opts.ignore_links ? [] : ['a']),
-    ...(opts.ignore_images ? [] : ['img']),
-    LABEL_CARRIER,
-  ];
+  return [...STRUCTURE_TAGS, ...(opts.html_as_markdown ? MARKDOWN_TAGS : []), ...(opts.ignore_links ? [] : ['a']), ...(opts.ignore_images ? [] : ['img']), LABEL_CARRIER];
 }
 
 /** Disallowed tags whose *contents* go too (turndown alone would keep the text of a `<script>`). */
 const NON_TEXT_TAGS = [
-  'script', 'style', 'head', 'title', 'noscript', 'iframe', 'frame', 'frameset', 'noframes', 'object', 'embed',
-  'applet', 'template', 'svg', 'math', 'canvas', 'audio', 'video', 'map', 'textarea', 'select', 'option', 'xmp',
+  'script',
+  'style',
+  'head',
+  'title',
+  'noscript',
+  'iframe',
+  'frame',
+  'frameset',
+  'noframes',
+  'object',
+  'embed',
+  'applet',
+  'template',
+  'svg',
+  'math',
+  'canvas',
+  'audio',
+  'video',
+  'map',
+  'textarea',
+  'select',
+  'option',
+  'xmp',
   'noembed',
 ];
 const NON_TEXT_TAG_SET: ReadonlySet<string> = new Set(NON_TEXT_TAGS);
 
 /** Whole-quote containers: Gmail, Yahoo, Proton (blockquote is matched by tag). */
-const QUOTE_CLASSES: ReadonlySet<string> = new Set([
-  'gmail_quote', 'gmail_quote_container', 'gmail_extra', 'yahoo_quoted', 'protonmail_quote',
-]);
+const QUOTE_CLASSES: ReadonlySet<string> = new Set(['gmail_quote', 'gmail_quote_container', 'gmail_extra', 'yahoo_quoted', 'protonmail_quote']);
 /** Signatures and quote attributions that are their own element. */
 const DROP_CLASSES: ReadonlySet<string> = new Set(['gmail_signature', 'gmail_attr', 'moz-cite-prefix', 'moz-signature']);
 const DROP_IDS: ReadonlySet<string> = new Set(['signature']);
@@ -231,12 +278,8 @@ function sanitizeOptions(opts: Options): sanitizeHtml.IOptions {
 const TEXT_ONLY: sanitizeHtml.IOptions = { allowedTags: [], allowedAttributes: {}, nonTextTags: NON_TEXT_TAGS };
 
 /** Elements htmlparser2 never keeps open (void), or closes when a sibling of the same name opens. */
-const VOID_TAGS: ReadonlySet<string> = new Set([
-  'area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'param', 'source', 'track', 'wbr',
-]);
-const SIBLING_CLOSED_TAGS: ReadonlySet<string> = new Set([
-  'p', 'li', 'td', 'th', 'tr', 'dt', 'dd', 'option', 'optgroup', 'thead', 'tbody', 'tfoot', 'rb', 'rt', 'rp', 'rtc',
-]);
+const VOID_TAGS: ReadonlySet<string> = new Set(['area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'param', 'source', 'track', 'wbr']);
+const SIBLING_CLOSED_TAGS: ReadonlySet<string> = new Set(['p', 'li', 'td', 'th', 'tr', 'dt', 'dd', 'option', 'optgroup', 'thead', 'tbody', 'tfoot', 'rb', 'rt', 'rp', 'rtc']);
 /** Far deeper than any real email; htmlparser2 `unshift`s its stack (quadratic) and turndown recurses per level. */
 const MAX_OPEN_TAGS = 128;
 const TAG_START_RE = /<(\/?)([a-zA-Z][a-zA-Z0-9:-]*)/g;
@@ -336,8 +379,7 @@ function elementEnd(html: string, start: number): number {
  * by "From:" (and its localized forms) opens the quoted original. Bounded repeats keep the scan
  * linear even on a megabyte of `<hr>`.
  */
-const REPLY_SEPARATOR_RE =
-  /<(?:hr \/|div data-sb-sep="1")>(?:\s*<[^>]{0,400}>){0,40}\s*(?:from|de|von|van|da|fra|från|od|от)\s?:/i;
+const REPLY_SEPARATOR_RE = /<(?:hr \/|div data-sb-sep="1")>(?:\s*<[^>]{0,400}>){0,40}\s*(?:from|de|von|van|da|fra|från|od|от)\s?:/i;
 
 function cutAtReplySeparator(html: string): string {
   const separator = REPLY_SEPARATOR_RE.exec(html);
@@ -690,21 +732,64 @@ function removeSignature(lines: readonly string[]): string[] {
 }
 
 const CLOSING_PHRASES = [
-  'best', 'all the best', 'all best', 'best regards', 'kind regards', 'kindest regards', 'warm regards',
-  'warmest regards', 'warm wishes', 'best wishes', 'regards', 'with regards', 'with best regards',
-  'with kind regards', 'many thanks', 'thanks', 'thanks so much', 'thanks a lot', 'thanks again',
-  'thanks in advance', 'thank you', 'thank you so much', 'thank you very much', 'thanks (?:&|and) (?:best |kind |warm )?regards',
-  'thx', 'cheers', 'sincerely', 'yours sincerely', 'sincerely yours', 'yours truly', 'yours faithfully',
-  'respectfully', 'cordially', 'take care', 'talk soon', 'with thanks', 'with gratitude',
+  'best',
+  'all the best',
+  'all best',
+  'best regards',
+  'kind regards',
+  'kindest regards',
+  'warm regards',
+  'warmest regards',
+  'warm wishes',
+  'best wishes',
+  'regards',
+  'with regards',
+  'with best regards',
+  'with kind regards',
+  'many thanks',
+  'thanks',
+  'thanks so much',
+  'thanks a lot',
+  'thanks again',
+  'thanks in advance',
+  'thank you',
+  'thank you so much',
+  'thank you very much',
+  'thanks (?:&|and) (?:best |kind |warm )?regards',
+  'thx',
+  'cheers',
+  'sincerely',
+  'yours sincerely',
+  'sincerely yours',
+  'yours truly',
+  'yours faithfully',
+  'respectfully',
+  'cordially',
+  'take care',
+  'talk soon',
+  'with thanks',
+  'with gratitude',
   // A few localized ones (bonus): German, French, Spanish, Italian, Portuguese, Dutch.
-  'mit freundlichen grüßen', 'freundliche grüße', 'viele grüße', 'beste grüße', 'liebe grüße', 'cordialement',
-  'bien à vous', 'bien cordialement', 'saludos', 'un saludo', 'atentamente', 'cordiali saluti', 'distinti saluti',
-  'atenciosamente', 'met vriendelijke groet', 'vriendelijke groeten',
+  'mit freundlichen grüßen',
+  'freundliche grüße',
+  'viele grüße',
+  'beste grüße',
+  'liebe grüße',
+  'cordialement',
+  'bien à vous',
+  'bien cordialement',
+  'saludos',
+  'un saludo',
+  'atentamente',
+  'cordiali saluti',
+  'distinti saluti',
+  'atenciosamente',
+  'met vriendelijke groet',
+  'vriendelijke groeten',
 ];
 const CLOSING_RE = new RegExp(`^(?:${CLOSING_PHRASES.join('|')})\\s?[,!.]*$`, 'i');
 /** Mobile and webmail footers: nothing of the message ever follows them. */
-const DEVICE_FOOTER_RE =
-  /^(?:sent from my \S.{0,40}|sent from (?:outlook|mail for windows|yahoo mail|my mobile)\b.{0,40}|get outlook for (?:ios|android)\b.{0,20})$/i;
+const DEVICE_FOOTER_RE = /^(?:sent from my \S.{0,40}|sent from (?:outlook|mail for windows|yahoo mail|my mobile)\b.{0,40}|get outlook for (?:ios|android)\b.{0,20})$/i;
 
 /**
  * Cuts at the first line that is only a closing phrase, and everything after it (the name and

@@ -54,9 +54,7 @@ function sesTransport(): MailTransport {
   return {
     async send(raw, envelope) {
       try {
-        const result = await ses.send(
-          new SendEmailCommand({ FromEmailAddress: envelope.from, Destination: { ToAddresses: envelope.to }, Content: { Raw: { Data: raw } } }),
-        );
+        const result = await ses.send(new SendEmailCommand({ FromEmailAddress: envelope.from, Destination: { ToAddresses: envelope.to }, Content: { Raw: { Data: raw } } }));
         return { response: result.MessageId };
       } catch (error) {
         throw new DeliveryError(`Amazon SES refused the message: ${(error as Error).message}`, { cause: error });

@@ -106,12 +106,14 @@ type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | Lo
 export type Resolver = (hostname: string) => Promise<string[]>;
 
 const systemResolver: Resolver = (hostname) =>
-  new Promise((resolve, reject) =>
-    dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses) => (error ? reject(error) : resolve(addresses.map((a) => a.address)))),
-  );
+  new Promise((resolve, reject) => dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses) => (error ? reject(error) : resolve(addresses.map((a) => a.address)))));
 
 export class BlockedAddressError extends Error {
-  constructor(readonly hostname: string, readonly address: string, why = 'which is not a public address') {
+  constructor(
+    readonly hostname: string,
+    readonly address: string,
+    why = 'which is not a public address',
+  ) {
     super(`${hostname} resolves to ${address}, ${why}`);
     this.name = 'BlockedAddressError';
   }
@@ -141,7 +143,11 @@ export function pinnedLookup(policy: UrlPolicy, resolver: Resolver = systemResol
     allowedAddresses(hostname, policy, resolver).then(
       (addresses) => {
         const first = addresses[0]!;
-        if (options.all) callback(null, addresses.map((address) => ({ address, family: isIP(address) })));
+        if (options.all)
+          callback(
+            null,
+            addresses.map((address) => ({ address, family: isIP(address) })),
+          );
         else callback(null, first, isIP(first));
       },
       (error: NodeJS.ErrnoException) => callback(error, '', 0),

@@ -20,7 +20,14 @@ export interface Notification<T = object> {
 const SOURCE = env.notificationSource();
 
 /** `id` and `time` are given when the notification is derived again from a committed change (the same each time). */
-export function newNotification<T extends object>(input: { type: NotificationType; applicationId: ApplicationId; grantId: GrantId | null; object: T; id?: NotificationId; time?: number }): Notification<T> {
+export function newNotification<T extends object>(input: {
+  type: NotificationType;
+  applicationId: ApplicationId;
+  grantId: GrantId | null;
+  object: T;
+  id?: NotificationId;
+  time?: number;
+}): Notification<T> {
   return {
     specversion: '1.0',
     type: input.type,

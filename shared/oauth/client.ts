@@ -188,9 +188,7 @@ function libraryServer(server: AuthorizationServer): oauth.AuthorizationServer {
 
 function clientAuthentication(server: AuthorizationServer, client: OAuthClient): oauth.ClientAuth {
   if (!client.client_secret) return oauth.None();
-  const method =
-    client.token_endpoint_auth_method ??
-    (server.token_endpoint_auth_methods_supported?.includes('client_secret_post') ? 'client_secret_post' : 'client_secret_basic');
+  const method = client.token_endpoint_auth_method ?? (server.token_endpoint_auth_methods_supported?.includes('client_secret_post') ? 'client_secret_post' : 'client_secret_basic');
   return method === 'client_secret_post' ? oauth.ClientSecretPost(client.client_secret) : oauth.ClientSecretBasic(client.client_secret);
 }
 
@@ -356,11 +354,7 @@ function privateKey(pem: string): KeyObject {
 }
 
 /** The signed JWT bearer assertion of serviceAccountToken. */
-export function serviceAccountAssertion(
-  server: AuthorizationServer,
-  account: { client_email: string; private_key: string; private_key_id: string },
-  p: { subject: string; scope: string[] },
-): string {
+export function serviceAccountAssertion(server: AuthorizationServer, account: { client_email: string; private_key: string; private_key_id: string }, p: { subject: string; scope: string[] }): string {
   const key = privateKey(account.private_key);
   const now = clock.nowSeconds();
   const encode = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');

@@ -52,12 +52,7 @@ const CONFIGURATION_CODES = new Set<string>([oauth.HTTP_REQUEST_FORBIDDEN, oauth
  * the answer's ID token was being verified, so a malformed answer is an ID token problem.
  */
 export function translate(error: unknown, options: { idToken?: boolean } = {}): unknown {
-  if (
-    error instanceof ProviderOAuthError ||
-    error instanceof ProviderUnavailableError ||
-    error instanceof ProviderConfigurationError ||
-    error instanceof IdTokenError
-  ) {
+  if (error instanceof ProviderOAuthError || error instanceof ProviderUnavailableError || error instanceof ProviderConfigurationError || error instanceof IdTokenError) {
     return error;
   }
   if (error instanceof oauth.ResponseBodyError) {

@@ -184,9 +184,7 @@ export interface FreeBusyProvider {
 }
 
 /** An attachment's bytes, or (too large for one answer) a short-lived URL to them. */
-export type AttachmentDownload =
-  | { kind: 'content'; content: Buffer; attachment: { filename: string; content_type: string } }
-  | { kind: 'redirect'; url: string };
+export type AttachmentDownload = { kind: 'content'; content: Buffer; attachment: { filename: string; content_type: string } } | { kind: 'redirect'; url: string };
 
 /** `messageId`: the message or draft holding the attachment (AttachmentQuery's `message_id`). */
 export interface AttachmentsProvider {

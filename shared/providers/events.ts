@@ -11,7 +11,10 @@ const registry: Partial<Record<Provider, EventsProvider>> = {
     get: agent.getEvent,
     ics: async (grant, eventId, calendarId, method = 'PUBLISH') => {
       const { record, overrides } = await agent.eventRecords(grant, eventId, calendarId);
-      return buildCalendar(method, [record, ...overrides].map((r) => icsEventOf(r)));
+      return buildCalendar(
+        method,
+        [record, ...overrides].map((r) => icsEventOf(r)),
+      );
     },
     create: agent.createEvent,
     update: agent.updateEvent,

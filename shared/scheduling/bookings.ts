@@ -160,7 +160,9 @@ export async function createBooking(config: ConfigurationRecord, query: CreateBo
   const unknown = (body.participants ?? []).filter((p) => !known.has(lower(p.email))).map((p) => p.email);
   if (unknown.length) throw new InvalidRequestError(`'participants' must be participants of the configuration; these are not: ${unknown.join(', ')}`);
   const fields = body.additional_fields ?? {};
-  const missing = Object.entries(config.scheduler.additional_fields ?? {}).filter(([key, f]) => f.required === true && !String(fields[key] ?? '').trim()).map(([key]) => key);
+  const missing = Object.entries(config.scheduler.additional_fields ?? {})
+    .filter(([key, f]) => f.required === true && !String(fields[key] ?? '').trim())
+    .map(([key]) => key);
   if (missing.length) throw new InvalidRequestError(`'additional_fields' must fill the configuration's required fields: ${missing.join(', ')}`);
   const chosen = body.participants?.length ? config.participants.filter((p) => body.participants!.some((b) => lower(b.email) === lower(p.email))) : config.participants;
   await requireSlot(config, organizer, body.start_time, body.end_time);
@@ -208,7 +210,10 @@ export async function createBooking(config: ConfigurationRecord, query: CreateBo
   const reference = bookingReference(config.id, saved.id, salt);
   const manage = pageLink(config, origin, reference);
   const mails = pending
-    ? [...guestMail(config, saved, 'pending', { links: manage ? { manage } : undefined }), ...organizerRequestMail(config, saved, confirmLink(config, origin, bookingReference(config.id, saved.id, confirmSalt!)))]
+    ? [
+        ...guestMail(config, saved, 'pending', { links: manage ? { manage } : undefined }),
+        ...organizerRequestMail(config, saved, confirmLink(config, origin, bookingReference(config.id, saved.id, confirmSalt!))),
+      ]
     : guestMail(config, saved, 'confirmed', { ics: await icsOf(organizer, saved, 'REQUEST'), links: manage ? { manage } : undefined });
   if (!(await db.updateBooking(record, saved, [notification(saved, pending ? 'booking.pending' : 'booking.created'), ...mails, ...(pending ? [] : [remindersJob(saved)])]))) {
     throw new ConflictError(`Booking '${record.id}' changed while it was being created`);

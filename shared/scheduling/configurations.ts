@@ -59,7 +59,8 @@ function check(organizer: GrantRecord, c: Required<Pick<CreateConfigurationBody,
     const problem = linkProblem(field, url, LINK_POLICY);
     if (problem) problems.push(problem);
   }
-  if (c.event_booking.conferencing?.autocreate !== undefined) problems.push("'event_booking.conferencing.autocreate' needs a conferencing provider, and none is configured in this deployment; give 'details' instead");
+  if (c.event_booking.conferencing?.autocreate !== undefined)
+    problems.push("'event_booking.conferencing.autocreate' needs a conferencing provider, and none is configured in this deployment; give 'details' instead");
   if (organizer.provider === 'agent' && organizerEntry) {
     const calendars = organizerEntry.availability?.calendar_ids;
     if (calendars && (calendars.length !== 1 || calendars[0] !== 'primary')) {

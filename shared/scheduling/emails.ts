@@ -15,14 +15,23 @@ import type { Job } from '#shared/jobs/job';
 type Language = (typeof EMAIL_LANGUAGES)[number];
 export type BookingMail = 'confirmed' | 'pending' | 'rescheduled' | 'cancelled';
 
-const TEXT: Record<Language, Record<BookingMail | 'reminder', [subject: string, line: string]> & { hello: string; when: string; where: string; with: string; reason: string; reschedule: string; cancel: string }> = {
+const TEXT: Record<
+  Language,
+  Record<BookingMail | 'reminder', [subject: string, line: string]> & { hello: string; when: string; where: string; with: string; reason: string; reschedule: string; cancel: string }
+> = {
   en: {
     reminder: ['Reminder', 'A reminder of your booking.'],
     confirmed: ['Booking confirmed', 'Your booking is confirmed.'],
     pending: ['Booking requested', 'Your request was sent. You will hear back once it is confirmed.'],
     rescheduled: ['Booking rescheduled', 'Your booking has a new time.'],
     cancelled: ['Booking cancelled', 'Your booking is cancelled.'],
-    hello: 'Hello {name},', when: 'When', where: 'Where', with: 'With', reason: 'Reason', reschedule: 'Reschedule', cancel: 'Cancel',
+    hello: 'Hello {name},',
+    when: 'When',
+    where: 'Where',
+    with: 'With',
+    reason: 'Reason',
+    reschedule: 'Reschedule',
+    cancel: 'Cancel',
   },
   fr: {
     reminder: ['Rappel', 'Un rappel de votre réservation.'],
@@ -30,7 +39,13 @@ const TEXT: Record<Language, Record<BookingMail | 'reminder', [subject: string, 
     pending: ['Réservation demandée', 'Votre demande a été envoyée. Vous recevrez une réponse dès sa confirmation.'],
     rescheduled: ['Réservation déplacée', 'Votre réservation a un nouvel horaire.'],
     cancelled: ['Réservation annulée', 'Votre réservation est annulée.'],
-    hello: 'Bonjour {name},', when: 'Quand', where: 'Où', with: 'Avec', reason: 'Motif', reschedule: 'Déplacer', cancel: 'Annuler',
+    hello: 'Bonjour {name},',
+    when: 'Quand',
+    where: 'Où',
+    with: 'Avec',
+    reason: 'Motif',
+    reschedule: 'Déplacer',
+    cancel: 'Annuler',
   },
   de: {
     reminder: ['Erinnerung', 'Eine Erinnerung an Ihre Buchung.'],
@@ -38,7 +53,13 @@ const TEXT: Record<Language, Record<BookingMail | 'reminder', [subject: string, 
     pending: ['Buchung angefragt', 'Ihre Anfrage wurde gesendet. Sie erhalten Nachricht, sobald sie bestätigt ist.'],
     rescheduled: ['Buchung verschoben', 'Ihre Buchung hat einen neuen Termin.'],
     cancelled: ['Buchung storniert', 'Ihre Buchung ist storniert.'],
-    hello: 'Hallo {name},', when: 'Wann', where: 'Wo', with: 'Mit', reason: 'Grund', reschedule: 'Verschieben', cancel: 'Stornieren',
+    hello: 'Hallo {name},',
+    when: 'Wann',
+    where: 'Wo',
+    with: 'Mit',
+    reason: 'Grund',
+    reschedule: 'Verschieben',
+    cancel: 'Stornieren',
   },
   es: {
     reminder: ['Recordatorio', 'Un recordatorio de tu reserva.'],
@@ -46,7 +67,13 @@ const TEXT: Record<Language, Record<BookingMail | 'reminder', [subject: string, 
     pending: ['Reserva solicitada', 'Tu solicitud se ha enviado. Recibirás noticias cuando se confirme.'],
     rescheduled: ['Reserva reprogramada', 'Tu reserva tiene una nueva hora.'],
     cancelled: ['Reserva cancelada', 'Tu reserva está cancelada.'],
-    hello: 'Hola, {name}:', when: 'Cuándo', where: 'Dónde', with: 'Con', reason: 'Motivo', reschedule: 'Reprogramar', cancel: 'Cancelar',
+    hello: 'Hola, {name}:',
+    when: 'Cuándo',
+    where: 'Dónde',
+    with: 'Con',
+    reason: 'Motivo',
+    reschedule: 'Reprogramar',
+    cancel: 'Cancelar',
   },
   nl: {
     reminder: ['Herinnering', 'Een herinnering aan je boeking.'],
@@ -54,7 +81,13 @@ const TEXT: Record<Language, Record<BookingMail | 'reminder', [subject: string, 
     pending: ['Boeking aangevraagd', 'Je aanvraag is verstuurd. Je hoort het zodra hij bevestigd is.'],
     rescheduled: ['Boeking verplaatst', 'Je boeking heeft een nieuw tijdstip.'],
     cancelled: ['Boeking geannuleerd', 'Je boeking is geannuleerd.'],
-    hello: 'Hallo {name},', when: 'Wanneer', where: 'Waar', with: 'Met', reason: 'Reden', reschedule: 'Verplaatsen', cancel: 'Annuleren',
+    hello: 'Hallo {name},',
+    when: 'Wanneer',
+    where: 'Waar',
+    with: 'Met',
+    reason: 'Reden',
+    reschedule: 'Verplaatsen',
+    cancel: 'Annuleren',
   },
   sv: {
     reminder: ['Påminnelse', 'En påminnelse om din bokning.'],
@@ -62,7 +95,13 @@ const TEXT: Record<Language, Record<BookingMail | 'reminder', [subject: string, 
     pending: ['Bokning begärd', 'Din förfrågan har skickats. Du får besked när den är bekräftad.'],
     rescheduled: ['Bokning flyttad', 'Din bokning har en ny tid.'],
     cancelled: ['Bokning avbokad', 'Din bokning är avbokad.'],
-    hello: 'Hej {name},', when: 'När', where: 'Var', with: 'Med', reason: 'Orsak', reschedule: 'Boka om', cancel: 'Avboka',
+    hello: 'Hej {name},',
+    when: 'När',
+    where: 'Var',
+    with: 'Med',
+    reason: 'Orsak',
+    reschedule: 'Boka om',
+    cancel: 'Avboka',
   },
   ja: {
     reminder: ['リマインダー', 'ご予約のリマインダーです。'],
@@ -70,7 +109,13 @@ const TEXT: Record<Language, Record<BookingMail | 'reminder', [subject: string, 
     pending: ['予約をリクエストしました', 'リクエストを送信しました。確定しましたらお知らせします。'],
     rescheduled: ['予約の日時が変更されました', 'ご予約の日時が変更されました。'],
     cancelled: ['予約がキャンセルされました', 'ご予約はキャンセルされました。'],
-    hello: '{name} 様', when: '日時', where: '場所', with: '相手', reason: '理由', reschedule: '日時を変更', cancel: 'キャンセル',
+    hello: '{name} 様',
+    when: '日時',
+    where: '場所',
+    with: '相手',
+    reason: '理由',
+    reschedule: '日時を変更',
+    cancel: 'キャンセル',
   },
   zh: {
     reminder: ['提醒', '这是您的预约提醒。'],
@@ -78,10 +123,15 @@ const TEXT: Record<Language, Record<BookingMail | 'reminder', [subject: string, 
     pending: ['预约已提交', '您的请求已发送，确认后将通知您。'],
     rescheduled: ['预约已改期', '您的预约时间已更改。'],
     cancelled: ['预约已取消', '您的预约已取消。'],
-    hello: '{name}，您好：', when: '时间', where: '地点', with: '参与者', reason: '原因', reschedule: '改期', cancel: '取消',
+    hello: '{name}，您好：',
+    when: '时间',
+    where: '地点',
+    with: '参与者',
+    reason: '原因',
+    reschedule: '改期',
+    cancel: '取消',
   },
 };
-
 
 /** The booking's time in the guest's zone and language, e.g. "Friday, 27 November 2026, 09:30 – 10:00 (Europe/Berlin)". */
 export function whenLine(b: Pick<BookingRecord, 'start' | 'end' | 'timezone'>, language: string): string {
@@ -141,7 +191,13 @@ export function organizerRequestMail(config: ConfigurationRecord, b: BookingReco
   const body = `<p>${escapeHtml(b.guest.name)} asked to book <strong>${escapeHtml(b.title)}</strong>. Confirm or decline it:</p>${table(rows)}${
     confirmLink ? `<p><a href="${escapeHtml(confirmLink)}">Confirm or decline</a></p>` : '<p>Confirm or decline it with PUT /v3/scheduling/bookings/{booking_id}.</p>'
   }`;
-  return [job(b, 'booking confirmation request', { to: [{ email: b.organizer.email, ...(b.organizer.name ? { name: b.organizer.name } : {}) }], subject: `Confirm booking: ${b.title} with ${b.guest.name}`, body })];
+  return [
+    job(b, 'booking confirmation request', {
+      to: [{ email: b.organizer.email, ...(b.organizer.name ? { name: b.organizer.name } : {}) }],
+      subject: `Confirm booking: ${b.title} with ${b.guest.name}`,
+      body,
+    }),
+  ];
 }
 
 /** A reminder of an upcoming booking: to the guest, the organizer (`host`) or both (`all`), with its own subject if set. */

@@ -21,4 +21,3 @@ export async function syncReminders(bookingId: string): Promise<void> {
     await createOneShotSchedule(scheduleName(booking.id, i), fireAt, firing);
   }
 }
-

@@ -41,7 +41,16 @@ export async function runReminder(firing: ReminderFiring): Promise<'sent' | 'ski
   if (!config || !reminder) return 'skipped';
   const outbox: OutboxEntry[] =
     reminder.type === 'webhook'
-      ? [{ notification: newNotification({ type: 'booking.reminder', applicationId: booking.application_id, grantId: booking.grant_id, object: { ...bookingView(booking), minutes_before_event: reminder.minutes_before_event } }) }]
+      ? [
+          {
+            notification: newNotification({
+              type: 'booking.reminder',
+              applicationId: booking.application_id,
+              grantId: booking.grant_id,
+              object: { ...bookingView(booking), minutes_before_event: reminder.minutes_before_event },
+            }),
+          },
+        ]
       : reminderMail(config as ConfigurationRecord, booking, reminder);
   await db.commitOutbox(outbox);
   logger.info('booking reminder', { booking_id: booking.id, reminder: firing.reminder, type: reminder.type });

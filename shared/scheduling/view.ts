@@ -26,4 +26,3 @@ export function bookingView(b: BookingRecord, reference?: string) {
     updated_at: b.updated_at,
   };
 }
-

@@ -102,9 +102,7 @@ function prepareMustache(source: string, field: Field): Renderer {
   const tokens: unknown = run('mustache', field, 'compile', source, () => writer.parse(source));
   const partial = findMustachePartial(tokens);
   if (partial) {
-    throw new InvalidRequestError(
-      `'${field}' uses the mustache partial '{{> ${partial.name}}}' (${position(source, partial.offset)}); partials are not supported`,
-    );
+    throw new InvalidRequestError(`'${field}' uses the mustache partial '{{> ${partial.name}}}' (${position(source, partial.offset)}); partials are not supported`);
   }
   const options: RenderOptions | undefined = field === 'subject' ? { escape: (value: unknown) => String(value) } : undefined;
   // No partials are passed; the writer re-uses the tokens it parsed above.
@@ -445,10 +443,7 @@ function run<T>(engine: TemplateEngine, field: Field, phase: 'compile' | 'render
     // V8's own string limit (~2^29 characters): only reachable by output far past our cap.
     if (error instanceof RangeError && error.message === 'Invalid string length') throw tooLong(field, error);
     const detail = describeEngineError(engine, error, source);
-    throw new InvalidRequestError(
-      phase === 'compile' ? `'${field}' is not a valid ${engine} template: ${detail}` : `'${field}' could not be rendered with ${engine}: ${detail}`,
-      { cause: error },
-    );
+    throw new InvalidRequestError(phase === 'compile' ? `'${field}' is not a valid ${engine} template: ${detail}` : `'${field}' could not be rendered with ${engine}: ${detail}`, { cause: error });
   }
 }
 
@@ -462,9 +457,7 @@ function describeEngineError(engine: TemplateEngine, error: unknown, source: str
     case 'twig':
       // "… opened near template position 2", "Unable to parse 'x' at template position13",
       // "Unable to find an end tag for Twig.logic.type.for"
-      return message
-        .replace(/template position\s*(\d+)/, (_match, offset: string) => position(source, Number(offset)))
-        .replace(/Twig\.logic\.type\.(\w+)/g, "'{% $1 %}'");
+      return message.replace(/template position\s*(\d+)/, (_match, offset: string) => position(source, Number(offset))).replace(/Twig\.logic\.type\.(\w+)/g, "'{% $1 %}'");
     case 'handlebars': {
       // "Parse error on line 2:\n<excerpt>\n---^\nExpecting 'ID', got 'INVALID'"
       const lines = message.split('\n');

@@ -155,11 +155,7 @@ export async function updateTemplate(grant: GrantRecord, templateId: string, bod
 export const deleteTemplate = (grant: GrantRecord, templateId: string): Promise<void> => deleteById(TEMPLATES, grant.id, templateId);
 
 /** Renders a template; `overrides` (explicit subject or body of a draft or send) win over the template's. */
-export async function renderStoredTemplate(
-  grantId: GrantId,
-  ref: { id: string; variables?: Record<string, unknown> },
-  overrides: TemplateFields = {},
-): Promise<{ subject?: string; body: string }> {
+export async function renderStoredTemplate(grantId: GrantId, ref: { id: string; variables?: Record<string, unknown> }, overrides: TemplateFields = {}): Promise<{ subject?: string; body: string }> {
   const template = await requireTemplate(grantId, ref.id);
   const rendered = (await engines()).renderTemplate(template.engine, { subject: template.subject, body: template.body }, ref.variables ?? {});
   return {

@@ -30,7 +30,6 @@ const JITTER = 0.2;
 export const MAX_DELAY_SECONDS = 900;
 const MAX_RESPONSE_BYTES = 64 * 1024;
 
-
 export interface DeliveryJob {
   application_id: ApplicationId;
   webhook_id: WebhookId;
@@ -41,8 +40,7 @@ export interface DeliveryJob {
 
 export type DeliveryOutcome =
   /** `internal`: our own failure (no receiver involved, nothing recorded); the job is received again. */
-  | { outcome: 'delivered' | 'failed' | 'given_up' | 'skipped' | 'internal' }
-  | { outcome: 'retry'; delaySeconds: number };
+  { outcome: 'delivered' | 'failed' | 'given_up' | 'skipped' | 'internal' } | { outcome: 'retry'; delaySeconds: number };
 
 export function retryDelay(attempt: number, retryAfterSeconds?: number, random = Math.random): number {
   const base = RETRY_SCHEDULE_SECONDS[Math.min(attempt, RETRY_SCHEDULE_SECONDS.length) - 1]!;

@@ -11,5 +11,4 @@ export type { WebhookTarget } from '#shared/db/webhooks';
  */
 export const destinationsOf = (applicationId: ApplicationId): Promise<WebhookTarget[]> => listWebhookTargets(applicationId);
 
-export const isTarget = (notification: Notification) => (w: WebhookTarget) =>
-  (w.status === 'active' || w.status === 'failing') && subscribed(w.trigger_types, notification.type);
+export const isTarget = (notification: Notification) => (w: WebhookTarget) => (w.status === 'active' || w.status === 'failing') && subscribed(w.trigger_types, notification.type);

@@ -8,7 +8,7 @@ const SUFFIXES = ['.transformed', '.truncated', '.cleaned', '.metadata'];
 /** `message.created.cleaned.transformed.truncated` → `message.created`. */
 export function baseTrigger(type: string): string {
   let base = type;
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     for (const suffix of SUFFIXES) {
       if (base.endsWith(suffix)) {

@@ -28,7 +28,5 @@ export function checkWebhookUrl(raw: string, policy: UrlPolicy): URL {
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (url.protocol === 'https:') return url;
   if (url.protocol === 'http:' && policy.local && (host === 'localhost' || (isIP(host) && classifyAddress(host) === 'loopback'))) return url;
-  throw new InvalidRequestError(
-    policy.local ? "'webhook_url' must use https (plain http is accepted only for 127.0.0.1 or localhost in local mode)" : "'webhook_url' must use https",
-  );
+  throw new InvalidRequestError(policy.local ? "'webhook_url' must use https (plain http is accepted only for 127.0.0.1 or localhost in local mode)" : "'webhook_url' must use https");
 }

@@ -11,7 +11,15 @@ import { cleanEnv, groupAlive } from '../support/npm-start';
  * figures; never how fast: the figures of a smoke run mean nothing.
  */
 const FIGURES: Record<SuiteName, RegExp[]> = {
-  foundation: [/^## Foundation/m, /^jobs +[\d.]+ KB/m, /^function +bundle .* lazy chunks KB/m, /^lazy chunks loaded by module init: none$/m, /^bare `node -e 0`: [\d.]+ ms/m, /^jobs +[\d.]+ ms +-?[\d.]+ ms/m, /^ratio handler \/ DynamoDB p50: [\d.]+/m],
+  foundation: [
+    /^## Foundation/m,
+    /^jobs +[\d.]+ KB/m,
+    /^function +bundle .* lazy chunks KB/m,
+    /^lazy chunks loaded by module init: none$/m,
+    /^bare `node -e 0`: [\d.]+ ms/m,
+    /^jobs +[\d.]+ ms +-?[\d.]+ ms/m,
+    /^ratio handler \/ DynamoDB p50: [\d.]+/m,
+  ],
   mailbox: [/^## Agent Account mailboxes/m, /^limit=50 \(no filter\) +\d+ \/ \d+ +[\d.]+ ms +[\d.]+ ms +[\d.]+/m, /^search_query_native= /m],
   send: [/^## Send to \d+ local Agent Accounts/m, /^answer, to 1 local Agent Account +\d+ ms/m, /^answer → all \d+ copies stored +\d+ ms/m, /^answer \d+ ÷ 1 recipient: [\d.]+/m, /^inbox counts: /m],
   scheduled: [/^## Scheduled send/m, /^ours: send_at → arrival at the recipient +\d+\/\d+ +-?[\d.]+ s/m, /^platform alone: at\(due\) → firing received +\d+\/\d+/m],
@@ -20,7 +28,13 @@ const FIGURES: Record<SuiteName, RegExp[]> = {
   calendar: [/^## Calendar/m, /^seeded \d+ events in [\d.]+ s/m, /^ratio p50\(\d+\) \/ p50\(\d+\): [\d.]+/m],
   availability: [/^## Availability/m, /^5 × \d+ collective +[\d.]+ ms/m, /^growth 5 × \d+ \/ 1 × \d+: engine ×[\d.]+/m],
   scheduler: [/^## Scheduler/m, /^availability p50 \(.*\) +[\d.]+ ms/m, /^race: bookings \/ 409 +\d+ \/ \d+/m, /^availability p50: [\d.]+ ms/m],
-  start: [/^## npm start/m, /^to its line "\[switchboard\] ready in" +[\d.]+ s/m, /^to the first 2xx of GET \/v3\/grants .* [\d.]+ s/m, /^baseline: the emulators alone, startLocalStack\(\) to its return .* [\d.]+ s/m, /^baseline: `node -e 0` +[\d.]+ ms/m],
+  start: [
+    /^## npm start/m,
+    /^to its line "\[switchboard\] ready in" +[\d.]+ s/m,
+    /^to the first 2xx of GET \/v3\/grants .* [\d.]+ s/m,
+    /^baseline: the emulators alone, startLocalStack\(\) to its return .* [\d.]+ s/m,
+    /^baseline: `node -e 0` +[\d.]+ ms/m,
+  ],
 };
 
 /** A developer's terminal: nothing of this test run's stack, nor the settings test workers get. */
@@ -48,9 +62,13 @@ function runSuite(name: SuiteName): Promise<{ code: number | null; output: strin
 }
 
 describe('npm run bench -- --smoke', () => {
-  it.each(SUITE_NAMES)('%s runs to the end and prints its figures', async (name) => {
-    const { code, output } = await runSuite(name);
-    expect(code, output.slice(-4000)).toBe(0);
-    for (const figure of FIGURES[name]) expect(output, `${figure} in:\n${output.slice(-4000)}`).toMatch(figure);
-  }, 240_000);
+  it.each(SUITE_NAMES)(
+    '%s runs to the end and prints its figures',
+    async (name) => {
+      const { code, output } = await runSuite(name);
+      expect(code, output.slice(-4000)).toBe(0);
+      for (const figure of FIGURES[name]) expect(output, `${figure} in:\n${output.slice(-4000)}`).toMatch(figure);
+    },
+    240_000,
+  );
 });

@@ -41,14 +41,30 @@ describe('booking page', () => {
     const slug = `meet-${organizer.id.slice(-10).toLowerCase()}`;
     const created = await api.post(`/v3/grants/${organizer.id}/scheduling/configurations`, {
       slug,
-      participants: [{ email: organizer.email, name: 'Bo Organizer', is_organizer: true, availability: { calendar_ids: ['primary'], open_hours: [{ days: [0, 1, 2, 3, 4, 5, 6], timezone: 'UTC', start: '9:00', end: '12:00' }] }, booking: { calendar_id: 'primary' } }],
+      participants: [
+        {
+          email: organizer.email,
+          name: 'Bo Organizer',
+          is_organizer: true,
+          availability: { calendar_ids: ['primary'], open_hours: [{ days: [0, 1, 2, 3, 4, 5, 6], timezone: 'UTC', start: '9:00', end: '12:00' }] },
+          booking: { calendar_id: 'primary' },
+        },
+      ],
       availability: { duration_minutes: 30, interval_minutes: 30 },
       event_booking: { title: 'Intro call', description: 'Half an hour to get to know each other.', location: 'Video call' },
-      scheduler: { min_booking_notice: 24 * 60, available_days_in_future: 14, cancellation_policy: 'Cancel up to an hour before.', additional_fields: { company: { label: 'Company', type: 'text', required: false, order: 1 } } },
+      scheduler: {
+        min_booking_notice: 24 * 60,
+        available_days_in_future: 14,
+        cancellation_policy: 'Cancel up to an hour before.',
+        additional_fields: { company: { label: 'Company', type: 'text', required: false, order: 1 } },
+      },
     });
     expect(created.status, created.text).toBe(201);
 
-    for (const [label, viewport] of [['phone', { width: 390, height: 844 }], ['desktop', { width: 1280, height: 900 }]] as const) {
+    for (const [label, viewport] of [
+      ['phone', { width: 390, height: 844 }],
+      ['desktop', { width: 1280, height: 900 }],
+    ] as const) {
       const context = await browser.newContext({ viewport, timezoneId: 'UTC', locale: 'en-US' });
       const page = await context.newPage();
       const errors: string[] = [];
@@ -78,7 +94,12 @@ describe('booking page', () => {
 
     // The event is on the organizer's calendar, with the guest.
     const now = Math.floor(Date.now() / 1000);
-    const events = (await api.get(`/v3/grants/${organizer.id}/events?calendar_id=primary&start=${now}&end=${now + 15 * DAY}`)).body.data as { id: string; title: string; participants: { email: string }[]; when: { start_time: number } }[];
+    const events = (await api.get(`/v3/grants/${organizer.id}/events?calendar_id=primary&start=${now}&end=${now + 15 * DAY}`)).body.data as {
+      id: string;
+      title: string;
+      participants: { email: string }[];
+      when: { start_time: number };
+    }[];
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ title: 'Intro call' });
     expect(events[0]!.participants.map((p) => p.email)).toContain(guest.email);

@@ -107,7 +107,13 @@ async function openContext(viewport: { width: number; height: number }): Promise
 const violations = (consoleMessages: string[]) => consoleMessages.filter((message) => /Content Security Policy/i.test(message));
 
 /** The directives of a Content-Security-Policy header, each with its sources. */
-const directives = (header: string) => new Map(header.split(';').map((d) => d.trim().split(/\s+/)).map(([name, ...sources]) => [name!, sources]));
+const directives = (header: string) =>
+  new Map(
+    header
+      .split(';')
+      .map((d) => d.trim().split(/\s+/))
+      .map(([name, ...sources]) => [name!, sources]),
+  );
 
 /** What has the focus after each press of Tab from the top of the page: `tag id-or-text`. */
 async function tabOrder(page: Page, presses: number): Promise<string[]> {
@@ -121,7 +127,10 @@ async function tabOrder(page: Page, presses: number): Promise<string[]> {
 
 describe('hosted login page in Chromium', () => {
   it('lists the providers, and Microsoft leads through sign-in and consent back to the application, whose code opens the microsoft grant', async () => {
-    for (const [label, viewport] of [['phone', { width: 390, height: 844 }], ['desktop', { width: 1280, height: 900 }]] as const) {
+    for (const [label, viewport] of [
+      ['phone', { width: 390, height: 844 }],
+      ['desktop', { width: 1280, height: 900 }],
+    ] as const) {
       const { context, page, requests, consoleMessages, errors } = await openContext(viewport);
       const response = await page.goto(authUrl({ state: `shot-${label}` }));
       expect(response?.status()).toBe(200);

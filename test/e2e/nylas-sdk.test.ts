@@ -384,19 +384,23 @@ describe('the official nylas SDK against npm start', () => {
     expect((await nylas.messages.findScheduledMessage({ identifier: a.id, scheduleId })).data).toMatchObject({ status: { code: 'cancelled' } });
   });
 
-  step('a scheduled message leaves after its sendAt through the scheduled-send worker', async () => {
-    const a = need(grantA, 'grant A');
-    const sendAt = Math.floor(Date.now() / 1000) + 20;
-    const scheduled = await nylas.messages.send({ identifier: a.id, requestBody: { to: [{ email: emailB }], subject: `Soon ${run}`, body: 'Now', sendAt } });
-    const scheduleId = (scheduled.data as unknown as { scheduleId: string }).scheduleId;
-    await vi.waitFor(
-      async () => expect((await nylas.messages.findScheduledMessage({ identifier: a.id, scheduleId })).data).toMatchObject({ status: { code: 'success' } }),
-      { timeout: 60_000, interval: 500 },
-    );
-    const sent = await nylas.messages.find({ identifier: a.id, messageId: scheduled.data.id });
-    expect(sent.data.folders).toEqual(['sent']);
-    expect(sent.data.date).toBeGreaterThanOrEqual(sendAt);
-  }, 90_000);
+  step(
+    'a scheduled message leaves after its sendAt through the scheduled-send worker',
+    async () => {
+      const a = need(grantA, 'grant A');
+      const sendAt = Math.floor(Date.now() / 1000) + 20;
+      const scheduled = await nylas.messages.send({ identifier: a.id, requestBody: { to: [{ email: emailB }], subject: `Soon ${run}`, body: 'Now', sendAt } });
+      const scheduleId = (scheduled.data as unknown as { scheduleId: string }).scheduleId;
+      await vi.waitFor(async () => expect((await nylas.messages.findScheduledMessage({ identifier: a.id, scheduleId })).data).toMatchObject({ status: { code: 'success' } }), {
+        timeout: 60_000,
+        interval: 500,
+      });
+      const sent = await nylas.messages.find({ identifier: a.id, messageId: scheduled.data.id });
+      expect(sent.data.folders).toEqual(['sent']);
+      expect(sent.data.date).toBeGreaterThanOrEqual(sendAt);
+    },
+    90_000,
+  );
 
   step('messages.list (recipient by email identifier; sender paged by nextCursor)', async () => {
     const a = need(grantA, 'grant A');
@@ -802,7 +806,11 @@ describe('the official nylas SDK against npm start', () => {
         scheduler: { minBookingNotice: 0, organizerConfirmationUrl: 'https://app.example.com/confirm' },
       },
     });
-    expect(review.data).toMatchObject({ requiresSessionAuth: true, eventBooking: { bookingType: 'organizer-confirmation' }, scheduler: { organizerConfirmationUrl: 'https://app.example.com/confirm' } });
+    expect(review.data).toMatchObject({
+      requiresSessionAuth: true,
+      eventBooking: { bookingType: 'organizer-confirmation' },
+      scheduler: { organizerConfirmationUrl: 'https://app.example.com/confirm' },
+    });
     privateConfig = review.data as StoredConfiguration;
   });
 

@@ -106,7 +106,10 @@ describe('npm start', () => {
     const first = await npmStart({ ...env, API_KEY: 'e2e-local-key' });
     running.push(first);
     const seen = await whileStarting.stop();
-    expect(seen.filter((s) => s.status !== 503 && s.status !== 200), JSON.stringify(seen.slice(0, 5))).toEqual([]);
+    expect(
+      seen.filter((s) => s.status !== 503 && s.status !== 200),
+      JSON.stringify(seen.slice(0, 5)),
+    ).toEqual([]);
     const starting = seen.find((s) => s.status === 503);
     expect(starting, 'a 503 while starting').toBeDefined();
     expect(starting!.body.error).toMatchObject({ type: 'service_unavailable' });
@@ -117,7 +120,10 @@ describe('npm start', () => {
     if (process.platform === 'linux') {
       for (const [name, port] of Object.entries(ports)) {
         expect(listeners(port).length, `${name} ${port} listens`).toBeGreaterThan(0);
-        expect(listeners(port).filter((a) => !LOOPBACK_LISTENERS.includes(a)), `${name} ${port} also listens on`).toEqual([]);
+        expect(
+          listeners(port).filter((a) => !LOOPBACK_LISTENERS.includes(a)),
+          `${name} ${port} also listens on`,
+        ).toEqual([]);
       }
     }
     expect(first.output()).toContain(`Base URL        ${baseUrl}`);

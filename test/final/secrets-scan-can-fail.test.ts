@@ -69,7 +69,13 @@ describe('Function: the secrets scan', () => {
 
   it('finds nothing in clean lines, and leaves short secrets out', () => {
     const token = `sbat_${randomBytes(24).toString('base64url')}`;
-    const run = fakeRun([{ what: 'access_token', value: token }, { what: 'short client_secret', value: 'y' }], { '400.log': [logLine({ route: 'GET /v3/grants/me', token_prefix: token.slice(0, 11) }), logLine({ y: 'y' })] });
+    const run = fakeRun(
+      [
+        { what: 'access_token', value: token },
+        { what: 'short client_secret', value: 'y' },
+      ],
+      { '400.log': [logLine({ route: 'GET /v3/grants/me', token_prefix: token.slice(0, 11) }), logLine({ y: 'y' })] },
+    );
     const finder = new SecretFinder(readRemembered(run));
     expect(finder.size).toBe(1);
     expect(scanLogs(run, finder)).toEqual({ lines: 2, files: 1, findings: [] });

@@ -23,7 +23,10 @@ describe('the secrets scan of the whole run', () => {
   it('finds no secret in any log line of any worker', () => {
     const { lines, files, findings } = scanLogs(runDir, finder);
     expect(lines, `no log line was written in ${runDir}/logs (${files} files): is the logger's capture installed (test/support/setup-env.ts)?`).toBeGreaterThan(0);
-    expectNone(findings.map((f) => `${f.what}: ${f.file}:${f.line}`), 'log lines');
+    expectNone(
+      findings.map((f) => `${f.what}: ${f.file}:${f.line}`),
+      'log lines',
+    );
   });
 
   it('finds no secret in plaintext in any item of the table', async () => {
@@ -37,6 +40,9 @@ describe('the secrets scan of the whole run', () => {
       start = page.LastEvaluatedKey;
     } while (start);
     expect(scanned, 'the table of the run is empty').toBeGreaterThan(0);
-    expectNone(findings.map((f) => `${f.what}: item ${f.pk} / ${f.sk}, attribute ${f.attribute}`), `${scanned} items of the table`);
+    expectNone(
+      findings.map((f) => `${f.what}: item ${f.pk} / ${f.sk}, attribute ${f.attribute}`),
+      `${scanned} items of the table`,
+    );
   }, 600_000);
 });

@@ -61,9 +61,23 @@ describe('Function: applications, settings', () => {
   it('changes branding and the hosted authentication page; each object sent replaces the stored one', async () => {
     // Prepare
     const fresh = await freshApplication('Acme Mail');
-    const hosted = { background_image_url: 'https://cdn.example.com/bg.jpg', alignment: 'center', color_primary: '#1a73e8', color_secondary: '#fff', background_color: '#000000', title: 'Sign in', subtitle: 'to Acme', spacing: 8, terms_of_service_url: 'https://acme.example/tos', privacy_policy_url: 'https://acme.example/privacy' };
+    const hosted = {
+      background_image_url: 'https://cdn.example.com/bg.jpg',
+      alignment: 'center',
+      color_primary: '#1a73e8',
+      color_secondary: '#fff',
+      background_color: '#000000',
+      title: 'Sign in',
+      subtitle: 'to Acme',
+      spacing: 8,
+      terms_of_service_url: 'https://acme.example/tos',
+      privacy_policy_url: 'https://acme.example/privacy',
+    };
     // Act
-    const first = await fresh.api.patch('/v3/applications', { branding: { name: 'Acme', icon_url: 'https://cdn.example.com/icon.png', website_url: 'https://acme.example', description: 'Mail for teams' }, hosted_authentication: hosted });
+    const first = await fresh.api.patch('/v3/applications', {
+      branding: { name: 'Acme', icon_url: 'https://cdn.example.com/icon.png', website_url: 'https://acme.example', description: 'Mail for teams' },
+      hosted_authentication: hosted,
+    });
     const second = await fresh.api.patch('/v3/applications', { branding: { icon_url: 'https://cdn.example.com/icon2.png' } });
     const read = await fresh.api.get('/v3/applications');
     // Assess
@@ -179,7 +193,10 @@ describe('Function: applications, redirect URIs', () => {
     [{ url: 'https://acme.example/cb', settings: { origin: 'https://acme.example' } }, "'settings.origin' does not apply to platform web; it takes no settings"],
     [{ url: 'acme://cb', platform: 'ios' }, "'settings.bundle_id' is required for platform ios"],
     [{ url: 'acme://cb', platform: 'ios', settings: { bundle_id: 'acme' } }, /^Invalid request body: 'settings.bundle_id' must match the pattern/],
-    [{ url: 'acme://cb', platform: 'android', settings: { package_name: 'com.acme.mail', sha1_certificate_fingerprint: 'ABCD' } }, /^Invalid request body: 'settings.sha1_certificate_fingerprint' must match the pattern/],
+    [
+      { url: 'acme://cb', platform: 'android', settings: { package_name: 'com.acme.mail', sha1_certificate_fingerprint: 'ABCD' } },
+      /^Invalid request body: 'settings.sha1_certificate_fingerprint' must match the pattern/,
+    ],
     [{ url: 'acme://cb', platform: 'android', settings: { package_name: 'com.acme.mail' } }, "'settings.sha1_certificate_fingerprint' is required for platform android"],
     [{ url: 'https://acme.example/cb', id: '0556d035-6cb6-4262-a035-6b77e11cf8fc' }, "Invalid request body: unknown field 'id'"],
     [{ platform: 'web' }, "Invalid request body: 'url' is required"],
@@ -215,7 +232,11 @@ describe('Function: applications, redirect URIs', () => {
     const other = await createUri({ url: 'https://acme.example/other' }, fresh.api);
     // Act
     const same = await fresh.api.post('/v3/applications/redirect-uris', { url: 'https://acme.example/cb' });
-    const sameParsed = await fresh.api.post('/v3/applications/redirect-uris', { url: 'HTTPS://ACME.example:443/cb', platform: 'android', settings: { package_name: 'com.acme.mail', sha1_certificate_fingerprint: 'AB:CD:EF:12:34:56:78:90:AB:CD:EF:12:34:56:78:90:AB:CD:EF:12' } });
+    const sameParsed = await fresh.api.post('/v3/applications/redirect-uris', {
+      url: 'HTTPS://ACME.example:443/cb',
+      platform: 'android',
+      settings: { package_name: 'com.acme.mail', sha1_certificate_fingerprint: 'AB:CD:EF:12:34:56:78:90:AB:CD:EF:12:34:56:78:90:AB:CD:EF:12' },
+    });
     const otherPort = await fresh.api.post('/v3/applications/redirect-uris', { url: 'http://127.0.0.1:9090/cb', platform: 'desktop' });
     const moved = await fresh.api.patch(`/v3/applications/redirect-uris/${other.id}`, { url: 'https://acme.example/cb' });
     // Assess

@@ -158,7 +158,10 @@ describe('availability', () => {
       [{ ...ok, end_time: ok.start_time + 61 * 86_400 }, /more than 60 days \(the limit\)/],
       [{ ...ok, participants: [] }, /'participants' must have at least 1 items/],
       [{ ...ok, participants: Array.from({ length: 51 }, (_, i) => ({ email: `p${i}@example.com` })) }, /'participants' must have at most 50 items/],
-      [{ ...ok, participants: [{ email: ann.email }, { email: 'nobody@example.com' }, { email: stranger.email }] }, new RegExp(`these are not: nobody@example.com, ${stranger.email.replace(/[.+]/g, '\\$&')}`)],
+      [
+        { ...ok, participants: [{ email: ann.email }, { email: 'nobody@example.com' }, { email: stranger.email }] },
+        new RegExp(`these are not: nobody@example.com, ${stranger.email.replace(/[.+]/g, '\\$&')}`),
+      ],
       [hours({ timezone: 'Mars/Base' }), /participants\[0\]\.open_hours\[0\]\.timezone must be an IANA time zone/],
       [hours({ days: [1, 7] }), /days must be days of the week 0 \(Sunday\) to 6 \(Saturday\); 7 is not/],
       [hours({ start: '18:00', end: '9:00' }), /open_hours\[0\]\.start \(18:00\) must be before its end \(9:00\)/],

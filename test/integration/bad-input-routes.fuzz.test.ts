@@ -114,31 +114,57 @@ const badMultipart = fc.oneof(
 
 const badRequest: fc.Arbitrary<BadRequest> = fc.oneof(
   // Bad or missing credentials, on every route.
-  fc.record({ r: route(routes), auth: fc.oneof(fc.constant(''), fc.constant('Bearer'), headerJunk.map((j) => `Bearer x${j}`), headerJunk.map((j) => `Basic ${j}`)) }).map(({ r, auth }) => ({
-    method: r.method,
-    path: path(r),
-    headers: { ...(auth ? { authorization: auth } : {}), 'content-type': 'application/json' },
-    body: r.body ? '{}' : undefined,
-    defect: 'auth',
-  })),
+  fc
+    .record({
+      r: route(routes),
+      auth: fc.oneof(
+        fc.constant(''),
+        fc.constant('Bearer'),
+        headerJunk.map((j) => `Bearer x${j}`),
+        headerJunk.map((j) => `Basic ${j}`),
+      ),
+    })
+    .map(({ r, auth }) => ({
+      method: r.method,
+      path: path(r),
+      headers: { ...(auth ? { authorization: auth } : {}), 'content-type': 'application/json' },
+      body: r.body ? '{}' : undefined,
+      defect: 'auth',
+    })),
   // Unknown query parameters, on every route.
-  fc.record({ r: route(routes), key: fc.stringMatching(/^[a-z_]{1,12}$/), value: fc.string({ maxLength: 20 }) })
+  fc
+    .record({ r: route(routes), key: fc.stringMatching(/^[a-z_]{1,12}$/), value: fc.string({ maxLength: 20 }) })
     .filter(({ r, key }) => !known(r).has(key))
-    .map(({ r, key, value }) => ({ method: r.method, path: path(r), query: `${key}=${encodeURIComponent(value)}`, headers: { 'content-type': 'application/json' }, body: r.body ? '{}' : undefined, defect: 'unknown query' })),
+    .map(({ r, key, value }) => ({
+      method: r.method,
+      path: path(r),
+      query: `${key}=${encodeURIComponent(value)}`,
+      headers: { 'content-type': 'application/json' },
+      body: r.body ? '{}' : undefined,
+      defect: 'unknown query',
+    })),
   // Forged page tokens, on every list.
   fc.record({ r: route(listRoutes), j: junk }).map(({ r, j }) => ({ method: r.method, path: path(r), query: `page_token=${encodeURIComponent(`x${j}`)}`, headers: {}, defect: 'page token' })),
   // Objects that do not exist (or junk IDs), on every route with an ID; bodies valid enough to reach the lookup.
-  fc.record({ r: route(idRoutes), id: fc.oneof(fc.constant(MISSING_ID), fc.string({ minLength: 1, maxLength: 40 }).filter((s) => s.trim() !== '' && !s.includes('/') && s !== '.' && s !== '..')) }).map(({ r, id }) => {
-    const ids = Object.fromEntries([...r.path.matchAll(/\{(\w+)\}/g)].filter(([, name]) => name !== 'grant_id').map(([, name]) => [name!, encodeURIComponent(id)]));
-    return {
-      method: r.method,
-      path: path(r, ids),
-      query: r.path.includes('{attachment_id}') ? `message_id=${MISSING_ID}` : undefined,
-      headers: { 'content-type': 'application/json' },
-      body: r.body ? '{}' : undefined,
-      defect: 'unknown id',
-    };
-  }),
+  fc
+    .record({
+      r: route(idRoutes),
+      id: fc.oneof(
+        fc.constant(MISSING_ID),
+        fc.string({ minLength: 1, maxLength: 40 }).filter((s) => s.trim() !== '' && !s.includes('/') && s !== '.' && s !== '..'),
+      ),
+    })
+    .map(({ r, id }) => {
+      const ids = Object.fromEntries([...r.path.matchAll(/\{(\w+)\}/g)].filter(([, name]) => name !== 'grant_id').map(([, name]) => [name!, encodeURIComponent(id)]));
+      return {
+        method: r.method,
+        path: path(r, ids),
+        query: r.path.includes('{attachment_id}') ? `message_id=${MISSING_ID}` : undefined,
+        headers: { 'content-type': 'application/json' },
+        body: r.body ? '{}' : undefined,
+        defect: 'unknown id',
+      };
+    }),
   // A body that is JSON but not an object, on every body route.
   fc.record({ r: route(bodyRoutes), body: fc.constantFrom('0', '-0', '0.0', 'false', 'true', 'null', '""', '"text"', '[]', '[{}]', '1e400') }).map(({ r, body }) => ({
     method: r.method,
@@ -168,7 +194,17 @@ const badRequest: fc.Arbitrary<BadRequest> = fc.oneof(
   fc
     .record({
       r: route(bodyRoutes),
-      type: fc.constantFrom('text/plain', 'json', 'application/xml', 'application/x-www-form-urlencoded', 'image/png', 'multipart/form-data', 'multipart/form-data; boundary=', 'multipart/form-data; boundary=fz', 'multipart/mixed; boundary=fz'),
+      type: fc.constantFrom(
+        'text/plain',
+        'json',
+        'application/xml',
+        'application/x-www-form-urlencoded',
+        'image/png',
+        'multipart/form-data',
+        'multipart/form-data; boundary=',
+        'multipart/form-data; boundary=fz',
+        'multipart/mixed; boundary=fz',
+      ),
     })
     .filter(({ r, type }) => !(r.multipartMaxBytes && type === 'multipart/form-data; boundary=fz'))
     .map(({ r, type }) => ({ method: r.method, path: path(r), headers: { 'content-type': type }, body: '{"subject":"x"}', defect: 'content type' })),

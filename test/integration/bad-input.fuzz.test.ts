@@ -45,9 +45,7 @@ const ENDPOINTS = [
   { method: 'DELETE', path: '/v3/grants/{grant}', body: false },
 ] as const;
 /** Every query parameter these endpoints know (from their schemas), so an "unknown" one is unknown everywhere. */
-const KNOWN_QUERY = new Set(
-  [...Object.values(grantRoutes), ...Object.values(connectRoutes)].flatMap((r) => Object.keys(('query' in r ? (r.query as { properties?: object }) : {}).properties ?? {})),
-);
+const KNOWN_QUERY = new Set([...Object.values(grantRoutes), ...Object.values(connectRoutes)].flatMap((r) => Object.keys(('query' in r ? (r.query as { properties?: object }) : {}).properties ?? {})));
 
 const endpoint = fc.constantFrom(...ENDPOINTS);
 const junk = fc.string({ unit: 'binary', maxLength: 60 });
@@ -72,13 +70,23 @@ function target(e: (typeof ENDPOINTS)[number], grant: string) {
 
 const badRequest: fc.Arbitrary<BadRequest> = fc.oneof(
   // Bad or missing credentials.
-  fc.record({ e: endpoint, auth: fc.oneof(fc.constant(''), fc.constant('Bearer'), headerJunk.map((j) => `Bearer x${j}`), headerJunk.map((j) => `Basic ${j}`)) }).map(({ e, auth }) => ({
-    method: e.method,
-    path: target(e, grantId),
-    headers: (auth ? { authorization: auth } : {}) as Record<string, string>,
-    body: e.body ? '{}' : undefined,
-    defect: 'auth',
-  })),
+  fc
+    .record({
+      e: endpoint,
+      auth: fc.oneof(
+        fc.constant(''),
+        fc.constant('Bearer'),
+        headerJunk.map((j) => `Bearer x${j}`),
+        headerJunk.map((j) => `Basic ${j}`),
+      ),
+    })
+    .map(({ e, auth }) => ({
+      method: e.method,
+      path: target(e, grantId),
+      headers: (auth ? { authorization: auth } : {}) as Record<string, string>,
+      body: e.body ? '{}' : undefined,
+      defect: 'auth',
+    })),
   // Unknown query parameters.
   fc.record({ e: endpoint, key: fc.stringMatching(/^[a-z_]{1,12}$/).filter((k) => !KNOWN_QUERY.has(k)), value: fc.string({ maxLength: 20 }) }).map(({ e, key, value }) => ({
     method: e.method,
@@ -89,22 +97,24 @@ const badRequest: fc.Arbitrary<BadRequest> = fc.oneof(
     defect: 'unknown query',
   })),
   // Ill-typed list parameters.
-  fc.record({
-    param: fc.constantFrom('limit', 'offset'),
-    value: fc.oneof(fc.constantFrom('0', '-1', '1.5', 'abc', '', '1e400', '10001', '99999999999', 'NaN', '-Infinity'), fc.stringMatching(/^[a-z]{1,8}$/)),
-  })
+  fc
+    .record({
+      param: fc.constantFrom('limit', 'offset'),
+      value: fc.oneof(fc.constantFrom('0', '-1', '1.5', 'abc', '', '1e400', '10001', '99999999999', 'NaN', '-Infinity'), fc.stringMatching(/^[a-z]{1,8}$/)),
+    })
     // offset=0 is valid; limit above 200 is valid (treated as 200).
     .filter(({ param, value }) => (param === 'offset' ? value !== '0' : !['10001', '99999999999'].includes(value)))
     .map(({ param, value }) => ({ method: 'GET', path: '/v3/grants', query: `${param}=${value}`, headers: {}, defect: 'bad list parameter' })),
   // Numbers no DynamoDB key or JavaScript number holds exactly, and times past the year 9999 (once a 500 from the DynamoDB client).
-  fc.record({
-    param: fc.constantFrom('limit', 'offset', 'since', 'before'),
-    value: fc.oneof(
-      fc.constantFrom('9007199254740993', '99999999999999999999999', '1e308', '-1e308', '253402300800', '9'.repeat(400)),
-      fc.bigInt({ min: 2n ** 53n, max: 10n ** 30n }).map(String),
-      fc.bigInt({ min: -(10n ** 30n), max: -1n }).map(String),
-    ),
-  })
+  fc
+    .record({
+      param: fc.constantFrom('limit', 'offset', 'since', 'before'),
+      value: fc.oneof(
+        fc.constantFrom('9007199254740993', '99999999999999999999999', '1e308', '-1e308', '253402300800', '9'.repeat(400)),
+        fc.bigInt({ min: 2n ** 53n, max: 10n ** 30n }).map(String),
+        fc.bigInt({ min: -(10n ** 30n), max: -1n }).map(String),
+      ),
+    })
     // A limit past the year 9999 in seconds is still a safe integer: treated as 200.
     .filter(({ param, value }) => !(param === 'limit' && value === '253402300800'))
     .map(({ param, value }) => ({ method: 'GET', path: '/v3/grants', query: `${param}=${value}`, headers: {}, defect: 'out-of-range parameter' })),
@@ -119,27 +129,45 @@ const badRequest: fc.Arbitrary<BadRequest> = fc.oneof(
     defect: 'malformed json',
   })),
   // Wrong content type.
-  fc.record({ e: fc.constantFrom(ENDPOINTS[0], ENDPOINTS[3]), type: fc.constantFrom('text/plain', 'application/xml', 'multipart/form-data; boundary=x', 'application/x-www-form-urlencoded', 'image/png') }).map(({ e, type }) => ({
-    method: e.method,
-    path: target(e, grantId),
-    headers: { 'content-type': type },
-    body: '{"blocked":true}',
-    defect: 'content type',
-  })),
+  fc
+    .record({
+      e: fc.constantFrom(ENDPOINTS[0], ENDPOINTS[3]),
+      type: fc.constantFrom('text/plain', 'application/xml', 'multipart/form-data; boundary=x', 'application/x-www-form-urlencoded', 'image/png'),
+    })
+    .map(({ e, type }) => ({
+      method: e.method,
+      path: target(e, grantId),
+      headers: { 'content-type': type },
+      body: '{"blocked":true}',
+      defect: 'content type',
+    })),
   // Ill-typed or unknown fields in otherwise valid JSON.
-  fc.oneof(
-    wrongTypedValue.map((v) => ({ provider: 'agent', settings: { email_address: v } })),
-    wrongTypedValue.map((v) => ({ provider: v, settings: { email_address: 'fuzz@agents.test' } })),
-    fc.string({ maxLength: 40 }).filter((s) => !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(s)).map((v) => ({ provider: 'agent', settings: { email_address: v } })),
-    fc.stringMatching(/^[a-z]{1,10}$/).filter((k) => !['provider', 'settings', 'external_id'].includes(k)).map((k) => ({ provider: 'agent', settings: { email_address: 'fuzz@agents.test' }, [k]: 1 })),
-    fc.constantFrom([], 'agent', 42, null),
-  ).map((body) => ({ method: 'POST', path: '/v3/connect/custom', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), defect: 'bad create body' })),
-  fc.oneof(
-    fc.constant({}),
-    wrongTypedValue.filter((v) => typeof v !== 'boolean').map((v) => ({ blocked: v })),
-    fc.oneof(fc.integer(), fc.boolean(), fc.constant(''), fc.constant('a/b')).map((v) => ({ external_id: v })),
-    fc.stringMatching(/^[a-z]{1,10}$/).filter((k) => !['blocked', 'external_id'].includes(k)).map((k) => ({ [k]: 'x' })),
-  ).map((body) => ({ method: 'PATCH', path: `/v3/grants/${grantId}`, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), defect: 'bad patch body' })),
+  fc
+    .oneof(
+      wrongTypedValue.map((v) => ({ provider: 'agent', settings: { email_address: v } })),
+      wrongTypedValue.map((v) => ({ provider: v, settings: { email_address: 'fuzz@agents.test' } })),
+      fc
+        .string({ maxLength: 40 })
+        .filter((s) => !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(s))
+        .map((v) => ({ provider: 'agent', settings: { email_address: v } })),
+      fc
+        .stringMatching(/^[a-z]{1,10}$/)
+        .filter((k) => !['provider', 'settings', 'external_id'].includes(k))
+        .map((k) => ({ provider: 'agent', settings: { email_address: 'fuzz@agents.test' }, [k]: 1 })),
+      fc.constantFrom([], 'agent', 42, null),
+    )
+    .map((body) => ({ method: 'POST', path: '/v3/connect/custom', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), defect: 'bad create body' })),
+  fc
+    .oneof(
+      fc.constant({}),
+      wrongTypedValue.filter((v) => typeof v !== 'boolean').map((v) => ({ blocked: v })),
+      fc.oneof(fc.integer(), fc.boolean(), fc.constant(''), fc.constant('a/b')).map((v) => ({ external_id: v })),
+      fc
+        .stringMatching(/^[a-z]{1,10}$/)
+        .filter((k) => !['blocked', 'external_id'].includes(k))
+        .map((k) => ({ [k]: 'x' })),
+    )
+    .map((body) => ({ method: 'PATCH', path: `/v3/grants/${grantId}`, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), defect: 'bad patch body' })),
   // A trailing slash or an empty segment: another path, which no route has (404, never the route without the slash).
   fc.record({ e: endpoint, trailing: fc.boolean() }).map(({ e, trailing }) => ({
     method: e.method,
@@ -149,7 +177,8 @@ const badRequest: fc.Arbitrary<BadRequest> = fc.oneof(
     defect: 'misshapen path',
   })),
   // Grants that do not exist (or `me`, which needs an access token).
-  fc.record({ e: fc.constantFrom(ENDPOINTS[2], ENDPOINTS[3], ENDPOINTS[4]), ref: fc.string({ minLength: 1, maxLength: 80 }) })
+  fc
+    .record({ e: fc.constantFrom(ENDPOINTS[2], ENDPOINTS[3], ENDPOINTS[4]), ref: fc.string({ minLength: 1, maxLength: 80 }) })
     .filter(({ ref }) => ref.trim() !== '' && !ref.includes('/'))
     .map(({ e, ref }) => ({
       method: e.method,
@@ -187,7 +216,19 @@ describe('bad input', () => {
     );
     // Every kind of defect was exercised.
     expect([...seen.keys()].sort()).toEqual(
-      ['auth', 'bad create body', 'bad list parameter', 'bad patch body', 'content type', 'malformed json', 'misshapen path', 'out-of-range parameter', 'page token', 'unknown grant', 'unknown query'].sort(),
+      [
+        'auth',
+        'bad create body',
+        'bad list parameter',
+        'bad patch body',
+        'content type',
+        'malformed json',
+        'misshapen path',
+        'out-of-range parameter',
+        'page token',
+        'unknown grant',
+        'unknown query',
+      ].sort(),
     );
   }, 120_000);
 });

@@ -31,7 +31,12 @@ const RSA_KEY = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.e
 const KEY_LINE = RSA_KEY.split('\n')[5]!;
 const SENTINELS = [CLIENT_SECRET, NEW_SECRET, CREDENTIAL_SECRET, KEY_LINE];
 // Also for the end-of-run scan of every log line and the whole table (test/final/secrets-scan.test.ts).
-for (const [value, what] of [[CLIENT_SECRET, 'connector client_secret'], [NEW_SECRET, 'rotated connector client_secret'], [CREDENTIAL_SECRET, 'credential_data client_secret'], [RSA_KEY, 'credential_data private_key']] as const) {
+for (const [value, what] of [
+  [CLIENT_SECRET, 'connector client_secret'],
+  [NEW_SECRET, 'rotated connector client_secret'],
+  [CREDENTIAL_SECRET, 'credential_data client_secret'],
+  [RSA_KEY, 'credential_data private_key'],
+] as const) {
   rememberSecret(value, `${what} (connectors-api.test.ts)`);
 }
 
@@ -140,7 +145,12 @@ describe('Function: connectors', () => {
     // Prepare
     const app = await freshApplication();
     const bodies = [
-      { provider: 'microsoft', name: 'Outlook', settings: { client_id: 'ms-client', client_secret: CLIENT_SECRET, tenant: 'common', issuer: 'https://login.example.com/tenant/v2.0' }, scope: ['Mail.Read', 'offline_access'] },
+      {
+        provider: 'microsoft',
+        name: 'Outlook',
+        settings: { client_id: 'ms-client', client_secret: CLIENT_SECRET, tenant: 'common', issuer: 'https://login.example.com/tenant/v2.0' },
+        scope: ['Mail.Read', 'offline_access'],
+      },
       { provider: 'yahoo', settings: { client_id: 'y-client', client_secret: CLIENT_SECRET } },
       { provider: 'zoom', settings: { client_id: 'z-client', client_secret: CLIENT_SECRET, issuer: 'http://127.0.0.1:9999' } },
       { provider: 'imap' },
@@ -160,7 +170,14 @@ describe('Function: connectors', () => {
     expect(page.body.data).toHaveLength(4);
     const rest = await app.api.get(`/v3/connectors?limit=4&page_token=${page.body.next_cursor}`);
     expect([...page.body.data, ...rest.body.data]).toEqual(listed.body.data);
-    expect(await connectorForAuth(app.id, 'microsoft')).toEqual({ provider: 'microsoft', client_id: 'ms-client', client_secret: CLIENT_SECRET, tenant: 'common', issuer: 'https://login.example.com/tenant/v2.0', scope: ['Mail.Read', 'offline_access'] });
+    expect(await connectorForAuth(app.id, 'microsoft')).toEqual({
+      provider: 'microsoft',
+      client_id: 'ms-client',
+      client_secret: CLIENT_SECRET,
+      tenant: 'common',
+      issuer: 'https://login.example.com/tenant/v2.0',
+      scope: ['Mail.Read', 'offline_access'],
+    });
   });
 
   it.each([
@@ -172,8 +189,14 @@ describe('Function: connectors', () => {
     [{ provider: 'google', settings: { client_id: 'x', client_secret: 'y', tenant: 'common' } }, /^'settings.tenant' does not apply to a google connector; it takes settings.client_id/],
     [{ provider: 'google', settings: { client_id: 'x', client_secret: 'y', password: 'z' } }, "Invalid request body: unknown field 'settings.password'"],
     [{ provider: 'imap', settings: { client_id: 'x' } }, "'settings.client_id' does not apply to a imap connector; it takes no settings"],
-    [{ provider: 'microsoft', settings: { client_id: 'x', client_secret: 'y', tenant: 'contoso tenant' } }, /^'settings.tenant' must be common, organizations, consumers, a tenant ID \(GUID\) or a tenant domain name$/],
-    [{ provider: 'google', settings: { client_id: 'x', client_secret: 'y', issuer: 'http://accounts.example.com' } }, /^'settings.issuer' must be an https URL \(or http to localhost, 127.0.0.1 or \[::1\]\) naming an OpenID Connect issuer/],
+    [
+      { provider: 'microsoft', settings: { client_id: 'x', client_secret: 'y', tenant: 'contoso tenant' } },
+      /^'settings.tenant' must be common, organizations, consumers, a tenant ID \(GUID\) or a tenant domain name$/,
+    ],
+    [
+      { provider: 'google', settings: { client_id: 'x', client_secret: 'y', issuer: 'http://accounts.example.com' } },
+      /^'settings.issuer' must be an https URL \(or http to localhost, 127.0.0.1 or \[::1\]\) naming an OpenID Connect issuer/,
+    ],
     [{ provider: 'google', settings: { client_id: 'x', client_secret: 'y', issuer: 'https://accounts.example.com/?tenant=1' } }, /^'settings.issuer' must be an https URL/],
     [{ provider: 'zoom', settings: { client_id: 'x', client_secret: 'y' }, scope: ['meeting:write'] }, "'scope' does not apply to a zoom connector: set the scopes on the Zoom app itself"],
     [{ provider: 'ews', scope: ['Mail.Read'] }, "'scope' of a ews connector may only contain: ews.messages, ews.calendar, ews.contacts"],
@@ -281,7 +304,11 @@ describe('Function: connector credentials', () => {
     await createConnector(app.api, { provider: 'microsoft', settings: { client_id: 'ms', client_secret: CLIENT_SECRET } });
     // Act
     const sa = await createCredential(app.api, 'google', { name: 'Workspace robot', credential_type: 'serviceaccount', credential_data: serviceAccount() });
-    const consent = await createCredential(app.api, 'microsoft', { name: 'Contoso', credential_type: 'adminconsent', credential_data: { client_id: 'ms-admin', client_secret: CREDENTIAL_SECRET, tenant: 'contoso.onmicrosoft.com' } });
+    const consent = await createCredential(app.api, 'microsoft', {
+      name: 'Contoso',
+      credential_type: 'adminconsent',
+      credential_data: { client_id: 'ms-admin', client_secret: CREDENTIAL_SECRET, tenant: 'contoso.onmicrosoft.com' },
+    });
     const override = await createCredential(app.api, 'google', { name: 'Second app', credential_type: 'connector', credential_data: { client_id: 'g-2', client_secret: CREDENTIAL_SECRET } });
     const got = await app.api.get(`/v3/connectors/google/creds/${sa.id}`);
     const listed = await app.api.get('/v3/connectors/google/creds');
@@ -330,19 +357,59 @@ describe('Function: connector credentials', () => {
   });
 
   it.each([
-    ['microsoft', { name: 'x', credential_type: 'serviceaccount', credential_data: serviceAccount() }, /^credential_type 'serviceaccount' does not fit provider microsoft: serviceaccount is for google, adminconsent for microsoft, connector for OAuth providers/],
-    ['google', { name: 'x', credential_type: 'adminconsent', credential_data: { client_id: 'a', client_secret: 'b', tenant: 'common' } }, /^credential_type 'adminconsent' does not fit provider google/],
+    [
+      'microsoft',
+      { name: 'x', credential_type: 'serviceaccount', credential_data: serviceAccount() },
+      /^credential_type 'serviceaccount' does not fit provider microsoft: serviceaccount is for google, adminconsent for microsoft, connector for OAuth providers/,
+    ],
+    [
+      'google',
+      { name: 'x', credential_type: 'adminconsent', credential_data: { client_id: 'a', client_secret: 'b', tenant: 'common' } },
+      /^credential_type 'adminconsent' does not fit provider google/,
+    ],
     ['imap', { name: 'x', credential_type: 'connector', credential_data: { client_id: 'a', client_secret: 'b' } }, /^credential_type 'connector' does not fit provider imap/],
     ['google', { name: 'x', credential_type: 'oauth', credential_data: {} }, "Invalid request body: 'credential_type' must be one of: serviceaccount, adminconsent, connector"],
-    ['google', { name: 'x', credential_type: 'serviceaccount', credential_data: serviceAccount({ private_key: 'SENTINEL-garbage' }) }, "'credential_data.private_key' must be a PEM private key (-----BEGIN PRIVATE KEY----- …), as in the service account key file"],
-    ['google', { name: 'x', credential_type: 'serviceaccount', credential_data: serviceAccount({ private_key: `-----BEGIN PRIVATE KEY-----\n${KEY_LINE}\n-----END PRIVATE KEY-----\n` }) }, /^'credential_data.private_key' is not a readable PEM private key/],
-    ['google', { name: 'x', credential_type: 'serviceaccount', credential_data: serviceAccount({ type: 'authorized_user' }) }, "'credential_data.type' must be service_account, as in the service account key file"],
-    ['google', { name: 'x', credential_type: 'serviceaccount', credential_data: serviceAccount({ client_email: 'robot' }) }, "'credential_data.client_email' must be the service account's email address"],
-    ['google', { name: 'x', credential_type: 'serviceaccount', credential_data: serviceAccount({ password: 'x' }) }, /^'credential_data.password' is not part of a serviceaccount credential; it takes type, project_id/],
-    ['google', { name: 'x', credential_type: 'serviceaccount', credential_data: { type: 'service_account', private_key: RSA_KEY } }, "'credential_data.project_id', 'credential_data.private_key_id', 'credential_data.client_email' are required for credential_type serviceaccount"],
+    [
+      'google',
+      { name: 'x', credential_type: 'serviceaccount', credential_data: serviceAccount({ private_key: 'SENTINEL-garbage' }) },
+      "'credential_data.private_key' must be a PEM private key (-----BEGIN PRIVATE KEY----- …), as in the service account key file",
+    ],
+    [
+      'google',
+      { name: 'x', credential_type: 'serviceaccount', credential_data: serviceAccount({ private_key: `-----BEGIN PRIVATE KEY-----\n${KEY_LINE}\n-----END PRIVATE KEY-----\n` }) },
+      /^'credential_data.private_key' is not a readable PEM private key/,
+    ],
+    [
+      'google',
+      { name: 'x', credential_type: 'serviceaccount', credential_data: serviceAccount({ type: 'authorized_user' }) },
+      "'credential_data.type' must be service_account, as in the service account key file",
+    ],
+    [
+      'google',
+      { name: 'x', credential_type: 'serviceaccount', credential_data: serviceAccount({ client_email: 'robot' }) },
+      "'credential_data.client_email' must be the service account's email address",
+    ],
+    [
+      'google',
+      { name: 'x', credential_type: 'serviceaccount', credential_data: serviceAccount({ password: 'x' }) },
+      /^'credential_data.password' is not part of a serviceaccount credential; it takes type, project_id/,
+    ],
+    [
+      'google',
+      { name: 'x', credential_type: 'serviceaccount', credential_data: { type: 'service_account', private_key: RSA_KEY } },
+      "'credential_data.project_id', 'credential_data.private_key_id', 'credential_data.client_email' are required for credential_type serviceaccount",
+    ],
     ['google', { name: 'x', credential_type: 'connector', credential_data: { client_id: 'a', client_secret: '' } }, "'credential_data.client_secret' must not be empty"],
-    ['microsoft', { name: 'x', credential_type: 'adminconsent', credential_data: { client_id: 'a', client_secret: 'b', tenant: 'bad tenant' } }, /^'credential_data.tenant' must be common, organizations, consumers/],
-    ['google', { name: 'x', credential_type: 'connector', credential_data: { client_id: 'a', client_secret: { nested: true } } }, "Invalid request body: 'credential_data.client_secret' must be of type string"],
+    [
+      'microsoft',
+      { name: 'x', credential_type: 'adminconsent', credential_data: { client_id: 'a', client_secret: 'b', tenant: 'bad tenant' } },
+      /^'credential_data.tenant' must be common, organizations, consumers/,
+    ],
+    [
+      'google',
+      { name: 'x', credential_type: 'connector', credential_data: { client_id: 'a', client_secret: { nested: true } } },
+      "Invalid request body: 'credential_data.client_secret' must be of type string",
+    ],
     ['google', { name: 'x', credential_type: 'connector', credential_data: 'client_id=a' }, "Invalid request body: 'credential_data' must be of type object"],
     ['google', { credential_type: 'connector', credential_data: { client_id: 'a', client_secret: 'b' } }, "Invalid request body: 'name' is required"],
     ['google', { name: 'x', credential_type: 'connector', credential_data: { client_id: 'a', client_secret: 'b' }, id: UNKNOWN_CRED }, "Invalid request body: unknown field 'id'"],

@@ -112,7 +112,14 @@ describe('events', () => {
   it('filters lists by every parameter, and pages through them', async () => {
     const agent = await makeAgentGrant(api);
     const base = at('2026-12-14T09:00');
-    const a = await event(agent.id, { title: 'Budget Review', description: 'Numbers for Q1', location: 'Berlin HQ', when: { start_time: base, end_time: base + 3600 }, participants: [{ email: 'cfo@example.com' }], metadata: { key2: 'fin' } });
+    const a = await event(agent.id, {
+      title: 'Budget Review',
+      description: 'Numbers for Q1',
+      location: 'Berlin HQ',
+      when: { start_time: base, end_time: base + 3600 },
+      participants: [{ email: 'cfo@example.com' }],
+      metadata: { key2: 'fin' },
+    });
     const b = await event(agent.id, { title: 'Lunch', when: { start_time: base + 7200, end_time: base + 9000 }, busy: false, participants: [{ email: 'bob@example.com' }] });
     const c = await event(agent.id, { title: 'Maybe standup', status: 'maybe', when: { start_time: base + 86400, end_time: base + 88200 } });
     const d = await event(agent.id, { title: 'Dropped', status: 'cancelled', when: { start_time: base + 3600, end_time: base + 7200 } });
@@ -191,12 +198,21 @@ describe('events', () => {
     const start = at('2026-12-07T15:00');
     const series = await event(agent.id, { title: 'Weekly', when: { start_time: start, end_time: start + 3600 }, recurrence: ['RRULE:FREQ=WEEKLY;COUNT=5'] });
     const window = `start=${start - 86400}&end=${start + 40 * 86400}`;
-    const expand = async (extra = '') => (await api.get(`/v3/grants/${agent.id}/events?calendar_id=primary&expand_recurring=true&${window}${extra}`)).body.data as { id: string; title: string; status: string; when: { start_time: number } }[];
+    const expand = async (extra = '') =>
+      (await api.get(`/v3/grants/${agent.id}/events?calendar_id=primary&expand_recurring=true&${window}${extra}`)).body.data as {
+        id: string;
+        title: string;
+        status: string;
+        when: { start_time: number };
+      }[];
     const occurrences = await expand();
     expect(occurrences).toHaveLength(5);
     const [, second, third, fourth] = occurrences;
 
-    const moved = await api.put(`/v3/grants/${agent.id}/events/${second!.id}?calendar_id=primary&notify_participants=false`, { title: 'Moved', when: { start_time: second!.when.start_time + 86400, end_time: second!.when.start_time + 86400 + 3600 } });
+    const moved = await api.put(`/v3/grants/${agent.id}/events/${second!.id}?calendar_id=primary&notify_participants=false`, {
+      title: 'Moved',
+      when: { start_time: second!.when.start_time + 86400, end_time: second!.when.start_time + 86400 + 3600 },
+    });
     expect(moved.status, moved.text).toBe(200);
     expect(moved.body.data).toMatchObject({ id: second!.id, title: 'Moved', master_event_id: series.id, original_start_time: second!.when.start_time });
     // An occurrence cannot move to the day of the previous one (spec, recurrence restriction 1).
@@ -233,7 +249,11 @@ describe('events', () => {
   it('exports an event and a series as iCalendar', async () => {
     const agent = await makeAgentGrant(api);
     const start = at('2026-12-07T09:00', 'Europe/Berlin');
-    const series = await event(agent.id, { title: 'Review; with, punctuation', when: { start_time: start, end_time: start + 3600, start_timezone: 'Europe/Berlin' }, recurrence: ['RRULE:FREQ=DAILY;COUNT=3'] });
+    const series = await event(agent.id, {
+      title: 'Review; with, punctuation',
+      when: { start_time: start, end_time: start + 3600, start_timezone: 'Europe/Berlin' },
+      recurrence: ['RRULE:FREQ=DAILY;COUNT=3'],
+    });
     const ics = await api.get(`/v3/grants/${agent.id}/events/${series.id}?calendar_id=primary&format=ics`);
     expect(ics.status).toBe(200);
     expect(ics.headers.get('content-type')).toContain('text/calendar');

@@ -32,7 +32,11 @@ beforeAll(async () => {
   const template = await api.post(`/v3/grants/${ids.grant_id}/templates`, { name: 'Kept', engine: 'mustache', subject: 'Kept', body: '<p>kept</p>' });
   const draft = await api.post(`/v3/grants/${ids.grant_id}/drafts`, { subject: 'Kept' });
   const event = await api.post(`/v3/grants/${ids.grant_id}/events?calendar_id=primary&notify_participants=false`, { title: 'Kept', when: { start_time: 1_900_000_000, end_time: 1_900_003_600 } });
-  for (const [name, response] of [['template', template], ['draft', draft], ['event', event]] as const) {
+  for (const [name, response] of [
+    ['template', template],
+    ['draft', draft],
+    ['event', event],
+  ] as const) {
     if (response.status >= 300) throw new Error(`${name}: ${response.status} ${response.text}`);
   }
   ids.template_id = template.body.data.id;

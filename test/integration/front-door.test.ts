@@ -86,7 +86,11 @@ describe('Front door: while npm start is starting', () => {
 
 describe('Front door: answers that did not come from a function', () => {
   it('turns a failed invocation answered as 200 (a Lambda error body) into a 502 envelope, and tells the console', async () => {
-    upstreamAnswer = () => ({ status: 200, headers: {}, body: JSON.stringify({ errorMessage: "Cannot find module '.switchboard/build/1/functions/grants/handler'", errorType: 'Error', stackTrace: ['at x'] }) });
+    upstreamAnswer = () => ({
+      status: 200,
+      headers: {},
+      body: JSON.stringify({ errorMessage: "Cannot find module '.switchboard/build/1/functions/grants/handler'", errorType: 'Error', stackTrace: ['at x'] }),
+    });
     const body = await expectEnvelope(await fetch(`${base}/v3/grants`), 502, 'internal_error');
     // Internals (paths, stack traces) stay on the console.
     expect(body.error.message).not.toContain('Cannot find module');
@@ -181,7 +185,10 @@ describe('Front door: requests it refuses by itself', () => {
   });
 
   it('answers a 413 at once to a client that declared too much and sends nothing more', async () => {
-    const reply = await rawRequest(door.port, `POST /v3/connect/custom HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${11 * 1024 * 1024}\r\n\r\n{`);
+    const reply = await rawRequest(
+      door.port,
+      `POST /v3/connect/custom HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${11 * 1024 * 1024}\r\n\r\n{`,
+    );
     expect(reply.status).toBe(413);
     expect(JSON.parse(reply.body).error.type).toBe('payload_too_large');
   });

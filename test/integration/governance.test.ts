@@ -197,7 +197,10 @@ describe('enforcement', () => {
 
     const refused = await smtpClient(port)
       .sendMail({ from: 'spammer@blocked-sender.example', to: agent.email, subject: 'Buy now', text: 'x' })
-      .then(() => undefined, (error: { responseCode?: number; response?: string }) => error);
+      .then(
+        () => undefined,
+        (error: { responseCode?: number; response?: string }) => error,
+      );
     expect(refused?.responseCode).toBe(550);
     expect(refused?.response).toContain('5.7.1');
     expect((await api.get(`/v3/grants/${agent.id}/messages`)).body.data).toEqual([]);
@@ -396,7 +399,10 @@ describe('policies', () => {
     expect((await smtpClient(port).sendMail({ from: 'a@example.org', to: agent.email, subject: 'One', text: 'x' })).accepted).toEqual([agent.email]);
     const second = await smtpClient(port)
       .sendMail({ from: 'a@example.org', to: agent.email, subject: 'Two', text: 'x' })
-      .then(() => undefined, (error: { responseCode?: number }) => error);
+      .then(
+        () => undefined,
+        (error: { responseCode?: number }) => error,
+      );
     expect(second?.responseCode).toBe(452);
   });
 });

@@ -66,12 +66,7 @@ describe('grant purge', () => {
       // The search index: entries (one per stored message) and the manifest its merges wrote.
       'search entries': searchEntriesOf(g),
       'search manifest': searchManifestKey(g).pk,
-      ...Object.fromEntries(
-        [kinds.folder('inbox'), kinds.folder('sent'), kinds.unread].map((kind) => [
-          `postings ${kind}`,
-          postingPartition(g, kind),
-        ]),
-      ),
+      ...Object.fromEntries([kinds.folder('inbox'), kinds.folder('sent'), kinds.unread].map((kind) => [`postings ${kind}`, postingPartition(g, kind)])),
     };
     const counts = async () => Object.fromEntries(await Promise.all(Object.entries(partitions).map(async ([name, pk]) => [name, await count(pk)] as const)));
     const objectsUnder = async (prefix: string) => (await s3.send(new ListObjectsV2Command({ Bucket: process.env.MAIL_BUCKET, Prefix: prefix }))).KeyCount ?? 0;

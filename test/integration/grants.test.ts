@@ -53,7 +53,10 @@ describe('POST /v3/connect/custom (Agent Accounts)', () => {
     expect(response.body.data).toMatchObject({ provider: 'nylas', name: 'Sales Agent', email });
     for (const provider of ['nylas', 'agent']) {
       const listed = await api.get(`/v3/grants?provider=${provider}&email=${encodeURIComponent(email)}`);
-      expect(listed.body.data.map((g: { id: string }) => g.id), provider).toEqual([response.body.data.id]);
+      expect(
+        listed.body.data.map((g: { id: string }) => g.id),
+        provider,
+      ).toEqual([response.body.data.id]);
     }
     expect((await api.get(`/v3/grants?provider=google&email=${encodeURIComponent(email)}`)).body.data).toEqual([]);
     // The name is the default From display name of what the account sends.
@@ -64,7 +67,7 @@ describe('POST /v3/connect/custom (Agent Accounts)', () => {
     expect(sent.body.grant_id).toBe(response.body.data.id);
   });
 
-  it('refuses the contract\'s settings and scope on PATCH with a 400 saying why, changing nothing', async () => {
+  it("refuses the contract's settings and scope on PATCH with a 400 saying why, changing nothing", async () => {
     const grant = await makeAgentGrant(api);
     const scope = await api.patch(`/v3/grants/${grant.id}`, { scope: ['Mail.Read'] });
     expect(scope.status).toBe(400);

@@ -29,8 +29,7 @@ afterAll(async () => gatewayHandle?.close());
 
 function multipart(boundary: string, parts: { name: string; filename?: string; content: string }[]): Buffer {
   const chunks = parts.map(
-    (p) =>
-      `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"${p.filename ? `; filename="${p.filename}"\r\nContent-Type: application/octet-stream` : ''}\r\n\r\n${p.content}\r\n`,
+    (p) => `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"${p.filename ? `; filename="${p.filename}"\r\nContent-Type: application/octet-stream` : ''}\r\n\r\n${p.content}\r\n`,
   );
   return Buffer.from(`${chunks.join('')}--${boundary}--\r\n`);
 }
@@ -88,10 +87,14 @@ describe('malformed multipart (scope 2)', () => {
     ['no parts at all', 'garbage'],
     ['an unterminated file part', '--b\r\nContent-Disposition: form-data; name="f"; filename="a"\r\n\r\nabc'],
     ['two message parts', '--b\r\nContent-Disposition: form-data; name="message"\r\n\r\n{}\r\n--b\r\nContent-Disposition: form-data; name="message"\r\n\r\n{}\r\n--b--\r\n'],
-  ])('answers 400 at once for %s', async (_, text) => {
-    const response = await postMultipart(`/v3/grants/${grant.id}/messages/send`, Buffer.from(text), 'b');
-    expectEnvelope(response, 400);
-  }, 10_000);
+  ])(
+    'answers 400 at once for %s',
+    async (_, text) => {
+      const response = await postMultipart(`/v3/grants/${grant.id}/messages/send`, Buffer.from(text), 'b');
+      expectEnvelope(response, 400);
+    },
+    10_000,
+  );
 
   it('answers 415 for multipart without a boundary', async () => {
     const response = await api.request('POST', `/v3/grants/${grant.id}/messages/send`, { rawBody: 'x', headers: { 'content-type': 'multipart/form-data' } });
@@ -118,7 +121,13 @@ describe('bodies a local layer hands over parsed (scope 5)', () => {
     const { handler } = (await modules[route.group]()) as { handler: (e: APIGatewayProxyEventV2, c: Context) => Promise<APIGatewayProxyStructuredResultV2> };
     const event = buildEvent(
       { routeKey: route.routeKey, params: route.params },
-      { method: 'POST', url: route.path, headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'content-length': String(contentLength) }, body: Buffer.alloc(0), sourceIp: '127.0.0.1' },
+      {
+        method: 'POST',
+        url: route.path,
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'content-length': String(contentLength) },
+        body: Buffer.alloc(0),
+        sourceIp: '127.0.0.1',
+      },
     );
     (event as { body: unknown }).body = body;
     return handler(event, lambdaContext(route.group));
@@ -209,7 +218,12 @@ describe('downloads, attachment names and credentials (scope 8)', () => {
       socket.on('error', reject);
     });
     expect(raw.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request');
-    const body = JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4).replace(/^[0-9a-f]+\r\n/, '').replace(/\r\n0\r\n\r\n$/, ''));
+    const body = JSON.parse(
+      raw
+        .slice(raw.indexOf('\r\n\r\n') + 4)
+        .replace(/^[0-9a-f]+\r\n/, '')
+        .replace(/\r\n0\r\n\r\n$/, ''),
+    );
     expect(body.error).toMatchObject({ type: 'invalid_request_error' });
     expect(body.error.message).toContain('one Authorization header');
   });

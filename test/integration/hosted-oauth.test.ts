@@ -174,7 +174,9 @@ describe('hosted OAuth: the whole flow', () => {
     const first = await exchange({ grant_type: 'authorization_code', code: (await signIn({ provider: 'google' }, 'dora@example.com')).get('code')!, client_secret: apiKey });
     const grantId = first.body.grant_id as string;
     const grant = await getGrant(appId as ApplicationId, grantId as GrantId);
-    await dynamo.send(new UpdateCommand({ TableName: TABLE_NAME, Key: { pk: `app#${appId}`, sk: `grant#${grantId}` }, UpdateExpression: 'SET grant_status = :s', ExpressionAttributeValues: { ':s': 'invalid' } }));
+    await dynamo.send(
+      new UpdateCommand({ TableName: TABLE_NAME, Key: { pk: `app#${appId}`, sk: `grant#${grantId}` }, UpdateExpression: 'SET grant_status = :s', ExpressionAttributeValues: { ':s': 'invalid' } }),
+    );
     const again = await exchange({ grant_type: 'authorization_code', code: (await signIn({ provider: 'google', access_type: 'offline' }, 'dora@example.com')).get('code')!, client_secret: apiKey });
     expect(again.status, again.text).toBe(200);
     expect(again.body.grant_id).toBe(grantId);
@@ -201,7 +203,14 @@ describe('hosted OAuth: provider tokens', () => {
     return (await getGrant(appId as ApplicationId, token.body.grant_id as GrantId))!;
   }
   const expire = (grantId: string) =>
-    dynamo.send(new UpdateCommand({ TableName: TABLE_NAME, Key: providerTokensKey(grantId as GrantId), UpdateExpression: 'SET access_expires_at = :t', ExpressionAttributeValues: { ':t': clock.nowSeconds() + 10 } }));
+    dynamo.send(
+      new UpdateCommand({
+        TableName: TABLE_NAME,
+        Key: providerTokensKey(grantId as GrantId),
+        UpdateExpression: 'SET access_expires_at = :t',
+        ExpressionAttributeValues: { ':t': clock.nowSeconds() + 10 },
+      }),
+    );
   const tokensItem = async (grantId: string) => (await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: providerTokensKey(grantId as GrantId), ConsistentRead: true }))).Item!;
 
   it('are sealed at rest, and 50 concurrent callers of a due grant make exactly one refresh', async () => {
@@ -288,12 +297,19 @@ describe('bulk authentication', () => {
     const scopes = ['https://www.googleapis.com/auth/gmail.modify'];
     const grant = await api.post('/v3/connect/custom', { provider: 'google', settings: { credential_id: credential.body.data.id, email_address: 'ivy@corp.example', scopes } });
     expect(grant.status, grant.text).toBe(201);
-    expect(grant.body.data).toMatchObject({ provider: 'google', email: 'ivy@corp.example', grant_status: 'valid', settings: { credential_id: credential.body.data.id, credential_type: 'serviceaccount', scopes } });
+    expect(grant.body.data).toMatchObject({
+      provider: 'google',
+      email: 'ivy@corp.example',
+      grant_status: 'valid',
+      settings: { credential_id: credential.body.data.id, credential_type: 'serviceaccount', scopes },
+    });
     // Its provider token is renewed by a new assertion, not a refresh token.
     const { providerAccessToken } = await import('#shared/connect/provider-tokens');
     const record = (await getGrant(appId as ApplicationId, grant.body.data.id))!;
     const first = await providerAccessToken(record);
-    await dynamo.send(new UpdateCommand({ TableName: TABLE_NAME, Key: providerTokensKey(record.id), UpdateExpression: 'SET access_expires_at = :t', ExpressionAttributeValues: { ':t': clock.nowSeconds() } }));
+    await dynamo.send(
+      new UpdateCommand({ TableName: TABLE_NAME, Key: providerTokensKey(record.id), UpdateExpression: 'SET access_expires_at = :t', ExpressionAttributeValues: { ':t': clock.nowSeconds() } }),
+    );
     expect(await providerAccessToken(record)).not.toBe(first);
     // Again for the same address: the same grant.
     const again = await api.post('/v3/connect/custom', { provider: 'google', settings: { credential_id: credential.body.data.id, email_address: 'ivy@corp.example', scopes } });
@@ -302,7 +318,11 @@ describe('bulk authentication', () => {
   });
 
   it('microsoft: admin consent first, then at least 5 minutes, then client credentials', async () => {
-    const credential = await api.post('/v3/connectors/microsoft/creds', { name: 'Contoso', credential_type: 'adminconsent', credential_data: { client_id: 'sb-test', client_secret: clientSecret, tenant: oidc.tenant } });
+    const credential = await api.post('/v3/connectors/microsoft/creds', {
+      name: 'Contoso',
+      credential_type: 'adminconsent',
+      credential_data: { client_id: 'sb-test', client_secret: clientSecret, tenant: oidc.tenant },
+    });
     expect(credential.status, credential.text).toBe(201);
     const credentialId = credential.body.data.id as string;
     const body = { provider: 'microsoft', settings: { credential_id: credentialId, email_address: 'jo@contoso.example' } };
@@ -310,7 +330,10 @@ describe('bulk authentication', () => {
     expect(before.status).toBe(400);
     expect(before.body.error.message).toContain('adminconsent');
 
-    const consent = await followLogin(authUrl({ provider: 'microsoft', response_type: 'adminconsent', credential_id: credentialId, state: 'consent-1' }), { login: 'admin@contoso.example', stopAt: cameBack });
+    const consent = await followLogin(authUrl({ provider: 'microsoft', response_type: 'adminconsent', credential_id: credentialId, state: 'consent-1' }), {
+      login: 'admin@contoso.example',
+      stopAt: cameBack,
+    });
     expect(consent.searchParams.get('admin_consent')).toBe('true');
     expect(consent.searchParams.get('tenant')).toBe(oidc.tenant);
     expect(consent.searchParams.get('state')).toBe('consent-1');
@@ -335,7 +358,11 @@ describe('bulk authentication', () => {
     const noCredential = await api.post('/v3/connect/custom', { provider: 'google', settings: { email_address: 'x@corp.example' } });
     expect(noCredential.status).toBe(400);
     expect(noCredential.body.error.message).toContain('credential_id');
-    const connectorCred = await api.post('/v3/connectors/google/creds', { name: `plain-${randomBytes(3).toString('hex')}`, credential_type: 'connector', credential_data: { client_id: 'sb-test', client_secret: clientSecret } });
+    const connectorCred = await api.post('/v3/connectors/google/creds', {
+      name: `plain-${randomBytes(3).toString('hex')}`,
+      credential_type: 'connector',
+      credential_data: { client_id: 'sb-test', client_secret: clientSecret },
+    });
     const wrongType = await api.post('/v3/connect/custom', { provider: 'google', settings: { credential_id: connectorCred.body.data.id, email_address: 'x@corp.example', scopes: ['a'] } });
     expect(wrongType.status).toBe(400);
     expect(wrongType.body.error.message).toContain("'serviceaccount'");
@@ -451,7 +478,17 @@ describe('hosted OAuth: bad input', () => {
     }
     // Another application presenting this application's code.
     const other = await makeApplication('oauth-other');
-    expectOAuth(await anonymous.post('/v3/connect/token', { grant_type: 'authorization_code', client_id: other.applicationId, client_secret: other.apiKey, code: await code(), redirect_uri: APP_REDIRECT, code_verifier: verifier }), 'invalid_grant');
+    expectOAuth(
+      await anonymous.post('/v3/connect/token', {
+        grant_type: 'authorization_code',
+        client_id: other.applicationId,
+        client_secret: other.apiKey,
+        code: await code(),
+        redirect_uri: APP_REDIRECT,
+        code_verifier: verifier,
+      }),
+      'invalid_grant',
+    );
     // A wrong API key is a client error, 401.
     expectOAuth(await exchange({ grant_type: 'authorization_code', code: await code(), client_secret: 'sbk_wrong' }), 'invalid_client', 401);
     // Used twice: the second use fails and revokes the tokens of the first.

@@ -22,7 +22,16 @@ afterAll(async () => inbound?.stop());
 const { api } = useApi();
 
 const at = (iso: string, zone = 'UTC') => Math.floor(DateTime.fromISO(iso, { zone }).toSeconds());
-type Ev = { id: string; ical_uid: string; title: string; status: string; read_only: boolean; organizer: { email: string }; participants: { email: string; status: string }[]; master_event_id?: string };
+type Ev = {
+  id: string;
+  ical_uid: string;
+  title: string;
+  status: string;
+  read_only: boolean;
+  organizer: { email: string };
+  participants: { email: string; status: string }[];
+  master_event_id?: string;
+};
 
 async function eventsOf(grantId: string, query = '') {
   await jobsDone();
@@ -67,7 +76,11 @@ describe('invitations between Agent Accounts and to outside addresses', () => {
     expect(edit.status).toBe(403);
     const rsvp = await api.post(`/v3/grants/${b.id}/events/${invited!.id}/send-rsvp?calendar_id=primary`, { status: 'yes', comment: 'See you there' });
     expect(rsvp.status, rsvp.text).toBe(200);
-    await expect.poll(async () => (await api.get(`/v3/grants/${a.id}/events/${event.id}?calendar_id=primary`)).body.data.participants.find((p: { email: string }) => p.email === b.email)?.status, { timeout: 30_000 }).toBe('yes');
+    await expect
+      .poll(async () => (await api.get(`/v3/grants/${a.id}/events/${event.id}?calendar_id=primary`)).body.data.participants.find((p: { email: string }) => p.email === b.email)?.status, {
+        timeout: 30_000,
+      })
+      .toBe('yes');
     // While jobs settle, B's own answer stays on B's copy.
     expect((await eventsOf(b.id))[0]!.participants.find((p) => p.email === b.email)?.status).toBe('yes');
 
@@ -88,7 +101,11 @@ describe('invitations between Agent Accounts and to outside addresses', () => {
   it('sends nothing with notify_participants=false', async () => {
     const a = await makeAgentGrant(api);
     const guest = `quiet-${a.id.slice(-8).toLowerCase()}@example.com`;
-    const created = await api.post(`/v3/grants/${a.id}/events?calendar_id=primary&notify_participants=false`, { title: 'Quiet', when: { start_time: 5000, end_time: 6000 }, participants: [{ email: guest }] });
+    const created = await api.post(`/v3/grants/${a.id}/events?calendar_id=primary&notify_participants=false`, {
+      title: 'Quiet',
+      when: { start_time: 5000, end_time: 6000 },
+      participants: [{ email: guest }],
+    });
     expect(created.status).toBe(201);
     // A sentinel invitation shows the path delivers; the quiet one never arrives.
     const sentinel = `sentinel-${a.id.slice(-8).toLowerCase()}@example.com`;
@@ -101,7 +118,14 @@ describe('invitations between Agent Accounts and to outside addresses', () => {
   it('invites to a weekly series; cancelling one occurrence cancels it on B', async () => {
     const [a, b] = await Promise.all([makeAgentGrant(api), makeAgentGrant(api)]);
     const start = at('2026-12-07T16:00');
-    const series = (await api.post(`/v3/grants/${a.id}/events?calendar_id=primary`, { title: 'Sync', when: { start_time: start, end_time: start + 1800 }, recurrence: ['RRULE:FREQ=WEEKLY;COUNT=3'], participants: [{ email: b.email }] })).body.data as Ev;
+    const series = (
+      await api.post(`/v3/grants/${a.id}/events?calendar_id=primary`, {
+        title: 'Sync',
+        when: { start_time: start, end_time: start + 1800 },
+        recurrence: ['RRULE:FREQ=WEEKLY;COUNT=3'],
+        participants: [{ email: b.email }],
+      })
+    ).body.data as Ev;
     const window = `&expand_recurring=true&start=${start - 3600}&end=${start + 30 * 86400}`;
     await expect.poll(async () => (await eventsOf(b.id, window)).length, { timeout: 30_000 }).toBe(3);
     const second = `${series.id}_${DateTime.fromSeconds(start + 7 * 86400, { zone: 'UTC' }).toFormat("yyyyMMdd'T'HHmmss'Z'")}`;
@@ -126,7 +150,10 @@ describe('invitations between Agent Accounts and to outside addresses', () => {
     expect(stored).toMatchObject({ ical_uid: invite.uid, title: invite.title, read_only: true, organizer: { email: invite.organizer!.email } });
     expect(stored!.participants.some((p) => p.email === c.email)).toBe(true);
     // A cancellation from someone else is ignored; the organizer's own applies.
-    const cancel = ics.replace(/METHOD:REQUEST/, 'METHOD:CANCEL').replace(/STATUS:[A-Z]+/, 'STATUS:CANCELLED').replace(/SEQUENCE:(\d+)/, (_, n) => `SEQUENCE:${Number(n) + 1}`);
+    const cancel = ics
+      .replace(/METHOD:REQUEST/, 'METHOD:CANCEL')
+      .replace(/STATUS:[A-Z]+/, 'STATUS:CANCELLED')
+      .replace(/SEQUENCE:(\d+)/, (_, n) => `SEQUENCE:${Number(n) + 1}`);
     await smtpClient(inbound.port).sendMail({ from: 'intruder@example.com', to: c.email, subject: 'Cancelled', text: 'x', icalEvent: { method: 'CANCEL', content: cancel } });
     await jobsDone();
     expect(await eventsOf(c.id)).toHaveLength(1);
@@ -149,4 +176,3 @@ describe('invitations between Agent Accounts and to outside addresses', () => {
     expect(await eventsOf(c.id)).toEqual([]);
   });
 });
-

@@ -32,7 +32,11 @@ beforeAll(async () => {
   for (const subject of ['Draft one', 'Draft two', 'Draft three']) ok(await api.post(`/v3/grants/${a.id}/drafts`, { subject }), 'draft');
   for (const name of ['Work', 'Home']) ok(await api.post(`/v3/grants/${a.id}/calendars`, { name }), 'calendar');
   const base = (Math.floor(Date.now() / 1000 / 86_400) + 2) * 86_400;
-  for (let i = 0; i < 3; i++) ok(await api.post(`/v3/grants/${a.id}/events?calendar_id=primary&notify_participants=false`, { title: `Event ${i}`, when: { start_time: base + i * 3600, end_time: base + i * 3600 + 1800 } }), 'event');
+  for (let i = 0; i < 3; i++)
+    ok(
+      await api.post(`/v3/grants/${a.id}/events?calendar_id=primary&notify_participants=false`, { title: `Event ${i}`, when: { start_time: base + i * 3600, end_time: base + i * 3600 + 1800 } }),
+      'event',
+    );
   for (let i = 0; i < 3; i++) ok(await api.post('/v3/webhooks', { webhook_url: receiver.url, trigger_types: ['message.created'], description: `hook ${i}` }), 'webhook');
   for (const name of ['Blocked', 'Allowed', 'Partners']) listId = ok(await api.post('/v3/lists', { name, type: 'domain' }), 'list').body.data.id;
   ok(await api.post(`/v3/lists/${listId}/items`, { items: ['one.example', 'two.example', 'three.example'] }), 'list items');

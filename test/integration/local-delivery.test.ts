@@ -52,7 +52,11 @@ describe('delivery to local Agent Accounts', () => {
   it('sends to 300 local mailboxes with a 2 MB attachment; a worker killed mid-job and run again leaves exactly one copy in each', async () => {
     // Prepare: a sender and 300 recipient mailboxes.
     const sender = await makeAgentGrant(api);
-    const recipients = await inBatches(Array.from({ length: 300 }, (_, i) => i), 20, () => makeAgentGrant(api));
+    const recipients = await inBatches(
+      Array.from({ length: 300 }, (_, i) => i),
+      20,
+      () => makeAgentGrant(api),
+    );
     const attachment = randomBytes(2 * 1024 * 1024);
     const form = new FormData();
     const list = (from: number) => recipients.slice(from, from + 100).map((g) => ({ email: g.email }));
@@ -87,7 +91,11 @@ describe('delivery to local Agent Accounts', () => {
 
     // Assess: one copy in every mailbox, with the attachment, and one Sent copy.
     expect(await stored()).toBe(300);
-    const copies = await inBatches(recipients, 20, async (g) => (await api.get(`/v3/grants/${g.id}/messages?limit=10`)).body.data as { subject: string; folders: string[]; bcc: unknown[]; attachments: { size: number }[] }[]);
+    const copies = await inBatches(
+      recipients,
+      20,
+      async (g) => (await api.get(`/v3/grants/${g.id}/messages?limit=10`)).body.data as { subject: string; folders: string[]; bcc: unknown[]; attachments: { size: number }[] }[],
+    );
     expect(copies.filter((c) => c.length !== 1)).toEqual([]);
     expect(new Set(copies.map(([c]) => JSON.stringify([c!.subject, c!.folders, c!.bcc, c!.attachments.map((a) => a.size)])))).toEqual(
       new Set([JSON.stringify(['To three hundred', ['inbox'], [], [attachment.length]])]),

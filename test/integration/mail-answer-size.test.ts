@@ -18,7 +18,10 @@ const DEPLOYED_LIMIT = 6_000_000;
 const received: string[] = [];
 
 /** A body of `bytes` printable characters that JSON carries as they are. */
-const bodyOf = (bytes: number) => `<p>${randomBytes(Math.ceil(bytes * 0.75)).toString('base64').slice(0, bytes - 7)}</p>`;
+const bodyOf = (bytes: number) =>
+  `<p>${randomBytes(Math.ceil(bytes * 0.75))
+    .toString('base64')
+    .slice(0, bytes - 7)}</p>`;
 
 beforeAll(async () => {
   [alice, bob] = await Promise.all([makeAgentGrant(api), makeAgentGrant(api)]);

@@ -175,7 +175,20 @@ describe('POST /v3/grants/{grant_id}/drafts (JSON)', () => {
   it('creates an empty draft from an empty body, sent from the grant address', async () => {
     const grant = await makeAgentGrant(api);
     const draft = await createDraft(api, grant.id, {});
-    expect(draft).toMatchObject({ subject: '', body: '', from: [{ email: grant.email }], to: [], cc: [], bcc: [], reply_to: [], attachments: [], metadata: {}, starred: false, is_plaintext: false, custom_headers: [] });
+    expect(draft).toMatchObject({
+      subject: '',
+      body: '',
+      from: [{ email: grant.email }],
+      to: [],
+      cc: [],
+      bcc: [],
+      reply_to: [],
+      attachments: [],
+      metadata: {},
+      starred: false,
+      is_plaintext: false,
+      custom_headers: [],
+    });
     expect(draft).not.toHaveProperty('signature_id');
     expect(draft).not.toHaveProperty('reply_to_message_id');
     expect(draft).not.toHaveProperty('thread_id');
@@ -208,7 +221,7 @@ describe('POST /v3/grants/{grant_id}/drafts (JSON)', () => {
     expect(filtered.body.data.map((d: Draft) => d.id)).toEqual([draft.id]);
   });
 
-  it("answers 404 when reply_to_message_id is not a message of the grant", async () => {
+  it('answers 404 when reply_to_message_id is not a message of the grant', async () => {
     const a = await makeAgentGrant(api);
     const b = await makeAgentGrant(api);
     const original = await receivedMessage(a, b, 'Only for B');
@@ -544,7 +557,10 @@ describe('PUT /v3/grants/{grant_id}/drafts/{draft_id}', () => {
     // Five updates race; whichever wins, the stored body is the winner's, never a loser's.
     const bodies = ['a', 'b', 'c', 'd', 'e'].map(large);
     const responses = await Promise.all(bodies.map((body) => api.put(`/v3/grants/${grant.id}/drafts/${draft.id}`, { body })));
-    expect(responses.every((r) => r.status === 200 || r.status === 409), responses.map((r) => r.status).join()).toBe(true);
+    expect(
+      responses.every((r) => r.status === 200 || r.status === 409),
+      responses.map((r) => r.status).join(),
+    ).toBe(true);
     const accepted = responses.filter((r) => r.status === 200).map((r) => r.body.data.body as string);
     expect(accepted.length).toBeGreaterThan(0);
     const stored = (await api.get(`/v3/grants/${grant.id}/drafts/${draft.id}`)).body.data.body as string;

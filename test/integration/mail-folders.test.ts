@@ -347,7 +347,7 @@ describe('GET /v3/grants/{grant_id}/folders/{folder_id}', () => {
     expect(response.body.error.type).toBe('not_found_error');
   });
 
-  it("answers 404 for a folder of another grant of the same application", async () => {
+  it('answers 404 for a folder of another grant of the same application', async () => {
     const owner = await makeAgentGrant(api);
     const other = await makeAgentGrant(api);
     const folder = await createFolder(owner, { name: 'Private' });
@@ -773,4 +773,3 @@ describe('provider-only parameters', () => {
     expect((await api.get(`${g}/drafts?query_imap=false`)).status).toBe(200);
   });
 });
-

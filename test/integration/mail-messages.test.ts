@@ -84,9 +84,7 @@ describe('GET /v3/grants/{grant_id}/messages', () => {
       snippet: 'Shall we meet?',
       metadata: {},
     });
-    expect(body.data.attachments).toEqual([
-      expect.objectContaining({ filename: 'menu.txt', content_type: 'text/plain', size: 4, is_inline: false, grant_id: bob.id }),
-    ]);
+    expect(body.data.attachments).toEqual([expect.objectContaining({ filename: 'menu.txt', content_type: 'text/plain', size: 4, is_inline: false, grant_id: bob.id })]);
     expect(body.data).not.toHaveProperty('headers');
   });
 
@@ -134,8 +132,7 @@ describe('GET /v3/grants/{grant_id}/messages', () => {
   });
 
   it('searches subject, body and addresses with search_query_native', async () => {
-    const subjects = async (q: string) =>
-      (await api.get(`/v3/grants/${bob.id}/messages?search_query_native=${encodeURIComponent(q)}`)).body.data.map((m: { subject: string }) => m.subject);
+    const subjects = async (q: string) => (await api.get(`/v3/grants/${bob.id}/messages?search_query_native=${encodeURIComponent(q)}`)).body.data.map((m: { subject: string }) => m.subject);
     expect(await subjects('budget')).toEqual(['Invoices overview', 'Quarterly invoice 42']);
     expect(await subjects('zebra')).toEqual(['Quarterly invoice 42']);
     expect(await subjects('BUDGET -zebra')).toEqual(['Invoices overview']);

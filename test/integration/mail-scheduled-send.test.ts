@@ -215,8 +215,7 @@ describe('exactly once', () => {
     const sendAt = now() + 17;
     const { schedule_id: scheduleId } = (await api.post(sendPath(), { to: [{ email: to }, { email: bob.email }], subject: 'Just once', send_at: sendAt })).body.data;
     const firing = { schedule_id: scheduleId, grant_id: alice.id, application_id: applicationId, send_at: sendAt };
-    const event = (n: number): SQSEvent =>
-      ({ Records: [{ messageId: `dup-${n}`, body: JSON.stringify(firing), attributes: { ApproximateReceiveCount: '1' } }] }) as never;
+    const event = (n: number): SQSEvent => ({ Records: [{ messageId: `dup-${n}`, body: JSON.stringify(firing), attributes: { ApproximateReceiveCount: '1' } }] }) as never;
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, (sendAt - now()) * 1000 + 100)));
 
     // Act: three more firings, side by side with the queue's own.
@@ -251,7 +250,10 @@ describe('exactly once', () => {
     expect(schedule.status.description).toContain('550 5.1.1');
     expect((await api.get(`/v3/grants/${alice.id}/messages/${messageId}`)).status).toBe(404);
     const events = await drainQueue(fanout, 1, 10_000);
-    expect(events[0]?.body).toMatchObject({ type: 'message.send_failed', data: { object: { id: messageId, schedule_id: scheduleId, status: 'failed', request_id: scheduled.headers.get('x-request-id') } } });
+    expect(events[0]?.body).toMatchObject({
+      type: 'message.send_failed',
+      data: { object: { id: messageId, schedule_id: scheduleId, status: 'failed', request_id: scheduled.headers.get('x-request-id') } },
+    });
     expect(events[0]?.body.data.object.reason).toContain('550 5.1.1');
   });
 });
@@ -301,7 +303,10 @@ describe('through the EventBridge schedule', () => {
     await waitForStatus(viaScheduler.scheduleId, 'success', 90_000);
     // Its minute ended before send_at: it has fired and been deleted (ActionAfterCompletion DELETE).
     const client = new SchedulerClient({});
-    const gone = await client.send(new GetScheduleCommand({ Name: viaScheduler.scheduleId, GroupName: process.env.SCHEDULE_GROUP })).then(() => undefined, (error: Error) => error.name);
+    const gone = await client.send(new GetScheduleCommand({ Name: viaScheduler.scheduleId, GroupName: process.env.SCHEDULE_GROUP })).then(
+      () => undefined,
+      (error: Error) => error.name,
+    );
     client.destroy();
     expect(gone).toBe('ResourceNotFoundException');
     const [relayed] = await waitForSunk(viaScheduler.to);

@@ -116,7 +116,15 @@ describe('search freshness', () => {
     await outboxDrained();
     expect(await messagesIn(jobsQueue)).toBeGreaterThan(0);
     expect(Object.keys((await getSearchManifest(grant.id)).segments)).toEqual([]);
-    for (const query of ['search_query_native=pineapples', 'subject=pineapple', 'from=ann%40example.net', 'cc=cy%40example.org', 'any_email=cy%40example.org', 'has_attachment=true', 'search_query_native=chance%20has%3Aattachment']) {
+    for (const query of [
+      'search_query_native=pineapples',
+      'subject=pineapple',
+      'from=ann%40example.net',
+      'cc=cy%40example.org',
+      'any_email=cy%40example.org',
+      'has_attachment=true',
+      'search_query_native=chance%20has%3Aattachment',
+    ]) {
       expect(await search(grant, query), query).toEqual(['Pineapple forecast']);
     }
     expect(await search(grant, 'search_query_native=apple')).toEqual([]);
@@ -237,8 +245,18 @@ describe('deletes', () => {
     await hardDelete(7);
     await mergeSearchIndex(grant.id, { wait: true });
     expect(Object.values((await getSearchManifest(grant.id)).segments).map((s) => [s.docs, s.deleted?.length ?? 0])).toEqual([[8, 0]]);
-    expect((await segmentDocs(grant.id)).sort()).toEqual(stored.filter((_, i) => i !== 3 && i !== 7).map((m) => m.id).sort());
-    expect((await search(grant, 'search_query_native=walrus')).sort()).toEqual(stored.filter((_, i) => i !== 3 && i !== 7).map((m) => m.subject).sort());
+    expect((await segmentDocs(grant.id)).sort()).toEqual(
+      stored
+        .filter((_, i) => i !== 3 && i !== 7)
+        .map((m) => m.id)
+        .sort(),
+    );
+    expect((await search(grant, 'search_query_native=walrus')).sort()).toEqual(
+      stored
+        .filter((_, i) => i !== 3 && i !== 7)
+        .map((m) => m.subject)
+        .sort(),
+    );
   });
 
   it('drops a message deleted before its entry was merged', async () => {
@@ -260,7 +278,11 @@ describe('tiered merges', () => {
     for (let i = 0; i < 9; i++) {
       await storeMessage(inbound(grant, `Tier ${i}`, `tiered${i} common`));
       await mergeSearchIndex(grant.id, { wait: true });
-      levels.push(Object.values((await getSearchManifest(grant.id)).segments).map((s) => s.level).sort());
+      levels.push(
+        Object.values((await getSearchManifest(grant.id)).segments)
+          .map((s) => s.level)
+          .sort(),
+      );
     }
 
     // Assess

@@ -223,7 +223,9 @@ describe('attachments', () => {
     // API Gateway itself stops requests over 10 MB, so the 25 MB rule is exercised on the handler directly.
     const boundary = 'switchboardtestboundary';
     const payload = Buffer.concat([
-      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="message"\r\n\r\n{"to":[{"email":"${bob.email}"}]}\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="x.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`),
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="message"\r\n\r\n{"to":[{"email":"${bob.email}"}]}\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="x.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+      ),
       Buffer.alloc(26 * 1024 * 1024),
       Buffer.from(`\r\n--${boundary}--\r\n`),
     ]);

@@ -378,7 +378,7 @@ describe('GET /v3/grants/{grant_id}/threads', () => {
       expect(await idsOf(b, `?from=${encodeURIComponent(a.email)}&unread=true&starred=false`)).toEqual(sorted('report'));
     });
 
-    it('filters by latest_message_after and latest_message_before around each thread\'s own date', async () => {
+    it("filters by latest_message_after and latest_message_before around each thread's own date", async () => {
       // Prepare
       const threads = await listThreads(b);
       expect(threads).toHaveLength(3);
@@ -392,11 +392,26 @@ describe('GET /v3/grants/{grant_id}/threads', () => {
         const before = await idsOf(b, `?latest_message_before=${d + 1}`);
         const notBefore = await idsOf(b, `?latest_message_before=${d}`);
         // Assess: strict bounds, exactly the threads on the right side
-        expect(after).toEqual(threads.filter((x) => x.latest_message_received_date > d - 1).map((x) => x.id).sort());
+        expect(after).toEqual(
+          threads
+            .filter((x) => x.latest_message_received_date > d - 1)
+            .map((x) => x.id)
+            .sort(),
+        );
         expect(after).toContain(t.id);
-        expect(notAfter).toEqual(threads.filter((x) => x.latest_message_received_date > d).map((x) => x.id).sort());
+        expect(notAfter).toEqual(
+          threads
+            .filter((x) => x.latest_message_received_date > d)
+            .map((x) => x.id)
+            .sort(),
+        );
         expect(notAfter).not.toContain(t.id);
-        expect(before).toEqual(threads.filter((x) => x.latest_message_received_date < d + 1).map((x) => x.id).sort());
+        expect(before).toEqual(
+          threads
+            .filter((x) => x.latest_message_received_date < d + 1)
+            .map((x) => x.id)
+            .sort(),
+        );
         expect(before).toContain(t.id);
         expect(notBefore).not.toContain(t.id);
       }

@@ -33,9 +33,7 @@ const MISSING_ID = 'zz_01jzzzzzzzzzzzzzzzzzzzzzzz';
 
 const path = (route: RouteSpec) => route.path.replace(/\{(\w+)\}/g, (_, name: string) => (name === 'grant_id' ? grantId : MISSING_ID));
 
-const CASES = ALL_ROUTES.flatMap((route) =>
-  numberFields(route).fields.flatMap((field) => outOfBounds(field).map((bad) => ({ route, field, ...bad }))),
-);
+const CASES = ALL_ROUTES.flatMap((route) => numberFields(route).fields.flatMap((field) => outOfBounds(field).map((bad) => ({ route, field, ...bad }))));
 
 /** What a client would see stored: the lists a refused request could have added to or changed. */
 async function snapshot() {

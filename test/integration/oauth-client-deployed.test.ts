@@ -81,7 +81,14 @@ describe('shared/oauth, deployed', () => {
 
   it('still builds the built-in providers and their URLs without the network', async () => {
     const google = await oauth.authorizationServer('google', {});
-    const url = oauth.authorizationUrl(google, { client_id: 'c', redirect_uri: 'https://api.example.com/cb', scope: ['openid'], state: 's', nonce: 'n', code_challenge: oauth.pkcePair().code_challenge });
+    const url = oauth.authorizationUrl(google, {
+      client_id: 'c',
+      redirect_uri: 'https://api.example.com/cb',
+      scope: ['openid'],
+      state: 's',
+      nonce: 'n',
+      code_challenge: oauth.pkcePair().code_challenge,
+    });
     expect(url.origin).toBe('https://accounts.google.com');
   });
 });

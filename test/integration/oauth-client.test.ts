@@ -217,14 +217,18 @@ describe('Function: exchangeCode', () => {
     await once(capture, 'listening');
     try {
       const endpoint = `http://127.0.0.1:${(capture.address() as AddressInfo).port}/token`;
-      const both: AuthorizationServer = { issuer: 'http://127.0.0.1/x', authorization_endpoint: endpoint, token_endpoint: endpoint, token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'] };
+      const both: AuthorizationServer = {
+        issuer: 'http://127.0.0.1/x',
+        authorization_endpoint: endpoint,
+        token_endpoint: endpoint,
+        token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      };
       await refreshTokens(both, app, 'rt-1');
       await refreshTokens({ ...both, token_endpoint_auth_methods_supported: ['client_secret_basic'] }, app, 'rt-2');
       await refreshTokens(both, basicApp, 'rt-3');
       await refreshTokens(both, { client_id: 'public-app' }, 'rt-4');
       // RFC 6749 2.3.1: id and secret are form-encoded before Basic.
-      const basic = (authorization?: string) =>
-        authorization?.startsWith('Basic ') ? Buffer.from(authorization.slice(6), 'base64').toString().split(':').map(decodeURIComponent) : authorization;
+      const basic = (authorization?: string) => (authorization?.startsWith('Basic ') ? Buffer.from(authorization.slice(6), 'base64').toString().split(':').map(decodeURIComponent) : authorization);
       expect(seen.map((r) => [basic(r.authorization), r.body.get('client_id'), r.body.get('client_secret'), r.body.get('refresh_token')])).toEqual([
         [undefined, app.client_id, SECRET, 'rt-1'],
         [[app.client_id, SECRET], null, null, 'rt-2'],

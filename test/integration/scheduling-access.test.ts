@@ -33,7 +33,13 @@ const unique = () => `${Date.now().toString(36)}-${Math.random().toString(36).sl
 const guest = { name: 'Ann Guest', email: 'ann@guest.example.com' };
 
 type Grant = Awaited<ReturnType<typeof makeAgentGrant>>;
-const participant = (organizer: Grant) => ({ email: organizer.email, name: 'Bo', is_organizer: true, availability: { calendar_ids: ['primary'], open_hours: allDay }, booking: { calendar_id: 'primary' } });
+const participant = (organizer: Grant) => ({
+  email: organizer.email,
+  name: 'Bo',
+  is_organizer: true,
+  availability: { calendar_ids: ['primary'], open_hours: allDay },
+  booking: { calendar_id: 'primary' },
+});
 const body = (organizer: Grant, over: Record<string, unknown> = {}) => ({
   participants: [participant(organizer)],
   availability: { duration_minutes: 30, interval_minutes: 30 },
@@ -318,7 +324,10 @@ describe('slugs are unique across applications', () => {
 
     // Assess
     const statuses = results.map((r) => r.status);
-    expect(statuses.filter((s) => s === 201), JSON.stringify(statuses)).toHaveLength(1);
+    expect(
+      statuses.filter((s) => s === 201),
+      JSON.stringify(statuses),
+    ).toHaveLength(1);
     expect(statuses.filter((s) => s === 409)).toHaveLength(5);
     const winner = results.find((r) => r.status === 201)!.body.data;
     const owner = clients[results.findIndex((r) => r.status === 201)]!;
@@ -337,7 +346,16 @@ describe('links a configuration stores', () => {
     ['scheduler.organizer_confirmation_url', (url) => ({ scheduler: { min_booking_notice: 0, organizer_confirmation_url: url } })],
     ['event_booking.conferencing.details.url', (url) => ({ event_booking: { title: 'Call', conferencing: { provider: 'Zoom Meeting', details: { url } } } })],
   ];
-  const BAD = ['javascript:alert(document.cookie)', 'JavaScript:alert(1)', 'vbscript:msgbox(1)', 'data:text/html,<script>alert(1)</script>', 'http://example.com/booked', 'http://10.0.0.1/booked', '/booked', 'booked.example.com/x'];
+  const BAD = [
+    'javascript:alert(document.cookie)',
+    'JavaScript:alert(1)',
+    'vbscript:msgbox(1)',
+    'data:text/html,<script>alert(1)</script>',
+    'http://example.com/booked',
+    'http://10.0.0.1/booked',
+    '/booked',
+    'booked.example.com/x',
+  ];
 
   it('refuses javascript:, vbscript:, data:, http: to other hosts and relative URLs in every link field, naming the field; nothing is stored', async () => {
     // Prepare

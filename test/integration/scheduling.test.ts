@@ -51,12 +51,24 @@ const inbox = async (grantId: string) => {
   return (await api.get(`/v3/grants/${grantId}/messages?in=inbox`)).body.data as { subject: string; body: string }[];
 };
 const eventsBetween = async (grantId: string, from: number, to: number) =>
-  (await api.get(`/v3/grants/${grantId}/events?calendar_id=primary&start=${from}&end=${to}`)).body.data as { id: string; title: string; status: string; participants: { email: string }[]; when: { start_time: number } }[];
+  (await api.get(`/v3/grants/${grantId}/events?calendar_id=primary&start=${from}&end=${to}`)).body.data as {
+    id: string;
+    title: string;
+    status: string;
+    participants: { email: string }[];
+    when: { start_time: number };
+  }[];
 
 describe('configurations', () => {
   it('creates, reads, lists, changes and deletes a configuration, in both path forms', async () => {
     const { organizer, config } = await configuration({ slug: `intro-${Date.now()}` });
-    expect(config).toMatchObject({ object: 'scheduling_configuration', grant_id: organizer.id, requires_session_auth: false, availability: { duration_minutes: 30 }, event_booking: { title: 'Intro call' } });
+    expect(config).toMatchObject({
+      object: 'scheduling_configuration',
+      grant_id: organizer.id,
+      requires_session_auth: false,
+      availability: { duration_minutes: 30 },
+      event_booking: { title: 'Intro call' },
+    });
     expect(config.id).toMatch(/^cfg_/);
     expect((await api.get(`/v3/grants/${organizer.id}/scheduling/configurations/${config.id}`)).body.data).toEqual(config);
     expect((await api.get(`/v3/scheduling/configurations/${config.id}`)).body.data).toEqual(config);
@@ -92,11 +104,20 @@ describe('configurations', () => {
     const cases: [object, RegExp][] = [
       [{ ...base, participants: participant({ availability: { calendar_ids: ['cal_other'] } }) }, /'availability.calendar_ids' must be \["primary"\]/],
       [{ ...base, participants: participant({ booking: { calendar_id: 'cal_other' } }) }, /'booking.calendar_id' must be "primary"/],
-      [{ ...base, participants: participant({}), availability: { duration_minutes: 30, availability_rules: { availability_method: 'max-fairness' } } }, /round-robin availability \('max-fairness'\) is not supported for Agent Account organizers/],
+      [
+        { ...base, participants: participant({}), availability: { duration_minutes: 30, availability_rules: { availability_method: 'max-fairness' } } },
+        /round-robin availability \('max-fairness'\) is not supported for Agent Account organizers/,
+      ],
       [{ ...base, participants: [{ email: 'someone@example.com', is_organizer: true }] }, /must be the configuration's grant/],
       [{ ...base, participants: participant({}), availability: { duration_minutes: 32 } }, /multiple of 5/],
-      [{ ...base, participants: participant({ availability: { calendar_ids: ['primary'], open_hours: [{ days: [9], timezone: 'Mars/Base', start: '9:00', end: '8:00' }] } }) }, /timezone must be an IANA time zone/],
-      [{ ...base, participants: participant({}), event_booking: { title: 'x', conferencing: { provider: 'Zoom Meeting', autocreate: {} } } }, /no.* conferencing provider|needs a conferencing provider/],
+      [
+        { ...base, participants: participant({ availability: { calendar_ids: ['primary'], open_hours: [{ days: [9], timezone: 'Mars/Base', start: '9:00', end: '8:00' }] } }) },
+        /timezone must be an IANA time zone/,
+      ],
+      [
+        { ...base, participants: participant({}), event_booking: { title: 'x', conferencing: { provider: 'Zoom Meeting', autocreate: {} } } },
+        /no.* conferencing provider|needs a conferencing provider/,
+      ],
     ];
     for (const [body, message] of cases) {
       const response = await api.post(`/v3/grants/${organizer.id}/scheduling/configurations`, body);
@@ -158,7 +179,16 @@ describe('bookings', () => {
     const created = await book(config.id, start, { guest: { name: 'Gus', email: visitor.email }, additional_fields: { company: 'Acme' }, email_language: 'de', timezone: 'Europe/Berlin' });
     expect(created.status, created.text).toBe(201);
     const booking = created.body.data;
-    expect(booking).toMatchObject({ status: 'booked', start_time: start, end_time: start + 1800, title: 'Intro call', guest: { email: visitor.email }, organizer: { email: organizer.email }, email_language: 'de', additional_fields: { company: 'Acme' } });
+    expect(booking).toMatchObject({
+      status: 'booked',
+      start_time: start,
+      end_time: start + 1800,
+      title: 'Intro call',
+      guest: { email: visitor.email },
+      organizer: { email: organizer.email },
+      email_language: 'de',
+      additional_fields: { company: 'Acme' },
+    });
     expect(booking.booking_id).toMatch(/^bkg_/);
     expect(typeof booking.booking_reference).toBe('string');
     const events = await eventsBetween(organizer.id, day, day + DAY);
@@ -270,7 +300,13 @@ describe('bookings', () => {
 
   it('reminders: a one-shot schedule per reminder, moved with the booking, deleted with it; a firing mails or notifies', async () => {
     const { organizer, config } = await configuration({
-      event_booking: { title: 'Coaching', reminders: [{ type: 'email', minutes_before_event: 60, recipient: 'all' }, { type: 'webhook', minutes_before_event: 30 }] },
+      event_booking: {
+        title: 'Coaching',
+        reminders: [
+          { type: 'email', minutes_before_event: 60, recipient: 'all' },
+          { type: 'webhook', minutes_before_event: 30 },
+        ],
+      },
     });
     const visitor = await makeAgentGrant(api);
     const day = midnight(7);
@@ -280,7 +316,11 @@ describe('bookings', () => {
     const id = created.body.data.booking_id as string;
     await jobsDone();
     const client = new SchedulerClient({});
-    const schedule = (name: string) => client.send(new GetScheduleCommand({ Name: name, GroupName: process.env.SCHEDULE_GROUP })).then((s) => s, (error: Error) => error.name);
+    const schedule = (name: string) =>
+      client.send(new GetScheduleCommand({ Name: name, GroupName: process.env.SCHEDULE_GROUP })).then(
+        (s) => s,
+        (error: Error) => error.name,
+      );
     const at = (t: number) => `at(${new Date(t * 1000).toISOString().slice(0, 19)})`;
     try {
       const first = await schedule(`${id}-r0`);
@@ -329,7 +369,8 @@ describe('bookings', () => {
     expect((await guestApi().get(byRef(two.body.data.booking_id))).status).toBe(404);
     expect((await guestApi().request('DELETE', byRef(two.body.data.booking_id))).status).toBe(404);
     // Availability for moving it counts its own time as free.
-    const freeFor = async (query: string) => (await guestApi().get(`/v3/scheduling/availability?${query}&start_time=${day}&end_time=${day + DAY}`)).body.data.time_slots.map((t: { start_time: number }) => t.start_time);
+    const freeFor = async (query: string) =>
+      (await guestApi().get(`/v3/scheduling/availability?${query}&start_time=${day}&end_time=${day + DAY}`)).body.data.time_slots.map((t: { start_time: number }) => t.start_time);
     expect(await freeFor(`booking_reference=${reference}`)).not.toContain(day + 9 * 3600);
     expect(await freeFor(`booking_reference=${reference}&booking_id=${one.body.data.booking_id}`)).toContain(day + 9 * 3600);
     expect((await guestApi().get(`/v3/scheduling/availability?booking_reference=${reference}&booking_id=${two.body.data.booking_id}&start_time=${day}&end_time=${day + DAY}`)).status).toBe(404);

@@ -34,7 +34,14 @@ async function configuration(client: ApiClient, title: string, slug?: string) {
 
 /** Turns a configuration into one the previous version saved with `slug`. */
 async function asSavedBefore(appId: string, configId: string, slug: string) {
-  await dynamo.send(new DeleteCommand({ TableName: TABLE_NAME, Key: configurationSlugKey(slug), ConditionExpression: 'attribute_not_exists(pk) OR configuration_id = :id', ExpressionAttributeValues: { ':id': configId } }));
+  await dynamo.send(
+    new DeleteCommand({
+      TableName: TABLE_NAME,
+      Key: configurationSlugKey(slug),
+      ConditionExpression: 'attribute_not_exists(pk) OR configuration_id = :id',
+      ExpressionAttributeValues: { ':id': configId },
+    }),
+  );
   for (const key of [configurationKey(configId as ConfigurationId), appConfigurationKey(appId as ApplicationId, configId as ConfigurationId)]) {
     await dynamo.send(new UpdateCommand({ TableName: TABLE_NAME, Key: key, UpdateExpression: 'SET slug = :s', ExpressionAttributeValues: { ':s': slug } }));
   }
@@ -70,10 +77,12 @@ describe('migrate-slugs: the upgrade to slugs unique across applications', () =>
     const sharedPage = await guest().get(`/scheduling/${shared}`);
     expect(sharedPage.status).toBe(200);
     expect(sharedPage.text).toContain('Older call');
-    expect(result.kept).toEqual(expect.arrayContaining([
-      { slug: solo, application_id: applicationId(), configuration_id: a1.id },
-      { slug: shared, application_id: applicationId(), configuration_id: a2.id },
-    ]));
+    expect(result.kept).toEqual(
+      expect.arrayContaining([
+        { slug: solo, application_id: applicationId(), configuration_id: a1.id },
+        { slug: shared, application_id: applicationId(), configuration_id: a2.id },
+      ]),
+    );
     expect(result.cleared).toEqual([{ slug: shared, application_id: bApp, configuration_id: b1.id, kept_by: a2.id }]);
     // B's configuration lost the slug (and works on by ID); nobody can take the kept ones.
     const b = await other.get(`/v3/scheduling/configurations/${b1.id}`);
@@ -90,7 +99,8 @@ describe('migrate-slugs: the upgrade to slugs unique across applications', () =>
       { pk: `app#${applicationId()}`, sk: `slug#${solo}` },
       { pk: `slug#${solo}`, sk: applicationId() },
       { pk: `slug#${shared}`, sk: bApp },
-    ]) expect(await exists(key), JSON.stringify(key)).toBe(false);
+    ])
+      expect(await exists(key), JSON.stringify(key)).toBe(false);
     const moved = await api.put(`/v3/scheduling/configurations/${a1.id}`, { slug: `${solo}-2` });
     expect(moved.status, moved.text).toBe(200);
     expect((await guest().get(`/scheduling/${solo}`)).status).toBe(404);

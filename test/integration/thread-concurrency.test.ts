@@ -59,9 +59,7 @@ async function expectConsistent(threadId: string, ids: string[]) {
 describe('one thread, many changes at once', () => {
   it('answers 2xx to 50 concurrent thread updates, and the thread matches its messages afterwards', async () => {
     const { threadId, ids } = await threadOfFive();
-    const answers = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => api.put(`/v3/grants/${alice.id}/threads/${threadId}`, i % 2 ? { starred: i % 4 === 1 } : { unread: i % 4 === 0 })),
-    );
+    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => api.put(`/v3/grants/${alice.id}/threads/${threadId}`, i % 2 ? { starred: i % 4 === 1 } : { unread: i % 4 === 0 })));
     expect(answers.filter((a) => a.status !== 200).map((a) => `${a.status} ${a.text.slice(0, 200)}`)).toEqual([]);
     await converge();
     await expectConsistent(threadId, ids);

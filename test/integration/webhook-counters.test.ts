@@ -30,7 +30,9 @@ describe('Function: recordAttempts, counters', () => {
   it('sums the items of writers that counted side by side, and items written before writers', async () => {
     // Prepare: an hour's counters as stored before writers existed (one item per hour, updated in place)
     const webhookId = newId('webhook');
-    await dynamo.send(new PutCommand({ TableName: process.env.TABLE_NAME!, Item: { pk: `webhook#${webhookId}#stats`, sk: `h#${String(hour / HOUR).padStart(10, '0')}`, attempts: 2, failures: 2, a01: 2, f01: 2 } }));
+    await dynamo.send(
+      new PutCommand({ TableName: process.env.TABLE_NAME!, Item: { pk: `webhook#${webhookId}#stats`, sk: `h#${String(hour / HOUR).padStart(10, '0')}`, attempts: 2, failures: 2, a01: 2, f01: 2 } }),
+    );
 
     // Act: two batches in flight at once (two writers), then one more (a writer taken again)
     const unrecorded = await Promise.all([

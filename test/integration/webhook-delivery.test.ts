@@ -114,20 +114,24 @@ describe('delivery', () => {
     expect(messages.received).toHaveLength(2);
   });
 
-  it.each([408, 429, 502, 503, 504, 507])('retries HTTP %i with the same notification id and increasing attempt numbers', async (status) => {
-    const r = await receiver();
-    await destination(r.url);
-    r.script({ status }, { status });
-    await makeAgentGrant(api);
-    const got = await r.waitFor(3, 20_000);
-    expect(got).toHaveLength(3);
-    const payloads = got.map((g) => JSON.parse(g.raw.toString()));
-    expect(payloads.map((p) => p.webhook_delivery_attempt)).toEqual([1, 2, 3]);
-    expect(new Set(payloads.map((p) => p.id)).size).toBe(1);
-    // Backoff: the second retry waits longer than the first (1 s then 2 s, ±20 %).
-    expect(got[1]!.at - got[0]!.at).toBeGreaterThanOrEqual(700);
-    expect(got[2]!.at - got[1]!.at).toBeGreaterThanOrEqual(1500);
-  }, 30_000);
+  it.each([408, 429, 502, 503, 504, 507])(
+    'retries HTTP %i with the same notification id and increasing attempt numbers',
+    async (status) => {
+      const r = await receiver();
+      await destination(r.url);
+      r.script({ status }, { status });
+      await makeAgentGrant(api);
+      const got = await r.waitFor(3, 20_000);
+      expect(got).toHaveLength(3);
+      const payloads = got.map((g) => JSON.parse(g.raw.toString()));
+      expect(payloads.map((p) => p.webhook_delivery_attempt)).toEqual([1, 2, 3]);
+      expect(new Set(payloads.map((p) => p.id)).size).toBe(1);
+      // Backoff: the second retry waits longer than the first (1 s then 2 s, ±20 %).
+      expect(got[1]!.at - got[0]!.at).toBeGreaterThanOrEqual(700);
+      expect(got[2]!.at - got[1]!.at).toBeGreaterThanOrEqual(1500);
+    },
+    30_000,
+  );
 
   it('does not retry other statuses', async () => {
     const r = await receiver();

@@ -146,7 +146,20 @@ describe('POST /v3/webhooks: verification', () => {
     expect(requests).toEqual([{ method: 'GET', url: `/hook?challenge=${r.challenges[0]}` }]);
     const data = created.body.data as Webhook;
     expect(Object.keys(data).sort()).toEqual(
-      ['compressed_delivery', 'created_at', 'description', 'id', 'notification_email_addresses', 'object', 'status', 'status_updated_at', 'trigger_types', 'updated_at', 'webhook_secret', 'webhook_url'].sort(),
+      [
+        'compressed_delivery',
+        'created_at',
+        'description',
+        'id',
+        'notification_email_addresses',
+        'object',
+        'status',
+        'status_updated_at',
+        'trigger_types',
+        'updated_at',
+        'webhook_secret',
+        'webhook_url',
+      ].sort(),
     );
     expect(data).toMatchObject({
       object: 'webhook',
@@ -287,13 +300,33 @@ describe('POST /v3/webhooks: input checks', () => {
       (url) => ({ webhook_url: url, trigger_types: ['message.created', 'message.exploded'] }),
       `'trigger_types' has unknown trigger type(s) message.exploded; valid trigger types: ${TRIGGER_TYPES.join(', ')}`,
     ],
-    ['a suffixed trigger type that is not a subscription', (url) => ({ webhook_url: url, trigger_types: ['message.created.truncated'] }), /^'trigger_types' has unknown trigger type\(s\) message\.created\.truncated; valid trigger types: /],
+    [
+      'a suffixed trigger type that is not a subscription',
+      (url) => ({ webhook_url: url, trigger_types: ['message.created.truncated'] }),
+      /^'trigger_types' has unknown trigger type\(s\) message\.created\.truncated; valid trigger types: /,
+    ],
     ['an invalid URL', () => ({ webhook_url: 'not a url', trigger_types: ['message.created'] }), "'webhook_url' must be an absolute URL such as https://example.com/webhooks"],
     ['an empty URL', () => ({ webhook_url: '', trigger_types: ['message.created'] }), "Invalid request body: 'webhook_url' must not be empty"],
-    ['an ftp URL', (url) => ({ webhook_url: url.replace('http:', 'ftp:'), trigger_types: ['message.created'] }), "'webhook_url' must use https (plain http is accepted only for 127.0.0.1 or localhost in local mode)"],
-    ['plain http to a non-loopback IP', () => ({ webhook_url: 'http://10.0.0.1/x', trigger_types: ['message.created'] }), "'webhook_url' must use https (plain http is accepted only for 127.0.0.1 or localhost in local mode)"],
-    ['https to a private IP', () => ({ webhook_url: 'https://10.0.0.1/x', trigger_types: ['message.created'] }), "'webhook_url' is not reachable as a public address: 10.0.0.1 resolves to 10.0.0.1, which is not a public address"],
-    ['https to the metadata address', () => ({ webhook_url: 'https://169.254.169.254/latest', trigger_types: ['message.created'] }), /^'webhook_url' is not reachable as a public address: 169\.254\.169\.254 /],
+    [
+      'an ftp URL',
+      (url) => ({ webhook_url: url.replace('http:', 'ftp:'), trigger_types: ['message.created'] }),
+      "'webhook_url' must use https (plain http is accepted only for 127.0.0.1 or localhost in local mode)",
+    ],
+    [
+      'plain http to a non-loopback IP',
+      () => ({ webhook_url: 'http://10.0.0.1/x', trigger_types: ['message.created'] }),
+      "'webhook_url' must use https (plain http is accepted only for 127.0.0.1 or localhost in local mode)",
+    ],
+    [
+      'https to a private IP',
+      () => ({ webhook_url: 'https://10.0.0.1/x', trigger_types: ['message.created'] }),
+      "'webhook_url' is not reachable as a public address: 10.0.0.1 resolves to 10.0.0.1, which is not a public address",
+    ],
+    [
+      'https to the metadata address',
+      () => ({ webhook_url: 'https://169.254.169.254/latest', trigger_types: ['message.created'] }),
+      /^'webhook_url' is not reachable as a public address: 169\.254\.169\.254 /,
+    ],
     ['credentials in the URL', (url) => ({ webhook_url: url.replace('http://', 'http://user:secret@'), trigger_types: ['message.created'] }), "'webhook_url' must not contain credentials"],
     ['a user name in the URL', (url) => ({ webhook_url: url.replace('http://', 'http://user@'), trigger_types: ['message.created'] }), "'webhook_url' must not contain credentials"],
     ['an ngrok-free.app URL', () => ({ webhook_url: 'https://abc.ngrok-free.app/x', trigger_types: ['message.created'] }), "'webhook_url' points at an ngrok tunnel; ngrok URLs are not accepted"],
@@ -303,8 +336,16 @@ describe('POST /v3/webhooks: input checks', () => {
       (url) => ({ webhook_url: url, trigger_types: ['message.created'], notification_email_addresses: ['ops@example.com', 'not-an-email'] }),
       "Invalid request body: 'notification_email_addresses[1]' must be a valid email address",
     ],
-    ['notification addresses as a string', (url) => ({ webhook_url: url, trigger_types: ['message.created'], notification_email_addresses: 'ops@example.com' }), "Invalid request body: 'notification_email_addresses' must be of type array"],
-    ['compressed_delivery as a string', (url) => ({ webhook_url: url, trigger_types: ['message.created'], compressed_delivery: 'yes' }), "Invalid request body: 'compressed_delivery' must be of type boolean"],
+    [
+      'notification addresses as a string',
+      (url) => ({ webhook_url: url, trigger_types: ['message.created'], notification_email_addresses: 'ops@example.com' }),
+      "Invalid request body: 'notification_email_addresses' must be of type array",
+    ],
+    [
+      'compressed_delivery as a string',
+      (url) => ({ webhook_url: url, trigger_types: ['message.created'], compressed_delivery: 'yes' }),
+      "Invalid request body: 'compressed_delivery' must be of type boolean",
+    ],
     ['an unknown field', (url) => ({ webhook_url: url, trigger_types: ['message.created'], webhook_secret: 'mine' }), "Invalid request body: unknown field 'webhook_secret'"],
     ['status on create', (url) => ({ webhook_url: url, trigger_types: ['message.created'], status: 'inactive' }), "Invalid request body: unknown field 'status'"],
   ])('refuses %s with 400 naming it, before any verification', async (_name, body, message) => {
@@ -392,7 +433,7 @@ describe('GET /v3/webhooks and /v3/webhooks/{id}', () => {
     expect(got.body.data).toEqual({ id: created.id, webhook_url: r.url, description: 'one' });
   });
 
-  it('lists only the calling application\'s destinations', async () => {
+  it("lists only the calling application's destinations", async () => {
     const r = await receiver();
     const mine = await create(r.url);
     const other = await makeApplication();
@@ -427,7 +468,7 @@ describe('404 for unknown, malformed and foreign webhook ids', () => {
     ['deliveries', (id) => api.get(`/v3/webhooks/${id}/deliveries`)],
   ];
 
-  it.each(calls)('%s answers 404 for an unknown, a malformed and another application\'s id', async (_name, call) => {
+  it.each(calls)("%s answers 404 for an unknown, a malformed and another application's id", async (_name, call) => {
     for (const id of [UNKNOWN_ID, 'nope', 'wh_NOTAVALIDULID', foreignId]) {
       const response = await call(id);
       expectError(response, 404, 'not_found_error', `Webhook '${id}' not found`);
@@ -647,7 +688,10 @@ describe('POST /v3/webhooks/mock-payload', () => {
   });
 
   it('refuses an unknown trigger type, listing the valid ones', async () => {
-    expectInvalid(await api.post('/v3/webhooks/mock-payload', { trigger_type: 'message.exploded' }), `'trigger_type' has unknown trigger type(s) message.exploded; valid trigger types: ${TRIGGER_TYPES.join(', ')}`);
+    expectInvalid(
+      await api.post('/v3/webhooks/mock-payload', { trigger_type: 'message.exploded' }),
+      `'trigger_type' has unknown trigger type(s) message.exploded; valid trigger types: ${TRIGGER_TYPES.join(', ')}`,
+    );
     expectInvalid(await api.post('/v3/webhooks/mock-payload', {}), "Invalid request body: 'trigger_type' is required");
   });
 });
@@ -750,7 +794,10 @@ describe('DELETE /v3/webhooks/{id} and the delivery log', () => {
     expectError(await api.get(`/v3/webhooks/${created.id}/deliveries`), 404, 'not_found_error', `Webhook '${created.id}' not found`);
     expect((await api.get('/v3/webhooks')).body.data.map((w: Webhook) => w.id)).toEqual([keep.id]);
     // Its URL no longer takes test events.
-    expectInvalid(await api.post('/v3/webhooks/send-test-event', { trigger_type: 'message.created', webhook_url: r.url }), /^'webhook_url' must be the URL of one of this application's webhook destinations/);
+    expectInvalid(
+      await api.post('/v3/webhooks/send-test-event', { trigger_type: 'message.created', webhook_url: r.url }),
+      /^'webhook_url' must be the URL of one of this application's webhook destinations/,
+    );
   });
 
   it('lists no deliveries for a new destination, and test events are not recorded', async () => {

@@ -23,7 +23,15 @@ for (;;) {
     await new Promise((resolve) => setTimeout(resolve, 20));
     continue;
   }
-  const record = { messageId: m.MessageId!, receiptHandle: m.ReceiptHandle!, body: m.Body!, attributes: {}, messageAttributes: {}, md5OfBody: m.MD5OfBody!, eventSource: 'aws:sqs' } as unknown as SQSRecord;
+  const record = {
+    messageId: m.MessageId!,
+    receiptHandle: m.ReceiptHandle!,
+    body: m.Body!,
+    attributes: {},
+    messageAttributes: {},
+    md5OfBody: m.MD5OfBody!,
+    eventSource: 'aws:sqs',
+  } as unknown as SQSRecord;
   const result = await handler({ Records: [record] }, lambdaContext('jobs', 300_000));
   if (!result.batchItemFailures.length) await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle! }));
 }

@@ -47,9 +47,7 @@ export async function drainQueue(queueUrl: string, count: number, timeoutMs = 50
   const messages: { body: any; attributes: Record<string, string | undefined> }[] = [];
   const deadline = Date.now() + timeoutMs;
   while (messages.length < count && Date.now() < deadline) {
-    const { Messages } = await sqs.send(
-      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 1, MessageAttributeNames: ['All'] }),
-    );
+    const { Messages } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 1, MessageAttributeNames: ['All'] }));
     for (const m of Messages ?? []) {
       messages.push({
         body: JSON.parse(m.Body!),

@@ -26,9 +26,7 @@ type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchRespons
 export async function drainThroughHandler(queueUrl: string, handler: SqsHandler, options: { functionName?: string; maxBatches?: number; timeoutMs?: number } = {}) {
   let handled = 0;
   for (let batch = 0; batch < (options.maxBatches ?? 100); batch++) {
-    const { Messages = [] } = await sqs.send(
-      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 1, AttributeNames: ['All'], MessageAttributeNames: ['All'] }),
-    );
+    const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 1, AttributeNames: ['All'], MessageAttributeNames: ['All'] }));
     if (!Messages.length) break;
     const records = Messages.map(toRecord(queueUrl));
     const result = await handler({ Records: records }, lambdaContext(options.functionName ?? 'worker', options.timeoutMs ?? 300_000));

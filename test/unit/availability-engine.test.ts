@@ -1,18 +1,7 @@
 import fc from 'fast-check';
 import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
-import {
-  computeAvailability,
-  covers,
-  intersect,
-  normalize,
-  openHoursProblems,
-  subtract,
-  type EngineInput,
-  type EngineParticipant,
-  type Interval,
-  type OpenHours,
-} from '#shared/availability/engine';
+import { computeAvailability, covers, intersect, normalize, openHoursProblems, subtract, type EngineInput, type EngineParticipant, type Interval, type OpenHours } from '#shared/availability/engine';
 
 /** The slot engine: hand-checked fixtures per method, DST in four zones, and properties over random calendars. */
 const at = (iso: string, zone = 'UTC') => Math.round(DateTime.fromISO(iso, { zone }).toSeconds());
@@ -33,10 +22,38 @@ const span = (from: string, to: string, zone = 'UTC'): Interval => ({ start: at(
 
 describe('interval algebra', () => {
   it('normalizes, subtracts, intersects and answers coverage', () => {
-    const a = normalize([{ start: 10, end: 20 }, { start: 0, end: 5 }, { start: 5, end: 7 }, { start: 15, end: 30 }, { start: 40, end: 40 }]);
-    expect(a).toEqual([{ start: 0, end: 7 }, { start: 10, end: 30 }]);
-    expect(subtract(a, [{ start: 2, end: 3 }, { start: 6, end: 12 }, { start: 25, end: 50 }])).toEqual([{ start: 0, end: 2 }, { start: 3, end: 6 }, { start: 12, end: 25 }]);
-    expect(intersect(a, [{ start: 5, end: 11 }, { start: 29, end: 35 }])).toEqual([{ start: 5, end: 7 }, { start: 10, end: 11 }, { start: 29, end: 30 }]);
+    const a = normalize([
+      { start: 10, end: 20 },
+      { start: 0, end: 5 },
+      { start: 5, end: 7 },
+      { start: 15, end: 30 },
+      { start: 40, end: 40 },
+    ]);
+    expect(a).toEqual([
+      { start: 0, end: 7 },
+      { start: 10, end: 30 },
+    ]);
+    expect(
+      subtract(a, [
+        { start: 2, end: 3 },
+        { start: 6, end: 12 },
+        { start: 25, end: 50 },
+      ]),
+    ).toEqual([
+      { start: 0, end: 2 },
+      { start: 3, end: 6 },
+      { start: 12, end: 25 },
+    ]);
+    expect(
+      intersect(a, [
+        { start: 5, end: 11 },
+        { start: 29, end: 35 },
+      ]),
+    ).toEqual([
+      { start: 5, end: 7 },
+      { start: 10, end: 11 },
+      { start: 29, end: 30 },
+    ]);
     expect(covers(a, 10, 30)).toBe(true);
     expect(covers(a, 6, 11)).toBe(false);
     expect(covers(a, 7, 8)).toBe(false);
@@ -66,7 +83,8 @@ describe('hand-checked fixtures', () => {
   const bob: EngineParticipant = { email: 'bob@example.com', busy: [span('2026-06-01T13:00', '2026-06-01T15:00')], fairness_count: 1 };
   const cat: EngineParticipant = { email: 'cat@example.com', busy: [span('2026-06-01T09:00', '2026-06-01T17:00')], fairness_count: 0 };
   const day = { default_open_hours: [hours('UTC', '9:00', '17:00')], duration_minutes: 60, interval_minutes: 60, round_to: 30 };
-  const hhmm = (slots: { start_time: number; end_time: number; emails: string[] }[]) => slots.map((s) => `${local(s.start_time, 'UTC').slice(11)}-${local(s.end_time, 'UTC').slice(11)} ${s.emails.join(',')}`);
+  const hhmm = (slots: { start_time: number; end_time: number; emails: string[] }[]) =>
+    slots.map((s) => `${local(s.start_time, 'UTC').slice(11)}-${local(s.end_time, 'UTC').slice(11)} ${s.emails.join(',')}`);
 
   it('collective: only the hours both are free', () => {
     const result = computeAvailability(base({ ...day, participants: [bob, ann] }));
@@ -82,10 +100,7 @@ describe('hand-checked fixtures', () => {
 
   it('collective with buffers: 15 minutes before and after busy time, slots realigned to round_to', () => {
     const result = computeAvailability(base({ ...day, buffer: { before: 15, after: 15 }, participants: [ann, bob] }));
-    expect(hhmm(result.time_slots)).toEqual([
-      '11:30-12:30 ann@example.com,bob@example.com',
-      '15:30-16:30 ann@example.com,bob@example.com',
-    ]);
+    expect(hhmm(result.time_slots)).toEqual(['11:30-12:30 ann@example.com,bob@example.com', '15:30-16:30 ann@example.com,bob@example.com']);
   });
 
   it('max-availability: every hour someone is free, who is free in round-robin order', () => {
@@ -154,18 +169,60 @@ describe('open hours across DST', () => {
   };
 
   it.each([
-    ['America/New_York', '2026-03-07T00:00', '2026-03-09T00:00', [['2026-03-07T09:00', 14], ['2026-03-08T09:00', 13]]],
-    ['America/New_York', '2026-10-31T00:00', '2026-11-02T00:00', [['2026-10-31T09:00', 13], ['2026-11-01T09:00', 14]]],
-    ['Europe/Berlin', '2026-03-28T00:00', '2026-03-30T00:00', [['2026-03-28T09:00', 8], ['2026-03-29T09:00', 7]]],
-    ['Europe/Berlin', '2026-10-24T00:00', '2026-10-26T00:00', [['2026-10-24T09:00', 7], ['2026-10-25T09:00', 8]]],
-    ['Australia/Sydney', '2026-04-04T00:00', '2026-04-06T00:00', [['2026-04-04T09:00', 22], ['2026-04-05T09:00', 23]]],
+    [
+      'America/New_York',
+      '2026-03-07T00:00',
+      '2026-03-09T00:00',
+      [
+        ['2026-03-07T09:00', 14],
+        ['2026-03-08T09:00', 13],
+      ],
+    ],
+    [
+      'America/New_York',
+      '2026-10-31T00:00',
+      '2026-11-02T00:00',
+      [
+        ['2026-10-31T09:00', 13],
+        ['2026-11-01T09:00', 14],
+      ],
+    ],
+    [
+      'Europe/Berlin',
+      '2026-03-28T00:00',
+      '2026-03-30T00:00',
+      [
+        ['2026-03-28T09:00', 8],
+        ['2026-03-29T09:00', 7],
+      ],
+    ],
+    [
+      'Europe/Berlin',
+      '2026-10-24T00:00',
+      '2026-10-26T00:00',
+      [
+        ['2026-10-24T09:00', 7],
+        ['2026-10-25T09:00', 8],
+      ],
+    ],
+    [
+      'Australia/Sydney',
+      '2026-04-04T00:00',
+      '2026-04-06T00:00',
+      [
+        ['2026-04-04T09:00', 22],
+        ['2026-04-05T09:00', 23],
+      ],
+    ],
   ])('keeps 09:00 local in %s around %s', (zone, from, to, expected) => {
     expect(firstSlots(zone, from, to)).toEqual(expected);
   });
 
   it('an open day is 7 or 9 hours long on the days clocks change at night', () => {
     const p: EngineParticipant = { email: 'a@example.com', busy: [], open_hours: [hours('America/New_York', '0:00', '8:00')] };
-    const count = (from: string, to: string) => computeAvailability(base({ start: at(from, 'America/New_York'), end: at(to, 'America/New_York'), duration_minutes: 60, interval_minutes: 60, round_to: 60, participants: [p] })).time_slots.length;
+    const count = (from: string, to: string) =>
+      computeAvailability(base({ start: at(from, 'America/New_York'), end: at(to, 'America/New_York'), duration_minutes: 60, interval_minutes: 60, round_to: 60, participants: [p] })).time_slots
+        .length;
     expect(count('2026-03-08T00:00', '2026-03-09T00:00')).toBe(7);
     expect(count('2026-11-01T00:00', '2026-11-02T00:00')).toBe(9);
     expect(count('2026-06-01T00:00', '2026-06-02T00:00')).toBe(8);
@@ -173,7 +230,9 @@ describe('open hours across DST', () => {
 
   it('open hours inside the spring-forward gap give nothing that day', () => {
     const p: EngineParticipant = { email: 'a@example.com', busy: [], open_hours: [hours('America/New_York', '2:00', '3:00')] };
-    const result = computeAvailability(base({ start: at('2026-03-07T00:00', 'America/New_York'), end: at('2026-03-10T00:00', 'America/New_York'), duration_minutes: 30, interval_minutes: 30, round_to: 30, participants: [p] }));
+    const result = computeAvailability(
+      base({ start: at('2026-03-07T00:00', 'America/New_York'), end: at('2026-03-10T00:00', 'America/New_York'), duration_minutes: 30, interval_minutes: 30, round_to: 30, participants: [p] }),
+    );
     expect(result.time_slots.map((s) => local(s.start_time, 'America/New_York'))).toEqual(['2026-03-07T02:00', '2026-03-07T02:30', '2026-03-09T02:00', '2026-03-09T02:30']);
   });
 
@@ -215,9 +274,9 @@ const busyArb = fc
   .record({ offset: fc.integer({ min: -86_400, max: 12 * 86_400 }), length: fc.integer({ min: 60, max: 6 * 3600 }) })
   .map(({ offset, length }) => ({ start: WINDOW_START + offset, end: WINDOW_START + offset + length }));
 const participantArb = (i: number) =>
-  fc.record({ busy: fc.array(busyArb, { maxLength: 25 }), open: fc.option(openHoursArb, { nil: undefined }), fairness: fc.integer({ min: 0, max: 4 }) }).map(
-    ({ busy, open, fairness }): EngineParticipant => ({ email: `p${i}@example.com`, busy, open_hours: open ? [open] : undefined, fairness_count: fairness }),
-  );
+  fc
+    .record({ busy: fc.array(busyArb, { maxLength: 25 }), open: fc.option(openHoursArb, { nil: undefined }), fairness: fc.integer({ min: 0, max: 4 }) })
+    .map(({ busy, open, fairness }): EngineParticipant => ({ email: `p${i}@example.com`, busy, open_hours: open ? [open] : undefined, fairness_count: fairness }));
 const inputArb = fc
   .record({
     offset: fc.integer({ min: 0, max: 288 }),
@@ -232,19 +291,17 @@ const inputArb = fc
     defaults: fc.option(openHoursArb, { nil: undefined }),
   })
   .chain((o) =>
-    fc.tuple(...Array.from({ length: o.count }, (_, i) => participantArb(i))).map(
-      (participants): EngineInput => ({
-        start: WINDOW_START + o.offset * 300,
-        end: WINDOW_START + o.offset * 300 + o.days * 86_400,
-        duration_minutes: o.duration,
-        interval_minutes: o.interval,
-        round_to: o.roundTo,
-        method: o.method,
-        buffer: { before: o.before, after: o.after },
-        default_open_hours: o.defaults ? [o.defaults] : undefined,
-        participants,
-      }),
-    ),
+    fc.tuple(...Array.from({ length: o.count }, (_, i) => participantArb(i))).map((participants): EngineInput => ({
+      start: WINDOW_START + o.offset * 300,
+      end: WINDOW_START + o.offset * 300 + o.days * 86_400,
+      duration_minutes: o.duration,
+      interval_minutes: o.interval,
+      round_to: o.roundTo,
+      method: o.method,
+      buffer: { before: o.before, after: o.after },
+      default_open_hours: o.defaults ? [o.defaults] : undefined,
+      participants,
+    })),
   );
 
 /** Oracle for open hours, independent of the engine: the slot's local start and end lie on one open day's hours. */

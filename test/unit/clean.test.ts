@@ -67,23 +67,7 @@ describe('Function: cleanMessageBody', () => {
 
     it('writes plain text without markdown syntax when html_as_markdown is false', () => {
       expect(clean(body, { html_as_markdown: false })).toBe(
-        [
-          'Agenda',
-          '',
-          'Some bold, em and x*y.',
-          '',
-          '- one',
-          '- two',
-          '  - inner',
-          '',
-          '3. third',
-          '4. fourth',
-          '',
-          'const a = 1;',
-          '  return a;',
-          '',
-          'after_rule',
-        ].join('\n'),
+        ['Agenda', '', 'Some bold, em and x*y.', '', '- one', '- two', '  - inner', '', '3. third', '4. fourth', '', 'const a = 1;', '  return a;', '', 'after_rule'].join('\n'),
       );
     });
 
@@ -101,15 +85,11 @@ describe('Function: cleanMessageBody', () => {
     });
 
     it('writes markdown links when false', () => {
-      expect(clean(body, { ignore_links: false })).toBe(
-        'Read [the doc](https://x.com/a_\\(b\\)) or mail [ann@x.com](mailto:ann@x.com).',
-      );
+      expect(clean(body, { ignore_links: false })).toBe('Read [the doc](https://x.com/a_\\(b\\)) or mail [ann@x.com](mailto:ann@x.com).');
     });
 
     it('writes "text (url)" in plain text when false, without repeating a bare address', () => {
-      expect(clean(body, { ignore_links: false, html_as_markdown: false })).toBe(
-        'Read the doc (https://x.com/a_(b)) or mail ann@x.com.',
-      );
+      expect(clean(body, { ignore_links: false, html_as_markdown: false })).toBe('Read the doc (https://x.com/a_(b)) or mail ann@x.com.');
     });
 
     it('never keeps a javascript: URL', () => {
@@ -131,16 +111,12 @@ describe('Function: cleanMessageBody', () => {
     });
 
     it('writes markdown images when images_as_markdown is true', () => {
-      expect(clean(body, { ignore_images: false, images_as_markdown: true })).toBe(
-        'Logo: ![Acme logo](https://x.com/logo.png) end',
-      );
+      expect(clean(body, { ignore_images: false, images_as_markdown: true })).toBe('Logo: ![Acme logo](https://x.com/logo.png) end');
     });
 
     it('ignores images_as_markdown while images are ignored, and in plain text', () => {
       expect(clean(body, { images_as_markdown: true })).toBe('Logo: end');
-      expect(clean(body, { ignore_images: false, images_as_markdown: true, html_as_markdown: false })).toBe(
-        'Logo: Acme logo end',
-      );
+      expect(clean(body, { ignore_images: false, images_as_markdown: true, html_as_markdown: false })).toBe('Logo: Acme logo end');
     });
 
     it('never writes a data: image source', () => {
@@ -153,9 +129,7 @@ describe('Function: cleanMessageBody', () => {
   });
 
   describe('option: ignore_tables', () => {
-    const body =
-      '<p>Order:</p><table><tr><th>Item</th><th>Qty</th></tr><tr><td>Apple</td><td>3</td></tr>' +
-      '<tr><td></td><td></td></tr></table><p>Thanks for shopping.</p>';
+    const body = '<p>Order:</p><table><tr><th>Item</th><th>Qty</th></tr><tr><td>Apple</td><td>3</td></tr>' + '<tr><td></td><td></td></tr></table><p>Thanks for shopping.</p>';
 
     it('drops tables with their content by default', () => {
       expect(clean(body)).toBe('Order:\n\nThanks for shopping.');
@@ -163,9 +137,7 @@ describe('Function: cleanMessageBody', () => {
 
     it('keeps cell text separated by " | " when false', () => {
       expect(clean(body, { ignore_tables: false })).toBe('Order:\n\nItem | Qty\nApple | 3\n\nThanks for shopping.');
-      expect(clean(body, { ignore_tables: false, html_as_markdown: false })).toBe(
-        'Order:\n\nItem | Qty\nApple | 3\n\nThanks for shopping.',
-      );
+      expect(clean(body, { ignore_tables: false, html_as_markdown: false })).toBe('Order:\n\nItem | Qty\nApple | 3\n\nThanks for shopping.');
     });
 
     it('keeps the lines of single-cell layout rows', () => {
@@ -209,9 +181,7 @@ describe('Function: cleanMessageBody', () => {
       ['a single 1px side', '<img src="https://t.x.com/o.gif" height="1" alt="pixel">'],
     ])('removes tracking pixels with %s even when images are kept', (_name, pixel) => {
       const options = { ignore_images: false, images_as_markdown: true };
-      expect(clean(`<p>Hi ${pixel}<img src="https://x.com/a.png" width="200" alt="photo"></p>`, options)).toBe(
-        'Hi ![photo](https://x.com/a.png)',
-      );
+      expect(clean(`<p>Hi ${pixel}<img src="https://x.com/a.png" width="200" alt="photo"></p>`, options)).toBe('Hi ![photo](https://x.com/a.png)');
     });
   });
 
@@ -265,8 +235,7 @@ describe('Function: cleanMessageBody', () => {
     });
 
     it('removes a Thunderbird quote with its moz-cite-prefix', () => {
-      const body =
-        '<p>Agreed.</p><div class="moz-cite-prefix">On 03/03/2026 10:00, Ann wrote:<br></div><blockquote type="cite">Shall we?</blockquote>';
+      const body = '<p>Agreed.</p><div class="moz-cite-prefix">On 03/03/2026 10:00, Ann wrote:<br></div><blockquote type="cite">Shall we?</blockquote>';
       expect(clean(body)).toBe('Agreed.');
     });
 
@@ -320,9 +289,7 @@ describe('Function: cleanMessageBody', () => {
 
   describe('signatures and option: remove_conclusion_phrases', () => {
     it('removes a Gmail signature', () => {
-      const body =
-        '<div>See you.</div><span class="gmail_signature_prefix">-- </span><br>' +
-        '<div class="gmail_signature" data-smartmail="gmail_signature">Bob Jones<br>CEO</div>';
+      const body = '<div>See you.</div><span class="gmail_signature_prefix">-- </span><br>' + '<div class="gmail_signature" data-smartmail="gmail_signature">Bob Jones<br>CEO</div>';
       expect(clean(body)).toBe('See you.');
       expect(clean(body, { remove_conclusion_phrases: false })).toBe('See you.');
     });
@@ -337,12 +304,9 @@ describe('Function: cleanMessageBody', () => {
       expect(cleanPlain('a -- b\n---\nc')).toBe('a -- b\n---\nc');
     });
 
-    it.each(['Best regards,', 'Kind regards', 'KIND REGARDS!', 'Thanks,', 'Thanks!', 'Thank you.', 'Cheers', 'Best,', 'Sincerely,'])(
-      'removes the closing phrase "%s" and what follows',
-      (phrase) => {
-        expect(cleanPlain(`Hi Ann,\n\nThe report is attached.\n\n${phrase}\nBob\nAcme Inc.`)).toBe('Hi Ann,\n\nThe report is attached.');
-      },
-    );
+    it.each(['Best regards,', 'Kind regards', 'KIND REGARDS!', 'Thanks,', 'Thanks!', 'Thank you.', 'Cheers', 'Best,', 'Sincerely,'])('removes the closing phrase "%s" and what follows', (phrase) => {
+      expect(cleanPlain(`Hi Ann,\n\nThe report is attached.\n\n${phrase}\nBob\nAcme Inc.`)).toBe('Hi Ann,\n\nThe report is attached.');
+    });
 
     it('recognises closing phrases in HTML, also in bold', () => {
       expect(clean('<p>Done.</p><p><strong>Best regards,</strong><br>Bob<br>CEO</p>')).toBe('Done.');
@@ -425,11 +389,51 @@ describe('Function: cleanMessageBody', () => {
 
     it('never throws and always returns normalised text (property)', () => {
       const pieces = [
-        '<div>', '</div>', '<p>', '</p>', '<b>', '</b>', '<blockquote>', '</blockquote>', '<span hidden>', '</span>',
-        '<img src="https://x/p.gif" width=1 height=1>', '<img src="https://x/a.png" alt="A">', '<table>', '<tr>', '<td>',
-        '</td>', '</table>', '<ul>', '<li>', '</ul>', '<a href="https://x">', '</a>', '<script>secret()</script>',
-        '<style>p{}</style>', 'text', ' ', '\n', '&amp;', '&nbsp;', '<br>', '<hr>', 'From: x', '<div class="gmail_quote">',
-        '<div id="divRplyFwdMsg">', '<!--', '-->', '>', '"', '<pre>', '</pre>', '<h1>', '-- ', 'Thanks,', '> q', '\uE001',
+        '<div>',
+        '</div>',
+        '<p>',
+        '</p>',
+        '<b>',
+        '</b>',
+        '<blockquote>',
+        '</blockquote>',
+        '<span hidden>',
+        '</span>',
+        '<img src="https://x/p.gif" width=1 height=1>',
+        '<img src="https://x/a.png" alt="A">',
+        '<table>',
+        '<tr>',
+        '<td>',
+        '</td>',
+        '</table>',
+        '<ul>',
+        '<li>',
+        '</ul>',
+        '<a href="https://x">',
+        '</a>',
+        '<script>secret()</script>',
+        '<style>p{}</style>',
+        'text',
+        ' ',
+        '\n',
+        '&amp;',
+        '&nbsp;',
+        '<br>',
+        '<hr>',
+        'From: x',
+        '<div class="gmail_quote">',
+        '<div id="divRplyFwdMsg">',
+        '<!--',
+        '-->',
+        '>',
+        '"',
+        '<pre>',
+        '</pre>',
+        '<h1>',
+        '-- ',
+        'Thanks,',
+        '> q',
+        '\uE001',
       ];
       fc.assert(
         fc.property(

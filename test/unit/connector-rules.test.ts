@@ -47,18 +47,24 @@ describe('Function: checkConnectorSettings', () => {
 
   it('refuses settings a provider does not take, naming them and what it takes', () => {
     expect(refusal(() => checkConnectorSettings('imap', { client_id: 'x' }))).toBe("'settings.client_id' does not apply to a imap connector; it takes no settings");
-    expect(refusal(() => checkConnectorSettings('google', { client_id: 'x', client_secret: 'y', tenant: 'common' }))).toMatch(/^'settings.tenant' does not apply to a google connector; it takes settings.client_id/);
+    expect(refusal(() => checkConnectorSettings('google', { client_id: 'x', client_secret: 'y', tenant: 'common' }))).toMatch(
+      /^'settings.tenant' does not apply to a google connector; it takes settings.client_id/,
+    );
   });
 
   it('checks tenants and issuers', () => {
     const base = { client_id: 'x', client_secret: 'y' };
-    for (const tenant of ['common', 'organizations', 'contoso.onmicrosoft.com', '72f988bf-86f1-41af-91ab-2d7cd011db47']) expect(checkConnectorSettings('microsoft', { ...base, tenant }).tenant).toBe(tenant);
+    for (const tenant of ['common', 'organizations', 'contoso.onmicrosoft.com', '72f988bf-86f1-41af-91ab-2d7cd011db47'])
+      expect(checkConnectorSettings('microsoft', { ...base, tenant }).tenant).toBe(tenant);
     expect(refusal(() => checkConnectorSettings('microsoft', { ...base, tenant: 'not a tenant' }))).toMatch(/^'settings.tenant' must be common, organizations, consumers/);
     expect(checkConnectorSettings('google', { ...base, issuer: 'https://id.example.com/realms/x' }).issuer).toBe('https://id.example.com/realms/x');
     // The tests run in local mode: http to loopback is accepted, http elsewhere never.
     expect(checkConnectorSettings('google', { ...base, issuer: 'http://127.0.0.1:9000' }).issuer).toBe('http://127.0.0.1:9000');
     for (const issuer of ['http://id.example.com', 'https://id.example.com/?x=1', 'https://id.example.com/#x', 'ftp://id.example.com', 'nope']) {
-      expect(refusal(() => checkConnectorSettings('google', { ...base, issuer })), issuer).toMatch(/^'settings.issuer' must be an https URL/);
+      expect(
+        refusal(() => checkConnectorSettings('google', { ...base, issuer })),
+        issuer,
+      ).toMatch(/^'settings.issuer' must be an https URL/);
     }
   });
 });
@@ -79,7 +85,9 @@ describe('Function: checkCredential', () => {
   });
 
   it('refuses a type that does not fit the provider, naming the rule', () => {
-    expect(refusal(() => checkCredential('microsoft', 'serviceaccount', {}))).toMatch(/^credential_type 'serviceaccount' does not fit provider microsoft: serviceaccount is for google, adminconsent for microsoft/);
+    expect(refusal(() => checkCredential('microsoft', 'serviceaccount', {}))).toMatch(
+      /^credential_type 'serviceaccount' does not fit provider microsoft: serviceaccount is for google, adminconsent for microsoft/,
+    );
     expect(refusal(() => checkCredential('imap', 'connector', {}))).toMatch(/^credential_type 'connector' does not fit provider imap/);
   });
 
@@ -97,13 +105,17 @@ describe('Function: checkCredential', () => {
   });
 
   it('names missing, unknown and empty fields', () => {
-    expect(refusal(() => checkCredential('microsoft', 'adminconsent', { client_id: 'x' }))).toBe("'credential_data.client_secret', 'credential_data.tenant' are required for credential_type adminconsent");
+    expect(refusal(() => checkCredential('microsoft', 'adminconsent', { client_id: 'x' }))).toBe(
+      "'credential_data.client_secret', 'credential_data.tenant' are required for credential_type adminconsent",
+    );
     expect(refusal(() => checkCredential('google', 'connector', { client_id: 'x', client_secret: 'y', tenant: 'common' }))).toBe(
       "'credential_data.tenant' is not part of a connector credential; it takes client_id, client_secret",
     );
     expect(checkCredential('microsoft', 'connector', { client_id: 'x', client_secret: 'y', tenant: 'common' }).tenant).toBe('common');
     expect(refusal(() => checkCredential('yahoo', 'connector', { client_id: ' ', client_secret: 'y' }))).toBe("'credential_data.client_id' must not be empty");
-    expect(refusal(() => checkCredential('google', 'serviceaccount', { ...serviceAccount(rsaPem(2048)), type: 'user' }))).toBe("'credential_data.type' must be service_account, as in the service account key file");
+    expect(refusal(() => checkCredential('google', 'serviceaccount', { ...serviceAccount(rsaPem(2048)), type: 'user' }))).toBe(
+      "'credential_data.type' must be service_account, as in the service account key file",
+    );
   });
 });
 

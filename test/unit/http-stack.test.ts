@@ -10,10 +10,7 @@ const dynamoMock = mockClient(DynamoDBDocumentClient);
 const context = { awsRequestId: 'aws-1', getRemainingTimeInMillis: () => 10_000 } as unknown as Context;
 
 function event(path: string, headers: Record<string, string> = { authorization: 'Bearer unit-test-key' }) {
-  return buildEvent(
-    { routeKey: 'GET /v3/grants/{grant_id}', params: { grant_id: path.split('/').pop()! } },
-    { method: 'GET', url: path, headers, body: Buffer.alloc(0), sourceIp: '127.0.0.1' },
-  );
+  return buildEvent({ routeKey: 'GET /v3/grants/{grant_id}', params: { grant_id: path.split('/').pop()! } }, { method: 'GET', url: path, headers, body: Buffer.alloc(0), sourceIp: '127.0.0.1' });
 }
 
 describe('Function: httpApi error handling', () => {

@@ -115,7 +115,10 @@ describe('IAM roles', () => {
       const missing = [...new Set(commands.flatMap((c) => ACTIONS[c]!))].filter((action) => !allowed.has(action));
       expect(missing, `${fn.role} lacks`).toEqual([]);
       const needed = new Set([...commands.flatMap((c) => ACTIONS[c]!), ...grantedWithout(fn, commands)]);
-      expect([...allowed].filter((action) => !needed.has(action)), `${fn.role} holds unused actions`).toEqual([]);
+      expect(
+        [...allowed].filter((action) => !needed.has(action)),
+        `${fn.role} holds unused actions`,
+      ).toEqual([]);
     });
   }
 

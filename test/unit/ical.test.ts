@@ -73,13 +73,25 @@ describe('parseCalendar: invitations as clients send them', () => {
     expect(events.map((e) => e.uid)).toEqual(['7hv0f1s2n3k4d5m6p8r9t0uc2g@google.com', '7hv0f1s2n3k4d5m6p8r9t0uc2g@google.com']);
     const [master, moved] = events as [IcsEvent, IcsEvent];
     // 09:30–09:45 PDT (UTC−7) on 5 Oct 2026 = 16:30Z–16:45Z.
-    expect(master.when).toEqual({ object: 'timespan', start_time: utc(2026, 10, 5, 16, 30), end_time: utc(2026, 10, 5, 16, 45), start_timezone: 'America/Los_Angeles', end_timezone: 'America/Los_Angeles' });
+    expect(master.when).toEqual({
+      object: 'timespan',
+      start_time: utc(2026, 10, 5, 16, 30),
+      end_time: utc(2026, 10, 5, 16, 45),
+      start_timezone: 'America/Los_Angeles',
+      end_timezone: 'America/Los_Angeles',
+    });
     expect(master.recurrence).toEqual(['RRULE:FREQ=WEEKLY;WKST=SU;UNTIL=20261215T075959Z;BYDAY=MO', 'EXDATE;TZID=America/Los_Angeles:20261109T093000']);
     expect(master).toMatchObject({ sequence: 0, title: 'Team standup', conferencing_url: 'https://meet.google.com/bzt-qmnh-wka', reminders: [{ minutes: 10, method: 'display' }] });
     expect(master).not.toHaveProperty('recurrence_id');
     // After the end of DST: the 09:30 occurrence of 16 Nov is 09:30 PST (UTC−8) = 17:30Z; it moved to 11:00 PST = 19:00Z.
     expect(moved.recurrence_id).toEqual({ time: utc(2026, 11, 16, 17, 30), timezone: 'America/Los_Angeles' });
-    expect(moved.when).toEqual({ object: 'timespan', start_time: utc(2026, 11, 16, 19), end_time: utc(2026, 11, 16, 19, 15), start_timezone: 'America/Los_Angeles', end_timezone: 'America/Los_Angeles' });
+    expect(moved.when).toEqual({
+      object: 'timespan',
+      start_time: utc(2026, 11, 16, 19),
+      end_time: utc(2026, 11, 16, 19, 15),
+      start_timezone: 'America/Los_Angeles',
+      end_timezone: 'America/Los_Angeles',
+    });
     expect(moved).toMatchObject({ sequence: 1, title: 'Team standup (moved)', description: 'Moved for the all-hands.', updated_at: utc(2026, 10, 12, 16, 0, 19) });
     expect(moved).not.toHaveProperty('recurrence');
     expect(moved.participants.map((p) => [p.email, p.status])).toEqual([
@@ -180,7 +192,10 @@ describe('parseCalendar: invitations as clients send them', () => {
   });
 
   it('takes a Google reply comment from X-RESPONSE-COMMENT', () => {
-    const text = calendar('METHOD:REPLY', ...vevent('DTSTART:20261210T130000Z', 'ORGANIZER:mailto:a@example.com', 'ATTENDEE;PARTSTAT=DECLINED;X-RESPONSE-COMMENT="Sorry, travelling":mailto:b@example.com'));
+    const text = calendar(
+      'METHOD:REPLY',
+      ...vevent('DTSTART:20261210T130000Z', 'ORGANIZER:mailto:a@example.com', 'ATTENDEE;PARTSTAT=DECLINED;X-RESPONSE-COMMENT="Sorry, travelling":mailto:b@example.com'),
+    );
     expect(only(text).participants).toEqual([{ email: 'b@example.com', status: 'no', comment: 'Sorry, travelling' }]);
   });
 
@@ -249,7 +264,14 @@ describe('parseCalendar: times and zones', () => {
       expect(DateTime.now().setZone(iana).isValid, `${windows} → ${iana}`).toBe(true);
       expect(windowsZoneToIana(windows.toUpperCase())).toBe(iana);
     }
-    const event: IcsEvent = { uid: 'z@x', sequence: 0, when: { object: 'timespan', start_time: utc(2026, 7, 1, 12), end_time: utc(2026, 7, 1, 13) }, status: 'confirmed', busy: true, participants: [] };
+    const event: IcsEvent = {
+      uid: 'z@x',
+      sequence: 0,
+      when: { object: 'timespan', start_time: utc(2026, 7, 1, 12), end_time: utc(2026, 7, 1, 13) },
+      status: 'confirmed',
+      busy: true,
+      participants: [],
+    };
     for (const iana of new Set(Object.values(WINDOWS_ZONES))) {
       if (iana === 'Etc/UTC') continue;
       const text = buildCalendar('PUBLISH', [{ ...event, when: { ...event.when, start_timezone: iana } as IcsEvent['when'] }]);
@@ -304,7 +326,9 @@ describe('parseCalendar: times and zones', () => {
     const summer = only(calendar(...customZone, ...vevent('DTSTART;TZID=Customized Time Zone:20260701T090000', 'DTEND;TZID=Customized Time Zone:20260701T100000')));
     // +0300 in summer: 09:00 = 06:00Z.
     expect(summer.when).toEqual({ object: 'timespan', start_time: utc(2026, 7, 1, 6), end_time: utc(2026, 7, 1, 7), start_timezone: 'UTC', end_timezone: 'UTC' });
-    const winter = only(calendar(...customZone, ...vevent('DTSTART;TZID="Customized Time Zone":20260115T090000', 'EXDATE;TZID=Customized Time Zone:20260122T090000,20260705T090000', 'RRULE:FREQ=WEEKLY')));
+    const winter = only(
+      calendar(...customZone, ...vevent('DTSTART;TZID="Customized Time Zone":20260115T090000', 'EXDATE;TZID=Customized Time Zone:20260122T090000,20260705T090000', 'RRULE:FREQ=WEEKLY')),
+    );
     // +0200 in winter: 09:00 = 07:00Z; the EXDATEs become UTC instants (07:00Z in January, 06:00Z in July).
     expect(winter.when).toMatchObject({ start_time: utc(2026, 1, 15, 7), start_timezone: 'UTC' });
     expect(winter.recurrence).toEqual(['EXDATE:20260122T070000Z,20260705T060000Z', 'RRULE:FREQ=WEEKLY']);
@@ -523,8 +547,12 @@ describe('buildCalendar', () => {
     expect(text.endsWith('\r\n')).toBe(true);
     expect(text.replace(/\r\n/g, '')).not.toMatch(/[\r\n]/);
     for (const line of text.split('\r\n')) expect(Buffer.byteLength(line, 'utf8'), line).toBeLessThanOrEqual(75);
-    const begins = lines(text).filter((l) => l.startsWith('BEGIN:')).map((l) => l.slice(6));
-    const ends = lines(text).filter((l) => l.startsWith('END:')).map((l) => l.slice(4));
+    const begins = lines(text)
+      .filter((l) => l.startsWith('BEGIN:'))
+      .map((l) => l.slice(6));
+    const ends = lines(text)
+      .filter((l) => l.startsWith('END:'))
+      .map((l) => l.slice(4));
     expect(begins.sort()).toEqual(ends.sort());
     expect(only(text).description).toBe(`${'Lorem ipsum dolor sit amet, ünïcødé 日本語 🎉; '.repeat(20)}end`);
   });
@@ -547,14 +575,22 @@ describe('buildCalendar', () => {
     const root = new ICAL.Component(ICAL.parse(text));
     const zones = new Map(root.getAllSubcomponents('vtimezone').map((z) => [String(z.getFirstPropertyValue('tzid')), new ICAL.Timezone(z)] as const));
     expect([...zones.keys()].sort()).toEqual(['America/New_York', 'Europe/Berlin']);
-    const offset = (tzid: string, y: number, m: number, d: number, h: number, min: number) => zones.get(tzid)!.utcOffset(ICAL.Time.fromData({ year: y, month: m, day: d, hour: h, minute: min, second: 0 }));
+    const offset = (tzid: string, y: number, m: number, d: number, h: number, min: number) =>
+      zones.get(tzid)!.utcOffset(ICAL.Time.fromData({ year: y, month: m, day: d, hour: h, minute: min, second: 0 }));
     expect(utc(2026, 10, 12, 9) - offset('Europe/Berlin', 2026, 10, 12, 9, 0)).toBe(nine);
     expect(utc(2026, 10, 12, 11, 30) - offset('America/New_York', 2026, 10, 12, 11, 30)).toBe(utc(2026, 10, 12, 15, 30));
     expect(only(text).when).toEqual(flight.when);
   });
 
   it('writes a time without zone in UTC with Z, and reads it back with zone UTC', () => {
-    const event: IcsEvent = { uid: 'u@x', sequence: 0, when: { object: 'timespan', start_time: utc(2026, 10, 12, 9), end_time: utc(2026, 10, 12, 9, 30) }, status: 'confirmed', busy: true, participants: [] };
+    const event: IcsEvent = {
+      uid: 'u@x',
+      sequence: 0,
+      when: { object: 'timespan', start_time: utc(2026, 10, 12, 9), end_time: utc(2026, 10, 12, 9, 30) },
+      status: 'confirmed',
+      busy: true,
+      participants: [],
+    };
     const text = buildCalendar('PUBLISH', [event]);
     expect(lines(text)).toContain('DTSTART:20261012T090000Z');
     expect(text).not.toContain('BEGIN:VTIMEZONE');
@@ -578,7 +614,17 @@ describe('buildCalendar', () => {
     ['a date', { object: 'date', date: '2026-12-24' }, ['DTSTART;VALUE=DATE:20261224', 'DTEND;VALUE=DATE:20261225']],
     ['a datespan', { object: 'datespan', start_date: '2026-12-30', end_date: '2027-01-02' }, ['DTSTART;VALUE=DATE:20261230', 'DTEND;VALUE=DATE:20270102']],
   ])('round-trips %s as DTSTART;VALUE=DATE', (_name, when, expected) => {
-    const event: IcsEvent = { uid: 'd@x', sequence: 0, title: 'Holiday', when, status: 'confirmed', busy: false, participants: [], updated_at: utc(2026, 9, 1), reminders: [{ minutes: 900, method: 'display' }] };
+    const event: IcsEvent = {
+      uid: 'd@x',
+      sequence: 0,
+      title: 'Holiday',
+      when,
+      status: 'confirmed',
+      busy: false,
+      participants: [],
+      updated_at: utc(2026, 9, 1),
+      reminders: [{ minutes: 900, method: 'display' }],
+    };
     const text = buildCalendar('PUBLISH', [event]);
     for (const line of expected) expect(lines(text)).toContain(line);
     expect(text).not.toContain('BEGIN:VTIMEZONE');
@@ -594,11 +640,24 @@ describe('buildCalendar', () => {
     ];
     const text = buildCalendar('REQUEST', [{ ...meeting, recurrence }]);
     for (const line of recurrence) expect(lines(text)).toContain(line);
-    expect(lines(text).filter((l) => l.startsWith('TZID:')).sort()).toEqual(['TZID:Asia/Kolkata', 'TZID:Europe/Berlin']);
+    expect(
+      lines(text)
+        .filter((l) => l.startsWith('TZID:'))
+        .sort(),
+    ).toEqual(['TZID:Asia/Kolkata', 'TZID:Europe/Berlin']);
     expect(only(text).recurrence).toEqual(recurrence);
 
     const allDay = ['RRULE:FREQ=YEARLY;COUNT=5', 'EXDATE;VALUE=DATE:20271224', 'RDATE;VALUE=DATE:20261226,20271226'];
-    const yearly: IcsEvent = { uid: 'y@x', sequence: 0, when: { object: 'date', date: '2026-12-24' }, recurrence: allDay, status: 'confirmed', busy: false, participants: [], updated_at: utc(2026, 9, 1) };
+    const yearly: IcsEvent = {
+      uid: 'y@x',
+      sequence: 0,
+      when: { object: 'date', date: '2026-12-24' },
+      recurrence: allDay,
+      status: 'confirmed',
+      busy: false,
+      participants: [],
+      updated_at: utc(2026, 9, 1),
+    };
     expect(only(buildCalendar('PUBLISH', [yearly]))).toEqual(yearly);
   });
 
@@ -627,7 +686,16 @@ describe('buildCalendar', () => {
     expect(parseCalendar(text).events).toEqual([master, exception]);
 
     // An all-day occurrence is named by its date; a RECURRENCE-ID without zone takes the event's.
-    const day: IcsEvent = { uid: 'y@x', sequence: 1, when: { object: 'date', date: '2026-12-26' }, recurrence_id: { date: '2026-12-24' }, status: 'cancelled', busy: false, participants: [], updated_at: utc(2026, 9, 1) };
+    const day: IcsEvent = {
+      uid: 'y@x',
+      sequence: 1,
+      when: { object: 'date', date: '2026-12-26' },
+      recurrence_id: { date: '2026-12-24' },
+      status: 'cancelled',
+      busy: false,
+      participants: [],
+      updated_at: utc(2026, 9, 1),
+    };
     expect(lines(buildCalendar('PUBLISH', [day]))).toContain('RECURRENCE-ID;VALUE=DATE:20261224');
     expect(only(buildCalendar('PUBLISH', [day]))).toEqual(day);
     const zoned = buildCalendar('PUBLISH', [{ ...exception, recurrence_id: { time: utc(2026, 10, 19, 7) } }]);
@@ -672,7 +740,11 @@ describe('buildCalendar', () => {
     // For one occurrence of a series: its RECURRENCE-ID, and no RRULE.
     const occurrence = buildCalendar('REPLY', [{ ...reply, recurrence: ['RRULE:FREQ=WEEKLY'], recurrence_id: { time: nine, timezone: 'Europe/Berlin' } }]);
     expect(lines(occurrence)).toContain('RECURRENCE-ID;TZID=Europe/Berlin:20261012T090000');
-    expect(lines(occurrence).slice(lines(occurrence).indexOf('BEGIN:VEVENT')).some((l) => l.startsWith('RRULE'))).toBe(false);
+    expect(
+      lines(occurrence)
+        .slice(lines(occurrence).indexOf('BEGIN:VEVENT'))
+        .some((l) => l.startsWith('RRULE')),
+    ).toBe(false);
     expect(parseCalendar(occurrence).events[0]!.recurrence_id).toEqual({ time: nine, timezone: 'Europe/Berlin' });
   });
 

@@ -32,7 +32,10 @@ function project(): string {
   mkdirSync(join(dir, 'shared/lazy'), { recursive: true });
   mkdirSync(join(dir, 'node_modules/tiny-library'), { recursive: true });
   writeFileSync(join(dir, 'node_modules/tiny-library/package.json'), JSON.stringify({ name: 'tiny-library', type: 'module', main: 'index.js' }));
-  writeFileSync(join(dir, 'node_modules/tiny-library/index.js'), "globalThis.loads = (globalThis.loads ?? 0) + 1;\nexport const shout = (s) => `${s.toUpperCase()}! (LIBRARY-BODY)`;\nexport const VERSION = 3;\n");
+  writeFileSync(
+    join(dir, 'node_modules/tiny-library/index.js'),
+    'globalThis.loads = (globalThis.loads ?? 0) + 1;\nexport const shout = (s) => `${s.toUpperCase()}! (LIBRARY-BODY)`;\nexport const VERSION = 3;\n',
+  );
   writeFileSync(join(dir, 'shared/lazy/tiny.ts'), "export { shout, VERSION } from 'tiny-library';\n");
   writeFileSync(
     join(dir, 'static.ts'),
@@ -72,7 +75,10 @@ describe('esbuild plugin: lazy-chunks', () => {
   it('gives a dynamic import the named exports of the chunk, loaded once', async () => {
     const dir = project();
     await build({ ...cjs(dir), entryPoints: ['dynamic.ts'], outdir: 'out', plugins: [lazyChunks] });
-    const printed = run(join(dir, 'out', 'dynamic.cjs'), "const before = m.loads(); const out = await m.handler('hi'); await m.handler('again'); console.log(JSON.stringify([before, out, m.loads()]));");
+    const printed = run(
+      join(dir, 'out', 'dynamic.cjs'),
+      "const before = m.loads(); const out = await m.handler('hi'); await m.handler('again'); console.log(JSON.stringify([before, out, m.loads()]));",
+    );
     expect(JSON.parse(printed)).toEqual([0, 'HI! (LIBRARY-BODY) v3', 1]);
   });
 

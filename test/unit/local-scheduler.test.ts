@@ -56,7 +56,16 @@ const nextSecond = (aheadMs = 500) => Math.ceil((Date.now() + aheadMs) / 1000) *
 
 /** The wall clock of `ms` in `timeZone`, as `at()` reads it. */
 function atIn(ms: number, timeZone: string): string {
-  const parts = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' }).formatToParts(ms);
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  }).formatToParts(ms);
   const p = Object.fromEntries(parts.map((x) => [x.type, x.value]));
   return `at(${p.year}-${p.month}-${p.day}T${p.hour}:${p.minute}:${p.second})`;
 }
@@ -158,7 +167,15 @@ describe('Local stack: EventBridge Scheduler emulator, API', () => {
       expect(pages).toEqual([['crud-1', 'crud-2'], ['crud-3', 'crud-4'], ['crud-5']]);
       expect(disabled.Schedules!.map((s) => s.Name)).toEqual(['crud-5']);
       expect(inDefault.Schedules).toEqual([
-        { Arn: created.ScheduleArn, Name: 'crud-1', GroupName: 'default', State: 'ENABLED', CreationDate: got.CreationDate, LastModificationDate: got.LastModificationDate, Target: { Arn: queueArn('scheduled') } },
+        {
+          Arn: created.ScheduleArn,
+          Name: 'crud-1',
+          GroupName: 'default',
+          State: 'ENABLED',
+          CreationDate: got.CreationDate,
+          LastModificationDate: got.LastModificationDate,
+          Target: { Arn: queueArn('scheduled') },
+        },
       ]);
       // 30 days ahead did not overflow a timer.
       expect(warnings.filter((w) => w.name === 'TimeoutOverflowWarning')).toEqual([]);
@@ -310,9 +327,7 @@ describe('Local stack: EventBridge Scheduler emulator, firing', () => {
 
     // Act
     await client.send(
-      new CreateScheduleCommand(
-        schedule('paris', { ScheduleExpression: expression, ScheduleExpressionTimezone: 'Europe/Paris', ActionAfterCompletion: 'DELETE' }, { Arn: queueArn('fire-paris') }),
-      ),
+      new CreateScheduleCommand(schedule('paris', { ScheduleExpression: expression, ScheduleExpressionTimezone: 'Europe/Paris', ActionAfterCompletion: 'DELETE' }, { Arn: queueArn('fire-paris') })),
     );
     await waitFor(() => fired.some((e) => e.name === 'paris'), 4000);
 
@@ -386,7 +401,9 @@ describe('Local stack: EventBridge Scheduler emulator, firing', () => {
     const names = Array.from({ length: 300 }, (_, i) => `bulk-${String(i).padStart(4, '0')}`);
     for (let i = 0; i < names.length; i += 100) {
       await Promise.all(
-        names.slice(i, i + 100).map((name) => client.send(new CreateScheduleCommand(schedule(name, { ScheduleExpression: at(due), ActionAfterCompletion: 'DELETE' }, { Arn: queueArn('fire-bulk'), Input: name })))),
+        names
+          .slice(i, i + 100)
+          .map((name) => client.send(new CreateScheduleCommand(schedule(name, { ScheduleExpression: at(due), ActionAfterCompletion: 'DELETE' }, { Arn: queueArn('fire-bulk'), Input: name })))),
       );
     }
     expect(Date.now()).toBeLessThan(due);

@@ -108,7 +108,12 @@ describe('Function: authorizationUrl', () => {
     expect(url.searchParams.get('scope')).toBe('openid https://graph.microsoft.com/Mail.Read offline_access');
     expect(url.searchParams.has('access_type')).toBe(false);
     expect(url.searchParams.has('prompt')).toBe(false);
-    expect(authorizationUrl(server, { ...base, scope: [...DEFAULT_SCOPES.microsoft] }).searchParams.get('scope')!.split(' ').filter((s) => s === 'offline_access')).toHaveLength(1);
+    expect(
+      authorizationUrl(server, { ...base, scope: [...DEFAULT_SCOPES.microsoft] })
+        .searchParams.get('scope')!
+        .split(' ')
+        .filter((s) => s === 'offline_access'),
+    ).toHaveLength(1);
     expect(authorizationUrl(server, { ...base, scope: [...DEFAULT_SCOPES.microsoft], access_type: 'online' }).searchParams.get('scope')).not.toContain('offline_access');
   });
 
@@ -165,9 +170,7 @@ describe('Function: callbackCode', () => {
 
   it('refuses another state, another issuer, and turns an error into ProviderOAuthError', () => {
     expect(() => callbackCode(server, new URLSearchParams({ code: 'c1', state: 's2' }), 's1')).toThrow(expect.objectContaining({ error: 'invalid_state' }));
-    expect(() => callbackCode(server, new URLSearchParams({ code: 'c1', state: 's1', iss: 'https://other.example' }), 's1')).toThrow(
-      expect.objectContaining({ error: 'invalid_issuer' }),
-    );
+    expect(() => callbackCode(server, new URLSearchParams({ code: 'c1', state: 's1', iss: 'https://other.example' }), 's1')).toThrow(expect.objectContaining({ error: 'invalid_issuer' }));
     const denied = (() => {
       try {
         callbackCode(server, new URLSearchParams({ error: 'access_denied', error_description: 'no', state: 's1' }), 's1');

@@ -4,7 +4,10 @@ import { buildOpenApi } from '#schemas/openapi';
 
 /** What the published description says about list envelopes and who may call the scheduler's public endpoints. */
 const doc = buildOpenApi(API_ROUTES);
-type Operation = { security: object[]; responses: Record<string, { content?: Record<string, { schema: { required?: string[]; properties?: Record<string, { type: unknown; description?: string }> } }> }> };
+type Operation = {
+  security: object[];
+  responses: Record<string, { content?: Record<string, { schema: { required?: string[]; properties?: Record<string, { type: unknown; description?: string }> } }> }>;
+};
 const operation = (path: string, method: string) => (doc.paths[path] as Record<string, Operation>)[method]!;
 
 describe('Function: buildOpenApi', () => {

@@ -88,7 +88,16 @@ describe('Handler: outbox stream consumer', () => {
 
   it('turns an upload that expired uncommitted into a remove-contents job, and ignores uploads a commit deleted', async () => {
     // Prepare: the upload item as shared/db/uploads.ts writes it, then its removal by TTL and by a commit.
-    const upload = { pk: 'grant#grant_1#uploads', sk: 'upl_1', entity: 'upload', id: 'upl_1', application_id: app, grant_id: 'grant_1', keys: ['grants/grant_1/messages/m/raw.eml', 'grants/grant_1/attachments/a'], expires_at: 1 };
+    const upload = {
+      pk: 'grant#grant_1#uploads',
+      sk: 'upl_1',
+      entity: 'upload',
+      id: 'upl_1',
+      application_id: app,
+      grant_id: 'grant_1',
+      keys: ['grants/grant_1/messages/m/raw.eml', 'grants/grant_1/attachments/a'],
+      expires_at: 1,
+    };
     const removal = (sequence: string, userIdentity?: object) =>
       ({ eventID: `e${sequence}`, eventName: 'REMOVE', ...(userIdentity ? { userIdentity } : {}), dynamodb: { SequenceNumber: sequence, OldImage: marshall(upload) } }) as unknown as DynamoDBRecord;
 
@@ -103,11 +112,23 @@ describe('Handler: outbox stream consumer', () => {
   it('removes the contents of an expired upload naming its commit only when that item does not exist', async () => {
     // Prepare: two stored messages' uploads (shared/agent/store.ts names the thread posting); one message was stored.
     const upload = (id: string, posting: string) => ({
-      pk: 'grant#grant_1#uploads', sk: id, entity: 'upload', id, application_id: app, grant_id: 'grant_1', keys: [`grants/grant_1/messages/${id}/raw.eml`],
-      committed_by: { pk: 'grant#grant_1#ix#thread:thr_1', sk: posting }, expires_at: 1,
+      pk: 'grant#grant_1#uploads',
+      sk: id,
+      entity: 'upload',
+      id,
+      application_id: app,
+      grant_id: 'grant_1',
+      keys: [`grants/grant_1/messages/${id}/raw.eml`],
+      committed_by: { pk: 'grant#grant_1#ix#thread:thr_1', sk: posting },
+      expires_at: 1,
     });
     const expiry = (item: Record<string, unknown>, sequence: string) =>
-      ({ eventID: `e${sequence}`, eventName: 'REMOVE', userIdentity: { type: 'Service', principalId: 'dynamodb.amazonaws.com' }, dynamodb: { SequenceNumber: sequence, OldImage: marshall(item) } }) as unknown as DynamoDBRecord;
+      ({
+        eventID: `e${sequence}`,
+        eventName: 'REMOVE',
+        userIdentity: { type: 'Service', principalId: 'dynamodb.amazonaws.com' },
+        dynamodb: { SequenceNumber: sequence, OldImage: marshall(item) },
+      }) as unknown as DynamoDBRecord;
     ddbMock.on(BatchGetCommand).callsFake((input: { RequestItems: Record<string, { Keys: unknown[] }> }) => ({
       Responses: Object.fromEntries(Object.keys(input.RequestItems).map((table) => [table, [{ pk: 'grant#grant_1#ix#thread:thr_1', sk: 'msg_stored' }]])),
     }));
@@ -125,10 +146,36 @@ describe('Handler: outbox stream consumer', () => {
   it('announces an inserted message and sends its message-stored job, the same on every retry', async () => {
     // Prepare: a message item as shared/db/messages.ts inserts it (its own outbox entry).
     const message = {
-      pk: 'grant#grant_1#msg', sk: 'msg_01m8aaaaaaaaaaaaaaaaaaaaaa', entity: 'message', application_id: app, id: 'msg_01m8aaaaaaaaaaaaaaaaaaaaaa', grant_id: 'grant_1', thread_id: 'thr_1',
-      subject: 'Hello', from: [{ email: 'a@example.net' }], to: [{ email: 'b@example.net' }], cc: [], bcc: [], reply_to: [], date: 1_700_000_000, unread: true, starred: false,
-      folders: ['inbox'], snippet: 'Hi', body: '<p>Hi</p>', body_size: 9, is_plaintext: false, attachments: [], headers: [], raw_key: 'grants/grant_1/messages/m/raw.eml', raw_size: 10,
-      metadata: {}, created_at: 1_700_000_001, updated_at: 1_700_000_001, version: 1, search: 1,
+      pk: 'grant#grant_1#msg',
+      sk: 'msg_01m8aaaaaaaaaaaaaaaaaaaaaa',
+      entity: 'message',
+      application_id: app,
+      id: 'msg_01m8aaaaaaaaaaaaaaaaaaaaaa',
+      grant_id: 'grant_1',
+      thread_id: 'thr_1',
+      subject: 'Hello',
+      from: [{ email: 'a@example.net' }],
+      to: [{ email: 'b@example.net' }],
+      cc: [],
+      bcc: [],
+      reply_to: [],
+      date: 1_700_000_000,
+      unread: true,
+      starred: false,
+      folders: ['inbox'],
+      snippet: 'Hi',
+      body: '<p>Hi</p>',
+      body_size: 9,
+      is_plaintext: false,
+      attachments: [],
+      headers: [],
+      raw_key: 'grants/grant_1/messages/m/raw.eml',
+      raw_size: 10,
+      metadata: {},
+      created_at: 1_700_000_001,
+      updated_at: 1_700_000_001,
+      version: 1,
+      search: 1,
     };
 
     // Act: delivered twice (a retry).
@@ -140,7 +187,11 @@ describe('Handler: outbox stream consumer', () => {
     const notifications = sent.filter((b) => b.type === 'message.created');
     expect(notifications).toHaveLength(2);
     expect(notifications[0]).toEqual(notifications[1]);
-    expect(notifications[0]).toMatchObject({ id: 'ntf_01m8aaaaaaaaaaaaaaaaaaaaaa', time: 1_700_000_001, data: { application_id: app, grant_id: 'grant_1', object: { id: message.id, object: 'message', thread_id: 'thr_1', body: '<p>Hi</p>', subject: 'Hello' } } });
+    expect(notifications[0]).toMatchObject({
+      id: 'ntf_01m8aaaaaaaaaaaaaaaaaaaaaa',
+      time: 1_700_000_001,
+      data: { application_id: app, grant_id: 'grant_1', object: { id: message.id, object: 'message', thread_id: 'thr_1', body: '<p>Hi</p>', subject: 'Hello' } },
+    });
     expect(notifications[0].data.object).not.toHaveProperty('entity');
     expect(notifications[0].data.object).not.toHaveProperty('application_id');
     expect(sent.filter((b) => b.kind === 'message-stored')).toEqual([
@@ -159,7 +210,13 @@ describe('Handler: outbox stream consumer', () => {
 
   it('reports the first record the queue refused, so that Lambda retries from it with the same ids', async () => {
     const [a, b, c] = [note(), note(), note()];
-    sqsMock.on(SendMessageBatchCommand).resolves({ Successful: [{ Id: '0', MessageId: 'm', MD5OfMessageBody: '' }, { Id: '2', MessageId: 'm', MD5OfMessageBody: '' }], Failed: [{ Id: '1', Code: 'x', SenderFault: false }] });
+    sqsMock.on(SendMessageBatchCommand).resolves({
+      Successful: [
+        { Id: '0', MessageId: 'm', MD5OfMessageBody: '' },
+        { Id: '2', MessageId: 'm', MD5OfMessageBody: '' },
+      ],
+      Failed: [{ Id: '1', Code: 'x', SenderFault: false }],
+    });
     const result = await handler(event(streamRecord(itemOf(a), '10'), streamRecord({ pk: 'x', sk: 'y' }, '11'), streamRecord(itemOf(b), '12'), streamRecord(itemOf(c), '13')));
     expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: '12' }] });
   });

@@ -18,7 +18,14 @@ describe('Function: newNotification', () => {
     const object = { id: 'grant_x', email: 'a@b.c' };
     const a = newNotification({ type: 'grant.created', applicationId: app, grantId: 'grant_x' as GrantId, object });
     const b = newNotification({ type: 'grant.created', applicationId: app, grantId: 'grant_x' as GrantId, object });
-    expect(a).toEqual({ specversion: '1.0', type: 'grant.created', source: '/switchboard', id: a.id, time: Date.UTC(2026, 10, 22, 12, 0, 0) / 1000, data: { application_id: app, grant_id: 'grant_x', object } });
+    expect(a).toEqual({
+      specversion: '1.0',
+      type: 'grant.created',
+      source: '/switchboard',
+      id: a.id,
+      time: Date.UTC(2026, 10, 22, 12, 0, 0) / 1000,
+      data: { application_id: app, grant_id: 'grant_x', object },
+    });
     expect(a.id).toMatch(/^ntf_/);
     expect(a.id).not.toBe(b.id);
   });
@@ -31,7 +38,9 @@ describe('Function: fitForDelivery', () => {
   });
 
   it('truncates over 1 MB: body content first, then all but the identity of the object', () => {
-    const withBody = fitForDelivery(newNotification({ type: 'message.created', applicationId: app, grantId: 'grant_x' as GrantId, object: { id: 'msg_1', object: 'message', subject: 'big', body: 'x'.repeat(1_100_000) } }));
+    const withBody = fitForDelivery(
+      newNotification({ type: 'message.created', applicationId: app, grantId: 'grant_x' as GrantId, object: { id: 'msg_1', object: 'message', subject: 'big', body: 'x'.repeat(1_100_000) } }),
+    );
     expect(withBody.notification.type).toBe('message.created.truncated');
     expect(withBody.notification.data.object).toEqual({ id: 'msg_1', object: 'message', subject: 'big' });
     expect(JSON.parse(withBody.body)).toEqual(withBody.notification);

@@ -29,17 +29,7 @@ const run = (markdown: string) => runReadme(markdown, { cwd: tmpdir(), env: { ..
 describe('Function: shellBlocks', () => {
   it('finds the sh and bash blocks in order, with their first line of code and skip reasons', () => {
     // Prepare
-    const text = readme(
-      sh('echo one'),
-      '```json',
-      '{"not": "shell"}',
-      '```',
-      '<!-- readme-test: skip — needs AWS credentials -->',
-      '',
-      '```bash',
-      'npx serverless deploy',
-      '```',
-    );
+    const text = readme(sh('echo one'), '```json', '{"not": "shell"}', '```', '<!-- readme-test: skip — needs AWS credentials -->', '', '```bash', 'npx serverless deploy', '```');
 
     // Act
     const blocks = shellBlocks(text);
@@ -61,16 +51,7 @@ describe('Function: statements', () => {
     // Prepare
     const [block] = shellBlocks(
       readme(
-        sh(
-          'curl -sS -X POST $BASE/taken \\',
-          "  -d '{\"a\":",
-          "  1}'   # → 409",
-          'ID=$(curl -sS -d @- $BASE/ok <<JSON | jq -r .id',
-          '{"n": $((1 + 2))}',
-          'JSON',
-          ')',
-          'echo "#not a comment → 404"',
-        ),
+        sh('curl -sS -X POST $BASE/taken \\', '  -d \'{"a":', "  1}'   # → 409", 'ID=$(curl -sS -d @- $BASE/ok <<JSON | jq -r .id', '{"n": $((1 + 2))}', 'JSON', ')', 'echo "#not a comment → 404"'),
       ),
     );
 

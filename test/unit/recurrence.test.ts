@@ -113,6 +113,9 @@ describe('recurrence lines', () => {
     const when = timed('2026-12-01T10:00', 'UTC', []).when;
     expect(normalizeRecurrence([' rrule:freq=monthly;byday=2TU '], when, 'UTC')).toEqual(['RRULE:FREQ=MONTHLY;BYDAY=2TU']);
     expect(normalizeRecurrence(['RRULE:FREQ=MONTHLY;BYDAY=-1FR'], when, 'UTC')).toEqual(['RRULE:FREQ=MONTHLY;BYDAY=-1FR']);
-    expect(normalizeRecurrence(['RRULE:FREQ=WEEKLY;BYDAY=MO,WE', 'exdate;tzid=Europe/Berlin:20261207T110000'], when, 'UTC')).toEqual(['RRULE:FREQ=WEEKLY;BYDAY=MO,WE', 'EXDATE;TZID=Europe/Berlin:20261207T110000']);
+    expect(normalizeRecurrence(['RRULE:FREQ=WEEKLY;BYDAY=MO,WE', 'exdate;tzid=Europe/Berlin:20261207T110000'], when, 'UTC')).toEqual([
+      'RRULE:FREQ=WEEKLY;BYDAY=MO,WE',
+      'EXDATE;TZID=Europe/Berlin:20261207T110000',
+    ]);
   });
 });

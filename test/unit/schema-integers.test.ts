@@ -31,7 +31,17 @@ describe('Schemas: numbers', () => {
     const { fields, unwalkable } = numberFields(route.spec);
     expect(unwalkable).toEqual([]);
     const problems = fields
-      .filter((f) => !(f.maximum !== undefined && Number.isFinite(f.maximum) && f.maximum <= Number.MAX_SAFE_INTEGER && f.minimum !== undefined && Number.isFinite(f.minimum) && f.minimum >= -Number.MAX_SAFE_INTEGER))
+      .filter(
+        (f) =>
+          !(
+            f.maximum !== undefined &&
+            Number.isFinite(f.maximum) &&
+            f.maximum <= Number.MAX_SAFE_INTEGER &&
+            f.minimum !== undefined &&
+            Number.isFinite(f.minimum) &&
+            f.minimum >= -Number.MAX_SAFE_INTEGER
+          ),
+      )
       .map((f) => `${f.where} '${fieldLabel(f)}' (${f.type}) is bounded [${f.minimum}, ${f.maximum}]`);
     expect(problems).toEqual([]);
   });
@@ -57,22 +67,25 @@ describe('Schemas: numbers', () => {
     expect(unwalkable.map((u) => u.steps.join('.'))).toEqual(['loose', 'ref']);
   });
 
-  it.each(FIELDS.map((f) => [`${routeKey(f.spec)} ${f.field.where} ${fieldLabel(f.field)}`, f] as const))('%s: the generated validator refuses values beyond the bounds, naming field and bound', (_label, { group, name, field }) => {
-    const generated = require(`../../functions/${group}/routes.generated.cjs`) as GeneratedRoutes;
-    const validate = toValidator(field.where === 'query' ? generated.query[name]! : generated.body[name]!, field.where);
-    for (const { literal, message } of outOfBounds(field)) {
-      // A query carries the number as text (the validator coerces it); a body as JSON.
-      const value = field.where === 'query' ? { [field.steps[0]!]: literal } : JSON.parse(bodyTextWith(field, literal));
-      let thrown: unknown;
-      try {
-        validate(value);
-      } catch (error) {
-        thrown = error;
+  it.each(FIELDS.map((f) => [`${routeKey(f.spec)} ${f.field.where} ${fieldLabel(f.field)}`, f] as const))(
+    '%s: the generated validator refuses values beyond the bounds, naming field and bound',
+    (_label, { group, name, field }) => {
+      const generated = require(`../../functions/${group}/routes.generated.cjs`) as GeneratedRoutes;
+      const validate = toValidator(field.where === 'query' ? generated.query[name]! : generated.body[name]!, field.where);
+      for (const { literal, message } of outOfBounds(field)) {
+        // A query carries the number as text (the validator coerces it); a body as JSON.
+        const value = field.where === 'query' ? { [field.steps[0]!]: literal } : JSON.parse(bodyTextWith(field, literal));
+        let thrown: unknown;
+        try {
+          validate(value);
+        } catch (error) {
+          thrown = error;
+        }
+        expect(thrown, `${literal}`).toBeInstanceOf(InvalidRequestError);
+        expect((thrown as Error).message, literal).toContain(message);
       }
-      expect(thrown, `${literal}`).toBeInstanceOf(InvalidRequestError);
-      expect((thrown as Error).message, literal).toContain(message);
-    }
-  });
+    },
+  );
 });
 
 describe('Function: unsafeNumber', () => {

@@ -49,7 +49,12 @@ describe('Function: encodeSegment / Segment', () => {
     // Assess
     expect(segment.docCount).toBe(200);
     const ids = Array.from({ length: segment.docCount }, (_, n) => segment.idAt(n));
-    expect(ids).toEqual(docs.map((d) => d.id).sort().reverse());
+    expect(ids).toEqual(
+      docs
+        .map((d) => d.id)
+        .sort()
+        .reverse(),
+    );
     for (const token of [...VOCABULARY, 't:absent']) {
       expect(idsOf(segment, segment.postings(token)), token).toEqual(expected(docs, { all: [[token]], none: [] }));
     }
@@ -61,7 +66,10 @@ describe('Function: encodeSegment / Segment', () => {
   it('maps ID ranges to doc number ranges, bounds excluded', () => {
     const docs = makeDocs(50, 2);
     const segment = new Segment(encodeSegment(docs));
-    const sorted = docs.map((d) => d.id).sort().reverse();
+    const sorted = docs
+      .map((d) => d.id)
+      .sort()
+      .reverse();
     const within = (after?: string, before?: string) => {
       const [lo, hi] = segment.docRange({ after, before });
       return Array.from({ length: hi - lo }, (_, k) => segment.idAt(lo + k));
@@ -79,9 +87,19 @@ describe('Function: encodeSegment / Segment', () => {
     expect(() => new Segment(Buffer.from('not a segment at all, really'))).toThrow(SegmentFormatError);
     const bytes = encodeSegment(makeDocs(5, 3));
     expect(() => new Segment(bytes.subarray(0, bytes.length - 1))).toThrow(SegmentFormatError);
-    const [a, b] = makeDocs(2, 4).map((d) => d.id).sort();
+    const [a, b] = makeDocs(2, 4)
+      .map((d) => d.id)
+      .sort();
     expect(() => writeSegment([a!, b!], [])).toThrow(/newest first/);
-    expect(() => writeSegment([b!, a!], [{ token: tokenBytes('t:b'), docs: [0] }, { token: tokenBytes('t:a'), docs: [1] }])).toThrow(/sorted/);
+    expect(() =>
+      writeSegment(
+        [b!, a!],
+        [
+          { token: tokenBytes('t:b'), docs: [0] },
+          { token: tokenBytes('t:a'), docs: [1] },
+        ],
+      ),
+    ).toThrow(/sorted/);
     expect(() => writeSegment([b!, a!], [{ token: tokenBytes('t:a'), docs: [1, 0] }])).toThrow(/ascend/);
     expect(() => writeSegment(['thr_01jzzzzzzzzzzzzzzzzzzzzzzz'], [])).toThrow(/message ID/);
   });

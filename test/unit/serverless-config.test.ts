@@ -9,7 +9,7 @@ const config = loadServerlessConfig();
 const resources = config.resources.Resources;
 
 describe('serverless.yml', () => {
-  it('declares exactly the routes of each function\'s route table', () => {
+  it("declares exactly the routes of each function's route table", () => {
     const declared = httpApiEvents(config)
       .filter((e) => e.method !== '*')
       .map((e) => `${e.function} ${e.method} ${e.path}`)
@@ -21,7 +21,11 @@ describe('serverless.yml', () => {
   });
 
   it('sends every other request to the $default fallback function', () => {
-    expect(httpApiEvents(config).filter((e) => e.method === '*').map((e) => e.function)).toEqual(['fallback']);
+    expect(
+      httpApiEvents(config)
+        .filter((e) => e.method === '*')
+        .map((e) => e.function),
+    ).toEqual(['fallback']);
   });
 
   it('points every handler at an existing module', () => {
@@ -35,11 +39,12 @@ describe('serverless.yml', () => {
     expect(new Set(roles).size).toBe(roles.length);
     for (const role of roles) {
       expect(resources[role!]?.Type).toBe('AWS::IAM::Role');
-      const statements = (resources[role!]!.Properties!.Policies as { PolicyDocument: { Statement: { Action: string[]; Resource: unknown }[] } }[]).flatMap(
-        (p) => p.PolicyDocument.Statement,
-      );
+      const statements = (resources[role!]!.Properties!.Policies as { PolicyDocument: { Statement: { Action: string[]; Resource: unknown }[] } }[]).flatMap((p) => p.PolicyDocument.Statement);
       for (const statement of statements) {
-        expect(statement.Action.some((a) => a.includes('*')), `${role}: ${statement.Action}`).toBe(false);
+        expect(
+          statement.Action.some((a) => a.includes('*')),
+          `${role}: ${statement.Action}`,
+        ).toBe(false);
         expect(statement.Resource).not.toBe('*');
       }
     }
@@ -91,7 +96,9 @@ describe('serverless.yml', () => {
         expect(secretStatements(config.functions[name]!.role!)).toEqual([{ Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: { Ref: 'WebhookSecretKey' } }]);
       }
       // Roles no function uses hold none either.
-      const roles = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::IAM::Role').map(([id]) => id);
+      const roles = Object.entries(resources)
+        .filter(([, r]) => r.Type === 'AWS::IAM::Role')
+        .map(([id]) => id);
       const withSecrets = roles.filter((role) => secretStatements(role).length > 0);
       expect(withSecrets.sort()).toEqual(readers.map((name) => config.functions[name]!.role!).sort());
     });

@@ -14,7 +14,10 @@ describe('Function: sendMessages', () => {
   const batches = () => sqsMock.commandCalls(SendMessageBatchCommand).map((c) => c.args[0].input.Entries!.map((e) => Number(e.Id)));
 
   it('sends at most 10 messages per request', async () => {
-    const failed = await sendMessages('http://queue', Array.from({ length: 25 }, (_, i) => ({ body: `m${i}` })));
+    const failed = await sendMessages(
+      'http://queue',
+      Array.from({ length: 25 }, (_, i) => ({ body: `m${i}` })),
+    );
     expect(failed.size).toBe(0);
     expect(batches().map((b) => b.length)).toEqual([10, 10, 5]);
     expect(batches().flat()).toEqual(Array.from({ length: 25 }, (_, i) => i));
@@ -34,7 +37,10 @@ describe('Function: sendMessages', () => {
       .on(SendMessageBatchCommand)
       .resolvesOnce({ Successful: [], Failed: [{ Id: '3', Code: 'InvalidParameterValue', Message: 'too big', SenderFault: true }] })
       .rejectsOnce(new Error('network down'));
-    const failed = await sendMessages('http://queue', Array.from({ length: 12 }, (_, i) => ({ body: `m${i}` })));
+    const failed = await sendMessages(
+      'http://queue',
+      Array.from({ length: 12 }, (_, i) => ({ body: `m${i}` })),
+    );
     expect(failed.get(3)).toBe('too big');
     expect(failed.get(10)).toBe('network down');
     expect(failed.get(11)).toBe('network down');

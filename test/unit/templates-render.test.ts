@@ -1,13 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidRequestError } from '#shared/errors';
-import {
-  MAX_RENDERED_LENGTH,
-  TEMPLATE_ENGINES,
-  assertEngine,
-  checkTemplate,
-  renderTemplate,
-  type TemplateEngine,
-} from '#shared/templates/render';
+import { MAX_RENDERED_LENGTH, TEMPLATE_ENGINES, assertEngine, checkTemplate, renderTemplate, type TemplateEngine } from '#shared/templates/render';
 
 /** Runs `action`, expects an InvalidRequestError and returns its message. */
 function invalidRequestMessage(action: () => unknown): string {
@@ -130,19 +123,13 @@ describe('Function: renderTemplate', () => {
   });
 
   it('renders handlebars prototype properties as empty strings', () => {
-    const rendered = renderTemplate(
-      'handlebars',
-      { body: '[{{constructor.name}}|{{__proto__}}|{{user.constructor.name}}|{{lookup user "constructor"}}]' },
-      { user: { name: 'Ada' } },
-    );
+    const rendered = renderTemplate('handlebars', { body: '[{{constructor.name}}|{{__proto__}}|{{user.constructor.name}}|{{lookup user "constructor"}}]' }, { user: { name: 'Ada' } });
     expect(rendered).toEqual({ body: '[|||]' });
   });
 
   it('never lets a twig template reach or call a JavaScript function', () => {
     // Prepare: stock twig.js returns `Function` from this attribute() chain and calls what it builds.
-    const exploit =
-      '{% set F = attribute(attribute({}, "constructor"), "constructor") %}' +
-      '{% set G = F("return process.version") %}{{ G() }}';
+    const exploit = '{% set F = attribute(attribute({}, "constructor"), "constructor") %}' + '{% set G = F("return process.version") %}{{ G() }}';
     // Stock twig.js renders "[object Object]" for the first (it calls Object()) and a function's source for `F`.
     const lookups =
       '[{{ user.constructor }}|{{ user.constructor.name }}|{{ user.__proto__.constructor.name }}|' +
@@ -163,11 +150,7 @@ describe('Function: renderTemplate', () => {
     const variables = { items: [3, 1, 2] };
 
     // Act
-    const rendered = renderTemplate(
-      'twig',
-      { subject: '{% set secret = "leaked" %}{{ items|sort|join(",") }}', body: '[{{ secret }}]' },
-      variables,
-    );
+    const rendered = renderTemplate('twig', { subject: '{% set secret = "leaked" %}{{ items|sort|join(",") }}', body: '[{{ secret }}]' }, variables);
 
     // Assess
     expect(rendered).toEqual({ subject: '1,2,3', body: '[]' });

@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidRequestError } from '#shared/errors';
-import {
-  canonicalTrackingHostname,
-  trackingOnCreate,
-  trackingOnUpdate,
-  type TrackingSettings,
-} from '#shared/mail/tracking';
+import { canonicalTrackingHostname, trackingOnCreate, trackingOnUpdate, type TrackingSettings } from '#shared/mail/tracking';
 
 const REGIONAL = 'track.us.switchboard.example';
 const label63 = 'a'.repeat(63);

@@ -6,8 +6,7 @@ import { TransactionConditionError, transactWrite } from '#shared/db/transact';
 
 const dynamoMock = mockClient(DynamoDBDocumentClient);
 const put = (pk: string) => ({ Put: { TableName: 't', Item: { pk, sk: pk }, ConditionExpression: 'attribute_not_exists(pk)' } });
-const cancelled = (...codes: string[]) =>
-  new TransactionCanceledException({ message: 'cancelled', $metadata: {}, CancellationReasons: codes.map((Code) => ({ Code })) });
+const cancelled = (...codes: string[]) => new TransactionCanceledException({ message: 'cancelled', $metadata: {}, CancellationReasons: codes.map((Code) => ({ Code })) });
 
 describe('Function: transactWrite', () => {
   beforeEach(() => dynamoMock.reset());
@@ -57,7 +56,12 @@ describe('Function: transactWrite', () => {
 
   it('does not retry a failed condition, and lets other errors through as they are', async () => {
     dynamoMock.on(TransactWriteCommand).rejectsOnce(cancelled('ConditionalCheckFailed', 'TransactionConflict'));
-    await expect(transactWrite([['a', put('a')], ['b', put('b')]])).rejects.toBeInstanceOf(TransactionConditionError);
+    await expect(
+      transactWrite([
+        ['a', put('a')],
+        ['b', put('b')],
+      ]),
+    ).rejects.toBeInstanceOf(TransactionConditionError);
     expect(dynamoMock.commandCalls(TransactWriteCommand)).toHaveLength(1);
     dynamoMock.reset();
     dynamoMock.on(TransactWriteCommand).rejects(new Error('network'));
@@ -65,6 +69,11 @@ describe('Function: transactWrite', () => {
   });
 
   it('refuses two items with one name', async () => {
-    await expect(transactWrite([['a', put('a')], ['a', put('b')]])).rejects.toThrow('unique');
+    await expect(
+      transactWrite([
+        ['a', put('a')],
+        ['a', put('b')],
+      ]),
+    ).rejects.toThrow('unique');
   });
 });

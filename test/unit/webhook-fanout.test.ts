@@ -33,11 +33,7 @@ describe('Handler: webhook fan-out', () => {
 
   it("reads each application's destinations once per batch and packs jobs into full batches", async () => {
     // Prepare: 4 notifications of one application with 6 subscribed destinations, 1 inactive, 1 not subscribed
-    const items = [
-      ...Array.from({ length: 6 }, (_, i) => destination('app_a', i)),
-      destination('app_a', 6, { status: 'inactive' }),
-      destination('app_a', 7, { trigger_types: ['grant.deleted'] }),
-    ];
+    const items = [...Array.from({ length: 6 }, (_, i) => destination('app_a', i)), destination('app_a', 6, { status: 'inactive' }), destination('app_a', 7, { trigger_types: ['grant.deleted'] })];
     dynamoMock.on(QueryCommand).resolves({ Items: items });
 
     // Act
@@ -96,8 +92,17 @@ describe('Handler: webhook fan-out', () => {
     expect(reads).toHaveLength(1);
     // Only what the fan-out needs of a destination is read: never its URL or secret.
     expect(Object.values(reads[0]!.args[0].input.ExpressionAttributeNames ?? {}).sort()).toEqual(['application_id', 'id', 'status', 'trigger_types']);
-    expect(sqsMock.commandCalls(SendMessageBatchCommand).map((c) => c.args[0].input.Entries!.length).sort()).toEqual([10, 10, 5]);
-    expect(enqueued().map((j) => j.notification.id).sort()).toEqual(Array.from({ length: 25 }, (_, n) => `ntf_app_a_${n}`).sort());
+    expect(
+      sqsMock
+        .commandCalls(SendMessageBatchCommand)
+        .map((c) => c.args[0].input.Entries!.length)
+        .sort(),
+    ).toEqual([10, 10, 5]);
+    expect(
+      enqueued()
+        .map((j) => j.notification.id)
+        .sort(),
+    ).toEqual(Array.from({ length: 25 }, (_, n) => `ntf_app_a_${n}`).sort());
   });
 
   it('reports a partial batch failure per notification: refused entries and a failed request fail only their own', async () => {
@@ -107,7 +112,10 @@ describe('Handler: webhook fan-out', () => {
     sqsMock.on(SendMessageBatchCommand).callsFake((input: { Entries: { Id: string; MessageBody: string }[] }) => {
       if (++requests === 3) throw new Error('connection reset');
       const refused = input.Entries.filter((e) => JSON.parse(e.MessageBody).notification.id === 'ntf_app_a_4');
-      return { Successful: input.Entries.filter((e) => !refused.includes(e)).map((e) => ({ Id: e.Id })), Failed: refused.map((e) => ({ Id: e.Id, Code: 'InternalError', SenderFault: false, Message: 'try again' })) };
+      return {
+        Successful: input.Entries.filter((e) => !refused.includes(e)).map((e) => ({ Id: e.Id })),
+        Failed: refused.map((e) => ({ Id: e.Id, Code: 'InternalError', SenderFault: false, Message: 'try again' })),
+      };
     });
 
     // Act

@@ -123,9 +123,7 @@ describe('webhook secret key', () => {
     const failed = await Promise.allSettled([encryptSecret('a'), encryptSecret('b')]);
     for (const result of failed) {
       expect(result.status).toBe('rejected');
-      expect(String((result as PromiseRejectedResult).reason.message)).toBe(
-        `Cannot read the secret key ${ARN} from Secrets Manager: Secrets Manager can't find the specified secret.`,
-      );
+      expect(String((result as PromiseRejectedResult).reason.message)).toBe(`Cannot read the secret key ${ARN} from Secrets Manager: Secrets Manager can't find the specified secret.`);
     }
     expect(secretsMock.commandCalls(GetSecretValueCommand)).toHaveLength(1);
 
@@ -170,11 +168,7 @@ describe('webhook secret key', () => {
     const previousLevel = process.env.LOG_LEVEL;
     process.env.LOG_LEVEL = 'debug';
     const short = `short-${randomBytes(8).toString('hex')}`;
-    secretsMock
-      .on(GetSecretValueCommand)
-      .rejectsOnce(new Error('throttled'))
-      .resolvesOnce({ SecretString: short })
-      .resolves({ SecretString: MATERIAL });
+    secretsMock.on(GetSecretValueCommand).rejectsOnce(new Error('throttled')).resolvesOnce({ SecretString: short }).resolves({ SecretString: MATERIAL });
     try {
       const { decryptSecret, encryptSecret } = await coldStart();
       const { logger } = await import('#shared/logger');

@@ -143,7 +143,7 @@ describe('checkWebhookUrl', () => {
 
   it.each(['http://10.0.0.1/x', 'http://192.168.1.1/x', 'http://hooks.example.com/x'])('refuses plain http to non-loopback %s even in local mode', (raw) => {
     expect(() => checkWebhookUrl(raw, LOCAL)).toThrow(InvalidRequestError);
-    expect(() => checkWebhookUrl(raw, LOCAL)).toThrow("plain http is accepted only for 127.0.0.1 or localhost in local mode");
+    expect(() => checkWebhookUrl(raw, LOCAL)).toThrow('plain http is accepted only for 127.0.0.1 or localhost in local mode');
   });
 
   it.each(['ftp://127.0.0.1/x', 'ws://127.0.0.1/x', 'file:///etc/passwd', 'javascript:alert(1)'])('refuses the scheme of %s in both modes', (raw) => {

@@ -18,7 +18,6 @@ export const grantResolution = (): middy.MiddlewareObj<APIGatewayProxyEventV2> =
   },
 });
 
-
 /** After validation: provider-only query parameters the grant's provider cannot honour answer 400 (shared/providers/parameters.ts). */
 export const providerParameters = (): middy.MiddlewareObj<APIGatewayProxyEventV2> => ({
   before: (request) => {

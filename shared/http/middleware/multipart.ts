@@ -32,8 +32,7 @@ const DEADLINE_MS = 5_000;
 const HOSTILE_NAMES = new Set([...Object.getOwnPropertyNames(Object.prototype), 'prototype']);
 const hostile = (name: string) => HOSTILE_NAMES.has(name.split(/[[.]/, 1)[0]!.trim());
 
-const malformed = (detail: string, cause?: unknown) =>
-  new InvalidRequestError(`The multipart/form-data body could not be parsed: ${detail}`, cause === undefined ? undefined : { cause });
+const malformed = (detail: string, cause?: unknown) => new InvalidRequestError(`The multipart/form-data body could not be parsed: ${detail}`, cause === undefined ? undefined : { cause });
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 

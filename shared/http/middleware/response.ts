@@ -150,4 +150,3 @@ export const responseMiddleware = (): middy.MiddlewareObj<APIGatewayProxyEventV2
     accessLog(state, request.event, apiError.status);
   },
 });
-

@@ -25,4 +25,3 @@ export const validation = (): middy.MiddlewareObj<APIGatewayProxyEventV2> => ({
     refuseUnsafeNumbers(state.body, 'body');
   },
 });
-
