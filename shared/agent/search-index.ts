@@ -14,8 +14,8 @@ import {
   type SegmentMeta,
 } from '#shared/db/search';
 import { getGrant } from '#shared/db/grants';
-import type { ApplicationId, GrantId, ThreadId } from '#shared/ids';
-import { refreshThread } from '#shared/agent/thread-refresh';
+import type { ApplicationId, GrantId, MessageId, ThreadId } from '#shared/ids';
+import { refreshThreadFor } from '#shared/agent/thread-refresh';
 import type { Job } from '#shared/jobs/job';
 import { logger } from '#shared/logger';
 import { ByteLru } from '#shared/search/cache';
@@ -370,6 +370,6 @@ export async function runMergeSearchJob(job: Extract<Job, { kind: 'merge-search'
  */
 export async function runMessageStoredJob(job: Extract<Job, { kind: 'message-stored' }>, outOfTime: () => boolean): Promise<void> {
   if (!(await getGrant(job.application_id as ApplicationId, job.grant_id as GrantId))) return;
-  await refreshThread(job.grant_id as GrantId, job.thread_id as ThreadId);
+  await refreshThreadFor(job.grant_id as GrantId, job.thread_id as ThreadId, job.message_id as MessageId);
   await mergeSearchIndex(job.grant_id as GrantId, { wait: true, outOfTime, deferBelow: DEFERRED_MERGE_MAX });
 }

@@ -114,6 +114,18 @@ export async function refreshThreadNow(grantId: GrantId, threadId: ThreadId): Pr
 }
 
 /**
+ * The thread refresh of a message-stored job: the request that stored the message refreshed its
+ * thread when it could (shared/agent/store.ts), so the job recomputes it only when the aggregate does
+ * not hold the message yet (a copy stored in a batch of local deliveries, or a request whose refresh
+ * kept losing to concurrent ones): the thread is computed in one place, not twice.
+ */
+export async function refreshThreadFor(grantId: GrantId, threadId: ThreadId, messageId: MessageId): Promise<void> {
+  const thread = await threads.getThread(grantId, threadId);
+  if (thread?.message_ids.includes(messageId)) return;
+  await refreshThread(grantId, threadId);
+}
+
+/**
  * The IDs of a thread's messages, newest first, from its postings: what the thread holds now, even
  * when its aggregate is not refreshed yet (copies delivered locally leave that to their jobs).
  */
