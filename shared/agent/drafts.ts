@@ -17,7 +17,7 @@ import { draftsOfGrant } from '#shared/db/keys';
 import { VersionConflictError, listRecords } from '#shared/db/records';
 import { ConflictError, NotFoundError } from '#shared/errors';
 import { countWithinBudget, jsonBytes } from '#shared/answer-limits';
-import type { UploadedFile } from '#shared/http/route';
+import type { UploadedFile } from '#shared/uploaded-file';
 import { newId, type DraftId } from '#shared/ids';
 import { trackingOnCreate, trackingOnUpdate } from '#shared/mail/tracking';
 import { renderStoredTemplate, requireSignature } from '#shared/templates/templates';

@@ -2,7 +2,7 @@ import { normalAddress } from '#shared/agent/postings';
 import type { HeaderRecord, NewAttachment, ParticipantRecord } from '#shared/agent/types';
 import type { GrantRecord } from '#shared/db/grants';
 import { InvalidRequestError } from '#shared/errors';
-import type { UploadedFile } from '#shared/http/route';
+import type { UploadedFile } from '#shared/uploaded-file';
 import { safeFilename } from '#shared/mail/filenames';
 import type { SendMessageBody } from '#schemas/mail';
 

@@ -16,7 +16,7 @@ import * as schedules from '#shared/db/schedules';
 import type { ScheduleRecord } from '#shared/db/schedules';
 import { openUpload } from '#shared/db/uploads';
 import { InvalidRequestError } from '#shared/errors';
-import type { UploadedFile } from '#shared/http/route';
+import type { UploadedFile } from '#shared/uploaded-file';
 import { newId } from '#shared/ids';
 import { logger } from '#shared/logger';
 import { trackingOnCreate } from '#shared/mail/tracking';

@@ -14,7 +14,7 @@ import { resolveAgentAddresses, type GrantRecord } from '#shared/db/grants';
 import type { OutboxEntry } from '#shared/db/outbox';
 import * as sending from '#shared/db/sending';
 import { ConflictError, ForbiddenError, InvalidRequestError, MailDeliveryError, RateLimitError } from '#shared/errors';
-import type { UploadedFile } from '#shared/http/route';
+import type { UploadedFile } from '#shared/uploaded-file';
 import { newId, type MessageId, type ThreadId } from '#shared/ids';
 import { DeliveryError, mailTransport } from '#shared/mail/transport';
 import { appendSignature, renderStoredTemplate, requireSignature } from '#shared/templates/templates';

@@ -5,6 +5,7 @@ import type { GrantRecord } from '#shared/db/grants';
 import type { CompiledValidateFunction } from '#shared/http/validation';
 import type { Logger } from '#shared/logger';
 import type { ResponseOf } from '#shared/schema-types';
+import type { UploadedFile } from '#shared/uploaded-file';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -109,13 +110,6 @@ export type RouteRequest<R extends RouteSpec> = {
   event: APIGatewayProxyEventV2;
 } & GrantOf<R> &
   CallerOf<R>;
-
-export interface UploadedFile {
-  fieldname: string;
-  filename: string;
-  contentType: string;
-  content: Buffer;
-}
 
 /** A handler's answer; `D` is what its response schema documents (checked when the handler compiles). */
 export type RouteResult<D = object> =

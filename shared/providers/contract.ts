@@ -4,7 +4,7 @@ import type { NamedTransactItem } from '#shared/db/transact';
 import type { CreateCustomGrantBody } from '#schemas/grants';
 import type { CalendarObject, CreateCalendarBody, ListCalendarsQuery, UpdateCalendarBody } from '#schemas/calendar';
 import type { CreateEventBody, EventObject, ListEventsQuery, SendRsvpBody, UpdateEventBody } from '#schemas/event';
-import type { UploadedFile } from '#shared/http/route';
+import type { UploadedFile } from '#shared/uploaded-file';
 import type { ResponseOf } from '#shared/schema-types';
 import type {
   AttachmentObject,

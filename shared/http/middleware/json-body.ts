@@ -2,7 +2,7 @@ import type middy from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { InvalidRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '#shared/errors';
-import type { UploadedFile } from '#shared/http/route';
+import type { UploadedFile } from '#shared/uploaded-file';
 import { stateOf } from '#shared/http/middleware/state';
 
 /**

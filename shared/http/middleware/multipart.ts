@@ -1,7 +1,7 @@
 import type Busboy from '@fastify/busboy';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { InvalidRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '#shared/errors';
-import type { UploadedFile } from '#shared/http/route';
+import type { UploadedFile } from '#shared/uploaded-file';
 
 /** The part holding the JSON body: `message`, or `draft` as the published contract names it for drafts. */
 const JSON_PARTS = new Set(['message', 'draft']);

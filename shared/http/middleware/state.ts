@@ -1,7 +1,8 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import type { ApplicationContext, SessionContext } from '#shared/applications/authenticate';
 import type { GrantRecord } from '#shared/db/grants';
-import type { RouteResult, RuntimeRoute, UploadedFile } from '#shared/http/route';
+import type { RouteResult, RuntimeRoute } from '#shared/http/route';
+import type { UploadedFile } from '#shared/uploaded-file';
 import type { Validator } from '#shared/http/validation';
 import { newId } from '#shared/ids';
 import { logger, type Logger } from '#shared/logger';
