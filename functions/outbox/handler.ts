@@ -10,7 +10,7 @@ import { isMessageItem, messageOfItem } from '#shared/db/messages';
 import { isOutboxItem, readOutboxItem } from '#shared/db/outbox';
 import { batchGet } from '#shared/db/batch';
 import type { Key } from '#shared/db/keys';
-import { isUploadItem } from '#shared/db/uploads';
+import { isUploadItem, type UploadRecord } from '#shared/db/uploads';
 import type { Job } from '#shared/jobs/job';
 import { logger } from '#shared/logger';
 import type { Notification } from '#shared/notifications/notification';
@@ -42,8 +42,11 @@ async function restoreBody(notification: Notification, bodyKey: string): Promise
 }
 
 /** What a record asks to send (nothing for records that ask nothing). Throws if it cannot be read now. */
-async function outgoingOf(record: DynamoDBRecord, committed: ReadonlySet<string>): Promise<Outgoing[]> {
-  if (record.eventName === 'REMOVE') return expiredUpload(record, committed);
+async function outgoingOf(record: DynamoDBRecord, uncommitted: ReadonlyMap<DynamoDBRecord, UploadRecord>): Promise<Outgoing[]> {
+  if (record.eventName === 'REMOVE') {
+    const upload = uncommitted.get(record);
+    return upload ? removeContents(upload) : [];
+  }
   if (record.eventName !== 'INSERT') return [];
   const image = record.dynamodb?.NewImage;
   if (!image) {
@@ -78,24 +81,6 @@ async function outgoingOf(record: DynamoDBRecord, committed: ReadonlySet<string>
 /** Removed by TTL, not by DynamoDB's users: how a record's removal by expiry is told from a delete. */
 const byTtl = (record: DynamoDBRecord) => record.userIdentity?.type === 'Service' && record.userIdentity?.principalId === 'dynamodb.amazonaws.com';
 
-/**
- * An upload record that expired (its change never committed: shared/db/uploads.ts) becomes the
- * job that removes its contents. Expired outbox entries, and uploads a commit deleted, ask nothing.
- */
-function expiredUpload(record: DynamoDBRecord, committed: ReadonlySet<string>): Outgoing[] {
-  const item = expiredUploadItem(record);
-  if (!item) return [];
-  // Its change committed (the item it names exists): the contents are in use.
-  if (item.committed_by && committed.has(keyId(item.committed_by))) return [];
-  log.info('contents of an upload that was never committed are removed', { upload_id: item.id, keys: item.keys.length });
-  return [
-    {
-      kind: 'job',
-      job: { kind: 'remove-contents', application_id: item.application_id, grant_id: item.grant_id, owner_id: item.id, postings: [], blobs: item.keys },
-    },
-  ];
-}
-
 function expiredUploadItem(record: DynamoDBRecord) {
   const image = record.dynamodb?.OldImage;
   if (record.eventName !== 'REMOVE' || !image || !byTtl(record)) return undefined;
@@ -105,12 +90,26 @@ function expiredUploadItem(record: DynamoDBRecord) {
 
 const keyId = (key: Key) => `${key.pk}\u0000${key.sk}`;
 
-/** Of the items expired uploads name as their commit (shared/db/uploads.ts), those that exist: one BatchGet per batch of records. */
-async function committedUploads(records: readonly DynamoDBRecord[]): Promise<Set<string>> {
-  const keys = records.flatMap((record) => expiredUploadItem(record)?.committed_by ?? []);
-  if (!keys.length) return new Set();
-  const found = await batchGet<Key>(keys, { projection: ['pk', 'sk'] });
-  return new Set(found.map(keyId));
+/**
+ * The upload records of a batch that expired with their change never committed (shared/db/uploads.ts),
+ * by record: those the commit did not delete, less those naming an item that exists (their change
+ * committed and the contents are in use), read with one BatchGet for the batch. Expired outbox
+ * entries, and uploads a commit deleted, are not among them.
+ */
+async function uncommittedUploads(records: readonly DynamoDBRecord[]): Promise<Map<DynamoDBRecord, UploadRecord>> {
+  const expired = records.flatMap((record) => {
+    const item = expiredUploadItem(record);
+    return item ? [{ record, item }] : [];
+  });
+  const named = expired.flatMap(({ item }) => item.committed_by ?? []);
+  const existing = new Set(named.length ? (await batchGet<Key>(named, { projection: ['pk', 'sk'] })).map(keyId) : []);
+  return new Map(expired.filter(({ item }) => !item.committed_by || !existing.has(keyId(item.committed_by))).map(({ record, item }) => [record, item]));
+}
+
+/** An expired upload whose change never committed: the job that removes its contents. */
+function removeContents(item: UploadRecord): Outgoing[] {
+  log.info('contents of an upload that was never committed are removed', { upload_id: item.id, keys: item.keys.length });
+  return [{ kind: 'job', job: { kind: 'remove-contents', application_id: item.application_id, grant_id: item.grant_id, owner_id: item.id, postings: [], blobs: item.keys } }];
 }
 
 /** Sends each item to its queue; returns the indexes (in `items`) that were refused. */
@@ -141,11 +140,11 @@ async function send(items: Outgoing[]): Promise<Set<number>> {
 export const handler = async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
   const pending: { index: number; item: Outgoing }[] = [];
   // Throws when the table cannot be read now: the whole batch is delivered again.
-  const committed = await committedUploads(event.Records);
+  const uncommitted = await uncommittedUploads(event.Records);
   let failedAt: number | undefined;
   for (const [index, record] of event.Records.entries()) {
     try {
-      for (const item of await outgoingOf(record, committed)) pending.push({ index, item });
+      for (const item of await outgoingOf(record, uncommitted)) pending.push({ index, item });
     } catch (error) {
       log.warn('outbox record could not be prepared; retried from here', { event_id: record.eventID, error });
       failedAt = index;

@@ -14,6 +14,7 @@ import { openUpload, openUploads } from '#shared/db/uploads';
 import { newId, type GrantId, type MessageId, type ThreadId } from '#shared/ids';
 import type { NamedItems } from '#shared/db/transact';
 import { ANSWER_BUDGET_BYTES, jsonBytes } from '#shared/answer-limits';
+import { inPool } from '#shared/pool';
 import { clock } from '#shared/time';
 
 /**
@@ -206,15 +207,6 @@ export interface CopySources {
 /** S3 copies in flight per delivery job, and copies per chunk (copied, then committed while the next is copied). */
 const COPY_CONCURRENCY = 32;
 const COPY_CHUNK = 25;
-
-async function inPool<T>(items: readonly T[], concurrency: number, run: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
-      while (next < items.length) await run(items[next++]!);
-    }),
-  );
-}
 
 /**
  * Stores one message in many mailboxes (the local copies of a send), with the writes of all copies

@@ -1,6 +1,7 @@
 import { BatchGetCommand, BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
 import type { Key } from '#shared/db/keys';
+import { inPool } from '#shared/pool';
 
 /**
  * BatchWriteItem and BatchGetItem with their limits handled: chunks of 25 / 100, a few chunks in
@@ -8,13 +9,7 @@ import type { Key } from '#shared/db/keys';
  */
 const CONCURRENCY = 4;
 
-async function pool<T>(items: T[], run: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const workers = Array.from({ length: Math.min(CONCURRENCY, items.length) }, async () => {
-    while (next < items.length) await run(items[next++]!);
-  });
-  await Promise.all(workers);
-}
+const pool = <T>(items: T[], run: (item: T) => Promise<void>) => inPool(items, CONCURRENCY, run);
 
 function chunks<T>(items: T[], size: number): T[][] {
   const out: T[][] = [];

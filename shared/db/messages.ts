@@ -150,22 +150,26 @@ const GROUP_BYTES = 3 * 1024 * 1024;
  */
 export async function insertMessages(writes: readonly NewMessageWrite[]): Promise<('stored' | 'duplicate' | 'refused')[]> {
   const outcome: ('stored' | 'duplicate' | 'refused')[] = writes.map(() => 'refused');
-  const sizes = writes.map((w) => JSON.stringify(insertItems(w)).length);
+  // Measured once; the items themselves are made again right before their transaction (the search
+  // entry's sequence is taken then).
+  const sizes = writes.map((w) => {
+    const made = insertItems(w);
+    return { items: made.length, bytes: JSON.stringify(made).length };
+  });
   const groups: number[][] = [];
   let group: number[] = [];
   let items = 0;
   let bytes = 0;
-  writes.forEach((w, i) => {
-    const n = insertItems(w).length;
-    if (group.length && (items + n > GROUP_ITEMS || bytes + sizes[i]! > GROUP_BYTES)) {
+  sizes.forEach((size, i) => {
+    if (group.length && (items + size.items > GROUP_ITEMS || bytes + size.bytes > GROUP_BYTES)) {
       groups.push(group);
       group = [];
       items = 0;
       bytes = 0;
     }
     group.push(i);
-    items += n;
-    bytes += sizes[i]!;
+    items += size.items;
+    bytes += size.bytes;
   });
   if (group.length) groups.push(group);
   await Promise.all(
