@@ -4,7 +4,8 @@ import { redirectUriRegistered } from '#shared/applications/redirect-uris';
 import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
 import { applicationKey, redirectUrlKey } from '#shared/db/keys';
 import type { ApplicationId } from '#shared/ids';
-import { apiClient, type ApiResponse } from '../support/api';
+import { apiClient } from '../support/api';
+import { expectError, expectInvalid } from '../support/expect-error';
 import { makeApplication } from '../support/factories';
 import { useApi } from '../support/harness';
 
@@ -18,15 +19,6 @@ const { api, applicationId, otherApi, gateway } = useApi();
 
 const RURI = /^ruri_[0-9a-hjkmnp-tv-z]{26}$/;
 const UNKNOWN_ID = 'ruri_01jd6abcdefghjkmnpqrstvwxy';
-
-function expectError(r: ApiResponse, status: number, type: string, message: string | RegExp) {
-  expect(r.status, r.text).toBe(status);
-  expect(r.body.error.type).toBe(type);
-  if (typeof message === 'string') expect(r.body.error.message).toBe(message);
-  else expect(r.body.error.message).toMatch(message);
-  expect(r.body.request_id).toMatch(/^req_/);
-}
-const expectInvalid = (r: ApiResponse, message: string | RegExp) => expectError(r, 400, 'invalid_request_error', message);
 
 /** A client of a new application, with its ID. */
 async function freshApplication(name = 'Fresh') {

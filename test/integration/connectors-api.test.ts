@@ -6,7 +6,8 @@ import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
 import { connectorForAuth, credentialForAuth } from '#shared/connectors/service';
 import { connectorKey, credentialKey } from '#shared/db/keys';
 import type { ApplicationId, CredentialId } from '#shared/ids';
-import { apiClient, type ApiClient, type ApiResponse } from '../support/api';
+import { apiClient, clientOf, type ApiClient, type ApiResponse } from '../support/api';
+import { expectError, expectInvalid } from '../support/expect-error';
 import { makeApplication } from '../support/factories';
 import { useApi } from '../support/harness';
 import { rememberSecret } from '../support/secrets';
@@ -64,29 +65,13 @@ function recording(client: ApiClient): ApiClient {
     answers.push(r);
     return r;
   };
-  return {
-    request,
-    get: (path, headers) => request('GET', path, { headers }),
-    post: (path, body, headers) => request('POST', path, { body, headers }),
-    patch: (path, body, headers) => request('PATCH', path, { body, headers }),
-    put: (path, body, headers) => request('PUT', path, { body, headers }),
-    delete: (path, headers) => request('DELETE', path, { headers }),
-  };
+  return clientOf(request);
 }
 
 async function freshApplication(name = 'Connectors') {
   const app = await makeApplication(name);
   return { id: app.applicationId as ApplicationId, apiKey: app.apiKey, api: recording(apiClient(gateway().url, app.apiKey)) };
 }
-
-function expectError(r: ApiResponse, status: number, type: string, message: string | RegExp) {
-  expect(r.status, r.text).toBe(status);
-  expect(r.body.error.type).toBe(type);
-  if (typeof message === 'string') expect(r.body.error.message).toBe(message);
-  else expect(r.body.error.message).toMatch(message);
-  expect(r.body.request_id).toMatch(/^req_/);
-}
-const expectInvalid = (r: ApiResponse, message: string | RegExp) => expectError(r, 400, 'invalid_request_error', message);
 
 async function createConnector(api: ApiClient, body: object) {
   const r = await api.post('/v3/connectors', body);

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { TRIGGER_TYPES } from '#schemas/webhooks';
 import { clock } from '#shared/time';
 import { apiClient, type ApiClient, type ApiResponse } from '../support/api';
+import { expectError, expectInvalid } from '../support/expect-error';
 import { makeApplication } from '../support/factories';
 import { startGateway, type Gateway } from '../support/gateway';
 import { startReceiver, type Receiver } from '../support/receiver';
@@ -68,16 +69,6 @@ async function create(url: string, extra: object = {}, client = api): Promise<We
   expect(r.status, r.text).toBe(200);
   return r.body.data;
 }
-
-function expectError(r: ApiResponse, status: number, type: string, message: string | RegExp) {
-  expect(r.status, r.text).toBe(status);
-  expect(r.body.error.type).toBe(type);
-  if (typeof message === 'string') expect(r.body.error.message).toBe(message);
-  else expect(r.body.error.message).toMatch(message);
-  expect(r.body.request_id).toMatch(/^req_/);
-}
-
-const expectInvalid = (r: ApiResponse, message: string | RegExp) => expectError(r, 400, 'invalid_request_error', message);
 
 async function expectNoWebhooks(client = api) {
   const list = await client.get('/v3/webhooks');

@@ -83,6 +83,11 @@ export function apiClient(baseUrl: string, apiKey?: string): ApiClient {
     if (response.redirected) rememberCodeIn(response.url, baseUrl + path, `in the URL ${route} was redirected to`);
     return { status: response.status, headers: response.headers, body: parsed as never, text };
   };
+  return clientOf(request);
+}
+
+/** A client around a `request` function: the verbs are `request` with their method. */
+export function clientOf(request: ApiClient['request']): ApiClient {
   return {
     request,
     get: (path, headers) => request('GET', path, { headers }),
