@@ -239,7 +239,7 @@ export const attemptsOfWebhook = (webhookId: WebhookId) => ({ pk: `webhook#${web
  * same BatchWriteItem as its attempt records; readers sum the writers' items of each hour. (Items
  * written before writers, `h#<hour>` alone, are summed the same way.)
  */
-export const statsKey = (webhookId: WebhookId, seconds: number, writer: string): Key => ({ pk: `webhook#${webhookId}#stats`, sk: `${statsBucket(seconds)}#${writer}` });
+export const statsKey = (webhookId: WebhookId, seconds: number, writer: string): Key => ({ pk: statsOfWebhook(webhookId).pk, sk: `${statsBucket(seconds)}#${writer}` });
 /** The sort key of the hour holding Unix time `seconds`. */
 export const statsBucket = (seconds: number) => `h#${String(Math.floor(seconds / 3600)).padStart(10, '0')}`;
 /** Sort key range of a destination's counters from the hour holding `fromSeconds` on. */

@@ -1,8 +1,10 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { countAttempts, recordAttempts, type AttemptRecord } from '#shared/db/webhooks';
+import { statsOfWebhook } from '#shared/db/keys';
+import { countAttempts, recordAttempts } from '#shared/db/webhooks';
 import { newId, type WebhookId } from '#shared/ids';
+import { attemptRecord } from '../support/attempts';
 
 /**
  * Attempt counters are written per writer (one per delivery container, or per batch in flight in
@@ -12,19 +14,9 @@ const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({}));
 const HOUR = 3600;
 const hour = 400_000 * HOUR;
 
-const attempt = (webhookId: WebhookId, time: number, outcome: 'delivered' | 'retrying'): AttemptRecord => ({
-  id: newId('delivery'),
-  webhook_id: webhookId,
-  notification_id: 'ntf_x',
-  trigger_type: 'grant.created',
-  attempt: 1,
-  time,
-  outcome,
-  status_code: outcome === 'delivered' ? 200 : 503,
-  duration_ms: 1,
-});
+const attempt = attemptRecord;
 const statsItems = async (webhookId: WebhookId) =>
-  (await dynamo.send(new QueryCommand({ TableName: process.env.TABLE_NAME!, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `webhook#${webhookId}#stats` } }))).Items ?? [];
+  (await dynamo.send(new QueryCommand({ TableName: process.env.TABLE_NAME!, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': statsOfWebhook(webhookId).pk } }))).Items ?? [];
 
 describe('Function: recordAttempts, counters', () => {
   it('sums the items of writers that counted side by side, and items written before writers', async () => {

@@ -10,6 +10,7 @@ import { pipelineIdle } from '../support/pipeline';
 import { createQueueWithDlq } from '../support/queues';
 import { startQueueWorker } from '../support/sqs-worker';
 import { createTable } from '../../scripts/local-stack/provision';
+import { attemptRecord } from '../support/attempts';
 
 // The health check judges every destination of the deployment, and this file moves the clock 72
 // hours ahead: it gets a table of its own, so destinations of files running alongside are neither
@@ -207,17 +208,7 @@ describe('attempt counters', () => {
     const { newId } = await import('#shared/ids');
     const webhookId = newId('webhook');
     const hour = 500_000 * HOUR; // an hour boundary
-    const attempt = (time: number, outcome: 'delivered' | 'retrying') => ({
-      id: newId('delivery'),
-      webhook_id: webhookId,
-      notification_id: 'ntf_x',
-      trigger_type: 'grant.created',
-      attempt: 1,
-      time,
-      outcome,
-      status_code: outcome === 'delivered' ? 200 : 503,
-      duration_ms: 1,
-    });
+    const attempt = (time: number, outcome: 'delivered' | 'retrying') => attemptRecord(webhookId, time, outcome);
     // Two batches: 10:50–10:59 of one hour, then 11:00–11:05 of the next.
     await recordAttempts([attempt(hour - 600, 'delivered'), attempt(hour - 590, 'retrying'), attempt(hour - 30, 'retrying')]);
     await recordAttempts([attempt(hour + 10, 'retrying'), attempt(hour + 20, 'delivered'), attempt(hour + 300, 'retrying')]);
