@@ -24,7 +24,8 @@ export function recordInstance(dir: string, instance: Instance): string {
   return file;
 }
 
-const alive = (pid: number) => {
+/** Whether a process `pid` exists (ours or another user's). */
+export const alive = (pid: number) => {
   try {
     process.kill(pid, 0);
     return true;

@@ -2,6 +2,7 @@ import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
 import { startStack, type LocalStack } from '../../scripts/local-stack/index';
+import { alive } from '../../scripts/local-stack/instances';
 
 /**
  * Starts the real emulators once for the whole run (DynamoDB Local, SQS), provisioned from
@@ -21,15 +22,6 @@ declare module 'vitest' {
 }
 
 const RUNS = fileURLToPath(new URL('../artifacts/runs/', import.meta.url));
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
 
 /**
  * An empty directory for this run's logs and secrets, so no earlier run's files count; the

@@ -4,18 +4,7 @@ import { docMatches, segmentMatches, tokensMatch, type TokenQuery } from '#share
 import { Segment, SegmentFormatError, encodeSegment, mergeSegments, tokenBytes, writeSegment } from '#shared/search/segment';
 import { finalSteps, planMerges, MERGE_FACTOR } from '#shared/search/tiers';
 import { ByteLru } from '#shared/search/cache';
-
-/** A small deterministic generator (mulberry32), so every run sees the same documents. */
-function rng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from '../../bench/lib';
 
 const VOCABULARY = ['t:budget', 't:zebra', 't:lunch', 't:ünïcode', 't:日本', 's:invoice', 'a:from:ann@x.io', 'a:any:ann@x.io', 'a:to:bo@x.io', 'has:attachment', 't:🙂emoji'];
 
