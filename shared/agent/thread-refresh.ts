@@ -122,7 +122,7 @@ export async function refreshThreadNow(grantId: GrantId, threadId: ThreadId): Pr
 export async function refreshThreadFor(grantId: GrantId, threadId: ThreadId, messageId: MessageId): Promise<void> {
   const thread = await threads.getThread(grantId, threadId);
   if (thread?.message_ids.includes(messageId)) return;
-  await refreshThread(grantId, threadId);
+  await refreshThread(grantId, threadId, { previous: thread });
 }
 
 /**
@@ -133,10 +133,11 @@ export async function threadMessageIds(grantId: GrantId, threadId: ThreadId): Pr
   return (await queryIds(postingPartition(grantId, kinds.thread(threadId)), {}, MAX_THREAD_MESSAGES)).ids;
 }
 
-export async function refreshThread(grantId: GrantId, threadId: ThreadId): Promise<ThreadRecord | undefined> {
+/** `read`: the thread as the caller has just read it, used by the first attempt instead of reading it again. */
+export async function refreshThread(grantId: GrantId, threadId: ThreadId, read?: { previous: ThreadRecord | undefined }): Promise<ThreadRecord | undefined> {
   for (let attempt = 0; attempt < CONTENTION_ATTEMPTS; attempt++) {
     if (attempt) await contentionPause(attempt - 1);
-    const previous = await threads.getThread(grantId, threadId);
+    const previous = attempt === 0 && read ? read.previous : await threads.getThread(grantId, threadId);
     const [messagePage, draftPage] = await Promise.all([
       queryIds(postingPartition(grantId, kinds.thread(threadId)), {}, MAX_THREAD_MESSAGES),
       queryIds(postingPartition(grantId, kinds.draftThread(threadId)), {}, 100),
