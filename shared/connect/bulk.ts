@@ -4,10 +4,11 @@ import { env } from '#shared/config';
 import type { GrantRecord } from '#shared/db/grants';
 import { getAdminConsent } from '#shared/db/oauth';
 import { ApiError, InvalidRequestError } from '#shared/errors';
-import { authorizationServer, clientCredentialsToken, ProviderOAuthError, ProviderUnavailableError, serviceAccountToken, type ProviderTokens } from '#shared/oauth/client';
+import { clientCredentialsToken, ProviderOAuthError, ProviderUnavailableError, serviceAccountToken, type ProviderTokens } from '#shared/oauth/client';
 import { connectGrant } from '#shared/connect/grants';
 import { connectorOf, credentialOf, providerClient } from '#shared/connect/provider';
 import { ProviderRefreshUnavailableError } from '#shared/connect/provider-tokens';
+import { authorizationServer, bulkAuthenticationOf, isOAuthProvider, MICROSOFT_APP_SCOPE, providersWithBulk } from '#shared/providers/oauth';
 import { clock } from '#shared/time';
 
 /**
@@ -24,10 +25,13 @@ import { clock } from '#shared/time';
  * The grant keeps which credential made it (`settings.credential_id`, `credential_type`, and the
  * scopes granted); its tokens are refreshed the same way (shared/connect/provider-tokens.ts).
  */
-const GRAPH_DEFAULT_SCOPE = 'https://graph.microsoft.com/.default';
+
+const noBulk = (provider: string) =>
+  `Bulk authentication is available for ${providersWithBulk('serviceaccount').join(', ')} (service account) and ${providersWithBulk('adminconsent').join(', ')} (admin consent), not '${provider}'`;
 
 export async function customConnectedGrant(app: ApplicationContext, body: CreateCustomGrantBody, meta: { ip: string; userAgent: string }): Promise<GrantRecord> {
   const provider = body.provider;
+  if (!isOAuthProvider(provider)) throw new InvalidRequestError(noBulk(provider));
   const settings = body.settings;
   for (const field of ['email', 'app_password', 'policy_id'] as const) {
     if (settings[field] !== undefined) throw new InvalidRequestError(`'settings.${field}' does not apply to ${provider} bulk authentication: send settings.credential_id and settings.email_address`);
@@ -44,26 +48,27 @@ export async function customConnectedGrant(app: ApplicationContext, body: Create
   let tokens: ProviderTokens;
   let scope: string[];
   let grantSettings: Record<string, unknown>;
+  const bulk = bulkAuthenticationOf(provider);
   try {
-    if (provider === 'google') {
+    if (bulk === 'serviceaccount') {
       if (credential.credential_type !== 'serviceaccount')
-        throw new InvalidRequestError(`Credential '${credential.id}' is of type '${credential.credential_type}': google bulk authentication takes a 'serviceaccount' credential`);
+        throw new InvalidRequestError(`Credential '${credential.id}' is of type '${credential.credential_type}': ${provider} bulk authentication takes a 'serviceaccount' credential`);
       scope = settings.scopes?.length ? settings.scopes : connector.scope;
       if (!scope.length) throw new InvalidRequestError("'settings.scopes' is required (or set the connector's scope): the scopes the service account is delegated");
       const data = credential.data;
       tokens = await serviceAccountToken(server, { client_email: data.client_email!, private_key: data.private_key!, private_key_id: data.private_key_id! }, { subject: email, scope });
       grantSettings = { credential_id: credential.id, credential_type: 'serviceaccount', scopes: scope };
-    } else if (provider === 'microsoft') {
+    } else if (bulk === 'adminconsent') {
       if (credential.credential_type !== 'adminconsent')
-        throw new InvalidRequestError(`Credential '${credential.id}' is of type '${credential.credential_type}': microsoft bulk authentication takes an 'adminconsent' credential`);
-      if (settings.scopes !== undefined) throw new InvalidRequestError("'settings.scopes' does not apply to microsoft: the permissions are those the administrator consented to");
-      await checkConsent(app, credential.id);
-      scope = [GRAPH_DEFAULT_SCOPE];
-      const tenantServer = connector.issuer ? server : await authorizationServer('microsoft', { tenant: credential.data.tenant ?? 'common' });
+        throw new InvalidRequestError(`Credential '${credential.id}' is of type '${credential.credential_type}': ${provider} bulk authentication takes an 'adminconsent' credential`);
+      if (settings.scopes !== undefined) throw new InvalidRequestError(`'settings.scopes' does not apply to ${provider}: the permissions are those the administrator consented to`);
+      await checkConsent(app, provider, credential.id);
+      scope = [server.conventions?.appScope ?? MICROSOFT_APP_SCOPE];
+      const tenantServer = connector.issuer ? server : await authorizationServer(provider, { tenant: credential.data.tenant ?? 'common' });
       tokens = await clientCredentialsToken(tenantServer, { client_id: credential.data.client_id!, client_secret: credential.data.client_secret! }, { scope });
       grantSettings = { credential_id: credential.id, credential_type: 'adminconsent', app_permission: true, app_permission_scopes: tokens.scope?.split(' ').filter(Boolean) ?? scope };
     } else {
-      throw new InvalidRequestError(`Bulk authentication is available for google (service account) and microsoft (admin consent), not '${provider}'`);
+      throw new InvalidRequestError(noBulk(provider));
     }
   } catch (error) {
     if (error instanceof ProviderOAuthError) {
@@ -92,11 +97,11 @@ export async function customConnectedGrant(app: ApplicationContext, body: Create
 }
 
 /** Admin consent rule 6: at least ADMIN_CONSENT_DELAY_SECONDS between consent and the first grant. */
-async function checkConsent(app: ApplicationContext, credentialId: string): Promise<void> {
-  const consent = await getAdminConsent(app.applicationId, 'microsoft', credentialId);
+async function checkConsent(app: ApplicationContext, provider: string, credentialId: string): Promise<void> {
+  const consent = await getAdminConsent(app.applicationId, provider, credentialId);
   if (!consent) {
     throw new InvalidRequestError(
-      `No administrator has consented for credential '${credentialId}' yet: send one to GET /v3/connect/auth?provider=microsoft&response_type=adminconsent&credential_id=${credentialId}&client_id=…&redirect_uri=…`,
+      `No administrator has consented for credential '${credentialId}' yet: send one to GET /v3/connect/auth?provider=${provider}&response_type=adminconsent&credential_id=${credentialId}&client_id=…&redirect_uri=…`,
     );
   }
   const wait = consent.consented_at + env.adminConsentDelaySeconds() - clock.nowSeconds();

@@ -10,6 +10,7 @@ import { parseId, type ApplicationId } from '#shared/ids';
 import { adminConsentUrl, authorizationUrl, exchangeCode, IdTokenError, ProviderOAuthError, ProviderUnavailableError } from '#shared/oauth/client';
 import { connectGrant } from '#shared/connect/grants';
 import { credentialOf, isOAuthProvider, OAUTH_PROVIDERS, providerClient, connectorOf } from '#shared/connect/provider';
+import { acceptsIncrementalScopes, authorizationServer, bulkAuthenticationOf, providersWithBulk, type OAuthProvider } from '#shared/providers/oauth';
 import { detectProvider, hostedLoginPage, type LoginChoice } from '#shared/connect/login-page';
 import { tokenHash } from '#shared/connect/tokens';
 import { listConnectorProviders } from '#shared/connectors/service';
@@ -147,7 +148,7 @@ async function startProvider(appId: ApplicationId, provider: string, query: Auth
     code_challenge: s256(flow.code_verifier),
     ...(query.login_hint ? { login_hint: query.login_hint } : {}),
     access_type: query.access_type ?? 'online',
-    ...(query.include_grant_scopes === 'true' && provider === 'google' ? { extra: { include_granted_scopes: 'true' } } : {}),
+    ...(query.include_grant_scopes === 'true' && acceptsIncrementalScopes(provider) ? { extra: { include_granted_scopes: 'true' } } : {}),
   });
   return { kind: 'redirect', location: url.toString() };
 }
@@ -155,7 +156,10 @@ async function startProvider(appId: ApplicationId, provider: string, query: Auth
 /** Provider B's admin consent: the organization's administrator approves the application's permissions once. */
 async function startAdminConsent(appId: ApplicationId, query: AuthorizeQuery, offered: string[], meta: { origin: string; ip: string; userAgent: string }): Promise<AuthorizeResult> {
   const provider = offered.length === 1 ? offered[0]! : undefined;
-  if (provider !== 'microsoft') throw new InvalidRequestError("response_type=adminconsent is the admin consent flow of provider 'microsoft': send provider=microsoft");
+  if (!provider || bulkAuthenticationOf(provider) !== 'adminconsent') {
+    const which = providersWithBulk('adminconsent');
+    throw new InvalidRequestError(`response_type=adminconsent is the admin consent flow of provider ${which.map((p) => `'${p}'`).join(', ')}: send ${which.map((p) => `provider=${p}`).join(' or ')}`);
+  }
   const connector = await connectorOf(appId, provider);
   const credentialId = query.credential_id ?? connector.active_credential_id;
   if (!credentialId) throw new InvalidRequestError("response_type=adminconsent needs 'credential_id': a credential of type 'adminconsent' of the microsoft connector");
@@ -180,8 +184,7 @@ async function startAdminConsent(appId: ApplicationId, query: AuthorizeQuery, of
 async function serverForTenant(appId: ApplicationId, provider: string, tenant: string, server: Awaited<ReturnType<typeof providerClient>>['server']) {
   const connector = await connectorOf(appId, provider);
   if (connector.issuer || connector.tenant === tenant) return server;
-  const { authorizationServer } = await import('#shared/oauth/client');
-  return authorizationServer('microsoft', { tenant });
+  return authorizationServer(provider as OAuthProvider, { tenant });
 }
 
 // ---- the callback --------------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { escapeHtml } from '#shared/mail/entities';
-import { detectProviderOf } from '#shared/connectors/detect';
+import { detectProviderOf } from '#shared/providers/mail-domains';
 import { isOAuthProvider } from '#shared/connect/provider';
-import type { OAuthProvider } from '#shared/oauth/client';
+import type { OAuthProvider } from '#shared/providers/oauth';
 
 /**
  * The hosted login page: `GET /v3/connect/auth` without a provider. The user picks the provider of

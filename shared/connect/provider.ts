@@ -1,7 +1,8 @@
 import { connectorForAuth, credentialForAuth, type ConnectorForAuth, type CredentialForAuth } from '#shared/connectors/service';
 import { InvalidRequestError } from '#shared/errors';
 import type { ApplicationId } from '#shared/ids';
-import { authorizationServer, defaultScopes, type AuthorizationServer, type OAuthProvider } from '#shared/oauth/client';
+import type { AuthorizationServer } from '#shared/oauth/client';
+import { authorizationServer, defaultScopes, isOAuthProvider, OAUTH_PROVIDERS, type OAuthProvider } from '#shared/providers/oauth';
 
 /**
  * What talking to a provider for an application takes: its connector (client ID and secret, tenant,
@@ -17,8 +18,7 @@ export interface ProviderClient {
   scope: string[];
 }
 
-export const OAUTH_PROVIDERS: readonly OAuthProvider[] = ['google', 'microsoft', 'yahoo', 'zoom'];
-export const isOAuthProvider = (provider: string): provider is OAuthProvider => (OAUTH_PROVIDERS as readonly string[]).includes(provider);
+export { isOAuthProvider, OAUTH_PROVIDERS };
 
 /** The application's connector for `provider`; 400 saying how to create it when there is none. */
 export async function connectorOf(appId: ApplicationId, provider: string): Promise<ConnectorForAuth> {

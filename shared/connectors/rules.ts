@@ -1,6 +1,7 @@
 import { createPrivateKey } from 'node:crypto';
 import { env } from '#shared/config';
 import { InvalidRequestError } from '#shared/errors';
+import { hasTenants, scopesOnApp } from '#shared/providers/oauth';
 import { CONNECTOR_PROVIDERS, type ConnectorProvider, type ConnectorSettings, type CredentialType } from '#schemas/connectors';
 
 /**
@@ -95,7 +96,9 @@ export function checkScope(provider: ConnectorProvider, scope: readonly string[]
   const rule = PROVIDER_RULES[provider].scope;
   if (rule === 'any' || scope.length === 0) return [...scope];
   if (rule === 'none') {
-    throw new InvalidRequestError(provider === 'zoom' ? "'scope' does not apply to a zoom connector: set the scopes on the Zoom app itself" : `'scope' does not apply to a ${provider} connector`);
+    throw new InvalidRequestError(
+      scopesOnApp(provider) ? `'scope' does not apply to a ${provider} connector: set the scopes on the ${provider} app itself` : `'scope' does not apply to a ${provider} connector`,
+    );
   }
   const unknown = scope.filter((s) => !rule.includes(s));
   if (unknown.length) throw new InvalidRequestError(`'scope' of a ${provider} connector may only contain: ${rule.join(', ')}`);
@@ -109,7 +112,7 @@ const CREDENTIAL_FIELDS: Record<CredentialType, { required: readonly string[]; o
     optional: () => ['client_id', 'auth_uri', 'token_uri', 'auth_provider_x509_cert_url', 'client_x509_cert_url', 'universe_domain'],
   },
   adminconsent: { required: ['client_id', 'client_secret', 'tenant'], optional: () => [] },
-  connector: { required: ['client_id', 'client_secret'], optional: (provider) => (provider === 'microsoft' ? ['tenant'] : []) },
+  connector: { required: ['client_id', 'client_secret'], optional: (provider) => (hasTenants(provider) ? ['tenant'] : []) },
 };
 
 const MIN_RSA_BITS = 2048;

@@ -6,12 +6,10 @@ import { agentAddressKey, grantEmailKey, grantExternalIdKey, grantKey, grantsOfA
 import { outboxItems, type OutboxEntry } from '#shared/db/outbox';
 import { TransactionConditionError, transactWrite, type NamedItems, type NamedTransactItem } from '#shared/db/transact';
 import type { ApplicationId, GrantId, WorkspaceId } from '#shared/ids';
+import type { Provider } from '#shared/providers/names';
 
-/**
- * The providers a grant can belong to: Agent Accounts (mailboxes Switchboard hosts) and the OAuth
- * providers whose accounts are connected by hosted OAuth or bulk authentication.
- */
-export type Provider = 'agent' | 'google' | 'microsoft' | 'yahoo' | 'zoom';
+/** The providers a grant can belong to (shared/providers/names.ts, a leaf module of names only). */
+export type { Provider };
 
 /** `invalid`: the provider refused the grant's refresh token (`grant.expired`); re-authentication makes it valid again. */
 export type GrantStatus = 'valid' | 'invalid';

@@ -2,7 +2,7 @@ import { createHash, createPrivateKey, randomBytes, sign, type KeyObject } from 
 import * as oauth from 'oauth4webapi';
 import { IdentityError, ProviderConfigurationError, ProviderOAuthError } from '#shared/oauth/errors';
 import { requestOptions, translate } from '#shared/oauth/http';
-import { MICROSOFT_APP_SCOPE, type AuthorizationServer } from '#shared/oauth/providers';
+import type { AuthorizationServer } from '#shared/oauth/server';
 import { clock } from '#shared/time';
 
 /**
@@ -14,8 +14,8 @@ import { clock } from '#shared/time';
  */
 
 export * from '#shared/oauth/errors';
-export { authorizationServer, clearDiscoveryCache, DEFAULT_SCOPES, defaultScopes, MICROSOFT_APP_SCOPE, OAUTH_PROVIDERS } from '#shared/oauth/providers';
-export type { AuthorizationServer, OAuthProvider } from '#shared/oauth/providers';
+export { clearDiscoveryCache } from '#shared/oauth/server';
+export type { AuthorizationServer, OAuthConventions } from '#shared/oauth/server';
 
 export interface OAuthClient {
   client_id: string;
@@ -83,7 +83,7 @@ export function authorizationUrl(
   if (!PKCE_CHALLENGE.test(p.code_challenge)) throw new TypeError('code_challenge must be the S256 challenge (43 base64url characters), not the verifier');
   const offline = p.access_type !== 'online';
   let scope = [...new Set(p.scope)];
-  if (server.provider === 'microsoft') scope = offline ? [...new Set([...scope, 'offline_access'])] : scope.filter((s) => s !== 'offline_access');
+  if (server.conventions?.offline === 'offline_access_scope') scope = offline ? [...new Set([...scope, 'offline_access'])] : scope.filter((s) => s !== 'offline_access');
   const url = new URL(server.authorization_endpoint);
   const set = (name: string, value: string | undefined) => value !== undefined && url.searchParams.set(name, value);
   set('response_type', 'code');
@@ -95,7 +95,7 @@ export function authorizationUrl(
   set('code_challenge', p.code_challenge);
   set('code_challenge_method', 'S256');
   set('login_hint', p.login_hint);
-  if (server.provider === 'google') {
+  if (server.conventions?.offline === 'access_type') {
     set('access_type', offline ? 'offline' : 'online');
     set('prompt', p.prompt ?? (offline ? 'consent' : undefined));
   } else {
@@ -119,7 +119,7 @@ export function adminConsentUrl(server: AuthorizationServer, p: { client_id: str
   url.searchParams.set('client_id', p.client_id);
   url.searchParams.set('redirect_uri', p.redirect_uri);
   url.searchParams.set('state', p.state);
-  const scope = p.scope ?? (server.provider === 'microsoft' ? [MICROSOFT_APP_SCOPE] : undefined);
+  const scope = p.scope ?? (server.conventions?.appScope ? [server.conventions.appScope] : undefined);
   if (scope?.length) url.searchParams.set('scope', scope.join(' '));
   return url;
 }
@@ -151,11 +151,12 @@ export function callbackCode(server: AuthorizationServer, query: URLSearchParams
  * the scheme.
  */
 export function expectedIdTokenIssuer(server: AuthorizationServer, claims: Record<string, unknown>): string {
-  const multiTenant = /^https:\/\/login\.microsoftonline\.com\/(common|organizations|consumers)\/v2\.0$/;
-  if (server.provider === 'microsoft' && multiTenant.test(server.issuer) && typeof claims.tid === 'string' && /^[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}$/i.test(claims.tid)) {
-    return `https://login.microsoftonline.com/${claims.tid.toLowerCase()}/v2.0`;
+  const tenant = server.conventions?.tenantIssuer;
+  if (tenant && new RegExp(tenant.multiTenantIssuer).test(server.issuer) && typeof claims.tid === 'string' && /^[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}$/i.test(claims.tid)) {
+    return tenant.issuerTemplate.replace('{tid}', claims.tid.toLowerCase());
   }
-  if (server.issuer === 'https://accounts.google.com' && claims.iss === 'accounts.google.com') return 'accounts.google.com';
+  const bare = server.conventions?.bareIssuer;
+  if (bare && server.issuer === bare && claims.iss === bare.replace(/^https:\/\//, '')) return claims.iss;
   return server.issuer;
 }
 
@@ -268,7 +269,7 @@ export async function exchangeCode(
     const { email, email_verified, name } = identityFrom(userinfo);
     identity = { ...identity, ...(email ? { email } : {}), ...(email_verified !== undefined ? { email_verified } : {}), ...(!identity.name && name ? { name } : {}) };
   }
-  if (!identity.email && server.provider === 'microsoft') {
+  if (!identity.email && server.conventions?.emailFromUsername) {
     // Work accounts without a mail attribute: the sign-in name is the mailbox address.
     const username = claims.preferred_username;
     if (typeof username === 'string' && EMAIL.test(username)) identity = { ...identity, email: username };

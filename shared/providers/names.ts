@@ -1,4 +1,13 @@
-import type { Provider } from '#shared/db/grants';
+/**
+ * The providers a grant can belong to: Agent Accounts (mailboxes Switchboard hosts) and the OAuth
+ * providers whose accounts are connected by hosted OAuth or bulk authentication. A leaf module
+ * (it imports nothing): storage types its records with it.
+ */
+export const PROVIDERS = ['agent', 'google', 'microsoft', 'yahoo', 'zoom'] as const;
+export type Provider = (typeof PROVIDERS)[number];
+
+/** The provider whose grants are the mailboxes this deployment hosts (inbound mail, local delivery). */
+export const HOSTED: Provider = 'agent';
 
 /**
  * Provider names in the API and the providers they mean. Agent Accounts answer as `nylas` (the

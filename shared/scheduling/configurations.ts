@@ -12,6 +12,7 @@ import { pageSize } from '#shared/answer-limits';
 import { env } from '#shared/config';
 import { resolveGrant } from '#shared/grants/resolve';
 import { configurationLinks, linkProblem } from '#shared/scheduling/urls';
+import { booksOnPrimaryOnly } from '#shared/providers/organizer-calendars';
 
 /**
  * Scheduler configurations: what a booking page offers (participants and their calendars, slot
@@ -61,7 +62,7 @@ function check(organizer: GrantRecord, c: Required<Pick<CreateConfigurationBody,
   }
   if (c.event_booking.conferencing?.autocreate !== undefined)
     problems.push("'event_booking.conferencing.autocreate' needs a conferencing provider, and none is configured in this deployment; give 'details' instead");
-  if (organizer.provider === 'agent' && organizerEntry) {
+  if (booksOnPrimaryOnly(organizer) && organizerEntry) {
     const calendars = organizerEntry.availability?.calendar_ids;
     if (calendars && (calendars.length !== 1 || calendars[0] !== 'primary')) {
       problems.push(`an Agent Account organizer reads its primary calendar only: 'availability.calendar_ids' must be ["primary"], not ${JSON.stringify(calendars)}`);

@@ -1,3 +1,4 @@
+import { HOSTED_PROVIDER } from '#schemas/grants';
 import type { Notification } from '#shared/notifications/notification';
 import { env } from '#shared/config';
 import { newId, type ApplicationId } from '#shared/ids';
@@ -52,7 +53,7 @@ function exampleObject(base: string, now: number): object {
       return {
         id: grantId,
         grant_status: base === 'grant.expired' ? 'invalid' : 'valid',
-        provider: 'nylas',
+        provider: HOSTED_PROVIDER,
         scope: ['email', 'calendar'],
         email: 'agent@agents.example.com',
         settings: {},

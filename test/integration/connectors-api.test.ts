@@ -183,7 +183,7 @@ describe('Function: connectors', () => {
       /^'settings.issuer' must be an https URL \(or http to localhost, 127.0.0.1 or \[::1\]\) naming an OpenID Connect issuer/,
     ],
     [{ provider: 'google', settings: { client_id: 'x', client_secret: 'y', issuer: 'https://accounts.example.com/?tenant=1' } }, /^'settings.issuer' must be an https URL/],
-    [{ provider: 'zoom', settings: { client_id: 'x', client_secret: 'y' }, scope: ['meeting:write'] }, "'scope' does not apply to a zoom connector: set the scopes on the Zoom app itself"],
+    [{ provider: 'zoom', settings: { client_id: 'x', client_secret: 'y' }, scope: ['meeting:write'] }, "'scope' does not apply to a zoom connector: set the scopes on the zoom app itself"],
     [{ provider: 'ews', scope: ['Mail.Read'] }, "'scope' of a ews connector may only contain: ews.messages, ews.calendar, ews.contacts"],
     [{ provider: 'google', settings: { client_id: 'x', client_secret: 'y' }, scope: ['a b'] }, /^Invalid request body: 'scope\[0\]' must match the pattern/],
     [{ provider: 'google', settings: { client_id: 'x', client_secret: 'y' }, scope: ['a', 'a'] }, /^Invalid request body: 'scope' must not contain duplicates/],

@@ -11,7 +11,7 @@ import { startOidcServer, type LocalOidcServer } from '../../scripts/local-stack
  */
 process.env.WEBHOOK_LOCAL_MODE = 'false';
 // Read when the module loads, like a Lambda cold start: imported only after the variable is set.
-const oauth = await import('#shared/oauth/client');
+const oauth = { ...(await import('#shared/oauth/client')), ...(await import('#shared/providers/oauth')) };
 
 let tcp: Server;
 let tcpPort: number;

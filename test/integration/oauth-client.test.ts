@@ -6,16 +6,13 @@ import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   adminConsentUrl,
-  authorizationServer,
   authorizationUrl,
   callbackCode,
   clearDiscoveryCache,
   clientCredentialsToken,
-  DEFAULT_SCOPES,
   exchangeCode,
   IdTokenError,
   InvalidGrantError,
-  MICROSOFT_APP_SCOPE,
   pkcePair,
   ProviderConfigurationError,
   ProviderOAuthError,
@@ -27,6 +24,7 @@ import {
   type OAuthClient,
   type ProviderTokens,
 } from '#shared/oauth/client';
+import { authorizationServer, DEFAULT_SCOPES, MICROSOFT_APP_SCOPE } from '#shared/providers/oauth';
 import { LOCAL_TENANT_ID, startOidcServer, subjectFor, type LocalOidcServer } from '../../scripts/local-stack/oidc-local';
 import { followLogin } from '../support/oidc-login';
 import { rememberSecret } from '../support/secrets';
@@ -87,7 +85,7 @@ async function authorize(server: AuthorizationServer, options: { client?: OAuthC
   const { code_verifier, code_challenge } = pkcePair();
   const state = randomBytes(8).toString('hex');
   const nonce = options.nonce ?? randomBytes(8).toString('hex');
-  const scope = options.scope ?? [...(server.provider === 'microsoft' ? DEFAULT_SCOPES.microsoft : DEFAULT_SCOPES.google)];
+  const scope = options.scope ?? [...(server.conventions?.appScope ? DEFAULT_SCOPES.microsoft : DEFAULT_SCOPES.google)];
   const url = authorizationUrl(server, { client_id: (options.client ?? app).client_id, redirect_uri: REDIRECT, scope, state, nonce, code_challenge });
   const back = await followLogin(url.href, { login: options.login ?? 'ann.lee@example.com', stopAt: atRedirect, ...(options.consent !== undefined ? { consent: options.consent } : {}) });
   return { back, state, nonce, code_verifier };
@@ -123,6 +121,7 @@ describe('Function: authorizationServer (discovery)', () => {
   it('reads the configured issuer’s metadata, with the admin consent endpoint beside provider B’s issuer', async () => {
     expect(google).toEqual({
       provider: 'google',
+      conventions: expect.objectContaining({ offline: 'access_type' }),
       issuer: oidc.issuers.google,
       authorization_endpoint: `${oidc.issuers.google}/auth`,
       token_endpoint: `${oidc.issuers.google}/token`,

@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { checkConnectorSettings, checkCredential, checkScope, credentialProviders, PROVIDER_RULES } from '#shared/connectors/rules';
-import { detectDomain, detectProviderOf } from '#shared/connectors/detect';
+import { detectDomain, detectProviderOf } from '#shared/providers/mail-domains';
 import { InvalidRequestError } from '#shared/errors';
 import { CONNECTED_PROVIDERS } from '#schemas/grants';
 import { CONNECTOR_PROVIDERS } from '#schemas/connectors';
@@ -72,7 +72,7 @@ describe('Function: checkConnectorSettings', () => {
 describe('Function: checkScope', () => {
   it('takes any scope for most OAuth providers, none for zoom, three for ews', () => {
     expect(checkScope('google', ['openid', 'email'])).toEqual(['openid', 'email']);
-    expect(refusal(() => checkScope('zoom', ['meeting:write']))).toBe("'scope' does not apply to a zoom connector: set the scopes on the Zoom app itself");
+    expect(refusal(() => checkScope('zoom', ['meeting:write']))).toBe("'scope' does not apply to a zoom connector: set the scopes on the zoom app itself");
     expect(checkScope('ews', ['ews.messages'])).toEqual(['ews.messages']);
     expect(refusal(() => checkScope('ews', ['Mail.Read']))).toBe("'scope' of a ews connector may only contain: ews.messages, ews.calendar, ews.contacts");
   });

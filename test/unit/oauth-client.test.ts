@@ -5,20 +5,9 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 const { guardedRequest } = vi.hoisted(() => ({ guardedRequest: vi.fn(async () => Promise.reject(new Error('no network in unit tests'))) }));
 vi.mock('#shared/net/request', async (importOriginal) => ({ ...(await importOriginal<object>()), guardedRequest }));
 
-const {
-  adminConsentUrl,
-  authorizationServer,
-  authorizationUrl,
-  callbackCode,
-  codeChallengeS256,
-  DEFAULT_SCOPES,
-  defaultScopes,
-  expectedIdTokenIssuer,
-  pkcePair,
-  ProviderConfigurationError,
-  ProviderOAuthError,
-  serviceAccountAssertion,
-} = await import('#shared/oauth/client');
+const { adminConsentUrl, authorizationUrl, callbackCode, codeChallengeS256, expectedIdTokenIssuer, pkcePair, ProviderConfigurationError, ProviderOAuthError, serviceAccountAssertion } =
+  await import('#shared/oauth/client');
+const { authorizationServer, DEFAULT_SCOPES, defaultScopes } = await import('#shared/providers/oauth');
 const { clock } = await import('#shared/time');
 
 /**
