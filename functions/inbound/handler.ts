@@ -1,6 +1,5 @@
 import type { SESEvent } from 'aws-lambda';
-import { deleteBlobs, getBlob } from '#shared/agent/blobs';
-import { IngestRefusedError, ingestMessage } from '#shared/agent/ingest';
+import { inboundMail } from '#shared/providers/inbound';
 import { logger } from '#shared/logger';
 
 /**
@@ -15,15 +14,15 @@ export const handler = async (event: SESEvent): Promise<void> => {
   for (const record of event.Records) {
     const { mail, receipt } = record.ses;
     const key = `${INBOUND_PREFIX}${mail.messageId}`;
-    const raw = await getBlob(key);
+    const raw = await inboundMail.staged(key);
     let result;
     try {
-      result = await ingestMessage(raw, { mailFrom: mail.source, recipients: receipt.recipients });
+      result = await inboundMail.ingest(raw, { mailFrom: mail.source, recipients: receipt.recipients });
     } catch (error) {
       // SES has already accepted it: refused by every recipient's policy, it is dropped (and said so).
-      if (!(error instanceof IngestRefusedError)) throw error;
+      if (!(error instanceof inboundMail.Refused)) throw error;
       logger.warn('inbound message refused by policy', { ses_message_id: mail.messageId, reply: error.message });
-      await deleteBlobs([key]);
+      await inboundMail.removeStaged([key]);
       continue;
     }
     logger.info('inbound message', {
@@ -32,6 +31,6 @@ export const handler = async (event: SESEvent): Promise<void> => {
       duplicates: result.delivered.filter((d) => d.duplicate).length,
       unknown_recipients: result.unknown.length,
     });
-    await deleteBlobs([key]);
+    await inboundMail.removeStaged([key]);
   }
 };

@@ -1,4 +1,6 @@
 import { messageView } from '#shared/agent/views';
+import { isMessageItem, messageOfItem } from '#shared/db/messages';
+import type { StoredItemReader } from '#shared/providers/stored-items';
 import type { MessageRecord } from '#shared/agent/types';
 import type { Job } from '#shared/jobs/job';
 import type { ApplicationId, GrantId, MessageId, NotificationId } from '#shared/ids';
@@ -33,3 +35,17 @@ export const messageStoredJob = (record: MessageRecord, applicationId: string): 
   thread_id: record.thread_id,
   message_id: record.id,
 });
+
+/** The Agent Account store's self-announcing items (shared/providers/stored-items.ts): inserted messages. */
+export const agentStoredItems: StoredItemReader = {
+  owns: isMessageItem,
+  async outgoing(item, readBody) {
+    if (!isMessageItem(item)) return [];
+    const message = messageOfItem(item);
+    const body = message.body_key ? await readBody(message.body_key) : (message.body ?? '');
+    return [
+      { kind: 'notification', notification: messageCreatedNotification(message, item.application_id, body) },
+      { kind: 'job', job: messageStoredJob(message, item.application_id) },
+    ];
+  },
+};

@@ -6,8 +6,6 @@ import { bodyText, snippetOf } from '#shared/agent/text';
 import { refreshThreadNow, threadRefreshJob } from '#shared/agent/thread-refresh';
 import type { DraftRecord } from '#shared/agent/types';
 import { attachmentView } from '#shared/agent/views';
-import { createOneShotSchedule } from '#shared/aws/scheduler';
-import { sqs } from '#shared/aws/sqs';
 import { env } from '#shared/config';
 import { draftInsertItems } from '#shared/db/drafts';
 import type { GrantRecord } from '#shared/db/grants';
@@ -18,64 +16,23 @@ import { openUpload } from '#shared/db/uploads';
 import { InvalidRequestError } from '#shared/errors';
 import type { UploadedFile } from '#shared/uploaded-file';
 import { newId } from '#shared/ids';
-import { logger } from '#shared/logger';
 import { trackingOnCreate } from '#shared/mail/tracking';
 import { renderStoredTemplate } from '#shared/templates/templates';
+import { armFiring, type Firing } from '#shared/scheduled-send/firing';
 import { clock } from '#shared/time';
-import { SendMessageCommand } from '@aws-sdk/client-sqs';
 
 /**
  * Scheduled send for Agent Accounts: `POST .../messages/send` with `send_at`.
  *
  * Scheduling validates and renders the message at once (recipients, template, signature, reply
- * threading; contents to S3), stores it in a schedule record (shared/db/schedules.ts), and creates
- * one EventBridge Scheduler `at()` schedule whose target is the scheduled-send queue.
- *
- * On time to the second: the Scheduler fires anywhere in the minute after a schedule's time. The
- * schedule is therefore set for `send_at − 62 s`, so its whole minute ends at least 2 s before
- * `send_at`; the worker that receives the firing holds the remaining seconds as an SQS delay
- * (DelaySeconds, never a sleeping function) and sends when the delayed message arrives, within the
- * second after `send_at`. A message due too soon for that (the schedule must lie ahead) gets the
- * same delayed queue message right away as well; whichever arrives first sends, the other finds the
- * record no longer pending. The worker side is shared/agent/scheduled-worker.ts; reading, listing
- * and cancelling schedules, shared/agent/schedules.ts.
+ * threading; contents to S3), stores it in a schedule record (shared/db/schedules.ts), and arms its
+ * firing (shared/scheduled-send/firing.ts: one EventBridge Scheduler `at()` schedule whose target
+ * is the scheduled-send queue). The worker (shared/scheduled-send/worker.ts) sends it through
+ * shared/agent/scheduled-sending.ts; reading, listing and cancelling schedules: shared/agent/schedules.ts.
  */
 const MIN_LEAD_SECONDS = env.scheduledSendMinLeadSeconds();
 const MAX_LEAD_SECONDS = 30 * 86400;
-/** The Scheduler's precision: a schedule fires within this many seconds after its time. */
-const SCHEDULER_WINDOW_SECONDS = 60;
-/** The firing's minute ends at least this long before send_at. */
-const FIRING_MARGIN_SECONDS = 2;
-/** A schedule is never set sooner than this from now. */
-const SCHEDULE_LEAD_SECONDS = 5;
-/** SQS's longest DelaySeconds. */
-const MAX_DELAY_SECONDS = 900;
 const TRACKING_HOSTNAME = env.trackingHostname();
-const QUEUE_URL = env.scheduledSendQueueUrl();
-
-/** What a firing carries: the queue message of the schedule, of a hold, and of a retry. */
-export interface Firing {
-  schedule_id: string;
-  grant_id: string;
-  application_id: string;
-  send_at: number;
-}
-
-/**
- * When to set the schedule for a message due at `sendAt`, and whether it also needs the delayed
- * queue message at once (its schedule's minute could end after the margin before `sendAt`).
- */
-export function planFiring(sendAt: number, now: number): { fireAt: number; direct: boolean } {
-  const fireAt = Math.max(sendAt - SCHEDULER_WINDOW_SECONDS - FIRING_MARGIN_SECONDS, now + SCHEDULE_LEAD_SECONDS);
-  return { fireAt, direct: fireAt + SCHEDULER_WINDOW_SECONDS > sendAt - FIRING_MARGIN_SECONDS };
-}
-
-/** Whole seconds to hold a message due at `sendAt` so that it arrives at or after it (at most SQS's 900). */
-export const holdSeconds = (sendAt: number, nowMs: number) => Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil((sendAt * 1000 - nowMs) / 1000)));
-
-export async function enqueueFiring(firing: Firing, delaySeconds: number): Promise<void> {
-  await sqs.send(new SendMessageCommand({ QueueUrl: QUEUE_URL, MessageBody: JSON.stringify(firing), DelaySeconds: delaySeconds }));
-}
 
 /** The message as known before it is sent: the send answer's `data`, and the send_failed payload. */
 export function scheduledMessageView(record: ScheduleRecord, body: string) {
@@ -120,11 +77,7 @@ function checkSendAt(sendAt: number, now: number): void {
   );
 }
 
-/**
- * Schedules a message (see the module comment). The EventBridge schedule is created before the
- * record commits: a schedule whose record never committed fires into a worker that finds nothing
- * to send, whereas a record without its schedule would never be sent.
- */
+/** Schedules a message (see the module comment); its firing is armed before its record commits (armFiring). */
 export async function scheduleMessage(grant: GrantRecord, input: OutgoingInput & { send_at: number }, files: UploadedFile[], requestId: string) {
   const now = clock.nowSeconds();
   checkSendAt(input.send_at, now);
@@ -207,16 +160,12 @@ export async function scheduleMessage(grant: GrantRecord, input: OutgoingInput &
       }
     : undefined;
 
-  const firing: Firing = { schedule_id: id, grant_id: grant.id, application_id: grant.application_id, send_at: input.send_at };
-  const plan = planFiring(input.send_at, now);
-  await createOneShotSchedule(id, plan.fireAt, firing);
+  const firing: Firing = { kind: 'scheduled-send', schedule_id: id, grant_id: grant.id, application_id: grant.application_id, send_at: input.send_at };
+  const afterCommit = await armFiring(firing, now);
   const outbox: OutboxEntry[] = draft?.thread_id ? [threadRefreshJob(grant, draft.thread_id)] : [];
   await schedules.insertSchedule(record, [...uploaded, ...(draft ? draftInsertItems(draft) : [])], outbox);
   if (draft?.thread_id) await refreshThreadNow(grant.id, draft.thread_id);
-  if (plan.direct) {
-    // The schedule stays the durable trigger; this one only makes a message due soon leave on time.
-    await enqueueFiring(firing, holdSeconds(input.send_at, clock.nowMs())).catch((error) => logger.warn('scheduled send: early firing not queued; the schedule fires it', { schedule_id: id, error }));
-  }
+  await afterCommit();
   return scheduledMessageView(record, prepared.body);
 }
 

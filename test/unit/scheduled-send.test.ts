@@ -1,7 +1,7 @@
 import { CreateScheduleCommand, DeleteScheduleCommand, ResourceNotFoundException, SchedulerClient } from '@aws-sdk/client-scheduler';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { holdSeconds, planFiring } from '#shared/agent/scheduled';
+import { holdSeconds, planFiring } from '#shared/scheduled-send/firing';
 import { makeAgentGrant } from '../support/factories';
 import { useApi } from '../support/harness';
 
@@ -38,7 +38,7 @@ describe('EventBridge Scheduler calls', () => {
     expect(calls).toHaveLength(1);
     const input = calls[0]!.args[0].input;
     const firing = JSON.parse(input.Target!.Input!);
-    expect(firing).toEqual({ schedule_id: scheduleId, grant_id: grant.id, application_id: expect.stringMatching(/^app_/), send_at: sendAt });
+    expect(firing).toEqual({ kind: 'scheduled-send', schedule_id: scheduleId, grant_id: grant.id, application_id: expect.stringMatching(/^app_/), send_at: sendAt });
     expect(input).toEqual({
       Name: scheduleId,
       GroupName: process.env.SCHEDULE_GROUP,
@@ -50,7 +50,7 @@ describe('EventBridge Scheduler calls', () => {
       Target: {
         Arn: process.env.SCHEDULED_SEND_QUEUE_ARN,
         RoleArn: process.env.SCHEDULER_ROLE_ARN,
-        Input: JSON.stringify({ schedule_id: scheduleId, grant_id: grant.id, application_id: firing.application_id, send_at: sendAt }),
+        Input: JSON.stringify({ kind: 'scheduled-send', schedule_id: scheduleId, grant_id: grant.id, application_id: firing.application_id, send_at: sendAt }),
         RetryPolicy: { MaximumEventAgeInSeconds: 86400, MaximumRetryAttempts: 185 },
         DeadLetterConfig: { Arn: process.env.SCHEDULED_SEND_DLQ_ARN },
       },

@@ -1,0 +1,89 @@
+import type { GrantRecord } from '#shared/db/grants';
+import * as schedules from '#shared/db/schedules';
+import type { ScheduleRecord } from '#shared/db/schedules';
+import { getGrant } from '#shared/db/grants';
+import { parseId, type ApplicationId, type ScheduleId } from '#shared/ids';
+import { logger } from '#shared/logger';
+import { scheduledSendingOf } from '#shared/providers/scheduled-sending';
+import { ScheduledSendRefusal } from '#shared/scheduled-send/contract';
+import { holdSeconds, type Firing } from '#shared/scheduled-send/firing';
+import { clock } from '#shared/time';
+
+/**
+ * The scheduled-send worker's logic (functions/scheduled-send), for every provider: a firing of a
+ * schedule, a hold or a retry arrives; before send_at it is held (queued again with the remaining
+ * seconds as its delay), at send_at the message is sent once, through the provider of the
+ * schedule's grant (shared/scheduled-send/contract.ts). See firing.ts for the timing and
+ * shared/db/schedules.ts for the states.
+ */
+/** A worker's hold on a record it is sending: longer than the worker function can run. */
+const LEASE_MS = 120_000;
+/** Attempts (transient failures, each retried after a delay) before a scheduled send fails. */
+export const MAX_ATTEMPTS = 5;
+
+export type FiringOutcome =
+  | { kind: 'hold'; delaySeconds: number }
+  | { kind: 'retry'; delaySeconds: number; error: unknown }
+  | { kind: 'sent'; messageId: string }
+  | { kind: 'failed'; reason: string }
+  | { kind: 'skipped'; why: string };
+
+class LostLeaseError extends Error {}
+
+async function fail(grant: GrantRecord, record: ScheduleRecord, attempt: number, reason: string): Promise<FiringOutcome> {
+  const closing = await scheduledSendingOf(grant).failure(grant, record, reason);
+  const done = await schedules.failSchedule(record, attempt, reason, clock.nowSeconds(), closing.items, closing.outbox);
+  if (!done) return { kind: 'skipped', why: 'the record changed while failing it' };
+  await closing.after();
+  return { kind: 'failed', reason };
+}
+
+const INTERRUPTED = 'the send was interrupted after the message was handed to the mail relay, which may have delivered it; it is not sent again, so that no recipient gets it twice';
+
+/**
+ * Handles one firing of a scheduled send (see the module comment): holds it until send_at, then
+ * sends it once. `lastDelivery`: the queue will not deliver this message again, so a transient
+ * failure ends the schedule as failed instead of being retried.
+ */
+export async function runFiring(firing: Firing, options: { lastDelivery: boolean }): Promise<FiringOutcome> {
+  const grantId = parseId('grant', String(firing.grant_id));
+  const scheduleId = parseId('schedule', String(firing.schedule_id));
+  if (!grantId || !scheduleId) return { kind: 'skipped', why: 'malformed firing' };
+  const record = await schedules.getSchedule(grantId, scheduleId as ScheduleId);
+  if (!record || record.application_id !== firing.application_id) return { kind: 'skipped', why: 'no such schedule (never committed, or its grant was deleted)' };
+  if (record.status !== 'pending' && record.status !== 'sending') return { kind: 'skipped', why: `already ${record.status}` };
+  const nowMs = clock.nowMs();
+  const hold = holdSeconds(record.send_at, nowMs);
+  if (hold > 0) return { kind: 'hold', delaySeconds: hold };
+  if (record.status === 'sending' && (record.lease_until ?? 0) >= nowMs) return { kind: 'skipped', why: 'another worker is sending it' };
+  if (!(await schedules.takeForSending(record, nowMs, LEASE_MS))) return { kind: 'skipped', why: 'taken by another worker' };
+  const attempt = record.attempts + 1;
+  const grant = await getGrant(record.application_id as ApplicationId, record.grant_id);
+  if (!grant) return { kind: 'skipped', why: 'the grant was deleted' };
+  if (record.relay_started_at) return fail(grant, record, attempt, INTERRUPTED);
+
+  let relayStarted = false;
+  try {
+    const sent = await scheduledSendingOf(grant).send(grant, record, {
+      beforeRelay: async () => {
+        relayStarted = true;
+        if (!(await schedules.markRelayStarted(record, attempt, clock.nowMs()))) throw new LostLeaseError('The schedule was taken over while sending');
+      },
+      scheduleItems: () => schedules.successItems(record, attempt, clock.nowSeconds()),
+    });
+    return { kind: 'sent', messageId: sent.messageId };
+  } catch (error) {
+    if (error instanceof ScheduledSendRefusal) return fail(grant, record, attempt, error.message);
+    if (error instanceof LostLeaseError) return { kind: 'skipped', why: error.message };
+    // Handed to the relay, then something failed: it may have left, so it is not sent again.
+    if (relayStarted) {
+      logger.warn('scheduled send: failed after the relay call', { schedule_id: record.id, error });
+      return fail(grant, record, attempt, INTERRUPTED);
+    }
+    if (options.lastDelivery || attempt >= MAX_ATTEMPTS) {
+      return fail(grant, record, attempt, `sending failed ${attempt} times (last: ${error instanceof Error ? error.message : String(error)})`);
+    }
+    await schedules.releaseAttempt(record, attempt);
+    return { kind: 'retry', delaySeconds: Math.min(60, 2 ** attempt), error };
+  }
+}
