@@ -77,22 +77,23 @@ export async function runMailboxBench(): Promise<void> {
     consumer: async (event) => (await import('#functions/outbox/handler')).handler(event),
   });
   try {
-    const [{ createApplication }, grantsService, { dynamo, TABLE_NAME }, { batchWrite, putRequests }, keys, postings, threadRefresh, ids, text, store, searchIndex, searchDb, segments] =
-      await Promise.all([
+    const [{ createApplication }, grantsService, { dynamo, TABLE_NAME }, { batchWrite, putRequests }, keys, postings, threading, ids, text, store, searchIndex, searchDb, segments] = await Promise.all(
+      [
         import('#shared/applications/service'),
         import('#shared/grants/create'),
         import('#shared/aws/dynamodb'),
         import('#shared/db/batch'),
         import('#shared/db/keys'),
         import('#shared/agent/postings'),
-        import('#shared/agent/thread-refresh'),
+        import('#shared/mail/threading'),
         import('#shared/ids'),
         import('#shared/agent/text'),
         import('#shared/agent/store'),
         import('#shared/agent/search-index'),
         import('#shared/db/search'),
         import('#shared/search/segment'),
-      ]);
+      ],
+    );
     type MessageRecord = import('#shared/agent/types').MessageRecord;
     type GrantRecord = import('#shared/db/grants').GrantRecord;
     const app = await createApplication({ name: 'bench' });
@@ -182,7 +183,7 @@ export async function runMailboxBench(): Promise<void> {
       const flushThread = () => {
         if (!pendingThread.length) return;
         const newestFirst = [...pendingThread].reverse();
-        const thread = threadRefresh.aggregateThread(grant.id, pendingThread[0]!.thread_id, newestFirst, [], 1);
+        const thread = threading.aggregateThread(grant.id, pendingThread[0]!.thread_id, newestFirst, [], 1, 'sent');
         batch.push({ ...keys.threadKey(grant.id, thread.id), ...thread });
         batch.push({ ...keys.threadListKey(grant.id, thread.latest_message_id), thread_id: thread.id });
         pendingThread = [];

@@ -1,8 +1,11 @@
-import { CopyObjectCommand, DeleteObjectsCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { legacyPostings } from '#shared/agent/postings';
 import { bodyText } from '#shared/agent/text';
 import type { AttachmentRecord, MessageRecord, NewAttachment } from '#shared/agent/types';
 import { MAIL_BUCKET, s3 } from '#shared/aws/s3';
+import { getBlob, putBlob } from '#shared/aws/mail-bucket';
+
+export { blobExists, copyBlob, deleteBlobs, deletePrefix, getBlob, putBlob } from '#shared/aws/mail-bucket';
 // Read only inside functions: the lazy chunk (scripts/esbuild-plugins.cjs, lazy-chunks) loads on the first download link.
 import { getSignedUrl } from '#shared/lazy/presigner';
 import { newId, type AttachmentId, type GrantId, type MessageId } from '#shared/ids';
@@ -17,10 +20,6 @@ export const rawMessageKey = (grantId: GrantId, messageId: MessageId | string) =
 export const bodyKey = (grantId: GrantId, id: string) => `grants/${grantId}/bodies/${id}`;
 export const attachmentKey = (grantId: GrantId, attachmentId: AttachmentId) => `grants/${grantId}/attachments/${attachmentId}`;
 
-export async function putBlob(key: string, body: Buffer | string, contentType: string): Promise<void> {
-  await s3.send(new PutObjectCommand({ Bucket: MAIL_BUCKET, Key: key, Body: body, ContentType: contentType }));
-}
-
 /** Records for new attachments: each under a new ID and S3 key (nothing is uploaded yet). */
 export function attachmentRecords(grantId: GrantId, list: readonly (Omit<NewAttachment, 'content'> & ({ content: Buffer } | { size: number }))[]): AttachmentRecord[] {
   return list.map((a) => {
@@ -30,19 +29,9 @@ export function attachmentRecords(grantId: GrantId, list: readonly (Omit<NewAtta
   });
 }
 
-/** Copies an object inside the bucket (S3 copies it: nothing goes through this function). */
-export async function copyBlob(from: string, to: string): Promise<void> {
-  await s3.send(new CopyObjectCommand({ Bucket: MAIL_BUCKET, Key: to, CopySource: `${MAIL_BUCKET}/${from.split('/').map(encodeURIComponent).join('/')}` }));
-}
-
 /** Uploads the contents of `list` under the keys of `records` (same order), side by side. */
 export async function uploadAttachments(records: readonly AttachmentRecord[], list: readonly NewAttachment[]): Promise<void> {
   await Promise.all(records.map((r, i) => putBlob(r.key, list[i]!.content, r.content_type)));
-}
-
-export async function getBlob(key: string): Promise<Buffer> {
-  const { Body } = await s3.send(new GetObjectCommand({ Bucket: MAIL_BUCKET, Key: key }));
-  return Buffer.from(await Body!.transformToByteArray());
 }
 
 /** The body of a stored message or draft: in S3 when `body_key` names it, otherwise in the item. */
@@ -54,42 +43,6 @@ export async function storedBody(record: { body?: string; body_key?: string }): 
 export async function presignedDownload(key: string, filename: string, contentType: string, seconds = 300): Promise<string> {
   const disposition = `attachment; filename*=UTF-8''${encodeURIComponent(filename)}`;
   return getSignedUrl(s3, new GetObjectCommand({ Bucket: MAIL_BUCKET, Key: key, ResponseContentDisposition: disposition, ResponseContentType: contentType }), { expiresIn: seconds });
-}
-
-/** Whether an object exists. */
-export async function blobExists(key: string): Promise<boolean> {
-  try {
-    await s3.send(new HeadObjectCommand({ Bucket: MAIL_BUCKET, Key: key }));
-    return true;
-  } catch (error) {
-    const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
-    if (e.name === 'NotFound' || e.name === 'NoSuchKey' || e.$metadata?.httpStatusCode === 404) return false;
-    throw error;
-  }
-}
-
-/** Deletes the named objects (absent ones are fine), 1000 per request. */
-export async function deleteBlobs(keys: (string | undefined)[]): Promise<void> {
-  const objects = [...new Set(keys.filter((k): k is string => !!k))].map((Key) => ({ Key }));
-  for (let i = 0; i < objects.length; i += 1000) {
-    await s3.send(new DeleteObjectsCommand({ Bucket: MAIL_BUCKET, Delete: { Objects: objects.slice(i, i + 1000), Quiet: true } }));
-  }
-}
-
-/** Deletes every object under a prefix, a page of 1000 at a time. */
-export async function deletePrefix(prefix: string): Promise<number> {
-  let deleted = 0;
-  let token: string | undefined;
-  do {
-    const page = await s3.send(new ListObjectsV2Command({ Bucket: MAIL_BUCKET, Prefix: prefix, ContinuationToken: token }));
-    const keys = (page.Contents ?? []).map((o) => ({ Key: o.Key! }));
-    if (keys.length) {
-      await s3.send(new DeleteObjectsCommand({ Bucket: MAIL_BUCKET, Delete: { Objects: keys, Quiet: true } }));
-      deleted += keys.length;
-    }
-    token = page.IsTruncated ? page.NextContinuationToken : undefined;
-  } while (token);
-  return deleted;
 }
 
 /**

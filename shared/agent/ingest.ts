@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { normalAddress } from '#shared/agent/postings';
 import { storeMessage } from '#shared/agent/store';
-import { placementOf } from '#shared/agent/rules';
+import { placementOf } from '#shared/governance/placement';
 import { getAgentAddressOwner, getGrant, resolveAgentAddresses } from '#shared/db/grants';
 import { evaluationOf, governanceOf, partyOf, recordEvaluation } from '#shared/governance/decide';
 import { checkAttachmentLimits } from '#shared/agent/send';

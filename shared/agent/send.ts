@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { requireMessage } from '#shared/agent/lookup';
 import { normalAddress } from '#shared/agent/postings';
-import { spoolLocalCopies } from '#shared/agent/local-delivery';
+import { spoolLocalCopies } from '#shared/mail/local-delivery';
 import { checkCustomHeaders, collectAttachments, senderOf } from '#shared/agent/outgoing';
-import { placementOf } from '#shared/agent/rules';
+import { placementOf } from '#shared/governance/placement';
 import { blockingRule, evaluationOf, governanceOf, partyOf, recordEvaluation, type Governance } from '#shared/governance/decide';
 import type { PolicyLimits } from '#schemas/governance';
 import { storeMessage, viewOf, type StoreExtras } from '#shared/agent/store';
@@ -26,7 +26,7 @@ import type { SendMessageBody } from '#schemas/mail';
  * Sending from an Agent Account: render (template, signature), check the daily quota, compose MIME,
  * relay to outside addresses through the mail transport, then commit the Sent copy together with
  * one job that stores the copies of Agent Accounts of this deployment among the recipients
- * (shared/agent/local-delivery.ts), so the answer does not wait for them, however many. Nothing is
+ * (shared/mail/local-delivery.ts), so the answer does not wait for them, however many. Nothing is
  * stored in Sent when the relay refuses the message.
  */
 const DAILY_QUOTA = env.dailySendQuota();
@@ -252,7 +252,7 @@ export async function deliverAndStore(grant: GrantRecord, prepared: PreparedMess
     references: prepared.references,
   };
   // Each receiving mailbox gets one copy, whatever the number of its addresses among the recipients,
-  // stored by a job committed with the Sent copy (shared/agent/local-delivery.ts). Mail to oneself
+  // stored by a job committed with the Sent copy (shared/mail/local-delivery.ts). Mail to oneself
   // is the Sent copy, also in the inbox.
   const toSelf = local.some((g) => g.id === grant.id);
   const others = local.filter((g) => g.id !== grant.id);

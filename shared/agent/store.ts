@@ -16,6 +16,8 @@ import type { NamedItems } from '#shared/db/transact';
 import { ANSWER_BUDGET_BYTES, jsonBytes } from '#shared/answer-limits';
 import { inPool } from '#shared/pool';
 import { clock } from '#shared/time';
+import { threadingHeaders } from '#shared/mail/threading';
+import type { CopySources } from '#shared/mail/local-delivery';
 
 /**
  * Storing messages in an Agent Account mailbox: the one path used by inbound mail, local delivery
@@ -156,7 +158,7 @@ function messageWrite(grant: GrantRecord, record: MessageRecord, tokens: readonl
 export async function storeMessage(input: NewMessage): Promise<{ record: MessageRecord; duplicate: boolean }> {
   const grantId = input.grant.id;
   const id = input.id ?? newId('message');
-  const threadId = input.threadId ?? (await messages.findThreadByHeaders(grantId, [input.inReplyTo ?? '', ...[...input.references].reverse()])) ?? newId('thread');
+  const threadId = input.threadId ?? (await messages.findThreadByHeaders(grantId, threadingHeaders(input))) ?? newId('thread');
 
   const rawKey = rawMessageKey(grantId, id);
   const largeBodyKey = Buffer.byteLength(input.body) > BODY_INLINE_MAX ? bodyKey(grantId, id) : undefined;
@@ -197,13 +199,6 @@ export interface SharedCopy extends Omit<RecordInput, 'messageIdHeader'> {
   rawSize: number;
 }
 
-/** Where the copies' contents are copied from (S3 keys): raw MIME, each attachment in order, and the body when it is large. */
-export interface CopySources {
-  raw: string;
-  attachments: string[];
-  body?: string;
-}
-
 /** S3 copies in flight per delivery job, and copies per chunk (copied, then committed while the next is copied). */
 const COPY_CONCURRENCY = 32;
 const COPY_CHUNK = 25;
@@ -227,7 +222,7 @@ export async function storeCopies(copy: SharedCopy, recipients: readonly { grant
   if (!wanted.length) return { stored: 0, present: recipients.length };
   const threads = await messages.findThreadsByHeaders(
     wanted.map((r) => r.grant.id),
-    [copy.inReplyTo ?? '', ...[...copy.references].reverse()],
+    threadingHeaders(copy),
   );
   const text = bodyText(copy.body, copy.isPlaintext);
   const large = Buffer.byteLength(copy.body) > BODY_INLINE_MAX;

@@ -1,6 +1,6 @@
 import type { AttachmentRecord, DraftRecord, FolderRecord, HeaderRecord, MessageRecord, ThreadRecord } from '#shared/agent/types';
 import { bodyText, snippetOf } from '#shared/agent/text';
-import { idTime } from '#shared/ids';
+import { receivedAt } from '#shared/mail/threading';
 
 /** API shapes of stored mailbox records. */
 
@@ -126,4 +126,4 @@ export function folderView(f: FolderRecord, childCount: number) {
 }
 
 /** Receipt time of a message in Unix seconds (from its ULID). */
-export const receivedAt = (m: Pick<MessageRecord, 'id'>) => Math.floor(idTime(m.id) / 1000);
+export { receivedAt };

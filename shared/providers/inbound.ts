@@ -1,4 +1,4 @@
-import { deleteBlobs, getBlob } from '#shared/agent/blobs';
+import { deleteBlobs, getBlob } from '#shared/aws/mail-bucket';
 import { IngestRefusedError, ingestMessage, type IngestResult } from '#shared/agent/ingest';
 
 /**

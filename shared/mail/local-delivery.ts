@@ -1,23 +1,22 @@
-import { calendarJobs } from '#shared/agent/invitations';
-import { blobExists, deleteBlobs, getBlob, putBlob } from '#shared/agent/blobs';
-import { BODY_INLINE_MAX, storeCopies, type CopySources, type SharedCopy } from '#shared/agent/store';
-import type { HeaderRecord, NewAttachment, ParticipantRecord } from '#shared/agent/types';
+import { blobExists, deleteBlobs, getBlob, putBlob } from '#shared/aws/mail-bucket';
 import { getGrant, getGrants, type GrantRecord } from '#shared/db/grants';
-import { mailboxesHolding } from '#shared/db/messages';
+import type { HeaderRecord, NewAttachment, ParticipantRecord } from '#shared/db/mail-records';
 import type { ApplicationId, GrantId } from '#shared/ids';
 import type { Job } from '#shared/jobs/job';
 import { logger } from '#shared/logger';
+import { hostedMailboxes } from '#shared/providers/hosted-mailboxes';
 
 /**
- * Delivery of a sent message to the Agent Accounts of this deployment among its recipients. The
+ * Delivery of a sent message to the mailboxes this deployment hosts among its recipients (through
+ * the hosting provider: shared/providers/hosted-mailboxes.ts). The
  * send request does not store their copies itself: a send to hundreds of local mailboxes (each copy
  * with its raw MIME and attachments) would not answer in bounded time, and one cut short would
  * leave some inboxes served and no Sent copy. Instead the request writes the message once to
  * `outgoing/` in S3 (raw MIME, each attachment, the body when large, the rest as JSON) and commits,
  * with the Sent copy, one `deliver-local` job per batch of up to BATCH_MAX receiving mailboxes. The
- * jobs worker stores each batch's copies with their writes batched (shared/agent/store.ts
- * `storeCopies`: contents copied inside S3, lookups and upload records in batch requests, one
- * transaction per copy), each deduplicated by the message's Message-ID in its mailbox, so a job run
+ * jobs worker has the hosting provider store each batch's copies with their writes batched
+ * (Agent Accounts: contents copied inside S3, lookups and upload records in batch requests, several
+ * copies per transaction), each deduplicated by the message's Message-ID in its mailbox, so a job run
  * twice, or killed half-way and retried, leaves exactly one copy per mailbox. A job that runs out of
  * time sends its own continuation with the mailboxes left. Each batch removes its marker
  * (`outgoing/<id>/batch-<n>`) when done; the batch that finds no other marker left deletes the
@@ -80,7 +79,7 @@ function batchesOf<T>(list: readonly T[]): T[][] {
 export async function spoolLocalCopies(id: string, copy: LocalCopy, recipients: readonly GrantRecord[], sender: GrantRecord): Promise<LocalDeliveryJob[]> {
   const spool = `${OUTGOING_PREFIX}${id}/`;
   const { raw, attachments, ...fields } = copy;
-  const bodyObject = Buffer.byteLength(copy.body) > BODY_INLINE_MAX;
+  const bodyObject = Buffer.byteLength(copy.body) > hostedMailboxes.bodyInlineMax;
   const spooled: SpooledCopy = {
     ...fields,
     rawSize: raw.length,
@@ -107,9 +106,7 @@ export async function spoolLocalCopies(id: string, copy: LocalCopy, recipients: 
 }
 
 interface Spool {
-  copy: SharedCopy;
-  /** Attachments with content where it is inline (calendar parts), for the invitation jobs. */
-  calendarParts: NewAttachment[];
+  copy: DeliveredCopy;
   sources: CopySources;
   keys: string[];
 }
@@ -129,21 +126,16 @@ async function readSpool(spool: string): Promise<Spool | undefined> {
   }
   const sizes = attachments.map((a) => a.size ?? Buffer.from(a.content ?? '', 'base64').length);
   const size = rawSize ?? (await getBlob(rawKey(spool))).length;
-  const copy: SharedCopy = {
+  const copy: DeliveredCopy = {
     ...fields,
-    bcc: [],
-    unread: true,
-    starred: false,
-    folders: ['inbox'],
-    metadata: {},
     rawSize: size,
     attachments: attachments.map(({ content: _content, size: _size, ...a }, i) => ({ ...a, size: sizes[i]! })),
+    calendarParts: attachments.flatMap((a) => (a.content !== undefined && isCalendarPart(a) ? [{ ...a, content: Buffer.from(a.content, 'base64') } as NewAttachment] : [])),
   };
-  const large = Buffer.byteLength(copy.body) > BODY_INLINE_MAX;
+  const large = Buffer.byteLength(copy.body) > hostedMailboxes.bodyInlineMax;
   if (large && !bodyObject) await putBlob(bodyObjectKey(spool), copy.body, 'application/octet-stream');
   return {
     copy,
-    calendarParts: attachments.flatMap((a) => (a.content !== undefined && isCalendarPart(a) ? [{ ...a, content: Buffer.from(a.content, 'base64') } as NewAttachment] : [])),
     sources: { raw: rawKey(spool), attachments: attachments.map((_, i) => attachmentKey(spool, i)), ...(large ? { body: bodyObjectKey(spool) } : {}) },
     keys: [copyKey(spool), rawKey(spool), ...attachments.map((_, i) => attachmentKey(spool, i)), ...(large ? [bodyObjectKey(spool)] : [])],
   };
@@ -161,7 +153,7 @@ export async function runLocalDelivery(job: LocalDeliveryJob, outOfTime: () => b
   const spooled = await readSpool(job.spool);
   if (!spooled) {
     // Gone: the last batch finished and removed it. Unless a copy of this batch is missing.
-    const holders = await mailboxesHolding(
+    const holders = await hostedMailboxes.holding(
       job.recipients.map((r) => r.grant_id as GrantId),
       job.message_id_header,
     );
@@ -177,11 +169,7 @@ export async function runLocalDelivery(job: LocalDeliveryJob, outOfTime: () => b
     const round = queue.splice(0, ROUND);
     // A mailbox deleted since the send receives nothing (its data is being purged).
     const live = await getGrants(round.map((r) => ({ applicationId: r.application_id as ApplicationId, grantId: r.grant_id as GrantId })));
-    await storeCopies(
-      spooled.copy,
-      live.map((grant) => ({ grant, jobs: calendarJobs(grant, spooled.calendarParts, spooled.copy.from[0]?.email) })),
-      spooled.sources,
-    );
+    await hostedMailboxes.storeCopies(spooled.copy, live, spooled.sources);
     if (queue.length && outOfTime()) return { done: false, rest: { ...job, recipients: queue } };
   }
   await finishBatch(job, spooled.keys);
@@ -200,4 +188,29 @@ async function finishBatch(job: LocalDeliveryJob, keys: string[]): Promise<void>
   const left = await Promise.all(others.map((i) => blobExists(markerKey(job.spool, i))));
   if (left.some(Boolean)) return;
   await deleteBlobs([...keys, ...Array.from({ length: job.batches }, (_, i) => markerKey(job.spool, i))]);
+}
+
+/** A delivered copy as every receiving mailbox gets it (its contents are copied from the spool's objects). */
+export interface DeliveredCopy extends Omit<LocalCopy, 'attachments' | 'raw'> {
+  attachments: (Omit<NewAttachment, 'content'> & { size: number })[];
+  rawSize: number;
+  /** Calendar parts with their content, for the invitations of each receiving mailbox. */
+  calendarParts: NewAttachment[];
+}
+
+/** Where the copies' contents are copied from (S3 keys): raw MIME, each attachment in order, and the body when it is large. */
+export interface CopySources {
+  raw: string;
+  attachments: string[];
+  body?: string;
+}
+
+/** What local delivery needs from the provider hosting this deployment's mailboxes. */
+export interface HostedMailboxes {
+  /** Bodies larger than this (bytes) are kept apart from a stored message: the spool keeps such a body as an object of its own. */
+  readonly bodyInlineMax: number;
+  /** Stores the copy in each of `grants` that does not hold its Message-ID yet (idempotent: a job run twice stores nothing twice). */
+  storeCopies(copy: DeliveredCopy, grants: readonly GrantRecord[], sources: CopySources): Promise<void>;
+  /** The mailboxes among `grantIds` that hold a message with this Message-ID. */
+  holding(grantIds: readonly GrantId[], messageIdHeader: string): Promise<Set<GrantId>>;
 }
