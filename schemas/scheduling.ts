@@ -294,6 +294,13 @@ export const BookingObject = {
     email_language: { type: 'string' },
     additional_fields: { type: 'object' },
     cancellation_reason: { type: 'string' },
+    event_status: {
+      type: 'string',
+      enum: ['pending', 'synced', 'failed'],
+      description:
+        "Whether the organizer's calendar reflects the booking's last change: `pending` while it is being written (the `booking.*` webhook follows once it is; a new booking's `event_id` is empty until then), `synced`, or `failed` when the calendar provider refused (see `event_error`; a booking whose event could not be created is `cancelled` and its time free).",
+    },
+    event_error: { type: 'string', description: "Why the calendar provider refused the booking's last change (with `event_status: failed`)." },
     booking_reference: { type: 'string', description: 'Opaque reference for the guest to reschedule or cancel (in the answer to the booking only).' },
     created_at: { type: 'integer' },
     updated_at: { type: 'integer' },

@@ -2,7 +2,8 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { runRemoveContents } from '#shared/agent/cleanup';
 import { runApplyItip, runSendItip, runSendMail } from '#shared/agent/itip';
 import { syncReminders } from '#shared/scheduling/reminder-schedules';
-import { runLocalDelivery } from '#shared/agent/local-delivery';
+import { runBookingEventJob } from '#shared/scheduling/booking-events';
+import { runLocalDelivery } from '#shared/mail/local-delivery';
 import { runThreadRefreshJob } from '#shared/agent/thread-refresh';
 import { runMergeSearchJob, runMessageStoredJob } from '#shared/agent/search-index';
 import { purgeListItems } from '#shared/db/governance';
@@ -78,6 +79,11 @@ async function run(job: Job, context: Context): Promise<void> {
     }
     case 'booking-reminders': {
       await syncReminders(job.booking_id);
+      return;
+    }
+    case 'booking-event': {
+      // Throws on a transient provider failure: SQS delivers the job again later.
+      await runBookingEventJob(job);
       return;
     }
     case 'apply-itip': {

@@ -328,8 +328,24 @@ export async function eventRecords(grant: GrantRecord, eventId: string, calendar
 
 // ---- create ----------------------------------------------------------------------------------
 
-export async function createEvent(grant: GrantRecord, calendarId: string, body: CreateEventBody, notify = true) {
+/** The event of the account whose iCalendar UID is `uid`, if any (a master or single event). */
+async function eventWithUid(grant: GrantRecord, uid: string) {
+  const at = await db.eventByUid(grant.id, uid);
+  const record = at ? await db.getEvent(grant.id, at.calendar_id, at.event_id) : undefined;
+  return record ? eventView(grant, record) : undefined;
+}
+
+/**
+ * Creates an event. With `uid` (the contract's idempotency key) the event takes it as its iCalendar
+ * UID, claimed in the grant's UID index in the event's own transaction: when the account already
+ * holds an event with that UID, that event is the answer and nothing is written.
+ */
+export async function createEvent(grant: GrantRecord, calendarId: string, body: CreateEventBody, notify = true, uid?: string) {
   const calendar = await requireCalendar(grant, calendarId);
+  if (uid !== undefined) {
+    const existing = await eventWithUid(grant, uid);
+    if (existing) return existing;
+  }
   const timing = resolveWhen(body.when, calendar.timezone);
   const recurrence = body.recurrence?.length ? normalizeRecurrence(body.recurrence, timing.when, timing.zone) : undefined;
   const now = clock.nowSeconds();
@@ -340,7 +356,7 @@ export async function createEvent(grant: GrantRecord, calendarId: string, body: 
     id,
     grant_id: grant.id,
     calendar_id: calendar.id,
-    ical_uid: `${id}@${grant.email.slice(grant.email.indexOf('@') + 1).toLowerCase()}`,
+    ical_uid: uid ?? `${id}@${grant.email.slice(grant.email.indexOf('@') + 1).toLowerCase()}`,
     sequence: 0,
     ...(body.title !== undefined ? { title: body.title } : {}),
     ...(typeof body.description === 'string' ? { description: body.description } : {}),
@@ -364,7 +380,15 @@ export async function createEvent(grant: GrantRecord, calendarId: string, body: 
     version: 1,
   };
   const itip: ItipChange = { grant, method: 'REQUEST', events: [record], recipients: notify ? record.participants : [] };
-  await db.writeEvents({ put: [{ next: record }] }, [eventNotification(grant, 'event.created', record), ...itipOutbox(itip)]);
+  try {
+    await db.writeEvents({ put: [{ next: record }] }, [eventNotification(grant, 'event.created', record), ...itipOutbox(itip)], { uniqueUid: uid !== undefined });
+  } catch (error) {
+    if (!(error instanceof db.UidTakenError)) throw error;
+    // Another create with the same key came first: its event is the answer.
+    const existing = await eventWithUid(grant, uid!);
+    if (!existing) throw new ConflictError(`An event with iCalendar UID '${uid}' is being changed; try again`);
+    return existing;
+  }
   return eventView(grant, record);
 }
 

@@ -136,6 +136,9 @@ export async function eventByUid(grantId: GrantId, uid: string): Promise<{ calen
   return Item ? { calendar_id: Item.calendar_id as CalendarId, event_id: Item.event_id as string } : undefined;
 }
 
+/** Thrown by writeEvents when a new event's UID already names an event of the grant (`uniqueUid`). */
+export class UidTakenError extends Error {}
+
 /** A change to write in one transaction: events to put (with their previous version, if any) and to delete. */
 export interface EventChange {
   put?: { next: EventRecord; current?: EventRecord }[];
@@ -148,8 +151,10 @@ export interface EventChange {
  * swapped in the same transaction, and the UID item of a master or single event follows it. Returns
  * false when another change came first.
  */
-export async function writeEvents(change: EventChange, outbox: readonly OutboxEntry[]): Promise<boolean> {
+export async function writeEvents(change: EventChange, outbox: readonly OutboxEntry[], options: { uniqueUid?: boolean } = {}): Promise<boolean> {
   const items: [string, TransactItem][] = [];
+  // `uniqueUid`: a new event's UID item is claimed on absence, so two creates with one UID (an idempotency key) store one event.
+  const claims: Record<string, unknown>[] = [];
   const deletes = new Map<string, Key>();
   const puts = new Map<string, Record<string, unknown>>();
   for (const record of change.remove ?? []) {
@@ -175,15 +180,18 @@ export async function writeEvents(change: EventChange, outbox: readonly OutboxEn
     if (!next.master_event_id && current?.ical_uid !== next.ical_uid) {
       const uid = { ...icalUidKey(next.grant_id, next.ical_uid), calendar_id: next.calendar_id, event_id: next.id };
       deletes.delete(keyString(uid));
-      puts.set(keyString(uid), uid);
+      if (options.uniqueUid && !current) claims.push(uid);
+      else puts.set(keyString(uid), uid);
     }
   }
   for (const [i, key] of [...deletes.values()].entries()) items.push([`drop:${i}`, { Delete: { TableName: TABLE_NAME, Key: key } }]);
   for (const [i, copy] of [...puts.values()].entries()) items.push([`copy:${i}`, { Put: { TableName: TABLE_NAME, Item: copy } }]);
+  for (const [i, uid] of claims.entries()) items.push([`uid:${i}`, { Put: { TableName: TABLE_NAME, Item: uid, ConditionExpression: 'attribute_not_exists(pk)' } }]);
   try {
     await transactWrite([...items, ...outboxItems(outbox)]);
     return true;
   } catch (error) {
+    if (error instanceof TransactionConditionError && claims.some((_, i) => error.has(`uid:${i}`))) throw new UidTakenError();
     if (error instanceof TransactionConditionError && items.some(([name]) => name.startsWith('event:') && error.has(name))) return false;
     throw error;
   }

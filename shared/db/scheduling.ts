@@ -38,6 +38,15 @@ export interface SessionRecord {
 
 export type BookingStatus = 'booked' | 'pending' | 'cancelled';
 
+/**
+ * Where a booking's last change stands on the organizer's calendar: `pending` until its
+ * `booking-event` job has done the provider step, `synced` once the event reflects it, `failed` when
+ * the provider refused for good (`event_error` says why). Records older than this field are synced.
+ */
+export type EventStatus = 'pending' | 'synced' | 'failed';
+/** The provider step a booking's change needs: create, move, confirm (tentative → confirmed) or cancel (delete) its event. */
+export type EventStep = 'create' | 'move' | 'confirm' | 'cancel';
+
 export interface BookingRecord {
   id: BookingId;
   application_id: ApplicationId;
@@ -64,6 +73,11 @@ export interface BookingRecord {
   /** SHA-256 of the salt in the organizer's confirmation link (pending bookings): only it confirms. */
   confirm_salt_hash?: string;
   cancellation_reason?: string;
+  event_status?: EventStatus;
+  /** The step of the last change (what `event_status` is about). */
+  event_step?: EventStep;
+  /** Why the provider step failed (`event_status: 'failed'`). */
+  event_error?: string;
   created_at: number;
   updated_at: number;
   version: number;
@@ -344,8 +358,9 @@ const bookingPut = (record: BookingRecord, condition: 'new' | number): NamedTran
 
 /**
  * Writes a new booking (or moves one, `previous` its current version) together with the slot locks
- * of every day its time touches, each conditional on the version read in `days`: false when another
- * booking changed one of those days first (read again, check again, retry).
+ * of every day its time touches, each conditional on the version read in `days`, the locks of days
+ * it no longer touches released, and `outbox` (its booking-event job): false when another booking
+ * changed one of those days first (read again, check again, retry).
  */
 export async function writeBookingWithLocks(record: BookingRecord, days: readonly BookedDay[], outbox: readonly OutboxEntry[], previous?: BookingRecord): Promise<boolean> {
   const items: NamedTransactItem[] = [bookingPut(record, previous ? previous.version : 'new')];
@@ -360,7 +375,11 @@ export async function writeBookingWithLocks(record: BookingRecord, days: readonl
   }
 }
 
-/** Saves a booking's next version (status, event, reason), releasing its slot locks when it is cancelled. False on a lost race. */
+/**
+ * Saves a booking's next version (status, event, reason) with `outbox`, conditional on the version
+ * read, releasing its slot locks when it becomes cancelled (a cancel, or a create the provider
+ * refused). False on a lost race.
+ */
 export async function updateBooking(current: BookingRecord, next: BookingRecord, outbox: readonly OutboxEntry[]): Promise<boolean> {
   const release = next.status === 'cancelled' && current.status !== 'cancelled' ? daysOf(current.start, current.end).map((day) => releaseDay(current.grant_id, day, current.id)) : [];
   try {
@@ -370,11 +389,6 @@ export async function updateBooking(current: BookingRecord, next: BookingRecord,
     if (error instanceof TransactionConditionError) return false;
     throw error;
   }
-}
-
-/** Removes a booking that never got its event (its locks released), so the time is free again. */
-export async function discardBooking(record: BookingRecord): Promise<void> {
-  await transactWrite([['booking', { Delete: { TableName: TABLE_NAME, Key: bookingKey(record.id) } }], ...daysOf(record.start, record.end).map((day) => releaseDay(record.grant_id, day, record.id))]);
 }
 
 export async function getBooking(id: BookingId): Promise<BookingRecord | undefined> {

@@ -51,6 +51,14 @@ export type Job =
    * per reminder of its configuration: committed with every booking change, so none is lost.
    */
   | { kind: 'booking-reminders'; booking_id: string }
+  /**
+   * Does the provider step of a booking change committed with it (create, move, confirm or cancel the
+   * event: the booking's `event_step`), then commits the booking's update with its notification and
+   * mails (shared/scheduling/booking-events.ts). Idempotent: it acts only while the booking is still
+   * at `version` with its event pending. `links`: the guest's and organizer's page links of a new
+   * booking (their salts are never stored); `cancel_ics`: the CANCEL read before the event goes.
+   */
+  | { kind: 'booking-event'; booking_id: string; version: number; links?: { manage?: string; confirm?: string }; cancel_ics?: string }
   /** Applies an iCalendar part received by an Agent Account (invitation, update, cancellation, reply) to its calendar. */
   | { kind: 'apply-itip'; application_id: string; grant_id: string; sender: string; ics: string }
   /** Deletes the events (and their window copies and UIDs) of a deleted calendar. */

@@ -147,7 +147,17 @@ export interface EventsProvider {
    * (export) by default, or an iMIP `REQUEST` / `CANCEL` to mail to its participants.
    */
   ics(grant: GrantRecord, eventId: string, calendarId: string, method?: 'PUBLISH' | 'REQUEST' | 'CANCEL'): Promise<string>;
-  create(grant: GrantRecord, calendarId: string, body: CreateEventBody, notify: boolean): Promise<CalendarEvent>;
+  /**
+   * Creates an event. `idempotencyKey` makes the create idempotent: the event's iCalendar UID is the
+   * key, and when the grant's account already holds an event with that UID (an earlier attempt of
+   * the same create, finished or concurrent), that event is returned and nothing else is created.
+   * Callers that must survive a crash between "event created" and "event recorded" (bookings) pass
+   * a key derived from their own record. A provider keeps the key unique in the account: the Agent
+   * Account store claims it in its UID index in the event's transaction; a CalDAV provider maps it
+   * to a `PUT` of a resource href derived from the key with `If-None-Match: *` (a 412 means it
+   * exists: read it back).
+   */
+  create(grant: GrantRecord, calendarId: string, body: CreateEventBody, notify: boolean, idempotencyKey?: string): Promise<CalendarEvent>;
   update(grant: GrantRecord, eventId: string, calendarId: string, body: UpdateEventBody, notify: boolean): Promise<CalendarEvent>;
   delete(grant: GrantRecord, eventId: string, calendarId: string, notify: boolean): Promise<void>;
   sendRsvp(grant: GrantRecord, eventId: string, calendarId: string, body: SendRsvpBody): Promise<object>;

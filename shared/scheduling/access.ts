@@ -135,7 +135,8 @@ export function bookingAccess(access: Access, bookingId: string): ConfigurationR
 export async function requireBooking(config: ConfigurationRecord, id: string): Promise<BookingRecord> {
   const parsed = parseId('booking', id);
   const record = parsed ? await db.getBooking(parsed) : undefined;
-  if (!record || record.configuration_id !== config.id || !record.event_id) throw new NotFoundError(`Booking '${id}' not found`);
+  // A record of the three-commit flow that never got its event (no `event_status`, no event) was never a booking.
+  if (!record || record.configuration_id !== config.id || (!record.event_id && record.event_status === undefined)) throw new NotFoundError(`Booking '${id}' not found`);
   return record;
 }
 

@@ -1,6 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import type { CreateEventBody } from '#schemas/event';
-import type { NotificationType } from '#schemas/notifications';
 import type { ConfirmBookingBody, CreateBookingBody, CreateBookingQuery, RescheduleBookingBody } from '#schemas/scheduling';
 import { zoneProblem, type EngineResult } from '#shared/availability/engine';
 import { availabilityOf, checkAvailabilityRequest, type ResolvedParticipant } from '#shared/availability/service';
@@ -11,31 +9,36 @@ import type { BookingRecord, ConfigurationRecord } from '#shared/db/scheduling';
 import { ApiError, ConflictError, InvalidRequestError, NotFoundError } from '#shared/errors';
 import { resolveGrant } from '#shared/grants/resolve';
 import { newId } from '#shared/ids';
-import { newNotification } from '#shared/notifications/notification';
+import { logger } from '#shared/logger';
 import { eventsOf } from '#shared/providers/events';
 import { applicationOf, requireBooking } from '#shared/scheduling/access';
-import { guestMail, organizerRequestMail } from '#shared/scheduling/emails';
-import { remindersJob } from '#shared/scheduling/reminders';
+import { pendingChange, runBookingEvent, type BookingEventOutcome } from '#shared/scheduling/booking-events';
 import { bookingView } from '#shared/scheduling/view';
 import { bookingReference, saltMatches, sha256 } from '#shared/scheduling/reference';
 import { DEFAULTS } from '#shared/scheduling/configurations';
 import { clock } from '#shared/time';
 
 /**
- * Bookings (spec "Scheduler: bookings", seven steps): the slot is checked against the
- * configuration's availability, then taken with the organizer's slot locks (one conditional write
- * of every UTC day the booking touches, so two overlapping bookings can never both commit, whatever
- * configuration they came through), then the event is created on the organizer's calendar through
- * the provider contract (its iMIP invitation is the guest's confirmation), and the booking is saved
- * with its event and its `booking.*` notification in one transaction.
+ * Bookings (spec "Scheduler: bookings", seven steps). The slot is checked against the
+ * configuration's availability, then every change commits ONE transaction: the booking record, the
+ * organizer's slot locks (one conditional write of every UTC day the booking touches, so two
+ * overlapping bookings can never both commit, whatever configuration they came through; a move
+ * releases the days it leaves, a cancel all of them) and a `booking-event` job, with the booking's
+ * `event_status: 'pending'`. The job does the provider step (create, move, confirm or cancel the
+ * event on the organizer's calendar; the event's iMIP invitation is the guest's confirmation) and
+ * commits the booking's event, its `booking.*` notification and mails (shared/scheduling/booking-events.ts).
+ *
+ * The request runs that step inline right after its transaction, so its answer normally has the
+ * event (`event_id`, `event_status: 'synced'`). When the inline run fails transiently the answer is
+ * the committed booking (`event_status: 'pending'`; a new booking's `event_id` empty) and the job
+ * finishes it; the notification tells when. When the provider refuses for good, a new booking is
+ * cancelled and its time freed (the request answers the provider's error), and a change is answered
+ * with `event_status: 'failed'` and `event_error`. A booking whose step is pending takes no further
+ * change (409) until its job has run.
  */
 
 const LOCK_ATTEMPTS = 25;
 const lower = (s: string) => s.trim().toLowerCase();
-
-const notification = (b: BookingRecord, type: Extract<NotificationType, `booking.${string}`>): OutboxEntry => ({
-  notification: newNotification({ type, applicationId: b.application_id, grantId: b.grant_id, object: bookingView(b) }),
-});
 
 // ---- availability ----------------------------------------------------------------------------
 
@@ -124,7 +127,7 @@ async function requireSlot(config: ConfigurationRecord, organizer: GrantRecord, 
   }
 }
 
-/** Takes the slot locks for `record` (moving them from `previous`); 409 when another booking holds overlapping time. */
+/** Commits `record` with its slot locks (moving them from `previous`) and `outbox`; 409 when another booking holds overlapping time. */
 async function lockSlot(record: BookingRecord, outbox: readonly OutboxEntry[], previous?: BookingRecord): Promise<void> {
   for (let attempt = 0; attempt < LOCK_ATTEMPTS; attempt++) {
     const days = await db.bookedDays(record.grant_id, db.daysOf(record.start, record.end));
@@ -197,28 +200,29 @@ export async function createBooking(config: ConfigurationRecord, query: CreateBo
     updated_at: now,
     version: 1,
   };
-  await lockSlot(record, []);
-
-  let event;
-  try {
-    event = await eventsOf(organizer).create(organizer, record.calendar_id, eventBody(config, record, chosen), false);
-  } catch (error) {
-    await db.discardBooking(record);
-    throw error;
-  }
-  const saved: BookingRecord = { ...record, event_id: event.id, calendar_id: event.calendar_id, version: record.version + 1 };
-  const reference = bookingReference(config.id, saved.id, salt);
+  const reference = bookingReference(config.id, record.id, salt);
   const manage = pageLink(config, origin, reference);
-  const mails = pending
-    ? [
-        ...guestMail(config, saved, 'pending', { links: manage ? { manage } : undefined }),
-        ...organizerRequestMail(config, saved, confirmLink(config, origin, bookingReference(config.id, saved.id, confirmSalt!))),
-      ]
-    : guestMail(config, saved, 'confirmed', { ics: await icsOf(organizer, saved, 'REQUEST'), links: manage ? { manage } : undefined });
-  if (!(await db.updateBooking(record, saved, [notification(saved, pending ? 'booking.pending' : 'booking.created'), ...mails, ...(pending ? [] : [remindersJob(saved)])]))) {
-    throw new ConflictError(`Booking '${record.id}' changed while it was being created`);
+  const confirm = confirmSalt ? confirmLink(config, origin, bookingReference(config.id, record.id, confirmSalt)) : undefined;
+  const change = pendingChange(record, 'create', { links: { ...(manage ? { manage } : {}), ...(confirm ? { confirm } : {}) } });
+  await lockSlot(change.record, [change.entry]);
+  return bookingView(await settle(change), reference);
+}
+
+/**
+ * The inline run of a committed change's provider step. A transient failure leaves the change to its
+ * job: the answer is the booking as committed (`event_status: 'pending'`). A refused create is the
+ * request's error (its booking is cancelled, its time free); a refused change is answered as recorded.
+ */
+async function settle(change: ReturnType<typeof pendingChange>): Promise<BookingRecord> {
+  let outcome: BookingEventOutcome;
+  try {
+    outcome = await runBookingEvent(change.job, { inline: true });
+  } catch (error) {
+    logger.warn('booking event left to its job', { booking_id: change.record.id, step: change.record.event_step, error: error instanceof Error ? error.message : String(error) });
+    return change.record;
   }
-  return bookingView(saved, reference);
+  if (outcome.refused && change.record.event_step === 'create') throw outcome.refused;
+  return outcome.booking ?? change.record;
 }
 
 /** The organizer's link to confirm or decline: the configuration's own page for it, or ours. */
@@ -231,31 +235,10 @@ function confirmLink(config: ConfigurationRecord, origin: Origin, reference: str
 /** The booking's event as an iMIP calendar part, through the organizer's provider. */
 const icsOf = (organizer: GrantRecord, b: BookingRecord, method: 'REQUEST' | 'CANCEL') => eventsOf(organizer).ics(organizer, b.event_id, b.calendar_id, method);
 
-function eventBody(config: ConfigurationRecord, b: BookingRecord, chosen: ConfigurationRecord['participants']): CreateEventBody {
-  const others = chosen.filter((p) => lower(p.email) !== lower(b.organizer.email)).map((p) => ({ email: p.email, ...(p.name ? { name: p.name } : {}) }));
-  const eb = config.event_booking;
-  return {
-    title: b.title,
-    ...(b.description !== undefined ? { description: b.description } : {}),
-    ...(b.location !== undefined ? { location: b.location } : {}),
-    when: { start_time: b.start, end_time: b.end, start_timezone: b.timezone, end_timezone: b.timezone },
-    participants: [{ email: b.guest.email, name: b.guest.name }, ...b.additional_guests, ...others],
-    busy: true,
-    status: b.status === 'pending' ? 'maybe' : 'confirmed',
-    ...(eb.conferencing?.details ? { conferencing: { ...(eb.conferencing.provider ? { provider: eb.conferencing.provider } : {}), details: eb.conferencing.details } } : {}),
-    ...(eb.hide_participants !== undefined ? { hide_participants: eb.hide_participants } : {}),
-  };
-}
-
 // ---- read, confirm, reschedule, cancel -------------------------------------------------------
 
 export async function getBooking(config: ConfigurationRecord, id: string) {
   return bookingView(await requireBooking(config, id));
-}
-
-async function save(current: BookingRecord, next: BookingRecord, type: Extract<NotificationType, `booking.${string}`>, mails: readonly OutboxEntry[] = []) {
-  if (!(await db.updateBooking(current, next, [notification(next, type), ...mails]))) throw new ConflictError(`Booking '${current.id}' was changed by another request; read it again`);
-  return next;
 }
 
 function checkCancellable(config: ConfigurationRecord, b: BookingRecord, what: string): void {
@@ -264,20 +247,34 @@ function checkCancellable(config: ConfigurationRecord, b: BookingRecord, what: s
   if (clock.nowSeconds() > b.start - notice * 60) throw new InvalidRequestError(`Booking '${b.id}' can no longer be ${what}: it starts in less than ${notice} minutes (min_cancellation_notice)`);
 }
 
+/** One provider step at a time: a change waits until the booking's calendar has caught up with the last one. */
+function checkSettled(b: BookingRecord): void {
+  if (b.event_status === 'pending') throw new ConflictError(`Booking '${b.id}' is still being written to the organizer's calendar; try again in a moment`);
+}
+
+/** Commits a change of a booking (no slot moves) with its job; 409 when another request changed it first. */
+async function commit(current: BookingRecord, change: ReturnType<typeof pendingChange>): Promise<BookingRecord> {
+  if (!(await db.updateBooking(current, change.record, [change.entry]))) throw new ConflictError(`Booking '${current.id}' was changed by another request; read it again`);
+  return settle(change);
+}
+
 export async function cancelBooking(config: ConfigurationRecord, id: string, reason: string | undefined, record?: BookingRecord) {
   const b = record ?? (await requireBooking(config, id));
   checkCancellable(config, b, 'cancelled');
+  checkSettled(b);
   const organizer = await organizerOf(config);
+  // The guest's calendar part is read now, while the event exists; a pending booking the guest never had on a calendar is cancelled without one.
   let cancel: string | undefined;
-  try {
-    cancel = await icsOf(organizer, b, 'CANCEL');
-    await eventsOf(organizer).delete(organizer, b.event_id, b.calendar_id, false);
-  } catch (error) {
-    if (!(error instanceof NotFoundError)) throw error;
+  if (b.status === 'booked' && b.event_id) {
+    try {
+      cancel = await icsOf(organizer, b, 'CANCEL');
+    } catch (error) {
+      if (!(error instanceof NotFoundError)) throw error;
+    }
   }
   const next: BookingRecord = { ...b, status: 'cancelled', ...(reason !== undefined ? { cancellation_reason: reason } : {}), updated_at: clock.nowSeconds(), version: b.version + 1 };
-  // A pending booking the guest never had on a calendar is cancelled without a calendar part.
-  return bookingView(await save(b, next, 'booking.cancelled', [...guestMail(config, next, 'cancelled', { ics: b.status === 'booked' ? cancel : undefined }), remindersJob(next)]));
+  // The slot locks are released in this transaction (updateBooking: the booking becomes cancelled).
+  return bookingView(await commit(b, pendingChange(next, 'cancel', cancel ? { cancel_ics: cancel } : {})));
 }
 
 /** PUT: the organizer confirms or declines a pending booking, with the salt of its reference (404 when it does not match). */
@@ -286,24 +283,23 @@ export async function confirmBooking(config: ConfigurationRecord, id: string, bo
   if (!b.confirm_salt_hash || !saltMatches({ salt_hash: b.confirm_salt_hash }, body.salt)) throw new NotFoundError(`Booking '${id}' not found (the salt does not match its confirmation link)`);
   if (b.status !== 'pending') throw new ConflictError(`Booking '${id}' is ${b.status}, not pending: only a pending booking can be confirmed or cancelled this way`);
   if (body.status === 'cancelled') return cancelBooking(config, id, body.cancellation_reason, b);
-  const organizer = await organizerOf(config);
+  checkSettled(b);
+  await organizerOf(config);
   const next: BookingRecord = { ...b, status: 'booked', updated_at: clock.nowSeconds(), version: b.version + 1 };
-  await eventsOf(organizer).update(organizer, b.event_id, b.calendar_id, { status: 'confirmed' }, false);
-  return bookingView(await save(b, next, 'booking.created', [...guestMail(config, next, 'confirmed', { ics: await icsOf(organizer, next, 'REQUEST') }), remindersJob(next)]));
+  return bookingView(await commit(b, pendingChange(next, 'confirm')));
 }
 
 /** PATCH: a new time for a booking, checked against availability (its own time counting as free). */
 export async function rescheduleBooking(config: ConfigurationRecord, id: string, body: RescheduleBookingBody) {
   const b = await requireBooking(config, id);
   checkCancellable(config, b, 'rescheduled');
+  checkSettled(b);
   checkTime(config, body.start_time, body.end_time);
   const organizer = await organizerOf(config);
   await requireSlot(config, organizer, body.start_time, body.end_time, { start: b.start, end: b.end });
   const moved: BookingRecord = { ...b, start: body.start_time, end: body.end_time, updated_at: clock.nowSeconds(), version: b.version + 1 };
-  await lockSlot(moved, [], b);
-  await eventsOf(organizer).update(organizer, b.event_id, b.calendar_id, { when: { start_time: moved.start, end_time: moved.end, start_timezone: b.timezone, end_timezone: b.timezone } }, false);
-  // The notification and the guest's email are committed with the booking once its event has moved.
-  const next: BookingRecord = { ...moved, version: moved.version + 1 };
-  const mails = b.status === 'booked' ? guestMail(config, next, 'rescheduled', { ics: await icsOf(organizer, next, 'REQUEST') }) : [];
-  return bookingView(await save(moved, next, 'booking.rescheduled', [...mails, remindersJob(next)]));
+  // New locks taken, the days it leaves released, and the job, in one transaction.
+  const change = pendingChange(moved, 'move');
+  await lockSlot(change.record, [change.entry], b);
+  return bookingView(await settle(change));
 }
