@@ -24,7 +24,7 @@ import { routes as webhooks } from './webhooks/routes';
 
 /**
  * Every HTTP route of the API, by endpoint group (function name in serverless.yml). Data only: the
- * `$default` function, the OpenAPI generator and the serverless.yml consistency test read it.
+ * `$default` function, the OpenAPI generator and the infrastructure generator (scripts/infra/generate.ts) read it.
  */
 export const API_ROUTES = {
   connect,

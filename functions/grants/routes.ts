@@ -2,7 +2,7 @@ import { Grant, ListGrantsQuery, UpdateGrantBody } from '#schemas/grants';
 import { SelectQuery } from '#schemas/common';
 import type { RouteTable } from '#shared/http/route';
 
-/** Grants: every route this function serves. serverless.yml declares the same keys (checked by a test). */
+/** Grants: every route this function serves (its httpApi events in serverless.yml are generated from this table). */
 export const routes = {
   listGrants: {
     method: 'GET',

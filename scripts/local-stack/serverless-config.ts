@@ -5,7 +5,8 @@ import { parse, type Tags } from 'yaml';
 
 /**
  * Reads serverless.yml as data (CloudFormation short tags included) so the local stack, the test
- * gateway and the configuration tests all work from the same declarations the deployment uses.
+ * gateway and the configuration tests all work from the same declarations the deployment uses. The
+ * file is generated (scripts/infra/generate.ts, `npm run generate:infra`) and checked in.
  */
 export const ROOT = join(fileURLToPath(import.meta.url), '..', '..', '..');
 
@@ -48,7 +49,12 @@ export interface ServerlessConfig {
 }
 
 export function loadServerlessConfig(file = join(ROOT, 'serverless.yml')): ServerlessConfig {
-  return parse(readFileSync(file, 'utf8'), { customTags: cloudFormationTags }) as ServerlessConfig;
+  return parseServerlessConfig(readFileSync(file, 'utf8'));
+}
+
+/** A serverless.yml text as data, intrinsics in their long form (`!GetAtt Table.Arn` → `{ 'Fn::GetAtt': ['Table', 'Arn'] }`). */
+export function parseServerlessConfig(text: string): ServerlessConfig {
+  return parse(text, { customTags: cloudFormationTags }) as ServerlessConfig;
 }
 
 /** `${self:service}` and `${sls:stage}` are the only variables resource names use. */

@@ -11,7 +11,7 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /**
  * One endpoint. Route tables (`functions/<group>/routes.ts`) are plain data built from these, so
- * the fallback function, the OpenAPI generator and the serverless.yml consistency test can read
+ * the fallback function, the OpenAPI generator and the infrastructure generator can read
  * them without loading any handler code.
  */
 export interface RouteSpec {
