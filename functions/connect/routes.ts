@@ -11,7 +11,7 @@ export const routes = {
   createCustomGrant: {
     method: 'POST',
     path: '/v3/connect/custom',
-    summary: 'Create a grant by custom authentication: an Agent Account (provider "nylas", alias "agent"), or bulk authentication (google with a service account, microsoft with admin consent)',
+    summary: 'Create a grant by custom authentication: an Agent Account (provider nylas, or its alias agent), or bulk authentication (google with a service account, microsoft with admin consent)',
     body: CreateCustomGrantBody,
     response: Grant,
     status: 201,

@@ -3,7 +3,7 @@ import { eventsOfCalendar } from '#shared/db/keys';
 import { checkedTimeZone } from '#shared/agent/calendars';
 import { metadataPair } from '#shared/agent/metadata';
 import { instancesIn, isSeries, seriesOf, tentativeFor } from '#shared/agent/event-windows';
-import { itipOutbox, type ItipChange } from '#shared/agent/invitations';
+import { itipOutbox, type ItipChange } from '#shared/calendar/imip';
 import { normalizeRecurrence, occurrenceByKey, occurrencesBetween, seriesBounds, whenBounds, type Occurrence } from '#shared/calendar/recurrence';
 import type { Participant, Person, When } from '#shared/calendar/types';
 import type { CalendarRecord } from '#shared/db/calendars';

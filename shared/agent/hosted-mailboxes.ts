@@ -1,4 +1,4 @@
-import { calendarJobs } from '#shared/agent/invitations';
+import { calendarJobs } from '#shared/calendar/imip';
 import { BODY_INLINE_MAX, storeCopies } from '#shared/agent/store';
 import { mailboxesHolding } from '#shared/db/messages';
 import type { HostedMailboxes } from '#shared/mail/local-delivery';

@@ -8,7 +8,7 @@ import { checkAttachmentLimits } from '#shared/agent/send';
 import * as sending from '#shared/db/sending';
 import type { PolicyLimits } from '#schemas/governance';
 import { parseMime } from '#shared/mail/parse';
-import { calendarJobs } from '#shared/agent/invitations';
+import { calendarJobs } from '#shared/calendar/imip';
 import { clock } from '#shared/time';
 
 /**

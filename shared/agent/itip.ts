@@ -1,50 +1,33 @@
 import { primaryCalendarId, requireCalendar } from '#shared/agent/calendars';
 import { eventNotification, instanceOf, occurrenceKeyOf } from '#shared/agent/events';
-import { IcsError, parseCalendar } from '#shared/agent/invitations';
 import { consumeQuota, deliverAndStore, prepareOutgoing } from '#shared/agent/send';
 import type { IcsEvent } from '#shared/calendar/ical';
 import { normalizeRecurrence, occurrenceByKey, seriesBounds, whenBounds } from '#shared/calendar/recurrence';
 import type { Participant } from '#shared/calendar/types';
 import * as db from '#shared/db/events';
 import type { EventRecord } from '#shared/db/events';
-import { getGrant, type GrantRecord } from '#shared/db/grants';
+import type { GrantRecord } from '#shared/db/grants';
 import type { OutboxEntry } from '#shared/db/outbox';
 import * as sending from '#shared/db/sending';
 import { ApiError, MailDeliveryError, RateLimitError } from '#shared/errors';
-import { newId, type ApplicationId, type GrantId } from '#shared/ids';
-import type { Job } from '#shared/jobs/job';
+import { newId } from '#shared/ids';
+import type { AccountMail, AccountMailMessage, InvitationInbox } from '#shared/calendar/itip';
 import { logger } from '#shared/logger';
 import { clock } from '#shared/time';
 
 /**
- * The jobs behind iMIP. `send-itip` mails a committed change from the account's address through the
- * send path, counted against its daily quota. `apply-itip` applies a calendar part an Agent Account
- * received: a REQUEST creates or updates the invitation on its primary calendar, a CANCEL cancels it
- * (or one occurrence), a REPLY records a participant's answer on the account's own event. Both are
- * idempotent enough for at-least-once delivery: SEQUENCE keeps an older REQUEST from undoing a newer
- * one, and a repeated reply writes the same status.
+ * iMIP for Agent Accounts (shared/calendar/itip.ts runs the jobs): mail from the account's address
+ * goes through the send path, counted against its daily quota; a received REQUEST creates or updates
+ * the invitation on its primary calendar, a CANCEL cancels it (or one occurrence), a REPLY records a
+ * participant's answer on the account's own event. Idempotent enough for at-least-once delivery:
+ * SEQUENCE keeps an older REQUEST from undoing a newer one, and a repeated reply writes the same status.
  */
-type SendItipJob = Extract<Job, { kind: 'send-itip' }>;
-type ApplyItipJob = Extract<Job, { kind: 'apply-itip' }>;
-type SendMailJob = Extract<Job, { kind: 'send-mail' }>;
-
-export const runSendItip = (job: SendItipJob) => sendFromAccount(job, { to: job.to, subject: job.subject, body: job.body, calendar: { method: job.method, content: job.ics } }, `itip ${job.method}`);
-
-export const runSendMail = (job: SendMailJob) =>
-  sendFromAccount(job, { to: job.to, subject: job.subject, body: job.body, ...(job.calendar ? { calendar: { method: job.calendar.method, content: job.calendar.ics } } : {}) }, job.purpose);
-
 /**
  * Mails a committed message from an Agent Account through the send path, counted against its daily
  * quota. A used-up quota or a refusal by rules or policy drops the mail (logged); a relay failure is
  * thrown so SQS tries again.
  */
-async function sendFromAccount(
-  job: { application_id: string; grant_id: string },
-  mail: { to: { email: string; name?: string }[]; subject: string; body: string; calendar?: { method: string; content: string } },
-  what: string,
-): Promise<void> {
-  const grant = await getGrant(job.application_id as ApplicationId, job.grant_id as GrantId);
-  if (!grant) return;
+async function sendFromAccount(grant: GrantRecord, mail: AccountMailMessage, what: string): Promise<void> {
   const prepared = { ...(await prepareOutgoing(grant, { to: mail.to, subject: mail.subject, body: mail.body })), ...(mail.calendar ? { calendar: mail.calendar } : {}) };
   let day: string;
   try {
@@ -61,33 +44,6 @@ async function sendFromAccount(
     // A relay that refused may accept later (SQS tries again); a rule or policy refusal will not change.
     if (error instanceof MailDeliveryError || !(error instanceof ApiError)) throw error;
     logger.warn('mail not sent', { grant_id: grant.id, what, reason: error.message });
-  }
-}
-
-export async function runApplyItip(job: ApplyItipJob): Promise<void> {
-  const grant = await getGrant(job.application_id as ApplicationId, job.grant_id as GrantId);
-  if (!grant) return;
-  let parsed;
-  try {
-    parsed = parseCalendar(job.ics);
-  } catch (error) {
-    // Malformed calendar text: the message is stored as it came, and no event is made of it.
-    if (error instanceof IcsError) return logger.warn('itip ignored: not iCalendar', { grant_id: grant.id, reason: error.message });
-    throw error;
-  }
-  const method = String(parsed.method ?? '').toUpperCase();
-  const byUid = new Map<string, IcsEvent[]>();
-  for (const event of parsed.events) byUid.set(event.uid, [...(byUid.get(event.uid) ?? []), event]);
-  for (const [uid, events] of byUid) {
-    const outcome =
-      method === 'REQUEST'
-        ? await applyRequest(grant, uid, events, job.sender)
-        : method === 'CANCEL'
-          ? await applyCancel(grant, uid, events, job.sender)
-          : method === 'REPLY'
-            ? await applyReply(grant, uid, events, job.sender)
-            : `method '${method}' is not applied`;
-    logger.info('itip', { grant_id: grant.id, method, outcome });
   }
 }
 
@@ -295,3 +251,18 @@ async function applyReply(grant: GrantRecord, uid: string, events: IcsEvent[], s
   if (!(await db.writeEvents({ put: puts }, outbox))) throw new Error(`itip REPLY ${uid}: changed meanwhile; SQS tries again`);
   return 'recorded';
 }
+
+export const agentAccountMail: AccountMail = { send: sendFromAccount };
+
+export const agentInvitations: InvitationInbox = {
+  apply(grant, method, uid, events, sender) {
+    switch (method) {
+      case 'REQUEST':
+        return applyRequest(grant, uid, events, sender);
+      case 'CANCEL':
+        return applyCancel(grant, uid, events, sender);
+      case 'REPLY':
+        return applyReply(grant, uid, events, sender);
+    }
+  },
+};

@@ -6,7 +6,7 @@ import { checkCustomHeaders, collectAttachments, senderOf } from '#shared/agent/
 import { placementOf } from '#shared/governance/placement';
 import { blockingRule, evaluationOf, governanceOf, partyOf, recordEvaluation, type Governance } from '#shared/governance/decide';
 import type { PolicyLimits } from '#schemas/governance';
-import { storeMessage, viewOf, type StoreExtras } from '#shared/agent/store';
+import { BODY_INLINE_MAX, storeMessage, viewOf, type StoreExtras } from '#shared/agent/store';
 import type { HeaderRecord, NewAttachment, ParticipantRecord } from '#shared/agent/types';
 import { messageView } from '#shared/agent/views';
 import { env } from '#shared/config';
@@ -258,7 +258,11 @@ export async function deliverAndStore(grant: GrantRecord, prepared: PreparedMess
   const others = local.filter((g) => g.id !== grant.id);
   const placed = decision ? await placementOf(grant, decision.actions, { folders: toSelf ? ['sent', 'inbox'] : ['sent'], unread: false, starred: prepared.starred }) : undefined;
   const jobs = others.length
-    ? (await spoolLocalCopies(messageIdHeader.slice(1, messageIdHeader.indexOf('@')), common, others, grant)).map((job) => ({ job, id: newId('job'), applicationId: grant.application_id }))
+    ? (await spoolLocalCopies(messageIdHeader.slice(1, messageIdHeader.indexOf('@')), common, others, grant, BODY_INLINE_MAX)).map((job) => ({
+        job,
+        id: newId('job'),
+        applicationId: grant.application_id,
+      }))
     : [];
   const sent = await storeMessage({
     ...common,

@@ -10,9 +10,8 @@ import type { Job } from '#shared/jobs/job';
 /**
  * iMIP (RFC 6047): calendar changes travel as email. A change to an event with participants commits
  * a `send-itip` job holding the iCalendar text as of that change (REQUEST, CANCEL or REPLY); the jobs
- * worker mails it from the account's address through the send path (quota, rules, Sent copy, and
- * local delivery to Agent Accounts of this deployment). Received mail with a calendar part commits an
- * `apply-itip` job with the message (shared/agent/itip-inbound.ts applies it).
+ * worker mails it from the grant's address through its provider (shared/calendar/itip.ts). Received
+ * mail with a calendar part commits an `apply-itip` job with the message, applied the same way.
  */
 export interface ItipChange {
   grant: GrantRecord;

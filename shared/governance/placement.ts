@@ -1,7 +1,7 @@
 import type { GrantRecord } from '#shared/db/grants';
 import type { AppliedActions } from '#shared/governance/engine';
 import type { Folder } from '#shared/providers/contract';
-import { foldersOf } from '#shared/providers/folders';
+import { folderListOf } from '#shared/providers/folders';
 
 /**
  * What the actions of matched rules do to a mailbox's copy of a message, before it is stored, for
@@ -33,11 +33,11 @@ const PAGE = 1000;
 
 /** Every folder of the mailbox, through its provider. */
 async function foldersIn(grant: GrantRecord): Promise<Folder[]> {
-  const provider = foldersOf(grant);
+  const list = folderListOf(grant);
   const all: Folder[] = [];
   let pageToken: string | undefined;
   do {
-    const page = await provider.list(grant, pageToken ? { page_token: pageToken } : {}, PAGE);
+    const page = await list(grant, pageToken ? { page_token: pageToken } : {}, PAGE);
     all.push(...page.items);
     pageToken = page.nextCursor;
   } while (pageToken);

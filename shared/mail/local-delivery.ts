@@ -76,10 +76,17 @@ function batchesOf<T>(list: readonly T[]): T[][] {
  * Writes the copy to `outgoing/<id>/` and returns the jobs to commit with the Sent copy, one per
  * batch of mailboxes. `id` is unique per send (the local part of its Message-ID).
  */
-export async function spoolLocalCopies(id: string, copy: LocalCopy, recipients: readonly GrantRecord[], sender: GrantRecord): Promise<LocalDeliveryJob[]> {
+export async function spoolLocalCopies(
+  id: string,
+  copy: LocalCopy,
+  recipients: readonly GrantRecord[],
+  sender: GrantRecord,
+  /** The hosting provider's HostedMailboxes.bodyInlineMax (passed by the sender, so a send bundles none of the storing code). */
+  bodyInlineMax: number,
+): Promise<LocalDeliveryJob[]> {
   const spool = `${OUTGOING_PREFIX}${id}/`;
   const { raw, attachments, ...fields } = copy;
-  const bodyObject = Buffer.byteLength(copy.body) > hostedMailboxes.bodyInlineMax;
+  const bodyObject = Buffer.byteLength(copy.body) > bodyInlineMax;
   const spooled: SpooledCopy = {
     ...fields,
     rawSize: raw.length,

@@ -1,5 +1,5 @@
 import * as agent from '#shared/agent/events';
-import { icsEventOf } from '#shared/agent/invitations';
+import { icsEventOf } from '#shared/calendar/imip';
 import { buildCalendar } from '#shared/calendar/ical';
 import type { GrantRecord, Provider } from '#shared/db/grants';
 import type { EventsProvider } from '#shared/providers/contract';

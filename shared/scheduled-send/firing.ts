@@ -1,4 +1,6 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import type { FromSchema } from 'json-schema-to-ts';
+import type { ScheduledSendFiring } from '#schemas/queues';
 import { createOneShotSchedule } from '#shared/aws/scheduler';
 import { sqs } from '#shared/aws/sqs';
 import { env } from '#shared/config';
@@ -30,13 +32,7 @@ const MAX_DELAY_SECONDS = 900;
  * What a firing carries: the queue message of the schedule, of a hold, and of a retry (schemas/queues.ts).
  * Firings of schedules created before the tag existed carry no `kind`.
  */
-export interface Firing {
-  kind?: 'scheduled-send';
-  schedule_id: string;
-  grant_id: string;
-  application_id: string;
-  send_at: number;
-}
+export type Firing = FromSchema<typeof ScheduledSendFiring>;
 
 /**
  * When to set the schedule for a message due at `sendAt`, and whether it also needs the delayed

@@ -6,6 +6,8 @@ import { newNotification } from '#shared/notifications/notification';
 import { bookingView } from '#shared/scheduling/view';
 import { reminderMail } from '#shared/scheduling/emails';
 import { logger } from '#shared/logger';
+import type { FromSchema } from 'json-schema-to-ts';
+import type { BookingReminderFiring } from '#schemas/queues';
 
 /**
  * Booking reminders (`event_booking.reminders`): one EventBridge Scheduler one-shot `at()` schedule
@@ -18,15 +20,8 @@ import { logger } from '#shared/logger';
 export const MAX_REMINDERS = 10;
 export const scheduleName = (bookingId: string, index: number) => `${bookingId}-r${index}`;
 
-export interface ReminderFiring {
-  kind: 'booking-reminder';
-  booking_id: string;
-  reminder: number;
-  /** The booking's start when the reminder was set. */
-  start: number;
-}
-
-export const isReminderFiring = (value: unknown): value is ReminderFiring => (value as { kind?: unknown })?.kind === 'booking-reminder';
+/** A reminder's firing, as its schedule sends it to the scheduled-send queue (schemas/queues.ts). */
+export type ReminderFiring = FromSchema<typeof BookingReminderFiring>;
 
 /** The job that brings a booking's schedules in line with it (committed with the change). */
 export const remindersJob = (b: BookingRecord): OutboxEntry => ({ job: { kind: 'booking-reminders', booking_id: b.id }, id: newId('job'), applicationId: b.application_id });

@@ -1,0 +1,34 @@
+import { runRemoveContents } from '#shared/agent/cleanup';
+import { runMergeSearchJob, runMessageStoredJob } from '#shared/agent/search-index';
+import { runThreadRefreshJob } from '#shared/agent/thread-refresh';
+import { purgeCalendarEvents } from '#shared/db/events';
+import type { CalendarId, GrantId } from '#shared/ids';
+import type { ProviderJobs } from '#shared/providers/jobs';
+
+/**
+ * The jobs the Agent Account's own storage commits (shared/providers/jobs.ts): its threads, its
+ * search index, contents nothing points to any more, and the events of a deleted calendar.
+ */
+export const agentJobs: ProviderJobs = {
+  // Throws while concurrent refreshes keep winning: SQS delivers the job again later.
+  'refresh-thread': async (job) => {
+    await runThreadRefreshJob(job);
+    return 'done';
+  },
+  // Throws while concurrent refreshes of its thread keep winning: SQS delivers the job again later.
+  'message-stored': async (job, outOfTime) => {
+    await runMessageStoredJob(job, outOfTime);
+    return 'done';
+  },
+  'merge-search': async (job, outOfTime) => {
+    await runMergeSearchJob(job, outOfTime);
+    return 'done';
+  },
+  // Committed by a version before the search index: the message's postings were written then.
+  'index-message': async () => 'done',
+  'remove-contents': async (job) => {
+    await runRemoveContents(job);
+    return 'done';
+  },
+  'purge-calendar': (job, outOfTime) => purgeCalendarEvents(job.grant_id as GrantId, job.calendar_id as CalendarId, outOfTime),
+};

@@ -1,0 +1,11 @@
+import { agentAccountMail, agentInvitations } from '#shared/agent/itip';
+import type { AccountMail, InvitationInbox } from '#shared/calendar/itip';
+import type { GrantRecord, Provider } from '#shared/db/grants';
+import { providerOf } from '#shared/providers/mailbox';
+
+/** iMIP's provider side (shared/calendar/itip.ts): mail from a grant's own address, and where its received invitations land. */
+const mail: Partial<Record<Provider, AccountMail>> = { agent: agentAccountMail };
+const inboxes: Partial<Record<Provider, InvitationInbox>> = { agent: agentInvitations };
+
+export const accountMailOf = (grant: GrantRecord) => providerOf(mail, grant, 'Mail from the account');
+export const invitationInboxOf = (grant: GrantRecord) => providerOf(inboxes, grant, 'Invitations');
