@@ -1,6 +1,7 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { EmailAddress, Limit, PageToken } from '#schemas/common';
 import { CONNECTED_PROVIDERS } from '#schemas/grants';
+import { CONNECTOR_PROVIDERS } from '#shared/providers/names';
 
 /**
  * Connectors (one per provider and application: the provider auth app's client ID and secret, default
@@ -10,8 +11,8 @@ import { CONNECTED_PROVIDERS } from '#schemas/grants';
  * (shared/connectors/rules.ts), so the 400 names the rule.
  */
 
-/** Providers a connector can be created for: the published contract's list, without the two Switchboard serves itself or not at all (`nylas`: Agent Accounts need no connector; `virtual-calendar`). */
-export const CONNECTOR_PROVIDERS = ['google', 'microsoft', 'yahoo', 'imap', 'icloud', 'ews', 'zoom'] as const;
+/** Providers a connector can be created for (shared/providers/names.ts). */
+export { CONNECTOR_PROVIDERS };
 export type ConnectorProvider = (typeof CONNECTOR_PROVIDERS)[number];
 /** Providers whose connector is a provider auth app (client ID and secret; OAuth). */
 export const OAUTH_PROVIDERS = CONNECTED_PROVIDERS;

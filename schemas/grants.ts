@@ -1,16 +1,11 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { EmailAddress, Limit, PageToken, Select, UnixSeconds } from '#schemas/common';
+import { CONNECTED_PROVIDERS, CUSTOM_PROVIDERS, HOSTED_PROVIDER } from '#shared/providers/names';
 
-/**
- * Provider values a create request may name. Agent Accounts (mailboxes Switchboard hosts) answer as
- * `nylas`, the value the published contract uses for hosted accounts, so existing clients recognise
- * them; `agent` is accepted as an alias on input and in `provider=` filters.
- */
-export const HOSTED_PROVIDER = 'nylas';
-/** The OAuth providers whose accounts hosted OAuth and bulk authentication connect. */
-export const CONNECTED_PROVIDERS = ['google', 'microsoft', 'yahoo', 'zoom'] as const;
-/** Providers `POST /v3/connect/custom` takes: Agent Accounts, and bulk authentication of google (service account) and microsoft (admin consent). */
-export const PROVIDERS = [HOSTED_PROVIDER, 'agent', 'google', 'microsoft'] as const;
+/** Provider values of the API: defined with the providers (shared/providers/names.ts, a leaf module). */
+export { CONNECTED_PROVIDERS, HOSTED_PROVIDER };
+/** Providers `POST /v3/connect/custom` takes. */
+export const PROVIDERS = CUSTOM_PROVIDERS;
 
 const ExternalId = {
   type: 'string',

@@ -6,8 +6,18 @@
 export const PROVIDERS = ['agent', 'google', 'microsoft', 'yahoo', 'zoom'] as const;
 export type Provider = (typeof PROVIDERS)[number];
 
-/** The provider whose grants are the mailboxes this deployment hosts (inbound mail, local delivery). */
-export const HOSTED: Provider = 'agent';
+/**
+ * Provider values of the API (schemas/ re-exports them). Agent Accounts (mailboxes Switchboard
+ * hosts) answer as `nylas`, the value the published contract uses for hosted accounts, so existing
+ * clients recognise them; `agent` is accepted as an alias on input and in `provider=` filters.
+ */
+export const HOSTED_PROVIDER = 'nylas';
+/** The OAuth providers whose accounts hosted OAuth and bulk authentication connect. */
+export const CONNECTED_PROVIDERS = ['google', 'microsoft', 'yahoo', 'zoom'] as const;
+/** Providers `POST /v3/connect/custom` takes: Agent Accounts, and bulk authentication of google (service account) and microsoft (admin consent). */
+export const CUSTOM_PROVIDERS = [HOSTED_PROVIDER, 'agent', 'google', 'microsoft'] as const;
+/** Providers a connector can be created for: the published contract's list, without the two Switchboard serves itself or not at all (`nylas`: Agent Accounts need no connector; `virtual-calendar`). */
+export const CONNECTOR_PROVIDERS = ['google', 'microsoft', 'yahoo', 'imap', 'icloud', 'ews', 'zoom'] as const;
 
 /**
  * Provider names in the API and the providers they mean. Agent Accounts answer as `nylas` (the

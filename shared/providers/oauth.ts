@@ -1,4 +1,5 @@
 import { ProviderConfigurationError } from '#shared/oauth/errors';
+import { CONNECTED_PROVIDERS } from '#shared/providers/names';
 import { discoveredServer, type AuthorizationServer, type OAuthConventions } from '#shared/oauth/server';
 
 /**
@@ -6,7 +7,7 @@ import { discoveredServer, type AuthorizationServer, type OAuthConventions } fro
  * when an application configures none, and how each departs from plain OAuth 2 / OpenID Connect
  * (OAuthConventions). The client (shared/oauth/) knows none of their names.
  */
-export const OAUTH_PROVIDERS = ['google', 'microsoft', 'yahoo', 'zoom'] as const;
+export const OAUTH_PROVIDERS = CONNECTED_PROVIDERS;
 export type OAuthProvider = (typeof OAUTH_PROVIDERS)[number];
 export const isOAuthProvider = (provider: string): provider is OAuthProvider => (OAUTH_PROVIDERS as readonly string[]).includes(provider);
 
