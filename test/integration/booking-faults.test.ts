@@ -216,17 +216,23 @@ describe('a booking killed between its steps', () => {
     60_000,
   );
 
+  /** A configuration and a booking on its own day (`dayOffset` days ahead), its create settled and its notification read: where reschedule and cancel start. */
+  async function settledBooking(dayOffset: number) {
+    const { organizer, config, provider } = await configuration();
+    const day = midnight(dayOffset);
+    const start = day + 10 * 3600;
+    const created = await book(config.id, start);
+    expect(created.status, created.text).toBe(201);
+    const id = created.body.data.booking_id as string;
+    await runJobs();
+    await bookingNotifications(config.id);
+    return { organizer, config, provider, day, start, id };
+  }
+
   it.each(POINTS)(
     'reschedule, killed %s: the job moves the one event, the old time is free, one booking.rescheduled',
     async (point) => {
-      const { organizer, config, provider } = await configuration();
-      const day = midnight(6 + POINTS.indexOf(point));
-      const start = day + 10 * 3600;
-      const created = await book(config.id, start);
-      expect(created.status, created.text).toBe(201);
-      const id = created.body.data.booking_id as string;
-      await runJobs();
-      await bookingNotifications(config.id);
+      const { organizer, config, provider, day, start, id } = await settledBooking(6 + POINTS.indexOf(point));
 
       const crashed = inject(point, provider, 'update');
       const moved = await guestApi.patch(bookingPath(config.id, id), { start_time: start + 3600, end_time: start + 5400 });
@@ -253,14 +259,7 @@ describe('a booking killed between its steps', () => {
   it.each(POINTS)(
     'cancel, killed %s: the time is free at once, the job deletes the event, one booking.cancelled',
     async (point) => {
-      const { organizer, config, provider } = await configuration();
-      const day = midnight(10 + POINTS.indexOf(point));
-      const start = day + 10 * 3600;
-      const created = await book(config.id, start);
-      expect(created.status, created.text).toBe(201);
-      const id = created.body.data.booking_id as string;
-      await runJobs();
-      await bookingNotifications(config.id);
+      const { organizer, config, provider, day, start, id } = await settledBooking(10 + POINTS.indexOf(point));
 
       const crashed = inject(point, provider, 'delete');
       const cancelled = await guestApi.request('DELETE', bookingPath(config.id, id), { body: { cancellation_reason: 'Killed' } });
