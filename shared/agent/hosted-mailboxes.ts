@@ -1,7 +1,7 @@
 import { calendarJobs } from '#shared/calendar/imip';
 import { BODY_INLINE_MAX, storeCopies } from '#shared/agent/store';
 import { mailboxesHolding } from '#shared/db/messages';
-import type { HostedMailboxes } from '#shared/mail/local-delivery';
+import type { HostedMailboxes } from '#shared/providers/contract';
 
 /**
  * Agent Accounts as the mailboxes this deployment hosts (shared/mail/local-delivery.ts): a delivered

@@ -11,7 +11,7 @@ import type { OutboxEntry } from '#shared/db/outbox';
 import * as sending from '#shared/db/sending';
 import { ApiError, MailDeliveryError, RateLimitError } from '#shared/errors';
 import { newId } from '#shared/ids';
-import type { AccountMail, AccountMailMessage, InvitationInbox } from '#shared/calendar/itip';
+import type { AccountMail, AccountMailMessage, InvitationInbox } from '#shared/providers/contract';
 import { logger } from '#shared/logger';
 import { clock } from '#shared/time';
 

@@ -3,7 +3,7 @@ import { runMergeSearchJob, runMessageStoredJob } from '#shared/agent/search-ind
 import { runThreadRefreshJob } from '#shared/agent/thread-refresh';
 import { purgeCalendarEvents } from '#shared/db/events';
 import type { CalendarId, GrantId } from '#shared/ids';
-import type { ProviderJobs } from '#shared/providers/jobs';
+import type { ProviderJobs } from '#shared/providers/contract';
 
 /**
  * The jobs the Agent Account's own storage commits (shared/providers/jobs.ts): its threads, its

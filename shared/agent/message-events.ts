@@ -1,6 +1,6 @@
 import { messageView } from '#shared/agent/views';
 import { isMessageItem, messageOfItem } from '#shared/db/messages';
-import type { StoredItemReader } from '#shared/providers/stored-items';
+import type { StoredItemReader } from '#shared/providers/contract';
 import type { MessageRecord } from '#shared/agent/types';
 import type { Job } from '#shared/jobs/job';
 import type { ApplicationId, GrantId, MessageId, NotificationId } from '#shared/ids';

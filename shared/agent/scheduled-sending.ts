@@ -11,11 +11,12 @@ import * as sending from '#shared/db/sending';
 import { ForbiddenError, InvalidRequestError, MailDeliveryError, RateLimitError } from '#shared/errors';
 import type { ApplicationId } from '#shared/ids';
 import { newNotification } from '#shared/notifications/notification';
-import { ScheduledSendRefusal, type ScheduledSending } from '#shared/scheduled-send/contract';
+import type { ScheduledSending } from '#shared/providers/contract';
+import { ScheduledSendRefusal } from '#shared/scheduled-send/refusal';
 import { governanceOf, type Governance } from '#shared/governance/decide';
 
 /**
- * Scheduled send's provider side for Agent Accounts (shared/scheduled-send/contract.ts): the message
+ * Scheduled send's provider side for Agent Accounts (ScheduledSending, shared/providers/contract.ts): the message
  * rebuilt from its schedule record, the daily quota, the send path (outbound rules, the relay, local
  * deliveries, the Sent copy) and what closing a schedule removes.
  */

@@ -17,7 +17,7 @@ import { ANSWER_BUDGET_BYTES, jsonBytes } from '#shared/answer-limits';
 import { inPool } from '#shared/pool';
 import { clock } from '#shared/time';
 import { threadingHeaders } from '#shared/mail/threading';
-import type { CopySources } from '#shared/mail/local-delivery';
+import type { CopySources } from '#shared/providers/contract';
 
 /**
  * Storing messages in an Agent Account mailbox: the one path used by inbound mail, local delivery

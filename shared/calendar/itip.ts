@@ -1,8 +1,9 @@
 import { IcsError, parseCalendar, type IcsEvent } from '#shared/calendar/ical';
-import { getGrant, type GrantRecord } from '#shared/db/grants';
+import { getGrant } from '#shared/db/grants';
 import type { ApplicationId, GrantId } from '#shared/ids';
 import type { Job } from '#shared/jobs/job';
 import { logger } from '#shared/logger';
+import type { AccountMailMessage, InvitationMethod } from '#shared/providers/contract';
 import { accountMailOf, invitationInboxOf } from '#shared/providers/itip';
 
 /**
@@ -13,30 +14,6 @@ import { accountMailOf, invitationInboxOf } from '#shared/providers/itip';
  * updates the invitation, a CANCEL cancels it (or one occurrence), a REPLY records a participant's
  * answer on the grant's own event. A job for a grant deleted since does nothing.
  */
-export interface AccountMailMessage {
-  to: { email: string; name?: string }[];
-  subject: string;
-  body: string;
-  calendar?: { method: string; content: string };
-}
-
-/** Mail from a grant's own address (its provider's send path). */
-export interface AccountMail {
-  /**
-   * Sends and keeps the Sent copy. A spent quota or a refusal by rules or policy drops the mail
-   * (logged, `what` says which); a transport failure throws so the job is tried again.
-   */
-  send(grant: GrantRecord, mail: AccountMailMessage, what: string): Promise<void>;
-}
-
-export type InvitationMethod = 'REQUEST' | 'CANCEL' | 'REPLY';
-
-/** Where a grant's received invitations, cancellations and replies land (its calendar). */
-export interface InvitationInbox {
-  /** Applies the VEVENTs of one UID (the series and its changed occurrences) sent by `sender`; says what it did. */
-  apply(grant: GrantRecord, method: InvitationMethod, uid: string, events: IcsEvent[], sender: string): Promise<string>;
-}
-
 type SendItipJob = Extract<Job, { kind: 'send-itip' }>;
 type SendMailJob = Extract<Job, { kind: 'send-mail' }>;
 type ApplyItipJob = Extract<Job, { kind: 'apply-itip' }>;

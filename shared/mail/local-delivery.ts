@@ -1,6 +1,7 @@
 import { blobExists, deleteBlobs, getBlob, putBlob } from '#shared/aws/mail-bucket';
 import { getGrant, getGrants, type GrantRecord } from '#shared/db/grants';
-import type { HeaderRecord, NewAttachment, ParticipantRecord } from '#shared/db/mail-records';
+import type { NewAttachment } from '#shared/db/mail-records';
+import type { CopySources, DeliveredCopy } from '#shared/providers/contract';
 import type { ApplicationId, GrantId } from '#shared/ids';
 import type { Job } from '#shared/jobs/job';
 import { logger } from '#shared/logger';
@@ -29,22 +30,7 @@ export const BATCH_MAX = 200;
 const ROUND = 150;
 
 /** What every receiving mailbox's copy is made of (the raw MIME travels beside it). */
-export interface LocalCopy {
-  subject: string;
-  from: ParticipantRecord[];
-  to: ParticipantRecord[];
-  cc: ParticipantRecord[];
-  replyTo: ParticipantRecord[];
-  date: number;
-  body: string;
-  isPlaintext: boolean;
-  attachments: NewAttachment[];
-  headers: HeaderRecord[];
-  raw: Buffer;
-  messageIdHeader: string;
-  inReplyTo?: string;
-  references: string[];
-}
+export type LocalCopy = Omit<DeliveredCopy, 'attachments' | 'rawSize' | 'calendarParts'> & { attachments: NewAttachment[]; raw: Buffer };
 
 export type LocalRecipient = LocalDeliveryJob['recipients'][number];
 
@@ -195,29 +181,4 @@ async function finishBatch(job: LocalDeliveryJob, keys: string[]): Promise<void>
   const left = await Promise.all(others.map((i) => blobExists(markerKey(job.spool, i))));
   if (left.some(Boolean)) return;
   await deleteBlobs([...keys, ...Array.from({ length: job.batches }, (_, i) => markerKey(job.spool, i))]);
-}
-
-/** A delivered copy as every receiving mailbox gets it (its contents are copied from the spool's objects). */
-export interface DeliveredCopy extends Omit<LocalCopy, 'attachments' | 'raw'> {
-  attachments: (Omit<NewAttachment, 'content'> & { size: number })[];
-  rawSize: number;
-  /** Calendar parts with their content, for the invitations of each receiving mailbox. */
-  calendarParts: NewAttachment[];
-}
-
-/** Where the copies' contents are copied from (S3 keys): raw MIME, each attachment in order, and the body when it is large. */
-export interface CopySources {
-  raw: string;
-  attachments: string[];
-  body?: string;
-}
-
-/** What local delivery needs from the provider hosting this deployment's mailboxes. */
-export interface HostedMailboxes {
-  /** Bodies larger than this (bytes) are kept apart from a stored message: the spool keeps such a body as an object of its own. */
-  readonly bodyInlineMax: number;
-  /** Stores the copy in each of `grants` that does not hold its Message-ID yet (idempotent: a job run twice stores nothing twice). */
-  storeCopies(copy: DeliveredCopy, grants: readonly GrantRecord[], sources: CopySources): Promise<void>;
-  /** The mailboxes among `grantIds` that hold a message with this Message-ID. */
-  holding(grantIds: readonly GrantId[], messageIdHeader: string): Promise<Set<GrantId>>;
 }

@@ -12,7 +12,8 @@ import { isUploadItem, type UploadRecord } from '#shared/db/uploads';
 import { logger } from '#shared/logger';
 import type { Notification } from '#shared/notifications/notification';
 import { publishNotifications } from '#shared/notifications/publisher';
-import { storedItemReaderOf, type Outgoing } from '#shared/providers/stored-items';
+import type { Outgoing } from '#shared/providers/contract';
+import { storedItemReaderOf } from '#shared/providers/stored-items';
 
 /**
  * The outbox consumer: the table's stream (filtered to inserted outbox items and messages where the

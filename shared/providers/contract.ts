@@ -1,5 +1,13 @@
 import type { ApplicationContext } from '#shared/applications/authenticate';
+import type { IcsEvent } from '#shared/calendar/ical';
 import type { GrantRecord } from '#shared/db/grants';
+import type { HeaderRecord, NewAttachment, ParticipantRecord } from '#shared/db/mail-records';
+import type { Job } from '#shared/jobs/job';
+import type { GrantId } from '#shared/ids';
+import type { Notification } from '#shared/notifications/notification';
+import type { ScheduleRecord } from '#shared/db/schedules';
+import type { OutboxEntry } from '#shared/db/outbox';
+import type { NamedItems } from '#shared/db/transact';
 import type { NamedTransactItem } from '#shared/db/transact';
 import type { CreateCustomGrantBody } from '#schemas/grants';
 import type { CalendarObject, CreateCalendarBody, ListCalendarsQuery, UpdateCalendarBody } from '#schemas/calendar';
@@ -231,3 +239,105 @@ export interface AccountHooks {
   /** Items committed in the transaction that deletes the grant (releasing what `created` reserved). */
   deleted(grant: GrantRecord): NamedTransactItem[];
 }
+
+/**
+ * What the scheduled-send worker (shared/scheduled-send/worker.ts) needs from the provider of a
+ * schedule's grant. The worker owns the schedule's states (pending → sending → success | failed),
+ * its lease, holds and retries; the provider owns the message: its quota, its transport, its sent
+ * copy and what closing the schedule removes (its draft, its contents).
+ */
+export interface ScheduledSending {
+  /**
+   * Sends the due message of `record` once. `beforeRelay` runs right before the message is handed
+   * to the transport (from then on it may have left); the sent copy commits with `scheduleItems()`
+   * (the schedule's success) and the provider's own closing items, in one transaction. Throws
+   * ScheduledSendRefusal (shared/scheduled-send/refusal.ts) when sending again cannot succeed (quota spent, relay refusal, a policy or
+   * rule refusing it); anything else is transient. A quota unit taken is given back unless the
+   * message may have left.
+   */
+  send(grant: GrantRecord, record: ScheduleRecord, hooks: { beforeRelay(): Promise<void>; scheduleItems(): NamedItems }): Promise<{ messageId: string }>;
+  /** What ending the schedule as failed commits besides its state (its draft removed, `message.send_failed`), and does right after. */
+  failure(grant: Pick<GrantRecord, 'id' | 'application_id'>, record: ScheduleRecord, reason: string): Promise<{ items: NamedItems; outbox: OutboxEntry[]; after(): Promise<void> }>;
+}
+
+// ---- services every provider serves (their neutral halves: shared/mail, shared/calendar, shared/outbox, shared/jobs) ----
+
+/** A sent message as every receiving mailbox of this deployment gets it (local delivery: shared/mail/local-delivery.ts). */
+export interface DeliveredCopy {
+  subject: string;
+  from: ParticipantRecord[];
+  to: ParticipantRecord[];
+  cc: ParticipantRecord[];
+  replyTo: ParticipantRecord[];
+  date: number;
+  body: string;
+  isPlaintext: boolean;
+  headers: HeaderRecord[];
+  messageIdHeader: string;
+  inReplyTo?: string;
+  references: string[];
+  /** Attachments without their contents (copied from the spool's objects). */
+  attachments: (Omit<NewAttachment, 'content'> & { size: number })[];
+  rawSize: number;
+  /** Calendar parts with their content, for the invitations of each receiving mailbox. */
+  calendarParts: NewAttachment[];
+}
+
+/** Where the copies' contents are copied from (S3 keys): raw MIME, each attachment in order, and the body when it is large. */
+export interface CopySources {
+  raw: string;
+  attachments: string[];
+  body?: string;
+}
+
+/** What local delivery needs from the provider hosting this deployment's mailboxes. */
+export interface HostedMailboxes {
+  /** Bodies larger than this (bytes) are kept apart from a stored message: the spool keeps such a body as an object of its own. */
+  readonly bodyInlineMax: number;
+  /** Stores the copy in each of `grants` that does not hold its Message-ID yet (idempotent: a job run twice stores nothing twice). */
+  storeCopies(copy: DeliveredCopy, grants: readonly GrantRecord[], sources: CopySources): Promise<void>;
+  /** The mailboxes among `grantIds` that hold a message with this Message-ID. */
+  holding(grantIds: readonly GrantId[], messageIdHeader: string): Promise<Set<GrantId>>;
+}
+
+/** A message from a grant's own address (iMIP, the scheduler's mails: shared/calendar/itip.ts). */
+export interface AccountMailMessage {
+  to: { email: string; name?: string }[];
+  subject: string;
+  body: string;
+  calendar?: { method: string; content: string };
+}
+
+/** Mail from a grant's own address (its provider's send path). */
+export interface AccountMail {
+  /**
+   * Sends and keeps the Sent copy. A spent quota or a refusal by rules or policy drops the mail
+   * (logged, `what` says which); a transport failure throws so the job is tried again.
+   */
+  send(grant: GrantRecord, mail: AccountMailMessage, what: string): Promise<void>;
+}
+
+export type InvitationMethod = 'REQUEST' | 'CANCEL' | 'REPLY';
+
+/** Where a grant's received invitations, cancellations and replies land (its calendar). */
+export interface InvitationInbox {
+  /** Applies the VEVENTs of one UID (the series and its changed occurrences) sent by `sender`; says what it did. */
+  apply(grant: GrantRecord, method: InvitationMethod, uid: string, events: IcsEvent[], sender: string): Promise<string>;
+}
+
+/** What an outbox entry sends: a notification to the fan-out queue, or a job to the jobs queue. */
+export type Outgoing = { kind: 'notification'; notification: Notification } | { kind: 'job'; job: Job };
+
+/** A provider's store items that are their own outbox entries (a stored message announces itself: shared/outbox/consumer.ts). */
+export interface StoredItemReader {
+  /** Whether an inserted item (as the stream carries it, unmarshalled) is one of this provider's self-announcing items. */
+  owns(item: Record<string, unknown>): boolean;
+  /** What the item sends; the same on every retry. `readBody` reads a body kept in the mail bucket. */
+  outgoing(item: Record<string, unknown>, readBody: (key: string) => Promise<string>): Promise<Outgoing[]>;
+}
+
+/** The jobs a provider's own storage commits with its changes (thread refreshes, index merges, purges of its data: shared/providers/jobs.ts). */
+export type ProviderJobKind = 'refresh-thread' | 'message-stored' | 'merge-search' | 'index-message' | 'remove-contents' | 'purge-calendar';
+export type ProviderJob = Extract<Job, { kind: ProviderJobKind }>;
+/** `'more'`: the run stopped early (`outOfTime`) and the job must run again. */
+export type ProviderJobs = { [K in ProviderJobKind]: (job: Extract<Job, { kind: K }>, outOfTime: () => boolean) => Promise<'done' | 'more'> };

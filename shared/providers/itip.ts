@@ -1,5 +1,5 @@
 import { agentAccountMail, agentInvitations } from '#shared/agent/itip';
-import type { AccountMail, InvitationInbox } from '#shared/calendar/itip';
+import type { AccountMail, InvitationInbox } from '#shared/providers/contract';
 import type { GrantRecord, Provider } from '#shared/db/grants';
 import { providerOf } from '#shared/providers/mailbox';
 

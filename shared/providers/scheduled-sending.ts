@@ -1,9 +1,9 @@
 import { agentScheduledSending } from '#shared/agent/scheduled-sending';
 import type { GrantRecord, Provider } from '#shared/db/grants';
 import { providerOf } from '#shared/providers/mailbox';
-import type { ScheduledSending } from '#shared/scheduled-send/contract';
+import type { ScheduledSending } from '#shared/providers/contract';
 
-/** Scheduled send's provider side (shared/scheduled-send/contract.ts) of each provider. */
+/** Scheduled send's provider side (ScheduledSending in shared/providers/contract.ts) of each provider. */
 const registry: Partial<Record<Provider, ScheduledSending>> = {
   agent: agentScheduledSending,
 };

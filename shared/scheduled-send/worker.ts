@@ -5,7 +5,7 @@ import { getGrant } from '#shared/db/grants';
 import { parseId, type ApplicationId, type ScheduleId } from '#shared/ids';
 import { logger } from '#shared/logger';
 import { scheduledSendingOf } from '#shared/providers/scheduled-sending';
-import { ScheduledSendRefusal } from '#shared/scheduled-send/contract';
+import { ScheduledSendRefusal } from '#shared/scheduled-send/refusal';
 import { holdSeconds, type Firing } from '#shared/scheduled-send/firing';
 import { clock } from '#shared/time';
 
@@ -13,7 +13,7 @@ import { clock } from '#shared/time';
  * The scheduled-send worker's logic (functions/scheduled-send), for every provider: a firing of a
  * schedule, a hold or a retry arrives; before send_at it is held (queued again with the remaining
  * seconds as its delay), at send_at the message is sent once, through the provider of the
- * schedule's grant (shared/scheduled-send/contract.ts). See firing.ts for the timing and
+ * schedule's grant (ScheduledSending, shared/providers/contract.ts). See firing.ts for the timing and
  * shared/db/schedules.ts for the states.
  */
 /** A worker's hold on a record it is sending: longer than the worker function can run. */
