@@ -99,7 +99,7 @@ const JOBS = [
   job('purge-calendar', 'Deletes the events (and their window copies and UIDs) of a deleted calendar.', { ...ForGrant, calendar_id: Id }, ['application_id', 'grant_id', 'calendar_id'] as const),
   job(
     'deliver-local',
-    "Stores a sent message's copies in the mailboxes this deployment hosts among its recipients (shared/mail/local-delivery.ts), one job per batch of mailboxes (`batch` of `batches`): the message waits under `spool` in S3; deduplicated per mailbox by `message_id_header`. `application_id` is the sender's.",
+    "Stores a sent message's copies in the mailboxes this deployment hosts among its recipients (shared/services/local-delivery.ts), one job per batch of mailboxes (`batch` of `batches`): the message waits under `spool` in S3; deduplicated per mailbox by `message_id_header`. `application_id` is the sender's.",
     {
       application_id: Id,
       spool: Text,

@@ -1,4 +1,4 @@
-import { consumeOutbox } from '#shared/outbox/consumer';
+import { consumeOutbox } from '#shared/services/outbox';
 
-/** The outbox consumer (the table's stream → the fan-out and jobs queues): shared/outbox/consumer.ts. */
+/** The outbox consumer (the table's stream → the fan-out and jobs queues): shared/services/outbox.ts. */
 export const handler = consumeOutbox;

@@ -1,4 +1,4 @@
-import { consumeScheduledSendQueue } from '#shared/scheduled-send/queue';
+import { consumeScheduledSendQueue } from '#shared/services/scheduled-send';
 
-/** The scheduled-send worker (firings of scheduled messages and booking reminders): shared/scheduled-send/queue.ts. */
+/** The scheduled-send worker (firings of scheduled messages and booking reminders): shared/services/scheduled-send.ts. */
 export const handler = consumeScheduledSendQueue;

@@ -235,7 +235,7 @@ export const resources: Record<string, unknown> = {
       LifecycleConfiguration: {
         Rules: [
           { Id: 'expire-unprocessed-inbound', Status: 'Enabled', Prefix: 'inbound/', ExpirationInDays: 14 },
-          // Sent messages waiting for their local delivery job (shared/mail/local-delivery.ts): the job
+          // Sent messages waiting for their local delivery job (shared/services/local-delivery.ts): the job
           // deletes them when done; those of a send that never committed expire here.
           { Id: 'expire-outgoing', Status: 'Enabled', Prefix: 'outgoing/', ExpirationInDays: 7 },
         ],

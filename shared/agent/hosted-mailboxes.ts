@@ -4,7 +4,7 @@ import { mailboxesHolding } from '#shared/db/messages';
 import type { HostedMailboxes } from '#shared/providers/contract';
 
 /**
- * Agent Accounts as the mailboxes this deployment hosts (shared/mail/local-delivery.ts): a delivered
+ * Agent Accounts as the mailboxes this deployment hosts (shared/services/local-delivery.ts): a delivered
  * copy lands unread in the inbox, with an invitation job per calendar part.
  */
 export const agentHostedMailboxes: HostedMailboxes = {

@@ -10,6 +10,7 @@ import type { PolicyLimits } from '#schemas/governance';
 import { parseMime } from '#shared/mail/parse';
 import { calendarJobs } from '#shared/calendar/imip';
 import { clock } from '#shared/time';
+import { listFolders } from '#shared/agent/folders';
 
 /**
  * Inbound mail for Agent Accounts, whatever carried it: the local SMTP listener (`npm start`) or, on
@@ -106,7 +107,7 @@ export async function ingestMessage(raw: Buffer, envelope: { mailFrom: string; r
         await recordEvaluation(evaluationOf(grant, 'inbox_processing', decision, null));
         return undefined;
       }
-      const placed = decision ? await placementOf(grant, decision.actions, { folders: ['inbox'], unread: true, starred: false }) : undefined;
+      const placed = decision ? await placementOf(grant, decision.actions, { folders: ['inbox'], unread: true, starred: false }, listFolders) : undefined;
       const { record, duplicate } = await storeMessage({
         grant,
         subject: mail.subject,

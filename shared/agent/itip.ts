@@ -16,7 +16,7 @@ import { logger } from '#shared/logger';
 import { clock } from '#shared/time';
 
 /**
- * iMIP for Agent Accounts (shared/calendar/itip.ts runs the jobs): mail from the account's address
+ * iMIP for Agent Accounts (shared/services/itip.ts runs the jobs): mail from the account's address
  * goes through the send path, counted against its daily quota; a received REQUEST creates or updates
  * the invitation on its primary calendar, a CANCEL cancels it (or one occurrence), a REPLY records a
  * participant's answer on the account's own event. Idempotent enough for at-least-once delivery:

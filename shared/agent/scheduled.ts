@@ -27,7 +27,7 @@ import { clock } from '#shared/time';
  * Scheduling validates and renders the message at once (recipients, template, signature, reply
  * threading; contents to S3), stores it in a schedule record (shared/db/schedules.ts), and arms its
  * firing (shared/scheduled-send/firing.ts: one EventBridge Scheduler `at()` schedule whose target
- * is the scheduled-send queue). The worker (shared/scheduled-send/worker.ts) sends it through
+ * is the scheduled-send queue). The worker (shared/services/scheduled-send.ts) sends it through
  * shared/agent/scheduled-sending.ts; reading, listing and cancelling schedules: shared/agent/schedules.ts.
  */
 const MIN_LEAD_SECONDS = env.scheduledSendMinLeadSeconds();

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { requireMessage } from '#shared/agent/lookup';
 import { normalAddress } from '#shared/agent/postings';
-import { spoolLocalCopies } from '#shared/mail/local-delivery';
+import { spoolLocalCopies } from '#shared/mail/local-spool';
 import { checkCustomHeaders, collectAttachments, senderOf } from '#shared/agent/outgoing';
 import { placementOf } from '#shared/governance/placement';
 import { blockingRule, evaluationOf, governanceOf, partyOf, recordEvaluation, type Governance } from '#shared/governance/decide';
@@ -21,12 +21,13 @@ import { appendSignature, renderStoredTemplate, requireSignature } from '#shared
 import { trackingOnCreate } from '#shared/mail/tracking';
 import { clock } from '#shared/time';
 import type { SendMessageBody } from '#schemas/mail';
+import { listFolders } from '#shared/agent/folders';
 
 /**
  * Sending from an Agent Account: render (template, signature), check the daily quota, compose MIME,
  * relay to outside addresses through the mail transport, then commit the Sent copy together with
  * one job that stores the copies of Agent Accounts of this deployment among the recipients
- * (shared/mail/local-delivery.ts), so the answer does not wait for them, however many. Nothing is
+ * (shared/services/local-delivery.ts), so the answer does not wait for them, however many. Nothing is
  * stored in Sent when the relay refuses the message.
  */
 const DAILY_QUOTA = env.dailySendQuota();
@@ -252,11 +253,11 @@ export async function deliverAndStore(grant: GrantRecord, prepared: PreparedMess
     references: prepared.references,
   };
   // Each receiving mailbox gets one copy, whatever the number of its addresses among the recipients,
-  // stored by a job committed with the Sent copy (shared/mail/local-delivery.ts). Mail to oneself
+  // stored by a job committed with the Sent copy (shared/services/local-delivery.ts). Mail to oneself
   // is the Sent copy, also in the inbox.
   const toSelf = local.some((g) => g.id === grant.id);
   const others = local.filter((g) => g.id !== grant.id);
-  const placed = decision ? await placementOf(grant, decision.actions, { folders: toSelf ? ['sent', 'inbox'] : ['sent'], unread: false, starred: prepared.starred }) : undefined;
+  const placed = decision ? await placementOf(grant, decision.actions, { folders: toSelf ? ['sent', 'inbox'] : ['sent'], unread: false, starred: prepared.starred }, listFolders) : undefined;
   const jobs = others.length
     ? (await spoolLocalCopies(messageIdHeader.slice(1, messageIdHeader.indexOf('@')), common, others, grant, BODY_INLINE_MAX)).map((job) => ({
         job,

@@ -10,7 +10,7 @@ import type { Job } from '#shared/jobs/job';
 /**
  * iMIP (RFC 6047): calendar changes travel as email. A change to an event with participants commits
  * a `send-itip` job holding the iCalendar text as of that change (REQUEST, CANCEL or REPLY); the jobs
- * worker mails it from the grant's address through its provider (shared/calendar/itip.ts). Received
+ * worker mails it from the grant's address through its provider (shared/services/itip.ts). Received
  * mail with a calendar part commits an `apply-itip` job with the message, applied the same way.
  */
 export interface ItipChange {

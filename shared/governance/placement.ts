@@ -1,14 +1,14 @@
 import type { GrantRecord } from '#shared/db/grants';
 import type { AppliedActions } from '#shared/governance/engine';
-import type { Folder } from '#shared/providers/contract';
-import { folderListOf } from '#shared/providers/folders';
+import type { Folder, FoldersProvider } from '#shared/providers/contract';
 
 /**
  * What the actions of matched rules do to a mailbox's copy of a message, before it is stored, for
  * every provider: the folder it lands in (spam, trash, archive, or the folder an assign_to_folder
  * names, by name or path; system folders by ID, name or role too) and its read and starred flags.
- * Folders are found through the grant's folders provider, by their SPECIAL-USE attributes for the
- * roles, so a provider's own folder IDs never matter here.
+ * Folders are listed through the provider contract (the caller passes its provider's
+ * `FoldersProvider.list`) and found by their SPECIAL-USE attributes for the roles, so a provider's own
+ * folder IDs never matter here.
  */
 export interface Placement {
   folders: string[];
@@ -32,8 +32,7 @@ const ROLES = new Map<string, string>([
 const PAGE = 1000;
 
 /** Every folder of the mailbox, through its provider. */
-async function foldersIn(grant: GrantRecord): Promise<Folder[]> {
-  const list = folderListOf(grant);
+async function foldersIn(grant: GrantRecord, list: FoldersProvider['list']): Promise<Folder[]> {
   const all: Folder[] = [];
   let pageToken: string | undefined;
   do {
@@ -71,11 +70,16 @@ function folderNamed(all: Folder[], value: string): string | undefined {
   return found;
 }
 
-export async function placementOf(grant: GrantRecord, actions: AppliedActions, base: { folders: string[]; unread: boolean; starred: boolean }): Promise<Placement> {
+export async function placementOf(
+  grant: GrantRecord,
+  actions: AppliedActions,
+  base: { folders: string[]; unread: boolean; starred: boolean },
+  listFolders: FoldersProvider['list'],
+): Promise<Placement> {
   const role = actions.marked_as_spam ? '\\Junk' : actions.trashed ? '\\Trash' : actions.archived ? '\\Archive' : undefined;
   let destination: string | undefined;
   if (role || actions.folder_ids.length) {
-    const all = await foldersIn(grant);
+    const all = await foldersIn(grant, listFolders);
     if (role) destination = withRole(all, role)?.id;
     else {
       for (const value of actions.folder_ids) {

@@ -241,7 +241,7 @@ export interface AccountHooks {
 }
 
 /**
- * What the scheduled-send worker (shared/scheduled-send/worker.ts) needs from the provider of a
+ * What the scheduled-send worker (shared/services/scheduled-send.ts) needs from the provider of a
  * schedule's grant. The worker owns the schedule's states (pending → sending → success | failed),
  * its lease, holds and retries; the provider owns the message: its quota, its transport, its sent
  * copy and what closing the schedule removes (its draft, its contents).
@@ -262,7 +262,7 @@ export interface ScheduledSending {
 
 // ---- services every provider serves (their neutral halves: shared/mail, shared/calendar, shared/outbox, shared/jobs) ----
 
-/** A sent message as every receiving mailbox of this deployment gets it (local delivery: shared/mail/local-delivery.ts). */
+/** A sent message as every receiving mailbox of this deployment gets it (local delivery: shared/services/local-delivery.ts). */
 export interface DeliveredCopy {
   subject: string;
   from: ParticipantRecord[];
@@ -300,7 +300,7 @@ export interface HostedMailboxes {
   holding(grantIds: readonly GrantId[], messageIdHeader: string): Promise<Set<GrantId>>;
 }
 
-/** A message from a grant's own address (iMIP, the scheduler's mails: shared/calendar/itip.ts). */
+/** A message from a grant's own address (iMIP, the scheduler's mails: shared/services/itip.ts). */
 export interface AccountMailMessage {
   to: { email: string; name?: string }[];
   subject: string;
@@ -328,7 +328,7 @@ export interface InvitationInbox {
 /** What an outbox entry sends: a notification to the fan-out queue, or a job to the jobs queue. */
 export type Outgoing = { kind: 'notification'; notification: Notification } | { kind: 'job'; job: Job };
 
-/** A provider's store items that are their own outbox entries (a stored message announces itself: shared/outbox/consumer.ts). */
+/** A provider's store items that are their own outbox entries (a stored message announces itself: shared/services/outbox.ts). */
 export interface StoredItemReader {
   /** Whether an inserted item (as the stream carries it, unmarshalled) is one of this provider's self-announcing items. */
   owns(item: Record<string, unknown>): boolean;

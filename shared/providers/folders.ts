@@ -9,8 +9,4 @@ const registry: Partial<Record<Provider, FoldersProvider>> = {
 
 export const foldersOf = (grant: GrantRecord) => providerOf(registry, grant, 'Folders');
 
-/** Listing alone (rule placement on the store and send paths), so those bundles carry none of the folder changes. */
-const listing: Partial<Record<Provider, FoldersProvider['list']>> = { agent: agent.listFolders };
-export const folderListOf = (grant: GrantRecord) => providerOf(listing, grant, 'Folders');
-
 export type { FoldersProvider };

@@ -3,7 +3,7 @@ import type { AccountMail, InvitationInbox } from '#shared/providers/contract';
 import type { GrantRecord, Provider } from '#shared/db/grants';
 import { providerOf } from '#shared/providers/mailbox';
 
-/** iMIP's provider side (shared/calendar/itip.ts): mail from a grant's own address, and where its received invitations land. */
+/** iMIP's provider side (shared/services/itip.ts): mail from a grant's own address, and where its received invitations land. */
 const mail: Partial<Record<Provider, AccountMail>> = { agent: agentAccountMail };
 const inboxes: Partial<Record<Provider, InvitationInbox>> = { agent: agentInvitations };
 

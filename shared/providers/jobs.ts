@@ -4,7 +4,7 @@ import type { ProviderJob, ProviderJobs } from '#shared/providers/contract';
 /**
  * Jobs that a provider's own storage commits with its changes (thread refreshes, index merges,
  * purges of its data): each kind belongs to one provider, which runs it. The jobs worker's dispatch
- * (shared/jobs/dispatch.ts) hands these kinds here and runs the others itself.
+ * (shared/services/jobs.ts) hands these kinds here and runs the others itself.
  */
 const registry: ProviderJobs = { ...agentJobs };
 

@@ -17,7 +17,7 @@ import { logger } from '#shared/logger';
  * (DelaySeconds, never a sleeping function) and sends when the delayed message arrives, within the
  * second after `send_at`. A message due too soon for that (the schedule must lie ahead) gets the
  * same delayed queue message right away as well; whichever arrives first sends, the other finds the
- * record no longer pending. The worker: shared/scheduled-send/worker.ts.
+ * record no longer pending. The worker: shared/services/scheduled-send.ts.
  */
 /** The Scheduler's precision: a schedule fires within this many seconds after its time. */
 const SCHEDULER_WINDOW_SECONDS = 60;

@@ -54,9 +54,9 @@ export async function outboxDrained(): Promise<void> {
 }
 
 /**
- * Resolves once every job committed before the call has run to its end: the outbox is drained, and
- * then this file's jobs queue holds nothing, waiting or in flight (a job's continuation is sent
- * before the job is deleted). Tests wait on this for local deliveries, never on a fixed sleep.
+ * Resolves once every job committed before the call has run to its end, and the jobs those jobs'
+ * own changes committed: the outbox is drained and this file's jobs queue holds nothing, waiting or
+ * in flight (a job's continuation is sent before the job is deleted), twice in a row. Tests wait on this for local deliveries, never on a fixed sleep.
  */
 export async function jobsDone(timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -64,7 +64,13 @@ export async function jobsDone(timeoutMs = 120_000): Promise<void> {
     await outboxDrained();
     if (!jobs) return;
     const left = await messagesIn(jobs.queue);
-    if (left === 0) return;
+    // A job that has just ended may have committed changes of its own (a delivered copy announces
+    // itself and sends its message-stored job): drained and empty once more, then it is done.
+    if (left === 0) {
+      await outboxDrained();
+      if ((await messagesIn(jobs.queue)) === 0) return;
+      continue;
+    }
     if (Date.now() > deadline) throw new Error(`jobsDone: ${left} job(s) still on the jobs queue after ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

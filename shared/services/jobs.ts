@@ -1,5 +1,5 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { runApplyItip, runSendItip, runSendMail } from '#shared/calendar/itip';
+import { runApplyItip, runSendItip, runSendMail } from '#shared/services/itip';
 import { purgeListItems } from '#shared/db/governance';
 import type { GrantId, ListId, WebhookId } from '#shared/ids';
 import { eachMessage } from '#shared/jobs/batch';
@@ -7,7 +7,7 @@ import type { Job } from '#shared/jobs/job';
 import { readJob } from '#shared/jobs/payloads';
 import { enqueueJob } from '#shared/jobs/queue';
 import { logger } from '#shared/logger';
-import { runLocalDelivery } from '#shared/mail/local-delivery';
+import { runLocalDelivery } from '#shared/services/local-delivery';
 import { runProviderJob } from '#shared/providers/jobs';
 import { purgeOf } from '#shared/providers/purge';
 import { runBookingEventJob } from '#shared/scheduling/booking-events';
