@@ -338,14 +338,11 @@ async function eventWithUid(grant: GrantRecord, uid: string) {
 /**
  * Creates an event. With `uid` (the contract's idempotency key) the event takes it as its iCalendar
  * UID, claimed in the grant's UID index in the event's own transaction: when the account already
- * holds an event with that UID, that event is the answer and nothing is written.
+ * holds an event with that UID the claim fails, nothing is written, and that event is the answer
+ * (no read before the write: a first attempt, the usual case, costs nothing more).
  */
 export async function createEvent(grant: GrantRecord, calendarId: string, body: CreateEventBody, notify = true, uid?: string) {
   const calendar = await requireCalendar(grant, calendarId);
-  if (uid !== undefined) {
-    const existing = await eventWithUid(grant, uid);
-    if (existing) return existing;
-  }
   const timing = resolveWhen(body.when, calendar.timezone);
   const recurrence = body.recurrence?.length ? normalizeRecurrence(body.recurrence, timing.when, timing.zone) : undefined;
   const now = clock.nowSeconds();
@@ -384,7 +381,7 @@ export async function createEvent(grant: GrantRecord, calendarId: string, body: 
     await db.writeEvents({ put: [{ next: record }] }, [eventNotification(grant, 'event.created', record), ...itipOutbox(itip)], { uniqueUid: uid !== undefined });
   } catch (error) {
     if (!(error instanceof db.UidTakenError)) throw error;
-    // Another create with the same key came first: its event is the answer.
+    // An earlier or concurrent create with the same key came first: its event is the answer.
     const existing = await eventWithUid(grant, uid!);
     if (!existing) throw new ConflictError(`An event with iCalendar UID '${uid}' is being changed; try again`);
     return existing;

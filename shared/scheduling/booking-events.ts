@@ -1,6 +1,6 @@
 import type { CreateEventBody } from '#schemas/event';
 import type { NotificationType } from '#schemas/notifications';
-import { getGrant } from '#shared/db/grants';
+import { getGrant, type GrantRecord } from '#shared/db/grants';
 import type { OutboxEntry } from '#shared/db/outbox';
 import * as db from '#shared/db/scheduling';
 import type { BookingRecord, ConfigurationRecord, EventStep } from '#shared/db/scheduling';
@@ -74,10 +74,10 @@ export function eventBody(config: ConfigurationRecord, b: BookingRecord): Create
 const isFinal = (error: unknown): error is ApiError => error instanceof ApiError && error.status < 500 && error.status !== 409 && error.status !== 429;
 
 /** The provider step, then the update to commit for it. */
-async function doStep(b: BookingRecord, job: BookingEventJob): Promise<{ next: BookingRecord; outbox: OutboxEntry[] }> {
-  const config = await db.getConfiguration(b.configuration_id);
+async function doStep(b: BookingRecord, job: BookingEventJob, known?: Known): Promise<{ next: BookingRecord; outbox: OutboxEntry[] }> {
+  const config = known?.config ?? (await db.getConfiguration(b.configuration_id));
   if (!config) throw new NotFoundError(`The configuration '${b.configuration_id}' of booking '${b.id}' no longer exists`);
-  const organizer = await getGrant(b.application_id, b.grant_id);
+  const organizer = known?.organizer ?? (await getGrant(b.application_id, b.grant_id));
   if (!organizer) throw new NotFoundError(`The organizer grant '${b.grant_id}' of booking '${b.id}' no longer exists`);
   const events = eventsOf(organizer);
   const synced = (fields: Partial<BookingRecord> = {}): BookingRecord => ({ ...b, ...fields, event_status: 'synced', updated_at: clock.nowSeconds(), version: b.version + 1 });
@@ -142,6 +142,13 @@ async function failure(b: BookingRecord, job: BookingEventJob, error: ApiError, 
   return { next, outbox: [] };
 }
 
+/** What the request that committed a change already read: the booking as committed, its configuration and organizer. */
+export interface Known {
+  booking: BookingRecord;
+  config: ConfigurationRecord;
+  organizer: GrantRecord;
+}
+
 export interface BookingEventOutcome {
   /** The booking as it stands after the run (undefined when it no longer exists). */
   booking: BookingRecord | undefined;
@@ -151,23 +158,24 @@ export interface BookingEventOutcome {
 
 /**
  * Runs a booking's pending provider step once (see above). Throws on transient failures; a final
- * refusal is recorded and returned in `refused`. `inline`: run by the request that committed the change.
+ * refusal is recorded and returned in `refused`. `inline`: run by the request that committed the change, with what it read.
  */
-export async function runBookingEvent(job: BookingEventJob, options: { inline?: boolean } = {}): Promise<BookingEventOutcome> {
+export async function runBookingEvent(job: BookingEventJob, options: { inline?: Known } = {}): Promise<BookingEventOutcome> {
   const id = parseId('booking', job.booking_id);
   if (!id) return { booking: undefined };
   // A lost commit means another run (or change) moved the booking on: the second read sees it and stops.
   for (let attempt = 0; attempt < 2; attempt++) {
-    const b = await db.getBooking(id);
+    // The request that has just committed the change knows the booking as committed (its first attempt reads nothing again).
+    const b = attempt === 0 && options.inline ? options.inline.booking : await db.getBooking(id);
     if (!b || b.event_status !== 'pending' || b.version !== job.version) return { booking: b };
     let update: { next: BookingRecord; outbox: OutboxEntry[] };
     let refused: ApiError | undefined;
     try {
-      update = await doStep(b, job);
+      update = await doStep(b, job, attempt === 0 ? options.inline : undefined);
     } catch (error) {
       if (!isFinal(error)) throw error;
       refused = error;
-      update = await failure(b, job, error, options.inline === true);
+      update = await failure(b, job, error, options.inline !== undefined);
       logger.warn('booking event refused', { booking_id: b.id, step: b.event_step, status: error.status, message: error.message });
     }
     if (await db.updateBooking(b, update.next, update.outbox)) return { booking: update.next, ...(refused ? { refused } : {}) };

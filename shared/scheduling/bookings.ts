@@ -205,7 +205,7 @@ export async function createBooking(config: ConfigurationRecord, query: CreateBo
   const confirm = confirmSalt ? confirmLink(config, origin, bookingReference(config.id, record.id, confirmSalt)) : undefined;
   const change = pendingChange(record, 'create', { links: { ...(manage ? { manage } : {}), ...(confirm ? { confirm } : {}) } });
   await lockSlot(change.record, [change.entry]);
-  return bookingView(await settle(change), reference);
+  return bookingView(await settle(change, config, organizer), reference);
 }
 
 /**
@@ -213,10 +213,10 @@ export async function createBooking(config: ConfigurationRecord, query: CreateBo
  * job: the answer is the booking as committed (`event_status: 'pending'`). A refused create is the
  * request's error (its booking is cancelled, its time free); a refused change is answered as recorded.
  */
-async function settle(change: ReturnType<typeof pendingChange>): Promise<BookingRecord> {
+async function settle(change: ReturnType<typeof pendingChange>, config: ConfigurationRecord, organizer: GrantRecord): Promise<BookingRecord> {
   let outcome: BookingEventOutcome;
   try {
-    outcome = await runBookingEvent(change.job, { inline: true });
+    outcome = await runBookingEvent(change.job, { inline: { booking: change.record, config, organizer } });
   } catch (error) {
     logger.warn('booking event left to its job', { booking_id: change.record.id, step: change.record.event_step, error: error instanceof Error ? error.message : String(error) });
     return change.record;
@@ -253,9 +253,9 @@ function checkSettled(b: BookingRecord): void {
 }
 
 /** Commits a change of a booking (no slot moves) with its job; 409 when another request changed it first. */
-async function commit(current: BookingRecord, change: ReturnType<typeof pendingChange>): Promise<BookingRecord> {
+async function commit(current: BookingRecord, change: ReturnType<typeof pendingChange>, config: ConfigurationRecord, organizer: GrantRecord): Promise<BookingRecord> {
   if (!(await db.updateBooking(current, change.record, [change.entry]))) throw new ConflictError(`Booking '${current.id}' was changed by another request; read it again`);
-  return settle(change);
+  return settle(change, config, organizer);
 }
 
 export async function cancelBooking(config: ConfigurationRecord, id: string, reason: string | undefined, record?: BookingRecord) {
@@ -274,7 +274,7 @@ export async function cancelBooking(config: ConfigurationRecord, id: string, rea
   }
   const next: BookingRecord = { ...b, status: 'cancelled', ...(reason !== undefined ? { cancellation_reason: reason } : {}), updated_at: clock.nowSeconds(), version: b.version + 1 };
   // The slot locks are released in this transaction (updateBooking: the booking becomes cancelled).
-  return bookingView(await commit(b, pendingChange(next, 'cancel', cancel ? { cancel_ics: cancel } : {})));
+  return bookingView(await commit(b, pendingChange(next, 'cancel', cancel ? { cancel_ics: cancel } : {}), config, organizer));
 }
 
 /** PUT: the organizer confirms or declines a pending booking, with the salt of its reference (404 when it does not match). */
@@ -284,9 +284,9 @@ export async function confirmBooking(config: ConfigurationRecord, id: string, bo
   if (b.status !== 'pending') throw new ConflictError(`Booking '${id}' is ${b.status}, not pending: only a pending booking can be confirmed or cancelled this way`);
   if (body.status === 'cancelled') return cancelBooking(config, id, body.cancellation_reason, b);
   checkSettled(b);
-  await organizerOf(config);
+  const organizer = await organizerOf(config);
   const next: BookingRecord = { ...b, status: 'booked', updated_at: clock.nowSeconds(), version: b.version + 1 };
-  return bookingView(await commit(b, pendingChange(next, 'confirm')));
+  return bookingView(await commit(b, pendingChange(next, 'confirm'), config, organizer));
 }
 
 /** PATCH: a new time for a booking, checked against availability (its own time counting as free). */
@@ -301,5 +301,5 @@ export async function rescheduleBooking(config: ConfigurationRecord, id: string,
   // New locks taken, the days it leaves released, and the job, in one transaction.
   const change = pendingChange(moved, 'move');
   await lockSlot(change.record, [change.entry], b);
-  return bookingView(await settle(change));
+  return bookingView(await settle(change, config, organizer));
 }

@@ -75,8 +75,8 @@ type Command = { constructor: { name: string }; input: { TransactItems?: { Put?:
 const bookingPuts = (command: Command) => (command.input.TransactItems ?? []).map((i) => i.Put?.Item).filter((item) => item?.entity === 'booking');
 
 /**
- * Fails DynamoDB calls as a crash would: `after-commit` fails the first read of a booking once a
- * change with a pending event step has committed (the inline run never starts); `after-provider`
+ * Fails DynamoDB calls as a crash would: `after-commit` fails the first call of any kind once a
+ * change with a pending event step has committed (the inline run never gets anywhere); `after-provider`
  * fails the first booking update that records a step's outcome (the provider has acted, the booking
  * does not know). Everything else goes through.
  */
@@ -95,7 +95,7 @@ function crashOnStorage(point: 'after-commit' | 'after-provider') {
         return send(command as never).then((out: unknown) => ((armed = true), out));
       }
     }
-    if (armed && !crashed && command.constructor.name === 'GetCommand' && command.input.Key?.pk?.startsWith('booking#')) {
+    if (armed && !crashed) {
       crashed = true;
       return Promise.reject(new Error('killed after the transaction'));
     }
