@@ -135,3 +135,32 @@ export const BookingReminderFiring = {
 /** What the scheduled-send queue carries. */
 export const FiringPayload = { oneOf: [ScheduledSendFiring, BookingReminderFiring] } as const;
 export type FiringPayload = FromSchema<typeof FiringPayload>;
+
+/**
+ * A notification as the fan-out queue carries it (shared/notifications/notification.ts): the CloudEvents
+ * envelope; `data.object` is the changed object, whatever its type.
+ */
+export const NotificationPayload = {
+  type: 'object',
+  required: ['specversion', 'type', 'source', 'id', 'time', 'data'],
+  properties: {
+    specversion: { const: '1.0' },
+    type: Id,
+    source: Text,
+    id: Id,
+    time: Seconds,
+    data: {
+      type: 'object',
+      required: ['application_id', 'grant_id', 'object'],
+      properties: { application_id: Id, grant_id: { type: ['string', 'null'] }, object: { type: 'object' } },
+    },
+  },
+} as const;
+
+/** One delivery of a notification to one webhook destination (the delivery queue; shared/webhooks/deliver.ts). */
+export const DeliveryPayload = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['application_id', 'webhook_id', 'notification', 'attempt'],
+  properties: { application_id: Id, webhook_id: Id, notification: NotificationPayload, attempt: { type: 'integer', minimum: 1 } },
+} as const;

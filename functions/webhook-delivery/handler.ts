@@ -2,6 +2,7 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { sendMessages, type OutgoingMessage } from '#shared/aws/sqs';
 import { env } from '#shared/config';
 import { BatchFailures, readBodies } from '#shared/jobs/batch';
+import { readDelivery } from '#shared/jobs/payloads';
 import { clock } from '#shared/time';
 import { deliverBatch, type DeliveryJob, type DeliveryOutcome } from '#shared/webhooks/deliver';
 
@@ -32,7 +33,7 @@ function followUp(job: DeliveryJob, result: DeliveryOutcome): { queueUrl: string
 
 export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
   const failures = new BatchFailures();
-  const readable = readBodies<DeliveryJob>(event, failures, 'delivery: unreadable job');
+  const readable = readBodies(event, failures, 'delivery: unreadable job', readDelivery);
   let results: DeliveryOutcome[];
   try {
     results = await deliverBatch(readable.map((r) => r.body));

@@ -3,8 +3,8 @@ import { sendMessages } from '#shared/aws/sqs';
 import { env } from '#shared/config';
 import type { ApplicationId } from '#shared/ids';
 import { BatchFailures, readBodies } from '#shared/jobs/batch';
+import { readNotification } from '#shared/jobs/payloads';
 import { logger } from '#shared/logger';
-import type { Notification } from '#shared/notifications/notification';
 import type { DeliveryJob } from '#shared/webhooks/deliver';
 import { destinationsOf, isTarget, type WebhookTarget } from '#shared/webhooks/fanout';
 
@@ -21,7 +21,7 @@ const DELIVERY_QUEUE_URL = env.deliveryQueueUrl();
 export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
   const failures = new BatchFailures();
   const fail = (messageId: string, message: string, error: unknown) => failures.fail(messageId, message, error);
-  const notifications = readBodies<Notification>(event, failures, 'fan-out: unreadable notification').map(({ record, body }) => ({ messageId: record.messageId, notification: body }));
+  const notifications = readBodies(event, failures, 'fan-out: unreadable notification', readNotification).map(({ record, body }) => ({ messageId: record.messageId, notification: body }));
 
   // Each application's destinations, read once for the batch (a failed read fails its notifications only).
   const apps = [...new Set(notifications.map((n) => n.notification.data.application_id))];

@@ -1,4 +1,6 @@
-import { FiringPayload, JobPayload, type Job } from '#schemas/queues';
+import { DeliveryPayload, FiringPayload, JobPayload, NotificationPayload, type Job } from '#schemas/queues';
+import type { Notification } from '#shared/notifications/notification';
+import type { DeliveryJob } from '#shared/webhooks/deliver';
 
 /**
  * The queue boundary: a worker reads a message's body through here, so what it switches on is a
@@ -14,8 +16,9 @@ export class MalformedPayloadError extends Error {
   }
 }
 
+type TypeName = 'object' | 'string' | 'integer' | 'array' | 'null';
 type Schema = {
-  type?: 'object' | 'string' | 'integer' | 'array';
+  type?: TypeName | readonly TypeName[];
   const?: unknown;
   enum?: readonly unknown[];
   required?: readonly string[];
@@ -33,21 +36,22 @@ export const KNOWN_KEYWORDS = new Set(['type', 'const', 'enum', 'required', 'pro
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** What is wrong with `value` against `schema` (at `path`), or undefined when it validates. */
-export function problemOf(schema: Schema, value: unknown, path = ''): string | undefined {
+/** What is wrong with `value` as a `type` of `schema` (its type keywords: minLength, minimum, items), or undefined. */
+function typeProblem(type: TypeName, schema: Schema, value: unknown, path: string): string | undefined {
   const at = path || 'the payload';
-  switch (schema.type) {
+  switch (type) {
+    case 'null':
+      return value === null ? undefined : `${at} must be null`;
     case 'object':
-      if (!isObject(value)) return `${at} must be an object`;
-      break;
+      return isObject(value) ? undefined : `${at} must be an object`;
     case 'string':
       if (typeof value !== 'string') return `${at} must be a string`;
       if (schema.minLength !== undefined && [...value].length < schema.minLength) return `${at} must have at least ${schema.minLength} characters`;
-      break;
+      return undefined;
     case 'integer':
       if (typeof value !== 'number' || !Number.isInteger(value)) return `${at} must be an integer`;
       if (schema.minimum !== undefined && value < schema.minimum) return `${at} must be at least ${schema.minimum}`;
-      break;
+      return undefined;
     case 'array':
       if (!Array.isArray(value)) return `${at} must be an array`;
       if (schema.items) {
@@ -56,7 +60,17 @@ export function problemOf(schema: Schema, value: unknown, path = ''): string | u
           if (problem) return problem;
         }
       }
-      break;
+      return undefined;
+  }
+}
+
+/** What is wrong with `value` against `schema` (at `path`), or undefined when it validates. */
+export function problemOf(schema: Schema, value: unknown, path = ''): string | undefined {
+  const at = path || 'the payload';
+  if (schema.type !== undefined) {
+    const types = typeof schema.type === 'string' ? [schema.type] : schema.type;
+    const problems = types.map((type) => typeProblem(type, schema, value, path));
+    if (!problems.includes(undefined)) return problems.length === 1 ? problems[0] : `${at} must be ${types.join(' or ')}`;
   }
   if ('const' in schema && value !== schema.const) return `${at} must be ${JSON.stringify(schema.const)}`;
   if (schema.enum && !schema.enum.includes(value)) return `${at} must be one of ${schema.enum.map((e) => JSON.stringify(e)).join(', ')}`;
@@ -93,3 +107,9 @@ export const readJob = (body: unknown): Job => read<Job>(JobPayload as Schema, '
 
 /** A firing as the scheduled-send queue delivers it; MalformedPayloadError when it is not one. */
 export const readFiring = (body: unknown): FiringPayload => read<FiringPayload>(FiringPayload as Schema, 'scheduled-send queue', body);
+
+/** A notification as the fan-out queue delivers it; MalformedPayloadError when it is not one. */
+export const readNotification = (body: unknown): Notification => read<Notification>(NotificationPayload as Schema, 'fan-out queue', body);
+
+/** A delivery as the delivery queue delivers it; MalformedPayloadError when it is not one. */
+export const readDelivery = (body: unknown): DeliveryJob => read<DeliveryJob>(DeliveryPayload as Schema, 'delivery queue', body);

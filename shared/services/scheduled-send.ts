@@ -104,8 +104,7 @@ const MAX_RECEIVES = 3;
 
 // A firing not handled (e.g. DynamoDB unavailable) fails alone: SQS delivers it again after its visibility timeout.
 export const consumeScheduledSendQueue = (event: SQSEvent): Promise<SQSBatchResponse> =>
-  eachMessage<unknown>(event, 'scheduled send: firing failed', async (body, record) => {
-    const payload = readFiring(body);
+  eachMessage(event, 'scheduled send: firing failed', readFiring, async (payload, record) => {
     switch (payload.kind) {
       case 'booking-reminder':
         logger.info('booking reminder', { booking_id: payload.booking_id, outcome: await runReminder(payload) });

@@ -1,7 +1,7 @@
 import Ajv from 'ajv';
 import { describe, expect, it } from 'vitest';
-import { FiringPayload, JobPayload } from '#schemas/queues';
-import { KNOWN_KEYWORDS, MalformedPayloadError, problemOf, readFiring, readJob } from '#shared/jobs/payloads';
+import { DeliveryPayload, FiringPayload, JobPayload, NotificationPayload } from '#schemas/queues';
+import { KNOWN_KEYWORDS, MalformedPayloadError, problemOf, readDelivery, readFiring, readJob, readNotification } from '#shared/jobs/payloads';
 
 /**
  * The queue boundary (shared/jobs/payloads.ts) checks payloads against schemas/queues.ts with its own
@@ -11,6 +11,8 @@ import { KNOWN_KEYWORDS, MalformedPayloadError, problemOf, readFiring, readJob }
 const ajv = new Ajv({ strict: true, discriminator: true, allErrors: false });
 const ajvJob = ajv.compile(JobPayload);
 const ajvFiring = ajv.compile(FiringPayload);
+const ajvNotification = ajv.compile(NotificationPayload);
+const ajvDelivery = ajv.compile(DeliveryPayload);
 
 const grant = { application_id: 'app_1', grant_id: 'grant_1' };
 const VALID_JOBS: unknown[] = [
@@ -62,6 +64,7 @@ describe('queue payloads', () => {
     };
     walk(JobPayload);
     walk(FiringPayload);
+    walk(DeliveryPayload);
     expect([...used].filter((k) => !KNOWN_KEYWORDS.has(k))).toEqual([]);
   });
 
@@ -111,6 +114,45 @@ describe('queue payloads', () => {
     for (const firing of invalid) {
       expect(ajvFiring(firing)).toBe(false);
       expect(() => readFiring(firing)).toThrow(MalformedPayloadError);
+    }
+  });
+
+  it('reads notifications and webhook deliveries, grant or no grant, and refuses others as ajv does', () => {
+    const notification = {
+      specversion: '1.0',
+      type: 'message.created',
+      source: '/switchboard',
+      id: 'ntf_1',
+      time: 1_800_000_000,
+      data: { application_id: 'app_1', grant_id: 'grant_1', object: { id: 'msg_1' } },
+    };
+    const noGrant = { ...notification, data: { ...notification.data, grant_id: null } };
+    const delivery = { application_id: 'app_1', webhook_id: 'wh_1', notification, attempt: 2 };
+    for (const n of [notification, noGrant]) {
+      expect(ajvNotification(n)).toBe(true);
+      expect(readNotification(n)).toBe(n);
+    }
+    expect(ajvDelivery(delivery)).toBe(true);
+    expect(readDelivery(delivery)).toBe(delivery);
+    const badNotifications = [
+      { ...notification, specversion: '0.3' },
+      { ...notification, data: { ...notification.data, grant_id: 7 } },
+      { ...notification, data: { application_id: 'app_1', grant_id: null } },
+      { ...notification, time: 'now' },
+    ];
+    for (const n of badNotifications) {
+      expect(ajvNotification(n)).toBe(false);
+      expect(() => readNotification(n)).toThrow(MalformedPayloadError);
+    }
+    const badDeliveries = [
+      { ...delivery, attempt: 0 },
+      { ...delivery, notification: badNotifications[1] },
+      { ...delivery, extra: true },
+      { ...delivery, webhook_id: undefined },
+    ];
+    for (const d of badDeliveries) {
+      expect(ajvDelivery(d)).toBe(false);
+      expect(() => readDelivery(d)).toThrow(MalformedPayloadError);
     }
   });
 });
