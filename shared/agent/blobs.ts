@@ -34,6 +34,18 @@ export async function uploadAttachments(records: readonly AttachmentRecord[], li
   await Promise.all(records.map((r, i) => putBlob(r.key, list[i]!.content, r.content_type)));
 }
 
+/** Stored attachments with their contents read back from S3 (a draft or a scheduled message sent: nothing is rendered again). */
+export const attachmentsWithContents = (records: readonly AttachmentRecord[]): Promise<NewAttachment[]> =>
+  Promise.all(
+    records.map(async (a) => ({
+      filename: a.filename,
+      contentType: a.content_type,
+      content: await getBlob(a.key),
+      ...(a.content_id ? { contentId: a.content_id } : {}),
+      inline: a.is_inline,
+    })),
+  );
+
 /** The body of a stored message or draft: in S3 when `body_key` names it, otherwise in the item. */
 export async function storedBody(record: { body?: string; body_key?: string }): Promise<string> {
   return record.body_key ? (await getBlob(record.body_key)).toString('utf8') : (record.body ?? '');

@@ -1,9 +1,9 @@
-import { getBlob, storedBody } from '#shared/agent/blobs';
+import { attachmentsWithContents, storedBody } from '#shared/agent/blobs';
 import { removeContentsNow } from '#shared/agent/cleanup';
 import { draftContentsRemoval, draftOutbox, requireUnscheduledDraft } from '#shared/agent/drafts';
 import { consumeQuota, deliverAndStore, nothingLeft, prepareOutgoing, type OutgoingInput } from '#shared/agent/send';
 import { viewOf } from '#shared/agent/store';
-import type { DraftRecord, NewAttachment } from '#shared/agent/types';
+import type { DraftRecord } from '#shared/agent/types';
 import * as drafts from '#shared/db/drafts';
 import type { GrantRecord } from '#shared/db/grants';
 import { draftKey } from '#shared/db/keys';
@@ -18,15 +18,7 @@ import { ConflictError, NotFoundError } from '#shared/errors';
  */
 export async function sendDraft(grant: GrantRecord, draftId: string, body: { signature_id?: string }) {
   const draft = await requireUnscheduledDraft(grant, draftId, 'sent');
-  const attachments: NewAttachment[] = await Promise.all(
-    draft.attachments.map(async (a) => ({
-      filename: a.filename,
-      contentType: a.content_type,
-      content: await getBlob(a.key),
-      ...(a.content_id ? { contentId: a.content_id } : {}),
-      inline: a.is_inline,
-    })),
-  );
+  const attachments = await attachmentsWithContents(draft.attachments);
   const signatureId = body.signature_id ?? draft.signature_id;
   const input: OutgoingInput = {
     to: draft.to,

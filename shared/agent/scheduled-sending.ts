@@ -1,4 +1,4 @@
-import { getBlob, storedBody } from '#shared/agent/blobs';
+import { attachmentsWithContents, storedBody } from '#shared/agent/blobs';
 import { scheduledMessageView } from '#shared/agent/scheduled';
 import { closingItems } from '#shared/agent/schedules';
 import { consumeQuota, deliverAndStore, type PreparedMessage } from '#shared/agent/send';
@@ -24,18 +24,7 @@ const DAILY_QUOTA = env.dailySendQuota();
 
 /** Rebuilds the message from its schedule record (contents from S3): nothing is rendered again. */
 async function preparedFrom(record: ScheduleRecord, governance: Governance): Promise<PreparedMessage> {
-  const [body, attachments] = await Promise.all([
-    storedBody(record),
-    Promise.all(
-      record.attachments.map(async (a) => ({
-        filename: a.filename,
-        contentType: a.content_type,
-        content: await getBlob(a.key),
-        ...(a.content_id ? { contentId: a.content_id } : {}),
-        inline: a.is_inline,
-      })),
-    ),
-  ]);
+  const [body, attachments] = await Promise.all([storedBody(record), attachmentsWithContents(record.attachments)]);
   return {
     from: record.from[0]!,
     to: record.to,
