@@ -27,92 +27,94 @@ const job = <const K extends string, const P extends Record<string, JSONSchema>,
 
 const ForGrant = { application_id: Id, grant_id: Id } as const;
 
-const JOBS = [
-  job('purge-grant', 'Deletes everything a deleted grant stored: mailbox items, indexes, contents in S3.', { ...ForGrant, provider: Text }, ['application_id', 'grant_id', 'provider'] as const),
-  job('purge-webhook', 'Deletes the delivery log and counters of a deleted webhook destination.', { webhook_id: Id }, ['webhook_id'] as const),
-  job('refresh-thread', "Recomputes a thread's aggregate from its messages (idempotent: committed with every change to them).", { ...ForGrant, thread_id: Id }, [
-    'application_id',
-    'grant_id',
-    'thread_id',
-  ] as const),
-  job(
-    'message-stored',
-    "Committed with every stored message: refreshes its thread if the storing request could not, then merges the mailbox's search entries into its segments (shared/agent/search-index.ts).",
-    { ...ForGrant, thread_id: Id, message_id: Id },
-    ['application_id', 'grant_id', 'thread_id', 'message_id'] as const,
-  ),
-  job('merge-search', "Merges a mailbox's search entries into its segments (idempotent; also run by message-stored).", ForGrant, ['application_id', 'grant_id'] as const),
-  job('index-message', "Committed before the search index (they completed a message's postings): nothing to do now.", { ...ForGrant, message_id: Id }, [
-    'application_id',
-    'grant_id',
-    'message_id',
-  ] as const),
-  job(
-    'remove-contents',
-    'Removes what nothing points to any more since a committed change: postings of a deleted message (`owner_id`) and contents in S3 that a deleted or replaced message or draft referenced.',
-    { ...ForGrant, owner_id: Id, postings: { type: 'array', items: Text }, blobs: { type: 'array', items: Text } },
-    ['application_id', 'grant_id', 'owner_id', 'postings', 'blobs'] as const,
-  ),
-  job('purge-list', 'Deletes the items of a deleted list (the list itself is already gone; rules no longer match it).', { application_id: Id, list_id: Id }, ['application_id', 'list_id'] as const),
-  job(
-    'send-itip',
-    'Mails an iCalendar REQUEST, CANCEL or REPLY from a grant (iMIP): the calendar text is built when the change is committed, so the mail says what the change said.',
-    { ...ForGrant, method: { enum: ['REQUEST', 'CANCEL', 'REPLY'] }, to: Recipients, subject: Text, body: Text, ics: Text },
-    ['application_id', 'grant_id', 'method', 'to', 'subject', 'body', 'ics'] as const,
-  ),
-  job(
-    'send-mail',
-    "Mails a message from a grant's own address through its send path, with an optional iCalendar part: the scheduler's confirmations, requests, changes and cancellations.",
-    {
-      ...ForGrant,
-      to: Recipients,
-      subject: Text,
-      body: Text,
-      calendar: { type: 'object', additionalProperties: false, required: ['method', 'ics'], properties: { method: { enum: ['REQUEST', 'CANCEL'] }, ics: Text } },
-      purpose: Text,
-    },
-    ['application_id', 'grant_id', 'to', 'subject', 'body', 'purpose'] as const,
-  ),
-  job(
-    'booking-reminders',
-    "Sets (or clears) a booking's reminder schedules in EventBridge Scheduler, one one-shot schedule per reminder of its configuration: committed with every booking change, so none is lost.",
-    { booking_id: Id },
-    ['booking_id'] as const,
-  ),
-  job(
-    'booking-event',
-    "Does the provider step of a booking change committed with it (create, move, confirm or cancel the event: the booking's `event_step`), then commits the booking's update with its notification and mails (shared/scheduling/booking-events.ts). Idempotent: it acts only while the booking is still at `version` with its event pending. `links`: the guest's and organizer's page links of a new booking (their salts are never stored); `cancel_ics`: the CANCEL read before the event goes.",
-    {
-      booking_id: Id,
-      version: { type: 'integer', minimum: 0 },
-      links: { type: 'object', additionalProperties: false, properties: { manage: Text, confirm: Text } },
-      cancel_ics: Text,
-    },
-    ['booking_id', 'version'] as const,
-  ),
-  job('apply-itip', 'Applies an iCalendar part received by a grant (invitation, update, cancellation, reply) to its calendar.', { ...ForGrant, sender: Text, ics: Text }, [
-    'application_id',
-    'grant_id',
-    'sender',
-    'ics',
-  ] as const),
-  job('purge-calendar', 'Deletes the events (and their window copies and UIDs) of a deleted calendar.', { ...ForGrant, calendar_id: Id }, ['application_id', 'grant_id', 'calendar_id'] as const),
-  job(
-    'deliver-local',
-    "Stores a sent message's copies in the mailboxes this deployment hosts among its recipients (shared/services/local-delivery.ts), one job per batch of mailboxes (`batch` of `batches`): the message waits under `spool` in S3; deduplicated per mailbox by `message_id_header`. `application_id` is the sender's.",
-    {
-      application_id: Id,
-      spool: Text,
-      message_id_header: Text,
-      recipients: { type: 'array', items: { type: 'object', additionalProperties: false, required: ['application_id', 'grant_id'], properties: ForGrant } },
-      batch: { type: 'integer', minimum: 0 },
-      batches: { type: 'integer', minimum: 1 },
-    },
-    ['application_id', 'spool', 'message_id_header', 'recipients'] as const,
-  ),
-] as const;
+/** Built in a function (marked pure) so that a bundle which reads no job, a webhook worker's, carries none of these. */
+const jobs = () =>
+  [
+    job('purge-grant', 'Deletes everything a deleted grant stored: mailbox items, indexes, contents in S3.', { ...ForGrant, provider: Text }, ['application_id', 'grant_id', 'provider'] as const),
+    job('purge-webhook', 'Deletes the delivery log and counters of a deleted webhook destination.', { webhook_id: Id }, ['webhook_id'] as const),
+    job('refresh-thread', "Recomputes a thread's aggregate from its messages (idempotent: committed with every change to them).", { ...ForGrant, thread_id: Id }, [
+      'application_id',
+      'grant_id',
+      'thread_id',
+    ] as const),
+    job(
+      'message-stored',
+      "Committed with every stored message: refreshes its thread if the storing request could not, then merges the mailbox's search entries into its segments (shared/agent/search-index.ts).",
+      { ...ForGrant, thread_id: Id, message_id: Id },
+      ['application_id', 'grant_id', 'thread_id', 'message_id'] as const,
+    ),
+    job('merge-search', "Merges a mailbox's search entries into its segments (idempotent; also run by message-stored).", ForGrant, ['application_id', 'grant_id'] as const),
+    job('index-message', "Committed before the search index (they completed a message's postings): nothing to do now.", { ...ForGrant, message_id: Id }, [
+      'application_id',
+      'grant_id',
+      'message_id',
+    ] as const),
+    job(
+      'remove-contents',
+      'Removes what nothing points to any more since a committed change: postings of a deleted message (`owner_id`) and contents in S3 that a deleted or replaced message or draft referenced.',
+      { ...ForGrant, owner_id: Id, postings: { type: 'array', items: Text }, blobs: { type: 'array', items: Text } },
+      ['application_id', 'grant_id', 'owner_id', 'postings', 'blobs'] as const,
+    ),
+    job('purge-list', 'Deletes the items of a deleted list (the list itself is already gone; rules no longer match it).', { application_id: Id, list_id: Id }, ['application_id', 'list_id'] as const),
+    job(
+      'send-itip',
+      'Mails an iCalendar REQUEST, CANCEL or REPLY from a grant (iMIP): the calendar text is built when the change is committed, so the mail says what the change said.',
+      { ...ForGrant, method: { enum: ['REQUEST', 'CANCEL', 'REPLY'] }, to: Recipients, subject: Text, body: Text, ics: Text },
+      ['application_id', 'grant_id', 'method', 'to', 'subject', 'body', 'ics'] as const,
+    ),
+    job(
+      'send-mail',
+      "Mails a message from a grant's own address through its send path, with an optional iCalendar part: the scheduler's confirmations, requests, changes and cancellations.",
+      {
+        ...ForGrant,
+        to: Recipients,
+        subject: Text,
+        body: Text,
+        calendar: { type: 'object', additionalProperties: false, required: ['method', 'ics'], properties: { method: { enum: ['REQUEST', 'CANCEL'] }, ics: Text } },
+        purpose: Text,
+      },
+      ['application_id', 'grant_id', 'to', 'subject', 'body', 'purpose'] as const,
+    ),
+    job(
+      'booking-reminders',
+      "Sets (or clears) a booking's reminder schedules in EventBridge Scheduler, one one-shot schedule per reminder of its configuration: committed with every booking change, so none is lost.",
+      { booking_id: Id },
+      ['booking_id'] as const,
+    ),
+    job(
+      'booking-event',
+      "Does the provider step of a booking change committed with it (create, move, confirm or cancel the event: the booking's `event_step`), then commits the booking's update with its notification and mails (shared/scheduling/booking-events.ts). Idempotent: it acts only while the booking is still at `version` with its event pending. `links`: the guest's and organizer's page links of a new booking (their salts are never stored); `cancel_ics`: the CANCEL read before the event goes.",
+      {
+        booking_id: Id,
+        version: { type: 'integer', minimum: 0 },
+        links: { type: 'object', additionalProperties: false, properties: { manage: Text, confirm: Text } },
+        cancel_ics: Text,
+      },
+      ['booking_id', 'version'] as const,
+    ),
+    job('apply-itip', 'Applies an iCalendar part received by a grant (invitation, update, cancellation, reply) to its calendar.', { ...ForGrant, sender: Text, ics: Text }, [
+      'application_id',
+      'grant_id',
+      'sender',
+      'ics',
+    ] as const),
+    job('purge-calendar', 'Deletes the events (and their window copies and UIDs) of a deleted calendar.', { ...ForGrant, calendar_id: Id }, ['application_id', 'grant_id', 'calendar_id'] as const),
+    job(
+      'deliver-local',
+      "Stores a sent message's copies in the mailboxes this deployment hosts among its recipients (shared/services/local-delivery.ts), one job per batch of mailboxes (`batch` of `batches`): the message waits under `spool` in S3; deduplicated per mailbox by `message_id_header`. `application_id` is the sender's.",
+      {
+        application_id: Id,
+        spool: Text,
+        message_id_header: Text,
+        recipients: { type: 'array', items: { type: 'object', additionalProperties: false, required: ['application_id', 'grant_id'], properties: ForGrant } },
+        batch: { type: 'integer', minimum: 0 },
+        batches: { type: 'integer', minimum: 1 },
+      },
+      ['application_id', 'spool', 'message_id_header', 'recipients'] as const,
+    ),
+  ] as const;
 
-export const JobPayload = { type: 'object', discriminator: { propertyName: 'kind' }, required: ['kind'], properties: { kind: { type: 'string' } }, oneOf: JOBS } as const;
+export const JobPayload = { type: 'object', discriminator: { propertyName: 'kind' }, required: ['kind'], properties: { kind: { type: 'string' } }, oneOf: /* @__PURE__ */ jobs() } as const;
 export type Job = FromSchema<typeof JobPayload>;
 export type JobKind = Job['kind'];
 
