@@ -1,6 +1,6 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { EmailAddress, Limit, PageToken, Select, UnixSeconds } from '#schemas/common';
-import { CONNECTED_PROVIDERS, CUSTOM_PROVIDERS, HOSTED_PROVIDER } from '#shared/providers/names';
+import { CONNECTED_PROVIDERS, CUSTOM_PROVIDERS, HOSTED_PROVIDER, IMAP_PROVIDER } from '#shared/providers/names';
 
 /** Provider values of the API: defined with the providers (shared/providers/names.ts, a leaf module). */
 export { CONNECTED_PROVIDERS, HOSTED_PROVIDER };
@@ -23,7 +23,7 @@ export const Grant = {
   properties: {
     id: { type: 'string' },
     grant_status: { type: 'string', enum: ['valid', 'invalid'], description: '`invalid`: the provider refused its refresh token (grant.expired); re-authenticate to make it valid again.' },
-    provider: { type: 'string', enum: [HOSTED_PROVIDER, ...CONNECTED_PROVIDERS] },
+    provider: { type: 'string', enum: [HOSTED_PROVIDER, ...CONNECTED_PROVIDERS, IMAP_PROVIDER] },
     name: { type: 'string', description: 'Default From display name of an Agent Account.' },
     scope: { type: 'array', items: { type: 'string' } },
     email: { type: 'string' },
@@ -58,6 +58,15 @@ export const CreateCustomGrantBody = {
         policy_id: { type: 'string', minLength: 1, maxLength: 256 },
         credential_id: { type: 'string', minLength: 1, maxLength: 256 },
         scopes: { type: 'array', maxItems: 100, items: { type: 'string', minLength: 1, maxLength: 512 } },
+        // provider imap: the account's IMAP and SMTP servers and credentials (hosts and ports detected for well-known domains when left out).
+        imap_username: { type: 'string', minLength: 1, maxLength: 320, description: "IMAP: the account's username (usually its email address)." },
+        imap_password: { type: 'string', minLength: 1, maxLength: 1024, description: 'IMAP: the password or app password; stored sealed, never answered.' },
+        imap_host: { type: 'string', minLength: 1, maxLength: 253, description: 'IMAP: the server; detected for well-known domains when left out.' },
+        imap_port: { type: 'integer', minimum: 1, maximum: 65535, description: 'IMAP: 993 (TLS) unless given; other ports use STARTTLS.' },
+        smtp_host: { type: 'string', minLength: 1, maxLength: 253, description: 'IMAP: the SMTP submission server; detected for well-known domains when left out.' },
+        smtp_port: { type: 'integer', minimum: 1, maximum: 65535, description: 'IMAP: 465 (TLS) or 587 (STARTTLS); 587 unless given.' },
+        smtp_username: { type: 'string', minLength: 1, maxLength: 320, description: 'IMAP: the SMTP username, when it differs from imap_username.' },
+        smtp_password: { type: 'string', minLength: 1, maxLength: 1024, description: 'IMAP: the SMTP password, when it differs from imap_password.' },
       },
     },
     external_id: ExternalId,

@@ -13,6 +13,8 @@ import type { AccountHooks } from '#shared/providers/contract';
  */
 export const agentAccounts: AccountHooks = {
   governed: true,
+  // Those it refuses with a reason of their own included.
+  settingsFields: ['email', 'email_address', 'app_password', 'policy_id', 'credential_id', 'scopes'],
   account(request) {
     const settings = request.settings;
     if (settings.credential_id !== undefined || settings.scopes !== undefined) {

@@ -9,6 +9,8 @@ import type { AccountHooks } from '#shared/providers/contract';
  */
 export const connectedAccounts: AccountHooks = {
   governed: false,
+  // Bulk authentication's (shared/connect/bulk.ts), those it refuses with a reason of their own included.
+  settingsFields: ['email', 'email_address', 'app_password', 'policy_id', 'credential_id', 'scopes'],
   update(request) {
     if (request.scope !== undefined || request.settings !== undefined) {
       throw new InvalidRequestError(

@@ -24,13 +24,16 @@ export interface Connection {
   providerUserId: string;
   scope: string[];
   settings: Record<string, unknown>;
-  tokens: {
-    source: ProviderTokensRecord['source'];
-    credential_id?: string;
-    access_token: string;
-    refresh_token?: string;
-    expires_in?: number;
-  };
+  tokens:
+    | {
+        source: Exclude<ProviderTokensRecord['source'], 'password'>;
+        credential_id?: string;
+        access_token: string;
+        refresh_token?: string;
+        expires_in?: number;
+      }
+    /** An IMAP account's passwords (shared/imap/account.ts). */
+    | { source: 'password'; passwords: { imap_password: string; smtp_password: string } };
   ip?: string;
   userAgent?: string;
 }
@@ -39,18 +42,17 @@ export interface Connection {
 export const providerTokensContext = (grantId: string) => `grant#${grantId}/provider_tokens`;
 
 async function tokensItem(grantId: GrantRecord['id'], c: Connection, now: number, version: number): Promise<ProviderTokensRecord> {
+  const base = { grant_id: grantId, application_id: c.applicationId, provider: c.provider, scope: c.scope, version, updated_at: now };
+  if (c.tokens.source === 'password') {
+    return { ...base, source: 'password', sealed: await sealJson(c.tokens.passwords, 'provider-tokens', providerTokensContext(grantId)) };
+  }
   const { source, credential_id, access_token, refresh_token, expires_in } = c.tokens;
   return {
-    grant_id: grantId,
-    application_id: c.applicationId,
-    provider: c.provider,
+    ...base,
     source,
     ...(credential_id ? { credential_id } : {}),
     sealed: await sealJson({ access_token, ...(refresh_token ? { refresh_token } : {}) }, 'provider-tokens', providerTokensContext(grantId)),
     ...(expires_in ? { access_expires_at: now + expires_in } : {}),
-    scope: c.scope,
-    version,
-    updated_at: now,
   };
 }
 

@@ -119,6 +119,9 @@ async function obtain(grant: GrantRecord, record: ProviderTokensRecord, sealed: 
       const credential = await credentialOf(grant.application_id, grant.provider, record.credential_id!);
       return clientCredentialsToken(client.server, { client_id: credential.data.client_id!, client_secret: credential.data.client_secret! }, { scope: record.scope });
     }
+    case 'password':
+      // An IMAP account's passwords: there is no token to obtain (its grant never asks for one).
+      throw new InvalidGrantError('invalid_grant', 'The grant authenticates with a password, not with provider tokens');
     default: {
       const exhaustive: never = record.source;
       throw new Error(`Unknown token source ${String(exhaustive)}`);

@@ -70,10 +70,13 @@ export interface ProviderTokensRecord {
   grant_id: GrantId;
   application_id: ApplicationId;
   provider: string;
-  /** How new provider tokens are obtained: a refresh token (hosted OAuth), a service account, or client credentials. */
-  source: 'oauth' | 'serviceaccount' | 'adminconsent';
+  /**
+   * How new provider tokens are obtained: a refresh token (hosted OAuth), a service account, or client
+   * credentials; `password`: an IMAP account's passwords, nothing to refresh.
+   */
+  source: 'oauth' | 'serviceaccount' | 'adminconsent' | 'password';
   credential_id?: string;
-  /** Sealed `{access_token, refresh_token?}`. */
+  /** Sealed `{access_token, refresh_token?}`, or (`password`) `{imap_password, smtp_password}`. */
   sealed: string;
   /** When the provider's access token expires (Unix seconds), if it said. */
   access_expires_at?: number;

@@ -21,9 +21,15 @@ import type { CreateCustomGrantBody } from '#schemas/grants';
 export async function createCustomGrant(app: ApplicationContext, body: CreateCustomGrantBody, meta: { ip: string; userAgent: string }): Promise<GrantRecord> {
   const provider = providerNamed(body.provider);
   if (!provider) throw new InvalidRequestError(`Unsupported provider '${body.provider}'`);
+  const hooks = accountHooksOf(provider);
+  const foreign = Object.keys(body.settings).filter((field) => !hooks.settingsFields.includes(field));
+  if (foreign.length) {
+    throw new InvalidRequestError(
+      `${foreign.map((f) => `'settings.${f}'`).join(', ')} ${foreign.length > 1 ? 'do' : 'does'} not apply to provider '${body.provider}' (its settings: ${hooks.settingsFields.join(', ')})`,
+    );
+  }
   const custom = customAuthenticationOf(provider);
   if (custom) return custom(app, body, meta);
-  const hooks = accountHooksOf(provider);
   if (!hooks.account) throw new InvalidRequestError(`Grants of provider '${body.provider}' are created by hosted OAuth (GET /v3/connect/auth)`);
   const account = hooks.account(body);
   const email = account.email;

@@ -1,5 +1,6 @@
 import { agentAccounts } from '#shared/agent/account';
 import { connectedAccounts } from '#shared/connect/accounts';
+import { imapAccounts } from '#shared/imap/accounts';
 import type { Provider } from '#shared/db/grants';
 import { InvalidRequestError } from '#shared/errors';
 import type { AccountHooks } from '#shared/providers/contract';
@@ -11,6 +12,7 @@ const registry: Record<Provider, AccountHooks> = {
   microsoft: connectedAccounts,
   yahoo: connectedAccounts,
   zoom: connectedAccounts,
+  imap: imapAccounts,
 };
 
 export { providerNamed, publicProviderName } from '#shared/providers/names';

@@ -225,6 +225,8 @@ export type CustomAuthentication = (app: ApplicationContext, request: CreateCust
 export interface AccountHooks {
   /** Whether its accounts belong to workspaces (rules, policies): `workspace_id` is accepted on create. */
   governed: boolean;
+  /** The `settings` a create request for this provider may name (others are refused, naming the provider's own). */
+  settingsFields: readonly string[];
   /**
    * The account a create request names, from its provider settings (400 when they do not fit this
    * provider): its address, and the settings kept on the grant. Providers whose accounts live

@@ -1,9 +1,9 @@
 /**
- * The providers a grant can belong to: Agent Accounts (mailboxes Switchboard hosts) and the OAuth
- * providers whose accounts are connected by hosted OAuth or bulk authentication. A leaf module
- * (it imports nothing): storage types its records with it.
+ * The providers a grant can belong to: Agent Accounts (mailboxes Switchboard hosts), the OAuth
+ * providers whose accounts are connected by hosted OAuth or bulk authentication, and mailboxes on
+ * IMAP/SMTP servers. A leaf module (it imports nothing): storage types its records with it.
  */
-export const PROVIDERS = ['agent', 'google', 'microsoft', 'yahoo', 'zoom'] as const;
+export const PROVIDERS = ['agent', 'google', 'microsoft', 'yahoo', 'zoom', 'imap'] as const;
 export type Provider = (typeof PROVIDERS)[number];
 
 /**
@@ -14,8 +14,10 @@ export type Provider = (typeof PROVIDERS)[number];
 export const HOSTED_PROVIDER = 'nylas';
 /** The OAuth providers whose accounts hosted OAuth and bulk authentication connect. */
 export const CONNECTED_PROVIDERS = ['google', 'microsoft', 'yahoo', 'zoom'] as const;
-/** Providers `POST /v3/connect/custom` takes: Agent Accounts, and bulk authentication of google (service account) and microsoft (admin consent). */
-export const CUSTOM_PROVIDERS = [HOSTED_PROVIDER, 'agent', 'google', 'microsoft'] as const;
+/** Mailboxes on IMAP/SMTP servers, connected with their credentials (shared/imap/). */
+export const IMAP_PROVIDER = 'imap';
+/** Providers `POST /v3/connect/custom` takes: Agent Accounts, bulk authentication of google (service account) and microsoft (admin consent), and IMAP. */
+export const CUSTOM_PROVIDERS = [HOSTED_PROVIDER, 'agent', 'google', 'microsoft', IMAP_PROVIDER] as const;
 /** Providers a connector can be created for: the published contract's list, without the two Switchboard serves itself or not at all (`nylas`: Agent Accounts need no connector; `virtual-calendar`). */
 export const CONNECTOR_PROVIDERS = ['google', 'microsoft', 'yahoo', 'imap', 'icloud', 'ews', 'zoom'] as const;
 
@@ -24,8 +26,8 @@ export const CONNECTOR_PROVIDERS = ['google', 'microsoft', 'yahoo', 'imap', 'icl
  * published contract's value for hosted mailboxes) and `agent` is accepted as an alias; connected
  * providers answer under their own names.
  */
-const NAMES: Record<string, Provider> = { nylas: 'agent', agent: 'agent', google: 'google', microsoft: 'microsoft', yahoo: 'yahoo', zoom: 'zoom' };
-const PUBLIC_NAME: Record<Provider, string> = { agent: 'nylas', google: 'google', microsoft: 'microsoft', yahoo: 'yahoo', zoom: 'zoom' };
+const NAMES: Record<string, Provider> = { nylas: 'agent', agent: 'agent', google: 'google', microsoft: 'microsoft', yahoo: 'yahoo', zoom: 'zoom', imap: 'imap' };
+const PUBLIC_NAME: Record<Provider, string> = { agent: 'nylas', google: 'google', microsoft: 'microsoft', yahoo: 'yahoo', zoom: 'zoom', imap: 'imap' };
 
 /** The provider an API value names (undefined for a value no provider answers to). */
 export const providerNamed = (name: string): Provider | undefined => NAMES[name];

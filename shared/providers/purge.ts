@@ -16,6 +16,8 @@ const registry: Record<Provider, PurgeGrant> = {
   microsoft: purgeConnectedGrant,
   yahoo: purgeConnectedGrant,
   zoom: purgeConnectedGrant,
+  // Its sealed passwords and the tokens Switchboard issued for it (nothing to revoke at an IMAP server).
+  imap: purgeConnectedGrant,
 };
 
 /** The purge of a provider's grants; undefined for a provider that stores nothing of its own. */

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
  * - functions are thin: no function imports a provider's module (shared/agent/) or a repository
  *   (shared/db/); they reach both through shared services and the provider registries;
  * - provider names appear only where providers are bound: shared/providers/ and the Agent Account's
- *   own folder (shared/agent/), beside the one key whose prefix names Agent Account addresses
+ *   own folder (shared/agent/, shared/imap/), beside the one key whose prefix names Agent Account addresses
  *   (shared/db/keys.ts, kept for stored data); the API's enums (schemas/) take them from
  *   shared/providers/names.ts;
  * - storage imports no domain, HTTP or provider code (type-only imports of leaf type modules aside).
@@ -52,7 +52,7 @@ export function providerLiterals(text: string): string[] {
   return found;
 }
 
-const PROVIDER_HOMES = ['shared/providers/', 'shared/agent/'];
+const PROVIDER_HOMES = ['shared/providers/', 'shared/agent/', 'shared/imap/'];
 /** Files outside those homes allowed a provider name, each with its reason. */
 const PROVIDER_NAME_EXCEPTIONS: Record<string, string> = {
   'shared/db/keys.ts': "the key of Agent Account addresses (`agent#<email>` / 'agent') names stored items; changing it would orphan them",

@@ -1,0 +1,110 @@
+import type { CreateCustomGrantBody } from '#schemas/grants';
+import { InvalidRequestError } from '#shared/errors';
+
+/**
+ * An IMAP grant's servers: what `POST /v3/connect/custom` with `provider: "imap"` names, completed
+ * for well-known mail domains (hosts and ports of their IMAP and submission servers) and defaulted
+ * the way mail clients do: IMAP on 993 with TLS from the first byte, SMTP submission on 587 with
+ * STARTTLS (465: TLS from the first byte). Passwords are kept apart (sealed: shared/imap/account.ts).
+ */
+export type TlsMode = 'implicit' | 'starttls';
+
+export interface MailServer {
+  host: string;
+  port: number;
+  /** How the connection is secured: TLS from the first byte, or STARTTLS (plain text only to loopback in local mode: shared/imap/connect.ts). */
+  tls: TlsMode;
+  username: string;
+}
+
+export interface ImapAccount {
+  email: string;
+  imap: MailServer;
+  smtp: MailServer;
+}
+
+export interface ImapPasswords {
+  imap_password: string;
+  smtp_password: string;
+}
+
+/** The settings a create request for an IMAP grant may name. */
+export const IMAP_SETTINGS = ['imap_username', 'imap_password', 'imap_host', 'imap_port', 'smtp_host', 'smtp_port', 'smtp_username', 'smtp_password', 'email', 'email_address'] as const;
+
+/** The IMAP and submission servers of well-known mail domains (their published client settings). */
+const WELL_KNOWN: Record<string, { imap: string; smtp: string; smtpPort: number }> = {};
+const known = (domains: string[], imap: string, smtp: string, smtpPort: number) => domains.forEach((d) => (WELL_KNOWN[d] = { imap, smtp, smtpPort }));
+known(['gmail.com', 'googlemail.com'], 'imap.gmail.com', 'smtp.gmail.com', 587);
+known(['icloud.com', 'me.com', 'mac.com'], 'imap.mail.me.com', 'smtp.mail.me.com', 587);
+known(['yahoo.com', 'ymail.com', 'rocketmail.com'], 'imap.mail.yahoo.com', 'smtp.mail.yahoo.com', 465);
+known(['outlook.com', 'hotmail.com', 'live.com', 'msn.com'], 'outlook.office365.com', 'smtp-mail.outlook.com', 587);
+known(['aol.com', 'aim.com'], 'imap.aol.com', 'smtp.aol.com', 465);
+known(['gmx.com'], 'imap.gmx.com', 'mail.gmx.com', 587);
+known(['gmx.net', 'gmx.de'], 'imap.gmx.net', 'mail.gmx.net', 587);
+known(['web.de'], 'imap.web.de', 'smtp.web.de', 587);
+known(['fastmail.com', 'fastmail.fm'], 'imap.fastmail.com', 'smtp.fastmail.com', 465);
+known(['zoho.com', 'zohomail.com'], 'imap.zoho.com', 'smtp.zoho.com', 465);
+known(['yandex.com', 'yandex.ru'], 'imap.yandex.com', 'smtp.yandex.com', 465);
+known(['mail.ru'], 'imap.mail.ru', 'smtp.mail.ru', 465);
+
+/** The servers of a well-known mail domain, if it is one. */
+export const wellKnownServers = (domain: string) => (Object.hasOwn(WELL_KNOWN, domain) ? WELL_KNOWN[domain] : undefined);
+
+const HOST = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$|^\d{1,3}(?:\.\d{1,3}){3}$|^\[[0-9a-f:.]+\]$/i;
+
+function checkHost(field: string, host: string): string {
+  const value = host.trim().toLowerCase();
+  if (!HOST.test(value)) throw new InvalidRequestError(`'settings.${field}' must be a host name or an IP address (no scheme, port or path); got '${host}'`);
+  return value;
+}
+
+/** The account and passwords a create request names (400 naming what is missing or wrong). */
+export function imapAccountOf(request: CreateCustomGrantBody): { account: ImapAccount; passwords: ImapPasswords } {
+  const s = request.settings;
+  const username = s.imap_username ?? s.email ?? s.email_address;
+  if (username === undefined) throw new InvalidRequestError("'settings.imap_username' is required for an IMAP grant (the account's username, usually its email address)");
+  if (s.imap_password === undefined) throw new InvalidRequestError("'settings.imap_password' is required for an IMAP grant (the account's password or app password)");
+  const address = (s.email ?? s.email_address ?? username).trim().toLowerCase();
+  const at = address.lastIndexOf('@');
+  if (at < 1 || at === address.length - 1) {
+    throw new InvalidRequestError(`The IMAP grant needs the account's email address: 'settings.imap_username' is '${username}', not an address; give 'settings.email' as well`);
+  }
+  const domain = address.slice(at + 1);
+  const preset = wellKnownServers(domain);
+  const need = (field: 'imap_host' | 'smtp_host') =>
+    new InvalidRequestError(`'settings.${field}' is required: ${domain} is not a mail domain whose servers are known here (give imap_host and smtp_host, and their ports if not 993 and 587)`);
+  const imapHost =
+    s.imap_host !== undefined
+      ? checkHost('imap_host', s.imap_host)
+      : (preset?.imap ??
+        (() => {
+          throw need('imap_host');
+        })());
+  const smtpHost =
+    s.smtp_host !== undefined
+      ? checkHost('smtp_host', s.smtp_host)
+      : (preset?.smtp ??
+        (() => {
+          throw need('smtp_host');
+        })());
+  const imapPort = s.imap_port ?? 993;
+  const smtpPort = s.smtp_port ?? (s.smtp_host === undefined && preset ? preset.smtpPort : 587);
+  return {
+    account: {
+      email: address,
+      imap: { host: imapHost, port: imapPort, tls: imapPort === 993 ? 'implicit' : 'starttls', username },
+      smtp: { host: smtpHost, port: smtpPort, tls: smtpPort === 465 ? 'implicit' : 'starttls', username: s.smtp_username ?? username },
+    },
+    passwords: { imap_password: s.imap_password, smtp_password: s.smtp_password ?? s.imap_password },
+  };
+}
+
+/** What the grant keeps in its settings (and answers): servers and usernames, never a password. */
+export const grantSettingsOf = (account: ImapAccount): Record<string, unknown> => ({
+  imap_username: account.imap.username,
+  imap_host: account.imap.host,
+  imap_port: account.imap.port,
+  smtp_username: account.smtp.username,
+  smtp_host: account.smtp.host,
+  smtp_port: account.smtp.port,
+});
