@@ -69,7 +69,7 @@ describe('layers', () => {
       { from: '#shared/db/grants', typeOnly: true },
       { from: '#shared/db/messages', typeOnly: false },
     ]);
-    expect(resolveImport('functions/jobs/handler.ts', '../../shared/db/grants')).toBe('shared/db/grants');
+    expect(resolveImport('shared/services/jobs.ts', '../db/grants')).toBe('shared/db/grants');
     expect(providerLiterals("if (grant.provider === 'agent') {}\n// 'google' in a comment\n/* 'zoom' */ const s = `imap`;")).toEqual(["1: 'agent'", '3: `imap`']);
   });
 
