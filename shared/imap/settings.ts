@@ -1,5 +1,6 @@
 import type { CreateCustomGrantBody } from '#schemas/grants';
 import { InvalidRequestError } from '#shared/errors';
+import { detectDomain } from '#shared/providers/mail-domains';
 
 /**
  * An IMAP grant's servers: what `POST /v3/connect/custom` with `provider: "imap"` names, completed
@@ -31,24 +32,36 @@ export interface ImapPasswords {
 /** The settings a create request for an IMAP grant may name. */
 export const IMAP_SETTINGS = ['imap_username', 'imap_password', 'imap_host', 'imap_port', 'smtp_host', 'smtp_port', 'smtp_username', 'smtp_password', 'email', 'email_address'] as const;
 
-/** The IMAP and submission servers of well-known mail domains (their published client settings). */
-const WELL_KNOWN: Record<string, { imap: string; smtp: string; smtpPort: number }> = {};
-const known = (domains: string[], imap: string, smtp: string, smtpPort: number) => domains.forEach((d) => (WELL_KNOWN[d] = { imap, smtp, smtpPort }));
-known(['gmail.com', 'googlemail.com'], 'imap.gmail.com', 'smtp.gmail.com', 587);
-known(['icloud.com', 'me.com', 'mac.com'], 'imap.mail.me.com', 'smtp.mail.me.com', 587);
-known(['yahoo.com', 'ymail.com', 'rocketmail.com'], 'imap.mail.yahoo.com', 'smtp.mail.yahoo.com', 465);
-known(['outlook.com', 'hotmail.com', 'live.com', 'msn.com'], 'outlook.office365.com', 'smtp-mail.outlook.com', 587);
-known(['aol.com', 'aim.com'], 'imap.aol.com', 'smtp.aol.com', 465);
-known(['gmx.com'], 'imap.gmx.com', 'mail.gmx.com', 587);
-known(['gmx.net', 'gmx.de'], 'imap.gmx.net', 'mail.gmx.net', 587);
-known(['web.de'], 'imap.web.de', 'smtp.web.de', 587);
-known(['fastmail.com', 'fastmail.fm'], 'imap.fastmail.com', 'smtp.fastmail.com', 465);
-known(['zoho.com', 'zohomail.com'], 'imap.zoho.com', 'smtp.zoho.com', 465);
-known(['yandex.com', 'yandex.ru'], 'imap.yandex.com', 'smtp.yandex.com', 465);
-known(['mail.ru'], 'imap.mail.ru', 'smtp.mail.ru', 465);
+/**
+ * The IMAP and submission servers of the mail services the domain table knows (shared/providers/
+ * mail-domains.ts: which service a domain belongs to, country variants included), from their
+ * published client settings. Keyed by the detected provider, or for `imap` by its service type.
+ */
+const SERVERS: Record<string, { imap: string; smtp: string; smtpPort: number }> = {
+  google: { imap: 'imap.gmail.com', smtp: 'smtp.gmail.com', smtpPort: 587 },
+  microsoft: { imap: 'outlook.office365.com', smtp: 'smtp-mail.outlook.com', smtpPort: 587 },
+  yahoo: { imap: 'imap.mail.yahoo.com', smtp: 'smtp.mail.yahoo.com', smtpPort: 465 },
+  icloud: { imap: 'imap.mail.me.com', smtp: 'smtp.mail.me.com', smtpPort: 587 },
+  aol: { imap: 'imap.aol.com', smtp: 'smtp.aol.com', smtpPort: 465 },
+  gmx: { imap: 'imap.gmx.net', smtp: 'mail.gmx.net', smtpPort: 587 },
+  webde: { imap: 'imap.web.de', smtp: 'smtp.web.de', smtpPort: 587 },
+  mailcom: { imap: 'imap.mail.com', smtp: 'smtp.mail.com', smtpPort: 587 },
+  fastmail: { imap: 'imap.fastmail.com', smtp: 'smtp.fastmail.com', smtpPort: 465 },
+  zoho: { imap: 'imap.zoho.com', smtp: 'smtp.zoho.com', smtpPort: 465 },
+  yandex: { imap: 'imap.yandex.com', smtp: 'smtp.yandex.com', smtpPort: 465 },
+  mailru: { imap: 'imap.mail.ru', smtp: 'smtp.mail.ru', smtpPort: 465 },
+  qq: { imap: 'imap.qq.com', smtp: 'smtp.qq.com', smtpPort: 465 },
+};
 
 /** The servers of a well-known mail domain, if it is one. */
-export const wellKnownServers = (domain: string) => (Object.hasOwn(WELL_KNOWN, domain) ? WELL_KNOWN[domain] : undefined);
+export function wellKnownServers(domain: string): { imap: string; smtp: string; smtpPort: number } | undefined {
+  const detected = detectDomain(domain);
+  if (!detected) return undefined;
+  // NetEase serves each of its domains (163.com, 126.com) under its own name.
+  if (detected.type === 'netease') return { imap: `imap.${domain}`, smtp: `smtp.${domain}`, smtpPort: 465 };
+  const key = detected.type ?? detected.provider;
+  return Object.hasOwn(SERVERS, key) ? SERVERS[key] : undefined;
+}
 
 const HOST = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$|^\d{1,3}(?:\.\d{1,3}){3}$|^\[[0-9a-f:.]+\]$/i;
 
