@@ -1,4 +1,5 @@
-import { getBlob, presignedDownload } from '#shared/agent/blobs';
+import { presignedDownload } from '#shared/agent/blobs';
+import { getBlob } from '#shared/aws/mail-bucket';
 import { requireDraft, requireMessage } from '#shared/agent/lookup';
 import type { AttachmentRecord } from '#shared/agent/types';
 import { attachmentView } from '#shared/agent/views';

@@ -4,8 +4,6 @@ import { bodyText } from '#shared/agent/text';
 import type { AttachmentRecord, MessageRecord, NewAttachment } from '#shared/agent/types';
 import { MAIL_BUCKET, s3 } from '#shared/aws/s3';
 import { getBlob, putBlob } from '#shared/aws/mail-bucket';
-
-export { blobExists, copyBlob, deleteBlobs, deletePrefix, getBlob, putBlob } from '#shared/aws/mail-bucket';
 // Read only inside functions: the lazy chunk (scripts/esbuild-plugins.cjs, lazy-chunks) loads on the first download link.
 import { getSignedUrl } from '#shared/lazy/presigner';
 import { newId, type AttachmentId, type GrantId, type MessageId } from '#shared/ids';

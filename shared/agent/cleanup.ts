@@ -1,4 +1,4 @@
-import { deleteBlobs } from '#shared/agent/blobs';
+import { deleteBlobs } from '#shared/aws/mail-bucket';
 import * as messages from '#shared/db/messages';
 import type { OutboxEntry } from '#shared/db/outbox';
 import type { GrantId } from '#shared/ids';

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { attachmentRecords, bodyKey, putBlob, uploadAttachments } from '#shared/agent/blobs';
+import { attachmentRecords, bodyKey, uploadAttachments } from '#shared/agent/blobs';
+import { putBlob } from '#shared/aws/mail-bucket';
 import { removeContentsJob, removeContentsNow } from '#shared/agent/cleanup';
 import { draftContentPlan, draftObject, requireDraft, requireMessage } from '#shared/agent/lookup';
 import { normalAddress } from '#shared/agent/postings';

@@ -1,4 +1,5 @@
-import { deletePrefix, grantPrefix, storedLegacyPostings } from '#shared/agent/blobs';
+import { grantPrefix, storedLegacyPostings } from '#shared/agent/blobs';
+import { deletePrefix } from '#shared/aws/mail-bucket';
 import { kinds, messagePostings } from '#shared/agent/postings';
 import { searchPrefix } from '#shared/agent/search-index';
 import type { DraftRecord, MessageRecord } from '#shared/agent/types';

@@ -1,4 +1,5 @@
-import { attachmentRecords, bodyKey, putBlob, storedBody, uploadAttachments } from '#shared/agent/blobs';
+import { attachmentRecords, bodyKey, storedBody, uploadAttachments } from '#shared/agent/blobs';
+import { putBlob } from '#shared/aws/mail-bucket';
 import { requireSchedule } from '#shared/agent/schedules';
 import { prepareOutgoing, requestHash, sendMessage, withIdempotency, type OutgoingInput } from '#shared/agent/send';
 import { BODY_INLINE_MAX } from '#shared/agent/store';

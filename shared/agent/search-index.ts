@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { deleteBlobs, getBlob, putBlob } from '#shared/agent/blobs';
+import { deleteBlobs, getBlob, putBlob } from '#shared/aws/mail-bucket';
 import {
   COMMIT_MARGIN_MS,
   MergeConflictError,

@@ -1,4 +1,5 @@
-import { attachmentRecords, bodyKey, copyBlob, getBlob, presignedDownload, putBlob, rawMessageKey, storedBody, uploadAttachments } from '#shared/agent/blobs';
+import { attachmentRecords, bodyKey, presignedDownload, rawMessageKey, storedBody, uploadAttachments } from '#shared/agent/blobs';
+import { copyBlob, getBlob, putBlob } from '#shared/aws/mail-bucket';
 import { base64Length, planContent, type ContentPlan } from '#shared/agent/content';
 import { kinds, messagePostings, searchTokens } from '#shared/agent/postings';
 import { postingKey } from '#shared/db/keys';

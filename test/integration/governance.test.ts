@@ -317,7 +317,7 @@ describe('more rules and workspaces', () => {
     const rule = await api.post('/v3/rules', { name: 'Block one', actions: [{ type: 'block' }], match: { conditions: [{ field: 'from.address', operator: 'in_list', value: list.id }] } });
     await attachRules(api, [rule.body.data.id]);
     const agent = await makeAgentGrant(api);
-    const { putBlob } = await import('#shared/agent/blobs');
+    const { putBlob } = await import('#shared/aws/mail-bucket');
     const { handler } = await import('../../functions/inbound/handler');
     const sesId = `ses-${Date.now()}`;
     await putBlob(`inbound/${sesId}`, `From: blocked@ses-sender.example\r\nTo: ${agent.email}\r\nSubject: via SES\r\nMessage-ID: <${sesId}@x>\r\n\r\nhello\r\n`, 'message/rfc822');
