@@ -25,6 +25,14 @@ const tempDir = () => {
   return dir;
 };
 
+/** Bundles a snippet of Switchboard code with serverless.yml's esbuild options (plugins included) into a temporary directory. */
+async function bundleSnippet(lines: string[]): Promise<{ dir: string; outfile: string }> {
+  const dir = tempDir();
+  const outfile = join(dir, 'handler.cjs');
+  await build({ ...esbuildOptions(), absWorkingDir: ROOT, stdin: { contents: lines.join('\n'), resolveDir: ROOT, loader: 'ts' }, outfile, logLevel: 'silent' });
+  return { dir, outfile };
+}
+
 /** A package of its own: `#shared/*` as in Switchboard's package.json, one lazy module over a "library" that says when it loads. */
 function project(): string {
   const dir = tempDir();
@@ -114,51 +122,27 @@ describe('esbuild plugin: lazy-chunks', () => {
   });
 
   it("bundles Switchboard's recurrence rules with serverless.yml's options: rrule in the chunk, loaded by the first rule read", async () => {
-    const dir = tempDir();
-    const outfile = join(dir, 'handler.cjs');
-    await build({
-      ...esbuildOptions(),
-      absWorkingDir: ROOT,
-      stdin: {
-        contents: [
-          "import { normalizeRecurrence } from '#shared/calendar/recurrence';",
-          "export const loaded = () => Object.keys(require.cache).filter((f) => f.includes('.lazy')).map((f) => f.slice(f.lastIndexOf('/') + 1));",
-          "export const rule = () => normalizeRecurrence(['RRULE:FREQ=WEEKLY;COUNT=3'], { object: 'timespan', start_time: 1767261600, end_time: 1767265200 }, 'Europe/Paris');",
-        ].join('\n'),
-        resolveDir: ROOT,
-        loader: 'ts',
-      },
-      outfile,
-      logLevel: 'silent',
-    });
+    const { dir, outfile } = await bundleSnippet([
+      "import { normalizeRecurrence } from '#shared/calendar/recurrence';",
+      "export const loaded = () => Object.keys(require.cache).filter((f) => f.includes('.lazy')).map((f) => f.slice(f.lastIndexOf('/') + 1));",
+      "export const rule = () => normalizeRecurrence(['RRULE:FREQ=WEEKLY;COUNT=3'], { object: 'timespan', start_time: 1767261600, end_time: 1767265200 }, 'Europe/Paris');",
+    ]);
     expect(readdirSync(join(dir, 'handler.lazy'))).toEqual(['rrule.cjs']);
     expect(JSON.parse(run(outfile, 'console.log(JSON.stringify([m.loaded(), m.rule(), m.loaded()]))'))).toEqual([[], ['RRULE:FREQ=WEEKLY;COUNT=3'], ['rrule.cjs']]);
   });
 
   it('makes a chunk missing from beside the bundle an error, never taken for malformed input (clean, iCalendar, recurrence)', async () => {
-    const dir = tempDir();
-    const outfile = join(dir, 'handler.cjs');
-    await build({
-      ...esbuildOptions(),
-      absWorkingDir: ROOT,
-      stdin: {
-        contents: [
-          "import { cleanMessageBody } from '#shared/mail/clean';",
-          "import { parseCalendar } from '#shared/calendar/ical';",
-          "import { normalizeRecurrence } from '#shared/calendar/recurrence';",
-          'const attempt = (f: () => unknown) => { try { return { returned: f() }; } catch (error) { return { threw: (error as Error).constructor.name, missing: (error as { code?: string }).code === "MODULE_NOT_FOUND" }; } };',
-          'export const attempts = () => [',
-          "  attempt(() => cleanMessageBody('<p>Hello</p>')),",
-          "  attempt(() => parseCalendar('BEGIN:VCALENDAR\\r\\nEND:VCALENDAR\\r\\n')),",
-          "  attempt(() => normalizeRecurrence(['RRULE:FREQ=DAILY;COUNT=2'], { object: 'date', date: '2027-01-01' }, 'UTC')),",
-          '];',
-        ].join('\n'),
-        resolveDir: ROOT,
-        loader: 'ts',
-      },
-      outfile,
-      logLevel: 'silent',
-    });
+    const { dir, outfile } = await bundleSnippet([
+      "import { cleanMessageBody } from '#shared/mail/clean';",
+      "import { parseCalendar } from '#shared/calendar/ical';",
+      "import { normalizeRecurrence } from '#shared/calendar/recurrence';",
+      'const attempt = (f: () => unknown) => { try { return { returned: f() }; } catch (error) { return { threw: (error as Error).constructor.name, missing: (error as { code?: string }).code === "MODULE_NOT_FOUND" }; } };',
+      'export const attempts = () => [',
+      "  attempt(() => cleanMessageBody('<p>Hello</p>')),",
+      "  attempt(() => parseCalendar('BEGIN:VCALENDAR\\r\\nEND:VCALENDAR\\r\\n')),",
+      "  attempt(() => normalizeRecurrence(['RRULE:FREQ=DAILY;COUNT=2'], { object: 'date', date: '2027-01-01' }, 'UTC')),",
+      '];',
+    ]);
     expect(readdirSync(join(dir, 'handler.lazy')).sort()).toEqual(['clean.cjs', 'ical.cjs', 'rrule.cjs']);
     rmSync(join(dir, 'handler.lazy'), { recursive: true });
     expect(JSON.parse(run(outfile, 'console.log(JSON.stringify(m.attempts()))'))).toEqual([
