@@ -53,6 +53,19 @@ const LAG_CHANGES = Number(process.env.BENCH_WEBHOOK_LAG_CHANGES ?? scaled(200, 
 const DESTINATIONS = scaled(100, 5);
 /** Changes committed per second in section 4: a steady load, well under the pipeline's throughput. */
 const LAG_RATE = Number(process.env.BENCH_WEBHOOK_LAG_RATE ?? 20);
+/** How long any wait for receipts may take before the run fails, naming what never arrived. */
+const WAIT_MS = scaled(120_000, 20_000);
+
+/** `work`, or an error saying `what` did not happen, whichever comes first (WAIT_MS). */
+async function withDeadline<T>(work: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} after ${WAIT_MS / 1000} s`)), WAIT_MS)));
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 const median = (values: number[]) =>
@@ -83,29 +96,46 @@ async function timed<T>(time: StageTime | undefined, messages: number, work: () 
   }
 }
 
-function poll(sqs: SQSClient, queueUrl: string, handler: Handler, batchSize: number, time?: StageTime) {
+/**
+ * Runs `step` until stopped. As Lambda's poller does, a failed step (a receive, a handler or a delete
+ * that threw) is reported and the loop goes on after a pause: what was received and not deleted comes
+ * back after the queue's visibility timeout, and the waits for receipts name what is missing.
+ */
+function pollLoop(name: string, step: () => Promise<void>) {
   let running = true;
-  const toRecord = (m: Message) => ({ messageId: m.MessageId!, receiptHandle: m.ReceiptHandle!, body: m.Body!, attributes: m.Attributes ?? {}, messageAttributes: {} }) as unknown as SQSRecord;
   const loop = (async () => {
     while (running) {
-      // Batches of one with long polls: the local SQS emulator holds a batch receive (more than one
-      // message) for the whole wait time even when messages are ready, which SQS itself does not.
-      const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: batchSize, WaitTimeSeconds: batchSize === 1 ? 1 : 0, AttributeNames: ['All'] }));
-      if (!Messages.length) {
-        if (batchSize > 1) await new Promise((r) => setTimeout(r, 10));
-        continue;
+      try {
+        await step();
+      } catch (error) {
+        if (!running) break;
+        console.error(`${name}: ${(error as Error).stack ?? String(error)}`);
+        await new Promise((r) => setTimeout(r, 100));
       }
-      const result = await timed(time, Messages.length, () => handler({ Records: Messages.map(toRecord) }, lambdaContext('bench', 30_000)));
-      const failed = new Set((result?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
-      const done = Messages.filter((m) => !failed.has(m.MessageId!));
-      // As Lambda's poller does: one DeleteMessageBatch for the batch.
-      if (done.length) await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: queueUrl, Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }));
     }
   })();
   return async () => {
     running = false;
     await loop;
   };
+}
+
+function poll(sqs: SQSClient, queueUrl: string, handler: Handler, batchSize: number, time?: StageTime) {
+  const toRecord = (m: Message) => ({ messageId: m.MessageId!, receiptHandle: m.ReceiptHandle!, body: m.Body!, attributes: m.Attributes ?? {}, messageAttributes: {} }) as unknown as SQSRecord;
+  return pollLoop(`poller of ${queueUrl}`, async () => {
+    // Batches of one with long polls: the local SQS emulator holds a batch receive (more than one
+    // message) for the whole wait time even when messages are ready, which SQS itself does not.
+    const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: batchSize, WaitTimeSeconds: batchSize === 1 ? 1 : 0, AttributeNames: ['All'] }));
+    if (!Messages.length) {
+      if (batchSize > 1) await new Promise((r) => setTimeout(r, 10));
+      return;
+    }
+    const result = await timed(time, Messages.length, () => handler({ Records: Messages.map(toRecord) }, lambdaContext('bench', 30_000)));
+    const failed = new Set((result?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+    const done = Messages.filter((m) => !failed.has(m.MessageId!));
+    // As Lambda's poller does: one DeleteMessageBatch for the batch.
+    if (done.length) await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: queueUrl, Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }));
+  });
 }
 
 /**
@@ -196,24 +226,16 @@ async function durableFloor(options: {
       req.on('error', reject);
       req.end(body);
     });
-  const stage = (queueUrl: string, time: StageTime | undefined, work: (messages: Message[]) => Promise<void>) => {
-    let running = true;
-    const loop = (async () => {
-      while (running) {
-        const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: BATCH, WaitTimeSeconds: 0 }));
-        if (!Messages.length) {
-          await new Promise((r) => setTimeout(r, 10));
-          continue;
-        }
-        await timed(time, Messages.length, () => work(Messages));
-        await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: queueUrl, Entries: Messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }));
+  const stage = (queueUrl: string, time: StageTime | undefined, work: (messages: Message[]) => Promise<void>) =>
+    pollLoop(`floor stage of ${queueUrl}`, async () => {
+      const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: BATCH, WaitTimeSeconds: 0 }));
+      if (!Messages.length) {
+        await new Promise((r) => setTimeout(r, 10));
+        return;
       }
-    })();
-    return async () => {
-      running = false;
-      await loop;
-    };
-  };
+      await timed(time, Messages.length, () => work(Messages));
+      await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: queueUrl, Entries: Messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }));
+    });
   const stops: (() => Promise<void>)[] = [];
   for (let i = 0; i < WORKERS; i++) {
     stops.push(
@@ -244,9 +266,9 @@ async function durableFloor(options: {
         while (next++ < N) await sqs.send(new SendMessageCommand({ QueueUrl: options.fanoutQueueUrl, MessageBody: body }));
       }),
     );
-    const deadline = performance.now() + 120_000;
+    const deadline = performance.now() + WAIT_MS;
     while (options.received() < N && performance.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-    if (options.received() < N) throw new Error(`floor: ${options.received()} of ${N} received`);
+    if (options.received() < N) throw new Error(`floor: ${options.received()} of ${N} received after ${WAIT_MS / 1000} s`);
     return N / ((performance.now() - start) / 1000);
   } finally {
     await Promise.all(stops.map((stop) => stop()));
@@ -283,10 +305,11 @@ export async function runWebhooksBench(): Promise<void> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const received = (path: string) => receipts.get(path)?.length ?? 0;
-  const waitFor = async (path: string, count: number, timeoutMs = 120_000) => {
-    const deadline = performance.now() + timeoutMs;
+  /** The receipts at `path` once there are `count`; throws, naming the path, if they are not there by the deadline. */
+  const waitFor = async (path: string, count: number, deadline = performance.now() + WAIT_MS) => {
     while (received(path) < count && performance.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-    return receipts.get(path) ?? [];
+    if (received(path) < count) throw new Error(`${path}: ${received(path)} of ${count} receipts after ${WAIT_MS / 1000} s`);
+    return receipts.get(path)!;
   };
 
   let stopPollers = async (): Promise<void> => undefined;
@@ -336,7 +359,6 @@ export async function runWebhooksBench(): Promise<void> {
       );
       const publishSeconds = (performance.now() - start) / 1000;
       const times = await waitFor('/e2e', before + N);
-      if (times.length < before + N) throw new Error(`end to end: ${times.length - before} of ${N} notifications received`);
       return { rate: N / ((times[before + N - 1]! - start) / 1000), seconds: (times[before + N - 1]! - start) / 1000, publishSeconds };
     };
     const first = await endToEnd();
@@ -384,7 +406,8 @@ export async function runWebhooksBench(): Promise<void> {
     const fanStart = performance.now();
     await publish({ type: 'grant.deleted', applicationId: fanApp.application_id, grantId: null, object });
     let last = 0;
-    for (let i = 0; i < DESTINATIONS; i++) last = Math.max(last, (await waitFor(`/d${i}`, 1, 60_000))[0] ?? Infinity);
+    const fanDeadline = performance.now() + WAIT_MS;
+    for (let i = 0; i < DESTINATIONS; i++) last = Math.max(last, (await waitFor(`/d${i}`, 1, fanDeadline))[0]!);
     const fanMs = last - fanStart;
 
     // 4. Commit → receipt through the table's stream and the outbox consumer.
@@ -394,6 +417,10 @@ export async function runWebhooksBench(): Promise<void> {
     const relay = await startStreamRelay({ tableName: stack.env.TABLE_NAME!, consumer: outbox });
     const committed = new Map<string, number>();
     try {
+      // The relay resolves before its readers hold their iterators, and a reader's first one is LATEST
+      // as of when it gets it: a change committed before that is never read. Once every shard has been
+      // read to its end, the readers are past that point.
+      await withDeadline(relay.drained(), 'the stream relay: its shards not read to their end');
       const create = async (i: number) => {
         const grant = await grants.createCustomGrant(lagContext, { provider: 'agent', settings: { email_address: `lag${i}@agents.test` } }, { ip: '127.0.0.1', userAgent: 'bench' });
         committed.set(grant.id, performance.now());

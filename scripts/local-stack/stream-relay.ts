@@ -86,9 +86,9 @@ export async function startStreamRelay(options: StreamRelayOptions): Promise<Str
     return ShardIterator;
   };
 
-  const readShard = async (shardId: string, first: boolean) => {
+  const readShard = async (shardId: string, first: boolean, initial: string | undefined) => {
     const state = shards.get(shardId)!;
-    let iterator = await iteratorFor(shardId, undefined, first);
+    let iterator = initial;
     while (!stopped && iterator) {
       let result;
       try {
@@ -136,15 +136,20 @@ export async function startStreamRelay(options: StreamRelayOptions): Promise<Str
   let firstPass = true;
   const discover = async () => {
     const { StreamDescription } = await streams.send(new DescribeStreamCommand({ StreamArn: streamArn }));
+    const first = firstPass;
+    const starting: Promise<void>[] = [];
     for (const shard of StreamDescription?.Shards ?? []) {
       const id = shard.ShardId!;
       if (shards.has(id)) continue;
       // A closed shard seen at start holds history only: with LATEST, nothing of it is wanted.
-      if (firstPass && (options.from ?? 'LATEST') === 'LATEST' && shard.SequenceNumberRange?.EndingSequenceNumber) continue;
+      if (first && (options.from ?? 'LATEST') === 'LATEST' && shard.SequenceNumberRange?.EndingSequenceNumber) continue;
       shards.set(id, { done: false, idle: false });
-      readers.push(readShard(id, firstPass).catch(onError));
+      // Each reader's first iterator is taken before discover() resolves: LATEST is where the stream
+      // was when startStreamRelay resolved, so what is written after that is never passed over.
+      starting.push(iteratorFor(id, undefined, first).then((iterator) => void readers.push(readShard(id, first, iterator).catch(onError))));
     }
     firstPass = false;
+    await Promise.all(starting);
   };
   await discover();
   const discovery = (async () => {
