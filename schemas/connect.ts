@@ -130,3 +130,28 @@ export const TokenInfo = {
     scope: { type: 'string' },
   },
 } as const;
+
+/**
+ * The hosted IMAP credential page's form (`POST /v3/connect/credentials`, form-encoded as browsers send it,
+ * or JSON). Fields a browser sends empty are optional: empty means "not given" (hosts detected for
+ * well-known domains, ports 993 and 587, usernames the address, the SMTP password the IMAP one).
+ */
+const Field = (maxLength: number, description: string) => ({ type: 'string', maxLength, description }) as const;
+export const ImapLoginBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['flow_token', 'email', 'password'],
+  properties: {
+    flow_token: { ...Text(128), description: 'The single-use token of the page the form came from (it names the sign-in begun by GET /v3/connect/auth).' },
+    email: Field(320, "The account's email address."),
+    password: Field(1024, 'The password or app password (checked, stored sealed with the grant, never shown again).'),
+    imap_host: Field(253, 'The IMAP server; detected for well-known domains when empty.'),
+    imap_port: Field(5, 'The IMAP port; 993 (TLS) when empty, other ports use STARTTLS.'),
+    imap_username: Field(320, 'The IMAP username, when it is not the address.'),
+    smtp_host: Field(253, 'The SMTP server; detected for well-known domains when empty.'),
+    smtp_port: Field(5, 'The SMTP port; 587 (STARTTLS) when empty, 465 is TLS.'),
+    smtp_username: Field(320, 'The SMTP username, when it is not the IMAP one.'),
+    smtp_password: Field(1024, 'The SMTP password, when it is not the IMAP one.'),
+  },
+} as const;
+export type ImapLoginBody = FromSchema<typeof ImapLoginBody>;

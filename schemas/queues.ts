@@ -38,6 +38,12 @@ const jobs = () =>
       'thread_id',
     ] as const),
     job(
+      'messages-stored',
+      "Committed with a batch of messages stored together (a sync's batch): refreshes their threads, then merges the mailbox's search entries into its segments, once for the batch.",
+      { ...ForGrant, thread_ids: { type: 'array', items: Id } },
+      ['application_id', 'grant_id', 'thread_ids'] as const,
+    ),
+    job(
       'message-stored',
       "Committed with every stored message: refreshes its thread if the storing request could not, then merges the mailbox's search entries into its segments (shared/agent/search-index.ts).",
       { ...ForGrant, thread_id: Id, message_id: Id },
@@ -99,6 +105,12 @@ const jobs = () =>
       'ics',
     ] as const),
     job('purge-calendar', 'Deletes the events (and their window copies and UIDs) of a deleted calendar.', { ...ForGrant, calendar_id: Id }, ['application_id', 'grant_id', 'calendar_id'] as const),
+    job(
+      'start-mail-sync',
+      "Starts the sync of a grant whose mail lives on another server (shared/services/mail-sync.ts): committed with the grant's creation or re-authentication, it creates the sync state and queues the first run.",
+      ForGrant,
+      ['application_id', 'grant_id'] as const,
+    ),
     job(
       'deliver-local',
       "Stores a sent message's copies in the mailboxes this deployment hosts among its recipients (shared/services/local-delivery.ts), one job per batch of mailboxes (`batch` of `batches`): the message waits under `spool` in S3; deduplicated per mailbox by `message_id_header`. `application_id` is the sender's.",
@@ -166,3 +178,16 @@ export const DeliveryPayload = {
   required: ['application_id', 'webhook_id', 'notification', 'attempt'],
   properties: { application_id: Id, webhook_id: Id, notification: NotificationPayload, attempt: { type: 'integer', minimum: 1 } },
 } as const;
+
+/**
+ * A sync run of a grant (shared/services/mail-sync.ts). `due` (epoch ms): the run its previous run
+ * scheduled (a run whose `due` is no longer the grant's next is stale and dropped); without `due`, a
+ * request to sync soon (a new grant, a change made through the API).
+ */
+export const SyncPayload = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['application_id', 'grant_id'],
+  properties: { application_id: Id, grant_id: Id, due: Seconds },
+} as const;
+export type SyncPayload = FromSchema<typeof SyncPayload>;

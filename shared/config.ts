@@ -24,6 +24,8 @@ export const env = {
   fanoutQueueUrl: () => required('FANOUT_QUEUE_URL'),
   /** SQS queue of background jobs (grant purges, ...). */
   jobsQueueUrl: () => required('JOBS_QUEUE_URL'),
+  /** SQS queue of sync runs of grants whose mail lives on another server (shared/services/mail-sync.ts). */
+  mailSyncQueueUrl: () => required('MAIL_SYNC_QUEUE_URL'),
   /** `source` attribute of published notifications. */
   notificationSource: () => optional('NOTIFICATION_SOURCE', '/switchboard'),
   logLevel: () => optional('LOG_LEVEL', 'info'),

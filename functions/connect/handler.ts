@@ -1,5 +1,6 @@
 import { callback, authorize } from '#shared/connect/flow';
 import { exchangeToken, revoke, tokenInfo } from '#shared/connect/exchange';
+import { submitImapLogin } from '#shared/connect/imap-login';
 import { createCustomGrant } from '#shared/grants/create';
 import { toGrantResource } from '#shared/grants/resource';
 import { originOf } from '#shared/http/origin';
@@ -25,6 +26,10 @@ export const handler = httpApi<typeof routes>(generated, {
     const base = origin(headers);
     const result = await authorize(query, { origin: base, ip: sourceIp, userAgent, selfUrl: `${base}${event.rawPath}?${event.rawQueryString}` });
     return result.kind === 'redirect' ? redirect(result.location) : page(result.html, result.nonce, undefined, result.formActions);
+  },
+  imapLogin: async ({ body, headers, sourceIp, userAgent }) => {
+    const result = await submitImapLogin(body, { fetchSite: headers['sec-fetch-site'], ip: sourceIp, userAgent });
+    return result.kind === 'redirect' ? redirect(result.location) : page(result.html, result.nonce, result.status, result.formActions);
   },
   callback: async ({ query, headers }) => redirect((await callback(query, { origin: origin(headers) })).location),
   token: async ({ body }) => flat(await exchangeToken(body)),

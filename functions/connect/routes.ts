@@ -1,11 +1,11 @@
-import { AuthorizeQuery, CallbackQuery, RevokeQuery, TokenBody, TokenInfo, TokenInfoQuery, TokenResponse } from '#schemas/connect';
+import { AuthorizeQuery, CallbackQuery, ImapLoginBody, RevokeQuery, TokenBody, TokenInfo, TokenInfoQuery, TokenResponse } from '#schemas/connect';
 import { CreateCustomGrantBody, Grant } from '#schemas/grants';
 import type { RouteTable } from '#shared/http/route';
 
 /**
  * Authentication: custom authentication (Agent Accounts, bulk authentication of provider A and B
  * accounts) and hosted OAuth (the browser's authorization request and the provider's callback, the
- * token exchange, revocation and token info).
+ * hosted IMAP credential page's form, the token exchange, revocation and token info).
  */
 export const routes = {
   createCustomGrant: {
@@ -22,6 +22,17 @@ export const routes = {
     summary: 'Hosted OAuth: the authorization request (redirects to the provider, or serves the hosted login page when no provider is chosen)',
     auth: 'none',
     query: AuthorizeQuery,
+    responseKind: 'page',
+  },
+  imapLogin: {
+    method: 'POST',
+    path: '/v3/connect/credentials',
+    summary:
+      "Hosted authentication of IMAP accounts: the credential page's form (served by GET /v3/connect/auth?provider=imap). Credentials checked as by POST /v3/connect/custom; redirects to the application's redirect URI with a code and its state, or shows the page again (400) saying what failed",
+    auth: 'none',
+    body: ImapLoginBody,
+    formBody: true,
+    maxBodyBytes: 16 * 1024,
     responseKind: 'page',
   },
   callback: {

@@ -124,7 +124,15 @@ export const FUNCTIONS: Record<string, FunctionSpec> = {
       'outgoing/': ['s3:PutObject', 's3:GetObject', 's3:DeleteObject'],
       'search/': ['s3:PutObject', 's3:GetObject', 's3:DeleteObject', 's3:ListBucket'],
     },
-    sendsTo: ['JobsQueue'],
+    sendsTo: ['JobsQueue', 'MailSyncQueue'],
+  },
+  'mail-sync': {
+    about: 'Sync runs of IMAP grants (shared/services/mail-sync.ts): one bounded run per message, serialized per grant by a lease; the next run is a delayed message on its own queue.',
+    memorySize: 1024,
+    timeout: 300,
+    events: [sqs('MailSyncQueue', 1)],
+    mail: ['grants/'],
+    sendsTo: ['MailSyncQueue'],
   },
   inbound: {
     about: 'Inbound mail on AWS: invoked by an SES receipt rule after its S3 action (see README).',

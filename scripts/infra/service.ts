@@ -16,6 +16,7 @@ export const params = {
   local: {
     fanoutQueueUrl: "${env:FANOUT_QUEUE_URL, ''}",
     jobsQueueUrl: "${env:JOBS_QUEUE_URL, ''}",
+    mailSyncQueueUrl: "${env:MAIL_SYNC_QUEUE_URL, ''}",
     mailBucket: "${env:MAIL_BUCKET, ''}",
     mailTransport: 'smtp',
     smtpRelayUrl: "${env:SMTP_RELAY_URL, ''}",
@@ -37,6 +38,7 @@ export const params = {
   default: {
     fanoutQueueUrl: ref('FanoutQueue'),
     jobsQueueUrl: ref('JobsQueue'),
+    mailSyncQueueUrl: ref('MailSyncQueue'),
     mailBucket: ref('MailBucket'),
     // Amazon SES by default; set MAIL_TRANSPORT=smtp and SMTP_RELAY_URL to relay elsewhere.
     mailTransport: "${env:MAIL_TRANSPORT, 'ses'}",
@@ -70,6 +72,7 @@ export const provider = {
     TABLE_NAME: '${self:custom.tableName}',
     FANOUT_QUEUE_URL: '${param:fanoutQueueUrl}',
     JOBS_QUEUE_URL: '${param:jobsQueueUrl}',
+    MAIL_SYNC_QUEUE_URL: '${param:mailSyncQueueUrl}',
     MAIL_BUCKET: '${param:mailBucket}',
     MAIL_TRANSPORT: '${param:mailTransport}',
     SMTP_RELAY_URL: '${param:smtpRelayUrl}',
@@ -184,6 +187,10 @@ export const resources: Record<string, unknown> = {
   DeliveryDeadLetterQueue: deadLetterQueue('delivery-dlq'),
   JobsQueue: workQueue('jobs', 'JobsDeadLetterQueue', { VisibilityTimeout: 1800, MessageRetentionPeriod: 1209600 }),
   JobsDeadLetterQueue: deadLetterQueue('jobs-dlq'),
+  // Sync runs of grants whose mail lives on another server (functions/mail-sync): one delayed message
+  // per grant schedules its next run; a run received 3 times (failing each time) moves to the DLQ.
+  MailSyncQueue: workQueue('mail-sync', 'MailSyncDeadLetterQueue', { VisibilityTimeout: 1800, MessageRetentionPeriod: 1209600 }),
+  MailSyncDeadLetterQueue: deadLetterQueue('mail-sync-dlq'),
   // Firings of scheduled sends, their holds until send_at and their retries (functions/scheduled-send);
   // a firing received 3 times moves to the DLQ (the worker ends the schedule as failed on that last receive).
   ScheduledSendQueue: workQueue('scheduled-send', 'ScheduledSendDeadLetterQueue', { VisibilityTimeout: 360, MessageRetentionPeriod: 1209600 }),

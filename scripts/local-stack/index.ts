@@ -33,6 +33,8 @@ export const QUEUE_ENV = {
   DeliveryDeadLetterQueue: 'DELIVERY_DLQ_URL',
   JobsQueue: 'JOBS_QUEUE_URL',
   JobsDeadLetterQueue: 'JOBS_DLQ_URL',
+  MailSyncQueue: 'MAIL_SYNC_QUEUE_URL',
+  MailSyncDeadLetterQueue: 'MAIL_SYNC_DLQ_URL',
   InboundDeadLetterQueue: 'INBOUND_DLQ_URL',
   ScheduledSendQueue: 'SCHEDULED_SEND_QUEUE_URL',
   ScheduledSendDeadLetterQueue: 'SCHEDULED_SEND_DLQ_URL',

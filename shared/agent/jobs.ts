@@ -1,5 +1,5 @@
 import { runRemoveContents } from '#shared/agent/cleanup';
-import { runMergeSearchJob, runMessageStoredJob } from '#shared/agent/search-index';
+import { runMergeSearchJob, runMessageStoredJob, runMessagesStoredJob } from '#shared/agent/search-index';
 import { runThreadRefreshJob } from '#shared/agent/thread-refresh';
 import { purgeCalendarEvents } from '#shared/db/events';
 import type { CalendarId, GrantId } from '#shared/ids';
@@ -18,6 +18,10 @@ export const agentJobs: ProviderJobs = {
   // Throws while concurrent refreshes of its thread keep winning: SQS delivers the job again later.
   'message-stored': async (job, outOfTime) => {
     await runMessageStoredJob(job, outOfTime);
+    return 'done';
+  },
+  'messages-stored': async (job, outOfTime) => {
+    await runMessagesStoredJob(job, outOfTime);
     return 'done';
   },
   'merge-search': async (job, outOfTime) => {

@@ -1,6 +1,6 @@
 import { messageView } from '#shared/agent/views';
 import { isMessageItem, messageOfItem } from '#shared/db/messages';
-import type { StoredItemReader } from '#shared/providers/contract';
+import type { Outgoing, StoredItemReader } from '#shared/providers/contract';
 import type { MessageRecord } from '#shared/agent/types';
 import type { Job } from '#shared/jobs/job';
 import type { ApplicationId, GrantId, MessageId, NotificationId } from '#shared/ids';
@@ -43,9 +43,10 @@ export const agentStoredItems: StoredItemReader = {
     if (!isMessageItem(item)) return [];
     const message = messageOfItem(item);
     const body = message.body_key ? await readBody(message.body_key) : (message.body ?? '');
-    return [
-      { kind: 'notification', notification: messageCreatedNotification(message, item.application_id, body) },
-      { kind: 'job', job: messageStoredJob(message, item.application_id) },
-    ];
+    // A synced message's thread and search merge are its batch's messages-stored job (shared/agent/store.ts storeServerMessages).
+    const jobs: Outgoing[] = message.server_uids ? [] : [{ kind: 'job', job: messageStoredJob(message, item.application_id) }];
+    // History stored by a first sync is not news: no message.created (the spec: notifications are for future changes only).
+    if (message.quiet) return jobs;
+    return [{ kind: 'notification', notification: messageCreatedNotification(message, item.application_id, body) }, ...jobs];
   },
 };

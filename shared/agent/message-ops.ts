@@ -13,6 +13,7 @@ import { ConflictError, NotFoundError } from '#shared/errors';
 import { newNotification } from '#shared/notifications/notification';
 import { clock } from '#shared/time';
 import { CONTENTION_ATTEMPTS, contentionPause } from '#shared/contention';
+import type { NamedItems } from '#shared/db/transact';
 
 /** Changes to the mutable state of messages: read and star state, folders, metadata, deletion. */
 export interface MessageChanges {
@@ -23,9 +24,10 @@ export interface MessageChanges {
   metadata?: Record<string, string>;
 }
 
-function applyChanges(record: MessageRecord, changes: MessageChanges): MessageRecord {
+function applyChanges(record: MessageRecord, changes: MessageChanges, server?: ChangeOptions['server']): MessageRecord {
   return {
     ...record,
+    ...(server ? { server_uids: server.uids } : {}),
     ...(changes.unread !== undefined ? { unread: changes.unread } : {}),
     ...(changes.starred !== undefined ? { starred: changes.starred } : {}),
     ...(changes.folders !== undefined ? { folders: changes.folders } : {}),
@@ -44,6 +46,12 @@ const sameState = (a: MessageRecord, b: MessageRecord) =>
  */
 export interface ChangeOptions {
   threadBatch?: boolean;
+  /**
+   * A change a sync found on the message's server (or made there first): the message's UIDs there
+   * afterwards, items committed with it (its locations), and whether it is announced
+   * (message.updated; not while a first sync is storing history).
+   */
+  server?: { uids: Record<string, string>; also: NamedItems; announce: boolean };
 }
 
 /**
@@ -52,14 +60,16 @@ export interface ChangeOptions {
  * fresh copy, so two clients marking it read and starring it both win.
  */
 export async function changeMessage(grant: GrantRecord, record: MessageRecord, changes: MessageChanges, options: ChangeOptions = {}): Promise<{ record: MessageRecord; view: MessageView }> {
-  if (changes.folders && !options.threadBatch) await requireFolders(grant.id, changes.folders);
+  if (changes.folders && !options.threadBatch && !options.server) await requireFolders(grant.id, changes.folders);
   let current = record;
   for (let attempt = 0; ; attempt++) {
-    const after = applyChanges(current, changes);
-    if (sameState(current, after)) return { record: current, view: await viewOf(current) };
+    const after = applyChanges(current, changes, options.server);
+    const sameUids = JSON.stringify(current.server_uids) === JSON.stringify(after.server_uids);
+    if (sameState(current, after) && sameUids && !options.server?.also.length) return { record: current, view: await viewOf(current) };
     const before = new Set(mutablePostings(current));
     const next = new Set(mutablePostings(after));
     const view = await viewOf(after);
+    const announce = options.server ? options.server.announce && !sameState(current, after) : true;
     const updated = newNotification({ type: 'message.updated', applicationId: grant.application_id, grantId: grant.id, object: view });
     try {
       await messages.updateMessage(
@@ -67,7 +77,8 @@ export async function changeMessage(grant: GrantRecord, record: MessageRecord, c
         after,
         { removed: [...before].filter((k) => !next.has(k)), added: [...next].filter((k) => !before.has(k)) },
         mergeDeltas(folderDeltas(current, -1), folderDeltas(after, 1)),
-        [{ notification: updated, bodyKey: after.body_key }, threadRefreshJob(grant, after.thread_id)],
+        [...(announce ? [{ notification: updated, bodyKey: after.body_key }] : []), threadRefreshJob(grant, after.thread_id)],
+        options.server?.also,
       );
       if (!options.threadBatch) await refreshThreadNow(grant.id, after.thread_id);
       return { record: after, view };
@@ -84,17 +95,23 @@ export async function changeMessage(grant: GrantRecord, record: MessageRecord, c
   }
 }
 
-/** Deletes a message for good: item, indexes (a tombstone for its search entry), counters, contents in S3; then its thread. */
-export async function hardDeleteMessage(grant: GrantRecord, record: MessageRecord): Promise<void> {
+/**
+ * Deletes a message for good: item, indexes (a tombstone for its search entry), counters, contents in S3; then its thread.
+ * `server`: the message is gone from its server (a sync saw it go): items committed with it (its locations) and message.deleted.
+ */
+export async function hardDeleteMessage(grant: GrantRecord, record: MessageRecord, server?: { also: NamedItems }): Promise<void> {
   let current = record;
   // Only a message stored before the search index has postings outside its transaction (read once).
   const legacy = await storedLegacyPostings(record);
   let removal;
   for (let attempt = 0; ; attempt++) {
     // What nothing points to once the message is gone: its contents (and legacy postings).
-    removal = removeContentsJob(grant, current.id, { postings: legacy, blobs: [current.raw_key, current.body_key, ...current.attachments.map((a) => a.key)] });
+    removal = removeContentsJob(grant, current.id, { postings: legacy, blobs: [current.raw_key, current.body_key, ...current.attachments.filter((a) => !a.on_server).map((a) => a.key)] });
     try {
-      await messages.deleteMessage(current, { postings: messagePostings(current) }, folderDeltas(current, -1), [threadRefreshJob(grant, current.thread_id), removal]);
+      const deleted = server
+        ? [{ notification: newNotification({ type: 'message.deleted', applicationId: grant.application_id, grantId: grant.id, object: { id: current.id, object: 'message', grant_id: grant.id } }) }]
+        : [];
+      await messages.deleteMessage(current, { postings: messagePostings(current) }, folderDeltas(current, -1), [threadRefreshJob(grant, current.thread_id), removal, ...deleted], server?.also);
       break;
     } catch (error) {
       if (!(error instanceof MessageConflictError) || attempt + 1 >= CONTENTION_ATTEMPTS) throw error;

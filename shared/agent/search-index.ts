@@ -15,7 +15,7 @@ import {
 } from '#shared/db/search';
 import { getGrant } from '#shared/db/grants';
 import type { ApplicationId, GrantId, MessageId, ThreadId } from '#shared/ids';
-import { refreshThreadFor } from '#shared/agent/thread-refresh';
+import { refreshThreadFor, refreshThreadNow } from '#shared/agent/thread-refresh';
 import type { Job } from '#shared/jobs/job';
 import { logger } from '#shared/logger';
 import { ByteLru } from '#shared/search/cache';
@@ -371,5 +371,12 @@ export async function runMergeSearchJob(job: Extract<Job, { kind: 'merge-search'
 export async function runMessageStoredJob(job: Extract<Job, { kind: 'message-stored' }>, outOfTime: () => boolean): Promise<void> {
   if (!(await getGrant(job.application_id as ApplicationId, job.grant_id as GrantId))) return;
   await refreshThreadFor(job.grant_id as GrantId, job.thread_id as ThreadId, job.message_id as MessageId);
+  await mergeSearchIndex(job.grant_id as GrantId, { wait: true, outOfTime, deferBelow: DEFERRED_MERGE_MAX });
+}
+
+/** The messages-stored job: the threads of a batch stored together, then one merge of the mailbox's search entries. */
+export async function runMessagesStoredJob(job: Extract<Job, { kind: 'messages-stored' }>, outOfTime: () => boolean): Promise<void> {
+  if (!(await getGrant(job.application_id as ApplicationId, job.grant_id as GrantId))) return;
+  for (const threadId of new Set(job.thread_ids)) await refreshThreadNow(job.grant_id as GrantId, threadId as ThreadId);
   await mergeSearchIndex(job.grant_id as GrantId, { wait: true, outOfTime, deferBelow: DEFERRED_MERGE_MAX });
 }

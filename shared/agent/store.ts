@@ -65,6 +65,12 @@ export interface NewMessage {
   id?: MessageId;
   /** More of the caller's change, committed in the message's transaction (e.g. a scheduled send's state). */
   also?: StoreExtras;
+  /**
+   * A message synced from the server that holds it: its raw MIME and attachments stay there (read
+   * from it on demand, never stored twice), only the record and its body are stored, with the
+   * message's UID in each folder. `quiet`: history of a first sync, announced by no message.created.
+   */
+  server?: { uids: Record<string, string>; quiet: boolean };
 }
 
 /** Items and outbox entries committed with a stored message, given its record. */
@@ -99,12 +105,29 @@ function keptHeaders(headers: HeaderRecord[]): HeaderRecord[] {
 /** What makes a message record besides its contents' keys (shared by single stores and copies). */
 type RecordInput = Pick<
   NewMessage,
-  'subject' | 'from' | 'to' | 'cc' | 'bcc' | 'replyTo' | 'date' | 'unread' | 'starred' | 'folders' | 'body' | 'isPlaintext' | 'headers' | 'metadata' | 'messageIdHeader' | 'inReplyTo' | 'references'
+  | 'subject'
+  | 'from'
+  | 'to'
+  | 'cc'
+  | 'bcc'
+  | 'replyTo'
+  | 'date'
+  | 'unread'
+  | 'starred'
+  | 'folders'
+  | 'body'
+  | 'isPlaintext'
+  | 'headers'
+  | 'metadata'
+  | 'messageIdHeader'
+  | 'inReplyTo'
+  | 'references'
+  | 'server'
 >;
 
 function messageRecord(
   input: RecordInput,
-  at: { grantId: GrantId; id: MessageId; threadId: ThreadId; rawKey: string; rawSize: number; largeBodyKey?: string; attachments: AttachmentRecord[]; text: string },
+  at: { grantId: GrantId; id: MessageId; threadId: ThreadId; rawKey?: string; rawSize: number; largeBodyKey?: string; attachments: AttachmentRecord[]; text: string },
 ): MessageRecord {
   const now = clock.nowSeconds();
   return {
@@ -127,7 +150,7 @@ function messageRecord(
     is_plaintext: input.isPlaintext,
     attachments: at.attachments,
     headers: keptHeaders(input.headers),
-    raw_key: at.rawKey,
+    ...(at.rawKey ? { raw_key: at.rawKey } : {}),
     raw_size: at.rawSize,
     metadata: input.metadata,
     ...(input.messageIdHeader ? { message_id_header: input.messageIdHeader } : {}),
@@ -137,6 +160,7 @@ function messageRecord(
     updated_at: now,
     version: 1,
     search: 1,
+    ...(input.server ? { server_uids: input.server.uids, ...(input.server.quiet ? { quiet: true as const } : {}) } : {}),
   };
 }
 
@@ -161,15 +185,17 @@ export async function storeMessage(input: NewMessage): Promise<{ record: Message
   const id = input.id ?? newId('message');
   const threadId = input.threadId ?? (await messages.findThreadByHeaders(grantId, threadingHeaders(input))) ?? newId('thread');
 
-  const rawKey = rawMessageKey(grantId, id);
+  const onServer = input.server !== undefined;
+  const rawKey = onServer ? undefined : rawMessageKey(grantId, id);
   const largeBodyKey = Buffer.byteLength(input.body) > BODY_INLINE_MAX ? bodyKey(grantId, id) : undefined;
-  const attachments = attachmentRecords(grantId, input.attachments);
+  const attachments = onServer ? serverAttachmentRecords(input.attachments) : attachmentRecords(grantId, input.attachments);
+  const blobs = [rawKey, largeBodyKey, ...(onServer ? [] : attachments.map((a) => a.key))].filter((key) => key !== undefined);
   // Recorded before uploading: if the message is not committed, its contents are removed later.
   // Committed when its thread posting exists (which lives as long as the message): nothing to delete in the transaction.
-  const upload = await openUpload(input.grant, [rawKey, largeBodyKey, ...attachments.map((a) => a.key)], postingKey(grantId, kinds.thread(threadId), id));
+  const upload = blobs.length ? await openUpload(input.grant, blobs, postingKey(grantId, kinds.thread(threadId), id)) : [];
   await Promise.all([
-    uploadAttachments(attachments, input.attachments),
-    putBlob(rawKey, input.raw, 'message/rfc822'),
+    ...(onServer ? [] : [uploadAttachments(attachments, input.attachments)]),
+    ...(rawKey ? [putBlob(rawKey, input.raw, 'message/rfc822')] : []),
     ...(largeBodyKey ? [putBlob(largeBodyKey, input.body, bodyContentType(input.isPlaintext))] : []),
   ]);
 
@@ -189,6 +215,68 @@ export async function storeMessage(input: NewMessage): Promise<{ record: Message
   }
   await refreshThreadNow(grantId, threadId);
   return { record, duplicate: false };
+}
+
+/** Attachments whose contents stay on the server: described, with their position in the message's MIME. */
+function serverAttachmentRecords(list: readonly NewAttachment[]): AttachmentRecord[] {
+  return list.map((a, i) => ({
+    id: newId('attachment'),
+    filename: a.filename,
+    content_type: a.contentType,
+    size: a.content.length,
+    is_inline: a.inline,
+    ...(a.contentId ? { content_id: a.contentId } : {}),
+    key: String(i),
+    on_server: true as const,
+  }));
+}
+
+/**
+ * Stores a batch of messages synced from the server that holds them (every input has `server` and
+ * `id`): their records, postings, search entries and locations in as few transactions as DynamoDB
+ * allows (shared/db/messages.ts insertMailboxMessages), large bodies to S3 first. Threads are found
+ * in the mailbox by References/In-Reply-To, or in the batch itself (a reply synced with its parent).
+ * Thread aggregates and the search merge are the batch's one messages-stored job. Per input: its
+ * record, and whether it was stored or its Message-ID already was (`duplicate`).
+ */
+export async function storeServerMessages(grant: GrantRecord, inputs: readonly NewMessage[]): Promise<{ record: MessageRecord; outcome: 'stored' | 'duplicate' | 'refused' }[]> {
+  const grantId = grant.id;
+  const found = await Promise.all(inputs.map((input) => messages.findThreadByHeaders(grantId, threadingHeaders(input))));
+  const inBatch = new Map<string, ThreadId>();
+  const planned = inputs.map((input, i) => {
+    const id = input.id ?? newId('message');
+    const threadId =
+      threadingHeaders(input)
+        .map((h) => inBatch.get(h))
+        .find((t) => t !== undefined) ??
+      found[i] ??
+      newId('thread');
+    if (input.messageIdHeader) inBatch.set(input.messageIdHeader, threadId);
+    const largeBodyKey = Buffer.byteLength(input.body) > BODY_INLINE_MAX ? bodyKey(grantId, id) : undefined;
+    const text = bodyText(input.body, input.isPlaintext);
+    const record = messageRecord(input, { grantId, id, threadId, rawSize: input.raw.length, largeBodyKey, attachments: serverAttachmentRecords(input.attachments), text });
+    return { input, record, text };
+  });
+  const large = planned.filter((p) => p.record.body_key);
+  const uploads = await openUploads(large.map((p) => ({ grant, keys: [p.record.body_key], committedBy: postingKey(grantId, kinds.thread(p.record.thread_id), p.record.id) })));
+  await Promise.all(large.map((p) => putBlob(p.record.body_key!, p.input.body, bodyContentType(p.input.isPlaintext))));
+  const uploadOf = new Map(large.map((p, i) => [p, uploads[i]!]));
+  const outcomes = await messages.insertMailboxMessages(
+    planned.map((p) => {
+      const extras = p.input.also?.(p.record) ?? { items: [], outbox: [] };
+      return messageWrite(grant, p.record, searchTokens(p.record, p.text), [...(p.input.jobs ?? []), ...extras.outbox], [...(uploadOf.get(p) ?? []), ...extras.items]);
+    }),
+    planned.length
+      ? [
+          {
+            job: { kind: 'messages-stored', application_id: grant.application_id, grant_id: grantId, thread_ids: [...new Set(planned.map((p) => p.record.thread_id))] },
+            id: newId('job'),
+            applicationId: grant.application_id,
+          },
+        ]
+      : [],
+  );
+  return planned.map((p, i) => ({ record: p.record, outcome: outcomes[i]! }));
 }
 
 const bodyContentType = (isPlaintext: boolean) => (isPlaintext ? 'text/plain; charset=utf-8' : 'text/html; charset=utf-8');

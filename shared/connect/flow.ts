@@ -9,11 +9,14 @@ import { InvalidRequestError } from '#shared/errors';
 import { parseId, type ApplicationId } from '#shared/ids';
 import { adminConsentUrl, authorizationUrl, exchangeCode, IdTokenError, ProviderOAuthError, ProviderUnavailableError } from '#shared/oauth/client';
 import { connectGrant } from '#shared/connect/grants';
+import type { GrantRecord } from '#shared/db/grants';
+import { imapLoginPage } from '#shared/connect/imap-page';
 import { credentialOf, isOAuthProvider, OAUTH_PROVIDERS, providerClient, connectorOf } from '#shared/connect/provider';
 import { acceptsIncrementalScopes, authorizationServer, bulkAuthenticationOf, providersWithBulk, type OAuthProvider } from '#shared/providers/oauth';
 import { detectProvider, hostedLoginPage, type LoginChoice } from '#shared/connect/login-page';
 import { tokenHash } from '#shared/connect/tokens';
-import { listConnectorProviders } from '#shared/connectors/service';
+import { connectorForAuth, listConnectorProviders } from '#shared/connectors/service';
+import { IMAP_PROVIDER } from '#shared/providers/names';
 import { clock } from '#shared/time';
 
 /**
@@ -28,6 +31,9 @@ import { clock } from '#shared/time';
  *                              tokens, and redirects to the application's redirect URI with a
  *                              single-use code (10 minutes) and the application's `state`, unmodified.
  *
+ * IMAP accounts have no provider to send the user to: `provider=imap` stores the flow the same way and
+ * answers our own credential page, whose form (shared/connect/imap-login.ts) ends like the callback.
+ *
  * Once the application and its redirect URI are known to be genuine, what goes wrong at the provider
  * goes back to that redirect URI as `error`, `error_description` (and `state`), as OAuth says.
  */
@@ -38,7 +44,11 @@ const CODE_PREFIX = 'sbac_';
 const random = () => randomBytes(32).toString('base64url');
 const s256 = (verifier: string) => createHash('sha256').update(verifier).digest('base64url');
 
-export type AuthorizeResult = { kind: 'redirect'; location: string } | { kind: 'page'; html: string; nonce: string; formActions: string[] };
+export type AuthorizeResult = { kind: 'redirect'; location: string } | { kind: 'page'; html: string; nonce: string; formActions: string[]; status?: number };
+
+/** Providers `GET /v3/connect/auth` can sign in with: the OAuth ones, and IMAP by our credential page. */
+const HOSTED_PROVIDERS = [...OAUTH_PROVIDERS, IMAP_PROVIDER] as const;
+const isHostedProvider = (provider: string) => isOAuthProvider(provider) || provider === IMAP_PROVIDER;
 
 /** Where the provider sends the browser back: this API's callback. */
 export const callbackUrl = (origin: string) => `${origin}/v3/connect/callback`;
@@ -72,14 +82,14 @@ export async function authorize(query: AuthorizeQuery, meta: { origin: string; i
       ?.split(',')
       .map((p) => p.trim())
       .filter(Boolean) ?? [];
-  const unknown = offered.filter((p) => !isOAuthProvider(p));
-  if (unknown.length) throw new InvalidRequestError(`Hosted OAuth is not available for provider ${unknown.map((p) => `'${p}'`).join(', ')} (available: ${OAUTH_PROVIDERS.join(', ')})`);
+  const unknown = offered.filter((p) => !isHostedProvider(p));
+  if (unknown.length) throw new InvalidRequestError(`Hosted OAuth is not available for provider ${unknown.map((p) => `'${p}'`).join(', ')} (available: ${HOSTED_PROVIDERS.join(', ')})`);
 
   if (query.response_type === 'adminconsent') return startAdminConsent(appId, query, offered, meta);
-  if (offered.length === 1) return startProvider(appId, offered[0]!, query, meta);
+  if (offered.length === 1) return offered[0] === IMAP_PROVIDER ? startImap(appId, query, meta) : startProvider(appId, offered[0]!, query, meta);
 
   // No single provider: the hosted login page, among the application's connectors (those asked for).
-  const connectors = (await listConnectorProviders(appId)).filter((p) => isOAuthProvider(p) && (offered.length === 0 || offered.includes(p)));
+  const connectors = (await listConnectorProviders(appId)).filter((p) => isHostedProvider(p) && (offered.length === 0 || offered.includes(p)));
   if (!connectors.length) throw new InvalidRequestError('This application has no connector for hosted OAuth: create one with POST /v3/connectors');
   const prompts = (query.prompt ?? 'select_provider').split(',');
   if (prompts.includes('detect') && query.login_hint) {
@@ -153,6 +163,61 @@ async function startProvider(appId: ApplicationId, provider: string, query: Auth
   return { kind: 'redirect', location: url.toString() };
 }
 
+/**
+ * `provider=imap`: the flow is kept as an OAuth flow is (15 minutes, once), and its `state` is the
+ * credential form's hidden token instead of going to a provider; the page itself asks for the
+ * address and password (shared/connect/imap-page.ts). Nothing about the account is stored yet.
+ */
+async function startImap(appId: ApplicationId, query: AuthorizeQuery, meta: { ip: string; userAgent: string }): Promise<AuthorizeResult> {
+  if (query.credential_id !== undefined) throw new InvalidRequestError(`'credential_id' does not apply to provider '${IMAP_PROVIDER}': its accounts sign in with their own password`);
+  if (!(await connectorForAuth(appId, IMAP_PROVIDER))) {
+    throw new InvalidRequestError(`This application has no '${IMAP_PROVIDER}' connector: create one with POST /v3/connectors ({"provider": "${IMAP_PROVIDER}"}) to offer the IMAP credential page`);
+  }
+  // IMAP grants have one scope (`email`), whatever the request asks for.
+  const { scope: _ignored, ...rest } = query;
+  const flow = await storeFlow(appId, IMAP_PROVIDER, rest, meta);
+  return { kind: 'page', ...imapLoginPage({ flowToken: flow.state, fields: { email: query.login_hint } }), formActions: formActionsFor(query.redirect_uri) };
+}
+
+/**
+ * What a page's form-action must name for its form to end at `redirectUri`: browsers check a form's
+ * redirects against it. Its origin (http, https), or its scheme (an app's custom scheme).
+ */
+export function formActionsFor(redirectUri: string): string[] {
+  const url = new URL(redirectUri);
+  return [url.protocol === 'http:' || url.protocol === 'https:' ? url.origin : url.protocol];
+}
+
+/**
+ * A flow again under a new `state`, until the same expiry (the IMAP form shown again after a refusal:
+ * each token is used once, and retries do not lengthen the 15 minutes).
+ */
+export async function renewFlow(flow: OAuthFlowRecord): Promise<string> {
+  const state = random();
+  const hash = tokenHash(state);
+  await db.putFlow(hash, { ...flow, sealed: await sealJson({ code_verifier: random(), nonce: random() }, 'oauth-flow', `oauthflow#${hash}`) });
+  return state;
+}
+
+/** The single-use code (10 minutes) a flow ends with at the application's redirect URI, for its grant. */
+export async function issueCode(flow: OAuthFlowRecord, grant: GrantRecord, scope: string[]): Promise<string> {
+  const code = `${CODE_PREFIX}${random()}`;
+  const now = clock.nowSeconds();
+  await db.putCode(tokenHash(code), {
+    application_id: flow.application_id,
+    grant_id: grant.id,
+    provider: flow.provider,
+    email: grant.email,
+    redirect_uri: flow.redirect_uri,
+    scope,
+    access_type: flow.access_type,
+    ...(flow.code_challenge ? { code_challenge: flow.code_challenge, code_challenge_method: flow.code_challenge_method ?? 'plain' } : {}),
+    created_at: now,
+    expires_at: now + CODE_SECONDS,
+  });
+  return code;
+}
+
 /** Provider B's admin consent: the organization's administrator approves the application's permissions once. */
 async function startAdminConsent(appId: ApplicationId, query: AuthorizeQuery, offered: string[], meta: { origin: string; ip: string; userAgent: string }): Promise<AuthorizeResult> {
   const provider = offered.length === 1 ? offered[0]! : undefined;
@@ -194,6 +259,8 @@ export async function callback(query: CallbackQuery, meta: { origin: string }): 
   const hash = tokenHash(query.state);
   const flow = await db.takeFlow(hash, clock.nowSeconds());
   if (!flow) throw new InvalidRequestError("Unknown, used or expired 'state' (a sign-in is valid for 15 minutes, once): start again from GET /v3/connect/auth");
+  // An IMAP flow's state is its form's token: it ends at POST /v3/connect/credentials, never here.
+  if (flow.provider === IMAP_PROVIDER) throw new InvalidRequestError("This 'state' is not one of a provider's sign-in: start again from GET /v3/connect/auth");
   const back = (params: Record<string, string | undefined>) => ({ location: withParams(flow.redirect_uri, { ...params, state: flow.app_state }) });
   if (query.error) {
     return back({ error: query.error, error_description: query.error_description ?? `${flow.provider} refused the authorization`, ...(query.error_uri ? { error_uri: query.error_uri } : {}) });
@@ -238,21 +305,7 @@ export async function callback(query: CallbackQuery, meta: { origin: string }): 
       ...(flow.ip ? { ip: flow.ip } : {}),
       ...(flow.user_agent ? { userAgent: flow.user_agent } : {}),
     });
-    const code = `${CODE_PREFIX}${random()}`;
-    const now = clock.nowSeconds();
-    await db.putCode(tokenHash(code), {
-      application_id: flow.application_id,
-      grant_id: grant.id,
-      provider: flow.provider,
-      email: grant.email,
-      redirect_uri: flow.redirect_uri,
-      scope,
-      access_type: flow.access_type,
-      ...(flow.code_challenge ? { code_challenge: flow.code_challenge, code_challenge_method: flow.code_challenge_method ?? 'plain' } : {}),
-      created_at: now,
-      expires_at: now + CODE_SECONDS,
-    });
-    return back({ code });
+    return back({ code: await issueCode(flow, grant, scope) });
   } catch (error) {
     if (error instanceof IdTokenError) return back({ error: 'access_denied', error_description: `${flow.provider}'s ID token could not be verified: ${error.message}` });
     if (error instanceof ProviderOAuthError)

@@ -4,7 +4,8 @@ import { getProviderTokens, providerTokensPut, type ProviderTokensRecord } from 
 import { sealJson } from '#shared/crypto/sealed';
 import { ConflictError } from '#shared/errors';
 import { obscureUserAgent, toGrantResource } from '#shared/grants/resource';
-import { newId, type ApplicationId } from '#shared/ids';
+import { newId, type ApplicationId, type GrantId } from '#shared/ids';
+import type { OutboxEntry } from '#shared/db/outbox';
 import { newNotification } from '#shared/notifications/notification';
 import { publicProviderName } from '#shared/providers/names';
 import { clock } from '#shared/time';
@@ -36,6 +37,8 @@ export interface Connection {
     | { source: 'password'; passwords: { imap_password: string; smtp_password: string } };
   ip?: string;
   userAgent?: string;
+  /** Jobs the provider commits with the grant's creation or re-authentication (an IMAP grant's sync start). */
+  jobs?: (grant: { id: GrantId; application_id: ApplicationId }) => OutboxEntry[];
 }
 
 /** Where a grant's provider tokens are sealed (the record they belong to). */
@@ -93,7 +96,7 @@ async function create(c: Connection): Promise<GrantRecord> {
   await grants.insertGrant(
     record,
     [['provider_tokens', providerTokensPut(tokens)]],
-    [{ notification: newNotification({ type: 'grant.created', applicationId: c.applicationId, grantId: record.id, object: toGrantResource(record) }) }],
+    [{ notification: newNotification({ type: 'grant.created', applicationId: c.applicationId, grantId: record.id, object: toGrantResource(record) }) }, ...(c.jobs?.(record) ?? [])],
   );
   return record;
 }
@@ -112,7 +115,7 @@ async function reconnect(existing: GrantRecord, c: Connection): Promise<GrantRec
       existing,
       { grant_status: 'valid', scope: c.scope, settings: c.settings, provider_user_id: c.providerUserId, ...(c.name ? { name: c.name } : {}), updated_at: now },
       [['provider_tokens', providerTokensPut(tokens)]],
-      (next) => [{ notification: newNotification({ type: 'grant.updated', applicationId: c.applicationId, grantId: existing.id, object: toGrantResource(next) }) }],
+      (next) => [{ notification: newNotification({ type: 'grant.updated', applicationId: c.applicationId, grantId: existing.id, object: toGrantResource(next) }) }, ...(c.jobs?.(existing) ?? [])],
     );
   } catch (error) {
     if (error instanceof StaleWriteError) throw new ConflictError(`The grant for ${c.email} was deleted meanwhile; authenticate again`);

@@ -16,9 +16,10 @@ export interface LoginChoice {
   href: string;
 }
 
-const LABELS: Record<string, string> = { google: 'Google', microsoft: 'Microsoft', yahoo: 'Yahoo', zoom: 'Zoom' };
+const LABELS: Record<string, string> = { google: 'Google', microsoft: 'Microsoft', yahoo: 'Yahoo', zoom: 'Zoom', imap: 'another provider (IMAP)' };
 
-const STYLE = `
+/** The style of the hosted pages (this one and the IMAP credential page: shared/connect/imap-page.ts), under their nonce. */
+export const HOSTED_PAGE_STYLE = `
 :root{color-scheme:light dark;--accent:#1f5fbf;--line:#8886}
 *{box-sizing:border-box}body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:Canvas;color:CanvasText}
 main{max-width:28rem;margin:0 auto;padding:2rem 1.25rem}
@@ -54,7 +55,7 @@ export function hostedLoginPage(p: { choices: LoginChoice[]; prompts: string[]; 
   const note = p.detectFailed ? `<p class="note" role="status">We could not tell the provider of this address: choose it below.</p>` : '';
   const body = detectFirst ? `${detect}${note}<h2>Or choose your provider</h2>${list}` : `${note}${list}${p.prompts.includes('detect') ? detect : ''}`;
   const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>Connect your account</title><style nonce="${nonce}">${STYLE}</style></head>
+<title>Connect your account</title><style nonce="${nonce}">${HOSTED_PAGE_STYLE}</style></head>
 <body><main><h1>Connect your account</h1>${body}</main></body></html>`;
   return { html, nonce };
 }

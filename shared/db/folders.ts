@@ -91,7 +91,7 @@ export async function updateFolder(before: FolderRecord, after: FolderRecord, ou
   const sets = ['#n = :name', 'updated_at = :now'];
   const removes: string[] = [];
   const values: Record<string, unknown> = { ':name': after.name, ':old': before.name, ':now': after.updated_at };
-  for (const field of ['parent_id', 'background_color', 'text_color'] as const) {
+  for (const field of ['parent_id', 'background_color', 'text_color', 'server_path'] as const) {
     if (after[field] === undefined) removes.push(field);
     else {
       sets.push(`${field} = :${field}`);

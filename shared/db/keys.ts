@@ -51,6 +51,9 @@
  * | Access or refresh token by SHA-256 (access: TTL its expiry) | table | token#<sha256> | token | apiTokenKey |
  * | Tokens issued for a grant (revoked with it) | table | grant#<gid>#tokens | <sha256> | grantTokenKey, tokensOfGrant |
  * | A grant's provider tokens (sealed; refresh lease and version) | table | grant#<gid> | provider_tokens | providerTokensKey |
+ * | A synced grant's sync state (lease, next run, folder checkpoints) | table | grant#<gid> | mail_sync | mailSyncKey |
+ * | A synced message's place on its server (folder, UIDVALIDITY, UID → message) | table | grant#<gid>#loc | <folder_id>#<uidvalidity>#<uid> | serverLocationKey, serverLocationsOf |
+ * | A message a query_imap list answered, not synced (TTL 1 day) | table | grant#<gid>#direct | <msg_id> | directIdKey |
  * | Admin consent given for an application's provider credential | table | app#<app_id> | adminconsent#<provider>#<credential_id> | adminConsentKey |
  * | Booking by ID | table | booking#<bkg_id> | booking | bookingKey |
  * | Application settings (branding, hosted authentication page) and its redirect URI count: attributes of the application item | table | app#<app_id> | app | applicationKey |
@@ -153,7 +156,25 @@ export const grantExternalIdKey = (appId: ApplicationId, externalId: string): Ke
 export const agentAddressKey = (email: string): Key => ({ pk: `agent#${email.toLowerCase()}`, sk: 'agent' });
 
 /** The partitions a grant's data lives in (postings aside: see postingPartition), purged with it. */
-const GRANT_PARTITIONS = ['folder', 'msg', 'mid', 'thread', 'threads', 'draft', 'template', 'signature', 'idem', 'quota', 'schedule', 'evaluations', 'calendar', 'icaluid', 'search'] as const;
+const GRANT_PARTITIONS = [
+  'folder',
+  'msg',
+  'mid',
+  'thread',
+  'threads',
+  'draft',
+  'template',
+  'signature',
+  'idem',
+  'quota',
+  'schedule',
+  'evaluations',
+  'calendar',
+  'icaluid',
+  'search',
+  'loc',
+  'direct',
+] as const;
 const grantPartition = (grantId: GrantId, kind: (typeof GRANT_PARTITIONS)[number]) => `grant#${grantId}#${kind}`;
 
 /** Every partition a grant owns besides message postings (purged with the grant). */
@@ -328,6 +349,20 @@ export const grantTokenKey = (grantId: GrantId, tokenHash: string): Key => ({ pk
 export const tokensOfGrant = (grantId: GrantId) => ({ pk: `grant#${grantId}#tokens` });
 /** A connected grant's tokens at its provider (sealed), with the refresh lease and version. */
 export const providerTokensKey = (grantId: GrantId): Key => ({ pk: `grant#${grantId}`, sk: 'provider_tokens' });
+/** A synced grant's sync state: its lease, next run and per-folder checkpoints (shared/db/mail-sync.ts). */
+export const mailSyncKey = (grantId: GrantId): Key => ({ pk: `grant#${grantId}`, sk: 'mail_sync' });
+/** Where a synced message is on its server: one item per folder, UIDVALIDITY and UID (sorted by UID). */
+export const serverLocationKey = (grantId: GrantId, folderId: string, uidValidity: string, uid: number): Key => ({
+  pk: grantPartition(grantId, 'loc'),
+  sk: `${folderId}#${uidValidity}#${String(uid).padStart(10, '0')}`,
+});
+/** Query: the locations of one folder under one UIDVALIDITY (`sk` begins with the prefix), or of every UIDVALIDITY of the folder. */
+export const serverLocationsOf = (grantId: GrantId, folderId: string, uidValidity?: string) => ({
+  pk: grantPartition(grantId, 'loc'),
+  skPrefix: uidValidity === undefined ? `${folderId}#` : `${folderId}#${uidValidity}#`,
+});
+/** A message a `query_imap` list answered that is not synced, by its ID (TTL a day): how a get with query_imap finds it on the server. */
+export const directIdKey = (grantId: GrantId, messageId: string): Key => ({ pk: grantPartition(grantId, 'direct'), sk: messageId });
 /** When an organization's administrator consented for an application's credential (admin consent flow). */
 export const adminConsentKey = (appId: ApplicationId, provider: string, credentialId: string): Key => ({ pk: `app#${appId}`, sk: `adminconsent#${provider}#${credentialId}` });
 

@@ -32,8 +32,9 @@ export interface AttachmentRecord {
   size: number;
   is_inline: boolean;
   content_id?: string;
-  /** S3 key of the content. */
+  /** S3 key of the content; for a message synced from a server (`on_server`), the attachment's position in its MIME (its contents stay on the server). */
   key: string;
+  on_server?: true;
 }
 
 export interface HeaderRecord {
@@ -88,6 +89,10 @@ export interface MessageRecord extends AddressFields {
    */
   search?: 1;
   indexed?: boolean;
+  /** A message synced from its server: where it is in each of its folders, `<uidvalidity>:<uid>` (shared/imap/sync.ts). */
+  server_uids?: Record<string, string>;
+  /** Stored by a first sync (history, not news): it announces no message.created. */
+  quiet?: true;
 }
 
 export interface DraftRecord extends AddressFields {
@@ -139,6 +144,8 @@ export interface FolderRecord {
   id: string;
   grant_id: GrantId;
   name: string;
+  /** A synced folder's path on its server. */
+  server_path?: string;
   parent_id?: string;
   background_color?: string;
   text_color?: string;

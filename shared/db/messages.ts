@@ -80,7 +80,7 @@ export const isMessageItem = (item: Record<string, unknown>): item is Record<str
 export const messageOfItem = (item: Record<string, unknown>): MessageRecord => itemAttributes<MessageRecord>(item, ...MESSAGE_BOOKKEEPING);
 
 /** The transaction items of a new message, named (`prefix` tells the messages of one transaction apart). */
-function insertItems(write: NewMessageWrite, prefix = ''): NamedTransactItem[] {
+function insertItems(write: NewMessageWrite, prefix = '', counters = true): NamedTransactItem[] {
   const { message, postings } = write;
   const g = message.grant_id;
   const items: NamedTransactItem[] = [
@@ -111,7 +111,7 @@ function insertItems(write: NewMessageWrite, prefix = ''): NamedTransactItem[] {
       },
     ]);
   }
-  items.push(...counterItems(g, write.deltas));
+  if (counters) items.push(...counterItems(g, write.deltas));
   items.push(...postings.postings.map((kind): [string, TransactItem] => [`posting:${kind}`, { Put: { TableName: TABLE_NAME, Item: postingKey(g, kind, message.id) } }]));
   items.push(...outboxItems(write.outbox ?? []));
   // Last, just before the transaction: the entry's sequence is taken now (see shared/db/search.ts).
@@ -224,6 +224,7 @@ export async function updateMessage(
   postings: { removed: string[]; added: string[] },
   deltas: FolderDelta[],
   outbox: readonly OutboxEntry[] = [],
+  also: NamedItems = [],
 ): Promise<void> {
   const g = before.grant_id;
   await transact(
@@ -243,6 +244,7 @@ export async function updateMessage(
       ...postings.removed.map((kind): [string, TransactItem] => [`posting:${kind}`, { Delete: { TableName: TABLE_NAME, Key: postingKey(g, kind, before.id) } }]),
       ...postings.added.map((kind): [string, TransactItem] => [`posting:${kind}`, { Put: { TableName: TABLE_NAME, Item: postingKey(g, kind, before.id) } }]),
       ...outboxItems(outbox),
+      ...also,
     ],
     () => new MessageConflictError(),
   );
@@ -253,9 +255,9 @@ export async function updateMessage(
  * with a tombstone for the search index. (Postings of a message stored before the search index are
  * removed after it: see shared/agent/cleanup.ts.)
  */
-export async function deleteMessage(message: MessageRecord, postings: { postings: string[] }, deltas: FolderDelta[], outbox: readonly OutboxEntry[] = []): Promise<void> {
+export async function deleteMessage(message: MessageRecord, postings: { postings: string[] }, deltas: FolderDelta[], outbox: readonly OutboxEntry[] = [], also: NamedItems = []): Promise<void> {
   const g = message.grant_id;
-  const items: [string, TransactItem][] = [
+  const items: NamedTransactItem[] = [
     [
       'message',
       {
@@ -283,7 +285,7 @@ export async function deleteMessage(message: MessageRecord, postings: { postings
       },
     ]);
   }
-  items.push(...outboxItems(outbox));
+  items.push(...outboxItems(outbox), ...also);
   if (message.search) items.push(['search', searchTombstonePut(g, message.id)]);
   await transact(items, () => new MessageConflictError());
 }
@@ -368,4 +370,69 @@ export async function queryIds(pk: string, range: { after?: string; before?: str
   const page = ids.slice(0, limit);
   const more = ids.length > limit || LastEvaluatedKey !== undefined;
   return { ids: page, last: more ? page.at(-1) : undefined };
+}
+
+/**
+ * Stores several new messages of one mailbox (a batch of a sync) in as few transactions as DynamoDB
+ * allows: each message's items as insertMessage writes them, and each folder's counter once per
+ * transaction with the sum of its messages' deltas (a transaction may touch an item only once). A
+ * message whose Message-ID is already stored is left out (`duplicate`), as is one whose folder is
+ * gone (`refused`); the rest of its transaction commits without it. `outbox`: entries of the whole
+ * batch, committed with its last transaction. Returns the outcome per message.
+ */
+export async function insertMailboxMessages(writes: readonly NewMessageWrite[], outbox: readonly OutboxEntry[] = []): Promise<('stored' | 'duplicate' | 'refused')[]> {
+  const outcome: ('stored' | 'duplicate' | 'refused')[] = writes.map(() => 'refused');
+  if (!writes.length) return outcome;
+  const g = writes[0]!.message.grant_id;
+  const folders = new Set(writes.flatMap((w) => w.deltas.map((d) => d.folderId)));
+  const sizes = writes.map((w) => {
+    const made = insertItems(w, '', false);
+    return { items: made.length, bytes: JSON.stringify(made).length };
+  });
+  const groups: number[][] = [];
+  let group: number[] = [];
+  let items = folders.size;
+  let bytes = 0;
+  sizes.forEach((size, i) => {
+    if (group.length && (items + size.items > GROUP_ITEMS || bytes + size.bytes > GROUP_BYTES)) {
+      groups.push(group);
+      group = [];
+      items = folders.size;
+      bytes = 0;
+    }
+    group.push(i);
+    items += size.items;
+    bytes += size.bytes;
+  });
+  if (group.length) groups.push(group);
+  const summed = (members: number[]) => {
+    const byFolder = new Map<string, FolderDelta>();
+    for (const d of members.flatMap((i) => writes[i]!.deltas)) {
+      const current = byFolder.get(d.folderId) ?? { folderId: d.folderId, total: 0, unread: 0 };
+      byFolder.set(d.folderId, { folderId: d.folderId, total: current.total + d.total, unread: current.unread + d.unread });
+    }
+    return counterItems(g, [...byFolder.values()]);
+  };
+  for (const [g, members] of groups.entries()) {
+    let left = members;
+    // The batch's own outbox entries commit with its last group: after every message of the batch.
+    const last = g === groups.length - 1 ? outboxItems(outbox) : [];
+    while (left.length) {
+      try {
+        await transactWrite([...left.flatMap((i) => insertItems(writes[i]!, `${i}:`, false)), ...summed(left), ...last]);
+        for (const i of left) outcome[i] = 'stored';
+        break;
+      } catch (error) {
+        if (!(error instanceof TransactionConditionError)) throw error;
+        const failed = new Set(error.failed.filter((name) => /^\d+:/.test(name)).map((name) => Number(name.slice(0, name.indexOf(':')))));
+        for (const i of failed) outcome[i] = error.has(`${i}:message_id_header`) ? 'duplicate' : 'refused';
+        // A folder gone meanwhile: its messages cannot be stored.
+        const goneFolders = new Set(error.failed.filter((name) => name.startsWith('folder:')).map((name) => name.slice('folder:'.length)));
+        for (const i of left) if (writes[i]!.deltas.some((d) => goneFolders.has(d.folderId))) failed.add(i);
+        if (!failed.size) throw error;
+        left = left.filter((i) => !failed.has(i));
+      }
+    }
+  }
+  return outcome;
 }

@@ -6,6 +6,7 @@ import { InvalidRequestError } from '#shared/errors';
 import { verifyImap, verifySmtp } from '#shared/imap/connect';
 import { grantSettingsOf, imapAccountOf } from '#shared/imap/settings';
 import { IMAP_PROVIDER } from '#shared/providers/names';
+import { newId } from '#shared/ids';
 
 /**
  * IMAP grants (`POST /v3/connect/custom` with `provider: "imap"`): the account's servers and
@@ -34,6 +35,8 @@ export async function customImapGrant(app: ApplicationContext, body: CreateCusto
     scope: ['email'],
     settings: grantSettingsOf(account),
     tokens: { source: 'password', passwords },
+    // Its mail is synced from the server: the first run starts once the grant is committed (shared/services/mail-sync.ts).
+    jobs: (grant) => [{ job: { kind: 'start-mail-sync', application_id: grant.application_id, grant_id: grant.id }, id: newId('job'), applicationId: grant.application_id }],
     ip: meta.ip,
     userAgent: meta.userAgent,
   });

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import type { ImapFlow } from 'imapflow';
 import { env } from '#shared/config';
-import { InvalidRequestError } from '#shared/errors';
+import { InvalidRequestError, MailDeliveryError } from '#shared/errors';
 import type { MailServer } from '#shared/imap/settings';
 import { allowedAddresses, BlockedAddressError, classifyAddress, type UrlPolicy } from '#shared/net/addresses';
 
@@ -38,8 +38,8 @@ let nodemailer: Promise<typeof import('#shared/lazy/nodemailer')> | undefined;
 
 export type ImapAuth = { pass: string } | { accessToken: string };
 
-/** A connected IMAP client (logged in); `verifyOnly` logs out again at once (credentials checked). */
-export async function openImap(server: MailServer, auth: ImapAuth, options: { verifyOnly?: boolean } = {}): Promise<ImapFlow> {
+/** A connected IMAP client (logged in); `verifyOnly` logs out again at once (credentials checked); `qresync` enables QRESYNC when offered. */
+export async function openImap(server: MailServer, auth: ImapAuth, options: { verifyOnly?: boolean; qresync?: boolean } = {}): Promise<ImapFlow> {
   const { address, plainAllowed, servername } = await endpointOf(server, 'IMAP');
   const { ImapFlow } = await (imapflow ??= import('#shared/lazy/imapflow'));
   const client = new ImapFlow({
@@ -53,6 +53,7 @@ export async function openImap(server: MailServer, auth: ImapAuth, options: { ve
     tls: { rejectUnauthorized: true },
     logger: false,
     verifyOnly: options.verifyOnly === true,
+    qresync: options.qresync === true,
     connectionTimeout: CONNECT_MS,
     greetingTimeout: GREETING_MS,
     socketTimeout: SOCKET_MS,
@@ -109,6 +110,33 @@ export async function verifySmtp(server: MailServer, password: string): Promise<
   }
 }
 
+/**
+ * Submits a message over the account's SMTP server with its login (EHLO, STARTTLS or TLS, AUTH);
+ * the server's refusal is a MailDeliveryError (502) naming why, so the caller knows nothing left.
+ */
+export async function submitSmtp(server: MailServer, password: string, raw: Buffer, envelope: { from: string; to: string[] }): Promise<void> {
+  const { address, plainAllowed, servername } = await endpointOf(server, 'SMTP');
+  const { createTransport } = await (nodemailer ??= import('#shared/lazy/nodemailer'));
+  const transport = createTransport({
+    host: address,
+    port: server.port,
+    secure: server.tls === 'implicit',
+    requireTLS: server.tls === 'starttls' && !plainAllowed,
+    tls: { rejectUnauthorized: true, ...(servername ? { servername } : {}) },
+    auth: { user: server.username, pass: password },
+    connectionTimeout: CONNECT_MS,
+    greetingTimeout: GREETING_MS,
+    socketTimeout: SOCKET_MS,
+  });
+  try {
+    await transport.sendMail({ envelope, raw });
+  } catch (error) {
+    throw new MailDeliveryError(`The message was not sent: SMTP ${server.host}:${server.port}: ${smtpProblem(error, server)}`, { cause: error });
+  } finally {
+    transport.close();
+  }
+}
+
 function smtpProblem(error: unknown, server: MailServer): string {
   const e = error as { code?: string; responseCode?: number; response?: string; message?: string };
   if (e.code === 'EAUTH') {
@@ -119,6 +147,8 @@ function smtpProblem(error: unknown, server: MailServer): string {
   if (e.code === 'ETLS' || /TLS|certificate|SSL/i.test(e.message ?? ''))
     return `no secure connection (${e.message}): the server must offer ${server.tls === 'implicit' ? 'TLS on this port' : 'STARTTLS'} with a valid certificate`;
   if (e.code === 'ECONNECTION' || e.code === 'ETIMEDOUT' || e.code === 'ESOCKET') return `could not connect (${e.message})`;
-  if (e.code === 'EPROTOCOL' || e.code === 'EENVELOPE') return `the server did not answer as an SMTP server (${e.message})`;
+  if (e.code === 'EENVELOPE') return `the server refused the sender or recipients (${e.response ?? e.message})`;
+  if (e.code === 'EMESSAGE') return `the server refused the message (${e.response ?? e.message})`;
+  if (e.code === 'EPROTOCOL') return `the server did not answer as an SMTP server (${e.message})`;
   return `the connection failed (${e.code ?? e.message ?? String(error)})`;
 }

@@ -121,3 +121,15 @@ export const grantSettingsOf = (account: ImapAccount): Record<string, unknown> =
   smtp_host: account.smtp.host,
   smtp_port: account.smtp.port,
 });
+
+const tlsOf = (port: number, implicitPort: number): TlsMode => (port === implicitPort ? 'implicit' : 'starttls');
+
+/** The servers a grant's settings keep (grantSettingsOf), with their TLS modes as connecting chose them. */
+export function accountOfGrant(grant: { email: string; settings?: Record<string, unknown> }): ImapAccount {
+  const s = (grant.settings ?? {}) as { imap_username: string; imap_host: string; imap_port: number; smtp_username: string; smtp_host: string; smtp_port: number };
+  return {
+    email: grant.email,
+    imap: { host: s.imap_host, port: s.imap_port, tls: tlsOf(s.imap_port, 993), username: s.imap_username },
+    smtp: { host: s.smtp_host, port: s.smtp_port, tls: tlsOf(s.smtp_port, 465), username: s.smtp_username },
+  };
+}

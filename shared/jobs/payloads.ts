@@ -1,4 +1,4 @@
-import { DeliveryPayload, FiringPayload, JobPayload, NotificationPayload, type Job } from '#schemas/queues';
+import { DeliveryPayload, FiringPayload, JobPayload, NotificationPayload, SyncPayload, type Job } from '#schemas/queues';
 import type { Notification } from '#shared/notifications/notification';
 import type { DeliveryJob } from '#shared/webhooks/deliver';
 
@@ -113,3 +113,6 @@ export const readNotification = (body: unknown): Notification => read<Notificati
 
 /** A delivery as the delivery queue delivers it; MalformedPayloadError when it is not one. */
 export const readDelivery = (body: unknown): DeliveryJob => read<DeliveryJob>(DeliveryPayload as Schema, 'delivery queue', body);
+
+/** A sync run as the mail-sync queue delivers it; MalformedPayloadError when it is not one. */
+export const readSync = (body: unknown): SyncPayload => read<SyncPayload>(SyncPayload as Schema, 'mail-sync queue', body);

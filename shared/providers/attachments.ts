@@ -1,9 +1,10 @@
 import * as agent from '#shared/agent/attachments';
+import { imapAttachments } from '#shared/imap/attachments';
 import type { GrantRecord, Provider } from '#shared/db/grants';
 import type { AttachmentsProvider } from '#shared/providers/contract';
 import { providerOf } from '#shared/providers/mailbox';
 
-const registry: Partial<Record<Provider, AttachmentsProvider>> = { agent: { get: agent.getAttachment, download: agent.downloadAttachment } };
+const registry: Partial<Record<Provider, AttachmentsProvider>> = { agent: { get: agent.getAttachment, download: agent.downloadAttachment }, imap: imapAttachments };
 
 export const attachmentsOf = (grant: GrantRecord) => providerOf(registry, grant, 'Attachments');
 

@@ -7,6 +7,7 @@ import type { GrantId } from '#shared/ids';
 import type { Notification } from '#shared/notifications/notification';
 import type { ScheduleRecord } from '#shared/db/schedules';
 import type { OutboxEntry } from '#shared/db/outbox';
+import type { MailSyncRecord } from '#shared/db/mail-sync';
 import type { NamedItems } from '#shared/db/transact';
 import type { NamedTransactItem } from '#shared/db/transact';
 import type { CreateCustomGrantBody } from '#schemas/grants';
@@ -339,7 +340,30 @@ export interface StoredItemReader {
 }
 
 /** The jobs a provider's own storage commits with its changes (thread refreshes, index merges, purges of its data: shared/providers/jobs.ts). */
-export type ProviderJobKind = 'refresh-thread' | 'message-stored' | 'merge-search' | 'index-message' | 'remove-contents' | 'purge-calendar';
+export type ProviderJobKind = 'refresh-thread' | 'message-stored' | 'messages-stored' | 'merge-search' | 'index-message' | 'remove-contents' | 'purge-calendar';
 export type ProviderJob = Extract<Job, { kind: ProviderJobKind }>;
 /** `'more'`: the run stopped early (`outOfTime`) and the job must run again. */
 export type ProviderJobs = { [K in ProviderJobKind]: (job: Extract<Job, { kind: K }>, outOfTime: () => boolean) => Promise<'done' | 'more'> };
+
+/**
+ * One run of a grant whose mail lives on another server (shared/services/mail-sync.ts holds the
+ * lease, so runs of a grant never overlap, and schedules the next). `save` checkpoints the state
+ * under the lease (with outbox entries committed in the same write); `outOfTime` says when to stop
+ * between batches.
+ */
+export interface SyncRun {
+  state: MailSyncRecord;
+  save(state: MailSyncRecord, outbox?: readonly OutboxEntry[]): Promise<void>;
+  outOfTime(): boolean;
+}
+
+/** `more`: stopped early, the next run continues at once; `changed`: the run saw changes (the grant is active). */
+export interface SyncOutcome {
+  status: 'done' | 'more';
+  changed: boolean;
+}
+
+/** Mail kept in step with a server the grant connects to (Agent Accounts need none: their mail is stored as it arrives). */
+export interface MailSync {
+  run(grant: GrantRecord, run: SyncRun): Promise<SyncOutcome>;
+}

@@ -1,10 +1,12 @@
 import * as agent from '#shared/agent/folders';
+import { imapFolders } from '#shared/imap/folders';
 import type { GrantRecord, Provider } from '#shared/db/grants';
 import type { FoldersProvider } from '#shared/providers/contract';
 import { providerOf } from '#shared/providers/mailbox';
 
 const registry: Partial<Record<Provider, FoldersProvider>> = {
   agent: { list: agent.listFolders, get: agent.getFolder, create: agent.createFolder, update: agent.updateFolder, delete: agent.deleteFolder },
+  imap: imapFolders,
 };
 
 export const foldersOf = (grant: GrantRecord) => providerOf(registry, grant, 'Folders');

@@ -1,10 +1,12 @@
 import * as agent from '#shared/agent/messages';
+import { imapMessages } from '#shared/imap/messages';
 import type { GrantRecord, Provider } from '#shared/db/grants';
 import type { MessagesProvider } from '#shared/providers/contract';
 import { providerOf } from '#shared/providers/mailbox';
 
 const registry: Partial<Record<Provider, MessagesProvider>> = {
   agent: { list: agent.listMessages, get: agent.getMessage, update: agent.updateMessage, delete: agent.deleteMessage },
+  imap: imapMessages,
 };
 
 export const messagesOf = (grant: GrantRecord) => providerOf(registry, grant, 'Messages');

@@ -1,5 +1,6 @@
 import { purgeAgentMailbox } from '#shared/agent/purge';
 import { purgeConnectedGrant } from '#shared/connect/purge';
+import { purgeImapGrant } from '#shared/imap/purge';
 import type { Provider } from '#shared/db/grants';
 import type { GrantId } from '#shared/ids';
 
@@ -16,8 +17,8 @@ const registry: Record<Provider, PurgeGrant> = {
   microsoft: purgeConnectedGrant,
   yahoo: purgeConnectedGrant,
   zoom: purgeConnectedGrant,
-  // Its sealed passwords and the tokens Switchboard issued for it (nothing to revoke at an IMAP server).
-  imap: purgeConnectedGrant,
+  // Its synced mail and sync state, its sealed passwords and the tokens Switchboard issued for it (nothing to revoke at an IMAP server).
+  imap: purgeImapGrant,
 };
 
 /** The purge of a provider's grants; undefined for a provider that stores nothing of its own. */

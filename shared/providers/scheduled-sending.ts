@@ -1,4 +1,5 @@
 import { agentScheduledSending } from '#shared/agent/scheduled-sending';
+import { imapScheduledSending } from '#shared/imap/send';
 import type { GrantRecord, Provider } from '#shared/db/grants';
 import { providerOf } from '#shared/providers/mailbox';
 import type { ScheduledSending } from '#shared/providers/contract';
@@ -6,6 +7,7 @@ import type { ScheduledSending } from '#shared/providers/contract';
 /** Scheduled send's provider side (ScheduledSending in shared/providers/contract.ts) of each provider. */
 const registry: Partial<Record<Provider, ScheduledSending>> = {
   agent: agentScheduledSending,
+  imap: imapScheduledSending,
 };
 
 export const scheduledSendingOf = (grant: GrantRecord) => providerOf(registry, grant, 'Scheduled send');

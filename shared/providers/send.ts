@@ -1,10 +1,12 @@
 import * as scheduled from '#shared/agent/scheduled';
+import { imapSend } from '#shared/imap/send';
 import type { GrantRecord, Provider } from '#shared/db/grants';
 import type { SendProvider } from '#shared/providers/contract';
 import { providerOf } from '#shared/providers/mailbox';
 
 const registry: Partial<Record<Provider, SendProvider>> = {
   agent: { send: scheduled.sendOrSchedule },
+  imap: imapSend,
 };
 
 export const senderOf = (grant: GrantRecord) => providerOf(registry, grant, 'Sending');

@@ -1,3 +1,4 @@
+import { startMailSync } from '#shared/services/mail-sync';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { runApplyItip, runSendItip, runSendMail } from '#shared/services/itip';
 import { purgeListItems } from '#shared/db/governance';
@@ -51,6 +52,8 @@ export async function runJob(job: Job, outOfTime: () => boolean): Promise<void> 
       return syncReminders(job.booking_id);
     case 'booking-event':
       return runBookingEventJob(job);
+    case 'start-mail-sync':
+      return startMailSync(job);
     case 'deliver-local': {
       const outcome = await runLocalDelivery(job, outOfTime);
       if (!outcome.done) await enqueueJob(outcome.rest);
@@ -58,6 +61,7 @@ export async function runJob(job: Job, outOfTime: () => boolean): Promise<void> 
     }
     case 'refresh-thread':
     case 'message-stored':
+    case 'messages-stored':
     case 'merge-search':
     case 'index-message':
     case 'remove-contents':

@@ -1,4 +1,5 @@
 import { HOSTED_PROVIDER } from '#schemas/grants';
+import { IMAP_PROVIDER } from '#shared/providers/names';
 import type { Notification } from '#shared/notifications/notification';
 import { env } from '#shared/config';
 import { newId, type ApplicationId } from '#shared/ids';
@@ -66,6 +67,10 @@ function exampleObject(base: string, now: number): object {
     case 'message.updated':
     case 'message.bounce_detected':
       return message;
+    case 'message.deleted':
+      return { id: message.id, object: 'message', grant_id: grantId };
+    case 'grant.imap_sync_completed':
+      return { id: grantId, grant_id: grantId, provider: IMAP_PROVIDER, email: 'ann@example.com', folders: 6, messages: 1250, completed_at: now };
     case 'folder.created':
     case 'folder.updated':
     case 'folder.deleted':

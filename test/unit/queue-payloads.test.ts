@@ -1,7 +1,7 @@
 import Ajv from 'ajv';
 import { describe, expect, it } from 'vitest';
-import { DeliveryPayload, FiringPayload, JobPayload, NotificationPayload } from '#schemas/queues';
-import { KNOWN_KEYWORDS, MalformedPayloadError, problemOf, readDelivery, readFiring, readJob, readNotification } from '#shared/jobs/payloads';
+import { DeliveryPayload, FiringPayload, JobPayload, NotificationPayload, SyncPayload } from '#schemas/queues';
+import { KNOWN_KEYWORDS, MalformedPayloadError, problemOf, readDelivery, readFiring, readJob, readNotification, readSync } from '#shared/jobs/payloads';
 
 /**
  * The queue boundary (shared/jobs/payloads.ts) checks payloads against schemas/queues.ts with its own
@@ -13,6 +13,7 @@ const ajvJob = ajv.compile(JobPayload);
 const ajvFiring = ajv.compile(FiringPayload);
 const ajvNotification = ajv.compile(NotificationPayload);
 const ajvDelivery = ajv.compile(DeliveryPayload);
+const ajvSync = ajv.compile(SyncPayload);
 
 const grant = { application_id: 'app_1', grant_id: 'grant_1' };
 const VALID_JOBS: unknown[] = [
@@ -31,6 +32,8 @@ const VALID_JOBS: unknown[] = [
   { kind: 'apply-itip', ...grant, sender: 'a@example.com', ics: 'BEGIN:VCALENDAR' },
   { kind: 'purge-calendar', ...grant, calendar_id: 'cal_1' },
   { kind: 'deliver-local', application_id: 'app_1', spool: 'outgoing/x/', message_id_header: '<x@y>', recipients: [grant], batch: 0, batches: 2 },
+  { kind: 'messages-stored', ...grant, thread_ids: ['thread_1', 'thread_2'] },
+  { kind: 'start-mail-sync', ...grant },
 ];
 
 /** Ways to break a valid payload, each one something ajv refuses. */
@@ -153,6 +156,22 @@ describe('queue payloads', () => {
     for (const d of badDeliveries) {
       expect(ajvDelivery(d)).toBe(false);
       expect(() => readDelivery(d)).toThrow(MalformedPayloadError);
+    }
+  });
+
+  it('reads sync runs as ajv does: a request to sync, a scheduled run, and what is not one', () => {
+    const runs = [
+      { application_id: 'app_1', grant_id: 'grant_1' },
+      { application_id: 'app_1', grant_id: 'grant_1', due: 1_800_000_000_000 },
+    ];
+    for (const run of runs) {
+      expect(ajvSync(run)).toBe(true);
+      expect(readSync(run)).toBe(run);
+    }
+    const bad = [{ grant_id: 'grant_1' }, { application_id: 'app_1', grant_id: 'grant_1', due: -1 }, { application_id: 'app_1', grant_id: 'grant_1', due: 'soon' }, { ...runs[0], extra: 1 }];
+    for (const run of bad) {
+      expect(ajvSync(run)).toBe(false);
+      expect(() => readSync(run)).toThrow(MalformedPayloadError);
     }
   });
 });

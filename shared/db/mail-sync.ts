@@ -1,0 +1,228 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { TABLE_NAME, dynamo, type TransactItem } from '#shared/aws/dynamodb';
+import { directIdKey, itemAttributes, mailSyncKey, serverLocationKey, serverLocationsOf } from '#shared/db/keys';
+import { batchWrite } from '#shared/db/batch';
+import type { ApplicationId, GrantId, MessageId } from '#shared/ids';
+import { outboxItems, type OutboxEntry } from '#shared/db/outbox';
+import { TransactionConditionError, transactWrite } from '#shared/db/transact';
+
+/**
+ * The sync state of a grant whose mail lives on another server (an IMAP account): one item per grant
+ * holding the run lease (runs of a grant are serialized: a run takes the lease with a conditional
+ * write and gives it back when it ends; a crashed run's lease lapses), when the next run is due, and
+ * the checkpoint of every folder; and one location item per message per folder (folder, UIDVALIDITY,
+ * UID → message), which is how server-side changes (flags, expunges) find their message.
+ */
+
+/** A folder's checkpoint: where the last run left it on the server. */
+export interface FolderCheckpoint {
+  /** The folder's path on the server. */
+  path: string;
+  /** UIDVALIDITY (a 32-bit number, kept as a string as imapflow reads it as a bigint). */
+  uid_validity: string;
+  /** The UID the server will give the next message: every UID below it has been seen. */
+  uid_next: number;
+  /** HIGHESTMODSEQ when the server has CONDSTORE: flag changes since it are all that is read. */
+  highest_modseq?: string;
+  /** Messages in the folder at the last run (with uid_next, an unchanged folder is skipped). */
+  messages: number;
+  /**
+   * First sync still under way: messages with a UID below this (and inside the sync window) are yet
+   * to be stored, newest first; absent once the folder is seeded.
+   */
+  seed_below?: number;
+}
+
+export interface MailSyncRecord {
+  grant_id: GrantId;
+  application_id: ApplicationId;
+  lease_id?: string;
+  /** Epoch seconds the lease lapses at. */
+  lease_until?: number;
+  /** Epoch milliseconds of the next scheduled run (a queued run due at another time is stale). */
+  next_due?: number;
+  /** Every folder seeded once (grant.imap_sync_completed committed). */
+  seeded: boolean;
+  /** Consecutive failed runs (the backoff). */
+  failures: number;
+  /** Epoch seconds of the last change seen on the server or made through the API (how active the grant is). */
+  last_change_at: number;
+  last_run_at?: number;
+  /** Why the last run failed, if it did (a short reason, never a credential). */
+  last_error?: string;
+  folders: Record<string, FolderCheckpoint>;
+  version: number;
+}
+
+export class SyncStateChangedError extends Error {
+  constructor() {
+    super('The sync state changed or its lease was lost');
+    this.name = 'SyncStateChangedError';
+  }
+}
+
+export async function getSyncState(grantId: GrantId): Promise<MailSyncRecord | undefined> {
+  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: mailSyncKey(grantId), ConsistentRead: true }));
+  return Item ? itemAttributes<MailSyncRecord>(Item, 'entity') : undefined;
+}
+
+/** Creates a grant's sync state (nothing when it exists). */
+export async function createSyncState(grantId: GrantId, applicationId: ApplicationId, now: number): Promise<void> {
+  const record: MailSyncRecord = { grant_id: grantId, application_id: applicationId, seeded: false, failures: 0, last_change_at: now, folders: {}, version: 1 };
+  try {
+    await dynamo.send(new PutCommand({ TableName: TABLE_NAME, Item: { ...mailSyncKey(grantId), entity: 'mail_sync', ...record }, ConditionExpression: 'attribute_not_exists(pk)' }));
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+  }
+}
+
+/**
+ * Takes the run lease for `seconds` when it is free or lapsed; the state as taken, or undefined when
+ * another run holds it (or the grant has no sync state).
+ */
+export async function takeSyncLease(grantId: GrantId, leaseId: string, now: number, seconds: number): Promise<MailSyncRecord | undefined> {
+  try {
+    const { Attributes } = await dynamo.send(
+      new UpdateCommand({
+        TableName: TABLE_NAME,
+        Key: mailSyncKey(grantId),
+        UpdateExpression: 'SET lease_id = :id, lease_until = :until',
+        ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(lease_until) OR lease_until < :now)',
+        ExpressionAttributeValues: { ':id': leaseId, ':until': now + seconds, ':now': now },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return itemAttributes<MailSyncRecord>(Attributes!, 'entity');
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return undefined;
+    throw error;
+  }
+}
+
+/** The item that saves a run's checkpoint under its lease (alone, or inside the transaction of a batch's changes). */
+export function syncStatePut(state: MailSyncRecord, leaseId: string): TransactItem {
+  return {
+    Put: {
+      TableName: TABLE_NAME,
+      Item: { ...mailSyncKey(state.grant_id), entity: 'mail_sync', ...state, lease_id: leaseId },
+      ConditionExpression: 'lease_id = :lease',
+      ExpressionAttributeValues: { ':lease': leaseId },
+    },
+  };
+}
+
+/** Saves the checkpoint under the lease, with outbox entries committed with it; SyncStateChangedError when the lease was lost. */
+export async function saveSyncState(state: MailSyncRecord, leaseId: string, outbox: readonly OutboxEntry[] = []): Promise<void> {
+  try {
+    if (outbox.length) await transactWrite([['state', syncStatePut(state, leaseId)], ...outboxItems(outbox)]);
+    else await dynamo.send(new PutCommand(syncStatePut(state, leaseId).Put!));
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException || (error instanceof TransactionConditionError && error.has('state'))) throw new SyncStateChangedError();
+    throw error;
+  }
+}
+
+/** Ends a run: the final state without the lease, and when the next run is due. */
+export async function releaseSyncLease(state: MailSyncRecord, leaseId: string, nextDue: number): Promise<void> {
+  const { lease_id: _id, lease_until: _until, ...rest } = state;
+  try {
+    await dynamo.send(
+      new PutCommand({
+        TableName: TABLE_NAME,
+        Item: { ...mailSyncKey(state.grant_id), entity: 'mail_sync', ...rest, next_due: nextDue },
+        ConditionExpression: 'lease_id = :lease',
+        ExpressionAttributeValues: { ':lease': leaseId },
+      }),
+    );
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) throw new SyncStateChangedError();
+    throw error;
+  }
+}
+
+/** Records that the grant changed through the API (it is active: its next runs come sooner). */
+export async function touchSyncState(grantId: GrantId, now: number): Promise<void> {
+  try {
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: TABLE_NAME,
+        Key: mailSyncKey(grantId),
+        UpdateExpression: 'SET last_change_at = :now',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':now': now },
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+  }
+}
+
+export async function deleteSyncState(grantId: GrantId): Promise<void> {
+  await dynamo.send(new DeleteCommand({ TableName: TABLE_NAME, Key: mailSyncKey(grantId) }));
+}
+
+/** A message's place in one folder of its server. */
+export interface ServerLocation {
+  folder_id: string;
+  uid_validity: string;
+  uid: number;
+  message_id: MessageId;
+  /** The message's flags there, as last seen (\Seen, \Flagged, ...). */
+  flags: string[];
+}
+
+export const locationPut = (grantId: GrantId, location: ServerLocation): TransactItem => ({
+  Put: { TableName: TABLE_NAME, Item: { ...serverLocationKey(grantId, location.folder_id, location.uid_validity, location.uid), entity: 'server_location', ...location } },
+});
+
+export const locationDelete = (grantId: GrantId, location: Pick<ServerLocation, 'folder_id' | 'uid_validity' | 'uid'>): TransactItem => ({
+  Delete: { TableName: TABLE_NAME, Key: serverLocationKey(grantId, location.folder_id, location.uid_validity, location.uid) },
+});
+
+/** Locations of a folder, by UID (of one UIDVALIDITY, or all of them). */
+export async function folderLocations(grantId: GrantId, folderId: string, uidValidity?: string): Promise<ServerLocation[]> {
+  const { pk, skPrefix } = serverLocationsOf(grantId, folderId, uidValidity);
+  const found: ServerLocation[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await dynamo.send(
+      new QueryCommand({
+        TableName: TABLE_NAME,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
+        ExclusiveStartKey: start,
+      }),
+    );
+    for (const item of page.Items ?? []) found.push(itemAttributes<ServerLocation>(item, 'entity'));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return found;
+}
+
+/** One location, if the message is known there. */
+export async function getLocation(grantId: GrantId, folderId: string, uidValidity: string, uid: number): Promise<ServerLocation | undefined> {
+  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: serverLocationKey(grantId, folderId, uidValidity, uid), ConsistentRead: true }));
+  return Item ? itemAttributes<ServerLocation>(Item, 'entity') : undefined;
+}
+
+/** A message a `query_imap` list answered that is not synced: its ID's Message-ID header and folder, kept a day. */
+export interface DirectId {
+  id: MessageId;
+  message_id_header: string;
+  folder_id: string;
+}
+
+export async function rememberDirectIds(grantId: GrantId, ids: readonly DirectId[], expiresAt: number): Promise<void> {
+  if (!ids.length) return;
+  await batchWrite(ids.map((d) => ({ PutRequest: { Item: { ...directIdKey(grantId, d.id), entity: 'direct_id', ...d, expires_at: expiresAt } } })));
+}
+
+export async function getDirectId(grantId: GrantId, id: MessageId): Promise<DirectId | undefined> {
+  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: directIdKey(grantId, id) }));
+  return Item ? itemAttributes<DirectId>(Item, 'entity', 'expires_at') : undefined;
+}
+
+export async function forgetDirectId(grantId: GrantId, id: MessageId): Promise<void> {
+  await dynamo.send(new DeleteCommand({ TableName: TABLE_NAME, Key: directIdKey(grantId, id) }));
+}

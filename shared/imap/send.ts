@@ -1,0 +1,215 @@
+import { attachmentsWithContents, storedBody } from '#shared/agent/blobs';
+import { requireMessage } from '#shared/agent/lookup';
+import { scheduledMessageView, scheduleMessage, scheduledSendView } from '#shared/agent/scheduled';
+import { closingItems, requireSchedule } from '#shared/agent/schedules';
+import { prepareOutgoing, requestHash, withIdempotency, type OutgoingInput, type PreparedMessage } from '#shared/agent/send';
+import { storeServerMessages } from '#shared/agent/store';
+import { messageView } from '#shared/agent/views';
+import * as folders from '#shared/db/folders';
+import type { GrantRecord } from '#shared/db/grants';
+import type { MessageRecord } from '#shared/db/mail-records';
+import { locationPut, touchSyncState } from '#shared/db/mail-sync';
+import type { OutboxEntry } from '#shared/db/outbox';
+import type { ScheduleRecord } from '#shared/db/schedules';
+import type { NamedItems } from '#shared/db/transact';
+import { ForbiddenError, InvalidRequestError, MailDeliveryError } from '#shared/errors';
+import { newId, type ApplicationId, type MessageId } from '#shared/ids';
+import { submitSmtp } from '#shared/imap/connect';
+import { passwordsOf, withImap } from '#shared/imap/session';
+import { accountOfGrant } from '#shared/imap/settings';
+import { imapMessageId } from '#shared/imap/sync';
+import { governanceOf } from '#shared/governance/decide';
+import { newNotification } from '#shared/notifications/notification';
+import type { ScheduledSending, SendProvider } from '#shared/providers/contract';
+import { ScheduledSendRefusal } from '#shared/scheduled-send/refusal';
+import { renderStoredTemplate } from '#shared/templates/templates';
+import { clock } from '#shared/time';
+import type { UploadedFile } from '#shared/uploaded-file';
+
+/**
+ * Sending from an IMAP grant: the message is composed as an Agent Account's is (templates,
+ * signatures, replies, attachments: shared/agent/send.ts prepareOutgoing), submitted over the
+ * account's own SMTP server with its login, then its copy is APPENDed to the account's Sent folder
+ * (submission servers do not keep one) and stored with that location, announced as message.created.
+ * The next sync finds the Sent copy where it was put and says nothing more. Its ID comes from its
+ * Message-ID header, as every IMAP message's. A scheduled send waits as an Agent Account's does
+ * (shared/agent/scheduled.ts) and is sent by the same path when due (ScheduledSending below).
+ */
+
+/** Submits, puts the copy in Sent and stores it; `commit` adds items and entries to the stored copy's transaction. */
+async function submitAndStore(
+  grant: GrantRecord,
+  prepared: PreparedMessage,
+  options: { id?: MessageId; beforeRelay?: () => Promise<void>; commit?: (record: MessageRecord) => { items: NamedItems; outbox: OutboxEntry[] } } = {},
+): Promise<MessageRecord> {
+  const account = accountOfGrant(grant);
+  const domain = grant.email.slice(grant.email.lastIndexOf('@') + 1);
+  const messageIdHeader = `<${newId('message').slice(4)}@${domain}>`;
+  const date = new Date(clock.nowMs());
+  const { composeMime } = await import('#shared/mail/compose');
+  const raw = await composeMime({
+    from: prepared.from,
+    to: prepared.to,
+    cc: prepared.cc,
+    bcc: prepared.bcc,
+    replyTo: prepared.replyTo,
+    subject: prepared.subject,
+    ...(prepared.isPlaintext ? { text: prepared.body } : { html: prepared.body }),
+    attachments: prepared.attachments,
+    messageId: messageIdHeader,
+    inReplyTo: prepared.inReplyTo,
+    references: prepared.references,
+    headers: prepared.headers,
+    date,
+  });
+  const recipients = [...new Set([...prepared.to, ...prepared.cc, ...prepared.bcc].map((p) => p.email))];
+  const { smtp_password: password } = await passwordsOf(grant);
+  await options.beforeRelay?.();
+  await submitSmtp(account.smtp, password, raw, { from: prepared.from.email, to: recipients });
+
+  // The copy in Sent (when the account has one): where the next sync will find it.
+  const sent = await folders.getFolder(grant.id, 'sent');
+  const appended = sent?.server_path ? await withImap(grant, (client) => client.append(sent.server_path!, raw, ['\\Seen'], date)).catch(() => false as const) : false;
+  const place = appended && appended.uid !== undefined && appended.uidValidity !== undefined ? { uid: appended.uid, uidValidity: String(appended.uidValidity) } : undefined;
+  const id = options.id ?? imapMessageId(messageIdHeader, Math.floor(date.getTime() / 1000));
+  const [stored] = await storeServerMessages(grant, [
+    {
+      grant,
+      id,
+      ...(prepared.threadId ? { threadId: prepared.threadId } : {}),
+      subject: prepared.subject,
+      from: [prepared.from],
+      to: prepared.to,
+      cc: prepared.cc,
+      bcc: prepared.bcc,
+      replyTo: prepared.replyTo,
+      date: Math.floor(date.getTime() / 1000),
+      unread: false,
+      starred: prepared.starred,
+      // Not in Sent when the server took no copy: the next sync places it if the server filed one itself.
+      folders: place ? ['sent'] : [],
+      body: prepared.body,
+      isPlaintext: prepared.isPlaintext,
+      attachments: prepared.attachments,
+      headers: prepared.headers,
+      raw,
+      metadata: prepared.metadata,
+      messageIdHeader,
+      ...(prepared.inReplyTo ? { inReplyTo: prepared.inReplyTo } : {}),
+      references: prepared.references,
+      server: { uids: place ? { sent: `${place.uidValidity}:${place.uid}` } : {}, quiet: false },
+      also: (record) => {
+        const extra = options.commit?.(record) ?? { items: [], outbox: [] };
+        const location = place ? [['location', locationPut(grant.id, { folder_id: 'sent', uid_validity: place.uidValidity, uid: place.uid, message_id: id, flags: ['\\Seen'] })] as const] : [];
+        return { items: [...location, ...extra.items], outbox: extra.outbox };
+      },
+    },
+  ]);
+  await touchSyncState(grant.id, clock.nowSeconds());
+  return stored!.record;
+}
+
+async function sendNow(grant: GrantRecord, input: OutgoingInput, context: { files: UploadedFile[]; idempotencyKey?: string }) {
+  return withIdempotency(
+    grant,
+    context.idempotencyKey,
+    () => requestHash(input, context.files),
+    async (progress) => {
+      const prepared = await prepareOutgoing(grant, input, context.files, [], renderStoredTemplate);
+      const record = await submitAndStore(grant, prepared, { beforeRelay: async () => progress.deliveryStarted() });
+      return messageView(record, { body: prepared.body });
+    },
+    async (messageId) => messageView(await requireMessage(grant, messageId), { body: '' }),
+  );
+}
+
+export const imapSend: SendProvider = {
+  async send(grant, body, context) {
+    const { send_at: sendAt } = body;
+    if (sendAt === undefined) {
+      if (body.use_draft) throw new InvalidRequestError("'use_draft' applies only to a scheduled send: give 'send_at' too, or leave 'use_draft' out");
+      const { use_draft: _ignored, ...now } = body;
+      return { ...(await sendNow(grant, now, context)), scheduled: false };
+    }
+    if (body.use_draft) throw new InvalidRequestError("'use_draft' is not available for IMAP grants: the message is scheduled without a draft");
+    const outcome = await withIdempotency(
+      grant,
+      context.idempotencyKey,
+      () => requestHash(body, context.files),
+      () => scheduleMessage(grant, { ...body, send_at: sendAt }, context.files, context.requestId),
+      async (scheduleId) => scheduledSendView(await requireSchedule(grant, scheduleId)),
+      (view) => view.schedule_id,
+    );
+    return { ...outcome, scheduled: true };
+  },
+};
+
+const statusPayload = (record: ScheduleRecord, status: 'sent' | 'failed', reason: string) => ({ schedule_id: record.id, send_at: record.send_at, status, reason, request_id: record.request_id });
+
+/** A due scheduled message of an IMAP grant: rebuilt from its schedule record, sent by the path above once. */
+export const imapScheduledSending: ScheduledSending = {
+  async send(grant, record, hooks) {
+    const governance = await governanceOf(grant);
+    const [body, attachments] = await Promise.all([storedBody(record), attachmentsWithContents(record.attachments)]);
+    const prepared: PreparedMessage = {
+      from: record.from[0]!,
+      to: record.to,
+      cc: record.cc,
+      bcc: record.bcc,
+      replyTo: record.reply_to,
+      subject: record.subject,
+      body,
+      isPlaintext: record.is_plaintext,
+      starred: record.starred,
+      attachments,
+      headers: record.custom_headers,
+      metadata: record.metadata,
+      ...(record.thread_id ? { threadId: record.thread_id } : {}),
+      ...(record.in_reply_to ? { inReplyTo: record.in_reply_to } : {}),
+      references: record.references,
+      governance,
+    };
+    try {
+      const closing = await closingItems(grant, record);
+      const stored = await submitAndStore(grant, prepared, {
+        id: record.message_id as MessageId,
+        beforeRelay: hooks.beforeRelay,
+        commit: (message) => ({
+          items: [...hooks.scheduleItems(), ...closing.items],
+          outbox: [
+            {
+              notification: newNotification({
+                type: 'message.send_success',
+                applicationId: record.application_id as ApplicationId,
+                grantId: record.grant_id,
+                object: { ...messageView(message, { body }), ...statusPayload(record, 'sent', '') },
+              }),
+              bodyKey: message.body_key,
+            },
+            ...closing.outbox,
+          ],
+        }),
+      });
+      await closing.after();
+      return { messageId: stored.id };
+    } catch (error) {
+      // The account's server refused it, or a policy does: sending again would be refused again.
+      if (error instanceof MailDeliveryError) throw new ScheduledSendRefusal(error.message.replace(/^The message was not sent: /, "the account's SMTP server refused it: "));
+      if (error instanceof ForbiddenError || error instanceof InvalidRequestError) throw new ScheduledSendRefusal(error.message);
+      throw error;
+    }
+  },
+  async failure(grant, record, reason) {
+    const closing = await closingItems(grant, record);
+    const { body: _body, ...view } = scheduledMessageView(record, '');
+    const failed: OutboxEntry = {
+      notification: newNotification({
+        type: 'message.send_failed',
+        applicationId: record.application_id as ApplicationId,
+        grantId: record.grant_id,
+        object: { ...view, folders: [], ...statusPayload(record, 'failed', reason) },
+      }),
+    };
+    return { ...closing, outbox: [failed, ...closing.outbox] };
+  },
+};
