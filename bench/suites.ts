@@ -9,6 +9,7 @@ export const SUITES = {
   scheduled: async () => (await import('./scheduled')).runScheduledBench(),
   lists: async () => (await import('./lists')).runListsBench(),
   webhooks: async () => (await import('./webhooks')).runWebhooksBench(),
+  imap: async () => (await import('./imap')).runImapBench(),
   calendar: async () => (await import('./calendar')).runCalendarBench(),
   availability: async () => (await import('./availability')).runAvailabilityBench(),
   scheduler: async () => (await import('./scheduler')).runSchedulerBench(),

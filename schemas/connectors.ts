@@ -43,6 +43,20 @@ export const ConnectorSettings = {
       description: "Switchboard's extension (OAuth providers): an https OpenID Connect issuer that replaces the provider's default authorization server.",
     },
     topic_name: { type: 'string', minLength: 1, maxLength: 512, description: 'google: a Pub/Sub topic name, kept as the published contract accepts it (Switchboard does not use it).' },
+    imap_host: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 253,
+      description: "Switchboard's extension (google, microsoft, yahoo): the IMAP server its grants' mail is read from (default: the provider's own).",
+    },
+    imap_port: { type: 'integer', minimum: 1, maximum: 65535, description: 'With imap_host: its port (993: TLS from the first byte; another: STARTTLS).' },
+    smtp_host: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 253,
+      description: "Switchboard's extension (google, microsoft, yahoo): the SMTP submission server its grants send through (default: the provider's own).",
+    },
+    smtp_port: { type: 'integer', minimum: 1, maximum: 65535, description: 'With smtp_host: its port (465: TLS from the first byte; another: STARTTLS).' },
   },
 } as const;
 export type ConnectorSettings = FromSchema<typeof ConnectorSettings>;
@@ -63,6 +77,10 @@ export const ConnectorObject = {
         tenant: { type: 'string' },
         issuer: { type: 'string' },
         topic_name: { type: 'string' },
+        imap_host: { type: 'string' },
+        imap_port: { type: 'integer' },
+        smtp_host: { type: 'string' },
+        smtp_port: { type: 'integer' },
       },
     },
     client_secret_set: { type: 'boolean', description: 'Whether a client secret is stored (OAuth providers); its value is never answered.' },

@@ -1,6 +1,6 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { EmailAddress, Limit, PageToken, Select, UnixSeconds } from '#schemas/common';
-import { CONNECTED_PROVIDERS, CUSTOM_PROVIDERS, HOSTED_PROVIDER, IMAP_PROVIDER } from '#shared/providers/names';
+import { CONNECTED_PROVIDERS, CUSTOM_PROVIDERS, HOSTED_PROVIDER, ICLOUD_PROVIDER, IMAP_PROVIDER } from '#shared/providers/names';
 
 /** Provider values of the API: defined with the providers (shared/providers/names.ts, a leaf module). */
 export { CONNECTED_PROVIDERS, HOSTED_PROVIDER };
@@ -23,7 +23,7 @@ export const Grant = {
   properties: {
     id: { type: 'string' },
     grant_status: { type: 'string', enum: ['valid', 'invalid'], description: '`invalid`: the provider refused its refresh token (grant.expired); re-authenticate to make it valid again.' },
-    provider: { type: 'string', enum: [HOSTED_PROVIDER, ...CONNECTED_PROVIDERS, IMAP_PROVIDER] },
+    provider: { type: 'string', enum: [HOSTED_PROVIDER, ...CONNECTED_PROVIDERS, IMAP_PROVIDER, ICLOUD_PROVIDER] },
     name: { type: 'string', description: 'Default From display name of an Agent Account.' },
     scope: { type: 'array', items: { type: 'string' } },
     email: { type: 'string' },
@@ -67,6 +67,9 @@ export const CreateCustomGrantBody = {
         smtp_port: { type: 'integer', minimum: 1, maximum: 65535, description: 'IMAP: 465 (TLS) or 587 (STARTTLS); 587 unless given.' },
         smtp_username: { type: 'string', minLength: 1, maxLength: 320, description: 'IMAP: the SMTP username, when it differs from imap_username.' },
         smtp_password: { type: 'string', minLength: 1, maxLength: 1024, description: 'IMAP: the SMTP password, when it differs from imap_password.' },
+        // providers icloud and yahoo (IMAP presets): the account's address and an app password.
+        username: { type: 'string', minLength: 1, maxLength: 320, description: "icloud, yahoo: the account's email address." },
+        password: { type: 'string', minLength: 1, maxLength: 1024, description: 'icloud, yahoo: an app password; stored sealed, never answered.' },
       },
     },
     external_id: ExternalId,

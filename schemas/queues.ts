@@ -188,6 +188,6 @@ export const SyncPayload = {
   type: 'object',
   additionalProperties: false,
   required: ['application_id', 'grant_id'],
-  properties: { application_id: Id, grant_id: Id, due: Seconds },
+  properties: { application_id: Id, grant_id: Id, due: { type: 'integer', minimum: 0, description: 'Epoch milliseconds.' } },
 } as const;
 export type SyncPayload = FromSchema<typeof SyncPayload>;

@@ -8,10 +8,12 @@
  *   3. listens for inbound mail to Agent Accounts over SMTP on $SMTP_PORT (default 2525), and starts a
  *      local OpenID Connect server (scripts/local-stack/oidc-local.ts) as the seeded application's google
  *      and microsoft connectors, for hosted OAuth without internet
- *   4. runs `serverless offline` with the emulators' endpoints on bundles built while the emulators
+ *   4. where Dovecot is installed, starts it as an IMAP sandbox (scripts/local-stack/imap-sandbox.ts): one
+ *      account, IMAP and SMTP submission on loopback, what it sends relayed into the outbound sink
+ *   5. runs `serverless offline` with the emulators' endpoints on bundles built while the emulators
  *      start (scripts/local-stack/build.ts, into a folder of this instance's own); the queue workers
- *      (jobs, scheduled sends, webhook fan-out and delivery) run through serverless-offline-sqs, the
- *      webhook health check every minute
+ *      (jobs, IMAP mail sync, scheduled sends, webhook fan-out and delivery) run through
+ *      serverless-offline-sqs, the webhook health check every minute
  *
  * The front door (the API Gateway stand-in) takes $PORT (default 3000) first of all and answers 503
  * "starting" with Retry-After until a request would succeed; then it prints "ready".
@@ -26,6 +28,7 @@ import { buildFunctionBundles } from './local-stack/build';
 import { startLocalStack, type LocalStack } from './local-stack/index';
 import { startFrontDoor, type FrontDoor } from './local-stack/front-door';
 import { freePort } from './local-stack/index';
+import { startImapSandbox } from './local-stack/imap-sandbox';
 import { instanceFile, recordInstance } from './local-stack/instances';
 import { startOidcServer, type LocalOidcServer } from './local-stack/oidc-local';
 import { startInboundSmtp } from './local-stack/smtp-inbound';
@@ -50,6 +53,8 @@ const INSTANCES_DIR = join(ROOT, '.switchboard');
  */
 const BUILDS_DIR = join('.switchboard', 'build');
 const BUILD_DIR = join(BUILDS_DIR, String(process.pid));
+/** The IMAP sandbox's Dovecot folders (config, sockets, mail), one per instance by process ID. */
+const IMAP_DIR = join(ROOT, '.switchboard', 'imap');
 
 let stack: LocalStack | undefined;
 let inbound: { stop(): Promise<void> } | undefined;
@@ -58,6 +63,7 @@ let relay: StreamRelay | undefined;
 let frontDoor: FrontDoor | undefined;
 let oidc: LocalOidcServer | undefined;
 let offline: ChildProcess | undefined;
+let imapSandbox: ReturnType<typeof startImapSandbox> | undefined;
 let stopping = false;
 let instanceRecorded = false;
 
@@ -116,6 +122,10 @@ async function stopEverything(code: number): Promise<never> {
   });
   await step('inbound SMTP', () => inbound?.stop());
   await step('the OpenID Connect server', () => oidc?.stop());
+  await step('the IMAP sandbox', async () => {
+    const started = await imapSandbox;
+    if (started && 'stop' in started) await started.stop();
+  });
   await step('the emulators', () => stack?.stop());
   await step('the build folder', () => rmSync(join(ROOT, BUILD_DIR), { recursive: true, force: true }));
   if (instanceRecorded) await step('the instance record', () => rmSync(instanceFile(INSTANCES_DIR, PORT), { force: true }));
@@ -179,6 +189,14 @@ async function main() {
   // The local OpenID Connect server starts meanwhile (it needs nothing of the emulators).
   const oidcStarting = startOidcServer({ port: process.env.OIDC_PORT ? Number(process.env.OIDC_PORT) : 0 });
   oidcStarting.catch(() => undefined);
+  // So does the IMAP sandbox: its submission relays into the outbound sink, on a port chosen here.
+  const smtpSinkPort = await freePort();
+  imapSandbox = startImapSandbox({
+    parent: IMAP_DIR,
+    relay: { host: '127.0.0.1', port: smtpSinkPort },
+    imapPort: process.env.SANDBOX_IMAP_PORT ? Number(process.env.SANDBOX_IMAP_PORT) : undefined,
+    smtpPort: process.env.SANDBOX_SMTP_PORT ? Number(process.env.SANDBOX_SMTP_PORT) : undefined,
+  });
   const [emulators, build] = await Promise.allSettled([
     (async () => {
       const from = Date.now();
@@ -186,6 +204,7 @@ async function main() {
         stage: STAGE,
         dynamodbPort: process.env.DYNAMODB_PORT ? Number(process.env.DYNAMODB_PORT) : undefined,
         sqsPort: process.env.SQS_PORT ? Number(process.env.SQS_PORT) : undefined,
+        smtpSinkPort,
       });
       log(`emulators up in ${seconds(from)}`);
       return result;
@@ -272,7 +291,9 @@ async function main() {
       })
       .catch(() => undefined);
   }, 60_000);
-  recordInstance(INSTANCES_DIR, { port: PORT, pid: process.pid, env: { ...stack.env, SMTP_PORT: String(SMTP_PORT) } });
+  const imap = await imapSandbox;
+  const sandbox = 'sandbox' in imap ? imap.sandbox : undefined;
+  recordInstance(INSTANCES_DIR, { port: PORT, pid: process.pid, env: { ...stack.env, SMTP_PORT: String(SMTP_PORT) }, ...(sandbox ? { imapSandbox: sandbox } : {}) });
   instanceRecorded = true;
   frontDoor.ready();
   log(`ready in ${seconds(started)}`);
@@ -288,6 +309,12 @@ async function main() {
       `  Inbound SMTP    127.0.0.1:${SMTP_PORT}   (mail to Agent Account addresses)`,
       `  Outbound sink   ${stack.env.SMTP_RELAY_URL}   (read it: ${stack.env.SMTP_SINK_URL}/messages)`,
       `  OpenID Connect  ${oidc.issuers.google} (google), ${oidc.issuers.microsoft} (microsoft): any email address signs in`,
+      ...(sandbox
+        ? [
+            `  IMAP sandbox    host ${sandbox.host}, IMAP port ${sandbox.imapPort}, SMTP port ${sandbox.smtpPort} (plain text; sends go to the outbound sink)`,
+            `                  username ${sandbox.username}, password ${sandbox.password}`,
+          ]
+        : [`  IMAP sandbox    ${'off' in imap ? imap.off : 'off'}`]),
       '',
       `  curl -H "Authorization: Bearer ${API_KEY}" ${baseUrl}/v3/grants`,
       '',

@@ -1,9 +1,11 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { ImapSandbox } from './imap-sandbox';
 
 /**
  * Running `npm start` instances of one checkout, one file each: `.switchboard/local-env.<port>.json`
- * holds the instance's API port, process ID and the environment of its emulators, written when it
+ * holds the instance's API port, process ID, the environment of its emulators and its IMAP sandbox's
+ * settings (when Dovecot runs; scripts, the README's among them, read them here), written when it
  * is ready and removed when it stops. The admin CLI finds a stack here: the only one running, or the
  * one whose port it is given. Files of instances that died without cleaning up are ignored and removed.
  */
@@ -11,6 +13,7 @@ export interface Instance {
   port: number;
   pid: number;
   env: Record<string, string>;
+  imapSandbox?: ImapSandbox;
 }
 
 const FILE = /^local-env\.(\d+)\.json$/;

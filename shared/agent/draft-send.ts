@@ -11,16 +11,10 @@ import { RecordExistsError, VersionConflictError, getRecord } from '#shared/db/r
 import * as sending from '#shared/db/sending';
 import { ConflictError, NotFoundError } from '#shared/errors';
 
-/**
- * Sends a draft as a message (an optional signature is appended), then deletes the draft. The draft
- * is claimed (deleted, conditional on the version read) before anything is delivered, so two
- * concurrent sends deliver it once; if delivery then fails, the draft is put back.
- */
-export async function sendDraft(grant: GrantRecord, draftId: string, body: { signature_id?: string }) {
-  const draft = await requireUnscheduledDraft(grant, draftId, 'sent');
-  const attachments = await attachmentsWithContents(draft.attachments);
+/** What sending a draft sends: its fields and body, with the signature asked for (else its own). */
+export async function outgoingOfDraft(draft: DraftRecord, body: { signature_id?: string }): Promise<OutgoingInput> {
   const signatureId = body.signature_id ?? draft.signature_id;
-  const input: OutgoingInput = {
+  return {
     to: draft.to,
     cc: draft.cc,
     bcc: draft.bcc,
@@ -35,24 +29,40 @@ export async function sendDraft(grant: GrantRecord, draftId: string, body: { sig
     metadata: draft.metadata,
     ...(signatureId ? { signature_id: signatureId } : {}),
   };
-  // No template: a draft was rendered when written, so its send needs no template engine.
-  const prepared = await prepareOutgoing(grant, input, [], attachments);
+}
+
+/**
+ * Claims a draft for sending: deletes it, conditional on the version read, so two concurrent sends
+ * deliver it once. Answers what puts it back as it was (with its count and thread entry) when the
+ * delivery then fails; if the key is taken again, by a concurrent restore, the draft is already back.
+ */
+export async function claimDraft(grant: GrantRecord, draft: DraftRecord): Promise<() => Promise<void>> {
   try {
     await drafts.removeDraft(draft, draft.version, draftOutbox(grant, draft));
   } catch (error) {
     if (error instanceof VersionConflictError) {
       const still = await getRecord<DraftRecord>(draftKey(grant.id, draft.id));
-      if (!still) throw new NotFoundError(`Draft '${draftId}' not found`);
+      if (!still) throw new NotFoundError(`Draft '${draft.id}' not found`);
       throw new ConflictError('The draft was changed by another request while it was being sent; fetch it again and retry');
     }
     throw error;
   }
-  // From here on, a failure puts the draft back as it was (with its count and thread entry).
-  // (If the key is taken again, by a concurrent restore, the draft is already back.)
-  const restore = () =>
+  return () =>
     drafts.insertDraft(draft, draftOutbox(grant, draft)).catch((error) => {
       if (!(error instanceof RecordExistsError)) throw error;
     });
+}
+
+/**
+ * Sends a draft as a message (an optional signature is appended), then deletes the draft. The draft
+ * is claimed before anything is delivered; if delivery then fails, the draft is put back.
+ */
+export async function sendDraft(grant: GrantRecord, draftId: string, body: { signature_id?: string }) {
+  const draft = await requireUnscheduledDraft(grant, draftId, 'sent');
+  const attachments = await attachmentsWithContents(draft.attachments);
+  // No template: a draft was rendered when written, so its send needs no template engine.
+  const prepared = await prepareOutgoing(grant, await outgoingOfDraft(draft, body), [], attachments);
+  const restore = await claimDraft(grant, draft);
   const day = await consumeQuota(grant, prepared.governance.limits).catch(async (error) => {
     await restore();
     throw error;

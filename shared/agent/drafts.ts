@@ -16,6 +16,7 @@ import { openUpload } from '#shared/db/uploads';
 import type { GrantRecord } from '#shared/db/grants';
 import { draftsOfGrant } from '#shared/db/keys';
 import { VersionConflictError, listRecords } from '#shared/db/records';
+import type { NamedItems } from '#shared/db/transact';
 import { ConflictError, NotFoundError } from '#shared/errors';
 import { countWithinBudget, jsonBytes } from '#shared/answer-limits';
 import type { UploadedFile } from '#shared/uploaded-file';
@@ -36,6 +37,21 @@ const TRACKING_HOSTNAME = env.trackingHostname();
 const LIST_BUDGET = 1000;
 
 export { draftObject, requireDraft };
+
+/**
+ * Where a grant keeps its drafts besides the store: an IMAP grant's Drafts folder on its server
+ * (shared/imap/drafts.ts). Each call is made once the draft's contents are uploaded and before the
+ * store changes, so a refusal (thrown) leaves the store as it was; what it answers is committed with
+ * the change.
+ */
+export interface DraftMirror {
+  /** Puts a new draft (or the next version of `previous`) there: the record to store and the items to commit with it. */
+  put(draft: DraftRecord, previous?: DraftRecord): Promise<{ draft: DraftRecord; items: NamedItems }>;
+  /** Removes the draft there: the items to commit with its removal from the store. */
+  remove(draft: DraftRecord): Promise<NamedItems>;
+}
+
+const unmirrored = async (draft: DraftRecord) => ({ draft, items: [] as NamedItems });
 
 /** A scheduled send's draft (use_draft) changes only with its schedule: cancelling it removes the draft. */
 export async function requireUnscheduledDraft(grant: GrantRecord, draftId: string, action: string): Promise<DraftRecord> {
@@ -106,7 +122,7 @@ async function refreshDraftThread(grant: GrantRecord, draft: DraftRecord) {
 /** The thread refresh committed with a draft write (its draft postings change the thread). */
 export const draftOutbox = (grant: GrantRecord, draft: DraftRecord) => (draft.thread_id ? [threadRefreshJob(grant, draft.thread_id)] : []);
 
-export async function createDraft(grant: GrantRecord, body: CreateDraftBody, files: UploadedFile[]) {
+export async function createDraft(grant: GrantRecord, body: CreateDraftBody, files: UploadedFile[], mirror?: DraftMirror) {
   const id = newId('draft');
   let { subject, body: html } = body;
   if (body.template) ({ subject, body: html } = await renderStoredTemplate(grant.id, body.template, { subject, body: html }));
@@ -140,12 +156,13 @@ export async function createDraft(grant: GrantRecord, body: CreateDraftBody, fil
     updated_at: now,
     version: 1,
   };
-  await drafts.insertDraft(record, draftOutbox(grant, record), uploaded);
-  await refreshDraftThread(grant, record);
-  return draftObject(record);
+  const mirrored = await (mirror ? mirror.put(record) : unmirrored(record));
+  await drafts.insertDraft(mirrored.draft, draftOutbox(grant, mirrored.draft), [...uploaded, ...mirrored.items]);
+  await refreshDraftThread(grant, mirrored.draft);
+  return draftObject(mirrored.draft);
 }
 
-export async function updateDraft(grant: GrantRecord, draftId: string, body: UpdateDraftBody, files: UploadedFile[]) {
+export async function updateDraft(grant: GrantRecord, draftId: string, body: UpdateDraftBody, files: UploadedFile[], mirror?: DraftMirror) {
   const current = await requireUnscheduledDraft(grant, draftId, 'updated');
   let { subject, body: html } = body;
   if (body.template) ({ subject, body: html } = await renderStoredTemplate(grant.id, body.template, { subject, body: html }));
@@ -179,20 +196,22 @@ export async function updateDraft(grant: GrantRecord, draftId: string, body: Upd
   const replaced = removeContentsJob(grant, current.id, {
     blobs: [...(replacedAttachments ? current.attachments.map((a) => a.key) : []), current.body_key !== next.body_key ? current.body_key : undefined],
   });
+  const mirrored = await (mirror ? mirror.put(next, current) : unmirrored(next));
   try {
-    await drafts.replaceDraft(current, next, [replaced], uploaded);
+    await drafts.replaceDraft(current, mirrored.draft, [replaced], [...uploaded, ...mirrored.items]);
   } catch (error) {
     if (error instanceof VersionConflictError) throw new ConflictError('The draft was changed by another request; fetch it again and retry');
     throw error;
   }
   await removeContentsNow(replaced);
-  return draftObject(next);
+  return draftObject(mirrored.draft);
 }
 
-export async function deleteDraft(grant: GrantRecord, draftId: string): Promise<void> {
+export async function deleteDraft(grant: GrantRecord, draftId: string, mirror?: DraftMirror): Promise<void> {
   const draft = await requireUnscheduledDraft(grant, draftId, 'deleted');
   const removal = draftContentsRemoval(grant, draft);
-  if (!(await drafts.removeDraft(draft, undefined, [...draftOutbox(grant, draft), removal]))) throw new NotFoundError(`Draft '${draft.id}' not found`);
+  const items = mirror ? await mirror.remove(draft) : [];
+  if (!(await drafts.removeDraft(draft, undefined, [...draftOutbox(grant, draft), removal], items))) throw new NotFoundError(`Draft '${draft.id}' not found`);
   await refreshDraftThread(grant, draft);
   await removeContentsNow(removal);
 }

@@ -23,7 +23,7 @@ import { governanceOf, type Governance } from '#shared/governance/decide';
 const DAILY_QUOTA = env.dailySendQuota();
 
 /** Rebuilds the message from its schedule record (contents from S3): nothing is rendered again. */
-async function preparedFrom(record: ScheduleRecord, governance: Governance): Promise<PreparedMessage> {
+export async function preparedFrom(record: ScheduleRecord, governance: Governance): Promise<PreparedMessage> {
   const [body, attachments] = await Promise.all([storedBody(record), attachmentsWithContents(record.attachments)]);
   return {
     from: record.from[0]!,

@@ -16,6 +16,7 @@ import {
 import { getGrant } from '#shared/db/grants';
 import type { ApplicationId, GrantId, MessageId, ThreadId } from '#shared/ids';
 import { refreshThreadFor, refreshThreadNow } from '#shared/agent/thread-refresh';
+import { inPool } from '#shared/pool';
 import type { Job } from '#shared/jobs/job';
 import { logger } from '#shared/logger';
 import { ByteLru } from '#shared/search/cache';
@@ -377,6 +378,7 @@ export async function runMessageStoredJob(job: Extract<Job, { kind: 'message-sto
 /** The messages-stored job: the threads of a batch stored together, then one merge of the mailbox's search entries. */
 export async function runMessagesStoredJob(job: Extract<Job, { kind: 'messages-stored' }>, outOfTime: () => boolean): Promise<void> {
   if (!(await getGrant(job.application_id as ApplicationId, job.grant_id as GrantId))) return;
-  for (const threadId of new Set(job.thread_ids)) await refreshThreadNow(job.grant_id as GrantId, threadId as ThreadId);
+  // Threads side by side (a batch's are mostly distinct): each refresh is a read of its messages and one write.
+  await inPool([...new Set(job.thread_ids)], 8, async (threadId) => void (await refreshThreadNow(job.grant_id as GrantId, threadId as ThreadId)));
   await mergeSearchIndex(job.grant_id as GrantId, { wait: true, outOfTime, deferBelow: DEFERRED_MERGE_MAX });
 }

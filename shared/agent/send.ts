@@ -60,6 +60,28 @@ export interface PreparedMessage {
   calendar?: { method: string; content: string };
 }
 
+/** The raw MIME of a prepared message, under its Message-ID and date. */
+export async function composePrepared(prepared: PreparedMessage, messageIdHeader: string, date: Date): Promise<Buffer> {
+  // Loaded on the first send, not at cold start: nodemailer's composer serves only this step.
+  const { composeMime } = await import('#shared/mail/compose');
+  return composeMime({
+    from: prepared.from,
+    to: prepared.to,
+    cc: prepared.cc,
+    bcc: prepared.bcc,
+    replyTo: prepared.replyTo,
+    subject: prepared.subject,
+    ...(prepared.isPlaintext ? { text: prepared.body } : { html: prepared.body }),
+    attachments: prepared.attachments,
+    messageId: messageIdHeader,
+    inReplyTo: prepared.inReplyTo,
+    references: prepared.references,
+    headers: prepared.headers,
+    date,
+    ...(prepared.calendar ? { calendar: prepared.calendar } : {}),
+  });
+}
+
 /**
  * Renders a message's `template`: the API's send paths pass renderStoredTemplate. The jobs worker's
  * mail (iMIP) never has a template and passes none, so that worker's bundle leaves the template
@@ -197,24 +219,7 @@ export async function deliverAndStore(grant: GrantRecord, prepared: PreparedMess
   }
   const messageIdHeader = `<${newId('message').slice(4)}@${MESSAGE_ID_DOMAIN}>`;
   const date = new Date(clock.nowMs());
-  // Loaded on the first send, not at cold start: nodemailer's composer serves only this step.
-  const { composeMime } = await import('#shared/mail/compose');
-  const raw = await composeMime({
-    from: prepared.from,
-    to: prepared.to,
-    cc: prepared.cc,
-    bcc: prepared.bcc,
-    replyTo: prepared.replyTo,
-    subject: prepared.subject,
-    ...(prepared.isPlaintext ? { text: prepared.body } : { html: prepared.body }),
-    attachments: prepared.attachments,
-    messageId: messageIdHeader,
-    inReplyTo: prepared.inReplyTo,
-    references: prepared.references,
-    headers: prepared.headers,
-    date,
-    ...(prepared.calendar ? { calendar: prepared.calendar } : {}),
-  });
+  const raw = await composePrepared(prepared, messageIdHeader, date);
 
   const mimeLimit = prepared.governance.limits.limit_size_total_mime;
   if (mimeLimit !== undefined && raw.length > mimeLimit) {

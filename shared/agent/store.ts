@@ -241,15 +241,27 @@ function serverAttachmentRecords(list: readonly NewAttachment[]): AttachmentReco
  */
 export async function storeServerMessages(grant: GrantRecord, inputs: readonly NewMessage[]): Promise<{ record: MessageRecord; outcome: 'stored' | 'duplicate' | 'refused' }[]> {
   const grantId = grant.id;
-  const found = await Promise.all(inputs.map((input) => messages.findThreadByHeaders(grantId, threadingHeaders(input))));
+  // Two reads for the whole batch: the stored messages its messages refer to, and the threads of
+  // synced messages that refer to its messages (a reply synced before its parent: batches go newest first).
+  const [stored, referencing] = await Promise.all([
+    messages.getMessageIdHeaders(
+      grantId,
+      inputs.flatMap((input) => threadingHeaders(input)),
+    ),
+    messages.threadsReferencing(
+      grantId,
+      inputs.flatMap((input) => (input.messageIdHeader ? [input.messageIdHeader] : [])),
+    ),
+  ]);
   const inBatch = new Map<string, ThreadId>();
-  const planned = inputs.map((input, i) => {
+  const planned = inputs.map((input) => {
     const id = input.id ?? newId('message');
     const threadId =
+      input.threadId ??
       threadingHeaders(input)
-        .map((h) => inBatch.get(h))
+        .map((h) => inBatch.get(h) ?? stored.get(h)?.thread_id)
         .find((t) => t !== undefined) ??
-      found[i] ??
+      (input.messageIdHeader ? referencing.get(input.messageIdHeader) : undefined) ??
       newId('thread');
     if (input.messageIdHeader) inBatch.set(input.messageIdHeader, threadId);
     const largeBodyKey = Buffer.byteLength(input.body) > BODY_INLINE_MAX ? bodyKey(grantId, id) : undefined;
@@ -275,6 +287,13 @@ export async function storeServerMessages(grant: GrantRecord, inputs: readonly N
           },
         ]
       : [],
+  );
+  // What the stored messages refer to (their parent, their thread's root): a parent synced later joins their thread.
+  await messages.putReferences(
+    grantId,
+    planned
+      .filter((_, i) => outcomes[i] === 'stored')
+      .flatMap((p) => [p.input.inReplyTo, p.input.references[0]].filter((h): h is string => !!h).map((header) => ({ header, thread_id: p.record.thread_id }))),
   );
   return planned.map((p, i) => ({ record: p.record, outcome: outcomes[i]! }));
 }

@@ -7,7 +7,7 @@ import { obscureUserAgent, toGrantResource } from '#shared/grants/resource';
 import { newId, type ApplicationId, type GrantId } from '#shared/ids';
 import type { OutboxEntry } from '#shared/db/outbox';
 import { newNotification } from '#shared/notifications/notification';
-import { publicProviderName } from '#shared/providers/names';
+import { MAIL_SYNCED_PROVIDERS, publicProviderName } from '#shared/providers/names';
 import { clock } from '#shared/time';
 
 /**
@@ -37,9 +37,13 @@ export interface Connection {
     | { source: 'password'; passwords: { imap_password: string; smtp_password: string } };
   ip?: string;
   userAgent?: string;
-  /** Jobs the provider commits with the grant's creation or re-authentication (an IMAP grant's sync start). */
-  jobs?: (grant: { id: GrantId; application_id: ApplicationId }) => OutboxEntry[];
 }
+
+/** A grant whose mail is synced from its server starts (or restarts) its sync once it is committed (shared/services/mail-sync.ts). */
+const syncStart = (provider: Provider, grant: { id: GrantId; application_id: ApplicationId }): OutboxEntry[] =>
+  MAIL_SYNCED_PROVIDERS.includes(provider)
+    ? [{ job: { kind: 'start-mail-sync', application_id: grant.application_id, grant_id: grant.id }, id: newId('job'), applicationId: grant.application_id }]
+    : [];
 
 /** Where a grant's provider tokens are sealed (the record they belong to). */
 export const providerTokensContext = (grantId: string) => `grant#${grantId}/provider_tokens`;
@@ -96,7 +100,7 @@ async function create(c: Connection): Promise<GrantRecord> {
   await grants.insertGrant(
     record,
     [['provider_tokens', providerTokensPut(tokens)]],
-    [{ notification: newNotification({ type: 'grant.created', applicationId: c.applicationId, grantId: record.id, object: toGrantResource(record) }) }, ...(c.jobs?.(record) ?? [])],
+    [{ notification: newNotification({ type: 'grant.created', applicationId: c.applicationId, grantId: record.id, object: toGrantResource(record) }) }, ...syncStart(c.provider, record)],
   );
   return record;
 }
@@ -115,7 +119,7 @@ async function reconnect(existing: GrantRecord, c: Connection): Promise<GrantRec
       existing,
       { grant_status: 'valid', scope: c.scope, settings: c.settings, provider_user_id: c.providerUserId, ...(c.name ? { name: c.name } : {}), updated_at: now },
       [['provider_tokens', providerTokensPut(tokens)]],
-      (next) => [{ notification: newNotification({ type: 'grant.updated', applicationId: c.applicationId, grantId: existing.id, object: toGrantResource(next) }) }, ...(c.jobs?.(existing) ?? [])],
+      (next) => [{ notification: newNotification({ type: 'grant.updated', applicationId: c.applicationId, grantId: existing.id, object: toGrantResource(next) }) }, ...syncStart(c.provider, existing)],
     );
   } catch (error) {
     if (error instanceof StaleWriteError) throw new ConflictError(`The grant for ${c.email} was deleted meanwhile; authenticate again`);

@@ -23,14 +23,17 @@ interface ProviderRule {
   bulk: readonly Exclude<CredentialType, 'connector'>[];
 }
 
+const MAIL_SERVERS = ['imap_host', 'imap_port', 'smtp_host', 'smtp_port'] as const;
+
 export const PROVIDER_RULES: Record<ConnectorProvider, ProviderRule> = {
-  google: { label: 'Google', oauth: true, settings: ['client_id', 'client_secret', 'issuer', 'topic_name'], scope: 'any', bulk: ['serviceaccount'] },
-  microsoft: { label: 'Microsoft', oauth: true, settings: ['client_id', 'client_secret', 'tenant', 'issuer'], scope: 'any', bulk: ['adminconsent'] },
-  yahoo: { label: 'Yahoo', oauth: true, settings: ['client_id', 'client_secret', 'issuer'], scope: 'any', bulk: [] },
+  // The mail servers (imap_*, smtp_*) replace the provider's own, as issuer replaces its authorization server.
+  google: { label: 'Google', oauth: true, settings: ['client_id', 'client_secret', 'issuer', 'topic_name', ...MAIL_SERVERS], scope: 'any', bulk: ['serviceaccount'] },
+  microsoft: { label: 'Microsoft', oauth: true, settings: ['client_id', 'client_secret', 'tenant', 'issuer', ...MAIL_SERVERS], scope: 'any', bulk: ['adminconsent'] },
+  yahoo: { label: 'Yahoo', oauth: true, settings: ['client_id', 'client_secret', 'issuer', ...MAIL_SERVERS], scope: 'any', bulk: [] },
   // Zoom takes its scopes from the Zoom app's own configuration.
   zoom: { label: 'Zoom', oauth: true, settings: ['client_id', 'client_secret', 'issuer'], scope: 'none', bulk: [] },
   imap: { label: 'IMAP', oauth: false, settings: [], scope: 'none', bulk: [] },
-  icloud: { label: 'iCloud', oauth: false, settings: [], scope: 'none', bulk: [] },
+  icloud: { label: 'iCloud', oauth: false, settings: [...MAIL_SERVERS], scope: 'none', bulk: [] },
   ews: { label: 'Exchange (EWS)', oauth: false, settings: [], scope: ['ews.messages', 'ews.calendar', 'ews.contacts'], bulk: [] },
 };
 
@@ -46,6 +49,7 @@ export function credentialProviders(type: CredentialType): ConnectorProvider[] {
 }
 
 const LOCAL_MODE = env.webhookLocalMode();
+const HOST = /^(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?)$/;
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 const TENANT = /^(?:common|organizations|consumers|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63})$/;
 
@@ -89,6 +93,13 @@ export function checkConnectorSettings(provider: ConnectorProvider, settings: Co
   }
   if (settings.tenant !== undefined) checkTenant(settings.tenant, 'settings.tenant');
   if (settings.issuer !== undefined) checkIssuer(settings.issuer, 'settings.issuer');
+  for (const [host, port] of [
+    ['imap_host', 'imap_port'],
+    ['smtp_host', 'smtp_port'],
+  ] as const) {
+    if (settings[port] !== undefined && settings[host] === undefined) throw new InvalidRequestError(`'settings.${port}' needs 'settings.${host}'`);
+    if (settings[host] !== undefined && !HOST.test(settings[host]!)) throw new InvalidRequestError(`'settings.${host}' must be a host name or an IP address, without scheme or port`);
+  }
   return settings;
 }
 

@@ -173,6 +173,8 @@ export interface ConnectorForAuth {
   client_secret?: string;
   tenant?: string;
   issuer?: string;
+  /** Mail servers replacing the provider's own (its grants' IMAP and SMTP). */
+  mail?: { imap_host?: string; imap_port?: number; smtp_host?: string; smtp_port?: number };
   scope: string[];
   active_credential_id?: string;
 }
@@ -182,9 +184,11 @@ export async function connectorForAuth(appId: ApplicationId, provider: string): 
   if (!(CONNECTOR_PROVIDERS as readonly string[]).includes(provider)) return undefined;
   const record = await repo.getConnector(appId, provider);
   if (!record) return undefined;
-  const { client_id, tenant, issuer } = record.settings;
+  const { client_id, tenant, issuer, imap_host, imap_port, smtp_host, smtp_port } = record.settings;
+  const mail = Object.fromEntries(Object.entries({ imap_host, imap_port, smtp_host, smtp_port }).filter(([, v]) => v !== undefined));
   return {
     provider: record.provider,
+    ...(Object.keys(mail).length ? { mail } : {}),
     ...(client_id !== undefined ? { client_id } : {}),
     ...(record.client_secret_sealed !== undefined ? { client_secret: await unseal(record.client_secret_sealed, 'connector-secret', connectorSecretContext(appId, provider)) } : {}),
     ...(tenant !== undefined ? { tenant } : {}),

@@ -91,10 +91,10 @@ export async function replaceDraft(current: DraftRecord, next: DraftRecord, outb
 
 /**
  * Removes a draft; false if it did not exist. With `expectedVersion`, only that version is removed
- * (VersionConflictError if it exists with another).
+ * (VersionConflictError if it exists with another). `also`: items committed with the removal.
  */
-export async function removeDraft(draft: DraftRecord, expectedVersion?: number, outbox: readonly OutboxEntry[] = []): Promise<boolean> {
-  const removed = await transact([...draftRemoveItems(draft, expectedVersion), ...outboxItems(outbox)]);
+export async function removeDraft(draft: DraftRecord, expectedVersion?: number, outbox: readonly OutboxEntry[] = [], also: NamedItems = []): Promise<boolean> {
+  const removed = await transact([...also, ...draftRemoveItems(draft, expectedVersion), ...outboxItems(outbox)]);
   if (removed || expectedVersion === undefined) return removed;
   throw new VersionConflictError();
 }

@@ -19,6 +19,7 @@
  * | Message by ID / messages newest first, by time   | table | grant#<gid>#msg      | <msg_id> (ULID)       | messageKey, messagesOfGrant |
  * | Messages matching one filter value, newest first | table | grant#<gid>#ix#<kind>| <msg_id>              | postingKey, postingPartition |
  * | Message by Message-ID header (threading, dedupe) | table | grant#<gid>#mid      | <Message-ID>          | messageIdHeaderKey  |
+ * | Thread of the synced messages that reference a Message-ID | table | grant#<gid>#ref | <Message-ID> | referenceKey |
  * | Thread by ID                                     | table | grant#<gid>#thread   | <thread_id>           | threadKey           |
  * | Threads by latest message, newest first          | table | grant#<gid>#threads  | <latest msg_id>       | threadListKey, threadsOfGrant |
  * | Draft by ID / drafts newest first                | table | grant#<gid>#draft    | <draft_id>            | draftKey, draftsOfGrant |
@@ -174,6 +175,7 @@ const GRANT_PARTITIONS = [
   'search',
   'loc',
   'direct',
+  'ref',
 ] as const;
 const grantPartition = (grantId: GrantId, kind: (typeof GRANT_PARTITIONS)[number]) => `grant#${grantId}#${kind}`;
 
@@ -211,6 +213,9 @@ export const searchManifestKey = (grantId: GrantId): Key => ({ pk: `grant#${gran
 
 /** Message by its RFC 5322 Message-ID header: threading of replies and deduplication of inbound mail. */
 export const messageIdHeaderKey = (grantId: GrantId, header: string): Key => ({ pk: grantPartition(grantId, 'mid'), sk: header });
+
+/** A synced message's reference to another (its In-Reply-To, its thread's root) → its thread: how a parent synced after its reply finds the reply's thread. */
+export const referenceKey = (grantId: GrantId, referenced: string): Key => ({ pk: grantPartition(grantId, 'ref'), sk: referenced });
 
 /** Thread by ID. */
 export const threadKey = (grantId: GrantId, threadId: ThreadId): Key => ({ pk: grantPartition(grantId, 'thread'), sk: threadId });

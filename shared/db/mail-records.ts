@@ -115,6 +115,10 @@ export interface DraftRecord extends AddressFields {
   tracking_options: TrackingSettings;
   /** A scheduled send's draft (use_draft): shown in Drafts until sent, changed only by its schedule. */
   schedule_id?: ScheduleId;
+  /** An IMAP grant's draft: the Message-ID header of its copy in the server's Drafts folder (kept by every version). */
+  message_id_header?: string;
+  /** An IMAP grant's draft: where that copy is, `<uidvalidity>:<uid>` (absent when the server told no UID). */
+  server_place?: string;
   created_at: number;
   updated_at: number;
   version: number;

@@ -2,7 +2,7 @@ import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { MessageRecord } from '#shared/db/mail-records';
 import { TABLE_NAME, dynamo, type TransactItem } from '#shared/aws/dynamodb';
 import { batchGet, batchWrite, deleteRequests } from '#shared/db/batch';
-import { folderKey, itemAttributes, messageIdHeaderKey, messageKey, postingKey } from '#shared/db/keys';
+import { folderKey, itemAttributes, messageIdHeaderKey, messageKey, postingKey, referenceKey } from '#shared/db/keys';
 import { MESSAGE_ENTITY, outboxItems, type OutboxEntry } from '#shared/db/outbox';
 import { searchEntryPut, searchTombstonePut } from '#shared/db/search';
 import { TransactionConditionError, transactWrite, type NamedItems, type NamedTransactItem } from '#shared/db/transact';
@@ -293,6 +293,27 @@ export async function deleteMessage(message: MessageRecord, postings: { postings
 export async function getMessageIdHeader(grantId: GrantId, header: string): Promise<{ message_id: MessageId; thread_id: ThreadId } | undefined> {
   const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: messageIdHeaderKey(grantId, header) }));
   return Item ? { message_id: Item.message_id as MessageId, thread_id: Item.thread_id as ThreadId } : undefined;
+}
+
+/** The stored messages of these Message-ID headers (one BatchGetItem per 100): header → message and thread. */
+export async function getMessageIdHeaders(grantId: GrantId, headers: readonly string[]): Promise<Map<string, { message_id: MessageId; thread_id: ThreadId }>> {
+  const unique = [...new Set(headers)].filter((h) => h.length > 0 && h.length <= 900);
+  const found = unique.length ? await batchGet<{ sk: string; message_id: MessageId; thread_id: ThreadId }>(unique.map((h) => messageIdHeaderKey(grantId, h))) : [];
+  return new Map(found.map((f) => [f.sk, { message_id: f.message_id, thread_id: f.thread_id }]));
+}
+
+/** Threads of synced messages that reference these Message-ID headers (their parents, synced after them): header → thread. */
+export async function threadsReferencing(grantId: GrantId, headers: readonly string[]): Promise<Map<string, ThreadId>> {
+  const unique = [...new Set(headers)].filter((h) => h.length > 0 && h.length <= 900);
+  const found = unique.length ? await batchGet<{ sk: string; thread_id: ThreadId }>(unique.map((h) => referenceKey(grantId, h))) : [];
+  return new Map(found.map((f) => [f.sk, f.thread_id]));
+}
+
+/** Records that synced messages of `thread_id` reference these headers (idempotent puts, one BatchWriteItem per 25). */
+export async function putReferences(grantId: GrantId, references: readonly { header: string; thread_id: ThreadId }[]): Promise<void> {
+  const byHeader = new Map(references.filter((r) => r.header.length > 0 && r.header.length <= 900).map((r) => [r.header, r.thread_id]));
+  if (!byHeader.size) return;
+  await batchWrite([...byHeader].map(([header, threadId]) => ({ PutRequest: { Item: { ...referenceKey(grantId, header), thread_id: threadId } } })));
 }
 
 /** Thread of the first of `headers` (In-Reply-To, then References newest first) that is stored. */

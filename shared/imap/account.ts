@@ -1,12 +1,12 @@
 import type { ApplicationContext } from '#shared/applications/authenticate';
 import type { CreateCustomGrantBody } from '#schemas/grants';
 import { connectGrant } from '#shared/connect/grants';
-import type { GrantRecord } from '#shared/db/grants';
+import type { GrantRecord, Provider } from '#shared/db/grants';
 import { InvalidRequestError } from '#shared/errors';
 import { verifyImap, verifySmtp } from '#shared/imap/connect';
-import { grantSettingsOf, imapAccountOf } from '#shared/imap/settings';
+import { grantSettingsOf, imapAccountOf, oauthAccountOf, type ImapAccount, type ImapPasswords } from '#shared/imap/settings';
+import { connectorForAuth } from '#shared/connectors/service';
 import { IMAP_PROVIDER } from '#shared/providers/names';
-import { newId } from '#shared/ids';
 
 /**
  * IMAP grants (`POST /v3/connect/custom` with `provider: "imap"`): the account's servers and
@@ -16,9 +16,8 @@ import { newId } from '#shared/ids';
  * never answered; the grant's settings keep the servers and usernames. Connecting the same address
  * again re-authenticates its grant (same ID, `grant.updated`).
  */
-export async function customImapGrant(app: ApplicationContext, body: CreateCustomGrantBody, meta: { ip: string; userAgent: string }): Promise<GrantRecord> {
-  if (body.workspace_id !== undefined) throw new InvalidRequestError("'workspace_id' applies to Agent Accounts only");
-  const { account, passwords } = imapAccountOf(body);
+/** Checks both logins side by side; a 400 naming what each refused. */
+async function verifyBoth(account: ImapAccount, passwords: ImapPasswords): Promise<void> {
   const [imap, smtp] = await Promise.allSettled([verifyImap(account.imap, { pass: passwords.imap_password }), verifySmtp(account.smtp, passwords.smtp_password)]);
   const refused = [imap, smtp].flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
   if (refused.length) {
@@ -26,6 +25,12 @@ export async function customImapGrant(app: ApplicationContext, body: CreateCusto
     if (other) throw other;
     throw new InvalidRequestError(`The account could not be connected: ${refused.map((e) => (e as Error).message).join('; ')}`);
   }
+}
+
+export async function customImapGrant(app: ApplicationContext, body: CreateCustomGrantBody, meta: { ip: string; userAgent: string }): Promise<GrantRecord> {
+  if (body.workspace_id !== undefined) throw new InvalidRequestError("'workspace_id' applies to Agent Accounts only");
+  const { account, passwords } = imapAccountOf(body);
+  await verifyBoth(account, passwords);
   const { grant } = await connectGrant({
     applicationId: app.applicationId,
     provider: IMAP_PROVIDER,
@@ -35,8 +40,38 @@ export async function customImapGrant(app: ApplicationContext, body: CreateCusto
     scope: ['email'],
     settings: grantSettingsOf(account),
     tokens: { source: 'password', passwords },
-    // Its mail is synced from the server: the first run starts once the grant is committed (shared/services/mail-sync.ts).
-    jobs: (grant) => [{ job: { kind: 'start-mail-sync', application_id: grant.application_id, grant_id: grant.id }, id: newId('job'), applicationId: grant.application_id }],
+    ip: meta.ip,
+    userAgent: meta.userAgent,
+  });
+  return grant;
+}
+
+/**
+ * The IMAP presets (`icloud`, `yahoo`): the account's address (`username`, or `email`) and an app
+ * password (`password`, or `app_password`), with the provider's own IMAP and SMTP servers, or those
+ * its connector's settings name (`imap_host`, `smtp_host`... as `issuer` replaces an authorization
+ * server). Checked and stored as an IMAP grant is, under the preset's provider.
+ */
+export async function customPresetGrant(app: ApplicationContext, body: CreateCustomGrantBody, meta: { ip: string; userAgent: string }): Promise<GrantRecord> {
+  if (body.workspace_id !== undefined) throw new InvalidRequestError("'workspace_id' applies to Agent Accounts only");
+  const provider = body.provider as Provider;
+  const s = body.settings;
+  const address = (s.username ?? s.email ?? s.email_address)?.trim().toLowerCase();
+  const password = s.password ?? s.app_password;
+  if (!address || !address.includes('@')) throw new InvalidRequestError(`'settings.username' (the account's email address) is required for a ${provider} grant`);
+  if (!password) throw new InvalidRequestError(`'settings.password' (an app password of the account) is required for a ${provider} grant`);
+  const connector = await connectorForAuth(app.applicationId, provider);
+  const account = oauthAccountOf({ email: address, provider }, connector?.mail);
+  await verifyBoth(account, { imap_password: password, smtp_password: password });
+  const { grant } = await connectGrant({
+    applicationId: app.applicationId,
+    provider,
+    email: address,
+    ...(body.name !== undefined ? { name: body.name } : {}),
+    providerUserId: address,
+    scope: ['email'],
+    settings: grantSettingsOf(account),
+    tokens: { source: 'password', passwords: { imap_password: password, smtp_password: password } },
     ip: meta.ip,
     userAgent: meta.userAgent,
   });

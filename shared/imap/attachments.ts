@@ -4,6 +4,7 @@ import { requireMessage } from '#shared/agent/lookup';
 import { blobExists, putBlob } from '#shared/aws/mail-bucket';
 import type { GrantRecord } from '#shared/db/grants';
 import { NotFoundError } from '#shared/errors';
+import { parseId } from '#shared/ids';
 import { serverSource } from '#shared/imap/messages';
 import { parseMime } from '#shared/mail/parse';
 import type { AttachmentsProvider, AttachmentDownload } from '#shared/providers/contract';
@@ -15,6 +16,8 @@ import type { AttachmentsProvider, AttachmentDownload } from '#shared/providers/
  * a short-lived URL, as an Agent Account's large attachments are (removed with the grant).
  */
 async function downloadImapAttachment(grant: GrantRecord, attachmentId: string, messageId: string): Promise<AttachmentDownload> {
+  // A draft's attachments are stored with it (shared/imap/drafts.ts), as an Agent Account's are.
+  if (parseId('draft', messageId)) return storedDownload(grant, attachmentId, messageId);
   const record = await requireMessage(grant, messageId);
   const attachment = record.attachments.find((a) => a.id === attachmentId);
   if (!attachment) throw new NotFoundError(`Attachment '${attachmentId}' not found in message '${messageId}'`);

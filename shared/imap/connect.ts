@@ -9,7 +9,8 @@ import { allowedAddresses, BlockedAddressError, classifyAddress, type UrlPolicy 
  * Connections to an account's IMAP and SMTP servers. IMAP servers are outside addresses: a host is
  * resolved and checked by the same policy as webhooks (no private, link-local or metadata
  * addresses when deployed; loopback only in local mode) and the socket connects to the address that
- * passed, with the host name kept for TLS (SNI and the certificate check). Deployed, a connection is
+ * passed, with the host name kept for TLS (SNI and the certificate check); in local mode only servers
+ * on this machine are reached. Deployed, a connection is
  * TLS from the first byte or STARTTLS (required, with a valid certificate); plain text only to
  * loopback in local mode. imapflow and nodemailer load with the first connection (lazy chunks).
  */
@@ -20,6 +21,11 @@ const SOCKET_MS = 60_000;
 
 /** The address to connect to, and whether plain text may be used there. */
 async function endpointOf(server: MailServer, role: 'IMAP' | 'SMTP'): Promise<{ address: string; plainAllowed: boolean; servername?: string }> {
+  const bare = server.host.replace(/^\[|\]$/g, '');
+  // Local mode reaches mail servers on this machine only, and names no other host (not even to resolve it).
+  if (POLICY.local && !(isIP(bare) ? classifyAddress(bare) === 'loopback' : bare === 'localhost' || bare.endsWith('.localhost'))) {
+    throw new InvalidRequestError(`The ${role} server ${server.host} is refused: in local mode, mail servers must be on this machine (127.0.0.1, ::1 or localhost)`);
+  }
   let addresses: string[];
   try {
     addresses = await allowedAddresses(server.host, POLICY);
@@ -37,6 +43,8 @@ let imapflow: Promise<typeof import('#shared/lazy/imapflow')> | undefined;
 let nodemailer: Promise<typeof import('#shared/lazy/nodemailer')> | undefined;
 
 export type ImapAuth = { pass: string } | { accessToken: string };
+/** An SMTP login: a password, or an OAuth access token (SASL XOAUTH2). */
+export type SmtpAuth = { pass: string } | { accessToken: string };
 
 /** A connected IMAP client (logged in); `verifyOnly` logs out again at once (credentials checked); `qresync` enables QRESYNC when offered. */
 export async function openImap(server: MailServer, auth: ImapAuth, options: { verifyOnly?: boolean; qresync?: boolean } = {}): Promise<ImapFlow> {
@@ -86,21 +94,26 @@ function imapProblem(error: unknown, server: MailServer): string {
   return `the connection failed (${e.code ?? e.message ?? String(error)})`;
 }
 
-/** Checks an SMTP submission login (EHLO, STARTTLS or TLS, AUTH); 400 saying what failed. */
-export async function verifySmtp(server: MailServer, password: string): Promise<void> {
+/** A transport to the account's SMTP server (its address checked by the policy above), logged in as `login` says. */
+async function smtpTransport(server: MailServer, login: SmtpAuth) {
   const { address, plainAllowed, servername } = await endpointOf(server, 'SMTP');
   const { createTransport } = await (nodemailer ??= import('#shared/lazy/nodemailer'));
-  const transport = createTransport({
+  return createTransport({
     host: address,
     port: server.port,
     secure: server.tls === 'implicit',
     requireTLS: server.tls === 'starttls' && !plainAllowed,
     tls: { rejectUnauthorized: true, ...(servername ? { servername } : {}) },
-    auth: { user: server.username, pass: password },
+    auth: 'accessToken' in login ? { type: 'OAuth2' as const, user: server.username, accessToken: login.accessToken } : { user: server.username, pass: login.pass },
     connectionTimeout: CONNECT_MS,
     greetingTimeout: GREETING_MS,
     socketTimeout: SOCKET_MS,
   });
+}
+
+/** Checks an SMTP submission login (EHLO, STARTTLS or TLS, AUTH); 400 saying what failed. */
+export async function verifySmtp(server: MailServer, password: string): Promise<void> {
+  const transport = await smtpTransport(server, { pass: password });
   try {
     await transport.verify();
   } catch (error) {
@@ -114,20 +127,8 @@ export async function verifySmtp(server: MailServer, password: string): Promise<
  * Submits a message over the account's SMTP server with its login (EHLO, STARTTLS or TLS, AUTH);
  * the server's refusal is a MailDeliveryError (502) naming why, so the caller knows nothing left.
  */
-export async function submitSmtp(server: MailServer, password: string, raw: Buffer, envelope: { from: string; to: string[] }): Promise<void> {
-  const { address, plainAllowed, servername } = await endpointOf(server, 'SMTP');
-  const { createTransport } = await (nodemailer ??= import('#shared/lazy/nodemailer'));
-  const transport = createTransport({
-    host: address,
-    port: server.port,
-    secure: server.tls === 'implicit',
-    requireTLS: server.tls === 'starttls' && !plainAllowed,
-    tls: { rejectUnauthorized: true, ...(servername ? { servername } : {}) },
-    auth: { user: server.username, pass: password },
-    connectionTimeout: CONNECT_MS,
-    greetingTimeout: GREETING_MS,
-    socketTimeout: SOCKET_MS,
-  });
+export async function submitSmtp(server: MailServer, login: SmtpAuth, raw: Buffer, envelope: { from: string; to: string[] }): Promise<void> {
+  const transport = await smtpTransport(server, login);
   try {
     await transport.sendMail({ envelope, raw });
   } catch (error) {

@@ -1,8 +1,8 @@
-import { attachmentsWithContents, storedBody } from '#shared/agent/blobs';
 import { requireMessage } from '#shared/agent/lookup';
 import { scheduledMessageView, scheduleMessage, scheduledSendView } from '#shared/agent/scheduled';
 import { closingItems, requireSchedule } from '#shared/agent/schedules';
-import { prepareOutgoing, requestHash, withIdempotency, type OutgoingInput, type PreparedMessage } from '#shared/agent/send';
+import { preparedFrom } from '#shared/agent/scheduled-sending';
+import { composePrepared, prepareOutgoing, requestHash, withIdempotency, type OutgoingInput, type PreparedMessage } from '#shared/agent/send';
 import { storeServerMessages } from '#shared/agent/store';
 import { messageView } from '#shared/agent/views';
 import * as folders from '#shared/db/folders';
@@ -15,8 +15,7 @@ import type { NamedItems } from '#shared/db/transact';
 import { ForbiddenError, InvalidRequestError, MailDeliveryError } from '#shared/errors';
 import { newId, type ApplicationId, type MessageId } from '#shared/ids';
 import { submitSmtp } from '#shared/imap/connect';
-import { passwordsOf, withImap } from '#shared/imap/session';
-import { accountOfGrant } from '#shared/imap/settings';
+import { mailAccessOf, withImap } from '#shared/imap/session';
 import { imapMessageId } from '#shared/imap/sync';
 import { governanceOf } from '#shared/governance/decide';
 import { newNotification } from '#shared/notifications/notification';
@@ -36,36 +35,24 @@ import type { UploadedFile } from '#shared/uploaded-file';
  * (shared/agent/scheduled.ts) and is sent by the same path when due (ScheduledSending below).
  */
 
-/** Submits, puts the copy in Sent and stores it; `commit` adds items and entries to the stored copy's transaction. */
-async function submitAndStore(
+/**
+ * Sends a prepared message from an IMAP grant: submits it, puts the copy in Sent and stores it
+ * (message.created); `commit` adds items and entries to the stored copy's transaction. A message, a
+ * due scheduled send and a draft (shared/imap/draft-send.ts) are all sent by it.
+ */
+export async function submitAndStore(
   grant: GrantRecord,
   prepared: PreparedMessage,
   options: { id?: MessageId; beforeRelay?: () => Promise<void>; commit?: (record: MessageRecord) => { items: NamedItems; outbox: OutboxEntry[] } } = {},
 ): Promise<MessageRecord> {
-  const account = accountOfGrant(grant);
+  const access = await mailAccessOf(grant);
   const domain = grant.email.slice(grant.email.lastIndexOf('@') + 1);
   const messageIdHeader = `<${newId('message').slice(4)}@${domain}>`;
   const date = new Date(clock.nowMs());
-  const { composeMime } = await import('#shared/mail/compose');
-  const raw = await composeMime({
-    from: prepared.from,
-    to: prepared.to,
-    cc: prepared.cc,
-    bcc: prepared.bcc,
-    replyTo: prepared.replyTo,
-    subject: prepared.subject,
-    ...(prepared.isPlaintext ? { text: prepared.body } : { html: prepared.body }),
-    attachments: prepared.attachments,
-    messageId: messageIdHeader,
-    inReplyTo: prepared.inReplyTo,
-    references: prepared.references,
-    headers: prepared.headers,
-    date,
-  });
+  const raw = await composePrepared(prepared, messageIdHeader, date);
   const recipients = [...new Set([...prepared.to, ...prepared.cc, ...prepared.bcc].map((p) => p.email))];
-  const { smtp_password: password } = await passwordsOf(grant);
   await options.beforeRelay?.();
-  await submitSmtp(account.smtp, password, raw, { from: prepared.from.email, to: recipients });
+  await submitSmtp(access.account.smtp, access.smtp, raw, { from: prepared.from.email, to: recipients });
 
   // The copy in Sent (when the account has one): where the next sync will find it.
   const sent = await folders.getFolder(grant.id, 'sent');
@@ -149,26 +136,8 @@ const statusPayload = (record: ScheduleRecord, status: 'sent' | 'failed', reason
 /** A due scheduled message of an IMAP grant: rebuilt from its schedule record, sent by the path above once. */
 export const imapScheduledSending: ScheduledSending = {
   async send(grant, record, hooks) {
-    const governance = await governanceOf(grant);
-    const [body, attachments] = await Promise.all([storedBody(record), attachmentsWithContents(record.attachments)]);
-    const prepared: PreparedMessage = {
-      from: record.from[0]!,
-      to: record.to,
-      cc: record.cc,
-      bcc: record.bcc,
-      replyTo: record.reply_to,
-      subject: record.subject,
-      body,
-      isPlaintext: record.is_plaintext,
-      starred: record.starred,
-      attachments,
-      headers: record.custom_headers,
-      metadata: record.metadata,
-      ...(record.thread_id ? { threadId: record.thread_id } : {}),
-      ...(record.in_reply_to ? { inReplyTo: record.in_reply_to } : {}),
-      references: record.references,
-      governance,
-    };
+    const prepared = await preparedFrom(record, await governanceOf(grant));
+    const { body } = prepared;
     try {
       const closing = await closingItems(grant, record);
       const stored = await submitAndStore(grant, prepared, {

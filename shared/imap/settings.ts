@@ -133,3 +133,25 @@ export function accountOfGrant(grant: { email: string; settings?: Record<string,
     smtp: { host: s.smtp_host, port: s.smtp_port, tls: tlsOf(s.smtp_port, 465), username: s.smtp_username },
   };
 }
+
+/**
+ * The mail servers of a grant of an OAuth provider (google, microsoft, yahoo: their IMAP and SMTP
+ * with the grant's access token), from its connector's settings where they name one, else the
+ * provider's own; the username is the account's address.
+ */
+export function oauthAccountOf(grant: { email: string; provider: string }, overrides: { imap_host?: string; imap_port?: number; smtp_host?: string; smtp_port?: number } = {}): ImapAccount {
+  const own = SERVERS[grant.provider];
+  const imapHost = overrides.imap_host ?? own?.imap;
+  const smtpHost = overrides.smtp_host ?? own?.smtp;
+  if (!imapHost || !smtpHost) throw new InvalidRequestError(`Grants of '${grant.provider}' have no mail servers here: set imap_host and smtp_host in its connector's settings`);
+  const imapPort = overrides.imap_host !== undefined ? (overrides.imap_port ?? 993) : 993;
+  const smtpPort = overrides.smtp_host !== undefined ? (overrides.smtp_port ?? 587) : own!.smtpPort;
+  return {
+    email: grant.email,
+    imap: { host: imapHost, port: imapPort, tls: tlsOf(imapPort, 993), username: grant.email },
+    smtp: { host: smtpHost, port: smtpPort, tls: tlsOf(smtpPort, 465), username: grant.email },
+  };
+}
+
+/** The settings of a preset account (icloud, yahoo): the published contract's `username` and `password` (an app password), `email` and `app_password` as aliases. */
+export const PRESET_SETTINGS = ['username', 'password', 'email', 'email_address', 'app_password'] as const;

@@ -12,6 +12,7 @@ import * as messages from '#shared/db/messages';
 import { transactWrite } from '#shared/db/transact';
 import type { OutboxEntry } from '#shared/db/outbox';
 import type { MessageId } from '#shared/ids';
+import { isDraftCopy } from '#shared/imap/draft-copies';
 import { parseMime } from '#shared/mail/parse';
 import { newNotification } from '#shared/notifications/notification';
 import type { SyncRun, SyncOutcome } from '#shared/providers/contract';
@@ -322,15 +323,21 @@ async function storeBatch(ctx: RunContext, folder: ServerFolder, uidValidity: st
   const { grant } = ctx;
   const fetched: FetchMessageObject[] = [];
   for await (const message of ctx.client.fetch(uids.join(','), { uid: true, flags: true, internalDate: true, size: true, source: true }, { uid: true })) fetched.push(message);
-  const parsed = await Promise.all(fetched.map((message) => newMessageOf(grant, folder, uidValidity, message, quiet)));
+  // Copies of the grant's own drafts (shared/imap/drafts.ts, which keeps their locations) are not mail.
+  const parsed = (await Promise.all(fetched.map((message) => newMessageOf(grant, folder, uidValidity, message, quiet)))).filter(
+    (p) => folder.id !== 'drafts' || !isDraftCopy(p.input.messageIdHeader!, grant.email),
+  );
   // Known already (in another folder, or before a reset), or twice in this batch: it joins this folder.
-  const known = await Promise.all(parsed.map((p) => messages.getMessageIdHeader(grant.id, p.input.messageIdHeader!)));
+  const known = await messages.getMessageIdHeaders(
+    grant.id,
+    parsed.map((p) => p.input.messageIdHeader!),
+  );
   const seen = new Set<string>();
   const fresh: ParsedMessage[] = [];
   const joining: ParsedMessage[] = [];
   parsed.forEach((p, i) => {
     const header = p.input.messageIdHeader!;
-    if (known[i] || seen.has(header)) joining.push(p);
+    if (known.has(header) || seen.has(header)) joining.push(p);
     else fresh.push(p);
     seen.add(header);
   });

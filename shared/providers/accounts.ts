@@ -1,6 +1,7 @@
 import { agentAccounts } from '#shared/agent/account';
 import { connectedAccounts } from '#shared/connect/accounts';
 import { imapAccounts } from '#shared/imap/accounts';
+import { PRESET_SETTINGS } from '#shared/imap/settings';
 import type { Provider } from '#shared/db/grants';
 import { InvalidRequestError } from '#shared/errors';
 import type { AccountHooks } from '#shared/providers/contract';
@@ -10,9 +11,11 @@ const registry: Record<Provider, AccountHooks> = {
   agent: agentAccounts,
   google: connectedAccounts,
   microsoft: connectedAccounts,
-  yahoo: connectedAccounts,
+  // Yahoo: hosted OAuth, or an app password (the IMAP preset: shared/imap/account.ts).
+  yahoo: { ...connectedAccounts, settingsFields: [...connectedAccounts.settingsFields, ...PRESET_SETTINGS] },
   zoom: connectedAccounts,
   imap: imapAccounts,
+  icloud: { ...imapAccounts, settingsFields: PRESET_SETTINGS },
 };
 
 export { providerNamed, publicProviderName } from '#shared/providers/names';

@@ -4,7 +4,15 @@ import type { GrantRecord, Provider } from '#shared/db/grants';
 import type { AttachmentsProvider } from '#shared/providers/contract';
 import { providerOf } from '#shared/providers/mailbox';
 
-const registry: Partial<Record<Provider, AttachmentsProvider>> = { agent: { get: agent.getAttachment, download: agent.downloadAttachment }, imap: imapAttachments };
+const registry: Partial<Record<Provider, AttachmentsProvider>> = {
+  agent: { get: agent.getAttachment, download: agent.downloadAttachment },
+  imap: imapAttachments,
+  icloud: imapAttachments,
+  // The OAuth providers' accounts are read over IMAP with their access tokens (shared/imap/session.ts).
+  google: imapAttachments,
+  microsoft: imapAttachments,
+  yahoo: imapAttachments,
+};
 
 export const attachmentsOf = (grant: GrantRecord) => providerOf(registry, grant, 'Attachments');
 

@@ -1,5 +1,5 @@
 import { customConnectedGrant } from '#shared/connect/bulk';
-import { customImapGrant } from '#shared/imap/account';
+import { customImapGrant, customPresetGrant } from '#shared/imap/account';
 import type { Provider } from '#shared/db/grants';
 import type { CustomAuthentication } from '#shared/providers/contract';
 
@@ -8,6 +8,13 @@ import type { CustomAuthentication } from '#shared/providers/contract';
  * credentials checked against their servers); Agent Accounts have none: their account hooks make the
  * account from the request itself.
  */
-const registry: Partial<Record<Provider, CustomAuthentication>> = { google: customConnectedGrant, microsoft: customConnectedGrant, imap: customImapGrant };
+const registry: Partial<Record<Provider, CustomAuthentication>> = {
+  google: customConnectedGrant,
+  microsoft: customConnectedGrant,
+  imap: customImapGrant,
+  // Presets of IMAP: the provider's servers and an app password.
+  icloud: customPresetGrant,
+  yahoo: customPresetGrant,
+};
 
 export const customAuthenticationOf = (provider: Provider): CustomAuthentication | undefined => registry[provider];

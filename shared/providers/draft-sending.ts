@@ -1,10 +1,16 @@
 import { sendDraft } from '#shared/agent/draft-send';
 import type { GrantRecord, Provider } from '#shared/db/grants';
+import { imapDraftSending } from '#shared/imap/draft-send';
 import type { DraftSendingProvider } from '#shared/providers/contract';
 import { providerOf } from '#shared/providers/mailbox';
 
 const registry: Partial<Record<Provider, DraftSendingProvider>> = {
   agent: { send: sendDraft },
+  imap: imapDraftSending,
+  icloud: imapDraftSending,
+  google: imapDraftSending,
+  microsoft: imapDraftSending,
+  yahoo: imapDraftSending,
 };
 
 /** Same capability name as draftsOf: to a client, sending a draft is part of Drafts. */

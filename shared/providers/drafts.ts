@@ -1,5 +1,6 @@
 import * as agent from '#shared/agent/drafts';
 import type { GrantRecord, Provider } from '#shared/db/grants';
+import { imapDrafts } from '#shared/imap/drafts';
 import type { DraftsProvider } from '#shared/providers/contract';
 import { providerOf } from '#shared/providers/mailbox';
 
@@ -11,6 +12,12 @@ const registry: Partial<Record<Provider, DraftsProvider>> = {
     update: agent.updateDraft,
     delete: agent.deleteDraft,
   },
+  imap: imapDrafts,
+  icloud: imapDrafts,
+  // The OAuth providers' accounts over IMAP with their access tokens.
+  google: imapDrafts,
+  microsoft: imapDrafts,
+  yahoo: imapDrafts,
 };
 
 export const draftsOf = (grant: GrantRecord) => providerOf(registry, grant, 'Drafts');

@@ -7,6 +7,11 @@ import { providerOf } from '#shared/providers/mailbox';
 const registry: Partial<Record<Provider, FoldersProvider>> = {
   agent: { list: agent.listFolders, get: agent.getFolder, create: agent.createFolder, update: agent.updateFolder, delete: agent.deleteFolder },
   imap: imapFolders,
+  icloud: imapFolders,
+  // The OAuth providers' accounts are read over IMAP with their access tokens (shared/imap/session.ts).
+  google: imapFolders,
+  microsoft: imapFolders,
+  yahoo: imapFolders,
 };
 
 export const foldersOf = (grant: GrantRecord) => providerOf(registry, grant, 'Folders');

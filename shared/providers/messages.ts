@@ -7,6 +7,11 @@ import { providerOf } from '#shared/providers/mailbox';
 const registry: Partial<Record<Provider, MessagesProvider>> = {
   agent: { list: agent.listMessages, get: agent.getMessage, update: agent.updateMessage, delete: agent.deleteMessage },
   imap: imapMessages,
+  icloud: imapMessages,
+  // The OAuth providers' accounts are read over IMAP with their access tokens (shared/imap/session.ts).
+  google: imapMessages,
+  microsoft: imapMessages,
+  yahoo: imapMessages,
 };
 
 export const messagesOf = (grant: GrantRecord) => providerOf(registry, grant, 'Messages');

@@ -7,12 +7,15 @@ import { InvalidRequestError } from '#shared/errors';
  * that says why. Checked once for every grant-scoped request, after validation, so each operation
  * that lists a parameter answers it the same way.
  */
+const IMAP_UNSUPPORTED = {
+  shared_from: "'shared_from' is not supported for IMAP grants: they have no shared mailboxes",
+  shared_folder_id: "'shared_folder_id' is not supported for IMAP grants: they have no shared folders",
+};
+
 const UNSUPPORTED: Partial<Record<Provider, Readonly<Record<string, string>>>> = {
   agent: AGENT_UNSUPPORTED_PARAMETERS,
-  imap: {
-    shared_from: "'shared_from' is not supported for IMAP grants: they have no shared mailboxes",
-    shared_folder_id: "'shared_folder_id' is not supported for IMAP grants: they have no shared folders",
-  },
+  imap: IMAP_UNSUPPORTED,
+  icloud: IMAP_UNSUPPORTED,
 };
 
 export function checkProviderParameters(provider: Provider, query: Readonly<Record<string, unknown>>): void {

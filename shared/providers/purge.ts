@@ -13,12 +13,14 @@ export type PurgeGrant = (grantId: GrantId, shouldStop: () => boolean) => Promis
 
 const registry: Record<Provider, PurgeGrant> = {
   agent: purgeAgentMailbox,
-  google: purgeConnectedGrant,
-  microsoft: purgeConnectedGrant,
-  yahoo: purgeConnectedGrant,
+  // Their synced mail (read over IMAP), then their tokens, revoked at the provider.
+  google: purgeImapGrant,
+  microsoft: purgeImapGrant,
+  yahoo: purgeImapGrant,
   zoom: purgeConnectedGrant,
   // Its synced mail and sync state, its sealed passwords and the tokens Switchboard issued for it (nothing to revoke at an IMAP server).
   imap: purgeImapGrant,
+  icloud: purgeImapGrant,
 };
 
 /** The purge of a provider's grants; undefined for a provider that stores nothing of its own. */

@@ -8,6 +8,10 @@ import type { ScheduledSending } from '#shared/providers/contract';
 const registry: Partial<Record<Provider, ScheduledSending>> = {
   agent: agentScheduledSending,
   imap: imapScheduledSending,
+  icloud: imapScheduledSending,
+  google: imapScheduledSending,
+  microsoft: imapScheduledSending,
+  yahoo: imapScheduledSending,
 };
 
 export const scheduledSendingOf = (grant: GrantRecord) => providerOf(registry, grant, 'Scheduled send');

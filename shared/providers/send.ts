@@ -7,6 +7,11 @@ import { providerOf } from '#shared/providers/mailbox';
 const registry: Partial<Record<Provider, SendProvider>> = {
   agent: { send: scheduled.sendOrSchedule },
   imap: imapSend,
+  icloud: imapSend,
+  // The OAuth providers' accounts are read over IMAP with their access tokens (shared/imap/session.ts).
+  google: imapSend,
+  microsoft: imapSend,
+  yahoo: imapSend,
 };
 
 export const senderOf = (grant: GrantRecord) => providerOf(registry, grant, 'Sending');

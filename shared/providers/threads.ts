@@ -4,9 +4,16 @@ import type { GrantRecord, Provider } from '#shared/db/grants';
 import type { ThreadsProvider } from '#shared/providers/contract';
 import { providerOf } from '#shared/providers/mailbox';
 
+const imapThreads: ThreadsProvider = { list: agent.listThreads, get: agent.getThread, ...imapThreadWrites };
+
 const registry: Partial<Record<Provider, ThreadsProvider>> = {
   agent: { list: agent.listThreads, get: agent.getThread, update: agent.updateThread, delete: agent.deleteThread },
-  imap: { list: agent.listThreads, get: agent.getThread, ...imapThreadWrites },
+  imap: imapThreads,
+  icloud: imapThreads,
+  // The OAuth providers' accounts are read over IMAP with their access tokens (shared/imap/session.ts).
+  google: imapThreads,
+  microsoft: imapThreads,
+  yahoo: imapThreads,
 };
 
 export const threadsOf = (grant: GrantRecord) => providerOf(registry, grant, 'Threads');

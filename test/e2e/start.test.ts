@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect } from 'node:net';
 import { promisify } from 'node:util';
@@ -80,6 +80,52 @@ function pollWhileStarting(baseUrl: string, key: string): { stop(): Promise<Seen
   };
 }
 
+/**
+ * What a client meets on `port` after `command`: the server's greeting, then (with a command) the first
+ * line that answers it (`a OK …`, or an SMTP reply). Empty when nothing answers within 5 s.
+ */
+function lineExchange(port: number, command: string | undefined, answered: RegExp): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    let received = '';
+    let sent = false;
+    const done = () => {
+      socket.destroy();
+      resolve(received);
+    };
+    socket.setTimeout(5000, done);
+    socket.on('error', done);
+    socket.on('data', (chunk) => {
+      received += chunk.toString('latin1');
+      if (!received.includes('\r\n')) return;
+      if (command === undefined) return done();
+      if (!sent) {
+        sent = true;
+        socket.write(`${command}\r\n`);
+      } else if (answered.test(received)) done();
+    });
+  });
+}
+
+/** The IMAP sandbox npm start printed (scripts/local-stack/imap-sandbox.ts), or undefined when it says it is off. */
+function sandboxOf(started: Started): { imapPort: number; smtpPort: number; username: string; password: string } | undefined {
+  const ports = /IMAP sandbox {4}host 127\.0\.0\.1, IMAP port (\d+), SMTP port (\d+)/.exec(started.output());
+  const login = /username (\S+), password (\S+)/.exec(started.output());
+  if (!ports || !login) return undefined;
+  return { imapPort: Number(ports[1]), smtpPort: Number(ports[2]), username: login[1]!, password: login[2]! };
+}
+
+/** npm start's IMAP sandbox answers: an IMAP login with the printed credentials, and SMTP submission's greeting. */
+async function expectSandboxServes(started: Started): Promise<void> {
+  const sandbox = sandboxOf(started);
+  expect(sandbox, started.output().slice(-1500)).toBeDefined();
+  const login = await lineExchange(sandbox!.imapPort, `a LOGIN "${sandbox!.username}" "${sandbox!.password}"`, /^a (OK|NO|BAD)/m);
+  expect(login).toMatch(/^a OK/m);
+  const refused = await lineExchange(sandbox!.imapPort, `a LOGIN "${sandbox!.username}" "not-the-password"`, /^a (OK|NO|BAD)/m);
+  expect(refused).toMatch(/^a NO/m);
+  expect(await lineExchange(sandbox!.smtpPort, undefined, /./)).toMatch(/^220 /);
+}
+
 /** The build folders of running instances (scripts/start.ts: `.switchboard/build/<pid>`). */
 function buildFolders(): string[] {
   try {
@@ -96,7 +142,15 @@ afterAll(async () => {
 
 describe('npm start', () => {
   it('serves the API with the seeded key, isolates applications, stops cleanly and starts again', async () => {
-    const ports = { PORT: await freePort(), LAMBDA_PORT: await freePort(), DYNAMODB_PORT: await freePort(), SQS_PORT: await freePort(), SMTP_PORT: await freePort() };
+    const ports = {
+      PORT: await freePort(),
+      LAMBDA_PORT: await freePort(),
+      DYNAMODB_PORT: await freePort(),
+      SQS_PORT: await freePort(),
+      SMTP_PORT: await freePort(),
+      SANDBOX_IMAP_PORT: await freePort(),
+      SANDBOX_SMTP_PORT: await freePort(),
+    };
     const env = Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)]));
     const baseUrl = `http://127.0.0.1:${ports.PORT}`;
 
@@ -127,6 +181,9 @@ describe('npm start', () => {
       }
     }
     expect(first.output()).toContain(`Base URL        ${baseUrl}`);
+    // The IMAP sandbox (Dovecot) on the ports asked for, with the credentials it printed.
+    expect(sandboxOf(first)).toMatchObject({ imapPort: ports.SANDBOX_IMAP_PORT, smtpPort: ports.SANDBOX_SMTP_PORT, username: 'sandbox@imap.localhost' });
+    await expectSandboxServes(first);
     const local = apiClient(baseUrl, 'e2e-local-key');
     expect((await local.get('/v3/grants')).status).toBe(200);
     expect((await apiClient(baseUrl).get('/v3/grants')).status).toBe(401);
@@ -248,9 +305,15 @@ describe('npm start', () => {
     expect(buildFolders()).toEqual(expect.arrayContaining([folderOf(startA), folderOf(startB)]));
     await serves(a, '/v3/grants');
     await serves(b, '/v3/grants');
+    // Each has an IMAP sandbox of its own, on ports of its own.
+    await expectSandboxServes(startA);
+    await expectSandboxServes(startB);
+    expect([sandboxOf(startA)!.imapPort, sandboxOf(startA)!.smtpPort]).not.toContain(sandboxOf(startB)!.imapPort);
 
     // A stops first: B's functions, loaded or not, still run.
     await ctrlC(startA);
+    expect(await portOpen(sandboxOf(startA)!.imapPort)).toBe(false);
+    await expectSandboxServes(startB);
     await serves(b, '/v3/webhooks');
     await serves(b, '/v3/lists');
 
@@ -261,8 +324,12 @@ describe('npm start', () => {
     await ctrlC(startB);
     await serves(a, '/v3/lists');
     await serves(a, '/v3/workspaces');
+    await expectSandboxServes(againA);
     await ctrlC(againA);
-    // Each removed its own build folder.
-    for (const started of [startA, startB, againA]) expect(buildFolders()).not.toContain(folderOf(started));
+    // Each removed its own build folder, and its IMAP sandbox's.
+    for (const started of [startA, startB, againA]) {
+      expect(buildFolders()).not.toContain(folderOf(started));
+      expect(existsSync(join(ROOT, '.switchboard', 'imap', folderOf(started)!))).toBe(false);
+    }
   }, 400_000);
 });

@@ -18,6 +18,8 @@ const dovecot = useDovecot([
   { user: 'ann@example.org', password: PASSWORD },
   { user: 'bob@example.org', password: PASSWORD },
   { user: 'smtp-bob@example.org', password: SMTP_ONLY },
+  { user: 'cleo@example.org', password: PASSWORD },
+  { user: 'dora@example.org', password: PASSWORD },
 ]);
 
 /** A loopback port that accepts TCP and says something that is not IMAP or SMTP (an HTTP server's answer). */
@@ -111,5 +113,29 @@ describe('IMAP grants', () => {
     expectError(wrongProvider, 400, 'invalid_request_error', /^'settings\.credential_id' does not apply to provider 'imap' \(its settings: imap_username, imap_password/);
     const unknownDomain = await api.post('/v3/connect/custom', { provider: 'imap', settings: { imap_username: 'ann@example.org', imap_password: PASSWORD } });
     expectError(unknownDomain, 400, 'invalid_request_error', /^'settings\.imap_host' is required: example\.org is not a mail domain whose servers are known here/);
+  });
+
+  it('connects the icloud and yahoo presets with an app password, on the servers their connectors name', async () => {
+    // Without a connector naming other servers, the provider's own: refused in local mode, which reaches only this machine.
+    const own = await api.post('/v3/connect/custom', { provider: 'icloud', settings: { username: 'ann@example.org', password: PASSWORD } });
+    expectError(own, 400, 'invalid_request_error', /imap\.mail\.me\.com is refused: in local mode, mail servers must be on this machine/);
+    expect(await grantsOf('ann@example.org')).toHaveLength(1);
+
+    const servers = { imap_host: '127.0.0.1', imap_port: dovecot.imapPort, smtp_host: '127.0.0.1', smtp_port: dovecot.submissionPort };
+    expect((await api.post('/v3/connectors', { provider: 'icloud', settings: servers })).status).toBe(201);
+    const icloud = await api.post('/v3/connect/custom', { provider: 'icloud', settings: { username: 'cleo@example.org', password: PASSWORD } });
+    expect(icloud.status, icloud.text).toBe(201);
+    expect(icloud.body.data).toMatchObject({ provider: 'icloud', email: 'cleo@example.org', settings: { imap_host: '127.0.0.1', imap_port: dovecot.imapPort, imap_username: 'cleo@example.org' } });
+    expect(icloud.text).not.toContain(PASSWORD);
+    const wrong = await api.post('/v3/connect/custom', { provider: 'icloud', settings: { username: 'cleo@example.org', password: 'not the app password' } });
+    expectError(wrong, 400, 'invalid_request_error', /the server refused the login of cleo@example\.org/);
+    const missing = await api.post('/v3/connect/custom', { provider: 'icloud', settings: { username: 'cleo@example.org' } });
+    expectError(missing, 400, 'invalid_request_error', "'settings.password' (an app password of the account) is required for a icloud grant");
+
+    const yahooConnector = await api.post('/v3/connectors', { provider: 'yahoo', settings: { client_id: 'yahoo-app', client_secret: 'yahoo-secret', ...servers } });
+    expect(yahooConnector.status, yahooConnector.text).toBe(201);
+    const yahoo = await api.post('/v3/connect/custom', { provider: 'yahoo', settings: { email: 'dora@example.org', app_password: PASSWORD } });
+    expect(yahoo.status, yahoo.text).toBe(201);
+    expect(yahoo.body.data).toMatchObject({ provider: 'yahoo', email: 'dora@example.org' });
   });
 });

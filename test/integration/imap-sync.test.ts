@@ -113,7 +113,10 @@ describe('IMAP sync', () => {
       await client.append('INBOX', mime({ subject: 'Plan', messageId: threadRoot }));
       await client.append('INBOX', mime({ subject: 'Re: Plan', inReplyTo: threadRoot }));
       for (let i = 0; i < 8; i++) await client.append('Projects/2026', mime({ subject: `Project ${i}` }), ['\\Flagged']);
-      for (let i = 0; i < 4; i++) await client.append('Sent', mime({ subject: `Sent ${i}`, from: 'sync@example.org', to: 'dan@example.net' }), ['\\Seen']);
+      for (let i = 0; i < 4; i++)
+        await client.append('Sent', mime({ subject: `Sent ${i}`, from: 'sync@example.org', to: 'dan@example.net', ...(i === 0 ? { messageId: '<sent-root@example.org>' } : {}) }), ['\\Seen']);
+      // A reply in the inbox to a message in Sent: the inbox is synced first, so the reply is stored before its parent.
+      await client.append('INBOX', mime({ subject: 'Re: Sent 0', from: 'Dan <dan@example.net>', inReplyTo: '<sent-root@example.org>' }));
       // One message in two folders: one message, both folders.
       const shared = mime({ subject: 'In two places', messageId: '<twice@example.net>' });
       await client.append('INBOX', shared);
@@ -127,7 +130,7 @@ describe('IMAP sync', () => {
     await syncRun(grant.id);
 
     const messages = await allMessages(grant.id);
-    expect(messages.filter((m) => m.folders.includes('inbox'))).toHaveLength(33);
+    expect(messages.filter((m) => m.folders.includes('inbox'))).toHaveLength(34);
     expect(messages.find((m) => m.subject === 'Ancient')).toBeUndefined();
     expect(messages.find((m) => m.subject === 'In two places')!.folders.sort()).toEqual(['archive', 'inbox']);
     expect(messages.find((m) => m.subject === 'Inbox 1')).toMatchObject({ unread: false, starred: false });
@@ -135,12 +138,14 @@ describe('IMAP sync', () => {
     expect(messages.filter((m) => m.folders.includes('sent'))).toHaveLength(4);
     const plan = messages.find((m) => m.subject === 'Plan')!;
     expect(messages.find((m) => m.subject === 'Re: Plan')!.thread_id).toBe(plan.thread_id);
+    // The parent synced after its reply joins the reply's thread.
+    expect(messages.find((m) => m.subject === 'Sent 0')!.thread_id).toBe(messages.find((m) => m.subject === 'Re: Sent 0')!.thread_id);
 
     const folders = (await api.get(`/v3/grants/${grant.id}/folders`)).body.data as { id: string; name: string; parent_id?: string; total_count: number; unread_count: number }[];
     const projects = folders.find((f) => f.name === 'Projects')!;
     const year = folders.find((f) => f.name === '2026')!;
     expect(year).toMatchObject({ parent_id: projects.id, total_count: 8, unread_count: 8 });
-    expect(folders.find((f) => f.id === 'inbox')).toMatchObject({ total_count: 33 });
+    expect(folders.find((f) => f.id === 'inbox')).toMatchObject({ total_count: 34 });
     const inProject = await allMessages(grant.id, `&in=${year.id}&starred=true`);
     expect(inProject).toHaveLength(8);
 
@@ -148,7 +153,7 @@ describe('IMAP sync', () => {
     const published = await notifications(grant.id);
     expect(published.filter((n) => n.type.startsWith('message.'))).toEqual([]);
     expect(published.filter((n) => n.type === 'grant.imap_sync_completed')).toHaveLength(1);
-    expect(published.find((n) => n.type === 'grant.imap_sync_completed')!.data.object).toMatchObject({ grant_id: grant.id, messages: 46 });
+    expect(published.find((n) => n.type === 'grant.imap_sync_completed')!.data.object).toMatchObject({ grant_id: grant.id, messages: 47 });
 
     // A run with nothing new changes nothing and says nothing.
     await syncRun(grant.id);
@@ -321,5 +326,39 @@ describe('IMAP sync', () => {
     const read = await api.get(`/v3/grants/${gone.id}`);
     expect(read.body.data.grant_status).toBe('invalid');
     expect((await notifications(gone.id)).map((n) => n.type)).toEqual(['grant.expired']);
+  });
+
+  it('backs off while the server is down (30 s, doubling), keeps the grant valid, and catches up once it is back', async () => {
+    const { getSyncState } = await import('#shared/db/mail-sync');
+    const { dynamo, TABLE_NAME } = await import('#shared/aws/dynamodb');
+    const { grantKey } = await import('#shared/db/keys');
+    const { UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
+    const setImapPort = (port: number) =>
+      dynamo.send(
+        new UpdateCommand({
+          TableName: TABLE_NAME,
+          Key: grantKey(applicationId() as never, grant.id as never),
+          UpdateExpression: 'SET settings.imap_port = :p',
+          ExpressionAttributeValues: { ':p': port },
+        }),
+      );
+    // The server moves away (a port nothing listens on): as if it were down.
+    await setImapPort(1);
+    const before = Date.now();
+    await syncRun(grant.id);
+    let state = (await getSyncState(grant.id as never))!;
+    expect(state).toMatchObject({ failures: 1, last_error: expect.stringMatching(/ECONNREFUSED|connect/) });
+    expect(state.next_due! - before).toBeGreaterThanOrEqual(29_000);
+    await syncRun(grant.id);
+    state = (await getSyncState(grant.id as never))!;
+    expect(state.failures).toBe(2);
+    expect(state.next_due! - Date.now()).toBeGreaterThan(55_000);
+    expect((await api.get(`/v3/grants/${grant.id}`)).body.data.grant_status).toBe('valid');
+
+    await setImapPort(dovecot.imapPort);
+    await syncRun(grant.id);
+    state = (await getSyncState(grant.id as never))!;
+    expect(state.failures).toBe(0);
+    expect(state.last_error).toBeUndefined();
   });
 });

@@ -11,7 +11,7 @@ import { ROOT, parseServerlessConfig } from '../../scripts/local-stack/serverles
  * route in the attachments function's route table, handled by code that deletes an item (a
  * DynamoDB call that function never made), then `npm run generate` and `npm run generate:infra` as
  * a developer would run them. The regenerated serverless.yml differs from the one generated before
- * the edit by exactly that route's httpApi event on that function and DeleteItem on its role.
+ * the edit by exactly that route's httpApi event on that function and BatchWriteItem on its role.
  */
 const copy = mkdtempSync(join(tmpdir(), 'infra-add-route-'));
 afterAll(() => rmSync(copy, { recursive: true, force: true }));
@@ -39,7 +39,7 @@ describe('adding an endpoint', () => {
   it("adds its route to the function's events and the permission its call needs to the function's role, and nothing else", { timeout: 180_000 }, () => {
     const before = generate();
     expect(
-      before.permissions.AttachmentsFunctionRole!.some((grant) => grant.includes('dynamodb:DeleteItem')),
+      before.permissions.AttachmentsFunctionRole!.some((grant) => grant.includes('dynamodb:BatchWriteItem')),
       'the new call must need a new permission',
     ).toBe(false);
 
@@ -51,13 +51,13 @@ describe('adding an endpoint', () => {
     insertBefore(
       'functions/attachments/handler.ts',
       "import { binary, ok, redirect } from '#shared/http/route';",
-      "import { DeleteCommand } from '@aws-sdk/lib-dynamodb';\nimport { dynamo, TABLE_NAME } from '#shared/aws/dynamodb';\n",
+      "import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';\nimport { dynamo, TABLE_NAME } from '#shared/aws/dynamodb';\n",
     );
     insertBefore(
       'functions/attachments/handler.ts',
       '});',
       '  forgetAttachment: async ({ grant, params }) => {\n' +
-        '    await dynamo.send(new DeleteCommand({ TableName: TABLE_NAME, Key: { pk: `GRANT#${grant.id}`, sk: `ATTACHMENT#${params.attachment_id}` } }));\n' +
+        '    await dynamo.send(new BatchWriteCommand({ RequestItems: { [TABLE_NAME]: [{ DeleteRequest: { Key: { pk: `GRANT#${grant.id}`, sk: `ATTACHMENT#${params.attachment_id}` } } }] } }));\n' +
         "    return { kind: 'empty' as const };\n" +
         '  },\n',
     );
@@ -66,7 +66,7 @@ describe('adding an endpoint', () => {
     expect(differences(before, after)).toEqual({
       added: [
         'function attachments event {"httpApi":"DELETE /v3/grants/{grant_id}/attachments/{attachment_id}"}',
-        'permission AttachmentsFunctionRole Allow dynamodb:DeleteItem {"Fn::GetAtt":["Table","Arn"]}',
+        'permission AttachmentsFunctionRole Allow dynamodb:BatchWriteItem {"Fn::GetAtt":["Table","Arn"]}',
       ],
       removed: [],
     });

@@ -80,8 +80,23 @@ describe('serverless.yml', () => {
 
     it('gives its ARN only to the functions that seal or open secrets (webhook secrets, connector secrets, provider tokens, IMAP passwords)', () => {
       const holders = environments.filter(([, environment]) => environment.WEBHOOK_SECRET_KEY_ARN !== undefined).map(([name]) => name);
-      // The mail functions (folders, messages, threads, attachments, send, scheduled-send) and mail-sync open IMAP grants' passwords to reach their servers.
-      expect(holders.sort()).toEqual(['attachments', 'connect', 'connectors', 'folders', 'jobs', 'mail-sync', 'messages', 'scheduled-send', 'send', 'threads', 'webhook-delivery', 'webhooks']);
+      // The mail functions (folders, messages, threads, attachments, drafts, drafts-send, send, scheduled-send) and mail-sync open IMAP grants' passwords to reach their servers.
+      expect(holders.sort()).toEqual([
+        'attachments',
+        'connect',
+        'connectors',
+        'drafts',
+        'drafts-send',
+        'folders',
+        'jobs',
+        'mail-sync',
+        'messages',
+        'scheduled-send',
+        'send',
+        'threads',
+        'webhook-delivery',
+        'webhooks',
+      ]);
       for (const name of holders) expect(config.functions[name]!.environment!.WEBHOOK_SECRET_KEY_ARN).toBe('${param:webhookSecretKeyArn}');
       // Deployed: the Ref of an AWS::SecretsManager::Secret is its ARN. Local: the local stack's secret.
       expect(params.default!.webhookSecretKeyArn).toEqual({ Ref: 'WebhookSecretKey' });
@@ -92,7 +107,22 @@ describe('serverless.yml', () => {
       const readers = Object.entries(config.functions)
         .filter(([, fn]) => secretStatements(fn.role!).length > 0)
         .map(([name]) => name);
-      expect(readers.sort()).toEqual(['attachments', 'connect', 'connectors', 'folders', 'jobs', 'mail-sync', 'messages', 'scheduled-send', 'send', 'threads', 'webhook-delivery', 'webhooks']);
+      expect(readers.sort()).toEqual([
+        'attachments',
+        'connect',
+        'connectors',
+        'drafts',
+        'drafts-send',
+        'folders',
+        'jobs',
+        'mail-sync',
+        'messages',
+        'scheduled-send',
+        'send',
+        'threads',
+        'webhook-delivery',
+        'webhooks',
+      ]);
       for (const name of readers) {
         expect(secretStatements(config.functions[name]!.role!)).toEqual([{ Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: { Ref: 'WebhookSecretKey' } }]);
       }

@@ -1,0 +1,48 @@
+import { attachmentsWithContents } from '#shared/agent/blobs';
+import { removeContentsNow } from '#shared/agent/cleanup';
+import { claimDraft, outgoingOfDraft } from '#shared/agent/draft-send';
+import { draftContentsRemoval, requireUnscheduledDraft } from '#shared/agent/drafts';
+import { prepareOutgoing } from '#shared/agent/send';
+import { messageView } from '#shared/agent/views';
+import type { GrantRecord } from '#shared/db/grants';
+import { transactWrite } from '#shared/db/transact';
+import { serverDrafts } from '#shared/imap/drafts';
+import { submitAndStore } from '#shared/imap/send';
+import { logger } from '#shared/logger';
+import type { DraftSendingProvider } from '#shared/providers/contract';
+
+const log = logger.child({ module: 'imap-draft-send' });
+
+/**
+ * Sending an IMAP grant's draft: sent as any message of the grant is (shared/imap/send.ts: its own
+ * SMTP server, the copy APPENDed to Sent, message.created), under a Message-ID of its own (the
+ * draft's copy keeps its header until it is deleted, so the two are never taken for one message).
+ * The draft is claimed first, as an Agent Account's is, and put back if the server refuses; once
+ * sent, its copy leaves the server's Drafts folder. The mail went out by then: a copy that cannot
+ * be deleted is logged and left (the sync never takes it for mail), and the send still answers.
+ */
+async function sendImapDraft(grant: GrantRecord, draftId: string, body: { signature_id?: string }) {
+  const draft = await requireUnscheduledDraft(grant, draftId, 'sent');
+  const attachments = await attachmentsWithContents(draft.attachments);
+  // No template: a draft was rendered when written.
+  const prepared = await prepareOutgoing(grant, await outgoingOfDraft(draft, body), [], attachments);
+  const restore = await claimDraft(grant, draft);
+  const removal = draftContentsRemoval(grant, draft);
+  let record;
+  try {
+    record = await submitAndStore(grant, prepared, { commit: () => ({ items: [], outbox: [removal] }) });
+  } catch (error) {
+    await restore();
+    throw error;
+  }
+  await removeContentsNow(removal);
+  try {
+    const items = await serverDrafts(grant).remove(draft);
+    if (items.length) await transactWrite(items);
+  } catch (error) {
+    log.warn("a sent draft's copy stays in the server's Drafts folder", { grant_id: grant.id, draft_id: draft.id, reason: (error as Error).message });
+  }
+  return messageView(record, { body: prepared.body });
+}
+
+export const imapDraftSending: DraftSendingProvider = { send: sendImapDraft };
