@@ -3,22 +3,15 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } 
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { DOVECOT_NOT_INSTALLED, startDovecot } from './dovecot';
-import { alive } from './instances';
+import { alive, type ImapSandbox } from './instances';
+
+export type { ImapSandbox };
 
 /**
  * `npm start`'s IMAP sandbox: a real Dovecot (IMAP, and SMTP submission relaying into the local
  * outbound sink) with one account, to connect as an IMAP grant without any outside mail server. It is
  * optional: where Dovecot is missing (or cannot run), npm start goes on without it and says why.
  */
-export interface ImapSandbox {
-  host: string;
-  imapPort: number;
-  /** SMTP submission: plain text on loopback, AUTH with the same login; what it accepts goes to the outbound sink. */
-  smtpPort: number;
-  username: string;
-  password: string;
-}
-
 export const SANDBOX_USERNAME = 'sandbox@imap.localhost';
 export const SANDBOX_INSTALL = 'apt-get install dovecot-imapd dovecot-submissiond';
 

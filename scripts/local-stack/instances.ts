@@ -1,6 +1,5 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ImapSandbox } from './imap-sandbox';
 
 /**
  * Running `npm start` instances of one checkout, one file each: `.switchboard/local-env.<port>.json`
@@ -9,6 +8,16 @@ import type { ImapSandbox } from './imap-sandbox';
  * is ready and removed when it stops. The admin CLI finds a stack here: the only one running, or the
  * one whose port it is given. Files of instances that died without cleaning up are ignored and removed.
  */
+/** The IMAP sandbox of an instance (scripts/local-stack/imap-sandbox.ts), as its instance file records it. */
+export interface ImapSandbox {
+  host: string;
+  imapPort: number;
+  /** SMTP submission: plain text on loopback, AUTH with the same login; what it accepts goes to the outbound sink. */
+  smtpPort: number;
+  username: string;
+  password: string;
+}
+
 export interface Instance {
   port: number;
   pid: number;

@@ -7,7 +7,7 @@ import { messageView } from '#shared/agent/views';
 import type { GrantRecord } from '#shared/db/grants';
 import { transactWrite } from '#shared/db/transact';
 import { serverDrafts } from '#shared/imap/drafts';
-import { submitAndStore } from '#shared/imap/send';
+import { submitAndStore } from '#shared/imap/submit';
 import { logger } from '#shared/logger';
 import type { DraftSendingProvider } from '#shared/providers/contract';
 

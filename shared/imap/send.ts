@@ -2,27 +2,19 @@ import { requireMessage } from '#shared/agent/lookup';
 import { scheduledMessageView, scheduleMessage, scheduledSendView } from '#shared/agent/scheduled';
 import { closingItems, requireSchedule } from '#shared/agent/schedules';
 import { preparedFrom } from '#shared/agent/scheduled-sending';
-import { composePrepared, prepareOutgoing, requestHash, withIdempotency, type OutgoingInput, type PreparedMessage } from '#shared/agent/send';
-import { storeServerMessages } from '#shared/agent/store';
+import { prepareOutgoing, requestHash, withIdempotency, type OutgoingInput } from '#shared/agent/send';
+import { submitAndStore } from '#shared/imap/submit';
 import { messageView } from '#shared/agent/views';
-import * as folders from '#shared/db/folders';
 import type { GrantRecord } from '#shared/db/grants';
-import type { MessageRecord } from '#shared/db/mail-records';
-import { locationPut, touchSyncState } from '#shared/db/mail-sync';
 import type { OutboxEntry } from '#shared/db/outbox';
 import type { ScheduleRecord } from '#shared/db/schedules';
-import type { NamedItems } from '#shared/db/transact';
 import { ForbiddenError, InvalidRequestError, MailDeliveryError } from '#shared/errors';
-import { newId, type ApplicationId, type MessageId } from '#shared/ids';
-import { submitSmtp } from '#shared/imap/connect';
-import { mailAccessOf, withImap } from '#shared/imap/session';
-import { imapMessageId } from '#shared/imap/sync';
+import type { ApplicationId, MessageId } from '#shared/ids';
 import { governanceOf } from '#shared/governance/decide';
 import { newNotification } from '#shared/notifications/notification';
 import type { ScheduledSending, SendProvider } from '#shared/providers/contract';
 import { ScheduledSendRefusal } from '#shared/scheduled-send/refusal';
 import { renderStoredTemplate } from '#shared/templates/templates';
-import { clock } from '#shared/time';
 import type { UploadedFile } from '#shared/uploaded-file';
 
 /**
@@ -34,67 +26,6 @@ import type { UploadedFile } from '#shared/uploaded-file';
  * Message-ID header, as every IMAP message's. A scheduled send waits as an Agent Account's does
  * (shared/agent/scheduled.ts) and is sent by the same path when due (ScheduledSending below).
  */
-
-/**
- * Sends a prepared message from an IMAP grant: submits it, puts the copy in Sent and stores it
- * (message.created); `commit` adds items and entries to the stored copy's transaction. A message, a
- * due scheduled send and a draft (shared/imap/draft-send.ts) are all sent by it.
- */
-export async function submitAndStore(
-  grant: GrantRecord,
-  prepared: PreparedMessage,
-  options: { id?: MessageId; beforeRelay?: () => Promise<void>; commit?: (record: MessageRecord) => { items: NamedItems; outbox: OutboxEntry[] } } = {},
-): Promise<MessageRecord> {
-  const access = await mailAccessOf(grant);
-  const domain = grant.email.slice(grant.email.lastIndexOf('@') + 1);
-  const messageIdHeader = `<${newId('message').slice(4)}@${domain}>`;
-  const date = new Date(clock.nowMs());
-  const raw = await composePrepared(prepared, messageIdHeader, date);
-  const recipients = [...new Set([...prepared.to, ...prepared.cc, ...prepared.bcc].map((p) => p.email))];
-  await options.beforeRelay?.();
-  await submitSmtp(access.account.smtp, access.smtp, raw, { from: prepared.from.email, to: recipients });
-
-  // The copy in Sent (when the account has one): where the next sync will find it.
-  const sent = await folders.getFolder(grant.id, 'sent');
-  const appended = sent?.server_path ? await withImap(grant, (client) => client.append(sent.server_path!, raw, ['\\Seen'], date)).catch(() => false as const) : false;
-  const place = appended && appended.uid !== undefined && appended.uidValidity !== undefined ? { uid: appended.uid, uidValidity: String(appended.uidValidity) } : undefined;
-  const id = options.id ?? imapMessageId(messageIdHeader, Math.floor(date.getTime() / 1000));
-  const [stored] = await storeServerMessages(grant, [
-    {
-      grant,
-      id,
-      ...(prepared.threadId ? { threadId: prepared.threadId } : {}),
-      subject: prepared.subject,
-      from: [prepared.from],
-      to: prepared.to,
-      cc: prepared.cc,
-      bcc: prepared.bcc,
-      replyTo: prepared.replyTo,
-      date: Math.floor(date.getTime() / 1000),
-      unread: false,
-      starred: prepared.starred,
-      // Not in Sent when the server took no copy: the next sync places it if the server filed one itself.
-      folders: place ? ['sent'] : [],
-      body: prepared.body,
-      isPlaintext: prepared.isPlaintext,
-      attachments: prepared.attachments,
-      headers: prepared.headers,
-      raw,
-      metadata: prepared.metadata,
-      messageIdHeader,
-      ...(prepared.inReplyTo ? { inReplyTo: prepared.inReplyTo } : {}),
-      references: prepared.references,
-      server: { uids: place ? { sent: `${place.uidValidity}:${place.uid}` } : {}, quiet: false },
-      also: (record) => {
-        const extra = options.commit?.(record) ?? { items: [], outbox: [] };
-        const location = place ? [['location', locationPut(grant.id, { folder_id: 'sent', uid_validity: place.uidValidity, uid: place.uid, message_id: id, flags: ['\\Seen'] })] as const] : [];
-        return { items: [...location, ...extra.items], outbox: extra.outbox };
-      },
-    },
-  ]);
-  await touchSyncState(grant.id, clock.nowSeconds());
-  return stored!.record;
-}
 
 async function sendNow(grant: GrantRecord, input: OutgoingInput, context: { files: UploadedFile[]; idempotencyKey?: string }) {
   return withIdempotency(

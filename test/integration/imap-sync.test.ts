@@ -291,11 +291,13 @@ describe('IMAP sync', () => {
     expect(published.filter((n) => n.type === 'message.deleted')).toHaveLength(1);
   });
 
-  it('resumes a first sync stopped between batches, across a server restart, without duplicates or loss', async () => {
+  it('syncs 1,000 messages in three folders, resuming a first sync stopped between batches across a server restart, without duplicates or loss', async () => {
     const client = await imap('big@example.org');
     try {
       await client.mailboxCreate('Lists');
-      for (let i = 0; i < 600; i++) await client.append(i % 3 ? 'INBOX' : 'Lists', mime({ subject: `Bulk ${i}`, to: 'big@example.org' }));
+      await client.mailboxCreate('Receipts');
+      const folderOf = (i: number) => (i % 5 === 0 ? 'Lists' : i % 5 === 1 ? 'Receipts' : 'INBOX');
+      for (let i = 0; i < 1000; i++) await client.append(folderOf(i), mime({ subject: `Bulk ${i}`, to: 'big@example.org' }));
     } finally {
       await client.logout();
     }
@@ -305,12 +307,14 @@ describe('IMAP sync', () => {
     await syncRun(big.id, () => (++calls > 3 ? 1_000 : 300_000));
     const partial = await allMessages(big.id);
     expect(partial.length).toBeGreaterThan(0);
-    expect(partial.length).toBeLessThan(600);
+    expect(partial.length).toBeLessThan(1000);
     await dovecot.server.restart();
     await syncRun(big.id);
     const all = await allMessages(big.id);
-    expect(all).toHaveLength(600);
-    expect(new Set(all.map((m) => m.subject)).size).toBe(600);
+    expect(all).toHaveLength(1000);
+    expect(new Set(all.map((m) => m.subject)).size).toBe(1000);
+    const counts = (await api.get(`/v3/grants/${big.id}/folders`)).body.data as { name: string; total_count: number }[];
+    expect(Object.fromEntries(counts.filter((f) => f.total_count).map((f) => [f.name, f.total_count]))).toEqual({ Inbox: 600, Lists: 200, Receipts: 200 });
     const published = await notifications(big.id);
     expect(published.filter((n) => n.type === 'message.created')).toEqual([]);
     expect(published.filter((n) => n.type === 'grant.imap_sync_completed')).toHaveLength(1);
