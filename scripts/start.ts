@@ -24,6 +24,7 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { buildFunctionBundles } from './local-stack/build';
 import { startLocalStack, type LocalStack } from './local-stack/index';
 import { startFrontDoor, type FrontDoor } from './local-stack/front-door';
@@ -59,6 +60,53 @@ const IMAP_DIR = join(ROOT, '.switchboard', 'imap');
 let stack: LocalStack | undefined;
 let inbound: { stop(): Promise<void> } | undefined;
 let healthTimer: NodeJS.Timeout | undefined;
+let mailSyncPoller: { stop(): Promise<void> } | undefined;
+
+/**
+ * Lambda's event source mapping for one queue, as npm start runs it for the mail-sync queue (the
+ * others are serverless-offline-sqs's): short polls, one message per invocation through the Lambda
+ * invoke API, deleted unless the function failed or reported it (a delayed message, the next sync
+ * run, waits in the emulator as on SQS).
+ */
+function pollQueue(queueUrl: string, fn: string): { stop(): Promise<void> } {
+  const sqs = new SQSClient({});
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      try {
+        const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 0, AttributeNames: ['All'] }));
+        if (!Messages.length) {
+          await new Promise((resolve) => setTimeout(resolve, 1000));
+          continue;
+        }
+        const records = Messages.map((m) => ({
+          messageId: m.MessageId,
+          receiptHandle: m.ReceiptHandle,
+          body: m.Body,
+          attributes: m.Attributes ?? {},
+          messageAttributes: {},
+          eventSource: 'aws:sqs',
+          awsRegion: stack?.env.AWS_REGION ?? 'us-east-1',
+        }));
+        const response = await fetch(functionUrl(fn), { method: 'POST', body: JSON.stringify({ Records: records }) });
+        const text = await response.text();
+        const failed = !response.ok || response.headers.get('x-amz-function-error') || (JSON.parse(text || '{}') as { batchItemFailures?: unknown[] }).batchItemFailures?.length;
+        if (failed) log(`${fn} function failed on a queue message (${response.status}): ${text.slice(0, 300)}`);
+        else for (const m of Messages) await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle! }));
+      } catch (error) {
+        if (running) log(`${fn} queue poller: ${(error as Error).message}`);
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      sqs.destroy();
+    },
+  };
+}
 let relay: StreamRelay | undefined;
 let frontDoor: FrontDoor | undefined;
 let oidc: LocalOidcServer | undefined;
@@ -85,6 +133,7 @@ async function stopEverything(code: number): Promise<never> {
   stopping = true;
   log('stopping…');
   clearInterval(healthTimer);
+  await mailSyncPoller?.stop().catch(() => undefined);
   // Also keeps the event loop alive: a step waiting on something that will never come would otherwise
   // let Node exit silently, with the rest of the clean-up undone.
   const deadline = setTimeout(() => {
@@ -258,6 +307,8 @@ async function main() {
       LAMBDA_PORT: String(LAMBDA_PORT),
       // Run the bundles built above (scripts/local-stack/serverless-prebuilt.cjs).
       SWITCHBOARD_PREBUILT_DIR: BUILD_DIR,
+      // Polled by this process instead of serverless-offline-sqs (pollMailSync below).
+      SWITCHBOARD_OWN_QUEUES: 'mail-sync',
     },
   });
   offline.once('exit', (code) => {
@@ -291,6 +342,7 @@ async function main() {
       })
       .catch(() => undefined);
   }, 60_000);
+  mailSyncPoller = pollQueue(stack.env.MAIL_SYNC_QUEUE_URL!, 'mail-sync');
   const imap = await imapSandbox;
   const sandbox = 'sandbox' in imap ? imap.sandbox : undefined;
   recordInstance(INSTANCES_DIR, { port: PORT, pid: process.pid, env: { ...stack.env, SMTP_PORT: String(SMTP_PORT) }, ...(sandbox ? { imapSandbox: sandbox } : {}) });

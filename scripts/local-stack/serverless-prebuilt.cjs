@@ -10,6 +10,11 @@
  * per-function opt-out), serverless offline's `location` points at the build, and serverless-esbuild's
  * scratch folder moves into it too, so that two `npm start` of one checkout never share, create or
  * delete each other's folders.
+ *
+ * The queues named in SWITCHBOARD_OWN_QUEUES (function names, comma-separated) lose their SQS event
+ * here: npm start polls them itself and invokes their function through the Lambda invoke API
+ * (scripts/start.ts). One more serverless-offline-sqs poller (the mail-sync queue's) made a function
+ * first loaded after another instance stopped hang until its timeout (test/e2e/start.test.ts).
  */
 class PrebuiltBundles {
   constructor(serverless) {
@@ -17,6 +22,10 @@ class PrebuiltBundles {
     if (!dir) return;
     const service = serverless.service;
     for (const fn of Object.values(service.functions ?? {})) fn.skipEsbuild = true;
+    for (const name of (process.env.SWITCHBOARD_OWN_QUEUES ?? '').split(',').filter(Boolean)) {
+      const fn = service.functions?.[name];
+      if (fn) fn.events = (fn.events ?? []).filter((event) => !event.sqs);
+    }
     service.custom = service.custom ?? {};
     service.custom['serverless-offline'] = { ...(service.custom['serverless-offline'] ?? {}), location: dir };
     service.custom.esbuild = { ...(service.custom.esbuild ?? {}), outputWorkFolder: `${dir}/.esbuild` };
