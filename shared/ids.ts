@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { clock } from './time';
 
 /**
@@ -104,6 +104,18 @@ function ulid(now = clock.nowMs()): string {
 
 export function newId<K extends IdKind>(kind: K, now?: number): Id<K> {
   return `${ID_PREFIXES[kind]}_${ulid(now)}` as Id<K>;
+}
+
+/**
+ * An ID of `kind` derived from `seed`: the same seed gives the same ID (a synced message's from its
+ * Message-ID header, a synced folder's from its path). Its time part encodes `ms`, as a new ID's
+ * does; its random part is the SHA-256 of the seed.
+ */
+export function derivedId<K extends IdKind>(kind: K, ms: number, seed: string): Id<K> {
+  const hash = createHash('sha256').update(seed).digest();
+  let body = '';
+  for (let i = 0; i < 16; i++) body += ALPHABET[hash[i]! & 31];
+  return `${ID_PREFIXES[kind]}_${encodeTime(Math.max(0, Math.min(ms, 2 ** 48 - 1)))}${body}` as Id<K>;
 }
 
 /** Returns the value as a branded ID when it has the kind's prefix and a well-formed body. */

@@ -6,7 +6,7 @@ import { BODY_INLINE_MAX } from '#shared/agent/store';
 import { bodyText, snippetOf } from '#shared/agent/text';
 import { refreshThreadNow, threadRefreshJob } from '#shared/agent/thread-refresh';
 import type { DraftRecord } from '#shared/agent/types';
-import { attachmentView } from '#shared/agent/views';
+import { attachmentView, type MessageView } from '#shared/agent/views';
 import { env } from '#shared/config';
 import { draftInsertItems } from '#shared/db/drafts';
 import type { GrantRecord } from '#shared/db/grants';
@@ -170,24 +170,36 @@ export async function scheduleMessage(grant: GrantRecord, input: OutgoingInput &
   return scheduledMessageView(record, prepared.body);
 }
 
+type SendContext = { files: UploadedFile[]; idempotencyKey?: string; requestId: string };
+/** A provider's send of a message now: its answer, and whether it replays an earlier request with the same Idempotency-Key. */
+export type SendNow = (grant: GrantRecord, input: OutgoingInput, context: SendContext) => Promise<{ result: MessageView; replayed: boolean }>;
+
 /**
- * POST .../messages/send for Agent Accounts: now, or scheduled with `send_at`. Both honour an
- * Idempotency-Key: a retried scheduling request answers the schedule it created.
+ * POST .../messages/send: now through the provider's `sendNow`, or scheduled with `send_at` in this
+ * store (sent when due through the provider's ScheduledSending). Both honour an Idempotency-Key: a
+ * retried scheduling request answers the schedule it created. `noDraftsFor`: the providers (in words)
+ * that keep no scheduled send's draft, so `use_draft` answers 400.
  */
-export async function sendOrSchedule(grant: GrantRecord, input: OutgoingInput, context: { files: UploadedFile[]; idempotencyKey?: string; requestId: string }) {
-  const { send_at: sendAt } = input;
-  if (sendAt === undefined) {
-    if (input.use_draft) throw new InvalidRequestError("'use_draft' applies only to a scheduled send: give 'send_at' too, or leave 'use_draft' out");
-    const { use_draft: _ignored, ...now } = input;
-    return { ...(await sendMessage(grant, now, context)), scheduled: false };
-  }
-  const outcome = await withIdempotency(
-    grant,
-    context.idempotencyKey,
-    () => requestHash(input, context.files),
-    () => scheduleMessage(grant, { ...input, send_at: sendAt }, context.files, context.requestId),
-    async (scheduleId) => scheduledSendView(await requireSchedule(grant, scheduleId)),
-    (view) => view.schedule_id,
-  );
-  return { ...outcome, scheduled: true };
+export function sendOrScheduleWith(sendNow: SendNow, noDraftsFor?: string) {
+  return async (grant: GrantRecord, input: OutgoingInput, context: SendContext) => {
+    const { send_at: sendAt } = input;
+    if (sendAt === undefined) {
+      if (input.use_draft) throw new InvalidRequestError("'use_draft' applies only to a scheduled send: give 'send_at' too, or leave 'use_draft' out");
+      const { use_draft: _ignored, ...now } = input;
+      return { ...(await sendNow(grant, now, context)), scheduled: false };
+    }
+    if (input.use_draft && noDraftsFor) throw new InvalidRequestError(`'use_draft' is not available for ${noDraftsFor} grants: the message is scheduled without a draft`);
+    const outcome = await withIdempotency(
+      grant,
+      context.idempotencyKey,
+      () => requestHash(input, context.files),
+      () => scheduleMessage(grant, { ...input, send_at: sendAt }, context.files, context.requestId),
+      async (scheduleId) => scheduledSendView(await requireSchedule(grant, scheduleId)),
+      (view) => view.schedule_id,
+    );
+    return { ...outcome, scheduled: true };
+  };
 }
+
+/** POST .../messages/send for Agent Accounts (marked pure: a bundle that reads nothing else of it leaves the send path out). */
+export const sendOrSchedule = /* @__PURE__ */ sendOrScheduleWith(sendMessage);

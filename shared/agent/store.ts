@@ -66,9 +66,10 @@ export interface NewMessage {
   /** More of the caller's change, committed in the message's transaction (e.g. a scheduled send's state). */
   also?: StoreExtras;
   /**
-   * A message synced from the server that holds it: its raw MIME and attachments stay there (read
-   * from it on demand, never stored twice), only the record and its body are stored, with the
-   * message's UID in each folder. `quiet`: history of a first sync, announced by no message.created.
+   * A message synced from the server that holds it (storeServerMessages only): its raw MIME and
+   * attachments stay there (read from it on demand, never stored twice), only the record and its
+   * body are stored, with the message's UID in each folder. `quiet`: history of a first sync,
+   * announced by no message.created.
    */
   server?: { uids: Record<string, string>; quiet: boolean };
 }
@@ -181,21 +182,20 @@ function messageWrite(grant: GrantRecord, record: MessageRecord, tokens: readonl
 }
 
 export async function storeMessage(input: NewMessage): Promise<{ record: MessageRecord; duplicate: boolean }> {
+  if (input.server) throw new Error('storeMessage: a message synced from its server is stored by storeServerMessages');
   const grantId = input.grant.id;
   const id = input.id ?? newId('message');
   const threadId = input.threadId ?? (await messages.findThreadByHeaders(grantId, threadingHeaders(input))) ?? newId('thread');
 
-  const onServer = input.server !== undefined;
-  const rawKey = onServer ? undefined : rawMessageKey(grantId, id);
+  const rawKey = rawMessageKey(grantId, id);
   const largeBodyKey = Buffer.byteLength(input.body) > BODY_INLINE_MAX ? bodyKey(grantId, id) : undefined;
-  const attachments = onServer ? serverAttachmentRecords(input.attachments) : attachmentRecords(grantId, input.attachments);
-  const blobs = [rawKey, largeBodyKey, ...(onServer ? [] : attachments.map((a) => a.key))].filter((key) => key !== undefined);
+  const attachments = attachmentRecords(grantId, input.attachments);
   // Recorded before uploading: if the message is not committed, its contents are removed later.
   // Committed when its thread posting exists (which lives as long as the message): nothing to delete in the transaction.
-  const upload = blobs.length ? await openUpload(input.grant, blobs, postingKey(grantId, kinds.thread(threadId), id)) : [];
+  const upload = await openUpload(input.grant, [rawKey, largeBodyKey, ...attachments.map((a) => a.key)], postingKey(grantId, kinds.thread(threadId), id));
   await Promise.all([
-    ...(onServer ? [] : [uploadAttachments(attachments, input.attachments)]),
-    ...(rawKey ? [putBlob(rawKey, input.raw, 'message/rfc822')] : []),
+    uploadAttachments(attachments, input.attachments),
+    putBlob(rawKey, input.raw, 'message/rfc822'),
     ...(largeBodyKey ? [putBlob(largeBodyKey, input.body, bodyContentType(input.isPlaintext))] : []),
   ]);
 

@@ -162,6 +162,13 @@ export async function deleteSyncState(grantId: GrantId): Promise<void> {
   await dynamo.send(new DeleteCommand({ TableName: TABLE_NAME, Key: mailSyncKey(grantId) }));
 }
 
+/** A place on the server as messages and drafts record it (`server_uids`, `server_place`): `<uidvalidity>:<uid>`. */
+export const serverPlace = (uidValidity: string, uid: number): string => `${uidValidity}:${uid}`;
+export function readServerPlace(value: string): { uid_validity: string; uid: number } {
+  const at = value.lastIndexOf(':');
+  return { uid_validity: value.slice(0, at), uid: Number(value.slice(at + 1)) };
+}
+
 /** A message's place in one folder of its server. */
 export interface ServerLocation {
   folder_id: string;

@@ -4,7 +4,7 @@ import { connectGrant } from '#shared/connect/grants';
 import type { GrantRecord, Provider } from '#shared/db/grants';
 import { InvalidRequestError } from '#shared/errors';
 import { verifyImap, verifySmtp } from '#shared/imap/connect';
-import { grantSettingsOf, imapAccountOf, oauthAccountOf, type ImapAccount, type ImapPasswords } from '#shared/imap/settings';
+import { grantSettingsOf, imapAccountOf, providerAccountOf, type ImapAccount, type ImapPasswords } from '#shared/imap/settings';
 import { connectorForAuth } from '#shared/connectors/service';
 import { IMAP_PROVIDER } from '#shared/providers/names';
 
@@ -61,7 +61,7 @@ export async function customPresetGrant(app: ApplicationContext, body: CreateCus
   if (!address || !address.includes('@')) throw new InvalidRequestError(`'settings.username' (the account's email address) is required for a ${provider} grant`);
   if (!password) throw new InvalidRequestError(`'settings.password' (an app password of the account) is required for a ${provider} grant`);
   const connector = await connectorForAuth(app.applicationId, provider);
-  const account = oauthAccountOf({ email: address, provider }, connector?.mail);
+  const account = providerAccountOf({ email: address, provider }, connector?.mail);
   await verifyBoth(account, { imap_password: password, smtp_password: password });
   const { grant } = await connectGrant({
     applicationId: app.applicationId,

@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import type { SearchObject } from 'imapflow';
+import type { FetchMessageObject, SearchObject } from 'imapflow';
 import { getMessage as storedMessage } from '#shared/agent/messages';
 import { messageView } from '#shared/agent/views';
 import { snippetOf, bodyText } from '#shared/agent/text';
@@ -12,7 +11,8 @@ import * as messages from '#shared/db/messages';
 import { InvalidRequestError, NotFoundError } from '#shared/errors';
 import { parseId, type MessageId, type ThreadId } from '#shared/ids';
 import { withImap } from '#shared/imap/session';
-import { imapMessageId, keptFlags } from '#shared/imap/sync';
+import { imapMessageId, keptFlags, messageIdHeaderOf } from '#shared/imap/sync';
+import { threadingHeaders } from '#shared/mail/threading';
 import { parseMime } from '#shared/mail/parse';
 import type { ListMessagesQuery, MessageIdQuery } from '#schemas/mail';
 import { clock } from '#shared/time';
@@ -57,40 +57,67 @@ function searchOf(query: ListMessagesQuery): SearchObject {
   return Object.keys(search).length ? search : { all: true };
 }
 
-/** What a list or get with query_imap answers for a message read from the server. */
-async function viewFromServer(grant: GrantRecord, folderId: string, uid: number, source: Buffer, flags: string[], internalDate: Date | string | undefined) {
-  const mail = await parseMime(source);
-  const header = mail.messageId ?? `<${createHash('sha256').update(source).digest('hex')}@imap.switchboard>`;
-  const date = mail.date ?? (internalDate ? Math.floor(new Date(internalDate).getTime() / 1000) : clock.nowSeconds());
-  const id = imapMessageId(header, date);
-  const stored = await messages.getMessage(grant.id, id);
-  const known = stored ? undefined : await messages.findThreadByHeaders(grant.id, [mail.inReplyTo ?? '', ...[...mail.references].reverse()]);
-  const body = mail.html ?? mail.text ?? '';
-  const record: MessageRecord = {
-    id,
-    grant_id: grant.id,
-    thread_id: stored?.thread_id ?? known ?? (`thr_${id.slice(4)}` as ThreadId),
-    subject: mail.subject,
-    from: mail.from,
-    to: mail.to,
-    cc: mail.cc,
-    bcc: mail.bcc,
-    reply_to: mail.replyTo,
-    date,
-    unread: !flags.includes('\\Seen'),
-    starred: flags.includes('\\Flagged'),
-    folders: [folderId],
-    snippet: snippetOf(bodyText(body, mail.html === undefined)),
-    is_plaintext: mail.html === undefined,
-    attachments: stored?.attachments ?? [],
-    metadata: stored?.metadata ?? {},
-    ...(mail.inReplyTo ? { in_reply_to: mail.inReplyTo } : {}),
-    references: mail.references,
-    created_at: stored?.created_at ?? date,
-    updated_at: stored?.updated_at ?? date,
-    version: stored?.version ?? 0,
-  };
-  return { view: messageView(record, { body }), header, stored: stored !== undefined, uid };
+/** A message as a list or get with query_imap reads it from the server. */
+type ServerMessage = Pick<FetchMessageObject, 'uid' | 'flags' | 'internalDate'> & { source: Buffer };
+
+/**
+ * What a list or get with query_imap answers for messages read from the server: parsed, then their
+ * synced records (a synced message answers its thread, attachments and metadata) and the threads of
+ * those they reply to, each read once for all of them.
+ */
+async function viewsFromServer(grant: GrantRecord, folderId: string, fetched: readonly ServerMessage[]) {
+  const parsed = await Promise.all(
+    fetched.map(async (message) => {
+      const mail = await parseMime(message.source);
+      const header = messageIdHeaderOf(mail.messageId, message.source);
+      const date = mail.date ?? (message.internalDate ? Math.floor(new Date(message.internalDate).getTime() / 1000) : clock.nowSeconds());
+      return { message, mail, header, date, id: imapMessageId(header, date) };
+    }),
+  );
+  const [records, threads] = await Promise.all([
+    messages.getMessages(
+      grant.id,
+      parsed.map((p) => p.id),
+    ),
+    messages.getMessageIdHeaders(
+      grant.id,
+      parsed.flatMap((p) => threadingHeaders(p.mail)),
+    ),
+  ]);
+  const storedById = new Map(records.map((r) => [r.id as string, r]));
+  return parsed.map(({ message, mail, header, date, id }) => {
+    const stored = storedById.get(id);
+    const flags = keptFlags(message.flags);
+    const body = mail.html ?? mail.text ?? '';
+    const repliedTo = threadingHeaders(mail)
+      .map((h) => threads.get(h)?.thread_id)
+      .find((t) => t !== undefined);
+    const record: MessageRecord = {
+      id,
+      grant_id: grant.id,
+      thread_id: stored?.thread_id ?? repliedTo ?? (`thr_${id.slice(4)}` as ThreadId),
+      subject: mail.subject,
+      from: mail.from,
+      to: mail.to,
+      cc: mail.cc,
+      bcc: mail.bcc,
+      reply_to: mail.replyTo,
+      date,
+      unread: !flags.includes('\\Seen'),
+      starred: flags.includes('\\Flagged'),
+      folders: [folderId],
+      snippet: snippetOf(bodyText(body, mail.html === undefined)),
+      is_plaintext: mail.html === undefined,
+      attachments: stored?.attachments ?? [],
+      metadata: stored?.metadata ?? {},
+      ...(mail.inReplyTo ? { in_reply_to: mail.inReplyTo } : {}),
+      references: mail.references,
+      created_at: stored?.created_at ?? date,
+      updated_at: stored?.updated_at ?? date,
+      version: stored?.version ?? 0,
+    };
+    return { view: messageView(record, { body }), header, stored: stored !== undefined };
+  });
 }
 
 async function requireServerFolder(grant: GrantRecord, folderId: string) {
@@ -105,19 +132,17 @@ export async function listOnServer(grant: GrantRecord, query: ListMessagesQuery,
   if (refused) throw new InvalidRequestError(`'${refused}' cannot be combined with 'query_imap=true': IMAP SEARCH has no such filter`);
   const folder = await requireServerFolder(grant, query.in);
   const offset = query.page_token ? decodeOffsetCursor(query.page_token, `imap:${folder.id}`) : 0;
-  const { views, total } = await withImap(grant, async (client) => {
+  const { fetched, total } = await withImap(grant, async (client) => {
     await client.mailboxOpen(folder.server_path!, { readOnly: true });
     const uids = ((await client.search(searchOf(query), { uid: true })) || []).sort((a, b) => b - a);
     const page = uids.slice(offset, offset + limit);
-    const fetched = page.length ? await client.fetchAll(page.join(','), { uid: true, flags: true, internalDate: true, source: true }, { uid: true }) : [];
-    const byUid = new Map(fetched.map((m) => [m.uid, m]));
-    const views = [];
-    for (const uid of page) {
-      const message = byUid.get(uid);
-      if (message?.source) views.push(await viewFromServer(grant, folder.id, uid, message.source, keptFlags(message.flags), message.internalDate));
-    }
-    return { views, total: uids.length };
+    const found = page.length ? await client.fetchAll(page.join(','), { uid: true, flags: true, internalDate: true, source: true }, { uid: true }) : [];
+    const byUid = new Map(found.map((m) => [m.uid, m]));
+    // Newest first, as searched (a FETCH answers in its own order).
+    const fetched = page.map((uid) => byUid.get(uid)).filter((m): m is FetchMessageObject & { source: Buffer } => m?.source !== undefined);
+    return { fetched, total: uids.length };
   });
+  const views = await viewsFromServer(grant, folder.id, fetched);
   await rememberDirectIds(
     grant.id,
     views.filter((v) => !v.stored).map((v) => ({ id: v.view.id, message_id_header: v.header, folder_id: folder.id })),
@@ -135,7 +160,7 @@ export async function getOnServer(grant: GrantRecord, messageId: string, query: 
   const notFound = new NotFoundError(`Message '${messageId}' not found on the server (with query_imap, a message outside the synced mail is found by an ID a query_imap list answered within a day)`);
   if (!known) throw notFound;
   const folder = await requireServerFolder(grant, known.folder_id);
-  const found = await withImap(grant, async (client) => {
+  const source = await withImap(grant, async (client) => {
     await client.mailboxOpen(folder.server_path!, { readOnly: true });
     let uids: number[];
     try {
@@ -146,8 +171,9 @@ export async function getOnServer(grant: GrantRecord, messageId: string, query: 
     }
     if (!uids.length) return undefined;
     const message = await client.fetchOne(String(uids[0]), { uid: true, flags: true, internalDate: true, source: true }, { uid: true });
-    return message && message.source ? viewFromServer(grant, folder.id, message.uid, message.source, keptFlags(message.flags), message.internalDate) : undefined;
+    return message && message.source ? { ...message, source: message.source } : undefined;
   });
+  const found = source ? (await viewsFromServer(grant, folder.id, [source]))[0] : undefined;
   if (!found) {
     await forgetDirectId(grant.id, id as MessageId);
     throw notFound;

@@ -5,7 +5,7 @@ import { attachmentsWithContents, storedBody } from '#shared/agent/blobs';
 import * as folders from '#shared/db/folders';
 import type { GrantRecord } from '#shared/db/grants';
 import type { DraftRecord, FolderRecord } from '#shared/db/mail-records';
-import { locationDelete, locationPut, touchSyncState } from '#shared/db/mail-sync';
+import { locationDelete, locationPut, readServerPlace, serverPlace, touchSyncState } from '#shared/db/mail-sync';
 import { getMessage } from '#shared/db/messages';
 import type { NamedItems } from '#shared/db/transact';
 import { InvalidRequestError } from '#shared/errors';
@@ -37,8 +37,8 @@ const refused = (error: unknown, what: string) => {
 /** `<uidvalidity>:<uid>` as stored on the draft. */
 function placeOf(draft: DraftRecord): { uidValidity: string; uid: number } | undefined {
   if (!draft.server_place) return undefined;
-  const at = draft.server_place.lastIndexOf(':');
-  return { uidValidity: draft.server_place.slice(0, at), uid: Number(draft.server_place.slice(at + 1)) };
+  const { uid_validity: uidValidity, uid } = readServerPlace(draft.server_place);
+  return { uidValidity, uid };
 }
 
 /** The location item of a draft's copy: it names the draft, so the sync finds no message there to change. */
@@ -123,7 +123,7 @@ export function serverDrafts(grant: GrantRecord): DraftMirror {
       await touchSyncState(grant.id, clock.nowSeconds());
       const place = appended.uid !== undefined && appended.uidValidity !== undefined ? { uidValidity: String(appended.uidValidity), uid: appended.uid } : undefined;
       const { server_place: _old, ...rest } = draft;
-      const stored: DraftRecord = { ...rest, message_id_header: header, ...(place ? { server_place: `${place.uidValidity}:${place.uid}` } : {}) };
+      const stored: DraftRecord = { ...rest, message_id_header: header, ...(place ? { server_place: serverPlace(place.uidValidity, place.uid) } : {}) };
       const before = previous && placeOf(previous);
       const items: NamedItems = [
         ...(before ? [['copy_location_old', locationDelete(grant.id, { folder_id: DRAFTS, uid_validity: before.uidValidity, uid: before.uid })] as const] : []),

@@ -5,7 +5,7 @@ import { changeMessage, hardDeleteMessage } from '#shared/agent/message-ops';
 import * as folders from '#shared/db/folders';
 import type { GrantRecord } from '#shared/db/grants';
 import type { FolderRecord, MessageRecord } from '#shared/db/mail-records';
-import { getLocation, locationDelete, locationPut, touchSyncState } from '#shared/db/mail-sync';
+import { getLocation, locationDelete, locationPut, readServerPlace, serverPlace, touchSyncState } from '#shared/db/mail-sync';
 import type { NamedTransactItem } from '#shared/db/transact';
 import { InvalidRequestError, NotFoundError } from '#shared/errors';
 import { withImap } from '#shared/imap/session';
@@ -39,8 +39,8 @@ async function placesOf(grant: GrantRecord, record: MessageRecord): Promise<Plac
   const byId = new Map(found.map((f) => [f.id, f]));
   return entries.flatMap(([folderId, value]) => {
     const folder = byId.get(folderId);
-    const at = value.lastIndexOf(':');
-    return folder?.server_path ? [{ folder, uidValidity: value.slice(0, at), uid: Number(value.slice(at + 1)) }] : [];
+    const { uid_validity: uidValidity, uid } = readServerPlace(value);
+    return folder?.server_path ? [{ folder, uidValidity, uid }] : [];
   });
 }
 
@@ -122,7 +122,7 @@ export async function updateImapMessage(grant: GrantRecord, messageId: string, b
         uids = rest;
         const newUid = moved && moved.uidMap?.get(place.uid);
         if (newUid && moved && moved.uidValidity !== undefined) {
-          uids[target] = `${moved.uidValidity}:${newUid}`;
+          uids[target] = serverPlace(String(moved.uidValidity), newUid);
           items.push([
             `locate:${target}`,
             locationPut(grant.id, { folder_id: target, uid_validity: String(moved.uidValidity), uid: newUid, message_id: record.id, flags: flagsAfter(record, changes) }),
@@ -133,7 +133,8 @@ export async function updateImapMessage(grant: GrantRecord, messageId: string, b
     }
   });
   await touchSyncState(grant.id, clock.nowSeconds());
-  const fresh = (await requireMessage(grant, messageId)) ?? record;
+  // Read again: the server writes above took a while, and the change applies to the current version.
+  const fresh = await requireMessage(grant, messageId);
   return (await changeMessage(grant, fresh, changes, { server: { uids, also: items, announce: true } })).view;
 }
 

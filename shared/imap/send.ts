@@ -1,10 +1,11 @@
 import { requireMessage } from '#shared/agent/lookup';
-import { scheduledMessageView, scheduleMessage, scheduledSendView } from '#shared/agent/scheduled';
-import { closingItems, requireSchedule } from '#shared/agent/schedules';
+import { scheduledMessageView, sendOrScheduleWith } from '#shared/agent/scheduled';
+import { closingItems } from '#shared/agent/schedules';
 import { preparedFrom } from '#shared/agent/scheduled-sending';
 import { prepareOutgoing, requestHash, withIdempotency, type OutgoingInput } from '#shared/agent/send';
 import { submitAndStore } from '#shared/imap/submit';
 import { messageView } from '#shared/agent/views';
+import { viewOf } from '#shared/agent/store';
 import type { GrantRecord } from '#shared/db/grants';
 import type { OutboxEntry } from '#shared/db/outbox';
 import type { ScheduleRecord } from '#shared/db/schedules';
@@ -37,30 +38,12 @@ async function sendNow(grant: GrantRecord, input: OutgoingInput, context: { file
       const record = await submitAndStore(grant, prepared, { beforeRelay: async () => progress.deliveryStarted() });
       return messageView(record, { body: prepared.body });
     },
-    async (messageId) => messageView(await requireMessage(grant, messageId), { body: '' }),
+    async (messageId) => viewOf(await requireMessage(grant, messageId)),
   );
 }
 
-export const imapSend: SendProvider = {
-  async send(grant, body, context) {
-    const { send_at: sendAt } = body;
-    if (sendAt === undefined) {
-      if (body.use_draft) throw new InvalidRequestError("'use_draft' applies only to a scheduled send: give 'send_at' too, or leave 'use_draft' out");
-      const { use_draft: _ignored, ...now } = body;
-      return { ...(await sendNow(grant, now, context)), scheduled: false };
-    }
-    if (body.use_draft) throw new InvalidRequestError("'use_draft' is not available for IMAP grants: the message is scheduled without a draft");
-    const outcome = await withIdempotency(
-      grant,
-      context.idempotencyKey,
-      () => requestHash(body, context.files),
-      () => scheduleMessage(grant, { ...body, send_at: sendAt }, context.files, context.requestId),
-      async (scheduleId) => scheduledSendView(await requireSchedule(grant, scheduleId)),
-      (view) => view.schedule_id,
-    );
-    return { ...outcome, scheduled: true };
-  },
-};
+/** Marked pure: the scheduled-send worker's bundle takes imapScheduledSending from this module, and none of the scheduling path. */
+export const imapSend: SendProvider = { send: /* @__PURE__ */ sendOrScheduleWith(sendNow, 'IMAP') };
 
 const statusPayload = (record: ScheduleRecord, status: 'sent' | 'failed', reason: string) => ({ schedule_id: record.id, send_at: record.send_at, status, reason, request_id: record.request_id });
 

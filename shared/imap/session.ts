@@ -6,26 +6,12 @@ import { getProviderTokens } from '#shared/db/oauth';
 import { openImap, type ImapAuth, type SmtpAuth } from '#shared/imap/connect';
 import { connectorForAuth } from '#shared/connectors/service';
 import { providerAccessToken } from '#shared/connect/provider-tokens';
-import { accountOfGrant, oauthAccountOf, type ImapAccount, type ImapPasswords } from '#shared/imap/settings';
+import { accountOfGrant, providerAccountOf, type ImapAccount, type ImapPasswords } from '#shared/imap/settings';
 
 /**
- * A grant's IMAP session: its servers from the grant's settings, its password unsealed from the
- * grant's provider-tokens item for the length of one connection (never logged, never kept).
+ * A grant's IMAP session: its servers, and its password (unsealed from the grant's provider-tokens
+ * item) or access token, for the length of one connection (never logged, never kept).
  */
-
-/** The grant's credentials could not be read: the grant cannot reach its server until it is connected again. */
-export class MissingCredentialsError extends Error {
-  constructor(grantId: string) {
-    super(`Grant ${grantId} has no stored credentials for its mail server`);
-    this.name = 'MissingCredentialsError';
-  }
-}
-
-export async function passwordsOf(grant: GrantRecord): Promise<ImapPasswords> {
-  const record = await getProviderTokens(grant.id, true);
-  if (!record || record.source !== 'password') throw new MissingCredentialsError(grant.id);
-  return unsealJson<ImapPasswords>(record.sealed, 'provider-tokens', providerTokensContext(grant.id));
-}
 
 /**
  * The grant's mail servers and how it logs in to each: an IMAP grant (or a preset's) with its
@@ -41,7 +27,7 @@ export async function mailAccessOf(grant: GrantRecord): Promise<{ account: ImapA
   }
   const connector = await connectorForAuth(grant.application_id, grant.provider);
   const accessToken = await providerAccessToken(grant);
-  return { account: oauthAccountOf(grant, connector?.mail), imap: { accessToken }, smtp: { accessToken } };
+  return { account: providerAccountOf(grant, connector?.mail), imap: { accessToken }, smtp: { accessToken } };
 }
 
 /** A logged-in IMAP client for the grant (QRESYNC enabled when the server has it); the caller logs out. */

@@ -135,11 +135,11 @@ export function accountOfGrant(grant: { email: string; settings?: Record<string,
 }
 
 /**
- * The mail servers of a grant of an OAuth provider (google, microsoft, yahoo: their IMAP and SMTP
- * with the grant's access token), from its connector's settings where they name one, else the
+ * The mail servers of a provider's account (google, microsoft, yahoo over OAuth; the icloud and yahoo
+ * presets with an app password), from its connector's settings where they name one, else the
  * provider's own; the username is the account's address.
  */
-export function oauthAccountOf(grant: { email: string; provider: string }, overrides: { imap_host?: string; imap_port?: number; smtp_host?: string; smtp_port?: number } = {}): ImapAccount {
+export function providerAccountOf(grant: { email: string; provider: string }, overrides: { imap_host?: string; imap_port?: number; smtp_host?: string; smtp_port?: number } = {}): ImapAccount {
   const own = SERVERS[grant.provider];
   const imapHost = overrides.imap_host ?? own?.imap;
   const smtpHost = overrides.smtp_host ?? own?.smtp;

@@ -3,7 +3,7 @@ import { storeServerMessages } from '#shared/agent/store';
 import * as folders from '#shared/db/folders';
 import type { GrantRecord } from '#shared/db/grants';
 import type { MessageRecord } from '#shared/db/mail-records';
-import { locationPut, touchSyncState } from '#shared/db/mail-sync';
+import { locationPut, serverPlace, touchSyncState } from '#shared/db/mail-sync';
 import type { OutboxEntry } from '#shared/db/outbox';
 import type { NamedItems } from '#shared/db/transact';
 import { newId, type MessageId } from '#shared/ids';
@@ -61,7 +61,7 @@ export async function submitAndStore(
       messageIdHeader,
       ...(prepared.inReplyTo ? { inReplyTo: prepared.inReplyTo } : {}),
       references: prepared.references,
-      server: { uids: place ? { sent: `${place.uidValidity}:${place.uid}` } : {}, quiet: false },
+      server: { uids: place ? { sent: serverPlace(place.uidValidity, place.uid) } : {}, quiet: false },
       also: (record) => {
         const extra = options.commit?.(record) ?? { items: [], outbox: [] };
         const location = place ? [['location', locationPut(grant.id, { folder_id: 'sent', uid_validity: place.uidValidity, uid: place.uid, message_id: id, flags: ['\\Seen'] })] as const] : [];

@@ -7,11 +7,11 @@ import { folderView } from '#shared/agent/views';
 import * as folders from '#shared/db/folders';
 import type { GrantRecord } from '#shared/db/grants';
 import type { FolderRecord, MessageRecord } from '#shared/db/mail-records';
-import { folderLocations, locationDelete, locationPut, type FolderCheckpoint, type MailSyncRecord, type ServerLocation } from '#shared/db/mail-sync';
+import { folderLocations, getLocation, locationDelete, locationPut, readServerPlace, serverPlace, type FolderCheckpoint, type MailSyncRecord, type ServerLocation } from '#shared/db/mail-sync';
 import * as messages from '#shared/db/messages';
 import { transactWrite } from '#shared/db/transact';
 import type { OutboxEntry } from '#shared/db/outbox';
-import type { MessageId } from '#shared/ids';
+import { derivedId, type MessageId } from '#shared/ids';
 import { isDraftCopy } from '#shared/imap/draft-copies';
 import { parseMime } from '#shared/mail/parse';
 import { newNotification } from '#shared/notifications/notification';
@@ -47,30 +47,15 @@ const ROLE_IDS: Record<string, string> = { '\\Inbox': 'inbox', '\\Sent': 'sent',
 const VIRTUAL = new Set(['\\All', '\\Flagged']);
 const SYSTEM_NAMES = new Map<string, string>(SYSTEM_FOLDERS.map((f) => [f.id, f.name]));
 
-const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
-function base32(bytes: Buffer, length: number): string {
-  let out = '';
-  for (let i = 0; i < length; i++) out += ALPHABET[bytes[i]! & 31];
-  return out;
-}
-
 /**
  * The ID of a synced message, from its Message-ID header (the spec's rule for IMAP): the same
- * message in several folders, or found again after a UIDVALIDITY change, keeps one ID. Its first ten
- * characters encode the message's date, as every message ID does (IDs sort by time).
+ * message in several folders, or found again after a UIDVALIDITY change, keeps one ID. Its time part
+ * is the message's date, as every message ID's is its creation (IDs sort by time).
  */
-export function imapMessageId(messageIdHeader: string, dateSeconds: number): MessageId {
-  let time = '';
-  let t = Math.max(0, Math.min(dateSeconds * 1000, 2 ** 48 - 1));
-  for (let i = 0; i < 10; i++) {
-    time = ALPHABET[t % 32] + time;
-    t = Math.floor(t / 32);
-  }
-  return `msg_${time}${base32(createHash('sha256').update(messageIdHeader.trim().toLowerCase()).digest(), 16)}` as MessageId;
-}
+export const imapMessageId = (messageIdHeader: string, dateSeconds: number): MessageId => derivedId('message', dateSeconds * 1000, messageIdHeader.trim().toLowerCase());
 
 /** The ID of a folder that is not a system folder: from its path, so every run maps a path to one ID. */
-export const imapFolderId = (path: string): string => `fld_${base32(createHash('sha256').update(path).digest(), 26)}`;
+export const imapFolderId = (path: string): string => derivedId('folder', 0, path);
 
 interface ServerFolder {
   id: string;
@@ -122,9 +107,7 @@ const folderNotification = (grant: GrantRecord, type: 'folder.created' | 'folder
 
 const locationOf = (uids: Record<string, string> | undefined, folderId: string) => {
   const value = uids?.[folderId];
-  if (!value) return undefined;
-  const at = value.lastIndexOf(':');
-  return { uid_validity: value.slice(0, at), uid: Number(value.slice(at + 1)) };
+  return value ? readServerPlace(value) : undefined;
 };
 const withoutKey = <T>(map: Record<string, T> | undefined, key: string) => Object.fromEntries(Object.entries(map ?? {}).filter(([k]) => k !== key));
 
@@ -352,11 +335,15 @@ async function storeBatch(ctx: RunContext, folder: ServerFolder, uidValidity: st
   });
   if (!quiet && added) ctx.changed = true;
   for (const p of joining) {
-    const existing = await messages.getMessageIdHeader(grant.id, p.input.messageIdHeader!);
+    // Known before the batch (read above), or stored by it (a second copy in this batch, or a race).
+    const existing = known.get(p.input.messageIdHeader!) ?? (await messages.getMessageIdHeader(grant.id, p.input.messageIdHeader!));
     if (existing && (await joinFolder(ctx, existing.message_id, p.location, quiet))) added++;
   }
   return added;
 }
+
+/** A message's Message-ID header, or (it has none) one made from its content: the same message gives the same one. */
+export const messageIdHeaderOf = (messageId: string | undefined, raw: Buffer): string => messageId ?? `<${createHash('sha256').update(raw).digest('hex')}@imap.switchboard>`;
 
 /** A message's flags as kept: \\Recent is the session's, not the message's. */
 export const keptFlags = (flags: Iterable<string> | undefined): string[] => [...(flags ?? [])].filter((f) => f !== '\\Recent');
@@ -373,7 +360,7 @@ async function newMessageOf(grant: GrantRecord, folder: ServerFolder, uidValidit
   const raw = message.source ?? Buffer.alloc(0);
   const mail = await parseMime(raw);
   const flags = keptFlags(message.flags);
-  const header = mail.messageId ?? `<${createHash('sha256').update(raw).digest('hex')}@imap.switchboard>`;
+  const header = messageIdHeaderOf(mail.messageId, raw);
   const date = mail.date ?? dateOf(message.internalDate) ?? clock.nowSeconds();
   const location: ServerLocation = { folder_id: folder.id, uid_validity: uidValidity, uid: message.uid, message_id: imapMessageId(header, date), flags };
   const input: NewMessage = {
@@ -398,7 +385,7 @@ async function newMessageOf(grant: GrantRecord, folder: ServerFolder, uidValidit
     messageIdHeader: header,
     inReplyTo: mail.inReplyTo,
     references: mail.references,
-    server: { uids: { [folder.id]: `${uidValidity}:${message.uid}` }, quiet },
+    server: { uids: { [folder.id]: serverPlace(uidValidity, message.uid) }, quiet },
     also: () => ({ items: [['location', locationPut(grant.id, location)]], outbox: [] }),
   };
   return { input, location };
@@ -406,7 +393,7 @@ async function newMessageOf(grant: GrantRecord, folder: ServerFolder, uidValidit
 
 /** A message already stored (found in another folder, or again after a reset) is in this folder too. */
 async function joinFolder(ctx: RunContext, messageId: MessageId, location: ServerLocation, quiet: boolean): Promise<boolean> {
-  const place = `${location.uid_validity}:${location.uid}`;
+  const place = serverPlace(location.uid_validity, location.uid);
   const { grant } = ctx;
   const record = await messages.getMessage(grant.id, messageId);
   if (!record) return false;
@@ -446,7 +433,7 @@ async function flagsSeen(ctx: RunContext, location: ServerLocation, flags: strin
 
 /** A UID gone from a folder: its message leaves the folder. */
 async function expunged(ctx: RunContext, folderId: string, uidValidity: string, uid: number, known?: ServerLocation): Promise<void> {
-  const location = known ?? (await folderLocations(ctx.grant.id, folderId, uidValidity)).find((l) => l.uid === uid);
+  const location = known ?? (await getLocation(ctx.grant.id, folderId, uidValidity, uid));
   if (location) await forget(ctx, folderId, location);
 }
 

@@ -57,7 +57,7 @@ export async function startMailSync(job: { application_id: string; grant_id: str
   await queueRun({ application_id: job.application_id, id: job.grant_id });
 }
 
-/** How long until the next run of a grant, after a run that ended with `outcome`. */
+/** Seconds until a grant's next run after a run that succeeded: by how long ago the grant last changed. */
 export function nextInterval(state: MailSyncRecord, now: number): number {
   const quietFor = now - state.last_change_at;
   if (quietFor < ACTIVE_SECONDS) return SYNC_INTERVALS.active;
