@@ -3,6 +3,7 @@ import { routes as applications } from './applications/routes';
 import { routes as attachments } from './attachments/routes';
 import { routes as availability } from './availability/routes';
 import { routes as calendars } from './calendars/routes';
+import { routes as contacts } from './contacts/routes';
 import { routes as events } from './events/routes';
 import { routes as connect } from './connect/routes';
 import { routes as connectors } from './connectors/routes';
@@ -43,6 +44,7 @@ export const API_ROUTES = {
   governance,
   calendars,
   events,
+  contacts,
   availability,
   'scheduling-configurations': schedulingConfigurations,
   scheduling,

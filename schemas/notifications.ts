@@ -78,6 +78,8 @@ export const NOTIFICATION_TYPES = [
   'event.created',
   'event.updated',
   'event.deleted',
+  'contact.updated',
+  'contact.deleted',
   'booking.created',
   'booking.pending',
   'booking.rescheduled',

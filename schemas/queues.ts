@@ -39,13 +39,13 @@ const jobs = () =>
     ] as const),
     job(
       'messages-stored',
-      "Committed with a batch of messages stored together (a sync's batch): refreshes their threads, then merges the mailbox's search entries into its segments, once for the batch.",
-      { ...ForGrant, thread_ids: { type: 'array', items: Id } },
+      "Committed with a batch of messages stored together (a sync's batch): refreshes their threads, then merges the mailbox's search entries into its segments, once for the batch, and collects its correspondents as inbox contacts (`message_ids`; absent in jobs committed before contacts).",
+      { ...ForGrant, thread_ids: { type: 'array', items: Id }, message_ids: { type: 'array', items: Id } },
       ['application_id', 'grant_id', 'thread_ids'] as const,
     ),
     job(
       'message-stored',
-      "Committed with every stored message: refreshes its thread if the storing request could not, then merges the mailbox's search entries into its segments (shared/agent/search-index.ts).",
+      "Committed with every stored message: refreshes its thread if the storing request could not, merges the mailbox's search entries into its segments (shared/agent/search-index.ts), and collects its correspondents as inbox contacts (shared/contacts/collect.ts).",
       { ...ForGrant, thread_id: Id, message_id: Id },
       ['application_id', 'grant_id', 'thread_id', 'message_id'] as const,
     ),

@@ -30,6 +30,8 @@ export const ID_PREFIXES = {
   workspace: 'wsp',
   evaluation: 'rev',
   calendar: 'cal',
+  contact: 'ctc',
+  contactGroup: 'ctg',
   event: 'evt',
   configuration: 'cfg',
   booking: 'bkg',
@@ -59,6 +61,8 @@ export type PolicyId = Id<'policy'>;
 export type WorkspaceId = Id<'workspace'>;
 export type EvaluationId = Id<'evaluation'>;
 export type CalendarId = Id<'calendar'>;
+export type ContactId = Id<'contact'>;
+export type ContactGroupId = Id<'contactGroup'>;
 export type EventId = Id<'event'>;
 export type ConfigurationId = Id<'configuration'>;
 export type BookingId = Id<'booking'>;

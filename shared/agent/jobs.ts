@@ -2,12 +2,14 @@ import { runRemoveContents } from '#shared/agent/cleanup';
 import { runMergeSearchJob, runMessageStoredJob, runMessagesStoredJob } from '#shared/agent/search-index';
 import { runThreadRefreshJob } from '#shared/agent/thread-refresh';
 import { purgeCalendarEvents } from '#shared/db/events';
-import type { CalendarId, GrantId } from '#shared/ids';
+import { collectInboxContacts } from '#shared/contacts/collect';
+import type { ApplicationId, CalendarId, GrantId, MessageId } from '#shared/ids';
 import type { ProviderJobs } from '#shared/providers/contract';
 
 /**
  * The jobs the Agent Account's own storage commits (shared/providers/jobs.ts): its threads, its
- * search index, contents nothing points to any more, and the events of a deleted calendar.
+ * search index, the contacts its mail collects, contents nothing points to any more, and the events
+ * of a deleted calendar.
  */
 export const agentJobs: ProviderJobs = {
   // Throws while concurrent refreshes keep winning: SQS delivers the job again later.
@@ -18,10 +20,12 @@ export const agentJobs: ProviderJobs = {
   // Throws while concurrent refreshes of its thread keep winning: SQS delivers the job again later.
   'message-stored': async (job, outOfTime) => {
     await runMessageStoredJob(job, outOfTime);
+    await collectInboxContacts(job.application_id as ApplicationId, job.grant_id as GrantId, [job.message_id as MessageId]);
     return 'done';
   },
   'messages-stored': async (job, outOfTime) => {
     await runMessagesStoredJob(job, outOfTime);
+    await collectInboxContacts(job.application_id as ApplicationId, job.grant_id as GrantId, (job.message_ids ?? []) as MessageId[]);
     return 'done';
   },
   'merge-search': async (job, outOfTime) => {

@@ -39,6 +39,9 @@
  * | Governance version of an application (bumped by every change to those) | table | app#<app_id> | governance | governanceKey |
  * | Item of a list by value (membership is one key lookup) | table | list#<lst_id>#items | <value> | listItemKey, itemsOfList |
  * | Rule evaluations of a grant, newest first (TTL 30 d) | table | grant#<gid>#evaluations | <rev_id> (ULID) | evaluationKey, evaluationsOfGrant |
+ * | Contact of the address book by ID / in creation order | table | grant#<gid>#contact | <ctc_id> | contactKey, contactsOfGrant |
+ * | Contact collected from mail (ID derived from its address) | table | grant#<gid>#inboxcontact | <ctc_id> | contactKey, contactsOfGrant |
+ * | Contact group by ID / groups of a grant | table | grant#<gid>#contactgroup | <ctg_id> | contactGroupKey, contactGroupsOfGrant |
  * | Calendar by ID / calendars of a grant (the primary one: cal_<the grant's ULID>) | table | grant#<gid>#calendar | <cal_id> | calendarKey, calendarsOfGrant |
  * | Event by ID in its calendar; an occurrence's override sorts after its series (`<master>_<key>`) | table | grant#<gid>#cal#<cal_id>#evt | <evt_id> | eventKey, eventsOfCalendar |
  * | Events of a calendar by time: copies per time bucket (shared/db/events.ts) | table | grant#<gid>#cal#<cal_id>#win#<bucket> | <start>#<evt_id> | windowKey, windowPartition |
@@ -105,6 +108,8 @@ import type {
   WorkspaceId,
   EvaluationId,
   CalendarId,
+  ContactId,
+  ContactGroupId,
   ConfigurationId,
   BookingId,
 } from '#shared/ids';
@@ -176,6 +181,9 @@ const GRANT_PARTITIONS = [
   'loc',
   'direct',
   'ref',
+  'contact',
+  'inboxcontact',
+  'contactgroup',
 ] as const;
 const grantPartition = (grantId: GrantId, kind: (typeof GRANT_PARTITIONS)[number]) => `grant#${grantId}#${kind}`;
 
@@ -314,6 +322,12 @@ export const evaluationKey = (grantId: GrantId, id: EvaluationId): Key => ({ pk:
 export const evaluationsOfGrant = (grantId: GrantId) => ({ pk: grantPartition(grantId, 'evaluations') });
 
 /** Calendar by ID within a grant. */
+/** A contact of a grant's address book (`address_book`) or collected from its mail (`inbox`). */
+export const contactKey = (grantId: GrantId, source: 'address_book' | 'inbox', contactId: ContactId): Key => ({ pk: contactsOfGrant(grantId, source), sk: contactId });
+export const contactsOfGrant = (grantId: GrantId, source: 'address_book' | 'inbox') => grantPartition(grantId, source === 'inbox' ? 'inboxcontact' : 'contact');
+export const contactGroupKey = (grantId: GrantId, groupId: ContactGroupId): Key => ({ pk: contactGroupsOfGrant(grantId), sk: groupId });
+export const contactGroupsOfGrant = (grantId: GrantId) => grantPartition(grantId, 'contactgroup');
+
 export const calendarKey = (grantId: GrantId, calendarId: CalendarId): Key => ({ pk: grantPartition(grantId, 'calendar'), sk: calendarId });
 export const calendarsOfGrant = (grantId: GrantId) => ({ pk: grantPartition(grantId, 'calendar') });
 

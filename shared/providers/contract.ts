@@ -12,6 +12,8 @@ import type { NamedItems } from '#shared/db/transact';
 import type { NamedTransactItem } from '#shared/db/transact';
 import type { CreateCustomGrantBody } from '#schemas/grants';
 import type { CalendarObject, CreateCalendarBody, ListCalendarsQuery, UpdateCalendarBody } from '#schemas/calendar';
+import type { ContactGroupObject, ContactObject, CreateContactBody, CreateContactGroupBody, GetContactQuery, ListContactsQuery, UpdateContactBody, UpdateContactGroupBody } from '#schemas/contact';
+import type { PageQuery } from '#schemas/common';
 import type { CreateEventBody, EventObject, ListEventsQuery, SendRsvpBody, UpdateEventBody } from '#schemas/event';
 import type { UploadedFile } from '#shared/uploaded-file';
 import type { ResponseOf } from '#shared/schema-types';
@@ -61,6 +63,8 @@ export type Attachment = ResponseOf<typeof AttachmentObject>;
 export type CleanedMessage = ResponseOf<typeof CleanedMessageObject>;
 export type Calendar = ResponseOf<typeof CalendarObject>;
 export type CalendarEvent = ResponseOf<typeof EventObject>;
+export type Contact = ResponseOf<typeof ContactObject>;
+export type ContactGroup = ResponseOf<typeof ContactGroupObject>;
 export type SendResult = ResponseOf<typeof SendMessageResult>;
 export type Schedule = ResponseOf<typeof ScheduleObject>;
 export type CancelledSchedule = ResponseOf<typeof CancelScheduleResult>;
@@ -140,6 +144,24 @@ export interface CalendarsProvider {
   create(grant: GrantRecord, body: CreateCalendarBody): Promise<Calendar>;
   update(grant: GrantRecord, calendarId: string, body: UpdateCalendarBody): Promise<Calendar>;
   delete(grant: GrantRecord, calendarId: string): Promise<void>;
+}
+
+/**
+ * Contacts of a grant and their groups. `source` separates the address book (what clients create,
+ * change and delete) from contacts collected from the grant's mail (`inbox`: read and delete only)
+ * and its domain's directory (`domain`). A contact belongs to at most the groups it names; deleting
+ * a group keeps its contacts.
+ */
+export interface ContactsProvider {
+  list(grant: GrantRecord, query: ListContactsQuery, limit: number): Promise<Page<Contact>>;
+  get(grant: GrantRecord, contactId: string, query: GetContactQuery): Promise<Contact>;
+  create(grant: GrantRecord, body: CreateContactBody): Promise<Contact>;
+  update(grant: GrantRecord, contactId: string, body: UpdateContactBody): Promise<Contact>;
+  delete(grant: GrantRecord, contactId: string): Promise<void>;
+  listGroups(grant: GrantRecord, query: PageQuery, limit: number): Promise<Page<ContactGroup>>;
+  createGroup(grant: GrantRecord, body: CreateContactGroupBody): Promise<ContactGroup>;
+  updateGroup(grant: GrantRecord, groupId: string, body: UpdateContactGroupBody): Promise<ContactGroup>;
+  deleteGroup(grant: GrantRecord, groupId: string): Promise<void>;
 }
 
 /**

@@ -131,6 +131,25 @@ function exampleObject(base: string, now: number): object {
         created_at: now,
         updated_at: now,
       };
+    case 'contact.updated':
+    case 'contact.deleted':
+      return {
+        id: 'ctc_01jd6abcdefghjkmnpqrstvwxy',
+        object: 'contact',
+        grant_id: grantId,
+        source: 'address_book',
+        given_name: 'Ann',
+        surname: 'Lee',
+        company_name: 'Example Inc.',
+        emails: [{ email: 'ann@example.com', type: 'work' }],
+        phone_numbers: [{ number: '+1 555 0100', type: 'mobile' }],
+        physical_addresses: [],
+        im_addresses: [],
+        web_pages: [],
+        groups: [],
+        created_at: now,
+        updated_at: now,
+      };
     case 'booking.created':
     case 'booking.pending':
     case 'booking.rescheduled':

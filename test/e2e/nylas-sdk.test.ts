@@ -12,6 +12,7 @@ import Nylas, {
   type ConfigParticipant,
   type Configuration,
   type Connector,
+  type Contact,
   type CreateAgentAccountRequest,
   type Credential,
   type Draft,
@@ -201,6 +202,8 @@ let receivedByB: Message | undefined;
 let draft: Draft | undefined;
 let thread: Thread | undefined;
 let folder: Folder | undefined;
+let contact: Contact | undefined;
+let contactGroupId: string | undefined;
 let sentWithAttachment: Message | undefined;
 let receivedAttachment: { messageId: string; attachmentId: string } | undefined;
 let webhook: WebhookWithSecret | undefined;
@@ -616,6 +619,89 @@ describe('the official nylas SDK against npm start', () => {
     expect(typeof destroyed.requestId).toBe('string');
     const folders = await nylas.folders.list({ identifier: a.id });
     expect(folders.data.map((x) => x.id)).not.toContain(f.id);
+  });
+
+  // ----------------------------------------------------------------------------------------- contacts
+  step('contacts.create (with a group made through POST /contacts/groups, which the SDK has no call for)', async () => {
+    const a = need(grantA, 'grant A');
+    const made = await fetch(`${apiBase}/v3/grants/${a.id}/contacts/groups`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: `Friends ${run}` }),
+    });
+    expect(made.status).toBe(200);
+    contactGroupId = ((await made.json()) as { data: { id: string } }).data.id;
+    const created = await nylas.contacts.create({
+      identifier: a.id,
+      requestBody: {
+        givenName: 'My',
+        middleName: 'Nylas',
+        surname: 'Friend',
+        notes: 'Make sure to keep in touch!',
+        emails: [{ type: 'work', email: `friend-${run}@example.com` }],
+        phoneNumbers: [{ type: 'work', number: '(555) 555-5555' }],
+        webPages: [{ type: 'other', url: 'https://example.com' }],
+        groups: [{ id: contactGroupId, object: 'contact_group' }],
+      },
+    });
+    expect(created.data).toMatchObject({ object: 'contact', grantId: a.id, givenName: 'My', surname: 'Friend', source: 'address_book', groups: [{ id: contactGroupId }] });
+    expect(created.data.emails).toEqual([{ type: 'work', email: `friend-${run}@example.com` }]);
+    contact = created.data;
+  });
+
+  step('contacts.list (filters email, group; nextCursor paging)', async () => {
+    const a = need(grantA, 'grant A');
+    const c = need(contact, 'a created contact');
+    const byEmail = await nylas.contacts.list({ identifier: a.id, queryParams: { email: `friend-${run}@example.com` } });
+    expect(byEmail.data.map((x) => x.id)).toEqual([c.id]);
+    const byGroup = await nylas.contacts.list({ identifier: a.id, queryParams: { group: need(contactGroupId, 'a group'), recurse: true } });
+    expect(byGroup.data.map((x) => x.id)).toEqual([c.id]);
+    await nylas.contacts.create({ identifier: a.id, requestBody: { givenName: 'Second' } });
+    const first = await nylas.contacts.list({ identifier: a.id, queryParams: { limit: 1 } });
+    expect(first.data).toHaveLength(1);
+    expect(first.nextCursor).toEqual(expect.any(String));
+    const next = await nylas.contacts.list({ identifier: a.id, queryParams: { limit: 1, pageToken: first.nextCursor } });
+    expect(next.data.map((x) => x.id)).not.toEqual(first.data.map((x) => x.id));
+  });
+
+  step('contacts.find', async () => {
+    const a = need(grantA, 'grant A');
+    const c = need(contact, 'a created contact');
+    const found = await nylas.contacts.find({ identifier: a.id, contactId: c.id, queryParams: {} });
+    expect(found.data).toMatchObject({ id: c.id, givenName: 'My', notes: 'Make sure to keep in touch!' });
+  });
+
+  step('contacts.update', async () => {
+    const a = need(grantA, 'grant A');
+    const c = need(contact, 'a created contact');
+    const updated = await nylas.contacts.update({ identifier: a.id, contactId: c.id, requestBody: { companyName: 'Nylas', jobTitle: 'Friend' } });
+    expect(updated.data).toMatchObject({ id: c.id, givenName: 'My', companyName: 'Nylas', jobTitle: 'Friend' });
+  });
+
+  step('contacts.groups', async () => {
+    const a = need(grantA, 'grant A');
+    const groups = await nylas.contacts.groups({ identifier: a.id });
+    expect(groups.data).toContainEqual(expect.objectContaining({ id: need(contactGroupId, 'a group'), name: `Friends ${run}`, path: `Friends ${run}`, groupType: 'user' }));
+  });
+
+  step('contacts.destroy', async () => {
+    const a = need(grantA, 'grant A');
+    const c = need(contact, 'a created contact');
+    const destroyed = await nylas.contacts.destroy({ identifier: a.id, contactId: c.id });
+    expect(typeof destroyed.requestId).toBe('string');
+    await expect(nylas.contacts.find({ identifier: a.id, contactId: c.id, queryParams: {} })).rejects.toMatchObject({ statusCode: 404 });
+  });
+
+  step('contacts.list source inbox: the people grant A wrote to', async () => {
+    const a = need(grantA, 'grant A');
+    const b = need(grantB, 'grant B');
+    await vi.waitFor(
+      async () => {
+        const inbox = await nylas.contacts.list({ identifier: a.id, queryParams: { source: 'inbox' } });
+        expect(inbox.data.map((x) => x.emails?.[0]?.email)).toContain(b.email!.toLowerCase());
+      },
+      { timeout: 20_000, interval: 250 },
+    );
   });
 
   // -------------------------------------------------------------------------------------- attachments

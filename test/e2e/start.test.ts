@@ -288,9 +288,12 @@ describe('npm start', () => {
     const a = apiClient(`http://127.0.0.1:${portsA.PORT}`, 'key-a');
     const b = apiClient(`http://127.0.0.1:${portsB.PORT}`, 'key-b');
     // Every endpoint group answers from its own function: one that was never loaded must still load.
+    // A failure shows the instance's console (the function's own error is logged there, not answered).
+    let consoleOf: Record<string, Started> = {};
     const serves = async (client: typeof a, path: string) => {
       const response = await client.get(path);
-      expect(response.status, `${path}: ${response.text.slice(0, 300)}`).toBe(200);
+      const tail = consoleOf[client === a ? 'a' : 'b']?.output().slice(-4000) ?? '';
+      expect(response.status, `${path}: ${response.text.slice(0, 300)}\n--- npm start console (tail) ---\n${tail}`).toBe(200);
       expect(response.body.request_id).toBe(response.headers.get('x-request-id'));
     };
 
@@ -298,6 +301,7 @@ describe('npm start', () => {
     running.push(startA);
     const startB = await npmStart({ ...asEnv(portsB), API_KEY: 'key-b' });
     running.push(startB);
+    consoleOf = { a: startA, b: startB };
     const folderOf = (started: Started) => /functions built in [\d.]+ s \(\.switchboard\/build\/(\d+)\)/.exec(started.output())?.[1];
     expect(folderOf(startA)).toBeDefined();
     expect(folderOf(startB)).toBeDefined();
@@ -320,6 +324,7 @@ describe('npm start', () => {
     // A starts again while B runs; then B stops first.
     const againA = await npmStart({ ...asEnv(portsA), API_KEY: 'key-a' });
     running.push(againA);
+    consoleOf = { a: againA, b: startB };
     await serves(a, '/v3/webhooks');
     await ctrlC(startB);
     await serves(a, '/v3/lists');
