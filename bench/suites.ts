@@ -11,6 +11,7 @@ export const SUITES = {
   webhooks: async () => (await import('./webhooks')).runWebhooksBench(),
   imap: async () => (await import('./imap')).runImapBench(),
   calendar: async () => (await import('./calendar')).runCalendarBench(),
+  caldav: async () => (await import('./caldav')).runCalDavBench(),
   availability: async () => (await import('./availability')).runAvailabilityBench(),
   scheduler: async () => (await import('./scheduler')).runSchedulerBench(),
   start: async () => (await import('./start')).runStartBench(),

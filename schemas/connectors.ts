@@ -57,6 +57,8 @@ export const ConnectorSettings = {
       description: "Switchboard's extension (google, microsoft, yahoo): the SMTP submission server its grants send through (default: the provider's own).",
     },
     smtp_port: { type: 'integer', minimum: 1, maximum: 65535, description: 'With smtp_host: its port (465: TLS from the first byte; another: STARTTLS).' },
+    caldav_url: { type: 'string', minLength: 8, maxLength: 2048, description: "Switchboard's extension (icloud): the CalDAV server its grants' calendars are read from (default: iCloud's own)." },
+    carddav_url: { type: 'string', minLength: 8, maxLength: 2048, description: "Switchboard's extension (icloud): the CardDAV server its grants' contacts are read from (default: iCloud's own)." },
   },
 } as const;
 export type ConnectorSettings = FromSchema<typeof ConnectorSettings>;
@@ -81,6 +83,8 @@ export const ConnectorObject = {
         imap_port: { type: 'integer' },
         smtp_host: { type: 'string' },
         smtp_port: { type: 'integer' },
+        caldav_url: { type: 'string' },
+        carddav_url: { type: 'string' },
       },
     },
     client_secret_set: { type: 'boolean', description: 'Whether a client secret is stored (OAuth providers); its value is never answered.' },

@@ -67,6 +67,19 @@ export const CreateCustomGrantBody = {
         smtp_port: { type: 'integer', minimum: 1, maximum: 65535, description: 'IMAP: 465 (TLS) or 587 (STARTTLS); 587 unless given.' },
         smtp_username: { type: 'string', minLength: 1, maxLength: 320, description: 'IMAP: the SMTP username, when it differs from imap_username.' },
         smtp_password: { type: 'string', minLength: 1, maxLength: 1024, description: 'IMAP: the SMTP password, when it differs from imap_password.' },
+        // providers imap, icloud and yahoo: the account's CalDAV and CardDAV servers (the icloud preset fills iCloud's own).
+        caldav_url: {
+          type: 'string',
+          minLength: 8,
+          maxLength: 2048,
+          description: "imap, icloud, yahoo: the CalDAV server (its root, the account's principal or calendar home); discovered from there.",
+        },
+        carddav_url: {
+          type: 'string',
+          minLength: 8,
+          maxLength: 2048,
+          description: "imap, icloud, yahoo: the CardDAV server (its root, the account's principal or address book home); discovered from there.",
+        },
         // providers icloud and yahoo (IMAP presets): the account's address and an app password.
         username: { type: 'string', minLength: 1, maxLength: 320, description: "icloud, yahoo: the account's email address." },
         password: { type: 'string', minLength: 1, maxLength: 1024, description: 'icloud, yahoo: an app password; stored sealed, never answered.' },

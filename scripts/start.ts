@@ -245,6 +245,7 @@ async function main() {
     relay: { host: '127.0.0.1', port: smtpSinkPort },
     imapPort: process.env.SANDBOX_IMAP_PORT ? Number(process.env.SANDBOX_IMAP_PORT) : undefined,
     smtpPort: process.env.SANDBOX_SMTP_PORT ? Number(process.env.SANDBOX_SMTP_PORT) : undefined,
+    davPort: process.env.SANDBOX_DAV_PORT ? Number(process.env.SANDBOX_DAV_PORT) : undefined,
   });
   const [emulators, build] = await Promise.allSettled([
     (async () => {
@@ -365,6 +366,7 @@ async function main() {
         ? [
             `  IMAP sandbox    host ${sandbox.host}, IMAP port ${sandbox.imapPort}, SMTP port ${sandbox.smtpPort} (plain text; sends go to the outbound sink)`,
             `                  username ${sandbox.username}, password ${sandbox.password}`,
+            `  CalDAV/CardDAV  ${sandbox.davUrl ? `${sandbox.davUrl} (the same account: a calendar and an address book)` : sandbox.davOff}`,
           ]
         : [`  IMAP sandbox    ${'off' in imap ? imap.off : 'off'}`]),
       '',

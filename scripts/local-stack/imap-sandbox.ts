@@ -2,15 +2,19 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { DavClient } from '../../shared/dav/client';
 import { DOVECOT_NOT_INSTALLED, startDovecot } from './dovecot';
+import { RADICALE_NOT_INSTALLED, startRadicale, type RunningRadicale } from './radicale';
 import { alive, type ImapSandbox } from './instances';
 
 export type { ImapSandbox };
 
 /**
  * `npm start`'s IMAP sandbox: a real Dovecot (IMAP, and SMTP submission relaying into the local
- * outbound sink) with one account, to connect as an IMAP grant without any outside mail server. It is
- * optional: where Dovecot is missing (or cannot run), npm start goes on without it and says why.
+ * outbound sink) with one account, to connect as an IMAP grant without any outside mail server; and
+ * where Radicale is installed, a CalDAV and CardDAV server of the same account (a calendar and an
+ * address book made) for its calendars and contacts. Both are optional: where one is missing (or
+ * cannot run), npm start goes on without it and says why.
  */
 export const SANDBOX_USERNAME = 'sandbox@imap.localhost';
 export const SANDBOX_INSTALL = 'apt-get install dovecot-imapd dovecot-submissiond';
@@ -75,11 +79,29 @@ function removeStale(parent: string, ownPid: number): void {
  * not reachable by Dovecot's users), relaying submissions to `relay`. Resolves with the sandbox and
  * its stop, or with `off`: one sentence saying why there is none and what to do. Never rejects.
  */
+/** The sandbox account's CalDAV and CardDAV server, with a calendar and an address book; or why there is none. Never rejects. */
+async function startDav(dir: string, user: string, password: string, port?: number): Promise<{ radicale: RunningRadicale } | { off: string }> {
+  let radicale: RunningRadicale | undefined;
+  try {
+    radicale = await startRadicale({ dir, accounts: [{ user, password }], ...(port ? { port } : {}) });
+    const client = new DavClient({ fetch: (input, init) => fetch(input, init), auth: { type: 'basic', username: user, password } });
+    const home = `${radicale.url}${encodeURIComponent(user)}/`;
+    await client.makeCalendar(`${home}calendar/`, { name: 'Calendar' });
+    await client.makeAddressBook(`${home}contacts/`, { name: 'Contacts' });
+    return { radicale };
+  } catch (error) {
+    await radicale?.stop();
+    const message = (error as Error).message;
+    return { off: message === RADICALE_NOT_INSTALLED ? 'off: Radicale is not installed (apt-get install radicale)' : `off: Radicale did not start: ${message.split('\n')[0]}` };
+  }
+}
+
 export async function startImapSandbox(options: {
   parent: string;
   relay: { host: string; port: number };
   imapPort?: number;
   smtpPort?: number;
+  davPort?: number;
 }): Promise<{ sandbox: ImapSandbox; stop(): Promise<void> } | { off: string }> {
   let dir: string | undefined;
   try {
@@ -94,9 +116,18 @@ export async function startImapSandbox(options: {
       imapPort: options.imapPort,
       submissionPort: options.smtpPort,
     });
+    const dav = await startDav(join(dir, 'dav'), SANDBOX_USERNAME, password, options.davPort);
     return {
-      sandbox: { host: dovecot.host, imapPort: dovecot.imapPort, smtpPort: dovecot.submissionPort!, username: SANDBOX_USERNAME, password },
+      sandbox: {
+        host: dovecot.host,
+        imapPort: dovecot.imapPort,
+        smtpPort: dovecot.submissionPort!,
+        username: SANDBOX_USERNAME,
+        password,
+        ...('radicale' in dav ? { davUrl: dav.radicale.url } : { davOff: dav.off }),
+      },
       stop: async () => {
+        if ('radicale' in dav) await dav.radicale.stop();
         await dovecot.stop();
         rmSync(dovecot.dir, { recursive: true, force: true });
       },

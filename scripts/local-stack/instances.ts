@@ -16,6 +16,10 @@ export interface ImapSandbox {
   smtpPort: number;
   username: string;
   password: string;
+  /** A CalDAV and CardDAV server of the same account (Radicale, when installed): a calendar and an address book ready. */
+  davUrl?: string;
+  /** Why there is none, when there is none. */
+  davOff?: string;
 }
 
 export interface Instance {

@@ -37,6 +37,26 @@ const OVERRIDES_IN_TRANSACTION = 40;
 
 const lower = (s: string) => s.toLowerCase();
 
+/**
+ * Where a grant's events are also kept, written before each change commits: its calendar server
+ * (CalDAV: shared/dav/events.ts). Agent Accounts have none: the table is where their events live.
+ */
+export interface EventServer {
+  /** The ID of a new event (a server's object is found again by it), with `idempotencyKey` the same for every attempt. */
+  newEventId(calendar: CalendarRecord, idempotencyKey?: string): string;
+  /**
+   * Writes what a change leaves of each series or single event it touches (with its overrides), and
+   * deletes those it removes, before the change commits; answers the change with the objects' new
+   * places (href, ETag). Refuses (409) when the server's copy changed since it was read.
+   */
+  write(grant: GrantRecord, calendar: CalendarRecord, change: db.EventChange): Promise<db.EventChange>;
+}
+
+/** Commits a change: on the grant's calendar server first, when it has one. */
+async function commitEvents(grant: GrantRecord, calendar: CalendarRecord, change: db.EventChange, outbox: readonly OutboxEntry[], options: { uniqueUid?: boolean }, server?: EventServer) {
+  return db.writeEvents(server ? await server.write(grant, calendar, change) : change, outbox, options);
+}
+
 export function eventView(grant: GrantRecord, r: EventRecord) {
   return {
     id: r.id,
@@ -74,7 +94,7 @@ const htmlLink = (r: EventRecord) => `/v3/grants/${r.grant_id}/events/${r.id}?ca
 
 /** An occurrence of a series as its own record: the master's fields at the occurrence's time. */
 export function instanceOf(master: EventRecord, occurrence: Occurrence): EventRecord {
-  const { recurrence: _r, exceptions: _e, pattern_revision: _p, last_end: _l, ...fields } = master;
+  const { recurrence: _r, exceptions: _e, pattern_revision: _p, last_end: _l, href: _h, etag: _t, ...fields } = master;
   return {
     ...fields,
     id: `${master.id}_${occurrence.key}`,
@@ -341,12 +361,12 @@ async function eventWithUid(grant: GrantRecord, uid: string) {
  * holds an event with that UID the claim fails, nothing is written, and that event is the answer
  * (no read before the write: a first attempt, the usual case, costs nothing more).
  */
-export async function createEvent(grant: GrantRecord, calendarId: string, body: CreateEventBody, notify = true, uid?: string) {
+export async function createEvent(grant: GrantRecord, calendarId: string, body: CreateEventBody, notify = true, uid?: string, server?: EventServer) {
   const calendar = await requireCalendar(grant, calendarId);
   const timing = resolveWhen(body.when, calendar.timezone);
   const recurrence = body.recurrence?.length ? normalizeRecurrence(body.recurrence, timing.when, timing.zone) : undefined;
   const now = clock.nowSeconds();
-  const id = newId('event');
+  const id = server ? server.newEventId(calendar, uid) : newId('event');
   const conferencing = conferencingOf(body.conferencing);
   const reminders = remindersOf(body.reminders);
   const record: EventRecord = {
@@ -378,7 +398,7 @@ export async function createEvent(grant: GrantRecord, calendarId: string, body: 
   };
   const itip: ItipChange = { grant, method: 'REQUEST', events: [record], recipients: notify ? record.participants : [] };
   try {
-    await db.writeEvents({ put: [{ next: record }] }, [eventNotification(grant, 'event.created', record), ...itipOutbox(itip)], { uniqueUid: uid !== undefined });
+    await commitEvents(grant, calendar, { put: [{ next: record }] }, [eventNotification(grant, 'event.created', record), ...itipOutbox(itip)], { uniqueUid: uid !== undefined }, server);
   } catch (error) {
     if (!(error instanceof db.UidTakenError)) throw error;
     // An earlier or concurrent create with the same key came first: its event is the answer.
@@ -429,7 +449,7 @@ function applyChanges(record: EventRecord, body: UpdateEventBody, calendar: Cale
 
 const dayIn = (instant: number, zone: string) => new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(instant * 1000);
 
-export async function updateEvent(grant: GrantRecord, eventId: string, calendarId: string, body: UpdateEventBody, notify = true) {
+export async function updateEvent(grant: GrantRecord, eventId: string, calendarId: string, body: UpdateEventBody, notify = true, server?: EventServer) {
   const found = await locate(grant, calendarId, eventId);
   const { record, calendar } = found;
   if (record.origin === 'invitation') {
@@ -437,7 +457,7 @@ export async function updateEvent(grant: GrantRecord, eventId: string, calendarI
     if (organizerOnly.length)
       throw new ForbiddenError(`This event is ${record.organizer.email}'s invitation: only its organizer changes ${organizerOnly.join(', ')}; answer it with POST .../events/${eventId}/send-rsvp`);
   }
-  if (found.master) return updateOccurrence(grant, found, body, notify);
+  if (found.master) return updateOccurrence(grant, found, body, notify, server);
   let next = applyChanges(record, body, calendar);
   const recurrenceLines = body.recurrence !== undefined ? body.recurrence : record.recurrence;
   const patternChanged = isSeries(record) && (!sameLines(recurrenceLines, record.recurrence) || body.when !== undefined);
@@ -461,7 +481,7 @@ export async function updateEvent(grant: GrantRecord, eventId: string, calendarI
     ...(told ? itipOutbox({ grant, method: next.status === 'cancelled' ? 'CANCEL' : 'REQUEST', events: [next], recipients: next.participants }) : []),
     ...(removed.length ? itipOutbox({ grant, method: 'CANCEL', events: [{ ...next, status: 'cancelled' }], recipients: removed }) : []),
   ];
-  if (!(await db.writeEvents({ put: [{ next, current: record }], remove: inTransaction }, outbox))) throw changedMeanwhile();
+  if (!(await commitEvents(grant, calendar, { put: [{ next, current: record }], remove: inTransaction }, outbox, {}, server))) throw changedMeanwhile();
   // Overrides of the old pattern beyond one transaction: already ignored (stale revision); removed now.
   if (later.length) await db.purgeEvents(later);
   return eventView(grant, next);
@@ -470,7 +490,7 @@ export async function updateEvent(grant: GrantRecord, eventId: string, calendarI
 const changedMeanwhile = () => new ConflictError('The event was changed by another request; fetch it again and retry');
 
 /** Changes one occurrence: its override is stored (or replaced) and the series records the exception. */
-async function updateOccurrence(grant: GrantRecord, found: Located, body: UpdateEventBody, notify: boolean) {
+async function updateOccurrence(grant: GrantRecord, found: Located, body: UpdateEventBody, notify: boolean, server?: EventServer) {
   const { record, calendar } = found;
   const master = found.master!;
   if (body.recurrence !== undefined) throw new InvalidRequestError(`An occurrence has no recurrence of its own; change the series '${master.id}' instead`);
@@ -495,7 +515,9 @@ async function updateOccurrence(grant: GrantRecord, found: Located, body: Update
   ];
   const current = found.stored ? found.stored : undefined;
   if (
-    !(await db.writeEvents(
+    !(await commitEvents(
+      grant,
+      calendar,
       {
         put: [
           { next, ...(current ? { current } : {}) },
@@ -503,6 +525,8 @@ async function updateOccurrence(grant: GrantRecord, found: Located, body: Update
         ],
       },
       outbox,
+      {},
+      server,
     ))
   )
     throw changedMeanwhile();
@@ -511,11 +535,11 @@ async function updateOccurrence(grant: GrantRecord, found: Located, body: Update
 
 // ---- delete ----------------------------------------------------------------------------------
 
-export async function deleteEvent(grant: GrantRecord, eventId: string, calendarId: string, notify = true): Promise<void> {
+export async function deleteEvent(grant: GrantRecord, eventId: string, calendarId: string, notify = true, server?: EventServer): Promise<void> {
   const found = await locate(grant, calendarId, eventId);
   if (found.master) {
     if (found.record.status === 'cancelled') throw new NotFoundError(`Occurrence '${eventId}' was already cancelled`);
-    await updateOccurrence(grant, found, { status: 'cancelled' }, notify);
+    await updateOccurrence(grant, found, { status: 'cancelled' }, notify, server);
     return;
   }
   const record = found.record;
@@ -526,14 +550,14 @@ export async function deleteEvent(grant: GrantRecord, eventId: string, calendarI
     eventNotification(grant, 'event.deleted', { ...record, status: 'cancelled' }),
     ...(told ? itipOutbox({ grant, method: 'CANCEL', events: [cancelled], recipients: record.participants }) : []),
   ];
-  if (!(await db.writeEvents({ remove: [record, ...overrides.slice(0, OVERRIDES_IN_TRANSACTION)] }, outbox))) throw changedMeanwhile();
+  if (!(await commitEvents(grant, found.calendar, { remove: [record, ...overrides.slice(0, OVERRIDES_IN_TRANSACTION)] }, outbox, {}, server))) throw changedMeanwhile();
   if (overrides.length > OVERRIDES_IN_TRANSACTION) await db.purgeEvents(overrides.slice(OVERRIDES_IN_TRANSACTION));
 }
 
 // ---- RSVP ------------------------------------------------------------------------------------
 
 /** The agent answers an invitation: its own status is stored and a REPLY goes to the organizer. */
-export async function sendRsvp(grant: GrantRecord, eventId: string, calendarId: string, body: SendRsvpBody) {
+export async function sendRsvp(grant: GrantRecord, eventId: string, calendarId: string, body: SendRsvpBody, server?: EventServer) {
   const found = await locate(grant, calendarId, eventId);
   const record = found.record;
   const me = lower(grant.email);
@@ -555,6 +579,6 @@ export async function sendRsvp(grant: GrantRecord, eventId: string, calendarId: 
   const puts: db.EventChange['put'] = [{ next, ...(found.stored ? { current: found.stored } : {}) }];
   if (found.master)
     puts.push({ next: { ...found.master, exceptions: [...new Set([...(found.master.exceptions ?? []), next.occurrence_key!])], version: found.master.version + 1 }, current: found.master });
-  if (!(await db.writeEvents({ put: puts }, [eventNotification(grant, 'event.updated', next), ...reply]))) throw changedMeanwhile();
+  if (!(await commitEvents(grant, found.calendar, { put: puts }, [eventNotification(grant, 'event.updated', next), ...reply], {}, server))) throw changedMeanwhile();
   return {};
 }

@@ -281,7 +281,13 @@ export async function storeServerMessages(grant: GrantRecord, inputs: readonly N
     planned.length
       ? [
           {
-            job: { kind: 'messages-stored', application_id: grant.application_id, grant_id: grantId, thread_ids: [...new Set(planned.map((p) => p.record.thread_id))], message_ids: planned.map((p) => p.record.id) },
+            job: {
+              kind: 'messages-stored',
+              application_id: grant.application_id,
+              grant_id: grantId,
+              thread_ids: [...new Set(planned.map((p) => p.record.thread_id))],
+              message_ids: planned.map((p) => p.record.id),
+            },
             id: newId('job'),
             applicationId: grant.application_id,
           },

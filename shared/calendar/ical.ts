@@ -678,8 +678,12 @@ function stringify(calendar: JCalComponent): string {
   }
 }
 
-/** One VCALENDAR with METHOD, PRODID '-//Switchboard//Calendar API//EN', a VTIMEZONE for every zone used, one VEVENT per event (a master and its exceptions share the UID). */
-export function buildCalendar(method: ItipMethod, events: IcsEvent[]): string {
+/**
+ * One VCALENDAR with METHOD, PRODID '-//Switchboard//Calendar API//EN', a VTIMEZONE for every zone
+ * used, one VEVENT per event (a master and its exceptions share the UID). `stored`: a calendar
+ * object resource as CalDAV servers keep it (RFC 4791 4.1: no METHOD).
+ */
+export function buildCalendar(method: ItipMethod, events: IcsEvent[], options: { stored?: boolean } = {}): string {
   if (!['PUBLISH', 'REQUEST', 'REPLY', 'CANCEL'].includes(method)) throw new IcsError(`unknown iTIP method '${String(method)}'`);
   if (!events.length) throw new IcsError('a calendar needs at least one event');
   const used: UsedZones = new Map();
@@ -688,7 +692,7 @@ export function buildCalendar(method: ItipMethod, events: IcsEvent[]): string {
     ['prodid', {}, 'text', PRODID],
     ['version', {}, 'text', '2.0'],
     ['calscale', {}, 'text', 'GREGORIAN'],
-    ['method', {}, 'text', method],
+    ...(options.stored ? [] : [['method', {}, 'text', method] as JCalProperty]),
   ];
   return stringify(['vcalendar', props, [...used.values(), ...vevents]]);
 }

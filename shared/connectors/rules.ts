@@ -24,6 +24,8 @@ interface ProviderRule {
 }
 
 const MAIL_SERVERS = ['imap_host', 'imap_port', 'smtp_host', 'smtp_port'] as const;
+/** iCloud's CalDAV and CardDAV servers, replaced as its mail servers are. */
+const DAV_SERVERS = ['caldav_url', 'carddav_url'] as const;
 
 export const PROVIDER_RULES: Record<ConnectorProvider, ProviderRule> = {
   // The mail servers (imap_*, smtp_*) replace the provider's own, as issuer replaces its authorization server.
@@ -33,7 +35,7 @@ export const PROVIDER_RULES: Record<ConnectorProvider, ProviderRule> = {
   // Zoom takes its scopes from the Zoom app's own configuration.
   zoom: { label: 'Zoom', oauth: true, settings: ['client_id', 'client_secret', 'issuer'], scope: 'none', bulk: [] },
   imap: { label: 'IMAP', oauth: false, settings: [], scope: 'none', bulk: [] },
-  icloud: { label: 'iCloud', oauth: false, settings: [...MAIL_SERVERS], scope: 'none', bulk: [] },
+  icloud: { label: 'iCloud', oauth: false, settings: [...MAIL_SERVERS, ...DAV_SERVERS], scope: 'none', bulk: [] },
   ews: { label: 'Exchange (EWS)', oauth: false, settings: [], scope: ['ews.messages', 'ews.calendar', 'ews.contacts'], bulk: [] },
 };
 
@@ -53,19 +55,30 @@ const HOST = /^(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 const TENANT = /^(?:common|organizations|consumers|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63})$/;
 
-/** An OpenID Connect issuer: https (http to loopback in local mode only), no query, fragment or user information. */
-export function checkIssuer(value: string, field: string): string {
-  const rule = LOCAL_MODE ? 'an https URL (or http to localhost, 127.0.0.1 or [::1])' : 'an https URL';
+const URL_RULE = LOCAL_MODE ? 'an https URL (or http to localhost, 127.0.0.1 or [::1])' : 'an https URL';
+
+/** Whether `value` is a server URL we may call: https (http to loopback in local mode only), printable, no user information, query or fragment. */
+function usableServerUrl(value: string): boolean {
   let url: URL | undefined;
   try {
     url = new URL(value);
   } catch {
-    url = undefined;
+    return false;
   }
-  const schemeOk = url?.protocol === 'https:' || (LOCAL_MODE && url?.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname));
-  if (!url || !schemeOk || !url.hostname || url.username || url.password || url.search || value.includes('#') || value.includes('?') || !/^[\x21-\x7e]+$/.test(value)) {
-    throw new InvalidRequestError(`'${field}' must be ${rule} naming an OpenID Connect issuer, without query, fragment or user information`);
-  }
+  const schemeOk = url.protocol === 'https:' || (LOCAL_MODE && url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname));
+  return schemeOk && !!url.hostname && !url.username && !url.password && !url.search && !value.includes('#') && !value.includes('?') && /^[\x21-\x7e]+$/.test(value);
+}
+
+/** An OpenID Connect issuer: https (http to loopback in local mode only), no query, fragment or user information. */
+export function checkIssuer(value: string, field: string): string {
+  if (!usableServerUrl(value)) throw new InvalidRequestError(`'${field}' must be ${URL_RULE} naming an OpenID Connect issuer, without query, fragment or user information`);
+  return value;
+}
+
+/** A server URL (CalDAV, CardDAV), under the same rule as an issuer. */
+export function checkServerUrl(value: string, field: string): string {
+  if (!usableServerUrl(value))
+    throw new InvalidRequestError(`'${field}' must be ${URL_RULE} of the server (for example https://dav.example.com/), without query, fragment or user information; got '${value}'`);
   return value;
 }
 
@@ -93,6 +106,7 @@ export function checkConnectorSettings(provider: ConnectorProvider, settings: Co
   }
   if (settings.tenant !== undefined) checkTenant(settings.tenant, 'settings.tenant');
   if (settings.issuer !== undefined) checkIssuer(settings.issuer, 'settings.issuer');
+  for (const field of DAV_SERVERS) if (settings[field] !== undefined) checkServerUrl(settings[field], `settings.${field}`);
   for (const [host, port] of [
     ['imap_host', 'imap_port'],
     ['smtp_host', 'smtp_port'],

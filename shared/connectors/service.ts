@@ -174,7 +174,7 @@ export interface ConnectorForAuth {
   tenant?: string;
   issuer?: string;
   /** Mail servers replacing the provider's own (its grants' IMAP and SMTP). */
-  mail?: { imap_host?: string; imap_port?: number; smtp_host?: string; smtp_port?: number };
+  mail?: { imap_host?: string; imap_port?: number; smtp_host?: string; smtp_port?: number; caldav_url?: string; carddav_url?: string };
   scope: string[];
   active_credential_id?: string;
 }
@@ -184,8 +184,8 @@ export async function connectorForAuth(appId: ApplicationId, provider: string): 
   if (!(CONNECTOR_PROVIDERS as readonly string[]).includes(provider)) return undefined;
   const record = await repo.getConnector(appId, provider);
   if (!record) return undefined;
-  const { client_id, tenant, issuer, imap_host, imap_port, smtp_host, smtp_port } = record.settings;
-  const mail = Object.fromEntries(Object.entries({ imap_host, imap_port, smtp_host, smtp_port }).filter(([, v]) => v !== undefined));
+  const { client_id, tenant, issuer, imap_host, imap_port, smtp_host, smtp_port, caldav_url, carddav_url } = record.settings;
+  const mail = Object.fromEntries(Object.entries({ imap_host, imap_port, smtp_host, smtp_port, caldav_url, carddav_url }).filter(([, v]) => v !== undefined));
   return {
     provider: record.provider,
     ...(Object.keys(mail).length ? { mail } : {}),

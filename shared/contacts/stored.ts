@@ -60,7 +60,7 @@ const groupView = (grant: GrantRecord, group: ContactGroupRecord, path: string):
 
 /** The answer for a stored contact; `groups` (the grant's existing group IDs) drops deleted groups. */
 export function contactView(grant: GrantRecord, record: ContactRecord, groups?: ReadonlySet<string>): Contact {
-  const { id, source, group_ids, email_index: _e, phone_index: _p, seen_name: _s, version: _v, grant_id: _g, created_at, updated_at, ...fields } = record;
+  const { id, source, group_ids, email_index: _e, phone_index: _p, seen_name: _s, version: _v, grant_id: _g, href: _h, etag: _t, vcard_uid: _u, created_at, updated_at, ...fields } = record;
   return {
     id,
     object: 'contact',

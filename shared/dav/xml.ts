@@ -1,4 +1,4 @@
-import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { XMLParser, XMLValidator } from '#shared/lazy/xml';
 
 /**
  * The XML side of WebDAV, CalDAV and CardDAV: a namespace-resolved element tree from a server's
@@ -33,17 +33,20 @@ export class XmlSyntaxError extends Error {
   override readonly name = 'XmlSyntaxError';
 }
 
-const parser = new XMLParser({
-  preserveOrder: true,
-  ignoreAttributes: false,
-  attributeNamePrefix: '',
-  parseTagValue: false,
-  parseAttributeValue: false,
-  // Calendar data is text whose line breaks matter: nothing trimmed.
-  trimValues: false,
-  processEntities: true,
-  htmlEntities: true,
-});
+/** Made on first use: the library is a lazy chunk, loaded by the first DAV answer, not at init. */
+let parser: XMLParser | undefined;
+const parserOf = () =>
+  (parser ??= new XMLParser({
+    preserveOrder: true,
+    ignoreAttributes: false,
+    attributeNamePrefix: '',
+    parseTagValue: false,
+    parseAttributeValue: false,
+    // Calendar data is text whose line breaks matter: nothing trimmed.
+    trimValues: false,
+    processEntities: true,
+    htmlEntities: true,
+  }));
 
 type OrderedNode = Record<string, unknown> & { ':@'?: Record<string, string> };
 
@@ -51,7 +54,7 @@ type OrderedNode = Record<string, unknown> & { ':@'?: Record<string, string> };
 export function parseXml(text: string): XmlElement {
   const valid = XMLValidator.validate(text);
   if (valid !== true) throw new XmlSyntaxError(`${valid.err.msg} (line ${valid.err.line})`);
-  const nodes = parser.parse(text) as OrderedNode[];
+  const nodes = parserOf().parse(text) as OrderedNode[];
   const root = nodes.map((node) => toElement(node, new Map([['xml', 'http://www.w3.org/XML/1998/namespace']]))).find((element) => element !== undefined);
   if (!root) throw new XmlSyntaxError('no root element');
   return root;

@@ -19,6 +19,8 @@ export interface CalendarRecord {
   hex_foreground_color?: string;
   is_primary: boolean;
   metadata: Record<string, string>;
+  /** A calendar kept on a CalDAV server: its collection's URL. */
+  href?: string;
   created_at: number;
   updated_at: number;
   version: number;

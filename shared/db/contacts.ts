@@ -1,4 +1,4 @@
-import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { TABLE_NAME, dynamo, type TransactItem } from '#shared/aws/dynamodb';
 import { batchGet } from '#shared/db/batch';
@@ -30,6 +30,10 @@ export interface ContactRecord extends ContactData {
   phone_index: string[];
   /** Inbox contacts: the display name their addresses last came with (names are derived from it). */
   seen_name?: string;
+  /** CardDAV address books (shared/dav/contacts.ts): the vCard's URL, its ETag and its UID. */
+  href?: string;
+  etag?: string;
+  vcard_uid?: string;
   created_at: number;
   updated_at: number;
   version: number;
@@ -40,6 +44,11 @@ export interface ContactGroupRecord {
   grant_id: GrantId;
   name: string;
   parent_id?: ContactGroupId;
+  /** CardDAV address books (shared/dav/contacts.ts): the group vCard's URL, ETag, UID and the UIDs of its members. */
+  href?: string;
+  etag?: string;
+  vcard_uid?: string;
+  member_uids?: string[];
   created_at: number;
   updated_at: number;
   version: number;
@@ -273,6 +282,48 @@ export async function deleteContactGroup(group: ContactGroupRecord): Promise<boo
     return true;
   } catch (error) {
     if (error instanceof TransactionConditionError && error.has('group')) return false;
+    throw error;
+  }
+}
+
+// ---- CardDAV address books (shared/dav/contacts.ts) ----
+
+/** Every contact of one source of a grant (a CardDAV sync compares them with the server's). */
+export async function allContacts(grantId: GrantId, source: ContactSource): Promise<ContactRecord[]> {
+  const { items } = await queryAll({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': contactsOfGrant(grantId, source) }, ConsistentRead: true });
+  return items.map(toContact);
+}
+
+/**
+ * Writes a group mirrored from a CardDAV server: new (`current` undefined) or the next version of
+ * `current`. No name guard: a server may hold two groups of one name. False when it was written
+ * (or changed) meanwhile.
+ */
+export async function putSyncedContactGroup(next: ContactGroupRecord, current: ContactGroupRecord | undefined): Promise<boolean> {
+  try {
+    await dynamo.send(
+      new PutCommand({
+        TableName: TABLE_NAME,
+        Item: { ...contactGroupKey(next.grant_id, next.id), entity: GROUP, ...next },
+        ...(current ? { ConditionExpression: 'version = :v', ExpressionAttributeValues: { ':v': current.version } } : { ConditionExpression: 'attribute_not_exists(pk)' }),
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+}
+
+/** Removes a group mirrored from a CardDAV server; false when it changed or went meanwhile. */
+export async function removeSyncedContactGroup(group: ContactGroupRecord): Promise<boolean> {
+  try {
+    await dynamo.send(
+      new DeleteCommand({ TableName: TABLE_NAME, Key: contactGroupKey(group.grant_id, group.id), ConditionExpression: 'version = :v', ExpressionAttributeValues: { ':v': group.version } }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
     throw error;
   }
 }

@@ -66,6 +66,9 @@ export interface EventRecord {
   metadata: Record<string, string>;
   /** `invitation` when it arrived by iMIP from another organizer: read-only but for the RSVP. */
   origin?: 'invitation';
+  /** A calendar kept on a CalDAV server: where the series or single event is (its object's URL), and its ETag as last written or read. */
+  href?: string;
+  etag?: string;
   created_at: number;
   updated_at: number;
   version: number;

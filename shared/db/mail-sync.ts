@@ -52,7 +52,18 @@ export interface MailSyncRecord {
   /** Why the last run failed, if it did (a short reason, never a credential). */
   last_error?: string;
   folders: Record<string, FolderCheckpoint>;
+  /** A grant with CalDAV or CardDAV servers: each collection's place in its changes (shared/dav/sync.ts). */
+  dav?: DavCheckpoints;
   version: number;
+}
+
+export interface DavCheckpoints {
+  /** Calendars by ID: the sync token of the last run that read it whole (absent: never read yet). */
+  calendars: Record<string, { token?: string; ctag?: string; seeded: boolean }>;
+  /** The address book the grant's contacts come from, and its token. */
+  address_book?: { url: string; token?: string; seeded: boolean };
+  /** The calendar list was read once (later runs announce calendars made or removed elsewhere). */
+  listed: boolean;
 }
 
 export class SyncStateChangedError extends Error {

@@ -4,7 +4,8 @@ import { connectGrant } from '#shared/connect/grants';
 import type { GrantRecord, Provider } from '#shared/db/grants';
 import { InvalidRequestError } from '#shared/errors';
 import { verifyImap, verifySmtp } from '#shared/imap/connect';
-import { grantSettingsOf, imapAccountOf, providerAccountOf, type ImapAccount, type ImapPasswords } from '#shared/imap/settings';
+import { checkDavUrl, discoverHomes, type DavSettings } from '#shared/dav/session';
+import { grantSettingsOf, imapAccountOf, presetDavServers, providerAccountOf, type ImapAccount, type ImapPasswords } from '#shared/imap/settings';
 import { connectorForAuth } from '#shared/connectors/service';
 import { IMAP_PROVIDER } from '#shared/providers/names';
 
@@ -16,21 +17,37 @@ import { IMAP_PROVIDER } from '#shared/providers/names';
  * never answered; the grant's settings keep the servers and usernames. Connecting the same address
  * again re-authenticates its grant (same ID, `grant.updated`).
  */
-/** Checks both logins side by side; a 400 naming what each refused. */
-async function verifyBoth(account: ImapAccount, passwords: ImapPasswords): Promise<void> {
-  const [imap, smtp] = await Promise.allSettled([verifyImap(account.imap, { pass: passwords.imap_password }), verifySmtp(account.smtp, passwords.smtp_password)]);
-  const refused = [imap, smtp].flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
+/**
+ * Checks the logins side by side (IMAP, SMTP, and the CalDAV and CardDAV servers when named, whose
+ * homes are discovered with the IMAP credentials); a 400 naming what each refused. Answers the DAV
+ * settings the grant keeps.
+ */
+async function verifyAll(account: ImapAccount, passwords: ImapPasswords, dav: { caldav_url?: string; carddav_url?: string }): Promise<DavSettings> {
+  const [imap, smtp, homes] = await Promise.allSettled([
+    verifyImap(account.imap, { pass: passwords.imap_password }),
+    verifySmtp(account.smtp, passwords.smtp_password),
+    discoverHomes({ type: 'basic', username: account.imap.username, password: passwords.imap_password }, dav),
+  ]);
+  const refused = [imap, smtp, homes].flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
   if (refused.length) {
     const other = refused.find((e) => !(e instanceof InvalidRequestError));
     if (other) throw other;
     throw new InvalidRequestError(`The account could not be connected: ${refused.map((e) => (e as Error).message).join('; ')}`);
   }
+  return (homes as PromiseFulfilledResult<DavSettings>).value;
+}
+
+/** The CalDAV and CardDAV URLs a request names (checked), else the defaults given. */
+function davUrlsOf(settings: CreateCustomGrantBody['settings'], defaults: { caldav_url?: string; carddav_url?: string } = {}) {
+  const caldav = settings.caldav_url ?? defaults.caldav_url;
+  const carddav = settings.carddav_url ?? defaults.carddav_url;
+  return { ...(caldav ? { caldav_url: checkDavUrl('caldav_url', caldav) } : {}), ...(carddav ? { carddav_url: checkDavUrl('carddav_url', carddav) } : {}) };
 }
 
 export async function customImapGrant(app: ApplicationContext, body: CreateCustomGrantBody, meta: { ip: string; userAgent: string }): Promise<GrantRecord> {
   if (body.workspace_id !== undefined) throw new InvalidRequestError("'workspace_id' applies to Agent Accounts only");
   const { account, passwords } = imapAccountOf(body);
-  await verifyBoth(account, passwords);
+  const dav = await verifyAll(account, passwords, davUrlsOf(body.settings));
   const { grant } = await connectGrant({
     applicationId: app.applicationId,
     provider: IMAP_PROVIDER,
@@ -38,7 +55,7 @@ export async function customImapGrant(app: ApplicationContext, body: CreateCusto
     ...(body.name !== undefined ? { name: body.name } : {}),
     providerUserId: account.imap.username,
     scope: ['email'],
-    settings: grantSettingsOf(account),
+    settings: { ...grantSettingsOf(account), ...dav },
     tokens: { source: 'password', passwords },
     ip: meta.ip,
     userAgent: meta.userAgent,
@@ -62,7 +79,7 @@ export async function customPresetGrant(app: ApplicationContext, body: CreateCus
   if (!password) throw new InvalidRequestError(`'settings.password' (an app password of the account) is required for a ${provider} grant`);
   const connector = await connectorForAuth(app.applicationId, provider);
   const account = providerAccountOf({ email: address, provider }, connector?.mail);
-  await verifyBoth(account, { imap_password: password, smtp_password: password });
+  const dav = await verifyAll(account, { imap_password: password, smtp_password: password }, davUrlsOf(s, presetDavServers(provider, connector?.mail)));
   const { grant } = await connectGrant({
     applicationId: app.applicationId,
     provider,
@@ -70,7 +87,7 @@ export async function customPresetGrant(app: ApplicationContext, body: CreateCus
     ...(body.name !== undefined ? { name: body.name } : {}),
     providerUserId: address,
     scope: ['email'],
-    settings: grantSettingsOf(account),
+    settings: { ...grantSettingsOf(account), ...dav },
     tokens: { source: 'password', passwords: { imap_password: password, smtp_password: password } },
     ip: meta.ip,
     userAgent: meta.userAgent,

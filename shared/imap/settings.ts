@@ -30,7 +30,20 @@ export interface ImapPasswords {
 }
 
 /** The settings a create request for an IMAP grant may name. */
-export const IMAP_SETTINGS = ['imap_username', 'imap_password', 'imap_host', 'imap_port', 'smtp_host', 'smtp_port', 'smtp_username', 'smtp_password', 'email', 'email_address'] as const;
+export const IMAP_SETTINGS = [
+  'imap_username',
+  'imap_password',
+  'imap_host',
+  'imap_port',
+  'smtp_host',
+  'smtp_port',
+  'smtp_username',
+  'smtp_password',
+  'email',
+  'email_address',
+  'caldav_url',
+  'carddav_url',
+] as const;
 
 /**
  * The IMAP and submission servers of the mail services the domain table knows (shared/providers/
@@ -153,5 +166,21 @@ export function providerAccountOf(grant: { email: string; provider: string }, ov
   };
 }
 
+/** The CalDAV and CardDAV servers of the presets that have them (iCloud's published client settings). */
+const DAV_SERVERS: Record<string, { caldav_url: string; carddav_url: string }> = {
+  icloud: { caldav_url: 'https://caldav.icloud.com/', carddav_url: 'https://contacts.icloud.com/' },
+};
+
+/**
+ * A preset's CalDAV and CardDAV servers: those its connector names; else, when the connector names no
+ * mail server of its own either (the account really is the provider's), the provider's own.
+ */
+export function presetDavServers(provider: string, overrides: { imap_host?: string; caldav_url?: string; carddav_url?: string } = {}): { caldav_url?: string; carddav_url?: string } {
+  const own = overrides.imap_host === undefined ? DAV_SERVERS[provider] : undefined;
+  const caldav = overrides.caldav_url ?? own?.caldav_url;
+  const carddav = overrides.carddav_url ?? own?.carddav_url;
+  return { ...(caldav ? { caldav_url: caldav } : {}), ...(carddav ? { carddav_url: carddav } : {}) };
+}
+
 /** The settings of a preset account (icloud, yahoo): the published contract's `username` and `password` (an app password), `email` and `app_password` as aliases. */
-export const PRESET_SETTINGS = ['username', 'password', 'email', 'email_address', 'app_password'] as const;
+export const PRESET_SETTINGS = ['username', 'password', 'email', 'email_address', 'app_password', 'caldav_url', 'carddav_url'] as const;

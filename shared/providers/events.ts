@@ -1,4 +1,5 @@
 import * as agent from '#shared/agent/events';
+import { calDavEvents } from '#shared/dav/events';
 import { icsEventOf } from '#shared/calendar/imip';
 import { buildCalendar } from '#shared/calendar/ical';
 import type { GrantRecord, Provider } from '#shared/db/grants';
@@ -21,6 +22,9 @@ const registry: Partial<Record<Provider, EventsProvider>> = {
     delete: agent.deleteEvent,
     sendRsvp: agent.sendRsvp,
   },
+  imap: calDavEvents,
+  icloud: calDavEvents,
+  yahoo: calDavEvents,
 };
 
 export const eventsOf = (grant: GrantRecord) => providerOf(registry, grant, 'Events');

@@ -38,6 +38,13 @@ const FIGURES: Record<SuiteName, RegExp[]> = {
     /^DynamoDB items written per synced message: sync, jobs +[\d.]+, [\d.]+/m,
   ],
   calendar: [/^## Calendar/m, /^seeded \d+ events in [\d.]+ s/m, /^ratio p50\(\d+\) \/ p50\(\d+\): [\d.]+/m],
+  caldav: [
+    /^## CalDAV/m,
+    /^ours: calendar list, sync-collection, multiget, \d+ events stored +[\d.]+ s +\d+/m,
+    /^floor: .* +[\d.]+ s +\d+/m,
+    /^ours ÷ floor \(events\/s\): [\d.]+/m,
+    /^ratio p50\(CalDAV\) \/ p50\(Agent Account\): [\d.]+/m,
+  ],
   availability: [/^## Availability/m, /^5 × \d+ collective +[\d.]+ ms/m, /^growth 5 × \d+ \/ 1 × \d+: engine ×[\d.]+/m],
   scheduler: [/^## Scheduler/m, /^availability p50 \(.*\) +[\d.]+ ms/m, /^race: bookings \/ 409 +\d+ \/ \d+/m, /^availability p50: [\d.]+ ms/m],
   start: [

@@ -80,18 +80,24 @@ describe('serverless.yml', () => {
 
     it('gives its ARN only to the functions that seal or open secrets (webhook secrets, connector secrets, provider tokens, IMAP passwords)', () => {
       const holders = environments.filter(([, environment]) => environment.WEBHOOK_SECRET_KEY_ARN !== undefined).map(([name]) => name);
-      // The mail functions (folders, messages, threads, attachments, drafts, drafts-send, send, scheduled-send) and mail-sync open IMAP grants' passwords to reach their servers.
+      // The mail functions (folders, messages, threads, attachments, drafts, drafts-send, send, scheduled-send) and mail-sync open IMAP grants' passwords to reach their servers;
+      // calendars, events, contacts, availability and scheduling open them to reach their CalDAV and CardDAV servers.
       expect(holders.sort()).toEqual([
         'attachments',
+        'availability',
+        'calendars',
         'connect',
         'connectors',
+        'contacts',
         'drafts',
         'drafts-send',
+        'events',
         'folders',
         'jobs',
         'mail-sync',
         'messages',
         'scheduled-send',
+        'scheduling',
         'send',
         'threads',
         'webhook-delivery',
@@ -109,15 +115,20 @@ describe('serverless.yml', () => {
         .map(([name]) => name);
       expect(readers.sort()).toEqual([
         'attachments',
+        'availability',
+        'calendars',
         'connect',
         'connectors',
+        'contacts',
         'drafts',
         'drafts-send',
+        'events',
         'folders',
         'jobs',
         'mail-sync',
         'messages',
         'scheduled-send',
+        'scheduling',
         'send',
         'threads',
         'webhook-delivery',
