@@ -113,7 +113,15 @@ describe('connecting an IMAP grant with a CalDAV server', () => {
     await radicale.addAccount(OTHER, 'not the mail password');
     const refused = await api.post('/v3/connect/custom', {
       provider: 'imap',
-      settings: { imap_username: OTHER, imap_password: PASSWORD, imap_host: '127.0.0.1', imap_port: dovecot.imapPort, smtp_host: '127.0.0.1', smtp_port: dovecot.submissionPort, carddav_url: radicale.url },
+      settings: {
+        imap_username: OTHER,
+        imap_password: PASSWORD,
+        imap_host: '127.0.0.1',
+        imap_port: dovecot.imapPort,
+        smtp_host: '127.0.0.1',
+        smtp_port: dovecot.submissionPort,
+        carddav_url: radicale.url,
+      },
     });
     expect(refused.status).toBe(400);
     expect(refused.body.error.message).toMatch(/settings\.carddav_url \(127\.0\.0\.1:\d+\): the server refused the credentials/);
