@@ -1,6 +1,6 @@
 import { createPrivateKey } from 'node:crypto';
-import { env } from '#shared/config';
 import { InvalidRequestError } from '#shared/errors';
+import { checkServerUrl, SERVER_URL_RULE, usableServerUrl } from '#shared/net/server-url';
 import { hasTenants, scopesOnApp } from '#shared/providers/oauth';
 import { CONNECTOR_PROVIDERS, type ConnectorProvider, type ConnectorSettings, type CredentialType } from '#schemas/connectors';
 
@@ -50,35 +50,12 @@ export function credentialProviders(type: CredentialType): ConnectorProvider[] {
   return CONNECTOR_PROVIDERS.filter((p) => (type === 'connector' ? PROVIDER_RULES[p].oauth : PROVIDER_RULES[p].bulk.includes(type)));
 }
 
-const LOCAL_MODE = env.webhookLocalMode();
 const HOST = /^(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?)$/;
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 const TENANT = /^(?:common|organizations|consumers|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63})$/;
-
-const URL_RULE = LOCAL_MODE ? 'an https URL (or http to localhost, 127.0.0.1 or [::1])' : 'an https URL';
-
-/** Whether `value` is a server URL we may call: https (http to loopback in local mode only), printable, no user information, query or fragment. */
-function usableServerUrl(value: string): boolean {
-  let url: URL | undefined;
-  try {
-    url = new URL(value);
-  } catch {
-    return false;
-  }
-  const schemeOk = url.protocol === 'https:' || (LOCAL_MODE && url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname));
-  return schemeOk && !!url.hostname && !url.username && !url.password && !url.search && !value.includes('#') && !value.includes('?') && /^[\x21-\x7e]+$/.test(value);
-}
 
 /** An OpenID Connect issuer: https (http to loopback in local mode only), no query, fragment or user information. */
 export function checkIssuer(value: string, field: string): string {
-  if (!usableServerUrl(value)) throw new InvalidRequestError(`'${field}' must be ${URL_RULE} naming an OpenID Connect issuer, without query, fragment or user information`);
-  return value;
-}
-
-/** A server URL (CalDAV, CardDAV), under the same rule as an issuer. */
-export function checkServerUrl(value: string, field: string): string {
-  if (!usableServerUrl(value))
-    throw new InvalidRequestError(`'${field}' must be ${URL_RULE} of the server (for example https://dav.example.com/), without query, fragment or user information; got '${value}'`);
+  if (!usableServerUrl(value)) throw new InvalidRequestError(`'${field}' must be ${SERVER_URL_RULE} naming an OpenID Connect issuer, without query, fragment or user information`);
   return value;
 }
 

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import * as agent from '#shared/agent/calendars';
-import { ianaZoneOf } from '#shared/calendar/ical';
 import * as db from '#shared/db/calendars';
 import type { CalendarRecord } from '#shared/db/calendars';
 import type { GrantRecord } from '#shared/db/grants';
@@ -31,13 +30,25 @@ export function calendarHomeOf(grant: GrantRecord): string {
 
 export const hasCalDav = (grant: GrantRecord) => davSettingsOf(grant).calendar_home !== undefined;
 
+/**
+ * The IANA zone a calendar's TZID names, if it is one Intl knows (CalDAV servers write IANA names). Not
+ * through the iCalendar module: the calendars function would bundle its time library for this alone.
+ */
+function zoneOf(tzid: string): string | undefined {
+  try {
+    return new Intl.DateTimeFormat('en-US', { timeZone: tzid.trim() }).resolvedOptions().timeZone;
+  } catch {
+    return undefined;
+  }
+}
+
 /** #RRGGBB from a server's color (#RRGGBB or #RRGGBBAA), if it is one. */
 const hexColor = (color: string | undefined) => (color && /^#[0-9a-f]{6}([0-9a-f]{2})?$/i.test(color) ? color.slice(0, 7).toLowerCase() : undefined);
 const lastSegment = (url: string) => decodeURIComponent(new URL(url).pathname.split('/').filter(Boolean).pop() ?? 'Calendar');
 
 /** What the table keeps of a collection. */
 function fieldsOf(collection: DavCollection): Pick<CalendarRecord, 'name' | 'timezone'> & Partial<Pick<CalendarRecord, 'description' | 'hex_color'>> {
-  const zone = collection.timezoneId ? ianaZoneOf(collection.timezoneId) : undefined;
+  const zone = collection.timezoneId ? zoneOf(collection.timezoneId) : undefined;
   const color = hexColor(collection.color);
   return {
     name: collection.displayName?.trim() || lastSegment(collection.url),

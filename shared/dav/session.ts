@@ -1,6 +1,6 @@
 import { env } from '#shared/config';
 import type { GrantRecord } from '#shared/db/grants';
-import { checkServerUrl } from '#shared/connectors/rules';
+import { checkServerUrl } from '#shared/net/server-url';
 import { InvalidRequestError } from '#shared/errors';
 import { passwordLoginOf } from '#shared/imap/passwords';
 import type { UrlPolicy } from '#shared/net/addresses';
