@@ -39,6 +39,9 @@ describe('booking page', () => {
   it('books, reschedules and cancels from the browser, at phone and desktop widths', async () => {
     const [organizer, guest] = await Promise.all([makeAgentGrant(api), makeAgentGrant(api)]);
     const slug = `meet-${organizer.id.slice(-10).toLowerCase()}`;
+    // Not today nor tomorrow: the first day offered is then whole (the 24-hour notice ends tomorrow), whatever the time of day.
+    const today = new Date().getUTCDay();
+    const openDays = [0, 1, 2, 3, 4, 5, 6].filter((d) => d !== today && d !== (today + 1) % 7);
     const created = await api.post(`/v3/grants/${organizer.id}/scheduling/configurations`, {
       slug,
       participants: [
@@ -46,7 +49,7 @@ describe('booking page', () => {
           email: organizer.email,
           name: 'Bo Organizer',
           is_organizer: true,
-          availability: { calendar_ids: ['primary'], open_hours: [{ days: [0, 1, 2, 3, 4, 5, 6], timezone: 'UTC', start: '9:00', end: '12:00' }] },
+          availability: { calendar_ids: ['primary'], open_hours: [{ days: openDays, timezone: 'UTC', start: '9:00', end: '12:00' }] },
           booking: { calendar_id: 'primary' },
         },
       ],
@@ -82,7 +85,11 @@ describe('booking page', () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, timezoneId: 'UTC', locale: 'en-US' });
     const page = await context.newPage();
     await page.goto(`${gateway().url}/scheduling/${slug}?tz=UTC`);
-    await page.locator('button.slot').nth(1).click();
+    const chosen = page.locator('button.slot').nth(1);
+    const shown = /^(\d{1,2}):(\d{2})\s*([AP]M)$/i.exec(((await chosen.textContent()) ?? '').trim());
+    expect(shown, 'a slot label such as 9:30 AM').not.toBeNull();
+    const chosenMinutes = ((Number(shown![1]) % 12) + (shown![3]!.toUpperCase() === 'PM' ? 12 : 0)) * 60 + Number(shown![2]);
+    await chosen.click();
     await expect.poll(() => page.locator('#form-panel').isVisible()).toBe(true);
     await page.getByLabel('Your name').fill('Gus Guest');
     await page.getByLabel('Your email').fill(guest.email);
@@ -103,7 +110,7 @@ describe('booking page', () => {
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ title: 'Intro call' });
     expect(events[0]!.participants.map((p) => p.email)).toContain(guest.email);
-    expect(new Date(events[0]!.when.start_time * 1000).getUTCHours() * 60 + new Date(events[0]!.when.start_time * 1000).getUTCMinutes()).toBe(9 * 60 + 30);
+    expect(new Date(events[0]!.when.start_time * 1000).getUTCHours() * 60 + new Date(events[0]!.when.start_time * 1000).getUTCMinutes()).toBe(chosenMinutes);
 
     // The confirmation (the organizer's iCalendar invitation) is in the guest's inbox, and the booking on the guest's calendar.
     await expect
