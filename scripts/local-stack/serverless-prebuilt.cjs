@@ -9,7 +9,7 @@
  * serverless-esbuild as before. When set, every function is marked `skipEsbuild` (serverless-esbuild's
  * per-function opt-out), serverless offline's `location` points at the build, and serverless-esbuild's
  * scratch folder moves into it too, so that two `npm start` of one checkout never share, create or
- * delete each other's folders.
+ * delete each other's folders; and its file watcher is off (it would only clean up running functions).
  *
  * The queues named in SWITCHBOARD_OWN_QUEUES (function names, comma-separated) lose their SQS event
  * here: npm start polls them itself and invokes their function through the Lambda invoke API
@@ -28,7 +28,10 @@ class PrebuiltBundles {
     }
     service.custom = service.custom ?? {};
     service.custom['serverless-offline'] = { ...(service.custom['serverless-offline'] ?? {}), location: dir };
-    service.custom.esbuild = { ...(service.custom.esbuild ?? {}), outputWorkFolder: `${dir}/.esbuild` };
+    // No file watching: serverless-esbuild watches every .js/.ts file of the checkout in offline mode and, on
+    // any change, rebuilds (nothing here: the bundles are npm start's) and tells serverless offline to clean
+    // up its loaded functions, which drops a function being loaded or run at that moment.
+    service.custom.esbuild = { ...(service.custom.esbuild ?? {}), outputWorkFolder: `${dir}/.esbuild`, watch: { pattern: [], ignore: [] } };
     this.hooks = {};
   }
 }
