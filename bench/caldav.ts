@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
 import { startStack } from '../scripts/local-stack/index';
 import { RADICALE_NOT_INSTALLED, startRadicale } from '../scripts/local-stack/radicale';
-import { percentile, scaled, table } from './lib';
+import { scaled, table, timeList } from './lib';
 
 /**
  * Issue 27: a CalDAV grant's events are served from synced data. One run, on the local stack and a
@@ -208,18 +208,7 @@ export async function runCalDavBench(): Promise<void> {
     });
     await batchWrite(putRequests(copies.flatMap(eventItems)));
 
-    const measure = async (run: () => Promise<{ items: unknown[] }>) => {
-      for (let i = 0; i < WARM_UP; i++) await run();
-      const samples: number[] = [];
-      let items = 0;
-      for (let i = 0; i < RUNS; i++) {
-        const started = performance.now();
-        const page = await run();
-        samples.push(performance.now() - started);
-        items = page.items.length;
-      }
-      return { p50: percentile(samples, 50), p99: percentile(samples, 99), items };
-    };
+    const measure = (run: () => Promise<{ items: unknown[] }>) => timeList(run, RUNS, WARM_UP);
     const week = { expand_recurring: true, start: WINDOW_START, end: WINDOW_START + WEEK, limit: 200 };
     const agentRun = await measure(() => agentEvents.listEvents(agentGrant, { ...week, calendar_id: agentCalendar.id }, 200));
     const davRun = await measure(() => calDavEvents.list(grant, { ...week, calendar_id: calendar.id }, 200));

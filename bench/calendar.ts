@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { startStack } from '../scripts/local-stack/index';
-import { percentile, scaled, table } from './lib';
+import { scaled, table, timeList } from './lib';
 
 /**
  * Issue 13 benchmark: a one-week window of a calendar costs what the week holds, not what the
@@ -100,17 +100,7 @@ export async function runCalendarBench(): Promise<void> {
 
     const measure = async (calendarId: string) => {
       const query = { calendar_id: calendarId, expand_recurring: true, start: WINDOW_START, end: WINDOW_START + WEEK, limit: 200 };
-      const run = () => listEvents(grantRecord, query, 200);
-      for (let i = 0; i < WARM_UP; i++) await run();
-      const samples: number[] = [];
-      let items = 0;
-      for (let i = 0; i < RUNS; i++) {
-        const started = performance.now();
-        const page = await run();
-        samples.push(performance.now() - started);
-        items = page.items.length;
-      }
-      return { p50: percentile(samples, 50), p99: percentile(samples, 99), items };
+      return timeList(() => listEvents(grantRecord, query, 200), RUNS, WARM_UP);
     };
 
     const small = await seed(SMALL);

@@ -39,6 +39,20 @@ export function percentile(samples: number[], p: number): number {
 
 export const median = (samples: number[]) => percentile(samples, 50);
 
+/** p50 and p99 of `runs` timed calls of a list after `warmUp` untimed ones, and how many items the last one answered. */
+export async function timeList(run: () => Promise<{ items: unknown[] }>, runs: number, warmUp: number): Promise<{ p50: number; p99: number; items: number }> {
+  for (let i = 0; i < warmUp; i++) await run();
+  const samples: number[] = [];
+  let items = 0;
+  for (let i = 0; i < runs; i++) {
+    const started = performance.now();
+    const page = await run();
+    samples.push(performance.now() - started);
+    items = page.items.length;
+  }
+  return { p50: percentile(samples, 50), p99: percentile(samples, 99), items };
+}
+
 export function fmt(ms: number, digits = 2): string {
   return `${ms.toFixed(digits)} ms`;
 }

@@ -8,8 +8,9 @@ import { makeAgentGrant, makeApplication } from '../support/factories';
 import { startGateway, type Gateway } from '../support/gateway';
 import { useDovecot } from '../support/dovecot';
 import { jobsDone } from '../support/outbox-relay';
-import { createTestQueue, drainQueue, messagesIn } from '../support/queues';
+import { createTestQueue } from '../support/queues';
 import { rememberSecret } from '../support/secrets';
+import { grantNotifications, syncRun as runSync } from '../support/sync-runs';
 
 /**
  * Calendars of an IMAP grant kept on a CalDAV server (a real Radicale, beside a real Dovecot for its
@@ -43,18 +44,9 @@ async function raw(method: string, url: string, body?: string, headers: Record<s
   return { status: response.status, etag: response.headers.get('etag'), text: await response.text() };
 }
 
-async function syncRun() {
-  const { runMailSync } = await import('#shared/services/mail-sync');
-  await runMailSync({ application_id: applicationId, grant_id: grant.id }, () => 300_000);
-  await jobsDone();
-}
+const syncRun = () => runSync(applicationId, grant.id);
 
-async function notifications() {
-  await jobsDone();
-  return (await drainQueue(fanout, await messagesIn(fanout), 10_000))
-    .map((m) => m.body as { type: string; data: { grant_id: string; object: Record<string, any> } })
-    .filter((n) => n.data.grant_id === grant.id);
-}
+const notifications = () => grantNotifications(fanout, grant.id);
 
 const connect = (settings: Record<string, unknown>) =>
   api.post('/v3/connect/custom', {

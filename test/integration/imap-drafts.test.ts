@@ -8,8 +8,9 @@ import { parseMime } from '#shared/mail/parse';
 import { useApi } from '../support/harness';
 import { useDovecot } from '../support/dovecot';
 import { jobsDone } from '../support/outbox-relay';
-import { createTestQueue, drainQueue, messagesIn } from '../support/queues';
+import { createTestQueue } from '../support/queues';
 import { rememberSecret } from '../support/secrets';
+import { grantNotifications, syncRun as runSync } from '../support/sync-runs';
 
 /**
  * Drafts of an IMAP grant (shared/imap/drafts.ts, draft-send.ts) against a real Dovecot: each draft
@@ -50,19 +51,9 @@ async function onServer(path: string, header: { subject?: string; 'message-id'?:
   }
 }
 
-async function syncRun() {
-  const { runMailSync } = await import('#shared/services/mail-sync');
-  await runMailSync({ application_id: applicationId(), grant_id: grant.id }, () => 300_000);
-  await jobsDone();
-}
+const syncRun = () => runSync(applicationId(), grant.id);
 
-/** Notifications published for the grant since the last call (the fan-out queue drained). */
-async function notifications() {
-  await jobsDone();
-  return (await drainQueue(fanout, await messagesIn(fanout), 10_000))
-    .map((m) => m.body as { type: string; data: { grant_id: string; object: Record<string, any> } })
-    .filter((n) => n.data.grant_id === grant.id);
-}
+const notifications = () => grantNotifications(fanout, grant.id);
 
 async function messagesInDrafts() {
   const response = await api.get(`/v3/grants/${grant.id}/messages?in=drafts&limit=200`);

@@ -7,8 +7,9 @@ import { makeApplication } from '../support/factories';
 import { startGateway, type Gateway } from '../support/gateway';
 import { useDovecot } from '../support/dovecot';
 import { jobsDone } from '../support/outbox-relay';
-import { createQueueWithDlq, createTestQueue, drainQueue, messagesIn, sqs } from '../support/queues';
+import { createQueueWithDlq, createTestQueue, sqs } from '../support/queues';
 import { rememberSecret } from '../support/secrets';
+import { grantNotifications, syncRun as runSync } from '../support/sync-runs';
 import { startQueueWorker } from '../support/sqs-worker';
 
 /**
@@ -61,18 +62,9 @@ afterAll(async () => {
   await gateway?.close();
 });
 
-async function syncRun() {
-  const { runMailSync } = await import('#shared/services/mail-sync');
-  await runMailSync({ application_id: applicationId, grant_id: grant.id }, () => 300_000);
-  await jobsDone();
-}
+const syncRun = () => runSync(applicationId, grant.id);
 
-async function notifications() {
-  await jobsDone();
-  return (await drainQueue(fanout, await messagesIn(fanout), 10_000))
-    .map((m) => m.body as { type: string; data: { grant_id: string; object: Record<string, any> } })
-    .filter((n) => n.data.grant_id === grant.id);
-}
+const notifications = () => grantNotifications(fanout, grant.id);
 
 async function inFolder(path: string, subject: string) {
   const client = new ImapFlow({ host: '127.0.0.1', port: dovecot.imapPort, secure: false, auth: { user: 'mail@example.org', pass: PASSWORD }, logger: false });
