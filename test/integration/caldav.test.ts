@@ -212,6 +212,47 @@ describe('calendars and events on the server', () => {
     expect((await api.get(`/v3/grants/${grant.id}/events/${id}?calendar_id=primary`)).status).toBe(404);
   });
 
+  it('reads the calendar whole when the server no longer knows its sync token, and announces only what changed', async () => {
+    const { getSyncState } = await import('#shared/db/mail-sync');
+    const { dynamo, TABLE_NAME } = await import('#shared/aws/dynamodb');
+    const { mailSyncKey } = await import('#shared/db/keys');
+    const { UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
+    const primary = (await api.get(`/v3/grants/${grant.id}/calendars/primary`)).body.data.id as string;
+    expect((await getSyncState(grant.id as never))!.dav!.calendars[primary]!.token).toMatch(/^http/);
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: TABLE_NAME,
+        Key: mailSyncKey(grant.id as never),
+        UpdateExpression: 'SET dav.calendars.#c.#t = :t',
+        ExpressionAttributeNames: { '#c': primary, '#t': 'token' },
+        ExpressionAttributeValues: { ':t': 'http://radicale.org/ns/sync/0000000000000000000000000000000000000000000000000000000000000000' },
+      }),
+    );
+    const url = `${home()}home/after-reset.ics`;
+    const ics = [
+      'BEGIN:VCALENDAR',
+      'VERSION:2.0',
+      'PRODID:-//x//EN',
+      'BEGIN:VEVENT',
+      'UID:after-reset',
+      'DTSTAMP:20261101T000000Z',
+      'DTSTART:20261218T100000Z',
+      'DTEND:20261218T110000Z',
+      'SUMMARY:After the reset',
+      'END:VEVENT',
+      'END:VCALENDAR',
+      '',
+    ].join('\r\n');
+    expect((await raw('PUT', url, ics, { 'content-type': 'text/calendar' })).status).toBe(201);
+    await syncRun();
+    expect((await notifications()).map((n) => [n.type, n.data.object.title])).toEqual([['event.created', 'After the reset']]);
+    // A new token was kept: the next change is read from it.
+    expect((await getSyncState(grant.id as never))!.dav!.calendars[primary]!.token).not.toMatch(/0{64}$/);
+    expect((await raw('DELETE', url)).status).toBe(200);
+    await syncRun();
+    expect((await notifications()).map((n) => n.type)).toEqual(['event.deleted']);
+  });
+
   it('refuses to overwrite an event another client changed first (412 → 409), and keeps the server version', async () => {
     const created = await api.post(`/v3/grants/${grant.id}/events?calendar_id=primary`, { title: 'Review', when: { start_time: at('2026-12-16T09:00'), end_time: at('2026-12-16T10:00') } });
     const id = created.body.data.id as string;
