@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { DavClient } from '../../shared/dav/client';
+import { DavClient } from '#shared/dav/client';
 import { DOVECOT_NOT_INSTALLED, startDovecot } from './dovecot';
 import { RADICALE_NOT_INSTALLED, startRadicale, type RunningRadicale } from './radicale';
 import { alive, type ImapSandbox } from './instances';

@@ -83,8 +83,8 @@ export async function collectInboxContacts(applicationId: ApplicationId, grantId
     skipped,
   );
   if (!people.size) return 0;
-  const ids = new Map([...people.keys()].map((email) => [inboxContactId(grantId, email) as string, email]));
-  const known = new Map((await getInboxContacts(grantId, [...ids.keys()] as never)).map((c) => [c.id as string, c]));
+  const ids = new Map([...people.keys()].map((email) => [inboxContactId(grantId, email), email]));
+  const known = new Map((await getInboxContacts(grantId, [...ids.keys()])).map((c) => [c.id, c]));
   const now = clock.nowSeconds();
   let written = 0;
   await inPool([...ids], 8, async ([id, email]) => {
@@ -95,7 +95,7 @@ export async function collectInboxContacts(applicationId: ApplicationId, grantId
     const record: ContactRecord = {
       ...kept,
       ...namesOf(name),
-      id: id as ContactRecord['id'],
+      id,
       grant_id: grantId,
       source: 'inbox',
       emails: [{ email }],

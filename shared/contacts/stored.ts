@@ -49,7 +49,7 @@ function groupPaths(groups: readonly ContactGroupRecord[]): Map<string, string> 
   return paths;
 }
 
-const groupView = (grant: GrantRecord, group: ContactGroupRecord, path: string): ContactGroup => ({
+export const groupView = (grant: GrantRecord, group: ContactGroupRecord, path: string): ContactGroup => ({
   id: group.id,
   object: 'contact_group',
   grant_id: grant.id,
@@ -92,10 +92,9 @@ function groupIdsOf(body: { groups?: readonly { id: string }[] }): ContactGroupI
   return [...new Set(ids)];
 }
 
-/** The record's searchable indexes and its fields, with empty strings and arrays left out. */
-function withIndexes(record: Omit<ContactRecord, 'email_index' | 'phone_index'>): ContactRecord {
-  // An empty string clears a field: it is not kept.
-  const cleaned = Object.fromEntries(Object.entries(record).filter(([, v]) => v !== '')) as typeof record;
+/** The record's searchable indexes, and its fields without the empty ones (an empty string clears a field). */
+export function withIndexes(record: Omit<ContactRecord, 'email_index' | 'phone_index'>): ContactRecord {
+  const cleaned = Object.fromEntries(Object.entries(record).filter(([, v]) => v !== '' && v !== undefined)) as typeof record;
   return {
     ...cleaned,
     email_index: [...new Set((record.emails ?? []).map((e) => e.email.toLowerCase()))],
@@ -103,7 +102,7 @@ function withIndexes(record: Omit<ContactRecord, 'email_index' | 'phone_index'>)
   };
 }
 
-function checkIdentified(fields: CreateContactBody): void {
+export function checkIdentified(fields: CreateContactBody): void {
   const named = NAME_FIELDS.some((f) => (fields[f] ?? '').trim() !== '');
   if (!named && !fields.emails?.length && !fields.phone_numbers?.length) {
     throw new InvalidRequestError('A contact needs a name (given_name, surname, middle_name, nickname or company_name), an email or a phone number');
@@ -119,7 +118,7 @@ const deleted = (grant: GrantRecord, record: ContactRecord) => ({
   notification: newNotification({ type: 'contact.deleted', applicationId: grant.application_id, grantId: grant.id, object: contactView(grant, record) }),
 });
 
-async function requireContact(grant: GrantRecord, contactId: string): Promise<ContactRecord> {
+export async function requireContact(grant: GrantRecord, contactId: string): Promise<ContactRecord> {
   const id = parseId('contact', contactId);
   const record = id ? await db.getContact(grant.id, id) : undefined;
   if (!record) throw new NotFoundError(`Contact '${contactId}' not found`);
@@ -150,25 +149,29 @@ export async function listContacts(grant: GrantRecord, query: ListContactsQuery,
   const email = query.email?.trim().toLowerCase();
   const digits = query.phone_number !== undefined ? phoneDigits(query.phone_number) : undefined;
   if (digits === '') throw new InvalidRequestError(`phone_number '${query.phone_number}' has no digits`);
-  const groups = query.group !== undefined || source === 'address_book' ? await db.allContactGroups(grant.id) : [];
-  const inGroups =
-    query.group !== undefined ? (query.recurse ? withSubgroups(await requireGroup(grant, query.group, groups), groups) : new Set([(await requireGroup(grant, query.group, groups)).id])) : undefined;
+  let inGroups: Set<string> | undefined;
+  if (query.group !== undefined) {
+    const groups = await db.allContactGroups(grant.id);
+    const group = await requireGroup(grant, query.group, groups);
+    inGroups = query.recurse ? withSubgroups(group, groups) : new Set([group.id]);
+  }
   const keep = (r: ContactRecord) =>
     (email === undefined || r.email_index.includes(email)) &&
     (digits === undefined || r.phone_index.some((p) => samePhone(p, digits))) &&
     (inGroups === undefined || r.group_ids.some((g) => inGroups.has(g)));
-  const existing = new Set(groups.map((g) => g.id as string));
-  // An inbox contact is found by its address directly (its ID is derived from it).
+  // An inbox contact is found by its address directly (its ID is derived from it): one item, no pages.
   if (source === 'inbox' && email !== undefined) {
     if (query.page_token) decodeOffsetCursor(query.page_token, 'inbox-email');
     const found = (await db.getInboxContacts(grant.id, [inboxContactId(grant.id, email)])).filter(keep);
-    return { items: found.map((r) => contactView(grant, r, existing)) };
+    return { items: found.map((r) => contactView(grant, r)) };
   }
   const pk = contactsOfGrant(grant.id, source);
   const after = query.page_token ? (decodeCursor(query.page_token, { pk }).sk as string) : undefined;
   const page = await db.pageOfContacts(grant.id, source, { limit, ...(after ? { after } : {}), keep });
+  // Groups are read only when a contact of the page names one (a group deleted since is left out).
+  const existing = await existingGroupIds(grant.id, page.items);
   return {
-    items: page.items.map((r) => contactView(grant, r, source === 'address_book' ? existing : undefined)),
+    items: page.items.map((r) => contactView(grant, r, existing)),
     nextCursor: page.last ? encodeCursor({ pk, sk: page.last }) : undefined,
   };
 }

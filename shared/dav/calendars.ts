@@ -130,6 +130,14 @@ export async function calendarsReady(grant: GrantRecord): Promise<void> {
   }
 }
 
+/** An operation of a grant's calendars, run once they are known (calendarsReady). */
+export const withCalendarsReady =
+  <A extends unknown[], R>(run: (grant: GrantRecord, ...args: A) => Promise<R>) =>
+  async (grant: GrantRecord, ...args: A): Promise<R> => {
+    await calendarsReady(grant);
+    return run(grant, ...args);
+  };
+
 /** A calendar of the grant that lives on its server (a 400 for one that does not). */
 async function serverCalendar(grant: GrantRecord, calendarId: string): Promise<CalendarRecord & { href: string }> {
   const record = await agent.requireCalendar(grant, calendarId);
@@ -138,14 +146,8 @@ async function serverCalendar(grant: GrantRecord, calendarId: string): Promise<C
 }
 
 export const calDavCalendars: CalendarsProvider = {
-  async list(grant, query, limit) {
-    await calendarsReady(grant);
-    return agent.listCalendars(grant, query, limit);
-  },
-  async get(grant, calendarId) {
-    await calendarsReady(grant);
-    return agent.getCalendar(grant, calendarId);
-  },
+  list: withCalendarsReady(agent.listCalendars),
+  get: withCalendarsReady(agent.getCalendar),
   async create(grant, body) {
     await calendarsReady(grant);
     const zone = body.timezone !== undefined ? agent.checkedTimeZone('timezone', body.timezone) : 'UTC';

@@ -4,12 +4,13 @@ import type { ContactGroupRecord, ContactRecord } from '#shared/db/contacts';
 import * as db from '#shared/db/contacts';
 import type { GrantRecord } from '#shared/db/grants';
 import { TransactionConditionError } from '#shared/db/transact';
-import { DavError, PreconditionFailed, SyncTokenInvalid, type DavClient } from '#shared/dav/client';
+import { DavError, PreconditionFailed, type DavClient } from '#shared/dav/client';
+import { collectionChanges, type CollectionChanges } from '#shared/dav/changes';
 import { MalformedVCard, parseVCard, writeContactVCard, writeGroupVCard, type ContactFields, type ParsedVCard } from '#shared/dav/vcard';
 import { ApiError, ConflictError, InvalidRequestError, NotFoundError } from '#shared/errors';
 import { derivedId, parseId, type ContactGroupId, type ContactId, type GrantId } from '#shared/ids';
 import { newNotification } from '#shared/notifications/notification';
-import type { Contact, ContactGroup, ContactsProvider } from '#shared/providers/contract';
+import type { ContactGroup, ContactsProvider } from '#shared/providers/contract';
 import { clock } from '#shared/time';
 import type { CreateContactBody, CreateContactGroupBody, UpdateContactBody, UpdateContactGroupBody } from '#schemas/contact';
 
@@ -34,8 +35,8 @@ export interface CardDavContext {
 }
 
 export interface AddressBookSyncResult {
-  /** What the next sync starts from. */
-  token: string;
+  /** What the next sync starts from (none from a server without sync-collection). */
+  token?: string;
   /** Contacts and groups written (new or changed, memberships included). */
   changed: number;
   /** Contacts and groups removed. */
@@ -45,11 +46,6 @@ export interface AddressBookSyncResult {
 }
 
 const VCARD_TYPE = 'text/vcard; charset=utf-8';
-/** Rounds of a truncated sync-collection answer followed in one run. */
-const MAX_SYNC_ROUNDS = 50;
-const NAME_FIELDS = ['given_name', 'middle_name', 'surname', 'nickname', 'company_name'] as const;
-/** What records hold that answers do not show. */
-const INTERNAL_FIELDS = ['href', 'etag', 'vcard_uid', 'member_uids'] as const;
 
 export const cardDavContactId = (grantId: GrantId, href: string): ContactId => derivedId('contact', 0, `${grantId}\n${normalHref(href)}`);
 export const cardDavGroupId = (grantId: GrantId, href: string): ContactGroupId => derivedId('contactGroup', 0, `${grantId}\n${normalHref(href)}`);
@@ -68,25 +64,10 @@ const collectionUrl = (url: string) => (url.endsWith('/') ? url : `${url}/`);
 // ---------------------------------------------------------------------------------------------
 // Records and views
 
-/** The answer for a record: stored.ts's, without the CardDAV bookkeeping. */
-function view(grant: GrantRecord, record: ContactRecord, groups?: ReadonlySet<string>): Contact {
-  return strip(stored.contactView(grant, record, groups));
-}
-
-function strip<T extends object>(value: T): T {
-  const copy = { ...value } as Record<string, unknown>;
-  for (const field of INTERNAL_FIELDS) delete copy[field];
-  return copy as T;
-}
-
-const groupView = (grant: GrantRecord, group: ContactGroupRecord): ContactGroup => ({
-  id: group.id,
-  object: 'contact_group',
-  grant_id: grant.id,
-  name: group.name,
-  group_type: 'user',
-  path: group.name,
-});
+/** The answer for a record (stored.ts's view leaves out the CardDAV bookkeeping: href, ETag, UID). */
+const view = stored.contactView;
+/** CardDAV groups are flat: a group's path is its name. */
+const groupView = (grant: GrantRecord, group: ContactGroupRecord): ContactGroup => stored.groupView(grant, group, group.name);
 
 const updatedEntry = (grant: GrantRecord, record: ContactRecord, groups?: ReadonlySet<string>) => ({
   notification: newNotification({ type: 'contact.updated', applicationId: grant.application_id, grantId: grant.id, object: view(grant, record, groups) }),
@@ -94,16 +75,6 @@ const updatedEntry = (grant: GrantRecord, record: ContactRecord, groups?: Readon
 const deletedEntry = (grant: GrantRecord, record: ContactRecord) => ({
   notification: newNotification({ type: 'contact.deleted', applicationId: grant.application_id, grantId: grant.id, object: view(grant, record) }),
 });
-
-/** A record's fields with empty strings and undefined left out, and its search indexes. */
-function withIndexes(record: Omit<ContactRecord, 'email_index' | 'phone_index'>): ContactRecord {
-  const cleaned = Object.fromEntries(Object.entries(record).filter(([, v]) => v !== '' && v !== undefined)) as typeof record;
-  return {
-    ...cleaned,
-    email_index: [...new Set((record.emails ?? []).map((e) => e.email.toLowerCase()))],
-    phone_index: [...new Set((record.phone_numbers ?? []).map((p) => stored.phoneDigits(p.number)).filter(Boolean))],
-  };
-}
 
 /** The vCard fields of a record (what writeContactVCard writes). */
 function fieldsOf(record: ContactRecord): ContactFields {
@@ -146,7 +117,7 @@ function contactRecordOf(
   groups: readonly ContactGroupRecord[],
 ): ContactRecord {
   const now = clock.nowSeconds();
-  return withIndexes({
+  return stored.withIndexes({
     ...(parsed.fields as Omit<ContactRecord, 'id'>),
     id: cardDavContactId(grantId, href),
     grant_id: grantId,
@@ -197,45 +168,10 @@ async function removeContact(grant: GrantRecord, record: ContactRecord, quiet: b
 // ---------------------------------------------------------------------------------------------
 // Sync
 
-interface RemoteState {
-  token: string;
-  /** Members changed (everything, for a full listing) with their ETags, by normalised href. */
-  changed: Map<string, string | undefined>;
-  /** Hrefs removed since the token (delta) — empty for a full listing. */
-  deleted: Set<string>;
-  /** True when `changed` is every member of the collection: what is stored and not in it went. */
-  full: boolean;
-}
-
-async function remoteChanges(ctx: CardDavContext, token: string | undefined): Promise<RemoteState> {
-  const book = collectionUrl(ctx.addressBook);
-  const state: RemoteState = { token: token ?? '', changed: new Map(), deleted: new Set(), full: token === undefined };
-  let from = token;
-  try {
-    for (let round = 0; ; round++) {
-      const result = await ctx.client.syncCollection(book, from);
-      for (const { url, etag } of result.changed) {
-        state.changed.set(normalHref(url), etag);
-        state.deleted.delete(normalHref(url));
-      }
-      for (const url of result.deleted) {
-        state.deleted.add(normalHref(url));
-        state.changed.delete(normalHref(url));
-      }
-      state.token = result.token;
-      from = result.token;
-      if (!result.truncated || round + 1 >= MAX_SYNC_ROUNDS) return state;
-    }
-  } catch (error) {
-    if (!(error instanceof SyncTokenInvalid)) throw error;
-  }
-  // The token is no longer known: the collection's current token, then every member with its ETag
-  // (a change in between is reported again by the next sync, and skipped when its ETag is stored).
-  const collection = (await ctx.client.listCollections(book)).find((one) => normalHref(collectionUrl(one.url)) === normalHref(book));
-  let fresh = collection?.syncToken;
-  if (!fresh) fresh = (await ctx.client.syncCollection(book)).token;
-  const listing = await ctx.client.listObjects(book);
-  return { token: fresh, changed: new Map(listing.map((one) => [normalHref(one.url), one.etag])), deleted: new Set(), full: true };
+/** What changed in the address book since `token` (shared/dav/changes.ts), by normalised href. */
+async function remoteChanges(ctx: CardDavContext, token: string | undefined): Promise<CollectionChanges> {
+  const changes = await collectionChanges(ctx.client, collectionUrl(ctx.addressBook), token);
+  return { ...changes, changed: new Map([...changes.changed].map(([url, etag]) => [normalHref(url), etag])), deleted: new Set([...changes.deleted].map(normalHref)) };
 }
 
 /**
@@ -255,7 +191,7 @@ export async function syncAddressBook(ctx: CardDavContext, state: { token?: stri
   const [contacts, groups] = await Promise.all([db.allContacts(grant.id, 'address_book'), db.allContactGroups(grant.id)]);
   const contactsByHref = new Map(contacts.filter((c) => c.href).map((c) => [c.href!, c]));
   const groupsByHref = new Map(groups.filter((g) => g.href).map((g) => [g.href!, g]));
-  const result: AddressBookSyncResult = { token: remote.token, changed: 0, deleted: 0, skipped: [] };
+  const result: AddressBookSyncResult = { ...(remote.token !== undefined ? { token: remote.token } : {}), changed: 0, deleted: 0, skipped: [] };
 
   const gone = new Set(remote.deleted);
   if (remote.full) {
@@ -373,13 +309,6 @@ async function onServer<T>(operation: () => Promise<T>): Promise<T> {
 
 const changedOnServer = (what: string) => new ConflictError(`The ${what} was changed on the server by another client; fetch it again`);
 
-function checkIdentified(fields: CreateContactBody): void {
-  const named = NAME_FIELDS.some((f) => (fields[f] ?? '').trim() !== '');
-  if (!named && !fields.emails?.length && !fields.phone_numbers?.length) {
-    throw new InvalidRequestError('A contact needs a name (given_name, surname, middle_name, nickname or company_name), an email or a phone number');
-  }
-}
-
 function requestedGroups(body: { groups?: readonly { id: string }[] }, groups: readonly ContactGroupRecord[]): ContactGroupRecord[] {
   const chosen = new Map<string, ContactGroupRecord>();
   (body.groups ?? []).forEach((ref, i) => {
@@ -488,13 +417,6 @@ async function alignGroups(ctx: CardDavContext, record: ContactRecord): Promise<
   return (await storeContact(ctx.grant, record, next, false, new Set(groups.map((g) => g.id)))) ? next : record;
 }
 
-async function requireContact(grant: GrantRecord, contactId: string): Promise<ContactRecord> {
-  const id = parseId('contact', contactId);
-  const record = id ? await db.getContact(grant.id, id) : undefined;
-  if (!record) throw new NotFoundError(`Contact '${contactId}' not found`);
-  return record;
-}
-
 async function requireGroup(grant: GrantRecord, groupId: string): Promise<{ group: ContactGroupRecord; groups: ContactGroupRecord[] }> {
   const id = parseId('contactGroup', groupId);
   const groups = await db.allContactGroups(grant.id);
@@ -508,17 +430,12 @@ const onCardDav = (record: ContactRecord) => record.source === 'address_book' &&
 
 export function cardDavContacts(contextOf: (grant: GrantRecord) => Promise<CardDavContext>): ContactsProvider {
   return {
-    async list(grant, query, limit) {
-      const page = await stored.listContacts(grant, query, limit);
-      return { ...page, items: page.items.map((item) => strip(item)) };
-    },
-
-    async get(grant, contactId, query) {
-      return strip(await stored.getContact(grant, contactId, query));
-    },
+    // Reads answer from the mirrored records, as stored contacts do.
+    list: stored.listContacts,
+    get: stored.getContact,
 
     async create(grant, body: CreateContactBody) {
-      checkIdentified(body);
+      stored.checkIdentified(body);
       const groups = await db.allContactGroups(grant.id);
       const join = requestedGroups(body, groups);
       const ctx = await contextOf(grant);
@@ -536,7 +453,7 @@ export function cardDavContacts(contextOf: (grant: GrantRecord) => Promise<CardD
       const conflicts = await changeMemberships(ctx, uid, join, []);
       const now = clock.nowSeconds();
       const after = conflicts.length ? await db.allContactGroups(grant.id) : groups;
-      const record = withIndexes({
+      const record = stored.withIndexes({
         ...(fields as Omit<ContactRecord, 'id'>),
         id: cardDavContactId(grant.id, href),
         grant_id: grant.id,
@@ -559,16 +476,16 @@ export function cardDavContacts(contextOf: (grant: GrantRecord) => Promise<CardD
     },
 
     async update(grant, contactId, body: UpdateContactBody) {
-      const current = await requireContact(grant, contactId);
-      if (!onCardDav(current)) return strip(await stored.updateContact(grant, contactId, body));
+      const current = await stored.requireContact(grant, contactId);
+      if (!onCardDav(current)) return stored.updateContact(grant, contactId, body);
       const groups = await db.allContactGroups(grant.id);
       const existing = new Set(groups.map((g) => g.id as string));
       const join = body.groups !== undefined ? requestedGroups(body, groups) : undefined;
       const { groups: _groups, ...fields } = body;
       const merged = { ...current, ...fields } as ContactRecord;
-      checkIdentified(merged);
+      stored.checkIdentified(merged);
       const ctx = await contextOf(grant);
-      const draft = withIndexes({ ...merged, updated_at: clock.nowSeconds(), version: current.version + 1 });
+      const draft = stored.withIndexes({ ...merged, updated_at: clock.nowSeconds(), version: current.version + 1 });
       let etag: string | undefined;
       try {
         if (!current.etag) throw new PreconditionFailed('no ETag stored', current.href!);
@@ -603,7 +520,7 @@ export function cardDavContacts(contextOf: (grant: GrantRecord) => Promise<CardD
     },
 
     async delete(grant, contactId) {
-      const current = await requireContact(grant, contactId);
+      const current = await stored.requireContact(grant, contactId);
       if (!onCardDav(current)) return stored.deleteContact(grant, contactId);
       const ctx = await contextOf(grant);
       try {

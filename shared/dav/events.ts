@@ -15,8 +15,9 @@ import { logger } from '#shared/logger';
 import { inPool } from '#shared/pool';
 import type { EventsProvider } from '#shared/providers/contract';
 import { clock } from '#shared/time';
-import { DavError, PreconditionFailed, SyncTokenInvalid, type DavClient, type DavObject } from '#shared/dav/client';
-import { calendarsReady } from '#shared/dav/calendars';
+import { DavError, PreconditionFailed, type DavClient, type DavObject } from '#shared/dav/client';
+import { collectionChanges } from '#shared/dav/changes';
+import { withCalendarsReady as ready } from '#shared/dav/calendars';
 import { davClientOf, davRequestError } from '#shared/dav/session';
 
 /**
@@ -220,8 +221,9 @@ async function storedObjects(grant: GrantRecord, calendar: CalendarRecord): Prom
 }
 
 /**
- * One calendar's changes since `token`: RFC 6578 sync-collection; a refused token (or a server
- * without sync-collection) falls back to a full listing compared by ETag with what is stored.
+ * One calendar's changes since `token` (shared/dav/changes.ts). A full answer (first sync, a token
+ * the server no longer knows, no sync-collection) is compared by ETag with what is stored: only what
+ * differs is fetched, and what the table has and the server not is removed.
  */
 export async function syncCalendarObjects(
   grant: GrantRecord,
@@ -230,31 +232,16 @@ export async function syncCalendarObjects(
   token: string | undefined,
   quiet: boolean,
 ): Promise<ObjectsOutcome & { token?: string }> {
-  let changed: string[] = [];
-  let deleted: string[] = [];
-  let next: string | undefined;
-  try {
-    let from = token;
-    for (;;) {
-      const page = await client.syncCollection(calendar.href, from);
-      changed.push(...page.changed.map((c) => c.url));
-      deleted.push(...page.deleted);
-      next = page.token;
-      if (!page.truncated) break;
-      from = page.token;
-    }
-  } catch (error) {
-    if (!(error instanceof SyncTokenInvalid) && !(error instanceof DavError && (error.kind === 'conflict' || error.kind === 'not_found'))) throw error;
-    // A full listing: what differs from the table is fetched, what the table has and the server not is removed.
-    const listed = await client.listObjects(calendar.href);
+  const changes = await collectionChanges(client, calendar.href, token);
+  let changed = [...changes.changed.keys()];
+  let deleted = [...changes.deleted];
+  if (changes.full) {
     const stored = await storedObjects(grant, calendar);
-    const live = new Set(listed.map((o) => o.url));
-    changed = listed.filter((o) => !o.etag || stored.get(o.url) !== o.etag).map((o) => o.url);
-    deleted = [...stored.keys()].filter((url) => !live.has(url));
-    next = error instanceof SyncTokenInvalid ? (await client.syncCollection(calendar.href).catch(() => undefined))?.token : undefined;
+    changed = changed.filter((url) => !changes.changed.get(url) || stored.get(url) !== changes.changed.get(url));
+    deleted = [...stored.keys()].filter((url) => !changes.changed.has(url));
   }
-  const outcome = await applyObjects(grant, client, calendar, [...new Set(changed)], [...new Set(deleted)], quiet);
-  return { ...outcome, ...(next !== undefined ? { token: next } : {}) };
+  const outcome = await applyObjects(grant, client, calendar, changed, deleted, quiet);
+  return { ...outcome, ...(changes.token !== undefined ? { token: changes.token } : {}) };
 }
 
 // ---- writes through the API: the server first ------------------------------------------------
@@ -326,14 +313,6 @@ export const calDavEventServer: EventServer = {
   newEventId: (calendar, idempotencyKey) => (idempotencyKey !== undefined ? derivedId('event', 0, `${calendar.grant_id}\n${calendar.id}\n${idempotencyKey}`) : newId('event')),
   write: writeToServer,
 };
-
-/** Calendars are read from the server before the first event request (calendarsReady). */
-const ready =
-  <A extends unknown[], R>(run: (grant: GrantRecord, ...args: A) => Promise<R>) =>
-  async (grant: GrantRecord, ...args: A): Promise<R> => {
-    await calendarsReady(grant);
-    return run(grant, ...args);
-  };
 
 export const calDavEvents: EventsProvider = {
   list: ready(agent.listEvents),

@@ -63,7 +63,7 @@ export async function runDavSync(grant: GrantRecord, run: SyncRun): Promise<Sync
         const outcome = await syncAddressBook({ grant, client, addressBook: url }, seeded && dav.address_book?.token ? { token: dav.address_book.token } : {}, { quiet: !seeded });
         if (outcome.skipped.length) log.warn('vCards skipped', { grant_id: grant.id, skipped: outcome.skipped });
         changed ||= seeded && outcome.changed + outcome.deleted > 0;
-        dav.address_book = { url, token: outcome.token, seeded: true };
+        dav.address_book = { url, ...(outcome.token !== undefined ? { token: outcome.token } : {}), seeded: true };
         await run.save({ ...state, dav });
       }
     }

@@ -1,16 +1,11 @@
 import { busyTimes } from '#shared/agent/event-windows';
-import { calendarsReady } from '#shared/dav/calendars';
+import { withCalendarsReady } from '#shared/dav/calendars';
 import type { GrantRecord, Provider } from '#shared/db/grants';
 import type { FreeBusyProvider } from '#shared/providers/contract';
 import { providerOf } from '#shared/providers/mailbox';
 
 /** A CalDAV grant's events are kept in the table as an Agent Account's are: its busy time is read there, once its calendars are known. */
-const calDavBusy: FreeBusyProvider = {
-  busy: async (grant, query) => {
-    await calendarsReady(grant);
-    return busyTimes(grant, query);
-  },
-};
+const calDavBusy: FreeBusyProvider = { busy: withCalendarsReady(busyTimes) };
 
 const registry: Partial<Record<Provider, FreeBusyProvider>> = {
   agent: { busy: busyTimes },

@@ -329,7 +329,7 @@ describe('calendars and events on the server', () => {
     await notifications();
   });
 
-  it('skips a malformed object and reports it, while the rest of the calendar syncs', async () => {
+  it('skips an object it cannot read as an event (a task: no VEVENT) and logs it, while the rest of the calendar syncs', async () => {
     const good = `${home()}home/fine-1.ics`;
     await raw(
       'PUT',
@@ -352,7 +352,7 @@ describe('calendars and events on the server', () => {
         'content-type': 'text/calendar',
       },
     );
-    // Radicale checks what it is sent: an object it accepts that our reader refuses (an event without a start).
+    // Radicale refuses malformed iCalendar on PUT: an object it accepts and our reader cannot store, a task.
     await raw(
       'PUT',
       `${home()}home/odd-1.ics`,

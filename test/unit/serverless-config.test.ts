@@ -8,6 +8,33 @@ import { ROOT, httpApiEvents, loadServerlessConfig } from '../../scripts/local-s
 const config = loadServerlessConfig();
 const resources = config.resources.Resources;
 
+/**
+ * The functions that seal or open secrets: webhook secrets, connector secrets, provider tokens and
+ * the passwords of IMAP grants (the mail functions and mail-sync reach their IMAP servers with them;
+ * calendars, events, contacts, availability and scheduling their CalDAV and CardDAV servers).
+ */
+const SECRET_HOLDERS = [
+  'attachments',
+  'availability',
+  'calendars',
+  'connect',
+  'connectors',
+  'contacts',
+  'drafts',
+  'drafts-send',
+  'events',
+  'folders',
+  'jobs',
+  'mail-sync',
+  'messages',
+  'scheduled-send',
+  'scheduling',
+  'send',
+  'threads',
+  'webhook-delivery',
+  'webhooks',
+];
+
 describe('serverless.yml', () => {
   it("declares exactly the routes of each function's route table", () => {
     const declared = httpApiEvents(config)
@@ -80,29 +107,7 @@ describe('serverless.yml', () => {
 
     it('gives its ARN only to the functions that seal or open secrets (webhook secrets, connector secrets, provider tokens, IMAP passwords)', () => {
       const holders = environments.filter(([, environment]) => environment.WEBHOOK_SECRET_KEY_ARN !== undefined).map(([name]) => name);
-      // The mail functions (folders, messages, threads, attachments, drafts, drafts-send, send, scheduled-send) and mail-sync open IMAP grants' passwords to reach their servers;
-      // calendars, events, contacts, availability and scheduling open them to reach their CalDAV and CardDAV servers.
-      expect(holders.sort()).toEqual([
-        'attachments',
-        'availability',
-        'calendars',
-        'connect',
-        'connectors',
-        'contacts',
-        'drafts',
-        'drafts-send',
-        'events',
-        'folders',
-        'jobs',
-        'mail-sync',
-        'messages',
-        'scheduled-send',
-        'scheduling',
-        'send',
-        'threads',
-        'webhook-delivery',
-        'webhooks',
-      ]);
+      expect(holders.sort()).toEqual(SECRET_HOLDERS);
       for (const name of holders) expect(config.functions[name]!.environment!.WEBHOOK_SECRET_KEY_ARN).toBe('${param:webhookSecretKeyArn}');
       // Deployed: the Ref of an AWS::SecretsManager::Secret is its ARN. Local: the local stack's secret.
       expect(params.default!.webhookSecretKeyArn).toEqual({ Ref: 'WebhookSecretKey' });
@@ -113,27 +118,7 @@ describe('serverless.yml', () => {
       const readers = Object.entries(config.functions)
         .filter(([, fn]) => secretStatements(fn.role!).length > 0)
         .map(([name]) => name);
-      expect(readers.sort()).toEqual([
-        'attachments',
-        'availability',
-        'calendars',
-        'connect',
-        'connectors',
-        'contacts',
-        'drafts',
-        'drafts-send',
-        'events',
-        'folders',
-        'jobs',
-        'mail-sync',
-        'messages',
-        'scheduled-send',
-        'scheduling',
-        'send',
-        'threads',
-        'webhook-delivery',
-        'webhooks',
-      ]);
+      expect(readers.sort()).toEqual(SECRET_HOLDERS);
       for (const name of readers) {
         expect(secretStatements(config.functions[name]!.role!)).toEqual([{ Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: { Ref: 'WebhookSecretKey' } }]);
       }
