@@ -5,13 +5,14 @@ import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOidcServer, type LocalOidcServer } from '../../scripts/local-stack/oidc-local';
 import { apiClient, type ApiClient } from '../support/api';
 import { makeApplication } from '../support/factories';
 import { startGateway, type Gateway } from '../support/gateway';
 import { rememberSecret } from '../support/secrets';
+import { directives, openContext as openPage, tabOrder, violations } from '../support/browser-page';
 
 /**
  * The hosted login page (`GET /v3/connect/auth` without a provider) in headless Chromium (the Debian
@@ -90,40 +91,7 @@ function authUrl(params: Record<string, string> = {}): string {
   return `${gateway.url}/v3/connect/auth?${new URLSearchParams({ client_id: appId, redirect_uri: appRedirect, response_type: 'code', ...params })}`;
 }
 
-/** A browser context that records every request it makes and every message of its console. */
-async function openContext(viewport: { width: number; height: number }): Promise<{ context: BrowserContext; page: Page; requests: string[]; consoleMessages: string[]; errors: string[] }> {
-  const context = await browser.newContext({ viewport, locale: 'en-US' });
-  const page = await context.newPage();
-  const requests: string[] = [];
-  const consoleMessages: string[] = [];
-  const errors: string[] = [];
-  context.on('request', (request) => requests.push(request.url()));
-  page.on('console', (message) => consoleMessages.push(message.text()));
-  page.on('pageerror', (error) => errors.push(error.message));
-  return { context, page, requests, consoleMessages, errors };
-}
-
-/** What the console said about the Content-Security-Policy (a blocked resource, form or navigation). */
-const violations = (consoleMessages: string[]) => consoleMessages.filter((message) => /Content Security Policy/i.test(message));
-
-/** The directives of a Content-Security-Policy header, each with its sources. */
-const directives = (header: string) =>
-  new Map(
-    header
-      .split(';')
-      .map((d) => d.trim().split(/\s+/))
-      .map(([name, ...sources]) => [name!, sources]),
-  );
-
-/** What has the focus after each press of Tab from the top of the page: `tag id-or-text`. */
-async function tabOrder(page: Page, presses: number): Promise<string[]> {
-  const reached: string[] = [];
-  for (let i = 0; i < presses; i++) {
-    await page.keyboard.press('Tab');
-    reached.push(await page.locator(':focus').evaluate((el) => `${el.tagName.toLowerCase()} ${el.id || el.textContent?.trim()}`));
-  }
-  return reached;
-}
+const openContext = (viewport: { width: number; height: number }) => openPage(browser, viewport);
 
 describe('hosted login page in Chromium', () => {
   it('lists the providers, and Microsoft leads through sign-in and consent back to the application, whose code opens the microsoft grant', async () => {
