@@ -1,7 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readdirSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBClient, TransactWriteItemsCommand, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
@@ -13,7 +12,7 @@ import { startStack, type LocalStack } from '../scripts/local-stack/index';
 import { startSmtpSink } from '../scripts/local-stack/smtp-sink';
 import { isOutboxInsert, startStreamRelay, type StreamRelay } from '../scripts/local-stack/stream-relay';
 import { startJobsWorker } from './jobs';
-import { percentile, rng, scaled, SMOKE, table } from './lib';
+import { cpuSince, cpuTime, percentile, rng, scaled, SMOKE, table, type CpuTime } from './lib';
 
 /**
  * IMAP grants synced from a real Dovecot (shared/imap/sync.ts run by shared/services/mail-sync.ts),
@@ -93,48 +92,8 @@ function poll(sqs: SQSClient, queueUrl: string, handler: Handler, fn: string, ti
   };
 }
 
-/** CPU time (ms) of this process and of the emulators and Dovecot it started (/proc; undefined where there is none). */
-interface CpuTime {
-  self: number;
-  dynamodb?: number;
-  sqs?: number;
-  dovecot?: number;
-}
-function cpuTime(): CpuTime {
-  const own = process.cpuUsage();
-  const time: CpuTime = { self: (own.user + own.system) / 1000 };
-  try {
-    const children = (pid: number): number[] =>
-      readdirSync(`/proc/${pid}/task`).flatMap((task) =>
-        readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8')
-          .split(' ')
-          .filter(Boolean)
-          .map(Number)
-          .flatMap((child) => [child, ...children(child)]),
-      );
-    for (const pid of children(process.pid)) {
-      try {
-        const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-        const service = command.includes('DynamoDBLocal') ? 'dynamodb' : command.includes('sqs-child') ? 'sqs' : command.includes('dovecot') ? 'dovecot' : undefined;
-        if (!service) continue;
-        // utime, stime, cutime, cstime: fields 14 to 17, counted after the command name's closing parenthesis.
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        time[service] = (time[service] ?? 0) + (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * 10;
-      } catch {
-        // gone meanwhile
-      }
-    }
-  } catch {
-    // no /proc
-  }
-  return time;
-}
-const cpuSince = (before: CpuTime): CpuTime => {
-  const now = cpuTime();
-  const diff = (k: keyof CpuTime) => (now[k] === undefined || before[k] === undefined ? undefined : now[k]! - before[k]!);
-  return { self: now.self - before.self, dynamodb: diff('dynamodb'), sqs: diff('sqs'), dovecot: diff('dovecot') };
-};
+/** The processes whose CPU time the bench reports beside its own. */
+const SERVICES = { dynamodb: 'DynamoDBLocal', sqs: 'sqs-child', dovecot: 'dovecot' };
 const cpuLine = (c: CpuTime, seconds: number) =>
   (['self', 'dynamodb', 'sqs', 'dovecot'] as const)
     .map(
@@ -487,11 +446,11 @@ export async function runImapBench(): Promise<void> {
     const jobsBefore = worker.handled;
     const streamBefore = stream.records;
     const jobRunsBefore = jobRuns.length;
-    const cpuBefore = cpuTime();
+    const cpuBefore = cpuTime(SERVICES);
     const syncStart = performance.now();
     const { runs, state } = await origin.run('sync', () => firstSync(grant.id));
     const syncSeconds = (performance.now() - syncStart) / 1000;
-    const syncCpu = cpuSince(cpuBefore);
+    const syncCpu = cpuSince(cpuBefore, SERVICES);
     const syncCounts = snapshot('sync');
     const synced = Object.values(state.folders).reduce((a, f) => a + f.messages, 0);
     if (synced !== N) throw new Error(`the sync stored ${synced} of ${N} messages`);
@@ -530,7 +489,7 @@ export async function runImapBench(): Promise<void> {
       written += batch.length;
       batch = [];
     };
-    const durableCpuBefore = cpuTime();
+    const durableCpuBefore = cpuTime(SERVICES);
     const durable = await fetchFloor(
       server,
       USER,
@@ -540,7 +499,7 @@ export async function runImapBench(): Promise<void> {
       },
       writeBatch,
     );
-    const durableCpu = cpuSince(durableCpuBefore);
+    const durableCpu = cpuSince(durableCpuBefore, SERVICES);
     bareDynamo.destroy();
     const durableRate = durable.count / durable.seconds;
 

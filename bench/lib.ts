@@ -39,6 +39,56 @@ export function percentile(samples: number[], p: number): number {
 
 export const median = (samples: number[]) => percentile(samples, 50);
 
+/** CPU time (ms) of this process and of the services it started, by name: `self`, then each service's, undefined where it cannot be read. */
+export interface CpuTime {
+  self: number;
+  [service: string]: number | undefined;
+}
+
+/**
+ * CPU time so far of this process and of its descendant processes whose command line contains each
+ * service's marker (`{ dynamodb: 'DynamoDBLocal' }`), from /proc (Linux, 100 ticks a second; their
+ * own waited-for children included); the services are undefined where there is no /proc.
+ */
+export function cpuTime(services: Record<string, string>): CpuTime {
+  const own = process.cpuUsage();
+  const time: CpuTime = { self: (own.user + own.system) / 1000 };
+  try {
+    const children = (pid: number): number[] =>
+      readdirSync(`/proc/${pid}/task`).flatMap((task) =>
+        readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8')
+          .split(' ')
+          .filter(Boolean)
+          .map(Number)
+          .flatMap((child) => [child, ...children(child)]),
+      );
+    for (const pid of children(process.pid)) {
+      try {
+        const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+        const service = Object.keys(services).find((name) => command.includes(services[name]!));
+        if (!service) continue;
+        // utime, stime, cutime, cstime: fields 14 to 17, counted after the command name's closing parenthesis.
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        time[service] = (time[service] ?? 0) + (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * 10;
+      } catch {
+        // gone meanwhile
+      }
+    }
+  } catch {
+    // no /proc: this process only
+  }
+  return time;
+}
+
+/** CPU time spent since `before` (a service undefined in either reading is undefined). */
+export function cpuSince(before: CpuTime, services: Record<string, string>): CpuTime {
+  const now = cpuTime(services);
+  const spent: CpuTime = { self: now.self - before.self };
+  for (const name of Object.keys(services)) spent[name] = now[name] === undefined || before[name] === undefined ? undefined : now[name]! - before[name]!;
+  return spent;
+}
+
 /** p50 and p99 of `runs` timed calls of a list after `warmUp` untimed ones, and how many items the last one answered. */
 export async function timeList(run: () => Promise<{ items: unknown[] }>, runs: number, warmUp: number): Promise<{ p50: number; p99: number; items: number }> {
   for (let i = 0; i < warmUp; i++) await run();

@@ -1,5 +1,4 @@
 import { createHmac } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, request, Agent, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -8,7 +7,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, BatchWriteCommand, DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { lambdaContext } from '../scripts/local-stack/api-gateway-event';
-import { fmt, scaled, table } from './lib';
+import { cpuSince, cpuTime, fmt, scaled, table, type CpuTime } from './lib';
 import { startStack } from '../scripts/local-stack/index';
 import { startStreamRelay } from '../scripts/local-stack/stream-relay';
 
@@ -138,49 +137,8 @@ function poll(sqs: SQSClient, queueUrl: string, handler: Handler, batchSize: num
   });
 }
 
-/**
- * CPU time (ms) so far of this process and of the emulators it started, read from /proc (Linux, 100
- * ticks a second); the emulators are undefined when there is no /proc or the endpoints are elsewhere.
- */
-interface CpuTime {
-  self: number;
-  dynamodb?: number;
-  sqs?: number;
-}
-function cpuTime(): CpuTime {
-  const own = process.cpuUsage();
-  const time: CpuTime = { self: (own.user + own.system) / 1000 };
-  try {
-    const children = (pid: number): number[] =>
-      readdirSync(`/proc/${pid}/task`).flatMap((task) =>
-        readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8')
-          .split(' ')
-          .filter(Boolean)
-          .map(Number)
-          .flatMap((child) => [child, ...children(child)]),
-      );
-    for (const pid of children(process.pid)) {
-      const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-      const service = command.includes('DynamoDBLocal') ? 'dynamodb' : command.includes('sqs-child') ? 'sqs' : undefined;
-      if (!service) continue;
-      // utime and stime: fields 14 and 15, counted after the command name's closing parenthesis.
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      time[service] = (time[service] ?? 0) + (Number(fields[11]) + Number(fields[12])) * 10;
-    }
-  } catch {
-    // No /proc: this process only.
-  }
-  return time;
-}
-const cpuSince = (before: CpuTime): CpuTime => {
-  const now = cpuTime();
-  return {
-    self: now.self - before.self,
-    dynamodb: now.dynamodb === undefined ? undefined : now.dynamodb - (before.dynamodb ?? 0),
-    sqs: now.sqs === undefined ? undefined : now.sqs - (before.sqs ?? 0),
-  };
-};
+/** The emulators whose CPU time the bench reports beside its own. */
+const SERVICES = { dynamodb: 'DynamoDBLocal', sqs: 'sqs-child' };
 
 /** One measured pass of N notifications: its rate, and what it cost. */
 interface Pass {
@@ -451,7 +409,7 @@ export async function runWebhooksBench(): Promise<void> {
     await stopPollers();
     const floorPass = async (): Promise<Pass> => {
       const times = { fanout: stageTime(), delivery: stageTime() };
-      const before = cpuTime();
+      const before = cpuTime(SERVICES);
       const sent = received('/floor');
       const rate = await durableFloor({
         sqs,
@@ -464,15 +422,15 @@ export async function runWebhooksBench(): Promise<void> {
         received: () => received('/floor') - sent,
         times,
       });
-      return { rate, cpu: cpuSince(before), ...times };
+      return { rate, cpu: cpuSince(before, SERVICES), ...times };
     };
     const oursPass = async (): Promise<Pass> => {
       const times = { fanout: stageTime(), delivery: stageTime() };
       startPollers(times);
-      const before = cpuTime();
+      const before = cpuTime(SERVICES);
       try {
         const { rate } = await endToEnd();
-        return { rate, cpu: cpuSince(before), ...times };
+        return { rate, cpu: cpuSince(before, SERVICES), ...times };
       } finally {
         await stopPollers();
       }
