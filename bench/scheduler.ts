@@ -35,6 +35,7 @@ export async function runSchedulerBench(): Promise<void> {
     ]);
     const app = await createApplication({ name: 'bench scheduler' });
     const context = { applicationId: app.application_id };
+    const apiKeyCaller = { ...context, credential: 'api_key' as const };
     const windowStart = (Math.floor(Date.now() / 1000 / DAY) + 1) * DAY;
     const windowEnd = windowStart + 30 * DAY;
 
@@ -56,7 +57,7 @@ export async function runSchedulerBench(): Promise<void> {
       ...(i === 0 ? { is_organizer: true, booking: { calendar_id: 'primary' } } : {}),
       availability: { calendar_ids: ['primary'], open_hours: [{ days: [0, 1, 2, 3, 4, 5, 6], timezone: ZONES[i]!, start: '7:00', end: '21:00' }] },
     });
-    const busyConfig = await createConfiguration(people[0]!, {
+    const busyConfig = await createConfiguration(apiKeyCaller, people[0]!, {
       participants: people.map(participant),
       availability: { duration_minutes: 30, interval_minutes: 30, availability_rules: { availability_method: 'collective', buffer: { before: 5, after: 5 } } },
       event_booking: { title: 'Team call' },
@@ -78,7 +79,7 @@ export async function runSchedulerBench(): Promise<void> {
 
     // 2. CLIENTS clients racing over SLOTS slots of an organizer with a free calendar.
     const free = await seedBusyAccount(context, 99, 0, windowStart, 1);
-    const raceConfig = await createConfiguration(free, {
+    const raceConfig = await createConfiguration(apiKeyCaller, free, {
       participants: [{ email: free.email, is_organizer: true, availability: { calendar_ids: ['primary'] }, booking: { calendar_id: 'primary' } }],
       availability: { duration_minutes: 30, interval_minutes: 30 },
       event_booking: { title: 'Race', disable_emails: true },

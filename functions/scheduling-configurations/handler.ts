@@ -10,9 +10,9 @@ export const handler = httpApi<typeof routes>(generated, {
     const page = await listConfigurations(app, query, grant);
     return list(page.items, page.nextCursor);
   },
-  createGrantConfiguration: async ({ grant, body }) => ok(await createConfiguration(grant, body), { status: 201 }),
+  createGrantConfiguration: async ({ app, grant, body }) => ok(await createConfiguration(app, grant, body), { status: 201 }),
   getGrantConfiguration: async ({ app, grant, params }) => ok(configurationView(await requireConfiguration(app.applicationId, params.configuration_id, grant))),
-  updateGrantConfiguration: async ({ app, grant, params, body }) => ok(await updateConfiguration(grant, await requireConfiguration(app.applicationId, params.configuration_id, grant), body)),
+  updateGrantConfiguration: async ({ app, grant, params, body }) => ok(await updateConfiguration(app, grant, await requireConfiguration(app.applicationId, params.configuration_id, grant), body)),
   deleteGrantConfiguration: async ({ app, grant, params }) => {
     await deleteConfiguration(await requireConfiguration(app.applicationId, params.configuration_id, grant));
     return empty();
@@ -23,12 +23,12 @@ export const handler = httpApi<typeof routes>(generated, {
   },
   createConfiguration: async ({ app, body }) => {
     const { grant_id, ...rest } = body;
-    return ok(await createConfiguration(await resolveGrant(app, grant_id), rest), { status: 201 });
+    return ok(await createConfiguration(app, await resolveGrant(app, grant_id), rest), { status: 201 });
   },
   getConfiguration: async ({ app, params }) => ok(configurationView(await requireConfiguration(app.applicationId, params.configuration_id))),
   updateConfiguration: async ({ app, params, body }) => {
     const current = await requireConfiguration(app.applicationId, params.configuration_id);
-    return ok(await updateConfiguration(await resolveGrant(app, current.grant_id), current, body));
+    return ok(await updateConfiguration(app, await resolveGrant(app, current.grant_id), current, body));
   },
   deleteConfiguration: async ({ app, params }) => {
     await deleteConfiguration(await requireConfiguration(app.applicationId, params.configuration_id));

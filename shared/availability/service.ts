@@ -3,7 +3,7 @@ import type { ApplicationContext } from '#shared/applications/authenticate';
 import { computeAvailability, fiveMinuteProblem, normalize, openHoursProblems, type AvailabilityMethod, type EngineParticipant, type EngineResult } from '#shared/availability/engine';
 import type { GrantRecord } from '#shared/db/grants';
 import { ApiError, InvalidRequestError } from '#shared/errors';
-import { resolveGrant } from '#shared/grants/resolve';
+import { grantNamed } from '#shared/grants/resolve';
 import { freeBusyOf } from '#shared/providers/free-busy';
 
 /**
@@ -24,17 +24,6 @@ function checkWindow(start: number, end: number, maxDays: number): void {
   if (end - start > maxDays * DAY) throw new InvalidRequestError(`'start_time' to 'end_time' spans more than ${maxDays} days (the limit); ask for a shorter window`);
 }
 
-/** A grant of the calling application by address (or by `grant_id`, any pattern a path takes); undefined when there is none. */
-async function grantOf(app: ApplicationContext, email: string, grantId?: string): Promise<GrantRecord | undefined> {
-  try {
-    const grant = await resolveGrant(app, grantId ?? `email:${email}`);
-    return grantId === undefined || lower(grant.email) === lower(email) ? grant : undefined;
-  } catch (error) {
-    if (error instanceof ApiError && error.status < 500) return undefined;
-    throw error;
-  }
-}
-
 // ---- free/busy -------------------------------------------------------------------------------
 
 export type FreeBusyEntry =
@@ -46,7 +35,7 @@ export async function freeBusy(app: ApplicationContext, body: FreeBusyBody): Pro
   const emails = [...new Map(body.emails.map((e) => [lower(e), e.trim()])).values()];
   return Promise.all(
     emails.map(async (email): Promise<FreeBusyEntry> => {
-      const grant = await grantOf(app, email);
+      const grant = await grantNamed(app, email);
       if (!grant) return { email, object: 'error', error: `'${email}' is not the address of a grant of this application` };
       if (grant.blocked) return { email, object: 'error', error: `The grant of '${email}' is blocked` };
       try {
@@ -174,7 +163,7 @@ export async function availability(app: ApplicationContext, body: AvailabilityBo
     tentative_as_busy: rules.tentative_as_busy,
   };
   checkAvailabilityRequest({ ...request, participants: body.participants });
-  const grants = await Promise.all(body.participants.map((p) => grantOf(app, p.email, p.grant_id)));
+  const grants = await Promise.all(body.participants.map((p) => grantNamed(app, p.email, p.grant_id)));
   const unknown = body.participants.filter((_, i) => !grants[i] || grants[i]!.blocked).map((p) => p.email);
   if (unknown.length) {
     throw new InvalidRequestError(`Participants must be grants of this application that are not blocked; these are not: ${unknown.join(', ')}`);

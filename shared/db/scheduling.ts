@@ -24,6 +24,12 @@ export interface ConfigurationRecord extends ConfigurationFields {
   grant_id: GrantId;
   slug?: string;
   requires_session_auth: boolean;
+  /**
+   * The credential of the request that last saved the configuration: an access token can name its
+   * own grant only, so a configuration it saved reads only that grant's calendars (shared/scheduling/access.ts,
+   * authorityOf). Absent on records saved before it was kept: the API key.
+   */
+  saved_with?: 'api_key' | 'access_token';
   created_at: number;
   updated_at: number;
   version: number;

@@ -1,6 +1,6 @@
 import type { ApplicationContext } from '#shared/applications/authenticate';
 import { getGrant, getGrantByEmail, getGrantByExternalId, type GrantRecord } from '#shared/db/grants';
-import { InvalidRequestError, NotFoundError } from '#shared/errors';
+import { ApiError, InvalidRequestError, NotFoundError } from '#shared/errors';
 import { parseId } from '#shared/ids';
 
 export type GrantRef = { kind: 'id'; value: string } | { kind: 'email'; value: string } | { kind: 'external'; value: string } | { kind: 'me' };
@@ -18,7 +18,10 @@ export function parseGrantRef(raw: string): GrantRef {
   return { kind: 'id', value: raw };
 }
 
-const shown = (raw: string) => (raw.length > 200 ? `${raw.slice(0, 200)}…` : raw);
+/** At most 200 characters of a reference, for a message (never half a character). */
+const shown = (raw: string) => (raw.length > 200 ? `${Array.from(raw).slice(0, 200).join('')}…` : raw);
+/** Lengths as the schemas count them: in characters, not UTF-16 units. */
+const characters = (s: string) => (s.length <= 256 ? s.length : Array.from(s).length);
 
 /**
  * Finds the grant named by a path parameter, always within the calling application (and, with an
@@ -40,10 +43,10 @@ export async function resolveGrant(app: ApplicationContext, raw: string): Promis
       break;
     }
     case 'email':
-      grant = ref.value.length <= 254 ? await getGrantByEmail(app.applicationId, ref.value) : undefined;
+      grant = characters(ref.value) <= 254 ? await getGrantByEmail(app.applicationId, ref.value) : undefined;
       break;
     case 'external':
-      grant = ref.value.length > 0 && ref.value.length <= 256 ? await getGrantByExternalId(app.applicationId, ref.value) : undefined;
+      grant = ref.value.length > 0 && characters(ref.value) <= 256 ? await getGrantByExternalId(app.applicationId, ref.value) : undefined;
       break;
     default: {
       const exhaustive: never = ref;
@@ -53,4 +56,20 @@ export async function resolveGrant(app: ApplicationContext, raw: string): Promis
   // An access token reaches its own grant only: any other is as unknown as another application's.
   if (!grant || (app.credential === 'access_token' && grant.id !== app.grantId)) throw new NotFoundError(`Grant '${shown(raw)}' not found`);
   return grant;
+}
+
+/**
+ * The grant a participant or an address names: by `grantId` when given (any pattern a path takes,
+ * which must then be the grant of `email`), else by `email`, as `app` may reach it: any grant of its
+ * application with the API key, only its own with an access token. Undefined when there is none:
+ * another grant is exactly as unknown to a token as an address that is no grant at all.
+ */
+export async function grantNamed(app: ApplicationContext, email: string, grantId?: string): Promise<GrantRecord | undefined> {
+  try {
+    const grant = await resolveGrant(app, grantId ?? `email:${email}`);
+    return grantId === undefined || grant.email.toLowerCase() === email.trim().toLowerCase() ? grant : undefined;
+  } catch (error) {
+    if (error instanceof ApiError && error.status < 500) return undefined;
+    throw error;
+  }
 }

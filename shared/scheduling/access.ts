@@ -4,7 +4,7 @@ import type { ApplicationContext, SessionAuthenticator, SessionContext } from '#
 import * as db from '#shared/db/scheduling';
 import type { BookingRecord, ConfigurationRecord } from '#shared/db/scheduling';
 import { AuthenticationError, InvalidRequestError, NotFoundError } from '#shared/errors';
-import { parseId, type ApplicationId } from '#shared/ids';
+import { parseId } from '#shared/ids';
 import { parseBookingReference, saltMatches, sha256 } from '#shared/scheduling/reference';
 import { clock } from '#shared/time';
 
@@ -156,4 +156,12 @@ export async function pageConfiguration(slug: string, clientId: string | undefin
 
 export { originOf } from '#shared/http/origin';
 
-export const applicationOf = (record: ConfigurationRecord): ApplicationContext => ({ applicationId: record.application_id as ApplicationId, credential: 'api_key' });
+/**
+ * The authority a configuration's availability and bookings act with: what the request that saved
+ * it could reach. Saved with the API key, any grant of the application; saved with an access token,
+ * that token's grant only (its organizer), so a public page never reads more than the token could.
+ */
+export const authorityOf = (record: ConfigurationRecord): ApplicationContext =>
+  record.saved_with === 'access_token'
+    ? { applicationId: record.application_id, credential: 'access_token', grantId: record.grant_id, scope: [] }
+    : { applicationId: record.application_id, credential: 'api_key' };

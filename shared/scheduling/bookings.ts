@@ -2,16 +2,16 @@ import { randomBytes } from 'node:crypto';
 import type { ConfirmBookingBody, CreateBookingBody, CreateBookingQuery, RescheduleBookingBody } from '#schemas/scheduling';
 import { zoneProblem, type EngineResult } from '#shared/availability/engine';
 import { availabilityOf, checkAvailabilityRequest, type ResolvedParticipant } from '#shared/availability/service';
+import { grantNamed } from '#shared/grants/resolve';
 import { getGrant, type GrantRecord } from '#shared/db/grants';
 import type { OutboxEntry } from '#shared/db/outbox';
 import * as db from '#shared/db/scheduling';
 import type { BookingRecord, ConfigurationRecord } from '#shared/db/scheduling';
-import { ApiError, ConflictError, InvalidRequestError, NotFoundError } from '#shared/errors';
-import { resolveGrant } from '#shared/grants/resolve';
+import { ConflictError, InvalidRequestError, NotFoundError } from '#shared/errors';
 import { newId } from '#shared/ids';
 import { logger } from '#shared/logger';
 import { eventsOf } from '#shared/providers/events';
-import { applicationOf, requireBooking } from '#shared/scheduling/access';
+import { authorityOf, requireBooking } from '#shared/scheduling/access';
 import { pendingChange, runBookingEvent, type BookingEventOutcome } from '#shared/scheduling/booking-events';
 import { bookingView } from '#shared/scheduling/view';
 import { bookingReference, saltMatches, sha256 } from '#shared/scheduling/reference';
@@ -48,22 +48,15 @@ async function organizerOf(config: ConfigurationRecord): Promise<GrantRecord> {
   return grant;
 }
 
-/** The participants whose calendars decide availability, each resolved to a grant of the configuration's application. */
+/** The participants whose calendars decide availability, each resolved with the authority the configuration was saved with. */
 async function availabilityParticipants(config: ConfigurationRecord, organizer: GrantRecord): Promise<ResolvedParticipant[]> {
-  const app = applicationOf(config);
+  const authority = authorityOf(config);
   const deciding = config.participants.filter((p) => p.is_organizer === true || lower(p.email) === lower(organizer.email) || p.availability);
   return Promise.all(
     deciding.map(async (p): Promise<ResolvedParticipant> => {
       const isOrganizer = p.is_organizer === true || lower(p.email) === lower(organizer.email);
-      let grant = isOrganizer ? organizer : undefined;
-      if (!grant) {
-        try {
-          grant = await resolveGrant(app, p.grant_id ?? `email:${p.email}`);
-        } catch (error) {
-          if (error instanceof ApiError && error.status < 500) throw new ConflictError(`Participant ${p.email} of configuration '${config.id}' is no longer a grant of its application`);
-          throw error;
-        }
-      }
+      const grant = isOrganizer ? organizer : await grantNamed(authority, p.email, p.grant_id);
+      if (!grant) throw new ConflictError(`Participant ${p.email} of configuration '${config.id}' is no longer a grant of its application`);
       return { email: p.email, grant, calendar_ids: p.availability?.calendar_ids, open_hours: p.availability?.open_hours };
     }),
   );

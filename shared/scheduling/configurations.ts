@@ -4,13 +4,13 @@ import { fiveMinuteProblem, openHoursProblems, zoneProblem } from '#shared/avail
 import * as db from '#shared/db/scheduling';
 import type { ConfigurationRecord } from '#shared/db/scheduling';
 import type { GrantRecord } from '#shared/db/grants';
-import { ApiError, ConflictError, InvalidRequestError, NotFoundError } from '#shared/errors';
+import { ConflictError, InvalidRequestError, NotFoundError } from '#shared/errors';
 import { newId, parseId } from '#shared/ids';
 import { clock } from '#shared/time';
 import { decodeOffsetCursor, encodeOffsetCursor } from '#shared/cursor';
 import { pageSize } from '#shared/answer-limits';
 import { env } from '#shared/config';
-import { resolveGrant } from '#shared/grants/resolve';
+import { grantNamed } from '#shared/grants/resolve';
 import { configurationLinks, linkProblem } from '#shared/scheduling/urls';
 import { booksOnPrimaryOnly } from '#shared/providers/organizer-calendars';
 
@@ -79,32 +79,27 @@ function check(organizer: GrantRecord, c: Required<Pick<CreateConfigurationBody,
 }
 
 /**
- * Participants must be grants of the organizer's application (their calendars decide availability
- * and bookings invite them): one problem naming every email that is not. A `grant_id` given must
- * name a grant of the application too.
+ * Participants must be grants the saving request can reach (their calendars decide availability and
+ * bookings invite them): with the API key, grants of the application; with an access token, its own
+ * grant only, and the answer never tells whether another address is a grant. One problem naming
+ * every participant that is not.
  */
-async function participantProblems(organizer: GrantRecord, participants: readonly { email: string; grant_id?: string }[]): Promise<string[]> {
+async function participantProblems(caller: ApplicationContext, organizer: GrantRecord, participants: readonly { email: string; grant_id?: string }[]): Promise<string[]> {
   const unknown = (
     await Promise.all(
       participants.map(async (p) => {
         if (lower(p.email) === lower(organizer.email) && (p.grant_id === undefined || p.grant_id === organizer.id)) return undefined;
-        return (await isGrantOfApplication(organizer, p)) ? undefined : p.email;
+        return (await grantNamed(caller, p.email, p.grant_id)) ? undefined : p.email;
       }),
     )
   ).filter((email): email is string => email !== undefined);
   if (!unknown.length) return [];
-  return [`every participant must be a grant of this application; these are not: ${unknown.join(', ')}`];
-}
-
-/** Whether a participant (its `grant_id`, else its email) is a grant of the organizer's application, as availability resolves it. */
-async function isGrantOfApplication(organizer: GrantRecord, p: { email: string; grant_id?: string }): Promise<boolean> {
-  try {
-    await resolveGrant({ applicationId: organizer.application_id, credential: 'api_key' }, p.grant_id ?? `email:${p.email}`);
-    return true;
-  } catch (error) {
-    if (error instanceof ApiError && error.status < 500) return false;
-    throw error;
+  if (caller.credential === 'access_token') {
+    return [
+      `with an access token, the only participant can be the token's own grant (${organizer.email}); name other participants with the application's API key. These are not the token's grant: ${unknown.join(', ')}`,
+    ];
   }
+  return [`every participant must be a grant of this application; these are not: ${unknown.join(', ')}`];
 }
 
 function tryZone(problems: string[], field: string, zone: string) {
@@ -141,8 +136,9 @@ async function saved<T>(write: () => Promise<T>, slug: string | undefined): Prom
   }
 }
 
-export async function createConfiguration(organizer: GrantRecord, body: CreateConfigurationBody) {
-  const problems = [...check(organizer, body), ...(await participantProblems(organizer, body.participants))];
+/** `caller`: who saves it; the configuration reads no more than the caller could (shared/scheduling/access.ts, authorityOf). */
+export async function createConfiguration(caller: ApplicationContext, organizer: GrantRecord, body: CreateConfigurationBody) {
+  const problems = [...check(organizer, body), ...(await participantProblems(caller, organizer, body.participants))];
   if (problems.length) throw new InvalidRequestError(problems.join('; '));
   const now = clock.nowSeconds();
   const { slug, requires_session_auth, scheduler, ...fields } = body;
@@ -153,6 +149,7 @@ export async function createConfiguration(organizer: GrantRecord, body: CreateCo
     grant_id: organizer.id,
     ...(slug !== undefined ? { slug } : {}),
     requires_session_auth: requires_session_auth ?? false,
+    saved_with: caller.credential,
     scheduler: scheduler ?? {},
     created_at: now,
     updated_at: now,
@@ -170,13 +167,15 @@ export async function requireConfiguration(appId: ApplicationContext['applicatio
   return record;
 }
 
-export async function updateConfiguration(organizer: GrantRecord, current: ConfigurationRecord, body: UpdateConfigurationBody) {
+/** The participants are checked again with the caller's authority, which the configuration keeps from now on. */
+export async function updateConfiguration(caller: ApplicationContext, organizer: GrantRecord, current: ConfigurationRecord, body: UpdateConfigurationBody) {
   const merged = {
     ...current,
     ...body,
     scheduler: body.scheduler ?? current.scheduler,
+    saved_with: caller.credential,
   };
-  const problems = [...check(organizer, merged), ...(await participantProblems(organizer, merged.participants))];
+  const problems = [...check(organizer, merged), ...(await participantProblems(caller, organizer, merged.participants))];
   if (problems.length) throw new InvalidRequestError(problems.join('; '));
   const next: ConfigurationRecord = { ...merged, updated_at: clock.nowSeconds(), version: current.version + 1 };
   const ok = await saved(() => db.replaceConfiguration(current, next), body.slug);
