@@ -92,7 +92,7 @@ export class RateLimitError extends ApiError {
 export type OAuthErrorCode = 'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unauthorized_client' | 'unsupported_grant_type' | 'invalid_scope' | 'invalid_token' | 'server_error';
 
 /**
- * An error of the token endpoints (`POST /v3/connect/token`, `/revoke`), answered in the OAuth shape
+ * An error of the token endpoints (`POST /v3/connect/token`, `/revoke`, `GET /v3/connect/tokeninfo`), answered in the OAuth shape
  * `{error, error_description, error_code, error_uri}` (with `request_id` beside it) on routes whose
  * spec says `errors: 'oauth'`; other errors there are mapped to the OAuth code of their status.
  */

@@ -65,9 +65,10 @@ export const routes = {
   tokenInfo: {
     method: 'GET',
     path: '/v3/connect/tokeninfo',
-    summary: 'What an ID token or access token Switchboard issued says, if it is valid',
+    summary: 'What an ID token or access token Switchboard issued says, if it is valid (errors in the OAuth shape: invalid_request, invalid_token)',
     auth: 'none',
     query: TokenInfoQuery,
+    errors: 'oauth',
     response: TokenInfo,
   },
 } as const satisfies RouteTable;

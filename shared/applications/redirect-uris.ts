@@ -1,18 +1,19 @@
 import type { ApplicationContext } from '#shared/applications/authenticate';
-import { checkPlatformSettings, lookupForms, parseRedirectUrl } from '#shared/applications/redirect-urls';
+import { checkPlatformSettings, lookupKeys, parseRedirectUrl, redirectUriMatches } from '#shared/applications/redirect-urls';
 import { decodeOffsetCursor, encodeOffsetCursor } from '#shared/cursor';
 import * as repo from '#shared/db/applications';
 import type { RedirectUriRecord } from '#shared/db/applications';
 import { TransactionConditionError } from '#shared/db/transact';
 import { ConflictError, NotFoundError } from '#shared/errors';
-import { newId, parseId, type ApplicationId } from '#shared/ids';
+import { newId, parseId, type ApplicationId, type RedirectUriId } from '#shared/ids';
 import { clock } from '#shared/time';
 import type { CreateRedirectUriBody, RedirectPlatform, RedirectUriSettingsValue, UpdateRedirectUriBody } from '#schemas/applications';
 
 /**
  * The redirect (callback) URIs of the calling application: where the hosted OAuth flow may send a
- * user back. URL rules by platform: shared/applications/redirect-urls.ts. A URL is registered once
- * per application (409 otherwise); every lookup is scoped to the calling application.
+ * user back. URL rules by platform: shared/applications/redirect-urls.ts. A URL (the string as
+ * registered) is registered once per application (409 otherwise); every lookup is scoped to the
+ * calling application.
  */
 export const MAX_REDIRECT_URIS = 100;
 
@@ -41,14 +42,14 @@ async function requireRedirectUri(app: ApplicationContext, id: string): Promise<
 
 /** The URL, platform and settings of a redirect URI, checked together. */
 function checked(url: string, platform: RedirectPlatform, settings: RedirectUriSettingsValue) {
-  const parsed = parseRedirectUrl(url, platform);
-  return { url, href: parsed.href, loopback: parsed.loopback, platform, settings: checkPlatformSettings(platform, settings) };
+  const { loopback } = parseRedirectUrl(url, platform);
+  return { url, loopback, platform, settings: checkPlatformSettings(platform, settings) };
 }
 
 /** The 409 for a URL another of the application's redirect URIs holds, naming that one. */
 async function taken(error: TransactionConditionError, record: RedirectUriRecord): Promise<ConflictError> {
   const loopback = !error.has('url') && error.has('loopback');
-  const holder = loopback ? await repo.redirectUriIdByGuard(record.application_id, 'loopback', record.loopback!) : await repo.redirectUriIdByGuard(record.application_id, 'url', record.href);
+  const holder = await repo.redirectUriIdByGuard(record.application_id, loopback ? 'loopback' : 'url', loopback ? record.loopback! : record.url);
   const which = holder ? ` (${holder})` : '';
   return new ConflictError(
     loopback
@@ -103,6 +104,8 @@ export async function updateRedirectUri(app: ApplicationContext, id: string, bod
     version: current.version + 1,
   };
   if (!next.loopback) delete next.loopback;
+  // A record registered before exact matching is keyed by its parsed URL (`href`): rewritten, it is keyed by its URL.
+  delete next.href;
   try {
     await repo.replaceRedirectUri(current, next);
   } catch (error) {
@@ -125,14 +128,21 @@ export async function deleteRedirectUri(app: ApplicationContext, id: string): Pr
 }
 
 /**
- * Whether `url` is one of the application's registered redirect URIs, for the OAuth flow: exact
- * string match after parsing (`new URL(url).href`, as OAuth requires), except that a loopback http
- * URI also matches a platform-desktop registration with any port (RFC 8252 §7.3). A URL that cannot
- * be registered (fragment, user information, unparseable) is never registered.
+ * Whether `url` is one of the application's registered redirect URIs, for the OAuth flow: the very
+ * string registered (RFC 6749 §3.1.2.3: no normalization), or for a platform-desktop registration on
+ * loopback http, that string with any port (RFC 8252 §7.3). The guards found are candidates; the
+ * registered URI itself decides (redirectUriMatches).
+ *
+ * Registrations made before exact matching were keyed by their parsed URL (`new URL(url).href`): for
+ * most the same string as their URL, so the same key. The others are still found by their old key
+ * (lookupKeys adds it) and then, like every candidate, match only the string they were registered
+ * as; rewriting one (PATCH or PUT) moves it to the new key.
  */
 export async function redirectUriRegistered(appId: ApplicationId, url: string): Promise<boolean> {
-  const forms = lookupForms(url);
-  if (!forms) return false;
-  const [exact, loopback] = await Promise.all([repo.redirectUriIdByGuard(appId, 'url', forms.href), forms.loopback ? repo.redirectUriIdByGuard(appId, 'loopback', forms.loopback) : undefined]);
-  return exact !== undefined || loopback !== undefined;
+  const keys = lookupKeys(url);
+  if (!keys) return false;
+  const ids = await Promise.all([...keys.urls.map((value) => repo.redirectUriIdByGuard(appId, 'url', value)), ...keys.loopbacks.map((value) => repo.redirectUriIdByGuard(appId, 'loopback', value))]);
+  const candidates = [...new Set(ids.filter((id): id is RedirectUriId => id !== undefined))];
+  const records = await Promise.all(candidates.map((id) => repo.getRedirectUri(appId, id)));
+  return records.some((record) => record !== undefined && redirectUriMatches(record, url));
 }

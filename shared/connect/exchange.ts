@@ -3,7 +3,7 @@ import type { TokenBody, TokenInfoQuery } from '#schemas/connect';
 import { authenticate } from '#shared/applications/authenticate';
 import { getGrant } from '#shared/db/grants';
 import * as db from '#shared/db/oauth';
-import { ApiError, AuthenticationError, InvalidRequestError, OAuthError } from '#shared/errors';
+import { ApiError, OAuthError } from '#shared/errors';
 import { parseId, type ApplicationId } from '#shared/ids';
 import { publicProviderName } from '#shared/providers/names';
 import { clock } from '#shared/time';
@@ -149,18 +149,22 @@ export async function revoke(token: string): Promise<void> {
   if (!revoked) throw new OAuthError('invalid_token', 'The token is unknown, expired or already revoked');
 }
 
-/** What a Switchboard ID token or access token says, if it is valid. */
+/**
+ * What a Switchboard ID token or access token says, if it is valid. Its errors are OAuth errors, as
+ * the published contract answers them: `invalid_request` for the query, `invalid_token` (400, as for
+ * revocation) for a token that is not valid.
+ */
 export async function tokenInfo(query: TokenInfoQuery): Promise<Record<string, unknown>> {
-  if ((query.id_token === undefined) === (query.access_token === undefined)) throw new InvalidRequestError("Send exactly one of 'id_token' and 'access_token'");
+  if ((query.id_token === undefined) === (query.access_token === undefined)) throw new OAuthError('invalid_request', "Send exactly one of 'id_token' and 'access_token'");
   if (query.id_token !== undefined) {
     const claims = await verifyIdToken(query.id_token);
-    if (!claims) throw new AuthenticationError('The ID token is not valid (signature or expiry)');
+    if (!claims) throw new OAuthError('invalid_token', 'The ID token is not valid (signature or expiry)');
     return { ...claims };
   }
   const record = await accessTokenRecord(query.access_token!);
-  if (!record) throw new AuthenticationError('The access token is unknown, revoked or expired');
+  if (!record) throw new OAuthError('invalid_token', 'The access token is unknown, revoked or expired');
   const grant = await getGrant(record.application_id, record.grant_id);
-  if (!grant) throw new AuthenticationError('The grant of this access token no longer exists');
+  if (!grant) throw new OAuthError('invalid_token', 'The grant of this access token no longer exists');
   return {
     iss: 'switchboard',
     aud: record.application_id,

@@ -127,11 +127,17 @@ export async function updateApplicationSettings(appId: ApplicationId, settings: 
 export interface RedirectUriRecord {
   id: RedirectUriId;
   application_id: ApplicationId;
-  /** As registered. */
+  /** As registered: the string the OAuth flow compares, and the value its URL guard is keyed by. */
   url: string;
-  /** What the OAuth flow's exact match compares (`new URL(url).href`). */
-  href: string;
-  /** Desktop URIs on loopback http: the href without its port (any port matches). */
+  /**
+   * Only on records registered before exact matching, and kept until the record is rewritten: the
+   * parsed URL (`new URL(url).href`), the value their URL guard is keyed by instead of `url`.
+   */
+  href?: string;
+  /**
+   * Desktop URIs on loopback http: the value their loopback guard is keyed by, the URL without its
+   * port (cut out of `url` as written; on records with `href`, that href without its port).
+   */
   loopback?: string;
   platform: string;
   settings: Record<string, string>;
@@ -142,7 +148,7 @@ export interface RedirectUriRecord {
 
 /** The guard items that make a redirect URI's URL unique within its application, by transaction item name. */
 function urlGuards(record: RedirectUriRecord): [name: 'url' | 'loopback', key: Key][] {
-  const guards: [name: 'url' | 'loopback', key: Key][] = [['url', redirectUrlKey(record.application_id, record.href)]];
+  const guards: [name: 'url' | 'loopback', key: Key][] = [['url', redirectUrlKey(record.application_id, record.href ?? record.url)]];
   if (record.loopback) guards.push(['loopback', redirectLoopbackKey(record.application_id, record.loopback)]);
   return guards;
 }
@@ -166,7 +172,7 @@ export async function listRedirectUris(appId: ApplicationId): Promise<RedirectUr
   return items.map((i) => itemAttributes<RedirectUriRecord>(i, ...REDIRECT_BOOKKEEPING));
 }
 
-/** The redirect URI a guard item names, if the guard exists: `url` (exact href) or `loopback` (href without port). */
+/** The redirect URI a guard item names, if the guard exists: `url` (the URL as registered) or `loopback` (that URL without its port). */
 export async function redirectUriIdByGuard(appId: ApplicationId, kind: 'url' | 'loopback', value: string): Promise<RedirectUriId | undefined> {
   const key = kind === 'url' ? redirectUrlKey(appId, value) : redirectLoopbackKey(appId, value);
   const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: key }));

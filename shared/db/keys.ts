@@ -62,7 +62,7 @@
  * | Booking by ID | table | booking#<bkg_id> | booking | bookingKey |
  * | Application settings (branding, hosted authentication page) and its redirect URI count: attributes of the application item | table | app#<app_id> | app | applicationKey |
  * | Redirect (callback) URI by ID / redirect URIs of an application | table | app#<app_id> | redirect_uri#<ruri_id> | redirectUriKey, redirectUrisOfApplication |
- * | Redirect URI by its parsed URL, unique within the application (the OAuth flow's exact match) | table | app#<app_id> | redirect_url#<sha256 of the URL> | redirectUrlKey |
+ * | Redirect URI by its URL as registered, unique within the application (the OAuth flow's exact match; registered before exact matching: by its parsed URL) | table | app#<app_id> | redirect_url#<sha256 of the URL> | redirectUrlKey |
  * | Desktop redirect URI on loopback http by its URL without the port (RFC 8252: any port matches) | table | app#<app_id> | redirect_loopback#<sha256 of the URL without port> | redirectLoopbackKey |
  * | Connector by provider (one per provider) / connectors of an application | table | app#<app_id> | connector#<provider> | connectorKey, connectorsOfApplication |
  * | Credential by ID / credentials of a provider's connector (sealed data; visible only with their connector's generation) | table | app#<app_id> | cred#<provider>#<cred_id> | credentialKey, credentialsOfProvider |
@@ -402,10 +402,14 @@ const sha256 = (value: string) => createHash('sha256').update(value, 'utf8').dig
 /** A redirect (callback) URI of an application, by ID. */
 export const redirectUriKey = (appId: ApplicationId, id: RedirectUriId): Key => ({ pk: `app#${appId}`, sk: `redirect_uri#${id}` });
 export const redirectUrisOfApplication = (appId: ApplicationId) => ({ pk: `app#${appId}`, skPrefix: 'redirect_uri#' });
-/** Uniqueness and lookup of a redirect URI by its parsed URL (`new URL(url).href`), hashed: URLs may outgrow a sort key. */
-export const redirectUrlKey = (appId: ApplicationId, href: string): Key => ({ pk: `app#${appId}`, sk: `redirect_url#${sha256(href)}` });
-/** A desktop redirect URI on loopback http, by its URL with the port removed: RFC 8252 lets any port match it. */
-export const redirectLoopbackKey = (appId: ApplicationId, hrefWithoutPort: string): Key => ({ pk: `app#${appId}`, sk: `redirect_loopback#${sha256(hrefWithoutPort)}` });
+/**
+ * Uniqueness and lookup of a redirect URI by its URL, the string as registered (never normalized: the
+ * OAuth flow compares strings), hashed: URLs may outgrow a sort key. Records registered before exact
+ * matching are keyed by their parsed URL (`new URL(url).href`, RedirectUriRecord.href).
+ */
+export const redirectUrlKey = (appId: ApplicationId, url: string): Key => ({ pk: `app#${appId}`, sk: `redirect_url#${sha256(url)}` });
+/** A desktop redirect URI on loopback http, by its URL with the port cut out: RFC 8252 lets any port match it. */
+export const redirectLoopbackKey = (appId: ApplicationId, urlWithoutPort: string): Key => ({ pk: `app#${appId}`, sk: `redirect_loopback#${sha256(urlWithoutPort)}` });
 
 /** The connector of one provider (an application has at most one per provider). */
 export const connectorKey = (appId: ApplicationId, provider: string): Key => ({ pk: `app#${appId}`, sk: `connector#${provider}` });

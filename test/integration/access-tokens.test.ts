@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
 import { apiTokenKey } from '#shared/db/keys';
 import { tokenHash } from '#shared/connect/tokens';
-import { apiClient, type ApiClient } from '../support/api';
+import { clock } from '#shared/time';
+import { apiClient, type ApiClient, type ApiResponse } from '../support/api';
 import { makeAgentGrant, makeApplication } from '../support/factories';
 import { useApi } from '../support/harness';
 
@@ -95,5 +96,63 @@ describe('access tokens', () => {
     const unknownType = await anonymous().post('/v3/connect/token', { grant_type: 'password', client_id: applicationId });
     expect(unknownType.status).toBe(400);
     expect(unknownType.body.error).toBe('invalid_request');
+  });
+
+  it('tokeninfo answers every error in the OAuth shape, as the token endpoint does', async () => {
+    // Prepare
+    const { applicationId, apiKey } = await makeApplication('tokeninfo');
+    const owner = apiClient(gateway().url, apiKey);
+    const ava = await makeAgentGrant(owner);
+    const issue = async () => {
+      const response = await anonymous().post('/v3/connect/token', { grant_type: 'client_credentials', client_id: applicationId, client_secret: apiKey, grant_id: ava.id });
+      expect(response.status, response.text).toBe(200);
+      return response.body as { access_token: string; id_token: string };
+    };
+    const info = (query: string) => anonymous().get(`/v3/connect/tokeninfo?${query}`);
+    const access = (token: string) => info(`access_token=${encodeURIComponent(token)}`);
+    /** `{request_id, error, error_description, error_code, error_uri}` and nothing else, the request ID in x-request-id too. */
+    const expectOAuth = (response: ApiResponse, error: string, description: string | RegExp, status = 400) => {
+      expect(response.status, response.text).toBe(status);
+      expect(response.body).toEqual({
+        request_id: response.headers.get('x-request-id'),
+        error,
+        error_description: typeof description === 'string' ? description : expect.stringMatching(description),
+        error_code: String(status),
+        error_uri: expect.stringMatching(/^https:\/\//),
+      });
+      expect(response.headers.get('x-request-id')).toMatch(/^req_/);
+      expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    };
+    const token = await issue();
+    expect((await access(token.access_token)).status).toBe(200);
+
+    // Act, Assess: the query.
+    expectOAuth(await info(''), 'invalid_request', "Send exactly one of 'id_token' and 'access_token'");
+    expectOAuth(
+      await info(`access_token=${encodeURIComponent(token.access_token)}&id_token=${encodeURIComponent(token.id_token)}`),
+      'invalid_request',
+      "Send exactly one of 'id_token' and 'access_token'",
+    );
+    expectOAuth(await info(`access_token=${encodeURIComponent(token.access_token)}&client_id=${applicationId}`), 'invalid_request', /unknown (query )?(parameter|field) 'client_id'/);
+    expectOAuth(await info(`access_token=${'a'.repeat(4097)}`), 'invalid_request', /'access_token' must be at most 4096 characters/);
+    // Tokens that are not valid: unknown, forged, expired, revoked.
+    expectOAuth(await access('sbat_forged'), 'invalid_token', 'The access token is unknown, revoked or expired');
+    expectOAuth(await access('not-a-token'), 'invalid_token', 'The access token is unknown, revoked or expired');
+    expectOAuth(await info('id_token=a.b.c'), 'invalid_token', 'The ID token is not valid (signature or expiry)');
+    const [header, payload] = token.id_token.split('.');
+    expectOAuth(await info(`id_token=${header}.${payload}.${'A'.repeat(43)}`), 'invalid_token', 'The ID token is not valid (signature or expiry)');
+    const restore = clock.set(() => Date.now() + 3601_000);
+    try {
+      expectOAuth(await access(token.access_token), 'invalid_token', 'The access token is unknown, revoked or expired');
+      expectOAuth(await info(`id_token=${encodeURIComponent(token.id_token)}`), 'invalid_token', 'The ID token is not valid (signature or expiry)');
+    } finally {
+      restore();
+    }
+    expect((await anonymous().post(`/v3/connect/revoke?token=${encodeURIComponent(token.access_token)}`)).status).toBe(200);
+    expectOAuth(await access(token.access_token), 'invalid_token', 'The access token is unknown, revoked or expired');
+    // The grant deleted: its access tokens say nothing more (whether the token or only its grant is gone yet).
+    const last = await issue();
+    expect((await owner.delete(`/v3/grants/${ava.id}`)).status).toBe(200);
+    expectOAuth(await access(last.access_token), 'invalid_token', /^(The grant of this access token no longer exists|The access token is unknown, revoked or expired)$/);
   });
 });

@@ -1,9 +1,9 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { redirectUriRegistered } from '#shared/applications/redirect-uris';
 import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
-import { applicationKey, redirectUrlKey } from '#shared/db/keys';
-import type { ApplicationId } from '#shared/ids';
+import { applicationKey, redirectLoopbackKey, redirectUriKey, redirectUrlKey } from '#shared/db/keys';
+import { newId, type ApplicationId } from '#shared/ids';
 import { apiClient } from '../support/api';
 import { expectError, expectInvalid } from '../support/expect-error';
 import { makeApplication } from '../support/factories';
@@ -13,11 +13,17 @@ import { useApi } from '../support/harness';
  * The application's settings (GET/PATCH /v3/applications) and its redirect URIs, over HTTP: every
  * rule a request can break answers 400 naming the field and changes nothing, a URL is registered
  * once per application (409), another application's redirect URIs are 404, and the OAuth flow's
- * lookup (redirectUriRegistered) matches exactly after parsing, any port for desktop loopback.
+ * lookup (redirectUriRegistered, and GET /v3/connect/auth over HTTP) compares the URI as written,
+ * character for character, any port for desktop loopback.
  */
 const { api, applicationId, otherApi, gateway } = useApi();
 
 const RURI = /^ruri_[0-9a-hjkmnp-tv-z]{26}$/;
+const DOT_SEGMENTS =
+  "'url' must not contain dot segments in its path ('/./' or '/../', also percent-encoded as %2e): browsers resolve them, so they would follow another URL than the one registered; register the URL they lead to";
+const BACKSLASH = "'url' must not contain a backslash (\\): browsers read it as '/', so they would follow another URL than the one registered; write '/'";
+/** What the security probe sent for http://127.0.0.1:4999/a-cb: the same URL once parsed, another string. */
+const PROBES = ['http://127.0.0.1:4999/x/../a-cb', 'http://127.0.0.1:4999/x/%2e%2e/a-cb', 'http://127.0.0.1:4999\\a-cb'];
 const UNKNOWN_ID = 'ruri_01jd6abcdefghjkmnpqrstvwxy';
 
 /** A client of a new application, with its ID. */
@@ -192,6 +198,13 @@ describe('Function: applications, redirect URIs', () => {
     [{ url: 'acme://cb', platform: 'android', settings: { package_name: 'com.acme.mail' } }, "'settings.sha1_certificate_fingerprint' is required for platform android"],
     [{ url: 'https://acme.example/cb', id: '0556d035-6cb6-4262-a035-6b77e11cf8fc' }, "Invalid request body: unknown field 'id'"],
     [{ platform: 'web' }, "Invalid request body: 'url' is required"],
+    [{ url: 'http://127.0.0.1:4999/x/../a-cb' }, `${DOT_SEGMENTS} (http://127.0.0.1:4999/a-cb)`],
+    [{ url: 'http://127.0.0.1:4999/x/%2e%2e/a-cb' }, `${DOT_SEGMENTS} (http://127.0.0.1:4999/a-cb)`],
+    [{ url: 'https://acme.example/cb/.%2E' }, `${DOT_SEGMENTS} (https://acme.example/)`],
+    [{ url: 'https://acme.example/./cb?x=1' }, `${DOT_SEGMENTS} (https://acme.example/cb?x=1)`],
+    [{ url: 'acme://cb/%2E/done', platform: 'desktop' }, `${DOT_SEGMENTS} (acme://cb/done)`],
+    [{ url: 'http://127.0.0.1:4999\\a-cb' }, BACKSLASH],
+    [{ url: 'http://127.0.0.1:4999/a\\cb', platform: 'desktop' }, BACKSLASH],
   ])('refuses %j, and stores nothing', async (body, message) => {
     // Prepare
     const fresh = await freshApplication();
@@ -216,7 +229,7 @@ describe('Function: applications, redirect URIs', () => {
     expect((await api.get(`/v3/applications/redirect-uris/${uri.id}`)).body.data).toEqual(uri);
   });
 
-  it('registers a URL once per application (409), compared after parsing; desktop loopback URIs once whatever their port', async () => {
+  it('registers a URL once per application (409), compared as written; desktop loopback URIs once whatever their port', async () => {
     // Prepare
     const fresh = await freshApplication();
     const web = await createUri({ url: 'https://acme.example/cb' }, fresh.api);
@@ -224,7 +237,7 @@ describe('Function: applications, redirect URIs', () => {
     const other = await createUri({ url: 'https://acme.example/other' }, fresh.api);
     // Act
     const same = await fresh.api.post('/v3/applications/redirect-uris', { url: 'https://acme.example/cb' });
-    const sameParsed = await fresh.api.post('/v3/applications/redirect-uris', {
+    const otherString = await fresh.api.post('/v3/applications/redirect-uris', {
       url: 'HTTPS://ACME.example:443/cb',
       platform: 'android',
       settings: { package_name: 'com.acme.mail', sha1_certificate_fingerprint: 'AB:CD:EF:12:34:56:78:90:AB:CD:EF:12:34:56:78:90:AB:CD:EF:12' },
@@ -233,11 +246,13 @@ describe('Function: applications, redirect URIs', () => {
     const moved = await fresh.api.patch(`/v3/applications/redirect-uris/${other.id}`, { url: 'https://acme.example/cb' });
     // Assess
     expectError(same, 409, 'conflict_error', `This URL is already registered as a redirect URI of this application (${web.id})`);
-    expectError(sameParsed, 409, 'conflict_error', `This URL is already registered as a redirect URI of this application (${web.id})`);
     expectError(otherPort, 409, 'conflict_error', `A desktop redirect URI on this loopback address and path is already registered (${desktop.id}); loopback URIs of platform desktop match any port`);
     expectError(moved, 409, 'conflict_error', `This URL is already registered as a redirect URI of this application (${web.id})`);
     expect((await fresh.api.get(`/v3/applications/redirect-uris/${other.id}`)).body.data.url).toBe('https://acme.example/other');
-    expect((await fresh.api.get('/v3/applications/redirect-uris')).body.data).toHaveLength(3);
+    // The same URL once parsed is another string: another redirect URI, which only that string matches.
+    expect(otherString.status, otherString.text).toBe(200);
+    expect(otherString.body.data.url).toBe('HTTPS://ACME.example:443/cb');
+    expect((await fresh.api.get('/v3/applications/redirect-uris')).body.data).toHaveLength(4);
     // A URL freed by a change or a deletion can be registered again; another application may register it anyway.
     await fresh.api.patch(`/v3/applications/redirect-uris/${web.id}`, { url: 'https://acme.example/cb2' });
     expect((await fresh.api.post('/v3/applications/redirect-uris', { url: 'https://acme.example/cb' })).status).toBe(200);
@@ -284,7 +299,7 @@ describe('Function: applications, redirect URIs', () => {
 });
 
 describe('Function: redirectUriRegistered', () => {
-  it('matches exactly after parsing; a desktop loopback URI with any port; nothing of another application', async () => {
+  it('matches the string registered, character for character; a desktop loopback URI with any port; nothing of another application', async () => {
     // Prepare
     const fresh = await freshApplication();
     const other = await freshApplication();
@@ -296,7 +311,11 @@ describe('Function: redirectUriRegistered', () => {
     const check = (url: string, appId = fresh.id) => redirectUriRegistered(appId, url);
     // Assess
     expect(await check('https://acme.example/callback?x=1')).toBe(true);
-    expect(await check('HTTPS://acme.EXAMPLE:443/callback?x=1')).toBe(true);
+    expect(await check('HTTPS://acme.EXAMPLE:443/callback?x=1')).toBe(false);
+    expect(await check('https://acme.example/x/../callback?x=1')).toBe(false);
+    expect(await check('https://acme.example/x/%2E%2e/callback?x=1')).toBe(false);
+    expect(await check('https://acme.example\\callback?x=1')).toBe(false);
+    expect(await check('https://acme.example/callback/?x=1')).toBe(false);
     expect(await check('https://acme.example/callback')).toBe(false);
     expect(await check('https://acme.example/callback?x=1&y=2')).toBe(false);
     expect(await check('https://acme.example/Callback?x=1')).toBe(false);
@@ -309,6 +328,8 @@ describe('Function: redirectUriRegistered', () => {
     expect(await check('http://127.0.0.1/desktop')).toBe(true);
     expect(await check('http://localhost:53123/desktop')).toBe(false);
     expect(await check('http://127.0.0.1:53123/desktop/x')).toBe(false);
+    expect(await check('http://127.0.0.1:53123/x/../desktop')).toBe(false);
+    expect(await check('HTTP://127.0.0.1:53123/desktop')).toBe(false);
     expect(await check('com.acme.mail:/oauth2redirect')).toBe(true);
     expect(await check('not a url')).toBe(false);
     expect(await check('https://acme.example/callback?x=1', other.id)).toBe(false);
@@ -334,5 +355,130 @@ describe('Function: redirectUriRegistered', () => {
   it('is scoped by the application ID the caller passes (the test application sees its own)', async () => {
     await createUri({ url: 'https://acme.example/scoped' });
     expect(await redirectUriRegistered(applicationId() as ApplicationId, 'https://acme.example/scoped')).toBe(true);
+  });
+});
+
+describe('GET /v3/connect/auth: the redirect_uri, compared as written', () => {
+  /** The authorization request of the IMAP credential page (a 200 page once client and redirect URI are known good). */
+  const authorize = (clientId: string, redirectUri: string) =>
+    fetch(`${gateway().url}/v3/connect/auth?${new URLSearchParams({ client_id: clientId, redirect_uri: redirectUri, response_type: 'code', provider: 'imap' })}`, { redirect: 'manual' });
+  const NOT_REGISTERED = (uri: string) => `redirect_uri '${uri}' is not registered for this application: add it with POST /v3/applications/redirect-uris (it must match exactly)`;
+
+  async function expectUnregistered(response: Response, uri: string) {
+    expect(response.status, uri).toBe(400);
+    expect(response.headers.get('location'), uri).toBeNull();
+    expect(response.headers.get('x-request-id'), uri).toMatch(/^req_/);
+    expect(await response.json(), uri).toEqual({ request_id: expect.stringMatching(/^req_/), error: { type: 'invalid_request_error', message: NOT_REGISTERED(uri) } });
+  }
+
+  it("refuses the probe's URIs as it refuses any unregistered URI, and serves the exact one", async () => {
+    // Prepare
+    const fresh = await freshApplication();
+    expect((await fresh.api.post('/v3/connectors', { provider: 'imap' })).status).toBe(201);
+    await createUri({ url: 'http://127.0.0.1:4999/a-cb' }, fresh.api);
+    // Act
+    const exact = await authorize(fresh.id, 'http://127.0.0.1:4999/a-cb');
+    // Assess
+    expect(exact.status, await exact.text()).toBe(200);
+    expect(exact.headers.get('content-type')).toMatch(/^text\/html/);
+    for (const uri of [...PROBES, 'http://127.0.0.1:4999/never-registered', 'http://127.0.0.1:4999/a-cb/', 'HTTP://127.0.0.1:4999/a-cb', 'http://127.0.0.1:4999/./a-cb']) {
+      await expectUnregistered(await authorize(fresh.id, uri), uri);
+    }
+  });
+
+  it('matches a desktop loopback URI with another port, and a web one only with its own', async () => {
+    // Prepare
+    const fresh = await freshApplication();
+    expect((await fresh.api.post('/v3/connectors', { provider: 'imap' })).status).toBe(201);
+    await createUri({ url: 'http://127.0.0.1:4999/a-cb' }, fresh.api);
+    await createUri({ url: 'http://127.0.0.1:4999/d-cb', platform: 'desktop' }, fresh.api);
+    // Act
+    const desktopOtherPort = await authorize(fresh.id, 'http://127.0.0.1:51234/d-cb');
+    const desktopNoPort = await authorize(fresh.id, 'http://127.0.0.1/d-cb');
+    // Assess
+    expect(desktopOtherPort.status, await desktopOtherPort.text()).toBe(200);
+    expect(desktopNoPort.status, await desktopNoPort.text()).toBe(200);
+    for (const uri of ['http://127.0.0.1:51234/a-cb', 'http://127.0.0.1:51234/x/../d-cb', 'http://127.0.0.1:51234\\d-cb', 'http://localhost:51234/d-cb']) {
+      await expectUnregistered(await authorize(fresh.id, uri), uri);
+    }
+  });
+
+  it("refuses to register or move a URI to the probe's URIs (400), and stores nothing", async () => {
+    // Prepare
+    const fresh = await freshApplication();
+    const kept = await createUri({ url: 'https://acme.example/keep' }, fresh.api);
+    for (const url of PROBES) {
+      // Act
+      const created = await fresh.api.post('/v3/applications/redirect-uris', { url });
+      const moved = await fresh.api.put(`/v3/applications/redirect-uris/${kept.id}`, { url, platform: 'desktop' });
+      // Assess
+      const rule = url.includes('\\') ? BACKSLASH : `${DOT_SEGMENTS} (http://127.0.0.1:4999/a-cb)`;
+      expectInvalid(created, rule);
+      expectInvalid(moved, rule);
+      for (const key of [redirectUrlKey(fresh.id, url), redirectUrlKey(fresh.id, 'http://127.0.0.1:4999/a-cb'), redirectLoopbackKey(fresh.id, 'http://127.0.0.1/a-cb')]) {
+        expect((await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: key }))).Item, url).toBeUndefined();
+      }
+    }
+    expect((await fresh.api.get('/v3/applications/redirect-uris')).body.data).toEqual([kept]);
+    expect(await redirectUriRegistered(fresh.id, 'https://acme.example/keep')).toBe(true);
+  });
+});
+
+describe('Function: redirectUriRegistered, registrations made before exact matching', () => {
+  /** A redirect URI as it was stored before: its guards keyed by its parsed URL (`href`) and that href without its port. */
+  async function storeLegacy(appId: ApplicationId, url: string, platform: 'web' | 'desktop') {
+    const id = newId('redirectUri');
+    const href = new URL(url).href;
+    const portless = new URL(href);
+    portless.port = '';
+    const loopback = platform === 'desktop' && portless.protocol === 'http:' ? portless.href : undefined;
+    const record = { id, application_id: appId, url, href, ...(loopback ? { loopback } : {}), platform, settings: {}, created_at: 1_700_000_000, updated_at: 1_700_000_000, version: 1 };
+    await dynamo.send(new PutCommand({ TableName: TABLE_NAME, Item: { ...redirectUriKey(appId, id), entity: 'redirect_uri', ...record } }));
+    await dynamo.send(new PutCommand({ TableName: TABLE_NAME, Item: { ...redirectUrlKey(appId, href), entity: 'redirect_url', redirect_uri_id: id } }));
+    if (loopback) await dynamo.send(new PutCommand({ TableName: TABLE_NAME, Item: { ...redirectLoopbackKey(appId, loopback), entity: 'redirect_url', redirect_uri_id: id } }));
+    return { id, href };
+  }
+
+  it('keep matching the string they were registered as, and nothing else', async () => {
+    // Prepare
+    const fresh = await freshApplication();
+    await storeLegacy(fresh.id, 'https://acme.example/plain', 'web');
+    await storeLegacy(fresh.id, 'HTTPS://Acme.Example:443/legacy', 'web');
+    await storeLegacy(fresh.id, 'https://acme.example/x/../dots', 'web');
+    await storeLegacy(fresh.id, 'HTTP://127.0.0.1:7000/legacy-desktop', 'desktop');
+    // Act
+    const check = (url: string) => redirectUriRegistered(fresh.id, url);
+    // Assess
+    expect(await check('https://acme.example/plain')).toBe(true);
+    expect(await check('HTTPS://Acme.Example:443/legacy')).toBe(true);
+    expect(await check('https://acme.example/legacy')).toBe(false);
+    expect(await check('https://acme.example/x/../legacy')).toBe(false);
+    expect(await check('https://acme.example/x/../dots')).toBe(true);
+    expect(await check('https://acme.example/dots')).toBe(false);
+    expect(await check('https://acme.example/y/../dots')).toBe(false);
+    expect(await check('HTTP://127.0.0.1:7000/legacy-desktop')).toBe(true);
+    expect(await check('HTTP://127.0.0.1:7100/legacy-desktop')).toBe(true);
+    expect(await check('http://127.0.0.1:7100/legacy-desktop')).toBe(false);
+  });
+
+  it('are keyed by their URL once rewritten', async () => {
+    // Prepare
+    const fresh = await freshApplication();
+    const legacy = await storeLegacy(fresh.id, 'HTTPS://Acme.Example:443/legacy', 'web');
+    // Act
+    const rewritten = await fresh.api.patch(`/v3/applications/redirect-uris/${legacy.id}`, {
+      platform: 'android',
+      settings: { package_name: 'com.acme.mail', sha1_certificate_fingerprint: 'AB:CD:EF:12:34:56:78:90:AB:CD:EF:12:34:56:78:90:AB:CD:EF:12' },
+    });
+    // Assess
+    expect(rewritten.status, rewritten.text).toBe(200);
+    expect((await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: redirectUrlKey(fresh.id, legacy.href) }))).Item).toBeUndefined();
+    expect((await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: redirectUrlKey(fresh.id, 'HTTPS://Acme.Example:443/legacy') }))).Item?.redirect_uri_id).toBe(legacy.id);
+    expect((await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: redirectUriKey(fresh.id, legacy.id) }))).Item).not.toHaveProperty('href');
+    expect(await redirectUriRegistered(fresh.id, 'HTTPS://Acme.Example:443/legacy')).toBe(true);
+    expect(await redirectUriRegistered(fresh.id, 'https://acme.example/legacy')).toBe(false);
+    // The parsed form is free: another registration, of that very string.
+    await createUri({ url: 'https://acme.example/legacy' }, fresh.api);
+    expect(await redirectUriRegistered(fresh.id, 'https://acme.example/legacy')).toBe(true);
   });
 });

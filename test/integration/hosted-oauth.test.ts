@@ -28,6 +28,14 @@ import { startQueueWorker } from '../support/sqs-worker';
  */
 const APP_REDIRECT = 'http://localhost:9876/oauth/callback';
 const cameBack = (url: URL) => url.href.startsWith(APP_REDIRECT);
+/** APP_REDIRECT as a security probe wrote it: the same URL for a URL parser, other strings. */
+const APP_REDIRECT_PROBES = [
+  'http://localhost:9876/x/../oauth/callback',
+  'http://localhost:9876/oauth/x/%2e%2e/callback',
+  'http://localhost:9876\\oauth/callback',
+  'HTTP://LOCALHOST:9876/oauth/callback',
+  'http://localhost:9876/oauth/callback/',
+];
 
 let gateway: Gateway;
 let oidc: LocalOidcServer;
@@ -381,6 +389,8 @@ describe('hosted OAuth: bad input', () => {
       [authUrl({ provider: 'google', client_id: 'app_01unknown' }), 'client_id'],
       [authUrl({ provider: 'google', redirect_uri: 'https://evil.example/cb' }), 'redirect_uri'],
       [authUrl({ provider: 'google', redirect_uri: `${APP_REDIRECT}/more` }), 'redirect_uri'],
+      // The registered URI once parsed, but not as written: compared as strings (RFC 6749 §3.1.2.3).
+      ...APP_REDIRECT_PROBES.map((uri) => [authUrl({ provider: 'google', redirect_uri: uri }), 'redirect_uri'] as const),
     ] as const) {
       const response = await fetch(url, { redirect: 'manual' });
       expect(response.status, what).toBe(400);
@@ -468,6 +478,7 @@ describe('hosted OAuth: bad input', () => {
     expectOAuth(await exchange({ grant_type: 'authorization_code', code: await code(), code_verifier: pkce().verifier }), 'invalid_grant');
     expectOAuth(await exchange({ grant_type: 'authorization_code', code: await code() }), 'invalid_grant');
     expectOAuth(await exchange({ grant_type: 'authorization_code', code: await code(), code_verifier: verifier, redirect_uri: 'http://localhost:9876/other' }), 'invalid_grant');
+    for (const redirect_uri of APP_REDIRECT_PROBES) expectOAuth(await exchange({ grant_type: 'authorization_code', code: await code(), code_verifier: verifier, redirect_uri }), 'invalid_grant');
     expectOAuth(await exchange({ grant_type: 'authorization_code', code: 'sbac_forged', code_verifier: verifier }), 'invalid_grant');
     // Ten minutes later.
     const late = await code();
