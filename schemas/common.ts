@@ -71,6 +71,12 @@ export const SelectImapQuery = query({ select: Select, ...QueryImap });
 export const SelectImapSharedFromQuery = query({ select: Select, ...QueryImap, ...SharedFrom });
 export const FolderIdQuery = query({ select: Select, ...SharedFrom, ...IncludeHiddenFolders });
 
+/**
+ * The longest text a message's body or one attachment's base64 content can be: the size of a
+ * multipart request (25 MiB); a JSON request stops sooner, at its own size limit.
+ */
+export const MAX_MESSAGE_TEXT = 25 * 1024 * 1024;
+
 export const EmailAddress = { type: 'string', format: 'email', maxLength: 254 } as const;
 
 /** Every error type the API answers, by HTTP status: the `error.type` of the envelope below. */

@@ -12,6 +12,10 @@ const ObjectId = { type: 'string', minLength: 1, maxLength: 64 } as const;
 
 export const LIST_TYPES = ['domain', 'tld', 'address'] as const;
 export const MAX_LIST_ITEMS_PER_REQUEST = 1000;
+/** The longest value a list holds (before normalization): longer ones are refused with every other invalid value of the request. */
+export const MAX_LIST_VALUE_LENGTH = 500;
+/** What the schema lets through to that check (a value no list could hold, refused alone). */
+const MAX_LIST_VALUE_SENT = 4 * MAX_LIST_VALUE_LENGTH;
 
 export const ListObject = {
   type: 'object',
@@ -44,7 +48,7 @@ export const UpdateListBody = {
   properties: {
     name: Name,
     description: Description,
-    type: { type: 'string', description: "Immutable: accepted only when it equals the list's type." },
+    type: { type: 'string', maxLength: 64, description: "Immutable: accepted only when it equals the list's type." },
   },
 } as const;
 export type UpdateListBody = FromSchema<typeof UpdateListBody>;
@@ -58,7 +62,7 @@ export const ListItemsBody = {
       type: 'array',
       minItems: 1,
       maxItems: MAX_LIST_ITEMS_PER_REQUEST,
-      items: { type: 'string' },
+      items: { type: 'string', maxLength: MAX_LIST_VALUE_SENT },
       description: 'Values (trimmed and lowercased), each at most 500 characters; any invalid value refuses the whole request.',
     },
   },

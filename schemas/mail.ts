@@ -1,5 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import { EmailAddress, Limit, PageToken, Select, SharedFolderId, SharedFrom, UnixSeconds } from '#schemas/common';
+import { EmailAddress, Limit, MAX_MESSAGE_TEXT, PageToken, Select, SharedFolderId, SharedFrom, UnixSeconds } from '#schemas/common';
 
 /** Schema pieces shared by messages, drafts, threads and sends. */
 
@@ -37,7 +37,7 @@ export const AttachmentInput = {
   properties: {
     filename: { type: 'string', minLength: 1, maxLength: 255 },
     content_type: { type: 'string', minLength: 3, maxLength: 255, pattern: '^[\\w.+-]+/[\\w.+-]+$' },
-    content: { type: 'string', description: 'Base64-encoded content.' },
+    content: { type: 'string', maxLength: MAX_MESSAGE_TEXT, description: 'Base64-encoded content.' },
     content_id: { type: 'string', minLength: 1, maxLength: 255 },
     is_inline: { type: 'boolean' },
     // Bytes; no attachment is larger than the largest request (25 MiB multipart, functions/send/routes.ts).
@@ -232,7 +232,7 @@ const OutgoingFields = {
   reply_to: Participants(10),
   from: { ...Participants(5), minItems: 1 },
   subject: { type: 'string', maxLength: 998 },
-  body: { type: 'string' },
+  body: { type: 'string', maxLength: MAX_MESSAGE_TEXT },
   starred: { type: 'boolean' },
   attachments: { type: 'array', maxItems: 100, items: AttachmentInput },
   metadata: Metadata,

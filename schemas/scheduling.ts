@@ -130,6 +130,7 @@ const ConfigurationFields = {
   name: Name,
   slug: {
     type: 'string',
+    maxLength: 64,
     pattern: '^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$',
     description: 'Lowercase letters, digits and dashes; unique across all applications (it names the booking page /scheduling/{slug}).',
   },

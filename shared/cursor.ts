@@ -1,6 +1,7 @@
 import type { StartKey } from '#shared/db/records';
 import { parseId, type IdKind } from '#shared/ids';
 import { InvalidRequestError } from '#shared/errors';
+import { KEY_BYTES } from '#shared/aws/key-bounds';
 
 /**
  * Opaque page tokens. A token is the base64url JSON of the DynamoDB key to continue after. Decoding
@@ -29,6 +30,8 @@ export function decodeCursor(value: string, expect: { pk: string; skPrefix?: str
   const allowed = new Set(['pk', 'sk', ...(expect.keys ?? [])]);
   for (const [name, field] of Object.entries(key)) {
     if (!allowed.has(name) || (typeof field !== 'string' && typeof field !== 'number')) throw invalid();
+    // No sort key we issued is longer than a sort key holds (the partition is compared below).
+    if (name !== 'pk' && typeof field === 'string' && Buffer.byteLength(field, 'utf8') > KEY_BYTES.sk) throw invalid();
   }
   if (key.pk !== expect.pk || typeof key.sk !== 'string') throw invalid();
   if (expect.skPrefix !== undefined && !key.sk.startsWith(expect.skPrefix)) throw invalid();

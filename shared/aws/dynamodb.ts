@@ -2,6 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { requestHandler } from '#shared/aws/http';
 import { env } from '#shared/config';
+import { checkKeyBounds } from '#shared/aws/key-bounds';
 
 /**
  * One document client per container, built at cold start. The endpoint comes from the standard
@@ -11,6 +12,14 @@ import { env } from '#shared/config';
 export const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({ requestHandler }), {
   marshallOptions: { removeUndefinedValues: true },
 });
+// Every command's keys are measured before it is sent: a value DynamoDB would refuse is a typed error, never a ValidationException.
+dynamo.middlewareStack.add(
+  (next) => async (args) => {
+    checkKeyBounds(args.input as Record<string, unknown>);
+    return next(args);
+  },
+  { step: 'initialize', name: 'keyBounds' },
+);
 
 export const TABLE_NAME = env.tableName();
 

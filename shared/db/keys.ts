@@ -87,6 +87,7 @@
  * reading first.
  */
 import { createHash } from 'node:crypto';
+import { KEY_BYTES } from '#shared/aws/key-bounds';
 import type {
   ApplicationId,
   CredentialId,
@@ -119,6 +120,19 @@ export interface Key {
   sk: string;
 }
 
+const sha256 = (value: string) => createHash('sha256').update(value, 'utf8').digest('hex');
+
+/**
+ * A key value that holds a value from outside (a name, a header, a filter value) after `prefix`: the
+ * value itself while the whole fits DynamoDB's bound for the attribute (so every key written before
+ * this rule is unchanged), else the value's SHA-256 (`~sha256:<hex>`): a value of any length is
+ * stored and found under one exact key, and DynamoDB never refuses it (shared/aws/key-bounds.ts).
+ */
+function fitted(attribute: 'pk' | 'sk', prefix: string, value: string): string {
+  const raw = prefix + value;
+  return raw.length * 3 <= KEY_BYTES[attribute] || Buffer.byteLength(raw, 'utf8') <= KEY_BYTES[attribute] ? raw : `${prefix}~sha256:${sha256(value)}`;
+}
+
 /** An item's own attributes: without its table keys and whatever bookkeeping attributes are named. */
 export function itemAttributes<T>(item: Record<string, unknown>, ...bookkeeping: string[]): T {
   const { pk: _pk, sk: _sk, ...rest } = item;
@@ -149,17 +163,17 @@ export const grantsOfApplication = (appId: ApplicationId) => ({
 /** Uniqueness and lookup of a grant by email address within an application. */
 export const grantEmailKey = (appId: ApplicationId, email: string): Key => ({
   pk: `app#${appId}`,
-  sk: `email#${email.toLowerCase()}`,
+  sk: fitted('sk', 'email#', email.toLowerCase()),
 });
 
 /** Uniqueness and lookup of a grant by the application's own external ID. */
 export const grantExternalIdKey = (appId: ApplicationId, externalId: string): Key => ({
   pk: `app#${appId}`,
-  sk: `external#${externalId}`,
+  sk: fitted('sk', 'external#', externalId),
 });
 
 /** Deployment-wide ownership of an Agent Account address (inbound mail routing, cross-app uniqueness). */
-export const agentAddressKey = (email: string): Key => ({ pk: `agent#${email.toLowerCase()}`, sk: 'agent' });
+export const agentAddressKey = (email: string): Key => ({ pk: fitted('pk', 'agent#', email.toLowerCase()), sk: 'agent' });
 
 /** The partitions a grant's data lives in (postings aside: see postingPartition), purged with it. */
 const GRANT_PARTITIONS = [
@@ -195,7 +209,7 @@ export const folderKey = (grantId: GrantId, folderId: string): Key => ({ pk: gra
 /** Guard item that makes a folder name unique among its siblings (case-insensitive). */
 export const folderNameKey = (grantId: GrantId, parentId: string | undefined, name: string): Key => ({
   pk: grantPartition(grantId, 'folder'),
-  sk: `name#${parentId ?? ''}#${name.trim().toLowerCase()}`,
+  sk: fitted('sk', `name#${parentId ?? ''}#`, name.trim().toLowerCase()),
 });
 /** Query: all folders of a grant (and their name guards). */
 export const foldersOfGrant = (grantId: GrantId) => ({ pk: grantPartition(grantId, 'folder') });
@@ -206,7 +220,7 @@ export const messageKey = (grantId: GrantId, messageId: MessageId): Key => ({ pk
 export const messagesOfGrant = (grantId: GrantId) => ({ pk: grantPartition(grantId, 'msg') });
 
 /** Query partition of one filter value (`in:inbox`, `from:ann@x.com`, `unread`, ...). */
-export const postingPartition = (grantId: GrantId, kind: string) => `grant#${grantId}#ix#${kind}`;
+export const postingPartition = (grantId: GrantId, kind: string) => fitted('pk', `grant#${grantId}#ix#`, kind);
 /** One posting: message `messageId` matches filter value `kind`. */
 export const postingKey = (grantId: GrantId, kind: string, messageId: string): Key => ({ pk: postingPartition(grantId, kind), sk: messageId });
 
@@ -220,10 +234,10 @@ export const searchEntryKey = (grantId: GrantId, sequence: string): Key => ({ pk
 export const searchManifestKey = (grantId: GrantId): Key => ({ pk: `grant#${grantId}`, sk: 'search' });
 
 /** Message by its RFC 5322 Message-ID header: threading of replies and deduplication of inbound mail. */
-export const messageIdHeaderKey = (grantId: GrantId, header: string): Key => ({ pk: grantPartition(grantId, 'mid'), sk: header });
+export const messageIdHeaderKey = (grantId: GrantId, header: string): Key => ({ pk: grantPartition(grantId, 'mid'), sk: fitted('sk', '', header) });
 
 /** A synced message's reference to another (its In-Reply-To, its thread's root) → its thread: how a parent synced after its reply finds the reply's thread. */
-export const referenceKey = (grantId: GrantId, referenced: string): Key => ({ pk: grantPartition(grantId, 'ref'), sk: referenced });
+export const referenceKey = (grantId: GrantId, referenced: string): Key => ({ pk: grantPartition(grantId, 'ref'), sk: fitted('sk', '', referenced) });
 
 /** Thread by ID. */
 export const threadKey = (grantId: GrantId, threadId: ThreadId): Key => ({ pk: grantPartition(grantId, 'thread'), sk: threadId });
@@ -345,7 +359,7 @@ export const windowKey = (grantId: GrantId, calendarId: CalendarId, bucket: stri
 });
 
 /** Which event of a grant carries an iCalendar UID (one per grant: a series and its overrides share it). */
-export const icalUidKey = (grantId: GrantId, uid: string): Key => ({ pk: grantPartition(grantId, 'icaluid'), sk: uid });
+export const icalUidKey = (grantId: GrantId, uid: string): Key => ({ pk: grantPartition(grantId, 'icaluid'), sk: fitted('sk', '', uid) });
 
 /** Scheduler configuration by ID, deployment-wide (a public booking page names only the ID). */
 export const configurationKey = (id: ConfigurationId): Key => ({ pk: `schedcfg#${id}`, sk: 'config' });
@@ -396,8 +410,6 @@ export const bookedDayKey = (grantId: GrantId, day: string): Key => ({ pk: `gran
  * so a sealed value copied onto another item does not open there.
  */
 export const sealContext = (key: Key): string => `${key.pk}/${key.sk}`;
-
-const sha256 = (value: string) => createHash('sha256').update(value, 'utf8').digest('hex');
 
 /** A redirect (callback) URI of an application, by ID. */
 export const redirectUriKey = (appId: ApplicationId, id: RedirectUriId): Key => ({ pk: `app#${appId}`, sk: `redirect_uri#${id}` });

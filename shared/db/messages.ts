@@ -297,28 +297,28 @@ export async function getMessageIdHeader(grantId: GrantId, header: string): Prom
 
 /** The stored messages of these Message-ID headers (one BatchGetItem per 100): header → message and thread. */
 export async function getMessageIdHeaders(grantId: GrantId, headers: readonly string[]): Promise<Map<string, { message_id: MessageId; thread_id: ThreadId }>> {
-  const unique = [...new Set(headers)].filter((h) => h.length > 0 && h.length <= 900);
-  const found = unique.length ? await batchGet<{ sk: string; message_id: MessageId; thread_id: ThreadId }>(unique.map((h) => messageIdHeaderKey(grantId, h))) : [];
-  return new Map(found.map((f) => [f.sk, { message_id: f.message_id, thread_id: f.thread_id }]));
+  const byKey = new Map([...new Set(headers)].filter((h) => h.length > 0).map((h) => [messageIdHeaderKey(grantId, h).sk, h]));
+  const found = byKey.size ? await batchGet<{ sk: string; message_id: MessageId; thread_id: ThreadId }>([...byKey.values()].map((h) => messageIdHeaderKey(grantId, h))) : [];
+  return new Map(found.map((f) => [byKey.get(f.sk)!, { message_id: f.message_id, thread_id: f.thread_id }]));
 }
 
 /** Threads of synced messages that reference these Message-ID headers (their parents, synced after them): header → thread. */
 export async function threadsReferencing(grantId: GrantId, headers: readonly string[]): Promise<Map<string, ThreadId>> {
-  const unique = [...new Set(headers)].filter((h) => h.length > 0 && h.length <= 900);
-  const found = unique.length ? await batchGet<{ sk: string; thread_id: ThreadId }>(unique.map((h) => referenceKey(grantId, h))) : [];
-  return new Map(found.map((f) => [f.sk, f.thread_id]));
+  const byKey = new Map([...new Set(headers)].filter((h) => h.length > 0).map((h) => [referenceKey(grantId, h).sk, h]));
+  const found = byKey.size ? await batchGet<{ sk: string; thread_id: ThreadId }>([...byKey.values()].map((h) => referenceKey(grantId, h))) : [];
+  return new Map(found.map((f) => [byKey.get(f.sk)!, f.thread_id]));
 }
 
 /** Records that synced messages of `thread_id` reference these headers (idempotent puts, one BatchWriteItem per 25). */
 export async function putReferences(grantId: GrantId, references: readonly { header: string; thread_id: ThreadId }[]): Promise<void> {
-  const byHeader = new Map(references.filter((r) => r.header.length > 0 && r.header.length <= 900).map((r) => [r.header, r.thread_id]));
+  const byHeader = new Map(references.filter((r) => r.header.length > 0).map((r) => [r.header, r.thread_id]));
   if (!byHeader.size) return;
   await batchWrite([...byHeader].map(([header, threadId]) => ({ PutRequest: { Item: { ...referenceKey(grantId, header), thread_id: threadId } } })));
 }
 
 /** Thread of the first of `headers` (In-Reply-To, then References newest first) that is stored. */
 export async function findThreadByHeaders(grantId: GrantId, headers: string[]): Promise<ThreadId | undefined> {
-  const unique = [...new Set(headers)].filter((h) => h.length > 0 && h.length <= 900).slice(0, 100);
+  const unique = [...new Set(headers)].filter((h) => h.length > 0).slice(0, 100);
   if (!unique.length) return undefined;
   const found = await batchGet<{ thread_id: ThreadId }>(unique.map((h) => messageIdHeaderKey(grantId, h)));
   return found[0]?.thread_id;
@@ -326,7 +326,7 @@ export async function findThreadByHeaders(grantId: GrantId, headers: string[]): 
 
 /** `findThreadByHeaders` for many mailboxes at once (one message stored in each): grant → thread. */
 export async function findThreadsByHeaders(grantIds: readonly GrantId[], headers: string[]): Promise<Map<GrantId, ThreadId>> {
-  const unique = [...new Set(headers)].filter((h) => h.length > 0 && h.length <= 900).slice(0, 100);
+  const unique = [...new Set(headers)].filter((h) => h.length > 0).slice(0, 100);
   const out = new Map<GrantId, ThreadId>();
   if (!unique.length || !grantIds.length) return out;
   const found = await batchGet<{ pk: string; sk: string; thread_id: ThreadId }>(grantIds.flatMap((g) => unique.map((h) => messageIdHeaderKey(g, h))));

@@ -1,4 +1,5 @@
 import { domainToASCII } from 'node:url';
+import { MAX_LIST_VALUE_LENGTH } from '#schemas/governance';
 
 /**
  * The values lists hold and rules match: domains, top-level domains and email addresses, each
@@ -6,8 +7,6 @@ import { domainToASCII } from 'node:url';
  * and looked up under one spelling. Pure functions: no I/O.
  */
 export type ValueType = 'domain' | 'tld' | 'address';
-
-export const MAX_VALUE_LENGTH = 500;
 
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 /** A top-level label: letters, or an internationalized one in punycode. */
@@ -30,7 +29,7 @@ function asciiDomain(value: string): { ok: true; value: string } | { ok: false; 
 
 /** The normalized value, or why it cannot be one of `type`. */
 export function normalizeValue(type: ValueType, raw: string): { ok: true; value: string } | { ok: false; why: string } {
-  if (raw.length > MAX_VALUE_LENGTH) return { ok: false, why: `longer than ${MAX_VALUE_LENGTH} characters` };
+  if (raw.length > MAX_LIST_VALUE_LENGTH) return { ok: false, why: `longer than ${MAX_LIST_VALUE_LENGTH} characters` };
   const value = raw.trim().toLowerCase();
   if (!value) return { ok: false, why: 'empty' };
   switch (type) {

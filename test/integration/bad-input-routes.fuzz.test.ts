@@ -5,7 +5,7 @@ import type { RouteSpec } from '#shared/http/route';
 import { apiClient } from '../support/api';
 import { makeAgentGrant, makeApplication } from '../support/factories';
 import { startGateway, type Gateway } from '../support/gateway';
-import { bodyTextWith, fieldLabel, numberFields, outOfBounds, requiredQuery } from '../support/schema-numbers';
+import { bodyTextWith, bodyWith, fieldLabel, numberFields, outOfBounds, requiredQuery, stringFields } from '../support/schema-fields';
 
 /**
  * Property, over every route of the API: whatever defective request a client sends, the answer is a
@@ -14,8 +14,12 @@ import { bodyTextWith, fieldLabel, numberFields, outOfBounds, requiredQuery } fr
  * parameter, a forged page token, an unknown object ID, a body that is not a JSON object, broken
  * JSON, a wrong content type, a multipart body that is malformed or names a part after an
  * Object.prototype member, a number beyond its field's bounds (in every integer and number field
- * of every query and body, generated from the schemas), or a path with a trailing slash or an empty
- * segment (another path, which no route has: 404, never the route without the slash).
+ * of every query and body, generated from the schemas), a path with a trailing slash or an empty
+ * segment (another path, which no route has: 404, never the route without the slash), or a value
+ * longer than any key holds, on every route, public ones included: a path parameter of thousands of
+ * characters (404: nothing is named so), a query or body string past its schema's bound (400 naming
+ * it), an Idempotency-Key past its bound (400). DynamoDB refuses key values over 2,048 / 1,024 bytes,
+ * which reached clients as a 500 (`GET /scheduling/<2,100 × "a">`).
  */
 let gateway: Gateway;
 let apiKey: string;
@@ -79,6 +83,46 @@ function withNumber({ r, field, literal }: (typeof numberCases)[number]): Pick<B
     body: field.where === 'body' ? bodyTextWith(field, literal) : r.body ? '{}' : undefined,
   };
 }
+
+/**
+ * Values longer than any key holds, for every route (public ones too: the probe's was a booking page):
+ * each path parameter, and each string of the query and body one character past its schema's bound
+ * (or thousands past it). Strings that take whole bodies and files (tens of MiB) are left to the
+ * schema test, which checks their bound without sending it.
+ */
+const PARAMETER_VALUES = ['a'.repeat(2100), 'x'.repeat(5012), '\u{1D49C}'.repeat(300)];
+const overLongPaths = ALL_ROUTES.flatMap((r) => [...r.path.matchAll(/\{(\w+)\}/g)].map(([, param]) => ({ r, param: param! })));
+const overLongStrings = ALL_ROUTES.flatMap((r) =>
+  stringFields(r)
+    .fields.filter((f) => f.maxLength !== undefined && f.maxLength < 100_000)
+    .map((field) => ({ r, field })),
+);
+const pathWith = (r: RouteSpec, param: string, value: string) =>
+  r.path.replace(/\{(\w+)\}/g, (_, name: string) => (name === param ? encodeURIComponent(value) : name === 'grant_id' ? grantId : MISSING_ID));
+
+/**
+ * `length` characters of `unit`; in a query, four-byte characters only while the URL stays within what
+ * an HTTP server reads (each is 12 characters percent-encoded; Node answers 431 past 16 KiB of headers).
+ */
+const longText = (field: (typeof overLongStrings)[number]['field'], unit: string, length: number) => (field.where === 'query' && length * 12 > 8000 ? 'a' : unit).repeat(length);
+
+/** A request whose one defect is `value`, past its bound, in the string `field`. */
+function withString({ r, field }: (typeof overLongStrings)[number], value: string): Pick<BadRequest, 'method' | 'path' | 'query' | 'headers' | 'mentions'> & { body?: string } {
+  const query = new URLSearchParams(requiredQuery(r));
+  if (field.where === 'query') query.set(field.steps[0] === '*' ? 'key' : field.steps[0]!, value);
+  return {
+    method: r.method,
+    path: path(r),
+    query: query.size ? query.toString() : undefined,
+    headers: { 'content-type': 'application/json' },
+    body: field.where === 'body' ? JSON.stringify(bodyWith(field, value)) : r.body ? '{}' : undefined,
+    // Named in the answer: its bound (test/unit/schema-strings.test.ts checks the words), or why the route takes no such field.
+    mentions: `'${fieldLabel(field)}'`,
+  };
+}
+
+/** The message of an error answer: the envelope's, or the OAuth shape's (the token endpoints). */
+const errorMessage = (body: { error?: { message?: unknown } | string; error_description?: unknown }) => (typeof body.error === 'string' ? body.error_description : body.error?.message);
 
 /** The path with a trailing slash, or with an empty segment after its first. */
 const misshapen = (p: string, kind: 'trailing' | 'empty') => (kind === 'trailing' ? `${p}/` : p.replace(/^(\/[^/]+)\//, '$1//'));
@@ -220,6 +264,38 @@ const badRequest: fc.Arbitrary<BadRequest> = fc.oneof(
     defect: 'misshapen path',
     status: 404,
   })),
+  // Over-long key values, on every route: a path parameter, a string past its bound, an Idempotency-Key.
+  fc
+    .record({
+      c: fc.constantFrom(...overLongPaths),
+      value: fc.oneof(
+        fc.constantFrom(...PARAMETER_VALUES),
+        fc.string({ minLength: 1101, maxLength: 6000 }).filter((v) => Buffer.byteLength(v) > 1100),
+      ),
+    })
+    .map(({ c, value }) => ({
+      method: c.r.method,
+      path: pathWith(c.r, c.param, value),
+      query: new URLSearchParams(requiredQuery(c.r)).toString() || undefined,
+      headers: { 'content-type': 'application/json' },
+      body: c.r.body ? '{}' : undefined,
+      defect: 'over-long key value',
+      status: 404,
+      // A random value may hold '/' or other characters that make it no path of the route at all: still a 404.
+      ...(PARAMETER_VALUES.includes(value) ? { mentions: c.param } : {}),
+    })),
+  fc
+    .record({ c: fc.constantFrom(...overLongStrings), extra: fc.constantFrom(1, 5012), unit: fc.constantFrom('a', '\u{1D49C}') })
+    .map(({ c, extra, unit }) => ({ ...withString(c, longText(c.field, unit, c.field.maxLength! + extra)), defect: 'over-long key value', status: 400 })),
+  fc.constantFrom(256, 5012).map((length) => ({
+    method: 'POST',
+    path: `/v3/grants/${grantId}/messages/send`,
+    headers: { 'content-type': 'application/json', 'idempotency-key': 'k'.repeat(length) },
+    body: '{"to":[{"email":"someone@example.net"}],"subject":"x"}',
+    defect: 'over-long key value',
+    status: 400,
+    mentions: 'Idempotency-Key',
+  })),
   // Malformed multipart bodies and hostile part names, where multipart is accepted.
   fc.record({ r: route(multipartRoutes), body: badMultipart }).map(({ r, body }) => ({
     method: r.method,
@@ -249,10 +325,10 @@ describe('bad input, every route', () => {
         expect(response.status, what).toBeLessThan(500);
         const body = JSON.parse(text);
         expect(body.request_id, what).toBe(response.headers.get('x-request-id'));
-        expect(typeof body.error?.type, what).toBe('string');
-        expect(typeof body.error?.message, what).toBe('string');
+        expect(typeof (body.error?.type ?? body.error), what).toBe('string');
+        expect(typeof errorMessage(body), what).toBe('string');
         if (req.status !== undefined) expect(response.status, what).toBe(req.status);
-        if (req.mentions !== undefined) expect(body.error.message, what).toContain(req.mentions);
+        if (req.mentions !== undefined) expect(errorMessage(body), what).toContain(req.mentions);
         seen.set(req.defect, (seen.get(req.defect) ?? 0) + 1);
         routesSeen.add(`${req.method} ${req.path.split('?')[0]}`);
       }),
@@ -260,7 +336,7 @@ describe('bad input, every route', () => {
     );
     // Every kind of defect was exercised, and no part of the prototype was touched.
     expect([...seen.keys()].sort()).toEqual(
-      ['auth', 'content type', 'malformed json', 'misshapen path', 'multipart', 'not an object', 'number out of bounds', 'page token', 'unknown id', 'unknown query'].sort(),
+      ['auth', 'content type', 'malformed json', 'misshapen path', 'multipart', 'not an object', 'number out of bounds', 'over-long key value', 'page token', 'unknown id', 'unknown query'].sort(),
     );
     expect(Object.keys(Object.prototype)).toEqual([]);
   }, 240_000);
@@ -281,9 +357,9 @@ describe('bad input, every route', () => {
       let ok = response.status >= 400 && response.status < 500;
       try {
         const body = JSON.parse(text);
-        ok &&= body.request_id === response.headers.get('x-request-id') && typeof body.error?.message === 'string';
+        ok &&= body.request_id === response.headers.get('x-request-id') && typeof errorMessage(body) === 'string';
         if (init.status !== undefined) ok &&= response.status === init.status;
-        if (init.mentions !== undefined) ok &&= String(body.error?.message).includes(init.mentions);
+        if (init.mentions !== undefined) ok &&= String(errorMessage(body)).includes(init.mentions);
       } catch {
         ok = false;
       }
@@ -314,6 +390,21 @@ describe('bad input, every route', () => {
         await check(r, 'headerless part', { ids: { draft_id: draft }, headers: { 'content-type': 'multipart/form-data; boundary=fz' }, body: '--fz\r\ngarbage without headers\r\n--fz--\r\n' });
       }
     }
+    // Over-long key values, on every route, public ones included.
+    for (const { r, param } of overLongPaths) {
+      await check(r, `path ${param} of 2,100 characters`, {
+        path: pathWith(r, param, PARAMETER_VALUES[0]!),
+        query: new URLSearchParams(requiredQuery(r)).toString(),
+        headers: { 'content-type': 'application/json' },
+        body: r.body ? '{}' : undefined,
+        status: 404,
+        mentions: param,
+      });
+    }
+    for (const c of overLongStrings) {
+      const { query, headers, body, mentions } = withString(c, longText(c.field, '\u{1D49C}', c.field.maxLength! + 1));
+      await check(c.r, `${c.field.where} ${fieldLabel(c.field)} past ${c.field.maxLength}`, { query, headers, body, status: 400, mentions });
+    }
     expect(failures).toEqual([]);
-  }, 120_000);
+  }, 240_000);
 });

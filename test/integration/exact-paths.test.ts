@@ -4,7 +4,7 @@ import type { RouteSpec } from '#shared/http/route';
 import { apiClient, type ApiClient } from '../support/api';
 import { makeAgentGrant, makeApplication } from '../support/factories';
 import { startGateway, type Gateway } from '../support/gateway';
-import { requiredQuery } from '../support/schema-numbers';
+import { requiredQuery } from '../support/schema-fields';
 
 /**
  * Paths match as API Gateway matches them: a trailing slash (or an empty segment) is another path,

@@ -4,7 +4,7 @@ import { routeKey, type RouteSpec } from '#shared/http/route';
 import { apiClient, type ApiClient } from '../support/api';
 import { makeAgentGrant, makeApplication } from '../support/factories';
 import { startGateway, type Gateway } from '../support/gateway';
-import { bodyTextWith, fieldLabel, numberFields, outOfBounds, requiredQuery, type NumberField } from '../support/schema-numbers';
+import { bodyTextWith, fieldLabel, numberFields, outOfBounds, requiredQuery, type NumberField } from '../support/schema-fields';
 
 /**
  * Every integer and number of every route's query and body, sent past its bounds over HTTP (2**53 + 2,

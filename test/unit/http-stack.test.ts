@@ -4,6 +4,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { handler } from '#functions/grants/handler';
 import { hashApiKey } from '#shared/applications/api-keys';
+import { KeyTooLongError } from '#shared/aws/key-bounds';
 import { buildEvent } from '../../scripts/local-stack/api-gateway-event';
 
 const dynamoMock = mockClient(DynamoDBDocumentClient);
@@ -47,6 +48,24 @@ describe('Function: httpApi error handling', () => {
     const lookups = dynamoMock.commandCalls(GetCommand).map((c) => c.args[0].input.Key);
     expect(lookups).toContainEqual({ pk: 'app#app_unit', sk: 'grant#grant_01jd6abcdefghjkmnpqrstvwxy' });
     expect(lookups.every((key) => key!.pk === 'app#app_unit' || String(key!.pk).startsWith('apikey#'))).toBe(true);
+  });
+
+  it.each([
+    [false, 404, 'not_found_error', 'longer than any stored name or ID can be'],
+    [true, 400, 'invalid_request_error', 'too long to be stored'],
+  ] as const)('answers a key too long for storage (write: %s) with %i in the envelope, never a 500', async (write, status, type, message) => {
+    // Prepare: the check in front of DynamoDB refused the lookup (shared/aws/key-bounds.ts).
+    dynamoMock.on(GetCommand, { Key: { pk: 'app#app_unit', sk: 'grant#grant_01jd6abcdefghjkmnpqrstvwxy' } }).rejects(new KeyTooLongError('sk', 1500, write));
+
+    // Act
+    const result = (await handler(event('/v3/grants/grant_01jd6abcdefghjkmnpqrstvwxy'), context)) as APIGatewayProxyStructuredResultV2;
+
+    // Assess
+    expect(result.statusCode).toBe(status);
+    const body = JSON.parse(result.body!);
+    expect(body.error).toEqual({ type, message: expect.stringContaining(message) });
+    expect(body.error.message).toContain('1500 bytes');
+    expect(result.headers!['x-request-id']).toBe(body.request_id);
   });
 
   it('never looks up a malformed grant ID', async () => {

@@ -4,7 +4,7 @@ import { API_ROUTES } from '#functions/routes';
 import { InvalidRequestError } from '#shared/errors';
 import { routeKey, type GeneratedRoutes, type RouteSpec } from '#shared/http/route';
 import { refuseUnsafeNumbers, toValidator, unsafeNumber } from '#shared/http/validation';
-import { bodyTextWith, bodyWith, fieldLabel, numberFields, outOfBounds } from '../support/schema-numbers';
+import { bodyTextWith, bodyWith, fieldLabel, numberFields, outOfBounds } from '../support/schema-fields';
 
 /**
  * Every number a request schema accepts is bounded by what JavaScript and the DynamoDB client hold

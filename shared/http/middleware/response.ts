@@ -1,7 +1,8 @@
 import type middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { gzipSync } from 'node:zlib';
-import { ApiError, oauthCodeOf } from '#shared/errors';
+import { ApiError, InvalidRequestError, NotFoundError, oauthCodeOf } from '#shared/errors';
+import { KEY_BYTES, KeyTooLongError } from '#shared/aws/key-bounds';
 import { routeKey, type RouteResult } from '#shared/http/route';
 import { project } from '#shared/http/select';
 import { beginState, existingState, stateOf, type State } from '#shared/http/middleware/state';
@@ -132,6 +133,13 @@ export const responseMiddleware = (): middy.MiddlewareObj<APIGatewayProxyEventV2
     let apiError: ApiError;
     if (error instanceof ApiError && error.expose) {
       apiError = error;
+    } else if (error instanceof KeyTooLongError) {
+      // A value of the request is longer than any key holds: nothing can be stored under it, nor found.
+      apiError = error.write
+        ? new InvalidRequestError(
+            `A value of this request is too long to be stored: it makes a key of ${error.bytes} bytes, and keys hold at most ${KEY_BYTES[error.attribute]}; shorten names, IDs and other values that identify things`,
+          )
+        : new NotFoundError(`Not found: a value of this request is longer than any stored name or ID can be (${error.bytes} bytes in a key that holds at most ${KEY_BYTES[error.attribute]})`);
     } else {
       state.log.error('unhandled error', { error: error ?? undefined });
       apiError = new ApiError(500, `Internal error; quote request id ${state.requestId} when reporting it`, { expose: false });

@@ -1,8 +1,9 @@
 import type { RouteSpec } from '#shared/http/route';
 
 /**
- * The numbers a route accepts, read from its query and body schemas (the same objects that generate
- * the validators), so tests can send each one a value beyond its bounds without a list kept by hand.
+ * The numbers and strings a route accepts, read from its query and body schemas (the same objects that
+ * generate the validators), so tests can send each one a value beyond its bounds without a list kept
+ * by hand.
  */
 export interface NumberField {
   where: 'query' | 'body';
@@ -13,6 +14,24 @@ export interface NumberField {
   maximum: number | undefined;
   exclusiveMinimum: boolean;
   exclusiveMaximum: boolean;
+}
+
+export interface StringField {
+  where: 'query' | 'body';
+  /** Steps from the root, as NumberField's. */
+  steps: readonly string[];
+  minLength: number | undefined;
+  maxLength: number | undefined;
+  /** Its values are listed (`enum` or `const`): bounded whatever its length keywords. */
+  listed: boolean;
+  /** Its pattern is anchored at both ends and repeats nothing without bound (`^#[0-9a-f]{6}$`): it bounds the length itself. */
+  boundedPattern: boolean;
+}
+
+/** Whether a pattern bounds the length of what it matches: anchored, with no `*`, `+` or `{n,}` outside character classes. */
+export function boundsLength(pattern: string): boolean {
+  const bare = pattern.replace(/\\./g, 'x').replace(/\[[^\]]*\]/g, 'x');
+  return bare.startsWith('^') && bare.endsWith('$') && !/[*+]|\{\d*,\}/.test(bare);
 }
 
 /** A schema position that no walker rule reaches (a `$ref`, or a keyword this walker does not know). */
@@ -29,7 +48,14 @@ const isSchema = (value: unknown): value is Schema => !!value && typeof value ==
 const COMBINATORS = ['anyOf', 'oneOf', 'allOf'] as const;
 const CONDITIONALS = ['if', 'then', 'else'] as const;
 
-function walk(schema: unknown, where: 'query' | 'body', steps: string[], fields: NumberField[], unwalkable: Unwalkable[]): void {
+interface Found {
+  numbers: NumberField[];
+  strings: StringField[];
+  unwalkable: Unwalkable[];
+}
+
+function walk(schema: unknown, where: 'query' | 'body', steps: string[], found: Found): void {
+  const { numbers: fields, unwalkable } = found;
   if (schema === true) {
     unwalkable.push({ where, steps, why: 'accepts anything (true)' });
     return;
@@ -53,42 +79,64 @@ function walk(schema: unknown, where: 'query' | 'body', steps: string[], fields:
     const maximum = bound(schema.maximum, schema.exclusiveMaximum);
     fields.push({ where, steps, type: numeric, minimum: minimum.value, maximum: maximum.value, exclusiveMinimum: minimum.exclusive, exclusiveMaximum: maximum.exclusive });
   }
-  if (isSchema(schema.properties)) for (const [name, sub] of Object.entries(schema.properties)) walk(sub, where, [...steps, name], fields, unwalkable);
-  if (isSchema(schema.patternProperties)) for (const sub of Object.values(schema.patternProperties)) walk(sub, where, [...steps, '*'], fields, unwalkable);
-  if (isSchema(schema.additionalProperties) || schema.additionalProperties === true) walk(schema.additionalProperties, where, [...steps, '*'], fields, unwalkable);
+  if (types.includes('string')) {
+    const length = (value: unknown) => (typeof value === 'number' ? value : undefined);
+    found.strings.push({
+      where,
+      steps,
+      minLength: length(schema.minLength),
+      maxLength: length(schema.maxLength),
+      listed: 'enum' in schema || 'const' in schema,
+      boundedPattern: typeof schema.pattern === 'string' && boundsLength(schema.pattern),
+    });
+  }
+  if (isSchema(schema.properties)) for (const [name, sub] of Object.entries(schema.properties)) walk(sub, where, [...steps, name], found);
+  if (isSchema(schema.patternProperties)) for (const sub of Object.values(schema.patternProperties)) walk(sub, where, [...steps, '*'], found);
+  if (isSchema(schema.additionalProperties) || schema.additionalProperties === true) walk(schema.additionalProperties, where, [...steps, '*'], found);
   if (schema.items !== undefined) {
-    if (Array.isArray(schema.items)) schema.items.forEach((sub) => walk(sub, where, [...steps, '[]'], fields, unwalkable));
-    else walk(schema.items, where, [...steps, '[]'], fields, unwalkable);
+    if (Array.isArray(schema.items)) schema.items.forEach((sub) => walk(sub, where, [...steps, '[]'], found));
+    else walk(schema.items, where, [...steps, '[]'], found);
   }
   for (const key of [...COMBINATORS, ...CONDITIONALS, 'not'] as const) {
     const sub = schema[key];
-    if (Array.isArray(sub)) sub.forEach((s) => walk(s, where, steps, fields, unwalkable));
-    else if (sub !== undefined) walk(sub, where, steps, fields, unwalkable);
+    if (Array.isArray(sub)) sub.forEach((s) => walk(s, where, steps, found));
+    else if (sub !== undefined) walk(sub, where, steps, found);
   }
+}
+
+/** One entry per position: a field reached through several branches is sent once. */
+function distinct<F extends { where: string; steps: readonly string[] }>(fields: F[]): F[] {
+  const seen = new Set<string>();
+  return fields.filter((f) => {
+    const key = `${f.where} ${f.steps.join('/')}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+function walkRoute(route: Pick<RouteSpec, 'query' | 'body'>): Found {
+  const found: Found = { numbers: [], strings: [], unwalkable: [] };
+  if (route.query) walk(route.query, 'query', [], found);
+  if (route.body) walk(route.body, 'body', [], found);
+  return found;
 }
 
 /** Every integer and number field of a route's query and body schemas (one entry per schema position). */
 export function numberFields(route: Pick<RouteSpec, 'query' | 'body'>): { fields: NumberField[]; unwalkable: Unwalkable[] } {
-  const fields: NumberField[] = [];
-  const unwalkable: Unwalkable[] = [];
-  if (route.query) walk(route.query, 'query', [], fields, unwalkable);
-  if (route.body) walk(route.body, 'body', [], fields, unwalkable);
-  // One entry per position: a field reached through several branches is sent once.
-  const seen = new Set<string>();
-  return {
-    fields: fields.filter((f) => {
-      const key = `${f.where} ${f.steps.join('/')}`;
-      if (seen.has(key)) return false;
-      seen.add(key);
-      return true;
-    }),
-    unwalkable,
-  };
+  const { numbers, unwalkable } = walkRoute(route);
+  return { fields: distinct(numbers), unwalkable };
+}
+
+/** Every string field of a route's query and body schemas (one entry per schema position). */
+export function stringFields(route: Pick<RouteSpec, 'query' | 'body'>): { fields: StringField[]; unwalkable: Unwalkable[] } {
+  const { strings, unwalkable } = walkRoute(route);
+  return { fields: distinct(strings), unwalkable };
 }
 
 /** The field's name as error messages write it (shared/http/validation.ts): `a.b[0].c`, `x.key`. */
 export function fieldLabel(field: Pick<NumberField, 'steps'>): string {
-  return field.steps.reduce((acc, step) => (step === '[]' ? `${acc}[0]` : step === '*' ? `${acc}.key` : acc ? `${acc}.${step}` : step), '');
+  return field.steps.reduce((acc, step) => (step === '[]' ? `${acc}[0]` : step === '*' ? (acc ? `${acc}.key` : 'key') : acc ? `${acc}.${step}` : step), '');
 }
 
 /** A body that holds `value` at the field's position and nothing else. */
