@@ -277,6 +277,8 @@ export async function runMailboxBench(): Promise<void> {
     const queries = (m: { grant: { email: string }; threadId: string; receivedAfter: number }): [string, string, boolean][] => [
       ['limit=50 (no filter)', 'limit=50', false],
       ['subject=', `limit=50&subject=report`, true],
+      // A one-character keyword: subjects end in `report <i % 97>`, so about 1 % hold "report 7".
+      ['subject= (one-character word)', `limit=50&subject=${encodeURIComponent('report 7')}`, true],
       ['from=', `limit=50&from=${encodeURIComponent(SENDERS[0]!)}`, true],
       ['any_email=', `limit=50&any_email=${encodeURIComponent(SENDERS[1]!)}`, true],
       ['unread=true', 'limit=50&unread=true', false],

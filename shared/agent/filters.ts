@@ -1,7 +1,7 @@
 import { metadataPair } from '#shared/agent/metadata';
 import { normalAddress } from '#shared/agent/postings';
 import { emptyFilter, type MessageFilter } from '#shared/agent/query';
-import { MIN_TERM, words } from '#shared/agent/text';
+import { words } from '#shared/agent/text';
 import { InvalidRequestError } from '#shared/errors';
 import type { ListMessagesQuery, ListThreadsQuery } from '#schemas/mail';
 
@@ -30,14 +30,15 @@ export function addressList(name: string, value: string): string[] {
 
 export function keywordList(name: string, value: string): string[] {
   const list = [...new Set(words(value))];
-  if (!list.length) throw new InvalidRequestError(`'${name}' must contain a word of at least ${MIN_TERM} letters or digits`);
+  if (!list.length) throw new InvalidRequestError(`'${name}' must contain a word (letters or digits)`);
   return list;
 }
 
 /**
- * Full-text syntax of `search_query_native` for Agent Accounts: words must all appear (subject,
- * participants, body); "quoted phrases" contribute their words; `-word` excludes; `from:`, `to:`,
- * `cc:`, `bcc:`, `subject:`, `in:`, `is:unread|read|starred|unstarred` and `has:attachment` narrow.
+ * Full-text syntax of `search_query_native` for Agent Accounts: words (whole keywords, one character
+ * and more) must all appear (subject, participants, body); "quoted phrases" contribute their words;
+ * `-word` excludes; `from:`, `to:`, `cc:`, `bcc:`, `subject:`, `in:`,
+ * `is:unread|read|starred|unstarred` and `has:attachment` narrow.
  */
 export function parseSearchQuery(query: string, into: MessageFilter): MessageFilter {
   const tokens = query.match(/-?(?:[a-z]+:)?(?:"[^"]*"|\S+)/gi) ?? [];
@@ -84,7 +85,7 @@ export function parseSearchQuery(query: string, into: MessageFilter): MessageFil
     }
   }
   if (!positive) {
-    throw new InvalidRequestError(`search_query_native must contain at least one search term of ${MIN_TERM} or more letters or digits`);
+    throw new InvalidRequestError('search_query_native must contain at least one word of letters or digits, or an operator, to match (a -word only excludes)');
   }
   into.textTerms = [...new Set(into.textTerms)];
   into.excludedTerms = [...new Set(into.excludedTerms)];

@@ -1,4 +1,5 @@
-import { terms } from '#shared/agent/text';
+import { FORMAT_1_MIN_TERM, terms } from '#shared/agent/text';
+import type { TokenQuery } from '#shared/search/plan';
 import { kinds, normalAddress } from '#shared/db/postings';
 import type { AddressFields, MessageRecord } from '#shared/agent/types';
 
@@ -34,6 +35,33 @@ export const tokens = {
   attachment: 'has:attachment',
 } as const;
 
+/**
+ * The token every document indexed since format 2 holds (whole words of one character and more).
+ * A document without it was indexed by format 1, which left words of one character out: its entry
+ * or segment says nothing about them (see format1Split).
+ */
+export const FORMAT_TOKEN = 'format:2';
+
+const WORD_TOKEN = /^[ts]:/;
+
+/** Whether a format-1 document lacks `token` whatever its message says (a word of one character). */
+const unknownToFormat1 = (token: string) => WORD_TOKEN.test(token) && token.length - 2 < FORMAT_1_MIN_TERM;
+
+/**
+ * A query split for documents of format 1: `known`, what their tokens answer (the query less its
+ * one-character words), and `rest`, the groups and exclusions of one-character words, which only
+ * the message itself can answer. Such a document matches the query when it matches both. Undefined
+ * when the query has no one-character word: format 1 answers it as format 2 does.
+ */
+export function format1Split(q: TokenQuery): { known: TokenQuery; rest: TokenQuery } | undefined {
+  const unknownGroup = (group: readonly string[]) => group.some(unknownToFormat1);
+  if (!q.all.some(unknownGroup) && !q.none.some(unknownToFormat1)) return undefined;
+  return {
+    known: { all: q.all.filter((g) => !unknownGroup(g)), none: q.none.filter((t) => !unknownToFormat1(t)) },
+    rest: { all: q.all.filter(unknownGroup), none: q.none.filter(unknownToFormat1) },
+  };
+}
+
 /** Postings that change with the message (written, moved and removed in its transactions). */
 export function mutablePostings(message: Pick<MessageRecord, 'folders' | 'unread' | 'starred' | 'metadata'>): string[] {
   const out = message.folders.map(kinds.folder);
@@ -56,12 +84,13 @@ export function participantText(message: AddressFields): string {
 }
 
 /**
- * The search tokens of a message: `a:<field>:<address>` for from, to, cc, bcc and any of them,
- * `has:attachment`, `s:<word>` for subject words, `t:<term>` for terms of subject, participants and
- * body. At most MAX_TOKEN_BYTES of them (the entry is one DynamoDB item).
+ * The search tokens of a message: FORMAT_TOKEN, `a:<field>:<address>` for from, to, cc, bcc and any
+ * of them, `has:attachment`, `s:<word>` for subject words, `t:<term>` for terms of subject,
+ * participants and body. At most MAX_TOKEN_BYTES of them (the entry is one DynamoDB item).
  */
 export function searchTokens(message: Pick<MessageRecord, 'subject' | 'from' | 'to' | 'cc' | 'bcc' | 'reply_to' | 'attachments'>, bodyText: string): string[] {
-  const out = new Set<string>();
+  // First, so that the byte cap below never leaves it out.
+  const out = new Set<string>([FORMAT_TOKEN]);
   if (message.attachments.length) out.add(tokens.attachment);
   for (const field of ['from', 'to', 'cc', 'bcc'] as const) {
     for (const p of message[field]) {
@@ -96,7 +125,8 @@ export function legacyPostings(message: MessageRecord, bodyText: string): string
       out.add(kinds.address('any', p.email));
     }
   }
-  for (const word of terms(message.subject)) out.add(kinds.subject(word));
-  for (const term of terms(`${message.subject} ${participantText(message)} ${bodyText}`, 1000)) out.add(kinds.text(term));
+  // As they were written: words of FORMAT_1_MIN_TERM characters and more.
+  for (const word of terms(message.subject, Infinity, FORMAT_1_MIN_TERM)) out.add(kinds.subject(word));
+  for (const term of terms(`${message.subject} ${participantText(message)} ${bodyText}`, 1000, FORMAT_1_MIN_TERM)) out.add(kinds.text(term));
   return [...out];
 }

@@ -1,11 +1,13 @@
-import { kinds, normalAddress, tokens } from '#shared/agent/postings';
-import { openSearchIndex, type SearchIndex } from '#shared/agent/search-index';
-import { words } from '#shared/agent/text';
+import { storedBody } from '#shared/agent/blobs';
+import { format1Split, kinds, normalAddress, searchTokens, tokens } from '#shared/agent/postings';
+import { openSearchIndex, type IndexAnswer } from '#shared/agent/search-index';
+import { bodyText, terms, words } from '#shared/agent/text';
 import type { MessageRecord } from '#shared/agent/types';
 import { messagesOfGrant, postingPartition } from '#shared/db/keys';
 import { getMessages, queryIds } from '#shared/db/messages';
 import { ID_PREFIXES, idBound, type GrantId } from '#shared/ids';
-import type { TokenQuery } from '#shared/search/plan';
+import { inPool } from '#shared/pool';
+import { tokensMatch, type TokenQuery } from '#shared/search/plan';
 
 /**
  * Message search for Agent Accounts. Filters that never change with the message (full text,
@@ -17,7 +19,9 @@ import type { TokenQuery } from '#shared/search/plan';
  * selective posting partition; it reads candidates below the cursor page by page and checks the other
  * filters on them (the message item, read in one BatchGet, and the index). A filter never scans the
  * mailbox. Multi-filter pages evaluate at most CANDIDATE_BUDGET candidates and may return fewer than
- * `limit` results with a `next_cursor` to go on.
+ * `limit` results with a `next_cursor` to go on. Messages indexed before one-character words were
+ * (the index answers 'unsure' for them, see shared/agent/search-index.ts) have those words decided
+ * on the message: its subject, or its body read back when a full-text word has one character.
  */
 export const CANDIDATE_BUDGET = 1000;
 
@@ -115,16 +119,42 @@ const partitionSource =
     return { ids: merged.slice(0, n), more: merged.length > n || pages.some((p) => p.last !== undefined) };
   };
 
-/**
- * The index's matches. They are computed once per call, for as many candidates as the call can
- * evaluate, then handed out page by page.
- */
-function indexSource(index: SearchIndex, q: TokenQuery, range: { after?: string; before?: string }, max: number): CandidateSource {
-  const found = index.matching(q, range, max);
+/** The index's matches, computed once per call for as many candidates as it can evaluate, handed out page by page. */
+function indexSource(found: { ids: readonly string[]; more: boolean }): CandidateSource {
   return async (page, n) => {
     const below = page.before === undefined ? found.ids : found.ids.filter((id) => id < page.before!);
     return { ids: below.slice(0, n), more: below.length > n || found.more };
   };
+}
+
+/** Body texts read at once when 'unsure' messages need theirs (S3 reads of large bodies). */
+const BODY_READS = 8;
+
+/**
+ * Which of `records`, format-1 documents of the index that matched every other part of the query,
+ * match `rest` (its one-character words, format1Split): decided on their tokens as indexing them
+ * today gives them. Subject words need the subject alone; full-text words the participants and body
+ * (`complete` records hold them, others are read again), the body from S3 when stored there.
+ */
+async function confirmOnMessages(grantId: GrantId, records: readonly Pick<MessageRecord, FilterFields>[] | { complete: readonly MessageRecord[] }, rest: TokenQuery): Promise<Set<string>> {
+  const confirmed = new Set<string>();
+  const needsText = [...rest.all.flat(), ...rest.none].some((t) => t.startsWith(tokens.text('')));
+  const given = 'complete' in records ? records.complete : records;
+  if (!needsText) {
+    for (const m of given) if (tokensMatch(new Set(terms(m.subject).map(tokens.subject)), rest)) confirmed.add(m.id);
+    return confirmed;
+  }
+  const full =
+    'complete' in records
+      ? records.complete
+      : await getMessages(
+          grantId,
+          records.map((m) => m.id),
+        );
+  await inPool(full, BODY_READS, async (m) => {
+    if (tokensMatch(new Set(searchTokens(m, bodyText(await storedBody(m), m.is_plaintext))), rest)) confirmed.add(m.id);
+  });
+  return confirmed;
 }
 
 export interface FoundMessages<T = MessageRecord> {
@@ -156,10 +186,10 @@ export async function findMessages(
   const indexDrives = !drivers && q.all.length > 0;
   // The index checks candidates it does not drive (a thread's messages with a search term, excluded terms).
   const index = q.all.length || q.none.length ? await openSearchIndex(grantId) : undefined;
-  const next: CandidateSource = indexDrives
-    ? indexSource(index!, q, idRange(filter, options.before), budget + Math.max(options.limit, 100) + 1)
-    : partitionSource(drivers ? drivers.map((kind) => postingPartition(grantId, kind)) : [messagesOfGrant(grantId).pk]);
-  const checkIndex = index && !indexDrives;
+  const found = indexDrives ? index!.matching(q, idRange(filter, options.before), budget + Math.max(options.limit, 100) + 1) : undefined;
+  const next: CandidateSource = found ? indexSource(found) : partitionSource(drivers ? drivers.map((kind) => postingPartition(grantId, kind)) : [messagesOfGrant(grantId).pk]);
+  const answer = (id: string): IndexAnswer => (found ? (found.unsure.has(id) ? 'unsure' : true) : index ? index.matches(id, q) : true);
+  const rest = format1Split(q)?.rest;
 
   const results: Pick<MessageRecord, FilterFields>[] = [];
   let cursor = options.before;
@@ -179,8 +209,14 @@ export async function findMessages(
     }
     evaluated += ids.length;
     cursor = ids.at(-1);
-    const read = options.idsOnly ? await getMessages(grantId, ids, FILTER_FIELDS) : await getMessages(grantId, ids);
-    results.push(...read.filter((m) => matchesItem(m, filter) && (!checkIndex || index.matches(m.id, q))));
+    const complete = options.idsOnly ? undefined : await getMessages(grantId, ids);
+    const read = complete ?? (await getMessages(grantId, ids, FILTER_FIELDS));
+    const kept = read.filter((m) => matchesItem(m, filter));
+    const answers = kept.map((m) => answer(m.id));
+    const unsure = kept.filter((_, i) => answers[i] === 'unsure');
+    const unsureIds = new Set(unsure.map((m) => m.id));
+    const confirmed = unsure.length && rest ? await confirmOnMessages(grantId, complete ? { complete: complete.filter((m) => unsureIds.has(m.id)) } : unsure, rest) : new Set<string>();
+    results.push(...kept.filter((m, i) => answers[i] === true || confirmed.has(m.id)));
     if (!more) {
       exhausted = true;
       break;

@@ -14,6 +14,7 @@ import {
   type SegmentMeta,
 } from '#shared/db/search';
 import { getGrant } from '#shared/db/grants';
+import { FORMAT_TOKEN, format1Split } from '#shared/agent/postings';
 import type { ApplicationId, GrantId, MessageId, ThreadId } from '#shared/ids';
 import { refreshThreadFor, refreshThreadNow } from '#shared/agent/thread-refresh';
 import { inPool } from '#shared/pool';
@@ -145,8 +146,38 @@ function readEntries(entries: readonly SearchEntry[]) {
 }
 
 /**
+ * What the index says of a message for a query: whether it matches, or, for a message indexed
+ * before one-character words were (see SearchIndex), 'unsure': it matches every part of the query
+ * its tokens know, and its one-character words are to be decided on the message itself.
+ */
+export type IndexAnswer = boolean | 'unsure';
+
+/**
+ * The answer for one document, given how to match its tokens against a query and whether it holds
+ * FORMAT_TOKEN. `split` is format1Split of the query (undefined: no one-character word in it).
+ */
+function answerFor(matches: (q: TokenQuery) => boolean, format2: boolean, q: TokenQuery, split: ReturnType<typeof format1Split>): IndexAnswer {
+  if (!split || format2) return matches(q);
+  return matches(split.known) && 'unsure';
+}
+
+const FORMAT_2: TokenQuery = { all: [[FORMAT_TOKEN]], none: [] };
+
+/**
  * A mailbox's index as one query sees it: the live segments (less their deleted documents), the
  * entries not merged yet, and the messages deleted since the last merge.
+ *
+ * Whole keywords of one character ("Invoice 7") are indexed since format 2: every document indexed
+ * since holds FORMAT_TOKEN, and documents indexed before hold no one-character word. Those older
+ * documents are answered by a tolerant query rather than a reindex job: a reindex would read every
+ * message body of every mailbox back from S3 and rewrite every segment, and until it finished (or
+ * for a mailbox it had not reached) queries would still answer wrongly. Here a query without a
+ * one-character word runs as it always did, on documents of either format. A query with one runs
+ * exactly on format-2 documents (the query and FORMAT_TOKEN), and on format-1 documents with only
+ * the part their tokens know; those matches come back 'unsure', and the caller decides the
+ * one-character words on the message itself (shared/agent/query.ts), so that no older message is
+ * wrongly excluded or included by one. Nothing is ever rewritten: the cost stays with queries that
+ * have such a word, in mailboxes that still hold older documents.
  */
 export class SearchIndex {
   constructor(
@@ -166,53 +197,70 @@ export class SearchIndex {
 
   /**
    * Message IDs matching `q` (at least one required group), newest first, strictly between
-   * `range.after` and `range.before`: at most `max`, and whether more follow.
+   * `range.after` and `range.before`: at most `max`, whether more follow, and which of them are
+   * 'unsure' (format-1 documents, see the class).
    */
-  matching(q: TokenQuery, range: { after?: string; before?: string }, max: number): { ids: string[]; more: boolean } {
+  matching(q: TokenQuery, range: { after?: string; before?: string }, max: number): { ids: string[]; more: boolean; unsure: ReadonlySet<string> } {
     const inside = (id: string) => (range.before === undefined || id < range.before) && (range.after === undefined || id > range.after);
-    const sources: { next: () => string | undefined; head: string | undefined }[] = [];
+    const split = format1Split(q);
+    const exact: TokenQuery = split ? { all: [...q.all, [FORMAT_TOKEN]], none: q.none } : q;
+    // Format-1 documents matching what they know (without a required group left, every one of the range).
+    const older: TokenQuery | undefined = split && { all: split.known.all, none: [...split.known.none, FORMAT_TOKEN] };
+    const sources: { next: () => string | undefined; head: string | undefined; unsure: boolean }[] = [];
+    const add = (segment: Segment, docs: Uint32Array, unsure: boolean) => {
+      if (!docs.length) return;
+      let i = 0;
+      const next = () => (i < docs.length ? segment.idAt(docs[i++]!) : undefined);
+      sources.push({ next, head: next(), unsure });
+    };
     for (const part of this.parts) {
       if (range.before !== undefined && part.meta.oldest >= range.before) continue;
       if (range.after !== undefined && part.meta.newest <= range.after) continue;
       const [lo, hi] = part.segment.docRange(range);
-      const docs = segmentMatches(part.segment, q, lo, hi, part.deleted);
-      if (!docs.length) continue;
-      let i = 0;
-      const next = () => (i < docs.length ? part.segment.idAt(docs[i++]!) : undefined);
-      sources.push({ next, head: next() });
+      add(part.segment, segmentMatches(part.segment, exact, lo, hi, part.deleted), false);
+      if (older && part.segment.postings(FORMAT_TOKEN).length < part.segment.docCount) add(part.segment, segmentMatches(part.segment, older, lo, hi, part.deleted), true);
     }
-    const loose = [...this.loose]
-      .filter(([id, tokens]) => inside(id) && tokensMatch(tokens, q))
-      .map(([id]) => id)
-      .sort()
-      .reverse();
+    const loose: string[] = [];
+    const looseUnsure = new Set<string>();
+    for (const [id, tokens] of this.loose) {
+      if (!inside(id)) continue;
+      const answer = answerFor((x) => tokensMatch(tokens, x), tokens.has(FORMAT_TOKEN), q, split);
+      if (!answer) continue;
+      loose.push(id);
+      if (answer === 'unsure') looseUnsure.add(id);
+    }
+    loose.sort().reverse();
     let l = 0;
-    sources.push({ next: () => loose[l++], head: loose[l++] });
+    const nextLoose = () => loose[l++];
+    sources.push({ next: nextLoose, head: nextLoose(), unsure: false });
     const ids: string[] = [];
+    const unsure = new Set<string>();
     let last: string | undefined;
     for (;;) {
       let best: (typeof sources)[number] | undefined;
       for (const s of sources) if (s.head !== undefined && (!best || s.head > best.head!)) best = s;
-      if (!best) return { ids, more: false };
+      if (!best) return { ids, more: false, unsure };
       const id = best.head!;
       best.head = best.next();
       // An entry merged within the commit margin is read from its segment too: once.
       if (id === last || this.tombstoned.has(id)) continue;
-      if (ids.length === max) return { ids, more: true };
+      if (ids.length === max) return { ids, more: true, unsure };
       ids.push(id);
+      if (best.unsure || looseUnsure.has(id)) unsure.add(id);
       last = id;
     }
   }
 
-  /** Whether message `id` matches `q` (false for a message the index does not hold). */
-  matches(id: string, q: TokenQuery): boolean {
+  /** What the index says of message `id` for `q` (false for a message the index does not hold). */
+  matches(id: string, q: TokenQuery): IndexAnswer {
     if (this.tombstoned.has(id)) return false;
+    const split = format1Split(q);
     const tokens = this.loose.get(id);
-    if (tokens) return tokensMatch(tokens, q);
+    if (tokens) return answerFor((x) => tokensMatch(tokens, x), tokens.has(FORMAT_TOKEN), q, split);
     for (const part of this.parts) {
       if (!inRange(id, part.meta)) continue;
       const n = part.segment.findDoc(id);
-      if (n >= 0 && !part.deleted.has(n)) return docMatches(part.segment, n, q);
+      if (n >= 0 && !part.deleted.has(n)) return answerFor((x) => docMatches(part.segment, n, x), docMatches(part.segment, n, FORMAT_2), q, split);
     }
     return false;
   }

@@ -5,23 +5,32 @@
 import { decodeEntities } from '#shared/mail/entities';
 
 const TOKEN = /[\p{L}\p{N}]+/gu;
-export const MIN_TERM = 2;
 export const MAX_TERM = 64;
+/**
+ * The shortest word the search index held before format 2 (shared/agent/postings.ts, FORMAT_TOKEN):
+ * words of one character were left out then, on both sides. Only what must reproduce that format
+ * passes it (the postings of messages stored before the search index, removed with them).
+ */
+export const FORMAT_1_MIN_TERM = 2;
 
-/** Lowercased words of 2 to 64 letters or digits, in order of appearance, duplicates kept. */
-export function words(text: string): string[] {
+/**
+ * Lowercased whole words of letters or digits, in order of appearance, duplicates kept: one
+ * character ("7", "a") to MAX_TERM (longer runs are no word anyone searches for). `minLength` is
+ * FORMAT_1_MIN_TERM only where the old format must be reproduced.
+ */
+export function words(text: string, minLength = 1): string[] {
   const out: string[] = [];
   for (const match of text.toLowerCase().normalize('NFC').matchAll(TOKEN)) {
     const word = match[0];
-    if (word.length >= MIN_TERM && word.length <= MAX_TERM) out.push(word);
+    if (word.length >= minLength && word.length <= MAX_TERM) out.push(word);
   }
   return out;
 }
 
 /** Distinct words, first occurrence first, at most `max`. */
-export function terms(text: string, max = Infinity): string[] {
+export function terms(text: string, max = Infinity, minLength = 1): string[] {
   const seen = new Set<string>();
-  for (const word of words(text)) {
+  for (const word of words(text, minLength)) {
     if (seen.size >= max) break;
     seen.add(word);
   }

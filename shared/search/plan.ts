@@ -76,15 +76,22 @@ function filterBy(a: Uint32Array, b: Uint32Array, keep: boolean): Uint32Array {
   return out.subarray(0, w);
 }
 
+/** Every doc number in [lo, hi). */
+function range(lo: number, hi: number): Uint32Array {
+  const out = new Uint32Array(hi - lo);
+  for (let i = 0; i < out.length; i++) out[i] = lo + i;
+  return out;
+}
+
 /**
- * Doc numbers of `segment` in [lo, hi) that match `q` (at least one group), ascending (newest
- * first), leaving out `deleted`.
+ * Doc numbers of `segment` in [lo, hi) that match `q`, ascending (newest first), leaving out
+ * `deleted`. Without a required group, every document of the range not excluded matches (a scan of
+ * the range: callers narrow it with `none`, or take few).
  */
 export function segmentMatches(segment: Segment, q: TokenQuery, lo: number, hi: number, deleted?: ReadonlySet<number>): Uint32Array {
-  if (!q.all.length) throw new Error('segmentMatches needs at least one required token group');
   if (lo >= hi) return new Uint32Array(0);
   const groups = q.all.map((group) => union(group.map((t) => clip(segment.postings(t), lo, hi)))).sort((a, b) => a.length - b.length);
-  let result = groups[0]!;
+  let result = groups[0] ?? range(lo, hi);
   for (const g of groups.slice(1)) {
     if (!result.length) break;
     result = filterBy(result, g, true);

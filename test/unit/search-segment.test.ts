@@ -138,6 +138,8 @@ describe('Function: segmentMatches / docMatches', () => {
     { all: [['a:from:ann@x.io', 'a:to:bo@x.io'], ['s:invoice']], none: ['t:lunch'] },
     { all: [['t:日本'], ['has:attachment']], none: ['t:ünïcode', 't:🙂emoji'] },
     { all: [['t:absent']], none: [] },
+    // No required group: every document not excluded.
+    { all: [], none: ['t:budget'] },
   ];
 
   it.each(queries.map((q) => [JSON.stringify(q), q] as const))('matches brute force for %s', (_, q) => {
@@ -229,12 +231,58 @@ describe('Class: SearchIndex (a query over segments and unmerged entries)', () =
     const all = index.matching(q, {}, 10_000);
 
     // Assess
-    expect(all).toEqual({ ids: expected(live, q), more: false });
+    expect(all).toEqual({ ids: expected(live, q), more: false, unsure: new Set() });
     const page = index.matching(q, { before: all.ids[10], after: all.ids[40] }, 20);
-    expect(page).toEqual({ ids: all.ids.slice(11, 31), more: true });
+    expect(page).toEqual({ ids: all.ids.slice(11, 31), more: true, unsure: new Set() });
     for (const d of [...older, ...newer, ...loose]) expect(index.matches(d.id, q), d.id).toBe(all.ids.includes(d.id));
     expect(index.matches(newId('message'), { all: [], none: ['t:zebra'] })).toBe(false);
     // Deleted doc numbers survive their encoding in the manifest.
     expect([...decodeDocSet(encodeDocSet(new Set([0, 1, 127, 128, 300_000, 5])))].sort((a, b) => a - b)).toEqual([0, 1, 5, 127, 128, 300_000]);
+  });
+
+  it('answers one-character words exactly for format-2 documents, and "unsure" for format-1 ones that match the rest', async () => {
+    // Prepare: "invoice 7", "invoice 8" and "invoice 17" in both formats (format 1 held no one-character word), in a segment and as entries.
+    const { SearchIndex } = await import('#shared/agent/search-index');
+    const { FORMAT_TOKEN } = await import('#shared/agent/postings');
+    let at = 0;
+    const doc = (format: 1 | 2, ...words: string[]) => ({
+      id: newId('message', 1_700_000_000_000 + ++at * 1000) as string,
+      tokens: [...(format === 2 ? [FORMAT_TOKEN] : []), ...words.filter((w) => format === 2 || w.length > 1).map((w) => `s:${w}`)],
+    });
+    const old7 = doc(1, 'invoice', '7');
+    const old8 = doc(1, 'invoice', '8');
+    const old17 = doc(1, 'invoice', '17');
+    const new7 = doc(2, 'invoice', '7');
+    const new8 = doc(2, 'invoice', '8');
+    const new17 = doc(2, 'invoice', '17');
+    const entryOld7 = doc(1, 'invoice', '7');
+    const entryNew7 = doc(2, 'invoice', '7');
+    const entryNew8 = doc(2, 'invoice', '8');
+    const segment = new Segment(encodeSegment([old7, old8, old17, new7, new8, new17]));
+    const part = { id: 's0', meta: { docs: 6, bytes: segment.bytes.length, level: 0, newest: segment.idAt(0), oldest: segment.idAt(5) }, segment, deleted: new Set<number>() };
+    const index = new SearchIndex([part], new Map([entryOld7, entryNew7, entryNew8].map((d) => [d.id, new Set(d.tokens)] as const)), new Set());
+    const newestFirst = (...docs: { id: string }[]) =>
+      docs
+        .map((d) => d.id)
+        .sort()
+        .reverse();
+    const older = [old7, old8, old17, entryOld7];
+
+    // Act
+    const seven = index.matching({ all: [['s:invoice'], ['s:7']], none: [] }, {}, 100);
+    const onlySeven = index.matching({ all: [['s:7']], none: [] }, {}, 100);
+    const notSeven = index.matching({ all: [['s:invoice']], none: ['s:7'] }, {}, 100);
+    const plain = index.matching({ all: [['s:invoice']], none: [] }, {}, 100);
+
+    // Assess: format 2 exactly; format 1 every document the rest of the query matches, each unsure.
+    expect(seven).toEqual({ ids: newestFirst(new7, entryNew7, ...older), more: false, unsure: new Set(older.map((d) => d.id)) });
+    expect(onlySeven).toEqual(seven);
+    expect(notSeven).toEqual({ ids: newestFirst(new8, new17, entryNew8, ...older), more: false, unsure: new Set(older.map((d) => d.id)) });
+    // A query without a one-character word answers both formats alike, and is sure.
+    expect(plain).toEqual({ ids: newestFirst(old7, old8, old17, new7, new8, new17, entryOld7, entryNew7, entryNew8), more: false, unsure: new Set() });
+    const q = { all: [['s:invoice'], ['s:7']], none: [] };
+    expect([old7, old8, entryOld7, new7, new8, entryNew7, entryNew8].map((d) => index.matches(d.id, q))).toEqual(['unsure', 'unsure', 'unsure', true, false, true, false]);
+    // A format-1 document that misses another word is no match, not unsure.
+    expect(index.matches(old8.id, { all: [['s:invoice'], ['s:zebra'], ['s:7']], none: [] })).toBe(false);
   });
 });
