@@ -1,15 +1,16 @@
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFERRED_MERGE_MAX, mergeSearchIndex, loadSegment, searchPrefix } from '#shared/agent/search-index';
-import { storeMessage, type NewMessage } from '#shared/agent/store';
+import { storeMessage } from '#shared/agent/store';
 import type { MessageRecord } from '#shared/agent/types';
-import { getGrant, type GrantRecord } from '#shared/db/grants';
+import type { GrantRecord } from '#shared/db/grants';
 import { COMMIT_MARGIN_MS, getSearchManifest, readSearchEntries } from '#shared/db/search';
-import { newId, type ApplicationId, type GrantId } from '#shared/ids';
+import type { GrantId } from '#shared/ids';
 import { clock } from '#shared/time';
 import { apiClient, type ApiClient } from '../support/api';
-import { makeAgentGrant, makeApplication } from '../support/factories';
+import { makeApplication } from '../support/factories';
 import { startGateway, type Gateway } from '../support/gateway';
+import { inboundMail, storedMailbox } from '../support/stored-mail';
 import { outboxDrained } from '../support/outbox-relay';
 import { createTestQueue, messagesIn } from '../support/queues';
 import { drainThroughHandler } from '../support/sqs-worker';
@@ -42,37 +43,7 @@ afterAll(async () => {
   s3.destroy();
 });
 
-async function mailbox(): Promise<GrantRecord> {
-  const view = await makeAgentGrant(api);
-  return (await getGrant(applicationId as ApplicationId, view.id as GrantId))!;
-}
-
-/** An inbound mail, as ingest hands it to the store. */
-function inbound(grant: GrantRecord, subject: string, body: string, extra: Partial<NewMessage> = {}): NewMessage {
-  const messageIdHeader = `<${newId('message')}@example.net>`;
-  return {
-    grant,
-    subject,
-    from: [{ email: 'ann@example.net', name: 'Ann' }],
-    to: [{ email: grant.email }],
-    cc: [],
-    bcc: [],
-    replyTo: [],
-    date: clock.nowSeconds(),
-    unread: true,
-    starred: false,
-    folders: ['inbox'],
-    body,
-    isPlaintext: true,
-    attachments: [],
-    headers: [{ name: 'Message-ID', value: messageIdHeader }],
-    raw: Buffer.from(`Message-ID: ${messageIdHeader}\r\nSubject: ${subject}\r\n\r\n${body}`),
-    metadata: {},
-    messageIdHeader,
-    references: [],
-    ...extra,
-  };
-}
+const mailbox = () => storedMailbox(api, applicationId);
 
 async function search(grant: GrantRecord, query: string): Promise<string[]> {
   const response = await api.get(`/v3/grants/${grant.id}/messages?limit=200&${query}`);
@@ -110,7 +81,7 @@ describe('search freshness', () => {
     const attachment = { filename: 'plan.txt', contentType: 'text/plain', content: Buffer.from('plan'), inline: false };
 
     // Act: stored; no job has run.
-    await storeMessage(inbound(grant, 'Pineapple forecast', 'Sunny with a chance of pineapples', { attachments: [attachment], cc: [{ email: 'cy@example.org' }] }));
+    await storeMessage(inboundMail(grant, 'Pineapple forecast', 'Sunny with a chance of pineapples', { attachments: [attachment], cc: [{ email: 'cy@example.org' }] }));
 
     // Assess: every filter the index answers sees it, and nothing was merged yet (its job is queued, not run).
     await outboxDrained();
@@ -137,7 +108,7 @@ describe('search freshness', () => {
     await mergeSearchIndex(grant.id, { wait: true });
     const restore = later(COMMIT_MARGIN_MS + 60_000);
     try {
-      await storeMessage(inbound(grant, 'Second', 'nothing in common'));
+      await storeMessage(inboundMail(grant, 'Second', 'nothing in common'));
       await runJobs();
       await mergeSearchIndex(grant.id, { wait: true });
       // Assess: the first entry is below the watermark: queries no longer read it, the segment answers.
@@ -159,7 +130,7 @@ describe('merges by the message-stored job', () => {
     const grant = await mailbox();
 
     // Act: one message short of the threshold, then their jobs.
-    for (let i = 0; i < DEFERRED_MERGE_MAX - 1; i++) await storeMessage(inbound(grant, `Trickle ${i}`, `quince ${i}`));
+    for (let i = 0; i < DEFERRED_MERGE_MAX - 1; i++) await storeMessage(inboundMail(grant, `Trickle ${i}`, `quince ${i}`));
     await runJobs();
 
     // Assess: nothing merged, everything found.
@@ -167,7 +138,7 @@ describe('merges by the message-stored job', () => {
     expect(await search(grant, 'search_query_native=quince')).toHaveLength(DEFERRED_MERGE_MAX - 1);
 
     // Act: the message that makes DEFERRED_MERGE_MAX.
-    await storeMessage(inbound(grant, 'Trickle last', 'quince last'));
+    await storeMessage(inboundMail(grant, 'Trickle last', 'quince last'));
     await runJobs();
 
     // Assess: one segment holds every message once, and the answers are the same.
@@ -194,7 +165,7 @@ describe('merges under concurrency', () => {
     });
     const subjects = Array.from({ length: count }, (_, i) => `Concurrent ${i}`);
     for (let i = 0; i < count; i += 5) {
-      await Promise.all(subjects.slice(i, i + 5).map((subject, k) => storeMessage(inbound(grant, subject, `unique${i + k}term shared`))));
+      await Promise.all(subjects.slice(i, i + 5).map((subject, k) => storeMessage(inboundMail(grant, subject, `unique${i + k}term shared`))));
     }
     storing = false;
     const merged = (await Promise.all(mergers)).reduce((a, b) => a + b, 0);
@@ -210,7 +181,7 @@ describe('merges under concurrency', () => {
     // With the watermark past every entry, the segments alone still answer for all of them.
     const restore = later(COMMIT_MARGIN_MS + 60_000);
     try {
-      await storeMessage(inbound(grant, 'Last', 'last one'));
+      await storeMessage(inboundMail(grant, 'Last', 'last one'));
       await mergeSearchIndex(grant.id, { wait: true });
       expect((await readSearchEntries(grant.id, (await getSearchManifest(grant.id)).watermark)).length).toBeLessThanOrEqual(1);
       expect((await search(grant, 'search_query_native=shared')).length).toBe(count);
@@ -225,7 +196,7 @@ describe('deletes', () => {
     // Prepare: ten messages, merged into one segment.
     const grant = await mailbox();
     const stored: MessageRecord[] = [];
-    for (let i = 0; i < 10; i++) stored.push((await storeMessage(inbound(grant, `Walrus ${i}`, `walrus number${i}`))).record);
+    for (let i = 0; i < 10; i++) stored.push((await storeMessage(inboundMail(grant, `Walrus ${i}`, `walrus number${i}`))).record);
     await mergeSearchIndex(grant.id, { wait: true });
     expect(await search(grant, 'search_query_native=walrus')).toHaveLength(10);
     const hardDelete = async (i: number) => expect((await api.delete(`/v3/grants/${grant.id}/messages/${stored[i]!.id}?hard_delete=true`)).status).toBe(200);
@@ -261,7 +232,7 @@ describe('deletes', () => {
 
   it('drops a message deleted before its entry was merged', async () => {
     const grant = await mailbox();
-    const { record } = await storeMessage(inbound(grant, 'Short-lived', 'ephemeral'));
+    const { record } = await storeMessage(inboundMail(grant, 'Short-lived', 'ephemeral'));
     expect((await api.delete(`/v3/grants/${grant.id}/messages/${record.id}?hard_delete=true`)).status).toBe(200);
     expect(await search(grant, 'search_query_native=ephemeral')).toEqual([]);
     await mergeSearchIndex(grant.id, { wait: true });
@@ -276,7 +247,7 @@ describe('tiered merges', () => {
     const grant = await mailbox();
     const levels: number[][] = [];
     for (let i = 0; i < 9; i++) {
-      await storeMessage(inbound(grant, `Tier ${i}`, `tiered${i} common`));
+      await storeMessage(inboundMail(grant, `Tier ${i}`, `tiered${i} common`));
       await mergeSearchIndex(grant.id, { wait: true });
       levels.push(
         Object.values((await getSearchManifest(grant.id)).segments)
@@ -299,7 +270,7 @@ describe('tiered merges', () => {
     // Act: a merge 15 minutes later removes what the level-1 merge replaced.
     const restore = later(16 * 60_000);
     try {
-      await storeMessage(inbound(grant, 'Tier 9', 'tiered9 common'));
+      await storeMessage(inboundMail(grant, 'Tier 9', 'tiered9 common'));
       await mergeSearchIndex(grant.id, { wait: true });
     } finally {
       restore();

@@ -4,17 +4,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bodyKey } from '#shared/agent/blobs';
 import { participantText, messagePostings, tokens } from '#shared/agent/postings';
 import { mergeSearchIndex } from '#shared/agent/search-index';
-import { folderDeltas, storeMessage, type NewMessage } from '#shared/agent/store';
+import { folderDeltas, storeMessage } from '#shared/agent/store';
 import type { MessageRecord } from '#shared/agent/types';
 import { putBlob } from '#shared/aws/mail-bucket';
-import { getGrant, type GrantRecord } from '#shared/db/grants';
+import type { GrantRecord } from '#shared/db/grants';
 import { insertMessage } from '#shared/db/messages';
 import { COMMIT_MARGIN_MS, getSearchManifest, readSearchEntries } from '#shared/db/search';
-import { newId, type ApplicationId, type GrantId } from '#shared/ids';
+import { newId } from '#shared/ids';
 import { clock } from '#shared/time';
 import { apiClient, type ApiClient } from '../support/api';
-import { makeAgentGrant, makeApplication } from '../support/factories';
+import { makeApplication } from '../support/factories';
 import { startGateway, type Gateway } from '../support/gateway';
+import { inboundMail, storedMailbox } from '../support/stored-mail';
 import { useDovecot } from '../support/dovecot';
 import { jobsDone } from '../support/outbox-relay';
 import { createTestQueue } from '../support/queues';
@@ -48,36 +49,7 @@ afterAll(async () => {
   await gateway?.close();
 });
 
-async function mailbox(): Promise<GrantRecord> {
-  const view = await makeAgentGrant(api);
-  return (await getGrant(applicationId as ApplicationId, view.id as GrantId))!;
-}
-
-/** An inbound mail, as ingest hands it to the store. */
-function inbound(grant: GrantRecord, subject: string, body: string): NewMessage {
-  const messageIdHeader = `<${newId('message')}@example.net>`;
-  return {
-    grant,
-    subject,
-    from: [{ email: 'ann@example.net', name: 'Ann' }],
-    to: [{ email: grant.email }],
-    cc: [],
-    bcc: [],
-    replyTo: [],
-    date: clock.nowSeconds(),
-    unread: true,
-    starred: false,
-    folders: ['inbox'],
-    body,
-    isPlaintext: true,
-    attachments: [],
-    headers: [{ name: 'Message-ID', value: messageIdHeader }],
-    raw: Buffer.from(`Message-ID: ${messageIdHeader}\r\nSubject: ${subject}\r\n\r\n${body}`),
-    metadata: {},
-    messageIdHeader,
-    references: [],
-  };
-}
+const mailbox = () => storedMailbox(api, applicationId);
 
 /** Subjects of the messages a list answers, sorted (the order is not what these tests are about). */
 async function subjects(grantId: string, query: Record<string, string>, path = 'messages'): Promise<string[]> {
@@ -95,7 +67,7 @@ async function mergeBeyondEntries(grant: GrantRecord): Promise<void> {
   await mergeSearchIndex(grant.id, { wait: true });
   const restore = clock.set(() => Date.now() + COMMIT_MARGIN_MS + 60_000);
   try {
-    await storeMessage(inbound(grant, 'Unrelated', 'nothing here'));
+    await storeMessage(inboundMail(grant, 'Unrelated', 'nothing here'));
     await jobsDone();
     await mergeSearchIndex(grant.id, { wait: true });
   } finally {
@@ -111,10 +83,10 @@ describe('Agent Account: one-character keywords', () => {
     // Prepare
     const grant = await mailbox();
     const tag = `tag${randomBytes(4).toString('hex')}`;
-    for (const subject of ['Invoice 7', 'Invoice 8', 'Invoice 17']) await storeMessage(inbound(grant, subject, `Amount due for ${subject.toLowerCase()}`));
-    for (let i = 0; i < 12; i++) await storeMessage(inbound(grant, `Inbox ${tag} #${i}`, `Notice ${i} of the series`));
-    await storeMessage(inbound(grant, 'Table of results', 'See table 4 b for the figures'));
-    await storeMessage(inbound(grant, 'Table of contents', 'See table 44 for the figures'));
+    for (const subject of ['Invoice 7', 'Invoice 8', 'Invoice 17']) await storeMessage(inboundMail(grant, subject, `Amount due for ${subject.toLowerCase()}`));
+    for (let i = 0; i < 12; i++) await storeMessage(inboundMail(grant, `Inbox ${tag} #${i}`, `Notice ${i} of the series`));
+    await storeMessage(inboundMail(grant, 'Table of results', 'See table 4 b for the figures'));
+    await storeMessage(inboundMail(grant, 'Table of contents', 'See table 44 for the figures'));
     const check = async () => {
       // Act and assess
       expect(await subjects(grant.id, { subject: 'Invoice 7' })).toEqual(['Invoice 7']);
@@ -146,7 +118,7 @@ describe('Agent Account: one-character keywords', () => {
 
   it('refuses a filter with no word at all, and accepts one of a single character', async () => {
     const grant = await mailbox();
-    await storeMessage(inbound(grant, 'A b c', 'x'));
+    await storeMessage(inboundMail(grant, 'A b c', 'x'));
     for (const query of ['subject=%23', 'search_query_native=%23%20-', 'search_query_native=-x']) {
       const response = await api.get(`/v3/grants/${grant.id}/messages?${query}`);
       expect(response.status, query).toBe(400);
@@ -218,8 +190,8 @@ describe('messages indexed before one-character words (format 1)', () => {
     await storeFormat1(grant, 'Invoice 17', 'Amount due for invoice 17');
     await storeFormat1(grant, 'Minutes', 'Decisions are on page 3 of the notes', { bodyInS3: true });
     await storeFormat1(grant, 'Agenda', 'Items are on page 33 of the notes', { bodyInS3: true });
-    await storeMessage(inbound(grant, 'Invoice 7 reminder', 'Amount still due for invoice 7'));
-    await storeMessage(inbound(grant, 'Invoice 9', 'Amount due for invoice 9'));
+    await storeMessage(inboundMail(grant, 'Invoice 7 reminder', 'Amount still due for invoice 7'));
+    await storeMessage(inboundMail(grant, 'Invoice 9', 'Amount due for invoice 9'));
     await jobsDone();
     // Their entries are format 1 indeed: no word of one character.
     const entry = (await readSearchEntries(grant.id, '')).find((e) => e.messageId === old7.id)!;
