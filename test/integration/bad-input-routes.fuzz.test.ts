@@ -106,18 +106,23 @@ const pathWith = (r: RouteSpec, param: string, value: string) =>
  */
 const longText = (field: (typeof overLongStrings)[number]['field'], unit: string, length: number) => (field.where === 'query' && length * 12 > 8000 ? 'a' : unit).repeat(length);
 
-/** A request whose one defect is `value`, past its bound, in the string `field`. */
-function withString({ r, field }: (typeof overLongStrings)[number], value: string): Pick<BadRequest, 'method' | 'path' | 'query' | 'headers' | 'mentions'> & { body?: string } {
+/**
+ * A request whose one defect is `value`, past its bound, in the string `field`: a 400 naming the field
+ * (its bound, whose words test/unit/schema-strings.test.ts checks, or why the route takes no such
+ * field), or a 413 when the body grew past the route's size limit (1 MiB unless it says less).
+ */
+function withString({ r, field }: (typeof overLongStrings)[number], value: string): Pick<BadRequest, 'method' | 'path' | 'query' | 'headers' | 'status' | 'mentions'> & { body?: string } {
   const query = new URLSearchParams(requiredQuery(r));
   if (field.where === 'query') query.set(field.steps[0] === '*' ? 'key' : field.steps[0]!, value);
+  const body = field.where === 'body' ? JSON.stringify(bodyWith(field, value)) : r.body ? '{}' : undefined;
+  const tooLarge = body !== undefined && Buffer.byteLength(body) > (r.maxBodyBytes ?? 1024 * 1024);
   return {
     method: r.method,
     path: path(r),
     query: query.size ? query.toString() : undefined,
     headers: { 'content-type': 'application/json' },
-    body: field.where === 'body' ? JSON.stringify(bodyWith(field, value)) : r.body ? '{}' : undefined,
-    // Named in the answer: its bound (test/unit/schema-strings.test.ts checks the words), or why the route takes no such field.
-    mentions: `'${fieldLabel(field)}'`,
+    body,
+    ...(tooLarge ? { status: 413, mentions: 'limited to' } : { status: 400, mentions: `'${fieldLabel(field)}'` }),
   };
 }
 
@@ -286,7 +291,7 @@ const badRequest: fc.Arbitrary<BadRequest> = fc.oneof(
     })),
   fc
     .record({ c: fc.constantFrom(...overLongStrings), extra: fc.constantFrom(1, 5012), unit: fc.constantFrom('a', '\u{1D49C}') })
-    .map(({ c, extra, unit }) => ({ ...withString(c, longText(c.field, unit, c.field.maxLength! + extra)), defect: 'over-long key value', status: 400 })),
+    .map(({ c, extra, unit }) => ({ ...withString(c, longText(c.field, unit, c.field.maxLength! + extra)), defect: 'over-long key value' })),
   fc.constantFrom(256, 5012).map((length) => ({
     method: 'POST',
     path: `/v3/grants/${grantId}/messages/send`,
@@ -402,8 +407,8 @@ describe('bad input, every route', () => {
       });
     }
     for (const c of overLongStrings) {
-      const { query, headers, body, mentions } = withString(c, longText(c.field, '\u{1D49C}', c.field.maxLength! + 1));
-      await check(c.r, `${c.field.where} ${fieldLabel(c.field)} past ${c.field.maxLength}`, { query, headers, body, status: 400, mentions });
+      const { query, headers, body, status, mentions } = withString(c, longText(c.field, '\u{1D49C}', c.field.maxLength! + 1));
+      await check(c.r, `${c.field.where} ${fieldLabel(c.field)} past ${c.field.maxLength}`, { query, headers, body, status, mentions });
     }
     expect(failures).toEqual([]);
   }, 240_000);

@@ -108,6 +108,13 @@ describe('request bodies', () => {
   it('rejects a body over 1 MiB with 413', async () => {
     const response = await api.post('/v3/connect/custom', { provider: 'agent', settings: { email_address: 'a@b.io' }, pad: 'x'.repeat(1_100_000) });
     expectEnvelope(response, 413, 'payload_too_large');
+    expect(response.body.error.message).toBe('JSON requests are limited to 1 MB (got 1.05 MB)');
+  });
+
+  it('says a limit under a megabyte in kilobytes (the credentials route takes 16 KB)', async () => {
+    const response = await api.post('/v3/connect/credentials', { pad: 'x'.repeat(20_000) });
+    expectEnvelope(response, 413, 'payload_too_large');
+    expect(response.body.error.message).toBe('JSON requests are limited to 16 KB (got 20 KB)');
   });
 
   it('rejects JSON that is not an object with 400', async () => {

@@ -16,7 +16,8 @@ const JSON_CONTENT_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;.*)?$/i;
 const MULTIPART = /^multipart\/form-data\s*;/i;
 const FORM = /^application\/x-www-form-urlencoded\s*(?:;.*)?$/i;
 
-const megabytes = (bytes: number) => `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MB`;
+/** A size as people read it, rounded up (a body over a limit never reads as equal to it): `16 KB`, `3 MB`, `1.05 MB`. */
+const megabytes = (bytes: number) => (bytes < 1024 * 1024 ? `${Math.ceil(bytes / 1024)} KB` : `${Math.ceil((bytes / (1024 * 1024)) * 100) / 100} MB`);
 
 /** Parses a multipart/form-data body (shared/http/middleware/multipart.ts), given only to functions that accept one. */
 export type MultipartParser = (event: APIGatewayProxyEventV2, contentType: string, maxBytes: number) => Promise<{ message: unknown; files: UploadedFile[] }>;
