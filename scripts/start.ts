@@ -15,6 +15,13 @@
  *      (jobs, IMAP mail sync, scheduled sends, webhook fan-out and delivery) run through
  *      serverless-offline-sqs, the webhook health check every minute
  *
+ * Everything that can overlap does (on 2 cores the start is CPU-bound): the build, the emulators and
+ * serverless offline start together (serverless offline as soon as the emulators' endpoints and queues
+ * exist, while DynamoDB Local's JVM still starts), and the seeding runs while serverless offline loads
+ * its first function. What can be kept between starts is, in `.switchboard/cache/`
+ * (scripts/local-stack/cache.ts): the bundles while their inputs are unchanged, DynamoDB Local's class
+ * archive, Node's compiled code.
+ *
  * The front door (the API Gateway stand-in) takes $PORT (default 3000) first of all and answers 503
  * "starting" with Retry-After until a request would succeed; then it prints "ready".
  * Ctrl-C (or SIGTERM) stops every child process. Local state lives in memory: each start is fresh.
@@ -22,19 +29,21 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import Module, { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import { buildFunctionBundles } from './local-stack/build';
+import { cacheDir } from './local-stack/cache';
 import { startLocalStack, type LocalStack } from './local-stack/index';
 import { startFrontDoor, type FrontDoor } from './local-stack/front-door';
 import { freePort } from './local-stack/index';
-import { startImapSandbox } from './local-stack/imap-sandbox';
+import type { startImapSandbox } from './local-stack/imap-sandbox';
 import { instanceFile, recordInstance } from './local-stack/instances';
-import { startOidcServer, type LocalOidcServer } from './local-stack/oidc-local';
-import { startInboundSmtp } from './local-stack/smtp-inbound';
-import { isOutboxInsert, startStreamRelay, type StreamRelay } from './local-stack/stream-relay';
+import type { LocalOidcServer } from './local-stack/oidc-local';
+import type { StreamRelay } from './local-stack/stream-relay';
 import { ROOT, loadServerlessConfig } from './local-stack/serverless-config';
+// What is needed only after DynamoDB Local and the build have started is imported then (dynamic
+// imports below): loading it first would hold them back by most of a second.
 
 const require = createRequire(import.meta.url);
 const PORT = Number(process.env.PORT || 3000);
@@ -44,8 +53,10 @@ const SMTP_PORT = Number(process.env.SMTP_PORT || 2525);
 const STAGE = 'local';
 /** The client the local application's google and microsoft connectors use at the local OpenID Connect server. */
 const LOCAL_OIDC_CLIENT = 'switchboard-local';
+/** serverless.yml, read once. */
+const config = loadServerlessConfig();
 /** serverless offline knows each function by its deployed name, `<service>-<stage>-<function>`. */
-const functionUrl = (fn: string) => `http://127.0.0.1:${LAMBDA_PORT}/2015-03-31/functions/${loadServerlessConfig().service}-${STAGE}-${fn}/invocations`;
+const functionUrl = (fn: string) => `http://127.0.0.1:${LAMBDA_PORT}/2015-03-31/functions/${config.service}-${STAGE}-${fn}/invocations`;
 /** Where this instance records its stack for `npm run admin` (one file per instance, by port). */
 const INSTANCES_DIR = join(ROOT, '.switchboard');
 /**
@@ -69,9 +80,11 @@ let mailSyncPoller: { stop(): Promise<void> } | undefined;
  * run, waits in the emulator as on SQS).
  */
 function pollQueue(queueUrl: string, fn: string): { stop(): Promise<void> } {
-  const sqs = new SQSClient({});
+  let sqs: SQSClient | undefined;
   let running = true;
   const loop = (async () => {
+    const { DeleteMessageCommand, ReceiveMessageCommand, SQSClient } = await import('@aws-sdk/client-sqs');
+    sqs = new SQSClient({});
     while (running) {
       try {
         const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 0, AttributeNames: ['All'] }));
@@ -103,11 +116,14 @@ function pollQueue(queueUrl: string, fn: string): { stop(): Promise<void> } {
     async stop() {
       running = false;
       await loop;
-      sqs.destroy();
+      sqs?.destroy();
     },
   };
 }
 let relay: StreamRelay | undefined;
+let ingestModule: Promise<typeof import('#shared/agent/ingest')> | undefined;
+/** Inbound mail's handling (shared/agent/ingest.ts), loaded once, after the environment is set. */
+const ingestion = () => (ingestModule ??= import('#shared/agent/ingest'));
 let frontDoor: FrontDoor | undefined;
 let oidc: LocalOidcServer | undefined;
 let offline: ChildProcess | undefined;
@@ -216,14 +232,53 @@ async function waitForApi(offlineUrl: string, child: ChildProcess): Promise<void
     } catch {
       /* not listening yet */
     }
-    await new Promise((r) => setTimeout(r, 250));
+    await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error('serverless offline did not answer within 120 s');
+}
+
+/** Starts serverless offline, in a process group of its own, on the bundles of BUILD_DIR (being built, maybe). */
+function startOffline(env: Record<string, string>, offlinePort: number): ChildProcess {
+  const serverlessBin = join(dirname(require.resolve('osls/package.json')), 'bin', 'serverless.js');
+  const child = spawn(process.execPath, [serverlessBin, 'offline', 'start', '--stage', STAGE], {
+    cwd: ROOT,
+    detached: true,
+    stdio: ['ignore', 'inherit', 'inherit'],
+    env: {
+      ...process.env,
+      ...env,
+      PORT: String(offlinePort),
+      LAMBDA_PORT: String(LAMBDA_PORT),
+      // Run the bundles built here (scripts/local-stack/serverless-prebuilt.cjs).
+      SWITCHBOARD_PREBUILT_DIR: BUILD_DIR,
+      // Polled by this process instead of serverless-offline-sqs (pollMailSync below).
+      SWITCHBOARD_OWN_QUEUES: 'mail-sync',
+    },
+  });
+  child.once('exit', (code) => {
+    if (!stopping) {
+      log(`serverless offline exited (${code}); stopping`);
+      void shutdown(code ?? 1);
+    }
+  });
+  return child;
+}
+
+/**
+ * Node's compiled code of this process's modules and of its Node children (serverless offline, the
+ * SQS emulator) is kept in the cache (Node's compile cache: about a fifth off loading serverless
+ * offline). The function bundles are not: serverless offline runs them with an environment of their own.
+ */
+function keepCompiledCode() {
+  const dir = join(cacheDir(), 'node');
+  process.env.NODE_COMPILE_CACHE ??= dir;
+  (Module as { enableCompileCache?: (dir: string) => unknown }).enableCompileCache?.(process.env.NODE_COMPILE_CACHE);
 }
 
 async function main() {
   const started = Date.now();
   const seconds = (from: number) => `${((Date.now() - from) / 1000).toFixed(1)} s`;
+  keepCompiledCode();
   removeStaleBuilds();
   // The port answers at once: 503 "starting" until the functions can serve.
   const offlinePort = await freePort();
@@ -235,95 +290,97 @@ async function main() {
       log(`${method} ${path}: answered ${status} outside a function's HTTP stack, shown as an error envelope (${requestId}): ${body.slice(0, 500)}`),
   });
   log('starting DynamoDB Local and the SQS emulator, building the functions…');
-  // The local OpenID Connect server starts meanwhile (it needs nothing of the emulators).
-  const oidcStarting = startOidcServer({ port: process.env.OIDC_PORT ? Number(process.env.OIDC_PORT) : 0 });
-  oidcStarting.catch(() => undefined);
-  // So does the IMAP sandbox: its submission relays into the outbound sink, on a port chosen here.
+  // The outbound sink's SMTP port, chosen here: the IMAP sandbox relays its submissions there.
   const smtpSinkPort = await freePort();
-  imapSandbox = startImapSandbox({
-    parent: IMAP_DIR,
-    relay: { host: '127.0.0.1', port: smtpSinkPort },
-    imapPort: process.env.SANDBOX_IMAP_PORT ? Number(process.env.SANDBOX_IMAP_PORT) : undefined,
-    smtpPort: process.env.SANDBOX_SMTP_PORT ? Number(process.env.SANDBOX_SMTP_PORT) : undefined,
-    davPort: process.env.SANDBOX_DAV_PORT ? Number(process.env.SANDBOX_DAV_PORT) : undefined,
-  });
-  const [emulators, build] = await Promise.allSettled([
-    (async () => {
-      const from = Date.now();
-      const result = await startLocalStack({
-        stage: STAGE,
-        dynamodbPort: process.env.DYNAMODB_PORT ? Number(process.env.DYNAMODB_PORT) : undefined,
-        sqsPort: process.env.SQS_PORT ? Number(process.env.SQS_PORT) : undefined,
-        smtpSinkPort,
-      });
-      log(`emulators up in ${seconds(from)}`);
-      return result;
-    })(),
-    (async () => {
-      const from = Date.now();
-      const entries = await buildFunctionBundles(join(ROOT, BUILD_DIR));
-      log(`${entries.length} functions built in ${seconds(from)} (${BUILD_DIR})`);
-    })(),
-  ]);
+  const dynamodbPort = process.env.DYNAMODB_PORT ? Number(process.env.DYNAMODB_PORT) : await freePort();
+  let offlineFrom = 0;
+  /** The seeding's modules, loaded as soon as the environment they read when they load is set. */
+  let seedModules: Promise<[typeof import('#shared/applications/service'), typeof import('#shared/connectors/service')]> | undefined;
+  let oidcStarting: Promise<LocalOidcServer> | undefined;
+  // First what takes longest: DynamoDB Local's JVM and the build (their processes start at once).
+  const emulatorsStarting = (async () => {
+    const from = Date.now();
+    const result = await startLocalStack({
+      stage: STAGE,
+      dynamodbPort,
+      sqsPort: process.env.SQS_PORT ? Number(process.env.SQS_PORT) : undefined,
+      smtpSinkPort,
+      config,
+      // Endpoints and queues made, DynamoDB Local maybe still starting: serverless offline starts
+      // now (it reads the environment once, at its start, and calls nothing until asked).
+      onEnv: (env) => {
+        Object.assign(process.env, env);
+        log('starting serverless offline…');
+        offlineFrom = Date.now();
+        offline = startOffline(env, offlinePort);
+        seedModules = Promise.all([import('#shared/applications/service'), import('#shared/connectors/service')]);
+        seedModules.catch(() => undefined);
+        // Then what needs nothing of the emulators, and is needed only once serverless offline is up:
+        // the local OpenID Connect server (for the seeding), the IMAP sandbox.
+        oidcStarting = import('./local-stack/oidc-local').then(({ startOidcServer }) => startOidcServer({ port: process.env.OIDC_PORT ? Number(process.env.OIDC_PORT) : 0 }));
+        oidcStarting.then((server) => (oidc = server)).catch(() => undefined);
+        imapSandbox = import('./local-stack/imap-sandbox').then(({ startImapSandbox }) =>
+          startImapSandbox({
+            parent: IMAP_DIR,
+            relay: { host: '127.0.0.1', port: smtpSinkPort },
+            imapPort: process.env.SANDBOX_IMAP_PORT ? Number(process.env.SANDBOX_IMAP_PORT) : undefined,
+            smtpPort: process.env.SANDBOX_SMTP_PORT ? Number(process.env.SANDBOX_SMTP_PORT) : undefined,
+            davPort: process.env.SANDBOX_DAV_PORT ? Number(process.env.SANDBOX_DAV_PORT) : undefined,
+          }),
+        );
+      },
+    });
+    log(`emulators up in ${seconds(from)}`);
+    return result;
+  })();
+  const building = (async () => {
+    const from = Date.now();
+    const { entries, fromCache } = await buildFunctionBundles(join(ROOT, BUILD_DIR), { cacheDir: cacheDir(), config });
+    log(`${entries.length} functions built in ${seconds(from)} (${BUILD_DIR})${fromCache ? ': sources unchanged, copied from the last build' : ''}`);
+  })();
+  const [emulators, build] = await Promise.allSettled([emulatorsStarting, building]);
   // Whichever succeeded is stopped by shutdown() if the other failed.
   if (emulators.status === 'fulfilled') stack = emulators.value;
   if (emulators.status === 'rejected') throw emulators.reason;
   if (build.status === 'rejected') throw build.reason;
-  if (!stack) throw new Error('the emulators did not start');
-  Object.assign(process.env, stack.env);
+  if (!stack || !offline || !seedModules || !oidcStarting || !imapSandbox) throw new Error('the emulators did not start');
+  const localOidcStarting = oidcStarting;
 
-  // Imported after the environment is set: modules read their configuration when they load.
-  const { createApplication } = await import('#shared/applications/service');
-  const app = await createApplication({ name: 'Local development', apiKey: API_KEY });
-  // A local OpenID Connect server plays provider A (google) and provider B (microsoft), registered as
-  // the local application's connectors through `settings.issuer`: hosted OAuth works without internet.
-  oidc = await oidcStarting;
-  const oidcSecret = randomBytes(24).toString('base64url');
-  oidc.addClient({ client_id: LOCAL_OIDC_CLIENT, client_secret: oidcSecret, redirect_uris: [`http://127.0.0.1:${PORT}/v3/connect/callback`, `http://localhost:${PORT}/v3/connect/callback`] });
-  const { createConnector } = await import('#shared/connectors/service');
-  for (const provider of ['google', 'microsoft'] as const) {
-    await createConnector(
-      { applicationId: app.application_id, credential: 'api_key' },
-      { provider, settings: { client_id: LOCAL_OIDC_CLIENT, client_secret: oidcSecret, issuer: oidc.issuers[provider] } },
-    );
-  }
-  const { acceptsRecipient, ingestMessage } = await import('#shared/agent/ingest');
-  inbound = await startInboundSmtp({
-    port: SMTP_PORT,
-    handlers: { acceptsRecipient, deliver: async (raw, envelope) => void (await ingestMessage(raw, envelope)) },
-  });
-
-  // serverless offline listens on a loopback port of its own, behind the front door.
-  log('starting serverless offline…');
-  const offlineFrom = Date.now();
-  const serverlessBin = join(dirname(require.resolve('osls/package.json')), 'bin', 'serverless.js');
-  offline = spawn(process.execPath, [serverlessBin, 'offline', 'start', '--stage', STAGE], {
-    cwd: ROOT,
-    detached: true,
-    stdio: ['ignore', 'inherit', 'inherit'],
-    env: {
-      ...process.env,
-      ...stack.env,
-      PORT: String(offlinePort),
-      LAMBDA_PORT: String(LAMBDA_PORT),
-      // Run the bundles built above (scripts/local-stack/serverless-prebuilt.cjs).
-      SWITCHBOARD_PREBUILT_DIR: BUILD_DIR,
-      // Polled by this process instead of serverless-offline-sqs (pollMailSync below).
-      SWITCHBOARD_OWN_QUEUES: 'mail-sync',
-    },
-  });
-  offline.once('exit', (code) => {
-    if (!stopping) {
-      log(`serverless offline exited (${code}); stopping`);
-      void shutdown(code ?? 1);
+  // The seeding, while serverless offline loads its first function.
+  const seeding = (async () => {
+    const [{ createApplication }, { createConnector }] = await seedModules!;
+    const app = await createApplication({ name: 'Local development', apiKey: API_KEY });
+    // A local OpenID Connect server plays provider A (google) and provider B (microsoft), registered as
+    // the local application's connectors through `settings.issuer`: hosted OAuth works without internet.
+    const oidc = await localOidcStarting;
+    const oidcSecret = randomBytes(24).toString('base64url');
+    oidc.addClient({ client_id: LOCAL_OIDC_CLIENT, client_secret: oidcSecret, redirect_uris: [`http://127.0.0.1:${PORT}/v3/connect/callback`, `http://localhost:${PORT}/v3/connect/callback`] });
+    for (const provider of ['google', 'microsoft'] as const) {
+      await createConnector(
+        { applicationId: app.application_id, credential: 'api_key' },
+        { provider, settings: { client_id: LOCAL_OIDC_CLIENT, client_secret: oidcSecret, issuer: oidc.issuers[provider] } },
+      );
     }
-  });
+    // The mail ingestion (MIME parsing and all: ~0.3 s of CPU to load) is loaded for the first message.
+    const { startInboundSmtp } = await import('./local-stack/smtp-inbound');
+    inbound = await startInboundSmtp({
+      port: SMTP_PORT,
+      handlers: {
+        acceptsRecipient: async (address, mailFrom) => (await ingestion()).acceptsRecipient(address, mailFrom),
+        deliver: async (raw, envelope) => void (await (await ingestion()).ingestMessage(raw, envelope)),
+      },
+    });
+    return { app, oidc };
+  })();
+  seeding.catch(() => undefined);
 
   const baseUrl = `http://127.0.0.1:${PORT}`;
   await waitForApi(`http://127.0.0.1:${offlinePort}`, offline);
   log(`serverless offline up in ${seconds(offlineFrom)}`);
+  const { app, oidc: localOidc } = await seeding;
   // The event source mapping of the table's stream (serverless offline has none): the outbox
   // function receives inserted records through serverless offline's Lambda invoke API.
+  const { isOutboxInsert, startStreamRelay } = await import('./local-stack/stream-relay');
   relay = await startStreamRelay({
     tableName: stack.env.TABLE_NAME!,
     filter: isOutboxInsert,
@@ -361,7 +418,7 @@ async function main() {
       `  S3 emulator     ${stack.env.AWS_ENDPOINT_URL_S3}`,
       `  Inbound SMTP    127.0.0.1:${SMTP_PORT}   (mail to Agent Account addresses)`,
       `  Outbound sink   ${stack.env.SMTP_RELAY_URL}   (read it: ${stack.env.SMTP_SINK_URL}/messages)`,
-      `  OpenID Connect  ${oidc.issuers.google} (google), ${oidc.issuers.microsoft} (microsoft): any email address signs in`,
+      `  OpenID Connect  ${localOidc.issuers.google} (google), ${localOidc.issuers.microsoft} (microsoft): any email address signs in`,
       ...(sandbox
         ? [
             `  IMAP sandbox    host ${sandbox.host}, IMAP port ${sandbox.imapPort}, SMTP port ${sandbox.smtpPort} (plain text; sends go to the outbound sink)`,

@@ -1,22 +1,41 @@
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
-import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DeleteQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { CreateSecretCommand, DeleteSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { startDynamoDbLocal } from './dynamodb-local';
-import type { RunningService } from './service';
-import { createQueues, createScheduleGroup, createTable } from './provision';
-import { SchedulerClient } from '@aws-sdk/client-scheduler';
-import { startSchedulerLocal } from './scheduler-local';
-import { loadServerlessConfig, resolveName, type ServerlessConfig } from './serverless-config';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CreateBucketCommand, DeleteBucketCommand, DeleteObjectsCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { startS3Local } from './s3-local';
-import { startSmtpSink } from './smtp-sink';
-import { startSecretsLocal } from './secrets-local';
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { cacheDir } from './cache';
+import { startDynamoDbLocal } from './dynamodb-local';
+import { httpEndpoint, type RunningService } from './service';
+import { loadServerlessConfig, resolveName, type ServerlessConfig } from './serverless-config';
 import { startSqsLocal } from './sqs-local';
+
+/**
+ * What provisioning and the in-process emulators need, loaded on first use: the AWS SDK's clients,
+ * s3rver, smtp-server, the Scheduler stand-in. About 0.6 s of loading, which startLocalStack does
+ * while DynamoDB Local's JVM and the SQS emulator's process start, not before; and the part the
+ * environment does not wait for (S3, the SMTP sink, DynamoDB's client) after the rest.
+ */
+let provisioningLoaded: ReturnType<typeof loadProvisioning> | undefined;
+const provisioningModules = () => (provisioningLoaded ??= loadProvisioning());
+async function loadProvisioning() {
+  const [sqs, secrets, scheduler, provision, schedulerLocal, secretsLocal] = await Promise.all([
+    import('@aws-sdk/client-sqs'),
+    import('@aws-sdk/client-secrets-manager'),
+    import('@aws-sdk/client-scheduler'),
+    import('./provision'),
+    import('./scheduler-local'),
+    import('./secrets-local'),
+  ]);
+  return { sqs, secrets, scheduler, provision, schedulerLocal, secretsLocal };
+}
+let servicesLoaded: ReturnType<typeof loadServices> | undefined;
+const serviceModules = () => (servicesLoaded ??= loadServices());
+async function loadServices() {
+  const [dynamodb, s3, s3Local, smtpSink] = await Promise.all([import('@aws-sdk/client-dynamodb'), import('@aws-sdk/client-s3'), import('./s3-local'), import('./smtp-sink')]);
+  return { dynamodb, s3, s3Local, smtpSink };
+}
+const stackModules = async () => ({ ...(await provisioningModules()), ...(await serviceModules()) });
 
 /**
  * The embedded local stack used by `npm start` and by the test suite: DynamoDB Local, the SQS
@@ -112,6 +131,7 @@ export async function freePort(): Promise<number> {
  * as long as this stack. Returns its ARN, which is all the functions are given.
  */
 export async function createWebhookKeySecret(client: SecretsManagerClient, stage: string, config: ServerlessConfig): Promise<string> {
+  const { CreateSecretCommand } = (await provisioningModules()).secrets;
   const resource = config.resources.Resources.WebhookSecretKey!;
   const name = resolveName(String(resource.Properties!.Name), config.service, stage);
   const created = await client.send(new CreateSecretCommand({ Name: name, SecretString: randomBytes(48).toString('base64') }));
@@ -162,6 +182,17 @@ function functionEnv(
  */
 export async function provisionExternalStack(options: { stage: string }): Promise<LocalStack> {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  const {
+    dynamodb: { DeleteTableCommand, DynamoDBClient },
+    sqs: { DeleteQueueCommand, SQSClient },
+    secrets: { DeleteSecretCommand, SecretsManagerClient },
+    scheduler: { SchedulerClient },
+    s3: { CreateBucketCommand, DeleteBucketCommand, DeleteObjectsCommand, ListObjectsV2Command, S3Client },
+    provision: { createQueues, createScheduleGroup, createTable },
+    schedulerLocal: { startSchedulerLocal },
+    smtpSink: { startSmtpSink },
+    secretsLocal: { startSecretsLocal },
+  } = await stackModules();
   const config = loadServerlessConfig();
   const tableName = resolveName(String((config.custom as { tableName: string }).tableName), config.service, options.stage);
   const dynamoClient = new DynamoDBClient({});
@@ -244,57 +275,101 @@ export async function startLocalStack(options: {
   smtpSinkHttpPort?: number;
   secretsPort?: number;
   schedulerPort?: number;
+  /** Where DynamoDB Local's class archive is kept (scripts/local-stack/cache.ts); none: the checkout's cache. */
+  cacheDir?: string;
+  /** serverless.yml as read already (it takes ~0.1 s to parse); none: read here. */
+  config?: ServerlessConfig;
+  /**
+   * Called once the environment is final: every emulator but DynamoDB Local serving and provisioned,
+   * DynamoDB Local's endpoint chosen; it may still be starting, and its table is made next. What
+   * needs only the environment (a process to spawn with it) can start then.
+   */
+  onEnv?: (env: Record<string, string>) => void;
 }): Promise<LocalStack> {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  const config = loadServerlessConfig();
-  const services: RunningService[] = [];
+  const running: RunningService[] = [];
   const stopAll = async () => {
-    await Promise.all(services.splice(0).map((s) => s.stop().catch(() => undefined)));
+    await Promise.all(running.splice(0).map((s) => s.stop().catch(() => undefined)));
   };
+  /** A service being started: running once it is (and stopped with the rest, even after a failure elsewhere). */
+  const starting: Promise<RunningService>[] = [];
+  const start = <T extends RunningService>(service: Promise<T>): Promise<T> => {
+    const tracked = service.then((s) => (running.push(s), s));
+    starting.push(tracked);
+    // Awaited below, or on failure; until then its own failure must not count as unhandled.
+    tracked.catch(() => undefined);
+    return tracked;
+  };
+  // The JVM takes longest: it starts first, then the SQS emulator's process; the rest loads and is
+  // provisioned meanwhile.
+  const dynamodbPort = options.dynamodbPort || (await freePort());
+  const dynamodbStarting = start(startDynamoDbLocal({ port: dynamodbPort, cacheDir: options.cacheDir ?? cacheDir() }));
+  const sqsStarting = start(startSqsLocal({ port: options.sqsPort ?? 0 }));
   try {
+    const {
+      sqs: { SQSClient },
+      secrets: { SecretsManagerClient },
+      scheduler: { SchedulerClient },
+      provision: { createQueues, createScheduleGroup, createTable },
+      schedulerLocal: { startSchedulerLocal },
+      secretsLocal: { startSecretsLocal },
+    } = await provisioningModules();
+    const config = options.config ?? loadServerlessConfig();
     const s3Directory = mkdtempSync(join(tmpdir(), 'switchboard-s3-'));
+    running.push({ endpoint: s3Directory, stop: async () => rmSync(s3Directory, { recursive: true, force: true }) });
     const bucket = mailBucketName(options.stage);
-    const [dynamodb, sqs, s3, sink, secretsManager] = await Promise.all([
-      (async () => startDynamoDbLocal({ port: options.dynamodbPort || (await freePort()) }))(),
-      startSqsLocal({ port: options.sqsPort ?? 0 }),
-      startS3Local({ port: options.s3Port ?? 0, directory: s3Directory, buckets: [bucket] }),
-      startSmtpSink({ smtpPort: options.smtpSinkPort ?? 0, httpPort: options.smtpSinkHttpPort ?? 0 }),
-      startSecretsLocal({ port: options.secretsPort ?? 0, region: REGION }),
-    ]);
-    services.push(dynamodb, sqs, s3, sink, secretsManager, { endpoint: s3Directory, stop: async () => rmSync(s3Directory, { recursive: true, force: true }) });
+    // S3 and the SMTP sink on ports chosen here: the environment names them, and they start (s3rver
+    // and smtp-server take a while to load) while it is provisioned and put to use.
+    const [s3Port, sinkSmtpPort, sinkHttpPort] = [options.s3Port || (await freePort()), options.smtpSinkPort || (await freePort()), options.smtpSinkHttpPort || (await freePort())];
+    const s3Starting = start(serviceModules().then(({ s3Local }) => s3Local.startS3Local({ port: s3Port, directory: s3Directory, buckets: [bucket] })));
+    const sinkStarting = start(serviceModules().then(({ smtpSink }) => smtpSink.startSmtpSink({ smtpPort: sinkSmtpPort, httpPort: sinkHttpPort })));
 
+    const [sqs, secretsManager] = await Promise.all([sqsStarting, start(startSecretsLocal({ port: options.secretsPort ?? 0, region: REGION }))]);
     // The S3 emulator only accepts these credentials; DynamoDB Local and the SQS emulator take any.
     const credentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
     const tableName = resolveName(String((config.custom as { tableName: string }).tableName), config.service, options.stage);
-    const dynamoClient = new DynamoDBClient({ endpoint: dynamodb.endpoint, region: REGION, credentials });
     const sqsClient = new SQSClient({ endpoint: sqs.endpoint, region: REGION, credentials });
     const secretsClient = new SecretsManagerClient({ endpoint: secretsManager.endpoint, region: REGION, credentials });
-    await createTable(dynamoClient, tableName, config);
-    const queues = await createQueues(sqsClient, options.stage, config);
-    const webhookKeyArn = await createWebhookKeySecret(secretsClient, options.stage, config);
-    // EventBridge Scheduler has no emulator: the project's stand-in fires schedules into the SQS emulator.
-    const scheduler = await startSchedulerLocal({ port: options.schedulerPort ?? 0, sqsEndpoint: sqs.endpoint, region: REGION, credentials, jitter: schedulerJitter() });
-    services.push(scheduler);
+    // EventBridge Scheduler has no emulator: the project's stand-in fires schedules into the SQS
+    // emulator. It starts while the queues and the secret are made.
+    const [queues, webhookKeyArn, scheduler] = await Promise.all([
+      createQueues(sqsClient, options.stage, config),
+      createWebhookKeySecret(secretsClient, options.stage, config),
+      start(startSchedulerLocal({ port: options.schedulerPort ?? 0, sqsEndpoint: sqs.endpoint, region: REGION, credentials, jitter: schedulerJitter() })),
+    ]);
     const schedulerClient = new SchedulerClient({ endpoint: scheduler.endpoint, region: REGION, credentials });
     const scheduleGroup = await createScheduleGroup(schedulerClient, options.stage, config);
     schedulerClient.destroy();
-    dynamoClient.destroy();
     sqsClient.destroy();
     secretsClient.destroy();
 
+    const sink = { smtpUrl: `smtp://127.0.0.1:${sinkSmtpPort}`, httpUrl: httpEndpoint('127.0.0.1', sinkHttpPort) };
     const env: Record<string, string> = {
       AWS_REGION: REGION,
       AWS_ACCESS_KEY_ID: credentials.accessKeyId,
       AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
-      AWS_ENDPOINT_URL_DYNAMODB: dynamodb.endpoint,
+      AWS_ENDPOINT_URL_DYNAMODB: httpEndpoint('127.0.0.1', dynamodbPort),
       AWS_ENDPOINT_URL_SQS: sqs.endpoint,
-      AWS_ENDPOINT_URL_S3: s3.endpoint,
+      AWS_ENDPOINT_URL_S3: httpEndpoint('127.0.0.1', s3Port),
       AWS_ENDPOINT_URL_SECRETS_MANAGER: secretsManager.endpoint,
       AWS_ENDPOINT_URL_SCHEDULER: scheduler.endpoint,
       ...functionEnv(tableName, bucket, queues, sink, webhookKeyArn, scheduleGroup),
     };
+    options.onEnv?.(env);
+
+    const [dynamodb, s3, smtpSink] = await Promise.all([dynamodbStarting, s3Starting, sinkStarting]);
+    // The environment named them before they listened: it must be what they serve.
+    if (env.AWS_ENDPOINT_URL_DYNAMODB !== dynamodb.endpoint || env.AWS_ENDPOINT_URL_S3 !== s3.endpoint || sink.smtpUrl !== smtpSink.smtpUrl || sink.httpUrl !== smtpSink.httpUrl) {
+      throw new Error('the local stack serves on other endpoints than its environment names');
+    }
+    const { DynamoDBClient } = (await serviceModules()).dynamodb;
+    const dynamoClient = new DynamoDBClient({ endpoint: dynamodb.endpoint, region: REGION, credentials });
+    await createTable(dynamoClient, tableName, config);
+    dynamoClient.destroy();
     return { env, stop: stopAll };
   } catch (error) {
+    // Everything started, however far it got (a failed start stops its own process).
+    await Promise.allSettled(starting);
     await stopAll();
     throw error;
   }

@@ -48,34 +48,41 @@ export async function createTable(dynamo: DynamoDBClient, tableName: string, con
   }
 }
 
-/** Creates every AWS::SQS::Queue, dead-letter queues first, with names resolved for `stage`. */
+/**
+ * Creates every AWS::SQS::Queue, dead-letter queues first, with names resolved for `stage`: each
+ * round creates at once every queue whose dead-letter queue exists.
+ */
 export async function createQueues(sqs: SQSClient, stage: string, config = loadServerlessConfig()): Promise<ProvisionedStack['queues']> {
-  const queues = resourcesOfType(config, 'AWS::SQS::Queue');
   const created: ProvisionedStack['queues'] = {};
-  const pending = [...queues];
+  const deadLetterTarget = (queue: Resource) => (queue.Properties?.RedrivePolicy as { deadLetterTargetArn: { 'Fn::GetAtt': string[] } } | undefined)?.deadLetterTargetArn['Fn::GetAtt'][0];
+  let pending = resourcesOfType(config, 'AWS::SQS::Queue');
   while (pending.length) {
-    const index = pending.findIndex(([, q]) => {
-      const redrive = q.Properties?.RedrivePolicy as { deadLetterTargetArn: { 'Fn::GetAtt': string[] } } | undefined;
-      return !redrive || created[redrive.deadLetterTargetArn['Fn::GetAtt'][0]!];
+    const ready = pending.filter(([, q]) => {
+      const target = deadLetterTarget(q);
+      return !target || created[target];
     });
-    if (index < 0) throw new Error('serverless.yml: a queue redrives to a queue that is not declared');
-    const [logicalId, queue] = pending.splice(index, 1)[0]!;
-    const p = queue.Properties ?? {};
-    const attributes: Record<string, string> = {};
-    for (const name of ['VisibilityTimeout', 'MessageRetentionPeriod', 'DelaySeconds', 'ReceiveMessageWaitTimeSeconds', 'MaximumMessageSize']) {
-      if (p[name] !== undefined) attributes[name] = String(p[name]);
-    }
-    const redrive = p.RedrivePolicy as { deadLetterTargetArn: { 'Fn::GetAtt': string[] }; maxReceiveCount: number } | undefined;
-    if (redrive) {
-      attributes.RedrivePolicy = JSON.stringify({
-        deadLetterTargetArn: created[redrive.deadLetterTargetArn['Fn::GetAtt'][0]!]!.arn,
-        maxReceiveCount: redrive.maxReceiveCount,
-      });
-    }
-    const name = resolveName(String(p.QueueName), config.service, stage);
-    const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));
-    const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }));
-    created[logicalId] = { url: QueueUrl!, arn: Attributes!.QueueArn! };
+    if (!ready.length) throw new Error('serverless.yml: a queue redrives to a queue that is not declared');
+    pending = pending.filter((entry) => !ready.includes(entry));
+    await Promise.all(
+      ready.map(async ([logicalId, queue]) => {
+        const p = queue.Properties ?? {};
+        const attributes: Record<string, string> = {};
+        for (const name of ['VisibilityTimeout', 'MessageRetentionPeriod', 'DelaySeconds', 'ReceiveMessageWaitTimeSeconds', 'MaximumMessageSize']) {
+          if (p[name] !== undefined) attributes[name] = String(p[name]);
+        }
+        const redrive = p.RedrivePolicy as { maxReceiveCount: number } | undefined;
+        if (redrive) {
+          attributes.RedrivePolicy = JSON.stringify({
+            deadLetterTargetArn: created[deadLetterTarget(queue)!]!.arn,
+            maxReceiveCount: redrive.maxReceiveCount,
+          });
+        }
+        const name = resolveName(String(p.QueueName), config.service, stage);
+        const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));
+        const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }));
+        created[logicalId] = { url: QueueUrl!, arn: Attributes!.QueueArn! };
+      }),
+    );
   }
   return created;
 }

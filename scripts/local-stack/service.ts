@@ -44,24 +44,24 @@ export async function httpService(server: Server, port: number, host: string, be
  * A child process serving an emulator: killed with this process should that exit first (a child
  * left behind would keep its port and hang the next run), from the moment it is spawned; `serving`
  * makes it the service at `endpoint` once that answers, and `stop` (also for a child that never
- * got there) asks it to end (SIGTERM), then kills it after 3 s.
+ * got there) asks it to end (SIGTERM), then kills it after `graceMs` (3 s unless told).
  */
-export function childProcess(child: ChildProcess): { stop(): Promise<void>; serving(endpoint: string): RunningService } {
+export function childProcess(child: ChildProcess, graceMs?: number): { stop(): Promise<void>; serving(endpoint: string): RunningService } {
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
   const stop = () => {
     process.removeListener('exit', killOnExit);
-    return stopChild(child);
+    return stopChild(child, graceMs);
   };
   return { stop, serving: (endpoint) => ({ endpoint, stop }) };
 }
 
-/** Ends a child process: SIGTERM, then SIGKILL after 3 s; resolves once it is gone (at once if it is already). */
-export function stopChild(child: ChildProcess): Promise<void> {
+/** Ends a child process: SIGTERM, then SIGKILL after `graceMs` (3 s); resolves once it is gone (at once if it is already). */
+export function stopChild(child: ChildProcess, graceMs = 3000): Promise<void> {
   return new Promise((resolve) => {
     // Gone already (a signal to the whole process group, say): 'exit' will not come again.
     if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
     timer.unref();
     child.once('exit', () => {
       clearTimeout(timer);

@@ -49,6 +49,7 @@ const FIGURES: Record<SuiteName, RegExp[]> = {
   scheduler: [/^## Scheduler/m, /^availability p50 \(.*\) +[\d.]+ ms/m, /^race: bookings \/ 409 +\d+ \/ \d+/m, /^availability p50: [\d.]+ ms/m],
   start: [
     /^## npm start/m,
+    /^first start \(empty cache, as a fresh clone\): to its line "\[switchboard\] ready in" +[\d.]+ s/m,
     /^to its line "\[switchboard\] ready in" +[\d.]+ s/m,
     /^to the first 2xx of GET \/v3\/grants .* [\d.]+ s/m,
     /^baseline: the emulators alone, startLocalStack\(\) to its return .* [\d.]+ s/m,
