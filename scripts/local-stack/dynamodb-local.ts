@@ -19,9 +19,8 @@ import { readZipEntry, rewriteZip } from './zip';
  * Its start is mostly the JVM loading, verifying and compiling some 4,000 classes. JVM_OPTIONS make
  * that cheaper on every start. With a cache folder (scripts/local-stack/cache.ts) it is cheaper still
  * from the second start on, by an AppCDS archive: classes mapped from a file, loaded and verified
- * already. CPU to the first answer, measured on 2 cores: 2.3 s (the source launcher with these
- * options; 4.5 s with the JVM's defaults), 1.4 s with the archive, 1.0 s with the archive and the
- * launcher compiled.
+ * already. On 2 cores: 4.5 s of CPU to the first answer from the source launcher; with the archive
+ * and the launcher compiled, every emulator is up in about 1.7 s (`npm run bench -- start`).
  *   - The first start runs from a copy of the emulator's jar whose manifest no longer says
  *     `Class-Path: .` (the JVM archives nothing from a class path that names a non-empty folder; the
  *     libraries are on the command line, in a fixed order), and on its way out
@@ -36,11 +35,12 @@ import { readZipEntry, rewriteZip } from './zip';
 const require = createRequire(import.meta.url);
 
 /**
- * C1 only (C2's compiler threads would take CPU from everything else npm start starts on a small
- * machine, and this emulator's work is light: a test-like load ran faster, not slower), the serial
- * collector (no collector threads to start), and no performance-data file in /tmp.
+ * The serial collector (no collector threads to start) and no performance-data file in /tmp. Not
+ * C1 alone (-XX:TieredStopAtLevel=1): it saved 0.1 to 0.3 s of npm start, and cost every request
+ * after it, tests and benchmarks included (`npm run bench -- mailbox`: searches about 2.5 ms slower
+ * at p50, ~12.5 ms instead of ~10 ms).
  */
-const JVM_OPTIONS = ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC', '-XX:-UsePerfData', '-Xms64m'];
+const JVM_OPTIONS = ['-XX:+UseSerialGC', '-XX:-UsePerfData', '-Xms64m'];
 /** What a cache folder holds and how it is used (changing it makes folders anew). */
 const CACHE_LAYOUT = 'DynamoDBLocal.jar without Class-Path, launcher.jar last on the class path, classes.jsa';
 /** How long a JVM writing its archive on the way out may take before it is killed. */
