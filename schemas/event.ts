@@ -7,6 +7,11 @@ import { Metadata } from '#schemas/mail';
  * `datespan` (end date exclusive) or `date`, told by `object` or, when it is left out, by the fields
  * given. Times are Unix seconds, zones IANA names.
  */
+/** The kinds of `when` (an event's time), its statuses, and a participant's answers: the one list of each (shared/calendar/types.ts types them). */
+export const WHEN_OBJECTS = ['timespan', 'datespan', 'date'] as const;
+export const EVENT_STATUSES = ['confirmed', 'maybe', 'cancelled'] as const;
+export const PARTICIPANT_STATUSES = ['yes', 'no', 'maybe', 'noreply'] as const;
+
 const Zone = { type: 'string', minLength: 1, maxLength: 64, description: 'IANA time zone, e.g. America/New_York.' } as const;
 const DateString = { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'YYYY-MM-DD' } as const;
 const Seconds = { type: 'integer', minimum: 0, maximum: 32503680000 } as const;
@@ -15,7 +20,7 @@ export const WhenInput = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    object: { type: 'string', enum: ['timespan', 'datespan', 'date'] },
+    object: { type: 'string', enum: WHEN_OBJECTS },
     start_time: Seconds,
     end_time: Seconds,
     start_timezone: Zone,
@@ -42,7 +47,7 @@ const ParticipantInput = {
     name: { type: 'string', maxLength: 256 },
     comment: { type: 'string', maxLength: 1024 },
     phone_number: { type: 'string', maxLength: 64 },
-    status: { type: 'string', enum: ['yes', 'no', 'maybe', 'noreply'] },
+    status: { type: 'string', enum: PARTICIPANT_STATUSES },
   },
 } as const;
 
@@ -107,7 +112,7 @@ const EventFields = {
   hide_participants: { type: 'boolean' },
   capacity: safeInteger(-1),
   metadata: Metadata,
-  status: { type: 'string', enum: ['confirmed', 'maybe', 'cancelled'] },
+  status: { type: 'string', enum: EVENT_STATUSES },
 } as const;
 
 export const CreateEventBody = { type: 'object', additionalProperties: false, required: ['when'], properties: EventFields } as const;
@@ -187,7 +192,7 @@ const WhenObject = {
   type: 'object',
   required: ['object'],
   properties: {
-    object: { type: 'string', enum: ['timespan', 'datespan', 'date'] },
+    object: { type: 'string', enum: WHEN_OBJECTS },
     start_time: { type: 'integer' },
     end_time: { type: 'integer' },
     start_timezone: { type: 'string' },
@@ -215,7 +220,7 @@ export const EventObject = {
     location: { type: ['string', 'null'] },
     when: WhenObject,
     busy: { type: 'boolean' },
-    status: { type: 'string', enum: ['confirmed', 'maybe', 'cancelled'] },
+    status: { type: 'string', enum: EVENT_STATUSES },
     visibility: { type: 'string' },
     read_only: { type: 'boolean' },
     hide_participants: { type: 'boolean' },

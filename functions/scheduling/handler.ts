@@ -1,6 +1,7 @@
 import { empty, ok } from '#shared/http/route';
 import { httpApi } from '#shared/http/stack';
-import { accessOf, bookingAccess, createSession, deleteSession, originOf, requireBooking, schedulerSessions } from '#shared/scheduling/access';
+import { originOf } from '#shared/http/origin';
+import { accessOf, bookingAccess, createSession, deleteSession, requireBooking, schedulerSessions } from '#shared/scheduling/access';
 import { cancelBooking, configurationAvailability, confirmBooking, createBooking, getBooking, rescheduleBooking } from '#shared/scheduling/bookings';
 import generated from './routes.generated.cjs';
 import type { routes } from './routes';

@@ -2,7 +2,7 @@ import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { TABLE_NAME, dynamo, type TransactItem } from '#shared/aws/dynamodb';
 import { batchGet } from '#shared/db/batch';
-import { contactGroupKey, contactGroupsOfGrant, contactKey, contactsOfGrant, itemAttributes, type Key } from '#shared/db/keys';
+import { contactGroupKey, contactGroupNameKey, contactGroupsOfGrant, contactKey, contactsOfGrant, itemAttributes } from '#shared/db/keys';
 import { outboxItems, type OutboxEntry } from '#shared/db/outbox';
 import { queryAll } from '#shared/db/records';
 import { TransactionConditionError, transactWrite, type NamedTransactItem } from '#shared/db/transact';
@@ -209,11 +209,6 @@ export async function writeInboxContact(record: ContactRecord, previousVersion: 
 
 // ---- groups ----
 
-const groupNameKey = (grantId: GrantId, parentId: ContactGroupId | undefined, name: string): Key => ({
-  pk: contactGroupsOfGrant(grantId),
-  sk: `name#${parentId ?? ''}#${name.trim().toLowerCase()}`,
-});
-
 /** Every group of a grant (a handful: read whole). */
 export async function allContactGroups(grantId: GrantId): Promise<ContactGroupRecord[]> {
   const { items } = await queryAll({
@@ -229,7 +224,13 @@ const groupItems = (group: ContactGroupRecord): NamedTransactItem[] => [
   ['group', { Put: { TableName: TABLE_NAME, Item: { ...contactGroupKey(group.grant_id, group.id), entity: GROUP, ...group }, ConditionExpression: 'attribute_not_exists(pk)' } }],
   [
     'name',
-    { Put: { TableName: TABLE_NAME, Item: { ...groupNameKey(group.grant_id, group.parent_id, group.name), entity: GROUP_NAME, group_id: group.id }, ConditionExpression: 'attribute_not_exists(pk)' } },
+    {
+      Put: {
+        TableName: TABLE_NAME,
+        Item: { ...contactGroupNameKey(group.grant_id, group.parent_id, group.name), entity: GROUP_NAME, group_id: group.id },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
   ],
 ];
 
@@ -262,7 +263,9 @@ export async function renameContactGroup(current: ContactGroupRecord, next: Cont
           },
         },
       ],
-      ...(sameGuard ? [] : ([['old-name', { Delete: { TableName: TABLE_NAME, Key: groupNameKey(current.grant_id, current.parent_id, current.name) } }], groupItems(next)[1]!] as NamedTransactItem[])),
+      ...(sameGuard
+        ? []
+        : ([['old-name', { Delete: { TableName: TABLE_NAME, Key: contactGroupNameKey(current.grant_id, current.parent_id, current.name) } }], groupItems(next)[1]!] as NamedTransactItem[])),
     ]);
     return true;
   } catch (error) {
@@ -277,7 +280,7 @@ export async function deleteContactGroup(group: ContactGroupRecord): Promise<boo
   try {
     await transactWrite([
       ['group', { Delete: { TableName: TABLE_NAME, Key: contactGroupKey(group.grant_id, group.id), ConditionExpression: 'version = :v', ExpressionAttributeValues: { ':v': group.version } } }],
-      ['name', { Delete: { TableName: TABLE_NAME, Key: groupNameKey(group.grant_id, group.parent_id, group.name) } }],
+      ['name', { Delete: { TableName: TABLE_NAME, Key: contactGroupNameKey(group.grant_id, group.parent_id, group.name) } }],
     ]);
     return true;
   } catch (error) {

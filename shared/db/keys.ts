@@ -42,6 +42,7 @@
  * | Contact of the address book by ID / in creation order | table | grant#<gid>#contact | <ctc_id> | contactKey, contactsOfGrant |
  * | Contact collected from mail (ID derived from its address) | table | grant#<gid>#inboxcontact | <ctc_id> | contactKey, contactsOfGrant |
  * | Contact group by ID / groups of a grant | table | grant#<gid>#contactgroup | <ctg_id> | contactGroupKey, contactGroupsOfGrant |
+ * | Contact group name among its siblings (unique) | table | grant#<gid>#contactgroup | name#<parent>#<name> | contactGroupNameKey |
  * | Calendar by ID / calendars of a grant (the primary one: cal_<the grant's ULID>) | table | grant#<gid>#calendar | <cal_id> | calendarKey, calendarsOfGrant |
  * | Event by ID in its calendar; an occurrence's override sorts after its series (`<master>_<key>`) | table | grant#<gid>#cal#<cal_id>#evt | <evt_id> | eventKey, eventsOfCalendar |
  * | Events of a calendar by time: copies per time bucket (shared/db/events.ts) | table | grant#<gid>#cal#<cal_id>#win#<bucket> | <start>#<evt_id> | windowKey, windowPartition |
@@ -341,6 +342,11 @@ export const contactKey = (grantId: GrantId, source: 'address_book' | 'inbox', c
 export const contactsOfGrant = (grantId: GrantId, source: 'address_book' | 'inbox') => grantPartition(grantId, source === 'inbox' ? 'inboxcontact' : 'contact');
 export const contactGroupKey = (grantId: GrantId, groupId: ContactGroupId): Key => ({ pk: contactGroupsOfGrant(grantId), sk: groupId });
 export const contactGroupsOfGrant = (grantId: GrantId) => grantPartition(grantId, 'contactgroup');
+/** Guard item that makes a contact group name unique among its siblings (case-insensitive). */
+export const contactGroupNameKey = (grantId: GrantId, parentId: ContactGroupId | undefined, name: string): Key => ({
+  pk: contactGroupsOfGrant(grantId),
+  sk: fitted('sk', `name#${parentId ?? ''}#`, name.trim().toLowerCase()),
+});
 
 export const calendarKey = (grantId: GrantId, calendarId: CalendarId): Key => ({ pk: grantPartition(grantId, 'calendar'), sk: calendarId });
 export const calendarsOfGrant = (grantId: GrantId) => ({ pk: grantPartition(grantId, 'calendar') });

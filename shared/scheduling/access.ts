@@ -154,8 +154,6 @@ export async function pageConfiguration(slug: string, clientId: string | undefin
   return record;
 }
 
-export { originOf } from '#shared/http/origin';
-
 /**
  * The authority a configuration's availability and bookings act with: what the request that saved
  * it could reach. Saved with the API key, any grant of the application; saved with an access token,
