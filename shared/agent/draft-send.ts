@@ -1,15 +1,17 @@
+import { randomBytes } from 'node:crypto';
 import { attachmentsWithContents, storedBody } from '#shared/agent/blobs';
 import { removeContentsNow } from '#shared/agent/cleanup';
 import { draftContentsRemoval, draftOutbox, requireUnscheduledDraft } from '#shared/agent/drafts';
-import { consumeQuota, deliverAndStore, nothingLeft, prepareOutgoing, type OutgoingInput } from '#shared/agent/send';
+import { deliverAndStore, prepareOutgoing, type OutgoingInput, type SendClaim } from '#shared/agent/send';
 import { viewOf } from '#shared/agent/store';
 import type { DraftRecord } from '#shared/agent/types';
 import * as drafts from '#shared/db/drafts';
 import type { GrantRecord } from '#shared/db/grants';
 import { draftKey } from '#shared/db/keys';
-import { RecordExistsError, VersionConflictError, getRecord } from '#shared/db/records';
-import * as sending from '#shared/db/sending';
+import type { OutboxEntry } from '#shared/db/outbox';
+import { getRecord } from '#shared/db/records';
 import { ConflictError, NotFoundError } from '#shared/errors';
+import { clock } from '#shared/time';
 
 /** What sending a draft sends: its fields and body, with the signature asked for (else its own). */
 export async function outgoingOfDraft(draft: DraftRecord, body: { signature_id?: string }): Promise<OutgoingInput> {
@@ -31,53 +33,49 @@ export async function outgoingOfDraft(draft: DraftRecord, body: { signature_id?:
   };
 }
 
-/**
- * Claims a draft for sending: deletes it, conditional on the version read, so two concurrent sends
- * deliver it once. Answers what puts it back as it was (with its count and thread entry) when the
- * delivery then fails; if the key is taken again, by a concurrent restore, the draft is already back.
- */
-export async function claimDraft(grant: GrantRecord, draft: DraftRecord): Promise<() => Promise<void>> {
-  try {
-    await drafts.removeDraft(draft, draft.version, draftOutbox(grant, draft));
-  } catch (error) {
-    if (error instanceof VersionConflictError) {
-      const still = await getRecord<DraftRecord>(draftKey(grant.id, draft.id));
-      if (!still) throw new NotFoundError(`Draft '${draft.id}' not found`);
-      throw new ConflictError('The draft was changed by another request while it was being sent; fetch it again and retry');
-    }
-    throw error;
-  }
-  return () =>
-    drafts.insertDraft(draft, draftOutbox(grant, draft)).catch((error) => {
-      if (!(error instanceof RecordExistsError)) throw error;
-    });
+/** A draft's claim for its send, with the job that removes its contents once it is sent. */
+export interface DraftClaim extends SendClaim {
+  removal: OutboxEntry;
 }
 
 /**
- * Sends a draft as a message (an optional signature is appended), then deletes the draft. The draft
- * is claimed before anything is delivered; if delivery then fails, the draft is put back.
+ * Claims a draft for its send (see claimsOf in shared/agent/send.ts): its item is marked with the
+ * claim, conditional on the version read and on no other send's live claim, so two concurrent sends
+ * deliver it once. The Sent copy's transaction deletes it (with its count, thread entry, and the job
+ * that removes its contents); until then it stays where it is. A send that dies before its commit
+ * leaves the draft claimed until the claim lapses, then it can be sent again: nothing is put back.
+ */
+export function draftClaim(grant: GrantRecord, draft: DraftRecord): DraftClaim {
+  const claim = randomBytes(8).toString('hex');
+  const removal = draftContentsRemoval(grant, draft);
+  return {
+    removal,
+    take: (until) => drafts.draftClaimItems(draft, claim, until),
+    async refused(error) {
+      if (!error.has('draft')) return error;
+      const still = await getRecord<DraftRecord>(draftKey(grant.id, draft.id));
+      // Sent meanwhile, or being sent: for this request the draft is gone, as it will be.
+      if (!still) return new NotFoundError(`Draft '${draft.id}' not found`);
+      if ((still.send_claim_until ?? 0) >= clock.nowSeconds()) return new NotFoundError(`Draft '${draft.id}' not found: another request is sending it`);
+      return new ConflictError('The draft was changed by another request while it was being sent; fetch it again and retry');
+    },
+    convert: () => ({ items: drafts.draftSentItems(draft, claim), outbox: [...draftOutbox(grant, draft), removal] }),
+    giveUp: () => drafts.releaseDraftClaim(draft, claim),
+  };
+}
+
+/**
+ * Sends a draft as a message (an optional signature is appended); the transaction that stores the
+ * Sent copy deletes the draft and counts the quota unit its claims held.
  */
 export async function sendDraft(grant: GrantRecord, draftId: string, body: { signature_id?: string }) {
   const draft = await requireUnscheduledDraft(grant, draftId, 'sent');
   const attachments = await attachmentsWithContents(draft.attachments);
   // No template: a draft was rendered when written, so its send needs no template engine.
   const prepared = await prepareOutgoing(grant, await outgoingOfDraft(draft, body), [], attachments);
-  const restore = await claimDraft(grant, draft);
-  const day = await consumeQuota(grant, prepared.governance.limits).catch(async (error) => {
-    await restore();
-    throw error;
-  });
-  let message;
-  // The draft's contents go with the Sent copy's commit (the restored draft still needs them until then).
-  const removal = draftContentsRemoval(grant, draft);
-  try {
-    message = await deliverAndStore(grant, prepared, undefined, [removal]);
-  } catch (error) {
-    if (nothingLeft(error)) await sending.refundSendQuota(grant.id, day);
-    await restore();
-    throw error;
-  }
-  // Storing the sent message refreshed its thread, which no longer lists the claimed draft.
-  await removeContentsNow(removal);
+  const claim = draftClaim(grant, draft);
+  // Storing the sent message refreshes its thread, which no longer lists the draft deleted with it.
+  const message = await deliverAndStore(grant, prepared, undefined, [], { claim });
+  await removeContentsNow(claim.removal);
   return viewOf(message);
 }

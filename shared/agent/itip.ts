@@ -1,6 +1,6 @@
 import { primaryCalendarId, requireCalendar } from '#shared/agent/calendars';
 import { eventNotification, instanceOf, occurrenceKeyOf } from '#shared/agent/events';
-import { consumeQuota, deliverAndStore, prepareOutgoing } from '#shared/agent/send';
+import { deliverAndStore, prepareOutgoing } from '#shared/agent/send';
 import type { IcsEvent } from '#shared/calendar/ical';
 import { normalizeRecurrence, occurrenceByKey, seriesBounds, whenBounds } from '#shared/calendar/recurrence';
 import type { Participant } from '#shared/calendar/types';
@@ -8,7 +8,6 @@ import * as db from '#shared/db/events';
 import type { EventRecord } from '#shared/db/events';
 import type { GrantRecord } from '#shared/db/grants';
 import type { OutboxEntry } from '#shared/db/outbox';
-import * as sending from '#shared/db/sending';
 import { ApiError, MailDeliveryError, RateLimitError } from '#shared/errors';
 import { newId } from '#shared/ids';
 import type { AccountMail, AccountMailMessage, InvitationInbox } from '#shared/providers/contract';
@@ -24,26 +23,18 @@ import { clock } from '#shared/time';
  */
 /**
  * Mails a committed message from an Agent Account through the send path, counted against its daily
- * quota. A used-up quota or a refusal by rules or policy drops the mail (logged); a relay failure is
- * thrown so SQS tries again.
+ * quota (the send path holds a unit and its Sent copy's commit counts it). A used-up quota or a
+ * refusal by rules or policy drops the mail (logged); a relay failure is thrown so SQS tries again.
  */
 async function sendFromAccount(grant: GrantRecord, mail: AccountMailMessage, what: string): Promise<void> {
   const prepared = { ...(await prepareOutgoing(grant, { to: mail.to, subject: mail.subject, body: mail.body })), ...(mail.calendar ? { calendar: mail.calendar } : {}) };
-  let day: string;
-  try {
-    day = await consumeQuota(grant, prepared.governance.limits);
-  } catch (error) {
-    if (!(error instanceof RateLimitError)) throw error;
-    logger.warn('mail not sent: the daily send quota is used up', { grant_id: grant.id, what });
-    return;
-  }
   try {
     await deliverAndStore(grant, prepared);
   } catch (error) {
-    if (error instanceof ApiError) await sending.refundSendQuota(grant.id, day);
-    // A relay that refused may accept later (SQS tries again); a rule or policy refusal will not change.
+    // A relay that refused may accept later (SQS tries again); a used-up quota, a rule or a policy refusal will not change.
     if (error instanceof MailDeliveryError || !(error instanceof ApiError)) throw error;
-    logger.warn('mail not sent', { grant_id: grant.id, what, reason: error.message });
+    if (error instanceof RateLimitError) logger.warn('mail not sent: the daily send quota is used up', { grant_id: grant.id, what });
+    else logger.warn('mail not sent', { grant_id: grant.id, what, reason: error.message });
   }
 }
 

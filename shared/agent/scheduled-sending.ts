@@ -1,13 +1,12 @@
 import { attachmentsWithContents, storedBody } from '#shared/agent/blobs';
 import { scheduledMessageView } from '#shared/agent/scheduled';
 import { closingItems } from '#shared/agent/schedules';
-import { consumeQuota, deliverAndStore, type PreparedMessage } from '#shared/agent/send';
+import { deliverAndStore, type PreparedMessage } from '#shared/agent/send';
 import type { MessageRecord } from '#shared/agent/types';
 import { messageView } from '#shared/agent/views';
 import { env } from '#shared/config';
 import type { OutboxEntry } from '#shared/db/outbox';
 import type { ScheduleRecord } from '#shared/db/schedules';
-import * as sending from '#shared/db/sending';
 import { ForbiddenError, InvalidRequestError, MailDeliveryError, RateLimitError } from '#shared/errors';
 import type { ApplicationId } from '#shared/ids';
 import { newNotification } from '#shared/notifications/notification';
@@ -17,8 +16,8 @@ import { governanceOf, type Governance } from '#shared/governance/decide';
 
 /**
  * Scheduled send's provider side for Agent Accounts (ScheduledSending, shared/providers/contract.ts): the message
- * rebuilt from its schedule record, the daily quota, the send path (outbound rules, the relay, local
- * deliveries, the Sent copy) and what closing a schedule removes.
+ * rebuilt from its schedule record, the send path (outbound rules, the daily quota's unit held and then
+ * counted by the Sent copy's commit, the relay, local deliveries) and what closing a schedule removes.
  */
 const DAILY_QUOTA = env.dailySendQuota();
 
@@ -68,48 +67,24 @@ function sendFailed(record: ScheduleRecord, reason: string): OutboxEntry {
 async function send(grant: Parameters<ScheduledSending['send']>[0], record: ScheduleRecord, hooks: Parameters<ScheduledSending['send']>[2]): Promise<{ messageId: string }> {
   const governance = await governanceOf(grant);
   const prepared = await preparedFrom(record, governance);
-  let day: string;
-  try {
-    day = await consumeQuota(grant, governance.limits);
-  } catch (error) {
-    const quota = governance.limits.limit_count_daily_email_sent ?? DAILY_QUOTA;
-    if (error instanceof RateLimitError) throw new ScheduledSendRefusal(`the Agent Account had sent its daily quota of ${quota} messages when the message was due`);
-    throw error;
-  }
-  let relayStarted = false;
   try {
     const closing = await closingItems(grant, record);
-    const stored = await deliverAndStore(
-      grant,
-      prepared,
-      {
-        deliveryStarted() {},
-        beforeRelay: async () => {
-          relayStarted = true;
-          await hooks.beforeRelay();
-        },
-      },
-      [],
-      {
-        messageId: record.message_id,
-        also: (message) => ({ items: [...hooks.scheduleItems(), ...closing.items], outbox: [sendSuccess(record, message, prepared.body), ...closing.outbox] }),
-      },
-    );
+    const stored = await deliverAndStore(grant, prepared, { deliveryStarted() {}, beforeRelay: hooks.beforeRelay }, [], {
+      messageId: record.message_id,
+      also: (message) => ({ items: [...hooks.scheduleItems(), ...closing.items], outbox: [sendSuccess(record, message, prepared.body), ...closing.outbox] }),
+    });
     await closing.after();
     return { messageId: stored.id };
   } catch (error) {
-    if (error instanceof MailDeliveryError) {
-      // The relay refused it: nothing left, and sending again would be refused again.
-      await sending.refundSendQuota(grant.id, day);
-      throw new ScheduledSendRefusal(error.message.replace(/^The message was not sent: /, 'the mail relay refused it: '));
+    // Refusals that sending again would meet again (nothing left, and no quota unit stays held):
+    if (error instanceof RateLimitError) {
+      const quota = governance.limits.limit_count_daily_email_sent ?? DAILY_QUOTA;
+      throw new ScheduledSendRefusal(`the Agent Account had sent its daily quota of ${quota} messages when the message was due`);
     }
-    if (error instanceof ForbiddenError || error instanceof InvalidRequestError) {
-      // An outbound rule blocks it now, or the account's policy refuses it: nothing left.
-      await sending.refundSendQuota(grant.id, day);
-      throw new ScheduledSendRefusal(error.message);
-    }
-    // Anything else before the relay: the unit is given back (the worker retries); after it, the message may have left.
-    if (!relayStarted) await sending.refundSendQuota(grant.id, day).catch(() => undefined);
+    if (error instanceof MailDeliveryError) throw new ScheduledSendRefusal(error.message.replace(/^The message was not sent: /, 'the mail relay refused it: '));
+    // An outbound rule blocks it now, or the account's policy refuses it.
+    if (error instanceof ForbiddenError || error instanceof InvalidRequestError) throw new ScheduledSendRefusal(error.message);
+    // Anything else: the worker retries, and the unit held by this attempt lapses.
     throw error;
   }
 }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { requireMessage } from '#shared/agent/lookup';
 import { normalAddress } from '#shared/agent/postings';
 import { spoolLocalCopies } from '#shared/mail/local-spool';
@@ -13,6 +13,7 @@ import { env } from '#shared/config';
 import { resolveAgentAddresses, type GrantRecord } from '#shared/db/grants';
 import type { OutboxEntry } from '#shared/db/outbox';
 import * as sending from '#shared/db/sending';
+import { TransactionConditionError, transactWrite, type NamedItems } from '#shared/db/transact';
 import { ConflictError, ForbiddenError, InvalidRequestError, MailDeliveryError, RateLimitError } from '#shared/errors';
 import type { UploadedFile } from '#shared/uploaded-file';
 import { newId, type MessageId, type ThreadId } from '#shared/ids';
@@ -24,11 +25,11 @@ import type { SendMessageBody } from '#schemas/mail';
 import { listFolders } from '#shared/agent/folders';
 
 /**
- * Sending from an Agent Account: render (template, signature), check the daily quota, compose MIME,
- * relay to outside addresses through the mail transport, then commit the Sent copy together with
- * one job that stores the copies of Agent Accounts of this deployment among the recipients
- * (shared/services/local-delivery.ts), so the answer does not wait for them, however many. Nothing is
- * stored in Sent when the relay refuses the message.
+ * Sending from an Agent Account: render (template, signature), compose MIME, hold a unit of the daily
+ * quota (see claimsOf), relay to outside addresses through the mail transport, then commit the Sent
+ * copy together with the unit and one job that stores the copies of Agent Accounts of this deployment
+ * among the recipients (shared/services/local-delivery.ts), so the answer does not wait for them,
+ * however many. Nothing is stored in Sent when the relay refuses the message.
  */
 const DAILY_QUOTA = env.dailySendQuota();
 const TRACKING_HOSTNAME = env.trackingHostname();
@@ -148,21 +149,74 @@ const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const secondsToMidnight = (ms: number) => Math.ceil((Date.UTC(new Date(ms).getUTCFullYear(), new Date(ms).getUTCMonth(), new Date(ms).getUTCDate() + 1) - ms) / 1000);
 
 /**
- * Counts one send against the Agent Account's daily quota (its workspace policy's
- * `limit_count_daily_email_sent`, else DAILY_SEND_QUOTA), or answers 429 with Retry-After.
+ * How long a send's claims hold when nothing converts or gives them up: longer than any function that
+ * sends can run (Lambda's 15 minutes), so a live send never loses them and a dead one's lapse.
  */
-export async function consumeQuota(grant: GrantRecord, limits: PolicyLimits): Promise<string> {
-  const now = clock.nowMs();
-  const day = utcDay(now);
-  const quota = limits.limit_count_daily_email_sent ?? DAILY_QUOTA;
-  if (!(await sending.consumeSendQuota(grant.id, day, quota, Math.floor(now / 1000) + 2 * 86400))) {
-    throw new RateLimitError(`This Agent Account has sent its daily quota of ${quota} messages; the quota resets at 00:00 UTC`, secondsToMidnight(now));
-  }
-  return day;
+export const SEND_CLAIM_SECONDS = 15 * 60;
+
+/** One more thing a send claims with its quota unit (a draft: shared/agent/draft-send.ts). */
+export interface SendClaim {
+  /** The items that take it until `until` (epoch seconds), by conditions that a lapsed claim no longer holds. */
+  take(until: number): NamedItems;
+  /** The API error for a take whose named conditions failed. */
+  refused(error: TransactionConditionError): Promise<Error>;
+  /** What the Sent copy's transaction commits to convert it. */
+  convert(): { items: NamedItems; outbox: OutboxEntry[] };
+  /** Gives it up at once: the relay refused the message. */
+  giveUp(): Promise<void>;
 }
 
-/** Failures that mean nothing left: the quota unit a send took is given back. */
-export const nothingLeft = (error: unknown) => error instanceof MailDeliveryError || error instanceof ForbiddenError || error instanceof InvalidRequestError;
+/** The claims of one send (see claimsOf). */
+export interface SendClaims {
+  /** Takes them, all or none: a draft's refusal (404, 409) first, then the quota's (429). */
+  take(): Promise<void>;
+  /** What the Sent copy's transaction commits to convert them; after `take`. */
+  convert(): { items: NamedItems; outbox: OutboxEntry[] };
+  /** Gives them up at once, instead of letting them lapse: the relay refused the message, nothing left. */
+  giveUp(): Promise<void>;
+}
+
+/**
+ * What a send claims right before its message starts to leave: a unit of the Agent Account's daily
+ * quota (`limits`: its workspace policy's `limit_count_daily_email_sent`, else DAILY_SEND_QUOTA;
+ * undefined for a grant without one) and `claim`, in one transaction of conditional writes that
+ * lapse by themselves after SEND_CLAIM_SECONDS. The transaction that commits the Sent copy converts
+ * them (the unit counted, a draft deleted). Nothing puts them back: a send that dies before its
+ * commit leaves claims that lapse, and a later send takes them over.
+ */
+export function claimsOf(grant: GrantRecord, limits: PolicyLimits | undefined, claim?: SendClaim): SendClaims {
+  let hold: sending.SendQuotaHold | undefined;
+  /** A failed condition of `claim` is its own API error (a draft sent or changed by another request). */
+  const named = async (error: unknown) => {
+    if (claim && error instanceof TransactionConditionError) throw await claim.refused(error);
+    throw error;
+  };
+  return {
+    async take() {
+      const now = clock.nowMs();
+      const nowSeconds = Math.floor(now / 1000);
+      const until = nowSeconds + SEND_CLAIM_SECONDS;
+      const items = claim?.take(until) ?? [];
+      if (!limits) {
+        if (items.length) await transactWrite(items).catch(named);
+        return;
+      }
+      const quota = limits.limit_count_daily_email_sent ?? DAILY_QUOTA;
+      const wanted: sending.SendQuotaHold = { grantId: grant.id, day: utcDay(now), limit: quota, id: randomBytes(8).toString('hex'), until, expiresAt: nowSeconds + 2 * 86400 };
+      if (!(await sending.holdSendQuota(wanted, items, nowSeconds).catch(named))) {
+        throw new RateLimitError(`This Agent Account has sent its daily quota of ${quota} messages; the quota resets at 00:00 UTC`, secondsToMidnight(now));
+      }
+      hold = wanted;
+    },
+    convert() {
+      const converted = claim?.convert() ?? { items: [], outbox: [] };
+      return { items: [...(hold ? [sending.sendQuotaCommitItem(hold)] : []), ...converted.items], outbox: converted.outbox };
+    },
+    async giveUp() {
+      await Promise.all([hold && sending.releaseSendQuotaHold(hold), claim?.giveUp()]);
+    },
+  };
+}
 
 /** The attachment limits of the account's workspace policy; 400 naming the limit a message exceeds. */
 export function checkAttachmentLimits(limits: PolicyLimits, attachments: readonly { filename: string; contentType: string; content: Buffer }[]): void {
@@ -198,11 +252,27 @@ export interface SentCopyOptions {
   messageId?: MessageId;
   /** Items and outbox entries for the Sent copy's transaction, given the stored record. */
   also?: StoreExtras;
+  /** What the send claims with its quota unit (a draft), converted by the Sent copy's transaction. */
+  claim?: SendClaim;
 }
 
+/** Hands a message to the mail relay; answers its refusal (nothing left), throws anything else. */
+const relay = (raw: Buffer, envelope: { from: string; to: string[] }): Promise<DeliveryError | undefined> =>
+  mailTransport()
+    .send(raw, envelope)
+    .then(
+      () => undefined,
+      (error: unknown) => {
+        if (error instanceof DeliveryError) return error;
+        throw error;
+      },
+    );
+
 /**
- * Delivers a prepared message and stores the Sent copy; the caller has already counted the quota.
- * A MailDeliveryError means nothing left: the relay refused the message before any local inbox got it.
+ * Delivers a prepared message and stores the Sent copy. The outbound rules and the policy's limits
+ * are checked first (403, 400: nothing claimed), then the send's claims are taken (429 for the quota)
+ * and converted by the Sent copy's transaction. A MailDeliveryError means nothing left: the relay
+ * refused the message before any local inbox got it, and the claims were given up.
  */
 export async function deliverAndStore(grant: GrantRecord, prepared: PreparedMessage, progress?: SendProgress, commitWith: OutboxEntry[] = [], options: SentCopyOptions = {}) {
   // The outbound rules of the account's workspace: a block refuses the send (403, nothing sent or
@@ -229,14 +299,17 @@ export async function deliverAndStore(grant: GrantRecord, prepared: PreparedMess
   const recipients = [...new Set([...prepared.to, ...prepared.cc, ...prepared.bcc].map((p) => normalAddress(p.email)))];
   const { grants: local, unknown: external } = await resolveAgentAddresses(recipients);
 
+  const claims = claimsOf(grant, prepared.governance.limits, options.claim);
+  await claims.take();
   progress?.deliveryStarted();
   if (external.length) {
     await progress?.beforeRelay?.();
-    try {
-      await mailTransport().send(raw, { from: prepared.from.email, to: external });
-    } catch (error) {
-      if (error instanceof DeliveryError) throw new MailDeliveryError(`The message was not sent: ${error.message}`, { cause: error });
-      throw error;
+    const refusal = await relay(raw, { from: prepared.from.email, to: external });
+    if (refusal) {
+      // An answer, not a failure of ours: nothing left, so the claims go now (a retry sends at once)
+      // rather than lapse.
+      await claims.giveUp();
+      throw new MailDeliveryError(`The message was not sent: ${refusal.message}`, { cause: refusal });
     }
   }
 
@@ -281,7 +354,11 @@ export async function deliverAndStore(grant: GrantRecord, prepared: PreparedMess
     metadata: prepared.metadata,
     jobs: [...jobs, ...commitWith],
     ...(options.messageId ? { id: options.messageId } : {}),
-    ...(options.also ? { also: options.also } : {}),
+    also: (record) => {
+      const extra = options.also?.(record) ?? { items: [], outbox: [] };
+      const converted = claims.convert();
+      return { items: [...extra.items, ...converted.items], outbox: [...extra.outbox, ...converted.outbox] };
+    },
   });
   if (decision) await recordEvaluation(evaluationOf(grant, 'outbound_send', decision, sent.record.id, { folder_ids: placed!.folderIds }));
   return sent.record;
@@ -375,14 +452,8 @@ export async function sendMessage(grant: GrantRecord, input: OutgoingInput, cont
     () => requestHash(input, context.files),
     async (progress) => {
       const prepared = await prepareOutgoing(grant, input, context.files, [], renderStoredTemplate);
-      const day = await consumeQuota(grant, prepared.governance.limits);
-      try {
-        // The body is at hand: no need to read it back from S3 when it was stored there.
-        return messageView(await deliverAndStore(grant, prepared, progress), { body: prepared.body });
-      } catch (error) {
-        if (nothingLeft(error)) await sending.refundSendQuota(grant.id, day);
-        throw error;
-      }
+      // The body is at hand: no need to read it back from S3 when it was stored there.
+      return messageView(await deliverAndStore(grant, prepared, progress), { body: prepared.body });
     },
     async (messageId) => viewOf(await requireMessage(grant, messageId)),
   );

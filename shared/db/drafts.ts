@@ -8,6 +8,7 @@ import { RecordExistsError, VersionConflictError } from '#shared/db/records';
 import { outboxItems, type OutboxEntry } from '#shared/db/outbox';
 import { TransactionConditionError, transactWrite, type NamedItems } from '#shared/db/transact';
 import type { DraftId, GrantId } from '#shared/ids';
+import { clock } from '#shared/time';
 
 /**
  * A draft's item, the Drafts folder's count and the draft's entry in its thread's draft postings
@@ -40,9 +41,24 @@ export function draftInsertItems(draft: DraftRecord): NamedItems {
   ];
 }
 
-/** The items that remove an existing draft (it must exist): itself, the Drafts count, its thread entry. */
-export function draftRemoveItems(draft: DraftRecord, expectedVersion?: number): NamedItems {
+/**
+ * A draft being sent changes only by its send: a send claims the draft (`send_claim`, until
+ * `send_claim_until`, epoch seconds), and no other write goes through while that claim is live. A
+ * claim that lapsed (its send died before committing) holds nothing.
+ */
+const NOT_BEING_SENT = '(attribute_not_exists(send_claim_until) OR send_claim_until < :now)';
+
+/** The draft's Drafts count and thread entry, removed with its item. */
+const removedWith = (draft: DraftRecord): NamedItems => {
   const posting = threadPosting(draft);
+  return [counter(draft, -1), ...(posting ? [['thread_posting', { Delete: { TableName: TABLE_NAME, Key: posting } }] as [string, TransactItem]] : [])];
+};
+
+/**
+ * The items that remove an existing draft (it must exist, and no send hold it): itself, the Drafts
+ * count, its thread entry. With `expectedVersion`, only that version is removed.
+ */
+export function draftRemoveItems(draft: DraftRecord, expectedVersion?: number): NamedItems {
   return [
     [
       'draft',
@@ -50,25 +66,84 @@ export function draftRemoveItems(draft: DraftRecord, expectedVersion?: number): 
         Delete: {
           TableName: TABLE_NAME,
           Key: draftKey(draft.grant_id, draft.id),
-          ConditionExpression: expectedVersion === undefined ? 'attribute_exists(pk)' : 'version = :v',
-          ExpressionAttributeValues: expectedVersion === undefined ? undefined : { ':v': expectedVersion },
+          ConditionExpression: `${expectedVersion === undefined ? 'attribute_exists(pk)' : 'version = :v'} AND ${NOT_BEING_SENT}`,
+          ExpressionAttributeValues: { ':now': clock.nowSeconds(), ...(expectedVersion === undefined ? {} : { ':v': expectedVersion }) },
         },
       },
     ],
-    counter(draft, -1),
-    ...(posting ? [['thread_posting', { Delete: { TableName: TABLE_NAME, Key: posting } }] as [string, TransactItem]] : []),
+    ...removedWith(draft),
   ];
 }
 
-/** Stores a new draft (or puts one back); RecordExistsError if its ID is taken. */
+/**
+ * The item that claims a draft for its send until `until`: the version read (the send sends what it
+ * read), and no live claim of another send. Named `draft`.
+ */
+export function draftClaimItems(draft: DraftRecord, claim: string, until: number): NamedItems {
+  return [
+    [
+      'draft',
+      {
+        Update: {
+          TableName: TABLE_NAME,
+          Key: draftKey(draft.grant_id, draft.id),
+          UpdateExpression: 'SET send_claim = :claim, send_claim_until = :until',
+          ConditionExpression: `version = :v AND ${NOT_BEING_SENT}`,
+          ExpressionAttributeValues: { ':claim': claim, ':until': until, ':v': draft.version, ':now': clock.nowSeconds() },
+        },
+      },
+    ],
+  ];
+}
+
+/** The items of the Sent copy's transaction that remove the draft it sent: the draft under this claim, its count and thread entry. */
+export function draftSentItems(draft: DraftRecord, claim: string): NamedItems {
+  return [
+    [
+      'draft',
+      {
+        Delete: {
+          TableName: TABLE_NAME,
+          Key: draftKey(draft.grant_id, draft.id),
+          ConditionExpression: 'send_claim = :claim AND version = :v',
+          ExpressionAttributeValues: { ':claim': claim, ':v': draft.version },
+        },
+      },
+    ],
+    ...removedWith(draft),
+  ];
+}
+
+/**
+ * Gives a draft's claim up before it lapses: the relay refused the message, so the draft may be sent
+ * (or changed) again at once. Only this claim (one that was taken over is left alone).
+ */
+export async function releaseDraftClaim(draft: DraftRecord, claim: string): Promise<void> {
+  await transact([
+    [
+      'draft',
+      {
+        Update: {
+          TableName: TABLE_NAME,
+          Key: draftKey(draft.grant_id, draft.id),
+          UpdateExpression: 'REMOVE send_claim, send_claim_until',
+          ConditionExpression: 'send_claim = :claim',
+          ExpressionAttributeValues: { ':claim': claim },
+        },
+      },
+    ],
+  ]);
+}
+
+/** Stores a new draft; RecordExistsError if its ID is taken. */
 export async function insertDraft(draft: DraftRecord, outbox: readonly OutboxEntry[] = [], also: NamedItems = []): Promise<void> {
   const stored = await transact([...also, ...draftInsertItems(draft), ...outboxItems(outbox)]);
   if (!stored) throw new RecordExistsError();
 }
 
 /**
- * Replaces a draft with its next version, conditional on the version read (VersionConflictError
- * otherwise), with what the change commits (removing the contents it replaced).
+ * Replaces a draft with its next version, conditional on the version read and on no send holding it
+ * (VersionConflictError otherwise), with what the change commits (removing the contents it replaced).
  */
 export async function replaceDraft(current: DraftRecord, next: DraftRecord, outbox: readonly OutboxEntry[] = [], also: NamedItems = []): Promise<void> {
   const replaced = await transact([
@@ -79,8 +154,8 @@ export async function replaceDraft(current: DraftRecord, next: DraftRecord, outb
         Put: {
           TableName: TABLE_NAME,
           Item: { ...draftKey(next.grant_id, next.id), ...next },
-          ConditionExpression: 'version = :v',
-          ExpressionAttributeValues: { ':v': current.version },
+          ConditionExpression: `version = :v AND ${NOT_BEING_SENT}`,
+          ExpressionAttributeValues: { ':v': current.version, ':now': clock.nowSeconds() },
         },
       },
     ],
@@ -90,8 +165,8 @@ export async function replaceDraft(current: DraftRecord, next: DraftRecord, outb
 }
 
 /**
- * Removes a draft; false if it did not exist. With `expectedVersion`, only that version is removed
- * (VersionConflictError if it exists with another). `also`: items committed with the removal.
+ * Removes a draft; false if it did not exist (or a send holds it). With `expectedVersion`, only that
+ * version is removed (VersionConflictError otherwise). `also`: items committed with the removal.
  */
 export async function removeDraft(draft: DraftRecord, expectedVersion?: number, outbox: readonly OutboxEntry[] = [], also: NamedItems = []): Promise<boolean> {
   const removed = await transact([...also, ...draftRemoveItems(draft, expectedVersion), ...outboxItems(outbox)]);

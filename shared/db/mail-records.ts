@@ -119,6 +119,9 @@ export interface DraftRecord extends AddressFields {
   message_id_header?: string;
   /** An IMAP grant's draft: where that copy is, `<uidvalidity>:<uid>` (absent when the server told no UID). */
   server_place?: string;
+  /** A send's claim on the draft (shared/agent/draft-send.ts), and when it lapses (epoch seconds): while it holds, only that send changes the draft. */
+  send_claim?: string;
+  send_claim_until?: number;
   created_at: number;
   updated_at: number;
   version: number;

@@ -1,8 +1,8 @@
 import { attachmentsWithContents } from '#shared/agent/blobs';
 import { removeContentsNow } from '#shared/agent/cleanup';
-import { claimDraft, outgoingOfDraft } from '#shared/agent/draft-send';
-import { draftContentsRemoval, requireUnscheduledDraft } from '#shared/agent/drafts';
-import { prepareOutgoing } from '#shared/agent/send';
+import { draftClaim, outgoingOfDraft } from '#shared/agent/draft-send';
+import { requireUnscheduledDraft } from '#shared/agent/drafts';
+import { claimsOf, prepareOutgoing } from '#shared/agent/send';
 import { messageView } from '#shared/agent/views';
 import type { GrantRecord } from '#shared/db/grants';
 import { transactWrite } from '#shared/db/transact';
@@ -17,25 +17,20 @@ const log = logger.child({ module: 'imap-draft-send' });
  * Sending an IMAP grant's draft: sent as any message of the grant is (shared/imap/send.ts: its own
  * SMTP server, the copy APPENDed to Sent, message.created), under a Message-ID of its own (the
  * draft's copy keeps its header until it is deleted, so the two are never taken for one message).
- * The draft is claimed first, as an Agent Account's is, and put back if the server refuses; once
- * sent, its copy leaves the server's Drafts folder. The mail went out by then: a copy that cannot
- * be deleted is logged and left (the sync never takes it for mail), and the send still answers.
+ * The draft is claimed right before the submission, as an Agent Account's is (no quota here), and
+ * deleted by the transaction that stores the Sent copy; a server's refusal gives the claim up, a
+ * send that dies lets it lapse. Once sent, its copy leaves the server's Drafts folder. The mail went
+ * out by then: a copy that cannot be deleted is logged and left (the sync never takes it for mail),
+ * and the send still answers.
  */
 async function sendImapDraft(grant: GrantRecord, draftId: string, body: { signature_id?: string }) {
   const draft = await requireUnscheduledDraft(grant, draftId, 'sent');
   const attachments = await attachmentsWithContents(draft.attachments);
   // No template: a draft was rendered when written.
   const prepared = await prepareOutgoing(grant, await outgoingOfDraft(draft, body), [], attachments);
-  const restore = await claimDraft(grant, draft);
-  const removal = draftContentsRemoval(grant, draft);
-  let record;
-  try {
-    record = await submitAndStore(grant, prepared, { commit: () => ({ items: [], outbox: [removal] }) });
-  } catch (error) {
-    await restore();
-    throw error;
-  }
-  await removeContentsNow(removal);
+  const claim = draftClaim(grant, draft);
+  const record = await submitAndStore(grant, prepared, { claims: claimsOf(grant, undefined, claim) });
+  await removeContentsNow(claim.removal);
   try {
     const items = await serverDrafts(grant).remove(draft);
     if (items.length) await transactWrite(items);

@@ -1,4 +1,4 @@
-import { composePrepared, type PreparedMessage } from '#shared/agent/send';
+import { composePrepared, type PreparedMessage, type SendClaims } from '#shared/agent/send';
 import { storeServerMessages } from '#shared/agent/store';
 import * as folders from '#shared/db/folders';
 import type { GrantRecord } from '#shared/db/grants';
@@ -6,6 +6,7 @@ import type { MessageRecord } from '#shared/db/mail-records';
 import { locationPut, serverPlace, touchSyncState } from '#shared/db/mail-sync';
 import type { OutboxEntry } from '#shared/db/outbox';
 import type { NamedItems } from '#shared/db/transact';
+import { MailDeliveryError } from '#shared/errors';
 import { newId, type MessageId } from '#shared/ids';
 import { submitSmtp } from '#shared/imap/connect';
 import { mailAccessOf, withImap } from '#shared/imap/session';
@@ -14,13 +15,15 @@ import { clock } from '#shared/time';
 
 /**
  * Sends a prepared message from an IMAP grant: submits it, puts the copy in Sent and stores it
- * (message.created); `commit` adds items and entries to the stored copy's transaction. A message, a
- * due scheduled send and a draft (shared/imap/draft-send.ts) are all sent by it.
+ * (message.created); `commit` adds items and entries to the stored copy's transaction. `claims` (a
+ * draft's) are taken right before the submission, given up if the server refuses the message, and
+ * converted by the stored copy's transaction. A message, a due scheduled send and a draft
+ * (shared/imap/draft-send.ts) are all sent by it.
  */
 export async function submitAndStore(
   grant: GrantRecord,
   prepared: PreparedMessage,
-  options: { id?: MessageId; beforeRelay?: () => Promise<void>; commit?: (record: MessageRecord) => { items: NamedItems; outbox: OutboxEntry[] } } = {},
+  options: { id?: MessageId; beforeRelay?: () => Promise<void>; commit?: (record: MessageRecord) => { items: NamedItems; outbox: OutboxEntry[] }; claims?: SendClaims } = {},
 ): Promise<MessageRecord> {
   const access = await mailAccessOf(grant);
   const domain = grant.email.slice(grant.email.lastIndexOf('@') + 1);
@@ -28,8 +31,20 @@ export async function submitAndStore(
   const date = new Date(clock.nowMs());
   const raw = await composePrepared(prepared, messageIdHeader, date);
   const recipients = [...new Set([...prepared.to, ...prepared.cc, ...prepared.bcc].map((p) => p.email))];
+  await options.claims?.take();
   await options.beforeRelay?.();
-  await submitSmtp(access.account.smtp, access.smtp, raw, { from: prepared.from.email, to: recipients });
+  const refusal = await submitSmtp(access.account.smtp, access.smtp, raw, { from: prepared.from.email, to: recipients }).then(
+    () => undefined,
+    (error: unknown) => {
+      if (error instanceof MailDeliveryError) return error;
+      throw error;
+    },
+  );
+  if (refusal) {
+    // The server's answer that nothing left: the claims go now (a retry sends at once) rather than lapse.
+    await options.claims?.giveUp();
+    throw refusal;
+  }
 
   // The copy in Sent (when the account has one): where the next sync will find it.
   const sent = await folders.getFolder(grant.id, 'sent');
@@ -64,8 +79,9 @@ export async function submitAndStore(
       server: { uids: place ? { sent: serverPlace(place.uidValidity, place.uid) } : {}, quiet: false },
       also: (record) => {
         const extra = options.commit?.(record) ?? { items: [], outbox: [] };
+        const converted = options.claims?.convert() ?? { items: [], outbox: [] };
         const location = place ? [['location', locationPut(grant.id, { folder_id: 'sent', uid_validity: place.uidValidity, uid: place.uid, message_id: id, flags: ['\\Seen'] })] as const] : [];
-        return { items: [...location, ...extra.items], outbox: extra.outbox };
+        return { items: [...location, ...extra.items, ...converted.items], outbox: [...extra.outbox, ...converted.outbox] };
       },
     },
   ]);
