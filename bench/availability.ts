@@ -35,7 +35,7 @@ export async function runAvailabilityBench(): Promise<void> {
     const [{ createApplication }, engine, { freeBusyOf }, { handler }] = await Promise.all([
       import('#shared/applications/service'),
       import('#shared/availability/engine'),
-      import('#shared/providers/free-busy'),
+      import('#shared/registries/free-busy'),
       import('#functions/availability/handler'),
     ]);
     type GrantRecord = import('#shared/db/grants').GrantRecord;

@@ -13,7 +13,7 @@ const DAY = 86_400;
 export async function seedBusyAccount(context: { applicationId: string }, n: number, count: number, windowStart: number, days: number) {
   const [grants, { primaryCalendarId }, { eventItems }, { batchWrite, putRequests }, { newId }, { seriesBounds }] = await Promise.all([
     import('#shared/grants/create'),
-    import('#shared/agent/calendars'),
+    import('#shared/mailbox/calendars'),
     import('#shared/db/events'),
     import('#shared/db/batch'),
     import('#shared/ids'),
@@ -87,9 +87,9 @@ export async function windowReadFloor(accounts: readonly { id: string }[], from:
     import('#shared/aws/dynamodb'),
     import('@aws-sdk/lib-dynamodb'),
     import('#shared/db/keys'),
-    import('#shared/agent/calendars'),
+    import('#shared/mailbox/calendars'),
     import('#shared/db/events'),
-    import('#shared/agent/event-windows'),
+    import('#shared/mailbox/event-windows'),
   ]);
   const names = ['id', ...BUSY_FIELDS];
   const projection = { ProjectionExpression: names.map((_, i) => `#f${i}`).join(', '), ExpressionAttributeNames: Object.fromEntries(names.map((n, i) => [`#f${i}`, n])) };

@@ -29,8 +29,8 @@ export async function runCalendarBench(): Promise<void> {
     const [{ createApplication }, grants, { createCalendar }, { listEvents }, { eventItems }, { batchWrite, putRequests }, { newId }, { seriesBounds }] = await Promise.all([
       import('#shared/applications/service'),
       import('#shared/grants/create'),
-      import('#shared/agent/calendars'),
-      import('#shared/agent/events'),
+      import('#shared/mailbox/calendars'),
+      import('#shared/mailbox/events'),
       import('#shared/db/events'),
       import('#shared/db/batch'),
       import('#shared/ids'),

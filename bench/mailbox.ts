@@ -13,7 +13,7 @@ import { startJobsWorker } from './jobs';
  *
  * 1. DynamoDB items written per stored message (bench/writes.ts counts them on the functions' own
  *    client): a short inbound mail, a reply to it, a 950-word mail, through the real store path
- *    (shared/agent/store.ts), and what the job committed with each writes afterwards (thread
+ *    (shared/mailbox/store.ts), and what the job committed with each writes afterwards (thread
  *    refresh, search merge), one message at a time and for a burst of 100.
  * 2. p50 and p99 of GET /v3/grants/{id}/messages, unfiltered and with each filter and search, in a
  *    mailbox of 1,000 and one of 100,000 messages, and the ratio 100k ÷ 1k. The mailboxes are
@@ -84,17 +84,17 @@ export async function runMailboxBench(): Promise<void> {
         import('#shared/aws/dynamodb'),
         import('#shared/db/batch'),
         import('#shared/db/keys'),
-        import('#shared/agent/postings'),
+        import('#shared/mailbox/postings'),
         import('#shared/mail/threading'),
         import('#shared/ids'),
-        import('#shared/agent/text'),
-        import('#shared/agent/store'),
-        import('#shared/agent/search-index'),
+        import('#shared/mailbox/text'),
+        import('#shared/mailbox/store'),
+        import('#shared/mailbox/search-index'),
         import('#shared/db/search'),
         import('#shared/search/segment'),
       ],
     );
-    type MessageRecord = import('#shared/agent/types').MessageRecord;
+    type MessageRecord = import('#shared/mailbox/types').MessageRecord;
     type GrantRecord = import('#shared/db/grants').GrantRecord;
     const app = await createApplication({ name: 'bench' });
     const appContext = { applicationId: app.application_id, credential: 'api_key' as const };

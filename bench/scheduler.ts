@@ -103,7 +103,7 @@ export async function runSchedulerBench(): Promise<void> {
     const perSlot = new Map<number, number>();
     for (const r of won) perSlot.set(r.slot, (perSlot.get(r.slot) ?? 0) + 1);
     const refused = results.filter((r) => r.status === 409).length;
-    const { listEvents } = await import('#shared/agent/events');
+    const { listEvents } = await import('#shared/mailbox/events');
     const events = await listEvents(free, { calendar_id: 'primary', start: windowStart, end: windowStart + DAY }, 200);
     const exactlyOnce = targets.every((t) => perSlot.get(t.start_time) === 1) && events.items.length === SLOTS;
 

@@ -57,7 +57,7 @@ export const SelectQuery = { type: 'object', additionalProperties: false, proper
  * Parameters the published contract lists for other providers' mailboxes (IMAP search, provider B
  * shared mailboxes and folders). They are accepted by the schemas wherever the contract lists them,
  * and answered by the grant's provider: one clear 400 from every operation when it has no use for
- * them (shared/providers/parameters.ts).
+ * them (shared/registries/parameters.ts).
  */
 export const SharedFrom = { shared_from: { type: 'string', minLength: 1, maxLength: 256 } } as const;
 export const SharedFolderId = { shared_folder_id: { type: 'string', minLength: 1, maxLength: 256 } } as const;

@@ -45,7 +45,7 @@ const jobs = () =>
     ),
     job(
       'message-stored',
-      "Committed with every stored message: refreshes its thread if the storing request could not, merges the mailbox's search entries into its segments (shared/agent/search-index.ts), and collects its correspondents as inbox contacts (shared/contacts/collect.ts).",
+      "Committed with every stored message: refreshes its thread if the storing request could not, merges the mailbox's search entries into its segments (shared/mailbox/search-index.ts), and collects its correspondents as inbox contacts (shared/contacts/collect.ts).",
       { ...ForGrant, thread_id: Id, message_id: Id },
       ['application_id', 'grant_id', 'thread_id', 'message_id'] as const,
     ),

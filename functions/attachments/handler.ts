@@ -1,6 +1,6 @@
 import { binary, ok, redirect } from '#shared/http/route';
 import { httpApi } from '#shared/http/stack';
-import { attachmentsOf } from '#shared/providers/attachments';
+import { attachmentsOf } from '#shared/registries/attachments';
 import generated from './routes.generated.cjs';
 import type { routes } from './routes';
 

@@ -1,7 +1,7 @@
 import { pageSize } from '#shared/answer-limits';
 import { empty, list, ok } from '#shared/http/route';
 import { httpApi } from '#shared/http/stack';
-import { calendarsOf } from '#shared/providers/calendars';
+import { calendarsOf } from '#shared/registries/calendars';
 import generated from './routes.generated.cjs';
 import type { routes } from './routes';
 

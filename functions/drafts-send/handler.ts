@@ -1,6 +1,6 @@
 import { ok } from '#shared/http/route';
 import { httpApi } from '#shared/http/stack';
-import { draftSenderOf } from '#shared/providers/draft-sending';
+import { draftSenderOf } from '#shared/registries/draft-sending';
 import generated from './routes.generated.cjs';
 import type { routes } from './routes';
 

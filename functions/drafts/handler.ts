@@ -2,7 +2,7 @@ import { pageSize } from '#shared/answer-limits';
 import { empty, list, ok } from '#shared/http/route';
 import { parseMultipart } from '#shared/http/middleware/multipart';
 import { httpApi } from '#shared/http/stack';
-import { draftsOf } from '#shared/providers/drafts';
+import { draftsOf } from '#shared/registries/drafts';
 import generated from './routes.generated.cjs';
 import type { routes } from './routes';
 

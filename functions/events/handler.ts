@@ -1,7 +1,7 @@
 import { pageSize } from '#shared/answer-limits';
 import { document, empty, list, ok } from '#shared/http/route';
 import { httpApi } from '#shared/http/stack';
-import { eventsOf } from '#shared/providers/events';
+import { eventsOf } from '#shared/registries/events';
 import generated from './routes.generated.cjs';
 import type { routes } from './routes';
 

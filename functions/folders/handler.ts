@@ -1,7 +1,7 @@
 import { pageSize } from '#shared/answer-limits';
 import { empty, list, ok } from '#shared/http/route';
 import { httpApi } from '#shared/http/stack';
-import { foldersOf } from '#shared/providers/folders';
+import { foldersOf } from '#shared/registries/folders';
 import generated from './routes.generated.cjs';
 import type { routes } from './routes';
 

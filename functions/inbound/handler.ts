@@ -1,5 +1,5 @@
 import type { SESEvent } from 'aws-lambda';
-import { inboundMail } from '#shared/providers/inbound';
+import { inboundMail } from '#shared/registries/inbound';
 import { logger } from '#shared/logger';
 
 /**

@@ -1,6 +1,6 @@
 import { list } from '#shared/http/route';
 import { httpApi } from '#shared/http/stack';
-import { messageCleanerOf } from '#shared/providers/message-cleaning';
+import { messageCleanerOf } from '#shared/registries/message-cleaning';
 import generated from './routes.generated.cjs';
 import type { routes } from './routes';
 

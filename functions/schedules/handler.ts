@@ -1,7 +1,7 @@
 import { list, ok } from '#shared/http/route';
 import { pageSize } from '#shared/answer-limits';
 import { httpApi } from '#shared/http/stack';
-import { schedulesOf } from '#shared/providers/schedules';
+import { schedulesOf } from '#shared/registries/schedules';
 import generated from './routes.generated.cjs';
 import type { routes } from './routes';
 

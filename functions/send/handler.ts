@@ -1,7 +1,7 @@
 import { ok } from '#shared/http/route';
 import { parseMultipart } from '#shared/http/middleware/multipart';
 import { httpApi } from '#shared/http/stack';
-import { senderOf } from '#shared/providers/send';
+import { senderOf } from '#shared/registries/send';
 import generated from './routes.generated.cjs';
 import type { routes } from './routes';
 

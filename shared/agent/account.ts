@@ -1,5 +1,5 @@
-import { primaryCalendarItem } from '#shared/agent/calendars';
-import { systemFolderRecords } from '#shared/agent/system-folders';
+import { primaryCalendarItem } from '#shared/mailbox/calendars';
+import { systemFolderRecords } from '#shared/mailbox/system-folders';
 import { folderPutItems } from '#shared/db/folders';
 import { agentAddressRelease, agentAddressReservation } from '#shared/db/grants';
 import type { NamedTransactItem } from '#shared/db/transact';
@@ -48,7 +48,7 @@ export const agentAccounts: AccountHooks = {
     const folders = systemFolderRecords(grant.id, now)
       .flatMap(folderPutItems)
       .map((item, i): NamedTransactItem => [`folder:${i}`, item]);
-    // The primary calendar comes with the account (shared/agent/calendars.ts).
+    // The primary calendar comes with the account (shared/mailbox/calendars.ts).
     return [agentAddressReservation(grant), ...folders, primaryCalendarItem(grant, now)];
   },
   deleted(grant) {

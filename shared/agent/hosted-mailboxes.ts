@@ -1,5 +1,5 @@
 import { calendarJobs } from '#shared/calendar/imip';
-import { BODY_INLINE_MAX, storeCopies } from '#shared/agent/store';
+import { BODY_INLINE_MAX, storeCopies } from '#shared/mailbox/store';
 import { mailboxesHolding } from '#shared/db/messages';
 import type { HostedMailboxes } from '#shared/providers/contract';
 

@@ -1,16 +1,16 @@
 import { createHash } from 'node:crypto';
-import { normalAddress } from '#shared/agent/postings';
-import { storeMessage } from '#shared/agent/store';
+import { normalAddress } from '#shared/mailbox/postings';
+import { storeMessage } from '#shared/mailbox/store';
 import { placementOf } from '#shared/governance/placement';
 import { getAgentAddressOwner, getGrant, resolveAgentAddresses } from '#shared/db/grants';
 import { evaluationOf, governanceOf, partyOf, recordEvaluation } from '#shared/governance/decide';
-import { checkAttachmentLimits } from '#shared/agent/send';
+import { checkAttachmentLimits } from '#shared/mailbox/send';
 import * as sending from '#shared/db/sending';
 import type { PolicyLimits } from '#schemas/governance';
 import { parseMime } from '#shared/mail/parse';
 import { calendarJobs } from '#shared/calendar/imip';
 import { clock } from '#shared/time';
-import { listFolders } from '#shared/agent/folders';
+import { listFolders } from '#shared/mailbox/folders';
 
 /**
  * Inbound mail for Agent Accounts, whatever carried it: the local SMTP listener (`npm start`) or, on

@@ -1,6 +1,6 @@
-import { primaryCalendarId, requireCalendar } from '#shared/agent/calendars';
-import { eventNotification, instanceOf, occurrenceKeyOf } from '#shared/agent/events';
-import { deliverAndStore, prepareOutgoing } from '#shared/agent/send';
+import { primaryCalendarId, requireCalendar } from '#shared/mailbox/calendars';
+import { eventNotification, instanceOf, occurrenceKeyOf } from '#shared/mailbox/events';
+import { deliverAndStore, prepareOutgoing } from '#shared/mailbox/send';
 import type { IcsEvent } from '#shared/calendar/ical';
 import { normalizeRecurrence, occurrenceByKey, seriesBounds, whenBounds } from '#shared/calendar/recurrence';
 import type { Participant } from '#shared/calendar/types';

@@ -4,7 +4,7 @@ import { computeAvailability, fiveMinuteProblem, normalize, openHoursProblems, t
 import type { GrantRecord } from '#shared/db/grants';
 import { ApiError, InvalidRequestError } from '#shared/errors';
 import { grantNamed } from '#shared/grants/resolve';
-import { freeBusyOf } from '#shared/providers/free-busy';
+import { freeBusyOf } from '#shared/registries/free-busy';
 
 /**
  * Free/busy and availability over the grants of one application: participants are resolved within

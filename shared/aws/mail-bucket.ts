@@ -2,7 +2,7 @@ import { CopyObjectCommand, DeleteObjectsCommand, GetObjectCommand, HeadObjectCo
 import { MAIL_BUCKET, s3 } from '#shared/aws/s3';
 
 /**
- * Objects of the mail bucket, whoever keeps them there: a provider's contents (shared/agent/blobs.ts
+ * Objects of the mail bucket, whoever keeps them there: a provider's contents (shared/mailbox/blobs.ts
  * names the Agent Account's keys), inbound mail SES staged, a send's spool for local delivery.
  */
 export async function putBlob(key: string, body: Buffer | string, contentType: string): Promise<void> {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import * as agent from '#shared/agent/calendars';
+import * as agent from '#shared/mailbox/calendars';
 import * as db from '#shared/db/calendars';
 import type { CalendarRecord } from '#shared/db/calendars';
 import type { GrantRecord } from '#shared/db/grants';

@@ -1,6 +1,6 @@
-import * as agent from '#shared/agent/events';
-import type { EventServer } from '#shared/agent/events';
-import { isSeries } from '#shared/agent/event-windows';
+import * as agent from '#shared/mailbox/events';
+import type { EventServer } from '#shared/mailbox/events';
+import { isSeries } from '#shared/mailbox/event-windows';
 import { buildCalendar, IcsError, parseCalendar, type IcsEvent } from '#shared/calendar/ical';
 import { icsEventOf } from '#shared/calendar/imip';
 import { normalizeRecurrence, occurrenceByKey, seriesBounds, whenBounds } from '#shared/calendar/recurrence';

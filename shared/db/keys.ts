@@ -76,9 +76,9 @@
  * DynamoDB Query must read: one small item per (filter value, message), e.g. `ix#in:inbox`,
  * `ix#unread`, `ix#starred`, `ix#meta:key1=x`, `ix#thread:thr_…`. Their sort key is the message ID, a
  * ULID, so every filter reads newest first and `received_before/after` are key ranges on any of them.
- * They are derived from the message (shared/agent/postings.ts), so deleting a message or a whole
+ * They are derived from the message (shared/mailbox/postings.ts), so deleting a message or a whole
  * grant recomputes them instead of scanning. Full text, subject words, addresses and attachments,
- * which never change, live in the mailbox's search index instead (shared/agent/search-index.ts):
+ * which never change, live in the mailbox's search index instead (shared/mailbox/search-index.ts):
  * one search entry per stored message, folded by merges into immutable segments in S3. Messages
  * stored before the search index had postings `ix#text:…`, `ix#subj:…`, `ix#from:…`, `ix#attach`
  * too (legacy kinds, still removed with them).

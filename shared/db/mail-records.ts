@@ -9,7 +9,7 @@ export interface TrackingSettings {
   domain_name?: string;
 }
 
-/** Stored shapes of an Agent Account mailbox. The API shapes are built from these in shared/agent/views.ts. */
+/** Stored shapes of an Agent Account mailbox. The API shapes are built from these in shared/mailbox/views.ts. */
 
 export interface ParticipantRecord {
   email: string;
@@ -119,7 +119,7 @@ export interface DraftRecord extends AddressFields {
   message_id_header?: string;
   /** An IMAP grant's draft: where that copy is, `<uidvalidity>:<uid>` (absent when the server told no UID). */
   server_place?: string;
-  /** A send's claim on the draft (shared/agent/draft-send.ts), and when it lapses (epoch seconds): while it holds, only that send changes the draft. */
+  /** A send's claim on the draft (shared/mailbox/draft-send.ts), and when it lapses (epoch seconds): while it holds, only that send changes the draft. */
   send_claim?: string;
   send_claim_until?: number;
   created_at: number;

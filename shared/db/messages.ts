@@ -87,7 +87,7 @@ function insertItems(write: NewMessageWrite, prefix = '', counters = true): Name
     ...(write.also ?? []),
     // The item's insertion is its own outbox entry: the table's stream hands the new image to the
     // outbox consumer, which announces message.created and runs the message-stored job from it
-    // (shared/agent/message-events.ts), so neither takes an item of its own.
+    // (shared/mailbox/message-events.ts), so neither takes an item of its own.
     [
       'message',
       {
@@ -253,7 +253,7 @@ export async function updateMessage(
 /**
  * Deletes a message for good: item, Message-ID entry, counters and postings in one transaction,
  * with a tombstone for the search index. (Postings of a message stored before the search index are
- * removed after it: see shared/agent/cleanup.ts.)
+ * removed after it: see shared/mailbox/cleanup.ts.)
  */
 export async function deleteMessage(message: MessageRecord, postings: { postings: string[] }, deltas: FolderDelta[], outbox: readonly OutboxEntry[] = [], also: NamedItems = []): Promise<void> {
   const g = message.grant_id;

@@ -1,6 +1,6 @@
 /**
  * Posting kinds: the names of a mailbox's filter indexes (see shared/db/keys.ts `postingKey`). The
- * Agent code derives which kinds a message or draft has (shared/agent/postings.ts); storage and
+ * Agent code derives which kinds a message or draft has (shared/mailbox/postings.ts); storage and
  * queries name them through these builders.
  */
 export const normalAddress = (email: string) => email.trim().toLowerCase();

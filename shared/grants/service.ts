@@ -8,7 +8,7 @@ import { pageSize } from '#shared/answer-limits';
 import { newId } from '#shared/ids';
 import { newNotification } from '#shared/notifications/notification';
 import { obscureUserAgent, toGrantResource } from '#shared/grants/resource';
-import { accountHooksOf } from '#shared/providers/accounts';
+import { accountHooksOf } from '#shared/registries/accounts';
 import { providerNamed } from '#shared/providers/names';
 import { clock } from '#shared/time';
 import type { ListGrantsQuery, UpdateGrantBody } from '#schemas/grants';

@@ -1,4 +1,4 @@
-import { prepareOutgoing } from '#shared/agent/send';
+import { prepareOutgoing } from '#shared/mailbox/send';
 import { ApiError, MailDeliveryError } from '#shared/errors';
 import { submitAndStore } from '#shared/imap/submit';
 import { logger } from '#shared/logger';

@@ -3,7 +3,7 @@ import { IMAP_SETTINGS } from '#shared/imap/settings';
 import type { AccountHooks } from '#shared/providers/contract';
 
 /**
- * The lifecycle hooks of IMAP grants (shared/providers/accounts.ts), apart from their creation
+ * The lifecycle hooks of IMAP grants (shared/registries/accounts.ts), apart from their creation
  * (shared/imap/account.ts: it checks the servers and seals the passwords), so that the functions that
  * only read or update grants bundle none of that.
  */

@@ -1,6 +1,6 @@
-import { downloadAttachment as storedDownload, getAttachment, INLINE_DOWNLOAD_MAX } from '#shared/agent/attachments';
-import { presignedDownload, attachmentKey } from '#shared/agent/blobs';
-import { requireMessage } from '#shared/agent/lookup';
+import { downloadAttachment as storedDownload, getAttachment, INLINE_DOWNLOAD_MAX } from '#shared/mailbox/attachments';
+import { presignedDownload, attachmentKey } from '#shared/mailbox/blobs';
+import { requireMessage } from '#shared/mailbox/lookup';
 import { blobExists, putBlob } from '#shared/aws/mail-bucket';
 import type { GrantRecord } from '#shared/db/grants';
 import { NotFoundError } from '#shared/errors';

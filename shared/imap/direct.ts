@@ -1,7 +1,7 @@
 import type { FetchMessageObject, SearchObject } from 'imapflow';
-import { getMessage as storedMessage } from '#shared/agent/messages';
-import { messageView } from '#shared/agent/views';
-import { snippetOf, bodyText } from '#shared/agent/text';
+import { getMessage as storedMessage } from '#shared/mailbox/messages';
+import { messageView } from '#shared/mailbox/views';
+import { snippetOf, bodyText } from '#shared/mailbox/text';
 import { encodeOffsetCursor, decodeOffsetCursor } from '#shared/cursor';
 import * as folders from '#shared/db/folders';
 import type { GrantRecord } from '#shared/db/grants';

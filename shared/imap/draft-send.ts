@@ -1,9 +1,9 @@
-import { attachmentsWithContents } from '#shared/agent/blobs';
-import { removeContentsNow } from '#shared/agent/cleanup';
-import { draftClaim, outgoingOfDraft } from '#shared/agent/draft-send';
-import { requireUnscheduledDraft } from '#shared/agent/drafts';
-import { claimsOf, prepareOutgoing } from '#shared/agent/send';
-import { messageView } from '#shared/agent/views';
+import { attachmentsWithContents } from '#shared/mailbox/blobs';
+import { removeContentsNow } from '#shared/mailbox/cleanup';
+import { draftClaim, outgoingOfDraft } from '#shared/mailbox/draft-send';
+import { requireUnscheduledDraft } from '#shared/mailbox/drafts';
+import { claimsOf, prepareOutgoing } from '#shared/mailbox/send';
+import { messageView } from '#shared/mailbox/views';
 import type { GrantRecord } from '#shared/db/grants';
 import { transactWrite } from '#shared/db/transact';
 import { serverDrafts } from '#shared/imap/drafts';

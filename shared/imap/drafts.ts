@@ -1,7 +1,7 @@
 import type { ImapFlow } from 'imapflow';
-import * as agent from '#shared/agent/drafts';
-import type { DraftMirror } from '#shared/agent/drafts';
-import { attachmentsWithContents, storedBody } from '#shared/agent/blobs';
+import * as agent from '#shared/mailbox/drafts';
+import type { DraftMirror } from '#shared/mailbox/drafts';
+import { attachmentsWithContents, storedBody } from '#shared/mailbox/blobs';
 import * as folders from '#shared/db/folders';
 import type { GrantRecord } from '#shared/db/grants';
 import type { DraftRecord, FolderRecord } from '#shared/db/mail-records';
@@ -17,7 +17,7 @@ import { clock } from '#shared/time';
 
 /**
  * Drafts of an IMAP grant: kept as an Agent Account's are (the same records, IDs, filters, attachments
- * and views: shared/agent/drafts.ts), and mirrored in the Drafts folder of the account's server, so
+ * and views: shared/mailbox/drafts.ts), and mirrored in the Drafts folder of the account's server, so
  * its other mail clients see them. The server is written first: a draft's MIME (Message-ID: its ID at
  * the grant's domain, shared/imap/draft-copies.ts) is APPENDed with \Draft and \Seen; a new version is
  * APPENDed and the old copy deleted (UID STORE \Deleted, UID EXPUNGE); a deleted draft's copy is
@@ -102,7 +102,7 @@ async function deleteCopy(client: ImapFlow, folder: FolderRecord & { server_path
   if (uids.length && !(await client.messageDelete(uids.join(','), { uid: true }))) throw refused(undefined, `delete the draft's earlier copy from '${folder.name}'`);
 }
 
-/** The grant's Drafts folder on its server, as a DraftMirror (shared/agent/drafts.ts). */
+/** The grant's Drafts folder on its server, as a DraftMirror (shared/mailbox/drafts.ts). */
 export function serverDrafts(grant: GrantRecord): DraftMirror {
   return {
     async put(draft, previous) {

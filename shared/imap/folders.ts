@@ -1,5 +1,5 @@
-import { getFolder as storedFolder, listFolders as storedFolders } from '#shared/agent/folders';
-import { folderView } from '#shared/agent/views';
+import { getFolder as storedFolder, listFolders as storedFolders } from '#shared/mailbox/folders';
+import { folderView } from '#shared/mailbox/views';
 import * as repo from '#shared/db/folders';
 import type { GrantRecord } from '#shared/db/grants';
 import type { FolderRecord } from '#shared/db/mail-records';

@@ -1,7 +1,7 @@
 import type { ImapFlow } from 'imapflow';
-import { requireMessage } from '#shared/agent/lookup';
-import { getMessage as storedMessage, listMessages as storedMessages } from '#shared/agent/messages';
-import { changeMessage, hardDeleteMessage } from '#shared/agent/message-ops';
+import { requireMessage } from '#shared/mailbox/lookup';
+import { getMessage as storedMessage, listMessages as storedMessages } from '#shared/mailbox/messages';
+import { changeMessage, hardDeleteMessage } from '#shared/mailbox/message-ops';
 import * as folders from '#shared/db/folders';
 import type { GrantRecord } from '#shared/db/grants';
 import type { FolderRecord, MessageRecord } from '#shared/db/mail-records';

@@ -1,4 +1,4 @@
-import { purgeAgentMailbox } from '#shared/agent/purge';
+import { purgeAgentMailbox } from '#shared/mailbox/purge';
 import { purgeConnectedGrant } from '#shared/connect/purge';
 import { deleteSyncState } from '#shared/db/mail-sync';
 import type { GrantId } from '#shared/ids';

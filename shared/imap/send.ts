@@ -1,11 +1,11 @@
-import { requireMessage } from '#shared/agent/lookup';
-import { scheduledMessageView, sendOrScheduleWith } from '#shared/agent/scheduled';
-import { closingItems } from '#shared/agent/schedules';
-import { preparedFrom } from '#shared/agent/scheduled-sending';
-import { prepareOutgoing, requestHash, withIdempotency, type OutgoingInput } from '#shared/agent/send';
+import { requireMessage } from '#shared/mailbox/lookup';
+import { scheduledMessageView, sendOrScheduleWith } from '#shared/mailbox/scheduled';
+import { closingItems } from '#shared/mailbox/schedules';
+import { preparedFrom } from '#shared/mailbox/scheduled-sending';
+import { prepareOutgoing, requestHash, withIdempotency, type OutgoingInput } from '#shared/mailbox/send';
 import { submitAndStore } from '#shared/imap/submit';
-import { messageView } from '#shared/agent/views';
-import { viewOf } from '#shared/agent/store';
+import { messageView } from '#shared/mailbox/views';
+import { viewOf } from '#shared/mailbox/store';
 import type { GrantRecord } from '#shared/db/grants';
 import type { OutboxEntry } from '#shared/db/outbox';
 import type { ScheduleRecord } from '#shared/db/schedules';
@@ -20,12 +20,12 @@ import type { UploadedFile } from '#shared/uploaded-file';
 
 /**
  * Sending from an IMAP grant: the message is composed as an Agent Account's is (templates,
- * signatures, replies, attachments: shared/agent/send.ts prepareOutgoing), submitted over the
+ * signatures, replies, attachments: shared/mailbox/send.ts prepareOutgoing), submitted over the
  * account's own SMTP server with its login, then its copy is APPENDed to the account's Sent folder
  * (submission servers do not keep one) and stored with that location, announced as message.created.
  * The next sync finds the Sent copy where it was put and says nothing more. Its ID comes from its
  * Message-ID header, as every IMAP message's. A scheduled send waits as an Agent Account's does
- * (shared/agent/scheduled.ts) and is sent by the same path when due (ScheduledSending below).
+ * (shared/mailbox/scheduled.ts) and is sent by the same path when due (ScheduledSending below).
  */
 
 async function sendNow(grant: GrantRecord, input: OutgoingInput, context: { files: UploadedFile[]; idempotencyKey?: string }) {

@@ -1,5 +1,5 @@
-import { composePrepared, type PreparedMessage, type SendClaims } from '#shared/agent/send';
-import { storeServerMessages } from '#shared/agent/store';
+import { composePrepared, type PreparedMessage, type SendClaims } from '#shared/mailbox/send';
+import { storeServerMessages } from '#shared/mailbox/store';
 import * as folders from '#shared/db/folders';
 import type { GrantRecord } from '#shared/db/grants';
 import type { MessageRecord } from '#shared/db/mail-records';

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { FetchMessageObject, ImapFlow, ListResponse, MailboxObject } from 'imapflow';
-import { changeMessage, hardDeleteMessage } from '#shared/agent/message-ops';
-import { storeServerMessages, type NewMessage } from '#shared/agent/store';
-import { SYSTEM_FOLDERS } from '#shared/agent/system-folders';
-import { folderView } from '#shared/agent/views';
+import { changeMessage, hardDeleteMessage } from '#shared/mailbox/message-ops';
+import { storeServerMessages, type NewMessage } from '#shared/mailbox/store';
+import { SYSTEM_FOLDERS } from '#shared/mailbox/system-folders';
+import { folderView } from '#shared/mailbox/views';
 import * as folders from '#shared/db/folders';
 import type { GrantRecord } from '#shared/db/grants';
 import type { FolderRecord, MessageRecord } from '#shared/db/mail-records';

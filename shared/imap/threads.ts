@@ -1,5 +1,5 @@
-import { getThread, requireThread } from '#shared/agent/threads';
-import { threadMessageIds } from '#shared/agent/thread-refresh';
+import { getThread, requireThread } from '#shared/mailbox/threads';
+import { threadMessageIds } from '#shared/mailbox/thread-refresh';
 import type { GrantRecord } from '#shared/db/grants';
 import { deleteImapMessage, updateImapMessage } from '#shared/imap/messages';
 import type { ThreadsProvider } from '#shared/providers/contract';

@@ -1,2 +1,2 @@
-/** Lazy module (see scripts/esbuild-plugins.cjs, lazy-chunks): S3's URL presigner, for shared/agent/blobs.ts (download links). */
+/** Lazy module (see scripts/esbuild-plugins.cjs, lazy-chunks): S3's URL presigner, for shared/mailbox/blobs.ts (download links). */
 export { getSignedUrl } from '@aws-sdk/s3-request-presigner';

@@ -1,6 +1,6 @@
 /**
  * HTML character references (`&amp;`, `&rsquo;`, `&#8217;`, `&#x2019;`), decoded the one way
- * Switchboard decodes them: in search text and snippets (shared/agent/text.ts) and in cleaned
+ * Switchboard decodes them: in search text and snippets (shared/mailbox/text.ts) and in cleaned
  * bodies (shared/mail/clean.ts). No dependencies, so the functions that only index or list mail
  * do not load the HTML parsers for it.
  *

@@ -6,7 +6,7 @@ import type { DeliveredCopy } from '#shared/providers/contract';
 
 /**
  * Delivery of a sent message to the mailboxes this deployment hosts among its recipients (through
- * the hosting provider: shared/providers/hosted-mailboxes.ts). The
+ * the hosting provider: shared/registries/hosted-mailboxes.ts). The
  * send request does not store their copies itself: a send to hundreds of local mailboxes (each copy
  * with its raw MIME and attachments) would not answer in bounded time, and one cut short would
  * leave some inboxes served and no Sent copy. Instead the request writes the message once to

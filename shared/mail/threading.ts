@@ -7,7 +7,7 @@ import type { MessageRecord, ParticipantRecord, ThreadRecord } from '#shared/db/
  * References headers), and a thread's aggregate computed from its messages (participants, folders,
  * unread and star state, dates). Rather than patching an aggregate on every change, providers
  * recompute it from the thread's messages with `aggregateThread`, which keeps it right whatever
- * changed (Agent Accounts: shared/agent/thread-refresh.ts).
+ * changed (Agent Accounts: shared/mailbox/thread-refresh.ts).
  */
 
 /**

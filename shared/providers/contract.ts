@@ -236,7 +236,7 @@ export interface AttachmentsProvider {
 /**
  * The lifecycle side of the provider contract: what a provider does when one of its grants is
  * created or deleted. The grants service calls these hooks and never names a provider itself; the
- * purge of a deleted grant's data is the other half (shared/providers/purge.ts, in the jobs worker).
+ * purge of a deleted grant's data is the other half (shared/registries/purge.ts, in the jobs worker).
  */
 /**
  * `POST /v3/connect/custom` for a provider whose accounts live elsewhere: bulk authentication with a
@@ -253,7 +253,7 @@ export interface AccountHooks {
   /**
    * The account a create request names, from its provider settings (400 when they do not fit this
    * provider): its address, and the settings kept on the grant. Providers whose accounts live
-   * elsewhere have a custom authentication instead (shared/providers/custom.ts).
+   * elsewhere have a custom authentication instead (shared/registries/custom.ts).
    */
   account?(request: CreateCustomGrantBody): { email: string; settings: Record<string, unknown>; name?: string };
 
@@ -361,7 +361,7 @@ export interface StoredItemReader {
   outgoing(item: Record<string, unknown>, readBody: (key: string) => Promise<string>): Promise<Outgoing[]>;
 }
 
-/** The jobs a provider's own storage commits with its changes (thread refreshes, index merges, purges of its data: shared/providers/jobs.ts). */
+/** The jobs a provider's own storage commits with its changes (thread refreshes, index merges, purges of its data: shared/registries/jobs.ts). */
 export type ProviderJobKind = 'refresh-thread' | 'message-stored' | 'messages-stored' | 'merge-search' | 'index-message' | 'remove-contents' | 'purge-calendar';
 export type ProviderJob = Extract<Job, { kind: ProviderJobKind }>;
 /** `'more'`: the run stopped early (`outOfTime`) and the job must run again. */

@@ -9,7 +9,7 @@ import { newId, parseId } from '#shared/ids';
 import type { Job } from '#shared/jobs/job';
 import { logger } from '#shared/logger';
 import { newNotification } from '#shared/notifications/notification';
-import { eventsOf } from '#shared/providers/events';
+import { eventsOf } from '#shared/registries/events';
 import { guestMail, organizerRequestMail } from '#shared/scheduling/emails';
 import { remindersJob } from '#shared/scheduling/reminders';
 import { bookingView } from '#shared/scheduling/view';

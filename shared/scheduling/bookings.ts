@@ -10,7 +10,7 @@ import type { BookingRecord, ConfigurationRecord } from '#shared/db/scheduling';
 import { ConflictError, InvalidRequestError, NotFoundError } from '#shared/errors';
 import { newId } from '#shared/ids';
 import { logger } from '#shared/logger';
-import { eventsOf } from '#shared/providers/events';
+import { eventsOf } from '#shared/registries/events';
 import { authorityOf, requireBooking } from '#shared/scheduling/access';
 import { pendingChange, runBookingEvent, type BookingEventOutcome } from '#shared/scheduling/booking-events';
 import { bookingView } from '#shared/scheduling/view';

@@ -4,7 +4,7 @@ import type { ApplicationId, GrantId } from '#shared/ids';
 import type { Job } from '#shared/jobs/job';
 import { logger } from '#shared/logger';
 import type { AccountMailMessage, InvitationMethod } from '#shared/providers/contract';
-import { accountMailOf, invitationInboxOf } from '#shared/providers/itip';
+import { accountMailOf, invitationInboxOf } from '#shared/registries/itip';
 
 /**
  * The jobs behind iMIP (shared/calendar/imip.ts builds what they carry), for every provider.

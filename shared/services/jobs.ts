@@ -9,8 +9,8 @@ import { readJob } from '#shared/jobs/payloads';
 import { enqueueJob } from '#shared/jobs/queue';
 import { logger } from '#shared/logger';
 import { runLocalDelivery } from '#shared/services/local-delivery';
-import { runProviderJob } from '#shared/providers/jobs';
-import { purgeOf } from '#shared/providers/purge';
+import { runProviderJob } from '#shared/registries/jobs';
+import { purgeOf } from '#shared/registries/purge';
 import { runBookingEventJob } from '#shared/scheduling/booking-events';
 import { syncReminders } from '#shared/scheduling/reminder-schedules';
 import { purgeDeletedWebhook } from '#shared/webhooks/retention';
@@ -18,7 +18,7 @@ import { purgeDeletedWebhook } from '#shared/webhooks/retention';
 /**
  * The jobs worker (functions/jobs; SQS, batch size 1): each message is read at the queue boundary
  * (shared/jobs/payloads.ts) and run by kind, the provider-owned kinds through their provider
- * (shared/providers/jobs.ts). A failed job is retried by SQS and lands in the DLQ after three
+ * (shared/registries/jobs.ts). A failed job is retried by SQS and lands in the DLQ after three
  * receives; a long job that runs out of time enqueues its own continuation instead.
  */
 const RESERVE_MS = 60_000;

@@ -5,7 +5,7 @@ import type { ApplicationId, GrantId } from '#shared/ids';
 import { logger } from '#shared/logger';
 import { attachmentKey, bodyObjectKey, copyKey, isCalendarPart, markerKey, rawKey, type LocalDeliveryJob, type SpooledCopy } from '#shared/mail/local-spool';
 import type { CopySources, DeliveredCopy } from '#shared/providers/contract';
-import { hostedMailboxes } from '#shared/providers/hosted-mailboxes';
+import { hostedMailboxes } from '#shared/registries/hosted-mailboxes';
 
 /**
  * The `deliver-local` jobs (shared/mail/local-spool.ts says how a send spools its copies): each job

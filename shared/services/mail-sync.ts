@@ -12,7 +12,7 @@ import { readSync } from '#shared/jobs/payloads';
 import { logger } from '#shared/logger';
 import { newNotification } from '#shared/notifications/notification';
 import type { SyncOutcome } from '#shared/providers/contract';
-import { mailSyncOf } from '#shared/providers/mail-sync';
+import { mailSyncOf } from '#shared/registries/mail-sync';
 import { clock } from '#shared/time';
 
 /**

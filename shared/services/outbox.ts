@@ -13,13 +13,13 @@ import { logger } from '#shared/logger';
 import type { Notification } from '#shared/notifications/notification';
 import { publishNotifications } from '#shared/notifications/publisher';
 import type { Outgoing } from '#shared/providers/contract';
-import { storedItemReaderOf } from '#shared/providers/stored-items';
+import { storedItemReaderOf } from '#shared/registries/stored-items';
 
 /**
  * The outbox consumer: the table's stream (filtered to inserted outbox items and messages where the
  * platform allows it) → the fan-out queue (notifications) and the jobs queue (jobs a change needs).
  * An item a provider's store writes as its own outbox entry (an inserted message) says what it sends
- * through its provider's reader (shared/providers/stored-items.ts). Records
+ * through its provider's reader (shared/registries/stored-items.ts). Records
  * are handled in stream order; the first that cannot be sent is reported as the batch's failure, so
  * Lambda retries from it (what follows it is sent again too: receivers deduplicate on the
  * notification `id`, which never changes, and jobs are idempotent). A record this consumer does not

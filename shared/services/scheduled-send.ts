@@ -6,7 +6,7 @@ import { parseId, type ApplicationId, type ScheduleId } from '#shared/ids';
 import { eachMessage } from '#shared/jobs/batch';
 import { readFiring } from '#shared/jobs/payloads';
 import { logger } from '#shared/logger';
-import { scheduledSendingOf } from '#shared/providers/scheduled-sending';
+import { scheduledSendingOf } from '#shared/registries/scheduled-sending';
 import { enqueueFiring, holdSeconds, type Firing } from '#shared/scheduled-send/firing';
 import { ScheduledSendRefusal } from '#shared/scheduled-send/refusal';
 import { runReminder } from '#shared/scheduling/reminders';

@@ -6,7 +6,7 @@ import { bookedDays, daysOf, getBooking } from '#shared/db/scheduling';
 import { NotFoundError } from '#shared/errors';
 import type { ApplicationId, BookingId, GrantId } from '#shared/ids';
 import type { Job } from '#shared/jobs/job';
-import { eventsOf } from '#shared/providers/events';
+import { eventsOf } from '#shared/registries/events';
 import type { EventsProvider } from '#shared/providers/contract';
 import { apiClient, type ApiClient } from '../support/api';
 import { makeAgentGrant, makeApplication } from '../support/factories';

@@ -23,7 +23,7 @@ const USER = 'faults@example.org';
 const PASSWORD = 'imap draft faults test password 3';
 const dovecot = useDovecot([{ user: USER, password: PASSWORD }]);
 
-/** Past every claim's lapse (shared/agent/send.ts SEND_CLAIM_SECONDS: 15 minutes). */
+/** Past every claim's lapse (shared/mailbox/send.ts SEND_CLAIM_SECONDS: 15 minutes). */
 const LAPSE_MS = 15 * 60 * 1000 + 1000;
 
 let grant: { id: string; email: string };

@@ -1,8 +1,8 @@
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFERRED_MERGE_MAX, mergeSearchIndex, loadSegment, searchPrefix } from '#shared/agent/search-index';
-import { storeMessage } from '#shared/agent/store';
-import type { MessageRecord } from '#shared/agent/types';
+import { DEFERRED_MERGE_MAX, mergeSearchIndex, loadSegment, searchPrefix } from '#shared/mailbox/search-index';
+import { storeMessage } from '#shared/mailbox/store';
+import type { MessageRecord } from '#shared/mailbox/types';
 import type { GrantRecord } from '#shared/db/grants';
 import { COMMIT_MARGIN_MS, getSearchManifest, readSearchEntries } from '#shared/db/search';
 import type { GrantId } from '#shared/ids';
@@ -16,7 +16,7 @@ import { createTestQueue, messagesIn } from '../support/queues';
 import { drainThroughHandler } from '../support/sqs-worker';
 
 /**
- * The search index of an Agent Account mailbox (shared/agent/search-index.ts): a stored message is
+ * The search index of an Agent Account mailbox (shared/mailbox/search-index.ts): a stored message is
  * searchable at once from its entry, before any job ran; merges fold entries into segments, under
  * concurrent stores and merges, without losing or doubling a message; deletes and tiered merges;
  * replaced segment objects are removed later. Jobs run only where a test says (this file's own jobs

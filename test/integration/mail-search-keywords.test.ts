@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { ImapFlow } from 'imapflow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bodyKey } from '#shared/agent/blobs';
-import { participantText, messagePostings, tokens } from '#shared/agent/postings';
-import { mergeSearchIndex } from '#shared/agent/search-index';
-import { folderDeltas, storeMessage } from '#shared/agent/store';
-import type { MessageRecord } from '#shared/agent/types';
+import { bodyKey } from '#shared/mailbox/blobs';
+import { participantText, messagePostings, tokens } from '#shared/mailbox/postings';
+import { mergeSearchIndex } from '#shared/mailbox/search-index';
+import { folderDeltas, storeMessage } from '#shared/mailbox/store';
+import type { MessageRecord } from '#shared/mailbox/types';
 import { putBlob } from '#shared/aws/mail-bucket';
 import type { GrantRecord } from '#shared/db/grants';
 import { insertMessage } from '#shared/db/messages';
@@ -23,11 +23,11 @@ import { rememberSecret } from '../support/secrets';
 import { syncRun } from '../support/sync-runs';
 
 /**
- * Text filters match whole keywords, one character included (shared/agent/text.ts): `subject=Invoice 7`
+ * Text filters match whole keywords, one character included (shared/mailbox/text.ts): `subject=Invoice 7`
  * finds "Invoice 7", not every invoice. In an Agent Account (from the unmerged entries and from the
  * segments), in an IMAP grant (synced into the same stored mailbox), and for messages indexed before
  * one-character words were (format 1: their entries hold none), whose one-character words are decided
- * on the message itself (shared/agent/search-index.ts).
+ * on the message itself (shared/mailbox/search-index.ts).
  */
 let gateway: Gateway;
 let api: ApiClient;

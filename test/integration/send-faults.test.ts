@@ -23,7 +23,7 @@ import { dieAt, type DeathPoint } from '../support/process-death';
  */
 let api: ApiClient;
 
-/** Past every claim's lapse (shared/agent/send.ts SEND_CLAIM_SECONDS: 15 minutes). */
+/** Past every claim's lapse (shared/mailbox/send.ts SEND_CLAIM_SECONDS: 15 minutes). */
 const LAPSE_MS = 15 * 60 * 1000 + 1000;
 
 beforeAll(async () => {

@@ -1,4 +1,4 @@
-import type { NewMessage } from '#shared/agent/store';
+import type { NewMessage } from '#shared/mailbox/store';
 import { getGrant, type GrantRecord } from '#shared/db/grants';
 import { newId, type ApplicationId, type GrantId } from '#shared/ids';
 import { clock } from '#shared/time';

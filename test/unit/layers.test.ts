@@ -4,9 +4,16 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 /**
- * The layers the code keeps, checked on its text:
- * - functions are thin: no function imports a provider's module (shared/agent/) or a repository
- *   (shared/db/); they reach both through shared services and the provider registries;
+ * The layers the code keeps, checked on its text (bottom to top: storage; the provider contract and
+ * the stored mailbox; the provider implementations; the registries that bind a grant to its
+ * implementation; services and functions):
+ * - functions are thin: no function imports a provider's module (shared/agent/, shared/imap/,
+ *   shared/dav/), the stored mailbox (shared/mailbox/) or a repository (shared/db/); they reach them
+ *   through shared services and the provider registries;
+ * - the stored mailbox (shared/mailbox/) is provider-neutral: it imports no implementation and no
+ *   registry; the contract (shared/providers/) imports neither, nor the mailbox; implementations
+ *   import no registry, and neither they nor the connect flows that create their grants import one
+ *   another (the few imports that still do are listed, each with what replaces it);
  * - provider names appear only where providers are bound: shared/providers/ and the Agent Account's
  *   own folder (shared/agent/, shared/imap/), beside the one key whose prefix names Agent Account addresses
  *   (shared/db/keys.ts, kept for stored data); the API's enums (schemas/) take them from
@@ -52,7 +59,7 @@ export function providerLiterals(text: string): string[] {
   return found;
 }
 
-const PROVIDER_HOMES = ['shared/providers/', 'shared/agent/', 'shared/imap/'];
+const PROVIDER_HOMES = ['shared/providers/', 'shared/registries/', 'shared/agent/', 'shared/imap/'];
 /** Files outside those homes allowed a provider name, each with its reason. */
 const PROVIDER_NAME_EXCEPTIONS: Record<string, string> = {
   'shared/db/keys.ts': "the key of Agent Account addresses (`agent#<email>` / 'agent') names stored items; changing it would orphan them",
@@ -60,29 +67,103 @@ const PROVIDER_NAME_EXCEPTIONS: Record<string, string> = {
 
 /** What storage may import as values: other storage, the AWS clients, and leaf utilities. */
 const STORAGE_VALUE_IMPORTS = ['shared/db/', 'shared/aws/', 'shared/ids', 'shared/time', 'shared/pool', 'shared/errors', 'shared/config', 'shared/logger'];
-const NEVER_FROM_STORAGE = ['shared/agent/', 'shared/http/', 'functions/', 'shared/scheduling/', 'shared/governance/', 'shared/connect/'];
+const NEVER_FROM_STORAGE = [
+  'shared/agent/',
+  'shared/imap/',
+  'shared/dav/',
+  'shared/mailbox/',
+  'shared/registries/',
+  'shared/http/',
+  'functions/',
+  'shared/scheduling/',
+  'shared/governance/',
+  'shared/connect/',
+];
+
+/** The provider implementations: each serves one kind of grant, and none imports another. */
+const IMPLEMENTATIONS = ['shared/agent/', 'shared/imap/', 'shared/dav/'];
+/** What keeps apart: the implementations, and the connect flows that create their grants (shared/connect/). */
+const APART = [...IMPLEMENTATIONS, 'shared/connect/'];
+/**
+ * Implementations that still import another, each with what replaces the import (issue 33's server
+ * ports): the rule below fails on any other, and on one of these once it is gone.
+ */
+const CROSS_IMPLEMENTATION_IMPORTS: Record<string, string> = {
+  'shared/imap/access.ts → shared/connect/provider-tokens': "an OAuth grant's access token through a port of the contract",
+  'shared/imap/account.ts → shared/connect/grants': 'grant creation through a port of the contract',
+  'shared/imap/account.ts → shared/dav/session': 'CalDAV/CardDAV discovery through the DAV server port',
+  'shared/imap/passwords.ts → shared/connect/grants': 'grant records through a port of the contract',
+  'shared/imap/purge.ts → shared/connect/purge': 'grant purge through a port of the contract',
+  'shared/dav/session.ts → shared/imap/passwords': "the account's password through a port of the contract",
+  'shared/connect/imap-login.ts → shared/imap/account': 'the IMAP grant hooks through the registry',
+  'shared/connect/imap-page.ts → shared/imap/settings': 'the IMAP settings page through the registry',
+};
+
+/** The imports of each file under `dirs` that resolve under one of `forbidden`, as `file → target` (extensions dropped). */
+export function importsInto(files: readonly { file: string; text: string }[], forbidden: readonly string[]): string[] {
+  return files.flatMap(({ file, text }) =>
+    importsOf(text)
+      .map((i) => resolveImport(file, i.from))
+      .filter((to): to is string => !!to && forbidden.some((p) => to.startsWith(p)))
+      .map((to) => `${file} → ${to.replace(/\.ts$/, '')}`),
+  );
+}
+const read = (dir: string) => sources(dir).map((file) => ({ file, text: readFileSync(join(ROOT, file), 'utf8') }));
 
 describe('layers', () => {
   it('finds what it checks (the checks can fail)', () => {
-    expect(importsOf("import { x } from '#shared/agent/store';\nimport type { Y } from '#shared/db/grants';\nconst z = await import('#shared/db/messages');")).toEqual([
-      { from: '#shared/agent/store', typeOnly: false },
+    expect(importsOf("import { x } from '#shared/mailbox/store';\nimport type { Y } from '#shared/db/grants';\nconst z = await import('#shared/db/messages');")).toEqual([
+      { from: '#shared/mailbox/store', typeOnly: false },
       { from: '#shared/db/grants', typeOnly: true },
       { from: '#shared/db/messages', typeOnly: false },
     ]);
     expect(resolveImport('shared/services/jobs.ts', '../db/grants')).toBe('shared/db/grants');
     expect(providerLiterals("if (grant.provider === 'agent') {}\n// 'google' in a comment\n/* 'zoom' */ const s = `imap`;")).toEqual(["1: 'agent'", '3: `imap`']);
+    // Each import rule finds what breaks it.
+    const files = [
+      {
+        file: 'shared/mailbox/store.ts',
+        text: "import { agentInvitations } from '#shared/agent/itip';\nimport { messagesOf } from '#shared/registries/messages';\nimport type { Message } from '#shared/providers/contract';",
+      },
+      { file: 'shared/providers/contract.ts', text: "import type { MessageRecord } from '#shared/mailbox/types';" },
+      { file: 'shared/imap/sync.ts', text: "import { storeMessages } from '#shared/mailbox/store';\nimport { createEvent } from '../dav/events';" },
+    ];
+    expect(importsInto(files, ['shared/agent/', 'shared/registries/'])).toEqual(['shared/mailbox/store.ts → shared/agent/itip', 'shared/mailbox/store.ts → shared/registries/messages']);
+    expect(importsInto(files, ['shared/mailbox/'])).toEqual(['shared/providers/contract.ts → shared/mailbox/types', 'shared/imap/sync.ts → shared/mailbox/store']);
+    expect(
+      importsInto(
+        [files[2]!],
+        IMPLEMENTATIONS.filter((p) => p !== 'shared/imap/'),
+      ),
+    ).toEqual(['shared/imap/sync.ts → shared/dav/events']);
   });
 
-  it('keeps functions thin: no function imports a provider module (shared/agent) or a repository (shared/db)', () => {
-    const files = sources('functions');
+  it('keeps functions thin: no function imports a provider implementation, the stored mailbox or a repository', () => {
+    const files = read('functions');
     expect(files.length).toBeGreaterThan(50);
-    const violations = files.flatMap((file) =>
-      importsOf(readFileSync(join(ROOT, file), 'utf8'))
-        .map((i) => resolveImport(file, i.from))
-        .filter((to): to is string => !!to && (to.startsWith('shared/agent/') || to.startsWith('shared/db/')))
-        .map((to) => `${file} → ${to}`),
+    expect(importsInto(files, [...IMPLEMENTATIONS, 'shared/mailbox/', 'shared/db/'])).toEqual([]);
+  });
+
+  it('keeps the stored mailbox provider-neutral: it imports no implementation and no registry', () => {
+    const files = read('shared/mailbox');
+    expect(files.length).toBeGreaterThan(20);
+    expect(importsInto(files, [...IMPLEMENTATIONS, 'shared/registries/'])).toEqual([]);
+  });
+
+  it('keeps the contract at the bottom: it imports no implementation, no registry and not the mailbox', () => {
+    expect(importsInto(read('shared/providers'), [...IMPLEMENTATIONS, 'shared/registries/', 'shared/mailbox/'])).toEqual([]);
+  });
+
+  it('keeps the registries above the implementations, and the implementations apart', () => {
+    const files = APART.flatMap((dir) => read(dir.slice(0, -1)));
+    expect(importsInto(files, ['shared/registries/'])).toEqual([]);
+    const cross = APART.flatMap((dir) =>
+      importsInto(
+        files.filter((f) => f.file.startsWith(dir)),
+        APART.filter((other) => other !== dir),
+      ),
     );
-    expect(violations).toEqual([]);
+    expect([...new Set(cross)].sort()).toEqual(Object.keys(CROSS_IMPLEMENTATION_IMPORTS).sort());
   });
 
   it('names providers only where providers are bound', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { htmlToText, snippetOf } from '#shared/agent/text';
+import { htmlToText, snippetOf } from '#shared/mailbox/text';
 import { cleanMessageBody } from '#shared/mail/clean';
 import { decodeEntities } from '#shared/mail/entities';
 

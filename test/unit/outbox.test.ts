@@ -110,7 +110,7 @@ describe('Handler: outbox stream consumer', () => {
   });
 
   it('removes the contents of an expired upload naming its commit only when that item does not exist', async () => {
-    // Prepare: two stored messages' uploads (shared/agent/store.ts names the thread posting); one message was stored.
+    // Prepare: two stored messages' uploads (shared/mailbox/store.ts names the thread posting); one message was stored.
     const upload = (id: string, posting: string) => ({
       pk: 'grant#grant_1#uploads',
       sk: id,

@@ -209,7 +209,7 @@ describe('Function: ByteLru', () => {
 describe('Class: SearchIndex (a query over segments and unmerged entries)', () => {
   it('merges segments and entries newest first, once each, without tombstoned or deleted documents', async () => {
     // Prepare: two segments, entries (one already in a segment: merged within the commit margin), a tombstone, a deleted doc.
-    const { SearchIndex, decodeDocSet, encodeDocSet } = await import('#shared/agent/search-index');
+    const { SearchIndex, decodeDocSet, encodeDocSet } = await import('#shared/mailbox/search-index');
     const older = makeDocs(150, 40, 1_700_000_000_000);
     const newer = makeDocs(60, 41, 1_700_001_000_000);
     const loose = makeDocs(20, 42, 1_700_002_000_000);
@@ -242,8 +242,8 @@ describe('Class: SearchIndex (a query over segments and unmerged entries)', () =
 
   it('answers one-character words exactly for format-2 documents, and "unsure" for format-1 ones that match the rest', async () => {
     // Prepare: "invoice 7", "invoice 8" and "invoice 17" in both formats (format 1 held no one-character word), in a segment and as entries.
-    const { SearchIndex } = await import('#shared/agent/search-index');
-    const { FORMAT_TOKEN } = await import('#shared/agent/postings');
+    const { SearchIndex } = await import('#shared/mailbox/search-index');
+    const { FORMAT_TOKEN } = await import('#shared/mailbox/postings');
     let at = 0;
     const doc = (format: 1 | 2, ...words: string[]) => ({
       id: newId('message', 1_700_000_000_000 + ++at * 1000) as string,

@@ -3,12 +3,12 @@ import { describe, expect, it } from 'vitest';
 
 /**
  * The send paths put nothing back in a catch block: a send's draft and quota unit are claimed by
- * conditional writes that lapse and converted by the Sent copy's commit (shared/agent/send.ts
+ * conditional writes that lapse and converted by the Sent copy's commit (shared/mailbox/send.ts
  * claimsOf), so a failure leaves nothing to restore (test/integration/send-faults.test.ts kills sends
  * between their steps to show it). Here, the source: no catch block and no rejection handler of these
  * files touches a draft or the daily quota.
  */
-const FILES = ['shared/agent/draft-send.ts', 'shared/imap/draft-send.ts', 'shared/agent/send.ts', 'shared/agent/itip.ts', 'shared/agent/scheduled-sending.ts'];
+const FILES = ['shared/mailbox/draft-send.ts', 'shared/imap/draft-send.ts', 'shared/mailbox/send.ts', 'shared/agent/itip.ts', 'shared/mailbox/scheduled-sending.ts'];
 
 /** What would put a draft or a quota unit back (or take one) from a handler. */
 const TOUCHES_CLAIMS =
@@ -43,7 +43,7 @@ describe('Function: the send paths', () => {
     expect(found).toHaveLength(2);
     expect(found.every((text) => TOUCHES_CLAIMS.test(text))).toBe(true);
     // And the real files have handlers to look at (withIdempotency's, the relay's).
-    expect(handlers(readFileSync('shared/agent/send.ts', 'utf8')).length).toBeGreaterThan(0);
+    expect(handlers(readFileSync('shared/mailbox/send.ts', 'utf8')).length).toBeGreaterThan(0);
   });
 
   it.each(FILES)('%s: no catch block puts a draft or a quota unit back', (file) => {

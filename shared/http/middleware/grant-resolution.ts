@@ -3,7 +3,7 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { resolveGrant } from '#shared/grants/resolve';
 import { ForbiddenError } from '#shared/errors';
 import { stateOf } from '#shared/http/middleware/state';
-import { checkProviderParameters } from '#shared/providers/parameters';
+import { checkProviderParameters } from '#shared/registries/parameters';
 
 /** Resolves `{grant_id}` by any of the spec's patterns, always within the calling application (404 otherwise). */
 export const grantResolution = (): middy.MiddlewareObj<APIGatewayProxyEventV2> => ({
@@ -18,7 +18,7 @@ export const grantResolution = (): middy.MiddlewareObj<APIGatewayProxyEventV2> =
   },
 });
 
-/** After validation: provider-only query parameters the grant's provider cannot honour answer 400 (shared/providers/parameters.ts). */
+/** After validation: provider-only query parameters the grant's provider cannot honour answer 400 (shared/registries/parameters.ts). */
 export const providerParameters = (): middy.MiddlewareObj<APIGatewayProxyEventV2> => ({
   before: (request) => {
     const state = stateOf(request);

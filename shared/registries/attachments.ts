@@ -1,0 +1,19 @@
+import * as agent from '#shared/mailbox/attachments';
+import { imapAttachments } from '#shared/imap/attachments';
+import type { GrantRecord, Provider } from '#shared/db/grants';
+import type { AttachmentsProvider } from '#shared/providers/contract';
+import { providerOf } from '#shared/registries/provider-of';
+
+const registry: Partial<Record<Provider, AttachmentsProvider>> = {
+  agent: { get: agent.getAttachment, download: agent.downloadAttachment },
+  imap: imapAttachments,
+  icloud: imapAttachments,
+  // The OAuth providers' accounts are read over IMAP with their access tokens (shared/imap/session.ts).
+  google: imapAttachments,
+  microsoft: imapAttachments,
+  yahoo: imapAttachments,
+};
+
+export const attachmentsOf = (grant: GrantRecord) => providerOf(registry, grant, 'Attachments');
+
+export type { AttachmentsProvider };

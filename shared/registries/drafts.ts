@@ -1,0 +1,25 @@
+import * as agent from '#shared/mailbox/drafts';
+import type { GrantRecord, Provider } from '#shared/db/grants';
+import { imapDrafts } from '#shared/imap/drafts';
+import type { DraftsProvider } from '#shared/providers/contract';
+import { providerOf } from '#shared/registries/provider-of';
+
+const registry: Partial<Record<Provider, DraftsProvider>> = {
+  agent: {
+    list: agent.listDrafts,
+    get: async (grant, draftId) => agent.draftObject(await agent.requireDraft(grant, draftId)),
+    create: agent.createDraft,
+    update: agent.updateDraft,
+    delete: agent.deleteDraft,
+  },
+  imap: imapDrafts,
+  icloud: imapDrafts,
+  // The OAuth providers' accounts over IMAP with their access tokens.
+  google: imapDrafts,
+  microsoft: imapDrafts,
+  yahoo: imapDrafts,
+};
+
+export const draftsOf = (grant: GrantRecord) => providerOf(registry, grant, 'Drafts');
+
+export type { DraftsProvider };

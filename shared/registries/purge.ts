@@ -1,0 +1,27 @@
+import { purgeAgentMailbox } from '#shared/mailbox/purge';
+import { purgeConnectedGrant } from '#shared/connect/purge';
+import { purgeImapGrant } from '#shared/imap/purge';
+import type { Provider } from '#shared/db/grants';
+import type { GrantId } from '#shared/ids';
+
+/**
+ * The other half of a provider's grant lifecycle (see shared/registries/accounts.ts): deleting what
+ * it stored for a grant that was deleted, from the jobs worker. Idempotent and resumable: `'more'`
+ * means the run stopped early (`shouldStop`) and the job must run again.
+ */
+export type PurgeGrant = (grantId: GrantId, shouldStop: () => boolean) => Promise<'done' | 'more'>;
+
+const registry: Record<Provider, PurgeGrant> = {
+  agent: purgeAgentMailbox,
+  // Their synced mail (read over IMAP), then their tokens, revoked at the provider.
+  google: purgeImapGrant,
+  microsoft: purgeImapGrant,
+  yahoo: purgeImapGrant,
+  zoom: purgeConnectedGrant,
+  // Its synced mail and sync state, its sealed passwords and the tokens Switchboard issued for it (nothing to revoke at an IMAP server).
+  imap: purgeImapGrant,
+  icloud: purgeImapGrant,
+};
+
+/** The purge of a provider's grants; undefined for a provider that stores nothing of its own. */
+export const purgeOf = (provider: string): PurgeGrant | undefined => (registry as Record<string, PurgeGrant | undefined>)[provider];
