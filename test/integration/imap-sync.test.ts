@@ -325,7 +325,8 @@ describe('IMAP sync', () => {
     await syncRun(gone.id);
     await notifications(gone.id);
     await dovecot.server.addAccount('gone@example.org', 'a new password 9');
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    // addAccount returns once Dovecot takes the new password; the grant's is refused from then on.
+    await expect(imap('gone@example.org')).rejects.toMatchObject({ authenticationFailed: true });
     await syncRun(gone.id);
     const read = await api.get(`/v3/grants/${gone.id}`);
     expect(read.body.data.grant_status).toBe('invalid');

@@ -1,8 +1,10 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { GetScheduleCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
 import type { SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { apiClient, type ApiClient } from '../support/api';
+import { clock } from '#shared/time';
+import { apiClient, type ApiClient, type ApiResponse } from '../support/api';
 import { makeAgentGrant, makeApplication, uniqueEmail } from '../support/factories';
 import { startGateway, type Gateway } from '../support/gateway';
 import { sunkMessages, waitForSunk } from '../support/mail';
@@ -15,15 +17,17 @@ import { startQueueWorker } from '../support/sqs-worker';
  * EventBridge Scheduler schedule targeting this file's scheduled-send queue; the worker of
  * functions/scheduled-send polls that queue like Lambda's event source mapping. The minimum lead is
  * 15 s here (SCHEDULED_SEND_MIN_LEAD_SECONDS, test/support/setup-env.ts); the schedules' in-minute
- * jitter is on, as on AWS.
+ * jitter is on, as on AWS. Tests that need send_at to have come (or nearly) move the injectable
+ * clock there and hand the worker the schedule's own firing (`at`, `deliver`) rather than wait for it.
  */
 let gateway: Gateway;
 let api: ApiClient;
+let apiKey: string;
 let otherApi: ApiClient;
-let applicationId: string;
 let fanout: string;
 let scheduledQueue: { queue: string; dlq: string };
 let worker: ReturnType<typeof startQueueWorker>;
+let restoreClock: (() => void) | undefined;
 let handler: (event: SQSEvent) => Promise<unknown>;
 type Grant = Awaited<ReturnType<typeof makeAgentGrant>>;
 let alice: Grant;
@@ -46,6 +50,60 @@ async function waitForStatus(id: string, wanted: string, timeoutMs = 40_000) {
 
 const queueArn = async (url: string) => (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }))).Attributes!.QueueArn!;
 
+/** The firing a schedule delivers (its Target.Input, as EventBridge sends it to the queue); read before it fires and is deleted. */
+async function scheduledFiring(scheduleId: string): Promise<string> {
+  const client = new SchedulerClient({});
+  try {
+    const schedule = await client.send(new GetScheduleCommand({ Name: scheduleId, GroupName: process.env.SCHEDULE_GROUP }));
+    return schedule.Target!.Input!;
+  } finally {
+    client.destroy();
+  }
+}
+
+async function scheduleExists(scheduleId: string): Promise<boolean> {
+  return scheduledFiring(scheduleId).then(
+    () => true,
+    (error: Error) => {
+      if (error.name === 'ResourceNotFoundException') return false;
+      throw error;
+    },
+  );
+}
+
+/** How far `at` moves the clock (ms) of the code it runs; elsewhere in this process the clock is the wall clock. */
+const moved = new AsyncLocalStorage<number>();
+
+/**
+ * Runs `act` with the injectable clock at `seconds` (Unix time; it runs on from there) for the code
+ * `act` calls, and for that only: the file's queue worker, polling meanwhile, keeps the wall clock,
+ * so no other pending message (the one sent through the Scheduler) is handled at the moved time.
+ */
+const at = <T>(seconds: number, act: () => Promise<T>): Promise<T> => moved.run(seconds * 1000 - Date.now(), act);
+
+/** DELETE of a schedule, handled in the caller's context (so `at` moves its clock) rather than by the gateway's HTTP server. */
+async function cancelHere(scheduleId: string): Promise<Pick<ApiResponse, 'status' | 'body' | 'text'>> {
+  const result = (await gateway.invoke({ method: 'DELETE', path: schedulePath(scheduleId), headers: { authorization: `Bearer ${apiKey}` } })) as { statusCode: number; body: string };
+  return { status: result.statusCode, body: JSON.parse(result.body), text: result.body };
+}
+
+let handed = 0;
+/** Hands a firing to the worker's handler as the queue delivers it (one record, first receive); it must be handled, not failed. */
+async function deliver(body: string): Promise<void> {
+  const event = { Records: [{ messageId: `by-hand-${++handed}`, body, attributes: { ApproximateReceiveCount: '1' } }] } as never;
+  expect(await handler(event)).toEqual({ batchItemFailures: [] });
+}
+
+/**
+ * A message scheduled to `recipients` at `sendAt`: handed to the worker after the firings a test
+ * proves harmless, its arrival shows that those have had every effect they were going to have.
+ */
+async function scheduleSentinel(subject: string, recipients: string[], sendAt: number): Promise<{ scheduleId: string; firing: string }> {
+  const scheduled = await api.post(sendPath(), { to: recipients.map((email) => ({ email })), subject, send_at: sendAt });
+  expect(scheduled.status, scheduled.text).toBe(202);
+  return { scheduleId: scheduled.body.data.schedule_id, firing: await scheduledFiring(scheduled.body.data.schedule_id) };
+}
+
 beforeAll(async () => {
   fanout = await createTestQueue('scheduled-fanout');
   scheduledQueue = await createQueueWithDlq('scheduled-send', { visibilityTimeout: 360, maxReceiveCount: 3 });
@@ -56,10 +114,11 @@ beforeAll(async () => {
     SCHEDULED_SEND_QUEUE_ARN: await queueArn(scheduledQueue.queue),
     SCHEDULED_SEND_DLQ_ARN: await queueArn(scheduledQueue.dlq),
   });
+  restoreClock = clock.set(() => Date.now() + (moved.getStore() ?? 0));
   gateway = await startGateway();
   const app = await makeApplication();
-  api = apiClient(gateway.url, app.apiKey);
-  applicationId = app.applicationId;
+  apiKey = app.apiKey;
+  api = apiClient(gateway.url, apiKey);
   otherApi = apiClient(gateway.url, (await makeApplication('other')).apiKey);
   [alice, bob] = await Promise.all([makeAgentGrant(api), makeAgentGrant(api)]);
   ({ handler } = await import('../../functions/scheduled-send/handler'));
@@ -80,6 +139,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await worker?.stop();
   await gateway?.close();
+  restoreClock?.();
 });
 
 describe('scheduling', () => {
@@ -173,20 +233,30 @@ describe('cancelling', () => {
     const sendAt = now() + 18;
     const scheduled = await api.post(sendPath(), { to: [{ email: to }, { email: bob.email }], subject: 'Never', send_at: sendAt, use_draft: true });
     const { schedule_id: scheduleId, draft_id: draftId } = scheduled.body.data;
+    const firing = await scheduledFiring(scheduleId);
 
     const cancelled = await api.delete(schedulePath(scheduleId));
     expect(cancelled.status, cancelled.text).toBe(200);
     expect(cancelled.body.data).toMatchObject({ schedule_id: scheduleId, status: { code: 'cancelled' } });
     expect((await api.get(schedulePath(scheduleId))).body.data.status.code).toBe('cancelled');
     expect((await api.get(`/v3/grants/${alice.id}/drafts/${draftId}`)).status).toBe(404);
+    expect(await scheduleExists(scheduleId)).toBe(false);
 
     const again = await api.delete(schedulePath(scheduleId));
     expect(again.status).toBe(409);
     expect(again.body.error.message).toContain("'cancelled'");
 
-    // Past its send time (and a firing of its schedule, had one been left), nothing arrived.
-    await new Promise((resolve) => setTimeout(resolve, (sendAt - now() + 3) * 1000));
-    expect(await sunkMessages(to)).toEqual([]);
+    // At its send time its firing still arrives (the delayed queue message armed with it; the
+    // schedule's, had it been left); then a sentinel to the same recipients is sent. Nothing else arrived.
+    const sentinel = await scheduleSentinel('Sentinel after cancelling', [to, bob.email], sendAt);
+    await at(sendAt, async () => {
+      await deliver(firing);
+      await deliver(sentinel.firing);
+    });
+    expect(await scheduleStatus(sentinel.scheduleId)).toBe('success');
+    await jobsDone();
+    expect((await sunkMessages(to)).map((m) => m.subject)).toEqual(['Sentinel after cancelling']);
+    expect((await api.get(`/v3/grants/${bob.id}/messages?subject=${encodeURIComponent('Sentinel after cancelling')}`)).body.data).toHaveLength(1);
     expect((await api.get(`/v3/grants/${bob.id}/messages?subject=Never`)).body.data).toEqual([]);
     expect(await scheduleStatus(scheduleId)).toBe('cancelled');
   });
@@ -195,13 +265,14 @@ describe('cancelling', () => {
     const to = outside();
     const sendAt = now() + 17;
     const { schedule_id: scheduleId } = (await api.post(sendPath(), { to: [{ email: to }], subject: 'Too late', send_at: sendAt })).body.data;
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, (sendAt - 9 - now()) * 1000)));
+    const firing = await scheduledFiring(scheduleId);
 
-    const late = await api.delete(schedulePath(scheduleId));
+    const late = await at(sendAt - 9, () => cancelHere(scheduleId));
     expect(late.status, late.text).toBe(409);
     expect(late.body.error.message).toContain('10 seconds');
 
-    await waitForStatus(scheduleId, 'success');
+    await at(sendAt, () => deliver(firing));
+    expect(await scheduleStatus(scheduleId)).toBe('success');
     expect(await waitForSunk(to)).toHaveLength(1);
     const sent = await api.delete(schedulePath(scheduleId));
     expect(sent.status).toBe(409);
@@ -214,20 +285,22 @@ describe('exactly once', () => {
     const to = outside();
     const sendAt = now() + 17;
     const { schedule_id: scheduleId } = (await api.post(sendPath(), { to: [{ email: to }, { email: bob.email }], subject: 'Just once', send_at: sendAt })).body.data;
-    const firing = { schedule_id: scheduleId, grant_id: alice.id, application_id: applicationId, send_at: sendAt };
-    const event = (n: number): SQSEvent => ({ Records: [{ messageId: `dup-${n}`, body: JSON.stringify(firing), attributes: { ApproximateReceiveCount: '1' } }] }) as never;
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, (sendAt - now()) * 1000 + 100)));
+    const firing = await scheduledFiring(scheduleId);
+    const sentinel = await scheduleSentinel('Sentinel after duplicates', [to, bob.email], sendAt);
 
-    // Act: three more firings, side by side with the queue's own.
-    await Promise.all([1, 2, 3].map((n) => handler(event(n))));
-    await waitForStatus(scheduleId, 'success');
-    await handler(event(4));
+    // Act: at send_at, four firings side by side (the schedule's, the queue's own, redeliveries),
+    // one more once it is sent, then the sentinel.
+    await at(sendAt, async () => {
+      await Promise.all([1, 2, 3, 4].map(() => deliver(firing)));
+      expect(await scheduleStatus(scheduleId)).toBe('success');
+      await deliver(firing);
+      await deliver(sentinel.firing);
+    });
 
     // Assess
     await jobsDone();
-    expect(await waitForSunk(to)).toHaveLength(1);
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    expect(await sunkMessages(to)).toHaveLength(1);
+    expect((await sunkMessages(to)).map((m) => m.subject)).toEqual(['Just once', 'Sentinel after duplicates']);
+    expect((await api.get(`/v3/grants/${bob.id}/messages?subject=${encodeURIComponent('Sentinel after duplicates')}`)).body.data).toHaveLength(1);
     expect((await api.get(`/v3/grants/${bob.id}/messages?subject=${encodeURIComponent('Just once')}`)).body.data).toHaveLength(1);
     expect((await api.get(`/v3/grants/${alice.id}/messages?in=sent&subject=${encodeURIComponent('Just once')}`)).body.data).toHaveLength(1);
   });

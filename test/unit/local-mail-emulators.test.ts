@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -11,6 +12,30 @@ import { startSmtpSink } from '../../scripts/local-stack/smtp-sink';
 import { smtpClient, type SunkMessage } from '../support/mail';
 
 /** The local stack's mail and attachment emulators, exercised for real over loopback. */
+
+/** A delivery to hold: `entered` once deliver has the message, which it keeps until `release()`. */
+function gate() {
+  let enter!: () => void;
+  let release!: () => void;
+  const entered = new Promise<void>((resolve) => (enter = resolve));
+  const released = new Promise<void>((resolve) => (release = resolve));
+  return { entered, enter, released, release };
+}
+
+/** The first line a new connection to `port` receives (an SMTP server's greeting). */
+function greeting(port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let received = '';
+    socket.on('data', (chunk) => {
+      received += chunk.toString('latin1');
+      if (!received.includes('\r\n')) return;
+      socket.destroy();
+      resolve(received.split('\r\n')[0]!);
+    });
+    socket.on('error', reject);
+  });
+}
 
 describe('Local stack: s3rver', () => {
   const directory = mkdtempSync(join(tmpdir(), 'switchboard-s3-'));
@@ -111,8 +136,10 @@ describe('Local stack: inbound SMTP for Agent Accounts', () => {
   const known = new Set(['agent@switchboard.test', 'other-agent@switchboard.test']);
   type Delivery = { raw: Buffer; envelope: { mailFrom: string; recipients: string[] }; storedAt: number };
   let deliveries: Delivery[] = [];
-  let mode: 'store' | 'slow' | 'fail' = 'store';
+  let mode: 'store' | 'held' | 'fail' = 'store';
   let lookupFails = false;
+  /** In mode 'held', deliver holds the message until the test releases it. */
+  let held = gate();
 
   const handlers: InboundHandlers = {
     async acceptsRecipient(address) {
@@ -121,7 +148,10 @@ describe('Local stack: inbound SMTP for Agent Accounts', () => {
     },
     async deliver(raw, envelope) {
       if (mode === 'fail') throw new Error('write failed');
-      if (mode === 'slow') await new Promise((r) => setTimeout(r, 200));
+      if (mode === 'held') {
+        held.enter();
+        await held.released;
+      }
       deliveries.push({ raw, envelope, storedAt: Date.now() });
     },
   };
@@ -140,6 +170,9 @@ describe('Local stack: inbound SMTP for Agent Accounts', () => {
     deliveries = [];
     mode = 'store';
     lookupFails = false;
+    // A delivery a failed test still holds goes on.
+    held.release();
+    held = gate();
   });
 
   it('refuses a message for an unknown recipient with 550 at RCPT TO', async () => {
@@ -184,19 +217,27 @@ describe('Local stack: inbound SMTP for Agent Accounts', () => {
 
   it('acknowledges a message only after deliver has resolved', async () => {
     // Prepare
-    mode = 'slow';
+    mode = 'held';
     const transport = smtpClient(inbound.port);
-    const started = Date.now();
+    const events: string[] = [];
 
-    // Act
-    await transport.sendMail({ from: 'someone@example.com', to: 'agent@switchboard.test', subject: 'Slow store', text: 'x' });
-    const acknowledgedAt = Date.now();
+    // Act: deliver has the message; a new connection's greeting comes after any reply already sent on
+    // the first (a sentinel), and only then is the delivery let go.
+    const sent = transport.sendMail({ from: 'someone@example.com', to: 'agent@switchboard.test', subject: 'Held store', text: 'x' }).then(() => {
+      events.push('acknowledged');
+      return Date.now();
+    });
+    await held.entered;
+    expect(await greeting(inbound.port)).toMatch(/^220 /);
+    events.push('released');
+    held.release();
+    const acknowledgedAt = await sent;
     transport.close();
 
     // Assess
+    expect(events).toEqual(['released', 'acknowledged']);
     expect(deliveries).toHaveLength(1);
     expect(deliveries[0]!.storedAt).toBeLessThanOrEqual(acknowledgedAt);
-    expect(acknowledgedAt - started).toBeGreaterThanOrEqual(190);
   });
 
   it('answers 451 when deliver fails, so the sender retries', async () => {

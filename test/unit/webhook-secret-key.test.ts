@@ -43,7 +43,7 @@ async function captureOutput(fn: () => Promise<void>): Promise<string> {
   return output;
 }
 
-/** Resolves when `release` is called: a GetSecretValue still in flight. */
+/** A promise resolved when `release` is called: a GetSecretValue still in flight, or the signal that one was made. */
 function deferred<T>() {
   let release!: (value: T) => void;
   const promise = new Promise<T>((resolve) => (release = resolve));
@@ -96,12 +96,16 @@ describe('webhook secret key', () => {
   it('makes concurrent first calls share one GetSecretValue', async () => {
     // Prepare
     const pending = deferred<{ SecretString: string }>();
-    secretsMock.on(GetSecretValueCommand).callsFake(() => pending.promise);
+    const asked = deferred<void>();
+    secretsMock.on(GetSecretValueCommand).callsFake(() => {
+      asked.release();
+      return pending.promise;
+    });
     const { decryptSecret, encryptSecret } = await coldStart();
 
     // Act: twenty requests arrive before the secret does.
     const encrypting = Array.from({ length: 20 }, (_, i) => encryptSecret(`secret-${i}`));
-    await new Promise((r) => setTimeout(r, 20));
+    await asked.promise;
     expect(secretsMock.commandCalls(GetSecretValueCommand)).toHaveLength(1);
     pending.release({ SecretString: MATERIAL });
     const stored = await Promise.all(encrypting);
