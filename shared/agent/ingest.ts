@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { normalAddress } from '#shared/mailbox/postings';
-import { storeMessage } from '#shared/mailbox/store';
+import { parsedMessageFields, storeMessage } from '#shared/mailbox/store';
 import { placementOf } from '#shared/governance/placement';
 import { getAgentAddressOwner, getGrant, resolveAgentAddresses } from '#shared/db/grants';
 import { evaluationOf, governanceOf, partyOf, recordEvaluation } from '#shared/governance/decide';
@@ -110,25 +110,13 @@ export async function ingestMessage(raw: Buffer, envelope: { mailFrom: string; r
       const placed = decision ? await placementOf(grant, decision.actions, { folders: ['inbox'], unread: true, starred: false }, listFolders) : undefined;
       const { record, duplicate } = await storeMessage({
         grant,
-        subject: mail.subject,
+        ...parsedMessageFields(mail, raw),
         from,
-        to: mail.to,
-        cc: mail.cc,
-        bcc: mail.bcc,
-        replyTo: mail.replyTo,
         date: mail.date ?? now,
         unread: placed?.unread ?? true,
         starred: placed?.starred ?? false,
         folders: placed?.folders ?? ['inbox'],
-        body: mail.html ?? mail.text ?? '',
-        isPlaintext: mail.html === undefined,
-        attachments: mail.attachments,
-        headers: mail.headers,
-        raw,
-        metadata: {},
         messageIdHeader,
-        inReplyTo: mail.inReplyTo,
-        references: mail.references,
         jobs: calendarJobs(grant, mail.attachments, from[0]?.email),
       });
       if (decision && !duplicate) await recordEvaluation(evaluationOf(grant, 'inbox_processing', decision, record.id, { folder_ids: placed!.folderIds }));

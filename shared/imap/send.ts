@@ -1,12 +1,9 @@
-import { requireMessage } from '#shared/mailbox/lookup';
 import { scheduledMessageView, sendOrScheduleWith } from '#shared/mailbox/scheduled';
 import { closingItems } from '#shared/mailbox/schedules';
 import { preparedFrom } from '#shared/mailbox/scheduled-sending';
-import { prepareOutgoing, requestHash, withIdempotency, type OutgoingInput } from '#shared/mailbox/send';
+import { sendWith } from '#shared/mailbox/send';
 import { submitAndStore } from '#shared/imap/submit';
 import { messageView } from '#shared/mailbox/views';
-import { viewOf } from '#shared/mailbox/store';
-import type { GrantRecord } from '#shared/db/grants';
 import type { OutboxEntry } from '#shared/db/outbox';
 import type { ScheduleRecord } from '#shared/db/schedules';
 import { ForbiddenError, InvalidRequestError, MailDeliveryError } from '#shared/errors';
@@ -15,8 +12,6 @@ import { governanceOf } from '#shared/governance/decide';
 import { newNotification } from '#shared/notifications/notification';
 import type { ScheduledSending, SendProvider } from '#shared/providers/contract';
 import { ScheduledSendRefusal } from '#shared/scheduled-send/refusal';
-import { renderStoredTemplate } from '#shared/templates/templates';
-import type { UploadedFile } from '#shared/uploaded-file';
 
 /**
  * Sending from an IMAP grant: the message is composed as an Agent Account's is (templates,
@@ -28,19 +23,7 @@ import type { UploadedFile } from '#shared/uploaded-file';
  * (shared/mailbox/scheduled.ts) and is sent by the same path when due (ScheduledSending below).
  */
 
-async function sendNow(grant: GrantRecord, input: OutgoingInput, context: { files: UploadedFile[]; idempotencyKey?: string }) {
-  return withIdempotency(
-    grant,
-    context.idempotencyKey,
-    () => requestHash(input, context.files),
-    async (progress) => {
-      const prepared = await prepareOutgoing(grant, input, context.files, [], renderStoredTemplate);
-      const record = await submitAndStore(grant, prepared, { beforeRelay: async () => progress.deliveryStarted() });
-      return messageView(record, { body: prepared.body });
-    },
-    async (messageId) => viewOf(await requireMessage(grant, messageId)),
-  );
-}
+const sendNow = /* @__PURE__ */ sendWith((grant, prepared, progress) => submitAndStore(grant, prepared, { beforeRelay: async () => progress.deliveryStarted() }));
 
 /** Marked pure: the scheduled-send worker's bundle takes imapScheduledSending from this module, and none of the scheduling path. */
 export const imapSend: SendProvider = { send: /* @__PURE__ */ sendOrScheduleWith(sendNow, 'IMAP') };

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FetchMessageObject, ImapFlow, ListResponse, MailboxObject } from 'imapflow';
 import { changeMessage, hardDeleteMessage } from '#shared/mailbox/message-ops';
-import { storeServerMessages, type NewMessage } from '#shared/mailbox/store';
+import { parsedMessageFields, storeServerMessages, type NewMessage } from '#shared/mailbox/store';
 import { SYSTEM_FOLDERS } from '#shared/mailbox/system-folders';
 import { folderView } from '#shared/mailbox/views';
 import * as folders from '#shared/db/folders';
@@ -366,25 +366,12 @@ async function newMessageOf(grant: GrantRecord, folder: ServerFolder, uidValidit
   const input: NewMessage = {
     grant,
     id: location.message_id,
-    subject: mail.subject,
-    from: mail.from,
-    to: mail.to,
-    cc: mail.cc,
-    bcc: mail.bcc,
-    replyTo: mail.replyTo,
+    ...parsedMessageFields(mail, raw),
     date,
     unread: !flags.includes('\\Seen'),
     starred: flags.includes('\\Flagged'),
     folders: [folder.id],
-    body: mail.html ?? mail.text ?? '',
-    isPlaintext: mail.html === undefined,
-    attachments: mail.attachments,
-    headers: mail.headers,
-    raw,
-    metadata: {},
     messageIdHeader: header,
-    inReplyTo: mail.inReplyTo,
-    references: mail.references,
     server: { uids: { [folder.id]: serverPlace(uidValidity, message.uid) }, quiet },
     also: () => ({ items: [['location', locationPut(grant.id, location)]], outbox: [] }),
   };

@@ -12,6 +12,7 @@ import { clock } from '#shared/time';
 import type { CreateFolderBody, ListFoldersQuery, UpdateFolderBody } from '#schemas/mail';
 import type { OutboxEntry } from '#shared/db/outbox';
 import { newNotification } from '#shared/notifications/notification';
+import type { FolderServer, FoldersProvider } from '#shared/providers/contract';
 
 /** Folders of an Agent Account (system folders: shared/mailbox/system-folders.ts). */
 /** Custom folders per mailbox. */
@@ -87,16 +88,34 @@ const folderNotification = (grant: GrantRecord, type: 'folder.created' | 'folder
   notification: newNotification({ type, applicationId: grant.application_id, grantId: grant.id, object }),
 });
 
-export async function createFolder(grant: GrantRecord, body: CreateFolderBody) {
+/**
+ * The folders of a stored mailbox: reads answer from its records; a change is made on its mail
+ * server first when it has one (IMAP's CREATE, RENAME, DELETE), then committed in the mailbox with
+ * its notification. The Agent Account's mailbox has no server. A folder keeps its ID when renamed.
+ */
+export function storedFolders(server?: FolderServer): FoldersProvider {
+  return {
+    list: listFolders,
+    get: getFolder,
+    create: (grant, body) => createFolder(grant, body, server),
+    update: (grant, folderId, body) => updateFolder(grant, folderId, body, server),
+    delete: (grant, folderId) => deleteFolder(grant, folderId, server),
+  };
+}
+
+async function createFolder(grant: GrantRecord, body: CreateFolderBody, server?: FolderServer) {
   const name = body.name.trim();
   const all = await repo.listFolders(grant.id);
   if (body.parent_id) checkParent(all, body.parent_id);
   if (all.length >= MAX_FOLDERS + SYSTEM_FOLDERS.length) throw new ConflictError(`A mailbox can hold at most ${MAX_FOLDERS} folders`);
+  const parent = body.parent_id ? all.find((f) => f.id === body.parent_id) : undefined;
+  const onServer = server ? await server.create(grant, name, parent) : undefined;
   const now = clock.nowSeconds();
   const folder: FolderRecord = {
-    id: newId('folder'),
+    id: onServer?.id ?? newId('folder'),
     grant_id: grant.id,
     name,
+    ...(onServer ? { server_path: onServer.serverPath } : {}),
     parent_id: body.parent_id,
     background_color: body.background_color,
     text_color: body.text_color,
@@ -117,15 +136,19 @@ export async function createFolder(grant: GrantRecord, body: CreateFolderBody) {
   return view;
 }
 
-export async function updateFolder(grant: GrantRecord, folderId: string, body: UpdateFolderBody) {
+async function updateFolder(grant: GrantRecord, folderId: string, body: UpdateFolderBody, server?: FolderServer) {
   const { folder, all } = await withFolders(grant.id, folderId);
   if (folder.system_folder && (body.name !== undefined || body.parent_id !== undefined)) {
     throw new InvalidRequestError(`System folder '${folder.id}' cannot be renamed or moved; only its colours can change`);
   }
+  if (body.parent_id !== undefined && server?.refusesMoves) throw new InvalidRequestError(server.refusesMoves);
   if (body.parent_id) checkParent(all, body.parent_id, folder.id);
+  const name = body.name?.trim() ?? folder.name;
+  const serverPath = server && name !== folder.name && folder.server_path ? await server.rename(grant, folder, name) : folder.server_path;
   const after: FolderRecord = {
     ...folder,
-    name: body.name?.trim() ?? folder.name,
+    name,
+    ...(serverPath ? { server_path: serverPath } : {}),
     parent_id: body.parent_id === null ? undefined : (body.parent_id ?? folder.parent_id),
     background_color: body.background_color ?? folder.background_color,
     text_color: body.text_color ?? folder.text_color,
@@ -142,13 +165,14 @@ export async function updateFolder(grant: GrantRecord, folderId: string, body: U
   return view;
 }
 
-export async function deleteFolder(grant: GrantRecord, folderId: string): Promise<void> {
+async function deleteFolder(grant: GrantRecord, folderId: string, server?: FolderServer): Promise<void> {
   const { folder, all } = await withFolders(grant.id, folderId);
   if (folder.system_folder) throw new InvalidRequestError(`System folder '${folder.id}' cannot be deleted`);
   if (all.some((f) => f.parent_id === folder.id)) throw new ConflictError(`Folder '${folder.id}' has subfolders; delete or move them first`);
   if (folder.total_count > 0) {
     throw new ConflictError(`Folder '${folder.id}' still holds ${folder.total_count} message(s); move or delete them first`);
   }
+  if (server && folder.server_path) await server.delete(grant, folder);
   try {
     await repo.deleteFolder(folder, [folderNotification(grant, 'folder.deleted', folderView(folder, 0))]);
   } catch (error) {

@@ -7,7 +7,7 @@ import { placementOf } from '#shared/governance/placement';
 import { blockingRule, evaluationOf, governanceOf, partyOf, recordEvaluation, type Governance } from '#shared/governance/decide';
 import type { PolicyLimits } from '#schemas/governance';
 import { BODY_INLINE_MAX, storeMessage, viewOf, type StoreExtras } from '#shared/mailbox/store';
-import type { HeaderRecord, NewAttachment, ParticipantRecord } from '#shared/mailbox/types';
+import type { HeaderRecord, MessageRecord, NewAttachment, ParticipantRecord } from '#shared/mailbox/types';
 import { messageView } from '#shared/mailbox/views';
 import { env } from '#shared/config';
 import { resolveAgentAddresses, type GrantRecord } from '#shared/db/grants';
@@ -444,17 +444,25 @@ export async function withIdempotency<T extends { id: string }>(
   }
 }
 
-/** Sends a message now (a scheduled send goes through shared/mailbox/scheduled.ts). */
-export async function sendMessage(grant: GrantRecord, input: OutgoingInput, context: { files: UploadedFile[]; idempotencyKey?: string }) {
-  return withIdempotency(
+/** Sends a prepared message and stores its Sent copy: the relay's (deliverAndStore above), or a mail server's submission (IMAP's SMTP and APPEND). */
+export type Submission = (grant: GrantRecord, prepared: PreparedMessage, progress: SendProgress) => Promise<MessageRecord>;
+
+/**
+ * An immediate send through `submit`: composed once (templates, signatures, replies, attachments),
+ * under the request's idempotency key, answered with the stored Sent copy.
+ */
+export const sendWith = (submit: Submission) => (grant: GrantRecord, input: OutgoingInput, context: { files: UploadedFile[]; idempotencyKey?: string }) =>
+  withIdempotency(
     grant,
     context.idempotencyKey,
     () => requestHash(input, context.files),
     async (progress) => {
       const prepared = await prepareOutgoing(grant, input, context.files, [], renderStoredTemplate);
       // The body is at hand: no need to read it back from S3 when it was stored there.
-      return messageView(await deliverAndStore(grant, prepared, progress), { body: prepared.body });
+      return messageView(await submit(grant, prepared, progress), { body: prepared.body });
     },
     async (messageId) => viewOf(await requireMessage(grant, messageId)),
   );
-}
+
+/** Sends a message now through the relay (a scheduled send goes through shared/mailbox/scheduled.ts). */
+export const sendMessage = /* @__PURE__ */ sendWith((grant, prepared, progress) => deliverAndStore(grant, prepared, progress));

@@ -19,6 +19,7 @@ import { inPool } from '#shared/pool';
 import { clock } from '#shared/time';
 import { threadingHeaders } from '#shared/mail/threading';
 import type { CopySources } from '#shared/providers/contract';
+import type { ParsedMail } from '#shared/mail/parse';
 
 /**
  * Storing messages in an Agent Account mailbox: the one path used by inbound mail, local delivery
@@ -73,6 +74,28 @@ export interface NewMessage {
    */
   server?: { uids: Record<string, string>; quiet: boolean };
 }
+
+/**
+ * What a message's own MIME says of it, as a stored message holds it: subject, addresses, body,
+ * attachments, headers and threading. Inbound mail and synced mail alike; the caller adds where it
+ * goes (folders, flags, date) and whatever else it knows.
+ */
+export const parsedMessageFields = (mail: ParsedMail, raw: Buffer) => ({
+  subject: mail.subject,
+  from: mail.from,
+  to: mail.to,
+  cc: mail.cc,
+  bcc: mail.bcc,
+  replyTo: mail.replyTo,
+  body: mail.html ?? mail.text ?? '',
+  isPlaintext: mail.html === undefined,
+  attachments: mail.attachments,
+  headers: mail.headers,
+  raw,
+  metadata: {},
+  inReplyTo: mail.inReplyTo,
+  references: mail.references,
+});
 
 /** Items and outbox entries committed with a stored message, given its record. */
 export type StoreExtras = (record: MessageRecord) => { items: NamedItems; outbox: OutboxEntry[] };

@@ -1,7 +1,7 @@
 import type { ApplicationContext } from '#shared/applications/authenticate';
 import type { IcsEvent } from '#shared/calendar/ical';
 import type { GrantRecord } from '#shared/db/grants';
-import type { HeaderRecord, NewAttachment, ParticipantRecord } from '#shared/db/mail-records';
+import type { FolderRecord, HeaderRecord, NewAttachment, ParticipantRecord } from '#shared/db/mail-records';
 import type { Job } from '#shared/jobs/job';
 import type { GrantId } from '#shared/ids';
 import type { Notification } from '#shared/notifications/notification';
@@ -100,6 +100,21 @@ export interface FoldersProvider {
   create(grant: GrantRecord, body: CreateFolderBody): Promise<Folder>;
   update(grant: GrantRecord, folderId: string, body: UpdateFolderBody): Promise<Folder>;
   delete(grant: GrantRecord, folderId: string): Promise<void>;
+}
+
+/**
+ * The folder changes of the mail server behind a stored mailbox (IMAP's CREATE, RENAME and DELETE).
+ * The mailbox makes each there first, then commits it with its notification; a refusal throws the
+ * client's error (400) and nothing is committed.
+ */
+export interface FolderServer {
+  /** Creates `name` under `parent` (at the top without one): the new folder's ID and its path on the server. */
+  create(grant: GrantRecord, name: string, parent: FolderRecord | undefined): Promise<{ id: string; serverPath: string }>;
+  /** Renames the folder where it is: its new path. */
+  rename(grant: GrantRecord, folder: FolderRecord, name: string): Promise<string>;
+  delete(grant: GrantRecord, folder: FolderRecord): Promise<void>;
+  /** Set when folders cannot move under another on this server: why a `parent_id` change is refused. */
+  refusesMoves?: string;
 }
 
 export interface DraftsProvider {

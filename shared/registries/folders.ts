@@ -1,11 +1,11 @@
-import * as agent from '#shared/mailbox/folders';
+import { storedFolders } from '#shared/mailbox/folders';
 import { imapFolders } from '#shared/imap/folders';
 import type { GrantRecord, Provider } from '#shared/db/grants';
 import type { FoldersProvider } from '#shared/providers/contract';
 import { providerOf } from '#shared/registries/provider-of';
 
 const registry: Partial<Record<Provider, FoldersProvider>> = {
-  agent: { list: agent.listFolders, get: agent.getFolder, create: agent.createFolder, update: agent.updateFolder, delete: agent.deleteFolder },
+  agent: storedFolders(),
   imap: imapFolders,
   icloud: imapFolders,
   // The OAuth providers' accounts are read over IMAP with their access tokens (shared/imap/session.ts).
