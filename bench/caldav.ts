@@ -110,7 +110,7 @@ export async function runCalDavBench(): Promise<void> {
       { newId },
     ] = await Promise.all([
       import('#shared/applications/service'),
-      import('#shared/connect/grants'),
+      import('#shared/accounts/connected'),
       import('#shared/grants/create'),
       import('#shared/dav/client'),
       import('#shared/dav/calendars'),

@@ -1,23 +1,11 @@
 import { env } from '#shared/config';
 import { getApiKey } from '#shared/db/applications';
 import { AuthenticationError, InvalidRequestError } from '#shared/errors';
-import { accessTokenRecord, isAccessToken } from '#shared/connect/tokens';
-import type { ApplicationId, ConfigurationId, GrantId } from '#shared/ids';
+import { accessTokenRecord, isAccessToken } from '#shared/accounts/issued-tokens';
+import type { ApplicationId } from '#shared/ids';
 import { clock } from '#shared/time';
 import { hashApiKey } from '#shared/applications/api-keys';
-
-/**
- * The calling application, and how it authenticated: with its API key (any of its grants and
- * application-level endpoints), or with an access token from the hosted OAuth token exchange (its
- * one grant's endpoints only, `me` included).
- */
-export type ApplicationContext = { applicationId: ApplicationId; credential: 'api_key' } | { applicationId: ApplicationId; credential: 'access_token'; grantId: GrantId; scope: string[] };
-
-/** A scheduler session (`Authorization: Bearer <session>`): one configuration of one application, nothing else. */
-export interface SessionContext {
-  applicationId: ApplicationId;
-  configurationId: ConfigurationId;
-}
+import type { ApplicationContext, SessionContext } from '#shared/applications/context';
 
 /**
  * Sessions a function accepts as bearer tokens besides API keys (the scheduler's public endpoints).

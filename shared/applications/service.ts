@@ -2,7 +2,7 @@ import { ApiKeyExistsError, getApiKey, putApplicationWithKey } from '#shared/db/
 import { newId, type ApplicationId } from '#shared/ids';
 import { clock } from '#shared/time';
 import { API_KEY_PREFIX, generateApiKey, hashApiKey } from '#shared/applications/api-keys';
-import { ACCESS_PREFIX, REFRESH_PREFIX } from '#shared/connect/tokens';
+import { ACCESS_PREFIX, REFRESH_PREFIX } from '#shared/accounts/issued-tokens';
 
 export interface CreatedApplication {
   application_id: ApplicationId;
@@ -16,7 +16,7 @@ export interface CreatedApplication {
  */
 export async function createApplication(input: { name: string; apiKey?: string }): Promise<CreatedApplication & { created: boolean }> {
   const apiKey = input.apiKey ?? generateApiKey();
-  // Bearer tokens with these prefixes are access and refresh tokens, never API keys (shared/connect/tokens.ts).
+  // Bearer tokens with these prefixes are access and refresh tokens, never API keys (shared/accounts/issued-tokens.ts).
   if ([ACCESS_PREFIX, REFRESH_PREFIX].some((prefix) => apiKey.startsWith(prefix))) throw new Error(`An API key may not start with '${ACCESS_PREFIX}' or '${REFRESH_PREFIX}'`);
   const hash = hashApiKey(apiKey);
   const id = newId('application');

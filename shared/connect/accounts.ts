@@ -3,9 +3,9 @@ import type { AccountHooks } from '#shared/providers/contract';
 
 /**
  * Grants of accounts at an OAuth provider (hosted OAuth, bulk authentication). Nothing of the account
- * is stored here but its tokens (sealed, beside the grant: shared/connect/grants.ts); its scopes and
+ * is stored here but its tokens (sealed, beside the grant: shared/accounts/connected.ts); its scopes and
  * settings change only by authenticating again. Deleting the grant revokes its tokens (the purge job,
- * shared/connect/purge.ts).
+ * shared/accounts/purge.ts).
  */
 export const connectedAccounts: AccountHooks = {
   governed: false,

@@ -1,13 +1,13 @@
-import type { ApplicationContext } from '#shared/applications/authenticate';
+import type { ApplicationContext } from '#shared/applications/context';
 import type { CreateCustomGrantBody } from '#schemas/grants';
 import { env } from '#shared/config';
 import type { GrantRecord } from '#shared/db/grants';
 import { getAdminConsent } from '#shared/db/oauth';
 import { ApiError, InvalidRequestError } from '#shared/errors';
 import { clientCredentialsToken, ProviderOAuthError, ProviderUnavailableError, serviceAccountToken, type ProviderTokens } from '#shared/oauth/client';
-import { connectGrant } from '#shared/connect/grants';
-import { connectorOf, credentialOf, providerClient } from '#shared/connect/provider';
-import { ProviderRefreshUnavailableError } from '#shared/connect/provider-tokens';
+import { connectGrant } from '#shared/accounts/connected';
+import { connectorOf, credentialOf, providerClient } from '#shared/accounts/provider-client';
+import { ProviderRefreshUnavailableError } from '#shared/accounts/provider-tokens';
 import { authorizationServer, bulkAuthenticationOf, isOAuthProvider, MICROSOFT_APP_SCOPE, providersWithBulk } from '#shared/providers/oauth';
 import { clock } from '#shared/time';
 
@@ -23,7 +23,7 @@ import { clock } from '#shared/time';
  *   ADMIN_CONSENT_DELAY_SECONDS (5 minutes) after that consent.
  *
  * The grant keeps which credential made it (`settings.credential_id`, `credential_type`, and the
- * scopes granted); its tokens are refreshed the same way (shared/connect/provider-tokens.ts).
+ * scopes granted); its tokens are refreshed the same way (shared/accounts/provider-tokens.ts).
  */
 
 const noBulk = (provider: string) =>

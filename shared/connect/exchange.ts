@@ -7,7 +7,7 @@ import { ApiError, OAuthError } from '#shared/errors';
 import { parseId, type ApplicationId } from '#shared/ids';
 import { publicProviderName } from '#shared/providers/names';
 import { clock } from '#shared/time';
-import { accessTokenRecord, issueTokens, isAccessToken, isRefreshToken, RefreshRejectedError, revokeFamily, revokeToken, rotateRefreshToken, tokenHash } from '#shared/connect/tokens';
+import { accessTokenRecord, issueTokens, isAccessToken, isRefreshToken, RefreshRejectedError, revokeFamily, revokeToken, rotateRefreshToken, tokenHash } from '#shared/accounts/issued-tokens';
 import { signIdToken, verifyIdToken } from '#shared/connect/id-tokens';
 
 /**

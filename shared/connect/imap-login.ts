@@ -2,10 +2,10 @@ import type { ImapLoginBody } from '#schemas/connect';
 import type { CreateCustomGrantBody } from '#schemas/grants';
 import { formActionsFor, issueCode, renewFlow, withParams } from '#shared/connect/flow';
 import { imapLoginEndedPage, imapLoginPage, type ImapPageFields } from '#shared/connect/imap-page';
-import { tokenHash } from '#shared/connect/tokens';
+import { tokenHash } from '#shared/accounts/issued-tokens';
 import * as db from '#shared/db/oauth';
 import { ApiError, InvalidRequestError } from '#shared/errors';
-import { customImapGrant } from '#shared/imap/account';
+import { customImapGrant } from '#shared/connect/custom-account';
 import { IMAP_PROVIDER } from '#shared/providers/names';
 import { clock } from '#shared/time';
 
@@ -13,7 +13,7 @@ import { clock } from '#shared/time';
  * The hosted IMAP credential page's form (`POST /v3/connect/credentials`). Its hidden token is the `state`
  * of a flow `GET /v3/connect/auth?provider=imap` stored: taken once, so a token works for one
  * submission. The credentials go through the very code of `POST /v3/connect/custom` (IMAP login and
- * SMTP AUTH before a grant exists: shared/imap/account.ts). Refused, the page comes back (400) saying
+ * SMTP AUTH before a grant exists: shared/connect/custom-account.ts). Refused, the page comes back (400) saying
  * what failed, with what was typed except the passwords, under a new token for the same flow; accepted,
  * the browser goes on to the application's redirect URI with a code and its state, as from the OAuth
  * callback. No password is kept anywhere but sealed with the grant.

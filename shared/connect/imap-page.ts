@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { escapeHtml } from '#shared/mail/entities';
-import { wellKnownServers } from '#shared/imap/settings';
+import { wellKnownServers } from '#shared/accounts/settings';
 import { HOSTED_PAGE_STYLE } from '#shared/connect/login-page';
 
 /**

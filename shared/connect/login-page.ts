@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { escapeHtml } from '#shared/mail/entities';
 import { detectProviderOf } from '#shared/providers/mail-domains';
-import { isOAuthProvider } from '#shared/connect/provider';
+import { isOAuthProvider } from '#shared/accounts/provider-client';
 import type { OAuthProvider } from '#shared/providers/oauth';
 
 /**

@@ -1,4 +1,4 @@
-import type { ApplicationContext } from '#shared/applications/authenticate';
+import type { ApplicationContext } from '#shared/applications/context';
 import * as repo from '#shared/db/connectors';
 import { InvalidRequestError } from '#shared/errors';
 import { detectDomain } from '#shared/providers/mail-domains';

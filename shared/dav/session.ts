@@ -2,7 +2,7 @@ import { env } from '#shared/config';
 import type { GrantRecord } from '#shared/db/grants';
 import { checkServerUrl } from '#shared/net/server-url';
 import { InvalidRequestError } from '#shared/errors';
-import { passwordLoginOf } from '#shared/imap/passwords';
+import { passwordLoginOf } from '#shared/accounts/passwords';
 import type { UrlPolicy } from '#shared/net/addresses';
 import { guardedFetch } from '#shared/net/fetch';
 import { GuardedRequestError } from '#shared/net/request';

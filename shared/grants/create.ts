@@ -1,4 +1,4 @@
-import type { ApplicationContext } from '#shared/applications/authenticate';
+import type { ApplicationContext } from '#shared/applications/context';
 import * as grants from '#shared/db/grants';
 import { UniquenessConflictError, type GrantRecord } from '#shared/db/grants';
 import { ConflictError, InvalidRequestError } from '#shared/errors';

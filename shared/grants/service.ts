@@ -1,4 +1,4 @@
-import type { ApplicationContext } from '#shared/applications/authenticate';
+import type { ApplicationContext } from '#shared/applications/context';
 import { decodeCursor, encodeCursor } from '#shared/cursor';
 import * as grants from '#shared/db/grants';
 import { StaleWriteError, UniquenessConflictError, type GrantRecord } from '#shared/db/grants';

@@ -1,9 +1,9 @@
 import type { GrantRecord } from '#shared/db/grants';
 import type { ImapAuth, SmtpAuth } from '#shared/imap/connect';
-import { passwordLoginOf } from '#shared/imap/passwords';
+import { passwordLoginOf } from '#shared/accounts/passwords';
 import { connectorForAuth } from '#shared/connectors/service';
-import { providerAccessToken } from '#shared/connect/provider-tokens';
-import { providerAccountOf, type ImapAccount } from '#shared/imap/settings';
+import { providerAccessToken } from '#shared/accounts/provider-tokens';
+import { providerAccountOf, type ImapAccount } from '#shared/accounts/settings';
 
 /**
  * How a grant logs in to its servers (its password, unsealed from the grant's provider-tokens item,

@@ -1,10 +1,10 @@
 import { InvalidRequestError } from '#shared/errors';
-import { IMAP_SETTINGS } from '#shared/imap/settings';
+import { IMAP_SETTINGS } from '#shared/accounts/settings';
 import type { AccountHooks } from '#shared/providers/contract';
 
 /**
  * The lifecycle hooks of IMAP grants (shared/registries/accounts.ts), apart from their creation
- * (shared/imap/account.ts: it checks the servers and seals the passwords), so that the functions that
+ * (shared/connect/custom-account.ts: it checks the servers and seals the passwords), so that the functions that
  * only read or update grants bundle none of that.
  */
 export const imapAccounts: AccountHooks = {

@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import type { ImapFlow } from 'imapflow';
 import { env } from '#shared/config';
 import { InvalidRequestError, MailDeliveryError } from '#shared/errors';
-import type { MailServer } from '#shared/imap/settings';
+import type { ServerAddress } from '#shared/accounts/settings';
 import { allowedAddresses, BlockedAddressError, classifyAddress, type UrlPolicy } from '#shared/net/addresses';
 
 /**
@@ -20,7 +20,7 @@ const GREETING_MS = 10_000;
 const SOCKET_MS = 60_000;
 
 /** The address to connect to, and whether plain text may be used there. */
-async function endpointOf(server: MailServer, role: 'IMAP' | 'SMTP'): Promise<{ address: string; plainAllowed: boolean; servername?: string }> {
+async function endpointOf(server: ServerAddress, role: 'IMAP' | 'SMTP'): Promise<{ address: string; plainAllowed: boolean; servername?: string }> {
   const bare = server.host.replace(/^\[|\]$/g, '');
   // Local mode reaches mail servers on this machine only, and names no other host (not even to resolve it).
   if (POLICY.local && !(isIP(bare) ? classifyAddress(bare) === 'loopback' : bare === 'localhost' || bare.endsWith('.localhost'))) {
@@ -47,7 +47,7 @@ export type ImapAuth = { pass: string } | { accessToken: string };
 export type SmtpAuth = { pass: string } | { accessToken: string };
 
 /** A connected IMAP client (logged in); `verifyOnly` logs out again at once (credentials checked); `qresync` enables QRESYNC when offered. */
-export async function openImap(server: MailServer, auth: ImapAuth, options: { verifyOnly?: boolean; qresync?: boolean } = {}): Promise<ImapFlow> {
+export async function openImap(server: ServerAddress, auth: ImapAuth, options: { verifyOnly?: boolean; qresync?: boolean } = {}): Promise<ImapFlow> {
   const { address, plainAllowed, servername } = await endpointOf(server, 'IMAP');
   const { ImapFlow } = await (imapflow ??= import('#shared/lazy/imapflow'));
   const client = new ImapFlow({
@@ -71,7 +71,7 @@ export async function openImap(server: MailServer, auth: ImapAuth, options: { ve
 }
 
 /** Checks an IMAP login; 400 saying what failed (the server refused it, could not be reached, is not IMAP). */
-export async function verifyImap(server: MailServer, auth: ImapAuth): Promise<void> {
+export async function verifyImap(server: ServerAddress, auth: ImapAuth): Promise<void> {
   try {
     await openImap(server, auth, { verifyOnly: true });
   } catch (error) {
@@ -80,7 +80,7 @@ export async function verifyImap(server: MailServer, auth: ImapAuth): Promise<vo
   }
 }
 
-function imapProblem(error: unknown, server: MailServer): string {
+function imapProblem(error: unknown, server: ServerAddress): string {
   const e = error as { authenticationFailed?: boolean; code?: string; serverResponseCode?: string; responseText?: string; message?: string; tlsFailed?: boolean };
   if (e.authenticationFailed || e.serverResponseCode === 'AUTHENTICATIONFAILED') {
     return `the server refused the login of ${server.username}${e.responseText ? ` (${e.responseText})` : ''}: check the username and password (or app password)`;
@@ -95,7 +95,7 @@ function imapProblem(error: unknown, server: MailServer): string {
 }
 
 /** A transport to the account's SMTP server (its address checked by the policy above), logged in as `login` says. */
-async function smtpTransport(server: MailServer, login: SmtpAuth) {
+async function smtpTransport(server: ServerAddress, login: SmtpAuth) {
   const { address, plainAllowed, servername } = await endpointOf(server, 'SMTP');
   const { createTransport } = await (nodemailer ??= import('#shared/lazy/nodemailer'));
   return createTransport({
@@ -112,7 +112,7 @@ async function smtpTransport(server: MailServer, login: SmtpAuth) {
 }
 
 /** Checks an SMTP submission login (EHLO, STARTTLS or TLS, AUTH); 400 saying what failed. */
-export async function verifySmtp(server: MailServer, password: string): Promise<void> {
+export async function verifySmtp(server: ServerAddress, password: string): Promise<void> {
   const transport = await smtpTransport(server, { pass: password });
   try {
     await transport.verify();
@@ -127,7 +127,7 @@ export async function verifySmtp(server: MailServer, password: string): Promise<
  * Submits a message over the account's SMTP server with its login (EHLO, STARTTLS or TLS, AUTH);
  * the server's refusal is a MailDeliveryError (502) naming why, so the caller knows nothing left.
  */
-export async function submitSmtp(server: MailServer, login: SmtpAuth, raw: Buffer, envelope: { from: string; to: string[] }): Promise<void> {
+export async function submitSmtp(server: ServerAddress, login: SmtpAuth, raw: Buffer, envelope: { from: string; to: string[] }): Promise<void> {
   const transport = await smtpTransport(server, login);
   try {
     await transport.sendMail({ envelope, raw });
@@ -138,7 +138,7 @@ export async function submitSmtp(server: MailServer, login: SmtpAuth, raw: Buffe
   }
 }
 
-function smtpProblem(error: unknown, server: MailServer): string {
+function smtpProblem(error: unknown, server: ServerAddress): string {
   const e = error as { code?: string; responseCode?: number; response?: string; message?: string };
   if (e.code === 'EAUTH') {
     return /not supported|no auth/i.test(e.message ?? '')

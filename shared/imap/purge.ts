@@ -1,5 +1,5 @@
 import { purgeAgentMailbox } from '#shared/mailbox/purge';
-import { purgeConnectedGrant } from '#shared/connect/purge';
+import { purgeConnectedGrant } from '#shared/accounts/purge';
 import { deleteSyncState } from '#shared/db/mail-sync';
 import type { GrantId } from '#shared/ids';
 

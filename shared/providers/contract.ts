@@ -1,4 +1,4 @@
-import type { ApplicationContext } from '#shared/applications/authenticate';
+import type { ApplicationContext } from '#shared/applications/context';
 import type { IcsEvent } from '#shared/calendar/ical';
 import type { GrantRecord } from '#shared/db/grants';
 import type { FolderRecord, HeaderRecord, NewAttachment, ParticipantRecord } from '#shared/db/mail-records';

@@ -1,7 +1,7 @@
 import { agentAccounts } from '#shared/agent/account';
 import { connectedAccounts } from '#shared/connect/accounts';
 import { imapAccounts } from '#shared/imap/accounts';
-import { PRESET_SETTINGS } from '#shared/imap/settings';
+import { PRESET_SETTINGS } from '#shared/accounts/settings';
 import type { Provider } from '#shared/db/grants';
 import { InvalidRequestError } from '#shared/errors';
 import type { AccountHooks } from '#shared/providers/contract';
@@ -11,7 +11,7 @@ const registry: Record<Provider, AccountHooks> = {
   agent: agentAccounts,
   google: connectedAccounts,
   microsoft: connectedAccounts,
-  // Yahoo: hosted OAuth, or an app password (the IMAP preset: shared/imap/account.ts).
+  // Yahoo: hosted OAuth, or an app password (the IMAP preset: shared/connect/custom-account.ts).
   yahoo: { ...connectedAccounts, settingsFields: [...connectedAccounts.settingsFields, ...PRESET_SETTINGS] },
   zoom: connectedAccounts,
   imap: imapAccounts,

@@ -1,5 +1,5 @@
 import { customConnectedGrant } from '#shared/connect/bulk';
-import { customImapGrant, customPresetGrant } from '#shared/imap/account';
+import { customImapGrant, customPresetGrant } from '#shared/connect/custom-account';
 import type { Provider } from '#shared/db/grants';
 import type { CustomAuthentication } from '#shared/providers/contract';
 

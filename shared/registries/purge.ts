@@ -1,5 +1,5 @@
 import { purgeAgentMailbox } from '#shared/mailbox/purge';
-import { purgeConnectedGrant } from '#shared/connect/purge';
+import { purgeConnectedGrant } from '#shared/accounts/purge';
 import { purgeImapGrant } from '#shared/imap/purge';
 import type { Provider } from '#shared/db/grants';
 import type { GrantId } from '#shared/ids';

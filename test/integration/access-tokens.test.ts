@@ -2,7 +2,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
 import { apiTokenKey } from '#shared/db/keys';
-import { tokenHash } from '#shared/connect/tokens';
+import { tokenHash } from '#shared/accounts/issued-tokens';
 import { clock } from '#shared/time';
 import { apiClient, type ApiClient, type ApiResponse } from '../support/api';
 import { makeAgentGrant, makeApplication } from '../support/factories';

@@ -223,7 +223,7 @@ describe('hosted OAuth: provider tokens', () => {
   const tokensItem = async (grantId: string) => (await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: providerTokensKey(grantId as GrantId), ConsistentRead: true }))).Item!;
 
   it('are sealed at rest, and 50 concurrent callers of a due grant make exactly one refresh', async () => {
-    const { providerAccessToken } = await import('#shared/connect/provider-tokens');
+    const { providerAccessToken } = await import('#shared/accounts/provider-tokens');
     const grant = await grantWithRefresh('erin@example.com');
     const before = await tokensItem(grant.id);
     expect(before.sealed).toMatch(/^s1:/);
@@ -246,7 +246,7 @@ describe('hosted OAuth: provider tokens', () => {
   });
 
   it('a transient provider failure backs off and never invalidates the grant', async () => {
-    const { providerAccessToken } = await import('#shared/connect/provider-tokens');
+    const { providerAccessToken } = await import('#shared/accounts/provider-tokens');
     const grant = await grantWithRefresh('fred@example.com');
     await expire(grant.id);
     oidc.failNext({ issuer: 'google', endpoint: 'token', grantType: 'refresh_token', status: 503 });
@@ -260,7 +260,7 @@ describe('hosted OAuth: provider tokens', () => {
   });
 
   it('invalid_grant makes the grant invalid and delivers grant.expired; re-authentication makes it valid', async () => {
-    const { providerAccessToken, GrantExpiredError } = await import('#shared/connect/provider-tokens');
+    const { providerAccessToken, GrantExpiredError } = await import('#shared/accounts/provider-tokens');
     const grant = await grantWithRefresh('gina@example.com');
     await expire(grant.id);
     oidc.failNext({ issuer: 'google', endpoint: 'token', grantType: 'refresh_token', error: 'invalid_grant', error_description: 'Token has been expired or revoked.' });
@@ -282,7 +282,7 @@ describe('hosted OAuth: provider tokens', () => {
     const grantId = token.body.grant_id as string;
     expect((await api.delete(`/v3/grants/${grantId}`)).status).toBe(200);
     expect((await apiClient(gateway.url, token.body.access_token).get('/v3/grants/me')).status).toBe(404);
-    const { purgeConnectedGrant } = await import('#shared/connect/purge');
+    const { purgeConnectedGrant } = await import('#shared/accounts/purge');
     expect(await purgeConnectedGrant(grantId as GrantId)).toBe('done');
     expect((await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: providerTokensKey(grantId as GrantId) }))).Item).toBeUndefined();
     expect((await apiClient(gateway.url, token.body.access_token).get('/v3/grants/me')).status).toBe(401);
@@ -313,7 +313,7 @@ describe('bulk authentication', () => {
       settings: { credential_id: credential.body.data.id, credential_type: 'serviceaccount', scopes },
     });
     // Its provider token is renewed by a new assertion, not a refresh token.
-    const { providerAccessToken } = await import('#shared/connect/provider-tokens');
+    const { providerAccessToken } = await import('#shared/accounts/provider-tokens');
     const record = (await getGrant(appId as ApplicationId, grant.body.data.id))!;
     const first = await providerAccessToken(record);
     await dynamo.send(

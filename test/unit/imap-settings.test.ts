@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidRequestError } from '#shared/errors';
-import { imapAccountOf } from '#shared/imap/settings';
+import { imapAccountOf } from '#shared/accounts/settings';
 
-/** An IMAP grant's servers from what a create request names (shared/imap/settings.ts). */
+/** An IMAP grant's servers from what a create request names (shared/accounts/settings.ts). */
 const account = (settings: Record<string, unknown>) => imapAccountOf({ provider: 'imap', settings: { imap_password: 'secret', ...settings } } as never);
 
 describe('IMAP settings', () => {

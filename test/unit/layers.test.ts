@@ -4,16 +4,19 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 /**
- * The layers the code keeps, checked on its text (bottom to top: storage; the provider contract and
- * the stored mailbox; the provider implementations; the registries that bind a grant to its
- * implementation; services and functions):
- * - functions are thin: no function imports a provider's module (shared/agent/, shared/imap/,
- *   shared/dav/), the stored mailbox (shared/mailbox/) or a repository (shared/db/); they reach them
- *   through shared services and the provider registries;
- * - the stored mailbox (shared/mailbox/) is provider-neutral: it imports no implementation and no
- *   registry; the contract (shared/providers/) imports neither, nor the mailbox; implementations
- *   import no registry, and neither they nor the connect flows that create their grants import one
- *   another (the few imports that still do are listed, each with what replaces it);
+ * The layers the code keeps, checked on its text (bottom to top: storage and the provider contract
+ * beside the records it types; the stored mailbox (shared/mailbox/) and a connected account's
+ * credentials and servers (shared/accounts/); the provider implementations (shared/agent/,
+ * shared/imap/, shared/dav/); the connect flows that create their grants (shared/connect/); the
+ * registries that bind a grant to its implementation; services and functions):
+ * - functions are thin: no function imports a provider's module, the stored mailbox or a repository
+ *   (shared/db/); they reach them through shared services and the provider registries;
+ * - the stored mailbox is provider-neutral: it imports no implementation and no registry; the
+ *   contract imports nothing that implements, binds or serves it; shared/accounts/ imports no
+ *   implementation, connect flow, registry or mailbox;
+ * - implementations import no other implementation, no connect flow and no registry: what they
+ *   share is below them (the mailbox, the accounts, the contract's ports); the connect flows import
+ *   no registry;
  * - provider names appear only where providers are bound: shared/providers/ and the Agent Account's
  *   own folder (shared/agent/, shared/imap/), beside the one key whose prefix names Agent Account addresses
  *   (shared/db/keys.ts, kept for stored data); the API's enums (schemas/) take them from
@@ -82,22 +85,22 @@ const NEVER_FROM_STORAGE = [
 
 /** The provider implementations: each serves one kind of grant, and none imports another. */
 const IMPLEMENTATIONS = ['shared/agent/', 'shared/imap/', 'shared/dav/'];
-/** What keeps apart: the implementations, and the connect flows that create their grants (shared/connect/). */
-const APART = [...IMPLEMENTATIONS, 'shared/connect/'];
 /**
- * Implementations that still import another, each with what replaces the import (issue 33's server
- * ports): the rule below fails on any other, and on one of these once it is gone.
+ * What the contract may not import: it sits at the bottom beside the records it types, so nothing
+ * that implements, binds, stores into or serves it.
  */
-const CROSS_IMPLEMENTATION_IMPORTS: Record<string, string> = {
-  'shared/imap/access.ts → shared/connect/provider-tokens': "an OAuth grant's access token through a port of the contract",
-  'shared/imap/account.ts → shared/connect/grants': 'grant creation through a port of the contract',
-  'shared/imap/account.ts → shared/dav/session': 'CalDAV/CardDAV discovery through the DAV server port',
-  'shared/imap/passwords.ts → shared/connect/grants': 'grant records through a port of the contract',
-  'shared/imap/purge.ts → shared/connect/purge': 'grant purge through a port of the contract',
-  'shared/dav/session.ts → shared/imap/passwords': "the account's password through a port of the contract",
-  'shared/connect/imap-login.ts → shared/imap/account': 'the IMAP grant hooks through the registry',
-  'shared/connect/imap-page.ts → shared/imap/settings': 'the IMAP settings page through the registry',
-};
+const ABOVE_THE_CONTRACT = [
+  ...IMPLEMENTATIONS,
+  'shared/registries/',
+  'shared/mailbox/',
+  'shared/accounts/',
+  'shared/connect/',
+  'shared/applications/authenticate',
+  'shared/http/',
+  'shared/services/',
+  'shared/grants/',
+  'functions/',
+];
 
 /** The imports of each file under `dirs` that resolve under one of `forbidden`, as `file → target` (extensions dropped). */
 export function importsInto(files: readonly { file: string; text: string }[], forbidden: readonly string[]): string[] {
@@ -136,6 +139,17 @@ describe('layers', () => {
         IMPLEMENTATIONS.filter((p) => p !== 'shared/imap/'),
       ),
     ).toEqual(['shared/imap/sync.ts → shared/dav/events']);
+    const lower = [
+      {
+        file: 'shared/providers/contract.ts',
+        text: "import type { ApplicationContext } from '#shared/applications/authenticate';\nimport type { ApplicationContext as A } from '#shared/applications/context';",
+      },
+      { file: 'shared/accounts/passwords.ts', text: "import { connectGrant } from '#shared/connect/flow';\nimport { mailAccessOf } from '../imap/access';" },
+      { file: 'shared/connect/custom-account.ts', text: "import { verifyImap } from '#shared/imap/connect';\nimport { accountHooksOf } from '#shared/registries/accounts';" },
+    ];
+    expect(importsInto([lower[0]!], ABOVE_THE_CONTRACT)).toEqual(['shared/providers/contract.ts → shared/applications/authenticate']);
+    expect(importsInto([lower[1]!], [...IMPLEMENTATIONS, 'shared/connect/'])).toEqual(['shared/accounts/passwords.ts → shared/connect/flow', 'shared/accounts/passwords.ts → shared/imap/access']);
+    expect(importsInto([lower[2]!], ['shared/registries/'])).toEqual(['shared/connect/custom-account.ts → shared/registries/accounts']);
   });
 
   it('keeps functions thin: no function imports a provider implementation, the stored mailbox or a repository', () => {
@@ -150,20 +164,23 @@ describe('layers', () => {
     expect(importsInto(files, [...IMPLEMENTATIONS, 'shared/registries/'])).toEqual([]);
   });
 
-  it('keeps the contract at the bottom: it imports no implementation, no registry and not the mailbox', () => {
-    expect(importsInto(read('shared/providers'), [...IMPLEMENTATIONS, 'shared/registries/', 'shared/mailbox/'])).toEqual([]);
+  it('keeps the contract at the bottom: it imports nothing that implements, binds or serves it', () => {
+    expect(importsInto(read('shared/providers'), ABOVE_THE_CONTRACT)).toEqual([]);
   });
 
-  it('keeps the registries above the implementations, and the implementations apart', () => {
-    const files = APART.flatMap((dir) => read(dir.slice(0, -1)));
-    expect(importsInto(files, ['shared/registries/'])).toEqual([]);
-    const cross = APART.flatMap((dir) =>
-      importsInto(
-        files.filter((f) => f.file.startsWith(dir)),
-        APART.filter((other) => other !== dir),
-      ),
-    );
-    expect([...new Set(cross)].sort()).toEqual(Object.keys(CROSS_IMPLEMENTATION_IMPORTS).sort());
+  it("keeps a connected account's credentials and servers below the implementations", () => {
+    const files = read('shared/accounts');
+    expect(files.length).toBeGreaterThan(5);
+    expect(importsInto(files, [...IMPLEMENTATIONS, 'shared/registries/', 'shared/connect/', 'shared/mailbox/'])).toEqual([]);
+  });
+
+  it('keeps the implementations apart: none imports another, a registry or a connect flow', () => {
+    const cross = IMPLEMENTATIONS.flatMap((dir) => importsInto(read(dir.slice(0, -1)), [...IMPLEMENTATIONS.filter((other) => other !== dir), 'shared/registries/', 'shared/connect/']));
+    expect(cross).toEqual([]);
+  });
+
+  it('keeps the connect flows above the implementations and beneath the registries', () => {
+    expect(importsInto(read('shared/connect'), ['shared/registries/'])).toEqual([]);
   });
 
   it('names providers only where providers are bound', () => {

@@ -33,7 +33,7 @@ export interface Connection {
         refresh_token?: string;
         expires_in?: number;
       }
-    /** An IMAP account's passwords (shared/imap/account.ts). */
+    /** An IMAP account's passwords (shared/connect/custom-account.ts). */
     | { source: 'password'; passwords: { imap_password: string; smtp_password: string } };
   ip?: string;
   userAgent?: string;

@@ -1,11 +1,11 @@
-import type { ApplicationContext } from '#shared/applications/authenticate';
+import type { ApplicationContext } from '#shared/applications/context';
 import type { CreateCustomGrantBody } from '#schemas/grants';
-import { connectGrant } from '#shared/connect/grants';
+import { connectGrant } from '#shared/accounts/connected';
 import type { GrantRecord, Provider } from '#shared/db/grants';
 import { InvalidRequestError } from '#shared/errors';
 import { verifyImap, verifySmtp } from '#shared/imap/connect';
 import { checkDavUrl, discoverHomes, type DavSettings } from '#shared/dav/session';
-import { grantSettingsOf, imapAccountOf, presetDavServers, providerAccountOf, type ImapAccount, type ImapPasswords } from '#shared/imap/settings';
+import { grantSettingsOf, imapAccountOf, presetDavServers, providerAccountOf, type ImapAccount, type ImapPasswords } from '#shared/accounts/settings';
 import { connectorForAuth } from '#shared/connectors/service';
 import { IMAP_PROVIDER } from '#shared/providers/names';
 
@@ -13,7 +13,7 @@ import { IMAP_PROVIDER } from '#shared/providers/names';
  * IMAP grants (`POST /v3/connect/custom` with `provider: "imap"`): the account's servers and
  * credentials are checked before a grant exists (an IMAP login and an SMTP EHLO + AUTH, side by
  * side); a refusal is a 400 naming what failed, and nothing is stored. The passwords are sealed
- * beside the grant (its provider-tokens item, `source: password`: shared/connect/grants.ts) and
+ * beside the grant (its provider-tokens item, `source: password`: shared/accounts/connected.ts) and
  * never answered; the grant's settings keep the servers and usernames. Connecting the same address
  * again re-authenticates its grant (same ID, `grant.updated`).
  */

@@ -1,8 +1,8 @@
-import { providerTokensContext } from '#shared/connect/grants';
+import { providerTokensContext } from '#shared/accounts/connected';
 import { unsealJson } from '#shared/crypto/sealed';
 import type { GrantRecord } from '#shared/db/grants';
 import { getProviderTokens } from '#shared/db/oauth';
-import { accountOfGrant, type ImapAccount, type ImapPasswords } from '#shared/imap/settings';
+import { accountOfGrant, type ImapAccount, type ImapPasswords } from '#shared/accounts/settings';
 
 /**
  * The servers and passwords of a grant that logs in with a password (an IMAP account, or a preset's

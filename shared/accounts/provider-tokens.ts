@@ -8,8 +8,8 @@ import { ApiError, AuthenticationError } from '#shared/errors';
 import { toGrantResource } from '#shared/grants/resource';
 import { newNotification } from '#shared/notifications/notification';
 import { clientCredentialsToken, InvalidGrantError, refreshTokens, serviceAccountToken, type ProviderTokens } from '#shared/oauth/client';
-import { credentialOf, providerClient } from '#shared/connect/provider';
-import { providerTokensContext } from '#shared/connect/grants';
+import { credentialOf, providerClient } from '#shared/accounts/provider-client';
+import { providerTokensContext } from '#shared/accounts/connected';
 import { clock } from '#shared/time';
 
 /**

@@ -3,9 +3,9 @@ import * as db from '#shared/db/oauth';
 import type { GrantId } from '#shared/ids';
 import { logger } from '#shared/logger';
 import { revokeToken } from '#shared/oauth/client';
-import { providerClient } from '#shared/connect/provider';
-import { providerTokensContext } from '#shared/connect/grants';
-import { revokeGrantTokens } from '#shared/connect/tokens';
+import { providerClient } from '#shared/accounts/provider-client';
+import { providerTokensContext } from '#shared/accounts/connected';
+import { revokeGrantTokens } from '#shared/accounts/issued-tokens';
 
 /**
  * What a deleted connected grant leaves behind, removed by the jobs worker: its tokens at the

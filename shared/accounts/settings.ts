@@ -6,11 +6,11 @@ import { detectDomain } from '#shared/providers/mail-domains';
  * An IMAP grant's servers: what `POST /v3/connect/custom` with `provider: "imap"` names, completed
  * for well-known mail domains (hosts and ports of their IMAP and submission servers) and defaulted
  * the way mail clients do: IMAP on 993 with TLS from the first byte, SMTP submission on 587 with
- * STARTTLS (465: TLS from the first byte). Passwords are kept apart (sealed: shared/imap/account.ts).
+ * STARTTLS (465: TLS from the first byte). Passwords are kept apart (sealed: shared/connect/custom-account.ts).
  */
 export type TlsMode = 'implicit' | 'starttls';
 
-export interface MailServer {
+export interface ServerAddress {
   host: string;
   port: number;
   /** How the connection is secured: TLS from the first byte, or STARTTLS (plain text only to loopback in local mode: shared/imap/connect.ts). */
@@ -20,8 +20,8 @@ export interface MailServer {
 
 export interface ImapAccount {
   email: string;
-  imap: MailServer;
-  smtp: MailServer;
+  imap: ServerAddress;
+  smtp: ServerAddress;
 }
 
 export interface ImapPasswords {
