@@ -1,5 +1,4 @@
 import * as agent from '#shared/mailbox/events';
-import type { EventServer } from '#shared/mailbox/events';
 import { isSeries } from '#shared/mailbox/event-windows';
 import { buildCalendar, IcsError, parseCalendar, type IcsEvent } from '#shared/calendar/ical';
 import { icsEventOf } from '#shared/calendar/imip';
@@ -13,7 +12,7 @@ import { ConflictError, InvalidRequestError } from '#shared/errors';
 import { derivedId, newId, parseId } from '#shared/ids';
 import { logger } from '#shared/logger';
 import { inPool } from '#shared/pool';
-import type { EventsProvider } from '#shared/providers/contract';
+import type { EventServer, EventsProvider } from '#shared/providers/contract';
 import { clock } from '#shared/time';
 import { DavError, PreconditionFailed, type DavClient, type DavObject } from '#shared/dav/client';
 import { collectionChanges } from '#shared/dav/changes';

@@ -10,6 +10,7 @@ import type { CalendarRecord } from '#shared/db/calendars';
 import * as db from '#shared/db/events';
 import type { EventRecord } from '#shared/db/events';
 import type { GrantRecord } from '#shared/db/grants';
+import type { EventServer } from '#shared/providers/contract';
 import type { OutboxEntry } from '#shared/db/outbox';
 import { decodeCursor, decodeOffsetCursor, encodeCursor, encodeOffsetCursor } from '#shared/cursor';
 import { ConflictError, ForbiddenError, InvalidRequestError, NotFoundError } from '#shared/errors';
@@ -36,21 +37,6 @@ const MAX_WINDOW_SECONDS = 366 * 86_400;
 const OVERRIDES_IN_TRANSACTION = 40;
 
 const lower = (s: string) => s.toLowerCase();
-
-/**
- * Where a grant's events are also kept, written before each change commits: its calendar server
- * (CalDAV: shared/dav/events.ts). Agent Accounts have none: the table is where their events live.
- */
-export interface EventServer {
-  /** The ID of a new event (a server's object is found again by it), with `idempotencyKey` the same for every attempt. */
-  newEventId(calendar: CalendarRecord, idempotencyKey?: string): string;
-  /**
-   * Writes what a change leaves of each series or single event it touches (with its overrides), and
-   * deletes those it removes, before the change commits; answers the change with the objects' new
-   * places (href, ETag). Refuses (409) when the server's copy changed since it was read.
-   */
-  write(grant: GrantRecord, calendar: CalendarRecord, change: db.EventChange): Promise<db.EventChange>;
-}
 
 /** Commits a change: on the grant's calendar server first, when it has one. */
 async function commitEvents(grant: GrantRecord, calendar: CalendarRecord, change: db.EventChange, outbox: readonly OutboxEntry[], options: { uniqueUid?: boolean }, server?: EventServer) {

@@ -1,6 +1,8 @@
 import type { ApplicationContext } from '#shared/applications/context';
 import type { IcsEvent } from '#shared/calendar/ical';
 import type { GrantRecord } from '#shared/db/grants';
+import type { CalendarRecord } from '#shared/db/calendars';
+import type { EventChange } from '#shared/db/events';
 import type { FolderRecord, HeaderRecord, NewAttachment, ParticipantRecord } from '#shared/db/mail-records';
 import type { Job } from '#shared/jobs/job';
 import type { GrantId } from '#shared/ids';
@@ -102,6 +104,13 @@ export interface FoldersProvider {
   delete(grant: GrantRecord, folderId: string): Promise<void>;
 }
 
+/*
+ * Server ports. A stored provider is the stored mailbox (shared/mailbox/) with, for a synced account,
+ * the remote server behind it: each change the API makes is made there first through one of these
+ * ports, then committed in the mailbox with its notification. Changes made elsewhere come back by its
+ * sync (MailSync below). The Agent Account is the stored mailbox with no server.
+ */
+
 /**
  * The folder changes of the mail server behind a stored mailbox (IMAP's CREATE, RENAME and DELETE).
  * The mailbox makes each there first, then commits it with its notification; a refusal throws the
@@ -115,6 +124,21 @@ export interface FolderServer {
   delete(grant: GrantRecord, folder: FolderRecord): Promise<void>;
   /** Set when folders cannot move under another on this server: why a `parent_id` change is refused. */
   refusesMoves?: string;
+}
+
+/**
+ * The calendar server behind a stored calendar (CalDAV), written before each change commits; the
+ * Agent Account's calendars have none: the table is where their events live.
+ */
+export interface EventServer {
+  /** The ID of a new event (a server's object is found again by it), with `idempotencyKey` the same for every attempt. */
+  newEventId(calendar: CalendarRecord, idempotencyKey?: string): string;
+  /**
+   * Writes what a change leaves of each series or single event it touches (with its overrides), and
+   * deletes those it removes, before the change commits; answers the change with the objects' new
+   * places (href, ETag). Refuses (409) when the server's copy changed since it was read.
+   */
+  write(grant: GrantRecord, calendar: CalendarRecord, change: EventChange): Promise<EventChange>;
 }
 
 export interface DraftsProvider {
