@@ -2,7 +2,7 @@ import { callback, authorize } from '#shared/connect/flow';
 import { exchangeToken, revoke, tokenInfo } from '#shared/connect/exchange';
 import { submitImapLogin } from '#shared/connect/imap-login';
 import { createCustomGrant } from '#shared/grants/create';
-import { toGrantResource } from '#shared/grants/resource';
+import { toGrantResource } from '#shared/accounts/grant-resource';
 import { originOf } from '#shared/http/origin';
 import { httpApi } from '#shared/http/stack';
 import { empty, flat, ok, page, redirect } from '#shared/http/route';

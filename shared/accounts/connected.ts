@@ -3,7 +3,7 @@ import { StaleWriteError, UniquenessConflictError, type GrantRecord, type Provid
 import { getProviderTokens, providerTokensPut, type ProviderTokensRecord } from '#shared/db/oauth';
 import { sealJson } from '#shared/crypto/sealed';
 import { ConflictError } from '#shared/errors';
-import { obscureUserAgent, toGrantResource } from '#shared/grants/resource';
+import { obscureUserAgent, toGrantResource } from '#shared/accounts/grant-resource';
 import { newId, type ApplicationId, type GrantId } from '#shared/ids';
 import type { OutboxEntry } from '#shared/db/outbox';
 import { newNotification } from '#shared/notifications/notification';

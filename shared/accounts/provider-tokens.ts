@@ -5,7 +5,7 @@ import { StaleWriteError, type GrantRecord } from '#shared/db/grants';
 import * as db from '#shared/db/oauth';
 import type { ProviderTokensRecord } from '#shared/db/oauth';
 import { ApiError, AuthenticationError } from '#shared/errors';
-import { toGrantResource } from '#shared/grants/resource';
+import { toGrantResource } from '#shared/accounts/grant-resource';
 import { newNotification } from '#shared/notifications/notification';
 import { clientCredentialsToken, InvalidGrantError, refreshTokens, serviceAccountToken, type ProviderTokens } from '#shared/oauth/client';
 import { credentialOf, providerClient } from '#shared/accounts/provider-client';

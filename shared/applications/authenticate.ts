@@ -5,7 +5,7 @@ import { accessTokenRecord, isAccessToken } from '#shared/accounts/issued-tokens
 import type { ApplicationId } from '#shared/ids';
 import { clock } from '#shared/time';
 import { hashApiKey } from '#shared/applications/api-keys';
-import type { ApplicationContext, SessionContext } from '#shared/applications/context';
+import type { ApplicationContext, SessionContext } from '#shared/caller';
 
 /**
  * Sessions a function accepts as bearer tokens besides API keys (the scheduler's public endpoints).

@@ -1,4 +1,4 @@
-import type { ApplicationContext } from '#shared/applications/context';
+import type { ApplicationContext } from '#shared/caller';
 import { checkPlatformSettings, lookupKeys, parseRedirectUrl, redirectUriMatches } from '#shared/applications/redirect-urls';
 import { decodeOffsetCursor, encodeOffsetCursor } from '#shared/cursor';
 import * as repo from '#shared/db/applications';

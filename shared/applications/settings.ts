@@ -1,4 +1,4 @@
-import type { ApplicationContext } from '#shared/applications/context';
+import type { ApplicationContext } from '#shared/caller';
 import { listRedirectUriViews } from '#shared/applications/redirect-uris';
 import { getApplicationWithSettings, updateApplicationSettings, type ApplicationWithSettings } from '#shared/db/applications';
 import { InvalidRequestError, NotFoundError } from '#shared/errors';

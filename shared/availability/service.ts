@@ -1,5 +1,5 @@
 import type { AvailabilityBody, FreeBusyBody, OpenHoursObject } from '#schemas/availability';
-import type { ApplicationContext } from '#shared/applications/context';
+import type { ApplicationContext } from '#shared/caller';
 import { computeAvailability, fiveMinuteProblem, normalize, openHoursProblems, type AvailabilityMethod, type EngineParticipant, type EngineResult } from '#shared/availability/engine';
 import type { GrantRecord } from '#shared/db/grants';
 import { ApiError, InvalidRequestError } from '#shared/errors';

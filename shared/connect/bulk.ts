@@ -1,4 +1,4 @@
-import type { ApplicationContext } from '#shared/applications/context';
+import type { ApplicationContext } from '#shared/caller';
 import type { CreateCustomGrantBody } from '#schemas/grants';
 import { env } from '#shared/config';
 import type { GrantRecord } from '#shared/db/grants';

@@ -1,4 +1,4 @@
-import type { ApplicationContext } from '#shared/applications/context';
+import type { ApplicationContext } from '#shared/caller';
 import type { CreateCustomGrantBody } from '#schemas/grants';
 import { connectGrant } from '#shared/accounts/connected';
 import type { GrantRecord, Provider } from '#shared/db/grants';

@@ -1,4 +1,4 @@
-import type { ApplicationContext } from '#shared/applications/context';
+import type { ApplicationContext } from '#shared/caller';
 import { checkCredential } from '#shared/connectors/rules';
 import { credentialDataContext, requireConnector } from '#shared/connectors/service';
 import { sealJson } from '#shared/crypto/sealed';

@@ -1,4 +1,4 @@
-import type { ApplicationContext } from '#shared/applications/context';
+import type { ApplicationContext } from '#shared/caller';
 import * as repo from '#shared/db/connectors';
 import { InvalidRequestError } from '#shared/errors';
 import { detectDomain } from '#shared/providers/mail-domains';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ApplicationContext } from '#shared/applications/context';
+import type { ApplicationContext } from '#shared/caller';
 import { checkConnectorSettings, checkScope, parseProvider, PROVIDER_RULES } from '#shared/connectors/rules';
 import { seal, unseal, unsealJson } from '#shared/crypto/sealed';
 import { decodeOffsetCursor, encodeOffsetCursor } from '#shared/cursor';

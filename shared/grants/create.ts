@@ -1,9 +1,9 @@
-import type { ApplicationContext } from '#shared/applications/context';
+import type { ApplicationContext } from '#shared/caller';
 import * as grants from '#shared/db/grants';
 import { UniquenessConflictError, type GrantRecord } from '#shared/db/grants';
 import { ConflictError, InvalidRequestError } from '#shared/errors';
 import { workspaceForNewGrant } from '#shared/governance/workspaces';
-import { obscureUserAgent, toGrantResource } from '#shared/grants/resource';
+import { obscureUserAgent, toGrantResource } from '#shared/accounts/grant-resource';
 import { conflictMessage } from '#shared/grants/service';
 import { newId } from '#shared/ids';
 import { newNotification } from '#shared/notifications/notification';

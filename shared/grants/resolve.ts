@@ -1,4 +1,4 @@
-import type { ApplicationContext } from '#shared/applications/context';
+import type { ApplicationContext } from '#shared/caller';
 import { getGrant, getGrantByEmail, getGrantByExternalId, type GrantRecord } from '#shared/db/grants';
 import { ApiError, InvalidRequestError, NotFoundError } from '#shared/errors';
 import { parseId } from '#shared/ids';

@@ -1,4 +1,4 @@
-import type { ApplicationContext } from '#shared/applications/context';
+import type { ApplicationContext } from '#shared/caller';
 import { decodeCursor, encodeCursor } from '#shared/cursor';
 import * as grants from '#shared/db/grants';
 import { StaleWriteError, UniquenessConflictError, type GrantRecord } from '#shared/db/grants';
@@ -7,7 +7,7 @@ import { ConflictError, InvalidRequestError, NotFoundError } from '#shared/error
 import { pageSize } from '#shared/answer-limits';
 import { newId } from '#shared/ids';
 import { newNotification } from '#shared/notifications/notification';
-import { obscureUserAgent, toGrantResource } from '#shared/grants/resource';
+import { obscureUserAgent, toGrantResource } from '#shared/accounts/grant-resource';
 import { accountHooksOf } from '#shared/registries/accounts';
 import { providerNamed } from '#shared/providers/names';
 import { clock } from '#shared/time';

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
-import type { ApplicationContext, SessionContext } from '#shared/applications/context';
+import type { ApplicationContext, SessionContext } from '#shared/caller';
 import type { GrantRecord } from '#shared/db/grants';
 import type { CompiledValidateFunction } from '#shared/http/validation';
 import type { Logger } from '#shared/logger';

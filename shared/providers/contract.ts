@@ -1,4 +1,4 @@
-import type { ApplicationContext } from '#shared/applications/context';
+import type { ApplicationContext } from '#shared/caller';
 import type { IcsEvent } from '#shared/calendar/ical';
 import type { GrantRecord } from '#shared/db/grants';
 import type { CalendarRecord } from '#shared/db/calendars';

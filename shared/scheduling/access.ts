@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { CreateSessionBody } from '#schemas/scheduling';
 import type { SessionAuthenticator } from '#shared/applications/authenticate';
-import type { ApplicationContext, SessionContext } from '#shared/applications/context';
+import type { ApplicationContext, SessionContext } from '#shared/caller';
 import * as db from '#shared/db/scheduling';
 import type { BookingRecord, ConfigurationRecord } from '#shared/db/scheduling';
 import { AuthenticationError, InvalidRequestError, NotFoundError } from '#shared/errors';

@@ -1,5 +1,5 @@
 import type { CreateConfigurationBody, UpdateConfigurationBody } from '#schemas/scheduling';
-import type { ApplicationContext } from '#shared/applications/context';
+import type { ApplicationContext } from '#shared/caller';
 import { fiveMinuteProblem, openHoursProblems, zoneProblem } from '#shared/availability/engine';
 import * as db from '#shared/db/scheduling';
 import type { ConfigurationRecord } from '#shared/db/scheduling';

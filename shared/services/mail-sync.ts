@@ -5,7 +5,7 @@ import { sendMessages } from '#shared/aws/sqs';
 import { env } from '#shared/config';
 import { getGrant, setGrantStatus, StaleWriteError, type GrantRecord } from '#shared/db/grants';
 import { createSyncState, getSyncState, releaseSyncLease, saveSyncState, SyncStateChangedError, takeSyncLease, type MailSyncRecord } from '#shared/db/mail-sync';
-import { toGrantResource } from '#shared/grants/resource';
+import { toGrantResource } from '#shared/accounts/grant-resource';
 import type { ApplicationId, GrantId } from '#shared/ids';
 import { eachMessage } from '#shared/jobs/batch';
 import { readSync } from '#shared/jobs/payloads';

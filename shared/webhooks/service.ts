@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ApplicationContext } from '#shared/applications/context';
+import type { ApplicationContext } from '#shared/caller';
 import { env } from '#shared/config';
 import { decodeBeforeCursor, decodeOffsetCursor, encodeBeforeCursor, encodeOffsetCursor } from '#shared/cursor';
 import * as repo from '#shared/db/webhooks';

@@ -142,7 +142,7 @@ describe('layers', () => {
     const lower = [
       {
         file: 'shared/providers/contract.ts',
-        text: "import type { ApplicationContext } from '#shared/applications/authenticate';\nimport type { ApplicationContext as A } from '#shared/applications/context';",
+        text: "import type { ApplicationContext } from '#shared/applications/authenticate';\nimport type { ApplicationContext as A } from '#shared/caller';",
       },
       { file: 'shared/accounts/passwords.ts', text: "import { connectGrant } from '#shared/connect/flow';\nimport { mailAccessOf } from '../imap/access';" },
       { file: 'shared/connect/custom-account.ts', text: "import { verifyImap } from '#shared/imap/connect';\nimport { accountHooksOf } from '#shared/registries/accounts';" },

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import type { ApplicationContext, SessionContext } from '#shared/applications/context';
+import type { ApplicationContext, SessionContext } from '#shared/caller';
 import type { GrantRecord } from '#shared/db/grants';
 import type { RouteResult, RuntimeRoute } from '#shared/http/route';
 import type { UploadedFile } from '#shared/uploaded-file';
