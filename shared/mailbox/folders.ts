@@ -14,7 +14,7 @@ import type { OutboxEntry } from '#shared/db/outbox';
 import { newNotification } from '#shared/notifications/notification';
 import type { FolderServer, FoldersProvider } from '#shared/providers/contract';
 
-/** Folders of an Agent Account (system folders: shared/mailbox/system-folders.ts). */
+/** Folders of a stored mailbox (system folders: shared/mailbox/system-folders.ts); storedFolders below binds a mail server behind them. */
 /** Custom folders per mailbox. */
 const MAX_FOLDERS = 1000;
 
