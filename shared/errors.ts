@@ -112,3 +112,15 @@ export function oauthCodeOf(error: ApiError): OAuthErrorCode {
   if (error.status >= 500) return 'server_error';
   return 'invalid_request';
 }
+
+/**
+ * A write to a provider's server made under the version last read, refused because another client
+ * changed the object first (a CardDAV 412). Never answered as such: the caller reads the server's
+ * version back, stores it, and answers 409.
+ */
+export class ChangedOnServerError extends Error {
+  constructor(what: string) {
+    super(`${what} changed on the server since it was last read`);
+    this.name = 'ChangedOnServerError';
+  }
+}

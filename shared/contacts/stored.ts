@@ -1,6 +1,7 @@
 import type { ContactGroupRecord, ContactRecord } from '#shared/db/contacts';
 import * as db from '#shared/db/contacts';
 import type { GrantRecord } from '#shared/db/grants';
+import { TransactionConditionError } from '#shared/db/transact';
 import { contactsOfGrant } from '#shared/db/keys';
 import { decodeCursor, decodeOffsetCursor, encodeCursor, encodeOffsetCursor } from '#shared/cursor';
 import { ConflictError, InvalidRequestError, NotFoundError } from '#shared/errors';
@@ -117,6 +118,22 @@ const updated = (grant: GrantRecord, record: ContactRecord, groups?: ReadonlySet
 const deleted = (grant: GrantRecord, record: ContactRecord) => ({
   notification: newNotification({ type: 'contact.deleted', applicationId: grant.application_id, grantId: grant.id, object: contactView(grant, record) }),
 });
+
+/** Writes a contact (new, or the next version of `current`) with its contact.updated unless `quiet`; false when another writer came first. */
+export async function storeContact(grant: GrantRecord, current: ContactRecord | undefined, next: ContactRecord, quiet: boolean, groups?: ReadonlySet<string>): Promise<boolean> {
+  const outbox = quiet ? [] : [updated(grant, next, groups)];
+  try {
+    if (current) await db.replaceContact(current, next, outbox);
+    else await db.insertContact(next, outbox);
+    return true;
+  } catch (error) {
+    if (error instanceof db.ContactChangedError || error instanceof TransactionConditionError || error instanceof db.GroupMissingError) return false;
+    throw error;
+  }
+}
+
+/** Removes a contact with its contact.deleted unless `quiet`; false when another writer removed or changed it first. */
+export const removeContact = (grant: GrantRecord, record: ContactRecord, quiet: boolean): Promise<boolean> => db.deleteContact(record, quiet ? [] : [deleted(grant, record)]);
 
 export async function requireContact(grant: GrantRecord, contactId: string): Promise<ContactRecord> {
   const id = parseId('contact', contactId);

@@ -1,11 +1,12 @@
 import type { ApplicationContext } from '#shared/caller';
 import type { IcsEvent } from '#shared/calendar/ical';
 import type { GrantRecord } from '#shared/db/grants';
+import type { ContactData, ContactGroupRecord, ContactRecord } from '#shared/db/contacts';
 import type { CalendarRecord } from '#shared/db/calendars';
 import type { EventChange } from '#shared/db/events';
 import type { FolderRecord, HeaderRecord, NewAttachment, ParticipantRecord } from '#shared/db/mail-records';
 import type { Job } from '#shared/jobs/job';
-import type { GrantId } from '#shared/ids';
+import type { ContactGroupId, ContactId, GrantId } from '#shared/ids';
 import type { Notification } from '#shared/notifications/notification';
 import type { ScheduleRecord } from '#shared/db/schedules';
 import type { OutboxEntry } from '#shared/db/outbox';
@@ -139,6 +140,41 @@ export interface EventServer {
    * places (href, ETag). Refuses (409) when the server's copy changed since it was read.
    */
   write(grant: GrantRecord, calendar: CalendarRecord, change: EventChange): Promise<EventChange>;
+}
+
+/** Where a contact or group is kept on its server, as its record holds it (its ID is derived from it, as its sync derives it). */
+export interface ServerPlace<Id extends string> {
+  id: Id;
+  href: string;
+  etag?: string | undefined;
+  vcard_uid: string;
+}
+
+/**
+ * The address book server behind stored contacts (CardDAV). Each write is made there first, under the
+ * version last read; the stored contacts then commit it with its notification. A write another client
+ * got in first throws ChangedOnServerError (shared/errors.ts): the caller reads the server's version
+ * back (`readContact`, `readGroup`), commits it, and answers 409. Its groups are flat and keep their
+ * members (`member_uids`); other failures are the client's errors (400, 404, 503).
+ */
+export interface ContactServer {
+  /** Why a group cannot be put under another on this server. */
+  readonly flatGroups: string;
+  /** Whether a stored contact or group is on the server (others, such as contacts collected from mail, are kept here only). */
+  holds(record: { href?: string | undefined; vcard_uid?: string | undefined }): boolean;
+  createContact(grant: GrantRecord, fields: ContactData): Promise<ServerPlace<ContactId>>;
+  /** Replaces a contact's fields: its new ETag. */
+  updateContact(grant: GrantRecord, contact: ContactRecord, fields: ContactData): Promise<string | undefined>;
+  /** Deletes a contact (one the server no longer has is deleted). */
+  deleteContact(grant: GrantRecord, contact: ContactRecord): Promise<void>;
+  createGroup(grant: GrantRecord, name: string): Promise<ServerPlace<ContactGroupId>>;
+  /** Rewrites a group, its name and its members: its new ETag. */
+  updateGroup(grant: GrantRecord, group: ContactGroupRecord, name: string, members: readonly string[]): Promise<string | undefined>;
+  deleteGroup(grant: GrantRecord, group: ContactGroupRecord): Promise<void>;
+  /** The server's version of a contact (its groups from `groups`' members): undefined when it is gone, `contact` itself when unchanged or unreadable. */
+  readContact(grant: GrantRecord, contact: ContactRecord, groups: readonly ContactGroupRecord[]): Promise<ContactRecord | undefined>;
+  /** The server's version of a group: undefined when it is gone, `group` itself when unchanged or unreadable. */
+  readGroup(grant: GrantRecord, group: ContactGroupRecord): Promise<ContactGroupRecord | undefined>;
 }
 
 export interface DraftsProvider {
