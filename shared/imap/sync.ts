@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FetchMessageObject, ImapFlow, ListResponse, MailboxObject } from 'imapflow';
 import { changeMessage, hardDeleteMessage } from '#shared/mailbox/message-ops';
-import { parsedMessageFields, storeServerMessages, type NewMessage } from '#shared/mailbox/store';
+import { parsedMessageFields, serverLookups, storeServerMessages, type NewMessage } from '#shared/mailbox/store';
 import { SYSTEM_FOLDERS } from '#shared/mailbox/system-folders';
 import { folderView } from '#shared/mailbox/views';
 import * as folders from '#shared/db/folders';
@@ -248,14 +248,12 @@ async function syncFolder(ctx: RunContext, folder: ServerFolder): Promise<'done'
     // New messages.
     if (box.uidNext > cp.uid_next) {
       const fresh = ((await client.search({ uid: `${cp.uid_next}:*` }, { uid: true })) || []).filter((uid) => uid >= cp.uid_next).sort((a, b) => a - b);
-      for (let i = 0; i < fresh.length; i += SYNC_BATCH) {
-        const batch = fresh.slice(i, i + SYNC_BATCH);
-        const stored = await storeBatch(ctx, folder, uidValidity, batch, false);
+      const stored = await storeBatches(ctx, folder, uidValidity, fresh, false, async (batch, added) => {
         cp.uid_next = batch.at(-1)! + 1;
-        cp.messages += stored;
+        cp.messages += added;
         await ctx.run.save(state);
-        if (ctx.run.outOfTime() && i + SYNC_BATCH < fresh.length) return 'more';
-      }
+      });
+      if (stored === 'more') return 'more';
       cp.uid_next = Math.max(cp.uid_next, box.uidNext);
     }
     // Expunges without QRESYNC: the counts disagree, so compare the UIDs.
@@ -281,13 +279,12 @@ async function seedFolder(ctx: RunContext, folder: ServerFolder, box: MailboxObj
   const since = new Date((clock.nowSeconds() - SYNC_WINDOW_DAYS * 86400) * 1000);
   const uids = ((await client.search({ since }, { uid: true })) || []).filter((uid) => uid < cp.seed_below!).sort((a, b) => b - a);
   // Quiet while the grant's first sync runs; a reseed after a UIDVALIDITY change stores only what the old UIDs did not hold, quietly too.
-  for (let i = 0; i < uids.length; i += SYNC_BATCH) {
-    const batch = uids.slice(i, i + SYNC_BATCH);
-    cp.messages += await storeBatch(ctx, folder, cp.uid_validity, batch, true);
+  const stored = await storeBatches(ctx, folder, cp.uid_validity, uids, true, async (batch, added) => {
+    cp.messages += added;
     cp.seed_below = batch.at(-1)!;
     await ctx.run.save(state);
-    if (ctx.run.outOfTime() && i + SYNC_BATCH < uids.length) return 'more';
-  }
+  });
+  if (stored === 'more') return 'more';
   delete cp.seed_below;
   // Locations under an older UIDVALIDITY: a message found again has its new location; the others left the folder.
   for (const location of await folderLocations(grant.id, folder.id)) {
@@ -300,34 +297,85 @@ async function seedFolder(ctx: RunContext, folder: ServerFolder, box: MailboxObj
   return 'done';
 }
 
-/** Fetches and stores a batch of UIDs of a folder; how many locations it added. */
-async function storeBatch(ctx: RunContext, folder: ServerFolder, uidValidity: string, uids: number[], quiet: boolean): Promise<number> {
-  if (!uids.length) return 0;
+/**
+ * Stores `uids` of a folder in batches of SYNC_BATCH, in their order: each batch is stored, then
+ * checkpointed by `checkpoint` (with how many locations it added) before the next one is stored.
+ * The next batch is fetched and parsed (read-only, nothing stored) while the current one is stored:
+ * one batch ahead at most, and dropped when the run stops. Stops after a checkpoint when the run is
+ * out of time and batches remain: 'more'.
+ */
+async function storeBatches(
+  ctx: RunContext,
+  folder: ServerFolder,
+  uidValidity: string,
+  uids: readonly number[],
+  quiet: boolean,
+  checkpoint: (batch: number[], added: number) => Promise<void>,
+): Promise<'done' | 'more'> {
+  const batches: number[][] = [];
+  for (let i = 0; i < uids.length; i += SYNC_BATCH) batches.push(uids.slice(i, i + SYNC_BATCH));
+  const fetch = (batch: number[]) => {
+    const fetching = fetchBatch(ctx, folder, uidValidity, batch, quiet);
+    // Awaited below (or settled before leaving); a failure meanwhile is not unhandled.
+    fetching.catch(() => undefined);
+    return fetching;
+  };
+  let next = batches.length ? fetch(batches[0]!) : undefined;
+  for (const [b, batch] of batches.entries()) {
+    const fetched = await next!;
+    next = b + 1 < batches.length ? fetch(batches[b + 1]!) : undefined;
+    try {
+      await checkpoint(batch, await storeFetched(ctx, fetched, quiet));
+    } catch (error) {
+      // The fetch ahead ends before the connection is used again or closed.
+      await next?.catch(() => undefined);
+      throw error;
+    }
+    if (next && ctx.run.outOfTime()) {
+      await next.catch(() => undefined);
+      return 'more';
+    }
+  }
+  return 'done';
+}
+
+/** Fetches a batch of UIDs of a folder and parses its messages (copies of the grant's own drafts left out). */
+async function fetchBatch(ctx: RunContext, folder: ServerFolder, uidValidity: string, uids: number[], quiet: boolean): Promise<ParsedMessage[]> {
   const { grant } = ctx;
   const fetched: FetchMessageObject[] = [];
   for await (const message of ctx.client.fetch(uids.join(','), { uid: true, flags: true, internalDate: true, size: true, source: true }, { uid: true })) fetched.push(message);
   // Copies of the grant's own drafts (shared/imap/drafts.ts, which keeps their locations) are not mail.
-  const parsed = (await Promise.all(fetched.map((message) => newMessageOf(grant, folder, uidValidity, message, quiet)))).filter(
+  return (await Promise.all(fetched.map((message) => newMessageOf(grant, folder, uidValidity, message, quiet)))).filter(
     (p) => folder.id !== 'drafts' || !isDraftCopy(p.input.messageIdHeader!, grant.email),
   );
-  // Known already (in another folder, or before a reset), or twice in this batch: it joins this folder.
-  const known = await messages.getMessageIdHeaders(
+}
+
+/** Stores a fetched batch of a folder; how many locations it added. */
+async function storeFetched(ctx: RunContext, parsed: ParsedMessage[], quiet: boolean): Promise<number> {
+  if (!parsed.length) return 0;
+  const { grant } = ctx;
+  // One read for the batch: which of its Message-IDs are stored (known already: in another folder,
+  // or before a reset), what its messages refer to, and the threads referring to them.
+  const lookups = await serverLookups(
     grant.id,
-    parsed.map((p) => p.input.messageIdHeader!),
+    parsed.map((p) => p.input),
   );
+  const known = lookups.stored;
+  // Known already, or twice in this batch: it joins this folder.
   const seen = new Set<string>();
   const fresh: ParsedMessage[] = [];
   const joining: ParsedMessage[] = [];
-  parsed.forEach((p, i) => {
+  for (const p of parsed) {
     const header = p.input.messageIdHeader!;
     if (known.has(header) || seen.has(header)) joining.push(p);
     else fresh.push(p);
     seen.add(header);
-  });
+  }
   let added = 0;
   const stored = await storeServerMessages(
     grant,
     fresh.map((p) => p.input),
+    lookups,
   );
   stored.forEach((s, i) => {
     if (s.outcome === 'stored') added++;

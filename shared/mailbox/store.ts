@@ -254,28 +254,42 @@ function serverAttachmentRecords(list: readonly NewAttachment[]): AttachmentReco
   }));
 }
 
+/** What storeServerMessages reads of the mailbox for a batch (see serverLookups). */
+export interface ServerLookups {
+  /** Stored messages by Message-ID header: the batch's own headers, and those its messages refer to. */
+  stored: ReadonlyMap<string, { message_id: MessageId; thread_id: ThreadId }>;
+  /** Threads of synced messages that refer to the batch's Message-ID headers (a reply synced before its parent). */
+  referencing: ReadonlyMap<string, ThreadId>;
+}
+
+/**
+ * The reads of a batch of synced messages, side by side: the stored messages of their own
+ * Message-ID headers and of those they refer to (batches go newest first), and the threads of
+ * synced messages referring to them. A caller that needs to know which of its messages are stored
+ * already reads them here and hands them to storeServerMessages, which then reads nothing more.
+ */
+export async function serverLookups(grantId: GrantId, inputs: readonly Pick<NewMessage, 'messageIdHeader' | 'inReplyTo' | 'references'>[]): Promise<ServerLookups> {
+  const own = inputs.flatMap((input) => (input.messageIdHeader ? [input.messageIdHeader] : []));
+  const [stored, referencing] = await Promise.all([messages.getMessageIdHeaders(grantId, [...own, ...inputs.flatMap((input) => threadingHeaders(input))]), messages.threadsReferencing(grantId, own)]);
+  return { stored, referencing };
+}
+
 /**
  * Stores a batch of messages synced from the server that holds them (every input has `server` and
  * `id`): their records, postings, search entries and locations in as few transactions as DynamoDB
  * allows (shared/db/messages.ts insertMailboxMessages), large bodies to S3 first. Threads are found
  * in the mailbox by References/In-Reply-To, or in the batch itself (a reply synced with its parent).
  * Thread aggregates and the search merge are the batch's one messages-stored job. Per input: its
- * record, and whether it was stored or its Message-ID already was (`duplicate`).
+ * record, and whether it was stored or its Message-ID already was (`duplicate`). `lookups`: the
+ * batch's reads (serverLookups), when the caller made them already.
  */
-export async function storeServerMessages(grant: GrantRecord, inputs: readonly NewMessage[]): Promise<{ record: MessageRecord; outcome: 'stored' | 'duplicate' | 'refused' }[]> {
+export async function storeServerMessages(
+  grant: GrantRecord,
+  inputs: readonly NewMessage[],
+  lookups?: ServerLookups,
+): Promise<{ record: MessageRecord; outcome: 'stored' | 'duplicate' | 'refused' }[]> {
   const grantId = grant.id;
-  // Two reads for the whole batch: the stored messages its messages refer to, and the threads of
-  // synced messages that refer to its messages (a reply synced before its parent: batches go newest first).
-  const [stored, referencing] = await Promise.all([
-    messages.getMessageIdHeaders(
-      grantId,
-      inputs.flatMap((input) => threadingHeaders(input)),
-    ),
-    messages.threadsReferencing(
-      grantId,
-      inputs.flatMap((input) => (input.messageIdHeader ? [input.messageIdHeader] : [])),
-    ),
-  ]);
+  const { stored, referencing } = lookups ?? (await serverLookups(grantId, inputs));
   const inBatch = new Map<string, ThreadId>();
   const planned = inputs.map((input) => {
     const id = input.id ?? newId('message');
