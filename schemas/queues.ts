@@ -39,8 +39,8 @@ const jobs = () =>
     ] as const),
     job(
       'messages-stored',
-      "Committed with a batch of messages stored together (a sync's batch): refreshes their threads, then merges the mailbox's search entries into its segments, once for the batch, and collects its correspondents as inbox contacts (`message_ids`; absent in jobs committed before contacts).",
-      { ...ForGrant, thread_ids: { type: 'array', items: Id }, message_ids: { type: 'array', items: Id } },
+      "Committed with a batch of messages stored together (a sync's batch): refreshes their threads, then merges the mailbox's search entries into its segments, once for the batch, and collects its correspondents as inbox contacts (`message_ids`; absent in jobs committed before contacts). `import`: the batch is history a first sync brings in, whose merges wait for larger steps (the sync's end commits a merge-search).",
+      { ...ForGrant, thread_ids: { type: 'array', items: Id }, message_ids: { type: 'array', items: Id }, import: { type: 'boolean' } },
       ['application_id', 'grant_id', 'thread_ids'] as const,
     ),
     job(

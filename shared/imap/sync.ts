@@ -11,7 +11,7 @@ import { folderLocations, getLocation, locationDelete, locationPut, readServerPl
 import * as messages from '#shared/db/messages';
 import { transactWrite } from '#shared/db/transact';
 import type { OutboxEntry } from '#shared/db/outbox';
-import { derivedId, type MessageId } from '#shared/ids';
+import { derivedId, newId, type MessageId } from '#shared/ids';
 import { isDraftCopy } from '#shared/imap/draft-copies';
 import { parseMime } from '#shared/mail/parse';
 import { newNotification } from '#shared/notifications/notification';
@@ -158,6 +158,8 @@ export async function runImapSync(grant: GrantRecord, client: ImapFlow, run: Syn
         object: { id: grant.id, grant_id: grant.id, provider: grant.provider, email: grant.email, folders: listed.length, messages: count, completed_at: clock.nowSeconds() },
       }),
     });
+    // The import's last search entries, which its batches' merges left for a larger step.
+    outbox.push({ job: { kind: 'merge-search', application_id: grant.application_id, grant_id: grant.id }, id: newId('job'), applicationId: grant.application_id });
   }
   await run.save(state, outbox);
   return { status, changed: ctx.changed };

@@ -52,6 +52,13 @@ const LEASED_MERGE_MIN = 8;
  * Deletes (tombstones) and due tiered merges are never deferred.
  */
 export const DEFERRED_MERGE_MAX = 16;
+/**
+ * The same for the batches a first sync brings in (history, stored quietly): a merge reads every
+ * entry above the watermark, which trails the newest by COMMIT_MARGIN_MS, so during an import each
+ * merge re-reads what the import stored in the last minutes; merging every few batches rather than
+ * every batch divides that by as much. The sync's end commits a merge-search job for what is left.
+ */
+export const IMPORT_MERGE_MAX = 512;
 /** Merged entries above the watermark from which a merge with nothing else to do still moves it up. */
 const WATERMARK_ADVANCE_MIN = 64;
 const MAX_ROUNDS = 20;
@@ -423,10 +430,10 @@ export async function runMessageStoredJob(job: Extract<Job, { kind: 'message-sto
   await mergeSearchIndex(job.grant_id as GrantId, { wait: true, outOfTime, deferBelow: DEFERRED_MERGE_MAX });
 }
 
-/** The messages-stored job: the threads of a batch stored together, then one merge of the mailbox's search entries. */
+/** The messages-stored job: the threads of a batch stored together, then one merge of the mailbox's search entries (in larger steps for an import's batch). */
 export async function runMessagesStoredJob(job: Extract<Job, { kind: 'messages-stored' }>, outOfTime: () => boolean): Promise<void> {
   if (!(await getGrant(job.application_id as ApplicationId, job.grant_id as GrantId))) return;
   // Threads side by side (a batch's are mostly distinct): each refresh is a read of its messages and one write.
   await inPool([...new Set(job.thread_ids)], 8, async (threadId) => void (await refreshThreadNow(job.grant_id as GrantId, threadId as ThreadId)));
-  await mergeSearchIndex(job.grant_id as GrantId, { wait: true, outOfTime, deferBelow: DEFERRED_MERGE_MAX });
+  await mergeSearchIndex(job.grant_id as GrantId, { wait: true, outOfTime, deferBelow: job.import ? IMPORT_MERGE_MAX : DEFERRED_MERGE_MAX });
 }

@@ -324,6 +324,8 @@ export async function storeServerMessages(
               grant_id: grantId,
               thread_ids: [...new Set(planned.map((p) => p.record.thread_id))],
               message_ids: planned.map((p) => p.record.id),
+              // History a first sync brings in (every message quiet): merged in larger steps.
+              ...(planned.every((p) => p.input.server?.quiet) ? { import: true } : {}),
             },
             id: newId('job'),
             applicationId: grant.application_id,

@@ -1,5 +1,7 @@
 import { ImapFlow } from 'imapflow';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { getSearchManifest } from '#shared/db/search';
+import type { GrantId } from '#shared/ids';
 import { useApi } from '../support/harness';
 import { useDovecot } from '../support/dovecot';
 import { createTestQueue, drainQueue, messagesIn } from '../support/queues';
@@ -154,6 +156,9 @@ describe('IMAP sync', () => {
     expect(published.filter((n) => n.type.startsWith('message.'))).toEqual([]);
     expect(published.filter((n) => n.type === 'grant.imap_sync_completed')).toHaveLength(1);
     expect(published.find((n) => n.type === 'grant.imap_sync_completed')!.data.object).toMatchObject({ grant_id: grant.id, messages: 47 });
+    // An import's batches merge their search entries in large steps; the sync's end merged the rest.
+    const manifest = await getSearchManifest(grant.id as GrantId);
+    expect(Object.values(manifest.segments).reduce((docs, segment) => docs + segment.docs, 0)).toBe(messages.length);
 
     // A run with nothing new changes nothing and says nothing.
     await syncRun(grant.id);
