@@ -1,7 +1,7 @@
 import type { GrantRecord } from '#shared/db/grants';
 import type { DavCheckpoints } from '#shared/db/mail-sync';
 import { logger } from '#shared/logger';
-import type { MailSync, SyncOutcome, SyncRun } from '#shared/providers/contract';
+import type { SyncSource, SyncOutcome, SyncRun } from '#shared/providers/contract';
 import { DavError, type DavClient } from '#shared/dav/client';
 import { hasCalDav, syncCalendarList } from '#shared/dav/calendars';
 import { syncCalendarObjects } from '#shared/dav/events';
@@ -74,4 +74,4 @@ export async function runDavSync(grant: GrantRecord, run: SyncRun): Promise<Sync
   return { status: 'done', changed };
 }
 
-export const davSync: MailSync = { run: runDavSync };
+export const davSync: SyncSource = { run: runDavSync };

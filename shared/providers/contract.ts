@@ -109,7 +109,7 @@ export interface FoldersProvider {
  * Server ports. A stored provider is the stored mailbox (shared/mailbox/) with, for a synced account,
  * the remote server behind it: each change the API makes is made there first through one of these
  * ports, then committed in the mailbox with its notification. Changes made elsewhere come back by its
- * sync (MailSync below). The Agent Account is the stored mailbox with no server.
+ * sync (SyncSource below). The Agent Account is the stored mailbox with no server.
  */
 
 /**
@@ -460,7 +460,13 @@ export interface SyncOutcome {
   changed: boolean;
 }
 
-/** Mail kept in step with a server the grant connects to (Agent Accounts need none: their mail is stored as it arrives). */
-export interface MailSync {
+/**
+ * The sync source of a stored provider: what the grant's servers hold, kept in step by bounded runs
+ * (mail, calendars, contacts). A run lists what changed since its cursor, fetches it in batches,
+ * stores each batch in the stored mailbox and checkpoints a cursor that only moves forward
+ * (`run.save`), stopping between batches when `run.outOfTime()`. Agent Accounts need none: their
+ * mail is stored as it arrives.
+ */
+export interface SyncSource {
   run(grant: GrantRecord, run: SyncRun): Promise<SyncOutcome>;
 }
