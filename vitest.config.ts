@@ -34,7 +34,15 @@ export default defineConfig({
     hookTimeout: 120_000,
     reporters: ['default'],
     projects: [
-      { extends: true, test: { name: 'main', include: ['test/**/*.test.ts'], exclude: [...HEAVY, ...FINAL], sequence: { groupOrder: 0 } } },
+      {
+        extends: true,
+        test: {
+          name: 'main',
+          include: ['test/**/*.test.ts'],
+          exclude: [...HEAVY, ...FINAL],
+          sequence: { groupOrder: 0 },
+        },
+      },
       { extends: true, test: { name: 'heavy', include: HEAVY, maxWorkers: 1, sequence: { groupOrder: 1 } } },
       { extends: true, test: { name: 'final', include: FINAL, maxWorkers: 1, sequence: { groupOrder: 2 } } },
     ],

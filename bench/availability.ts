@@ -50,7 +50,9 @@ export async function runAvailabilityBench(): Promise<void> {
     console.log(`seeded ${FIVE} and ${ONE} events in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
 
     const window = { start_time: WINDOW_START, end_time: WINDOW_START + WINDOW_DAYS * DAY };
-    const openHours = (i: number) => [{ days: [1, 2, 3, 4, 5], timezone: ZONES[i % ZONES.length]!, start: '7:00', end: '21:00' }];
+    const openHours = (i: number) => [
+      { days: [1, 2, 3, 4, 5], timezone: ZONES[i % ZONES.length]!, start: '7:00', end: '21:00' },
+    ];
     const body = (people: GrantRecord[], method: string) => ({
       ...window,
       duration_minutes: 30,
@@ -63,11 +65,26 @@ export async function runAvailabilityBench(): Promise<void> {
     const engineRun = async (people: GrantRecord[], method: 'collective' | 'max-availability') => {
       const participants = await Promise.all(
         people.map(async (g, i) => {
-          const times = await freeBusyOf(g).busy(g, { calendar_ids: ['primary'], start: window.start_time - 300, end: window.end_time + 300, tentative_as_busy: true, fairness_group: 'rr' });
+          const times = await freeBusyOf(g).busy(g, {
+            calendar_ids: ['primary'],
+            start: window.start_time - 300,
+            end: window.end_time + 300,
+            tentative_as_busy: true,
+            fairness_group: 'rr',
+          });
           return { email: g.email, busy: times.busy, open_hours: openHours(i), fairness_count: times.fairness_count };
         }),
       );
-      const input = { start: window.start_time, end: window.end_time, duration_minutes: 30, interval_minutes: 30, round_to: 15, method, buffer: { before: 5, after: 5 }, participants };
+      const input = {
+        start: window.start_time,
+        end: window.end_time,
+        duration_minutes: 30,
+        interval_minutes: 30,
+        round_to: 15,
+        method,
+        buffer: { before: 5, after: 5 },
+        participants,
+      };
       for (let i = 0; i < scaled(20, 2); i++) engine.computeAvailability(input);
       const samples: number[] = [];
       let slots = 0;
@@ -76,7 +93,12 @@ export async function runAvailabilityBench(): Promise<void> {
         slots = engine.computeAvailability(input).time_slots.length;
         samples.push(performance.now() - t);
       }
-      return { p50: percentile(samples, 50), p99: percentile(samples, 99), slots, busy: participants.reduce((n, p) => n + p.busy.length, 0) };
+      return {
+        p50: percentile(samples, 50),
+        p99: percentile(samples, 99),
+        slots,
+        busy: participants.reduce((n, p) => n + p.busy.length, 0),
+      };
     };
 
     const httpRun = async (people: GrantRecord[], method: string) => {
@@ -84,13 +106,22 @@ export async function runAvailabilityBench(): Promise<void> {
       const call = async () => {
         const event = buildEvent(
           { routeKey: 'POST /v3/calendars/availability' },
-          { method: 'POST', url: '/v3/calendars/availability', headers: { authorization: `Bearer ${app.api_key}`, 'content-type': 'application/json' }, body: payload, sourceIp: '127.0.0.1' },
+          {
+            method: 'POST',
+            url: '/v3/calendars/availability',
+            headers: { authorization: `Bearer ${app.api_key}`, 'content-type': 'application/json' },
+            body: payload,
+            sourceIp: '127.0.0.1',
+          },
         );
         const t = performance.now();
         const result = (await handler(event, lambdaContext('availability'))) as APIGatewayProxyStructuredResultV2;
         const elapsed = performance.now() - t;
         if (result.statusCode !== 200) throw new Error(`availability: ${result.statusCode} ${result.body}`);
-        return { elapsed, slots: (JSON.parse(result.body!) as { data: { time_slots: unknown[] } }).data.time_slots.length };
+        return {
+          elapsed,
+          slots: (JSON.parse(result.body!) as { data: { time_slots: unknown[] } }).data.time_slots.length,
+        };
       };
       for (let i = 0; i < scaled(10, 2); i++) await call();
       const samples: number[] = [];
@@ -103,7 +134,18 @@ export async function runAvailabilityBench(): Promise<void> {
       return { p50: percentile(samples, 50), p99: percentile(samples, 99), slots };
     };
 
-    const rows: (string | number)[][] = [['case', 'engine p50', 'engine p99', 'request p50', 'request p99', 'DynamoDB floor p50', 'busy intervals', 'slots']];
+    const rows: (string | number)[][] = [
+      [
+        'case',
+        'engine p50',
+        'engine p99',
+        'request p50',
+        'request p99',
+        'DynamoDB floor p50',
+        'busy intervals',
+        'slots',
+      ],
+    ];
     const results: Record<string, { engine: number; http: number; floor: number }> = {};
     for (const [label, people, method] of [
       [`${FIVE} collective`, busyFive, 'collective'],
@@ -114,17 +156,30 @@ export async function runAvailabilityBench(): Promise<void> {
       const h = await httpRun(people, method);
       const floor = await windowReadFloor(people, window.start_time - 300, window.end_time + 300, HTTP_RUNS);
       results[label] = { engine: e.p50, http: h.p50, floor };
-      rows.push([label, fmt(e.p50, 3), fmt(e.p99, 3), fmt(h.p50), fmt(h.p99), fmt(floor), e.busy, `${e.slots}/${h.slots}`]);
+      rows.push([
+        label,
+        fmt(e.p50, 3),
+        fmt(e.p99, 3),
+        fmt(h.p50),
+        fmt(h.p99),
+        fmt(floor),
+        e.busy,
+        `${e.slots}/${h.slots}`,
+      ]);
     }
     console.log(table(rows));
     const five = results[`${FIVE} collective`]!;
     const one = results[`${ONE} collective`]!;
-    console.log(`\nengine p50 at ${FIVE}: ${fmt(five.engine, 3)} (target ≤ 20 ms: ${five.engine <= 20 ? 'met' : 'NOT met'})`);
+    console.log(
+      `\nengine p50 at ${FIVE}: ${fmt(five.engine, 3)} (target ≤ 20 ms: ${five.engine <= 20 ? 'met' : 'NOT met'})`,
+    );
     console.log(`request p50 at ${FIVE}: ${fmt(five.http)} (target ≤ 100 ms: ${five.http <= 100 ? 'met' : 'NOT met'})`);
     console.log(
       `  against this machine's floor (the same window queries alone on DynamoDB Local): ${fmt(five.floor)}, request / floor ${(five.http / five.floor).toFixed(2)}; our time above the floor ${fmt(five.http - five.floor)}`,
     );
-    console.log(`growth ${FIVE} / ${ONE}: engine ×${(five.engine / one.engine).toFixed(1)}, request ×${(five.http / one.http).toFixed(1)}`);
+    console.log(
+      `growth ${FIVE} / ${ONE}: engine ×${(five.engine / one.engine).toFixed(1)}, request ×${(five.http / one.http).toFixed(1)}`,
+    );
   } finally {
     await stack.stop();
   }

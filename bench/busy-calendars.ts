@@ -10,15 +10,22 @@ const DAY = 86_400;
  * seeding thousands takes seconds. Deterministic for the same `n` and `count`. Call once the local
  * stack's environment is set: the modules are loaded then.
  */
-export async function seedBusyAccount(context: { applicationId: string }, n: number, count: number, windowStart: number, days: number) {
-  const [grants, { primaryCalendarId }, { eventItems }, { batchWrite, putRequests }, { newId }, { seriesBounds }] = await Promise.all([
-    import('#shared/grants/create'),
-    import('#shared/mailbox/calendars'),
-    import('#shared/db/events'),
-    import('#shared/db/batch'),
-    import('#shared/ids'),
-    import('#shared/calendar/recurrence'),
-  ]);
+export async function seedBusyAccount(
+  context: { applicationId: string },
+  n: number,
+  count: number,
+  windowStart: number,
+  days: number,
+) {
+  const [grants, { primaryCalendarId }, { eventItems }, { batchWrite, putRequests }, { newId }, { seriesBounds }] =
+    await Promise.all([
+      import('#shared/grants/create'),
+      import('#shared/mailbox/calendars'),
+      import('#shared/db/events'),
+      import('#shared/db/batch'),
+      import('#shared/ids'),
+      import('#shared/calendar/recurrence'),
+    ]);
   type EventRecord = import('#shared/db/events').EventRecord;
   const grant = await grants.createCustomGrant(
     { ...context, credential: 'api_key' } as never,
@@ -64,7 +71,9 @@ export async function seedBusyAccount(context: { applicationId: string }, n: num
   for (let s = 0; s < seriesCount; s++) {
     const daily = s % 2 === 0;
     const openEnded = s % 20 === 0;
-    const start = (openEnded ? windowStart - (1 + (s % 5)) * 7 * DAY : windowStart + Math.floor(rnd() * days) * DAY) + (6 * 4 + Math.floor(rnd() * 60)) * 900;
+    const start =
+      (openEnded ? windowStart - (1 + (s % 5)) * 7 * DAY : windowStart + Math.floor(rnd() * days) * DAY) +
+      (6 * 4 + Math.floor(rnd() * 60)) * 900;
     const rule = `RRULE:FREQ=${daily ? 'DAILY' : 'WEEKLY'}${openEnded ? '' : `;COUNT=${daily ? 3 + Math.floor(rnd() * 8) : 2 + Math.floor(rnd() * 3)}`}`;
     const record = base(start, start + 1800, count + s);
     record.recurrence = [rule];
@@ -82,8 +91,20 @@ export async function seedBusyAccount(context: { applicationId: string }, n: num
  * bucket of each account's primary calendar, side by side, the same projected fields), straight to
  * the database with nothing of ours around them. p50 over `runs`, after 10 warm-up reads (2 in a smoke run).
  */
-export async function windowReadFloor(accounts: readonly { id: string }[], from: number, to: number, runs: number): Promise<number> {
-  const [{ dynamo, TABLE_NAME }, { QueryCommand }, { windowPartition, windowSortKey }, { primaryCalendarId }, { bucketsOfWindow }, { BUSY_FIELDS }] = await Promise.all([
+export async function windowReadFloor(
+  accounts: readonly { id: string }[],
+  from: number,
+  to: number,
+  runs: number,
+): Promise<number> {
+  const [
+    { dynamo, TABLE_NAME },
+    { QueryCommand },
+    { windowPartition, windowSortKey },
+    { primaryCalendarId },
+    { bucketsOfWindow },
+    { BUSY_FIELDS },
+  ] = await Promise.all([
     import('#shared/aws/dynamodb'),
     import('@aws-sdk/lib-dynamodb'),
     import('#shared/db/keys'),
@@ -92,7 +113,10 @@ export async function windowReadFloor(accounts: readonly { id: string }[], from:
     import('#shared/mailbox/event-windows'),
   ]);
   const names = ['id', ...BUSY_FIELDS];
-  const projection = { ProjectionExpression: names.map((_, i) => `#f${i}`).join(', '), ExpressionAttributeNames: Object.fromEntries(names.map((n, i) => [`#f${i}`, n])) };
+  const projection = {
+    ProjectionExpression: names.map((_, i) => `#f${i}`).join(', '),
+    ExpressionAttributeNames: Object.fromEntries(names.map((n, i) => [`#f${i}`, n])),
+  };
   const read = () =>
     Promise.all(
       accounts.flatMap((g) =>
@@ -104,7 +128,11 @@ export async function windowReadFloor(accounts: readonly { id: string }[], from:
                 TableName: TABLE_NAME,
                 KeyConditionExpression: 'pk = :pk AND sk < :to',
                 FilterExpression: 'window_end > :from',
-                ExpressionAttributeValues: { ':pk': windowPartition(g.id as never, primaryCalendarId(g.id as never), bucket), ':to': windowSortKey(to, ''), ':from': from },
+                ExpressionAttributeValues: {
+                  ':pk': windowPartition(g.id as never, primaryCalendarId(g.id as never), bucket),
+                  ':to': windowSortKey(to, ''),
+                  ':from': from,
+                },
                 ExclusiveStartKey: startKey,
                 ...projection,
               }),

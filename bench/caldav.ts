@@ -76,7 +76,9 @@ function objects(count: number): { name: string; text: string }[] {
   for (let s = 0; s < seriesCount; s++) {
     const openEnded = s < 3;
     const daily = s % 2 === 0;
-    const start = openEnded ? WINDOW_START - (s + 1) * 10 * WEEK + 9 * 3600 : from + Math.floor((((s + 0.5) / seriesCount) * weeks * WEEK) / 3600) * 3600;
+    const start = openEnded
+      ? WINDOW_START - (s + 1) * 10 * WEEK + 9 * 3600
+      : from + Math.floor((((s + 0.5) / seriesCount) * weeks * WEEK) / 3600) * 3600;
     const rule = `RRULE:FREQ=${daily ? 'DAILY' : 'WEEKLY'}${openEnded ? '' : `;COUNT=${daily ? 10 + (s % 20) : 4 + (s % 10)}`}`;
     const uid = randomUUID();
     out.push({ name: `${uid}.ics`, text: vevent(uid, start, start + 1800, [rule]) });
@@ -94,7 +96,9 @@ async function inPool<T>(items: readonly T[], concurrency: number, run: (item: T
 }
 
 export async function runCalDavBench(): Promise<void> {
-  console.log(`\n## CalDAV: first sync of ${N} events, and one week listed from synced data vs an Agent Account (issue 27)\n`);
+  console.log(
+    `\n## CalDAV: first sync of ${N} events, and one week listed from synced data vs an Agent Account (issue 27)\n`,
+  );
   let radicale;
   try {
     radicale = await startRadicale({
@@ -136,7 +140,11 @@ export async function runCalDavBench(): Promise<void> {
       import('#shared/db/batch'),
       import('#shared/ids'),
     ]);
-    const clientOf = (user: string) => new DavClient({ fetch: (input, init) => fetch(input, init), auth: { type: 'basic', username: user, password: PASSWORD } });
+    const clientOf = (user: string) =>
+      new DavClient({
+        fetch: (input, init) => fetch(input, init),
+        auth: { type: 'basic', username: user, password: PASSWORD },
+      });
     const homeOf = (user: string) => `${radicale.url}${encodeURIComponent(user)}/`;
     const client = clientOf(USER);
     const home = homeOf(USER);
@@ -148,7 +156,11 @@ export async function runCalDavBench(): Promise<void> {
         const response = await fetch(`${url}${o.name}`, {
           method: 'PUT',
           body: o.text,
-          headers: { 'content-type': 'text/calendar', 'if-none-match': '*', authorization: `Basic ${Buffer.from(`${user}:${PASSWORD}`).toString('base64')}` },
+          headers: {
+            'content-type': 'text/calendar',
+            'if-none-match': '*',
+            authorization: `Basic ${Buffer.from(`${user}:${PASSWORD}`).toString('base64')}`,
+          },
         });
         await response.arrayBuffer();
         if (response.status !== 201) throw new Error(`PUT ${o.name}: ${response.status}`);
@@ -159,7 +171,9 @@ export async function runCalDavBench(): Promise<void> {
     const seeded = objects(N);
     const seedStart = performance.now();
     await seed(USER, calendarUrl, seeded);
-    console.log(`PUT ${N} events on Radicale in ${((performance.now() - seedStart) / 1000).toFixed(1)} s (not timed below)`);
+    console.log(
+      `PUT ${N} events on Radicale in ${((performance.now() - seedStart) / 1000).toFixed(1)} s (not timed below)`,
+    );
 
     const app = await createApplication({ name: 'bench caldav' });
     const connect = async (user: string) =>
@@ -170,7 +184,16 @@ export async function runCalDavBench(): Promise<void> {
           email: user,
           providerUserId: user,
           scope: ['email'],
-          settings: { imap_username: user, imap_host: '127.0.0.1', imap_port: 993, smtp_username: user, smtp_host: '127.0.0.1', smtp_port: 587, caldav_url: radicale.url, calendar_home: homeOf(user) },
+          settings: {
+            imap_username: user,
+            imap_host: '127.0.0.1',
+            imap_port: 993,
+            smtp_username: user,
+            smtp_host: '127.0.0.1',
+            smtp_port: 587,
+            caldav_url: radicale.url,
+            calendar_home: homeOf(user),
+          },
           tokens: { source: 'password', passwords: { imap_password: PASSWORD, smtp_password: PASSWORD } },
           ip: '127.0.0.1',
           userAgent: 'bench',
@@ -185,8 +208,15 @@ export async function runCalDavBench(): Promise<void> {
       const warmGrant = await connect(WARM_USER);
       const warmList = await syncCalendarList(warmGrant, warmClient, { quiet: true });
       const warmCalendar = warmList.calendars.find((c) => c.href === warmUrl)!;
-      const warmed = await syncCalendarObjects(warmGrant, warmClient, { ...warmCalendar, href: warmUrl }, undefined, true);
-      if (warmed.changed !== WARM_EVENTS) throw new Error(`the warm-up sync stored ${warmed.changed} of ${WARM_EVENTS} events`);
+      const warmed = await syncCalendarObjects(
+        warmGrant,
+        warmClient,
+        { ...warmCalendar, href: warmUrl },
+        undefined,
+        true,
+      );
+      if (warmed.changed !== WARM_EVENTS)
+        throw new Error(`the warm-up sync stored ${warmed.changed} of ${WARM_EVENTS} events`);
     }
 
     // The server's own cost, measured first: the same sync-collection and multigets, nothing stored.
@@ -194,7 +224,8 @@ export async function runCalDavBench(): Promise<void> {
     const listing = await client.syncCollection(calendarUrl);
     const urls = listing.changed.map((c) => c.url);
     let fetched = 0;
-    for (let i = 0; i < urls.length; i += 50) fetched += (await client.multiget(calendarUrl, urls.slice(i, i + 50), 'calendar')).length;
+    for (let i = 0; i < urls.length; i += 50)
+      fetched += (await client.multiget(calendarUrl, urls.slice(i, i + 50), 'calendar')).length;
     const floorMs = performance.now() - floorStart;
 
     const grant = await connect(USER);
@@ -204,7 +235,9 @@ export async function runCalDavBench(): Promise<void> {
     const outcome = await syncCalendarObjects(grant, client, { ...calendar, href: calendarUrl }, undefined, true);
     const syncMs = performance.now() - syncStart;
     if (outcome.changed !== N || fetched !== N)
-      throw new Error(`sync stored ${outcome.changed} and the floor fetched ${fetched} of ${N} events (skipped: ${JSON.stringify(outcome.skipped.slice(0, 3))})`);
+      throw new Error(
+        `sync stored ${outcome.changed} and the floor fetched ${fetched} of ${N} events (skipped: ${JSON.stringify(outcome.skipped.slice(0, 3))})`,
+      );
 
     // The durable floor: the server's part again, plus one bare transaction per event of as many items as ours wrote.
     const { scanEvents } = await import('#shared/db/events');
@@ -215,7 +248,8 @@ export async function runCalDavBench(): Promise<void> {
     const durableStart = performance.now();
     const again = (await client.syncCollection(calendarUrl)).changed.map((c) => c.url);
     const fetchedAgain: string[] = [];
-    for (let i = 0; i < again.length; i += 50) fetchedAgain.push(...(await client.multiget(calendarUrl, again.slice(i, i + 50), 'calendar')).map((o) => o.data));
+    for (let i = 0; i < again.length; i += 50)
+      fetchedAgain.push(...(await client.multiget(calendarUrl, again.slice(i, i + 50), 'calendar')).map((o) => o.data));
     await inPool(
       fetchedAgain.map((data, i) => ({ data, i })),
       8,
@@ -224,7 +258,10 @@ export async function runCalDavBench(): Promise<void> {
         await bare.send(
           new TransactWriteItemsCommand({
             TransactItems: Array.from({ length: count }, (_, k) => ({
-              Put: { TableName: process.env.TABLE_NAME!, Item: { pk: { S: `floor#${i}` }, sk: { S: String(k) }, ...(k === 0 ? { data: { S: data } } : {}) } },
+              Put: {
+                TableName: process.env.TABLE_NAME!,
+                Item: { pk: { S: `floor#${i}` }, sk: { S: String(k) }, ...(k === 0 ? { data: { S: data } } : {}) },
+              },
             })),
           }),
         );
@@ -248,18 +285,34 @@ export async function runCalDavBench(): Promise<void> {
 
     const measure = (run: () => Promise<{ items: unknown[] }>) => timeList(run, RUNS, WARM_UP);
     const week = { expand_recurring: true, start: WINDOW_START, end: WINDOW_START + WEEK, limit: 200 };
-    const agentRun = await measure(() => agentEvents.listEvents(agentGrant, { ...week, calendar_id: agentCalendar.id }, 200));
+    const agentRun = await measure(() =>
+      agentEvents.listEvents(agentGrant, { ...week, calendar_id: agentCalendar.id }, 200),
+    );
     const davRun = await measure(() => calDavEvents.list(grant, { ...week, calendar_id: calendar.id }, 200));
     const perSecond = (ms: number) => ((N / ms) * 1000).toFixed(0);
     console.log(
       table([
         ['first sync', 'time', 'events/s'],
-        [`ours: calendar list, sync-collection, multiget, ${N} events stored`, `${(syncMs / 1000).toFixed(2)} s`, perSecond(syncMs)],
-        ['floor: the same sync-collection and multigets alone (the server)', `${(floorMs / 1000).toFixed(2)} s`, perSecond(floorMs)],
-        [`durable floor: those plus bare transactions of ${itemsPerEvent.toFixed(2)} items per event`, `${(durableMs / 1000).toFixed(2)} s`, perSecond(durableMs)],
+        [
+          `ours: calendar list, sync-collection, multiget, ${N} events stored`,
+          `${(syncMs / 1000).toFixed(2)} s`,
+          perSecond(syncMs),
+        ],
+        [
+          'floor: the same sync-collection and multigets alone (the server)',
+          `${(floorMs / 1000).toFixed(2)} s`,
+          perSecond(floorMs),
+        ],
+        [
+          `durable floor: those plus bare transactions of ${itemsPerEvent.toFixed(2)} items per event`,
+          `${(durableMs / 1000).toFixed(2)} s`,
+          perSecond(durableMs),
+        ],
       ]),
     );
-    console.log(`\nours ÷ floor (events/s): ${(floorMs / syncMs).toFixed(2)}; ours ÷ durable floor: ${(durableMs / syncMs).toFixed(2)}\n`);
+    console.log(
+      `\nours ÷ floor (events/s): ${(floorMs / syncMs).toFixed(2)}; ours ÷ durable floor: ${(durableMs / syncMs).toFixed(2)}\n`,
+    );
     console.log(
       table([
         ['one week, expand_recurring=true', 'p50', 'p99', 'events in the week (instances)'],
@@ -268,8 +321,13 @@ export async function runCalDavBench(): Promise<void> {
       ]),
     );
     const ratio = davRun.p50 / agentRun.p50;
-    console.log(`\nratio p50(CalDAV) / p50(Agent Account): ${ratio.toFixed(2)} (target ≤ ${TARGET}: ${ratio <= TARGET ? 'met' : 'NOT met'})`);
-    if (davRun.items !== agentRun.items) throw new Error(`the week holds ${davRun.items} instances for the CalDAV grant and ${agentRun.items} for the Agent Account`);
+    console.log(
+      `\nratio p50(CalDAV) / p50(Agent Account): ${ratio.toFixed(2)} (target ≤ ${TARGET}: ${ratio <= TARGET ? 'met' : 'NOT met'})`,
+    );
+    if (davRun.items !== agentRun.items)
+      throw new Error(
+        `the week holds ${davRun.items} instances for the CalDAV grant and ${agentRun.items} for the Agent Account`,
+      );
   } finally {
     await stack.stop();
     await radicale.stop();

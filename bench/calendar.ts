@@ -26,7 +26,16 @@ export async function runCalendarBench(): Promise<void> {
   const stack = await startStack(`benchcal${process.pid}`);
   Object.assign(process.env, stack.env, { LOG_LEVEL: 'warn' });
   try {
-    const [{ createApplication }, grants, { createCalendar }, { listEvents }, { eventItems }, { batchWrite, putRequests }, { newId }, { seriesBounds }] = await Promise.all([
+    const [
+      { createApplication },
+      grants,
+      { createCalendar },
+      { listEvents },
+      { eventItems },
+      { batchWrite, putRequests },
+      { newId },
+      { seriesBounds },
+    ] = await Promise.all([
       import('#shared/applications/service'),
       import('#shared/grants/create'),
       import('#shared/mailbox/calendars'),
@@ -84,7 +93,9 @@ export async function runCalendarBench(): Promise<void> {
         const openEnded = s < 3;
         const daily = s % 2 === 0;
         // Open-ended ones began before the window; the others anywhere in the calendar's span.
-        const start = openEnded ? WINDOW_START - (s + 1) * 10 * WEEK + 9 * 3600 : from + Math.floor((((s + 0.5) / seriesCount) * weeks * WEEK) / 3600) * 3600;
+        const start = openEnded
+          ? WINDOW_START - (s + 1) * 10 * WEEK + 9 * 3600
+          : from + Math.floor((((s + 0.5) / seriesCount) * weeks * WEEK) / 3600) * 3600;
         const rule = `RRULE:FREQ=${daily ? 'DAILY' : 'WEEKLY'}${openEnded ? '' : `;COUNT=${daily ? 10 + (s % 20) : 4 + (s % 10)}`}`;
         const record = base(newId('event'), start, start + 1800);
         record.recurrence = [rule];
@@ -99,13 +110,21 @@ export async function runCalendarBench(): Promise<void> {
     };
 
     const measure = async (calendarId: string) => {
-      const query = { calendar_id: calendarId, expand_recurring: true, start: WINDOW_START, end: WINDOW_START + WEEK, limit: 200 };
+      const query = {
+        calendar_id: calendarId,
+        expand_recurring: true,
+        start: WINDOW_START,
+        end: WINDOW_START + WEEK,
+        limit: 200,
+      };
       return timeList(() => listEvents(grantRecord, query, 200), RUNS, WARM_UP);
     };
 
     const small = await seed(SMALL);
     const big = await seed(BIG);
-    console.log(`seeded ${SMALL} events in ${(small.ms / 1000).toFixed(1)} s and ${BIG} in ${(big.ms / 1000).toFixed(1)} s (${small.series} and ${big.series} series)\n`);
+    console.log(
+      `seeded ${SMALL} events in ${(small.ms / 1000).toFixed(1)} s and ${BIG} in ${(big.ms / 1000).toFixed(1)} s (${small.series} and ${big.series} series)\n`,
+    );
     const smallRun = await measure(small.calendar.id);
     const bigRun = await measure(big.calendar.id);
     console.log(
@@ -116,7 +135,9 @@ export async function runCalendarBench(): Promise<void> {
       ]),
     );
     const ratio = bigRun.p50 / smallRun.p50;
-    console.log(`\nratio p50(${BIG}) / p50(${SMALL}): ${ratio.toFixed(2)} (target ≤ 1.2: ${ratio <= 1.2 ? 'met' : 'NOT met'}); p50 at ${BIG}: ${fmtMs(bigRun.p50)}`);
+    console.log(
+      `\nratio p50(${BIG}) / p50(${SMALL}): ${ratio.toFixed(2)} (target ≤ 1.2: ${ratio <= 1.2 ? 'met' : 'NOT met'}); p50 at ${BIG}: ${fmtMs(bigRun.p50)}`,
+    );
   } finally {
     await stack.stop();
   }

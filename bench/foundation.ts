@@ -69,7 +69,9 @@ function moduleGroup(input: string): string {
 /** Whether a module group is the AWS SDK (its clients, core and the Smithy runtime they share). */
 const isSdkGroup = (group: string) => /^@(aws-sdk|smithy|aws)\//.test(group);
 
-async function bundleContents(): Promise<Map<string, { bytes: number; sdk: number; clients: string[]; top: [string, number][] }>> {
+async function bundleContents(): Promise<
+  Map<string, { bytes: number; sdk: number; clients: string[]; top: [string, number][] }>
+> {
   const config = loadServerlessConfig();
   const result = await build({
     ...esbuildOptions(config),
@@ -82,19 +84,26 @@ async function bundleContents(): Promise<Map<string, { bytes: number; sdk: numbe
     logLevel: 'error',
   });
   const byEntry = new Map<string, Metafile['outputs'][string]>();
-  for (const output of Object.values(result.metafile.outputs)) if (output.entryPoint) byEntry.set(output.entryPoint, output);
+  for (const output of Object.values(result.metafile.outputs))
+    if (output.entryPoint) byEntry.set(output.entryPoint, output);
   const contents = new Map<string, { bytes: number; sdk: number; clients: string[]; top: [string, number][] }>();
   for (const [name, fn] of Object.entries(config.functions)) {
     const output = byEntry.get(relative(ROOT, join(ROOT, `${fn.handler.slice(0, fn.handler.lastIndexOf('.'))}.ts`)));
     if (!output) continue;
     const groups = new Map<string, number>();
-    for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) groups.set(moduleGroup(input), (groups.get(moduleGroup(input)) ?? 0) + bytesInOutput);
+    for (const [input, { bytesInOutput }] of Object.entries(output.inputs))
+      groups.set(moduleGroup(input), (groups.get(moduleGroup(input)) ?? 0) + bytesInOutput);
     const sdk = [...groups].filter(([group]) => isSdkGroup(group)).reduce((sum, [, bytes]) => sum + bytes, 0);
     const clients = [...groups.keys()]
       .filter((group) => group.startsWith('@aws-sdk/client-'))
       .map((group) => group.slice('@aws-sdk/client-'.length))
       .sort();
-    contents.set(name, { bytes: output.bytes, sdk, clients, top: [...groups].sort((a, b) => b[1] - a[1]).slice(0, TOP_MODULES) });
+    contents.set(name, {
+      bytes: output.bytes,
+      sdk,
+      clients,
+      top: [...groups].sort((a, b) => b[1] - a[1]).slice(0, TOP_MODULES),
+    });
   }
   return contents;
 }
@@ -106,7 +115,9 @@ async function bundleContents(): Promise<Map<string, { bytes: number; sdk: numbe
 async function buildSdkFloor(dir: string): Promise<{ bundle: string; bytes: number }> {
   const options = loadServerlessConfig().custom.esbuild as Record<string, unknown>;
   const { concurrency: _c, exclude: _e, outputFileExtension: _o, plugins, ...esbuildOptions } = options;
-  const alias = Object.fromEntries(Object.entries((esbuildOptions.alias ?? {}) as Record<string, string>).map(([k, v]) => [k, join(ROOT, v)]));
+  const alias = Object.fromEntries(
+    Object.entries((esbuildOptions.alias ?? {}) as Record<string, string>).map(([k, v]) => [k, join(ROOT, v)]),
+  );
   const outfile = join(dir, `sdk-floor.${esbuildOptions.format === 'esm' ? 'mjs' : 'cjs'}`);
   await build({
     ...(esbuildOptions as object),
@@ -135,7 +146,9 @@ async function buildSdkFloor(dir: string): Promise<{ bundle: string; bytes: numb
  * `"type": "module"` package), `import()` for `.mjs`.
  */
 function loadArgs(bundle: string): string[] {
-  return bundle.endsWith('.mjs') ? ['--input-type=module', '-e', `await import(${JSON.stringify(pathToFileURL(bundle).href)})`] : ['-e', `require(${JSON.stringify(bundle)})`];
+  return bundle.endsWith('.mjs')
+    ? ['--input-type=module', '-e', `await import(${JSON.stringify(pathToFileURL(bundle).href)})`]
+    : ['-e', `require(${JSON.stringify(bundle)})`];
 }
 
 /** The lazy chunks (`<bundle>.lazy/<module>.cjs`) in require's cache once the bundle is loaded: none, unless init reads a lazy export. */
@@ -143,7 +156,9 @@ function lazyChunksLoadedByInit(bundle: string, env: NodeJS.ProcessEnv): string[
   const script = `require(${JSON.stringify(bundle)}); console.log(JSON.stringify(Object.keys(require.cache).filter((f) => f.includes('.lazy/'))))`;
   const result = spawnSync(process.execPath, ['-e', script], { env, encoding: 'utf8' });
   if (result.status !== 0) throw new Error(`node -e require(${bundle}) failed: ${result.stderr}`);
-  return (JSON.parse(result.stdout.trim().split('\n').at(-1)!) as string[]).map((file) => file.slice(file.lastIndexOf('.lazy/') + '.lazy/'.length));
+  return (JSON.parse(result.stdout.trim().split('\n').at(-1)!) as string[]).map((file) =>
+    file.slice(file.lastIndexOf('.lazy/') + '.lazy/'.length),
+  );
 }
 
 function wallMs(args: string[], env: NodeJS.ProcessEnv): number {
@@ -185,14 +200,30 @@ export async function runFoundationBench(): Promise<void> {
         fn.lazyBytes ? (fn.lazyBytes / 1024).toFixed(1) : '',
       ]);
     }
-    sizeRows.push(['(reference: AWS SDK DynamoDB + SQS clients alone)', `${(floor.bytes / 1024).toFixed(1)} KB`, '', '', '', '']);
+    sizeRows.push([
+      '(reference: AWS SDK DynamoDB + SQS clients alone)',
+      `${(floor.bytes / 1024).toFixed(1)} KB`,
+      '',
+      '',
+      '',
+      '',
+    ]);
     console.log(`\n${table(sizeRows)}\n`);
     // What fills each bundle (KB of minified output). A build that does not match the packaged file is said so.
-    const contentRows: (string | number)[][] = [['function', `largest parts of the bundle (KB; lazy chunks not included)`]];
+    const contentRows: (string | number)[][] = [
+      ['function', `largest parts of the bundle (KB; lazy chunks not included)`],
+    ];
     for (const fn of packaged.functions) {
       const content = contents.get(fn.name);
-      const note = !content ? ' (no metafile build)' : content.bytes === fn.bytes ? '' : ` (metafile build: ${(content.bytes / 1024).toFixed(1)} KB)`;
-      contentRows.push([fn.name, `${(content?.top ?? []).map(([group, bytes]) => `${group} ${(bytes / 1024).toFixed(0)}`).join(' · ')}${note}`]);
+      const note = !content
+        ? ' (no metafile build)'
+        : content.bytes === fn.bytes
+          ? ''
+          : ` (metafile build: ${(content.bytes / 1024).toFixed(1)} KB)`;
+      contentRows.push([
+        fn.name,
+        `${(content?.top ?? []).map(([group, bytes]) => `${group} ${(bytes / 1024).toFixed(0)}`).join(' · ')}${note}`,
+      ]);
     }
     console.log(`${table(contentRows)}\n`);
 
@@ -223,7 +254,10 @@ export async function runFoundationBench(): Promise<void> {
       };
       const runs = scaled(31, 1);
       const bare: number[] = [];
-      const targets = [...packaged.functions, { name: '(reference: SDK clients alone)', bundle: floor.bundle, bytes: floor.bytes }];
+      const targets = [
+        ...packaged.functions,
+        { name: '(reference: SDK clients alone)', bundle: floor.bundle, bytes: floor.bytes },
+      ];
       const init = new Map<string, number[]>(targets.map((f) => [f.name, []]));
       for (let i = 0; i < runs; i++) {
         bare.push(wallMs(['-e', '0'], envOf('(node -e 0)')));
@@ -231,11 +265,21 @@ export async function runFoundationBench(): Promise<void> {
       }
       // A lazy chunk is for the first request that needs it: module init loading one (code reading a
       // lazy module's export at module level) would put its cost back into every cold start.
-      const chunksAtInit = packaged.functions.filter((fn) => fn.lazyBytes).flatMap((fn) => lazyChunksLoadedByInit(fn.bundle, envOf(fn.name)).map((chunk) => `${fn.name}: ${chunk}`));
+      const chunksAtInit = packaged.functions
+        .filter((fn) => fn.lazyBytes)
+        .flatMap((fn) => lazyChunksLoadedByInit(fn.bundle, envOf(fn.name)).map((chunk) => `${fn.name}: ${chunk}`));
       const bareMedian = median(bare);
       const sdkOver = median(init.get(targets.at(-1)!.name)!) - bareMedian;
       const initRows: (string | number)[][] = [
-        ['function', 'node + import (median)', 'init over `node -e 0`', `issue 2: ≤ ${INIT_TARGET_MS} ms`, 'over SDK alone', `issue 24: HTTP ≤ SDK alone + ${INIT_OVER_SDK_MS} ms`, 'bundle'],
+        [
+          'function',
+          'node + import (median)',
+          'init over `node -e 0`',
+          `issue 2: ≤ ${INIT_TARGET_MS} ms`,
+          'over SDK alone',
+          `issue 24: HTTP ≤ SDK alone + ${INIT_OVER_SDK_MS} ms`,
+          'bundle',
+        ],
       ];
       let missed = 0;
       for (const fn of targets) {
@@ -255,9 +299,13 @@ export async function runFoundationBench(): Promise<void> {
           reference ? `${(fn.bytes / 1024).toFixed(1)} KB` : `${(fn.bytes / 1024).toFixed(1)} KB ${mark(sizeMet)}`,
         ]);
       }
-      console.log(`bare \`node -e 0\`: ${fmt(bareMedian, 1)} (median of ${runs}); SDK clients alone: ${fmt(sdkOver, 1)} over it\n${table(initRows)}\n`);
+      console.log(
+        `bare \`node -e 0\`: ${fmt(bareMedian, 1)} (median of ${runs}); SDK clients alone: ${fmt(sdkOver, 1)} over it\n${table(initRows)}\n`,
+      );
       console.log(`lazy chunks loaded by module init: ${chunksAtInit.length ? chunksAtInit.join(', ') : 'none'}`);
-      console.log(`issue 24: ${targets.length - 1 - missed} of ${targets.length - 1} functions meet their size and init targets; MISSED: ${missed}`);
+      console.log(
+        `issue 24: ${targets.length - 1 - missed} of ${targets.length - 1} functions meet their size and init targets; MISSED: ${missed}`,
+      );
       // What the size target leaves a function that misses it, once the AWS SDK clients it calls are in.
       for (const fn of targets) {
         const sdk = contents.get(fn.name)?.sdk;
@@ -273,7 +321,8 @@ export async function runFoundationBench(): Promise<void> {
       Object.assign(process.env, stack.env);
       // Access logs are formatted as in Lambda but not written to this terminal.
       const write = process.stdout.write.bind(process.stdout);
-      process.stdout.write = ((chunk: string | Uint8Array) => (typeof chunk === 'string' && chunk.startsWith('{"level"') ? true : write(chunk))) as typeof process.stdout.write;
+      process.stdout.write = ((chunk: string | Uint8Array) =>
+        typeof chunk === 'string' && chunk.startsWith('{"level"') ? true : write(chunk)) as typeof process.stdout.write;
       const { createApplication } = await import('#shared/applications/service');
       const app = await createApplication({ name: 'bench' });
       const grantsBundle = packaged.functions.find((f) => f.name === 'grants')!.bundle;
@@ -285,7 +334,9 @@ export async function runFoundationBench(): Promise<void> {
           method: 'POST',
           url: '/v3/connect/custom',
           headers: { authorization: `Bearer ${app.api_key}`, 'content-type': 'application/json' },
-          body: Buffer.from(JSON.stringify({ provider: 'agent', settings: { email_address: `bench-${process.pid}@agents.test` } })),
+          body: Buffer.from(
+            JSON.stringify({ provider: 'agent', settings: { email_address: `bench-${process.pid}@agents.test` } }),
+          ),
           sourceIp: '127.0.0.1',
         },
       );
@@ -296,12 +347,24 @@ export async function runFoundationBench(): Promise<void> {
       const getEvent = () =>
         buildEvent(
           { routeKey: 'GET /v3/grants/{grant_id}', params: { grant_id: grantId } },
-          { method: 'GET', url: `/v3/grants/${grantId}`, headers: { authorization: `Bearer ${app.api_key}` }, body: Buffer.alloc(0), sourceIp: '127.0.0.1' },
+          {
+            method: 'GET',
+            url: `/v3/grants/${grantId}`,
+            headers: { authorization: `Bearer ${app.api_key}` },
+            body: Buffer.alloc(0),
+            sourceIp: '127.0.0.1',
+          },
         );
       // The calls the handler makes on a warm container: the API key is cached (API_KEY_CACHE_SECONDS,
       // default 30 s), so one GetItem of the grant in the caller's partition.
       const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({}));
-      const directCall = () => dynamo.send(new GetCommand({ TableName: stack.env.TABLE_NAME, Key: { pk: `app#${app.application_id}`, sk: `grant#${grantId}` } }));
+      const directCall = () =>
+        dynamo.send(
+          new GetCommand({
+            TableName: stack.env.TABLE_NAME,
+            Key: { pk: `app#${app.application_id}`, sk: `grant#${grantId}` },
+          }),
+        );
 
       const iterations = scaled(2000, 20);
       for (let i = 0; i < scaled(200, 5); i++) {
@@ -328,7 +391,9 @@ export async function runFoundationBench(): Promise<void> {
           ['its DynamoDB calls (1 GetItem)', fmt(median(viaDynamo), 3), fmt(percentile(viaDynamo, 99), 3)],
         ]),
       );
-      console.log(`ratio handler / DynamoDB p50: ${ratio.toFixed(3)} (target ≤ ${RATIO_TARGET}: ${ratio <= RATIO_TARGET ? 'met' : 'MISSED'}; ${iterations} interleaved requests)`);
+      console.log(
+        `ratio handler / DynamoDB p50: ${ratio.toFixed(3)} (target ≤ ${RATIO_TARGET}: ${ratio <= RATIO_TARGET ? 'met' : 'MISSED'}; ${iterations} interleaved requests)`,
+      );
       dynamo.destroy();
     } finally {
       await stack.stop();

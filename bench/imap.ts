@@ -79,17 +79,39 @@ const emptyCounts = (): Counts => ({ writeRequests: 0, items: 0, readRequests: 0
 type Handler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
 
 /** One poller of a queue, as Lambda's event source mapping runs it: long polls, batch of one, delete unless reported failed. */
-function poll(sqs: SQSClient, queueUrl: string, handler: Handler, fn: string, timeoutMs: number, onRecord?: (body: string) => void) {
+function poll(
+  sqs: SQSClient,
+  queueUrl: string,
+  handler: Handler,
+  fn: string,
+  timeoutMs: number,
+  onRecord?: (body: string) => void,
+) {
   let running = true;
   const loop = (async () => {
     while (running) {
-      const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 1, AttributeNames: ['All'] }));
+      const { Messages = [] } = await sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: queueUrl,
+          MaxNumberOfMessages: 1,
+          WaitTimeSeconds: 1,
+          AttributeNames: ['All'],
+        }),
+      );
       const [m] = Messages;
       if (!m) continue;
       onRecord?.(m.Body!);
-      const record = { messageId: m.MessageId!, receiptHandle: m.ReceiptHandle!, body: m.Body!, attributes: m.Attributes ?? {}, messageAttributes: {}, eventSource: 'aws:sqs' } as unknown as SQSRecord;
+      const record = {
+        messageId: m.MessageId!,
+        receiptHandle: m.ReceiptHandle!,
+        body: m.Body!,
+        attributes: m.Attributes ?? {},
+        messageAttributes: {},
+        eventSource: 'aws:sqs',
+      } as unknown as SQSRecord;
       const result = await handler({ Records: [record] }, lambdaContext(fn, timeoutMs));
-      if (!result?.batchItemFailures.length) await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle! }));
+      if (!result?.batchItemFailures.length)
+        await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle! }));
       else console.error(`${fn}: a message failed; it comes back after the queue's visibility timeout`);
     }
   })();
@@ -120,7 +142,10 @@ const WORDS =
   'the a meeting report budget plan review draft schedule update invoice customer project deadline team call notes follow up attached please thanks regards question answer launch quarter roadmap design feedback release server cost estimate travel lunch agenda minutes contract proposal'.split(
     ' ',
   );
-const CONTACTS = Array.from({ length: 60 }, (_, i) => `${['ann', 'bob', 'carol', 'dan', 'eve', 'frank'][i % 6]}${i}@example.net`);
+const CONTACTS = Array.from(
+  { length: 60 },
+  (_, i) => `${['ann', 'bob', 'carol', 'dan', 'eve', 'frank'][i % 6]}${i}@example.net`,
+);
 
 /** n small text mails of one account over the last 80 days (inside the 90-day sync window), oldest first, about a third of them replies. */
 function corpus(n: number, account: string, tag: string, seed: number): Mail[] {
@@ -141,11 +166,16 @@ function corpus(n: number, account: string, tag: string, seed: number): Mail[] {
     const from = outgoing ? account : contact;
     const to = outgoing ? contact : account;
     // A reply to one of the last 100 mails of the account, most of the time in its thread's direction.
-    const parent = sent.length && random() < 0.35 ? sent[Math.max(0, sent.length - 1 - Math.floor(random() * 100))] : undefined;
-    const subject = parent ? `Re: ${parent.subject.replace(/^Re: /, '')}` : `${words(1 + Math.floor(random() * 5))} ${i}`;
+    const parent =
+      sent.length && random() < 0.35 ? sent[Math.max(0, sent.length - 1 - Math.floor(random() * 100))] : undefined;
+    const subject = parent
+      ? `Re: ${parent.subject.replace(/^Re: /, '')}`
+      : `${words(1 + Math.floor(random() * 5))} ${i}`;
     const id = `<${tag}.${i}.${seed}@${outgoing ? 'example.org' : 'example.net'}>`;
     const references = parent ? [...parent.references, parent.id].slice(-10) : [];
-    const paragraphs = Array.from({ length: 1 + Math.floor(random() * 4) }, () => words(20 + Math.floor(random() * 60)));
+    const paragraphs = Array.from({ length: 1 + Math.floor(random() * 4) }, () =>
+      words(20 + Math.floor(random() * 60)),
+    );
     const quote = parent ? `\r\n\r\nOn ${date.toUTCString()}, ${parent.from} wrote:\r\n> ${words(15)}` : '';
     const raw = Buffer.from(
       [
@@ -172,7 +202,13 @@ function corpus(n: number, account: string, tag: string, seed: number): Mail[] {
 }
 
 const imapClient = async (dovecot: RunningDovecot, user: string) => {
-  const client = new ImapFlow({ host: dovecot.host, port: dovecot.imapPort, secure: false, auth: { user, pass: PASSWORD }, logger: false });
+  const client = new ImapFlow({
+    host: dovecot.host,
+    port: dovecot.imapPort,
+    secure: false,
+    auth: { user, pass: PASSWORD },
+    logger: false,
+  });
   await client.connect();
   return client;
 };
@@ -198,14 +234,25 @@ async function seed(dovecot: RunningDovecot, user: string, mails: Mail[]): Promi
 }
 
 /** The bare floor: one connection, each folder selected read-only and FETCHed whole, as ours fetches (uid, flags, internal date, size, source). */
-async function fetchFloor(dovecot: RunningDovecot, user: string, each?: (message: { uid: number; source?: Buffer }, folder: string) => Promise<void>, end?: (folder: string) => Promise<void>) {
+async function fetchFloor(
+  dovecot: RunningDovecot,
+  user: string,
+  each?: (message: { uid: number; source?: Buffer }, folder: string) => Promise<void>,
+  end?: (folder: string) => Promise<void>,
+) {
   const client = await imapClient(dovecot, user);
   let count = 0;
   const start = performance.now();
   try {
     for (const [folder] of FOLDERS) {
       await client.mailboxOpen(folder, { readOnly: true });
-      for await (const message of client.fetch('1:*', { uid: true, flags: true, internalDate: true, size: true, source: true })) {
+      for await (const message of client.fetch('1:*', {
+        uid: true,
+        flags: true,
+        internalDate: true,
+        size: true,
+        source: true,
+      })) {
         count++;
         if (each) await each(message, folder);
       }
@@ -312,8 +359,13 @@ export async function runImapBench(): Promise<void> {
         let items = 0;
         let write = true;
         if (/^(Put|Update|Delete)(Item)?Command$/.test(command)) items = 1;
-        else if (/^BatchWrite(Item)?Command$/.test(command)) items = Object.values((input.RequestItems ?? {}) as Record<string, unknown[]>).reduce((n, list) => n + list.length, 0);
-        else if (/^TransactWrite(Items)?Command$/.test(command)) items = ((input.TransactItems ?? []) as Record<string, unknown>[]).filter((i) => !i.ConditionCheck).length;
+        else if (/^BatchWrite(Item)?Command$/.test(command))
+          items = Object.values((input.RequestItems ?? {}) as Record<string, unknown[]>).reduce(
+            (n, list) => n + list.length,
+            0,
+          );
+        else if (/^TransactWrite(Items)?Command$/.test(command))
+          items = ((input.TransactItems ?? []) as Record<string, unknown>[]).filter((i) => !i.ConditionCheck).length;
         else write = false;
         const name = command.replace(/Command$/, '');
         if (write) {
@@ -327,10 +379,13 @@ export async function runImapBench(): Promise<void> {
         // A run of the measured grant starting (takeSyncLease) or ending (releaseSyncLease: its state with next_due), shared/db/mail-sync.ts.
         // (Attribute values plain, or marshalled where the command reaches this middleware after the document client's marshalling.)
         const key = (input.Key ?? input.Item) as Record<string, unknown> | undefined;
-        const value = (v: unknown) => (v && typeof v === 'object' ? ((v as { S?: string }).S ?? (v as { N?: string }).N) : v);
+        const value = (v: unknown) =>
+          v && typeof v === 'object' ? ((v as { S?: string }).S ?? (v as { N?: string }).N) : v;
         if (measured && key && value(key.pk) === measured && value(key.sk) === 'mail_sync') {
-          if (/^Update(Item)?$/.test(name) && String(input.UpdateExpression).startsWith('SET lease_id')) runStarts.push(performance.now());
-          if (/^Put(Item)?$/.test(name) && key.next_due !== undefined && key.lease_id === undefined) runEnds.push({ at: performance.now(), delayMs: Number(value(key.next_due)) - Date.now() });
+          if (/^Update(Item)?$/.test(name) && String(input.UpdateExpression).startsWith('SET lease_id'))
+            runStarts.push(performance.now());
+          if (/^Put(Item)?$/.test(name) && key.next_due !== undefined && key.lease_id === undefined)
+            runEnds.push({ at: performance.now(), delayMs: Number(value(key.next_due)) - Date.now() });
         }
         if (tag !== 'sync') return next(args);
         if (inFlight.count++ === 0) inFlight.since = performance.now();
@@ -354,7 +409,10 @@ export async function runImapBench(): Promise<void> {
       req.on('end', () => {
         const now = performance.now();
         try {
-          const body = JSON.parse(Buffer.concat(chunks).toString()) as { type: string; data: { object: { subject?: string } } };
+          const body = JSON.parse(Buffer.concat(chunks).toString()) as {
+            type: string;
+            data: { object: { subject?: string } };
+          };
           const subject = body.data.object.subject ?? '';
           if (body.type === 'message.created' && !received.has(subject)) received.set(subject, now);
         } catch {
@@ -371,13 +429,23 @@ export async function runImapBench(): Promise<void> {
 
     const app = await createApplication({ name: 'bench imap' });
     const context = { applicationId: app.application_id, credential: 'api_key' as const };
-    await webhooks.createWebhook(context, { webhook_url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, trigger_types: ['message.created'] });
+    await webhooks.createWebhook(context, {
+      webhook_url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
+      trigger_types: ['message.created'],
+    });
     const connect = (user: string) =>
       grants.createCustomGrant(
         context,
         {
           provider: 'imap',
-          settings: { imap_username: user, imap_password: PASSWORD, imap_host: '127.0.0.1', imap_port: server.imapPort, smtp_host: '127.0.0.1', smtp_port: server.submissionPort! },
+          settings: {
+            imap_username: user,
+            imap_password: PASSWORD,
+            imap_host: '127.0.0.1',
+            imap_port: server.imapPort,
+            smtp_host: '127.0.0.1',
+            smtp_port: server.submissionPort!,
+          },
         },
         { ip: '127.0.0.1', userAgent: 'bench' },
       );
@@ -489,8 +557,21 @@ export async function runImapBench(): Promise<void> {
       if (!batch.length) return;
       const items: TransactWriteItem[] = [];
       const total = Math.round(itemsPerMessage * (written + batch.length)) - Math.round(itemsPerMessage * written);
-      batch.forEach((m) => items.push({ Put: { TableName: table_, Item: { pk: { S: `floor#${folder}` }, sk: { S: `m#${m.uid}` }, source: { B: m.source ?? Buffer.alloc(0) } } } }));
-      for (let i = items.length; i < total; i++) items.push({ Put: { TableName: table_, Item: { pk: { S: `floor#${folder}#${written}` }, sk: { S: `i#${i}` }, v: { N: '1' } } } });
+      batch.forEach((m) =>
+        items.push({
+          Put: {
+            TableName: table_,
+            Item: { pk: { S: `floor#${folder}` }, sk: { S: `m#${m.uid}` }, source: { B: m.source ?? Buffer.alloc(0) } },
+          },
+        }),
+      );
+      for (let i = items.length; i < total; i++)
+        items.push({
+          Put: {
+            TableName: table_,
+            Item: { pk: { S: `floor#${folder}#${written}` }, sk: { S: `i#${i}` }, v: { N: '1' } },
+          },
+        });
       for (let i = 0; i < items.length; i += 100) {
         await bareDynamo.send(new TransactWriteItemsCommand({ TransactItems: items.slice(i, i + 100) }));
         floorRequests++;
@@ -572,9 +653,13 @@ export async function runImapBench(): Promise<void> {
       appended.set(subject, performance.now());
     }
     const deadline = performance.now() + 3 * interval * 1000 + 30_000;
-    while ([...appended.keys()].some((s) => !received.has(s)) && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    while ([...appended.keys()].some((s) => !received.has(s)) && performance.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 20));
     const missing = [...appended.keys()].filter((s) => !received.has(s));
-    if (missing.length) throw new Error(`${missing.length} of ${SAMPLES} APPENDed messages never reached the receiver as message.created`);
+    if (missing.length)
+      throw new Error(
+        `${missing.length} of ${SAMPLES} APPENDed messages never reached the receiver as message.created`,
+      );
     const lags = [...appended].map(([s, at]) => (received.get(s)! - at) / 1000).sort((a, b) => a - b);
     // After each run's end, the next run's start: the interval as the queue delivered it.
     // (Runs that ended before the pollers started waited for them, not for the queue.)
@@ -602,20 +687,35 @@ export async function runImapBench(): Promise<void> {
     console.log(
       table([
         ['measure', 'value'],
-        [`first sync of ${N} messages: ours, first run's start → seeded`, `${oursRate.toFixed(0)} messages/s (${syncSeconds.toFixed(1)} s, ${runs} run${runs === 1 ? '' : 's'})`],
-        [`  its messages-stored jobs drained`, `${drainedSeconds.toFixed(1)} s after the first run's start (${(drainedSeconds - syncSeconds).toFixed(1)} s after the sync; ${jobsHandled} jobs)`],
-        ['floor: bare imapflow FETCH, one connection', `${bareRate.toFixed(0)} messages/s (${bare.seconds.toFixed(2)} s)`],
+        [
+          `first sync of ${N} messages: ours, first run's start → seeded`,
+          `${oursRate.toFixed(0)} messages/s (${syncSeconds.toFixed(1)} s, ${runs} run${runs === 1 ? '' : 's'})`,
+        ],
+        [
+          `  its messages-stored jobs drained`,
+          `${drainedSeconds.toFixed(1)} s after the first run's start (${(drainedSeconds - syncSeconds).toFixed(1)} s after the sync; ${jobsHandled} jobs)`,
+        ],
+        [
+          'floor: bare imapflow FETCH, one connection',
+          `${bareRate.toFixed(0)} messages/s (${bare.seconds.toFixed(2)} s)`,
+        ],
         ['  ours ÷ floor', `${ratio.toFixed(2)} (goal ≥ ${FLOOR_TARGET}: ${ratio >= FLOOR_TARGET ? 'met' : 'MISSED'})`],
         [
           `durable floor: the FETCH + ${itemsPerMessage.toFixed(1)} items/message in TransactWriteItems per batch of ${BATCH}`,
           `${durableRate.toFixed(0)} messages/s (${durable.seconds.toFixed(2)} s, ${floorItems} items in ${floorRequests} requests)`,
         ],
-        ['  ours ÷ durable floor', `${durableRatio.toFixed(2)} (goal ≥ ${DURABLE_TARGET}: ${durableRatio >= DURABLE_TARGET ? 'met' : 'MISSED'})`],
+        [
+          '  ours ÷ durable floor',
+          `${durableRatio.toFixed(2)} (goal ≥ ${DURABLE_TARGET}: ${durableRatio >= DURABLE_TARGET ? 'met' : 'MISSED'})`,
+        ],
         [
           `bound on this machine: the same first sync, its jobs held until it ends`,
           `${heldRate.toFixed(0)} messages/s (${heldSeconds.toFixed(1)} s; jobs drained ${heldDrainedSeconds.toFixed(1)} s after its start)`,
         ],
-        ['  ours alone ÷ durable floor', `${(heldRate / durableRate).toFixed(2)} (goal ≥ ${DURABLE_TARGET}: ${heldRate / durableRate >= DURABLE_TARGET ? 'met' : 'MISSED'})`],
+        [
+          '  ours alone ÷ durable floor',
+          `${(heldRate / durableRate).toFixed(2)} (goal ≥ ${DURABLE_TARGET}: ${heldRate / durableRate >= DURABLE_TARGET ? 'met' : 'MISSED'})`,
+        ],
         [
           `APPEND → message.created receipt, ${SAMPLES} APPENDs at random moments`,
           `p50 ${p50.toFixed(1)} s, p99 ${percentile(lags, 99).toFixed(1)} s, max ${lags.at(-1)!.toFixed(1)} s (goal p50 ≤ ${LATENCY_TARGET_P50_S} s: ${p50 <= LATENCY_TARGET_P50_S ? 'met' : 'MISSED'})`,
@@ -630,17 +730,33 @@ export async function runImapBench(): Promise<void> {
         ],
       ]),
     );
-    console.log(`\nWhere the time goes (the first sync, ${syncSeconds.toFixed(1)} s, jobs and outbox consumer running meanwhile):`);
+    console.log(
+      `\nWhere the time goes (the first sync, ${syncSeconds.toFixed(1)} s, jobs and outbox consumer running meanwhile):`,
+    );
     console.log(
       table([
         ['', 'value'],
-        ['sync: writes (items)', describe({ ...syncCounts, byCommand: Object.fromEntries(Object.entries(syncCounts.byCommand).filter(([k]) => /Put|Update|Delete|Write/.test(k))) })],
+        [
+          'sync: writes (items)',
+          describe({
+            ...syncCounts,
+            byCommand: Object.fromEntries(
+              Object.entries(syncCounts.byCommand).filter(([k]) => /Put|Update|Delete|Write/.test(k)),
+            ),
+          }),
+        ],
         [
           'sync: requests',
           `${syncCounts.writeRequests} writes, ${syncCounts.readRequests} reads (${describe({ ...syncCounts, byCommand: Object.fromEntries(Object.entries(syncCounts.byCommand).filter(([k]) => !/Put|Update|Delete|Write/.test(k))) })})`,
         ],
-        ['sync: wall time with a DynamoDB request in flight', `${(inFlight.ms / 1000).toFixed(1)} s of ${syncSeconds.toFixed(1)} s (the rest: IMAP, parsing, building items)`],
-        ['jobs during the sync / until drained', `${jobsAtSyncEnd.items} / ${jobsCounts.items} items; ${jobsCounts.writeRequests} writes, ${jobsCounts.readRequests} reads (${describe(jobsCounts)})`],
+        [
+          'sync: wall time with a DynamoDB request in flight',
+          `${(inFlight.ms / 1000).toFixed(1)} s of ${syncSeconds.toFixed(1)} s (the rest: IMAP, parsing, building items)`,
+        ],
+        [
+          'jobs during the sync / until drained',
+          `${jobsAtSyncEnd.items} / ${jobsCounts.items} items; ${jobsCounts.writeRequests} writes, ${jobsCounts.readRequests} reads (${describe(jobsCounts)})`,
+        ],
         [
           'jobs: when they ran',
           syncJobs.length

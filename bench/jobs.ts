@@ -8,20 +8,34 @@ import { lambdaContext } from '../scripts/local-stack/api-gateway-event';
  * message at a time (batch size 1, as serverless.yml says), invoking the real handler and deleting
  * what it did not report as failed.
  */
-export function startJobsWorker(queueUrl: string, handler: (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>, concurrency = 1) {
+export function startJobsWorker(
+  queueUrl: string,
+  handler: (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>,
+  concurrency = 1,
+) {
   const sqs = new SQSClient({});
   let running = true;
   let failures = 0;
   let handled = 0;
   const loop = async () => {
     while (running) {
-      const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 0 }));
+      const { Messages = [] } = await sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 0 }),
+      );
       const [m] = Messages;
       if (!m) {
         await new Promise((resolve) => setTimeout(resolve, 10));
         continue;
       }
-      const record = { messageId: m.MessageId!, receiptHandle: m.ReceiptHandle!, body: m.Body!, attributes: {}, messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs' } as unknown as SQSRecord;
+      const record = {
+        messageId: m.MessageId!,
+        receiptHandle: m.ReceiptHandle!,
+        body: m.Body!,
+        attributes: {},
+        messageAttributes: {},
+        md5OfBody: '',
+        eventSource: 'aws:sqs',
+      } as unknown as SQSRecord;
       const result = await handler({ Records: [record] }, lambdaContext('jobs', 300_000));
       handled++;
       if (result.batchItemFailures.length) failures++;
@@ -40,9 +54,22 @@ export function startJobsWorker(queueUrl: string, handler: (event: SQSEvent, con
     async idle(): Promise<void> {
       for (;;) {
         const { Attributes = {} } = await sqs.send(
-          new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'] }),
+          new GetQueueAttributesCommand({
+            QueueUrl: queueUrl,
+            AttributeNames: [
+              'ApproximateNumberOfMessages',
+              'ApproximateNumberOfMessagesNotVisible',
+              'ApproximateNumberOfMessagesDelayed',
+            ],
+          }),
         );
-        if (Number(Attributes.ApproximateNumberOfMessages) + Number(Attributes.ApproximateNumberOfMessagesNotVisible) + Number(Attributes.ApproximateNumberOfMessagesDelayed ?? 0) === 0) return;
+        if (
+          Number(Attributes.ApproximateNumberOfMessages) +
+            Number(Attributes.ApproximateNumberOfMessagesNotVisible) +
+            Number(Attributes.ApproximateNumberOfMessagesDelayed ?? 0) ===
+          0
+        )
+          return;
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     },

@@ -70,7 +70,9 @@ export function cpuTime(services: Record<string, string>): CpuTime {
         // utime, stime, cutime, cstime: fields 14 to 17, counted after the command name's closing parenthesis.
         const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
         const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        time[service] = (time[service] ?? 0) + (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * 10;
+        time[service] =
+          (time[service] ?? 0) +
+          (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * 10;
       } catch {
         // gone meanwhile
       }
@@ -85,12 +87,17 @@ export function cpuTime(services: Record<string, string>): CpuTime {
 export function cpuSince(before: CpuTime, services: Record<string, string>): CpuTime {
   const now = cpuTime(services);
   const spent: CpuTime = { self: now.self - before.self };
-  for (const name of Object.keys(services)) spent[name] = now[name] === undefined || before[name] === undefined ? undefined : now[name]! - before[name]!;
+  for (const name of Object.keys(services))
+    spent[name] = now[name] === undefined || before[name] === undefined ? undefined : now[name]! - before[name]!;
   return spent;
 }
 
 /** p50 and p99 of `runs` timed calls of a list after `warmUp` untimed ones, and how many items the last one answered. */
-export async function timeList(run: () => Promise<{ items: unknown[] }>, runs: number, warmUp: number): Promise<{ p50: number; p99: number; items: number }> {
+export async function timeList(
+  run: () => Promise<{ items: unknown[] }>,
+  runs: number,
+  warmUp: number,
+): Promise<{ p50: number; p99: number; items: number }> {
   for (let i = 0; i < warmUp; i++) await run();
   const samples: number[] = [];
   let items = 0;
@@ -124,11 +131,15 @@ export interface PackagedFunction {
 /** Runs `serverless package` (the deployment artifacts, built offline) and unzips each function. */
 export async function packageFunctions(): Promise<{ dir: string; functions: PackagedFunction[]; cleanup: () => void }> {
   const dir = mkdtempSync(join(tmpdir(), 'switchboard-bench-'));
-  execFileSync(process.execPath, [serverlessBin(), 'package', '--stage', 'bench', '--package', join(dir, 'artifacts')], {
-    cwd: ROOT,
-    stdio: ['ignore', 'ignore', 'inherit'],
-    env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
-  });
+  execFileSync(
+    process.execPath,
+    [serverlessBin(), 'package', '--stage', 'bench', '--package', join(dir, 'artifacts')],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+    },
+  );
   const functions: PackagedFunction[] = [];
   for (const zip of readdirSync(join(dir, 'artifacts')).filter((f) => f.endsWith('.zip'))) {
     const name = zip.replace(/\.zip$/, '');
@@ -149,7 +160,11 @@ export async function packageFunctions(): Promise<{ dir: string; functions: Pack
     }
     functions.push({ name, bundle: join(dir, 'unzipped', name, entry.name), bytes, lazyBytes });
   }
-  return { dir, functions: functions.sort((a, b) => a.name.localeCompare(b.name)), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  return {
+    dir,
+    functions: functions.sort((a, b) => a.name.localeCompare(b.name)),
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
 }
 
 export interface FunctionEnvironments {
@@ -172,16 +187,25 @@ export function functionEnvironments(stage: string, env: Record<string, string>)
     env: { ...process.env, ...env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
     maxBuffer: 64 * 1024 * 1024,
   }).toString();
-  const config = JSON.parse(printed) as { provider: { environment?: Record<string, unknown> }; functions: Record<string, { environment?: Record<string, unknown> }> };
+  const config = JSON.parse(printed) as {
+    provider: { environment?: Record<string, unknown> };
+    functions: Record<string, { environment?: Record<string, unknown> }>;
+  };
   // On a deployed stage some values are CloudFormation references, which only a deployment resolves.
   const strings = (where: string, vars: Record<string, unknown> = {}) =>
     Object.fromEntries(
       Object.entries(vars).map(([name, value]) => {
-        if (typeof value !== 'string') throw new Error(`${where} ${name} does not resolve to a string for stage ${stage}: ${JSON.stringify(value)}`);
+        if (typeof value !== 'string')
+          throw new Error(`${where} ${name} does not resolve to a string for stage ${stage}: ${JSON.stringify(value)}`);
         return [name, value];
       }),
     );
   const provider = strings('provider.environment', config.provider.environment);
-  const functions = Object.fromEntries(Object.entries(config.functions).map(([name, fn]) => [name, { ...provider, ...strings(`functions.${name}.environment`, fn.environment) }]));
+  const functions = Object.fromEntries(
+    Object.entries(config.functions).map(([name, fn]) => [
+      name,
+      { ...provider, ...strings(`functions.${name}.environment`, fn.environment) },
+    ]),
+  );
   return { provider, functions };
 }

@@ -41,10 +41,16 @@ export async function runListsBench(): Promise<void> {
         const perList = r === 0 ? size : Math.min(size, 10);
         const started = performance.now();
         for (let i = 0; i < perList; i += 1000) {
-          await lists.addItems(appId, list.id, { items: Array.from({ length: Math.min(1000, perList - i) }, (_, j) => `d${i + j}.r${r}.example`) });
+          await lists.addItems(appId, list.id, {
+            items: Array.from({ length: Math.min(1000, perList - i) }, (_, j) => `d${i + j}.r${r}.example`),
+          });
         }
         if (r === 0) addMs = performance.now() - started;
-        const rule = await rules.createRule(appId, { name: `r${r}`, actions: [{ type: 'mark_as_spam' }], match: { conditions: [{ field: 'from.domain', operator: 'in_list', value: [list.id] }] } });
+        const rule = await rules.createRule(appId, {
+          name: `r${r}`,
+          actions: [{ type: 'mark_as_spam' }],
+          match: { conditions: [{ field: 'from.domain', operator: 'in_list', value: [list.id] }] },
+        });
         ruleIds.push(rule.id);
       }
       const workspace = await workspaces.defaultWorkspace(appId);
@@ -76,7 +82,13 @@ export async function runListsBench(): Promise<void> {
       const samples: number[] = [];
       for (let i = 0; i < DECISIONS + WARM_UP; i++) {
         const started = performance.now();
-        await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: { pk: `app#${appId}`, sk: 'governance' }, ConsistentRead: true }));
+        await dynamo.send(
+          new GetCommand({
+            TableName: TABLE_NAME,
+            Key: { pk: `app#${appId}`, sk: 'governance' },
+            ConsistentRead: true,
+          }),
+        );
         await dynamo.send(new BatchGetCommand({ RequestItems: { [TABLE_NAME]: { Keys: [listKey] } } }));
         if (i >= WARM_UP) samples.push(performance.now() - started);
       }
@@ -87,7 +99,9 @@ export async function runListsBench(): Promise<void> {
     const big = await setUp(BIG);
     const smallRun = await measure(small.appId);
     const bigRun = await measure(big.appId);
-    console.log(`added ${BIG} values in ${(big.addMs / 1000).toFixed(1)} s (${Math.round(BIG / (big.addMs / 1000))} values/s, 1000 per request)\n`);
+    console.log(
+      `added ${BIG} values in ${(big.addMs / 1000).toFixed(1)} s (${Math.round(BIG / (big.addMs / 1000))} values/s, 1000 per request)\n`,
+    );
     console.log(
       table([
         ['lists of', 'decision p50', 'p99', 'messages matched'],
@@ -100,7 +114,9 @@ export async function runListsBench(): Promise<void> {
     console.log(
       `\nratio p50(${BIG}) / p50(10): ${ratio.toFixed(2)} (target ≤ 1.2: ${ratio <= 1.2 ? 'met' : 'NOT met'}); p50 ${fmtMs(bigRun.p50)} (target ≤ 2 ms: ${bigRun.p50 <= 2 ? 'met' : 'NOT met'})`,
     );
-    console.log(`floor, same run: the same two reads as bare SDK calls (GetItem + BatchGetItem) p50 ${fmtMs(floorP50)}; decision ÷ floor ${(bigRun.p50 / floorP50).toFixed(2)}`);
+    console.log(
+      `floor, same run: the same two reads as bare SDK calls (GetItem + BatchGetItem) p50 ${fmtMs(floorP50)}; decision ÷ floor ${(bigRun.p50 / floorP50).toFixed(2)}`,
+    );
   } finally {
     await stack.stop();
   }

@@ -36,7 +36,8 @@ const BURST = scaled(100, 5);
 const sizeLabel = (n: number) => (n >= 1000 && n % 1000 === 0 ? `${n / 1000}k` : String(n));
 
 const VOCABULARY = Array.from({ length: 2000 }, (_, i) => `w${i.toString(36)}x`);
-const zipf = (random: () => number) => VOCABULARY[Math.min(VOCABULARY.length - 1, Math.floor(Math.exp(random() * Math.log(VOCABULARY.length))) - 1)]!;
+const zipf = (random: () => number) =>
+  VOCABULARY[Math.min(VOCABULARY.length - 1, Math.floor(Math.exp(random() * Math.log(VOCABULARY.length))) - 1)]!;
 const SENDERS = Array.from({ length: 200 }, (_, i) => `sender${i}@example.net`);
 /**
  * Senders are skewed like a real inbox, and the two the queries filter on (`from=`, `any_email=`)
@@ -45,7 +46,11 @@ const SENDERS = Array.from({ length: 200 }, (_, i) => `sender${i}@example.net`);
  */
 const pickSender = (random: () => number) => {
   const r = random();
-  return r < 0.08 ? SENDERS[0]! : r < 0.16 ? SENDERS[1]! : SENDERS[2 + Math.floor(random() * random() * (SENDERS.length - 2))]!;
+  return r < 0.08
+    ? SENDERS[0]!
+    : r < 0.16
+      ? SENDERS[1]!
+      : SENDERS[2 + Math.floor(random() * random() * (SENDERS.length - 2))]!;
 };
 
 /** How tiered merging leaves n documents: per level, as many segments as the base-8 digit of n says. */
@@ -77,29 +82,45 @@ export async function runMailboxBench(): Promise<void> {
     consumer: async (event) => (await import('#functions/outbox/handler')).handler(event),
   });
   try {
-    const [{ createApplication }, grantsService, { dynamo, TABLE_NAME }, { batchWrite, putRequests }, keys, postings, threading, ids, text, store, searchIndex, searchDb, segments] = await Promise.all(
-      [
-        import('#shared/applications/service'),
-        import('#shared/grants/create'),
-        import('#shared/aws/dynamodb'),
-        import('#shared/db/batch'),
-        import('#shared/db/keys'),
-        import('#shared/mailbox/postings'),
-        import('#shared/mail/threading'),
-        import('#shared/ids'),
-        import('#shared/mailbox/text'),
-        import('#shared/mailbox/store'),
-        import('#shared/mailbox/search-index'),
-        import('#shared/db/search'),
-        import('#shared/search/segment'),
-      ],
-    );
+    const [
+      { createApplication },
+      grantsService,
+      { dynamo, TABLE_NAME },
+      { batchWrite, putRequests },
+      keys,
+      postings,
+      threading,
+      ids,
+      text,
+      store,
+      searchIndex,
+      searchDb,
+      segments,
+    ] = await Promise.all([
+      import('#shared/applications/service'),
+      import('#shared/grants/create'),
+      import('#shared/aws/dynamodb'),
+      import('#shared/db/batch'),
+      import('#shared/db/keys'),
+      import('#shared/mailbox/postings'),
+      import('#shared/mail/threading'),
+      import('#shared/ids'),
+      import('#shared/mailbox/text'),
+      import('#shared/mailbox/store'),
+      import('#shared/mailbox/search-index'),
+      import('#shared/db/search'),
+      import('#shared/search/segment'),
+    ]);
     type MessageRecord = import('#shared/mailbox/types').MessageRecord;
     type GrantRecord = import('#shared/db/grants').GrantRecord;
     const app = await createApplication({ name: 'bench' });
     const appContext = { applicationId: app.application_id, credential: 'api_key' as const };
     const newGrant = (name: string) =>
-      grantsService.createCustomGrant(appContext, { provider: 'agent', settings: { email_address: `${name}-${process.pid}@agents.test` } }, { ip: '127.0.0.1', userAgent: 'bench' });
+      grantsService.createCustomGrant(
+        appContext,
+        { provider: 'agent', settings: { email_address: `${name}-${process.pid}@agents.test` } },
+        { ip: '127.0.0.1', userAgent: 'bench' },
+      );
 
     /** An inbound mail as ingest hands it to the store (shared/agent/ingest.ts). */
     const inbound = (grant: GrantRecord, subject: string, body: string, reply?: { messageIdHeader: string }) => {
@@ -123,7 +144,9 @@ export async function runMailboxBench(): Promise<void> {
           { name: 'Message-ID', value: messageIdHeader },
           { name: 'Subject', value: subject },
         ],
-        raw: Buffer.from(`Message-ID: ${messageIdHeader}\r\nSubject: ${subject}\r\nContent-Type: text/html\r\n\r\n${body}`),
+        raw: Buffer.from(
+          `Message-ID: ${messageIdHeader}\r\nSubject: ${subject}\r\nContent-Type: text/html\r\n\r\n${body}`,
+        ),
         metadata: {},
         messageIdHeader,
         ...(reply ? { inReplyTo: reply.messageIdHeader, references: [reply.messageIdHeader] } : { references: [] }),
@@ -133,40 +156,90 @@ export async function runMailboxBench(): Promise<void> {
     // --- 1. Writes per stored message ---------------------------------------------------------
     const counter = writeCounter(dynamo);
     const job = (record: MessageRecord, grant: GrantRecord) =>
-      searchIndex.runMessageStoredJob({ kind: 'message-stored', application_id: grant.application_id, grant_id: grant.id, thread_id: record.thread_id, message_id: record.id }, () => false);
+      searchIndex.runMessageStoredJob(
+        {
+          kind: 'message-stored',
+          application_id: grant.application_id,
+          grant_id: grant.id,
+          thread_id: record.thread_id,
+          message_id: record.id,
+        },
+        () => false,
+      );
     const runJob = (record: MessageRecord, grant: GrantRecord) => counter.count(() => job(record, grant));
     const random = rng(7);
     const words950 = Array.from({ length: 950 }, () => zipf(random)).join(' ');
     const trickle = await newGrant('writes');
-    const short = await counter.count(() => store.storeMessage(inbound(trickle, 'Lunch tomorrow?', '<p>Hi, lunch tomorrow at noon? The usual place.</p>')));
+    const short = await counter.count(() =>
+      store.storeMessage(inbound(trickle, 'Lunch tomorrow?', '<p>Hi, lunch tomorrow at noon? The usual place.</p>')),
+    );
     const shortJob = await runJob(short.result.record, trickle);
     const reply = await counter.count(() =>
-      store.storeMessage(inbound(trickle, 'Re: Lunch tomorrow?', '<p>Noon works, see you there.</p>', { messageIdHeader: short.result.record.message_id_header! })),
+      store.storeMessage(
+        inbound(trickle, 'Re: Lunch tomorrow?', '<p>Noon works, see you there.</p>', {
+          messageIdHeader: short.result.record.message_id_header!,
+        }),
+      ),
     );
     const replyJob = await runJob(reply.result.record, trickle);
-    const long = await counter.count(() => store.storeMessage(inbound(trickle, 'Quarterly notes', `<p>${words950}</p>`)));
+    const long = await counter.count(() =>
+      store.storeMessage(inbound(trickle, 'Quarterly notes', `<p>${words950}</p>`)),
+    );
     const longJob = await runJob(long.result.record, trickle);
     // A burst: messages stored one after the other, then their jobs (a merge folds many entries).
     const bursty = await newGrant('burst');
     const burst: MessageRecord[] = [];
-    for (let i = 0; i < BURST; i++) burst.push((await store.storeMessage(inbound(bursty, `Burst ${i}`, `<p>${Array.from({ length: 40 }, () => zipf(random)).join(' ')}</p>`))).record);
+    for (let i = 0; i < BURST; i++)
+      burst.push(
+        (
+          await store.storeMessage(
+            inbound(bursty, `Burst ${i}`, `<p>${Array.from({ length: 40 }, () => zipf(random)).join(' ')}</p>`),
+          )
+        ).record,
+      );
     const burstJobs = await counter.count(async () => {
       for (const record of burst) await job(record, bursty);
     });
     console.log(
       table([
         ['DynamoDB items written', 'store call', 'by request', 'its job after', 'by request'],
-        ['short inbound mail, new thread', short.writes.items, describeWrites(short.writes), shortJob.writes.items, describeWrites(shortJob.writes)],
-        ['short reply, same thread', reply.writes.items, describeWrites(reply.writes), replyJob.writes.items, describeWrites(replyJob.writes)],
-        ['950-word inbound mail, new thread', long.writes.items, describeWrites(long.writes), longJob.writes.items, describeWrites(longJob.writes)],
-        [`burst of ${BURST} short mails: jobs, per message`, '', '', (burstJobs.writes.items / BURST).toFixed(2), describeWrites(burstJobs.writes)],
+        [
+          'short inbound mail, new thread',
+          short.writes.items,
+          describeWrites(short.writes),
+          shortJob.writes.items,
+          describeWrites(shortJob.writes),
+        ],
+        [
+          'short reply, same thread',
+          reply.writes.items,
+          describeWrites(reply.writes),
+          replyJob.writes.items,
+          describeWrites(replyJob.writes),
+        ],
+        [
+          '950-word inbound mail, new thread',
+          long.writes.items,
+          describeWrites(long.writes),
+          longJob.writes.items,
+          describeWrites(longJob.writes),
+        ],
+        [
+          `burst of ${BURST} short mails: jobs, per message`,
+          '',
+          '',
+          (burstJobs.writes.items / BURST).toFixed(2),
+          describeWrites(burstJobs.writes),
+        ],
       ]),
     );
     const most = Math.max(short.writes.items, long.writes.items);
     console.log(
       `target: ≤ 10 items per stored message, short and 950-word: ${most <= 10 ? 'met' : 'MISSED'} (${short.writes.items} and ${long.writes.items}; with the job after it, in a trickle: ${short.writes.items + shortJob.writes.items} and ${long.writes.items + longJob.writes.items})`,
     );
-    console.log('(before the search index, measured with bench/writes.ts over the store call: short inbound mail 34 items, 950-word mail 979; its two jobs wrote again)\n');
+    console.log(
+      '(before the search index, measured with bench/writes.ts over the store call: short inbound mail 34 items, 950-word mail 979; its two jobs wrote again)\n',
+    );
 
     // --- 2. Mailboxes of 1k and 100k messages -----------------------------------------------------
     /** Loads `count` messages into a new Agent Account; returns what the queries need. */
@@ -229,15 +302,20 @@ export async function runMailboxBench(): Promise<void> {
         const c = counters.get(folder) ?? { total: 0, unread: 0 };
         counters.set(folder, { total: c.total + 1, unread: c.unread + (unread ? 1 : 0) });
         batch.push({ ...keys.messageKey(grant.id, message.id), ...message });
-        for (const kind of postings.messagePostings(message)) batch.push({ ...keys.postingKey(grant.id, kind, message.id) });
+        for (const kind of postings.messagePostings(message))
+          batch.push({ ...keys.postingKey(grant.id, kind, message.id) });
         docs.push({ id: message.id, tokens: postings.searchTokens(message, text.htmlToText(body)) });
         pendingThread.push(message);
         if (batch.length >= 5000) {
           written += batch.length;
           const half = Math.ceil(batch.length / 2);
-          await Promise.all([batchWrite(putRequests(batch.slice(0, half))), batchWrite(putRequests(batch.slice(half)))]);
+          await Promise.all([
+            batchWrite(putRequests(batch.slice(0, half))),
+            batchWrite(putRequests(batch.slice(half))),
+          ]);
           batch = [];
-          if (count >= 10_000 && i % 10_000 < 1300) process.stdout.write(`  loaded ${i + 1} / ${count} messages (${written} items)\r`);
+          if (count >= 10_000 && i % 10_000 < 1300)
+            process.stdout.write(`  loaded ${i + 1} / ${count} messages (${written} items)\r`);
         }
       }
       flushThread();
@@ -258,23 +336,38 @@ export async function runMailboxBench(): Promise<void> {
       let at = 0;
       let bytes = 0;
       for (const shape of tierShape(count)) {
-        const { id, segment } = await searchIndex.writeSegmentObject(grant.id, segments.encodeSegment(docs.slice(at, at + shape.docs)));
+        const { id, segment } = await searchIndex.writeSegmentObject(
+          grant.id,
+          segments.encodeSegment(docs.slice(at, at + shape.docs)),
+        );
         manifest[id] = searchIndex.segmentMeta(segment, shape.level);
         at += shape.docs;
         bytes += segment.bytes.length;
       }
-      await searchDb.commitMerge(grant.id, 0, undefined, { segments: manifest, watermark: searchDb.entrySequence(), garbage: {} });
+      await searchDb.commitMerge(grant.id, 0, undefined, {
+        segments: manifest,
+        watermark: searchDb.entrySequence(),
+        garbage: {},
+      });
       const seconds = (performance.now() - start) / 1000;
       console.log(
         `  ${count.toLocaleString('en')} messages loaded: ${written.toLocaleString('en')} items, ${Object.keys(manifest).length} search segments (${(bytes / 1024 / 1024).toFixed(1)} MB) in ${seconds.toFixed(0)} s`.padEnd(
           100,
         ),
       );
-      return { grant, threadId: threadIds[Math.floor(threadIds.length / 2)]!, receivedAfter: Math.floor(ids.idTime(firstId) / 1000) - 1 };
+      return {
+        grant,
+        threadId: threadIds[Math.floor(threadIds.length / 2)]!,
+        receivedAfter: Math.floor(ids.idTime(firstId) / 1000) - 1,
+      };
     };
 
     const { handler } = await import('#functions/messages/handler');
-    const queries = (m: { grant: { email: string }; threadId: string; receivedAfter: number }): [string, string, boolean][] => [
+    const queries = (m: {
+      grant: { email: string };
+      threadId: string;
+      receivedAfter: number;
+    }): [string, string, boolean][] => [
       ['limit=50 (no filter)', 'limit=50', false],
       ['subject=', `limit=50&subject=report`, true],
       // A one-character keyword: subjects end in `report <i % 97>`, so about 1 % hold "report 7".
@@ -286,15 +379,29 @@ export async function runMailboxBench(): Promise<void> {
       ['thread_id=', `limit=50&thread_id=${m.threadId}`, false],
       ['received_after=', `limit=50&received_after=${m.receivedAfter}`, false],
       ['search_query_native= (common word)', `limit=50&search_query_native=${VOCABULARY[3]}`, true],
-      ['search_query_native= (two words)', `limit=50&search_query_native=${encodeURIComponent(`${VOCABULARY[3]} ${VOCABULARY[1]}`)}`, true],
+      [
+        'search_query_native= (two words)',
+        `limit=50&search_query_native=${encodeURIComponent(`${VOCABULARY[3]} ${VOCABULARY[1]}`)}`,
+        true,
+      ],
       ['search_query_native= (rare word)', `limit=50&search_query_native=${VOCABULARY[1500]}`, true],
-      ['search_query_native= (word -word)', `limit=50&search_query_native=${encodeURIComponent(`${VOCABULARY[3]} -${VOCABULARY[1]}`)}`, true],
+      [
+        'search_query_native= (word -word)',
+        `limit=50&search_query_native=${encodeURIComponent(`${VOCABULARY[3]} -${VOCABULARY[1]}`)}`,
+        true,
+      ],
       ['in= and search_query_native=', `limit=50&in=inbox&search_query_native=${VOCABULARY[2]}`, true],
     ];
     const call = async (grantId: string, query: string) => {
       const event = buildEvent(
         { routeKey: 'GET /v3/grants/{grant_id}/messages', params: { grant_id: grantId } },
-        { method: 'GET', url: `/v3/grants/${grantId}/messages?${query}`, headers: { authorization: `Bearer ${app.api_key}` }, body: Buffer.alloc(0), sourceIp: '127.0.0.1' },
+        {
+          method: 'GET',
+          url: `/v3/grants/${grantId}/messages?${query}`,
+          headers: { authorization: `Bearer ${app.api_key}` },
+          body: Buffer.alloc(0),
+          sourceIp: '127.0.0.1',
+        },
       );
       const t = performance.now();
       const result = (await handler(event, lambdaContext('messages'))) as APIGatewayProxyStructuredResultV2;
@@ -321,7 +428,18 @@ export async function runMailboxBench(): Promise<void> {
     const [s, l] = [sizeLabel(small.size), sizeLabel(large.size)];
     // The first search of a container reads the segments from S3 (then they are cached).
     const cold = await call(large.grant.id, `limit=50&search_query_native=${VOCABULARY[7]}`);
-    const rows: (string | number)[][] = [['GET …/messages', 'results', `p50 @ ${s}`, `p99 @ ${s}`, `p50 @ ${l}`, `p99 @ ${l}`, `ratio ${l} ÷ ${s}`, `target`]];
+    const rows: (string | number)[][] = [
+      [
+        'GET …/messages',
+        'results',
+        `p50 @ ${s}`,
+        `p99 @ ${s}`,
+        `p50 @ ${l}`,
+        `p99 @ ${l}`,
+        `ratio ${l} ÷ ${s}`,
+        `target`,
+      ],
+    ];
     const smallQueries = queries(small);
     const largeQueries = queries(large);
     for (let q = 0; q < smallQueries.length; q++) {
@@ -333,7 +451,16 @@ export async function runMailboxBench(): Promise<void> {
       // A ratio compares the same work at two sizes only when both pages hold as many results.
       const comparable = a.count === b.count;
       const met = (!comparable || ratio <= TARGET_RATIO) && (!search || b.p50 <= TARGET_SEARCH_P50_MS);
-      rows.push([smallQueries[q]![0], `${a.count} / ${b.count}`, fmt(a.p50), fmt(a.p99), fmt(b.p50), fmt(b.p99), comparable ? ratio.toFixed(2) : `(${ratio.toFixed(2)})`, met ? 'met' : 'MISSED']);
+      rows.push([
+        smallQueries[q]![0],
+        `${a.count} / ${b.count}`,
+        fmt(a.p50),
+        fmt(a.p99),
+        fmt(b.p50),
+        fmt(b.p99),
+        comparable ? ratio.toFixed(2) : `(${ratio.toFixed(2)})`,
+        met ? 'met' : 'MISSED',
+      ]);
     }
     console.log(`\n${table(rows)}`);
     console.log(
@@ -368,7 +495,9 @@ export async function runMailboxBench(): Promise<void> {
     console.log(
       `\nstore → searchable (${LAG_SAMPLES} inbound mails into the ${l} mailbox, store call through the first search that finds it): p50 ${fmt(median(lags))}, p99 ${fmt(lagP99)}, max ${fmt(Math.max(...lags))} — target p99 ≤ ${TARGET_LAG_P99_MS} ms: ${lagP99 <= TARGET_LAG_P99_MS ? 'met' : 'MISSED'}`,
     );
-    console.log(`(the ${l} mailbox afterwards: ${Object.keys(manifest.segments).length} segments; jobs run meanwhile: ${worker.handled}, failed: ${worker.failures})`);
+    console.log(
+      `(the ${l} mailbox afterwards: ${Object.keys(manifest.segments).length} segments; jobs run meanwhile: ${worker.handled}, failed: ${worker.failures})`,
+    );
   } finally {
     await relay.stop();
     await stack.stop();

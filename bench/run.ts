@@ -24,11 +24,16 @@ if (args.includes(CHILD_FLAG)) {
   process.exit(0);
 }
 
-const smoke = process.env.BENCH_SIZE === 'smoke' ? ' — SMOKE size: proves the suites run, the figures mean nothing' : '';
-console.log(`# Switchboard benchmarks — ${new Date().toISOString()} — node ${process.version}, ${cpus().length} cores${smoke}`);
+const smoke =
+  process.env.BENCH_SIZE === 'smoke' ? ' — SMOKE size: proves the suites run, the figures mean nothing' : '';
+console.log(
+  `# Switchboard benchmarks — ${new Date().toISOString()} — node ${process.version}, ${cpus().length} cores${smoke}`,
+);
 let failed = 0;
 for (const name of wanted.length ? wanted : SUITE_NAMES) {
-  const child = spawnSync(process.execPath, [...process.execArgv, process.argv[1]!, name, CHILD_FLAG], { stdio: 'inherit' });
+  const child = spawnSync(process.execPath, [...process.execArgv, process.argv[1]!, name, CHILD_FLAG], {
+    stdio: 'inherit',
+  });
   if (child.status !== 0) {
     console.error(`suite ${name} failed (exit ${child.status ?? child.signal})`);
     failed++;

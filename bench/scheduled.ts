@@ -1,6 +1,13 @@
 import { performance } from 'node:perf_hooks';
 import { CreateScheduleCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
-import { CreateQueueCommand, DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
+import {
+  CreateQueueCommand,
+  DeleteMessageBatchCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SQSClient,
+  type Message,
+} from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyStructuredResultV2, SQSEvent, SQSRecord } from 'aws-lambda';
 import { buildEvent, lambdaContext } from '../scripts/local-stack/api-gateway-event';
 import { startStack } from '../scripts/local-stack/index';
@@ -39,7 +46,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const seconds = (n: number) => `${n.toFixed(2)} s`;
 
 export async function runScheduledBench(): Promise<void> {
-  console.log(`\n## Scheduled send: ${SENDS} messages due over ${SPREAD} s, Scheduler in-minute jitter ${JITTER ? 'ON' : 'OFF'} (issue 11)\n`);
+  console.log(
+    `\n## Scheduled send: ${SENDS} messages due over ${SPREAD} s, Scheduler in-minute jitter ${JITTER ? 'ON' : 'OFF'} (issue 11)\n`,
+  );
   process.env.SCHEDULER_JITTER = JITTER ? 'on' : 'off';
   const stack = await startStack(`benchsched${process.pid}`);
   // One sender sends them all: its daily quota (500 by default) must not be what is measured.
@@ -74,7 +83,14 @@ export async function runScheduledBench(): Promise<void> {
       }) as unknown as SQSRecord;
     const pollers = Array.from({ length: WORKERS }, async () => {
       while (!stopping) {
-        const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 0, AttributeNames: ['All'] }));
+        const { Messages = [] } = await sqs.send(
+          new ReceiveMessageCommand({
+            QueueUrl: queueUrl,
+            MaxNumberOfMessages: 1,
+            WaitTimeSeconds: 0,
+            AttributeNames: ['All'],
+          }),
+        );
         if (!Messages.length) {
           await sleep(20);
           continue;
@@ -82,13 +98,21 @@ export async function runScheduledBench(): Promise<void> {
         const result = await worker({ Records: Messages.map(toRecord) } as SQSEvent);
         const failed = new Set(result.batchItemFailures.map((f) => f.itemIdentifier));
         const done = Messages.filter((m) => !failed.has(m.MessageId!));
-        if (done.length) await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: queueUrl, Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }));
+        if (done.length)
+          await sqs.send(
+            new DeleteMessageBatchCommand({
+              QueueUrl: queueUrl,
+              Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })),
+            }),
+          );
       }
     });
 
     // Baseline probes: schedules at the due time itself, into a queue of their own.
     const probeQueue = (await sqs.send(new CreateQueueCommand({ QueueName: `bench-probe-${process.pid}` }))).QueueUrl!;
-    const probeArn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: probeQueue, AttributeNames: ['QueueArn'] }))).Attributes!.QueueArn!;
+    const probeArn = (
+      await sqs.send(new GetQueueAttributesCommand({ QueueUrl: probeQueue, AttributeNames: ['QueueArn'] }))
+    ).Attributes!.QueueArn!;
     const scheduler = new SchedulerClient({});
     const start = Math.floor(Date.now() / 1000);
     const dueOf = (i: number, n: number) => start + FIRST_DUE + Math.floor((i * SPREAD) / n);
@@ -102,7 +126,11 @@ export async function runScheduledBench(): Promise<void> {
               ScheduleExpression: `at(${new Date(dueOf(i + j, PROBES) * 1000).toISOString().slice(0, 19)})`,
               FlexibleTimeWindow: { Mode: 'OFF' },
               ActionAfterCompletion: 'DELETE',
-              Target: { Arn: probeArn, RoleArn: process.env.SCHEDULER_ROLE_ARN, Input: JSON.stringify({ due: dueOf(i + j, PROBES) }) },
+              Target: {
+                Arn: probeArn,
+                RoleArn: process.env.SCHEDULER_ROLE_ARN,
+                Input: JSON.stringify({ due: dueOf(i + j, PROBES) }),
+              },
             }),
           ),
         ),
@@ -111,10 +139,18 @@ export async function runScheduledBench(): Promise<void> {
     const probeLags: number[] = [];
     const probing = (async () => {
       while (probeLags.length < PROBES && !stopping) {
-        const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: probeQueue, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+        const { Messages = [] } = await sqs.send(
+          new ReceiveMessageCommand({ QueueUrl: probeQueue, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
+        );
         const at = Date.now() / 1000;
         for (const m of Messages) probeLags.push(at - (JSON.parse(m.Body!) as { due: number }).due);
-        if (Messages.length) await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: probeQueue, Entries: Messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }));
+        if (Messages.length)
+          await sqs.send(
+            new DeleteMessageBatchCommand({
+              QueueUrl: probeQueue,
+              Entries: Messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })),
+            }),
+          );
       }
     })();
 
@@ -124,13 +160,19 @@ export async function runScheduledBench(): Promise<void> {
       const to = `r${i}-${process.pid}@example.net`;
       const sendAt = dueOf(i, SENDS);
       dueByRecipient.set(to, sendAt);
-      const body = Buffer.from(JSON.stringify({ to: [{ email: to }], subject: `Scheduled ${i}`, body: '<p>on time</p>', send_at: sendAt }));
+      const body = Buffer.from(
+        JSON.stringify({ to: [{ email: to }], subject: `Scheduled ${i}`, body: '<p>on time</p>', send_at: sendAt }),
+      );
       const event = buildEvent(
         { routeKey: 'POST /v3/grants/{grant_id}/messages/send', params: { grant_id: sender.id } },
         {
           method: 'POST',
           url: `/v3/grants/${sender.id}/messages/send`,
-          headers: { authorization: `Bearer ${app.api_key}`, 'content-type': 'application/json', 'content-length': String(body.length) },
+          headers: {
+            authorization: `Bearer ${app.api_key}`,
+            'content-type': 'application/json',
+            'content-length': String(body.length),
+          },
           body,
           sourceIp: '127.0.0.1',
         },
@@ -147,7 +189,9 @@ export async function runScheduledBench(): Promise<void> {
     );
     const createSeconds = (performance.now() - created) / 1000;
     const lastDue = dueOf(SENDS - 1, SENDS);
-    console.log(`scheduled ${SENDS} sends in ${seconds(createSeconds)} (${(SENDS / createSeconds).toFixed(0)}/s); waiting for the last one, due in ${lastDue - Math.floor(Date.now() / 1000)} s…`);
+    console.log(
+      `scheduled ${SENDS} sends in ${seconds(createSeconds)} (${(SENDS / createSeconds).toFixed(0)}/s); waiting for the last one, due in ${lastDue - Math.floor(Date.now() / 1000)} s…`,
+    );
 
     // Arrivals at the SMTP sink (receipt times), until all arrived or 90 s after the last due time.
     type Sunk = { recipients: string[]; receivedAt: string };
@@ -157,7 +201,11 @@ export async function runScheduledBench(): Promise<void> {
       if (sunk.length >= SENDS) break;
       await sleep(2000);
     }
-    const lags = sunk.flatMap((m) => m.recipients.filter((r) => dueByRecipient.has(r)).map((r) => Date.parse(m.receivedAt) / 1000 - dueByRecipient.get(r)!));
+    const lags = sunk.flatMap((m) =>
+      m.recipients
+        .filter((r) => dueByRecipient.has(r))
+        .map((r) => Date.parse(m.receivedAt) / 1000 - dueByRecipient.get(r)!),
+    );
     // Every probe fires within a minute of its due time.
     await Promise.race([probing, sleep(Math.max(0, (dueOf(PROBES - 1, PROBES) + 65) * 1000 - Date.now()))]);
     stopping = true;
@@ -169,7 +217,15 @@ export async function runScheduledBench(): Promise<void> {
     console.log(
       table([
         ['', 'count', 'p50', 'p90', 'p99', 'max', 'before send_at'],
-        ['ours: send_at → arrival at the recipient', `${lags.length}/${SENDS}`, seconds(percentile(lags, 50)), seconds(percentile(lags, 90)), seconds(p99), seconds(Math.max(...lags)), String(early)],
+        [
+          'ours: send_at → arrival at the recipient',
+          `${lags.length}/${SENDS}`,
+          seconds(percentile(lags, 50)),
+          seconds(percentile(lags, 90)),
+          seconds(p99),
+          seconds(Math.max(...lags)),
+          String(early),
+        ],
         [
           'platform alone: at(due) → firing received',
           `${probeLags.length}/${PROBES}`,
@@ -181,8 +237,12 @@ export async function runScheduledBench(): Promise<void> {
         ],
       ]),
     );
-    console.log(`\ncreate throughput: ${(SENDS / createSeconds).toFixed(0)} scheduled sends/s (${CREATE_CONCURRENCY} concurrent requests, in-process handler, local emulators)`);
-    console.log(`p99 lag ${seconds(p99)} (target ≤ ${TARGET_P99_S} s: ${p99 <= TARGET_P99_S ? 'met' : 'NOT met'}); the platform alone: p99 ${seconds(percentile(probeLags, 99))}`);
+    console.log(
+      `\ncreate throughput: ${(SENDS / createSeconds).toFixed(0)} scheduled sends/s (${CREATE_CONCURRENCY} concurrent requests, in-process handler, local emulators)`,
+    );
+    console.log(
+      `p99 lag ${seconds(p99)} (target ≤ ${TARGET_P99_S} s: ${p99 <= TARGET_P99_S ? 'met' : 'NOT met'}); the platform alone: p99 ${seconds(percentile(probeLags, 99))}`,
+    );
     if (lags.length < SENDS) console.log(`MISSING: ${SENDS - lags.length} messages did not arrive`);
   } finally {
     stopping = true;

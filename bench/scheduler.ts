@@ -24,7 +24,9 @@ const SLOTS = scaled(10, 2);
 const ZONES = ['America/New_York', 'Europe/Berlin', 'UTC', 'Europe/Lisbon', 'America/Toronto'];
 
 export async function runSchedulerBench(): Promise<void> {
-  console.log(`\n## Scheduler: availability of a ${FIVE}-event configuration, and ${CLIENTS} clients racing for ${SLOTS} slots (issue 15)\n`);
+  console.log(
+    `\n## Scheduler: availability of a ${FIVE}-event configuration, and ${CLIENTS} clients racing for ${SLOTS} slots (issue 15)\n`,
+  );
   const stack = await startStack(`benchsched${process.pid}`);
   Object.assign(process.env, stack.env, { LOG_LEVEL: 'warn' });
   try {
@@ -39,13 +41,28 @@ export async function runSchedulerBench(): Promise<void> {
     const windowStart = (Math.floor(Date.now() / 1000 / DAY) + 1) * DAY;
     const windowEnd = windowStart + 30 * DAY;
 
-    const call = async (routeKey: string, method: string, url: string, body?: unknown, params?: Record<string, string>) => {
+    const call = async (
+      routeKey: string,
+      method: string,
+      url: string,
+      body?: unknown,
+      params?: Record<string, string>,
+    ) => {
       const event = buildEvent(
         { routeKey, ...(params ? { params } : {}) },
-        { method, url, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? Buffer.from(JSON.stringify(body)) : Buffer.alloc(0), sourceIp: '127.0.0.1' },
+        {
+          method,
+          url,
+          headers: body ? { 'content-type': 'application/json' } : {},
+          body: body ? Buffer.from(JSON.stringify(body)) : Buffer.alloc(0),
+          sourceIp: '127.0.0.1',
+        },
       );
       const result = (await handler(event, lambdaContext('scheduling'))) as APIGatewayProxyStructuredResultV2;
-      return { status: result.statusCode!, body: JSON.parse(result.body!) as { data: any; error?: { message: string } } };
+      return {
+        status: result.statusCode!,
+        body: JSON.parse(result.body!) as { data: any; error?: { message: string } },
+      };
     };
 
     // 1. Availability of a busy collective configuration.
@@ -55,11 +72,18 @@ export async function runSchedulerBench(): Promise<void> {
     const participant = (g: { email: string }, i: number) => ({
       email: g.email,
       ...(i === 0 ? { is_organizer: true, booking: { calendar_id: 'primary' } } : {}),
-      availability: { calendar_ids: ['primary'], open_hours: [{ days: [0, 1, 2, 3, 4, 5, 6], timezone: ZONES[i]!, start: '7:00', end: '21:00' }] },
+      availability: {
+        calendar_ids: ['primary'],
+        open_hours: [{ days: [0, 1, 2, 3, 4, 5, 6], timezone: ZONES[i]!, start: '7:00', end: '21:00' }],
+      },
     });
     const busyConfig = await createConfiguration(apiKeyCaller, people[0]!, {
       participants: people.map(participant),
-      availability: { duration_minutes: 30, interval_minutes: 30, availability_rules: { availability_method: 'collective', buffer: { before: 5, after: 5 } } },
+      availability: {
+        duration_minutes: 30,
+        interval_minutes: 30,
+        availability_rules: { availability_method: 'collective', buffer: { before: 5, after: 5 } },
+      },
       event_booking: { title: 'Team call' },
       scheduler: { min_booking_notice: 0, available_days_in_future: 60 },
     });
@@ -80,22 +104,38 @@ export async function runSchedulerBench(): Promise<void> {
     // 2. CLIENTS clients racing over SLOTS slots of an organizer with a free calendar.
     const free = await seedBusyAccount(context, 99, 0, windowStart, 1);
     const raceConfig = await createConfiguration(apiKeyCaller, free, {
-      participants: [{ email: free.email, is_organizer: true, availability: { calendar_ids: ['primary'] }, booking: { calendar_id: 'primary' } }],
+      participants: [
+        {
+          email: free.email,
+          is_organizer: true,
+          availability: { calendar_ids: ['primary'] },
+          booking: { calendar_id: 'primary' },
+        },
+      ],
       availability: { duration_minutes: 30, interval_minutes: 30 },
       event_booking: { title: 'Race', disable_emails: true },
       scheduler: { min_booking_notice: 0, available_days_in_future: 60 },
     });
-    const offered = await call('GET /v3/scheduling/availability', 'GET', `/v3/scheduling/availability?configuration_id=${raceConfig.id}&start_time=${windowStart}&end_time=${windowStart + DAY}`);
+    const offered = await call(
+      'GET /v3/scheduling/availability',
+      'GET',
+      `/v3/scheduling/availability?configuration_id=${raceConfig.id}&start_time=${windowStart}&end_time=${windowStart + DAY}`,
+    );
     const targets = (offered.body.data.time_slots as { start_time: number; end_time: number }[]).slice(0, SLOTS);
     const raceStarted = performance.now();
     const results = await Promise.all(
       Array.from({ length: CLIENTS }, (_, i) => {
         const slot = targets[i % SLOTS]!;
-        return call('POST /v3/scheduling/bookings', 'POST', `/v3/scheduling/bookings?configuration_id=${raceConfig.id}`, {
-          start_time: slot.start_time,
-          end_time: slot.end_time,
-          guest: { name: `Guest ${i}`, email: `guest${i}@example.com` },
-        }).then((r) => ({ ...r, slot: slot.start_time }));
+        return call(
+          'POST /v3/scheduling/bookings',
+          'POST',
+          `/v3/scheduling/bookings?configuration_id=${raceConfig.id}`,
+          {
+            start_time: slot.start_time,
+            end_time: slot.end_time,
+            guest: { name: `Guest ${i}`, email: `guest${i}@example.com` },
+          },
+        ).then((r) => ({ ...r, slot: slot.start_time }));
       }),
     );
     const raceSeconds = (performance.now() - raceStarted) / 1000;

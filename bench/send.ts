@@ -35,29 +35,40 @@ export async function runSendBench(): Promise<void> {
     consumer: async (event) => (await import('#functions/outbox/handler')).handler(event),
   });
   try {
-    const [{ createApplication }, grantsService, { handler: send }, { handler: jobs }, { batchGet }, keys, messages] = await Promise.all([
-      import('#shared/applications/service'),
-      import('#shared/grants/create'),
-      import('#functions/send/handler'),
-      import('#functions/jobs/handler'),
-      import('#shared/db/batch'),
-      import('#shared/db/keys'),
-      import('#shared/db/messages'),
-    ]);
+    const [{ createApplication }, grantsService, { handler: send }, { handler: jobs }, { batchGet }, keys, messages] =
+      await Promise.all([
+        import('#shared/applications/service'),
+        import('#shared/grants/create'),
+        import('#functions/send/handler'),
+        import('#functions/jobs/handler'),
+        import('#shared/db/batch'),
+        import('#shared/db/keys'),
+        import('#shared/db/messages'),
+      ]);
     const app = await createApplication({ name: 'bench send' });
     const context = { applicationId: app.application_id, credential: 'api_key' as const };
     const grant = (name: string) =>
-      grantsService.createCustomGrant(context, { provider: 'agent', settings: { email_address: `${name}-${process.pid}@agents.test` } }, { ip: '127.0.0.1', userAgent: 'bench' });
+      grantsService.createCustomGrant(
+        context,
+        { provider: 'agent', settings: { email_address: `${name}-${process.pid}@agents.test` } },
+        { ip: '127.0.0.1', userAgent: 'bench' },
+      );
     const sender = await grant('sender');
     const recipients: (typeof sender)[] = [];
-    for (let i = 0; i < RECIPIENTS; i += 20) recipients.push(...(await Promise.all(Array.from({ length: Math.min(20, RECIPIENTS - i) }, (_, j) => grant(`r${i + j}`)))));
+    for (let i = 0; i < RECIPIENTS; i += 20)
+      recipients.push(
+        ...(await Promise.all(Array.from({ length: Math.min(20, RECIPIENTS - i) }, (_, j) => grant(`r${i + j}`)))),
+      );
     const attachment = randomBytes(2 * 1024 * 1024);
 
     /** One send through the real handler; returns its answer time and the Message-ID header. */
     const sendTo = async (to: typeof recipients) => {
       const list = (from: number) => to.slice(from, from + 100).map((g) => ({ email: g.email }));
       const form = new FormData();
-      form.append('message', JSON.stringify({ to: list(0), cc: list(100), bcc: list(200), subject: 'Bench', body: '<p>bench</p>' }));
+      form.append(
+        'message',
+        JSON.stringify({ to: list(0), cc: list(100), bcc: list(200), subject: 'Bench', body: '<p>bench</p>' }),
+      );
       form.append('file', new Blob([attachment], { type: 'application/octet-stream' }), 'report.bin');
       const request = new Request('http://localhost/', { method: 'POST', body: form });
       const body = Buffer.from(await request.arrayBuffer());
@@ -66,7 +77,11 @@ export async function runSendBench(): Promise<void> {
         {
           method: 'POST',
           url: `/v3/grants/${sender.id}/messages/send`,
-          headers: { authorization: `Bearer ${app.api_key}`, 'content-type': request.headers.get('content-type')!, 'content-length': String(body.length) },
+          headers: {
+            authorization: `Bearer ${app.api_key}`,
+            'content-type': request.headers.get('content-type')!,
+            'content-length': String(body.length),
+          },
           body,
           sourceIp: '127.0.0.1',
         },
@@ -82,7 +97,8 @@ export async function runSendBench(): Promise<void> {
 
     const worker = startJobsWorker(jobsQueue, jobs, JOB_CONCURRENCY);
     /** Whether every mailbox of `to` holds the message with this Message-ID header. */
-    const storedIn = async (to: typeof recipients, header: string) => (await batchGet(to.map((g) => keys.messageIdHeaderKey(g.id, header)))).length === to.length;
+    const storedIn = async (to: typeof recipients, header: string) =>
+      (await batchGet(to.map((g) => keys.messageIdHeaderKey(g.id, header)))).length === to.length;
     /** Sends, then waits for the copies (polled every 50 ms) and for every job; returns the three times. */
     const sendAndDeliver = async (to: typeof recipients) => {
       const { elapsed: answered, header } = await sendTo(to);
@@ -113,7 +129,11 @@ export async function runSendBench(): Promise<void> {
       await worker.stop();
     }
     // Every mailbox holds exactly the copies sent to it (1 + RUNS for the first, RUNS for the others).
-    const counts = await Promise.all(recipients.map(async (g) => (await batchGet([keys.folderKey(g.id, 'inbox')]))[0]?.total_count as number | undefined));
+    const counts = await Promise.all(
+      recipients.map(
+        async (g) => (await batchGet([keys.folderKey(g.id, 'inbox')]))[0]?.total_count as number | undefined,
+      ),
+    );
     const wrong = counts.filter((c, i) => c !== (i === 0 ? 2 * RUNS : RUNS)).length;
 
     const ratio = median(many) / median(one);
@@ -121,17 +141,39 @@ export async function runSendBench(): Promise<void> {
       table([
         ['send (multipart, 2 MB attachment)', 'median', 'runs'],
         ['answer, to 1 local Agent Account', fmt(median(one), 0), one.map((v) => v.toFixed(0)).join(', ')],
-        [`answer, to ${RECIPIENTS} local Agent Accounts`, fmt(median(many), 0), many.map((v) => v.toFixed(0)).join(', ')],
-        [`answer → all ${RECIPIENTS} copies stored`, fmt(median(stored), 0), stored.map((v) => v.toFixed(0)).join(', ')],
-        [`answer → every job done (copies' threads and search merges too)`, fmt(median(done), 0), done.map((v) => v.toFixed(0)).join(', ')],
+        [
+          `answer, to ${RECIPIENTS} local Agent Accounts`,
+          fmt(median(many), 0),
+          many.map((v) => v.toFixed(0)).join(', '),
+        ],
+        [
+          `answer → all ${RECIPIENTS} copies stored`,
+          fmt(median(stored), 0),
+          stored.map((v) => v.toFixed(0)).join(', '),
+        ],
+        [
+          `answer → every job done (copies' threads and search merges too)`,
+          fmt(median(done), 0),
+          done.map((v) => v.toFixed(0)).join(', '),
+        ],
       ]),
     );
-    console.log(`\n(jobs worker in-process, ${JOB_CONCURRENCY} jobs at a time; ${worker.handled} jobs run, ${worker.failures} failed)`);
+    console.log(
+      `\n(jobs worker in-process, ${JOB_CONCURRENCY} jobs at a time; ${worker.handled} jobs run, ${worker.failures} failed)`,
+    );
     console.log(`answer ${RECIPIENTS} ÷ 1 recipient: ${ratio.toFixed(2)}`);
-    console.log(`target: answer under ${TARGET_MS} ms for ${RECIPIENTS} local recipients: ${median(many) < TARGET_MS ? 'met' : 'NOT met'}`);
-    console.log(`target: all ${RECIPIENTS} copies stored within ${TARGET_STORED_MS} ms of the answer: ${median(stored) <= TARGET_STORED_MS ? 'met' : 'NOT met'}`);
-    console.log(`inbox counts: ${wrong === 0 ? 'every mailbox holds exactly the copies sent to it' : `${wrong} mailbox(es) hold another count`}`);
-    console.log("(before batching: one delivery job stored the copies one by one, 8 at a time, uploading each copy's contents; 110 s until the last of 300 copies and their jobs, jobs one at a time)");
+    console.log(
+      `target: answer under ${TARGET_MS} ms for ${RECIPIENTS} local recipients: ${median(many) < TARGET_MS ? 'met' : 'NOT met'}`,
+    );
+    console.log(
+      `target: all ${RECIPIENTS} copies stored within ${TARGET_STORED_MS} ms of the answer: ${median(stored) <= TARGET_STORED_MS ? 'met' : 'NOT met'}`,
+    );
+    console.log(
+      `inbox counts: ${wrong === 0 ? 'every mailbox holds exactly the copies sent to it' : `${wrong} mailbox(es) hold another count`}`,
+    );
+    console.log(
+      "(before batching: one delivery job stored the copies one by one, 8 at a time, uploading each copy's contents; 110 s until the last of 300 copies and their jobs, jobs one at a time)",
+    );
   } finally {
     await relay.stop();
     await stack.stop();

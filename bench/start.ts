@@ -70,7 +70,9 @@ async function ctrlC(pgid: number, output: () => string): Promise<number> {
   while (groupAlive(pgid)) {
     if (performance.now() - sent > STOP_TIMEOUT_MS) {
       process.kill(-pgid, 'SIGKILL');
-      throw new Error(`processes of npm start still running ${STOP_TIMEOUT_MS / 1000} s after SIGINT:\n${output().slice(-3000)}`);
+      throw new Error(
+        `processes of npm start still running ${STOP_TIMEOUT_MS / 1000} s after SIGINT:\n${output().slice(-3000)}`,
+      );
     }
     await sleep(50);
   }
@@ -81,14 +83,32 @@ async function ctrlC(pgid: number, output: () => string): Promise<number> {
 function terminalEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env = { ...process.env };
   for (const key of Object.keys(env)) {
-    if (key.startsWith('AWS_') || key.endsWith('_QUEUE_URL') || key.endsWith('_DLQ_URL') || key === 'TABLE_NAME' || key.startsWith('VITEST') || key === 'BENCH_SIZE') delete env[key];
+    if (
+      key.startsWith('AWS_') ||
+      key.endsWith('_QUEUE_URL') ||
+      key.endsWith('_DLQ_URL') ||
+      key === 'TABLE_NAME' ||
+      key.startsWith('VITEST') ||
+      key === 'BENCH_SIZE'
+    )
+      delete env[key];
   }
   return { ...env, ...extra };
 }
 
 async function startOnce(cache: string): Promise<StartRun> {
-  const ports = { PORT: await freePort(), LAMBDA_PORT: await freePort(), DYNAMODB_PORT: await freePort(), SQS_PORT: await freePort(), SMTP_PORT: await freePort() };
-  const env = terminalEnv({ ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])), API_KEY, SWITCHBOARD_CACHE_DIR: cache });
+  const ports = {
+    PORT: await freePort(),
+    LAMBDA_PORT: await freePort(),
+    DYNAMODB_PORT: await freePort(),
+    SQS_PORT: await freePort(),
+    SMTP_PORT: await freePort(),
+  };
+  const env = terminalEnv({
+    ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
+    API_KEY,
+    SWITCHBOARD_CACHE_DIR: cache,
+  });
   const url = `http://127.0.0.1:${ports.PORT}/v3/grants`;
 
   const spawned = performance.now();
@@ -117,12 +137,17 @@ async function startOnce(cache: string): Promise<StartRun> {
   let stopMs = 0;
   try {
     while (readyMs === undefined || firstOkMs === undefined) {
-      if (exitCode !== null) throw new Error(`npm start exited (${exitCode}) before it was ready:\n${output.slice(-3000)}`);
-      if (performance.now() - spawned > READY_TIMEOUT_MS) throw new Error(`npm start not ready after ${READY_TIMEOUT_MS / 1000} s:\n${output.slice(-3000)}`);
+      if (exitCode !== null)
+        throw new Error(`npm start exited (${exitCode}) before it was ready:\n${output.slice(-3000)}`);
+      if (performance.now() - spawned > READY_TIMEOUT_MS)
+        throw new Error(`npm start not ready after ${READY_TIMEOUT_MS / 1000} s:\n${output.slice(-3000)}`);
       if (firstOkMs === undefined) {
         const asked = performance.now();
         try {
-          const response = await fetch(url, { headers: { authorization: `Bearer ${API_KEY}` }, signal: AbortSignal.timeout(10_000) });
+          const response = await fetch(url, {
+            headers: { authorization: `Bearer ${API_KEY}` },
+            signal: AbortSignal.timeout(10_000),
+          });
           await response.arrayBuffer();
           if (response.ok) firstOkMs = performance.now() - spawned;
         } catch {
@@ -149,7 +174,8 @@ function stackAlone(cache: string): { startMs: number; stopMs: number } {
     encoding: 'utf8',
     timeout: READY_TIMEOUT_MS,
   });
-  if (result.status !== 0) throw new Error(`the emulators alone failed (${result.status ?? result.signal}):\n${result.stderr.slice(-3000)}`);
+  if (result.status !== 0)
+    throw new Error(`the emulators alone failed (${result.status ?? result.signal}):\n${result.stderr.slice(-3000)}`);
   return JSON.parse(result.stdout.trim().split('\n').at(-1)!) as { startMs: number; stopMs: number };
 }
 
@@ -187,7 +213,9 @@ function reportedPhases(runs: StartRun[]): Phase[] {
 }
 
 export async function runStartBench(): Promise<void> {
-  console.log(`\n## npm start: from the command to a usable API, a first start and ${RUNS} later one${RUNS === 1 ? '' : 's'} (issue 22)\n`);
+  console.log(
+    `\n## npm start: from the command to a usable API, a first start and ${RUNS} later one${RUNS === 1 ? '' : 's'} (issue 22)\n`,
+  );
   const node: number[] = [];
   const alone: { startMs: number; stopMs: number }[] = [];
   const runs: StartRun[] = [];
@@ -213,19 +241,47 @@ export async function runStartBench(): Promise<void> {
   console.log(
     table([
       ['from the spawn of `npm start`', 'median', 'min', 'runs'],
-      [`first start (empty cache, as a fresh clone): to its line "${READY_LINE}"`, seconds(first.readyMs), seconds(first.readyMs), '1'],
+      [
+        `first start (empty cache, as a fresh clone): to its line "${READY_LINE}"`,
+        seconds(first.readyMs),
+        seconds(first.readyMs),
+        '1',
+      ],
       ['first start: to the first 2xx of GET /v3/grants', seconds(first.firstOkMs), seconds(first.firstOkMs), '1'],
-      ['first start: Ctrl-C until every process has exited (it leaves its cache)', seconds(first.stopMs), seconds(first.stopMs), '1'],
+      [
+        'first start: Ctrl-C until every process has exited (it leaves its cache)',
+        seconds(first.stopMs),
+        seconds(first.stopMs),
+        '1',
+      ],
       [`to its line "${READY_LINE}"`, ...stat(ready), ready.map(seconds).join(', ')],
-      [`to the first 2xx of GET /v3/grants with its API key (asked every ${POLL_MS} ms)`, ...stat(firstOk), firstOk.map(seconds).join(', ')],
-      ['Ctrl-C (SIGINT to its group) until every process of the group has exited', ...stat(runs.map((r) => r.stopMs)), runs.map((r) => seconds(r.stopMs)).join(', ')],
-      ['baseline: the emulators alone, startLocalStack() to its return (fresh process)', ...stat(aloneStart), aloneStart.map(seconds).join(', ')],
-      ['baseline: the emulators alone, stop()', ...stat(alone.map((a) => a.stopMs)), alone.map((a) => seconds(a.stopMs)).join(', ')],
+      [
+        `to the first 2xx of GET /v3/grants with its API key (asked every ${POLL_MS} ms)`,
+        ...stat(firstOk),
+        firstOk.map(seconds).join(', '),
+      ],
+      [
+        'Ctrl-C (SIGINT to its group) until every process of the group has exited',
+        ...stat(runs.map((r) => r.stopMs)),
+        runs.map((r) => seconds(r.stopMs)).join(', '),
+      ],
+      [
+        'baseline: the emulators alone, startLocalStack() to its return (fresh process)',
+        ...stat(aloneStart),
+        aloneStart.map(seconds).join(', '),
+      ],
+      [
+        'baseline: the emulators alone, stop()',
+        ...stat(alone.map((a) => a.stopMs)),
+        alone.map((a) => seconds(a.stopMs)).join(', '),
+      ],
       ['baseline: `node -e 0`', ...stat(node, (ms) => fmt(ms, 1)), `${node.length} runs`],
     ]),
   );
   console.log(`\n(rows without "first start": the later starts, each with the cache the runs before it left)`);
-  console.log(`npm start's own time beyond the emulators (medians of later starts): ready − emulators alone = ${seconds(median(ready) - median(aloneStart))}`);
+  console.log(
+    `npm start's own time beyond the emulators (medians of later starts): ready − emulators alone = ${seconds(median(ready) - median(aloneStart))}`,
+  );
   for (const [which, group] of [
     ['the first start', [first]],
     [`the later starts (median over ${RUNS})`, runs],
@@ -241,7 +297,12 @@ export async function runStartBench(): Promise<void> {
       console.log(
         table([
           ['npm start says', 'median', 'min', 'printed after the spawn at'],
-          ...phases.map((p) => [p.label, seconds(median(p.reported)), seconds(Math.min(...p.reported)), seconds(median(p.at))]),
+          ...phases.map((p) => [
+            p.label,
+            seconds(median(p.reported)),
+            seconds(Math.min(...p.reported)),
+            seconds(median(p.at)),
+          ]),
         ]),
       );
     } else {

@@ -2,9 +2,22 @@ import { createHmac } from 'node:crypto';
 import { createServer, request, Agent, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { DeleteMessageBatchCommand, ReceiveMessageCommand, SendMessageBatchCommand, SendMessageCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
+import {
+  DeleteMessageBatchCommand,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  SendMessageCommand,
+  SQSClient,
+  type Message,
+} from '@aws-sdk/client-sqs';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, BatchWriteCommand, DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  BatchWriteCommand,
+  DynamoDBDocumentClient,
+  PutCommand,
+  QueryCommand,
+} from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { lambdaContext } from '../scripts/local-stack/api-gateway-event';
 import { cpuSince, cpuTime, fmt, scaled, table, type CpuTime } from './lib';
@@ -58,7 +71,9 @@ const WAIT_MS = scaled(120_000, 20_000);
 /** `work`, or an error saying `what` did not happen, whichever comes first (WAIT_MS). */
 async function withDeadline<T>(work: Promise<T>, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} after ${WAIT_MS / 1000} s`)), WAIT_MS)));
+  const late = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`${what} after ${WAIT_MS / 1000} s`)), WAIT_MS)),
+  );
   try {
     return await Promise.race([work, late]);
   } finally {
@@ -66,7 +81,8 @@ async function withDeadline<T>(work: Promise<T>, what: string): Promise<T> {
   }
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 const median = (values: number[]) =>
   percentile(
     [...values].sort((a, b) => a - b),
@@ -120,20 +136,42 @@ function pollLoop(name: string, step: () => Promise<void>) {
 }
 
 function poll(sqs: SQSClient, queueUrl: string, handler: Handler, batchSize: number, time?: StageTime) {
-  const toRecord = (m: Message) => ({ messageId: m.MessageId!, receiptHandle: m.ReceiptHandle!, body: m.Body!, attributes: m.Attributes ?? {}, messageAttributes: {} }) as unknown as SQSRecord;
+  const toRecord = (m: Message) =>
+    ({
+      messageId: m.MessageId!,
+      receiptHandle: m.ReceiptHandle!,
+      body: m.Body!,
+      attributes: m.Attributes ?? {},
+      messageAttributes: {},
+    }) as unknown as SQSRecord;
   return pollLoop(`poller of ${queueUrl}`, async () => {
     // Batches of one with long polls: the local SQS emulator holds a batch receive (more than one
     // message) for the whole wait time even when messages are ready, which SQS itself does not.
-    const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: batchSize, WaitTimeSeconds: batchSize === 1 ? 1 : 0, AttributeNames: ['All'] }));
+    const { Messages = [] } = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: batchSize,
+        WaitTimeSeconds: batchSize === 1 ? 1 : 0,
+        AttributeNames: ['All'],
+      }),
+    );
     if (!Messages.length) {
       if (batchSize > 1) await new Promise((r) => setTimeout(r, 10));
       return;
     }
-    const result = await timed(time, Messages.length, () => handler({ Records: Messages.map(toRecord) }, lambdaContext('bench', 30_000)));
+    const result = await timed(time, Messages.length, () =>
+      handler({ Records: Messages.map(toRecord) }, lambdaContext('bench', 30_000)),
+    );
     const failed = new Set((result?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
     const done = Messages.filter((m) => !failed.has(m.MessageId!));
     // As Lambda's poller does: one DeleteMessageBatch for the batch.
-    if (done.length) await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: queueUrl, Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }));
+    if (done.length)
+      await sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })),
+        }),
+      );
   });
 }
 
@@ -165,7 +203,12 @@ async function durableFloor(options: {
   const body = options.payload.toString();
   const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({}));
   const destinationKey = { pk: `floor#${process.pid}`, sk: 'destination' };
-  await dynamo.send(new PutCommand({ TableName: table, Item: { ...destinationKey, url: options.url, secret: options.secret, status: 'active' } }));
+  await dynamo.send(
+    new PutCommand({
+      TableName: table,
+      Item: { ...destinationKey, url: options.url, secret: options.secret, status: 'active' },
+    }),
+  );
   const agent = new Agent({ keepAlive: true, maxSockets: 50 });
   const post = (body: Buffer) =>
     new Promise<void>((resolve, reject) => {
@@ -174,7 +217,11 @@ async function durableFloor(options: {
         {
           method: 'POST',
           agent,
-          headers: { 'content-type': 'application/json', 'content-length': body.length, 'x-service-signature': createHmac('sha256', options.secret).update(body).digest('hex') },
+          headers: {
+            'content-type': 'application/json',
+            'content-length': body.length,
+            'x-service-signature': createHmac('sha256', options.secret).update(body).digest('hex'),
+          },
         },
         (res) => {
           res.resume();
@@ -186,33 +233,60 @@ async function durableFloor(options: {
     });
   const stage = (queueUrl: string, time: StageTime | undefined, work: (messages: Message[]) => Promise<void>) =>
     pollLoop(`floor stage of ${queueUrl}`, async () => {
-      const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: BATCH, WaitTimeSeconds: 0 }));
+      const { Messages = [] } = await sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: BATCH, WaitTimeSeconds: 0 }),
+      );
       if (!Messages.length) {
         await new Promise((r) => setTimeout(r, 10));
         return;
       }
       await timed(time, Messages.length, () => work(Messages));
-      await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: queueUrl, Entries: Messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }));
+      await sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: Messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })),
+        }),
+      );
     });
   const stops: (() => Promise<void>)[] = [];
   for (let i = 0; i < WORKERS; i++) {
     stops.push(
       stage(options.fanoutQueueUrl, options.times?.fanout, async (messages) => {
-        const { Items = [] } = await dynamo.send(new QueryCommand({ TableName: table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': destinationKey.pk } }));
+        const { Items = [] } = await dynamo.send(
+          new QueryCommand({
+            TableName: table,
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': destinationKey.pk },
+          }),
+        );
         const jobs = messages.flatMap((m) => Items.map(() => m.Body!));
-        await sqs.send(new SendMessageBatchCommand({ QueueUrl: options.deliveryQueueUrl, Entries: jobs.map((body, j) => ({ Id: String(j), MessageBody: body })) }));
+        await sqs.send(
+          new SendMessageBatchCommand({
+            QueueUrl: options.deliveryQueueUrl,
+            Entries: jobs.map((body, j) => ({ Id: String(j), MessageBody: body })),
+          }),
+        );
       }),
       stage(options.deliveryQueueUrl, options.times?.delivery, async (messages) => {
-        const { Responses } = await dynamo.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: [destinationKey] } } }));
+        const { Responses } = await dynamo.send(
+          new BatchGetCommand({ RequestItems: { [table]: { Keys: [destinationKey] } } }),
+        );
         if (!Responses?.[table]?.length) throw new Error('floor destination missing');
         const attempts = await Promise.all(
           messages.map(async (m) => {
             const started = performance.now();
             await post(Buffer.from(m.Body!));
-            return { pk: `${destinationKey.pk}#attempts`, sk: m.MessageId!, status_code: 200, duration_ms: performance.now() - started };
+            return {
+              pk: `${destinationKey.pk}#attempts`,
+              sk: m.MessageId!,
+              status_code: 200,
+              duration_ms: performance.now() - started,
+            };
           }),
         );
-        await dynamo.send(new BatchWriteCommand({ RequestItems: { [table]: attempts.map((Item) => ({ PutRequest: { Item } })) } }));
+        await dynamo.send(
+          new BatchWriteCommand({ RequestItems: { [table]: attempts.map((Item) => ({ PutRequest: { Item } })) } }),
+        );
       }),
     );
   }
@@ -221,12 +295,14 @@ async function durableFloor(options: {
     let next = 0;
     await Promise.all(
       Array.from({ length: PUBLISHERS }, async () => {
-        while (next++ < N) await sqs.send(new SendMessageCommand({ QueueUrl: options.fanoutQueueUrl, MessageBody: body }));
+        while (next++ < N)
+          await sqs.send(new SendMessageCommand({ QueueUrl: options.fanoutQueueUrl, MessageBody: body }));
       }),
     );
     const deadline = performance.now() + WAIT_MS;
     while (options.received() < N && performance.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-    if (options.received() < N) throw new Error(`floor: ${options.received()} of ${N} received after ${WAIT_MS / 1000} s`);
+    if (options.received() < N)
+      throw new Error(`floor: ${options.received()} of ${N} received after ${WAIT_MS / 1000} s`);
     return N / ((performance.now() - start) / 1000);
   } finally {
     await Promise.all(stops.map((stop) => stop()));
@@ -254,7 +330,8 @@ export async function runWebhooksBench(): Promise<void> {
       list.push(now);
       receipts.set(url.pathname, list);
       if (url.pathname === '/lag') {
-        const id = (JSON.parse(Buffer.concat(chunks).toString()) as { data: { object: { id: string } } }).data.object.id;
+        const id = (JSON.parse(Buffer.concat(chunks).toString()) as { data: { object: { id: string } } }).data.object
+          .id;
         if (!lagReceipts.has(id)) lagReceipts.set(id, now);
       }
       res.writeHead(200, { 'content-length': 2 }).end('ok');
@@ -266,13 +343,23 @@ export async function runWebhooksBench(): Promise<void> {
   /** The receipts at `path` once there are `count`; throws, naming the path, if they are not there by the deadline. */
   const waitFor = async (path: string, count: number, deadline = performance.now() + WAIT_MS) => {
     while (received(path) < count && performance.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-    if (received(path) < count) throw new Error(`${path}: ${received(path)} of ${count} receipts after ${WAIT_MS / 1000} s`);
+    if (received(path) < count)
+      throw new Error(`${path}: ${received(path)} of ${count} receipts after ${WAIT_MS / 1000} s`);
     return receipts.get(path)!;
   };
 
   let stopPollers = async (): Promise<void> => undefined;
   try {
-    const [{ createApplication }, webhooks, { publishNotifications }, { newNotification }, { handler: fanout }, { handler: delivery }, { handler: outbox }, grants] = await Promise.all([
+    const [
+      { createApplication },
+      webhooks,
+      { publishNotifications },
+      { newNotification },
+      { handler: fanout },
+      { handler: delivery },
+      { handler: outbox },
+      grants,
+    ] = await Promise.all([
       import('#shared/applications/service'),
       import('#shared/webhooks/service'),
       import('#shared/notifications/publisher'),
@@ -294,16 +381,27 @@ export async function runWebhooksBench(): Promise<void> {
     const startPollers = (times?: { fanout: StageTime; delivery: StageTime }) => {
       const stops: (() => Promise<void>)[] = [];
       for (let i = 0; i < WORKERS; i++) {
-        stops.push(poll(sqs, stack.env.FANOUT_QUEUE_URL!, fanout, BATCH, times?.fanout), poll(sqs, stack.env.DELIVERY_QUEUE_URL!, delivery, BATCH, times?.delivery));
+        stops.push(
+          poll(sqs, stack.env.FANOUT_QUEUE_URL!, fanout, BATCH, times?.fanout),
+          poll(sqs, stack.env.DELIVERY_QUEUE_URL!, delivery, BATCH, times?.delivery),
+        );
       }
       stopPollers = async () => void (await Promise.all(stops.splice(0).map((stop) => stop())));
     };
     startPollers();
-    const object = { id: 'grant_01jd6abcdefghjkmnpqrstvwxy', email: 'bench@agents.test', provider: 'agent', grant_status: 'valid' };
+    const object = {
+      id: 'grant_01jd6abcdefghjkmnpqrstvwxy',
+      email: 'bench@agents.test',
+      provider: 'agent',
+      grant_status: 'valid',
+    };
 
     // 1. End to end, one destination: N notifications from PUBLISHERS concurrent publish loops (they
     // come from many request handlers at once), timed from the first publish to the Nth receipt.
-    const hook = await webhooks.createWebhook(context, { webhook_url: `${base}/e2e`, trigger_types: ['grant.created'] });
+    const hook = await webhooks.createWebhook(context, {
+      webhook_url: `${base}/e2e`,
+      trigger_types: ['grant.created'],
+    });
     await publish({ type: 'grant.created', applicationId: app.application_id, grantId: null, object }); // warm-up
     await waitFor('/e2e', 1);
     const endToEnd = async () => {
@@ -312,12 +410,17 @@ export async function runWebhooksBench(): Promise<void> {
       let next = 0;
       await Promise.all(
         Array.from({ length: PUBLISHERS }, async () => {
-          while (next++ < N) await publish({ type: 'grant.created', applicationId: app.application_id, grantId: null, object });
+          while (next++ < N)
+            await publish({ type: 'grant.created', applicationId: app.application_id, grantId: null, object });
         }),
       );
       const publishSeconds = (performance.now() - start) / 1000;
       const times = await waitFor('/e2e', before + N);
-      return { rate: N / ((times[before + N - 1]! - start) / 1000), seconds: (times[before + N - 1]! - start) / 1000, publishSeconds };
+      return {
+        rate: N / ((times[before + N - 1]! - start) / 1000),
+        seconds: (times[before + N - 1]! - start) / 1000,
+        publishSeconds,
+      };
     };
     const first = await endToEnd();
 
@@ -341,7 +444,11 @@ export async function runWebhooksBench(): Promise<void> {
           {
             method: 'POST',
             agent,
-            headers: { 'content-type': 'application/json', 'content-length': payload.length, 'x-service-signature': createHmac('sha256', hook.webhook_secret!).update(payload).digest('hex') },
+            headers: {
+              'content-type': 'application/json',
+              'content-length': payload.length,
+              'x-service-signature': createHmac('sha256', hook.webhook_secret!).update(payload).digest('hex'),
+            },
           },
           (res) => {
             res.resume();
@@ -360,7 +467,8 @@ export async function runWebhooksBench(): Promise<void> {
     // 2. Fan-out of one notification to DESTINATIONS destinations (of another application).
     const fanApp = await createApplication({ name: 'bench fan-out' });
     const fanContext = { applicationId: fanApp.application_id, credential: 'api_key' as const };
-    for (let i = 0; i < DESTINATIONS; i++) await webhooks.createWebhook(fanContext, { webhook_url: `${base}/d${i}`, trigger_types: ['grant.deleted'] });
+    for (let i = 0; i < DESTINATIONS; i++)
+      await webhooks.createWebhook(fanContext, { webhook_url: `${base}/d${i}`, trigger_types: ['grant.deleted'] });
     const fanStart = performance.now();
     await publish({ type: 'grant.deleted', applicationId: fanApp.application_id, grantId: null, object });
     let last = 0;
@@ -380,7 +488,11 @@ export async function runWebhooksBench(): Promise<void> {
       // read to its end, the readers are past that point.
       await withDeadline(relay.drained(), 'the stream relay: its shards not read to their end');
       const create = async (i: number) => {
-        const grant = await grants.createCustomGrant(lagContext, { provider: 'agent', settings: { email_address: `lag${i}@agents.test` } }, { ip: '127.0.0.1', userAgent: 'bench' });
+        const grant = await grants.createCustomGrant(
+          lagContext,
+          { provider: 'agent', settings: { email_address: `lag${i}@agents.test` } },
+          { ip: '127.0.0.1', userAgent: 'bench' },
+        );
         committed.set(grant.id, performance.now());
       };
       await create(-1); // warm-up (the relay's first read, the consumer's first SQS call)
@@ -452,13 +564,22 @@ export async function runWebhooksBench(): Promise<void> {
     console.log(
       table([
         ['measure', 'value'],
-        [`end-to-end: publish → receipt, ${N} notifications`, `${oursRate.toFixed(0)} deliveries/s (median of ${ROUNDS} warm passes: ${ours.map((p) => p.rate.toFixed(0)).join(', ')})`],
+        [
+          `end-to-end: publish → receipt, ${N} notifications`,
+          `${oursRate.toFixed(0)} deliveries/s (median of ${ROUNDS} warm passes: ${ours.map((p) => p.rate.toFixed(0)).join(', ')})`,
+        ],
         [
           '  first pass, on a cold stack',
           `${first.rate.toFixed(0)} deliveries/s (${first.seconds.toFixed(2)} s, of which publishing ${first.publishSeconds.toFixed(2)} s from ${PUBLISHERS} concurrent publishers)`,
         ],
-        ['plain loop: sign + POST the same payloads', `${loopRate.toFixed(0)} deliveries/s (${loopSeconds.toFixed(2)} s)`],
-        ['ratio end-to-end ÷ plain loop', `${ratio.toFixed(2)} (target ≥ ${RATIO_TARGET}: ${ratio >= RATIO_TARGET ? 'met' : 'MISSED'})`],
+        [
+          'plain loop: sign + POST the same payloads',
+          `${loopRate.toFixed(0)} deliveries/s (${loopSeconds.toFixed(2)} s)`,
+        ],
+        [
+          'ratio end-to-end ÷ plain loop',
+          `${ratio.toFixed(2)} (target ≥ ${RATIO_TARGET}: ${ratio >= RATIO_TARGET ? 'met' : 'MISSED'})`,
+        ],
         [
           'durable-steps floor: the same queues, reads and writes as bare SDK calls, minimal items',
           `${floorRate.toFixed(0)} deliveries/s (median of ${ROUNDS} warm passes: ${floor.map((p) => p.rate.toFixed(0)).join(', ')}; its first pass ${firstFloor.rate.toFixed(0)})`,
@@ -498,7 +619,9 @@ export async function runWebhooksBench(): Promise<void> {
 function remains(ours: Pass[], floor: Pass[]): string[][] {
   const perThousand = (passes: Pass[], pick: (c: CpuTime) => number | undefined) => {
     const values = passes.map((p) => pick(p.cpu));
-    return values.some((v) => v === undefined) ? undefined : ((values as number[]).reduce((a, b) => a + b, 0) / passes.length) * (1000 / N);
+    return values.some((v) => v === undefined)
+      ? undefined
+      : ((values as number[]).reduce((a, b) => a + b, 0) / passes.length) * (1000 / N);
   };
   const perBatch = (passes: Pass[], pick: (p: Pass) => StageTime) => {
     const batches = passes.reduce((a, p) => a + pick(p).batches, 0);
@@ -508,7 +631,9 @@ function remains(ours: Pass[], floor: Pass[]): string[][] {
     const [a, b] = [perThousand(ours, pick), perThousand(floor, pick)];
     return [
       `CPU per 1000 deliveries: ${label}`,
-      a === undefined || b === undefined ? 'n/a (no emulator of this run to read)' : `${a.toFixed(0)} vs ${b.toFixed(0)} ms (${a >= b ? '+' : ''}${(a - b).toFixed(0)})`,
+      a === undefined || b === undefined
+        ? 'n/a (no emulator of this run to read)'
+        : `${a.toFixed(0)} vs ${b.toFixed(0)} ms (${a >= b ? '+' : ''}${(a - b).toFixed(0)})`,
     ];
   };
   const size = (passes: Pass[], pick: (p: Pass) => StageTime) =>
@@ -519,9 +644,13 @@ function remains(ours: Pass[], floor: Pass[]): string[][] {
     );
   const stageRow = (label: string, pick: (p: Pass) => StageTime) => {
     const [a, b] = [perBatch(ours, pick), perBatch(floor, pick)];
-    return [label, `${a.toFixed(1)} vs ${b.toFixed(1)} ms (${a >= b ? '+' : ''}${(a - b).toFixed(1)}), batches of ${size(ours, pick).toFixed(1)} vs ${size(floor, pick).toFixed(1)} messages`];
+    return [
+      label,
+      `${a.toFixed(1)} vs ${b.toFixed(1)} ms (${a >= b ? '+' : ''}${(a - b).toFixed(1)}), batches of ${size(ours, pick).toFixed(1)} vs ${size(floor, pick).toFixed(1)} messages`,
+    ];
   };
-  const total = (c: CpuTime) => (c.dynamodb === undefined || c.sqs === undefined ? undefined : c.self + c.dynamodb + c.sqs);
+  const total = (c: CpuTime) =>
+    c.dynamodb === undefined || c.sqs === undefined ? undefined : c.self + c.dynamodb + c.sqs;
   return [
     ['cost', 'ours vs floor'],
     cpuRow('DynamoDB Local', (c) => c.dynamodb),

@@ -9,9 +9,14 @@ export interface WriteCount {
   byCommand: Record<string, number>;
 }
 
-type Middleware = (next: (args: { input: Record<string, unknown> }) => Promise<unknown>, context: { commandName?: string }) => (args: { input: Record<string, unknown> }) => Promise<unknown>;
+type Middleware = (
+  next: (args: { input: Record<string, unknown> }) => Promise<unknown>,
+  context: { commandName?: string },
+) => (args: { input: Record<string, unknown> }) => Promise<unknown>;
 
-export function writeCounter(client: { middlewareStack: { add(m: Middleware, o: { step: 'initialize'; name: string }): void; remove(name: string): boolean } }) {
+export function writeCounter(client: {
+  middlewareStack: { add(m: Middleware, o: { step: 'initialize'; name: string }): void; remove(name: string): boolean };
+}) {
   let current: WriteCount | undefined;
   const name = `count-writes-${Math.random().toString(36).slice(2)}`;
   client.middlewareStack.add(
@@ -21,8 +26,13 @@ export function writeCounter(client: { middlewareStack: { add(m: Middleware, o: 
         const input = args.input;
         let items = 0;
         if (/^(Put|Update|Delete)(Item)?Command$/.test(command)) items = 1;
-        else if (/^BatchWrite(Item)?Command$/.test(command)) items = Object.values((input.RequestItems ?? {}) as Record<string, unknown[]>).reduce((n, list) => n + list.length, 0);
-        else if (/^TransactWrite(Items)?Command$/.test(command)) items = ((input.TransactItems ?? []) as Record<string, unknown>[]).filter((i) => !i.ConditionCheck).length;
+        else if (/^BatchWrite(Item)?Command$/.test(command))
+          items = Object.values((input.RequestItems ?? {}) as Record<string, unknown[]>).reduce(
+            (n, list) => n + list.length,
+            0,
+          );
+        else if (/^TransactWrite(Items)?Command$/.test(command))
+          items = ((input.TransactItems ?? []) as Record<string, unknown>[]).filter((i) => !i.ConditionCheck).length;
         if (items && process.env.WRITES_TRACE) {
           const keys = /^TransactWrite/.test(command)
             ? ((input.TransactItems ?? []) as Record<string, Record<string, Record<string, unknown>>>[]).map((i) => {

@@ -10,15 +10,23 @@ import { Limit, PageToken } from '#schemas/common';
 /** A URL the hosted authentication page shows or links to: https only (checked in code). */
 const PageUrl = { type: 'string', minLength: 1, maxLength: 2048, description: 'An https URL.' } as const;
 /** CSS colours reach a page's style sheet: hexadecimal only, so no value can carry other CSS. */
-const Color = { type: 'string', pattern: '^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$', description: 'A hexadecimal colour: #rgb or #rrggbb.' } as const;
+const Color = {
+  type: 'string',
+  pattern: '^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$',
+  description: 'A hexadecimal colour: #rgb or #rrggbb.',
+} as const;
 /** Text shown on a page: one line, no control characters. */
-const PageText = (maxLength: number) => ({ type: 'string', minLength: 1, maxLength, pattern: '^[^\\u0000-\\u001f\\u007f]*$' }) as const;
+const PageText = (maxLength: number) =>
+  ({ type: 'string', minLength: 1, maxLength, pattern: '^[^\\u0000-\\u001f\\u007f]*$' }) as const;
 
 export const Branding = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    name: { ...PageText(256), description: "Shown to users on the hosted authentication page; default: the application's name." },
+    name: {
+      ...PageText(256),
+      description: "Shown to users on the hosted authentication page; default: the application's name.",
+    },
     icon_url: PageUrl,
     website_url: PageUrl,
     description: { type: 'string', maxLength: 1024 },
@@ -50,11 +58,26 @@ export const RedirectUriSettings = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    origin: { type: 'string', minLength: 1, maxLength: 2048, description: 'js: the origin the application is served from, e.g. https://app.example.com (required).' },
-    bundle_id: { type: 'string', maxLength: 155, pattern: '^[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)+$', description: 'ios: the bundle identifier, e.g. com.example.app (required).' },
+    origin: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 2048,
+      description: 'js: the origin the application is served from, e.g. https://app.example.com (required).',
+    },
+    bundle_id: {
+      type: 'string',
+      maxLength: 155,
+      pattern: '^[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)+$',
+      description: 'ios: the bundle identifier, e.g. com.example.app (required).',
+    },
     app_store_id: { type: 'string', pattern: '^[0-9]{1,20}$', description: 'ios: the App Store ID (digits).' },
     team_id: { type: 'string', pattern: '^[A-Z0-9]{10}$', description: 'ios: the Apple developer team ID.' },
-    package_name: { type: 'string', maxLength: 255, pattern: '^[A-Za-z][A-Za-z0-9_]*(\\.[A-Za-z][A-Za-z0-9_]*)+$', description: 'android: the package name, e.g. com.example.app (required).' },
+    package_name: {
+      type: 'string',
+      maxLength: 255,
+      pattern: '^[A-Za-z][A-Za-z0-9_]*(\\.[A-Za-z][A-Za-z0-9_]*)+$',
+      description: 'android: the package name, e.g. com.example.app (required).',
+    },
     sha1_certificate_fingerprint: {
       type: 'string',
       pattern: '^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){19}$',
@@ -103,13 +126,21 @@ export const UpdateRedirectUriBody = {
   minProperties: 1,
   properties: {
     url: RedirectUrl,
-    platform: { type: 'string', enum: REDIRECT_PLATFORMS, description: "Changing the platform replaces the settings with the body's (the new platform's)." },
+    platform: {
+      type: 'string',
+      enum: REDIRECT_PLATFORMS,
+      description: "Changing the platform replaces the settings with the body's (the new platform's).",
+    },
     settings: { ...RedirectUriSettings, description: 'Replaces the stored settings as a whole.' },
   },
 } as const;
 export type UpdateRedirectUriBody = FromSchema<typeof UpdateRedirectUriBody>;
 
-export const RedirectUriListQuery = { type: 'object', additionalProperties: false, properties: { limit: Limit, page_token: PageToken } } as const;
+export const RedirectUriListQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { limit: Limit, page_token: PageToken },
+} as const;
 export type RedirectUriListQuery = FromSchema<typeof RedirectUriListQuery>;
 
 export const ApplicationObject = {
@@ -120,7 +151,11 @@ export const ApplicationObject = {
     application_id: { type: 'string' },
     branding: { ...Branding, required: ['name'] },
     hosted_authentication: HostedAuthentication,
-    callback_uris: { type: 'array', items: RedirectUriObject, description: 'Read-only here: managed with /v3/applications/redirect-uris.' },
+    callback_uris: {
+      type: 'array',
+      items: RedirectUriObject,
+      description: 'Read-only here: managed with /v3/applications/redirect-uris.',
+    },
     created_at: { type: 'integer' },
     updated_at: { type: 'integer' },
   },
@@ -132,7 +167,10 @@ export const UpdateApplicationBody = {
   minProperties: 1,
   properties: {
     branding: { ...Branding, description: 'Replaces the stored branding as a whole.' },
-    hosted_authentication: { ...HostedAuthentication, description: 'Replaces the stored hosted authentication settings as a whole.' },
+    hosted_authentication: {
+      ...HostedAuthentication,
+      description: 'Replaces the stored hosted authentication settings as a whole.',
+    },
   },
 } as const;
 export type UpdateApplicationBody = FromSchema<typeof UpdateApplicationBody>;

@@ -7,7 +7,8 @@ import { safeInteger, UnixSeconds } from '#schemas/common';
  * schema where ajv can say them, and in shared/availability/service.ts where they need the request.
  */
 const Email = { type: 'string', minLength: 3, maxLength: 254 } as const;
-const Minutes = (minimum: number, maximum: number, description: string) => ({ type: 'integer', minimum, maximum, description }) as const;
+const Minutes = (minimum: number, maximum: number, description: string) =>
+  ({ type: 'integer', minimum, maximum, description }) as const;
 
 export const OpenHoursObject = {
   type: 'object',
@@ -15,11 +16,22 @@ export const OpenHoursObject = {
   required: ['days', 'timezone', 'start', 'end'],
   properties: {
     // Only bounded to safe integers: the engine names a day outside 0–6 together with the other problems of the hours.
-    days: { type: 'array', minItems: 1, maxItems: 7, items: safeInteger(), description: 'Days of the week: 0 = Sunday … 6 = Saturday.' },
+    days: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 7,
+      items: safeInteger(),
+      description: 'Days of the week: 0 = Sunday … 6 = Saturday.',
+    },
     timezone: { type: 'string', minLength: 1, maxLength: 64, description: 'IANA time zone the hours are in.' },
     start: { type: 'string', minLength: 1, maxLength: 5, description: '`H:MM` (24-hour), e.g. `9:00`.' },
     end: { type: 'string', minLength: 1, maxLength: 5, description: '`H:MM` (24-hour), up to `24:00`.' },
-    exdates: { type: 'array', maxItems: 366, items: { type: 'string', maxLength: 10 }, description: 'Local dates (`YYYY-MM-DD`) without open hours.' },
+    exdates: {
+      type: 'array',
+      maxItems: 366,
+      items: { type: 'string', maxLength: 10 },
+      description: 'Local dates (`YYYY-MM-DD`) without open hours.',
+    },
   },
 } as const;
 export type OpenHoursObject = FromSchema<typeof OpenHoursObject>;
@@ -33,8 +45,17 @@ export const FreeBusyBody = {
   properties: {
     start_time: UnixSeconds,
     end_time: UnixSeconds,
-    emails: { type: 'array', minItems: 1, maxItems: 50, items: Email, description: 'Addresses of grants of the calling application.' },
-    tentative_as_busy: { type: 'boolean', description: 'Whether events answered `maybe` count as busy (default true).' },
+    emails: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 50,
+      items: Email,
+      description: 'Addresses of grants of the calling application.',
+    },
+    tentative_as_busy: {
+      type: 'boolean',
+      description: 'Whether events answered `maybe` count as busy (default true).',
+    },
   },
 } as const;
 export type FreeBusyBody = FromSchema<typeof FreeBusyBody>;
@@ -80,8 +101,16 @@ export const AvailabilityRules = {
       },
     },
     default_open_hours: { type: 'array', maxItems: 50, items: OpenHoursObject },
-    round_robin_group_id: { type: 'string', minLength: 1, maxLength: 256, description: 'Events whose metadata `key5` holds this value count for round-robin order.' },
-    tentative_as_busy: { type: 'boolean', description: 'Whether events answered `maybe` count as busy (default true).' },
+    round_robin_group_id: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 256,
+      description: 'Events whose metadata `key5` holds this value count for round-robin order.',
+    },
+    tentative_as_busy: {
+      type: 'boolean',
+      description: 'Whether events answered `maybe` count as busy (default true).',
+    },
   },
 } as const;
 
@@ -91,8 +120,19 @@ export const AvailabilityParticipant = {
   required: ['email'],
   properties: {
     email: Email,
-    grant_id: { type: 'string', minLength: 1, maxLength: 300, description: 'The grant, when its address alone is not enough.' },
-    calendar_ids: { type: 'array', minItems: 1, maxItems: 20, items: { type: 'string', minLength: 1, maxLength: 300 }, description: 'Calendars to read (default `["primary"]`).' },
+    grant_id: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 300,
+      description: 'The grant, when its address alone is not enough.',
+    },
+    calendar_ids: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 20,
+      items: { type: 'string', minLength: 1, maxLength: 300 },
+      description: 'Calendars to read (default `["primary"]`).',
+    },
     open_hours: { type: 'array', maxItems: 50, items: OpenHoursObject },
   },
 } as const;
@@ -128,6 +168,10 @@ export const AvailabilityObject = {
   required: ['time_slots', 'order'],
   properties: {
     time_slots: { type: 'array', items: TimeSlotObject },
-    order: { type: 'array', items: { type: 'string' }, description: 'Round-robin order: fewest counted events first (empty for collective).' },
+    order: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'Round-robin order: fewest counted events first (empty for collective).',
+    },
   },
 } as const;

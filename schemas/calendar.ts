@@ -4,7 +4,12 @@ import { Metadata } from '#schemas/mail';
 
 /** Calendars of a grant (events come with their own schemas). Field names follow the published contract. */
 const HexColor = { type: 'string', pattern: '^#[0-9A-Fa-f]{6}$', description: '#RRGGBB' } as const;
-const TimeZone = { type: 'string', minLength: 1, maxLength: 64, description: 'An IANA time zone, e.g. Europe/Berlin.' } as const;
+const TimeZone = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 64,
+  description: 'An IANA time zone, e.g. Europe/Berlin.',
+} as const;
 
 const CalendarFields = {
   name: { type: 'string', minLength: 1, maxLength: 256 },
@@ -33,9 +38,19 @@ export const CalendarObject = {
   },
 } as const;
 
-export const CreateCalendarBody = { type: 'object', additionalProperties: false, required: ['name'], properties: CalendarFields } as const;
+export const CreateCalendarBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name'],
+  properties: CalendarFields,
+} as const;
 export type CreateCalendarBody = FromSchema<typeof CreateCalendarBody>;
-export const UpdateCalendarBody = { type: 'object', additionalProperties: false, minProperties: 1, properties: CalendarFields } as const;
+export const UpdateCalendarBody = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: CalendarFields,
+} as const;
 export type UpdateCalendarBody = FromSchema<typeof UpdateCalendarBody>;
 
 export const ListCalendarsQuery = {
@@ -44,7 +59,12 @@ export const ListCalendarsQuery = {
   properties: {
     limit: Limit,
     page_token: PageToken,
-    metadata_pair: { type: 'string', minLength: 3, maxLength: 600, description: '`key:value` with key one of key1..key5.' },
+    metadata_pair: {
+      type: 'string',
+      minLength: 3,
+      maxLength: 600,
+      description: '`key:value` with key one of key1..key5.',
+    },
     select: Select,
   },
 } as const;

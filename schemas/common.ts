@@ -12,13 +12,19 @@ import type { FromSchema } from 'json-schema-to-ts';
  * which would otherwise surface as a 500); test/unit/schema-integers.test.ts checks every route.
  * Use the field's real range where it has one, these helpers where it has none.
  */
-export const safeInteger = (minimum = -Number.MAX_SAFE_INTEGER, maximum = Number.MAX_SAFE_INTEGER) => ({ type: 'integer', minimum, maximum }) as const;
+export const safeInteger = (minimum = -Number.MAX_SAFE_INTEGER, maximum = Number.MAX_SAFE_INTEGER) =>
+  ({ type: 'integer', minimum, maximum }) as const;
 
 /** 9999-12-31T23:59:59Z: the last second of four-digit years (what ISO 8601 dates and iCalendar write). */
 export const MAX_UNIX_SECONDS = 253_402_300_799;
 
 /** A point in time in Unix seconds, from 1970 to the end of year 9999. */
-export const UnixSeconds = { type: 'integer', minimum: 0, maximum: MAX_UNIX_SECONDS, description: 'Unix seconds.' } as const;
+export const UnixSeconds = {
+  type: 'integer',
+  minimum: 0,
+  maximum: MAX_UNIX_SECONDS,
+  description: 'Unix seconds.',
+} as const;
 
 export const Limit = {
   type: 'integer',
@@ -63,7 +69,8 @@ export const SharedFrom = { shared_from: { type: 'string', minLength: 1, maxLeng
 export const SharedFolderId = { shared_folder_id: { type: 'string', minLength: 1, maxLength: 256 } } as const;
 export const QueryImap = { query_imap: { type: 'boolean' } } as const;
 export const IncludeHiddenFolders = { include_hidden_folders: { type: 'boolean' } } as const;
-const query = <P extends object>(properties: P) => ({ type: 'object', additionalProperties: false, properties }) as const;
+const query = <P extends object>(properties: P) =>
+  ({ type: 'object', additionalProperties: false, properties }) as const;
 export const SharedFromQuery = query({ ...SharedFrom });
 export const SelectSharedQuery = query({ select: Select, ...SharedFrom, ...SharedFolderId });
 export const SharedQuery = query({ ...SharedFrom, ...SharedFolderId });

@@ -21,13 +21,27 @@ export const AuthorizeQuery = {
       maxLength: 200,
       description: `One provider (${CONNECTED_PROVIDERS.join(', ')}), or several separated by commas for the hosted login page to offer; without it the page offers every connector of the application.`,
     },
-    redirect_uri: { ...Text(2048), description: "One of the application's registered redirect URIs (GET /v3/applications/redirect-uris), exactly." },
+    redirect_uri: {
+      ...Text(2048),
+      description: "One of the application's registered redirect URIs (GET /v3/applications/redirect-uris), exactly.",
+    },
     response_type: { type: 'string', enum: ['code', 'adminconsent'] },
     scope: { ...Text(4096), description: "Space-separated provider scopes; default: the connector's." },
-    prompt: { type: 'string', enum: ['select_provider', 'detect', 'select_provider,detect', 'detect,select_provider'], description: 'What the hosted login page offers first.' },
+    prompt: {
+      type: 'string',
+      enum: ['select_provider', 'detect', 'select_provider,detect', 'detect,select_provider'],
+      description: 'What the hosted login page offers first.',
+    },
     state: { type: 'string', maxLength: 256, description: 'Handed back unmodified to the redirect URI.' },
-    login_hint: { ...Text(320), description: 'The address to sign in with (prefilled; with prompt `detect`, it chooses the provider).' },
-    access_type: { type: 'string', enum: ['online', 'offline'], description: '`offline`: the token exchange also answers a refresh token.' },
+    login_hint: {
+      ...Text(320),
+      description: 'The address to sign in with (prefilled; with prompt `detect`, it chooses the provider).',
+    },
+    access_type: {
+      type: 'string',
+      enum: ['online', 'offline'],
+      description: '`offline`: the token exchange also answers a refresh token.',
+    },
     code_challenge: {
       type: 'string',
       minLength: 43,
@@ -37,8 +51,17 @@ export const AuthorizeQuery = {
         "PKCE (RFC 7636) for public clients: the token exchange then needs the matching code_verifier. With S256: base64url of the verifier's SHA-256 (or, as the official SDKs send it, base64 of its hex digest, unpadded).",
     },
     code_challenge_method: { type: 'string', enum: ['plain', 'S256', 's256'] },
-    include_grant_scopes: { type: 'string', enum: ['true', 'false'], description: 'google: also keep the scopes the account granted the application before (incremental authorization).' },
-    credential_id: { ...Text(256), description: "A credential of the provider's connector: type `connector` overrides its client; with response_type=adminconsent, the admin consent credential." },
+    include_grant_scopes: {
+      type: 'string',
+      enum: ['true', 'false'],
+      description:
+        'google: also keep the scopes the account granted the application before (incremental authorization).',
+    },
+    credential_id: {
+      ...Text(256),
+      description:
+        "A credential of the provider's connector: type `connector` overrides its client; with response_type=adminconsent, the admin consent credential.",
+    },
   },
 } as const;
 export type AuthorizeQuery = FromSchema<typeof AuthorizeQuery>;
@@ -142,7 +165,11 @@ export const ImapLoginBody = {
   additionalProperties: false,
   required: ['flow_token', 'email', 'password'],
   properties: {
-    flow_token: { ...Text(128), description: 'The single-use token of the page the form came from (it names the sign-in begun by GET /v3/connect/auth).' },
+    flow_token: {
+      ...Text(128),
+      description:
+        'The single-use token of the page the form came from (it names the sign-in begun by GET /v3/connect/auth).',
+    },
     email: Field(320, "The account's email address."),
     password: Field(1024, 'The password or app password (checked, stored sealed with the grant, never shown again).'),
     imap_host: Field(253, 'The IMAP server; detected for well-known domains when empty.'),

@@ -26,39 +26,87 @@ const Scope = {
   maxItems: 100,
   uniqueItems: true,
   items: { type: 'string', minLength: 1, maxLength: 512, pattern: '^[\\x21-\\x7e]+$' },
-  description: 'Default scopes requested when an authorization names none (not for zoom: its scopes are set on the Zoom app; ews: ews.messages, ews.calendar, ews.contacts).',
+  description:
+    'Default scopes requested when an authorization names none (not for zoom: its scopes are set on the Zoom app; ews: ews.messages, ews.calendar, ews.contacts).',
 } as const;
 
 export const ConnectorSettings = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    client_id: { type: 'string', minLength: 1, maxLength: 512, pattern: '^[\\x21-\\x7e]+$', description: "The provider auth app's client ID (google, microsoft, yahoo, zoom: required)." },
-    client_secret: { type: 'string', minLength: 1, maxLength: 4096, description: "The provider auth app's client secret: sealed at rest, never answered." },
-    tenant: { type: 'string', minLength: 1, maxLength: 256, description: 'microsoft: common, organizations, consumers, a tenant ID or a tenant domain.' },
+    client_id: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 512,
+      pattern: '^[\\x21-\\x7e]+$',
+      description: "The provider auth app's client ID (google, microsoft, yahoo, zoom: required).",
+    },
+    client_secret: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 4096,
+      description: "The provider auth app's client secret: sealed at rest, never answered.",
+    },
+    tenant: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 256,
+      description: 'microsoft: common, organizations, consumers, a tenant ID or a tenant domain.',
+    },
     issuer: {
       type: 'string',
       minLength: 1,
       maxLength: 2048,
-      description: "Switchboard's extension (OAuth providers): an https OpenID Connect issuer that replaces the provider's default authorization server.",
+      description:
+        "Switchboard's extension (OAuth providers): an https OpenID Connect issuer that replaces the provider's default authorization server.",
     },
-    topic_name: { type: 'string', minLength: 1, maxLength: 512, description: 'google: a Pub/Sub topic name, kept as the published contract accepts it (Switchboard does not use it).' },
+    topic_name: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 512,
+      description:
+        'google: a Pub/Sub topic name, kept as the published contract accepts it (Switchboard does not use it).',
+    },
     imap_host: {
       type: 'string',
       minLength: 1,
       maxLength: 253,
-      description: "Switchboard's extension (google, microsoft, yahoo): the IMAP server its grants' mail is read from (default: the provider's own).",
+      description:
+        "Switchboard's extension (google, microsoft, yahoo): the IMAP server its grants' mail is read from (default: the provider's own).",
     },
-    imap_port: { type: 'integer', minimum: 1, maximum: 65535, description: 'With imap_host: its port (993: TLS from the first byte; another: STARTTLS).' },
+    imap_port: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 65535,
+      description: 'With imap_host: its port (993: TLS from the first byte; another: STARTTLS).',
+    },
     smtp_host: {
       type: 'string',
       minLength: 1,
       maxLength: 253,
-      description: "Switchboard's extension (google, microsoft, yahoo): the SMTP submission server its grants send through (default: the provider's own).",
+      description:
+        "Switchboard's extension (google, microsoft, yahoo): the SMTP submission server its grants send through (default: the provider's own).",
     },
-    smtp_port: { type: 'integer', minimum: 1, maximum: 65535, description: 'With smtp_host: its port (465: TLS from the first byte; another: STARTTLS).' },
-    caldav_url: { type: 'string', minLength: 8, maxLength: 2048, description: "Switchboard's extension (icloud): the CalDAV server its grants' calendars are read from (default: iCloud's own)." },
-    carddav_url: { type: 'string', minLength: 8, maxLength: 2048, description: "Switchboard's extension (icloud): the CardDAV server its grants' contacts are read from (default: iCloud's own)." },
+    smtp_port: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 65535,
+      description: 'With smtp_host: its port (465: TLS from the first byte; another: STARTTLS).',
+    },
+    caldav_url: {
+      type: 'string',
+      minLength: 8,
+      maxLength: 2048,
+      description:
+        "Switchboard's extension (icloud): the CalDAV server its grants' calendars are read from (default: iCloud's own).",
+    },
+    carddav_url: {
+      type: 'string',
+      minLength: 8,
+      maxLength: 2048,
+      description:
+        "Switchboard's extension (icloud): the CardDAV server its grants' contacts are read from (default: iCloud's own).",
+    },
   },
 } as const;
 export type ConnectorSettings = FromSchema<typeof ConnectorSettings>;
@@ -87,7 +135,10 @@ export const ConnectorObject = {
         carddav_url: { type: 'string' },
       },
     },
-    client_secret_set: { type: 'boolean', description: 'Whether a client secret is stored (OAuth providers); its value is never answered.' },
+    client_secret_set: {
+      type: 'boolean',
+      description: 'Whether a client secret is stored (OAuth providers); its value is never answered.',
+    },
     scope: { type: 'array', items: { type: 'string' } },
     active_credential_id: { type: 'string' },
     created_at: { type: 'integer' },
@@ -116,15 +167,25 @@ export const UpdateConnectorBody = {
     name: Name,
     settings: {
       ...ConnectorSettings,
-      description: 'Replaces the stored settings as a whole; client_secret may be left out to keep the stored one while client_id stays the same.',
+      description:
+        'Replaces the stored settings as a whole; client_secret may be left out to keep the stored one while client_id stays the same.',
     },
     scope: Scope,
-    active_credential_id: { type: ['string', 'null'], minLength: 1, maxLength: 64, description: 'A credential of this connector; null clears it.' },
+    active_credential_id: {
+      type: ['string', 'null'],
+      minLength: 1,
+      maxLength: 64,
+      description: 'A credential of this connector; null clears it.',
+    },
   },
 } as const;
 export type UpdateConnectorBody = FromSchema<typeof UpdateConnectorBody>;
 
-export const ConnectorListQuery = { type: 'object', additionalProperties: false, properties: { limit: Limit, page_token: PageToken } } as const;
+export const ConnectorListQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { limit: Limit, page_token: PageToken },
+} as const;
 export type ConnectorListQuery = FromSchema<typeof ConnectorListQuery>;
 
 /** Values of credential_data: strings (a service account key file's fields), checked per type in code. */
@@ -167,7 +228,10 @@ export const UpdateCredentialBody = {
   minProperties: 1,
   properties: {
     name: Name,
-    credential_data: { ...CredentialData, description: 'Replaces the stored data as a whole (same rules as on create).' },
+    credential_data: {
+      ...CredentialData,
+      description: 'Replaces the stored data as a whole (same rules as on create).',
+    },
   },
 } as const;
 export type UpdateCredentialBody = FromSchema<typeof UpdateCredentialBody>;
@@ -177,7 +241,10 @@ export const CredentialListQuery = ConnectorListQuery;
 /** `POST /v3/providers/detect` takes its fields in the query (as the published contract does) or in a JSON body. */
 const DetectFields = {
   email: EmailAddress,
-  all_provider_types: { type: 'boolean', description: 'Detect every provider, not only those the application has a connector for (default false).' },
+  all_provider_types: {
+    type: 'boolean',
+    description: 'Detect every provider, not only those the application has a connector for (default false).',
+  },
 } as const;
 export const DetectQuery = { type: 'object', additionalProperties: false, properties: DetectFields } as const;
 export type DetectQuery = FromSchema<typeof DetectQuery>;

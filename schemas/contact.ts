@@ -15,13 +15,19 @@ const ContactEmail = {
   type: 'object',
   additionalProperties: false,
   required: ['email'],
-  properties: { email: { type: 'string', minLength: 3, maxLength: 255, pattern: '^[^@\\s]+@[^@\\s]+$' }, type: AddressType },
+  properties: {
+    email: { type: 'string', minLength: 3, maxLength: 255, pattern: '^[^@\\s]+@[^@\\s]+$' },
+    type: AddressType,
+  },
 } as const;
 const ContactPhone = {
   type: 'object',
   additionalProperties: false,
   required: ['number'],
-  properties: { number: { type: 'string', minLength: 1, maxLength: 64 }, type: { type: 'string', enum: ['work', 'home', 'mobile', 'other'] } },
+  properties: {
+    number: { type: 'string', minLength: 1, maxLength: 64 },
+    type: { type: 'string', enum: ['work', 'home', 'mobile', 'other'] },
+  },
 } as const;
 const ContactAddress = {
   type: 'object',
@@ -36,8 +42,18 @@ const ContactAddress = {
     country: text(256),
   },
 } as const;
-const ContactIm = { type: 'object', additionalProperties: false, required: ['im_address'], properties: { im_address: { type: 'string', minLength: 1, maxLength: 255 }, type: text(64) } } as const;
-const ContactWebPage = { type: 'object', additionalProperties: false, required: ['url'], properties: { url: { type: 'string', minLength: 1, maxLength: 2048 }, type: AddressType } } as const;
+const ContactIm = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['im_address'],
+  properties: { im_address: { type: 'string', minLength: 1, maxLength: 255 }, type: text(64) },
+} as const;
+const ContactWebPage = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['url'],
+  properties: { url: { type: 'string', minLength: 1, maxLength: 2048 }, type: AddressType },
+} as const;
 /** A group by ID; clients that send whole group objects (the SDKs do) have their other fields ignored. */
 const GroupRef = {
   type: 'object',
@@ -58,7 +74,11 @@ const ContactFields = {
   surname: text(256),
   suffix: text(64),
   nickname: text(256),
-  birthday: { type: 'string', pattern: '^(\\d{4}|-)-\\d{2}-\\d{2}$', description: 'YYYY-MM-DD, or --MM-DD without a year.' },
+  birthday: {
+    type: 'string',
+    pattern: '^(\\d{4}|-)-\\d{2}-\\d{2}$',
+    description: 'YYYY-MM-DD, or --MM-DD without a year.',
+  },
   company_name: text(256),
   job_title: text(256),
   manager_name: text(256),
@@ -75,14 +95,28 @@ const ContactFields = {
 
 export const ContactObject = {
   type: 'object',
-  required: ['id', 'object', 'grant_id', 'source', 'emails', 'phone_numbers', 'physical_addresses', 'im_addresses', 'web_pages', 'groups'],
+  required: [
+    'id',
+    'object',
+    'grant_id',
+    'source',
+    'emails',
+    'phone_numbers',
+    'physical_addresses',
+    'im_addresses',
+    'web_pages',
+    'groups',
+  ],
   properties: {
     id: { type: 'string' },
     object: { type: 'string', enum: ['contact'] },
     grant_id: { type: 'string' },
     source: { type: 'string', enum: CONTACT_SOURCES },
     ...ContactFields,
-    picture: { type: 'string', description: 'The picture, base64 (with profile_picture=true, when the contact has one).' },
+    picture: {
+      type: 'string',
+      description: 'The picture, base64 (with profile_picture=true, when the contact has one).',
+    },
     created_at: { type: 'integer' },
     updated_at: { type: 'integer' },
   },
@@ -95,7 +129,12 @@ export const ContactObject = {
 export const CreateContactBody = { type: 'object', additionalProperties: false, properties: ContactFields } as const;
 export type CreateContactBody = FromSchema<typeof CreateContactBody>;
 /** A change: fields sent replace the stored ones (arrays whole); fields left out are kept. */
-export const UpdateContactBody = { type: 'object', additionalProperties: false, minProperties: 1, properties: ContactFields } as const;
+export const UpdateContactBody = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: ContactFields,
+} as const;
 export type UpdateContactBody = FromSchema<typeof UpdateContactBody>;
 
 export const ListContactsQuery = {
@@ -134,7 +173,13 @@ export const ContactGroupObject = {
   },
 } as const;
 
-const GroupName = { type: 'string', minLength: 1, maxLength: 256, pattern: '^[^/]*[^/\\s][^/]*$', description: 'A name without "/".' } as const;
+const GroupName = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 256,
+  pattern: '^[^/]*[^/\\s][^/]*$',
+  description: 'A name without "/".',
+} as const;
 /** Groups are created here (the contract lists them only): a name, and optionally the group it sits in. */
 export const CreateContactGroupBody = {
   type: 'object',
@@ -143,5 +188,10 @@ export const CreateContactGroupBody = {
   properties: { name: GroupName, parent_id: { type: 'string', minLength: 1, maxLength: 256 } },
 } as const;
 export type CreateContactGroupBody = FromSchema<typeof CreateContactGroupBody>;
-export const UpdateContactGroupBody = { type: 'object', additionalProperties: false, required: ['name'], properties: { name: GroupName } } as const;
+export const UpdateContactGroupBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name'],
+  properties: { name: GroupName },
+} as const;
 export type UpdateContactGroupBody = FromSchema<typeof UpdateContactGroupBody>;

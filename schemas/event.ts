@@ -12,7 +12,12 @@ export const WHEN_OBJECTS = ['timespan', 'datespan', 'date'] as const;
 export const EVENT_STATUSES = ['confirmed', 'maybe', 'cancelled'] as const;
 export const PARTICIPANT_STATUSES = ['yes', 'no', 'maybe', 'noreply'] as const;
 
-const Zone = { type: 'string', minLength: 1, maxLength: 64, description: 'IANA time zone, e.g. America/New_York.' } as const;
+const Zone = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 64,
+  description: 'IANA time zone, e.g. America/New_York.',
+} as const;
 const DateString = { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'YYYY-MM-DD' } as const;
 const Seconds = { type: 'integer', minimum: 0, maximum: 32503680000 } as const;
 
@@ -63,7 +68,10 @@ const Reminders = {
         type: 'object',
         additionalProperties: false,
         required: ['reminder_minutes'],
-        properties: { reminder_minutes: { type: 'integer', minimum: 0, maximum: 40320 }, reminder_method: { type: 'string', enum: ['popup', 'email', 'display', 'sound'] } },
+        properties: {
+          reminder_minutes: { type: 'integer', minimum: 0, maximum: 40320 },
+          reminder_method: { type: 'string', enum: ['popup', 'email', 'display', 'sound'] },
+        },
       },
     },
   },
@@ -74,7 +82,19 @@ export const Conferencing = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    provider: { type: 'string', enum: ['Google Meet', 'GoToMeeting', 'Microsoft Teams', 'Skype for Business', 'Skype for Consumer', 'WebEx', 'Zoom Meeting', 'unknown'] },
+    provider: {
+      type: 'string',
+      enum: [
+        'Google Meet',
+        'GoToMeeting',
+        'Microsoft Teams',
+        'Skype for Business',
+        'Skype for Consumer',
+        'WebEx',
+        'Zoom Meeting',
+        'unknown',
+      ],
+    },
     details: {
       type: 'object',
       additionalProperties: false,
@@ -115,12 +135,27 @@ const EventFields = {
   status: { type: 'string', enum: EVENT_STATUSES },
 } as const;
 
-export const CreateEventBody = { type: 'object', additionalProperties: false, required: ['when'], properties: EventFields } as const;
+export const CreateEventBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['when'],
+  properties: EventFields,
+} as const;
 export type CreateEventBody = FromSchema<typeof CreateEventBody>;
-export const UpdateEventBody = { type: 'object', additionalProperties: false, minProperties: 1, properties: EventFields } as const;
+export const UpdateEventBody = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: EventFields,
+} as const;
 export type UpdateEventBody = FromSchema<typeof UpdateEventBody>;
 
-const CalendarIdParam = { type: 'string', minLength: 1, maxLength: 128, description: 'The calendar, or `primary`.' } as const;
+const CalendarIdParam = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 128,
+  description: 'The calendar, or `primary`.',
+} as const;
 
 export const ListEventsQuery = {
   type: 'object',
@@ -138,7 +173,12 @@ export const ListEventsQuery = {
     start: Seconds,
     end: Seconds,
     master_event_id: { type: 'string', minLength: 1, maxLength: 128 },
-    metadata_pair: { type: 'string', minLength: 3, maxLength: 600, description: '`key:value` with key one of key1..key5.' },
+    metadata_pair: {
+      type: 'string',
+      minLength: 3,
+      maxLength: 600,
+      description: '`key:value` with key one of key1..key5.',
+    },
     busy: { type: 'boolean' },
     updated_before: Seconds,
     updated_after: Seconds,
@@ -155,7 +195,11 @@ export const EventIdQuery = {
   type: 'object',
   additionalProperties: false,
   required: ['calendar_id'],
-  properties: { calendar_id: CalendarIdParam, select: Select, format: { type: 'string', enum: ['json', 'ics'], description: '`ics`: the event as iCalendar (text/calendar).' } },
+  properties: {
+    calendar_id: CalendarIdParam,
+    select: Select,
+    format: { type: 'string', enum: ['json', 'ics'], description: '`ics`: the event as iCalendar (text/calendar).' },
+  },
 } as const;
 export type EventIdQuery = FromSchema<typeof EventIdQuery>;
 
@@ -163,7 +207,13 @@ export const EventChangeQuery = {
   type: 'object',
   additionalProperties: false,
   required: ['calendar_id'],
-  properties: { calendar_id: CalendarIdParam, notify_participants: { type: 'boolean', description: 'Email participants an iCalendar invitation or cancellation (default true).' } },
+  properties: {
+    calendar_id: CalendarIdParam,
+    notify_participants: {
+      type: 'boolean',
+      description: 'Email participants an iCalendar invitation or cancellation (default true).',
+    },
+  },
 } as const;
 export type EventChangeQuery = FromSchema<typeof EventChangeQuery>;
 
@@ -179,13 +229,18 @@ export const SendRsvpBody = {
   type: 'object',
   additionalProperties: false,
   required: ['status'],
-  properties: { status: { type: 'string', enum: ['yes', 'no', 'maybe'] }, comment: { type: 'string', maxLength: 1024 } },
+  properties: {
+    status: { type: 'string', enum: ['yes', 'no', 'maybe'] },
+    comment: { type: 'string', maxLength: 1024 },
+  },
 } as const;
 export type SendRsvpBody = FromSchema<typeof SendRsvpBody>;
 
 export const SendRsvpResult = {
   type: 'object',
-  properties: { send_ics_error: { type: 'object', properties: { type: { type: 'string' }, message: { type: 'string' } } } },
+  properties: {
+    send_ics_error: { type: 'object', properties: { type: { type: 'string' }, message: { type: 'string' } } },
+  },
 } as const;
 
 const WhenObject = {
@@ -203,11 +258,28 @@ const WhenObject = {
   },
 } as const;
 
-const PersonObject = { type: 'object', required: ['email'], properties: { email: { type: 'string' }, name: { type: 'string' } } } as const;
+const PersonObject = {
+  type: 'object',
+  required: ['email'],
+  properties: { email: { type: 'string' }, name: { type: 'string' } },
+} as const;
 
 export const EventObject = {
   type: 'object',
-  required: ['id', 'object', 'grant_id', 'calendar_id', 'ical_uid', 'when', 'status', 'busy', 'participants', 'metadata', 'created_at', 'updated_at'],
+  required: [
+    'id',
+    'object',
+    'grant_id',
+    'calendar_id',
+    'ical_uid',
+    'when',
+    'status',
+    'busy',
+    'participants',
+    'metadata',
+    'created_at',
+    'updated_at',
+  ],
   properties: {
     id: { type: 'string' },
     object: { type: 'string', enum: ['event'] },
@@ -232,7 +304,13 @@ export const EventObject = {
       items: {
         type: 'object',
         required: ['email', 'status'],
-        properties: { email: { type: 'string' }, name: { type: 'string' }, status: { type: 'string' }, comment: { type: 'string' }, phone_number: { type: 'string' } },
+        properties: {
+          email: { type: 'string' },
+          name: { type: 'string' },
+          status: { type: 'string' },
+          comment: { type: 'string' },
+          phone_number: { type: 'string' },
+        },
       },
     },
     resources: { type: 'array', items: PersonObject },

@@ -63,7 +63,8 @@ export const ListItemsBody = {
       minItems: 1,
       maxItems: MAX_LIST_ITEMS_PER_REQUEST,
       items: { type: 'string', maxLength: MAX_LIST_VALUE_SENT },
-      description: 'Values (trimmed and lowercased), each at most 500 characters; any invalid value refuses the whole request.',
+      description:
+        'Values (trimmed and lowercased), each at most 500 characters; any invalid value refuses the whole request.',
     },
   },
 } as const;
@@ -72,18 +73,43 @@ export type ListItemsBody = FromSchema<typeof ListItemsBody>;
 export const ListItemObject = {
   type: 'object',
   required: ['id', 'list_id', 'value', 'created_at'],
-  properties: { id: { type: 'string' }, list_id: { type: 'string' }, value: { type: 'string' }, created_at: { type: 'integer' } },
+  properties: {
+    id: { type: 'string' },
+    list_id: { type: 'string' },
+    value: { type: 'string' },
+    created_at: { type: 'integer' },
+  },
 } as const;
 
-export const PageOnlyQuery = { type: 'object', additionalProperties: false, properties: { limit: Limit, page_token: PageToken } } as const;
+export const PageOnlyQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { limit: Limit, page_token: PageToken },
+} as const;
 export type PageOnlyQuery = FromSchema<typeof PageOnlyQuery>;
 
 // ------------------------------------------------------------------------------------------------
 // Rules
 
-export const RULE_FIELDS = ['from.address', 'from.domain', 'from.tld', 'recipient.address', 'recipient.domain', 'recipient.tld', 'outbound.type'] as const;
+export const RULE_FIELDS = [
+  'from.address',
+  'from.domain',
+  'from.tld',
+  'recipient.address',
+  'recipient.domain',
+  'recipient.tld',
+  'outbound.type',
+] as const;
 export const RULE_OPERATORS = ['is', 'is_not', 'contains', 'in_list'] as const;
-export const RULE_ACTIONS = ['block', 'mark_as_spam', 'assign_to_folder', 'mark_as_read', 'mark_as_starred', 'archive', 'trash'] as const;
+export const RULE_ACTIONS = [
+  'block',
+  'mark_as_spam',
+  'assign_to_folder',
+  'mark_as_read',
+  'mark_as_starred',
+  'archive',
+  'trash',
+] as const;
 
 const Condition = {
   type: 'object',
@@ -106,7 +132,10 @@ const Action = {
   type: 'object',
   additionalProperties: false,
   required: ['type'],
-  properties: { type: { type: 'string', enum: RULE_ACTIONS }, value: { type: 'string', minLength: 1, maxLength: 1024 } },
+  properties: {
+    type: { type: 'string', enum: RULE_ACTIONS },
+    value: { type: 'string', minLength: 1, maxLength: 1024 },
+  },
 } as const;
 
 const RuleFields = {
@@ -119,19 +148,44 @@ const RuleFields = {
     type: 'object',
     additionalProperties: false,
     required: ['conditions'],
-    properties: { operator: { type: 'string', enum: ['any', 'all'] }, conditions: { type: 'array', minItems: 1, maxItems: 50, items: Condition } },
+    properties: {
+      operator: { type: 'string', enum: ['any', 'all'] },
+      conditions: { type: 'array', minItems: 1, maxItems: 50, items: Condition },
+    },
   },
   actions: { type: 'array', minItems: 1, maxItems: 20, items: Action },
 } as const;
 
-export const CreateRuleBody = { type: 'object', additionalProperties: false, required: ['name', 'match', 'actions'], properties: RuleFields } as const;
+export const CreateRuleBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'match', 'actions'],
+  properties: RuleFields,
+} as const;
 export type CreateRuleBody = FromSchema<typeof CreateRuleBody>;
-export const UpdateRuleBody = { type: 'object', additionalProperties: false, minProperties: 1, properties: RuleFields } as const;
+export const UpdateRuleBody = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: RuleFields,
+} as const;
 export type UpdateRuleBody = FromSchema<typeof UpdateRuleBody>;
 
 export const RuleObject = {
   type: 'object',
-  required: ['id', 'object', 'name', 'priority', 'enabled', 'trigger', 'match', 'actions', 'application_id', 'created_at', 'updated_at'],
+  required: [
+    'id',
+    'object',
+    'name',
+    'priority',
+    'enabled',
+    'trigger',
+    'match',
+    'actions',
+    'application_id',
+    'created_at',
+    'updated_at',
+  ],
   properties: {
     id: { type: 'string' },
     object: { type: 'string', enum: ['rule'] },
@@ -153,14 +207,34 @@ const WorkspaceFields = {
   rule_ids: { type: 'array', maxItems: 100, uniqueItems: true, items: ObjectId },
 } as const;
 
-export const CreateWorkspaceBody = { type: 'object', additionalProperties: false, required: ['name'], properties: WorkspaceFields } as const;
+export const CreateWorkspaceBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name'],
+  properties: WorkspaceFields,
+} as const;
 export type CreateWorkspaceBody = FromSchema<typeof CreateWorkspaceBody>;
-export const UpdateWorkspaceBody = { type: 'object', additionalProperties: false, minProperties: 1, properties: WorkspaceFields } as const;
+export const UpdateWorkspaceBody = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: WorkspaceFields,
+} as const;
 export type UpdateWorkspaceBody = FromSchema<typeof UpdateWorkspaceBody>;
 
 export const WorkspaceObject = {
   type: 'object',
-  required: ['workspace_id', 'object', 'name', 'default', 'auto_group', 'rule_ids', 'application_id', 'created_at', 'updated_at'],
+  required: [
+    'workspace_id',
+    'object',
+    'name',
+    'default',
+    'auto_group',
+    'rule_ids',
+    'application_id',
+    'created_at',
+    'updated_at',
+  ],
   properties: {
     workspace_id: { type: 'string' },
     object: { type: 'string', enum: ['workspace'] },
@@ -194,7 +268,10 @@ export const AutoGroupResult = {
   type: 'object',
   required: ['assigned'],
   properties: {
-    assigned: { type: 'array', items: { type: 'object', properties: { grant_id: { type: 'string' }, workspace_id: { type: 'string' } } } },
+    assigned: {
+      type: 'array',
+      items: { type: 'object', properties: { grant_id: { type: 'string' }, workspace_id: { type: 'string' } } },
+    },
   },
 } as const;
 
@@ -205,7 +282,16 @@ export const EVALUATION_STAGES = ['smtp_rcpt', 'inbox_processing', 'outbound_sen
 
 export const RuleEvaluationObject = {
   type: 'object',
-  required: ['id', 'object', 'grant_id', 'evaluated_at', 'evaluation_stage', 'evaluation_input', 'matched_rule_ids', 'applied_actions'],
+  required: [
+    'id',
+    'object',
+    'grant_id',
+    'evaluated_at',
+    'evaluation_stage',
+    'evaluation_input',
+    'matched_rule_ids',
+    'applied_actions',
+  ],
   properties: {
     id: { type: 'string' },
     object: { type: 'string', enum: ['rule_evaluation'] },
@@ -261,10 +347,19 @@ const Limits = {
   properties: {
     limit_attachment_size_limit: { type: 'integer', minimum: 1, maximum: POLICY_MAXIMA.limit_attachment_size_limit },
     limit_attachment_count_limit: { type: 'integer', minimum: 0, maximum: POLICY_MAXIMA.limit_attachment_count_limit },
-    limit_attachment_allowed_types: { type: 'array', maxItems: 100, uniqueItems: true, items: { type: 'string', pattern: '^[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+*-]+$', maxLength: 255 } },
+    limit_attachment_allowed_types: {
+      type: 'array',
+      maxItems: 100,
+      uniqueItems: true,
+      items: { type: 'string', pattern: '^[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+*-]+$', maxLength: 255 },
+    },
     limit_size_total_mime: { type: 'integer', minimum: 1024, maximum: POLICY_MAXIMA.limit_size_total_mime },
     limit_storage_total: safeInteger(1),
-    limit_count_daily_message_received: { type: 'integer', minimum: 1, maximum: POLICY_MAXIMA.limit_count_daily_message_received },
+    limit_count_daily_message_received: {
+      type: 'integer',
+      minimum: 1,
+      maximum: POLICY_MAXIMA.limit_count_daily_message_received,
+    },
     limit_count_daily_email_sent: { type: 'integer', minimum: 1, maximum: POLICY_MAXIMA.limit_count_daily_email_sent },
     limit_inbox_retention_period: safeInteger(1),
     limit_spam_retention_period: safeInteger(1),
@@ -284,13 +379,29 @@ const SpamDetection = {
 const PolicyFields = {
   name: Name,
   limits: Limits,
-  rules: { type: 'array', maxItems: 100, uniqueItems: true, items: ObjectId, description: 'Legacy: rules are attached to workspaces.' },
+  rules: {
+    type: 'array',
+    maxItems: 100,
+    uniqueItems: true,
+    items: ObjectId,
+    description: 'Legacy: rules are attached to workspaces.',
+  },
   spam_detection: SpamDetection,
 } as const;
 
-export const CreatePolicyBody = { type: 'object', additionalProperties: false, required: ['name'], properties: PolicyFields } as const;
+export const CreatePolicyBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name'],
+  properties: PolicyFields,
+} as const;
 export type CreatePolicyBody = FromSchema<typeof CreatePolicyBody>;
-export const UpdatePolicyBody = { type: 'object', additionalProperties: false, minProperties: 1, properties: PolicyFields } as const;
+export const UpdatePolicyBody = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: PolicyFields,
+} as const;
 export type UpdatePolicyBody = FromSchema<typeof UpdatePolicyBody>;
 export type PolicyLimits = FromSchema<typeof Limits>;
 

@@ -1,6 +1,12 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { EmailAddress, Limit, PageToken, Select, UnixSeconds } from '#schemas/common';
-import { CONNECTED_PROVIDERS, CUSTOM_PROVIDERS, HOSTED_PROVIDER, ICLOUD_PROVIDER, IMAP_PROVIDER } from '#shared/providers/names';
+import {
+  CONNECTED_PROVIDERS,
+  CUSTOM_PROVIDERS,
+  HOSTED_PROVIDER,
+  ICLOUD_PROVIDER,
+  IMAP_PROVIDER,
+} from '#shared/providers/names';
 
 /** Provider values of the API: defined with the providers (shared/providers/names.ts, a leaf module). */
 export { CONNECTED_PROVIDERS, HOSTED_PROVIDER };
@@ -22,7 +28,12 @@ export const Grant = {
   required: ['id', 'grant_status', 'provider', 'scope', 'email', 'settings', 'created_at', 'updated_at', 'blocked'],
   properties: {
     id: { type: 'string' },
-    grant_status: { type: 'string', enum: ['valid', 'invalid'], description: '`invalid`: the provider refused its refresh token (grant.expired); re-authenticate to make it valid again.' },
+    grant_status: {
+      type: 'string',
+      enum: ['valid', 'invalid'],
+      description:
+        '`invalid`: the provider refused its refresh token (grant.expired); re-authenticate to make it valid again.',
+    },
     provider: { type: 'string', enum: [HOSTED_PROVIDER, ...CONNECTED_PROVIDERS, IMAP_PROVIDER, ICLOUD_PROVIDER] },
     name: { type: 'string', description: 'Default From display name of an Agent Account.' },
     scope: { type: 'array', items: { type: 'string' } },
@@ -35,7 +46,10 @@ export const Grant = {
     provider_user_id: { type: 'string' },
     blocked: { type: 'boolean' },
     external_id: ExternalId,
-    workspace_id: { type: 'string', description: 'Agent Accounts placed in a workspace other than the default one: that workspace.' },
+    workspace_id: {
+      type: 'string',
+      description: 'Agent Accounts placed in a workspace other than the default one: that workspace.',
+    },
   },
 } as const;
 export type Grant = FromSchema<typeof Grant>;
@@ -46,7 +60,13 @@ export const CreateCustomGrantBody = {
   required: ['provider', 'settings'],
   properties: {
     provider: { type: 'string', enum: PROVIDERS },
-    name: { type: 'string', minLength: 1, maxLength: 256, pattern: '^[^\\r\\n]+$', description: 'Agent Accounts: the default From display name.' },
+    name: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 256,
+      pattern: '^[^\\r\\n]+$',
+      description: 'Agent Accounts: the default From display name.',
+    },
     workspace_id: { type: 'string', minLength: 1, maxLength: 256 },
     settings: {
       type: 'object',
@@ -59,30 +79,82 @@ export const CreateCustomGrantBody = {
         credential_id: { type: 'string', minLength: 1, maxLength: 256 },
         scopes: { type: 'array', maxItems: 100, items: { type: 'string', minLength: 1, maxLength: 512 } },
         // provider imap: the account's IMAP and SMTP servers and credentials (hosts and ports detected for well-known domains when left out).
-        imap_username: { type: 'string', minLength: 1, maxLength: 320, description: "IMAP: the account's username (usually its email address)." },
-        imap_password: { type: 'string', minLength: 1, maxLength: 1024, description: 'IMAP: the password or app password; stored sealed, never answered.' },
-        imap_host: { type: 'string', minLength: 1, maxLength: 253, description: 'IMAP: the server; detected for well-known domains when left out.' },
-        imap_port: { type: 'integer', minimum: 1, maximum: 65535, description: 'IMAP: 993 (TLS) unless given; other ports use STARTTLS.' },
-        smtp_host: { type: 'string', minLength: 1, maxLength: 253, description: 'IMAP: the SMTP submission server; detected for well-known domains when left out.' },
-        smtp_port: { type: 'integer', minimum: 1, maximum: 65535, description: 'IMAP: 465 (TLS) or 587 (STARTTLS); 587 unless given.' },
-        smtp_username: { type: 'string', minLength: 1, maxLength: 320, description: 'IMAP: the SMTP username, when it differs from imap_username.' },
-        smtp_password: { type: 'string', minLength: 1, maxLength: 1024, description: 'IMAP: the SMTP password, when it differs from imap_password.' },
+        imap_username: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 320,
+          description: "IMAP: the account's username (usually its email address).",
+        },
+        imap_password: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 1024,
+          description: 'IMAP: the password or app password; stored sealed, never answered.',
+        },
+        imap_host: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 253,
+          description: 'IMAP: the server; detected for well-known domains when left out.',
+        },
+        imap_port: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 65535,
+          description: 'IMAP: 993 (TLS) unless given; other ports use STARTTLS.',
+        },
+        smtp_host: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 253,
+          description: 'IMAP: the SMTP submission server; detected for well-known domains when left out.',
+        },
+        smtp_port: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 65535,
+          description: 'IMAP: 465 (TLS) or 587 (STARTTLS); 587 unless given.',
+        },
+        smtp_username: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 320,
+          description: 'IMAP: the SMTP username, when it differs from imap_username.',
+        },
+        smtp_password: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 1024,
+          description: 'IMAP: the SMTP password, when it differs from imap_password.',
+        },
         // providers imap, icloud and yahoo: the account's CalDAV and CardDAV servers (the icloud preset fills iCloud's own).
         caldav_url: {
           type: 'string',
           minLength: 8,
           maxLength: 2048,
-          description: "imap, icloud, yahoo: the CalDAV server (its root, the account's principal or calendar home); discovered from there.",
+          description:
+            "imap, icloud, yahoo: the CalDAV server (its root, the account's principal or calendar home); discovered from there.",
         },
         carddav_url: {
           type: 'string',
           minLength: 8,
           maxLength: 2048,
-          description: "imap, icloud, yahoo: the CardDAV server (its root, the account's principal or address book home); discovered from there.",
+          description:
+            "imap, icloud, yahoo: the CardDAV server (its root, the account's principal or address book home); discovered from there.",
         },
         // providers icloud and yahoo (IMAP presets): the account's address and an app password.
-        username: { type: 'string', minLength: 1, maxLength: 320, description: "icloud, yahoo: the account's email address." },
-        password: { type: 'string', minLength: 1, maxLength: 1024, description: 'icloud, yahoo: an app password; stored sealed, never answered.' },
+        username: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 320,
+          description: "icloud, yahoo: the account's email address.",
+        },
+        password: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 1024,
+          description: 'icloud, yahoo: an app password; stored sealed, never answered.',
+        },
       },
     },
     external_id: ExternalId,

@@ -1,12 +1,24 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import { EmailAddress, Limit, MAX_MESSAGE_TEXT, PageToken, Select, SharedFolderId, SharedFrom, UnixSeconds } from '#schemas/common';
+import {
+  EmailAddress,
+  Limit,
+  MAX_MESSAGE_TEXT,
+  PageToken,
+  Select,
+  SharedFolderId,
+  SharedFrom,
+  UnixSeconds,
+} from '#schemas/common';
 
 /** Schema pieces shared by messages, drafts, threads and sends. */
 
 /** An object ID in a path, query or body (message, thread, signature...). */
 const ObjectId = { type: 'string', minLength: 1, maxLength: 64 } as const;
 /** What a message read includes: `fields=standard|include_headers|raw_mime`. */
-const MessageFields = { type: 'string', enum: ['standard', 'include_headers', 'include_basic_headers', 'include_tracking_options', 'raw_mime'] } as const;
+const MessageFields = {
+  type: 'string',
+  enum: ['standard', 'include_headers', 'include_basic_headers', 'include_tracking_options', 'raw_mime'],
+} as const;
 
 export const Participant = {
   type: 'object',
@@ -73,7 +85,11 @@ export const TrackingOptions = {
     links: { type: 'boolean' },
     thread_replies: { type: 'boolean' },
     label: { type: 'string', maxLength: 2048 },
-    domain_name: { type: 'string', maxLength: 1000, description: 'Custom tracking hostname; validated and canonicalised.' },
+    domain_name: {
+      type: 'string',
+      maxLength: 1000,
+      description: 'Custom tracking hostname; validated and canonicalised.',
+    },
   },
 } as const;
 
@@ -102,7 +118,22 @@ const MovedContentUrl = (field: string, what: string) =>
 
 export const MessageObject = {
   type: 'object',
-  required: ['id', 'object', 'grant_id', 'thread_id', 'from', 'to', 'cc', 'bcc', 'reply_to', 'date', 'unread', 'starred', 'folders', 'attachments'],
+  required: [
+    'id',
+    'object',
+    'grant_id',
+    'thread_id',
+    'from',
+    'to',
+    'cc',
+    'bcc',
+    'reply_to',
+    'date',
+    'unread',
+    'starred',
+    'folders',
+    'attachments',
+  ],
   properties: {
     id: { type: 'string' },
     object: { type: 'string', enum: ['message'] },
@@ -124,7 +155,10 @@ export const MessageObject = {
     body_url: MovedContentUrl('body', 'the body (HTML, or text when is_plaintext)'),
     attachments: { type: 'array', items: AttachmentObject },
     metadata: { type: 'object' },
-    headers: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, value: { type: 'string' } } } },
+    headers: {
+      type: 'array',
+      items: { type: 'object', properties: { name: { type: 'string' }, value: { type: 'string' } } },
+    },
     raw_mime: { type: 'string' },
     raw_mime_url: MovedContentUrl('raw_mime', 'the raw MIME itself (message/rfc822, not base64url)'),
     created_at: { type: 'integer' },
@@ -163,7 +197,12 @@ export const ListMessagesQuery = {
     received_before: UnixSeconds,
     received_after: UnixSeconds,
     fields: MessageFields,
-    metadata_pair: { type: 'string', minLength: 3, maxLength: 600, description: '`key:value` with key one of key1..key5.' },
+    metadata_pair: {
+      type: 'string',
+      minLength: 3,
+      maxLength: 600,
+      description: '`key:value` with key one of key1..key5.',
+    },
     query_imap: { type: 'boolean' },
     ...SharedFolderId,
   },
@@ -189,7 +228,13 @@ export const UpdateMessageBody = {
   properties: {
     unread: { type: 'boolean' },
     starred: { type: 'boolean' },
-    folders: { type: 'array', minItems: 1, maxItems: 20, uniqueItems: true, items: { type: 'string', minLength: 1, maxLength: 256 } },
+    folders: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 20,
+      uniqueItems: true,
+      items: { type: 'string', minLength: 1, maxLength: 256 },
+    },
     metadata: Metadata,
   },
 } as const;
@@ -256,7 +301,8 @@ export const SendMessageBody = {
     ...CreateOnlyFields,
     send_at: {
       ...UnixSeconds,
-      description: 'Unix seconds: schedules the message instead of sending it now (at least 60 s and at most 30 days ahead).',
+      description:
+        'Unix seconds: schedules the message instead of sending it now (at least 60 s and at most 30 days ahead).',
     },
     use_draft: { type: 'boolean', description: 'With `send_at`: keep the message in Drafts until it is sent.' },
   },
@@ -269,10 +315,16 @@ export const SendMessageResult = {
   required: ['id', 'object', 'grant_id', 'from', 'to', 'cc', 'bcc', 'reply_to', 'starred', 'attachments'],
   properties: {
     ...MessageObject.properties,
-    schedule_id: { type: 'string', description: 'Scheduled sends: the schedule (GET .../messages/schedules/{schedule_id}).' },
+    schedule_id: {
+      type: 'string',
+      description: 'Scheduled sends: the schedule (GET .../messages/schedules/{schedule_id}).',
+    },
     send_at: { type: 'integer' },
     use_draft: { type: 'boolean' },
-    draft_id: { type: 'string', description: 'Scheduled sends with `use_draft`: the draft kept in Drafts until the message is sent.' },
+    draft_id: {
+      type: 'string',
+      description: 'Scheduled sends with `use_draft`: the draft kept in Drafts until the message is sent.',
+    },
   },
 } as const;
 
@@ -353,7 +405,10 @@ export const DraftObject = {
     signature_id: { type: 'string' },
     template: TemplateRef,
     tracking_options: { type: 'object' },
-    schedule_id: { type: 'string', description: 'A scheduled send kept in Drafts (use_draft): its schedule. Such a draft changes only with it.' },
+    schedule_id: {
+      type: 'string',
+      description: 'A scheduled send kept in Drafts (use_draft): its schedule. Such a draft changes only with it.',
+    },
     updated_at: { type: 'integer' },
   },
 } as const;
@@ -372,7 +427,12 @@ export const ListDraftsQuery = {
     starred: SharedFilters.starred,
     thread_id: ObjectId,
     has_attachment: SharedFilters.has_attachment,
-    metadata_pair: { type: 'string', minLength: 3, maxLength: 600, description: '`key:value` with key one of key1..key5.' },
+    metadata_pair: {
+      type: 'string',
+      minLength: 3,
+      maxLength: 600,
+      description: '`key:value` with key one of key1..key5.',
+    },
     query_imap: { type: 'boolean' },
     select: SharedFilters.select,
   },
@@ -381,7 +441,19 @@ export type ListDraftsQuery = FromSchema<typeof ListDraftsQuery>;
 
 export const ThreadObject = {
   type: 'object',
-  required: ['id', 'object', 'grant_id', 'participants', 'message_ids', 'draft_ids', 'folders', 'unread', 'starred', 'has_attachments', 'has_drafts'],
+  required: [
+    'id',
+    'object',
+    'grant_id',
+    'participants',
+    'message_ids',
+    'draft_ids',
+    'folders',
+    'unread',
+    'starred',
+    'has_attachments',
+    'has_drafts',
+  ],
   properties: {
     id: { type: 'string' },
     object: { type: 'string', enum: ['thread'] },
@@ -470,7 +542,12 @@ export const CreateFolderBody = {
   type: 'object',
   additionalProperties: false,
   required: ['name'],
-  properties: { name: FolderName, parent_id: { type: 'string', minLength: 1, maxLength: 256 }, background_color: Color, text_color: Color },
+  properties: {
+    name: FolderName,
+    parent_id: { type: 'string', minLength: 1, maxLength: 256 },
+    background_color: Color,
+    text_color: Color,
+  },
 } as const;
 export type CreateFolderBody = FromSchema<typeof CreateFolderBody>;
 
@@ -491,6 +568,9 @@ export const AttachmentQuery = {
   type: 'object',
   additionalProperties: false,
   required: ['message_id'],
-  properties: { message_id: { ...ObjectId, description: 'The message holding the attachment, or the draft (its `drf_` ID).' }, query_imap: { type: 'boolean' } },
+  properties: {
+    message_id: { ...ObjectId, description: 'The message holding the attachment, or the draft (its `drf_` ID).' },
+    query_imap: { type: 'boolean' },
+  },
 } as const;
 export type AttachmentQuery = FromSchema<typeof AttachmentQuery>;

@@ -39,7 +39,10 @@ function parameters(spec: RouteSpec) {
       in: 'path',
       required: true,
       schema: { type: 'string' },
-      description: match[1] === 'grant_id' ? 'Grant ID, `grant:<id>`, email address, `email:<address>` or `external:<external_id>` (URL-encoded)' : undefined,
+      description:
+        match[1] === 'grant_id'
+          ? 'Grant ID, `grant:<id>`, email address, `email:<address>` or `external:<external_id>` (URL-encoded)'
+          : undefined,
     });
   }
   const query = spec.query as Schema | undefined;
@@ -53,7 +56,11 @@ function successResponse(spec: RouteSpec) {
   const data = spec.response ?? { type: 'object' };
   const kind = spec.responseKind ?? 'object';
   if (kind === 'page') {
-    return { description: 'An HTML page', headers: { 'x-request-id': { schema: { type: 'string' } } }, content: { 'text/html': { schema: { type: 'string' } } } };
+    return {
+      description: 'An HTML page',
+      headers: { 'x-request-id': { schema: { type: 'string' } } },
+      content: { 'text/html': { schema: { type: 'string' } } },
+    };
   }
   if (kind === 'binary') {
     return {
@@ -66,12 +73,19 @@ function successResponse(spec: RouteSpec) {
   if (kind === 'object') properties.data = data;
   if (kind === 'list') {
     properties.data = { type: 'array', items: data };
-    properties.next_cursor = { type: 'string', description: 'The page_token of the next page; present only when more results exist (absent on the last page)' };
+    properties.next_cursor = {
+      type: 'string',
+      description: 'The page_token of the next page; present only when more results exist (absent on the last page)',
+    };
   }
   return {
     description: 'Success',
     headers: { 'x-request-id': { schema: { type: 'string' } } },
-    content: { 'application/json': { schema: { type: 'object', required: kind === 'list' ? ['request_id', 'data'] : ['request_id'], properties } } },
+    content: {
+      'application/json': {
+        schema: { type: 'object', required: kind === 'list' ? ['request_id', 'data'] : ['request_id'], properties },
+      },
+    },
   };
 }
 
@@ -88,7 +102,13 @@ export function buildOpenApi(groups: Record<string, RouteTable>) {
         responses: {
           [String(spec.status ?? 200)]: successResponse(spec),
           ...Object.fromEntries(
-            Object.entries(ERROR_DESCRIPTIONS).map(([status, description]) => [status, { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } }]),
+            Object.entries(ERROR_DESCRIPTIONS).map(([status, description]) => [
+              status,
+              {
+                description,
+                content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
+              },
+            ]),
           ),
         },
       };
@@ -96,7 +116,11 @@ export function buildOpenApi(groups: Record<string, RouteTable>) {
         const content: Record<string, object> = { 'application/json': { schema: spec.body } };
         if (spec.multipartMaxBytes) {
           content['multipart/form-data'] = {
-            schema: { type: 'object', properties: { message: { type: 'string', description: 'The JSON body' } }, additionalProperties: { type: 'string', format: 'binary' } },
+            schema: {
+              type: 'object',
+              properties: { message: { type: 'string', description: 'The JSON body' } },
+              additionalProperties: { type: 'string', format: 'binary' },
+            },
           };
         }
         operation.requestBody = { required: !spec.bodyOptional, content };
@@ -113,7 +137,12 @@ export function buildOpenApi(groups: Record<string, RouteTable>) {
       schemas: { ErrorEnvelope },
       securitySchemes: {
         apiKey: { type: 'http', scheme: 'bearer', description: 'Application API key' },
-        schedulerSession: { type: 'http', scheme: 'bearer', description: 'Scheduler session (POST /v3/scheduling/sessions): one configuration, on the public scheduler endpoints' },
+        schedulerSession: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'Scheduler session (POST /v3/scheduling/sessions): one configuration, on the public scheduler endpoints',
+        },
       },
     },
   };

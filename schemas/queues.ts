@@ -16,7 +16,12 @@ const Recipients = {
 } as const;
 const Seconds = { type: 'integer', minimum: 0 } as const;
 
-const job = <const K extends string, const P extends Record<string, JSONSchema>, const R extends readonly string[]>(kind: K, description: string, properties: P, required: R) =>
+const job = <const K extends string, const P extends Record<string, JSONSchema>, const R extends readonly string[]>(
+  kind: K,
+  description: string,
+  properties: P,
+  required: R,
+) =>
   ({
     type: 'object',
     description,
@@ -30,17 +35,33 @@ const ForGrant = { application_id: Id, grant_id: Id } as const;
 /** Built in a function (marked pure) so that a bundle which reads no job, a webhook worker's, carries none of these. */
 const jobs = () =>
   [
-    job('purge-grant', 'Deletes everything a deleted grant stored: mailbox items, indexes, contents in S3.', { ...ForGrant, provider: Text }, ['application_id', 'grant_id', 'provider'] as const),
-    job('purge-webhook', 'Deletes the delivery log and counters of a deleted webhook destination.', { webhook_id: Id }, ['webhook_id'] as const),
-    job('refresh-thread', "Recomputes a thread's aggregate from its messages (idempotent: committed with every change to them).", { ...ForGrant, thread_id: Id }, [
-      'application_id',
-      'grant_id',
-      'thread_id',
-    ] as const),
+    job(
+      'purge-grant',
+      'Deletes everything a deleted grant stored: mailbox items, indexes, contents in S3.',
+      { ...ForGrant, provider: Text },
+      ['application_id', 'grant_id', 'provider'] as const,
+    ),
+    job(
+      'purge-webhook',
+      'Deletes the delivery log and counters of a deleted webhook destination.',
+      { webhook_id: Id },
+      ['webhook_id'] as const,
+    ),
+    job(
+      'refresh-thread',
+      "Recomputes a thread's aggregate from its messages (idempotent: committed with every change to them).",
+      { ...ForGrant, thread_id: Id },
+      ['application_id', 'grant_id', 'thread_id'] as const,
+    ),
     job(
       'messages-stored',
       "Committed with a batch of messages stored together (a sync's batch): refreshes their threads, then merges the mailbox's search entries into its segments, once for the batch, and collects its correspondents as inbox contacts (`message_ids`; absent in jobs committed before contacts). `import`: the batch is history a first sync brings in, whose merges wait for larger steps (the sync's end commits a merge-search).",
-      { ...ForGrant, thread_ids: { type: 'array', items: Id }, message_ids: { type: 'array', items: Id }, import: { type: 'boolean' } },
+      {
+        ...ForGrant,
+        thread_ids: { type: 'array', items: Id },
+        message_ids: { type: 'array', items: Id },
+        import: { type: 'boolean' },
+      },
       ['application_id', 'grant_id', 'thread_ids'] as const,
     ),
     job(
@@ -49,23 +70,41 @@ const jobs = () =>
       { ...ForGrant, thread_id: Id, message_id: Id },
       ['application_id', 'grant_id', 'thread_id', 'message_id'] as const,
     ),
-    job('merge-search', "Merges a mailbox's search entries into its segments (idempotent; also run by message-stored).", ForGrant, ['application_id', 'grant_id'] as const),
-    job('index-message', "Committed before the search index (they completed a message's postings): nothing to do now.", { ...ForGrant, message_id: Id }, [
-      'application_id',
-      'grant_id',
-      'message_id',
-    ] as const),
+    job(
+      'merge-search',
+      "Merges a mailbox's search entries into its segments (idempotent; also run by message-stored).",
+      ForGrant,
+      ['application_id', 'grant_id'] as const,
+    ),
+    job(
+      'index-message',
+      "Committed before the search index (they completed a message's postings): nothing to do now.",
+      { ...ForGrant, message_id: Id },
+      ['application_id', 'grant_id', 'message_id'] as const,
+    ),
     job(
       'remove-contents',
       'Removes what nothing points to any more since a committed change: postings of a deleted message (`owner_id`) and contents in S3 that a deleted or replaced message or draft referenced.',
       { ...ForGrant, owner_id: Id, postings: { type: 'array', items: Text }, blobs: { type: 'array', items: Text } },
       ['application_id', 'grant_id', 'owner_id', 'postings', 'blobs'] as const,
     ),
-    job('purge-list', 'Deletes the items of a deleted list (the list itself is already gone; rules no longer match it).', { application_id: Id, list_id: Id }, ['application_id', 'list_id'] as const),
+    job(
+      'purge-list',
+      'Deletes the items of a deleted list (the list itself is already gone; rules no longer match it).',
+      { application_id: Id, list_id: Id },
+      ['application_id', 'list_id'] as const,
+    ),
     job(
       'send-itip',
       'Mails an iCalendar REQUEST, CANCEL or REPLY from a grant (iMIP): the calendar text is built when the change is committed, so the mail says what the change said.',
-      { ...ForGrant, method: { enum: ['REQUEST', 'CANCEL', 'REPLY'] }, to: Recipients, subject: Text, body: Text, ics: Text },
+      {
+        ...ForGrant,
+        method: { enum: ['REQUEST', 'CANCEL', 'REPLY'] },
+        to: Recipients,
+        subject: Text,
+        body: Text,
+        ics: Text,
+      },
       ['application_id', 'grant_id', 'method', 'to', 'subject', 'body', 'ics'] as const,
     ),
     job(
@@ -76,7 +115,12 @@ const jobs = () =>
         to: Recipients,
         subject: Text,
         body: Text,
-        calendar: { type: 'object', additionalProperties: false, required: ['method', 'ics'], properties: { method: { enum: ['REQUEST', 'CANCEL'] }, ics: Text } },
+        calendar: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['method', 'ics'],
+          properties: { method: { enum: ['REQUEST', 'CANCEL'] }, ics: Text },
+        },
         purpose: Text,
       },
       ['application_id', 'grant_id', 'to', 'subject', 'body', 'purpose'] as const,
@@ -98,13 +142,18 @@ const jobs = () =>
       },
       ['booking_id', 'version'] as const,
     ),
-    job('apply-itip', 'Applies an iCalendar part received by a grant (invitation, update, cancellation, reply) to its calendar.', { ...ForGrant, sender: Text, ics: Text }, [
-      'application_id',
-      'grant_id',
-      'sender',
-      'ics',
-    ] as const),
-    job('purge-calendar', 'Deletes the events (and their window copies and UIDs) of a deleted calendar.', { ...ForGrant, calendar_id: Id }, ['application_id', 'grant_id', 'calendar_id'] as const),
+    job(
+      'apply-itip',
+      'Applies an iCalendar part received by a grant (invitation, update, cancellation, reply) to its calendar.',
+      { ...ForGrant, sender: Text, ics: Text },
+      ['application_id', 'grant_id', 'sender', 'ics'] as const,
+    ),
+    job(
+      'purge-calendar',
+      'Deletes the events (and their window copies and UIDs) of a deleted calendar.',
+      { ...ForGrant, calendar_id: Id },
+      ['application_id', 'grant_id', 'calendar_id'] as const,
+    ),
     job(
       'start-mail-sync',
       "Starts the sync of a grant whose mail lives on another server (shared/services/mail-sync.ts): committed with the grant's creation or re-authentication, it creates the sync state and queues the first run.",
@@ -118,7 +167,15 @@ const jobs = () =>
         application_id: Id,
         spool: Text,
         message_id_header: Text,
-        recipients: { type: 'array', items: { type: 'object', additionalProperties: false, required: ['application_id', 'grant_id'], properties: ForGrant } },
+        recipients: {
+          type: 'array',
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['application_id', 'grant_id'],
+            properties: ForGrant,
+          },
+        },
         batch: { type: 'integer', minimum: 0 },
         batches: { type: 'integer', minimum: 1 },
       },
@@ -126,7 +183,13 @@ const jobs = () =>
     ),
   ] as const;
 
-export const JobPayload = { type: 'object', discriminator: { propertyName: 'kind' }, required: ['kind'], properties: { kind: { type: 'string' } }, oneOf: /* @__PURE__ */ jobs() } as const;
+export const JobPayload = {
+  type: 'object',
+  discriminator: { propertyName: 'kind' },
+  required: ['kind'],
+  properties: { kind: { type: 'string' } },
+  oneOf: /* @__PURE__ */ jobs(),
+} as const;
 export type Job = FromSchema<typeof JobPayload>;
 export type JobKind = Job['kind'];
 
@@ -135,7 +198,13 @@ export const ScheduledSendFiring = {
   type: 'object',
   additionalProperties: false,
   required: ['schedule_id', 'grant_id', 'application_id', 'send_at'],
-  properties: { kind: { const: 'scheduled-send' }, schedule_id: Id, grant_id: Id, application_id: Id, send_at: Seconds },
+  properties: {
+    kind: { const: 'scheduled-send' },
+    schedule_id: Id,
+    grant_id: Id,
+    application_id: Id,
+    send_at: Seconds,
+  },
 } as const;
 
 /** A booking reminder's firing (shared/scheduling/reminders.ts): `start` is the booking's start when the reminder was set. */
@@ -143,7 +212,12 @@ export const BookingReminderFiring = {
   type: 'object',
   additionalProperties: false,
   required: ['kind', 'booking_id', 'reminder', 'start'],
-  properties: { kind: { const: 'booking-reminder' }, booking_id: Id, reminder: { type: 'integer', minimum: 0 }, start: Seconds },
+  properties: {
+    kind: { const: 'booking-reminder' },
+    booking_id: Id,
+    reminder: { type: 'integer', minimum: 0 },
+    start: Seconds,
+  },
 } as const;
 
 /** What the scheduled-send queue carries. */
@@ -176,7 +250,12 @@ export const DeliveryPayload = {
   type: 'object',
   additionalProperties: false,
   required: ['application_id', 'webhook_id', 'notification', 'attempt'],
-  properties: { application_id: Id, webhook_id: Id, notification: NotificationPayload, attempt: { type: 'integer', minimum: 1 } },
+  properties: {
+    application_id: Id,
+    webhook_id: Id,
+    notification: NotificationPayload,
+    attempt: { type: 'integer', minimum: 1 },
+  },
 } as const;
 
 /**
@@ -188,6 +267,10 @@ export const SyncPayload = {
   type: 'object',
   additionalProperties: false,
   required: ['application_id', 'grant_id'],
-  properties: { application_id: Id, grant_id: Id, due: { type: 'integer', minimum: 0, description: 'Epoch milliseconds.' } },
+  properties: {
+    application_id: Id,
+    grant_id: Id,
+    due: { type: 'integer', minimum: 0, description: 'Epoch milliseconds.' },
+  },
 } as const;
 export type SyncPayload = FromSchema<typeof SyncPayload>;

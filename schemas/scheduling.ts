@@ -10,7 +10,8 @@ import { Conferencing } from '#schemas/event';
 const Email = { type: 'string', minLength: 3, maxLength: 254 } as const;
 const Name = { type: 'string', maxLength: 256 } as const;
 const Text = (max: number) => ({ type: 'string', maxLength: max }) as const;
-const Minutes = (minimum: number, maximum: number, description: string) => ({ type: 'integer', minimum, maximum, description }) as const;
+const Minutes = (minimum: number, maximum: number, description: string) =>
+  ({ type: 'integer', minimum, maximum, description }) as const;
 
 export const EMAIL_LANGUAGES = ['en', 'fr', 'de', 'es', 'nl', 'sv', 'ja', 'zh'] as const;
 export const BOOKING_TYPES = ['booking', 'organizer-confirmation'] as const;
@@ -30,11 +31,21 @@ const ConfigurationParticipant = {
       additionalProperties: false,
       required: ['calendar_ids'],
       properties: {
-        calendar_ids: { type: 'array', minItems: 1, maxItems: 20, items: { type: 'string', minLength: 1, maxLength: 300 } },
+        calendar_ids: {
+          type: 'array',
+          minItems: 1,
+          maxItems: 20,
+          items: { type: 'string', minLength: 1, maxLength: 300 },
+        },
         open_hours: { type: 'array', maxItems: 50, items: OpenHoursObject },
       },
     },
-    booking: { type: 'object', additionalProperties: false, required: ['calendar_id'], properties: { calendar_id: { type: 'string', minLength: 1, maxLength: 300 } } },
+    booking: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['calendar_id'],
+      properties: { calendar_id: { type: 'string', minLength: 1, maxLength: 300 } },
+    },
   },
 } as const;
 
@@ -54,7 +65,10 @@ const ConfigurationAvailability = {
         buffer: {
           type: 'object',
           additionalProperties: false,
-          properties: { before: Minutes(0, 120, 'Minutes kept free before busy time.'), after: Minutes(0, 120, 'Minutes kept free after busy time.') },
+          properties: {
+            before: Minutes(0, 120, 'Minutes kept free before busy time.'),
+            after: Minutes(0, 120, 'Minutes kept free after busy time.'),
+          },
         },
         default_open_hours: { type: 'array', maxItems: 50, items: OpenHoursObject },
         round_robin_group_id: { type: 'string', minLength: 1, maxLength: 256 },
@@ -100,7 +114,10 @@ const AdditionalField = {
   required: ['label', 'type'],
   properties: {
     label: { type: 'string', minLength: 1, maxLength: 256 },
-    type: { type: 'string', enum: ['text', 'multi_line_text', 'email', 'phone_number', 'dropdown', 'date', 'checkbox', 'radio_button'] },
+    type: {
+      type: 'string',
+      enum: ['text', 'multi_line_text', 'email', 'phone_number', 'dropdown', 'date', 'checkbox', 'radio_button'],
+    },
     required: { type: 'boolean' },
     order: { type: 'integer', minimum: 0, maximum: 1000 },
     options: { type: 'array', maxItems: 50, items: Text(256) },
@@ -113,8 +130,17 @@ const SchedulerSettings = {
   properties: {
     available_days_in_future: Minutes(1, 365, 'Days ahead that can be booked (default 30).'),
     min_booking_notice: Minutes(0, 525_600, 'Minutes ahead a booking must be made (default 60).'),
-    min_cancellation_notice: Minutes(0, 525_600, 'Minutes before the start after which a booking can no longer be cancelled or rescheduled (default 0).'),
-    additional_fields: { type: 'object', maxProperties: 20, propertyNames: { pattern: '^[A-Za-z0-9_-]{1,64}$' }, additionalProperties: AdditionalField },
+    min_cancellation_notice: Minutes(
+      0,
+      525_600,
+      'Minutes before the start after which a booking can no longer be cancelled or rescheduled (default 0).',
+    ),
+    additional_fields: {
+      type: 'object',
+      maxProperties: 20,
+      propertyNames: { pattern: '^[A-Za-z0-9_-]{1,64}$' },
+      additionalProperties: AdditionalField,
+    },
     cancellation_policy: Text(2048),
     confirmation_redirect_url: { type: 'string', format: 'uri', maxLength: 2048 },
     rescheduling_url: { type: 'string', format: 'uri', maxLength: 2048 },
@@ -132,7 +158,8 @@ const ConfigurationFields = {
     type: 'string',
     maxLength: 64,
     pattern: '^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$',
-    description: 'Lowercase letters, digits and dashes; unique across all applications (it names the booking page /scheduling/{slug}).',
+    description:
+      'Lowercase letters, digits and dashes; unique across all applications (it names the booking page /scheduling/{slug}).',
   },
   requires_session_auth: { type: 'boolean' },
   participants: { type: 'array', minItems: 1, maxItems: 50, items: ConfigurationParticipant },
@@ -159,12 +186,26 @@ export const CreateAppConfigurationBody = {
 } as const;
 export type CreateAppConfigurationBody = FromSchema<typeof CreateAppConfigurationBody>;
 
-export const UpdateConfigurationBody = { type: 'object', additionalProperties: false, minProperties: 1, properties: ConfigurationFields } as const;
+export const UpdateConfigurationBody = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: ConfigurationFields,
+} as const;
 export type UpdateConfigurationBody = FromSchema<typeof UpdateConfigurationBody>;
 
 export const ConfigurationObject = {
   type: 'object',
-  required: ['id', 'object', 'grant_id', 'participants', 'availability', 'event_booking', 'scheduler', 'requires_session_auth'],
+  required: [
+    'id',
+    'object',
+    'grant_id',
+    'participants',
+    'availability',
+    'event_booking',
+    'scheduler',
+    'requires_session_auth',
+  ],
   properties: {
     id: { type: 'string' },
     object: { type: 'string', enum: ['scheduling_configuration'] },
@@ -196,14 +237,23 @@ export const CreateSessionBody = {
 } as const;
 export type CreateSessionBody = FromSchema<typeof CreateSessionBody>;
 
-export const SessionObject = { type: 'object', required: ['session_id'], properties: { session_id: { type: 'string' }, expires_at: { type: 'integer' } } } as const;
+export const SessionObject = {
+  type: 'object',
+  required: ['session_id'],
+  properties: { session_id: { type: 'string' }, expires_at: { type: 'integer' } },
+} as const;
 
 // ---- public endpoints (a session, the API key, or a public configuration by ID or slug) ------
 
 const ConfigurationRef = {
   configuration_id: { type: 'string', minLength: 1, maxLength: 100 },
   slug: { type: 'string', minLength: 1, maxLength: 64 },
-  client_id: { type: 'string', minLength: 1, maxLength: 100, description: 'The application ID; needed with `slug` unless the API key is sent.' },
+  client_id: {
+    type: 'string',
+    minLength: 1,
+    maxLength: 100,
+    description: 'The application ID; needed with `slug` unless the API key is sent.',
+  },
 } as const;
 
 /** The guest's key to one booking (from the booking's answer): opens that booking, and its configuration's availability. */
@@ -218,7 +268,12 @@ export const SchedulingAvailabilityQuery = {
     end_time: UnixSeconds,
     ...ConfigurationRef,
     ...BookingReference,
-    booking_id: { type: 'string', minLength: 1, maxLength: 100, description: 'A booking being rescheduled: its own time counts as free.' },
+    booking_id: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 100,
+      description: 'A booking being rescheduled: its own time counts as free.',
+    },
   },
 } as const;
 export type SchedulingAvailabilityQuery = FromSchema<typeof SchedulingAvailabilityQuery>;
@@ -226,16 +281,32 @@ export type SchedulingAvailabilityQuery = FromSchema<typeof SchedulingAvailabili
 export const SchedulingAvailabilityObject = {
   type: 'object',
   required: ['time_slots', 'order'],
-  properties: { time_slots: { type: 'array', items: TimeSlotObject }, order: { type: 'array', items: { type: 'string' } } },
+  properties: {
+    time_slots: { type: 'array', items: TimeSlotObject },
+    order: { type: 'array', items: { type: 'string' } },
+  },
 } as const;
 
-export const BookingRefQuery = { type: 'object', additionalProperties: false, properties: { ...ConfigurationRef, ...BookingReference } } as const;
+export const BookingRefQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { ...ConfigurationRef, ...BookingReference },
+} as const;
 export type BookingRefQuery = FromSchema<typeof BookingRefQuery>;
 
-export const CreateBookingQuery = { type: 'object', additionalProperties: false, properties: { ...ConfigurationRef, timezone: { type: 'string', minLength: 1, maxLength: 64 } } } as const;
+export const CreateBookingQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { ...ConfigurationRef, timezone: { type: 'string', minLength: 1, maxLength: 64 } },
+} as const;
 export type CreateBookingQuery = FromSchema<typeof CreateBookingQuery>;
 
-const Guest = { type: 'object', additionalProperties: false, required: ['email', 'name'], properties: { email: Email, name: { type: 'string', minLength: 1, maxLength: 256 } } } as const;
+const Guest = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['email', 'name'],
+  properties: { email: Email, name: { type: 'string', minLength: 1, maxLength: 256 } },
+} as const;
 
 export const CreateBookingBody = {
   type: 'object',
@@ -244,11 +315,24 @@ export const CreateBookingBody = {
   properties: {
     start_time: UnixSeconds,
     end_time: UnixSeconds,
-    participants: { type: 'array', maxItems: 50, items: { type: 'object', additionalProperties: false, required: ['email'], properties: { email: Email } } },
+    participants: {
+      type: 'array',
+      maxItems: 50,
+      items: { type: 'object', additionalProperties: false, required: ['email'], properties: { email: Email } },
+    },
     guest: Guest,
     timezone: { type: 'string', minLength: 1, maxLength: 64 },
     email_language: { type: 'string', enum: EMAIL_LANGUAGES },
-    additional_guests: { type: 'array', maxItems: 10, items: { type: 'object', additionalProperties: false, required: ['email'], properties: { email: Email, name: Name } } },
+    additional_guests: {
+      type: 'array',
+      maxItems: 10,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['email'],
+        properties: { email: Email, name: Name },
+      },
+    },
     additional_fields: { type: 'object', maxProperties: 20, additionalProperties: { type: 'string', maxLength: 2048 } },
   },
 } as const;
@@ -258,7 +342,11 @@ export const ConfirmBookingBody = {
   type: 'object',
   additionalProperties: false,
   required: ['salt', 'status'],
-  properties: { salt: { type: 'string', minLength: 1, maxLength: 200 }, status: { type: 'string', enum: ['confirmed', 'cancelled'] }, cancellation_reason: Text(1024) },
+  properties: {
+    salt: { type: 'string', minLength: 1, maxLength: 200 },
+    status: { type: 'string', enum: ['confirmed', 'cancelled'] },
+    cancellation_reason: Text(1024),
+  },
 } as const;
 export type ConfirmBookingBody = FromSchema<typeof ConfirmBookingBody>;
 
@@ -270,7 +358,11 @@ export const RescheduleBookingBody = {
 } as const;
 export type RescheduleBookingBody = FromSchema<typeof RescheduleBookingBody>;
 
-export const CancelBookingBody = { type: 'object', additionalProperties: false, properties: { cancellation_reason: Text(1024) } } as const;
+export const CancelBookingBody = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { cancellation_reason: Text(1024) },
+} as const;
 export type CancelBookingBody = FromSchema<typeof CancelBookingBody>;
 
 export const BookingObject = {
@@ -286,7 +378,10 @@ export const BookingObject = {
     location: { type: 'string' },
     organizer: { type: 'object', properties: { email: { type: 'string' }, name: { type: 'string' } } },
     guest: { type: 'object', properties: { email: { type: 'string' }, name: { type: 'string' } } },
-    additional_guests: { type: 'array', items: { type: 'object', properties: { email: { type: 'string' }, name: { type: 'string' } } } },
+    additional_guests: {
+      type: 'array',
+      items: { type: 'object', properties: { email: { type: 'string' }, name: { type: 'string' } } },
+    },
     participants: { type: 'array', items: { type: 'object', properties: { email: { type: 'string' } } } },
     status: { type: 'string', enum: ['booked', 'pending', 'cancelled'] },
     start_time: { type: 'integer' },
@@ -301,8 +396,14 @@ export const BookingObject = {
       description:
         "Whether the organizer's calendar reflects the booking's last change: `pending` while it is being written (the `booking.*` webhook follows once it is; a new booking's `event_id` is empty until then), `synced`, or `failed` when the calendar provider refused (see `event_error`; a booking whose event could not be created is `cancelled` and its time free).",
     },
-    event_error: { type: 'string', description: "Why the calendar provider refused the booking's last change (with `event_status: failed`)." },
-    booking_reference: { type: 'string', description: 'Opaque reference for the guest to reschedule or cancel (in the answer to the booking only).' },
+    event_error: {
+      type: 'string',
+      description: "Why the calendar provider refused the booking's last change (with `event_status: failed`).",
+    },
+    booking_reference: {
+      type: 'string',
+      description: 'Opaque reference for the guest to reschedule or cancel (in the answer to the booking only).',
+    },
     created_at: { type: 'integer' },
     updated_at: { type: 'integer' },
   },
@@ -314,8 +415,18 @@ export const BookingPageQuery = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    session: { type: 'string', minLength: 1, maxLength: 200, description: 'A scheduler session, for a private configuration.' },
-    client_id: { type: 'string', minLength: 1, maxLength: 100, description: 'The application ID (optional: a slug names one configuration; another application answers 404).' },
+    session: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 200,
+      description: 'A scheduler session, for a private configuration.',
+    },
+    client_id: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 100,
+      description: 'The application ID (optional: a slug names one configuration; another application answers 404).',
+    },
     tz: { type: 'string', minLength: 1, maxLength: 64, description: 'Time zone to show (default: the browser’s).' },
   },
 } as const;

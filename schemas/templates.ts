@@ -60,7 +60,9 @@ export const RenderTemplateBody = {
   type: 'object',
   additionalProperties: false,
   required: ['variables'],
-  properties: { variables: { type: 'object', description: 'Values for the template; a variable it does not name renders empty.' } },
+  properties: {
+    variables: { type: 'object', description: 'Values for the template; a variable it does not name renders empty.' },
+  },
 } as const;
 export type RenderTemplateBody = FromSchema<typeof RenderTemplateBody>;
 

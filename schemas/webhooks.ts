@@ -31,7 +31,16 @@ const DestinationFields = {
 
 export const WebhookObject = {
   type: 'object',
-  required: ['id', 'object', 'trigger_types', 'webhook_url', 'status', 'notification_email_addresses', 'created_at', 'updated_at'],
+  required: [
+    'id',
+    'object',
+    'trigger_types',
+    'webhook_url',
+    'status',
+    'notification_email_addresses',
+    'created_at',
+    'updated_at',
+  ],
   properties: {
     id: { type: 'string' },
     object: { type: 'string', enum: ['webhook'] },
@@ -62,7 +71,11 @@ export const UpdateWebhookBody = {
   minProperties: 1,
   properties: {
     ...DestinationFields,
-    status: { type: 'string', enum: ['active', 'inactive', 'pause'], description: "failing and failed are set by the service; 'pause' (the published contract's word) means inactive" },
+    status: {
+      type: 'string',
+      enum: ['active', 'inactive', 'pause'],
+      description: "failing and failed are set by the service; 'pause' (the published contract's word) means inactive",
+    },
   },
 } as const;
 export type UpdateWebhookBody = FromSchema<typeof UpdateWebhookBody>;
@@ -73,7 +86,10 @@ export const MockPayloadBody = {
   required: ['trigger_type'],
   properties: {
     trigger_type: TriggerTypeName,
-    webhook_url: { ...WebhookUrl, description: 'Accepted as the published contract sends it; the example does not depend on it.' },
+    webhook_url: {
+      ...WebhookUrl,
+      description: 'Accepted as the published contract sends it; the example does not depend on it.',
+    },
   },
 } as const;
 export type MockPayloadBody = FromSchema<typeof MockPayloadBody>;

@@ -15,7 +15,10 @@ import { parseArgs } from 'node:util';
 import { chooseInstance, runningInstances } from './local-stack/instances';
 import { ROOT } from './local-stack/serverless-config';
 
-const USAGE = ['usage: npm run admin -- create-app --name NAME [--api-key KEY] [--port PORT]', '       npm run admin -- migrate-slugs [--port PORT]'].join('\n');
+const USAGE = [
+  'usage: npm run admin -- create-app --name NAME [--api-key KEY] [--port PORT]',
+  '       npm run admin -- migrate-slugs [--port PORT]',
+].join('\n');
 
 function fail(message: string): never {
   process.stderr.write(`${message}\n`);
@@ -28,12 +31,15 @@ function useStack(port: number | undefined) {
   const chosen = chooseInstance(runningInstances(join(ROOT, '.switchboard')), port);
   if ('error' in chosen) fail(chosen.error);
   Object.assign(process.env, chosen.instance.env);
-  process.stderr.write(`using the local stack of npm start on port ${chosen.instance.port} (${process.env.TABLE_NAME})\n`);
+  process.stderr.write(
+    `using the local stack of npm start on port ${chosen.instance.port} (${process.env.TABLE_NAME})\n`,
+  );
 }
 
 function portOption(value: string | undefined): number | undefined {
   const port = value === undefined ? undefined : Number(value);
-  if (port !== undefined && !(Number.isInteger(port) && port > 0 && port < 65536)) fail('--port must be a TCP port number');
+  if (port !== undefined && !(Number.isInteger(port) && port > 0 && port < 65536))
+    fail('--port must be a TCP port number');
   return port;
 }
 
@@ -63,7 +69,9 @@ async function migrateSlugs(args: string[]) {
   const { migrateSlugs: migrate } = await import('#shared/scheduling/slug-migration');
   const result = await migrate();
   for (const c of result.cleared) {
-    process.stderr.write(`slug '${c.slug}': configuration ${c.configuration_id} of ${c.application_id} lost it to ${c.kept_by}; give it another slug\n`);
+    process.stderr.write(
+      `slug '${c.slug}': configuration ${c.configuration_id} of ${c.application_id} lost it to ${c.kept_by}; give it another slug\n`,
+    );
   }
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }

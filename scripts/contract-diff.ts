@@ -117,7 +117,15 @@ const fmtList = (xs: unknown[]) =>
     .join(', ') + (xs.length > 8 ? `, ... (+${xs.length - 8})` : '');
 
 /** `response`: ours narrowing a value the contract leaves open is harmless in an answer, so it is not reported. */
-function compare(c: Node, o: Node, path: string, depth: number, d: Diff, response: boolean, chain = { c: new Set<string>(), o: new Set<string>() }) {
+function compare(
+  c: Node,
+  o: Node,
+  path: string,
+  depth: number,
+  d: Diff,
+  response: boolean,
+  chain = { c: new Set<string>(), o: new Set<string>() },
+) {
   const cc = new Set([...chain.c, ...c.refs]);
   for (const k of Object.keys(c.props)) if (!(k in o.props)) d.missing.push(path + k);
   for (const k of Object.keys(o.props)) if (!(k in c.props)) d.extra.push(path + k);
@@ -127,7 +135,8 @@ function compare(c: Node, o: Node, path: string, depth: number, d: Diff, respons
     const cn = flat(c.props[k], cc),
       on = flat(o.props[k], chain.o);
     if (cn.cycle || on.cycle) continue;
-    if (cn.types.size && on.types.size && fmtTypes(cn) !== fmtTypes(on)) d.types.push(`${path}${k}: contract ${fmtTypes(cn)}, ours ${fmtTypes(on)}`);
+    if (cn.types.size && on.types.size && fmtTypes(cn) !== fmtTypes(on))
+      d.types.push(`${path}${k}: contract ${fmtTypes(cn)}, ours ${fmtTypes(on)}`);
     if (cn.enum || on.enum) {
       const ce = new Set(cn.enum ?? []),
         oe = new Set(on.enum ?? []);
@@ -137,7 +146,8 @@ function compare(c: Node, o: Node, path: string, depth: number, d: Diff, respons
       } else {
         const co = [...ce].filter((x) => !oe.has(x)),
           oo = [...oe].filter((x) => !ce.has(x));
-        if (co.length || oo.length) d.enums.push(`${path}${k}: contract-only [${fmtList(co)}], ours-only [${fmtList(oo)}]`);
+        if (co.length || oo.length)
+          d.enums.push(`${path}${k}: contract-only [${fmtList(co)}], ours-only [${fmtList(oo)}]`);
       }
     }
     if (depth <= 0) continue;
@@ -146,7 +156,8 @@ function compare(c: Node, o: Node, path: string, depth: number, d: Diff, respons
     else if (cn.items && on.items) {
       const ci = flat(cn.items, next.c),
         oi = flat(on.items, next.o);
-      if (isObj(ci) && isObj(oi) && !ci.cycle && !oi.cycle) compare(ci, oi, `${path}${k}[].`, depth - 1, d, response, { c: new Set([...next.c, ...ci.refs]), o: next.o });
+      if (isObj(ci) && isObj(oi) && !ci.cycle && !oi.cycle)
+        compare(ci, oi, `${path}${k}[].`, depth - 1, d, response, { c: new Set([...next.c, ...ci.refs]), o: next.o });
     }
   }
 }
@@ -181,7 +192,13 @@ for (const group of readdirSync(join(root, 'functions')).sort()) {
     );
   }
   for (const [name, spec] of Object.entries(routes)) {
-    ours.push({ group, name, spec, status: spec.status ?? statuses.get(name) ?? 200, envelope: envelopes.get(name) ?? [] });
+    ours.push({
+      group,
+      name,
+      spec,
+      status: spec.status ?? statuses.get(name) ?? 200,
+      envelope: envelopes.get(name) ?? [],
+    });
   }
 }
 const ourByKey = new Map(ours.map((r) => [`${r.spec.method} ${norm(r.spec.path)}`, r]));
@@ -196,7 +213,9 @@ interface Op {
 }
 const ops: Op[] = [];
 for (const [path, item] of Object.entries<Json>(doc.paths ?? {})) {
-  for (const m of METHODS) if (item[m]) ops.push({ method: m.toUpperCase(), path, id: item[m].operationId ?? '?', op: item[m], pathItem: item });
+  for (const m of METHODS)
+    if (item[m])
+      ops.push({ method: m.toUpperCase(), path, id: item[m].operationId ?? '?', op: item[m], pathItem: item });
 }
 const jsonSchemaOf = (content: Json) => content?.['application/json']?.schema;
 
@@ -205,41 +224,62 @@ function diffOperation(c: Op, r: Ours) {
   const kind: string = r.spec.responseKind ?? 'object';
   // 1. status
   const success = Object.keys(c.op.responses ?? {}).filter((s) => /^[23]\d\d$/.test(s));
-  if (success.join() !== String(r.status)) out.status = `contract ${success.join('/') || 'none'}, ours ${r.status}${success.includes(String(r.status)) ? ' (ours is one of them)' : ' MISMATCH'}`;
+  if (success.join() !== String(r.status))
+    out.status = `contract ${success.join('/') || 'none'}, ours ${r.status}${success.includes(String(r.status)) ? ' (ours is one of them)' : ' MISMATCH'}`;
   // 2. response envelope and data
   const resp = deref(c.op.responses?.[success.find((s) => s.startsWith('2')) ?? ''] ?? {}, new Set(), new Set());
   const content = resp.content ?? {};
   const envelope = flat(jsonSchemaOf(content) ?? {});
   const dataDiff = newDiff();
   if (kind === 'binary') {
-    if (content['application/json']) dataDiff.notes.push(`contract answers JSON (${Object.keys(content).join(', ')}), ours raw bytes`);
+    if (content['application/json'])
+      dataDiff.notes.push(`contract answers JSON (${Object.keys(content).join(', ')}), ours raw bytes`);
   } else if (!jsonSchemaOf(content)) {
-    if (Object.keys(content).length) dataDiff.notes.push(`contract success content: ${Object.keys(content).join(', ')}`);
+    if (Object.keys(content).length)
+      dataDiff.notes.push(`contract success content: ${Object.keys(content).join(', ')}`);
   } else {
-    const ourTop = new Set(['request_id', ...(kind === 'empty' ? [] : ['data']), ...(kind === 'list' ? ['next_cursor'] : []), ...r.envelope]);
+    const ourTop = new Set([
+      'request_id',
+      ...(kind === 'empty' ? [] : ['data']),
+      ...(kind === 'list' ? ['next_cursor'] : []),
+      ...r.envelope,
+    ]);
     const cTop = Object.keys(envelope.props);
-    const env = [...cTop.filter((k) => !ourTop.has(k)).map((k) => `contract has ${k}`), ...[...ourTop].filter((k) => !cTop.includes(k)).map((k) => `ours has ${k}`)];
+    const env = [
+      ...cTop.filter((k) => !ourTop.has(k)).map((k) => `contract has ${k}`),
+      ...[...ourTop].filter((k) => !cTop.includes(k)).map((k) => `ours has ${k}`),
+    ];
     if (env.length) out.envelope = env;
     const cData = envelope.props.data ? flat(envelope.props.data) : undefined;
     const ourData = r.spec.response ? flat(r.spec.response) : undefined;
     if (kind === 'empty') {
-      if (cData && (isObj(cData) || cData.items)) dataDiff.notes.push(`contract documents data (${fmtTypes(cData)}); ours answers none`);
+      if (cData && (isObj(cData) || cData.items))
+        dataDiff.notes.push(`contract documents data (${fmtTypes(cData)}); ours answers none`);
     } else if (cData && ourData) {
       let cItem: Node | undefined = cData;
       if (kind === 'list') {
         const arrays = Object.entries(cData.props).filter(([, v]) => flat(v).types.has('array'));
         if (cData.types.has('array') || (cData.items && !isObj(cData))) cItem = flat(cData.items ?? {}, cData.refs);
         else if (arrays.length === 1 && arrays[0]) {
-          dataDiff.notes.push(`contract data is an object {${arrays[0][0]}: [...]}${Object.keys(cData.props).length > 1 ? ` with ${Object.keys(cData.props).join(', ')}` : ''}; ours data is an array`);
+          dataDiff.notes.push(
+            `contract data is an object {${arrays[0][0]}: [...]}${Object.keys(cData.props).length > 1 ? ` with ${Object.keys(cData.props).join(', ')}` : ''}; ours data is an array`,
+          );
           const arr = flat(arrays[0][1], cData.refs);
           cItem = flat(arr.items ?? {}, new Set([...cData.refs, ...arr.refs]));
-        } else dataDiff.notes.push(`contract data is ${fmtTypes(cData)} {${Object.keys(cData.props).join(', ')}}; ours is an array`);
+        } else
+          dataDiff.notes.push(
+            `contract data is ${fmtTypes(cData)} {${Object.keys(cData.props).join(', ')}}; ours is an array`,
+          );
       } else if (cData.types.has('array')) {
         dataDiff.notes.push('contract data is an array; ours is an object');
         cItem = flat(cData.items ?? {}, cData.refs);
       }
-      if (cItem && !isObj(cItem) && isObj(ourData)) dataDiff.notes.push(`contract data schema has no fields (${fmtTypes(cItem)})`);
-      else if (cItem && isObj(cItem) && !isObj(ourData)) dataDiff.notes.push(`ours: data is ${fmtTypes(ourData)}; contract fields: ${Object.keys(cItem.props).join(', ')}`);
+      if (cItem && !isObj(cItem) && isObj(ourData))
+        dataDiff.notes.push(`contract data schema has no fields (${fmtTypes(cItem)})`);
+      else if (cItem && isObj(cItem) && !isObj(ourData))
+        dataDiff.notes.push(
+          `ours: data is ${fmtTypes(ourData)}; contract fields: ${Object.keys(cItem.props).join(', ')}`,
+        );
       else if (cItem) compare(cItem, ourData, '', maxDepth, dataDiff, true);
     } else if (cData && !ourData && (isObj(cData) || cData.items)) dataDiff.notes.push('ours has no response schema');
   }
@@ -248,23 +288,34 @@ function diffOperation(c: Op, r: Ours) {
   const reqBody = c.op.requestBody ? deref(c.op.requestBody, new Set(), new Set()) : undefined;
   const bodyContent = reqBody?.content ?? {};
   const cBodySchema = jsonSchemaOf(bodyContent) ?? bodyContent['multipart/form-data']?.schema;
-  if (cBodySchema && !jsonSchemaOf(bodyContent)) bodyDiff.notes.push(`contract body is ${Object.keys(bodyContent).join(', ')}`);
+  if (cBodySchema && !jsonSchemaOf(bodyContent))
+    bodyDiff.notes.push(`contract body is ${Object.keys(bodyContent).join(', ')}`);
   if (cBodySchema && r.spec.body) {
     compare(flat(cBodySchema), flat(r.spec.body), '', maxDepth, bodyDiff, false);
     const ourReq = flat(r.spec.body).required,
       cReq = flat(cBodySchema).required;
     const extraReq = [...ourReq].filter((k) => !cReq.has(k));
     if (extraReq.length) bodyDiff.notes.push(`ours requires, contract does not: ${extraReq.join(', ')}`);
-  } else if (cBodySchema) bodyDiff.notes.push(`contract has a body (${Object.keys(flat(cBodySchema).props).join(', ') || 'no fields listed'}); ours accepts none`);
-  else if (r.spec.body) bodyDiff.notes.push(`ours accepts a body (${Object.keys(flat(r.spec.body).props).join(', ')}); contract documents none`);
+  } else if (cBodySchema)
+    bodyDiff.notes.push(
+      `contract has a body (${Object.keys(flat(cBodySchema).props).join(', ') || 'no fields listed'}); ours accepts none`,
+    );
+  else if (r.spec.body)
+    bodyDiff.notes.push(
+      `ours accepts a body (${Object.keys(flat(r.spec.body).props).join(', ')}); contract documents none`,
+    );
   // 4. query parameters
-  const params = [...(c.pathItem.parameters ?? []), ...(c.op.parameters ?? [])].map((p: Json) => deref(p, new Set(), new Set()));
+  const params = [...(c.pathItem.parameters ?? []), ...(c.op.parameters ?? [])].map((p: Json) =>
+    deref(p, new Set(), new Set()),
+  );
   const cQuery = new Map<string, Json>(params.filter((p: Json) => p?.in === 'query').map((p: Json) => [p.name, p]));
   const oQuery = flat(r.spec.query ?? {});
   const query: Record<string, string[]> = {
     contractOnly: [...cQuery.keys()].filter((k) => !(k in oQuery.props)),
     oursOnly: Object.keys(oQuery.props).filter((k) => !cQuery.has(k)),
-    requiredDiff: [...cQuery.values()].filter((p) => p.required && !oQuery.required.has(p.name)).map((p) => `${p.name} (contract requires)`),
+    requiredDiff: [...cQuery.values()]
+      .filter((p) => p.required && !oQuery.required.has(p.name))
+      .map((p) => `${p.name} (contract requires)`),
   };
   const prune = (o: Record<string, Json>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v.length));
   const data = prune(dataDiff),
@@ -273,13 +324,21 @@ function diffOperation(c: Op, r: Ours) {
   if (Object.keys(data).length) out.data = data;
   if (Object.keys(body).length) out.body = body;
   if (Object.keys(q).length) out.query = q;
-  return { operation: `${c.method} ${c.path}`, operationId: c.id, contractStatus: success, ours: `${r.group}.${r.name} ${r.spec.path} (${kind}, ${r.status})`, differences: out };
+  return {
+    operation: `${c.method} ${c.path}`,
+    operationId: c.id,
+    contractStatus: success,
+    ours: `${r.group}.${r.name} ${r.spec.path} (${kind}, ${r.status})`,
+    differences: out,
+  };
 }
 
 const served = ops.filter((c) => ourByKey.has(`${c.method} ${norm(c.path)}`));
 const results = served.map((c) => diffOperation(c, ourByKey.get(`${c.method} ${norm(c.path)}`)!));
 const contractKeys = new Set(ops.map((c) => `${c.method} ${norm(c.path)}`));
-const oursOnly = ours.filter((r) => !contractKeys.has(`${r.spec.method} ${norm(r.spec.path)}`)).map((r) => `${r.spec.method} ${r.spec.path} (${r.group}.${r.name})`);
+const oursOnly = ours
+  .filter((r) => !contractKeys.has(`${r.spec.method} ${norm(r.spec.path)}`))
+  .map((r) => `${r.spec.method} ${r.spec.path} (${r.group}.${r.name})`);
 // Unserved contract operations under a path we serve (segment prefix); the bare grant prefix only counts per resource.
 const ourPaths = [...new Set(ours.map((r) => norm(r.spec.path)))];
 const under = (p: string, q: string) => p === q || p.startsWith(`${q}/`);
@@ -298,7 +357,21 @@ for (const c of ops) {
 const otherGrants = [...otherGrantResources].map(([k, n]) => `${k} (${n})`).join(', ');
 
 if (asJson) {
-  console.log(JSON.stringify({ contract: file, operations: ops.length, matched: results.length, results, unserved, otherGrantResources: Object.fromEntries(otherGrantResources), oursOnly }, null, 2));
+  console.log(
+    JSON.stringify(
+      {
+        contract: file,
+        operations: ops.length,
+        matched: results.length,
+        results,
+        unserved,
+        otherGrantResources: Object.fromEntries(otherGrantResources),
+        oursOnly,
+      },
+      null,
+      2,
+    ),
+  );
 } else {
   const lines = [
     `Contract: ${file} (${ops.length} operations); ours: ${ours.length} routes; matched ${results.length}.`,
@@ -331,7 +404,10 @@ if (asJson) {
     }
     lines.push('');
   }
-  lines.push(`Contract operations under paths we serve, not served (${unserved.length}):`, ...unserved.map((u) => `  ${u}`));
+  lines.push(
+    `Contract operations under paths we serve, not served (${unserved.length}):`,
+    ...unserved.map((u) => `  ${u}`),
+  );
   if (otherGrants) lines.push(`Other grant-scoped contract resources we do not serve at all: ${otherGrants}`);
   lines.push('', `Our routes not in the contract (${oursOnly.length}):`, ...oursOnly.map((u) => `  ${u}`));
   console.log(lines.join('\n'));

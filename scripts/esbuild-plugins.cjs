@@ -64,13 +64,18 @@ const { dirname, join, resolve } = require('node:path');
 const withoutEventStreams = {
   name: 'without-event-streams',
   setup(build) {
-    build.onResolve({ filter: /^@smithy\/core\/event-streams$/ }, (args) => (args.kind === 'dynamic-import' ? { path: args.path, namespace: 'without-event-streams' } : undefined));
+    build.onResolve({ filter: /^@smithy\/core\/event-streams$/ }, (args) =>
+      args.kind === 'dynamic-import' ? { path: args.path, namespace: 'without-event-streams' } : undefined,
+    );
     build.onLoad({ filter: /.*/, namespace: 'without-event-streams' }, () => ({
-      contents: "throw new Error('AWS SDK event streams are not bundled in Switchboard functions (scripts/esbuild-plugins.cjs)');",
+      contents:
+        "throw new Error('AWS SDK event streams are not bundled in Switchboard functions (scripts/esbuild-plugins.cjs)');",
       loader: 'js',
     }));
     build.onResolve({ filter: /^@smithy\/core\/event-streams$/ }, (args) =>
-      args.kind === 'import-statement' && /[\\/]@aws-sdk[\\/]client-[^\\/]+[\\/]/.test(args.importer) ? { path: args.path, namespace: 'without-event-stream-serde' } : undefined,
+      args.kind === 'import-statement' && /[\\/]@aws-sdk[\\/]client-[^\\/]+[\\/]/.test(args.importer)
+        ? { path: args.path, namespace: 'without-event-stream-serde' }
+        : undefined,
     );
     build.onLoad({ filter: /.*/, namespace: 'without-event-stream-serde' }, () => ({
       contents: [
@@ -86,9 +91,12 @@ const withoutEventStreams = {
 const lazyWebStreams = {
   name: 'lazy-web-streams',
   setup(build) {
-    build.onResolve({ filter: /^node:stream\/web$/ }, (args) => (/[\\/]@middy[\\/]core[\\/]/.test(args.importer) ? { path: args.path, namespace: 'lazy-web-streams' } : undefined));
+    build.onResolve({ filter: /^node:stream\/web$/ }, (args) =>
+      /[\\/]@middy[\\/]core[\\/]/.test(args.importer) ? { path: args.path, namespace: 'lazy-web-streams' } : undefined,
+    );
     build.onLoad({ filter: /.*/, namespace: 'lazy-web-streams' }, () => ({
-      contents: "Object.defineProperty(exports, 'ReadableStream', { enumerable: true, get: () => globalThis.ReadableStream });",
+      contents:
+        "Object.defineProperty(exports, 'ReadableStream', { enumerable: true, get: () => globalThis.ReadableStream });",
       loader: 'js',
     }));
   },
@@ -97,9 +105,16 @@ const lazyWebStreams = {
 const lazyIniFiles = {
   name: 'lazy-ini-files',
   setup(build) {
-    build.onResolve({ filter: /^node:fs\/promises$/ }, (args) => (/[\\/]shared-ini-file-loader[\\/]/.test(args.importer) ? { path: args.path, namespace: 'lazy-ini-files' } : undefined));
+    build.onResolve({ filter: /^node:fs\/promises$/ }, (args) =>
+      /[\\/]shared-ini-file-loader[\\/]/.test(args.importer)
+        ? { path: args.path, namespace: 'lazy-ini-files' }
+        : undefined,
+    );
     build.onLoad({ filter: /.*/, namespace: 'lazy-ini-files' }, () => ({
-      contents: ['let fsPromises;', "export const readFile = (...args) => (fsPromises ??= import('node:fs/promises')).then((fs) => fs.readFile(...args));"].join('\n'),
+      contents: [
+        'let fsPromises;',
+        "export const readFile = (...args) => (fsPromises ??= import('node:fs/promises')).then((fs) => fs.readFile(...args));",
+      ].join('\n'),
       loader: 'js',
     }));
   },
@@ -110,19 +125,33 @@ const STRING_CONSTANT = /^const (\w+) = ("(?:[^"\\\n]|\\.)*");$/gm;
 const literalSchemaKeys = {
   name: 'literal-schema-keys',
   setup(build) {
-    build.onLoad({ filter: /[\\/]@aws-sdk[\\/]client-[^\\/]+[\\/]dist-es[\\/]schemas[\\/]schemas_\d+\.js$/ }, async (args) => {
-      const source = await readFile(args.path, 'utf8');
-      // A literal `"__proto__":` would set the prototype where the computed key defines a property.
-      const strings = new Map([...source.matchAll(STRING_CONSTANT)].filter(([, , literal]) => literal !== '"__proto__"').map(([, name, literal]) => [name, literal]));
-      return { contents: source.replace(/\[(\w+)\]:/g, (key, name) => (strings.has(name) ? `${strings.get(name)}:` : key)), loader: 'js' };
-    });
+    build.onLoad(
+      { filter: /[\\/]@aws-sdk[\\/]client-[^\\/]+[\\/]dist-es[\\/]schemas[\\/]schemas_\d+\.js$/ },
+      async (args) => {
+        const source = await readFile(args.path, 'utf8');
+        // A literal `"__proto__":` would set the prototype where the computed key defines a property.
+        const strings = new Map(
+          [...source.matchAll(STRING_CONSTANT)]
+            .filter(([, , literal]) => literal !== '"__proto__"')
+            .map(([, name, literal]) => [name, literal]),
+        );
+        return {
+          contents: source.replace(/\[(\w+)\]:/g, (key, name) => (strings.has(name) ? `${strings.get(name)}:` : key)),
+          loader: 'js',
+        };
+      },
+    );
   },
 };
 
 const smallEndpointCache = {
   name: 'small-endpoint-cache',
   setup(build) {
-    build.onResolve({ filter: /^mnemonist\/lru-cache$/ }, (args) => (/[\\/]@aws-sdk[\\/]endpoint-cache[\\/]/.test(args.importer) ? { path: args.path, namespace: 'small-endpoint-cache' } : undefined));
+    build.onResolve({ filter: /^mnemonist\/lru-cache$/ }, (args) =>
+      /[\\/]@aws-sdk[\\/]endpoint-cache[\\/]/.test(args.importer)
+        ? { path: args.path, namespace: 'small-endpoint-cache' }
+        : undefined,
+    );
     build.onLoad({ filter: /.*/, namespace: 'small-endpoint-cache' }, () => ({
       contents: [
         'export default class LRUCache {',
@@ -160,14 +189,27 @@ const lazyChunks = {
         modules.set(
           name,
           (async () => {
-            const resolved = await build.resolve(`#shared/lazy/${name}`, { kind: 'import-statement', resolveDir, pluginData: { lazyChunks: 'resolve' } });
+            const resolved = await build.resolve(`#shared/lazy/${name}`, {
+              kind: 'import-statement',
+              resolveDir,
+              pluginData: { lazyChunks: 'resolve' },
+            });
             if (resolved.errors.length) throw new Error(resolved.errors[0].text);
             // The export names, as esbuild sees them: the file alone, not bundled.
-            const scan = await esbuild.build({ entryPoints: [resolved.path], bundle: false, write: false, metafile: true, format: 'esm', logLevel: 'silent' });
+            const scan = await esbuild.build({
+              entryPoints: [resolved.path],
+              bundle: false,
+              write: false,
+              metafile: true,
+              format: 'esm',
+              logLevel: 'silent',
+            });
             const exported = Object.values(scan.metafile.outputs)[0].exports;
             // Getters are made for the names the module exports: each must be named (`export *` names none).
             if (exported.includes('default') || /\bexport\s*\*/.test(scan.outputFiles[0].text)) {
-              throw new Error(`${resolved.path}: a lazy module names each of its exports (no default export, no export *)`);
+              throw new Error(
+                `${resolved.path}: a lazy module names each of its exports (no default export, no export *)`,
+              );
             }
             return { path: resolved.path, exported };
           })(),
@@ -214,7 +256,19 @@ const lazyChunks = {
           users.set(name, [...(users.get(name) ?? []), resolve(cwd, output)]);
         }
       }
-      const { entryPoints: _e, stdin: _s, outfile: _f, outdir: _d, outbase: _b, outExtension: _x, metafile: _m, write: _w, splitting: _p, plugins, ...chunkOptions } = options;
+      const {
+        entryPoints: _e,
+        stdin: _s,
+        outfile: _f,
+        outdir: _d,
+        outbase: _b,
+        outExtension: _x,
+        metafile: _m,
+        write: _w,
+        splitting: _p,
+        plugins,
+        ...chunkOptions
+      } = options;
       await Promise.all(
         [...users].map(async ([name, bundles]) => {
           const { path } = await modules.get(name);
@@ -229,8 +283,14 @@ const lazyChunks = {
           });
           // Libraries only: a module of ours in a chunk would be a second copy beside the bundle's own
           // (its classes failing instanceof, its state apart), so the build refuses it.
-          const ours = Object.keys(built.metafile.inputs).filter((input) => !/(^|[\\/])node_modules[\\/]/.test(input) && resolve(cwd, input) !== path && !input.includes(':'));
-          if (ours.length) throw new Error(`lazy chunk ${name} would bundle modules of ours (${ours.join(', ')}): a lazy module re-exports libraries only`);
+          const ours = Object.keys(built.metafile.inputs).filter(
+            (input) =>
+              !/(^|[\\/])node_modules[\\/]/.test(input) && resolve(cwd, input) !== path && !input.includes(':'),
+          );
+          if (ours.length)
+            throw new Error(
+              `lazy chunk ${name} would bundle modules of ours (${ours.join(', ')}): a lazy module re-exports libraries only`,
+            );
           const code = built.outputFiles.find((file) => file.path.endsWith('.cjs')).contents;
           await Promise.all(
             bundles.map(async (bundle) => {

@@ -13,7 +13,12 @@ import { writeFileSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ALL_ROUTES, API_ROUTES } from '#functions/routes';
-import { FALLBACK_TYPES, GENERATED_TYPES, generateFallbackRoutes, generateGroupValidators } from '#shared/http/validator-codegen';
+import {
+  FALLBACK_TYPES,
+  GENERATED_TYPES,
+  generateFallbackRoutes,
+  generateGroupValidators,
+} from '#shared/http/validator-codegen';
 
 const root = join(fileURLToPath(import.meta.url), '..', '..');
 const check = process.argv.includes('--check');

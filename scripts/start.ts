@@ -56,7 +56,8 @@ const LOCAL_OIDC_CLIENT = 'switchboard-local';
 /** serverless.yml, read once. */
 const config = loadServerlessConfig();
 /** serverless offline knows each function by its deployed name, `<service>-<stage>-<function>`. */
-const functionUrl = (fn: string) => `http://127.0.0.1:${LAMBDA_PORT}/2015-03-31/functions/${config.service}-${STAGE}-${fn}/invocations`;
+const functionUrl = (fn: string) =>
+  `http://127.0.0.1:${LAMBDA_PORT}/2015-03-31/functions/${config.service}-${STAGE}-${fn}/invocations`;
 /** Where this instance records its stack for `npm run admin` (one file per instance, by port). */
 const INSTANCES_DIR = join(ROOT, '.switchboard');
 /**
@@ -87,7 +88,14 @@ function pollQueue(queueUrl: string, fn: string): { stop(): Promise<void> } {
     sqs = new SQSClient({});
     while (running) {
       try {
-        const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 0, AttributeNames: ['All'] }));
+        const { Messages = [] } = await sqs.send(
+          new ReceiveMessageCommand({
+            QueueUrl: queueUrl,
+            MaxNumberOfMessages: 1,
+            WaitTimeSeconds: 0,
+            AttributeNames: ['All'],
+          }),
+        );
         if (!Messages.length) {
           await new Promise((resolve) => setTimeout(resolve, 1000));
           continue;
@@ -103,9 +111,14 @@ function pollQueue(queueUrl: string, fn: string): { stop(): Promise<void> } {
         }));
         const response = await fetch(functionUrl(fn), { method: 'POST', body: JSON.stringify({ Records: records }) });
         const text = await response.text();
-        const failed = !response.ok || response.headers.get('x-amz-function-error') || (JSON.parse(text || '{}') as { batchItemFailures?: unknown[] }).batchItemFailures?.length;
+        const failed =
+          !response.ok ||
+          response.headers.get('x-amz-function-error') ||
+          (JSON.parse(text || '{}') as { batchItemFailures?: unknown[] }).batchItemFailures?.length;
         if (failed) log(`${fn} function failed on a queue message (${response.status}): ${text.slice(0, 300)}`);
-        else for (const m of Messages) await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle! }));
+        else
+          for (const m of Messages)
+            await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle! }));
       } catch (error) {
         if (running) log(`${fn} queue poller: ${(error as Error).message}`);
         await new Promise((resolve) => setTimeout(resolve, 1000));
@@ -193,7 +206,8 @@ async function stopEverything(code: number): Promise<never> {
   });
   await step('the emulators', () => stack?.stop());
   await step('the build folder', () => rmSync(join(ROOT, BUILD_DIR), { recursive: true, force: true }));
-  if (instanceRecorded) await step('the instance record', () => rmSync(instanceFile(INSTANCES_DIR, PORT), { force: true }));
+  if (instanceRecorded)
+    await step('the instance record', () => rmSync(instanceFile(INSTANCES_DIR, PORT), { force: true }));
   clearTimeout(deadline);
   process.exit(code);
 }
@@ -215,7 +229,8 @@ function removeStaleBuilds() {
     try {
       process.kill(pid, 0);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ESRCH') rmSync(join(ROOT, BUILDS_DIR, name), { recursive: true, force: true });
+      if ((error as NodeJS.ErrnoException).code === 'ESRCH')
+        rmSync(join(ROOT, BUILDS_DIR, name), { recursive: true, force: true });
     }
   }
 }
@@ -287,7 +302,9 @@ async function main() {
     target: { host: '127.0.0.1', port: offlinePort },
     starting: true,
     onFailure: ({ requestId, method, path, status, body }) =>
-      log(`${method} ${path}: answered ${status} outside a function's HTTP stack, shown as an error envelope (${requestId}): ${body.slice(0, 500)}`),
+      log(
+        `${method} ${path}: answered ${status} outside a function's HTTP stack, shown as an error envelope (${requestId}): ${body.slice(0, 500)}`,
+      ),
   });
   log('starting DynamoDB Local and the SQS emulator, building the functions…');
   // The outbound sink's SMTP port, chosen here: the IMAP sandbox relays its submissions there.
@@ -295,7 +312,8 @@ async function main() {
   const dynamodbPort = process.env.DYNAMODB_PORT ? Number(process.env.DYNAMODB_PORT) : await freePort();
   let offlineFrom = 0;
   /** The seeding's modules, loaded as soon as the environment they read when they load is set. */
-  let seedModules: Promise<[typeof import('#shared/applications/service'), typeof import('#shared/connectors/service')]> | undefined;
+  let seedModules:
+    Promise<[typeof import('#shared/applications/service'), typeof import('#shared/connectors/service')]> | undefined;
   let oidcStarting: Promise<LocalOidcServer> | undefined;
   // First what takes longest: DynamoDB Local's JVM and the build (their processes start at once).
   const emulatorsStarting = (async () => {
@@ -317,7 +335,9 @@ async function main() {
         seedModules.catch(() => undefined);
         // Then what needs nothing of the emulators, and is needed only once serverless offline is up:
         // the local OpenID Connect server (for the seeding), the IMAP sandbox.
-        oidcStarting = import('./local-stack/oidc-local').then(({ startOidcServer }) => startOidcServer({ port: process.env.OIDC_PORT ? Number(process.env.OIDC_PORT) : 0 }));
+        oidcStarting = import('./local-stack/oidc-local').then(({ startOidcServer }) =>
+          startOidcServer({ port: process.env.OIDC_PORT ? Number(process.env.OIDC_PORT) : 0 }),
+        );
         oidcStarting.then((server) => (oidc = server)).catch(() => undefined);
         imapSandbox = import('./local-stack/imap-sandbox').then(({ startImapSandbox }) =>
           startImapSandbox({
@@ -336,14 +356,17 @@ async function main() {
   const building = (async () => {
     const from = Date.now();
     const { entries, fromCache } = await buildFunctionBundles(join(ROOT, BUILD_DIR), { cacheDir: cacheDir(), config });
-    log(`${entries.length} functions built in ${seconds(from)} (${BUILD_DIR})${fromCache ? ': sources unchanged, copied from the last build' : ''}`);
+    log(
+      `${entries.length} functions built in ${seconds(from)} (${BUILD_DIR})${fromCache ? ': sources unchanged, copied from the last build' : ''}`,
+    );
   })();
   const [emulators, build] = await Promise.allSettled([emulatorsStarting, building]);
   // Whichever succeeded is stopped by shutdown() if the other failed.
   if (emulators.status === 'fulfilled') stack = emulators.value;
   if (emulators.status === 'rejected') throw emulators.reason;
   if (build.status === 'rejected') throw build.reason;
-  if (!stack || !offline || !seedModules || !oidcStarting || !imapSandbox) throw new Error('the emulators did not start');
+  if (!stack || !offline || !seedModules || !oidcStarting || !imapSandbox)
+    throw new Error('the emulators did not start');
   const localOidcStarting = oidcStarting;
 
   // The seeding, while serverless offline loads its first function.
@@ -354,11 +377,18 @@ async function main() {
     // the local application's connectors through `settings.issuer`: hosted OAuth works without internet.
     const oidc = await localOidcStarting;
     const oidcSecret = randomBytes(24).toString('base64url');
-    oidc.addClient({ client_id: LOCAL_OIDC_CLIENT, client_secret: oidcSecret, redirect_uris: [`http://127.0.0.1:${PORT}/v3/connect/callback`, `http://localhost:${PORT}/v3/connect/callback`] });
+    oidc.addClient({
+      client_id: LOCAL_OIDC_CLIENT,
+      client_secret: oidcSecret,
+      redirect_uris: [`http://127.0.0.1:${PORT}/v3/connect/callback`, `http://localhost:${PORT}/v3/connect/callback`],
+    });
     for (const provider of ['google', 'microsoft'] as const) {
       await createConnector(
         { applicationId: app.application_id, credential: 'api_key' },
-        { provider, settings: { client_id: LOCAL_OIDC_CLIENT, client_secret: oidcSecret, issuer: oidc.issuers[provider] } },
+        {
+          provider,
+          settings: { client_id: LOCAL_OIDC_CLIENT, client_secret: oidcSecret, issuer: oidc.issuers[provider] },
+        },
       );
     }
     // The mail ingestion (MIME parsing and all: ~0.3 s of CPU to load) is loaded for the first message.
@@ -387,7 +417,8 @@ async function main() {
     consumer: async (event) => {
       const response = await fetch(functionUrl('outbox'), { method: 'POST', body: JSON.stringify(event) });
       const text = await response.text();
-      if (!response.ok || response.headers.get('x-amz-function-error')) throw new Error(`outbox function failed (${response.status}): ${text.slice(0, 500)}`);
+      if (!response.ok || response.headers.get('x-amz-function-error'))
+        throw new Error(`outbox function failed (${response.status}): ${text.slice(0, 500)}`);
       return JSON.parse(text);
     },
   });
@@ -396,14 +427,20 @@ async function main() {
   healthTimer = setInterval(() => {
     fetch(functionUrl('webhook-health'), { method: 'POST', body: '{}' })
       .then(async (response) => {
-        if (!response.ok) log(`webhook health check failed (${response.status}): ${(await response.text()).slice(0, 300)}`);
+        if (!response.ok)
+          log(`webhook health check failed (${response.status}): ${(await response.text()).slice(0, 300)}`);
       })
       .catch(() => undefined);
   }, 60_000);
   mailSyncPoller = pollQueue(stack.env.MAIL_SYNC_QUEUE_URL!, 'mail-sync');
   const imap = await imapSandbox;
   const sandbox = 'sandbox' in imap ? imap.sandbox : undefined;
-  recordInstance(INSTANCES_DIR, { port: PORT, pid: process.pid, env: { ...stack.env, SMTP_PORT: String(SMTP_PORT) }, ...(sandbox ? { imapSandbox: sandbox } : {}) });
+  recordInstance(INSTANCES_DIR, {
+    port: PORT,
+    pid: process.pid,
+    env: { ...stack.env, SMTP_PORT: String(SMTP_PORT) },
+    ...(sandbox ? { imapSandbox: sandbox } : {}),
+  });
   instanceRecorded = true;
   frontDoor.ready();
   log(`ready in ${seconds(started)}`);

@@ -18,7 +18,8 @@ import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 
-const USAGE = 'usage: npm run webhook-receiver -- [--port 8080] [--secret SECRET | --secret-file PATH]   (or WEBHOOK_SECRET)';
+const USAGE =
+  'usage: npm run webhook-receiver -- [--port 8080] [--secret SECRET | --secret-file PATH]   (or WEBHOOK_SECRET)';
 
 const { values } = parseArgs({
   options: { port: { type: 'string', default: '8080' }, secret: { type: 'string' }, 'secret-file': { type: 'string' } },
@@ -82,7 +83,9 @@ const server = createServer((req, res) => {
     const raw = Buffer.concat(chunks);
     const signature = req.headers['x-service-signature'];
     const gzipped = /gzip/i.test(String(req.headers['content-encoding'] ?? ''));
-    process.stdout.write(`delivery: ${req.method} ${url.pathname} ${describe(raw, gzipped)}: ${signatureVerdict(raw, Array.isArray(signature) ? signature[0] : signature)}\n`);
+    process.stdout.write(
+      `delivery: ${req.method} ${url.pathname} ${describe(raw, gzipped)}: ${signatureVerdict(raw, Array.isArray(signature) ? signature[0] : signature)}\n`,
+    );
     res.writeHead(200, { 'content-type': 'text/plain', 'content-length': 2 }).end('ok');
   });
 });

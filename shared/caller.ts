@@ -5,7 +5,9 @@ import type { ApplicationId, ConfigurationId, GrantId } from '#shared/ids';
  * application-level endpoints), or with an access token from the hosted OAuth token exchange (its
  * one grant's endpoints only, `me` included).
  */
-export type ApplicationContext = { applicationId: ApplicationId; credential: 'api_key' } | { applicationId: ApplicationId; credential: 'access_token'; grantId: GrantId; scope: string[] };
+export type ApplicationContext =
+  | { applicationId: ApplicationId; credential: 'api_key' }
+  | { applicationId: ApplicationId; credential: 'access_token'; grantId: GrantId; scope: string[] };
 
 /** A scheduler session (`Authorization: Bearer <session>`): one configuration of one application, nothing else. */
 export interface SessionContext {

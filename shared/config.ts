@@ -48,7 +48,8 @@ export const env = {
   /** Domain of generated Message-ID headers. */
   messageIdDomain,
   /** Regional link and open tracking hostname, used when a draft or send gives none. */
-  trackingHostname: () => optional('TRACKING_HOSTNAME', `track.${optional('AWS_REGION', 'us-east-1')}.switchboard.local`),
+  trackingHostname: () =>
+    optional('TRACKING_HOSTNAME', `track.${optional('AWS_REGION', 'us-east-1')}.switchboard.local`),
   /** Webhook delivery jobs (one per destination and notification). */
   deliveryQueueUrl: () => required('DELIVERY_QUEUE_URL'),
   /** Where delivery jobs go after their last failed attempt. */
@@ -94,7 +95,8 @@ export const env = {
    */
   scheduledSendMinLeadSeconds: () => {
     const value = Number(optional('SCHEDULED_SEND_MIN_LEAD_SECONDS', '60'));
-    if (!Number.isInteger(value) || value < 11) throw new Error('SCHEDULED_SEND_MIN_LEAD_SECONDS must be an integer of at least 11 (the cancel window is 10 s)');
+    if (!Number.isInteger(value) || value < 11)
+      throw new Error('SCHEDULED_SEND_MIN_LEAD_SECONDS must be an integer of at least 11 (the cancel window is 10 s)');
     return value;
   },
   /** How long a resolved API key is trusted without a DynamoDB read, in seconds (0 disables the cache). */

@@ -5,4 +5,5 @@
  */
 export const CONTENTION_ATTEMPTS = 12;
 
-export const contentionPause = (attempt: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(200, 10 * 2 ** attempt)));
+export const contentionPause = (attempt: number): Promise<void> =>
+  new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(200, 10 * 2 ** attempt)));

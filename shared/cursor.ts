@@ -11,12 +11,17 @@ import { KEY_BYTES } from '#shared/aws/key-bounds';
 export type { StartKey };
 
 const token = (value: object) => Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
-const invalid = () => new InvalidRequestError('page_token is not valid for this request; pass next_cursor from the previous page unchanged');
+const invalid = () =>
+  new InvalidRequestError(
+    'page_token is not valid for this request; pass next_cursor from the previous page unchanged',
+  );
 /** The JSON object a token holds, or undefined when it holds none. */
 function parsed(value: string): Record<string, unknown> | undefined {
   try {
     const object: unknown = JSON.parse(Buffer.from(value, 'base64url').toString('utf8'));
-    return typeof object === 'object' && object !== null && !Array.isArray(object) ? (object as Record<string, unknown>) : undefined;
+    return typeof object === 'object' && object !== null && !Array.isArray(object)
+      ? (object as Record<string, unknown>)
+      : undefined;
   } catch {
     return undefined;
   }
@@ -24,7 +29,10 @@ function parsed(value: string): Record<string, unknown> | undefined {
 
 export const encodeCursor = (key: StartKey): string => token(key);
 
-export function decodeCursor(value: string, expect: { pk: string; skPrefix?: string; keys?: readonly string[] }): StartKey {
+export function decodeCursor(
+  value: string,
+  expect: { pk: string; skPrefix?: string; keys?: readonly string[] },
+): StartKey {
   const key = parsed(value);
   if (!key) throw invalid();
   const allowed = new Set(['pk', 'sk', ...(expect.keys ?? [])]);

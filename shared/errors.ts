@@ -15,7 +15,11 @@ export class ApiError extends Error {
   readonly expose: boolean;
   readonly headers: Record<string, string>;
 
-  constructor(status: ErrorStatus, message: string, options: { cause?: unknown; expose?: boolean; headers?: Record<string, string> } = {}) {
+  constructor(
+    status: ErrorStatus,
+    message: string,
+    options: { cause?: unknown; expose?: boolean; headers?: Record<string, string> } = {},
+  ) {
     super(message, { cause: options.cause });
     this.name = new.target.name;
     this.status = status;
@@ -89,7 +93,15 @@ export class RateLimitError extends ApiError {
 }
 
 /** OAuth 2.0 error codes of the token endpoints (RFC 6749 §5.2, RFC 7009). */
-export type OAuthErrorCode = 'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unauthorized_client' | 'unsupported_grant_type' | 'invalid_scope' | 'invalid_token' | 'server_error';
+export type OAuthErrorCode =
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unauthorized_client'
+  | 'unsupported_grant_type'
+  | 'invalid_scope'
+  | 'invalid_token'
+  | 'server_error';
 
 /**
  * An error of the token endpoints (`POST /v3/connect/token`, `/revoke`, `GET /v3/connect/tokeninfo`), answered in the OAuth shape

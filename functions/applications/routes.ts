@@ -1,4 +1,11 @@
-import { ApplicationObject, CreateRedirectUriBody, RedirectUriListQuery, RedirectUriObject, UpdateApplicationBody, UpdateRedirectUriBody } from '#schemas/applications';
+import {
+  ApplicationObject,
+  CreateRedirectUriBody,
+  RedirectUriListQuery,
+  RedirectUriObject,
+  UpdateApplicationBody,
+  UpdateRedirectUriBody,
+} from '#schemas/applications';
 import type { RouteTable } from '#shared/http/route';
 
 /** The calling application's settings and its redirect (callback) URIs. */
@@ -31,7 +38,12 @@ export const routes = {
     body: CreateRedirectUriBody,
     response: RedirectUriObject,
   },
-  getRedirectUri: { method: 'GET', path: '/v3/applications/redirect-uris/{id}', summary: 'Get a redirect URI', response: RedirectUriObject },
+  getRedirectUri: {
+    method: 'GET',
+    path: '/v3/applications/redirect-uris/{id}',
+    summary: 'Get a redirect URI',
+    response: RedirectUriObject,
+  },
   updateRedirectUri: {
     method: 'PATCH',
     path: '/v3/applications/redirect-uris/{id}',
@@ -46,5 +58,10 @@ export const routes = {
     body: UpdateRedirectUriBody,
     response: RedirectUriObject,
   },
-  deleteRedirectUri: { method: 'DELETE', path: '/v3/applications/redirect-uris/{id}', summary: 'Delete a redirect URI', responseKind: 'empty' },
+  deleteRedirectUri: {
+    method: 'DELETE',
+    path: '/v3/applications/redirect-uris/{id}',
+    summary: 'Delete a redirect URI',
+    responseKind: 'empty',
+  },
 } as const satisfies RouteTable;

@@ -5,9 +5,12 @@ import generated from './routes.generated.cjs';
 import type { routes } from './routes';
 
 export const handler = httpApi<typeof routes>(generated, {
-  getAttachment: async ({ grant, params, query }) => ok(await attachmentsOf(grant).get(grant, params.attachment_id, query.message_id)),
+  getAttachment: async ({ grant, params, query }) =>
+    ok(await attachmentsOf(grant).get(grant, params.attachment_id, query.message_id)),
   downloadAttachment: async ({ grant, params, query }) => {
     const result = await attachmentsOf(grant).download(grant, params.attachment_id, query.message_id);
-    return result.kind === 'redirect' ? redirect(result.url) : binary(result.content, result.attachment.content_type, result.attachment.filename);
+    return result.kind === 'redirect'
+      ? redirect(result.url)
+      : binary(result.content, result.attachment.content_type, result.attachment.filename);
   },
 });

@@ -12,7 +12,8 @@ export const routes = {
   downloadAttachment: {
     method: 'GET',
     path: '/v3/grants/{grant_id}/attachments/{attachment_id}/download',
-    summary: 'Download an attachment of a message or draft (up to 4 MB in the response; larger ones redirect to a short-lived URL)',
+    summary:
+      'Download an attachment of a message or draft (up to 4 MB in the response; larger ones redirect to a short-lived URL)',
     query: AttachmentQuery,
     responseKind: 'binary',
   },

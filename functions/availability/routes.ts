@@ -6,7 +6,8 @@ export const routes = {
   freeBusy: {
     method: 'POST',
     path: '/v3/grants/{grant_id}/calendars/free-busy',
-    summary: 'Busy time of grants of the application, by address (one entry per address; unknown ones get an error entry)',
+    summary:
+      'Busy time of grants of the application, by address (one entry per address; unknown ones get an error entry)',
     body: FreeBusyBody,
     response: FreeBusyObject,
     responseKind: 'list',

@@ -12,7 +12,8 @@ export const handler = httpApi<typeof routes>(generated, {
   },
   createCalendar: async ({ grant, body }) => ok(await calendarsOf(grant).create(grant, body)),
   getCalendar: async ({ grant, params }) => ok(await calendarsOf(grant).get(grant, params.calendar_id)),
-  updateCalendar: async ({ grant, params, body }) => ok(await calendarsOf(grant).update(grant, params.calendar_id, body)),
+  updateCalendar: async ({ grant, params, body }) =>
+    ok(await calendarsOf(grant).update(grant, params.calendar_id, body)),
   deleteCalendar: async ({ grant, params }) => {
     await calendarsOf(grant).delete(grant, params.calendar_id);
     return empty();

@@ -24,12 +24,21 @@ export const handler = httpApi<typeof routes>(generated, {
   },
   authorize: async ({ query, headers, event, sourceIp, userAgent }) => {
     const base = origin(headers);
-    const result = await authorize(query, { origin: base, ip: sourceIp, userAgent, selfUrl: `${base}${event.rawPath}?${event.rawQueryString}` });
-    return result.kind === 'redirect' ? redirect(result.location) : page(result.html, result.nonce, undefined, result.formActions);
+    const result = await authorize(query, {
+      origin: base,
+      ip: sourceIp,
+      userAgent,
+      selfUrl: `${base}${event.rawPath}?${event.rawQueryString}`,
+    });
+    return result.kind === 'redirect'
+      ? redirect(result.location)
+      : page(result.html, result.nonce, undefined, result.formActions);
   },
   imapLogin: async ({ body, headers, sourceIp, userAgent }) => {
     const result = await submitImapLogin(body, { fetchSite: headers['sec-fetch-site'], ip: sourceIp, userAgent });
-    return result.kind === 'redirect' ? redirect(result.location) : page(result.html, result.nonce, result.status, result.formActions);
+    return result.kind === 'redirect'
+      ? redirect(result.location)
+      : page(result.html, result.nonce, result.status, result.formActions);
   },
   callback: async ({ query, headers }) => redirect((await callback(query, { origin: origin(headers) })).location),
   token: async ({ body }) => flat(await exchangeToken(body)),

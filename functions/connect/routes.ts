@@ -1,4 +1,13 @@
-import { AuthorizeQuery, CallbackQuery, ImapLoginBody, RevokeQuery, TokenBody, TokenInfo, TokenInfoQuery, TokenResponse } from '#schemas/connect';
+import {
+  AuthorizeQuery,
+  CallbackQuery,
+  ImapLoginBody,
+  RevokeQuery,
+  TokenBody,
+  TokenInfo,
+  TokenInfoQuery,
+  TokenResponse,
+} from '#schemas/connect';
 import { CreateCustomGrantBody, Grant } from '#schemas/grants';
 import type { RouteTable } from '#shared/http/route';
 
@@ -11,7 +20,8 @@ export const routes = {
   createCustomGrant: {
     method: 'POST',
     path: '/v3/connect/custom',
-    summary: 'Create a grant by custom authentication: an Agent Account (provider nylas, or its alias agent), or bulk authentication (google with a service account, microsoft with admin consent)',
+    summary:
+      'Create a grant by custom authentication: an Agent Account (provider nylas, or its alias agent), or bulk authentication (google with a service account, microsoft with admin consent)',
     body: CreateCustomGrantBody,
     response: Grant,
     status: 201,
@@ -19,7 +29,8 @@ export const routes = {
   authorize: {
     method: 'GET',
     path: '/v3/connect/auth',
-    summary: 'Hosted OAuth: the authorization request (redirects to the provider, or serves the hosted login page when no provider is chosen)',
+    summary:
+      'Hosted OAuth: the authorization request (redirects to the provider, or serves the hosted login page when no provider is chosen)',
     auth: 'none',
     query: AuthorizeQuery,
     responseKind: 'page',
@@ -38,7 +49,8 @@ export const routes = {
   callback: {
     method: 'GET',
     path: '/v3/connect/callback',
-    summary: "Hosted OAuth: the provider's redirect back (redirects to the application's redirect URI with a code and its state)",
+    summary:
+      "Hosted OAuth: the provider's redirect back (redirects to the application's redirect URI with a code and its state)",
     auth: 'none',
     query: CallbackQuery,
     responseKind: 'empty',
@@ -46,7 +58,8 @@ export const routes = {
   token: {
     method: 'POST',
     path: '/v3/connect/token',
-    summary: 'Hosted OAuth: exchange an authorization code or a refresh token for an access token (client_secret: the API key; or code_verifier for PKCE)',
+    summary:
+      'Hosted OAuth: exchange an authorization code or a refresh token for an access token (client_secret: the API key; or code_verifier for PKCE)',
     auth: 'none',
     body: TokenBody,
     formBody: true,
@@ -65,7 +78,8 @@ export const routes = {
   tokenInfo: {
     method: 'GET',
     path: '/v3/connect/tokeninfo',
-    summary: 'What an ID token or access token Switchboard issued says, if it is valid (errors in the OAuth shape: invalid_request, invalid_token)',
+    summary:
+      'What an ID token or access token Switchboard issued says, if it is valid (errors in the OAuth shape: invalid_request, invalid_token)',
     auth: 'none',
     query: TokenInfoQuery,
     errors: 'oauth',

@@ -26,7 +26,8 @@ export const handler = httpApi<typeof routes>(generated, {
   },
   createCredential: async ({ app, params, body }) => ok(await credentials.createCredential(app, params.provider, body)),
   getCredential: async ({ app, params }) => ok(await credentials.getCredential(app, params.provider, params.id)),
-  updateCredential: async ({ app, params, body }) => ok(await credentials.updateCredential(app, params.provider, params.id, body)),
+  updateCredential: async ({ app, params, body }) =>
+    ok(await credentials.updateCredential(app, params.provider, params.id, body)),
   deleteCredential: async ({ app, params }) => {
     await credentials.deleteCredential(app, params.provider, params.id);
     return empty();

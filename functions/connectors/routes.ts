@@ -15,7 +15,14 @@ import type { RouteTable } from '#shared/http/route';
 
 /** Connectors of the calling application, their credentials, and provider detection. */
 export const routes = {
-  listConnectors: { method: 'GET', path: '/v3/connectors', summary: 'Connectors of the application, by provider', query: ConnectorListQuery, response: ConnectorObject, responseKind: 'list' },
+  listConnectors: {
+    method: 'GET',
+    path: '/v3/connectors',
+    summary: 'Connectors of the application, by provider',
+    query: ConnectorListQuery,
+    response: ConnectorObject,
+    responseKind: 'list',
+  },
   createConnector: {
     method: 'POST',
     path: '/v3/connectors',
@@ -24,7 +31,12 @@ export const routes = {
     response: ConnectorObject,
     status: 201,
   },
-  getConnector: { method: 'GET', path: '/v3/connectors/{provider}', summary: 'Get the connector of a provider', response: ConnectorObject },
+  getConnector: {
+    method: 'GET',
+    path: '/v3/connectors/{provider}',
+    summary: 'Get the connector of a provider',
+    response: ConnectorObject,
+  },
   updateConnector: {
     method: 'PATCH',
     path: '/v3/connectors/{provider}',
@@ -39,7 +51,12 @@ export const routes = {
     body: UpdateConnectorBody,
     response: ConnectorObject,
   },
-  deleteConnector: { method: 'DELETE', path: '/v3/connectors/{provider}', summary: 'Delete a connector and its credentials', responseKind: 'empty' },
+  deleteConnector: {
+    method: 'DELETE',
+    path: '/v3/connectors/{provider}',
+    summary: 'Delete a connector and its credentials',
+    responseKind: 'empty',
+  },
   listCredentials: {
     method: 'GET',
     path: '/v3/connectors/{provider}/creds',
@@ -51,12 +68,18 @@ export const routes = {
   createCredential: {
     method: 'POST',
     path: '/v3/connectors/{provider}/creds',
-    summary: 'Create a credential (serviceaccount: google; adminconsent: microsoft; connector: OAuth providers); its data is sealed, never answered',
+    summary:
+      'Create a credential (serviceaccount: google; adminconsent: microsoft; connector: OAuth providers); its data is sealed, never answered',
     body: CreateCredentialBody,
     response: CredentialObject,
     status: 201,
   },
-  getCredential: { method: 'GET', path: '/v3/connectors/{provider}/creds/{id}', summary: 'Get a credential (without its data)', response: CredentialObject },
+  getCredential: {
+    method: 'GET',
+    path: '/v3/connectors/{provider}/creds/{id}',
+    summary: 'Get a credential (without its data)',
+    response: CredentialObject,
+  },
   updateCredential: {
     method: 'PATCH',
     path: '/v3/connectors/{provider}/creds/{id}',

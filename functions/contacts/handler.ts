@@ -22,7 +22,8 @@ export const handler = httpApi<typeof routes>(generated, {
     return list(page.items, page.nextCursor);
   },
   createContactGroup: async ({ grant, body }) => ok(await contactsOf(grant).createGroup(grant, body)),
-  updateContactGroup: async ({ grant, params, body }) => ok(await contactsOf(grant).updateGroup(grant, params.group_id, body)),
+  updateContactGroup: async ({ grant, params, body }) =>
+    ok(await contactsOf(grant).updateGroup(grant, params.group_id, body)),
   deleteContactGroup: async ({ grant, params }) => {
     await contactsOf(grant).deleteGroup(grant, params.group_id);
     return empty();

@@ -1,4 +1,13 @@
-import { ContactGroupObject, ContactObject, CreateContactBody, CreateContactGroupBody, GetContactQuery, ListContactsQuery, UpdateContactBody, UpdateContactGroupBody } from '#schemas/contact';
+import {
+  ContactGroupObject,
+  ContactObject,
+  CreateContactBody,
+  CreateContactGroupBody,
+  GetContactQuery,
+  ListContactsQuery,
+  UpdateContactBody,
+  UpdateContactGroupBody,
+} from '#schemas/contact';
 import { PageQuery, SelectQuery } from '#schemas/common';
 import type { RouteTable } from '#shared/http/route';
 
@@ -31,10 +40,34 @@ export const routes = {
     responseKind: 'list',
     select: true,
   },
-  createContactGroup: { method: 'POST', path: '/v3/grants/{grant_id}/contacts/groups', summary: 'Create a contact group', body: CreateContactGroupBody, response: ContactGroupObject },
-  updateContactGroup: { method: 'PUT', path: '/v3/grants/{grant_id}/contacts/groups/{group_id}', summary: 'Rename a contact group', body: UpdateContactGroupBody, response: ContactGroupObject },
-  deleteContactGroup: { method: 'DELETE', path: '/v3/grants/{grant_id}/contacts/groups/{group_id}', summary: 'Delete a contact group (its contacts stay)', responseKind: 'empty' },
-  getContact: { method: 'GET', path: '/v3/grants/{grant_id}/contacts/{contact_id}', summary: 'One contact', query: GetContactQuery, response: ContactObject, select: true },
+  createContactGroup: {
+    method: 'POST',
+    path: '/v3/grants/{grant_id}/contacts/groups',
+    summary: 'Create a contact group',
+    body: CreateContactGroupBody,
+    response: ContactGroupObject,
+  },
+  updateContactGroup: {
+    method: 'PUT',
+    path: '/v3/grants/{grant_id}/contacts/groups/{group_id}',
+    summary: 'Rename a contact group',
+    body: UpdateContactGroupBody,
+    response: ContactGroupObject,
+  },
+  deleteContactGroup: {
+    method: 'DELETE',
+    path: '/v3/grants/{grant_id}/contacts/groups/{group_id}',
+    summary: 'Delete a contact group (its contacts stay)',
+    responseKind: 'empty',
+  },
+  getContact: {
+    method: 'GET',
+    path: '/v3/grants/{grant_id}/contacts/{contact_id}',
+    summary: 'One contact',
+    query: GetContactQuery,
+    response: ContactObject,
+    select: true,
+  },
   updateContact: {
     method: 'PUT',
     path: '/v3/grants/{grant_id}/contacts/{contact_id}',
@@ -44,5 +77,10 @@ export const routes = {
     response: ContactObject,
     select: true,
   },
-  deleteContact: { method: 'DELETE', path: '/v3/grants/{grant_id}/contacts/{contact_id}', summary: 'Delete a contact', responseKind: 'empty' },
+  deleteContact: {
+    method: 'DELETE',
+    path: '/v3/grants/{grant_id}/contacts/{contact_id}',
+    summary: 'Delete a contact',
+    responseKind: 'empty',
+  },
 } as const satisfies RouteTable;

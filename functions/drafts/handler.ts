@@ -15,7 +15,8 @@ export const handler = httpApi<typeof routes>(
     },
     createDraft: async ({ grant, body, files }) => ok(await draftsOf(grant).create(grant, body, files)),
     getDraft: async ({ grant, params }) => ok(await draftsOf(grant).get(grant, params.draft_id)),
-    updateDraft: async ({ grant, params, body, files }) => ok(await draftsOf(grant).update(grant, params.draft_id, body, files)),
+    updateDraft: async ({ grant, params, body, files }) =>
+      ok(await draftsOf(grant).update(grant, params.draft_id, body, files)),
     deleteDraft: async ({ grant, params }) => {
       await draftsOf(grant).delete(grant, params.draft_id);
       return empty();

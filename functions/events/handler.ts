@@ -10,7 +10,8 @@ export const handler = httpApi<typeof routes>(generated, {
     const page = await eventsOf(grant).list(grant, query, pageSize(query.limit));
     return list(page.items, page.nextCursor);
   },
-  createEvent: async ({ grant, query, body }) => ok(await eventsOf(grant).create(grant, query.calendar_id, body, query.notify_participants ?? true)),
+  createEvent: async ({ grant, query, body }) =>
+    ok(await eventsOf(grant).create(grant, query.calendar_id, body, query.notify_participants ?? true)),
   getEvent: async ({ grant, params, query }) => {
     if (query.format === 'ics') {
       const ics = await eventsOf(grant).ics(grant, params.event_id, query.calendar_id);
@@ -18,10 +19,14 @@ export const handler = httpApi<typeof routes>(generated, {
     }
     return ok(await eventsOf(grant).get(grant, params.event_id, query.calendar_id));
   },
-  updateEvent: async ({ grant, params, query, body }) => ok(await eventsOf(grant).update(grant, params.event_id, query.calendar_id, body, query.notify_participants ?? true)),
+  updateEvent: async ({ grant, params, query, body }) =>
+    ok(
+      await eventsOf(grant).update(grant, params.event_id, query.calendar_id, body, query.notify_participants ?? true),
+    ),
   deleteEvent: async ({ grant, params, query }) => {
     await eventsOf(grant).delete(grant, params.event_id, query.calendar_id, query.notify_participants ?? true);
     return empty();
   },
-  sendRsvp: async ({ grant, params, query, body }) => ok(await eventsOf(grant).sendRsvp(grant, params.event_id, query.calendar_id, body)),
+  sendRsvp: async ({ grant, params, query, body }) =>
+    ok(await eventsOf(grant).sendRsvp(grant, params.event_id, query.calendar_id, body)),
 });

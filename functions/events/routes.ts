@@ -1,4 +1,14 @@
-import { CalendarIdQuery, CreateEventBody, EventChangeQuery, EventIdQuery, EventObject, ListEventsQuery, SendRsvpBody, SendRsvpResult, UpdateEventBody } from '#schemas/event';
+import {
+  CalendarIdQuery,
+  CreateEventBody,
+  EventChangeQuery,
+  EventIdQuery,
+  EventObject,
+  ListEventsQuery,
+  SendRsvpBody,
+  SendRsvpResult,
+  UpdateEventBody,
+} from '#schemas/event';
 import type { RouteTable } from '#shared/http/route';
 
 /** Events of a grant's calendars (`calendar_id` is required everywhere; `primary` allowed). */
@@ -21,7 +31,14 @@ export const routes = {
     response: EventObject,
     status: 201,
   },
-  getEvent: { method: 'GET', path: '/v3/grants/{grant_id}/events/{event_id}', summary: 'One event or occurrence (format=ics: as iCalendar)', query: EventIdQuery, response: EventObject, select: true },
+  getEvent: {
+    method: 'GET',
+    path: '/v3/grants/{grant_id}/events/{event_id}',
+    summary: 'One event or occurrence (format=ics: as iCalendar)',
+    query: EventIdQuery,
+    response: EventObject,
+    select: true,
+  },
   updateEvent: {
     method: 'PUT',
     path: '/v3/grants/{grant_id}/events/{event_id}',
@@ -30,7 +47,13 @@ export const routes = {
     body: UpdateEventBody,
     response: EventObject,
   },
-  deleteEvent: { method: 'DELETE', path: '/v3/grants/{grant_id}/events/{event_id}', summary: 'Delete an event or a series, or cancel one occurrence', query: EventChangeQuery, responseKind: 'empty' },
+  deleteEvent: {
+    method: 'DELETE',
+    path: '/v3/grants/{grant_id}/events/{event_id}',
+    summary: 'Delete an event or a series, or cancel one occurrence',
+    query: EventChangeQuery,
+    responseKind: 'empty',
+  },
   sendRsvp: {
     method: 'POST',
     path: '/v3/grants/{grant_id}/events/{event_id}/send-rsvp',

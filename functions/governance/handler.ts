@@ -21,8 +21,10 @@ export const handler = httpApi<typeof routes>(generated, {
     return empty();
   },
   addListItems: async ({ app, params, body }) => ok(await lists.addItems(app.applicationId, params.list_id, body)),
-  listListItems: async ({ app, params, query }) => page(await lists.listItems(app.applicationId, params.list_id, query, pageSize(query.limit))),
-  removeListItems: async ({ app, params, body }) => ok(await lists.removeItems(app.applicationId, params.list_id, body)),
+  listListItems: async ({ app, params, query }) =>
+    page(await lists.listItems(app.applicationId, params.list_id, query, pageSize(query.limit))),
+  removeListItems: async ({ app, params, body }) =>
+    ok(await lists.removeItems(app.applicationId, params.list_id, body)),
 
   createRule: async ({ app, body }) => ok(await rules.createRule(app.applicationId, body)),
   listRules: async ({ app, query }) => page(await rules.listRules(app.applicationId, query, pageSize(query.limit))),
@@ -34,24 +36,31 @@ export const handler = httpApi<typeof routes>(generated, {
   },
 
   createPolicy: async ({ app, body }) => ok(await policies.createPolicy(app.applicationId, body)),
-  listPolicies: async ({ app, query }) => page(await policies.listPolicies(app.applicationId, query, pageSize(query.limit))),
-  getPolicy: async ({ app, params }) => ok(policies.policyView(await policies.requirePolicy(app.applicationId, params.policy_id))),
-  updatePolicy: async ({ app, params, body }) => ok(await policies.updatePolicy(app.applicationId, params.policy_id, body)),
+  listPolicies: async ({ app, query }) =>
+    page(await policies.listPolicies(app.applicationId, query, pageSize(query.limit))),
+  getPolicy: async ({ app, params }) =>
+    ok(policies.policyView(await policies.requirePolicy(app.applicationId, params.policy_id))),
+  updatePolicy: async ({ app, params, body }) =>
+    ok(await policies.updatePolicy(app.applicationId, params.policy_id, body)),
   deletePolicy: async ({ app, params }) => {
     await policies.deletePolicy(app.applicationId, params.policy_id);
     return empty();
   },
 
-  listWorkspaces: async ({ app, query }) => page(await workspaces.listWorkspaces(app.applicationId, query, pageSize(query.limit))),
+  listWorkspaces: async ({ app, query }) =>
+    page(await workspaces.listWorkspaces(app.applicationId, query, pageSize(query.limit))),
   createWorkspace: async ({ app, body }) => ok(await workspaces.createWorkspace(app.applicationId, body)),
   autoGroup: async ({ app }) => ok(await workspaces.autoGroup(app.applicationId)),
   getWorkspace: async ({ app, params }) => ok(await workspaces.getWorkspace(app.applicationId, params.workspace_id)),
-  updateWorkspace: async ({ app, params, body }) => ok(await workspaces.updateWorkspace(app.applicationId, params.workspace_id, body)),
+  updateWorkspace: async ({ app, params, body }) =>
+    ok(await workspaces.updateWorkspace(app.applicationId, params.workspace_id, body)),
   deleteWorkspace: async ({ app, params }) => {
     await workspaces.deleteWorkspace(app.applicationId, params.workspace_id);
     return empty();
   },
-  manualAssign: async ({ app, params, body }) => ok(await workspaces.manualAssign(app.applicationId, params.workspace_id, body)),
+  manualAssign: async ({ app, params, body }) =>
+    ok(await workspaces.manualAssign(app.applicationId, params.workspace_id, body)),
 
-  listRuleEvaluations: async ({ grant, query }) => page(await evaluations.listEvaluations(grant, query, pageSize(query.limit))),
+  listRuleEvaluations: async ({ grant, query }) =>
+    page(await evaluations.listEvaluations(grant, query, pageSize(query.limit))),
 });

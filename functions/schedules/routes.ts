@@ -25,7 +25,8 @@ export const routes = {
   cancelSchedule: {
     method: 'DELETE',
     path: '/v3/grants/{grant_id}/messages/schedules/{schedule_id}',
-    summary: 'Cancel a scheduled message, until 10 seconds before its send_at (409 afterwards, or once sent, failed or cancelled)',
+    summary:
+      'Cancel a scheduled message, until 10 seconds before its send_at (409 afterwards, or once sent, failed or cancelled)',
     response: CancelScheduleResult,
     tag: 'send',
   },

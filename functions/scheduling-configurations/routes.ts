@@ -1,4 +1,10 @@
-import { ConfigurationObject, CreateAppConfigurationBody, CreateConfigurationBody, ListConfigurationsQuery, UpdateConfigurationBody } from '#schemas/scheduling';
+import {
+  ConfigurationObject,
+  CreateAppConfigurationBody,
+  CreateConfigurationBody,
+  ListConfigurationsQuery,
+  UpdateConfigurationBody,
+} from '#schemas/scheduling';
 import { PageQuery } from '#schemas/common';
 import type { RouteTable } from '#shared/http/route';
 
@@ -26,7 +32,13 @@ export const routes = {
     status: 201,
     tag: 'scheduling',
   },
-  getGrantConfiguration: { method: 'GET', path: '/v3/grants/{grant_id}/scheduling/configurations/{configuration_id}', summary: 'One configuration', response: ConfigurationObject, tag: 'scheduling' },
+  getGrantConfiguration: {
+    method: 'GET',
+    path: '/v3/grants/{grant_id}/scheduling/configurations/{configuration_id}',
+    summary: 'One configuration',
+    response: ConfigurationObject,
+    tag: 'scheduling',
+  },
   updateGrantConfiguration: {
     method: 'PUT',
     path: '/v3/grants/{grant_id}/scheduling/configurations/{configuration_id}',
@@ -60,7 +72,13 @@ export const routes = {
     status: 201,
     tag: 'scheduling',
   },
-  getConfiguration: { method: 'GET', path: '/v3/scheduling/configurations/{configuration_id}', summary: 'One configuration', response: ConfigurationObject, tag: 'scheduling' },
+  getConfiguration: {
+    method: 'GET',
+    path: '/v3/scheduling/configurations/{configuration_id}',
+    summary: 'One configuration',
+    response: ConfigurationObject,
+    tag: 'scheduling',
+  },
   updateConfiguration: {
     method: 'PUT',
     path: '/v3/scheduling/configurations/{configuration_id}',
@@ -69,5 +87,11 @@ export const routes = {
     response: ConfigurationObject,
     tag: 'scheduling',
   },
-  deleteConfiguration: { method: 'DELETE', path: '/v3/scheduling/configurations/{configuration_id}', summary: 'Delete a configuration', responseKind: 'empty', tag: 'scheduling' },
+  deleteConfiguration: {
+    method: 'DELETE',
+    path: '/v3/scheduling/configurations/{configuration_id}',
+    summary: 'Delete a configuration',
+    responseKind: 'empty',
+    tag: 'scheduling',
+  },
 } as const satisfies RouteTable;

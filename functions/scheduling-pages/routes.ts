@@ -8,7 +8,15 @@ import type { RouteTable } from '#shared/http/route';
  * booking, event and email code the API's bookings need (the page's script calls that API).
  */
 export const routes = {
-  bookingPage: { method: 'GET', path: '/scheduling/{slug}', summary: 'The booking page of a configuration (HTML)', auth: 'none', query: BookingPageQuery, responseKind: 'page', tag: 'scheduling' },
+  bookingPage: {
+    method: 'GET',
+    path: '/scheduling/{slug}',
+    summary: 'The booking page of a configuration (HTML)',
+    auth: 'none',
+    query: BookingPageQuery,
+    responseKind: 'page',
+    tag: 'scheduling',
+  },
   managePage: {
     method: 'GET',
     path: '/scheduling/{slug}/booking/{reference}',

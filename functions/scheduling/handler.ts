@@ -1,8 +1,22 @@
 import { empty, ok } from '#shared/http/route';
 import { httpApi } from '#shared/http/stack';
 import { originOf } from '#shared/http/origin';
-import { accessOf, bookingAccess, createSession, deleteSession, requireBooking, schedulerSessions } from '#shared/scheduling/access';
-import { cancelBooking, configurationAvailability, confirmBooking, createBooking, getBooking, rescheduleBooking } from '#shared/scheduling/bookings';
+import {
+  accessOf,
+  bookingAccess,
+  createSession,
+  deleteSession,
+  requireBooking,
+  schedulerSessions,
+} from '#shared/scheduling/access';
+import {
+  cancelBooking,
+  configurationAvailability,
+  confirmBooking,
+  createBooking,
+  getBooking,
+  rescheduleBooking,
+} from '#shared/scheduling/bookings';
 import generated from './routes.generated.cjs';
 import type { routes } from './routes';
 
@@ -17,17 +31,48 @@ export const handler = httpApi<typeof routes>(
     availability: async ({ app, session, query }) => {
       const access = await accessOf({ app, session }, query);
       // Rescheduling: the booking's own time counts as free.
-      const moving = query.booking_id !== undefined ? await requireBooking(bookingAccess(access, query.booking_id), query.booking_id) : undefined;
+      const moving =
+        query.booking_id !== undefined
+          ? await requireBooking(bookingAccess(access, query.booking_id), query.booking_id)
+          : undefined;
       return ok(
-        await configurationAvailability(access.config, query.start_time, query.end_time, { free: moving && moving.status !== 'cancelled' ? { start: moving.start, end: moving.end } : undefined }),
+        await configurationAvailability(access.config, query.start_time, query.end_time, {
+          free: moving && moving.status !== 'cancelled' ? { start: moving.start, end: moving.end } : undefined,
+        }),
       );
     },
-    createBooking: async ({ app, session, headers, query, body }) => ok(await createBooking((await accessOf({ app, session }, query)).config, query, body, originOf(headers)), { status: 201 }),
-    getBooking: async ({ app, session, query, params }) => ok(await getBooking(bookingAccess(await accessOf({ app, session }, query), params.booking_id), params.booking_id)),
-    confirmBooking: async ({ app, session, query, params, body }) => ok(await confirmBooking(bookingAccess(await accessOf({ app, session }, query), params.booking_id), params.booking_id, body)),
-    rescheduleBooking: async ({ app, session, query, params, body }) => ok(await rescheduleBooking(bookingAccess(await accessOf({ app, session }, query), params.booking_id), params.booking_id, body)),
+    createBooking: async ({ app, session, headers, query, body }) =>
+      ok(await createBooking((await accessOf({ app, session }, query)).config, query, body, originOf(headers)), {
+        status: 201,
+      }),
+    getBooking: async ({ app, session, query, params }) =>
+      ok(
+        await getBooking(bookingAccess(await accessOf({ app, session }, query), params.booking_id), params.booking_id),
+      ),
+    confirmBooking: async ({ app, session, query, params, body }) =>
+      ok(
+        await confirmBooking(
+          bookingAccess(await accessOf({ app, session }, query), params.booking_id),
+          params.booking_id,
+          body,
+        ),
+      ),
+    rescheduleBooking: async ({ app, session, query, params, body }) =>
+      ok(
+        await rescheduleBooking(
+          bookingAccess(await accessOf({ app, session }, query), params.booking_id),
+          params.booking_id,
+          body,
+        ),
+      ),
     cancelBooking: async ({ app, session, query, params, body }) =>
-      ok(await cancelBooking(bookingAccess(await accessOf({ app, session }, query), params.booking_id), params.booking_id, body?.cancellation_reason)),
+      ok(
+        await cancelBooking(
+          bookingAccess(await accessOf({ app, session }, query), params.booking_id),
+          params.booking_id,
+          body?.cancellation_reason,
+        ),
+      ),
   },
   { sessions: schedulerSessions },
 );

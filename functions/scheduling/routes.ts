@@ -21,8 +21,20 @@ import type { RouteTable } from '#shared/http/route';
  * included), or, without the header, a public configuration by ID or by slug with `client_id`.
  */
 export const routes = {
-  createSession: { method: 'POST', path: '/v3/scheduling/sessions', summary: 'A session for a configuration (private ones need one)', body: CreateSessionBody, response: SessionObject, status: 201 },
-  deleteSession: { method: 'DELETE', path: '/v3/scheduling/sessions/{session_id}', summary: 'End a session', responseKind: 'empty' },
+  createSession: {
+    method: 'POST',
+    path: '/v3/scheduling/sessions',
+    summary: 'A session for a configuration (private ones need one)',
+    body: CreateSessionBody,
+    response: SessionObject,
+    status: 201,
+  },
+  deleteSession: {
+    method: 'DELETE',
+    path: '/v3/scheduling/sessions/{session_id}',
+    summary: 'End a session',
+    responseKind: 'empty',
+  },
   availability: {
     method: 'GET',
     path: '/v3/scheduling/availability',
@@ -41,7 +53,14 @@ export const routes = {
     response: BookingObject,
     status: 201,
   },
-  getBooking: { method: 'GET', path: '/v3/scheduling/bookings/{booking_id}', summary: 'One booking', auth: 'optional', query: BookingRefQuery, response: BookingObject },
+  getBooking: {
+    method: 'GET',
+    path: '/v3/scheduling/bookings/{booking_id}',
+    summary: 'One booking',
+    auth: 'optional',
+    query: BookingRefQuery,
+    response: BookingObject,
+  },
   confirmBooking: {
     method: 'PUT',
     path: '/v3/scheduling/bookings/{booking_id}',

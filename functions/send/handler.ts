@@ -9,7 +9,11 @@ export const handler = httpApi<typeof routes>(
   generated,
   {
     sendMessage: async ({ grant, body, files, headers, requestId }) => {
-      const { result, replayed, scheduled } = await senderOf(grant).send(grant, body, { files, idempotencyKey: headers['idempotency-key'], requestId });
+      const { result, replayed, scheduled } = await senderOf(grant).send(grant, body, {
+        files,
+        idempotencyKey: headers['idempotency-key'],
+        requestId,
+      });
       // The published contract answers a send with the grant's ID beside `data`, and a scheduled one
       // with 202 and its schedule_id there too.
       return ok(result, {

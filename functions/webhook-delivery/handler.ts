@@ -21,12 +21,21 @@ const DELIVERY_QUEUE_URL = env.deliveryQueueUrl();
 const DEAD_LETTER_QUEUE_URL = env.deliveryDeadLetterQueueUrl();
 
 /** What follows an attempt, as a message: a retry with the next attempt number, or the job given up. */
-function followUp(job: DeliveryJob, result: DeliveryOutcome): { queueUrl: string; message: OutgoingMessage } | undefined {
+function followUp(
+  job: DeliveryJob,
+  result: DeliveryOutcome,
+): { queueUrl: string; message: OutgoingMessage } | undefined {
   if (result.outcome === 'retry') {
-    return { queueUrl: DELIVERY_QUEUE_URL, message: { body: JSON.stringify({ ...job, attempt: job.attempt + 1 }), delaySeconds: result.delaySeconds } };
+    return {
+      queueUrl: DELIVERY_QUEUE_URL,
+      message: { body: JSON.stringify({ ...job, attempt: job.attempt + 1 }), delaySeconds: result.delaySeconds },
+    };
   }
   if (result.outcome === 'given_up') {
-    return { queueUrl: DEAD_LETTER_QUEUE_URL, message: { body: JSON.stringify({ ...job, given_up_at: clock.nowSeconds() }) } };
+    return {
+      queueUrl: DEAD_LETTER_QUEUE_URL,
+      message: { body: JSON.stringify({ ...job, given_up_at: clock.nowSeconds() }) },
+    };
   }
   return undefined;
 }
@@ -49,7 +58,11 @@ export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
     // Logged by deliverBatch where it failed.
     if (result.outcome === 'internal') return void failures.report(record.messageId);
     const next = followUp(job, result);
-    if (next) byQueue.set(next.queueUrl, [...(byQueue.get(next.queueUrl) ?? []), { messageId: record.messageId, message: next.message }]);
+    if (next)
+      byQueue.set(next.queueUrl, [
+        ...(byQueue.get(next.queueUrl) ?? []),
+        { messageId: record.messageId, message: next.message },
+      ]);
   });
   await Promise.all(
     [...byQueue].map(async ([queueUrl, items]) => {

@@ -21,12 +21,16 @@ const DELIVERY_QUEUE_URL = env.deliveryQueueUrl();
 export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
   const failures = new BatchFailures();
   const fail = (messageId: string, message: string, error: unknown) => failures.fail(messageId, message, error);
-  const notifications = readBodies(event, failures, 'fan-out: unreadable notification', readNotification).map(({ record, body }) => ({ messageId: record.messageId, notification: body }));
+  const notifications = readBodies(event, failures, 'fan-out: unreadable notification', readNotification).map(
+    ({ record, body }) => ({ messageId: record.messageId, notification: body }),
+  );
 
   // Each application's destinations, read once for the batch (a failed read fails its notifications only).
   const apps = [...new Set(notifications.map((n) => n.notification.data.application_id))];
   const reads = await Promise.allSettled(apps.map((app) => destinationsOf(app)));
-  const destinations = new Map<ApplicationId, PromiseSettledResult<WebhookTarget[]>>(apps.map((app, i) => [app, reads[i]!]));
+  const destinations = new Map<ApplicationId, PromiseSettledResult<WebhookTarget[]>>(
+    apps.map((app, i) => [app, reads[i]!]),
+  );
   const entries: { messageId: string; job: DeliveryJob }[] = [];
   for (const { messageId, notification } of notifications) {
     const read = destinations.get(notification.data.application_id)!;
@@ -35,8 +39,16 @@ export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
       continue;
     }
     const targets = read.value.filter(isTarget(notification));
-    for (const w of targets) entries.push({ messageId, job: { application_id: w.application_id, webhook_id: w.id, notification, attempt: 1 } });
-    logger.debug('fan-out', { notification_id: notification.id, type: notification.type, destinations: targets.length });
+    for (const w of targets)
+      entries.push({
+        messageId,
+        job: { application_id: w.application_id, webhook_id: w.id, notification, attempt: 1 },
+      });
+    logger.debug('fan-out', {
+      notification_id: notification.id,
+      type: notification.type,
+      destinations: targets.length,
+    });
   }
 
   const refused = await sendMessages(

@@ -1,10 +1,26 @@
 import { PageQuery, SelectQuery } from '#schemas/common';
-import { CreateWebhookBody, DeliveryObject, IpAddressesObject, MockPayloadBody, SendTestEventBody, UpdateWebhookBody, WebhookObject } from '#schemas/webhooks';
+import {
+  CreateWebhookBody,
+  DeliveryObject,
+  IpAddressesObject,
+  MockPayloadBody,
+  SendTestEventBody,
+  UpdateWebhookBody,
+  WebhookObject,
+} from '#schemas/webhooks';
 import type { RouteTable } from '#shared/http/route';
 
 /** Webhook destinations of the calling application. */
 export const routes = {
-  listWebhooks: { method: 'GET', path: '/v3/webhooks', summary: 'List webhook destinations', query: PageQuery, response: WebhookObject, responseKind: 'list', select: true },
+  listWebhooks: {
+    method: 'GET',
+    path: '/v3/webhooks',
+    summary: 'List webhook destinations',
+    query: PageQuery,
+    response: WebhookObject,
+    responseKind: 'list',
+    select: true,
+  },
   createWebhook: {
     method: 'POST',
     path: '/v3/webhooks',
@@ -12,7 +28,12 @@ export const routes = {
     body: CreateWebhookBody,
     response: WebhookObject,
   },
-  ipAddresses: { method: 'GET', path: '/v3/webhooks/ip-addresses', summary: 'Addresses webhook requests come from', response: IpAddressesObject },
+  ipAddresses: {
+    method: 'GET',
+    path: '/v3/webhooks/ip-addresses',
+    summary: 'Addresses webhook requests come from',
+    response: IpAddressesObject,
+  },
   mockPayload: {
     method: 'POST',
     path: '/v3/webhooks/mock-payload',
@@ -23,7 +44,8 @@ export const routes = {
   sendTestEvent: {
     method: 'POST',
     path: '/v3/webhooks/send-test-event',
-    summary: "Deliver one signed test payload to one of the application's destinations (data: what happened, in words; delivery: its details)",
+    summary:
+      "Deliver one signed test payload to one of the application's destinations (data: what happened, in words; delivery: its details)",
     body: SendTestEventBody,
     response: { type: 'string' },
   },
@@ -33,7 +55,14 @@ export const routes = {
     summary: 'Issue a new webhook_secret (returned once)',
     response: WebhookObject,
   },
-  getWebhook: { method: 'GET', path: '/v3/webhooks/{webhook_id}', summary: 'Get a destination', query: SelectQuery, response: WebhookObject, select: true },
+  getWebhook: {
+    method: 'GET',
+    path: '/v3/webhooks/{webhook_id}',
+    summary: 'Get a destination',
+    query: SelectQuery,
+    response: WebhookObject,
+    select: true,
+  },
   updateWebhook: {
     method: 'PUT',
     path: '/v3/webhooks/{webhook_id}',

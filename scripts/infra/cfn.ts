@@ -27,5 +27,6 @@ export const INTRINSIC_TAGS: ScalarTag[] = (['Ref', 'GetAtt', 'Sub'] as const).m
   tag: `!${name}`,
   identify: (value: unknown) => value instanceof Intrinsic && value.name === name,
   resolve: (value: string) => new Intrinsic(name, value),
-  stringify: (item, ctx, onComment, onChompKeep) => stringifyString({ value: ((item as Scalar).value as Intrinsic).value } as Scalar, ctx, onComment, onChompKeep),
+  stringify: (item, ctx, onComment, onChompKeep) =>
+    stringifyString({ value: ((item as Scalar).value as Intrinsic).value } as Scalar, ctx, onComment, onChompKeep),
 }));

@@ -15,7 +15,11 @@ export interface InfraSummary {
 
 /** JSON with object keys sorted: equal values, equal text. */
 export function canonical(value: unknown): string {
-  return JSON.stringify(value, (_, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v));
+  return JSON.stringify(value, (_, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)))
+      : v,
+  );
 }
 
 interface Statement {
@@ -32,10 +36,22 @@ export function summarize(config: ServerlessConfig): InfraSummary {
   const permissions: Record<string, string[]> = {};
   const trust: Record<string, unknown> = {};
   for (const role of roles) {
-    const properties = all[role]!.Properties as { AssumeRolePolicyDocument: unknown; Policies: { PolicyDocument: { Statement: Statement[] } }[] };
+    const properties = all[role]!.Properties as {
+      AssumeRolePolicyDocument: unknown;
+      Policies: { PolicyDocument: { Statement: Statement[] } }[];
+    };
     trust[role] = properties.AssumeRolePolicyDocument;
     const lines = properties.Policies.flatMap((p) => p.PolicyDocument.Statement).flatMap((s) =>
-      [s.Action].flat().flatMap((action) => [s.Resource].flat().map((resource) => `${s.Effect} ${action} ${canonical(resource)}${s.Condition ? ` ${canonical(s.Condition)}` : ''}`)),
+      [s.Action]
+        .flat()
+        .flatMap((action) =>
+          [s.Resource]
+            .flat()
+            .map(
+              (resource) =>
+                `${s.Effect} ${action} ${canonical(resource)}${s.Condition ? ` ${canonical(s.Condition)}` : ''}`,
+            ),
+        ),
     );
     permissions[role] = [...new Set(lines)].sort();
   }
@@ -46,7 +62,13 @@ export function summarize(config: ServerlessConfig): InfraSummary {
     }),
   );
   const { functions: _functions, resources: _resources, ...sections } = config as unknown as Record<string, unknown>;
-  return { sections: { ...sections, Outputs: (config.resources as { Outputs?: unknown }).Outputs }, resources, functions, trust, permissions };
+  return {
+    sections: { ...sections, Outputs: (config.resources as { Outputs?: unknown }).Outputs },
+    resources,
+    functions,
+    trust,
+    permissions,
+  };
 }
 
 /** What `after` has that `before` has not, and the reverse, as sorted lines `<where> <what>`. */
@@ -62,7 +84,9 @@ export function differences(before: InfraSummary, after: InfraSummary): { added:
         ...(fn.events as string[]).map((event) => `function ${name} event ${event}`),
       ]),
       ...Object.entries(s.trust).map(([role, value]) => `trust ${role} ${canonical(value)}`),
-      ...Object.entries(s.permissions).flatMap(([role, grants]) => grants.map((grant) => `permission ${role} ${grant}`)),
+      ...Object.entries(s.permissions).flatMap(([role, grants]) =>
+        grants.map((grant) => `permission ${role} ${grant}`),
+      ),
     ]);
   const a = lines(before);
   const b = lines(after);

@@ -40,16 +40,25 @@ const scheduledSendEnvironment = {
 };
 
 /** An SQS event source reporting partial batch failures. */
-const sqs = (queue: string, batchSize: number | string) => ({ sqs: { arn: getAtt(`${queue}.Arn`), batchSize, functionResponseType: 'ReportBatchItemFailures' } });
+const sqs = (queue: string, batchSize: number | string) => ({
+  sqs: { arn: getAtt(`${queue}.Arn`), batchSize, functionResponseType: 'ReportBatchItemFailures' },
+});
 
 export const FUNCTIONS: Record<string, FunctionSpec> = {
   // HTTP functions (routes: functions/<name>/routes.ts).
   connect: {
-    about: 'Custom authentication and hosted OAuth. Provider tokens, connector secrets and OAuth flows are sealed under the deployment key.',
-    environment: { ADMIN_CONSENT_DELAY_SECONDS: "${env:ADMIN_CONSENT_DELAY_SECONDS, '300'}", PUBLIC_BASE_URL: "${env:PUBLIC_BASE_URL, ''}" },
+    about:
+      'Custom authentication and hosted OAuth. Provider tokens, connector secrets and OAuth flows are sealed under the deployment key.',
+    environment: {
+      ADMIN_CONSENT_DELAY_SECONDS: "${env:ADMIN_CONSENT_DELAY_SECONDS, '300'}",
+      PUBLIC_BASE_URL: "${env:PUBLIC_BASE_URL, ''}",
+    },
   },
   messages: { mail: ['grants/', 'search/'] },
-  'messages-clean': { about: 'Cleaning bodies into markdown: its own function, the only one that bundles the HTML parsers.', mail: ['grants/'] },
+  'messages-clean': {
+    about: 'Cleaning bodies into markdown: its own function, the only one that bundles the HTML parsers.',
+    mail: ['grants/'],
+  },
   send: {
     memorySize: 1024,
     environment: scheduledSendEnvironment,
@@ -57,17 +66,28 @@ export const FUNCTIONS: Record<string, FunctionSpec> = {
     // A message due within about a minute is also queued at once (shared/scheduled-send/firing.ts).
     sendsTo: ['ScheduledSendQueue'],
   },
-  schedules: { about: 'Scheduled sends, once scheduled: list, read, cancel (none of the MIME, transport and template code).', environment: scheduledSendEnvironment, mail: ['grants/', 'outgoing/'] },
+  schedules: {
+    about: 'Scheduled sends, once scheduled: list, read, cancel (none of the MIME, transport and template code).',
+    environment: scheduledSendEnvironment,
+    mail: ['grants/', 'outgoing/'],
+  },
   threads: { mail: ['grants/', 'search/'] },
   drafts: { memorySize: 1024, mail: ['grants/', 'outgoing/'] },
-  'drafts-send': { about: 'Sending a draft: its own function, the only drafts route that needs MIME composition and the transports.', memorySize: 1024, mail: ['grants/', 'outgoing/'] },
+  'drafts-send': {
+    about: 'Sending a draft: its own function, the only drafts route that needs MIME composition and the transports.',
+    memorySize: 1024,
+    mail: ['grants/', 'outgoing/'],
+  },
   attachments: { mail: ['grants/'] },
-  'scheduling-pages': { about: 'The booking pages (HTML, no API key): a configuration and a booking read, none of the booking code.' },
+  'scheduling-pages': {
+    about: 'The booking pages (HTML, no API key): a configuration and a booking read, none of the booking code.',
+  },
 
   // Scheduled sends (shared/scheduled-send/): EventBridge Scheduler fires each schedule into the
   // scheduled-send queue; this worker holds a firing until its send_at (a delayed queue message) and then sends it once.
   'scheduled-send': {
-    about: 'Scheduled sends: holds each firing of the scheduled-send queue until its send_at, then sends the message once.',
+    about:
+      'Scheduled sends: holds each firing of the scheduled-send queue until its send_at, then sends the message once.',
     memorySize: 1024,
     timeout: 60,
     environment: scheduledSendEnvironment,
@@ -76,7 +96,11 @@ export const FUNCTIONS: Record<string, FunctionSpec> = {
     // Holds and retries go back to its own queue as delayed messages.
     sendsTo: ['ScheduledSendQueue'],
   },
-  'webhook-fanout': { about: 'Every published notification → one delivery job per subscribed destination.', events: [sqs('FanoutQueue', '${param:sqsBatchSize}')], sendsTo: ['DeliveryQueue'] },
+  'webhook-fanout': {
+    about: 'Every published notification → one delivery job per subscribed destination.',
+    events: [sqs('FanoutQueue', '${param:sqsBatchSize}')],
+    sendsTo: ['DeliveryQueue'],
+  },
   outbox: {
     about:
       'The transactional outbox (shared/db/outbox.ts): notifications and jobs committed with their change reach the fan-out and jobs queues through the table stream. ' +
@@ -99,7 +123,11 @@ export const FUNCTIONS: Record<string, FunctionSpec> = {
             // Outbox entries, and messages: a message item is its own outbox entry (shared/db/messages.ts).
             { eventName: ['INSERT'], dynamodb: { NewImage: { entity: { S: ['outbox', 'message'] } } } },
             // Uploads whose change never committed, removed by TTL (shared/db/uploads.ts).
-            { eventName: ['REMOVE'], userIdentity: { type: ['Service'], principalId: ['dynamodb.amazonaws.com'] }, dynamodb: { OldImage: { entity: { S: ['upload'] } } } },
+            {
+              eventName: ['REMOVE'],
+              userIdentity: { type: ['Service'], principalId: ['dynamodb.amazonaws.com'] },
+              dynamodb: { OldImage: { entity: { S: ['upload'] } } },
+            },
           ],
         },
       },
@@ -112,9 +140,14 @@ export const FUNCTIONS: Record<string, FunctionSpec> = {
     events: [sqs('DeliveryQueue', '${param:sqsBatchSize}')],
     sendsTo: ['DeliveryQueue', 'DeliveryDeadLetterQueue'],
   },
-  'webhook-health': { about: 'failing / failed transitions and their email notices.', timeout: 120, events: [{ schedule: 'rate(5 minutes)' }] },
+  'webhook-health': {
+    about: 'failing / failed transitions and their email notices.',
+    timeout: 120,
+    events: [{ schedule: 'rate(5 minutes)' }],
+  },
   jobs: {
-    about: 'Background jobs (grant purges, booking reminders, local delivery, iMIP, ...), one message at a time, partial batch failures reported.',
+    about:
+      'Background jobs (grant purges, booking reminders, local delivery, iMIP, ...), one message at a time, partial batch failures reported.',
     timeout: 300,
     environment: scheduledSendEnvironment,
     events: [sqs('JobsQueue', 1)],
@@ -127,7 +160,8 @@ export const FUNCTIONS: Record<string, FunctionSpec> = {
     sendsTo: ['JobsQueue', 'MailSyncQueue'],
   },
   'mail-sync': {
-    about: 'Sync runs of IMAP grants (shared/services/mail-sync.ts): one bounded run per message, serialized per grant by a lease; the next run is a delayed message on its own queue.',
+    about:
+      'Sync runs of IMAP grants (shared/services/mail-sync.ts): one bounded run per message, serialized per grant by a lease; the next run is a delayed message on its own queue.',
     memorySize: 1024,
     timeout: 300,
     events: [sqs('MailSyncQueue', 1)],
@@ -143,5 +177,9 @@ export const FUNCTIONS: Record<string, FunctionSpec> = {
     // Messages are stored under grants/ (and removed again when not stored); SES writes inbound/.
     mail: { 'grants/': ['s3:PutObject', 's3:DeleteObject'], 'inbound/': ['s3:GetObject', 's3:DeleteObject'] },
   },
-  fallback: { about: "API Gateway's $default route: unknown paths (404) and wrong methods (405) in the error envelope.", memorySize: 256, events: [{ httpApi: '*' }] },
+  fallback: {
+    about: "API Gateway's $default route: unknown paths (404) and wrong methods (405) in the error envelope.",
+    memorySize: 256,
+    events: [{ httpApi: '*' }],
+  },
 };

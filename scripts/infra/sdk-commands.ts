@@ -44,21 +44,48 @@ export const ACTIONS: Record<string, string[]> = {
 };
 
 /** A transaction's items are Put/Update/Delete/ConditionCheck, chosen at run time: its role may do each. */
-export const TRANSACT_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'];
+export const TRANSACT_ACTIONS = [
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:ConditionCheckItem',
+];
 
 const CONSTRUCTED = /\bnew ([A-Za-z0-9]+?Command)\d*\(/g;
 const MODULE_MARKER = /^\/\/ (\S+)$/m;
 
 /** serverless-esbuild's own options, which esbuild does not know. */
-const PLUGIN_ONLY = ['concurrency', 'zipConcurrency', 'exclude', 'outputFileExtension', 'outputWorkFolder', 'outputBuildFolder', 'packager', 'watch', 'keepOutputDirectory', 'plugins'];
+const PLUGIN_ONLY = [
+  'concurrency',
+  'zipConcurrency',
+  'exclude',
+  'outputFileExtension',
+  'outputWorkFolder',
+  'outputBuildFolder',
+  'packager',
+  'watch',
+  'keepOutputDirectory',
+  'plugins',
+];
 
 /** The SDK commands the project's own modules construct in the bundle of `handler` (`functions/x/handler.handler`), sorted. */
-export async function commandsOf(root: string, esbuildOptions: Record<string, unknown>, handler: string): Promise<string[]> {
+export async function commandsOf(
+  root: string,
+  esbuildOptions: Record<string, unknown>,
+  handler: string,
+): Promise<string[]> {
   const options = Object.fromEntries(Object.entries(esbuildOptions).filter(([key]) => !PLUGIN_ONLY.includes(key)));
-  const alias = Object.fromEntries(Object.entries((esbuildOptions.alias ?? {}) as Record<string, string>).map(([k, v]) => [k, v.startsWith('.') ? join(root, v) : v]));
+  const alias = Object.fromEntries(
+    Object.entries((esbuildOptions.alias ?? {}) as Record<string, string>).map(([k, v]) => [
+      k,
+      v.startsWith('.') ? join(root, v) : v,
+    ]),
+  );
   const extension = (esbuildOptions.outputFileExtension as string | undefined) ?? '.js';
   // serverless-esbuild loads `plugins` as a CommonJS module exporting the plugin list.
-  const plugins = esbuildOptions.plugins ? (createRequire(import.meta.url)(join(root, esbuildOptions.plugins as string)) as Plugin[]) : [];
+  const plugins = esbuildOptions.plugins
+    ? (createRequire(import.meta.url)(join(root, esbuildOptions.plugins as string)) as Plugin[])
+    : [];
   const result = await build({
     ...options,
     entryPoints: [join(root, `${handler.slice(0, handler.lastIndexOf('.'))}.ts`)],
@@ -77,7 +104,8 @@ export async function commandsOf(root: string, esbuildOptions: Record<string, un
   // split() with a capture group alternates: [prelude, path, code, path, code, …]
   const parts = outputs[0]!.text.split(MODULE_MARKER);
   // The project's own modules are marked (`// shared/…`, `// functions/…`): without markers, nothing would be read.
-  if (!parts.some((part, i) => i % 2 === 1 && !part.includes('node_modules'))) throw new Error(`${handler}: no module markers of the project in its bundle`);
+  if (!parts.some((part, i) => i % 2 === 1 && !part.includes('node_modules')))
+    throw new Error(`${handler}: no module markers of the project in its bundle`);
   const commands = new Set<string>();
   for (let i = 1; i < parts.length; i += 2) {
     if (parts[i]!.includes('node_modules')) continue;
@@ -89,8 +117,10 @@ export async function commandsOf(root: string, esbuildOptions: Record<string, un
 /** The IAM actions the commands need (transactions: every item kind), sorted. Throws on a command ACTIONS does not map. */
 export function actionsOf(commands: string[]): string[] {
   const unknown = commands.filter((c) => !ACTIONS[c]);
-  if (unknown.length) throw new Error(`SDK commands without IAM actions in scripts/infra/sdk-commands.ts: ${unknown.join(', ')}`);
+  if (unknown.length)
+    throw new Error(`SDK commands without IAM actions in scripts/infra/sdk-commands.ts: ${unknown.join(', ')}`);
   const actions = new Set(commands.flatMap((c) => ACTIONS[c]!));
-  if (commands.includes('TransactWriteCommand') || commands.includes('TransactWriteItemsCommand')) for (const a of TRANSACT_ACTIONS) actions.add(a);
+  if (commands.includes('TransactWriteCommand') || commands.includes('TransactWriteItemsCommand'))
+    for (const a of TRANSACT_ACTIONS) actions.add(a);
   return [...actions].sort();
 }

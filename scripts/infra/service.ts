@@ -8,7 +8,12 @@ import { getAtt, ref, sub } from './cfn';
 
 // Plugin order matters: serverless-offline-sqs must come before serverless-offline. The first one acts
 // only under `npm start`, which builds the bundles itself (scripts/local-stack/serverless-prebuilt.cjs).
-export const plugins = ['./scripts/local-stack/serverless-prebuilt.cjs', 'serverless-esbuild', 'serverless-offline-sqs', 'serverless-offline'];
+export const plugins = [
+  './scripts/local-stack/serverless-prebuilt.cjs',
+  'serverless-esbuild',
+  'serverless-offline-sqs',
+  'serverless-offline',
+];
 
 // `local` is the stage `npm start` runs offline: resource addresses come from the environment the
 // start script sets up (emulators). Every other stage uses the CloudFormation resources below.
@@ -151,7 +156,14 @@ function workQueue(suffix: string, deadLetterQueue: string, properties: Record<s
 
 /** A dead-letter queue keeps its messages two weeks. */
 function deadLetterQueue(suffix: string) {
-  return { Type: 'AWS::SQS::Queue', Properties: { QueueName: `\${self:service}-\${sls:stage}-${suffix}`, MessageRetentionPeriod: 1209600, SqsManagedSseEnabled: true } };
+  return {
+    Type: 'AWS::SQS::Queue',
+    Properties: {
+      QueueName: `\${self:service}-\${sls:stage}-${suffix}`,
+      MessageRetentionPeriod: 1209600,
+      SqsManagedSseEnabled: true,
+    },
+  };
 }
 
 /** The resources besides the functions' roles. Visibility timeouts are 6x the consuming function's timeout, as AWS recommends. */
@@ -179,21 +191,35 @@ export const resources: Record<string, unknown> = {
       SSESpecification: { SSEEnabled: true },
     },
   },
-  FanoutQueue: workQueue('fanout', 'FanoutDeadLetterQueue', { VisibilityTimeout: 180, MaximumMessageSize: 1048576, MessageRetentionPeriod: 345600 }),
+  FanoutQueue: workQueue('fanout', 'FanoutDeadLetterQueue', {
+    VisibilityTimeout: 180,
+    MaximumMessageSize: 1048576,
+    MessageRetentionPeriod: 345600,
+  }),
   FanoutDeadLetterQueue: deadLetterQueue('fanout-dlq'),
   // Where the outbox's event source mapping describes stream records it gave up on (a day old).
   OutboxFailureDeadLetterQueue: deadLetterQueue('outbox-failures'),
-  DeliveryQueue: workQueue('delivery', 'DeliveryDeadLetterQueue', { VisibilityTimeout: 180, MaximumMessageSize: 1048576, MessageRetentionPeriod: 345600 }),
+  DeliveryQueue: workQueue('delivery', 'DeliveryDeadLetterQueue', {
+    VisibilityTimeout: 180,
+    MaximumMessageSize: 1048576,
+    MessageRetentionPeriod: 345600,
+  }),
   DeliveryDeadLetterQueue: deadLetterQueue('delivery-dlq'),
   JobsQueue: workQueue('jobs', 'JobsDeadLetterQueue', { VisibilityTimeout: 1800, MessageRetentionPeriod: 1209600 }),
   JobsDeadLetterQueue: deadLetterQueue('jobs-dlq'),
   // Sync runs of grants whose mail lives on another server (functions/mail-sync): one delayed message
   // per grant schedules its next run; a run received 3 times (failing each time) moves to the DLQ.
-  MailSyncQueue: workQueue('mail-sync', 'MailSyncDeadLetterQueue', { VisibilityTimeout: 1800, MessageRetentionPeriod: 1209600 }),
+  MailSyncQueue: workQueue('mail-sync', 'MailSyncDeadLetterQueue', {
+    VisibilityTimeout: 1800,
+    MessageRetentionPeriod: 1209600,
+  }),
   MailSyncDeadLetterQueue: deadLetterQueue('mail-sync-dlq'),
   // Firings of scheduled sends, their holds until send_at and their retries (functions/scheduled-send);
   // a firing received 3 times moves to the DLQ (the worker ends the schedule as failed on that last receive).
-  ScheduledSendQueue: workQueue('scheduled-send', 'ScheduledSendDeadLetterQueue', { VisibilityTimeout: 360, MessageRetentionPeriod: 1209600 }),
+  ScheduledSendQueue: workQueue('scheduled-send', 'ScheduledSendDeadLetterQueue', {
+    VisibilityTimeout: 360,
+    MessageRetentionPeriod: 1209600,
+  }),
   // Also where EventBridge Scheduler puts a firing it could not deliver to the queue (same body: redriving it to the queue fires it).
   ScheduledSendDeadLetterQueue: deadLetterQueue('scheduled-send-dlq'),
   // Failed inbound invocations (after Lambda's retries) wait here: inbound mail is never dropped.
@@ -206,24 +232,43 @@ export const resources: Record<string, unknown> = {
     Type: 'AWS::SecretsManager::Secret',
     DeletionPolicy: 'Retain',
     UpdateReplacePolicy: 'Retain',
-    Properties: { Name: '${self:service}-${sls:stage}-webhook-key', GenerateSecretString: { PasswordLength: 64, ExcludePunctuation: true } },
+    Properties: {
+      Name: '${self:service}-${sls:stage}-webhook-key',
+      GenerateSecretString: { PasswordLength: 64, ExcludePunctuation: true },
+    },
   },
   // Scheduled sends: one one-shot schedule per scheduled message, in a group of their own, and the
   // role EventBridge Scheduler assumes to send each firing to the queue (or, failing, to its DLQ).
-  ScheduleGroup: { Type: 'AWS::Scheduler::ScheduleGroup', Properties: { Name: '${self:service}-${sls:stage}-scheduled-send' } },
+  ScheduleGroup: {
+    Type: 'AWS::Scheduler::ScheduleGroup',
+    Properties: { Name: '${self:service}-${sls:stage}-scheduled-send' },
+  },
   SchedulerRole: {
     Type: 'AWS::IAM::Role',
     Properties: {
       AssumeRolePolicyDocument: {
         Version: '2012-10-17',
-        Statement: [{ Effect: 'Allow', Principal: { Service: 'scheduler.amazonaws.com' }, Action: 'sts:AssumeRole', Condition: { StringEquals: { 'aws:SourceAccount': ref('AWS::AccountId') } } }],
+        Statement: [
+          {
+            Effect: 'Allow',
+            Principal: { Service: 'scheduler.amazonaws.com' },
+            Action: 'sts:AssumeRole',
+            Condition: { StringEquals: { 'aws:SourceAccount': ref('AWS::AccountId') } },
+          },
+        ],
       },
       Policies: [
         {
           PolicyName: 'scheduled-send-target',
           PolicyDocument: {
             Version: '2012-10-17',
-            Statement: [{ Effect: 'Allow', Action: ['sqs:SendMessage'], Resource: [getAtt('ScheduledSendQueue.Arn'), getAtt('ScheduledSendDeadLetterQueue.Arn')] }],
+            Statement: [
+              {
+                Effect: 'Allow',
+                Action: ['sqs:SendMessage'],
+                Resource: [getAtt('ScheduledSendQueue.Arn'), getAtt('ScheduledSendDeadLetterQueue.Arn')],
+              },
+            ],
           },
         },
       ],
@@ -237,8 +282,15 @@ export const resources: Record<string, unknown> = {
     UpdateReplacePolicy: 'Retain',
     Properties: {
       // No BucketName: CloudFormation generates a globally unique one (see the MailBucketName output).
-      PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
-      BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
+      PublicAccessBlockConfiguration: {
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      },
+      BucketEncryption: {
+        ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+      },
       LifecycleConfiguration: {
         Rules: [
           { Id: 'expire-unprocessed-inbound', Status: 'Enabled', Prefix: 'inbound/', ExpirationInDays: 14 },
@@ -279,7 +331,12 @@ export const resources: Record<string, unknown> = {
   // Inbound mail on AWS: SES's receipt rule invokes the inbound function after its S3 action.
   InboundSesPermission: {
     Type: 'AWS::Lambda::Permission',
-    Properties: { FunctionName: getAtt('InboundLambdaFunction.Arn'), Action: 'lambda:InvokeFunction', Principal: 'ses.amazonaws.com', SourceAccount: ref('AWS::AccountId') },
+    Properties: {
+      FunctionName: getAtt('InboundLambdaFunction.Arn'),
+      Action: 'lambda:InvokeFunction',
+      Principal: 'ses.amazonaws.com',
+      SourceAccount: ref('AWS::AccountId'),
+    },
   },
 };
 
@@ -295,5 +352,10 @@ export const MAIL_OBJECT = (prefix: string) => sub(`\${MailBucket.Arn}/${prefix}
 export const TABLE_ARN = getAtt('Table.Arn');
 export const TABLE_STREAM_ARN = getAtt('Table.StreamArn');
 export const SES_IDENTITIES = sub('arn:${AWS::Partition}:ses:${AWS::Region}:${AWS::AccountId}:identity/*');
-export const SCHEDULES = sub('arn:${AWS::Partition}:scheduler:${AWS::Region}:${AWS::AccountId}:schedule/${ScheduleGroup}/*');
-export const logGroupOf = (fn: string) => sub(`arn:\${AWS::Partition}:logs:\${AWS::Region}:\${AWS::AccountId}:log-group:/aws/lambda/\${self:service}-\${sls:stage}-${fn}:*`);
+export const SCHEDULES = sub(
+  'arn:${AWS::Partition}:scheduler:${AWS::Region}:${AWS::AccountId}:schedule/${ScheduleGroup}/*',
+);
+export const logGroupOf = (fn: string) =>
+  sub(
+    `arn:\${AWS::Partition}:logs:\${AWS::Region}:\${AWS::AccountId}:log-group:/aws/lambda/\${self:service}-\${sls:stage}-${fn}:*`,
+  );

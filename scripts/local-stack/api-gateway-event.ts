@@ -17,7 +17,8 @@ export function buildEvent(
   // HTTP APIs hand the path to the function URL-decoded.
   const rawPath = decodeParam(rawPathEncoded);
   const query: Record<string, string> = {};
-  for (const [key, value] of new URLSearchParams(rawQueryString)) query[key] = key in query ? `${query[key]},${value}` : value;
+  for (const [key, value] of new URLSearchParams(rawQueryString))
+    query[key] = key in query ? `${query[key]},${value}` : value;
   const contentType = request.headers['content-type'] ?? '';
   const isText = TEXT_TYPES.test(contentType) || contentType === '';
   const now = new Date();

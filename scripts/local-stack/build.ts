@@ -25,13 +25,31 @@ import { ROOT, loadServerlessConfig, type ServerlessConfig } from './serverless-
 const require = createRequire(import.meta.url);
 
 /** serverless-esbuild's own options, which esbuild does not know. */
-const PLUGIN_ONLY = ['concurrency', 'zipConcurrency', 'exclude', 'outputFileExtension', 'outputWorkFolder', 'outputBuildFolder', 'packager', 'watch', 'keepOutputDirectory', 'plugins'];
+const PLUGIN_ONLY = [
+  'concurrency',
+  'zipConcurrency',
+  'exclude',
+  'outputFileExtension',
+  'outputWorkFolder',
+  'outputBuildFolder',
+  'packager',
+  'watch',
+  'keepOutputDirectory',
+  'plugins',
+];
 
 /** serverless.yml's `custom.esbuild` as esbuild options (aliases made absolute, plugins loaded). */
 export function esbuildOptions(config: ServerlessConfig = loadServerlessConfig()): BuildOptions {
   const custom = config.custom.esbuild as Record<string, unknown>;
-  const options = Object.fromEntries(Object.entries(custom).filter(([key]) => !PLUGIN_ONLY.includes(key))) as BuildOptions;
-  const alias = Object.fromEntries(Object.entries(options.alias ?? {}).map(([name, target]) => [name, target.startsWith('.') ? join(ROOT, target) : target]));
+  const options = Object.fromEntries(
+    Object.entries(custom).filter(([key]) => !PLUGIN_ONLY.includes(key)),
+  ) as BuildOptions;
+  const alias = Object.fromEntries(
+    Object.entries(options.alias ?? {}).map(([name, target]) => [
+      name,
+      target.startsWith('.') ? join(ROOT, target) : target,
+    ]),
+  );
   const extension = String(custom.outputFileExtension ?? '.js');
   return {
     ...options,
@@ -48,7 +66,10 @@ export function functionEntries(config: ServerlessConfig = loadServerlessConfig(
 }
 
 /** Builds every function's bundle into `outDir`; resolves with the entries built. */
-export async function buildFunctionBundles(outDir: string, options: { cacheDir?: string; config?: ServerlessConfig } = {}): Promise<{ entries: string[]; fromCache: boolean }> {
+export async function buildFunctionBundles(
+  outDir: string,
+  options: { cacheDir?: string; config?: ServerlessConfig } = {},
+): Promise<{ entries: string[]; fromCache: boolean }> {
   const config = options.config ?? loadServerlessConfig();
   const entries = functionEntries(config);
   const esbuild = esbuildOptions(config);
@@ -83,7 +104,13 @@ export async function buildFunctionBundles(outDir: string, options: { cacheDir?:
  */
 function buildSetup(options: BuildOptions, entries: string[]): string {
   const { plugins: _plugins, ...rest } = options;
-  const files = ['scripts/esbuild-plugins.cjs', 'package.json', 'tsconfig.json', 'package-lock.json', 'node_modules/.package-lock.json'];
+  const files = [
+    'scripts/esbuild-plugins.cjs',
+    'package.json',
+    'tsconfig.json',
+    'package-lock.json',
+    'node_modules/.package-lock.json',
+  ];
   const lazy = join(ROOT, 'shared', 'lazy');
   if (existsSync(lazy))
     files.push(
@@ -120,7 +147,8 @@ async function copyCachedBuild(cache: string, setup: string, outDir: string): Pr
     const entry = join(cache, name);
     try {
       const kept = JSON.parse(readFileSync(join(entry, 'build.json'), 'utf8')) as KeptBuild;
-      if (kept.setup !== setup || !Object.entries(kept.inputs).every(([path, hash]) => fileDigest(path) === hash)) continue;
+      if (kept.setup !== setup || !Object.entries(kept.inputs).every(([path, hash]) => fileDigest(path) === hash))
+        continue;
       // In libuv's threads: this process has other work meanwhile.
       await cp(join(entry, 'out'), outDir, { recursive: true });
       // Most recently used first, and kept longest.

@@ -1,5 +1,17 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, chmodSync, chownSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  chmodSync,
+  chownSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -62,7 +74,11 @@ const HOST = '127.0.0.1';
 const START_TIMEOUT_MS = 20_000;
 
 function findDovecot(): string {
-  const candidates = ['/usr/sbin/dovecot', '/usr/local/sbin/dovecot', ...(process.env.PATH ?? '').split(delimiter).map((dir) => join(dir, 'dovecot'))];
+  const candidates = [
+    '/usr/sbin/dovecot',
+    '/usr/local/sbin/dovecot',
+    ...(process.env.PATH ?? '').split(delimiter).map((dir) => join(dir, 'dovecot')),
+  ];
   for (const candidate of candidates) {
     try {
       accessSync(candidate, constants.X_OK);
@@ -87,7 +103,8 @@ function systemUserExists(name: string): boolean {
 
 function passwdLine({ user, password }: DovecotAccount): string {
   // A colon or line break would split the passwd-file entry; {PLAIN} takes the rest verbatim.
-  if (!user || /[:\s]/.test(user)) throw new Error(`Dovecot account name not usable in a passwd-file: ${JSON.stringify(user)}`);
+  if (!user || /[:\s]/.test(user))
+    throw new Error(`Dovecot account name not usable in a passwd-file: ${JSON.stringify(user)}`);
   if (/[:\r\n]/.test(password)) throw new Error(`Dovecot password for ${user} contains ':' or a line break`);
   return `${user}:{PLAIN}${password}::::::\n`;
 }
@@ -98,7 +115,12 @@ function confValue(value: string): string {
   return value;
 }
 
-function dovecotConf(d: string, ports: { imap: number; submission: number | undefined }, options: DovecotOptions, users: { login: string; internal: string }): string {
+function dovecotConf(
+  d: string,
+  ports: { imap: number; submission: number | undefined },
+  options: DovecotOptions,
+  users: { login: string; internal: string },
+): string {
   const specialUse: [string, string][] = [
     ['Sent', '\\Sent'],
     ['Drafts', '\\Drafts'],
@@ -130,7 +152,15 @@ function dovecotConf(d: string, ports: { imap: number; submission: number | unde
     '  mechanisms = plain login',
     `  args = scheme=PLAIN ${d}/passwd`,
     '}',
-    ...(options.oauth2 ? ['passdb {', '  driver = oauth2', '  mechanisms = xoauth2 oauthbearer', `  args = ${d}/dovecot-oauth2.conf.ext`, '}'] : []),
+    ...(options.oauth2
+      ? [
+          'passdb {',
+          '  driver = oauth2',
+          '  mechanisms = xoauth2 oauthbearer',
+          `  args = ${d}/dovecot-oauth2.conf.ext`,
+          '}',
+        ]
+      : []),
     'userdb {',
     '  driver = static',
     `  args = uid=${MAIL_UID} gid=${MAIL_UID} home=${d}/home/%u`,
@@ -138,7 +168,12 @@ function dovecotConf(d: string, ports: { imap: number; submission: number | unde
     'namespace inbox {',
     '  inbox = yes',
     '  separator = /',
-    ...specialUse.flatMap(([name, flag]) => [`  mailbox ${name} {`, `    special_use = ${flag}`, '    auto = subscribe', '  }']),
+    ...specialUse.flatMap(([name, flag]) => [
+      `  mailbox ${name} {`,
+      `    special_use = ${flag}`,
+      '    auto = subscribe',
+      '  }',
+    ]),
     '}',
     // Nor the growing delay (up to 15 s) anvil puts on an address after failed logins, which would slow
     // every later test's login from 127.0.0.1: the auth process, which may not open this socket, skips it.
@@ -183,7 +218,11 @@ function oauth2Conf(oauth2: NonNullable<DovecotOptions['oauth2']>): string {
     parsed.password = encodeURIComponent(oauth2.clientSecret ?? '');
     url = parsed.href;
   }
-  const lines = [`introspection_url = ${confValue(url)}`, `introspection_mode = ${mode}`, `username_attribute = ${confValue(oauth2.usernameAttribute ?? 'email')}`];
+  const lines = [
+    `introspection_url = ${confValue(url)}`,
+    `introspection_mode = ${mode}`,
+    `username_attribute = ${confValue(oauth2.usernameAttribute ?? 'email')}`,
+  ];
   if (mode === 'post') lines.push('active_attribute = active', 'active_value = true');
   return `${lines.join('\n')}\n`;
 }
@@ -217,7 +256,9 @@ function imapAnswers(port: number, credentials?: DovecotAccount): Promise<boolea
         if (!received.includes('\r\n')) return;
         if (!received.startsWith('* OK') || !credentials) return done(received.startsWith('* OK'));
         greeted = true;
-        socket.write(`a AUTHENTICATE PLAIN ${Buffer.from(`\0${credentials.user}\0${credentials.password}`).toString('base64')}\r\n`);
+        socket.write(
+          `a AUTHENTICATE PLAIN ${Buffer.from(`\0${credentials.user}\0${credentials.password}`).toString('base64')}\r\n`,
+        );
       }
       const tagged = /^a (OK|NO|BAD)/m.exec(received);
       if (tagged) done(tagged[1] === 'OK');
@@ -306,7 +347,10 @@ export async function startDovecot(options: DovecotOptions): Promise<RunningDove
   const binary = findDovecot();
   const users = { login: 'dovenull', internal: 'dovecot' };
   for (const name of Object.values(users)) {
-    if (!systemUserExists(name)) throw new Error(`Dovecot needs the system user ${name} (Debian's dovecot-core creates it): ${DOVECOT_NOT_INSTALLED}`);
+    if (!systemUserExists(name))
+      throw new Error(
+        `Dovecot needs the system user ${name} (Debian's dovecot-core creates it): ${DOVECOT_NOT_INSTALLED}`,
+      );
   }
   const ownDir = options.dir === undefined;
   const d = options.dir ?? mkdtempSync(join(tmpdir(), 'dovecot-'));
@@ -324,7 +368,12 @@ export async function startDovecot(options: DovecotOptions): Promise<RunningDove
     }
 
     const accounts = new Map<string, string>();
-    const writePasswd = () => writeFileSync(join(d, 'passwd'), [...accounts].map(([user, password]) => passwdLine({ user, password })).join(''), { mode: 0o644 });
+    const writePasswd = () =>
+      writeFileSync(
+        join(d, 'passwd'),
+        [...accounts].map(([user, password]) => passwdLine({ user, password })).join(''),
+        { mode: 0o644 },
+      );
     for (const account of options.accounts) {
       passwdLine(account);
       accounts.set(account.user, account.password);
@@ -352,12 +401,16 @@ export async function startDovecot(options: DovecotOptions): Promise<RunningDove
         if (failed || proc.exited) {
           await proc.stop();
           const hint = process.getuid?.() !== 0 ? ' (it must run as root here)' : '';
-          throw new Error(`Dovecot did not start${hint}: ${failed?.message ?? ''}${proc.output.trim()}\n${logTail(d)}`.trim());
+          throw new Error(
+            `Dovecot did not start${hint}: ${failed?.message ?? ''}${proc.output.trim()}\n${logTail(d)}`.trim(),
+          );
         }
         if (await imapAnswers(ports.imap)) break;
         if (Date.now() > deadline) {
           await proc.stop();
-          throw new Error(`Dovecot did not answer on IMAP port ${ports.imap} within ${START_TIMEOUT_MS / 1000} s:\n${proc.output.trim()}\n${logTail(d)}`);
+          throw new Error(
+            `Dovecot did not answer on IMAP port ${ports.imap} within ${START_TIMEOUT_MS / 1000} s:\n${proc.output.trim()}\n${logTail(d)}`,
+          );
         }
         await sleep(50);
       }
@@ -384,7 +437,8 @@ export async function startDovecot(options: DovecotOptions): Promise<RunningDove
         writePasswd();
         const deadline = Date.now() + 5000;
         while (!(await imapAnswers(ports.imap, { user, password }))) {
-          if (Date.now() > deadline) throw new Error(`Dovecot did not accept the new account ${user} within 5 s:\n${logTail(d)}`);
+          if (Date.now() > deadline)
+            throw new Error(`Dovecot did not accept the new account ${user} within 5 s:\n${logTail(d)}`);
           await sleep(100);
         }
       },

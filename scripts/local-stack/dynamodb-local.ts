@@ -1,5 +1,15 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { setPriority } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
@@ -96,13 +106,19 @@ function cacheFolder(cacheDir: string, java: string): string {
   return join(cacheDir, 'dynamodb-local', digest(CACHE_LAYOUT, readFileSync(LAUNCHER), files.map(stamp).join('\n')));
 }
 
-export async function startDynamoDbLocal(options: { port: number; host?: string; cacheDir?: string }): Promise<RunningService> {
+export async function startDynamoDbLocal(options: {
+  port: number;
+  host?: string;
+  cacheDir?: string;
+}): Promise<RunningService> {
   const host = options.host ?? '127.0.0.1';
   const java = javaBinary();
   const folder = java && options.cacheDir ? cacheFolder(options.cacheDir, java) : undefined;
   // Without the launcher compiled, the JVM runs its source.
   if (!java || (!(folder && existsSync(join(folder, 'launcher.jar'))) && !sourceLauncherAvailable())) {
-    throw new Error('DynamoDB Local needs a JDK 17 or newer on PATH (Debian: apt-get install -y openjdk-17-jdk-headless)');
+    throw new Error(
+      'DynamoDB Local needs a JDK 17 or newer on PATH (Debian: apt-get install -y openjdk-17-jdk-headless)',
+    );
   }
   const plan = folder ? cachedStart(java, folder) : undefined;
   const launch = plan?.args ?? ['-cp', `${emulatorJar()}:${join(libraryDir(), '*')}`, LAUNCHER];
@@ -122,16 +138,23 @@ export async function startDynamoDbLocal(options: { port: number; host?: string;
   const endpoint = `http://${host}:${options.port}`;
   // Loaded while the JVM starts.
   const { DynamoDBClient, ListTablesCommand } = await import('@aws-sdk/client-dynamodb');
-  const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
+  const client = new DynamoDBClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    maxAttempts: 1,
+  });
   const deadline = Date.now() + 60_000;
   try {
     for (;;) {
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`DynamoDB Local exited with code ${child.exitCode ?? child.signalCode}:\n${output}`);
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new Error(`DynamoDB Local exited with code ${child.exitCode ?? child.signalCode}:\n${output}`);
       try {
         await client.send(new ListTablesCommand({}));
         break;
       } catch {
-        if (Date.now() > deadline) throw new Error(`DynamoDB Local did not start within 60 s on port ${options.port}:\n${output}`);
+        if (Date.now() > deadline)
+          throw new Error(`DynamoDB Local did not start within 60 s on port ${options.port}:\n${output}`);
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     }
@@ -145,10 +168,23 @@ export async function startDynamoDbLocal(options: { port: number; host?: string;
 }
 
 function spawnEmulator(java: string, args: string[], port: number): ChildProcess {
-  return spawn(java, [`-Djava.library.path=${libraryDir()}`, ...JVM_OPTIONS, ...args, '-inMemory', '-sharedDb', '-disableTelemetry', '-port', String(port)], {
-    cwd: emulatorDir(),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  return spawn(
+    java,
+    [
+      `-Djava.library.path=${libraryDir()}`,
+      ...JVM_OPTIONS,
+      ...args,
+      '-inMemory',
+      '-sharedDb',
+      '-disableTelemetry',
+      '-port',
+      String(port),
+    ],
+    {
+      cwd: emulatorDir(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
 }
 
 interface CachedStart {
@@ -172,10 +208,18 @@ function cachedStart(java: string, folder: string): CachedStart | undefined {
   const classPath = [jar, ...libraries()];
   const compiled = existsSync(launcherJar);
   /** The main class from the launcher's jar, last on the class path, or the launcher's source. */
-  const main = () => (existsSync(launcherJar) ? ['-cp', [...classPath, launcherJar].join(':'), MAIN_CLASS] : ['-cp', classPath.join(':'), LAUNCHER]);
+  const main = () =>
+    existsSync(launcherJar)
+      ? ['-cp', [...classPath, launcherJar].join(':'), MAIN_CLASS]
+      : ['-cp', classPath.join(':'), LAUNCHER];
   const quiet = ['-Xlog:cds=off', '-Xlog:cds+dynamic=off'];
   const done = async () => undefined;
-  if (existsSync(archive) && compiled) return { args: ['-Xshare:auto', `-XX:SharedArchiveFile=${archive}`, ...quiet, ...main()], archiving: false, finish: done };
+  if (existsSync(archive) && compiled)
+    return {
+      args: ['-Xshare:auto', `-XX:SharedArchiveFile=${archive}`, ...quiet, ...main()],
+      archiving: false,
+      finish: done,
+    };
 
   const lockFile = `${folder}.lock`;
   const locked = lock(lockFile);
@@ -210,7 +254,8 @@ function cachedStart(java: string, folder: string): CachedStart | undefined {
       const [{ code, signal }] = await Promise.all([exited, compileLauncher(java, folder).catch(() => undefined)]);
       // A JVM that ended on its own terms (SIGTERM, SIGINT: exit codes 143, 130) wrote a whole archive.
       try {
-        if (signal === null && code !== null && [0, 130, 143].includes(code) && statSync(making).size > 0) renameSync(making, archive);
+        if (signal === null && code !== null && [0, 130, 143].includes(code) && statSync(making).size > 0)
+          renameSync(making, archive);
       } catch {
         /* none: the next start makes it */
       }
@@ -222,10 +267,13 @@ function cachedStart(java: string, folder: string): CachedStart | undefined {
 
 /** Writes the emulator's jar to `path` with no manifest class path (its libraries are given on the command line, in order). */
 function writeEmulatorJar(path: string): void {
-  const manifest = readZipEntry(emulatorJar(), 'META-INF/MANIFEST.MF')?.toString('utf8') ?? 'Manifest-Version: 1.0\r\n\r\n';
+  const manifest =
+    readZipEntry(emulatorJar(), 'META-INF/MANIFEST.MF')?.toString('utf8') ?? 'Manifest-Version: 1.0\r\n\r\n';
   const made = `${path}.tmp-${process.pid}`;
   // The attribute and its continuation lines (they start with a space).
-  rewriteZip(emulatorJar(), made, { 'META-INF/MANIFEST.MF': Buffer.from(manifest.replace(/^Class-Path:.*\r?\n(?: .*\r?\n)*/m, '')) });
+  rewriteZip(emulatorJar(), made, {
+    'META-INF/MANIFEST.MF': Buffer.from(manifest.replace(/^Class-Path:.*\r?\n(?: .*\r?\n)*/m, '')),
+  });
   renameSync(made, path);
 }
 
@@ -237,9 +285,20 @@ async function compileLauncher(java: string, folder: string): Promise<void> {
   rmSync(classes, { recursive: true, force: true });
   try {
     await new Promise<void>((resolve, reject) => {
-      const javac = spawn(join(dirname(java), 'javac'), [...JVM_OPTIONS.map((option) => `-J${option}`), '-d', classes, '-cp', `${emulatorJar()}:${join(libraryDir(), '*')}`, LAUNCHER], {
-        stdio: ['ignore', 'ignore', 'pipe'],
-      });
+      const javac = spawn(
+        join(dirname(java), 'javac'),
+        [
+          ...JVM_OPTIONS.map((option) => `-J${option}`),
+          '-d',
+          classes,
+          '-cp',
+          `${emulatorJar()}:${join(libraryDir(), '*')}`,
+          LAUNCHER,
+        ],
+        {
+          stdio: ['ignore', 'ignore', 'pipe'],
+        },
+      );
       try {
         if (javac.pid) setPriority(javac.pid, 19);
       } catch {
@@ -251,7 +310,11 @@ async function compileLauncher(java: string, folder: string): Promise<void> {
       javac.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`javac: exit ${code}\n${errors}`))));
     });
     const made = `${launcherJar}.tmp-${process.pid}`;
-    rewriteZip(undefined, made, Object.fromEntries(readdirSync(classes).map((name) => [name, readFileSync(join(classes, name))])));
+    rewriteZip(
+      undefined,
+      made,
+      Object.fromEntries(readdirSync(classes).map((name) => [name, readFileSync(join(classes, name))])),
+    );
     renameSync(made, launcherJar);
   } finally {
     rmSync(classes, { recursive: true, force: true });

@@ -1,4 +1,12 @@
-import { createServer, request as forward, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request as forward,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { noEndpointMessage } from '#shared/http/paths';
 import { newId } from '#shared/ids';
@@ -95,7 +103,14 @@ function envelope(status: Status, message: string, extra: Record<string, string>
  * declared length). Past MAX_DISCARD_BYTES, or when the client stops sending for STALL_MS, the
  * connection closes.
  */
-function answer(req: IncomingMessage, res: ServerResponse, status: Status, message: string, extra: Record<string, string> = {}, early = false) {
+function answer(
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: Status,
+  message: string,
+  extra: Record<string, string> = {},
+  early = false,
+) {
   if (res.headersSent) return void res.destroy();
   const send = (close: boolean) => {
     if (res.headersSent || res.destroyed) return;
@@ -155,11 +170,17 @@ export function boundaryOf(contentType: string): string | undefined {
 }
 
 /** What is wrong with a request before it is forwarded, if anything. */
-export function refusal(req: Pick<IncomingMessage, 'method' | 'url' | 'rawHeaders' | 'headers'>): { status: Status; message: string; early?: boolean } | undefined {
+export function refusal(
+  req: Pick<IncomingMessage, 'method' | 'url' | 'rawHeaders' | 'headers'>,
+): { status: Status; message: string; early?: boolean } | undefined {
   const url = req.url ?? '/';
-  const headBytes = req.method!.length + url.length + 11 + req.rawHeaders.reduce((n, part) => n + Buffer.byteLength(part) + 2, 0);
+  const headBytes =
+    req.method!.length + url.length + 11 + req.rawHeaders.reduce((n, part) => n + Buffer.byteLength(part) + 2, 0);
   if (headBytes > MAX_REQUEST_HEAD_BYTES) {
-    return { status: 431, message: `The request line and headers are ${headBytes} bytes; at most ${MAX_REQUEST_HEAD_BYTES} are accepted (as API Gateway does): send long values in a body` };
+    return {
+      status: 431,
+      message: `The request line and headers are ${headBytes} bytes; at most ${MAX_REQUEST_HEAD_BYTES} are accepted (as API Gateway does): send long values in a body`,
+    };
   }
   if (!url.startsWith('/')) {
     return { status: 400, message: notAPath(url) };
@@ -173,15 +194,23 @@ export function refusal(req: Pick<IncomingMessage, 'method' | 'url' | 'rawHeader
   }
   // API Gateway matches paths exactly; serverless offline's router would drop a trailing slash and
   // hand `DELETE /v3/grants/{id}/` to the grant itself.
-  if (decoded.length > 1 && decoded.endsWith('/')) return { status: 404, message: noEndpointMessage(req.method!, decoded) };
+  if (decoded.length > 1 && decoded.endsWith('/'))
+    return { status: 404, message: noEndpointMessage(req.method!, decoded) };
   const contentType = req.headers['content-type'];
   if (contentType !== undefined) {
     if (!/^[\w!#$&^.+-]+\/[\w!#$&^.+-]+\s*(;.*)?$/s.test(contentType)) {
-      return { status: 415, message: `Content-Type '${contentType.slice(0, 100)}' is not a media type; send application/json` };
+      return {
+        status: 415,
+        message: `Content-Type '${contentType.slice(0, 100)}' is not a media type; send application/json`,
+      };
     }
     if (/^multipart\//i.test(contentType)) {
       const boundary = boundaryOf(contentType);
-      if (boundary === undefined) return { status: 415, message: 'multipart/form-data needs a boundary parameter of 1 to 70 characters (RFC 2046)' };
+      if (boundary === undefined)
+        return {
+          status: 415,
+          message: 'multipart/form-data needs a boundary parameter of 1 to 70 characters (RFC 2046)',
+        };
       if (!BOUNDARY.test(boundary)) {
         return {
           status: 415,
@@ -195,7 +224,8 @@ export function refusal(req: Pick<IncomingMessage, 'method' | 'url' | 'rawHeader
   return undefined;
 }
 
-const notAPath = (target?: string) => `The request target must be a path starting with '/', such as /v3/grants${target ? `; got '${target.slice(0, 100)}'` : ''}`;
+const notAPath = (target?: string) =>
+  `The request target must be a path starting with '/', such as /v3/grants${target ? `; got '${target.slice(0, 100)}'` : ''}`;
 
 const tooLarge = (bytes?: number) =>
   `Requests are limited to ${MAX_BODY_BYTES / 1024 / 1024} MiB${bytes ? ` (got ${(bytes / 1024 / 1024).toFixed(1)} MiB)` : ''}; API Gateway and Lambda deployed carry 6 MB`;
@@ -241,57 +271,85 @@ export async function startFrontDoor(options: {
   onFailure?: (failure: { requestId: string; method: string; path: string; status: number; body: string }) => void;
 }): Promise<FrontDoor> {
   let isReady = !options.starting;
-  const server: Server = createServer({ maxHeaderSize: PARSER_MAX_HEADER_BYTES, requireHostHeader: false }, (req, res) => {
-    const refused = refusal(req);
-    if (refused) return answer(req, res, refused.status, refused.message, {}, refused.early);
-    if (!isReady) {
-      return answer(req, res, 503, 'starting: the local API is starting; retry in a moment', { 'retry-after': String(STARTING_RETRY_AFTER_SECONDS) });
-    }
-    const upstream = forward({ host: options.target.host, port: options.target.port, method: req.method, path: req.url, headers: joinedHeaders(req.rawHeaders) }, (reply) => {
-      if (fromFunction(reply.headers)) {
-        res.writeHead(reply.statusCode ?? 502, reply.rawHeaders);
-        reply.pipe(res);
-        return;
+  const server: Server = createServer(
+    { maxHeaderSize: PARSER_MAX_HEADER_BYTES, requireHostHeader: false },
+    (req, res) => {
+      const refused = refusal(req);
+      if (refused) return answer(req, res, refused.status, refused.message, {}, refused.early);
+      if (!isReady) {
+        return answer(req, res, 503, 'starting: the local API is starting; retry in a moment', {
+          'retry-after': String(STARTING_RETRY_AFTER_SECONDS),
+        });
       }
-      // Not an answer of our HTTP stack: read it (small: an error body) and answer in the envelope.
-      const chunks: Buffer[] = [];
-      reply.on('data', (chunk: Buffer) => chunks.length < 64 && chunks.push(chunk));
-      reply.on('end', () => {
-        const body = Buffer.concat(chunks).toString('utf8');
-        const status = reply.statusCode ?? 502;
-        const refusedByServer = status >= 400 && status < 500 && status in TYPES;
-        const shown: Status = refusedByServer ? (status as Status) : 502;
-        const message = refusedByServer
-          ? `The request was refused before reaching a function: ${upstreamReason(body).slice(0, 300)}`
-          : 'The function could not run (its invocation failed); the npm start console has the details';
-        const { body: text, headers, requestId } = envelope(shown, message);
-        options.onFailure?.({ requestId, method: req.method ?? '', path: (req.url ?? '').split('?')[0]!, status, body: body.slice(0, 2000) });
-        if (!res.headersSent) res.writeHead(shown, headers).end(text);
+      const upstream = forward(
+        {
+          host: options.target.host,
+          port: options.target.port,
+          method: req.method,
+          path: req.url,
+          headers: joinedHeaders(req.rawHeaders),
+        },
+        (reply) => {
+          if (fromFunction(reply.headers)) {
+            res.writeHead(reply.statusCode ?? 502, reply.rawHeaders);
+            reply.pipe(res);
+            return;
+          }
+          // Not an answer of our HTTP stack: read it (small: an error body) and answer in the envelope.
+          const chunks: Buffer[] = [];
+          reply.on('data', (chunk: Buffer) => chunks.length < 64 && chunks.push(chunk));
+          reply.on('end', () => {
+            const body = Buffer.concat(chunks).toString('utf8');
+            const status = reply.statusCode ?? 502;
+            const refusedByServer = status >= 400 && status < 500 && status in TYPES;
+            const shown: Status = refusedByServer ? (status as Status) : 502;
+            const message = refusedByServer
+              ? `The request was refused before reaching a function: ${upstreamReason(body).slice(0, 300)}`
+              : 'The function could not run (its invocation failed); the npm start console has the details';
+            const { body: text, headers, requestId } = envelope(shown, message);
+            options.onFailure?.({
+              requestId,
+              method: req.method ?? '',
+              path: (req.url ?? '').split('?')[0]!,
+              status,
+              body: body.slice(0, 2000),
+            });
+            if (!res.headersSent) res.writeHead(shown, headers).end(text);
+          });
+        },
+      );
+      upstream.on('error', (error) => {
+        if (!res.headersSent) answer(req, res, 502, `The local API is not reachable: ${error.message}`);
+        else res.destroy();
       });
-    });
-    upstream.on('error', (error) => {
-      if (!res.headersSent) answer(req, res, 502, `The local API is not reachable: ${error.message}`);
-      else res.destroy();
-    });
-    let received = 0;
-    const onData = (chunk: Buffer) => {
-      received += chunk.length;
-      if (received > MAX_BODY_BYTES) {
-        req.off('data', onData);
-        req.unpipe(upstream);
-        upstream.destroy();
-        answer(req, res, 413, tooLarge());
-      }
-    };
-    req.on('data', onData);
-    req.pipe(upstream);
-  });
+      let received = 0;
+      const onData = (chunk: Buffer) => {
+        received += chunk.length;
+        if (received > MAX_BODY_BYTES) {
+          req.off('data', onData);
+          req.unpipe(upstream);
+          upstream.destroy();
+          answer(req, res, 413, tooLarge());
+        }
+      };
+      req.on('data', onData);
+      req.pipe(upstream);
+    },
+  );
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
     switch (error.code) {
       case 'HPE_HEADER_OVERFLOW':
-        return answerSocket(socket, 431, `The request line and headers are over ${PARSER_MAX_HEADER_BYTES} bytes; at most ${MAX_REQUEST_HEAD_BYTES} are accepted (as API Gateway does)`);
+        return answerSocket(
+          socket,
+          431,
+          `The request line and headers are over ${PARSER_MAX_HEADER_BYTES} bytes; at most ${MAX_REQUEST_HEAD_BYTES} are accepted (as API Gateway does)`,
+        );
       case 'HPE_INVALID_METHOD':
-        return answerSocket(socket, 405, 'The request method is not an HTTP method this API serves (methods are upper case: GET, POST, PUT, PATCH, DELETE)');
+        return answerSocket(
+          socket,
+          405,
+          'The request method is not an HTTP method this API serves (methods are upper case: GET, POST, PUT, PATCH, DELETE)',
+        );
       case 'HPE_INVALID_URL':
         return answerSocket(socket, 400, notAPath());
       case 'ECONNRESET':
@@ -300,7 +358,9 @@ export async function startFrontDoor(options: {
         return answerSocket(socket, 400, `The HTTP request could not be parsed (${error.code ?? error.message})`);
     }
   });
-  server.on('connect', (_req: IncomingMessage, socket: Socket) => answerSocket(socket, 405, 'CONNECT is not allowed: this is not a proxy'));
+  server.on('connect', (_req: IncomingMessage, socket: Socket) =>
+    answerSocket(socket, 405, 'CONNECT is not allowed: this is not a proxy'),
+  );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host ?? '127.0.0.1', () => resolve());

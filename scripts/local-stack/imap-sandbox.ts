@@ -66,7 +66,8 @@ function removeStale(parent: string, ownPid: number): void {
       // Still that Dovecot (not a process that got its ID since), leading its own process group (spawned
       // detached): the group is Dovecot's alone.
       const command = readFileSync(`/proc/${master}/cmdline`, 'utf8');
-      if (Number.isInteger(master) && master > 1 && command.includes(join(parent, name, 'dovecot.conf'))) process.kill(-master, 'SIGKILL');
+      if (Number.isInteger(master) && master > 1 && command.includes(join(parent, name, 'dovecot.conf')))
+        process.kill(-master, 'SIGKILL');
     } catch {
       // no pid file, or gone already
     }
@@ -80,11 +81,19 @@ function removeStale(parent: string, ownPid: number): void {
  * its stop, or with `off`: one sentence saying why there is none and what to do. Never rejects.
  */
 /** The sandbox account's CalDAV and CardDAV server, with a calendar and an address book; or why there is none. Never rejects. */
-async function startDav(dir: string, user: string, password: string, port?: number): Promise<{ radicale: RunningRadicale } | { off: string }> {
+async function startDav(
+  dir: string,
+  user: string,
+  password: string,
+  port?: number,
+): Promise<{ radicale: RunningRadicale } | { off: string }> {
   let radicale: RunningRadicale | undefined;
   try {
     radicale = await startRadicale({ dir, accounts: [{ user, password }], ...(port ? { port } : {}) });
-    const client = new DavClient({ fetch: (input, init) => fetch(input, init), auth: { type: 'basic', username: user, password } });
+    const client = new DavClient({
+      fetch: (input, init) => fetch(input, init),
+      auth: { type: 'basic', username: user, password },
+    });
     const home = `${radicale.url}${encodeURIComponent(user)}/`;
     await client.makeCalendar(`${home}calendar/`, { name: 'Calendar' });
     await client.makeAddressBook(`${home}contacts/`, { name: 'Contacts' });
@@ -92,7 +101,12 @@ async function startDav(dir: string, user: string, password: string, port?: numb
   } catch (error) {
     await radicale?.stop();
     const message = (error as Error).message;
-    return { off: message === RADICALE_NOT_INSTALLED ? 'off: Radicale is not installed (apt-get install radicale)' : `off: Radicale did not start: ${message.split('\n')[0]}` };
+    return {
+      off:
+        message === RADICALE_NOT_INSTALLED
+          ? 'off: Radicale is not installed (apt-get install radicale)'
+          : `off: Radicale did not start: ${message.split('\n')[0]}`,
+    };
   }
 }
 
@@ -107,7 +121,10 @@ export async function startImapSandbox(options: {
   try {
     removeStale(options.parent, process.pid);
     const own = join(options.parent, String(process.pid));
-    dir = own.length <= MAX_DIR_LENGTH && searchableByAll(options.parent) ? own : mkdtempSync(join(tmpdir(), 'switchboard-imap-'));
+    dir =
+      own.length <= MAX_DIR_LENGTH && searchableByAll(options.parent)
+        ? own
+        : mkdtempSync(join(tmpdir(), 'switchboard-imap-'));
     const password = randomBytes(12).toString('base64url');
     const dovecot = await startDovecot({
       dir,
@@ -136,7 +153,10 @@ export async function startImapSandbox(options: {
     if (dir) rmSync(dir, { recursive: true, force: true });
     const message = (error as Error).message;
     if (message === DOVECOT_NOT_INSTALLED) return { off: `off: Dovecot is not installed (${SANDBOX_INSTALL})` };
-    if (process.getuid?.() !== 0) return { off: `off: Dovecot runs only as root here (it switches to its own users), and npm start runs as uid ${process.getuid?.()}` };
+    if (process.getuid?.() !== 0)
+      return {
+        off: `off: Dovecot runs only as root here (it switches to its own users), and npm start runs as uid ${process.getuid?.()}`,
+      };
     return { off: `off: Dovecot did not start: ${message.split('\n')[0]}` };
   }
 }

@@ -32,7 +32,12 @@ async function loadProvisioning() {
 let servicesLoaded: ReturnType<typeof loadServices> | undefined;
 const serviceModules = () => (servicesLoaded ??= loadServices());
 async function loadServices() {
-  const [dynamodb, s3, s3Local, smtpSink] = await Promise.all([import('@aws-sdk/client-dynamodb'), import('@aws-sdk/client-s3'), import('./s3-local'), import('./smtp-sink')]);
+  const [dynamodb, s3, s3Local, smtpSink] = await Promise.all([
+    import('@aws-sdk/client-dynamodb'),
+    import('@aws-sdk/client-s3'),
+    import('./s3-local'),
+    import('./smtp-sink'),
+  ]);
   return { dynamodb, s3, s3Local, smtpSink };
 }
 const stackModules = async () => ({ ...(await provisioningModules()), ...(await serviceModules()) });
@@ -130,11 +135,17 @@ export async function freePort(): Promise<number> {
  * fresh random material, as CloudFormation's GenerateSecretString does when deployed: the key lives
  * as long as this stack. Returns its ARN, which is all the functions are given.
  */
-export async function createWebhookKeySecret(client: SecretsManagerClient, stage: string, config: ServerlessConfig): Promise<string> {
+export async function createWebhookKeySecret(
+  client: SecretsManagerClient,
+  stage: string,
+  config: ServerlessConfig,
+): Promise<string> {
   const { CreateSecretCommand } = (await provisioningModules()).secrets;
   const resource = config.resources.Resources.WebhookSecretKey!;
   const name = resolveName(String(resource.Properties!.Name), config.service, stage);
-  const created = await client.send(new CreateSecretCommand({ Name: name, SecretString: randomBytes(48).toString('base64') }));
+  const created = await client.send(
+    new CreateSecretCommand({ Name: name, SecretString: randomBytes(48).toString('base64') }),
+  );
   return created.ARN!;
 }
 
@@ -194,7 +205,11 @@ export async function provisionExternalStack(options: { stage: string }): Promis
     secretsLocal: { startSecretsLocal },
   } = await stackModules();
   const config = loadServerlessConfig();
-  const tableName = resolveName(String((config.custom as { tableName: string }).tableName), config.service, options.stage);
+  const tableName = resolveName(
+    String((config.custom as { tableName: string }).tableName),
+    config.service,
+    options.stage,
+  );
   const dynamoClient = new DynamoDBClient({});
   const sqsClient = new SQSClient({});
   await createTable(dynamoClient, tableName, config);
@@ -204,7 +219,10 @@ export async function provisionExternalStack(options: { stage: string }): Promis
   // Secrets Manager there too when the environment names it (AWS_ENDPOINT_URL covers every service);
   // otherwise the local stand-in, never the real service.
   const secretsEnv: Record<string, string> = {};
-  const localSecrets = process.env.AWS_ENDPOINT_URL_SECRETS_MANAGER || process.env.AWS_ENDPOINT_URL ? undefined : await startSecretsLocal({ port: 0, region: process.env.AWS_REGION || REGION });
+  const localSecrets =
+    process.env.AWS_ENDPOINT_URL_SECRETS_MANAGER || process.env.AWS_ENDPOINT_URL
+      ? undefined
+      : await startSecretsLocal({ port: 0, region: process.env.AWS_REGION || REGION });
   if (localSecrets) secretsEnv.AWS_ENDPOINT_URL_SECRETS_MANAGER = localSecrets.endpoint;
   const secretsClient = () => new SecretsManagerClient(localSecrets ? { endpoint: localSecrets.endpoint } : {});
   const secrets = secretsClient();
@@ -228,8 +246,15 @@ export async function provisionExternalStack(options: { stage: string }): Promis
   // stand-in, firing into the environment's queues.
   const localScheduler = process.env.AWS_ENDPOINT_URL_SCHEDULER
     ? undefined
-    : await startSchedulerLocal({ port: 0, sqsEndpoint: process.env.AWS_ENDPOINT_URL_SQS || process.env.AWS_ENDPOINT_URL!, region: process.env.AWS_REGION || REGION, jitter: schedulerJitter() });
-  const schedulerEnv: Record<string, string> = localScheduler ? { AWS_ENDPOINT_URL_SCHEDULER: localScheduler.endpoint } : {};
+    : await startSchedulerLocal({
+        port: 0,
+        sqsEndpoint: process.env.AWS_ENDPOINT_URL_SQS || process.env.AWS_ENDPOINT_URL!,
+        region: process.env.AWS_REGION || REGION,
+        jitter: schedulerJitter(),
+      });
+  const schedulerEnv: Record<string, string> = localScheduler
+    ? { AWS_ENDPOINT_URL_SCHEDULER: localScheduler.endpoint }
+    : {};
   const schedulerClient = new SchedulerClient(localScheduler ? { endpoint: localScheduler.endpoint } : {});
   const scheduleGroup = await createScheduleGroup(schedulerClient, options.stage, config);
   schedulerClient.destroy();
@@ -247,7 +272,13 @@ export async function provisionExternalStack(options: { stage: string }): Promis
         (async () => {
           for (let token: string | undefined, first = true; first || token; first = false) {
             const page = await storage.send(new ListObjectsV2Command({ Bucket: bucket, ContinuationToken: token }));
-            if (page.Contents?.length) await storage.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: page.Contents.map((o) => ({ Key: o.Key! })), Quiet: true } }));
+            if (page.Contents?.length)
+              await storage.send(
+                new DeleteObjectsCommand({
+                  Bucket: bucket,
+                  Delete: { Objects: page.Contents.map((o) => ({ Key: o.Key! })), Quiet: true },
+                }),
+              );
             token = page.NextContinuationToken;
           }
           await storage.send(new DeleteBucketCommand({ Bucket: bucket }));
@@ -261,8 +292,17 @@ export async function provisionExternalStack(options: { stage: string }): Promis
     }
   };
   return {
-    env: { ...secretsEnv, ...schedulerEnv, ...functionEnv(tableName, bucket, queues, sink, webhookKeyArn, scheduleGroup) },
-    stop: async () => void (await Promise.all([sink.stop(), localScheduler?.stop(), removeResources().finally(() => localSecrets?.stop())])),
+    env: {
+      ...secretsEnv,
+      ...schedulerEnv,
+      ...functionEnv(tableName, bucket, queues, sink, webhookKeyArn, scheduleGroup),
+    },
+    stop: async () =>
+      void (await Promise.all([
+        sink.stop(),
+        localScheduler?.stop(),
+        removeResources().finally(() => localSecrets?.stop()),
+      ])),
   };
 }
 
@@ -320,14 +360,33 @@ export async function startLocalStack(options: {
     const bucket = mailBucketName(options.stage);
     // S3 and the SMTP sink on ports chosen here: the environment names them, and they start (s3rver
     // and smtp-server take a while to load) while it is provisioned and put to use.
-    const [s3Port, sinkSmtpPort, sinkHttpPort] = [options.s3Port || (await freePort()), options.smtpSinkPort || (await freePort()), options.smtpSinkHttpPort || (await freePort())];
-    const s3Starting = start(serviceModules().then(({ s3Local }) => s3Local.startS3Local({ port: s3Port, directory: s3Directory, buckets: [bucket] })));
-    const sinkStarting = start(serviceModules().then(({ smtpSink }) => smtpSink.startSmtpSink({ smtpPort: sinkSmtpPort, httpPort: sinkHttpPort })));
+    const [s3Port, sinkSmtpPort, sinkHttpPort] = [
+      options.s3Port || (await freePort()),
+      options.smtpSinkPort || (await freePort()),
+      options.smtpSinkHttpPort || (await freePort()),
+    ];
+    const s3Starting = start(
+      serviceModules().then(({ s3Local }) =>
+        s3Local.startS3Local({ port: s3Port, directory: s3Directory, buckets: [bucket] }),
+      ),
+    );
+    const sinkStarting = start(
+      serviceModules().then(({ smtpSink }) =>
+        smtpSink.startSmtpSink({ smtpPort: sinkSmtpPort, httpPort: sinkHttpPort }),
+      ),
+    );
 
-    const [sqs, secretsManager] = await Promise.all([sqsStarting, start(startSecretsLocal({ port: options.secretsPort ?? 0, region: REGION }))]);
+    const [sqs, secretsManager] = await Promise.all([
+      sqsStarting,
+      start(startSecretsLocal({ port: options.secretsPort ?? 0, region: REGION })),
+    ]);
     // The S3 emulator only accepts these credentials; DynamoDB Local and the SQS emulator take any.
     const credentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
-    const tableName = resolveName(String((config.custom as { tableName: string }).tableName), config.service, options.stage);
+    const tableName = resolveName(
+      String((config.custom as { tableName: string }).tableName),
+      config.service,
+      options.stage,
+    );
     const sqsClient = new SQSClient({ endpoint: sqs.endpoint, region: REGION, credentials });
     const secretsClient = new SecretsManagerClient({ endpoint: secretsManager.endpoint, region: REGION, credentials });
     // EventBridge Scheduler has no emulator: the project's stand-in fires schedules into the SQS
@@ -335,7 +394,15 @@ export async function startLocalStack(options: {
     const [queues, webhookKeyArn, scheduler] = await Promise.all([
       createQueues(sqsClient, options.stage, config),
       createWebhookKeySecret(secretsClient, options.stage, config),
-      start(startSchedulerLocal({ port: options.schedulerPort ?? 0, sqsEndpoint: sqs.endpoint, region: REGION, credentials, jitter: schedulerJitter() })),
+      start(
+        startSchedulerLocal({
+          port: options.schedulerPort ?? 0,
+          sqsEndpoint: sqs.endpoint,
+          region: REGION,
+          credentials,
+          jitter: schedulerJitter(),
+        }),
+      ),
     ]);
     const schedulerClient = new SchedulerClient({ endpoint: scheduler.endpoint, region: REGION, credentials });
     const scheduleGroup = await createScheduleGroup(schedulerClient, options.stage, config);
@@ -359,7 +426,12 @@ export async function startLocalStack(options: {
 
     const [dynamodb, s3, smtpSink] = await Promise.all([dynamodbStarting, s3Starting, sinkStarting]);
     // The environment named them before they listened: it must be what they serve.
-    if (env.AWS_ENDPOINT_URL_DYNAMODB !== dynamodb.endpoint || env.AWS_ENDPOINT_URL_S3 !== s3.endpoint || sink.smtpUrl !== smtpSink.smtpUrl || sink.httpUrl !== smtpSink.httpUrl) {
+    if (
+      env.AWS_ENDPOINT_URL_DYNAMODB !== dynamodb.endpoint ||
+      env.AWS_ENDPOINT_URL_S3 !== s3.endpoint ||
+      sink.smtpUrl !== smtpSink.smtpUrl ||
+      sink.httpUrl !== smtpSink.httpUrl
+    ) {
       throw new Error('the local stack serves on other endpoints than its environment names');
     }
     const { DynamoDBClient } = (await serviceModules()).dynamodb;
@@ -380,5 +452,7 @@ export async function startLocalStack(options: {
  * names endpoints (`AWS_ENDPOINT_URL`, e.g. LocalStack), a table and queues of their own there.
  */
 export function startStack(stage: string): Promise<LocalStack> {
-  return process.env.AWS_ENDPOINT_URL || process.env.AWS_ENDPOINT_URL_DYNAMODB ? provisionExternalStack({ stage }) : startLocalStack({ stage });
+  return process.env.AWS_ENDPOINT_URL || process.env.AWS_ENDPOINT_URL_DYNAMODB
+    ? provisionExternalStack({ stage })
+    : startLocalStack({ stage });
 }

@@ -80,9 +80,14 @@ export function chooseInstance(instances: Instance[], port?: number): { instance
   if (port !== undefined) {
     const instance = instances.find((i) => i.port === port);
     if (instance) return { instance };
-    return { error: `no npm start is running on port ${port}${instances.length ? ` (running: ${instances.map((i) => i.port).join(', ')})` : ''}` };
+    return {
+      error: `no npm start is running on port ${port}${instances.length ? ` (running: ${instances.map((i) => i.port).join(', ')})` : ''}`,
+    };
   }
   if (instances.length === 1) return { instance: instances[0]! };
-  if (!instances.length) return { error: 'TABLE_NAME is not set and no local stack is running (start one with `npm start`).' };
-  return { error: `several npm start instances are running (ports ${instances.map((i) => i.port).join(', ')}): choose one with --port PORT` };
+  if (!instances.length)
+    return { error: 'TABLE_NAME is not set and no local stack is running (start one with `npm start`).' };
+  return {
+    error: `several npm start instances are running (ports ${instances.map((i) => i.port).join(', ')}): choose one with --port PORT`,
+  };
 }

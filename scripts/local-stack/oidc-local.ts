@@ -45,7 +45,8 @@ export interface LocalServiceAccount {
   private_key_id: string;
 }
 
-export type LocalEndpoint = 'token' | 'userinfo' | 'revocation' | 'introspection' | 'discovery' | 'jwks' | 'adminconsent';
+export type LocalEndpoint =
+  'token' | 'userinfo' | 'revocation' | 'introspection' | 'discovery' | 'jwks' | 'adminconsent';
 
 export interface LocalFault {
   /** Which issuer (default: whichever is asked first). */
@@ -231,7 +232,11 @@ function adapterFactory(clients: Map<string, Record<string, unknown>>) {
       async upsert(id: string, payload: Record<string, unknown>, expiresIn?: number) {
         if (model === 'Client') return;
         store.set(key(id), { payload, expiresAt: expiresIn ? Date.now() + expiresIn * 1000 : Infinity });
-        if (model === 'Session' && typeof payload.uid === 'string') store.set(`SessionUid:${payload.uid}`, { payload: { id }, expiresAt: expiresIn ? Date.now() + expiresIn * 1000 : Infinity });
+        if (model === 'Session' && typeof payload.uid === 'string')
+          store.set(`SessionUid:${payload.uid}`, {
+            payload: { id },
+            expiresAt: expiresIn ? Date.now() + expiresIn * 1000 : Infinity,
+          });
       },
       async find(id: string) {
         if (model === 'Client') return clients.get(id);
@@ -273,7 +278,12 @@ interface Issuer {
 }
 
 /** A new RSA private key (2048 bits). */
-const rsaKey = () => new Promise<KeyObject>((resolve, reject) => generateKeyPair('rsa', { modulusLength: 2048 }, (error, _publicKey, privateKey) => (error ? reject(error) : resolve(privateKey))));
+const rsaKey = () =>
+  new Promise<KeyObject>((resolve, reject) =>
+    generateKeyPair('rsa', { modulusLength: 2048 }, (error, _publicKey, privateKey) =>
+      error ? reject(error) : resolve(privateKey),
+    ),
+  );
 
 export async function startOidcServer(options: OidcServerOptions = {}): Promise<LocalOidcServer> {
   const server = createServer();
@@ -303,7 +313,11 @@ export async function startOidcServer(options: OidcServerOptions = {}): Promise<
       cookies: {
         keys: [randomBytes(32).toString('hex')],
         // Both issuers share the host: their cookies must not collide.
-        names: { session: `_${name}_session`, interaction: `_${name}_interaction`, resume: `_${name}_interaction_resume` },
+        names: {
+          session: `_${name}_session`,
+          interaction: `_${name}_interaction`,
+          resume: `_${name}_interaction_resume`,
+        },
       },
       scopes: ['openid', 'offline_access', 'email', 'profile', ...(google ? GOOGLE_SCOPES : GRAPH_SCOPES)],
       claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name', 'given_name', 'family_name'] },
@@ -316,32 +330,61 @@ export async function startOidcServer(options: OidcServerOptions = {}): Promise<
         return {
           accountId: sub,
           async claims() {
-            return { sub, email, email_verified: true, name, given_name: name.split(' ')[0], family_name: name.split(' ').slice(1).join(' ') || undefined };
+            return {
+              sub,
+              email,
+              email_verified: true,
+              name,
+              given_name: name.split(' ')[0],
+              family_name: name.split(' ').slice(1).join(' ') || undefined,
+            };
           },
         };
       },
-      interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `${prefix}/interaction/${interaction.uid}` },
+      interactions: {
+        url: (_ctx: unknown, interaction: { uid: string }) => `${prefix}/interaction/${interaction.uid}`,
+      },
       features: {
         devInteractions: { enabled: false },
         // Any confidential client may introspect (Dovecot's oauth2 passdb has its own client); a public one only its own tokens.
         introspection: {
           enabled: true,
-          allowedPolicy: async (_ctx: unknown, client: PolicyClient, token: { clientId: string }) => client.clientAuthMethod !== 'none' || token.clientId === client.clientId,
+          allowedPolicy: async (_ctx: unknown, client: PolicyClient, token: { clientId: string }) =>
+            client.clientAuthMethod !== 'none' || token.clientId === client.clientId,
         },
         // Only the client a token was issued to revokes it (another's: answered 200, nothing revoked, as RFC 7009 allows).
-        revocation: { enabled: google, allowedPolicy: async (_ctx: unknown, client: PolicyClient, token: { clientId: string }) => token.clientId === client.clientId },
+        revocation: {
+          enabled: google,
+          allowedPolicy: async (_ctx: unknown, client: PolicyClient, token: { clientId: string }) =>
+            token.clientId === client.clientId,
+        },
         clientCredentials: { enabled: true },
         userinfo: { enabled: true },
         rpInitiatedLogout: { enabled: false },
       },
       pkce: { required: () => true },
-      issueRefreshToken: async (_ctx: unknown, client: { grantTypeAllowed(type: string): boolean }, code: { scopes: Set<string> }) =>
-        client.grantTypeAllowed('refresh_token') && code.scopes.has('offline_access'),
+      issueRefreshToken: async (
+        _ctx: unknown,
+        client: { grantTypeAllowed(type: string): boolean },
+        code: { scopes: Set<string> },
+      ) => client.grantTypeAllowed('refresh_token') && code.scopes.has('offline_access'),
       rotateRefreshToken: () => true,
-      ttl: { AccessToken: 3600, ClientCredentials: 3600, IdToken: 3600, AuthorizationCode: 600, RefreshToken: 14 * 86400, Interaction: 3600, Session: 86400, Grant: 14 * 86400 },
+      ttl: {
+        AccessToken: 3600,
+        ClientCredentials: 3600,
+        IdToken: 3600,
+        AuthorizationCode: 600,
+        RefreshToken: 14 * 86400,
+        Interaction: 3600,
+        Session: 86400,
+        Grant: 14 * 86400,
+      },
       renderError: async (ctx: { type: string; body: string }, out: Record<string, string>) => {
         ctx.type = 'html';
-        ctx.body = page('Error', `<p class="error" id="error">${html(out.error ?? 'error')}: ${html(out.error_description ?? '')}</p>`);
+        ctx.body = page(
+          'Error',
+          `<p class="error" id="error">${html(out.error ?? 'error')}: ${html(out.error_description ?? '')}</p>`,
+        );
       },
     });
     if (google) {
@@ -377,19 +420,30 @@ export async function startOidcServer(options: OidcServerOptions = {}): Promise<
         else claims[claim] = value;
       }
       const key = tamper!.signWith === 'foreign' ? foreignKey : privateKey;
-      body.id_token = await new SignJWT(claims as never).setProtectedHeader({ alg: 'RS256', kid, typ: 'JWT' }).sign(key);
+      body.id_token = await new SignJWT(claims as never)
+        .setProtectedHeader({ alg: 'RS256', kid, typ: 'JWT' })
+        .sign(key);
     });
-    provider.on('server_error', (_ctx: unknown, error: unknown) => console.error(`oidc-local ${name}: server error`, error));
+    provider.on('server_error', (_ctx: unknown, error: unknown) =>
+      console.error(`oidc-local ${name}: server error`, error),
+    );
     return { name, prefix, url, provider, callback: provider.callback(), accounts };
   }
 
   function takeFault(issuer: LocalIssuerName, endpoint: LocalEndpoint, grantType?: string): LocalFault | undefined {
-    const at = faults.findIndex((f) => f.endpoint === endpoint && (!f.issuer || f.issuer === issuer) && (!f.grantType || f.grantType === grantType));
+    const at = faults.findIndex(
+      (f) =>
+        f.endpoint === endpoint && (!f.issuer || f.issuer === issuer) && (!f.grantType || f.grantType === grantType),
+    );
     return at < 0 ? undefined : faults.splice(at, 1)[0];
   }
 
   function answerFault(res: ServerResponse, fault: LocalFault) {
-    if (fault.error) sendJson(res, fault.status ?? 400, { error: fault.error, ...(fault.error_description ? { error_description: fault.error_description } : {}) });
+    if (fault.error)
+      sendJson(res, fault.status ?? 400, {
+        error: fault.error,
+        ...(fault.error_description ? { error_description: fault.error_description } : {}),
+      });
     else {
       res.writeHead(fault.status ?? 503, { 'content-type': 'text/plain' });
       res.end('Service Unavailable (oidc-local fault)');
@@ -404,14 +458,27 @@ export async function startOidcServer(options: OidcServerOptions = {}): Promise<
       redirect_uris: client.redirect_uris,
       token_endpoint_auth_method: method,
       response_types: ['code'],
-      grant_types: method === 'none' ? ['authorization_code', 'refresh_token'] : ['authorization_code', 'refresh_token', 'client_credentials'],
+      grant_types:
+        method === 'none'
+          ? ['authorization_code', 'refresh_token']
+          : ['authorization_code', 'refresh_token', 'client_credentials'],
     });
   }
 
   function registerServiceAccount(account: LocalServiceAccount) {
-    serviceAccounts.set(account.client_email, { client_email: account.client_email, key: createPublicKey(account.public_key), kid: account.private_key_id });
+    serviceAccounts.set(account.client_email, {
+      client_email: account.client_email,
+      key: createPublicKey(account.public_key),
+      kid: account.private_key_id,
+    });
     // The client its tokens belong to: it can do nothing by itself.
-    clients.set(account.client_email, { client_id: account.client_email, token_endpoint_auth_method: 'none', response_types: [], grant_types: [], redirect_uris: [] });
+    clients.set(account.client_email, {
+      client_id: account.client_email,
+      token_endpoint_auth_method: 'none',
+      response_types: [],
+      grant_types: [],
+      redirect_uris: [],
+    });
   }
 
   for (const client of options.clients ?? []) register(client);
@@ -419,7 +486,8 @@ export async function startOidcServer(options: OidcServerOptions = {}): Promise<
 
   /** Provider A's JWT bearer grant: verify the assertion against the service account's key, issue a token for `sub`. */
   async function jwtBearer(issuer: Issuer, params: URLSearchParams, res: ServerResponse) {
-    const refuse = (description: string) => sendJson(res, 400, { error: 'invalid_grant', error_description: description });
+    const refuse = (description: string) =>
+      sendJson(res, 400, { error: 'invalid_grant', error_description: description });
     const assertion = params.get('assertion');
     if (!assertion) return sendJson(res, 400, { error: 'invalid_request', error_description: 'assertion is required' });
     let header: ReturnType<typeof decodeProtectedHeader>;
@@ -448,7 +516,8 @@ export async function startOidcServer(options: OidcServerOptions = {}): Promise<
     }
     if (claims.exp! - claims.iat! > 3600) return refuse('the assertion may be valid for at most one hour');
     const scope = typeof claims.scope === 'string' ? claims.scope.trim() : '';
-    if (!scope) return sendJson(res, 400, { error: 'invalid_scope', error_description: 'Empty or missing scope not allowed.' });
+    if (!scope)
+      return sendJson(res, 400, { error: 'invalid_scope', error_description: 'Empty or missing scope not allowed.' });
     const subject = typeof claims.sub === 'string' ? claims.sub : account.client_email;
     if (!EMAIL.test(subject)) return refuse('sub must be an email address');
     const accountId = subjectFor(subject);
@@ -469,17 +538,34 @@ export async function startOidcServer(options: OidcServerOptions = {}): Promise<
     const redirectUri = url.searchParams.get('redirect_uri') ?? '';
     const client = clients.get(clientId);
     if (!client || !Array.isArray(client.redirect_uris) || client.redirect_uris.length === 0) {
-      return sendHtml(res, 400, page('Admin consent', `<p class="error" id="error">unauthorized_client: no application with client_id ${html(clientId)}</p>`));
+      return sendHtml(
+        res,
+        400,
+        page(
+          'Admin consent',
+          `<p class="error" id="error">unauthorized_client: no application with client_id ${html(clientId)}</p>`,
+        ),
+      );
     }
     if (!(client.redirect_uris as string[]).includes(redirectUri)) {
-      return sendHtml(res, 400, page('Admin consent', `<p class="error" id="error">invalid_request: redirect_uri is not registered for ${html(clientId)}</p>`));
+      return sendHtml(
+        res,
+        400,
+        page(
+          'Admin consent',
+          `<p class="error" id="error">invalid_request: redirect_uri is not registered for ${html(clientId)}</p>`,
+        ),
+      );
     }
     const target = new URL(redirectUri);
     const state = url.searchParams.get('state');
     const fault = takeFault(issuerName, 'adminconsent');
     if (fault) {
       target.searchParams.set('error', fault.error ?? 'access_denied');
-      target.searchParams.set('error_description', fault.error_description ?? 'The administrator declined the permissions.');
+      target.searchParams.set(
+        'error_description',
+        fault.error_description ?? 'The administrator declined the permissions.',
+      );
     } else {
       target.searchParams.set('admin_consent', 'True');
       target.searchParams.set('tenant', tenant);
@@ -495,14 +581,25 @@ export async function startOidcServer(options: OidcServerOptions = {}): Promise<
   async function interaction(issuer: Issuer, path: string, req: IncomingMessage, res: ServerResponse) {
     const [, , uid, action] = path.split('/');
     const details = await issuer.provider.interactionDetails(req, res);
-    if (details.uid !== uid) return sendHtml(res, 400, page('Sign-in', '<p class="error">This sign-in session has expired; start again.</p>'));
+    if (details.uid !== uid)
+      return sendHtml(res, 400, page('Sign-in', '<p class="error">This sign-in session has expired; start again.</p>'));
     const base = `${issuer.prefix}/interaction/${uid}`;
     if (req.method === 'GET' && action === undefined) {
-      if (details.prompt.name === 'login') return sendHtml(res, 200, loginPage(base, details.params.login_hint ?? '', ''));
-      return sendHtml(res, 200, consentPage(base, details.params.client_id ?? '', details.prompt.details.missingOIDCScope ?? []));
+      if (details.prompt.name === 'login')
+        return sendHtml(res, 200, loginPage(base, details.params.login_hint ?? '', ''));
+      return sendHtml(
+        res,
+        200,
+        consentPage(base, details.params.client_id ?? '', details.prompt.details.missingOIDCScope ?? []),
+      );
     }
     if (action === 'abort') {
-      return issuer.provider.interactionFinished(req, res, { error: 'access_denied', error_description: 'The user declined.' }, { mergeWithLastSubmission: false });
+      return issuer.provider.interactionFinished(
+        req,
+        res,
+        { error: 'access_denied', error_description: 'The user declined.' },
+        { mergeWithLastSubmission: false },
+      );
     }
     if (req.method !== 'POST') return sendHtml(res, 405, page('Sign-in', '<p class="error">Method not allowed.</p>'));
     const form = new URLSearchParams((await readBody(req)).toString());
@@ -511,14 +608,28 @@ export async function startOidcServer(options: OidcServerOptions = {}): Promise<
       if (!EMAIL.test(email)) return sendHtml(res, 400, loginPage(base, email, 'Sign in with an email address.'));
       const accountId = subjectFor(email);
       issuer.accounts.set(accountId, email);
-      return issuer.provider.interactionFinished(req, res, { login: { accountId } }, { mergeWithLastSubmission: false });
+      return issuer.provider.interactionFinished(
+        req,
+        res,
+        { login: { accountId } },
+        { mergeWithLastSubmission: false },
+      );
     }
     if (action === 'confirm') {
-      if (details.prompt.name !== 'consent' || !details.session?.accountId) return sendHtml(res, 400, page('Sign-in', '<p class="error">Nothing to consent to.</p>'));
-      const grant = details.grantId ? (await issuer.provider.Grant.find(details.grantId))! : new issuer.provider.Grant({ accountId: details.session.accountId, clientId: details.params.client_id! });
-      if (details.prompt.details.missingOIDCScope) grant.addOIDCScope(details.prompt.details.missingOIDCScope.join(' '));
+      if (details.prompt.name !== 'consent' || !details.session?.accountId)
+        return sendHtml(res, 400, page('Sign-in', '<p class="error">Nothing to consent to.</p>'));
+      const grant = details.grantId
+        ? (await issuer.provider.Grant.find(details.grantId))!
+        : new issuer.provider.Grant({ accountId: details.session.accountId, clientId: details.params.client_id! });
+      if (details.prompt.details.missingOIDCScope)
+        grant.addOIDCScope(details.prompt.details.missingOIDCScope.join(' '));
       if (details.prompt.details.missingOIDCClaims) grant.addOIDCClaims(details.prompt.details.missingOIDCClaims);
-      return issuer.provider.interactionFinished(req, res, { consent: { grantId: await grant.save() } }, { mergeWithLastSubmission: true });
+      return issuer.provider.interactionFinished(
+        req,
+        res,
+        { consent: { grantId: await grant.save() } },
+        { mergeWithLastSubmission: true },
+      );
     }
     return sendHtml(res, 404, page('Sign-in', '<p class="error">Not found.</p>'));
   }
@@ -581,12 +692,15 @@ export async function startOidcServer(options: OidcServerOptions = {}): Promise<
       if (issuer.name === 'google' && params.get('grant_type') === JWT_BEARER) return jwtBearer(issuer, params, res);
       forward = replay(req, body);
     } else {
-      const endpoint = (Object.keys(ENDPOINT_PATHS) as LocalEndpoint[]).find((e) => e !== 'token' && ENDPOINT_PATHS[e] === path);
+      const endpoint = (Object.keys(ENDPOINT_PATHS) as LocalEndpoint[]).find(
+        (e) => e !== 'token' && ENDPOINT_PATHS[e] === path,
+      );
       const fault = endpoint && endpoint !== 'adminconsent' ? takeFault(issuer.name, endpoint) : undefined;
       if (fault) return answerFault(res, fault);
     }
     if (path.startsWith('/interaction/')) return interaction(issuer, path, req, res);
-    if (path === ENDPOINT_PATHS.adminconsent && issuer.name === 'microsoft' && req.method === 'GET') return adminConsent(issuer.name, url, res);
+    if (path === ENDPOINT_PATHS.adminconsent && issuer.name === 'microsoft' && req.method === 'GET')
+      return adminConsent(issuer.name, url, res);
     if (path === '/auth' && req.method === 'GET') offlineAccess(issuer.name, url.searchParams);
     // Mounted under the prefix: oidc-provider derives its mount path from originalUrl.
     Object.assign(forward, { originalUrl: `${url.pathname}${url.search}`, url: `${path}${url.search}` });

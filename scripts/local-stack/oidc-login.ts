@@ -46,7 +46,11 @@ export class CookieJar {
   }
 
   header(url: URL): string | undefined {
-    const matching = this.cookies.filter((c) => c.host === url.host && (url.pathname === c.path || url.pathname.startsWith(c.path.endsWith('/') ? c.path : `${c.path}/`)));
+    const matching = this.cookies.filter(
+      (c) =>
+        c.host === url.host &&
+        (url.pathname === c.path || url.pathname.startsWith(c.path.endsWith('/') ? c.path : `${c.path}/`)),
+    );
     return matching.length ? matching.map((c) => `${c.name}=${c.value}`).join('; ') : undefined;
   }
 }
@@ -64,7 +68,9 @@ const unescape = (value: string) =>
       ? String.fromCharCode(Number(dec))
       : hex
         ? String.fromCharCode(parseInt(hex, 16))
-        : ({ '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&apos;': "'" } as Record<string, string>)[_m.toLowerCase()]!,
+        : ({ '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&apos;': "'" } as Record<string, string>)[
+            _m.toLowerCase()
+          ]!,
   );
 
 function attribute(tag: string, name: string): string | undefined {
@@ -86,7 +92,17 @@ function forms(html: string): Form[] {
   }));
 }
 
-export async function followLogin(startUrl: string, opts: { login: string; stopAt: (url: URL) => boolean; consent?: boolean; password?: string; jar?: CookieJar; maxSteps?: number }): Promise<URL> {
+export async function followLogin(
+  startUrl: string,
+  opts: {
+    login: string;
+    stopAt: (url: URL) => boolean;
+    consent?: boolean;
+    password?: string;
+    jar?: CookieJar;
+    maxSteps?: number;
+  },
+): Promise<URL> {
   const jar = opts.jar ?? new CookieJar();
   let url = new URL(startUrl);
   let init: { method: string; body?: URLSearchParams } = { method: 'GET' };
@@ -96,7 +112,11 @@ export async function followLogin(startUrl: string, opts: { login: string; stopA
     const response = await fetch(url, {
       ...init,
       redirect: 'manual',
-      headers: { accept: 'text/html,application/json', ...(cookie ? { cookie } : {}), ...(init.body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
+      headers: {
+        accept: 'text/html,application/json',
+        ...(cookie ? { cookie } : {}),
+        ...(init.body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+      },
     });
     jar.store(url, response.headers.getSetCookie());
     const location = response.headers.get('location');
@@ -106,7 +126,8 @@ export async function followLogin(startUrl: string, opts: { login: string; stopA
       continue;
     }
     const text = await response.text();
-    if (response.status !== 200) throw new Error(`followLogin: ${init.method} ${url.href} answered ${response.status}: ${text.slice(0, 500)}`);
+    if (response.status !== 200)
+      throw new Error(`followLogin: ${init.method} ${url.href} answered ${response.status}: ${text.slice(0, 500)}`);
     const found = forms(text);
     const login = found.find((f) => f.inputs.has('login'));
     const confirm = found.find((f) => f.id === 'confirm' || /\/confirm$/.test(f.action));

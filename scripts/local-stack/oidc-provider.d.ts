@@ -44,13 +44,31 @@ declare module 'oidc-provider' {
     readonly issuer: string;
     callback(): (req: IncomingMessage, res: ServerResponse) => void;
     use(middleware: (ctx: ProviderContext, next: () => Promise<void>) => Promise<void>): this;
-    registerGrantType(name: string, handler: (ctx: ProviderContext, next: () => Promise<void>) => unknown, parameters?: string[]): void;
+    registerGrantType(
+      name: string,
+      handler: (ctx: ProviderContext, next: () => Promise<void>) => unknown,
+      parameters?: string[],
+    ): void;
     on(event: string, listener: (...args: unknown[]) => void): this;
     interactionDetails(req: IncomingMessage, res: ServerResponse): Promise<InteractionDetails>;
-    interactionFinished(req: IncomingMessage, res: ServerResponse, result: Record<string, unknown>, options?: { mergeWithLastSubmission?: boolean }): Promise<void>;
+    interactionFinished(
+      req: IncomingMessage,
+      res: ServerResponse,
+      result: Record<string, unknown>,
+      options?: { mergeWithLastSubmission?: boolean },
+    ): Promise<void>;
     Client: { find(id: string): Promise<ClientInstance | undefined> };
-    Grant: { new (init: { accountId: string; clientId: string }): GrantInstance; find(id: string): Promise<GrantInstance | undefined> };
-    AccessToken: new (init: { accountId: string; client: ClientInstance; grantId: string; scope: string; gty: string }) => AccessTokenInstance;
+    Grant: {
+      new (init: { accountId: string; clientId: string }): GrantInstance;
+      find(id: string): Promise<GrantInstance | undefined>;
+    };
+    AccessToken: new (init: {
+      accountId: string;
+      client: ClientInstance;
+      grantId: string;
+      scope: string;
+      gty: string;
+    }) => AccessTokenInstance;
   }
 
   export default Provider;

@@ -1,4 +1,10 @@
-import { CreateTableCommand, DynamoDBClient, ResourceInUseException, UpdateTimeToLiveCommand, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  DynamoDBClient,
+  ResourceInUseException,
+  UpdateTimeToLiveCommand,
+  type CreateTableCommandInput,
+} from '@aws-sdk/client-dynamodb';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { ConflictException, CreateScheduleGroupCommand, type SchedulerClient } from '@aws-sdk/client-scheduler';
 import { loadServerlessConfig, resolveName, type ServerlessConfig } from './serverless-config';
@@ -20,7 +26,11 @@ function resourcesOfType(config: ServerlessConfig, type: string): [string, Resou
   return Object.entries(config.resources.Resources).filter(([, r]) => r.Type === type);
 }
 
-export async function createTable(dynamo: DynamoDBClient, tableName: string, config = loadServerlessConfig()): Promise<void> {
+export async function createTable(
+  dynamo: DynamoDBClient,
+  tableName: string,
+  config = loadServerlessConfig(),
+): Promise<void> {
   const [, table] = resourcesOfType(config, 'AWS::DynamoDB::Table')[0]!;
   const p = table.Properties as Record<string, unknown>;
   const input: CreateTableCommandInput = {
@@ -30,7 +40,9 @@ export async function createTable(dynamo: DynamoDBClient, tableName: string, con
     KeySchema: p.KeySchema as CreateTableCommandInput['KeySchema'],
     GlobalSecondaryIndexes: p.GlobalSecondaryIndexes as CreateTableCommandInput['GlobalSecondaryIndexes'],
     LocalSecondaryIndexes: p.LocalSecondaryIndexes as CreateTableCommandInput['LocalSecondaryIndexes'],
-    StreamSpecification: p.StreamSpecification ? { StreamEnabled: true, ...(p.StreamSpecification as object) } : undefined,
+    StreamSpecification: p.StreamSpecification
+      ? { StreamEnabled: true, ...(p.StreamSpecification as object) }
+      : undefined,
   };
   try {
     await dynamo.send(new CreateTableCommand(input));
@@ -52,9 +64,15 @@ export async function createTable(dynamo: DynamoDBClient, tableName: string, con
  * Creates every AWS::SQS::Queue, dead-letter queues first, with names resolved for `stage`: each
  * round creates at once every queue whose dead-letter queue exists.
  */
-export async function createQueues(sqs: SQSClient, stage: string, config = loadServerlessConfig()): Promise<ProvisionedStack['queues']> {
+export async function createQueues(
+  sqs: SQSClient,
+  stage: string,
+  config = loadServerlessConfig(),
+): Promise<ProvisionedStack['queues']> {
   const created: ProvisionedStack['queues'] = {};
-  const deadLetterTarget = (queue: Resource) => (queue.Properties?.RedrivePolicy as { deadLetterTargetArn: { 'Fn::GetAtt': string[] } } | undefined)?.deadLetterTargetArn['Fn::GetAtt'][0];
+  const deadLetterTarget = (queue: Resource) =>
+    (queue.Properties?.RedrivePolicy as { deadLetterTargetArn: { 'Fn::GetAtt': string[] } } | undefined)
+      ?.deadLetterTargetArn['Fn::GetAtt'][0];
   let pending = resourcesOfType(config, 'AWS::SQS::Queue');
   while (pending.length) {
     const ready = pending.filter(([, q]) => {
@@ -67,7 +85,13 @@ export async function createQueues(sqs: SQSClient, stage: string, config = loadS
       ready.map(async ([logicalId, queue]) => {
         const p = queue.Properties ?? {};
         const attributes: Record<string, string> = {};
-        for (const name of ['VisibilityTimeout', 'MessageRetentionPeriod', 'DelaySeconds', 'ReceiveMessageWaitTimeSeconds', 'MaximumMessageSize']) {
+        for (const name of [
+          'VisibilityTimeout',
+          'MessageRetentionPeriod',
+          'DelaySeconds',
+          'ReceiveMessageWaitTimeSeconds',
+          'MaximumMessageSize',
+        ]) {
           if (p[name] !== undefined) attributes[name] = String(p[name]);
         }
         const redrive = p.RedrivePolicy as { maxReceiveCount: number } | undefined;
@@ -79,7 +103,9 @@ export async function createQueues(sqs: SQSClient, stage: string, config = loadS
         }
         const name = resolveName(String(p.QueueName), config.service, stage);
         const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));
-        const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }));
+        const { Attributes } = await sqs.send(
+          new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }),
+        );
         created[logicalId] = { url: QueueUrl!, arn: Attributes!.QueueArn! };
       }),
     );
@@ -91,7 +117,11 @@ export async function createQueues(sqs: SQSClient, stage: string, config = loadS
  * Creates the AWS::Scheduler::ScheduleGroup of serverless.yml (scheduled sends) and returns its
  * name; an existing group is fine.
  */
-export async function createScheduleGroup(scheduler: SchedulerClient, stage: string, config = loadServerlessConfig()): Promise<string> {
+export async function createScheduleGroup(
+  scheduler: SchedulerClient,
+  stage: string,
+  config = loadServerlessConfig(),
+): Promise<string> {
   const [, group] = resourcesOfType(config, 'AWS::Scheduler::ScheduleGroup')[0]!;
   const name = resolveName(String(group.Properties!.Name), config.service, stage);
   try {

@@ -1,5 +1,16 @@
 import { spawn } from 'node:child_process';
-import { accessSync, closeSync, constants, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { freePort } from './index';
@@ -53,18 +64,24 @@ function findRadicale(): { command: string; args: string[] } {
       return false;
     }
   };
-  const scripts = ['/usr/bin/radicale', '/usr/local/bin/radicale', ...(process.env.PATH ?? '').split(delimiter).map((dir) => join(dir, 'radicale'))];
+  const scripts = [
+    '/usr/bin/radicale',
+    '/usr/local/bin/radicale',
+    ...(process.env.PATH ?? '').split(delimiter).map((dir) => join(dir, 'radicale')),
+  ];
   const script = scripts.find(executable);
   if (script) return { command: script, args: [] };
   for (const python of ['/usr/bin/python3', '/usr/local/bin/python3']) {
-    if (executable(python) && existsSync('/usr/lib/python3/dist-packages/radicale')) return { command: python, args: ['-m', 'radicale'] };
+    if (executable(python) && existsSync('/usr/lib/python3/dist-packages/radicale'))
+      return { command: python, args: ['-m', 'radicale'] };
   }
   throw new Error(RADICALE_NOT_INSTALLED);
 }
 
 function htpasswdLine({ user, password }: RadicaleAccount): string {
   // A colon or line break would split the entry; with plain encryption the rest of the line is the password.
-  if (!user || /[:\s/]/.test(user)) throw new Error(`Radicale account name not usable in an htpasswd file: ${JSON.stringify(user)}`);
+  if (!user || /[:\s/]/.test(user))
+    throw new Error(`Radicale account name not usable in an htpasswd file: ${JSON.stringify(user)}`);
   if (/[\r\n]/.test(password)) throw new Error(`Radicale password for ${user} contains a line break`);
   return `${user}:${password}\n`;
 }
@@ -116,8 +133,17 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  */
 async function probe(url: string, credentials?: RadicaleAccount): Promise<number | undefined> {
   try {
-    const headers: Record<string, string> = credentials ? { authorization: `Basic ${Buffer.from(`${credentials.user}:${credentials.password}`).toString('base64')}`, depth: '0' } : {};
-    const response = await fetch(url, { method: credentials ? 'PROPFIND' : 'OPTIONS', headers, signal: AbortSignal.timeout(2000) });
+    const headers: Record<string, string> = credentials
+      ? {
+          authorization: `Basic ${Buffer.from(`${credentials.user}:${credentials.password}`).toString('base64')}`,
+          depth: '0',
+        }
+      : {};
+    const response = await fetch(url, {
+      method: credentials ? 'PROPFIND' : 'OPTIONS',
+      headers,
+      signal: AbortSignal.timeout(2000),
+    });
     await response.arrayBuffer();
     return response.status;
   } catch {
@@ -132,7 +158,12 @@ export async function startRadicale(options: RadicaleOptions): Promise<RunningRa
   try {
     mkdirSync(join(d, 'collections'), { recursive: true });
     const accounts = new Map<string, string>();
-    const writeUsers = () => writeFileSync(join(d, 'users'), [...accounts].map(([user, password]) => htpasswdLine({ user, password })).join(''), { mode: 0o600 });
+    const writeUsers = () =>
+      writeFileSync(
+        join(d, 'users'),
+        [...accounts].map(([user, password]) => htpasswdLine({ user, password })).join(''),
+        { mode: 0o600 },
+      );
     for (const account of options.accounts) {
       htpasswdLine(account);
       accounts.set(account.user, account.password);
@@ -146,7 +177,10 @@ export async function startRadicale(options: RadicaleOptions): Promise<RunningRa
 
     // Radicale logs to stderr: straight into the log file, which outlives the process for a post-mortem.
     const log = openSync(join(d, LOG), 'a');
-    const child = spawn(command, [...args, '--config', conf], { stdio: ['ignore', log, log], env: { ...process.env, RADICALE_CONFIG: conf } });
+    const child = spawn(command, [...args, '--config', conf], {
+      stdio: ['ignore', log, log],
+      env: { ...process.env, RADICALE_CONFIG: conf },
+    });
     closeSync(log);
     const handle = childProcess(child);
     let exited = false;
@@ -182,7 +216,10 @@ export async function startRadicale(options: RadicaleOptions): Promise<RunningRa
         for (;;) {
           const status = await probe(url, { user, password });
           if (status !== undefined && status !== 401 && status !== 403) return;
-          if (Date.now() > until) throw new Error(`Radicale did not accept the new account ${user} within 5 s (status ${status}):\n${logTail(d)}`);
+          if (Date.now() > until)
+            throw new Error(
+              `Radicale did not accept the new account ${user} within 5 s (status ${status}):\n${logTail(d)}`,
+            );
           await sleep(100);
         }
       },

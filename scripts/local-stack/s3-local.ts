@@ -13,7 +13,12 @@ import { httpService, type RunningService } from './service';
  * s3rver's listen() has no 'error' listener, so a taken port would crash the process instead of
  * rejecting here.
  */
-export async function startS3Local(options: { port: number; host?: string; directory: string; buckets: string[] }): Promise<RunningService> {
+export async function startS3Local(options: {
+  port: number;
+  host?: string;
+  directory: string;
+  buckets: string[];
+}): Promise<RunningService> {
   const host = options.host ?? '127.0.0.1';
   const s3 = new S3rver({
     silent: true,

@@ -46,7 +46,14 @@ export interface SchedulerLocalOptions {
   /** Base delay of retries of a failed target invocation (default 1000 ms, doubling, capped at 30 s). Tests make it small. */
   retryBaseMs?: number;
   /** Called after each invocation attempt outcome (for tests/benchmarks). */
-  onFire?: (event: { name: string; group: string; dueAt: number; firedAt: number; ok: boolean; error?: string }) => void;
+  onFire?: (event: {
+    name: string;
+    group: string;
+    dueAt: number;
+    firedAt: number;
+    ok: boolean;
+    error?: string;
+  }) => void;
 }
 
 export interface SchedulerLocal extends RunningService {
@@ -69,13 +76,24 @@ const SQS_ARN = /^arn:aws[a-z-]*:sqs:[a-z0-9-]+:\d{12}:([a-zA-Z0-9_-]{1,80}(?:\.
 
 class ApiError extends Error {
   constructor(
-    readonly type: 'ValidationException' | 'ConflictException' | 'ResourceNotFoundException' | 'UnknownOperationException' | 'InternalServerException',
+    readonly type:
+      | 'ValidationException'
+      | 'ConflictException'
+      | 'ResourceNotFoundException'
+      | 'UnknownOperationException'
+      | 'InternalServerException',
     message: string,
   ) {
     super(message);
   }
   get status(): number {
-    return { ValidationException: 400, ConflictException: 409, ResourceNotFoundException: 404, UnknownOperationException: 404, InternalServerException: 500 }[this.type];
+    return {
+      ValidationException: 400,
+      ConflictException: 409,
+      ResourceNotFoundException: 404,
+      UnknownOperationException: 404,
+      InternalServerException: 500,
+    }[this.type];
   }
 }
 
@@ -91,7 +109,11 @@ interface Schedule {
   dueAt: number;
   flexibleTimeWindow: Json;
   /** As sent, with RetryPolicy's defaults filled in (GetSchedule returns it so). */
-  target: Json & { Arn: string; Input?: string; RetryPolicy: { MaximumEventAgeInSeconds: number; MaximumRetryAttempts: number } };
+  target: Json & {
+    Arn: string;
+    Input?: string;
+    RetryPolicy: { MaximumEventAgeInSeconds: number; MaximumRetryAttempts: number };
+  };
   state: 'ENABLED' | 'DISABLED';
   actionAfterCompletion: 'NONE' | 'DELETE';
   description?: string;
@@ -180,7 +202,8 @@ function obj(input: Json, key: string, field: string, required: boolean): Json |
 
 function oneOf<T extends string>(input: Json, key: string, field: string, values: readonly T[], fallback?: T): T {
   const value = str(input, key, field, fallback === undefined) ?? fallback!;
-  if (!(values as readonly string[]).includes(value)) throw invalid(field, value, `Member must satisfy enum value set: [${values.join(', ')}]`);
+  if (!(values as readonly string[]).includes(value))
+    throw invalid(field, value, `Member must satisfy enum value set: [${values.join(', ')}]`);
   return value as T;
 }
 
@@ -207,7 +230,16 @@ function formatter(timeZone: string): Intl.DateTimeFormat | undefined {
   let format = formatters.get(timeZone);
   if (!format) {
     try {
-      format = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' });
+      format = new Intl.DateTimeFormat('en-US', {
+        timeZone,
+        hourCycle: 'h23',
+        year: 'numeric',
+        month: 'numeric',
+        day: 'numeric',
+        hour: 'numeric',
+        minute: 'numeric',
+        second: 'numeric',
+      });
     } catch {
       return undefined;
     }
@@ -230,7 +262,10 @@ function offsetAt(utc: number, format: Intl.DateTimeFormat): number {
  */
 function dueTime(expression: string, timeZone: string): number {
   if (/^(rate|cron)\(/.test(expression)) {
-    throw new ApiError('ValidationException', `Invalid Schedule Expression ${expression}. The local EventBridge Scheduler emulator supports only one-time at() schedules, not rate() or cron().`);
+    throw new ApiError(
+      'ValidationException',
+      `Invalid Schedule Expression ${expression}. The local EventBridge Scheduler emulator supports only one-time at() schedules, not rate() or cron().`,
+    );
   }
   const match = AT.exec(expression);
   if (!match) throw new ApiError('ValidationException', `Invalid Schedule Expression ${expression}.`);
@@ -319,7 +354,12 @@ export async function startSchedulerLocal(options: SchedulerLocalOptions): Promi
 
   const groups = new Map<string, Group>();
   const groupArn = (name: string) => `arn:aws:scheduler:${region}:${accountId}:schedule-group/${name}`;
-  groups.set(DEFAULT_GROUP, { name: DEFAULT_GROUP, arn: groupArn(DEFAULT_GROUP), created: Date.now() / 1000, schedules: new Map() });
+  groups.set(DEFAULT_GROUP, {
+    name: DEFAULT_GROUP,
+    arn: groupArn(DEFAULT_GROUP),
+    created: Date.now() / 1000,
+    schedules: new Map(),
+  });
   const size = () => [...groups.values()].reduce((n, g) => n + g.schedules.size, 0);
 
   const findGroup = (name: string): Group => {
@@ -409,7 +449,11 @@ export async function startSchedulerLocal(options: SchedulerLocalOptions): Promi
     }
     return url;
   };
-  const sendTo = async (arn: string, body: string, extra: { MessageGroupId?: string; MessageAttributes?: Record<string, MessageAttributeValue> }) => {
+  const sendTo = async (
+    arn: string,
+    body: string,
+    extra: { MessageGroupId?: string; MessageAttributes?: Record<string, MessageAttributeValue> },
+  ) => {
     const queueName = SQS_ARN.exec(arn)![1]!;
     try {
       const QueueUrl = await queueUrl(queueName);
@@ -453,16 +497,29 @@ export async function startSchedulerLocal(options: SchedulerLocalOptions): Promi
         error = caught;
       }
       if (stopped) return;
-      const message = error === undefined ? undefined : error instanceof Error ? error.message || error.name : String(error);
+      const message =
+        error === undefined ? undefined : error instanceof Error ? error.message || error.name : String(error);
       try {
-        options.onFire?.({ name: schedule.name, group: schedule.group, dueAt: schedule.dueAt, firedAt, ok: error === undefined, ...(message === undefined ? {} : { error: message }) });
+        options.onFire?.({
+          name: schedule.name,
+          group: schedule.group,
+          dueAt: schedule.dueAt,
+          firedAt,
+          ok: error === undefined,
+          ...(message === undefined ? {} : { error: message }),
+        });
       } catch {
         // An observer's failure is not the invocation's.
       }
       if (error === undefined) break;
 
       const delay = Math.min(retryBaseMs * 2 ** retries, MAX_RETRY_DELAY_MS);
-      const exhausted = retries >= MaximumRetryAttempts ? 'MaximumRetryAttempts' : Date.now() + delay - firstAttempt > MaximumEventAgeInSeconds * 1000 ? 'MaximumEventAgeInSeconds' : undefined;
+      const exhausted =
+        retries >= MaximumRetryAttempts
+          ? 'MaximumRetryAttempts'
+          : Date.now() + delay - firstAttempt > MaximumEventAgeInSeconds * 1000
+            ? 'MaximumEventAgeInSeconds'
+            : undefined;
       if (exhausted) {
         await deadLetter(schedule, error, exhausted, retries);
         if (stopped) return;
@@ -509,29 +566,46 @@ export async function startSchedulerLocal(options: SchedulerLocalOptions): Promi
     const window = obj(input, 'FlexibleTimeWindow', 'flexibleTimeWindow', true)!;
     const mode = oneOf(window, 'Mode', 'flexibleTimeWindow.mode', ['OFF', 'FLEXIBLE'] as const);
     const windowMinutes = int(window, 'MaximumWindowInMinutes', 'flexibleTimeWindow.maximumWindowInMinutes', 1, 1440);
-    if (mode === 'FLEXIBLE' && windowMinutes === undefined) throw new ApiError('ValidationException', 'MaximumWindowInMinutes is required when Mode is FLEXIBLE.');
+    if (mode === 'FLEXIBLE' && windowMinutes === undefined)
+      throw new ApiError('ValidationException', 'MaximumWindowInMinutes is required when Mode is FLEXIBLE.');
     const timezone = str(input, 'ScheduleExpressionTimezone', 'scheduleExpressionTimezone', false) ?? 'UTC';
     const state = oneOf(input, 'State', 'state', ['ENABLED', 'DISABLED'] as const, 'ENABLED');
-    const actionAfterCompletion = oneOf(input, 'ActionAfterCompletion', 'actionAfterCompletion', ['NONE', 'DELETE'] as const, 'NONE');
+    const actionAfterCompletion = oneOf(
+      input,
+      'ActionAfterCompletion',
+      'actionAfterCompletion',
+      ['NONE', 'DELETE'] as const,
+      'NONE',
+    );
     const description = str(input, 'Description', 'description', false);
-    if (description !== undefined && description.length > 512) throw invalid('description', description, 'Member must have length less than or equal to 512');
+    if (description !== undefined && description.length > 512)
+      throw invalid('description', description, 'Member must have length less than or equal to 512');
 
     const targetArn = str(targetIn, 'Arn', 'target.arn', true)!;
     str(targetIn, 'RoleArn', 'target.roleArn', true);
     if (!SQS_ARN.test(targetArn)) {
-      throw new ApiError('ValidationException', `Invalid target ${targetArn}: the local EventBridge Scheduler emulator fires SQS queue targets (arn:aws:sqs:<region>:<account>:<queue>) only.`);
+      throw new ApiError(
+        'ValidationException',
+        `Invalid target ${targetArn}: the local EventBridge Scheduler emulator fires SQS queue targets (arn:aws:sqs:<region>:<account>:<queue>) only.`,
+      );
     }
     const input_ = str(targetIn, 'Input', 'target.input', false);
     if (input_ === '') throw invalid('target.input', input_, 'Member must have length greater than or equal to 1');
     const retryIn = obj(targetIn, 'RetryPolicy', 'target.retryPolicy', false) ?? {};
     const retryPolicy = {
-      MaximumEventAgeInSeconds: int(retryIn, 'MaximumEventAgeInSeconds', 'target.retryPolicy.maximumEventAgeInSeconds', 60, 86400) ?? 86400,
-      MaximumRetryAttempts: int(retryIn, 'MaximumRetryAttempts', 'target.retryPolicy.maximumRetryAttempts', 0, 185) ?? 185,
+      MaximumEventAgeInSeconds:
+        int(retryIn, 'MaximumEventAgeInSeconds', 'target.retryPolicy.maximumEventAgeInSeconds', 60, 86400) ?? 86400,
+      MaximumRetryAttempts:
+        int(retryIn, 'MaximumRetryAttempts', 'target.retryPolicy.maximumRetryAttempts', 0, 185) ?? 185,
     };
     const dlqIn = obj(targetIn, 'DeadLetterConfig', 'target.deadLetterConfig', false);
     const dlqArn = dlqIn && str(dlqIn, 'Arn', 'target.deadLetterConfig.arn', false);
     if (dlqArn !== undefined && !SQS_ARN.test(dlqArn)) {
-      throw invalid('target.deadLetterConfig.arn', dlqArn, 'Member must satisfy regular expression pattern: arn:aws(-[a-z]+)?:sqs:[a-z0-9\\-]+:\\d{12}:[a-zA-Z0-9\\-_]+');
+      throw invalid(
+        'target.deadLetterConfig.arn',
+        dlqArn,
+        'Member must satisfy regular expression pattern: arn:aws(-[a-z]+)?:sqs:[a-z0-9\\-]+:\\d{12}:[a-zA-Z0-9\\-_]+',
+      );
     }
     const dueAt = dueTime(expression, timezone);
 
@@ -551,7 +625,10 @@ export async function startSchedulerLocal(options: SchedulerLocalOptions): Promi
       expression,
       timezone,
       dueAt,
-      flexibleTimeWindow: { Mode: mode, ...(windowMinutes === undefined ? {} : { MaximumWindowInMinutes: windowMinutes }) },
+      flexibleTimeWindow: {
+        Mode: mode,
+        ...(windowMinutes === undefined ? {} : { MaximumWindowInMinutes: windowMinutes }),
+      },
       target: { ...targetIn, Arn: targetArn, RetryPolicy: retryPolicy },
       state,
       actionAfterCompletion,
@@ -592,35 +669,59 @@ export async function startSchedulerLocal(options: SchedulerLocalOptions): Promi
   function page<T>(items: T[], key: (item: T) => string, query: URLSearchParams): { page: T[]; NextToken?: string } {
     const max = query.get('MaxResults');
     const limit = max === null ? 100 : Number(max);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalid('maxResults', max, 'Member must have value between 1 and 100');
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100)
+      throw invalid('maxResults', max, 'Member must have value between 1 and 100');
     const token = query.get('NextToken');
     let after = '';
     if (token !== null) {
       after = Buffer.from(token, 'base64url').toString('utf8');
-      if (!after || Buffer.from(after).toString('base64url') !== token) throw new ApiError('ValidationException', 'Invalid NextToken.');
+      if (!after || Buffer.from(after).toString('base64url') !== token)
+        throw new ApiError('ValidationException', 'Invalid NextToken.');
     }
-    const sorted = items.map((item) => [key(item), item] as const).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    const sorted = items
+      .map((item) => [key(item), item] as const)
+      .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
     const rest = sorted.filter(([k]) => k > after);
     const out = rest.slice(0, limit);
-    return { page: out.map(([, item]) => item), ...(rest.length > limit ? { NextToken: Buffer.from(out.at(-1)![0]).toString('base64url') } : {}) };
+    return {
+      page: out.map(([, item]) => item),
+      ...(rest.length > limit ? { NextToken: Buffer.from(out.at(-1)![0]).toString('base64url') } : {}),
+    };
   }
 
   function listSchedules(query: URLSearchParams) {
     const groupName = query.get('ScheduleGroup');
     const prefix = query.get('NamePrefix') ?? '';
     const state = query.get('State');
-    if (state !== null && state !== 'ENABLED' && state !== 'DISABLED') throw invalid('state', state, 'Member must satisfy enum value set: [ENABLED, DISABLED]');
+    if (state !== null && state !== 'ENABLED' && state !== 'DISABLED')
+      throw invalid('state', state, 'Member must satisfy enum value set: [ENABLED, DISABLED]');
     const from = groupName ? [groups.get(groupName)].filter((g) => g !== undefined) : [...groups.values()];
-    const all = from.flatMap((g) => [...g.schedules.values()]).filter((s) => s.name.startsWith(prefix) && (state === null || s.state === state));
+    const all = from
+      .flatMap((g) => [...g.schedules.values()])
+      .filter((s) => s.name.startsWith(prefix) && (state === null || s.state === state));
     // Group, then name; the NUL keeps "a"/"b" apart from "a-"/… whatever the characters.
     const { page: schedules, NextToken } = page(all, (s) => `${s.group}\u0000${s.name}`, query);
     return {
-      Schedules: schedules.map((s) => ({ Arn: s.arn, Name: s.name, GroupName: s.group, State: s.state, CreationDate: s.created, LastModificationDate: s.modified, Target: { Arn: s.target.Arn } })),
+      Schedules: schedules.map((s) => ({
+        Arn: s.arn,
+        Name: s.name,
+        GroupName: s.group,
+        State: s.state,
+        CreationDate: s.created,
+        LastModificationDate: s.modified,
+        Target: { Arn: s.target.Arn },
+      })),
       NextToken,
     };
   }
 
-  const describeGroup = (g: Group) => ({ Arn: g.arn, Name: g.name, State: 'ACTIVE', CreationDate: g.created, LastModificationDate: g.created });
+  const describeGroup = (g: Group) => ({
+    Arn: g.arn,
+    Name: g.name,
+    State: 'ACTIVE',
+    CreationDate: g.created,
+    LastModificationDate: g.created,
+  });
 
   function createGroup(name: string, input: Json) {
     checkName(name, 'name');
@@ -635,7 +736,8 @@ export async function startSchedulerLocal(options: SchedulerLocalOptions): Promi
   }
 
   function deleteGroup(name: string) {
-    if (name === DEFAULT_GROUP) throw new ApiError('ValidationException', 'The default schedule group cannot be deleted.');
+    if (name === DEFAULT_GROUP)
+      throw new ApiError('ValidationException', 'The default schedule group cannot be deleted.');
     const group = findGroup(name);
     for (const schedule of [...group.schedules.values()]) removeSchedule(schedule);
     groups.delete(name);
@@ -643,7 +745,10 @@ export async function startSchedulerLocal(options: SchedulerLocalOptions): Promi
   }
 
   const unsupported = (operation: string) => {
-    throw new ApiError('ValidationException', `${operation} is not supported by the local EventBridge Scheduler emulator.`);
+    throw new ApiError(
+      'ValidationException',
+      `${operation} is not supported by the local EventBridge Scheduler emulator.`,
+    );
   };
 
   /** Routes a request to its operation by method and path, as the SDK's HTTP bindings lay them out. */
@@ -696,7 +801,8 @@ export async function startSchedulerLocal(options: SchedulerLocalOptions): Promi
           } catch {
             throw new ApiError('ValidationException', 'The request body is not JSON');
           }
-          if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new ApiError('ValidationException', 'The request body is not a JSON object');
+          if (typeof input !== 'object' || input === null || Array.isArray(input))
+            throw new ApiError('ValidationException', 'The request body is not a JSON object');
           return input as Json;
         };
         send(res, 200, route(req.method ?? 'GET', segments, url.searchParams, body));

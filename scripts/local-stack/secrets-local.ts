@@ -75,7 +75,8 @@ function stringField(input: Record<string, unknown>, name: string, required = tr
     if (required) throw new ApiError('InvalidParameterException', `${name} is required`);
     return undefined;
   }
-  if (typeof value !== 'string' || value === '') throw new ApiError('InvalidParameterException', `${name} must be a non-empty string`);
+  if (typeof value !== 'string' || value === '')
+    throw new ApiError('InvalidParameterException', `${name} must be a non-empty string`);
   return value;
 }
 
@@ -96,9 +97,18 @@ export async function startSecretsLocal(options: SecretsLocalOptions): Promise<R
     CreateSecret(input) {
       const name = stringField(input, 'Name')!;
       const value = stringField(input, 'SecretString');
-      if (value === undefined) throw new ApiError('InvalidParameterException', 'SecretString is required (binary secrets are not supported here)');
-      if (Buffer.byteLength(value) > MAX_SECRET) throw new ApiError('InvalidParameterException', `SecretString is longer than ${MAX_SECRET} characters`);
-      if (byName.has(name)) throw new ApiError('ResourceExistsException', `The operation failed because the secret ${name} already exists.`);
+      if (value === undefined)
+        throw new ApiError(
+          'InvalidParameterException',
+          'SecretString is required (binary secrets are not supported here)',
+        );
+      if (Buffer.byteLength(value) > MAX_SECRET)
+        throw new ApiError('InvalidParameterException', `SecretString is longer than ${MAX_SECRET} characters`);
+      if (byName.has(name))
+        throw new ApiError(
+          'ResourceExistsException',
+          `The operation failed because the secret ${name} already exists.`,
+        );
       // Like AWS: the name, a dash and six random characters.
       const suffix = randomBytes(6).toString('base64url').replace(/[-_]/g, 'x').slice(0, 6);
       const secret: Secret = {
@@ -116,10 +126,23 @@ export async function startSecretsLocal(options: SecretsLocalOptions): Promise<R
       const secret = find(stringField(input, 'SecretId')!);
       const versionId = stringField(input, 'VersionId', false);
       const stage = stringField(input, 'VersionStage', false);
-      if ((versionId !== undefined && versionId !== secret.versionId) || (stage !== undefined && stage !== 'AWSCURRENT')) {
-        throw new ApiError('ResourceNotFoundException', "Secrets Manager can't find the specified secret value for the given version.");
+      if (
+        (versionId !== undefined && versionId !== secret.versionId) ||
+        (stage !== undefined && stage !== 'AWSCURRENT')
+      ) {
+        throw new ApiError(
+          'ResourceNotFoundException',
+          "Secrets Manager can't find the specified secret value for the given version.",
+        );
       }
-      return { ARN: secret.arn, Name: secret.name, SecretString: secret.value, VersionId: secret.versionId, VersionStages: ['AWSCURRENT'], CreatedDate: secret.created };
+      return {
+        ARN: secret.arn,
+        Name: secret.name,
+        SecretString: secret.value,
+        VersionId: secret.versionId,
+        VersionStages: ['AWSCURRENT'],
+        CreatedDate: secret.created,
+      };
     },
     DeleteSecret(input) {
       const secret = find(stringField(input, 'SecretId')!);
@@ -132,11 +155,13 @@ export async function startSecretsLocal(options: SecretsLocalOptions): Promise<R
   const server = createServer((req, res) => {
     void (async () => {
       try {
-        if (req.method !== 'POST' || (req.url ?? '/').split('?')[0] !== '/') throw new ApiError('UnknownOperationException', 'Only POST / is served', 404);
+        if (req.method !== 'POST' || (req.url ?? '/').split('?')[0] !== '/')
+          throw new ApiError('UnknownOperationException', 'Only POST / is served', 404);
         const target = String(req.headers['x-amz-target'] ?? '');
         const name = target.startsWith(TARGET_PREFIX) ? target.slice(TARGET_PREFIX.length) : '';
         const body = await readBody(req);
-        if (!Object.hasOwn(operations, name)) throw new ApiError('UnknownOperationException', `Unknown operation ${target || '(no X-Amz-Target)'}`);
+        if (!Object.hasOwn(operations, name))
+          throw new ApiError('UnknownOperationException', `Unknown operation ${target || '(no X-Amz-Target)'}`);
         const operation = operations[name]!;
         let input: unknown;
         try {
@@ -144,7 +169,8 @@ export async function startSecretsLocal(options: SecretsLocalOptions): Promise<R
         } catch {
           throw new ApiError('SerializationException', 'The request body is not JSON');
         }
-        if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new ApiError('SerializationException', 'The request body is not a JSON object');
+        if (typeof input !== 'object' || input === null || Array.isArray(input))
+          throw new ApiError('SerializationException', 'The request body is not a JSON object');
         send(res, 200, operation(input as Record<string, unknown>));
       } catch (error) {
         if (res.headersSent) return res.destroy();

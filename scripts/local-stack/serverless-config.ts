@@ -10,7 +10,25 @@ import { parse, type Tags } from 'yaml';
  */
 export const ROOT = join(fileURLToPath(import.meta.url), '..', '..', '..');
 
-const INTRINSICS = ['Ref', 'GetAtt', 'Sub', 'Join', 'If', 'Equals', 'Select', 'Split', 'ImportValue', 'FindInMap', 'Base64', 'GetAZs', 'Not', 'And', 'Or', 'Condition', 'Cidr'];
+const INTRINSICS = [
+  'Ref',
+  'GetAtt',
+  'Sub',
+  'Join',
+  'If',
+  'Equals',
+  'Select',
+  'Split',
+  'ImportValue',
+  'FindInMap',
+  'Base64',
+  'GetAZs',
+  'Not',
+  'And',
+  'Or',
+  'Condition',
+  'Cidr',
+];
 
 function intrinsicName(tag: string) {
   return tag === 'Ref' || tag === 'Condition' ? tag : `Fn::${tag}`;
@@ -42,7 +60,10 @@ export interface HttpApiEvent {
 
 export interface ServerlessConfig {
   service: string;
-  functions: Record<string, { handler: string; role?: string; environment?: Record<string, string>; events?: Record<string, unknown>[] }>;
+  functions: Record<
+    string,
+    { handler: string; role?: string; environment?: Record<string, string>; events?: Record<string, unknown>[] }
+  >;
   resources: { Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }> };
   custom: Record<string, unknown>;
   provider: Record<string, unknown>;

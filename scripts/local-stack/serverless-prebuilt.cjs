@@ -25,7 +25,9 @@ const { join } = require('node:path');
 class NoBundling {
   constructor(serverless) {
     // serverless-esbuild's function option, should serverless.yml ever set it.
-    serverless.configSchemaHandler.defineFunctionProperties(serverless.service.provider.name, { properties: { skipEsbuild: { type: 'boolean' } } });
+    serverless.configSchemaHandler.defineFunctionProperties(serverless.service.provider.name, {
+      properties: { skipEsbuild: { type: 'boolean' } },
+    });
   }
 }
 

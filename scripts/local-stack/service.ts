@@ -27,7 +27,12 @@ export function listen(server: NetServer, port: number, host: string): Promise<n
 export const httpEndpoint = (host: string, port: number) => `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 
 /** An HTTP server as a service: listening on `port` of `host`; stop closes its connections too. `beforeStop` runs first. */
-export async function httpService(server: Server, port: number, host: string, beforeStop: () => void = () => undefined): Promise<RunningService> {
+export async function httpService(
+  server: Server,
+  port: number,
+  host: string,
+  beforeStop: () => void = () => undefined,
+): Promise<RunningService> {
   const listening = await listen(server, port, host);
   return {
     endpoint: httpEndpoint(host, listening),
@@ -46,7 +51,10 @@ export async function httpService(server: Server, port: number, host: string, be
  * makes it the service at `endpoint` once that answers, and `stop` (also for a child that never
  * got there) asks it to end (SIGTERM), then kills it after `graceMs` (3 s unless told).
  */
-export function childProcess(child: ChildProcess, graceMs?: number): { stop(): Promise<void>; serving(endpoint: string): RunningService } {
+export function childProcess(
+  child: ChildProcess,
+  graceMs?: number,
+): { stop(): Promise<void>; serving(endpoint: string): RunningService } {
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
   const stop = () => {

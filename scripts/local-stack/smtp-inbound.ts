@@ -30,7 +30,12 @@ function smtpError(responseCode: number, message: string): SMTPServerError {
 
 const tryLater = () => smtpError(451, '4.3.0 temporary failure, try again later');
 
-export async function startInboundSmtp(options: { port: number; host?: string; maxBytes?: number; handlers: InboundHandlers }): Promise<RunningService & { port: number }> {
+export async function startInboundSmtp(options: {
+  port: number;
+  host?: string;
+  maxBytes?: number;
+  handlers: InboundHandlers;
+}): Promise<RunningService & { port: number }> {
   const host = options.host ?? '127.0.0.1';
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   const { handlers } = options;
@@ -47,7 +52,10 @@ export async function startInboundSmtp(options: { port: number; host?: string; m
     return known ? undefined : smtpError(550, `5.1.1 <${address}>: no such Agent Account`);
   }
 
-  async function receive(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<SMTPServerError | undefined> {
+  async function receive(
+    stream: SMTPServerDataStream,
+    session: SMTPServerSession,
+  ): Promise<SMTPServerError | undefined> {
     // The stream must be drained even when the message is refused, or the session stalls.
     const raw = await buffer(stream);
     if (stream.sizeExceeded) return smtpError(552, `5.3.4 message exceeds the ${maxBytes} byte limit`);

@@ -43,14 +43,22 @@ async function parseSubject(raw: Buffer): Promise<string | null> {
   try {
     // Loaded for the first message: ~0.2 s that the local stack's start does without.
     const { simpleParser } = await import('mailparser');
-    const parsed = await simpleParser(end < 0 ? raw : raw.subarray(0, end + 2), { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true });
+    const parsed = await simpleParser(end < 0 ? raw : raw.subarray(0, end + 2), {
+      skipHtmlToText: true,
+      skipTextToHtml: true,
+      skipImageLinks: true,
+    });
     return parsed.subject ?? null;
   } catch {
     return null;
   }
 }
 
-export async function startSmtpSink(options: { smtpPort: number; httpPort: number; host?: string }): Promise<RunningService & { smtpUrl: string; httpUrl: string }> {
+export async function startSmtpSink(options: {
+  smtpPort: number;
+  httpPort: number;
+  host?: string;
+}): Promise<RunningService & { smtpUrl: string; httpUrl: string }> {
   const host = options.host ?? '127.0.0.1';
   let messages: SunkMessage[] = [];
 
@@ -69,7 +77,10 @@ export async function startSmtpSink(options: { smtpPort: number; httpPort: numbe
   }
 
   /** Resolves to the error to answer with, or undefined once the message is kept. */
-  async function receive(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<SMTPServerError | undefined> {
+  async function receive(
+    stream: SMTPServerDataStream,
+    session: SMTPServerSession,
+  ): Promise<SMTPServerError | undefined> {
     const raw = await buffer(stream);
     if (stream.sizeExceeded) return smtpError(552, `5.3.4 message exceeds the ${MAX_BYTES} byte limit`);
     await store(raw, session);
@@ -119,7 +130,14 @@ export async function startSmtpSink(options: { smtpPort: number; httpPort: numbe
         return sendJson(
           res,
           200,
-          selected.map(({ id, mailFrom, recipients, receivedAt, subject, size }) => ({ id, mailFrom, recipients, receivedAt, subject, size })),
+          selected.map(({ id, mailFrom, recipients, receivedAt, subject, size }) => ({
+            id,
+            mailFrom,
+            recipients,
+            receivedAt,
+            subject,
+            size,
+          })),
         );
       }
       if (req.method === 'DELETE') {

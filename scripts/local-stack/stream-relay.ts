@@ -43,8 +43,13 @@ export interface StreamRelay {
 /** A record as Lambda's event carries it: binary attributes as base64 text, times in seconds. */
 function toLambdaRecord(record: StreamRecord, streamArn: string, region: string): DynamoDBRecord {
   const json = JSON.parse(
-    JSON.stringify(record.dynamodb ?? {}, (_key, value: unknown) => (value instanceof Uint8Array ? Buffer.from(value).toString('base64') : value)),
-    (_key, value: unknown) => (value && typeof value === 'object' && (value as { type?: string }).type === 'Buffer' ? Buffer.from((value as { data: number[] }).data).toString('base64') : value),
+    JSON.stringify(record.dynamodb ?? {}, (_key, value: unknown) =>
+      value instanceof Uint8Array ? Buffer.from(value).toString('base64') : value,
+    ),
+    (_key, value: unknown) =>
+      value && typeof value === 'object' && (value as { type?: string }).type === 'Buffer'
+        ? Buffer.from((value as { data: number[] }).data).toString('base64')
+        : value,
   ) as Record<string, unknown>;
   const created = record.dynamodb?.ApproximateCreationDateTime;
   return {
@@ -54,7 +59,10 @@ function toLambdaRecord(record: StreamRecord, streamArn: string, region: string)
     eventSource: 'aws:dynamodb',
     awsRegion: region,
     eventSourceARN: streamArn,
-    dynamodb: { ...json, ...(created ? { ApproximateCreationDateTime: Math.floor(new Date(created).getTime() / 1000) } : {}) },
+    dynamodb: {
+      ...json,
+      ...(created ? { ApproximateCreationDateTime: Math.floor(new Date(created).getTime() / 1000) } : {}),
+    },
   } as DynamoDBRecord;
 }
 
@@ -63,15 +71,20 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export async function startStreamRelay(options: StreamRelayOptions): Promise<StreamRelay> {
   const dynamo = new DynamoDBClient({});
   // DynamoDB Local (and LocalStack) serve the Streams API on the DynamoDB endpoint.
-  const endpoint = process.env.AWS_ENDPOINT_URL_DYNAMODB_STREAMS ?? process.env.AWS_ENDPOINT_URL_DYNAMODB ?? process.env.AWS_ENDPOINT_URL;
+  const endpoint =
+    process.env.AWS_ENDPOINT_URL_DYNAMODB_STREAMS ??
+    process.env.AWS_ENDPOINT_URL_DYNAMODB ??
+    process.env.AWS_ENDPOINT_URL;
   const streams = new DynamoDBStreamsClient(endpoint ? { endpoint } : {});
   const region = await dynamo.config.region();
   const { Table } = await dynamo.send(new DescribeTableCommand({ TableName: options.tableName }));
   const streamArn = Table?.LatestStreamArn;
-  if (!streamArn) throw new Error(`Table ${options.tableName} has no stream: serverless.yml must give it a StreamSpecification`);
+  if (!streamArn)
+    throw new Error(`Table ${options.tableName} has no stream: serverless.yml must give it a StreamSpecification`);
   const batchSize = options.batchSize ?? 100;
   const idleMs = options.idleMs ?? 50;
-  const onError = options.onError ?? ((error) => process.stderr.write(`stream relay: ${(error as Error).stack ?? String(error)}\n`));
+  const onError =
+    options.onError ?? ((error) => process.stderr.write(`stream relay: ${(error as Error).stack ?? String(error)}\n`));
 
   let stopped = false;
   /** Shards being read, and the last sequence number handed over and accepted in each. */
@@ -82,7 +95,9 @@ export async function startStreamRelay(options: StreamRelayOptions): Promise<Str
     const input = after
       ? { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER' as const, SequenceNumber: after }
       : { ShardIteratorType: (first ? (options.from ?? 'LATEST') : 'TRIM_HORIZON') as 'LATEST' | 'TRIM_HORIZON' };
-    const { ShardIterator } = await streams.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shardId, ...input }));
+    const { ShardIterator } = await streams.send(
+      new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shardId, ...input }),
+    );
     return ShardIterator;
   };
 
@@ -120,7 +135,14 @@ export async function startStreamRelay(options: StreamRelayOptions): Promise<Str
           const index = records.findIndex((r) => r.dynamodb?.SequenceNumber === failed);
           if (index > 0) state.last = records[index - 1]!.dynamodb!.SequenceNumber;
           await pause(200);
-          const again = await streams.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shardId, ShardIteratorType: 'AT_SEQUENCE_NUMBER', SequenceNumber: failed }));
+          const again = await streams.send(
+            new GetShardIteratorCommand({
+              StreamArn: streamArn,
+              ShardId: shardId,
+              ShardIteratorType: 'AT_SEQUENCE_NUMBER',
+              SequenceNumber: failed,
+            }),
+          );
           iterator = again.ShardIterator;
           continue;
         }
@@ -146,7 +168,11 @@ export async function startStreamRelay(options: StreamRelayOptions): Promise<Str
       shards.set(id, { done: false, idle: false });
       // Each reader's first iterator is taken before discover() resolves: LATEST is where the stream
       // was when startStreamRelay resolved, so what is written after that is never passed over.
-      starting.push(iteratorFor(id, undefined, first).then((iterator) => void readers.push(readShard(id, first, iterator).catch(onError))));
+      starting.push(
+        iteratorFor(id, undefined, first).then(
+          (iterator) => void readers.push(readShard(id, first, iterator).catch(onError)),
+        ),
+      );
     }
     firstPass = false;
     await Promise.all(starting);

@@ -15,7 +15,8 @@ export function rewriteZip(source: string | undefined, target: string, files: Re
   const count = zip.readUInt16LE(end + 10);
   const directorySize = zip.readUInt32LE(end + 12);
   const directoryOffset = zip.readUInt32LE(end + 16);
-  if (count === 0xffff || directoryOffset === 0xffffffff) throw new Error(`${source}: zip64 archives are not supported`);
+  if (count === 0xffff || directoryOffset === 0xffffffff)
+    throw new Error(`${source}: zip64 archives are not supported`);
 
   interface Entry {
     name: string;
@@ -28,7 +29,11 @@ export function rewriteZip(source: string | undefined, target: string, files: Re
     if (zip.readUInt32LE(at) !== CENTRAL_SIGNATURE) throw new Error(`${source}: bad central directory`);
     const length = 46 + zip.readUInt16LE(at + 28) + zip.readUInt16LE(at + 30) + zip.readUInt16LE(at + 32);
     const record = zip.subarray(at, at + length);
-    entries.push({ name: record.toString('utf8', 46, 46 + record.readUInt16LE(28)), record, offset: record.readUInt32LE(42) });
+    entries.push({
+      name: record.toString('utf8', 46, 46 + record.readUInt16LE(28)),
+      record,
+      offset: record.readUInt32LE(42),
+    });
     at += length;
   }
   // An entry's bytes run to the next entry's (or to the central directory).

@@ -42,23 +42,49 @@ export interface Connection {
 /** A grant whose mail is synced from its server starts (or restarts) its sync once it is committed (shared/services/mail-sync.ts). */
 const syncStart = (provider: Provider, grant: { id: GrantId; application_id: ApplicationId }): OutboxEntry[] =>
   MAIL_SYNCED_PROVIDERS.includes(provider)
-    ? [{ job: { kind: 'start-mail-sync', application_id: grant.application_id, grant_id: grant.id }, id: newId('job'), applicationId: grant.application_id }]
+    ? [
+        {
+          job: { kind: 'start-mail-sync', application_id: grant.application_id, grant_id: grant.id },
+          id: newId('job'),
+          applicationId: grant.application_id,
+        },
+      ]
     : [];
 
 /** Where a grant's provider tokens are sealed (the record they belong to). */
 export const providerTokensContext = (grantId: string) => `grant#${grantId}/provider_tokens`;
 
-async function tokensItem(grantId: GrantRecord['id'], c: Connection, now: number, version: number): Promise<ProviderTokensRecord> {
-  const base = { grant_id: grantId, application_id: c.applicationId, provider: c.provider, scope: c.scope, version, updated_at: now };
+async function tokensItem(
+  grantId: GrantRecord['id'],
+  c: Connection,
+  now: number,
+  version: number,
+): Promise<ProviderTokensRecord> {
+  const base = {
+    grant_id: grantId,
+    application_id: c.applicationId,
+    provider: c.provider,
+    scope: c.scope,
+    version,
+    updated_at: now,
+  };
   if (c.tokens.source === 'password') {
-    return { ...base, source: 'password', sealed: await sealJson(c.tokens.passwords, 'provider-tokens', providerTokensContext(grantId)) };
+    return {
+      ...base,
+      source: 'password',
+      sealed: await sealJson(c.tokens.passwords, 'provider-tokens', providerTokensContext(grantId)),
+    };
   }
   const { source, credential_id, access_token, refresh_token, expires_in } = c.tokens;
   return {
     ...base,
     source,
     ...(credential_id ? { credential_id } : {}),
-    sealed: await sealJson({ access_token, ...(refresh_token ? { refresh_token } : {}) }, 'provider-tokens', providerTokensContext(grantId)),
+    sealed: await sealJson(
+      { access_token, ...(refresh_token ? { refresh_token } : {}) },
+      'provider-tokens',
+      providerTokensContext(grantId),
+    ),
     ...(expires_in ? { access_expires_at: now + expires_in } : {}),
   };
 }
@@ -100,7 +126,17 @@ async function create(c: Connection): Promise<GrantRecord> {
   await grants.insertGrant(
     record,
     [['provider_tokens', providerTokensPut(tokens)]],
-    [{ notification: newNotification({ type: 'grant.created', applicationId: c.applicationId, grantId: record.id, object: toGrantResource(record) }) }, ...syncStart(c.provider, record)],
+    [
+      {
+        notification: newNotification({
+          type: 'grant.created',
+          applicationId: c.applicationId,
+          grantId: record.id,
+          object: toGrantResource(record),
+        }),
+      },
+      ...syncStart(c.provider, record),
+    ],
   );
   return record;
 }
@@ -117,12 +153,30 @@ async function reconnect(existing: GrantRecord, c: Connection): Promise<GrantRec
   try {
     return await grants.reconnectGrant(
       existing,
-      { grant_status: 'valid', scope: c.scope, settings: c.settings, provider_user_id: c.providerUserId, ...(c.name ? { name: c.name } : {}), updated_at: now },
+      {
+        grant_status: 'valid',
+        scope: c.scope,
+        settings: c.settings,
+        provider_user_id: c.providerUserId,
+        ...(c.name ? { name: c.name } : {}),
+        updated_at: now,
+      },
       [['provider_tokens', providerTokensPut(tokens)]],
-      (next) => [{ notification: newNotification({ type: 'grant.updated', applicationId: c.applicationId, grantId: existing.id, object: toGrantResource(next) }) }, ...syncStart(c.provider, existing)],
+      (next) => [
+        {
+          notification: newNotification({
+            type: 'grant.updated',
+            applicationId: c.applicationId,
+            grantId: existing.id,
+            object: toGrantResource(next),
+          }),
+        },
+        ...syncStart(c.provider, existing),
+      ],
     );
   } catch (error) {
-    if (error instanceof StaleWriteError) throw new ConflictError(`The grant for ${c.email} was deleted meanwhile; authenticate again`);
+    if (error instanceof StaleWriteError)
+      throw new ConflictError(`The grant for ${c.email} was deleted meanwhile; authenticate again`);
     throw error;
   }
 }

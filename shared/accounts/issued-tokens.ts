@@ -39,8 +39,16 @@ export async function issueTokens(
 ): Promise<IssuedTokens> {
   const now = clock.nowSeconds();
   const access = newToken(ACCESS_PREFIX);
-  const base = { application_id: p.applicationId, grant_id: p.grantId, scope: p.scope, family: p.family, created_at: now };
-  const items = [...db.tokenPuts(tokenHash(access), { ...base, kind: 'access', expires_at: now + ACCESS_TOKEN_SECONDS })];
+  const base = {
+    application_id: p.applicationId,
+    grant_id: p.grantId,
+    scope: p.scope,
+    family: p.family,
+    created_at: now,
+  };
+  const items = [
+    ...db.tokenPuts(tokenHash(access), { ...base, kind: 'access', expires_at: now + ACCESS_TOKEN_SECONDS }),
+  ];
   const refresh = p.refresh ? newToken(REFRESH_PREFIX) : undefined;
   if (refresh) items.push(...db.tokenPuts(tokenHash(refresh), { ...base, kind: 'refresh' }));
   await transactWrite([...items, ...extra].map((item, i) => [`token:${i}`, item] as const));
@@ -62,19 +70,28 @@ export class RefreshRejectedError extends Error {}
  * uses one wins) and a new pair issued in the same transaction. A refresh token used a second time
  * (already rotated) revokes nothing more but is refused.
  */
-export async function rotateRefreshToken(appId: ApplicationId, refreshToken: string): Promise<{ record: ApiTokenRecord; tokens: IssuedTokens }> {
-  if (!isRefreshToken(refreshToken) || refreshToken.length > 200) throw new RefreshRejectedError('The refresh token is not one Switchboard issued');
+export async function rotateRefreshToken(
+  appId: ApplicationId,
+  refreshToken: string,
+): Promise<{ record: ApiTokenRecord; tokens: IssuedTokens }> {
+  if (!isRefreshToken(refreshToken) || refreshToken.length > 200)
+    throw new RefreshRejectedError('The refresh token is not one Switchboard issued');
   const hash = tokenHash(refreshToken);
   const record = await db.getToken(hash);
-  if (!record || record.kind !== 'refresh') throw new RefreshRejectedError('The refresh token is unknown, revoked or already used');
+  if (!record || record.kind !== 'refresh')
+    throw new RefreshRejectedError('The refresh token is unknown, revoked or already used');
   if (record.application_id !== appId) throw new RefreshRejectedError('The refresh token was issued to another client');
   try {
-    const tokens = await issueTokens({ applicationId: appId, grantId: record.grant_id, scope: record.scope, family: record.family, refresh: true }, [db.tokenTake(hash)]);
+    const tokens = await issueTokens(
+      { applicationId: appId, grantId: record.grant_id, scope: record.scope, family: record.family, refresh: true },
+      [db.tokenTake(hash)],
+    );
     // The copy under the grant goes too (outside the transaction: a leftover copy only points at nothing).
     await db.deleteTokens(record.grant_id, [hash]);
     return { record, tokens };
   } catch (error) {
-    if (error instanceof TransactionConditionError) throw new RefreshRejectedError('The refresh token is unknown, revoked or already used');
+    if (error instanceof TransactionConditionError)
+      throw new RefreshRejectedError('The refresh token is unknown, revoked or already used');
     throw error;
   }
 }

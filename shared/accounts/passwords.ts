@@ -10,7 +10,9 @@ import { accountOfGrant, type ImapAccount, type ImapPasswords } from '#shared/ac
  * kept); undefined for a grant that logs in with an access token. Apart from the OAuth path so that
  * what needs only passwords (the CalDAV and CardDAV clients) bundles none of it.
  */
-export async function passwordLoginOf(grant: GrantRecord): Promise<{ account: ImapAccount; passwords: ImapPasswords } | undefined> {
+export async function passwordLoginOf(
+  grant: GrantRecord,
+): Promise<{ account: ImapAccount; passwords: ImapPasswords } | undefined> {
   const record = await getProviderTokens(grant.id, true);
   if (record?.source !== 'password') return undefined;
   const passwords = await unsealJson<ImapPasswords>(record.sealed, 'provider-tokens', providerTokensContext(grant.id));

@@ -7,7 +7,13 @@ import type { ProviderTokensRecord } from '#shared/db/oauth';
 import { ApiError, AuthenticationError } from '#shared/errors';
 import { toGrantResource } from '#shared/accounts/grant-resource';
 import { newNotification } from '#shared/notifications/notification';
-import { clientCredentialsToken, InvalidGrantError, refreshTokens, serviceAccountToken, type ProviderTokens } from '#shared/oauth/client';
+import {
+  clientCredentialsToken,
+  InvalidGrantError,
+  refreshTokens,
+  serviceAccountToken,
+  type ProviderTokens,
+} from '#shared/oauth/client';
 import { credentialOf, providerClient } from '#shared/accounts/provider-client';
 import { providerTokensContext } from '#shared/accounts/connected';
 import { clock } from '#shared/time';
@@ -38,29 +44,42 @@ interface Sealed {
 /** The grant must authenticate again: its provider refused the refresh. */
 export class GrantExpiredError extends ApiError {
   constructor(grant: GrantRecord) {
-    super(401, `Grant '${grant.id}' has expired: its provider no longer accepts its authorization; authenticate the account again (GET /v3/connect/auth)`);
+    super(
+      401,
+      `Grant '${grant.id}' has expired: its provider no longer accepts its authorization; authenticate the account again (GET /v3/connect/auth)`,
+    );
   }
 }
 
 /** The provider could not be reached or answered an error: nothing changed, try again later. */
 export class ProviderRefreshUnavailableError extends ApiError {
   constructor(provider: string, retryAt?: number) {
-    super(503, `${provider} could not refresh the grant's access token just now${retryAt ? `; next attempt after ${new Date(retryAt * 1000).toISOString()}` : ''}`, {
-      expose: true,
-      ...(retryAt ? { headers: { 'retry-after': String(Math.max(1, retryAt - clock.nowSeconds())) } } : {}),
-    });
+    super(
+      503,
+      `${provider} could not refresh the grant's access token just now${retryAt ? `; next attempt after ${new Date(retryAt * 1000).toISOString()}` : ''}`,
+      {
+        expose: true,
+        ...(retryAt ? { headers: { 'retry-after': String(Math.max(1, retryAt - clock.nowSeconds())) } } : {}),
+      },
+    );
   }
 }
 
-const open = (record: ProviderTokensRecord) => unsealJson<Sealed>(record.sealed, 'provider-tokens', providerTokensContext(record.grant_id));
-const fresh = (record: ProviderTokensRecord, now: number) => record.access_expires_at === undefined || record.access_expires_at > now + REFRESH_MARGIN_SECONDS;
-const usable = (record: ProviderTokensRecord, now: number) => record.access_expires_at === undefined || record.access_expires_at > now;
+const open = (record: ProviderTokensRecord) =>
+  unsealJson<Sealed>(record.sealed, 'provider-tokens', providerTokensContext(record.grant_id));
+const fresh = (record: ProviderTokensRecord, now: number) =>
+  record.access_expires_at === undefined || record.access_expires_at > now + REFRESH_MARGIN_SECONDS;
+const usable = (record: ProviderTokensRecord, now: number) =>
+  record.access_expires_at === undefined || record.access_expires_at > now;
 
 /** The grant's usable access token at its provider (refreshed first when due). */
 export async function providerAccessToken(grant: GrantRecord): Promise<string> {
   if (grant.grant_status === 'invalid') throw new GrantExpiredError(grant);
   const record = await db.getProviderTokens(grant.id, true);
-  if (!record) throw new AuthenticationError(`Grant '${grant.id}' has no provider tokens; authenticate the account again (GET /v3/connect/auth)`);
+  if (!record)
+    throw new AuthenticationError(
+      `Grant '${grant.id}' has no provider tokens; authenticate the account again (GET /v3/connect/auth)`,
+    );
   const now = clock.nowSeconds();
   if (fresh(record, now)) return (await open(record)).access_token;
   if (record.retry_at !== undefined && record.retry_at > now) {
@@ -101,10 +120,18 @@ async function waitForRefresh(grant: GrantRecord, seen: ProviderTokensRecord): P
 
 /** New tokens from the provider, as the grant's source obtains them. */
 async function obtain(grant: GrantRecord, record: ProviderTokensRecord, sealed: Sealed): Promise<ProviderTokens> {
-  const client = await providerClient(grant.application_id, grant.provider, record.source === 'oauth' ? undefined : record.credential_id);
+  const client = await providerClient(
+    grant.application_id,
+    grant.provider,
+    record.source === 'oauth' ? undefined : record.credential_id,
+  );
   switch (record.source) {
     case 'oauth':
-      if (!sealed.refresh_token) throw new InvalidGrantError('invalid_grant', 'The grant has no refresh token (authorized with access_type=online)');
+      if (!sealed.refresh_token)
+        throw new InvalidGrantError(
+          'invalid_grant',
+          'The grant has no refresh token (authorized with access_type=online)',
+        );
       return refreshTokens(client.server, client.client, sealed.refresh_token);
     case 'serviceaccount': {
       const credential = await credentialOf(grant.application_id, grant.provider, record.credential_id!);
@@ -117,7 +144,11 @@ async function obtain(grant: GrantRecord, record: ProviderTokensRecord, sealed: 
     }
     case 'adminconsent': {
       const credential = await credentialOf(grant.application_id, grant.provider, record.credential_id!);
-      return clientCredentialsToken(client.server, { client_id: credential.data.client_id!, client_secret: credential.data.client_secret! }, { scope: record.scope });
+      return clientCredentialsToken(
+        client.server,
+        { client_id: credential.data.client_id!, client_secret: credential.data.client_secret! },
+        { scope: record.scope },
+      );
     }
     case 'password':
       // An IMAP account's passwords: there is no token to obtain (its grant never asks for one).
@@ -147,7 +178,12 @@ async function refreshUnderLease(grant: GrantRecord, record: ProviderTokensRecor
     throw new ProviderRefreshUnavailableError(grant.provider, retryAt);
   }
   const now = clock.nowSeconds();
-  const next: Sealed = { access_token: tokens.access_token, ...((tokens.refresh_token ?? sealed.refresh_token) ? { refresh_token: tokens.refresh_token ?? sealed.refresh_token } : {}) };
+  const next: Sealed = {
+    access_token: tokens.access_token,
+    ...((tokens.refresh_token ?? sealed.refresh_token)
+      ? { refresh_token: tokens.refresh_token ?? sealed.refresh_token }
+      : {}),
+  };
   const stored = await db.storeRefreshed(
     record,
     {
@@ -169,9 +205,22 @@ async function refreshUnderLease(grant: GrantRecord, record: ProviderTokensRecor
 /** `invalid_grant`: the grant is invalid until authenticated again, with grant.expired, while the lease is ours. */
 async function markExpired(grant: GrantRecord, leaseId: string): Promise<void> {
   try {
-    await grants.setGrantStatus(grant, 'invalid', clock.nowSeconds(), [['lease', db.leaseHeld(grant.id, leaseId)]], (next) => [
-      { notification: newNotification({ type: 'grant.expired', applicationId: grant.application_id, grantId: grant.id, object: toGrantResource(next) }) },
-    ]);
+    await grants.setGrantStatus(
+      grant,
+      'invalid',
+      clock.nowSeconds(),
+      [['lease', db.leaseHeld(grant.id, leaseId)]],
+      (next) => [
+        {
+          notification: newNotification({
+            type: 'grant.expired',
+            applicationId: grant.application_id,
+            grantId: grant.id,
+            object: toGrantResource(next),
+          }),
+        },
+      ],
+    );
   } catch (error) {
     // The lease lapsed or the grant is gone: whoever holds it decides.
     if (!(error instanceof StaleWriteError)) throw error;

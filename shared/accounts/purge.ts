@@ -17,14 +17,22 @@ export async function purgeConnectedGrant(grantId: GrantId): Promise<'done' | 'm
   const record = await db.getProviderTokens(grantId, true);
   if (record) {
     try {
-      const sealed = await unsealJson<{ access_token: string; refresh_token?: string }>(record.sealed, 'provider-tokens', providerTokensContext(grantId));
+      const sealed = await unsealJson<{ access_token: string; refresh_token?: string }>(
+        record.sealed,
+        'provider-tokens',
+        providerTokensContext(grantId),
+      );
       if (record.source === 'oauth') {
         const { server, client } = await providerClient(record.application_id, record.provider);
         await revokeToken(server, client, sealed.refresh_token ?? sealed.access_token);
       }
     } catch (error) {
       // Never the token itself: only what failed.
-      logger.warn('provider token not revoked at the provider', { grant_id: grantId, provider: record.provider, reason: (error as Error).name });
+      logger.warn('provider token not revoked at the provider', {
+        grant_id: grantId,
+        provider: record.provider,
+        reason: (error as Error).name,
+      });
     }
     await db.deleteProviderTokens(grantId);
   }

@@ -76,11 +76,15 @@ export function wellKnownServers(domain: string): { imap: string; smtp: string; 
   return Object.hasOwn(SERVERS, key) ? SERVERS[key] : undefined;
 }
 
-const HOST = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$|^\d{1,3}(?:\.\d{1,3}){3}$|^\[[0-9a-f:.]+\]$/i;
+const HOST =
+  /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$|^\d{1,3}(?:\.\d{1,3}){3}$|^\[[0-9a-f:.]+\]$/i;
 
 function checkHost(field: string, host: string): string {
   const value = host.trim().toLowerCase();
-  if (!HOST.test(value)) throw new InvalidRequestError(`'settings.${field}' must be a host name or an IP address (no scheme, port or path); got '${host}'`);
+  if (!HOST.test(value))
+    throw new InvalidRequestError(
+      `'settings.${field}' must be a host name or an IP address (no scheme, port or path); got '${host}'`,
+    );
   return value;
 }
 
@@ -88,17 +92,27 @@ function checkHost(field: string, host: string): string {
 export function imapAccountOf(request: CreateCustomGrantBody): { account: ImapAccount; passwords: ImapPasswords } {
   const s = request.settings;
   const username = s.imap_username ?? s.email ?? s.email_address;
-  if (username === undefined) throw new InvalidRequestError("'settings.imap_username' is required for an IMAP grant (the account's username, usually its email address)");
-  if (s.imap_password === undefined) throw new InvalidRequestError("'settings.imap_password' is required for an IMAP grant (the account's password or app password)");
+  if (username === undefined)
+    throw new InvalidRequestError(
+      "'settings.imap_username' is required for an IMAP grant (the account's username, usually its email address)",
+    );
+  if (s.imap_password === undefined)
+    throw new InvalidRequestError(
+      "'settings.imap_password' is required for an IMAP grant (the account's password or app password)",
+    );
   const address = (s.email ?? s.email_address ?? username).trim().toLowerCase();
   const at = address.lastIndexOf('@');
   if (at < 1 || at === address.length - 1) {
-    throw new InvalidRequestError(`The IMAP grant needs the account's email address: 'settings.imap_username' is '${username}', not an address; give 'settings.email' as well`);
+    throw new InvalidRequestError(
+      `The IMAP grant needs the account's email address: 'settings.imap_username' is '${username}', not an address; give 'settings.email' as well`,
+    );
   }
   const domain = address.slice(at + 1);
   const preset = wellKnownServers(domain);
   const need = (field: 'imap_host' | 'smtp_host') =>
-    new InvalidRequestError(`'settings.${field}' is required: ${domain} is not a mail domain whose servers are known here (give imap_host and smtp_host, and their ports if not 993 and 587)`);
+    new InvalidRequestError(
+      `'settings.${field}' is required: ${domain} is not a mail domain whose servers are known here (give imap_host and smtp_host, and their ports if not 993 and 587)`,
+    );
   const imapHost =
     s.imap_host !== undefined
       ? checkHost('imap_host', s.imap_host)
@@ -119,7 +133,12 @@ export function imapAccountOf(request: CreateCustomGrantBody): { account: ImapAc
     account: {
       email: address,
       imap: { host: imapHost, port: imapPort, tls: imapPort === 993 ? 'implicit' : 'starttls', username },
-      smtp: { host: smtpHost, port: smtpPort, tls: smtpPort === 465 ? 'implicit' : 'starttls', username: s.smtp_username ?? username },
+      smtp: {
+        host: smtpHost,
+        port: smtpPort,
+        tls: smtpPort === 465 ? 'implicit' : 'starttls',
+        username: s.smtp_username ?? username,
+      },
     },
     passwords: { imap_password: s.imap_password, smtp_password: s.smtp_password ?? s.imap_password },
   };
@@ -139,7 +158,14 @@ const tlsOf = (port: number, implicitPort: number): TlsMode => (port === implici
 
 /** The servers a grant's settings keep (grantSettingsOf), with their TLS modes as connecting chose them. */
 export function accountOfGrant(grant: { email: string; settings?: Record<string, unknown> }): ImapAccount {
-  const s = (grant.settings ?? {}) as { imap_username: string; imap_host: string; imap_port: number; smtp_username: string; smtp_host: string; smtp_port: number };
+  const s = (grant.settings ?? {}) as {
+    imap_username: string;
+    imap_host: string;
+    imap_port: number;
+    smtp_username: string;
+    smtp_host: string;
+    smtp_port: number;
+  };
   return {
     email: grant.email,
     imap: { host: s.imap_host, port: s.imap_port, tls: tlsOf(s.imap_port, 993), username: s.imap_username },
@@ -152,11 +178,17 @@ export function accountOfGrant(grant: { email: string; settings?: Record<string,
  * presets with an app password), from its connector's settings where they name one, else the
  * provider's own; the username is the account's address.
  */
-export function providerAccountOf(grant: { email: string; provider: string }, overrides: { imap_host?: string; imap_port?: number; smtp_host?: string; smtp_port?: number } = {}): ImapAccount {
+export function providerAccountOf(
+  grant: { email: string; provider: string },
+  overrides: { imap_host?: string; imap_port?: number; smtp_host?: string; smtp_port?: number } = {},
+): ImapAccount {
   const own = SERVERS[grant.provider];
   const imapHost = overrides.imap_host ?? own?.imap;
   const smtpHost = overrides.smtp_host ?? own?.smtp;
-  if (!imapHost || !smtpHost) throw new InvalidRequestError(`Grants of '${grant.provider}' have no mail servers here: set imap_host and smtp_host in its connector's settings`);
+  if (!imapHost || !smtpHost)
+    throw new InvalidRequestError(
+      `Grants of '${grant.provider}' have no mail servers here: set imap_host and smtp_host in its connector's settings`,
+    );
   const imapPort = overrides.imap_host !== undefined ? (overrides.imap_port ?? 993) : 993;
   const smtpPort = overrides.smtp_host !== undefined ? (overrides.smtp_port ?? 587) : own!.smtpPort;
   return {
@@ -175,7 +207,10 @@ const DAV_SERVERS: Record<string, { caldav_url: string; carddav_url: string }> =
  * A preset's CalDAV and CardDAV servers: those its connector names; else, when the connector names no
  * mail server of its own either (the account really is the provider's), the provider's own.
  */
-export function presetDavServers(provider: string, overrides: { imap_host?: string; caldav_url?: string; carddav_url?: string } = {}): { caldav_url?: string; carddav_url?: string } {
+export function presetDavServers(
+  provider: string,
+  overrides: { imap_host?: string; caldav_url?: string; carddav_url?: string } = {},
+): { caldav_url?: string; carddav_url?: string } {
   const own = overrides.imap_host === undefined ? DAV_SERVERS[provider] : undefined;
   const caldav = overrides.caldav_url ?? own?.caldav_url;
   const carddav = overrides.carddav_url ?? own?.carddav_url;
@@ -183,4 +218,12 @@ export function presetDavServers(provider: string, overrides: { imap_host?: stri
 }
 
 /** The settings of a preset account (icloud, yahoo): the published contract's `username` and `password` (an app password), `email` and `app_password` as aliases. */
-export const PRESET_SETTINGS = ['username', 'password', 'email', 'email_address', 'app_password', 'caldav_url', 'carddav_url'] as const;
+export const PRESET_SETTINGS = [
+  'username',
+  'password',
+  'email',
+  'email_address',
+  'app_password',
+  'caldav_url',
+  'carddav_url',
+] as const;

@@ -23,7 +23,10 @@ import { listFolders } from '#shared/mailbox/folders';
  * (the text of a 5.7.1 reply) when the inbound rules of its workspace block the envelope sender,
  * recorded as a `smtp_rcpt` evaluation; true otherwise.
  */
-export async function acceptsRecipient(address: string, mailFrom?: string): Promise<boolean | string | { code: number; message: string }> {
+export async function acceptsRecipient(
+  address: string,
+  mailFrom?: string,
+): Promise<boolean | string | { code: number; message: string }> {
   const owner = await getAgentAddressOwner(normalAddress(address));
   if (!owner) return false;
   const grant = await getGrant(owner.application_id, owner.grant_id);
@@ -31,7 +34,10 @@ export async function acceptsRecipient(address: string, mailFrom?: string): Prom
   const governance = await governanceOf(grant);
   const { limit_count_daily_message_received: dailyLimit } = governance.limits;
   if (dailyLimit !== undefined && (await sending.receivedOn(grant.id, utcDay())) >= dailyLimit) {
-    return { code: 452, message: `4.2.2 <${address}>: this mailbox has received its ${dailyLimit} messages for today; try again tomorrow` };
+    return {
+      code: 452,
+      message: `4.2.2 <${address}>: this mailbox has received its ${dailyLimit} messages for today; try again tomorrow`,
+    };
   }
   const from = partyOf(mailFrom);
   if (!from) return true;
@@ -55,9 +61,16 @@ export class IngestRefusedError extends Error {
 }
 
 /** Why an account's workspace policy refuses a received message (an SMTP reply), if it does. */
-function receiptRefusal(limits: PolicyLimits, raw: Buffer, attachments: { filename: string; contentType: string; content: Buffer }[]): { code: number; message: string } | undefined {
+function receiptRefusal(
+  limits: PolicyLimits,
+  raw: Buffer,
+  attachments: { filename: string; contentType: string; content: Buffer }[],
+): { code: number; message: string } | undefined {
   if (limits.limit_size_total_mime !== undefined && raw.length > limits.limit_size_total_mime) {
-    return { code: 552, message: `5.3.4 message of ${raw.length} bytes exceeds the recipient's limit of ${limits.limit_size_total_mime}` };
+    return {
+      code: 552,
+      message: `5.3.4 message of ${raw.length} bytes exceeds the recipient's limit of ${limits.limit_size_total_mime}`,
+    };
   }
   try {
     checkAttachmentLimits(limits, attachments);
@@ -74,7 +87,10 @@ export interface IngestResult {
   blocked?: number;
 }
 
-export async function ingestMessage(raw: Buffer, envelope: { mailFrom: string; recipients: string[] }): Promise<IngestResult> {
+export async function ingestMessage(
+  raw: Buffer,
+  envelope: { mailFrom: string; recipients: string[] },
+): Promise<IngestResult> {
   const { grants, unknown } = await resolveAgentAddresses(envelope.recipients.map(normalAddress));
   const result: IngestResult = { delivered: [], unknown };
   if (!grants.length) return result;
@@ -98,16 +114,32 @@ export async function ingestMessage(raw: Buffer, envelope: { mailFrom: string; r
         refusals.push(refusal);
         return undefined;
       }
-      if (limits.limit_count_daily_message_received !== undefined && !(await sending.consumeReceiveQuota(grant.id, utcDay(), limits.limit_count_daily_message_received, now + 2 * 86400))) {
-        refusals.push({ code: 452, message: `4.2.2 the mailbox has received its ${limits.limit_count_daily_message_received} messages for today` });
+      if (
+        limits.limit_count_daily_message_received !== undefined &&
+        !(await sending.consumeReceiveQuota(
+          grant.id,
+          utcDay(),
+          limits.limit_count_daily_message_received,
+          now + 2 * 86400,
+        ))
+      ) {
+        refusals.push({
+          code: 452,
+          message: `4.2.2 the mailbox has received its ${limits.limit_count_daily_message_received} messages for today`,
+        });
         return undefined;
       }
-      const decision = await governance.decide('inbound', { from: partyOf(from[0]?.email ?? envelope.mailFrom), recipients: [] });
+      const decision = await governance.decide('inbound', {
+        from: partyOf(from[0]?.email ?? envelope.mailFrom),
+        recipients: [],
+      });
       if (decision?.actions.blocked) {
         await recordEvaluation(evaluationOf(grant, 'inbox_processing', decision, null));
         return undefined;
       }
-      const placed = decision ? await placementOf(grant, decision.actions, { folders: ['inbox'], unread: true, starred: false }, listFolders) : undefined;
+      const placed = decision
+        ? await placementOf(grant, decision.actions, { folders: ['inbox'], unread: true, starred: false }, listFolders)
+        : undefined;
       const { record, duplicate } = await storeMessage({
         grant,
         ...parsedMessageFields(mail, raw),
@@ -119,7 +151,10 @@ export async function ingestMessage(raw: Buffer, envelope: { mailFrom: string; r
         messageIdHeader,
         jobs: calendarJobs(grant, mail.attachments, from[0]?.email),
       });
-      if (decision && !duplicate) await recordEvaluation(evaluationOf(grant, 'inbox_processing', decision, record.id, { folder_ids: placed!.folderIds }));
+      if (decision && !duplicate)
+        await recordEvaluation(
+          evaluationOf(grant, 'inbox_processing', decision, record.id, { folder_ids: placed!.folderIds }),
+        );
       return { grant_id: grant.id, message_id: record.id, duplicate };
     }),
   );

@@ -27,19 +27,24 @@ import { clock } from '#shared/time';
  * refusal by rules or policy drops the mail (logged); a relay failure is thrown so SQS tries again.
  */
 async function sendFromAccount(grant: GrantRecord, mail: AccountMailMessage, what: string): Promise<void> {
-  const prepared = { ...(await prepareOutgoing(grant, { to: mail.to, subject: mail.subject, body: mail.body })), ...(mail.calendar ? { calendar: mail.calendar } : {}) };
+  const prepared = {
+    ...(await prepareOutgoing(grant, { to: mail.to, subject: mail.subject, body: mail.body })),
+    ...(mail.calendar ? { calendar: mail.calendar } : {}),
+  };
   try {
     await deliverAndStore(grant, prepared);
   } catch (error) {
     // A relay that refused may accept later (SQS tries again); a used-up quota, a rule or a policy refusal will not change.
     if (error instanceof MailDeliveryError || !(error instanceof ApiError)) throw error;
-    if (error instanceof RateLimitError) logger.warn('mail not sent: the daily send quota is used up', { grant_id: grant.id, what });
+    if (error instanceof RateLimitError)
+      logger.warn('mail not sent: the daily send quota is used up', { grant_id: grant.id, what });
     else logger.warn('mail not sent', { grant_id: grant.id, what, reason: error.message });
   }
 }
 
 const lower = (s: string) => s.toLowerCase();
-const keyOfRecurrenceId = (id: NonNullable<IcsEvent['recurrence_id']>) => ('date' in id ? id.date.replaceAll('-', '') : occurrenceKeyOf(id.time));
+const keyOfRecurrenceId = (id: NonNullable<IcsEvent['recurrence_id']>) =>
+  'date' in id ? id.date.replaceAll('-', '') : occurrenceKeyOf(id.time);
 
 /** Where this UID lives in the account (an invitation, or an event the account organizes). */
 async function stored(grant: GrantRecord, uid: string): Promise<EventRecord | undefined> {
@@ -67,9 +72,12 @@ function fieldsOf(event: IcsEvent, zoneOfAllDay: string, grant: GrantRecord, pre
     busy: event.busy,
     sequence: event.sequence,
     ...(event.visibility ? { visibility: event.visibility } : {}),
-    ...(event.conferencing_url ? { conferencing: { provider: 'unknown', details: { url: event.conferencing_url } } } : {}),
+    ...(event.conferencing_url
+      ? { conferencing: { provider: 'unknown', details: { url: event.conferencing_url } } }
+      : {}),
   };
-  for (const name of ['title', 'description', 'location'] as const) if (event[name] !== undefined) fields[name] = event[name];
+  for (const name of ['title', 'description', 'location'] as const)
+    if (event[name] !== undefined) fields[name] = event[name];
   return fields;
 }
 
@@ -79,14 +87,18 @@ function recurrenceOf(event: IcsEvent, zone: string): string[] | undefined {
   try {
     return normalizeRecurrence(event.recurrence, event.when, zone);
   } catch (error) {
-    logger.warn('itip: recurrence not supported, first occurrence kept', { uid: event.uid, reason: (error as Error).message });
+    logger.warn('itip: recurrence not supported, first occurrence kept', {
+      uid: event.uid,
+      reason: (error as Error).message,
+    });
     return undefined;
   }
 }
 
 async function applyRequest(grant: GrantRecord, uid: string, events: IcsEvent[], sender: string): Promise<string> {
   const organizer = events.find((e) => e.organizer)?.organizer;
-  if (!organizer || lower(organizer.email) === lower(grant.email)) return 'ignored: no organizer, or organized by this account';
+  if (!organizer || lower(organizer.email) === lower(grant.email))
+    return 'ignored: no organizer, or organized by this account';
   if (lower(organizer.email) !== sender) return `ignored: sent by ${sender}, not by its organizer`;
   const calendar = await requireCalendar(grant, primaryCalendarId(grant.id));
   let master = await stored(grant, uid);
@@ -99,7 +111,10 @@ async function applyRequest(grant: GrantRecord, uid: string, events: IcsEvent[],
   if (main && !(master && main.sequence < master.sequence)) {
     const fields = fieldsOf(main, calendar.timezone, grant, master);
     const recurrence = recurrenceOf(main, fields.zone);
-    const patternChanged = master && (JSON.stringify(master.recurrence ?? []) !== JSON.stringify(recurrence ?? []) || JSON.stringify(master.when) !== JSON.stringify(fields.when));
+    const patternChanged =
+      master &&
+      (JSON.stringify(master.recurrence ?? []) !== JSON.stringify(recurrence ?? []) ||
+        JSON.stringify(master.when) !== JSON.stringify(fields.when));
     const base: EventRecord = master ?? {
       id: newId('event'),
       grant_id: grant.id,
@@ -148,9 +163,19 @@ async function applyRequest(grant: GrantRecord, uid: string, events: IcsEvent[],
     const current = await db.getEvent(grant.id, master.calendar_id, id);
     const found = occurrenceByKey({ when: master.when, zone: master.zone, recurrence: master.recurrence }, key);
     if (!found && !current) continue;
-    if (current && current.series_revision === (master.pattern_revision ?? 0) && exception.sequence < current.sequence) continue;
-    const base = current && current.series_revision === (master.pattern_revision ?? 0) ? current : instanceOf(master, found!.occurrence);
-    const next: EventRecord = { ...base, ...fieldsOf(exception, calendar.timezone, grant, base), series_revision: master.pattern_revision ?? 0, updated_at: now, version: (current?.version ?? 0) + 1 };
+    if (current && current.series_revision === (master.pattern_revision ?? 0) && exception.sequence < current.sequence)
+      continue;
+    const base =
+      current && current.series_revision === (master.pattern_revision ?? 0)
+        ? current
+        : instanceOf(master, found!.occurrence);
+    const next: EventRecord = {
+      ...base,
+      ...fieldsOf(exception, calendar.timezone, grant, base),
+      series_revision: master.pattern_revision ?? 0,
+      updated_at: now,
+      version: (current?.version ?? 0) + 1,
+    };
     puts.push({ next, ...(current ? { current } : {}) });
     master = { ...master, exceptions: [...new Set([...(master.exceptions ?? []), key])] };
     outbox.push(eventNotification(grant, next.status === 'cancelled' ? 'event.deleted' : 'event.updated', next));
@@ -163,7 +188,8 @@ async function applyRequest(grant: GrantRecord, uid: string, events: IcsEvent[],
     const current = (await db.getEvent(grant.id, master!.calendar_id, master!.id))!;
     puts.push({ next: { ...master!, version: current.version + 1 }, current });
   }
-  if (!(await db.writeEvents({ put: puts, remove: overridesToDrop.slice(0, 40) }, outbox))) throw new Error(`itip REQUEST ${uid}: changed meanwhile; SQS tries again`);
+  if (!(await db.writeEvents({ put: puts, remove: overridesToDrop.slice(0, 40) }, outbox)))
+    throw new Error(`itip REQUEST ${uid}: changed meanwhile; SQS tries again`);
   if (overridesToDrop.length > 40) await db.purgeEvents(overridesToDrop.slice(40));
   return `applied ${puts.length} change(s)`;
 }
@@ -192,20 +218,29 @@ async function applyCancel(grant: GrantRecord, uid: string, events: IcsEvent[], 
     const fresh = current && current.series_revision === (master.pattern_revision ?? 0);
     const base = fresh ? current : instanceOf(master, found!.occurrence);
     if (base.status === 'cancelled') continue;
-    const next: EventRecord = { ...base, status: 'cancelled', sequence: event.sequence, series_revision: master.pattern_revision ?? 0, updated_at: now, version: (current?.version ?? 0) + 1 };
+    const next: EventRecord = {
+      ...base,
+      status: 'cancelled',
+      sequence: event.sequence,
+      series_revision: master.pattern_revision ?? 0,
+      updated_at: now,
+      version: (current?.version ?? 0) + 1,
+    };
     puts.push({ next, ...(current ? { current } : {}) });
     nextMaster = { ...nextMaster, exceptions: [...new Set([...(nextMaster.exceptions ?? []), key])] };
     outbox.push(eventNotification(grant, 'event.deleted', next));
   }
   if (!outbox.length) return 'ignored: nothing left to cancel';
   puts.push({ next: { ...nextMaster, version: master.version + 1 }, current: master });
-  if (!(await db.writeEvents({ put: puts }, outbox))) throw new Error(`itip CANCEL ${uid}: changed meanwhile; SQS tries again`);
+  if (!(await db.writeEvents({ put: puts }, outbox)))
+    throw new Error(`itip CANCEL ${uid}: changed meanwhile; SQS tries again`);
   return 'cancelled';
 }
 
 async function applyReply(grant: GrantRecord, uid: string, events: IcsEvent[], sender: string): Promise<string> {
   const master = await stored(grant, uid);
-  if (!master || master.origin === 'invitation' || master.organizer.email !== lower(grant.email)) return 'ignored: not an event this account organizes';
+  if (!master || master.origin === 'invitation' || master.organizer.email !== lower(grant.email))
+    return 'ignored: not an event this account organizes';
   const now = clock.nowSeconds();
   const puts: db.EventChange['put'] = [];
   const outbox: OutboxEntry[] = [];
@@ -213,7 +248,11 @@ async function applyReply(grant: GrantRecord, uid: string, events: IcsEvent[], s
   const answer = (record: EventRecord, replier: Participant): EventRecord => {
     const known = record.participants.some((p) => p.email === replier.email);
     const participants = known
-      ? record.participants.map((p) => (p.email === replier.email ? { ...p, status: replier.status, ...(replier.comment !== undefined ? { comment: replier.comment } : {}) } : p))
+      ? record.participants.map((p) =>
+          p.email === replier.email
+            ? { ...p, status: replier.status, ...(replier.comment !== undefined ? { comment: replier.comment } : {}) }
+            : p,
+        )
       : [...record.participants, replier];
     return { ...record, participants, updated_at: now };
   };
@@ -232,14 +271,19 @@ async function applyReply(grant: GrantRecord, uid: string, events: IcsEvent[], s
     const found = occurrenceByKey({ when: master.when, zone: master.zone, recurrence: master.recurrence }, key);
     if (!found && !current) continue;
     const fresh = current && current.series_revision === (master.pattern_revision ?? 0);
-    const next: EventRecord = { ...answer(fresh ? current : instanceOf(master, found!.occurrence), replier), series_revision: master.pattern_revision ?? 0, version: (current?.version ?? 0) + 1 };
+    const next: EventRecord = {
+      ...answer(fresh ? current : instanceOf(master, found!.occurrence), replier),
+      series_revision: master.pattern_revision ?? 0,
+      version: (current?.version ?? 0) + 1,
+    };
     puts.push({ next, ...(current ? { current } : {}) });
     nextMaster = { ...nextMaster, exceptions: [...new Set([...(nextMaster.exceptions ?? []), key])] };
     outbox.push(eventNotification(grant, 'event.updated', next));
   }
   if (!outbox.length) return `ignored: ${sender} answered for nobody it is`;
   puts.push({ next: { ...nextMaster, version: master.version + 1 }, current: master });
-  if (!(await db.writeEvents({ put: puts }, outbox))) throw new Error(`itip REPLY ${uid}: changed meanwhile; SQS tries again`);
+  if (!(await db.writeEvents({ put: puts }, outbox)))
+    throw new Error(`itip REPLY ${uid}: changed meanwhile; SQS tries again`);
   return 'recorded';
 }
 

@@ -50,8 +50,16 @@ export async function authenticate(authorization: string | undefined): Promise<A
   const token = bearerToken(authorization);
   if (isAccessToken(token)) {
     const record = await accessTokenRecord(token);
-    if (!record) throw new AuthenticationError('The access token is unknown, revoked or expired; exchange a new one at POST /v3/connect/token');
-    return { applicationId: record.application_id, credential: 'access_token', grantId: record.grant_id, scope: record.scope };
+    if (!record)
+      throw new AuthenticationError(
+        'The access token is unknown, revoked or expired; exchange a new one at POST /v3/connect/token',
+      );
+    return {
+      applicationId: record.application_id,
+      credential: 'access_token',
+      grantId: record.grant_id,
+      scope: record.scope,
+    };
   }
   if (token.length > 512) throw new AuthenticationError('Invalid API key');
   const hash = hashApiKey(token);

@@ -1,5 +1,10 @@
 import type { ApplicationContext } from '#shared/caller';
-import { checkPlatformSettings, lookupKeys, parseRedirectUrl, redirectUriMatches } from '#shared/applications/redirect-urls';
+import {
+  checkPlatformSettings,
+  lookupKeys,
+  parseRedirectUrl,
+  redirectUriMatches,
+} from '#shared/applications/redirect-urls';
 import { decodeOffsetCursor, encodeOffsetCursor } from '#shared/cursor';
 import * as repo from '#shared/db/applications';
 import type { RedirectUriRecord } from '#shared/db/applications';
@@ -7,7 +12,12 @@ import { TransactionConditionError } from '#shared/db/transact';
 import { ConflictError, NotFoundError } from '#shared/errors';
 import { newId, parseId, type ApplicationId, type RedirectUriId } from '#shared/ids';
 import { clock } from '#shared/time';
-import type { CreateRedirectUriBody, RedirectPlatform, RedirectUriSettingsValue, UpdateRedirectUriBody } from '#schemas/applications';
+import type {
+  CreateRedirectUriBody,
+  RedirectPlatform,
+  RedirectUriSettingsValue,
+  UpdateRedirectUriBody,
+} from '#schemas/applications';
 
 /**
  * The redirect (callback) URIs of the calling application: where the hosted OAuth flow may send a
@@ -49,7 +59,11 @@ function checked(url: string, platform: RedirectPlatform, settings: RedirectUriS
 /** The 409 for a URL another of the application's redirect URIs holds, naming that one. */
 async function taken(error: TransactionConditionError, record: RedirectUriRecord): Promise<ConflictError> {
   const loopback = !error.has('url') && error.has('loopback');
-  const holder = await repo.redirectUriIdByGuard(record.application_id, loopback ? 'loopback' : 'url', loopback ? record.loopback! : record.url);
+  const holder = await repo.redirectUriIdByGuard(
+    record.application_id,
+    loopback ? 'loopback' : 'url',
+    loopback ? record.loopback! : record.url,
+  );
   const which = holder ? ` (${holder})` : '';
   return new ConflictError(
     loopback
@@ -61,7 +75,10 @@ async function taken(error: TransactionConditionError, record: RedirectUriRecord
 export async function listRedirectUris(app: ApplicationContext, limit: number, pageToken?: string) {
   const all = await listRedirectUriViews(app.applicationId);
   const offset = pageToken ? decodeOffsetCursor(pageToken, 'redirect-uris') : 0;
-  return { items: all.slice(offset, offset + limit), nextCursor: offset + limit < all.length ? encodeOffsetCursor('redirect-uris', offset + limit) : undefined };
+  return {
+    items: all.slice(offset, offset + limit),
+    nextCursor: offset + limit < all.length ? encodeOffsetCursor('redirect-uris', offset + limit) : undefined,
+  };
 }
 
 export async function createRedirectUri(app: ApplicationContext, body: CreateRedirectUriBody) {
@@ -79,7 +96,8 @@ export async function createRedirectUri(app: ApplicationContext, body: CreateRed
   } catch (error) {
     if (!(error instanceof TransactionConditionError)) throw error;
     if (error.has('url', 'loopback')) throw await taken(error, record);
-    if (error.has('application')) throw new ConflictError(`An application can have at most ${MAX_REDIRECT_URIS} redirect URIs; delete one first`);
+    if (error.has('application'))
+      throw new ConflictError(`An application can have at most ${MAX_REDIRECT_URIS} redirect URIs; delete one first`);
     throw error;
   }
   return view(record);
@@ -110,7 +128,8 @@ export async function updateRedirectUri(app: ApplicationContext, id: string, bod
     await repo.replaceRedirectUri(current, next);
   } catch (error) {
     if (!(error instanceof TransactionConditionError)) throw error;
-    if (error.has('redirect_uri')) throw new ConflictError('The redirect URI was changed or deleted by another request; fetch it again and retry');
+    if (error.has('redirect_uri'))
+      throw new ConflictError('The redirect URI was changed or deleted by another request; fetch it again and retry');
     if (error.has('url', 'loopback')) throw await taken(error, next);
     throw error;
   }
@@ -122,7 +141,8 @@ export async function deleteRedirectUri(app: ApplicationContext, id: string): Pr
   try {
     await repo.deleteRedirectUri(current);
   } catch (error) {
-    if (error instanceof TransactionConditionError && error.has('redirect_uri')) throw new NotFoundError(`Redirect URI '${id}' not found`);
+    if (error instanceof TransactionConditionError && error.has('redirect_uri'))
+      throw new NotFoundError(`Redirect URI '${id}' not found`);
     throw error;
   }
 }
@@ -141,7 +161,10 @@ export async function deleteRedirectUri(app: ApplicationContext, id: string): Pr
 export async function redirectUriRegistered(appId: ApplicationId, url: string): Promise<boolean> {
   const keys = lookupKeys(url);
   if (!keys) return false;
-  const ids = await Promise.all([...keys.urls.map((value) => repo.redirectUriIdByGuard(appId, 'url', value)), ...keys.loopbacks.map((value) => repo.redirectUriIdByGuard(appId, 'loopback', value))]);
+  const ids = await Promise.all([
+    ...keys.urls.map((value) => repo.redirectUriIdByGuard(appId, 'url', value)),
+    ...keys.loopbacks.map((value) => repo.redirectUriIdByGuard(appId, 'loopback', value)),
+  ]);
   const candidates = [...new Set(ids.filter((id): id is RedirectUriId => id !== undefined))];
   const records = await Promise.all(candidates.map((id) => repo.getRedirectUri(appId, id)));
   return records.some((record) => record !== undefined && redirectUriMatches(record, url));

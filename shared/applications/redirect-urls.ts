@@ -23,7 +23,25 @@ import type { RedirectPlatform, RedirectUriSettingsValue } from '#schemas/applic
 export const MAX_URL_LENGTH = 2048;
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 /** Schemes that are not an app's callback: they run code, read files or leave the browser for something else. */
-const BLOCKED_SCHEMES = new Set(['javascript', 'data', 'vbscript', 'file', 'blob', 'about', 'filesystem', 'ftp', 'ws', 'wss', 'mailto', 'tel', 'sms', 'urn', 'view-source', 'chrome', 'resource']);
+const BLOCKED_SCHEMES = new Set([
+  'javascript',
+  'data',
+  'vbscript',
+  'file',
+  'blob',
+  'about',
+  'filesystem',
+  'ftp',
+  'ws',
+  'wss',
+  'mailto',
+  'tel',
+  'sms',
+  'urn',
+  'view-source',
+  'chrome',
+  'resource',
+]);
 const SCHEME = /^[a-z][a-z0-9+.-]*$/;
 /** `http://` + a loopback host as written (any case) + an optional port, then the path and query or nothing. */
 const LOOPBACK_HTTP = /^(http:\/\/(?:localhost|127\.0\.0\.1|\[::1\]))(?::[0-9]*)?([/?].*)?$/is;
@@ -67,10 +85,15 @@ const hasDotSegment = (raw: string) =>
 export function parseRedirectUrl(raw: string, platform: RedirectPlatform, field = 'url'): RegisteredRedirectUrl {
   const fail = (why: string) => new InvalidRequestError(`'${field}' ${why}`);
   if (raw.length > MAX_URL_LENGTH) throw fail(`must be at most ${MAX_URL_LENGTH} characters`);
-  if (!/^[\x21-\x7e]+$/.test(raw)) throw fail('must be printable ASCII without spaces (percent-encode other characters)');
-  if (raw.includes('#')) throw fail('must not contain a fragment (#…): the authorization code is returned in the query');
+  if (!/^[\x21-\x7e]+$/.test(raw))
+    throw fail('must be printable ASCII without spaces (percent-encode other characters)');
+  if (raw.includes('#'))
+    throw fail('must not contain a fragment (#…): the authorization code is returned in the query');
   // Browsers read a backslash as '/': the URI they would follow is not the one registered, which the OAuth flow compares.
-  if (raw.includes('\\')) throw fail("must not contain a backslash (\\): browsers read it as '/', so they would follow another URL than the one registered; write '/'");
+  if (raw.includes('\\'))
+    throw fail(
+      "must not contain a backslash (\\): browsers read it as '/', so they would follow another URL than the one registered; write '/'",
+    );
   let url: URL;
   try {
     url = new URL(raw);
@@ -97,17 +120,24 @@ export function parseRedirectUrl(raw: string, platform: RedirectPlatform, field 
     if (loopback === undefined) throw fail(httpRule);
     return platform === 'desktop' ? { url: raw, loopback } : { url: raw };
   }
-  if (platform === 'web' || platform === 'js') throw fail(`${httpRule} (custom schemes are for platforms desktop, ios and android)`);
+  if (platform === 'web' || platform === 'js')
+    throw fail(`${httpRule} (custom schemes are for platforms desktop, ios and android)`);
   if (!SCHEME.test(scheme)) throw fail('must have a valid scheme');
-  if (BLOCKED_SCHEMES.has(scheme)) throw fail(`must not use the scheme '${scheme}': use https or your app's own scheme (e.g. com.example.app:/callback)`);
-  if (url.href.length <= url.protocol.length) throw fail(`must have a path after '${url.protocol}' (e.g. ${url.protocol}/callback)`);
+  if (BLOCKED_SCHEMES.has(scheme))
+    throw fail(
+      `must not use the scheme '${scheme}': use https or your app's own scheme (e.g. com.example.app:/callback)`,
+    );
+  if (url.href.length <= url.protocol.length)
+    throw fail(`must have a path after '${url.protocol}' (e.g. ${url.protocol}/callback)`);
   return { url: raw };
 }
 
 /** An origin (`https://app.example.com`, or http to loopback), as js redirect URIs name it; the normalized origin. */
 export function parseOrigin(raw: string, field = 'settings.origin'): string {
   const fail = () =>
-    new InvalidRequestError(`'${field}' must be an origin such as https://app.example.com: https (or http to localhost, 127.0.0.1 or [::1]), a host and an optional port, nothing else`);
+    new InvalidRequestError(
+      `'${field}' must be an origin such as https://app.example.com: https (or http to localhost, 127.0.0.1 or [::1]), a host and an optional port, nothing else`,
+    );
   let url: URL;
   try {
     url = new URL(raw);
@@ -122,7 +152,10 @@ export function parseOrigin(raw: string, field = 'settings.origin'): string {
 
 type SettingName = keyof RedirectUriSettingsValue;
 /** Which settings each platform takes, and which of them it requires. */
-const PLATFORM_SETTINGS: Record<RedirectPlatform, { required: readonly SettingName[]; optional: readonly SettingName[] }> = {
+const PLATFORM_SETTINGS: Record<
+  RedirectPlatform,
+  { required: readonly SettingName[]; optional: readonly SettingName[] }
+> = {
   web: { required: [], optional: [] },
   desktop: { required: [], optional: [] },
   js: { required: ['origin'], optional: [] },
@@ -131,16 +164,26 @@ const PLATFORM_SETTINGS: Record<RedirectPlatform, { required: readonly SettingNa
 };
 
 /** The settings of a redirect URI of `platform`, checked (each field must belong to the platform) and normalized. */
-export function checkPlatformSettings(platform: RedirectPlatform, settings: RedirectUriSettingsValue): RedirectUriSettingsValue {
+export function checkPlatformSettings(
+  platform: RedirectPlatform,
+  settings: RedirectUriSettingsValue,
+): RedirectUriSettingsValue {
   const rule = PLATFORM_SETTINGS[platform];
   const allowed = new Set<string>([...rule.required, ...rule.optional]);
   const foreign = Object.keys(settings).filter((name) => !allowed.has(name));
   if (foreign.length) {
-    const takes = allowed.size ? `; it takes ${[...allowed].map((n) => `settings.${n}`).join(', ')}` : '; it takes no settings';
-    throw new InvalidRequestError(`${foreign.map((n) => `'settings.${n}'`).join(', ')} ${foreign.length > 1 ? 'do' : 'does'} not apply to platform ${platform}${takes}`);
+    const takes = allowed.size
+      ? `; it takes ${[...allowed].map((n) => `settings.${n}`).join(', ')}`
+      : '; it takes no settings';
+    throw new InvalidRequestError(
+      `${foreign.map((n) => `'settings.${n}'`).join(', ')} ${foreign.length > 1 ? 'do' : 'does'} not apply to platform ${platform}${takes}`,
+    );
   }
   const missing = rule.required.filter((name) => settings[name] === undefined);
-  if (missing.length) throw new InvalidRequestError(`${missing.map((n) => `'settings.${n}'`).join(', ')} ${missing.length > 1 ? 'are' : 'is'} required for platform ${platform}`);
+  if (missing.length)
+    throw new InvalidRequestError(
+      `${missing.map((n) => `'settings.${n}'`).join(', ')} ${missing.length > 1 ? 'are' : 'is'} required for platform ${platform}`,
+    );
   return settings.origin === undefined ? settings : { ...settings, origin: parseOrigin(settings.origin) };
 }
 

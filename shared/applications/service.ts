@@ -14,16 +14,23 @@ export interface CreatedApplication {
  * Creates an application and its first API key. With `apiKey` given (local development seeding),
  * an application that already owns that key is returned instead of failing.
  */
-export async function createApplication(input: { name: string; apiKey?: string }): Promise<CreatedApplication & { created: boolean }> {
+export async function createApplication(input: {
+  name: string;
+  apiKey?: string;
+}): Promise<CreatedApplication & { created: boolean }> {
   const apiKey = input.apiKey ?? generateApiKey();
   // Bearer tokens with these prefixes are access and refresh tokens, never API keys (shared/accounts/issued-tokens.ts).
-  if ([ACCESS_PREFIX, REFRESH_PREFIX].some((prefix) => apiKey.startsWith(prefix))) throw new Error(`An API key may not start with '${ACCESS_PREFIX}' or '${REFRESH_PREFIX}'`);
+  if ([ACCESS_PREFIX, REFRESH_PREFIX].some((prefix) => apiKey.startsWith(prefix)))
+    throw new Error(`An API key may not start with '${ACCESS_PREFIX}' or '${REFRESH_PREFIX}'`);
   const hash = hashApiKey(apiKey);
   const id = newId('application');
   try {
     await putApplicationWithKey(
       { id, name: input.name, created_at: clock.nowSeconds() },
-      { hash, prefix: apiKey.startsWith(API_KEY_PREFIX) ? apiKey.slice(0, API_KEY_PREFIX.length + 4) : apiKey.slice(0, 4) },
+      {
+        hash,
+        prefix: apiKey.startsWith(API_KEY_PREFIX) ? apiKey.slice(0, API_KEY_PREFIX.length + 4) : apiKey.slice(0, 4),
+      },
     );
     return { application_id: id, api_key: apiKey, created: true };
   } catch (error) {

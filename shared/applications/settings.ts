@@ -1,6 +1,10 @@
 import type { ApplicationContext } from '#shared/caller';
 import { listRedirectUriViews } from '#shared/applications/redirect-uris';
-import { getApplicationWithSettings, updateApplicationSettings, type ApplicationWithSettings } from '#shared/db/applications';
+import {
+  getApplicationWithSettings,
+  updateApplicationSettings,
+  type ApplicationWithSettings,
+} from '#shared/db/applications';
 import { InvalidRequestError, NotFoundError } from '#shared/errors';
 import type { ApplicationId } from '#shared/ids';
 import { clock } from '#shared/time';
@@ -24,7 +28,14 @@ function checkPageUrl(value: string, field: string): void {
   } catch {
     url = undefined;
   }
-  if (!url || url.protocol !== 'https:' || !url.hostname || url.username || url.password || !/^[\x21-\x7e]+$/.test(value)) {
+  if (
+    !url ||
+    url.protocol !== 'https:' ||
+    !url.hostname ||
+    url.username ||
+    url.password ||
+    !/^[\x21-\x7e]+$/.test(value)
+  ) {
     throw new InvalidRequestError(`'${field}' must be an https URL, e.g. https://example.com/logo.png`);
   }
 }
@@ -57,20 +68,31 @@ async function requireApplication(appId: ApplicationId): Promise<ApplicationWith
 }
 
 export async function getApplication(app: ApplicationContext) {
-  const [record, callbackUris] = await Promise.all([requireApplication(app.applicationId), listRedirectUriViews(app.applicationId)]);
+  const [record, callbackUris] = await Promise.all([
+    requireApplication(app.applicationId),
+    listRedirectUriViews(app.applicationId),
+  ]);
   return applicationView(record, callbackUris);
 }
 
 export async function updateApplication(app: ApplicationContext, body: UpdateApplicationBody) {
   checkUrls(body.branding, BRANDING_URLS, 'branding');
   checkUrls(body.hosted_authentication, PAGE_URLS, 'hosted_authentication');
-  const updated = await updateApplicationSettings(app.applicationId, { branding: body.branding, hosted_authentication: body.hosted_authentication }, clock.nowSeconds());
+  const updated = await updateApplicationSettings(
+    app.applicationId,
+    { branding: body.branding, hosted_authentication: body.hosted_authentication },
+    clock.nowSeconds(),
+  );
   if (!updated) throw new NotFoundError('Application not found');
   return applicationView(updated, await listRedirectUriViews(app.applicationId));
 }
 
 /** The settings the hosted authentication page is drawn with (for the OAuth flow's page). */
-export async function applicationBranding(appId: ApplicationId): Promise<{ branding: BrandingSettings & { name: string }; hosted_authentication: HostedAuthenticationSettings } | undefined> {
+export async function applicationBranding(
+  appId: ApplicationId,
+): Promise<
+  { branding: BrandingSettings & { name: string }; hosted_authentication: HostedAuthenticationSettings } | undefined
+> {
   const app = await getApplicationWithSettings(appId);
   if (!app) return undefined;
   const view = applicationView(app, []);

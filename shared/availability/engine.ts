@@ -86,31 +86,41 @@ export function minutesOf(clock: string, isEnd: boolean): number | undefined {
 
 /** Why `zone` is no IANA time zone (undefined when it is one), for a 400 naming `field`. */
 export function zoneProblem(field: string, zone: string): string | undefined {
-  return IANAZone.isValidZone(zone) ? undefined : `${field} must be an IANA time zone such as Europe/Berlin; '${zone}' is not one`;
+  return IANAZone.isValidZone(zone)
+    ? undefined
+    : `${field} must be an IANA time zone such as Europe/Berlin; '${zone}' is not one`;
 }
 
 /** Why a number of minutes is not a multiple of 5 (undefined when it is, or is absent). */
 export function fiveMinuteProblem(field: string, value: number | undefined): string | undefined {
-  return value !== undefined && value % 5 !== 0 ? `'${field}' must be a multiple of 5 minutes; ${value} is not` : undefined;
+  return value !== undefined && value % 5 !== 0
+    ? `'${field}' must be a multiple of 5 minutes; ${value} is not`
+    : undefined;
 }
 
 /** What is wrong with one open-hours entry, for a 400 (`where` names it, e.g. `participants[0].open_hours[1]`). */
 export function openHoursProblems(hours: OpenHours, where: string): string[] {
   const problems: string[] = [];
-  if (!Array.isArray(hours.days) || hours.days.length === 0) problems.push(`${where}.days must list at least one day (0 = Sunday … 6 = Saturday)`);
+  if (!Array.isArray(hours.days) || hours.days.length === 0)
+    problems.push(`${where}.days must list at least one day (0 = Sunday … 6 = Saturday)`);
   else {
     const wrong = hours.days.filter((d) => !Number.isInteger(d) || d < 0 || d > 6);
-    if (wrong.length) problems.push(`${where}.days must be days of the week 0 (Sunday) to 6 (Saturday); ${wrong.join(', ')} is not`);
+    if (wrong.length)
+      problems.push(`${where}.days must be days of the week 0 (Sunday) to 6 (Saturday); ${wrong.join(', ')} is not`);
   }
   const zone = zoneProblem(`${where}.timezone`, hours.timezone);
   if (zone) problems.push(zone);
   const start = minutesOf(hours.start, false);
   const end = minutesOf(hours.end, true);
-  if (start === undefined) problems.push(`${where}.start must be a time of day H:MM from 0:00 to 23:59; '${hours.start}' is not`);
-  if (end === undefined) problems.push(`${where}.end must be a time of day H:MM from 0:01 to 24:00; '${hours.end}' is not`);
-  if (start !== undefined && end !== undefined && start >= end) problems.push(`${where}.start (${hours.start}) must be before its end (${hours.end})`);
+  if (start === undefined)
+    problems.push(`${where}.start must be a time of day H:MM from 0:00 to 23:59; '${hours.start}' is not`);
+  if (end === undefined)
+    problems.push(`${where}.end must be a time of day H:MM from 0:01 to 24:00; '${hours.end}' is not`);
+  if (start !== undefined && end !== undefined && start >= end)
+    problems.push(`${where}.start (${hours.start}) must be before its end (${hours.end})`);
   for (const d of hours.exdates ?? []) {
-    if (!DATE.test(d) || !DateTime.fromISO(d, { zone: 'UTC' }).isValid) problems.push(`${where}.exdates holds '${d}', which is not a date YYYY-MM-DD`);
+    if (!DATE.test(d) || !DateTime.fromISO(d, { zone: 'UTC' }).isValid)
+      problems.push(`${where}.exdates holds '${d}', which is not a date YYYY-MM-DD`);
   }
   return problems;
 }
@@ -203,7 +213,12 @@ export function openIntervals(hours: readonly OpenHours[], start: number, end: n
 /** The instant of a local wall-clock time (minutes after midnight) on a day; a time skipped by DST moves forward. */
 function localInstant(day: DateTime, minutes: number, zone: string): number {
   if (minutes === 24 * 60) return Math.round(day.plus({ days: 1 }).startOf('day').toSeconds());
-  return Math.round(DateTime.fromObject({ year: day.year, month: day.month, day: day.day, hour: Math.floor(minutes / 60), minute: minutes % 60 }, { zone }).toSeconds());
+  return Math.round(
+    DateTime.fromObject(
+      { year: day.year, month: day.month, day: day.day, hour: Math.floor(minutes / 60), minute: minutes % 60 },
+      { zone },
+    ).toSeconds(),
+  );
 }
 
 // ---- slots -------------------------------------------------------------------------------------
@@ -236,7 +251,12 @@ export function freeTimes(input: EngineInput): Map<string, Interval[]> {
 
 /** Round-robin order: fewest counted events first, then by email, whatever order participants came in. */
 export function fairnessOrder(participants: readonly EngineParticipant[]): string[] {
-  return [...participants].sort((a, b) => (a.fairness_count ?? 0) - (b.fairness_count ?? 0) || (a.email < b.email ? -1 : a.email > b.email ? 1 : 0)).map((p) => p.email);
+  return [...participants]
+    .sort(
+      (a, b) =>
+        (a.fairness_count ?? 0) - (b.fairness_count ?? 0) || (a.email < b.email ? -1 : a.email > b.email ? 1 : 0),
+    )
+    .map((p) => p.email);
 }
 
 export function computeAvailability(input: EngineInput): EngineResult {
@@ -252,7 +272,8 @@ export function computeAvailability(input: EngineInput): EngineResult {
     for (const email of emails) common = intersect(common, free.get(email)!);
     const starts = new Set<number>();
     for (const period of common) startsIn(period, duration, interval, roundTo, starts);
-    for (const t of [...starts].sort((a, b) => a - b)) slots.push({ emails: [...emails], start_time: t, end_time: t + duration });
+    for (const t of [...starts].sort((a, b) => a - b))
+      slots.push({ emails: [...emails], start_time: t, end_time: t + duration });
     return { time_slots: slots, order: [] };
   }
 
@@ -264,7 +285,8 @@ export function computeAvailability(input: EngineInput): EngineResult {
     pool = order.filter((email) => counts.get(email)! <= cut);
   }
   const starts = new Set<number>();
-  for (const email of pool) for (const period of free.get(email)!) startsIn(period, duration, interval, roundTo, starts);
+  for (const email of pool)
+    for (const period of free.get(email)!) startsIn(period, duration, interval, roundTo, starts);
   for (const t of [...starts].sort((a, b) => a - b)) {
     const emails = pool.filter((email) => covers(free.get(email)!, t, t + duration));
     if (emails.length) slots.push({ emails, start_time: t, end_time: t + duration });

@@ -1,6 +1,14 @@
 import type { AvailabilityBody, FreeBusyBody, OpenHoursObject } from '#schemas/availability';
 import type { ApplicationContext } from '#shared/caller';
-import { computeAvailability, fiveMinuteProblem, normalize, openHoursProblems, type AvailabilityMethod, type EngineParticipant, type EngineResult } from '#shared/availability/engine';
+import {
+  computeAvailability,
+  fiveMinuteProblem,
+  normalize,
+  openHoursProblems,
+  type AvailabilityMethod,
+  type EngineParticipant,
+  type EngineResult,
+} from '#shared/availability/engine';
 import type { GrantRecord } from '#shared/db/grants';
 import { ApiError, InvalidRequestError } from '#shared/errors';
 import { grantNamed } from '#shared/grants/resolve';
@@ -21,13 +29,21 @@ const lower = (s: string) => s.trim().toLowerCase();
 
 function checkWindow(start: number, end: number, maxDays: number): void {
   if (end <= start) throw new InvalidRequestError(`'end_time' (${end}) must be after 'start_time' (${start})`);
-  if (end - start > maxDays * DAY) throw new InvalidRequestError(`'start_time' to 'end_time' spans more than ${maxDays} days (the limit); ask for a shorter window`);
+  if (end - start > maxDays * DAY)
+    throw new InvalidRequestError(
+      `'start_time' to 'end_time' spans more than ${maxDays} days (the limit); ask for a shorter window`,
+    );
 }
 
 // ---- free/busy -------------------------------------------------------------------------------
 
 export type FreeBusyEntry =
-  { email: string; object: 'free_busy'; time_slots: { start_time: number; end_time: number; status: 'busy'; object: 'time_slot' }[] } | { email: string; object: 'error'; error: string };
+  | {
+      email: string;
+      object: 'free_busy';
+      time_slots: { start_time: number; end_time: number; status: 'busy'; object: 'time_slot' }[];
+    }
+  | { email: string; object: 'error'; error: string };
 
 /** One entry per address asked for (each once, in the order given): its busy time, merged and clipped to the window, or why not. */
 export async function freeBusy(app: ApplicationContext, body: FreeBusyBody): Promise<FreeBusyEntry[]> {
@@ -36,12 +52,24 @@ export async function freeBusy(app: ApplicationContext, body: FreeBusyBody): Pro
   return Promise.all(
     emails.map(async (email): Promise<FreeBusyEntry> => {
       const grant = await grantNamed(app, email);
-      if (!grant) return { email, object: 'error', error: `'${email}' is not the address of a grant of this application` };
+      if (!grant)
+        return { email, object: 'error', error: `'${email}' is not the address of a grant of this application` };
       if (grant.blocked) return { email, object: 'error', error: `The grant of '${email}' is blocked` };
       try {
-        const { busy } = await freeBusyOf(grant).busy(grant, { calendar_ids: ['primary'], start: body.start_time, end: body.end_time, tentative_as_busy: body.tentative_as_busy ?? true });
-        const slots = normalize(busy.map((b) => ({ start: Math.max(b.start, body.start_time), end: Math.min(b.end, body.end_time) })));
-        return { email, object: 'free_busy', time_slots: slots.map((s) => ({ start_time: s.start, end_time: s.end, status: 'busy', object: 'time_slot' })) };
+        const { busy } = await freeBusyOf(grant).busy(grant, {
+          calendar_ids: ['primary'],
+          start: body.start_time,
+          end: body.end_time,
+          tentative_as_busy: body.tentative_as_busy ?? true,
+        });
+        const slots = normalize(
+          busy.map((b) => ({ start: Math.max(b.start, body.start_time), end: Math.min(b.end, body.end_time) })),
+        );
+        return {
+          email,
+          object: 'free_busy',
+          time_slots: slots.map((s) => ({ start_time: s.start, end_time: s.end, status: 'busy', object: 'time_slot' })),
+        };
       } catch (error) {
         if (error instanceof ApiError && error.status < 500) return { email, object: 'error', error: error.message };
         throw error;
@@ -81,7 +109,9 @@ const multipleOf5 = (field: string, value: number | undefined) => {
 };
 
 /** Checks what the schema cannot say (400 naming the field and the limit). */
-export function checkAvailabilityRequest(request: AvailabilityRequest<{ email: string; open_hours?: readonly OpenHoursObject[] | undefined }>): void {
+export function checkAvailabilityRequest(
+  request: AvailabilityRequest<{ email: string; open_hours?: readonly OpenHoursObject[] | undefined }>,
+): void {
   checkWindow(request.start_time, request.end_time, MAX_AVAILABILITY_DAYS);
   multipleOf5('duration_minutes', request.duration_minutes);
   multipleOf5('interval_minutes', request.interval_minutes);
@@ -89,13 +119,19 @@ export function checkAvailabilityRequest(request: AvailabilityRequest<{ email: s
   multipleOf5('availability_rules.buffer.before', request.buffer?.before);
   multipleOf5('availability_rules.buffer.after', request.buffer?.after);
   if (request.duration_minutes * 60 > request.end_time - request.start_time) {
-    throw new InvalidRequestError(`'duration_minutes' (${request.duration_minutes}) is longer than the window from 'start_time' to 'end_time'`);
+    throw new InvalidRequestError(
+      `'duration_minutes' (${request.duration_minutes}) is longer than the window from 'start_time' to 'end_time'`,
+    );
   }
   const problems: string[] = [];
-  (request.default_open_hours ?? []).forEach((h, i) => problems.push(...openHoursProblems(h, `availability_rules.default_open_hours[${i}]`)));
+  (request.default_open_hours ?? []).forEach((h, i) =>
+    problems.push(...openHoursProblems(h, `availability_rules.default_open_hours[${i}]`)),
+  );
   const seen = new Map<string, number>();
   request.participants.forEach((p, i) => {
-    (p.open_hours ?? []).forEach((h, j) => problems.push(...openHoursProblems(h, `participants[${i}].open_hours[${j}]`)));
+    (p.open_hours ?? []).forEach((h, j) =>
+      problems.push(...openHoursProblems(h, `participants[${i}].open_hours[${j}]`)),
+    );
     const previous = seen.get(lower(p.email));
     if (previous !== undefined) problems.push(`participants[${i}] repeats '${p.email}' (participants[${previous}])`);
     else seen.set(lower(p.email), i);
@@ -129,7 +165,8 @@ export async function availabilityOf(request: AvailabilityRequest): Promise<Engi
         }
         return { email: p.email, busy, open_hours: p.open_hours, fairness_count: times.fairness_count };
       } catch (error) {
-        if (error instanceof ApiError && error.status < 500) throw new InvalidRequestError(`participants[${i}] (${p.email}): ${error.message}`);
+        if (error instanceof ApiError && error.status < 500)
+          throw new InvalidRequestError(`participants[${i}] (${p.email}): ${error.message}`);
         throw error;
       }
     }),
@@ -166,7 +203,9 @@ export async function availability(app: ApplicationContext, body: AvailabilityBo
   const grants = await Promise.all(body.participants.map((p) => grantNamed(app, p.email, p.grant_id)));
   const unknown = body.participants.filter((_, i) => !grants[i] || grants[i]!.blocked).map((p) => p.email);
   if (unknown.length) {
-    throw new InvalidRequestError(`Participants must be grants of this application that are not blocked; these are not: ${unknown.join(', ')}`);
+    throw new InvalidRequestError(
+      `Participants must be grants of this application that are not blocked; these are not: ${unknown.join(', ')}`,
+    );
   }
   return availabilityOf({ ...request, participants: body.participants.map((p, i) => ({ ...p, grant: grants[i]! })) });
 }

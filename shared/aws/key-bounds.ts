@@ -28,7 +28,8 @@ export class KeyTooLongError extends Error {
 /** The string of an attribute value, plain (document client) or marshalled (`{S: …}`). */
 function text(value: unknown): string | undefined {
   if (typeof value === 'string') return value;
-  if (value && typeof value === 'object' && typeof (value as { S?: unknown }).S === 'string') return (value as { S: string }).S;
+  if (value && typeof value === 'object' && typeof (value as { S?: unknown }).S === 'string')
+    return (value as { S: string }).S;
   return undefined;
 }
 
@@ -47,8 +48,10 @@ function keyConditionValues(expression: string, names: Record<string, string> = 
   const found: [KeyAttribute, string][] = [];
   const attribute = (name: string) => (names[name] ?? name) as KeyAttribute;
   for (const m of expression.matchAll(/([#\w]+)\s*(?:=|<=|>=|<|>)\s*(:\w+)/g)) found.push([attribute(m[1]!), m[2]!]);
-  for (const m of expression.matchAll(/([#\w]+)\s+BETWEEN\s+(:\w+)\s+AND\s+(:\w+)/gi)) found.push([attribute(m[1]!), m[2]!], [attribute(m[1]!), m[3]!]);
-  for (const m of expression.matchAll(/begins_with\s*\(\s*([#\w]+)\s*,\s*(:\w+)\s*\)/gi)) found.push([attribute(m[1]!), m[2]!]);
+  for (const m of expression.matchAll(/([#\w]+)\s+BETWEEN\s+(:\w+)\s+AND\s+(:\w+)/gi))
+    found.push([attribute(m[1]!), m[2]!], [attribute(m[1]!), m[3]!]);
+  for (const m of expression.matchAll(/begins_with\s*\(\s*([#\w]+)\s*,\s*(:\w+)\s*\)/gi))
+    found.push([attribute(m[1]!), m[2]!]);
   return found.filter(([name]) => name in KEY_BYTES);
 }
 
@@ -63,7 +66,10 @@ export function checkKeyBounds(input: Record<string, unknown>): void {
   checkKey(input.ExclusiveStartKey, false);
   if (typeof input.KeyConditionExpression === 'string') {
     const values = (input.ExpressionAttributeValues ?? {}) as Record<string, unknown>;
-    for (const [attribute, placeholder] of keyConditionValues(input.KeyConditionExpression, input.ExpressionAttributeNames as Record<string, string> | undefined)) {
+    for (const [attribute, placeholder] of keyConditionValues(
+      input.KeyConditionExpression,
+      input.ExpressionAttributeNames as Record<string, string> | undefined,
+    )) {
       checkKey({ [attribute]: values[placeholder] }, false);
     }
   }

@@ -1,4 +1,11 @@
-import { CopyObjectCommand, DeleteObjectsCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import {
+  CopyObjectCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+} from '@aws-sdk/client-s3';
 import { MAIL_BUCKET, s3 } from '#shared/aws/s3';
 
 /**
@@ -11,7 +18,13 @@ export async function putBlob(key: string, body: Buffer | string, contentType: s
 
 /** Copies an object inside the bucket (S3 copies it: nothing goes through this function). */
 export async function copyBlob(from: string, to: string): Promise<void> {
-  await s3.send(new CopyObjectCommand({ Bucket: MAIL_BUCKET, Key: to, CopySource: `${MAIL_BUCKET}/${from.split('/').map(encodeURIComponent).join('/')}` }));
+  await s3.send(
+    new CopyObjectCommand({
+      Bucket: MAIL_BUCKET,
+      Key: to,
+      CopySource: `${MAIL_BUCKET}/${from.split('/').map(encodeURIComponent).join('/')}`,
+    }),
+  );
 }
 
 export async function getBlob(key: string): Promise<Buffer> {
@@ -35,7 +48,9 @@ export async function blobExists(key: string): Promise<boolean> {
 export async function deleteBlobs(keys: (string | undefined)[]): Promise<void> {
   const objects = [...new Set(keys.filter((k): k is string => !!k))].map((Key) => ({ Key }));
   for (let i = 0; i < objects.length; i += 1000) {
-    await s3.send(new DeleteObjectsCommand({ Bucket: MAIL_BUCKET, Delete: { Objects: objects.slice(i, i + 1000), Quiet: true } }));
+    await s3.send(
+      new DeleteObjectsCommand({ Bucket: MAIL_BUCKET, Delete: { Objects: objects.slice(i, i + 1000), Quiet: true } }),
+    );
   }
 }
 
@@ -44,7 +59,9 @@ export async function deletePrefix(prefix: string): Promise<number> {
   let deleted = 0;
   let token: string | undefined;
   do {
-    const page = await s3.send(new ListObjectsV2Command({ Bucket: MAIL_BUCKET, Prefix: prefix, ContinuationToken: token }));
+    const page = await s3.send(
+      new ListObjectsV2Command({ Bucket: MAIL_BUCKET, Prefix: prefix, ContinuationToken: token }),
+    );
     const keys = (page.Contents ?? []).map((o) => ({ Key: o.Key! }));
     if (keys.length) {
       await s3.send(new DeleteObjectsCommand({ Bucket: MAIL_BUCKET, Delete: { Objects: keys, Quiet: true } }));

@@ -51,7 +51,16 @@ export async function sendMessages(queueUrl: string, messages: OutgoingMessage[]
                 Id: String(index),
                 MessageBody: message.body,
                 DelaySeconds: message.delaySeconds,
-                ...(message.attributes ? { MessageAttributes: Object.fromEntries(Object.entries(message.attributes).map(([name, value]) => [name, { DataType: 'String', StringValue: value }])) } : {}),
+                ...(message.attributes
+                  ? {
+                      MessageAttributes: Object.fromEntries(
+                        Object.entries(message.attributes).map(([name, value]) => [
+                          name,
+                          { DataType: 'String', StringValue: value },
+                        ]),
+                      ),
+                    }
+                  : {}),
               };
             }),
           }),

@@ -70,7 +70,12 @@ type JCalComponent = [string, JCalProperty[], JCalComponent[]];
 // ---------------------------------------------------------------------------------------------
 // Time zones
 
-const UTC_NAMES = new Set(['utc', 'z', 'gmt', 'uct', 'universal', 'zulu', 'greenwich', 'gmt0', 'gmt+0', 'gmt-0'].flatMap((n) => [n, `etc/${n}`]));
+const UTC_NAMES = new Set(
+  ['utc', 'z', 'gmt', 'uct', 'universal', 'zulu', 'greenwich', 'gmt0', 'gmt+0', 'gmt-0'].flatMap((n) => [
+    n,
+    `etc/${n}`,
+  ]),
+);
 
 const isUtcName = (name: string) => UTC_NAMES.has(name.trim().toLowerCase());
 
@@ -117,7 +122,9 @@ function vtimezoneOf(zone: string): JCalComponent | undefined {
     let component: JCalComponent | null = null;
     if (Array.isArray(block) && block[0]) {
       const [name, props, subs] = ICAL.parse(block[0]) as JCalComponent;
-      const renamed = props.map((p): JCalProperty => (p[0] === 'tzid' || p[0] === 'x-lic-location' ? [p[0], p[1], p[2], zone] : p));
+      const renamed = props.map((p): JCalProperty =>
+        p[0] === 'tzid' || p[0] === 'x-lic-location' ? [p[0], p[1], p[2], zone] : p,
+      );
       component = [name, renamed, subs];
     }
     vtimezones.set(zone, component);
@@ -223,18 +230,28 @@ function textOf(component: Component, name: string): string | undefined {
 /** The address of an ORGANIZER or ATTENDEE: its mailto: URI, or the EMAIL parameter (RFC 7986) beside a urn:uuid:. */
 function personOf(prop: Property): Person | undefined {
   const value = String(prop.getFirstValue() ?? '').trim();
-  const address = /^mailto:/i.test(value) ? value.replace(/^mailto:/i, '') : value.includes(':') ? (param(prop, 'email') ?? '') : value;
+  const address = /^mailto:/i.test(value)
+    ? value.replace(/^mailto:/i, '')
+    : value.includes(':')
+      ? (param(prop, 'email') ?? '')
+      : value;
   const email = address.trim().toLowerCase();
   if (!/^[^\s@]+@[^\s@]+$/.test(email)) return undefined;
   const name = param(prop, 'cn')?.trim();
   return name ? { email, name } : { email };
 }
 
-const PARTSTAT: Record<string, ParticipantStatus> = { ACCEPTED: 'yes', DECLINED: 'no', TENTATIVE: 'maybe', 'NEEDS-ACTION': 'noreply' };
+const PARTSTAT: Record<string, ParticipantStatus> = {
+  ACCEPTED: 'yes',
+  DECLINED: 'no',
+  TENTATIVE: 'maybe',
+  'NEEDS-ACTION': 'noreply',
+};
 const STATUS: Record<string, EventStatus> = { CONFIRMED: 'confirmed', TENTATIVE: 'maybe', CANCELLED: 'cancelled' };
 
 /** Video meeting links worth calling a conference when no property says so. */
-const MEETING_LINK = /https?:\/\/(?:[\w-]+\.)*(?:zoom\.us|zoomgov\.com|meet\.google\.com|teams\.microsoft\.com|teams\.live\.com|webex\.com)\/[^\s<>"'\\]*/i;
+const MEETING_LINK =
+  /https?:\/\/(?:[\w-]+\.)*(?:zoom\.us|zoomgov\.com|meet\.google\.com|teams\.microsoft\.com|teams\.live\.com|webex\.com)\/[^\s<>"'\\]*/i;
 
 const meetingLinkIn = (text: string | undefined) => text?.match(MEETING_LINK)?.[0].replace(/[).,;]+$/, '');
 
@@ -243,7 +260,12 @@ const meetingLinkIn = (text: string | undefined) => text?.match(MEETING_LINK)?.[
  * property, else the first Meet/Zoom/Teams/Webex link in URL, LOCATION or DESCRIPTION.
  */
 function conferencingOf(ev: Component): string | undefined {
-  for (const name of ['x-google-conference', 'conference', 'x-microsoft-skypeteamsmeetingurl', 'x-microsoft-onlinemeetingconflink']) {
+  for (const name of [
+    'x-google-conference',
+    'conference',
+    'x-microsoft-skypeteamsmeetingurl',
+    'x-microsoft-onlinemeetingconflink',
+  ]) {
     for (const prop of ev.getAllProperties(name)) {
       const value = String(prop.getFirstValue() ?? '').trim();
       if (/^https?:\/\//i.test(value)) return value;
@@ -264,13 +286,22 @@ function dateListLine(prop: Property, zones: FileZones): string {
   const values = (prop.toJSON() as JCalProperty).slice(3).map((v) => (Array.isArray(v) ? v[0] : v));
   const raws = values.map((v) => rawValueOf(v, name));
   if (!raws.length) throw new IcsError(`${name} without a value`);
-  if (raws.every((r) => r.kind === 'date')) return `${name};VALUE=DATE:${raws.map((r) => (r as { date: string }).date.replaceAll('-', '')).join(',')}`;
+  if (raws.every((r) => r.kind === 'date'))
+    return `${name};VALUE=DATE:${raws.map((r) => (r as { date: string }).date.replaceAll('-', '')).join(',')}`;
   const zone = tzid === undefined ? undefined : ianaZoneOf(tzid);
   if (zone && zone !== 'UTC' && raws.every((r) => r.kind === 'local')) {
-    const locals = raws.map((r) => DateTime.fromObject((r as { local: LocalTime }).local, { zone: 'utc' }).toFormat("yyyyLLdd'T'HHmmss"));
+    const locals = raws.map((r) =>
+      DateTime.fromObject((r as { local: LocalTime }).local, { zone: 'utc' }).toFormat("yyyyLLdd'T'HHmmss"),
+    );
     return `${name};TZID=${zone}:${locals.join(',')}`;
   }
-  const instants = raws.map((r) => (r.kind === 'date' ? midnightUtc(r.date) : r.kind === 'utc' ? utcSeconds(r.local) : instantOf(r.local, tzid, zones).time));
+  const instants = raws.map((r) =>
+    r.kind === 'date'
+      ? midnightUtc(r.date)
+      : r.kind === 'utc'
+        ? utcSeconds(r.local)
+        : instantOf(r.local, tzid, zones).time,
+  );
   return `${name}:${instants.map(compactUtc).join(',')}`;
 }
 
@@ -306,16 +337,30 @@ function whenOf(ev: Component, zones: FileZones): When {
       end = addDays(start.date, Math.round(duration.toSeconds() / 86400));
     }
     if (end <= start.date) end = addDays(start.date, 1);
-    return end === addDays(start.date, 1) ? { object: 'date', date: start.date } : { object: 'datespan', start_date: start.date, end_date: end };
+    return end === addDays(start.date, 1)
+      ? { object: 'date', date: start.date }
+      : { object: 'datespan', start_date: start.date, end_date: end };
   }
   let end = { time: start.time, zone: start.zone };
   if (dtend) {
     const read = readValue(dtend.toJSON()[3], param(dtend, 'tzid'), zones, 'DTEND');
-    end = read.kind === 'time' ? read : { time: DateTime.fromISO(read.date, { zone: isIanaName(start.zone) ? start.zone : 'utc' }).toSeconds(), zone: start.zone };
+    end =
+      read.kind === 'time'
+        ? read
+        : {
+            time: DateTime.fromISO(read.date, { zone: isIanaName(start.zone) ? start.zone : 'utc' }).toSeconds(),
+            zone: start.zone,
+          };
   } else if (duration) {
     end = { time: plusDuration(start.time, start.zone, duration), zone: start.zone };
   }
-  return { object: 'timespan', start_time: start.time, end_time: Math.max(start.time, end.time), start_timezone: start.zone, end_timezone: end.zone };
+  return {
+    object: 'timespan',
+    start_time: start.time,
+    end_time: Math.max(start.time, end.time),
+    start_timezone: start.zone,
+    end_timezone: end.zone,
+  };
 }
 
 function recurrenceOf(ev: Component, zones: FileZones): string[] {
@@ -324,7 +369,8 @@ function recurrenceOf(ev: Component, zones: FileZones): string[] {
     const name = prop.name;
     if (name === 'rrule' || name === 'exrule') {
       const [, , , value] = prop.toJSON() as JCalProperty;
-      if (!value || typeof value !== 'object' || !('freq' in value)) throw new IcsError(`${name.toUpperCase()} without FREQ`);
+      if (!value || typeof value !== 'object' || !('freq' in value))
+        throw new IcsError(`${name.toUpperCase()} without FREQ`);
       // The jCal recur keeps the parts in their order, so the line reads as the sender wrote it.
       lines.push(ICAL.stringify.property([name, {}, 'recur', value], ICAL.design.icalendar, true));
     } else if (name === 'exdate' || name === 'rdate') {
@@ -336,7 +382,12 @@ function recurrenceOf(ev: Component, zones: FileZones): string[] {
 
 function remindersOf(ev: Component, when: When): IcsEvent['reminders'] {
   const reminders: NonNullable<IcsEvent['reminders']> = [];
-  const length = when.object === 'timespan' ? when.end_time - when.start_time : when.object === 'datespan' ? midnightUtc(when.end_date) - midnightUtc(when.start_date) : 86400;
+  const length =
+    when.object === 'timespan'
+      ? when.end_time - when.start_time
+      : when.object === 'datespan'
+        ? midnightUtc(when.end_date) - midnightUtc(when.start_date)
+        : 86400;
   const startInstant = when.object === 'timespan' ? when.start_time : undefined;
   for (const alarm of ev.getAllSubcomponents('valarm')) {
     const action = textOf(alarm, 'action')?.toUpperCase();
@@ -387,11 +438,16 @@ function parseEvent(ev: Component, method: string | undefined, zones: FileZones)
       continue;
     }
     const comment = param(prop, 'x-response-comment');
-    participants.push({ ...person, status: PARTSTAT[param(prop, 'partstat')?.toUpperCase() ?? ''] ?? 'noreply', ...(comment ? { comment } : {}) });
+    participants.push({
+      ...person,
+      status: PARTSTAT[param(prop, 'partstat')?.toUpperCase() ?? ''] ?? 'noreply',
+      ...(comment ? { comment } : {}),
+    });
   }
   const comment = textOf(ev, 'comment');
   // In a REPLY the COMMENT is the replying attendee's (RFC 5546 3.2.3).
-  if (method === 'REPLY' && comment && participants.length === 1 && participants[0]!.comment === undefined) participants[0]!.comment = comment;
+  if (method === 'REPLY' && comment && participants.length === 1 && participants[0]!.comment === undefined)
+    participants[0]!.comment = comment;
 
   const recurrence = recurrenceOf(ev, zones);
   const recurrenceIdProp = ev.getFirstProperty('recurrence-id');
@@ -405,7 +461,8 @@ function parseEvent(ev: Component, method: string | undefined, zones: FileZones)
   const transp = textOf(ev, 'transp')?.toUpperCase();
   const busy = transp ? transp !== 'TRANSPARENT' : textOf(ev, 'x-microsoft-cdo-busystatus')?.toUpperCase() !== 'FREE';
   const klass = textOf(ev, 'class')?.toUpperCase();
-  const visibility = klass === 'PUBLIC' ? 'public' : klass === 'PRIVATE' || klass === 'CONFIDENTIAL' ? 'private' : undefined;
+  const visibility =
+    klass === 'PUBLIC' ? 'public' : klass === 'PRIVATE' || klass === 'CONFIDENTIAL' ? 'private' : undefined;
   const title = textOf(ev, 'summary');
   const description = textOf(ev, 'description');
   const location = textOf(ev, 'location');
@@ -463,7 +520,9 @@ export function parseCalendar(text: string): ParsedCalendar {
     return { ...(method ? { method } : {}), events };
   } catch (error) {
     if (error instanceof IcsError) throw error;
-    throw new IcsError(`malformed iCalendar: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new IcsError(`malformed iCalendar: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
   }
 }
 
@@ -489,7 +548,8 @@ function checkTime(time: number, what: string): number {
 }
 
 function checkDate(date: string, what: string): string {
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(date) || !DateTime.fromISO(date, { zone: 'utc' }).isValid) throw new IcsError(`${what}: '${date}' is not a date (YYYY-MM-DD)`);
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(date) || !DateTime.fromISO(date, { zone: 'utc' }).isValid)
+    throw new IcsError(`${what}: '${date}' is not a date (YYYY-MM-DD)`);
   return date;
 }
 
@@ -505,7 +565,10 @@ const dateProp = (name: string, date: string): JCalProperty => [name, {}, 'date'
 function whenProps(when: When, used: UsedZones): JCalProperty[] {
   switch (when.object) {
     case 'timespan':
-      return [timeProp('dtstart', when.start_time, when.start_timezone, used), timeProp('dtend', Math.max(when.end_time, when.start_time), when.end_timezone ?? when.start_timezone, used)];
+      return [
+        timeProp('dtstart', when.start_time, when.start_timezone, used),
+        timeProp('dtend', Math.max(when.end_time, when.start_time), when.end_timezone ?? when.start_timezone, used),
+      ];
     case 'datespan': {
       const start = checkDate(when.start_date, 'start_date');
       const end = checkDate(when.end_date, 'end_date') > start ? when.end_date : addDays(start, 1);
@@ -536,11 +599,13 @@ function recurrenceProps(lines: readonly string[], used: UsedZones): JCalPropert
     }
     const [name, params, , ...values] = prop;
     if (name === 'rrule' || name === 'exrule') {
-      if (!values[0] || typeof values[0] !== 'object' || !('freq' in values[0])) throw new IcsError(`recurrence line '${text}': no FREQ`);
+      if (!values[0] || typeof values[0] !== 'object' || !('freq' in values[0]))
+        throw new IcsError(`recurrence line '${text}': no FREQ`);
       props.push([name, {}, 'recur', values[0]]);
       continue;
     }
-    if (name !== 'exdate' && name !== 'rdate') throw new IcsError(`recurrence line '${text}': only RRULE, EXRULE, EXDATE and RDATE are recurrence`);
+    if (name !== 'exdate' && name !== 'rdate')
+      throw new IcsError(`recurrence line '${text}': only RRULE, EXRULE, EXDATE and RDATE are recurrence`);
     const raws = values.map((v) => rawValueOf(Array.isArray(v) ? v[0] : v, name.toUpperCase()));
     if (!raws.length) throw new IcsError(`recurrence line '${text}': no value`);
     if (raws.every((r) => r.kind === 'date')) {
@@ -554,20 +619,39 @@ function recurrenceProps(lines: readonly string[], used: UsedZones): JCalPropert
     const writable = writableZone(zone, used);
     const locals = raws as { kind: 'utc' | 'local'; local: LocalTime }[];
     if (writable && locals.every((r) => r.kind === 'local')) {
-      props.push([name, { tzid: writable }, 'date-time', ...locals.map((r) => DateTime.fromObject(r.local, { zone: 'utc' }).toFormat("yyyy-LL-dd'T'HH:mm:ss"))]);
+      props.push([
+        name,
+        { tzid: writable },
+        'date-time',
+        ...locals.map((r) => DateTime.fromObject(r.local, { zone: 'utc' }).toFormat("yyyy-LL-dd'T'HH:mm:ss")),
+      ]);
     } else if (!zone && locals.every((r) => r.kind === 'local')) {
       // Floating, as the event's own times may be: kept as written.
-      props.push([name, {}, 'date-time', ...locals.map((r) => DateTime.fromObject(r.local, { zone: 'utc' }).toFormat("yyyy-LL-dd'T'HH:mm:ss"))]);
+      props.push([
+        name,
+        {},
+        'date-time',
+        ...locals.map((r) => DateTime.fromObject(r.local, { zone: 'utc' }).toFormat("yyyy-LL-dd'T'HH:mm:ss")),
+      ]);
     } else {
       // UTC from here on; floating times among them are read as UTC, as they are when parsed.
-      const instants = locals.map((r) => (r.kind === 'utc' || !zone || zone === 'UTC' ? utcSeconds(r.local) : DateTime.fromObject(r.local, { zone }).toSeconds()));
+      const instants = locals.map((r) =>
+        r.kind === 'utc' || !zone || zone === 'UTC'
+          ? utcSeconds(r.local)
+          : DateTime.fromObject(r.local, { zone }).toSeconds(),
+      );
       props.push([name, {}, 'date-time', ...instants.map(jcalUtc)]);
     }
   }
   return props;
 }
 
-const PARTSTAT_OUT: Record<ParticipantStatus, string> = { yes: 'ACCEPTED', no: 'DECLINED', maybe: 'TENTATIVE', noreply: 'NEEDS-ACTION' };
+const PARTSTAT_OUT: Record<ParticipantStatus, string> = {
+  yes: 'ACCEPTED',
+  no: 'DECLINED',
+  maybe: 'TENTATIVE',
+  noreply: 'NEEDS-ACTION',
+};
 const STATUS_OUT: Record<EventStatus, string> = { confirmed: 'CONFIRMED', maybe: 'TENTATIVE', cancelled: 'CANCELLED' };
 
 function checkEmail(email: string, what: string): string {
@@ -579,7 +663,8 @@ function checkEmail(email: string, what: string): string {
   return address;
 }
 
-const withName = (params: Params, person: Person): Params => (person.name?.trim() ? { cn: person.name.trim(), ...params } : params);
+const withName = (params: Params, person: Person): Params =>
+  person.name?.trim() ? { cn: person.name.trim(), ...params } : params;
 
 function organizerProp(organizer: Person): JCalProperty {
   return ['organizer', withName({}, organizer), 'cal-address', `mailto:${checkEmail(organizer.email, 'organizer')}`];
@@ -589,7 +674,11 @@ function attendeeProps(method: ItipMethod, event: IcsEvent): JCalProperty[] {
   const organizer = event.organizer ? checkEmail(event.organizer.email, 'organizer') : undefined;
   const people = event.participants.map((p): JCalProperty => {
     const email = checkEmail(p.email, 'participant');
-    const params: Params = { cutype: 'INDIVIDUAL', role: 'REQ-PARTICIPANT', partstat: PARTSTAT_OUT[p.status] ?? 'NEEDS-ACTION' };
+    const params: Params = {
+      cutype: 'INDIVIDUAL',
+      role: 'REQ-PARTICIPANT',
+      partstat: PARTSTAT_OUT[p.status] ?? 'NEEDS-ACTION',
+    };
     // Only a REQUEST asks for answers, and not from the organizer attending their own event.
     if (method === 'REQUEST' && email !== organizer) params.rsvp = 'TRUE';
     return ['attendee', withName(params, p), 'cal-address', `mailto:${email}`];
@@ -609,10 +698,20 @@ function alarmComponents(event: IcsEvent): JCalComponent[] {
     const minutes = Math.max(0, Math.round(reminder.minutes));
     const trigger: JCalProperty = ['trigger', {}, 'duration', ICAL.Duration.fromSeconds(-minutes * 60).toString()];
     const text = event.title ?? 'Reminder';
-    if (reminder.method !== 'email' || !event.organizer) return ['valarm', [['action', {}, 'text', 'DISPLAY'], ['description', {}, 'text', text], trigger], []];
+    if (reminder.method !== 'email' || !event.organizer)
+      return ['valarm', [['action', {}, 'text', 'DISPLAY'], ['description', {}, 'text', text], trigger], []];
     // RFC 5545 3.6.6: an EMAIL alarm has SUMMARY, DESCRIPTION and the ATTENDEE to mail.
-    const to: JCalProperty = ['attendee', {}, 'cal-address', `mailto:${checkEmail(event.organizer.email, 'organizer')}`];
-    return ['valarm', [['action', {}, 'text', 'EMAIL'], ['summary', {}, 'text', text], ['description', {}, 'text', text], trigger, to], []];
+    const to: JCalProperty = [
+      'attendee',
+      {},
+      'cal-address',
+      `mailto:${checkEmail(event.organizer.email, 'organizer')}`,
+    ];
+    return [
+      'valarm',
+      [['action', {}, 'text', 'EMAIL'], ['summary', {}, 'text', text], ['description', {}, 'text', text], trigger, to],
+      [],
+    ];
   });
 }
 
@@ -632,9 +731,15 @@ function recurrenceIdProp(event: IcsEvent, used: UsedZones): JCalProperty | unde
  */
 function eventComponent(method: ItipMethod, event: IcsEvent, used: UsedZones): JCalComponent {
   if (!event.uid?.trim()) throw new IcsError('event without uid');
-  if (method === 'REPLY' && event.participants.length !== 1) throw new IcsError(`a REPLY carries exactly one participant (the one answering), not ${event.participants.length}`);
+  if (method === 'REPLY' && event.participants.length !== 1)
+    throw new IcsError(`a REPLY carries exactly one participant (the one answering), not ${event.participants.length}`);
   const sequence = Number.isInteger(event.sequence) && event.sequence > 0 ? event.sequence : 0;
-  const props: JCalProperty[] = [['uid', {}, 'text', event.uid], ['sequence', {}, 'integer', sequence], ['dtstamp', {}, 'date-time', jcalUtc(clock.nowSeconds())], ...whenProps(event.when, used)];
+  const props: JCalProperty[] = [
+    ['uid', {}, 'text', event.uid],
+    ['sequence', {}, 'integer', sequence],
+    ['dtstamp', {}, 'date-time', jcalUtc(clock.nowSeconds())],
+    ...whenProps(event.when, used),
+  ];
   const recurrenceId = recurrenceIdProp(event, used);
   if (method !== 'REPLY' && event.recurrence?.length) props.push(...recurrenceProps(event.recurrence, used));
   if (recurrenceId) props.push(recurrenceId);
@@ -653,12 +758,15 @@ function eventComponent(method: ItipMethod, event: IcsEvent, used: UsedZones): J
   if (event.conferencing_url) props.push(['conference', { feature: 'VIDEO' }, 'uri', event.conferencing_url]);
   props.push(['status', {}, 'text', method === 'CANCEL' ? 'CANCELLED' : (STATUS_OUT[event.status] ?? 'CONFIRMED')]);
   props.push(['transp', {}, 'text', event.busy === false ? 'TRANSPARENT' : 'OPAQUE']);
-  if (event.visibility === 'public' || event.visibility === 'private') props.push(['class', {}, 'text', event.visibility.toUpperCase()]);
+  if (event.visibility === 'public' || event.visibility === 'private')
+    props.push(['class', {}, 'text', event.visibility.toUpperCase()]);
   if (event.organizer) props.push(organizerProp(event.organizer));
   props.push(...attendeeProps(method, event));
   if (event.comment !== undefined) props.push(['comment', {}, 'text', event.comment]);
-  if (event.created_at !== undefined) props.push(['created', {}, 'date-time', jcalUtc(checkTime(event.created_at, 'CREATED'))]);
-  if (event.updated_at !== undefined) props.push(['last-modified', {}, 'date-time', jcalUtc(checkTime(event.updated_at, 'LAST-MODIFIED'))]);
+  if (event.created_at !== undefined)
+    props.push(['created', {}, 'date-time', jcalUtc(checkTime(event.created_at, 'CREATED'))]);
+  if (event.updated_at !== undefined)
+    props.push(['last-modified', {}, 'date-time', jcalUtc(checkTime(event.updated_at, 'LAST-MODIFIED'))]);
   return ['vevent', props, method === 'CANCEL' ? [] : alarmComponents(event)];
 }
 
@@ -684,7 +792,8 @@ function stringify(calendar: JCalComponent): string {
  * object resource as CalDAV servers keep it (RFC 4791 4.1: no METHOD).
  */
 export function buildCalendar(method: ItipMethod, events: IcsEvent[], options: { stored?: boolean } = {}): string {
-  if (!['PUBLISH', 'REQUEST', 'REPLY', 'CANCEL'].includes(method)) throw new IcsError(`unknown iTIP method '${String(method)}'`);
+  if (!['PUBLISH', 'REQUEST', 'REPLY', 'CANCEL'].includes(method))
+    throw new IcsError(`unknown iTIP method '${String(method)}'`);
   if (!events.length) throw new IcsError('a calendar needs at least one event');
   const used: UsedZones = new Map();
   const vevents = events.map((event) => eventComponent(method, event, used));

@@ -31,7 +31,9 @@ export function icsEventOf(record: EventRecord, options: { master?: EventRecord;
     record.master_event_id && record.original_start_time !== undefined
       ? record.when.object === 'timespan'
         ? { time: record.original_start_time, timezone: record.zone }
-        : { date: `${record.occurrence_key!.slice(0, 4)}-${record.occurrence_key!.slice(4, 6)}-${record.occurrence_key!.slice(6, 8)}` }
+        : {
+            date: `${record.occurrence_key!.slice(0, 4)}-${record.occurrence_key!.slice(4, 6)}-${record.occurrence_key!.slice(6, 8)}`,
+          }
       : undefined;
   const url = typeof record.conferencing?.details.url === 'string' ? record.conferencing.details.url : undefined;
   return {
@@ -53,16 +55,27 @@ export function icsEventOf(record: EventRecord, options: { master?: EventRecord;
     created_at: record.created_at,
     updated_at: record.updated_at,
     ...(record.reminders?.overrides?.length
-      ? { reminders: record.reminders.overrides.map((o) => ({ minutes: o.reminder_minutes, method: o.reminder_method === 'email' ? ('email' as const) : ('display' as const) })) }
+      ? {
+          reminders: record.reminders.overrides.map((o) => ({
+            minutes: o.reminder_minutes,
+            method: o.reminder_method === 'email' ? ('email' as const) : ('display' as const),
+          })),
+        }
       : {}),
   };
 }
 
 const dateLine = (record: EventRecord) => {
   if (record.when.object === 'timespan') {
-    return new Intl.DateTimeFormat('en-US', { timeZone: record.zone, dateStyle: 'full', timeStyle: 'short' }).format(record.start * 1000) + ` (${record.zone})`;
+    return (
+      new Intl.DateTimeFormat('en-US', { timeZone: record.zone, dateStyle: 'full', timeStyle: 'short' }).format(
+        record.start * 1000,
+      ) + ` (${record.zone})`
+    );
   }
-  return record.when.object === 'date' ? record.when.date : `${record.when.start_date} – ${record.when.end_date} (end exclusive)`;
+  return record.when.object === 'date'
+    ? record.when.date
+    : `${record.when.start_date} – ${record.when.end_date} (end exclusive)`;
 };
 
 function subjectOf(change: ItipChange, record: EventRecord): string {
@@ -81,7 +94,10 @@ function bodyOf(change: ItipChange, record: EventRecord): string {
   const rows = [
     ['When', dateLine(record)],
     ...(record.location ? [['Where', record.location]] : []),
-    ['Organizer', record.organizer.name ? `${record.organizer.name} <${record.organizer.email}>` : record.organizer.email],
+    [
+      'Organizer',
+      record.organizer.name ? `${record.organizer.name} <${record.organizer.email}>` : record.organizer.email,
+    ],
     ...(change.method === 'REPLY' && change.replier?.comment ? [['Comment', change.replier.comment]] : []),
   ];
   return `<p><strong>${escapeHtml(record.title ?? '(no title)')}</strong></p>${record.description && change.method !== 'REPLY' ? `<p>${escapeHtml(record.description)}</p>` : ''}<table>${rows
@@ -115,10 +131,22 @@ export function itipOutbox(change: ItipChange): OutboxEntry[] {
 const ICS_MAX_BYTES = 256 * 1024;
 
 /** The `apply-itip` job for a received message's calendar part, committed with the message. */
-export function calendarJobs(grant: GrantRecord, attachments: readonly { filename: string; contentType: string; content: Buffer }[], sender: string | undefined): OutboxEntry[] {
-  const part = attachments.find((a) => /^(text\/calendar|application\/ics)/i.test(a.contentType) || /\.ics$/i.test(a.filename));
+export function calendarJobs(
+  grant: GrantRecord,
+  attachments: readonly { filename: string; contentType: string; content: Buffer }[],
+  sender: string | undefined,
+): OutboxEntry[] {
+  const part = attachments.find(
+    (a) => /^(text\/calendar|application\/ics)/i.test(a.contentType) || /\.ics$/i.test(a.filename),
+  );
   if (!part || !sender || part.content.length > ICS_MAX_BYTES) return [];
-  const job: Job = { kind: 'apply-itip', application_id: grant.application_id, grant_id: grant.id, sender: sender.toLowerCase(), ics: part.content.toString('utf8') };
+  const job: Job = {
+    kind: 'apply-itip',
+    application_id: grant.application_id,
+    grant_id: grant.id,
+    sender: sender.toLowerCase(),
+    ics: part.content.toString('utf8'),
+  };
   return [{ job, id: newId('job'), applicationId: grant.application_id }];
 }
 

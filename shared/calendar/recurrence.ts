@@ -32,7 +32,8 @@ export interface Occurrence {
 }
 
 let supported: ReadonlySet<number> | undefined;
-const isSupported = (freq: number) => (supported ??= new Set([RRule.DAILY, RRule.WEEKLY, RRule.MONTHLY, RRule.YEARLY])).has(freq);
+const isSupported = (freq: number) =>
+  (supported ??= new Set([RRule.DAILY, RRule.WEEKLY, RRule.MONTHLY, RRule.YEARLY])).has(freq);
 const FREQ_NAMES = ['YEARLY', 'MONTHLY', 'WEEKLY', 'DAILY', 'HOURLY', 'MINUTELY', 'SECONDLY'];
 const DEFAULT_MAX = 5000;
 /** How far an open-ended series is looked at for a neighbour or an occurrence key. */
@@ -66,7 +67,11 @@ export function startOfDate(date: string, zone: string): number {
 /** [start, end) instants of a `when` (all-day values read in `zone`). */
 export function whenBounds(when: When, zone: string): { start: number; end: number } {
   if (when.object === 'timespan') return { start: when.start_time, end: when.end_time };
-  if (when.object === 'date') return { start: startOfDate(when.date, zone), end: Math.floor(DateTime.fromISO(when.date, { zone }).plus({ days: 1 }).toSeconds()) };
+  if (when.object === 'date')
+    return {
+      start: startOfDate(when.date, zone),
+      end: Math.floor(DateTime.fromISO(when.date, { zone }).plus({ days: 1 }).toSeconds()),
+    };
   return { start: startOfDate(when.start_date, zone), end: startOfDate(when.end_date, zone) };
 }
 
@@ -90,16 +95,23 @@ function checkedZone(zone: string, line: string): string {
 }
 
 /** One EXDATE/RDATE value as a floating Date in the series frame. */
-function dateValue(value: string, params: Map<string, string>, series: { when: When; zone: string }, line: string): Date {
+function dateValue(
+  value: string,
+  params: Map<string, string>,
+  series: { when: When; zone: string },
+  line: string,
+): Date {
   if (allDay(series.when)) {
     const m = BASIC_DATE.exec(value);
-    if (!m || (params.get('VALUE') ?? 'DATE') !== 'DATE') throw bad(`An all-day series takes dates (VALUE=DATE:YYYYMMDD) in '${line}'`);
+    if (!m || (params.get('VALUE') ?? 'DATE') !== 'DATE')
+      throw bad(`An all-day series takes dates (VALUE=DATE:YYYYMMDD) in '${line}'`);
     const d = new Date(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!));
     if (isoDate(d) !== `${m[1]}-${m[2]}-${m[3]}`) throw bad(`'${value}' is not a date in '${line}'`);
     return d;
   }
   const m = BASIC_TIME.exec(value);
-  if (!m || params.get('VALUE') === 'DATE') throw bad(`A timed series takes date-times (YYYYMMDDTHHMMSS, with Z or TZID) in '${line}'`);
+  if (!m || params.get('VALUE') === 'DATE')
+    throw bad(`A timed series takes date-times (YYYYMMDDTHHMMSS, with Z or TZID) in '${line}'`);
   const fields = { year: +m[1]!, month: +m[2]!, day: +m[3]!, hour: +m[4]!, minute: +m[5]!, second: +m[6]! };
   const zone = m[7] ? 'UTC' : params.has('TZID') ? checkedZone(params.get('TZID')!, line) : series.zone;
   const dt = DateTime.fromObject(fields, { zone });
@@ -119,7 +131,9 @@ function parseLines(lines: readonly string[], series: { when: When; zone: string
     if (colon < 0) throw bad(`'${line}' is not an iCalendar line (NAME:VALUE)`);
     const [name, ...paramParts] = line.slice(0, colon).split(';');
     const upper = name!.toUpperCase();
-    const params = new Map(paramParts.map((p) => [p.split('=')[0]!.toUpperCase(), p.slice(p.indexOf('=') + 1)] as [string, string]));
+    const params = new Map(
+      paramParts.map((p) => [p.split('=')[0]!.toUpperCase(), p.slice(p.indexOf('=') + 1)] as [string, string]),
+    );
     const value = line.slice(colon + 1).trim();
     if (upper === 'RRULE') {
       if (rule) throw bad('A recurrence holds one RRULE line; found a second one');
@@ -145,13 +159,24 @@ function parseLines(lines: readonly string[], series: { when: When; zone: string
 }
 
 function parseRule(text: string, line: string, series: { when: When; zone: string }): Partial<Options> {
-  if (/(^|;)DTSTART=|DTSTART/.test(text)) throw bad(`DTSTART does not belong in the RRULE ('${line}'): the event's 'when' is the first occurrence`);
-  const parts = new Map(text.split(';').map((p) => [p.split('=')[0]!, p.slice(p.indexOf('=') + 1)] as [string, string]));
+  if (/(^|;)DTSTART=|DTSTART/.test(text))
+    throw bad(`DTSTART does not belong in the RRULE ('${line}'): the event's 'when' is the first occurrence`);
+  const parts = new Map(
+    text.split(';').map((p) => [p.split('=')[0]!, p.slice(p.indexOf('=') + 1)] as [string, string]),
+  );
   if (!parts.has('FREQ')) throw bad(`'${line}' has no FREQ`);
-  if (parts.has('COUNT') && parts.has('UNTIL')) throw bad(`'${line}' has both COUNT and UNTIL; an RRULE takes one of them`);
+  if (parts.has('COUNT') && parts.has('UNTIL'))
+    throw bad(`'${line}' has both COUNT and UNTIL; an RRULE takes one of them`);
   const byday = parts.get('BYDAY');
-  if (parts.get('FREQ') === 'MONTHLY' && byday && byday.split(',').length > 1 && byday.split(',').some((d) => /^[+-]?\d/.test(d))) {
-    throw bad(`'${line}': monthly BYDAY rules with several weekday indices are not supported (use one, e.g. BYDAY=2TU, or one series per weekday)`);
+  if (
+    parts.get('FREQ') === 'MONTHLY' &&
+    byday &&
+    byday.split(',').length > 1 &&
+    byday.split(',').some((d) => /^[+-]?\d/.test(d))
+  ) {
+    throw bad(
+      `'${line}': monthly BYDAY rules with several weekday indices are not supported (use one, e.g. BYDAY=2TU, or one series per weekday)`,
+    );
   }
   let options: Partial<Options>;
   const rrule = RRule; // outside the try: a chunk that fails to load is not an invalid rule
@@ -161,24 +186,50 @@ function parseRule(text: string, line: string, series: { when: When; zone: strin
     throw bad(`'${line}' is not a valid RRULE: ${(error as Error).message}`);
   }
   if (options.freq === undefined || !isSupported(options.freq)) {
-    throw bad(`'${line}': FREQ must be DAILY, WEEKLY, MONTHLY or YEARLY${options.freq !== undefined ? `, not ${FREQ_NAMES[options.freq]}` : ''}`);
+    throw bad(
+      `'${line}': FREQ must be DAILY, WEEKLY, MONTHLY or YEARLY${options.freq !== undefined ? `, not ${FREQ_NAMES[options.freq]}` : ''}`,
+    );
   }
   for (const [key, v] of parts) {
-    if (!['FREQ', 'INTERVAL', 'COUNT', 'UNTIL', 'BYDAY', 'BYMONTHDAY', 'BYMONTH', 'BYYEARDAY', 'BYWEEKNO', 'BYSETPOS', 'WKST', 'BYHOUR', 'BYMINUTE', 'BYSECOND'].includes(key))
+    if (
+      ![
+        'FREQ',
+        'INTERVAL',
+        'COUNT',
+        'UNTIL',
+        'BYDAY',
+        'BYMONTHDAY',
+        'BYMONTH',
+        'BYYEARDAY',
+        'BYWEEKNO',
+        'BYSETPOS',
+        'WKST',
+        'BYHOUR',
+        'BYMINUTE',
+        'BYSECOND',
+      ].includes(key)
+    )
       throw bad(`'${line}': unknown RRULE part '${key}'`);
-    if (['INTERVAL', 'COUNT'].includes(key) && !/^\d+$/.test(v)) throw bad(`'${line}': ${key} must be a positive integer`);
+    if (['INTERVAL', 'COUNT'].includes(key) && !/^\d+$/.test(v))
+      throw bad(`'${line}': ${key} must be a positive integer`);
     if (key === 'BYDAY' && !v.split(',').every((d) => /^[+-]?\d{0,2}(MO|TU|WE|TH|FR|SA|SU)$/.test(d)))
       throw bad(`'${line}': BYDAY '${v}' is not a list of weekdays (MO..SU, optionally with an index like 2TU)`);
-    if (key === 'UNTIL' && !/^\d{8}(T\d{6}Z?)?$/.test(v)) throw bad(`'${line}': UNTIL must be YYYYMMDD or YYYYMMDDTHHMMSSZ`);
+    if (key === 'UNTIL' && !/^\d{8}(T\d{6}Z?)?$/.test(v))
+      throw bad(`'${line}': UNTIL must be YYYYMMDD or YYYYMMDDTHHMMSSZ`);
   }
-  if (options.count !== undefined && options.count !== null && options.count < 1) throw bad(`'${line}': COUNT must be at least 1`);
+  if (options.count !== undefined && options.count !== null && options.count < 1)
+    throw bad(`'${line}': COUNT must be at least 1`);
   // UNTIL is UTC (or a date): into the floating frame of the series.
   const until = parts.get('UNTIL');
   if (until) {
-    if (allDay(series.when)) options.until = new Date(Date.UTC(+until.slice(0, 4), +until.slice(4, 6) - 1, +until.slice(6, 8)));
+    if (allDay(series.when))
+      options.until = new Date(Date.UTC(+until.slice(0, 4), +until.slice(4, 6) - 1, +until.slice(6, 8)));
     else {
       const m = BASIC_TIME.exec(until.length === 8 ? `${until}T235959` : until)!;
-      const dt = DateTime.fromObject({ year: +m[1]!, month: +m[2]!, day: +m[3]!, hour: +m[4]!, minute: +m[5]!, second: +m[6]! }, { zone: m[7] ? 'UTC' : series.zone });
+      const dt = DateTime.fromObject(
+        { year: +m[1]!, month: +m[2]!, day: +m[3]!, hour: +m[4]!, minute: +m[5]!, second: +m[6]! },
+        { zone: m[7] ? 'UTC' : series.zone },
+      );
       options.until = floatingOf(dt.setZone(series.zone));
     }
   }
@@ -208,7 +259,10 @@ function prepare(series: Series): Prepared {
   } else {
     const startDate = series.when.object === 'date' ? series.when.date : series.when.start_date;
     first = new Date(`${startDate}T00:00:00Z`);
-    length = series.when.object === 'date' ? 1 : Math.round((Date.parse(`${series.when.end_date}T00:00:00Z`) - first.getTime()) / 86_400_000);
+    length =
+      series.when.object === 'date'
+        ? 1
+        : Math.round((Date.parse(`${series.when.end_date}T00:00:00Z`) - first.getTime()) / 86_400_000);
   }
   const rule = new RRule({ ...parsed.rule, dtstart: first });
   return { parsed, rule, first, length, series };
@@ -233,7 +287,10 @@ function occurrenceAt(p: Prepared, floating: Date): Occurrence {
   }
   const date = isoDate(floating);
   const endDate = isoDate(new Date(floating.getTime() + p.length * 86_400_000));
-  const when: When = series.when.object === 'date' ? { object: 'date', date } : { object: 'datespan', start_date: date, end_date: endDate };
+  const when: When =
+    series.when.object === 'date'
+      ? { object: 'date', date }
+      : { object: 'datespan', start_date: date, end_date: endDate };
   const start = startOfDate(date, series.zone);
   return { original_start: start, start, end: startOfDate(endDate, series.zone), key: date.replaceAll('-', ''), when };
 }
@@ -242,7 +299,11 @@ function occurrenceAt(p: Prepared, floating: Date): Occurrence {
 function floatingBetween(p: Prepared, from: Date, to: Date, max: number): Date[] {
   const dates = p.rule.between(from, to, true, (_d: Date, i: number) => i < max + p.parsed.exdates.size);
   // RFC 5545: DTSTART is always the first occurrence, even when the rule does not produce it.
-  const all = [...dates, ...p.parsed.rdates.filter((d) => d >= from && d <= to), ...(p.first >= from && p.first <= to ? [p.first] : [])];
+  const all = [
+    ...dates,
+    ...p.parsed.rdates.filter((d) => d >= from && d <= to),
+    ...(p.first >= from && p.first <= to ? [p.first] : []),
+  ];
   const seen = new Set<number>();
   return all
     .filter((d) => !p.parsed.exdates.has(d.getTime()) && !seen.has(d.getTime()) && (seen.add(d.getTime()), true))
@@ -260,7 +321,10 @@ function floatingWindow(p: Prepared, from: number, to: number): [Date, Date] {
 export function normalizeRecurrence(lines: readonly string[], when: When, zone: string): string[] {
   const series = { when, zone, recurrence: lines };
   const p = prepare(series);
-  if (!floatingBetween(p, new Date(Date.UTC(1, 0, 1)), new Date(p.first.getTime() + HORIZON_YEARS * 366 * 86_400_000), 1).length) {
+  if (
+    !floatingBetween(p, new Date(Date.UTC(1, 0, 1)), new Date(p.first.getTime() + HORIZON_YEARS * 366 * 86_400_000), 1)
+      .length
+  ) {
     throw bad('This recurrence produces no occurrence at all (check COUNT, UNTIL and EXDATE)');
   }
   return p.parsed.lines;
@@ -283,12 +347,17 @@ export function seriesBounds(series: Series): { first_start: number; last_end: n
   const lastRdate = p.parsed.rdates.length ? Math.max(...p.parsed.rdates.map((d) => d.getTime())) : -Infinity;
   if (!p.rule.options.count && !p.rule.options.until) return { first_start: firstStart, last_end: null };
   const all = p.rule.all((_d: Date, i: number) => i < 100_000);
-  const last = new Date(Math.max(all.length ? all[all.length - 1]!.getTime() : -Infinity, lastRdate, p.first.getTime()));
+  const last = new Date(
+    Math.max(all.length ? all[all.length - 1]!.getTime() : -Infinity, lastRdate, p.first.getTime()),
+  );
   return { first_start: firstStart, last_end: occurrenceAt(p, last).end };
 }
 
 /** The occurrence with `key`, if the series produces it, and its neighbours. */
-export function occurrenceByKey(series: Series, key: string): { occurrence: Occurrence; previous?: Occurrence; next?: Occurrence } | undefined {
+export function occurrenceByKey(
+  series: Series,
+  key: string,
+): { occurrence: Occurrence; previous?: Occurrence; next?: Occurrence } | undefined {
   const p = prepare(series);
   let instant: number;
   if (series.when.object === 'timespan') {
@@ -301,8 +370,17 @@ export function occurrenceByKey(series: Series, key: string): { occurrence: Occu
     instant = startOfDate(`${m[1]}-${m[2]}-${m[3]}`, series.zone);
   }
   const span = series.when.object === 'timespan' ? p.length : p.length * 86_400;
-  const around = occurrencesBetween(series, instant - 400 * 86_400, instant + span + 400 * 86_400, Number.MAX_SAFE_INTEGER);
+  const around = occurrencesBetween(
+    series,
+    instant - 400 * 86_400,
+    instant + span + 400 * 86_400,
+    Number.MAX_SAFE_INTEGER,
+  );
   const index = around.findIndex((o) => o.key === key);
   if (index < 0) return undefined;
-  return { occurrence: around[index]!, ...(index > 0 ? { previous: around[index - 1]! } : {}), ...(index + 1 < around.length ? { next: around[index + 1]! } : {}) };
+  return {
+    occurrence: around[index]!,
+    ...(index > 0 ? { previous: around[index - 1]! } : {}),
+    ...(index + 1 < around.length ? { next: around[index + 1]! } : {}),
+  };
 }

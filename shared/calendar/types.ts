@@ -7,7 +7,13 @@ import type { EVENT_STATUSES, PARTICIPANT_STATUSES, WHEN_OBJECTS } from '#schema
  * their calendar's time zone whenever an instant is needed.
  */
 export type When =
-  | { object: Extract<WhenObject, 'timespan'>; start_time: number; end_time: number; start_timezone?: string; end_timezone?: string }
+  | {
+      object: Extract<WhenObject, 'timespan'>;
+      start_time: number;
+      end_time: number;
+      start_timezone?: string;
+      end_timezone?: string;
+    }
   | { object: Extract<WhenObject, 'datespan'>; start_date: string; end_date: string }
   | { object: Extract<WhenObject, 'date'>; date: string };
 type WhenObject = (typeof WHEN_OBJECTS)[number];

@@ -7,7 +7,17 @@ import { ApiError, OAuthError } from '#shared/errors';
 import { parseId, type ApplicationId } from '#shared/ids';
 import { publicProviderName } from '#shared/providers/names';
 import { clock } from '#shared/time';
-import { accessTokenRecord, issueTokens, isAccessToken, isRefreshToken, RefreshRejectedError, revokeFamily, revokeToken, rotateRefreshToken, tokenHash } from '#shared/accounts/issued-tokens';
+import {
+  accessTokenRecord,
+  issueTokens,
+  isAccessToken,
+  isRefreshToken,
+  RefreshRejectedError,
+  revokeFamily,
+  revokeToken,
+  rotateRefreshToken,
+  tokenHash,
+} from '#shared/accounts/issued-tokens';
 import { signIdToken, verifyIdToken } from '#shared/connect/id-tokens';
 
 /**
@@ -30,18 +40,26 @@ export interface TokenAnswer {
 }
 
 /** The application `client_id` names, with `client_secret` (an API key) proving it when sent. */
-async function client(body: Pick<TokenBody, 'client_id' | 'client_secret'>): Promise<{ appId: ApplicationId; authenticated: boolean }> {
+async function client(
+  body: Pick<TokenBody, 'client_id' | 'client_secret'>,
+): Promise<{ appId: ApplicationId; authenticated: boolean }> {
   const appId = parseId('application', body.client_id);
-  if (!appId) throw new OAuthError('invalid_client', `Unknown client_id '${body.client_id.slice(0, 64)}': it is the application ID (app_…)`);
+  if (!appId)
+    throw new OAuthError(
+      'invalid_client',
+      `Unknown client_id '${body.client_id.slice(0, 64)}': it is the application ID (app_…)`,
+    );
   if (body.client_secret === undefined) return { appId, authenticated: false };
   let app: Awaited<ReturnType<typeof authenticate>>;
   try {
     app = await authenticate(`Bearer ${body.client_secret}`);
   } catch (error) {
-    if (error instanceof ApiError) throw new OAuthError('invalid_client', 'client_secret is not an API key of this client');
+    if (error instanceof ApiError)
+      throw new OAuthError('invalid_client', 'client_secret is not an API key of this client');
     throw error;
   }
-  if (app.credential !== 'api_key' || app.applicationId !== appId) throw new OAuthError('invalid_client', 'client_secret is not an API key of this client');
+  if (app.credential !== 'api_key' || app.applicationId !== appId)
+    throw new OAuthError('invalid_client', 'client_secret is not an API key of this client');
   return { appId, authenticated: true };
 }
 
@@ -58,10 +76,18 @@ const same = (a: string, b: string) => {
 function pkceMatches(challenge: string, method: 'plain' | 'S256', verifier: string): boolean {
   if (method === 'plain') return same(challenge, verifier);
   const digest = createHash('sha256').update(verifier).digest();
-  return same(challenge, digest.toString('base64url')) || same(challenge, Buffer.from(digest.toString('hex')).toString('base64').replace(/=+$/, ''));
+  return (
+    same(challenge, digest.toString('base64url')) ||
+    same(challenge, Buffer.from(digest.toString('hex')).toString('base64').replace(/=+$/, ''))
+  );
 }
 
-async function answer(appId: ApplicationId, grantId: string, scope: string[], issued: { access_token: string; expires_in: number; refresh_token?: string }): Promise<TokenAnswer> {
+async function answer(
+  appId: ApplicationId,
+  grantId: string,
+  scope: string[],
+  issued: { access_token: string; expires_in: number; refresh_token?: string },
+): Promise<TokenAnswer> {
   const grant = await getGrant(appId, grantId as never);
   if (!grant) throw new OAuthError('invalid_grant', 'The grant no longer exists');
   const provider = publicProviderName(grant.provider);
@@ -69,7 +95,14 @@ async function answer(appId: ApplicationId, grantId: string, scope: string[], is
     access_token: issued.access_token,
     token_type: 'Bearer',
     expires_in: issued.expires_in,
-    id_token: await signIdToken({ iss: 'switchboard', aud: appId, sub: grant.id, email: grant.email, provider, grant_id: grant.id }),
+    id_token: await signIdToken({
+      iss: 'switchboard',
+      aud: appId,
+      sub: grant.id,
+      email: grant.email,
+      provider,
+      grant_id: grant.id,
+    }),
     ...(issued.refresh_token ? { refresh_token: issued.refresh_token } : {}),
     scope: scope.join(' '),
     grant_id: grant.id,
@@ -95,26 +128,44 @@ export async function exchangeToken(body: TokenBody): Promise<TokenAnswer> {
 
 async function exchangeCode(body: TokenBody): Promise<TokenAnswer> {
   if (!body.code) throw new OAuthError('invalid_request', "grant_type=authorization_code needs 'code'");
-  if (!body.redirect_uri) throw new OAuthError('invalid_request', "grant_type=authorization_code needs 'redirect_uri' (the one of the authorization request)");
+  if (!body.redirect_uri)
+    throw new OAuthError(
+      'invalid_request',
+      "grant_type=authorization_code needs 'redirect_uri' (the one of the authorization request)",
+    );
   const { appId, authenticated } = await client(body);
   const hash = tokenHash(body.code);
   const used = await db.useCode(hash, clock.nowSeconds());
-  if (!used || used.record.application_id !== appId) throw new OAuthError('invalid_grant', 'The code is unknown, or was issued to another client');
+  if (!used || used.record.application_id !== appId)
+    throw new OAuthError('invalid_grant', 'The code is unknown, or was issued to another client');
   const code = used.record;
   if (used.replayed) {
     // A code is used once; its second use revokes what the first one got (RFC 6749 §4.1.2).
     await revokeFamily(code.grant_id, hash);
     throw new OAuthError('invalid_grant', 'The code was already used; the tokens issued from it are revoked');
   }
-  if (code.expires_at <= clock.nowSeconds()) throw new OAuthError('invalid_grant', 'The code has expired (codes are valid for 10 minutes)');
-  if (body.redirect_uri !== code.redirect_uri) throw new OAuthError('invalid_grant', "redirect_uri differs from the authorization request's");
+  if (code.expires_at <= clock.nowSeconds())
+    throw new OAuthError('invalid_grant', 'The code has expired (codes are valid for 10 minutes)');
+  if (body.redirect_uri !== code.redirect_uri)
+    throw new OAuthError('invalid_grant', "redirect_uri differs from the authorization request's");
   if (code.code_challenge) {
-    if (!body.code_verifier) throw new OAuthError('invalid_grant', "The authorization request had a code_challenge: send its 'code_verifier'");
-    if (!pkceMatches(code.code_challenge, code.code_challenge_method ?? 'plain', body.code_verifier)) throw new OAuthError('invalid_grant', 'code_verifier does not match the code_challenge');
+    if (!body.code_verifier)
+      throw new OAuthError('invalid_grant', "The authorization request had a code_challenge: send its 'code_verifier'");
+    if (!pkceMatches(code.code_challenge, code.code_challenge_method ?? 'plain', body.code_verifier))
+      throw new OAuthError('invalid_grant', 'code_verifier does not match the code_challenge');
   } else if (!authenticated) {
-    throw new OAuthError('invalid_client', "Send the application's API key as 'client_secret' (or begin the flow with a PKCE code_challenge)");
+    throw new OAuthError(
+      'invalid_client',
+      "Send the application's API key as 'client_secret' (or begin the flow with a PKCE code_challenge)",
+    );
   }
-  const issued = await issueTokens({ applicationId: appId, grantId: code.grant_id, scope: code.scope, family: hash, refresh: code.access_type === 'offline' });
+  const issued = await issueTokens({
+    applicationId: appId,
+    grantId: code.grant_id,
+    scope: code.scope,
+    family: hash,
+    refresh: code.access_type === 'offline',
+  });
   return answer(appId, code.grant_id, code.scope, issued);
 }
 
@@ -133,18 +184,30 @@ async function exchangeRefresh(body: TokenBody): Promise<TokenAnswer> {
 /** An access token for one grant of the application, asked with its API key (no user present). */
 async function exchangeClientCredentials(body: TokenBody): Promise<TokenAnswer> {
   if (!body.grant_id) throw new OAuthError('invalid_request', "grant_type=client_credentials needs 'grant_id'");
-  if (!body.client_secret) throw new OAuthError('invalid_client', "grant_type=client_credentials needs the application's API key as 'client_secret'");
+  if (!body.client_secret)
+    throw new OAuthError(
+      'invalid_client',
+      "grant_type=client_credentials needs the application's API key as 'client_secret'",
+    );
   const { appId } = await client(body);
   const grantId = parseId('grant', body.grant_id);
   const grant = grantId ? await getGrant(appId, grantId) : undefined;
-  if (!grant) throw new OAuthError('invalid_grant', `Grant '${body.grant_id.slice(0, 64)}' is not a grant of this client`);
-  const issued = await issueTokens({ applicationId: appId, grantId: grant.id, scope: grant.scope, family: `cc#${grant.id}#${clock.nowMs()}`, refresh: false });
+  if (!grant)
+    throw new OAuthError('invalid_grant', `Grant '${body.grant_id.slice(0, 64)}' is not a grant of this client`);
+  const issued = await issueTokens({
+    applicationId: appId,
+    grantId: grant.id,
+    scope: grant.scope,
+    family: `cc#${grant.id}#${clock.nowMs()}`,
+    refresh: false,
+  });
   return answer(appId, grant.id, grant.scope, issued);
 }
 
 /** Revokes an access or refresh token and every token of its family; an unknown token is an `invalid_token` error. */
 export async function revoke(token: string): Promise<void> {
-  if (!isAccessToken(token) && !isRefreshToken(token)) throw new OAuthError('invalid_token', 'The token is not one Switchboard issued');
+  if (!isAccessToken(token) && !isRefreshToken(token))
+    throw new OAuthError('invalid_token', 'The token is not one Switchboard issued');
   const revoked = await revokeToken(token);
   if (!revoked) throw new OAuthError('invalid_token', 'The token is unknown, expired or already revoked');
 }
@@ -155,7 +218,8 @@ export async function revoke(token: string): Promise<void> {
  * revocation) for a token that is not valid.
  */
 export async function tokenInfo(query: TokenInfoQuery): Promise<Record<string, unknown>> {
-  if ((query.id_token === undefined) === (query.access_token === undefined)) throw new OAuthError('invalid_request', "Send exactly one of 'id_token' and 'access_token'");
+  if ((query.id_token === undefined) === (query.access_token === undefined))
+    throw new OAuthError('invalid_request', "Send exactly one of 'id_token' and 'access_token'");
   if (query.id_token !== undefined) {
     const claims = await verifyIdToken(query.id_token);
     if (!claims) throw new OAuthError('invalid_token', 'The ID token is not valid (signature or expiry)');

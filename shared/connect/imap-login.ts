@@ -18,7 +18,9 @@ import { clock } from '#shared/time';
  * the browser goes on to the application's redirect URI with a code and its state, as from the OAuth
  * callback. No password is kept anywhere but sealed with the grant.
  */
-export type ImapLoginResult = { kind: 'redirect'; location: string } | { kind: 'page'; html: string; nonce: string; status: number; formActions: string[] };
+export type ImapLoginResult =
+  | { kind: 'redirect'; location: string }
+  | { kind: 'page'; html: string; nonce: string; status: number; formActions: string[] };
 
 /** What the page calls each setting, for messages written in the API's words (`'settings.imap_host'`). */
 const LABELS: Record<string, string> = {
@@ -33,7 +35,11 @@ const LABELS: Record<string, string> = {
   email: 'Email address',
 };
 const inPageWords = (message: string) =>
-  message.replace(/^The account could not be connected: /, '').replace(/'settings\.(\w+)'/g, (whole, field: string) => (Object.hasOwn(LABELS, field) ? `“${LABELS[field]}”` : whole));
+  message
+    .replace(/^The account could not be connected: /, '')
+    .replace(/'settings\.(\w+)'/g, (whole, field: string) =>
+      Object.hasOwn(LABELS, field) ? `“${LABELS[field]}”` : whole,
+    );
 
 /** A typed field, or undefined when left empty (browsers send every field of the form). */
 const given = (value: string | undefined) => (value?.trim() ? value.trim() : undefined);
@@ -53,7 +59,12 @@ function customRequest(body: ImapLoginBody): CreateCustomGrantBody {
   if (!body.password) throw new InvalidRequestError('Enter the password (or app password) of the account');
   const imapPort = port(body.imap_port, 'IMAP port');
   const smtpPort = port(body.smtp_port, 'SMTP port');
-  const optional = { imap_host: given(body.imap_host), smtp_host: given(body.smtp_host), smtp_username: given(body.smtp_username), smtp_password: body.smtp_password || undefined };
+  const optional = {
+    imap_host: given(body.imap_host),
+    smtp_host: given(body.smtp_host),
+    smtp_username: given(body.smtp_username),
+    smtp_password: body.smtp_password || undefined,
+  };
   return {
     provider: IMAP_PROVIDER,
     settings: {
@@ -82,10 +93,15 @@ const typed = (body: ImapLoginBody): ImapPageFields => ({
  * `fetchSite`: the browser's Sec-Fetch-Site. The token already ties a submission to its page; a form
  * posted from another site (login CSRF with the attacker's own token) is refused as well.
  */
-export async function submitImapLogin(body: ImapLoginBody, meta: { fetchSite?: string | undefined; ip: string; userAgent: string }): Promise<ImapLoginResult> {
-  if (meta.fetchSite === 'cross-site' || meta.fetchSite === 'same-site') return { kind: 'page', status: 400, ...imapLoginEndedPage(), formActions: [] };
+export async function submitImapLogin(
+  body: ImapLoginBody,
+  meta: { fetchSite?: string | undefined; ip: string; userAgent: string },
+): Promise<ImapLoginResult> {
+  if (meta.fetchSite === 'cross-site' || meta.fetchSite === 'same-site')
+    return { kind: 'page', status: 400, ...imapLoginEndedPage(), formActions: [] };
   const flow = await db.takeFlow(tokenHash(body.flow_token), clock.nowSeconds());
-  if (!flow || flow.provider !== IMAP_PROVIDER || flow.response_type !== 'code') return { kind: 'page', status: 400, ...imapLoginEndedPage(), formActions: [] };
+  if (!flow || flow.provider !== IMAP_PROVIDER || flow.response_type !== 'code')
+    return { kind: 'page', status: 400, ...imapLoginEndedPage(), formActions: [] };
   const formActions = formActionsFor(flow.redirect_uri);
   let grant;
   try {
@@ -98,7 +114,12 @@ export async function submitImapLogin(body: ImapLoginBody, meta: { fetchSite?: s
     // What the user can fix (a refused login, an unknown server, a missing field; a conflict with another grant) is shown on the page.
     if (!(error instanceof ApiError && error.expose && error.status < 500)) throw error;
     const flowToken = await renewFlow(flow);
-    return { kind: 'page', status: 400, ...imapLoginPage({ flowToken, fields: typed(body), problem: inPageWords(error.message) }), formActions };
+    return {
+      kind: 'page',
+      status: 400,
+      ...imapLoginPage({ flowToken, fields: typed(body), problem: inPageWords(error.message) }),
+      formActions,
+    };
   }
   const code = await issueCode(flow, grant, grant.scope);
   return { kind: 'redirect', location: withParams(flow.redirect_uri, { code, state: flow.app_state }) };

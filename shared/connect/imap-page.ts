@@ -33,7 +33,10 @@ fieldset{border:0;margin:1rem 0 0;padding:0}legend{font-weight:700;padding:0}
 .problem p{margin:0}.problem p+p{margin-top:.25rem}
 `;
 
-const page = (nonce: string, body: string) => `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+const page = (
+  nonce: string,
+  body: string,
+) => `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${IMAP_PAGE_TITLE}</title><style nonce="${nonce}">${STYLE}</style></head>
 <body><main><h1>${IMAP_PAGE_TITLE}</h1>${body}</main></body></html>`;
 
@@ -74,14 +77,19 @@ function detected(email: string | undefined): { imap?: string; smtp?: string } {
   return servers ? { imap: servers.imap, smtp: servers.smtp } : {};
 }
 
-export function imapLoginPage(p: { flowToken: string; fields: ImapPageFields; problem?: string | undefined }): { html: string; nonce: string } {
+export function imapLoginPage(p: { flowToken: string; fields: ImapPageFields; problem?: string | undefined }): {
+  html: string;
+  nonce: string;
+} {
   const nonce = randomBytes(16).toString('base64');
   const f = p.fields;
   const servers = detected(f.email);
   const advanced = [f.imap_host, f.imap_port, f.imap_username, f.smtp_host, f.smtp_port, f.smtp_username].some(Boolean);
   // Open when something was typed there, or when the servers are what failed (they are the user's to fix).
   const open = advanced || (p.problem !== undefined && /server|host|port/i.test(p.problem)) ? ' open' : '';
-  const problem = p.problem ? `<div class="problem" role="alert" id="problem"><p><strong>We could not connect this account.</strong></p><p>${escapeHtml(p.problem)}</p></div>` : '';
+  const problem = p.problem
+    ? `<div class="problem" role="alert" id="problem"><p><strong>We could not connect this account.</strong></p><p>${escapeHtml(p.problem)}</p></div>`
+    : '';
   // Relative: POST /v3/connect/credentials from the authorization request's URL and from its own (behind any stage prefix).
   const body = `${problem}<form method="post" action="credentials">
 <input type="hidden" name="flow_token" value="${escapeHtml(p.flowToken)}">

@@ -16,7 +16,13 @@ export interface LoginChoice {
   href: string;
 }
 
-const LABELS: Record<string, string> = { google: 'Google', microsoft: 'Microsoft', yahoo: 'Yahoo', zoom: 'Zoom', imap: 'another provider (IMAP)' };
+const LABELS: Record<string, string> = {
+  google: 'Google',
+  microsoft: 'Microsoft',
+  yahoo: 'Yahoo',
+  zoom: 'Zoom',
+  imap: 'another provider (IMAP)',
+};
 
 /** The style of the hosted pages (this one and the IMAP credential page: shared/connect/imap-page.ts), under their nonce. */
 export const HOSTED_PAGE_STYLE = `
@@ -39,7 +45,13 @@ export function detectProvider(email: string): OAuthProvider | undefined {
   return provider && isOAuthProvider(provider) ? provider : undefined;
 }
 
-export function hostedLoginPage(p: { choices: LoginChoice[]; prompts: string[]; loginHint?: string | undefined; detectAction: string; detectFailed: boolean }): { html: string; nonce: string } {
+export function hostedLoginPage(p: {
+  choices: LoginChoice[];
+  prompts: string[];
+  loginHint?: string | undefined;
+  detectAction: string;
+  detectFailed: boolean;
+}): { html: string; nonce: string } {
   const nonce = randomBytes(16).toString('base64');
   const action = new URL(p.detectAction);
   // The form repeats the authorization request's parameters, with the address the user typed.
@@ -52,8 +64,12 @@ export function hostedLoginPage(p: { choices: LoginChoice[]; prompts: string[]; 
 <button type="submit">Continue</button></form>`;
   const list = `<ul aria-label="Providers">${p.choices.map((c) => `<li><a class="provider" href="${escapeHtml(c.href)}">Sign in with ${escapeHtml(LABELS[c.provider] ?? c.provider)}</a></li>`).join('')}</ul>`;
   const detectFirst = p.prompts[0] === 'detect';
-  const note = p.detectFailed ? `<p class="note" role="status">We could not tell the provider of this address: choose it below.</p>` : '';
-  const body = detectFirst ? `${detect}${note}<h2>Or choose your provider</h2>${list}` : `${note}${list}${p.prompts.includes('detect') ? detect : ''}`;
+  const note = p.detectFailed
+    ? `<p class="note" role="status">We could not tell the provider of this address: choose it below.</p>`
+    : '';
+  const body = detectFirst
+    ? `${detect}${note}<h2>Or choose your provider</h2>${list}`
+    : `${note}${list}${p.prompts.includes('detect') ? detect : ''}`;
   const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>Connect your account</title><style nonce="${nonce}">${HOSTED_PAGE_STYLE}</style></head>
 <body><main><h1>Connect your account</h1>${body}</main></body></html>`;

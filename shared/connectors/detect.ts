@@ -15,12 +15,19 @@ type DetectInput = { email?: string; all_provider_types?: boolean };
 /** Detects from the query (as the published contract sends it) or from a JSON body, not both. */
 export async function detectProvider(app: ApplicationContext, query: DetectInput, body: DetectInput | undefined) {
   const inQuery = Object.keys(query).length > 0;
-  if (inQuery && body && Object.keys(body).length > 0) throw new InvalidRequestError('Send email and all_provider_types either in the query or in the JSON body, not both');
+  if (inQuery && body && Object.keys(body).length > 0)
+    throw new InvalidRequestError(
+      'Send email and all_provider_types either in the query or in the JSON body, not both',
+    );
   const input = inQuery ? query : (body ?? {});
   const email = input.email;
-  if (email === undefined) throw new InvalidRequestError("'email' is required (as a query parameter or in the JSON body)");
+  if (email === undefined)
+    throw new InvalidRequestError("'email' is required (as a query parameter or in the JSON body)");
   const at = email.lastIndexOf('@');
   const found = detectDomain(email.slice(at + 1).toLowerCase());
-  const usable = found && (input.all_provider_types || (await repo.getConnector(app.applicationId, found.provider)) !== undefined);
-  return usable ? { email_address: email, detected: true, provider: found.provider, ...(found.type ? { type: found.type } : {}) } : { email_address: email, detected: false };
+  const usable =
+    found && (input.all_provider_types || (await repo.getConnector(app.applicationId, found.provider)) !== undefined);
+  return usable
+    ? { email_address: email, detected: true, provider: found.provider, ...(found.type ? { type: found.type } : {}) }
+    : { email_address: email, detected: false };
 }

@@ -12,7 +12,14 @@ import { ConflictError, InvalidRequestError, NotFoundError } from '#shared/error
 import { parseId, type ApplicationId } from '#shared/ids';
 import { logger } from '#shared/logger';
 import { clock } from '#shared/time';
-import { CONNECTOR_PROVIDERS, type ConnectorProvider, type ConnectorSettings, type CreateConnectorBody, type CredentialType, type UpdateConnectorBody } from '#schemas/connectors';
+import {
+  CONNECTOR_PROVIDERS,
+  type ConnectorProvider,
+  type ConnectorSettings,
+  type CreateConnectorBody,
+  type CredentialType,
+  type UpdateConnectorBody,
+} from '#schemas/connectors';
 
 /**
  * Connectors of the calling application: one per provider, holding the provider auth app (client ID,
@@ -22,7 +29,8 @@ import { CONNECTOR_PROVIDERS, type ConnectorProvider, type ConnectorSettings, ty
  */
 
 /** Where a connector's client secret is sealed: bound to the connector's item. */
-export const connectorSecretContext = (appId: ApplicationId, provider: string) => sealContext(connectorKey(appId, provider));
+export const connectorSecretContext = (appId: ApplicationId, provider: string) =>
+  sealContext(connectorKey(appId, provider));
 
 function connectorView(record: ConnectorRecord) {
   const rule = PROVIDER_RULES[record.provider as ConnectorProvider];
@@ -48,14 +56,18 @@ function publicSettings(settings: ConnectorSettings): Record<string, string> {
 export async function requireConnector(app: ApplicationContext, providerParam: string): Promise<ConnectorRecord> {
   const provider = parseProvider(providerParam);
   const record = await repo.getConnector(app.applicationId, provider);
-  if (!record) throw new NotFoundError(`This application has no ${provider} connector; create it with POST /v3/connectors`);
+  if (!record)
+    throw new NotFoundError(`This application has no ${provider} connector; create it with POST /v3/connectors`);
   return record;
 }
 
 export async function listConnectors(app: ApplicationContext, limit: number, pageToken?: string) {
   const all = (await repo.listConnectors(app.applicationId)).map(connectorView);
   const offset = pageToken ? decodeOffsetCursor(pageToken, 'connectors') : 0;
-  return { items: all.slice(offset, offset + limit), nextCursor: offset + limit < all.length ? encodeOffsetCursor('connectors', offset + limit) : undefined };
+  return {
+    items: all.slice(offset, offset + limit),
+    nextCursor: offset + limit < all.length ? encodeOffsetCursor('connectors', offset + limit) : undefined,
+  };
 }
 
 export async function createConnector(app: ApplicationContext, body: CreateConnectorBody) {
@@ -69,7 +81,15 @@ export async function createConnector(app: ApplicationContext, body: CreateConne
     name: body.name ?? `${PROVIDER_RULES[provider].label} connector`,
     generation: randomUUID(),
     settings: publicSettings(settings),
-    ...(settings.client_secret !== undefined ? { client_secret_sealed: await seal(settings.client_secret, 'connector-secret', connectorSecretContext(app.applicationId, provider)) } : {}),
+    ...(settings.client_secret !== undefined
+      ? {
+          client_secret_sealed: await seal(
+            settings.client_secret,
+            'connector-secret',
+            connectorSecretContext(app.applicationId, provider),
+          ),
+        }
+      : {}),
     scope,
     credential_count: 0,
     created_at: now,
@@ -80,7 +100,9 @@ export async function createConnector(app: ApplicationContext, body: CreateConne
     await repo.insertConnector(record);
   } catch (error) {
     if (error instanceof RecordExistsError) {
-      throw new ConflictError(`This application already has a ${provider} connector (one per provider); change it with PATCH /v3/connectors/${provider}`);
+      throw new ConflictError(
+        `This application already has a ${provider} connector (one per provider); change it with PATCH /v3/connectors/${provider}`,
+      );
     }
     throw error;
   }
@@ -102,9 +124,19 @@ export async function updateConnector(app: ApplicationContext, providerParam: st
   let settings = current.settings;
   let sealedSecret = current.client_secret_sealed;
   if (body.settings) {
-    const keepSecret = body.settings.client_secret === undefined && current.client_secret_sealed !== undefined && body.settings.client_id === current.settings.client_id;
-    if (PROVIDER_RULES[provider].oauth && body.settings.client_secret === undefined && body.settings.client_id !== undefined && !keepSecret) {
-      throw new InvalidRequestError("'settings.client_secret' is required when 'settings.client_id' changes: the stored secret belongs to the previous client ID");
+    const keepSecret =
+      body.settings.client_secret === undefined &&
+      current.client_secret_sealed !== undefined &&
+      body.settings.client_id === current.settings.client_id;
+    if (
+      PROVIDER_RULES[provider].oauth &&
+      body.settings.client_secret === undefined &&
+      body.settings.client_id !== undefined &&
+      !keepSecret
+    ) {
+      throw new InvalidRequestError(
+        "'settings.client_secret' is required when 'settings.client_id' changes: the stored secret belongs to the previous client ID",
+      );
     }
     const checked = checkConnectorSettings(provider, body.settings, keepSecret);
     settings = publicSettings(checked);
@@ -119,7 +151,10 @@ export async function updateConnector(app: ApplicationContext, providerParam: st
   if (body.active_credential_id === null) active = undefined;
   else if (body.active_credential_id !== undefined) {
     const id = parseId('credential', body.active_credential_id);
-    if (!id) throw new InvalidRequestError(`'active_credential_id' must name a credential of this ${provider} connector (an ID such as cred_…)`);
+    if (!id)
+      throw new InvalidRequestError(
+        `'active_credential_id' must name a credential of this ${provider} connector (an ID such as cred_…)`,
+      );
     active = id;
   }
   const next: ConnectorRecord = {
@@ -138,9 +173,14 @@ export async function updateConnector(app: ApplicationContext, providerParam: st
     await repo.updateConnector(current, next);
   } catch (error) {
     if (error instanceof TransactionConditionError && error.has('credential')) {
-      throw new InvalidRequestError(`'active_credential_id' must name a credential of this ${provider} connector: '${body.active_credential_id}' is not one`);
+      throw new InvalidRequestError(
+        `'active_credential_id' must name a credential of this ${provider} connector: '${body.active_credential_id}' is not one`,
+      );
     }
-    if (error instanceof VersionConflictError || (error instanceof TransactionConditionError && error.has('connector'))) {
+    if (
+      error instanceof VersionConflictError ||
+      (error instanceof TransactionConditionError && error.has('connector'))
+    ) {
       throw new ConflictError('The connector was changed or deleted by another request; fetch it again and retry');
     }
     throw error;
@@ -151,13 +191,18 @@ export async function updateConnector(app: ApplicationContext, providerParam: st
 /** Deletes a connector and its credentials (unreachable at once; their items are removed right after). */
 export async function deleteConnector(app: ApplicationContext, providerParam: string): Promise<void> {
   const current = await requireConnector(app, providerParam);
-  if (!(await repo.deleteConnector(current))) throw new NotFoundError(`This application has no ${current.provider} connector`);
+  if (!(await repo.deleteConnector(current)))
+    throw new NotFoundError(`This application has no ${current.provider} connector`);
   try {
     await repo.purgeCredentials(app.applicationId, current.provider, current.generation);
   } catch (error) {
     // The deletion is committed and the credentials can no longer be reached (their generation is
     // gone): what is left only takes space, so the request still succeeds.
-    logger.warn('credentials of a deleted connector not removed', { application_id: app.applicationId, provider: current.provider, error });
+    logger.warn('credentials of a deleted connector not removed', {
+      application_id: app.applicationId,
+      provider: current.provider,
+      error,
+    });
   }
 }
 
@@ -174,7 +219,14 @@ export interface ConnectorForAuth {
   tenant?: string;
   issuer?: string;
   /** Mail servers replacing the provider's own (its grants' IMAP and SMTP). */
-  mail?: { imap_host?: string; imap_port?: number; smtp_host?: string; smtp_port?: number; caldav_url?: string; carddav_url?: string };
+  mail?: {
+    imap_host?: string;
+    imap_port?: number;
+    smtp_host?: string;
+    smtp_port?: number;
+    caldav_url?: string;
+    carddav_url?: string;
+  };
   scope: string[];
   active_credential_id?: string;
 }
@@ -184,13 +236,26 @@ export async function connectorForAuth(appId: ApplicationId, provider: string): 
   if (!(CONNECTOR_PROVIDERS as readonly string[]).includes(provider)) return undefined;
   const record = await repo.getConnector(appId, provider);
   if (!record) return undefined;
-  const { client_id, tenant, issuer, imap_host, imap_port, smtp_host, smtp_port, caldav_url, carddav_url } = record.settings;
-  const mail = Object.fromEntries(Object.entries({ imap_host, imap_port, smtp_host, smtp_port, caldav_url, carddav_url }).filter(([, v]) => v !== undefined));
+  const { client_id, tenant, issuer, imap_host, imap_port, smtp_host, smtp_port, caldav_url, carddav_url } =
+    record.settings;
+  const mail = Object.fromEntries(
+    Object.entries({ imap_host, imap_port, smtp_host, smtp_port, caldav_url, carddav_url }).filter(
+      ([, v]) => v !== undefined,
+    ),
+  );
   return {
     provider: record.provider,
     ...(Object.keys(mail).length ? { mail } : {}),
     ...(client_id !== undefined ? { client_id } : {}),
-    ...(record.client_secret_sealed !== undefined ? { client_secret: await unseal(record.client_secret_sealed, 'connector-secret', connectorSecretContext(appId, provider)) } : {}),
+    ...(record.client_secret_sealed !== undefined
+      ? {
+          client_secret: await unseal(
+            record.client_secret_sealed,
+            'connector-secret',
+            connectorSecretContext(appId, provider),
+          ),
+        }
+      : {}),
     ...(tenant !== undefined ? { tenant } : {}),
     ...(issuer !== undefined ? { issuer } : {}),
     scope: record.scope,
@@ -208,22 +273,37 @@ export interface CredentialForAuth {
 }
 
 /** Where a credential's data is sealed: bound to the credential's item. */
-export const credentialDataContext = (appId: ApplicationId, provider: string, id: Parameters<typeof credentialKey>[2]) => sealContext(credentialKey(appId, provider, id));
+export const credentialDataContext = (
+  appId: ApplicationId,
+  provider: string,
+  id: Parameters<typeof credentialKey>[2],
+) => sealContext(credentialKey(appId, provider, id));
 
 /**
  * A credential of the application's connector of `provider`, with its data opened, or undefined
  * (also when it belongs to a deleted connector). Never answer or log what it returns.
  */
-export async function credentialForAuth(appId: ApplicationId, provider: string, credentialId: string): Promise<CredentialForAuth | undefined> {
+export async function credentialForAuth(
+  appId: ApplicationId,
+  provider: string,
+  credentialId: string,
+): Promise<CredentialForAuth | undefined> {
   const id = parseId('credential', credentialId);
   if (!id || !(CONNECTOR_PROVIDERS as readonly string[]).includes(provider)) return undefined;
-  const [connector, record] = await Promise.all([repo.getConnector(appId, provider), repo.getCredential(appId, provider, id)]);
+  const [connector, record] = await Promise.all([
+    repo.getConnector(appId, provider),
+    repo.getCredential(appId, provider, id),
+  ]);
   if (!connector || !record || record.connector_generation !== connector.generation) return undefined;
   return {
     id: record.id,
     provider: record.provider,
     name: record.name,
     credential_type: record.credential_type as CredentialType,
-    data: await unsealJson<Record<string, string>>(record.data_sealed, 'credential-data', credentialDataContext(appId, provider, id)),
+    data: await unsealJson<Record<string, string>>(
+      record.data_sealed,
+      'credential-data',
+      credentialDataContext(appId, provider, id),
+    ),
   };
 }

@@ -36,7 +36,11 @@ export function namesOf(display: string | undefined): Pick<ContactRecord, 'given
 }
 
 /** The addresses a mailbox corresponds with in these messages, each with the last display name seen. */
-export function correspondents(own: string, messages: readonly Seen[], skippedFolders: ReadonlySet<string>): Map<string, string | undefined> {
+export function correspondents(
+  own: string,
+  messages: readonly Seen[],
+  skippedFolders: ReadonlySet<string>,
+): Map<string, string | undefined> {
   const found = new Map<string, string | undefined>();
   const self = own.toLowerCase();
   const add = (people: readonly ParticipantRecord[] | undefined) => {
@@ -61,7 +65,11 @@ export function correspondents(own: string, messages: readonly Seen[], skippedFo
 }
 
 /** Collects the correspondents of stored messages into the grant's inbox contacts. */
-export async function collectInboxContacts(applicationId: ApplicationId, grantId: GrantId, messageIds: readonly MessageId[]): Promise<number> {
+export async function collectInboxContacts(
+  applicationId: ApplicationId,
+  grantId: GrantId,
+  messageIds: readonly MessageId[],
+): Promise<number> {
   if (!messageIds.length) return 0;
   const grant = await getGrant(applicationId, grantId);
   if (!grant?.email) return 0;

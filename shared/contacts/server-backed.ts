@@ -6,7 +6,12 @@ import { ChangedOnServerError, ConflictError, InvalidRequestError, NotFoundError
 import { parseId, type ContactGroupId } from '#shared/ids';
 import type { ContactGroup, ContactServer, ContactsProvider } from '#shared/providers/contract';
 import { clock } from '#shared/time';
-import type { CreateContactBody, CreateContactGroupBody, UpdateContactBody, UpdateContactGroupBody } from '#schemas/contact';
+import type {
+  CreateContactBody,
+  CreateContactGroupBody,
+  UpdateContactBody,
+  UpdateContactGroupBody,
+} from '#schemas/contact';
 
 /**
  * Stored contacts with an address book server behind them (the ContactServer port: CardDAV). Reads
@@ -28,7 +33,8 @@ export function memberGroupIds(uid: string | undefined, groups: readonly Contact
     .sort();
 }
 
-export const sameIds = (a: readonly string[], b: readonly string[]) => a.length === b.length && [...a].sort().every((value, i) => value === [...b].sort()[i]);
+export const sameIds = (a: readonly string[], b: readonly string[]) =>
+  a.length === b.length && [...a].sort().every((value, i) => value === [...b].sort()[i]);
 
 const idsOf = (groups: readonly ContactGroupRecord[]) => new Set(groups.map((g) => g.id as string));
 
@@ -53,7 +59,8 @@ function fieldsOf(record: ContactRecord): db.ContactData {
   return fields;
 }
 
-const changedOnServer = (what: string) => new ConflictError(`The ${what} was changed on the server by another client; fetch it again`);
+const changedOnServer = (what: string) =>
+  new ConflictError(`The ${what} was changed on the server by another client; fetch it again`);
 
 export function contactsWith(server: ContactServer): ContactsProvider {
   /** Whether a record is a contact of the server's address book (not one kept here only). */
@@ -83,7 +90,12 @@ export function contactsWith(server: ContactServer): ContactsProvider {
    * client changed meanwhile is read back and stored as the server has it, and left out: those groups
    * are returned.
    */
-  async function changeMemberships(grant: GrantRecord, uid: string, join: readonly ContactGroupRecord[], leave: readonly ContactGroupRecord[]): Promise<ContactGroupRecord[]> {
+  async function changeMemberships(
+    grant: GrantRecord,
+    uid: string,
+    join: readonly ContactGroupRecord[],
+    leave: readonly ContactGroupRecord[],
+  ): Promise<ContactGroupRecord[]> {
     const conflicts: ContactGroupRecord[] = [];
     const changes = [...join.map((group) => ({ group, add: true })), ...leave.map((group) => ({ group, add: false }))];
     for (const { group, add } of changes) {
@@ -93,7 +105,13 @@ export function contactsWith(server: ContactServer): ContactsProvider {
       else members.delete(uid);
       try {
         const etag = await server.updateGroup(grant, group, group.name, [...members]);
-        const next: ContactGroupRecord = { ...group, member_uids: [...members], ...(etag ? { etag } : {}), updated_at: clock.nowSeconds(), version: group.version + 1 };
+        const next: ContactGroupRecord = {
+          ...group,
+          member_uids: [...members],
+          ...(etag ? { etag } : {}),
+          updated_at: clock.nowSeconds(),
+          version: group.version + 1,
+        };
         if (!etag) delete next.etag;
         await db.putSyncedContactGroup(next, group);
       } catch (error) {
@@ -110,16 +128,27 @@ export function contactsWith(server: ContactServer): ContactsProvider {
     const groups = await db.allContactGroups(grant.id);
     const groupIds = memberGroupIds(record.vcard_uid, groups);
     if (sameIds(groupIds, record.group_ids)) return record;
-    const next: ContactRecord = { ...record, group_ids: groupIds, updated_at: clock.nowSeconds(), version: record.version + 1 };
+    const next: ContactRecord = {
+      ...record,
+      group_ids: groupIds,
+      updated_at: clock.nowSeconds(),
+      version: record.version + 1,
+    };
     return (await stored.storeContact(grant, record, next, false, idsOf(groups))) ? next : record;
   }
 
   /** The groups a request names: each must be a group on the server. */
-  function requestedGroups(body: { groups?: readonly { id: string }[] }, groups: readonly ContactGroupRecord[]): ContactGroupRecord[] {
+  function requestedGroups(
+    body: { groups?: readonly { id: string }[] },
+    groups: readonly ContactGroupRecord[],
+  ): ContactGroupRecord[] {
     const chosen = new Map<string, ContactGroupRecord>();
     (body.groups ?? []).forEach((ref, i) => {
       const id = parseId('contactGroup', ref.id);
-      if (!id) throw new InvalidRequestError(`groups[${i}].id '${ref.id}' is not a contact group ID (GET /v3/grants/{grant_id}/contacts/groups lists them)`);
+      if (!id)
+        throw new InvalidRequestError(
+          `groups[${i}].id '${ref.id}' is not a contact group ID (GET /v3/grants/{grant_id}/contacts/groups lists them)`,
+        );
       const group = groups.find((g) => g.id === id && server.holds(g));
       if (!group) throw new InvalidRequestError(`Contact group '${ref.id}' does not exist in this grant`);
       chosen.set(id, group);
@@ -127,7 +156,10 @@ export function contactsWith(server: ContactServer): ContactsProvider {
     return [...chosen.values()];
   }
 
-  async function requireGroup(grant: GrantRecord, groupId: string): Promise<{ group: ContactGroupRecord; groups: ContactGroupRecord[] }> {
+  async function requireGroup(
+    grant: GrantRecord,
+    groupId: string,
+  ): Promise<{ group: ContactGroupRecord; groups: ContactGroupRecord[] }> {
     const id = parseId('contactGroup', groupId);
     const groups = await db.allContactGroups(grant.id);
     const group = id ? groups.find((g) => g.id === id) : undefined;
@@ -136,7 +168,8 @@ export function contactsWith(server: ContactServer): ContactsProvider {
   }
 
   /** Flat groups: a group's path is its name. */
-  const groupView = (grant: GrantRecord, group: ContactGroupRecord): ContactGroup => stored.groupView(grant, group, group.name);
+  const groupView = (grant: GrantRecord, group: ContactGroupRecord): ContactGroup =>
+    stored.groupView(grant, group, group.name);
 
   return {
     list: stored.listContacts,
@@ -185,7 +218,8 @@ export function contactsWith(server: ContactServer): ContactsProvider {
         etag = await server.updateContact(grant, current, fieldsOf(draft));
       } catch (error) {
         if (!(error instanceof ChangedOnServerError)) throw error;
-        if (!(await refreshContact(grant, current))) throw new NotFoundError(`Contact '${contactId}' was deleted on the server by another client`);
+        if (!(await refreshContact(grant, current)))
+          throw new NotFoundError(`Contact '${contactId}' was deleted on the server by another client`);
         throw changedOnServer('contact');
       }
       const next: ContactRecord = { ...draft, ...(etag ? { etag } : {}) };
@@ -193,7 +227,9 @@ export function contactsWith(server: ContactServer): ContactsProvider {
       let conflicts: ContactGroupRecord[] = [];
       if (join) {
         const joinIds = idsOf(join);
-        const leave = groups.filter((g) => server.holds(g) && g.member_uids?.includes(current.vcard_uid!) && !joinIds.has(g.id));
+        const leave = groups.filter(
+          (g) => server.holds(g) && g.member_uids?.includes(current.vcard_uid!) && !joinIds.has(g.id),
+        );
         conflicts = await changeMemberships(grant, current.vcard_uid!, join, leave);
       }
       const after = join ? await db.allContactGroups(grant.id) : groups;
@@ -201,12 +237,15 @@ export function contactsWith(server: ContactServer): ContactsProvider {
       if (!(await stored.storeContact(grant, current, next, false, existing))) {
         // A sync stored the server's version meanwhile; that is ours when its ETag is.
         const synced = await db.getContact(grant.id, current.id);
-        if (!synced || synced.etag !== next.etag) throw new ConflictError('The contact was changed by another request; fetch it again and retry');
+        if (!synced || synced.etag !== next.etag)
+          throw new ConflictError('The contact was changed by another request; fetch it again and retry');
         return stored.contactView(grant, await alignGroups(grant, synced), idsOf(after));
       }
       if (conflicts.length) {
         await alignGroups(grant, next);
-        throw new ConflictError(`The contact was saved, but its group(s) ${conflicts.map((g) => `'${g.name}'`).join(', ')} changed on the server by another client; fetch them again`);
+        throw new ConflictError(
+          `The contact was saved, but its group(s) ${conflicts.map((g) => `'${g.name}'`).join(', ')} changed on the server by another client; fetch them again`,
+        );
       }
       return stored.contactView(grant, next, idsOf(after));
     },
@@ -232,10 +271,19 @@ export function contactsWith(server: ContactServer): ContactsProvider {
       if (body.parent_id !== undefined) throw new InvalidRequestError(server.flatGroups);
       const name = body.name.trim();
       const groups = await db.allContactGroups(grant.id);
-      if (groups.some((g) => g.name.trim().toLowerCase() === name.toLowerCase())) throw new ConflictError(`A contact group named '${name}' already exists`);
+      if (groups.some((g) => g.name.trim().toLowerCase() === name.toLowerCase()))
+        throw new ConflictError(`A contact group named '${name}' already exists`);
       const place = await server.createGroup(grant, name);
       const now = clock.nowSeconds();
-      const group: ContactGroupRecord = { ...place, grant_id: grant.id, name, member_uids: [], created_at: now, updated_at: now, version: 1 };
+      const group: ContactGroupRecord = {
+        ...place,
+        grant_id: grant.id,
+        name,
+        member_uids: [],
+        created_at: now,
+        updated_at: now,
+        version: 1,
+      };
       if (!place.etag) delete group.etag;
       // False: a sync stored it first, which is the same group.
       await db.putSyncedContactGroup(group, undefined);
@@ -245,8 +293,12 @@ export function contactsWith(server: ContactServer): ContactsProvider {
     async updateGroup(grant, groupId, body: UpdateContactGroupBody) {
       const { group, groups } = await requireGroup(grant, groupId);
       const name = body.name.trim();
-      if (!server.holds(group)) throw new InvalidRequestError(`Contact group '${groupId}' is not on the address book's server and cannot be renamed`);
-      if (groups.some((g) => g.id !== group.id && g.name.trim().toLowerCase() === name.toLowerCase())) throw new ConflictError(`A contact group named '${name}' already exists`);
+      if (!server.holds(group))
+        throw new InvalidRequestError(
+          `Contact group '${groupId}' is not on the address book's server and cannot be renamed`,
+        );
+      if (groups.some((g) => g.id !== group.id && g.name.trim().toLowerCase() === name.toLowerCase()))
+        throw new ConflictError(`A contact group named '${name}' already exists`);
       let etag: string | undefined;
       try {
         etag = await server.updateGroup(grant, group, name, group.member_uids ?? []);
@@ -255,15 +307,25 @@ export function contactsWith(server: ContactServer): ContactsProvider {
         await refreshGroup(grant, group);
         throw changedOnServer('contact group');
       }
-      const next: ContactGroupRecord = { ...group, name, ...(etag ? { etag } : {}), updated_at: clock.nowSeconds(), version: group.version + 1 };
+      const next: ContactGroupRecord = {
+        ...group,
+        name,
+        ...(etag ? { etag } : {}),
+        updated_at: clock.nowSeconds(),
+        version: group.version + 1,
+      };
       if (!etag) delete next.etag;
-      if (!(await db.putSyncedContactGroup(next, group))) throw new ConflictError('The contact group was changed by another request; fetch it again and retry');
+      if (!(await db.putSyncedContactGroup(next, group)))
+        throw new ConflictError('The contact group was changed by another request; fetch it again and retry');
       return groupView(grant, next);
     },
 
     async deleteGroup(grant, groupId) {
       const { group } = await requireGroup(grant, groupId);
-      if (!server.holds(group)) throw new InvalidRequestError(`Contact group '${groupId}' is not on the address book's server and cannot be deleted here`);
+      if (!server.holds(group))
+        throw new InvalidRequestError(
+          `Contact group '${groupId}' is not on the address book's server and cannot be deleted here`,
+        );
       try {
         await server.deleteGroup(grant, group);
       } catch (error) {

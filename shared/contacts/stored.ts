@@ -9,7 +9,14 @@ import { derivedId, newId, parseId, type ContactGroupId, type GrantId } from '#s
 import { newNotification } from '#shared/notifications/notification';
 import type { Contact, ContactGroup, ContactsProvider, Page } from '#shared/providers/contract';
 import { clock } from '#shared/time';
-import type { CreateContactBody, CreateContactGroupBody, GetContactQuery, ListContactsQuery, UpdateContactBody, UpdateContactGroupBody } from '#schemas/contact';
+import type {
+  CreateContactBody,
+  CreateContactGroupBody,
+  GetContactQuery,
+  ListContactsQuery,
+  UpdateContactBody,
+  UpdateContactGroupBody,
+} from '#schemas/contact';
 import type { PageQuery } from '#schemas/common';
 
 /**
@@ -36,7 +43,8 @@ export function samePhone(a: string, b: string): boolean {
   return (shortB.length >= 6 && a.endsWith(shortB)) || (shortA.length >= 6 && b.endsWith(shortA));
 }
 
-export const inboxContactId = (grantId: GrantId, email: string) => derivedId('contact', 0, `${grantId}\n${email.toLowerCase()}`);
+export const inboxContactId = (grantId: GrantId, email: string) =>
+  derivedId('contact', 0, `${grantId}\n${email.toLowerCase()}`);
 
 function groupPaths(groups: readonly ContactGroupRecord[]): Map<string, string> {
   const byId = new Map(groups.map((g) => [g.id as string, g]));
@@ -61,7 +69,22 @@ export const groupView = (grant: GrantRecord, group: ContactGroupRecord, path: s
 
 /** The answer for a stored contact; `groups` (the grant's existing group IDs) drops deleted groups. */
 export function contactView(grant: GrantRecord, record: ContactRecord, groups?: ReadonlySet<string>): Contact {
-  const { id, source, group_ids, email_index: _e, phone_index: _p, seen_name: _s, version: _v, grant_id: _g, href: _h, etag: _t, vcard_uid: _u, created_at, updated_at, ...fields } = record;
+  const {
+    id,
+    source,
+    group_ids,
+    email_index: _e,
+    phone_index: _p,
+    seen_name: _s,
+    version: _v,
+    grant_id: _g,
+    href: _h,
+    etag: _t,
+    vcard_uid: _u,
+    created_at,
+    updated_at,
+    ...fields
+  } = record;
   return {
     id,
     object: 'contact',
@@ -87,7 +110,10 @@ async function existingGroupIds(grantId: GrantId, records: readonly ContactRecor
 function groupIdsOf(body: { groups?: readonly { id: string }[] }): ContactGroupId[] {
   const ids = (body.groups ?? []).map((ref, i) => {
     const id = parseId('contactGroup', ref.id);
-    if (!id) throw new InvalidRequestError(`groups[${i}].id '${ref.id}' is not a contact group ID (GET /v3/grants/{grant_id}/contacts/groups lists them)`);
+    if (!id)
+      throw new InvalidRequestError(
+        `groups[${i}].id '${ref.id}' is not a contact group ID (GET /v3/grants/{grant_id}/contacts/groups lists them)`,
+      );
     return id;
   });
   return [...new Set(ids)];
@@ -95,7 +121,9 @@ function groupIdsOf(body: { groups?: readonly { id: string }[] }): ContactGroupI
 
 /** The record's searchable indexes, and its fields without the empty ones (an empty string clears a field). */
 export function withIndexes(record: Omit<ContactRecord, 'email_index' | 'phone_index'>): ContactRecord {
-  const cleaned = Object.fromEntries(Object.entries(record).filter(([, v]) => v !== '' && v !== undefined)) as typeof record;
+  const cleaned = Object.fromEntries(
+    Object.entries(record).filter(([, v]) => v !== '' && v !== undefined),
+  ) as typeof record;
   return {
     ...cleaned,
     email_index: [...new Set((record.emails ?? []).map((e) => e.email.toLowerCase()))],
@@ -106,34 +134,61 @@ export function withIndexes(record: Omit<ContactRecord, 'email_index' | 'phone_i
 export function checkIdentified(fields: CreateContactBody): void {
   const named = NAME_FIELDS.some((f) => (fields[f] ?? '').trim() !== '');
   if (!named && !fields.emails?.length && !fields.phone_numbers?.length) {
-    throw new InvalidRequestError('A contact needs a name (given_name, surname, middle_name, nickname or company_name), an email or a phone number');
+    throw new InvalidRequestError(
+      'A contact needs a name (given_name, surname, middle_name, nickname or company_name), an email or a phone number',
+    );
   }
 }
 
-const missingGroup = (error: unknown) => (error instanceof db.GroupMissingError ? new InvalidRequestError(`Contact group '${error.groupId}' does not exist in this grant`) : error);
+const missingGroup = (error: unknown) =>
+  error instanceof db.GroupMissingError
+    ? new InvalidRequestError(`Contact group '${error.groupId}' does not exist in this grant`)
+    : error;
 
 const updated = (grant: GrantRecord, record: ContactRecord, groups?: ReadonlySet<string>) => ({
-  notification: newNotification({ type: 'contact.updated', applicationId: grant.application_id, grantId: grant.id, object: contactView(grant, record, groups) }),
+  notification: newNotification({
+    type: 'contact.updated',
+    applicationId: grant.application_id,
+    grantId: grant.id,
+    object: contactView(grant, record, groups),
+  }),
 });
 const deleted = (grant: GrantRecord, record: ContactRecord) => ({
-  notification: newNotification({ type: 'contact.deleted', applicationId: grant.application_id, grantId: grant.id, object: contactView(grant, record) }),
+  notification: newNotification({
+    type: 'contact.deleted',
+    applicationId: grant.application_id,
+    grantId: grant.id,
+    object: contactView(grant, record),
+  }),
 });
 
 /** Writes a contact (new, or the next version of `current`) with its contact.updated unless `quiet`; false when another writer came first. */
-export async function storeContact(grant: GrantRecord, current: ContactRecord | undefined, next: ContactRecord, quiet: boolean, groups?: ReadonlySet<string>): Promise<boolean> {
+export async function storeContact(
+  grant: GrantRecord,
+  current: ContactRecord | undefined,
+  next: ContactRecord,
+  quiet: boolean,
+  groups?: ReadonlySet<string>,
+): Promise<boolean> {
   const outbox = quiet ? [] : [updated(grant, next, groups)];
   try {
     if (current) await db.replaceContact(current, next, outbox);
     else await db.insertContact(next, outbox);
     return true;
   } catch (error) {
-    if (error instanceof db.ContactChangedError || error instanceof TransactionConditionError || error instanceof db.GroupMissingError) return false;
+    if (
+      error instanceof db.ContactChangedError ||
+      error instanceof TransactionConditionError ||
+      error instanceof db.GroupMissingError
+    )
+      return false;
     throw error;
   }
 }
 
 /** Removes a contact with its contact.deleted unless `quiet`; false when another writer removed or changed it first. */
-export const removeContact = (grant: GrantRecord, record: ContactRecord, quiet: boolean): Promise<boolean> => db.deleteContact(record, quiet ? [] : [deleted(grant, record)]);
+export const removeContact = (grant: GrantRecord, record: ContactRecord, quiet: boolean): Promise<boolean> =>
+  db.deleteContact(record, quiet ? [] : [deleted(grant, record)]);
 
 export async function requireContact(grant: GrantRecord, contactId: string): Promise<ContactRecord> {
   const id = parseId('contact', contactId);
@@ -142,7 +197,11 @@ export async function requireContact(grant: GrantRecord, contactId: string): Pro
   return record;
 }
 
-async function requireGroup(grant: GrantRecord, groupId: string, groups?: readonly ContactGroupRecord[]): Promise<ContactGroupRecord> {
+async function requireGroup(
+  grant: GrantRecord,
+  groupId: string,
+  groups?: readonly ContactGroupRecord[],
+): Promise<ContactGroupRecord> {
   const id = parseId('contactGroup', groupId);
   const group = id ? (groups ?? (await db.allContactGroups(grant.id))).find((g) => g.id === id) : undefined;
   if (!group) throw new NotFoundError(`Contact group '${groupId}' not found`);
@@ -159,7 +218,11 @@ function withSubgroups(group: ContactGroupRecord, groups: readonly ContactGroupR
   return ids;
 }
 
-export async function listContacts(grant: GrantRecord, query: ListContactsQuery, limit: number): Promise<Page<Contact>> {
+export async function listContacts(
+  grant: GrantRecord,
+  query: ListContactsQuery,
+  limit: number,
+): Promise<Page<Contact>> {
   const source = query.source ?? 'address_book';
   // Stored mailboxes have no domain directory (that is a provider's, such as a workspace's).
   if (source === 'domain') return { items: [] };
@@ -203,7 +266,16 @@ export async function createContact(grant: GrantRecord, body: CreateContactBody)
   checkIdentified(body);
   const now = clock.nowSeconds();
   const { groups: _groups, ...fields } = body;
-  const record = withIndexes({ ...fields, id: newId('contact'), grant_id: grant.id, source: 'address_book', group_ids: groupIdsOf(body), created_at: now, updated_at: now, version: 1 });
+  const record = withIndexes({
+    ...fields,
+    id: newId('contact'),
+    grant_id: grant.id,
+    source: 'address_book',
+    group_ids: groupIdsOf(body),
+    created_at: now,
+    updated_at: now,
+    version: 1,
+  });
   try {
     await db.insertContact(record, [updated(grant, record)]);
   } catch (error) {
@@ -222,14 +294,20 @@ export async function updateContact(grant: GrantRecord, contactId: string, body:
   const { groups: _groups, ...fields } = body;
   const merged = { ...current, ...fields };
   checkIdentified(merged);
-  const next = withIndexes({ ...merged, group_ids: body.groups !== undefined ? groupIdsOf(body) : current.group_ids, updated_at: clock.nowSeconds(), version: current.version + 1 });
+  const next = withIndexes({
+    ...merged,
+    group_ids: body.groups !== undefined ? groupIdsOf(body) : current.group_ids,
+    updated_at: clock.nowSeconds(),
+    version: current.version + 1,
+  });
   const groups = await existingGroupIds(grant.id, [next]);
   // Groups deleted since the contact joined them leave with this change.
   if (body.groups === undefined && groups) next.group_ids = next.group_ids.filter((g) => groups.has(g));
   try {
     await db.replaceContact(current, next, [updated(grant, next, groups)]);
   } catch (error) {
-    if (error instanceof db.ContactChangedError) throw new ConflictError('The contact was changed by another request; fetch it again and retry');
+    if (error instanceof db.ContactChangedError)
+      throw new ConflictError('The contact was changed by another request; fetch it again and retry');
     throw missingGroup(error);
   }
   return contactView(grant, next, groups);
@@ -238,22 +316,33 @@ export async function updateContact(grant: GrantRecord, contactId: string, body:
 export async function deleteContact(grant: GrantRecord, contactId: string): Promise<void> {
   const record = await requireContact(grant, contactId);
   // A contact collected from mail is collected again by the next message that carries its address.
-  if (!(await db.deleteContact(record, [deleted(grant, record)]))) throw new ConflictError('The contact was changed by another request; fetch it again and retry');
+  if (!(await db.deleteContact(record, [deleted(grant, record)])))
+    throw new ConflictError('The contact was changed by another request; fetch it again and retry');
 }
 
-export async function listContactGroups(grant: GrantRecord, query: PageQuery, limit: number): Promise<Page<ContactGroup>> {
+export async function listContactGroups(
+  grant: GrantRecord,
+  query: PageQuery,
+  limit: number,
+): Promise<Page<ContactGroup>> {
   const groups = await db.allContactGroups(grant.id);
   const paths = groupPaths(groups);
-  const all = groups.map((g) => groupView(grant, g, paths.get(g.id)!)).sort((a, b) => a.path.localeCompare(b.path) || a.id.localeCompare(b.id));
+  const all = groups
+    .map((g) => groupView(grant, g, paths.get(g.id)!))
+    .sort((a, b) => a.path.localeCompare(b.path) || a.id.localeCompare(b.id));
   const offset = query.page_token ? decodeOffsetCursor(query.page_token, 'contact-groups') : 0;
-  return { items: all.slice(offset, offset + limit), nextCursor: offset + limit < all.length ? encodeOffsetCursor('contact-groups', offset + limit) : undefined };
+  return {
+    items: all.slice(offset, offset + limit),
+    nextCursor: offset + limit < all.length ? encodeOffsetCursor('contact-groups', offset + limit) : undefined,
+  };
 }
 
 const nameTaken = (name: string) => new ConflictError(`A contact group named '${name}' already exists at this level`);
 
 export async function createContactGroup(grant: GrantRecord, body: CreateContactGroupBody): Promise<ContactGroup> {
   const parentId = body.parent_id !== undefined ? parseId('contactGroup', body.parent_id) : undefined;
-  if (body.parent_id !== undefined && !parentId) throw new InvalidRequestError(`parent_id '${body.parent_id}' is not a contact group ID`);
+  if (body.parent_id !== undefined && !parentId)
+    throw new InvalidRequestError(`parent_id '${body.parent_id}' is not a contact group ID`);
   const now = clock.nowSeconds();
   const group: ContactGroupRecord = {
     id: newId('contactGroup'),
@@ -268,19 +357,34 @@ export async function createContactGroup(grant: GrantRecord, body: CreateContact
     await db.insertContactGroup(group);
   } catch (error) {
     if (error instanceof db.GroupNameTakenError) throw nameTaken(group.name);
-    if (error instanceof db.GroupMissingError) throw new InvalidRequestError(`parent_id: contact group '${body.parent_id}' does not exist in this grant`);
+    if (error instanceof db.GroupMissingError)
+      throw new InvalidRequestError(`parent_id: contact group '${body.parent_id}' does not exist in this grant`);
     throw error;
   }
   const groups = await db.allContactGroups(grant.id);
-  return groupView(grant, group, groupPaths(groups.some((g) => g.id === group.id) ? groups : [...groups, group]).get(group.id)!);
+  return groupView(
+    grant,
+    group,
+    groupPaths(groups.some((g) => g.id === group.id) ? groups : [...groups, group]).get(group.id)!,
+  );
 }
 
-export async function updateContactGroup(grant: GrantRecord, groupId: string, body: UpdateContactGroupBody): Promise<ContactGroup> {
+export async function updateContactGroup(
+  grant: GrantRecord,
+  groupId: string,
+  body: UpdateContactGroupBody,
+): Promise<ContactGroup> {
   const groups = await db.allContactGroups(grant.id);
   const current = await requireGroup(grant, groupId, groups);
-  const next: ContactGroupRecord = { ...current, name: body.name.trim(), updated_at: clock.nowSeconds(), version: current.version + 1 };
+  const next: ContactGroupRecord = {
+    ...current,
+    name: body.name.trim(),
+    updated_at: clock.nowSeconds(),
+    version: current.version + 1,
+  };
   try {
-    if (!(await db.renameContactGroup(current, next))) throw new ConflictError('The contact group was changed by another request; fetch it again and retry');
+    if (!(await db.renameContactGroup(current, next)))
+      throw new ConflictError('The contact group was changed by another request; fetch it again and retry');
   } catch (error) {
     if (error instanceof db.GroupNameTakenError) throw nameTaken(next.name);
     throw error;
@@ -292,9 +396,11 @@ export async function deleteContactGroup(grant: GrantRecord, groupId: string): P
   const groups = await db.allContactGroups(grant.id);
   const group = await requireGroup(grant, groupId, groups);
   const children = groups.filter((g) => g.parent_id === group.id);
-  if (children.length) throw new InvalidRequestError(`Contact group '${groupId}' has ${children.length} subgroup(s); delete them first`);
+  if (children.length)
+    throw new InvalidRequestError(`Contact group '${groupId}' has ${children.length} subgroup(s); delete them first`);
   // Its contacts keep their other groups; answers leave the deleted one out, and their next change drops it.
-  if (!(await db.deleteContactGroup(group))) throw new ConflictError('The contact group was changed by another request; fetch it again and retry');
+  if (!(await db.deleteContactGroup(group)))
+    throw new ConflictError('The contact group was changed by another request; fetch it again and retry');
 }
 
 export const storedContacts: ContactsProvider = {

@@ -25,10 +25,13 @@ async function load(): Promise<string> {
   try {
     value = await getSecretString(arn);
   } catch (error) {
-    throw new Error(`Cannot read the secret key ${arn} from Secrets Manager: ${(error as Error).message}`, { cause: error });
+    throw new Error(`Cannot read the secret key ${arn} from Secrets Manager: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
   // Never put the material (or its length) in a message: errors are logged.
-  if (value.length < MIN_MATERIAL) throw new Error(`The secret key ${arn} must be at least ${MIN_MATERIAL} characters of random material`);
+  if (value.length < MIN_MATERIAL)
+    throw new Error(`The secret key ${arn} must be at least ${MIN_MATERIAL} characters of random material`);
   return value;
 }
 

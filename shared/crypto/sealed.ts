@@ -26,7 +26,9 @@ export function derivedKey(purpose: KeyPurpose): Promise<Buffer> {
 function keyFor(purpose: KeyPurpose): Promise<Buffer> {
   let key = keys.get(purpose);
   if (!key) {
-    key = keyMaterial().then((material) => Buffer.from(hkdfSync('sha256', Buffer.from(material, 'utf8'), Buffer.alloc(0), `switchboard/${purpose}`, 32)));
+    key = keyMaterial().then((material) =>
+      Buffer.from(hkdfSync('sha256', Buffer.from(material, 'utf8'), Buffer.alloc(0), `switchboard/${purpose}`, 32)),
+    );
     keys.set(purpose, key);
     key.catch(() => keys.delete(purpose));
   }
@@ -39,7 +41,9 @@ export async function seal(plaintext: string, purpose: SealPurpose, context: str
   const cipher = createCipheriv('aes-256-gcm', await keyFor(purpose), iv);
   cipher.setAAD(Buffer.from(context, 'utf8'));
   const data = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-  return ['s1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), data.toString('base64url')].join(':');
+  return ['s1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), data.toString('base64url')].join(
+    ':',
+  );
 }
 
 /** Opens what `seal` sealed with the same purpose and context; throws on anything else. */
@@ -53,5 +57,7 @@ export async function unseal(sealed: string, purpose: SealPurpose, context: stri
 }
 
 /** JSON convenience: seals an object, opens it back. */
-export const sealJson = (value: unknown, purpose: SealPurpose, context: string) => seal(JSON.stringify(value), purpose, context);
-export const unsealJson = async <T>(sealed: string, purpose: SealPurpose, context: string): Promise<T> => JSON.parse(await unseal(sealed, purpose, context)) as T;
+export const sealJson = (value: unknown, purpose: SealPurpose, context: string) =>
+  seal(JSON.stringify(value), purpose, context);
+export const unsealJson = async <T>(sealed: string, purpose: SealPurpose, context: string): Promise<T> =>
+  JSON.parse(await unseal(sealed, purpose, context)) as T;

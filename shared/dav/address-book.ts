@@ -12,7 +12,8 @@ export const hasCardDav = (grant: GrantRecord) => davSettingsOf(grant).addressbo
  */
 export async function cardDavContextOf(grant: GrantRecord): Promise<CardDavContext> {
   const home = davSettingsOf(grant).addressbook_home;
-  if (!home) throw new InvalidRequestError(`Grant ${grant.id} has no CardDAV server: connect it with settings.carddav_url`);
+  if (!home)
+    throw new InvalidRequestError(`Grant ${grant.id} has no CardDAV server: connect it with settings.carddav_url`);
   const client = await davClientOf(grant);
   const known = (await getSyncState(grant.id))?.dav?.address_book?.url;
   if (known) return { grant, client, addressBook: known };
@@ -23,6 +24,7 @@ export async function cardDavContextOf(grant: GrantRecord): Promise<CardDavConte
     throw davRequestError(error, "The grant's CardDAV server");
   }
   const book = listed.find((c) => c.kind === 'addressbook');
-  if (!book) throw new InvalidRequestError(`The grant's CardDAV server has no address book under ${new URL(home).pathname}`);
+  if (!book)
+    throw new InvalidRequestError(`The grant's CardDAV server has no address book under ${new URL(home).pathname}`);
   return { grant, client, addressBook: book.url };
 }

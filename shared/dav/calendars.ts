@@ -24,7 +24,10 @@ import { davClientOf, davRequestError, davSettingsOf } from '#shared/dav/session
 /** The grant's calendar home, or a 400 saying the grant has no CalDAV server. */
 export function calendarHomeOf(grant: GrantRecord): string {
   const home = davSettingsOf(grant).calendar_home;
-  if (!home) throw new InvalidRequestError(`Grant ${grant.id} has no CalDAV server: connect it with settings.caldav_url to use its calendars`);
+  if (!home)
+    throw new InvalidRequestError(
+      `Grant ${grant.id} has no CalDAV server: connect it with settings.caldav_url to use its calendars`,
+    );
   return home;
 }
 
@@ -43,11 +46,15 @@ function zoneOf(tzid: string): string | undefined {
 }
 
 /** #RRGGBB from a server's color (#RRGGBB or #RRGGBBAA), if it is one. */
-const hexColor = (color: string | undefined) => (color && /^#[0-9a-f]{6}([0-9a-f]{2})?$/i.test(color) ? color.slice(0, 7).toLowerCase() : undefined);
-const lastSegment = (url: string) => decodeURIComponent(new URL(url).pathname.split('/').filter(Boolean).pop() ?? 'Calendar');
+const hexColor = (color: string | undefined) =>
+  color && /^#[0-9a-f]{6}([0-9a-f]{2})?$/i.test(color) ? color.slice(0, 7).toLowerCase() : undefined;
+const lastSegment = (url: string) =>
+  decodeURIComponent(new URL(url).pathname.split('/').filter(Boolean).pop() ?? 'Calendar');
 
 /** What the table keeps of a collection. */
-function fieldsOf(collection: DavCollection): Pick<CalendarRecord, 'name' | 'timezone'> & Partial<Pick<CalendarRecord, 'description' | 'hex_color'>> {
+function fieldsOf(
+  collection: DavCollection,
+): Pick<CalendarRecord, 'name' | 'timezone'> & Partial<Pick<CalendarRecord, 'description' | 'hex_color'>> {
   const zone = collection.timezoneId ? zoneOf(collection.timezoneId) : undefined;
   const color = hexColor(collection.color);
   return {
@@ -58,8 +65,17 @@ function fieldsOf(collection: DavCollection): Pick<CalendarRecord, 'name' | 'tim
   };
 }
 
-const notify = (grant: GrantRecord, type: 'calendar.created' | 'calendar.updated' | 'calendar.deleted', record: CalendarRecord): OutboxEntry => ({
-  notification: newNotification({ type, applicationId: grant.application_id, grantId: grant.id, object: agent.calendarView(grant, record) }),
+const notify = (
+  grant: GrantRecord,
+  type: 'calendar.created' | 'calendar.updated' | 'calendar.deleted',
+  record: CalendarRecord,
+): OutboxEntry => ({
+  notification: newNotification({
+    type,
+    applicationId: grant.application_id,
+    grantId: grant.id,
+    object: agent.calendarView(grant, record),
+  }),
 });
 
 const calendarIdOf = (grant: GrantRecord, url: string) => derivedId('calendar', 0, `${grant.id}\n${url}`);
@@ -70,13 +86,20 @@ const calendarIdOf = (grant: GrantRecord, url: string) => derivedId('calendar', 
  * each calendar's CTag (by ID) where the server has them: a calendar whose CTag did not move since
  * the last run has no changes to read.
  */
-export async function syncCalendarList(grant: GrantRecord, client: DavClient, options: { quiet: boolean }): Promise<{ calendars: CalendarRecord[]; changed: boolean; ctags: Map<string, string> }> {
-  const collections = (await client.listCollections(calendarHomeOf(grant))).filter((c) => c.kind === 'calendar' && (!c.components || c.components.includes('VEVENT')));
+export async function syncCalendarList(
+  grant: GrantRecord,
+  client: DavClient,
+  options: { quiet: boolean },
+): Promise<{ calendars: CalendarRecord[]; changed: boolean; ctags: Map<string, string> }> {
+  const collections = (await client.listCollections(calendarHomeOf(grant))).filter(
+    (c) => c.kind === 'calendar' && (!c.components || c.components.includes('VEVENT')),
+  );
   const stored = await db.allCalendars(grant.id);
   const byHref = new Map(stored.filter((c) => c.href).map((c) => [c.href!, c]));
   let hasPrimary = stored.some((c) => c.is_primary);
   const now = clock.nowSeconds();
-  const out = (type: Parameters<typeof notify>[1], record: CalendarRecord) => (options.quiet ? [] : [notify(grant, type, record)]);
+  const out = (type: Parameters<typeof notify>[1], record: CalendarRecord) =>
+    options.quiet ? [] : [notify(grant, type, record)];
   let changed = false;
   const calendars: CalendarRecord[] = [];
   for (const collection of collections) {
@@ -111,11 +134,22 @@ export async function syncCalendarList(grant: GrantRecord, client: DavClient, op
   }
   const live = new Set(collections.map((c) => c.url));
   for (const gone of stored.filter((c) => c.href && !live.has(c.href))) {
-    const purge = { job: { kind: 'purge-calendar' as const, application_id: grant.application_id, grant_id: grant.id, calendar_id: gone.id }, id: newId('job'), applicationId: grant.application_id };
+    const purge = {
+      job: {
+        kind: 'purge-calendar' as const,
+        application_id: grant.application_id,
+        grant_id: grant.id,
+        calendar_id: gone.id,
+      },
+      id: newId('job'),
+      applicationId: grant.application_id,
+    };
     if (await db.deleteCalendar(gone, [...out('calendar.deleted', gone), purge])) changed = true;
   }
   const urls = new Map(collections.map((c) => [c.url, c.ctag]));
-  const ctags = new Map(calendars.flatMap((c) => (c.href && urls.get(c.href) ? [[c.id as string, urls.get(c.href)!] as const] : [])));
+  const ctags = new Map(
+    calendars.flatMap((c) => (c.href && urls.get(c.href) ? [[c.id as string, urls.get(c.href)!] as const] : [])),
+  );
   return { calendars, changed, ctags };
 }
 
@@ -154,12 +188,18 @@ export const calDavCalendars: CalendarsProvider = {
     const url = new URL(`${randomUUID()}/`, calendarHomeOf(grant)).href;
     const client = await davClientOf(grant);
     try {
-      await client.makeCalendar(url, { name: body.name, ...(body.hex_color ? { color: body.hex_color } : {}), ...(body.description ? { description: body.description } : {}) });
+      await client.makeCalendar(url, {
+        name: body.name,
+        ...(body.hex_color ? { color: body.hex_color } : {}),
+        ...(body.description ? { description: body.description } : {}),
+      });
     } catch (error) {
       throw davRequestError(error, 'Creating the calendar on the CalDAV server');
     }
     // The server may answer the collection under another spelling of its URL: what it lists is kept.
-    const listed = (await client.listCollections(calendarHomeOf(grant))).find((c) => c.url === url || decodeURI(c.url) === decodeURI(url));
+    const listed = (await client.listCollections(calendarHomeOf(grant))).find(
+      (c) => c.url === url || decodeURI(c.url) === decodeURI(url),
+    );
     const now = clock.nowSeconds();
     const record: CalendarRecord = {
       id: calendarIdOf(grant, listed?.url ?? url) as CalendarId,
@@ -169,7 +209,9 @@ export const calDavCalendars: CalendarsProvider = {
       ...(body.location !== undefined ? { location: body.location } : {}),
       timezone: zone,
       ...(body.hex_color !== undefined ? { hex_color: body.hex_color.toLowerCase() } : {}),
-      ...(body.hex_foreground_color !== undefined ? { hex_foreground_color: body.hex_foreground_color.toLowerCase() } : {}),
+      ...(body.hex_foreground_color !== undefined
+        ? { hex_foreground_color: body.hex_foreground_color.toLowerCase() }
+        : {}),
       is_primary: false,
       metadata: body.metadata ?? {},
       href: listed?.url ?? url,
@@ -200,7 +242,10 @@ export const calDavCalendars: CalendarsProvider = {
   async delete(grant, calendarId) {
     await calendarsReady(grant);
     const record = await serverCalendar(grant, calendarId);
-    if (record.is_primary) throw new InvalidRequestError("The primary calendar cannot be deleted through the API: it is the account's default calendar on its CalDAV server");
+    if (record.is_primary)
+      throw new InvalidRequestError(
+        "The primary calendar cannot be deleted through the API: it is the account's default calendar on its CalDAV server",
+      );
     try {
       await (await davClientOf(grant)).deleteCollection(record.href);
     } catch (error) {

@@ -39,7 +39,11 @@ async function sinceToken(client: DavClient, url: string, token: string | undefi
   return changes;
 }
 
-export async function collectionChanges(client: DavClient, url: string, token: string | undefined): Promise<CollectionChanges> {
+export async function collectionChanges(
+  client: DavClient,
+  url: string,
+  token: string | undefined,
+): Promise<CollectionChanges> {
   try {
     return await sinceToken(client, url, token);
   } catch (error) {

@@ -18,7 +18,15 @@ export interface DavClientOptions {
   timeoutMs?: number;
 }
 
-export type DavErrorKind = 'unauthorized' | 'not_found' | 'precondition_failed' | 'not_dav' | 'unreachable' | 'bad_response' | 'conflict' | 'sync_token_invalid';
+export type DavErrorKind =
+  | 'unauthorized'
+  | 'not_found'
+  | 'precondition_failed'
+  | 'not_dav'
+  | 'unreachable'
+  | 'bad_response'
+  | 'conflict'
+  | 'sync_token_invalid';
 
 /** Every failure of this client: `kind` says what to do about it, the message names the host and the status. */
 export class DavError extends Error {
@@ -147,7 +155,10 @@ export class DavClient {
   constructor(options: DavClientOptions) {
     this.fetch = options.fetch;
     this.timeoutMs = options.timeoutMs;
-    this.authorization = options.auth.type === 'basic' ? `Basic ${Buffer.from(`${options.auth.username}:${options.auth.password}`, 'utf8').toString('base64')}` : `Bearer ${options.auth.token}`;
+    this.authorization =
+      options.auth.type === 'basic'
+        ? `Basic ${Buffer.from(`${options.auth.username}:${options.auth.password}`, 'utf8').toString('base64')}`
+        : `Bearer ${options.auth.token}`;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -174,7 +185,14 @@ export class DavClient {
         if (candidate === base.href) baseError = error;
       }
     }
-    throw baseError ?? new DavError('not_dav', `${base.host} answered no ${protocol === 'caldav' ? 'CalDAV calendar' : 'CardDAV address book'} home for ${base.pathname}`, base.href);
+    throw (
+      baseError ??
+      new DavError(
+        'not_dav',
+        `${base.host} answered no ${protocol === 'caldav' ? 'CalDAV calendar' : 'CardDAV address book'} home for ${base.pathname}`,
+        base.href,
+      )
+    );
   }
 
   private async discoverFrom(url: string, protocol: DavProtocol): Promise<DavDiscovery | undefined> {
@@ -182,9 +200,14 @@ export class DavClient {
     const props = `<d:prop><d:current-user-principal/><d:resourcetype/>${homeSet}</d:prop>`;
     const { url: at, response } = await this.propfindOne(url, props, { followRedirects: true });
     const homes = this.homesIn(response, protocol, at);
-    if (homes.length) return { principal: this.principalIn(response, at) ?? (isPrincipal(response) ? at : undefined), homes };
+    if (homes.length)
+      return { principal: this.principalIn(response, at) ?? (isPrincipal(response) ? at : undefined), homes };
     const types = resourceTypes(response);
-    if ((protocol === 'caldav' && types.includes('calendar')) || (protocol === 'carddav' && types.includes('addressbook'))) return { principal: undefined, homes: [at] };
+    if (
+      (protocol === 'caldav' && types.includes('calendar')) ||
+      (protocol === 'carddav' && types.includes('addressbook'))
+    )
+      return { principal: undefined, homes: [at] };
     const principal = this.principalIn(response, at);
     if (!principal) return undefined;
     const found = await this.propfindOne(principal, `<d:prop>${homeSet}</d:prop>`, { followRedirects: true });
@@ -193,7 +216,10 @@ export class DavClient {
   }
 
   private homesIn(response: MultiResponse, protocol: DavProtocol, base: string): string[] {
-    const prop = protocol === 'caldav' ? findProp(response, NS.CALDAV, 'calendar-home-set') : findProp(response, NS.CARDDAV, 'addressbook-home-set');
+    const prop =
+      protocol === 'caldav'
+        ? findProp(response, NS.CALDAV, 'calendar-home-set')
+        : findProp(response, NS.CARDDAV, 'addressbook-home-set');
     return children(prop, NS.DAV, 'href').map((href) => new URL(textOf(href).trim(), base).href);
   }
 
@@ -203,11 +229,25 @@ export class DavClient {
   }
 
   /** PROPFIND Depth 0, following redirects (discovery only): the answer for the URL finally reached. */
-  private async propfindOne(url: string, props: string, options: { followRedirects?: boolean } = {}): Promise<{ url: string; response: MultiResponse }> {
-    const response = await this.request('PROPFIND', url, { depth: '0', body: xmlBody('d:propfind', props), followRedirects: options.followRedirects });
+  private async propfindOne(
+    url: string,
+    props: string,
+    options: { followRedirects?: boolean } = {},
+  ): Promise<{ url: string; response: MultiResponse }> {
+    const response = await this.request('PROPFIND', url, {
+      depth: '0',
+      body: xmlBody('d:propfind', props),
+      followRedirects: options.followRedirects,
+    });
     const multi = this.multistatus(response);
     const own = multi.responses.find((one) => sameResource(one.url, response.url)) ?? multi.responses[0];
-    if (!own) throw new DavError('bad_response', `${host(response.url)} answered a PROPFIND of ${new URL(response.url).pathname} without a response for it`, response.url, response.status);
+    if (!own)
+      throw new DavError(
+        'bad_response',
+        `${host(response.url)} answered a PROPFIND of ${new URL(response.url).pathname} without a response for it`,
+        response.url,
+        response.status,
+      );
     return { url: response.url, response: own };
   }
 
@@ -227,7 +267,10 @@ export class DavClient {
       '<cs:getctag/>',
       '<d:sync-token/>',
     ].join('');
-    const response = await this.request('PROPFIND', homeUrl, { depth: '1', body: xmlBody('d:propfind', `<d:prop>${props}</d:prop>`) });
+    const response = await this.request('PROPFIND', homeUrl, {
+      depth: '1',
+      body: xmlBody('d:propfind', `<d:prop>${props}</d:prop>`),
+    });
     const collections: DavCollection[] = [];
     for (const one of this.multistatus(response).responses) {
       const types = resourceTypes(one);
@@ -239,12 +282,19 @@ export class DavClient {
         url: one.url,
         kind,
         displayName: optionalText(findProp(one, NS.DAV, 'displayname')),
-        description: optionalText(findProp(one, NS.CALDAV, 'calendar-description') ?? findProp(one, NS.CARDDAV, 'addressbook-description')),
+        description: optionalText(
+          findProp(one, NS.CALDAV, 'calendar-description') ?? findProp(one, NS.CARDDAV, 'addressbook-description'),
+        ),
         // Radicale answers a component set for address books too: meaningless there.
-        components: components && kind === 'calendar' ? children(components, NS.CALDAV, 'comp').map((comp) => (comp.attributes.name ?? '').toUpperCase()) : undefined,
+        components:
+          components && kind === 'calendar'
+            ? children(components, NS.CALDAV, 'comp').map((comp) => (comp.attributes.name ?? '').toUpperCase())
+            : undefined,
         color: optionalText(findProp(one, NS.APPLE, 'calendar-color')),
         timezone,
-        timezoneId: timezone ? /^TZID[;:](?:.*:)?(.+)$/m.exec(timezone.replace(/\r?\n[ \t]/g, ''))?.[1]?.trim() : undefined,
+        timezoneId: timezone
+          ? /^TZID[;:](?:.*:)?(.+)$/m.exec(timezone.replace(/\r?\n[ \t]/g, ''))?.[1]?.trim()
+          : undefined,
         ctag: optionalText(findProp(one, NS.CS, 'getctag')),
         syncToken: optionalText(findProp(one, NS.DAV, 'sync-token')),
       });
@@ -255,14 +305,18 @@ export class DavClient {
   /** MKCALENDAR for events (component set VEVENT) at `url` (a new collection's URL, under a home). */
   async makeCalendar(url: string, props: CalendarProps = {}): Promise<void> {
     const set = `${calendarProps(props)}<c:supported-calendar-component-set><c:comp name="VEVENT"/></c:supported-calendar-component-set>`;
-    const response = await this.request('MKCALENDAR', url, { body: xmlBody('c:mkcalendar', `<d:set><d:prop>${set}</d:prop></d:set>`) });
+    const response = await this.request('MKCALENDAR', url, {
+      body: xmlBody('c:mkcalendar', `<d:set><d:prop>${set}</d:prop></d:set>`),
+    });
     this.expectCreated(response, 'MKCALENDAR');
   }
 
   /** An address book at `url` by extended MKCOL (RFC 5689), the way CardDAV servers create them. */
   async makeAddressBook(url: string, props: AddressBookProps = {}): Promise<void> {
     const set = `<d:resourcetype><d:collection/><card:addressbook/></d:resourcetype>${addressBookProps(props)}`;
-    const response = await this.request('MKCOL', url, { body: xmlBody('d:mkcol', `<d:set><d:prop>${set}</d:prop></d:set>`) });
+    const response = await this.request('MKCOL', url, {
+      body: xmlBody('d:mkcol', `<d:set><d:prop>${set}</d:prop></d:set>`),
+    });
     this.expectCreated(response, 'MKCOL');
   }
 
@@ -270,12 +324,19 @@ export class DavClient {
   async updateCollection(url: string, kind: 'calendar' | 'addressbook', props: CalendarProps): Promise<void> {
     const set = kind === 'calendar' ? calendarProps(props) : addressBookProps(props);
     if (!set) return;
-    const response = await this.request('PROPPATCH', url, { body: xmlBody('d:propertyupdate', `<d:set><d:prop>${set}</d:prop></d:set>`) });
+    const response = await this.request('PROPPATCH', url, {
+      body: xmlBody('d:propertyupdate', `<d:set><d:prop>${set}</d:prop></d:set>`),
+    });
     if (response.status === 200 || response.status === 204) return;
     const refused = this.multistatus(response).responses.flatMap((one) => one.failed);
     if (refused.length) {
       const names = refused.map(({ prop, status }) => `${prop.name} (${status})`).join(', ');
-      throw new DavError('conflict', `${host(response.url)} refused to change ${names} of ${new URL(url).pathname}`, url, refused[0]!.status);
+      throw new DavError(
+        'conflict',
+        `${host(response.url)} refused to change ${names} of ${new URL(url).pathname}`,
+        url,
+        refused[0]!.status,
+      );
     }
   }
 
@@ -288,10 +349,20 @@ export class DavClient {
 
   /** The members of a collection with their ETags (Depth 1 PROPFIND), sub-collections left out. */
   async listObjects(collectionUrl: string): Promise<DavObjectRef[]> {
-    const response = await this.request('PROPFIND', collectionUrl, { depth: '1', body: xmlBody('d:propfind', '<d:prop><d:getetag/><d:getcontenttype/><d:resourcetype/></d:prop>') });
+    const response = await this.request('PROPFIND', collectionUrl, {
+      depth: '1',
+      body: xmlBody('d:propfind', '<d:prop><d:getetag/><d:getcontenttype/><d:resourcetype/></d:prop>'),
+    });
     return this.multistatus(response)
-      .responses.filter((one) => !sameResource(one.url, response.url) && !child(findProp(one, NS.DAV, 'resourcetype'), NS.DAV, 'collection'))
-      .map((one) => ({ url: one.url, etag: optionalText(findProp(one, NS.DAV, 'getetag')), contentType: optionalText(findProp(one, NS.DAV, 'getcontenttype')) }));
+      .responses.filter(
+        (one) =>
+          !sameResource(one.url, response.url) && !child(findProp(one, NS.DAV, 'resourcetype'), NS.DAV, 'collection'),
+      )
+      .map((one) => ({
+        url: one.url,
+        etag: optionalText(findProp(one, NS.DAV, 'getetag')),
+        contentType: optionalText(findProp(one, NS.DAV, 'getcontenttype')),
+      }));
   }
 
   /**
@@ -300,23 +371,38 @@ export class DavClient {
    */
   async multiget(collectionUrl: string, urls: string[], kind: 'calendar' | 'addressbook'): Promise<DavObject[]> {
     const objects: DavObject[] = [];
-    const [root, data] = kind === 'calendar' ? ['c:calendar-multiget', '<c:calendar-data/>'] : ['card:addressbook-multiget', '<card:address-data/>'];
+    const [root, data] =
+      kind === 'calendar'
+        ? ['c:calendar-multiget', '<c:calendar-data/>']
+        : ['card:addressbook-multiget', '<card:address-data/>'];
     for (let i = 0; i < urls.length; i += MULTIGET_BATCH) {
       const hrefs = urls
         .slice(i, i + MULTIGET_BATCH)
         .map((url) => `<d:href>${escapeXml(hrefFor(url, collectionUrl))}</d:href>`)
         .join('');
-      const response = await this.request('REPORT', collectionUrl, { depth: '1', body: xmlBody(root, `<d:prop><d:getetag/>${data}</d:prop>${hrefs}`) });
+      const response = await this.request('REPORT', collectionUrl, {
+        depth: '1',
+        body: xmlBody(root, `<d:prop><d:getetag/>${data}</d:prop>${hrefs}`),
+      });
       objects.push(...this.objectsIn(response, kind));
     }
     return objects;
   }
 
   /** calendar-query for events, optionally only those overlapping [start, end) (UTC instants). */
-  async calendarQuery(collectionUrl: string, options: { start?: Date; end?: Date; component?: string } = {}): Promise<DavObject[]> {
-    const range = options.start || options.end ? `<c:time-range${options.start ? ` start="${icsUtc(options.start)}"` : ''}${options.end ? ` end="${icsUtc(options.end)}"` : ''}/>` : '';
+  async calendarQuery(
+    collectionUrl: string,
+    options: { start?: Date; end?: Date; component?: string } = {},
+  ): Promise<DavObject[]> {
+    const range =
+      options.start || options.end
+        ? `<c:time-range${options.start ? ` start="${icsUtc(options.start)}"` : ''}${options.end ? ` end="${icsUtc(options.end)}"` : ''}/>`
+        : '';
     const filter = `<c:filter><c:comp-filter name="VCALENDAR"><c:comp-filter name="${escapeXml(options.component ?? 'VEVENT')}">${range}</c:comp-filter></c:comp-filter></c:filter>`;
-    const response = await this.request('REPORT', collectionUrl, { depth: '1', body: xmlBody('c:calendar-query', `<d:prop><d:getetag/><c:calendar-data/></d:prop>${filter}`) });
+    const response = await this.request('REPORT', collectionUrl, {
+      depth: '1',
+      body: xmlBody('c:calendar-query', `<d:prop><d:getetag/><c:calendar-data/></d:prop>${filter}`),
+    });
     return this.objectsIn(response, 'calendar');
   }
 
@@ -332,12 +418,18 @@ export class DavClient {
    * with its new ETag, from the answer or, when the server sends none (it changed the data), a
    * PROPFIND. A 412 is PreconditionFailed: someone else created or changed it first.
    */
-  async putObject(url: string, data: string, contentType: string, condition: { create: true } | { etag: string }): Promise<string | undefined> {
+  async putObject(
+    url: string,
+    data: string,
+    contentType: string,
+    condition: { create: true } | { etag: string },
+  ): Promise<string | undefined> {
     const headers: Record<string, string> = { 'content-type': contentType };
     if ('create' in condition) headers['if-none-match'] = '*';
     else headers['if-match'] = condition.etag;
     const response = await this.request('PUT', url, { headers, rawBody: data });
-    if (response.status !== 200 && response.status !== 201 && response.status !== 204) throw this.statusError(response, 'PUT');
+    if (response.status !== 200 && response.status !== 201 && response.status !== 204)
+      throw this.statusError(response, 'PUT');
     const etag = response.headers.get('etag');
     // A weak ETag says the server stored something else than what was sent: not one to send back as If-Match.
     if (etag && !etag.startsWith('W/')) return etag;
@@ -359,17 +451,30 @@ export class DavClient {
    * and what went since. A token the server no longer knows is SyncTokenInvalid.
    */
   async syncCollection(collectionUrl: string, token?: string): Promise<SyncResult> {
-    const body = xmlBody('d:sync-collection', `<d:sync-token>${token ? escapeXml(token) : ''}</d:sync-token><d:sync-level>1</d:sync-level><d:prop><d:getetag/></d:prop>`);
+    const body = xmlBody(
+      'd:sync-collection',
+      `<d:sync-token>${token ? escapeXml(token) : ''}</d:sync-token><d:sync-level>1</d:sync-level><d:prop><d:getetag/></d:prop>`,
+    );
     const response = await this.request('REPORT', collectionUrl, { body, syncToken: token });
     const multi = this.multistatus(response);
-    if (!multi.syncToken) throw new DavError('bad_response', `${host(response.url)} answered a sync-collection REPORT without a sync-token`, response.url, response.status);
+    if (!multi.syncToken)
+      throw new DavError(
+        'bad_response',
+        `${host(response.url)} answered a sync-collection REPORT without a sync-token`,
+        response.url,
+        response.status,
+      );
     const result: SyncResult = { changed: [], deleted: [], token: multi.syncToken, truncated: false };
     for (const one of multi.responses) {
       if (sameResource(one.url, response.url)) {
         if (one.status === 507) result.truncated = true;
         continue;
       }
-      if (one.status === 404 || (one.status === undefined && !one.props.length && one.failed.some((failed) => failed.status === 404))) result.deleted.push(one.url);
+      if (
+        one.status === 404 ||
+        (one.status === undefined && !one.props.length && one.failed.some((failed) => failed.status === 404))
+      )
+        result.deleted.push(one.url);
       else result.changed.push({ url: one.url, etag: optionalText(findProp(one, NS.DAV, 'getetag')) });
     }
     return result;
@@ -381,7 +486,14 @@ export class DavClient {
   private async request(
     method: string,
     url: string,
-    options: { depth?: string; body?: string; rawBody?: string; headers?: Record<string, string>; followRedirects?: boolean; syncToken?: string | undefined } = {},
+    options: {
+      depth?: string;
+      body?: string;
+      rawBody?: string;
+      headers?: Record<string, string>;
+      followRedirects?: boolean;
+      syncToken?: string | undefined;
+    } = {},
   ): Promise<DavResponse> {
     let current = new URL(url);
     for (let redirects = 0; ; redirects++) {
@@ -398,13 +510,25 @@ export class DavClient {
           ...(this.timeoutMs ? { signal: AbortSignal.timeout(this.timeoutMs) } : {}),
         });
       } catch (error) {
-        throw new DavError('unreachable', `${current.host} could not be reached (${method} ${current.pathname}): ${(error as Error).message}`, current.href, undefined, { cause: error });
+        throw new DavError(
+          'unreachable',
+          `${current.host} could not be reached (${method} ${current.pathname}): ${(error as Error).message}`,
+          current.href,
+          undefined,
+          { cause: error },
+        );
       }
       let body: string;
       try {
         body = await response.text();
       } catch (error) {
-        throw new DavError('unreachable', `${current.host} broke off its answer to ${method} ${current.pathname}: ${(error as Error).message}`, current.href, response.status, { cause: error });
+        throw new DavError(
+          'unreachable',
+          `${current.host} broke off its answer to ${method} ${current.pathname}: ${(error as Error).message}`,
+          current.href,
+          response.status,
+          { cause: error },
+        );
       }
       const answer: DavResponse = { url: current.href, status: response.status, headers: response.headers, body };
       if (response.status >= 300 && response.status < 400 && response.status !== 304) {
@@ -412,14 +536,33 @@ export class DavClient {
         if (!options.followRedirects || !location) throw this.statusError(answer, method);
         const next = new URL(location, current);
         if (next.origin !== current.origin)
-          throw new DavError('not_dav', `${current.host} redirected ${current.pathname} to another server (${next.host}); use that server's URL instead`, current.href, response.status);
-        if (redirects >= MAX_REDIRECTS) throw new DavError('not_dav', `${current.host} redirected ${url} more than ${MAX_REDIRECTS} times`, current.href, response.status);
+          throw new DavError(
+            'not_dav',
+            `${current.host} redirected ${current.pathname} to another server (${next.host}); use that server's URL instead`,
+            current.href,
+            response.status,
+          );
+        if (redirects >= MAX_REDIRECTS)
+          throw new DavError(
+            'not_dav',
+            `${current.host} redirected ${url} more than ${MAX_REDIRECTS} times`,
+            current.href,
+            response.status,
+          );
         current = next;
         continue;
       }
       if (response.status >= 400) {
-        if (options.syncToken !== undefined && (response.status === 403 || response.status === 409) && hasPrecondition(body, 'valid-sync-token')) {
-          throw new SyncTokenInvalid(`${current.host} no longer knows the sync token of ${current.pathname} (${response.status}): a full listing is needed`, current.href, response.status);
+        if (
+          options.syncToken !== undefined &&
+          (response.status === 403 || response.status === 409) &&
+          hasPrecondition(body, 'valid-sync-token')
+        ) {
+          throw new SyncTokenInvalid(
+            `${current.host} no longer knows the sync token of ${current.pathname} (${response.status}): a full listing is needed`,
+            current.href,
+            response.status,
+          );
         }
         throw this.statusError(answer, method);
       }
@@ -431,26 +574,63 @@ export class DavClient {
   private statusError(response: DavResponse, method: string): DavError {
     const { status } = response;
     const where = `${host(response.url)} answered ${status} to ${method} ${new URL(response.url).pathname}`;
-    if (status === 401) return new DavError('unauthorized', `${where}: the username or password (or token) was not accepted`, response.url, status);
+    if (status === 401)
+      return new DavError(
+        'unauthorized',
+        `${where}: the username or password (or token) was not accepted`,
+        response.url,
+        status,
+      );
     if (status === 403) {
       // A DAV precondition (an error body) is about the request, not the credentials.
-      if (/<([\w-]+:)?error[\s>]/i.test(response.body)) return new DavError('conflict', `${where}: the server refused it (${preconditionName(response.body) ?? 'forbidden'})`, response.url, status);
+      if (/<([\w-]+:)?error[\s>]/i.test(response.body))
+        return new DavError(
+          'conflict',
+          `${where}: the server refused it (${preconditionName(response.body) ?? 'forbidden'})`,
+          response.url,
+          status,
+        );
       return new DavError('unauthorized', `${where}: this account may not access it`, response.url, status);
     }
-    if (status === 404 || status === 410) return new DavError('not_found', `${where}: no such resource`, response.url, status);
-    if (status === 412) return new PreconditionFailed(`${where}: it changed on the server (or already exists) since it was read`, response.url, status);
+    if (status === 404 || status === 410)
+      return new DavError('not_found', `${where}: no such resource`, response.url, status);
+    if (status === 412)
+      return new PreconditionFailed(
+        `${where}: it changed on the server (or already exists) since it was read`,
+        response.url,
+        status,
+      );
     const precondition = preconditionName(response.body);
     if (status === 400 || status === 415 || status === 422)
-      return new DavError('conflict', `${where}: the server refused the request or its data as invalid${precondition ? ` (${precondition})` : ''}`, response.url, status);
-    if (status === 409 || status === 423) return new DavError('conflict', `${where}: the server refused it${precondition ? ` (${precondition})` : ''}`, response.url, status);
-    if (status === 405 || status === 501) return new DavError('not_dav', `${where}: the method is not supported there, which is not a CalDAV/CardDAV collection`, response.url, status);
-    if (status >= 300 && status < 400) return new DavError('not_dav', `${where}: a redirect where a DAV answer was expected`, response.url, status);
+      return new DavError(
+        'conflict',
+        `${where}: the server refused the request or its data as invalid${precondition ? ` (${precondition})` : ''}`,
+        response.url,
+        status,
+      );
+    if (status === 409 || status === 423)
+      return new DavError(
+        'conflict',
+        `${where}: the server refused it${precondition ? ` (${precondition})` : ''}`,
+        response.url,
+        status,
+      );
+    if (status === 405 || status === 501)
+      return new DavError(
+        'not_dav',
+        `${where}: the method is not supported there, which is not a CalDAV/CardDAV collection`,
+        response.url,
+        status,
+      );
+    if (status >= 300 && status < 400)
+      return new DavError('not_dav', `${where}: a redirect where a DAV answer was expected`, response.url, status);
     if (status >= 500) return new DavError('unreachable', `${where}: the server failed`, response.url, status);
     return new DavError('bad_response', `${where}: unexpected status`, response.url, status);
   }
 
   private expectCreated(response: DavResponse, method: string): void {
-    if (response.status !== 201 && response.status !== 200 && response.status !== 204) throw this.statusError(response, method);
+    if (response.status !== 201 && response.status !== 200 && response.status !== 204)
+      throw this.statusError(response, method);
   }
 
   /** A 207 answer parsed; a 2xx that is not a multistatus (an HTML page, say) means the server is no DAV server. */
@@ -471,10 +651,21 @@ export class DavClient {
       root = parseXml(response.body);
     } catch (error) {
       if (!(error instanceof XmlSyntaxError)) throw error;
-      throw new DavError('bad_response', `${where} answered malformed XML: ${error.message}`, response.url, response.status, { cause: error });
+      throw new DavError(
+        'bad_response',
+        `${where} answered malformed XML: ${error.message}`,
+        response.url,
+        response.status,
+        { cause: error },
+      );
     }
     if (root.ns !== NS.DAV || root.name !== 'multistatus')
-      throw new DavError('bad_response', `${where} answered <${root.name}> where a WebDAV multistatus was expected`, response.url, response.status);
+      throw new DavError(
+        'bad_response',
+        `${where} answered <${root.name}> where a WebDAV multistatus was expected`,
+        response.url,
+        response.status,
+      );
     const responses: MultiResponse[] = [];
     for (const one of children(root, NS.DAV, 'response')) {
       const href = child(one, NS.DAV, 'href');
@@ -483,7 +674,12 @@ export class DavClient {
       try {
         url = new URL(textOf(href).trim(), response.url).href;
       } catch {
-        throw new DavError('bad_response', `${where} answered an unusable href ${JSON.stringify(textOf(href))}`, response.url, response.status);
+        throw new DavError(
+          'bad_response',
+          `${where} answered an unusable href ${JSON.stringify(textOf(href))}`,
+          response.url,
+          response.status,
+        );
       }
       const own = child(one, NS.DAV, 'status');
       const entry: MultiResponse = { url, status: own ? statusOf(textOf(own)) : undefined, props: [], failed: [] };
@@ -506,7 +702,15 @@ export class DavClient {
       .flatMap((one) => {
         const data = findProp(one, ns, name);
         // XML parsing turns CRLF into LF (XML end-of-line handling); iCalendar and vCard lines end in CRLF.
-        return data ? [{ url: one.url, etag: optionalText(findProp(one, NS.DAV, 'getetag')), data: textOf(data).replace(/\r?\n/g, '\r\n') }] : [];
+        return data
+          ? [
+              {
+                url: one.url,
+                etag: optionalText(findProp(one, NS.DAV, 'getetag')),
+                data: textOf(data).replace(/\r?\n/g, '\r\n'),
+              },
+            ]
+          : [];
       });
   }
 }
@@ -581,7 +785,9 @@ function calendarProps(props: CalendarProps): string {
   return [
     props.name !== undefined ? `<d:displayname>${escapeXml(props.name)}</d:displayname>` : '',
     props.color !== undefined ? `<ical:calendar-color>${escapeXml(props.color)}</ical:calendar-color>` : '',
-    props.description !== undefined ? `<c:calendar-description>${escapeXml(props.description)}</c:calendar-description>` : '',
+    props.description !== undefined
+      ? `<c:calendar-description>${escapeXml(props.description)}</c:calendar-description>`
+      : '',
     props.timezone !== undefined ? `<c:calendar-timezone>${escapeXml(props.timezone)}</c:calendar-timezone>` : '',
   ].join('');
 }
@@ -589,6 +795,8 @@ function calendarProps(props: CalendarProps): string {
 function addressBookProps(props: AddressBookProps): string {
   return [
     props.name !== undefined ? `<d:displayname>${escapeXml(props.name)}</d:displayname>` : '',
-    props.description !== undefined ? `<card:addressbook-description>${escapeXml(props.description)}</card:addressbook-description>` : '',
+    props.description !== undefined
+      ? `<card:addressbook-description>${escapeXml(props.description)}</card:addressbook-description>`
+      : '',
   ].join('');
 }

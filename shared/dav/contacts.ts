@@ -6,7 +6,14 @@ import * as db from '#shared/db/contacts';
 import type { GrantRecord } from '#shared/db/grants';
 import { DavError, PreconditionFailed, type DavClient } from '#shared/dav/client';
 import { collectionChanges, type CollectionChanges } from '#shared/dav/changes';
-import { MalformedVCard, parseVCard, writeContactVCard, writeGroupVCard, type ContactFields, type ParsedVCard } from '#shared/dav/vcard';
+import {
+  MalformedVCard,
+  parseVCard,
+  writeContactVCard,
+  writeGroupVCard,
+  type ContactFields,
+  type ParsedVCard,
+} from '#shared/dav/vcard';
 import { ApiError, ChangedOnServerError, ConflictError, InvalidRequestError, NotFoundError } from '#shared/errors';
 import { derivedId, type ContactGroupId, type ContactId, type GrantId } from '#shared/ids';
 import type { ContactServer, ContactsProvider } from '#shared/providers/contract';
@@ -46,8 +53,10 @@ export interface AddressBookSyncResult {
 
 const VCARD_TYPE = 'text/vcard; charset=utf-8';
 
-export const cardDavContactId = (grantId: GrantId, href: string): ContactId => derivedId('contact', 0, `${grantId}\n${normalHref(href)}`);
-export const cardDavGroupId = (grantId: GrantId, href: string): ContactGroupId => derivedId('contactGroup', 0, `${grantId}\n${normalHref(href)}`);
+export const cardDavContactId = (grantId: GrantId, href: string): ContactId =>
+  derivedId('contact', 0, `${grantId}\n${normalHref(href)}`);
+export const cardDavGroupId = (grantId: GrantId, href: string): ContactGroupId =>
+  derivedId('contactGroup', 0, `${grantId}\n${normalHref(href)}`);
 
 /** Hrefs as one string per resource: absolute, as URL normalises them. */
 function normalHref(href: string): string {
@@ -87,7 +96,13 @@ function contactRecordOf(
   });
 }
 
-function groupRecordOf(grantId: GrantId, href: string, etag: string | undefined, parsed: Extract<ParsedVCard, { kind: 'group' }>, previous: ContactGroupRecord | undefined): ContactGroupRecord {
+function groupRecordOf(
+  grantId: GrantId,
+  href: string,
+  etag: string | undefined,
+  parsed: Extract<ParsedVCard, { kind: 'group' }>,
+  previous: ContactGroupRecord | undefined,
+): ContactGroupRecord {
   const now = clock.nowSeconds();
   return {
     id: cardDavGroupId(grantId, href),
@@ -109,7 +124,11 @@ function groupRecordOf(grantId: GrantId, href: string, etag: string | undefined,
 /** What changed in the address book since `token` (shared/dav/changes.ts), by normalised href. */
 async function remoteChanges(ctx: CardDavContext, token: string | undefined): Promise<CollectionChanges> {
   const changes = await collectionChanges(ctx.client, collectionUrl(ctx.addressBook), token);
-  return { ...changes, changed: new Map([...changes.changed].map(([url, etag]) => [normalHref(url), etag])), deleted: new Set([...changes.deleted].map(normalHref)) };
+  return {
+    ...changes,
+    changed: new Map([...changes.changed].map(([url, etag]) => [normalHref(url), etag])),
+    deleted: new Set([...changes.deleted].map(normalHref)),
+  };
 }
 
 /**
@@ -121,20 +140,33 @@ async function remoteChanges(ctx: CardDavContext, token: string | undefined): Pr
  * A vCard that cannot be read is reported in `skipped` and left as stored. Server failures reject
  * with the client's DavError (the caller's run retries).
  */
-export async function syncAddressBook(ctx: CardDavContext, state: { token?: string }, options: { quiet?: boolean } = {}): Promise<AddressBookSyncResult> {
+export async function syncAddressBook(
+  ctx: CardDavContext,
+  state: { token?: string },
+  options: { quiet?: boolean } = {},
+): Promise<AddressBookSyncResult> {
   const { grant } = ctx;
   const quiet = options.quiet ?? false;
   const book = collectionUrl(ctx.addressBook);
   const remote = await remoteChanges(ctx, state.token);
-  const [contacts, groups] = await Promise.all([db.allContacts(grant.id, 'address_book'), db.allContactGroups(grant.id)]);
+  const [contacts, groups] = await Promise.all([
+    db.allContacts(grant.id, 'address_book'),
+    db.allContactGroups(grant.id),
+  ]);
   const contactsByHref = new Map(contacts.filter((c) => c.href).map((c) => [c.href!, c]));
   const groupsByHref = new Map(groups.filter((g) => g.href).map((g) => [g.href!, g]));
-  const result: AddressBookSyncResult = { ...(remote.token !== undefined ? { token: remote.token } : {}), changed: 0, deleted: 0, skipped: [] };
+  const result: AddressBookSyncResult = {
+    ...(remote.token !== undefined ? { token: remote.token } : {}),
+    changed: 0,
+    deleted: 0,
+    skipped: [],
+  };
 
   const gone = new Set(remote.deleted);
   if (remote.full) {
     // Only what lives in this address book (its hrefs are under the collection's URL).
-    for (const href of [...contactsByHref.keys(), ...groupsByHref.keys()]) if (href.startsWith(normalHref(book)) && !remote.changed.has(href)) gone.add(href);
+    for (const href of [...contactsByHref.keys(), ...groupsByHref.keys()])
+      if (href.startsWith(normalHref(book)) && !remote.changed.has(href)) gone.add(href);
   }
   const toFetch = [...remote.changed].filter(([href, etag]) => {
     const known = contactsByHref.get(href) ?? groupsByHref.get(href);
@@ -148,7 +180,11 @@ export async function syncAddressBook(ctx: CardDavContext, state: { token?: stri
       )
     : [];
 
-  const parsedContacts: { href: string; etag: string | undefined; card: Extract<ParsedVCard, { kind: 'individual' }> }[] = [];
+  const parsedContacts: {
+    href: string;
+    etag: string | undefined;
+    card: Extract<ParsedVCard, { kind: 'individual' }>;
+  }[] = [];
   const nextGroups = new Map(groups.map((g) => [g.id as string, g]));
   const groupWrites: { current: ContactGroupRecord | undefined; next: ContactGroupRecord }[] = [];
   for (const object of fetched) {
@@ -197,14 +233,20 @@ export async function syncAddressBook(ctx: CardDavContext, state: { token?: stri
     if (!contact.href || written.has(contact.href) || gone.has(contact.href)) continue;
     const groupIds = memberGroupIds(contact.vcard_uid, finalGroups);
     if (sameIds(groupIds, contact.group_ids)) continue;
-    const next: ContactRecord = { ...contact, group_ids: groupIds, updated_at: clock.nowSeconds(), version: contact.version + 1 };
+    const next: ContactRecord = {
+      ...contact,
+      group_ids: groupIds,
+      updated_at: clock.nowSeconds(),
+      version: contact.version + 1,
+    };
     if (await stored.storeContact(grant, contact, next, quiet, existing)) result.changed++;
   }
   for (const href of gone) {
     const contact = contactsByHref.get(href);
     if (contact && (await stored.removeContact(grant, contact, quiet))) result.deleted++;
     const group = groupsByHref.get(href);
-    if (group && !groupWrites.some((w) => w.next.id === group.id) && (await db.removeSyncedContactGroup(group))) result.deleted++;
+    if (group && !groupWrites.some((w) => w.next.id === group.id) && (await db.removeSyncedContactGroup(group)))
+      result.deleted++;
   }
   return result;
 }
@@ -230,9 +272,15 @@ function serverError(error: unknown): unknown {
     case 'conflict':
       return new InvalidRequestError(`${host} refused the change: ${error.message}`, { cause: error });
     case 'unauthorized':
-      return new ApiError(503, `${host} refused the grant's credentials (${error.message}); reconnect the grant`, { cause: error, expose: true });
+      return new ApiError(503, `${host} refused the grant's credentials (${error.message}); reconnect the grant`, {
+        cause: error,
+        expose: true,
+      });
     default:
-      return new ApiError(503, `The grant's CardDAV server is not available (${error.message}); try again later`, { cause: error, expose: true });
+      return new ApiError(503, `The grant's CardDAV server is not available (${error.message}); try again later`, {
+        cause: error,
+        expose: true,
+      });
   }
 }
 
@@ -266,7 +314,12 @@ async function conditional<T>(what: string, etag: string | undefined, write: (et
 }
 
 /** A delete under an ETag: one the server no longer has is deleted. */
-async function conditionalDelete(what: string, href: string, etag: string | undefined, client: DavClient): Promise<void> {
+async function conditionalDelete(
+  what: string,
+  href: string,
+  etag: string | undefined,
+  client: DavClient,
+): Promise<void> {
   try {
     await conditional(what, etag, (tag) => client.deleteObject(href, tag));
   } catch (error) {
@@ -275,7 +328,10 @@ async function conditionalDelete(what: string, href: string, etag: string | unde
 }
 
 /** The object at `href` now: undefined when the server no longer has it, its vCard otherwise (undefined `card` when unreadable). */
-async function readBack(ctx: CardDavContext, href: string): Promise<{ etag: string | undefined; card?: ParsedVCard } | undefined> {
+async function readBack(
+  ctx: CardDavContext,
+  href: string,
+): Promise<{ etag: string | undefined; card?: ParsedVCard } | undefined> {
   let object;
   try {
     object = await ctx.client.getObject(href);
@@ -314,7 +370,8 @@ export function cardDavServer(contextOf: (grant: GrantRecord) => Promise<CardDav
       return { uid, href, etag: await onServer(() => ctx.client.putObject(href, body, VCARD_TYPE, { create: true })) };
     } catch (error) {
       // A fresh UUID taken already: nothing of ours was written.
-      if (error instanceof PreconditionFailed) throw new ConflictError(`The server already has a vCard at the new ${what}'s URL; try again`);
+      if (error instanceof PreconditionFailed)
+        throw new ConflictError(`The server already has a vCard at the new ${what}'s URL; try again`);
       throw error;
     }
   }
@@ -329,7 +386,11 @@ export function cardDavServer(contextOf: (grant: GrantRecord) => Promise<CardDav
     },
     async updateContact(grant, contact, fields) {
       const ctx = await context(grant);
-      return conditional('contact', contact.etag, (etag) => ctx.client.putObject(contact.href!, vcardOfContact(contact.vcard_uid!, fields as ContactFields), VCARD_TYPE, { etag }));
+      return conditional('contact', contact.etag, (etag) =>
+        ctx.client.putObject(contact.href!, vcardOfContact(contact.vcard_uid!, fields as ContactFields), VCARD_TYPE, {
+          etag,
+        }),
+      );
     },
     async deleteContact(grant, contact) {
       await conditionalDelete('contact', contact.href!, contact.etag, (await context(grant)).client);
@@ -340,7 +401,9 @@ export function cardDavServer(contextOf: (grant: GrantRecord) => Promise<CardDav
     },
     async updateGroup(grant, group, name, members) {
       const ctx = await context(grant);
-      return conditional('contact group', group.etag, (etag) => ctx.client.putObject(group.href!, writeGroupVCard(group.vcard_uid!, name, [...members]), VCARD_TYPE, { etag }));
+      return conditional('contact group', group.etag, (etag) =>
+        ctx.client.putObject(group.href!, writeGroupVCard(group.vcard_uid!, name, [...members]), VCARD_TYPE, { etag }),
+      );
     },
     async deleteGroup(grant, group) {
       await conditionalDelete('contact group', group.href!, group.etag, (await context(grant)).client);
@@ -360,4 +423,5 @@ export function cardDavServer(contextOf: (grant: GrantRecord) => Promise<CardDav
 }
 
 /** The contacts of a grant whose address book is on a CardDAV server: stored contacts with the server behind them. */
-export const cardDavContacts = (contextOf: (grant: GrantRecord) => Promise<CardDavContext>): ContactsProvider => contactsWith(cardDavServer(contextOf));
+export const cardDavContacts = (contextOf: (grant: GrantRecord) => Promise<CardDavContext>): ContactsProvider =>
+  contactsWith(cardDavServer(contextOf));

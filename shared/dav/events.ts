@@ -47,7 +47,8 @@ export function eventIdOfHref(calendar: Pick<CalendarRecord, 'id'>, href: string
 }
 
 const lower = (s: string) => s.toLowerCase();
-const occurrenceKeyOfId = (id: NonNullable<IcsEvent['recurrence_id']>) => ('date' in id ? id.date.replaceAll('-', '') : agent.occurrenceKeyOf(id.time));
+const occurrenceKeyOfId = (id: NonNullable<IcsEvent['recurrence_id']>) =>
+  'date' in id ? id.date.replaceAll('-', '') : agent.occurrenceKeyOf(id.time);
 
 /** The fields a VEVENT sets on a record. */
 function fieldsOf(event: IcsEvent, calendar: CalendarRecord) {
@@ -68,13 +69,26 @@ function fieldsOf(event: IcsEvent, calendar: CalendarRecord) {
     ...(event.visibility ? { visibility: event.visibility } : {}),
     ...(url ? { conferencing: { provider: 'unknown', details: { url } } } : {}),
     ...(event.reminders?.length
-      ? { reminders: { use_default: false, overrides: event.reminders.map((r) => ({ reminder_minutes: r.minutes, reminder_method: r.method === 'email' ? 'email' : 'popup' })) } }
+      ? {
+          reminders: {
+            use_default: false,
+            overrides: event.reminders.map((r) => ({
+              reminder_minutes: r.minutes,
+              reminder_method: r.method === 'email' ? 'email' : 'popup',
+            })),
+          },
+        }
       : {}),
   };
 }
 
 /** The records one calendar object stands for: its series (or single event) and the overrides of its changed occurrences. */
-export function recordsOfObject(grant: GrantRecord, calendar: CalendarRecord, object: DavObject, previous: EventRecord | undefined): { master: EventRecord; overrides: EventRecord[] } {
+export function recordsOfObject(
+  grant: GrantRecord,
+  calendar: CalendarRecord,
+  object: DavObject,
+  previous: EventRecord | undefined,
+): { master: EventRecord; overrides: EventRecord[] } {
   const events = parseCalendar(object.data).events;
   if (!events.length) throw new IcsError('the object holds no VEVENT');
   const uid = events[0]!.uid;
@@ -89,19 +103,33 @@ export function recordsOfObject(grant: GrantRecord, calendar: CalendarRecord, ob
       recurrence = normalizeRecurrence(main.recurrence, fields.when, fields.zone);
     } catch (error) {
       // A pattern our engine does not expand: the first occurrence stands alone (logged, not fatal).
-      log.warn('recurrence not supported, first occurrence kept', { href: object.url, reason: (error as Error).message });
+      log.warn('recurrence not supported, first occurrence kept', {
+        href: object.url,
+        reason: (error as Error).message,
+      });
     }
   }
-  const patternChanged = previous !== undefined && (JSON.stringify(previous.recurrence ?? []) !== JSON.stringify(recurrence ?? []) || JSON.stringify(previous.when) !== JSON.stringify(fields.when));
+  const patternChanged =
+    previous !== undefined &&
+    (JSON.stringify(previous.recurrence ?? []) !== JSON.stringify(recurrence ?? []) ||
+      JSON.stringify(previous.when) !== JSON.stringify(fields.when));
   const revision = (previous?.pattern_revision ?? 0) + (patternChanged ? 1 : 0);
-  const organizer = main.organizer ? { email: lower(main.organizer.email), ...(main.organizer.name ? { name: main.organizer.name } : {}) } : { email: lower(grant.email) };
+  const organizer = main.organizer
+    ? { email: lower(main.organizer.email), ...(main.organizer.name ? { name: main.organizer.name } : {}) }
+    : { email: lower(grant.email) };
   const master: EventRecord = {
     id: previous?.id ?? eventIdOfHref(calendar, object.url),
     grant_id: grant.id,
     calendar_id: calendar.id,
     ical_uid: uid,
     ...fields,
-    ...(recurrence ? { recurrence, last_end: seriesBounds({ when: fields.when, zone: fields.zone, recurrence }).last_end, pattern_revision: revision } : {}),
+    ...(recurrence
+      ? {
+          recurrence,
+          last_end: seriesBounds({ when: fields.when, zone: fields.zone, recurrence }).last_end,
+          pattern_revision: revision,
+        }
+      : {}),
     hide_participants: previous?.hide_participants ?? false,
     organizer,
     creator: previous?.creator ?? organizer,
@@ -126,24 +154,55 @@ export function recordsOfObject(grant: GrantRecord, calendar: CalendarRecord, ob
   return { master, overrides };
 }
 
-const notification = (grant: GrantRecord, type: 'event.created' | 'event.updated' | 'event.deleted', record: EventRecord): OutboxEntry => agent.eventNotification(grant, type, record);
+const notification = (
+  grant: GrantRecord,
+  type: 'event.created' | 'event.updated' | 'event.deleted',
+  record: EventRecord,
+): OutboxEntry => agent.eventNotification(grant, type, record);
 
 /** Commits what an object now holds over what the table held (its series, its overrides), with the master's notification. */
-async function storeObject(grant: GrantRecord, previous: { master?: EventRecord; overrides: EventRecord[] }, next: { master: EventRecord; overrides: EventRecord[] }, quiet: boolean): Promise<void> {
+async function storeObject(
+  grant: GrantRecord,
+  previous: { master?: EventRecord; overrides: EventRecord[] },
+  next: { master: EventRecord; overrides: EventRecord[] },
+  quiet: boolean,
+): Promise<void> {
   const byId = new Map(previous.overrides.map((o) => [o.id, o]));
-  const puts = next.overrides.map((o) => ({ next: { ...o, version: (byId.get(o.id)?.version ?? 0) + 1 }, ...(byId.get(o.id) ? { current: byId.get(o.id)! } : {}) }));
+  const puts = next.overrides.map((o) => ({
+    next: { ...o, version: (byId.get(o.id)?.version ?? 0) + 1 },
+    ...(byId.get(o.id) ? { current: byId.get(o.id)! } : {}),
+  }));
   const keep = new Set(next.overrides.map((o) => o.id));
   const removed = previous.overrides.filter((o) => !keep.has(o.id));
-  const outbox = quiet ? [] : [notification(grant, previous.master ? (next.master.status === 'cancelled' ? 'event.deleted' : 'event.updated') : 'event.created', next.master)];
+  const outbox = quiet
+    ? []
+    : [
+        notification(
+          grant,
+          previous.master ? (next.master.status === 'cancelled' ? 'event.deleted' : 'event.updated') : 'event.created',
+          next.master,
+        ),
+      ];
   const first = puts.slice(0, OVERRIDES_PER_WRITE);
-  const change: db.EventChange = { put: [{ next: next.master, ...(previous.master ? { current: previous.master } : {}) }, ...first], remove: removed.slice(0, OVERRIDES_PER_WRITE) };
-  if (!(await db.writeEvents(change, outbox))) throw new Error(`caldav: ${next.master.href} changed in the table meanwhile; the next sync run stores it`);
+  const change: db.EventChange = {
+    put: [{ next: next.master, ...(previous.master ? { current: previous.master } : {}) }, ...first],
+    remove: removed.slice(0, OVERRIDES_PER_WRITE),
+  };
+  if (!(await db.writeEvents(change, outbox)))
+    throw new Error(`caldav: ${next.master.href} changed in the table meanwhile; the next sync run stores it`);
   for (let i = OVERRIDES_PER_WRITE; i < Math.max(puts.length, removed.length); i += OVERRIDES_PER_WRITE) {
-    await db.writeEvents({ put: puts.slice(i, i + OVERRIDES_PER_WRITE), remove: removed.slice(i, i + OVERRIDES_PER_WRITE) }, []);
+    await db.writeEvents(
+      { put: puts.slice(i, i + OVERRIDES_PER_WRITE), remove: removed.slice(i, i + OVERRIDES_PER_WRITE) },
+      [],
+    );
   }
 }
 
-async function storedSeries(grant: GrantRecord, calendar: CalendarRecord, id: string): Promise<{ master?: EventRecord; overrides: EventRecord[] }> {
+async function storedSeries(
+  grant: GrantRecord,
+  calendar: CalendarRecord,
+  id: string,
+): Promise<{ master?: EventRecord; overrides: EventRecord[] }> {
   const master = await db.getEvent(grant.id, calendar.id, id);
   return { ...(master ? { master } : {}), overrides: master && isSeries(master) ? await db.overridesOf(master) : [] };
 }
@@ -183,12 +242,16 @@ export async function applyObjects(
     await inPool(objects, STORE_CONCURRENCY, async (object) => {
       const master = stored.get(eventIdOfHref(calendar, object.url));
       if (master?.etag && master.etag === object.etag) return;
-      const previous = { ...(master ? { master } : {}), overrides: master && isSeries(master) ? await db.overridesOf(master) : [] };
+      const previous = {
+        ...(master ? { master } : {}),
+        overrides: master && isSeries(master) ? await db.overridesOf(master) : [],
+      };
       let next: { master: EventRecord; overrides: EventRecord[] };
       try {
         next = recordsOfObject(grant, calendar, object, previous.master);
       } catch (error) {
-        if (!(error instanceof IcsError) && !(error instanceof RangeError) && !(error instanceof TypeError)) throw error;
+        if (!(error instanceof IcsError) && !(error instanceof RangeError) && !(error instanceof TypeError))
+          throw error;
         outcome.skipped.push({ url: object.url, reason: (error as Error).message });
         log.warn('calendar object skipped', { href: object.url, reason: (error as Error).message });
         return;
@@ -201,8 +264,12 @@ export async function applyObjects(
     const previous = await storedSeries(grant, calendar, eventIdOfHref(calendar, url));
     if (!previous.master) continue;
     const outbox = quiet ? [] : [notification(grant, 'event.deleted', { ...previous.master, status: 'cancelled' })];
-    if (await db.writeEvents({ remove: [previous.master, ...previous.overrides.slice(0, OVERRIDES_PER_WRITE)] }, outbox)) outcome.deleted++;
-    if (previous.overrides.length > OVERRIDES_PER_WRITE) await db.purgeEvents(previous.overrides.slice(OVERRIDES_PER_WRITE));
+    if (
+      await db.writeEvents({ remove: [previous.master, ...previous.overrides.slice(0, OVERRIDES_PER_WRITE)] }, outbox)
+    )
+      outcome.deleted++;
+    if (previous.overrides.length > OVERRIDES_PER_WRITE)
+      await db.purgeEvents(previous.overrides.slice(OVERRIDES_PER_WRITE));
   }
   return outcome;
 }
@@ -212,7 +279,11 @@ async function storedObjects(grant: GrantRecord, calendar: CalendarRecord): Prom
   const found = new Map<string, string | undefined>();
   let after: Parameters<typeof db.scanEvents>[2]['after'];
   do {
-    const page = await db.scanEvents(grant.id, calendar.id, { limit: 500, ...(after ? { after } : {}), keep: (r) => !r.master_event_id && r.href !== undefined });
+    const page = await db.scanEvents(grant.id, calendar.id, {
+      limit: 500,
+      ...(after ? { after } : {}),
+      keep: (r) => !r.master_event_id && r.href !== undefined,
+    });
     for (const r of page.items) found.set(r.href!, r.etag);
     after = page.last;
   } while (after);
@@ -245,15 +316,24 @@ export async function syncCalendarObjects(
 
 // ---- writes through the API: the server first ------------------------------------------------
 
-const conflict = () => new ConflictError('The event was changed on the calendar server by another client; it has been read again: fetch it and retry');
+const conflict = () =>
+  new ConflictError(
+    'The event was changed on the calendar server by another client; it has been read again: fetch it and retry',
+  );
 
 /** Writes each touched series to the server, conditional on its ETag; answers the change with the new places. */
-async function writeToServer(grant: GrantRecord, calendar: CalendarRecord, change: db.EventChange): Promise<db.EventChange> {
+async function writeToServer(
+  grant: GrantRecord,
+  calendar: CalendarRecord,
+  change: db.EventChange,
+): Promise<db.EventChange> {
   if (!calendar.href) throw new InvalidRequestError(`Calendar '${calendar.id}' is not on the grant's CalDAV server`);
   const href = calendar.href;
   const client = await davClientOf(grant);
   const reread = async (url: string) => {
-    await applyObjects(grant, client, { ...calendar, href }, [url], [], false).catch((error: unknown) => log.warn('re-read failed', { href: url, reason: (error as Error).message }));
+    await applyObjects(grant, client, { ...calendar, href }, [url], [], false).catch((error: unknown) =>
+      log.warn('re-read failed', { href: url, reason: (error as Error).message }),
+    );
   };
   const removedMasters = (change.remove ?? []).filter((r) => !r.master_event_id);
   const removedIds = new Set((change.remove ?? []).map((r) => r.id));
@@ -278,18 +358,27 @@ async function writeToServer(grant: GrantRecord, calendar: CalendarRecord, chang
       const index = puts.findIndex((p) => p.next.id === masterId);
       if (index < 0) continue;
       const master = puts[index]!.next;
-      const stored = isSeries(master) ? (await db.overridesOf(master)).filter((o) => o.series_revision === (master.pattern_revision ?? 0)) : [];
+      const stored = isSeries(master)
+        ? (await db.overridesOf(master)).filter((o) => o.series_revision === (master.pattern_revision ?? 0))
+        : [];
       const overrides = new Map(stored.filter((o) => !removedIds.has(o.id)).map((o) => [o.id, o]));
       for (const p of puts) if (p.next.master_event_id === masterId) overrides.set(p.next.id, p.next);
       const text = buildCalendar(
         'PUBLISH',
-        [master, ...[...overrides.values()].filter((o) => o.series_revision === (master.pattern_revision ?? 0))].map((r) => icsEventOf(r, { master })),
+        [master, ...[...overrides.values()].filter((o) => o.series_revision === (master.pattern_revision ?? 0))].map(
+          (r) => icsEventOf(r, { master }),
+        ),
         { stored: true },
       );
       const url = master.href ?? new URL(`${encodeURIComponent(master.id)}.ics`, href).href;
       let etag: string | undefined;
       try {
-        etag = await client.putObject(url, text, CALENDAR_TYPE, master.href && master.etag ? { etag: master.etag } : { create: true });
+        etag = await client.putObject(
+          url,
+          text,
+          CALENDAR_TYPE,
+          master.href && master.etag ? { etag: master.etag } : { create: true },
+        );
       } catch (error) {
         if (!(error instanceof PreconditionFailed)) throw error;
         // A create that finds its object: an earlier attempt with the same idempotency key wrote it.
@@ -309,7 +398,10 @@ async function writeToServer(grant: GrantRecord, calendar: CalendarRecord, chang
 }
 
 export const calDavEventServer: EventServer = {
-  newEventId: (calendar, idempotencyKey) => (idempotencyKey !== undefined ? derivedId('event', 0, `${calendar.grant_id}\n${calendar.id}\n${idempotencyKey}`) : newId('event')),
+  newEventId: (calendar, idempotencyKey) =>
+    idempotencyKey !== undefined
+      ? derivedId('event', 0, `${calendar.grant_id}\n${calendar.id}\n${idempotencyKey}`)
+      : newId('event'),
   write: writeToServer,
 };
 
@@ -323,8 +415,16 @@ export const calDavEvents: EventsProvider = {
       [record, ...overrides].map((r) => icsEventOf(r)),
     );
   }),
-  create: ready((grant, calendarId, body, notify, idempotencyKey) => agent.createEvent(grant, calendarId, body, notify, idempotencyKey, calDavEventServer)),
-  update: ready((grant, eventId, calendarId, body, notify) => agent.updateEvent(grant, eventId, calendarId, body, notify, calDavEventServer)),
-  delete: ready((grant, eventId, calendarId, notify) => agent.deleteEvent(grant, eventId, calendarId, notify, calDavEventServer)),
-  sendRsvp: ready((grant, eventId, calendarId, body) => agent.sendRsvp(grant, eventId, calendarId, body, calDavEventServer)),
+  create: ready((grant, calendarId, body, notify, idempotencyKey) =>
+    agent.createEvent(grant, calendarId, body, notify, idempotencyKey, calDavEventServer),
+  ),
+  update: ready((grant, eventId, calendarId, body, notify) =>
+    agent.updateEvent(grant, eventId, calendarId, body, notify, calDavEventServer),
+  ),
+  delete: ready((grant, eventId, calendarId, notify) =>
+    agent.deleteEvent(grant, eventId, calendarId, notify, calDavEventServer),
+  ),
+  sendRsvp: ready((grant, eventId, calendarId, body) =>
+    agent.sendRsvp(grant, eventId, calendarId, body, calDavEventServer),
+  ),
 };

@@ -27,7 +27,12 @@ const POLICY: UrlPolicy = { local: env.webhookLocalMode() };
 const TIMEOUT_MS = 20_000;
 /** A multiget of 100 objects, or a collection listing: a few megabytes at most. */
 const MAX_RESPONSE_BYTES = 20 * 1024 * 1024;
-const davFetch = /* @__PURE__ */ guardedFetch({ policy: POLICY, timeoutMs: TIMEOUT_MS, maxResponseBytes: MAX_RESPONSE_BYTES, userAgent: 'Switchboard-DAV/1.0' });
+const davFetch = /* @__PURE__ */ guardedFetch({
+  policy: POLICY,
+  timeoutMs: TIMEOUT_MS,
+  maxResponseBytes: MAX_RESPONSE_BYTES,
+  userAgent: 'Switchboard-DAV/1.0',
+});
 
 /** The fetch DAV clients use: a refused or failed connection is a DavError (`unreachable`) naming the host. */
 const fetchForDav: typeof davFetch = async (input, init) => {
@@ -40,19 +45,28 @@ const fetchForDav: typeof davFetch = async (input, init) => {
   }
 };
 
-export const davSettingsOf = (grant: Pick<GrantRecord, 'settings'>): DavSettings => (grant.settings ?? {}) as DavSettings;
+export const davSettingsOf = (grant: Pick<GrantRecord, 'settings'>): DavSettings =>
+  (grant.settings ?? {}) as DavSettings;
 
 export const newDavClient = (auth: DavAuth) => new DavClient({ fetch: fetchForDav, auth });
 
 /** The client of a grant's DAV servers, logged in as its mail is (its IMAP username and password: only password grants name DAV servers). */
 export async function davClientOf(grant: GrantRecord): Promise<DavClient> {
   const login = await passwordLoginOf(grant);
-  if (!login) throw new InvalidRequestError(`Grant ${grant.id} signs in with an access token; its CalDAV and CardDAV servers take the account's password`);
-  return newDavClient({ type: 'basic', username: login.account.imap.username, password: login.passwords.imap_password });
+  if (!login)
+    throw new InvalidRequestError(
+      `Grant ${grant.id} signs in with an access token; its CalDAV and CardDAV servers take the account's password`,
+    );
+  return newDavClient({
+    type: 'basic',
+    username: login.account.imap.username,
+    password: login.passwords.imap_password,
+  });
 }
 
 /** A CalDAV or CardDAV URL a grant may name (the connectors' rule for server URLs), in its canonical spelling. */
-export const checkDavUrl = (field: string, value: string): string => new URL(checkServerUrl(value, `settings.${field}`)).href;
+export const checkDavUrl = (field: string, value: string): string =>
+  new URL(checkServerUrl(value, `settings.${field}`)).href;
 
 /** A DAV failure as the caller of a request sees it: a 400 naming the server and what it said. */
 export function davRequestError(error: unknown, what: string): unknown {
@@ -74,7 +88,10 @@ export function davRequestError(error: unknown, what: string): unknown {
  * The homes of the servers a new grant names, found with its credentials before the grant exists (a
  * wrong URL or password is a 400 naming which server said what; nothing is stored).
  */
-export async function discoverHomes(auth: DavAuth, urls: { caldav_url?: string; carddav_url?: string }): Promise<DavSettings> {
+export async function discoverHomes(
+  auth: DavAuth,
+  urls: { caldav_url?: string; carddav_url?: string },
+): Promise<DavSettings> {
   const client = newDavClient(auth);
   const find = async (protocol: DavProtocol, url: string | undefined, field: string) => {
     if (!url) return undefined;
@@ -85,7 +102,10 @@ export async function discoverHomes(auth: DavAuth, urls: { caldav_url?: string; 
       throw davRequestError(error, `settings.${field} (${new URL(url).host})`);
     }
   };
-  const [calendar_home, addressbook_home] = await Promise.all([find('caldav', urls.caldav_url, 'caldav_url'), find('carddav', urls.carddav_url, 'carddav_url')]);
+  const [calendar_home, addressbook_home] = await Promise.all([
+    find('caldav', urls.caldav_url, 'caldav_url'),
+    find('carddav', urls.carddav_url, 'carddav_url'),
+  ]);
   return {
     ...(urls.caldav_url ? { caldav_url: urls.caldav_url, calendar_home: calendar_home! } : {}),
     ...(urls.carddav_url ? { carddav_url: urls.carddav_url, addressbook_home: addressbook_home! } : {}),

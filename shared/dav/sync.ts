@@ -20,7 +20,8 @@ const log = logger.child({ module: 'dav-sync' });
 
 /** A refused login, marked as the sync service recognises one. */
 function marked(error: unknown): unknown {
-  if (error instanceof DavError && error.kind === 'unauthorized') return Object.assign(error, { authenticationFailed: true });
+  if (error instanceof DavError && error.kind === 'unauthorized')
+    return Object.assign(error, { authenticationFailed: true });
   return error;
 }
 
@@ -49,10 +50,25 @@ export async function runDavSync(grant: GrantRecord, run: SyncRun): Promise<Sync
         // The collection's CTag did not move: nothing in it changed since the last run.
         const ctag = list.ctags.get(calendar.id);
         if (checkpoint?.seeded && ctag !== undefined && checkpoint.ctag === ctag) continue;
-        const outcome = await syncCalendarObjects(grant, client, { ...calendar, href: calendar.href }, checkpoint?.token, !checkpoint?.seeded);
-        if (outcome.skipped.length) log.warn('calendar objects skipped', { grant_id: grant.id, calendar_id: calendar.id, skipped: outcome.skipped });
+        const outcome = await syncCalendarObjects(
+          grant,
+          client,
+          { ...calendar, href: calendar.href },
+          checkpoint?.token,
+          !checkpoint?.seeded,
+        );
+        if (outcome.skipped.length)
+          log.warn('calendar objects skipped', {
+            grant_id: grant.id,
+            calendar_id: calendar.id,
+            skipped: outcome.skipped,
+          });
         changed ||= checkpoint?.seeded === true && outcome.changed + outcome.deleted > 0;
-        dav.calendars[calendar.id] = { ...(outcome.token !== undefined ? { token: outcome.token } : {}), ...(ctag !== undefined ? { ctag } : {}), seeded: true };
+        dav.calendars[calendar.id] = {
+          ...(outcome.token !== undefined ? { token: outcome.token } : {}),
+          ...(ctag !== undefined ? { ctag } : {}),
+          seeded: true,
+        };
         await run.save({ ...state, dav });
       }
     }
@@ -60,7 +76,11 @@ export async function runDavSync(grant: GrantRecord, run: SyncRun): Promise<Sync
       const url = dav.address_book?.url ?? (await firstAddressBook(client, settings.addressbook_home));
       if (url) {
         const seeded = dav.address_book?.url === url && dav.address_book.seeded;
-        const outcome = await syncAddressBook({ grant, client, addressBook: url }, seeded && dav.address_book?.token ? { token: dav.address_book.token } : {}, { quiet: !seeded });
+        const outcome = await syncAddressBook(
+          { grant, client, addressBook: url },
+          seeded && dav.address_book?.token ? { token: dav.address_book.token } : {},
+          { quiet: !seeded },
+        );
         if (outcome.skipped.length) log.warn('vCards skipped', { grant_id: grant.id, skipped: outcome.skipped });
         changed ||= seeded && outcome.changed + outcome.deleted > 0;
         dav.address_book = { url, ...(outcome.token !== undefined ? { token: outcome.token } : {}), seeded: true };

@@ -25,12 +25,21 @@ export interface ContactFields {
   picture_url?: string;
   emails?: { email: string; type?: 'work' | 'home' | 'other' }[];
   phone_numbers?: { number: string; type?: 'work' | 'home' | 'mobile' | 'other' }[];
-  physical_addresses?: { type: 'work' | 'home' | 'other'; street_address?: string; city?: string; state?: string; postal_code?: string; country?: string }[];
+  physical_addresses?: {
+    type: 'work' | 'home' | 'other';
+    street_address?: string;
+    city?: string;
+    state?: string;
+    postal_code?: string;
+    country?: string;
+  }[];
   im_addresses?: { im_address: string; type?: string }[];
   web_pages?: { url: string; type?: 'work' | 'home' | 'other' }[];
 }
 
-export type ParsedVCard = { kind: 'individual'; uid: string; fields: ContactFields; categories: string[] } | { kind: 'group'; uid: string; name: string; members: string[] };
+export type ParsedVCard =
+  | { kind: 'individual'; uid: string; fields: ContactFields; categories: string[] }
+  | { kind: 'group'; uid: string; name: string; members: string[] };
 
 /** Input that is no usable vCard; the message says what is wrong with it. */
 export class MalformedVCard extends Error {
@@ -151,7 +160,8 @@ function appleLabels(lines: ContentLine[]): Map<string, string> {
 
 function kindOf(line: ContentLine, labels: Map<string, string>, allowed: string[]): string | undefined {
   const all = [...types(line), ...(line.group && labels.has(line.group) ? [labels.get(line.group)!] : [])];
-  if (allowed.includes('mobile') && all.some((type) => type === 'cell' || type === 'mobile' || type === 'iphone')) return 'mobile';
+  if (allowed.includes('mobile') && all.some((type) => type === 'cell' || type === 'mobile' || type === 'iphone'))
+    return 'mobile';
   for (const type of allowed) if (all.includes(type)) return type;
   if (all.some((type) => type === 'other' || type === 'fax' || type === 'pager')) return 'other';
   return undefined;
@@ -196,7 +206,10 @@ const IM_SERVICES: [property: string, scheme: string][] = [
 ];
 const serviceOf = (property: string) => property.slice(2).toLowerCase();
 /** IMPP scheme → service type. */
-const IM_SCHEMES: Record<string, string> = { ...Object.fromEntries(IM_SERVICES.map(([property, scheme]) => [scheme, serviceOf(property)])), sip: 'lync' };
+const IM_SCHEMES: Record<string, string> = {
+  ...Object.fromEntries(IM_SERVICES.map(([property, scheme]) => [scheme, serviceOf(property)])),
+  sip: 'lync',
+};
 /** vCard 3 property → service type, with the other spellings found in the wild. */
 const IM_PROPERTIES: Record<string, string> = {
   ...Object.fromEntries(IM_SERVICES.map(([property]) => [property, serviceOf(property)])),
@@ -208,7 +221,9 @@ function imOf(line: ContentLine): { im_address: string; type?: string } | undefi
   const value = text(line.value);
   if (!value) return undefined;
   if (line.name !== 'IMPP') return { im_address: value, type: IM_PROPERTIES[line.name]! };
-  const service = line.params.get('X-SERVICE-TYPE')?.[0]?.toLowerCase() ?? types(line).find((type) => Object.values(IM_SCHEMES).includes(type));
+  const service =
+    line.params.get('X-SERVICE-TYPE')?.[0]?.toLowerCase() ??
+    types(line).find((type) => Object.values(IM_SCHEMES).includes(type));
   const scheme = /^([a-z][a-z0-9+.-]*):(.*)$/i.exec(value);
   const address = scheme ? scheme[2]! : value;
   const type = service ?? (scheme ? IM_SCHEMES[scheme[1]!.toLowerCase()] : undefined);
@@ -232,23 +247,32 @@ export function parseVCard(input: string, options: { fallbackUid?: string } = {}
   const lines: ContentLine[] = [];
   for (const raw of physical.slice(begin + 1, end)) {
     const line = parseLine(raw);
-    if (!line) throw new MalformedVCard(`unreadable line ${JSON.stringify(raw.slice(0, 60))}: a vCard line is NAME[;PARAM=VALUE]:VALUE`);
+    if (!line)
+      throw new MalformedVCard(
+        `unreadable line ${JSON.stringify(raw.slice(0, 60))}: a vCard line is NAME[;PARAM=VALUE]:VALUE`,
+      );
     // A nested vCard (vCard 2.1 AGENT) is not ours to read.
-    if (line.name === 'BEGIN' || line.name === 'END') throw new MalformedVCard(`nested ${line.name}:${line.value} inside the vCard`);
+    if (line.name === 'BEGIN' || line.name === 'END')
+      throw new MalformedVCard(`nested ${line.name}:${line.value} inside the vCard`);
     lines.push(line);
   }
   const first = (name: string) => lines.find((line) => line.name === name);
   const all = (name: string) => lines.filter((line) => line.name === name);
 
   const uidLine = first('UID');
-  const uid = uidLine && bareUid(unescapeText(uidLine.value)) ? bareUid(unescapeText(uidLine.value)) : options.fallbackUid?.trim();
+  const uid =
+    uidLine && bareUid(unescapeText(uidLine.value))
+      ? bareUid(unescapeText(uidLine.value))
+      : options.fallbackUid?.trim();
   if (!uid) throw new MalformedVCard('the vCard has no UID');
 
   const n = first('N') ? splitEscaped(first('N')!.value, ';').map(text) : [];
   const fn = first('FN') ? text(first('FN')!.value) : '';
   const kind = (first('KIND') ?? first('X-ADDRESSBOOKSERVER-KIND'))?.value.trim().toLowerCase();
   if (kind === 'group') {
-    const members = [...all('MEMBER'), ...all('X-ADDRESSBOOKSERVER-MEMBER')].map((line) => bareUid(unescapeText(line.value))).filter(Boolean);
+    const members = [...all('MEMBER'), ...all('X-ADDRESSBOOKSERVER-MEMBER')]
+      .map((line) => bareUid(unescapeText(line.value)))
+      .filter(Boolean);
     return { kind: 'group', uid, name: fn || n.filter(Boolean).join(' '), members: [...new Set(members)] };
   }
 
@@ -265,15 +289,26 @@ export function parseVCard(input: string, options: { fallbackUid?: string } = {}
   const org = first('ORG') ? text(splitEscaped(first('ORG')!.value, ';')[0] ?? '') : '';
   // A card with a formatted name only (no N components): that name is all there is to show.
   if (!given && !middle && !surname && fn && fn !== org) set('given_name', fn);
-  set('nickname', first('NICKNAME') ? splitEscaped(first('NICKNAME')!.value, ',').map(text).filter(Boolean).join(', ') : undefined);
+  set(
+    'nickname',
+    first('NICKNAME') ? splitEscaped(first('NICKNAME')!.value, ',').map(text).filter(Boolean).join(', ') : undefined,
+  );
   set('birthday', first('BDAY') ? birthdayOf(first('BDAY')!) : undefined);
   set('company_name', org);
   set('job_title', first('TITLE') ? text(first('TITLE')!.value) : undefined);
   const manager =
-    lines.find((line) => ['X-MANAGER', 'X-MS-MANAGER', 'X-EVOLUTION-MANAGER', 'X-KADDRESSBOOK-X-MANAGERSNAME'].includes(line.name)) ??
-    lines.find((line) => (line.name === 'X-ABRELATEDNAMES' || line.name === 'RELATED') && [...types(line), labels.get(line.group)].some((type) => type === 'manager' || type === 'x-manager'));
+    lines.find((line) =>
+      ['X-MANAGER', 'X-MS-MANAGER', 'X-EVOLUTION-MANAGER', 'X-KADDRESSBOOK-X-MANAGERSNAME'].includes(line.name),
+    ) ??
+    lines.find(
+      (line) =>
+        (line.name === 'X-ABRELATEDNAMES' || line.name === 'RELATED') &&
+        [...types(line), labels.get(line.group)].some((type) => type === 'manager' || type === 'x-manager'),
+    );
   set('manager_name', manager ? text(manager.value) : undefined);
-  const office = lines.find((line) => ['X-OFFICE-LOCATION', 'X-MS-OFFICE-LOCATION', 'X-MS-OFFICELOCATION', 'X-KADDRESSBOOK-X-OFFICE'].includes(line.name));
+  const office = lines.find((line) =>
+    ['X-OFFICE-LOCATION', 'X-MS-OFFICE-LOCATION', 'X-MS-OFFICELOCATION', 'X-KADDRESSBOOK-X-OFFICE'].includes(line.name),
+  );
   set('office_location', office ? text(office.value) : undefined);
   set('notes', first('NOTE') ? unescapeText(first('NOTE')!.value) : undefined);
   set('picture_url', first('PHOTO') ? photoOf(first('PHOTO')!) : undefined);
@@ -297,8 +332,13 @@ export function parseVCard(input: string, options: { fallbackUid?: string } = {}
   set(
     'physical_addresses',
     all('ADR').flatMap((line) => {
-      const [poBox = '', extended = '', street = '', city = '', state = '', postal = '', country = ''] = splitEscaped(line.value, ';').map(text);
-      const address = { type: (kindOf(line, labels, ['work', 'home']) ?? 'other') as 'work' | 'home' | 'other' } as NonNullable<ContactFields['physical_addresses']>[number];
+      const [poBox = '', extended = '', street = '', city = '', state = '', postal = '', country = ''] = splitEscaped(
+        line.value,
+        ';',
+      ).map(text);
+      const address = {
+        type: (kindOf(line, labels, ['work', 'home']) ?? 'other') as 'work' | 'home' | 'other',
+      } as NonNullable<ContactFields['physical_addresses']>[number];
       const streetAddress = [street, extended, poBox].filter(Boolean).join('\n');
       if (streetAddress) address.street_address = streetAddress;
       if (city) address.city = city;
@@ -377,12 +417,16 @@ class VCardWriter {
   type(...values: string[]): [string, string][] {
     const filtered = values.filter(Boolean);
     if (!filtered.length) return [];
-    return [['TYPE', filtered.map((value) => (this.version === '3.0' ? value.toUpperCase() : value.toLowerCase())).join(',')]];
+    return [
+      ['TYPE', filtered.map((value) => (this.version === '3.0' ? value.toUpperCase() : value.toLowerCase())).join(',')],
+    ];
   }
 
   uid(uid: string): string {
     // vCard 4 prefers UIDs as URIs; a UUID gets the urn:uuid: form readers strip again.
-    return this.version === '4.0' && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(uid) ? `urn:uuid:${uid}` : escapeText(uid);
+    return this.version === '4.0' && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(uid)
+      ? `urn:uuid:${uid}`
+      : escapeText(uid);
   }
 
   toString(): string {
@@ -390,13 +434,22 @@ class VCardWriter {
   }
 }
 
-const IM_SCHEME_OF: Record<string, string> = Object.fromEntries(Object.entries(IM_SCHEMES).map(([scheme, type]) => [type, scheme]));
+const IM_SCHEME_OF: Record<string, string> = Object.fromEntries(
+  Object.entries(IM_SCHEMES).map(([scheme, type]) => [type, scheme]),
+);
 
 /** The formatted name: the names in reading order, else whatever else identifies the contact. */
 function formattedName(fields: ContactFields): string {
   const name = [fields.given_name, fields.middle_name, fields.surname].filter((part) => part?.trim()).join(' ');
   const full = fields.suffix?.trim() ? `${name} ${fields.suffix.trim()}`.trim() : name;
-  return full || fields.nickname || fields.company_name || fields.emails?.[0]?.email || fields.phone_numbers?.[0]?.number || '';
+  return (
+    full ||
+    fields.nickname ||
+    fields.company_name ||
+    fields.emails?.[0]?.email ||
+    fields.phone_numbers?.[0]?.number ||
+    ''
+  );
 }
 
 function writeBirthday(writer: VCardWriter, birthday: string): void {
@@ -407,7 +460,11 @@ function writeBirthday(writer: VCardWriter, birthday: string): void {
     if (writer.version === '4.0') writer.add('BDAY', `--${yearless[1]}${yearless[2]}`);
     else writer.add('BDAY', `1604-${yearless[1]}-${yearless[2]}`, [['X-APPLE-OMIT-YEAR', '1604']]);
   } else if (full) {
-    writer.add('BDAY', writer.version === '4.0' ? `${full[1]}${full[2]}${full[3]}` : birthday, writer.version === '4.0' ? [] : [['VALUE', 'date']]);
+    writer.add(
+      'BDAY',
+      writer.version === '4.0' ? `${full[1]}${full[2]}${full[3]}` : birthday,
+      writer.version === '4.0' ? [] : [['VALUE', 'date']],
+    );
   } else throw new MalformedVCard(`birthday ${JSON.stringify(birthday)} is neither YYYY-MM-DD nor --MM-DD`);
 }
 
@@ -424,11 +481,20 @@ function writePhoto(writer: VCardWriter, url: string): void {
 }
 
 /** A contact's vCard (3.0 unless asked for 4.0). */
-export function writeContactVCard(uid: string, fields: ContactFields, options: { version?: VCardVersion; categories?: string[] } = {}): string {
+export function writeContactVCard(
+  uid: string,
+  fields: ContactFields,
+  options: { version?: VCardVersion; categories?: string[] } = {},
+): string {
   const writer = new VCardWriter(options.version ?? '3.0');
   writer.add('UID', writer.uid(uid));
   writer.add('FN', escapeText(formattedName(fields)));
-  writer.add('N', [fields.surname, fields.given_name, fields.middle_name, '', fields.suffix].map((part) => escapeText(part ?? '')).join(';'));
+  writer.add(
+    'N',
+    [fields.surname, fields.given_name, fields.middle_name, '', fields.suffix]
+      .map((part) => escapeText(part ?? ''))
+      .join(';'),
+  );
   if (fields.nickname) writer.add('NICKNAME', escapeText(fields.nickname));
   if (fields.birthday) writeBirthday(writer, fields.birthday);
   if (fields.company_name) writer.add('ORG', escapeText(fields.company_name));
@@ -438,8 +504,10 @@ export function writeContactVCard(uid: string, fields: ContactFields, options: {
   if (fields.office_location) writer.add('X-OFFICE-LOCATION', escapeText(fields.office_location));
   if (fields.notes) writer.add('NOTE', escapeText(fields.notes));
   if (fields.picture_url) writePhoto(writer, fields.picture_url);
-  for (const { email, type } of fields.emails ?? []) writer.add('EMAIL', escapeText(email), writer.type(writer.version === '3.0' ? 'internet' : '', type ?? ''));
-  for (const { number, type } of fields.phone_numbers ?? []) writer.add('TEL', escapeText(number), writer.type(type === 'mobile' ? 'cell' : (type ?? '')));
+  for (const { email, type } of fields.emails ?? [])
+    writer.add('EMAIL', escapeText(email), writer.type(writer.version === '3.0' ? 'internet' : '', type ?? ''));
+  for (const { number, type } of fields.phone_numbers ?? [])
+    writer.add('TEL', escapeText(number), writer.type(type === 'mobile' ? 'cell' : (type ?? '')));
   for (const address of fields.physical_addresses ?? []) {
     const parts = ['', '', address.street_address, address.city, address.state, address.postal_code, address.country];
     writer.add('ADR', parts.map((part) => escapeText(part ?? '')).join(';'), writer.type(address.type));
@@ -447,7 +515,10 @@ export function writeContactVCard(uid: string, fields: ContactFields, options: {
   for (const { im_address, type } of fields.im_addresses ?? []) {
     const service = type?.toLowerCase();
     // IMPP wants a URI: the service's scheme, or Apple's x-apple: for services without one.
-    const uri = /^[a-z][a-z0-9+.-]*:/i.test(im_address) && !service ? im_address : `${(service && IM_SCHEME_OF[service]) ?? 'x-apple'}:${im_address}`;
+    const uri =
+      /^[a-z][a-z0-9+.-]*:/i.test(im_address) && !service
+        ? im_address
+        : `${(service && IM_SCHEME_OF[service]) ?? 'x-apple'}:${im_address}`;
     writer.add('IMPP', uriValue(uri), service ? [['X-SERVICE-TYPE', service]] : []);
   }
   for (const { url, type } of fields.web_pages ?? []) writer.add('URL', uriValue(url), writer.type(type ?? ''));
@@ -459,7 +530,12 @@ export function writeContactVCard(uid: string, fields: ContactFields, options: {
  * A contact group's vCard: in 3.0 Apple's form (what iCloud and macOS Contacts read), in 4.0 the
  * standard `KIND:group` with MEMBER lines. Members are the UIDs of contact vCards.
  */
-export function writeGroupVCard(uid: string, name: string, memberUids: string[], options: { version?: VCardVersion } = {}): string {
+export function writeGroupVCard(
+  uid: string,
+  name: string,
+  memberUids: string[],
+  options: { version?: VCardVersion } = {},
+): string {
   const writer = new VCardWriter(options.version ?? '3.0');
   writer.add('UID', writer.uid(uid));
   writer.add('FN', escapeText(name));

@@ -55,7 +55,9 @@ export function parseXml(text: string): XmlElement {
   const valid = XMLValidator.validate(text);
   if (valid !== true) throw new XmlSyntaxError(`${valid.err.msg} (line ${valid.err.line})`);
   const nodes = parserOf().parse(text) as OrderedNode[];
-  const root = nodes.map((node) => toElement(node, new Map([['xml', 'http://www.w3.org/XML/1998/namespace']]))).find((element) => element !== undefined);
+  const root = nodes
+    .map((node) => toElement(node, new Map([['xml', 'http://www.w3.org/XML/1998/namespace']])))
+    .find((element) => element !== undefined);
   if (!root) throw new XmlSyntaxError('no root element');
   return root;
 }
@@ -73,9 +75,16 @@ function toElement(node: OrderedNode, inherited: Map<string, string>): XmlElemen
   }
   const colon = tag.indexOf(':');
   const prefix = colon === -1 ? '' : tag.slice(0, colon);
-  const element: XmlElement = { ns: scope.get(prefix) ?? '', name: colon === -1 ? tag : tag.slice(colon + 1), attributes: {}, children: [], text: '' };
+  const element: XmlElement = {
+    ns: scope.get(prefix) ?? '',
+    name: colon === -1 ? tag : tag.slice(colon + 1),
+    attributes: {},
+    children: [],
+    text: '',
+  };
   for (const [key, value] of Object.entries(attributes)) {
-    if (key !== 'xmlns' && !key.startsWith('xmlns:')) element.attributes[key.includes(':') ? key.slice(key.indexOf(':') + 1) : key] = String(value);
+    if (key !== 'xmlns' && !key.startsWith('xmlns:'))
+      element.attributes[key.includes(':') ? key.slice(key.indexOf(':') + 1) : key] = String(value);
   }
   for (const child of (node[tag] as OrderedNode[] | undefined) ?? []) {
     if ('#text' in child) element.text += String(child['#text']);
@@ -105,7 +114,10 @@ export function textOf(element: XmlElement | undefined): string {
 
 /** Text for inside an element or a double-quoted attribute; a CR stays a CR (a parser would turn CRLF into LF). */
 export function escapeXml(value: string): string {
-  return value.replace(/[<>&"'\r]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;', '\r': '&#13;' })[c]!);
+  return value.replace(
+    /[<>&"'\r]/g,
+    (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;', '\r': '&#13;' })[c]!,
+  );
 }
 
 /** The prefixes request bodies use (declared on each body's root). */

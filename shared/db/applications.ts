@@ -1,7 +1,16 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { TABLE_NAME, dynamo, type TransactItem } from '#shared/aws/dynamodb';
-import { apiKeyKey, applicationKey, itemAttributes, redirectLoopbackKey, redirectUriKey, redirectUrisOfApplication, redirectUrlKey, type Key } from '#shared/db/keys';
+import {
+  apiKeyKey,
+  applicationKey,
+  itemAttributes,
+  redirectLoopbackKey,
+  redirectUriKey,
+  redirectUrisOfApplication,
+  redirectUrlKey,
+  type Key,
+} from '#shared/db/keys';
 import { getRecord, queryAll } from '#shared/db/records';
 import { TransactionConditionError, transactWrite } from '#shared/db/transact';
 import type { ApplicationId, RedirectUriId } from '#shared/ids';
@@ -27,10 +36,22 @@ export class ApiKeyExistsError extends Error {
 }
 
 /** Creates an application together with its first API key (both or neither). */
-export async function putApplicationWithKey(app: ApplicationRecord, key: { hash: string; prefix: string }): Promise<void> {
+export async function putApplicationWithKey(
+  app: ApplicationRecord,
+  key: { hash: string; prefix: string },
+): Promise<void> {
   try {
     await transactWrite([
-      ['application', { Put: { TableName: TABLE_NAME, Item: { ...applicationKey(app.id), entity: 'application', ...app }, ConditionExpression: 'attribute_not_exists(pk)' } }],
+      [
+        'application',
+        {
+          Put: {
+            TableName: TABLE_NAME,
+            Item: { ...applicationKey(app.id), entity: 'application', ...app },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        },
+      ],
       [
         'api_key',
         {
@@ -94,7 +115,11 @@ export async function getApplicationWithSettings(appId: ApplicationId): Promise<
  * Replaces the given settings objects on the application item (one UpdateItem: no read before the
  * write). Undefined when the application does not exist.
  */
-export async function updateApplicationSettings(appId: ApplicationId, settings: ApplicationSettings, now: number): Promise<ApplicationWithSettings | undefined> {
+export async function updateApplicationSettings(
+  appId: ApplicationId,
+  settings: ApplicationSettings,
+  now: number,
+): Promise<ApplicationWithSettings | undefined> {
   const fields = Object.entries(settings).filter(([, value]) => value !== undefined);
   try {
     const { Attributes } = await dynamo.send(
@@ -104,7 +129,10 @@ export async function updateApplicationSettings(appId: ApplicationId, settings: 
         UpdateExpression: `SET ${[...fields.map((_, i) => `#f${i} = :f${i}`), 'updated_at = :now'].join(', ')}`,
         ConditionExpression: 'attribute_exists(pk)',
         ExpressionAttributeNames: Object.fromEntries(fields.map(([name], i) => [`#f${i}`, name])),
-        ExpressionAttributeValues: { ...Object.fromEntries(fields.map(([, value], i) => [`:f${i}`, value])), ':now': now },
+        ExpressionAttributeValues: {
+          ...Object.fromEntries(fields.map(([, value], i) => [`:f${i}`, value])),
+          ':now': now,
+        },
         ReturnValues: 'ALL_NEW',
       }),
     );
@@ -148,18 +176,25 @@ export interface RedirectUriRecord {
 
 /** The guard items that make a redirect URI's URL unique within its application, by transaction item name. */
 function urlGuards(record: RedirectUriRecord): [name: 'url' | 'loopback', key: Key][] {
-  const guards: [name: 'url' | 'loopback', key: Key][] = [['url', redirectUrlKey(record.application_id, record.href ?? record.url)]];
+  const guards: [name: 'url' | 'loopback', key: Key][] = [
+    ['url', redirectUrlKey(record.application_id, record.href ?? record.url)],
+  ];
   if (record.loopback) guards.push(['loopback', redirectLoopbackKey(record.application_id, record.loopback)]);
   return guards;
 }
 
 const guardPut = (record: RedirectUriRecord, key: Key): TransactItem => ({
-  Put: { TableName: TABLE_NAME, Item: { ...key, entity: 'redirect_url', redirect_uri_id: record.id }, ConditionExpression: 'attribute_not_exists(pk)' },
+  Put: {
+    TableName: TABLE_NAME,
+    Item: { ...key, entity: 'redirect_url', redirect_uri_id: record.id },
+    ConditionExpression: 'attribute_not_exists(pk)',
+  },
 });
 
 const REDIRECT_BOOKKEEPING = ['entity'];
 
-export const getRedirectUri = (appId: ApplicationId, id: RedirectUriId) => getRecord<RedirectUriRecord>(redirectUriKey(appId, id), ...REDIRECT_BOOKKEEPING);
+export const getRedirectUri = (appId: ApplicationId, id: RedirectUriId) =>
+  getRecord<RedirectUriRecord>(redirectUriKey(appId, id), ...REDIRECT_BOOKKEEPING);
 
 /** Every redirect URI of an application (at most its limit, in its partition), newest first. */
 export async function listRedirectUris(appId: ApplicationId): Promise<RedirectUriRecord[]> {
@@ -173,7 +208,11 @@ export async function listRedirectUris(appId: ApplicationId): Promise<RedirectUr
 }
 
 /** The redirect URI a guard item names, if the guard exists: `url` (the URL as registered) or `loopback` (that URL without its port). */
-export async function redirectUriIdByGuard(appId: ApplicationId, kind: 'url' | 'loopback', value: string): Promise<RedirectUriId | undefined> {
+export async function redirectUriIdByGuard(
+  appId: ApplicationId,
+  kind: 'url' | 'loopback',
+  value: string,
+): Promise<RedirectUriId | undefined> {
   const key = kind === 'url' ? redirectUrlKey(appId, value) : redirectLoopbackKey(appId, value);
   const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: key }));
   return Item?.redirect_uri_id as RedirectUriId | undefined;
@@ -193,14 +232,21 @@ export async function insertRedirectUri(record: RedirectUriRecord, max: number):
           TableName: TABLE_NAME,
           Key: applicationKey(record.application_id),
           UpdateExpression: 'ADD redirect_uri_count :one',
-          ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(redirect_uri_count) OR redirect_uri_count < :max)',
+          ConditionExpression:
+            'attribute_exists(pk) AND (attribute_not_exists(redirect_uri_count) OR redirect_uri_count < :max)',
           ExpressionAttributeValues: { ':one': 1, ':max': max },
         },
       },
     ],
     [
       'redirect_uri',
-      { Put: { TableName: TABLE_NAME, Item: { ...redirectUriKey(record.application_id, record.id), entity: 'redirect_uri', ...record }, ConditionExpression: 'attribute_not_exists(pk)' } },
+      {
+        Put: {
+          TableName: TABLE_NAME,
+          Item: { ...redirectUriKey(record.application_id, record.id), entity: 'redirect_uri', ...record },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
     ],
     ...urlGuards(record).map(([name, key]) => [name, guardPut(record, key)] as const),
   ]);
@@ -227,16 +273,39 @@ export async function replaceRedirectUri(before: RedirectUriRecord, after: Redir
         },
       },
     ],
-    ...old.filter(([, key]) => !next.some(([, k]) => same(k, key))).map(([name, key]) => [`old_${name}`, { Delete: { TableName: TABLE_NAME, Key: key } }] as const),
-    ...next.filter(([, key]) => !old.some(([, k]) => same(k, key))).map(([name, key]) => [name, guardPut(after, key)] as const),
+    ...old
+      .filter(([, key]) => !next.some(([, k]) => same(k, key)))
+      .map(([name, key]) => [`old_${name}`, { Delete: { TableName: TABLE_NAME, Key: key } }] as const),
+    ...next
+      .filter(([, key]) => !old.some(([, k]) => same(k, key)))
+      .map(([name, key]) => [name, guardPut(after, key)] as const),
   ]);
 }
 
 /** Deletes a redirect URI, its URL guards and its count; `redirect_uri` fails when it was already gone. */
 export async function deleteRedirectUri(record: RedirectUriRecord): Promise<void> {
   await transactWrite([
-    ['redirect_uri', { Delete: { TableName: TABLE_NAME, Key: redirectUriKey(record.application_id, record.id), ConditionExpression: 'attribute_exists(pk)' } }],
+    [
+      'redirect_uri',
+      {
+        Delete: {
+          TableName: TABLE_NAME,
+          Key: redirectUriKey(record.application_id, record.id),
+          ConditionExpression: 'attribute_exists(pk)',
+        },
+      },
+    ],
     ...urlGuards(record).map(([name, key]) => [name, { Delete: { TableName: TABLE_NAME, Key: key } }] as const),
-    ['application', { Update: { TableName: TABLE_NAME, Key: applicationKey(record.application_id), UpdateExpression: 'ADD redirect_uri_count :minus', ExpressionAttributeValues: { ':minus': -1 } } }],
+    [
+      'application',
+      {
+        Update: {
+          TableName: TABLE_NAME,
+          Key: applicationKey(record.application_id),
+          UpdateExpression: 'ADD redirect_uri_count :minus',
+          ExpressionAttributeValues: { ':minus': -1 },
+        },
+      },
+    ],
   ]);
 }

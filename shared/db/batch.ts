@@ -27,20 +27,28 @@ export async function batchWrite(requests: WriteRequest[]): Promise<void> {
     for (let attempt = 0; pending.length; attempt++) {
       if (attempt > 8) throw new Error(`BatchWriteItem left ${pending.length} items unprocessed`);
       if (attempt) await backoff(attempt);
-      const { UnprocessedItems } = await dynamo.send(new BatchWriteCommand({ RequestItems: { [TABLE_NAME]: pending } }));
+      const { UnprocessedItems } = await dynamo.send(
+        new BatchWriteCommand({ RequestItems: { [TABLE_NAME]: pending } }),
+      );
       pending = (UnprocessedItems?.[TABLE_NAME] ?? []) as WriteRequest[];
     }
   });
 }
 
-export const putRequests = (items: Record<string, unknown>[]): WriteRequest[] => items.map((Item) => ({ PutRequest: { Item } }));
+export const putRequests = (items: Record<string, unknown>[]): WriteRequest[] =>
+  items.map((Item) => ({ PutRequest: { Item } }));
 export const deleteRequests = (keys: Key[]): WriteRequest[] => keys.map((Key) => ({ DeleteRequest: { Key } }));
 
 /** Items for keys, in the order of the keys; missing items are left out. */
-export async function batchGet<T = Record<string, unknown>>(keys: Key[], options: { projection?: string[] } = {}): Promise<T[]> {
+export async function batchGet<T = Record<string, unknown>>(
+  keys: Key[],
+  options: { projection?: string[] } = {},
+): Promise<T[]> {
   const found = new Map<string, Record<string, unknown>>();
   // Keys are always read (answers are matched to them): a projection names what else to read, if anything.
-  const names = options.projection ? Object.fromEntries(options.projection.filter((p) => p !== 'pk' && p !== 'sk').map((p, i) => [`#p${i}`, p])) : undefined;
+  const names = options.projection
+    ? Object.fromEntries(options.projection.filter((p) => p !== 'pk' && p !== 'sk').map((p, i) => [`#p${i}`, p]))
+    : undefined;
   await pool(chunks(keys, 100), async (chunk) => {
     let pending: Key[] = chunk;
     for (let attempt = 0; pending.length; attempt++) {
@@ -51,7 +59,12 @@ export async function batchGet<T = Record<string, unknown>>(keys: Key[], options
           RequestItems: {
             [TABLE_NAME]: {
               Keys: pending,
-              ...(names ? { ProjectionExpression: [...Object.keys(names), 'pk', 'sk'].join(', '), ...(Object.keys(names).length ? { ExpressionAttributeNames: names } : {}) } : {}),
+              ...(names
+                ? {
+                    ProjectionExpression: [...Object.keys(names), 'pk', 'sk'].join(', '),
+                    ...(Object.keys(names).length ? { ExpressionAttributeNames: names } : {}),
+                  }
+                : {}),
             },
           },
         }),

@@ -29,17 +29,27 @@ export interface CalendarRecord {
 const ENTITY = 'calendar';
 
 export const calendarPut = (record: CalendarRecord): TransactItem => ({
-  Put: { TableName: TABLE_NAME, Item: { ...calendarKey(record.grant_id, record.id), entity: ENTITY, ...record }, ConditionExpression: 'attribute_not_exists(pk)' },
+  Put: {
+    TableName: TABLE_NAME,
+    Item: { ...calendarKey(record.grant_id, record.id), entity: ENTITY, ...record },
+    ConditionExpression: 'attribute_not_exists(pk)',
+  },
 });
 
 export async function getCalendar(grantId: GrantId, id: CalendarId): Promise<CalendarRecord | undefined> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: calendarKey(grantId, id), ConsistentRead: true }));
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: TABLE_NAME, Key: calendarKey(grantId, id), ConsistentRead: true }),
+  );
   return Item ? itemAttributes<CalendarRecord>(Item, 'entity') : undefined;
 }
 
 /** Every calendar of a grant, oldest first (the primary one first: its ID is the grant's). */
 export async function allCalendars(grantId: GrantId): Promise<CalendarRecord[]> {
-  const { items } = await queryAll({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': calendarsOfGrant(grantId).pk }, ConsistentRead: true });
+  const { items } = await queryAll({
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': calendarsOfGrant(grantId).pk },
+    ConsistentRead: true,
+  });
   return items.map((i) => itemAttributes<CalendarRecord>(i, 'entity'));
 }
 
@@ -57,7 +67,11 @@ export async function insertCalendar(record: CalendarRecord, outbox: readonly Ou
 }
 
 /** Replaces a calendar with its next version; false when another change came first (or it is gone). */
-export async function replaceCalendar(current: CalendarRecord, next: CalendarRecord, outbox: readonly OutboxEntry[]): Promise<boolean> {
+export async function replaceCalendar(
+  current: CalendarRecord,
+  next: CalendarRecord,
+  outbox: readonly OutboxEntry[],
+): Promise<boolean> {
   try {
     await transactWrite([
       [
@@ -82,7 +96,19 @@ export async function replaceCalendar(current: CalendarRecord, next: CalendarRec
 
 export async function deleteCalendar(record: CalendarRecord, outbox: readonly OutboxEntry[]): Promise<boolean> {
   try {
-    await transactWrite([['calendar', { Delete: { TableName: TABLE_NAME, Key: calendarKey(record.grant_id, record.id), ConditionExpression: 'attribute_exists(pk)' } }], ...outboxItems(outbox)]);
+    await transactWrite([
+      [
+        'calendar',
+        {
+          Delete: {
+            TableName: TABLE_NAME,
+            Key: calendarKey(record.grant_id, record.id),
+            ConditionExpression: 'attribute_exists(pk)',
+          },
+        },
+      ],
+      ...outboxItems(outbox),
+    ]);
     return true;
   } catch (error) {
     if (error instanceof TransactionConditionError && error.has('calendar')) return false;

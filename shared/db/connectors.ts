@@ -2,7 +2,16 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
 import { batchWrite, deleteRequests } from '#shared/db/batch';
-import { connectorKey, connectorsOfApplication, credentialKey, credentialNameKey, credentialNamesOfConnector, credentialsOfProvider, itemAttributes, type Key } from '#shared/db/keys';
+import {
+  connectorKey,
+  connectorsOfApplication,
+  credentialKey,
+  credentialNameKey,
+  credentialNamesOfConnector,
+  credentialsOfProvider,
+  itemAttributes,
+  type Key,
+} from '#shared/db/keys';
 import { RecordExistsError, VersionConflictError, getRecord, queryAll } from '#shared/db/records';
 import { transactWrite } from '#shared/db/transact';
 import type { ApplicationId, CredentialId } from '#shared/ids';
@@ -50,12 +59,16 @@ export interface CredentialRecord {
 
 const BOOKKEEPING = ['entity'];
 
-export const getConnector = (appId: ApplicationId, provider: string) => getRecord<ConnectorRecord>(connectorKey(appId, provider), ...BOOKKEEPING);
+export const getConnector = (appId: ApplicationId, provider: string) =>
+  getRecord<ConnectorRecord>(connectorKey(appId, provider), ...BOOKKEEPING);
 
 /** The connectors of an application (one per provider: a handful), by provider name. */
 export async function listConnectors(appId: ApplicationId): Promise<ConnectorRecord[]> {
   const { pk, skPrefix } = connectorsOfApplication(appId);
-  const { items } = await queryAll({ KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)', ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix } });
+  const { items } = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
+  });
   return items.map((i) => itemAttributes<ConnectorRecord>(i, ...BOOKKEEPING));
 }
 
@@ -63,7 +76,11 @@ export async function listConnectors(appId: ApplicationId): Promise<ConnectorRec
 export async function insertConnector(record: ConnectorRecord): Promise<void> {
   try {
     await dynamo.send(
-      new PutCommand({ TableName: TABLE_NAME, Item: { ...connectorKey(record.application_id, record.provider), entity: 'connector', ...record }, ConditionExpression: 'attribute_not_exists(pk)' }),
+      new PutCommand({
+        TableName: TABLE_NAME,
+        Item: { ...connectorKey(record.application_id, record.provider), entity: 'connector', ...record },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
     );
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) throw new RecordExistsError();
@@ -85,19 +102,34 @@ export async function updateConnector(before: ConnectorRecord, after: ConnectorR
     ['scope', after.scope],
     ['updated_at', after.updated_at],
     ['version', after.version],
-    ...(after.client_secret_sealed !== undefined ? [['client_secret_sealed', after.client_secret_sealed] as [string, unknown]] : []),
-    ...(after.active_credential_id !== undefined ? [['active_credential_id', after.active_credential_id] as [string, unknown]] : []),
+    ...(after.client_secret_sealed !== undefined
+      ? [['client_secret_sealed', after.client_secret_sealed] as [string, unknown]]
+      : []),
+    ...(after.active_credential_id !== undefined
+      ? [['active_credential_id', after.active_credential_id] as [string, unknown]]
+      : []),
   ];
-  const remove = [...(after.client_secret_sealed === undefined ? ['client_secret_sealed'] : []), ...(after.active_credential_id === undefined ? ['active_credential_id'] : [])];
+  const remove = [
+    ...(after.client_secret_sealed === undefined ? ['client_secret_sealed'] : []),
+    ...(after.active_credential_id === undefined ? ['active_credential_id'] : []),
+  ];
   const update = {
     TableName: TABLE_NAME,
     Key: key,
     UpdateExpression: `SET ${set.map((_, i) => `#s${i} = :s${i}`).join(', ')}${remove.length ? ` REMOVE ${remove.map((_, i) => `#r${i}`).join(', ')}` : ''}`,
     ConditionExpression: 'version = :expected AND generation = :generation',
-    ExpressionAttributeNames: { ...Object.fromEntries(set.map(([name], i) => [`#s${i}`, name])), ...Object.fromEntries(remove.map((name, i) => [`#r${i}`, name])) },
-    ExpressionAttributeValues: { ...Object.fromEntries(set.map(([, value], i) => [`:s${i}`, value])), ':expected': before.version, ':generation': before.generation },
+    ExpressionAttributeNames: {
+      ...Object.fromEntries(set.map(([name], i) => [`#s${i}`, name])),
+      ...Object.fromEntries(remove.map((name, i) => [`#r${i}`, name])),
+    },
+    ExpressionAttributeValues: {
+      ...Object.fromEntries(set.map(([, value], i) => [`:s${i}`, value])),
+      ':expected': before.version,
+      ':generation': before.generation,
+    },
   };
-  const activeChanged = after.active_credential_id !== undefined && after.active_credential_id !== before.active_credential_id;
+  const activeChanged =
+    after.active_credential_id !== undefined && after.active_credential_id !== before.active_credential_id;
   if (!activeChanged) {
     try {
       await dynamo.send(new UpdateCommand(update));
@@ -152,30 +184,44 @@ export async function purgeCredentials(appId: ApplicationId, provider: string, g
       ExpressionAttributeValues: { ':pk': credentials.pk, ':prefix': credentials.skPrefix, ':generation': generation },
       ProjectionExpression: 'pk, sk',
     }),
-    queryAll({ KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)', ExpressionAttributeValues: { ':pk': names.pk, ':prefix': names.skPrefix }, ProjectionExpression: 'pk, sk' }),
+    queryAll({
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': names.pk, ':prefix': names.skPrefix },
+      ProjectionExpression: 'pk, sk',
+    }),
   ]);
   await batchWrite(deleteRequests([...stale.items, ...guards.items] as unknown as Key[]));
 }
 
-export async function getCredential(appId: ApplicationId, provider: string, id: CredentialId): Promise<CredentialRecord | undefined> {
+export async function getCredential(
+  appId: ApplicationId,
+  provider: string,
+  id: CredentialId,
+): Promise<CredentialRecord | undefined> {
   return getRecord<CredentialRecord>(credentialKey(appId, provider, id), ...BOOKKEEPING);
 }
 
 /** The credentials of one connector generation, newest first, without their sealed data. */
-export async function listCredentials(appId: ApplicationId, provider: string, generation: string): Promise<Omit<CredentialRecord, 'data_sealed'>[]> {
+export async function listCredentials(
+  appId: ApplicationId,
+  provider: string,
+  generation: string,
+): Promise<Omit<CredentialRecord, 'data_sealed'>[]> {
   const { pk, skPrefix } = credentialsOfProvider(appId, provider);
   const { items } = await queryAll({
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
     FilterExpression: 'connector_generation = :generation',
     ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix, ':generation': generation },
-    ProjectionExpression: 'id, application_id, provider, connector_generation, #name, credential_type, created_at, updated_at, version',
+    ProjectionExpression:
+      'id, application_id, provider, connector_generation, #name, credential_type, created_at, updated_at, version',
     ExpressionAttributeNames: { '#name': 'name' },
     ScanIndexForward: false,
   });
   return items.map((i) => i as unknown as Omit<CredentialRecord, 'data_sealed'>);
 }
 
-const nameGuard = (record: CredentialRecord, normalizedName: string) => credentialNameKey(record.application_id, record.provider, record.connector_generation, normalizedName);
+const nameGuard = (record: CredentialRecord, normalizedName: string) =>
+  credentialNameKey(record.application_id, record.provider, record.connector_generation, normalizedName);
 
 /**
  * Stores a credential with its name guard, counting it on its connector (which must exist in the
@@ -191,7 +237,8 @@ export async function insertCredential(record: CredentialRecord, normalizedName:
           TableName: TABLE_NAME,
           Key: connectorKey(record.application_id, record.provider),
           UpdateExpression: 'ADD credential_count :one',
-          ConditionExpression: 'generation = :generation AND (attribute_not_exists(credential_count) OR credential_count < :max)',
+          ConditionExpression:
+            'generation = :generation AND (attribute_not_exists(credential_count) OR credential_count < :max)',
           ExpressionAttributeValues: { ':one': 1, ':generation': record.connector_generation, ':max': max },
         },
       },
@@ -199,10 +246,27 @@ export async function insertCredential(record: CredentialRecord, normalizedName:
     [
       'credential',
       {
-        Put: { TableName: TABLE_NAME, Item: { ...credentialKey(record.application_id, record.provider, record.id), entity: 'credential', ...record }, ConditionExpression: 'attribute_not_exists(pk)' },
+        Put: {
+          TableName: TABLE_NAME,
+          Item: {
+            ...credentialKey(record.application_id, record.provider, record.id),
+            entity: 'credential',
+            ...record,
+          },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
       },
     ],
-    ['name', { Put: { TableName: TABLE_NAME, Item: { ...nameGuard(record, normalizedName), entity: 'credential_name', credential_id: record.id }, ConditionExpression: 'attribute_not_exists(pk)' } }],
+    [
+      'name',
+      {
+        Put: {
+          TableName: TABLE_NAME,
+          Item: { ...nameGuard(record, normalizedName), entity: 'credential_name', credential_id: record.id },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+    ],
   ]);
 }
 
@@ -210,7 +274,11 @@ export async function insertCredential(record: CredentialRecord, normalizedName:
  * Replaces a credential if it still has the version read, moving its name guard when the name
  * changed. Failed conditions by name: `credential` (changed or deleted meanwhile), `name` (taken).
  */
-export async function replaceCredential(before: CredentialRecord, after: CredentialRecord, names: { before: string; after: string }): Promise<void> {
+export async function replaceCredential(
+  before: CredentialRecord,
+  after: CredentialRecord,
+  names: { before: string; after: string },
+): Promise<void> {
   await transactWrite([
     [
       'credential',
@@ -227,7 +295,16 @@ export async function replaceCredential(before: CredentialRecord, after: Credent
       ? []
       : ([
           ['old_name', { Delete: { TableName: TABLE_NAME, Key: nameGuard(before, names.before) } }],
-          ['name', { Put: { TableName: TABLE_NAME, Item: { ...nameGuard(after, names.after), entity: 'credential_name', credential_id: after.id }, ConditionExpression: 'attribute_not_exists(pk)' } }],
+          [
+            'name',
+            {
+              Put: {
+                TableName: TABLE_NAME,
+                Item: { ...nameGuard(after, names.after), entity: 'credential_name', credential_id: after.id },
+                ConditionExpression: 'attribute_not_exists(pk)',
+              },
+            },
+          ],
         ] as const)),
   ]);
 }
@@ -246,12 +323,22 @@ export async function deleteCredential(record: CredentialRecord, normalizedName:
           TableName: TABLE_NAME,
           Key: connectorKey(record.application_id, record.provider),
           UpdateExpression: 'ADD credential_count :minus',
-          ConditionExpression: 'generation = :generation AND (attribute_not_exists(active_credential_id) OR active_credential_id <> :id)',
+          ConditionExpression:
+            'generation = :generation AND (attribute_not_exists(active_credential_id) OR active_credential_id <> :id)',
           ExpressionAttributeValues: { ':minus': -1, ':generation': record.connector_generation, ':id': record.id },
         },
       },
     ],
-    ['credential', { Delete: { TableName: TABLE_NAME, Key: credentialKey(record.application_id, record.provider, record.id), ConditionExpression: 'attribute_exists(pk)' } }],
+    [
+      'credential',
+      {
+        Delete: {
+          TableName: TABLE_NAME,
+          Key: credentialKey(record.application_id, record.provider, record.id),
+          ConditionExpression: 'attribute_exists(pk)',
+        },
+      },
+    ],
     ['name', { Delete: { TableName: TABLE_NAME, Key: nameGuard(record, normalizedName) } }],
   ]);
 }

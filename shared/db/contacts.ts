@@ -2,7 +2,14 @@ import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { TABLE_NAME, dynamo, type TransactItem } from '#shared/aws/dynamodb';
 import { batchGet } from '#shared/db/batch';
-import { contactGroupKey, contactGroupNameKey, contactGroupsOfGrant, contactKey, contactsOfGrant, itemAttributes } from '#shared/db/keys';
+import {
+  contactGroupKey,
+  contactGroupNameKey,
+  contactGroupsOfGrant,
+  contactKey,
+  contactsOfGrant,
+  itemAttributes,
+} from '#shared/db/keys';
 import { outboxItems, type OutboxEntry } from '#shared/db/outbox';
 import { queryAll } from '#shared/db/records';
 import { TransactionConditionError, transactWrite, type NamedTransactItem } from '#shared/db/transact';
@@ -93,7 +100,16 @@ export async function getInboxContacts(grantId: GrantId, ids: readonly ContactId
 
 /** The contact's groups must exist when it is written (checked in the same transaction). */
 const groupChecks = (grantId: GrantId, groupIds: readonly ContactGroupId[]): NamedTransactItem[] =>
-  groupIds.map((id) => [`group:${id}`, { ConditionCheck: { TableName: TABLE_NAME, Key: contactGroupKey(grantId, id), ConditionExpression: 'attribute_exists(pk)' } }]);
+  groupIds.map((id) => [
+    `group:${id}`,
+    {
+      ConditionCheck: {
+        TableName: TABLE_NAME,
+        Key: contactGroupKey(grantId, id),
+        ConditionExpression: 'attribute_exists(pk)',
+      },
+    },
+  ]);
 
 function missingGroup(error: unknown, groupIds: readonly ContactGroupId[]): GroupMissingError | undefined {
   if (!(error instanceof TransactionConditionError)) return undefined;
@@ -101,23 +117,41 @@ function missingGroup(error: unknown, groupIds: readonly ContactGroupId[]): Grou
   return missing ? new GroupMissingError(missing) : undefined;
 }
 
-const contactPut = (record: ContactRecord, condition: Pick<NonNullable<TransactItem['Put']>, 'ConditionExpression' | 'ExpressionAttributeValues'>): TransactItem => ({
-  Put: { TableName: TABLE_NAME, Item: { ...contactKey(record.grant_id, record.source, record.id), entity: CONTACT, ...record }, ...condition },
+const contactPut = (
+  record: ContactRecord,
+  condition: Pick<NonNullable<TransactItem['Put']>, 'ConditionExpression' | 'ExpressionAttributeValues'>,
+): TransactItem => ({
+  Put: {
+    TableName: TABLE_NAME,
+    Item: { ...contactKey(record.grant_id, record.source, record.id), entity: CONTACT, ...record },
+    ...condition,
+  },
 });
 
 export async function insertContact(record: ContactRecord, outbox: readonly OutboxEntry[]): Promise<void> {
   try {
-    await transactWrite([['contact', contactPut(record, { ConditionExpression: 'attribute_not_exists(pk)' })], ...groupChecks(record.grant_id, record.group_ids), ...outboxItems(outbox)]);
+    await transactWrite([
+      ['contact', contactPut(record, { ConditionExpression: 'attribute_not_exists(pk)' })],
+      ...groupChecks(record.grant_id, record.group_ids),
+      ...outboxItems(outbox),
+    ]);
   } catch (error) {
     throw missingGroup(error, record.group_ids) ?? error;
   }
 }
 
 /** Replaces a contact with its next version (ContactChangedError when another change came first). */
-export async function replaceContact(current: ContactRecord, next: ContactRecord, outbox: readonly OutboxEntry[]): Promise<void> {
+export async function replaceContact(
+  current: ContactRecord,
+  next: ContactRecord,
+  outbox: readonly OutboxEntry[],
+): Promise<void> {
   try {
     await transactWrite([
-      ['contact', contactPut(next, { ConditionExpression: 'version = :v', ExpressionAttributeValues: { ':v': current.version } })],
+      [
+        'contact',
+        contactPut(next, { ConditionExpression: 'version = :v', ExpressionAttributeValues: { ':v': current.version } }),
+      ],
       ...groupChecks(next.grant_id, next.group_ids),
       ...outboxItems(outbox),
     ]);
@@ -164,7 +198,9 @@ export async function pageOfContacts(
   options: { limit: number; after?: string; keep: (record: ContactRecord) => boolean },
 ): Promise<{ items: ContactRecord[]; last?: string }> {
   const items: ContactRecord[] = [];
-  let start: Record<string, unknown> | undefined = options.after ? { pk: contactsOfGrant(grantId, source), sk: options.after } : undefined;
+  let start: Record<string, unknown> | undefined = options.after
+    ? { pk: contactsOfGrant(grantId, source), sk: options.after }
+    : undefined;
   for (;;) {
     const page = await dynamo.send(
       new QueryCommand({
@@ -197,7 +233,9 @@ export async function writeInboxContact(record: ContactRecord, previousVersion: 
       new PutCommand({
         TableName: TABLE_NAME,
         Item: { ...contactKey(record.grant_id, 'inbox', record.id), entity: CONTACT, ...record },
-        ...(previousVersion === undefined ? { ConditionExpression: 'attribute_not_exists(pk)' } : { ConditionExpression: 'version = :v', ExpressionAttributeValues: { ':v': previousVersion } }),
+        ...(previousVersion === undefined
+          ? { ConditionExpression: 'attribute_not_exists(pk)' }
+          : { ConditionExpression: 'version = :v', ExpressionAttributeValues: { ':v': previousVersion } }),
       }),
     );
     return true;
@@ -221,13 +259,26 @@ export async function allContactGroups(grantId: GrantId): Promise<ContactGroupRe
 }
 
 const groupItems = (group: ContactGroupRecord): NamedTransactItem[] => [
-  ['group', { Put: { TableName: TABLE_NAME, Item: { ...contactGroupKey(group.grant_id, group.id), entity: GROUP, ...group }, ConditionExpression: 'attribute_not_exists(pk)' } }],
+  [
+    'group',
+    {
+      Put: {
+        TableName: TABLE_NAME,
+        Item: { ...contactGroupKey(group.grant_id, group.id), entity: GROUP, ...group },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+  ],
   [
     'name',
     {
       Put: {
         TableName: TABLE_NAME,
-        Item: { ...contactGroupNameKey(group.grant_id, group.parent_id, group.name), entity: GROUP_NAME, group_id: group.id },
+        Item: {
+          ...contactGroupNameKey(group.grant_id, group.parent_id, group.name),
+          entity: GROUP_NAME,
+          group_id: group.id,
+        },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },
@@ -235,14 +286,28 @@ const groupItems = (group: ContactGroupRecord): NamedTransactItem[] => [
 ];
 
 const parentCheck = (group: ContactGroupRecord): NamedTransactItem[] =>
-  group.parent_id ? [['parent', { ConditionCheck: { TableName: TABLE_NAME, Key: contactGroupKey(group.grant_id, group.parent_id), ConditionExpression: 'attribute_exists(pk)' } }]] : [];
+  group.parent_id
+    ? [
+        [
+          'parent',
+          {
+            ConditionCheck: {
+              TableName: TABLE_NAME,
+              Key: contactGroupKey(group.grant_id, group.parent_id),
+              ConditionExpression: 'attribute_exists(pk)',
+            },
+          },
+        ],
+      ]
+    : [];
 
 export async function insertContactGroup(group: ContactGroupRecord): Promise<void> {
   try {
     await transactWrite([...groupItems(group), ...parentCheck(group)]);
   } catch (error) {
     if (error instanceof TransactionConditionError && error.has('name')) throw new GroupNameTakenError();
-    if (error instanceof TransactionConditionError && error.has('parent')) throw new GroupMissingError(group.parent_id!);
+    if (error instanceof TransactionConditionError && error.has('parent'))
+      throw new GroupMissingError(group.parent_id!);
     throw error;
   }
 }
@@ -265,7 +330,18 @@ export async function renameContactGroup(current: ContactGroupRecord, next: Cont
       ],
       ...(sameGuard
         ? []
-        : ([['old-name', { Delete: { TableName: TABLE_NAME, Key: contactGroupNameKey(current.grant_id, current.parent_id, current.name) } }], groupItems(next)[1]!] as NamedTransactItem[])),
+        : ([
+            [
+              'old-name',
+              {
+                Delete: {
+                  TableName: TABLE_NAME,
+                  Key: contactGroupNameKey(current.grant_id, current.parent_id, current.name),
+                },
+              },
+            ],
+            groupItems(next)[1]!,
+          ] as NamedTransactItem[])),
     ]);
     return true;
   } catch (error) {
@@ -279,8 +355,21 @@ export async function renameContactGroup(current: ContactGroupRecord, next: Cont
 export async function deleteContactGroup(group: ContactGroupRecord): Promise<boolean> {
   try {
     await transactWrite([
-      ['group', { Delete: { TableName: TABLE_NAME, Key: contactGroupKey(group.grant_id, group.id), ConditionExpression: 'version = :v', ExpressionAttributeValues: { ':v': group.version } } }],
-      ['name', { Delete: { TableName: TABLE_NAME, Key: contactGroupNameKey(group.grant_id, group.parent_id, group.name) } }],
+      [
+        'group',
+        {
+          Delete: {
+            TableName: TABLE_NAME,
+            Key: contactGroupKey(group.grant_id, group.id),
+            ConditionExpression: 'version = :v',
+            ExpressionAttributeValues: { ':v': group.version },
+          },
+        },
+      ],
+      [
+        'name',
+        { Delete: { TableName: TABLE_NAME, Key: contactGroupNameKey(group.grant_id, group.parent_id, group.name) } },
+      ],
     ]);
     return true;
   } catch (error) {
@@ -293,7 +382,11 @@ export async function deleteContactGroup(group: ContactGroupRecord): Promise<boo
 
 /** Every contact of one source of a grant (a CardDAV sync compares them with the server's). */
 export async function allContacts(grantId: GrantId, source: ContactSource): Promise<ContactRecord[]> {
-  const { items } = await queryAll({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': contactsOfGrant(grantId, source) }, ConsistentRead: true });
+  const { items } = await queryAll({
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': contactsOfGrant(grantId, source) },
+    ConsistentRead: true,
+  });
   return items.map(toContact);
 }
 
@@ -302,13 +395,18 @@ export async function allContacts(grantId: GrantId, source: ContactSource): Prom
  * `current`. No name guard: a server may hold two groups of one name. False when it was written
  * (or changed) meanwhile.
  */
-export async function putSyncedContactGroup(next: ContactGroupRecord, current: ContactGroupRecord | undefined): Promise<boolean> {
+export async function putSyncedContactGroup(
+  next: ContactGroupRecord,
+  current: ContactGroupRecord | undefined,
+): Promise<boolean> {
   try {
     await dynamo.send(
       new PutCommand({
         TableName: TABLE_NAME,
         Item: { ...contactGroupKey(next.grant_id, next.id), entity: GROUP, ...next },
-        ...(current ? { ConditionExpression: 'version = :v', ExpressionAttributeValues: { ':v': current.version } } : { ConditionExpression: 'attribute_not_exists(pk)' }),
+        ...(current
+          ? { ConditionExpression: 'version = :v', ExpressionAttributeValues: { ':v': current.version } }
+          : { ConditionExpression: 'attribute_not_exists(pk)' }),
       }),
     );
     return true;
@@ -322,7 +420,12 @@ export async function putSyncedContactGroup(next: ContactGroupRecord, current: C
 export async function removeSyncedContactGroup(group: ContactGroupRecord): Promise<boolean> {
   try {
     await dynamo.send(
-      new DeleteCommand({ TableName: TABLE_NAME, Key: contactGroupKey(group.grant_id, group.id), ConditionExpression: 'version = :v', ExpressionAttributeValues: { ':v': group.version } }),
+      new DeleteCommand({
+        TableName: TABLE_NAME,
+        Key: contactGroupKey(group.grant_id, group.id),
+        ConditionExpression: 'version = :v',
+        ExpressionAttributeValues: { ':v': group.version },
+      }),
     );
     return true;
   } catch (error) {

@@ -16,7 +16,8 @@ import { clock } from '#shared/time';
  */
 const DRAFTS_FOLDER = 'drafts';
 
-const threadPosting = (draft: DraftRecord) => (draft.thread_id ? postingKey(draft.grant_id, kinds.draftThread(draft.thread_id), draft.id) : undefined);
+const threadPosting = (draft: DraftRecord) =>
+  draft.thread_id ? postingKey(draft.grant_id, kinds.draftThread(draft.thread_id), draft.id) : undefined;
 
 /** Whether the transaction went through; false when the draft item's own condition failed. */
 async function transact(items: NamedItems): Promise<boolean> {
@@ -29,15 +30,29 @@ async function transact(items: NamedItems): Promise<boolean> {
   }
 }
 
-const counter = (draft: DraftRecord, total: number): [string, TransactItem] => ['drafts_folder', folderCounter(draft.grant_id, { folderId: DRAFTS_FOLDER, total, unread: 0 })];
+const counter = (draft: DraftRecord, total: number): [string, TransactItem] => [
+  'drafts_folder',
+  folderCounter(draft.grant_id, { folderId: DRAFTS_FOLDER, total, unread: 0 }),
+];
 
 /** The items that store a new draft: itself (its ID not taken), the Drafts count, its thread entry. */
 export function draftInsertItems(draft: DraftRecord): NamedItems {
   const posting = threadPosting(draft);
   return [
-    ['draft', { Put: { TableName: TABLE_NAME, Item: { ...draftKey(draft.grant_id, draft.id), ...draft }, ConditionExpression: 'attribute_not_exists(pk)' } }],
+    [
+      'draft',
+      {
+        Put: {
+          TableName: TABLE_NAME,
+          Item: { ...draftKey(draft.grant_id, draft.id), ...draft },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+    ],
     counter(draft, 1),
-    ...(posting ? [['thread_posting', { Put: { TableName: TABLE_NAME, Item: { ...posting } } }] as [string, TransactItem]] : []),
+    ...(posting
+      ? [['thread_posting', { Put: { TableName: TABLE_NAME, Item: { ...posting } } }] as [string, TransactItem]]
+      : []),
   ];
 }
 
@@ -51,7 +66,12 @@ const NOT_BEING_SENT = '(attribute_not_exists(send_claim_until) OR send_claim_un
 /** The draft's Drafts count and thread entry, removed with its item. */
 const removedWith = (draft: DraftRecord): NamedItems => {
   const posting = threadPosting(draft);
-  return [counter(draft, -1), ...(posting ? [['thread_posting', { Delete: { TableName: TABLE_NAME, Key: posting } }] as [string, TransactItem]] : [])];
+  return [
+    counter(draft, -1),
+    ...(posting
+      ? [['thread_posting', { Delete: { TableName: TABLE_NAME, Key: posting } }] as [string, TransactItem]]
+      : []),
+  ];
 };
 
 /**
@@ -67,7 +87,10 @@ export function draftRemoveItems(draft: DraftRecord, expectedVersion?: number): 
           TableName: TABLE_NAME,
           Key: draftKey(draft.grant_id, draft.id),
           ConditionExpression: `${expectedVersion === undefined ? 'attribute_exists(pk)' : 'version = :v'} AND ${NOT_BEING_SENT}`,
-          ExpressionAttributeValues: { ':now': clock.nowSeconds(), ...(expectedVersion === undefined ? {} : { ':v': expectedVersion }) },
+          ExpressionAttributeValues: {
+            ':now': clock.nowSeconds(),
+            ...(expectedVersion === undefined ? {} : { ':v': expectedVersion }),
+          },
         },
       },
     ],
@@ -89,7 +112,12 @@ export function draftClaimItems(draft: DraftRecord, claim: string, until: number
           Key: draftKey(draft.grant_id, draft.id),
           UpdateExpression: 'SET send_claim = :claim, send_claim_until = :until',
           ConditionExpression: `version = :v AND ${NOT_BEING_SENT}`,
-          ExpressionAttributeValues: { ':claim': claim, ':until': until, ':v': draft.version, ':now': clock.nowSeconds() },
+          ExpressionAttributeValues: {
+            ':claim': claim,
+            ':until': until,
+            ':v': draft.version,
+            ':now': clock.nowSeconds(),
+          },
         },
       },
     ],
@@ -136,7 +164,11 @@ export async function releaseDraftClaim(draft: DraftRecord, claim: string): Prom
 }
 
 /** Stores a new draft; RecordExistsError if its ID is taken. */
-export async function insertDraft(draft: DraftRecord, outbox: readonly OutboxEntry[] = [], also: NamedItems = []): Promise<void> {
+export async function insertDraft(
+  draft: DraftRecord,
+  outbox: readonly OutboxEntry[] = [],
+  also: NamedItems = [],
+): Promise<void> {
   const stored = await transact([...also, ...draftInsertItems(draft), ...outboxItems(outbox)]);
   if (!stored) throw new RecordExistsError();
 }
@@ -145,7 +177,12 @@ export async function insertDraft(draft: DraftRecord, outbox: readonly OutboxEnt
  * Replaces a draft with its next version, conditional on the version read and on no send holding it
  * (VersionConflictError otherwise), with what the change commits (removing the contents it replaced).
  */
-export async function replaceDraft(current: DraftRecord, next: DraftRecord, outbox: readonly OutboxEntry[] = [], also: NamedItems = []): Promise<void> {
+export async function replaceDraft(
+  current: DraftRecord,
+  next: DraftRecord,
+  outbox: readonly OutboxEntry[] = [],
+  also: NamedItems = [],
+): Promise<void> {
   const replaced = await transact([
     ...also,
     [
@@ -168,7 +205,12 @@ export async function replaceDraft(current: DraftRecord, next: DraftRecord, outb
  * Removes a draft; false if it did not exist (or a send holds it). With `expectedVersion`, only that
  * version is removed (VersionConflictError otherwise). `also`: items committed with the removal.
  */
-export async function removeDraft(draft: DraftRecord, expectedVersion?: number, outbox: readonly OutboxEntry[] = [], also: NamedItems = []): Promise<boolean> {
+export async function removeDraft(
+  draft: DraftRecord,
+  expectedVersion?: number,
+  outbox: readonly OutboxEntry[] = [],
+  also: NamedItems = [],
+): Promise<boolean> {
   const removed = await transact([...also, ...draftRemoveItems(draft, expectedVersion), ...outboxItems(outbox)]);
   if (removed || expectedVersion === undefined) return removed;
   throw new VersionConflictError();
@@ -177,5 +219,7 @@ export async function removeDraft(draft: DraftRecord, expectedVersion?: number, 
 /** Drafts by ID, in one batch read; IDs that do not exist are left out. */
 export async function getDrafts(grantId: GrantId, ids: string[]): Promise<DraftRecord[]> {
   if (!ids.length) return [];
-  return (await batchGet(ids.map((id) => draftKey(grantId, id as DraftId)))).map((item) => itemAttributes<DraftRecord>(item));
+  return (await batchGet(ids.map((id) => draftKey(grantId, id as DraftId)))).map((item) =>
+    itemAttributes<DraftRecord>(item),
+  );
 }

@@ -2,7 +2,16 @@ import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { TABLE_NAME, dynamo, type TransactItem } from '#shared/aws/dynamodb';
 import type { EventStatus, Participant, Person, When } from '#shared/calendar/types';
 import { batchGet, batchWrite, deleteRequests } from '#shared/db/batch';
-import { eventKey, eventsOfCalendar, icalUidKey, itemAttributes, windowKey, windowPartition, windowSortKey, type Key } from '#shared/db/keys';
+import {
+  eventKey,
+  eventsOfCalendar,
+  icalUidKey,
+  itemAttributes,
+  windowKey,
+  windowPartition,
+  windowSortKey,
+  type Key,
+} from '#shared/db/keys';
 import { outboxItems, type OutboxEntry } from '#shared/db/outbox';
 import type { StartKey } from '#shared/db/records';
 import { TransactionConditionError, transactWrite } from '#shared/db/transact';
@@ -110,32 +119,59 @@ export function bucketsOfWindow(from: number, to: number): string[] {
   return buckets;
 }
 
-const item = (record: EventRecord) => ({ ...eventKey(record.grant_id, record.calendar_id, record.id), entity: ENTITY, ...record });
+const item = (record: EventRecord) => ({
+  ...eventKey(record.grant_id, record.calendar_id, record.id),
+  entity: ENTITY,
+  ...record,
+});
 const windowCopies = (record: EventRecord) =>
-  bucketsOf(record).map((bucket) => ({ ...windowKey(record.grant_id, record.calendar_id, bucket, record.start, record.id), entity: WINDOW_ENTITY, window_end: span(record).end, ...record }));
-const windowKeys = (record: EventRecord): Key[] => bucketsOf(record).map((bucket) => windowKey(record.grant_id, record.calendar_id, bucket, record.start, record.id));
+  bucketsOf(record).map((bucket) => ({
+    ...windowKey(record.grant_id, record.calendar_id, bucket, record.start, record.id),
+    entity: WINDOW_ENTITY,
+    window_end: span(record).end,
+    ...record,
+  }));
+const windowKeys = (record: EventRecord): Key[] =>
+  bucketsOf(record).map((bucket) => windowKey(record.grant_id, record.calendar_id, bucket, record.start, record.id));
 const keyString = (key: Key) => `${key.pk}\u0000${key.sk}`;
 
 /** Every item an event is stored as: itself, its window copies and (a master or single event) its UID. */
 export function eventItems(record: EventRecord): Record<string, unknown>[] {
-  return [item(record), ...windowCopies(record), ...(record.master_event_id ? [] : [{ ...icalUidKey(record.grant_id, record.ical_uid), calendar_id: record.calendar_id, event_id: record.id }])];
+  return [
+    item(record),
+    ...windowCopies(record),
+    ...(record.master_event_id
+      ? []
+      : [{ ...icalUidKey(record.grant_id, record.ical_uid), calendar_id: record.calendar_id, event_id: record.id }]),
+  ];
 }
 
 const read = (i: Record<string, unknown>) => itemAttributes<EventRecord>(i, 'entity', 'window_end');
 
 export async function getEvent(grantId: GrantId, calendarId: CalendarId, id: string): Promise<EventRecord | undefined> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: eventKey(grantId, calendarId, id), ConsistentRead: true }));
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: TABLE_NAME, Key: eventKey(grantId, calendarId, id), ConsistentRead: true }),
+  );
   return Item ? read(Item) : undefined;
 }
 
-export async function getEvents(grantId: GrantId, calendarId: CalendarId, ids: readonly string[]): Promise<EventRecord[]> {
+export async function getEvents(
+  grantId: GrantId,
+  calendarId: CalendarId,
+  ids: readonly string[],
+): Promise<EventRecord[]> {
   if (!ids.length) return [];
   return (await batchGet(ids.map((id) => eventKey(grantId, calendarId, id)))).map(read);
 }
 
 /** Where an iCalendar UID lives in a grant. */
-export async function eventByUid(grantId: GrantId, uid: string): Promise<{ calendar_id: CalendarId; event_id: string } | undefined> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: icalUidKey(grantId, uid), ConsistentRead: true }));
+export async function eventByUid(
+  grantId: GrantId,
+  uid: string,
+): Promise<{ calendar_id: CalendarId; event_id: string } | undefined> {
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: TABLE_NAME, Key: icalUidKey(grantId, uid), ConsistentRead: true }),
+  );
   return Item ? { calendar_id: Item.calendar_id as CalendarId, event_id: Item.event_id as string } : undefined;
 }
 
@@ -154,7 +190,11 @@ export interface EventChange {
  * swapped in the same transaction, and the UID item of a master or single event follows it. Returns
  * false when another change came first.
  */
-export async function writeEvents(change: EventChange, outbox: readonly OutboxEntry[], options: { uniqueUid?: boolean } = {}): Promise<boolean> {
+export async function writeEvents(
+  change: EventChange,
+  outbox: readonly OutboxEntry[],
+  options: { uniqueUid?: boolean } = {},
+): Promise<boolean> {
   const items: [string, TransactItem][] = [];
   // `uniqueUid`: a new event's UID item is claimed on absence, so two creates with one UID (an idempotency key) store one event.
   const claims: Record<string, unknown>[] = [];
@@ -163,16 +203,34 @@ export async function writeEvents(change: EventChange, outbox: readonly OutboxEn
   for (const record of change.remove ?? []) {
     items.push([
       `event:${record.id}`,
-      { Delete: { TableName: TABLE_NAME, Key: eventKey(record.grant_id, record.calendar_id, record.id), ConditionExpression: 'version = :v', ExpressionAttributeValues: { ':v': record.version } } },
+      {
+        Delete: {
+          TableName: TABLE_NAME,
+          Key: eventKey(record.grant_id, record.calendar_id, record.id),
+          ConditionExpression: 'version = :v',
+          ExpressionAttributeValues: { ':v': record.version },
+        },
+      },
     ]);
     for (const key of windowKeys(record)) deletes.set(keyString(key), key);
-    if (!record.master_event_id) deletes.set(keyString(icalUidKey(record.grant_id, record.ical_uid)), icalUidKey(record.grant_id, record.ical_uid));
+    if (!record.master_event_id)
+      deletes.set(
+        keyString(icalUidKey(record.grant_id, record.ical_uid)),
+        icalUidKey(record.grant_id, record.ical_uid),
+      );
   }
   for (const { next, current } of change.put ?? []) {
     items.push([
       `event:${next.id}`,
       current
-        ? { Put: { TableName: TABLE_NAME, Item: item(next), ConditionExpression: 'version = :v', ExpressionAttributeValues: { ':v': current.version } } }
+        ? {
+            Put: {
+              TableName: TABLE_NAME,
+              Item: item(next),
+              ConditionExpression: 'version = :v',
+              ExpressionAttributeValues: { ':v': current.version },
+            },
+          }
         : { Put: { TableName: TABLE_NAME, Item: item(next), ConditionExpression: 'attribute_not_exists(pk)' } },
     ]);
     if (current) for (const key of windowKeys(current)) deletes.set(keyString(key), key);
@@ -187,15 +245,26 @@ export async function writeEvents(change: EventChange, outbox: readonly OutboxEn
       else puts.set(keyString(uid), uid);
     }
   }
-  for (const [i, key] of [...deletes.values()].entries()) items.push([`drop:${i}`, { Delete: { TableName: TABLE_NAME, Key: key } }]);
-  for (const [i, copy] of [...puts.values()].entries()) items.push([`copy:${i}`, { Put: { TableName: TABLE_NAME, Item: copy } }]);
-  for (const [i, uid] of claims.entries()) items.push([`uid:${i}`, { Put: { TableName: TABLE_NAME, Item: uid, ConditionExpression: 'attribute_not_exists(pk)' } }]);
+  for (const [i, key] of [...deletes.values()].entries())
+    items.push([`drop:${i}`, { Delete: { TableName: TABLE_NAME, Key: key } }]);
+  for (const [i, copy] of [...puts.values()].entries())
+    items.push([`copy:${i}`, { Put: { TableName: TABLE_NAME, Item: copy } }]);
+  for (const [i, uid] of claims.entries())
+    items.push([
+      `uid:${i}`,
+      { Put: { TableName: TABLE_NAME, Item: uid, ConditionExpression: 'attribute_not_exists(pk)' } },
+    ]);
   try {
     await transactWrite([...items, ...outboxItems(outbox)]);
     return true;
   } catch (error) {
-    if (error instanceof TransactionConditionError && claims.some((_, i) => error.has(`uid:${i}`))) throw new UidTakenError();
-    if (error instanceof TransactionConditionError && items.some(([name]) => name.startsWith('event:') && error.has(name))) return false;
+    if (error instanceof TransactionConditionError && claims.some((_, i) => error.has(`uid:${i}`)))
+      throw new UidTakenError();
+    if (
+      error instanceof TransactionConditionError &&
+      items.some(([name]) => name.startsWith('event:') && error.has(name))
+    )
+      return false;
     throw error;
   }
 }
@@ -204,8 +273,10 @@ export async function writeEvents(change: EventChange, outbox: readonly OutboxEn
 export async function purgeEvents(records: readonly EventRecord[]): Promise<void> {
   const keys = new Map<string, Key>();
   for (const record of records) {
-    for (const key of [eventKey(record.grant_id, record.calendar_id, record.id), ...windowKeys(record)]) keys.set(keyString(key), key);
-    if (!record.master_event_id) keys.set(keyString(icalUidKey(record.grant_id, record.ical_uid)), icalUidKey(record.grant_id, record.ical_uid));
+    for (const key of [eventKey(record.grant_id, record.calendar_id, record.id), ...windowKeys(record)])
+      keys.set(keyString(key), key);
+    if (!record.master_event_id)
+      keys.set(keyString(icalUidKey(record.grant_id, record.ical_uid)), icalUidKey(record.grant_id, record.ical_uid));
   }
   await batchWrite(deleteRequests([...keys.values()]));
 }
@@ -214,12 +285,34 @@ export async function purgeEvents(records: readonly EventRecord[]): Promise<void
  * Events whose indexed span overlaps [from, to): the window's buckets read side by side, each a key
  * range (start before `to`) filtered on the span's end. A series appears once, as its master.
  */
-export async function eventsInWindow(grantId: GrantId, calendarId: CalendarId, from: number, to: number): Promise<EventRecord[]>;
+export async function eventsInWindow(
+  grantId: GrantId,
+  calendarId: CalendarId,
+  from: number,
+  to: number,
+): Promise<EventRecord[]>;
 /** The same, reading only `fields` of each event (and its ID): less to read and decode when only times matter. */
-export async function eventsInWindow<K extends keyof EventRecord>(grantId: GrantId, calendarId: CalendarId, from: number, to: number, fields: readonly K[]): Promise<Pick<EventRecord, K | 'id'>[]>;
-export async function eventsInWindow(grantId: GrantId, calendarId: CalendarId, from: number, to: number, fields?: readonly (keyof EventRecord)[]): Promise<Partial<EventRecord>[]> {
+export async function eventsInWindow<K extends keyof EventRecord>(
+  grantId: GrantId,
+  calendarId: CalendarId,
+  from: number,
+  to: number,
+  fields: readonly K[],
+): Promise<Pick<EventRecord, K | 'id'>[]>;
+export async function eventsInWindow(
+  grantId: GrantId,
+  calendarId: CalendarId,
+  from: number,
+  to: number,
+  fields?: readonly (keyof EventRecord)[],
+): Promise<Partial<EventRecord>[]> {
   const names = fields ? [...new Set<string>(['id', ...fields])] : undefined;
-  const projection = names ? { ProjectionExpression: names.map((_, i) => `#f${i}`).join(', '), ExpressionAttributeNames: Object.fromEntries(names.map((n, i) => [`#f${i}`, n])) } : {};
+  const projection = names
+    ? {
+        ProjectionExpression: names.map((_, i) => `#f${i}`).join(', '),
+        ExpressionAttributeNames: Object.fromEntries(names.map((n, i) => [`#f${i}`, n])),
+      }
+    : {};
   const pages = await Promise.all(
     bucketsOfWindow(from, to).map(async (bucket) => {
       const found: Partial<EventRecord>[] = [];
@@ -230,7 +323,11 @@ export async function eventsInWindow(grantId: GrantId, calendarId: CalendarId, f
             TableName: TABLE_NAME,
             KeyConditionExpression: 'pk = :pk AND sk < :to',
             FilterExpression: 'window_end > :from',
-            ExpressionAttributeValues: { ':pk': windowPartition(grantId, calendarId, bucket), ':to': windowSortKey(to, ''), ':from': from },
+            ExpressionAttributeValues: {
+              ':pk': windowPartition(grantId, calendarId, bucket),
+              ':to': windowSortKey(to, ''),
+              ':from': from,
+            },
             ExclusiveStartKey: startKey,
             ...projection,
           }),
@@ -265,7 +362,10 @@ export async function scanEvents(
       new QueryCommand({
         TableName: TABLE_NAME,
         KeyConditionExpression: options.prefix !== undefined ? 'pk = :pk AND begins_with(sk, :prefix)' : 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': pk, ...(options.prefix !== undefined ? { ':prefix': options.prefix } : {}) },
+        ExpressionAttributeValues: {
+          ':pk': pk,
+          ...(options.prefix !== undefined ? { ':prefix': options.prefix } : {}),
+        },
         ExclusiveStartKey: startKey,
         Limit: Math.max(options.limit * 2, 50),
         ConsistentRead: true,
@@ -289,7 +389,12 @@ export async function overridesOf(master: EventRecord): Promise<EventRecord[]> {
   const all: EventRecord[] = [];
   let after: StartKey | undefined;
   do {
-    const page = await scanEvents(master.grant_id, master.calendar_id, { limit: 500, after, prefix: `${master.id}_`, keep: () => true });
+    const page = await scanEvents(master.grant_id, master.calendar_id, {
+      limit: 500,
+      after,
+      prefix: `${master.id}_`,
+      keep: () => true,
+    });
     all.push(...page.items);
     after = page.last;
   } while (after);
@@ -302,7 +407,11 @@ export async function eventsPage(grantId: GrantId, calendarId: CalendarId, limit
 }
 
 /** Deletes a calendar's events a page at a time until none is left or `shouldStop()` (purges). */
-export async function purgeCalendarEvents(grantId: GrantId, calendarId: CalendarId, shouldStop: () => boolean = () => false): Promise<'done' | 'more'> {
+export async function purgeCalendarEvents(
+  grantId: GrantId,
+  calendarId: CalendarId,
+  shouldStop: () => boolean = () => false,
+): Promise<'done' | 'more'> {
   for (;;) {
     const page = await eventsPage(grantId, calendarId, 200);
     if (!page.length) return 'done';

@@ -48,7 +48,11 @@ export function folderPutItems(folder: FolderRecord): TransactItem[] {
     {
       Put: {
         TableName: TABLE_NAME,
-        Item: { ...folderNameKey(folder.grant_id, folder.parent_id, folder.name), entity: 'folder_name', folder_id: folder.id },
+        Item: {
+          ...folderNameKey(folder.grant_id, folder.parent_id, folder.name),
+          entity: 'folder_name',
+          folder_id: folder.id,
+        },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },
@@ -66,7 +70,9 @@ export async function insertFolder(folder: FolderRecord, outbox: readonly Outbox
 }
 
 export async function getFolder(grantId: GrantId, folderId: string): Promise<FolderRecord | undefined> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: folderKey(grantId, folderId), ConsistentRead: true }));
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: TABLE_NAME, Key: folderKey(grantId, folderId), ConsistentRead: true }),
+  );
   return Item && isFolder(Item) ? toRecord(Item) : undefined;
 }
 
@@ -86,7 +92,11 @@ export async function listFolders(grantId: GrantId): Promise<FolderRecord[]> {
 }
 
 /** Renames, moves or recolours a folder; the name guard moves with it. */
-export async function updateFolder(before: FolderRecord, after: FolderRecord, outbox: readonly OutboxEntry[] = []): Promise<void> {
+export async function updateFolder(
+  before: FolderRecord,
+  after: FolderRecord,
+  outbox: readonly OutboxEntry[] = [],
+): Promise<void> {
   // Optional attributes are removed when unset, never stored as null.
   const sets = ['#n = :name', 'updated_at = :now'];
   const removes: string[] = [];
@@ -113,16 +123,25 @@ export async function updateFolder(before: FolderRecord, after: FolderRecord, ou
       },
     ],
   ];
-  const renamed = before.name.trim().toLowerCase() !== after.name.trim().toLowerCase() || (before.parent_id ?? undefined) !== (after.parent_id ?? undefined);
+  const renamed =
+    before.name.trim().toLowerCase() !== after.name.trim().toLowerCase() ||
+    (before.parent_id ?? undefined) !== (after.parent_id ?? undefined);
   if (renamed) {
     items.push(
-      ['old_name', { Delete: { TableName: TABLE_NAME, Key: folderNameKey(before.grant_id, before.parent_id, before.name) } }],
+      [
+        'old_name',
+        { Delete: { TableName: TABLE_NAME, Key: folderNameKey(before.grant_id, before.parent_id, before.name) } },
+      ],
       [
         'name',
         {
           Put: {
             TableName: TABLE_NAME,
-            Item: { ...folderNameKey(after.grant_id, after.parent_id, after.name), entity: 'folder_name', folder_id: after.id },
+            Item: {
+              ...folderNameKey(after.grant_id, after.parent_id, after.name),
+              entity: 'folder_name',
+              folder_id: after.id,
+            },
             ConditionExpression: 'attribute_not_exists(pk)',
           },
         },
@@ -153,7 +172,10 @@ export async function deleteFolder(folder: FolderRecord, outbox: readonly Outbox
           },
         },
       ],
-      ['name', { Delete: { TableName: TABLE_NAME, Key: folderNameKey(folder.grant_id, folder.parent_id, folder.name) } }],
+      [
+        'name',
+        { Delete: { TableName: TABLE_NAME, Key: folderNameKey(folder.grant_id, folder.parent_id, folder.name) } },
+      ],
       ...outboxItems(outbox),
     ]);
   } catch (error) {

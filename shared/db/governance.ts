@@ -89,12 +89,21 @@ export interface WorkspaceRecord {
 const ENTITY = ['entity'] as const;
 const bump = (appId: ApplicationId): NamedTransactItem => [
   'governance_version',
-  { Update: { TableName: TABLE_NAME, Key: governanceKey(appId), UpdateExpression: 'ADD version :one', ExpressionAttributeValues: { ':one': 1 } } },
+  {
+    Update: {
+      TableName: TABLE_NAME,
+      Key: governanceKey(appId),
+      UpdateExpression: 'ADD version :one',
+      ExpressionAttributeValues: { ':one': 1 },
+    },
+  },
 ];
 
 /** The application's governance version (0 before any change). */
 export async function governanceVersion(appId: ApplicationId): Promise<number> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: governanceKey(appId), ConsistentRead: true }));
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: TABLE_NAME, Key: governanceKey(appId), ConsistentRead: true }),
+  );
   return (Item?.version as number | undefined) ?? 0;
 }
 
@@ -112,13 +121,19 @@ async function allOf<T>(appId: ApplicationId, prefix: string): Promise<T[]> {
 }
 
 /** Whether a transaction failed on one of the named conditions. */
-const failedOn = (error: unknown, ...names: string[]) => error instanceof TransactionConditionError && error.has(...names);
+const failedOn = (error: unknown, ...names: string[]) =>
+  error instanceof TransactionConditionError && error.has(...names);
 
 /**
  * Stores a rule, workspace or policy with the version bump: new (its ID not taken), or replacing the
  * version read (`expected`). False when that condition failed (a lost race, or it is gone).
  */
-async function putEntity(entity: string, key: Key, record: { application_id: ApplicationId; updated_at: number }, expected?: { updated_at: number }): Promise<boolean> {
+async function putEntity(
+  entity: string,
+  key: Key,
+  record: { application_id: ApplicationId; updated_at: number },
+  expected?: { updated_at: number },
+): Promise<boolean> {
   try {
     await transactWrite([
       [
@@ -142,7 +157,12 @@ async function putEntity(entity: string, key: Key, record: { application_id: App
 }
 
 /** Deletes a rule, workspace or policy with the version bump; false when it does not exist (or `condition` fails). */
-async function deleteEntity(entity: string, appId: ApplicationId, key: Key, condition?: { expression: string; names: Record<string, string>; values: Record<string, unknown> }): Promise<boolean> {
+async function deleteEntity(
+  entity: string,
+  appId: ApplicationId,
+  key: Key,
+  condition?: { expression: string; names: Record<string, string>; values: Record<string, unknown> },
+): Promise<boolean> {
   try {
     await transactWrite([
       [
@@ -152,7 +172,9 @@ async function deleteEntity(entity: string, appId: ApplicationId, key: Key, cond
             TableName: TABLE_NAME,
             Key: key,
             ConditionExpression: `attribute_exists(pk)${condition ? ` AND ${condition.expression}` : ''}`,
-            ...(condition ? { ExpressionAttributeNames: condition.names, ExpressionAttributeValues: condition.values } : {}),
+            ...(condition
+              ? { ExpressionAttributeNames: condition.names, ExpressionAttributeValues: condition.values }
+              : {}),
           },
         },
       ],
@@ -175,18 +197,29 @@ export const allLists = (appId: ApplicationId) => allOf<ListRecord>(appId, lists
  * A page of up to `limit` items of one key condition and where the next page starts: set only when
  * another item follows (one more is read to know), so the last page carries no cursor.
  */
-async function pageOf(query: { KeyConditionExpression: string; ExpressionAttributeValues: Record<string, unknown> }, options: { limit: number; start?: StartKey }) {
-  const { Items = [], LastEvaluatedKey } = await dynamo.send(new QueryCommand({ TableName: TABLE_NAME, ...query, Limit: options.limit + 1, ExclusiveStartKey: options.start }));
+async function pageOf(
+  query: { KeyConditionExpression: string; ExpressionAttributeValues: Record<string, unknown> },
+  options: { limit: number; start?: StartKey },
+) {
+  const { Items = [], LastEvaluatedKey } = await dynamo.send(
+    new QueryCommand({ TableName: TABLE_NAME, ...query, Limit: options.limit + 1, ExclusiveStartKey: options.start }),
+  );
   const items = Items.slice(0, options.limit);
   const last = items.at(-1);
   const more = Items.length > options.limit || LastEvaluatedKey !== undefined;
-  return { items, next: more ? ((last ? { pk: last.pk, sk: last.sk } : LastEvaluatedKey) as StartKey | undefined) : undefined };
+  return {
+    items,
+    next: more ? ((last ? { pk: last.pk, sk: last.sk } : LastEvaluatedKey) as StartKey | undefined) : undefined,
+  };
 }
 
 /** A page of lists, oldest first (IDs sort by creation). */
 export async function listLists(appId: ApplicationId, options: { limit: number; start?: StartKey }) {
   const page = await pageOf(
-    { KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)', ExpressionAttributeValues: { ':pk': listsOfApplication(appId).pk, ':prefix': listsOfApplication(appId).skPrefix } },
+    {
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': listsOfApplication(appId).pk, ':prefix': listsOfApplication(appId).skPrefix },
+    },
     options,
   );
   return { items: page.items.map((i) => itemAttributes<ListRecord>(i, ...ENTITY)), next: page.next };
@@ -194,14 +227,32 @@ export async function listLists(appId: ApplicationId, options: { limit: number; 
 
 export async function insertList(record: ListRecord): Promise<void> {
   await transactWrite([
-    ['list', { Put: { TableName: TABLE_NAME, Item: { ...listKey(record.application_id, record.id), entity: 'list', ...record }, ConditionExpression: 'attribute_not_exists(pk)' } }],
+    [
+      'list',
+      {
+        Put: {
+          TableName: TABLE_NAME,
+          Item: { ...listKey(record.application_id, record.id), entity: 'list', ...record },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+    ],
     bump(record.application_id),
   ]);
 }
 
 /** Changes a list's name and description (never its count); false when it does not exist. */
-export async function updateList(appId: ApplicationId, id: ListId, changes: { name?: string; description?: string }, now: number): Promise<boolean> {
-  const sets = ['updated_at = :now', ...(changes.name !== undefined ? ['#n = :name'] : []), ...(changes.description !== undefined ? ['description = :d'] : [])];
+export async function updateList(
+  appId: ApplicationId,
+  id: ListId,
+  changes: { name?: string; description?: string },
+  now: number,
+): Promise<boolean> {
+  const sets = [
+    'updated_at = :now',
+    ...(changes.name !== undefined ? ['#n = :name'] : []),
+    ...(changes.description !== undefined ? ['description = :d'] : []),
+  ];
   try {
     await transactWrite([
       [
@@ -233,7 +284,14 @@ export async function updateList(appId: ApplicationId, id: ListId, changes: { na
 /** Deletes a list with the job that removes its items; false when it does not exist. */
 export async function deleteList(appId: ApplicationId, id: ListId, outbox: readonly OutboxEntry[]): Promise<boolean> {
   try {
-    await transactWrite([['list', { Delete: { TableName: TABLE_NAME, Key: listKey(appId, id), ConditionExpression: 'attribute_exists(pk)' } }], bump(appId), ...outboxItems(outbox)]);
+    await transactWrite([
+      [
+        'list',
+        { Delete: { TableName: TABLE_NAME, Key: listKey(appId, id), ConditionExpression: 'attribute_exists(pk)' } },
+      ],
+      bump(appId),
+      ...outboxItems(outbox),
+    ]);
     return true;
   } catch (error) {
     if (failedOn(error, 'list')) return false;
@@ -248,9 +306,13 @@ export async function storedValues(listId: ListId, values: string[]): Promise<Se
 }
 
 /** Membership of (list, value) pairs in one batch read. */
-export async function membership(pairs: { listId: ListId; value: string }[]): Promise<{ has(listId: ListId, value: string): boolean }> {
+export async function membership(
+  pairs: { listId: ListId; value: string }[],
+): Promise<{ has(listId: ListId, value: string): boolean }> {
   const found = new Set<string>();
-  if (pairs.length) for (const item of await batchGet<Key>(pairs.map((p) => listItemKey(p.listId, p.value)))) found.add(`${item.pk}\u0000${item.sk}`);
+  if (pairs.length)
+    for (const item of await batchGet<Key>(pairs.map((p) => listItemKey(p.listId, p.value))))
+      found.add(`${item.pk}\u0000${item.sk}`);
   return {
     has: (listId, value) => {
       const key = listItemKey(listId, value);
@@ -267,15 +329,34 @@ export class ListGoneError extends Error {}
  * removed meanwhile fails its condition: the chunk is retried without it. ListGoneError when the
  * list does not exist.
  */
-export async function changeItems(appId: ApplicationId, listId: ListId, values: string[], sign: 1 | -1, now: number, newItem: (value: string) => ListItemRecord): Promise<void> {
+export async function changeItems(
+  appId: ApplicationId,
+  listId: ListId,
+  values: string[],
+  sign: 1 | -1,
+  now: number,
+  newItem: (value: string) => ListItemRecord,
+): Promise<void> {
   for (let i = 0; i < values.length; i += 99) {
     let chunk = values.slice(i, i + 99);
     while (chunk.length) {
       const items: NamedTransactItem[] = chunk.map((value, j): NamedTransactItem => [
         `item:${j}`,
         sign === 1
-          ? { Put: { TableName: TABLE_NAME, Item: { ...listItemKey(listId, value), ...newItem(value) }, ConditionExpression: 'attribute_not_exists(pk)' } }
-          : { Delete: { TableName: TABLE_NAME, Key: listItemKey(listId, value), ConditionExpression: 'attribute_exists(pk)' } },
+          ? {
+              Put: {
+                TableName: TABLE_NAME,
+                Item: { ...listItemKey(listId, value), ...newItem(value) },
+                ConditionExpression: 'attribute_not_exists(pk)',
+              },
+            }
+          : {
+              Delete: {
+                TableName: TABLE_NAME,
+                Key: listItemKey(listId, value),
+                ConditionExpression: 'attribute_exists(pk)',
+              },
+            },
       ]);
       const counter: NamedTransactItem = [
         'list',
@@ -306,7 +387,13 @@ export async function changeItems(appId: ApplicationId, listId: ListId, values: 
 export async function purgeListItems(listId: ListId, outOfTime: () => boolean): Promise<'done' | 'more'> {
   for (;;) {
     const page = await dynamo.send(
-      new QueryCommand({ TableName: TABLE_NAME, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': itemsOfList(listId) }, ProjectionExpression: 'pk, sk', Limit: 1000 }),
+      new QueryCommand({
+        TableName: TABLE_NAME,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': itemsOfList(listId) },
+        ProjectionExpression: 'pk, sk',
+        Limit: 1000,
+      }),
     );
     const keys = (page.Items ?? []) as Key[];
     if (!keys.length) return 'done';
@@ -317,7 +404,10 @@ export async function purgeListItems(listId: ListId, outOfTime: () => boolean): 
 
 /** A page of a list's items in value order. */
 export async function listItems(listId: ListId, options: { limit: number; start?: StartKey }) {
-  const page = await pageOf({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': itemsOfList(listId) } }, options);
+  const page = await pageOf(
+    { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': itemsOfList(listId) } },
+    options,
+  );
   return { items: page.items.map((i) => itemAttributes<ListItemRecord>(i)), next: page.next };
 }
 
@@ -328,15 +418,18 @@ export const getRule = (appId: ApplicationId, id: RuleId) => getItem<RuleRecord>
 export const allRules = (appId: ApplicationId) => allOf<RuleRecord>(appId, rulesOfApplication(appId).skPrefix);
 
 /** Stores a rule (new, or replacing the version read); false on a lost race or a missing rule. */
-export const putRule = (record: RuleRecord, expected?: { updated_at: number }) => putEntity('rule', ruleKey(record.application_id, record.id), record, expected);
+export const putRule = (record: RuleRecord, expected?: { updated_at: number }) =>
+  putEntity('rule', ruleKey(record.application_id, record.id), record, expected);
 
 export const deleteRule = (appId: ApplicationId, id: RuleId) => deleteEntity('rule', appId, ruleKey(appId, id));
 
 // ------------------------------------------------------------------------------------------------
 // Workspaces
 
-export const getWorkspace = (appId: ApplicationId, id: WorkspaceId) => getItem<WorkspaceRecord>(workspaceKey(appId, id));
-export const allWorkspaces = (appId: ApplicationId) => allOf<WorkspaceRecord>(appId, workspacesOfApplication(appId).skPrefix);
+export const getWorkspace = (appId: ApplicationId, id: WorkspaceId) =>
+  getItem<WorkspaceRecord>(workspaceKey(appId, id));
+export const allWorkspaces = (appId: ApplicationId) =>
+  allOf<WorkspaceRecord>(appId, workspacesOfApplication(appId).skPrefix);
 
 /** The guard that makes an application's default workspace one. */
 
@@ -344,8 +437,25 @@ export const allWorkspaces = (appId: ApplicationId) => allOf<WorkspaceRecord>(ap
 export async function ensureDefaultWorkspace(record: WorkspaceRecord): Promise<WorkspaceRecord> {
   try {
     await transactWrite([
-      ['guard', { Put: { TableName: TABLE_NAME, Item: { ...defaultWorkspaceGuardKey(record.application_id), workspace_id: record.id }, ConditionExpression: 'attribute_not_exists(pk)' } }],
-      ['workspace', { Put: { TableName: TABLE_NAME, Item: { ...workspaceKey(record.application_id, record.id), entity: 'workspace', ...record } } }],
+      [
+        'guard',
+        {
+          Put: {
+            TableName: TABLE_NAME,
+            Item: { ...defaultWorkspaceGuardKey(record.application_id), workspace_id: record.id },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        },
+      ],
+      [
+        'workspace',
+        {
+          Put: {
+            TableName: TABLE_NAME,
+            Item: { ...workspaceKey(record.application_id, record.id), entity: 'workspace', ...record },
+          },
+        },
+      ],
       bump(record.application_id),
     ]);
     return record;
@@ -358,11 +468,16 @@ export async function ensureDefaultWorkspace(record: WorkspaceRecord): Promise<W
   }
 }
 
-export const putWorkspace = (record: WorkspaceRecord, expected?: { updated_at: number }) => putEntity('workspace', workspaceKey(record.application_id, record.id), record, expected);
+export const putWorkspace = (record: WorkspaceRecord, expected?: { updated_at: number }) =>
+  putEntity('workspace', workspaceKey(record.application_id, record.id), record, expected);
 
 /** Deletes a workspace other than the default one. */
 export const deleteWorkspace = (appId: ApplicationId, id: WorkspaceId) =>
-  deleteEntity('workspace', appId, workspaceKey(appId, id), { expression: '#d = :false', names: { '#d': 'default' }, values: { ':false': false } });
+  deleteEntity('workspace', appId, workspaceKey(appId, id), {
+    expression: '#d = :false',
+    names: { '#d': 'default' },
+    values: { ':false': false },
+  });
 
 /** Puts a grant in a workspace (its record names it); false when the grant does not exist. */
 export async function assignGrantWorkspace(grantKeyOf: Key, workspaceId: WorkspaceId): Promise<boolean> {
@@ -400,7 +515,8 @@ export interface PolicyRecord {
 export const getPolicy = (appId: ApplicationId, id: PolicyId) => getItem<PolicyRecord>(policyKey(appId, id));
 export const allPolicies = (appId: ApplicationId) => allOf<PolicyRecord>(appId, policiesOfApplication(appId).skPrefix);
 
-export const putPolicy = (record: PolicyRecord, expected?: { updated_at: number }) => putEntity('policy', policyKey(record.application_id, record.id), record, expected);
+export const putPolicy = (record: PolicyRecord, expected?: { updated_at: number }) =>
+  putEntity('policy', policyKey(record.application_id, record.id), record, expected);
 
 export const deletePolicy = (appId: ApplicationId, id: PolicyId) => deleteEntity('policy', appId, policyKey(appId, id));
 
@@ -426,13 +542,27 @@ export async function putEvaluation(record: EvaluationRecord): Promise<void> {
   await dynamo.send(
     new PutCommand({
       TableName: TABLE_NAME,
-      Item: { ...evaluationKey(record.grant_id, record.id), entity: 'evaluation', ...record, expires_at: record.evaluated_at + EVALUATION_RETENTION_SECONDS },
+      Item: {
+        ...evaluationKey(record.grant_id, record.id),
+        entity: 'evaluation',
+        ...record,
+        expires_at: record.evaluated_at + EVALUATION_RETENTION_SECONDS,
+      },
     }),
   );
 }
 
 export const evaluationPut = (record: EvaluationRecord): TransactItem => ({
-  Put: { TableName: TABLE_NAME, Item: { ...evaluationKey(record.grant_id, record.id), entity: 'evaluation', ...record, expires_at: record.evaluated_at + EVALUATION_RETENTION_SECONDS } },
+  Put: {
+    TableName: TABLE_NAME,
+    Item: {
+      ...evaluationKey(record.grant_id, record.id),
+      entity: 'evaluation',
+      ...record,
+      expires_at: record.evaluated_at + EVALUATION_RETENTION_SECONDS,
+    },
+  },
 });
 
-export const listEvaluations = (grantId: GrantId, options: { limit: number; before?: string }) => listRecords<EvaluationRecord>(evaluationsOfGrant(grantId).pk, options, 'entity', 'expires_at');
+export const listEvaluations = (grantId: GrantId, options: { limit: number; before?: string }) =>
+  listRecords<EvaluationRecord>(evaluationsOfGrant(grantId).pk, options, 'entity', 'expires_at');

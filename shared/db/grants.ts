@@ -103,20 +103,43 @@ const uniqueDelete = (key: { pk: string; sk: string }, grantId: GrantId): Transa
 });
 
 /** Reserves a hosted mailbox's address across the deployment (committed with its grant). */
-export const agentAddressReservation = (grant: GrantRecord): NamedTransactItem => ['agent_address', uniquePut(agentAddressKey(grant.email), 'agent_address', grant)];
+export const agentAddressReservation = (grant: GrantRecord): NamedTransactItem => [
+  'agent_address',
+  uniquePut(agentAddressKey(grant.email), 'agent_address', grant),
+];
 /** Releases that reservation (committed with the grant's deletion). */
-export const agentAddressRelease = (grant: GrantRecord): NamedTransactItem => ['agent_address', uniqueDelete(agentAddressKey(grant.email), grant.id)];
+export const agentAddressRelease = (grant: GrantRecord): NamedTransactItem => [
+  'agent_address',
+  uniqueDelete(agentAddressKey(grant.email), grant.id),
+];
 
 /**
  * Inserts a grant with its uniqueness items (email within the app, external ID) and the items its
  * provider commits with it (`extra`: an address reservation, initial folders), all or nothing.
  */
-export async function insertGrant(grant: GrantRecord, extra: NamedItems = [], outbox: readonly OutboxEntry[] = []): Promise<void> {
+export async function insertGrant(
+  grant: GrantRecord,
+  extra: NamedItems = [],
+  outbox: readonly OutboxEntry[] = [],
+): Promise<void> {
   const items: [string, TransactItem][] = [
-    ['grant', { Put: { TableName: TABLE_NAME, Item: { ...grantKey(grant.application_id, grant.id), entity: 'grant', ...grant }, ConditionExpression: 'attribute_not_exists(pk)' } }],
+    [
+      'grant',
+      {
+        Put: {
+          TableName: TABLE_NAME,
+          Item: { ...grantKey(grant.application_id, grant.id), entity: 'grant', ...grant },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+    ],
     ['email', uniquePut(grantEmailKey(grant.application_id, grant.email), 'grant_email', grant)],
   ];
-  if (grant.external_id !== undefined) items.push(['external_id', uniquePut(grantExternalIdKey(grant.application_id, grant.external_id), 'grant_external_id', grant)]);
+  if (grant.external_id !== undefined)
+    items.push([
+      'external_id',
+      uniquePut(grantExternalIdKey(grant.application_id, grant.external_id), 'grant_external_id', grant),
+    ]);
   try {
     await transactWrite([...items, ...extra, ...outboxItems(outbox)]);
   } catch (error) {
@@ -130,24 +153,35 @@ export async function getGrant(appId: ApplicationId, grantId: GrantId): Promise<
 }
 
 /** Grants by key, in one batch read (those that do not exist are left out). */
-export async function getGrants(keys: readonly { applicationId: ApplicationId; grantId: GrantId }[]): Promise<GrantRecord[]> {
+export async function getGrants(
+  keys: readonly { applicationId: ApplicationId; grantId: GrantId }[],
+): Promise<GrantRecord[]> {
   return (await batchGet(keys.map((k) => grantKey(k.applicationId, k.grantId)))).map(toRecord);
 }
 
-async function getByUniqueItem(appId: ApplicationId, key: { pk: string; sk: string }): Promise<GrantRecord | undefined> {
+async function getByUniqueItem(
+  appId: ApplicationId,
+  key: { pk: string; sk: string },
+): Promise<GrantRecord | undefined> {
   const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: key }));
   if (!Item) return undefined;
   return getGrant(appId, Item.grant_id as GrantId);
 }
 
-export const getGrantByEmail = (appId: ApplicationId, email: string) => getByUniqueItem(appId, grantEmailKey(appId, email));
+export const getGrantByEmail = (appId: ApplicationId, email: string) =>
+  getByUniqueItem(appId, grantEmailKey(appId, email));
 
-export const getGrantByExternalId = (appId: ApplicationId, externalId: string) => getByUniqueItem(appId, grantExternalIdKey(appId, externalId));
+export const getGrantByExternalId = (appId: ApplicationId, externalId: string) =>
+  getByUniqueItem(appId, grantExternalIdKey(appId, externalId));
 
 /** Which application and grant own an Agent Account address (deployment-wide). */
-export async function getAgentAddressOwner(email: string): Promise<{ application_id: ApplicationId; grant_id: GrantId } | undefined> {
+export async function getAgentAddressOwner(
+  email: string,
+): Promise<{ application_id: ApplicationId; grant_id: GrantId } | undefined> {
   const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: agentAddressKey(email) }));
-  return Item ? { application_id: Item.application_id as ApplicationId, grant_id: Item.grant_id as GrantId } : undefined;
+  return Item
+    ? { application_id: Item.application_id as ApplicationId, grant_id: Item.grant_id as GrantId }
+    : undefined;
 }
 
 /**
@@ -156,11 +190,15 @@ export async function getAgentAddressOwner(email: string): Promise<{ application
  */
 export async function resolveAgentAddresses(emails: string[]): Promise<{ grants: GrantRecord[]; unknown: string[] }> {
   const addresses = [...new Set(emails)];
-  const owners = await batchGet<{ pk: string; application_id: ApplicationId; grant_id: GrantId }>(addresses.map((email) => agentAddressKey(email)));
+  const owners = await batchGet<{ pk: string; application_id: ApplicationId; grant_id: GrantId }>(
+    addresses.map((email) => agentAddressKey(email)),
+  );
   const owned = new Set(owners.map((o) => o.pk));
   const unknown = addresses.filter((email) => !owned.has(agentAddressKey(email).pk));
   const byGrant = new Map(owners.map((o) => [o.grant_id, o]));
-  const grants = (await batchGet([...byGrant.values()].map((o) => grantKey(o.application_id, o.grant_id)))).map(toRecord);
+  const grants = (await batchGet([...byGrant.values()].map((o) => grantKey(o.application_id, o.grant_id)))).map(
+    toRecord,
+  );
   return { grants, unknown };
 }
 
@@ -183,7 +221,10 @@ export interface GrantListOptions {
  * creation time and IP. Reads pages
  * until `offset + limit` matches plus one look-ahead are found, so `nextKey` is set only when more exist.
  */
-export async function listGrants(appId: ApplicationId, options: GrantListOptions): Promise<{ items: GrantRecord[]; nextKey?: StartKey }> {
+export async function listGrants(
+  appId: ApplicationId,
+  options: GrantListOptions,
+): Promise<{ items: GrantRecord[]; nextKey?: StartKey }> {
   const { pk, skPrefix } = grantsOfApplication(appId);
   const filters: string[] = [];
   const values: Record<string, unknown> = { ':pk': pk, ':prefix': skPrefix };
@@ -242,7 +283,11 @@ export interface GrantChanges {
  * transaction, guarded on the grant still having the external ID we read.
  */
 /** Updates a grant; `outbox` gives what to commit with it, from the updated grant (its grant.updated). */
-export async function updateGrant(grant: GrantRecord, changes: GrantChanges, outbox: (next: GrantRecord) => readonly OutboxEntry[] = () => []): Promise<GrantRecord> {
+export async function updateGrant(
+  grant: GrantRecord,
+  changes: GrantChanges,
+  outbox: (next: GrantRecord) => readonly OutboxEntry[] = () => [],
+): Promise<GrantRecord> {
   const key = grantKey(grant.application_id, grant.id);
   const sets = ['updated_at = :now'];
   const removes: string[] = [];
@@ -260,13 +305,19 @@ export async function updateGrant(grant: GrantRecord, changes: GrantChanges, out
     else {
       conditions.push('external_id = :old_external');
       values[':old_external'] = grant.external_id;
-      items.push(['old_external_id', uniqueDelete(grantExternalIdKey(grant.application_id, grant.external_id), grant.id)]);
+      items.push([
+        'old_external_id',
+        uniqueDelete(grantExternalIdKey(grant.application_id, grant.external_id), grant.id),
+      ]);
     }
     if (changes.external_id === null) removes.push('external_id');
     else {
       sets.push('external_id = :external');
       values[':external'] = changes.external_id;
-      items.push(['external_id', uniquePut(grantExternalIdKey(grant.application_id, changes.external_id!), 'grant_external_id', grant)]);
+      items.push([
+        'external_id',
+        uniquePut(grantExternalIdKey(grant.application_id, changes.external_id!), 'grant_external_id', grant),
+      ]);
     }
   }
   const update: TransactItem = {
@@ -309,7 +360,12 @@ export interface Reconnection {
  * (`extra`) and the notifications of the result; StaleWriteError when the grant or a condition of
  * `extra` failed.
  */
-async function setGrantFields(grant: GrantRecord, fields: Partial<GrantRecord>, extra: NamedItems, outbox: (next: GrantRecord) => readonly OutboxEntry[]): Promise<GrantRecord> {
+async function setGrantFields(
+  grant: GrantRecord,
+  fields: Partial<GrantRecord>,
+  extra: NamedItems,
+  outbox: (next: GrantRecord) => readonly OutboxEntry[],
+): Promise<GrantRecord> {
   const next: GrantRecord = { ...grant, ...fields };
   const entries = Object.entries(fields).filter(([, value]) => value !== undefined);
   try {
@@ -342,25 +398,49 @@ async function setGrantFields(grant: GrantRecord, fields: Partial<GrantRecord>, 
  * Re-authenticates a grant (hosted OAuth or bulk authentication of the same account again), with
  * the items its provider commits (new provider tokens); StaleWriteError if the grant is gone.
  */
-export const reconnectGrant = (grant: GrantRecord, changes: Reconnection, extra: NamedItems, outbox: (next: GrantRecord) => readonly OutboxEntry[]) => setGrantFields(grant, changes, extra, outbox);
+export const reconnectGrant = (
+  grant: GrantRecord,
+  changes: Reconnection,
+  extra: NamedItems,
+  outbox: (next: GrantRecord) => readonly OutboxEntry[],
+) => setGrantFields(grant, changes, extra, outbox);
 
 /**
  * Sets a grant's status with what its provider commits alongside (`extra`, e.g. the condition that
  * the refresh lease is still held); StaleWriteError when the grant or a condition of `extra` failed.
  */
-export const setGrantStatus = (grant: GrantRecord, status: GrantStatus, updatedAt: number, extra: NamedItems, outbox: (next: GrantRecord) => readonly OutboxEntry[]) =>
-  setGrantFields(grant, { grant_status: status, updated_at: updatedAt }, extra, outbox);
+export const setGrantStatus = (
+  grant: GrantRecord,
+  status: GrantStatus,
+  updatedAt: number,
+  extra: NamedItems,
+  outbox: (next: GrantRecord) => readonly OutboxEntry[],
+) => setGrantFields(grant, { grant_status: status, updated_at: updatedAt }, extra, outbox);
 
 /**
  * Deletes a grant and its uniqueness items together, with the items its provider releases
  * (`extra`); StaleWriteError if it was already gone.
  */
-export async function deleteGrant(grant: GrantRecord, extra: NamedItems = [], outbox: readonly OutboxEntry[] = []): Promise<void> {
+export async function deleteGrant(
+  grant: GrantRecord,
+  extra: NamedItems = [],
+  outbox: readonly OutboxEntry[] = [],
+): Promise<void> {
   const items: [string, TransactItem][] = [
-    ['grant', { Delete: { TableName: TABLE_NAME, Key: grantKey(grant.application_id, grant.id), ConditionExpression: 'attribute_exists(pk)' } }],
+    [
+      'grant',
+      {
+        Delete: {
+          TableName: TABLE_NAME,
+          Key: grantKey(grant.application_id, grant.id),
+          ConditionExpression: 'attribute_exists(pk)',
+        },
+      },
+    ],
     ['email', uniqueDelete(grantEmailKey(grant.application_id, grant.email), grant.id)],
   ];
-  if (grant.external_id !== undefined) items.push(['external_id', uniqueDelete(grantExternalIdKey(grant.application_id, grant.external_id), grant.id)]);
+  if (grant.external_id !== undefined)
+    items.push(['external_id', uniqueDelete(grantExternalIdKey(grant.application_id, grant.external_id), grant.id)]);
   try {
     await transactWrite([...items, ...extra, ...outboxItems(outbox)]);
   } catch (error) {

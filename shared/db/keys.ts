@@ -131,7 +131,9 @@ const sha256 = (value: string) => createHash('sha256').update(value, 'utf8').dig
  */
 function fitted(attribute: 'pk' | 'sk', prefix: string, value: string): string {
   const raw = prefix + value;
-  return raw.length * 3 <= KEY_BYTES[attribute] || Buffer.byteLength(raw, 'utf8') <= KEY_BYTES[attribute] ? raw : `${prefix}~sha256:${sha256(value)}`;
+  return raw.length * 3 <= KEY_BYTES[attribute] || Buffer.byteLength(raw, 'utf8') <= KEY_BYTES[attribute]
+    ? raw
+    : `${prefix}~sha256:${sha256(value)}`;
 }
 
 /** An item's own attributes: without its table keys and whatever bookkeeping attributes are named. */
@@ -174,7 +176,10 @@ export const grantExternalIdKey = (appId: ApplicationId, externalId: string): Ke
 });
 
 /** Deployment-wide ownership of an Agent Account address (inbound mail routing, cross-app uniqueness). */
-export const agentAddressKey = (email: string): Key => ({ pk: fitted('pk', 'agent#', email.toLowerCase()), sk: 'agent' });
+export const agentAddressKey = (email: string): Key => ({
+  pk: fitted('pk', 'agent#', email.toLowerCase()),
+  sk: 'agent',
+});
 
 /** The partitions a grant's data lives in (postings aside: see postingPartition), purged with it. */
 const GRANT_PARTITIONS = [
@@ -206,7 +211,10 @@ const grantPartition = (grantId: GrantId, kind: (typeof GRANT_PARTITIONS)[number
 export const grantPartitions = (grantId: GrantId) => GRANT_PARTITIONS.map((kind) => grantPartition(grantId, kind));
 
 /** Folder by ID within a grant (system folders have fixed IDs such as `inbox`). */
-export const folderKey = (grantId: GrantId, folderId: string): Key => ({ pk: grantPartition(grantId, 'folder'), sk: folderId });
+export const folderKey = (grantId: GrantId, folderId: string): Key => ({
+  pk: grantPartition(grantId, 'folder'),
+  sk: folderId,
+});
 /** Guard item that makes a folder name unique among its siblings (case-insensitive). */
 export const folderNameKey = (grantId: GrantId, parentId: string | undefined, name: string): Key => ({
   pk: grantPartition(grantId, 'folder'),
@@ -216,61 +224,103 @@ export const folderNameKey = (grantId: GrantId, parentId: string | undefined, na
 export const foldersOfGrant = (grantId: GrantId) => ({ pk: grantPartition(grantId, 'folder') });
 
 /** Message by ID within a grant. */
-export const messageKey = (grantId: GrantId, messageId: MessageId): Key => ({ pk: grantPartition(grantId, 'msg'), sk: messageId });
+export const messageKey = (grantId: GrantId, messageId: MessageId): Key => ({
+  pk: grantPartition(grantId, 'msg'),
+  sk: messageId,
+});
 /** Query: messages of a grant, newest first; sort-key ranges select by receipt time. */
 export const messagesOfGrant = (grantId: GrantId) => ({ pk: grantPartition(grantId, 'msg') });
 
 /** Query partition of one filter value (`in:inbox`, `from:ann@x.com`, `unread`, ...). */
 export const postingPartition = (grantId: GrantId, kind: string) => fitted('pk', `grant#${grantId}#ix#`, kind);
 /** One posting: message `messageId` matches filter value `kind`. */
-export const postingKey = (grantId: GrantId, kind: string, messageId: string): Key => ({ pk: postingPartition(grantId, kind), sk: messageId });
+export const postingKey = (grantId: GrantId, kind: string, messageId: string): Key => ({
+  pk: postingPartition(grantId, kind),
+  sk: messageId,
+});
 
 /**
  * Search entries of a mailbox (shared/db/search.ts), by a ULID taken right before the entry's
  * transaction: queries read the entries above the manifest's watermark.
  */
 export const searchEntriesOf = (grantId: GrantId) => grantPartition(grantId, 'search');
-export const searchEntryKey = (grantId: GrantId, sequence: string): Key => ({ pk: searchEntriesOf(grantId), sk: sequence });
+export const searchEntryKey = (grantId: GrantId, sequence: string): Key => ({
+  pk: searchEntriesOf(grantId),
+  sk: sequence,
+});
 /** The search manifest of a mailbox: its live segments and merge state (one item, read by every search). */
 export const searchManifestKey = (grantId: GrantId): Key => ({ pk: `grant#${grantId}`, sk: 'search' });
 
 /** Message by its RFC 5322 Message-ID header: threading of replies and deduplication of inbound mail. */
-export const messageIdHeaderKey = (grantId: GrantId, header: string): Key => ({ pk: grantPartition(grantId, 'mid'), sk: fitted('sk', '', header) });
+export const messageIdHeaderKey = (grantId: GrantId, header: string): Key => ({
+  pk: grantPartition(grantId, 'mid'),
+  sk: fitted('sk', '', header),
+});
 
 /** A synced message's reference to another (its In-Reply-To, its thread's root) → its thread: how a parent synced after its reply finds the reply's thread. */
-export const referenceKey = (grantId: GrantId, referenced: string): Key => ({ pk: grantPartition(grantId, 'ref'), sk: fitted('sk', '', referenced) });
+export const referenceKey = (grantId: GrantId, referenced: string): Key => ({
+  pk: grantPartition(grantId, 'ref'),
+  sk: fitted('sk', '', referenced),
+});
 
 /** Thread by ID. */
-export const threadKey = (grantId: GrantId, threadId: ThreadId): Key => ({ pk: grantPartition(grantId, 'thread'), sk: threadId });
+export const threadKey = (grantId: GrantId, threadId: ThreadId): Key => ({
+  pk: grantPartition(grantId, 'thread'),
+  sk: threadId,
+});
 /** Listing entry of a thread, keyed by its latest message so threads sort by activity. */
-export const threadListKey = (grantId: GrantId, latestMessageId: string): Key => ({ pk: grantPartition(grantId, 'threads'), sk: latestMessageId });
+export const threadListKey = (grantId: GrantId, latestMessageId: string): Key => ({
+  pk: grantPartition(grantId, 'threads'),
+  sk: latestMessageId,
+});
 /** Query: threads newest activity first. */
 export const threadsOfGrant = (grantId: GrantId) => ({ pk: grantPartition(grantId, 'threads') });
 
 /** Draft by ID (IDs are ULIDs, so the partition reads newest first). */
-export const draftKey = (grantId: GrantId, draftId: DraftId): Key => ({ pk: grantPartition(grantId, 'draft'), sk: draftId });
+export const draftKey = (grantId: GrantId, draftId: DraftId): Key => ({
+  pk: grantPartition(grantId, 'draft'),
+  sk: draftId,
+});
 export const draftsOfGrant = (grantId: GrantId) => ({ pk: grantPartition(grantId, 'draft') });
 
-export const templateKey = (grantId: GrantId, templateId: TemplateId): Key => ({ pk: grantPartition(grantId, 'template'), sk: templateId });
+export const templateKey = (grantId: GrantId, templateId: TemplateId): Key => ({
+  pk: grantPartition(grantId, 'template'),
+  sk: templateId,
+});
 export const templatesOfGrant = (grantId: GrantId) => ({ pk: grantPartition(grantId, 'template') });
 
-export const signatureKey = (grantId: GrantId, signatureId: SignatureId): Key => ({ pk: grantPartition(grantId, 'signature'), sk: signatureId });
+export const signatureKey = (grantId: GrantId, signatureId: SignatureId): Key => ({
+  pk: grantPartition(grantId, 'signature'),
+  sk: signatureId,
+});
 export const signaturesOfGrant = (grantId: GrantId) => ({ pk: grantPartition(grantId, 'signature') });
 
 /** A scheduled send (IDs are ULIDs: the partition reads newest first). */
-export const scheduleKey = (grantId: GrantId, scheduleId: ScheduleId): Key => ({ pk: grantPartition(grantId, 'schedule'), sk: scheduleId });
+export const scheduleKey = (grantId: GrantId, scheduleId: ScheduleId): Key => ({
+  pk: grantPartition(grantId, 'schedule'),
+  sk: scheduleId,
+});
 export const schedulesOfGrant = (grantId: GrantId) => ({ pk: grantPartition(grantId, 'schedule') });
 
 /** A send's Idempotency-Key (expires after an hour through TTL). */
-export const idempotencyKey = (grantId: GrantId, key: string): Key => ({ pk: grantPartition(grantId, 'idem'), sk: key });
+export const idempotencyKey = (grantId: GrantId, key: string): Key => ({
+  pk: grantPartition(grantId, 'idem'),
+  sk: key,
+});
 
 /** Messages sent by an Agent Account on one UTC day. */
 export const sendQuotaKey = (grantId: GrantId, day: string): Key => ({ pk: grantPartition(grantId, 'quota'), sk: day });
 /** Messages an Agent Account received on one UTC day (a workspace policy may limit them). */
-export const receiveQuotaKey = (grantId: GrantId, day: string): Key => ({ pk: grantPartition(grantId, 'quota'), sk: `recv#${day}` });
+export const receiveQuotaKey = (grantId: GrantId, day: string): Key => ({
+  pk: grantPartition(grantId, 'quota'),
+  sk: `recv#${day}`,
+});
 
 /** Webhook destination by ID, scoped to its application. */
-export const webhookKey = (appId: ApplicationId, webhookId: WebhookId): Key => ({ pk: `app#${appId}`, sk: `webhook#${webhookId}` });
+export const webhookKey = (appId: ApplicationId, webhookId: WebhookId): Key => ({
+  pk: `app#${appId}`,
+  sk: `webhook#${webhookId}`,
+});
 /** Query: the destinations of an application. */
 export const webhooksOfApplication = (appId: ApplicationId) => ({ pk: `app#${appId}`, skPrefix: 'webhook#' });
 /** Registry entry of a destination: the health sweep reads every destination from one partition. */
@@ -278,7 +328,10 @@ export const webhookRegistryKey = (webhookId: WebhookId): Key => ({ pk: 'webhook
 export const webhookRegistry = () => ({ pk: 'webhooks' });
 
 /** One delivery attempt of a destination (IDs are ULIDs: the partition reads newest first). */
-export const attemptKey = (webhookId: WebhookId, attemptId: string): Key => ({ pk: `webhook#${webhookId}#attempts`, sk: attemptId });
+export const attemptKey = (webhookId: WebhookId, attemptId: string): Key => ({
+  pk: `webhook#${webhookId}#attempts`,
+  sk: attemptId,
+});
 export const attemptsOfWebhook = (webhookId: WebhookId) => ({ pk: `webhook#${webhookId}#attempts` });
 
 /**
@@ -288,7 +341,10 @@ export const attemptsOfWebhook = (webhookId: WebhookId) => ({ pk: `webhook#${web
  * same BatchWriteItem as its attempt records; readers sum the writers' items of each hour. (Items
  * written before writers, `h#<hour>` alone, are summed the same way.)
  */
-export const statsKey = (webhookId: WebhookId, seconds: number, writer: string): Key => ({ pk: statsOfWebhook(webhookId).pk, sk: `${statsBucket(seconds)}#${writer}` });
+export const statsKey = (webhookId: WebhookId, seconds: number, writer: string): Key => ({
+  pk: statsOfWebhook(webhookId).pk,
+  sk: `${statsBucket(seconds)}#${writer}`,
+});
 /** The sort key of the hour holding Unix time `seconds`. */
 export const statsBucket = (seconds: number) => `h#${String(Math.floor(seconds / 3600)).padStart(10, '0')}`;
 /** Sort key range of a destination's counters from the hour holding `fromSeconds` on. */
@@ -318,10 +374,16 @@ export const ruleKey = (appId: ApplicationId, id: RuleId): Key => ({ pk: `app#${
 export const rulesOfApplication = (appId: ApplicationId) => ({ pk: `app#${appId}`, skPrefix: 'rule#' });
 export const policyKey = (appId: ApplicationId, id: PolicyId): Key => ({ pk: `app#${appId}`, sk: `policy#${id}` });
 export const policiesOfApplication = (appId: ApplicationId) => ({ pk: `app#${appId}`, skPrefix: 'policy#' });
-export const workspaceKey = (appId: ApplicationId, id: WorkspaceId): Key => ({ pk: `app#${appId}`, sk: `workspace#${id}` });
+export const workspaceKey = (appId: ApplicationId, id: WorkspaceId): Key => ({
+  pk: `app#${appId}`,
+  sk: `workspace#${id}`,
+});
 export const workspacesOfApplication = (appId: ApplicationId) => ({ pk: `app#${appId}`, skPrefix: 'workspace#' });
 /** The guard that makes an application's default workspace one (its workspace ID as an attribute). */
-export const defaultWorkspaceGuardKey = (appId: ApplicationId): Key => ({ pk: applicationPartition(appId), sk: 'workspace-default' });
+export const defaultWorkspaceGuardKey = (appId: ApplicationId): Key => ({
+  pk: applicationPartition(appId),
+  sk: 'workspace-default',
+});
 /**
  * The application's governance version: every change to its lists, rules, policies or workspaces
  * adds one in the same transaction, so a decision that reads it knows whether its cached copy of
@@ -333,14 +395,24 @@ export const governanceKey = (appId: ApplicationId): Key => ({ pk: `app#${appId}
 export const itemsOfList = (listId: ListId) => `list#${listId}#items`;
 export const listItemKey = (listId: ListId, value: string): Key => ({ pk: itemsOfList(listId), sk: value });
 
-export const evaluationKey = (grantId: GrantId, id: EvaluationId): Key => ({ pk: grantPartition(grantId, 'evaluations'), sk: id });
+export const evaluationKey = (grantId: GrantId, id: EvaluationId): Key => ({
+  pk: grantPartition(grantId, 'evaluations'),
+  sk: id,
+});
 export const evaluationsOfGrant = (grantId: GrantId) => ({ pk: grantPartition(grantId, 'evaluations') });
 
 /** Calendar by ID within a grant. */
 /** A contact of a grant's address book (`address_book`) or collected from its mail (`inbox`). */
-export const contactKey = (grantId: GrantId, source: 'address_book' | 'inbox', contactId: ContactId): Key => ({ pk: contactsOfGrant(grantId, source), sk: contactId });
-export const contactsOfGrant = (grantId: GrantId, source: 'address_book' | 'inbox') => grantPartition(grantId, source === 'inbox' ? 'inboxcontact' : 'contact');
-export const contactGroupKey = (grantId: GrantId, groupId: ContactGroupId): Key => ({ pk: contactGroupsOfGrant(grantId), sk: groupId });
+export const contactKey = (grantId: GrantId, source: 'address_book' | 'inbox', contactId: ContactId): Key => ({
+  pk: contactsOfGrant(grantId, source),
+  sk: contactId,
+});
+export const contactsOfGrant = (grantId: GrantId, source: 'address_book' | 'inbox') =>
+  grantPartition(grantId, source === 'inbox' ? 'inboxcontact' : 'contact');
+export const contactGroupKey = (grantId: GrantId, groupId: ContactGroupId): Key => ({
+  pk: contactGroupsOfGrant(grantId),
+  sk: groupId,
+});
 export const contactGroupsOfGrant = (grantId: GrantId) => grantPartition(grantId, 'contactgroup');
 /** Guard item that makes a contact group name unique among its siblings (case-insensitive). */
 export const contactGroupNameKey = (grantId: GrantId, parentId: ContactGroupId | undefined, name: string): Key => ({
@@ -348,29 +420,49 @@ export const contactGroupNameKey = (grantId: GrantId, parentId: ContactGroupId |
   sk: fitted('sk', `name#${parentId ?? ''}#`, name.trim().toLowerCase()),
 });
 
-export const calendarKey = (grantId: GrantId, calendarId: CalendarId): Key => ({ pk: grantPartition(grantId, 'calendar'), sk: calendarId });
+export const calendarKey = (grantId: GrantId, calendarId: CalendarId): Key => ({
+  pk: grantPartition(grantId, 'calendar'),
+  sk: calendarId,
+});
 export const calendarsOfGrant = (grantId: GrantId) => ({ pk: grantPartition(grantId, 'calendar') });
 
 /** The events of a calendar (masters, single events and overrides), by ID. Purged with the calendar. */
 export const eventsOfCalendar = (grantId: GrantId, calendarId: CalendarId) => `grant#${grantId}#cal#${calendarId}#evt`;
-export const eventKey = (grantId: GrantId, calendarId: CalendarId, eventId: string): Key => ({ pk: eventsOfCalendar(grantId, calendarId), sk: eventId });
+export const eventKey = (grantId: GrantId, calendarId: CalendarId, eventId: string): Key => ({
+  pk: eventsOfCalendar(grantId, calendarId),
+  sk: eventId,
+});
 
 /** One time bucket of a calendar's window index (bucket names: shared/db/events.ts). */
-export const windowPartition = (grantId: GrantId, calendarId: CalendarId, bucket: string) => `grant#${grantId}#cal#${calendarId}#win#${bucket}`;
+export const windowPartition = (grantId: GrantId, calendarId: CalendarId, bucket: string) =>
+  `grant#${grantId}#cal#${calendarId}#win#${bucket}`;
 /** Sort key of a window copy: the start, zero-padded so keys sort by time, then the event ID. */
-export const windowSortKey = (start: number, eventId: string) => `${String(Math.max(0, start)).padStart(11, '0')}#${eventId}`;
-export const windowKey = (grantId: GrantId, calendarId: CalendarId, bucket: string, start: number, eventId: string): Key => ({
+export const windowSortKey = (start: number, eventId: string) =>
+  `${String(Math.max(0, start)).padStart(11, '0')}#${eventId}`;
+export const windowKey = (
+  grantId: GrantId,
+  calendarId: CalendarId,
+  bucket: string,
+  start: number,
+  eventId: string,
+): Key => ({
   pk: windowPartition(grantId, calendarId, bucket),
   sk: windowSortKey(start, eventId),
 });
 
 /** Which event of a grant carries an iCalendar UID (one per grant: a series and its overrides share it). */
-export const icalUidKey = (grantId: GrantId, uid: string): Key => ({ pk: grantPartition(grantId, 'icaluid'), sk: fitted('sk', '', uid) });
+export const icalUidKey = (grantId: GrantId, uid: string): Key => ({
+  pk: grantPartition(grantId, 'icaluid'),
+  sk: fitted('sk', '', uid),
+});
 
 /** Scheduler configuration by ID, deployment-wide (a public booking page names only the ID). */
 export const configurationKey = (id: ConfigurationId): Key => ({ pk: `schedcfg#${id}`, sk: 'config' });
 /** The copy of a configuration in its application's partition (lists). */
-export const appConfigurationKey = (appId: ApplicationId, id: ConfigurationId): Key => ({ pk: `app#${appId}`, sk: `schedcfg#${id}` });
+export const appConfigurationKey = (appId: ApplicationId, id: ConfigurationId): Key => ({
+  pk: `app#${appId}`,
+  sk: `schedcfg#${id}`,
+});
 export const configurationsOfApplication = (appId: ApplicationId) => ({ pk: `app#${appId}`, skPrefix: 'schedcfg#' });
 /**
  * Uniqueness and lookup of a configuration by slug across every application: a booking page URL
@@ -384,7 +476,10 @@ export const authorizationCodeKey = (codeHash: string): Key => ({ pk: `oauthcode
 /** An access or refresh token Switchboard issued, by its SHA-256 (the token itself is never stored). */
 export const apiTokenKey = (tokenHash: string): Key => ({ pk: `token#${tokenHash}`, sk: 'token' });
 /** The copy of an issued token under its grant, so that revoking or deleting the grant finds them all. */
-export const grantTokenKey = (grantId: GrantId, tokenHash: string): Key => ({ pk: `grant#${grantId}#tokens`, sk: tokenHash });
+export const grantTokenKey = (grantId: GrantId, tokenHash: string): Key => ({
+  pk: `grant#${grantId}#tokens`,
+  sk: tokenHash,
+});
 export const tokensOfGrant = (grantId: GrantId) => ({ pk: `grant#${grantId}#tokens` });
 /** A connected grant's tokens at its provider (sealed), with the refresh lease and version. */
 export const providerTokensKey = (grantId: GrantId): Key => ({ pk: `grant#${grantId}`, sk: 'provider_tokens' });
@@ -401,9 +496,15 @@ export const serverLocationsOf = (grantId: GrantId, folderId: string, uidValidit
   skPrefix: uidValidity === undefined ? `${folderId}#` : `${folderId}#${uidValidity}#`,
 });
 /** A message a `query_imap` list answered that is not synced, by its ID (TTL a day): how a get with query_imap finds it on the server. */
-export const directIdKey = (grantId: GrantId, messageId: string): Key => ({ pk: grantPartition(grantId, 'direct'), sk: messageId });
+export const directIdKey = (grantId: GrantId, messageId: string): Key => ({
+  pk: grantPartition(grantId, 'direct'),
+  sk: messageId,
+});
 /** When an organization's administrator consented for an application's credential (admin consent flow). */
-export const adminConsentKey = (appId: ApplicationId, provider: string, credentialId: string): Key => ({ pk: `app#${appId}`, sk: `adminconsent#${provider}#${credentialId}` });
+export const adminConsentKey = (appId: ApplicationId, provider: string, credentialId: string): Key => ({
+  pk: `app#${appId}`,
+  sk: `adminconsent#${provider}#${credentialId}`,
+});
 
 /** A scheduler session by the SHA-256 of its token (the token itself is never stored). */
 export const sessionKey = (tokenHash: string): Key => ({ pk: `schedses#${tokenHash}`, sk: 'session' });
@@ -418,27 +519,53 @@ export const bookedDayKey = (grantId: GrantId, day: string): Key => ({ pk: `gran
 export const sealContext = (key: Key): string => `${key.pk}/${key.sk}`;
 
 /** A redirect (callback) URI of an application, by ID. */
-export const redirectUriKey = (appId: ApplicationId, id: RedirectUriId): Key => ({ pk: `app#${appId}`, sk: `redirect_uri#${id}` });
+export const redirectUriKey = (appId: ApplicationId, id: RedirectUriId): Key => ({
+  pk: `app#${appId}`,
+  sk: `redirect_uri#${id}`,
+});
 export const redirectUrisOfApplication = (appId: ApplicationId) => ({ pk: `app#${appId}`, skPrefix: 'redirect_uri#' });
 /**
  * Uniqueness and lookup of a redirect URI by its URL, the string as registered (never normalized: the
  * OAuth flow compares strings), hashed: URLs may outgrow a sort key. Records registered before exact
  * matching are keyed by their parsed URL (`new URL(url).href`, RedirectUriRecord.href).
  */
-export const redirectUrlKey = (appId: ApplicationId, url: string): Key => ({ pk: `app#${appId}`, sk: `redirect_url#${sha256(url)}` });
+export const redirectUrlKey = (appId: ApplicationId, url: string): Key => ({
+  pk: `app#${appId}`,
+  sk: `redirect_url#${sha256(url)}`,
+});
 /** A desktop redirect URI on loopback http, by its URL with the port cut out: RFC 8252 lets any port match it. */
-export const redirectLoopbackKey = (appId: ApplicationId, urlWithoutPort: string): Key => ({ pk: `app#${appId}`, sk: `redirect_loopback#${sha256(urlWithoutPort)}` });
+export const redirectLoopbackKey = (appId: ApplicationId, urlWithoutPort: string): Key => ({
+  pk: `app#${appId}`,
+  sk: `redirect_loopback#${sha256(urlWithoutPort)}`,
+});
 
 /** The connector of one provider (an application has at most one per provider). */
-export const connectorKey = (appId: ApplicationId, provider: string): Key => ({ pk: `app#${appId}`, sk: `connector#${provider}` });
+export const connectorKey = (appId: ApplicationId, provider: string): Key => ({
+  pk: `app#${appId}`,
+  sk: `connector#${provider}`,
+});
 export const connectorsOfApplication = (appId: ApplicationId) => ({ pk: `app#${appId}`, skPrefix: 'connector#' });
 /** A credential of a provider's connector, by ID. */
-export const credentialKey = (appId: ApplicationId, provider: string, id: CredentialId): Key => ({ pk: `app#${appId}`, sk: `cred#${provider}#${id}` });
+export const credentialKey = (appId: ApplicationId, provider: string, id: CredentialId): Key => ({
+  pk: `app#${appId}`,
+  sk: `cred#${provider}#${id}`,
+});
 /** Query: the credentials stored for a provider (of its current connector and of deleted ones not yet cleaned up). */
-export const credentialsOfProvider = (appId: ApplicationId, provider: string) => ({ pk: `app#${appId}`, skPrefix: `cred#${provider}#` });
+export const credentialsOfProvider = (appId: ApplicationId, provider: string) => ({
+  pk: `app#${appId}`,
+  skPrefix: `cred#${provider}#`,
+});
 /** Guard item that makes a credential name unique within one connector (its generation), case-insensitively. */
-export const credentialNameKey = (appId: ApplicationId, provider: string, generation: string, normalizedName: string): Key => ({
+export const credentialNameKey = (
+  appId: ApplicationId,
+  provider: string,
+  generation: string,
+  normalizedName: string,
+): Key => ({
   pk: `app#${appId}`,
   sk: `credname#${provider}#${generation}#${sha256(normalizedName)}`,
 });
-export const credentialNamesOfConnector = (appId: ApplicationId, provider: string, generation: string) => ({ pk: `app#${appId}`, skPrefix: `credname#${provider}#${generation}#` });
+export const credentialNamesOfConnector = (appId: ApplicationId, provider: string, generation: string) => ({
+  pk: `app#${appId}`,
+  skPrefix: `credname#${provider}#${generation}#`,
+});

@@ -74,15 +74,31 @@ export class SyncStateChangedError extends Error {
 }
 
 export async function getSyncState(grantId: GrantId): Promise<MailSyncRecord | undefined> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: mailSyncKey(grantId), ConsistentRead: true }));
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: TABLE_NAME, Key: mailSyncKey(grantId), ConsistentRead: true }),
+  );
   return Item ? itemAttributes<MailSyncRecord>(Item, 'entity') : undefined;
 }
 
 /** Creates a grant's sync state (nothing when it exists). */
 export async function createSyncState(grantId: GrantId, applicationId: ApplicationId, now: number): Promise<void> {
-  const record: MailSyncRecord = { grant_id: grantId, application_id: applicationId, seeded: false, failures: 0, last_change_at: now, folders: {}, version: 1 };
+  const record: MailSyncRecord = {
+    grant_id: grantId,
+    application_id: applicationId,
+    seeded: false,
+    failures: 0,
+    last_change_at: now,
+    folders: {},
+    version: 1,
+  };
   try {
-    await dynamo.send(new PutCommand({ TableName: TABLE_NAME, Item: { ...mailSyncKey(grantId), entity: 'mail_sync', ...record }, ConditionExpression: 'attribute_not_exists(pk)' }));
+    await dynamo.send(
+      new PutCommand({
+        TableName: TABLE_NAME,
+        Item: { ...mailSyncKey(grantId), entity: 'mail_sync', ...record },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
   }
@@ -92,7 +108,12 @@ export async function createSyncState(grantId: GrantId, applicationId: Applicati
  * Takes the run lease for `seconds` when it is free or lapsed; the state as taken, or undefined when
  * another run holds it (or the grant has no sync state).
  */
-export async function takeSyncLease(grantId: GrantId, leaseId: string, now: number, seconds: number): Promise<MailSyncRecord | undefined> {
+export async function takeSyncLease(
+  grantId: GrantId,
+  leaseId: string,
+  now: number,
+  seconds: number,
+): Promise<MailSyncRecord | undefined> {
   try {
     const { Attributes } = await dynamo.send(
       new UpdateCommand({
@@ -124,12 +145,20 @@ export function syncStatePut(state: MailSyncRecord, leaseId: string): TransactIt
 }
 
 /** Saves the checkpoint under the lease, with outbox entries committed with it; SyncStateChangedError when the lease was lost. */
-export async function saveSyncState(state: MailSyncRecord, leaseId: string, outbox: readonly OutboxEntry[] = []): Promise<void> {
+export async function saveSyncState(
+  state: MailSyncRecord,
+  leaseId: string,
+  outbox: readonly OutboxEntry[] = [],
+): Promise<void> {
   try {
     if (outbox.length) await transactWrite([['state', syncStatePut(state, leaseId)], ...outboxItems(outbox)]);
     else await dynamo.send(new PutCommand(syncStatePut(state, leaseId).Put!));
   } catch (error) {
-    if (error instanceof ConditionalCheckFailedException || (error instanceof TransactionConditionError && error.has('state'))) throw new SyncStateChangedError();
+    if (
+      error instanceof ConditionalCheckFailedException ||
+      (error instanceof TransactionConditionError && error.has('state'))
+    )
+      throw new SyncStateChangedError();
     throw error;
   }
 }
@@ -191,15 +220,32 @@ export interface ServerLocation {
 }
 
 export const locationPut = (grantId: GrantId, location: ServerLocation): TransactItem => ({
-  Put: { TableName: TABLE_NAME, Item: { ...serverLocationKey(grantId, location.folder_id, location.uid_validity, location.uid), entity: 'server_location', ...location } },
+  Put: {
+    TableName: TABLE_NAME,
+    Item: {
+      ...serverLocationKey(grantId, location.folder_id, location.uid_validity, location.uid),
+      entity: 'server_location',
+      ...location,
+    },
+  },
 });
 
-export const locationDelete = (grantId: GrantId, location: Pick<ServerLocation, 'folder_id' | 'uid_validity' | 'uid'>): TransactItem => ({
-  Delete: { TableName: TABLE_NAME, Key: serverLocationKey(grantId, location.folder_id, location.uid_validity, location.uid) },
+export const locationDelete = (
+  grantId: GrantId,
+  location: Pick<ServerLocation, 'folder_id' | 'uid_validity' | 'uid'>,
+): TransactItem => ({
+  Delete: {
+    TableName: TABLE_NAME,
+    Key: serverLocationKey(grantId, location.folder_id, location.uid_validity, location.uid),
+  },
 });
 
 /** Locations of a folder, by UID (of one UIDVALIDITY, or all of them). */
-export async function folderLocations(grantId: GrantId, folderId: string, uidValidity?: string): Promise<ServerLocation[]> {
+export async function folderLocations(
+  grantId: GrantId,
+  folderId: string,
+  uidValidity?: string,
+): Promise<ServerLocation[]> {
   const { pk, skPrefix } = serverLocationsOf(grantId, folderId, uidValidity);
   const found: ServerLocation[] = [];
   let start: Record<string, unknown> | undefined;
@@ -219,8 +265,19 @@ export async function folderLocations(grantId: GrantId, folderId: string, uidVal
 }
 
 /** One location, if the message is known there. */
-export async function getLocation(grantId: GrantId, folderId: string, uidValidity: string, uid: number): Promise<ServerLocation | undefined> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: serverLocationKey(grantId, folderId, uidValidity, uid), ConsistentRead: true }));
+export async function getLocation(
+  grantId: GrantId,
+  folderId: string,
+  uidValidity: string,
+  uid: number,
+): Promise<ServerLocation | undefined> {
+  const { Item } = await dynamo.send(
+    new GetCommand({
+      TableName: TABLE_NAME,
+      Key: serverLocationKey(grantId, folderId, uidValidity, uid),
+      ConsistentRead: true,
+    }),
+  );
   return Item ? itemAttributes<ServerLocation>(Item, 'entity') : undefined;
 }
 
@@ -233,7 +290,11 @@ export interface DirectId {
 
 export async function rememberDirectIds(grantId: GrantId, ids: readonly DirectId[], expiresAt: number): Promise<void> {
   if (!ids.length) return;
-  await batchWrite(ids.map((d) => ({ PutRequest: { Item: { ...directIdKey(grantId, d.id), entity: 'direct_id', ...d, expires_at: expiresAt } } })));
+  await batchWrite(
+    ids.map((d) => ({
+      PutRequest: { Item: { ...directIdKey(grantId, d.id), entity: 'direct_id', ...d, expires_at: expiresAt } },
+    })),
+  );
 }
 
 export async function getDirectId(grantId: GrantId, id: MessageId): Promise<DirectId | undefined> {

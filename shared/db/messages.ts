@@ -47,7 +47,10 @@ export function folderCounter(grantId: GrantId, delta: FolderDelta): TransactIte
 const nonZero = (deltas: FolderDelta[]) => deltas.filter((d) => d.total !== 0 || d.unread !== 0);
 
 /** Runs a message transaction; a failed condition is a conflict with another write, named by the caller. */
-async function transact(items: NamedItems, onConditionFailed: (error: TransactionConditionError) => Error): Promise<void> {
+async function transact(
+  items: NamedItems,
+  onConditionFailed: (error: TransactionConditionError) => Error,
+): Promise<void> {
   try {
     await transactWrite(items);
   } catch (error) {
@@ -56,7 +59,8 @@ async function transact(items: NamedItems, onConditionFailed: (error: Transactio
   }
 }
 
-const counterItems = (g: GrantId, deltas: FolderDelta[]): [string, TransactItem][] => nonZero(deltas).map((d) => [`folder:${d.folderId}`, folderCounter(g, d)]);
+const counterItems = (g: GrantId, deltas: FolderDelta[]): [string, TransactItem][] =>
+  nonZero(deltas).map((d) => [`folder:${d.folderId}`, folderCounter(g, d)]);
 
 /** A new message and what commits with it (see insertMessage). */
 export interface NewMessageWrite {
@@ -73,11 +77,17 @@ export interface NewMessageWrite {
 const MESSAGE_BOOKKEEPING = ['entity', 'application_id'];
 
 /** Whether a stream image (unmarshalled) is a message item, with its record and application. */
-export const isMessageItem = (item: Record<string, unknown>): item is Record<string, unknown> & MessageRecord & { application_id: string } =>
-  item.entity === MESSAGE_ENTITY && typeof item.application_id === 'string' && typeof item.id === 'string' && typeof item.grant_id === 'string';
+export const isMessageItem = (
+  item: Record<string, unknown>,
+): item is Record<string, unknown> & MessageRecord & { application_id: string } =>
+  item.entity === MESSAGE_ENTITY &&
+  typeof item.application_id === 'string' &&
+  typeof item.id === 'string' &&
+  typeof item.grant_id === 'string';
 
 /** The record of a message item read from the stream. */
-export const messageOfItem = (item: Record<string, unknown>): MessageRecord => itemAttributes<MessageRecord>(item, ...MESSAGE_BOOKKEEPING);
+export const messageOfItem = (item: Record<string, unknown>): MessageRecord =>
+  itemAttributes<MessageRecord>(item, ...MESSAGE_BOOKKEEPING);
 
 /** The transaction items of a new message, named (`prefix` tells the messages of one transaction apart). */
 function insertItems(write: NewMessageWrite, prefix = '', counters = true): NamedTransactItem[] {
@@ -93,7 +103,12 @@ function insertItems(write: NewMessageWrite, prefix = '', counters = true): Name
       {
         Put: {
           TableName: TABLE_NAME,
-          Item: { ...messageKey(g, message.id), ...message, entity: MESSAGE_ENTITY, application_id: write.applicationId },
+          Item: {
+            ...messageKey(g, message.id),
+            ...message,
+            entity: MESSAGE_ENTITY,
+            application_id: write.applicationId,
+          },
           ConditionExpression: 'attribute_not_exists(pk)',
         },
       },
@@ -105,14 +120,23 @@ function insertItems(write: NewMessageWrite, prefix = '', counters = true): Name
       {
         Put: {
           TableName: TABLE_NAME,
-          Item: { ...messageIdHeaderKey(g, message.message_id_header), message_id: message.id, thread_id: message.thread_id },
+          Item: {
+            ...messageIdHeaderKey(g, message.message_id_header),
+            message_id: message.id,
+            thread_id: message.thread_id,
+          },
           ConditionExpression: 'attribute_not_exists(pk)',
         },
       },
     ]);
   }
   if (counters) items.push(...counterItems(g, write.deltas));
-  items.push(...postings.postings.map((kind): [string, TransactItem] => [`posting:${kind}`, { Put: { TableName: TABLE_NAME, Item: postingKey(g, kind, message.id) } }]));
+  items.push(
+    ...postings.postings.map((kind): [string, TransactItem] => [
+      `posting:${kind}`,
+      { Put: { TableName: TABLE_NAME, Item: postingKey(g, kind, message.id) } },
+    ]),
+  );
   items.push(...outboxItems(write.outbox ?? []));
   // Last, just before the transaction: the entry's sequence is taken now (see shared/db/search.ts).
   items.push(['search', searchEntryPut(g, message.id, postings.search)]);
@@ -148,7 +172,9 @@ const GROUP_BYTES = 3 * 1024 * 1024;
  * gone: a mailbox deleted meanwhile), is left out and its group committed without it. Returns, per
  * message, whether it was stored.
  */
-export async function insertMessages(writes: readonly NewMessageWrite[]): Promise<('stored' | 'duplicate' | 'refused')[]> {
+export async function insertMessages(
+  writes: readonly NewMessageWrite[],
+): Promise<('stored' | 'duplicate' | 'refused')[]> {
   const outcome: ('stored' | 'duplicate' | 'refused')[] = writes.map(() => 'refused');
   // Measured once; the items themselves are made again right before their transaction (the search
   // entry's sequence is taken then).
@@ -204,8 +230,16 @@ export async function getMessage(grantId: GrantId, messageId: MessageId): Promis
 
 /** Messages by ID, in the order given (IDs that do not exist are left out); `fields` reads only those attributes of each. */
 export async function getMessages(grantId: GrantId, ids: string[]): Promise<MessageRecord[]>;
-export async function getMessages<K extends keyof MessageRecord>(grantId: GrantId, ids: string[], fields: readonly K[]): Promise<Pick<MessageRecord, K>[]>;
-export async function getMessages(grantId: GrantId, ids: string[], fields?: readonly string[]): Promise<Partial<MessageRecord>[]> {
+export async function getMessages<K extends keyof MessageRecord>(
+  grantId: GrantId,
+  ids: string[],
+  fields: readonly K[],
+): Promise<Pick<MessageRecord, K>[]>;
+export async function getMessages(
+  grantId: GrantId,
+  ids: string[],
+  fields?: readonly string[],
+): Promise<Partial<MessageRecord>[]> {
   if (!ids.length) return [];
   const items = await batchGet(
     ids.map((id) => messageKey(grantId, id as MessageId)),
@@ -241,8 +275,14 @@ export async function updateMessage(
         },
       ],
       ...counterItems(g, deltas),
-      ...postings.removed.map((kind): [string, TransactItem] => [`posting:${kind}`, { Delete: { TableName: TABLE_NAME, Key: postingKey(g, kind, before.id) } }]),
-      ...postings.added.map((kind): [string, TransactItem] => [`posting:${kind}`, { Put: { TableName: TABLE_NAME, Item: postingKey(g, kind, before.id) } }]),
+      ...postings.removed.map((kind): [string, TransactItem] => [
+        `posting:${kind}`,
+        { Delete: { TableName: TABLE_NAME, Key: postingKey(g, kind, before.id) } },
+      ]),
+      ...postings.added.map((kind): [string, TransactItem] => [
+        `posting:${kind}`,
+        { Put: { TableName: TABLE_NAME, Item: postingKey(g, kind, before.id) } },
+      ]),
       ...outboxItems(outbox),
       ...also,
     ],
@@ -255,7 +295,13 @@ export async function updateMessage(
  * with a tombstone for the search index. (Postings of a message stored before the search index are
  * removed after it: see shared/mailbox/cleanup.ts.)
  */
-export async function deleteMessage(message: MessageRecord, postings: { postings: string[] }, deltas: FolderDelta[], outbox: readonly OutboxEntry[] = [], also: NamedItems = []): Promise<void> {
+export async function deleteMessage(
+  message: MessageRecord,
+  postings: { postings: string[] },
+  deltas: FolderDelta[],
+  outbox: readonly OutboxEntry[] = [],
+  also: NamedItems = [],
+): Promise<void> {
   const g = message.grant_id;
   const items: NamedTransactItem[] = [
     [
@@ -270,7 +316,10 @@ export async function deleteMessage(message: MessageRecord, postings: { postings
       },
     ],
     ...counterItems(g, deltas),
-    ...postings.postings.map((kind): [string, TransactItem] => [`posting:${kind}`, { Delete: { TableName: TABLE_NAME, Key: postingKey(g, kind, message.id) } }]),
+    ...postings.postings.map((kind): [string, TransactItem] => [
+      `posting:${kind}`,
+      { Delete: { TableName: TABLE_NAME, Key: postingKey(g, kind, message.id) } },
+    ]),
   ];
   if (message.message_id_header) {
     items.push([
@@ -290,30 +339,53 @@ export async function deleteMessage(message: MessageRecord, postings: { postings
   await transact(items, () => new MessageConflictError());
 }
 
-export async function getMessageIdHeader(grantId: GrantId, header: string): Promise<{ message_id: MessageId; thread_id: ThreadId } | undefined> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: messageIdHeaderKey(grantId, header) }));
+export async function getMessageIdHeader(
+  grantId: GrantId,
+  header: string,
+): Promise<{ message_id: MessageId; thread_id: ThreadId } | undefined> {
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: TABLE_NAME, Key: messageIdHeaderKey(grantId, header) }),
+  );
   return Item ? { message_id: Item.message_id as MessageId, thread_id: Item.thread_id as ThreadId } : undefined;
 }
 
 /** The stored messages of these Message-ID headers (one BatchGetItem per 100): header → message and thread. */
-export async function getMessageIdHeaders(grantId: GrantId, headers: readonly string[]): Promise<Map<string, { message_id: MessageId; thread_id: ThreadId }>> {
-  const byKey = new Map([...new Set(headers)].filter((h) => h.length > 0).map((h) => [messageIdHeaderKey(grantId, h).sk, h]));
-  const found = byKey.size ? await batchGet<{ sk: string; message_id: MessageId; thread_id: ThreadId }>([...byKey.values()].map((h) => messageIdHeaderKey(grantId, h))) : [];
+export async function getMessageIdHeaders(
+  grantId: GrantId,
+  headers: readonly string[],
+): Promise<Map<string, { message_id: MessageId; thread_id: ThreadId }>> {
+  const byKey = new Map(
+    [...new Set(headers)].filter((h) => h.length > 0).map((h) => [messageIdHeaderKey(grantId, h).sk, h]),
+  );
+  const found = byKey.size
+    ? await batchGet<{ sk: string; message_id: MessageId; thread_id: ThreadId }>(
+        [...byKey.values()].map((h) => messageIdHeaderKey(grantId, h)),
+      )
+    : [];
   return new Map(found.map((f) => [byKey.get(f.sk)!, { message_id: f.message_id, thread_id: f.thread_id }]));
 }
 
 /** Threads of synced messages that reference these Message-ID headers (their parents, synced after them): header → thread. */
 export async function threadsReferencing(grantId: GrantId, headers: readonly string[]): Promise<Map<string, ThreadId>> {
   const byKey = new Map([...new Set(headers)].filter((h) => h.length > 0).map((h) => [referenceKey(grantId, h).sk, h]));
-  const found = byKey.size ? await batchGet<{ sk: string; thread_id: ThreadId }>([...byKey.values()].map((h) => referenceKey(grantId, h))) : [];
+  const found = byKey.size
+    ? await batchGet<{ sk: string; thread_id: ThreadId }>([...byKey.values()].map((h) => referenceKey(grantId, h)))
+    : [];
   return new Map(found.map((f) => [byKey.get(f.sk)!, f.thread_id]));
 }
 
 /** Records that synced messages of `thread_id` reference these headers (idempotent puts, one BatchWriteItem per 25). */
-export async function putReferences(grantId: GrantId, references: readonly { header: string; thread_id: ThreadId }[]): Promise<void> {
+export async function putReferences(
+  grantId: GrantId,
+  references: readonly { header: string; thread_id: ThreadId }[],
+): Promise<void> {
   const byHeader = new Map(references.filter((r) => r.header.length > 0).map((r) => [r.header, r.thread_id]));
   if (!byHeader.size) return;
-  await batchWrite([...byHeader].map(([header, threadId]) => ({ PutRequest: { Item: { ...referenceKey(grantId, header), thread_id: threadId } } })));
+  await batchWrite(
+    [...byHeader].map(([header, threadId]) => ({
+      PutRequest: { Item: { ...referenceKey(grantId, header), thread_id: threadId } },
+    })),
+  );
 }
 
 /** Thread of the first of `headers` (In-Reply-To, then References newest first) that is stored. */
@@ -325,11 +397,16 @@ export async function findThreadByHeaders(grantId: GrantId, headers: string[]): 
 }
 
 /** `findThreadByHeaders` for many mailboxes at once (one message stored in each): grant → thread. */
-export async function findThreadsByHeaders(grantIds: readonly GrantId[], headers: string[]): Promise<Map<GrantId, ThreadId>> {
+export async function findThreadsByHeaders(
+  grantIds: readonly GrantId[],
+  headers: string[],
+): Promise<Map<GrantId, ThreadId>> {
   const unique = [...new Set(headers)].filter((h) => h.length > 0).slice(0, 100);
   const out = new Map<GrantId, ThreadId>();
   if (!unique.length || !grantIds.length) return out;
-  const found = await batchGet<{ pk: string; sk: string; thread_id: ThreadId }>(grantIds.flatMap((g) => unique.map((h) => messageIdHeaderKey(g, h))));
+  const found = await batchGet<{ pk: string; sk: string; thread_id: ThreadId }>(
+    grantIds.flatMap((g) => unique.map((h) => messageIdHeaderKey(g, h))),
+  );
   const byKey = new Map(found.map((f) => [`${f.pk}\u0000${f.sk}`, f.thread_id]));
   for (const g of grantIds) {
     for (const h of unique) {
@@ -401,7 +478,10 @@ export async function queryIds(pk: string, range: { after?: string; before?: str
  * gone (`refused`); the rest of its transaction commits without it. `outbox`: entries of the whole
  * batch, committed with its last transaction. Returns the outcome per message.
  */
-export async function insertMailboxMessages(writes: readonly NewMessageWrite[], outbox: readonly OutboxEntry[] = []): Promise<('stored' | 'duplicate' | 'refused')[]> {
+export async function insertMailboxMessages(
+  writes: readonly NewMessageWrite[],
+  outbox: readonly OutboxEntry[] = [],
+): Promise<('stored' | 'duplicate' | 'refused')[]> {
   const outcome: ('stored' | 'duplicate' | 'refused')[] = writes.map(() => 'refused');
   if (!writes.length) return outcome;
   const g = writes[0]!.message.grant_id;
@@ -430,7 +510,11 @@ export async function insertMailboxMessages(writes: readonly NewMessageWrite[], 
     const byFolder = new Map<string, FolderDelta>();
     for (const d of members.flatMap((i) => writes[i]!.deltas)) {
       const current = byFolder.get(d.folderId) ?? { folderId: d.folderId, total: 0, unread: 0 };
-      byFolder.set(d.folderId, { folderId: d.folderId, total: current.total + d.total, unread: current.unread + d.unread });
+      byFolder.set(d.folderId, {
+        folderId: d.folderId,
+        total: current.total + d.total,
+        unread: current.unread + d.unread,
+      });
     }
     return counterItems(g, [...byFolder.values()]);
   };
@@ -440,15 +524,23 @@ export async function insertMailboxMessages(writes: readonly NewMessageWrite[], 
     const last = g === groups.length - 1 ? outboxItems(outbox) : [];
     while (left.length) {
       try {
-        await transactWrite([...left.flatMap((i) => insertItems(writes[i]!, `${i}:`, false)), ...summed(left), ...last]);
+        await transactWrite([
+          ...left.flatMap((i) => insertItems(writes[i]!, `${i}:`, false)),
+          ...summed(left),
+          ...last,
+        ]);
         for (const i of left) outcome[i] = 'stored';
         break;
       } catch (error) {
         if (!(error instanceof TransactionConditionError)) throw error;
-        const failed = new Set(error.failed.filter((name) => /^\d+:/.test(name)).map((name) => Number(name.slice(0, name.indexOf(':')))));
+        const failed = new Set(
+          error.failed.filter((name) => /^\d+:/.test(name)).map((name) => Number(name.slice(0, name.indexOf(':')))),
+        );
         for (const i of failed) outcome[i] = error.has(`${i}:message_id_header`) ? 'duplicate' : 'refused';
         // A folder gone meanwhile: its messages cannot be stored.
-        const goneFolders = new Set(error.failed.filter((name) => name.startsWith('folder:')).map((name) => name.slice('folder:'.length)));
+        const goneFolders = new Set(
+          error.failed.filter((name) => name.startsWith('folder:')).map((name) => name.slice('folder:'.length)),
+        );
         for (const i of left) if (writes[i]!.deltas.some((d) => goneFolders.has(d.folderId))) failed.add(i);
         if (!failed.size) throw error;
         left = left.filter((i) => !failed.has(i));

@@ -2,7 +2,16 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { TABLE_NAME, dynamo, type TransactItem } from '#shared/aws/dynamodb';
 import { deleteRequests, batchWrite } from '#shared/db/batch';
-import { adminConsentKey, apiTokenKey, authorizationCodeKey, grantTokenKey, itemAttributes, oauthFlowKey, providerTokensKey, tokensOfGrant } from '#shared/db/keys';
+import {
+  adminConsentKey,
+  apiTokenKey,
+  authorizationCodeKey,
+  grantTokenKey,
+  itemAttributes,
+  oauthFlowKey,
+  providerTokensKey,
+  tokensOfGrant,
+} from '#shared/db/keys';
 import type { ApplicationId, GrantId } from '#shared/ids';
 
 /**
@@ -104,13 +113,26 @@ const isConditionFailure = (error: unknown) => error instanceof ConditionalCheck
 // ---- flows -----------------------------------------------------------------------------------
 
 export async function putFlow(stateHash: string, record: OAuthFlowRecord): Promise<void> {
-  await dynamo.send(new PutCommand({ TableName: TABLE_NAME, Item: { ...oauthFlowKey(stateHash), entity: 'oauth_flow', ...record }, ConditionExpression: 'attribute_not_exists(pk)' }));
+  await dynamo.send(
+    new PutCommand({
+      TableName: TABLE_NAME,
+      Item: { ...oauthFlowKey(stateHash), entity: 'oauth_flow', ...record },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    }),
+  );
 }
 
 /** Takes a flow (deleting it: a `state` is used once); undefined when unknown, used or expired. */
 export async function takeFlow(stateHash: string, now: number): Promise<OAuthFlowRecord | undefined> {
   try {
-    const { Attributes } = await dynamo.send(new DeleteCommand({ TableName: TABLE_NAME, Key: oauthFlowKey(stateHash), ConditionExpression: 'attribute_exists(pk)', ReturnValues: 'ALL_OLD' }));
+    const { Attributes } = await dynamo.send(
+      new DeleteCommand({
+        TableName: TABLE_NAME,
+        Key: oauthFlowKey(stateHash),
+        ConditionExpression: 'attribute_exists(pk)',
+        ReturnValues: 'ALL_OLD',
+      }),
+    );
     const record = Attributes ? itemAttributes<OAuthFlowRecord>(Attributes, 'entity') : undefined;
     return record && record.expires_at > now ? record : undefined;
   } catch (error) {
@@ -122,7 +144,11 @@ export async function takeFlow(stateHash: string, now: number): Promise<OAuthFlo
 // ---- authorization codes -----------------------------------------------------------------------
 
 export const codePut = (codeHash: string, record: AuthorizationCodeRecord): TransactItem => ({
-  Put: { TableName: TABLE_NAME, Item: { ...authorizationCodeKey(codeHash), entity: 'authorization_code', ...record }, ConditionExpression: 'attribute_not_exists(pk)' },
+  Put: {
+    TableName: TABLE_NAME,
+    Item: { ...authorizationCodeKey(codeHash), entity: 'authorization_code', ...record },
+    ConditionExpression: 'attribute_not_exists(pk)',
+  },
 });
 
 export async function putCode(codeHash: string, record: AuthorizationCodeRecord): Promise<void> {
@@ -133,7 +159,10 @@ export async function putCode(codeHash: string, record: AuthorizationCodeRecord)
  * Uses a code once: marks it used and answers it; `replayed` when it had been used before (the
  * tokens issued from it must then be revoked), undefined when unknown.
  */
-export async function useCode(codeHash: string, now: number): Promise<{ record: AuthorizationCodeRecord; replayed: boolean } | undefined> {
+export async function useCode(
+  codeHash: string,
+  now: number,
+): Promise<{ record: AuthorizationCodeRecord; replayed: boolean } | undefined> {
   try {
     const { Attributes } = await dynamo.send(
       new UpdateCommand({
@@ -148,7 +177,9 @@ export async function useCode(codeHash: string, now: number): Promise<{ record: 
     return { record: itemAttributes<AuthorizationCodeRecord>(Attributes!, 'entity'), replayed: false };
   } catch (error) {
     if (!isConditionFailure(error)) throw error;
-    const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: authorizationCodeKey(codeHash), ConsistentRead: true }));
+    const { Item } = await dynamo.send(
+      new GetCommand({ TableName: TABLE_NAME, Key: authorizationCodeKey(codeHash), ConsistentRead: true }),
+    );
     return Item ? { record: itemAttributes<AuthorizationCodeRecord>(Item, 'entity'), replayed: true } : undefined;
   }
 }
@@ -160,11 +191,24 @@ export function tokenPuts(tokenHash: string, record: ApiTokenRecord): TransactIt
   // `expires_at` is the table's TTL attribute: expired access tokens go by themselves.
   const ttl = record.expires_at !== undefined ? { expires_at: record.expires_at } : {};
   return [
-    { Put: { TableName: TABLE_NAME, Item: { ...apiTokenKey(tokenHash), entity: 'api_token', ...record }, ConditionExpression: 'attribute_not_exists(pk)' } },
     {
       Put: {
         TableName: TABLE_NAME,
-        Item: { ...grantTokenKey(record.grant_id, tokenHash), entity: 'grant_token', kind: record.kind, family: record.family, application_id: record.application_id, ...ttl },
+        Item: { ...apiTokenKey(tokenHash), entity: 'api_token', ...record },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    {
+      Put: {
+        TableName: TABLE_NAME,
+        Item: {
+          ...grantTokenKey(record.grant_id, tokenHash),
+          entity: 'grant_token',
+          kind: record.kind,
+          family: record.family,
+          application_id: record.application_id,
+          ...ttl,
+        },
       },
     },
   ];
@@ -181,7 +225,10 @@ export const tokenTake = (tokenHash: string): TransactItem => ({
 });
 
 /** Hashes of the tokens issued for a grant (optionally of one family). */
-export async function tokensOf(grantId: GrantId, family?: string): Promise<{ hash: string; kind: ApiTokenKind; family: string }[]> {
+export async function tokensOf(
+  grantId: GrantId,
+  family?: string,
+): Promise<{ hash: string; kind: ApiTokenKind; family: string }[]> {
   const found: { hash: string; kind: ApiTokenKind; family: string }[] = [];
   let start: Record<string, unknown> | undefined;
   do {
@@ -194,7 +241,8 @@ export async function tokensOf(grantId: GrantId, family?: string): Promise<{ has
         ExclusiveStartKey: start,
       }),
     );
-    for (const item of page.Items ?? []) found.push({ hash: String(item.sk), kind: item.kind as ApiTokenKind, family: String(item.family) });
+    for (const item of page.Items ?? [])
+      found.push({ hash: String(item.sk), kind: item.kind as ApiTokenKind, family: String(item.family) });
     start = page.LastEvaluatedKey;
   } while (start);
   return found;
@@ -208,16 +256,27 @@ export async function deleteTokens(grantId: GrantId, hashes: readonly string[]):
 
 // ---- provider tokens ---------------------------------------------------------------------------
 
-const providerTokensItem = (record: ProviderTokensRecord) => ({ ...providerTokensKey(record.grant_id), entity: 'provider_tokens', ...record });
+const providerTokensItem = (record: ProviderTokensRecord) => ({
+  ...providerTokensKey(record.grant_id),
+  entity: 'provider_tokens',
+  ...record,
+});
 
 /** The put of a grant's provider tokens, in the transaction that creates or re-authenticates it. */
-export const providerTokensPut = (record: ProviderTokensRecord): TransactItem => ({ Put: { TableName: TABLE_NAME, Item: providerTokensItem(record) } });
+export const providerTokensPut = (record: ProviderTokensRecord): TransactItem => ({
+  Put: { TableName: TABLE_NAME, Item: providerTokensItem(record) },
+});
 export async function deleteProviderTokens(grantId: GrantId): Promise<void> {
   await dynamo.send(new DeleteCommand({ TableName: TABLE_NAME, Key: providerTokensKey(grantId) }));
 }
 
-export async function getProviderTokens(grantId: GrantId, consistent = false): Promise<ProviderTokensRecord | undefined> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: providerTokensKey(grantId), ConsistentRead: consistent }));
+export async function getProviderTokens(
+  grantId: GrantId,
+  consistent = false,
+): Promise<ProviderTokensRecord | undefined> {
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: TABLE_NAME, Key: providerTokensKey(grantId), ConsistentRead: consistent }),
+  );
   return Item ? itemAttributes<ProviderTokensRecord>(Item, 'entity') : undefined;
 }
 
@@ -226,7 +285,12 @@ export async function getProviderTokens(grantId: GrantId, consistent = false): P
  * caller while the lease is free or lapsed. Answers the record as it is once taken (re-read:
  * another worker may have refreshed just before), or undefined when someone else holds it.
  */
-export async function takeRefreshLease(grantId: GrantId, leaseId: string, now: number, seconds: number): Promise<ProviderTokensRecord | undefined> {
+export async function takeRefreshLease(
+  grantId: GrantId,
+  leaseId: string,
+  now: number,
+  seconds: number,
+): Promise<ProviderTokensRecord | undefined> {
   try {
     const { Attributes } = await dynamo.send(
       new UpdateCommand({
@@ -246,7 +310,11 @@ export async function takeRefreshLease(grantId: GrantId, leaseId: string, now: n
 }
 
 /** Stores refreshed tokens under the lease and a version check, releasing the lease; false when the lease was lost. */
-export async function storeRefreshed(current: ProviderTokensRecord, next: Pick<ProviderTokensRecord, 'sealed' | 'access_expires_at' | 'scope' | 'updated_at'>, leaseId: string): Promise<boolean> {
+export async function storeRefreshed(
+  current: ProviderTokensRecord,
+  next: Pick<ProviderTokensRecord, 'sealed' | 'access_expires_at' | 'scope' | 'updated_at'>,
+  leaseId: string,
+): Promise<boolean> {
   const sets = ['sealed = :sealed', '#scope = :scope', 'updated_at = :now', 'version = :next'];
   const removes = ['lease_id', 'lease_until', 'failures', 'retry_at'];
   if (next.access_expires_at !== undefined) sets.push('access_expires_at = :expires');
@@ -287,7 +355,12 @@ export async function releaseLease(grantId: GrantId, leaseId: string): Promise<v
 }
 
 /** Records a transient failure under the lease (backoff until `retryAt`) and releases the lease. */
-export async function recordRefreshFailure(grantId: GrantId, leaseId: string, failures: number, retryAt: number): Promise<void> {
+export async function recordRefreshFailure(
+  grantId: GrantId,
+  leaseId: string,
+  failures: number,
+  retryAt: number,
+): Promise<void> {
   try {
     await dynamo.send(
       new UpdateCommand({
@@ -317,10 +390,29 @@ export const leaseHeld = (grantId: GrantId, leaseId: string): TransactItem => ({
 // ---- admin consent -------------------------------------------------------------------------------
 
 export async function putAdminConsent(record: AdminConsentRecord): Promise<void> {
-  await dynamo.send(new PutCommand({ TableName: TABLE_NAME, Item: { ...adminConsentKey(record.application_id, record.provider, record.credential_id), entity: 'admin_consent', ...record } }));
+  await dynamo.send(
+    new PutCommand({
+      TableName: TABLE_NAME,
+      Item: {
+        ...adminConsentKey(record.application_id, record.provider, record.credential_id),
+        entity: 'admin_consent',
+        ...record,
+      },
+    }),
+  );
 }
 
-export async function getAdminConsent(appId: ApplicationId, provider: string, credentialId: string): Promise<AdminConsentRecord | undefined> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: adminConsentKey(appId, provider, credentialId), ConsistentRead: true }));
+export async function getAdminConsent(
+  appId: ApplicationId,
+  provider: string,
+  credentialId: string,
+): Promise<AdminConsentRecord | undefined> {
+  const { Item } = await dynamo.send(
+    new GetCommand({
+      TableName: TABLE_NAME,
+      Key: adminConsentKey(appId, provider, credentialId),
+      ConsistentRead: true,
+    }),
+  );
   return Item ? itemAttributes<AdminConsentRecord>(Item, 'entity') : undefined;
 }

@@ -92,21 +92,28 @@ export function outboxPut(entry: OutboxEntry): TransactItem {
 }
 
 /** Named outbox items for a transaction (`outbox:0`, `outbox:1`, …). */
-export const outboxItems = (entries: readonly OutboxEntry[]): [string, TransactItem][] => entries.map((entry, i) => [`outbox:${i}`, outboxPut(entry)]);
+export const outboxItems = (entries: readonly OutboxEntry[]): [string, TransactItem][] =>
+  entries.map((entry, i) => [`outbox:${i}`, outboxPut(entry)]);
 
 /** The entity of message items, whose insertion is their own outbox entry (shared/db/messages.ts). */
 export const MESSAGE_ENTITY = 'message';
 
 /** Whether an item (a stream record's image, unmarshalled) is an outbox entry. */
-export const isOutboxItem = (item: Record<string, unknown>) => item.entity === 'outbox' && typeof item.pk === 'string' && item.pk.startsWith(OUTBOX_PK_PREFIX);
+export const isOutboxItem = (item: Record<string, unknown>) =>
+  item.entity === 'outbox' && typeof item.pk === 'string' && item.pk.startsWith(OUTBOX_PK_PREFIX);
 
 /** Reads an outbox item back (binary attributes arrive as bytes, or base64 text in a Lambda event). */
 export function readOutboxItem(item: Record<string, unknown>): OutboxRecord {
   let json: string;
   if (typeof item.payload === 'string') json = item.payload;
   else if (item.payload_gz instanceof Uint8Array) json = gunzipSync(item.payload_gz).toString('utf8');
-  else if (typeof item.payload_gz === 'string') json = gunzipSync(Buffer.from(item.payload_gz, 'base64')).toString('utf8');
+  else if (typeof item.payload_gz === 'string')
+    json = gunzipSync(Buffer.from(item.payload_gz, 'base64')).toString('utf8');
   else throw new Error(`Outbox item ${String(item.pk)} has no payload`);
   if (item.kind === 'job') return { kind: 'job', job: JSON.parse(json) as Job };
-  return { kind: 'notification', notification: JSON.parse(json) as Notification, ...(typeof item.body_key === 'string' ? { bodyKey: item.body_key } : {}) };
+  return {
+    kind: 'notification',
+    notification: JSON.parse(json) as Notification,
+    ...(typeof item.body_key === 'string' ? { bodyKey: item.body_key } : {}),
+  };
 }

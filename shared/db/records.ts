@@ -34,7 +34,13 @@ export async function getRecord<T>(key: Key, ...bookkeeping: string[]): Promise<
 /** Creates a record; RecordExistsError if the key is taken. */
 export async function createRecord(key: Key, record: object): Promise<void> {
   try {
-    await dynamo.send(new PutCommand({ TableName: TABLE_NAME, Item: { ...key, ...record }, ConditionExpression: 'attribute_not_exists(pk)' }));
+    await dynamo.send(
+      new PutCommand({
+        TableName: TABLE_NAME,
+        Item: { ...key, ...record },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) throw new RecordExistsError();
     throw error;
@@ -83,7 +89,10 @@ export async function deleteRecord(key: Key, expectedVersion?: number): Promise<
  * A page of a partition's items, newest first, below the sort key `before` (exclusive). `last` (the
  * page's last sort key) is set whenever more may follow: a full page, or a page DynamoDB cut at 1 MB.
  */
-export async function newestFirst(pk: string, options: { limit: number; before?: string }): Promise<{ items: Record<string, unknown>[]; last?: string }> {
+export async function newestFirst(
+  pk: string,
+  options: { limit: number; before?: string },
+): Promise<{ items: Record<string, unknown>[]; last?: string }> {
   const { Items = [], LastEvaluatedKey } = await dynamo.send(
     new QueryCommand({
       TableName: TABLE_NAME,
@@ -99,7 +108,11 @@ export async function newestFirst(pk: string, options: { limit: number; before?:
 }
 
 /** A page of records, newest first (see newestFirst), without their keys and the `bookkeeping` attributes. */
-export async function listRecords<T>(pk: string, options: { limit: number; before?: string }, ...bookkeeping: string[]): Promise<{ items: T[]; last?: string }> {
+export async function listRecords<T>(
+  pk: string,
+  options: { limit: number; before?: string },
+  ...bookkeeping: string[]
+): Promise<{ items: T[]; last?: string }> {
   const page = await newestFirst(pk, options);
   return { items: page.items.map((i) => itemAttributes<T>(i, ...bookkeeping)), last: page.last };
 }
@@ -110,7 +123,9 @@ export async function deletePartition(pk: string): Promise<void> {
 }
 
 /** Every page of a query (TableName and paging are added here): the items, and their count. */
-export async function queryAll(input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>): Promise<{ items: Record<string, unknown>[]; count: number }> {
+export async function queryAll(
+  input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>,
+): Promise<{ items: Record<string, unknown>[]; count: number }> {
   const items: Record<string, unknown>[] = [];
   let count = 0;
   let start: Record<string, unknown> | undefined;
@@ -125,6 +140,10 @@ export async function queryAll(input: Omit<QueryCommandInput, 'TableName' | 'Exc
 
 /** Every sort key of a partition (used to purge a grant's partitions). */
 export async function allKeys(pk: string): Promise<Key[]> {
-  const { items } = await queryAll({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ProjectionExpression: 'pk, sk' });
+  const { items } = await queryAll({
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': pk },
+    ProjectionExpression: 'pk, sk',
+  });
   return items as unknown as Key[];
 }

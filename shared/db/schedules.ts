@@ -82,16 +82,26 @@ export const CLOSED_RETENTION_SECONDS = 30 * 86400;
 const BOOKKEEPING = ['entity', 'expires_at'] as const;
 
 export const schedulePut = (record: ScheduleRecord): TransactItem => ({
-  Put: { TableName: TABLE_NAME, Item: { ...scheduleKey(record.grant_id, record.id), entity: 'schedule', ...record }, ConditionExpression: 'attribute_not_exists(pk)' },
+  Put: {
+    TableName: TABLE_NAME,
+    Item: { ...scheduleKey(record.grant_id, record.id), entity: 'schedule', ...record },
+    ConditionExpression: 'attribute_not_exists(pk)',
+  },
 });
 
 /** Stores a new schedule with whatever else its request commits (uploads, the draft). */
-export async function insertSchedule(record: ScheduleRecord, also: NamedItems = [], outbox: readonly OutboxEntry[] = []): Promise<void> {
+export async function insertSchedule(
+  record: ScheduleRecord,
+  also: NamedItems = [],
+  outbox: readonly OutboxEntry[] = [],
+): Promise<void> {
   await transactWrite([...also, ['schedule', schedulePut(record)], ...outboxItems(outbox)]);
 }
 
 export async function getSchedule(grantId: GrantId, id: ScheduleId): Promise<ScheduleRecord | undefined> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: scheduleKey(grantId, id), ConsistentRead: true }));
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: TABLE_NAME, Key: scheduleKey(grantId, id), ConsistentRead: true }),
+  );
   return Item ? itemAttributes<ScheduleRecord>(Item, ...BOOKKEEPING) : undefined;
 }
 
@@ -100,7 +110,11 @@ export async function listSchedules(grantId: GrantId, options: { limit: number; 
 }
 
 /** A conditional update of one schedule; false when its condition did not hold. */
-async function update(grantId: GrantId, id: ScheduleId, input: { set: string; condition: string; values: Record<string, unknown>; remove?: string }): Promise<boolean> {
+async function update(
+  grantId: GrantId,
+  id: ScheduleId,
+  input: { set: string; condition: string; values: Record<string, unknown>; remove?: string },
+): Promise<boolean> {
   try {
     await dynamo.send(
       new UpdateCommand({
@@ -166,10 +180,17 @@ export const successItems = (record: ScheduleRecord, attempt: number, nowSeconds
       Update: {
         TableName: TABLE_NAME,
         Key: scheduleKey(record.grant_id, record.id),
-        UpdateExpression: 'SET #s = :success, sent_at = :now, updated_at = :now, expires_at = :expires REMOVE lease_until, draft_id',
+        UpdateExpression:
+          'SET #s = :success, sent_at = :now, updated_at = :now, expires_at = :expires REMOVE lease_until, draft_id',
         ConditionExpression: '#s = :sending AND attempts = :attempt',
         ExpressionAttributeNames: { '#s': 'status' },
-        ExpressionAttributeValues: { ':success': 'success', ':sending': 'sending', ':attempt': attempt, ':now': nowSeconds, ':expires': nowSeconds + CLOSED_RETENTION_SECONDS },
+        ExpressionAttributeValues: {
+          ':success': 'success',
+          ':sending': 'sending',
+          ':attempt': attempt,
+          ':now': nowSeconds,
+          ':expires': nowSeconds + CLOSED_RETENTION_SECONDS,
+        },
       },
     },
   ],
@@ -200,7 +221,12 @@ async function closeSchedule(
             UpdateExpression: `SET #s = :closed, updated_at = :now, expires_at = :expires${change.set ? `, ${change.set}` : ''} REMOVE ${change.remove}`,
             ConditionExpression: `attribute_exists(pk) AND ${change.condition}`,
             ExpressionAttributeNames: { '#s': 'status' },
-            ExpressionAttributeValues: { ':closed': status, ':now': nowSeconds, ':expires': nowSeconds + CLOSED_RETENTION_SECONDS, ...change.values },
+            ExpressionAttributeValues: {
+              ':closed': status,
+              ':now': nowSeconds,
+              ':expires': nowSeconds + CLOSED_RETENTION_SECONDS,
+              ...change.values,
+            },
           },
         },
       ],
@@ -214,12 +240,24 @@ async function closeSchedule(
 }
 
 /** Ends an attempt as failed; false when the record is no longer this attempt's. */
-export const failSchedule = (record: ScheduleRecord, attempt: number, reason: string, nowSeconds: number, also: NamedItems, outbox: readonly OutboxEntry[]) =>
+export const failSchedule = (
+  record: ScheduleRecord,
+  attempt: number,
+  reason: string,
+  nowSeconds: number,
+  also: NamedItems,
+  outbox: readonly OutboxEntry[],
+) =>
   closeSchedule(
     record,
     'failed',
     nowSeconds,
-    { set: 'reason = :reason', remove: 'lease_until, draft_id', condition: '#s = :sending AND attempts = :attempt', values: { ':reason': reason, ':sending': 'sending', ':attempt': attempt } },
+    {
+      set: 'reason = :reason',
+      remove: 'lease_until, draft_id',
+      condition: '#s = :sending AND attempts = :attempt',
+      values: { ':reason': reason, ':sending': 'sending', ':attempt': attempt },
+    },
     also,
     outbox,
   );
@@ -228,12 +266,22 @@ export const failSchedule = (record: ScheduleRecord, attempt: number, reason: st
  * Cancels a pending schedule while `send_at` is at least `windowSeconds` away. False when it is no
  * longer pending or too close to its send time: the caller reads it again to say which.
  */
-export const cancelSchedule = (record: ScheduleRecord, nowSeconds: number, windowSeconds: number, also: NamedItems, outbox: readonly OutboxEntry[]) =>
+export const cancelSchedule = (
+  record: ScheduleRecord,
+  nowSeconds: number,
+  windowSeconds: number,
+  also: NamedItems,
+  outbox: readonly OutboxEntry[],
+) =>
   closeSchedule(
     record,
     'cancelled',
     nowSeconds,
-    { remove: 'draft_id', condition: '#s = :pending AND send_at >= :earliest', values: { ':pending': 'pending', ':earliest': nowSeconds + windowSeconds } },
+    {
+      remove: 'draft_id',
+      condition: '#s = :pending AND send_at >= :earliest',
+      values: { ':pending': 'pending', ':earliest': nowSeconds + windowSeconds },
+    },
     also,
     outbox,
   );

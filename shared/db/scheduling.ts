@@ -1,7 +1,16 @@
 import { DeleteCommand, GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { TABLE_NAME, dynamo, type TransactItem } from '#shared/aws/dynamodb';
 import type { CreateConfigurationBody } from '#schemas/scheduling';
-import { appConfigurationKey, bookedDayKey, bookingKey, configurationKey, configurationSlugKey, configurationsOfApplication, itemAttributes, sessionKey } from '#shared/db/keys';
+import {
+  appConfigurationKey,
+  bookedDayKey,
+  bookingKey,
+  configurationKey,
+  configurationSlugKey,
+  configurationsOfApplication,
+  itemAttributes,
+  sessionKey,
+} from '#shared/db/keys';
 import { outboxItems, type OutboxEntry } from '#shared/db/outbox';
 import { queryAll } from '#shared/db/records';
 import { TransactionConditionError, transactWrite, type NamedTransactItem } from '#shared/db/transact';
@@ -15,7 +24,9 @@ import type { ApplicationId, BookingId, CalendarId, ConfigurationId, GrantId } f
  * it touches).
  */
 
-export type ConfigurationFields = Omit<CreateConfigurationBody, 'slug' | 'requires_session_auth' | 'scheduler'> & { scheduler: NonNullable<CreateConfigurationBody['scheduler']> };
+export type ConfigurationFields = Omit<CreateConfigurationBody, 'slug' | 'requires_session_auth' | 'scheduler'> & {
+  scheduler: NonNullable<CreateConfigurationBody['scheduler']>;
+};
 
 export interface ConfigurationRecord extends ConfigurationFields {
   id: ConfigurationId;
@@ -97,10 +108,24 @@ const CONFIG = 'scheduling_configuration';
 const readConfig = (item: Record<string, unknown>) => itemAttributes<ConfigurationRecord>(item, 'entity');
 
 const configPuts = (record: ConfigurationRecord, condition: 'new' | number): NamedTransactItem[] => {
-  const cond = condition === 'new' ? { ConditionExpression: 'attribute_not_exists(pk)' } : { ConditionExpression: 'version = :v', ExpressionAttributeValues: { ':v': condition } };
+  const cond =
+    condition === 'new'
+      ? { ConditionExpression: 'attribute_not_exists(pk)' }
+      : { ConditionExpression: 'version = :v', ExpressionAttributeValues: { ':v': condition } };
   return [
-    ['configuration', { Put: { TableName: TABLE_NAME, Item: { ...configurationKey(record.id), entity: CONFIG, ...record }, ...cond } }],
-    ['configuration_copy', { Put: { TableName: TABLE_NAME, Item: { ...appConfigurationKey(record.application_id, record.id), entity: CONFIG, ...record } } }],
+    [
+      'configuration',
+      { Put: { TableName: TABLE_NAME, Item: { ...configurationKey(record.id), entity: CONFIG, ...record }, ...cond } },
+    ],
+    [
+      'configuration_copy',
+      {
+        Put: {
+          TableName: TABLE_NAME,
+          Item: { ...appConfigurationKey(record.application_id, record.id), entity: CONFIG, ...record },
+        },
+      },
+    ],
   ];
 };
 /** Reserves a slug across the deployment, in the configuration's transaction: fails when any configuration of any application holds it. */
@@ -109,7 +134,12 @@ const slugReservation = (record: ConfigurationRecord, slug: string): NamedTransa
   {
     Put: {
       TableName: TABLE_NAME,
-      Item: { ...configurationSlugKey(slug), entity: 'configuration_slug', application_id: record.application_id, configuration_id: record.id },
+      Item: {
+        ...configurationSlugKey(slug),
+        entity: 'configuration_slug',
+        application_id: record.application_id,
+        configuration_id: record.id,
+      },
       ConditionExpression: 'attribute_not_exists(pk)',
     },
   },
@@ -140,13 +170,26 @@ async function writeConfig(items: NamedTransactItem[]): Promise<boolean> {
   }
 }
 
-export async function insertConfiguration(record: ConfigurationRecord, outbox: readonly OutboxEntry[] = []): Promise<void> {
-  await writeConfig([...configPuts(record, 'new'), ...(record.slug ? [slugReservation(record, record.slug)] : []), ...outboxItems(outbox)]);
+export async function insertConfiguration(
+  record: ConfigurationRecord,
+  outbox: readonly OutboxEntry[] = [],
+): Promise<void> {
+  await writeConfig([
+    ...configPuts(record, 'new'),
+    ...(record.slug ? [slugReservation(record, record.slug)] : []),
+    ...outboxItems(outbox),
+  ]);
 }
 
 /** Replaces a configuration with its next version; false when another change came first. Throws SlugTakenError. */
 export async function replaceConfiguration(current: ConfigurationRecord, next: ConfigurationRecord): Promise<boolean> {
-  const changes = current.slug === next.slug ? [] : [...(next.slug ? [slugReservation(next, next.slug)] : []), ...(current.slug ? [slugRelease(current, current.slug)] : [])];
+  const changes =
+    current.slug === next.slug
+      ? []
+      : [
+          ...(next.slug ? [slugReservation(next, next.slug)] : []),
+          ...(current.slug ? [slugRelease(current, current.slug)] : []),
+        ];
   return writeConfig([...configPuts(next, current.version), ...changes]);
 }
 
@@ -157,8 +200,21 @@ export async function replaceConfiguration(current: ConfigurationRecord, next: C
 export async function deleteConfiguration(record: ConfigurationRecord): Promise<boolean> {
   try {
     await transactWrite([
-      ['configuration', { Delete: { TableName: TABLE_NAME, Key: configurationKey(record.id), ConditionExpression: 'version = :v', ExpressionAttributeValues: { ':v': record.version } } }],
-      ['configuration_copy', { Delete: { TableName: TABLE_NAME, Key: appConfigurationKey(record.application_id, record.id) } }],
+      [
+        'configuration',
+        {
+          Delete: {
+            TableName: TABLE_NAME,
+            Key: configurationKey(record.id),
+            ConditionExpression: 'version = :v',
+            ExpressionAttributeValues: { ':v': record.version },
+          },
+        },
+      ],
+      [
+        'configuration_copy',
+        { Delete: { TableName: TABLE_NAME, Key: appConfigurationKey(record.application_id, record.id) } },
+      ],
       ...(record.slug ? [slugRelease(record, record.slug)] : []),
     ]);
     return true;
@@ -193,7 +249,11 @@ export async function legacySlugItems(): Promise<LegacySlugItem[]> {
       new ScanCommand({
         TableName: TABLE_NAME,
         FilterExpression: '(entity = :reservation AND begins_with(pk, :app)) OR entity = :owner',
-        ExpressionAttributeValues: { ':reservation': 'configuration_slug', ':app': 'app#', ':owner': 'configuration_slug_owner' },
+        ExpressionAttributeValues: {
+          ':reservation': 'configuration_slug',
+          ':app': 'app#',
+          ':owner': 'configuration_slug_owner',
+        },
         ExclusiveStartKey: start,
         ConsistentRead: true,
       }),
@@ -201,8 +261,15 @@ export async function legacySlugItems(): Promise<LegacySlugItem[]> {
     for (const item of page.Items ?? []) {
       const pk = String(item.pk);
       const sk = String(item.sk);
-      const [slug, app] = pk.startsWith('app#') ? [sk.slice('slug#'.length), pk.slice('app#'.length)] : [pk.slice('slug#'.length), sk];
-      found.push({ key: { pk, sk }, slug, application_id: app as ApplicationId, configuration_id: item.configuration_id as ConfigurationId });
+      const [slug, app] = pk.startsWith('app#')
+        ? [sk.slice('slug#'.length), pk.slice('app#'.length)]
+        : [pk.slice('slug#'.length), sk];
+      found.push({
+        key: { pk, sk },
+        slug,
+        application_id: app as ApplicationId,
+        configuration_id: item.configuration_id as ConfigurationId,
+      });
     }
     start = page.LastEvaluatedKey;
   } while (start);
@@ -214,7 +281,13 @@ export async function legacySlugItems(): Promise<LegacySlugItem[]> {
  * configuration already does), each of `others` (configurations of other applications that used the
  * same slug) loses it, and the old items go. False when something changed meanwhile (read again).
  */
-export async function adoptLegacySlug(slug: string, keeper: ConfigurationRecord | undefined, others: readonly ConfigurationRecord[], legacy: readonly LegacySlugItem[], now: number): Promise<boolean> {
+export async function adoptLegacySlug(
+  slug: string,
+  keeper: ConfigurationRecord | undefined,
+  others: readonly ConfigurationRecord[],
+  legacy: readonly LegacySlugItem[],
+  now: number,
+): Promise<boolean> {
   const items: NamedTransactItem[] = [];
   if (keeper) {
     items.push([
@@ -222,7 +295,12 @@ export async function adoptLegacySlug(slug: string, keeper: ConfigurationRecord 
       {
         Put: {
           TableName: TABLE_NAME,
-          Item: { ...configurationSlugKey(slug), entity: 'configuration_slug', application_id: keeper.application_id, configuration_id: keeper.id },
+          Item: {
+            ...configurationSlugKey(slug),
+            entity: 'configuration_slug',
+            application_id: keeper.application_id,
+            configuration_id: keeper.id,
+          },
           ConditionExpression: 'attribute_not_exists(pk) OR configuration_id = :id',
           ExpressionAttributeValues: { ':id': keeper.id },
         },
@@ -231,7 +309,11 @@ export async function adoptLegacySlug(slug: string, keeper: ConfigurationRecord 
   }
   for (const record of others) {
     const { slug: _dropped, ...rest } = record;
-    items.push(...configPuts({ ...rest, updated_at: now, version: record.version + 1 }, record.version).map(([name, item]) => [`${name}_${record.id}`, item] as NamedTransactItem));
+    items.push(
+      ...configPuts({ ...rest, updated_at: now, version: record.version + 1 }, record.version).map(
+        ([name, item]) => [`${name}_${record.id}`, item] as NamedTransactItem,
+      ),
+    );
   }
   legacy.forEach((item, i) => items.push([`legacy_${i}`, { Delete: { TableName: TABLE_NAME, Key: item.key } }]));
   try {
@@ -245,13 +327,24 @@ export async function adoptLegacySlug(slug: string, keeper: ConfigurationRecord 
 }
 
 /** The configuration holding a slug, and its application (slugs are unique across the deployment). */
-export async function slugOwner(slug: string): Promise<{ application_id: ApplicationId; configuration_id: ConfigurationId } | undefined> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: configurationSlugKey(slug), ConsistentRead: true }));
-  return Item ? { application_id: Item.application_id as ApplicationId, configuration_id: Item.configuration_id as ConfigurationId } : undefined;
+export async function slugOwner(
+  slug: string,
+): Promise<{ application_id: ApplicationId; configuration_id: ConfigurationId } | undefined> {
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: TABLE_NAME, Key: configurationSlugKey(slug), ConsistentRead: true }),
+  );
+  return Item
+    ? {
+        application_id: Item.application_id as ApplicationId,
+        configuration_id: Item.configuration_id as ConfigurationId,
+      }
+    : undefined;
 }
 
 export async function getConfiguration(id: ConfigurationId): Promise<ConfigurationRecord | undefined> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: configurationKey(id), ConsistentRead: true }));
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: TABLE_NAME, Key: configurationKey(id), ConsistentRead: true }),
+  );
   return Item ? readConfig(Item) : undefined;
 }
 
@@ -269,7 +362,12 @@ export async function listConfigurations(appId: ApplicationId, grantId?: GrantId
 // ---- sessions --------------------------------------------------------------------------------
 
 export async function putSession(tokenHash: string, record: SessionRecord): Promise<void> {
-  await dynamo.send(new PutCommand({ TableName: TABLE_NAME, Item: { ...sessionKey(tokenHash), entity: 'scheduling_session', ...record } }));
+  await dynamo.send(
+    new PutCommand({
+      TableName: TABLE_NAME,
+      Item: { ...sessionKey(tokenHash), entity: 'scheduling_session', ...record },
+    }),
+  );
 }
 
 export async function getSession(tokenHash: string): Promise<SessionRecord | undefined> {
@@ -279,7 +377,9 @@ export async function getSession(tokenHash: string): Promise<SessionRecord | und
 
 /** Deletes a session; false when there was none. */
 export async function deleteSession(tokenHash: string): Promise<boolean> {
-  const { Attributes } = await dynamo.send(new DeleteCommand({ TableName: TABLE_NAME, Key: sessionKey(tokenHash), ReturnValues: 'ALL_OLD' }));
+  const { Attributes } = await dynamo.send(
+    new DeleteCommand({ TableName: TABLE_NAME, Key: sessionKey(tokenHash), ReturnValues: 'ALL_OLD' }),
+  );
   return Attributes !== undefined;
 }
 
@@ -296,14 +396,17 @@ const DAY = 86_400;
 /** The UTC days `[start, end)` touches. */
 export function daysOf(start: number, end: number): string[] {
   const out: string[] = [];
-  for (let d = Math.floor(start / DAY); d <= Math.floor((Math.max(end, start + 1) - 1) / DAY); d++) out.push(new Date(d * DAY * 1000).toISOString().slice(0, 10));
+  for (let d = Math.floor(start / DAY); d <= Math.floor((Math.max(end, start + 1) - 1) / DAY); d++)
+    out.push(new Date(d * DAY * 1000).toISOString().slice(0, 10));
   return out;
 }
 
 export async function bookedDays(grantId: GrantId, days: readonly string[]): Promise<BookedDay[]> {
   return Promise.all(
     days.map(async (day) => {
-      const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: bookedDayKey(grantId, day), ConsistentRead: true }));
+      const { Item } = await dynamo.send(
+        new GetCommand({ TableName: TABLE_NAME, Key: bookedDayKey(grantId, day), ConsistentRead: true }),
+      );
       return { day, slots: (Item?.slots as BookedDay['slots']) ?? {}, version: (Item?.version as number) ?? 0 };
     }),
   );
@@ -313,7 +416,13 @@ export async function bookedDays(grantId: GrantId, days: readonly string[]): Pro
  * Takes `[start, end)` for a booking on one day, conditional on the version read: a new day item is
  * created with its map, an existing one gets the entry added (one action per item per transaction).
  */
-function lockDay(grantId: GrantId, day: BookedDay, bookingId: BookingId, start: number, end: number): NamedTransactItem {
+function lockDay(
+  grantId: GrantId,
+  day: BookedDay,
+  bookingId: BookingId,
+  start: number,
+  end: number,
+): NamedTransactItem {
   const key = bookedDayKey(grantId, day.day);
   // A day's locks matter until the day is over: the item expires a week later (TTL).
   const expires = Date.parse(`${day.day}T00:00:00Z`) / 1000 + 8 * DAY;
@@ -324,7 +433,12 @@ function lockDay(grantId: GrantId, day: BookedDay, bookingId: BookingId, start: 
           Key: key,
           UpdateExpression: 'SET slots = :slots, version = :next, entity = :entity, expires_at = :expires',
           ConditionExpression: 'attribute_not_exists(pk)',
-          ExpressionAttributeValues: { ':slots': { [bookingId]: [start, end] }, ':next': 1, ':entity': 'booked_day', ':expires': expires },
+          ExpressionAttributeValues: {
+            ':slots': { [bookingId]: [start, end] },
+            ':next': 1,
+            ':entity': 'booked_day',
+            ':expires': expires,
+          },
         }
       : {
           TableName: TABLE_NAME,
@@ -357,7 +471,9 @@ const bookingPut = (record: BookingRecord, condition: 'new' | number): NamedTran
     Put: {
       TableName: TABLE_NAME,
       Item: { ...bookingKey(record.id), entity: 'booking', ...record },
-      ...(condition === 'new' ? { ConditionExpression: 'attribute_not_exists(pk)' } : { ConditionExpression: 'version = :v', ExpressionAttributeValues: { ':v': condition } }),
+      ...(condition === 'new'
+        ? { ConditionExpression: 'attribute_not_exists(pk)' }
+        : { ConditionExpression: 'version = :v', ExpressionAttributeValues: { ':v': condition } }),
     },
   },
 ];
@@ -368,10 +484,17 @@ const bookingPut = (record: BookingRecord, condition: 'new' | number): NamedTran
  * it no longer touches released, and `outbox` (its booking-event job): false when another booking
  * changed one of those days first (read again, check again, retry).
  */
-export async function writeBookingWithLocks(record: BookingRecord, days: readonly BookedDay[], outbox: readonly OutboxEntry[], previous?: BookingRecord): Promise<boolean> {
+export async function writeBookingWithLocks(
+  record: BookingRecord,
+  days: readonly BookedDay[],
+  outbox: readonly OutboxEntry[],
+  previous?: BookingRecord,
+): Promise<boolean> {
   const items: NamedTransactItem[] = [bookingPut(record, previous ? previous.version : 'new')];
   for (const day of days) items.push(lockDay(record.grant_id, day, record.id, record.start, record.end));
-  if (previous) for (const day of daysOf(previous.start, previous.end)) if (!days.some((d) => d.day === day)) items.push(releaseDay(previous.grant_id, day, previous.id));
+  if (previous)
+    for (const day of daysOf(previous.start, previous.end))
+      if (!days.some((d) => d.day === day)) items.push(releaseDay(previous.grant_id, day, previous.id));
   try {
     await transactWrite([...items, ...outboxItems(outbox)]);
     return true;
@@ -386,8 +509,15 @@ export async function writeBookingWithLocks(record: BookingRecord, days: readonl
  * read, releasing its slot locks when it becomes cancelled (a cancel, or a create the provider
  * refused). False on a lost race.
  */
-export async function updateBooking(current: BookingRecord, next: BookingRecord, outbox: readonly OutboxEntry[]): Promise<boolean> {
-  const release = next.status === 'cancelled' && current.status !== 'cancelled' ? daysOf(current.start, current.end).map((day) => releaseDay(current.grant_id, day, current.id)) : [];
+export async function updateBooking(
+  current: BookingRecord,
+  next: BookingRecord,
+  outbox: readonly OutboxEntry[],
+): Promise<boolean> {
+  const release =
+    next.status === 'cancelled' && current.status !== 'cancelled'
+      ? daysOf(current.start, current.end).map((day) => releaseDay(current.grant_id, day, current.id))
+      : [];
   try {
     await transactWrite([bookingPut(next, current.version), ...release, ...outboxItems(outbox)]);
     return true;
@@ -398,7 +528,9 @@ export async function updateBooking(current: BookingRecord, next: BookingRecord,
 }
 
 export async function getBooking(id: BookingId): Promise<BookingRecord | undefined> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: bookingKey(id), ConsistentRead: true }));
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: TABLE_NAME, Key: bookingKey(id), ConsistentRead: true }),
+  );
   return Item ? itemAttributes<BookingRecord>(Item, 'entity') : undefined;
 }
 

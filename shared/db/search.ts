@@ -60,16 +60,23 @@ const entryItem = (grantId: GrantId, messageId: MessageId, fields: Record<string
   return {
     Put: {
       TableName: TABLE_NAME,
-      Item: { ...searchEntryKey(grantId, entrySequence(now)), message_id: messageId, ...fields, expires_at: Math.floor(now / 1000) + SEARCH_ENTRY_TTL_SECONDS },
+      Item: {
+        ...searchEntryKey(grantId, entrySequence(now)),
+        message_id: messageId,
+        ...fields,
+        expires_at: Math.floor(now / 1000) + SEARCH_ENTRY_TTL_SECONDS,
+      },
     },
   };
 };
 
 /** The transaction item holding a stored message's tokens (take it right before the transaction). */
-export const searchEntryPut = (grantId: GrantId, messageId: MessageId, tokens: readonly string[]): TransactItem => entryItem(grantId, messageId, { tokens: tokens.join('\n') });
+export const searchEntryPut = (grantId: GrantId, messageId: MessageId, tokens: readonly string[]): TransactItem =>
+  entryItem(grantId, messageId, { tokens: tokens.join('\n') });
 
 /** The transaction item telling the index a message was deleted for good. */
-export const searchTombstonePut = (grantId: GrantId, messageId: MessageId): TransactItem => entryItem(grantId, messageId, { deleted: true });
+export const searchTombstonePut = (grantId: GrantId, messageId: MessageId): TransactItem =>
+  entryItem(grantId, messageId, { deleted: true });
 
 /** Entries above `after` (every entry when it is empty), in sequence order, read consistently. */
 export async function readSearchEntries(grantId: GrantId, after: string): Promise<SearchEntry[]> {
@@ -87,7 +94,12 @@ export async function readSearchEntries(grantId: GrantId, after: string): Promis
     );
     for (const item of page.Items ?? []) {
       const tokens = typeof item.tokens === 'string' && item.tokens ? item.tokens.split('\n') : [];
-      entries.push({ sequence: item.sk as string, messageId: item.message_id as MessageId, tokens, deleted: item.deleted === true });
+      entries.push({
+        sequence: item.sk as string,
+        messageId: item.message_id as MessageId,
+        tokens,
+        deleted: item.deleted === true,
+      });
     }
     start = page.LastEvaluatedKey;
   } while (start);
@@ -109,7 +121,9 @@ function toManifest(item: Record<string, unknown> | undefined): SearchManifest |
 
 /** The manifest (an empty one for a mailbox never merged), read consistently. */
 export async function getSearchManifest(grantId: GrantId): Promise<SearchManifest> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: searchManifestKey(grantId), ConsistentRead: true }));
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: TABLE_NAME, Key: searchManifestKey(grantId), ConsistentRead: true }),
+  );
   return toManifest(Item) ?? emptyManifest();
 }
 
@@ -117,7 +131,11 @@ export async function getSearchManifest(grantId: GrantId): Promise<SearchManifes
  * Takes the merge lease until `untilMs` (creating the manifest when there is none); undefined while
  * another merge holds an unexpired lease.
  */
-export async function takeMergeLease(grantId: GrantId, owner: string, untilMs: number): Promise<SearchManifest | undefined> {
+export async function takeMergeLease(
+  grantId: GrantId,
+  owner: string,
+  untilMs: number,
+): Promise<SearchManifest | undefined> {
   try {
     const { Attributes } = await dynamo.send(
       new UpdateCommand({
@@ -149,7 +167,12 @@ export class MergeConflictError extends Error {
  * Publishes a merge: the new segment set, watermark and garbage, conditional on the manifest version
  * the merge read, and on its lease (released here) or, without one, on no other lease being held.
  */
-export async function commitMerge(grantId: GrantId, expectedVersion: number, owner: string | undefined, next: Pick<SearchManifest, 'segments' | 'watermark' | 'garbage'>): Promise<void> {
+export async function commitMerge(
+  grantId: GrantId,
+  expectedVersion: number,
+  owner: string | undefined,
+  next: Pick<SearchManifest, 'segments' | 'watermark' | 'garbage'>,
+): Promise<void> {
   // Attribute names through placeholders: several are DynamoDB reserved words.
   const version = expectedVersion ? '#version = :v' : 'attribute_not_exists(#version)';
   const lease = owner ? '#lease = :owner' : '(attribute_not_exists(#lease_until) OR #lease_until < :now)';
@@ -158,9 +181,17 @@ export async function commitMerge(grantId: GrantId, expectedVersion: number, own
       new UpdateCommand({
         TableName: TABLE_NAME,
         Key: searchManifestKey(grantId),
-        UpdateExpression: 'SET #segments = :segments, #watermark = :watermark, #garbage = :garbage, #version = :next REMOVE #lease, #lease_until',
+        UpdateExpression:
+          'SET #segments = :segments, #watermark = :watermark, #garbage = :garbage, #version = :next REMOVE #lease, #lease_until',
         ConditionExpression: `${version} AND ${lease}`,
-        ExpressionAttributeNames: { '#segments': 'segments', '#watermark': 'watermark', '#garbage': 'garbage', '#version': 'version', '#lease': 'lease', '#lease_until': 'lease_until' },
+        ExpressionAttributeNames: {
+          '#segments': 'segments',
+          '#watermark': 'watermark',
+          '#garbage': 'garbage',
+          '#version': 'version',
+          '#lease': 'lease',
+          '#lease_until': 'lease_until',
+        },
         ExpressionAttributeValues: {
           ':segments': next.segments,
           ':watermark': next.watermark,

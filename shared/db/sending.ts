@@ -20,7 +20,11 @@ export interface IdempotencyRecord {
  * Claims an Idempotency-Key for a request. Returns undefined when the claim is ours (go ahead and
  * send), or the existing record when the key was used before (replay or conflict).
  */
-export async function claimIdempotencyKey(grantId: GrantId, key: string, record: IdempotencyRecord): Promise<IdempotencyRecord | undefined> {
+export async function claimIdempotencyKey(
+  grantId: GrantId,
+  key: string,
+  record: IdempotencyRecord,
+): Promise<IdempotencyRecord | undefined> {
   try {
     await dynamo.send(
       new PutCommand({
@@ -34,12 +38,18 @@ export async function claimIdempotencyKey(grantId: GrantId, key: string, record:
     return undefined;
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: idempotencyKey(grantId, key), ConsistentRead: true }));
+    const { Item } = await dynamo.send(
+      new GetCommand({ TableName: TABLE_NAME, Key: idempotencyKey(grantId, key), ConsistentRead: true }),
+    );
     return Item as IdempotencyRecord | undefined;
   }
 }
 
-export async function completeIdempotencyKey(grantId: GrantId, key: string, result: { status: number; message_id: string }): Promise<void> {
+export async function completeIdempotencyKey(
+  grantId: GrantId,
+  key: string,
+  result: { status: number; message_id: string },
+): Promise<void> {
   await dynamo.send(
     new UpdateCommand({
       TableName: TABLE_NAME,
@@ -57,7 +67,8 @@ export async function releaseIdempotencyKey(grantId: GrantId, key: string): Prom
 }
 
 /** Counts one received message against a daily limit; false when it is already reached. */
-export const consumeReceiveQuota = (grantId: GrantId, day: string, limit: number, expiresAt: number) => consumeDaily(receiveQuotaKey(grantId, day), limit, expiresAt);
+export const consumeReceiveQuota = (grantId: GrantId, day: string, limit: number, expiresAt: number) =>
+  consumeDaily(receiveQuotaKey(grantId, day), limit, expiresAt);
 
 /** Messages received so far on `day` (0 when none). */
 export async function receivedOn(grantId: GrantId, day: string): Promise<number> {
@@ -139,8 +150,12 @@ const takeoverItem = (hold: SendQuotaHold, lapsed: { name: string; until: number
 
 /** A hold of the counter that lapsed before `now` (one at random, so that concurrent sends spread over them). */
 async function lapsedHold(hold: SendQuotaHold, now: number): Promise<{ name: string; until: number } | undefined> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: sendQuotaKey(hold.grantId, hold.day), ConsistentRead: true }));
-  const lapsed = Object.entries(Item ?? {}).filter(([name, until]) => name.startsWith(HOLD_PREFIX) && typeof until === 'number' && until < now);
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: TABLE_NAME, Key: sendQuotaKey(hold.grantId, hold.day), ConsistentRead: true }),
+  );
+  const lapsed = Object.entries(Item ?? {}).filter(
+    ([name, until]) => name.startsWith(HOLD_PREFIX) && typeof until === 'number' && until < now,
+  );
   const [name, until] = lapsed[Math.floor(Math.random() * lapsed.length)] ?? [];
   return name === undefined ? undefined : { name, until: until as number };
 }

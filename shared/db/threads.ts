@@ -58,7 +58,15 @@ export async function putThread(thread: ThreadRecord, previous?: ThreadRecord): 
       },
     ]);
   }
-  items.push(['listing', { Put: { TableName: TABLE_NAME, Item: { ...threadListKey(thread.grant_id, thread.latest_message_id), thread_id: thread.id } } }]);
+  items.push([
+    'listing',
+    {
+      Put: {
+        TableName: TABLE_NAME,
+        Item: { ...threadListKey(thread.grant_id, thread.latest_message_id), thread_id: thread.id },
+      },
+    },
+  ]);
   await writeThread(items);
 }
 
@@ -105,5 +113,8 @@ export async function deleteThread(thread: ThreadRecord): Promise<void> {
 /** Threads newest activity first: (latest message ID, thread ID) pairs below `before`. */
 export async function listThreadEntries(grantId: GrantId, before: string | undefined, limit: number) {
   const page = await newestFirst(threadsOfGrant(grantId).pk, { limit, before });
-  return { entries: page.items.map((i) => ({ latest: i.sk as string, threadId: i.thread_id as ThreadId })), more: page.last !== undefined };
+  return {
+    entries: page.items.map((i) => ({ latest: i.sk as string, threadId: i.thread_id as ThreadId })),
+    more: page.last !== undefined,
+  };
 }

@@ -35,7 +35,8 @@ const pause = (attempt: number) => new Promise((resolve) => setTimeout(resolve, 
 
 export async function transactWrite(items: NamedItems): Promise<void> {
   const names = items.map(([name]) => name);
-  if (new Set(names).size !== names.length) throw new Error(`Transaction item names must be unique: ${names.join(', ')}`);
+  if (new Set(names).size !== names.length)
+    throw new Error(`Transaction item names must be unique: ${names.join(', ')}`);
   for (let attempt = 0; ; attempt++) {
     try {
       await dynamo.send(new TransactWriteCommand({ TransactItems: items.map(([, item]) => item) }));

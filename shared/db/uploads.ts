@@ -38,12 +38,32 @@ export const isUploadItem = (item: Record<string, unknown>): item is Record<stri
  * Records the keys about to be uploaded; returns what commits them, for the change's transaction
  * (nothing, and nothing written, when there is nothing to upload).
  */
-export async function openUpload(grant: { id: GrantId; application_id: string }, keys: (string | undefined)[], committedBy?: Key): Promise<NamedTransactItem[]> {
+export async function openUpload(
+  grant: { id: GrantId; application_id: string },
+  keys: (string | undefined)[],
+  committedBy?: Key,
+): Promise<NamedTransactItem[]> {
   const wanted = [...new Set(keys.filter((k): k is string => !!k))];
   if (!wanted.length) return [];
   const id = newId('upload');
-  const record: UploadRecord = { id, application_id: grant.application_id, grant_id: grant.id, keys: wanted, ...(committedBy ? { committed_by: committedBy } : {}) };
-  await dynamo.send(new PutCommand({ TableName: TABLE_NAME, Item: { ...uploadKey(grant.id, id), entity: 'upload', ...record, expires_at: clock.nowSeconds() + UPLOAD_TTL_SECONDS } }));
+  const record: UploadRecord = {
+    id,
+    application_id: grant.application_id,
+    grant_id: grant.id,
+    keys: wanted,
+    ...(committedBy ? { committed_by: committedBy } : {}),
+  };
+  await dynamo.send(
+    new PutCommand({
+      TableName: TABLE_NAME,
+      Item: {
+        ...uploadKey(grant.id, id),
+        entity: 'upload',
+        ...record,
+        expires_at: clock.nowSeconds() + UPLOAD_TTL_SECONDS,
+      },
+    }),
+  );
   return committedBy ? [] : [['upload', { Delete: { TableName: TABLE_NAME, Key: uploadKey(grant.id, id) } }]];
 }
 
@@ -51,14 +71,30 @@ export async function openUpload(grant: { id: GrantId; application_id: string },
  * `openUpload` for many changes at once (the copies of one message in many mailboxes): the records
  * in BatchWrites; returns what commits each, in order.
  */
-export async function openUploads(list: readonly { grant: { id: GrantId; application_id: string }; keys: (string | undefined)[]; committedBy?: Key }[]): Promise<NamedTransactItem[][]> {
+export async function openUploads(
+  list: readonly { grant: { id: GrantId; application_id: string }; keys: (string | undefined)[]; committedBy?: Key }[],
+): Promise<NamedTransactItem[][]> {
   const expires = clock.nowSeconds() + UPLOAD_TTL_SECONDS;
   const records = list.map(({ grant, keys, committedBy }) => {
     const wanted = [...new Set(keys.filter((k): k is string => !!k))];
     if (!wanted.length) return undefined;
-    const record: UploadRecord = { id: newId('upload'), application_id: grant.application_id, grant_id: grant.id, keys: wanted, ...(committedBy ? { committed_by: committedBy } : {}) };
+    const record: UploadRecord = {
+      id: newId('upload'),
+      application_id: grant.application_id,
+      grant_id: grant.id,
+      keys: wanted,
+      ...(committedBy ? { committed_by: committedBy } : {}),
+    };
     return record;
   });
-  await batchWrite(putRequests(records.flatMap((r) => (r ? [{ ...uploadKey(r.grant_id, r.id), entity: 'upload', ...r, expires_at: expires }] : []))));
-  return records.map((r): NamedTransactItem[] => (r && !r.committed_by ? [['upload', { Delete: { TableName: TABLE_NAME, Key: uploadKey(r.grant_id, r.id) } }]] : []));
+  await batchWrite(
+    putRequests(
+      records.flatMap((r) =>
+        r ? [{ ...uploadKey(r.grant_id, r.id), entity: 'upload', ...r, expires_at: expires }] : [],
+      ),
+    ),
+  );
+  return records.map((r): NamedTransactItem[] =>
+    r && !r.committed_by ? [['upload', { Delete: { TableName: TABLE_NAME, Key: uploadKey(r.grant_id, r.id) } }]] : [],
+  );
 }

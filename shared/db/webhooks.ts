@@ -18,7 +18,14 @@ import {
   webhookRegistryKey,
   webhooksOfApplication,
 } from '#shared/db/keys';
-import { VersionConflictError, deletePartition, getRecord, listRecords, queryAll, replaceRecord } from '#shared/db/records';
+import {
+  VersionConflictError,
+  deletePartition,
+  getRecord,
+  listRecords,
+  queryAll,
+  replaceRecord,
+} from '#shared/db/records';
 import { outboxItems, type OutboxEntry } from '#shared/db/outbox';
 import { TransactionConditionError, transactWrite } from '#shared/db/transact';
 import type { ApplicationId, WebhookId } from '#shared/ids';
@@ -61,15 +68,36 @@ const strip = <T>(item: Record<string, unknown>) => itemAttributes<T>(item, ...B
 
 export async function insertWebhook(record: WebhookRecord): Promise<void> {
   await transactWrite([
-    ['webhook', { Put: { TableName: TABLE_NAME, Item: { ...webhookKey(record.application_id, record.id), entity: 'webhook', ...record }, ConditionExpression: 'attribute_not_exists(pk)' } }],
-    ['registry', { Put: { TableName: TABLE_NAME, Item: { ...webhookRegistryKey(record.id), application_id: record.application_id } } }],
+    [
+      'webhook',
+      {
+        Put: {
+          TableName: TABLE_NAME,
+          Item: { ...webhookKey(record.application_id, record.id), entity: 'webhook', ...record },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+    ],
+    [
+      'registry',
+      {
+        Put: {
+          TableName: TABLE_NAME,
+          Item: { ...webhookRegistryKey(record.id), application_id: record.application_id },
+        },
+      },
+    ],
   ]);
 }
 
-export const getWebhook = (appId: ApplicationId, webhookId: WebhookId) => getRecord<WebhookRecord>(webhookKey(appId, webhookId), ...BOOKKEEPING);
+export const getWebhook = (appId: ApplicationId, webhookId: WebhookId) =>
+  getRecord<WebhookRecord>(webhookKey(appId, webhookId), ...BOOKKEEPING);
 
 /** Every page of an application's destinations: their items, or only their count. */
-async function applicationWebhooks(appId: ApplicationId, select: 'ALL_ATTRIBUTES' | 'COUNT'): Promise<{ items: WebhookRecord[]; count: number }> {
+async function applicationWebhooks(
+  appId: ApplicationId,
+  select: 'ALL_ATTRIBUTES' | 'COUNT',
+): Promise<{ items: WebhookRecord[]; count: number }> {
   const { pk, skPrefix } = webhooksOfApplication(appId);
   const { items, count } = await queryAll({
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
@@ -96,7 +124,12 @@ export async function listWebhookTargets(appId: ApplicationId): Promise<WebhookT
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
     ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
     ProjectionExpression: '#id, #app, #status, #triggers',
-    ExpressionAttributeNames: { '#id': 'id', '#app': 'application_id', '#status': 'status', '#triggers': 'trigger_types' },
+    ExpressionAttributeNames: {
+      '#id': 'id',
+      '#app': 'application_id',
+      '#status': 'status',
+      '#triggers': 'trigger_types',
+    },
     ScanIndexForward: false,
   });
   return items as WebhookTarget[];
@@ -106,13 +139,23 @@ export async function listWebhookTargets(appId: ApplicationId): Promise<WebhookT
 export const countWebhooks = async (appId: ApplicationId) => (await applicationWebhooks(appId, 'COUNT')).count;
 
 /** Replaces a destination if it still has the version read (VersionConflictError otherwise). */
-export const replaceWebhook = (before: WebhookRecord, after: WebhookRecord) => replaceRecord(webhookKey(after.application_id, after.id), { entity: 'webhook', ...after }, before.version);
+export const replaceWebhook = (before: WebhookRecord, after: WebhookRecord) =>
+  replaceRecord(webhookKey(after.application_id, after.id), { entity: 'webhook', ...after }, before.version);
 
 /** Deletes a destination and its registry entry; VersionConflictError if it was already gone. */
 export async function deleteWebhook(record: WebhookRecord, outbox: readonly OutboxEntry[] = []): Promise<void> {
   try {
     await transactWrite([
-      ['webhook', { Delete: { TableName: TABLE_NAME, Key: webhookKey(record.application_id, record.id), ConditionExpression: 'attribute_exists(pk)' } }],
+      [
+        'webhook',
+        {
+          Delete: {
+            TableName: TABLE_NAME,
+            Key: webhookKey(record.application_id, record.id),
+            ConditionExpression: 'attribute_exists(pk)',
+          },
+        },
+      ],
       ['registry', { Delete: { TableName: TABLE_NAME, Key: webhookRegistryKey(record.id) } }],
       ...outboxItems(outbox),
     ]);
@@ -123,12 +166,23 @@ export async function deleteWebhook(record: WebhookRecord, outbox: readonly Outb
 }
 
 /** A page of the registry: (webhook, application) pairs for the health sweep. */
-export async function registryPage(start?: StartKey): Promise<{ entries: { webhook_id: WebhookId; application_id: ApplicationId }[]; next?: StartKey }> {
+export async function registryPage(
+  start?: StartKey,
+): Promise<{ entries: { webhook_id: WebhookId; application_id: ApplicationId }[]; next?: StartKey }> {
   const page = await dynamo.send(
-    new QueryCommand({ TableName: TABLE_NAME, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': webhookRegistry().pk }, ExclusiveStartKey: start, Limit: 200 }),
+    new QueryCommand({
+      TableName: TABLE_NAME,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': webhookRegistry().pk },
+      ExclusiveStartKey: start,
+      Limit: 200,
+    }),
   );
   return {
-    entries: (page.Items ?? []).map((i) => ({ webhook_id: i.sk as WebhookId, application_id: i.application_id as ApplicationId })),
+    entries: (page.Items ?? []).map((i) => ({
+      webhook_id: i.sk as WebhookId,
+      application_id: i.application_id as ApplicationId,
+    })),
     next: page.LastEvaluatedKey as StartKey | undefined,
   };
 }
@@ -171,7 +225,10 @@ export async function recordAttempts(attempts: AttemptRecord[]): Promise<Map<num
   const writer = idleWriters.pop() ?? { name: newWriterName(), stored: new Map() };
   try {
     if (writer.stored.size >= WRITER_ITEMS) Object.assign(writer, { name: newWriterName(), stored: new Map() });
-    const counters = new Map<string, { item: Record<string, unknown>; counts: Record<string, number>; indexes: number[] }>();
+    const counters = new Map<
+      string,
+      { item: Record<string, unknown>; counts: Record<string, number>; indexes: number[] }
+    >();
     attempts.forEach((a, index) => {
       const key = statsKey(a.webhook_id, a.time, writer.name);
       const id = `${key.pk} ${key.sk}`;
@@ -194,12 +251,18 @@ export async function recordAttempts(attempts: AttemptRecord[]): Promise<Map<num
       c.indexes.push(index);
     });
     const items: { item: Record<string, unknown>; indexes: number[]; counter?: string }[] = [
-      ...attempts.map((a, index) => ({ item: { ...attemptKey(a.webhook_id, a.id), ...a, expires_at: a.time + ATTEMPT_TTL }, indexes: [index] })),
+      ...attempts.map((a, index) => ({
+        item: { ...attemptKey(a.webhook_id, a.id), ...a, expires_at: a.time + ATTEMPT_TTL },
+        indexes: [index],
+      })),
       ...[...counters].map(([id, c]) => ({ item: { ...c.item, ...c.counts }, indexes: c.indexes, counter: id })),
     ];
     const requests: (typeof items)[] = [];
-    for (let start = 0; start < items.length; start += WRITE_BATCH) requests.push(items.slice(start, start + WRITE_BATCH));
-    const settled = await Promise.allSettled(requests.map((request) => batchWrite(putRequests(request.map((r) => r.item)))));
+    for (let start = 0; start < items.length; start += WRITE_BATCH)
+      requests.push(items.slice(start, start + WRITE_BATCH));
+    const settled = await Promise.allSettled(
+      requests.map((request) => batchWrite(putRequests(request.map((r) => r.item)))),
+    );
     settled.forEach((result, i) => {
       for (const { indexes, counter } of requests[i]!) {
         if (result.status === 'rejected') for (const index of indexes) unrecorded.set(index, result.reason);
@@ -215,13 +278,19 @@ export async function recordAttempts(attempts: AttemptRecord[]): Promise<Map<num
 }
 
 /** Destinations by ID, in one request (the delivery worker reads its batch's destinations together). */
-export async function getWebhooks(keys: { application_id: ApplicationId; webhook_id: WebhookId }[]): Promise<Map<string, WebhookRecord>> {
+export async function getWebhooks(
+  keys: { application_id: ApplicationId; webhook_id: WebhookId }[],
+): Promise<Map<string, WebhookRecord>> {
   const unique = [...new Map(keys.map((k) => [k.webhook_id, k])).values()];
   const items = await batchGet<Record<string, unknown>>(unique.map((k) => webhookKey(k.application_id, k.webhook_id)));
   return new Map(items.map((i) => strip<WebhookRecord>(i)).map((w) => [w.id, w]));
 }
 
-export async function listAttempts(webhookId: WebhookId, limit: number, before?: string): Promise<{ items: AttemptRecord[]; last?: string }> {
+export async function listAttempts(
+  webhookId: WebhookId,
+  limit: number,
+  before?: string,
+): Promise<{ items: AttemptRecord[]; last?: string }> {
   return listRecords<AttemptRecord>(attemptsOfWebhook(webhookId).pk, { limit, before }, ...BOOKKEEPING);
 }
 
@@ -240,7 +309,11 @@ export interface AttemptCounts {
  * the minute from the minute holding `minutesFrom`, and by the hour from the hour holding `hoursFrom`
  * (default: the same time).
  */
-export async function countAttempts(webhookId: WebhookId, minutesFrom: number, hoursFrom = minutesFrom): Promise<{ byMinute: AttemptCounts; byHour: AttemptCounts }> {
+export async function countAttempts(
+  webhookId: WebhookId,
+  minutesFrom: number,
+  hoursFrom = minutesFrom,
+): Promise<{ byMinute: AttemptCounts; byHour: AttemptCounts }> {
   const range = statsFrom(Math.min(minutesFrom, hoursFrom));
   // Every writer's items of those hours (one per delivery container and hour): all pages.
   const { items } = await queryAll({

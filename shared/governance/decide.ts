@@ -1,7 +1,14 @@
 import * as db from '#shared/db/governance';
 import type { EvaluationRecord, ListRecord, PolicyRecord, RuleRecord, WorkspaceRecord } from '#shared/db/governance';
 import type { PolicyLimits } from '#schemas/governance';
-import { candidates, evaluate, type AppliedActions, type DecisionInput, type Outcome, type Party } from '#shared/governance/engine';
+import {
+  candidates,
+  evaluate,
+  type AppliedActions,
+  type DecisionInput,
+  type Outcome,
+  type Party,
+} from '#shared/governance/engine';
 import { addressParts } from '#shared/governance/values';
 import { newId, type ApplicationId, type GrantId, type WorkspaceId } from '#shared/ids';
 import { clock } from '#shared/time';
@@ -26,7 +33,12 @@ async function configOf(appId: ApplicationId): Promise<Config> {
   const version = await db.governanceVersion(appId);
   const cached = cache.get(appId);
   if (cached && cached.version === version) return cached;
-  const [rules, lists, workspaces, policies] = await Promise.all([db.allRules(appId), db.allLists(appId), db.allWorkspaces(appId), db.allPolicies(appId)]);
+  const [rules, lists, workspaces, policies] = await Promise.all([
+    db.allRules(appId),
+    db.allLists(appId),
+    db.allWorkspaces(appId),
+    db.allPolicies(appId),
+  ]);
   const config: Config = {
     version,
     rules: new Map(rules.map((r) => [r.id, r])),
@@ -45,11 +57,14 @@ export interface Decision extends Outcome {
 }
 
 /** A party from an address (undefined when it is not a valid address). */
-export const partyOf = (address: string | undefined): Party | undefined => (address ? addressParts(address) : undefined);
+export const partyOf = (address: string | undefined): Party | undefined =>
+  address ? addressParts(address) : undefined;
 
 type Governed = { id: GrantId; application_id: string; workspace_id?: WorkspaceId };
 
-const workspaceOf = (config: Config, grant: Governed) => (grant.workspace_id && config.workspaces.find((w) => w.id === grant.workspace_id)) || config.workspaces.find((w) => w.default);
+const workspaceOf = (config: Config, grant: Governed) =>
+  (grant.workspace_id && config.workspaces.find((w) => w.id === grant.workspace_id)) ||
+  config.workspaces.find((w) => w.default);
 
 /**
  * What governs one message of an account: its workspace policy's limits (empty: the deployment's
@@ -72,7 +87,9 @@ export async function governanceOf(grant: Governed): Promise<Governance> {
   return {
     limits: (policyId && config.policies.get(policyId)?.limits) || {},
     async decide(trigger, input) {
-      const rules = (workspace?.rule_ids ?? []).map((id) => config.rules.get(id)).filter((r): r is RuleRecord => !!r && r.enabled && r.trigger === trigger);
+      const rules = (workspace?.rule_ids ?? [])
+        .map((id) => config.rules.get(id))
+        .filter((r): r is RuleRecord => !!r && r.enabled && r.trigger === trigger);
       if (!rules.length) return undefined;
       const found = await db.membership(candidates(rules, input, config.lists));
       return { ...evaluate(rules, input, config.lists, (listId, value) => found.has(listId, value)), input };
@@ -81,7 +98,13 @@ export async function governanceOf(grant: Governed): Promise<Governance> {
 }
 
 /** The evaluation record of a decision (README: kept 30 days). */
-export function evaluationOf(grant: { id: GrantId; application_id: string }, stage: Stage, decision: Decision, messageId: string | null, actions: Partial<AppliedActions> = {}): EvaluationRecord {
+export function evaluationOf(
+  grant: { id: GrantId; application_id: string },
+  stage: Stage,
+  decision: Decision,
+  messageId: string | null,
+  actions: Partial<AppliedActions> = {},
+): EvaluationRecord {
   const { input } = decision;
   return {
     id: newId('evaluation'),
@@ -91,7 +114,9 @@ export function evaluationOf(grant: { id: GrantId; application_id: string }, sta
     evaluated_at: clock.nowSeconds(),
     evaluation_stage: stage,
     evaluation_input: {
-      ...(input.from ? { from_address: input.from.address, from_domain: input.from.domain, from_tld: input.from.tld } : {}),
+      ...(input.from
+        ? { from_address: input.from.address, from_domain: input.from.domain, from_tld: input.from.tld }
+        : {}),
       ...(input.recipients.length
         ? {
             recipient_addresses: input.recipients.map((r) => r.address),
@@ -109,6 +134,7 @@ export function evaluationOf(grant: { id: GrantId; application_id: string }, sta
 export const recordEvaluation = (record: EvaluationRecord) => db.putEvaluation(record);
 
 /** The rule that blocked (the first matched with a block action), for error messages. */
-export const blockingRule = (decision: Decision) => decision.matched.find((r) => r.actions.some((a) => a.type === 'block'));
+export const blockingRule = (decision: Decision) =>
+  decision.matched.find((r) => r.actions.some((a) => a.type === 'block'));
 
 export type { WorkspaceId };

@@ -43,7 +43,11 @@ function listsOf(c: RuleCondition, lists: ReadonlyMap<string, ListRecord>): List
 }
 
 /** The (list, value) pairs whose membership the rules can ask about for this input. */
-export function candidates(rules: readonly RuleRecord[], input: DecisionInput, lists: ReadonlyMap<string, ListRecord>): { listId: ListId; value: string }[] {
+export function candidates(
+  rules: readonly RuleRecord[],
+  input: DecisionInput,
+  lists: ReadonlyMap<string, ListRecord>,
+): { listId: ListId; value: string }[] {
   const pairs = new Map<string, { listId: ListId; value: string }>();
   for (const rule of rules) {
     for (const c of rule.match.conditions) {
@@ -57,7 +61,12 @@ export function candidates(rules: readonly RuleRecord[], input: DecisionInput, l
   return [...pairs.values()];
 }
 
-function conditionHolds(c: RuleCondition, input: DecisionInput, lists: ReadonlyMap<string, ListRecord>, member: (listId: ListId, value: string) => boolean): boolean {
+function conditionHolds(
+  c: RuleCondition,
+  input: DecisionInput,
+  lists: ReadonlyMap<string, ListRecord>,
+  member: (listId: ListId, value: string) => boolean,
+): boolean {
   if (c.field === 'outbound.type') {
     if (!input.outboundType) return false;
     return c.operator === 'is' ? input.outboundType === c.value : input.outboundType !== c.value;
@@ -81,9 +90,22 @@ function conditionHolds(c: RuleCondition, input: DecisionInput, lists: ReadonlyM
 }
 
 /** Rules are taken in priority order (lower first, then by ID); every matching rule's actions apply. */
-export function evaluate(rules: readonly RuleRecord[], input: DecisionInput, lists: ReadonlyMap<string, ListRecord>, member: (listId: ListId, value: string) => boolean): Outcome {
+export function evaluate(
+  rules: readonly RuleRecord[],
+  input: DecisionInput,
+  lists: ReadonlyMap<string, ListRecord>,
+  member: (listId: ListId, value: string) => boolean,
+): Outcome {
   const ordered = [...rules].sort((a, b) => a.priority - b.priority || (a.id < b.id ? -1 : 1));
-  const actions: AppliedActions = { blocked: false, marked_as_spam: false, marked_as_read: false, marked_starred: false, archived: false, trashed: false, folder_ids: [] };
+  const actions: AppliedActions = {
+    blocked: false,
+    marked_as_spam: false,
+    marked_as_read: false,
+    marked_starred: false,
+    archived: false,
+    trashed: false,
+    folder_ids: [],
+  };
   const matched: RuleRecord[] = [];
   for (const rule of ordered) {
     const results = rule.match.conditions.map((c) => conditionHolds(c, input, lists, member));

@@ -58,17 +58,27 @@ export async function listLists(appId: ApplicationId, query: { page_token?: stri
 export async function updateList(appId: ApplicationId, listId: string, body: UpdateListBody) {
   const list = await requireList(appId, listId);
   if (body.type !== undefined && body.type !== list.type) {
-    throw new InvalidRequestError(`'type' cannot change after a list is created: this list holds ${list.type} values; create another list instead`);
+    throw new InvalidRequestError(
+      `'type' cannot change after a list is created: this list holds ${list.type} values; create another list instead`,
+    );
   }
-  const changes = { ...(body.name !== undefined ? { name: body.name } : {}), ...(body.description !== undefined ? { description: body.description } : {}) };
-  if (Object.keys(changes).length && !(await db.updateList(appId, list.id, changes, clock.nowSeconds()))) throw new NotFoundError(`List '${listId}' not found`);
+  const changes = {
+    ...(body.name !== undefined ? { name: body.name } : {}),
+    ...(body.description !== undefined ? { description: body.description } : {}),
+  };
+  if (Object.keys(changes).length && !(await db.updateList(appId, list.id, changes, clock.nowSeconds())))
+    throw new NotFoundError(`List '${listId}' not found`);
   return listView((await db.getList(appId, list.id)) ?? list);
 }
 
 /** Deletes the list at once (rules stop matching it with the next message); its items go in the background. */
 export async function deleteList(appId: ApplicationId, listId: string): Promise<void> {
   const list = await requireList(appId, listId);
-  const job = { job: { kind: 'purge-list' as const, application_id: appId, list_id: list.id }, id: newId('job'), applicationId: appId };
+  const job = {
+    job: { kind: 'purge-list' as const, application_id: appId, list_id: list.id },
+    id: newId('job'),
+    applicationId: appId,
+  };
   if (!(await db.deleteList(appId, list.id, [job]))) throw new NotFoundError(`List '${listId}' not found`);
 }
 
@@ -79,10 +89,15 @@ function normalizedValues(list: ListRecord, raw: string[]): string[] {
   raw.forEach((value, i) => {
     const result = normalizeValue(list.type, value);
     if (result.ok) values.add(result.value);
-    else problems.push(`items[${i}] ${JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value)}: ${result.why}`);
+    else
+      problems.push(
+        `items[${i}] ${JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value)}: ${result.why}`,
+      );
   });
   if (problems.length) {
-    throw new InvalidRequestError(`Nothing was changed: ${problems.length} value(s) are not valid ${list.type} values for this list: ${problems.join('; ')}`);
+    throw new InvalidRequestError(
+      `Nothing was changed: ${problems.length} value(s) are not valid ${list.type} values for this list: ${problems.join('; ')}`,
+    );
   }
   return [...values];
 }
@@ -116,7 +131,12 @@ export async function removeItems(appId: ApplicationId, listId: string, body: Li
 
 async function change(list: ListRecord, values: string[], sign: 1 | -1, now: number) {
   try {
-    await db.changeItems(list.application_id, list.id, values, sign, now, (value) => ({ id: newId('listItem'), list_id: list.id, value, created_at: now }));
+    await db.changeItems(list.application_id, list.id, values, sign, now, (value) => ({
+      id: newId('listItem'),
+      list_id: list.id,
+      value,
+      created_at: now,
+    }));
   } catch (error) {
     if (error instanceof db.ListGoneError) throw new NotFoundError(`List '${list.id}' not found`);
     throw error;
@@ -127,5 +147,8 @@ export async function listItems(appId: ApplicationId, listId: string, query: { p
   const list = await requireList(appId, listId);
   const start = query.page_token ? decodeCursor(query.page_token, { pk: itemsOfList(list.id as ListId) }) : undefined;
   const page = await db.listItems(list.id, { limit, start });
-  return { items: page.items.map((i) => ({ id: i.id, list_id: i.list_id, value: i.value, created_at: i.created_at })), nextCursor: page.next ? encodeCursor(page.next) : undefined };
+  return {
+    items: page.items.map((i) => ({ id: i.id, list_id: i.list_id, value: i.value, created_at: i.created_at })),
+    nextCursor: page.next ? encodeCursor(page.next) : undefined,
+  };
 }

@@ -43,7 +43,8 @@ async function foldersIn(grant: GrantRecord, list: FoldersProvider['list']): Pro
   return all;
 }
 
-const withRole = (all: Folder[], role: string) => all.find((f) => f.system_folder && f.attributes?.includes(role)) ?? all.find((f) => f.attributes?.includes(role));
+const withRole = (all: Folder[], role: string) =>
+  all.find((f) => f.system_folder && f.attributes?.includes(role)) ?? all.find((f) => f.attributes?.includes(role));
 
 /** The folder a name or path (`Clients/Acme`) names in this mailbox, if any. */
 function folderNamed(all: Folder[], value: string): string | undefined {
@@ -53,7 +54,9 @@ function folderNamed(all: Folder[], value: string): string | undefined {
     .filter(Boolean);
   if (path.length === 1) {
     const segment = path[0]!;
-    const system = all.find((f) => f.system_folder && (f.id.toLowerCase() === segment || f.name.toLowerCase() === segment));
+    const system = all.find(
+      (f) => f.system_folder && (f.id.toLowerCase() === segment || f.name.toLowerCase() === segment),
+    );
     if (system) return system.id;
     const role = ROLES.get(segment);
     const byRole = role ? withRole(all, role) : undefined;
@@ -76,7 +79,13 @@ export async function placementOf(
   base: { folders: string[]; unread: boolean; starred: boolean },
   listFolders: FoldersProvider['list'],
 ): Promise<Placement> {
-  const role = actions.marked_as_spam ? '\\Junk' : actions.trashed ? '\\Trash' : actions.archived ? '\\Archive' : undefined;
+  const role = actions.marked_as_spam
+    ? '\\Junk'
+    : actions.trashed
+      ? '\\Trash'
+      : actions.archived
+        ? '\\Archive'
+        : undefined;
   let destination: string | undefined;
   if (role || actions.folder_ids.length) {
     const all = await foldersIn(grant, listFolders);

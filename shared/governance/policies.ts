@@ -34,16 +34,25 @@ const NOT_ENFORCED: Record<string, string> = {
 async function check(appId: ApplicationId, body: UpdatePolicyBody): Promise<void> {
   const problems: string[] = [];
   for (const [name, why] of Object.entries(NOT_ENFORCED)) {
-    if (body.limits && (body.limits as Record<string, unknown>)[name] !== undefined) problems.push(`'limits.${name}': ${why}`);
+    if (body.limits && (body.limits as Record<string, unknown>)[name] !== undefined)
+      problems.push(`'limits.${name}': ${why}`);
   }
   const spam = body.spam_detection ?? {};
-  if (spam.use_list_dnsbl) problems.push("'spam_detection.use_list_dnsbl': DNS blocklists need DNS lookups, which this deployment does not make");
-  if (spam.use_header_anomaly_detection) problems.push("'spam_detection.use_header_anomaly_detection': header anomaly detection is not available in this deployment");
-  if (spam.spam_sensitivity !== undefined) problems.push("'spam_detection.spam_sensitivity': there is no spam scoring in this deployment to tune");
+  if (spam.use_list_dnsbl)
+    problems.push(
+      "'spam_detection.use_list_dnsbl': DNS blocklists need DNS lookups, which this deployment does not make",
+    );
+  if (spam.use_header_anomaly_detection)
+    problems.push(
+      "'spam_detection.use_header_anomaly_detection': header anomaly detection is not available in this deployment",
+    );
+  if (spam.spam_sensitivity !== undefined)
+    problems.push("'spam_detection.spam_sensitivity': there is no spam scoring in this deployment to tune");
   if (body.rules?.length) {
     const known = new Set((await db.allRules(appId)).map((r) => r.id as string));
     const missing = body.rules.filter((id) => !known.has(id));
-    if (missing.length) problems.push(`'rules': ${missing.map((id) => `'${id}'`).join(', ')} not found in this application`);
+    if (missing.length)
+      problems.push(`'rules': ${missing.map((id) => `'${id}'`).join(', ')} not found in this application`);
   }
   if (problems.length) throw new InvalidRequestError(`Invalid policy: ${problems.join('; ')}`);
 }
@@ -75,7 +84,10 @@ export async function createPolicy(appId: ApplicationId, body: CreatePolicyBody)
 export async function listPolicies(appId: ApplicationId, query: { page_token?: string }, limit: number) {
   const all = (await db.allPolicies(appId)).sort((a, b) => (a.id < b.id ? -1 : 1));
   const offset = query.page_token ? decodeOffsetCursor(query.page_token, 'policies') : 0;
-  return { items: all.slice(offset, offset + limit).map(policyView), nextCursor: offset + limit < all.length ? encodeOffsetCursor('policies', offset + limit) : undefined };
+  return {
+    items: all.slice(offset, offset + limit).map(policyView),
+    nextCursor: offset + limit < all.length ? encodeOffsetCursor('policies', offset + limit) : undefined,
+  };
 }
 
 export async function updatePolicy(appId: ApplicationId, policyId: string, body: UpdatePolicyBody) {
@@ -89,7 +101,8 @@ export async function updatePolicy(appId: ApplicationId, policyId: string, body:
     ...(body.spam_detection !== undefined ? { spam_detection: body.spam_detection } : {}),
     updated_at: Math.max(clock.nowSeconds(), current.updated_at + 1),
   };
-  if (!(await db.putPolicy(next, current))) throw new ConflictError('The policy was changed by another request; fetch it again and retry');
+  if (!(await db.putPolicy(next, current)))
+    throw new ConflictError('The policy was changed by another request; fetch it again and retry');
   return policyView(next);
 }
 
@@ -98,6 +111,7 @@ export async function deletePolicy(appId: ApplicationId, policyId: string): Prom
   const policy = await requirePolicy(appId, policyId);
   if (!(await db.deletePolicy(appId, policy.id))) throw new NotFoundError(`Policy '${policyId}' not found`);
   for (const w of await db.allWorkspaces(appId)) {
-    if (w.policy_id === policy.id) await db.putWorkspace({ ...w, policy_id: null, updated_at: Math.max(clock.nowSeconds(), w.updated_at + 1) }, w);
+    if (w.policy_id === policy.id)
+      await db.putWorkspace({ ...w, policy_id: null, updated_at: Math.max(clock.nowSeconds(), w.updated_at + 1) }, w);
   }
 }

@@ -44,12 +44,16 @@ async function checkRule(appId: ApplicationId, rule: Pick<RuleRecord, 'trigger' 
   for (const [i, c] of rule.match.conditions.entries()) {
     const at = `match.conditions[${i}]`;
     if (rule.trigger === 'inbound' && !c.field.startsWith('from.')) {
-      problems.push(`${at}: inbound rules match the sender only (from.address, from.domain, from.tld); '${c.field}' applies to outbound rules`);
+      problems.push(
+        `${at}: inbound rules match the sender only (from.address, from.domain, from.tld); '${c.field}' applies to outbound rules`,
+      );
       continue;
     }
     if (c.field === 'outbound.type') {
-      if (c.operator !== 'is' && c.operator !== 'is_not') problems.push(`${at}: 'outbound.type' takes the operators is and is_not only`);
-      else if (c.value !== 'compose' && c.value !== 'reply') problems.push(`${at}: 'outbound.type' is 'compose' or 'reply'`);
+      if (c.operator !== 'is' && c.operator !== 'is_not')
+        problems.push(`${at}: 'outbound.type' takes the operators is and is_not only`);
+      else if (c.value !== 'compose' && c.value !== 'reply')
+        problems.push(`${at}: 'outbound.type' is 'compose' or 'reply'`);
       continue;
     }
     if (c.operator === 'in_list') {
@@ -58,22 +62,34 @@ async function checkRule(appId: ApplicationId, rule: Pick<RuleRecord, 'trigger' 
       for (const id of ids) {
         const list = lists.get(id);
         if (!list) problems.push(`${at}: list '${id}' not found in this application`);
-        else if (list.type !== fieldType(c.field)) problems.push(`${at}: list '${id}' holds ${list.type} values, and '${c.field}' needs a ${fieldType(c.field)} list`);
+        else if (list.type !== fieldType(c.field))
+          problems.push(
+            `${at}: list '${id}' holds ${list.type} values, and '${c.field}' needs a ${fieldType(c.field)} list`,
+          );
       }
       continue;
     }
-    if (Array.isArray(c.value)) problems.push(`${at}: '${c.operator}' takes one string value (an array is for in_list)`);
+    if (Array.isArray(c.value))
+      problems.push(`${at}: '${c.operator}' takes one string value (an array is for in_list)`);
   }
   for (const [i, a] of rule.actions.entries()) {
-    if (a.type === 'assign_to_folder' && !a.value) problems.push(`actions[${i}]: 'assign_to_folder' needs a 'value': the folder's name or path (system folders by name too)`);
-    if (a.type !== 'assign_to_folder' && a.value !== undefined) problems.push(`actions[${i}]: '${a.type}' takes no 'value'`);
+    if (a.type === 'assign_to_folder' && !a.value)
+      problems.push(
+        `actions[${i}]: 'assign_to_folder' needs a 'value': the folder's name or path (system folders by name too)`,
+      );
+    if (a.type !== 'assign_to_folder' && a.value !== undefined)
+      problems.push(`actions[${i}]: '${a.type}' takes no 'value'`);
   }
   if (problems.length) throw new InvalidRequestError(`Invalid rule: ${problems.join('; ')}`);
 }
 
 /** Conditions as stored: values of is / is_not / contains lowercased (matching is case-insensitive). */
 const normalizedConditions = (conditions: RuleCondition[]) =>
-  conditions.map((c) => (c.operator === 'in_list' ? c : { ...c, value: typeof c.value === 'string' ? c.value.trim().toLowerCase() : c.value }));
+  conditions.map((c) =>
+    c.operator === 'in_list'
+      ? c
+      : { ...c, value: typeof c.value === 'string' ? c.value.trim().toLowerCase() : c.value },
+  );
 
 export async function createRule(appId: ApplicationId, body: CreateRuleBody) {
   const now = clock.nowSeconds();
@@ -85,7 +101,10 @@ export async function createRule(appId: ApplicationId, body: CreateRuleBody) {
     priority: body.priority ?? 10,
     enabled: body.enabled ?? true,
     trigger: body.trigger ?? 'inbound',
-    match: { operator: body.match.operator ?? 'all', conditions: normalizedConditions(body.match.conditions as RuleCondition[]) },
+    match: {
+      operator: body.match.operator ?? 'all',
+      conditions: normalizedConditions(body.match.conditions as RuleCondition[]),
+    },
     actions: body.actions.map((a) => ({ type: a.type, ...(a.value !== undefined ? { value: a.value } : {}) })),
     created_at: now,
     updated_at: now,
@@ -97,11 +116,18 @@ export async function createRule(appId: ApplicationId, body: CreateRuleBody) {
 
 export async function listRules(appId: ApplicationId, query: { page_token?: string }, limit: number) {
   const all = (await db.allRules(appId)).sort((a, b) => (a.id < b.id ? -1 : 1));
-  const after = query.page_token ? (decodeCursor(query.page_token, rulesOfApplication(appId)).sk as string).slice(rulesOfApplication(appId).skPrefix.length) : undefined;
+  const after = query.page_token
+    ? (decodeCursor(query.page_token, rulesOfApplication(appId)).sk as string).slice(
+        rulesOfApplication(appId).skPrefix.length,
+      )
+    : undefined;
   const rest = after ? all.filter((r) => r.id > after) : all;
   const items = rest.slice(0, limit);
   const more = rest.length > limit;
-  return { items: items.map(ruleView), nextCursor: more ? encodeCursor({ ...ruleKey(appId, items.at(-1)!.id) }) : undefined };
+  return {
+    items: items.map(ruleView),
+    nextCursor: more ? encodeCursor({ ...ruleKey(appId, items.at(-1)!.id) }) : undefined,
+  };
 }
 
 export async function updateRule(appId: ApplicationId, ruleId: string, body: UpdateRuleBody) {
@@ -113,12 +139,22 @@ export async function updateRule(appId: ApplicationId, ruleId: string, body: Upd
     ...(body.priority !== undefined ? { priority: body.priority } : {}),
     ...(body.enabled !== undefined ? { enabled: body.enabled } : {}),
     ...(body.trigger !== undefined ? { trigger: body.trigger } : {}),
-    ...(body.match !== undefined ? { match: { operator: body.match.operator ?? 'all', conditions: normalizedConditions(body.match.conditions as RuleCondition[]) } } : {}),
-    ...(body.actions !== undefined ? { actions: body.actions.map((a) => ({ type: a.type, ...(a.value !== undefined ? { value: a.value } : {}) })) } : {}),
+    ...(body.match !== undefined
+      ? {
+          match: {
+            operator: body.match.operator ?? 'all',
+            conditions: normalizedConditions(body.match.conditions as RuleCondition[]),
+          },
+        }
+      : {}),
+    ...(body.actions !== undefined
+      ? { actions: body.actions.map((a) => ({ type: a.type, ...(a.value !== undefined ? { value: a.value } : {}) })) }
+      : {}),
     updated_at: Math.max(clock.nowSeconds(), current.updated_at + 1),
   };
   await checkRule(appId, next);
-  if (!(await db.putRule(next, current))) throw new ConflictError('The rule was changed by another request; fetch it again and retry');
+  if (!(await db.putRule(next, current)))
+    throw new ConflictError('The rule was changed by another request; fetch it again and retry');
   return ruleView(next);
 }
 
@@ -127,7 +163,15 @@ export async function deleteRule(appId: ApplicationId, ruleId: string): Promise<
   if (!(await db.deleteRule(appId, rule.id))) throw new NotFoundError(`Rule '${ruleId}' not found`);
   // Workspaces stop naming it (decisions already skip a rule that does not exist).
   for (const w of await db.allWorkspaces(appId)) {
-    if (w.rule_ids.includes(rule.id)) await db.putWorkspace({ ...w, rule_ids: w.rule_ids.filter((id) => id !== rule.id), updated_at: Math.max(clock.nowSeconds(), w.updated_at + 1) }, w);
+    if (w.rule_ids.includes(rule.id))
+      await db.putWorkspace(
+        {
+          ...w,
+          rule_ids: w.rule_ids.filter((id) => id !== rule.id),
+          updated_at: Math.max(clock.nowSeconds(), w.updated_at + 1),
+        },
+        w,
+      );
   }
 }
 

@@ -22,7 +22,8 @@ function asciiDomain(value: string): { ok: true; value: string } | { ok: false; 
   if (name.length > 253) return { ok: false, why: 'longer than a domain name may be (253 characters)' };
   const labels = name.split('.');
   if (labels.length < 2) return { ok: false, why: 'a domain needs at least two labels (example.com)' };
-  if (!labels.every((l) => LABEL.test(l))) return { ok: false, why: 'not a valid domain name (letters, digits and hyphens in dot-separated labels)' };
+  if (!labels.every((l) => LABEL.test(l)))
+    return { ok: false, why: 'not a valid domain name (letters, digits and hyphens in dot-separated labels)' };
   if (!TOP_LABEL.test(labels.at(-1)!)) return { ok: false, why: `'${labels.at(-1)}' is not a valid top-level domain` };
   return { ok: true, value: name };
 }
@@ -38,14 +39,16 @@ export function normalizeValue(type: ValueType, raw: string): { ok: true; value:
     case 'tld': {
       const label = value.startsWith('.') ? value.slice(1) : value;
       const ascii = /^[\x21-\x7e]*$/.test(label) ? label : domainToASCII(`x.${label}`).slice(2);
-      if (!ascii || !TOP_LABEL.test(ascii)) return { ok: false, why: 'not a valid top-level domain (one label such as com or xn--p1ai)' };
+      if (!ascii || !TOP_LABEL.test(ascii))
+        return { ok: false, why: 'not a valid top-level domain (one label such as com or xn--p1ai)' };
       return { ok: true, value: ascii };
     }
     case 'address': {
       const at = value.lastIndexOf('@');
       if (at <= 0 || at === value.length - 1) return { ok: false, why: 'not an email address (local@domain)' };
       const local = value.slice(0, at);
-      if (local.length > 64 || !LOCAL_PART.test(local)) return { ok: false, why: 'not a valid email address: its local part' };
+      if (local.length > 64 || !LOCAL_PART.test(local))
+        return { ok: false, why: 'not a valid email address: its local part' };
       const domain = asciiDomain(value.slice(at + 1));
       if (!domain.ok) return { ok: false, why: `not a valid email address: ${domain.why}` };
       return { ok: true, value: `${local}@${domain.value}` };

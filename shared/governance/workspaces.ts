@@ -54,15 +54,22 @@ export async function requireWorkspace(appId: ApplicationId, workspaceId: string
 }
 
 /** Rule IDs must name rules of this application; a policy ID, a policy of it. */
-async function checkReferences(appId: ApplicationId, body: { rule_ids?: string[]; policy_id?: string | null }): Promise<void> {
+async function checkReferences(
+  appId: ApplicationId,
+  body: { rule_ids?: string[]; policy_id?: string | null },
+): Promise<void> {
   if (body.rule_ids?.length) {
     const known = new Set((await db.allRules(appId)).map((r) => r.id as string));
     const missing = body.rule_ids.filter((id) => !known.has(id));
-    if (missing.length) throw new InvalidRequestError(`'rule_ids': ${missing.map((id) => `'${id}'`).join(', ')} not found in this application`);
+    if (missing.length)
+      throw new InvalidRequestError(
+        `'rule_ids': ${missing.map((id) => `'${id}'`).join(', ')} not found in this application`,
+      );
   }
   if (body.policy_id) {
     const id = parseId('policy', body.policy_id);
-    if (!id || !(await db.getPolicy(appId, id))) throw new InvalidRequestError(`'policy_id': policy '${body.policy_id}' not found in this application`);
+    if (!id || !(await db.getPolicy(appId, id)))
+      throw new InvalidRequestError(`'policy_id': policy '${body.policy_id}' not found in this application`);
   }
 }
 
@@ -78,7 +85,8 @@ export async function createWorkspace(appId: ApplicationId, body: CreateWorkspac
   await defaultWorkspace(appId);
   const now = clock.nowSeconds();
   const domain = checkedDomain(body.domain);
-  if (body.auto_group && !domain) throw new InvalidRequestError("'auto_group' needs a 'domain': the accounts of that domain join the workspace");
+  if (body.auto_group && !domain)
+    throw new InvalidRequestError("'auto_group' needs a 'domain': the accounts of that domain join the workspace");
   const record: WorkspaceRecord = {
     id: newId('workspace'),
     application_id: appId,
@@ -101,7 +109,10 @@ export async function listWorkspaces(appId: ApplicationId, query: { page_token?:
   all = all.sort((a, b) => (a.default !== b.default ? (a.default ? -1 : 1) : a.id < b.id ? -1 : 1));
   const offset = query.page_token ? decodeOffsetCursor(query.page_token, 'workspaces') : 0;
   const items = all.slice(offset, offset + limit);
-  return { items: items.map(workspaceView), nextCursor: offset + limit < all.length ? encodeOffsetCursor('workspaces', offset + limit) : undefined };
+  return {
+    items: items.map(workspaceView),
+    nextCursor: offset + limit < all.length ? encodeOffsetCursor('workspaces', offset + limit) : undefined,
+  };
 }
 
 export async function getWorkspace(appId: ApplicationId, workspaceId: string) {
@@ -121,14 +132,19 @@ export async function updateWorkspace(appId: ApplicationId, workspaceId: string,
     ...(body.rule_ids !== undefined ? { rule_ids: body.rule_ids as RuleId[] } : {}),
     updated_at: Math.max(clock.nowSeconds(), current.updated_at + 1),
   };
-  if (next.auto_group && !next.domain) throw new InvalidRequestError("'auto_group' needs a 'domain': the accounts of that domain join the workspace");
-  if (!(await db.putWorkspace(next, current))) throw new ConflictError('The workspace was changed by another request; fetch it again and retry');
+  if (next.auto_group && !next.domain)
+    throw new InvalidRequestError("'auto_group' needs a 'domain': the accounts of that domain join the workspace");
+  if (!(await db.putWorkspace(next, current)))
+    throw new ConflictError('The workspace was changed by another request; fetch it again and retry');
   return workspaceView(next);
 }
 
 export async function deleteWorkspace(appId: ApplicationId, workspaceId: string): Promise<void> {
   const workspace = await requireWorkspace(appId, workspaceId);
-  if (workspace.default) throw new InvalidRequestError('The default workspace cannot be deleted: it holds the accounts no other workspace claims');
+  if (workspace.default)
+    throw new InvalidRequestError(
+      'The default workspace cannot be deleted: it holds the accounts no other workspace claims',
+    );
   if (!(await db.deleteWorkspace(appId, workspace.id))) throw new NotFoundError(`Workspace '${workspaceId}' not found`);
 }
 
@@ -136,9 +152,14 @@ export async function deleteWorkspace(appId: ApplicationId, workspaceId: string)
 export async function manualAssign(appId: ApplicationId, workspaceId: string, body: ManualAssignBody) {
   const workspace = await requireWorkspace(appId, workspaceId);
   const ids = body.grant_ids.map((id) => ({ id, parsed: parseId('grant', id) }));
-  const found = await Promise.all(ids.map(async ({ id, parsed }) => ({ id, grant: parsed ? await getGrant(appId, parsed) : undefined })));
+  const found = await Promise.all(
+    ids.map(async ({ id, parsed }) => ({ id, grant: parsed ? await getGrant(appId, parsed) : undefined })),
+  );
   const missing = found.filter((f) => !f.grant).map((f) => f.id);
-  if (missing.length) throw new InvalidRequestError(`'grant_ids': ${missing.map((id) => `'${id}'`).join(', ')} not found in this application`);
+  if (missing.length)
+    throw new InvalidRequestError(
+      `'grant_ids': ${missing.map((id) => `'${id}'`).join(', ')} not found in this application`,
+    );
   for (const f of found) await db.assignGrantWorkspace(grantKey(appId, f.grant!.id), workspace.id);
   return { workspace_id: workspace.id, grant_ids: found.map((f) => f.grant!.id as string) };
 }
@@ -147,7 +168,11 @@ export async function manualAssign(appId: ApplicationId, workspaceId: string, bo
  * The workspace a new account of `email` joins: the one named, else an auto-group workspace of its
  * domain; undefined means the default workspace (decisions fall back to it).
  */
-export async function workspaceForNewGrant(appId: ApplicationId, email: string, named?: string): Promise<WorkspaceId | undefined> {
+export async function workspaceForNewGrant(
+  appId: ApplicationId,
+  email: string,
+  named?: string,
+): Promise<WorkspaceId | undefined> {
   if (named !== undefined) {
     const id = parseId('workspace', named);
     const workspace = id ? await db.getWorkspace(appId, id) : undefined;
@@ -165,7 +190,12 @@ export async function autoGroup(appId: ApplicationId) {
   const assigned: { grant_id: string; workspace_id: string }[] = [];
   let start: Record<string, string | number> | undefined;
   do {
-    const page = await listGrants(appId, { limit: 200, offset: 0, ascending: true, ...(start ? { startKey: start } : {}) });
+    const page = await listGrants(appId, {
+      limit: 200,
+      offset: 0,
+      ascending: true,
+      ...(start ? { startKey: start } : {}),
+    });
     for (const grant of page.items) {
       const domain = grant.email.slice(grant.email.lastIndexOf('@') + 1);
       const target = groups.find((w) => w.domain === domain);

@@ -18,7 +18,11 @@ import type { CreateCustomGrantBody } from '#schemas/grants';
  * accounts live elsewhere, that provider's custom (bulk) authentication. Kept apart from the rest of
  * the grants service so that only the connect function bundles what bulk authentication needs.
  */
-export async function createCustomGrant(app: ApplicationContext, body: CreateCustomGrantBody, meta: { ip: string; userAgent: string }): Promise<GrantRecord> {
+export async function createCustomGrant(
+  app: ApplicationContext,
+  body: CreateCustomGrantBody,
+  meta: { ip: string; userAgent: string },
+): Promise<GrantRecord> {
   const provider = providerNamed(body.provider);
   if (!provider) throw new InvalidRequestError(`Unsupported provider '${body.provider}'`);
   const hooks = accountHooksOf(provider);
@@ -30,11 +34,17 @@ export async function createCustomGrant(app: ApplicationContext, body: CreateCus
   }
   const custom = customAuthenticationOf(provider);
   if (custom) return custom(app, body, meta);
-  if (!hooks.account) throw new InvalidRequestError(`Grants of provider '${body.provider}' are created by hosted OAuth (GET /v3/connect/auth)`);
+  if (!hooks.account)
+    throw new InvalidRequestError(
+      `Grants of provider '${body.provider}' are created by hosted OAuth (GET /v3/connect/auth)`,
+    );
   const account = hooks.account(body);
   const email = account.email;
-  if (body.workspace_id !== undefined && !hooks.governed) throw new InvalidRequestError(`'workspace_id' applies to Agent Accounts only`);
-  const workspaceId = hooks.governed ? await workspaceForNewGrant(app.applicationId, email, body.workspace_id) : undefined;
+  if (body.workspace_id !== undefined && !hooks.governed)
+    throw new InvalidRequestError(`'workspace_id' applies to Agent Accounts only`);
+  const workspaceId = hooks.governed
+    ? await workspaceForNewGrant(app.applicationId, email, body.workspace_id)
+    : undefined;
   const now = clock.nowSeconds();
   const record: GrantRecord = {
     id: newId('grant'),
@@ -57,10 +67,18 @@ export async function createCustomGrant(app: ApplicationContext, body: CreateCus
   try {
     // What the provider commits with a new grant (an Agent Account: its address and system folders).
     await grants.insertGrant(record, hooks.created(record, now), [
-      { notification: newNotification({ type: 'grant.created', applicationId: app.applicationId, grantId: record.id, object: toGrantResource(record) }) },
+      {
+        notification: newNotification({
+          type: 'grant.created',
+          applicationId: app.applicationId,
+          grantId: record.id,
+          object: toGrantResource(record),
+        }),
+      },
     ]);
   } catch (error) {
-    if (error instanceof UniquenessConflictError) throw new ConflictError(conflictMessage(error, email, body.external_id));
+    if (error instanceof UniquenessConflictError)
+      throw new ConflictError(conflictMessage(error, email, body.external_id));
     throw error;
   }
   return record;

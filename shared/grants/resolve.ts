@@ -3,7 +3,11 @@ import { getGrant, getGrantByEmail, getGrantByExternalId, type GrantRecord } fro
 import { ApiError, InvalidRequestError, NotFoundError } from '#shared/errors';
 import { parseId } from '#shared/ids';
 
-export type GrantRef = { kind: 'id'; value: string } | { kind: 'email'; value: string } | { kind: 'external'; value: string } | { kind: 'me' };
+export type GrantRef =
+  | { kind: 'id'; value: string }
+  | { kind: 'email'; value: string }
+  | { kind: 'external'; value: string }
+  | { kind: 'me' };
 
 /**
  * Parses `{grant_id}` as the spec lists it: `<grant_id>`, `grant:<grant_id>`, `<email>`,
@@ -33,7 +37,9 @@ export async function resolveGrant(app: ApplicationContext, raw: string): Promis
   switch (ref.kind) {
     case 'me':
       if (app.credential !== 'access_token') {
-        throw new InvalidRequestError("The grant 'me' is only available with an access token from the OAuth token exchange; with an API key, name the grant by ID, email address or external ID");
+        throw new InvalidRequestError(
+          "The grant 'me' is only available with an access token from the OAuth token exchange; with an API key, name the grant by ID, email address or external ID",
+        );
       }
       grant = await getGrant(app.applicationId, app.grantId);
       break;
@@ -46,7 +52,10 @@ export async function resolveGrant(app: ApplicationContext, raw: string): Promis
       grant = characters(ref.value) <= 254 ? await getGrantByEmail(app.applicationId, ref.value) : undefined;
       break;
     case 'external':
-      grant = ref.value.length > 0 && characters(ref.value) <= 256 ? await getGrantByExternalId(app.applicationId, ref.value) : undefined;
+      grant =
+        ref.value.length > 0 && characters(ref.value) <= 256
+          ? await getGrantByExternalId(app.applicationId, ref.value)
+          : undefined;
       break;
     default: {
       const exhaustive: never = ref;
@@ -54,7 +63,8 @@ export async function resolveGrant(app: ApplicationContext, raw: string): Promis
     }
   }
   // An access token reaches its own grant only: any other is as unknown as another application's.
-  if (!grant || (app.credential === 'access_token' && grant.id !== app.grantId)) throw new NotFoundError(`Grant '${shown(raw)}' not found`);
+  if (!grant || (app.credential === 'access_token' && grant.id !== app.grantId))
+    throw new NotFoundError(`Grant '${shown(raw)}' not found`);
   return grant;
 }
 
@@ -64,7 +74,11 @@ export async function resolveGrant(app: ApplicationContext, raw: string): Promis
  * application with the API key, only its own with an access token. Undefined when there is none:
  * another grant is exactly as unknown to a token as an address that is no grant at all.
  */
-export async function grantNamed(app: ApplicationContext, email: string, grantId?: string): Promise<GrantRecord | undefined> {
+export async function grantNamed(
+  app: ApplicationContext,
+  email: string,
+  grantId?: string,
+): Promise<GrantRecord | undefined> {
   try {
     const grant = await resolveGrant(app, grantId ?? `email:${email}`);
     return grantId === undefined || grant.email.toLowerCase() === email.trim().toLowerCase() ? grant : undefined;

@@ -26,13 +26,23 @@ export function conflictMessage(error: UniquenessConflictError, email: string, e
   }
 }
 
-export async function listGrants(app: ApplicationContext, query: ListGrantsQuery): Promise<{ items: GrantRecord[]; nextCursor?: string }> {
+export async function listGrants(
+  app: ApplicationContext,
+  query: ListGrantsQuery,
+): Promise<{ items: GrantRecord[]; nextCursor?: string }> {
   if (query.account_id !== undefined || query.account_ids !== undefined) {
-    throw new InvalidRequestError("'account_id' and 'account_ids' name accounts migrated from an earlier API version; no grant here has one");
+    throw new InvalidRequestError(
+      "'account_id' and 'account_ids' name accounts migrated from an earlier API version; no grant here has one",
+    );
   }
-  if (query.workspace_id !== undefined) throw new InvalidRequestError("'workspace_id' is not a filter of GET /v3/grants here: each grant answers its workspace_id (absent: the default workspace)");
+  if (query.workspace_id !== undefined)
+    throw new InvalidRequestError(
+      "'workspace_id' is not a filter of GET /v3/grants here: each grant answers its workspace_id (absent: the default workspace)",
+    );
   if (query.sort_by === 'updated_at') {
-    throw new InvalidRequestError("'sort_by=updated_at' is not available: grants are listed by creation time (sort_by=created_at, order_by=asc|desc)");
+    throw new InvalidRequestError(
+      "'sort_by=updated_at' is not available: grants are listed by creation time (sort_by=created_at, order_by=asc|desc)",
+    );
   }
   const limit = pageSize(query.limit);
   const offset = query.offset ?? 0;
@@ -70,11 +80,23 @@ export async function listGrants(app: ApplicationContext, query: ListGrantsQuery
 export async function updateGrant(grant: GrantRecord, body: UpdateGrantBody): Promise<GrantRecord> {
   accountHooksOf(grant.provider).update(body);
   try {
-    return await grants.updateGrant(grant, { blocked: body.blocked, external_id: body.external_id, updated_at: clock.nowSeconds() }, (next) => [
-      { notification: newNotification({ type: 'grant.updated', applicationId: grant.application_id, grantId: grant.id, object: toGrantResource(next) }) },
-    ]);
+    return await grants.updateGrant(
+      grant,
+      { blocked: body.blocked, external_id: body.external_id, updated_at: clock.nowSeconds() },
+      (next) => [
+        {
+          notification: newNotification({
+            type: 'grant.updated',
+            applicationId: grant.application_id,
+            grantId: grant.id,
+            object: toGrantResource(next),
+          }),
+        },
+      ],
+    );
   } catch (error) {
-    if (error instanceof UniquenessConflictError) throw new ConflictError(conflictMessage(error, grant.email, body.external_id));
+    if (error instanceof UniquenessConflictError)
+      throw new ConflictError(conflictMessage(error, grant.email, body.external_id));
     if (error instanceof StaleWriteError) {
       throw new ConflictError('The grant was changed or deleted by another request; fetch it again and retry');
     }
@@ -87,8 +109,24 @@ export async function deleteGrant(grant: GrantRecord): Promise<void> {
     // The grant is gone at once (nothing under it can be reached any more); its data is purged by a
     // job committed with the deletion, as is grant.deleted.
     await grants.deleteGrant(grant, accountHooksOf(grant.provider).deleted(grant), [
-      { notification: newNotification({ type: 'grant.deleted', applicationId: grant.application_id, grantId: grant.id, object: toGrantResource(grant) }) },
-      { job: { kind: 'purge-grant', application_id: grant.application_id, grant_id: grant.id, provider: grant.provider }, id: newId('job'), applicationId: grant.application_id },
+      {
+        notification: newNotification({
+          type: 'grant.deleted',
+          applicationId: grant.application_id,
+          grantId: grant.id,
+          object: toGrantResource(grant),
+        }),
+      },
+      {
+        job: {
+          kind: 'purge-grant',
+          application_id: grant.application_id,
+          grant_id: grant.id,
+          provider: grant.provider,
+        },
+        id: newId('job'),
+        applicationId: grant.application_id,
+      },
     ]);
   } catch (error) {
     if (error instanceof StaleWriteError) throw new NotFoundError(`Grant '${grant.id}' not found`);

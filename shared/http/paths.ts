@@ -61,7 +61,11 @@ export function compareSpecificity(a: string, b: string): number {
  * encoded slash (`m%2Fn`) into two segments: it is exact too when the template filled with the
  * route's own path parameters spells it.
  */
-export function exactMatch(template: string, rawPath: string, pathParameters: Readonly<Record<string, string | undefined>> = {}): Record<string, string> | undefined {
+export function exactMatch(
+  template: string,
+  rawPath: string,
+  pathParameters: Readonly<Record<string, string | undefined>> = {},
+): Record<string, string> | undefined {
   const matched = matchTemplate(template, rawPath);
   if (matched) return matched;
   const names = [...template.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
@@ -74,7 +78,8 @@ export function exactMatch(template: string, rawPath: string, pathParameters: Re
 
 /** Why a path names no endpoint, when its shape says so (a trailing slash or an empty segment). */
 export function pathShapeHint(rawPath: string): string | undefined {
-  if (rawPath.length > 1 && rawPath.endsWith('/')) return 'paths do not end with a slash: a trailing slash names another path';
+  if (rawPath.length > 1 && rawPath.endsWith('/'))
+    return 'paths do not end with a slash: a trailing slash names another path';
   if (rawPath.includes('//')) return "paths have no empty segments: '//' names another path";
   return undefined;
 }

@@ -130,14 +130,22 @@ export type RouteHandler<R extends RouteSpec> = (request: RouteRequest<R>) => Pr
 export type RouteHandlers<T extends RouteTable> = { [K in keyof T]: RouteHandler<T[K]> };
 
 /** `envelope`: fields beside `data` in the answer (the send answer's `grant_id`). */
-export const ok = <D>(data: D, options: { status?: number; headers?: Record<string, string>; envelope?: Record<string, unknown> } = {}) => ({
+export const ok = <D>(
+  data: D,
+  options: { status?: number; headers?: Record<string, string>; envelope?: Record<string, unknown> } = {},
+) => ({
   kind: 'object' as const,
   data,
   ...options,
 });
 export const list = <D extends object>(data: D[], nextCursor?: string) => ({ kind: 'list' as const, data, nextCursor });
 export const empty = () => ({ kind: 'empty' as const });
-export const binary = (content: Buffer, contentType: string, filename: string) => ({ kind: 'binary' as const, content, contentType, filename });
+export const binary = (content: Buffer, contentType: string, filename: string) => ({
+  kind: 'binary' as const,
+  content,
+  contentType,
+  filename,
+});
 /** An HTML page whose inline script and style carry `nonce` (see the response middleware's CSP). */
 /** `formActions`: origins the page's forms may lead to besides this one (a form whose answer redirects there). */
 export const page = (html: string, nonce: string, status?: number, formActions?: readonly string[]) => ({
@@ -148,7 +156,13 @@ export const page = (html: string, nonce: string, status?: number, formActions?:
   ...(formActions?.length ? { formActions } : {}),
 });
 /** A document the API itself produced (e.g. text/calendar), answered with its own media type. */
-export const document = (content: Buffer, contentType: string, filename: string) => ({ kind: 'binary' as const, content, contentType, filename, ownType: true });
+export const document = (content: Buffer, contentType: string, filename: string) => ({
+  kind: 'binary' as const,
+  content,
+  contentType,
+  filename,
+  ownType: true,
+});
 export const redirect = (location: string) => ({ kind: 'redirect' as const, location });
 /** An answer without the `data` envelope: `{request_id, ...data}` (OAuth token responses, RFC 6749 §5.1). */
 export const flat = <D extends object>(data: D) => ({ kind: 'flat' as const, data });

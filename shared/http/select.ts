@@ -23,7 +23,9 @@ export function parseSelect(raw: string, allowed: readonly string[] | undefined)
   if (allowed) {
     const unknown = fields.filter((f) => !allowed.includes(f));
     if (unknown.length) {
-      throw new InvalidRequestError(`'select' names unknown field(s): ${unknown.join(', ')}; available: ${allowed.join(', ')}`);
+      throw new InvalidRequestError(
+        `'select' names unknown field(s): ${unknown.join(', ')}; available: ${allowed.join(', ')}`,
+      );
     }
   }
   return fields;

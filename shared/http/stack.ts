@@ -8,7 +8,13 @@ import { responseMiddleware } from '#shared/http/middleware/response';
 import { routing } from '#shared/http/middleware/routing';
 import { stateOf, type CompiledRoute } from '#shared/http/middleware/state';
 import { validation } from '#shared/http/middleware/validation';
-import { routeKey, type GeneratedRoutes, type RouteHandlers, type RouteResult, type RouteTable } from '#shared/http/route';
+import {
+  routeKey,
+  type GeneratedRoutes,
+  type RouteHandlers,
+  type RouteResult,
+  type RouteTable,
+} from '#shared/http/route';
 import { toValidator } from '#shared/http/validation';
 
 /**
@@ -26,7 +32,10 @@ import { toValidator } from '#shared/http/validation';
  *                parameters the grant's provider cannot honour (400)
  *   7. handler   one domain call, returns a RouteResult
  */
-function compile(generated: GeneratedRoutes, handlers: Record<string, (request: never) => Promise<RouteResult>>): Map<string, CompiledRoute> {
+function compile(
+  generated: GeneratedRoutes,
+  handlers: Record<string, (request: never) => Promise<RouteResult>>,
+): Map<string, CompiledRoute> {
   const compiled = new Map<string, CompiledRoute>();
   for (const [name, spec] of Object.entries(generated.routes)) {
     const handler = handlers[name];
@@ -52,11 +61,16 @@ function compile(generated: GeneratedRoutes, handlers: Record<string, (request: 
  * `httpApi<typeof routes>(generated, handlers)`. Functions with multipart routes pass `multipart`;
  * functions whose `optional` routes accept sessions as bearer tokens pass `sessions`.
  */
-export function httpApi<T extends RouteTable>(generated: GeneratedRoutes, handlers: RouteHandlers<T>, options: { multipart?: MultipartParser; sessions?: SessionAuthenticator } = {}) {
+export function httpApi<T extends RouteTable>(
+  generated: GeneratedRoutes,
+  handlers: RouteHandlers<T>,
+  options: { multipart?: MultipartParser; sessions?: SessionAuthenticator } = {},
+) {
   const compiled = compile(generated, handlers as unknown as Record<string, (request: never) => Promise<RouteResult>>);
   const known = Object.values(generated.routes);
   const needsMultipart = Object.entries(generated.routes).find(([, spec]) => spec.multipartMaxBytes);
-  if (needsMultipart && !options.multipart) throw new Error(`Route ${needsMultipart[0]} accepts multipart bodies but no multipart parser was given`);
+  if (needsMultipart && !options.multipart)
+    throw new Error(`Route ${needsMultipart[0]} accepts multipart bodies but no multipart parser was given`);
   return middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>()
     .use(responseMiddleware())
     .use(routing(compiled, known))

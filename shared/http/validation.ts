@@ -27,7 +27,12 @@ function fieldName(error: ValidationError, where: 'body' | 'query'): string {
   return name || (where === 'body' ? 'body' : 'query');
 }
 
-const COMPARISONS: Record<string, string> = { minimum: '>=', maximum: '<=', exclusiveMinimum: '>', exclusiveMaximum: '<' };
+const COMPARISONS: Record<string, string> = {
+  minimum: '>=',
+  maximum: '<=',
+  exclusiveMinimum: '>',
+  exclusiveMaximum: '<',
+};
 
 function describe(error: ValidationError, where: 'body' | 'query'): string {
   const field = fieldName(error, where);
@@ -46,7 +51,9 @@ function describe(error: ValidationError, where: 'body' | 'query'): string {
     case 'maxLength':
       return `'${field}' must be at most ${error.params.limit} characters`;
     case 'minLength':
-      return error.params.limit === 1 ? `'${field}' must not be empty` : `'${field}' must be at least ${error.params.limit} characters`;
+      return error.params.limit === 1
+        ? `'${field}' must not be empty`
+        : `'${field}' must be at least ${error.params.limit} characters`;
     case 'minimum':
     case 'maximum':
     case 'exclusiveMinimum':
@@ -55,7 +62,9 @@ function describe(error: ValidationError, where: 'body' | 'query'): string {
     case 'multipleOf':
       return `'${field}' must be a multiple of ${error.params.multipleOf}`;
     case 'minProperties':
-      return where === 'body' && field === 'body' ? 'the request body must set at least one field' : `'${field}' must not be empty`;
+      return where === 'body' && field === 'body'
+        ? 'the request body must set at least one field'
+        : `'${field}' must not be empty`;
     case 'maxItems':
       return `'${field}' must have at most ${error.params.limit} items`;
     case 'minItems':
@@ -75,7 +84,9 @@ function describe(error: ValidationError, where: 'body' | 'query'): string {
 
 /** Turns ajv errors into one message naming every offending field (deduplicated, stable order). */
 export function formatErrors(errors: readonly ValidationError[], where: 'body' | 'query'): string {
-  const messages = [...new Set(errors.filter((e) => e.keyword !== 'if' && e.keyword !== 'anyOf').map((e) => describe(e, where)))];
+  const messages = [
+    ...new Set(errors.filter((e) => e.keyword !== 'if' && e.keyword !== 'anyOf').map((e) => describe(e, where))),
+  ];
   const prefix = where === 'body' ? 'Invalid request body' : 'Invalid query';
   return `${prefix}: ${messages.join('; ')}`;
 }
@@ -91,7 +102,8 @@ export function unsafeNumber(value: unknown, where: 'body' | 'query'): { field: 
   while (pending.length) {
     const [current, path] = pending.pop()!;
     if (typeof current === 'number') {
-      if (!Number.isFinite(current) || Math.abs(current) > Number.MAX_SAFE_INTEGER) return { field: path || where, value: current };
+      if (!Number.isFinite(current) || Math.abs(current) > Number.MAX_SAFE_INTEGER)
+        return { field: path || where, value: current };
     } else if (Array.isArray(current)) {
       for (let i = current.length - 1; i >= 0; i--) pending.push([current[i], `${path}[${i}]`]);
     } else if (current && typeof current === 'object') {

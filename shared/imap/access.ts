@@ -15,10 +15,17 @@ import { providerAccountOf, type ImapAccount } from '#shared/accounts/settings';
  * passwords; a grant of an OAuth provider with its access token (SASL XOAUTH2), refreshed first when due (shared/connect/
  * provider-tokens.ts: a refresh the provider refuses for good makes the grant invalid with grant.expired).
  */
-export async function mailAccessOf(grant: GrantRecord): Promise<{ account: ImapAccount; imap: ImapAuth; smtp: SmtpAuth }> {
+export async function mailAccessOf(
+  grant: GrantRecord,
+): Promise<{ account: ImapAccount; imap: ImapAuth; smtp: SmtpAuth }> {
   // An IMAP account, or a preset's (icloud, yahoo with an app password): the servers its settings keep.
   const login = await passwordLoginOf(grant);
-  if (login) return { account: login.account, imap: { pass: login.passwords.imap_password }, smtp: { pass: login.passwords.smtp_password } };
+  if (login)
+    return {
+      account: login.account,
+      imap: { pass: login.passwords.imap_password },
+      smtp: { pass: login.passwords.smtp_password },
+    };
   const connector = await connectorForAuth(grant.application_id, grant.provider);
   const accessToken = await providerAccessToken(grant);
   return { account: providerAccountOf(grant, connector?.mail), imap: { accessToken }, smtp: { accessToken } };

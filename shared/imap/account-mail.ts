@@ -12,7 +12,10 @@ import type { AccountMail } from '#shared/providers/contract';
  */
 export const imapAccountMail: AccountMail = {
   async send(grant, mail, what) {
-    const prepared = { ...(await prepareOutgoing(grant, { to: mail.to, subject: mail.subject, body: mail.body })), ...(mail.calendar ? { calendar: mail.calendar } : {}) };
+    const prepared = {
+      ...(await prepareOutgoing(grant, { to: mail.to, subject: mail.subject, body: mail.body })),
+      ...(mail.calendar ? { calendar: mail.calendar } : {}),
+    };
     try {
       await submitAndStore(grant, prepared);
     } catch (error) {

@@ -15,7 +15,11 @@ import type { AttachmentsProvider, AttachmentDownload } from '#shared/providers/
  * answer carries, the contents are put under the grant's prefix in the mail bucket once and served by
  * a short-lived URL, as an Agent Account's large attachments are (removed with the grant).
  */
-async function downloadImapAttachment(grant: GrantRecord, attachmentId: string, messageId: string): Promise<AttachmentDownload> {
+async function downloadImapAttachment(
+  grant: GrantRecord,
+  attachmentId: string,
+  messageId: string,
+): Promise<AttachmentDownload> {
   // A draft's attachments are stored with it (shared/imap/drafts.ts), as an Agent Account's are.
   if (parseId('draft', messageId)) return storedDownload(grant, attachmentId, messageId);
   const record = await requireMessage(grant, messageId);
@@ -30,7 +34,8 @@ async function downloadImapAttachment(grant: GrantRecord, attachmentId: string, 
   const raw = await serverSource(grant, record);
   if (!raw) throw new NotFoundError(`Message '${messageId}' is no longer on the server`);
   const content = (await parseMime(raw)).attachments[Number(attachment.key)]?.content;
-  if (!content) throw new NotFoundError(`Attachment '${attachmentId}' is no longer in message '${messageId}' on the server`);
+  if (!content)
+    throw new NotFoundError(`Attachment '${attachmentId}' is no longer in message '${messageId}' on the server`);
   if (!large) return { kind: 'content', content, attachment };
   await putBlob(key, content, attachment.content_type);
   return { kind: 'redirect', url: await presignedDownload(key, attachment.filename, attachment.content_type) };

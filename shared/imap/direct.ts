@@ -27,7 +27,12 @@ import { clock } from '#shared/time';
  */
 
 /** Filters IMAP SEARCH has no word for: refused with query_imap rather than ignored. */
-const NOT_ON_SERVER: (keyof ListMessagesQuery)[] = ['thread_id', 'has_attachment', 'search_query_native', 'metadata_pair'];
+const NOT_ON_SERVER: (keyof ListMessagesQuery)[] = [
+  'thread_id',
+  'has_attachment',
+  'search_query_native',
+  'metadata_pair',
+];
 
 const addresses = (value: string) =>
   value
@@ -47,8 +52,10 @@ function searchOf(query: ListMessagesQuery): SearchObject {
     if (list.length === 1) search[field] = list[0];
     else groups.push(list.map((a) => ({ [field]: a })));
   }
-  if (query.any_email) groups.push(addresses(query.any_email).flatMap((a) => [{ from: a }, { to: a }, { cc: a }, { bcc: a }]));
-  if (groups.length > 1) throw new InvalidRequestError("With 'query_imap=true', only one filter may list several addresses");
+  if (query.any_email)
+    groups.push(addresses(query.any_email).flatMap((a) => [{ from: a }, { to: a }, { cc: a }, { bcc: a }]));
+  if (groups.length > 1)
+    throw new InvalidRequestError("With 'query_imap=true', only one filter may list several addresses");
   if (groups.length) search.or = groups[0];
   if (query.unread !== undefined) search.seen = !query.unread;
   if (query.starred !== undefined) search.flagged = query.starred;
@@ -70,7 +77,9 @@ async function viewsFromServer(grant: GrantRecord, folderId: string, fetched: re
     fetched.map(async (message) => {
       const mail = await parseMime(message.source);
       const header = messageIdHeaderOf(mail.messageId, message.source);
-      const date = mail.date ?? (message.internalDate ? Math.floor(new Date(message.internalDate).getTime() / 1000) : clock.nowSeconds());
+      const date =
+        mail.date ??
+        (message.internalDate ? Math.floor(new Date(message.internalDate).getTime() / 1000) : clock.nowSeconds());
       return { message, mail, header, date, id: imapMessageId(header, date) };
     }),
   );
@@ -127,19 +136,33 @@ async function requireServerFolder(grant: GrantRecord, folderId: string) {
 }
 
 export async function listOnServer(grant: GrantRecord, query: ListMessagesQuery, limit: number) {
-  if (!query.in) throw new InvalidRequestError("'in' (a folder ID) is required with 'query_imap=true': the server is searched one folder at a time");
+  if (!query.in)
+    throw new InvalidRequestError(
+      "'in' (a folder ID) is required with 'query_imap=true': the server is searched one folder at a time",
+    );
   const refused = NOT_ON_SERVER.find((name) => query[name] !== undefined);
-  if (refused) throw new InvalidRequestError(`'${refused}' cannot be combined with 'query_imap=true': IMAP SEARCH has no such filter`);
+  if (refused)
+    throw new InvalidRequestError(
+      `'${refused}' cannot be combined with 'query_imap=true': IMAP SEARCH has no such filter`,
+    );
   const folder = await requireServerFolder(grant, query.in);
   const offset = query.page_token ? decodeOffsetCursor(query.page_token, `imap:${folder.id}`) : 0;
   const { fetched, total } = await withImap(grant, async (client) => {
     await client.mailboxOpen(folder.server_path!, { readOnly: true });
     const uids = ((await client.search(searchOf(query), { uid: true })) || []).sort((a, b) => b - a);
     const page = uids.slice(offset, offset + limit);
-    const found = page.length ? await client.fetchAll(page.join(','), { uid: true, flags: true, internalDate: true, source: true }, { uid: true }) : [];
+    const found = page.length
+      ? await client.fetchAll(
+          page.join(','),
+          { uid: true, flags: true, internalDate: true, source: true },
+          { uid: true },
+        )
+      : [];
     const byUid = new Map(found.map((m) => [m.uid, m]));
     // Newest first, as searched (a FETCH answers in its own order).
-    const fetched = page.map((uid) => byUid.get(uid)).filter((m): m is FetchMessageObject & { source: Buffer } => m?.source !== undefined);
+    const fetched = page
+      .map((uid) => byUid.get(uid))
+      .filter((m): m is FetchMessageObject & { source: Buffer } => m?.source !== undefined);
     return { fetched, total: uids.length };
   });
   const views = await viewsFromServer(grant, folder.id, fetched);
@@ -148,7 +171,10 @@ export async function listOnServer(grant: GrantRecord, query: ListMessagesQuery,
     views.filter((v) => !v.stored).map((v) => ({ id: v.view.id, message_id_header: v.header, folder_id: folder.id })),
     clock.nowSeconds() + 86_400,
   );
-  return { items: views.map((v) => v.view), nextCursor: offset + limit < total ? encodeOffsetCursor(`imap:${folder.id}`, offset + limit) : undefined };
+  return {
+    items: views.map((v) => v.view),
+    nextCursor: offset + limit < total ? encodeOffsetCursor(`imap:${folder.id}`, offset + limit) : undefined,
+  };
 }
 
 export async function getOnServer(grant: GrantRecord, messageId: string, query: MessageIdQuery) {
@@ -157,7 +183,9 @@ export async function getOnServer(grant: GrantRecord, messageId: string, query: 
   const stored = await messages.getMessage(grant.id, id);
   if (stored) return storedMessage(grant, messageId, query);
   const known = await getDirectId(grant.id, id);
-  const notFound = new NotFoundError(`Message '${messageId}' not found on the server (with query_imap, a message outside the synced mail is found by an ID a query_imap list answered within a day)`);
+  const notFound = new NotFoundError(
+    `Message '${messageId}' not found on the server (with query_imap, a message outside the synced mail is found by an ID a query_imap list answered within a day)`,
+  );
   if (!known) throw notFound;
   const folder = await requireServerFolder(grant, known.folder_id);
   const source = await withImap(grant, async (client) => {
@@ -170,7 +198,11 @@ export async function getOnServer(grant: GrantRecord, messageId: string, query: 
       return undefined;
     }
     if (!uids.length) return undefined;
-    const message = await client.fetchOne(String(uids[0]), { uid: true, flags: true, internalDate: true, source: true }, { uid: true });
+    const message = await client.fetchOne(
+      String(uids[0]),
+      { uid: true, flags: true, internalDate: true, source: true },
+      { uid: true },
+    );
     return message && message.source ? { ...message, source: message.source } : undefined;
   });
   const found = source ? (await viewsFromServer(grant, folder.id, [source]))[0] : undefined;

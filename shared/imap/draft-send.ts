@@ -35,7 +35,11 @@ async function sendImapDraft(grant: GrantRecord, draftId: string, body: { signat
     const items = await serverDrafts(grant).remove(draft);
     if (items.length) await transactWrite(items);
   } catch (error) {
-    log.warn("a sent draft's copy stays in the server's Drafts folder", { grant_id: grant.id, draft_id: draft.id, reason: (error as Error).message });
+    log.warn("a sent draft's copy stays in the server's Drafts folder", {
+      grant_id: grant.id,
+      draft_id: draft.id,
+      reason: (error as Error).message,
+    });
   }
   return messageView(record, { body: prepared.body });
 }

@@ -31,7 +31,9 @@ const COPY_FLAGS = ['\\Draft', '\\Seen'];
 
 const refused = (error: unknown, what: string) => {
   const e = error as { responseText?: string; message?: string } | undefined;
-  return new InvalidRequestError(`The IMAP server refused to ${what}: ${e?.responseText ?? e?.message ?? 'it gave no reason'}`);
+  return new InvalidRequestError(
+    `The IMAP server refused to ${what}: ${e?.responseText ?? e?.message ?? 'it gave no reason'}`,
+  );
 };
 
 /** `<uidvalidity>:<uid>` as stored on the draft. */
@@ -52,7 +54,10 @@ const copyLocation = (draft: DraftRecord, place: { uidValidity: string; uid: num
 
 async function draftsFolder(grant: GrantRecord): Promise<FolderRecord & { server_path: string }> {
   const folder = await folders.getFolder(grant.id, DRAFTS);
-  if (!folder?.server_path) throw new InvalidRequestError('The account has no Drafts folder on its server (none was found by the sync): create one there, or wait for the next sync to find it');
+  if (!folder?.server_path)
+    throw new InvalidRequestError(
+      'The account has no Drafts folder on its server (none was found by the sync): create one there, or wait for the next sync to find it',
+    );
   return folder as FolderRecord & { server_path: string };
 }
 
@@ -75,7 +80,9 @@ async function draftMime(grant: GrantRecord, draft: DraftRecord, header: string)
     ...(draft.is_plaintext ? { text: body } : { html: body }),
     attachments,
     messageId: header,
-    ...(repliedTo ? { inReplyTo: repliedTo, references: [...original.references, repliedTo].slice(-50) } : { references: [] }),
+    ...(repliedTo
+      ? { inReplyTo: repliedTo, references: [...original.references, repliedTo].slice(-50) }
+      : { references: [] }),
     headers: draft.custom_headers,
     date: new Date(draft.updated_at * 1000),
   });
@@ -85,7 +92,12 @@ async function draftMime(grant: GrantRecord, draft: DraftRecord, header: string)
  * Deletes a draft's copy from the selected Drafts folder: its recorded UID, or (when the folder's UIDs
  * were reset since, or the server told no UID) the copies found by its Message-ID, but `keep`.
  */
-async function deleteCopy(client: ImapFlow, folder: FolderRecord & { server_path: string }, draft: DraftRecord, keep?: number): Promise<void> {
+async function deleteCopy(
+  client: ImapFlow,
+  folder: FolderRecord & { server_path: string },
+  draft: DraftRecord,
+  keep?: number,
+): Promise<void> {
   let box;
   try {
     box = await client.mailboxOpen(folder.server_path);
@@ -97,9 +109,12 @@ async function deleteCopy(client: ImapFlow, folder: FolderRecord & { server_path
     place && place.uidValidity === String(box.uidValidity)
       ? [place.uid]
       : draft.message_id_header
-        ? ((await client.search({ header: { 'message-id': draft.message_id_header } }, { uid: true })) || []).filter((uid) => uid !== keep)
+        ? ((await client.search({ header: { 'message-id': draft.message_id_header } }, { uid: true })) || []).filter(
+            (uid) => uid !== keep,
+          )
         : [];
-  if (uids.length && !(await client.messageDelete(uids.join(','), { uid: true }))) throw refused(undefined, `delete the draft's earlier copy from '${folder.name}'`);
+  if (uids.length && !(await client.messageDelete(uids.join(','), { uid: true })))
+    throw refused(undefined, `delete the draft's earlier copy from '${folder.name}'`);
 }
 
 /** The grant's Drafts folder on its server, as a DraftMirror (shared/mailbox/drafts.ts). */
@@ -121,12 +136,26 @@ export function serverDrafts(grant: GrantRecord): DraftMirror {
         return result;
       });
       await touchSyncState(grant.id, clock.nowSeconds());
-      const place = appended.uid !== undefined && appended.uidValidity !== undefined ? { uidValidity: String(appended.uidValidity), uid: appended.uid } : undefined;
+      const place =
+        appended.uid !== undefined && appended.uidValidity !== undefined
+          ? { uidValidity: String(appended.uidValidity), uid: appended.uid }
+          : undefined;
       const { server_place: _old, ...rest } = draft;
-      const stored: DraftRecord = { ...rest, message_id_header: header, ...(place ? { server_place: serverPlace(place.uidValidity, place.uid) } : {}) };
+      const stored: DraftRecord = {
+        ...rest,
+        message_id_header: header,
+        ...(place ? { server_place: serverPlace(place.uidValidity, place.uid) } : {}),
+      };
       const before = previous && placeOf(previous);
       const items: NamedItems = [
-        ...(before ? [['copy_location_old', locationDelete(grant.id, { folder_id: DRAFTS, uid_validity: before.uidValidity, uid: before.uid })] as const] : []),
+        ...(before
+          ? [
+              [
+                'copy_location_old',
+                locationDelete(grant.id, { folder_id: DRAFTS, uid_validity: before.uidValidity, uid: before.uid }),
+              ] as const,
+            ]
+          : []),
         ...(place ? [['copy_location', locationPut(grant.id, copyLocation(stored, place))] as const] : []),
       ];
       return { draft: stored, items };
@@ -138,14 +167,24 @@ export function serverDrafts(grant: GrantRecord): DraftMirror {
       await withImap(grant, (client) => deleteCopy(client, folder as FolderRecord & { server_path: string }, draft));
       await touchSyncState(grant.id, clock.nowSeconds());
       const place = placeOf(draft);
-      return place ? [['copy_location', locationDelete(grant.id, { folder_id: DRAFTS, uid_validity: place.uidValidity, uid: place.uid })] as const] : [];
+      return place
+        ? [
+            [
+              'copy_location',
+              locationDelete(grant.id, { folder_id: DRAFTS, uid_validity: place.uidValidity, uid: place.uid }),
+            ] as const,
+          ]
+        : [];
     },
   };
 }
 
 export const imapDrafts: DraftsProvider = {
   async list(grant, query, limit) {
-    if (query.query_imap) throw new InvalidRequestError("'query_imap' is not available for drafts yet: an IMAP grant's drafts are listed from the store, where every draft made through the API is");
+    if (query.query_imap)
+      throw new InvalidRequestError(
+        "'query_imap' is not available for drafts yet: an IMAP grant's drafts are listed from the store, where every draft made through the API is",
+      );
     return agent.listDrafts(grant, query, limit);
   },
   get: async (grant, draftId) => agent.draftObject(await agent.requireDraft(grant, draftId)),

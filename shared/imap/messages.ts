@@ -5,7 +5,14 @@ import { changeMessage, hardDeleteMessage } from '#shared/mailbox/message-ops';
 import * as folders from '#shared/db/folders';
 import type { GrantRecord } from '#shared/db/grants';
 import type { FolderRecord, MessageRecord } from '#shared/db/mail-records';
-import { getLocation, locationDelete, locationPut, readServerPlace, serverPlace, touchSyncState } from '#shared/db/mail-sync';
+import {
+  getLocation,
+  locationDelete,
+  locationPut,
+  readServerPlace,
+  serverPlace,
+  touchSyncState,
+} from '#shared/db/mail-sync';
 import type { NamedTransactItem } from '#shared/db/transact';
 import { InvalidRequestError, NotFoundError } from '#shared/errors';
 import { withImap } from '#shared/imap/session';
@@ -77,14 +84,20 @@ export async function getImapMessage(grant: GrantRecord, messageId: string, quer
 
 export async function updateImapMessage(grant: GrantRecord, messageId: string, body: UpdateMessageBody) {
   const record = await requireMessage(grant, messageId);
-  const changes = body as { unread?: boolean; starred?: boolean; folders?: string[]; metadata?: Record<string, string> };
+  const changes = body as {
+    unread?: boolean;
+    starred?: boolean;
+    folders?: string[];
+    metadata?: Record<string, string>;
+  };
   let uids = { ...record.server_uids };
   const items: NamedTransactItem[] = [];
   if (changes.folders) {
     const targets = await folders.getFolders(grant.id, changes.folders);
     const missing = changes.folders.find((id) => !targets.some((f) => f.id === id));
     if (missing) throw new NotFoundError(`Folder '${missing}' not found`);
-    if (changes.folders.length !== 1) throw new InvalidRequestError("An IMAP message is in one folder at a time: 'folders' takes one folder ID");
+    if (changes.folders.length !== 1)
+      throw new InvalidRequestError("An IMAP message is in one folder at a time: 'folders' takes one folder ID");
   }
   const places = await placesOf(grant, record);
   if (!places.length) throw new NotFoundError(`Message '${messageId}' is no longer on the server`);
@@ -93,15 +106,22 @@ export async function updateImapMessage(grant: GrantRecord, messageId: string, b
       if (!(await openPlace(client, place))) continue;
       const range = String(place.uid);
       try {
-        if (changes.unread !== undefined) await (changes.unread ? client.messageFlagsRemove(range, ['\\Seen'], { uid: true }) : client.messageFlagsAdd(range, ['\\Seen'], { uid: true }));
-        if (changes.starred !== undefined) await (changes.starred ? client.messageFlagsAdd(range, ['\\Flagged'], { uid: true }) : client.messageFlagsRemove(range, ['\\Flagged'], { uid: true }));
+        if (changes.unread !== undefined)
+          await (changes.unread
+            ? client.messageFlagsRemove(range, ['\\Seen'], { uid: true })
+            : client.messageFlagsAdd(range, ['\\Seen'], { uid: true }));
+        if (changes.starred !== undefined)
+          await (changes.starred
+            ? client.messageFlagsAdd(range, ['\\Flagged'], { uid: true })
+            : client.messageFlagsRemove(range, ['\\Flagged'], { uid: true }));
       } catch (error) {
         throw serverRefused(error, 'change the message flags');
       }
       const location = await getLocation(grant.id, place.folder.id, place.uidValidity, place.uid);
       const fetched = await client.fetchOne(range, { flags: true }, { uid: true });
       const flags = fetched ? fetched.flags : undefined;
-      if (location && flags) items.push([`location:${place.folder.id}`, locationPut(grant.id, { ...location, flags: keptFlags(flags) })]);
+      if (location && flags)
+        items.push([`location:${place.folder.id}`, locationPut(grant.id, { ...location, flags: keptFlags(flags) })]);
     }
     const target = changes.folders?.[0];
     if (target && !(record.folders.length === 1 && record.folders[0] === target)) {
@@ -117,7 +137,10 @@ export async function updateImapMessage(grant: GrantRecord, messageId: string, b
         // It leaves this folder: its location goes (instead of the flags written above).
         const flagged = items.findIndex(([name]) => name === `location:${place.folder.id}`);
         if (flagged >= 0) items.splice(flagged, 1);
-        items.push([`unlocate:${place.folder.id}`, locationDelete(grant.id, { folder_id: place.folder.id, uid_validity: place.uidValidity, uid: place.uid })]);
+        items.push([
+          `unlocate:${place.folder.id}`,
+          locationDelete(grant.id, { folder_id: place.folder.id, uid_validity: place.uidValidity, uid: place.uid }),
+        ]);
         const { [place.folder.id]: _left, ...rest } = uids;
         uids = rest;
         const newUid = moved && moved.uidMap?.get(place.uid);
@@ -125,7 +148,13 @@ export async function updateImapMessage(grant: GrantRecord, messageId: string, b
           uids[target] = serverPlace(String(moved.uidValidity), newUid);
           items.push([
             `locate:${target}`,
-            locationPut(grant.id, { folder_id: target, uid_validity: String(moved.uidValidity), uid: newUid, message_id: record.id, flags: flagsAfter(record, changes) }),
+            locationPut(grant.id, {
+              folder_id: target,
+              uid_validity: String(moved.uidValidity),
+              uid: newUid,
+              message_id: record.id,
+              flags: flagsAfter(record, changes),
+            }),
           ]);
         }
         // Without UIDPLUS the new UID is unknown: the next sync finds the message there by its Message-ID.
@@ -144,11 +173,16 @@ const flagsAfter = (record: MessageRecord, changes: { unread?: boolean; starred?
   return [...(unread ? [] : ['\\Seen']), ...(starred ? ['\\Flagged'] : [])];
 };
 
-export async function deleteImapMessage(grant: GrantRecord, messageId: string, query: DeleteMessageQuery): Promise<void> {
+export async function deleteImapMessage(
+  grant: GrantRecord,
+  messageId: string,
+  query: DeleteMessageQuery,
+): Promise<void> {
   const record = await requireMessage(grant, messageId);
   if (!query.hard_delete) {
     const trash = await folders.getFolder(grant.id, 'trash');
-    if (!trash?.server_path) throw new InvalidRequestError("The account has no Trash folder on its server: delete with 'hard_delete=true'");
+    if (!trash?.server_path)
+      throw new InvalidRequestError("The account has no Trash folder on its server: delete with 'hard_delete=true'");
     if (record.folders.length === 1 && record.folders[0] === 'trash') return;
     await updateImapMessage(grant, messageId, { folders: ['trash'] });
     return;
@@ -165,7 +199,13 @@ export async function deleteImapMessage(grant: GrantRecord, messageId: string, q
     }
   });
   await hardDeleteMessage(grant, record, {
-    also: places.map((p) => [`location:${p.folder.id}`, locationDelete(grant.id, { folder_id: p.folder.id, uid_validity: p.uidValidity, uid: p.uid })] as const),
+    also: places.map(
+      (p) =>
+        [
+          `location:${p.folder.id}`,
+          locationDelete(grant.id, { folder_id: p.folder.id, uid_validity: p.uidValidity, uid: p.uid }),
+        ] as const,
+    ),
   });
 }
 
@@ -173,4 +213,9 @@ export async function listImapMessages(grant: GrantRecord, query: ListMessagesQu
   return query.query_imap ? listOnServer(grant, query, limit) : storedMessages(grant, query, limit);
 }
 
-export const imapMessages: MessagesProvider = { list: listImapMessages, get: getImapMessage, update: updateImapMessage, delete: deleteImapMessage };
+export const imapMessages: MessagesProvider = {
+  list: listImapMessages,
+  get: getImapMessage,
+  update: updateImapMessage,
+  delete: deleteImapMessage,
+};

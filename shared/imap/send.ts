@@ -23,12 +23,20 @@ import { ScheduledSendRefusal } from '#shared/scheduled-send/refusal';
  * (shared/mailbox/scheduled.ts) and is sent by the same path when due (ScheduledSending below).
  */
 
-const sendNow = /* @__PURE__ */ sendWith((grant, prepared, progress) => submitAndStore(grant, prepared, { beforeRelay: async () => progress.deliveryStarted() }));
+const sendNow = /* @__PURE__ */ sendWith((grant, prepared, progress) =>
+  submitAndStore(grant, prepared, { beforeRelay: async () => progress.deliveryStarted() }),
+);
 
 /** Marked pure: the scheduled-send worker's bundle takes imapScheduledSending from this module, and none of the scheduling path. */
 export const imapSend: SendProvider = { send: /* @__PURE__ */ sendOrScheduleWith(sendNow, 'IMAP') };
 
-const statusPayload = (record: ScheduleRecord, status: 'sent' | 'failed', reason: string) => ({ schedule_id: record.id, send_at: record.send_at, status, reason, request_id: record.request_id });
+const statusPayload = (record: ScheduleRecord, status: 'sent' | 'failed', reason: string) => ({
+  schedule_id: record.id,
+  send_at: record.send_at,
+  status,
+  reason,
+  request_id: record.request_id,
+});
 
 /** A due scheduled message of an IMAP grant: rebuilt from its schedule record, sent by the path above once. */
 export const imapScheduledSending: ScheduledSending = {
@@ -60,8 +68,12 @@ export const imapScheduledSending: ScheduledSending = {
       return { messageId: stored.id };
     } catch (error) {
       // The account's server refused it, or a policy does: sending again would be refused again.
-      if (error instanceof MailDeliveryError) throw new ScheduledSendRefusal(error.message.replace(/^The message was not sent: /, "the account's SMTP server refused it: "));
-      if (error instanceof ForbiddenError || error instanceof InvalidRequestError) throw new ScheduledSendRefusal(error.message);
+      if (error instanceof MailDeliveryError)
+        throw new ScheduledSendRefusal(
+          error.message.replace(/^The message was not sent: /, "the account's SMTP server refused it: "),
+        );
+      if (error instanceof ForbiddenError || error instanceof InvalidRequestError)
+        throw new ScheduledSendRefusal(error.message);
       throw error;
     }
   },

@@ -23,7 +23,12 @@ import { clock } from '#shared/time';
 export async function submitAndStore(
   grant: GrantRecord,
   prepared: PreparedMessage,
-  options: { id?: MessageId; beforeRelay?: () => Promise<void>; commit?: (record: MessageRecord) => { items: NamedItems; outbox: OutboxEntry[] }; claims?: SendClaims } = {},
+  options: {
+    id?: MessageId;
+    beforeRelay?: () => Promise<void>;
+    commit?: (record: MessageRecord) => { items: NamedItems; outbox: OutboxEntry[] };
+    claims?: SendClaims;
+  } = {},
 ): Promise<MessageRecord> {
   const access = await mailAccessOf(grant);
   const domain = grant.email.slice(grant.email.lastIndexOf('@') + 1);
@@ -33,7 +38,10 @@ export async function submitAndStore(
   const recipients = [...new Set([...prepared.to, ...prepared.cc, ...prepared.bcc].map((p) => p.email))];
   await options.claims?.take();
   await options.beforeRelay?.();
-  const refusal = await submitSmtp(access.account.smtp, access.smtp, raw, { from: prepared.from.email, to: recipients }).then(
+  const refusal = await submitSmtp(access.account.smtp, access.smtp, raw, {
+    from: prepared.from.email,
+    to: recipients,
+  }).then(
     () => undefined,
     (error: unknown) => {
       if (error instanceof MailDeliveryError) return error;
@@ -48,8 +56,15 @@ export async function submitAndStore(
 
   // The copy in Sent (when the account has one): where the next sync will find it.
   const sent = await folders.getFolder(grant.id, 'sent');
-  const appended = sent?.server_path ? await withImap(grant, (client) => client.append(sent.server_path!, raw, ['\\Seen'], date)).catch(() => false as const) : false;
-  const place = appended && appended.uid !== undefined && appended.uidValidity !== undefined ? { uid: appended.uid, uidValidity: String(appended.uidValidity) } : undefined;
+  const appended = sent?.server_path
+    ? await withImap(grant, (client) => client.append(sent.server_path!, raw, ['\\Seen'], date)).catch(
+        () => false as const,
+      )
+    : false;
+  const place =
+    appended && appended.uid !== undefined && appended.uidValidity !== undefined
+      ? { uid: appended.uid, uidValidity: String(appended.uidValidity) }
+      : undefined;
   const id = options.id ?? imapMessageId(messageIdHeader, Math.floor(date.getTime() / 1000));
   const [stored] = await storeServerMessages(grant, [
     {
@@ -80,8 +95,24 @@ export async function submitAndStore(
       also: (record) => {
         const extra = options.commit?.(record) ?? { items: [], outbox: [] };
         const converted = options.claims?.convert() ?? { items: [], outbox: [] };
-        const location = place ? [['location', locationPut(grant.id, { folder_id: 'sent', uid_validity: place.uidValidity, uid: place.uid, message_id: id, flags: ['\\Seen'] })] as const] : [];
-        return { items: [...location, ...extra.items, ...converted.items], outbox: [...extra.outbox, ...converted.outbox] };
+        const location = place
+          ? [
+              [
+                'location',
+                locationPut(grant.id, {
+                  folder_id: 'sent',
+                  uid_validity: place.uidValidity,
+                  uid: place.uid,
+                  message_id: id,
+                  flags: ['\\Seen'],
+                }),
+              ] as const,
+            ]
+          : [];
+        return {
+          items: [...location, ...extra.items, ...converted.items],
+          outbox: [...extra.outbox, ...converted.outbox],
+        };
       },
     },
   ]);

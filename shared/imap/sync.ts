@@ -7,7 +7,17 @@ import { folderView } from '#shared/mailbox/views';
 import * as folders from '#shared/db/folders';
 import type { GrantRecord } from '#shared/db/grants';
 import type { FolderRecord, MessageRecord } from '#shared/db/mail-records';
-import { folderLocations, getLocation, locationDelete, locationPut, readServerPlace, serverPlace, type FolderCheckpoint, type MailSyncRecord, type ServerLocation } from '#shared/db/mail-sync';
+import {
+  folderLocations,
+  getLocation,
+  locationDelete,
+  locationPut,
+  readServerPlace,
+  serverPlace,
+  type FolderCheckpoint,
+  type MailSyncRecord,
+  type ServerLocation,
+} from '#shared/db/mail-sync';
 import * as messages from '#shared/db/messages';
 import { transactWrite } from '#shared/db/transact';
 import type { OutboxEntry } from '#shared/db/outbox';
@@ -42,7 +52,14 @@ export const SYNC_BATCH = 50;
 /** The sync window of a first sync: the spec's three months of stored data. */
 export const SYNC_WINDOW_DAYS = 90;
 
-const ROLE_IDS: Record<string, string> = { '\\Inbox': 'inbox', '\\Sent': 'sent', '\\Drafts': 'drafts', '\\Trash': 'trash', '\\Junk': 'spam', '\\Archive': 'archive' };
+const ROLE_IDS: Record<string, string> = {
+  '\\Inbox': 'inbox',
+  '\\Sent': 'sent',
+  '\\Drafts': 'drafts',
+  '\\Trash': 'trash',
+  '\\Junk': 'spam',
+  '\\Archive': 'archive',
+};
 /** Virtual folders that show messages of other folders again: not synced (their messages are, where they live). */
 const VIRTUAL = new Set(['\\All', '\\Flagged']);
 const SYSTEM_NAMES = new Map<string, string>(SYSTEM_FOLDERS.map((f) => [f.id, f.name]));
@@ -52,7 +69,8 @@ const SYSTEM_NAMES = new Map<string, string>(SYSTEM_FOLDERS.map((f) => [f.id, f.
  * message in several folders, or found again after a UIDVALIDITY change, keeps one ID. Its time part
  * is the message's date, as every message ID's is its creation (IDs sort by time).
  */
-export const imapMessageId = (messageIdHeader: string, dateSeconds: number): MessageId => derivedId('message', dateSeconds * 1000, messageIdHeader.trim().toLowerCase());
+export const imapMessageId = (messageIdHeader: string, dateSeconds: number): MessageId =>
+  derivedId('message', dateSeconds * 1000, messageIdHeader.trim().toLowerCase());
 
 /** The ID of a folder that is not a system folder: from its path, so every run maps a path to one ID. */
 export const imapFolderId = (path: string): string => derivedId('folder', 0, path);
@@ -101,15 +119,25 @@ const unchanged = (cp: FolderCheckpoint | undefined, folder: ServerFolder) =>
   folder.status.messages === cp.messages &&
   (folder.status.highestModseq === undefined || String(folder.status.highestModseq) === cp.highest_modseq);
 
-const folderNotification = (grant: GrantRecord, type: 'folder.created' | 'folder.updated' | 'folder.deleted', folder: FolderRecord): OutboxEntry => ({
-  notification: newNotification({ type, applicationId: grant.application_id, grantId: grant.id, object: folderView(folder, 0) }),
+const folderNotification = (
+  grant: GrantRecord,
+  type: 'folder.created' | 'folder.updated' | 'folder.deleted',
+  folder: FolderRecord,
+): OutboxEntry => ({
+  notification: newNotification({
+    type,
+    applicationId: grant.application_id,
+    grantId: grant.id,
+    object: folderView(folder, 0),
+  }),
 });
 
 const locationOf = (uids: Record<string, string> | undefined, folderId: string) => {
   const value = uids?.[folderId];
   return value ? readServerPlace(value) : undefined;
 };
-const withoutKey = <T>(map: Record<string, T> | undefined, key: string) => Object.fromEntries(Object.entries(map ?? {}).filter(([k]) => k !== key));
+const withoutKey = <T>(map: Record<string, T> | undefined, key: string) =>
+  Object.fromEntries(Object.entries(map ?? {}).filter(([k]) => k !== key));
 
 /** What one run changed and where it stands (shared by the folder steps). */
 interface RunContext {
@@ -127,7 +155,10 @@ export async function runImapSync(grant: GrantRecord, client: ImapFlow, run: Syn
   const ctx: RunContext = { grant, client, state, run, orphans: new Set(), changed: false };
   const stored = await folders.listFolders(grant.id);
   const storedByPath = new Map(stored.flatMap((f) => (f.server_path ? [[f.server_path, f.id] as const] : [])));
-  const listed = serverFolders(await client.list({ statusQuery: { messages: true, uidNext: true, uidValidity: true, highestModseq: true } }), storedByPath);
+  const listed = serverFolders(
+    await client.list({ statusQuery: { messages: true, uidNext: true, uidValidity: true, highestModseq: true } }),
+    storedByPath,
+  );
   await reconcileFolders(ctx, listed, stored, !state.seeded);
 
   let status: SyncOutcome['status'] = 'done';
@@ -145,7 +176,8 @@ export async function runImapSync(grant: GrantRecord, client: ImapFlow, run: Syn
     }
   }
   await settleOrphans(ctx);
-  const seeded = status === 'done' && listed.every((f) => state.folders[f.id] && state.folders[f.id]!.seed_below === undefined);
+  const seeded =
+    status === 'done' && listed.every((f) => state.folders[f.id] && state.folders[f.id]!.seed_below === undefined);
   const outbox: OutboxEntry[] = [];
   if (seeded && !state.seeded) {
     state.seeded = true;
@@ -155,18 +187,35 @@ export async function runImapSync(grant: GrantRecord, client: ImapFlow, run: Syn
         type: 'grant.imap_sync_completed',
         applicationId: grant.application_id,
         grantId: grant.id,
-        object: { id: grant.id, grant_id: grant.id, provider: grant.provider, email: grant.email, folders: listed.length, messages: count, completed_at: clock.nowSeconds() },
+        object: {
+          id: grant.id,
+          grant_id: grant.id,
+          provider: grant.provider,
+          email: grant.email,
+          folders: listed.length,
+          messages: count,
+          completed_at: clock.nowSeconds(),
+        },
       }),
     });
     // The import's last search entries, which its batches' merges left for a larger step.
-    outbox.push({ job: { kind: 'merge-search', application_id: grant.application_id, grant_id: grant.id }, id: newId('job'), applicationId: grant.application_id });
+    outbox.push({
+      job: { kind: 'merge-search', application_id: grant.application_id, grant_id: grant.id },
+      id: newId('job'),
+      applicationId: grant.application_id,
+    });
   }
   await run.save(state, outbox);
   return { status, changed: ctx.changed };
 }
 
 /** Folder records follow the server: new folders are created, gone ones deleted (their messages leave them). */
-async function reconcileFolders(ctx: RunContext, listed: ServerFolder[], records: FolderRecord[], quiet: boolean): Promise<void> {
+async function reconcileFolders(
+  ctx: RunContext,
+  listed: ServerFolder[],
+  records: FolderRecord[],
+  quiet: boolean,
+): Promise<void> {
   const { grant, state } = ctx;
   const stored = new Map(records.map((f) => [f.id, f]));
   const byPath = new Map(listed.map((f) => [f.path, f]));
@@ -191,7 +240,10 @@ async function reconcileFolders(ctx: RunContext, listed: ServerFolder[], records
     } catch (error) {
       if (!(error instanceof folders.FolderNameTakenError)) throw error;
       // Two server folders whose names differ only in case: the second is named by its path.
-      await folders.insertFolder({ ...record, name: folder.path }, quiet ? [] : [folderNotification(grant, 'folder.created', record)]);
+      await folders.insertFolder(
+        { ...record, name: folder.path },
+        quiet ? [] : [folderNotification(grant, 'folder.created', record)],
+      );
     }
     stored.set(folder.id, record);
     ctx.changed = true;
@@ -203,7 +255,8 @@ async function reconcileFolders(ctx: RunContext, listed: ServerFolder[], records
     const cp = state.folders[record.id];
     for (const location of await folderLocations(grant.id, record.id)) await forget(ctx, record.id, location);
     const fresh = await folders.getFolder(grant.id, record.id);
-    if (fresh) await folders.deleteFolder(fresh, [folderNotification(grant, 'folder.deleted', fresh)]).catch(() => undefined);
+    if (fresh)
+      await folders.deleteFolder(fresh, [folderNotification(grant, 'folder.deleted', fresh)]).catch(() => undefined);
     if (cp) delete state.folders[record.id];
     ctx.changed = true;
   }
@@ -226,7 +279,14 @@ async function syncFolder(ctx: RunContext, folder: ServerFolder): Promise<'done'
     const uidValidity = String(box.uidValidity);
     if (!cp || cp.uid_validity !== uidValidity) {
       // First sync of the folder, or its UIDs were reset: seed it from the server's current UIDs.
-      state.folders[folder.id] = { path: folder.path, uid_validity: uidValidity, uid_next: box.uidNext, messages: 0, seed_below: box.uidNext, ...modseqOf(box) };
+      state.folders[folder.id] = {
+        path: folder.path,
+        uid_validity: uidValidity,
+        uid_next: box.uidNext,
+        messages: 0,
+        seed_below: box.uidNext,
+        ...modseqOf(box),
+      };
       ctx.changed ||= cp !== undefined;
       return seedFolder(ctx, folder, box);
     }
@@ -240,7 +300,11 @@ async function syncFolder(ctx: RunContext, folder: ServerFolder): Promise<'done'
     if (changedSince === undefined || box.highestModseq! > changedSince) {
       const known = new Map((await folderLocations(grant.id, folder.id, uidValidity)).map((l) => [l.uid, l]));
       if (known.size) {
-        for await (const message of client.fetch('1:*', { uid: true, flags: true }, { uid: true, ...(changedSince !== undefined ? { changedSince } : {}) })) {
+        for await (const message of client.fetch(
+          '1:*',
+          { uid: true, flags: true },
+          { uid: true, ...(changedSince !== undefined ? { changedSince } : {}) },
+        )) {
           const location = known.get(message.uid);
           if (location) await flagsSeen(ctx, location, keptFlags(message.flags));
         }
@@ -249,7 +313,9 @@ async function syncFolder(ctx: RunContext, folder: ServerFolder): Promise<'done'
     Object.assign(cp, modseqOf(box));
     // New messages.
     if (box.uidNext > cp.uid_next) {
-      const fresh = ((await client.search({ uid: `${cp.uid_next}:*` }, { uid: true })) || []).filter((uid) => uid >= cp.uid_next).sort((a, b) => a - b);
+      const fresh = ((await client.search({ uid: `${cp.uid_next}:*` }, { uid: true })) || [])
+        .filter((uid) => uid >= cp.uid_next)
+        .sort((a, b) => a - b);
       const stored = await storeBatches(ctx, folder, uidValidity, fresh, false, async (batch, added) => {
         cp.uid_next = batch.at(-1)! + 1;
         cp.messages += added;
@@ -262,7 +328,8 @@ async function syncFolder(ctx: RunContext, folder: ServerFolder): Promise<'done'
     if (box.exists !== cp.messages) {
       const onServer = new Set((await client.search({ all: true }, { uid: true })) || []);
       const locations = await folderLocations(grant.id, folder.id, uidValidity);
-      for (const location of locations) if (!onServer.has(location.uid)) await expunged(ctx, folder.id, uidValidity, location.uid, location);
+      for (const location of locations)
+        if (!onServer.has(location.uid)) await expunged(ctx, folder.id, uidValidity, location.uid, location);
       cp.messages = locations.filter((l) => onServer.has(l.uid)).length;
     }
     await ctx.run.save(state);
@@ -272,14 +339,17 @@ async function syncFolder(ctx: RunContext, folder: ServerFolder): Promise<'done'
   }
 }
 
-const modseqOf = (box: MailboxObject) => (box.highestModseq !== undefined && !box.noModseq ? { highest_modseq: String(box.highestModseq) } : {});
+const modseqOf = (box: MailboxObject) =>
+  box.highestModseq !== undefined && !box.noModseq ? { highest_modseq: String(box.highestModseq) } : {};
 
 /** The first sync of a folder (or after a UIDVALIDITY change): the sync window, newest first, in batches. */
 async function seedFolder(ctx: RunContext, folder: ServerFolder, box: MailboxObject): Promise<'done' | 'more'> {
   const { client, state, grant } = ctx;
   const cp = state.folders[folder.id]!;
   const since = new Date((clock.nowSeconds() - SYNC_WINDOW_DAYS * 86400) * 1000);
-  const uids = ((await client.search({ since }, { uid: true })) || []).filter((uid) => uid < cp.seed_below!).sort((a, b) => b - a);
+  const uids = ((await client.search({ since }, { uid: true })) || [])
+    .filter((uid) => uid < cp.seed_below!)
+    .sort((a, b) => b - a);
   // Quiet while the grant's first sync runs; a reseed after a UIDVALIDITY change stores only what the old UIDs did not hold, quietly too.
   const stored = await storeBatches(ctx, folder, cp.uid_validity, uids, true, async (batch, added) => {
     cp.messages += added;
@@ -342,10 +412,21 @@ async function storeBatches(
 }
 
 /** Fetches a batch of UIDs of a folder and parses its messages (copies of the grant's own drafts left out). */
-async function fetchBatch(ctx: RunContext, folder: ServerFolder, uidValidity: string, uids: number[], quiet: boolean): Promise<ParsedMessage[]> {
+async function fetchBatch(
+  ctx: RunContext,
+  folder: ServerFolder,
+  uidValidity: string,
+  uids: number[],
+  quiet: boolean,
+): Promise<ParsedMessage[]> {
   const { grant } = ctx;
   const fetched: FetchMessageObject[] = [];
-  for await (const message of ctx.client.fetch(uids.join(','), { uid: true, flags: true, internalDate: true, size: true, source: true }, { uid: true })) fetched.push(message);
+  for await (const message of ctx.client.fetch(
+    uids.join(','),
+    { uid: true, flags: true, internalDate: true, size: true, source: true },
+    { uid: true },
+  ))
+    fetched.push(message);
   // Copies of the grant's own drafts (shared/imap/drafts.ts, which keeps their locations) are not mail.
   return (await Promise.all(fetched.map((message) => newMessageOf(grant, folder, uidValidity, message, quiet)))).filter(
     (p) => folder.id !== 'drafts' || !isDraftCopy(p.input.messageIdHeader!, grant.email),
@@ -386,17 +467,20 @@ async function storeFetched(ctx: RunContext, parsed: ParsedMessage[], quiet: boo
   if (!quiet && added) ctx.changed = true;
   for (const p of joining) {
     // Known before the batch (read above), or stored by it (a second copy in this batch, or a race).
-    const existing = known.get(p.input.messageIdHeader!) ?? (await messages.getMessageIdHeader(grant.id, p.input.messageIdHeader!));
+    const existing =
+      known.get(p.input.messageIdHeader!) ?? (await messages.getMessageIdHeader(grant.id, p.input.messageIdHeader!));
     if (existing && (await joinFolder(ctx, existing.message_id, p.location, quiet))) added++;
   }
   return added;
 }
 
 /** A message's Message-ID header, or (it has none) one made from its content: the same message gives the same one. */
-export const messageIdHeaderOf = (messageId: string | undefined, raw: Buffer): string => messageId ?? `<${createHash('sha256').update(raw).digest('hex')}@imap.switchboard>`;
+export const messageIdHeaderOf = (messageId: string | undefined, raw: Buffer): string =>
+  messageId ?? `<${createHash('sha256').update(raw).digest('hex')}@imap.switchboard>`;
 
 /** A message's flags as kept: \\Recent is the session's, not the message's. */
-export const keptFlags = (flags: Iterable<string> | undefined): string[] => [...(flags ?? [])].filter((f) => f !== '\\Recent');
+export const keptFlags = (flags: Iterable<string> | undefined): string[] =>
+  [...(flags ?? [])].filter((f) => f !== '\\Recent');
 
 const dateOf = (value: Date | string | undefined) => (value ? Math.floor(new Date(value).getTime() / 1000) : undefined);
 
@@ -406,13 +490,25 @@ interface ParsedMessage {
 }
 
 /** A fetched message as the store takes it, with its location in this folder. */
-async function newMessageOf(grant: GrantRecord, folder: ServerFolder, uidValidity: string, message: FetchMessageObject, quiet: boolean): Promise<ParsedMessage> {
+async function newMessageOf(
+  grant: GrantRecord,
+  folder: ServerFolder,
+  uidValidity: string,
+  message: FetchMessageObject,
+  quiet: boolean,
+): Promise<ParsedMessage> {
   const raw = message.source ?? Buffer.alloc(0);
   const mail = await parseMime(raw);
   const flags = keptFlags(message.flags);
   const header = messageIdHeaderOf(mail.messageId, raw);
   const date = mail.date ?? dateOf(message.internalDate) ?? clock.nowSeconds();
-  const location: ServerLocation = { folder_id: folder.id, uid_validity: uidValidity, uid: message.uid, message_id: imapMessageId(header, date), flags };
+  const location: ServerLocation = {
+    folder_id: folder.id,
+    uid_validity: uidValidity,
+    uid: message.uid,
+    message_id: imapMessageId(header, date),
+    flags,
+  };
   const input: NewMessage = {
     grant,
     id: location.message_id,
@@ -429,7 +525,12 @@ async function newMessageOf(grant: GrantRecord, folder: ServerFolder, uidValidit
 }
 
 /** A message already stored (found in another folder, or again after a reset) is in this folder too. */
-async function joinFolder(ctx: RunContext, messageId: MessageId, location: ServerLocation, quiet: boolean): Promise<boolean> {
+async function joinFolder(
+  ctx: RunContext,
+  messageId: MessageId,
+  location: ServerLocation,
+  quiet: boolean,
+): Promise<boolean> {
   const place = serverPlace(location.uid_validity, location.uid);
   const { grant } = ctx;
   const record = await messages.getMessage(grant.id, messageId);
@@ -442,12 +543,20 @@ async function joinFolder(ctx: RunContext, messageId: MessageId, location: Serve
     return true;
   }
   // Found again after a UIDVALIDITY change: its new location replaces the old one.
-  const replaced = before ? [['old-location', locationDelete(grant.id, { folder_id: location.folder_id, ...before })] as const] : [];
+  const replaced = before
+    ? [['old-location', locationDelete(grant.id, { folder_id: location.folder_id, ...before })] as const]
+    : [];
   await changeMessage(
     grant,
     record,
     { folders: record.folders.includes(location.folder_id) ? record.folders : [...record.folders, location.folder_id] },
-    { server: { uids: { ...record.server_uids, [location.folder_id]: place }, also: [['location', locationPut(grant.id, { ...location, message_id: record.id })], ...replaced], announce: !quiet } },
+    {
+      server: {
+        uids: { ...record.server_uids, [location.folder_id]: place },
+        also: [['location', locationPut(grant.id, { ...location, message_id: record.id })], ...replaced],
+        announce: !quiet,
+      },
+    },
   );
   ctx.orphans.delete(record.id);
   if (!quiet) ctx.changed = true;
@@ -463,13 +572,25 @@ async function flagsSeen(ctx: RunContext, location: ServerLocation, flags: strin
     ctx.grant,
     record,
     { unread: !flags.includes('\\Seen'), starred: flags.includes('\\Flagged') },
-    { server: { uids: record.server_uids ?? {}, also: [['location', locationPut(ctx.grant.id, { ...location, flags })]], announce: true } },
+    {
+      server: {
+        uids: record.server_uids ?? {},
+        also: [['location', locationPut(ctx.grant.id, { ...location, flags })]],
+        announce: true,
+      },
+    },
   );
   ctx.changed = true;
 }
 
 /** A UID gone from a folder: its message leaves the folder. */
-async function expunged(ctx: RunContext, folderId: string, uidValidity: string, uid: number, known?: ServerLocation): Promise<void> {
+async function expunged(
+  ctx: RunContext,
+  folderId: string,
+  uidValidity: string,
+  uid: number,
+  known?: ServerLocation,
+): Promise<void> {
   const location = known ?? (await getLocation(ctx.grant.id, folderId, uidValidity, uid));
   if (location) await forget(ctx, folderId, location);
 }

@@ -9,7 +9,8 @@ import type { UpdateThreadBody } from '#schemas/mail';
 
 async function updateImapThread(grant: GrantRecord, threadId: string, body: UpdateThreadBody) {
   const thread = await requireThread(grant, threadId);
-  for (const id of await threadMessageIds(grant.id, thread.id)) await updateImapMessage(grant, id, body as Parameters<typeof updateImapMessage>[2]);
+  for (const id of await threadMessageIds(grant.id, thread.id))
+    await updateImapMessage(grant, id, body as Parameters<typeof updateImapMessage>[2]);
   return getThread(grant, threadId);
 }
 
@@ -18,4 +19,7 @@ async function deleteImapThread(grant: GrantRecord, threadId: string): Promise<v
   for (const id of await threadMessageIds(grant.id, thread.id)) await deleteImapMessage(grant, id, {});
 }
 
-export const imapThreadWrites: Pick<ThreadsProvider, 'update' | 'delete'> = { update: updateImapThread, delete: deleteImapThread };
+export const imapThreadWrites: Pick<ThreadsProvider, 'update' | 'delete'> = {
+  update: updateImapThread,
+  delete: deleteImapThread,
+};

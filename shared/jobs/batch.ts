@@ -37,7 +37,12 @@ export class BatchFailures {
  * shared/jobs/payloads.ts, which throws for a body that is not one of its payloads); a message that
  * cannot be read fails alone (the redrive policy moves it to the dead-letter queue) as `unreadable`.
  */
-export function readBodies<T>(event: SQSEvent, failures: BatchFailures, unreadable: string, read: (body: unknown) => T): { record: SQSRecord; body: T }[] {
+export function readBodies<T>(
+  event: SQSEvent,
+  failures: BatchFailures,
+  unreadable: string,
+  read: (body: unknown) => T,
+): { record: SQSRecord; body: T }[] {
   const out: { record: SQSRecord; body: T }[] = [];
   for (const record of event.Records) {
     try {
@@ -53,7 +58,12 @@ export function readBodies<T>(event: SQSEvent, failures: BatchFailures, unreadab
  * A worker that handles its messages one at a time, in order: `handle` gets each body as `read`
  * returns it; a message whose body cannot be read, or whose handling throws, fails alone as `failed`.
  */
-export async function eachMessage<T>(event: SQSEvent, failed: string, read: (body: unknown) => T, handle: (body: T, record: SQSRecord) => Promise<void>): Promise<SQSBatchResponse> {
+export async function eachMessage<T>(
+  event: SQSEvent,
+  failed: string,
+  read: (body: unknown) => T,
+  handle: (body: T, record: SQSRecord) => Promise<void>,
+): Promise<SQSBatchResponse> {
   const failures = new BatchFailures();
   for (const { record, body } of readBodies(event, failures, failed, read)) {
     try {

@@ -1,4 +1,11 @@
-import { DeliveryPayload, FiringPayload, JobPayload, NotificationPayload, SyncPayload, type Job } from '#schemas/queues';
+import {
+  DeliveryPayload,
+  FiringPayload,
+  JobPayload,
+  NotificationPayload,
+  SyncPayload,
+  type Job,
+} from '#schemas/queues';
 import type { Notification } from '#shared/notifications/notification';
 import type { DeliveryJob } from '#shared/webhooks/deliver';
 
@@ -11,7 +18,9 @@ import type { DeliveryJob } from '#shared/webhooks/deliver';
  */
 export class MalformedPayloadError extends Error {
   constructor(queue: string, problem: string) {
-    super(`${queue}: the message is not a payload of this queue (${problem}); it is not run, and goes to the dead-letter queue after its receives`);
+    super(
+      `${queue}: the message is not a payload of this queue (${problem}); it is not run, and goes to the dead-letter queue after its receives`,
+    );
     this.name = 'MalformedPayloadError';
   }
 }
@@ -32,7 +41,20 @@ type Schema = {
 };
 
 /** The keywords `problemOf` checks (and the annotations it ignores). */
-export const KNOWN_KEYWORDS = new Set(['type', 'const', 'enum', 'required', 'properties', 'additionalProperties', 'items', 'minLength', 'minimum', 'oneOf', 'discriminator', 'description']);
+export const KNOWN_KEYWORDS = new Set([
+  'type',
+  'const',
+  'enum',
+  'required',
+  'properties',
+  'additionalProperties',
+  'items',
+  'minLength',
+  'minimum',
+  'oneOf',
+  'discriminator',
+  'description',
+]);
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -46,7 +68,8 @@ function typeProblem(type: TypeName, schema: Schema, value: unknown, path: strin
       return isObject(value) ? undefined : `${at} must be an object`;
     case 'string':
       if (typeof value !== 'string') return `${at} must be a string`;
-      if (schema.minLength !== undefined && [...value].length < schema.minLength) return `${at} must have at least ${schema.minLength} characters`;
+      if (schema.minLength !== undefined && [...value].length < schema.minLength)
+        return `${at} must have at least ${schema.minLength} characters`;
       return undefined;
     case 'integer':
       if (typeof value !== 'number' || !Number.isInteger(value)) return `${at} must be an integer`;
@@ -70,10 +93,12 @@ export function problemOf(schema: Schema, value: unknown, path = ''): string | u
   if (schema.type !== undefined) {
     const types = typeof schema.type === 'string' ? [schema.type] : schema.type;
     const problems = types.map((type) => typeProblem(type, schema, value, path));
-    if (!problems.includes(undefined)) return problems.length === 1 ? problems[0] : `${at} must be ${types.join(' or ')}`;
+    if (!problems.includes(undefined))
+      return problems.length === 1 ? problems[0] : `${at} must be ${types.join(' or ')}`;
   }
   if ('const' in schema && value !== schema.const) return `${at} must be ${JSON.stringify(schema.const)}`;
-  if (schema.enum && !schema.enum.includes(value)) return `${at} must be one of ${schema.enum.map((e) => JSON.stringify(e)).join(', ')}`;
+  if (schema.enum && !schema.enum.includes(value))
+    return `${at} must be one of ${schema.enum.map((e) => JSON.stringify(e)).join(', ')}`;
   if (isObject(value)) {
     for (const name of schema.required ?? []) if (value[name] === undefined) return `${at} lacks '${name}'`;
     for (const [name, v] of Object.entries(value)) {
@@ -88,7 +113,9 @@ export function problemOf(schema: Schema, value: unknown, path = ''): string | u
     const tag = schema.discriminator?.propertyName;
     if (tag) {
       const branch = schema.oneOf.find((b) => b.properties?.[tag]?.const === (value as Record<string, unknown>)[tag]);
-      return branch ? problemOf(branch, value, path) : `${at} has an unknown '${tag}' ${JSON.stringify((value as Record<string, unknown>)[tag])}`;
+      return branch
+        ? problemOf(branch, value, path)
+        : `${at} has an unknown '${tag}' ${JSON.stringify((value as Record<string, unknown>)[tag])}`;
     }
     const matching = schema.oneOf.filter((b) => problemOf(b, value, path) === undefined).length;
     if (matching !== 1) return `${at} must match exactly one of ${schema.oneOf.length} shapes (matches ${matching})`;
@@ -106,13 +133,17 @@ function read<T>(schema: Schema, queue: string, body: unknown): T {
 export const readJob = (body: unknown): Job => read<Job>(JobPayload as Schema, 'jobs queue', body);
 
 /** A firing as the scheduled-send queue delivers it; MalformedPayloadError when it is not one. */
-export const readFiring = (body: unknown): FiringPayload => read<FiringPayload>(FiringPayload as Schema, 'scheduled-send queue', body);
+export const readFiring = (body: unknown): FiringPayload =>
+  read<FiringPayload>(FiringPayload as Schema, 'scheduled-send queue', body);
 
 /** A notification as the fan-out queue delivers it; MalformedPayloadError when it is not one. */
-export const readNotification = (body: unknown): Notification => read<Notification>(NotificationPayload as Schema, 'fan-out queue', body);
+export const readNotification = (body: unknown): Notification =>
+  read<Notification>(NotificationPayload as Schema, 'fan-out queue', body);
 
 /** A delivery as the delivery queue delivers it; MalformedPayloadError when it is not one. */
-export const readDelivery = (body: unknown): DeliveryJob => read<DeliveryJob>(DeliveryPayload as Schema, 'delivery queue', body);
+export const readDelivery = (body: unknown): DeliveryJob =>
+  read<DeliveryJob>(DeliveryPayload as Schema, 'delivery queue', body);
 
 /** A sync run as the mail-sync queue delivers it; MalformedPayloadError when it is not one. */
-export const readSync = (body: unknown): SyncPayload => read<SyncPayload>(SyncPayload as Schema, 'mail-sync queue', body);
+export const readSync = (body: unknown): SyncPayload =>
+  read<SyncPayload>(SyncPayload as Schema, 'mail-sync queue', body);

@@ -12,5 +12,11 @@ const QUEUE_URL = env.jobsQueueUrl();
  * change needs is committed with it instead (an outbox entry, shared/db/outbox.ts).
  */
 export async function enqueueJob(job: Job): Promise<void> {
-  await sqs.send(new SendMessageCommand({ QueueUrl: QUEUE_URL, MessageBody: JSON.stringify(job), MessageAttributes: { kind: { DataType: 'String', StringValue: job.kind } } }));
+  await sqs.send(
+    new SendMessageCommand({
+      QueueUrl: QUEUE_URL,
+      MessageBody: JSON.stringify(job),
+      MessageAttributes: { kind: { DataType: 'String', StringValue: job.kind } },
+    }),
+  );
 }

@@ -150,7 +150,13 @@ const MARKDOWN_TAGS = ['b', 'strong', 'i', 'em', 'code'];
 const LABEL_CARRIER = 'switchboard-label';
 
 function allowedTags(opts: Options): string[] {
-  return [...STRUCTURE_TAGS, ...(opts.html_as_markdown ? MARKDOWN_TAGS : []), ...(opts.ignore_links ? [] : ['a']), ...(opts.ignore_images ? [] : ['img']), LABEL_CARRIER];
+  return [
+    ...STRUCTURE_TAGS,
+    ...(opts.html_as_markdown ? MARKDOWN_TAGS : []),
+    ...(opts.ignore_links ? [] : ['a']),
+    ...(opts.ignore_images ? [] : ['img']),
+    LABEL_CARRIER,
+  ];
 }
 
 /** Disallowed tags whose *contents* go too (turndown alone would keep the text of a `<script>`). */
@@ -183,12 +189,27 @@ const NON_TEXT_TAGS = [
 const NON_TEXT_TAG_SET: ReadonlySet<string> = new Set(NON_TEXT_TAGS);
 
 /** Whole-quote containers: Gmail, Yahoo, Proton (blockquote is matched by tag). */
-const QUOTE_CLASSES: ReadonlySet<string> = new Set(['gmail_quote', 'gmail_quote_container', 'gmail_extra', 'yahoo_quoted', 'protonmail_quote']);
+const QUOTE_CLASSES: ReadonlySet<string> = new Set([
+  'gmail_quote',
+  'gmail_quote_container',
+  'gmail_extra',
+  'yahoo_quoted',
+  'protonmail_quote',
+]);
 /** Signatures and quote attributions that are their own element. */
-const DROP_CLASSES: ReadonlySet<string> = new Set(['gmail_signature', 'gmail_attr', 'moz-cite-prefix', 'moz-signature']);
+const DROP_CLASSES: ReadonlySet<string> = new Set([
+  'gmail_signature',
+  'gmail_attr',
+  'moz-cite-prefix',
+  'moz-signature',
+]);
 const DROP_IDS: ReadonlySet<string> = new Set(['signature']);
 /** Outlook (web and new Outlook) reply headers: the original message follows them as siblings. */
-const CUT_IDS: ReadonlySet<string> = new Set(['divrplyfwdmsg', 'appendonsend', 'mail-editor-reference-message-container']);
+const CUT_IDS: ReadonlySet<string> = new Set([
+  'divrplyfwdmsg',
+  'appendonsend',
+  'mail-editor-reference-message-container',
+]);
 
 type Role = 'keep' | 'drop' | 'quote' | 'cut';
 const ROLE_ATTRIBUTE = 'data-sb';
@@ -202,9 +223,14 @@ const BORDER_NONE_RE = /(?:^|;)\s*border\s*:\s*none/i;
 
 function classify(tag: string, attribs: sanitizeHtml.Attributes, opts: Options): Role {
   // Most tags carry none of what is looked at below.
-  const plain = attribs.hidden === undefined && attribs.style === undefined && attribs.id === undefined && attribs.class === undefined;
+  const plain =
+    attribs.hidden === undefined &&
+    attribs.style === undefined &&
+    attribs.id === undefined &&
+    attribs.class === undefined;
   if (plain && tag !== 'blockquote' && tag !== 'img' && tag !== 'table') return 'keep';
-  if (attribs.hidden !== undefined || (attribs.style !== undefined && HIDDEN_STYLE_RE.test(attribs.style))) return 'drop';
+  if (attribs.hidden !== undefined || (attribs.style !== undefined && HIDDEN_STYLE_RE.test(attribs.style)))
+    return 'drop';
   const id = (attribs.id ?? '').trim().toLowerCase();
   const classes = (attribs.class ?? '').toLowerCase().split(/\s+/);
   if (CUT_IDS.has(id)) return 'cut';
@@ -218,7 +244,8 @@ function classify(tag: string, attribs: sanitizeHtml.Attributes, opts: Options):
 function dimension(attribs: sanitizeHtml.Attributes, name: 'width' | 'height'): number | undefined {
   const fromAttribute = Number.parseFloat(attribs[name] ?? '');
   if (Number.isFinite(fromAttribute)) return fromAttribute;
-  const match = attribs.style === undefined ? null : (name === 'width' ? STYLE_WIDTH_RE : STYLE_HEIGHT_RE).exec(attribs.style);
+  const match =
+    attribs.style === undefined ? null : (name === 'width' ? STYLE_WIDTH_RE : STYLE_HEIGHT_RE).exec(attribs.style);
   return match?.[1] === undefined ? undefined : Number.parseFloat(match[1]);
 }
 
@@ -243,7 +270,8 @@ function keptAttributes(tag: string, attribs: sanitizeHtml.Attributes): sanitize
   }
   if (tag === 'ol') copy('start');
   const style = attribs.style;
-  if (tag === 'div' && style !== undefined && BORDER_TOP_RE.test(style) && BORDER_NONE_RE.test(style)) kept['data-sb-sep'] = '1';
+  if (tag === 'div' && style !== undefined && BORDER_TOP_RE.test(style) && BORDER_NONE_RE.test(style))
+    kept['data-sb-sep'] = '1';
   return kept;
 }
 
@@ -253,7 +281,8 @@ function labelTags(opts: Options, allowed: ReadonlySet<string>): sanitizeHtml.Tr
     // Images are void: when they are not wanted at all, unwrapping them is removing them.
     if (tagName === 'img' && !allowed.has('img')) return { tagName, attribs: {} };
     const role = classify(tagName, attribs, opts);
-    if (role === 'keep') return { tagName: tagName === LABEL_CARRIER ? 'span' : tagName, attribs: keptAttributes(tagName, attribs) };
+    if (role === 'keep')
+      return { tagName: tagName === LABEL_CARRIER ? 'span' : tagName, attribs: keptAttributes(tagName, attribs) };
     // An unwrapped tag would lose the label (and its content would stay): carry it on an allowed tag.
     return { tagName: allowed.has(tagName) ? tagName : LABEL_CARRIER, attribs: { [ROLE_ATTRIBUTE]: role } };
   };
@@ -278,8 +307,40 @@ function sanitizeOptions(opts: Options): sanitizeHtml.IOptions {
 const TEXT_ONLY: sanitizeHtml.IOptions = { allowedTags: [], allowedAttributes: {}, nonTextTags: NON_TEXT_TAGS };
 
 /** Elements htmlparser2 never keeps open (void), or closes when a sibling of the same name opens. */
-const VOID_TAGS: ReadonlySet<string> = new Set(['area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'param', 'source', 'track', 'wbr']);
-const SIBLING_CLOSED_TAGS: ReadonlySet<string> = new Set(['p', 'li', 'td', 'th', 'tr', 'dt', 'dd', 'option', 'optgroup', 'thead', 'tbody', 'tfoot', 'rb', 'rt', 'rp', 'rtc']);
+const VOID_TAGS: ReadonlySet<string> = new Set([
+  'area',
+  'base',
+  'br',
+  'col',
+  'embed',
+  'hr',
+  'img',
+  'input',
+  'link',
+  'meta',
+  'param',
+  'source',
+  'track',
+  'wbr',
+]);
+const SIBLING_CLOSED_TAGS: ReadonlySet<string> = new Set([
+  'p',
+  'li',
+  'td',
+  'th',
+  'tr',
+  'dt',
+  'dd',
+  'option',
+  'optgroup',
+  'thead',
+  'tbody',
+  'tfoot',
+  'rb',
+  'rt',
+  'rp',
+  'rtc',
+]);
 /** Far deeper than any real email; htmlparser2 `unshift`s its stack (quadratic) and turndown recurses per level. */
 const MAX_OPEN_TAGS = 128;
 const TAG_START_RE = /<(\/?)([a-zA-Z][a-zA-Z0-9:-]*)/g;
@@ -379,7 +440,8 @@ function elementEnd(html: string, start: number): number {
  * by "From:" (and its localized forms) opens the quoted original. Bounded repeats keep the scan
  * linear even on a megabyte of `<hr>`.
  */
-const REPLY_SEPARATOR_RE = /<(?:hr \/|div data-sb-sep="1")>(?:\s*<[^>]{0,400}>){0,40}\s*(?:from|de|von|van|da|fra|från|od|от)\s?:/i;
+const REPLY_SEPARATOR_RE =
+  /<(?:hr \/|div data-sb-sep="1")>(?:\s*<[^>]{0,400}>){0,40}\s*(?:from|de|von|van|da|fra|från|od|от)\s?:/i;
 
 function cutAtReplySeparator(html: string): string {
   const separator = REPLY_SEPARATOR_RE.exec(html);
@@ -412,7 +474,10 @@ function withinBudget(html: string): boolean {
 }
 
 const FAST_TOKEN_RE = /<(\/?)([a-z][a-z0-9-]*)[^>]*>|[^<]+/g;
-const FAST_BLOCK_TAGS: ReadonlySet<string> = new Set([...STRUCTURE_TAGS.filter((tag) => tag !== 'br' && tag !== 'li'), 'p']);
+const FAST_BLOCK_TAGS: ReadonlySet<string> = new Set([
+  ...STRUCTURE_TAGS.filter((tag) => tag !== 'br' && tag !== 'li'),
+  'p',
+]);
 
 /**
  * Linear fallback for adversarial markup: plain text with paragraph breaks, list items and line
@@ -441,7 +506,10 @@ function fastText(html: string): string {
 }
 
 function unescapeSanitized(text: string): string {
-  return text.replace(/&(lt|gt|quot|amp);/g, (_entity, name: string) => ({ lt: '<', gt: '>', quot: '"', amp: '&' })[name] ?? '');
+  return text.replace(
+    /&(lt|gt|quot|amp);/g,
+    (_entity, name: string) => ({ lt: '<', gt: '>', quot: '"', amp: '&' })[name] ?? '',
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -679,7 +747,8 @@ function attributionSpan(lines: readonly string[], index: number): number {
 
 /** Cheap pre-check: a header line has a colon, a separator line dashes or underscores. */
 const HISTORY_HINT_RE = /[:_-]/;
-const ORIGINAL_MESSAGE_RE = /^-{2,}\s?(?:original message|forwarded message|message d'origine|ursprüngliche nachricht|mensaje original)\s?-{2,}$/i;
+const ORIGINAL_MESSAGE_RE =
+  /^-{2,}\s?(?:original message|forwarded message|message d'origine|ursprüngliche nachricht|mensaje original)\s?-{2,}$/i;
 const HEADER_FROM_RE = /^(?:from|de|von|van|da)\s?:\s?\S/i;
 const HEADER_DATE_RE = /^(?:sent|date|envoyé|gesendet|enviado|verzonden|inviato|datum)\s?:/i;
 const HEADER_TO_RE = /^(?:to|subject|à|objet|an|betreff|para|asunto|aan|onderwerp|a|oggetto)\s?:/i;
@@ -698,7 +767,10 @@ function startsHistory(lines: readonly string[], index: number): boolean {
   }
   if (!HEADER_FROM_RE.test(text)) return false;
   const following = lines.slice(index + 1, index + 6).map(unmark);
-  return following.some((candidate) => HEADER_DATE_RE.test(candidate)) && following.some((candidate) => HEADER_TO_RE.test(candidate));
+  return (
+    following.some((candidate) => HEADER_DATE_RE.test(candidate)) &&
+    following.some((candidate) => HEADER_TO_RE.test(candidate))
+  );
 }
 
 function removeQuotedHistory(lines: readonly string[]): string[] {
@@ -789,7 +861,8 @@ const CLOSING_PHRASES = [
 ];
 const CLOSING_RE = new RegExp(`^(?:${CLOSING_PHRASES.join('|')})\\s?[,!.]*$`, 'i');
 /** Mobile and webmail footers: nothing of the message ever follows them. */
-const DEVICE_FOOTER_RE = /^(?:sent from my \S.{0,40}|sent from (?:outlook|mail for windows|yahoo mail|my mobile)\b.{0,40}|get outlook for (?:ios|android)\b.{0,20})$/i;
+const DEVICE_FOOTER_RE =
+  /^(?:sent from my \S.{0,40}|sent from (?:outlook|mail for windows|yahoo mail|my mobile)\b.{0,40}|get outlook for (?:ios|android)\b.{0,20})$/i;
 
 /**
  * Cuts at the first line that is only a closing phrase, and everything after it (the name and

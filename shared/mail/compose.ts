@@ -54,7 +54,9 @@ export async function composeMime(mail: OutgoingMail): Promise<Buffer> {
     ...(mail.references.length ? { references: mail.references } : {}),
     headers: mail.headers.map((h) => ({ key: h.name, value: h.value })),
     date: mail.date,
-    ...(mail.calendar ? { icalEvent: { method: mail.calendar.method, content: mail.calendar.content, filename: 'invite.ics' } } : {}),
+    ...(mail.calendar
+      ? { icalEvent: { method: mail.calendar.method, content: mail.calendar.content, filename: 'invite.ics' } }
+      : {}),
   });
   return new Promise((resolve, reject) => {
     composer.compile().build((error, message) => (error ? reject(error) : resolve(message)));

@@ -157,12 +157,15 @@ const ENTITY_RE = /&(?:#(\d{1,7})|#[xX]([0-9a-fA-F]{1,6})|([a-zA-Z][a-zA-Z0-9]{1
 
 export function decodeEntities(text: string): string {
   if (!text.includes('&')) return text;
-  return text.replace(ENTITY_RE, (entity, decimal: string | undefined, hex: string | undefined, name: string | undefined) => {
-    if (name !== undefined) return Object.hasOwn(NAMED_ENTITIES, name) ? NAMED_ENTITIES[name]! : entity;
-    const code = decimal !== undefined ? Number.parseInt(decimal, 10) : Number.parseInt(hex!, 16);
-    if (code === 0 || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return '\uFFFD';
-    return String.fromCodePoint(WINDOWS_1252[code] ?? code);
-  });
+  return text.replace(
+    ENTITY_RE,
+    (entity, decimal: string | undefined, hex: string | undefined, name: string | undefined) => {
+      if (name !== undefined) return Object.hasOwn(NAMED_ENTITIES, name) ? NAMED_ENTITIES[name]! : entity;
+      const code = decimal !== undefined ? Number.parseInt(decimal, 10) : Number.parseInt(hex!, 16);
+      if (code === 0 || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return '\uFFFD';
+      return String.fromCodePoint(WINDOWS_1252[code] ?? code);
+    },
+  );
 }
 
 /** Escapes text for HTML element content and quoted attribute values (the inverse of decoding for `& < > " '`). */

@@ -26,7 +26,10 @@ export const OUTGOING_PREFIX = 'outgoing/';
 export const BATCH_MAX = 200;
 
 /** What every receiving mailbox's copy is made of (the raw MIME travels beside it). */
-export type LocalCopy = Omit<DeliveredCopy, 'attachments' | 'rawSize' | 'calendarParts'> & { attachments: NewAttachment[]; raw: Buffer };
+export type LocalCopy = Omit<DeliveredCopy, 'attachments' | 'rawSize' | 'calendarParts'> & {
+  attachments: NewAttachment[];
+  raw: Buffer;
+};
 
 export type LocalRecipient = LocalDeliveryJob['recipients'][number];
 
@@ -45,7 +48,8 @@ export const rawKey = (spool: string) => `${spool}raw.eml`;
 export const attachmentKey = (spool: string, i: number) => `${spool}att/${i}`;
 export const bodyObjectKey = (spool: string) => `${spool}body`;
 export const markerKey = (spool: string, batch: number) => `${spool}batch-${batch}`;
-export const isCalendarPart = (a: { contentType: string; filename: string }) => /^(text\/calendar|application\/ics)/i.test(a.contentType) || /\.ics$/i.test(a.filename);
+export const isCalendarPart = (a: { contentType: string; filename: string }) =>
+  /^(text\/calendar|application\/ics)/i.test(a.contentType) || /\.ics$/i.test(a.filename);
 
 /** Splits mailboxes into batches of at most BATCH_MAX, of even sizes. */
 function batchesOf<T>(list: readonly T[]): T[][] {
@@ -73,7 +77,11 @@ export async function spoolLocalCopies(
     ...fields,
     rawSize: raw.length,
     bodyObject,
-    attachments: attachments.map(({ content, ...a }) => ({ ...a, size: content.length, ...(isCalendarPart(a) ? { content: content.toString('base64') } : {}) })),
+    attachments: attachments.map(({ content, ...a }) => ({
+      ...a,
+      size: content.length,
+      ...(isCalendarPart(a) ? { content: content.toString('base64') } : {}),
+    })),
   };
   const batches = batchesOf(recipients);
   await Promise.all([

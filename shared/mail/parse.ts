@@ -29,20 +29,23 @@ function addresses(value: AddressObject | AddressObject[] | undefined): ParsedAd
   const visit = (entries: AddressObject['value']) => {
     for (const entry of entries) {
       if (entry.group) visit(entry.group);
-      else if (entry.address) out.push({ email: entry.address.toLowerCase(), ...(entry.name ? { name: entry.name } : {}) });
+      else if (entry.address)
+        out.push({ email: entry.address.toLowerCase(), ...(entry.name ? { name: entry.name } : {}) });
     }
   };
   for (const object of Array.isArray(value) ? value : value ? [value] : []) visit(object.value);
   return out;
 }
 
-const asList = (value: string | string[] | undefined) => (Array.isArray(value) ? value : value ? value.split(/\s+/).filter(Boolean) : []);
+const asList = (value: string | string[] | undefined) =>
+  Array.isArray(value) ? value : value ? value.split(/\s+/).filter(Boolean) : [];
 
 export async function parseMime(raw: Buffer): Promise<ParsedMail> {
   // mailparser (with iconv-lite and its other charsets, libmime, html-to-text) loads on the first mail parsed.
   const { simpleParser } = await import('#shared/lazy/mailparser');
   const parsed = await simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true });
-  const date = parsed.date && !Number.isNaN(parsed.date.getTime()) ? Math.floor(parsed.date.getTime() / 1000) : undefined;
+  const date =
+    parsed.date && !Number.isNaN(parsed.date.getTime()) ? Math.floor(parsed.date.getTime() / 1000) : undefined;
   return {
     subject: parsed.subject ?? '',
     from: addresses(parsed.from),
@@ -60,7 +63,10 @@ export async function parseMime(raw: Buffer): Promise<ParsedMail> {
       ...(a.contentId ? { contentId: a.contentId.replace(/^<|>$/g, '') } : {}),
       inline: a.contentDisposition === 'inline' || (!!a.contentId && a.related === true),
     })),
-    headers: parsed.headerLines.map((line) => ({ name: line.line.slice(0, line.line.indexOf(':')), value: line.line.slice(line.line.indexOf(':') + 1).trim() })),
+    headers: parsed.headerLines.map((line) => ({
+      name: line.line.slice(0, line.line.indexOf(':')),
+      value: line.line.slice(line.line.indexOf(':') + 1).trim(),
+    })),
     messageId: parsed.messageId,
     inReplyTo: parsed.inReplyTo,
     references: asList(parsed.references),

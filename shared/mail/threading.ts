@@ -14,18 +14,41 @@ import type { MessageRecord, ParticipantRecord, ThreadRecord } from '#shared/db/
  * The Message-IDs that place a message in a thread, in the order they are looked up: the message it
  * answers first, then its references from the newest.
  */
-export const threadingHeaders = (message: { inReplyTo?: string | undefined; references: readonly string[] }): string[] => [message.inReplyTo ?? '', ...[...message.references].reverse()];
+export const threadingHeaders = (message: {
+  inReplyTo?: string | undefined;
+  references: readonly string[];
+}): string[] => [message.inReplyTo ?? '', ...[...message.references].reverse()];
 
 const normalAddress = (email: string) => email.trim().toLowerCase();
 /** When a message arrived: the time in its ULID (stored messages are named when they arrive). */
 export const receivedAt = (m: Pick<MessageRecord, 'id'>) => Math.floor(idTime(m.id) / 1000);
 
 /** What of each message the thread aggregate reads: a refresh fetches only these (not bodies or headers). */
-export const AGGREGATED_FIELDS = ['id', 'subject', 'from', 'to', 'cc', 'bcc', 'folders', 'snippet', 'unread', 'starred', 'attachments', 'date'] as const;
+export const AGGREGATED_FIELDS = [
+  'id',
+  'subject',
+  'from',
+  'to',
+  'cc',
+  'bcc',
+  'folders',
+  'snippet',
+  'unread',
+  'starred',
+  'attachments',
+  'date',
+] as const;
 export type AggregatedMessage = Pick<MessageRecord, (typeof AGGREGATED_FIELDS)[number]>;
 
 /** The thread record of `messages` (newest first); `sentFolder`: the ID of the mailbox's Sent folder (its messages were sent, the others received). Also used by bulk loads. */
-export function aggregateThread(grantId: GrantId, threadId: ThreadId, messages: AggregatedMessage[], draftIds: string[], version: number, sentFolder: string): ThreadRecord {
+export function aggregateThread(
+  grantId: GrantId,
+  threadId: ThreadId,
+  messages: AggregatedMessage[],
+  draftIds: string[],
+  version: number,
+  sentFolder: string,
+): ThreadRecord {
   // `messages` is newest first.
   const latest = messages[0]!;
   const earliest = messages.at(-1)!;
@@ -72,4 +95,8 @@ export function sameAggregate(a: ThreadRecord, b: ThreadRecord): boolean {
 }
 
 const canonical = (value: unknown): string =>
-  JSON.stringify(value, (_, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => (x < y ? -1 : 1))) : v));
+  JSON.stringify(value, (_, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => (x < y ? -1 : 1)))
+      : v,
+  );

@@ -143,7 +143,9 @@ function canonicalRegionalHostname(regionalHostname: string): string {
   try {
     return canonicalTrackingHostname(regionalHostname);
   } catch (error) {
-    throw new Error(`The configured regional tracking hostname is invalid: ${(error as Error).message}`, { cause: error });
+    throw new Error(`The configured regional tracking hostname is invalid: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
 }
 
@@ -156,7 +158,11 @@ function checkedLabel(label: string | undefined): string | undefined {
 }
 
 /** Builds the result so that `label` and `domain_name` are absent, not `undefined`, when unset. */
-function settings(switches: { opens: boolean; links: boolean; thread_replies: boolean }, label: string | undefined, domainName: () => string): TrackingSettings {
+function settings(
+  switches: { opens: boolean; links: boolean; thread_replies: boolean },
+  label: string | undefined,
+  domainName: () => string,
+): TrackingSettings {
   const result: TrackingSettings = { ...switches };
   if (label !== undefined) result.label = label;
   // Rule 5: nothing is tracked, so no hostname is kept.
@@ -173,7 +179,11 @@ export function trackingOnCreate(input: TrackingOptionsInput | undefined, region
   if (input === undefined) return { opens: false, links: false, thread_replies: false };
   const explicit = input.domain_name === undefined ? undefined : canonicalTrackingHostname(input.domain_name);
   const label = checkedLabel(input.label);
-  return settings({ opens: input.opens ?? false, links: input.links ?? false, thread_replies: input.thread_replies ?? false }, label, () => explicit ?? canonicalRegionalHostname(regionalHostname));
+  return settings(
+    { opens: input.opens ?? false, links: input.links ?? false, thread_replies: input.thread_replies ?? false },
+    label,
+    () => explicit ?? canonicalRegionalHostname(regionalHostname),
+  );
 }
 
 /**
@@ -181,7 +191,11 @@ export function trackingOnCreate(input: TrackingOptionsInput | undefined, region
  * settings is returned). Fields not sent keep their existing values; validation happens before
  * anything is computed, so an invalid `domain_name` throws and changes nothing.
  */
-export function trackingOnUpdate(existing: TrackingSettings, input: TrackingOptionsInput | undefined, regionalHostname: string): TrackingSettings {
+export function trackingOnUpdate(
+  existing: TrackingSettings,
+  input: TrackingOptionsInput | undefined,
+  regionalHostname: string,
+): TrackingSettings {
   if (input === undefined) return { ...existing };
   const explicit = input.domain_name === undefined ? undefined : canonicalTrackingHostname(input.domain_name);
   const label = checkedLabel(input.label) ?? existing.label;

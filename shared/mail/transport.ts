@@ -34,7 +34,10 @@ function smtpTransport(url: string): MailTransport {
     async send(raw, envelope) {
       transport ??= (await (nodemailer ??= import('#shared/lazy/nodemailer'))).createTransport(url);
       try {
-        const info = (await transport.sendMail({ envelope: { from: envelope.from, to: envelope.to }, raw })) as unknown as {
+        const info = (await transport.sendMail({
+          envelope: { from: envelope.from, to: envelope.to },
+          raw,
+        })) as unknown as {
           rejected: unknown[];
           response?: string;
         };
@@ -43,7 +46,9 @@ function smtpTransport(url: string): MailTransport {
       } catch (error) {
         if (error instanceof DeliveryError) throw error;
         const e = error as { code?: string; responseCode?: number; response?: string; message?: string };
-        throw new DeliveryError(e.response ?? `${e.code ?? 'error'}: ${e.message ?? 'relay unavailable'}`, { cause: error });
+        throw new DeliveryError(e.response ?? `${e.code ?? 'error'}: ${e.message ?? 'relay unavailable'}`, {
+          cause: error,
+        });
       }
     },
   };
@@ -54,7 +59,13 @@ function sesTransport(): MailTransport {
   return {
     async send(raw, envelope) {
       try {
-        const result = await ses.send(new SendEmailCommand({ FromEmailAddress: envelope.from, Destination: { ToAddresses: envelope.to }, Content: { Raw: { Data: raw } } }));
+        const result = await ses.send(
+          new SendEmailCommand({
+            FromEmailAddress: envelope.from,
+            Destination: { ToAddresses: envelope.to },
+            Content: { Raw: { Data: raw } },
+          }),
+        );
         return { response: result.MessageId };
       } catch (error) {
         throw new DeliveryError(`Amazon SES refused the message: ${(error as Error).message}`, { cause: error });

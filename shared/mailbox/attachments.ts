@@ -15,8 +15,14 @@ import { parseId } from '#shared/ids';
 export const INLINE_DOWNLOAD_MAX = 4 * 1024 * 1024;
 
 /** `message_id` names a message, or a draft of the grant by its ID (`drf_…`): both keep their attachments alike. */
-async function requireAttachment(grant: GrantRecord, attachmentId: string, messageId: string): Promise<AttachmentRecord> {
-  const holder = parseId('draft', messageId) ? await requireDraft(grant, messageId) : await requireMessage(grant, messageId);
+async function requireAttachment(
+  grant: GrantRecord,
+  attachmentId: string,
+  messageId: string,
+): Promise<AttachmentRecord> {
+  const holder = parseId('draft', messageId)
+    ? await requireDraft(grant, messageId)
+    : await requireMessage(grant, messageId);
   const attachment = holder.attachments.find((a) => a.id === attachmentId);
   if (!attachment) throw new NotFoundError(`Attachment '${attachmentId}' not found in message '${messageId}'`);
   return attachment;
@@ -33,7 +39,10 @@ export async function downloadAttachment(
 ): Promise<{ kind: 'content'; content: Buffer; attachment: AttachmentRecord } | { kind: 'redirect'; url: string }> {
   const attachment = await requireAttachment(grant, attachmentId, messageId);
   if (attachment.size > INLINE_DOWNLOAD_MAX) {
-    return { kind: 'redirect', url: await presignedDownload(attachment.key, attachment.filename, attachment.content_type) };
+    return {
+      kind: 'redirect',
+      url: await presignedDownload(attachment.key, attachment.filename, attachment.content_type),
+    };
   }
   return { kind: 'content', content: await getBlob(attachment.key), attachment };
 }

@@ -14,21 +14,37 @@ import { newId, type AttachmentId, type GrantId, type MessageId } from '#shared/
  * deleting a grant deletes one prefix.
  */
 export const grantPrefix = (grantId: GrantId) => `grants/${grantId}/`;
-export const rawMessageKey = (grantId: GrantId, messageId: MessageId | string) => `grants/${grantId}/messages/${messageId}/raw.eml`;
+export const rawMessageKey = (grantId: GrantId, messageId: MessageId | string) =>
+  `grants/${grantId}/messages/${messageId}/raw.eml`;
 export const bodyKey = (grantId: GrantId, id: string) => `grants/${grantId}/bodies/${id}`;
-export const attachmentKey = (grantId: GrantId, attachmentId: AttachmentId) => `grants/${grantId}/attachments/${attachmentId}`;
+export const attachmentKey = (grantId: GrantId, attachmentId: AttachmentId) =>
+  `grants/${grantId}/attachments/${attachmentId}`;
 
 /** Records for new attachments: each under a new ID and S3 key (nothing is uploaded yet). */
-export function attachmentRecords(grantId: GrantId, list: readonly (Omit<NewAttachment, 'content'> & ({ content: Buffer } | { size: number }))[]): AttachmentRecord[] {
+export function attachmentRecords(
+  grantId: GrantId,
+  list: readonly (Omit<NewAttachment, 'content'> & ({ content: Buffer } | { size: number }))[],
+): AttachmentRecord[] {
   return list.map((a) => {
     const id = newId('attachment');
     const size = 'content' in a ? a.content.length : a.size;
-    return { id, filename: a.filename, content_type: a.contentType, size, is_inline: a.inline, ...(a.contentId ? { content_id: a.contentId } : {}), key: attachmentKey(grantId, id) };
+    return {
+      id,
+      filename: a.filename,
+      content_type: a.contentType,
+      size,
+      is_inline: a.inline,
+      ...(a.contentId ? { content_id: a.contentId } : {}),
+      key: attachmentKey(grantId, id),
+    };
   });
 }
 
 /** Uploads the contents of `list` under the keys of `records` (same order), side by side. */
-export async function uploadAttachments(records: readonly AttachmentRecord[], list: readonly NewAttachment[]): Promise<void> {
+export async function uploadAttachments(
+  records: readonly AttachmentRecord[],
+  list: readonly NewAttachment[],
+): Promise<void> {
   await Promise.all(records.map((r, i) => putBlob(r.key, list[i]!.content, r.content_type)));
 }
 
@@ -50,9 +66,23 @@ export async function storedBody(record: { body?: string; body_key?: string }): 
 }
 
 /** A short-lived download URL, for contents too large to return through API Gateway and Lambda. */
-export async function presignedDownload(key: string, filename: string, contentType: string, seconds = 300): Promise<string> {
+export async function presignedDownload(
+  key: string,
+  filename: string,
+  contentType: string,
+  seconds = 300,
+): Promise<string> {
   const disposition = `attachment; filename*=UTF-8''${encodeURIComponent(filename)}`;
-  return getSignedUrl(s3, new GetObjectCommand({ Bucket: MAIL_BUCKET, Key: key, ResponseContentDisposition: disposition, ResponseContentType: contentType }), { expiresIn: seconds });
+  return getSignedUrl(
+    s3,
+    new GetObjectCommand({
+      Bucket: MAIL_BUCKET,
+      Key: key,
+      ResponseContentDisposition: disposition,
+      ResponseContentType: contentType,
+    }),
+    { expiresIn: seconds },
+  );
 }
 
 /**

@@ -20,11 +20,24 @@ import type { CreateCalendarBody, ListCalendarsQuery, UpdateCalendarBody } from 
 export const primaryCalendarId = (grantId: GrantId) => `cal_${grantId.slice(grantId.indexOf('_') + 1)}` as CalendarId;
 
 function primaryRecord(grant: { id: GrantId }, now: number): CalendarRecord {
-  return { id: primaryCalendarId(grant.id), grant_id: grant.id, name: 'Calendar', timezone: 'UTC', is_primary: true, metadata: {}, created_at: now, updated_at: now, version: 1 };
+  return {
+    id: primaryCalendarId(grant.id),
+    grant_id: grant.id,
+    name: 'Calendar',
+    timezone: 'UTC',
+    is_primary: true,
+    metadata: {},
+    created_at: now,
+    updated_at: now,
+    version: 1,
+  };
 }
 
 /** The primary calendar's item, for the transaction that creates the grant. */
-export const primaryCalendarItem = (grant: { id: GrantId }, now: number): NamedTransactItem => ['calendar:primary', db.calendarPut(primaryRecord(grant, now))];
+export const primaryCalendarItem = (grant: { id: GrantId }, now: number): NamedTransactItem => [
+  'calendar:primary',
+  db.calendarPut(primaryRecord(grant, now)),
+];
 
 export function calendarView(grant: GrantRecord, c: CalendarRecord) {
   return {
@@ -52,7 +65,9 @@ export function checkedTimeZone(field: string, zone: string): string {
   try {
     return new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone;
   } catch {
-    throw new InvalidRequestError(`'${field}' must be an IANA time zone such as Europe/Berlin or America/New_York; '${zone}' is not one`);
+    throw new InvalidRequestError(
+      `'${field}' must be an IANA time zone such as Europe/Berlin or America/New_York; '${zone}' is not one`,
+    );
   }
 }
 
@@ -71,8 +86,17 @@ export async function requireCalendar(grant: GrantRecord, calendarId: string): P
   throw new NotFoundError(`Calendar '${calendarId}' not found`);
 }
 
-const notify = (grant: GrantRecord, type: 'calendar.created' | 'calendar.updated' | 'calendar.deleted', c: CalendarRecord) => ({
-  notification: newNotification({ type, applicationId: grant.application_id, grantId: grant.id, object: calendarView(grant, c) }),
+const notify = (
+  grant: GrantRecord,
+  type: 'calendar.created' | 'calendar.updated' | 'calendar.deleted',
+  c: CalendarRecord,
+) => ({
+  notification: newNotification({
+    type,
+    applicationId: grant.application_id,
+    grantId: grant.id,
+    object: calendarView(grant, c),
+  }),
 });
 
 export async function listCalendars(grant: GrantRecord, query: ListCalendarsQuery, limit: number) {
@@ -82,7 +106,10 @@ export async function listCalendars(grant: GrantRecord, query: ListCalendarsQuer
   const all = calendars.filter((c) => !filter || c.metadata[filter.key] === filter.value);
   const offset = query.page_token ? decodeOffsetCursor(query.page_token, 'calendars') : 0;
   const items = all.slice(offset, offset + limit).map((c) => calendarView(grant, c));
-  return { items, nextCursor: offset + limit < all.length ? encodeOffsetCursor('calendars', offset + limit) : undefined };
+  return {
+    items,
+    nextCursor: offset + limit < all.length ? encodeOffsetCursor('calendars', offset + limit) : undefined,
+  };
 }
 
 export async function getCalendar(grant: GrantRecord, calendarId: string) {
@@ -99,7 +126,9 @@ export async function createCalendar(grant: GrantRecord, body: CreateCalendarBod
     ...(body.location !== undefined ? { location: body.location } : {}),
     timezone: body.timezone !== undefined ? checkedTimeZone('timezone', body.timezone) : 'UTC',
     ...(body.hex_color !== undefined ? { hex_color: body.hex_color.toLowerCase() } : {}),
-    ...(body.hex_foreground_color !== undefined ? { hex_foreground_color: body.hex_foreground_color.toLowerCase() } : {}),
+    ...(body.hex_foreground_color !== undefined
+      ? { hex_foreground_color: body.hex_foreground_color.toLowerCase() }
+      : {}),
     is_primary: false,
     metadata: body.metadata ?? {},
     created_at: now,
@@ -119,7 +148,9 @@ export async function updateCalendar(grant: GrantRecord, calendarId: string, bod
     ...(body.location !== undefined ? { location: body.location } : {}),
     ...(body.timezone !== undefined ? { timezone: checkedTimeZone('timezone', body.timezone) } : {}),
     ...(body.hex_color !== undefined ? { hex_color: body.hex_color.toLowerCase() } : {}),
-    ...(body.hex_foreground_color !== undefined ? { hex_foreground_color: body.hex_foreground_color.toLowerCase() } : {}),
+    ...(body.hex_foreground_color !== undefined
+      ? { hex_foreground_color: body.hex_foreground_color.toLowerCase() }
+      : {}),
     ...(body.metadata !== undefined ? { metadata: body.metadata } : {}),
     updated_at: clock.nowSeconds(),
     version: current.version + 1,
@@ -132,8 +163,19 @@ export async function updateCalendar(grant: GrantRecord, calendarId: string, bod
 
 export async function deleteCalendar(grant: GrantRecord, calendarId: string): Promise<void> {
   const calendar = await requireCalendar(grant, calendarId);
-  if (calendar.is_primary) throw new InvalidRequestError('The primary calendar cannot be deleted: every Agent Account keeps one');
+  if (calendar.is_primary)
+    throw new InvalidRequestError('The primary calendar cannot be deleted: every Agent Account keeps one');
   // Its events go with it, by a job committed with the deletion (a calendar may hold many).
-  const purge = { job: { kind: 'purge-calendar' as const, application_id: grant.application_id, grant_id: grant.id, calendar_id: calendar.id }, id: newId('job'), applicationId: grant.application_id };
-  if (!(await db.deleteCalendar(calendar, [notify(grant, 'calendar.deleted', calendar), purge]))) throw new NotFoundError(`Calendar '${calendarId}' not found`);
+  const purge = {
+    job: {
+      kind: 'purge-calendar' as const,
+      application_id: grant.application_id,
+      grant_id: grant.id,
+      calendar_id: calendar.id,
+    },
+    id: newId('job'),
+    applicationId: grant.application_id,
+  };
+  if (!(await db.deleteCalendar(calendar, [notify(grant, 'calendar.deleted', calendar), purge])))
+    throw new NotFoundError(`Calendar '${calendarId}' not found`);
 }

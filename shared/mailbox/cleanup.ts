@@ -14,7 +14,11 @@ import { logger } from '#shared/logger';
  */
 type Owner = { id: GrantId; application_id: string };
 
-export const removeContentsJob = (grant: Owner, ownerId: string, what: { postings?: string[]; blobs: (string | undefined)[] }): OutboxEntry => ({
+export const removeContentsJob = (
+  grant: Owner,
+  ownerId: string,
+  what: { postings?: string[]; blobs: (string | undefined)[] },
+): OutboxEntry => ({
   job: {
     kind: 'remove-contents',
     application_id: grant.application_id,
@@ -36,5 +40,10 @@ export async function runRemoveContents(job: Extract<Job, { kind: 'remove-conten
 /** The request's attempt: a failure is logged, and the committed job does it later. */
 export async function removeContentsNow(entry: OutboxEntry): Promise<void> {
   if (!('job' in entry) || entry.job.kind !== 'remove-contents') return;
-  await runRemoveContents(entry.job).catch((error) => logger.warn('contents left for the remove-contents job', { owner_id: (entry.job as { owner_id: string }).owner_id, error }));
+  await runRemoveContents(entry.job).catch((error) =>
+    logger.warn('contents left for the remove-contents job', {
+      owner_id: (entry.job as { owner_id: string }).owner_id,
+      error,
+    }),
+  );
 }

@@ -56,8 +56,11 @@ export function draftClaim(grant: GrantRecord, draft: DraftRecord): DraftClaim {
       const still = await getRecord<DraftRecord>(draftKey(grant.id, draft.id));
       // Sent meanwhile, or being sent: for this request the draft is gone, as it will be.
       if (!still) return new NotFoundError(`Draft '${draft.id}' not found`);
-      if ((still.send_claim_until ?? 0) >= clock.nowSeconds()) return new NotFoundError(`Draft '${draft.id}' not found: another request is sending it`);
-      return new ConflictError('The draft was changed by another request while it was being sent; fetch it again and retry');
+      if ((still.send_claim_until ?? 0) >= clock.nowSeconds())
+        return new NotFoundError(`Draft '${draft.id}' not found: another request is sending it`);
+      return new ConflictError(
+        'The draft was changed by another request while it was being sent; fetch it again and retry',
+      );
     },
     convert: () => ({ items: drafts.draftSentItems(draft, claim), outbox: [...draftOutbox(grant, draft), removal] }),
     giveUp: () => drafts.releaseDraftClaim(draft, claim),

@@ -54,7 +54,11 @@ export interface DraftMirror {
 const unmirrored = async (draft: DraftRecord) => ({ draft, items: [] as NamedItems });
 
 /** A scheduled send's draft (use_draft) changes only with its schedule: cancelling it removes the draft. */
-export async function requireUnscheduledDraft(grant: GrantRecord, draftId: string, action: string): Promise<DraftRecord> {
+export async function requireUnscheduledDraft(
+  grant: GrantRecord,
+  draftId: string,
+  action: string,
+): Promise<DraftRecord> {
   const draft = await requireDraft(grant, draftId);
   if (draft.schedule_id) {
     throw new ConflictError(
@@ -81,7 +85,13 @@ interface StagedContents {
  * under a key of its own for every write: concurrent updates of a draft never overwrite (or, losing
  * the version check, delete) the body the winner points to.
  */
-function stageContents(grant: GrantRecord, id: DraftId, html: string | undefined, isPlaintext: boolean, attachments: NewAttachment[] | undefined): StagedContents {
+function stageContents(
+  grant: GrantRecord,
+  id: DraftId,
+  html: string | undefined,
+  isPlaintext: boolean,
+  attachments: NewAttachment[] | undefined,
+): StagedContents {
   const staged: StagedContents = { keys: [], upload: async () => undefined };
   const uploads: (() => Promise<void>)[] = [];
   if (html !== undefined) {
@@ -112,7 +122,8 @@ async function uploadStaged(grant: GrantRecord, staged: StagedContents) {
 }
 
 /** The job that removes a draft's contents in S3, committed with the change that drops them. */
-export const draftContentsRemoval = (grant: GrantRecord, draft: DraftRecord) => removeContentsJob(grant, draft.id, { blobs: [draft.body_key, ...draft.attachments.map((a) => a.key)] });
+export const draftContentsRemoval = (grant: GrantRecord, draft: DraftRecord) =>
+  removeContentsJob(grant, draft.id, { blobs: [draft.body_key, ...draft.attachments.map((a) => a.key)] });
 
 /** A reply draft shows in its thread (`draft_ids`, `latest_draft_or_message`): recompute the thread. */
 async function refreshDraftThread(grant: GrantRecord, draft: DraftRecord) {
@@ -120,17 +131,30 @@ async function refreshDraftThread(grant: GrantRecord, draft: DraftRecord) {
 }
 
 /** The thread refresh committed with a draft write (its draft postings change the thread). */
-export const draftOutbox = (grant: GrantRecord, draft: DraftRecord) => (draft.thread_id ? [threadRefreshJob(grant, draft.thread_id)] : []);
+export const draftOutbox = (grant: GrantRecord, draft: DraftRecord) =>
+  draft.thread_id ? [threadRefreshJob(grant, draft.thread_id)] : [];
 
-export async function createDraft(grant: GrantRecord, body: CreateDraftBody, files: UploadedFile[], mirror?: DraftMirror) {
+export async function createDraft(
+  grant: GrantRecord,
+  body: CreateDraftBody,
+  files: UploadedFile[],
+  mirror?: DraftMirror,
+) {
   const id = newId('draft');
   let { subject, body: html } = body;
-  if (body.template) ({ subject, body: html } = await renderStoredTemplate(grant.id, body.template, { subject, body: html }));
+  if (body.template)
+    ({ subject, body: html } = await renderStoredTemplate(grant.id, body.template, { subject, body: html }));
   const from = senderOf(grant, body.from);
   const original = body.reply_to_message_id ? await requireMessage(grant, body.reply_to_message_id) : undefined;
   const tracking = trackingOnCreate(body.tracking_options, TRACKING_HOSTNAME);
   if (body.signature_id) await requireSignature(grant.id, body.signature_id);
-  const staged = stageContents(grant, id, html ?? '', body.is_plaintext ?? false, collectAttachments(body.attachments, files));
+  const staged = stageContents(
+    grant,
+    id,
+    html ?? '',
+    body.is_plaintext ?? false,
+    collectAttachments(body.attachments, files),
+  );
   const uploaded = await uploadStaged(grant, staged);
   const now = clock.nowSeconds();
   const record: DraftRecord = {
@@ -162,10 +186,17 @@ export async function createDraft(grant: GrantRecord, body: CreateDraftBody, fil
   return draftObject(mirrored.draft);
 }
 
-export async function updateDraft(grant: GrantRecord, draftId: string, body: UpdateDraftBody, files: UploadedFile[], mirror?: DraftMirror) {
+export async function updateDraft(
+  grant: GrantRecord,
+  draftId: string,
+  body: UpdateDraftBody,
+  files: UploadedFile[],
+  mirror?: DraftMirror,
+) {
   const current = await requireUnscheduledDraft(grant, draftId, 'updated');
   let { subject, body: html } = body;
-  if (body.template) ({ subject, body: html } = await renderStoredTemplate(grant.id, body.template, { subject, body: html }));
+  if (body.template)
+    ({ subject, body: html } = await renderStoredTemplate(grant.id, body.template, { subject, body: html }));
   const next: DraftRecord = {
     ...current,
     ...(subject !== undefined ? { subject } : {}),
@@ -183,7 +214,13 @@ export async function updateDraft(grant: GrantRecord, draftId: string, body: Upd
   };
   // Attachments are a nested list: given means replaced, absent means kept.
   const replacedAttachments = body.attachments !== undefined || files.length > 0;
-  const staged = stageContents(grant, current.id, html, next.is_plaintext, replacedAttachments ? collectAttachments(body.attachments, files) : undefined);
+  const staged = stageContents(
+    grant,
+    current.id,
+    html,
+    next.is_plaintext,
+    replacedAttachments ? collectAttachments(body.attachments, files) : undefined,
+  );
   if (staged.body) {
     next.body = staged.body.body;
     next.body_size = staged.body.body_size;
@@ -194,13 +231,17 @@ export async function updateDraft(grant: GrantRecord, draftId: string, body: Upd
   const uploaded = await uploadStaged(grant, staged);
   // The contents this version replaces are removed by a job committed with it.
   const replaced = removeContentsJob(grant, current.id, {
-    blobs: [...(replacedAttachments ? current.attachments.map((a) => a.key) : []), current.body_key !== next.body_key ? current.body_key : undefined],
+    blobs: [
+      ...(replacedAttachments ? current.attachments.map((a) => a.key) : []),
+      current.body_key !== next.body_key ? current.body_key : undefined,
+    ],
   });
   const mirrored = await (mirror ? mirror.put(next, current) : unmirrored(next));
   try {
     await drafts.replaceDraft(current, mirrored.draft, [replaced], [...uploaded, ...mirrored.items]);
   } catch (error) {
-    if (error instanceof VersionConflictError) throw new ConflictError('The draft was changed by another request; fetch it again and retry');
+    if (error instanceof VersionConflictError)
+      throw new ConflictError('The draft was changed by another request; fetch it again and retry');
     throw error;
   }
   await removeContentsNow(replaced);
@@ -211,7 +252,8 @@ export async function deleteDraft(grant: GrantRecord, draftId: string, mirror?: 
   const draft = await requireUnscheduledDraft(grant, draftId, 'deleted');
   const removal = draftContentsRemoval(grant, draft);
   const items = mirror ? await mirror.remove(draft) : [];
-  if (!(await drafts.removeDraft(draft, undefined, [...draftOutbox(grant, draft), removal], items))) throw new NotFoundError(`Draft '${draft.id}' not found`);
+  if (!(await drafts.removeDraft(draft, undefined, [...draftOutbox(grant, draft), removal], items)))
+    throw new NotFoundError(`Draft '${draft.id}' not found`);
   await refreshDraftThread(grant, draft);
   await removeContentsNow(removal);
 }
@@ -219,9 +261,17 @@ export async function deleteDraft(grant: GrantRecord, draftId: string, mirror?: 
 function draftMatches(
   d: DraftRecord,
   q: ListDraftsQuery,
-  filters: { subject?: string[]; any?: string[]; to?: string[]; cc?: string[]; bcc?: string[]; metadata?: { key: string; value: string } },
+  filters: {
+    subject?: string[];
+    any?: string[];
+    to?: string[];
+    cc?: string[];
+    bcc?: string[];
+    metadata?: { key: string; value: string };
+  },
 ): boolean {
-  const has = (list: { email: string }[], wanted: string[]) => list.some((p) => wanted.includes(normalAddress(p.email)));
+  const has = (list: { email: string }[], wanted: string[]) =>
+    list.some((p) => wanted.includes(normalAddress(p.email)));
   if (filters.metadata && d.metadata[filters.metadata.key] !== filters.metadata.value) return false;
   if (filters.subject) {
     const subject = new Set(words(d.subject));

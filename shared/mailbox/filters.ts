@@ -22,9 +22,13 @@ export function folderFilter(value: string): string {
 export function addressList(name: string, value: string): string[] {
   const emails = [...new Set(value.split(',').map(normalAddress).filter(Boolean))];
   if (!emails.length) throw new InvalidRequestError(`'${name}' must name at least one email address`);
-  if (emails.length > MAX_ADDRESSES) throw new InvalidRequestError(`'${name}' takes at most ${MAX_ADDRESSES} addresses`);
+  if (emails.length > MAX_ADDRESSES)
+    throw new InvalidRequestError(`'${name}' takes at most ${MAX_ADDRESSES} addresses`);
   const bad = emails.find((e) => e.length > 254 || !/^[^\s@]+@[^\s@]+$/.test(e));
-  if (bad) throw new InvalidRequestError(`'${name}' must be a comma-separated list of email addresses ('${bad.slice(0, 100)}' is not one)`);
+  if (bad)
+    throw new InvalidRequestError(
+      `'${name}' must be a comma-separated list of email addresses ('${bad.slice(0, 100)}' is not one)`,
+    );
   return emails;
 }
 
@@ -72,7 +76,10 @@ export function parseSearchQuery(query: string, into: MessageFilter): MessageFil
         else if (flag === 'is:starred') into.starred = true;
         else if (flag === 'is:unstarred') into.starred = false;
         else if (flag === 'has:attachment') into.hasAttachment = true;
-        else throw new InvalidRequestError(`search_query_native: unknown operator '${token}'; use is:unread, is:read, is:starred, is:unstarred or has:attachment`);
+        else
+          throw new InvalidRequestError(
+            `search_query_native: unknown operator '${token}'; use is:unread, is:read, is:starred, is:unstarred or has:attachment`,
+          );
         positive++;
         continue;
       }
@@ -85,7 +92,9 @@ export function parseSearchQuery(query: string, into: MessageFilter): MessageFil
     }
   }
   if (!positive) {
-    throw new InvalidRequestError('search_query_native must contain at least one word of letters or digits, or an operator, to match (a -word only excludes)');
+    throw new InvalidRequestError(
+      'search_query_native must contain at least one word of letters or digits, or an operator, to match (a -word only excludes)',
+    );
   }
   into.textTerms = [...new Set(into.textTerms)];
   into.excludedTerms = [...new Set(into.excludedTerms)];
@@ -95,14 +104,18 @@ export function parseSearchQuery(query: string, into: MessageFilter): MessageFil
 const PAGING = new Set(['limit', 'page_token', 'select', 'fields']);
 
 /** The filters message and thread lists share: folder, addresses, subject and full-text search. */
-type SharedFilterQuery = Pick<ListMessagesQuery & ListThreadsQuery, 'in' | 'from' | 'to' | 'cc' | 'bcc' | 'any_email' | 'subject' | 'search_query_native'>;
+type SharedFilterQuery = Pick<
+  ListMessagesQuery & ListThreadsQuery,
+  'in' | 'from' | 'to' | 'cc' | 'bcc' | 'any_email' | 'subject' | 'search_query_native'
+>;
 
 function addSharedFilters(query: SharedFilterQuery, filter: MessageFilter): MessageFilter {
   if (query.in !== undefined) filter.folder = folderFilter(query.in);
   for (const field of ['from', 'to', 'cc', 'bcc'] as const) {
     if (query[field] !== undefined) filter.addresses.push({ field, emails: addressList(field, query[field]) });
   }
-  if (query.any_email !== undefined) filter.addresses.push({ field: 'any', emails: addressList('any_email', query.any_email) });
+  if (query.any_email !== undefined)
+    filter.addresses.push({ field: 'any', emails: addressList('any_email', query.any_email) });
   if (query.subject !== undefined) filter.subjectWords = keywordList('subject', query.subject);
   if (query.search_query_native !== undefined) parseSearchQuery(query.search_query_native, filter);
   return filter;
@@ -112,7 +125,8 @@ export function messageFilter(query: ListMessagesQuery): MessageFilter {
   const filter = emptyFilter();
   if (query.metadata_pair !== undefined) {
     const others = Object.keys(query).filter((k) => k !== 'metadata_pair' && !PAGING.has(k));
-    if (others.length) throw new InvalidRequestError(`'metadata_pair' cannot be combined with other filters (${others.join(', ')})`);
+    if (others.length)
+      throw new InvalidRequestError(`'metadata_pair' cannot be combined with other filters (${others.join(', ')})`);
     filter.metadata = metadataPair(query.metadata_pair);
     return filter;
   }
@@ -135,7 +149,20 @@ export function threadCandidateFilter(query: ListThreadsQuery): MessageFilter | 
   if (query.unread === true) filter.unread = true;
   if (query.starred === true) filter.starred = true;
   if (query.has_attachment === true) filter.hasAttachment = true;
-  const shared: (keyof SharedFilterQuery)[] = ['in', 'from', 'to', 'cc', 'bcc', 'any_email', 'subject', 'search_query_native'];
-  const any = shared.some((k) => query[k] !== undefined) || query.unread === true || query.starred === true || query.has_attachment === true;
+  const shared: (keyof SharedFilterQuery)[] = [
+    'in',
+    'from',
+    'to',
+    'cc',
+    'bcc',
+    'any_email',
+    'subject',
+    'search_query_native',
+  ];
+  const any =
+    shared.some((k) => query[k] !== undefined) ||
+    query.unread === true ||
+    query.starred === true ||
+    query.has_attachment === true;
   return any ? filter : undefined;
 }

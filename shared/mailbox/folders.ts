@@ -20,7 +20,9 @@ const MAX_FOLDERS = 1000;
 
 function ordered(folders: FolderRecord[]): FolderRecord[] {
   const system = SYSTEM_FOLDERS.map((s) => folders.find((f) => f.id === s.id)).filter((f): f is FolderRecord => !!f);
-  const custom = folders.filter((f) => !f.system_folder).sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
+  const custom = folders
+    .filter((f) => !f.system_folder)
+    .sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
   return [...system, ...custom];
 }
 
@@ -84,7 +86,11 @@ function checkParent(all: FolderRecord[], parentId: string, selfId?: string) {
 }
 
 /** folder.created/updated/deleted, committed with the change. */
-const folderNotification = (grant: GrantRecord, type: 'folder.created' | 'folder.updated' | 'folder.deleted', object: ReturnType<typeof folderView>): OutboxEntry => ({
+const folderNotification = (
+  grant: GrantRecord,
+  type: 'folder.created' | 'folder.updated' | 'folder.deleted',
+  object: ReturnType<typeof folderView>,
+): OutboxEntry => ({
   notification: newNotification({ type, applicationId: grant.application_id, grantId: grant.id, object }),
 });
 
@@ -107,7 +113,8 @@ async function createFolder(grant: GrantRecord, body: CreateFolderBody, server?:
   const name = body.name.trim();
   const all = await repo.listFolders(grant.id);
   if (body.parent_id) checkParent(all, body.parent_id);
-  if (all.length >= MAX_FOLDERS + SYSTEM_FOLDERS.length) throw new ConflictError(`A mailbox can hold at most ${MAX_FOLDERS} folders`);
+  if (all.length >= MAX_FOLDERS + SYSTEM_FOLDERS.length)
+    throw new ConflictError(`A mailbox can hold at most ${MAX_FOLDERS} folders`);
   const parent = body.parent_id ? all.find((f) => f.id === body.parent_id) : undefined;
   const onServer = server ? await server.create(grant, name, parent) : undefined;
   const now = clock.nowSeconds();
@@ -139,12 +146,17 @@ async function createFolder(grant: GrantRecord, body: CreateFolderBody, server?:
 async function updateFolder(grant: GrantRecord, folderId: string, body: UpdateFolderBody, server?: FolderServer) {
   const { folder, all } = await withFolders(grant.id, folderId);
   if (folder.system_folder && (body.name !== undefined || body.parent_id !== undefined)) {
-    throw new InvalidRequestError(`System folder '${folder.id}' cannot be renamed or moved; only its colours can change`);
+    throw new InvalidRequestError(
+      `System folder '${folder.id}' cannot be renamed or moved; only its colours can change`,
+    );
   }
   if (body.parent_id !== undefined && server?.refusesMoves) throw new InvalidRequestError(server.refusesMoves);
   if (body.parent_id) checkParent(all, body.parent_id, folder.id);
   const name = body.name?.trim() ?? folder.name;
-  const serverPath = server && name !== folder.name && folder.server_path ? await server.rename(grant, folder, name) : folder.server_path;
+  const serverPath =
+    server && name !== folder.name && folder.server_path
+      ? await server.rename(grant, folder, name)
+      : folder.server_path;
   const after: FolderRecord = {
     ...folder,
     name,
@@ -158,8 +170,10 @@ async function updateFolder(grant: GrantRecord, folderId: string, body: UpdateFo
   try {
     await repo.updateFolder(folder, after, [folderNotification(grant, 'folder.updated', view)]);
   } catch (error) {
-    if (error instanceof FolderNameTakenError) throw new ConflictError(`A folder named '${after.name}' already exists here`);
-    if (error instanceof FolderChangedError) throw new ConflictError('The folder was changed by another request; fetch it again and retry');
+    if (error instanceof FolderNameTakenError)
+      throw new ConflictError(`A folder named '${after.name}' already exists here`);
+    if (error instanceof FolderChangedError)
+      throw new ConflictError('The folder was changed by another request; fetch it again and retry');
     throw error;
   }
   return view;
@@ -168,15 +182,19 @@ async function updateFolder(grant: GrantRecord, folderId: string, body: UpdateFo
 async function deleteFolder(grant: GrantRecord, folderId: string, server?: FolderServer): Promise<void> {
   const { folder, all } = await withFolders(grant.id, folderId);
   if (folder.system_folder) throw new InvalidRequestError(`System folder '${folder.id}' cannot be deleted`);
-  if (all.some((f) => f.parent_id === folder.id)) throw new ConflictError(`Folder '${folder.id}' has subfolders; delete or move them first`);
+  if (all.some((f) => f.parent_id === folder.id))
+    throw new ConflictError(`Folder '${folder.id}' has subfolders; delete or move them first`);
   if (folder.total_count > 0) {
-    throw new ConflictError(`Folder '${folder.id}' still holds ${folder.total_count} message(s); move or delete them first`);
+    throw new ConflictError(
+      `Folder '${folder.id}' still holds ${folder.total_count} message(s); move or delete them first`,
+    );
   }
   if (server && folder.server_path) await server.delete(grant, folder);
   try {
     await repo.deleteFolder(folder, [folderNotification(grant, 'folder.deleted', folderView(folder, 0))]);
   } catch (error) {
-    if (error instanceof FolderChangedError) throw new ConflictError(`Folder '${folder.id}' received messages meanwhile; move or delete them first`);
+    if (error instanceof FolderChangedError)
+      throw new ConflictError(`Folder '${folder.id}' received messages meanwhile; move or delete them first`);
     throw error;
   }
 }

@@ -20,12 +20,18 @@ export const agentJobs: ProviderJobs = {
   // Throws while concurrent refreshes of its thread keep winning: SQS delivers the job again later.
   'message-stored': async (job, outOfTime) => {
     await runMessageStoredJob(job, outOfTime);
-    await collectInboxContacts(job.application_id as ApplicationId, job.grant_id as GrantId, [job.message_id as MessageId]);
+    await collectInboxContacts(job.application_id as ApplicationId, job.grant_id as GrantId, [
+      job.message_id as MessageId,
+    ]);
     return 'done';
   },
   'messages-stored': async (job, outOfTime) => {
     await runMessagesStoredJob(job, outOfTime);
-    await collectInboxContacts(job.application_id as ApplicationId, job.grant_id as GrantId, (job.message_ids ?? []) as MessageId[]);
+    await collectInboxContacts(
+      job.application_id as ApplicationId,
+      job.grant_id as GrantId,
+      (job.message_ids ?? []) as MessageId[],
+    );
     return 'done';
   },
   'merge-search': async (job, outOfTime) => {
@@ -38,5 +44,6 @@ export const agentJobs: ProviderJobs = {
     await runRemoveContents(job);
     return 'done';
   },
-  'purge-calendar': (job, outOfTime) => purgeCalendarEvents(job.grant_id as GrantId, job.calendar_id as CalendarId, outOfTime),
+  'purge-calendar': (job, outOfTime) =>
+    purgeCalendarEvents(job.grant_id as GrantId, job.calendar_id as CalendarId, outOfTime),
 };

@@ -28,7 +28,10 @@ export async function requireDraft(grant: GrantRecord, draftId: string): Promise
 
 /** What the view of a draft will carry, from its recorded body size, before anything is read from S3. */
 export function draftContentPlan(draft: DraftRecord): ContentPlan {
-  return planContent({ base: jsonBytes(draftView(draft, '')), body: draft.body_key ? draft.body_size : Buffer.byteLength(draft.body ?? '') });
+  return planContent({
+    base: jsonBytes(draftView(draft, '')),
+    body: draft.body_key ? draft.body_size : Buffer.byteLength(draft.body ?? ''),
+  });
 }
 
 /**
@@ -36,11 +39,18 @@ export function draftContentPlan(draft: DraftRecord): ContentPlan {
  * from a short-lived URL (`body_url`) instead.
  */
 export async function draftObject(draft: DraftRecord, plan = draftContentPlan(draft)) {
-  const url = () => presignedDownload(draft.body_key!, draft.is_plaintext ? 'body.txt' : 'body.html', draft.is_plaintext ? 'text/plain; charset=utf-8' : 'text/html; charset=utf-8');
+  const url = () =>
+    presignedDownload(
+      draft.body_key!,
+      draft.is_plaintext ? 'body.txt' : 'body.html',
+      draft.is_plaintext ? 'text/plain; charset=utf-8' : 'text/html; charset=utf-8',
+    );
   if (plan.moveBody && draft.body_key) return draftView(draft, '', { body_url: await url() });
   const view = draftView(draft, await storedBody(draft));
   // Older drafts have no recorded size: measured here instead.
-  return jsonBytes(view) > ANSWER_BUDGET_BYTES && draft.body_key ? draftView(draft, '', { body_url: await url() }) : view;
+  return jsonBytes(view) > ANSWER_BUDGET_BYTES && draft.body_key
+    ? draftView(draft, '', { body_url: await url() })
+    : view;
 }
 
 /** The API object of a draft by ID, or undefined. */

@@ -25,10 +25,14 @@ export function messageCreatedNotification(record: MessageRecord, applicationId:
   });
 }
 
-export const createdNotificationId = (messageId: MessageId): NotificationId => `ntf_${messageId.slice(messageId.indexOf('_') + 1)}` as NotificationId;
+export const createdNotificationId = (messageId: MessageId): NotificationId =>
+  `ntf_${messageId.slice(messageId.indexOf('_') + 1)}` as NotificationId;
 
 /** The message-stored job: its thread's refresh, then a merge of its mailbox's search entries (shared/mailbox/search-index.ts). */
-export const messageStoredJob = (record: MessageRecord, applicationId: string): Extract<Job, { kind: 'message-stored' }> => ({
+export const messageStoredJob = (
+  record: MessageRecord,
+  applicationId: string,
+): Extract<Job, { kind: 'message-stored' }> => ({
   kind: 'message-stored',
   application_id: applicationId,
   grant_id: record.grant_id,
@@ -44,9 +48,14 @@ export const agentStoredItems: StoredItemReader = {
     const message = messageOfItem(item);
     const body = message.body_key ? await readBody(message.body_key) : (message.body ?? '');
     // A synced message's thread and search merge are its batch's messages-stored job (shared/mailbox/store.ts storeServerMessages).
-    const jobs: Outgoing[] = message.server_uids ? [] : [{ kind: 'job', job: messageStoredJob(message, item.application_id) }];
+    const jobs: Outgoing[] = message.server_uids
+      ? []
+      : [{ kind: 'job', job: messageStoredJob(message, item.application_id) }];
     // History stored by a first sync is not news: no message.created (the spec: notifications are for future changes only).
     if (message.quiet) return jobs;
-    return [{ kind: 'notification', notification: messageCreatedNotification(message, item.application_id, body) }, ...jobs];
+    return [
+      { kind: 'notification', notification: messageCreatedNotification(message, item.application_id, body) },
+      ...jobs,
+    ];
   },
 };

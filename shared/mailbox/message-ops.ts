@@ -38,7 +38,10 @@ function applyChanges(record: MessageRecord, changes: MessageChanges, server?: C
 }
 
 const sameState = (a: MessageRecord, b: MessageRecord) =>
-  a.unread === b.unread && a.starred === b.starred && JSON.stringify(a.folders) === JSON.stringify(b.folders) && JSON.stringify(a.metadata) === JSON.stringify(b.metadata);
+  a.unread === b.unread &&
+  a.starred === b.starred &&
+  JSON.stringify(a.folders) === JSON.stringify(b.folders) &&
+  JSON.stringify(a.metadata) === JSON.stringify(b.metadata);
 
 /**
  * How a change fits in a larger one. `threadBatch`: the caller changes every message of one thread,
@@ -59,32 +62,47 @@ export interface ChangeOptions {
  * transaction, then its thread. A concurrent change of the same message is retried on the
  * fresh copy, so two clients marking it read and starring it both win.
  */
-export async function changeMessage(grant: GrantRecord, record: MessageRecord, changes: MessageChanges, options: ChangeOptions = {}): Promise<{ record: MessageRecord; view: MessageView }> {
+export async function changeMessage(
+  grant: GrantRecord,
+  record: MessageRecord,
+  changes: MessageChanges,
+  options: ChangeOptions = {},
+): Promise<{ record: MessageRecord; view: MessageView }> {
   if (changes.folders && !options.threadBatch && !options.server) await requireFolders(grant.id, changes.folders);
   let current = record;
   for (let attempt = 0; ; attempt++) {
     const after = applyChanges(current, changes, options.server);
     const sameUids = JSON.stringify(current.server_uids) === JSON.stringify(after.server_uids);
-    if (sameState(current, after) && sameUids && !options.server?.also.length) return { record: current, view: await viewOf(current) };
+    if (sameState(current, after) && sameUids && !options.server?.also.length)
+      return { record: current, view: await viewOf(current) };
     const before = new Set(mutablePostings(current));
     const next = new Set(mutablePostings(after));
     const view = await viewOf(after);
     const announce = options.server ? options.server.announce && !sameState(current, after) : true;
-    const updated = newNotification({ type: 'message.updated', applicationId: grant.application_id, grantId: grant.id, object: view });
+    const updated = newNotification({
+      type: 'message.updated',
+      applicationId: grant.application_id,
+      grantId: grant.id,
+      object: view,
+    });
     try {
       await messages.updateMessage(
         current,
         after,
         { removed: [...before].filter((k) => !next.has(k)), added: [...next].filter((k) => !before.has(k)) },
         mergeDeltas(folderDeltas(current, -1), folderDeltas(after, 1)),
-        [...(announce ? [{ notification: updated, bodyKey: after.body_key }] : []), threadRefreshJob(grant, after.thread_id)],
+        [
+          ...(announce ? [{ notification: updated, bodyKey: after.body_key }] : []),
+          threadRefreshJob(grant, after.thread_id),
+        ],
         options.server?.also,
       );
       if (!options.threadBatch) await refreshThreadNow(grant.id, after.thread_id);
       return { record: after, view };
     } catch (error) {
       if (!(error instanceof MessageConflictError) || attempt + 1 >= CONTENTION_ATTEMPTS) {
-        if (error instanceof MessageConflictError) throw new ConflictError('The message kept changing during the update; retry');
+        if (error instanceof MessageConflictError)
+          throw new ConflictError('The message kept changing during the update; retry');
         throw error;
       }
       await contentionPause(attempt);
@@ -99,19 +117,41 @@ export async function changeMessage(grant: GrantRecord, record: MessageRecord, c
  * Deletes a message for good: item, indexes (a tombstone for its search entry), counters, contents in S3; then its thread.
  * `server`: the message is gone from its server (a sync saw it go): items committed with it (its locations) and message.deleted.
  */
-export async function hardDeleteMessage(grant: GrantRecord, record: MessageRecord, server?: { also: NamedItems }): Promise<void> {
+export async function hardDeleteMessage(
+  grant: GrantRecord,
+  record: MessageRecord,
+  server?: { also: NamedItems },
+): Promise<void> {
   let current = record;
   // Only a message stored before the search index has postings outside its transaction (read once).
   const legacy = await storedLegacyPostings(record);
   let removal;
   for (let attempt = 0; ; attempt++) {
     // What nothing points to once the message is gone: its contents (and legacy postings).
-    removal = removeContentsJob(grant, current.id, { postings: legacy, blobs: [current.raw_key, current.body_key, ...current.attachments.filter((a) => !a.on_server).map((a) => a.key)] });
+    removal = removeContentsJob(grant, current.id, {
+      postings: legacy,
+      blobs: [current.raw_key, current.body_key, ...current.attachments.filter((a) => !a.on_server).map((a) => a.key)],
+    });
     try {
       const deleted = server
-        ? [{ notification: newNotification({ type: 'message.deleted', applicationId: grant.application_id, grantId: grant.id, object: { id: current.id, object: 'message', grant_id: grant.id } }) }]
+        ? [
+            {
+              notification: newNotification({
+                type: 'message.deleted',
+                applicationId: grant.application_id,
+                grantId: grant.id,
+                object: { id: current.id, object: 'message', grant_id: grant.id },
+              }),
+            },
+          ]
         : [];
-      await messages.deleteMessage(current, { postings: messagePostings(current) }, folderDeltas(current, -1), [threadRefreshJob(grant, current.thread_id), removal, ...deleted], server?.also);
+      await messages.deleteMessage(
+        current,
+        { postings: messagePostings(current) },
+        folderDeltas(current, -1),
+        [threadRefreshJob(grant, current.thread_id), removal, ...deleted],
+        server?.also,
+      );
       break;
     } catch (error) {
       if (!(error instanceof MessageConflictError) || attempt + 1 >= CONTENTION_ATTEMPTS) throw error;
@@ -126,7 +166,11 @@ export async function hardDeleteMessage(grant: GrantRecord, record: MessageRecor
 }
 
 /** DELETE without hard_delete: the message moves to Trash (and stays there if it already is). */
-export async function trashMessage(grant: GrantRecord, record: MessageRecord, options: ChangeOptions = {}): Promise<void> {
+export async function trashMessage(
+  grant: GrantRecord,
+  record: MessageRecord,
+  options: ChangeOptions = {},
+): Promise<void> {
   if (record.folders.length === 1 && record.folders[0] === 'trash') return;
   await changeMessage(grant, record, { folders: ['trash'] }, options);
 }

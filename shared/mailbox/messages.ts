@@ -12,13 +12,21 @@ import { ANSWER_BUDGET_BYTES, countWithinBudget, jsonBytes } from '#shared/answe
 import { parseId } from '#shared/ids';
 import { decodeBeforeCursor, encodeBeforeCursor } from '#shared/cursor';
 import type { GrantRecord } from '#shared/db/grants';
-import type { CleanMessagesBody, DeleteMessageQuery, ListMessagesQuery, MessageIdQuery, UpdateMessageBody } from '#schemas/mail';
+import type {
+  CleanMessagesBody,
+  DeleteMessageQuery,
+  ListMessagesQuery,
+  MessageIdQuery,
+  UpdateMessageBody,
+} from '#schemas/mail';
 
 /** Messages of an Agent Account: list with the spec's filters, get, update, delete, clean. */
 
 const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 const tooLargeToClean = (bytes: number) =>
-  new InvalidRequestError(`These messages and their cleaned text add up to about ${megabytes(bytes)}, over the ${megabytes(ANSWER_BUDGET_BYTES)} one answer carries; clean fewer message_id at a time`);
+  new InvalidRequestError(
+    `These messages and their cleaned text add up to about ${megabytes(bytes)}, over the ${megabytes(ANSWER_BUDGET_BYTES)} one answer carries; clean fewer message_id at a time`,
+  );
 
 export async function listMessages(grant: GrantRecord, query: ListMessagesQuery, limit: number) {
   const filter = messageFilter(query);
@@ -42,7 +50,13 @@ export async function getMessage(grant: GrantRecord, messageId: string, query: M
 
 export async function updateMessage(grant: GrantRecord, messageId: string, body: UpdateMessageBody) {
   const record = await requireMessage(grant, messageId);
-  return (await changeMessage(grant, record, body as { unread?: boolean; starred?: boolean; folders?: string[]; metadata?: Record<string, string> })).view;
+  return (
+    await changeMessage(
+      grant,
+      record,
+      body as { unread?: boolean; starred?: boolean; folders?: string[]; metadata?: Record<string, string> },
+    )
+  ).view;
 }
 
 export async function deleteMessage(grant: GrantRecord, messageId: string, query: DeleteMessageQuery): Promise<void> {
@@ -65,7 +79,11 @@ export async function cleanMessages(grant: GrantRecord, body: CleanMessagesBody)
   if (missing) throw new NotFoundError(`Message '${missing}' not found`);
   // Each message answers with its body and its cleaned text: refused at once when that cannot fit one answer.
   const records = ids.map((id) => found.get(id)!);
-  const expected = records.reduce((sum, r) => sum + messageContentPlan(r).estimate + (r.body_key ? (r.body_size ?? 0) : Buffer.byteLength(r.body ?? '')), 0);
+  const expected = records.reduce(
+    (sum, r) =>
+      sum + messageContentPlan(r).estimate + (r.body_key ? (r.body_size ?? 0) : Buffer.byteLength(r.body ?? '')),
+    0,
+  );
   if (expected > ANSWER_BUDGET_BYTES) throw tooLargeToClean(expected);
   // Loaded here, not at cold start: sanitize-html, turndown and their parsers serve only this endpoint.
   const { cleanMessageBody } = await import('#shared/mail/clean');
@@ -83,7 +101,9 @@ export async function cleanMessages(grant: GrantRecord, body: CleanMessagesBody)
 /** `fields` of a message read; tracking settings are not kept on messages here (open and link tracking is not available). */
 function messageFields(fields: ListMessagesQuery['fields']): MessageFields {
   if (fields === 'include_tracking_options') {
-    throw new InvalidRequestError("'fields=include_tracking_options' is not available: open and link tracking is not in this deployment, so messages carry no tracking settings");
+    throw new InvalidRequestError(
+      "'fields=include_tracking_options' is not available: open and link tracking is not in this deployment, so messages carry no tracking settings",
+    );
   }
   return fields ?? 'standard';
 }

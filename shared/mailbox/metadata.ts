@@ -10,7 +10,9 @@ export function metadataPair(value: string): { key: string; value: string } {
   const colon = value.indexOf(':');
   const key = colon > 0 ? value.slice(0, colon) : '';
   if (!(INDEXED_METADATA_KEYS as readonly string[]).includes(key) || colon === value.length - 1) {
-    throw new InvalidRequestError(`'metadata_pair' must be '<key>:<value>' with key one of ${INDEXED_METADATA_KEYS.join(', ')}`);
+    throw new InvalidRequestError(
+      `'metadata_pair' must be '<key>:<value>' with key one of ${INDEXED_METADATA_KEYS.join(', ')}`,
+    );
   }
   return { key, value: value.slice(colon + 1) };
 }

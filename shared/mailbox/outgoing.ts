@@ -40,7 +40,8 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 export function collectAttachments(json: SendMessageBody['attachments'], files: UploadedFile[] = []): NewAttachment[] {
   const out: NewAttachment[] = (json ?? []).map((a, i) => {
     const clean = a.content.replace(/\s+/g, '');
-    if (clean.length % 4 === 1 || !BASE64.test(clean)) throw new InvalidRequestError(`'attachments[${i}].content' must be base64`);
+    if (clean.length % 4 === 1 || !BASE64.test(clean))
+      throw new InvalidRequestError(`'attachments[${i}].content' must be base64`);
     return {
       filename: safeFilename(a.filename),
       contentType: a.content_type ?? 'application/octet-stream',
@@ -49,14 +50,16 @@ export function collectAttachments(json: SendMessageBody['attachments'], files: 
       inline: a.is_inline ?? !!a.content_id,
     };
   });
-  for (const f of files) out.push({ filename: safeFilename(f.filename), contentType: f.contentType, content: f.content, inline: false });
+  for (const f of files)
+    out.push({ filename: safeFilename(f.filename), contentType: f.contentType, content: f.content, inline: false });
   if (out.length > 100) throw new InvalidRequestError('A message can carry at most 100 attachments');
   return out;
 }
 
 export function checkCustomHeaders(headers: HeaderRecord[] = []): HeaderRecord[] {
   for (const h of headers) {
-    if (RESERVED_HEADERS.has(h.name.toLowerCase())) throw new InvalidRequestError(`'custom_headers' cannot set '${h.name}': Switchboard writes that header itself`);
+    if (RESERVED_HEADERS.has(h.name.toLowerCase()))
+      throw new InvalidRequestError(`'custom_headers' cannot set '${h.name}': Switchboard writes that header itself`);
   }
   return headers;
 }
@@ -66,7 +69,9 @@ export function senderOf(grant: GrantRecord, from: ParticipantRecord[] | undefin
   if (!from?.length) return { email: grant.email, ...(grant.name ? { name: grant.name } : {}) };
   const foreign = from.find((p) => normalAddress(p.email) !== grant.email);
   if (foreign || from.length > 1) {
-    throw new InvalidRequestError(`'from' must be this Agent Account's own address <${grant.email}>; Agent Accounts have no aliases`);
+    throw new InvalidRequestError(
+      `'from' must be this Agent Account's own address <${grant.email}>; Agent Accounts have no aliases`,
+    );
   }
   const name = from[0]!.name ?? grant.name;
   return { email: grant.email, ...(name ? { name } : {}) };

@@ -75,12 +75,16 @@ export function mutablePostings(message: Pick<MessageRecord, 'folders' | 'unread
 }
 
 /** Every posting of a stored message: its mutable ones and its thread membership. */
-export function messagePostings(message: Pick<MessageRecord, 'folders' | 'unread' | 'starred' | 'metadata' | 'thread_id'>): string[] {
+export function messagePostings(
+  message: Pick<MessageRecord, 'folders' | 'unread' | 'starred' | 'metadata' | 'thread_id'>,
+): string[] {
   return [...mutablePostings(message), kinds.thread(message.thread_id)];
 }
 
 export function participantText(message: AddressFields): string {
-  return [...message.from, ...message.to, ...message.cc, ...message.bcc, ...message.reply_to].map((p) => `${p.name ?? ''} ${p.email}`).join(' ');
+  return [...message.from, ...message.to, ...message.cc, ...message.bcc, ...message.reply_to]
+    .map((p) => `${p.name ?? ''} ${p.email}`)
+    .join(' ');
 }
 
 /**
@@ -88,7 +92,10 @@ export function participantText(message: AddressFields): string {
  * of them, `has:attachment`, `s:<word>` for subject words, `t:<term>` for terms of subject,
  * participants and body. At most MAX_TOKEN_BYTES of them (the entry is one DynamoDB item).
  */
-export function searchTokens(message: Pick<MessageRecord, 'subject' | 'from' | 'to' | 'cc' | 'bcc' | 'reply_to' | 'attachments'>, bodyText: string): string[] {
+export function searchTokens(
+  message: Pick<MessageRecord, 'subject' | 'from' | 'to' | 'cc' | 'bcc' | 'reply_to' | 'attachments'>,
+  bodyText: string,
+): string[] {
   // First, so that the byte cap below never leaves it out.
   const out = new Set<string>([FORMAT_TOKEN]);
   if (message.attachments.length) out.add(tokens.attachment);
@@ -101,7 +108,8 @@ export function searchTokens(message: Pick<MessageRecord, 'subject' | 'from' | '
     }
   }
   for (const word of terms(message.subject)) out.add(tokens.subject(word));
-  for (const term of terms(`${message.subject} ${participantText(message)} ${bodyText}`, MAX_TEXT_TERMS)) out.add(tokens.text(term));
+  for (const term of terms(`${message.subject} ${participantText(message)} ${bodyText}`, MAX_TEXT_TERMS))
+    out.add(tokens.text(term));
   const list: string[] = [];
   let bytes = 0;
   for (const token of out) {
@@ -127,6 +135,7 @@ export function legacyPostings(message: MessageRecord, bodyText: string): string
   }
   // As they were written: words of FORMAT_1_MIN_TERM characters and more.
   for (const word of terms(message.subject, Infinity, FORMAT_1_MIN_TERM)) out.add(kinds.subject(word));
-  for (const term of terms(`${message.subject} ${participantText(message)} ${bodyText}`, 1000, FORMAT_1_MIN_TERM)) out.add(kinds.text(term));
+  for (const term of terms(`${message.subject} ${participantText(message)} ${bodyText}`, 1000, FORMAT_1_MIN_TERM))
+    out.add(kinds.text(term));
   return [...out];
 }

@@ -6,7 +6,16 @@ import type { DraftRecord, MessageRecord } from '#shared/mailbox/types';
 import { batchWrite, deleteRequests } from '#shared/db/batch';
 import { allCalendars } from '#shared/db/calendars';
 import { purgeCalendarEvents } from '#shared/db/events';
-import { draftKey, draftsOfGrant, grantPartitions, messageIdHeaderKey, messageKey, messagesOfGrant, postingKey, type Key } from '#shared/db/keys';
+import {
+  draftKey,
+  draftsOfGrant,
+  grantPartitions,
+  messageIdHeaderKey,
+  messageKey,
+  messagesOfGrant,
+  postingKey,
+  type Key,
+} from '#shared/db/keys';
 import { deletePartition, listRecords } from '#shared/db/records';
 import { deleteSearchManifest } from '#shared/db/search';
 import type { GrantId } from '#shared/ids';
@@ -19,7 +28,10 @@ import type { GrantId } from '#shared/ids';
  */
 const PAGE = 100;
 
-export async function purgeAgentMailbox(grantId: GrantId, shouldStop: () => boolean = () => false): Promise<'done' | 'more'> {
+export async function purgeAgentMailbox(
+  grantId: GrantId,
+  shouldStop: () => boolean = () => false,
+): Promise<'done' | 'more'> {
   // Messages, newest first, a page at a time; each page is deleted before the next is read.
   // Every step deletes a page before looking at the clock, so each run makes progress.
   for (;;) {
@@ -44,7 +56,14 @@ export async function purgeAgentMailbox(grantId: GrantId, shouldStop: () => bool
   for (;;) {
     const page = await listRecords<DraftRecord>(draftsOfGrant(grantId).pk, { limit: PAGE });
     if (!page.items.length) break;
-    await batchWrite(deleteRequests(page.items.flatMap((d) => [...(d.thread_id ? [postingKey(grantId, kinds.draftThread(d.thread_id), d.id)] : []), draftKey(grantId, d.id)])));
+    await batchWrite(
+      deleteRequests(
+        page.items.flatMap((d) => [
+          ...(d.thread_id ? [postingKey(grantId, kinds.draftThread(d.thread_id), d.id)] : []),
+          draftKey(grantId, d.id),
+        ]),
+      ),
+    );
     if (shouldStop()) return 'more';
   }
   // Events of every calendar, before the calendars themselves go with the grant's partitions.

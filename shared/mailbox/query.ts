@@ -73,7 +73,20 @@ function postingDrivers(filter: MessageFilter, q: TokenQuery): string[] | undefi
 }
 
 /** What deciding a filter on the message item reads (no body, no headers). */
-const FILTER_FIELDS = ['id', 'thread_id', 'folders', 'unread', 'starred', 'attachments', 'metadata', 'subject', 'from', 'to', 'cc', 'bcc'] as const;
+const FILTER_FIELDS = [
+  'id',
+  'thread_id',
+  'folders',
+  'unread',
+  'starred',
+  'attachments',
+  'metadata',
+  'subject',
+  'from',
+  'to',
+  'cc',
+  'bcc',
+] as const;
 type FilterFields = (typeof FILTER_FIELDS)[number];
 
 function participantsOf(m: Pick<MessageRecord, FilterFields>, field: AddressField): string[] {
@@ -101,14 +114,23 @@ function matchesItem(m: Pick<MessageRecord, FilterFields>, f: MessageFilter): bo
 }
 
 function idRange(filter: MessageFilter, cursor?: string): { after?: string; before?: string } {
-  const after = filter.receivedAfter !== undefined ? `${ID_PREFIXES.message}_${idBound((filter.receivedAfter + 1) * 1000, 'low')}` : undefined;
-  const bound = filter.receivedBefore !== undefined ? `${ID_PREFIXES.message}_${idBound(filter.receivedBefore * 1000, 'low')}` : undefined;
+  const after =
+    filter.receivedAfter !== undefined
+      ? `${ID_PREFIXES.message}_${idBound((filter.receivedAfter + 1) * 1000, 'low')}`
+      : undefined;
+  const bound =
+    filter.receivedBefore !== undefined
+      ? `${ID_PREFIXES.message}_${idBound(filter.receivedBefore * 1000, 'low')}`
+      : undefined;
   const before = cursor !== undefined && bound !== undefined ? (cursor < bound ? cursor : bound) : (cursor ?? bound);
   return { after, before };
 }
 
 /** Where a query's candidates come from: the next `n` IDs, newest first, below `range.before`. */
-type CandidateSource = (range: { after?: string; before?: string }, n: number) => Promise<{ ids: string[]; more: boolean }>;
+type CandidateSource = (
+  range: { after?: string; before?: string },
+  n: number,
+) => Promise<{ ids: string[]; more: boolean }>;
 
 /** The union of posting partitions (or the mailbox's listing). */
 const partitionSource =
@@ -136,7 +158,11 @@ const BODY_READS = 8;
  * today gives them. Subject words need the subject alone; full-text words the participants and body
  * (`complete` records hold them, others are read again), the body from S3 when stored there.
  */
-async function confirmOnMessages(grantId: GrantId, records: readonly Pick<MessageRecord, FilterFields>[] | { complete: readonly MessageRecord[] }, rest: TokenQuery): Promise<Set<string>> {
+async function confirmOnMessages(
+  grantId: GrantId,
+  records: readonly Pick<MessageRecord, FilterFields>[] | { complete: readonly MessageRecord[] },
+  rest: TokenQuery,
+): Promise<Set<string>> {
   const confirmed = new Set<string>();
   const needsText = [...rest.all.flat(), ...rest.none].some((t) => t.startsWith(tokens.text('')));
   const given = 'complete' in records ? records.complete : records;
@@ -169,7 +195,11 @@ export interface FoundMessages<T = MessageRecord> {
  * Messages matching a filter, newest first. With `idsOnly`, the records hold only what the filter
  * needed (thread listings use IDs and thread IDs, not bodies or headers).
  */
-export async function findMessages(grantId: GrantId, filter: MessageFilter, options: { limit: number; before?: string; budget?: number }): Promise<FoundMessages>;
+export async function findMessages(
+  grantId: GrantId,
+  filter: MessageFilter,
+  options: { limit: number; before?: string; budget?: number },
+): Promise<FoundMessages>;
 export async function findMessages(
   grantId: GrantId,
   filter: MessageFilter,
@@ -186,9 +216,14 @@ export async function findMessages(
   const indexDrives = !drivers && q.all.length > 0;
   // The index checks candidates it does not drive (a thread's messages with a search term, excluded terms).
   const index = q.all.length || q.none.length ? await openSearchIndex(grantId) : undefined;
-  const found = indexDrives ? index!.matching(q, idRange(filter, options.before), budget + Math.max(options.limit, 100) + 1) : undefined;
-  const next: CandidateSource = found ? indexSource(found) : partitionSource(drivers ? drivers.map((kind) => postingPartition(grantId, kind)) : [messagesOfGrant(grantId).pk]);
-  const answer = (id: string): IndexAnswer => (found ? (found.unsure.has(id) ? 'unsure' : true) : index ? index.matches(id, q) : true);
+  const found = indexDrives
+    ? index!.matching(q, idRange(filter, options.before), budget + Math.max(options.limit, 100) + 1)
+    : undefined;
+  const next: CandidateSource = found
+    ? indexSource(found)
+    : partitionSource(drivers ? drivers.map((kind) => postingPartition(grantId, kind)) : [messagesOfGrant(grantId).pk]);
+  const answer = (id: string): IndexAnswer =>
+    found ? (found.unsure.has(id) ? 'unsure' : true) : index ? index.matches(id, q) : true;
   const rest = format1Split(q)?.rest;
 
   const results: Pick<MessageRecord, FilterFields>[] = [];
@@ -215,7 +250,14 @@ export async function findMessages(
     const answers = kept.map((m) => answer(m.id));
     const unsure = kept.filter((_, i) => answers[i] === 'unsure');
     const unsureIds = new Set(unsure.map((m) => m.id));
-    const confirmed = unsure.length && rest ? await confirmOnMessages(grantId, complete ? { complete: complete.filter((m) => unsureIds.has(m.id)) } : unsure, rest) : new Set<string>();
+    const confirmed =
+      unsure.length && rest
+        ? await confirmOnMessages(
+            grantId,
+            complete ? { complete: complete.filter((m) => unsureIds.has(m.id)) } : unsure,
+            rest,
+          )
+        : new Set<string>();
     results.push(...kept.filter((m, i) => answers[i] === true || confirmed.has(m.id)));
     if (!more) {
       exhausted = true;

@@ -54,36 +54,70 @@ const statusPayload = (record: ScheduleRecord, status: 'sent' | 'failed', reason
 
 function sendSuccess(record: ScheduleRecord, stored: MessageRecord, body: string): OutboxEntry {
   const object = { ...messageView(stored, { body }), ...statusPayload(record, 'sent', '') };
-  return { notification: newNotification({ type: 'message.send_success', applicationId: record.application_id as ApplicationId, grantId: record.grant_id, object }), bodyKey: stored.body_key };
+  return {
+    notification: newNotification({
+      type: 'message.send_success',
+      applicationId: record.application_id as ApplicationId,
+      grantId: record.grant_id,
+      object,
+    }),
+    bodyKey: stored.body_key,
+  };
 }
 
 function sendFailed(record: ScheduleRecord, reason: string): OutboxEntry {
   const { body: _body, ...view } = scheduledMessageView(record, '');
   const object = { ...view, folders: [], ...statusPayload(record, 'failed', reason) };
-  return { notification: newNotification({ type: 'message.send_failed', applicationId: record.application_id as ApplicationId, grantId: record.grant_id, object }) };
+  return {
+    notification: newNotification({
+      type: 'message.send_failed',
+      applicationId: record.application_id as ApplicationId,
+      grantId: record.grant_id,
+      object,
+    }),
+  };
 }
 
 /** Sends a due scheduled message (see ScheduledSending.send). */
-async function send(grant: Parameters<ScheduledSending['send']>[0], record: ScheduleRecord, hooks: Parameters<ScheduledSending['send']>[2]): Promise<{ messageId: string }> {
+async function send(
+  grant: Parameters<ScheduledSending['send']>[0],
+  record: ScheduleRecord,
+  hooks: Parameters<ScheduledSending['send']>[2],
+): Promise<{ messageId: string }> {
   const governance = await governanceOf(grant);
   const prepared = await preparedFrom(record, governance);
   try {
     const closing = await closingItems(grant, record);
-    const stored = await deliverAndStore(grant, prepared, { deliveryStarted() {}, beforeRelay: hooks.beforeRelay }, [], {
-      messageId: record.message_id,
-      also: (message) => ({ items: [...hooks.scheduleItems(), ...closing.items], outbox: [sendSuccess(record, message, prepared.body), ...closing.outbox] }),
-    });
+    const stored = await deliverAndStore(
+      grant,
+      prepared,
+      { deliveryStarted() {}, beforeRelay: hooks.beforeRelay },
+      [],
+      {
+        messageId: record.message_id,
+        also: (message) => ({
+          items: [...hooks.scheduleItems(), ...closing.items],
+          outbox: [sendSuccess(record, message, prepared.body), ...closing.outbox],
+        }),
+      },
+    );
     await closing.after();
     return { messageId: stored.id };
   } catch (error) {
     // Refusals that sending again would meet again (nothing left, and no quota unit stays held):
     if (error instanceof RateLimitError) {
       const quota = governance.limits.limit_count_daily_email_sent ?? DAILY_QUOTA;
-      throw new ScheduledSendRefusal(`the Agent Account had sent its daily quota of ${quota} messages when the message was due`);
+      throw new ScheduledSendRefusal(
+        `the Agent Account had sent its daily quota of ${quota} messages when the message was due`,
+      );
     }
-    if (error instanceof MailDeliveryError) throw new ScheduledSendRefusal(error.message.replace(/^The message was not sent: /, 'the mail relay refused it: '));
+    if (error instanceof MailDeliveryError)
+      throw new ScheduledSendRefusal(
+        error.message.replace(/^The message was not sent: /, 'the mail relay refused it: '),
+      );
     // An outbound rule blocks it now, or the account's policy refuses it.
-    if (error instanceof ForbiddenError || error instanceof InvalidRequestError) throw new ScheduledSendRefusal(error.message);
+    if (error instanceof ForbiddenError || error instanceof InvalidRequestError)
+      throw new ScheduledSendRefusal(error.message);
     // Anything else: the worker retries, and the unit held by this attempt lapses.
     throw error;
   }

@@ -79,10 +79,21 @@ function checkSendAt(sendAt: number, now: number): void {
 }
 
 /** Schedules a message (see the module comment); its firing is armed before its record commits (armFiring). */
-export async function scheduleMessage(grant: GrantRecord, input: OutgoingInput & { send_at: number }, files: UploadedFile[], requestId: string) {
+export async function scheduleMessage(
+  grant: GrantRecord,
+  input: OutgoingInput & { send_at: number },
+  files: UploadedFile[],
+  requestId: string,
+) {
   const now = clock.nowSeconds();
   checkSendAt(input.send_at, now);
-  const prepared = await prepareOutgoing(grant, { ...input, send_at: undefined, use_draft: undefined }, files, [], renderStoredTemplate);
+  const prepared = await prepareOutgoing(
+    grant,
+    { ...input, send_at: undefined, use_draft: undefined },
+    files,
+    [],
+    renderStoredTemplate,
+  );
   const tracking = trackingOnCreate(input.tracking_options, TRACKING_HOSTNAME);
   const id = newId('schedule');
   const messageId = newId('message');
@@ -95,7 +106,15 @@ export async function scheduleMessage(grant: GrantRecord, input: OutgoingInput &
   const uploaded = await openUpload(grant, [largeBodyKey, ...attachments.map((a) => a.key)]);
   await Promise.all([
     uploadAttachments(attachments, prepared.attachments),
-    ...(largeBodyKey ? [putBlob(largeBodyKey, prepared.body, prepared.isPlaintext ? 'text/plain; charset=utf-8' : 'text/html; charset=utf-8')] : []),
+    ...(largeBodyKey
+      ? [
+          putBlob(
+            largeBodyKey,
+            prepared.body,
+            prepared.isPlaintext ? 'text/plain; charset=utf-8' : 'text/html; charset=utf-8',
+          ),
+        ]
+      : []),
   ]);
 
   const content: schedules.ScheduledContent = {
@@ -114,7 +133,9 @@ export async function scheduleMessage(grant: GrantRecord, input: OutgoingInput &
     metadata: prepared.metadata,
     custom_headers: prepared.headers,
     ...(prepared.threadId ? { thread_id: prepared.threadId } : {}),
-    ...(input.reply_to_message_id ? { reply_to_message_id: input.reply_to_message_id as ScheduleRecord['message_id'] } : {}),
+    ...(input.reply_to_message_id
+      ? { reply_to_message_id: input.reply_to_message_id as ScheduleRecord['message_id'] }
+      : {}),
     ...(prepared.inReplyTo ? { in_reply_to: prepared.inReplyTo } : {}),
     references: prepared.references,
   };
@@ -161,7 +182,13 @@ export async function scheduleMessage(grant: GrantRecord, input: OutgoingInput &
       }
     : undefined;
 
-  const firing: Firing = { kind: 'scheduled-send', schedule_id: id, grant_id: grant.id, application_id: grant.application_id, send_at: input.send_at };
+  const firing: Firing = {
+    kind: 'scheduled-send',
+    schedule_id: id,
+    grant_id: grant.id,
+    application_id: grant.application_id,
+    send_at: input.send_at,
+  };
   const afterCommit = await armFiring(firing, now);
   const outbox: OutboxEntry[] = draft?.thread_id ? [threadRefreshJob(grant, draft.thread_id)] : [];
   await schedules.insertSchedule(record, [...uploaded, ...(draft ? draftInsertItems(draft) : [])], outbox);
@@ -172,7 +199,11 @@ export async function scheduleMessage(grant: GrantRecord, input: OutgoingInput &
 
 type SendContext = { files: UploadedFile[]; idempotencyKey?: string; requestId: string };
 /** A provider's send of a message now: its answer, and whether it replays an earlier request with the same Idempotency-Key. */
-export type SendNow = (grant: GrantRecord, input: OutgoingInput, context: SendContext) => Promise<{ result: MessageView; replayed: boolean }>;
+export type SendNow = (
+  grant: GrantRecord,
+  input: OutgoingInput,
+  context: SendContext,
+) => Promise<{ result: MessageView; replayed: boolean }>;
 
 /**
  * POST .../messages/send: now through the provider's `sendNow`, or scheduled with `send_at` in this
@@ -184,11 +215,17 @@ export function sendOrScheduleWith(sendNow: SendNow, noDraftsFor?: string) {
   return async (grant: GrantRecord, input: OutgoingInput, context: SendContext) => {
     const { send_at: sendAt } = input;
     if (sendAt === undefined) {
-      if (input.use_draft) throw new InvalidRequestError("'use_draft' applies only to a scheduled send: give 'send_at' too, or leave 'use_draft' out");
+      if (input.use_draft)
+        throw new InvalidRequestError(
+          "'use_draft' applies only to a scheduled send: give 'send_at' too, or leave 'use_draft' out",
+        );
       const { use_draft: _ignored, ...now } = input;
       return { ...(await sendNow(grant, now, context)), scheduled: false };
     }
-    if (input.use_draft && noDraftsFor) throw new InvalidRequestError(`'use_draft' is not available for ${noDraftsFor} grants: the message is scheduled without a draft`);
+    if (input.use_draft && noDraftsFor)
+      throw new InvalidRequestError(
+        `'use_draft' is not available for ${noDraftsFor} grants: the message is scheduled without a draft`,
+      );
     const outcome = await withIdempotency(
       grant,
       context.idempotencyKey,

@@ -32,7 +32,8 @@ const STATUS_DESCRIPTIONS: Record<schedules.ScheduleStatus, string> = {
 
 const statusOf = (record: ScheduleRecord) => ({
   code: record.status,
-  description: record.status === 'failed' && record.reason ? `Not sent: ${record.reason}` : STATUS_DESCRIPTIONS[record.status],
+  description:
+    record.status === 'failed' && record.reason ? `Not sent: ${record.reason}` : STATUS_DESCRIPTIONS[record.status],
 });
 
 /** The schedule object of GET .../messages/schedules. */
@@ -54,7 +55,10 @@ export function scheduleObject(record: ScheduleRecord) {
 }
 
 /** The contents of a draft or schedule that need not be kept once it is closed. */
-const contentKeys = (record: { body_key?: string; attachments: { key: string }[] }) => [record.body_key, ...record.attachments.map((a) => a.key)];
+const contentKeys = (record: { body_key?: string; attachments: { key: string }[] }) => [
+  record.body_key,
+  ...record.attachments.map((a) => a.key),
+];
 
 export async function requireSchedule(grant: GrantRecord, scheduleId: string): Promise<ScheduleRecord> {
   const id = parseId('schedule', scheduleId);
@@ -71,7 +75,10 @@ export async function getScheduleObject(grant: GrantRecord, scheduleId: string) 
 export async function listScheduleObjects(grant: GrantRecord, query: { page_token?: string }, limit: number) {
   const before = query.page_token ? decodeBeforeCursor(query.page_token, 'schedules', 'schedule') : undefined;
   const page = await schedules.listSchedules(grant.id, { limit, before });
-  return { items: page.items.map(scheduleObject), nextCursor: page.last ? encodeBeforeCursor('schedules', page.last) : undefined };
+  return {
+    items: page.items.map(scheduleObject),
+    nextCursor: page.last ? encodeBeforeCursor('schedules', page.last) : undefined,
+  };
 }
 
 /** What closing a schedule without sending removes: its draft (when still there) and its contents. */
@@ -101,7 +108,9 @@ export async function cancelScheduledSend(grant: GrantRecord, scheduleId: string
   const record = await requireSchedule(grant, scheduleId);
   const refuse = (current: ScheduleRecord, now: number) => {
     if (current.status !== 'pending') {
-      return new ConflictError(`The scheduled message cannot be cancelled: its status is '${current.status}' (${statusOf(current).description})`);
+      return new ConflictError(
+        `The scheduled message cannot be cancelled: its status is '${current.status}' (${statusOf(current).description})`,
+      );
     }
     return new ConflictError(
       `The scheduled message cannot be cancelled: it is sent at ${current.send_at}, ${Math.max(0, current.send_at - now)} seconds from now, and cancelling closes ${CANCEL_WINDOW_SECONDS} seconds before (status 'pending')`,
@@ -115,8 +124,14 @@ export async function cancelScheduledSend(grant: GrantRecord, scheduleId: string
   }
   await closing.after();
   // Tidy: the schedule would otherwise fire into a worker that finds the record cancelled.
-  await deleteOneShotSchedule(record.id).catch((error) => logger.warn('scheduled send: cancelled, schedule left to fire into nothing', { schedule_id: record.id, error }));
+  await deleteOneShotSchedule(record.id).catch((error) =>
+    logger.warn('scheduled send: cancelled, schedule left to fire into nothing', { schedule_id: record.id, error }),
+  );
   const cancelled: ScheduleRecord = { ...record, status: 'cancelled', updated_at: now };
   delete cancelled.draft_id;
-  return { message: 'The scheduled message was cancelled; it will not be sent', schedule_id: record.id, status: statusOf(cancelled) };
+  return {
+    message: 'The scheduled message was cancelled; it will not be sent',
+    schedule_id: record.id,
+    status: statusOf(cancelled),
+  };
 }

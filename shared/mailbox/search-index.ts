@@ -74,7 +74,10 @@ export const segmentObjectKey = (grantId: GrantId, segmentId: string) => `${sear
 
 /** A segment by ID (from the container's cache, or S3: segments never change under their ID). */
 export async function loadSegment(grantId: GrantId, segmentId: string): Promise<Segment> {
-  return segments.get(`${grantId}/${segmentId}`, async () => new Segment(await getBlob(segmentObjectKey(grantId, segmentId))));
+  return segments.get(
+    `${grantId}/${segmentId}`,
+    async () => new Segment(await getBlob(segmentObjectKey(grantId, segmentId))),
+  );
 }
 
 /** Writes a new segment object and returns its ID (a ULID body: names sort by creation). */
@@ -163,7 +166,12 @@ export type IndexAnswer = boolean | 'unsure';
  * The answer for one document, given how to match its tokens against a query and whether it holds
  * FORMAT_TOKEN. `split` is format1Split of the query (undefined: no one-character word in it).
  */
-function answerFor(matches: (q: TokenQuery) => boolean, format2: boolean, q: TokenQuery, split: ReturnType<typeof format1Split>): IndexAnswer {
+function answerFor(
+  matches: (q: TokenQuery) => boolean,
+  format2: boolean,
+  q: TokenQuery,
+  split: ReturnType<typeof format1Split>,
+): IndexAnswer {
   if (!split || format2) return matches(q);
   return matches(split.known) && 'unsure';
 }
@@ -207,8 +215,13 @@ export class SearchIndex {
    * `range.after` and `range.before`: at most `max`, whether more follow, and which of them are
    * 'unsure' (format-1 documents, see the class).
    */
-  matching(q: TokenQuery, range: { after?: string; before?: string }, max: number): { ids: string[]; more: boolean; unsure: ReadonlySet<string> } {
-    const inside = (id: string) => (range.before === undefined || id < range.before) && (range.after === undefined || id > range.after);
+  matching(
+    q: TokenQuery,
+    range: { after?: string; before?: string },
+    max: number,
+  ): { ids: string[]; more: boolean; unsure: ReadonlySet<string> } {
+    const inside = (id: string) =>
+      (range.before === undefined || id < range.before) && (range.after === undefined || id > range.after);
     const split = format1Split(q);
     const exact: TokenQuery = split ? { all: [...q.all, [FORMAT_TOKEN]], none: q.none } : q;
     // Format-1 documents matching what they know (without a required group left, every one of the range).
@@ -225,7 +238,8 @@ export class SearchIndex {
       if (range.after !== undefined && part.meta.newest <= range.after) continue;
       const [lo, hi] = part.segment.docRange(range);
       add(part.segment, segmentMatches(part.segment, exact, lo, hi, part.deleted), false);
-      if (older && part.segment.postings(FORMAT_TOKEN).length < part.segment.docCount) add(part.segment, segmentMatches(part.segment, older, lo, hi, part.deleted), true);
+      if (older && part.segment.postings(FORMAT_TOKEN).length < part.segment.docCount)
+        add(part.segment, segmentMatches(part.segment, older, lo, hi, part.deleted), true);
     }
     const loose: string[] = [];
     const looseUnsure = new Set<string>();
@@ -267,29 +281,44 @@ export class SearchIndex {
     for (const part of this.parts) {
       if (!inRange(id, part.meta)) continue;
       const n = part.segment.findDoc(id);
-      if (n >= 0 && !part.deleted.has(n)) return answerFor((x) => docMatches(part.segment, n, x), docMatches(part.segment, n, FORMAT_2), q, split);
+      if (n >= 0 && !part.deleted.has(n))
+        return answerFor((x) => docMatches(part.segment, n, x), docMatches(part.segment, n, FORMAT_2), q, split);
     }
     return false;
   }
 }
 
-async function partsOf(grantId: GrantId, manifest: SearchManifest, wanted: (id: string, meta: SegmentMeta) => boolean = () => true): Promise<Part[]> {
+async function partsOf(
+  grantId: GrantId,
+  manifest: SearchManifest,
+  wanted: (id: string, meta: SegmentMeta) => boolean = () => true,
+): Promise<Part[]> {
   return Promise.all(
     Object.entries(manifest.segments)
       .filter(([id, meta]) => wanted(id, meta))
-      .map(async ([id, meta]) => ({ id, meta, segment: await loadSegment(grantId, id), deleted: decodeDocSet(meta.deleted) })),
+      .map(async ([id, meta]) => ({
+        id,
+        meta,
+        segment: await loadSegment(grantId, id),
+        deleted: decodeDocSet(meta.deleted),
+      })),
   );
 }
 
 /** Reads the mailbox's index for one query: the manifest, the entries above its watermark, the live segments. */
 export async function openSearchIndex(grantId: GrantId): Promise<SearchIndex> {
   const manifest = await getSearchManifest(grantId);
-  const [entries, parts] = await Promise.all([readSearchEntries(grantId, manifest.watermark), partsOf(grantId, manifest)]);
+  const [entries, parts] = await Promise.all([
+    readSearchEntries(grantId, manifest.watermark),
+    partsOf(grantId, manifest),
+  ]);
   const { loose, tombstoned } = readEntries(entries);
   return new SearchIndex(parts, loose, tombstoned);
 }
 
-export type MergeOutcome = { outcome: 'merged'; rounds: number; docs: number; segments: number } | { outcome: 'nothing' | 'busy' | 'out-of-time'; rounds: number };
+export type MergeOutcome =
+  | { outcome: 'merged'; rounds: number; docs: number; segments: number }
+  | { outcome: 'nothing' | 'busy' | 'out-of-time'; rounds: number };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -301,7 +330,10 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * while it worked (whose jobs found the lease taken and left) are merged too. With `wait`, a lease
  * held by another merge is waited for (until it ends or expires) rather than left to its holder.
  */
-export async function mergeSearchIndex(grantId: GrantId, options: { wait?: boolean; outOfTime?: () => boolean; deferBelow?: number } = {}): Promise<MergeOutcome> {
+export async function mergeSearchIndex(
+  grantId: GrantId,
+  options: { wait?: boolean; outOfTime?: () => boolean; deferBelow?: number } = {},
+): Promise<MergeOutcome> {
   const owner = randomBytes(8).toString('hex');
   const waitUntil = clock.nowMs() + LEASE_MS + 5000;
   let holding = false;
@@ -329,19 +361,36 @@ export async function mergeSearchIndex(grantId: GrantId, options: { wait?: boole
         const n = part.segment.findDoc(id);
         if (n < 0) continue;
         loose.delete(id);
-        if (tombstoned.has(id) && !part.deleted.has(n)) newDeletes.set(part.id, (newDeletes.get(part.id) ?? new Set()).add(n));
+        if (tombstoned.has(id) && !part.deleted.has(n))
+          newDeletes.set(part.id, (newDeletes.get(part.id) ?? new Set()).add(n));
       }
     }
-    const deletedOf = (id: string) => new Set([...decodeDocSet(manifest.segments[id]!.deleted), ...(newDeletes.get(id) ?? [])]);
+    const deletedOf = (id: string) =>
+      new Set([...decodeDocSet(manifest.segments[id]!.deleted), ...(newDeletes.get(id) ?? [])]);
     const steps = planMerges(
-      Object.entries(manifest.segments).map(([id, meta]) => ({ id, level: meta.level, docs: meta.docs, deleted: deletedOf(id).size })),
+      Object.entries(manifest.segments).map(([id, meta]) => ({
+        id,
+        level: meta.level,
+        docs: meta.docs,
+        deleted: deletedOf(id).size,
+      })),
       loose.size > 0,
     );
     const watermark = [manifest.watermark, sequenceBefore(snapshotAt - COMMIT_MARGIN_MS)].sort().at(-1)!;
     const belowNewWatermark = entries.filter((e) => e.sequence <= watermark).length;
-    const deferred = options.deferBelow !== undefined && loose.size < options.deferBelow && !tombstoned.size && !newDeletes.size && !steps.some((s) => s.sources.some((src) => 'segment' in src));
+    const deferred =
+      options.deferBelow !== undefined &&
+      loose.size < options.deferBelow &&
+      !tombstoned.size &&
+      !newDeletes.size &&
+      !steps.some((s) => s.sources.some((src) => 'segment' in src));
     if (deferred || (!steps.length && !newDeletes.size && belowNewWatermark < WATERMARK_ADVANCE_MIN)) {
-      if (holding) await commitMerge(grantId, manifest.version, owner, { segments: manifest.segments, watermark, garbage: manifest.garbage });
+      if (holding)
+        await commitMerge(grantId, manifest.version, owner, {
+          segments: manifest.segments,
+          watermark,
+          garbage: manifest.garbage,
+        });
       return merged ?? { outcome: 'nothing', rounds: round };
     }
     if (!holding && (loose.size >= LEASED_MERGE_MIN || steps.some((s) => s.sources.some((src) => 'segment' in src)))) {
@@ -363,7 +412,10 @@ export async function mergeSearchIndex(grantId: GrantId, options: { wait?: boole
       .filter(([, at]) => now - at >= GC_DELAY_MS)
       .map(([id]) => id);
     if (expired.length) await deleteBlobs(expired.map((id) => segmentObjectKey(grantId, id)));
-    const garbage = Object.fromEntries([...Object.entries(manifest.garbage).filter(([id]) => !expired.includes(id)), ...written.consumed.map((id) => [id, now] as const)]);
+    const garbage = Object.fromEntries([
+      ...Object.entries(manifest.garbage).filter(([id]) => !expired.includes(id)),
+      ...written.consumed.map((id) => [id, now] as const),
+    ]);
     try {
       await commitMerge(grantId, manifest.version, holding ? owner : undefined, { segments: next, watermark, garbage });
     } catch (error) {
@@ -375,7 +427,14 @@ export async function mergeSearchIndex(grantId: GrantId, options: { wait?: boole
     }
     const docs = written.outputs.reduce((n, o) => n + o.meta.docs, 0);
     merged = { outcome: 'merged', rounds: round, docs: (merged?.docs ?? 0) + docs, segments: written.outputs.length };
-    logger.debug('search merge', { grant_id: grantId, loose: loose.size, deletes: newDeletes.size, steps: steps.length, outputs: written.outputs.length, docs });
+    logger.debug('search merge', {
+      grant_id: grantId,
+      loose: loose.size,
+      deletes: newDeletes.size,
+      steps: steps.length,
+      outputs: written.outputs.length,
+      docs,
+    });
     // The lease was released by the commit: look again for entries whose jobs left while it was held.
     if (!holding) return merged;
     holding = false;
@@ -384,7 +443,13 @@ export async function mergeSearchIndex(grantId: GrantId, options: { wait?: boole
 }
 
 /** Runs merge steps in memory and writes their final outputs; returns what they replace and add. */
-async function runSteps(grantId: GrantId, manifest: SearchManifest, steps: readonly MergeStep[], loose: ReadonlyMap<string, ReadonlySet<string>>, tombstoned: ReadonlySet<string>) {
+async function runSteps(
+  grantId: GrantId,
+  manifest: SearchManifest,
+  steps: readonly MergeStep[],
+  loose: ReadonlyMap<string, ReadonlySet<string>>,
+  tombstoned: ReadonlySet<string>,
+) {
   const outputs: Segment[] = [];
   const consumed: string[] = [];
   for (const step of steps) {
@@ -395,7 +460,10 @@ async function runSteps(grantId: GrantId, manifest: SearchManifest, steps: reado
       else if ('step' in source) inputs.push({ segment: outputs[source.step]! });
       else {
         consumed.push(source.segment);
-        inputs.push({ segment: await loadSegment(grantId, source.segment), deleted: decodeDocSet(manifest.segments[source.segment]!.deleted) });
+        inputs.push({
+          segment: await loadSegment(grantId, source.segment),
+          deleted: decodeDocSet(manifest.segments[source.segment]!.deleted),
+        });
       }
     }
     const looseDocs = withLoose ? [...loose].map(([id, tokens]) => ({ id, tokens })) : [];
@@ -412,7 +480,10 @@ async function runSteps(grantId: GrantId, manifest: SearchManifest, steps: reado
 }
 
 /** The merge-search job: a merge of one mailbox's index (nothing for a grant deleted since). */
-export async function runMergeSearchJob(job: Extract<Job, { kind: 'merge-search' }>, outOfTime: () => boolean): Promise<MergeOutcome | undefined> {
+export async function runMergeSearchJob(
+  job: Extract<Job, { kind: 'merge-search' }>,
+  outOfTime: () => boolean,
+): Promise<MergeOutcome | undefined> {
   if (!(await getGrant(job.application_id as ApplicationId, job.grant_id as GrantId))) return undefined;
   const outcome = await mergeSearchIndex(job.grant_id as GrantId, { wait: true, outOfTime });
   logger.info('merge-search', { grant_id: job.grant_id, ...outcome });
@@ -424,16 +495,30 @@ export async function runMergeSearchJob(job: Extract<Job, { kind: 'merge-search'
  * (waiting for a merge under way rather than leaving, so that no entry is left behind by a merge
  * that dies).
  */
-export async function runMessageStoredJob(job: Extract<Job, { kind: 'message-stored' }>, outOfTime: () => boolean): Promise<void> {
+export async function runMessageStoredJob(
+  job: Extract<Job, { kind: 'message-stored' }>,
+  outOfTime: () => boolean,
+): Promise<void> {
   if (!(await getGrant(job.application_id as ApplicationId, job.grant_id as GrantId))) return;
   await refreshThreadFor(job.grant_id as GrantId, job.thread_id as ThreadId, job.message_id as MessageId);
   await mergeSearchIndex(job.grant_id as GrantId, { wait: true, outOfTime, deferBelow: DEFERRED_MERGE_MAX });
 }
 
 /** The messages-stored job: the threads of a batch stored together, then one merge of the mailbox's search entries (in larger steps for an import's batch). */
-export async function runMessagesStoredJob(job: Extract<Job, { kind: 'messages-stored' }>, outOfTime: () => boolean): Promise<void> {
+export async function runMessagesStoredJob(
+  job: Extract<Job, { kind: 'messages-stored' }>,
+  outOfTime: () => boolean,
+): Promise<void> {
   if (!(await getGrant(job.application_id as ApplicationId, job.grant_id as GrantId))) return;
   // Threads side by side (a batch's are mostly distinct): each refresh is a read of its messages and one write.
-  await inPool([...new Set(job.thread_ids)], 8, async (threadId) => void (await refreshThreadNow(job.grant_id as GrantId, threadId as ThreadId)));
-  await mergeSearchIndex(job.grant_id as GrantId, { wait: true, outOfTime, deferBelow: job.import ? IMPORT_MERGE_MAX : DEFERRED_MERGE_MAX });
+  await inPool(
+    [...new Set(job.thread_ids)],
+    8,
+    async (threadId) => void (await refreshThreadNow(job.grant_id as GrantId, threadId as ThreadId)),
+  );
+  await mergeSearchIndex(job.grant_id as GrantId, {
+    wait: true,
+    outOfTime,
+    deferBelow: job.import ? IMPORT_MERGE_MAX : DEFERRED_MERGE_MAX,
+  });
 }

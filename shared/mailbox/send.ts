@@ -4,7 +4,14 @@ import { normalAddress } from '#shared/mailbox/postings';
 import { spoolLocalCopies } from '#shared/mail/local-spool';
 import { checkCustomHeaders, collectAttachments, senderOf } from '#shared/mailbox/outgoing';
 import { placementOf } from '#shared/governance/placement';
-import { blockingRule, evaluationOf, governanceOf, partyOf, recordEvaluation, type Governance } from '#shared/governance/decide';
+import {
+  blockingRule,
+  evaluationOf,
+  governanceOf,
+  partyOf,
+  recordEvaluation,
+  type Governance,
+} from '#shared/governance/decide';
 import type { PolicyLimits } from '#schemas/governance';
 import { BODY_INLINE_MAX, storeMessage, viewOf, type StoreExtras } from '#shared/mailbox/store';
 import type { HeaderRecord, MessageRecord, NewAttachment, ParticipantRecord } from '#shared/mailbox/types';
@@ -91,7 +98,13 @@ export async function composePrepared(prepared: PreparedMessage, messageIdHeader
 export type TemplateRenderer = typeof renderStoredTemplate;
 
 /** `stored`: attachments already held as bytes (a draft's, read from S3), sent before those of `input` and `files`. */
-export async function prepareOutgoing(grant: GrantRecord, input: OutgoingInput, files: UploadedFile[] = [], stored: NewAttachment[] = [], renderTemplate?: TemplateRenderer): Promise<PreparedMessage> {
+export async function prepareOutgoing(
+  grant: GrantRecord,
+  input: OutgoingInput,
+  files: UploadedFile[] = [],
+  stored: NewAttachment[] = [],
+  renderTemplate?: TemplateRenderer,
+): Promise<PreparedMessage> {
   if (input.send_at !== undefined) throw new Error('prepareOutgoing: a scheduled send is prepared without its send_at');
   // Tracking settings follow the draft rules (hostname validated and canonicalised).
   if (input.tracking_options !== undefined) trackingOnCreate(input.tracking_options, TRACKING_HOSTNAME);
@@ -110,7 +123,8 @@ export async function prepareOutgoing(grant: GrantRecord, input: OutgoingInput, 
   const to = input.to ?? [];
   const cc = input.cc ?? [];
   const bcc = input.bcc ?? [];
-  if (!to.length && !cc.length && !bcc.length) throw new InvalidRequestError("A message needs at least one recipient in 'to', 'cc' or 'bcc'");
+  if (!to.length && !cc.length && !bcc.length)
+    throw new InvalidRequestError("A message needs at least one recipient in 'to', 'cc' or 'bcc'");
   let threadId: ThreadId | undefined;
   let inReplyTo: string | undefined;
   let references: string[] = [];
@@ -146,7 +160,10 @@ export async function prepareOutgoing(grant: GrantRecord, input: OutgoingInput, 
 }
 
 const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-const secondsToMidnight = (ms: number) => Math.ceil((Date.UTC(new Date(ms).getUTCFullYear(), new Date(ms).getUTCMonth(), new Date(ms).getUTCDate() + 1) - ms) / 1000);
+const secondsToMidnight = (ms: number) =>
+  Math.ceil(
+    (Date.UTC(new Date(ms).getUTCFullYear(), new Date(ms).getUTCMonth(), new Date(ms).getUTCDate() + 1) - ms) / 1000,
+  );
 
 /**
  * How long a send's claims hold when nothing converts or gives them up: longer than any function that
@@ -202,15 +219,28 @@ export function claimsOf(grant: GrantRecord, limits: PolicyLimits | undefined, c
         return;
       }
       const quota = limits.limit_count_daily_email_sent ?? DAILY_QUOTA;
-      const wanted: sending.SendQuotaHold = { grantId: grant.id, day: utcDay(now), limit: quota, id: randomBytes(8).toString('hex'), until, expiresAt: nowSeconds + 2 * 86400 };
+      const wanted: sending.SendQuotaHold = {
+        grantId: grant.id,
+        day: utcDay(now),
+        limit: quota,
+        id: randomBytes(8).toString('hex'),
+        until,
+        expiresAt: nowSeconds + 2 * 86400,
+      };
       if (!(await sending.holdSendQuota(wanted, items, nowSeconds).catch(named))) {
-        throw new RateLimitError(`This Agent Account has sent its daily quota of ${quota} messages; the quota resets at 00:00 UTC`, secondsToMidnight(now));
+        throw new RateLimitError(
+          `This Agent Account has sent its daily quota of ${quota} messages; the quota resets at 00:00 UTC`,
+          secondsToMidnight(now),
+        );
       }
       hold = wanted;
     },
     convert() {
       const converted = claim?.convert() ?? { items: [], outbox: [] };
-      return { items: [...(hold ? [sending.sendQuotaCommitItem(hold)] : []), ...converted.items], outbox: converted.outbox };
+      return {
+        items: [...(hold ? [sending.sendQuotaCommitItem(hold)] : []), ...converted.items],
+        outbox: converted.outbox,
+      };
     },
     async giveUp() {
       await Promise.all([hold && sending.releaseSendQuotaHold(hold), claim?.giveUp()]);
@@ -219,14 +249,22 @@ export function claimsOf(grant: GrantRecord, limits: PolicyLimits | undefined, c
 }
 
 /** The attachment limits of the account's workspace policy; 400 naming the limit a message exceeds. */
-export function checkAttachmentLimits(limits: PolicyLimits, attachments: readonly { filename: string; contentType: string; content: Buffer }[]): void {
+export function checkAttachmentLimits(
+  limits: PolicyLimits,
+  attachments: readonly { filename: string; contentType: string; content: Buffer }[],
+): void {
   const count = limits.limit_attachment_count_limit;
   if (count !== undefined && attachments.length > count) {
-    throw new InvalidRequestError(`The message has ${attachments.length} attachments; this Agent Account's policy allows ${count} (limit_attachment_count_limit)`);
+    throw new InvalidRequestError(
+      `The message has ${attachments.length} attachments; this Agent Account's policy allows ${count} (limit_attachment_count_limit)`,
+    );
   }
   const size = limits.limit_attachment_size_limit;
   const large = size !== undefined ? attachments.find((a) => a.content.length > size) : undefined;
-  if (large) throw new InvalidRequestError(`Attachment '${large.filename}' has ${large.content.length} bytes; this Agent Account's policy allows ${size} per attachment (limit_attachment_size_limit)`);
+  if (large)
+    throw new InvalidRequestError(
+      `Attachment '${large.filename}' has ${large.content.length} bytes; this Agent Account's policy allows ${size} per attachment (limit_attachment_size_limit)`,
+    );
   const types = limits.limit_attachment_allowed_types;
   if (types?.length) {
     const allowed = new Set(types.map((t) => t.toLowerCase()));
@@ -234,7 +272,10 @@ export function checkAttachmentLimits(limits: PolicyLimits, attachments: readonl
       const type = a.contentType.split(';')[0]!.trim().toLowerCase();
       return !allowed.has(type) && !allowed.has(`${type.split('/')[0]}/*`);
     });
-    if (refused) throw new InvalidRequestError(`Attachment '${refused.filename}' is ${refused.contentType}; this Agent Account's policy allows ${types.join(', ')} (limit_attachment_allowed_types)`);
+    if (refused)
+      throw new InvalidRequestError(
+        `Attachment '${refused.filename}' is ${refused.contentType}; this Agent Account's policy allows ${types.join(', ')} (limit_attachment_allowed_types)`,
+      );
   }
 }
 
@@ -274,18 +315,28 @@ const relay = (raw: Buffer, envelope: { from: string; to: string[] }): Promise<D
  * and converted by the Sent copy's transaction. A MailDeliveryError means nothing left: the relay
  * refused the message before any local inbox got it, and the claims were given up.
  */
-export async function deliverAndStore(grant: GrantRecord, prepared: PreparedMessage, progress?: SendProgress, commitWith: OutboxEntry[] = [], options: SentCopyOptions = {}) {
+export async function deliverAndStore(
+  grant: GrantRecord,
+  prepared: PreparedMessage,
+  progress?: SendProgress,
+  commitWith: OutboxEntry[] = [],
+  options: SentCopyOptions = {},
+) {
   // The outbound rules of the account's workspace: a block refuses the send (403, nothing sent or
   // stored); other actions place the Sent copy.
   const decision = await prepared.governance.decide('outbound', {
     from: partyOf(prepared.from.email),
-    recipients: [...prepared.to, ...prepared.cc, ...prepared.bcc].map((p) => partyOf(p.email)).filter((p) => p !== undefined),
+    recipients: [...prepared.to, ...prepared.cc, ...prepared.bcc]
+      .map((p) => partyOf(p.email))
+      .filter((p) => p !== undefined),
     outboundType: prepared.inReplyTo || prepared.references.length ? 'reply' : 'compose',
   });
   if (decision?.actions.blocked) {
     await recordEvaluation(evaluationOf(grant, 'outbound_send', decision, null));
     const rule = blockingRule(decision)!;
-    throw new ForbiddenError(`The send was blocked by the outbound rule '${rule.name}' (${rule.id}) of this Agent Account's workspace; nothing was sent`);
+    throw new ForbiddenError(
+      `The send was blocked by the outbound rule '${rule.name}' (${rule.id}) of this Agent Account's workspace; nothing was sent`,
+    );
   }
   const messageIdHeader = `<${newId('message').slice(4)}@${MESSAGE_ID_DOMAIN}>`;
   const date = new Date(clock.nowMs());
@@ -293,7 +344,9 @@ export async function deliverAndStore(grant: GrantRecord, prepared: PreparedMess
 
   const mimeLimit = prepared.governance.limits.limit_size_total_mime;
   if (mimeLimit !== undefined && raw.length > mimeLimit) {
-    throw new InvalidRequestError(`The message is ${raw.length} bytes as MIME; this Agent Account's policy allows ${mimeLimit} (limit_size_total_mime)`);
+    throw new InvalidRequestError(
+      `The message is ${raw.length} bytes as MIME; this Agent Account's policy allows ${mimeLimit} (limit_size_total_mime)`,
+    );
   }
   // Who is hosted here and who is outside.
   const recipients = [...new Set([...prepared.to, ...prepared.cc, ...prepared.bcc].map((p) => normalAddress(p.email)))];
@@ -323,8 +376,14 @@ export async function deliverAndStore(grant: GrantRecord, prepared: PreparedMess
     body: prepared.body,
     isPlaintext: prepared.isPlaintext,
     // The calendar part is a part of the MIME like the attachments: stored copies list it as one.
-    attachments: prepared.calendar ? [...prepared.attachments, calendarAttachment(prepared.calendar)] : prepared.attachments,
-    headers: [{ name: 'Message-ID', value: messageIdHeader }, ...(prepared.inReplyTo ? [{ name: 'In-Reply-To', value: prepared.inReplyTo }] : []), ...prepared.headers],
+    attachments: prepared.calendar
+      ? [...prepared.attachments, calendarAttachment(prepared.calendar)]
+      : prepared.attachments,
+    headers: [
+      { name: 'Message-ID', value: messageIdHeader },
+      ...(prepared.inReplyTo ? [{ name: 'In-Reply-To', value: prepared.inReplyTo }] : []),
+      ...prepared.headers,
+    ],
     raw,
     messageIdHeader,
     inReplyTo: prepared.inReplyTo,
@@ -335,9 +394,24 @@ export async function deliverAndStore(grant: GrantRecord, prepared: PreparedMess
   // is the Sent copy, also in the inbox.
   const toSelf = local.some((g) => g.id === grant.id);
   const others = local.filter((g) => g.id !== grant.id);
-  const placed = decision ? await placementOf(grant, decision.actions, { folders: toSelf ? ['sent', 'inbox'] : ['sent'], unread: false, starred: prepared.starred }, listFolders) : undefined;
+  const placed = decision
+    ? await placementOf(
+        grant,
+        decision.actions,
+        { folders: toSelf ? ['sent', 'inbox'] : ['sent'], unread: false, starred: prepared.starred },
+        listFolders,
+      )
+    : undefined;
   const jobs = others.length
-    ? (await spoolLocalCopies(messageIdHeader.slice(1, messageIdHeader.indexOf('@')), common, others, grant, BODY_INLINE_MAX)).map((job) => ({
+    ? (
+        await spoolLocalCopies(
+          messageIdHeader.slice(1, messageIdHeader.indexOf('@')),
+          common,
+          others,
+          grant,
+          BODY_INLINE_MAX,
+        )
+      ).map((job) => ({
         job,
         id: newId('job'),
         applicationId: grant.application_id,
@@ -360,7 +434,10 @@ export async function deliverAndStore(grant: GrantRecord, prepared: PreparedMess
       return { items: [...extra.items, ...converted.items], outbox: [...extra.outbox, ...converted.outbox] };
     },
   });
-  if (decision) await recordEvaluation(evaluationOf(grant, 'outbound_send', decision, sent.record.id, { folder_ids: placed!.folderIds }));
+  if (decision)
+    await recordEvaluation(
+      evaluationOf(grant, 'outbound_send', decision, sent.record.id, { folder_ids: placed!.folderIds }),
+    );
   return sent.record;
 }
 
@@ -392,7 +469,10 @@ function canonicalJson(value: unknown): string {
  * body (keys sorted), then each file in order by field name, filename, content type and SHA-256.
  */
 export function requestHash(body: unknown, files: readonly UploadedFile[] = []): string {
-  const parts = [canonicalJson(body), ...files.map((f) => JSON.stringify([f.fieldname, f.filename, f.contentType, sha256(f.content)]))];
+  const parts = [
+    canonicalJson(body),
+    ...files.map((f) => JSON.stringify([f.fieldname, f.filename, f.contentType, sha256(f.content)])),
+  ];
   return sha256(parts.join('\n'));
 }
 
@@ -416,9 +496,15 @@ export async function withIdempotency<T extends { id: string }>(
   }
   const requestHash = hash();
   const now = clock.nowSeconds();
-  const existing = await sending.claimIdempotencyKey(grant.id, key, { request_hash: requestHash, state: 'in_progress', created_at: now, expires_at: now + IDEMPOTENCY_SECONDS });
+  const existing = await sending.claimIdempotencyKey(grant.id, key, {
+    request_hash: requestHash,
+    state: 'in_progress',
+    created_at: now,
+    expires_at: now + IDEMPOTENCY_SECONDS,
+  });
   if (existing) {
-    if (existing.request_hash !== requestHash) throw new ConflictError('This Idempotency-Key was already used with a different request; use a new key');
+    if (existing.request_hash !== requestHash)
+      throw new ConflictError('This Idempotency-Key was already used with a different request; use a new key');
     if (existing.state !== 'done' || !existing.message_id) {
       throw new ConflictError(
         'The request first sent with this Idempotency-Key has no recorded outcome: it is still being processed, or it failed after its message ' +
@@ -445,24 +531,32 @@ export async function withIdempotency<T extends { id: string }>(
 }
 
 /** Sends a prepared message and stores its Sent copy: the relay's (deliverAndStore above), or a mail server's submission (IMAP's SMTP and APPEND). */
-export type Submission = (grant: GrantRecord, prepared: PreparedMessage, progress: SendProgress) => Promise<MessageRecord>;
+export type Submission = (
+  grant: GrantRecord,
+  prepared: PreparedMessage,
+  progress: SendProgress,
+) => Promise<MessageRecord>;
 
 /**
  * An immediate send through `submit`: composed once (templates, signatures, replies, attachments),
  * under the request's idempotency key, answered with the stored Sent copy.
  */
-export const sendWith = (submit: Submission) => (grant: GrantRecord, input: OutgoingInput, context: { files: UploadedFile[]; idempotencyKey?: string }) =>
-  withIdempotency(
-    grant,
-    context.idempotencyKey,
-    () => requestHash(input, context.files),
-    async (progress) => {
-      const prepared = await prepareOutgoing(grant, input, context.files, [], renderStoredTemplate);
-      // The body is at hand: no need to read it back from S3 when it was stored there.
-      return messageView(await submit(grant, prepared, progress), { body: prepared.body });
-    },
-    async (messageId) => viewOf(await requireMessage(grant, messageId)),
-  );
+export const sendWith =
+  (submit: Submission) =>
+  (grant: GrantRecord, input: OutgoingInput, context: { files: UploadedFile[]; idempotencyKey?: string }) =>
+    withIdempotency(
+      grant,
+      context.idempotencyKey,
+      () => requestHash(input, context.files),
+      async (progress) => {
+        const prepared = await prepareOutgoing(grant, input, context.files, [], renderStoredTemplate);
+        // The body is at hand: no need to read it back from S3 when it was stored there.
+        return messageView(await submit(grant, prepared, progress), { body: prepared.body });
+      },
+      async (messageId) => viewOf(await requireMessage(grant, messageId)),
+    );
 
 /** Sends a message now through the relay (a scheduled send goes through shared/mailbox/scheduled.ts). */
-export const sendMessage = /* @__PURE__ */ sendWith((grant, prepared, progress) => deliverAndStore(grant, prepared, progress));
+export const sendMessage = /* @__PURE__ */ sendWith((grant, prepared, progress) =>
+  deliverAndStore(grant, prepared, progress),
+);

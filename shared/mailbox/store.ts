@@ -1,11 +1,24 @@
-import { attachmentRecords, bodyKey, presignedDownload, rawMessageKey, storedBody, uploadAttachments } from '#shared/mailbox/blobs';
+import {
+  attachmentRecords,
+  bodyKey,
+  presignedDownload,
+  rawMessageKey,
+  storedBody,
+  uploadAttachments,
+} from '#shared/mailbox/blobs';
 import { copyBlob, getBlob, putBlob } from '#shared/aws/mail-bucket';
 import { base64Length, planContent, type ContentPlan } from '#shared/mailbox/content';
 import { kinds, messagePostings, searchTokens } from '#shared/mailbox/postings';
 import { postingKey } from '#shared/db/keys';
 import { bodyText, snippetOf } from '#shared/mailbox/text';
 import { refreshThreadNow } from '#shared/mailbox/thread-refresh';
-import type { AttachmentRecord, HeaderRecord, MessageRecord, NewAttachment, ParticipantRecord } from '#shared/mailbox/types';
+import type {
+  AttachmentRecord,
+  HeaderRecord,
+  MessageRecord,
+  NewAttachment,
+  ParticipantRecord,
+} from '#shared/mailbox/types';
 import { messageView, type MovedContent } from '#shared/mailbox/views';
 import type { GrantRecord } from '#shared/db/grants';
 import * as messages from '#shared/db/messages';
@@ -110,7 +123,11 @@ export function mergeDeltas(...lists: FolderDelta[][]): FolderDelta[] {
   const byFolder = new Map<string, FolderDelta>();
   for (const d of lists.flat()) {
     const current = byFolder.get(d.folderId) ?? { folderId: d.folderId, total: 0, unread: 0 };
-    byFolder.set(d.folderId, { folderId: d.folderId, total: current.total + d.total, unread: current.unread + d.unread });
+    byFolder.set(d.folderId, {
+      folderId: d.folderId,
+      total: current.total + d.total,
+      unread: current.unread + d.unread,
+    });
   }
   return [...byFolder.values()];
 }
@@ -151,7 +168,16 @@ type RecordInput = Pick<
 
 function messageRecord(
   input: RecordInput,
-  at: { grantId: GrantId; id: MessageId; threadId: ThreadId; rawKey?: string; rawSize: number; largeBodyKey?: string; attachments: AttachmentRecord[]; text: string },
+  at: {
+    grantId: GrantId;
+    id: MessageId;
+    threadId: ThreadId;
+    rawKey?: string;
+    rawSize: number;
+    largeBodyKey?: string;
+    attachments: AttachmentRecord[];
+    text: string;
+  },
 ): MessageRecord {
   const now = clock.nowSeconds();
   return {
@@ -184,7 +210,9 @@ function messageRecord(
     updated_at: now,
     version: 1,
     search: 1,
-    ...(input.server ? { server_uids: input.server.uids, ...(input.server.quiet ? { quiet: true as const } : {}) } : {}),
+    ...(input.server
+      ? { server_uids: input.server.uids, ...(input.server.quiet ? { quiet: true as const } : {}) }
+      : {}),
   };
 }
 
@@ -193,7 +221,13 @@ function messageRecord(
  * outbox entries and items. Its message.created notification and message-stored job are derived
  * from the item itself by the outbox consumer (shared/mailbox/message-events.ts).
  */
-function messageWrite(grant: GrantRecord, record: MessageRecord, tokens: readonly string[], outbox: OutboxEntry[], items: NamedItems): messages.NewMessageWrite {
+function messageWrite(
+  grant: GrantRecord,
+  record: MessageRecord,
+  tokens: readonly string[],
+  outbox: OutboxEntry[],
+  items: NamedItems,
+): messages.NewMessageWrite {
   return {
     message: record,
     applicationId: grant.application_id,
@@ -208,14 +242,19 @@ export async function storeMessage(input: NewMessage): Promise<{ record: Message
   if (input.server) throw new Error('storeMessage: a message synced from its server is stored by storeServerMessages');
   const grantId = input.grant.id;
   const id = input.id ?? newId('message');
-  const threadId = input.threadId ?? (await messages.findThreadByHeaders(grantId, threadingHeaders(input))) ?? newId('thread');
+  const threadId =
+    input.threadId ?? (await messages.findThreadByHeaders(grantId, threadingHeaders(input))) ?? newId('thread');
 
   const rawKey = rawMessageKey(grantId, id);
   const largeBodyKey = Buffer.byteLength(input.body) > BODY_INLINE_MAX ? bodyKey(grantId, id) : undefined;
   const attachments = attachmentRecords(grantId, input.attachments);
   // Recorded before uploading: if the message is not committed, its contents are removed later.
   // Committed when its thread posting exists (which lives as long as the message): nothing to delete in the transaction.
-  const upload = await openUpload(input.grant, [rawKey, largeBodyKey, ...attachments.map((a) => a.key)], postingKey(grantId, kinds.thread(threadId), id));
+  const upload = await openUpload(
+    input.grant,
+    [rawKey, largeBodyKey, ...attachments.map((a) => a.key)],
+    postingKey(grantId, kinds.thread(threadId), id),
+  );
   await Promise.all([
     uploadAttachments(attachments, input.attachments),
     putBlob(rawKey, input.raw, 'message/rfc822'),
@@ -223,10 +262,27 @@ export async function storeMessage(input: NewMessage): Promise<{ record: Message
   ]);
 
   const text = bodyText(input.body, input.isPlaintext);
-  const record = messageRecord(input, { grantId, id, threadId, rawKey, rawSize: input.raw.length, largeBodyKey, attachments, text });
+  const record = messageRecord(input, {
+    grantId,
+    id,
+    threadId,
+    rawKey,
+    rawSize: input.raw.length,
+    largeBodyKey,
+    attachments,
+    text,
+  });
   const extras = input.also?.(record) ?? { items: [], outbox: [] };
   try {
-    await messages.insertMessage(messageWrite(input.grant, record, searchTokens(record, text), [...(input.jobs ?? []), ...extras.outbox], [...upload, ...extras.items]));
+    await messages.insertMessage(
+      messageWrite(
+        input.grant,
+        record,
+        searchTokens(record, text),
+        [...(input.jobs ?? []), ...extras.outbox],
+        [...upload, ...extras.items],
+      ),
+    );
   } catch (error) {
     // Not stored: this copy's contents expire with its upload record (shared/db/uploads.ts).
     if (error instanceof DuplicateMessageError) {
@@ -268,9 +324,15 @@ export interface ServerLookups {
  * synced messages referring to them. A caller that needs to know which of its messages are stored
  * already reads them here and hands them to storeServerMessages, which then reads nothing more.
  */
-export async function serverLookups(grantId: GrantId, inputs: readonly Pick<NewMessage, 'messageIdHeader' | 'inReplyTo' | 'references'>[]): Promise<ServerLookups> {
+export async function serverLookups(
+  grantId: GrantId,
+  inputs: readonly Pick<NewMessage, 'messageIdHeader' | 'inReplyTo' | 'references'>[],
+): Promise<ServerLookups> {
   const own = inputs.flatMap((input) => (input.messageIdHeader ? [input.messageIdHeader] : []));
-  const [stored, referencing] = await Promise.all([messages.getMessageIdHeaders(grantId, [...own, ...inputs.flatMap((input) => threadingHeaders(input))]), messages.threadsReferencing(grantId, own)]);
+  const [stored, referencing] = await Promise.all([
+    messages.getMessageIdHeaders(grantId, [...own, ...inputs.flatMap((input) => threadingHeaders(input))]),
+    messages.threadsReferencing(grantId, own),
+  ]);
   return { stored, referencing };
 }
 
@@ -303,17 +365,37 @@ export async function storeServerMessages(
     if (input.messageIdHeader) inBatch.set(input.messageIdHeader, threadId);
     const largeBodyKey = Buffer.byteLength(input.body) > BODY_INLINE_MAX ? bodyKey(grantId, id) : undefined;
     const text = bodyText(input.body, input.isPlaintext);
-    const record = messageRecord(input, { grantId, id, threadId, rawSize: input.raw.length, largeBodyKey, attachments: serverAttachmentRecords(input.attachments), text });
+    const record = messageRecord(input, {
+      grantId,
+      id,
+      threadId,
+      rawSize: input.raw.length,
+      largeBodyKey,
+      attachments: serverAttachmentRecords(input.attachments),
+      text,
+    });
     return { input, record, text };
   });
   const large = planned.filter((p) => p.record.body_key);
-  const uploads = await openUploads(large.map((p) => ({ grant, keys: [p.record.body_key], committedBy: postingKey(grantId, kinds.thread(p.record.thread_id), p.record.id) })));
+  const uploads = await openUploads(
+    large.map((p) => ({
+      grant,
+      keys: [p.record.body_key],
+      committedBy: postingKey(grantId, kinds.thread(p.record.thread_id), p.record.id),
+    })),
+  );
   await Promise.all(large.map((p) => putBlob(p.record.body_key!, p.input.body, bodyContentType(p.input.isPlaintext))));
   const uploadOf = new Map(large.map((p, i) => [p, uploads[i]!]));
   const outcomes = await messages.insertMailboxMessages(
     planned.map((p) => {
       const extras = p.input.also?.(p.record) ?? { items: [], outbox: [] };
-      return messageWrite(grant, p.record, searchTokens(p.record, p.text), [...(p.input.jobs ?? []), ...extras.outbox], [...(uploadOf.get(p) ?? []), ...extras.items]);
+      return messageWrite(
+        grant,
+        p.record,
+        searchTokens(p.record, p.text),
+        [...(p.input.jobs ?? []), ...extras.outbox],
+        [...(uploadOf.get(p) ?? []), ...extras.items],
+      );
     }),
     planned.length
       ? [
@@ -338,12 +420,17 @@ export async function storeServerMessages(
     grantId,
     planned
       .filter((_, i) => outcomes[i] === 'stored')
-      .flatMap((p) => [p.input.inReplyTo, p.input.references[0]].filter((h): h is string => !!h).map((header) => ({ header, thread_id: p.record.thread_id }))),
+      .flatMap((p) =>
+        [p.input.inReplyTo, p.input.references[0]]
+          .filter((h): h is string => !!h)
+          .map((header) => ({ header, thread_id: p.record.thread_id })),
+      ),
   );
   return planned.map((p, i) => ({ record: p.record, outcome: outcomes[i]! }));
 }
 
-const bodyContentType = (isPlaintext: boolean) => (isPlaintext ? 'text/plain; charset=utf-8' : 'text/html; charset=utf-8');
+const bodyContentType = (isPlaintext: boolean) =>
+  isPlaintext ? 'text/plain; charset=utf-8' : 'text/html; charset=utf-8';
 
 /** One message stored in many mailboxes: what every copy shares (contents are already in S3). */
 export interface SharedCopy extends Omit<RecordInput, 'messageIdHeader'> {
@@ -365,7 +452,11 @@ const COPY_CHUNK = 25;
  * killed) is left as it is. The thread aggregates are left to each copy's message-stored job (nobody
  * waits on them here). Returns how many copies were stored, and how many were there already.
  */
-export async function storeCopies(copy: SharedCopy, recipients: readonly { grant: GrantRecord; jobs?: OutboxEntry[] }[], sources: CopySources): Promise<{ stored: number; present: number }> {
+export async function storeCopies(
+  copy: SharedCopy,
+  recipients: readonly { grant: GrantRecord; jobs?: OutboxEntry[] }[],
+  sources: CopySources,
+): Promise<{ stored: number; present: number }> {
   const holders = await messages.mailboxesHolding(
     recipients.map((r) => r.grant.id),
     copy.messageIdHeader,
@@ -420,7 +511,9 @@ export async function storeCopies(copy: SharedCopy, recipients: readonly { grant
     await inPool(copies, COPY_CONCURRENCY, (c) => copyBlob(c.from, c.to));
     // Several copies to a transaction (grouped by the repository).
     const writes = chunk.map((p, i) => messageWrite(p.grant, p.record, tokens, p.jobs ?? [], uploads[from + i]!));
-    commits.push(messages.insertMessages(writes).then((o) => o.forEach((outcome, i) => (outcomes[from + i] = outcome))));
+    commits.push(
+      messages.insertMessages(writes).then((o) => o.forEach((outcome, i) => (outcomes[from + i] = outcome))),
+    );
   }
   await Promise.all(commits);
   // A copy stored meanwhile by another run of the same job is left out: its contents expire with its upload record.
@@ -436,7 +529,8 @@ const BASIC_HEADERS = new Set(['message-id', 'in-reply-to', 'references']);
 
 function headersOf(record: MessageRecord, fields: MessageFields) {
   if (fields === 'include_headers') return record.headers ?? [];
-  if (fields === 'include_basic_headers') return (record.headers ?? []).filter((h) => BASIC_HEADERS.has(h.name.toLowerCase()));
+  if (fields === 'include_basic_headers')
+    return (record.headers ?? []).filter((h) => BASIC_HEADERS.has(h.name.toLowerCase()));
   return undefined;
 }
 
@@ -450,26 +544,44 @@ export function messageContentPlan(record: MessageRecord, fields: MessageFields 
 }
 
 const bodyUrl = (record: { body_key?: string; is_plaintext: boolean }) =>
-  presignedDownload(record.body_key!, record.is_plaintext ? 'body.txt' : 'body.html', record.is_plaintext ? 'text/plain; charset=utf-8' : 'text/html; charset=utf-8');
+  presignedDownload(
+    record.body_key!,
+    record.is_plaintext ? 'body.txt' : 'body.html',
+    record.is_plaintext ? 'text/plain; charset=utf-8' : 'text/html; charset=utf-8',
+  );
 
 /**
  * The API view of a stored message. A message whose view would not fit an answer serves its raw
  * MIME, then its body, from short-lived URLs (`raw_mime_url`, `body_url`) instead.
  */
-export async function viewOf(record: MessageRecord, fields: MessageFields = 'standard', plan = messageContentPlan(record, fields)) {
+export async function viewOf(
+  record: MessageRecord,
+  fields: MessageFields = 'standard',
+  plan = messageContentPlan(record, fields),
+) {
   const headers = headersOf(record, fields);
   const wantsRaw = fields === 'raw_mime';
   const [body, rawMime] = await Promise.all([
     plan.moveBody ? undefined : storedBody(record),
-    wantsRaw && !plan.moveRaw ? (record.raw_key ? getBlob(record.raw_key) : Promise.resolve(Buffer.alloc(0))).then((raw) => raw.toString('base64url')) : undefined,
+    wantsRaw && !plan.moveRaw
+      ? (record.raw_key ? getBlob(record.raw_key) : Promise.resolve(Buffer.alloc(0))).then((raw) =>
+          raw.toString('base64url'),
+        )
+      : undefined,
   ]);
   const moved: MovedContent = {};
-  if (plan.moveRaw && record.raw_key) moved.raw_mime_url = await presignedDownload(record.raw_key, 'message.eml', 'message/rfc822');
+  if (plan.moveRaw && record.raw_key)
+    moved.raw_mime_url = await presignedDownload(record.raw_key, 'message.eml', 'message/rfc822');
   if (plan.moveBody && record.body_key) moved.body_url = await bodyUrl(record);
   let view = messageView(record, { body, headers, raw_mime: rawMime, ...moved });
   // Sizes were not recorded on older messages: measured here, and moved the same way.
   if (jsonBytes(view) > ANSWER_BUDGET_BYTES && rawMime !== undefined && record.raw_key) {
-    view = messageView(record, { body, headers, ...moved, raw_mime_url: await presignedDownload(record.raw_key, 'message.eml', 'message/rfc822') });
+    view = messageView(record, {
+      body,
+      headers,
+      ...moved,
+      raw_mime_url: await presignedDownload(record.raw_key, 'message.eml', 'message/rfc822'),
+    });
   }
   if (jsonBytes(view) > ANSWER_BUDGET_BYTES && body !== undefined && record.body_key) {
     const { body: _dropped, ...rest } = view as typeof view & { body?: string };

@@ -79,7 +79,11 @@ export async function threadMessageIds(grantId: GrantId, threadId: ThreadId): Pr
 }
 
 /** `read`: the thread as the caller has just read it, used by the first attempt instead of reading it again. */
-export async function refreshThread(grantId: GrantId, threadId: ThreadId, read?: { previous: ThreadRecord | undefined }): Promise<ThreadRecord | undefined> {
+export async function refreshThread(
+  grantId: GrantId,
+  threadId: ThreadId,
+  read?: { previous: ThreadRecord | undefined },
+): Promise<ThreadRecord | undefined> {
   for (let attempt = 0; attempt < CONTENTION_ATTEMPTS; attempt++) {
     if (attempt) await contentionPause(attempt - 1);
     const previous = attempt === 0 && read ? read.previous : await threads.getThread(grantId, threadId);

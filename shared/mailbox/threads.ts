@@ -73,7 +73,8 @@ function threadMatches(t: ThreadRecord, q: ListThreadsQuery): boolean {
   if (q.unread !== undefined && t.unread !== q.unread) return false;
   if (q.starred !== undefined && t.starred !== q.starred) return false;
   if (q.has_attachment !== undefined && t.has_attachments !== q.has_attachment) return false;
-  if (q.latest_message_before !== undefined && !(t.latest_message_received_date < q.latest_message_before)) return false;
+  if (q.latest_message_before !== undefined && !(t.latest_message_received_date < q.latest_message_before))
+    return false;
   if (q.latest_message_after !== undefined && !(t.latest_message_received_date > q.latest_message_after)) return false;
   if (q.earliest_message_date !== undefined && t.earliest_message_date < q.earliest_message_date) return false;
   return true;
@@ -140,7 +141,9 @@ export async function updateThread(grant: GrantRecord, threadId: string, body: U
   try {
     // Its messages from the postings: the aggregate may not list a message its job has not added yet.
     for (const message of await getMessages(grant.id, await threadMessageIds(grant.id, thread.id))) {
-      await changeMessage(grant, message, body as { unread?: boolean; starred?: boolean; folders?: string[] }, { threadBatch: true });
+      await changeMessage(grant, message, body as { unread?: boolean; starred?: boolean; folders?: string[] }, {
+        threadBatch: true,
+      });
     }
   } catch (error) {
     // Messages changed before the failure are reflected in the thread all the same.
@@ -156,7 +159,8 @@ export async function updateThread(grant: GrantRecord, threadId: string, body: U
 export async function deleteThread(grant: GrantRecord, threadId: string): Promise<void> {
   const thread = await requireThread(grant, threadId);
   try {
-    for (const message of await getMessages(grant.id, await threadMessageIds(grant.id, thread.id))) await trashMessage(grant, message, { threadBatch: true });
+    for (const message of await getMessages(grant.id, await threadMessageIds(grant.id, thread.id)))
+      await trashMessage(grant, message, { threadBatch: true });
   } finally {
     await refreshThreadNow(grant.id, thread.id);
   }

@@ -1,4 +1,11 @@
-import type { AttachmentRecord, DraftRecord, FolderRecord, HeaderRecord, MessageRecord, ThreadRecord } from '#shared/mailbox/types';
+import type {
+  AttachmentRecord,
+  DraftRecord,
+  FolderRecord,
+  HeaderRecord,
+  MessageRecord,
+  ThreadRecord,
+} from '#shared/mailbox/types';
 import { bodyText, snippetOf } from '#shared/mailbox/text';
 import { receivedAt } from '#shared/mail/threading';
 
@@ -24,7 +31,10 @@ export interface MovedContent {
   raw_mime_url?: string;
 }
 
-export function messageView(m: MessageRecord, extra: { body?: string; headers?: HeaderRecord[]; raw_mime?: string } & MovedContent) {
+export function messageView(
+  m: MessageRecord,
+  extra: { body?: string; headers?: HeaderRecord[]; raw_mime?: string } & MovedContent,
+) {
   return {
     id: m.id,
     object: 'message' as const,

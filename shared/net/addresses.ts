@@ -50,7 +50,8 @@ function ipv6Groups(address: string): number[] | undefined {
   const parse = (part: string | undefined) => (part ? part.split(':').map((g) => parseInt(g, 16)) : []);
   const left = parse(head);
   const right = parse(tail);
-  const groups = tail === undefined ? left : [...left, ...Array<number>(8 - left.length - right.length).fill(0), ...right];
+  const groups =
+    tail === undefined ? left : [...left, ...Array<number>(8 - left.length - right.length).fill(0), ...right];
   return groups.length === 8 && groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff) ? groups : undefined;
 }
 
@@ -106,7 +107,11 @@ type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | Lo
 export type Resolver = (hostname: string) => Promise<string[]>;
 
 const systemResolver: Resolver = (hostname) =>
-  new Promise((resolve, reject) => dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses) => (error ? reject(error) : resolve(addresses.map((a) => a.address)))));
+  new Promise((resolve, reject) =>
+    dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses) =>
+      error ? reject(error) : resolve(addresses.map((a) => a.address)),
+    ),
+  );
 
 export class BlockedAddressError extends Error {
   constructor(
@@ -120,14 +125,23 @@ export class BlockedAddressError extends Error {
 }
 
 /** The addresses a host may be reached at under the policy; throws BlockedAddressError otherwise. */
-export async function allowedAddresses(hostname: string, policy: UrlPolicy, resolver: Resolver = systemResolver): Promise<string[]> {
+export async function allowedAddresses(
+  hostname: string,
+  policy: UrlPolicy,
+  resolver: Resolver = systemResolver,
+): Promise<string[]> {
   const host = hostname.replace(/^\[|\]$/g, '');
   const addresses = isIP(host) ? [host] : await resolver(host);
   if (!addresses.length) throw new BlockedAddressError(host, '(no address)');
   for (const address of addresses) {
     const verdict = classifyAddress(address);
     if (verdict === 'loopback' && policy.local) continue;
-    if (policy.loopbackOnly) throw new BlockedAddressError(host, address, verdict === 'loopback' ? 'and loopback is allowed only in local mode' : 'which is not a loopback address');
+    if (policy.loopbackOnly)
+      throw new BlockedAddressError(
+        host,
+        address,
+        verdict === 'loopback' ? 'and loopback is allowed only in local mode' : 'which is not a loopback address',
+      );
     if (verdict === 'public') continue;
     throw new BlockedAddressError(host, address);
   }

@@ -28,7 +28,8 @@ const NULL_BODY = new Set([204, 205, 304]);
  */
 export function guardedFetch(options: GuardedFetchOptions): FetchLike {
   return async (input, init = {}) => {
-    if (typeof input !== 'string' && !(input instanceof URL)) throw new TypeError('guardedFetch takes a URL string or URL, not a Request');
+    if (typeof input !== 'string' && !(input instanceof URL))
+      throw new TypeError('guardedFetch takes a URL string or URL, not a Request');
     const url = new URL(input);
     const policy = checkUrl(url, options.policy);
     const headers = Object.fromEntries(new Headers(init.headers).entries());
@@ -47,27 +48,42 @@ export function guardedFetch(options: GuardedFetchOptions): FetchLike {
       ...(init.signal ? { signal: init.signal } : {}),
     });
     if (answer.body.length > options.maxResponseBytes) {
-      throw new GuardedRequestError('network', `${url.host} answered more than ${options.maxResponseBytes} bytes`, answer.durationMs);
+      throw new GuardedRequestError(
+        'network',
+        `${url.host} answered more than ${options.maxResponseBytes} bytes`,
+        answer.durationMs,
+      );
     }
-    if (answer.truncated) throw new GuardedRequestError('network', `${url.host} closed the connection mid-answer`, answer.durationMs);
-    if (answer.status < 200 || answer.status > 599) throw new GuardedRequestError('network', `${url.host} answered HTTP status ${answer.status}`, answer.durationMs);
+    if (answer.truncated)
+      throw new GuardedRequestError('network', `${url.host} closed the connection mid-answer`, answer.durationMs);
+    if (answer.status < 200 || answer.status > 599)
+      throw new GuardedRequestError('network', `${url.host} answered HTTP status ${answer.status}`, answer.durationMs);
     const responseHeaders = new Headers();
     for (const [name, value] of Object.entries(answer.headers)) {
       if (value === undefined) continue;
       for (const one of Array.isArray(value) ? value : [value]) responseHeaders.append(name, one);
     }
-    return new Response(NULL_BODY.has(answer.status) ? null : answer.body, { status: answer.status, headers: responseHeaders });
+    return new Response(NULL_BODY.has(answer.status) ? null : answer.body, {
+      status: answer.status,
+      headers: responseHeaders,
+    });
   };
 }
 
 /** The policy a URL is fetched under, or GuardedRequestError (`blocked`) before any connection. */
 function checkUrl(url: URL, policy: UrlPolicy): UrlPolicy {
-  if (url.username || url.password) throw new GuardedRequestError('blocked', 'URLs with credentials are not fetched', 0);
+  if (url.username || url.password)
+    throw new GuardedRequestError('blocked', 'URLs with credentials are not fetched', 0);
   if (url.protocol === 'https:') return policy;
   if (url.protocol === 'http:' && policy.local) {
     const host = normalHostname(url.hostname.replace(/^\[|\]$/g, ''));
-    if (host === 'localhost' || (isIP(host) && classifyAddress(host) === 'loopback')) return { ...policy, loopbackOnly: true };
-    throw new GuardedRequestError('blocked', `plain http is allowed only to loopback (127.0.0.1, ::1, localhost) in local mode, not to ${url.host}`, 0);
+    if (host === 'localhost' || (isIP(host) && classifyAddress(host) === 'loopback'))
+      return { ...policy, loopbackOnly: true };
+    throw new GuardedRequestError(
+      'blocked',
+      `plain http is allowed only to loopback (127.0.0.1, ::1, localhost) in local mode, not to ${url.host}`,
+      0,
+    );
   }
   throw new GuardedRequestError('blocked', `only https URLs are fetched, not ${url.protocol}//${url.host}`, 0);
 }

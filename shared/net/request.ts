@@ -99,7 +99,11 @@ function send(req: GuardedRequest): Promise<GuardedResponse> {
       req.url,
       {
         method: req.method,
-        headers: { 'user-agent': req.userAgent, ...req.headers, ...(req.body ? { 'content-length': String(req.body.length) } : {}) },
+        headers: {
+          'user-agent': req.userAgent,
+          ...req.headers,
+          ...(req.body ? { 'content-length': String(req.body.length) } : {}),
+        },
         ...(req.resolver
           ? { lookup: pinnedLookup(req.policy, req.resolver) as never, agent: false }
           : { agent: req.url.protocol === 'https:' ? agentsFor(req.policy).https : agentsFor(req.policy).http }),
@@ -127,7 +131,14 @@ function send(req: GuardedRequest): Promise<GuardedResponse> {
           clearTimeout(timer);
           req.signal?.removeEventListener('abort', onAbort);
           if (aborted) reject(req.signal!.reason);
-          else resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks), durationMs: elapsed(), truncated });
+          else
+            resolve({
+              status: response.statusCode ?? 0,
+              headers: response.headers,
+              body: Buffer.concat(chunks),
+              durationMs: elapsed(),
+              truncated,
+            });
         };
         response.on('end', finish);
         response.on('error', () => {
@@ -145,7 +156,8 @@ function send(req: GuardedRequest): Promise<GuardedResponse> {
       req.signal?.removeEventListener('abort', onAbort);
       if (aborted) reject(req.signal!.reason);
       else if (error instanceof GuardedRequestError) reject(error);
-      else if (error.name === 'BlockedAddressError') reject(new GuardedRequestError('blocked', error.message, elapsed()));
+      else if (error.name === 'BlockedAddressError')
+        reject(new GuardedRequestError('blocked', error.message, elapsed()));
       else reject(new GuardedRequestError('network', `${error.code ?? 'error'}: ${error.message}`, elapsed()));
     });
     request.end(req.body);

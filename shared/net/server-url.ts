@@ -18,13 +18,25 @@ export function usableServerUrl(value: string): boolean {
   } catch {
     return false;
   }
-  const schemeOk = url.protocol === 'https:' || (LOCAL_MODE && url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname));
-  return schemeOk && !!url.hostname && !url.username && !url.password && !url.search && !value.includes('#') && !value.includes('?') && /^[\x21-\x7e]+$/.test(value);
+  const schemeOk =
+    url.protocol === 'https:' || (LOCAL_MODE && url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname));
+  return (
+    schemeOk &&
+    !!url.hostname &&
+    !url.username &&
+    !url.password &&
+    !url.search &&
+    !value.includes('#') &&
+    !value.includes('?') &&
+    /^[\x21-\x7e]+$/.test(value)
+  );
 }
 
 /** A server's URL (CalDAV, CardDAV), or a 400 naming the field and the rule. */
 export function checkServerUrl(value: string, field: string): string {
   if (!usableServerUrl(value))
-    throw new InvalidRequestError(`'${field}' must be ${SERVER_URL_RULE} of the server (for example https://dav.example.com/), without query, fragment or user information; got '${value}'`);
+    throw new InvalidRequestError(
+      `'${field}' must be ${SERVER_URL_RULE} of the server (for example https://dav.example.com/), without query, fragment or user information; got '${value}'`,
+    );
   return value;
 }

@@ -47,7 +47,19 @@ export interface Identity {
 
 const PKCE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 /** Parameters authorizationUrl sets itself; `extra` may not replace them. */
-const RESERVED = new Set(['response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'nonce', 'code_challenge', 'code_challenge_method', 'access_type', 'prompt', 'login_hint']);
+const RESERVED = new Set([
+  'response_type',
+  'client_id',
+  'redirect_uri',
+  'scope',
+  'state',
+  'nonce',
+  'code_challenge',
+  'code_challenge_method',
+  'access_type',
+  'prompt',
+  'login_hint',
+]);
 
 /** A PKCE pair: keep the verifier with the flow's state, send the challenge. */
 export function pkcePair(): { code_verifier: string; code_challenge: string } {
@@ -80,10 +92,12 @@ export function authorizationUrl(
   },
 ): URL {
   if (!p.state || !p.nonce) throw new TypeError('authorizationUrl needs a state and a nonce');
-  if (!PKCE_CHALLENGE.test(p.code_challenge)) throw new TypeError('code_challenge must be the S256 challenge (43 base64url characters), not the verifier');
+  if (!PKCE_CHALLENGE.test(p.code_challenge))
+    throw new TypeError('code_challenge must be the S256 challenge (43 base64url characters), not the verifier');
   const offline = p.access_type !== 'online';
   let scope = [...new Set(p.scope)];
-  if (server.conventions?.offline === 'offline_access_scope') scope = offline ? [...new Set([...scope, 'offline_access'])] : scope.filter((s) => s !== 'offline_access');
+  if (server.conventions?.offline === 'offline_access_scope')
+    scope = offline ? [...new Set([...scope, 'offline_access'])] : scope.filter((s) => s !== 'offline_access');
   const url = new URL(server.authorization_endpoint);
   const set = (name: string, value: string | undefined) => value !== undefined && url.searchParams.set(name, value);
   set('response_type', 'code');
@@ -102,7 +116,8 @@ export function authorizationUrl(
     set('prompt', p.prompt);
   }
   for (const [name, value] of Object.entries(p.extra ?? {})) {
-    if (RESERVED.has(name)) throw new TypeError(`'${name}' is set by authorizationUrl itself; pass it as its own parameter`);
+    if (RESERVED.has(name))
+      throw new TypeError(`'${name}' is set by authorizationUrl itself; pass it as its own parameter`);
     set(name, value);
   }
   return url;
@@ -112,8 +127,12 @@ export function authorizationUrl(
  * Provider B's admin consent URL (an administrator grants the app's application permissions for
  * the whole tenant). The scope defaults to the app's configured permissions (`.default`).
  */
-export function adminConsentUrl(server: AuthorizationServer, p: { client_id: string; redirect_uri: string; state: string; scope?: string[] }): URL {
-  if (!server.admin_consent_endpoint) throw new ProviderConfigurationError(`${server.issuer} has no admin consent endpoint`);
+export function adminConsentUrl(
+  server: AuthorizationServer,
+  p: { client_id: string; redirect_uri: string; state: string; scope?: string[] },
+): URL {
+  if (!server.admin_consent_endpoint)
+    throw new ProviderConfigurationError(`${server.issuer} has no admin consent endpoint`);
   if (!p.state) throw new TypeError('adminConsentUrl needs a state');
   const url = new URL(server.admin_consent_endpoint);
   url.searchParams.set('client_id', p.client_id);
@@ -131,13 +150,22 @@ export function adminConsentUrl(server: AuthorizationServer, p: { client_id: str
  * one, must be this server's issuer (a mix-up between providers otherwise).
  */
 export function callbackCode(server: AuthorizationServer, query: URLSearchParams, expectedState: string): string {
-  if (query.get('state') !== expectedState) throw new ProviderOAuthError('invalid_state', undefined, { message: "the callback's state does not match the authorization request" });
+  if (query.get('state') !== expectedState)
+    throw new ProviderOAuthError('invalid_state', undefined, {
+      message: "the callback's state does not match the authorization request",
+    });
   const iss = query.get('iss');
-  if (iss !== null && iss !== server.issuer) throw new ProviderOAuthError('invalid_issuer', undefined, { message: `the callback came from issuer ${iss}, not ${server.issuer}` });
+  if (iss !== null && iss !== server.issuer)
+    throw new ProviderOAuthError('invalid_issuer', undefined, {
+      message: `the callback came from issuer ${iss}, not ${server.issuer}`,
+    });
   const error = query.get('error');
   if (error !== null) throw new ProviderOAuthError(error, query.get('error_description') ?? undefined);
   const code = query.get('code');
-  if (!code) throw new ProviderOAuthError('invalid_request', undefined, { message: 'the callback carries neither a code nor an error' });
+  if (!code)
+    throw new ProviderOAuthError('invalid_request', undefined, {
+      message: 'the callback carries neither a code nor an error',
+    });
   return code;
 }
 
@@ -152,7 +180,12 @@ export function callbackCode(server: AuthorizationServer, query: URLSearchParams
  */
 export function expectedIdTokenIssuer(server: AuthorizationServer, claims: Record<string, unknown>): string {
   const tenant = server.conventions?.tenantIssuer;
-  if (tenant && new RegExp(tenant.multiTenantIssuer).test(server.issuer) && typeof claims.tid === 'string' && /^[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}$/i.test(claims.tid)) {
+  if (
+    tenant &&
+    new RegExp(tenant.multiTenantIssuer).test(server.issuer) &&
+    typeof claims.tid === 'string' &&
+    /^[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}$/i.test(claims.tid)
+  ) {
     return tenant.issuerTemplate.replace('{tid}', claims.tid.toLowerCase());
   }
   const bare = server.conventions?.bareIssuer;
@@ -167,7 +200,10 @@ export function expectedIdTokenIssuer(server: AuthorizationServer, claims: Recor
  */
 const EXPECTED_ISSUER: symbol = (() => {
   const hook = (oauth as unknown as { _expectedIssuer?: unknown })._expectedIssuer;
-  if (typeof hook !== 'symbol') throw new Error('oauth4webapi no longer exports _expectedIssuer: check shared/oauth/client.ts against its new version');
+  if (typeof hook !== 'symbol')
+    throw new Error(
+      'oauth4webapi no longer exports _expectedIssuer: check shared/oauth/client.ts against its new version',
+    );
   return hook;
 })();
 
@@ -180,8 +216,12 @@ function libraryServer(server: AuthorizationServer): oauth.AuthorizationServer {
     ...(server.jwks_uri ? { jwks_uri: server.jwks_uri } : {}),
     ...(server.userinfo_endpoint ? { userinfo_endpoint: server.userinfo_endpoint } : {}),
     ...(server.revocation_endpoint ? { revocation_endpoint: server.revocation_endpoint } : {}),
-    ...(server.token_endpoint_auth_methods_supported ? { token_endpoint_auth_methods_supported: [...server.token_endpoint_auth_methods_supported] } : {}),
-    ...(server.id_token_signing_alg_values_supported ? { id_token_signing_alg_values_supported: [...server.id_token_signing_alg_values_supported] } : {}),
+    ...(server.token_endpoint_auth_methods_supported
+      ? { token_endpoint_auth_methods_supported: [...server.token_endpoint_auth_methods_supported] }
+      : {}),
+    ...(server.id_token_signing_alg_values_supported
+      ? { id_token_signing_alg_values_supported: [...server.id_token_signing_alg_values_supported] }
+      : {}),
   };
   as[EXPECTED_ISSUER] = (result: { claims: Record<string, unknown> }) => expectedIdTokenIssuer(server, result.claims);
   return as;
@@ -189,8 +229,14 @@ function libraryServer(server: AuthorizationServer): oauth.AuthorizationServer {
 
 function clientAuthentication(server: AuthorizationServer, client: OAuthClient): oauth.ClientAuth {
   if (!client.client_secret) return oauth.None();
-  const method = client.token_endpoint_auth_method ?? (server.token_endpoint_auth_methods_supported?.includes('client_secret_post') ? 'client_secret_post' : 'client_secret_basic');
-  return method === 'client_secret_post' ? oauth.ClientSecretPost(client.client_secret) : oauth.ClientSecretBasic(client.client_secret);
+  const method =
+    client.token_endpoint_auth_method ??
+    (server.token_endpoint_auth_methods_supported?.includes('client_secret_post')
+      ? 'client_secret_post'
+      : 'client_secret_basic');
+  return method === 'client_secret_post'
+    ? oauth.ClientSecretPost(client.client_secret)
+    : oauth.ClientSecretBasic(client.client_secret);
 }
 
 /** The grant authenticates by itself (the JWT bearer assertion): nothing added to the request. */
@@ -243,7 +289,12 @@ export async function exchangeCode(
     throw translate(error);
   }
   try {
-    result = await oauth.processAuthorizationCodeResponse(as, c, response, openid ? { expectedNonce: p.nonce, requireIdToken: true } : {});
+    result = await oauth.processAuthorizationCodeResponse(
+      as,
+      c,
+      response,
+      openid ? { expectedNonce: p.nonce, requireIdToken: true } : {},
+    );
   } catch (error) {
     throw translate(error, { idToken: openid });
   }
@@ -251,7 +302,10 @@ export async function exchangeCode(
   if (!openid) return { tokens, identity: await oauthIdentity(server, as, c, tokens.access_token) };
 
   try {
-    await oauth.validateApplicationLevelSignature(as, response, { ...requestOptions, [oauth.jwksCache]: jwksCacheFor(server.jwks_uri!) });
+    await oauth.validateApplicationLevelSignature(as, response, {
+      ...requestOptions,
+      [oauth.jwksCache]: jwksCacheFor(server.jwks_uri!),
+    });
   } catch (error) {
     throw translate(error, { idToken: true });
   }
@@ -267,14 +321,20 @@ export async function exchangeCode(
       throw translate(error);
     }
     const { email, email_verified, name } = identityFrom(userinfo);
-    identity = { ...identity, ...(email ? { email } : {}), ...(email_verified !== undefined ? { email_verified } : {}), ...(!identity.name && name ? { name } : {}) };
+    identity = {
+      ...identity,
+      ...(email ? { email } : {}),
+      ...(email_verified !== undefined ? { email_verified } : {}),
+      ...(!identity.name && name ? { name } : {}),
+    };
   }
   if (!identity.email && server.conventions?.emailFromUsername) {
     // Work accounts without a mail attribute: the sign-in name is the mailbox address.
     const username = claims.preferred_username;
     if (typeof username === 'string' && EMAIL.test(username)) identity = { ...identity, email: username };
   }
-  if (!identity.email) throw new IdentityError('the provider did not share the account’s email address (ask for the email scope)');
+  if (!identity.email)
+    throw new IdentityError('the provider did not share the account’s email address (ask for the email scope)');
   return { tokens, identity: identity as Identity };
 }
 
@@ -285,24 +345,45 @@ function identityFrom(claims: Record<string, unknown>): Partial<Identity> & { su
   if (typeof claims.email === 'string' && EMAIL.test(claims.email)) identity.email = claims.email;
   // Some providers send the boolean as a string.
   if (typeof claims.email_verified === 'boolean') identity.email_verified = claims.email_verified;
-  else if (claims.email_verified === 'true' || claims.email_verified === 'false') identity.email_verified = claims.email_verified === 'true';
+  else if (claims.email_verified === 'true' || claims.email_verified === 'false')
+    identity.email_verified = claims.email_verified === 'true';
   if (typeof claims.name === 'string' && claims.name) identity.name = claims.name;
   return identity;
 }
 
 /** Plain OAuth 2 (no ID token): the user as the provider's "me" endpoint describes them (`sub` or `id`, `email`). */
-async function oauthIdentity(server: AuthorizationServer, as: oauth.AuthorizationServer, c: oauth.Client, accessToken: string): Promise<Identity> {
-  if (!server.userinfo_endpoint) throw new IdentityError(`${server.issuer} has neither a JWKS nor a userinfo endpoint: nothing says who the user is`);
+async function oauthIdentity(
+  server: AuthorizationServer,
+  as: oauth.AuthorizationServer,
+  c: oauth.Client,
+  accessToken: string,
+): Promise<Identity> {
+  if (!server.userinfo_endpoint)
+    throw new IdentityError(
+      `${server.issuer} has neither a JWKS nor a userinfo endpoint: nothing says who the user is`,
+    );
   let body: Record<string, unknown>;
   try {
     const answer = await oauth.userInfoRequest(as, c, accessToken, requestOptions);
-    if (answer.status !== 200) throw new ProviderOAuthError('invalid_token', undefined, { status: answer.status, message: `the userinfo endpoint answered HTTP ${answer.status}` });
+    if (answer.status !== 200)
+      throw new ProviderOAuthError('invalid_token', undefined, {
+        status: answer.status,
+        message: `the userinfo endpoint answered HTTP ${answer.status}`,
+      });
     body = (await answer.json()) as Record<string, unknown>;
   } catch (error) {
-    if (error instanceof SyntaxError) throw new ProviderOAuthError('invalid_response', undefined, { message: 'the userinfo endpoint did not answer JSON' });
+    if (error instanceof SyntaxError)
+      throw new ProviderOAuthError('invalid_response', undefined, {
+        message: 'the userinfo endpoint did not answer JSON',
+      });
     throw translate(error);
   }
-  const sub = typeof body.sub === 'string' ? body.sub : typeof body.id === 'string' || typeof body.id === 'number' ? String(body.id) : undefined;
+  const sub =
+    typeof body.sub === 'string'
+      ? body.sub
+      : typeof body.id === 'string' || typeof body.id === 'number'
+        ? String(body.id)
+        : undefined;
   if (!sub) throw new IdentityError('the userinfo answer has no subject');
   const identity = identityFrom({ ...body, sub });
   if (!identity.name && typeof body.display_name === 'string') identity.name = body.display_name;
@@ -311,11 +392,21 @@ async function oauthIdentity(server: AuthorizationServer, as: oauth.Authorizatio
 }
 
 /** A new access token; a new refresh token too when the server rotates them. InvalidGrantError: the refresh token is dead. */
-export async function refreshTokens(server: AuthorizationServer, client: OAuthClient, refresh_token: string): Promise<ProviderTokens> {
+export async function refreshTokens(
+  server: AuthorizationServer,
+  client: OAuthClient,
+  refresh_token: string,
+): Promise<ProviderTokens> {
   const as = libraryServer(server);
   const c: oauth.Client = { client_id: client.client_id };
   try {
-    const response = await oauth.refreshTokenGrantRequest(as, c, clientAuthentication(server, client), refresh_token, requestOptions);
+    const response = await oauth.refreshTokenGrantRequest(
+      as,
+      c,
+      clientAuthentication(server, client),
+      refresh_token,
+      requestOptions,
+    );
     return providerTokens(await oauth.processRefreshTokenResponse(as, c, response));
   } catch (error) {
     throw translate(error);
@@ -355,7 +446,11 @@ function privateKey(pem: string): KeyObject {
 }
 
 /** The signed JWT bearer assertion of serviceAccountToken. */
-export function serviceAccountAssertion(server: AuthorizationServer, account: { client_email: string; private_key: string; private_key_id: string }, p: { subject: string; scope: string[] }): string {
+export function serviceAccountAssertion(
+  server: AuthorizationServer,
+  account: { client_email: string; private_key: string; private_key_id: string },
+  p: { subject: string; scope: string[] },
+): string {
   const key = privateKey(account.private_key);
   const now = clock.nowSeconds();
   const encode = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
@@ -385,7 +480,14 @@ export async function serviceAccountToken(
   const as = libraryServer(server);
   const c: oauth.Client = { client_id: account.client_email };
   try {
-    const response = await oauth.genericTokenEndpointRequest(as, c, assertionOnly, JWT_BEARER, { assertion }, requestOptions);
+    const response = await oauth.genericTokenEndpointRequest(
+      as,
+      c,
+      assertionOnly,
+      JWT_BEARER,
+      { assertion },
+      requestOptions,
+    );
     return providerTokens(await oauth.processGenericTokenEndpointResponse(as, c, response));
   } catch (error) {
     throw translate(error);
@@ -393,11 +495,21 @@ export async function serviceAccountToken(
 }
 
 /** Provider B bulk access: an application token (client credentials), e.g. scope [MICROSOFT_APP_SCOPE]. */
-export async function clientCredentialsToken(server: AuthorizationServer, client: { client_id: string; client_secret: string }, p: { scope: string[] }): Promise<ProviderTokens> {
+export async function clientCredentialsToken(
+  server: AuthorizationServer,
+  client: { client_id: string; client_secret: string },
+  p: { scope: string[] },
+): Promise<ProviderTokens> {
   const as = libraryServer(server);
   const c: oauth.Client = { client_id: client.client_id };
   try {
-    const response = await oauth.clientCredentialsGrantRequest(as, c, clientAuthentication(server, client), { scope: p.scope.join(' ') }, requestOptions);
+    const response = await oauth.clientCredentialsGrantRequest(
+      as,
+      c,
+      clientAuthentication(server, client),
+      { scope: p.scope.join(' ') },
+      requestOptions,
+    );
     return providerTokens(await oauth.processClientCredentialsResponse(as, c, response));
   } catch (error) {
     throw translate(error);

@@ -3,7 +3,13 @@ import { env } from '#shared/config';
 import type { UrlPolicy } from '#shared/net/addresses';
 import { guardedFetch } from '#shared/net/fetch';
 import { GuardedRequestError } from '#shared/net/request';
-import { IdTokenError, InvalidGrantError, ProviderConfigurationError, ProviderOAuthError, ProviderUnavailableError } from '#shared/oauth/errors';
+import {
+  IdTokenError,
+  InvalidGrantError,
+  ProviderConfigurationError,
+  ProviderOAuthError,
+  ProviderUnavailableError,
+} from '#shared/oauth/errors';
 
 /**
  * How this module talks to authorization servers: every request goes through the guarded fetch
@@ -16,7 +22,12 @@ export const TIMEOUT_MS = 10_000;
 /** Discovery documents, JWKS and token answers are a few kilobytes. */
 export const MAX_RESPONSE_BYTES = 1024 * 1024;
 
-const fetchGuarded = guardedFetch({ policy: POLICY, timeoutMs: TIMEOUT_MS, maxResponseBytes: MAX_RESPONSE_BYTES, userAgent: 'Switchboard-OAuth/1.0' });
+const fetchGuarded = guardedFetch({
+  policy: POLICY,
+  timeoutMs: TIMEOUT_MS,
+  maxResponseBytes: MAX_RESPONSE_BYTES,
+  userAgent: 'Switchboard-OAuth/1.0',
+});
 
 /** Transport failures, 5xx and 429 become typed errors here, before the library reads the answer. */
 async function providerFetch(url: string, init: RequestInit): Promise<Response> {
@@ -26,12 +37,18 @@ async function providerFetch(url: string, init: RequestInit): Promise<Response> 
     response = await fetchGuarded(url, init);
   } catch (error) {
     if (!(error instanceof GuardedRequestError)) throw error;
-    if (error.kind === 'blocked') throw new ProviderConfigurationError(`refusing to contact the authorization server: ${error.message}`);
-    throw new ProviderUnavailableError(`the authorization server at ${host} could not be reached (${error.kind}): ${error.message}`);
+    if (error.kind === 'blocked')
+      throw new ProviderConfigurationError(`refusing to contact the authorization server: ${error.message}`);
+    throw new ProviderUnavailableError(
+      `the authorization server at ${host} could not be reached (${error.kind}): ${error.message}`,
+    );
   }
   if (response.status >= 500 || response.status === 429) {
     await response.body?.cancel();
-    throw new ProviderUnavailableError(`the authorization server at ${host} answered HTTP ${response.status}; try again later`, { status: response.status });
+    throw new ProviderUnavailableError(
+      `the authorization server at ${host} answered HTTP ${response.status}; try again later`,
+      { status: response.status },
+    );
   }
   return response;
 }
@@ -44,7 +61,12 @@ export const requestOptions = {
 };
 
 const ID_TOKEN_CODES = new Set<string>([oauth.JWT_TIMESTAMP_CHECK, oauth.JWT_CLAIM_COMPARISON, oauth.KEY_SELECTION]);
-const CONFIGURATION_CODES = new Set<string>([oauth.HTTP_REQUEST_FORBIDDEN, oauth.REQUEST_PROTOCOL_FORBIDDEN, oauth.MISSING_SERVER_METADATA, oauth.INVALID_SERVER_METADATA]);
+const CONFIGURATION_CODES = new Set<string>([
+  oauth.HTTP_REQUEST_FORBIDDEN,
+  oauth.REQUEST_PROTOCOL_FORBIDDEN,
+  oauth.MISSING_SERVER_METADATA,
+  oauth.INVALID_SERVER_METADATA,
+]);
 
 /**
  * One of our errors for whatever oauth4webapi threw. Only its fixed messages and codes are kept:
@@ -52,7 +74,12 @@ const CONFIGURATION_CODES = new Set<string>([oauth.HTTP_REQUEST_FORBIDDEN, oauth
  * the answer's ID token was being verified, so a malformed answer is an ID token problem.
  */
 export function translate(error: unknown, options: { idToken?: boolean } = {}): unknown {
-  if (error instanceof ProviderOAuthError || error instanceof ProviderUnavailableError || error instanceof ProviderConfigurationError || error instanceof IdTokenError) {
+  if (
+    error instanceof ProviderOAuthError ||
+    error instanceof ProviderUnavailableError ||
+    error instanceof ProviderConfigurationError ||
+    error instanceof IdTokenError
+  ) {
     return error;
   }
   if (error instanceof oauth.ResponseBodyError) {
@@ -65,11 +92,13 @@ export function translate(error: unknown, options: { idToken?: boolean } = {}): 
     return new ProviderOAuthError(code, challenge?.parameters.error_description, { status: error.status });
   }
   if (error instanceof oauth.OperationProcessingError) {
-    if (CONFIGURATION_CODES.has(error.code ?? '')) return new ProviderConfigurationError(`the authorization server's metadata cannot be used: ${error.message}`);
+    if (CONFIGURATION_CODES.has(error.code ?? ''))
+      return new ProviderConfigurationError(`the authorization server's metadata cannot be used: ${error.message}`);
     if (ID_TOKEN_CODES.has(error.code ?? '') || (options.idToken && /JWT|id_token|ID Token/i.test(error.message))) {
       return new IdTokenError(`the ID token was rejected: ${error.message}`);
     }
-    const status = error.code === oauth.RESPONSE_IS_NOT_CONFORM && error.cause instanceof Response ? error.cause.status : undefined;
+    const status =
+      error.code === oauth.RESPONSE_IS_NOT_CONFORM && error.cause instanceof Response ? error.cause.status : undefined;
     return new ProviderOAuthError('invalid_response', undefined, {
       ...(status !== undefined ? { status } : {}),
       message: `the authorization server's answer could not be used${status !== undefined ? ` (HTTP ${status})` : ''}: ${error.message}`,
@@ -78,7 +107,9 @@ export function translate(error: unknown, options: { idToken?: boolean } = {}): 
   if (error instanceof oauth.UnsupportedOperationError) {
     return options.idToken
       ? new IdTokenError(`the ID token was rejected: ${error.message}`)
-      : new ProviderOAuthError('invalid_response', undefined, { message: `the authorization server's answer is not supported: ${error.message}` });
+      : new ProviderOAuthError('invalid_response', undefined, {
+          message: `the authorization server's answer is not supported: ${error.message}`,
+        });
   }
   return error;
 }

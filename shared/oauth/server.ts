@@ -57,7 +57,11 @@ const discovered = new Map<string, { expires: number; server: Promise<Authorizat
  * read, its `issuer` must equal the configured one exactly, and the result is cached per container
  * for an hour (a failure is not cached: the next call tries again).
  */
-export async function discoveredServer(provider: string, issuer: string, conventions: OAuthConventions = {}): Promise<AuthorizationServer> {
+export async function discoveredServer(
+  provider: string,
+  issuer: string,
+  conventions: OAuthConventions = {},
+): Promise<AuthorizationServer> {
   const key = `${provider} ${issuer}`;
   const now = clock.nowSeconds();
   const cached = discovered.get(key);
@@ -77,25 +81,31 @@ async function discover(provider: string, issuer: string, conventions: OAuthConv
   } catch {
     throw new ProviderConfigurationError(`the issuer '${issuer}' is not an absolute URL`);
   }
-  if (issuerUrl.search || issuerUrl.hash) throw new ProviderConfigurationError(`the issuer '${issuer}' must not have a query or fragment`);
+  if (issuerUrl.search || issuerUrl.hash)
+    throw new ProviderConfigurationError(`the issuer '${issuer}' must not have a query or fragment`);
   let metadata: oauth.AuthorizationServer;
   try {
     const response = await oauth.discoveryRequest(issuerUrl, requestOptions);
     metadata = await oauth.processDiscoveryResponse(issuerUrl, response);
   } catch (error) {
     if (error instanceof oauth.OperationProcessingError && error.code === oauth.JSON_ATTRIBUTE_COMPARISON) {
-      throw new ProviderConfigurationError(`the discovery document at ${issuer} names another issuer; refusing it (configured: ${issuer})`);
+      throw new ProviderConfigurationError(
+        `the discovery document at ${issuer} names another issuer; refusing it (configured: ${issuer})`,
+      );
     }
     const translated = translate(error);
     if (translated instanceof ProviderOAuthError) {
-      throw new ProviderConfigurationError(`no usable OpenID Connect discovery document at ${issuer}: ${translated.message}`);
+      throw new ProviderConfigurationError(
+        `no usable OpenID Connect discovery document at ${issuer}: ${translated.message}`,
+      );
     }
     throw translated;
   }
   const url = (name: keyof oauth.AuthorizationServer, required: boolean): string | undefined => {
     const value = metadata[name];
     if (value === undefined && !required) return undefined;
-    if (typeof value !== 'string' || !URL.canParse(value)) throw new ProviderConfigurationError(`the discovery document at ${issuer} has no valid ${String(name)}`);
+    if (typeof value !== 'string' || !URL.canParse(value))
+      throw new ProviderConfigurationError(`the discovery document at ${issuer} has no valid ${String(name)}`);
     return value;
   };
   const list = (name: keyof oauth.AuthorizationServer): readonly string[] | undefined => {
@@ -114,11 +124,14 @@ async function discover(provider: string, issuer: string, conventions: OAuthConv
     userinfo_endpoint: url('userinfo_endpoint', false),
     revocation_endpoint: url('revocation_endpoint', false),
     // Our extension: a self-hosted provider B serves admin consent where the real one does, beside its issuer.
-    admin_consent_endpoint: conventions.adminConsentBesideIssuer ? `${metadata.issuer.replace(/\/$/, '')}/adminconsent` : undefined,
+    admin_consent_endpoint: conventions.adminConsentBesideIssuer
+      ? `${metadata.issuer.replace(/\/$/, '')}/adminconsent`
+      : undefined,
     token_endpoint_auth_methods_supported: list('token_endpoint_auth_methods_supported'),
     id_token_signing_alg_values_supported: list('id_token_signing_alg_values_supported'),
   };
-  for (const [name, value] of Object.entries(optional)) if (value !== undefined) Object.assign(server, { [name]: value });
+  for (const [name, value] of Object.entries(optional))
+    if (value !== undefined) Object.assign(server, { [name]: value });
   return Object.freeze(server);
 }
 

@@ -15,7 +15,16 @@ import type { NamedItems } from '#shared/db/transact';
 import type { NamedTransactItem } from '#shared/db/transact';
 import type { CreateCustomGrantBody } from '#schemas/grants';
 import type { CalendarObject, CreateCalendarBody, ListCalendarsQuery, UpdateCalendarBody } from '#schemas/calendar';
-import type { ContactGroupObject, ContactObject, CreateContactBody, CreateContactGroupBody, GetContactQuery, ListContactsQuery, UpdateContactBody, UpdateContactGroupBody } from '#schemas/contact';
+import type {
+  ContactGroupObject,
+  ContactObject,
+  CreateContactBody,
+  CreateContactGroupBody,
+  GetContactQuery,
+  ListContactsQuery,
+  UpdateContactBody,
+  UpdateContactGroupBody,
+} from '#schemas/contact';
 import type { PageQuery } from '#schemas/common';
 import type { CreateEventBody, EventObject, ListEventsQuery, SendRsvpBody, UpdateEventBody } from '#schemas/event';
 import type { UploadedFile } from '#shared/uploaded-file';
@@ -119,7 +128,11 @@ export interface FoldersProvider {
  */
 export interface FolderServer {
   /** Creates `name` under `parent` (at the top without one): the new folder's ID and its path on the server. */
-  create(grant: GrantRecord, name: string, parent: FolderRecord | undefined): Promise<{ id: string; serverPath: string }>;
+  create(
+    grant: GrantRecord,
+    name: string,
+    parent: FolderRecord | undefined,
+  ): Promise<{ id: string; serverPath: string }>;
   /** Renames the folder where it is: its new path. */
   rename(grant: GrantRecord, folder: FolderRecord, name: string): Promise<string>;
   delete(grant: GrantRecord, folder: FolderRecord): Promise<void>;
@@ -169,10 +182,19 @@ export interface ContactServer {
   deleteContact(grant: GrantRecord, contact: ContactRecord): Promise<void>;
   createGroup(grant: GrantRecord, name: string): Promise<ServerPlace<ContactGroupId>>;
   /** Rewrites a group, its name and its members: its new ETag. */
-  updateGroup(grant: GrantRecord, group: ContactGroupRecord, name: string, members: readonly string[]): Promise<string | undefined>;
+  updateGroup(
+    grant: GrantRecord,
+    group: ContactGroupRecord,
+    name: string,
+    members: readonly string[],
+  ): Promise<string | undefined>;
   deleteGroup(grant: GrantRecord, group: ContactGroupRecord): Promise<void>;
   /** The server's version of a contact (its groups from `groups`' members): undefined when it is gone, `contact` itself when unchanged or unreadable. */
-  readContact(grant: GrantRecord, contact: ContactRecord, groups: readonly ContactGroupRecord[]): Promise<ContactRecord | undefined>;
+  readContact(
+    grant: GrantRecord,
+    contact: ContactRecord,
+    groups: readonly ContactGroupRecord[],
+  ): Promise<ContactRecord | undefined>;
   /** The server's version of a group: undefined when it is gone, `group` itself when unchanged or unreadable. */
   readGroup(grant: GrantRecord, group: ContactGroupRecord): Promise<ContactGroupRecord | undefined>;
 }
@@ -252,7 +274,12 @@ export interface EventsProvider {
    * The event as an iCalendar object (RFC 5545), a series with its changed occurrences: `PUBLISH`
    * (export) by default, or an iMIP `REQUEST` / `CANCEL` to mail to its participants.
    */
-  ics(grant: GrantRecord, eventId: string, calendarId: string, method?: 'PUBLISH' | 'REQUEST' | 'CANCEL'): Promise<string>;
+  ics(
+    grant: GrantRecord,
+    eventId: string,
+    calendarId: string,
+    method?: 'PUBLISH' | 'REQUEST' | 'CANCEL',
+  ): Promise<string>;
   /**
    * Creates an event. `idempotencyKey` makes the create idempotent: the event's iCalendar UID is the
    * key, and when the grant's account already holds an event with that UID (an earlier attempt of
@@ -263,8 +290,20 @@ export interface EventsProvider {
    * to a `PUT` of a resource href derived from the key with `If-None-Match: *` (a 412 means it
    * exists: read it back).
    */
-  create(grant: GrantRecord, calendarId: string, body: CreateEventBody, notify: boolean, idempotencyKey?: string): Promise<CalendarEvent>;
-  update(grant: GrantRecord, eventId: string, calendarId: string, body: UpdateEventBody, notify: boolean): Promise<CalendarEvent>;
+  create(
+    grant: GrantRecord,
+    calendarId: string,
+    body: CreateEventBody,
+    notify: boolean,
+    idempotencyKey?: string,
+  ): Promise<CalendarEvent>;
+  update(
+    grant: GrantRecord,
+    eventId: string,
+    calendarId: string,
+    body: UpdateEventBody,
+    notify: boolean,
+  ): Promise<CalendarEvent>;
   delete(grant: GrantRecord, eventId: string, calendarId: string, notify: boolean): Promise<void>;
   sendRsvp(grant: GrantRecord, eventId: string, calendarId: string, body: SendRsvpBody): Promise<object>;
 }
@@ -300,12 +339,18 @@ export interface FreeBusyProvider {
 }
 
 /** An attachment's bytes, or (too large for one answer) a short-lived URL to them. */
-export type AttachmentDownload = { kind: 'content'; content: Buffer; attachment: { filename: string; content_type: string } } | { kind: 'redirect'; url: string };
+export type AttachmentDownload =
+  | { kind: 'content'; content: Buffer; attachment: { filename: string; content_type: string } }
+  | { kind: 'redirect'; url: string };
 
 /** `messageId`: the message or draft holding the attachment (AttachmentQuery's `message_id`). */
 export interface AttachmentsProvider {
   get(grant: GrantRecord, attachmentId: string, messageId: AttachmentQuery['message_id']): Promise<Attachment>;
-  download(grant: GrantRecord, attachmentId: string, messageId: AttachmentQuery['message_id']): Promise<AttachmentDownload>;
+  download(
+    grant: GrantRecord,
+    attachmentId: string,
+    messageId: AttachmentQuery['message_id'],
+  ): Promise<AttachmentDownload>;
 }
 
 /**
@@ -318,7 +363,11 @@ export interface AttachmentsProvider {
  * registered credential (a service account, an admin consent), which creates or re-authenticates the
  * grant itself.
  */
-export type CustomAuthentication = (app: ApplicationContext, request: CreateCustomGrantBody, meta: { ip: string; userAgent: string }) => Promise<GrantRecord>;
+export type CustomAuthentication = (
+  app: ApplicationContext,
+  request: CreateCustomGrantBody,
+  meta: { ip: string; userAgent: string },
+) => Promise<GrantRecord>;
 
 export interface AccountHooks {
   /** Whether its accounts belong to workspaces (rules, policies): `workspace_id` is accepted on create. */
@@ -355,9 +404,17 @@ export interface ScheduledSending {
    * rule refusing it); anything else is transient. A quota unit taken is given back unless the
    * message may have left.
    */
-  send(grant: GrantRecord, record: ScheduleRecord, hooks: { beforeRelay(): Promise<void>; scheduleItems(): NamedItems }): Promise<{ messageId: string }>;
+  send(
+    grant: GrantRecord,
+    record: ScheduleRecord,
+    hooks: { beforeRelay(): Promise<void>; scheduleItems(): NamedItems },
+  ): Promise<{ messageId: string }>;
   /** What ending the schedule as failed commits besides its state (its draft removed, `message.send_failed`), and does right after. */
-  failure(grant: Pick<GrantRecord, 'id' | 'application_id'>, record: ScheduleRecord, reason: string): Promise<{ items: NamedItems; outbox: OutboxEntry[]; after(): Promise<void> }>;
+  failure(
+    grant: Pick<GrantRecord, 'id' | 'application_id'>,
+    record: ScheduleRecord,
+    reason: string,
+  ): Promise<{ items: NamedItems; outbox: OutboxEntry[]; after(): Promise<void> }>;
 }
 
 // ---- services every provider serves (their neutral halves: shared/mail, shared/calendar, shared/outbox, shared/jobs) ----
@@ -437,10 +494,19 @@ export interface StoredItemReader {
 }
 
 /** The jobs a provider's own storage commits with its changes (thread refreshes, index merges, purges of its data: shared/registries/jobs.ts). */
-export type ProviderJobKind = 'refresh-thread' | 'message-stored' | 'messages-stored' | 'merge-search' | 'index-message' | 'remove-contents' | 'purge-calendar';
+export type ProviderJobKind =
+  | 'refresh-thread'
+  | 'message-stored'
+  | 'messages-stored'
+  | 'merge-search'
+  | 'index-message'
+  | 'remove-contents'
+  | 'purge-calendar';
 export type ProviderJob = Extract<Job, { kind: ProviderJobKind }>;
 /** `'more'`: the run stopped early (`outOfTime`) and the job must run again. */
-export type ProviderJobs = { [K in ProviderJobKind]: (job: Extract<Job, { kind: K }>, outOfTime: () => boolean) => Promise<'done' | 'more'> };
+export type ProviderJobs = {
+  [K in ProviderJobKind]: (job: Extract<Job, { kind: K }>, outOfTime: () => boolean) => Promise<'done' | 'more'>;
+};
 
 /**
  * One run of a grant whose mail lives on another server (shared/services/mail-sync.ts holds the

@@ -21,7 +21,15 @@ export const ICLOUD_PROVIDER = 'icloud';
 /** Providers whose grants' mail is synced from their servers over IMAP (shared/imap/): IMAP accounts, and the OAuth providers' accounts with their access tokens. */
 export const MAIL_SYNCED_PROVIDERS: readonly Provider[] = ['imap', 'icloud', 'google', 'microsoft', 'yahoo'];
 /** Providers `POST /v3/connect/custom` takes: Agent Accounts, bulk authentication of google (service account) and microsoft (admin consent), IMAP, and the IMAP presets icloud and yahoo (app passwords). */
-export const CUSTOM_PROVIDERS = [HOSTED_PROVIDER, 'agent', 'google', 'microsoft', IMAP_PROVIDER, ICLOUD_PROVIDER, 'yahoo'] as const;
+export const CUSTOM_PROVIDERS = [
+  HOSTED_PROVIDER,
+  'agent',
+  'google',
+  'microsoft',
+  IMAP_PROVIDER,
+  ICLOUD_PROVIDER,
+  'yahoo',
+] as const;
 /** Providers a connector can be created for: the published contract's list, without the two Switchboard serves itself or not at all (`nylas`: Agent Accounts need no connector; `virtual-calendar`). */
 export const CONNECTOR_PROVIDERS = ['google', 'microsoft', 'yahoo', 'imap', 'icloud', 'ews', 'zoom'] as const;
 
@@ -30,8 +38,25 @@ export const CONNECTOR_PROVIDERS = ['google', 'microsoft', 'yahoo', 'imap', 'icl
  * published contract's value for hosted mailboxes) and `agent` is accepted as an alias; connected
  * providers answer under their own names.
  */
-const NAMES: Record<string, Provider> = { nylas: 'agent', agent: 'agent', google: 'google', microsoft: 'microsoft', yahoo: 'yahoo', zoom: 'zoom', imap: 'imap', icloud: 'icloud' };
-const PUBLIC_NAME: Record<Provider, string> = { agent: 'nylas', google: 'google', microsoft: 'microsoft', yahoo: 'yahoo', zoom: 'zoom', imap: 'imap', icloud: 'icloud' };
+const NAMES: Record<string, Provider> = {
+  nylas: 'agent',
+  agent: 'agent',
+  google: 'google',
+  microsoft: 'microsoft',
+  yahoo: 'yahoo',
+  zoom: 'zoom',
+  imap: 'imap',
+  icloud: 'icloud',
+};
+const PUBLIC_NAME: Record<Provider, string> = {
+  agent: 'nylas',
+  google: 'google',
+  microsoft: 'microsoft',
+  yahoo: 'yahoo',
+  zoom: 'zoom',
+  imap: 'imap',
+  icloud: 'icloud',
+};
 
 /** The provider an API value names (undefined for a value no provider answers to). */
 export const providerNamed = (name: string): Provider | undefined => NAMES[name];

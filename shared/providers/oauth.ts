@@ -9,7 +9,8 @@ import { discoveredServer, type AuthorizationServer, type OAuthConventions } fro
  */
 export const OAUTH_PROVIDERS = CONNECTED_PROVIDERS;
 export type OAuthProvider = (typeof OAUTH_PROVIDERS)[number];
-export const isOAuthProvider = (provider: string): provider is OAuthProvider => (OAUTH_PROVIDERS as readonly string[]).includes(provider);
+export const isOAuthProvider = (provider: string): provider is OAuthProvider =>
+  (OAUTH_PROVIDERS as readonly string[]).includes(provider);
 
 const GOOGLE_SCOPE_PREFIX = 'https://www.googleapis.com/auth/';
 const GRAPH_SCOPE_PREFIX = 'https://graph.microsoft.com/';
@@ -21,8 +22,19 @@ const GRAPH_SCOPE_PREFIX = 'https://graph.microsoft.com/';
  * bookings and configurations; provider B's Mail.ReadWrite, Mail.Send, Calendars.ReadWrite).
  */
 export const DEFAULT_SCOPES = {
-  google: ['openid', 'email', 'profile', ...['gmail.modify', 'gmail.compose', 'gmail.send', 'calendar'].map((s) => GOOGLE_SCOPE_PREFIX + s)],
-  microsoft: ['openid', 'email', 'profile', 'offline_access', ...['Mail.ReadWrite', 'Mail.Send', 'Calendars.ReadWrite'].map((s) => GRAPH_SCOPE_PREFIX + s)],
+  google: [
+    'openid',
+    'email',
+    'profile',
+    ...['gmail.modify', 'gmail.compose', 'gmail.send', 'calendar'].map((s) => GOOGLE_SCOPE_PREFIX + s),
+  ],
+  microsoft: [
+    'openid',
+    'email',
+    'profile',
+    'offline_access',
+    ...['Mail.ReadWrite', 'Mail.Send', 'Calendars.ReadWrite'].map((s) => GRAPH_SCOPE_PREFIX + s),
+  ],
 } as const satisfies Partial<Record<OAuthProvider, readonly string[]>>;
 
 /** The scopes to request when the application configured none. */
@@ -47,7 +59,10 @@ const CONVENTIONS: Record<OAuthProvider, OAuthConventions> = {
   microsoft: Object.freeze({
     offline: 'offline_access_scope',
     appScope: MICROSOFT_APP_SCOPE,
-    tenantIssuer: { multiTenantIssuer: '^https://login\\.microsoftonline\\.com/(common|organizations|consumers)/v2\\.0$', issuerTemplate: 'https://login.microsoftonline.com/{tid}/v2.0' },
+    tenantIssuer: {
+      multiTenantIssuer: '^https://login\\.microsoftonline\\.com/(common|organizations|consumers)/v2\\.0$',
+      issuerTemplate: 'https://login.microsoftonline.com/{tid}/v2.0',
+    },
     emailFromUsername: true,
     adminConsentBesideIssuer: true,
   }),
@@ -73,7 +88,10 @@ function builtIn(provider: OAuthProvider, tenant: string): Omit<AuthorizationSer
         id_token_signing_alg_values_supported: ['RS256'],
       };
     case 'microsoft': {
-      if (!TENANT.test(tenant)) throw new ProviderConfigurationError(`'${tenant}' is not a tenant: use common, organizations, consumers, a tenant ID or a domain`);
+      if (!TENANT.test(tenant))
+        throw new ProviderConfigurationError(
+          `'${tenant}' is not a tenant: use common, organizations, consumers, a tenant ID or a domain`,
+        );
       const base = `https://login.microsoftonline.com/${tenant}`;
       // No revocation endpoint: the Microsoft identity platform has none (sign-in sessions are revoked through Graph).
       return {
@@ -118,7 +136,10 @@ function builtIn(provider: OAuthProvider, tenant: string): Omit<AuthorizationSer
  * then it is discovered (shared/oauth/server.ts). `tenant` (microsoft, default `common`) applies to
  * the built-in endpoints only.
  */
-export async function authorizationServer(provider: OAuthProvider, settings: { issuer?: string; tenant?: string }): Promise<AuthorizationServer> {
+export async function authorizationServer(
+  provider: OAuthProvider,
+  settings: { issuer?: string; tenant?: string },
+): Promise<AuthorizationServer> {
   if (!isOAuthProvider(provider)) throw new ProviderConfigurationError(`unknown provider '${String(provider)}'`);
   const conventions = CONVENTIONS[provider];
   if (!settings.issuer) return Object.freeze({ ...builtIn(provider, settings.tenant ?? 'common'), conventions });
@@ -150,4 +171,5 @@ export const acceptsIncrementalScopes = (provider: string) => traitsOf(provider)
 export const scopesOnApp = (provider: string) => traitsOf(provider).scopesOnApp === true;
 export const hasTenants = (provider: string) => traitsOf(provider).tenants === true;
 /** The providers whose hosted flow offers bulk authentication of a kind (for messages and checks). */
-export const providersWithBulk = (kind: 'serviceaccount' | 'adminconsent'): OAuthProvider[] => OAUTH_PROVIDERS.filter((p) => TRAITS[p].bulk === kind);
+export const providersWithBulk = (kind: 'serviceaccount' | 'adminconsent'): OAuthProvider[] =>
+  OAUTH_PROVIDERS.filter((p) => TRAITS[p].bulk === kind);

@@ -5,7 +5,13 @@ import type { CalendarsProvider } from '#shared/providers/contract';
 import { providerOf } from '#shared/registries/provider-of';
 
 const registry: Partial<Record<Provider, CalendarsProvider>> = {
-  agent: { list: agent.listCalendars, get: agent.getCalendar, create: agent.createCalendar, update: agent.updateCalendar, delete: agent.deleteCalendar },
+  agent: {
+    list: agent.listCalendars,
+    get: agent.getCalendar,
+    create: agent.createCalendar,
+    update: agent.updateCalendar,
+    delete: agent.deleteCalendar,
+  },
   // IMAP accounts keep their calendars on a CalDAV server, when they name one (settings.caldav_url).
   imap: calDavCalendars,
   icloud: calDavCalendars,

@@ -17,4 +17,9 @@ export interface InboundMail {
   Refused: typeof IngestRefusedError;
 }
 
-export const inboundMail: InboundMail = { staged: getBlob, removeStaged: deleteBlobs, ingest: ingestMessage, Refused: IngestRefusedError };
+export const inboundMail: InboundMail = {
+  staged: getBlob,
+  removeStaged: deleteBlobs,
+  ingest: ingestMessage,
+  Refused: IngestRefusedError,
+};

@@ -5,7 +5,12 @@ import type { GrantRecord, Provider } from '#shared/db/grants';
 import { providerOf } from '#shared/registries/provider-of';
 
 /** iMIP's provider side (shared/services/itip.ts): mail from a grant's own address, and where its received invitations land. */
-const mail: Partial<Record<Provider, AccountMail>> = { agent: agentAccountMail, imap: imapAccountMail, icloud: imapAccountMail, yahoo: imapAccountMail };
+const mail: Partial<Record<Provider, AccountMail>> = {
+  agent: agentAccountMail,
+  imap: imapAccountMail,
+  icloud: imapAccountMail,
+  yahoo: imapAccountMail,
+};
 const inboxes: Partial<Record<Provider, InvitationInbox>> = { agent: agentInvitations };
 
 export const accountMailOf = (grant: GrantRecord) => providerOf(mail, grant, 'Mail from the account');

@@ -11,11 +11,20 @@ const imapAndDav: SyncSource = {
     const mail = await imapMailSync.run(grant, run);
     if (run.outOfTime()) return { status: 'more', changed: mail.changed };
     const dav = await davSync.run(grant, run);
-    return { status: mail.status === 'more' || dav.status === 'more' ? 'more' : 'done', changed: mail.changed || dav.changed };
+    return {
+      status: mail.status === 'more' || dav.status === 'more' ? 'more' : 'done',
+      changed: mail.changed || dav.changed,
+    };
   },
 };
 
-const registry: Partial<Record<Provider, SyncSource>> = { imap: imapAndDav, icloud: imapAndDav, google: imapMailSync, microsoft: imapMailSync, yahoo: imapAndDav };
+const registry: Partial<Record<Provider, SyncSource>> = {
+  imap: imapAndDav,
+  icloud: imapAndDav,
+  google: imapMailSync,
+  microsoft: imapMailSync,
+  yahoo: imapAndDav,
+};
 
 /** The grant's sync, or undefined when its mail needs none (an Agent Account's is stored as it arrives). */
 export const mailSyncOf = (grant: GrantRecord): SyncSource | undefined => registry[grant.provider];

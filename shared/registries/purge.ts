@@ -24,4 +24,5 @@ const registry: Record<Provider, PurgeGrant> = {
 };
 
 /** The purge of a provider's grants; undefined for a provider that stores nothing of its own. */
-export const purgeOf = (provider: string): PurgeGrant | undefined => (registry as Record<string, PurgeGrant | undefined>)[provider];
+export const purgeOf = (provider: string): PurgeGrant | undefined =>
+  (registry as Record<string, PurgeGrant | undefined>)[provider];

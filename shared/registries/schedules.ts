@@ -10,7 +10,14 @@ const stored: SchedulesProvider = {
   cancelSchedule: scheduled.cancelScheduledSend,
 };
 
-const registry: Partial<Record<Provider, SchedulesProvider>> = { agent: stored, imap: stored, icloud: stored, google: stored, microsoft: stored, yahoo: stored };
+const registry: Partial<Record<Provider, SchedulesProvider>> = {
+  agent: stored,
+  imap: stored,
+  icloud: stored,
+  google: stored,
+  microsoft: stored,
+  yahoo: stored,
+};
 
 /** Same capability name as senderOf: to a client, scheduled sends are part of Sending. */
 export const schedulesOf = (grant: GrantRecord) => providerOf(registry, grant, 'Sending');

@@ -8,4 +8,5 @@ import type { StoredItemReader } from '#shared/providers/contract';
  */
 const readers: readonly StoredItemReader[] = [agentStoredItems];
 
-export const storedItemReaderOf = (item: Record<string, unknown>): StoredItemReader | undefined => readers.find((reader) => reader.owns(item));
+export const storedItemReaderOf = (item: Record<string, unknown>): StoredItemReader | undefined =>
+  readers.find((reader) => reader.owns(item));

@@ -44,10 +44,17 @@ export function planFiring(sendAt: number, now: number): { fireAt: number; direc
 }
 
 /** Whole seconds to hold a message due at `sendAt` so that it arrives at or after it (at most SQS's 900). */
-export const holdSeconds = (sendAt: number, nowMs: number) => Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil((sendAt * 1000 - nowMs) / 1000)));
+export const holdSeconds = (sendAt: number, nowMs: number) =>
+  Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil((sendAt * 1000 - nowMs) / 1000)));
 
 export async function enqueueFiring(firing: Firing, delaySeconds: number): Promise<void> {
-  await sqs.send(new SendMessageCommand({ QueueUrl: env.scheduledSendQueueUrl(), MessageBody: JSON.stringify(firing), DelaySeconds: delaySeconds }));
+  await sqs.send(
+    new SendMessageCommand({
+      QueueUrl: env.scheduledSendQueueUrl(),
+      MessageBody: JSON.stringify(firing),
+      DelaySeconds: delaySeconds,
+    }),
+  );
 }
 
 /**
@@ -62,7 +69,10 @@ export async function armFiring(firing: Firing, now: number): Promise<() => Prom
   return async () => {
     if (!plan.direct) return;
     await enqueueFiring(firing, holdSeconds(firing.send_at, clock.nowMs())).catch((error) =>
-      logger.warn('scheduled send: early firing not queued; the schedule fires it', { schedule_id: firing.schedule_id, error }),
+      logger.warn('scheduled send: early firing not queued; the schedule fires it', {
+        schedule_id: firing.schedule_id,
+        error,
+      }),
     );
   };
 }

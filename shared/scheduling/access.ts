@@ -37,18 +37,21 @@ export const schedulerSessions: SessionAuthenticator = {
 /** A configuration of `appId` by slug; 404 when no configuration has the slug or another application's has it. */
 export async function configurationBySlug(appId: string, slug: string): Promise<ConfigurationRecord> {
   const owner = await db.slugOwner(slug);
-  const record = owner && owner.application_id === appId ? await db.getConfiguration(owner.configuration_id) : undefined;
+  const record =
+    owner && owner.application_id === appId ? await db.getConfiguration(owner.configuration_id) : undefined;
   if (!record) throw new NotFoundError(`No configuration with slug '${slug}' for client '${appId}'`);
   return record;
 }
 
 export async function createSession(app: ApplicationContext, body: CreateSessionBody) {
-  if ((body.configuration_id === undefined) === (body.slug === undefined)) throw new InvalidRequestError("Give one of 'configuration_id' or 'slug'");
+  if ((body.configuration_id === undefined) === (body.slug === undefined))
+    throw new InvalidRequestError("Give one of 'configuration_id' or 'slug'");
   let record: ConfigurationRecord | undefined;
   if (body.configuration_id !== undefined) {
     const id = parseId('configuration', body.configuration_id);
     record = id ? await db.getConfiguration(id) : undefined;
-    if (!record || record.application_id !== app.applicationId) throw new NotFoundError(`Configuration '${body.configuration_id}' not found`);
+    if (!record || record.application_id !== app.applicationId)
+      throw new NotFoundError(`Configuration '${body.configuration_id}' not found`);
   } else record = await configurationBySlug(app.applicationId, body.slug!);
   const token = SESSION_PREFIX + randomBytes(32).toString('base64url');
   const expires_at = clock.nowSeconds() + (body.time_to_live ?? DEFAULT_TTL_MINUTES) * 60;
@@ -84,24 +87,36 @@ export interface Caller {
  */
 export async function accessOf(
   caller: Caller,
-  ref: { configuration_id?: string | undefined; slug?: string | undefined; client_id?: string | undefined; booking_reference?: string | undefined },
+  ref: {
+    configuration_id?: string | undefined;
+    slug?: string | undefined;
+    client_id?: string | undefined;
+    booking_reference?: string | undefined;
+  },
 ): Promise<Access> {
   if (caller.session) {
     const record = await db.getConfiguration(caller.session.configurationId);
-    if (!record || record.application_id !== caller.session.applicationId) throw new NotFoundError('The configuration of this session no longer exists');
+    if (!record || record.application_id !== caller.session.applicationId)
+      throw new NotFoundError('The configuration of this session no longer exists');
     return { config: record };
   }
   const app = caller.app?.applicationId;
-  const mine = (record: ConfigurationRecord | undefined) => (record && (app === undefined || record.application_id === app) ? record : undefined);
+  const mine = (record: ConfigurationRecord | undefined) =>
+    record && (app === undefined || record.application_id === app) ? record : undefined;
   if (ref.booking_reference !== undefined) {
     const parsed = parseBookingReference(ref.booking_reference);
     const configId = parsed && parseId('configuration', parsed.configuration_id);
     const bookingId = parsed && parseId('booking', parsed.booking_id);
-    const [found, booking] = configId && bookingId ? await Promise.all([db.getConfiguration(configId), db.getBooking(bookingId)]) : [undefined, undefined];
+    const [found, booking] =
+      configId && bookingId
+        ? await Promise.all([db.getConfiguration(configId), db.getBooking(bookingId)])
+        : [undefined, undefined];
     const config = mine(found);
-    if (!config || !booking || booking.configuration_id !== config.id) throw new NotFoundError('No booking has this reference');
+    if (!config || !booking || booking.configuration_id !== config.id)
+      throw new NotFoundError('No booking has this reference');
     if (saltMatches(booking, parsed!.salt)) return { config, booking: booking.id, role: 'guest' };
-    if (booking.confirm_salt_hash && saltMatches({ salt_hash: booking.confirm_salt_hash }, parsed!.salt)) return { config, booking: booking.id, role: 'organizer' };
+    if (booking.confirm_salt_hash && saltMatches({ salt_hash: booking.confirm_salt_hash }, parsed!.salt))
+      return { config, booking: booking.id, role: 'organizer' };
     throw new NotFoundError('No booking has this reference');
   }
   let record: ConfigurationRecord | undefined;
@@ -111,21 +126,30 @@ export async function accessOf(
     if (!record) throw new NotFoundError(`Configuration '${ref.configuration_id}' not found`);
   } else if (ref.slug !== undefined) {
     const client = ref.client_id ?? app;
-    if (client === undefined) throw new InvalidRequestError("'client_id' (the application ID) is required with 'slug' (or send the application's API key in Authorization: Bearer)");
-    if (app !== undefined && client !== app) throw new NotFoundError(`No configuration with slug '${ref.slug}' for client '${client}'`);
+    if (client === undefined)
+      throw new InvalidRequestError(
+        "'client_id' (the application ID) is required with 'slug' (or send the application's API key in Authorization: Bearer)",
+      );
+    if (app !== undefined && client !== app)
+      throw new NotFoundError(`No configuration with slug '${ref.slug}' for client '${client}'`);
     record = await configurationBySlug(client, ref.slug);
   } else {
-    throw new InvalidRequestError("Name the configuration: 'configuration_id', or 'slug' (with 'client_id' unless the API key is sent), or a session in Authorization: Bearer");
+    throw new InvalidRequestError(
+      "Name the configuration: 'configuration_id', or 'slug' (with 'client_id' unless the API key is sent), or a session in Authorization: Bearer",
+    );
   }
   if (record.requires_session_auth && app === undefined) {
-    throw new AuthenticationError(`Configuration '${record.id}' is private: send a scheduler session (or the application's API key) in Authorization: Bearer`);
+    throw new AuthenticationError(
+      `Configuration '${record.id}' is private: send a scheduler session (or the application's API key) in Authorization: Bearer`,
+    );
   }
   return { config: record };
 }
 
 /** Access to one booking: a reference opens its own booking only (404 for any other). */
 export function bookingAccess(access: Access, bookingId: string): ConfigurationRecord {
-  if (access.booking !== undefined && access.booking !== bookingId) throw new NotFoundError(`Booking '${bookingId}' not found`);
+  if (access.booking !== undefined && access.booking !== bookingId)
+    throw new NotFoundError(`Booking '${bookingId}' not found`);
   return access.config;
 }
 
@@ -137,19 +161,31 @@ export async function requireBooking(config: ConfigurationRecord, id: string): P
   const parsed = parseId('booking', id);
   const record = parsed ? await db.getBooking(parsed) : undefined;
   // A record of the three-commit flow that never got its event (no `event_status`, no event) was never a booking.
-  if (!record || record.configuration_id !== config.id || (!record.event_id && record.event_status === undefined)) throw new NotFoundError(`Booking '${id}' not found`);
+  if (!record || record.configuration_id !== config.id || (!record.event_id && record.event_status === undefined))
+    throw new NotFoundError(`Booking '${id}' not found`);
   return record;
 }
 
 /** The configuration of a booking page URL: by slug (unique across applications; `client_id`, when given, must be its application's). */
-export async function pageConfiguration(slug: string, clientId: string | undefined, session: string | undefined): Promise<ConfigurationRecord> {
+export async function pageConfiguration(
+  slug: string,
+  clientId: string | undefined,
+  session: string | undefined,
+): Promise<ConfigurationRecord> {
   const owner = await db.slugOwner(slug);
-  const record = owner && (clientId === undefined || owner.application_id === clientId) ? await db.getConfiguration(owner.configuration_id) : undefined;
+  const record =
+    owner && (clientId === undefined || owner.application_id === clientId)
+      ? await db.getConfiguration(owner.configuration_id)
+      : undefined;
   if (!record) throw new NotFoundError(`No booking page '${slug}'`);
   if (record.requires_session_auth) {
-    if (session === undefined) throw new AuthenticationError('This booking page is private: open it with ?session=<session>');
+    if (session === undefined)
+      throw new AuthenticationError('This booking page is private: open it with ?session=<session>');
     const live = await schedulerSessions.resolve(session);
-    if (!live) throw new AuthenticationError('The scheduler session is unknown or has expired; create a new one with POST /v3/scheduling/sessions');
+    if (!live)
+      throw new AuthenticationError(
+        'The scheduler session is unknown or has expired; create a new one with POST /v3/scheduling/sessions',
+      );
     if (live.configurationId !== record.id) throw new AuthenticationError('This session is for another booking page');
   }
   return record;

@@ -38,12 +38,19 @@ export type BookingEventJob = Extract<Job, { kind: 'booking-event' }>;
 
 const lower = (s: string) => s.trim().toLowerCase();
 
-export const bookingNotification = (b: BookingRecord, type: Extract<NotificationType, `booking.${string}`>): OutboxEntry => ({
+export const bookingNotification = (
+  b: BookingRecord,
+  type: Extract<NotificationType, `booking.${string}`>,
+): OutboxEntry => ({
   notification: newNotification({ type, applicationId: b.application_id, grantId: b.grant_id, object: bookingView(b) }),
 });
 
 /** A change waiting for its provider step: `next` as committed, with the job to commit alongside. */
-export function pendingChange(next: BookingRecord, step: EventStep, extra: Pick<BookingEventJob, 'links' | 'cancel_ics'> = {}): { record: BookingRecord; job: BookingEventJob; entry: OutboxEntry } {
+export function pendingChange(
+  next: BookingRecord,
+  step: EventStep,
+  extra: Pick<BookingEventJob, 'links' | 'cancel_ics'> = {},
+): { record: BookingRecord; job: BookingEventJob; entry: OutboxEntry } {
   const { event_error: _cleared, ...rest } = next;
   const record: BookingRecord = { ...rest, event_status: 'pending', event_step: step };
   const job: BookingEventJob = { kind: 'booking-event', booking_id: record.id, version: record.version, ...extra };
@@ -51,11 +58,14 @@ export function pendingChange(next: BookingRecord, step: EventStep, extra: Pick<
 }
 
 /** The idempotency key of a booking's event: its iCalendar UID, from the booking ID (one event per booking, ever). */
-export const bookingEventUid = (b: BookingRecord) => `${b.id}@${b.organizer.email.slice(b.organizer.email.indexOf('@') + 1).toLowerCase()}`;
+export const bookingEventUid = (b: BookingRecord) =>
+  `${b.id}@${b.organizer.email.slice(b.organizer.email.indexOf('@') + 1).toLowerCase()}`;
 
 export function eventBody(config: ConfigurationRecord, b: BookingRecord): CreateEventBody {
   const chosen = config.participants.filter((p) => b.participants.some((q) => lower(q.email) === lower(p.email)));
-  const others = chosen.filter((p) => lower(p.email) !== lower(b.organizer.email)).map((p) => ({ email: p.email, ...(p.name ? { name: p.name } : {}) }));
+  const others = chosen
+    .filter((p) => lower(p.email) !== lower(b.organizer.email))
+    .map((p) => ({ email: p.email, ...(p.name ? { name: p.name } : {}) }));
   const eb = config.event_booking;
   return {
     title: b.title,
@@ -65,22 +75,41 @@ export function eventBody(config: ConfigurationRecord, b: BookingRecord): Create
     participants: [{ email: b.guest.email, name: b.guest.name }, ...b.additional_guests, ...others],
     busy: true,
     status: b.status === 'pending' ? 'maybe' : 'confirmed',
-    ...(eb.conferencing?.details ? { conferencing: { ...(eb.conferencing.provider ? { provider: eb.conferencing.provider } : {}), details: eb.conferencing.details } } : {}),
+    ...(eb.conferencing?.details
+      ? {
+          conferencing: {
+            ...(eb.conferencing.provider ? { provider: eb.conferencing.provider } : {}),
+            details: eb.conferencing.details,
+          },
+        }
+      : {}),
     ...(eb.hide_participants !== undefined ? { hide_participants: eb.hide_participants } : {}),
   };
 }
 
 /** Whether a provider error is final: a 4xx that asking again will not change (not a conflict, not a rate limit). */
-const isFinal = (error: unknown): error is ApiError => error instanceof ApiError && error.status < 500 && error.status !== 409 && error.status !== 429;
+const isFinal = (error: unknown): error is ApiError =>
+  error instanceof ApiError && error.status < 500 && error.status !== 409 && error.status !== 429;
 
 /** The provider step, then the update to commit for it. */
-async function doStep(b: BookingRecord, job: BookingEventJob, known?: Known): Promise<{ next: BookingRecord; outbox: OutboxEntry[] }> {
+async function doStep(
+  b: BookingRecord,
+  job: BookingEventJob,
+  known?: Known,
+): Promise<{ next: BookingRecord; outbox: OutboxEntry[] }> {
   const config = known?.config ?? (await db.getConfiguration(b.configuration_id));
-  if (!config) throw new NotFoundError(`The configuration '${b.configuration_id}' of booking '${b.id}' no longer exists`);
+  if (!config)
+    throw new NotFoundError(`The configuration '${b.configuration_id}' of booking '${b.id}' no longer exists`);
   const organizer = known?.organizer ?? (await getGrant(b.application_id, b.grant_id));
   if (!organizer) throw new NotFoundError(`The organizer grant '${b.grant_id}' of booking '${b.id}' no longer exists`);
   const events = eventsOf(organizer);
-  const synced = (fields: Partial<BookingRecord> = {}): BookingRecord => ({ ...b, ...fields, event_status: 'synced', updated_at: clock.nowSeconds(), version: b.version + 1 });
+  const synced = (fields: Partial<BookingRecord> = {}): BookingRecord => ({
+    ...b,
+    ...fields,
+    event_status: 'synced',
+    updated_at: clock.nowSeconds(),
+    version: b.version + 1,
+  });
   const request = (next: BookingRecord) => events.ics(organizer, next.event_id, next.calendar_id, 'REQUEST');
   switch (b.event_step) {
     case 'create': {
@@ -90,13 +119,30 @@ async function doStep(b: BookingRecord, job: BookingEventJob, known?: Known): Pr
       if (b.status === 'pending') {
         return {
           next,
-          outbox: [bookingNotification(next, 'booking.pending'), ...guestMail(config, next, 'pending', { links: manage }), ...organizerRequestMail(config, next, job.links?.confirm)],
+          outbox: [
+            bookingNotification(next, 'booking.pending'),
+            ...guestMail(config, next, 'pending', { links: manage }),
+            ...organizerRequestMail(config, next, job.links?.confirm),
+          ],
         };
       }
-      return { next, outbox: [bookingNotification(next, 'booking.created'), ...guestMail(config, next, 'confirmed', { ics: await request(next), links: manage }), remindersJob(next)] };
+      return {
+        next,
+        outbox: [
+          bookingNotification(next, 'booking.created'),
+          ...guestMail(config, next, 'confirmed', { ics: await request(next), links: manage }),
+          remindersJob(next),
+        ],
+      };
     }
     case 'move': {
-      await events.update(organizer, b.event_id, b.calendar_id, { when: { start_time: b.start, end_time: b.end, start_timezone: b.timezone, end_timezone: b.timezone } }, false);
+      await events.update(
+        organizer,
+        b.event_id,
+        b.calendar_id,
+        { when: { start_time: b.start, end_time: b.end, start_timezone: b.timezone, end_timezone: b.timezone } },
+        false,
+      );
       const next = synced();
       // A pending booking's guest has no invitation to move yet.
       const mails = b.status === 'booked' ? guestMail(config, next, 'rescheduled', { ics: await request(next) }) : [];
@@ -105,7 +151,14 @@ async function doStep(b: BookingRecord, job: BookingEventJob, known?: Known): Pr
     case 'confirm': {
       await events.update(organizer, b.event_id, b.calendar_id, { status: 'confirmed' }, false);
       const next = synced();
-      return { next, outbox: [bookingNotification(next, 'booking.created'), ...guestMail(config, next, 'confirmed', { ics: await request(next) }), remindersJob(next)] };
+      return {
+        next,
+        outbox: [
+          bookingNotification(next, 'booking.created'),
+          ...guestMail(config, next, 'confirmed', { ics: await request(next) }),
+          remindersJob(next),
+        ],
+      };
     }
     case 'cancel': {
       try {
@@ -121,7 +174,11 @@ async function doStep(b: BookingRecord, job: BookingEventJob, known?: Known): Pr
   }
 }
 
-const cancelled = (config: ConfigurationRecord | undefined, next: BookingRecord, job: BookingEventJob): OutboxEntry[] => [
+const cancelled = (
+  config: ConfigurationRecord | undefined,
+  next: BookingRecord,
+  job: BookingEventJob,
+): OutboxEntry[] => [
   bookingNotification(next, 'booking.cancelled'),
   ...(config ? guestMail(config, next, 'cancelled', { ics: job.cancel_ics }) : []),
   remindersJob(next),
@@ -132,13 +189,25 @@ const cancelled = (config: ConfigurationRecord | undefined, next: BookingRecord,
  * same transaction); announced by `booking.cancelled` only from the job, since a request running it
  * inline answers the refusal itself. A refused cancel is still a cancellation: it is announced.
  */
-async function failure(b: BookingRecord, job: BookingEventJob, error: ApiError, inline: boolean): Promise<{ next: BookingRecord; outbox: OutboxEntry[] }> {
-  const next: BookingRecord = { ...b, event_status: 'failed', event_error: error.message, updated_at: clock.nowSeconds(), version: b.version + 1 };
+async function failure(
+  b: BookingRecord,
+  job: BookingEventJob,
+  error: ApiError,
+  inline: boolean,
+): Promise<{ next: BookingRecord; outbox: OutboxEntry[] }> {
+  const next: BookingRecord = {
+    ...b,
+    event_status: 'failed',
+    event_error: error.message,
+    updated_at: clock.nowSeconds(),
+    version: b.version + 1,
+  };
   if (b.event_step === 'create') {
     const gone: BookingRecord = { ...next, status: 'cancelled' };
     return { next: gone, outbox: inline ? [] : [bookingNotification(gone, 'booking.cancelled')] };
   }
-  if (b.event_step === 'cancel') return { next, outbox: cancelled(await db.getConfiguration(b.configuration_id), next, job) };
+  if (b.event_step === 'cancel')
+    return { next, outbox: cancelled(await db.getConfiguration(b.configuration_id), next, job) };
   return { next, outbox: [] };
 }
 
@@ -160,7 +229,10 @@ export interface BookingEventOutcome {
  * Runs a booking's pending provider step once (see above). Throws on transient failures; a final
  * refusal is recorded and returned in `refused`. `inline`: run by the request that committed the change, with what it read.
  */
-export async function runBookingEvent(job: BookingEventJob, options: { inline?: Known } = {}): Promise<BookingEventOutcome> {
+export async function runBookingEvent(
+  job: BookingEventJob,
+  options: { inline?: Known } = {},
+): Promise<BookingEventOutcome> {
   const id = parseId('booking', job.booking_id);
   if (!id) return { booking: undefined };
   // A lost commit means another run (or change) moved the booking on: the second read sees it and stops.
@@ -176,9 +248,15 @@ export async function runBookingEvent(job: BookingEventJob, options: { inline?: 
       if (!isFinal(error)) throw error;
       refused = error;
       update = await failure(b, job, error, options.inline !== undefined);
-      logger.warn('booking event refused', { booking_id: b.id, step: b.event_step, status: error.status, message: error.message });
+      logger.warn('booking event refused', {
+        booking_id: b.id,
+        step: b.event_step,
+        status: error.status,
+        message: error.message,
+      });
     }
-    if (await db.updateBooking(b, update.next, update.outbox)) return { booking: update.next, ...(refused ? { refused } : {}) };
+    if (await db.updateBooking(b, update.next, update.outbox))
+      return { booking: update.next, ...(refused ? { refused } : {}) };
   }
   return { booking: await db.getBooking(id) };
 }
@@ -186,5 +264,10 @@ export async function runBookingEvent(job: BookingEventJob, options: { inline?: 
 /** The jobs worker's entry: the same run, from the queue. */
 export async function runBookingEventJob(job: BookingEventJob): Promise<void> {
   const { booking, refused } = await runBookingEvent(job);
-  logger.info('booking-event', { booking_id: job.booking_id, version: job.version, event_status: booking?.event_status, ...(refused ? { refused: refused.status } : {}) });
+  logger.info('booking-event', {
+    booking_id: job.booking_id,
+    version: job.version,
+    event_status: booking?.event_status,
+    ...(refused ? { refused: refused.status } : {}),
+  });
 }

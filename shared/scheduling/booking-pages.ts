@@ -32,7 +32,11 @@ async function organizerName(config: ConfigurationRecord): Promise<string> {
 export function bookingPageOf(slug: string, query: BookingPageQuery): Promise<Rendered> {
   return rendered(async () => {
     const config = await pageConfiguration(slug, query.client_id, query.session);
-    return bookingPage(config, await organizerName(config), { session: query.session, clientId: query.client_id, zone: query.tz });
+    return bookingPage(config, await organizerName(config), {
+      session: query.session,
+      clientId: query.client_id,
+      zone: query.tz,
+    });
   });
 }
 
@@ -41,6 +45,14 @@ export function managePageOf(slug: string, reference: string): Promise<Rendered>
     const access = await accessOf({}, { booking_reference: reference });
     if (access.config.slug !== slug) throw new NotFoundError('No booking has this reference on this page');
     const booking = await requireBooking(access.config, access.booking!);
-    return managePage(access.config, await organizerName(access.config), booking, bookingView(booking), reference, access.role ?? 'guest', parseBookingReference(reference)?.salt ?? '');
+    return managePage(
+      access.config,
+      await organizerName(access.config),
+      booking,
+      bookingView(booking),
+      reference,
+      access.role ?? 'guest',
+      parseBookingReference(reference)?.salt ?? '',
+    );
   });
 }

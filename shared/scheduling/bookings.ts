@@ -1,5 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import type { ConfirmBookingBody, CreateBookingBody, CreateBookingQuery, RescheduleBookingBody } from '#schemas/scheduling';
+import type {
+  ConfirmBookingBody,
+  CreateBookingBody,
+  CreateBookingQuery,
+  RescheduleBookingBody,
+} from '#schemas/scheduling';
 import { zoneProblem, type EngineResult } from '#shared/availability/engine';
 import { availabilityOf, checkAvailabilityRequest, type ResolvedParticipant } from '#shared/availability/service';
 import { grantNamed } from '#shared/grants/resolve';
@@ -49,15 +54,28 @@ async function organizerOf(config: ConfigurationRecord): Promise<GrantRecord> {
 }
 
 /** The participants whose calendars decide availability, each resolved with the authority the configuration was saved with. */
-async function availabilityParticipants(config: ConfigurationRecord, organizer: GrantRecord): Promise<ResolvedParticipant[]> {
+async function availabilityParticipants(
+  config: ConfigurationRecord,
+  organizer: GrantRecord,
+): Promise<ResolvedParticipant[]> {
   const authority = authorityOf(config);
-  const deciding = config.participants.filter((p) => p.is_organizer === true || lower(p.email) === lower(organizer.email) || p.availability);
+  const deciding = config.participants.filter(
+    (p) => p.is_organizer === true || lower(p.email) === lower(organizer.email) || p.availability,
+  );
   return Promise.all(
     deciding.map(async (p): Promise<ResolvedParticipant> => {
       const isOrganizer = p.is_organizer === true || lower(p.email) === lower(organizer.email);
       const grant = isOrganizer ? organizer : await grantNamed(authority, p.email, p.grant_id);
-      if (!grant) throw new ConflictError(`Participant ${p.email} of configuration '${config.id}' is no longer a grant of its application`);
-      return { email: p.email, grant, calendar_ids: p.availability?.calendar_ids, open_hours: p.availability?.open_hours };
+      if (!grant)
+        throw new ConflictError(
+          `Participant ${p.email} of configuration '${config.id}' is no longer a grant of its application`,
+        );
+      return {
+        email: p.email,
+        grant,
+        calendar_ids: p.availability?.calendar_ids,
+        open_hours: p.availability?.open_hours,
+      };
     }),
   );
 }
@@ -89,7 +107,10 @@ export async function configurationAvailability(
   };
   checkAvailabilityRequest({ ...request, participants: [] });
   const from = Math.max(start, now + (config.scheduler.min_booking_notice ?? DEFAULTS.min_booking_notice) * 60);
-  const to = Math.min(end, now + (config.scheduler.available_days_in_future ?? DEFAULTS.available_days_in_future) * 86_400);
+  const to = Math.min(
+    end,
+    now + (config.scheduler.available_days_in_future ?? DEFAULTS.available_days_in_future) * 86_400,
+  );
   if (to - from < config.availability.duration_minutes * 60) return { time_slots: [], order: [] };
   const participants = await availabilityParticipants(config, options.organizer ?? (await organizerOf(config)));
   return availabilityOf({
@@ -105,28 +126,48 @@ export async function configurationAvailability(
 
 function checkTime(config: ConfigurationRecord, start: number, end: number): void {
   const minutes = config.availability.duration_minutes;
-  if (end - start !== minutes * 60) throw new InvalidRequestError(`'end_time' must be 'start_time' + ${minutes} minutes (the configuration's duration); got ${(end - start) / 60} minutes`);
+  if (end - start !== minutes * 60)
+    throw new InvalidRequestError(
+      `'end_time' must be 'start_time' + ${minutes} minutes (the configuration's duration); got ${(end - start) / 60} minutes`,
+    );
   const now = clock.nowSeconds();
   const notice = config.scheduler.min_booking_notice ?? DEFAULTS.min_booking_notice;
-  if (start < now + notice * 60) throw new InvalidRequestError(`Bookings must start at least ${notice} minutes from now (min_booking_notice)`);
+  if (start < now + notice * 60)
+    throw new InvalidRequestError(`Bookings must start at least ${notice} minutes from now (min_booking_notice)`);
   const days = config.scheduler.available_days_in_future ?? DEFAULTS.available_days_in_future;
-  if (start > now + days * 86_400) throw new InvalidRequestError(`Bookings can be made at most ${days} days ahead (available_days_in_future)`);
+  if (start > now + days * 86_400)
+    throw new InvalidRequestError(`Bookings can be made at most ${days} days ahead (available_days_in_future)`);
 }
 
-async function requireSlot(config: ConfigurationRecord, organizer: GrantRecord, start: number, end: number, free?: { start: number; end: number }): Promise<void> {
+async function requireSlot(
+  config: ConfigurationRecord,
+  organizer: GrantRecord,
+  start: number,
+  end: number,
+  free?: { start: number; end: number },
+): Promise<void> {
   const { time_slots } = await configurationAvailability(config, start, end, { free, organizer });
   if (!time_slots.some((s) => s.start_time === start && s.end_time === end)) {
-    throw new ConflictError(`The slot from ${start} to ${end} is not available (taken, outside open hours, or not on a slot boundary); ask GET /v3/scheduling/availability for the free slots`);
+    throw new ConflictError(
+      `The slot from ${start} to ${end} is not available (taken, outside open hours, or not on a slot boundary); ask GET /v3/scheduling/availability for the free slots`,
+    );
   }
 }
 
 /** Commits `record` with its slot locks (moving them from `previous`) and `outbox`; 409 when another booking holds overlapping time. */
-async function lockSlot(record: BookingRecord, outbox: readonly OutboxEntry[], previous?: BookingRecord): Promise<void> {
+async function lockSlot(
+  record: BookingRecord,
+  outbox: readonly OutboxEntry[],
+  previous?: BookingRecord,
+): Promise<void> {
   for (let attempt = 0; attempt < LOCK_ATTEMPTS; attempt++) {
     const days = await db.bookedDays(record.grant_id, db.daysOf(record.start, record.end));
     for (const day of days) {
       for (const [id, [s, e]] of Object.entries(day.slots)) {
-        if (id !== record.id && s < record.end && record.start < e) throw new ConflictError(`The slot from ${record.start} to ${record.end} was just booked by someone else; choose another slot`);
+        if (id !== record.id && s < record.end && record.start < e)
+          throw new ConflictError(
+            `The slot from ${record.start} to ${record.end} was just booked by someone else; choose another slot`,
+          );
       }
     }
     if (await db.writeBookingWithLocks(record, days, outbox, previous)) return;
@@ -146,21 +187,35 @@ const timezoneOf = (config: ConfigurationRecord, organizer: GrantRecord, given: 
 export type Origin = string | undefined;
 
 /** The booking page link a reference opens (none without a slug or a known origin). */
-const pageLink = (config: ConfigurationRecord, origin: Origin, reference: string) => (config.slug && origin ? `${origin}/scheduling/${config.slug}/booking/${reference}` : undefined);
+const pageLink = (config: ConfigurationRecord, origin: Origin, reference: string) =>
+  config.slug && origin ? `${origin}/scheduling/${config.slug}/booking/${reference}` : undefined;
 
-export async function createBooking(config: ConfigurationRecord, query: CreateBookingQuery, body: CreateBookingBody, origin?: Origin) {
+export async function createBooking(
+  config: ConfigurationRecord,
+  query: CreateBookingQuery,
+  body: CreateBookingBody,
+  origin?: Origin,
+) {
   const organizer = await organizerOf(config);
   checkTime(config, body.start_time, body.end_time);
   const timezone = timezoneOf(config, organizer, query.timezone ?? body.timezone);
   const known = new Map(config.participants.map((p) => [lower(p.email), p]));
   const unknown = (body.participants ?? []).filter((p) => !known.has(lower(p.email))).map((p) => p.email);
-  if (unknown.length) throw new InvalidRequestError(`'participants' must be participants of the configuration; these are not: ${unknown.join(', ')}`);
+  if (unknown.length)
+    throw new InvalidRequestError(
+      `'participants' must be participants of the configuration; these are not: ${unknown.join(', ')}`,
+    );
   const fields = body.additional_fields ?? {};
   const missing = Object.entries(config.scheduler.additional_fields ?? {})
     .filter(([key, f]) => f.required === true && !String(fields[key] ?? '').trim())
     .map(([key]) => key);
-  if (missing.length) throw new InvalidRequestError(`'additional_fields' must fill the configuration's required fields: ${missing.join(', ')}`);
-  const chosen = body.participants?.length ? config.participants.filter((p) => body.participants!.some((b) => lower(b.email) === lower(p.email))) : config.participants;
+  if (missing.length)
+    throw new InvalidRequestError(
+      `'additional_fields' must fill the configuration's required fields: ${missing.join(', ')}`,
+    );
+  const chosen = body.participants?.length
+    ? config.participants.filter((p) => body.participants!.some((b) => lower(b.email) === lower(p.email)))
+    : config.participants;
   await requireSlot(config, organizer, body.start_time, body.end_time);
 
   const now = clock.nowSeconds();
@@ -172,7 +227,8 @@ export async function createBooking(config: ConfigurationRecord, query: CreateBo
     application_id: config.application_id,
     configuration_id: config.id,
     grant_id: organizer.id,
-    calendar_id: config.participants.find((p) => lower(p.email) === lower(organizer.email))?.booking?.calendar_id ?? 'primary',
+    calendar_id:
+      config.participants.find((p) => lower(p.email) === lower(organizer.email))?.booking?.calendar_id ?? 'primary',
     event_id: '',
     status: pending ? 'pending' : 'booked',
     start: body.start_time,
@@ -195,8 +251,12 @@ export async function createBooking(config: ConfigurationRecord, query: CreateBo
   };
   const reference = bookingReference(config.id, record.id, salt);
   const manage = pageLink(config, origin, reference);
-  const confirm = confirmSalt ? confirmLink(config, origin, bookingReference(config.id, record.id, confirmSalt)) : undefined;
-  const change = pendingChange(record, 'create', { links: { ...(manage ? { manage } : {}), ...(confirm ? { confirm } : {}) } });
+  const confirm = confirmSalt
+    ? confirmLink(config, origin, bookingReference(config.id, record.id, confirmSalt))
+    : undefined;
+  const change = pendingChange(record, 'create', {
+    links: { ...(manage ? { manage } : {}), ...(confirm ? { confirm } : {}) },
+  });
   await lockSlot(change.record, [change.entry]);
   return bookingView(await settle(change, config, organizer), reference);
 }
@@ -206,12 +266,20 @@ export async function createBooking(config: ConfigurationRecord, query: CreateBo
  * job: the answer is the booking as committed (`event_status: 'pending'`). A refused create is the
  * request's error (its booking is cancelled, its time free); a refused change is answered as recorded.
  */
-async function settle(change: ReturnType<typeof pendingChange>, config: ConfigurationRecord, organizer: GrantRecord): Promise<BookingRecord> {
+async function settle(
+  change: ReturnType<typeof pendingChange>,
+  config: ConfigurationRecord,
+  organizer: GrantRecord,
+): Promise<BookingRecord> {
   let outcome: BookingEventOutcome;
   try {
     outcome = await runBookingEvent(change.job, { inline: { booking: change.record, config, organizer } });
   } catch (error) {
-    logger.warn('booking event left to its job', { booking_id: change.record.id, step: change.record.event_step, error: error instanceof Error ? error.message : String(error) });
+    logger.warn('booking event left to its job', {
+      booking_id: change.record.id,
+      step: change.record.event_step,
+      error: error instanceof Error ? error.message : String(error),
+    });
     return change.record;
   }
   if (outcome.refused && change.record.event_step === 'create') throw outcome.refused;
@@ -226,7 +294,8 @@ function confirmLink(config: ConfigurationRecord, origin: Origin, reference: str
 }
 
 /** The booking's event as an iMIP calendar part, through the organizer's provider. */
-const icsOf = (organizer: GrantRecord, b: BookingRecord, method: 'REQUEST' | 'CANCEL') => eventsOf(organizer).ics(organizer, b.event_id, b.calendar_id, method);
+const icsOf = (organizer: GrantRecord, b: BookingRecord, method: 'REQUEST' | 'CANCEL') =>
+  eventsOf(organizer).ics(organizer, b.event_id, b.calendar_id, method);
 
 // ---- read, confirm, reschedule, cancel -------------------------------------------------------
 
@@ -237,21 +306,38 @@ export async function getBooking(config: ConfigurationRecord, id: string) {
 function checkCancellable(config: ConfigurationRecord, b: BookingRecord, what: string): void {
   if (b.status === 'cancelled') throw new ConflictError(`Booking '${b.id}' is already cancelled`);
   const notice = config.scheduler.min_cancellation_notice ?? DEFAULTS.min_cancellation_notice;
-  if (clock.nowSeconds() > b.start - notice * 60) throw new InvalidRequestError(`Booking '${b.id}' can no longer be ${what}: it starts in less than ${notice} minutes (min_cancellation_notice)`);
+  if (clock.nowSeconds() > b.start - notice * 60)
+    throw new InvalidRequestError(
+      `Booking '${b.id}' can no longer be ${what}: it starts in less than ${notice} minutes (min_cancellation_notice)`,
+    );
 }
 
 /** One provider step at a time: a change waits until the booking's calendar has caught up with the last one. */
 function checkSettled(b: BookingRecord): void {
-  if (b.event_status === 'pending') throw new ConflictError(`Booking '${b.id}' is still being written to the organizer's calendar; try again in a moment`);
+  if (b.event_status === 'pending')
+    throw new ConflictError(
+      `Booking '${b.id}' is still being written to the organizer's calendar; try again in a moment`,
+    );
 }
 
 /** Commits a change of a booking (no slot moves) with its job; 409 when another request changed it first. */
-async function commit(current: BookingRecord, change: ReturnType<typeof pendingChange>, config: ConfigurationRecord, organizer: GrantRecord): Promise<BookingRecord> {
-  if (!(await db.updateBooking(current, change.record, [change.entry]))) throw new ConflictError(`Booking '${current.id}' was changed by another request; read it again`);
+async function commit(
+  current: BookingRecord,
+  change: ReturnType<typeof pendingChange>,
+  config: ConfigurationRecord,
+  organizer: GrantRecord,
+): Promise<BookingRecord> {
+  if (!(await db.updateBooking(current, change.record, [change.entry])))
+    throw new ConflictError(`Booking '${current.id}' was changed by another request; read it again`);
   return settle(change, config, organizer);
 }
 
-export async function cancelBooking(config: ConfigurationRecord, id: string, reason: string | undefined, record?: BookingRecord) {
+export async function cancelBooking(
+  config: ConfigurationRecord,
+  id: string,
+  reason: string | undefined,
+  record?: BookingRecord,
+) {
   const b = record ?? (await requireBooking(config, id));
   checkCancellable(config, b, 'cancelled');
   checkSettled(b);
@@ -265,16 +351,28 @@ export async function cancelBooking(config: ConfigurationRecord, id: string, rea
       if (!(error instanceof NotFoundError)) throw error;
     }
   }
-  const next: BookingRecord = { ...b, status: 'cancelled', ...(reason !== undefined ? { cancellation_reason: reason } : {}), updated_at: clock.nowSeconds(), version: b.version + 1 };
+  const next: BookingRecord = {
+    ...b,
+    status: 'cancelled',
+    ...(reason !== undefined ? { cancellation_reason: reason } : {}),
+    updated_at: clock.nowSeconds(),
+    version: b.version + 1,
+  };
   // The slot locks are released in this transaction (updateBooking: the booking becomes cancelled).
-  return bookingView(await commit(b, pendingChange(next, 'cancel', cancel ? { cancel_ics: cancel } : {}), config, organizer));
+  return bookingView(
+    await commit(b, pendingChange(next, 'cancel', cancel ? { cancel_ics: cancel } : {}), config, organizer),
+  );
 }
 
 /** PUT: the organizer confirms or declines a pending booking, with the salt of its reference (404 when it does not match). */
 export async function confirmBooking(config: ConfigurationRecord, id: string, body: ConfirmBookingBody) {
   const b = await requireBooking(config, id);
-  if (!b.confirm_salt_hash || !saltMatches({ salt_hash: b.confirm_salt_hash }, body.salt)) throw new NotFoundError(`Booking '${id}' not found (the salt does not match its confirmation link)`);
-  if (b.status !== 'pending') throw new ConflictError(`Booking '${id}' is ${b.status}, not pending: only a pending booking can be confirmed or cancelled this way`);
+  if (!b.confirm_salt_hash || !saltMatches({ salt_hash: b.confirm_salt_hash }, body.salt))
+    throw new NotFoundError(`Booking '${id}' not found (the salt does not match its confirmation link)`);
+  if (b.status !== 'pending')
+    throw new ConflictError(
+      `Booking '${id}' is ${b.status}, not pending: only a pending booking can be confirmed or cancelled this way`,
+    );
   if (body.status === 'cancelled') return cancelBooking(config, id, body.cancellation_reason, b);
   checkSettled(b);
   const organizer = await organizerOf(config);
@@ -290,7 +388,13 @@ export async function rescheduleBooking(config: ConfigurationRecord, id: string,
   checkTime(config, body.start_time, body.end_time);
   const organizer = await organizerOf(config);
   await requireSlot(config, organizer, body.start_time, body.end_time, { start: b.start, end: b.end });
-  const moved: BookingRecord = { ...b, start: body.start_time, end: body.end_time, updated_at: clock.nowSeconds(), version: b.version + 1 };
+  const moved: BookingRecord = {
+    ...b,
+    start: body.start_time,
+    end: body.end_time,
+    updated_at: clock.nowSeconds(),
+    version: b.version + 1,
+  };
   // New locks taken, the days it leaves released, and the job, in one transaction.
   const change = pendingChange(moved, 'move');
   await lockSlot(change.record, [change.entry], b);

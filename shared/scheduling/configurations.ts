@@ -24,7 +24,13 @@ import { booksOnPrimaryOnly } from '#shared/providers/organizer-calendars';
  */
 const LINK_POLICY = { local: env.webhookLocalMode() };
 
-export const DEFAULTS = { available_days_in_future: 30, min_booking_notice: 60, min_cancellation_notice: 0, round_to: 15, method: 'collective' } as const;
+export const DEFAULTS = {
+  available_days_in_future: 30,
+  min_booking_notice: 60,
+  min_cancellation_notice: 0,
+  round_to: 15,
+  method: 'collective',
+} as const;
 
 const lower = (s: string) => s.trim().toLowerCase();
 const multipleOf5 = (problems: string[], field: string, value: number | undefined) => {
@@ -32,47 +38,76 @@ const multipleOf5 = (problems: string[], field: string, value: number | undefine
   if (problem) problems.push(problem);
 };
 
-type Fields = Omit<CreateConfigurationBody, 'participants' | 'availability' | 'event_booking'> & Partial<Pick<CreateConfigurationBody, 'participants' | 'availability' | 'event_booking'>>;
+type Fields = Omit<CreateConfigurationBody, 'participants' | 'availability' | 'event_booking'> &
+  Partial<Pick<CreateConfigurationBody, 'participants' | 'availability' | 'event_booking'>>;
 
 /** Checks a whole configuration (after an update is merged in) for its organizer: 400 naming every problem. */
-function check(organizer: GrantRecord, c: Required<Pick<CreateConfigurationBody, 'participants' | 'availability' | 'event_booking'>> & Fields): string[] {
+function check(
+  organizer: GrantRecord,
+  c: Required<Pick<CreateConfigurationBody, 'participants' | 'availability' | 'event_booking'>> & Fields,
+): string[] {
   const problems: string[] = [];
   const organizers = c.participants.filter((p) => p.is_organizer === true);
-  if (organizers.length > 1) problems.push(`only one participant can be the organizer; ${organizers.map((p) => p.email).join(', ')} are marked is_organizer`);
+  if (organizers.length > 1)
+    problems.push(
+      `only one participant can be the organizer; ${organizers.map((p) => p.email).join(', ')} are marked is_organizer`,
+    );
   const organizerEntry = organizers[0] ?? c.participants.find((p) => lower(p.email) === lower(organizer.email));
-  if (!organizerEntry) problems.push(`the organizer must be a participant: add ${organizer.email} with "is_organizer": true`);
-  else if (lower(organizerEntry.email) !== lower(organizer.email)) problems.push(`the organizer (${organizerEntry.email}) must be the configuration's grant, ${organizer.email}`);
+  if (!organizerEntry)
+    problems.push(`the organizer must be a participant: add ${organizer.email} with "is_organizer": true`);
+  else if (lower(organizerEntry.email) !== lower(organizer.email))
+    problems.push(`the organizer (${organizerEntry.email}) must be the configuration's grant, ${organizer.email}`);
   const seen = new Set<string>();
   c.participants.forEach((p, i) => {
     if (seen.has(lower(p.email))) problems.push(`participants[${i}] repeats ${p.email}`);
     seen.add(lower(p.email));
-    (p.availability?.open_hours ?? []).forEach((h, j) => problems.push(...openHoursProblems(h, `participants[${i}].availability.open_hours[${j}]`)));
+    (p.availability?.open_hours ?? []).forEach((h, j) =>
+      problems.push(...openHoursProblems(h, `participants[${i}].availability.open_hours[${j}]`)),
+    );
     if (p.timezone !== undefined) tryZone(problems, `participants[${i}].timezone`, p.timezone);
   });
-  (c.availability.availability_rules?.default_open_hours ?? []).forEach((h, j) => problems.push(...openHoursProblems(h, `availability.availability_rules.default_open_hours[${j}]`)));
+  (c.availability.availability_rules?.default_open_hours ?? []).forEach((h, j) =>
+    problems.push(...openHoursProblems(h, `availability.availability_rules.default_open_hours[${j}]`)),
+  );
   multipleOf5(problems, 'availability.duration_minutes', c.availability.duration_minutes);
   multipleOf5(problems, 'availability.interval_minutes', c.availability.interval_minutes);
   multipleOf5(problems, 'availability.round_to', c.availability.round_to);
-  multipleOf5(problems, 'availability.availability_rules.buffer.before', c.availability.availability_rules?.buffer?.before);
-  multipleOf5(problems, 'availability.availability_rules.buffer.after', c.availability.availability_rules?.buffer?.after);
+  multipleOf5(
+    problems,
+    'availability.availability_rules.buffer.before',
+    c.availability.availability_rules?.buffer?.before,
+  );
+  multipleOf5(
+    problems,
+    'availability.availability_rules.buffer.after',
+    c.availability.availability_rules?.buffer?.after,
+  );
   if (c.event_booking.timezone !== undefined) tryZone(problems, 'event_booking.timezone', c.event_booking.timezone);
   for (const [field, url] of configurationLinks(c)) {
     const problem = linkProblem(field, url, LINK_POLICY);
     if (problem) problems.push(problem);
   }
   if (c.event_booking.conferencing?.autocreate !== undefined)
-    problems.push("'event_booking.conferencing.autocreate' needs a conferencing provider, and none is configured in this deployment; give 'details' instead");
+    problems.push(
+      "'event_booking.conferencing.autocreate' needs a conferencing provider, and none is configured in this deployment; give 'details' instead",
+    );
   if (booksOnPrimaryOnly(organizer) && organizerEntry) {
     const calendars = organizerEntry.availability?.calendar_ids;
     if (calendars && (calendars.length !== 1 || calendars[0] !== 'primary')) {
-      problems.push(`an Agent Account organizer reads its primary calendar only: 'availability.calendar_ids' must be ["primary"], not ${JSON.stringify(calendars)}`);
+      problems.push(
+        `an Agent Account organizer reads its primary calendar only: 'availability.calendar_ids' must be ["primary"], not ${JSON.stringify(calendars)}`,
+      );
     }
     if (organizerEntry.booking && organizerEntry.booking.calendar_id !== 'primary') {
-      problems.push(`an Agent Account organizer books on its primary calendar only: 'booking.calendar_id' must be "primary", not "${organizerEntry.booking.calendar_id}"`);
+      problems.push(
+        `an Agent Account organizer books on its primary calendar only: 'booking.calendar_id' must be "primary", not "${organizerEntry.booking.calendar_id}"`,
+      );
     }
     const method = c.availability.availability_rules?.availability_method;
     if (method === 'max-availability' || method === 'max-fairness') {
-      problems.push(`round-robin availability ('${method}') is not supported for Agent Account organizers: use 'collective' (every participant must be free)`);
+      problems.push(
+        `round-robin availability ('${method}') is not supported for Agent Account organizers: use 'collective' (every participant must be free)`,
+      );
     }
   }
   return problems;
@@ -84,11 +119,16 @@ function check(organizer: GrantRecord, c: Required<Pick<CreateConfigurationBody,
  * grant only, and the answer never tells whether another address is a grant. One problem naming
  * every participant that is not.
  */
-async function participantProblems(caller: ApplicationContext, organizer: GrantRecord, participants: readonly { email: string; grant_id?: string }[]): Promise<string[]> {
+async function participantProblems(
+  caller: ApplicationContext,
+  organizer: GrantRecord,
+  participants: readonly { email: string; grant_id?: string }[],
+): Promise<string[]> {
   const unknown = (
     await Promise.all(
       participants.map(async (p) => {
-        if (lower(p.email) === lower(organizer.email) && (p.grant_id === undefined || p.grant_id === organizer.id)) return undefined;
+        if (lower(p.email) === lower(organizer.email) && (p.grant_id === undefined || p.grant_id === organizer.id))
+          return undefined;
         return (await grantNamed(caller, p.email, p.grant_id)) ? undefined : p.email;
       }),
     )
@@ -130,14 +170,20 @@ async function saved<T>(write: () => Promise<T>, slug: string | undefined): Prom
     return await write();
   } catch (error) {
     if (error instanceof db.SlugTakenError) {
-      throw new ConflictError(`The slug '${slug}' is already used by another configuration (slugs are unique across all applications: they name booking pages); choose another slug`);
+      throw new ConflictError(
+        `The slug '${slug}' is already used by another configuration (slugs are unique across all applications: they name booking pages); choose another slug`,
+      );
     }
     throw error;
   }
 }
 
 /** `caller`: who saves it; the configuration reads no more than the caller could (shared/scheduling/access.ts, authorityOf). */
-export async function createConfiguration(caller: ApplicationContext, organizer: GrantRecord, body: CreateConfigurationBody) {
+export async function createConfiguration(
+  caller: ApplicationContext,
+  organizer: GrantRecord,
+  body: CreateConfigurationBody,
+) {
   const problems = [...check(organizer, body), ...(await participantProblems(caller, organizer, body.participants))];
   if (problems.length) throw new InvalidRequestError(problems.join('; '));
   const now = clock.nowSeconds();
@@ -160,37 +206,59 @@ export async function createConfiguration(caller: ApplicationContext, organizer:
 }
 
 /** The configuration, if it belongs to this application (and, when given, this organizer); 404 otherwise. */
-export async function requireConfiguration(appId: ApplicationContext['applicationId'], id: string, organizer?: GrantRecord): Promise<ConfigurationRecord> {
+export async function requireConfiguration(
+  appId: ApplicationContext['applicationId'],
+  id: string,
+  organizer?: GrantRecord,
+): Promise<ConfigurationRecord> {
   const parsed = parseId('configuration', id);
   const record = parsed ? await db.getConfiguration(parsed) : undefined;
-  if (!record || record.application_id !== appId || (organizer && record.grant_id !== organizer.id)) throw new NotFoundError(`Configuration '${id}' not found`);
+  if (!record || record.application_id !== appId || (organizer && record.grant_id !== organizer.id))
+    throw new NotFoundError(`Configuration '${id}' not found`);
   return record;
 }
 
 /** The participants are checked again with the caller's authority, which the configuration keeps from now on. */
-export async function updateConfiguration(caller: ApplicationContext, organizer: GrantRecord, current: ConfigurationRecord, body: UpdateConfigurationBody) {
+export async function updateConfiguration(
+  caller: ApplicationContext,
+  organizer: GrantRecord,
+  current: ConfigurationRecord,
+  body: UpdateConfigurationBody,
+) {
   const merged = {
     ...current,
     ...body,
     scheduler: body.scheduler ?? current.scheduler,
     saved_with: caller.credential,
   };
-  const problems = [...check(organizer, merged), ...(await participantProblems(caller, organizer, merged.participants))];
+  const problems = [
+    ...check(organizer, merged),
+    ...(await participantProblems(caller, organizer, merged.participants)),
+  ];
   if (problems.length) throw new InvalidRequestError(problems.join('; '));
   const next: ConfigurationRecord = { ...merged, updated_at: clock.nowSeconds(), version: current.version + 1 };
   const ok = await saved(() => db.replaceConfiguration(current, next), body.slug);
-  if (!ok) throw new ConflictError(`Configuration '${current.id}' was changed by another request; read it again and retry`);
+  if (!ok)
+    throw new ConflictError(`Configuration '${current.id}' was changed by another request; read it again and retry`);
   return configurationView(next);
 }
 
 /** A page of the application's configurations (optionally one organizer's), oldest first. */
-export async function listConfigurations(app: ApplicationContext, query: { limit?: number | undefined; page_token?: string | undefined }, organizer?: GrantRecord) {
+export async function listConfigurations(
+  app: ApplicationContext,
+  query: { limit?: number | undefined; page_token?: string | undefined },
+  organizer?: GrantRecord,
+) {
   const offset = query.page_token ? decodeOffsetCursor(query.page_token, 'configurations') : 0;
   const limit = pageSize(query.limit);
   const all = await db.listConfigurations(app.applicationId, organizer?.id);
-  return { items: all.slice(offset, offset + limit).map(configurationView), nextCursor: offset + limit < all.length ? encodeOffsetCursor('configurations', offset + limit) : undefined };
+  return {
+    items: all.slice(offset, offset + limit).map(configurationView),
+    nextCursor: offset + limit < all.length ? encodeOffsetCursor('configurations', offset + limit) : undefined,
+  };
 }
 
 export async function deleteConfiguration(record: ConfigurationRecord): Promise<void> {
-  if (!(await db.deleteConfiguration(record))) throw new ConflictError(`Configuration '${record.id}' was changed by another request; read it again and retry`);
+  if (!(await db.deleteConfiguration(record)))
+    throw new ConflictError(`Configuration '${record.id}' was changed by another request; read it again and retry`);
 }

@@ -17,7 +17,15 @@ export type BookingMail = 'confirmed' | 'pending' | 'rescheduled' | 'cancelled';
 
 const TEXT: Record<
   Language,
-  Record<BookingMail | 'reminder', [subject: string, line: string]> & { hello: string; when: string; where: string; with: string; reason: string; reschedule: string; cancel: string }
+  Record<BookingMail | 'reminder', [subject: string, line: string]> & {
+    hello: string;
+    when: string;
+    where: string;
+    with: string;
+    reason: string;
+    reschedule: string;
+    cancel: string;
+  }
 > = {
   en: {
     reminder: ['Reminder', 'A reminder of your booking.'],
@@ -140,26 +148,45 @@ export function whenLine(b: Pick<BookingRecord, 'start' | 'end' | 'timezone'>, l
   return `${day}, ${time.format(b.start * 1000)} – ${time.format(b.end * 1000)} (${b.timezone})`;
 }
 
-const job = (b: BookingRecord, purpose: string, mail: Omit<Extract<Job, { kind: 'send-mail' }>, 'kind' | 'application_id' | 'grant_id' | 'purpose'>): OutboxEntry => ({
+const job = (
+  b: BookingRecord,
+  purpose: string,
+  mail: Omit<Extract<Job, { kind: 'send-mail' }>, 'kind' | 'application_id' | 'grant_id' | 'purpose'>,
+): OutboxEntry => ({
   job: { kind: 'send-mail', application_id: b.application_id, grant_id: b.grant_id, purpose, ...mail },
   id: newId('job'),
   applicationId: b.application_id,
 });
 
-const table = (rows: [string, string][]) => `<table>${rows.map(([k, v]) => `<tr><th align="left">${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`).join('')}</table>`;
+const table = (rows: [string, string][]) =>
+  `<table>${rows.map(([k, v]) => `<tr><th align="left">${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`).join('')}</table>`;
 
 /**
  * The guest's email about a booking change. `links`: the page to reschedule or cancel (none when the
  * configuration hides them or has no booking page); `ics`: the calendar part (REQUEST, or CANCEL).
  */
-export function guestMail(config: ConfigurationRecord, b: BookingRecord, kind: BookingMail, options: { ics?: string | undefined; links?: { manage: string } | undefined }): OutboxEntry[] {
+export function guestMail(
+  config: ConfigurationRecord,
+  b: BookingRecord,
+  kind: BookingMail,
+  options: { ics?: string | undefined; links?: { manage: string } | undefined },
+): OutboxEntry[] {
   if (config.event_booking.disable_emails === true) return [];
-  const calendar = options.ics ? { method: kind === 'cancelled' ? ('CANCEL' as const) : ('REQUEST' as const), ics: options.ics } : undefined;
-  return [job(b, `booking ${kind}`, { ...guestMessage(config, b, kind, options.links), ...(calendar ? { calendar } : {}) })];
+  const calendar = options.ics
+    ? { method: kind === 'cancelled' ? ('CANCEL' as const) : ('REQUEST' as const), ics: options.ics }
+    : undefined;
+  return [
+    job(b, `booking ${kind}`, { ...guestMessage(config, b, kind, options.links), ...(calendar ? { calendar } : {}) }),
+  ];
 }
 
 /** The guest's message (to the guest and the additional guests) in the booking's language. */
-function guestMessage(config: ConfigurationRecord, b: BookingRecord, kind: BookingMail | 'reminder', links: { manage: string } | undefined) {
+function guestMessage(
+  config: ConfigurationRecord,
+  b: BookingRecord,
+  kind: BookingMail | 'reminder',
+  links: { manage: string } | undefined,
+) {
   const language = (b.email_language in TEXT ? b.email_language : 'en') as Language;
   const t = TEXT[language];
   const [subject, line] = t[kind];
@@ -167,21 +194,29 @@ function guestMessage(config: ConfigurationRecord, b: BookingRecord, kind: Booki
     [t.when, whenLine(b, language)],
     ...(b.location ? ([[t.where, b.location]] as [string, string][]) : []),
     [t.with, b.organizer.name ? `${b.organizer.name} <${b.organizer.email}>` : b.organizer.email],
-    ...(kind === 'cancelled' && b.cancellation_reason ? ([[t.reason, b.cancellation_reason]] as [string, string][]) : []),
+    ...(kind === 'cancelled' && b.cancellation_reason
+      ? ([[t.reason, b.cancellation_reason]] as [string, string][])
+      : []),
   ];
   const linkLine =
     links && kind !== 'cancelled'
       ? `<p>${config.scheduler.hide_rescheduling_options ? '' : `<a href="${escapeHtml(links.manage)}#reschedule">${escapeHtml(t.reschedule)}</a> `}${config.scheduler.hide_cancellation_options ? '' : `<a href="${escapeHtml(links.manage)}#cancel">${escapeHtml(t.cancel)}</a>`}</p>`
       : '';
   const body = `<p>${escapeHtml(t.hello.replace('{name}', b.guest.name))}</p><p>${escapeHtml(line)}</p><p><strong>${escapeHtml(b.title)}</strong></p>${table(rows)}${linkLine}${
-    config.scheduler.cancellation_policy && kind !== 'cancelled' ? `<p>${escapeHtml(config.scheduler.cancellation_policy)}</p>` : ''
+    config.scheduler.cancellation_policy && kind !== 'cancelled'
+      ? `<p>${escapeHtml(config.scheduler.cancellation_policy)}</p>`
+      : ''
   }`;
   const to = [b.guest, ...b.additional_guests].map((g) => ({ email: g.email, ...(g.name ? { name: g.name } : {}) }));
   return { to, subject: `${subject}: ${b.title}`, body };
 }
 
 /** The organizer's request to confirm or decline a pending booking (English), with the confirmation link. */
-export function organizerRequestMail(config: ConfigurationRecord, b: BookingRecord, confirmLink: string | undefined): OutboxEntry[] {
+export function organizerRequestMail(
+  config: ConfigurationRecord,
+  b: BookingRecord,
+  confirmLink: string | undefined,
+): OutboxEntry[] {
   if (config.event_booking.disable_emails === true) return [];
   const rows: [string, string][] = [
     ['When', whenLine(b, 'en')],
@@ -189,7 +224,9 @@ export function organizerRequestMail(config: ConfigurationRecord, b: BookingReco
     ...Object.entries(b.additional_fields).map(([k, v]) => [k, String(v)] as [string, string]),
   ];
   const body = `<p>${escapeHtml(b.guest.name)} asked to book <strong>${escapeHtml(b.title)}</strong>. Confirm or decline it:</p>${table(rows)}${
-    confirmLink ? `<p><a href="${escapeHtml(confirmLink)}">Confirm or decline</a></p>` : '<p>Confirm or decline it with PUT /v3/scheduling/bookings/{booking_id}.</p>'
+    confirmLink
+      ? `<p><a href="${escapeHtml(confirmLink)}">Confirm or decline</a></p>`
+      : '<p>Confirm or decline it with PUT /v3/scheduling/bookings/{booking_id}.</p>'
   }`;
   return [
     job(b, 'booking confirmation request', {
@@ -201,16 +238,31 @@ export function organizerRequestMail(config: ConfigurationRecord, b: BookingReco
 }
 
 /** A reminder of an upcoming booking: to the guest, the organizer (`host`) or both (`all`), with its own subject if set. */
-export function reminderMail(config: ConfigurationRecord, b: BookingRecord, reminder: { recipient?: 'all' | 'host' | 'guest' | undefined; email_subject?: string | undefined }): OutboxEntry[] {
+export function reminderMail(
+  config: ConfigurationRecord,
+  b: BookingRecord,
+  reminder: { recipient?: 'all' | 'host' | 'guest' | undefined; email_subject?: string | undefined },
+): OutboxEntry[] {
   const recipient = reminder.recipient ?? 'all';
   const out: OutboxEntry[] = [];
   if (recipient !== 'host') {
     const message = guestMessage(config, b, 'reminder', undefined);
-    out.push(job(b, 'booking reminder', { ...message, ...(reminder.email_subject ? { subject: reminder.email_subject } : {}) }));
+    out.push(
+      job(b, 'booking reminder', {
+        ...message,
+        ...(reminder.email_subject ? { subject: reminder.email_subject } : {}),
+      }),
+    );
   }
   if (recipient !== 'guest') {
     const body = `<p>Reminder: <strong>${escapeHtml(b.title)}</strong> with ${escapeHtml(b.guest.name)} &lt;${escapeHtml(b.guest.email)}&gt;</p>${table([['When', whenLine(b, 'en')]])}`;
-    out.push(job(b, 'booking reminder (host)', { to: [{ email: b.organizer.email }], subject: reminder.email_subject ?? `Reminder: ${b.title} with ${b.guest.name}`, body }));
+    out.push(
+      job(b, 'booking reminder (host)', {
+        to: [{ email: b.organizer.email }],
+        subject: reminder.email_subject ?? `Reminder: ${b.title} with ${b.guest.name}`,
+        body,
+      }),
+    );
   }
   return out;
 }

@@ -192,7 +192,9 @@ ${submit}
 </section>`;
 
 function additionalFields(config: ConfigurationRecord): string {
-  const fields = Object.entries(config.scheduler.additional_fields ?? {}).sort(([, a], [, b]) => (a.order ?? 0) - (b.order ?? 0));
+  const fields = Object.entries(config.scheduler.additional_fields ?? {}).sort(
+    ([, a], [, b]) => (a.order ?? 0) - (b.order ?? 0),
+  );
   return fields
     .map(([key, f]) => {
       const id = `field-${escapeHtml(key)}`;
@@ -209,7 +211,11 @@ function additionalFields(config: ConfigurationRecord): string {
 }
 
 /** The booking page of a configuration. */
-export function bookingPage(config: ConfigurationRecord, organizerName: string, options: { session?: string | undefined; clientId?: string | undefined; zone?: string | undefined }) {
+export function bookingPage(
+  config: ConfigurationRecord,
+  organizerName: string,
+  options: { session?: string | undefined; clientId?: string | undefined; zone?: string | undefined },
+) {
   const days = Math.min(config.scheduler.available_days_in_future ?? 30, 60);
   const form = `
 <label for="name">Your name</label><input id="name" name="name" autocomplete="name" required>
@@ -245,7 +251,15 @@ ${additionalFields(config)}
  * The page a booking reference opens: for the guest, the booking with (unless hidden) reschedule and
  * cancel; for the organizer's confirmation link, confirm or decline while it is pending.
  */
-export function managePage(config: ConfigurationRecord, organizerName: string, booking: BookingRecord, view: object, reference: string, role: 'guest' | 'organizer', salt: string) {
+export function managePage(
+  config: ConfigurationRecord,
+  organizerName: string,
+  booking: BookingRecord,
+  view: object,
+  reference: string,
+  role: 'guest' | 'organizer',
+  salt: string,
+) {
   const open = booking.status !== 'cancelled';
   let actions = '<section id="actions" hidden></section>';
   if (role === 'organizer' && booking.status === 'pending') {

@@ -12,7 +12,9 @@ export function bookingReference(configurationId: string, bookingId: string, sal
   return Buffer.from(`${configurationId}:${bookingId}:${salt}`, 'utf8').toString('base64url');
 }
 
-export function parseBookingReference(reference: string): { configuration_id: string; booking_id: string; salt: string } | undefined {
+export function parseBookingReference(
+  reference: string,
+): { configuration_id: string; booking_id: string; salt: string } | undefined {
   const [configuration_id, booking_id, salt, ...rest] = Buffer.from(reference, 'base64url').toString('utf8').split(':');
   return configuration_id && booking_id && salt && !rest.length ? { configuration_id, booking_id, salt } : undefined;
 }

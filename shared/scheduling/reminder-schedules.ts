@@ -17,7 +17,12 @@ export async function syncReminders(bookingId: string): Promise<void> {
     const fireAt = booking.start - reminder.minutes_before_event * 60;
     // A reminder whose time has passed when the booking is made is not sent late.
     if (fireAt <= now + 30) continue;
-    const firing: ReminderFiring = { kind: 'booking-reminder', booking_id: booking.id, reminder: i, start: booking.start };
+    const firing: ReminderFiring = {
+      kind: 'booking-reminder',
+      booking_id: booking.id,
+      reminder: i,
+      start: booking.start,
+    };
     await createOneShotSchedule(scheduleName(booking.id, i), fireAt, firing);
   }
 }

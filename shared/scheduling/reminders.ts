@@ -24,7 +24,11 @@ export const scheduleName = (bookingId: string, index: number) => `${bookingId}-
 export type ReminderFiring = FromSchema<typeof BookingReminderFiring>;
 
 /** The job that brings a booking's schedules in line with it (committed with the change). */
-export const remindersJob = (b: BookingRecord): OutboxEntry => ({ job: { kind: 'booking-reminders', booking_id: b.id }, id: newId('job'), applicationId: b.application_id });
+export const remindersJob = (b: BookingRecord): OutboxEntry => ({
+  job: { kind: 'booking-reminders', booking_id: b.id },
+  id: newId('job'),
+  applicationId: b.application_id,
+});
 
 /** A reminder's firing: commits its email or notification, unless the booking moved or ended since. */
 export async function runReminder(firing: ReminderFiring): Promise<'sent' | 'skipped'> {

@@ -32,8 +32,19 @@ export async function migrateSlugs(): Promise<SlugMigration> {
     for (let attempt = 1; ; attempt++) {
       const outcome = await migrateSlug(slug, items);
       if (outcome) {
-        if (outcome.keeper) result.kept.push({ slug, application_id: outcome.keeper.application_id, configuration_id: outcome.keeper.id });
-        for (const other of outcome.others) result.cleared.push({ slug, application_id: other.application_id, configuration_id: other.id, kept_by: outcome.holder! });
+        if (outcome.keeper)
+          result.kept.push({
+            slug,
+            application_id: outcome.keeper.application_id,
+            configuration_id: outcome.keeper.id,
+          });
+        for (const other of outcome.others)
+          result.cleared.push({
+            slug,
+            application_id: other.application_id,
+            configuration_id: other.id,
+            kept_by: outcome.holder!,
+          });
         result.stale += outcome.stale;
         break;
       }
@@ -46,11 +57,15 @@ export async function migrateSlugs(): Promise<SlugMigration> {
 
 async function migrateSlug(slug: string, items: readonly LegacySlugItem[]) {
   const ids = [...new Set(items.map((i) => i.configuration_id))];
-  const records = (await Promise.all(ids.map((id) => db.getConfiguration(id)))).filter((r): r is ConfigurationRecord => r?.slug === slug);
+  const records = (await Promise.all(ids.map((id) => db.getConfiguration(id)))).filter(
+    (r): r is ConfigurationRecord => r?.slug === slug,
+  );
   const stale = ids.length - records.length;
   const owner = await db.slugOwner(slug);
   // A configuration that already holds the slug keeps it; otherwise the oldest that uses it.
-  const holder = owner?.configuration_id ?? [...records].sort((a, b) => a.created_at - b.created_at || a.id.localeCompare(b.id))[0]?.id;
+  const holder =
+    owner?.configuration_id ??
+    [...records].sort((a, b) => a.created_at - b.created_at || a.id.localeCompare(b.id))[0]?.id;
   const keeper = owner ? undefined : records.find((r) => r.id === holder);
   const others = records.filter((r) => r.id !== holder);
   const done = await db.adoptLegacySlug(slug, keeper, others, items, clock.nowSeconds());

@@ -31,7 +31,14 @@ export function linkProblem(field: string, raw: string, policy: UrlPolicy): stri
 
 /** Every stored link of a configuration, by field name (unset ones left out). */
 export function configurationLinks(c: {
-  scheduler?: { confirmation_redirect_url?: string; rescheduling_url?: string; cancellation_url?: string; organizer_confirmation_url?: string } | undefined;
+  scheduler?:
+    | {
+        confirmation_redirect_url?: string;
+        rescheduling_url?: string;
+        cancellation_url?: string;
+        organizer_confirmation_url?: string;
+      }
+    | undefined;
   event_booking?: { conferencing?: { details?: { url?: string } } } | undefined;
 }): [string, string][] {
   const links: [string, string | undefined][] = [

@@ -88,9 +88,17 @@ function range(lo: number, hi: number): Uint32Array {
  * `deleted`. Without a required group, every document of the range not excluded matches (a scan of
  * the range: callers narrow it with `none`, or take few).
  */
-export function segmentMatches(segment: Segment, q: TokenQuery, lo: number, hi: number, deleted?: ReadonlySet<number>): Uint32Array {
+export function segmentMatches(
+  segment: Segment,
+  q: TokenQuery,
+  lo: number,
+  hi: number,
+  deleted?: ReadonlySet<number>,
+): Uint32Array {
   if (lo >= hi) return new Uint32Array(0);
-  const groups = q.all.map((group) => union(group.map((t) => clip(segment.postings(t), lo, hi)))).sort((a, b) => a.length - b.length);
+  const groups = q.all
+    .map((group) => union(group.map((t) => clip(segment.postings(t), lo, hi))))
+    .sort((a, b) => a.length - b.length);
   let result = groups[0] ?? range(lo, hi);
   for (const g of groups.slice(1)) {
     if (!result.length) break;
@@ -107,5 +115,8 @@ export function segmentMatches(segment: Segment, q: TokenQuery, lo: number, hi: 
 
 /** Whether doc `n` of `segment` matches `q`. */
 export function docMatches(segment: Segment, n: number, q: TokenQuery): boolean {
-  return q.all.every((group) => group.some((t) => has(segment.postings(t), n))) && !q.none.some((t) => has(segment.postings(t), n));
+  return (
+    q.all.every((group) => group.some((t) => has(segment.postings(t), n))) &&
+    !q.none.some((t) => has(segment.postings(t), n))
+  );
 }

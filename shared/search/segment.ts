@@ -97,7 +97,8 @@ export function writeSegment(ids: readonly string[], tokens: Iterable<TokenPosti
   ids.forEach((id, i) => {
     const body = id.startsWith(MESSAGE_PREFIX) ? id.slice(MESSAGE_PREFIX.length) : '';
     if (!ID_BODY.test(body)) throw new SegmentFormatError(`'${id}' is not a message ID`);
-    if (previous !== undefined && !(id < previous)) throw new SegmentFormatError('documents must be distinct and newest first');
+    if (previous !== undefined && !(id < previous))
+      throw new SegmentFormatError('documents must be distinct and newest first');
     previous = id;
     docTable.write(body, i * ID_BYTES, 'latin1');
   });
@@ -116,7 +117,8 @@ export function writeSegment(ids: readonly string[], tokens: Iterable<TokenPosti
     let prev = -1;
     for (let i = 0; i < docs.length; i++) {
       const doc = docs[i]!;
-      if (doc <= prev || doc >= ids.length) throw new SegmentFormatError('doc numbers must ascend within the doc table');
+      if (doc <= prev || doc >= ids.length)
+        throw new SegmentFormatError('doc numbers must ascend within the doc table');
       postings.varint(prev < 0 ? doc : doc - prev);
       prev = doc;
     }
@@ -137,7 +139,9 @@ export const tokenBytes = (token: string) => Buffer.from(encoder.encode(token));
 
 /** A segment of documents given with their tokens (the level-0 segment of pending entries, tests). */
 export function encodeSegment(docs: readonly { id: string; tokens: Iterable<string> }[]): Buffer {
-  const ordered = [...new Map(docs.map((d) => [d.id, d])).values()].sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+  const ordered = [...new Map(docs.map((d) => [d.id, d])).values()].sort((a, b) =>
+    a.id < b.id ? 1 : a.id > b.id ? -1 : 0,
+  );
   const byToken = new Map<string, number[]>();
   ordered.forEach((doc, n) => {
     for (const token of new Set(doc.tokens)) {
@@ -146,7 +150,9 @@ export function encodeSegment(docs: readonly { id: string; tokens: Iterable<stri
       else byToken.set(token, [n]);
     }
   });
-  const tokens = [...byToken].map(([token, list]) => ({ token: tokenBytes(token), docs: list })).sort((a, b) => Buffer.compare(a.token, b.token));
+  const tokens = [...byToken]
+    .map(([token, list]) => ({ token: tokenBytes(token), docs: list }))
+    .sort((a, b) => Buffer.compare(a.token, b.token));
   return writeSegment(
     ordered.map((d) => d.id),
     tokens,
@@ -170,7 +176,8 @@ export class Segment {
   private readonly cache = new Map<string, Uint32Array>();
 
   constructor(readonly bytes: Buffer) {
-    if (bytes.length < HEADER_BYTES || bytes.readUInt32LE(0) !== MAGIC) throw new SegmentFormatError('not a segment (bad magic)');
+    if (bytes.length < HEADER_BYTES || bytes.readUInt32LE(0) !== MAGIC)
+      throw new SegmentFormatError('not a segment (bad magic)');
     this.docCount = bytes.readUInt32LE(4);
     this.tokenCount = bytes.readUInt32LE(8);
     const dictionaryBytes = bytes.readUInt32LE(12);
@@ -179,7 +186,10 @@ export class Segment {
     this.offsetsAt = this.docsAt + this.docCount * ID_BYTES;
     this.dictionaryAt = this.offsetsAt + this.tokenCount * 4;
     this.postingsStart = this.dictionaryAt + dictionaryBytes;
-    if (this.postingsStart + postingsBytes !== bytes.length) throw new SegmentFormatError(`truncated or padded (${bytes.length} bytes, ${this.postingsStart + postingsBytes} expected)`);
+    if (this.postingsStart + postingsBytes !== bytes.length)
+      throw new SegmentFormatError(
+        `truncated or padded (${bytes.length} bytes, ${this.postingsStart + postingsBytes} expected)`,
+      );
   }
 
   /** Message ID of doc `n`. */
@@ -290,7 +300,8 @@ export class Segment {
 
 const EMPTY = new Uint32Array(0);
 
-const bodyOf = (id: string) => (id.startsWith(MESSAGE_PREFIX) ? id.slice(MESSAGE_PREFIX.length) : id.slice(id.indexOf('_') + 1));
+const bodyOf = (id: string) =>
+  id.startsWith(MESSAGE_PREFIX) ? id.slice(MESSAGE_PREFIX.length) : id.slice(id.indexOf('_') + 1);
 
 /**
  * Merges segments and loose documents into one segment, dropping the documents `drop` names (deleted
@@ -333,7 +344,9 @@ export function mergeSegments(
       else looseTokens.set(token, [n]);
     }
   }
-  const looseSorted = [...looseTokens].map(([token, list]) => ({ token: tokenBytes(token), docs: list.sort((a, b) => a - b) })).sort((a, b) => Buffer.compare(a.token, b.token));
+  const looseSorted = [...looseTokens]
+    .map(([token, list]) => ({ token: tokenBytes(token), docs: list.sort((a, b) => a - b) }))
+    .sort((a, b) => Buffer.compare(a.token, b.token));
 
   function* merged(): Generator<TokenPostings> {
     const cursors = inputs.map(() => 0);
@@ -346,7 +359,8 @@ export function mergeSegments(
           if (!min || Buffer.compare(t, min) < 0) min = t;
         }
       });
-      if (looseAt < looseSorted.length && (!min || Buffer.compare(looseSorted[looseAt]!.token, min) < 0)) min = looseSorted[looseAt]!.token;
+      if (looseAt < looseSorted.length && (!min || Buffer.compare(looseSorted[looseAt]!.token, min) < 0))
+        min = looseSorted[looseAt]!.token;
       if (!min) return;
       const token = Buffer.from(min);
       const lists: number[][] = [];
@@ -362,7 +376,8 @@ export function mergeSegments(
           cursors[s]!++;
         }
       });
-      if (looseAt < looseSorted.length && Buffer.compare(looseSorted[looseAt]!.token, token) === 0) lists.push(looseSorted[looseAt++]!.docs);
+      if (looseAt < looseSorted.length && Buffer.compare(looseSorted[looseAt]!.token, token) === 0)
+        lists.push(looseSorted[looseAt++]!.docs);
       if (!lists.length) continue;
       yield { token, docs: lists.length === 1 ? lists[0]! : mergeAscending(lists) };
     }

@@ -18,18 +18,37 @@ type SendItipJob = Extract<Job, { kind: 'send-itip' }>;
 type SendMailJob = Extract<Job, { kind: 'send-mail' }>;
 type ApplyItipJob = Extract<Job, { kind: 'apply-itip' }>;
 
-const grantOf = (job: { application_id: string; grant_id: string }) => getGrant(job.application_id as ApplicationId, job.grant_id as GrantId);
+const grantOf = (job: { application_id: string; grant_id: string }) =>
+  getGrant(job.application_id as ApplicationId, job.grant_id as GrantId);
 
-async function sendFromGrant(job: { application_id: string; grant_id: string }, mail: AccountMailMessage, what: string): Promise<void> {
+async function sendFromGrant(
+  job: { application_id: string; grant_id: string },
+  mail: AccountMailMessage,
+  what: string,
+): Promise<void> {
   const grant = await grantOf(job);
   if (!grant) return;
   await accountMailOf(grant).send(grant, mail, what);
 }
 
-export const runSendItip = (job: SendItipJob) => sendFromGrant(job, { to: job.to, subject: job.subject, body: job.body, calendar: { method: job.method, content: job.ics } }, `itip ${job.method}`);
+export const runSendItip = (job: SendItipJob) =>
+  sendFromGrant(
+    job,
+    { to: job.to, subject: job.subject, body: job.body, calendar: { method: job.method, content: job.ics } },
+    `itip ${job.method}`,
+  );
 
 export const runSendMail = (job: SendMailJob) =>
-  sendFromGrant(job, { to: job.to, subject: job.subject, body: job.body, ...(job.calendar ? { calendar: { method: job.calendar.method, content: job.calendar.ics } } : {}) }, job.purpose);
+  sendFromGrant(
+    job,
+    {
+      to: job.to,
+      subject: job.subject,
+      body: job.body,
+      ...(job.calendar ? { calendar: { method: job.calendar.method, content: job.calendar.ics } } : {}),
+    },
+    job.purpose,
+  );
 
 const METHODS = new Set<string>(['REQUEST', 'CANCEL', 'REPLY']);
 
@@ -41,11 +60,13 @@ export async function runApplyItip(job: ApplyItipJob): Promise<void> {
     parsed = parseCalendar(job.ics);
   } catch (error) {
     // Malformed calendar text: the message is stored as it came, and no event is made of it.
-    if (error instanceof IcsError) return logger.warn('itip ignored: not iCalendar', { grant_id: grant.id, reason: error.message });
+    if (error instanceof IcsError)
+      return logger.warn('itip ignored: not iCalendar', { grant_id: grant.id, reason: error.message });
     throw error;
   }
   const method = String(parsed.method ?? '').toUpperCase();
-  if (!METHODS.has(method)) return logger.info('itip', { grant_id: grant.id, method, outcome: `method '${method}' is not applied` });
+  if (!METHODS.has(method))
+    return logger.info('itip', { grant_id: grant.id, method, outcome: `method '${method}' is not applied` });
   const byUid = new Map<string, IcsEvent[]>();
   for (const event of parsed.events) byUid.set(event.uid, [...(byUid.get(event.uid) ?? []), event]);
   const inbox = invitationInboxOf(grant);

@@ -81,4 +81,6 @@ export async function runJob(job: Job, outOfTime: () => boolean): Promise<void> 
 }
 
 export const consumeJobsQueue = (event: SQSEvent, context: Context): Promise<SQSBatchResponse> =>
-  eachMessage(event, 'job failed', readJob, (job) => runJob(job, () => context.getRemainingTimeInMillis() < RESERVE_MS));
+  eachMessage(event, 'job failed', readJob, (job) =>
+    runJob(job, () => context.getRemainingTimeInMillis() < RESERVE_MS),
+  );

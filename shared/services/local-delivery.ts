@@ -3,7 +3,16 @@ import { getGrant, getGrants } from '#shared/db/grants';
 import type { NewAttachment } from '#shared/db/mail-records';
 import type { ApplicationId, GrantId } from '#shared/ids';
 import { logger } from '#shared/logger';
-import { attachmentKey, bodyObjectKey, copyKey, isCalendarPart, markerKey, rawKey, type LocalDeliveryJob, type SpooledCopy } from '#shared/mail/local-spool';
+import {
+  attachmentKey,
+  bodyObjectKey,
+  copyKey,
+  isCalendarPart,
+  markerKey,
+  rawKey,
+  type LocalDeliveryJob,
+  type SpooledCopy,
+} from '#shared/mail/local-spool';
 import type { CopySources, DeliveredCopy } from '#shared/providers/contract';
 import { hostedMailboxes } from '#shared/registries/hosted-mailboxes';
 
@@ -32,7 +41,13 @@ async function readSpool(spool: string): Promise<Spool | undefined> {
   const { attachments, rawSize, bodyObject, ...fields } = spooled;
   // Spooled by a version that kept attachments inline in copy.json: given objects of their own first.
   if (attachments.some((a) => a.content !== undefined && a.size === undefined)) {
-    await Promise.all(attachments.map((a, i) => (a.size === undefined && a.content !== undefined ? putBlob(attachmentKey(spool, i), Buffer.from(a.content, 'base64'), a.contentType) : undefined)));
+    await Promise.all(
+      attachments.map((a, i) =>
+        a.size === undefined && a.content !== undefined
+          ? putBlob(attachmentKey(spool, i), Buffer.from(a.content, 'base64'), a.contentType)
+          : undefined,
+      ),
+    );
   }
   const sizes = attachments.map((a) => a.size ?? Buffer.from(a.content ?? '', 'base64').length);
   const size = rawSize ?? (await getBlob(rawKey(spool))).length;
@@ -40,14 +55,27 @@ async function readSpool(spool: string): Promise<Spool | undefined> {
     ...fields,
     rawSize: size,
     attachments: attachments.map(({ content: _content, size: _size, ...a }, i) => ({ ...a, size: sizes[i]! })),
-    calendarParts: attachments.flatMap((a) => (a.content !== undefined && isCalendarPart(a) ? [{ ...a, content: Buffer.from(a.content, 'base64') } as NewAttachment] : [])),
+    calendarParts: attachments.flatMap((a) =>
+      a.content !== undefined && isCalendarPart(a)
+        ? [{ ...a, content: Buffer.from(a.content, 'base64') } as NewAttachment]
+        : [],
+    ),
   };
   const large = Buffer.byteLength(copy.body) > hostedMailboxes.bodyInlineMax;
   if (large && !bodyObject) await putBlob(bodyObjectKey(spool), copy.body, 'application/octet-stream');
   return {
     copy,
-    sources: { raw: rawKey(spool), attachments: attachments.map((_, i) => attachmentKey(spool, i)), ...(large ? { body: bodyObjectKey(spool) } : {}) },
-    keys: [copyKey(spool), rawKey(spool), ...attachments.map((_, i) => attachmentKey(spool, i)), ...(large ? [bodyObjectKey(spool)] : [])],
+    sources: {
+      raw: rawKey(spool),
+      attachments: attachments.map((_, i) => attachmentKey(spool, i)),
+      ...(large ? { body: bodyObjectKey(spool) } : {}),
+    },
+    keys: [
+      copyKey(spool),
+      rawKey(spool),
+      ...attachments.map((_, i) => attachmentKey(spool, i)),
+      ...(large ? [bodyObjectKey(spool)] : []),
+    ],
   };
 }
 
@@ -69,16 +97,25 @@ export async function runLocalDelivery(job: LocalDeliveryJob, outOfTime: () => b
     );
     const missing = [];
     for (const r of job.recipients) {
-      if (!holders.has(r.grant_id as GrantId) && (await getGrant(r.application_id as ApplicationId, r.grant_id as GrantId))) missing.push(r.grant_id);
+      if (
+        !holders.has(r.grant_id as GrantId) &&
+        (await getGrant(r.application_id as ApplicationId, r.grant_id as GrantId))
+      )
+        missing.push(r.grant_id);
     }
-    if (missing.length) throw new Error(`deliver-local ${job.spool}: the message is no longer in S3 and ${missing.length} mailbox(es) lack their copy`);
+    if (missing.length)
+      throw new Error(
+        `deliver-local ${job.spool}: the message is no longer in S3 and ${missing.length} mailbox(es) lack their copy`,
+      );
     return { done: true };
   }
   const queue = [...job.recipients];
   while (queue.length) {
     const round = queue.splice(0, ROUND);
     // A mailbox deleted since the send receives nothing (its data is being purged).
-    const live = await getGrants(round.map((r) => ({ applicationId: r.application_id as ApplicationId, grantId: r.grant_id as GrantId })));
+    const live = await getGrants(
+      round.map((r) => ({ applicationId: r.application_id as ApplicationId, grantId: r.grant_id as GrantId })),
+    );
     await hostedMailboxes.storeCopies(spooled.copy, live, spooled.sources);
     if (queue.length && outOfTime()) return { done: false, rest: { ...job, recipients: queue } };
   }

@@ -4,7 +4,15 @@ import type { SyncPayload } from '#schemas/queues';
 import { sendMessages } from '#shared/aws/sqs';
 import { env } from '#shared/config';
 import { getGrant, setGrantStatus, StaleWriteError, type GrantRecord } from '#shared/db/grants';
-import { createSyncState, getSyncState, releaseSyncLease, saveSyncState, SyncStateChangedError, takeSyncLease, type MailSyncRecord } from '#shared/db/mail-sync';
+import {
+  createSyncState,
+  getSyncState,
+  releaseSyncLease,
+  saveSyncState,
+  SyncStateChangedError,
+  takeSyncLease,
+  type MailSyncRecord,
+} from '#shared/db/mail-sync';
 import { toGrantResource } from '#shared/accounts/grant-resource';
 import type { ApplicationId, GrantId } from '#shared/ids';
 import { eachMessage } from '#shared/jobs/batch';
@@ -45,8 +53,13 @@ const queueUrl = () => env.mailSyncQueueUrl();
 
 /** Queues a run: now (no `due`), or at `due` (epoch ms). */
 async function queueRun(grant: { application_id: string; id: string }, due?: number): Promise<void> {
-  const body: SyncPayload = { application_id: grant.application_id, grant_id: grant.id, ...(due !== undefined ? { due } : {}) };
-  const delaySeconds = due === undefined ? 0 : Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil((due - clock.nowMs()) / 1000)));
+  const body: SyncPayload = {
+    application_id: grant.application_id,
+    grant_id: grant.id,
+    ...(due !== undefined ? { due } : {}),
+  };
+  const delaySeconds =
+    due === undefined ? 0 : Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil((due - clock.nowMs()) / 1000)));
   const refused = await sendMessages(queueUrl(), [{ body: JSON.stringify(body), delaySeconds }]);
   if (refused.size) throw new Error(`mail-sync queue refused a run: ${[...refused.values()][0]}`);
 }
@@ -114,7 +127,11 @@ export async function runMailSync(payload: SyncPayload, remainingMs: () => numbe
     }
   }
   state.last_run_at = clock.nowSeconds();
-  const delay = state.failures ? Math.min(MAX_BACKOFF_SECONDS, 30 * 2 ** (state.failures - 1)) : outcome.status === 'more' ? 0 : nextInterval(state, clock.nowSeconds());
+  const delay = state.failures
+    ? Math.min(MAX_BACKOFF_SECONDS, 30 * 2 ** (state.failures - 1))
+    : outcome.status === 'more'
+      ? 0
+      : nextInterval(state, clock.nowSeconds());
   const due = clock.nowMs() + delay * 1000;
   await releaseSyncLease(state, leaseId, due);
   await queueRun(grant, due);
@@ -124,7 +141,14 @@ export async function runMailSync(payload: SyncPayload, remainingMs: () => numbe
 async function expire(grant: GrantRecord): Promise<void> {
   try {
     await setGrantStatus(grant, 'invalid', clock.nowSeconds(), [], (next) => [
-      { notification: newNotification({ type: 'grant.expired', applicationId: grant.application_id, grantId: grant.id, object: toGrantResource(next) }) },
+      {
+        notification: newNotification({
+          type: 'grant.expired',
+          applicationId: grant.application_id,
+          grantId: grant.id,
+          object: toGrantResource(next),
+        }),
+      },
     ]);
   } catch (error) {
     if (!(error instanceof StaleWriteError)) throw error;
@@ -133,4 +157,6 @@ async function expire(grant: GrantRecord): Promise<void> {
 
 /** The mail-sync queue's consumer (functions/mail-sync): one run per message. */
 export const consumeMailSyncQueue = (event: SQSEvent, context: Context): Promise<SQSBatchResponse> =>
-  eachMessage(event, 'sync run failed', readSync, (payload) => runMailSync(payload, () => context.getRemainingTimeInMillis()));
+  eachMessage(event, 'sync run failed', readSync, (payload) =>
+    runMailSync(payload, () => context.getRemainingTimeInMillis()),
+  );

@@ -38,7 +38,10 @@ async function restoreBody(notification: Notification, bodyKey: string): Promise
 }
 
 /** What a record asks to send (nothing for records that ask nothing). Throws if it cannot be read now. */
-async function outgoingOf(record: DynamoDBRecord, uncommitted: ReadonlyMap<DynamoDBRecord, UploadRecord>): Promise<Outgoing[]> {
+async function outgoingOf(
+  record: DynamoDBRecord,
+  uncommitted: ReadonlyMap<DynamoDBRecord, UploadRecord>,
+): Promise<Outgoing[]> {
   if (record.eventName === 'REMOVE') {
     const upload = uncommitted.get(record);
     return upload ? removeContents(upload) : [];
@@ -46,7 +49,9 @@ async function outgoingOf(record: DynamoDBRecord, uncommitted: ReadonlyMap<Dynam
   if (record.eventName !== 'INSERT') return [];
   const image = record.dynamodb?.NewImage;
   if (!image) {
-    log.warn('stream record without a new image skipped (the stream must carry new images)', { event_id: record.eventID });
+    log.warn('stream record without a new image skipped (the stream must carry new images)', {
+      event_id: record.eventID,
+    });
     return [];
   }
   const item = unmarshall(image as Record<string, AttributeValue>);
@@ -65,11 +70,17 @@ async function outgoingOf(record: DynamoDBRecord, uncommitted: ReadonlyMap<Dynam
     return [];
   }
   if (entry.kind === 'job') return [entry];
-  return [{ kind: 'notification', notification: entry.bodyKey ? await restoreBody(entry.notification, entry.bodyKey) : entry.notification }];
+  return [
+    {
+      kind: 'notification',
+      notification: entry.bodyKey ? await restoreBody(entry.notification, entry.bodyKey) : entry.notification,
+    },
+  ];
 }
 
 /** Removed by TTL, not by DynamoDB's users: how a record's removal by expiry is told from a delete. */
-const byTtl = (record: DynamoDBRecord) => record.userIdentity?.type === 'Service' && record.userIdentity?.principalId === 'dynamodb.amazonaws.com';
+const byTtl = (record: DynamoDBRecord) =>
+  record.userIdentity?.type === 'Service' && record.userIdentity?.principalId === 'dynamodb.amazonaws.com';
 
 function expiredUploadItem(record: DynamoDBRecord) {
   const image = record.dynamodb?.OldImage;
@@ -93,18 +104,39 @@ async function uncommittedUploads(records: readonly DynamoDBRecord[]): Promise<M
   });
   const named = expired.flatMap(({ item }) => item.committed_by ?? []);
   const existing = new Set(named.length ? (await batchGet<Key>(named, { projection: ['pk', 'sk'] })).map(keyId) : []);
-  return new Map(expired.filter(({ item }) => !item.committed_by || !existing.has(keyId(item.committed_by))).map(({ record, item }) => [record, item]));
+  return new Map(
+    expired
+      .filter(({ item }) => !item.committed_by || !existing.has(keyId(item.committed_by)))
+      .map(({ record, item }) => [record, item]),
+  );
 }
 
 /** An expired upload whose change never committed: the job that removes its contents. */
 function removeContents(item: UploadRecord): Outgoing[] {
-  log.info('contents of an upload that was never committed are removed', { upload_id: item.id, keys: item.keys.length });
-  return [{ kind: 'job', job: { kind: 'remove-contents', application_id: item.application_id, grant_id: item.grant_id, owner_id: item.id, postings: [], blobs: item.keys } }];
+  log.info('contents of an upload that was never committed are removed', {
+    upload_id: item.id,
+    keys: item.keys.length,
+  });
+  return [
+    {
+      kind: 'job',
+      job: {
+        kind: 'remove-contents',
+        application_id: item.application_id,
+        grant_id: item.grant_id,
+        owner_id: item.id,
+        postings: [],
+        blobs: item.keys,
+      },
+    },
+  ];
 }
 
 /** Sends each item to its queue; returns the indexes (in `items`) that were refused. */
 async function send(items: Outgoing[]): Promise<Set<number>> {
-  const notifications = items.flatMap((item, i) => (item.kind === 'notification' ? [{ i, notification: item.notification }] : []));
+  const notifications = items.flatMap((item, i) =>
+    item.kind === 'notification' ? [{ i, notification: item.notification }] : [],
+  );
   const jobs = items.flatMap((item, i) => (item.kind === 'job' ? [{ i, job: item.job }] : []));
   const [refusedNotifications, refusedJobs] = await Promise.all([
     publishNotifications(notifications.map((n) => n.notification)),
@@ -118,7 +150,10 @@ async function send(items: Outgoing[]): Promise<Set<number>> {
   const refused = new Set<number>();
   for (const [index, reason] of refusedNotifications) {
     refused.add(notifications[index]!.i);
-    log.warn('the fan-out queue refused a notification', { notification_id: notifications[index]!.notification.id, reason });
+    log.warn('the fan-out queue refused a notification', {
+      notification_id: notifications[index]!.notification.id,
+      reason,
+    });
   }
   for (const [index, reason] of refusedJobs) {
     refused.add(jobs[index]!.i);

@@ -34,7 +34,12 @@ export type FiringOutcome =
 
 class LostLeaseError extends Error {}
 
-async function fail(grant: GrantRecord, record: ScheduleRecord, attempt: number, reason: string): Promise<FiringOutcome> {
+async function fail(
+  grant: GrantRecord,
+  record: ScheduleRecord,
+  attempt: number,
+  reason: string,
+): Promise<FiringOutcome> {
   const closing = await scheduledSendingOf(grant).failure(grant, record, reason);
   const done = await schedules.failSchedule(record, attempt, reason, clock.nowSeconds(), closing.items, closing.outbox);
   if (!done) return { kind: 'skipped', why: 'the record changed while failing it' };
@@ -42,7 +47,8 @@ async function fail(grant: GrantRecord, record: ScheduleRecord, attempt: number,
   return { kind: 'failed', reason };
 }
 
-const INTERRUPTED = 'the send was interrupted after the message was handed to the mail relay, which may have delivered it; it is not sent again, so that no recipient gets it twice';
+const INTERRUPTED =
+  'the send was interrupted after the message was handed to the mail relay, which may have delivered it; it is not sent again, so that no recipient gets it twice';
 
 /**
  * Handles one firing of a scheduled send (see the module comment): holds it until send_at, then
@@ -54,13 +60,17 @@ export async function runFiring(firing: Firing, options: { lastDelivery: boolean
   const scheduleId = parseId('schedule', String(firing.schedule_id));
   if (!grantId || !scheduleId) return { kind: 'skipped', why: 'malformed firing' };
   const record = await schedules.getSchedule(grantId, scheduleId as ScheduleId);
-  if (!record || record.application_id !== firing.application_id) return { kind: 'skipped', why: 'no such schedule (never committed, or its grant was deleted)' };
-  if (record.status !== 'pending' && record.status !== 'sending') return { kind: 'skipped', why: `already ${record.status}` };
+  if (!record || record.application_id !== firing.application_id)
+    return { kind: 'skipped', why: 'no such schedule (never committed, or its grant was deleted)' };
+  if (record.status !== 'pending' && record.status !== 'sending')
+    return { kind: 'skipped', why: `already ${record.status}` };
   const nowMs = clock.nowMs();
   const hold = holdSeconds(record.send_at, nowMs);
   if (hold > 0) return { kind: 'hold', delaySeconds: hold };
-  if (record.status === 'sending' && (record.lease_until ?? 0) >= nowMs) return { kind: 'skipped', why: 'another worker is sending it' };
-  if (!(await schedules.takeForSending(record, nowMs, LEASE_MS))) return { kind: 'skipped', why: 'taken by another worker' };
+  if (record.status === 'sending' && (record.lease_until ?? 0) >= nowMs)
+    return { kind: 'skipped', why: 'another worker is sending it' };
+  if (!(await schedules.takeForSending(record, nowMs, LEASE_MS)))
+    return { kind: 'skipped', why: 'taken by another worker' };
   const attempt = record.attempts + 1;
   const grant = await getGrant(record.application_id as ApplicationId, record.grant_id);
   if (!grant) return { kind: 'skipped', why: 'the grant was deleted' };
@@ -71,7 +81,8 @@ export async function runFiring(firing: Firing, options: { lastDelivery: boolean
     const sent = await scheduledSendingOf(grant).send(grant, record, {
       beforeRelay: async () => {
         relayStarted = true;
-        if (!(await schedules.markRelayStarted(record, attempt, clock.nowMs()))) throw new LostLeaseError('The schedule was taken over while sending');
+        if (!(await schedules.markRelayStarted(record, attempt, clock.nowMs())))
+          throw new LostLeaseError('The schedule was taken over while sending');
       },
       scheduleItems: () => schedules.successItems(record, attempt, clock.nowSeconds()),
     });
@@ -85,7 +96,12 @@ export async function runFiring(firing: Firing, options: { lastDelivery: boolean
       return fail(grant, record, attempt, INTERRUPTED);
     }
     if (options.lastDelivery || attempt >= MAX_ATTEMPTS) {
-      return fail(grant, record, attempt, `sending failed ${attempt} times (last: ${error instanceof Error ? error.message : String(error)})`);
+      return fail(
+        grant,
+        record,
+        attempt,
+        `sending failed ${attempt} times (last: ${error instanceof Error ? error.message : String(error)})`,
+      );
     }
     await schedules.releaseAttempt(record, attempt);
     return { kind: 'retry', delaySeconds: Math.min(60, 2 ** attempt), error };
@@ -126,7 +142,11 @@ async function fire(firing: Firing, lastDelivery: boolean): Promise<void> {
       await enqueueFiring(firing, outcome.delaySeconds);
       break;
     case 'retry':
-      logger.warn('scheduled send: attempt failed, retrying', { schedule_id: firing.schedule_id, delay_seconds: outcome.delaySeconds, error: outcome.error });
+      logger.warn('scheduled send: attempt failed, retrying', {
+        schedule_id: firing.schedule_id,
+        delay_seconds: outcome.delaySeconds,
+        error: outcome.error,
+      });
       await enqueueFiring(firing, outcome.delaySeconds);
       break;
     default:

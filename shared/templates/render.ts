@@ -71,7 +71,11 @@ export function checkTemplate(engine: string, fields: TemplateFields): void {
 }
 
 /** Renders subject and body with `variables`. Returns only the fields that were given. */
-export function renderTemplate(engine: string, fields: TemplateFields, variables: Record<string, unknown>): TemplateFields {
+export function renderTemplate(
+  engine: string,
+  fields: TemplateFields,
+  variables: Record<string, unknown>,
+): TemplateFields {
   assertEngine(engine);
   const rendered: TemplateFields = {};
   for (const field of FIELDS) {
@@ -102,9 +106,12 @@ function prepareMustache(source: string, field: Field): Renderer {
   const tokens: unknown = run('mustache', field, 'compile', source, () => writer.parse(source));
   const partial = findMustachePartial(tokens);
   if (partial) {
-    throw new InvalidRequestError(`'${field}' uses the mustache partial '{{> ${partial.name}}}' (${position(source, partial.offset)}); partials are not supported`);
+    throw new InvalidRequestError(
+      `'${field}' uses the mustache partial '{{> ${partial.name}}}' (${position(source, partial.offset)}); partials are not supported`,
+    );
   }
-  const options: RenderOptions | undefined = field === 'subject' ? { escape: (value: unknown) => String(value) } : undefined;
+  const options: RenderOptions | undefined =
+    field === 'subject' ? { escape: (value: unknown) => String(value) } : undefined;
   // No partials are passed; the writer re-uses the tokens it parsed above.
   return (data) => writer.render(source, data, undefined, options);
 }
@@ -154,7 +161,9 @@ function prepareHandlebars(source: string, field: Field): Renderer {
   const ast: unknown = run('handlebars', field, 'compile', source, () => handlebars.parse(source));
   const partial = findHandlebarsPartial(ast);
   if (partial) {
-    throw new InvalidRequestError(`'${field}' uses the handlebars partial '${partial.tag}' (${partial.where}); partials are not supported`);
+    throw new InvalidRequestError(
+      `'${field}' uses the handlebars partial '${partial.tag}' (${partial.where}); partials are not supported`,
+    );
   }
   // compile() defers compiling to the first call; precompile() runs the compiler now, so its errors
   // ("Invalid path", mismatched blocks) are reported as template errors, not render errors.
@@ -237,7 +246,13 @@ function prepareTwig(source: string, field: Field): Renderer {
   const { guard: twigGuard } = twigHardened();
   const template = run('twig', field, 'compile', source, () =>
     // rethrow: without it twig.js logs errors and renders "". No `id`: nothing enters twig's registry.
-    TwigEngine.twig({ data: source, autoescape: field === 'body', rethrow: true, strict_variables: false, allowInlineIncludes: false }),
+    TwigEngine.twig({
+      data: source,
+      autoescape: field === 'body',
+      rethrow: true,
+      strict_variables: false,
+      allowInlineIncludes: false,
+    }),
   );
   const problem = findTwigProblem(template.tokens, source);
   if (problem) throw new InvalidRequestError(`'${field}' ${problem}`);
@@ -295,9 +310,14 @@ function twigTokenProblem(token: Record<string, unknown>, where: string): string
   }
   if (type === 'Twig.expression.type._function' && typeof token.fn === 'string') {
     if (TWIG_LOADING_FUNCTIONS.has(token.fn)) return `uses the twig function '${token.fn}()'${where}, ${CANNOT_LOAD}`;
-    if (!Object.hasOwn(twigHardened().internals.functions, token.fn)) return `uses the twig function '${token.fn}()'${where}, which does not exist`;
+    if (!Object.hasOwn(twigHardened().internals.functions, token.fn))
+      return `uses the twig function '${token.fn}()'${where}, which does not exist`;
   }
-  if (type === 'Twig.expression.type.filter' && typeof token.value === 'string' && !Object.hasOwn(twigHardened().internals.filters, token.value)) {
+  if (
+    type === 'Twig.expression.type.filter' &&
+    typeof token.value === 'string' &&
+    !Object.hasOwn(twigHardened().internals.filters, token.value)
+  ) {
     return `uses the twig filter '|${token.value}'${where}, which does not exist`;
   }
   return undefined;
@@ -330,7 +350,8 @@ function hardenTwig(internals: Twig.Internals): TwigGuard {
   const guard: TwigGuard = { active: undefined };
 
   // `functions.constructor`, `filters.__lookupGetter__`… would otherwise resolve through Object.prototype.
-  for (const registry of [internals.functions, internals.filters, internals.tests]) Object.setPrototypeOf(registry, null);
+  for (const registry of [internals.functions, internals.filters, internals.tests])
+    Object.setPrototypeOf(registry, null);
   for (const name of TWIG_LOADING_FUNCTIONS) delete internals.functions[name];
 
   // twig.js calls any function a lookup lands on (`x.constructor`, `x.__lookupGetter__(…)`), with the
@@ -443,7 +464,12 @@ function run<T>(engine: TemplateEngine, field: Field, phase: 'compile' | 'render
     // V8's own string limit (~2^29 characters): only reachable by output far past our cap.
     if (error instanceof RangeError && error.message === 'Invalid string length') throw tooLong(field, error);
     const detail = describeEngineError(engine, error, source);
-    throw new InvalidRequestError(phase === 'compile' ? `'${field}' is not a valid ${engine} template: ${detail}` : `'${field}' could not be rendered with ${engine}: ${detail}`, { cause: error });
+    throw new InvalidRequestError(
+      phase === 'compile'
+        ? `'${field}' is not a valid ${engine} template: ${detail}`
+        : `'${field}' could not be rendered with ${engine}: ${detail}`,
+      { cause: error },
+    );
   }
 }
 
@@ -457,7 +483,9 @@ function describeEngineError(engine: TemplateEngine, error: unknown, source: str
     case 'twig':
       // "… opened near template position 2", "Unable to parse 'x' at template position13",
       // "Unable to find an end tag for Twig.logic.type.for"
-      return message.replace(/template position\s*(\d+)/, (_match, offset: string) => position(source, Number(offset))).replace(/Twig\.logic\.type\.(\w+)/g, "'{% $1 %}'");
+      return message
+        .replace(/template position\s*(\d+)/, (_match, offset: string) => position(source, Number(offset)))
+        .replace(/Twig\.logic\.type\.(\w+)/g, "'{% $1 %}'");
     case 'handlebars': {
       // "Parse error on line 2:\n<excerpt>\n---^\nExpecting 'ID', got 'INVALID'"
       const lines = message.split('\n');
@@ -484,7 +512,10 @@ function position(source: string, offset: number): string {
 }
 
 function tooLong(field: Field, cause?: unknown): InvalidRequestError {
-  return new InvalidRequestError(`'${field}' renders to more than ${MAX_RENDERED_LENGTH.toLocaleString('en-US')} characters`, { cause });
+  return new InvalidRequestError(
+    `'${field}' renders to more than ${MAX_RENDERED_LENGTH.toLocaleString('en-US')} characters`,
+    { cause },
+  );
 }
 
 /**
@@ -496,7 +527,8 @@ function copyVariables(variables: Record<string, unknown>): Record<string, unkno
 }
 
 function copyValue(value: unknown, depth: number): unknown {
-  if (value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return value;
+  if (value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
+    return value;
   if (typeof value === 'bigint') return value.toString();
   if (typeof value !== 'object') return undefined; // functions, symbols, undefined
   if (depth >= MAX_VARIABLE_DEPTH) {
@@ -512,7 +544,8 @@ function copyRecord(value: object, depth: number): Record<string, unknown> {
   for (const [key, item] of Object.entries(value)) {
     const copied = copyValue(item, depth);
     // defineProperty rather than assignment: a JSON key "__proto__" stays data instead of becoming the prototype.
-    if (copied !== undefined) Object.defineProperty(copy, key, { value: copied, enumerable: true, writable: true, configurable: true });
+    if (copied !== undefined)
+      Object.defineProperty(copy, key, { value: copied, enumerable: true, writable: true, configurable: true });
   }
   return copy;
 }

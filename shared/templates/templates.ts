@@ -1,13 +1,27 @@
 import { decodeBeforeCursor, encodeBeforeCursor } from '#shared/cursor';
 import type { GrantRecord } from '#shared/db/grants';
 import { signatureKey, signaturesOfGrant, templateKey, templatesOfGrant, type Key } from '#shared/db/keys';
-import { VersionConflictError, allKeys, createRecord, deleteRecord, getRecord, listRecords, replaceRecord } from '#shared/db/records';
+import {
+  VersionConflictError,
+  allKeys,
+  createRecord,
+  deleteRecord,
+  getRecord,
+  listRecords,
+  replaceRecord,
+} from '#shared/db/records';
 import { ConflictError, NotFoundError } from '#shared/errors';
 import { countWithinBudget, jsonBytes } from '#shared/answer-limits';
 import { newId, parseId, type GrantId, type Id, type SignatureId, type TemplateId } from '#shared/ids';
 import type { TemplateFields } from '#shared/templates/render';
 import { clock } from '#shared/time';
-import type { CreateSignatureBody, CreateTemplateBody, TemplateEngine, UpdateSignatureBody, UpdateTemplateBody } from '#schemas/templates';
+import type {
+  CreateSignatureBody,
+  CreateTemplateBody,
+  TemplateEngine,
+  UpdateSignatureBody,
+  UpdateTemplateBody,
+} from '#schemas/templates';
 
 /**
  * Grant-level email templates and signatures. They belong to Switchboard, not to the mailbox
@@ -82,19 +96,42 @@ interface Collection<K extends Kind, R extends Versioned<K>, V> {
   view: (record: R) => V;
 }
 
-const TEMPLATES = { kind: 'template', noun: 'Template', scope: 'templates', key: templateKey, partition: templatesOfGrant, view: templateView } as const;
-const SIGNATURES = { kind: 'signature', noun: 'Signature', scope: 'signatures', key: signatureKey, partition: signaturesOfGrant, view: signatureView } as const;
+const TEMPLATES = {
+  kind: 'template',
+  noun: 'Template',
+  scope: 'templates',
+  key: templateKey,
+  partition: templatesOfGrant,
+  view: templateView,
+} as const;
+const SIGNATURES = {
+  kind: 'signature',
+  noun: 'Signature',
+  scope: 'signatures',
+  key: signatureKey,
+  partition: signaturesOfGrant,
+  view: signatureView,
+} as const;
 
 const notFound = (c: { noun: string }, rawId: string) => new NotFoundError(`${c.noun} '${rawId}' not found`);
 
-async function findRecord<K extends Kind, R extends Versioned<K>>(c: Collection<K, R, unknown>, grantId: GrantId, rawId: string): Promise<R> {
+async function findRecord<K extends Kind, R extends Versioned<K>>(
+  c: Collection<K, R, unknown>,
+  grantId: GrantId,
+  rawId: string,
+): Promise<R> {
   const id = parseId(c.kind, rawId);
   const record = id ? await getRecord<R>(c.key(grantId, id)) : undefined;
   if (!record) throw notFound(c, rawId);
   return record;
 }
 
-async function listPage<K extends Kind, R extends Versioned<K>, V>(c: Collection<K, R, V>, grantId: GrantId, limit: number, pageToken?: string) {
+async function listPage<K extends Kind, R extends Versioned<K>, V>(
+  c: Collection<K, R, V>,
+  grantId: GrantId,
+  limit: number,
+  pageToken?: string,
+) {
   const before = pageToken ? decodeBeforeCursor(pageToken, c.scope, c.kind) : undefined;
   const page = await listRecords<R>(c.partition(grantId).pk, { limit, before });
   // A page of long templates ends early rather than outgrow an answer (80 KB each, 200 a page).
@@ -105,26 +142,37 @@ async function listPage<K extends Kind, R extends Versioned<K>, V>(c: Collection
 }
 
 /** Stores `current` with `changes` as its next version, unless another request changed it since it was read. */
-async function storeChanges<K extends Kind, R extends Versioned<K>>(c: Collection<K, R, unknown>, grantId: GrantId, current: R, changes: Partial<R>): Promise<R> {
+async function storeChanges<K extends Kind, R extends Versioned<K>>(
+  c: Collection<K, R, unknown>,
+  grantId: GrantId,
+  current: R,
+  changes: Partial<R>,
+): Promise<R> {
   const next: R = { ...current, ...changes, updated_at: clock.nowSeconds(), version: current.version + 1 };
   try {
     await replaceRecord(c.key(grantId, current.id), next, current.version);
   } catch (error) {
-    if (error instanceof VersionConflictError) throw new ConflictError(`The ${c.kind} was changed by another request; fetch it again and retry`);
+    if (error instanceof VersionConflictError)
+      throw new ConflictError(`The ${c.kind} was changed by another request; fetch it again and retry`);
     throw error;
   }
   return next;
 }
 
 /** One call: the delete itself reports whether the record existed. */
-async function deleteById<K extends Kind>(c: Collection<K, never, unknown>, grantId: GrantId, rawId: string): Promise<void> {
+async function deleteById<K extends Kind>(
+  c: Collection<K, never, unknown>,
+  grantId: GrantId,
+  rawId: string,
+): Promise<void> {
   const id = parseId(c.kind, rawId);
   if (!id || !(await deleteRecord(c.key(grantId, id)))) throw notFound(c, rawId);
 }
 
 export const requireTemplate = (grantId: GrantId, templateId: string) => findRecord(TEMPLATES, grantId, templateId);
 
-export const listTemplates = (grant: GrantRecord, limit: number, pageToken?: string) => listPage(TEMPLATES, grant.id, limit, pageToken);
+export const listTemplates = (grant: GrantRecord, limit: number, pageToken?: string) =>
+  listPage(TEMPLATES, grant.id, limit, pageToken);
 
 export async function createTemplate(grant: GrantRecord, body: CreateTemplateBody) {
   (await engines()).checkTemplate(body.engine, { subject: body.subject, body: body.body });
@@ -152,12 +200,21 @@ export async function updateTemplate(grant: GrantRecord, templateId: string, bod
   return templateView(await storeChanges(TEMPLATES, grant.id, current, body));
 }
 
-export const deleteTemplate = (grant: GrantRecord, templateId: string): Promise<void> => deleteById(TEMPLATES, grant.id, templateId);
+export const deleteTemplate = (grant: GrantRecord, templateId: string): Promise<void> =>
+  deleteById(TEMPLATES, grant.id, templateId);
 
 /** Renders a template; `overrides` (explicit subject or body of a draft or send) win over the template's. */
-export async function renderStoredTemplate(grantId: GrantId, ref: { id: string; variables?: Record<string, unknown> }, overrides: TemplateFields = {}): Promise<{ subject?: string; body: string }> {
+export async function renderStoredTemplate(
+  grantId: GrantId,
+  ref: { id: string; variables?: Record<string, unknown> },
+  overrides: TemplateFields = {},
+): Promise<{ subject?: string; body: string }> {
   const template = await requireTemplate(grantId, ref.id);
-  const rendered = (await engines()).renderTemplate(template.engine, { subject: template.subject, body: template.body }, ref.variables ?? {});
+  const rendered = (await engines()).renderTemplate(
+    template.engine,
+    { subject: template.subject, body: template.body },
+    ref.variables ?? {},
+  );
   return {
     subject: overrides.subject ?? rendered.subject,
     // A template always has a body (it is required when created).
@@ -167,15 +224,25 @@ export async function renderStoredTemplate(grantId: GrantId, ref: { id: string; 
 
 export const requireSignature = (grantId: GrantId, signatureId: string) => findRecord(SIGNATURES, grantId, signatureId);
 
-export const listSignatures = (grant: GrantRecord, limit: number, pageToken?: string) => listPage(SIGNATURES, grant.id, limit, pageToken);
+export const listSignatures = (grant: GrantRecord, limit: number, pageToken?: string) =>
+  listPage(SIGNATURES, grant.id, limit, pageToken);
 
 export async function createSignature(grant: GrantRecord, body: CreateSignatureBody) {
   // Every key of the partition, page after page: one query page stops at 1 MB, i.e. after two or
   // three long signatures, and would let the count stay under the limit.
   const count = (await allKeys(SIGNATURES.partition(grant.id).pk)).length;
-  if (count >= MAX_SIGNATURES) throw new ConflictError(`A grant can hold at most ${MAX_SIGNATURES} signatures; delete one first`);
+  if (count >= MAX_SIGNATURES)
+    throw new ConflictError(`A grant can hold at most ${MAX_SIGNATURES} signatures; delete one first`);
   const now = clock.nowSeconds();
-  const record: SignatureRecord = { id: newId('signature'), grant_id: grant.id, name: body.name, body: body.body, created_at: now, updated_at: now, version: 1 };
+  const record: SignatureRecord = {
+    id: newId('signature'),
+    grant_id: grant.id,
+    name: body.name,
+    body: body.body,
+    created_at: now,
+    updated_at: now,
+    version: 1,
+  };
   await createRecord(signatureKey(grant.id, record.id), record);
   return signatureView(record);
 }
@@ -185,7 +252,8 @@ export async function updateSignature(grant: GrantRecord, signatureId: string, b
   return signatureView(await storeChanges(SIGNATURES, grant.id, current, body));
 }
 
-export const deleteSignature = (grant: GrantRecord, signatureId: string): Promise<void> => deleteById(SIGNATURES, grant.id, signatureId);
+export const deleteSignature = (grant: GrantRecord, signatureId: string): Promise<void> =>
+  deleteById(SIGNATURES, grant.id, signatureId);
 
 /** Appends a signature after a line break at the end of the body (HTML or plain text). */
 export function appendSignature(body: string, signature: string, isPlaintext: boolean): string {

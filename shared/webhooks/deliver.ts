@@ -40,7 +40,8 @@ export interface DeliveryJob {
 
 export type DeliveryOutcome =
   /** `internal`: our own failure (no receiver involved, nothing recorded); the job is received again. */
-  { outcome: 'delivered' | 'failed' | 'given_up' | 'skipped' | 'internal' } | { outcome: 'retry'; delaySeconds: number };
+  | { outcome: 'delivered' | 'failed' | 'given_up' | 'skipped' | 'internal' }
+  | { outcome: 'retry'; delaySeconds: number };
 
 export function retryDelay(attempt: number, retryAfterSeconds?: number, random = Math.random): number {
   const base = RETRY_SCHEDULE_SECONDS[Math.min(attempt, RETRY_SCHEDULE_SECONDS.length) - 1]!;
@@ -83,7 +84,10 @@ export async function postPayload(destination: WebhookRecord, body: Buffer): Pro
 type Attempt = Omit<AttemptRecord, 'id' | 'webhook_id' | 'notification_id' | 'trigger_type' | 'attempt' | 'time'>;
 
 /** Sends one job to its (already loaded) destination; what happened and what should happen next. */
-async function attemptOne(destination: WebhookRecord, job: DeliveryJob): Promise<{ result: DeliveryOutcome; attempt: Attempt }> {
+async function attemptOne(
+  destination: WebhookRecord,
+  job: DeliveryJob,
+): Promise<{ result: DeliveryOutcome; attempt: Attempt }> {
   const attempt = job.attempt;
   let response: WebhookResponse;
   try {
@@ -96,20 +100,35 @@ async function attemptOne(destination: WebhookRecord, job: DeliveryJob): Promise
     if (!(error instanceof WebhookRequestError)) throw error;
     const failure = error;
     // An address the policy refuses now (DNS changed) is not retried: it would be refused again.
-    if (failure.kind === 'blocked') return { result: { outcome: 'failed' }, attempt: { outcome: 'failed', status_code: null, duration_ms: failure.durationMs, error: failure.message } };
+    if (failure.kind === 'blocked')
+      return {
+        result: { outcome: 'failed' },
+        attempt: { outcome: 'failed', status_code: null, duration_ms: failure.durationMs, error: failure.message },
+      };
     const final = attempt >= MAX_ATTEMPTS;
     return {
       result: final ? { outcome: 'given_up' } : { outcome: 'retry', delaySeconds: retryDelay(attempt) },
-      attempt: { outcome: final ? 'given_up' : 'retrying', status_code: null, duration_ms: failure.durationMs, error: failure.message },
+      attempt: {
+        outcome: final ? 'given_up' : 'retrying',
+        status_code: null,
+        duration_ms: failure.durationMs,
+        error: failure.message,
+      },
     };
   }
   const base = { status_code: response.status, duration_ms: response.durationMs };
   if (response.status === 200) return { result: { outcome: 'delivered' }, attempt: { outcome: 'delivered', ...base } };
   if (!RETRYABLE_STATUSES.has(response.status)) {
-    return { result: { outcome: 'failed' }, attempt: { outcome: 'failed', ...base, error: `HTTP ${response.status} is not retried` } };
+    return {
+      result: { outcome: 'failed' },
+      attempt: { outcome: 'failed', ...base, error: `HTTP ${response.status} is not retried` },
+    };
   }
   if (attempt >= MAX_ATTEMPTS) {
-    return { result: { outcome: 'given_up' }, attempt: { outcome: 'given_up', ...base, error: `HTTP ${response.status} after ${attempt} attempts` } };
+    return {
+      result: { outcome: 'given_up' },
+      attempt: { outcome: 'given_up', ...base, error: `HTTP ${response.status} after ${attempt} attempts` },
+    };
   }
   return {
     result: { outcome: 'retry', delaySeconds: retryDelay(attempt, parseRetryAfter(response.headers['retry-after'])) },
@@ -125,18 +144,29 @@ async function attemptOne(destination: WebhookRecord, job: DeliveryJob): Promise
  * attempt a receiver saw has its record, and the batch's other jobs are not sent twice.
  */
 export async function deliverBatch(jobs: DeliveryJob[]): Promise<DeliveryOutcome[]> {
-  const destinations = await getWebhooks(jobs.map((j) => ({ application_id: j.application_id, webhook_id: j.webhook_id })));
+  const destinations = await getWebhooks(
+    jobs.map((j) => ({ application_id: j.application_id, webhook_id: j.webhook_id })),
+  );
   const outcomes = await Promise.all(
     jobs.map(async (job): Promise<{ result: DeliveryOutcome; record?: AttemptRecord }> => {
       const destination = destinations.get(job.webhook_id);
-      if (!destination || destination.application_id !== job.application_id || destination.status === 'inactive' || destination.status === 'failed') {
+      if (
+        !destination ||
+        destination.application_id !== job.application_id ||
+        destination.status === 'inactive' ||
+        destination.status === 'failed'
+      ) {
         return { result: { outcome: 'skipped' } };
       }
       let attemptResult: Awaited<ReturnType<typeof attemptOne>>;
       try {
         attemptResult = await attemptOne(destination, job);
       } catch (error) {
-        logger.error('delivery attempt failed on our side', { webhook_id: job.webhook_id, notification_id: job.notification.id, error });
+        logger.error('delivery attempt failed on our side', {
+          webhook_id: job.webhook_id,
+          notification_id: job.notification.id,
+          error,
+        });
         return { result: { outcome: 'internal' } };
       }
       const { result, attempt } = attemptResult;
@@ -155,7 +185,11 @@ export async function deliverBatch(jobs: DeliveryJob[]): Promise<DeliveryOutcome
   const recorded = outcomes.flatMap((o) => (o.record ? [o] : []));
   for (const [index, error] of await recordAttempts(recorded.map((o) => o.record!))) {
     const outcome = recorded[index]!;
-    logger.error('delivery attempt not recorded; its job is received again', { webhook_id: outcome.record!.webhook_id, notification_id: outcome.record!.notification_id, error });
+    logger.error('delivery attempt not recorded; its job is received again', {
+      webhook_id: outcome.record!.webhook_id,
+      notification_id: outcome.record!.notification_id,
+      error,
+    });
     outcome.result = { outcome: 'internal' };
   }
   return outcomes.map((o) => o.result);

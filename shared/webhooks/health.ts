@@ -48,7 +48,10 @@ async function nextStatus(webhook: WebhookRecord, now: number): Promise<WebhookS
 async function notify(webhook: WebhookRecord, status: 'failing' | 'failed') {
   if (!webhook.notification_email_addresses.length) return;
   // MIME composition and the mail transport (nodemailer, SES) load only when a notice is due.
-  const [{ composeMime }, { mailTransport }] = await Promise.all([import('#shared/mail/compose'), import('#shared/mail/transport')]);
+  const [{ composeMime }, { mailTransport }] = await Promise.all([
+    import('#shared/mail/compose'),
+    import('#shared/mail/transport'),
+  ]);
   const text =
     status === 'failing'
       ? `At least ${Math.round(FAILURE_RATIO * 100)}% of the deliveries to ${webhook.webhook_url} failed over the last ${SHORT_WINDOW / 60} minutes. Deliveries continue with retries; after ${LONG_WINDOW / 3600} hours of failures the destination is marked failed and receives nothing more.`
@@ -77,14 +80,22 @@ async function evaluateOne(webhook: WebhookRecord, now: number): Promise<HealthC
   const status = await nextStatus(webhook, now);
   if (status === webhook.status) return undefined;
   try {
-    await repo.replaceWebhook(webhook, { ...webhook, status, status_updated_at: now, updated_at: now, version: webhook.version + 1 });
+    await repo.replaceWebhook(webhook, {
+      ...webhook,
+      status,
+      status_updated_at: now,
+      updated_at: now,
+      version: webhook.version + 1,
+    });
   } catch (error) {
     // Changed by a request meanwhile (deactivated, moved): the next sweep judges it again.
     if (error instanceof VersionConflictError) return undefined;
     throw error;
   }
   if (status === 'failing' || status === 'failed') {
-    await notify(webhook, status).catch((error) => logger.error('webhook health notice failed', { webhook_id: webhook.id, error }));
+    await notify(webhook, status).catch((error) =>
+      logger.error('webhook health notice failed', { webhook_id: webhook.id, error }),
+    );
   }
   return { webhook_id: webhook.id, from: webhook.status, to: status };
 }
@@ -95,9 +106,12 @@ export async function evaluateHealth(now = clock.nowSeconds()): Promise<HealthCh
   let start: StartKey | undefined;
   do {
     const page = await repo.registryPage(start);
-    const judged = [...(await repo.getWebhooks(page.entries)).values()].filter((w) => w.status === 'active' || w.status === 'failing');
+    const judged = [...(await repo.getWebhooks(page.entries)).values()].filter(
+      (w) => w.status === 'active' || w.status === 'failing',
+    );
     for (let i = 0; i < judged.length; i += CONCURRENCY) {
-      for (const change of await Promise.all(judged.slice(i, i + CONCURRENCY).map((w) => evaluateOne(w, now)))) if (change) changes.push(change);
+      for (const change of await Promise.all(judged.slice(i, i + CONCURRENCY).map((w) => evaluateOne(w, now))))
+        if (change) changes.push(change);
     }
     start = page.next;
   } while (start);

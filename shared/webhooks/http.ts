@@ -36,10 +36,14 @@ type WebhookRequest = Omit<GuardedRequest, 'userAgent' | 'method'> & { method: '
 
 export async function webhookRequest(req: WebhookRequest): Promise<WebhookResponse> {
   try {
-    const { status, headers, body, durationMs } = await guardedRequest({ ...req, userAgent: 'Switchboard-Webhooks/1.0' });
+    const { status, headers, body, durationMs } = await guardedRequest({
+      ...req,
+      userAgent: 'Switchboard-Webhooks/1.0',
+    });
     return { status, headers, body, durationMs };
   } catch (error) {
-    if (error instanceof GuardedRequestError) throw new WebhookRequestError(error.kind, error.message, error.durationMs);
+    if (error instanceof GuardedRequestError)
+      throw new WebhookRequestError(error.kind, error.message, error.durationMs);
     throw error;
   }
 }

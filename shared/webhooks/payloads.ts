@@ -17,7 +17,8 @@ export function deliveredPayload(notification: Notification, attempt: number): D
   return { specversion, type, source, id, time, webhook_delivery_attempt: attempt, data };
 }
 
-export const deliveredBody = (notification: Notification, attempt: number): Buffer => Buffer.from(JSON.stringify(deliveredPayload(notification, attempt)));
+export const deliveredBody = (notification: Notification, attempt: number): Buffer =>
+  Buffer.from(JSON.stringify(deliveredPayload(notification, attempt)));
 
 const SOURCE = env.notificationSource();
 const EXAMPLE_GRANT_ID = 'grant_01jd6abcdefghjkmnpqrstvwxy';
@@ -70,7 +71,15 @@ function exampleObject(base: string, now: number): object {
     case 'message.deleted':
       return { id: message.id, object: 'message', grant_id: grantId };
     case 'grant.imap_sync_completed':
-      return { id: grantId, grant_id: grantId, provider: IMAP_PROVIDER, email: 'ann@example.com', folders: 6, messages: 1250, completed_at: now };
+      return {
+        id: grantId,
+        grant_id: grantId,
+        provider: IMAP_PROVIDER,
+        email: 'ann@example.com',
+        folders: 6,
+        messages: 1250,
+        completed_at: now,
+      };
     case 'folder.created':
     case 'folder.updated':
     case 'folder.deleted':
@@ -127,7 +136,13 @@ function exampleObject(base: string, now: number): object {
         status: base === 'event.deleted' ? 'cancelled' : 'confirmed',
         participants: [{ email: 'ann@example.com', name: 'Ann', status: 'yes' }],
         metadata: {},
-        when: { object: 'timespan', start_time: now + 3600, end_time: now + 7200, start_timezone: 'UTC', end_timezone: 'UTC' },
+        when: {
+          object: 'timespan',
+          start_time: now + 3600,
+          end_time: now + 7200,
+          start_timezone: 'UTC',
+          end_timezone: 'UTC',
+        },
         created_at: now,
         updated_at: now,
       };
@@ -189,6 +204,10 @@ export function exampleNotification(type: string, applicationId: ApplicationId |
     source: SOURCE,
     id: newId('notification'),
     time: now,
-    data: { application_id: applicationId as ApplicationId, grant_id: base.startsWith('booking') ? null : (EXAMPLE_GRANT_ID as never), object: exampleObject(base, now) },
+    data: {
+      application_id: applicationId as ApplicationId,
+      grant_id: base.startsWith('booking') ? null : (EXAMPLE_GRANT_ID as never),
+      object: exampleObject(base, now),
+    },
   };
 }

@@ -51,7 +51,8 @@ async function checkedUrl(raw: string): Promise<URL> {
   try {
     await allowedAddresses(url.hostname, POLICY);
   } catch (error) {
-    if ((error as Error).name === 'BlockedAddressError') throw new InvalidRequestError(`'webhook_url' is not reachable as a public address: ${(error as Error).message}`);
+    if ((error as Error).name === 'BlockedAddressError')
+      throw new InvalidRequestError(`'webhook_url' is not reachable as a public address: ${(error as Error).message}`);
     throw new InvalidRequestError(`'webhook_url' host '${url.hostname}' could not be resolved`);
   }
   return url;
@@ -71,13 +72,21 @@ async function verifyEndpoint(url: URL): Promise<void> {
     );
   let response;
   try {
-    response = await webhookRequest({ method: 'GET', url: target, timeoutMs: TIMEOUT_MS, maxResponseBytes: 1024, policy: POLICY });
+    response = await webhookRequest({
+      method: 'GET',
+      url: target,
+      timeoutMs: TIMEOUT_MS,
+      maxResponseBytes: 1024,
+      policy: POLICY,
+    });
   } catch (error) {
-    if (error instanceof WebhookRequestError) throw fail(error.kind === 'timeout' ? `no answer within ${TIMEOUT_MS / 1000} s` : error.message);
+    if (error instanceof WebhookRequestError)
+      throw fail(error.kind === 'timeout' ? `no answer within ${TIMEOUT_MS / 1000} s` : error.message);
     throw error;
   }
   if (response.status !== 200) throw fail(`it answered HTTP ${response.status}`);
-  if (/chunked/i.test(String(response.headers['transfer-encoding'] ?? ''))) throw fail('it answered with chunked encoding');
+  if (/chunked/i.test(String(response.headers['transfer-encoding'] ?? '')))
+    throw fail('it answered with chunked encoding');
   if (response.body.toString('utf8') !== challenge) throw fail('the body was not exactly the challenge value');
 }
 
@@ -133,7 +142,8 @@ async function save(before: WebhookRecord, after: WebhookRecord) {
   try {
     await repo.replaceWebhook(before, after);
   } catch (error) {
-    if (error instanceof VersionConflictError) throw new ConflictError('The webhook was changed by another request; fetch it again and retry');
+    if (error instanceof VersionConflictError)
+      throw new ConflictError('The webhook was changed by another request; fetch it again and retry');
     throw error;
   }
 }
@@ -147,7 +157,8 @@ export async function updateWebhook(app: ApplicationContext, webhookId: string, 
   const current = await requireWebhook(app, webhookId);
   const triggers = body.trigger_types ? checkTriggerTypes(body.trigger_types) : current.trigger_types;
   // The URL is resolved again only when it changes: a PUT of other fields must not fail on a DNS hiccup.
-  const unchanged = body.webhook_url === undefined || checkWebhookUrl(body.webhook_url, POLICY).href === current.webhook_url;
+  const unchanged =
+    body.webhook_url === undefined || checkWebhookUrl(body.webhook_url, POLICY).href === current.webhook_url;
   const url = unchanged ? new URL(current.webhook_url) : await checkedUrl(body.webhook_url!);
   // `pause` is the published contract's word for what our specification calls `inactive`.
   const status = body.status === 'pause' ? 'inactive' : (body.status ?? current.status);
@@ -164,7 +175,9 @@ export async function updateWebhook(app: ApplicationContext, webhookId: string, 
     trigger_types: triggers,
     webhook_url: url.href,
     description: body.description ?? current.description,
-    notification_email_addresses: body.notification_email_addresses ? uniqueAddresses(body.notification_email_addresses) : current.notification_email_addresses,
+    notification_email_addresses: body.notification_email_addresses
+      ? uniqueAddresses(body.notification_email_addresses)
+      : current.notification_email_addresses,
     compressed_delivery: body.compressed_delivery ?? current.compressed_delivery,
     status,
     status_updated_at: status !== current.status ? now : current.status_updated_at,
@@ -180,7 +193,13 @@ export async function deleteWebhook(app: ApplicationContext, webhookId: string):
   const current = await requireWebhook(app, webhookId);
   try {
     // The delivery log and counters go in the background, by a job committed with the deletion.
-    await repo.deleteWebhook(current, [{ job: { kind: 'purge-webhook', webhook_id: current.id }, id: newId('job'), applicationId: current.application_id }]);
+    await repo.deleteWebhook(current, [
+      {
+        job: { kind: 'purge-webhook', webhook_id: current.id },
+        id: newId('job'),
+        applicationId: current.application_id,
+      },
+    ]);
   } catch (error) {
     if (error instanceof VersionConflictError) throw new NotFoundError(`Webhook '${webhookId}' not found`);
     throw error;
@@ -190,7 +209,12 @@ export async function deleteWebhook(app: ApplicationContext, webhookId: string):
 export async function rotateSecret(app: ApplicationContext, webhookId: string) {
   const current = await requireWebhook(app, webhookId);
   const secret = generateWebhookSecret();
-  const next = { ...current, secret: await encryptSecret(secret), updated_at: clock.nowSeconds(), version: current.version + 1 };
+  const next = {
+    ...current,
+    secret: await encryptSecret(secret),
+    updated_at: clock.nowSeconds(),
+    version: current.version + 1,
+  };
   await save(current, next);
   return webhookView(next, secret);
 }
@@ -209,10 +233,15 @@ export async function sendTestEvent(app: ApplicationContext, body: SendTestEvent
   const url = checkWebhookUrl(body.webhook_url, POLICY).href;
   const destination = (await repo.listWebhooks(app.applicationId)).find((w) => w.webhook_url === url);
   if (!destination) {
-    throw new InvalidRequestError("'webhook_url' must be the URL of one of this application's webhook destinations: its secret signs the test event");
+    throw new InvalidRequestError(
+      "'webhook_url' must be the URL of one of this application's webhook destinations: its secret signs the test event",
+    );
   }
   try {
-    const response = await postPayload(destination, deliveredBody(exampleNotification(body.trigger_type, app.applicationId), 1));
+    const response = await postPayload(
+      destination,
+      deliveredBody(exampleNotification(body.trigger_type, app.applicationId), 1),
+    );
     return { delivered: response.status === 200, status_code: response.status, duration_ms: response.durationMs };
   } catch (error) {
     if (!(error instanceof WebhookRequestError)) throw error;

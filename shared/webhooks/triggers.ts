@@ -38,7 +38,10 @@ export function checkTriggerTypes(triggers: readonly string[], field = 'trigger_
   const available = new Set<string>(TRIGGER_TYPES);
   const contract = new Set<string>(CONTRACT_TRIGGER_TYPES);
   const unknown = triggers.filter((t) => !contract.has(t) && !available.has(t));
-  if (unknown.length) throw new InvalidRequestError(`'${field}' has unknown trigger type(s) ${unknown.join(', ')}; valid trigger types: ${TRIGGER_TYPES.join(', ')}`);
+  if (unknown.length)
+    throw new InvalidRequestError(
+      `'${field}' has unknown trigger type(s) ${unknown.join(', ')}; valid trigger types: ${TRIGGER_TYPES.join(', ')}`,
+    );
   const later = triggers.filter((t) => !available.has(t));
   if (later.length) {
     throw new InvalidRequestError(

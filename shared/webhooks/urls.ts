@@ -3,7 +3,13 @@ import { InvalidRequestError } from '#shared/errors';
 import { classifyAddress, normalHostname, type UrlPolicy } from '#shared/net/addresses';
 
 // The address policy is shared with every outgoing request (shared/net/); re-exported for the webhook modules.
-export { allowedAddresses, BlockedAddressError, classifyAddress, normalHostname, pinnedLookup } from '#shared/net/addresses';
+export {
+  allowedAddresses,
+  BlockedAddressError,
+  classifyAddress,
+  normalHostname,
+  pinnedLookup,
+} from '#shared/net/addresses';
 export type { Resolver, UrlPolicy } from '#shared/net/addresses';
 
 /**
@@ -24,9 +30,19 @@ export function checkWebhookUrl(raw: string, policy: UrlPolicy): URL {
     throw new InvalidRequestError("'webhook_url' must be an absolute URL such as https://example.com/webhooks");
   }
   if (url.username || url.password) throw new InvalidRequestError("'webhook_url' must not contain credentials");
-  if (NGROK.test(normalHostname(url.hostname))) throw new InvalidRequestError("'webhook_url' points at an ngrok tunnel; ngrok URLs are not accepted");
+  if (NGROK.test(normalHostname(url.hostname)))
+    throw new InvalidRequestError("'webhook_url' points at an ngrok tunnel; ngrok URLs are not accepted");
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (url.protocol === 'https:') return url;
-  if (url.protocol === 'http:' && policy.local && (host === 'localhost' || (isIP(host) && classifyAddress(host) === 'loopback'))) return url;
-  throw new InvalidRequestError(policy.local ? "'webhook_url' must use https (plain http is accepted only for 127.0.0.1 or localhost in local mode)" : "'webhook_url' must use https");
+  if (
+    url.protocol === 'http:' &&
+    policy.local &&
+    (host === 'localhost' || (isIP(host) && classifyAddress(host) === 'loopback'))
+  )
+    return url;
+  throw new InvalidRequestError(
+    policy.local
+      ? "'webhook_url' must use https (plain http is accepted only for 127.0.0.1 or localhost in local mode)"
+      : "'webhook_url' must use https",
+  );
 }

@@ -20,11 +20,35 @@ const FIGURES: Record<SuiteName, RegExp[]> = {
     /^jobs +[\d.]+ ms +-?[\d.]+ ms/m,
     /^ratio handler \/ DynamoDB p50: [\d.]+/m,
   ],
-  mailbox: [/^## Agent Account mailboxes/m, /^limit=50 \(no filter\) +\d+ \/ \d+ +[\d.]+ ms +[\d.]+ ms +[\d.]+/m, /^search_query_native= /m],
-  send: [/^## Send to \d+ local Agent Accounts/m, /^answer, to 1 local Agent Account +\d+ ms/m, /^answer → all \d+ copies stored +\d+ ms/m, /^answer \d+ ÷ 1 recipient: [\d.]+/m, /^inbox counts: /m],
-  scheduled: [/^## Scheduled send/m, /^ours: send_at → arrival at the recipient +\d+\/\d+ +-?[\d.]+ s/m, /^platform alone: at\(due\) → firing received +\d+\/\d+/m],
-  lists: [/^## Lists/m, /^added \d+ values in [\d.]+ s/m, /^ratio p50\(\d+\) \/ p50\(10\): [\d.]+/m, /^floor, same run: .* p50 [\d.]+ ms/m],
-  webhooks: [/^## Webhooks/m, /^end-to-end: publish → receipt, \d+ notifications +\d+ deliveries\/s/m, /^durable-steps floor: .* \d+ deliveries\/s/m, /^commit → webhook receipt .* p50 \d+ ms/m],
+  mailbox: [
+    /^## Agent Account mailboxes/m,
+    /^limit=50 \(no filter\) +\d+ \/ \d+ +[\d.]+ ms +[\d.]+ ms +[\d.]+/m,
+    /^search_query_native= /m,
+  ],
+  send: [
+    /^## Send to \d+ local Agent Accounts/m,
+    /^answer, to 1 local Agent Account +\d+ ms/m,
+    /^answer → all \d+ copies stored +\d+ ms/m,
+    /^answer \d+ ÷ 1 recipient: [\d.]+/m,
+    /^inbox counts: /m,
+  ],
+  scheduled: [
+    /^## Scheduled send/m,
+    /^ours: send_at → arrival at the recipient +\d+\/\d+ +-?[\d.]+ s/m,
+    /^platform alone: at\(due\) → firing received +\d+\/\d+/m,
+  ],
+  lists: [
+    /^## Lists/m,
+    /^added \d+ values in [\d.]+ s/m,
+    /^ratio p50\(\d+\) \/ p50\(10\): [\d.]+/m,
+    /^floor, same run: .* p50 [\d.]+ ms/m,
+  ],
+  webhooks: [
+    /^## Webhooks/m,
+    /^end-to-end: publish → receipt, \d+ notifications +\d+ deliveries\/s/m,
+    /^durable-steps floor: .* \d+ deliveries\/s/m,
+    /^commit → webhook receipt .* p50 \d+ ms/m,
+  ],
   imap: [
     /^## IMAP sync/m,
     /^first sync of \d+ messages: ours.* +\d+ messages\/s/m,
@@ -46,7 +70,12 @@ const FIGURES: Record<SuiteName, RegExp[]> = {
     /^ratio p50\(CalDAV\) \/ p50\(Agent Account\): [\d.]+/m,
   ],
   availability: [/^## Availability/m, /^5 × \d+ collective +[\d.]+ ms/m, /^growth 5 × \d+ \/ 1 × \d+: engine ×[\d.]+/m],
-  scheduler: [/^## Scheduler/m, /^availability p50 \(.*\) +[\d.]+ ms/m, /^race: bookings \/ 409 +\d+ \/ \d+/m, /^availability p50: [\d.]+ ms/m],
+  scheduler: [
+    /^## Scheduler/m,
+    /^availability p50 \(.*\) +[\d.]+ ms/m,
+    /^race: bookings \/ 409 +\d+ \/ \d+/m,
+    /^availability p50: [\d.]+ ms/m,
+  ],
   start: [
     /^## npm start/m,
     /^first start \(empty cache, as a fresh clone\): to its line "\[switchboard\] ready in" +[\d.]+ s/m,
@@ -60,7 +89,8 @@ const FIGURES: Record<SuiteName, RegExp[]> = {
 /** A developer's terminal: nothing of this test run's stack, nor the settings test workers get. */
 function terminalEnv(): NodeJS.ProcessEnv {
   const env = cleanEnv({});
-  for (const key of ['LOG_LEVEL', 'API_KEY_CACHE_SECONDS', 'SCHEDULED_SEND_MIN_LEAD_SECONDS', 'BENCH_SIZE']) delete env[key];
+  for (const key of ['LOG_LEVEL', 'API_KEY_CACHE_SECONDS', 'SCHEDULED_SEND_MIN_LEAD_SECONDS', 'BENCH_SIZE'])
+    delete env[key];
   return env;
 }
 
@@ -71,7 +101,12 @@ afterAll(() => {
 
 function runSuite(name: SuiteName): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn('npm', ['run', '--silent', 'bench', '--', '--smoke', name], { cwd: ROOT, detached: true, env: terminalEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('npm', ['run', '--silent', 'bench', '--', '--smoke', name], {
+      cwd: ROOT,
+      detached: true,
+      env: terminalEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     children.push(child);
     let output = '';
     child.stdout!.on('data', (chunk) => (output += chunk));

@@ -24,7 +24,9 @@ beforeAll(async () => {
     try {
       executablePath = execFileSync('which', ['chromium'], { encoding: 'utf8' }).trim();
     } catch {
-      throw new Error('The booking page test needs Chromium: apt-get install -y chromium (or set CHROMIUM_PATH); .ci/run installs it');
+      throw new Error(
+        'The booking page test needs Chromium: apt-get install -y chromium (or set CHROMIUM_PATH); .ci/run installs it',
+      );
     }
   }
   browser = await chromium.launch({ executablePath, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
@@ -49,12 +51,19 @@ describe('booking page', () => {
           email: organizer.email,
           name: 'Bo Organizer',
           is_organizer: true,
-          availability: { calendar_ids: ['primary'], open_hours: [{ days: openDays, timezone: 'UTC', start: '9:00', end: '12:00' }] },
+          availability: {
+            calendar_ids: ['primary'],
+            open_hours: [{ days: openDays, timezone: 'UTC', start: '9:00', end: '12:00' }],
+          },
           booking: { calendar_id: 'primary' },
         },
       ],
       availability: { duration_minutes: 30, interval_minutes: 30 },
-      event_booking: { title: 'Intro call', description: 'Half an hour to get to know each other.', location: 'Video call' },
+      event_booking: {
+        title: 'Intro call',
+        description: 'Half an hour to get to know each other.',
+        location: 'Video call',
+      },
       scheduler: {
         min_booking_notice: 24 * 60,
         available_days_in_future: 14,
@@ -82,13 +91,18 @@ describe('booking page', () => {
     }
 
     // Book by keyboard-reachable controls: the first day is selected, take its second time.
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, timezoneId: 'UTC', locale: 'en-US' });
+    const context = await browser.newContext({
+      viewport: { width: 1280, height: 900 },
+      timezoneId: 'UTC',
+      locale: 'en-US',
+    });
     const page = await context.newPage();
     await page.goto(`${gateway().url}/scheduling/${slug}?tz=UTC`);
     const chosen = page.locator('button.slot').nth(1);
     const shown = /^(\d{1,2}):(\d{2})\s*([AP]M)$/i.exec(((await chosen.textContent()) ?? '').trim());
     expect(shown, 'a slot label such as 9:30 AM').not.toBeNull();
-    const chosenMinutes = ((Number(shown![1]) % 12) + (shown![3]!.toUpperCase() === 'PM' ? 12 : 0)) * 60 + Number(shown![2]);
+    const chosenMinutes =
+      ((Number(shown![1]) % 12) + (shown![3]!.toUpperCase() === 'PM' ? 12 : 0)) * 60 + Number(shown![2]);
     await chosen.click();
     await expect.poll(() => page.locator('#form-panel').isVisible()).toBe(true);
     await page.getByLabel('Your name').fill('Gus Guest');
@@ -101,7 +115,9 @@ describe('booking page', () => {
 
     // The event is on the organizer's calendar, with the guest.
     const now = Math.floor(Date.now() / 1000);
-    const events = (await api.get(`/v3/grants/${organizer.id}/events?calendar_id=primary&start=${now}&end=${now + 15 * DAY}`)).body.data as {
+    const events = (
+      await api.get(`/v3/grants/${organizer.id}/events?calendar_id=primary&start=${now}&end=${now + 15 * DAY}`)
+    ).body.data as {
       id: string;
       title: string;
       participants: { email: string }[];
@@ -110,14 +126,19 @@ describe('booking page', () => {
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ title: 'Intro call' });
     expect(events[0]!.participants.map((p) => p.email)).toContain(guest.email);
-    expect(new Date(events[0]!.when.start_time * 1000).getUTCHours() * 60 + new Date(events[0]!.when.start_time * 1000).getUTCMinutes()).toBe(chosenMinutes);
+    expect(
+      new Date(events[0]!.when.start_time * 1000).getUTCHours() * 60 +
+        new Date(events[0]!.when.start_time * 1000).getUTCMinutes(),
+    ).toBe(chosenMinutes);
 
     // The confirmation (the organizer's iCalendar invitation) is in the guest's inbox, and the booking on the guest's calendar.
     await expect
       .poll(
         async () => {
           await jobsDone();
-          return ((await api.get(`/v3/grants/${guest.id}/messages?in=inbox`)).body.data as { subject: string }[]).map((m) => m.subject);
+          return ((await api.get(`/v3/grants/${guest.id}/messages?in=inbox`)).body.data as { subject: string }[]).map(
+            (m) => m.subject,
+          );
         },
         { timeout: 30_000 },
       )
@@ -129,14 +150,21 @@ describe('booking page', () => {
     await page.locator('button.slot').nth(2).click();
     await page.getByRole('button', { name: 'Move the booking here' }).click();
     await expect.poll(() => page.locator('#status').textContent(), { timeout: 15_000 }).toBe('The booking is moved.');
-    const moved = (await api.get(`/v3/grants/${organizer.id}/events?calendar_id=primary&start=${now}&end=${now + 15 * DAY}`)).body.data as { when: { start_time: number } }[];
+    const moved = (
+      await api.get(`/v3/grants/${organizer.id}/events?calendar_id=primary&start=${now}&end=${now + 15 * DAY}`)
+    ).body.data as { when: { start_time: number } }[];
     expect(moved).toHaveLength(1);
     expect(moved[0]!.when.start_time).not.toBe(events[0]!.when.start_time);
 
     await page.getByLabel('Reason for cancelling (optional)').fill('Something came up');
     await page.getByRole('button', { name: 'Cancel this booking' }).click();
-    await expect.poll(() => page.locator('#status').textContent(), { timeout: 15_000 }).toBe('The booking is cancelled.');
-    expect((await api.get(`/v3/grants/${organizer.id}/events?calendar_id=primary&start=${now}&end=${now + 15 * DAY}`)).body.data).toEqual([]);
+    await expect
+      .poll(() => page.locator('#status').textContent(), { timeout: 15_000 })
+      .toBe('The booking is cancelled.');
+    expect(
+      (await api.get(`/v3/grants/${organizer.id}/events?calendar_id=primary&start=${now}&end=${now + 15 * DAY}`)).body
+        .data,
+    ).toEqual([]);
     await context.close();
 
     // Unknown pages answer a page with the status, not a stack trace.

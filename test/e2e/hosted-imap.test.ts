@@ -48,7 +48,9 @@ beforeAll(async () => {
     try {
       executablePath = execFileSync('which', ['chromium'], { encoding: 'utf8' }).trim();
     } catch {
-      throw new Error('The hosted IMAP test needs Chromium: apt-get install -y chromium (or set CHROMIUM_PATH); .ci/run installs it');
+      throw new Error(
+        'The hosted IMAP test needs Chromium: apt-get install -y chromium (or set CHROMIUM_PATH); .ci/run installs it',
+      );
     }
   }
   browser = await chromium.launch({ executablePath, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
@@ -64,7 +66,9 @@ beforeAll(async () => {
     const url = new URL(req.url ?? '/', 'http://app.local');
     if (url.pathname !== '/imap/done') return void res.writeHead(404).end();
     cameBack.push(url.searchParams);
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<!doctype html><title>Example app</title><h1>Back in the app</h1>');
+    res
+      .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+      .end('<!doctype html><title>Example app</title><h1>Back in the app</h1>');
   });
   appServer.listen(0, '127.0.0.1');
   await once(appServer, 'listening');
@@ -132,15 +136,26 @@ describe('hosted IMAP credential page in Chromium', () => {
       // The server settings are folded away until asked for; then every field has its label.
       expect(await page.getByRole('textbox', { name: 'IMAP server' }).isVisible()).toBe(false);
       expect(await page.getByRole('alert').count()).toBe(0);
-      expect(await tabOrder(page, 4)).toEqual(['input email', 'input password', 'summary Server settings', 'button Connect']);
+      expect(await tabOrder(page, 4)).toEqual([
+        'input email',
+        'input password',
+        'summary Server settings',
+        'button Connect',
+      ]);
       await page.getByText('Server settings').click();
-      for (const name of ['IMAP server', 'IMAP username', 'SMTP server', 'SMTP username']) expect(await page.getByRole('textbox', { name }).isVisible(), name).toBe(true);
-      for (const name of ['IMAP port', 'SMTP port']) expect(await page.getByRole('spinbutton', { name }).isVisible(), name).toBe(true);
+      for (const name of ['IMAP server', 'IMAP username', 'SMTP server', 'SMTP username'])
+        expect(await page.getByRole('textbox', { name }).isVisible(), name).toBe(true);
+      for (const name of ['IMAP port', 'SMTP port'])
+        expect(await page.getByRole('spinbutton', { name }).isVisible(), name).toBe(true);
       expect(await page.getByLabel('SMTP password').getAttribute('type')).toBe('password');
       // Every input of the form, hidden ones aside, is named by a label.
       const unlabelled = await page
         .locator('input:not([type=hidden])')
-        .evaluateAll((inputs) => inputs.filter((i) => (i as unknown as { labels: ArrayLike<unknown> | null }).labels?.length !== 1).map((i) => i.id));
+        .evaluateAll((inputs) =>
+          inputs
+            .filter((i) => (i as unknown as { labels: ArrayLike<unknown> | null }).labels?.length !== 1)
+            .map((i) => i.id),
+        );
       expect(unlabelled).toEqual([]);
       await page.screenshot({ path: join(SCREENSHOTS, `hosted-imap-${label}.png`), fullPage: true });
 
@@ -157,7 +172,9 @@ describe('hosted IMAP credential page in Chromium', () => {
       // The form ends with a redirect to the application: its origin is the only other form-action.
       expect(csp.get('form-action')).toEqual(["'self'", new URL(appRedirect).origin]);
       expect(csp.get('frame-ancestors')).toEqual(["'none'"]);
-      expect(await page.locator('main').evaluate((main) => main.ownerDocument.defaultView!.getComputedStyle(main).maxWidth)).toBe('448px');
+      expect(
+        await page.locator('main').evaluate((main) => main.ownerDocument.defaultView!.getComputedStyle(main).maxWidth),
+      ).toBe('448px');
       expect(requests.filter((url) => new URL(url).origin !== gateway.url)).toEqual([]);
       expect({ violations: violations(consoleMessages), errors }).toEqual({ violations: [], errors: [] });
       await context.close();
@@ -185,7 +202,11 @@ describe('hosted IMAP credential page in Chromium', () => {
     expect(refused.status()).toBe(400);
     expect(await refused.headerValue('content-type')).toBe('text/html; charset=utf-8');
     const alert = page.getByRole('alert');
-    expect(await alert.textContent()).toMatch(new RegExp(`^We could not connect this account\\.IMAP 127\\.0\\.0\\.1:${dovecot.imapPort}: the server refused the login of ann@example\\.org`));
+    expect(await alert.textContent()).toMatch(
+      new RegExp(
+        `^We could not connect this account\\.IMAP 127\\.0\\.0\\.1:${dovecot.imapPort}: the server refused the login of ann@example\\.org`,
+      ),
+    );
     expect(await page.getByRole('textbox', { name: 'Email address' }).inputValue()).toBe(USER);
     expect(await page.getByLabel('Password', { exact: true }).inputValue()).toBe('');
     // The server settings stay open and filled: they were typed there.
@@ -217,15 +238,32 @@ describe('hosted IMAP credential page in Chromium', () => {
     await context.close();
 
     // Act 3: the application exchanges the code with its PKCE verifier (no API key), and calls as the grant.
-    const exchanged = await anonymous.post('/v3/connect/token', { grant_type: 'authorization_code', client_id: appId, code, redirect_uri: appRedirect, code_verifier: verifier });
+    const exchanged = await anonymous.post('/v3/connect/token', {
+      grant_type: 'authorization_code',
+      client_id: appId,
+      code,
+      redirect_uri: appRedirect,
+      code_verifier: verifier,
+    });
     expect(exchanged.status, exchanged.text).toBe(200);
     expect(exchanged.body).toMatchObject({ token_type: 'Bearer', provider: 'imap', email: USER });
     const me = await apiClient(gateway.url, exchanged.body.access_token).get('/v3/grants/me');
 
     // Assess 3: the imap grant, its servers kept, no password anywhere it answers.
     expect(me.status, me.text).toBe(200);
-    expect(me.body.data).toMatchObject({ id: exchanged.body.grant_id, provider: 'imap', email: USER, grant_status: 'valid' });
-    expect(me.body.data.settings).toMatchObject({ imap_host: '127.0.0.1', imap_port: dovecot.imapPort, smtp_host: '127.0.0.1', smtp_port: dovecot.submissionPort, imap_username: USER });
+    expect(me.body.data).toMatchObject({
+      id: exchanged.body.grant_id,
+      provider: 'imap',
+      email: USER,
+      grant_status: 'valid',
+    });
+    expect(me.body.data.settings).toMatchObject({
+      imap_host: '127.0.0.1',
+      imap_port: dovecot.imapPort,
+      smtp_host: '127.0.0.1',
+      smtp_port: dovecot.submissionPort,
+      imap_username: USER,
+    });
     expect(me.text).not.toContain(PASSWORD);
     expect((await grantsOf(USER)).map((g) => g.id)).toEqual([exchanged.body.grant_id]);
 

@@ -46,7 +46,9 @@ beforeAll(async () => {
     try {
       executablePath = execFileSync('which', ['chromium'], { encoding: 'utf8' }).trim();
     } catch {
-      throw new Error('The hosted login test needs Chromium: apt-get install -y chromium (or set CHROMIUM_PATH); .ci/run installs it');
+      throw new Error(
+        'The hosted login test needs Chromium: apt-get install -y chromium (or set CHROMIUM_PATH); .ci/run installs it',
+      );
     }
   }
   browser = await chromium.launch({ executablePath, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
@@ -61,18 +63,26 @@ beforeAll(async () => {
     const url = new URL(req.url ?? '/', 'http://app.local');
     if (url.pathname !== '/oauth/done') return void res.writeHead(404).end();
     cameBack.push(url.searchParams);
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<!doctype html><title>Example app</title><h1>Back in the app</h1>');
+    res
+      .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+      .end('<!doctype html><title>Example app</title><h1>Back in the app</h1>');
   });
   appServer.listen(0, '127.0.0.1');
   await once(appServer, 'listening');
   appRedirect = `http://127.0.0.1:${(appServer.address() as AddressInfo).port}/oauth/done`;
 
   oidc = await startOidcServer({
-    clients: [{ client_id: OIDC_CLIENT, client_secret: clientSecret, redirect_uris: [`${gateway.url}/v3/connect/callback`] }],
-    onIssue: ({ issuer, kind, value }) => rememberSecret(value, `${kind} issued by the local ${issuer} issuer (hosted-login.test.ts)`),
+    clients: [
+      { client_id: OIDC_CLIENT, client_secret: clientSecret, redirect_uris: [`${gateway.url}/v3/connect/callback`] },
+    ],
+    onIssue: ({ issuer, kind, value }) =>
+      rememberSecret(value, `${kind} issued by the local ${issuer} issuer (hosted-login.test.ts)`),
   });
   for (const provider of ['google', 'microsoft'] as const) {
-    const created = await api.post('/v3/connectors', { provider, settings: { client_id: OIDC_CLIENT, client_secret: clientSecret, issuer: oidc.issuers[provider] } });
+    const created = await api.post('/v3/connectors', {
+      provider,
+      settings: { client_id: OIDC_CLIENT, client_secret: clientSecret, issuer: oidc.issuers[provider] },
+    });
     expect(created.status, created.text).toBe(201);
   }
   const registered = await api.post('/v3/applications/redirect-uris', { url: appRedirect, platform: 'web' });
@@ -122,11 +132,17 @@ describe('hosted login page in Chromium', () => {
     expect(await page.getAttribute('html', 'lang')).toBe('en');
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Connect your account');
     const list = page.getByRole('list', { name: 'Providers' });
-    expect(await list.getByRole('listitem').allTextContents()).toEqual(['Sign in with Google', 'Sign in with Microsoft']);
+    expect(await list.getByRole('listitem').allTextContents()).toEqual([
+      'Sign in with Google',
+      'Sign in with Microsoft',
+    ]);
     expect(await list.getByRole('link').count()).toBe(2);
     expect(await page.getByRole('textbox').count()).toBe(0);
     expect(await tabOrder(page, 2)).toEqual(['a Sign in with Google', 'a Sign in with Microsoft']);
-    const microsoftHref = new URL((await page.getByRole('link', { name: 'Sign in with Microsoft' }).getAttribute('href'))!, gateway.url);
+    const microsoftHref = new URL(
+      (await page.getByRole('link', { name: 'Sign in with Microsoft' }).getAttribute('href'))!,
+      gateway.url,
+    );
     expect(microsoftHref.searchParams.get('provider')).toBe('microsoft');
     expect(microsoftHref.searchParams.get('state')).toBe(state);
 
@@ -143,7 +159,9 @@ describe('hosted login page in Chromium', () => {
     expect(csp.get('form-action')).toEqual(["'self'"]);
     expect(csp.get('frame-ancestors')).toEqual(["'none'"]);
     // The nonce'd style applies (28rem wide at most): the policy lets it in.
-    expect(await page.locator('main').evaluate((main) => main.ownerDocument.defaultView!.getComputedStyle(main).maxWidth)).toBe('448px');
+    expect(
+      await page.locator('main').evaluate((main) => main.ownerDocument.defaultView!.getComputedStyle(main).maxWidth),
+    ).toBe('448px');
     expect(requests.filter((url) => new URL(url).origin !== gateway.url)).toEqual([]);
 
     // Act 2: Microsoft, its login form, its consent page.
@@ -165,13 +183,21 @@ describe('hosted login page in Chromium', () => {
     expect(code).toMatch(/^sbac_/);
     // Every request of the flow stayed on the loopback servers of this test.
     const origins = new Set(requests.map((url) => new URL(url).origin));
-    expect([...origins].filter((origin) => ![gateway.url, oidc.origin, new URL(appRedirect).origin].includes(origin))).toEqual([]);
+    expect(
+      [...origins].filter((origin) => ![gateway.url, oidc.origin, new URL(appRedirect).origin].includes(origin)),
+    ).toEqual([]);
     expect(origins).toContain(oidc.origin);
     expect({ violations: violations(consoleMessages), errors }).toEqual({ violations: [], errors: [] });
     await context.close();
 
     // Act 3: the application exchanges the code with its API key, and calls as the new grant.
-    const token = await anonymous.post('/v3/connect/token', { grant_type: 'authorization_code', client_id: appId, client_secret: apiKey, code, redirect_uri: appRedirect });
+    const token = await anonymous.post('/v3/connect/token', {
+      grant_type: 'authorization_code',
+      client_id: appId,
+      client_secret: apiKey,
+      code,
+      redirect_uri: appRedirect,
+    });
     expect(token.status, token.text).toBe(200);
     expect(token.body).toMatchObject({ token_type: 'Bearer', provider: 'microsoft', email: 'ann.lee@outlook.com' });
     expect(token.body.access_token).toMatch(/^sbat_/);
@@ -179,9 +205,20 @@ describe('hosted login page in Chromium', () => {
 
     // Assess 3
     expect(me.status, me.text).toBe(200);
-    expect(me.body.data).toMatchObject({ id: token.body.grant_id, provider: 'microsoft', email: 'ann.lee@outlook.com', grant_status: 'valid' });
+    expect(me.body.data).toMatchObject({
+      id: token.body.grant_id,
+      provider: 'microsoft',
+      email: 'ann.lee@outlook.com',
+      grant_status: 'valid',
+    });
     // The code was for one exchange only.
-    const again = await anonymous.post('/v3/connect/token', { grant_type: 'authorization_code', client_id: appId, client_secret: apiKey, code, redirect_uri: appRedirect });
+    const again = await anonymous.post('/v3/connect/token', {
+      grant_type: 'authorization_code',
+      client_id: appId,
+      client_secret: apiKey,
+      code,
+      redirect_uri: appRedirect,
+    });
     expect(again.status).toBe(400);
     expect(again.body.error).toBe('invalid_grant');
   }, 60_000);
@@ -203,9 +240,17 @@ describe('hosted login page in Chromium', () => {
     expect(await email.getAttribute('type')).toBe('email');
     expect(await email.getAttribute('autocomplete')).toBe('email');
     expect(await page.getByRole('status').count()).toBe(0);
-    expect(await page.getByRole('list', { name: 'Providers' }).getByRole('link').allTextContents()).toEqual(['Sign in with Google', 'Sign in with Microsoft']);
+    expect(await page.getByRole('list', { name: 'Providers' }).getByRole('link').allTextContents()).toEqual([
+      'Sign in with Google',
+      'Sign in with Microsoft',
+    ]);
     // The address comes first for the keyboard too.
-    expect(await tabOrder(page, 4)).toEqual(['input email', 'button Continue', 'a Sign in with Google', 'a Sign in with Microsoft']);
+    expect(await tabOrder(page, 4)).toEqual([
+      'input email',
+      'button Continue',
+      'a Sign in with Google',
+      'a Sign in with Microsoft',
+    ]);
 
     // Act: an address of a domain no provider is known for, sent with Enter.
     await email.fill('pat@unknown-domain.example');
@@ -214,12 +259,27 @@ describe('hosted login page in Chromium', () => {
 
     // Assess: still our page, saying why, with the list to choose from and the address kept.
     expect(new URL(page.url()).origin).toBe(gateway.url);
-    expect(await page.getByRole('status').textContent()).toBe('We could not tell the provider of this address: choose it below.');
-    expect(await page.getByRole('list', { name: 'Providers' }).getByRole('link').allTextContents()).toEqual(['Sign in with Google', 'Sign in with Microsoft']);
-    expect(await page.getByRole('textbox', { name: 'Your email address' }).inputValue()).toBe('pat@unknown-domain.example');
+    expect(await page.getByRole('status').textContent()).toBe(
+      'We could not tell the provider of this address: choose it below.',
+    );
+    expect(await page.getByRole('list', { name: 'Providers' }).getByRole('link').allTextContents()).toEqual([
+      'Sign in with Google',
+      'Sign in with Microsoft',
+    ]);
+    expect(await page.getByRole('textbox', { name: 'Your email address' }).inputValue()).toBe(
+      'pat@unknown-domain.example',
+    );
     await page.screenshot({ path: join(SCREENSHOTS, 'hosted-login-detect-phone.png'), fullPage: true });
-    const google = new URL((await page.getByRole('link', { name: 'Sign in with Google' }).getAttribute('href'))!, gateway.url);
-    expect(Object.fromEntries(google.searchParams)).toMatchObject({ provider: 'google', state: 'detect-form', client_id: appId, redirect_uri: appRedirect });
+    const google = new URL(
+      (await page.getByRole('link', { name: 'Sign in with Google' }).getAttribute('href'))!,
+      gateway.url,
+    );
+    expect(Object.fromEntries(google.searchParams)).toMatchObject({
+      provider: 'google',
+      state: 'detect-form',
+      client_id: appId,
+      redirect_uri: appRedirect,
+    });
     expect(requests.filter((url) => new URL(url).origin !== gateway.url)).toEqual([]);
     expect({ violations: violations(consoleMessages), errors }).toEqual({ violations: [], errors: [] });
     await context.close();
@@ -233,7 +293,12 @@ describe('hosted login page in Chromium', () => {
       await page.goto(authUrl({ prompt: 'detect,select_provider', state: 'detect-typed' }));
       await page.getByRole('textbox', { name: 'Your email address' }).fill('someone@gmail.com');
       await page.getByRole('button', { name: 'Continue' }).click();
-      await expect.poll(() => page.url().startsWith(`${oidc.issuers.google}/interaction/`) || violations(consoleMessages).length > 0, { timeout: 15_000 }).toBe(true);
+      await expect
+        .poll(
+          () => page.url().startsWith(`${oidc.issuers.google}/interaction/`) || violations(consoleMessages).length > 0,
+          { timeout: 15_000 },
+        )
+        .toBe(true);
       expect(violations(consoleMessages)).toEqual([]);
       expect(page.url()).toContain(`${oidc.issuers.google}/interaction/`);
       expect(await page.getByPlaceholder('Email address').inputValue()).toBe('someone@gmail.com');

@@ -22,11 +22,20 @@ afterAll(() => {
 describe.skipIf(process.platform !== 'linux' || !binaryPackage)('npm start on Node 24', () => {
   it('runs every Node process it starts, serverless offline and the handlers in its worker threads included, on the installed Node 24', async () => {
     // Prepare
-    const ports = { PORT: await freePort(), LAMBDA_PORT: await freePort(), DYNAMODB_PORT: await freePort(), SQS_PORT: await freePort(), SMTP_PORT: await freePort() };
+    const ports = {
+      PORT: await freePort(),
+      LAMBDA_PORT: await freePort(),
+      DYNAMODB_PORT: await freePort(),
+      SQS_PORT: await freePort(),
+      SMTP_PORT: await freePort(),
+    };
     const node = installedNode(binaryPackage!);
 
     // Act: a request answered by the grants function.
-    started = await npmStart({ ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])), API_KEY: 'e2e-node-key' });
+    started = await npmStart({
+      ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
+      API_KEY: 'e2e-node-key',
+    });
     const answer = await apiClient(`http://127.0.0.1:${ports.PORT}`, 'e2e-node-key').get('/v3/grants');
     const tree = processTree(started.child.pid!);
 
@@ -34,7 +43,10 @@ describe.skipIf(process.platform !== 'linux' || !binaryPackage)('npm start on No
     expect(answer.status).toBe(200);
     const nodes = tree.filter((p) => basename(p.exe) === 'node');
     const show = (p: (typeof tree)[number]) => `${p.pid} ${p.exe}: ${p.argv.join(' ').slice(0, 200)}`;
-    expect(nodes.filter((p) => p.exe !== node).map(show), `Node processes under npm start on another binary than ${node}`).toEqual([]);
+    expect(
+      nodes.filter((p) => p.exe !== node).map(show),
+      `Node processes under npm start on another binary than ${node}`,
+    ).toEqual([]);
     // npm, tsx, scripts/start.ts (tsx's child), the SQS emulator and serverless offline at least.
     expect(nodes.length, tree.map(show).join('\n')).toBeGreaterThanOrEqual(5);
     const offline = tree.find((p) => p.argv.some((a) => a.endsWith('serverless.js')) && p.argv.includes('offline'));

@@ -84,7 +84,15 @@ function describeExchanges(from: number): string {
   const list = exchanges.slice(from);
   if (!list.length) return '(no HTTP request was sent)';
   return list
-    .map((e) => [`> ${e.method} ${e.url}`, e.requestBody !== undefined ? `> ${e.requestBody}` : '', e.error ? `< ${e.error}` : `< ${e.status} ${e.responseBody ?? ''}`].filter(Boolean).join('\n'))
+    .map((e) =>
+      [
+        `> ${e.method} ${e.url}`,
+        e.requestBody !== undefined ? `> ${e.requestBody}` : '',
+        e.error ? `< ${e.error}` : `< ${e.status} ${e.responseBody ?? ''}`,
+      ]
+        .filter(Boolean)
+        .join('\n'),
+    )
     .join('\n');
 }
 
@@ -99,10 +107,15 @@ function step(name: string, body: () => Promise<void>, timeout = 60_000): void {
       } catch (error) {
         const log = `\n--- HTTP exchanges of this step ---\n${describeExchanges(from)}`;
         if (error instanceof NylasApiError) {
-          throw new Error(`SDK threw NylasApiError ${error.statusCode} (${error.type}): ${error.message}${log}`, { cause: error });
+          throw new Error(`SDK threw NylasApiError ${error.statusCode} (${error.type}): ${error.message}${log}`, {
+            cause: error,
+          });
         }
         if (error instanceof NylasOAuthError) {
-          throw new Error(`SDK threw NylasOAuthError ${error.statusCode} (${error.error}): ${error.errorDescription}${log}`, { cause: error });
+          throw new Error(
+            `SDK threw NylasOAuthError ${error.statusCode} (${error.error}): ${error.errorDescription}${log}`,
+            { cause: error },
+          );
         }
         if (error instanceof Error) {
           error.message += log;
@@ -162,7 +175,9 @@ async function startHookReceiver(): Promise<HookReceiver> {
     const challenge = url.searchParams.get('challenge');
     if (req.method === 'GET' && challenge !== null) {
       challenges.push(challenge);
-      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(challenge) }).end(challenge);
+      res
+        .writeHead(200, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(challenge) })
+        .end(challenge);
       return;
     }
     req.resume();
@@ -254,7 +269,13 @@ function lastTokenRequest(): Record<string, unknown> {
 const asToken = (accessToken: string) => new Nylas({ apiKey: accessToken, apiUri: apiBase });
 
 beforeAll(async () => {
-  const ports = { PORT: await freePort(), LAMBDA_PORT: await freePort(), DYNAMODB_PORT: await freePort(), SQS_PORT: await freePort(), SMTP_PORT: await freePort() };
+  const ports = {
+    PORT: await freePort(),
+    LAMBDA_PORT: await freePort(),
+    DYNAMODB_PORT: await freePort(),
+    SQS_PORT: await freePort(),
+    SMTP_PORT: await freePort(),
+  };
   started = await npmStart({
     ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
     API_KEY: `sdk-e2e-${run}`,
@@ -288,7 +309,11 @@ describe('the official nylas SDK against npm start', () => {
   // ------------------------------------------------------------------------------------------- grants
   step('auth.customAuthentication creates an Agent Account (provider nylas, name, settings.email)', async () => {
     // `name` is in the contract's request body; the SDK's CreateAgentAccountRequest type omits it but sends it.
-    const requestBody: CreateAgentAccountRequest & { name: string } = { provider: 'nylas', name: 'Sales Agent', settings: { email: emailA } };
+    const requestBody: CreateAgentAccountRequest & { name: string } = {
+      provider: 'nylas',
+      name: 'Sales Agent',
+      settings: { email: emailA },
+    };
     const created = await nylas.auth.customAuthentication({ requestBody });
     expect(typeof created.requestId).toBe('string');
     expect(created.data).toMatchObject({ provider: 'nylas', email: emailA, grantStatus: 'valid', name: 'Sales Agent' });
@@ -299,7 +324,9 @@ describe('the official nylas SDK against npm start', () => {
   });
 
   step('auth.customAuthentication creates a second Agent Account (the recipient)', async () => {
-    const created = await nylas.auth.customAuthentication({ requestBody: { provider: 'nylas', settings: { email: emailB } } });
+    const created = await nylas.auth.customAuthentication({
+      requestBody: { provider: 'nylas', settings: { email: emailB } },
+    });
     expect(created.data).toMatchObject({ provider: 'nylas', email: emailB, grantStatus: 'valid' });
     expect(created.data.id).not.toBe(grantA?.id);
     grantB = created.data;
@@ -308,7 +335,13 @@ describe('the official nylas SDK against npm start', () => {
   step('grants.find', async () => {
     const a = need(grantA, 'grant A');
     const found = await nylas.grants.find({ grantId: a.id });
-    expect(found.data).toMatchObject({ id: a.id, email: emailA, provider: 'nylas', grantStatus: 'valid', name: 'Sales Agent' });
+    expect(found.data).toMatchObject({
+      id: a.id,
+      email: emailA,
+      provider: 'nylas',
+      grantStatus: 'valid',
+      name: 'Sales Agent',
+    });
     expect(typeof found.requestId).toBe('string');
   });
 
@@ -347,7 +380,11 @@ describe('the official nylas SDK against npm start', () => {
     const a = need(grantA, 'grant A');
     const sent = await nylas.messages.send({
       identifier: a.id,
-      requestBody: { to: [{ name: 'Agent B', email: emailB }], subject: subjectToAgent, body: '<p>Numbers are up.</p>' },
+      requestBody: {
+        to: [{ name: 'Agent B', email: emailB }],
+        subject: subjectToAgent,
+        body: '<p>Numbers are up.</p>',
+      },
     });
     expect(sent.data.id).toEqual(expect.any(String));
     expect(sent.data).toMatchObject({ grantId: a.id, subject: subjectToAgent });
@@ -359,45 +396,66 @@ describe('the official nylas SDK against npm start', () => {
     const a = need(grantA, 'grant A');
     const sent = await nylas.messages.send({
       identifier: a.id,
-      requestBody: { to: [{ email: external }], cc: [{ email: emailB }], subject: subjectToExternal, body: 'Plain hello' },
+      requestBody: {
+        to: [{ email: external }],
+        cc: [{ email: emailB }],
+        subject: subjectToExternal,
+        body: 'Plain hello',
+      },
     });
     expect(sent.data.id).toEqual(expect.any(String));
     expect(sent.data).toMatchObject({ grantId: a.id, subject: subjectToExternal });
     expect(sent.data.to.map((r) => r.email)).toEqual([external]);
   });
 
-  step('messages.send with sendAt and useDraft schedules; listScheduledMessages, findScheduledMessage, stopScheduledMessage', async () => {
-    const a = need(grantA, 'grant A');
-    const sendAt = Math.floor(Date.now() / 1000) + 600;
-    const scheduled = await nylas.messages.send({
-      identifier: a.id,
-      requestBody: { to: [{ email: external }], subject: `Scheduled ${run}`, body: 'Later', sendAt, useDraft: true },
-    });
-    const scheduleId = (scheduled.data as unknown as { scheduleId: string }).scheduleId;
-    expect(scheduleId).toMatch(/^sch_/);
-    expect(scheduled.data).toMatchObject({ grantId: a.id, subject: `Scheduled ${run}` });
-    const listed = await nylas.messages.listScheduledMessages({ identifier: a.id });
-    expect(listed.data as unknown as { scheduleId: string; status: { code: string } }[]).toEqual(
-      expect.arrayContaining([expect.objectContaining({ scheduleId, status: expect.objectContaining({ code: 'pending' }) })]),
-    );
-    const found = await nylas.messages.findScheduledMessage({ identifier: a.id, scheduleId });
-    expect(found.data).toMatchObject({ scheduleId, status: { code: 'pending' }, closeTime: sendAt });
-    const stopped = await nylas.messages.stopScheduledMessage({ identifier: a.id, scheduleId });
-    expect(stopped.data.message).toContain('cancelled');
-    expect((await nylas.messages.findScheduledMessage({ identifier: a.id, scheduleId })).data).toMatchObject({ status: { code: 'cancelled' } });
-  });
+  step(
+    'messages.send with sendAt and useDraft schedules; listScheduledMessages, findScheduledMessage, stopScheduledMessage',
+    async () => {
+      const a = need(grantA, 'grant A');
+      const sendAt = Math.floor(Date.now() / 1000) + 600;
+      const scheduled = await nylas.messages.send({
+        identifier: a.id,
+        requestBody: { to: [{ email: external }], subject: `Scheduled ${run}`, body: 'Later', sendAt, useDraft: true },
+      });
+      const scheduleId = (scheduled.data as unknown as { scheduleId: string }).scheduleId;
+      expect(scheduleId).toMatch(/^sch_/);
+      expect(scheduled.data).toMatchObject({ grantId: a.id, subject: `Scheduled ${run}` });
+      const listed = await nylas.messages.listScheduledMessages({ identifier: a.id });
+      expect(listed.data as unknown as { scheduleId: string; status: { code: string } }[]).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ scheduleId, status: expect.objectContaining({ code: 'pending' }) }),
+        ]),
+      );
+      const found = await nylas.messages.findScheduledMessage({ identifier: a.id, scheduleId });
+      expect(found.data).toMatchObject({ scheduleId, status: { code: 'pending' }, closeTime: sendAt });
+      const stopped = await nylas.messages.stopScheduledMessage({ identifier: a.id, scheduleId });
+      expect(stopped.data.message).toContain('cancelled');
+      expect((await nylas.messages.findScheduledMessage({ identifier: a.id, scheduleId })).data).toMatchObject({
+        status: { code: 'cancelled' },
+      });
+    },
+  );
 
   step(
     'a scheduled message leaves after its sendAt through the scheduled-send worker',
     async () => {
       const a = need(grantA, 'grant A');
       const sendAt = Math.floor(Date.now() / 1000) + 20;
-      const scheduled = await nylas.messages.send({ identifier: a.id, requestBody: { to: [{ email: emailB }], subject: `Soon ${run}`, body: 'Now', sendAt } });
-      const scheduleId = (scheduled.data as unknown as { scheduleId: string }).scheduleId;
-      await vi.waitFor(async () => expect((await nylas.messages.findScheduledMessage({ identifier: a.id, scheduleId })).data).toMatchObject({ status: { code: 'success' } }), {
-        timeout: 60_000,
-        interval: 500,
+      const scheduled = await nylas.messages.send({
+        identifier: a.id,
+        requestBody: { to: [{ email: emailB }], subject: `Soon ${run}`, body: 'Now', sendAt },
       });
+      const scheduleId = (scheduled.data as unknown as { scheduleId: string }).scheduleId;
+      await vi.waitFor(
+        async () =>
+          expect((await nylas.messages.findScheduledMessage({ identifier: a.id, scheduleId })).data).toMatchObject({
+            status: { code: 'success' },
+          }),
+        {
+          timeout: 60_000,
+          interval: 500,
+        },
+      );
       const sent = await nylas.messages.find({ identifier: a.id, messageId: scheduled.data.id });
       expect(sent.data.folders).toEqual(['sent']);
       expect(sent.data.date).toBeGreaterThanOrEqual(sendAt);
@@ -427,7 +485,8 @@ describe('the official nylas SDK against npm start', () => {
     expect(first.data).toHaveLength(1);
     expect(first.nextCursor).toEqual(expect.any(String));
     const subjects: string[] = [];
-    for await (const page of nylas.messages.list({ identifier: a.id, queryParams: { limit: 1 } })) subjects.push(...page.data.map((m) => m.subject ?? ''));
+    for await (const page of nylas.messages.list({ identifier: a.id, queryParams: { limit: 1 } }))
+      subjects.push(...page.data.map((m) => m.subject ?? ''));
     expect(subjects).toEqual(expect.arrayContaining([subjectToAgent, subjectToExternal]));
     expect(new Set(subjects).size).toBe(subjects.length);
   });
@@ -446,7 +505,11 @@ describe('the official nylas SDK against npm start', () => {
   step('messages.update (unread, starred)', async () => {
     const b = need(grantB, 'grant B');
     const message = need(receivedByB, "B's copy of the message");
-    const updated = await nylas.messages.update({ identifier: b.id, messageId: message.id, requestBody: { unread: false, starred: true } });
+    const updated = await nylas.messages.update({
+      identifier: b.id,
+      messageId: message.id,
+      requestBody: { unread: false, starred: true },
+    });
     expect(updated.data).toMatchObject({ id: message.id, unread: false, starred: true });
     const found = await nylas.messages.find({ identifier: b.id, messageId: message.id });
     expect(found.data).toMatchObject({ unread: false, starred: true });
@@ -471,7 +534,8 @@ describe('the official nylas SDK against npm start', () => {
     expect(first.data).toHaveLength(1);
     expect(first.nextCursor).toEqual(expect.any(String));
     const seen: string[] = [];
-    for await (const page of nylas.threads.list({ identifier: a.id, queryParams: { limit: 1 } })) seen.push(...page.data.map((t) => t.id));
+    for await (const page of nylas.threads.list({ identifier: a.id, queryParams: { limit: 1 } }))
+      seen.push(...page.data.map((t) => t.id));
     expect(seen.length).toBeGreaterThanOrEqual(2);
     expect(new Set(seen).size).toBe(seen.length);
   });
@@ -487,7 +551,11 @@ describe('the official nylas SDK against npm start', () => {
   step('threads.update (starred, unread)', async () => {
     const a = need(grantA, 'grant A');
     const t = need(thread, 'a thread of A');
-    const updated = await nylas.threads.update({ identifier: a.id, threadId: t.id, requestBody: { starred: true, unread: false } });
+    const updated = await nylas.threads.update({
+      identifier: a.id,
+      threadId: t.id,
+      requestBody: { starred: true, unread: false },
+    });
     expect(updated.data).toMatchObject({ id: t.id, starred: true, unread: false });
   });
 
@@ -540,7 +608,11 @@ describe('the official nylas SDK against npm start', () => {
   step('drafts.update', async () => {
     const a = need(grantA, 'grant A');
     const d = need(draft, 'a draft');
-    const updated = await nylas.drafts.update({ identifier: a.id, draftId: d.id, requestBody: { subject: `Draft ${run} (edited)`, body: '<p>Second version</p>' } });
+    const updated = await nylas.drafts.update({
+      identifier: a.id,
+      draftId: d.id,
+      requestBody: { subject: `Draft ${run} (edited)`, body: '<p>Second version</p>' },
+    });
     expect(updated.data).toMatchObject({ id: d.id, subject: `Draft ${run} (edited)` });
     const found = await nylas.drafts.find({ identifier: a.id, draftId: d.id });
     expect(found.data.subject).toBe(`Draft ${run} (edited)`);
@@ -558,7 +630,10 @@ describe('the official nylas SDK against npm start', () => {
 
   step('drafts.destroy', async () => {
     const a = need(grantA, 'grant A');
-    const created = await nylas.drafts.create({ identifier: a.id, requestBody: { to: [{ email: external }], subject: `Throwaway ${run}` } });
+    const created = await nylas.drafts.create({
+      identifier: a.id,
+      requestBody: { to: [{ email: external }], subject: `Throwaway ${run}` },
+    });
     const destroyed = await nylas.drafts.destroy({ identifier: a.id, draftId: created.data.id });
     expect(typeof destroyed.requestId).toBe('string');
     const drafts = await nylas.drafts.list({ identifier: a.id });
@@ -600,7 +675,11 @@ describe('the official nylas SDK against npm start', () => {
   step('folders.update', async () => {
     const a = need(grantA, 'grant A');
     const f = need(folder, 'a created folder');
-    const updated = await nylas.folders.update({ identifier: a.id, folderId: f.id, requestBody: { name: `Key clients ${run}` } });
+    const updated = await nylas.folders.update({
+      identifier: a.id,
+      folderId: f.id,
+      requestBody: { name: `Key clients ${run}` },
+    });
     expect(updated.data).toMatchObject({ id: f.id, name: `Key clients ${run}` });
   });
 
@@ -608,7 +687,11 @@ describe('the official nylas SDK against npm start', () => {
     const b = need(grantB, 'grant B');
     const message = need(receivedByB, "B's copy of the message");
     const created = await nylas.folders.create({ identifier: b.id, requestBody: { name: `Archive ${run}` } });
-    const updated = await nylas.messages.update({ identifier: b.id, messageId: message.id, requestBody: { folders: [created.data.id] } });
+    const updated = await nylas.messages.update({
+      identifier: b.id,
+      messageId: message.id,
+      requestBody: { folders: [created.data.id] },
+    });
     expect(updated.data.folders).toEqual([created.data.id]);
   });
 
@@ -644,7 +727,14 @@ describe('the official nylas SDK against npm start', () => {
         groups: [{ id: contactGroupId, object: 'contact_group' }],
       },
     });
-    expect(created.data).toMatchObject({ object: 'contact', grantId: a.id, givenName: 'My', surname: 'Friend', source: 'address_book', groups: [{ id: contactGroupId }] });
+    expect(created.data).toMatchObject({
+      object: 'contact',
+      grantId: a.id,
+      givenName: 'My',
+      surname: 'Friend',
+      source: 'address_book',
+      groups: [{ id: contactGroupId }],
+    });
     expect(created.data.emails).toEqual([{ type: 'work', email: `friend-${run}@example.com` }]);
     contact = created.data;
   });
@@ -652,15 +742,24 @@ describe('the official nylas SDK against npm start', () => {
   step('contacts.list (filters email, group; nextCursor paging)', async () => {
     const a = need(grantA, 'grant A');
     const c = need(contact, 'a created contact');
-    const byEmail = await nylas.contacts.list({ identifier: a.id, queryParams: { email: `friend-${run}@example.com` } });
+    const byEmail = await nylas.contacts.list({
+      identifier: a.id,
+      queryParams: { email: `friend-${run}@example.com` },
+    });
     expect(byEmail.data.map((x) => x.id)).toEqual([c.id]);
-    const byGroup = await nylas.contacts.list({ identifier: a.id, queryParams: { group: need(contactGroupId, 'a group'), recurse: true } });
+    const byGroup = await nylas.contacts.list({
+      identifier: a.id,
+      queryParams: { group: need(contactGroupId, 'a group'), recurse: true },
+    });
     expect(byGroup.data.map((x) => x.id)).toEqual([c.id]);
     await nylas.contacts.create({ identifier: a.id, requestBody: { givenName: 'Second' } });
     const first = await nylas.contacts.list({ identifier: a.id, queryParams: { limit: 1 } });
     expect(first.data).toHaveLength(1);
     expect(first.nextCursor).toEqual(expect.any(String));
-    const next = await nylas.contacts.list({ identifier: a.id, queryParams: { limit: 1, pageToken: first.nextCursor } });
+    const next = await nylas.contacts.list({
+      identifier: a.id,
+      queryParams: { limit: 1, pageToken: first.nextCursor },
+    });
     expect(next.data.map((x) => x.id)).not.toEqual(first.data.map((x) => x.id));
   });
 
@@ -674,14 +773,25 @@ describe('the official nylas SDK against npm start', () => {
   step('contacts.update', async () => {
     const a = need(grantA, 'grant A');
     const c = need(contact, 'a created contact');
-    const updated = await nylas.contacts.update({ identifier: a.id, contactId: c.id, requestBody: { companyName: 'Nylas', jobTitle: 'Friend' } });
+    const updated = await nylas.contacts.update({
+      identifier: a.id,
+      contactId: c.id,
+      requestBody: { companyName: 'Nylas', jobTitle: 'Friend' },
+    });
     expect(updated.data).toMatchObject({ id: c.id, givenName: 'My', companyName: 'Nylas', jobTitle: 'Friend' });
   });
 
   step('contacts.groups', async () => {
     const a = need(grantA, 'grant A');
     const groups = await nylas.contacts.groups({ identifier: a.id });
-    expect(groups.data).toContainEqual(expect.objectContaining({ id: need(contactGroupId, 'a group'), name: `Friends ${run}`, path: `Friends ${run}`, groupType: 'user' }));
+    expect(groups.data).toContainEqual(
+      expect.objectContaining({
+        id: need(contactGroupId, 'a group'),
+        name: `Friends ${run}`,
+        path: `Friends ${run}`,
+        groupType: 'user',
+      }),
+    );
   });
 
   step('contacts.destroy', async () => {
@@ -689,7 +799,9 @@ describe('the official nylas SDK against npm start', () => {
     const c = need(contact, 'a created contact');
     const destroyed = await nylas.contacts.destroy({ identifier: a.id, contactId: c.id });
     expect(typeof destroyed.requestId).toBe('string');
-    await expect(nylas.contacts.find({ identifier: a.id, contactId: c.id, queryParams: {} })).rejects.toMatchObject({ statusCode: 404 });
+    await expect(nylas.contacts.find({ identifier: a.id, contactId: c.id, queryParams: {} })).rejects.toMatchObject({
+      statusCode: 404,
+    });
   });
 
   step('contacts.list source inbox: the people grant A wrote to', async () => {
@@ -713,18 +825,27 @@ describe('the official nylas SDK against npm start', () => {
         to: [{ email: emailB }],
         subject: subjectWithAttachment,
         body: '<p>See attached.</p>',
-        attachments: [{ filename: 'hello.txt', contentType: 'text/plain', content: attachmentBytes, size: attachmentBytes.length }],
+        attachments: [
+          { filename: 'hello.txt', contentType: 'text/plain', content: attachmentBytes, size: attachmentBytes.length },
+        ],
       },
     });
     expect(sent.data).toMatchObject({ grantId: a.id, subject: subjectWithAttachment });
     expect(sent.data.attachments).toHaveLength(1);
-    expect(sent.data.attachments![0]).toMatchObject({ filename: 'hello.txt', contentType: expect.stringContaining('text/plain'), size: attachmentBytes.length });
+    expect(sent.data.attachments![0]).toMatchObject({
+      filename: 'hello.txt',
+      contentType: expect.stringContaining('text/plain'),
+      size: attachmentBytes.length,
+    });
     expect(sent.data.attachments![0]!.id).toEqual(expect.any(String));
     sentWithAttachment = sent.data;
 
     const b = need(grantB, 'grant B');
     const received = await eventually(async () => {
-      const page = await nylas.messages.list({ identifier: b.id, queryParams: { subject: subjectWithAttachment, hasAttachment: true } });
+      const page = await nylas.messages.list({
+        identifier: b.id,
+        queryParams: { subject: subjectWithAttachment, hasAttachment: true },
+      });
       expect(page.data).toHaveLength(1);
       return page.data[0]!;
     });
@@ -737,13 +858,22 @@ describe('the official nylas SDK against npm start', () => {
     const b = need(grantB, 'grant B');
     const { messageId, attachmentId } = need(receivedAttachment, 'a received attachment');
     const found = await nylas.attachments.find({ identifier: b.id, attachmentId, queryParams: { messageId } });
-    expect(found.data).toMatchObject({ id: attachmentId, grantId: b.id, filename: 'hello.txt', size: attachmentBytes.length });
+    expect(found.data).toMatchObject({
+      id: attachmentId,
+      grantId: b.id,
+      filename: 'hello.txt',
+      size: attachmentBytes.length,
+    });
     expect(found.data.contentType).toContain('text/plain');
 
     // The sender's copy too.
     const a = need(grantA, 'grant A');
     const sent = need(sentWithAttachment, 'the sent message with an attachment');
-    const own = await nylas.attachments.find({ identifier: a.id, attachmentId: sent.attachments![0]!.id, queryParams: { messageId: sent.id } });
+    const own = await nylas.attachments.find({
+      identifier: a.id,
+      attachmentId: sent.attachments![0]!.id,
+      queryParams: { messageId: sent.id },
+    });
     expect(own.data).toMatchObject({ id: sent.attachments![0]!.id, filename: 'hello.txt' });
   });
 
@@ -765,7 +895,10 @@ describe('the official nylas SDK against npm start', () => {
   step('messages.cleanMessages', async () => {
     const b = need(grantB, 'grant B');
     const { messageId } = need(receivedAttachment, 'a received message');
-    const cleaned = await nylas.messages.cleanMessages({ identifier: b.id, requestBody: { messageId: [messageId], ignoreLinks: true, htmlAsMarkdown: true } });
+    const cleaned = await nylas.messages.cleanMessages({
+      identifier: b.id,
+      requestBody: { messageId: [messageId], ignoreLinks: true, htmlAsMarkdown: true },
+    });
     expect(Array.isArray(cleaned.data)).toBe(true);
     expect(cleaned.data).toHaveLength(1);
     expect(cleaned.data[0]).toMatchObject({ id: messageId, subject: subjectWithAttachment });
@@ -795,7 +928,12 @@ describe('the official nylas SDK against npm start', () => {
     });
     expect(hooks.challenges.length).toBeGreaterThan(0);
     expect(created.data.id).toEqual(expect.any(String));
-    expect(created.data).toMatchObject({ webhookUrl: hooks.url, status: 'active', description: 'SDK e2e', notificationEmailAddresses: [`ops-${run}@example.com`] });
+    expect(created.data).toMatchObject({
+      webhookUrl: hooks.url,
+      status: 'active',
+      description: 'SDK e2e',
+      notificationEmailAddresses: [`ops-${run}@example.com`],
+    });
     expect([...created.data.triggerTypes].sort()).toEqual(['grant.created', 'message.created']);
     expect(created.data.webhookSecret).toEqual(expect.any(String));
     expect(created.data.webhookSecret.length).toBeGreaterThan(0);
@@ -823,7 +961,10 @@ describe('the official nylas SDK against npm start', () => {
     const w = need(webhook, 'a webhook');
     const updated = await nylas.webhooks.update({
       webhookId: w.id,
-      requestBody: { description: 'SDK e2e (updated)', triggerTypes: [WebhookTriggers.MessageCreated, WebhookTriggers.MessageUpdated] },
+      requestBody: {
+        description: 'SDK e2e (updated)',
+        triggerTypes: [WebhookTriggers.MessageCreated, WebhookTriggers.MessageUpdated],
+      },
     });
     expect(updated.data).toMatchObject({ id: w.id, description: 'SDK e2e (updated)' });
     expect([...updated.data.triggerTypes].sort()).toEqual(['message.created', 'message.updated']);
@@ -861,7 +1002,10 @@ describe('the official nylas SDK against npm start', () => {
     email,
     name: 'Sales Agent',
     isOrganizer: true,
-    availability: { calendarIds: ['primary'], openHours: [{ days: [0, 1, 2, 3, 4, 5, 6], timezone: 'UTC', start: '9:00', end: '17:00', exdates: [] }] },
+    availability: {
+      calendarIds: ['primary'],
+      openHours: [{ days: [0, 1, 2, 3, 4, 5, 6], timezone: 'UTC', start: '9:00', end: '17:00', exdates: [] }],
+    },
     booking: { calendarId: 'primary' },
   });
 
@@ -878,7 +1022,12 @@ describe('the official nylas SDK against npm start', () => {
         scheduler: { minBookingNotice: 0, availableDaysInFuture: 30 },
       },
     });
-    expect(created.data).toMatchObject({ slug: `sdk-${run}`, requiresSessionAuth: false, eventBooking: { title: `Intro ${run}` }, availability: { durationMinutes: 30 } });
+    expect(created.data).toMatchObject({
+      slug: `sdk-${run}`,
+      requiresSessionAuth: false,
+      eventBooking: { title: `Intro ${run}` },
+      availability: { durationMinutes: 30 },
+    });
     expect((created.data as StoredConfiguration).id).toEqual(expect.any(String));
     publicConfig = created.data as StoredConfiguration;
 
@@ -904,17 +1053,29 @@ describe('the official nylas SDK against npm start', () => {
     const a = need(grantA, 'grant A');
     const open = need(publicConfig, 'the public configuration');
     const list = await nylas.scheduler.configurations.list({ identifier: a.id });
-    expect((list.data as StoredConfiguration[]).map((c) => c.id).sort()).toEqual([open.id, need(privateConfig, 'the private configuration').id].sort());
+    expect((list.data as StoredConfiguration[]).map((c) => c.id).sort()).toEqual(
+      [open.id, need(privateConfig, 'the private configuration').id].sort(),
+    );
     expect(list.nextCursor).toBeUndefined();
     const found = await nylas.scheduler.configurations.find({ identifier: a.id, configurationId: open.id });
     expect(found.data).toMatchObject({ id: open.id, slug: `sdk-${run}` });
-    const updated = await nylas.scheduler.configurations.update({ identifier: a.id, configurationId: open.id, requestBody: { eventBooking: { title: `Intro call ${run}` } } });
-    expect(updated.data).toMatchObject({ id: open.id, eventBooking: { title: `Intro call ${run}` }, slug: `sdk-${run}` });
+    const updated = await nylas.scheduler.configurations.update({
+      identifier: a.id,
+      configurationId: open.id,
+      requestBody: { eventBooking: { title: `Intro call ${run}` } },
+    });
+    expect(updated.data).toMatchObject({
+      id: open.id,
+      eventBooking: { title: `Intro call ${run}` },
+      slug: `sdk-${run}`,
+    });
   });
 
   step('scheduler.sessions.create and destroy', async () => {
     const review = need(privateConfig, 'the private configuration');
-    const session = await nylas.scheduler.sessions.create({ requestBody: { configurationId: review.id, timeToLive: 5 } });
+    const session = await nylas.scheduler.sessions.create({
+      requestBody: { configurationId: review.id, timeToLive: 5 },
+    });
     expect(session.data.sessionId).toEqual(expect.any(String));
     const bySlug = await nylas.scheduler.sessions.create({ requestBody: { slug: `sdk-${run}` } });
     expect(bySlug.data.sessionId).toEqual(expect.any(String));
@@ -923,15 +1084,26 @@ describe('the official nylas SDK against npm start', () => {
     await nylas.scheduler.sessions.destroy({ sessionId: bySlug.data.sessionId });
   });
 
-  step('scheduler.availability.get with the API key (a private configuration by ID, a public one by slug)', async () => {
-    const review = need(privateConfig, 'the private configuration');
-    const day = midnight(3);
-    const slots = await nylas.scheduler.availability.get({ queryParams: { startTime: day, endTime: day + DAY, configurationId: review.id } });
-    expect(slots.data.timeSlots).toHaveLength(16);
-    expect(slots.data.timeSlots[0]).toMatchObject({ startTime: day + 9 * 3600, endTime: day + 9 * 3600 + 1800, emails: [emailA] });
-    const bySlug = await nylas.scheduler.availability.get({ queryParams: { startTime: day, endTime: day + DAY, slug: `sdk-${run}` } });
-    expect(bySlug.data.timeSlots).toHaveLength(16);
-  });
+  step(
+    'scheduler.availability.get with the API key (a private configuration by ID, a public one by slug)',
+    async () => {
+      const review = need(privateConfig, 'the private configuration');
+      const day = midnight(3);
+      const slots = await nylas.scheduler.availability.get({
+        queryParams: { startTime: day, endTime: day + DAY, configurationId: review.id },
+      });
+      expect(slots.data.timeSlots).toHaveLength(16);
+      expect(slots.data.timeSlots[0]).toMatchObject({
+        startTime: day + 9 * 3600,
+        endTime: day + 9 * 3600 + 1800,
+        emails: [emailA],
+      });
+      const bySlug = await nylas.scheduler.availability.get({
+        queryParams: { startTime: day, endTime: day + DAY, slug: `sdk-${run}` },
+      });
+      expect(bySlug.data.timeSlots).toHaveLength(16);
+    },
+  );
 
   step('scheduler.bookings.create (pending, private configuration) and find', async () => {
     const review = need(privateConfig, 'the private configuration');
@@ -943,7 +1115,10 @@ describe('the official nylas SDK against npm start', () => {
     expect(created.data).toMatchObject({ status: 'pending', title: `Review ${run}`, organizer: { email: emailA } });
     expect(created.data.bookingId).toEqual(expect.any(String));
     pendingBooking = created.data;
-    const found = await nylas.scheduler.bookings.find({ bookingId: created.data.bookingId, queryParams: { configurationId: review.id } });
+    const found = await nylas.scheduler.bookings.find({
+      bookingId: created.data.bookingId,
+      queryParams: { configurationId: review.id },
+    });
     expect(found.data).toMatchObject({ bookingId: created.data.bookingId, status: 'pending' });
   });
 
@@ -953,14 +1128,23 @@ describe('the official nylas SDK against npm start', () => {
     const booking = need(pendingBooking, 'the pending booking');
     // The organizer is asked by mail, with its own link: its booking reference carries the salt.
     const request = await eventually(async () => {
-      const page = await nylas.messages.list({ identifier: a.id, queryParams: { subject: `Confirm booking: Review ${run} with ${schedulerGuest.name}` } });
+      const page = await nylas.messages.list({
+        identifier: a.id,
+        queryParams: { subject: `Confirm booking: Review ${run} with ${schedulerGuest.name}` },
+      });
       expect(page.data).toHaveLength(1);
       return page.data[0]!;
     });
     const body = (await nylas.messages.find({ identifier: a.id, messageId: request.id })).data.body ?? '';
     const reference = /https:\/\/app\.example\.com\/confirm\?booking_reference=([A-Za-z0-9_-]+)/.exec(body)?.[1];
-    const salt = Buffer.from(need(reference, 'the confirmation link in the mail'), 'base64url').toString('utf8').split(':')[2]!;
-    const confirmed = await nylas.scheduler.bookings.confirm({ bookingId: booking.bookingId, queryParams: { configurationId: review.id }, requestBody: { salt, status: 'confirmed' } });
+    const salt = Buffer.from(need(reference, 'the confirmation link in the mail'), 'base64url')
+      .toString('utf8')
+      .split(':')[2]!;
+    const confirmed = await nylas.scheduler.bookings.confirm({
+      bookingId: booking.bookingId,
+      queryParams: { configurationId: review.id },
+      requestBody: { salt, status: 'confirmed' },
+    });
     expect(confirmed.data).toMatchObject({ bookingId: booking.bookingId, status: 'booked' });
   });
 
@@ -968,11 +1152,19 @@ describe('the official nylas SDK against npm start', () => {
     const review = need(privateConfig, 'the private configuration');
     const booking = need(pendingBooking, 'the booking');
     const start = midnight(3) + 11 * 3600;
-    const moved = await nylas.scheduler.bookings.reschedule({ bookingId: booking.bookingId, queryParams: { configurationId: review.id }, requestBody: { startTime: start, endTime: start + 1800 } });
+    const moved = await nylas.scheduler.bookings.reschedule({
+      bookingId: booking.bookingId,
+      queryParams: { configurationId: review.id },
+      requestBody: { startTime: start, endTime: start + 1800 },
+    });
     expect(moved.data).toMatchObject({ bookingId: booking.bookingId, status: 'booked' });
     expect((moved.data as Booking & { startTime: number }).startTime).toBe(start);
     const day = midnight(3);
-    const free = (await nylas.scheduler.availability.get({ queryParams: { startTime: day, endTime: day + DAY, configurationId: review.id } })).data.timeSlots.map((t) => t.startTime);
+    const free = (
+      await nylas.scheduler.availability.get({
+        queryParams: { startTime: day, endTime: day + DAY, configurationId: review.id },
+      })
+    ).data.timeSlots.map((t) => t.startTime);
     expect(free).toContain(day + 10 * 3600);
     expect(free).not.toContain(start);
   });
@@ -980,22 +1172,35 @@ describe('the official nylas SDK against npm start', () => {
   step('scheduler.bookings.destroy', async () => {
     const review = need(privateConfig, 'the private configuration');
     const booking = need(pendingBooking, 'the booking');
-    const destroyed = await nylas.scheduler.bookings.destroy({ bookingId: booking.bookingId, queryParams: { configurationId: review.id }, requestBody: { cancellationReason: 'Plans changed' } });
+    const destroyed = await nylas.scheduler.bookings.destroy({
+      bookingId: booking.bookingId,
+      queryParams: { configurationId: review.id },
+      requestBody: { cancellationReason: 'Plans changed' },
+    });
     expect(typeof destroyed.requestId).toBe('string');
-    const found = await nylas.scheduler.bookings.find({ bookingId: booking.bookingId, queryParams: { configurationId: review.id } });
+    const found = await nylas.scheduler.bookings.find({
+      bookingId: booking.bookingId,
+      queryParams: { configurationId: review.id },
+    });
     expect(found.data).toMatchObject({ status: 'cancelled' });
   });
 
   step('scheduler.bookings.create on a public configuration by slug with the API key', async () => {
     const start = midnight(4) + 9 * 3600;
-    const created = await nylas.scheduler.bookings.create({ queryParams: { slug: `sdk-${run}` }, requestBody: { startTime: start, endTime: start + 1800, guest: schedulerGuest } });
+    const created = await nylas.scheduler.bookings.create({
+      queryParams: { slug: `sdk-${run}` },
+      requestBody: { startTime: start, endTime: start + 1800, guest: schedulerGuest },
+    });
     expect(created.data).toMatchObject({ status: 'booked', title: `Intro call ${run}` });
     await nylas.scheduler.bookings.destroy({ bookingId: created.data.bookingId, queryParams: { slug: `sdk-${run}` } });
   });
 
   step('scheduler.configurations.destroy', async () => {
     const a = need(grantA, 'grant A');
-    for (const config of [need(publicConfig, 'the public configuration'), need(privateConfig, 'the private configuration')]) {
+    for (const config of [
+      need(publicConfig, 'the public configuration'),
+      need(privateConfig, 'the private configuration'),
+    ]) {
       const destroyed = await nylas.scheduler.configurations.destroy({ identifier: a.id, configurationId: config.id });
       expect(typeof destroyed.requestId).toBe('string');
     }
@@ -1004,7 +1209,9 @@ describe('the official nylas SDK against npm start', () => {
 
   step('no scheduler request was answered 4xx or 5xx', async () => {
     const from = need(schedulerFrom, 'the scheduler steps');
-    const failed = exchanges.slice(from).filter((e) => /\/scheduling\//.test(e.url) && (e.status === undefined || e.status >= 400));
+    const failed = exchanges
+      .slice(from)
+      .filter((e) => /\/scheduling\//.test(e.url) && (e.status === undefined || e.status >= 400));
     expect(failed.map((e) => `${e.method} ${e.url} → ${e.status ?? e.error}`)).toEqual([]);
   });
 
@@ -1020,14 +1227,24 @@ describe('the official nylas SDK against npm start', () => {
   });
 
   step('applications.redirectUris.create (the hosted OAuth steps\u2019 URI, and a js one)', async () => {
-    const created = await nylas.applications.redirectUris.create({ requestBody: { url: redirectUri, platform: 'web' } });
+    const created = await nylas.applications.redirectUris.create({
+      requestBody: { url: redirectUri, platform: 'web' },
+    });
     expect(created.data).toMatchObject({ url: redirectUri, platform: 'web' });
     expect(created.data.id).toEqual(expect.any(String));
     oauthRedirect = created.data;
     const js = await nylas.applications.redirectUris.create({
-      requestBody: { url: `https://app.example.com/sdk-${run}/callback`, platform: 'js', settings: { origin: 'https://app.example.com' } },
+      requestBody: {
+        url: `https://app.example.com/sdk-${run}/callback`,
+        platform: 'js',
+        settings: { origin: 'https://app.example.com' },
+      },
     });
-    expect(js.data).toMatchObject({ url: `https://app.example.com/sdk-${run}/callback`, platform: 'js', settings: { origin: 'https://app.example.com' } });
+    expect(js.data).toMatchObject({
+      url: `https://app.example.com/sdk-${run}/callback`,
+      platform: 'js',
+      settings: { origin: 'https://app.example.com' },
+    });
     expect(js.data.id).not.toBe(created.data.id);
     otherRedirect = js.data;
     // The application's details list what is registered.
@@ -1042,13 +1259,28 @@ describe('the official nylas SDK against npm start', () => {
     expect(list.data.map((u) => u.id)).toEqual(expect.arrayContaining([web.id, js.id]));
     expect(list.data.find((u) => u.id === web.id)).toMatchObject({ url: redirectUri, platform: 'web' });
     const found = await nylas.applications.redirectUris.find({ redirectUriId: js.id });
-    expect(found.data).toMatchObject({ id: js.id, url: js.url, platform: 'js', settings: { origin: 'https://app.example.com' } });
+    expect(found.data).toMatchObject({
+      id: js.id,
+      url: js.url,
+      platform: 'js',
+      settings: { origin: 'https://app.example.com' },
+    });
     const updated = await nylas.applications.redirectUris.update({
       redirectUriId: js.id,
-      requestBody: { url: `https://www.example.com/sdk-${run}/callback`, settings: { origin: 'https://www.example.com' } },
+      requestBody: {
+        url: `https://www.example.com/sdk-${run}/callback`,
+        settings: { origin: 'https://www.example.com' },
+      },
     });
-    expect(updated.data).toMatchObject({ id: js.id, url: `https://www.example.com/sdk-${run}/callback`, platform: 'js', settings: { origin: 'https://www.example.com' } });
-    expect((await nylas.applications.redirectUris.find({ redirectUriId: js.id })).data.url).toBe(`https://www.example.com/sdk-${run}/callback`);
+    expect(updated.data).toMatchObject({
+      id: js.id,
+      url: `https://www.example.com/sdk-${run}/callback`,
+      platform: 'js',
+      settings: { origin: 'https://www.example.com' },
+    });
+    expect((await nylas.applications.redirectUris.find({ redirectUriId: js.id })).data.url).toBe(
+      `https://www.example.com/sdk-${run}/callback`,
+    );
   });
 
   step('applications.redirectUris.destroy', async () => {
@@ -1063,7 +1295,10 @@ describe('the official nylas SDK against npm start', () => {
   step('connectors.list and find: the google and microsoft connectors npm start registers', async () => {
     // "OpenID Connect  http://127.0.0.1:<port>/google (google), http://127.0.0.1:<port>/microsoft (microsoft): …"
     const banner = /OpenID Connect\s+(\S+) \(google\), (\S+) \(microsoft\)/.exec(need(started, 'npm start').output());
-    const issuers = { google: need(banner?.[1], 'the google issuer in the banner'), microsoft: need(banner?.[2], 'the microsoft issuer in the banner') };
+    const issuers = {
+      google: need(banner?.[1], 'the google issuer in the banner'),
+      microsoft: need(banner?.[2], 'the microsoft issuer in the banner'),
+    };
     const list = await nylas.connectors.list({});
     const byProvider = new Map<string, Connector>(list.data.map((c) => [c.provider, c]));
     for (const provider of ['google', 'microsoft'] as const) {
@@ -1077,31 +1312,58 @@ describe('the official nylas SDK against npm start', () => {
 
   step('connectors.create, update (the SDK sends PUT) and credentials of type connector', async () => {
     const created = await nylas.connectors.create({
-      requestBody: { name: `Yahoo ${run}`, provider: YAHOO, settings: { clientId: `yahoo-client-${run}`, clientSecret: 'yahoo-secret' }, scope: ['mail-r'] },
+      requestBody: {
+        name: `Yahoo ${run}`,
+        provider: YAHOO,
+        settings: { clientId: `yahoo-client-${run}`, clientSecret: 'yahoo-secret' },
+        scope: ['mail-r'],
+      },
     });
-    expect(created.data).toMatchObject({ provider: 'yahoo', settings: { clientId: `yahoo-client-${run}` }, scope: ['mail-r'] });
+    expect(created.data).toMatchObject({
+      provider: 'yahoo',
+      settings: { clientId: `yahoo-client-${run}` },
+      scope: ['mail-r'],
+    });
     expect(JSON.stringify(created.data)).not.toContain('yahoo-secret');
 
     const credential = await nylas.connectors.credentials.create({
       provider: YAHOO,
-      requestBody: { name: `Yahoo app ${run}`, credentialType: CredentialType.CONNECTOR, credentialData: { clientId: `other-client-${run}`, clientSecret: 'other-secret' } },
+      requestBody: {
+        name: `Yahoo app ${run}`,
+        credentialType: CredentialType.CONNECTOR,
+        credentialData: { clientId: `other-client-${run}`, clientSecret: 'other-secret' },
+      },
     });
     expect(credential.data).toMatchObject({ name: `Yahoo app ${run}`, credentialType: 'connector' });
     expect(credential.data.id).toEqual(expect.any(String));
     expect(JSON.stringify(credential.data)).not.toContain('other-secret');
     connectorCredential = credential.data;
 
-    const updated = await nylas.connectors.update({ provider: YAHOO, requestBody: { name: `Yahoo mail ${run}`, scope: ['mail-r', 'mail-w'], activeCredentialId: credential.data.id } });
-    expect(updated.data).toMatchObject({ provider: 'yahoo', scope: ['mail-r', 'mail-w'], activeCredentialId: credential.data.id });
+    const updated = await nylas.connectors.update({
+      provider: YAHOO,
+      requestBody: { name: `Yahoo mail ${run}`, scope: ['mail-r', 'mail-w'], activeCredentialId: credential.data.id },
+    });
+    expect(updated.data).toMatchObject({
+      provider: 'yahoo',
+      scope: ['mail-r', 'mail-w'],
+      activeCredentialId: credential.data.id,
+    });
     expect((updated.data as Connector & { name: string }).name).toBe(`Yahoo mail ${run}`);
-    expect((await nylas.connectors.find({ provider: YAHOO })).data).toMatchObject({ activeCredentialId: credential.data.id, settings: { clientId: `yahoo-client-${run}` } });
+    expect((await nylas.connectors.find({ provider: YAHOO })).data).toMatchObject({
+      activeCredentialId: credential.data.id,
+      settings: { clientId: `yahoo-client-${run}` },
+    });
   });
 
   step('connectors.credentials.list, find, update and destroy', async () => {
     const active = need(connectorCredential, 'the connector credential');
     const spare = await nylas.connectors.credentials.create({
       provider: YAHOO,
-      requestBody: { name: `Spare ${run}`, credentialType: CredentialType.CONNECTOR, credentialData: { clientId: `spare-${run}`, clientSecret: 'spare-secret' } },
+      requestBody: {
+        name: `Spare ${run}`,
+        credentialType: CredentialType.CONNECTOR,
+        credentialData: { clientId: `spare-${run}`, clientSecret: 'spare-secret' },
+      },
     });
     const list = await nylas.connectors.credentials.list({ provider: YAHOO });
     expect(list.data.map((c) => c.id).sort()).toEqual([active.id, spare.data.id].sort());
@@ -1110,9 +1372,16 @@ describe('the official nylas SDK against npm start', () => {
     const updated = await nylas.connectors.credentials.update({
       provider: YAHOO,
       credentialsId: spare.data.id,
-      requestBody: { name: `Spare renamed ${run}`, credentialData: { clientId: `spare-2-${run}`, clientSecret: 'spare-secret-2' } },
+      requestBody: {
+        name: `Spare renamed ${run}`,
+        credentialData: { clientId: `spare-2-${run}`, clientSecret: 'spare-secret-2' },
+      },
     });
-    expect(updated.data).toMatchObject({ id: spare.data.id, name: `Spare renamed ${run}`, credentialType: 'connector' });
+    expect(updated.data).toMatchObject({
+      id: spare.data.id,
+      name: `Spare renamed ${run}`,
+      credentialType: 'connector',
+    });
     expect(JSON.stringify(updated.data)).not.toContain('spare-secret-2');
     const destroyed = await nylas.connectors.credentials.destroy({ provider: YAHOO, credentialsId: spare.data.id });
     expect(typeof destroyed.requestId).toBe('string');
@@ -1128,13 +1397,23 @@ describe('the official nylas SDK against npm start', () => {
   });
 
   step('connectors.credentials: a google service account (a real RSA key)', async () => {
-    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+    const { privateKey } = generateKeyPairSync('rsa', {
+      modulusLength: 2048,
+      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+      publicKeyEncoding: { type: 'spki', format: 'pem' },
+    });
     const created = await nylas.connectors.credentials.create({
       provider: 'google',
       requestBody: {
         name: `Service account ${run}`,
         credentialType: CredentialType.SERVICEACCOUNT,
-        credentialData: { type: 'service_account', projectId: `project-${run}`, privateKeyId: `key-${run}`, privateKey, clientEmail: `robot-${run}@project-${run}.iam.gserviceaccount.com` },
+        credentialData: {
+          type: 'service_account',
+          projectId: `project-${run}`,
+          privateKeyId: `key-${run}`,
+          privateKey,
+          clientEmail: `robot-${run}@project-${run}.iam.gserviceaccount.com`,
+        },
       },
     });
     expect(created.data).toMatchObject({ name: `Service account ${run}`, credentialType: 'serviceaccount' });
@@ -1142,7 +1421,9 @@ describe('the official nylas SDK against npm start', () => {
     const found = await nylas.connectors.credentials.find({ provider: 'google', credentialsId: created.data.id });
     expect(found.data).toMatchObject({ id: created.data.id, credentialType: 'serviceaccount' });
     await nylas.connectors.credentials.destroy({ provider: 'google', credentialsId: created.data.id });
-    expect((await nylas.connectors.credentials.list({ provider: 'google' })).data.map((c) => c.id)).not.toContain(created.data.id);
+    expect((await nylas.connectors.credentials.list({ provider: 'google' })).data.map((c) => c.id)).not.toContain(
+      created.data.id,
+    );
   });
 
   step('auth.detectProvider', async () => {
@@ -1159,12 +1440,25 @@ describe('the official nylas SDK against npm start', () => {
     const clientId = need(applicationId, 'the application ID');
     need(oauthRedirect, 'the registered redirect URI');
     const state = `state-${run}`;
-    const url = nylas.auth.urlForOAuth2({ clientId, provider: 'google', redirectUri, loginHint: googleUser, accessType: 'offline', state });
+    const url = nylas.auth.urlForOAuth2({
+      clientId,
+      provider: 'google',
+      redirectUri,
+      loginHint: googleUser,
+      accessType: 'offline',
+      state,
+    });
     expect(url.startsWith(`${apiBase}/v3/connect/auth?`)).toBe(true);
     const code = await signIn(url, googleUser, state);
     const tokens = await nylas.auth.exchangeCodeForToken({ clientId, redirectUri, code });
     // The SDK sends its API key as client_secret.
-    expect(lastTokenRequest()).toEqual({ grant_type: 'authorization_code', client_id: clientId, client_secret: need(apiKey, 'the API key'), code, redirect_uri: redirectUri });
+    expect(lastTokenRequest()).toEqual({
+      grant_type: 'authorization_code',
+      client_id: clientId,
+      client_secret: need(apiKey, 'the API key'),
+      code,
+      redirect_uri: redirectUri,
+    });
     expect(tokens).toMatchObject({ email: googleUser, provider: 'google', tokenType: 'Bearer' });
     expect(tokens.grantId).toEqual(expect.any(String));
     expect(tokens.accessToken).toMatch(/^sbat_/);
@@ -1175,7 +1469,12 @@ describe('the official nylas SDK against npm start', () => {
     googleTokens = tokens;
     // The API key sees the new grant.
     const grant = await nylas.grants.find({ grantId: tokens.grantId });
-    expect(grant.data).toMatchObject({ id: tokens.grantId, email: googleUser, provider: 'google', grantStatus: 'valid' });
+    expect(grant.data).toMatchObject({
+      id: tokens.grantId,
+      email: googleUser,
+      provider: 'google',
+      grantStatus: 'valid',
+    });
   });
 
   step('the access token as the SDK\u2019s apiKey: grants.find me and by ID', async () => {
@@ -1200,8 +1499,17 @@ describe('the official nylas SDK against npm start', () => {
   step('auth.refreshAccessToken', async () => {
     const clientId = need(applicationId, 'the application ID');
     const tokens = need(googleTokens, 'the exchanged tokens');
-    const refreshed = await nylas.auth.refreshAccessToken({ clientId, redirectUri, refreshToken: need(tokens.refreshToken, 'a refresh token') });
-    expect(refreshed).toMatchObject({ grantId: tokens.grantId, email: googleUser, provider: 'google', tokenType: 'Bearer' });
+    const refreshed = await nylas.auth.refreshAccessToken({
+      clientId,
+      redirectUri,
+      refreshToken: need(tokens.refreshToken, 'a refresh token'),
+    });
+    expect(refreshed).toMatchObject({
+      grantId: tokens.grantId,
+      email: googleUser,
+      provider: 'google',
+      tokenType: 'Bearer',
+    });
     expect(refreshed.accessToken).toMatch(/^sbat_/);
     expect(refreshed.accessToken).not.toBe(tokens.accessToken);
     // Refresh tokens rotate: each works once.
@@ -1226,14 +1534,21 @@ describe('the official nylas SDK against npm start', () => {
     expect((refused as NylasApiError).type).toBe('authentication_error');
     expect(exchanges[deliberate401]?.status).toBe(401);
     // Revoking a token is not removing the grant.
-    expect((await nylas.grants.find({ grantId: tokens.grantId })).data).toMatchObject({ id: tokens.grantId, grantStatus: 'valid' });
+    expect((await nylas.grants.find({ grantId: tokens.grantId })).data).toMatchObject({
+      id: tokens.grantId,
+      grantStatus: 'valid',
+    });
   });
 
   step('re-authenticating the same address keeps the grant ID', async () => {
     const clientId = need(applicationId, 'the application ID');
     const first = need(googleTokens, 'the first exchange');
     const state = `again-${run}`;
-    const code = await signIn(nylas.auth.urlForOAuth2({ clientId, provider: 'google', redirectUri, loginHint: googleUser, state }), googleUser, state);
+    const code = await signIn(
+      nylas.auth.urlForOAuth2({ clientId, provider: 'google', redirectUri, loginHint: googleUser, state }),
+      googleUser,
+      state,
+    );
     const again = await nylas.auth.exchangeCodeForToken({ clientId, redirectUri, code });
     expect(again).toMatchObject({ grantId: first.grantId, email: googleUser, provider: 'google' });
     // accessType online (the SDK's default): no refresh token.
@@ -1246,7 +1561,13 @@ describe('the official nylas SDK against npm start', () => {
   step('auth.urlForOAuth2PKCE (microsoft) → sign-in → exchangeCodeForToken with the codeVerifier', async () => {
     const clientId = need(applicationId, 'the application ID');
     const state = `pkce-${run}`;
-    const pkce = nylas.auth.urlForOAuth2PKCE({ clientId, provider: 'microsoft', redirectUri, loginHint: microsoftUser, state });
+    const pkce = nylas.auth.urlForOAuth2PKCE({
+      clientId,
+      provider: 'microsoft',
+      redirectUri,
+      loginHint: microsoftUser,
+      state,
+    });
     const url = new URL(pkce.url);
     expect(url.searchParams.get('code_challenge')).toBe(pkce.secretHash);
     expect(url.searchParams.get('code_challenge_method')).toBe('s256');
@@ -1254,10 +1575,18 @@ describe('the official nylas SDK against npm start', () => {
     const tokens = await nylas.auth.exchangeCodeForToken({ clientId, redirectUri, code, codeVerifier: pkce.secret });
     // The SDK fills clientSecret with its API key when none (or '') is given: it sends both the key and
     // the verifier (a UUID, shorter than RFC 7636's 43 characters), and the challenge must still match.
-    expect(lastTokenRequest()).toMatchObject({ grant_type: 'authorization_code', code_verifier: pkce.secret, client_secret: need(apiKey, 'the API key') });
+    expect(lastTokenRequest()).toMatchObject({
+      grant_type: 'authorization_code',
+      code_verifier: pkce.secret,
+      client_secret: need(apiKey, 'the API key'),
+    });
     expect(tokens).toMatchObject({ email: microsoftUser, provider: 'microsoft', tokenType: 'Bearer' });
     expect(tokens.grantId).not.toBe(need(googleTokens, 'the google grant').grantId);
-    expect((await asToken(tokens.accessToken).grants.find({ grantId: 'me' })).data).toMatchObject({ id: tokens.grantId, email: microsoftUser, provider: 'microsoft' });
+    expect((await asToken(tokens.accessToken).grants.find({ grantId: 'me' })).data).toMatchObject({
+      id: tokens.grantId,
+      email: microsoftUser,
+      provider: 'microsoft',
+    });
   });
 
   step('no connected-account request was answered 4xx or 5xx but the deliberate 401', async () => {

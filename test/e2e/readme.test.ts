@@ -21,19 +21,32 @@ afterAll(async () => {
 
 describe('README', () => {
   it('runs its shell blocks top to bottom against a fresh npm start', async () => {
-    const ports = { PORT: await freePort(), LAMBDA_PORT: await freePort(), DYNAMODB_PORT: await freePort(), SQS_PORT: await freePort(), SMTP_PORT: await freePort() };
+    const ports = {
+      PORT: await freePort(),
+      LAMBDA_PORT: await freePort(),
+      DYNAMODB_PORT: await freePort(),
+      SQS_PORT: await freePort(),
+      SMTP_PORT: await freePort(),
+    };
     const env = Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)]));
     const key = 'readme-test-key';
     started = await npmStart({ ...env, API_KEY: key });
 
     const run = await runReadme(README, {
       cwd: ROOT,
-      env: cleanEnv({ BASE: `http://127.0.0.1:${ports.PORT}`, KEY: key, SMTP_PORT: env.SMTP_PORT!, HOOK_PORT: String(await freePort()) }),
+      env: cleanEnv({
+        BASE: `http://127.0.0.1:${ports.PORT}`,
+        KEY: key,
+        SMTP_PORT: env.SMTP_PORT!,
+        HOOK_PORT: String(await freePort()),
+      }),
     });
 
     // On failure, the block, the command and the tail of the output; then what npm start said.
     expect(run.failures.join('\n\n'), `npm start output (tail):\n${started.output().slice(-4000)}`).toBe('');
     // The curl shim saw the README's requests (and so would have seen an error status).
-    expect(run.transfers.filter((t) => t.url.startsWith(`http://127.0.0.1:${ports.PORT}/v3/`)).length).toBeGreaterThan(20);
+    expect(run.transfers.filter((t) => t.url.startsWith(`http://127.0.0.1:${ports.PORT}/v3/`)).length).toBeGreaterThan(
+      20,
+    );
   }, 600_000);
 });

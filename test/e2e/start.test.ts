@@ -30,20 +30,28 @@ function portOpen(port: number): Promise<boolean> {
 }
 
 /** One request written as raw bytes (what fetch would refuse to send), and its answer. */
-function rawRequest(port: number, text: string): Promise<{ status: number; headers: Record<string, string>; body: string; raw: string }> {
+function rawRequest(
+  port: number,
+  text: string,
+): Promise<{ status: number; headers: Record<string, string>; body: string; raw: string }> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1', () => socket.write(text));
     let raw = '';
     socket.setEncoding('utf8');
     socket.on('data', (chunk: string) => (raw += chunk));
-    socket.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' || error.code === 'EPIPE' ? undefined : reject(error)));
+    socket.on('error', (error: NodeJS.ErrnoException) =>
+      error.code === 'ECONNRESET' || error.code === 'EPIPE' ? undefined : reject(error),
+    );
     socket.on('close', () => {
       const answer = raw.replace(/^HTTP\/1\.1 100 Continue\r\n\r\n/, '');
       const [head = '', ...rest] = answer.split('\r\n\r\n');
       const [statusLine = '', ...lines] = head.split('\r\n');
-      const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+      const headers = Object.fromEntries(
+        lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]),
+      );
       let body = rest.join('\r\n\r\n');
-      if (headers['transfer-encoding'] === 'chunked') body = body.replace(/^[0-9a-f]+\r\n/, '').replace(/\r\n0\r\n\r\n$/, '');
+      if (headers['transfer-encoding'] === 'chunked')
+        body = body.replace(/^[0-9a-f]+\r\n/, '').replace(/\r\n0\r\n\r\n$/, '');
       resolve({ status: Number(statusLine.split(' ')[1]), headers, body, raw });
     });
   });
@@ -64,7 +72,12 @@ function pollWhileStarting(baseUrl: string, key: string): { stop(): Promise<Seen
     while (!stopped) {
       try {
         const response = await fetch(`${baseUrl}/v3/grants`, { headers: { authorization: `Bearer ${key}` } });
-        seen.push({ status: response.status, body: (await response.json()) as Seen['body'], requestId: response.headers.get('x-request-id'), retryAfter: response.headers.get('retry-after') });
+        seen.push({
+          status: response.status,
+          body: (await response.json()) as Seen['body'],
+          requestId: response.headers.get('x-request-id'),
+          retryAfter: response.headers.get('retry-after'),
+        });
       } catch {
         /* not listening yet */
       }
@@ -108,7 +121,9 @@ function lineExchange(port: number, command: string | undefined, answered: RegEx
 }
 
 /** The IMAP sandbox npm start printed (scripts/local-stack/imap-sandbox.ts), or undefined when it says it is off. */
-function sandboxOf(started: Started): { imapPort: number; smtpPort: number; username: string; password: string } | undefined {
+function sandboxOf(
+  started: Started,
+): { imapPort: number; smtpPort: number; username: string; password: string } | undefined {
   const ports = /IMAP sandbox {4}host 127\.0\.0\.1, IMAP port (\d+), SMTP port (\d+)/.exec(started.output());
   const login = /username (\S+), password (\S+)/.exec(started.output());
   if (!ports || !login) return undefined;
@@ -119,9 +134,17 @@ function sandboxOf(started: Started): { imapPort: number; smtpPort: number; user
 async function expectSandboxServes(started: Started): Promise<void> {
   const sandbox = sandboxOf(started);
   expect(sandbox, started.output().slice(-1500)).toBeDefined();
-  const login = await lineExchange(sandbox!.imapPort, `a LOGIN "${sandbox!.username}" "${sandbox!.password}"`, /^a (OK|NO|BAD)/m);
+  const login = await lineExchange(
+    sandbox!.imapPort,
+    `a LOGIN "${sandbox!.username}" "${sandbox!.password}"`,
+    /^a (OK|NO|BAD)/m,
+  );
   expect(login).toMatch(/^a OK/m);
-  const refused = await lineExchange(sandbox!.imapPort, `a LOGIN "${sandbox!.username}" "not-the-password"`, /^a (OK|NO|BAD)/m);
+  const refused = await lineExchange(
+    sandbox!.imapPort,
+    `a LOGIN "${sandbox!.username}" "not-the-password"`,
+    /^a (OK|NO|BAD)/m,
+  );
   expect(refused).toMatch(/^a NO/m);
   expect(await lineExchange(sandbox!.smtpPort, undefined, /./)).toMatch(/^220 /);
 }
@@ -182,7 +205,11 @@ describe('npm start', () => {
     }
     expect(first.output()).toContain(`Base URL        ${baseUrl}`);
     // The IMAP sandbox (Dovecot) on the ports asked for, with the credentials it printed.
-    expect(sandboxOf(first)).toMatchObject({ imapPort: ports.SANDBOX_IMAP_PORT, smtpPort: ports.SANDBOX_SMTP_PORT, username: 'sandbox@imap.localhost' });
+    expect(sandboxOf(first)).toMatchObject({
+      imapPort: ports.SANDBOX_IMAP_PORT,
+      smtpPort: ports.SANDBOX_SMTP_PORT,
+      username: 'sandbox@imap.localhost',
+    });
     await expectSandboxServes(first);
     const local = apiClient(baseUrl, 'e2e-local-key');
     expect((await local.get('/v3/grants')).status).toBe(200);
@@ -195,23 +222,58 @@ describe('npm start', () => {
       ['unknown method token', `FOO /v3/grants HTTP/1.1\r\n${auth}`, 405],
       ['lower-case method', `get /v3/grants HTTP/1.1\r\n${auth}`, 405],
       ['known method, no route', `PROPFIND /v3/grants HTTP/1.1\r\n${auth}`, 405],
-      ['Content-Type: json', `POST /v3/connect/custom HTTP/1.1\r\n${auth}Content-Type: json\r\nContent-Length: 2\r\n\r\n{}`, 415],
-      ['multipart without a boundary', `POST /v3/grants/x/messages/send HTTP/1.1\r\n${auth}Content-Type: multipart/form-data\r\nContent-Length: 1\r\n\r\nx`, 415],
-      ['multipart with an empty boundary', `POST /v3/grants/x/messages/send HTTP/1.1\r\n${auth}Content-Type: multipart/form-data; boundary=\r\nContent-Length: 1\r\n\r\nx`, 415],
+      [
+        'Content-Type: json',
+        `POST /v3/connect/custom HTTP/1.1\r\n${auth}Content-Type: json\r\nContent-Length: 2\r\n\r\n{}`,
+        415,
+      ],
+      [
+        'multipart without a boundary',
+        `POST /v3/grants/x/messages/send HTTP/1.1\r\n${auth}Content-Type: multipart/form-data\r\nContent-Length: 1\r\n\r\nx`,
+        415,
+      ],
+      [
+        'multipart with an empty boundary',
+        `POST /v3/grants/x/messages/send HTTP/1.1\r\n${auth}Content-Type: multipart/form-data; boundary=\r\nContent-Length: 1\r\n\r\nx`,
+        415,
+      ],
       ['a * request target', `OPTIONS * HTTP/1.1\r\n${auth}`, 400],
       ['an absolute request target', `GET http://127.0.0.1/v3/grants HTTP/1.1\r\n${auth}`, 400],
       ['16 KB page token', `GET /v3/grants?page_token=${'a'.repeat(16 * 1024)} HTTP/1.1\r\n${auth}`, 431],
       ['64 KB page token', `GET /v3/grants?page_token=${'a'.repeat(64 * 1024)} HTTP/1.1\r\n${auth}`, 431],
       ['200 KB of headers', `GET /v3/grants HTTP/1.1\r\n${auth}X-Filler: ${'b'.repeat(200 * 1024)}\r\n`, 431],
-      ['body over 10 MiB', `POST /v3/connect/custom HTTP/1.1\r\n${auth}Content-Type: application/json\r\nContent-Length: ${11 * 1024 * 1024}\r\n\r\n{`, 413],
+      [
+        'body over 10 MiB',
+        `POST /v3/connect/custom HTTP/1.1\r\n${auth}Content-Type: application/json\r\nContent-Length: ${11 * 1024 * 1024}\r\n\r\n{`,
+        413,
+      ],
       ['two Authorization headers', `GET /v3/grants HTTP/1.1\r\nAuthorization: Bearer nope\r\n${auth}`, 400],
-      ['JSON body 0', `POST /v3/connect/custom HTTP/1.1\r\n${auth}Content-Type: application/json\r\nContent-Length: 1\r\n\r\n0`, 400],
-      ['JSON body false', `POST /v3/connect/custom HTTP/1.1\r\n${auth}Content-Type: application/json\r\nContent-Length: 5\r\n\r\nfalse`, 400],
-      ['JSON body null', `POST /v3/connect/custom HTTP/1.1\r\n${auth}Content-Type: application/json\r\nContent-Length: 4\r\n\r\nnull`, 400],
-      ['JSON body ""', `POST /v3/connect/custom HTTP/1.1\r\n${auth}Content-Type: application/json\r\nContent-Length: 2\r\n\r\n""`, 400],
+      [
+        'JSON body 0',
+        `POST /v3/connect/custom HTTP/1.1\r\n${auth}Content-Type: application/json\r\nContent-Length: 1\r\n\r\n0`,
+        400,
+      ],
+      [
+        'JSON body false',
+        `POST /v3/connect/custom HTTP/1.1\r\n${auth}Content-Type: application/json\r\nContent-Length: 5\r\n\r\nfalse`,
+        400,
+      ],
+      [
+        'JSON body null',
+        `POST /v3/connect/custom HTTP/1.1\r\n${auth}Content-Type: application/json\r\nContent-Length: 4\r\n\r\nnull`,
+        400,
+      ],
+      [
+        'JSON body ""',
+        `POST /v3/connect/custom HTTP/1.1\r\n${auth}Content-Type: application/json\r\nContent-Length: 2\r\n\r\n""`,
+        400,
+      ],
     ];
     for (const [what, request, status] of cases) {
-      const text = (request.includes('\r\n\r\n') ? request : `${request}\r\n`).replace('HTTP/1.1\r\n', 'HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n');
+      const text = (request.includes('\r\n\r\n') ? request : `${request}\r\n`).replace(
+        'HTTP/1.1\r\n',
+        'HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n',
+      );
       const reply = await rawRequest(ports.PORT, text);
       expect(reply.status, `${what}: ${reply.raw.slice(0, 300)}`).toBe(status);
       const body = JSON.parse(reply.body);
@@ -229,7 +291,10 @@ describe('npm start', () => {
     expect(((await oversized.json()) as { error: { type: string } }).error.type).toBe('payload_too_large');
 
     // An Agent Account of the seeded application, created through serverless offline.
-    const created = await local.post('/v3/connect/custom', { provider: 'agent', settings: { email_address: 'e2e@agents.test' } });
+    const created = await local.post('/v3/connect/custom', {
+      provider: 'agent',
+      settings: { email_address: 'e2e@agents.test' },
+    });
     expect(created.status).toBe(201);
     const grant = created.body.data;
     expect((await local.get(`/v3/grants/${encodeURIComponent('email:e2e@agents.test')}`)).body.data.id).toBe(grant.id);
@@ -241,7 +306,11 @@ describe('npm start', () => {
 
     // A second application made with the admin CLI sees none of it. The CLI is pointed at this
     // instance: other end-to-end files may run their own npm start at the same time.
-    const { stdout } = await run('npm', ['run', '--silent', 'admin', '--', 'create-app', '--name', 'Second app', '--port', String(ports.PORT)], { cwd: ROOT, env: cleanEnv({}) });
+    const { stdout } = await run(
+      'npm',
+      ['run', '--silent', 'admin', '--', 'create-app', '--name', 'Second app', '--port', String(ports.PORT)],
+      { cwd: ROOT, env: cleanEnv({}) },
+    );
     const second = JSON.parse(stdout) as { application_id: string; api_key: string };
     expect(second.application_id).toMatch(/^app_/);
     const other = apiClient(baseUrl, second.api_key);
@@ -258,10 +327,16 @@ describe('npm start', () => {
     try {
       const hook = await local.post('/v3/webhooks', { webhook_url: receiver.url, trigger_types: ['grant.created'] });
       expect(hook.status, hook.text).toBe(200);
-      const another = await local.post('/v3/connect/custom', { provider: 'agent', settings: { email_address: 'e2e-2@agents.test' } });
+      const another = await local.post('/v3/connect/custom', {
+        provider: 'agent',
+        settings: { email_address: 'e2e-2@agents.test' },
+      });
       const [delivered] = await receiver.waitFor(1, 30_000);
       expect(delivered, first.output().slice(-2000)).toBeDefined();
-      expect(JSON.parse(delivered!.raw.toString())).toMatchObject({ type: 'grant.created', data: { grant_id: another.body.data.id } });
+      expect(JSON.parse(delivered!.raw.toString())).toMatchObject({
+        type: 'grant.created',
+        data: { grant_id: another.body.data.id },
+      });
     } finally {
       await receiver.close();
     }
@@ -293,7 +368,10 @@ describe('npm start', () => {
     const serves = async (client: typeof a, path: string) => {
       const response = await client.get(path);
       const tail = consoleOf[client === a ? 'a' : 'b']?.output().slice(-4000) ?? '';
-      expect(response.status, `${path}: ${response.text.slice(0, 300)}\n--- npm start console (tail) ---\n${tail}`).toBe(200);
+      expect(
+        response.status,
+        `${path}: ${response.text.slice(0, 300)}\n--- npm start console (tail) ---\n${tail}`,
+      ).toBe(200);
       expect(response.body.request_id).toBe(response.headers.get('x-request-id'));
     };
 
@@ -302,7 +380,8 @@ describe('npm start', () => {
     const startB = await npmStart({ ...asEnv(portsB), API_KEY: 'key-b' });
     running.push(startB);
     consoleOf = { a: startA, b: startB };
-    const folderOf = (started: Started) => /functions built in [\d.]+ s \(\.switchboard\/build\/(\d+)\)/.exec(started.output())?.[1];
+    const folderOf = (started: Started) =>
+      /functions built in [\d.]+ s \(\.switchboard\/build\/(\d+)\)/.exec(started.output())?.[1];
     expect(folderOf(startA)).toBeDefined();
     expect(folderOf(startB)).toBeDefined();
     expect(folderOf(startA)).not.toBe(folderOf(startB));

@@ -21,11 +21,19 @@ function fakeRun(secrets: RememberedSecret[], logs: Record<string, string[]>): s
   mkdirSync(secretsDir(dir));
   mkdirSync(logsDir(dir));
   writeFileSync(join(secretsDir(dir), '100.txt'), secrets.map((s) => `${JSON.stringify(s)}\n`).join(''));
-  for (const [name, lines] of Object.entries(logs)) writeFileSync(join(logsDir(dir), name), lines.map((l) => `${l}\n`).join(''));
+  for (const [name, lines] of Object.entries(logs))
+    writeFileSync(join(logsDir(dir), name), lines.map((l) => `${l}\n`).join(''));
   return dir;
 }
 
-const logLine = (fields: Record<string, unknown>) => JSON.stringify({ level: 'info', time: '2026-11-23T10:00:00.000Z', message: 'request', service: 'switchboard', ...fields });
+const logLine = (fields: Record<string, unknown>) =>
+  JSON.stringify({
+    level: 'info',
+    time: '2026-11-23T10:00:00.000Z',
+    message: 'request',
+    service: 'switchboard',
+    ...fields,
+  });
 
 describe('Function: the secrets scan', () => {
   it('names the kind of secret and the log file and line it is in', () => {
@@ -39,7 +47,11 @@ describe('Function: the secrets scan', () => {
       ],
       {
         '200.log': [logLine({ route: 'POST /v3/connect/token' }), logLine({ note: `refreshed with ${refresh}` })],
-        '300.log': [logLine({ route: 'GET /v3/grants/me' }), logLine({ route: 'POST /v3/connectors' }), logLine({ error: { message: `bad ${clientSecret}` } })],
+        '300.log': [
+          logLine({ route: 'GET /v3/grants/me' }),
+          logLine({ route: 'POST /v3/connectors' }),
+          logLine({ error: { message: `bad ${clientSecret}` } }),
+        ],
       },
     );
     const finder = new SecretFinder(readRemembered(run));
@@ -54,15 +66,21 @@ describe('Function: the secrets scan', () => {
   });
 
   it('finds a secret URL-encoded, and one line of a private key', () => {
-    const key = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    const key = generateKeyPairSync('rsa', { modulusLength: 1024 })
+      .privateKey.export({ type: 'pkcs8', format: 'pem' })
+      .toString();
     const state = `a/b+c=d ${randomBytes(6).toString('hex')}`;
     const finder = new SecretFinder([
       { what: 'private_key', value: key },
       { what: 'app state', value: state },
     ]);
     expect(finder.find(logLine({ key_line: key.split('\n')[3] })).map((s) => s.what)).toEqual(['private_key']);
-    expect(finder.find(logLine({ url: `https://app.example/cb?state=${encodeURIComponent(state)}` })).map((s) => s.what)).toEqual(['app state']);
-    expect(finder.find(logLine({ form: new URLSearchParams({ state }).toString() })).map((s) => s.what)).toEqual(['app state']);
+    expect(
+      finder.find(logLine({ url: `https://app.example/cb?state=${encodeURIComponent(state)}` })).map((s) => s.what),
+    ).toEqual(['app state']);
+    expect(finder.find(logLine({ form: new URLSearchParams({ state }).toString() })).map((s) => s.what)).toEqual([
+      'app state',
+    ]);
     // The PEM armour is no secret of its own.
     expect(finder.find(logLine({ message: '-----BEGIN PRIVATE KEY-----' }))).toEqual([]);
   });

@@ -13,16 +13,23 @@ const runDir = inject('testArtifacts');
 const finder = new SecretFinder(readRemembered(runDir));
 
 /** The first findings (each names the secret's kind and where it was), and how many there are. */
-const expectNone = (findings: string[], where: string) => expect(findings.slice(0, 50), `${findings.length} secrets found in ${where}`).toEqual([]);
+const expectNone = (findings: string[], where: string) =>
+  expect(findings.slice(0, 50), `${findings.length} secrets found in ${where}`).toEqual([]);
 
 describe('the secrets scan of the whole run', () => {
   it('has secrets to look for', () => {
-    expect(finder.size, `no secret of ${MIN_SECRET_LENGTH}+ characters was remembered in ${runDir}: run it with the other tests (npx vitest run)`).toBeGreaterThan(0);
+    expect(
+      finder.size,
+      `no secret of ${MIN_SECRET_LENGTH}+ characters was remembered in ${runDir}: run it with the other tests (npx vitest run)`,
+    ).toBeGreaterThan(0);
   });
 
   it('finds no secret in any log line of any worker', () => {
     const { lines, files, findings } = scanLogs(runDir, finder);
-    expect(lines, `no log line was written in ${runDir}/logs (${files} files): is the logger's capture installed (test/support/setup-env.ts)?`).toBeGreaterThan(0);
+    expect(
+      lines,
+      `no log line was written in ${runDir}/logs (${files} files): is the logger's capture installed (test/support/setup-env.ts)?`,
+    ).toBeGreaterThan(0);
     expectNone(
       findings.map((f) => `${f.what}: ${f.file}:${f.line}`),
       'log lines',
@@ -34,7 +41,9 @@ describe('the secrets scan of the whole run', () => {
     let scanned = 0;
     let start: Record<string, unknown> | undefined;
     do {
-      const page = await dynamo.send(new ScanCommand({ TableName: inject('stackEnv').TABLE_NAME, ExclusiveStartKey: start }));
+      const page = await dynamo.send(
+        new ScanCommand({ TableName: inject('stackEnv').TABLE_NAME, ExclusiveStartKey: start }),
+      );
       scanned += page.Items?.length ?? 0;
       findings.push(...scanItems(page.Items ?? [], finder));
       start = page.LastEvaluatedKey;

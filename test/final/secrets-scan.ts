@@ -16,8 +16,14 @@ export const MIN_SECRET_LENGTH = 12;
  * line by line, since one line of it is already a leak.
  */
 export function spellings(value: string): string[] {
-  const forms = new Set([value, JSON.stringify(value).slice(1, -1), encodeURIComponent(value), new URLSearchParams({ v: value }).toString().slice(2)]);
-  if (value.includes('\n')) for (const line of value.split(/\r?\n/)) if (/^[A-Za-z0-9+/=]+$/.test(line)) forms.add(line);
+  const forms = new Set([
+    value,
+    JSON.stringify(value).slice(1, -1),
+    encodeURIComponent(value),
+    new URLSearchParams({ v: value }).toString().slice(2),
+  ]);
+  if (value.includes('\n'))
+    for (const line of value.split(/\r?\n/)) if (/^[A-Za-z0-9+/=]+$/.test(line)) forms.add(line);
   return [...forms].filter((form) => form.length >= MIN_SECRET_LENGTH);
 }
 
@@ -92,7 +98,10 @@ export interface LogFinding {
 }
 
 /** Every log line of the run that holds a secret; `lines` counts the lines read. */
-export function scanLogs(runDir: string, finder: SecretFinder): { lines: number; files: number; findings: LogFinding[] } {
+export function scanLogs(
+  runDir: string,
+  finder: SecretFinder,
+): { lines: number; files: number; findings: LogFinding[] } {
   const dir = logsDir(runDir);
   const files = existsSync(dir) ? readdirSync(dir).filter((name) => name.endsWith('.log')) : [];
   let lines = 0;
@@ -118,7 +127,8 @@ export interface ItemFinding {
 }
 
 /** Sets and binary values as text, so that a secret inside them is found too. */
-const readable = (_key: string, value: unknown) => (value instanceof Set ? [...value] : value instanceof Uint8Array ? Buffer.from(value).toString('utf8') : value);
+const readable = (_key: string, value: unknown) =>
+  value instanceof Set ? [...value] : value instanceof Uint8Array ? Buffer.from(value).toString('utf8') : value;
 
 /** Every attribute of the items that holds a secret in plaintext (a hash or a sealed value holds none). */
 export function scanItems(items: Iterable<Record<string, unknown>>, finder: SecretFinder): ItemFinding[] {
@@ -126,7 +136,8 @@ export function scanItems(items: Iterable<Record<string, unknown>>, finder: Secr
   for (const item of items) {
     for (const [attribute, value] of Object.entries(item)) {
       const text = typeof value === 'string' ? value : JSON.stringify(readable('', value), readable);
-      for (const secret of finder.find(text ?? '')) findings.push({ pk: String(item.pk), sk: String(item.sk), attribute, what: secret.what });
+      for (const secret of finder.find(text ?? ''))
+        findings.push({ pk: String(item.pk), sk: String(item.sk), attribute, what: secret.what });
     }
   }
   return findings;

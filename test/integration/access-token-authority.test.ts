@@ -30,7 +30,12 @@ let y: Grant;
 /** The body of a configuration organized by `organizer`, with `others` as participants whose calendars count. */
 const configurationBody = (organizer: Grant, others: string[], over: Record<string, unknown> = {}) => ({
   participants: [
-    { email: organizer.email, is_organizer: true, availability: { calendar_ids: ['primary'], open_hours: allDay }, booking: { calendar_id: 'primary' } },
+    {
+      email: organizer.email,
+      is_organizer: true,
+      availability: { calendar_ids: ['primary'], open_hours: allDay },
+      booking: { calendar_id: 'primary' },
+    },
     ...others.map((email) => ({ email, availability: { calendar_ids: ['primary'] } })),
   ],
   availability: { duration_minutes: 30, interval_minutes: 30 },
@@ -39,8 +44,12 @@ const configurationBody = (organizer: Grant, others: string[], over: Record<stri
   ...over,
 });
 
-const slotStarts = (r: ApiResponse) => (r.body.data.time_slots as { start_time: number }[]).map((s) => (s.start_time - day()) / 3600);
-const publicAvailability = (configId: string) => anonymous().get(`/v3/scheduling/availability?configuration_id=${configId}&start_time=${day()}&end_time=${day() + DAY}`);
+const slotStarts = (r: ApiResponse) =>
+  (r.body.data.time_slots as { start_time: number }[]).map((s) => (s.start_time - day()) / 3600);
+const publicAvailability = (configId: string) =>
+  anonymous().get(
+    `/v3/scheduling/availability?configuration_id=${configId}&start_time=${day()}&end_time=${day() + DAY}`,
+  );
 /** The 400 a request answers, with the one address that differs between two requests written as `<address>`. */
 const refusal = (r: ApiResponse, address: string) => {
   expect(r.status, r.text).toBe(400);
@@ -53,11 +62,19 @@ beforeAll(async () => {
   owner = apiClient(gateway().url, apiKey);
   x = await makeAgentGrant(owner);
   y = await makeAgentGrant(owner);
-  const token = await anonymous().post('/v3/connect/token', { grant_type: 'client_credentials', client_id: applicationId, client_secret: apiKey, grant_id: x.id });
+  const token = await anonymous().post('/v3/connect/token', {
+    grant_type: 'client_credentials',
+    client_id: applicationId,
+    client_secret: apiKey,
+    grant_id: x.id,
+  });
   expect(token.status, token.text).toBe(200);
   asX = apiClient(gateway().url, token.body.access_token as string);
   // Y is busy from 09:00 to 10:00 on the day every availability below looks at.
-  const busy = await owner.post(`/v3/grants/${y.id}/events?calendar_id=primary&notify_participants=false`, { title: 'Y busy', when: { start_time: day() + 9 * 3600, end_time: day() + 10 * 3600 } });
+  const busy = await owner.post(`/v3/grants/${y.id}/events?calendar_id=primary&notify_participants=false`, {
+    title: 'Y busy',
+    when: { start_time: day() + 9 * 3600, end_time: day() + 10 * 3600 },
+  });
   expect(busy.status, busy.text).toBe(201);
 });
 
@@ -69,7 +86,10 @@ describe('an access token naming other grants in a scheduler configuration', () 
     const namingNobody = await asX.post('/v3/grants/me/scheduling/configurations', configurationBody(x, [nobody]));
     const namingYById = await asX.post('/v3/grants/me/scheduling/configurations', {
       ...configurationBody(x, []),
-      participants: [...configurationBody(x, []).participants, { email: y.email, grant_id: y.id, availability: { calendar_ids: ['primary'] } }],
+      participants: [
+        ...configurationBody(x, []).participants,
+        { email: y.email, grant_id: y.id, availability: { calendar_ids: ['primary'] } },
+      ],
     });
 
     expect(refusal(namingY, y.email)).toBe(refusal(namingNobody, nobody));
@@ -102,10 +122,18 @@ describe('an access token naming other grants in a scheduler configuration', () 
     const byKey = await owner.post(`/v3/grants/${x.id}/scheduling/configurations`, configurationBody(x, [y.email]));
     const nobody = uniqueEmail('nobody');
 
-    const addY = await asX.put(`/v3/grants/me/scheduling/configurations/${own.body.data.id}`, { participants: configurationBody(x, [y.email]).participants });
-    const addNobody = await asX.put(`/v3/grants/me/scheduling/configurations/${own.body.data.id}`, { participants: configurationBody(x, [nobody]).participants });
-    const keepY = await asX.put(`/v3/grants/me/scheduling/configurations/${byKey.body.data.id}`, { event_booking: { title: 'Renamed by the token' } });
-    const dropY = await asX.put(`/v3/grants/me/scheduling/configurations/${byKey.body.data.id}`, { participants: configurationBody(x, []).participants });
+    const addY = await asX.put(`/v3/grants/me/scheduling/configurations/${own.body.data.id}`, {
+      participants: configurationBody(x, [y.email]).participants,
+    });
+    const addNobody = await asX.put(`/v3/grants/me/scheduling/configurations/${own.body.data.id}`, {
+      participants: configurationBody(x, [nobody]).participants,
+    });
+    const keepY = await asX.put(`/v3/grants/me/scheduling/configurations/${byKey.body.data.id}`, {
+      event_booking: { title: 'Renamed by the token' },
+    });
+    const dropY = await asX.put(`/v3/grants/me/scheduling/configurations/${byKey.body.data.id}`, {
+      participants: configurationBody(x, []).participants,
+    });
 
     expect(refusal(addY, y.email)).toBe(refusal(addNobody, nobody));
     expect(refusal(keepY, y.email)).toBe(refusal(addNobody, nobody));
@@ -120,7 +148,11 @@ describe('an access token naming other grants in a scheduler configuration', () 
     const saved = await asX.post('/v3/grants/me/scheduling/configurations', configurationBody(x, []));
     const current = (await getConfiguration(parseId('configuration', saved.body.data.id)!))!;
     expect(current.saved_with).toBe('access_token');
-    const widened = { ...current, participants: configurationBody(x, [y.email]).participants, version: current.version + 1 };
+    const widened = {
+      ...current,
+      participants: configurationBody(x, [y.email]).participants,
+      version: current.version + 1,
+    };
     expect(await replaceConfiguration(current, widened)).toBe(true);
 
     // Act
@@ -156,7 +188,11 @@ describe('an access token asking free/busy of other grants', () => {
     });
     expect(forX).toMatchObject({ email: x.email, object: 'free_busy', time_slots: [] });
     // The API key reads Y's busy time: the answer above is the token's limit, not an empty calendar.
-    expect(asKey.body.data[0]).toMatchObject({ email: y.email, object: 'free_busy', time_slots: [{ start_time: day() + 9 * 3600, end_time: day() + 10 * 3600 }] });
+    expect(asKey.body.data[0]).toMatchObject({
+      email: y.email,
+      object: 'free_busy',
+      time_slots: [{ start_time: day() + 9 * 3600, end_time: day() + 10 * 3600 }],
+    });
   });
 
   it('refuses the application-wide scheduler and availability endpoints', async () => {
@@ -166,7 +202,10 @@ describe('an access token asking free/busy of other grants', () => {
       duration_minutes: 30,
       participants: [{ email: x.email }, { email: y.email }],
     });
-    const configurations = await asX.post('/v3/scheduling/configurations', { grant_id: y.id, ...configurationBody(y, []) });
+    const configurations = await asX.post('/v3/scheduling/configurations', {
+      grant_id: y.id,
+      ...configurationBody(y, []),
+    });
     const sessions = await asX.post('/v3/scheduling/sessions', { configuration_id: 'cfg_x' });
 
     for (const refused of [availability, configurations, sessions]) {

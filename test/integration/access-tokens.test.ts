@@ -23,13 +23,34 @@ describe('access tokens', () => {
     const owner = apiClient(gateway().url, secret);
     const ava = await makeAgentGrant(owner);
     const bo = await makeAgentGrant(owner);
-    const response = await anonymous().post('/v3/connect/token', { grant_type: 'client_credentials', client_id: applicationId, client_secret: secret, grant_id: ava.id });
+    const response = await anonymous().post('/v3/connect/token', {
+      grant_type: 'client_credentials',
+      client_id: applicationId,
+      client_secret: secret,
+      grant_id: ava.id,
+    });
     expect(response.status, response.text).toBe(200);
-    const token = response.body as { access_token: string; token_type: string; expires_in: number; grant_id: string; email: string; provider: string; id_token: string };
-    expect(token).toMatchObject({ token_type: 'Bearer', expires_in: 3600, grant_id: ava.id, email: ava.email, provider: 'nylas' });
+    const token = response.body as {
+      access_token: string;
+      token_type: string;
+      expires_in: number;
+      grant_id: string;
+      email: string;
+      provider: string;
+      id_token: string;
+    };
+    expect(token).toMatchObject({
+      token_type: 'Bearer',
+      expires_in: 3600,
+      grant_id: ava.id,
+      email: ava.email,
+      provider: 'nylas',
+    });
     expect(token.access_token).toMatch(/^sbat_/);
     // Only its hash is stored.
-    const stored = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: apiTokenKey(tokenHash(token.access_token)) }));
+    const stored = await dynamo.send(
+      new GetCommand({ TableName: TABLE_NAME, Key: apiTokenKey(tokenHash(token.access_token)) }),
+    );
     expect(stored.Item).toBeDefined();
     expect(JSON.stringify(stored.Item)).not.toContain(token.access_token);
 
@@ -63,7 +84,9 @@ describe('access tokens', () => {
     const idInfo = await anonymous().get(`/v3/connect/tokeninfo?id_token=${encodeURIComponent(token.id_token)}`);
     expect(idInfo.status, idInfo.text).toBe(200);
     expect(idInfo.body.data).toMatchObject({ grant_id: ava.id, email: ava.email });
-    expect((await anonymous().post(`/v3/connect/revoke?token=${encodeURIComponent(token.access_token)}`)).status).toBe(200);
+    expect((await anonymous().post(`/v3/connect/revoke?token=${encodeURIComponent(token.access_token)}`)).status).toBe(
+      200,
+    );
     const revoked = await asAva.get('/v3/grants/me');
     expect(revoked.status).toBe(401);
     expect(revoked.body.error.type).toBe('authentication_error');
@@ -77,23 +100,44 @@ describe('access tokens', () => {
     const other = await makeApplication('tokens-b');
     const ava = await makeAgentGrant(apiClient(gateway().url, apiKey));
     // Another application's key, or a grant of another application: nothing.
-    const crossKey = await anonymous().post('/v3/connect/token', { grant_type: 'client_credentials', client_id: applicationId, client_secret: other.apiKey, grant_id: ava.id });
+    const crossKey = await anonymous().post('/v3/connect/token', {
+      grant_type: 'client_credentials',
+      client_id: applicationId,
+      client_secret: other.apiKey,
+      grant_id: ava.id,
+    });
     expect(crossKey.status).toBe(401);
     expect(crossKey.body.error).toBe('invalid_client');
-    const crossGrant = await anonymous().post('/v3/connect/token', { grant_type: 'client_credentials', client_id: other.applicationId, client_secret: other.apiKey, grant_id: ava.id });
+    const crossGrant = await anonymous().post('/v3/connect/token', {
+      grant_type: 'client_credentials',
+      client_id: other.applicationId,
+      client_secret: other.apiKey,
+      grant_id: ava.id,
+    });
     expect(crossGrant.status).toBe(400);
     expect(crossGrant.body.error).toBe('invalid_grant');
-    const wrongSecret = await anonymous().post('/v3/connect/token', { grant_type: 'client_credentials', client_id: applicationId, client_secret: 'sbk_not-a-key', grant_id: ava.id });
+    const wrongSecret = await anonymous().post('/v3/connect/token', {
+      grant_type: 'client_credentials',
+      client_id: applicationId,
+      client_secret: 'sbk_not-a-key',
+      grant_id: ava.id,
+    });
     expect(wrongSecret.status).toBe(401);
     expect(wrongSecret.body).toMatchObject({ error: 'invalid_client', error_code: '401' });
     expect(typeof wrongSecret.body.error_description).toBe('string');
     const forged = await apiClient(gateway().url, 'sbat_forged').get('/v3/grants/me');
     expect(forged.status).toBe(401);
     expect(forged.body.error.type).toBe('authentication_error');
-    const missing = await anonymous().post('/v3/connect/token', { grant_type: 'client_credentials', client_id: applicationId });
+    const missing = await anonymous().post('/v3/connect/token', {
+      grant_type: 'client_credentials',
+      client_id: applicationId,
+    });
     expect(missing.status).toBe(400);
     expect(missing.body.error).toBe('invalid_request');
-    const unknownType = await anonymous().post('/v3/connect/token', { grant_type: 'password', client_id: applicationId });
+    const unknownType = await anonymous().post('/v3/connect/token', {
+      grant_type: 'password',
+      client_id: applicationId,
+    });
     expect(unknownType.status).toBe(400);
     expect(unknownType.body.error).toBe('invalid_request');
   });
@@ -104,7 +148,12 @@ describe('access tokens', () => {
     const owner = apiClient(gateway().url, apiKey);
     const ava = await makeAgentGrant(owner);
     const issue = async () => {
-      const response = await anonymous().post('/v3/connect/token', { grant_type: 'client_credentials', client_id: applicationId, client_secret: apiKey, grant_id: ava.id });
+      const response = await anonymous().post('/v3/connect/token', {
+        grant_type: 'client_credentials',
+        client_id: applicationId,
+        client_secret: apiKey,
+        grant_id: ava.id,
+      });
       expect(response.status, response.text).toBe(200);
       return response.body as { access_token: string; id_token: string };
     };
@@ -129,30 +178,54 @@ describe('access tokens', () => {
     // Act, Assess: the query.
     expectOAuth(await info(''), 'invalid_request', "Send exactly one of 'id_token' and 'access_token'");
     expectOAuth(
-      await info(`access_token=${encodeURIComponent(token.access_token)}&id_token=${encodeURIComponent(token.id_token)}`),
+      await info(
+        `access_token=${encodeURIComponent(token.access_token)}&id_token=${encodeURIComponent(token.id_token)}`,
+      ),
       'invalid_request',
       "Send exactly one of 'id_token' and 'access_token'",
     );
-    expectOAuth(await info(`access_token=${encodeURIComponent(token.access_token)}&client_id=${applicationId}`), 'invalid_request', /unknown (query )?(parameter|field) 'client_id'/);
-    expectOAuth(await info(`access_token=${'a'.repeat(4097)}`), 'invalid_request', /'access_token' must be at most 4096 characters/);
+    expectOAuth(
+      await info(`access_token=${encodeURIComponent(token.access_token)}&client_id=${applicationId}`),
+      'invalid_request',
+      /unknown (query )?(parameter|field) 'client_id'/,
+    );
+    expectOAuth(
+      await info(`access_token=${'a'.repeat(4097)}`),
+      'invalid_request',
+      /'access_token' must be at most 4096 characters/,
+    );
     // Tokens that are not valid: unknown, forged, expired, revoked.
     expectOAuth(await access('sbat_forged'), 'invalid_token', 'The access token is unknown, revoked or expired');
     expectOAuth(await access('not-a-token'), 'invalid_token', 'The access token is unknown, revoked or expired');
     expectOAuth(await info('id_token=a.b.c'), 'invalid_token', 'The ID token is not valid (signature or expiry)');
     const [header, payload] = token.id_token.split('.');
-    expectOAuth(await info(`id_token=${header}.${payload}.${'A'.repeat(43)}`), 'invalid_token', 'The ID token is not valid (signature or expiry)');
+    expectOAuth(
+      await info(`id_token=${header}.${payload}.${'A'.repeat(43)}`),
+      'invalid_token',
+      'The ID token is not valid (signature or expiry)',
+    );
     const restore = clock.set(() => Date.now() + 3601_000);
     try {
       expectOAuth(await access(token.access_token), 'invalid_token', 'The access token is unknown, revoked or expired');
-      expectOAuth(await info(`id_token=${encodeURIComponent(token.id_token)}`), 'invalid_token', 'The ID token is not valid (signature or expiry)');
+      expectOAuth(
+        await info(`id_token=${encodeURIComponent(token.id_token)}`),
+        'invalid_token',
+        'The ID token is not valid (signature or expiry)',
+      );
     } finally {
       restore();
     }
-    expect((await anonymous().post(`/v3/connect/revoke?token=${encodeURIComponent(token.access_token)}`)).status).toBe(200);
+    expect((await anonymous().post(`/v3/connect/revoke?token=${encodeURIComponent(token.access_token)}`)).status).toBe(
+      200,
+    );
     expectOAuth(await access(token.access_token), 'invalid_token', 'The access token is unknown, revoked or expired');
     // The grant deleted: its access tokens say nothing more (whether the token or only its grant is gone yet).
     const last = await issue();
     expect((await owner.delete(`/v3/grants/${ava.id}`)).status).toBe(200);
-    expectOAuth(await access(last.access_token), 'invalid_token', /^(The grant of this access token no longer exists|The access token is unknown, revoked or expired)$/);
+    expectOAuth(
+      await access(last.access_token),
+      'invalid_token',
+      /^(The grant of this access token no longer exists|The access token is unknown, revoked or expired)$/,
+    );
   });
 });

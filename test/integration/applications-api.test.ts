@@ -21,9 +21,14 @@ const { api, applicationId, otherApi, gateway } = useApi();
 const RURI = /^ruri_[0-9a-hjkmnp-tv-z]{26}$/;
 const DOT_SEGMENTS =
   "'url' must not contain dot segments in its path ('/./' or '/../', also percent-encoded as %2e): browsers resolve them, so they would follow another URL than the one registered; register the URL they lead to";
-const BACKSLASH = "'url' must not contain a backslash (\\): browsers read it as '/', so they would follow another URL than the one registered; write '/'";
+const BACKSLASH =
+  "'url' must not contain a backslash (\\): browsers read it as '/', so they would follow another URL than the one registered; write '/'";
 /** What the security probe sent for http://127.0.0.1:4999/a-cb: the same URL once parsed, another string. */
-const PROBES = ['http://127.0.0.1:4999/x/../a-cb', 'http://127.0.0.1:4999/x/%2e%2e/a-cb', 'http://127.0.0.1:4999\\a-cb'];
+const PROBES = [
+  'http://127.0.0.1:4999/x/../a-cb',
+  'http://127.0.0.1:4999/x/%2e%2e/a-cb',
+  'http://127.0.0.1:4999\\a-cb',
+];
 const UNKNOWN_ID = 'ruri_01jd6abcdefghjkmnpqrstvwxy';
 
 /** A client of a new application, with its ID. */
@@ -35,7 +40,14 @@ async function freshApplication(name = 'Fresh') {
 async function createUri(body: object, client = api) {
   const r = await client.post('/v3/applications/redirect-uris', body);
   expect(r.status, r.text).toBe(200);
-  return r.body.data as { id: string; url: string; platform: string; settings: Record<string, string>; created_at: number; updated_at: number };
+  return r.body.data as {
+    id: string;
+    url: string;
+    platform: string;
+    settings: Record<string, string>;
+    created_at: number;
+    updated_at: number;
+  };
 }
 
 describe('Function: applications, settings', () => {
@@ -73,14 +85,26 @@ describe('Function: applications, settings', () => {
     };
     // Act
     const first = await fresh.api.patch('/v3/applications', {
-      branding: { name: 'Acme', icon_url: 'https://cdn.example.com/icon.png', website_url: 'https://acme.example', description: 'Mail for teams' },
+      branding: {
+        name: 'Acme',
+        icon_url: 'https://cdn.example.com/icon.png',
+        website_url: 'https://acme.example',
+        description: 'Mail for teams',
+      },
       hosted_authentication: hosted,
     });
-    const second = await fresh.api.patch('/v3/applications', { branding: { icon_url: 'https://cdn.example.com/icon2.png' } });
+    const second = await fresh.api.patch('/v3/applications', {
+      branding: { icon_url: 'https://cdn.example.com/icon2.png' },
+    });
     const read = await fresh.api.get('/v3/applications');
     // Assess
     expect(first.status, first.text).toBe(200);
-    expect(first.body.data.branding).toEqual({ name: 'Acme', icon_url: 'https://cdn.example.com/icon.png', website_url: 'https://acme.example', description: 'Mail for teams' });
+    expect(first.body.data.branding).toEqual({
+      name: 'Acme',
+      icon_url: 'https://cdn.example.com/icon.png',
+      website_url: 'https://acme.example',
+      description: 'Mail for teams',
+    });
     expect(first.body.data.hosted_authentication).toEqual(hosted);
     // The second PATCH replaced branding as a whole (the name falls back to the application's) and left hosted_authentication alone.
     expect(second.body.data.branding).toEqual({ name: 'Acme Mail', icon_url: 'https://cdn.example.com/icon2.png' });
@@ -91,19 +115,49 @@ describe('Function: applications, settings', () => {
   it.each([
     [{ callback_uris: [] }, "Invalid request body: unknown field 'callback_uris'"],
     [{ application_id: 'app_x' }, "Invalid request body: unknown field 'application_id'"],
-    [{ branding: { name: 'x', logo: 'https://a.example/x.png' } }, "Invalid request body: unknown field 'branding.logo'"],
+    [
+      { branding: { name: 'x', logo: 'https://a.example/x.png' } },
+      "Invalid request body: unknown field 'branding.logo'",
+    ],
     [{}, 'Invalid request body: the request body must set at least one field'],
-    [{ branding: { icon_url: 'http://cdn.example.com/icon.png' } }, "'branding.icon_url' must be an https URL, e.g. https://example.com/logo.png"],
-    [{ branding: { icon_url: 'javascript:alert(1)' } }, "'branding.icon_url' must be an https URL, e.g. https://example.com/logo.png"],
-    [{ branding: { website_url: 'acme.example' } }, "'branding.website_url' must be an https URL, e.g. https://example.com/logo.png"],
+    [
+      { branding: { icon_url: 'http://cdn.example.com/icon.png' } },
+      "'branding.icon_url' must be an https URL, e.g. https://example.com/logo.png",
+    ],
+    [
+      { branding: { icon_url: 'javascript:alert(1)' } },
+      "'branding.icon_url' must be an https URL, e.g. https://example.com/logo.png",
+    ],
+    [
+      { branding: { website_url: 'acme.example' } },
+      "'branding.website_url' must be an https URL, e.g. https://example.com/logo.png",
+    ],
     [{ branding: { name: '' } }, "Invalid request body: 'branding.name' must not be empty"],
     [{ branding: { name: 'two\nlines' } }, /^Invalid request body: 'branding.name' must match the pattern/],
-    [{ hosted_authentication: { background_image_url: 'https://u:p@cdn.example.com/bg.jpg' } }, "'hosted_authentication.background_image_url' must be an https URL, e.g. https://example.com/logo.png"],
-    [{ hosted_authentication: { privacy_policy_url: 'data:text/html,x' } }, "'hosted_authentication.privacy_policy_url' must be an https URL, e.g. https://example.com/logo.png"],
-    [{ hosted_authentication: { color_primary: 'red; background:url(x)' } }, /^Invalid request body: 'hosted_authentication.color_primary' must match the pattern/],
-    [{ hosted_authentication: { alignment: 'top' } }, "Invalid request body: 'hosted_authentication.alignment' must be one of: left, center, right"],
-    [{ hosted_authentication: { spacing: 101 } }, "Invalid request body: 'hosted_authentication.spacing' must be <= 100"],
-    [{ hosted_authentication: { spacing: 1.5 } }, "Invalid request body: 'hosted_authentication.spacing' must be of type integer"],
+    [
+      { hosted_authentication: { background_image_url: 'https://u:p@cdn.example.com/bg.jpg' } },
+      "'hosted_authentication.background_image_url' must be an https URL, e.g. https://example.com/logo.png",
+    ],
+    [
+      { hosted_authentication: { privacy_policy_url: 'data:text/html,x' } },
+      "'hosted_authentication.privacy_policy_url' must be an https URL, e.g. https://example.com/logo.png",
+    ],
+    [
+      { hosted_authentication: { color_primary: 'red; background:url(x)' } },
+      /^Invalid request body: 'hosted_authentication.color_primary' must match the pattern/,
+    ],
+    [
+      { hosted_authentication: { alignment: 'top' } },
+      "Invalid request body: 'hosted_authentication.alignment' must be one of: left, center, right",
+    ],
+    [
+      { hosted_authentication: { spacing: 101 } },
+      "Invalid request body: 'hosted_authentication.spacing' must be <= 100",
+    ],
+    [
+      { hosted_authentication: { spacing: 1.5 } },
+      "Invalid request body: 'hosted_authentication.spacing' must be of type integer",
+    ],
   ])('refuses %j and changes nothing', async (body, message) => {
     // Prepare
     await api.patch('/v3/applications', { branding: { name: 'Kept' } });
@@ -133,16 +187,38 @@ describe('Function: applications, redirect URIs', () => {
     // Act
     const created = await createUri({ url: 'https://acme.example/callback' }, fresh.api);
     const got = await fresh.api.get(`/v3/applications/redirect-uris/${created.id}`);
-    const patched = await fresh.api.patch(`/v3/applications/redirect-uris/${created.id}`, { url: 'https://acme.example/oauth/callback' });
-    const put = await fresh.api.put(`/v3/applications/redirect-uris/${created.id}`, { platform: 'js', settings: { origin: 'https://acme.example' } });
+    const patched = await fresh.api.patch(`/v3/applications/redirect-uris/${created.id}`, {
+      url: 'https://acme.example/oauth/callback',
+    });
+    const put = await fresh.api.put(`/v3/applications/redirect-uris/${created.id}`, {
+      platform: 'js',
+      settings: { origin: 'https://acme.example' },
+    });
     const listed = await fresh.api.get('/v3/applications/redirect-uris');
     const deleted = await fresh.api.delete(`/v3/applications/redirect-uris/${created.id}`);
     const after = await fresh.api.get(`/v3/applications/redirect-uris/${created.id}`);
     // Assess
-    expect(created).toEqual({ id: expect.stringMatching(RURI), url: 'https://acme.example/callback', platform: 'web', settings: {}, created_at: expect.any(Number), updated_at: expect.any(Number) });
+    expect(created).toEqual({
+      id: expect.stringMatching(RURI),
+      url: 'https://acme.example/callback',
+      platform: 'web',
+      settings: {},
+      created_at: expect.any(Number),
+      updated_at: expect.any(Number),
+    });
     expect(got.body.data).toEqual(created);
-    expect(patched.body.data).toMatchObject({ id: created.id, url: 'https://acme.example/oauth/callback', platform: 'web', settings: {} });
-    expect(put.body.data).toMatchObject({ id: created.id, url: 'https://acme.example/oauth/callback', platform: 'js', settings: { origin: 'https://acme.example' } });
+    expect(patched.body.data).toMatchObject({
+      id: created.id,
+      url: 'https://acme.example/oauth/callback',
+      platform: 'web',
+      settings: {},
+    });
+    expect(put.body.data).toMatchObject({
+      id: created.id,
+      url: 'https://acme.example/oauth/callback',
+      platform: 'js',
+      settings: { origin: 'https://acme.example' },
+    });
     expect(listed.body.data).toEqual([put.body.data]);
     expect(deleted.status, deleted.text).toBe(200);
     expect(deleted.body).toEqual({ request_id: expect.stringMatching(/^req_/) });
@@ -158,45 +234,103 @@ describe('Function: applications, redirect URIs', () => {
       { url: 'https://app.acme.example/cb', platform: 'js', settings: { origin: 'http://localhost:3000' } },
       { url: 'http://127.0.0.1/callback', platform: 'desktop' },
       { url: 'com.acme.mail:/oauth2redirect', platform: 'desktop' },
-      { url: 'com.acme.mail://auth', platform: 'ios', settings: { bundle_id: 'com.acme.mail', app_store_id: '1234567890', team_id: 'ABCDE12345' } },
-      { url: 'acme-mail://auth', platform: 'android', settings: { package_name: 'com.acme.mail', sha1_certificate_fingerprint: 'AB:CD:EF:12:34:56:78:90:AB:CD:EF:12:34:56:78:90:AB:CD:EF:12' } },
+      {
+        url: 'com.acme.mail://auth',
+        platform: 'ios',
+        settings: { bundle_id: 'com.acme.mail', app_store_id: '1234567890', team_id: 'ABCDE12345' },
+      },
+      {
+        url: 'acme-mail://auth',
+        platform: 'android',
+        settings: {
+          package_name: 'com.acme.mail',
+          sha1_certificate_fingerprint: 'AB:CD:EF:12:34:56:78:90:AB:CD:EF:12:34:56:78:90:AB:CD:EF:12',
+        },
+      },
     ];
     // Act
     const created = [];
     for (const body of bodies) created.push(await createUri(body, fresh.api));
     // Assess
-    expect(created.map((c) => [c.url, c.platform, c.settings])).toEqual(bodies.map((b) => [b.url, b.platform ?? 'web', b.settings ?? {}]));
+    expect(created.map((c) => [c.url, c.platform, c.settings])).toEqual(
+      bodies.map((b) => [b.url, b.platform ?? 'web', b.settings ?? {}]),
+    );
     const listed = await fresh.api.get('/v3/applications/redirect-uris?limit=4');
     expect(listed.body.data).toHaveLength(4);
     const rest = await fresh.api.get(`/v3/applications/redirect-uris?limit=4&page_token=${listed.body.next_cursor}`);
     expect(rest.body.next_cursor).toBeUndefined();
-    expect([...listed.body.data, ...rest.body.data].map((u: { id: string }) => u.id).sort()).toEqual(created.map((c) => c.id).sort());
+    expect([...listed.body.data, ...rest.body.data].map((u: { id: string }) => u.id).sort()).toEqual(
+      created.map((c) => c.id).sort(),
+    );
   });
 
   it.each([
-    [{ url: 'http://acme.example/callback' }, "'url' must use https; http is allowed only to localhost, 127.0.0.1 or [::1]"],
-    [{ url: 'https://acme.example/callback#done' }, "'url' must not contain a fragment (#…): the authorization code is returned in the query"],
+    [
+      { url: 'http://acme.example/callback' },
+      "'url' must use https; http is allowed only to localhost, 127.0.0.1 or [::1]",
+    ],
+    [
+      { url: 'https://acme.example/callback#done' },
+      "'url' must not contain a fragment (#…): the authorization code is returned in the query",
+    ],
     [{ url: 'https://me:secret@acme.example/callback' }, "'url' must not contain user information (user:password@)"],
     [{ url: 'acme.example/callback' }, "'url' must be an absolute URL, e.g. https://app.example.com/callback"],
-    [{ url: 'localhost:3000/callback' }, /^'url' must use https; http is allowed only to localhost, 127.0.0.1 or \[::1\] \(custom schemes are for platforms desktop, ios and android\)$/],
-    [{ url: '/callback' }, "'url' must be an absolute URL, e.g. https://app.example.com/callback"],
-    [{ url: 'https://acme.example/ call' }, "'url' must be printable ASCII without spaces (percent-encode other characters)"],
-    [{ url: `https://acme.example/${'x'.repeat(2100)}` }, "Invalid request body: 'url' must be at most 2048 characters"],
-    [{ url: 'com.acme.mail:/cb' }, /custom schemes are for platforms desktop, ios and android/],
-    [{ url: 'javascript:alert(1)//', platform: 'desktop' }, "'url' must not use the scheme 'javascript': use https or your app's own scheme (e.g. com.example.app:/callback)"],
-    [{ url: 'http://10.0.0.2:8080/cb', platform: 'desktop' }, "'url' must use https; http is allowed only to localhost, 127.0.0.1 or [::1]"],
-    [{ url: 'https://acme.example/cb', platform: 'tv' }, "Invalid request body: 'platform' must be one of: web, desktop, js, ios, android"],
-    [{ url: 'https://acme.example/cb', platform: 'js' }, "'settings.origin' is required for platform js"],
-    [{ url: 'https://acme.example/cb', platform: 'js', settings: { origin: 'https://acme.example/app' } }, /^'settings.origin' must be an origin such as https:\/\/app.example.com/],
-    [{ url: 'https://acme.example/cb', settings: { origin: 'https://acme.example' } }, "'settings.origin' does not apply to platform web; it takes no settings"],
-    [{ url: 'acme://cb', platform: 'ios' }, "'settings.bundle_id' is required for platform ios"],
-    [{ url: 'acme://cb', platform: 'ios', settings: { bundle_id: 'acme' } }, /^Invalid request body: 'settings.bundle_id' must match the pattern/],
     [
-      { url: 'acme://cb', platform: 'android', settings: { package_name: 'com.acme.mail', sha1_certificate_fingerprint: 'ABCD' } },
+      { url: 'localhost:3000/callback' },
+      /^'url' must use https; http is allowed only to localhost, 127.0.0.1 or \[::1\] \(custom schemes are for platforms desktop, ios and android\)$/,
+    ],
+    [{ url: '/callback' }, "'url' must be an absolute URL, e.g. https://app.example.com/callback"],
+    [
+      { url: 'https://acme.example/ call' },
+      "'url' must be printable ASCII without spaces (percent-encode other characters)",
+    ],
+    [
+      { url: `https://acme.example/${'x'.repeat(2100)}` },
+      "Invalid request body: 'url' must be at most 2048 characters",
+    ],
+    [{ url: 'com.acme.mail:/cb' }, /custom schemes are for platforms desktop, ios and android/],
+    [
+      { url: 'javascript:alert(1)//', platform: 'desktop' },
+      "'url' must not use the scheme 'javascript': use https or your app's own scheme (e.g. com.example.app:/callback)",
+    ],
+    [
+      { url: 'http://10.0.0.2:8080/cb', platform: 'desktop' },
+      "'url' must use https; http is allowed only to localhost, 127.0.0.1 or [::1]",
+    ],
+    [
+      { url: 'https://acme.example/cb', platform: 'tv' },
+      "Invalid request body: 'platform' must be one of: web, desktop, js, ios, android",
+    ],
+    [{ url: 'https://acme.example/cb', platform: 'js' }, "'settings.origin' is required for platform js"],
+    [
+      { url: 'https://acme.example/cb', platform: 'js', settings: { origin: 'https://acme.example/app' } },
+      /^'settings.origin' must be an origin such as https:\/\/app.example.com/,
+    ],
+    [
+      { url: 'https://acme.example/cb', settings: { origin: 'https://acme.example' } },
+      "'settings.origin' does not apply to platform web; it takes no settings",
+    ],
+    [{ url: 'acme://cb', platform: 'ios' }, "'settings.bundle_id' is required for platform ios"],
+    [
+      { url: 'acme://cb', platform: 'ios', settings: { bundle_id: 'acme' } },
+      /^Invalid request body: 'settings.bundle_id' must match the pattern/,
+    ],
+    [
+      {
+        url: 'acme://cb',
+        platform: 'android',
+        settings: { package_name: 'com.acme.mail', sha1_certificate_fingerprint: 'ABCD' },
+      },
       /^Invalid request body: 'settings.sha1_certificate_fingerprint' must match the pattern/,
     ],
-    [{ url: 'acme://cb', platform: 'android', settings: { package_name: 'com.acme.mail' } }, "'settings.sha1_certificate_fingerprint' is required for platform android"],
-    [{ url: 'https://acme.example/cb', id: '0556d035-6cb6-4262-a035-6b77e11cf8fc' }, "Invalid request body: unknown field 'id'"],
+    [
+      { url: 'acme://cb', platform: 'android', settings: { package_name: 'com.acme.mail' } },
+      "'settings.sha1_certificate_fingerprint' is required for platform android",
+    ],
+    [
+      { url: 'https://acme.example/cb', id: '0556d035-6cb6-4262-a035-6b77e11cf8fc' },
+      "Invalid request body: unknown field 'id'",
+    ],
     [{ platform: 'web' }, "Invalid request body: 'url' is required"],
     [{ url: 'http://127.0.0.1:4999/x/../a-cb' }, `${DOT_SEGMENTS} (http://127.0.0.1:4999/a-cb)`],
     [{ url: 'http://127.0.0.1:4999/x/%2e%2e/a-cb' }, `${DOT_SEGMENTS} (http://127.0.0.1:4999/a-cb)`],
@@ -240,42 +374,98 @@ describe('Function: applications, redirect URIs', () => {
     const otherString = await fresh.api.post('/v3/applications/redirect-uris', {
       url: 'HTTPS://ACME.example:443/cb',
       platform: 'android',
-      settings: { package_name: 'com.acme.mail', sha1_certificate_fingerprint: 'AB:CD:EF:12:34:56:78:90:AB:CD:EF:12:34:56:78:90:AB:CD:EF:12' },
+      settings: {
+        package_name: 'com.acme.mail',
+        sha1_certificate_fingerprint: 'AB:CD:EF:12:34:56:78:90:AB:CD:EF:12:34:56:78:90:AB:CD:EF:12',
+      },
     });
-    const otherPort = await fresh.api.post('/v3/applications/redirect-uris', { url: 'http://127.0.0.1:9090/cb', platform: 'desktop' });
-    const moved = await fresh.api.patch(`/v3/applications/redirect-uris/${other.id}`, { url: 'https://acme.example/cb' });
+    const otherPort = await fresh.api.post('/v3/applications/redirect-uris', {
+      url: 'http://127.0.0.1:9090/cb',
+      platform: 'desktop',
+    });
+    const moved = await fresh.api.patch(`/v3/applications/redirect-uris/${other.id}`, {
+      url: 'https://acme.example/cb',
+    });
     // Assess
-    expectError(same, 409, 'conflict_error', `This URL is already registered as a redirect URI of this application (${web.id})`);
-    expectError(otherPort, 409, 'conflict_error', `A desktop redirect URI on this loopback address and path is already registered (${desktop.id}); loopback URIs of platform desktop match any port`);
-    expectError(moved, 409, 'conflict_error', `This URL is already registered as a redirect URI of this application (${web.id})`);
-    expect((await fresh.api.get(`/v3/applications/redirect-uris/${other.id}`)).body.data.url).toBe('https://acme.example/other');
+    expectError(
+      same,
+      409,
+      'conflict_error',
+      `This URL is already registered as a redirect URI of this application (${web.id})`,
+    );
+    expectError(
+      otherPort,
+      409,
+      'conflict_error',
+      `A desktop redirect URI on this loopback address and path is already registered (${desktop.id}); loopback URIs of platform desktop match any port`,
+    );
+    expectError(
+      moved,
+      409,
+      'conflict_error',
+      `This URL is already registered as a redirect URI of this application (${web.id})`,
+    );
+    expect((await fresh.api.get(`/v3/applications/redirect-uris/${other.id}`)).body.data.url).toBe(
+      'https://acme.example/other',
+    );
     // The same URL once parsed is another string: another redirect URI, which only that string matches.
     expect(otherString.status, otherString.text).toBe(200);
     expect(otherString.body.data.url).toBe('HTTPS://ACME.example:443/cb');
     expect((await fresh.api.get('/v3/applications/redirect-uris')).body.data).toHaveLength(4);
     // A URL freed by a change or a deletion can be registered again; another application may register it anyway.
     await fresh.api.patch(`/v3/applications/redirect-uris/${web.id}`, { url: 'https://acme.example/cb2' });
-    expect((await fresh.api.post('/v3/applications/redirect-uris', { url: 'https://acme.example/cb' })).status).toBe(200);
+    expect((await fresh.api.post('/v3/applications/redirect-uris', { url: 'https://acme.example/cb' })).status).toBe(
+      200,
+    );
     await fresh.api.delete(`/v3/applications/redirect-uris/${desktop.id}`);
-    expect((await fresh.api.post('/v3/applications/redirect-uris', { url: 'http://127.0.0.1:9090/cb', platform: 'desktop' })).status).toBe(200);
+    expect(
+      (await fresh.api.post('/v3/applications/redirect-uris', { url: 'http://127.0.0.1:9090/cb', platform: 'desktop' }))
+        .status,
+    ).toBe(200);
     expect((await api.post('/v3/applications/redirect-uris', { url: 'https://acme.example/cb' })).status).toBe(200);
   });
 
   it('refuses more than 100 redirect URIs per application', async () => {
     // Prepare: the application's count at the limit, as 100 registrations would leave it.
     const fresh = await freshApplication();
-    await dynamo.send(new UpdateCommand({ TableName: TABLE_NAME, Key: applicationKey(fresh.id), UpdateExpression: 'SET redirect_uri_count = :n', ExpressionAttributeValues: { ':n': 100 } }));
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: TABLE_NAME,
+        Key: applicationKey(fresh.id),
+        UpdateExpression: 'SET redirect_uri_count = :n',
+        ExpressionAttributeValues: { ':n': 100 },
+      }),
+    );
     // Act
     const r = await fresh.api.post('/v3/applications/redirect-uris', { url: 'https://acme.example/101' });
     // Assess
     expectError(r, 409, 'conflict_error', 'An application can have at most 100 redirect URIs; delete one first');
-    expect((await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: redirectUrlKey(fresh.id, 'https://acme.example/101') }))).Item).toBeUndefined();
+    expect(
+      (
+        await dynamo.send(
+          new GetCommand({ TableName: TABLE_NAME, Key: redirectUrlKey(fresh.id, 'https://acme.example/101') }),
+        )
+      ).Item,
+    ).toBeUndefined();
     // Deleting one makes room (the count follows every create and delete).
-    await dynamo.send(new UpdateCommand({ TableName: TABLE_NAME, Key: applicationKey(fresh.id), UpdateExpression: 'SET redirect_uri_count = :n', ExpressionAttributeValues: { ':n': 99 } }));
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: TABLE_NAME,
+        Key: applicationKey(fresh.id),
+        UpdateExpression: 'SET redirect_uri_count = :n',
+        ExpressionAttributeValues: { ':n': 99 },
+      }),
+    );
     const made = await createUri({ url: 'https://acme.example/100' }, fresh.api);
-    expect((await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: applicationKey(fresh.id) }))).Item!.redirect_uri_count).toBe(100);
+    expect(
+      (await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: applicationKey(fresh.id) }))).Item!
+        .redirect_uri_count,
+    ).toBe(100);
     await fresh.api.delete(`/v3/applications/redirect-uris/${made.id}`);
-    expect((await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: applicationKey(fresh.id) }))).Item!.redirect_uri_count).toBe(99);
+    expect(
+      (await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: applicationKey(fresh.id) }))).Item!
+        .redirect_uri_count,
+    ).toBe(99);
   });
 
   it("answers 404 for another application's redirect URIs, and for IDs that name none", async () => {
@@ -293,8 +483,18 @@ describe('Function: applications, redirect URIs', () => {
     for (const r of answers) expectError(r, 404, 'not_found_error', `Redirect URI '${mine.id}' not found`);
     expect((await other.get('/v3/applications/redirect-uris')).body.data).toEqual([]);
     expect((await api.get(`/v3/applications/redirect-uris/${mine.id}`)).body.data).toEqual(mine);
-    expectError(await api.get(`/v3/applications/redirect-uris/${UNKNOWN_ID}`), 404, 'not_found_error', `Redirect URI '${UNKNOWN_ID}' not found`);
-    expectError(await api.delete('/v3/applications/redirect-uris/not-an-id'), 404, 'not_found_error', "Redirect URI 'not-an-id' not found");
+    expectError(
+      await api.get(`/v3/applications/redirect-uris/${UNKNOWN_ID}`),
+      404,
+      'not_found_error',
+      `Redirect URI '${UNKNOWN_ID}' not found`,
+    );
+    expectError(
+      await api.delete('/v3/applications/redirect-uris/not-an-id'),
+      404,
+      'not_found_error',
+      "Redirect URI 'not-an-id' not found",
+    );
   });
 });
 
@@ -361,14 +561,21 @@ describe('Function: redirectUriRegistered', () => {
 describe('GET /v3/connect/auth: the redirect_uri, compared as written', () => {
   /** The authorization request of the IMAP credential page (a 200 page once client and redirect URI are known good). */
   const authorize = (clientId: string, redirectUri: string) =>
-    fetch(`${gateway().url}/v3/connect/auth?${new URLSearchParams({ client_id: clientId, redirect_uri: redirectUri, response_type: 'code', provider: 'imap' })}`, { redirect: 'manual' });
-  const NOT_REGISTERED = (uri: string) => `redirect_uri '${uri}' is not registered for this application: add it with POST /v3/applications/redirect-uris (it must match exactly)`;
+    fetch(
+      `${gateway().url}/v3/connect/auth?${new URLSearchParams({ client_id: clientId, redirect_uri: redirectUri, response_type: 'code', provider: 'imap' })}`,
+      { redirect: 'manual' },
+    );
+  const NOT_REGISTERED = (uri: string) =>
+    `redirect_uri '${uri}' is not registered for this application: add it with POST /v3/applications/redirect-uris (it must match exactly)`;
 
   async function expectUnregistered(response: Response, uri: string) {
     expect(response.status, uri).toBe(400);
     expect(response.headers.get('location'), uri).toBeNull();
     expect(response.headers.get('x-request-id'), uri).toMatch(/^req_/);
-    expect(await response.json(), uri).toEqual({ request_id: expect.stringMatching(/^req_/), error: { type: 'invalid_request_error', message: NOT_REGISTERED(uri) } });
+    expect(await response.json(), uri).toEqual({
+      request_id: expect.stringMatching(/^req_/),
+      error: { type: 'invalid_request_error', message: NOT_REGISTERED(uri) },
+    });
   }
 
   it("refuses the probe's URIs as it refuses any unregistered URI, and serves the exact one", async () => {
@@ -381,7 +588,13 @@ describe('GET /v3/connect/auth: the redirect_uri, compared as written', () => {
     // Assess
     expect(exact.status, await exact.text()).toBe(200);
     expect(exact.headers.get('content-type')).toMatch(/^text\/html/);
-    for (const uri of [...PROBES, 'http://127.0.0.1:4999/never-registered', 'http://127.0.0.1:4999/a-cb/', 'HTTP://127.0.0.1:4999/a-cb', 'http://127.0.0.1:4999/./a-cb']) {
+    for (const uri of [
+      ...PROBES,
+      'http://127.0.0.1:4999/never-registered',
+      'http://127.0.0.1:4999/a-cb/',
+      'HTTP://127.0.0.1:4999/a-cb',
+      'http://127.0.0.1:4999/./a-cb',
+    ]) {
       await expectUnregistered(await authorize(fresh.id, uri), uri);
     }
   });
@@ -398,7 +611,12 @@ describe('GET /v3/connect/auth: the redirect_uri, compared as written', () => {
     // Assess
     expect(desktopOtherPort.status, await desktopOtherPort.text()).toBe(200);
     expect(desktopNoPort.status, await desktopNoPort.text()).toBe(200);
-    for (const uri of ['http://127.0.0.1:51234/a-cb', 'http://127.0.0.1:51234/x/../d-cb', 'http://127.0.0.1:51234\\d-cb', 'http://localhost:51234/d-cb']) {
+    for (const uri of [
+      'http://127.0.0.1:51234/a-cb',
+      'http://127.0.0.1:51234/x/../d-cb',
+      'http://127.0.0.1:51234\\d-cb',
+      'http://localhost:51234/d-cb',
+    ]) {
       await expectUnregistered(await authorize(fresh.id, uri), uri);
     }
   });
@@ -415,7 +633,11 @@ describe('GET /v3/connect/auth: the redirect_uri, compared as written', () => {
       const rule = url.includes('\\') ? BACKSLASH : `${DOT_SEGMENTS} (http://127.0.0.1:4999/a-cb)`;
       expectInvalid(created, rule);
       expectInvalid(moved, rule);
-      for (const key of [redirectUrlKey(fresh.id, url), redirectUrlKey(fresh.id, 'http://127.0.0.1:4999/a-cb'), redirectLoopbackKey(fresh.id, 'http://127.0.0.1/a-cb')]) {
+      for (const key of [
+        redirectUrlKey(fresh.id, url),
+        redirectUrlKey(fresh.id, 'http://127.0.0.1:4999/a-cb'),
+        redirectLoopbackKey(fresh.id, 'http://127.0.0.1/a-cb'),
+      ]) {
         expect((await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: key }))).Item, url).toBeUndefined();
       }
     }
@@ -432,10 +654,37 @@ describe('Function: redirectUriRegistered, registrations made before exact match
     const portless = new URL(href);
     portless.port = '';
     const loopback = platform === 'desktop' && portless.protocol === 'http:' ? portless.href : undefined;
-    const record = { id, application_id: appId, url, href, ...(loopback ? { loopback } : {}), platform, settings: {}, created_at: 1_700_000_000, updated_at: 1_700_000_000, version: 1 };
-    await dynamo.send(new PutCommand({ TableName: TABLE_NAME, Item: { ...redirectUriKey(appId, id), entity: 'redirect_uri', ...record } }));
-    await dynamo.send(new PutCommand({ TableName: TABLE_NAME, Item: { ...redirectUrlKey(appId, href), entity: 'redirect_url', redirect_uri_id: id } }));
-    if (loopback) await dynamo.send(new PutCommand({ TableName: TABLE_NAME, Item: { ...redirectLoopbackKey(appId, loopback), entity: 'redirect_url', redirect_uri_id: id } }));
+    const record = {
+      id,
+      application_id: appId,
+      url,
+      href,
+      ...(loopback ? { loopback } : {}),
+      platform,
+      settings: {},
+      created_at: 1_700_000_000,
+      updated_at: 1_700_000_000,
+      version: 1,
+    };
+    await dynamo.send(
+      new PutCommand({
+        TableName: TABLE_NAME,
+        Item: { ...redirectUriKey(appId, id), entity: 'redirect_uri', ...record },
+      }),
+    );
+    await dynamo.send(
+      new PutCommand({
+        TableName: TABLE_NAME,
+        Item: { ...redirectUrlKey(appId, href), entity: 'redirect_url', redirect_uri_id: id },
+      }),
+    );
+    if (loopback)
+      await dynamo.send(
+        new PutCommand({
+          TableName: TABLE_NAME,
+          Item: { ...redirectLoopbackKey(appId, loopback), entity: 'redirect_url', redirect_uri_id: id },
+        }),
+      );
     return { id, href };
   }
 
@@ -468,13 +717,26 @@ describe('Function: redirectUriRegistered, registrations made before exact match
     // Act
     const rewritten = await fresh.api.patch(`/v3/applications/redirect-uris/${legacy.id}`, {
       platform: 'android',
-      settings: { package_name: 'com.acme.mail', sha1_certificate_fingerprint: 'AB:CD:EF:12:34:56:78:90:AB:CD:EF:12:34:56:78:90:AB:CD:EF:12' },
+      settings: {
+        package_name: 'com.acme.mail',
+        sha1_certificate_fingerprint: 'AB:CD:EF:12:34:56:78:90:AB:CD:EF:12:34:56:78:90:AB:CD:EF:12',
+      },
     });
     // Assess
     expect(rewritten.status, rewritten.text).toBe(200);
-    expect((await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: redirectUrlKey(fresh.id, legacy.href) }))).Item).toBeUndefined();
-    expect((await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: redirectUrlKey(fresh.id, 'HTTPS://Acme.Example:443/legacy') }))).Item?.redirect_uri_id).toBe(legacy.id);
-    expect((await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: redirectUriKey(fresh.id, legacy.id) }))).Item).not.toHaveProperty('href');
+    expect(
+      (await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: redirectUrlKey(fresh.id, legacy.href) }))).Item,
+    ).toBeUndefined();
+    expect(
+      (
+        await dynamo.send(
+          new GetCommand({ TableName: TABLE_NAME, Key: redirectUrlKey(fresh.id, 'HTTPS://Acme.Example:443/legacy') }),
+        )
+      ).Item?.redirect_uri_id,
+    ).toBe(legacy.id);
+    expect(
+      (await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: redirectUriKey(fresh.id, legacy.id) }))).Item,
+    ).not.toHaveProperty('href');
     expect(await redirectUriRegistered(fresh.id, 'HTTPS://Acme.Example:443/legacy')).toBe(true);
     expect(await redirectUriRegistered(fresh.id, 'https://acme.example/legacy')).toBe(false);
     // The parsed form is free: another registration, of that very string.

@@ -5,7 +5,15 @@ import type { RouteSpec } from '#shared/http/route';
 import { apiClient } from '../support/api';
 import { makeAgentGrant, makeApplication } from '../support/factories';
 import { startGateway, type Gateway } from '../support/gateway';
-import { bodyTextWith, bodyWith, fieldLabel, numberFields, outOfBounds, requiredQuery, stringFields } from '../support/schema-fields';
+import {
+  bodyTextWith,
+  bodyWith,
+  fieldLabel,
+  numberFields,
+  outOfBounds,
+  requiredQuery,
+  stringFields,
+} from '../support/schema-fields';
 
 /**
  * Property, over every route of the API: whatever defective request a client sends, the answer is a
@@ -60,19 +68,29 @@ const idRoutes = routes.filter((r) => /\{(?!grant_id\})\w+\}/.test(r.path));
 const MISSING_ID = 'zz_01jzzzzzzzzzzzzzzzzzzzzzzz';
 
 function path(route: RouteSpec, ids: Record<string, string> = {}) {
-  return route.path.replace(/\{(\w+)\}/g, (_, name: string) => ids[name] ?? (name === 'grant_id' ? grantId : MISSING_ID));
+  return route.path.replace(
+    /\{(\w+)\}/g,
+    (_, name: string) => ids[name] ?? (name === 'grant_id' ? grantId : MISSING_ID),
+  );
 }
 
 const route = (list: RouteSpec[]) => fc.constantFrom(...list);
 const junk = fc.string({ unit: 'binary', maxLength: 60 });
 const headerJunk = fc.stringMatching(/^[\x21-\x7e]{0,60}$/).filter((j) => !j.includes(','));
-const known = (r: RouteSpec) => new Set(Object.keys((r.query as { properties?: object } | undefined)?.properties ?? {}));
+const known = (r: RouteSpec) =>
+  new Set(Object.keys((r.query as { properties?: object } | undefined)?.properties ?? {}));
 
 /** Every number field of every route, with each value beyond its bounds and the message that refuses it. */
-const numberCases = routes.flatMap((r) => numberFields(r).fields.flatMap((field) => outOfBounds(field).map((bad) => ({ r, field, ...bad }))));
+const numberCases = routes.flatMap((r) =>
+  numberFields(r).fields.flatMap((field) => outOfBounds(field).map((bad) => ({ r, field, ...bad }))),
+);
 
 /** A request that carries `literal` in one number field and is otherwise as plain as the route allows. */
-function withNumber({ r, field, literal }: (typeof numberCases)[number]): Pick<BadRequest, 'method' | 'path' | 'query' | 'headers'> & { body?: string } {
+function withNumber({
+  r,
+  field,
+  literal,
+}: (typeof numberCases)[number]): Pick<BadRequest, 'method' | 'path' | 'query' | 'headers'> & { body?: string } {
   const query = new URLSearchParams(requiredQuery(r));
   if (field.where === 'query') query.set(field.steps[0]!, literal);
   return {
@@ -91,27 +109,35 @@ function withNumber({ r, field, literal }: (typeof numberCases)[number]): Pick<B
  * schema test, which checks their bound without sending it.
  */
 const PARAMETER_VALUES = ['a'.repeat(2100), 'x'.repeat(5012), '\u{1D49C}'.repeat(300)];
-const overLongPaths = ALL_ROUTES.flatMap((r) => [...r.path.matchAll(/\{(\w+)\}/g)].map(([, param]) => ({ r, param: param! })));
+const overLongPaths = ALL_ROUTES.flatMap((r) =>
+  [...r.path.matchAll(/\{(\w+)\}/g)].map(([, param]) => ({ r, param: param! })),
+);
 const overLongStrings = ALL_ROUTES.flatMap((r) =>
   stringFields(r)
     .fields.filter((f) => f.maxLength !== undefined && f.maxLength < 100_000)
     .map((field) => ({ r, field })),
 );
 const pathWith = (r: RouteSpec, param: string, value: string) =>
-  r.path.replace(/\{(\w+)\}/g, (_, name: string) => (name === param ? encodeURIComponent(value) : name === 'grant_id' ? grantId : MISSING_ID));
+  r.path.replace(/\{(\w+)\}/g, (_, name: string) =>
+    name === param ? encodeURIComponent(value) : name === 'grant_id' ? grantId : MISSING_ID,
+  );
 
 /**
  * `length` characters of `unit`; in a query, four-byte characters only while the URL stays within what
  * an HTTP server reads (each is 12 characters percent-encoded; Node answers 431 past 16 KiB of headers).
  */
-const longText = (field: (typeof overLongStrings)[number]['field'], unit: string, length: number) => (field.where === 'query' && length * 12 > 8000 ? 'a' : unit).repeat(length);
+const longText = (field: (typeof overLongStrings)[number]['field'], unit: string, length: number) =>
+  (field.where === 'query' && length * 12 > 8000 ? 'a' : unit).repeat(length);
 
 /**
  * A request whose one defect is `value`, past its bound, in the string `field`: a 400 naming the field
  * (its bound, whose words test/unit/schema-strings.test.ts checks, or why the route takes no such
  * field), or a 413 when the body grew past the route's size limit (1 MiB unless it says less).
  */
-function withString({ r, field }: (typeof overLongStrings)[number], value: string): Pick<BadRequest, 'method' | 'path' | 'query' | 'headers' | 'status' | 'mentions'> & { body?: string } {
+function withString(
+  { r, field }: (typeof overLongStrings)[number],
+  value: string,
+): Pick<BadRequest, 'method' | 'path' | 'query' | 'headers' | 'status' | 'mentions'> & { body?: string } {
   const query = new URLSearchParams(requiredQuery(r));
   if (field.where === 'query') query.set(field.steps[0] === '*' ? 'key' : field.steps[0]!, value);
   const body = field.where === 'body' ? JSON.stringify(bodyWith(field, value)) : r.body ? '{}' : undefined;
@@ -127,23 +153,32 @@ function withString({ r, field }: (typeof overLongStrings)[number], value: strin
 }
 
 /** The message of an error answer: the envelope's, or the OAuth shape's (the token endpoints). */
-const errorMessage = (body: { error?: { message?: unknown } | string; error_description?: unknown }) => (typeof body.error === 'string' ? body.error_description : body.error?.message);
+const errorMessage = (body: { error?: { message?: unknown } | string; error_description?: unknown }) =>
+  typeof body.error === 'string' ? body.error_description : body.error?.message;
 
 /** The path with a trailing slash, or with an empty segment after its first. */
-const misshapen = (p: string, kind: 'trailing' | 'empty') => (kind === 'trailing' ? `${p}/` : p.replace(/^(\/[^/]+)\//, '$1//'));
+const misshapen = (p: string, kind: 'trailing' | 'empty') =>
+  kind === 'trailing' ? `${p}/` : p.replace(/^(\/[^/]+)\//, '$1//');
 
 /** Names that mean something on every JavaScript object, in the shapes form parsers give meaning to. */
 const HOSTILE = Object.getOwnPropertyNames(Object.prototype).concat('prototype');
-const hostileName = fc.record({ base: fc.constantFrom(...HOSTILE), suffix: fc.constantFrom('', '[]', '[x]', '[0]', '[a][b]', '.x') }).map(({ base, suffix }) => base + suffix);
+const hostileName = fc
+  .record({ base: fc.constantFrom(...HOSTILE), suffix: fc.constantFrom('', '[]', '[x]', '[0]', '[a][b]', '.x') })
+  .map(({ base, suffix }) => base + suffix);
 
 const CRLF = '\r\n';
 const part = (name: string, content: string, filename?: string) =>
   `Content-Disposition: form-data; name="${name}"${filename ? `; filename="${filename}"${CRLF}Content-Type: application/octet-stream` : ''}${CRLF}${CRLF}${content}`;
-const form = (boundary: string, parts: string[]) => `${parts.map((p) => `--${boundary}${CRLF}${p}${CRLF}`).join('')}--${boundary}--${CRLF}`;
+const form = (boundary: string, parts: string[]) =>
+  `${parts.map((p) => `--${boundary}${CRLF}${p}${CRLF}`).join('')}--${boundary}--${CRLF}`;
 
 /** Multipart bodies that must be refused: malformed structure, or a hostile part name beside a valid message. */
 const badMultipart = fc.oneof(
-  fc.record({ name: hostileName, file: fc.boolean() }).map(({ name, file }) => form('fz', [part('message', '{"subject":"x"}'), part(name, 'v', file ? 'f.txt' : undefined)])),
+  fc
+    .record({ name: hostileName, file: fc.boolean() })
+    .map(({ name, file }) =>
+      form('fz', [part('message', '{"subject":"x"}'), part(name, 'v', file ? 'f.txt' : undefined)]),
+    ),
   fc.constantFrom(
     '--fz\r\ngarbage without headers\r\n--fz--\r\n',
     '--fz\r\n\r\n\r\n--fz--\r\n',
@@ -193,18 +228,30 @@ const badRequest: fc.Arbitrary<BadRequest> = fc.oneof(
       defect: 'unknown query',
     })),
   // Forged page tokens, on every list.
-  fc.record({ r: route(listRoutes), j: junk }).map(({ r, j }) => ({ method: r.method, path: path(r), query: `page_token=${encodeURIComponent(`x${j}`)}`, headers: {}, defect: 'page token' })),
+  fc.record({ r: route(listRoutes), j: junk }).map(({ r, j }) => ({
+    method: r.method,
+    path: path(r),
+    query: `page_token=${encodeURIComponent(`x${j}`)}`,
+    headers: {},
+    defect: 'page token',
+  })),
   // Objects that do not exist (or junk IDs), on every route with an ID; bodies valid enough to reach the lookup.
   fc
     .record({
       r: route(idRoutes),
       id: fc.oneof(
         fc.constant(MISSING_ID),
-        fc.string({ minLength: 1, maxLength: 40 }).filter((s) => s.trim() !== '' && !s.includes('/') && s !== '.' && s !== '..'),
+        fc
+          .string({ minLength: 1, maxLength: 40 })
+          .filter((s) => s.trim() !== '' && !s.includes('/') && s !== '.' && s !== '..'),
       ),
     })
     .map(({ r, id }) => {
-      const ids = Object.fromEntries([...r.path.matchAll(/\{(\w+)\}/g)].filter(([, name]) => name !== 'grant_id').map(([, name]) => [name!, encodeURIComponent(id)]));
+      const ids = Object.fromEntries(
+        [...r.path.matchAll(/\{(\w+)\}/g)]
+          .filter(([, name]) => name !== 'grant_id')
+          .map(([, name]) => [name!, encodeURIComponent(id)]),
+      );
       return {
         method: r.method,
         path: path(r, ids),
@@ -215,19 +262,35 @@ const badRequest: fc.Arbitrary<BadRequest> = fc.oneof(
       };
     }),
   // A body that is JSON but not an object, on every body route.
-  fc.record({ r: route(bodyRoutes), body: fc.constantFrom('0', '-0', '0.0', 'false', 'true', 'null', '""', '"text"', '[]', '[{}]', '1e400') }).map(({ r, body }) => ({
-    method: r.method,
-    path: path(r),
-    headers: { 'content-type': 'application/json' },
-    body,
-    defect: 'not an object',
-  })),
+  fc
+    .record({
+      r: route(bodyRoutes),
+      body: fc.constantFrom('0', '-0', '0.0', 'false', 'true', 'null', '""', '"text"', '[]', '[{}]', '1e400'),
+    })
+    .map(({ r, body }) => ({
+      method: r.method,
+      path: path(r),
+      headers: { 'content-type': 'application/json' },
+      body,
+      defect: 'not an object',
+    })),
   // Broken JSON, on every body route.
   fc
     .record({
       r: route(bodyRoutes),
       body: fc.oneof(
-        fc.constantFrom('{', '{"a":', "{'a':1}", 'undefined', '[1,2', '{"a":1}}', '\u0000', 'NaN', '{"__proto__":', '{"a":1,}'),
+        fc.constantFrom(
+          '{',
+          '{"a":',
+          "{'a':1}",
+          'undefined',
+          '[1,2',
+          '{"a":1}}',
+          '\u0000',
+          'NaN',
+          '{"__proto__":',
+          '{"a":1,}',
+        ),
         junk.filter((s) => {
           try {
             JSON.parse(s);
@@ -238,7 +301,13 @@ const badRequest: fc.Arbitrary<BadRequest> = fc.oneof(
         }),
       ),
     })
-    .map(({ r, body }) => ({ method: r.method, path: path(r), headers: { 'content-type': 'application/json' }, body, defect: 'malformed json' })),
+    .map(({ r, body }) => ({
+      method: r.method,
+      path: path(r),
+      headers: { 'content-type': 'application/json' },
+      body,
+      defect: 'malformed json',
+    })),
   // Wrong content types, on every body route (multipart is a wrong type where the route takes only JSON).
   fc
     .record({
@@ -256,9 +325,17 @@ const badRequest: fc.Arbitrary<BadRequest> = fc.oneof(
       ),
     })
     .filter(({ r, type }) => !(r.multipartMaxBytes && type === 'multipart/form-data; boundary=fz'))
-    .map(({ r, type }) => ({ method: r.method, path: path(r), headers: { 'content-type': type }, body: '{"subject":"x"}', defect: 'content type' })),
+    .map(({ r, type }) => ({
+      method: r.method,
+      path: path(r),
+      headers: { 'content-type': type },
+      body: '{"subject":"x"}',
+      defect: 'content type',
+    })),
   // A number beyond its field's bounds (2**53 + 2, 23 digits, ±1e308, the maximum + 1), in every number field of every route.
-  fc.constantFrom(...numberCases).map((c) => ({ ...withNumber(c), defect: 'number out of bounds', status: 400, mentions: c.message })),
+  fc
+    .constantFrom(...numberCases)
+    .map((c) => ({ ...withNumber(c), defect: 'number out of bounds', status: 400, mentions: c.message })),
   // A trailing slash or an empty segment: another path, which no route has.
   fc.record({ r: route(routes), kind: fc.constantFrom('trailing' as const, 'empty' as const) }).map(({ r, kind }) => ({
     method: r.method,
@@ -290,8 +367,15 @@ const badRequest: fc.Arbitrary<BadRequest> = fc.oneof(
       ...(PARAMETER_VALUES.includes(value) ? { mentions: c.param } : {}),
     })),
   fc
-    .record({ c: fc.constantFrom(...overLongStrings), extra: fc.constantFrom(1, 5012), unit: fc.constantFrom('a', '\u{1D49C}') })
-    .map(({ c, extra, unit }) => ({ ...withString(c, longText(c.field, unit, c.field.maxLength! + extra)), defect: 'over-long key value' })),
+    .record({
+      c: fc.constantFrom(...overLongStrings),
+      extra: fc.constantFrom(1, 5012),
+      unit: fc.constantFrom('a', '\u{1D49C}'),
+    })
+    .map(({ c, extra, unit }) => ({
+      ...withString(c, longText(c.field, unit, c.field.maxLength! + extra)),
+      defect: 'over-long key value',
+    })),
   fc.constantFrom(256, 5012).map((length) => ({
     method: 'POST',
     path: `/v3/grants/${grantId}/messages/send`,
@@ -323,7 +407,12 @@ describe('bad input, every route', () => {
         const headers = { ...req.headers };
         if (req.defect !== 'auth') headers.authorization = `Bearer ${apiKey}`;
         const url = `${gateway.url}${req.path.replace('DRAFT', draft)}${req.query ? `?${req.query}` : ''}`;
-        const response = await fetch(url, { method: req.method, headers, body: req.body, signal: AbortSignal.timeout(10_000) });
+        const response = await fetch(url, {
+          method: req.method,
+          headers,
+          body: req.body,
+          signal: AbortSignal.timeout(10_000),
+        });
         const text = await response.text();
         const what = `${req.defect}: ${req.method} ${req.path}?${req.query ?? ''} ${String(req.body ?? '').slice(0, 200)} → ${response.status} ${text.slice(0, 300)}`;
         expect(response.status, what).toBeGreaterThanOrEqual(400);
@@ -341,7 +430,19 @@ describe('bad input, every route', () => {
     );
     // Every kind of defect was exercised, and no part of the prototype was touched.
     expect([...seen.keys()].sort()).toEqual(
-      ['auth', 'content type', 'malformed json', 'misshapen path', 'multipart', 'not an object', 'number out of bounds', 'over-long key value', 'page token', 'unknown id', 'unknown query'].sort(),
+      [
+        'auth',
+        'content type',
+        'malformed json',
+        'misshapen path',
+        'multipart',
+        'not an object',
+        'number out of bounds',
+        'over-long key value',
+        'page token',
+        'unknown id',
+        'unknown query',
+      ].sort(),
     );
     expect(Object.keys(Object.prototype)).toEqual([]);
   }, 240_000);
@@ -354,10 +455,23 @@ describe('bad input, every route', () => {
     const check = async (
       r: RouteSpec,
       defect: string,
-      init: { query?: string; headers?: Record<string, string>; body?: string; ids?: Record<string, string>; path?: string; status?: number; mentions?: string },
+      init: {
+        query?: string;
+        headers?: Record<string, string>;
+        body?: string;
+        ids?: Record<string, string>;
+        path?: string;
+        status?: number;
+        mentions?: string;
+      },
     ) => {
       const url = `${gateway.url}${init.path ?? path(r, init.ids)}${init.query ? `?${init.query}` : ''}`;
-      const response = await fetch(url, { method: r.method, headers: { authorization: `Bearer ${apiKey}`, ...init.headers }, body: init.body, signal: AbortSignal.timeout(10_000) });
+      const response = await fetch(url, {
+        method: r.method,
+        headers: { authorization: `Bearer ${apiKey}`, ...init.headers },
+        body: init.body,
+        signal: AbortSignal.timeout(10_000),
+      });
       const text = await response.text();
       let ok = response.status >= 400 && response.status < 500;
       try {
@@ -372,17 +486,33 @@ describe('bad input, every route', () => {
     };
     for (const r of routes) {
       await check(r, 'bad key', { headers: { authorization: 'Bearer nope' } });
-      await check(r, 'unknown query', { query: 'no_such_parameter=1', headers: { 'content-type': 'application/json' }, body: r.body ? '{}' : undefined });
+      await check(r, 'unknown query', {
+        query: 'no_such_parameter=1',
+        headers: { 'content-type': 'application/json' },
+        body: r.body ? '{}' : undefined,
+      });
       if (r.responseKind === 'list') await check(r, 'page token', { query: 'page_token=forged' });
-      const plain = { query: new URLSearchParams(requiredQuery(r)).toString(), headers: { 'content-type': 'application/json' }, body: r.body ? '{}' : undefined, status: 404 };
+      const plain = {
+        query: new URLSearchParams(requiredQuery(r)).toString(),
+        headers: { 'content-type': 'application/json' },
+        body: r.body ? '{}' : undefined,
+        status: 404,
+      };
       await check(r, 'trailing slash', { ...plain, path: misshapen(path(r), 'trailing') });
       await check(r, 'empty segment', { ...plain, path: misshapen(path(r), 'empty') });
       for (const c of numberCases.filter((c) => c.r === r && ['9007199254740993', '1e308'].includes(c.literal))) {
         const { query, headers, body } = withNumber(c);
-        await check(r, `${c.field.where} ${fieldLabel(c.field)}=${c.literal}`, { query, headers, body, status: 400, mentions: c.message });
+        await check(r, `${c.field.where} ${fieldLabel(c.field)}=${c.literal}`, {
+          query,
+          headers,
+          body,
+          status: 400,
+          mentions: c.message,
+        });
       }
       if (r.body) {
-        for (const body of ['0', 'null', '""', '[]']) await check(r, `body ${body}`, { headers: { 'content-type': 'application/json' }, body });
+        for (const body of ['0', 'null', '""', '[]'])
+          await check(r, `body ${body}`, { headers: { 'content-type': 'application/json' }, body });
         await check(r, 'broken json', { headers: { 'content-type': 'application/json' }, body: '{"a":' });
         await check(r, 'text/plain', { headers: { 'content-type': 'text/plain' }, body: '{}' });
       }
@@ -392,7 +522,11 @@ describe('bad input, every route', () => {
           headers: { 'content-type': 'multipart/form-data; boundary=fz' },
           body: form('fz', [part('message', '{}'), part('__proto__[x]', 'v')]),
         });
-        await check(r, 'headerless part', { ids: { draft_id: draft }, headers: { 'content-type': 'multipart/form-data; boundary=fz' }, body: '--fz\r\ngarbage without headers\r\n--fz--\r\n' });
+        await check(r, 'headerless part', {
+          ids: { draft_id: draft },
+          headers: { 'content-type': 'multipart/form-data; boundary=fz' },
+          body: '--fz\r\ngarbage without headers\r\n--fz--\r\n',
+        });
       }
     }
     // Over-long key values, on every route, public ones included.
@@ -407,8 +541,17 @@ describe('bad input, every route', () => {
       });
     }
     for (const c of overLongStrings) {
-      const { query, headers, body, status, mentions } = withString(c, longText(c.field, '\u{1D49C}', c.field.maxLength! + 1));
-      await check(c.r, `${c.field.where} ${fieldLabel(c.field)} past ${c.field.maxLength}`, { query, headers, body, status, mentions });
+      const { query, headers, body, status, mentions } = withString(
+        c,
+        longText(c.field, '\u{1D49C}', c.field.maxLength! + 1),
+      );
+      await check(c.r, `${c.field.where} ${fieldLabel(c.field)} past ${c.field.maxLength}`, {
+        query,
+        headers,
+        body,
+        status,
+        mentions,
+      });
     }
     expect(failures).toEqual([]);
   }, 240_000);

@@ -45,7 +45,11 @@ const ENDPOINTS = [
   { method: 'DELETE', path: '/v3/grants/{grant}', body: false },
 ] as const;
 /** Every query parameter these endpoints know (from their schemas), so an "unknown" one is unknown everywhere. */
-const KNOWN_QUERY = new Set([...Object.values(grantRoutes), ...Object.values(connectRoutes)].flatMap((r) => Object.keys(('query' in r ? (r.query as { properties?: object }) : {}).properties ?? {})));
+const KNOWN_QUERY = new Set(
+  [...Object.values(grantRoutes), ...Object.values(connectRoutes)].flatMap((r) =>
+    Object.keys(('query' in r ? (r.query as { properties?: object }) : {}).properties ?? {}),
+  ),
+);
 
 const endpoint = fc.constantFrom(...ENDPOINTS);
 const junk = fc.string({ unit: 'binary', maxLength: 60 });
@@ -62,7 +66,13 @@ const notJson = fc.oneof(
     }
   }),
 );
-const wrongTypedValue = fc.oneof(fc.integer(), fc.boolean(), fc.constant(null), fc.array(fc.integer(), { maxLength: 3 }), fc.double());
+const wrongTypedValue = fc.oneof(
+  fc.integer(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.array(fc.integer(), { maxLength: 3 }),
+  fc.double(),
+);
 
 function target(e: (typeof ENDPOINTS)[number], grant: string) {
   return e.path.replace('{grant}', grant);
@@ -88,38 +98,72 @@ const badRequest: fc.Arbitrary<BadRequest> = fc.oneof(
       defect: 'auth',
     })),
   // Unknown query parameters.
-  fc.record({ e: endpoint, key: fc.stringMatching(/^[a-z_]{1,12}$/).filter((k) => !KNOWN_QUERY.has(k)), value: fc.string({ maxLength: 20 }) }).map(({ e, key, value }) => ({
-    method: e.method,
-    path: target(e, grantId),
-    query: `${key}=${encodeURIComponent(value)}`,
-    headers: { 'content-type': 'application/json' },
-    body: e.body ? '{"blocked":true}' : undefined,
-    defect: 'unknown query',
-  })),
+  fc
+    .record({
+      e: endpoint,
+      key: fc.stringMatching(/^[a-z_]{1,12}$/).filter((k) => !KNOWN_QUERY.has(k)),
+      value: fc.string({ maxLength: 20 }),
+    })
+    .map(({ e, key, value }) => ({
+      method: e.method,
+      path: target(e, grantId),
+      query: `${key}=${encodeURIComponent(value)}`,
+      headers: { 'content-type': 'application/json' },
+      body: e.body ? '{"blocked":true}' : undefined,
+      defect: 'unknown query',
+    })),
   // Ill-typed list parameters.
   fc
     .record({
       param: fc.constantFrom('limit', 'offset'),
-      value: fc.oneof(fc.constantFrom('0', '-1', '1.5', 'abc', '', '1e400', '10001', '99999999999', 'NaN', '-Infinity'), fc.stringMatching(/^[a-z]{1,8}$/)),
+      value: fc.oneof(
+        fc.constantFrom('0', '-1', '1.5', 'abc', '', '1e400', '10001', '99999999999', 'NaN', '-Infinity'),
+        fc.stringMatching(/^[a-z]{1,8}$/),
+      ),
     })
     // offset=0 is valid; limit above 200 is valid (treated as 200).
     .filter(({ param, value }) => (param === 'offset' ? value !== '0' : !['10001', '99999999999'].includes(value)))
-    .map(({ param, value }) => ({ method: 'GET', path: '/v3/grants', query: `${param}=${value}`, headers: {}, defect: 'bad list parameter' })),
+    .map(({ param, value }) => ({
+      method: 'GET',
+      path: '/v3/grants',
+      query: `${param}=${value}`,
+      headers: {},
+      defect: 'bad list parameter',
+    })),
   // Numbers no DynamoDB key or JavaScript number holds exactly, and times past the year 9999 (once a 500 from the DynamoDB client).
   fc
     .record({
       param: fc.constantFrom('limit', 'offset', 'since', 'before'),
       value: fc.oneof(
-        fc.constantFrom('9007199254740993', '99999999999999999999999', '1e308', '-1e308', '253402300800', '9'.repeat(400)),
+        fc.constantFrom(
+          '9007199254740993',
+          '99999999999999999999999',
+          '1e308',
+          '-1e308',
+          '253402300800',
+          '9'.repeat(400),
+        ),
         fc.bigInt({ min: 2n ** 53n, max: 10n ** 30n }).map(String),
         fc.bigInt({ min: -(10n ** 30n), max: -1n }).map(String),
       ),
     })
     // A limit past the year 9999 in seconds is still a safe integer: treated as 200.
     .filter(({ param, value }) => !(param === 'limit' && value === '253402300800'))
-    .map(({ param, value }) => ({ method: 'GET', path: '/v3/grants', query: `${param}=${value}`, headers: {}, defect: 'out-of-range parameter' })),
+    .map(({ param, value }) => ({
+      method: 'GET',
+      path: '/v3/grants',
+      query: `${param}=${value}`,
+      headers: {},
+      defect: 'out-of-range parameter',
+    })),
   // Forged page tokens.
-  junk.map((j) => ({ method: 'GET', path: '/v3/grants', query: `page_token=${encodeURIComponent(`x${j}`)}`, headers: {}, defect: 'page token' })),
+  junk.map((j) => ({
+    method: 'GET',
+    path: '/v3/grants',
+    query: `page_token=${encodeURIComponent(`x${j}`)}`,
+    headers: {},
+    defect: 'page token',
+  })),
   // Broken JSON.
   fc.record({ e: fc.constantFrom(ENDPOINTS[0], ENDPOINTS[3]), body: notJson }).map(({ e, body }) => ({
     method: e.method,
@@ -132,7 +176,13 @@ const badRequest: fc.Arbitrary<BadRequest> = fc.oneof(
   fc
     .record({
       e: fc.constantFrom(ENDPOINTS[0], ENDPOINTS[3]),
-      type: fc.constantFrom('text/plain', 'application/xml', 'multipart/form-data; boundary=x', 'application/x-www-form-urlencoded', 'image/png'),
+      type: fc.constantFrom(
+        'text/plain',
+        'application/xml',
+        'multipart/form-data; boundary=x',
+        'application/x-www-form-urlencoded',
+        'image/png',
+      ),
     })
     .map(({ e, type }) => ({
       method: e.method,
@@ -156,7 +206,13 @@ const badRequest: fc.Arbitrary<BadRequest> = fc.oneof(
         .map((k) => ({ provider: 'agent', settings: { email_address: 'fuzz@agents.test' }, [k]: 1 })),
       fc.constantFrom([], 'agent', 42, null),
     )
-    .map((body) => ({ method: 'POST', path: '/v3/connect/custom', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), defect: 'bad create body' })),
+    .map((body) => ({
+      method: 'POST',
+      path: '/v3/connect/custom',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      defect: 'bad create body',
+    })),
   fc
     .oneof(
       fc.constant({}),
@@ -167,7 +223,13 @@ const badRequest: fc.Arbitrary<BadRequest> = fc.oneof(
         .filter((k) => !['blocked', 'external_id'].includes(k))
         .map((k) => ({ [k]: 'x' })),
     )
-    .map((body) => ({ method: 'PATCH', path: `/v3/grants/${grantId}`, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), defect: 'bad patch body' })),
+    .map((body) => ({
+      method: 'PATCH',
+      path: `/v3/grants/${grantId}`,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      defect: 'bad patch body',
+    })),
   // A trailing slash or an empty segment: another path, which no route has (404, never the route without the slash).
   fc.record({ e: endpoint, trailing: fc.boolean() }).map(({ e, trailing }) => ({
     method: e.method,
@@ -178,7 +240,10 @@ const badRequest: fc.Arbitrary<BadRequest> = fc.oneof(
   })),
   // Grants that do not exist (or `me`, which needs an access token).
   fc
-    .record({ e: fc.constantFrom(ENDPOINTS[2], ENDPOINTS[3], ENDPOINTS[4]), ref: fc.string({ minLength: 1, maxLength: 80 }) })
+    .record({
+      e: fc.constantFrom(ENDPOINTS[2], ENDPOINTS[3], ENDPOINTS[4]),
+      ref: fc.string({ minLength: 1, maxLength: 80 }),
+    })
     .filter(({ ref }) => ref.trim() !== '' && !ref.includes('/'))
     .map(({ e, ref }) => ({
       method: e.method,
@@ -204,13 +269,17 @@ describe('bad input', () => {
         const text = await response.text();
         const body = JSON.parse(text);
         seen.set(req.defect, (seen.get(req.defect) ?? 0) + 1);
-        expect(response.status, `${req.defect}: ${req.method} ${req.path}?${req.query ?? ''} ${req.body ?? ''} → ${text}`).toBeGreaterThanOrEqual(400);
+        expect(
+          response.status,
+          `${req.defect}: ${req.method} ${req.path}?${req.query ?? ''} ${req.body ?? ''} → ${text}`,
+        ).toBeGreaterThanOrEqual(400);
         expect(response.status, text).toBeLessThan(500);
         expect(body.request_id).toBe(response.headers.get('x-request-id'));
         expect(typeof body.error?.type).toBe('string');
         expect(typeof body.error?.message).toBe('string');
         if (req.defect === 'misshapen path') expect(body.error.type, text).toBe('not_found_error');
-        if (req.defect === 'out-of-range parameter') expect(body.error.message, text).toMatch(/'(limit|offset|since|before)' must be ([<>]=|a finite number)/);
+        if (req.defect === 'out-of-range parameter')
+          expect(body.error.message, text).toMatch(/'(limit|offset|since|before)' must be ([<>]=|a finite number)/);
       }),
       { numRuns: 400 },
     );

@@ -56,7 +56,15 @@ const guest = { name: 'Fay Guest', email: 'fay@guest.example.com' };
 async function configuration() {
   const organizer = await makeAgentGrant(api);
   const response = await api.post(`/v3/grants/${organizer.id}/scheduling/configurations`, {
-    participants: [{ email: organizer.email, name: 'Org', is_organizer: true, availability: { calendar_ids: ['primary'], open_hours: allDay }, booking: { calendar_id: 'primary' } }],
+    participants: [
+      {
+        email: organizer.email,
+        name: 'Org',
+        is_organizer: true,
+        availability: { calendar_ids: ['primary'], open_hours: allDay },
+        booking: { calendar_id: 'primary' },
+      },
+    ],
     availability: { duration_minutes: 30, interval_minutes: 30 },
     event_booking: { title: 'Fault call' },
     scheduler: { min_booking_notice: 0, available_days_in_future: 30 },
@@ -66,13 +74,22 @@ async function configuration() {
   return { organizer, config: response.body.data as { id: string }, provider: eventsOf(grant!) };
 }
 
-const book = (configId: string, start: number) => guestApi.post(`/v3/scheduling/bookings?configuration_id=${configId}`, { start_time: start, end_time: start + 1800, guest });
+const book = (configId: string, start: number) =>
+  guestApi.post(`/v3/scheduling/bookings?configuration_id=${configId}`, {
+    start_time: start,
+    end_time: start + 1800,
+    guest,
+  });
 const bookingPath = (configId: string, id: string) => `/v3/scheduling/bookings/${id}?configuration_id=${configId}`;
 
 // ---- faults ----------------------------------------------------------------------------------
 
-type Command = { constructor: { name: string }; input: { TransactItems?: { Put?: { Item?: Record<string, unknown> } }[]; Key?: { pk?: string } } };
-const bookingPuts = (command: Command) => (command.input.TransactItems ?? []).map((i) => i.Put?.Item).filter((item) => item?.entity === 'booking');
+type Command = {
+  constructor: { name: string };
+  input: { TransactItems?: { Put?: { Item?: Record<string, unknown> } }[]; Key?: { pk?: string } };
+};
+const bookingPuts = (command: Command) =>
+  (command.input.TransactItems ?? []).map((i) => i.Put?.Item).filter((item) => item?.entity === 'booking');
 
 /**
  * Fails DynamoDB calls as a crash would: `after-commit` fails the first call of any kind once a
@@ -111,7 +128,8 @@ function crashInProvider(provider: EventsProvider, method: 'create' | 'update' |
 }
 
 type Point = 'after-commit' | 'during-provider' | 'after-provider';
-const inject = (point: Point, provider: EventsProvider, method: 'create' | 'update' | 'delete') => (point === 'during-provider' ? crashInProvider(provider, method) : crashOnStorage(point));
+const inject = (point: Point, provider: EventsProvider, method: 'create' | 'update' | 'delete') =>
+  point === 'during-provider' ? crashInProvider(provider, method) : crashOnStorage(point);
 
 // ---- the worker, on redelivery ---------------------------------------------------------------
 
@@ -151,7 +169,11 @@ async function bookingNotifications(configId: string): Promise<Map<string, strin
 }
 
 const eventsOn = async (grantId: string, from: number, to: number) =>
-  (await api.get(`/v3/grants/${grantId}/events?calendar_id=primary&start=${from}&end=${to}`)).body.data as { id: string; status: string; when: { start_time: number; end_time: number } }[];
+  (await api.get(`/v3/grants/${grantId}/events?calendar_id=primary&start=${from}&end=${to}`)).body.data as {
+    id: string;
+    status: string;
+    when: { start_time: number; end_time: number };
+  }[];
 
 /**
  * The invariants: every slot lock of the organizer's days is held by a live booking at that time;
@@ -164,9 +186,14 @@ async function expectConsistent(grantId: string, bookingId: string, day: number)
   for (const { day: d, slots } of await bookedDays(grantId as GrantId, daysOf(day, day + DAY))) {
     for (const [holder, [s, e]] of Object.entries(slots)) {
       const owner = await getBooking(holder as BookingId);
-      expect(owner && owner.status !== 'cancelled' ? [owner.start, owner.end] : `no live booking for the lock of ${holder} on ${d}`).toEqual([s, e]);
+      expect(
+        owner && owner.status !== 'cancelled'
+          ? [owner.start, owner.end]
+          : `no live booking for the lock of ${holder} on ${d}`,
+      ).toEqual([s, e]);
     }
-    if (b.status !== 'cancelled' && daysOf(b.start, b.end).includes(d)) expect(slots[b.id], 'a live booking holds its time').toEqual([b.start, b.end]);
+    if (b.status !== 'cancelled' && daysOf(b.start, b.end).includes(d))
+      expect(slots[b.id], 'a live booking holds its time').toEqual([b.start, b.end]);
   }
   expect(b.event_status).not.toBe('pending');
   const events = await eventsOn(grantId, day, day + DAY);
@@ -203,13 +230,20 @@ describe('a booking killed between its steps', () => {
       expect((await guestApi.get(bookingPath(config.id, id))).body.data).toMatchObject({ event_status: 'pending' });
 
       const jobs = await runJobs();
-      expect(jobs.filter((j) => j.kind === 'booking-event').map((j) => (j as { booking_id: string }).booking_id)).toEqual([id]);
+      expect(
+        jobs.filter((j) => j.kind === 'booking-event').map((j) => (j as { booking_id: string }).booking_id),
+      ).toEqual([id]);
       const b = await expectConsistent(organizer.id, id, day);
       expect(b.status).toBe('booked');
-      expect((await guestApi.get(bookingPath(config.id, id))).body.data).toMatchObject({ event_status: 'synced', event_id: b.event_id });
+      expect((await guestApi.get(bookingPath(config.id, id))).body.data).toMatchObject({
+        event_status: 'synced',
+        event_id: b.event_id,
+      });
       expect((await bookingNotifications(config.id)).get(id)).toEqual(['booking.created']);
       // Redelivered once more, later: nothing changes.
-      await (await import('#shared/scheduling/booking-events')).runBookingEventJob({ kind: 'booking-event', booking_id: id, version: 1 });
+      await (
+        await import('#shared/scheduling/booking-events')
+      ).runBookingEventJob({ kind: 'booking-event', booking_id: id, version: 1 });
       await expectConsistent(organizer.id, id, day);
       expect((await bookingNotifications(config.id)).get(id)).toBeUndefined();
     },
@@ -235,13 +269,18 @@ describe('a booking killed between its steps', () => {
       const { organizer, config, provider, day, start, id } = await settledBooking(6 + POINTS.indexOf(point));
 
       const crashed = inject(point, provider, 'update');
-      const moved = await guestApi.patch(bookingPath(config.id, id), { start_time: start + 3600, end_time: start + 5400 });
+      const moved = await guestApi.patch(bookingPath(config.id, id), {
+        start_time: start + 3600,
+        end_time: start + 5400,
+      });
       vi.restoreAllMocks();
       expect(crashed()).toBe(true);
       expect(moved.status, moved.text).toBe(200);
       expect(moved.body.data).toMatchObject({ start_time: start + 3600, event_status: 'pending' });
       // A second change waits for the first to reach the calendar.
-      expect((await guestApi.patch(bookingPath(config.id, id), { start_time: start + 7200, end_time: start + 9000 })).status).toBe(409);
+      expect(
+        (await guestApi.patch(bookingPath(config.id, id), { start_time: start + 7200, end_time: start + 9000 })).status,
+      ).toBe(409);
       // The new time is taken at once, by the booking (its locks moved in the change's transaction).
       expect((await book(config.id, start + 3600)).status).toBe(409);
 
@@ -262,7 +301,9 @@ describe('a booking killed between its steps', () => {
       const { organizer, config, provider, day, start, id } = await settledBooking(10 + POINTS.indexOf(point));
 
       const crashed = inject(point, provider, 'delete');
-      const cancelled = await guestApi.request('DELETE', bookingPath(config.id, id), { body: { cancellation_reason: 'Killed' } });
+      const cancelled = await guestApi.request('DELETE', bookingPath(config.id, id), {
+        body: { cancellation_reason: 'Killed' },
+      });
       vi.restoreAllMocks();
       expect(crashed()).toBe(true);
       expect(cancelled.status, cancelled.text).toBe(200);
@@ -300,7 +341,12 @@ describe('a provider that refuses for good', () => {
     await runJobs();
     vi.restoreAllMocks();
     const view = (await guestApi.get(bookingPath(config.id, id))).body.data;
-    expect(view).toMatchObject({ status: 'cancelled', event_status: 'failed', event_error: "Calendar 'primary' not found", event_id: '' });
+    expect(view).toMatchObject({
+      status: 'cancelled',
+      event_status: 'failed',
+      event_error: "Calendar 'primary' not found",
+      event_id: '',
+    });
     await expectConsistent(organizer.id, id, day);
     expect((await bookedDays(organizer.id as GrantId, daysOf(start, start + 1800)))[0]!.slots[id]).toBeUndefined();
     expect((await bookingNotifications(config.id)).get(id)).toEqual(['booking.cancelled']);
@@ -320,7 +366,9 @@ describe('a provider that refuses for good', () => {
     expect(refused.body.error.message).toMatch(/Calendar 'primary' not found/);
     await runJobs();
     expect(await eventsOn(organizer.id, day, day + DAY)).toEqual([]);
-    expect(Object.keys((await bookedDays(organizer.id as GrantId, [daysOf(start, start + 1800)[0]!]))[0]!.slots)).toEqual([]);
+    expect(
+      Object.keys((await bookedDays(organizer.id as GrantId, [daysOf(start, start + 1800)[0]!]))[0]!.slots),
+    ).toEqual([]);
     expect([...(await bookingNotifications(config.id)).values()]).toEqual([]);
     expect((await book(config.id, start)).status).toBe(201);
     await runJobs();
@@ -334,7 +382,9 @@ describe('the events contract: create with an idempotency key', () => {
     const day = midnight(16);
     const body = { title: 'Keyed', when: { start_time: day + 9 * 3600, end_time: day + 10 * 3600 } };
     const key = `key-${organizer.id}@agents.test`;
-    const answers = await Promise.all(Array.from({ length: 5 }, () => provider.create(grant, 'primary', body, false, key)));
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () => provider.create(grant, 'primary', body, false, key)),
+    );
     expect(new Set(answers.map((e) => e.id)).size).toBe(1);
     expect(answers[0]!.ical_uid).toBe(key);
     expect((await eventsOn(organizer.id, day, day + DAY)).map((e) => e.id)).toEqual([answers[0]!.id]);

@@ -35,7 +35,11 @@ let grant: { id: string; email: string; settings: Record<string, unknown> };
 let html: Server;
 let htmlUrl: string;
 
-const dav = () => new DavClient({ fetch: (input, init) => fetch(input, init), auth: { type: 'basic', username: USER, password: PASSWORD } });
+const dav = () =>
+  new DavClient({
+    fetch: (input, init) => fetch(input, init),
+    auth: { type: 'basic', username: USER, password: PASSWORD },
+  });
 const home = () => `${radicale.url}${encodeURIComponent(USER)}/`;
 const auth = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`;
 /** What another CalDAV client does: raw requests to Radicale. */
@@ -51,7 +55,15 @@ const notifications = () => grantNotifications(fanout, grant.id);
 const connect = (settings: Record<string, unknown>) =>
   api.post('/v3/connect/custom', {
     provider: 'imap',
-    settings: { imap_username: USER, imap_password: PASSWORD, imap_host: '127.0.0.1', imap_port: dovecot.imapPort, smtp_host: '127.0.0.1', smtp_port: dovecot.submissionPort, ...settings },
+    settings: {
+      imap_username: USER,
+      imap_password: PASSWORD,
+      imap_host: '127.0.0.1',
+      imap_port: dovecot.imapPort,
+      smtp_host: '127.0.0.1',
+      smtp_port: dovecot.submissionPort,
+      ...settings,
+    },
   });
 
 beforeAll(async () => {
@@ -60,11 +72,16 @@ beforeAll(async () => {
   // The account's calendar before it is connected: the primary one.
   await dav().makeCalendar(`${home()}home/`, { name: 'Home' });
   await dav().makeAddressBook(`${home()}contacts/`, { name: 'Contacts' });
-  html = createServer((_, response) => response.writeHead(200, { 'content-type': 'text/html' }).end('<!DOCTYPE html><p>Welcome</p>'));
+  html = createServer((_, response) =>
+    response.writeHead(200, { 'content-type': 'text/html' }).end('<!DOCTYPE html><p>Welcome</p>'),
+  );
   await new Promise<void>((resolve) => html.listen(0, '127.0.0.1', resolve));
   htmlUrl = `http://127.0.0.1:${(html.address() as AddressInfo).port}/`;
   fanout = await createTestQueue('caldav-fanout');
-  Object.assign(process.env, { FANOUT_QUEUE_URL: fanout, MAIL_SYNC_QUEUE_URL: await createTestQueue('caldav-mail-sync') });
+  Object.assign(process.env, {
+    FANOUT_QUEUE_URL: fanout,
+    MAIL_SYNC_QUEUE_URL: await createTestQueue('caldav-mail-sync'),
+  });
   gateway = await startGateway();
   const app = await makeApplication('caldav');
   applicationId = app.applicationId;
@@ -87,7 +104,12 @@ const at = (iso: string) => Date.parse(`${iso}:00Z`) / 1000;
 
 describe('connecting an IMAP grant with a CalDAV server', () => {
   it('discovers the calendar home with the account credentials and keeps it in the settings (no password answered)', () => {
-    expect(grant.settings).toMatchObject({ caldav_url: radicale.url, calendar_home: home(), carddav_url: radicale.url, addressbook_home: home() });
+    expect(grant.settings).toMatchObject({
+      caldav_url: radicale.url,
+      calendar_home: home(),
+      carddav_url: radicale.url,
+      addressbook_home: home(),
+    });
     expect(JSON.stringify(grant)).not.toContain(PASSWORD);
   });
 
@@ -95,12 +117,16 @@ describe('connecting an IMAP grant with a CalDAV server', () => {
     const before = (await api.get('/v3/grants')).body.data.length;
     const notDav = await connect({ caldav_url: htmlUrl });
     expect(notDav.status).toBe(400);
-    expect(notDav.body.error.message).toMatch(/settings\.caldav_url \(127\.0\.0\.1:\d+\): the server is not a CalDAV\/CardDAV server/);
+    expect(notDav.body.error.message).toMatch(
+      /settings\.caldav_url \(127\.0\.0\.1:\d+\): the server is not a CalDAV\/CardDAV server/,
+    );
     html.close();
     const closed = await connect({ caldav_url: htmlUrl });
     expect(closed.status).toBe(400);
     expect(closed.body.error.message).toContain('could not be reached');
-    expect((await connect({ caldav_url: 'ftp://example.org/' })).body.error.message).toContain("'settings.caldav_url' must be an https URL");
+    expect((await connect({ caldav_url: 'ftp://example.org/' })).body.error.message).toContain(
+      "'settings.caldav_url' must be an https URL",
+    );
     // The DAV server knows the account under another password than its mail server: refused, by name.
     await radicale.addAccount(OTHER, 'not the mail password');
     const refused = await api.post('/v3/connect/custom', {
@@ -116,7 +142,9 @@ describe('connecting an IMAP grant with a CalDAV server', () => {
       },
     });
     expect(refused.status).toBe(400);
-    expect(refused.body.error.message).toMatch(/settings\.carddav_url \(127\.0\.0\.1:\d+\): the server refused the credentials/);
+    expect(refused.body.error.message).toMatch(
+      /settings\.carddav_url \(127\.0\.0\.1:\d+\): the server refused the credentials/,
+    );
     expect((await api.get('/v3/grants')).body.data.length).toBe(before);
   });
 });
@@ -126,9 +154,14 @@ describe('calendars and events on the server', () => {
     const listed = await api.get(`/v3/grants/${grant.id}/calendars`);
     expect(listed.status, listed.text).toBe(200);
     expect(listed.body.data).toEqual([expect.objectContaining({ name: 'Home', is_primary: true })]);
-    const created = await api.post(`/v3/grants/${grant.id}/calendars`, { name: 'Work', hex_color: '#112233', timezone: 'Europe/Berlin' });
+    const created = await api.post(`/v3/grants/${grant.id}/calendars`, {
+      name: 'Work',
+      hex_color: '#112233',
+      timezone: 'Europe/Berlin',
+    });
     expect(created.status, created.text).toBe(201);
-    const onServer = async () => (await dav().listCollections(home())).filter((c) => c.kind === 'calendar').map((c) => c.displayName);
+    const onServer = async () =>
+      (await dav().listCollections(home())).filter((c) => c.kind === 'calendar').map((c) => c.displayName);
     expect(await onServer()).toEqual(expect.arrayContaining(['Home', 'Work']));
     const renamed = await api.put(`/v3/grants/${grant.id}/calendars/${created.body.data.id}`, { name: 'Work (team)' });
     expect(renamed.body.data.name).toBe('Work (team)');
@@ -139,7 +172,10 @@ describe('calendars and events on the server', () => {
   });
 
   it('writes events to the server first (create, update, delete), kept under the object URL the server names', async () => {
-    const created = await api.post(`/v3/grants/${grant.id}/events?calendar_id=primary`, { title: 'Dentist', when: { start_time: at('2026-12-10T09:00'), end_time: at('2026-12-10T10:00') } });
+    const created = await api.post(`/v3/grants/${grant.id}/events?calendar_id=primary`, {
+      title: 'Dentist',
+      when: { start_time: at('2026-12-10T09:00'), end_time: at('2026-12-10T10:00') },
+    });
     expect(created.status, created.text).toBe(201);
     const event = created.body.data;
     const objects = await dav().listObjects(`${home()}home/`);
@@ -201,8 +237,12 @@ describe('calendars and events on the server', () => {
     const id = created[0]!.data.object.id;
     expect((await raw('PUT', url, ics('Planning (agenda)'), { 'content-type': 'text/calendar' })).status).toBe(201);
     await syncRun();
-    expect((await notifications()).map((n) => [n.type, n.data.object.id, n.data.object.title])).toEqual([['event.updated', id, 'Planning (agenda)']]);
-    expect((await api.get(`/v3/grants/${grant.id}/events/${id}?calendar_id=primary`)).body.data.title).toBe('Planning (agenda)');
+    expect((await notifications()).map((n) => [n.type, n.data.object.id, n.data.object.title])).toEqual([
+      ['event.updated', id, 'Planning (agenda)'],
+    ]);
+    expect((await api.get(`/v3/grants/${grant.id}/events/${id}?calendar_id=primary`)).body.data.title).toBe(
+      'Planning (agenda)',
+    );
     // Nothing changed: the next run announces nothing.
     await syncRun();
     expect(await notifications()).toEqual([]);
@@ -225,7 +265,9 @@ describe('calendars and events on the server', () => {
         Key: mailSyncKey(grant.id as never),
         UpdateExpression: 'SET dav.calendars.#c.#t = :t',
         ExpressionAttributeNames: { '#c': primary, '#t': 'token' },
-        ExpressionAttributeValues: { ':t': 'http://radicale.org/ns/sync/0000000000000000000000000000000000000000000000000000000000000000' },
+        ExpressionAttributeValues: {
+          ':t': 'http://radicale.org/ns/sync/0000000000000000000000000000000000000000000000000000000000000000',
+        },
       }),
     );
     const url = `${home()}home/after-reset.ics`;
@@ -245,7 +287,9 @@ describe('calendars and events on the server', () => {
     ].join('\r\n');
     expect((await raw('PUT', url, ics, { 'content-type': 'text/calendar' })).status).toBe(201);
     await syncRun();
-    expect((await notifications()).map((n) => [n.type, n.data.object.title])).toEqual([['event.created', 'After the reset']]);
+    expect((await notifications()).map((n) => [n.type, n.data.object.title])).toEqual([
+      ['event.created', 'After the reset'],
+    ]);
     // A new token was kept: the next change is read from it.
     expect((await getSyncState(grant.id as never))!.dav!.calendars[primary]!.token).not.toMatch(/0{64}$/);
     expect((await raw('DELETE', url)).status).toBe(200);
@@ -254,7 +298,10 @@ describe('calendars and events on the server', () => {
   });
 
   it('refuses to overwrite an event another client changed first (412 → 409), and keeps the server version', async () => {
-    const created = await api.post(`/v3/grants/${grant.id}/events?calendar_id=primary`, { title: 'Review', when: { start_time: at('2026-12-16T09:00'), end_time: at('2026-12-16T10:00') } });
+    const created = await api.post(`/v3/grants/${grant.id}/events?calendar_id=primary`, {
+      title: 'Review',
+      when: { start_time: at('2026-12-16T09:00'), end_time: at('2026-12-16T10:00') },
+    });
     const id = created.body.data.id as string;
     const [object] = (await dav().listObjects(`${home()}home/`)).filter((o) => o.url.includes(id));
     const theirs = (await dav().getObject(object!.url)).data.replace('SUMMARY:Review', 'SUMMARY:Review (theirs)');
@@ -263,9 +310,13 @@ describe('calendars and events on the server', () => {
     expect(mine.status, mine.text).toBe(409);
     expect(mine.body.error.message).toContain('changed on the calendar server by another client');
     expect((await dav().getObject(object!.url)).data).toContain('SUMMARY:Review (theirs)');
-    expect((await api.get(`/v3/grants/${grant.id}/events/${id}?calendar_id=primary`)).body.data.title).toBe('Review (theirs)');
+    expect((await api.get(`/v3/grants/${grant.id}/events/${id}?calendar_id=primary`)).body.data.title).toBe(
+      'Review (theirs)',
+    );
     // Read again, the change goes through.
-    expect((await api.put(`/v3/grants/${grant.id}/events/${id}?calendar_id=primary`, { title: 'Review (mine)' })).status).toBe(200);
+    expect(
+      (await api.put(`/v3/grants/${grant.id}/events/${id}?calendar_id=primary`, { title: 'Review (mine)' })).status,
+    ).toBe(200);
     expect((await dav().getObject(object!.url)).data).toContain('SUMMARY:Review (mine)');
     await api.delete(`/v3/grants/${grant.id}/events/${id}?calendar_id=primary`);
     await notifications();
@@ -315,10 +366,14 @@ describe('calendars and events on the server', () => {
     ].join('\r\n');
     expect((await raw('PUT', url, series, { 'content-type': 'text/calendar' })).status).toBe(201);
     await syncRun();
-    const list = await api.get(`/v3/grants/${grant.id}/events?calendar_id=primary&expand_recurring=true&start=${at('2026-03-01T00:00')}&end=${at('2026-05-01T00:00')}`);
+    const list = await api.get(
+      `/v3/grants/${grant.id}/events?calendar_id=primary&expand_recurring=true&start=${at('2026-03-01T00:00')}&end=${at('2026-05-01T00:00')}`,
+    );
     expect(list.status, list.text).toBe(200);
     const utc = (s: number) => new Date(s * 1000).toISOString().slice(0, 16);
-    expect(list.body.data.map((e: { title: string; when: { start_time: number } }) => [utc(e.when.start_time), e.title])).toEqual([
+    expect(
+      list.body.data.map((e: { title: string; when: { start_time: number } }) => [utc(e.when.start_time), e.title]),
+    ).toEqual([
       ['2026-03-16T08:00', 'Standup'],
       ['2026-03-23T08:00', 'Standup'],
       // Summer time from here: 9:00 in Berlin is 7:00 UTC; the 30th was moved to 11:00, the 6th removed.
@@ -356,7 +411,18 @@ describe('calendars and events on the server', () => {
     await raw(
       'PUT',
       `${home()}home/odd-1.ics`,
-      ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//x//EN', 'BEGIN:VTODO', 'UID:odd-1', 'DTSTAMP:20261101T000000Z', 'SUMMARY:A task', 'END:VTODO', 'END:VCALENDAR', ''].join('\r\n'),
+      [
+        'BEGIN:VCALENDAR',
+        'VERSION:2.0',
+        'PRODID:-//x//EN',
+        'BEGIN:VTODO',
+        'UID:odd-1',
+        'DTSTAMP:20261101T000000Z',
+        'SUMMARY:A task',
+        'END:VTODO',
+        'END:VCALENDAR',
+        '',
+      ].join('\r\n'),
       {
         'content-type': 'text/calendar',
       },
@@ -364,7 +430,9 @@ describe('calendars and events on the server', () => {
     await syncRun();
     const titles = (await notifications()).map((n) => n.data.object.title);
     expect(titles).toContain('Fine');
-    const list = await api.get(`/v3/grants/${grant.id}/events?calendar_id=primary&start=${at('2026-12-17T00:00')}&end=${at('2026-12-18T00:00')}`);
+    const list = await api.get(
+      `/v3/grants/${grant.id}/events?calendar_id=primary&start=${at('2026-12-17T00:00')}&end=${at('2026-12-18T00:00')}`,
+    );
     expect(list.body.data.map((e: { title: string }) => e.title)).toEqual(['Fine']);
   });
 });
@@ -383,20 +451,36 @@ describe('contacts on the CardDAV server', () => {
     const contact = created.body.data;
     expect(contact).toMatchObject({ given_name: 'Ann', source: 'address_book', groups: [{ id: group.body.data.id }] });
     expect(contact.href).toBeUndefined();
-    const cards = async () => Promise.all((await dav().listObjects(`${home()}contacts/`)).map(async (o) => ({ url: o.url, text: (await dav().getObject(o.url)).data })));
+    const cards = async () =>
+      Promise.all(
+        (await dav().listObjects(`${home()}contacts/`)).map(async (o) => ({
+          url: o.url,
+          text: (await dav().getObject(o.url)).data,
+        })),
+      );
     const card = (await cards()).find((c) => c.text.includes('ann@example.net'))!;
     expect(card.text).toContain('FN:Ann Lee');
-    expect((await cards()).some((c) => c.text.includes('X-ADDRESSBOOKSERVER-KIND:group') && c.text.includes('FN:Friends'))).toBe(true);
+    expect(
+      (await cards()).some((c) => c.text.includes('X-ADDRESSBOOKSERVER-KIND:group') && c.text.includes('FN:Friends')),
+    ).toBe(true);
     await syncRun();
     await notifications();
 
     const edited = card.text.replace('FN:Ann Lee', 'FN:Ann Lee-Smith').replace(/^N:Lee;/m, 'N:Lee-Smith;');
     expect((await raw('PUT', card.url, edited, { 'content-type': 'text/vcard' })).status).toBe(201);
     await syncRun();
-    expect((await notifications()).map((n) => [n.type, n.data.object.id, n.data.object.surname])).toEqual([['contact.updated', contact.id, 'Lee-Smith']]);
-    expect((await api.get(`/v3/grants/${grant.id}/contacts?group=${group.body.data.id}`)).body.data.map((c: { id: string }) => c.id)).toEqual([contact.id]);
+    expect((await notifications()).map((n) => [n.type, n.data.object.id, n.data.object.surname])).toEqual([
+      ['contact.updated', contact.id, 'Lee-Smith'],
+    ]);
+    expect(
+      (await api.get(`/v3/grants/${grant.id}/contacts?group=${group.body.data.id}`)).body.data.map(
+        (c: { id: string }) => c.id,
+      ),
+    ).toEqual([contact.id]);
 
-    expect((await api.put(`/v3/grants/${grant.id}/contacts/${contact.id}`, { job_title: 'Engineer' })).status).toBe(200);
+    expect((await api.put(`/v3/grants/${grant.id}/contacts/${contact.id}`, { job_title: 'Engineer' })).status).toBe(
+      200,
+    );
     expect((await cards()).find((c) => c.url === card.url)!.text).toContain('TITLE:Engineer');
     expect((await api.delete(`/v3/grants/${grant.id}/contacts/${contact.id}`)).status).toBe(200);
     expect((await cards()).some((c) => c.url === card.url)).toBe(false);
@@ -408,7 +492,10 @@ describe('across providers', () => {
   it('one collective availability over an Agent Account and the CalDAV grant', async () => {
     const agent = await makeAgentGrant(api);
     const event = (grantId: string, title: string, from: string, to: string) =>
-      api.post(`/v3/grants/${grantId}/events?calendar_id=primary`, { title, when: { start_time: at(from), end_time: at(to) } });
+      api.post(`/v3/grants/${grantId}/events?calendar_id=primary`, {
+        title,
+        when: { start_time: at(from), end_time: at(to) },
+      });
     expect((await event(agent.id, 'Agent busy', '2026-12-21T09:00', '2026-12-21T10:00')).status).toBe(201);
     expect((await event(grant.id, 'CalDAV busy', '2026-12-21T10:00', '2026-12-21T11:00')).status).toBe(201);
     const response = await api.post('/v3/calendars/availability', {
@@ -420,13 +507,23 @@ describe('across providers', () => {
       availability_rules: { availability_method: 'collective' },
     });
     expect(response.status, response.text).toBe(200);
-    expect(response.body.data.time_slots.map((s: { start_time: number }) => s.start_time)).toEqual([at('2026-12-21T11:00')]);
+    expect(response.body.data.time_slots.map((s: { start_time: number }) => s.start_time)).toEqual([
+      at('2026-12-21T11:00'),
+    ]);
   });
 
   it('a booking on a CalDAV organizer creates the event on its CalDAV server', async () => {
     const created = await api.post(`/v3/grants/${grant.id}/scheduling/configurations`, {
       name: 'Intro',
-      participants: [{ email: grant.email, name: 'Cal', is_organizer: true, availability: { calendar_ids: ['primary'] }, booking: { calendar_id: 'primary' } }],
+      participants: [
+        {
+          email: grant.email,
+          name: 'Cal',
+          is_organizer: true,
+          availability: { calendar_ids: ['primary'] },
+          booking: { calendar_id: 'primary' },
+        },
+      ],
       availability: { duration_minutes: 30, interval_minutes: 30 },
       event_booking: { title: 'Intro call' },
       scheduler: { min_booking_notice: 0, available_days_in_future: 30 },
@@ -434,16 +531,21 @@ describe('across providers', () => {
     expect(created.status, created.text).toBe(201);
     const day = (Math.floor(Date.now() / 1000 / 86_400) + 2) * 86_400;
     const start = day + 13 * 3600;
-    const booked = await apiClient(gateway.url).post(`/v3/scheduling/bookings?configuration_id=${created.body.data.id}`, {
-      start_time: start,
-      end_time: start + 1800,
-      guest: { name: 'Gus', email: 'gus@guest.example.com' },
-    });
+    const booked = await apiClient(gateway.url).post(
+      `/v3/scheduling/bookings?configuration_id=${created.body.data.id}`,
+      {
+        start_time: start,
+        end_time: start + 1800,
+        guest: { name: 'Gus', email: 'gus@guest.example.com' },
+      },
+    );
     expect(booked.status, booked.text).toBe(201);
     const objects = await dav().listObjects(`${home()}home/`);
     const texts = await Promise.all(objects.map(async (o) => (await dav().getObject(o.url)).data));
     expect(texts.filter((t) => t.includes('SUMMARY:Intro call'))).toHaveLength(1);
     const events = await api.get(`/v3/grants/${grant.id}/events?calendar_id=primary&start=${day}&end=${day + 86_400}`);
-    expect(events.body.data.map((e: { id: string; title: string }) => [e.id, e.title])).toEqual([[booked.body.data.event_id, 'Intro call']]);
+    expect(events.body.data.map((e: { id: string; title: string }) => [e.id, e.title])).toEqual([
+      [booked.body.data.event_id, 'Intro call'],
+    ]);
   });
 });

@@ -18,7 +18,15 @@ describe('calendars', () => {
     expect(listed.status, listed.text).toBe(200);
     expect(listed.body.data).toHaveLength(1);
     const [primary] = listed.body.data;
-    expect(primary).toMatchObject({ object: 'calendar', grant_id: agent.id, is_primary: true, read_only: false, is_owned_by_user: true, owner_email: agent.email, timezone: 'UTC' });
+    expect(primary).toMatchObject({
+      object: 'calendar',
+      grant_id: agent.id,
+      is_primary: true,
+      read_only: false,
+      is_owned_by_user: true,
+      owner_email: agent.email,
+      timezone: 'UTC',
+    });
     expect((await api.get(`/v3/grants/${agent.id}/calendars/primary`)).body.data.id).toBe(primary.id);
     const removed = await api.delete(`/v3/grants/${agent.id}/calendars/primary`);
     expect(removed.status).toBe(400);
@@ -36,13 +44,25 @@ describe('calendars', () => {
       metadata: { key1: 'team-7' },
     });
     expect(created.status, created.text).toBe(201);
-    expect(created.body.data).toMatchObject({ name: 'Team', timezone: 'Europe/Berlin', hex_color: '#ffaa00', is_primary: false, metadata: { key1: 'team-7' } });
+    expect(created.body.data).toMatchObject({
+      name: 'Team',
+      timezone: 'Europe/Berlin',
+      hex_color: '#ffaa00',
+      is_primary: false,
+      metadata: { key1: 'team-7' },
+    });
     const id = created.body.data.id;
     const filtered = await api.get(`/v3/grants/${agent.id}/calendars?metadata_pair=key1:team-7`);
     expect(filtered.body.data.map((c: { id: string }) => c.id)).toEqual([id]);
     expect((await api.get(`/v3/grants/${agent.id}/calendars?metadata_pair=key9:x`)).status).toBe(400);
-    expect((await api.get(`/v3/grants/${agent.id}/calendars?select=id,name`)).body.data[1]).toEqual({ id, name: 'Team' });
-    const updated = await api.put(`/v3/grants/${agent.id}/calendars/${id}`, { name: 'Team B', timezone: 'America/New_York' });
+    expect((await api.get(`/v3/grants/${agent.id}/calendars?select=id,name`)).body.data[1]).toEqual({
+      id,
+      name: 'Team',
+    });
+    const updated = await api.put(`/v3/grants/${agent.id}/calendars/${id}`, {
+      name: 'Team B',
+      timezone: 'America/New_York',
+    });
     expect(updated.body.data).toMatchObject({ name: 'Team B', timezone: 'America/New_York', description: 'Shared' });
     expect((await api.delete(`/v3/grants/${agent.id}/calendars/${id}`)).status).toBe(200);
     expect((await api.get(`/v3/grants/${agent.id}/calendars/${id}`)).status).toBe(404);

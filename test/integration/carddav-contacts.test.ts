@@ -3,7 +3,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as db from '#shared/db/contacts';
 import { getGrant, type GrantRecord } from '#shared/db/grants';
 import { inboxContactId } from '#shared/contacts/stored';
-import { cardDavContactId, cardDavContacts, cardDavGroupId, syncAddressBook, type CardDavContext } from '#shared/dav/contacts';
+import {
+  cardDavContactId,
+  cardDavContacts,
+  cardDavGroupId,
+  syncAddressBook,
+  type CardDavContext,
+} from '#shared/dav/contacts';
 import { DavClient } from '#shared/dav/client';
 import { parseVCard, writeContactVCard, writeGroupVCard } from '#shared/dav/vcard';
 import { ApiError, ConflictError, InvalidRequestError } from '#shared/errors';
@@ -37,11 +43,19 @@ afterAll(async () => {
 const { api, applicationId } = useApi();
 
 const authorization = `Basic ${Buffer.from(`ann:${PASSWORD}`).toString('base64')}`;
-const client = () => new DavClient({ fetch: (input, init) => fetch(input, init), auth: { type: 'basic', username: 'ann', password: PASSWORD } });
+const client = () =>
+  new DavClient({
+    fetch: (input, init) => fetch(input, init),
+    auth: { type: 'basic', username: 'ann', password: PASSWORD },
+  });
 
 /** What "another client" does: a raw request to Radicale. */
 async function raw(method: string, url: string, body?: string, headers: Record<string, string> = {}) {
-  const response = await fetch(url, { method, body, headers: { authorization, ...(body ? { 'content-type': 'text/vcard; charset=utf-8' } : {}), ...headers } });
+  const response = await fetch(url, {
+    method,
+    body,
+    headers: { authorization, ...(body ? { 'content-type': 'text/vcard; charset=utf-8' } : {}), ...headers },
+  });
   return { status: response.status, etag: response.headers.get('etag'), text: await response.text() };
 }
 
@@ -77,17 +91,26 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
 
 const ANN_UID = 'contact-ann';
 const BOB_UID = '5f1e7c36-8b1a-4a47-9c1f-2a3b4c5d6e7f';
-const annCard = (surname = 'Lee') => writeContactVCard(ANN_UID, { given_name: 'Ann', surname, emails: [{ email: 'ann@example.org', type: 'work' }] });
-const bobCard = () => writeContactVCard(BOB_UID, { given_name: 'Bob', phone_numbers: [{ number: '+1 555 0100', type: 'mobile' }] }, { version: '4.0' });
+const annCard = (surname = 'Lee') =>
+  writeContactVCard(ANN_UID, { given_name: 'Ann', surname, emails: [{ email: 'ann@example.org', type: 'work' }] });
+const bobCard = () =>
+  writeContactVCard(
+    BOB_UID,
+    { given_name: 'Bob', phone_numbers: [{ number: '+1 555 0100', type: 'mobile' }] },
+    { version: '4.0' },
+  );
 
 /** ann.vcf, bob.vcf (vCard 4) and friends.vcf (a group of both), put by another client. */
 async function seed(book: string) {
   expect((await raw('PUT', `${book}ann.vcf`, annCard())).status).toBe(201);
   expect((await raw('PUT', `${book}bob.vcf`, bobCard())).status).toBe(201);
-  expect((await raw('PUT', `${book}friends.vcf`, writeGroupVCard('group-friends', 'Friends', [ANN_UID, BOB_UID]))).status).toBe(201);
+  expect(
+    (await raw('PUT', `${book}friends.vcf`, writeGroupVCard('group-friends', 'Friends', [ANN_UID, BOB_UID]))).status,
+  ).toBe(201);
 }
 
-const provider = () => cardDavContacts(async (grant) => ({ grant, client: client(), addressBook: bookOf.get(grant.id)! }));
+const provider = () =>
+  cardDavContacts(async (grant) => ({ grant, client: client(), addressBook: bookOf.get(grant.id)! }));
 const bookOf = new Map<string, string>();
 
 describe('syncAddressBook', () => {
@@ -105,13 +128,29 @@ describe('syncAddressBook', () => {
     const listed = await provider().list(grant, {}, 50);
     expect(listed.items.map((c) => c.id).sort()).toEqual([annId, bobId].sort());
     const ann = await provider().get(grant, annId, {});
-    expect(ann).toMatchObject({ id: annId, source: 'address_book', given_name: 'Ann', surname: 'Lee', emails: [{ email: 'ann@example.org', type: 'work' }], groups: [{ id: friendsId }] });
+    expect(ann).toMatchObject({
+      id: annId,
+      source: 'address_book',
+      given_name: 'Ann',
+      surname: 'Lee',
+      emails: [{ email: 'ann@example.org', type: 'work' }],
+      groups: [{ id: friendsId }],
+    });
     // The CardDAV bookkeeping is not part of the answer.
     expect(ann).not.toHaveProperty('href');
     expect(ann).not.toHaveProperty('etag');
     expect(ann).not.toHaveProperty('vcard_uid');
     expect((await provider().get(grant, bobId, {})).phone_numbers).toEqual([{ number: '+1 555 0100', type: 'mobile' }]);
-    expect((await provider().listGroups(grant, {}, 50)).items).toEqual([{ id: friendsId, object: 'contact_group', grant_id: grant.id, name: 'Friends', group_type: 'user', path: 'Friends' }]);
+    expect((await provider().listGroups(grant, {}, 50)).items).toEqual([
+      {
+        id: friendsId,
+        object: 'contact_group',
+        grant_id: grant.id,
+        name: 'Friends',
+        group_type: 'user',
+        path: 'Friends',
+      },
+    ]);
     expect((await provider().list(grant, { group: friendsId }, 50)).items).toHaveLength(2);
     expect((await provider().list(grant, { email: 'ANN@example.org' }, 50)).items.map((c) => c.id)).toEqual([annId]);
     const record = (await db.getContact(grant.id, annId))!;
@@ -131,14 +170,21 @@ describe('syncAddressBook', () => {
     expect(second).toMatchObject({ changed: 1, deleted: 0 });
     expect((await provider().get(grant, annId, {})).surname).toBe('Lee-Smith');
     const changed = await notifications(grant, 1);
-    expect(changed).toEqual([{ type: 'contact.updated', object: expect.objectContaining({ id: annId, surname: 'Lee-Smith', groups: [{ id: friendsId }] }) }]);
+    expect(changed).toEqual([
+      {
+        type: 'contact.updated',
+        object: expect.objectContaining({ id: annId, surname: 'Lee-Smith', groups: [{ id: friendsId }] }),
+      },
+    ]);
     expect(changed[0]!.object).not.toHaveProperty('etag');
 
     expect((await raw('DELETE', `${book}bob.vcf`)).status).toBe(200);
     const third = await syncAddressBook(ctx, { token: second.token });
     expect(third).toMatchObject({ changed: 0, deleted: 1 });
     expect(await db.getContact(grant.id, bobId)).toBeUndefined();
-    expect(await notifications(grant, 1)).toEqual([{ type: 'contact.deleted', object: expect.objectContaining({ id: bobId, given_name: 'Bob' }) }]);
+    expect(await notifications(grant, 1)).toEqual([
+      { type: 'contact.deleted', object: expect.objectContaining({ id: bobId, given_name: 'Bob' }) },
+    ]);
     expect(await syncAddressBook(ctx, { token: third.token })).toMatchObject({ changed: 0, deleted: 0 });
   });
 
@@ -146,10 +192,15 @@ describe('syncAddressBook', () => {
     const { grant, book, ctx } = await setup();
     await seed(book);
     // Radicale takes a vCard nested in another (vCard 2.1's AGENT); the mapping reads none.
-    const broken = 'BEGIN:VCARD\r\nVERSION:3.0\r\nUID:broken-1\r\nFN:Broken\r\nN:Broken;;;;\r\nBEGIN:VCARD\r\nVERSION:3.0\r\nFN:Inner\r\nEND:VCARD\r\nEND:VCARD\r\n';
+    const broken =
+      'BEGIN:VCARD\r\nVERSION:3.0\r\nUID:broken-1\r\nFN:Broken\r\nN:Broken;;;;\r\nBEGIN:VCARD\r\nVERSION:3.0\r\nFN:Inner\r\nEND:VCARD\r\nEND:VCARD\r\n';
     const put = await raw('PUT', `${book}broken.vcf`, broken);
     expect(put.status, put.text).toBe(201);
-    const noUid = await raw('PUT', `${book}no-uid.vcf`, 'BEGIN:VCARD\r\nVERSION:3.0\r\nUID:urn:uuid:\r\nFN:Nameless Uid\r\nN:Uid;Nameless;;;\r\nEND:VCARD\r\n');
+    const noUid = await raw(
+      'PUT',
+      `${book}no-uid.vcf`,
+      'BEGIN:VCARD\r\nVERSION:3.0\r\nUID:urn:uuid:\r\nFN:Nameless Uid\r\nN:Uid;Nameless;;;\r\nEND:VCARD\r\n',
+    );
     expect(noUid.status, noUid.text).toBe(201);
     const result = await syncAddressBook(ctx, {}, { quiet: true });
     expect(result.changed).toBe(4);
@@ -190,7 +241,12 @@ describe('cardDavContacts', () => {
     const { grant, book, ctx } = await setup();
     bookOf.set(grant.id, book);
     const contacts = provider();
-    const created = await contacts.create(grant, { given_name: 'Cara', surname: 'Diaz', emails: [{ email: 'cara@example.org' }], birthday: '--04-01' });
+    const created = await contacts.create(grant, {
+      given_name: 'Cara',
+      surname: 'Diaz',
+      emails: [{ email: 'cara@example.org' }],
+      birthday: '--04-01',
+    });
     expect(created).toMatchObject({ object: 'contact', source: 'address_book', given_name: 'Cara', groups: [] });
     expect(created).not.toHaveProperty('href');
     const record = (await db.getContact(grant.id, created.id as ContactId))!;
@@ -204,8 +260,18 @@ describe('cardDavContacts', () => {
       fields: { given_name: 'Cara', surname: 'Diaz', birthday: '--04-01', emails: [{ email: 'cara@example.org' }] },
     });
 
-    const changed = await contacts.update(grant, created.id, { surname: 'Diaz-Ortiz', notes: 'Met at the fair', emails: [] });
-    expect(changed).toMatchObject({ id: created.id, given_name: 'Cara', surname: 'Diaz-Ortiz', notes: 'Met at the fair', emails: [] });
+    const changed = await contacts.update(grant, created.id, {
+      surname: 'Diaz-Ortiz',
+      notes: 'Met at the fair',
+      emails: [],
+    });
+    expect(changed).toMatchObject({
+      id: created.id,
+      given_name: 'Cara',
+      surname: 'Diaz-Ortiz',
+      notes: 'Met at the fair',
+      emails: [],
+    });
     const after = parseVCard((await raw('GET', record.href!)).text);
     expect(after).toMatchObject({ uid: record.vcard_uid, fields: { surname: 'Diaz-Ortiz', notes: 'Met at the fair' } });
     expect(after.kind === 'individual' && after.fields.emails).toBeFalsy();
@@ -236,7 +302,15 @@ describe('cardDavContacts', () => {
     const record = (await db.getContact(grant.id, created.id as ContactId))!;
     await notifications(grant, 1);
     // Another client edits first.
-    expect((await raw('PUT', record.href!, writeContactVCard(record.vcard_uid!, { given_name: 'Daniel', company_name: 'Acme Corp' }))).status).toBeLessThan(300);
+    expect(
+      (
+        await raw(
+          'PUT',
+          record.href!,
+          writeContactVCard(record.vcard_uid!, { given_name: 'Daniel', company_name: 'Acme Corp' }),
+        )
+      ).status,
+    ).toBeLessThan(300);
     const error = await rejection(contacts.update(grant, created.id, { job_title: 'CEO' }));
     expect(error).toBeInstanceOf(ConflictError);
     expect((error as ConflictError).message).toMatch(/changed on the server by another client; fetch it again/);
@@ -244,15 +318,21 @@ describe('cardDavContacts', () => {
     expect(now).toMatchObject({ given_name: 'Daniel', company_name: 'Acme Corp' });
     expect(now.job_title).toBeUndefined();
     expect(parseVCard((await raw('GET', record.href!)).text)).toMatchObject({ fields: { given_name: 'Daniel' } });
-    expect(await notifications(grant, 1)).toEqual([{ type: 'contact.updated', object: expect.objectContaining({ id: created.id, given_name: 'Daniel' }) }]);
+    expect(await notifications(grant, 1)).toEqual([
+      { type: 'contact.updated', object: expect.objectContaining({ id: created.id, given_name: 'Daniel' }) },
+    ]);
 
     // The same for a delete; with the server's version stored, the next one goes through.
-    expect((await raw('PUT', record.href!, writeContactVCard(record.vcard_uid!, { given_name: 'Dani' }))).status).toBeLessThan(300);
+    expect(
+      (await raw('PUT', record.href!, writeContactVCard(record.vcard_uid!, { given_name: 'Dani' }))).status,
+    ).toBeLessThan(300);
     expect(await rejection(contacts.delete(grant, created.id))).toBeInstanceOf(ConflictError);
     expect((await contacts.get(grant, created.id, {})).given_name).toBe('Dani');
     expect((await raw('GET', record.href!)).status).toBe(200);
     await contacts.update(grant, created.id, { job_title: 'CTO' });
-    expect(parseVCard((await raw('GET', record.href!)).text)).toMatchObject({ fields: { given_name: 'Dani', job_title: 'CTO' } });
+    expect(parseVCard((await raw('GET', record.href!)).text)).toMatchObject({
+      fields: { given_name: 'Dani', job_title: 'CTO' },
+    });
 
     // Deleted on the server meanwhile: the record goes too, and the change is a 404.
     expect((await raw('DELETE', record.href!)).status).toBe(200);
@@ -264,12 +344,19 @@ describe('cardDavContacts', () => {
     const { grant, book, ctx } = await setup();
     bookOf.set(grant.id, book);
     const contacts = provider();
-    expect(await rejection(contacts.createGroup(grant, { name: 'Sub', parent_id: 'ctg_01J00000000000000000000000' }))).toBeInstanceOf(InvalidRequestError);
+    expect(
+      await rejection(contacts.createGroup(grant, { name: 'Sub', parent_id: 'ctg_01J00000000000000000000000' })),
+    ).toBeInstanceOf(InvalidRequestError);
     const team = await contacts.createGroup(grant, { name: 'Team' });
     expect(team).toMatchObject({ object: 'contact_group', name: 'Team', path: 'Team', group_type: 'user' });
     expect(await rejection(contacts.createGroup(grant, { name: 'team' }))).toBeInstanceOf(ConflictError);
     const teamRecord = (await db.allContactGroups(grant.id)).find((g) => g.id === team.id)!;
-    expect(parseVCard((await raw('GET', teamRecord.href!)).text)).toEqual({ kind: 'group', uid: teamRecord.vcard_uid, name: 'Team', members: [] });
+    expect(parseVCard((await raw('GET', teamRecord.href!)).text)).toEqual({
+      kind: 'group',
+      uid: teamRecord.vcard_uid,
+      name: 'Team',
+      members: [],
+    });
 
     const eve = await contacts.create(grant, { given_name: 'Eve', groups: [{ id: team.id }] });
     expect(eve.groups).toEqual([{ id: team.id }]);
@@ -288,15 +375,30 @@ describe('cardDavContacts', () => {
 
     // Another client adds Eve back: the sync gives Eve the group, with contact.updated.
     const current = await raw('GET', teamRecord.href!);
-    expect((await raw('PUT', teamRecord.href!, writeGroupVCard(teamRecord.vcard_uid!, 'Team', [fayRecord.vcard_uid!, eveRecord.vcard_uid!]), { 'if-match': current.etag! })).status).toBeLessThan(300);
+    expect(
+      (
+        await raw(
+          'PUT',
+          teamRecord.href!,
+          writeGroupVCard(teamRecord.vcard_uid!, 'Team', [fayRecord.vcard_uid!, eveRecord.vcard_uid!]),
+          { 'if-match': current.etag! },
+        )
+      ).status,
+    ).toBeLessThan(300);
     const synced = await syncAddressBook(ctx, {});
     expect(synced).toMatchObject({ changed: 2, deleted: 0 }); // the group and Eve
     expect((await contacts.get(grant, eve.id, {})).groups).toEqual([{ id: team.id }]);
-    expect(await notifications(grant, 1)).toEqual([{ type: 'contact.updated', object: expect.objectContaining({ id: eve.id, groups: [{ id: team.id }] }) }]);
+    expect(await notifications(grant, 1)).toEqual([
+      { type: 'contact.updated', object: expect.objectContaining({ id: eve.id, groups: [{ id: team.id }] }) },
+    ]);
 
     // Rename and delete reach the server; the members leave the deleted group.
     expect(await contacts.updateGroup(grant, team.id, { name: 'Crew' })).toMatchObject({ id: team.id, name: 'Crew' });
-    expect(parseVCard((await raw('GET', teamRecord.href!)).text)).toMatchObject({ kind: 'group', name: 'Crew', members: expect.arrayContaining([eveRecord.vcard_uid, fayRecord.vcard_uid]) });
+    expect(parseVCard((await raw('GET', teamRecord.href!)).text)).toMatchObject({
+      kind: 'group',
+      name: 'Crew',
+      members: expect.arrayContaining([eveRecord.vcard_uid, fayRecord.vcard_uid]),
+    });
     expect((await contacts.listGroups(grant, {}, 50)).items.map((g) => g.name)).toEqual(['Crew']);
     await contacts.deleteGroup(grant, team.id);
     expect((await raw('GET', teamRecord.href!)).status).toBe(404);
@@ -312,8 +414,12 @@ describe('cardDavContacts', () => {
     const contacts = provider();
     const group = await contacts.createGroup(grant, { name: 'Club' });
     const record = (await db.allContactGroups(grant.id)).find((g) => g.id === group.id)!;
-    expect((await raw('PUT', record.href!, writeGroupVCard(record.vcard_uid!, 'Club (theirs)', []))).status).toBeLessThan(300);
-    expect(await rejection(contacts.updateGroup(grant, group.id, { name: 'Club (ours)' }))).toBeInstanceOf(ConflictError);
+    expect(
+      (await raw('PUT', record.href!, writeGroupVCard(record.vcard_uid!, 'Club (theirs)', []))).status,
+    ).toBeLessThan(300);
+    expect(await rejection(contacts.updateGroup(grant, group.id, { name: 'Club (ours)' }))).toBeInstanceOf(
+      ConflictError,
+    );
     expect((await contacts.listGroups(grant, {}, 50)).items.map((g) => g.name)).toEqual(['Club (theirs)']);
     expect(parseVCard((await raw('GET', record.href!)).text)).toMatchObject({ name: 'Club (theirs)' });
     expect(await contacts.updateGroup(grant, group.id, { name: 'Club (ours)' })).toMatchObject({ name: 'Club (ours)' });
@@ -340,7 +446,9 @@ describe('cardDavContacts', () => {
       version: 1,
     };
     expect(await db.writeInboxContact(inbox, undefined)).toBe(true);
-    expect((await contacts.list(grant, { source: 'inbox', email: 'pen@example.org' }, 50)).items.map((c) => c.id)).toEqual([id]);
+    expect(
+      (await contacts.list(grant, { source: 'inbox', email: 'pen@example.org' }, 50)).items.map((c) => c.id),
+    ).toEqual([id]);
     expect((await contacts.list(grant, { source: 'domain' }, 50)).items).toEqual([]);
     expect(await rejection(contacts.update(grant, id, { surname: 'Pal' }))).toBeInstanceOf(InvalidRequestError);
     await contacts.delete(grant, id);
@@ -350,7 +458,11 @@ describe('cardDavContacts', () => {
 
   it('answers a server that cannot be reached with a 503', async () => {
     const { grant } = await setup();
-    const down = cardDavContacts(async (g) => ({ grant: g, client: client(), addressBook: 'http://127.0.0.1:9/ann/book/' }));
+    const down = cardDavContacts(async (g) => ({
+      grant: g,
+      client: client(),
+      addressBook: 'http://127.0.0.1:9/ann/book/',
+    }));
     const error = await rejection(down.create(grant, { given_name: 'Gil' }));
     expect(error).toBeInstanceOf(ApiError);
     expect(error).toMatchObject({ status: 503, expose: true });

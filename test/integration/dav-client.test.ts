@@ -64,7 +64,11 @@ const FAKE_DAV: Record<string, { status: number; headers: Record<string, string>
   </D:response>
 </D:multistatus>`,
   },
-  '/broken/': { status: 207, headers: XML, body: '<?xml version="1.0"?><d:multistatus xmlns:d="DAV:"><d:response><d:href>/x</d:response>' },
+  '/broken/': {
+    status: 207,
+    headers: XML,
+    body: '<?xml version="1.0"?><d:multistatus xmlns:d="DAV:"><d:response><d:href>/x</d:response>',
+  },
   '/elsewhere/': { status: 301, headers: { location: 'https://calendar.example.com/dav/' }, body: '' },
   '/loop/': { status: 302, headers: { location: '/loop/' }, body: '' },
 };
@@ -75,7 +79,11 @@ const authHeader = (user = 'ann') => `Basic ${Buffer.from(`${user}:${PASSWORD}`)
 
 /** What "another client" does: a raw request to Radicale, no DavClient involved. */
 async function raw(method: string, path: string, body?: string, headers: Record<string, string> = {}) {
-  const response = await fetch(new URL(path, radicale.url), { method, body, headers: { authorization: authHeader(), ...headers } });
+  const response = await fetch(new URL(path, radicale.url), {
+    method,
+    body,
+    headers: { authorization: authHeader(), ...headers },
+  });
   return { status: response.status, etag: response.headers.get('etag'), text: await response.text() };
 }
 
@@ -131,7 +139,10 @@ const TIMEZONE = [
 describe('discovery', () => {
   it('finds the calendar and address book homes from the server root (well-known, then principal)', async () => {
     for (const protocol of ['caldav', 'carddav'] as const) {
-      expect(await client().discover(radicale.url, protocol)).toEqual({ principal: `${radicale.url}ann/`, homes: [`${radicale.url}ann/`] });
+      expect(await client().discover(radicale.url, protocol)).toEqual({
+        principal: `${radicale.url}ann/`,
+        homes: [`${radicale.url}ann/`],
+      });
     }
     // bob's credentials lead to bob's home from the same URL.
     expect((await client(basic('bob')).discover(radicale.url, 'caldav')).homes).toEqual([`${radicale.url}bob/`]);
@@ -140,17 +151,27 @@ describe('discovery', () => {
   it('accepts a principal or home URL, and a collection URL as is', async () => {
     expect((await client().discover(`${radicale.url}ann/`, 'caldav')).homes).toEqual([`${radicale.url}ann/`]);
     await client().makeCalendar(`${radicale.url}ann/discover-me/`, { name: 'Direct' });
-    expect((await client().discover(`${radicale.url}ann/discover-me/`, 'caldav')).homes).toEqual([`${radicale.url}ann/discover-me/`]);
+    expect((await client().discover(`${radicale.url}ann/discover-me/`, 'caldav')).homes).toEqual([
+      `${radicale.url}ann/discover-me/`,
+    ]);
     const listed = await client().listCollections(`${radicale.url}ann/discover-me/`);
     expect(listed.map((one) => one.displayName)).toEqual(['Direct']);
   });
 
   it('works through the guarded fetch production uses (redirects are not followed by it)', async () => {
-    const guarded = guardedFetch({ policy: { local: true }, timeoutMs: 5000, maxResponseBytes: 5_000_000, userAgent: 'switchboard-test/1' });
+    const guarded = guardedFetch({
+      policy: { local: true },
+      timeoutMs: 5000,
+      maxResponseBytes: 5_000_000,
+      userAgent: 'switchboard-test/1',
+    });
     const dav = new DavClient({ fetch: guarded, auth: basic() });
     expect((await dav.discover(radicale.url, 'caldav')).homes).toEqual([`${radicale.url}ann/`]);
     // Deployed policy: plain http to loopback is refused before any connection.
-    const deployed = new DavClient({ fetch: guardedFetch({ policy: { local: false }, timeoutMs: 5000, maxResponseBytes: 1000, userAgent: 'x' }), auth: basic() });
+    const deployed = new DavClient({
+      fetch: guardedFetch({ policy: { local: false }, timeoutMs: 5000, maxResponseBytes: 1000, userAgent: 'x' }),
+      auth: basic(),
+    });
     const error = await rejection(deployed.discover(radicale.url, 'caldav'));
     expect(error.kind).toBe('unreachable');
     expect(error.message).toContain('127.0.0.1');
@@ -162,7 +183,9 @@ describe('discovery', () => {
     expect(error.status).toBe(401);
     expect(error.message).toContain(`127.0.0.1:${radicale.port}`);
     expect(error.message).toContain('401');
-    expect((await rejection(client({ type: 'bearer', token: 'nope' }).listCollections(`${radicale.url}ann/`))).kind).toBe('unauthorized');
+    expect(
+      (await rejection(client({ type: 'bearer', token: 'nope' }).listCollections(`${radicale.url}ann/`))).kind,
+    ).toBe('unauthorized');
     // Another user's home: authenticated, but not allowed (owner_only).
     expect((await rejection(client(basic('bob')).listCollections(`${radicale.url}ann/`))).kind).toBe('unauthorized');
   });
@@ -214,21 +237,39 @@ describe('calendars', () => {
 
   it('creates a calendar with MKCALENDAR and lists it with its properties', async () => {
     const url = `${home()}work/`;
-    await client().makeCalendar(url, { name: 'Work', color: '#FF0000FF', description: 'Team & <projects>', timezone: TIMEZONE });
+    await client().makeCalendar(url, {
+      name: 'Work',
+      color: '#FF0000FF',
+      description: 'Team & <projects>',
+      timezone: TIMEZONE,
+    });
     const calendars = await client().listCollections(home());
     const work = calendars.find((one) => one.url === url);
-    expect(work).toMatchObject({ kind: 'calendar', displayName: 'Work', color: '#FF0000FF', description: 'Team & <projects>', components: ['VEVENT'], timezoneId: 'Europe/Berlin' });
+    expect(work).toMatchObject({
+      kind: 'calendar',
+      displayName: 'Work',
+      color: '#FF0000FF',
+      description: 'Team & <projects>',
+      components: ['VEVENT'],
+      timezoneId: 'Europe/Berlin',
+    });
     expect(work!.timezone).toContain('BEGIN:VTIMEZONE');
     expect(work!.ctag).toBeTruthy();
     expect(work!.syncToken).toMatch(/^http:\/\/radicale\.org\/ns\/sync\//);
     // Creating it again: the URL is taken.
-    expect((await rejection(client().makeCalendar(url, { name: 'Again' }))).kind).toMatch(/conflict|precondition_failed/);
+    expect((await rejection(client().makeCalendar(url, { name: 'Again' }))).kind).toMatch(
+      /conflict|precondition_failed/,
+    );
   });
 
   it('renames, recolors and describes a calendar with PROPPATCH, and deletes it', async () => {
     const url = `${home()}rename-me/`;
     await client().makeCalendar(url, { name: 'Before' });
-    await client().updateCollection(url, 'calendar', { name: 'After', color: '#00FF00FF', description: 'Now described' });
+    await client().updateCollection(url, 'calendar', {
+      name: 'After',
+      color: '#00FF00FF',
+      description: 'Now described',
+    });
     const [after] = (await client().listCollections(home())).filter((one) => one.url === url);
     expect(after).toMatchObject({ displayName: 'After', color: '#00FF00FF', description: 'Now described' });
     await client().deleteCollection(url);
@@ -241,14 +282,18 @@ describe('calendars', () => {
     await client().makeCalendar(calendar, { name: 'ETags' });
     // Not named after the UID: hrefs are whatever the server or another client chose.
     const url = `${calendar}some%20name-${Date.now()}.ics`;
-    const etag = await client().putObject(url, event('uid-etag-1', 'First'), 'text/calendar; charset=utf-8', { create: true });
+    const etag = await client().putObject(url, event('uid-etag-1', 'First'), 'text/calendar; charset=utf-8', {
+      create: true,
+    });
     expect(etag).toMatch(/^"/);
     const read = await client().getObject(url);
     expect(read.etag).toBe(etag);
     expect(read.data).toContain('SUMMARY:First');
 
     // Creating where something exists is a precondition failure, not an overwrite.
-    const exists = await rejection(client().putObject(url, event('uid-etag-1', 'Clobber'), 'text/calendar', { create: true }));
+    const exists = await rejection(
+      client().putObject(url, event('uid-etag-1', 'Clobber'), 'text/calendar', { create: true }),
+    );
     expect(exists).toBeInstanceOf(PreconditionFailed);
     expect(exists.kind).toBe('precondition_failed');
 
@@ -257,7 +302,9 @@ describe('calendars', () => {
     expect(updated).not.toBe(etag);
 
     // The old ETag is stale now: neither update nor delete goes through, and the data stays.
-    const stale = await rejection(client().putObject(url, event('uid-etag-1', 'Stale'), 'text/calendar', { etag: etag! }));
+    const stale = await rejection(
+      client().putObject(url, event('uid-etag-1', 'Stale'), 'text/calendar', { etag: etag! }),
+    );
     expect(stale.kind).toBe('precondition_failed');
     expect(stale.status).toBe(412);
     expect(stale.message).toContain('412');
@@ -296,8 +343,14 @@ describe('calendars', () => {
     expect(quiet).toMatchObject({ changed: [], deleted: [] });
 
     const added = `${calendar}added-elsewhere.ics`;
-    expect((await raw('PUT', new URL(added).pathname, event('sync-added', 'Added'), { 'content-type': 'text/calendar' })).status).toBe(201);
-    expect((await raw('PUT', new URL(change).pathname, event('sync-change', 'Changed'), { 'content-type': 'text/calendar' })).status).toBe(201);
+    expect(
+      (await raw('PUT', new URL(added).pathname, event('sync-added', 'Added'), { 'content-type': 'text/calendar' }))
+        .status,
+    ).toBe(201);
+    expect(
+      (await raw('PUT', new URL(change).pathname, event('sync-change', 'Changed'), { 'content-type': 'text/calendar' }))
+        .status,
+    ).toBe(201);
     expect((await raw('DELETE', new URL(remove).pathname)).status).toBe(200);
 
     const next = await client().syncCollection(calendar, quiet.token);
@@ -315,7 +368,10 @@ describe('calendars', () => {
   it('throws SyncTokenInvalid for a token the server does not know', async () => {
     const calendar = `${home()}badtoken/`;
     await client().makeCalendar(calendar, { name: 'Bad token' });
-    for (const token of ['http://radicale.org/ns/sync/0000000000000000000000000000000000000000000000000000000000000000', 'not-even-a-token']) {
+    for (const token of [
+      'http://radicale.org/ns/sync/0000000000000000000000000000000000000000000000000000000000000000',
+      'not-even-a-token',
+    ]) {
       const error = await rejection(client().syncCollection(calendar, token));
       expect(error).toBeInstanceOf(SyncTokenInvalid);
       expect(error.kind).toBe('sync_token_invalid');
@@ -332,13 +388,22 @@ describe('calendars', () => {
       const url = `${calendar}item-${i}-${i % 7}.ics`;
       urls.push(url);
       const day = String(1 + (i % 28)).padStart(2, '0');
-      await client().putObject(url, event(`many-${i}`, `Event ${i}`, `202603${day}T090000Z`, `202603${day}T100000Z`), 'text/calendar', { create: true });
+      await client().putObject(
+        url,
+        event(`many-${i}`, `Event ${i}`, `202603${day}T090000Z`, `202603${day}T100000Z`),
+        'text/calendar',
+        { create: true },
+      );
     }
     const listed = await client().listObjects(calendar);
     expect(listed).toHaveLength(count);
 
     // More than one batch, plus an href the server does not have (left out).
-    const objects = await client().multiget(calendar, [...listed.map((one) => one.url), `${calendar}missing.ics`], 'calendar');
+    const objects = await client().multiget(
+      calendar,
+      [...listed.map((one) => one.url), `${calendar}missing.ics`],
+      'calendar',
+    );
     expect(objects).toHaveLength(count);
     const byUrl = new Map(objects.map((one) => [one.url, one]));
     for (const [i, url] of urls.entries()) {
@@ -347,7 +412,10 @@ describe('calendars', () => {
     }
 
     // 1–2 March: days 01 and 02 (i % 28 ∈ {0, 1}).
-    const inRange = await client().calendarQuery(calendar, { start: new Date('2026-03-01T00:00:00Z'), end: new Date('2026-03-03T00:00:00Z') });
+    const inRange = await client().calendarQuery(calendar, {
+      start: new Date('2026-03-01T00:00:00Z'),
+      end: new Date('2026-03-03T00:00:00Z'),
+    });
     const expected = urls.filter((_, i) => i % 28 < 2);
     expect(inRange.map((one) => one.url).sort()).toEqual(expected.sort());
     expect(inRange.every((one) => one.data.includes('BEGIN:VEVENT'))).toBe(true);
@@ -361,11 +429,22 @@ describe('address books', () => {
     const book = `${home()}contacts/`;
     await client().makeAddressBook(book, { name: 'Contacts', description: 'People' });
     const books = (await client().listCollections(home())).filter((one) => one.kind === 'addressbook');
-    expect(books).toEqual([expect.objectContaining({ url: book, displayName: 'Contacts', description: 'People', components: undefined })]);
+    expect(books).toEqual([
+      expect.objectContaining({ url: book, displayName: 'Contacts', description: 'People', components: undefined }),
+    ]);
     expect((await client().discover(book, 'carddav')).homes).toEqual([book]);
 
-    const ann = writeContactVCard('contact-ann', { given_name: 'Ann', surname: 'Lee', emails: [{ email: 'ann@example.org', type: 'work' }], notes: 'Long note '.repeat(20) });
-    const bob = writeContactVCard('5f1e7c36-8b1a-4a47-9c1f-2a3b4c5d6e7f', { given_name: 'Bob', phone_numbers: [{ number: '+1 555 0100', type: 'mobile' }] }, { version: '4.0' });
+    const ann = writeContactVCard('contact-ann', {
+      given_name: 'Ann',
+      surname: 'Lee',
+      emails: [{ email: 'ann@example.org', type: 'work' }],
+      notes: 'Long note '.repeat(20),
+    });
+    const bob = writeContactVCard(
+      '5f1e7c36-8b1a-4a47-9c1f-2a3b4c5d6e7f',
+      { given_name: 'Bob', phone_numbers: [{ number: '+1 555 0100', type: 'mobile' }] },
+      { version: '4.0' },
+    );
     const apple = writeGroupVCard('group-apple', 'Friends', ['contact-ann', '5f1e7c36-8b1a-4a47-9c1f-2a3b4c5d6e7f']);
     const four = writeGroupVCard('group-four', 'Work', ['contact-ann'], { version: '4.0' });
     const put = async (name: string, text: string) => {
@@ -386,15 +465,42 @@ describe('address books', () => {
       'addressbook',
     );
     const parsed = new Map(cards.map((card) => [card.url.slice(book.length), parseVCard(card.data)]));
-    expect(parsed.get('ann.vcf')).toMatchObject({ kind: 'individual', uid: 'contact-ann', fields: { given_name: 'Ann', surname: 'Lee', emails: [{ email: 'ann@example.org', type: 'work' }] } });
-    expect(parsed.get('bob.vcf')).toMatchObject({ kind: 'individual', uid: '5f1e7c36-8b1a-4a47-9c1f-2a3b4c5d6e7f', fields: { phone_numbers: [{ number: '+1 555 0100', type: 'mobile' }] } });
-    expect(parsed.get('friends.vcf')).toEqual({ kind: 'group', uid: 'group-apple', name: 'Friends', members: ['contact-ann', '5f1e7c36-8b1a-4a47-9c1f-2a3b4c5d6e7f'] });
-    expect(parsed.get('work.vcf')).toEqual({ kind: 'group', uid: 'group-four', name: 'Work', members: ['contact-ann'] });
+    expect(parsed.get('ann.vcf')).toMatchObject({
+      kind: 'individual',
+      uid: 'contact-ann',
+      fields: { given_name: 'Ann', surname: 'Lee', emails: [{ email: 'ann@example.org', type: 'work' }] },
+    });
+    expect(parsed.get('bob.vcf')).toMatchObject({
+      kind: 'individual',
+      uid: '5f1e7c36-8b1a-4a47-9c1f-2a3b4c5d6e7f',
+      fields: { phone_numbers: [{ number: '+1 555 0100', type: 'mobile' }] },
+    });
+    expect(parsed.get('friends.vcf')).toEqual({
+      kind: 'group',
+      uid: 'group-apple',
+      name: 'Friends',
+      members: ['contact-ann', '5f1e7c36-8b1a-4a47-9c1f-2a3b4c5d6e7f'],
+    });
+    expect(parsed.get('work.vcf')).toEqual({
+      kind: 'group',
+      uid: 'group-four',
+      name: 'Work',
+      members: ['contact-ann'],
+    });
 
     // A stale ETag on a contact: refused, as for events.
-    const newer = await client().putObject(`${book}ann.vcf`, writeContactVCard('contact-ann', { given_name: 'Ann', surname: 'Lee-Smith' }), 'text/vcard', { etag: annEtag! });
-    expect((await rejection(client().putObject(`${book}ann.vcf`, ann, 'text/vcard', { etag: annEtag! }))).kind).toBe('precondition_failed');
-    expect(parseVCard((await client().getObject(`${book}ann.vcf`)).data)).toMatchObject({ fields: { surname: 'Lee-Smith' } });
+    const newer = await client().putObject(
+      `${book}ann.vcf`,
+      writeContactVCard('contact-ann', { given_name: 'Ann', surname: 'Lee-Smith' }),
+      'text/vcard',
+      { etag: annEtag! },
+    );
+    expect((await rejection(client().putObject(`${book}ann.vcf`, ann, 'text/vcard', { etag: annEtag! }))).kind).toBe(
+      'precondition_failed',
+    );
+    expect(parseVCard((await client().getObject(`${book}ann.vcf`)).data)).toMatchObject({
+      fields: { surname: 'Lee-Smith' },
+    });
     expect((await client().getObject(`${book}ann.vcf`)).etag).toBe(newer);
 
     // Sync works on address books too.

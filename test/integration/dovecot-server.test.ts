@@ -28,14 +28,21 @@ beforeAll(async () => {
   oidc = await startOidcServer({ onIssue: ({ kind, value }) => rememberSecret(value, `provider ${kind}`) });
   oidc.addClient({ client_id: 'imap-test', client_secret: CLIENT_SECRET, redirect_uris: [REDIRECT] });
   // Dovecot's own client for introspection: it authenticates with HTTP Basic (credentials in introspection_url).
-  oidc.addClient({ client_id: 'dovecot', client_secret: CLIENT_SECRET, redirect_uris: [REDIRECT], token_endpoint_auth_method: 'client_secret_basic' });
+  oidc.addClient({
+    client_id: 'dovecot',
+    client_secret: CLIENT_SECRET,
+    redirect_uris: [REDIRECT],
+    token_endpoint_auth_method: 'client_secret_basic',
+  });
 });
 afterAll(async () => {
   await oidc?.stop();
 });
 
 // Registered after the OIDC server's beforeAll, so that its URL is known when Dovecot starts.
-const dovecot = useDovecot([{ user: USER, password: PASSWORD }], { oauth2: () => ({ introspectionUrl: `${oidc.issuers.google}/me`, usernameAttribute: 'email' }) });
+const dovecot = useDovecot([{ user: USER, password: PASSWORD }], {
+  oauth2: () => ({ introspectionUrl: `${oidc.issuers.google}/me`, usernameAttribute: 'email' }),
+});
 
 const clients: ImapFlow[] = [];
 function imap(auth: ImapFlowOptions['auth'], port = dovecot.imapPort): ImapFlow {
@@ -61,13 +68,23 @@ async function accessToken(email: string): Promise<string> {
     code_challenge: createHash('sha256').update(verifier).digest('base64url'),
     code_challenge_method: 'S256',
   });
-  const back = await followLogin(`${oidc.issuers.google}/auth?${query}`, { login: email, stopAt: (url) => url.href.startsWith(REDIRECT) });
+  const back = await followLogin(`${oidc.issuers.google}/auth?${query}`, {
+    login: email,
+    stopAt: (url) => url.href.startsWith(REDIRECT),
+  });
   const code = back.searchParams.get('code');
   expect(code, back.href).toBeTruthy();
   const response = await fetch(`${oidc.issuers.google}/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'authorization_code', code: code!, redirect_uri: REDIRECT, code_verifier: verifier, client_id: 'imap-test', client_secret: CLIENT_SECRET }),
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code: code!,
+      redirect_uri: REDIRECT,
+      code_verifier: verifier,
+      client_id: 'imap-test',
+      client_secret: CLIENT_SECRET,
+    }),
   });
   const body = (await response.json()) as { access_token?: string };
   expect(response.status, JSON.stringify(body)).toBe(200);
@@ -126,7 +143,8 @@ describe('Dovecot as the IMAP test server', () => {
     const client = imap({ user: USER, pass: PASSWORD });
     await client.connect();
     expect(client.authenticated).toBeTruthy();
-    for (const capability of ['IDLE', 'CONDSTORE', 'QRESYNC', 'MOVE', 'SPECIAL-USE', 'LIST-STATUS']) expect(client.capabilities.has(capability), capability).toBe(true);
+    for (const capability of ['IDLE', 'CONDSTORE', 'QRESYNC', 'MOVE', 'SPECIAL-USE', 'LIST-STATUS'])
+      expect(client.capabilities.has(capability), capability).toBe(true);
     expect(client.enabled.has('QRESYNC')).toBe(true);
     await client.logout();
 
@@ -146,7 +164,11 @@ describe('Dovecot as the IMAP test server', () => {
     const mailbox = await client.mailboxOpen('INBOX');
     expect(mailbox.exists).toBe(1);
     expect(mailbox.highestModseq).toBeGreaterThan(0n);
-    const fetched = await client.fetchAll('1:*', { uid: true, envelope: true, flags: true, source: true }, { uid: true });
+    const fetched = await client.fetchAll(
+      '1:*',
+      { uid: true, envelope: true, flags: true, source: true },
+      { uid: true },
+    );
     expect(fetched).toHaveLength(1);
     expect(fetched[0]!.uid).toBe(appended && appended.uid);
     expect(fetched[0]!.envelope?.subject).toBe('First');
@@ -190,8 +212,19 @@ describe('Dovecot as the IMAP test server', () => {
 
   it('relays mail submitted with AUTH PLAIN into the SMTP sink, and refuses a wrong password', async () => {
     const to = `carol-${randomBytes(4).toString('hex')}@example.net`;
-    const transport = createTransport({ host: dovecot.host, port: dovecot.submissionPort, secure: false, ignoreTLS: true, auth: { user: USER, pass: PASSWORD, method: 'PLAIN' } });
-    const info = await transport.sendMail({ from: USER, to, subject: 'Through submission', text: 'Relayed by Dovecot.' });
+    const transport = createTransport({
+      host: dovecot.host,
+      port: dovecot.submissionPort,
+      secure: false,
+      ignoreTLS: true,
+      auth: { user: USER, pass: PASSWORD, method: 'PLAIN' },
+    });
+    const info = await transport.sendMail({
+      from: USER,
+      to,
+      subject: 'Through submission',
+      text: 'Relayed by Dovecot.',
+    });
     expect(info.accepted).toEqual([to]);
     const sunk = await dovecot.sink.waitFor(to);
     expect(sunk).toHaveLength(1);
@@ -199,8 +232,16 @@ describe('Dovecot as the IMAP test server', () => {
     expect(await dovecot.sink.raw(sunk[0]!.id)).toContain('Relayed by Dovecot.');
     transport.close();
 
-    const wrong = createTransport({ host: dovecot.host, port: dovecot.submissionPort, secure: false, ignoreTLS: true, auth: { user: USER, pass: 'wrong', method: 'PLAIN' } });
-    await expect(wrong.sendMail({ from: USER, to, subject: 'Never', text: 'x' })).rejects.toMatchObject({ code: 'EAUTH' });
+    const wrong = createTransport({
+      host: dovecot.host,
+      port: dovecot.submissionPort,
+      secure: false,
+      ignoreTLS: true,
+      auth: { user: USER, pass: 'wrong', method: 'PLAIN' },
+    });
+    await expect(wrong.sendMail({ from: USER, to, subject: 'Never', text: 'x' })).rejects.toMatchObject({
+      code: 'EAUTH',
+    });
     wrong.close();
     expect(await dovecot.sink.messages(to)).toHaveLength(1);
   });
@@ -208,7 +249,12 @@ describe('Dovecot as the IMAP test server', () => {
   it('keeps the mailbox across restart(): same UIDVALIDITY, same messages, same ports', async () => {
     const client = imap({ user: USER, pass: PASSWORD });
     await client.connect();
-    const before = await status(client, 'INBOX', { uidValidity: true, messages: true, uidNext: true, highestModseq: true });
+    const before = await status(client, 'INBOX', {
+      uidValidity: true,
+      messages: true,
+      uidNext: true,
+      highestModseq: true,
+    });
     expect(before.messages).toBeGreaterThan(0);
     const port = dovecot.imapPort;
     const closed = new Promise((resolve) => client.once('close', resolve));
@@ -221,7 +267,12 @@ describe('Dovecot as the IMAP test server', () => {
 
     const again = imap({ user: USER, pass: PASSWORD });
     await again.connect();
-    const after = await status(again, 'INBOX', { uidValidity: true, messages: true, uidNext: true, highestModseq: true });
+    const after = await status(again, 'INBOX', {
+      uidValidity: true,
+      messages: true,
+      uidNext: true,
+      highestModseq: true,
+    });
     expect(after).toEqual(before);
     await again.logout();
   });
@@ -239,7 +290,8 @@ describe('Dovecot as the IMAP test server', () => {
 
   it('logs in with XOAUTH2 and with OAUTHBEARER (imapflow) with a token from the local OpenID Connect server (userinfo), not with a bad token or as someone else', async () => {
     const token = await accessToken(OAUTH_USER);
-    const xoauth2 = (user: string, bearer: string) => authenticate('XOAUTH2', `user=${user}\x01auth=Bearer ${bearer}\x01\x01`);
+    const xoauth2 = (user: string, bearer: string) =>
+      authenticate('XOAUTH2', `user=${user}\x01auth=Bearer ${bearer}\x01\x01`);
     expect(await xoauth2(OAUTH_USER, token)).toMatch(/^a OK/);
     expect(await xoauth2(OAUTH_USER, `${token}x`)).toMatch(/^a NO/);
     expect(await xoauth2(USER, token)).toMatch(/^a NO/);
@@ -250,11 +302,17 @@ describe('Dovecot as the IMAP test server', () => {
     expect((await status(client, 'INBOX', { messages: true })).messages).toBe(0);
     await client.logout();
 
-    await expect(imap({ user: OAUTH_USER, accessToken: `${token}x` }).connect()).rejects.toMatchObject({ authenticationFailed: true });
+    await expect(imap({ user: OAUTH_USER, accessToken: `${token}x` }).connect()).rejects.toMatchObject({
+      authenticationFailed: true,
+    });
     // The token says oauth.user: it does not open alice's mailbox.
-    await expect(imap({ user: USER, accessToken: token }).connect()).rejects.toMatchObject({ authenticationFailed: true });
+    await expect(imap({ user: USER, accessToken: token }).connect()).rejects.toMatchObject({
+      authenticationFailed: true,
+    });
     // A password login does not go to the token check.
-    await expect(imap({ user: OAUTH_USER, pass: token }).connect()).rejects.toMatchObject({ authenticationFailed: true });
+    await expect(imap({ user: OAUTH_USER, pass: token }).connect()).rejects.toMatchObject({
+      authenticationFailed: true,
+    });
   });
 
   describe('RFC 7662 introspection (introspection_mode = post, as a confidential client)', () => {
@@ -262,7 +320,13 @@ describe('Dovecot as the IMAP test server', () => {
     beforeAll(async () => {
       server = await startDovecot({
         accounts: [],
-        oauth2: { introspectionUrl: `${oidc.issuers.google}/token/introspection`, mode: 'post', clientId: 'dovecot', clientSecret: CLIENT_SECRET, usernameAttribute: 'sub' },
+        oauth2: {
+          introspectionUrl: `${oidc.issuers.google}/token/introspection`,
+          mode: 'post',
+          clientId: 'dovecot',
+          clientSecret: CLIENT_SECRET,
+          usernameAttribute: 'sub',
+        },
       });
     });
     afterAll(async () => {
@@ -282,7 +346,9 @@ describe('Dovecot as the IMAP test server', () => {
         body: new URLSearchParams({ token, client_id: 'imap-test', client_secret: CLIENT_SECRET }),
       });
       expect(revoked.status).toBe(200);
-      await expect(imap({ user: subjectFor(OAUTH_USER), accessToken: token }, server.imapPort).connect()).rejects.toMatchObject({ authenticationFailed: true });
+      await expect(
+        imap({ user: subjectFor(OAUTH_USER), accessToken: token }, server.imapPort).connect(),
+      ).rejects.toMatchObject({ authenticationFailed: true });
     });
   });
 });

@@ -25,7 +25,14 @@ async function download(path: string): Promise<{ status: number; headers: Header
   return { status: response.status, headers: response.headers, bytes: Buffer.from(await response.arrayBuffer()) };
 }
 
-type Attachment = { id: string; filename: string; content_type: string; size: number; is_inline: boolean; grant_id: string };
+type Attachment = {
+  id: string;
+  filename: string;
+  content_type: string;
+  size: number;
+  is_inline: boolean;
+  grant_id: string;
+};
 
 function expectNotFound(response: ApiResponse | { status: number }) {
   expect(response.status).toBe(404);
@@ -40,7 +47,9 @@ describe('attachments of drafts', () => {
     const created = await api.post(`/v3/grants/${grant.id}/drafts`, {
       subject: 'Draft with a file',
       to: [{ email: 'someone@example.net' }],
-      attachments: [{ filename: 'numbers.bin', content_type: 'application/octet-stream', content: bytes.toString('base64') }],
+      attachments: [
+        { filename: 'numbers.bin', content_type: 'application/octet-stream', content: bytes.toString('base64') },
+      ],
     });
     expect(created.status, created.text).toBe(200);
     const draftId = created.body.data.id as string;
@@ -53,7 +62,14 @@ describe('attachments of drafts', () => {
 
     // Assess
     expect(meta.status, meta.text).toBe(200);
-    expect(meta.body.data).toMatchObject({ id: attachment!.id, grant_id: grant.id, filename: 'numbers.bin', content_type: 'application/octet-stream', size: bytes.length, is_inline: false });
+    expect(meta.body.data).toMatchObject({
+      id: attachment!.id,
+      grant_id: grant.id,
+      filename: 'numbers.bin',
+      content_type: 'application/octet-stream',
+      size: bytes.length,
+      is_inline: false,
+    });
     expect(file.status).toBe(200);
     expect(file.bytes.equals(bytes)).toBe(true);
     expect(file.headers.get('content-disposition')).toContain('numbers.bin');
@@ -67,13 +83,23 @@ describe('attachments of drafts', () => {
     form.append('message', JSON.stringify({ subject: 'Multipart draft', to: [{ email: 'x@example.net' }] }));
     form.append('file', new Blob([pdf], { type: 'application/pdf' }), 'report.pdf');
     form.append('file', new Blob(['second file'], { type: 'text/plain' }), 'notes.txt');
-    const response = await fetch(`${gateway.url}/v3/grants/${grant.id}/drafts`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}` }, body: form });
+    const response = await fetch(`${gateway.url}/v3/grants/${grant.id}/drafts`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}` },
+      body: form,
+    });
     expect(response.status).toBe(200);
     const draft = ((await response.json()) as { data: { id: string; attachments: Attachment[] } }).data;
 
     // Act
-    const metas = await Promise.all(draft.attachments.map((a) => api.get(`/v3/grants/${grant.id}/attachments/${a.id}?message_id=${draft.id}`)));
-    const files = await Promise.all(draft.attachments.map((a) => download(`/v3/grants/${grant.id}/attachments/${a.id}/download?message_id=${draft.id}`)));
+    const metas = await Promise.all(
+      draft.attachments.map((a) => api.get(`/v3/grants/${grant.id}/attachments/${a.id}?message_id=${draft.id}`)),
+    );
+    const files = await Promise.all(
+      draft.attachments.map((a) =>
+        download(`/v3/grants/${grant.id}/attachments/${a.id}/download?message_id=${draft.id}`),
+      ),
+    );
 
     // Assess
     expect(metas.map((m) => m.status)).toEqual([200, 200]);
@@ -92,20 +118,25 @@ describe('attachments of drafts', () => {
     const neighbour = await makeAgentGrant(api);
     const created = await api.post(`/v3/grants/${owner.id}/drafts`, {
       subject: 'Private draft',
-      attachments: [{ filename: 'secret.txt', content_type: 'text/plain', content: Buffer.from('secret').toString('base64') }],
+      attachments: [
+        { filename: 'secret.txt', content_type: 'text/plain', content: Buffer.from('secret').toString('base64') },
+      ],
     });
     expect(created.status, created.text).toBe(200);
     const draftId = created.body.data.id as string;
     const attachmentId = created.body.data.attachments[0].id as string;
     const other = apiClient(gateway.url, (await makeApplication('draft-attachments-other')).apiKey);
     const otherGrant = await makeAgentGrant(other);
-    const path = (grantId: string, attachment = attachmentId, message = draftId) => `/v3/grants/${grantId}/attachments/${attachment}?message_id=${message}`;
+    const path = (grantId: string, attachment = attachmentId, message = draftId) =>
+      `/v3/grants/${grantId}/attachments/${attachment}?message_id=${message}`;
 
     // Act + Assess: the owner reads it (the sentinel that the paths are right).
     expect((await api.get(path(owner.id))).status).toBe(200);
     // Another grant of the same application.
     expectNotFound(await api.get(path(neighbour.id)));
-    expectNotFound(await download(`/v3/grants/${neighbour.id}/attachments/${attachmentId}/download?message_id=${draftId}`));
+    expectNotFound(
+      await download(`/v3/grants/${neighbour.id}/attachments/${attachmentId}/download?message_id=${draftId}`),
+    );
     // Another application, with its own grant and with the owner's grant ID.
     expectNotFound(await other.get(path(otherGrant.id)));
     expectNotFound(await other.get(path(owner.id)));
@@ -120,12 +151,16 @@ describe('attachments of drafts', () => {
     const grant = await makeAgentGrant(api);
     const created = await api.post(`/v3/grants/${grant.id}/drafts`, {
       subject: 'Changing',
-      attachments: [{ filename: 'first.txt', content_type: 'text/plain', content: Buffer.from('first').toString('base64') }],
+      attachments: [
+        { filename: 'first.txt', content_type: 'text/plain', content: Buffer.from('first').toString('base64') },
+      ],
     });
     const draftId = created.body.data.id as string;
     const first = created.body.data.attachments[0].id as string;
     const updated = await api.put(`/v3/grants/${grant.id}/drafts/${draftId}`, {
-      attachments: [{ filename: 'second.txt', content_type: 'text/plain', content: Buffer.from('second').toString('base64') }],
+      attachments: [
+        { filename: 'second.txt', content_type: 'text/plain', content: Buffer.from('second').toString('base64') },
+      ],
     });
     expect(updated.status, updated.text).toBe(200);
     const second = updated.body.data.attachments[0].id as string;

@@ -29,9 +29,17 @@ beforeAll(async () => {
   apiKey = (await makeApplication('exact-paths')).apiKey;
   api = apiClient(exact.url, apiKey);
   ids.grant_id = (await makeAgentGrant(api)).id;
-  const template = await api.post(`/v3/grants/${ids.grant_id}/templates`, { name: 'Kept', engine: 'mustache', subject: 'Kept', body: '<p>kept</p>' });
+  const template = await api.post(`/v3/grants/${ids.grant_id}/templates`, {
+    name: 'Kept',
+    engine: 'mustache',
+    subject: 'Kept',
+    body: '<p>kept</p>',
+  });
   const draft = await api.post(`/v3/grants/${ids.grant_id}/drafts`, { subject: 'Kept' });
-  const event = await api.post(`/v3/grants/${ids.grant_id}/events?calendar_id=primary&notify_participants=false`, { title: 'Kept', when: { start_time: 1_900_000_000, end_time: 1_900_003_600 } });
+  const event = await api.post(`/v3/grants/${ids.grant_id}/events?calendar_id=primary&notify_participants=false`, {
+    title: 'Kept',
+    when: { start_time: 1_900_000_000, end_time: 1_900_003_600 },
+  });
   for (const [name, response] of [
     ['template', template],
     ['draft', draft],
@@ -81,7 +89,13 @@ async function stored() {
   return out;
 }
 
-function expectNotFound(what: string, status: number | undefined, text: string, requestIdHeader: string | null | undefined, hint: RegExp) {
+function expectNotFound(
+  what: string,
+  status: number | undefined,
+  text: string,
+  requestIdHeader: string | null | undefined,
+  hint: RegExp,
+) {
   expect(status, `${what} → ${text}`).toBe(404);
   let body: { request_id?: string; error?: { type?: string; message?: string } } = {};
   try {
@@ -102,16 +116,36 @@ describe('paths match exactly, every route', () => {
       const path = fill(route);
       const query = new URLSearchParams(requiredQuery(route)).toString();
       const body = bodyOf(route);
-      const send = (client: ApiClient, p: string) => client.request(route.method, `${p}${query ? `?${query}` : ''}`, { rawBody: body, headers: body ? { 'content-type': 'application/json' } : {} });
+      const send = (client: ApiClient, p: string) =>
+        client.request(route.method, `${p}${query ? `?${query}` : ''}`, {
+          rawBody: body,
+          headers: body ? { 'content-type': 'application/json' } : {},
+        });
       const variants = [
         { via: 'API Gateway', client: api, path: `${path}/`, hint: /^No endpoint .*trailing slash names another path/ },
-        { via: 'API Gateway', client: api, path: path.replace(/^(\/[^/]+)\//, '$1//'), hint: /^No endpoint .*'\/\/' names another path/ },
+        {
+          via: 'API Gateway',
+          client: api,
+          path: path.replace(/^(\/[^/]+)\//, '$1//'),
+          hint: /^No endpoint .*'\/\/' names another path/,
+        },
         // Routed, as serverless offline matches, to the function whose route has the path without the slash: the function refuses it.
-        { via: 'loose routing', client: looseApi, path: `${path}/`, hint: /^No endpoint .*trailing slash names another path/ },
+        {
+          via: 'loose routing',
+          client: looseApi,
+          path: `${path}/`,
+          hint: /^No endpoint .*trailing slash names another path/,
+        },
       ];
       for (const variant of variants) {
         const response = await send(variant.client, variant.path);
-        expectNotFound(`${variant.via}: ${route.method} ${variant.path}`, response.status, response.text, response.headers.get('x-request-id'), variant.hint);
+        expectNotFound(
+          `${variant.via}: ${route.method} ${variant.path}`,
+          response.status,
+          response.text,
+          response.headers.get('x-request-id'),
+          variant.hint,
+        );
       }
     }
     expect(ALL_ROUTES.length).toBeGreaterThan(100);

@@ -10,7 +10,11 @@ import { boundaryOf, startFrontDoor, type FrontDoor } from '../../scripts/local-
 type Upstream = (path: string) => { status: number; headers: Record<string, string>; body: string };
 
 let upstream: Server;
-let upstreamAnswer: Upstream = () => ({ status: 200, headers: { 'x-request-id': 'req_upstream' }, body: '{"ok":true}' });
+let upstreamAnswer: Upstream = () => ({
+  status: 200,
+  headers: { 'x-request-id': 'req_upstream' },
+  body: '{"ok":true}',
+});
 let door: FrontDoor;
 let base: string;
 const failures: { status: number; body: string }[] = [];
@@ -38,7 +42,11 @@ afterAll(async () => {
   await new Promise((resolve) => upstream?.close(resolve));
 });
 
-async function expectEnvelope(response: Response, status: number, type: string): Promise<{ request_id: string; error: { type: string; message: string } }> {
+async function expectEnvelope(
+  response: Response,
+  status: number,
+  type: string,
+): Promise<{ request_id: string; error: { type: string; message: string } }> {
   const body = (await response.json()) as { request_id: string; error: { type: string; message: string } };
   expect(response.status, JSON.stringify(body)).toBe(status);
   expect(body.error.type).toBe(type);
@@ -70,13 +78,25 @@ describe('Front door: while npm start is starting', () => {
       ['POST', '/v3/connect/custom'],
       ['DELETE', '/v3/grants/x'],
     ]) {
-      const response = await fetch(base + path, { method, headers: { 'content-type': 'application/json' }, body: method === 'GET' ? undefined : '{}' });
+      const response = await fetch(base + path, {
+        method,
+        headers: { 'content-type': 'application/json' },
+        body: method === 'GET' ? undefined : '{}',
+      });
       const body = await expectEnvelope(response, 503, 'service_unavailable');
       expect(body.error.message).toMatch(/^starting/);
       expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(0);
     }
     // What is refused anyway is refused for what it is, starting or not.
-    await expectEnvelope(await fetch(`${base}/v3/x`, { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=' }, body: 'x' }), 415, 'unsupported_media_type_error');
+    await expectEnvelope(
+      await fetch(`${base}/v3/x`, {
+        method: 'POST',
+        headers: { 'content-type': 'multipart/form-data; boundary=' },
+        body: 'x',
+      }),
+      415,
+      'unsupported_media_type_error',
+    );
     door.ready();
     const served = await fetch(`${base}/v3/grants`);
     expect(served.status).toBe(200);
@@ -89,7 +109,11 @@ describe('Front door: answers that did not come from a function', () => {
     upstreamAnswer = () => ({
       status: 200,
       headers: {},
-      body: JSON.stringify({ errorMessage: "Cannot find module '.switchboard/build/1/functions/grants/handler'", errorType: 'Error', stackTrace: ['at x'] }),
+      body: JSON.stringify({
+        errorMessage: "Cannot find module '.switchboard/build/1/functions/grants/handler'",
+        errorType: 'Error',
+        stackTrace: ['at x'],
+      }),
     });
     const body = await expectEnvelope(await fetch(`${base}/v3/grants`), 502, 'internal_error');
     // Internals (paths, stack traces) stay on the console.
@@ -106,16 +130,27 @@ describe('Front door: answers that did not come from a function', () => {
   });
 
   it('puts a refusal of the local server itself (hapi) in the envelope with its status', async () => {
-    upstreamAnswer = () => ({ status: 400, headers: {}, body: '{"statusCode":400,"error":"Bad Request","message":"Invalid cookie value"}' });
+    upstreamAnswer = () => ({
+      status: 400,
+      headers: {},
+      body: '{"statusCode":400,"error":"Bad Request","message":"Invalid cookie value"}',
+    });
     const body = await expectEnvelope(await fetch(`${base}/v3/grants`), 400, 'invalid_request_error');
     expect(body.error.message).toContain('Invalid cookie value');
   });
 
   it('passes answers of the functions through unchanged, errors included', async () => {
-    upstreamAnswer = () => ({ status: 404, headers: { 'x-request-id': 'req_fn' }, body: '{"request_id":"req_fn","error":{"type":"not_found_error","message":"nope"}}' });
+    upstreamAnswer = () => ({
+      status: 404,
+      headers: { 'x-request-id': 'req_fn' },
+      body: '{"request_id":"req_fn","error":{"type":"not_found_error","message":"nope"}}',
+    });
     const response = await fetch(`${base}/v3/grants/x`);
     expect(response.status).toBe(404);
-    expect(await response.json()).toEqual({ request_id: 'req_fn', error: { type: 'not_found_error', message: 'nope' } });
+    expect(await response.json()).toEqual({
+      request_id: 'req_fn',
+      error: { type: 'not_found_error', message: 'nope' },
+    });
     upstreamAnswer = () => ({ status: 200, headers: { 'x-request-id': 'req_upstream' }, body: '{"ok":true}' });
   });
 });
@@ -131,12 +166,33 @@ describe('Front door: requests it refuses by itself', () => {
       'multipart/form-data; boundary=a{b}',
       'multipart/form-data',
     ]) {
-      const body = await expectEnvelope(await fetch(`${base}/v3/grants/g/messages/send`, { method: 'POST', headers: { 'content-type': contentType }, body: 'x' }), 415, 'unsupported_media_type_error');
+      const body = await expectEnvelope(
+        await fetch(`${base}/v3/grants/g/messages/send`, {
+          method: 'POST',
+          headers: { 'content-type': contentType },
+          body: 'x',
+        }),
+        415,
+        'unsupported_media_type_error',
+      );
       expect(body.error.message, contentType).toMatch(/boundary/);
     }
     // Valid boundaries pass: curl's, a quoted one with a space, 70 characters.
-    for (const contentType of ['multipart/form-data; boundary=------------------------a1b2c3', 'multipart/form-data; boundary="a b"', `multipart/form-data; boundary=${'a'.repeat(70)}`]) {
-      expect((await fetch(`${base}/v3/grants/g/messages/send`, { method: 'POST', headers: { 'content-type': contentType }, body: 'x' })).status, contentType).toBe(200);
+    for (const contentType of [
+      'multipart/form-data; boundary=------------------------a1b2c3',
+      'multipart/form-data; boundary="a b"',
+      `multipart/form-data; boundary=${'a'.repeat(70)}`,
+    ]) {
+      expect(
+        (
+          await fetch(`${base}/v3/grants/g/messages/send`, {
+            method: 'POST',
+            headers: { 'content-type': contentType },
+            body: 'x',
+          })
+        ).status,
+        contentType,
+      ).toBe(200);
     }
   });
 
@@ -161,7 +217,10 @@ describe('Front door: requests it refuses by itself', () => {
 
   it('refuses request targets that are not paths with 400 in the envelope', async () => {
     for (const target of ['*', 'http://127.0.0.1/v3/grants', 'v3/grants']) {
-      const reply = await rawRequest(door.port, `OPTIONS ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
+      const reply = await rawRequest(
+        door.port,
+        `OPTIONS ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`,
+      );
       expect(reply.status, target).toBe(400);
       const body = JSON.parse(reply.body);
       expect(body.error.type).toBe('invalid_request_error');
@@ -170,7 +229,11 @@ describe('Front door: requests it refuses by itself', () => {
   });
 
   it('answers 413 that Node’s fetch can read, whether the length is declared or the body is streamed', async () => {
-    const declared = await fetch(`${base}/v3/connect/custom`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: `"${'x'.repeat(11 * 1024 * 1024)}"` });
+    const declared = await fetch(`${base}/v3/connect/custom`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: `"${'x'.repeat(11 * 1024 * 1024)}"`,
+    });
     const body = await expectEnvelope(declared, 413, 'payload_too_large');
     expect(body.error.message).toContain('10 MiB');
     const streamed = new ReadableStream<Uint8Array>({
@@ -179,7 +242,11 @@ describe('Front door: requests it refuses by itself', () => {
         controller.close();
       },
     });
-    await expectEnvelope(await fetch(`${base}/v3/connect/custom`, { method: 'POST', body: streamed, duplex: 'half' } as RequestInit), 413, 'payload_too_large');
+    await expectEnvelope(
+      await fetch(`${base}/v3/connect/custom`, { method: 'POST', body: streamed, duplex: 'half' } as RequestInit),
+      413,
+      'payload_too_large',
+    );
     // The connection still serves the next request.
     expect((await fetch(`${base}/v3/grants`)).status).toBe(200);
   });

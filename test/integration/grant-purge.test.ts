@@ -4,7 +4,18 @@ import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kinds } from '#shared/mailbox/postings';
 import { mergeSearchIndex } from '#shared/mailbox/search-index';
-import { draftsOfGrant, foldersOfGrant, messageIdHeaderKey, messagesOfGrant, postingPartition, searchEntriesOf, searchManifestKey, templatesOfGrant, threadKey, threadsOfGrant } from '#shared/db/keys';
+import {
+  draftsOfGrant,
+  foldersOfGrant,
+  messageIdHeaderKey,
+  messagesOfGrant,
+  postingPartition,
+  searchEntriesOf,
+  searchManifestKey,
+  templatesOfGrant,
+  threadKey,
+  threadsOfGrant,
+} from '#shared/db/keys';
 import type { GrantId, ThreadId } from '#shared/ids';
 import { apiClient, type ApiClient } from '../support/api';
 import { makeAgentGrant, makeApplication } from '../support/factories';
@@ -21,7 +32,14 @@ const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({}));
 const s3 = new S3Client({ forcePathStyle: true });
 
 async function count(pk: string): Promise<number> {
-  const { Count } = await dynamo.send(new QueryCommand({ TableName: process.env.TABLE_NAME, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, Select: 'COUNT' }));
+  const { Count } = await dynamo.send(
+    new QueryCommand({
+      TableName: process.env.TABLE_NAME,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': pk },
+      Select: 'COUNT',
+    }),
+  );
   return Count ?? 0;
 }
 
@@ -44,7 +62,11 @@ describe('grant purge', () => {
       body: '<p>numbers</p>',
       attachments: [{ filename: 'r.txt', content: Buffer.from('r').toString('base64') }],
     });
-    await api.post(`/v3/grants/${doomed.id}/messages/send`, { to: [{ email: other.email }], subject: 'Reply budget', body: 'ok' });
+    await api.post(`/v3/grants/${doomed.id}/messages/send`, {
+      to: [{ email: other.email }],
+      subject: 'Reply budget',
+      body: 'ok',
+    });
     await api.post(`/v3/grants/${doomed.id}/drafts`, { to: [{ email: other.email }], subject: 'Later' });
     await api.post(`/v3/grants/${doomed.id}/templates`, { name: 't', engine: 'mustache', body: '{{x}}' });
     // The jobs committed with the messages (local deliveries, thread refreshes) run first, as they
@@ -66,10 +88,19 @@ describe('grant purge', () => {
       // The search index: entries (one per stored message) and the manifest its merges wrote.
       'search entries': searchEntriesOf(g),
       'search manifest': searchManifestKey(g).pk,
-      ...Object.fromEntries([kinds.folder('inbox'), kinds.folder('sent'), kinds.unread].map((kind) => [`postings ${kind}`, postingPartition(g, kind)])),
+      ...Object.fromEntries(
+        [kinds.folder('inbox'), kinds.folder('sent'), kinds.unread].map((kind) => [
+          `postings ${kind}`,
+          postingPartition(g, kind),
+        ]),
+      ),
     };
-    const counts = async () => Object.fromEntries(await Promise.all(Object.entries(partitions).map(async ([name, pk]) => [name, await count(pk)] as const)));
-    const objectsUnder = async (prefix: string) => (await s3.send(new ListObjectsV2Command({ Bucket: process.env.MAIL_BUCKET, Prefix: prefix }))).KeyCount ?? 0;
+    const counts = async () =>
+      Object.fromEntries(
+        await Promise.all(Object.entries(partitions).map(async ([name, pk]) => [name, await count(pk)] as const)),
+      );
+    const objectsUnder = async (prefix: string) =>
+      (await s3.send(new ListObjectsV2Command({ Bucket: process.env.MAIL_BUCKET, Prefix: prefix }))).KeyCount ?? 0;
     // Contents, and the search segments.
     const storedObjects = async () => (await objectsUnder(`grants/${g}/`)) + (await objectsUnder(`search/${g}/`));
     const before = await counts();

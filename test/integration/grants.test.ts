@@ -23,7 +23,11 @@ describe('POST /v3/connect/custom (Agent Accounts)', () => {
     const email = uniqueEmail().toUpperCase();
 
     // Act
-    const response = await api.post('/v3/connect/custom', { provider: 'agent', settings: { email_address: email } }, { 'user-agent': 'acme-sdk/1.2' });
+    const response = await api.post(
+      '/v3/connect/custom',
+      { provider: 'agent', settings: { email_address: email } },
+      { 'user-agent': 'acme-sdk/1.2' },
+    );
 
     // Assess
     expect(response.status).toBe(201);
@@ -48,7 +52,11 @@ describe('POST /v3/connect/custom (Agent Accounts)', () => {
 
   it("creates an Agent Account in the published contract's form, named, and finds it by either provider name", async () => {
     const email = uniqueEmail('named');
-    const response = await api.post('/v3/connect/custom', { provider: 'nylas', name: 'Sales Agent', settings: { email } });
+    const response = await api.post('/v3/connect/custom', {
+      provider: 'nylas',
+      name: 'Sales Agent',
+      settings: { email },
+    });
     expect(response.status, response.text).toBe(201);
     expect(response.body.data).toMatchObject({ provider: 'nylas', name: 'Sales Agent', email });
     for (const provider of ['nylas', 'agent']) {
@@ -60,7 +68,10 @@ describe('POST /v3/connect/custom (Agent Accounts)', () => {
     }
     expect((await api.get(`/v3/grants?provider=google&email=${encodeURIComponent(email)}`)).body.data).toEqual([]);
     // The name is the default From display name of what the account sends.
-    const sent = await api.post(`/v3/grants/${response.body.data.id}/messages/send`, { to: [{ email: 'someone@example.net' }], subject: 'Hello' });
+    const sent = await api.post(`/v3/grants/${response.body.data.id}/messages/send`, {
+      to: [{ email: 'someone@example.net' }],
+      subject: 'Hello',
+    });
     expect(sent.status, sent.text).toBe(200);
     expect(sent.body.data.from).toEqual([{ name: 'Sales Agent', email }]);
     // The send answer names its grant beside data, as the contract shows.
@@ -72,7 +83,10 @@ describe('POST /v3/connect/custom (Agent Accounts)', () => {
     const scope = await api.patch(`/v3/grants/${grant.id}`, { scope: ['Mail.Read'] });
     expect(scope.status).toBe(400);
     expect(scope.body.error.message).toContain("'scope' cannot change for an Agent Account");
-    const settings = await api.patch(`/v3/grants/${grant.id}`, { settings: { app_password: 'Abcdefghijklmnop1234' }, blocked: true });
+    const settings = await api.patch(`/v3/grants/${grant.id}`, {
+      settings: { app_password: 'Abcdefghijklmnop1234' },
+      blocked: true,
+    });
     expect(settings.status).toBe(400);
     expect(settings.body.error.message).toContain('no IMAP or SMTP client access');
     expect((await api.get(`/v3/grants/${grant.id}`)).body.data.blocked).toBe(false);
@@ -87,7 +101,10 @@ describe('POST /v3/connect/custom (Agent Accounts)', () => {
   it('answers 409 when the address is already used by a grant of the application (any case)', async () => {
     const email = uniqueEmail();
     await makeAgentGrant(api, { email });
-    const again = await api.post('/v3/connect/custom', { provider: 'agent', settings: { email_address: email.toUpperCase() } });
+    const again = await api.post('/v3/connect/custom', {
+      provider: 'agent',
+      settings: { email_address: email.toUpperCase() },
+    });
     expect(again.status).toBe(409);
     expect(again.body.error.type).toBe('conflict_error');
     expect(again.body.error.message).toContain(email);
@@ -107,7 +124,11 @@ describe('POST /v3/connect/custom (Agent Accounts)', () => {
     const first = await makeAgentGrant(api, { external_id: externalId });
     expect(first.external_id).toBe(externalId);
     const email = uniqueEmail();
-    const dup = await api.post('/v3/connect/custom', { provider: 'agent', settings: { email_address: email }, external_id: externalId });
+    const dup = await api.post('/v3/connect/custom', {
+      provider: 'agent',
+      settings: { email_address: email },
+      external_id: externalId,
+    });
     expect(dup.status).toBe(409);
     expect(dup.body.error.message).toContain('external_id');
     // The transaction rolled back: the address is still free.
@@ -117,25 +138,63 @@ describe('POST /v3/connect/custom (Agent Accounts)', () => {
 
   it.each([
     [{ provider: 'agent', settings: {} }, "'settings.email' is required"],
-    [{ provider: 'nylas', settings: { email: 'a@b.io' }, workspace_id: 'ws_1' }, "'workspace_id': workspace 'ws_1' not found"],
-    [{ provider: 'nylas', settings: { email: 'a@b.io', policy_id: 'p_1' } }, "'settings.policy_id' is not accepted here"],
-    [{ provider: 'nylas', settings: { email: 'a@b.io', app_password: 'Abcdefghijklmnop1234' } }, "'settings.app_password' is not available"],
+    [
+      { provider: 'nylas', settings: { email: 'a@b.io' }, workspace_id: 'ws_1' },
+      "'workspace_id': workspace 'ws_1' not found",
+    ],
+    [
+      { provider: 'nylas', settings: { email: 'a@b.io', policy_id: 'p_1' } },
+      "'settings.policy_id' is not accepted here",
+    ],
+    [
+      { provider: 'nylas', settings: { email: 'a@b.io', app_password: 'Abcdefghijklmnop1234' } },
+      "'settings.app_password' is not available",
+    ],
     [{ provider: 'nylas', settings: { email: 'a@b.io', email_address: 'c@d.io' } }, 'name different addresses'],
     [{ provider: 'nylas', settings: { email: 'a@b.io' }, name: '' }, "'name' must not be empty"],
-    [{ provider: 'agent', settings: { email_address: 'not-an-email' } }, "'settings.email_address' must be a valid email address"],
-    [{ provider: 'agent', settings: { email_address: `${'a'.repeat(250)}@x.io` } }, "'settings.email_address' must be at most 254 characters"],
+    [
+      { provider: 'agent', settings: { email_address: 'not-an-email' } },
+      "'settings.email_address' must be a valid email address",
+    ],
+    [
+      { provider: 'agent', settings: { email_address: `${'a'.repeat(250)}@x.io` } },
+      "'settings.email_address' must be at most 254 characters",
+    ],
     [{ provider: 'ews', settings: { email_address: 'a@b.io' } }, "'provider' must be one of: nylas, agent"],
     [{ provider: 'imap', settings: { email_address: 'a@b.io' } }, "'settings.imap_password' is required"],
-    [{ provider: 'agent', settings: { email_address: 'a@b.io', imap_host: 'imap.b.io' } }, "'settings.imap_host' does not apply to provider 'agent'"],
-    [{ provider: 'imap', settings: { imap_username: 'a@b.io', imap_password: 'x', credential_id: 'c' } }, "'settings.credential_id' does not apply to provider 'imap'"],
-    [{ provider: 'imap', settings: { imap_username: 'a@unknown-domain.example', imap_password: 'x' } }, "'settings.imap_host' is required: unknown-domain.example is not a mail domain"],
-    [{ provider: 'imap', settings: { imap_username: 'a@b.io', imap_password: 'x', imap_host: 'http://imap.b.io', smtp_host: 'smtp.b.io' } }, "'settings.imap_host' must be a host name"],
+    [
+      { provider: 'agent', settings: { email_address: 'a@b.io', imap_host: 'imap.b.io' } },
+      "'settings.imap_host' does not apply to provider 'agent'",
+    ],
+    [
+      { provider: 'imap', settings: { imap_username: 'a@b.io', imap_password: 'x', credential_id: 'c' } },
+      "'settings.credential_id' does not apply to provider 'imap'",
+    ],
+    [
+      { provider: 'imap', settings: { imap_username: 'a@unknown-domain.example', imap_password: 'x' } },
+      "'settings.imap_host' is required: unknown-domain.example is not a mail domain",
+    ],
+    [
+      {
+        provider: 'imap',
+        settings: {
+          imap_username: 'a@b.io',
+          imap_password: 'x',
+          imap_host: 'http://imap.b.io',
+          smtp_host: 'smtp.b.io',
+        },
+      },
+      "'settings.imap_host' must be a host name",
+    ],
     [{ provider: 'agent', settings: { email_address: 'a@b.io', credential_id: 'c' } }, 'do not apply'],
     [{ provider: 'agent', settings: { email_address: 'a@b.io' }, colour: 'red' }, "unknown field 'colour'"],
     [{ provider: 'agent', settings: { email_address: 42 } }, "'settings.email_address' must be of type string"],
     [{ settings: { email_address: 'a@b.io' } }, "'provider' is required"],
     [{ provider: 'agent', settings: { email_address: 'a@b.io' }, external_id: '' }, "'external_id' must not be empty"],
-    [{ provider: 'agent', settings: { email_address: 'a@b.io' }, external_id: 'a/b' }, "'external_id' must match the pattern"],
+    [
+      { provider: 'agent', settings: { email_address: 'a@b.io' }, external_id: 'a/b' },
+      "'external_id' must match the pattern",
+    ],
   ])('rejects %j with 400 naming the field', async (body, message) => {
     const response = await api.post('/v3/connect/custom', body);
     expect(response.status).toBe(400);
@@ -167,7 +226,14 @@ describe('GET /v3/grants/{grant_id}', () => {
   });
 
   it('answers 404 in the envelope for unknown references', async () => {
-    for (const ref of ['grant_01jzzzzzzzzzzzzzzzzzzzzzzz', 'nonsense', 'nobody%40nowhere.test', 'external:missing', 'email:x%40y.z', 'grant%3A']) {
+    for (const ref of [
+      'grant_01jzzzzzzzzzzzzzzzzzzzzzzz',
+      'nonsense',
+      'nobody%40nowhere.test',
+      'external:missing',
+      'email:x%40y.z',
+      'grant%3A',
+    ]) {
       const response = await api.get(`/v3/grants/${ref}`);
       expect(response.status).toBe(404);
       expect(response.body.error.type).toBe('not_found_error');
@@ -205,7 +271,8 @@ describe('GET /v3/grants', () => {
         restore();
       }
     }
-    const list = async (query: string) => (await own.get(`/v3/grants?${query}`)).body.data.map((g: { id: string }) => g.id);
+    const list = async (query: string) =>
+      (await own.get(`/v3/grants?${query}`)).body.data.map((g: { id: string }) => g.id);
     expect(await list('')).toEqual([...ids].reverse());
     expect(await list('order_by=asc&sort_by=created_at')).toEqual(ids);
     expect(await list(`since=${t0 + 100}`)).toEqual([ids[2], ids[1]]);
@@ -264,7 +331,16 @@ describe('GET /v3/grants', () => {
 
   it('treats limit above 200 as 200 and rejects bad list parameters', async () => {
     expect((await api.get('/v3/grants?limit=100000')).status).toBe(200);
-    for (const query of ['limit=0', 'limit=abc', 'limit=-1', 'offset=-1', 'offset=10001', 'page_token=garbage', 'colour=red', 'page_token=eyJwayI6ImFwcCNhcHBfMDFqIiwic2siOiJncmFudCN4In0']) {
+    for (const query of [
+      'limit=0',
+      'limit=abc',
+      'limit=-1',
+      'offset=-1',
+      'offset=10001',
+      'page_token=garbage',
+      'colour=red',
+      'page_token=eyJwayI6ImFwcCNhcHBfMDFqIiwic2siOiJncmFudCN4In0',
+    ]) {
       const response = await api.get(`/v3/grants?${query}`);
       expect({ query, status: response.status }).toEqual({ query, status: 400 });
       expect(response.body.error.type).toBe('invalid_request_error');
@@ -277,7 +353,12 @@ describe('PATCH /v3/grants/{grant_id}', () => {
     const grant = await makeAgentGrant(api, { external_id: `old-${Date.now()}` });
     const response = await api.patch(`/v3/grants/${grant.id}`, { blocked: true, external_id: `new-${grant.id}` });
     expect(response.status).toBe(200);
-    expect(response.body.data).toMatchObject({ id: grant.id, blocked: true, external_id: `new-${grant.id}`, email: grant.email });
+    expect(response.body.data).toMatchObject({
+      id: grant.id,
+      blocked: true,
+      external_id: `new-${grant.id}`,
+      email: grant.email,
+    });
     expect((await api.get(`/v3/grants/external:new-${grant.id}`)).body.data.id).toBe(grant.id);
     expect((await api.get(`/v3/grants/external:${grant.external_id}`)).status).toBe(404);
     // The old external ID can be reused by another grant.

@@ -29,23 +29,39 @@ afterAll(async () => gatewayHandle?.close());
 
 function multipart(boundary: string, parts: { name: string; filename?: string; content: string }[]): Buffer {
   const chunks = parts.map(
-    (p) => `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"${p.filename ? `; filename="${p.filename}"\r\nContent-Type: application/octet-stream` : ''}\r\n\r\n${p.content}\r\n`,
+    (p) =>
+      `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"${p.filename ? `; filename="${p.filename}"\r\nContent-Type: application/octet-stream` : ''}\r\n\r\n${p.content}\r\n`,
   );
   return Buffer.from(`${chunks.join('')}--${boundary}--\r\n`);
 }
 
 async function postMultipart(path: string, body: Buffer, boundary: string, method = 'POST') {
-  return api.request(method, path, { rawBody: body, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } });
+  return api.request(method, path, {
+    rawBody: body,
+    headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+  });
 }
 
-const expectEnvelope = (response: { status: number; body: any; headers: Headers }, status: number, type = 'invalid_request_error') => {
+const expectEnvelope = (
+  response: { status: number; body: any; headers: Headers },
+  status: number,
+  type = 'invalid_request_error',
+) => {
   expect(response.status, JSON.stringify(response.body)).toBe(status);
   expect(response.body.error.type).toBe(type);
   expect(response.body.request_id).toBe(response.headers.get('x-request-id'));
 };
 
 describe('multipart field names (scope 1)', () => {
-  const HOSTILE = ['__proto__[x]', 'constructor[x]', 'toString[]', 'hasOwnProperty[a]', 'valueOf[0]', '__proto__', 'prototype[a]'];
+  const HOSTILE = [
+    '__proto__[x]',
+    'constructor[x]',
+    'toString[]',
+    'hasOwnProperty[a]',
+    'valueOf[0]',
+    '__proto__',
+    'prototype[a]',
+  ];
 
   it.each(HOSTILE)('refuses a text part named %s with a 400, on send, draft create and draft update', async (name) => {
     const boundary = `b${randomBytes(6).toString('hex')}`;
@@ -86,7 +102,10 @@ describe('malformed multipart (scope 2)', () => {
     ['a body that ends inside a part', '--b\r\nContent-Disposition: form-data; name="message"\r\n\r\n{"to":[]}'],
     ['no parts at all', 'garbage'],
     ['an unterminated file part', '--b\r\nContent-Disposition: form-data; name="f"; filename="a"\r\n\r\nabc'],
-    ['two message parts', '--b\r\nContent-Disposition: form-data; name="message"\r\n\r\n{}\r\n--b\r\nContent-Disposition: form-data; name="message"\r\n\r\n{}\r\n--b--\r\n'],
+    [
+      'two message parts',
+      '--b\r\nContent-Disposition: form-data; name="message"\r\n\r\n{}\r\n--b\r\nContent-Disposition: form-data; name="message"\r\n\r\n{}\r\n--b--\r\n',
+    ],
   ])(
     'answers 400 at once for %s',
     async (_, text) => {
@@ -97,7 +116,10 @@ describe('malformed multipart (scope 2)', () => {
   );
 
   it('answers 415 for multipart without a boundary', async () => {
-    const response = await api.request('POST', `/v3/grants/${grant.id}/messages/send`, { rawBody: 'x', headers: { 'content-type': 'multipart/form-data' } });
+    const response = await api.request('POST', `/v3/grants/${grant.id}/messages/send`, {
+      rawBody: 'x',
+      headers: { 'content-type': 'multipart/form-data' },
+    });
     expectEnvelope(response, 415, 'unsupported_media_type_error');
   });
 
@@ -116,15 +138,28 @@ describe('malformed multipart (scope 2)', () => {
 
 describe('bodies a local layer hands over parsed (scope 5)', () => {
   /** Invokes a handler with the event serverless-offline builds: falsy JSON values parsed, or dropped. */
-  async function invokeWith(route: { path: string; routeKey: string; params: Record<string, string>; group: 'templates' | 'drafts-send' }, body: unknown, contentLength: number) {
-    const modules = { templates: () => import('#functions/templates/handler'), 'drafts-send': () => import('#functions/drafts-send/handler') };
-    const { handler } = (await modules[route.group]()) as { handler: (e: APIGatewayProxyEventV2, c: Context) => Promise<APIGatewayProxyStructuredResultV2> };
+  async function invokeWith(
+    route: { path: string; routeKey: string; params: Record<string, string>; group: 'templates' | 'drafts-send' },
+    body: unknown,
+    contentLength: number,
+  ) {
+    const modules = {
+      templates: () => import('#functions/templates/handler'),
+      'drafts-send': () => import('#functions/drafts-send/handler'),
+    };
+    const { handler } = (await modules[route.group]()) as {
+      handler: (e: APIGatewayProxyEventV2, c: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+    };
     const event = buildEvent(
       { routeKey: route.routeKey, params: route.params },
       {
         method: 'POST',
         url: route.path,
-        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'content-length': String(contentLength) },
+        headers: {
+          authorization: `Bearer ${apiKey}`,
+          'content-type': 'application/json',
+          'content-length': String(contentLength),
+        },
         body: Buffer.alloc(0),
         sourceIp: '127.0.0.1',
       },
@@ -140,32 +175,53 @@ describe('bodies a local layer hands over parsed (scope 5)', () => {
     ['0.0', 0],
     ['null', null],
     ['""', ''],
-  ])('answers 400 for the JSON body %s, on a route whose body is required and on one whose body is optional', async (text, parsed) => {
-    const draft = await api.post(`/v3/grants/${grant.id}/drafts`, { subject: 'Optional body', to: [{ email: 'someone@example.net' }] });
-    expect(draft.status, draft.text).toBe(200);
-    const create = { path: `/v3/grants/${grant.id}/templates`, routeKey: 'POST /v3/grants/{grant_id}/templates', params: { grant_id: grant.id }, group: 'templates' as const };
-    const send = {
-      path: `/v3/grants/${grant.id}/drafts/${draft.body.data.id}`,
-      routeKey: 'POST /v3/grants/{grant_id}/drafts/{draft_id}',
-      params: { grant_id: grant.id, draft_id: draft.body.data.id },
-      group: 'drafts-send' as const,
-    };
-    for (const route of [create, send]) {
-      const result = await invokeWith(route, parsed, text.length);
-      expect(result.statusCode, `${route.routeKey}: ${String(result.body)}`).toBe(400);
-      expect(JSON.parse(String(result.body)).error.message).toMatch(/JSON object/);
-    }
-    // Without a body at all, the optional one still sends the draft.
-    expect((await invokeWith(send, undefined, 0)).statusCode).toBe(200);
-  });
+  ])(
+    'answers 400 for the JSON body %s, on a route whose body is required and on one whose body is optional',
+    async (text, parsed) => {
+      const draft = await api.post(`/v3/grants/${grant.id}/drafts`, {
+        subject: 'Optional body',
+        to: [{ email: 'someone@example.net' }],
+      });
+      expect(draft.status, draft.text).toBe(200);
+      const create = {
+        path: `/v3/grants/${grant.id}/templates`,
+        routeKey: 'POST /v3/grants/{grant_id}/templates',
+        params: { grant_id: grant.id },
+        group: 'templates' as const,
+      };
+      const send = {
+        path: `/v3/grants/${grant.id}/drafts/${draft.body.data.id}`,
+        routeKey: 'POST /v3/grants/{grant_id}/drafts/{draft_id}',
+        params: { grant_id: grant.id, draft_id: draft.body.data.id },
+        group: 'drafts-send' as const,
+      };
+      for (const route of [create, send]) {
+        const result = await invokeWith(route, parsed, text.length);
+        expect(result.statusCode, `${route.routeKey}: ${String(result.body)}`).toBe(400);
+        expect(JSON.parse(String(result.body)).error.message).toMatch(/JSON object/);
+      }
+      // Without a body at all, the optional one still sends the draft.
+      expect((await invokeWith(send, undefined, 0)).statusCode).toBe(200);
+    },
+  );
 
-  it.each(['0', 'false', 'null', '""', '[]', '"text"', '1e3'])('answers 400 over HTTP for the JSON body %s', async (text) => {
-    for (const path of [`/v3/grants/${grant.id}/templates`, '/v3/connect/custom', `/v3/grants/${grant.id}/messages/send`]) {
-      const response = await api.request('POST', path, { rawBody: text, headers: { 'content-type': 'application/json' } });
-      expectEnvelope(response, 400);
-      expect(response.body.error.message).toMatch(/JSON object/);
-    }
-  });
+  it.each(['0', 'false', 'null', '""', '[]', '"text"', '1e3'])(
+    'answers 400 over HTTP for the JSON body %s',
+    async (text) => {
+      for (const path of [
+        `/v3/grants/${grant.id}/templates`,
+        '/v3/connect/custom',
+        `/v3/grants/${grant.id}/messages/send`,
+      ]) {
+        const response = await api.request('POST', path, {
+          rawBody: text,
+          headers: { 'content-type': 'application/json' },
+        });
+        expectEnvelope(response, 400);
+        expect(response.body.error.message).toMatch(/JSON object/);
+      }
+    },
+  );
 });
 
 describe('downloads, attachment names and credentials (scope 8)', () => {
@@ -174,11 +230,15 @@ describe('downloads, attachment names and credentials (scope 8)', () => {
     const sent = await api.post(`/v3/grants/${grant.id}/messages/send`, {
       to: [{ email: grant.email }],
       subject: 'html attachment',
-      attachments: [{ filename: 'page.html', content_type: 'text/html', content: Buffer.from(html).toString('base64') }],
+      attachments: [
+        { filename: 'page.html', content_type: 'text/html', content: Buffer.from(html).toString('base64') },
+      ],
     });
     expect(sent.status, sent.text).toBe(200);
     const attachment = sent.body.data.attachments[0];
-    const download = await api.get(`/v3/grants/${grant.id}/attachments/${attachment.id}/download?message_id=${sent.body.data.id}`);
+    const download = await api.get(
+      `/v3/grants/${grant.id}/attachments/${attachment.id}/download?message_id=${sent.body.data.id}`,
+    );
     expect(download.status).toBe(200);
     expect(download.headers.get('x-content-type-options')).toBe('nosniff');
     expect(download.headers.get('content-disposition')).toMatch(/^attachment;/);
@@ -198,7 +258,11 @@ describe('downloads, attachment names and credentials (scope 8)', () => {
       ],
     });
     expect(sent.status, sent.text).toBe(200);
-    expect(sent.body.data.attachments.map((a: { filename: string }) => a.filename)).toEqual(['passwd', 'win.ini', 'attachment']);
+    expect(sent.body.data.attachments.map((a: { filename: string }) => a.filename)).toEqual([
+      'passwd',
+      'win.ini',
+      'attachment',
+    ]);
     const [mail] = await waitForSunk(outside);
     const raw = await sunkRaw(mail!.id);
     expect(raw).toContain('filename=passwd');
@@ -210,7 +274,9 @@ describe('downloads, attachment names and credentials (scope 8)', () => {
     const { port, hostname } = new URL(gateway().url);
     const raw = await new Promise<string>((resolve, reject) => {
       const socket = connect(Number(port), hostname, () => {
-        socket.write(`GET /v3/grants HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer wrong-key\r\nAuthorization: Bearer ${apiKey}\r\nConnection: close\r\n\r\n`);
+        socket.write(
+          `GET /v3/grants HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer wrong-key\r\nAuthorization: Bearer ${apiKey}\r\nConnection: close\r\n\r\n`,
+        );
       });
       let text = '';
       socket.on('data', (chunk) => (text += chunk.toString()));

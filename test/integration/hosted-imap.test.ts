@@ -39,7 +39,18 @@ async function openPage(params: Record<string, string> = {}) {
 
 /** The form as a browser sends it (every field, empty ones too). */
 function submit(fields: Record<string, string>, headers: Record<string, string> = {}) {
-  const form = { email: '', password: '', imap_host: '', imap_port: '', imap_username: '', smtp_host: '', smtp_port: '', smtp_username: '', smtp_password: '', ...fields };
+  const form = {
+    email: '',
+    password: '',
+    imap_host: '',
+    imap_port: '',
+    imap_username: '',
+    smtp_host: '',
+    smtp_port: '',
+    smtp_username: '',
+    smtp_password: '',
+    ...fields,
+  };
   return fetch(`${gateway().url}/v3/connect/credentials`, {
     method: 'POST',
     redirect: 'manual',
@@ -55,14 +66,23 @@ describe('GET /v3/connect/auth?provider=imap: bad requests', () => {
     expect((await others.post('/v3/applications/redirect-uris', { url: REDIRECT, platform: 'web' })).status).toBe(200);
     const cases: [Record<string, string>, string | RegExp][] = [
       [{ client_id: 'app_01unknown' }, /^Unknown client_id 'app_01unknown'/],
-      [{ redirect_uri: 'https://evil.example/cb' }, /^redirect_uri 'https:\/\/evil\.example\/cb' is not registered for this application/],
+      [
+        { redirect_uri: 'https://evil.example/cb' },
+        /^redirect_uri 'https:\/\/evil\.example\/cb' is not registered for this application/,
+      ],
       [{ redirect_uri: `${REDIRECT}/more` }, /is not registered for this application/],
       [{ response_type: 'token' }, /response_type/],
-      [{ response_type: 'adminconsent' }, /^response_type=adminconsent is the admin consent flow of provider 'microsoft'/],
+      [
+        { response_type: 'adminconsent' },
+        /^response_type=adminconsent is the admin consent flow of provider 'microsoft'/,
+      ],
       [{ state: 's'.repeat(257) }, /state/],
       [{ code_challenge_method: 'S256' }, "'code_challenge_method' needs a 'code_challenge'"],
       [{ code_challenge: 'x'.repeat(50), code_challenge_method: 'S256' }, /SHA-256/],
-      [{ credential_id: 'cred_1' }, "'credential_id' does not apply to provider 'imap': its accounts sign in with their own password"],
+      [
+        { credential_id: 'cred_1' },
+        "'credential_id' does not apply to provider 'imap': its accounts sign in with their own password",
+      ],
       [{ provider: 'imap-ish' }, /^Hosted OAuth is not available for provider 'imap-ish' \(available: .*imap\)$/],
       [{ client_id: otherApp }, /^This application has no 'imap' connector: create one with POST \/v3\/connectors/],
       [{ login_hint: '' }, /login_hint/],
@@ -77,7 +97,9 @@ describe('GET /v3/connect/auth?provider=imap: bad requests', () => {
       expect(text).not.toContain('flow_token');
       expectInvalid({ status: response.status, headers: response.headers, body: JSON.parse(text), text }, message);
     }
-    const missing = await fetch(`${gateway().url}/v3/connect/auth?provider=imap&client_id=${applicationId()}&response_type=code`);
+    const missing = await fetch(
+      `${gateway().url}/v3/connect/auth?provider=imap&client_id=${applicationId()}&response_type=code`,
+    );
     expect(missing.status).toBe(400);
     expect(((await missing.json()) as { error: { message: string } }).error.message).toContain('redirect_uri');
   });
@@ -95,7 +117,9 @@ describe('GET /v3/connect/auth?provider=imap: the page', () => {
     expect(csp).toContain("frame-ancestors 'none'");
     expect(html).not.toContain('<script');
     expect(html).toContain('<form method="post" action="credentials">');
-    expect(html).toMatch(/<input id="email" name="email" type="email" autocomplete="email" required value="ann@gmx\.net">/);
+    expect(html).toMatch(
+      /<input id="email" name="email" type="email" autocomplete="email" required value="ann@gmx\.net">/,
+    );
     // A well-known domain: its servers are shown as placeholders, the fields stay empty (detected).
     expect(html).toContain('placeholder="imap.gmx.net"');
     expect(html).not.toMatch(/name="imap_host"[^>]*value=/);
@@ -120,14 +144,31 @@ describe('POST /v3/connect/credentials', () => {
     expect(await unknown.text()).toContain('This sign-in has ended.');
 
     const { token } = await openPage();
-    const crossSite = await submit({ flow_token: token, email: 'ann@example.org', password: PASSWORD }, { 'sec-fetch-site': 'cross-site' });
+    const crossSite = await submit(
+      { flow_token: token, email: 'ann@example.org', password: PASSWORD },
+      { 'sec-fetch-site': 'cross-site' },
+    );
     expect(crossSite.status).toBe(400);
     expect(await crossSite.text()).toContain('This sign-in has ended.');
 
     // A refused login uses the token; the page comes back with another one.
-    const refused = await submit({ flow_token: token, email: 'ann@example.org', password: PASSWORD, imap_host: '127.0.0.1', imap_port: '1', smtp_host: '127.0.0.1', smtp_port: '1' });
+    const refused = await submit({
+      flow_token: token,
+      email: 'ann@example.org',
+      password: PASSWORD,
+      imap_host: '127.0.0.1',
+      imap_port: '1',
+      smtp_host: '127.0.0.1',
+      smtp_port: '1',
+    });
     expect(refused.status).toBe(400);
-    const again = await submit({ flow_token: token, email: 'ann@example.org', password: PASSWORD, imap_host: '127.0.0.1', imap_port: '1' });
+    const again = await submit({
+      flow_token: token,
+      email: 'ann@example.org',
+      password: PASSWORD,
+      imap_host: '127.0.0.1',
+      imap_port: '1',
+    });
     expect(again.status).toBe(400);
     expect(await again.text()).toContain('This sign-in has ended.');
   });
@@ -148,7 +189,9 @@ describe('POST /v3/connect/credentials', () => {
     expect(response.status, html).toBe(400);
     expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
     expect(response.headers.get('content-security-policy')).toContain("form-action 'self' http://127.0.0.1:9877;");
-    expect(html).toMatch(/<div class="problem" role="alert" id="problem">.*IMAP 127\.0\.0\.1:1: could not connect \(ECONNREFUSED\)/s);
+    expect(html).toMatch(
+      /<div class="problem" role="alert" id="problem">.*IMAP 127\.0\.0\.1:1: could not connect \(ECONNREFUSED\)/s,
+    );
     expect(html).toContain('value="pat@example.org"');
     expect(html).toMatch(/id="imap_host"[^>]*value="127\.0\.0\.1"/);
     expect(html).toMatch(/id="smtp_host"[^>]*value="localhost"/);
@@ -160,19 +203,28 @@ describe('POST /v3/connect/credentials', () => {
     expect(renewed).not.toBe(token);
 
     // What the user can fix without a server: said in the page's words, under yet another token.
-    const unknownDomain = await submit({ flow_token: renewed!, email: 'pat@example.org', password: PASSWORD, imap_port: '99999' });
+    const unknownDomain = await submit({
+      flow_token: renewed!,
+      email: 'pat@example.org',
+      password: PASSWORD,
+      imap_port: '99999',
+    });
     const next = await unknownDomain.text();
     expect(unknownDomain.status).toBe(400);
     expect(next).toContain('“IMAP port” must be a number from 1 to 65535');
     const last = /name="flow_token" value="([^"]+)"/.exec(next)?.[1]!;
     rememberSecret(last, 'renewed flow token (hosted-imap.test.ts)');
     const noHost = await submit({ flow_token: last, email: 'pat@example.org', password: PASSWORD });
-    expect(await noHost.text()).toContain('“IMAP server” is required: example.org is not a mail domain whose servers are known here');
+    expect(await noHost.text()).toContain(
+      '“IMAP server” is required: example.org is not a mail domain whose servers are known here',
+    );
   });
 
   it('refuses the token of an IMAP page at the OAuth callback (which uses it up)', async () => {
     const { token } = await openPage();
-    const callback = await fetch(`${gateway().url}/v3/connect/callback?code=abc&state=${encodeURIComponent(token)}`, { redirect: 'manual' });
+    const callback = await fetch(`${gateway().url}/v3/connect/callback?code=abc&state=${encodeURIComponent(token)}`, {
+      redirect: 'manual',
+    });
     expect(callback.status).toBe(400);
     expect(callback.headers.get('location')).toBeNull();
     // The flow is used up by that attempt too.

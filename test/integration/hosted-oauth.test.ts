@@ -73,7 +73,12 @@ beforeAll(async () => {
   fanout = await createQueueWithDlq('fanout', { visibilityTimeout: 30 });
   delivery = await createQueueWithDlq('delivery', { visibilityTimeout: 30 });
   const deliveryDlq = await createQueueWithDlq('delivery-dlq', { visibilityTimeout: 30 });
-  Object.assign(process.env, { FANOUT_QUEUE_URL: fanout.queue, DELIVERY_QUEUE_URL: delivery.queue, DELIVERY_DLQ_URL: deliveryDlq.queue, ADMIN_CONSENT_DELAY_SECONDS: '300' });
+  Object.assign(process.env, {
+    FANOUT_QUEUE_URL: fanout.queue,
+    DELIVERY_QUEUE_URL: delivery.queue,
+    DELIVERY_DLQ_URL: deliveryDlq.queue,
+    ADMIN_CONSENT_DELAY_SECONDS: '300',
+  });
   gateway = await startGateway();
   const app = await makeApplication('hosted-oauth');
   appId = app.applicationId;
@@ -82,17 +87,30 @@ beforeAll(async () => {
   anonymous = apiClient(gateway.url);
   rememberSecret(clientSecret, 'OIDC client secret');
   oidc = await startOidcServer({ onIssue: ({ kind, value }) => rememberSecret(value, `provider ${kind}`) });
-  oidc.addClient({ client_id: 'sb-test', client_secret: clientSecret, redirect_uris: [`${gateway.url}/v3/connect/callback`] });
+  oidc.addClient({
+    client_id: 'sb-test',
+    client_secret: clientSecret,
+    redirect_uris: [`${gateway.url}/v3/connect/callback`],
+  });
   for (const provider of ['google', 'microsoft'] as const) {
-    const created = await api.post('/v3/connectors', { provider, settings: { client_id: 'sb-test', client_secret: clientSecret, issuer: oidc.issuers[provider] } });
+    const created = await api.post('/v3/connectors', {
+      provider,
+      settings: { client_id: 'sb-test', client_secret: clientSecret, issuer: oidc.issuers[provider] },
+    });
     expect(created.status, created.text).toBe(201);
   }
   expect((await api.post('/v3/applications/redirect-uris', { url: APP_REDIRECT, platform: 'web' })).status).toBe(200);
   const { handler: fanoutHandler } = await import('#functions/webhook-fanout/handler');
   const { handler: deliveryHandler } = await import('#functions/webhook-delivery/handler');
-  workers = [startQueueWorker(fanout.queue, fanoutHandler, { batchSize: 10 }), startQueueWorker(delivery.queue, deliveryHandler, { batchSize: 10 })];
+  workers = [
+    startQueueWorker(fanout.queue, fanoutHandler, { batchSize: 10 }),
+    startQueueWorker(delivery.queue, deliveryHandler, { batchSize: 10 }),
+  ];
   receiver = await startReceiver();
-  const hook = await api.post('/v3/webhooks', { webhook_url: receiver.url, trigger_types: ['grant.created', 'grant.updated', 'grant.expired'] });
+  const hook = await api.post('/v3/webhooks', {
+    webhook_url: receiver.url,
+    trigger_types: ['grant.created', 'grant.updated', 'grant.expired'],
+  });
   expect(hook.status, hook.text).toBe(200);
 }, 120_000);
 
@@ -104,13 +122,27 @@ afterAll(async () => {
 });
 
 const delivered = (type: string, grantId: string) =>
-  receiver.received.map((r) => JSON.parse(r.raw.toString()) as { type: string; data: { object: { id: string; grant_status: string } } }).filter((n) => n.type === type && n.data.object.id === grantId);
+  receiver.received
+    .map(
+      (r) => JSON.parse(r.raw.toString()) as { type: string; data: { object: { id: string; grant_status: string } } },
+    )
+    .filter((n) => n.type === type && n.data.object.id === grantId);
 
 describe('hosted OAuth: the whole flow', () => {
   it('auth → provider → callback → redirect (state intact) → PKCE S256 exchange → me → refresh → revoke → 401', async () => {
     const { verifier, challenge } = pkce();
     const state = 'app state: ü & = / ?';
-    const back = await signIn({ provider: 'google', state, access_type: 'offline', code_challenge: challenge, code_challenge_method: 'S256', login_hint: 'alice@example.com' }, 'alice@example.com');
+    const back = await signIn(
+      {
+        provider: 'google',
+        state,
+        access_type: 'offline',
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        login_hint: 'alice@example.com',
+      },
+      'alice@example.com',
+    );
     expect(back.get('state')).toBe(state);
     expect(back.get('error')).toBeNull();
     const code = back.get('code')!;
@@ -119,7 +151,12 @@ describe('hosted OAuth: the whole flow', () => {
     // A public client: the verifier alone proves it.
     const token = await exchange({ grant_type: 'authorization_code', code, code_verifier: verifier });
     expect(token.status, token.text).toBe(200);
-    expect(token.body).toMatchObject({ token_type: 'Bearer', expires_in: 3600, email: 'alice@example.com', provider: 'google' });
+    expect(token.body).toMatchObject({
+      token_type: 'Bearer',
+      expires_in: 3600,
+      email: 'alice@example.com',
+      provider: 'google',
+    });
     expect(token.body.refresh_token).toMatch(/^sbrt_/);
     expect(token.body.scope).toContain('openid');
     const grantId = token.body.grant_id as string;
@@ -127,7 +164,12 @@ describe('hosted OAuth: the whole flow', () => {
     const asAlice = apiClient(gateway.url, token.body.access_token);
     const me = await asAlice.get('/v3/grants/me');
     expect(me.status, me.text).toBe(200);
-    expect(me.body.data).toMatchObject({ id: grantId, provider: 'google', email: 'alice@example.com', grant_status: 'valid' });
+    expect(me.body.data).toMatchObject({
+      id: grantId,
+      provider: 'google',
+      email: 'alice@example.com',
+      grant_status: 'valid',
+    });
     // Its mail is read over IMAP with its access token (test/integration/imap-xoauth2.test.ts): this
     // connector names no mail server, so nothing is synced here and the list is empty.
     const messages = await asAlice.get('/v3/grants/me/messages');
@@ -135,22 +177,36 @@ describe('hosted OAuth: the whole flow', () => {
     expect(messages.body.data).toEqual([]);
 
     // Refresh: a new pair; the old refresh token is used up.
-    const refreshed = await anonymous.post('/v3/connect/token', { grant_type: 'refresh_token', client_id: appId, refresh_token: token.body.refresh_token });
+    const refreshed = await anonymous.post('/v3/connect/token', {
+      grant_type: 'refresh_token',
+      client_id: appId,
+      refresh_token: token.body.refresh_token,
+    });
     expect(refreshed.status, refreshed.text).toBe(200);
     expect(refreshed.body.grant_id).toBe(grantId);
     expect(refreshed.body.refresh_token).not.toBe(token.body.refresh_token);
-    const reused = await anonymous.post('/v3/connect/token', { grant_type: 'refresh_token', client_id: appId, refresh_token: token.body.refresh_token });
+    const reused = await anonymous.post('/v3/connect/token', {
+      grant_type: 'refresh_token',
+      client_id: appId,
+      refresh_token: token.body.refresh_token,
+    });
     expect(reused.status).toBe(400);
     expect(reused.body.error).toBe('invalid_grant');
     const asAliceAgain = apiClient(gateway.url, refreshed.body.access_token);
     expect((await asAliceAgain.get('/v3/grants/me')).status).toBe(200);
 
     // Revoke the access token: it and its family (the refresh token) stop working.
-    expect((await anonymous.post(`/v3/connect/revoke?token=${encodeURIComponent(refreshed.body.access_token)}`)).status).toBe(200);
+    expect(
+      (await anonymous.post(`/v3/connect/revoke?token=${encodeURIComponent(refreshed.body.access_token)}`)).status,
+    ).toBe(200);
     const after = await asAliceAgain.get('/v3/grants/me');
     expect(after.status).toBe(401);
     expect(after.body.error.type).toBe('authentication_error');
-    const deadRefresh = await anonymous.post('/v3/connect/token', { grant_type: 'refresh_token', client_id: appId, refresh_token: refreshed.body.refresh_token });
+    const deadRefresh = await anonymous.post('/v3/connect/token', {
+      grant_type: 'refresh_token',
+      client_id: appId,
+      refresh_token: refreshed.body.refresh_token,
+    });
     expect(deadRefresh.body.error).toBe('invalid_grant');
     // The grant itself stays: revoking a token is not deleting the account's grant.
     expect((await api.get(`/v3/grants/${grantId}`)).body.data.grant_status).toBe('valid');
@@ -158,21 +214,38 @@ describe('hosted OAuth: the whole flow', () => {
 
   it('exchanges with PKCE plain, and with the API key as client_secret (a confidential client); online access has no refresh token', async () => {
     const plain = randomBytes(40).toString('base64url');
-    const first = await signIn({ provider: 'microsoft', code_challenge: plain, code_challenge_method: 'plain' }, 'bob@example.org');
-    const byPlain = await exchange({ grant_type: 'authorization_code', code: first.get('code')!, code_verifier: plain });
+    const first = await signIn(
+      { provider: 'microsoft', code_challenge: plain, code_challenge_method: 'plain' },
+      'bob@example.org',
+    );
+    const byPlain = await exchange({
+      grant_type: 'authorization_code',
+      code: first.get('code')!,
+      code_verifier: plain,
+    });
     expect(byPlain.status, byPlain.text).toBe(200);
     // Provider B's ID token has no email: it came from userinfo.
     expect(byPlain.body).toMatchObject({ email: 'bob@example.org', provider: 'microsoft' });
     expect(byPlain.body.refresh_token).toBeUndefined();
 
     const second = await signIn({ provider: 'google' }, 'carol@example.com');
-    const byKey = await exchange({ grant_type: 'authorization_code', code: second.get('code')!, client_secret: apiKey });
+    const byKey = await exchange({
+      grant_type: 'authorization_code',
+      code: second.get('code')!,
+      client_secret: apiKey,
+    });
     expect(byKey.status, byKey.text).toBe(200);
     expect(byKey.body.email).toBe('carol@example.com');
     // Form-encoded, as OAuth clients send it.
     const third = await signIn({ provider: 'google' }, 'carol@example.com');
     const form = await anonymous.request('POST', '/v3/connect/token', {
-      rawBody: new URLSearchParams({ grant_type: 'authorization_code', client_id: appId, redirect_uri: APP_REDIRECT, code: third.get('code')!, client_secret: apiKey }).toString(),
+      rawBody: new URLSearchParams({
+        grant_type: 'authorization_code',
+        client_id: appId,
+        redirect_uri: APP_REDIRECT,
+        code: third.get('code')!,
+        client_secret: apiKey,
+      }).toString(),
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
     });
     expect(form.status, form.text).toBe(200);
@@ -180,13 +253,26 @@ describe('hosted OAuth: the whole flow', () => {
   });
 
   it('re-authenticates the same account into the same grant (grant.updated), valid again', async () => {
-    const first = await exchange({ grant_type: 'authorization_code', code: (await signIn({ provider: 'google' }, 'dora@example.com')).get('code')!, client_secret: apiKey });
+    const first = await exchange({
+      grant_type: 'authorization_code',
+      code: (await signIn({ provider: 'google' }, 'dora@example.com')).get('code')!,
+      client_secret: apiKey,
+    });
     const grantId = first.body.grant_id as string;
     const grant = await getGrant(appId as ApplicationId, grantId as GrantId);
     await dynamo.send(
-      new UpdateCommand({ TableName: TABLE_NAME, Key: { pk: `app#${appId}`, sk: `grant#${grantId}` }, UpdateExpression: 'SET grant_status = :s', ExpressionAttributeValues: { ':s': 'invalid' } }),
+      new UpdateCommand({
+        TableName: TABLE_NAME,
+        Key: { pk: `app#${appId}`, sk: `grant#${grantId}` },
+        UpdateExpression: 'SET grant_status = :s',
+        ExpressionAttributeValues: { ':s': 'invalid' },
+      }),
     );
-    const again = await exchange({ grant_type: 'authorization_code', code: (await signIn({ provider: 'google', access_type: 'offline' }, 'dora@example.com')).get('code')!, client_secret: apiKey });
+    const again = await exchange({
+      grant_type: 'authorization_code',
+      code: (await signIn({ provider: 'google', access_type: 'offline' }, 'dora@example.com')).get('code')!,
+      client_secret: apiKey,
+    });
     expect(again.status, again.text).toBe(200);
     expect(again.body.grant_id).toBe(grantId);
     const now = await api.get(`/v3/grants/${grantId}`);
@@ -207,7 +293,11 @@ describe('hosted OAuth: the whole flow', () => {
 
 describe('hosted OAuth: provider tokens', () => {
   async function grantWithRefresh(email: string) {
-    const token = await exchange({ grant_type: 'authorization_code', code: (await signIn({ provider: 'google', access_type: 'offline' }, email)).get('code')!, client_secret: apiKey });
+    const token = await exchange({
+      grant_type: 'authorization_code',
+      code: (await signIn({ provider: 'google', access_type: 'offline' }, email)).get('code')!,
+      client_secret: apiKey,
+    });
     expect(token.status, token.text).toBe(200);
     return (await getGrant(appId as ApplicationId, token.body.grant_id as GrantId))!;
   }
@@ -220,7 +310,12 @@ describe('hosted OAuth: provider tokens', () => {
         ExpressionAttributeValues: { ':t': clock.nowSeconds() + 10 },
       }),
     );
-  const tokensItem = async (grantId: string) => (await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: providerTokensKey(grantId as GrantId), ConsistentRead: true }))).Item!;
+  const tokensItem = async (grantId: string) =>
+    (
+      await dynamo.send(
+        new GetCommand({ TableName: TABLE_NAME, Key: providerTokensKey(grantId as GrantId), ConsistentRead: true }),
+      )
+    ).Item!;
 
   it('are sealed at rest, and 50 concurrent callers of a due grant make exactly one refresh', async () => {
     const { providerAccessToken } = await import('#shared/accounts/provider-tokens');
@@ -263,7 +358,13 @@ describe('hosted OAuth: provider tokens', () => {
     const { providerAccessToken, GrantExpiredError } = await import('#shared/accounts/provider-tokens');
     const grant = await grantWithRefresh('gina@example.com');
     await expire(grant.id);
-    oidc.failNext({ issuer: 'google', endpoint: 'token', grantType: 'refresh_token', error: 'invalid_grant', error_description: 'Token has been expired or revoked.' });
+    oidc.failNext({
+      issuer: 'google',
+      endpoint: 'token',
+      grantType: 'refresh_token',
+      error: 'invalid_grant',
+      error_description: 'Token has been expired or revoked.',
+    });
     await expect(providerAccessToken(grant)).rejects.toBeInstanceOf(GrantExpiredError);
     const invalid = await api.get(`/v3/grants/${grant.id}`);
     expect(invalid.body.data.grant_status).toBe('invalid');
@@ -272,21 +373,33 @@ describe('hosted OAuth: provider tokens', () => {
     expect(expired).toHaveLength(1);
     expect(expired[0]!.data.object.grant_status).toBe('invalid');
     // A request that needs the provider now says so.
-    await expect(providerAccessToken((await getGrant(appId as ApplicationId, grant.id))!)).rejects.toBeInstanceOf(GrantExpiredError);
+    await expect(providerAccessToken((await getGrant(appId as ApplicationId, grant.id))!)).rejects.toBeInstanceOf(
+      GrantExpiredError,
+    );
     await signIn({ provider: 'google', access_type: 'offline' }, 'gina@example.com');
     expect((await api.get(`/v3/grants/${grant.id}`)).body.data.grant_status).toBe('valid');
   });
 
   it('deleting a connected grant revokes its tokens: issued ones at once, provider ones by the purge', async () => {
-    const token = await exchange({ grant_type: 'authorization_code', code: (await signIn({ provider: 'google', access_type: 'offline' }, 'hank@example.com')).get('code')!, client_secret: apiKey });
+    const token = await exchange({
+      grant_type: 'authorization_code',
+      code: (await signIn({ provider: 'google', access_type: 'offline' }, 'hank@example.com')).get('code')!,
+      client_secret: apiKey,
+    });
     const grantId = token.body.grant_id as string;
     expect((await api.delete(`/v3/grants/${grantId}`)).status).toBe(200);
     expect((await apiClient(gateway.url, token.body.access_token).get('/v3/grants/me')).status).toBe(404);
     const { purgeConnectedGrant } = await import('#shared/accounts/purge');
     expect(await purgeConnectedGrant(grantId as GrantId)).toBe('done');
-    expect((await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: providerTokensKey(grantId as GrantId) }))).Item).toBeUndefined();
+    expect(
+      (await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: providerTokensKey(grantId as GrantId) }))).Item,
+    ).toBeUndefined();
     expect((await apiClient(gateway.url, token.body.access_token).get('/v3/grants/me')).status).toBe(401);
-    const refresh = await anonymous.post('/v3/connect/token', { grant_type: 'refresh_token', client_id: appId, refresh_token: token.body.refresh_token });
+    const refresh = await anonymous.post('/v3/connect/token', {
+      grant_type: 'refresh_token',
+      client_id: appId,
+      refresh_token: token.body.refresh_token,
+    });
     expect(refresh.body.error).toBe('invalid_grant');
   });
 });
@@ -295,16 +408,27 @@ describe('bulk authentication', () => {
   it('google: a service account credential creates a grant through the JWT bearer grant', async () => {
     const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     rememberSecret(privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), 'service account private key');
-    const account = { client_email: 'robot@project.iam.example', private_key_id: `kid-${randomBytes(4).toString('hex')}` };
+    const account = {
+      client_email: 'robot@project.iam.example',
+      private_key_id: `kid-${randomBytes(4).toString('hex')}`,
+    };
     oidc.addServiceAccount({ ...account, public_key: publicKey.export({ type: 'spki', format: 'pem' }).toString() });
     const credential = await api.post('/v3/connectors/google/creds', {
       name: 'Domain-wide delegation',
       credential_type: 'serviceaccount',
-      credential_data: { type: 'service_account', project_id: 'project', private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), ...account },
+      credential_data: {
+        type: 'service_account',
+        project_id: 'project',
+        private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+        ...account,
+      },
     });
     expect(credential.status, credential.text).toBe(201);
     const scopes = ['https://www.googleapis.com/auth/gmail.modify'];
-    const grant = await api.post('/v3/connect/custom', { provider: 'google', settings: { credential_id: credential.body.data.id, email_address: 'ivy@corp.example', scopes } });
+    const grant = await api.post('/v3/connect/custom', {
+      provider: 'google',
+      settings: { credential_id: credential.body.data.id, email_address: 'ivy@corp.example', scopes },
+    });
     expect(grant.status, grant.text).toBe(201);
     expect(grant.body.data).toMatchObject({
       provider: 'google',
@@ -317,11 +441,19 @@ describe('bulk authentication', () => {
     const record = (await getGrant(appId as ApplicationId, grant.body.data.id))!;
     const first = await providerAccessToken(record);
     await dynamo.send(
-      new UpdateCommand({ TableName: TABLE_NAME, Key: providerTokensKey(record.id), UpdateExpression: 'SET access_expires_at = :t', ExpressionAttributeValues: { ':t': clock.nowSeconds() } }),
+      new UpdateCommand({
+        TableName: TABLE_NAME,
+        Key: providerTokensKey(record.id),
+        UpdateExpression: 'SET access_expires_at = :t',
+        ExpressionAttributeValues: { ':t': clock.nowSeconds() },
+      }),
     );
     expect(await providerAccessToken(record)).not.toBe(first);
     // Again for the same address: the same grant.
-    const again = await api.post('/v3/connect/custom', { provider: 'google', settings: { credential_id: credential.body.data.id, email_address: 'ivy@corp.example', scopes } });
+    const again = await api.post('/v3/connect/custom', {
+      provider: 'google',
+      settings: { credential_id: credential.body.data.id, email_address: 'ivy@corp.example', scopes },
+    });
     expect(again.status).toBe(201);
     expect(again.body.data.id).toBe(grant.body.data.id);
   });
@@ -334,15 +466,26 @@ describe('bulk authentication', () => {
     });
     expect(credential.status, credential.text).toBe(201);
     const credentialId = credential.body.data.id as string;
-    const body = { provider: 'microsoft', settings: { credential_id: credentialId, email_address: 'jo@contoso.example' } };
+    const body = {
+      provider: 'microsoft',
+      settings: { credential_id: credentialId, email_address: 'jo@contoso.example' },
+    };
     const before = await api.post('/v3/connect/custom', body);
     expect(before.status).toBe(400);
     expect(before.body.error.message).toContain('adminconsent');
 
-    const consent = await followLogin(authUrl({ provider: 'microsoft', response_type: 'adminconsent', credential_id: credentialId, state: 'consent-1' }), {
-      login: 'admin@contoso.example',
-      stopAt: cameBack,
-    });
+    const consent = await followLogin(
+      authUrl({
+        provider: 'microsoft',
+        response_type: 'adminconsent',
+        credential_id: credentialId,
+        state: 'consent-1',
+      }),
+      {
+        login: 'admin@contoso.example',
+        stopAt: cameBack,
+      },
+    );
     expect(consent.searchParams.get('admin_consent')).toBe('true');
     expect(consent.searchParams.get('tenant')).toBe(oidc.tenant);
     expect(consent.searchParams.get('state')).toBe('consent-1');
@@ -356,7 +499,11 @@ describe('bulk authentication', () => {
     try {
       const grant = await api.post('/v3/connect/custom', body);
       expect(grant.status, grant.text).toBe(201);
-      expect(grant.body.data).toMatchObject({ provider: 'microsoft', email: 'jo@contoso.example', settings: { credential_id: credentialId, credential_type: 'adminconsent', app_permission: true } });
+      expect(grant.body.data).toMatchObject({
+        provider: 'microsoft',
+        email: 'jo@contoso.example',
+        settings: { credential_id: credentialId, credential_type: 'adminconsent', app_permission: true },
+      });
       expect(grant.body.data.settings.app_permission_scopes.length).toBeGreaterThan(0);
     } finally {
       restore();
@@ -364,7 +511,10 @@ describe('bulk authentication', () => {
   });
 
   it('refuses a missing credential, a credential of the wrong type, and a provider without a connector', async () => {
-    const noCredential = await api.post('/v3/connect/custom', { provider: 'google', settings: { email_address: 'x@corp.example' } });
+    const noCredential = await api.post('/v3/connect/custom', {
+      provider: 'google',
+      settings: { email_address: 'x@corp.example' },
+    });
     expect(noCredential.status).toBe(400);
     expect(noCredential.body.error.message).toContain('credential_id');
     const connectorCred = await api.post('/v3/connectors/google/creds', {
@@ -372,11 +522,17 @@ describe('bulk authentication', () => {
       credential_type: 'connector',
       credential_data: { client_id: 'sb-test', client_secret: clientSecret },
     });
-    const wrongType = await api.post('/v3/connect/custom', { provider: 'google', settings: { credential_id: connectorCred.body.data.id, email_address: 'x@corp.example', scopes: ['a'] } });
+    const wrongType = await api.post('/v3/connect/custom', {
+      provider: 'google',
+      settings: { credential_id: connectorCred.body.data.id, email_address: 'x@corp.example', scopes: ['a'] },
+    });
     expect(wrongType.status).toBe(400);
     expect(wrongType.body.error.message).toContain("'serviceaccount'");
     const other = await makeApplication('bulk-other');
-    const noConnector = await apiClient(gateway.url, other.apiKey).post('/v3/connect/custom', { provider: 'google', settings: { credential_id: 'cred_x', email_address: 'x@corp.example' } });
+    const noConnector = await apiClient(gateway.url, other.apiKey).post('/v3/connect/custom', {
+      provider: 'google',
+      settings: { credential_id: 'cred_x', email_address: 'x@corp.example' },
+    });
     expect(noConnector.status).toBe(400);
     expect(noConnector.body.error.message).toContain('POST /v3/connectors');
     expect((await apiClient(gateway.url, other.apiKey).get('/v3/grants?email=x@corp.example')).body.data).toEqual([]);
@@ -390,7 +546,9 @@ describe('hosted OAuth: bad input', () => {
       [authUrl({ provider: 'google', redirect_uri: 'https://evil.example/cb' }), 'redirect_uri'],
       [authUrl({ provider: 'google', redirect_uri: `${APP_REDIRECT}/more` }), 'redirect_uri'],
       // The registered URI once parsed, but not as written: compared as strings (RFC 6749 §3.1.2.3).
-      ...APP_REDIRECT_PROBES.map((uri) => [authUrl({ provider: 'google', redirect_uri: uri }), 'redirect_uri'] as const),
+      ...APP_REDIRECT_PROBES.map(
+        (uri) => [authUrl({ provider: 'google', redirect_uri: uri }), 'redirect_uri'] as const,
+      ),
     ] as const) {
       const response = await fetch(url, { redirect: 'manual' });
       expect(response.status, what).toBe(400);
@@ -425,7 +583,10 @@ describe('hosted OAuth: bad input', () => {
     expect(forged.status).toBe(400);
     expect(forged.body.error.message).toContain('state');
     // Stop at our callback, use it, then replay it.
-    const atCallback = await followLogin(authUrl({ provider: 'google' }), { login: 'kim@example.com', stopAt: (url) => url.pathname === '/v3/connect/callback' });
+    const atCallback = await followLogin(authUrl({ provider: 'google' }), {
+      login: 'kim@example.com',
+      stopAt: (url) => url.pathname === '/v3/connect/callback',
+    });
     const first = await fetch(atCallback, { redirect: 'manual' });
     expect(first.status).toBe(302);
     expect(new URL(first.headers.get('location')!).searchParams.get('code')).toMatch(/^sbac_/);
@@ -438,7 +599,13 @@ describe('hosted OAuth: bad input', () => {
     expect(declined.get('error')).toBe('access_denied');
     expect(declined.get('state')).toBe('st-decline');
     expect(declined.get('code')).toBeNull();
-    oidc.failNext({ issuer: 'google', endpoint: 'token', grantType: 'authorization_code', error: 'invalid_grant', error_description: 'Malformed auth code.' });
+    oidc.failNext({
+      issuer: 'google',
+      endpoint: 'token',
+      grantType: 'authorization_code',
+      error: 'invalid_grant',
+      error_description: 'Malformed auth code.',
+    });
     const refused = await signIn({ provider: 'google', state: 'st-2' }, 'lee@example.com');
     expect(refused.get('error')).toBe('access_denied');
     expect(refused.get('state')).toBe('st-2');
@@ -468,23 +635,50 @@ describe('hosted OAuth: bad input', () => {
 
   it('refuses wrong or missing code_verifier, an expired code, another redirect_uri, another client, and a replayed code (revoking what it got)', async () => {
     const { verifier, challenge } = pkce();
-    const code = async () => (await signIn({ provider: 'google', code_challenge: challenge, code_challenge_method: 'S256', access_type: 'offline' }, 'max@example.com')).get('code')!;
+    const code = async () =>
+      (
+        await signIn(
+          { provider: 'google', code_challenge: challenge, code_challenge_method: 'S256', access_type: 'offline' },
+          'max@example.com',
+        )
+      ).get('code')!;
     const expectOAuth = (response: { status: number; body: Record<string, unknown> }, error: string, status = 400) => {
       expect(response.status).toBe(status);
       expect(response.body).toMatchObject({ error, error_code: String(status) });
       expect(typeof response.body.error_description).toBe('string');
       expect(typeof response.body.request_id).toBe('string');
     };
-    expectOAuth(await exchange({ grant_type: 'authorization_code', code: await code(), code_verifier: pkce().verifier }), 'invalid_grant');
+    expectOAuth(
+      await exchange({ grant_type: 'authorization_code', code: await code(), code_verifier: pkce().verifier }),
+      'invalid_grant',
+    );
     expectOAuth(await exchange({ grant_type: 'authorization_code', code: await code() }), 'invalid_grant');
-    expectOAuth(await exchange({ grant_type: 'authorization_code', code: await code(), code_verifier: verifier, redirect_uri: 'http://localhost:9876/other' }), 'invalid_grant');
-    for (const redirect_uri of APP_REDIRECT_PROBES) expectOAuth(await exchange({ grant_type: 'authorization_code', code: await code(), code_verifier: verifier, redirect_uri }), 'invalid_grant');
-    expectOAuth(await exchange({ grant_type: 'authorization_code', code: 'sbac_forged', code_verifier: verifier }), 'invalid_grant');
+    expectOAuth(
+      await exchange({
+        grant_type: 'authorization_code',
+        code: await code(),
+        code_verifier: verifier,
+        redirect_uri: 'http://localhost:9876/other',
+      }),
+      'invalid_grant',
+    );
+    for (const redirect_uri of APP_REDIRECT_PROBES)
+      expectOAuth(
+        await exchange({ grant_type: 'authorization_code', code: await code(), code_verifier: verifier, redirect_uri }),
+        'invalid_grant',
+      );
+    expectOAuth(
+      await exchange({ grant_type: 'authorization_code', code: 'sbac_forged', code_verifier: verifier }),
+      'invalid_grant',
+    );
     // Ten minutes later.
     const late = await code();
     const restore = clock.set(() => Date.now() + 601_000);
     try {
-      expectOAuth(await exchange({ grant_type: 'authorization_code', code: late, code_verifier: verifier }), 'invalid_grant');
+      expectOAuth(
+        await exchange({ grant_type: 'authorization_code', code: late, code_verifier: verifier }),
+        'invalid_grant',
+      );
     } finally {
       restore();
     }
@@ -502,13 +696,27 @@ describe('hosted OAuth: bad input', () => {
       'invalid_grant',
     );
     // A wrong API key is a client error, 401.
-    expectOAuth(await exchange({ grant_type: 'authorization_code', code: await code(), client_secret: 'sbk_wrong' }), 'invalid_client', 401);
+    expectOAuth(
+      await exchange({ grant_type: 'authorization_code', code: await code(), client_secret: 'sbk_wrong' }),
+      'invalid_client',
+      401,
+    );
     // Used twice: the second use fails and revokes the tokens of the first.
     const once = await code();
     const good = await exchange({ grant_type: 'authorization_code', code: once, code_verifier: verifier });
     expect(good.status).toBe(200);
-    expectOAuth(await exchange({ grant_type: 'authorization_code', code: once, code_verifier: verifier }), 'invalid_grant');
+    expectOAuth(
+      await exchange({ grant_type: 'authorization_code', code: once, code_verifier: verifier }),
+      'invalid_grant',
+    );
     expect((await apiClient(gateway.url, good.body.access_token).get('/v3/grants/me')).status).toBe(401);
-    expectOAuth(await anonymous.post('/v3/connect/token', { grant_type: 'refresh_token', client_id: appId, refresh_token: good.body.refresh_token }), 'invalid_grant');
+    expectOAuth(
+      await anonymous.post('/v3/connect/token', {
+        grant_type: 'refresh_token',
+        client_id: appId,
+        refresh_token: good.body.refresh_token,
+      }),
+      'invalid_grant',
+    );
   });
 });

@@ -20,7 +20,10 @@ afterAll(async () => {
 });
 
 /** Raw request without fetch's automatic decompression, to see the bytes on the wire. */
-function rawGet(path: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+function rawGet(
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(gateway.url + path, { headers }, (res) => {
       const chunks: Buffer[] = [];
@@ -44,13 +47,28 @@ function expectEnvelope(response: { status: number; headers: Headers; body: any 
 describe('authentication', () => {
   it('answers 401 without a key, with a malformed header and with an unknown key', async () => {
     expectEnvelope(await anonymous.get('/v3/grants'), 401, 'authentication_error');
-    expectEnvelope(await anonymous.get('/v3/grants', { authorization: 'Basic dXNlcjpwYXNz' }), 401, 'authentication_error');
-    expectEnvelope(await anonymous.get('/v3/grants', { authorization: 'Bearer sbk_not-a-real-key' }), 401, 'authentication_error');
-    expectEnvelope(await anonymous.get('/v3/grants', { authorization: `Bearer ${'x'.repeat(5000)}` }), 401, 'authentication_error');
+    expectEnvelope(
+      await anonymous.get('/v3/grants', { authorization: 'Basic dXNlcjpwYXNz' }),
+      401,
+      'authentication_error',
+    );
+    expectEnvelope(
+      await anonymous.get('/v3/grants', { authorization: 'Bearer sbk_not-a-real-key' }),
+      401,
+      'authentication_error',
+    );
+    expectEnvelope(
+      await anonymous.get('/v3/grants', { authorization: `Bearer ${'x'.repeat(5000)}` }),
+      401,
+      'authentication_error',
+    );
   });
 
   it('authenticates before looking at the body', async () => {
-    const response = await anonymous.request('POST', '/v3/connect/custom', { rawBody: '{not json', headers: { 'content-type': 'application/json' } });
+    const response = await anonymous.request('POST', '/v3/connect/custom', {
+      rawBody: '{not json',
+      headers: { 'content-type': 'application/json' },
+    });
     expectEnvelope(response, 401, 'authentication_error');
   });
 
@@ -78,13 +96,20 @@ describe('routing', () => {
 
 describe('request bodies', () => {
   it('rejects malformed JSON with 400', async () => {
-    const response = await api.request('POST', '/v3/connect/custom', { rawBody: '{"provider": "agent",', headers: { 'content-type': 'application/json' } });
+    const response = await api.request('POST', '/v3/connect/custom', {
+      rawBody: '{"provider": "agent",',
+      headers: { 'content-type': 'application/json' },
+    });
     expectEnvelope(response, 400, 'invalid_request_error');
     expect(response.body.error.message).toMatch(/not valid JSON/);
   });
 
   it('rejects a missing body with 400 and a non-JSON content type with 415', async () => {
-    expectEnvelope(await api.request('POST', '/v3/connect/custom', { headers: { 'content-type': 'application/json' } }), 400, 'invalid_request_error');
+    expectEnvelope(
+      await api.request('POST', '/v3/connect/custom', { headers: { 'content-type': 'application/json' } }),
+      400,
+      'invalid_request_error',
+    );
     const response = await api.request('POST', '/v3/connect/custom', {
       rawBody: 'provider=agent',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -94,11 +119,18 @@ describe('request bodies', () => {
   });
 
   it('accepts JSON content types with parameters and +json suffixes', async () => {
-    const contentTypes = ['application/json; charset=utf-8', 'application/merge-patch+json', 'application/vnd.api+json; charset=utf-8'];
+    const contentTypes = [
+      'application/json; charset=utf-8',
+      'application/merge-patch+json',
+      'application/vnd.api+json; charset=utf-8',
+    ];
     for (const [i, contentType] of contentTypes.entries()) {
       const email = `ct-${Date.now()}-${i}@agents.test`;
       const body = JSON.stringify({ provider: 'agent', settings: { email_address: email } });
-      const response = await api.request('POST', '/v3/connect/custom', { rawBody: body, headers: { 'content-type': contentType } });
+      const response = await api.request('POST', '/v3/connect/custom', {
+        rawBody: body,
+        headers: { 'content-type': contentType },
+      });
       expect(response.status, `${contentType}: ${response.text}`).toBe(201);
       // The body was parsed as JSON: the grant is for the address it names.
       expect(response.body.data.email).toBe(email);
@@ -106,7 +138,11 @@ describe('request bodies', () => {
   });
 
   it('rejects a body over 1 MiB with 413', async () => {
-    const response = await api.post('/v3/connect/custom', { provider: 'agent', settings: { email_address: 'a@b.io' }, pad: 'x'.repeat(1_100_000) });
+    const response = await api.post('/v3/connect/custom', {
+      provider: 'agent',
+      settings: { email_address: 'a@b.io' },
+      pad: 'x'.repeat(1_100_000),
+    });
     expectEnvelope(response, 413, 'payload_too_large');
     expect(response.body.error.message).toBe('JSON requests are limited to 1 MB (got 1.05 MB)');
   });
@@ -119,7 +155,10 @@ describe('request bodies', () => {
 
   it('rejects JSON that is not an object with 400', async () => {
     for (const raw of ['[]', '42', '"agent"', 'null', 'true']) {
-      const response = await api.request('POST', '/v3/connect/custom', { rawBody: raw, headers: { 'content-type': 'application/json' } });
+      const response = await api.request('POST', '/v3/connect/custom', {
+        rawBody: raw,
+        headers: { 'content-type': 'application/json' },
+      });
       expectEnvelope(response, 400, 'invalid_request_error');
     }
   });
@@ -137,7 +176,10 @@ describe('responses', () => {
     const app = await makeApplication();
     const client = apiClient(gateway.url, app.apiKey);
     await makeAgentGrant(client);
-    const big = await rawGet('/v3/grants', { authorization: `Bearer ${app.apiKey}`, 'accept-encoding': 'gzip, deflate' });
+    const big = await rawGet('/v3/grants', {
+      authorization: `Bearer ${app.apiKey}`,
+      'accept-encoding': 'gzip, deflate',
+    });
     expect(big.headers['content-encoding']).toBe('gzip');
     expect(JSON.parse(gunzipSync(big.body).toString()).data).toHaveLength(1);
 

@@ -34,7 +34,14 @@ beforeAll(async () => {
   process.env.MAIL_SYNC_QUEUE_URL = await createTestQueue('imap-draft-faults-sync');
   const response = await api.post('/v3/connect/custom', {
     provider: 'imap',
-    settings: { imap_username: USER, imap_password: PASSWORD, imap_host: '127.0.0.1', imap_port: dovecot.imapPort, smtp_host: '127.0.0.1', smtp_port: dovecot.submissionPort },
+    settings: {
+      imap_username: USER,
+      imap_password: PASSWORD,
+      imap_host: '127.0.0.1',
+      imap_port: dovecot.imapPort,
+      smtp_host: '127.0.0.1',
+      smtp_port: dovecot.submissionPort,
+    },
   });
   expect(response.status, response.text).toBe(201);
   grant = response.body.data;
@@ -47,7 +54,13 @@ afterEach(() => vi.restoreAllMocks());
 
 /** How many copies the server's Drafts folder holds with this subject. */
 async function copiesInDrafts(subject: string): Promise<number> {
-  const client = new ImapFlow({ host: '127.0.0.1', port: dovecot.imapPort, secure: false, auth: { user: USER, pass: PASSWORD }, logger: false });
+  const client = new ImapFlow({
+    host: '127.0.0.1',
+    port: dovecot.imapPort,
+    secure: false,
+    auth: { user: USER, pass: PASSWORD },
+    logger: false,
+  });
   await client.connect();
   try {
     await client.mailboxOpen('Drafts', { readOnly: true });
@@ -58,37 +71,44 @@ async function copiesInDrafts(subject: string): Promise<number> {
 }
 
 describe('an IMAP draft send killed between its claim and its commit', () => {
-  it.each<DeathPoint>(['after-claim', 'at-commit'])('%s: leaves the draft and its copy, sendable once the claim lapsed', async (point) => {
-    // Prepare
-    const subject = `Survives a crash ${point}`;
-    const created = await api.post(`/v3/grants/${grant.id}/drafts`, { to: [{ email: 'dee@example.net' }], subject, body: '<p>still here</p>' });
-    expect(created.status, created.text).toBe(200);
-    const draftId = created.body.data.id as string;
-    const died = dieAt(point, grant.id, draftKey(grant.id as GrantId, draftId as DraftId));
+  it.each<DeathPoint>(['after-claim', 'at-commit'])(
+    '%s: leaves the draft and its copy, sendable once the claim lapsed',
+    async (point) => {
+      // Prepare
+      const subject = `Survives a crash ${point}`;
+      const created = await api.post(`/v3/grants/${grant.id}/drafts`, {
+        to: [{ email: 'dee@example.net' }],
+        subject,
+        body: '<p>still here</p>',
+      });
+      expect(created.status, created.text).toBe(200);
+      const draftId = created.body.data.id as string;
+      const died = dieAt(point, grant.id, draftKey(grant.id as GrantId, draftId as DraftId));
 
-    // Act: the send dies.
-    const killed = await api.post(`/v3/grants/${grant.id}/drafts/${draftId}`, {});
-    vi.restoreAllMocks();
+      // Act: the send dies.
+      const killed = await api.post(`/v3/grants/${grant.id}/drafts/${draftId}`, {});
+      vi.restoreAllMocks();
 
-    // Assess: the draft is where it was, in the store and on the server; nothing was put back.
-    expect(died()).toBe(true);
-    expect(killed.status, killed.text).toBe(500);
-    const kept = await api.get(`/v3/grants/${grant.id}/drafts/${draftId}`);
-    expect(kept.status, kept.text).toBe(200);
-    expect(kept.body.data).toMatchObject({ id: draftId, subject });
-    expect(await copiesInDrafts(subject)).toBe(1);
-    expect((await api.post(`/v3/grants/${grant.id}/drafts/${draftId}`, {})).status).toBe(404);
+      // Assess: the draft is where it was, in the store and on the server; nothing was put back.
+      expect(died()).toBe(true);
+      expect(killed.status, killed.text).toBe(500);
+      const kept = await api.get(`/v3/grants/${grant.id}/drafts/${draftId}`);
+      expect(kept.status, kept.text).toBe(200);
+      expect(kept.body.data).toMatchObject({ id: draftId, subject });
+      expect(await copiesInDrafts(subject)).toBe(1);
+      expect((await api.post(`/v3/grants/${grant.id}/drafts/${draftId}`, {})).status).toBe(404);
 
-    // Once the claim lapsed, it sends: gone from the store and from the server's Drafts.
-    const restoreClock = clock.set(() => Date.now() + LAPSE_MS);
-    try {
-      const sent = await api.post(`/v3/grants/${grant.id}/drafts/${draftId}`, {});
-      expect(sent.status, sent.text).toBe(200);
-      expect(sent.body.data).toMatchObject({ object: 'message', subject, folders: ['sent'] });
-      expect((await api.get(`/v3/grants/${grant.id}/drafts/${draftId}`)).status).toBe(404);
-      expect(await copiesInDrafts(subject)).toBe(0);
-    } finally {
-      restoreClock();
-    }
-  });
+      // Once the claim lapsed, it sends: gone from the store and from the server's Drafts.
+      const restoreClock = clock.set(() => Date.now() + LAPSE_MS);
+      try {
+        const sent = await api.post(`/v3/grants/${grant.id}/drafts/${draftId}`, {});
+        expect(sent.status, sent.text).toBe(200);
+        expect(sent.body.data).toMatchObject({ object: 'message', subject, folders: ['sent'] });
+        expect((await api.get(`/v3/grants/${grant.id}/drafts/${draftId}`)).status).toBe(404);
+        expect(await copiesInDrafts(subject)).toBe(0);
+      } finally {
+        restoreClock();
+      }
+    },
+  );
 });

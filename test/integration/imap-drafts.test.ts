@@ -29,7 +29,13 @@ let fanout: string;
 let grant: { id: string; email: string };
 
 async function imap(): Promise<ImapFlow> {
-  const client = new ImapFlow({ host: '127.0.0.1', port: dovecot.imapPort, secure: false, auth: { user: USER, pass: PASSWORD }, logger: false });
+  const client = new ImapFlow({
+    host: '127.0.0.1',
+    port: dovecot.imapPort,
+    secure: false,
+    auth: { user: USER, pass: PASSWORD },
+    logger: false,
+  });
   await client.connect();
   return client;
 }
@@ -90,7 +96,14 @@ beforeAll(async () => {
   process.env.MAIL_SYNC_QUEUE_URL = await createTestQueue('imap-drafts-sync');
   const response = await api.post('/v3/connect/custom', {
     provider: 'imap',
-    settings: { imap_username: USER, imap_password: PASSWORD, imap_host: '127.0.0.1', imap_port: dovecot.imapPort, smtp_host: '127.0.0.1', smtp_port: dovecot.submissionPort },
+    settings: {
+      imap_username: USER,
+      imap_password: PASSWORD,
+      imap_host: '127.0.0.1',
+      imap_port: dovecot.imapPort,
+      smtp_host: '127.0.0.1',
+      smtp_port: dovecot.submissionPort,
+    },
   });
   expect(response.status, response.text).toBe(201);
   grant = response.body.data;
@@ -104,9 +117,19 @@ describe('IMAP drafts', () => {
   let header: string;
 
   it("creates a draft as a copy in the server's Drafts folder, flagged \\Draft, that the sync leaves alone", async () => {
-    const created = await api.post(`/v3/grants/${grant.id}/drafts`, { to: [{ email: 'ann@example.net', name: 'Ann' }], subject: 'Plans', body: '<p>First thoughts</p>' });
+    const created = await api.post(`/v3/grants/${grant.id}/drafts`, {
+      to: [{ email: 'ann@example.net', name: 'Ann' }],
+      subject: 'Plans',
+      body: '<p>First thoughts</p>',
+    });
     expect(created.status, created.text).toBe(200);
-    expect(created.body.data).toMatchObject({ object: 'draft', grant_id: grant.id, subject: 'Plans', folders: ['drafts'], from: [{ email: USER }] });
+    expect(created.body.data).toMatchObject({
+      object: 'draft',
+      grant_id: grant.id,
+      subject: 'Plans',
+      folders: ['drafts'],
+      from: [{ email: USER }],
+    });
     draftId = created.body.data.id;
     expect(draftId).toMatch(/^drf_/);
 
@@ -130,7 +153,9 @@ describe('IMAP drafts', () => {
       subject: 'With a file',
       body: 'see attached',
       is_plaintext: true,
-      attachments: [{ filename: 'data.bin', content_type: 'application/octet-stream', content: content.toString('base64') }],
+      attachments: [
+        { filename: 'data.bin', content_type: 'application/octet-stream', content: content.toString('base64') },
+      ],
     });
     expect(created.status, created.text).toBe(200);
     expect(created.body.data.attachments).toMatchObject([{ filename: 'data.bin', size: content.length }]);
@@ -144,7 +169,11 @@ describe('IMAP drafts', () => {
   });
 
   it('replaces the copy on update: the server holds only the new version, under the same Message-ID', async () => {
-    const updated = await api.put(`/v3/grants/${grant.id}/drafts/${draftId}`, { subject: 'Plans, revised', body: '<p>Second thoughts</p>', starred: true });
+    const updated = await api.put(`/v3/grants/${grant.id}/drafts/${draftId}`, {
+      subject: 'Plans, revised',
+      body: '<p>Second thoughts</p>',
+      starred: true,
+    });
     expect(updated.status, updated.text).toBe(200);
     expect(updated.body.data).toMatchObject({ id: draftId, subject: 'Plans, revised', starred: true });
 
@@ -178,21 +207,32 @@ describe('IMAP drafts', () => {
   });
 
   it("sends a draft over the account's SMTP server: in Sent, gone from Drafts and from the drafts list", async () => {
-    const created = await api.post(`/v3/grants/${grant.id}/drafts`, { to: [{ email: 'cy@example.net' }], subject: 'Ready to go', body: '<p>Sent from a draft</p>' });
+    const created = await api.post(`/v3/grants/${grant.id}/drafts`, {
+      to: [{ email: 'cy@example.net' }],
+      subject: 'Ready to go',
+      body: '<p>Sent from a draft</p>',
+    });
     expect(created.status, created.text).toBe(200);
     const id = created.body.data.id as string;
     expect(await onServer('Drafts', { subject: 'Ready to go' })).toHaveLength(1);
 
     const sent = await api.post(`/v3/grants/${grant.id}/drafts/${id}`, {});
     expect(sent.status, sent.text).toBe(200);
-    expect(sent.body.data).toMatchObject({ object: 'message', folders: ['sent'], subject: 'Ready to go', unread: false });
+    expect(sent.body.data).toMatchObject({
+      object: 'message',
+      folders: ['sent'],
+      subject: 'Ready to go',
+      unread: false,
+    });
     expect((await dovecot.sink.waitFor('cy@example.net')).map((m) => m.subject)).toEqual(['Ready to go']);
     const [inSent] = await onServer('Sent', { subject: 'Ready to go' });
     expect((await parseMime(inSent!.source)).messageId).not.toBe(`<${id}@example.org>`);
     expect(await onServer('Drafts', { subject: 'Ready to go' })).toEqual([]);
     expect(await draftList()).toEqual([]);
     expect((await api.get(`/v3/grants/${grant.id}/drafts/${id}`)).status).toBe(404);
-    expect((await notifications()).map((n) => [n.type, n.data.object.id])).toEqual([['message.created', sent.body.data.id]]);
+    expect((await notifications()).map((n) => [n.type, n.data.object.id])).toEqual([
+      ['message.created', sent.body.data.id],
+    ]);
     await syncFindsNothing();
   });
 
@@ -215,19 +255,29 @@ describe('IMAP drafts', () => {
     }
     await syncRun();
     expect((await messagesInDrafts()).map((m) => [m.subject, m.folders])).toEqual([['Written elsewhere', ['drafts']]]);
-    expect((await notifications()).map((n) => [n.type, n.data.object.subject])).toEqual([['message.created', 'Written elsewhere']]);
+    expect((await notifications()).map((n) => [n.type, n.data.object.subject])).toEqual([
+      ['message.created', 'Written elsewhere'],
+    ]);
     expect(await draftList()).toEqual([]);
   });
 
   it('answers 400 naming the server when it refuses the copy, and changes nothing in the store', async () => {
-    const kept = await api.post(`/v3/grants/${grant.id}/drafts`, { to: [{ email: 'eve@example.net' }], subject: 'Kept as it is', body: 'x' });
+    const kept = await api.post(`/v3/grants/${grant.id}/drafts`, {
+      to: [{ email: 'eve@example.net' }],
+      subject: 'Kept as it is',
+      body: 'x',
+    });
     expect(kept.status, kept.text).toBe(200);
     // The Drafts folder can no longer take a message (its maildir's tmp/ is not writable by the mail processes).
     const tmp = join(dovecot.server.dir, 'home', USER, 'Maildir', '.Drafts', 'tmp');
     const mode = statSync(tmp).mode;
     chmodSync(tmp, 0o555);
     try {
-      const refused = await api.post(`/v3/grants/${grant.id}/drafts`, { to: [{ email: 'eve@example.net' }], subject: 'Nowhere to go', body: 'x' });
+      const refused = await api.post(`/v3/grants/${grant.id}/drafts`, {
+        to: [{ email: 'eve@example.net' }],
+        subject: 'Nowhere to go',
+        body: 'x',
+      });
       expect(refused.status, refused.text).toBe(400);
       expect(refused.body.error.message).toMatch(/^The IMAP server refused to save the draft in 'Drafts': /);
       const unchanged = await api.put(`/v3/grants/${grant.id}/drafts/${kept.body.data.id}`, { subject: 'Changed' });
@@ -237,7 +287,9 @@ describe('IMAP drafts', () => {
     }
     expect((await draftList()).map((d) => d.subject)).toEqual(['Kept as it is']);
     expect(await onServer('Drafts', { subject: 'Nowhere to go' })).toEqual([]);
-    expect((await onServer('Drafts', { subject: 'Kept as it is' })).map((c) => c.flags)).toEqual([expect.arrayContaining(['\\Draft'])]);
+    expect((await onServer('Drafts', { subject: 'Kept as it is' })).map((c) => c.flags)).toEqual([
+      expect.arrayContaining(['\\Draft']),
+    ]);
     expect(await notifications()).toEqual([]);
   });
 });

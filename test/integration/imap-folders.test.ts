@@ -27,14 +27,24 @@ let grant: { id: string; email: string };
 beforeAll(async () => {
   rememberSecret(PASSWORD, 'the IMAP folders test password');
   fanout = await createTestQueue('imap-folders-fanout');
-  Object.assign(process.env, { FANOUT_QUEUE_URL: fanout, MAIL_SYNC_QUEUE_URL: await createTestQueue('imap-folders-sync') });
+  Object.assign(process.env, {
+    FANOUT_QUEUE_URL: fanout,
+    MAIL_SYNC_QUEUE_URL: await createTestQueue('imap-folders-sync'),
+  });
   gateway = await startGateway();
   const app = await makeApplication();
   applicationId = app.applicationId;
   api = apiClient(gateway.url, app.apiKey);
   const response = await api.post('/v3/connect/custom', {
     provider: 'imap',
-    settings: { imap_username: USER, imap_password: PASSWORD, imap_host: '127.0.0.1', imap_port: dovecot.imapPort, smtp_host: '127.0.0.1', smtp_port: dovecot.submissionPort },
+    settings: {
+      imap_username: USER,
+      imap_password: PASSWORD,
+      imap_host: '127.0.0.1',
+      imap_port: dovecot.imapPort,
+      smtp_host: '127.0.0.1',
+      smtp_port: dovecot.submissionPort,
+    },
   });
   expect(response.status, response.text).toBe(201);
   grant = response.body.data;
@@ -52,7 +62,13 @@ const folderPath = (id: string) => `/v3/grants/${grant.id}/folders/${encodeURICo
 
 /** The server's mailboxes, by path. */
 async function serverPaths(): Promise<string[]> {
-  const client = new ImapFlow({ host: '127.0.0.1', port: dovecot.imapPort, secure: false, auth: { user: USER, pass: PASSWORD }, logger: false });
+  const client = new ImapFlow({
+    host: '127.0.0.1',
+    port: dovecot.imapPort,
+    secure: false,
+    auth: { user: USER, pass: PASSWORD },
+    logger: false,
+  });
   await client.connect();
   try {
     return (await client.list()).map((box) => box.path).sort();
@@ -62,7 +78,13 @@ async function serverPaths(): Promise<string[]> {
 }
 
 async function onServer(act: (client: ImapFlow) => Promise<unknown>): Promise<void> {
-  const client = new ImapFlow({ host: '127.0.0.1', port: dovecot.imapPort, secure: false, auth: { user: USER, pass: PASSWORD }, logger: false });
+  const client = new ImapFlow({
+    host: '127.0.0.1',
+    port: dovecot.imapPort,
+    secure: false,
+    auth: { user: USER, pass: PASSWORD },
+    logger: false,
+  });
   await client.connect();
   try {
     await act(client);
@@ -90,7 +112,10 @@ describe('IMAP folders through the API', () => {
       ['folder.created', created.body.data.id],
       ['folder.created', nested.body.data.id],
     ]);
-    expect((await api.get(folderPath(created.body.data.id))).body.data).toMatchObject({ id: created.body.data.id, child_count: 1 });
+    expect((await api.get(folderPath(created.body.data.id))).body.data).toMatchObject({
+      id: created.body.data.id,
+      child_count: 1,
+    });
 
     // The next sync finds both where they were put and says nothing more.
     await syncRun();
@@ -121,7 +146,9 @@ describe('IMAP folders through the API', () => {
     expect(paths).toContain('Final');
     expect(paths).not.toContain('Drafty');
     expect(moved.status).toBe(400);
-    expect(moved.body.error.message).toContain("Moving a folder under another ('parent_id') is not available for IMAP grants");
+    expect(moved.body.error.message).toContain(
+      "Moving a folder under another ('parent_id') is not available for IMAP grants",
+    );
     expect((await notifications()).map((n) => [n.type, n.data.object.name])).toEqual([['folder.updated', 'Final']]);
     await syncRun();
     expect(await notifications()).toEqual([]);
@@ -184,7 +211,9 @@ describe('IMAP folders through the API', () => {
 
     // Assess
     expect(created.status, created.text).toBe(200);
-    expect((await notifications()).map((n) => [n.type, n.data.object.id])).toEqual([['folder.created', created.body.data.id]]);
+    expect((await notifications()).map((n) => [n.type, n.data.object.id])).toEqual([
+      ['folder.created', created.body.data.id],
+    ]);
     await syncRun();
     expect(await notifications()).toEqual([]);
   });

@@ -28,7 +28,9 @@ const dovecot = useDovecot([{ user: 'mail@example.org', password: PASSWORD }]);
 let fanout: string;
 let worker: ReturnType<typeof startQueueWorker> | undefined;
 let grant: { id: string; email: string };
-const queueArn = async (url: string) => (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }))).Attributes!.QueueArn!;
+const queueArn = async (url: string) =>
+  (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }))).Attributes!
+    .QueueArn!;
 
 beforeAll(async () => {
   rememberSecret(PASSWORD, 'the IMAP mail test password');
@@ -49,7 +51,14 @@ beforeAll(async () => {
   worker = startQueueWorker(scheduled.queue, handler as never, { functionName: 'scheduled-send', timeoutMs: 60_000 });
   const response = await api.post('/v3/connect/custom', {
     provider: 'imap',
-    settings: { imap_username: 'mail@example.org', imap_password: PASSWORD, imap_host: '127.0.0.1', imap_port: dovecot.imapPort, smtp_host: '127.0.0.1', smtp_port: dovecot.submissionPort },
+    settings: {
+      imap_username: 'mail@example.org',
+      imap_password: PASSWORD,
+      imap_host: '127.0.0.1',
+      imap_port: dovecot.imapPort,
+      smtp_host: '127.0.0.1',
+      smtp_port: dovecot.submissionPort,
+    },
   });
   expect(response.status, response.text).toBe(201);
   grant = response.body.data;
@@ -67,12 +76,22 @@ const syncRun = () => runSync(applicationId, grant.id);
 const notifications = () => grantNotifications(fanout, grant.id);
 
 async function inFolder(path: string, subject: string) {
-  const client = new ImapFlow({ host: '127.0.0.1', port: dovecot.imapPort, secure: false, auth: { user: 'mail@example.org', pass: PASSWORD }, logger: false });
+  const client = new ImapFlow({
+    host: '127.0.0.1',
+    port: dovecot.imapPort,
+    secure: false,
+    auth: { user: 'mail@example.org', pass: PASSWORD },
+    logger: false,
+  });
   await client.connect();
   try {
     await client.mailboxOpen(path);
     const uids = (await client.search({ header: { subject } }, { uid: true })) || [];
-    return await Promise.all(uids.map(async (uid) => (await client.fetchOne(String(uid), { flags: true, source: true }, { uid: true })) || undefined));
+    return await Promise.all(
+      uids.map(
+        async (uid) => (await client.fetchOne(String(uid), { flags: true, source: true }, { uid: true })) || undefined,
+      ),
+    );
   } finally {
     await client.logout();
   }
@@ -80,9 +99,20 @@ async function inFolder(path: string, subject: string) {
 
 describe('IMAP send', () => {
   it("sends over the account's SMTP server, puts the copy in Sent, and the next sync reports nothing more", async () => {
-    const sent = await api.post(`/v3/grants/${grant.id}/messages/send`, { to: [{ email: 'erin@example.net', name: 'Erin' }], subject: 'Over IMAP', body: '<p>Hello from an IMAP grant</p>' });
+    const sent = await api.post(`/v3/grants/${grant.id}/messages/send`, {
+      to: [{ email: 'erin@example.net', name: 'Erin' }],
+      subject: 'Over IMAP',
+      body: '<p>Hello from an IMAP grant</p>',
+    });
     expect(sent.status, sent.text).toBe(200);
-    expect(sent.body.data).toMatchObject({ object: 'message', grant_id: grant.id, folders: ['sent'], unread: false, subject: 'Over IMAP', from: [{ email: 'mail@example.org' }] });
+    expect(sent.body.data).toMatchObject({
+      object: 'message',
+      grant_id: grant.id,
+      folders: ['sent'],
+      unread: false,
+      subject: 'Over IMAP',
+      from: [{ email: 'mail@example.org' }],
+    });
 
     const arrived = await dovecot.sink.waitFor('erin@example.net');
     expect(arrived.map((m) => m.subject)).toEqual(['Over IMAP']);
@@ -98,7 +128,11 @@ describe('IMAP send', () => {
   });
 
   it('refuses a recipient that is not an address before anything is sent or stored', async () => {
-    const refused = await api.post(`/v3/grants/${grant.id}/messages/send`, { to: [{ email: 'not an address@' }], subject: 'Never', body: 'x' });
+    const refused = await api.post(`/v3/grants/${grant.id}/messages/send`, {
+      to: [{ email: 'not an address@' }],
+      subject: 'Never',
+      body: 'x',
+    });
     expect(refused.status, refused.text).toBe(400);
     expect(refused.body.error.message).toMatch(/email/);
     expect(await inFolder('Sent', 'Never')).toEqual([]);
@@ -106,7 +140,10 @@ describe('IMAP send', () => {
 
   it('downloads attachments from the server, byte for byte, for sent and synced messages', async () => {
     const download = async (messageId: string, attachmentId: string) => {
-      const response = await fetch(`${gateway.url}/v3/grants/${grant.id}/attachments/${attachmentId}/download?message_id=${messageId}`, { headers: { authorization: `Bearer ${apiKey}` } });
+      const response = await fetch(
+        `${gateway.url}/v3/grants/${grant.id}/attachments/${attachmentId}/download?message_id=${messageId}`,
+        { headers: { authorization: `Bearer ${apiKey}` } },
+      );
       expect(response.status).toBe(200);
       return Buffer.from(await response.arrayBuffer());
     };
@@ -115,7 +152,9 @@ describe('IMAP send', () => {
       to: [{ email: 'frank@example.net' }],
       subject: 'With a file',
       body: 'see attached',
-      attachments: [{ filename: 'data.bin', content_type: 'application/octet-stream', content: content.toString('base64') }],
+      attachments: [
+        { filename: 'data.bin', content_type: 'application/octet-stream', content: content.toString('base64') },
+      ],
     });
     expect(sent.status, sent.text).toBe(200);
     const [attachment] = sent.body.data.attachments as { id: string; filename: string; size: number }[];
@@ -124,7 +163,13 @@ describe('IMAP send', () => {
 
     // A message another client put on the server, with an attachment: synced, then read from the server.
     const other = randomBytes(50_000);
-    const client = new ImapFlow({ host: '127.0.0.1', port: dovecot.imapPort, secure: false, auth: { user: 'mail@example.org', pass: PASSWORD }, logger: false });
+    const client = new ImapFlow({
+      host: '127.0.0.1',
+      port: dovecot.imapPort,
+      secure: false,
+      auth: { user: 'mail@example.org', pass: PASSWORD },
+      logger: false,
+    });
     await client.connect();
     try {
       const boundary = 'b-1';
@@ -156,7 +201,9 @@ describe('IMAP send', () => {
     }
     await syncRun();
     const [report] = (await api.get(`/v3/grants/${grant.id}/messages?subject=report`)).body.data;
-    expect(report.attachments).toEqual([expect.objectContaining({ filename: 'report.pdf', content_type: 'application/pdf', size: other.length })]);
+    expect(report.attachments).toEqual([
+      expect.objectContaining({ filename: 'report.pdf', content_type: 'application/pdf', size: other.length }),
+    ]);
     expect((await download(report.id, report.attachments[0].id)).equals(other)).toBe(true);
   });
 });
@@ -164,10 +211,21 @@ describe('IMAP send', () => {
 describe('IMAP scheduled send', () => {
   it('sends a scheduled message when due, through the Sent copy, with message.send_success', async () => {
     const sendAt = Math.floor(Date.now() / 1000) + 16;
-    const scheduled = await api.post(`/v3/grants/${grant.id}/messages/send`, { to: [{ email: 'gina@example.net' }], subject: 'Later over IMAP', body: 'when due', send_at: sendAt });
+    const scheduled = await api.post(`/v3/grants/${grant.id}/messages/send`, {
+      to: [{ email: 'gina@example.net' }],
+      subject: 'Later over IMAP',
+      body: 'when due',
+      send_at: sendAt,
+    });
     expect(scheduled.status, scheduled.text).toBe(202);
     const scheduleId = scheduled.body.data.schedule_id as string;
-    await vi.waitFor(async () => expect((await api.get(`/v3/grants/${grant.id}/messages/schedules/${scheduleId}`)).body.data.status.code).toBe('success'), { timeout: 60_000, interval: 500 });
+    await vi.waitFor(
+      async () =>
+        expect((await api.get(`/v3/grants/${grant.id}/messages/schedules/${scheduleId}`)).body.data.status.code).toBe(
+          'success',
+        ),
+      { timeout: 60_000, interval: 500 },
+    );
     const arrived = await dovecot.sink.waitFor('gina@example.net');
     expect(arrived.map((m) => m.subject)).toEqual(['Later over IMAP']);
     expect(await inFolder('Sent', 'Later over IMAP')).toHaveLength(1);

@@ -36,13 +36,27 @@ beforeAll(async () => {
 
 /** A client of the account, as another mail program (or the server's own delivery) would be. */
 async function imap(user: string, password = PASSWORD): Promise<ImapFlow> {
-  const client = new ImapFlow({ host: '127.0.0.1', port: dovecot.imapPort, secure: false, auth: { user, pass: password }, logger: false });
+  const client = new ImapFlow({
+    host: '127.0.0.1',
+    port: dovecot.imapPort,
+    secure: false,
+    auth: { user, pass: password },
+    logger: false,
+  });
   await client.connect();
   return client;
 }
 
 let serial = 0;
-function mime(options: { subject: string; from?: string; to?: string; messageId?: string; inReplyTo?: string; date?: Date; body?: string }): Buffer {
+function mime(options: {
+  subject: string;
+  from?: string;
+  to?: string;
+  messageId?: string;
+  inReplyTo?: string;
+  date?: Date;
+  body?: string;
+}): Buffer {
   const id = options.messageId ?? `<m${++serial}.${Date.now()}@example.net>`;
   return Buffer.from(
     [
@@ -69,7 +83,14 @@ async function uidsOf(client: ImapFlow, subject: string): Promise<number[]> {
 async function connect(user: string) {
   const response = await api.post('/v3/connect/custom', {
     provider: 'imap',
-    settings: { imap_username: user, imap_password: PASSWORD, imap_host: '127.0.0.1', imap_port: dovecot.imapPort, smtp_host: '127.0.0.1', smtp_port: dovecot.submissionPort },
+    settings: {
+      imap_username: user,
+      imap_password: PASSWORD,
+      imap_host: '127.0.0.1',
+      imap_port: dovecot.imapPort,
+      smtp_host: '127.0.0.1',
+      smtp_port: dovecot.submissionPort,
+    },
   });
   expect(response.status, response.text).toBe(201);
   await jobsDone();
@@ -87,14 +108,25 @@ async function syncRun(grantId: string, remainingMs: () => number = () => 300_00
 async function notifications(grantId: string) {
   await jobsDone();
   const all = await drainQueue(fanout, await messagesIn(fanout), 10_000);
-  return all.map((m) => m.body as { type: string; data: { grant_id: string; object: Record<string, unknown> } }).filter((n) => n.data.grant_id === grantId);
+  return all
+    .map((m) => m.body as { type: string; data: { grant_id: string; object: Record<string, unknown> } })
+    .filter((n) => n.data.grant_id === grantId);
 }
 
 async function allMessages(grantId: string, query = '') {
-  const found: { id: string; folders: string[]; subject: string; unread: boolean; starred: boolean; thread_id: string }[] = [];
+  const found: {
+    id: string;
+    folders: string[];
+    subject: string;
+    unread: boolean;
+    starred: boolean;
+    thread_id: string;
+  }[] = [];
   let token: string | undefined;
   do {
-    const response = await api.get(`/v3/grants/${grantId}/messages?limit=200${query}${token ? `&page_token=${encodeURIComponent(token)}` : ''}`);
+    const response = await api.get(
+      `/v3/grants/${grantId}/messages?limit=200${query}${token ? `&page_token=${encodeURIComponent(token)}` : ''}`,
+    );
     expect(response.status, response.text).toBe(200);
     found.push(...response.body.data);
     token = response.body.next_cursor;
@@ -111,14 +143,32 @@ describe('IMAP sync', () => {
     try {
       await client.mailboxCreate('Projects');
       await client.mailboxCreate(['Projects', '2026']);
-      for (let i = 0; i < 30; i++) await client.append('INBOX', mime({ subject: `Inbox ${i}`, date: new Date(Date.now() - (30 - i) * 3600_000) }), i % 3 ? ['\\Seen'] : []);
+      for (let i = 0; i < 30; i++)
+        await client.append(
+          'INBOX',
+          mime({ subject: `Inbox ${i}`, date: new Date(Date.now() - (30 - i) * 3600_000) }),
+          i % 3 ? ['\\Seen'] : [],
+        );
       await client.append('INBOX', mime({ subject: 'Plan', messageId: threadRoot }));
       await client.append('INBOX', mime({ subject: 'Re: Plan', inReplyTo: threadRoot }));
-      for (let i = 0; i < 8; i++) await client.append('Projects/2026', mime({ subject: `Project ${i}` }), ['\\Flagged']);
+      for (let i = 0; i < 8; i++)
+        await client.append('Projects/2026', mime({ subject: `Project ${i}` }), ['\\Flagged']);
       for (let i = 0; i < 4; i++)
-        await client.append('Sent', mime({ subject: `Sent ${i}`, from: 'sync@example.org', to: 'dan@example.net', ...(i === 0 ? { messageId: '<sent-root@example.org>' } : {}) }), ['\\Seen']);
+        await client.append(
+          'Sent',
+          mime({
+            subject: `Sent ${i}`,
+            from: 'sync@example.org',
+            to: 'dan@example.net',
+            ...(i === 0 ? { messageId: '<sent-root@example.org>' } : {}),
+          }),
+          ['\\Seen'],
+        );
       // A reply in the inbox to a message in Sent: the inbox is synced first, so the reply is stored before its parent.
-      await client.append('INBOX', mime({ subject: 'Re: Sent 0', from: 'Dan <dan@example.net>', inReplyTo: '<sent-root@example.org>' }));
+      await client.append(
+        'INBOX',
+        mime({ subject: 'Re: Sent 0', from: 'Dan <dan@example.net>', inReplyTo: '<sent-root@example.org>' }),
+      );
       // One message in two folders: one message, both folders.
       const shared = mime({ subject: 'In two places', messageId: '<twice@example.net>' });
       await client.append('INBOX', shared);
@@ -141,9 +191,17 @@ describe('IMAP sync', () => {
     const plan = messages.find((m) => m.subject === 'Plan')!;
     expect(messages.find((m) => m.subject === 'Re: Plan')!.thread_id).toBe(plan.thread_id);
     // The parent synced after its reply joins the reply's thread.
-    expect(messages.find((m) => m.subject === 'Sent 0')!.thread_id).toBe(messages.find((m) => m.subject === 'Re: Sent 0')!.thread_id);
+    expect(messages.find((m) => m.subject === 'Sent 0')!.thread_id).toBe(
+      messages.find((m) => m.subject === 'Re: Sent 0')!.thread_id,
+    );
 
-    const folders = (await api.get(`/v3/grants/${grant.id}/folders`)).body.data as { id: string; name: string; parent_id?: string; total_count: number; unread_count: number }[];
+    const folders = (await api.get(`/v3/grants/${grant.id}/folders`)).body.data as {
+      id: string;
+      name: string;
+      parent_id?: string;
+      total_count: number;
+      unread_count: number;
+    }[];
     const projects = folders.find((f) => f.name === 'Projects')!;
     const year = folders.find((f) => f.name === '2026')!;
     expect(year).toMatchObject({ parent_id: projects.id, total_count: 8, unread_count: 8 });
@@ -155,7 +213,10 @@ describe('IMAP sync', () => {
     const published = await notifications(grant.id);
     expect(published.filter((n) => n.type.startsWith('message.'))).toEqual([]);
     expect(published.filter((n) => n.type === 'grant.imap_sync_completed')).toHaveLength(1);
-    expect(published.find((n) => n.type === 'grant.imap_sync_completed')!.data.object).toMatchObject({ grant_id: grant.id, messages: 47 });
+    expect(published.find((n) => n.type === 'grant.imap_sync_completed')!.data.object).toMatchObject({
+      grant_id: grant.id,
+      messages: 47,
+    });
     // An import's batches merge their search entries in large steps; the sync's end merged the rest.
     const manifest = await getSearchManifest(grant.id as GrantId);
     expect(Object.values(manifest.segments).reduce((docs, segment) => docs + segment.docs, 0)).toBe(messages.length);
@@ -170,14 +231,20 @@ describe('IMAP sync', () => {
     const missingIn = await api.get(`/v3/grants/${grant.id}/messages?query_imap=true&subject=Ancient`);
     expect(missingIn.status).toBe(400);
     expect(missingIn.body.error.message).toMatch(/'in'/);
-    const threadFilter = await api.get(`/v3/grants/${grant.id}/messages?query_imap=true&in=inbox&thread_id=thr_01jd6abcdefghjkmnpqrstvwxy`);
+    const threadFilter = await api.get(
+      `/v3/grants/${grant.id}/messages?query_imap=true&in=inbox&thread_id=thr_01jd6abcdefghjkmnpqrstvwxy`,
+    );
     expect(threadFilter.status).toBe(400);
 
     const found = await api.get(`/v3/grants/${grant.id}/messages?query_imap=true&in=inbox&subject=Ancient`);
     expect(found.status, found.text).toBe(200);
     expect(found.body.data).toHaveLength(1);
     const [ancient] = found.body.data;
-    expect(ancient).toMatchObject({ subject: 'Ancient', folders: ['inbox'], body: expect.stringContaining('Body of Ancient') });
+    expect(ancient).toMatchObject({
+      subject: 'Ancient',
+      folders: ['inbox'],
+      body: expect.stringContaining('Body of Ancient'),
+    });
     // Not synced (older than three months): only query_imap reaches it.
     expect((await api.get(`/v3/grants/${grant.id}/messages/${ancient.id}`)).status).toBe(404);
     const again = await api.get(`/v3/grants/${grant.id}/messages/${ancient.id}?query_imap=true`);
@@ -188,11 +255,18 @@ describe('IMAP sync', () => {
     const page = await api.get(`/v3/grants/${grant.id}/messages?query_imap=true&in=inbox&limit=5`);
     expect(page.body.data).toHaveLength(5);
     expect(page.body.next_cursor).toEqual(expect.any(String));
-    const next = await api.get(`/v3/grants/${grant.id}/messages?query_imap=true&in=inbox&limit=5&page_token=${encodeURIComponent(page.body.next_cursor)}`);
+    const next = await api.get(
+      `/v3/grants/${grant.id}/messages?query_imap=true&in=inbox&limit=5&page_token=${encodeURIComponent(page.body.next_cursor)}`,
+    );
     expect(next.body.data).toHaveLength(5);
     const synced = await allMessages(grant.id, '&in=inbox');
-    for (const m of [...page.body.data, ...next.body.data]) if (m.subject !== 'Ancient') expect(synced.map((s) => s.id)).toContain(m.id);
-    expect((await api.get(`/v3/grants/${grant.id}/messages?query_imap=true&in=inbox&unread=true&limit=50`)).body.data.every((m: { unread: boolean }) => m.unread)).toBe(true);
+    for (const m of [...page.body.data, ...next.body.data])
+      if (m.subject !== 'Ancient') expect(synced.map((s) => s.id)).toContain(m.id);
+    expect(
+      (await api.get(`/v3/grants/${grant.id}/messages?query_imap=true&in=inbox&unread=true&limit=50`)).body.data.every(
+        (m: { unread: boolean }) => m.unread,
+      ),
+    ).toBe(true);
   });
 
   it('announces what another IMAP client changed, once each: new mail, flags, expunges, moves', async () => {
@@ -214,8 +288,12 @@ describe('IMAP sync', () => {
     const published = await notifications(grant.id);
     const ofType = (type: string) => published.filter((n) => n.type === type);
     expect(ofType('message.created').map((n) => n.data.object.subject)).toEqual(['Fresh news']);
-    expect(ofType('message.deleted').map((n) => n.data.object.id)).toEqual([before.find((m) => m.subject === 'Inbox 5')!.id]);
-    const updated = ofType('message.updated').map((n) => n.data.object as { id: string; subject: string; unread: boolean; folders: string[] });
+    expect(ofType('message.deleted').map((n) => n.data.object.id)).toEqual([
+      before.find((m) => m.subject === 'Inbox 5')!.id,
+    ]);
+    const updated = ofType('message.updated').map(
+      (n) => n.data.object as { id: string; subject: string; unread: boolean; folders: string[] },
+    );
     expect(updated.find((u) => u.subject === 'Inbox 0')).toMatchObject({ unread: false });
     const moved = updated.filter((u) => u.subject === 'Inbox 7');
     expect(moved.at(-1)!.folders).toEqual([expect.stringMatching(/^fld_/)]);
@@ -302,7 +380,8 @@ describe('IMAP sync', () => {
       await client.mailboxCreate('Lists');
       await client.mailboxCreate('Receipts');
       const folderOf = (i: number) => (i % 5 === 0 ? 'Lists' : i % 5 === 1 ? 'Receipts' : 'INBOX');
-      for (let i = 0; i < 1000; i++) await client.append(folderOf(i), mime({ subject: `Bulk ${i}`, to: 'big@example.org' }));
+      for (let i = 0; i < 1000; i++)
+        await client.append(folderOf(i), mime({ subject: `Bulk ${i}`, to: 'big@example.org' }));
     } finally {
       await client.logout();
     }
@@ -319,7 +398,11 @@ describe('IMAP sync', () => {
     expect(all).toHaveLength(1000);
     expect(new Set(all.map((m) => m.subject)).size).toBe(1000);
     const counts = (await api.get(`/v3/grants/${big.id}/folders`)).body.data as { name: string; total_count: number }[];
-    expect(Object.fromEntries(counts.filter((f) => f.total_count).map((f) => [f.name, f.total_count]))).toEqual({ Inbox: 600, Lists: 200, Receipts: 200 });
+    expect(Object.fromEntries(counts.filter((f) => f.total_count).map((f) => [f.name, f.total_count]))).toEqual({
+      Inbox: 600,
+      Lists: 200,
+      Receipts: 200,
+    });
     const published = await notifications(big.id);
     expect(published.filter((n) => n.type === 'message.created')).toEqual([]);
     expect(published.filter((n) => n.type === 'grant.imap_sync_completed')).toHaveLength(1);

@@ -44,7 +44,9 @@ afterAll(async () => {
   await oidc?.stop();
 });
 // Registered after the OIDC server's beforeAll: Dovecot introspects tokens at its userinfo endpoint.
-const dovecot = useDovecot([], { oauth2: () => ({ introspectionUrl: `${oidc.issuers.google}/me`, usernameAttribute: 'email' }) });
+const dovecot = useDovecot([], {
+  oauth2: () => ({ introspectionUrl: `${oidc.issuers.google}/me`, usernameAttribute: 'email' }),
+});
 
 beforeAll(async () => {
   fanout = await createTestQueue('xoauth2-fanout');
@@ -54,7 +56,11 @@ beforeAll(async () => {
   appId = app.applicationId;
   apiKey = app.apiKey;
   api = apiClient(gateway.url, apiKey);
-  oidc.addClient({ client_id: 'sb-test', client_secret: CLIENT_SECRET, redirect_uris: [`${gateway.url}/v3/connect/callback`, APP_REDIRECT] });
+  oidc.addClient({
+    client_id: 'sb-test',
+    client_secret: CLIENT_SECRET,
+    redirect_uris: [`${gateway.url}/v3/connect/callback`, APP_REDIRECT],
+  });
   const connector = await api.post('/v3/connectors', {
     provider: 'google',
     settings: {
@@ -82,10 +88,19 @@ async function connectGoogle(email: string): Promise<string> {
     access_type: 'offline',
     scope: 'openid email https://mail.google.com/',
   });
-  const back = await followLogin(`${gateway.url}/v3/connect/auth?${query}`, { login: email, stopAt: (url) => url.href.startsWith(APP_REDIRECT) });
+  const back = await followLogin(`${gateway.url}/v3/connect/auth?${query}`, {
+    login: email,
+    stopAt: (url) => url.href.startsWith(APP_REDIRECT),
+  });
   const code = back.searchParams.get('code');
   expect(code, back.href).toBeTruthy();
-  const token = await apiClient(gateway.url).post('/v3/connect/token', { client_id: appId, redirect_uri: APP_REDIRECT, grant_type: 'authorization_code', code, client_secret: apiKey });
+  const token = await apiClient(gateway.url).post('/v3/connect/token', {
+    client_id: appId,
+    redirect_uri: APP_REDIRECT,
+    grant_type: 'authorization_code',
+    code,
+    client_secret: apiKey,
+  });
   expect(token.status, token.text).toBe(200);
   await jobsDone();
   return token.body.grant_id as string;
@@ -103,7 +118,10 @@ async function otherClient(email: string): Promise<ImapFlow> {
     code_challenge: createHash('sha256').update(verifier).digest('base64url'),
     code_challenge_method: 'S256',
   });
-  const back = await followLogin(`${oidc.issuers.google}/auth?${query}`, { login: email, stopAt: (url) => url.href.startsWith(APP_REDIRECT) });
+  const back = await followLogin(`${oidc.issuers.google}/auth?${query}`, {
+    login: email,
+    stopAt: (url) => url.href.startsWith(APP_REDIRECT),
+  });
   const response = await fetch(`${oidc.issuers.google}/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -117,7 +135,13 @@ async function otherClient(email: string): Promise<ImapFlow> {
     }),
   });
   const { access_token: accessToken } = (await response.json()) as { access_token: string };
-  const client = new ImapFlow({ host: '127.0.0.1', port: dovecot.imapPort, secure: false, auth: { user: email, accessToken }, logger: false });
+  const client = new ImapFlow({
+    host: '127.0.0.1',
+    port: dovecot.imapPort,
+    secure: false,
+    auth: { user: email, accessToken },
+    logger: false,
+  });
   await client.connect();
   return client;
 }
@@ -130,7 +154,9 @@ async function syncRun(grantId: string) {
 
 async function notifications(grantId: string) {
   await jobsDone();
-  return (await drainQueue(fanout, await messagesIn(fanout), 10_000)).map((m) => m.body as { type: string; data: { grant_id: string } }).filter((n) => n.data.grant_id === grantId);
+  return (await drainQueue(fanout, await messagesIn(fanout), 10_000))
+    .map((m) => m.body as { type: string; data: { grant_id: string } })
+    .filter((n) => n.data.grant_id === grantId);
 }
 
 /** Makes the grant's access token due for a refresh (as if an hour had passed). */
@@ -154,7 +180,9 @@ describe('provider A grants over IMAP with XOAUTH2', () => {
       for (let i = 0; i < 5; i++) {
         await client.append(
           'INBOX',
-          Buffer.from(`From: Pat <pat@example.net>\r\nTo: ${USER}\r\nSubject: Token mail ${i}\r\nMessage-ID: <tok${i}@example.net>\r\nDate: ${new Date().toUTCString()}\r\n\r\nHello ${i}\r\n`),
+          Buffer.from(
+            `From: Pat <pat@example.net>\r\nTo: ${USER}\r\nSubject: Token mail ${i}\r\nMessage-ID: <tok${i}@example.net>\r\nDate: ${new Date().toUTCString()}\r\n\r\nHello ${i}\r\n`,
+          ),
         );
       }
     } finally {
@@ -166,10 +194,20 @@ describe('provider A grants over IMAP with XOAUTH2', () => {
     await syncRun(grantId);
     const messages = await api.get(`/v3/grants/${grantId}/messages?in=inbox`);
     expect(messages.status, messages.text).toBe(200);
-    expect(messages.body.data.map((m: { subject: string }) => m.subject).sort()).toEqual(['Token mail 0', 'Token mail 1', 'Token mail 2', 'Token mail 3', 'Token mail 4']);
+    expect(messages.body.data.map((m: { subject: string }) => m.subject).sort()).toEqual([
+      'Token mail 0',
+      'Token mail 1',
+      'Token mail 2',
+      'Token mail 3',
+      'Token mail 4',
+    ]);
     expect((await notifications(grantId)).map((n) => n.type)).toContain('grant.imap_sync_completed');
 
-    const sent = await api.post(`/v3/grants/${grantId}/messages/send`, { to: [{ email: 'quinn@example.net' }], subject: 'Sent with a token', body: 'via XOAUTH2' });
+    const sent = await api.post(`/v3/grants/${grantId}/messages/send`, {
+      to: [{ email: 'quinn@example.net' }],
+      subject: 'Sent with a token',
+      body: 'via XOAUTH2',
+    });
     expect(sent.status, sent.text).toBe(200);
     expect((await dovecot.sink.waitFor('quinn@example.net')).map((m) => m.subject)).toEqual(['Sent with a token']);
     expect((await notifications(grantId)).map((n) => n.type)).toEqual(['message.created']);
@@ -179,7 +217,12 @@ describe('provider A grants over IMAP with XOAUTH2', () => {
     await tokenDue(grantId);
     const client = await otherClient(USER);
     try {
-      await client.append('INBOX', Buffer.from(`From: Pat <pat@example.net>\r\nTo: ${USER}\r\nSubject: After refresh\r\nMessage-ID: <after@example.net>\r\n\r\nStill here\r\n`));
+      await client.append(
+        'INBOX',
+        Buffer.from(
+          `From: Pat <pat@example.net>\r\nTo: ${USER}\r\nSubject: After refresh\r\nMessage-ID: <after@example.net>\r\n\r\nStill here\r\n`,
+        ),
+      );
     } finally {
       await client.logout();
     }
@@ -191,7 +234,13 @@ describe('provider A grants over IMAP with XOAUTH2', () => {
 
   it('a refresh the provider refuses for good makes the grant invalid with grant.expired, and its sync stops', async () => {
     await tokenDue(grantId);
-    oidc.failNext({ issuer: 'google', endpoint: 'token', grantType: 'refresh_token', error: 'invalid_grant', error_description: 'Token has been expired or revoked.' });
+    oidc.failNext({
+      issuer: 'google',
+      endpoint: 'token',
+      grantType: 'refresh_token',
+      error: 'invalid_grant',
+      error_description: 'Token has been expired or revoked.',
+    });
     await syncRun(grantId);
     expect((await api.get(`/v3/grants/${grantId}`)).body.data.grant_status).toBe('invalid');
     expect((await notifications(grantId)).map((n) => n.type)).toEqual(['grant.expired']);

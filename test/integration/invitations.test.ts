@@ -57,7 +57,13 @@ describe('invitations between Agent Accounts and to outside addresses', () => {
     // B's primary calendar holds the invitation, read-only, organized by A.
     await expect.poll(async () => (await eventsOf(b.id)).length, { timeout: 30_000 }).toBe(1);
     const [invited] = await eventsOf(b.id);
-    expect(invited).toMatchObject({ ical_uid: event.ical_uid, title: 'Design review', status: 'confirmed', read_only: true, organizer: { email: a.email } });
+    expect(invited).toMatchObject({
+      ical_uid: event.ical_uid,
+      title: 'Design review',
+      status: 'confirmed',
+      read_only: true,
+      organizer: { email: a.email },
+    });
     expect(invited!.participants.find((p) => p.email === b.email)?.status).toBe('noreply');
 
     // The outside guest got an iMIP REQUEST through the relay.
@@ -69,23 +75,37 @@ describe('invitations between Agent Accounts and to outside addresses', () => {
     expect(mail!.subject).toContain('Invitation: Design review');
     // Counted as a send of A's: the Sent copy is there.
     const sent = await api.get(`/v3/grants/${a.id}/messages?in=sent`);
-    expect(sent.body.data.some((m: { subject: string }) => m.subject.startsWith('Invitation: Design review'))).toBe(true);
+    expect(sent.body.data.some((m: { subject: string }) => m.subject.startsWith('Invitation: Design review'))).toBe(
+      true,
+    );
 
     // B cannot edit the organizer's event, but answers it.
     const edit = await api.put(`/v3/grants/${b.id}/events/${invited!.id}?calendar_id=primary`, { title: 'Mine now' });
     expect(edit.status).toBe(403);
-    const rsvp = await api.post(`/v3/grants/${b.id}/events/${invited!.id}/send-rsvp?calendar_id=primary`, { status: 'yes', comment: 'See you there' });
+    const rsvp = await api.post(`/v3/grants/${b.id}/events/${invited!.id}/send-rsvp?calendar_id=primary`, {
+      status: 'yes',
+      comment: 'See you there',
+    });
     expect(rsvp.status, rsvp.text).toBe(200);
     await expect
-      .poll(async () => (await api.get(`/v3/grants/${a.id}/events/${event.id}?calendar_id=primary`)).body.data.participants.find((p: { email: string }) => p.email === b.email)?.status, {
-        timeout: 30_000,
-      })
+      .poll(
+        async () =>
+          (await api.get(`/v3/grants/${a.id}/events/${event.id}?calendar_id=primary`)).body.data.participants.find(
+            (p: { email: string }) => p.email === b.email,
+          )?.status,
+        {
+          timeout: 30_000,
+        },
+      )
       .toBe('yes');
     // While jobs settle, B's own answer stays on B's copy.
     expect((await eventsOf(b.id))[0]!.participants.find((p) => p.email === b.email)?.status).toBe('yes');
 
     // An update (new title) reaches B; B's answer stands since the time did not change.
-    expect((await api.put(`/v3/grants/${a.id}/events/${event.id}?calendar_id=primary`, { title: 'Design review (v2)' })).status).toBe(200);
+    expect(
+      (await api.put(`/v3/grants/${a.id}/events/${event.id}?calendar_id=primary`, { title: 'Design review (v2)' }))
+        .status,
+    ).toBe(200);
     await expect.poll(async () => (await eventsOf(b.id))[0]?.title, { timeout: 30_000 }).toBe('Design review (v2)');
     expect((await eventsOf(b.id))[0]!.participants.find((p) => p.email === b.email)?.status).toBe('yes');
 
@@ -109,7 +129,11 @@ describe('invitations between Agent Accounts and to outside addresses', () => {
     expect(created.status).toBe(201);
     // A sentinel invitation shows the path delivers; the quiet one never arrives.
     const sentinel = `sentinel-${a.id.slice(-8).toLowerCase()}@example.com`;
-    await api.post(`/v3/grants/${a.id}/events?calendar_id=primary`, { title: 'Loud', when: { start_time: 5000, end_time: 6000 }, participants: [{ email: sentinel }] });
+    await api.post(`/v3/grants/${a.id}/events?calendar_id=primary`, {
+      title: 'Loud',
+      when: { start_time: 5000, end_time: 6000 },
+      participants: [{ email: sentinel }],
+    });
     await jobsDone();
     expect(await waitForSunk(sentinel, 10_000)).toHaveLength(1);
     expect(await sunkMessages(guest)).toHaveLength(0);
@@ -135,31 +159,60 @@ describe('invitations between Agent Accounts and to outside addresses', () => {
     expect(withCancelled.map((e) => e.status)).toEqual(['confirmed', 'cancelled', 'confirmed']);
   });
 
-  it.each(['google-request.ics', 'outlook-request.ics', 'apple-request.ics'])('puts an invitation from another client (%s) on the primary calendar, and applies its cancellation', async (name) => {
-    const c = await makeAgentGrant(api);
-    // The fixture's first attendee becomes this Agent Account.
-    // Unfolded (RFC 5545 3.1), so an address is on one line to be replaced.
-    const text = readFileSync(`test/fixtures/ics/${name}`, 'utf8').replace(/\r?\n[ \t]/g, '');
-    const parsed = parseCalendar(text);
-    const invite = parsed.events[0]!;
-    const attendee = invite.participants[0]!.email;
-    const ics = text.replace(new RegExp(`mailto:${attendee.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`, 'gi'), `mailto:${c.email}`);
-    await smtpClient(inbound.port).sendMail({ from: invite.organizer!.email, to: c.email, subject: `Invitation: ${invite.title}`, text: 'invite', icalEvent: { method: 'REQUEST', content: ics } });
-    await expect.poll(async () => (await eventsOf(c.id)).length, { timeout: 30_000 }).toBe(1);
-    const [stored] = await eventsOf(c.id);
-    expect(stored).toMatchObject({ ical_uid: invite.uid, title: invite.title, read_only: true, organizer: { email: invite.organizer!.email } });
-    expect(stored!.participants.some((p) => p.email === c.email)).toBe(true);
-    // A cancellation from someone else is ignored; the organizer's own applies.
-    const cancel = ics
-      .replace(/METHOD:REQUEST/, 'METHOD:CANCEL')
-      .replace(/STATUS:[A-Z]+/, 'STATUS:CANCELLED')
-      .replace(/SEQUENCE:(\d+)/, (_, n) => `SEQUENCE:${Number(n) + 1}`);
-    await smtpClient(inbound.port).sendMail({ from: 'intruder@example.com', to: c.email, subject: 'Cancelled', text: 'x', icalEvent: { method: 'CANCEL', content: cancel } });
-    await jobsDone();
-    expect(await eventsOf(c.id)).toHaveLength(1);
-    await smtpClient(inbound.port).sendMail({ from: invite.organizer!.email, to: c.email, subject: 'Cancelled', text: 'x', icalEvent: { method: 'CANCEL', content: cancel } });
-    await expect.poll(async () => (await eventsOf(c.id)).length, { timeout: 30_000 }).toBe(0);
-  });
+  it.each(['google-request.ics', 'outlook-request.ics', 'apple-request.ics'])(
+    'puts an invitation from another client (%s) on the primary calendar, and applies its cancellation',
+    async (name) => {
+      const c = await makeAgentGrant(api);
+      // The fixture's first attendee becomes this Agent Account.
+      // Unfolded (RFC 5545 3.1), so an address is on one line to be replaced.
+      const text = readFileSync(`test/fixtures/ics/${name}`, 'utf8').replace(/\r?\n[ \t]/g, '');
+      const parsed = parseCalendar(text);
+      const invite = parsed.events[0]!;
+      const attendee = invite.participants[0]!.email;
+      const ics = text.replace(
+        new RegExp(`mailto:${attendee.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`, 'gi'),
+        `mailto:${c.email}`,
+      );
+      await smtpClient(inbound.port).sendMail({
+        from: invite.organizer!.email,
+        to: c.email,
+        subject: `Invitation: ${invite.title}`,
+        text: 'invite',
+        icalEvent: { method: 'REQUEST', content: ics },
+      });
+      await expect.poll(async () => (await eventsOf(c.id)).length, { timeout: 30_000 }).toBe(1);
+      const [stored] = await eventsOf(c.id);
+      expect(stored).toMatchObject({
+        ical_uid: invite.uid,
+        title: invite.title,
+        read_only: true,
+        organizer: { email: invite.organizer!.email },
+      });
+      expect(stored!.participants.some((p) => p.email === c.email)).toBe(true);
+      // A cancellation from someone else is ignored; the organizer's own applies.
+      const cancel = ics
+        .replace(/METHOD:REQUEST/, 'METHOD:CANCEL')
+        .replace(/STATUS:[A-Z]+/, 'STATUS:CANCELLED')
+        .replace(/SEQUENCE:(\d+)/, (_, n) => `SEQUENCE:${Number(n) + 1}`);
+      await smtpClient(inbound.port).sendMail({
+        from: 'intruder@example.com',
+        to: c.email,
+        subject: 'Cancelled',
+        text: 'x',
+        icalEvent: { method: 'CANCEL', content: cancel },
+      });
+      await jobsDone();
+      expect(await eventsOf(c.id)).toHaveLength(1);
+      await smtpClient(inbound.port).sendMail({
+        from: invite.organizer!.email,
+        to: c.email,
+        subject: 'Cancelled',
+        text: 'x',
+        icalEvent: { method: 'CANCEL', content: cancel },
+      });
+      await expect.poll(async () => (await eventsOf(c.id)).length, { timeout: 30_000 }).toBe(0);
+    },
+  );
 
   it('keeps malformed calendar mail as a message and makes no event of it', async () => {
     const c = await makeAgentGrant(api);

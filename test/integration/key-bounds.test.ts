@@ -51,16 +51,28 @@ function expectEnvelope(response: ApiResponse, status: number, type: string, lab
 
 /** What a client would see stored: the lists a refused request could have added to or changed. */
 async function snapshot() {
-  const lists = ['/v3/grants?limit=200', `/v3/grants/${grantId}/folders`, `/v3/grants/${grantId}/drafts?limit=200`, `/v3/grants/${grantId}/scheduling/configurations?limit=200`, '/v3/lists?limit=200'];
+  const lists = [
+    '/v3/grants?limit=200',
+    `/v3/grants/${grantId}/folders`,
+    `/v3/grants/${grantId}/drafts?limit=200`,
+    `/v3/grants/${grantId}/scheduling/configurations?limit=200`,
+    '/v3/lists?limit=200',
+  ];
   const out: Record<string, unknown> = {};
   for (const list of lists) out[list] = (await api.get(list)).body.data;
   return out;
 }
 
-const PATH_CASES = ALL_ROUTES.flatMap((route) => [...route.path.matchAll(/\{(\w+)\}/g)].flatMap(([, param]) => LONG_VALUES.map(([what, value]) => ({ route, param: param!, what, value }))));
+const PATH_CASES = ALL_ROUTES.flatMap((route) =>
+  [...route.path.matchAll(/\{(\w+)\}/g)].flatMap(([, param]) =>
+    LONG_VALUES.map(([what, value]) => ({ route, param: param!, what, value })),
+  ),
+);
 
 function pathWith(route: RouteSpec, param: string, value: string) {
-  return route.path.replace(/\{(\w+)\}/g, (_, name: string) => (name === param ? encodeURIComponent(value) : name === 'grant_id' ? grantId : MISSING_ID));
+  return route.path.replace(/\{(\w+)\}/g, (_, name: string) =>
+    name === param ? encodeURIComponent(value) : name === 'grant_id' ? grantId : MISSING_ID,
+  );
 }
 
 describe('path parameters longer than any name', () => {
@@ -81,13 +93,18 @@ describe('path parameters longer than any name', () => {
         const { route, param, what, value } = next;
         const query = new URLSearchParams(requiredQuery(route));
         const url = `${pathWith(route, param, value)}${query.size ? `?${query}` : ''}`;
-        const response = await api.request(route.method, url, route.body ? { rawBody: '{}', headers: { 'content-type': 'application/json' } } : {});
+        const response = await api.request(
+          route.method,
+          url,
+          route.body ? { rawBody: '{}', headers: { 'content-type': 'application/json' } } : {},
+        );
         const ok =
           response.status === 404 &&
           response.body?.request_id === response.headers.get('x-request-id') &&
           response.body?.error?.type === 'not_found_error' &&
           String(response.body?.error?.message).includes(param);
-        if (!ok) failures.push(`${routeKey(route)} ${param}=${what} → ${response.status} ${response.text.slice(0, 200)}`);
+        if (!ok)
+          failures.push(`${routeKey(route)} ${param}=${what} → ${response.status} ${response.text.slice(0, 200)}`);
       }
     };
     await Promise.all([worker(), worker(), worker(), worker()]);
@@ -97,7 +114,12 @@ describe('path parameters longer than any name', () => {
 
   it('answers the booking page of the probe: 404 at 2,040, 2,100 and 5,012 characters, as at 1,000 (a page no configuration has)', async () => {
     for (const length of [2040, 2100, 5012]) {
-      expectEnvelope(await anonymous.get(`/scheduling/${'a'.repeat(length)}`), 404, 'not_found_error', `${length} characters`);
+      expectEnvelope(
+        await anonymous.get(`/scheduling/${'a'.repeat(length)}`),
+        404,
+        'not_found_error',
+        `${length} characters`,
+      );
     }
     // Within the bound, the lookup runs and finds nothing: the booking page's own 404 page.
     const missing = await anonymous.get(`/scheduling/${'a'.repeat(1000)}`);
@@ -121,7 +143,11 @@ describe('values within their schema bounds whose keys would not fit', () => {
   it('creates and finds a grant by an external ID of 256 four-byte characters', async () => {
     const externalId = FOUR_BYTES.repeat(256);
 
-    const created = await api.post('/v3/connect/custom', { provider: 'nylas', settings: { email: uniqueEmail('long-external') }, external_id: externalId });
+    const created = await api.post('/v3/connect/custom', {
+      provider: 'nylas',
+      settings: { email: uniqueEmail('long-external') },
+      external_id: externalId,
+    });
     const found = await api.get(`/v3/grants/${encodeURIComponent(`external:${externalId}`)}`);
     const other = await api.get(`/v3/grants/${encodeURIComponent(`external:${FOUR_BYTES.repeat(255)}b`)}`);
 
@@ -134,10 +160,16 @@ describe('values within their schema bounds whose keys would not fit', () => {
   it('files a message by a metadata value of 500 four-byte characters, and finds it by that value', async () => {
     const value = FOUR_BYTES.repeat(500);
 
-    const sent = await api.post(`/v3/grants/${grantId}/messages/send`, { to: [{ email: 'someone@example.net' }], subject: 'Long metadata', metadata: { key1: value } });
+    const sent = await api.post(`/v3/grants/${grantId}/messages/send`, {
+      to: [{ email: 'someone@example.net' }],
+      subject: 'Long metadata',
+      metadata: { key1: value },
+    });
     expect(sent.status, sent.text).toBe(200);
     const found = await api.get(`/v3/grants/${grantId}/messages?metadata_pair=${encodeURIComponent(`key1:${value}`)}`);
-    const notFound = await api.get(`/v3/grants/${grantId}/messages?metadata_pair=${encodeURIComponent(`key1:${value.slice(2)}`)}`);
+    const notFound = await api.get(
+      `/v3/grants/${grantId}/messages?metadata_pair=${encodeURIComponent(`key1:${value.slice(2)}`)}`,
+    );
 
     expect(found.status, found.text).toBe(200);
     expect((found.body.data as { subject: string }[]).map((m) => m.subject)).toEqual(['Long metadata']);
@@ -147,7 +179,8 @@ describe('values within their schema bounds whose keys would not fit', () => {
 
 describe('page tokens holding keys longer than any issued', () => {
   it('are a 400, as any other forged token', async () => {
-    const forged = (sk: string) => Buffer.from(JSON.stringify({ pk: `app#${applicationId}`, sk }), 'utf8').toString('base64url');
+    const forged = (sk: string) =>
+      Buffer.from(JSON.stringify({ pk: `app#${applicationId}`, sk }), 'utf8').toString('base64url');
 
     const long = await api.get(`/v3/grants?page_token=${forged(`grant#${'g'.repeat(2000)}`)}`);
     const fourBytes = await api.get(`/v3/grants?page_token=${forged(`grant#${FOUR_BYTES.repeat(500)}`)}`);

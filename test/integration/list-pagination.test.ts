@@ -27,25 +27,63 @@ beforeAll(async () => {
     return r;
   };
   [a] = await Promise.all([makeAgentGrant(api), makeAgentGrant(api), makeAgentGrant(api)]);
-  for (const subject of ['First', 'Second', 'Third']) ok(await api.post(`/v3/grants/${a.id}/messages/send`, { to: [{ email: 'someone@example.net' }], subject, body: subject }), 'send');
+  for (const subject of ['First', 'Second', 'Third'])
+    ok(
+      await api.post(`/v3/grants/${a.id}/messages/send`, {
+        to: [{ email: 'someone@example.net' }],
+        subject,
+        body: subject,
+      }),
+      'send',
+    );
   await jobsDone();
-  for (const subject of ['Draft one', 'Draft two', 'Draft three']) ok(await api.post(`/v3/grants/${a.id}/drafts`, { subject }), 'draft');
+  for (const subject of ['Draft one', 'Draft two', 'Draft three'])
+    ok(await api.post(`/v3/grants/${a.id}/drafts`, { subject }), 'draft');
   for (const name of ['Work', 'Home']) ok(await api.post(`/v3/grants/${a.id}/calendars`, { name }), 'calendar');
   const base = (Math.floor(Date.now() / 1000 / 86_400) + 2) * 86_400;
   for (let i = 0; i < 3; i++)
     ok(
-      await api.post(`/v3/grants/${a.id}/events?calendar_id=primary&notify_participants=false`, { title: `Event ${i}`, when: { start_time: base + i * 3600, end_time: base + i * 3600 + 1800 } }),
+      await api.post(`/v3/grants/${a.id}/events?calendar_id=primary&notify_participants=false`, {
+        title: `Event ${i}`,
+        when: { start_time: base + i * 3600, end_time: base + i * 3600 + 1800 },
+      }),
       'event',
     );
-  for (let i = 0; i < 3; i++) ok(await api.post('/v3/webhooks', { webhook_url: receiver.url, trigger_types: ['message.created'], description: `hook ${i}` }), 'webhook');
-  for (const name of ['Blocked', 'Allowed', 'Partners']) listId = ok(await api.post('/v3/lists', { name, type: 'domain' }), 'list').body.data.id;
-  ok(await api.post(`/v3/lists/${listId}/items`, { items: ['one.example', 'two.example', 'three.example'] }), 'list items');
+  for (let i = 0; i < 3; i++)
+    ok(
+      await api.post('/v3/webhooks', {
+        webhook_url: receiver.url,
+        trigger_types: ['message.created'],
+        description: `hook ${i}`,
+      }),
+      'webhook',
+    );
+  for (const name of ['Blocked', 'Allowed', 'Partners'])
+    listId = ok(await api.post('/v3/lists', { name, type: 'domain' }), 'list').body.data.id;
+  ok(
+    await api.post(`/v3/lists/${listId}/items`, { items: ['one.example', 'two.example', 'three.example'] }),
+    'list items',
+  );
   for (const name of ['p1', 'p2', 'p3']) ok(await api.post('/v3/policies', { name }), 'policy');
-  for (const name of ['One', 'Two', 'Three']) ok(await api.post(`/v3/grants/${a.id}/templates`, { name, engine: 'mustache', body: 'x' }), 'template');
-  for (const name of ['One', 'Two', 'Three']) ok(await api.post(`/v3/grants/${a.id}/signatures`, { name, body: `<p>${name}</p>` }), 'signature');
-  const participant = { email: a.email, is_organizer: true, availability: { calendar_ids: ['primary'] }, booking: { calendar_id: 'primary' } };
+  for (const name of ['One', 'Two', 'Three'])
+    ok(await api.post(`/v3/grants/${a.id}/templates`, { name, engine: 'mustache', body: 'x' }), 'template');
+  for (const name of ['One', 'Two', 'Three'])
+    ok(await api.post(`/v3/grants/${a.id}/signatures`, { name, body: `<p>${name}</p>` }), 'signature');
+  const participant = {
+    email: a.email,
+    is_organizer: true,
+    availability: { calendar_ids: ['primary'] },
+    booking: { calendar_id: 'primary' },
+  };
   for (const title of ['One', 'Two', 'Three']) {
-    ok(await api.post(`/v3/grants/${a.id}/scheduling/configurations`, { participants: [participant], availability: { duration_minutes: 30 }, event_booking: { title } }), 'configuration');
+    ok(
+      await api.post(`/v3/grants/${a.id}/scheduling/configurations`, {
+        participants: [participant],
+        availability: { duration_minutes: 30 },
+        event_booking: { title },
+      }),
+      'configuration',
+    );
   }
 });
 
@@ -59,7 +97,9 @@ async function walk(path: string, limit: number): Promise<{ pages: number; ids: 
   const ids: string[] = [];
   let token: string | undefined;
   for (let pages = 1; ; pages++) {
-    const response = await api.get(`${path}${path.includes('?') ? '&' : '?'}limit=${limit}${token ? `&page_token=${encodeURIComponent(token)}` : ''}`);
+    const response = await api.get(
+      `${path}${path.includes('?') ? '&' : '?'}limit=${limit}${token ? `&page_token=${encodeURIComponent(token)}` : ''}`,
+    );
     expect(response.status, `${path}: ${response.text}`).toBe(200);
     const items = response.body.data as { id?: string; value?: string }[];
     ids.push(...items.map((item) => item.id ?? item.value!));
@@ -103,7 +143,9 @@ describe('next_cursor', () => {
       expect(walked.pages, path).toBeGreaterThan(1);
       expect(whole.status, whole.text).toBe(200);
       expect(whole.body, path).not.toHaveProperty('next_cursor');
-      expect(walked.ids, path).toEqual((whole.body.data as { id?: string; value?: string }[]).map((item) => item.id ?? item.value!));
+      expect(walked.ids, path).toEqual(
+        (whole.body.data as { id?: string; value?: string }[]).map((item) => item.id ?? item.value!),
+      );
       expect(new Set(walked.ids).size, path).toBe(walked.ids.length);
     }
   });

@@ -27,7 +27,11 @@ beforeAll(async () => {
   [alice, bob] = await Promise.all([makeAgentGrant(api), makeAgentGrant(api)]);
   // Five messages of 2.5 MB, each in a thread of its own.
   for (let i = 0; i < 5; i++) {
-    const response = await api.post(`/v3/grants/${alice.id}/messages/send`, { to: [{ email: bob.email }], subject: `Large ${i}`, body: bodyOf(2_500_000) });
+    const response = await api.post(`/v3/grants/${alice.id}/messages/send`, {
+      to: [{ email: bob.email }],
+      subject: `Large ${i}`,
+      body: bodyOf(2_500_000),
+    });
     expect(response.status, response.text.slice(0, 300)).toBe(200);
     // Bob's copy is stored by the jobs worker: one at a time, in the order sent.
     await jobsDone();
@@ -40,7 +44,9 @@ async function pageThrough(path: string) {
   const sizes: number[] = [];
   let token: string | undefined;
   for (let pages = 0; pages < 20; pages++) {
-    const response = await api.get(`${path}${path.includes('?') ? '&' : '?'}limit=5${token ? `&page_token=${encodeURIComponent(token)}` : ''}`);
+    const response = await api.get(
+      `${path}${path.includes('?') ? '&' : '?'}limit=5${token ? `&page_token=${encodeURIComponent(token)}` : ''}`,
+    );
     expect(response.status, response.text.slice(0, 300)).toBe(200);
     sizes.push(Buffer.byteLength(response.text));
     items.push(...response.body.data);
@@ -130,5 +136,7 @@ describe('answer sizes', () => {
 });
 
 function multipartDraft(body: string): Buffer {
-  return Buffer.from(`--sizeboundary\r\nContent-Disposition: form-data; name="message"\r\n\r\n${JSON.stringify({ subject: 'Huge draft', body })}\r\n--sizeboundary--\r\n`);
+  return Buffer.from(
+    `--sizeboundary\r\nContent-Disposition: form-data; name="message"\r\n\r\n${JSON.stringify({ subject: 'Huge draft', body })}\r\n--sizeboundary--\r\n`,
+  );
 }

@@ -70,7 +70,11 @@ async function draftsFolderCount(grantId: string): Promise<number> {
 
 /** Sends with fetch so the body can be FormData (fetch writes the multipart content type and boundary). */
 async function sendForm(method: 'POST' | 'PUT', path: string, form: FormData): Promise<ApiResponse> {
-  const response = await fetch(gateway.url + path, { method, headers: { authorization: `Bearer ${apiKey}` }, body: form });
+  const response = await fetch(gateway.url + path, {
+    method,
+    headers: { authorization: `Bearer ${apiKey}` },
+    body: form,
+  });
   const text = await response.text();
   let body: unknown;
   try {
@@ -90,7 +94,11 @@ function expectError(response: ApiResponse, status: number, type: string, ...fra
 
 /** Sends a message from one Agent Account to another and returns it as it landed in the recipient's inbox. */
 async function receivedMessage(from: { id: string }, to: { id: string; email: string }, subject: string) {
-  const sent = await api.post(`/v3/grants/${from.id}/messages/send`, { to: [{ email: to.email }], subject, body: '<p>Original</p>' });
+  const sent = await api.post(`/v3/grants/${from.id}/messages/send`, {
+    to: [{ email: to.email }],
+    subject,
+    body: '<p>Original</p>',
+  });
   expect(sent.status, sent.text).toBe(200);
   await jobsDone();
   const inbox = await api.get(`/v3/grants/${to.id}/messages?in=inbox`);
@@ -208,7 +216,12 @@ describe('POST /v3/grants/{grant_id}/drafts (JSON)', () => {
     const original = await receivedMessage(a, b, 'Question for B');
 
     // Act
-    const draft = await createDraft(api, b.id, { reply_to_message_id: original.id, to: [{ email: a.email }], subject: 'Re: Question for B', body: '<p>Answer</p>' });
+    const draft = await createDraft(api, b.id, {
+      reply_to_message_id: original.id,
+      to: [{ email: a.email }],
+      subject: 'Re: Question for B',
+      body: '<p>Answer</p>',
+    });
 
     // Assess
     expect(draft.reply_to_message_id).toBe(original.id);
@@ -226,7 +239,11 @@ describe('POST /v3/grants/{grant_id}/drafts (JSON)', () => {
     const b = await makeAgentGrant(api);
     const original = await receivedMessage(a, b, 'Only for B');
     const c = await makeAgentGrant(api);
-    expectError(await api.post(`/v3/grants/${c.id}/drafts`, { reply_to_message_id: original.id }), 404, 'not_found_error');
+    expectError(
+      await api.post(`/v3/grants/${c.id}/drafts`, { reply_to_message_id: original.id }),
+      404,
+      'not_found_error',
+    );
     expect(await draftsFolderCount(c.id)).toBe(0);
   });
 
@@ -235,7 +252,12 @@ describe('POST /v3/grants/{grant_id}/drafts (JSON)', () => {
     const grant = await makeAgentGrant(api);
     const foreign = await createSignature(owner.id, '<p>Not yours</p>');
     for (const id of ['sig_01jzzzzzzzzzzzzzzzzzzzzzzz', foreign.id]) {
-      expectError(await api.post(`/v3/grants/${grant.id}/drafts`, { to: [{ email: 'x@example.net' }], signature_id: id }), 404, 'not_found_error', id);
+      expectError(
+        await api.post(`/v3/grants/${grant.id}/drafts`, { to: [{ email: 'x@example.net' }], signature_id: id }),
+        404,
+        'not_found_error',
+        id,
+      );
     }
     expect((await api.get(`/v3/grants/${grant.id}/drafts`)).body.data).toEqual([]);
     expect(await draftsFolderCount(grant.id)).toBe(0);
@@ -244,8 +266,18 @@ describe('POST /v3/grants/{grant_id}/drafts (JSON)', () => {
   it("refuses a 'from' other than the grant's own address with 400", async () => {
     const grant = await makeAgentGrant(api);
     const other = await makeAgentGrant(api);
-    for (const from of [[{ email: 'someone@example.net' }], [{ email: other.email }], [{ email: grant.email }, { email: 'alias@example.net' }]]) {
-      expectError(await api.post(`/v3/grants/${grant.id}/drafts`, { from, subject: 'x' }), 400, 'invalid_request_error', "'from'", grant.email);
+    for (const from of [
+      [{ email: 'someone@example.net' }],
+      [{ email: other.email }],
+      [{ email: grant.email }, { email: 'alias@example.net' }],
+    ]) {
+      expectError(
+        await api.post(`/v3/grants/${grant.id}/drafts`, { from, subject: 'x' }),
+        400,
+        'invalid_request_error',
+        "'from'",
+        grant.email,
+      );
     }
     // The address is compared case-insensitively.
     const upper = await createDraft(api, grant.id, { from: [{ email: grant.email.toUpperCase() }] });
@@ -263,7 +295,10 @@ describe('POST /v3/grants/{grant_id}/drafts (JSON)', () => {
     [{ attachments: [{ filename: 'a.txt' }] }, "'attachments[0].content' is required"],
     [{ attachments: [{ filename: 'a.txt', content: '!!not base64!!' }] }, "'attachments[0].content' must be base64"],
     [{ custom_headers: [{ name: 'Subject', value: 'spoof' }] }, "'custom_headers' cannot set 'Subject'"],
-    [{ custom_headers: [{ name: 'X-Bad', value: 'a\r\nBcc: x@y.z' }] }, "'custom_headers[0].value' must match the pattern"],
+    [
+      { custom_headers: [{ name: 'X-Bad', value: 'a\r\nBcc: x@y.z' }] },
+      "'custom_headers[0].value' must match the pattern",
+    ],
     [{ tracking_options: { colour: 'red' } }, "unknown field 'tracking_options.colour'"],
     [{ template: { variables: {} } }, "'template.id' is required"],
   ])('rejects %j with 400 naming the field', async (body, message) => {
@@ -274,20 +309,31 @@ describe('POST /v3/grants/{grant_id}/drafts (JSON)', () => {
 
   it('refuses select on create', async () => {
     const grant = await makeAgentGrant(api);
-    expectError(await api.post(`/v3/grants/${grant.id}/drafts?select=id`, { subject: 'x' }), 400, 'invalid_request_error', 'select');
+    expectError(
+      await api.post(`/v3/grants/${grant.id}/drafts?select=id`, { subject: 'x' }),
+      400,
+      'invalid_request_error',
+      'select',
+    );
   });
 
   it('answers 413 for a JSON body over 3 MB, pointing to multipart/form-data', async () => {
     const grant = await makeAgentGrant(api);
     const content = Buffer.alloc(2_400_000, 7).toString('base64'); // 3.2 MB of base64
-    const response = await api.post(`/v3/grants/${grant.id}/drafts`, { subject: 'Big', attachments: [{ filename: 'big.bin', content }] });
+    const response = await api.post(`/v3/grants/${grant.id}/drafts`, {
+      subject: 'Big',
+      attachments: [{ filename: 'big.bin', content }],
+    });
     expectError(response, 413, 'payload_too_large', 'multipart/form-data');
     expect(await draftsFolderCount(grant.id)).toBe(0);
   });
 
   it('answers 415 for a body that is neither JSON nor multipart', async () => {
     const grant = await makeAgentGrant(api);
-    const response = await api.request('POST', `/v3/grants/${grant.id}/drafts`, { rawBody: 'subject=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const response = await api.request('POST', `/v3/grants/${grant.id}/drafts`, {
+      rawBody: 'subject=x',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expectError(response, 415, 'unsupported_media_type_error', 'multipart/form-data');
   });
 });
@@ -297,7 +343,10 @@ describe('POST /v3/grants/{grant_id}/drafts (multipart/form-data)', () => {
     // Prepare
     const grant = await makeAgentGrant(api);
     const form = new FormData();
-    form.append('message', JSON.stringify({ subject: 'With files', to: [{ email: 'x@example.net' }], metadata: { key2: 'multi' } }));
+    form.append(
+      'message',
+      JSON.stringify({ subject: 'With files', to: [{ email: 'x@example.net' }], metadata: { key2: 'multi' } }),
+    );
     form.append('file', new Blob([Buffer.from('%PDF-1.4 fake')], { type: 'application/pdf' }), 'report.pdf');
     form.append('file', new Blob(['second file'], { type: 'text/plain' }), 'notes.txt');
 
@@ -307,12 +356,26 @@ describe('POST /v3/grants/{grant_id}/drafts (multipart/form-data)', () => {
     // Assess
     expect(response.status, response.text).toBe(200);
     const draft = response.body.data as Draft;
-    expect(draft).toMatchObject({ object: 'draft', subject: 'With files', to: [{ email: 'x@example.net' }], metadata: { key2: 'multi' } });
-    expect(draft.attachments.map(({ filename, content_type, size, is_inline }) => ({ filename, content_type, size, is_inline }))).toEqual([
+    expect(draft).toMatchObject({
+      object: 'draft',
+      subject: 'With files',
+      to: [{ email: 'x@example.net' }],
+      metadata: { key2: 'multi' },
+    });
+    expect(
+      draft.attachments.map(({ filename, content_type, size, is_inline }) => ({
+        filename,
+        content_type,
+        size,
+        is_inline,
+      })),
+    ).toEqual([
       { filename: 'report.pdf', content_type: 'application/pdf', size: 13, is_inline: false },
       { filename: 'notes.txt', content_type: 'text/plain', size: 11, is_inline: false },
     ]);
-    expect((await api.get(`/v3/grants/${grant.id}/drafts/${draft.id}`)).body.data.attachments).toEqual(draft.attachments);
+    expect((await api.get(`/v3/grants/${grant.id}/drafts/${draft.id}`)).body.data.attachments).toEqual(
+      draft.attachments,
+    );
   });
 
   it("takes the JSON from a 'draft' part too, as the published contract names it", async () => {
@@ -333,7 +396,9 @@ describe('POST /v3/grants/{grant_id}/drafts (multipart/form-data)', () => {
     const response = await sendForm('POST', `/v3/grants/${grant.id}/drafts`, form);
     expect(response.status, response.text).toBe(200);
     expect(response.body.data).toMatchObject({ subject: 'Grüße aus Köln ✓', body: '<p>Straße</p>' });
-    expect(response.body.data.attachments).toMatchObject([{ filename: 'résumé 2024.txt', content_type: 'text/plain', size: 7 }]);
+    expect(response.body.data.attachments).toMatchObject([
+      { filename: 'résumé 2024.txt', content_type: 'text/plain', size: 7 },
+    ]);
   });
 
   it('accepts attachments above the 3 MB JSON limit', async () => {
@@ -350,14 +415,29 @@ describe('POST /v3/grants/{grant_id}/drafts (multipart/form-data)', () => {
     const grant = await makeAgentGrant(api);
     const unknown = new FormData();
     unknown.append('message', JSON.stringify({ colour: 'red' }));
-    expectError(await sendForm('POST', `/v3/grants/${grant.id}/drafts`, unknown), 400, 'invalid_request_error', "unknown field 'colour'");
+    expectError(
+      await sendForm('POST', `/v3/grants/${grant.id}/drafts`, unknown),
+      400,
+      'invalid_request_error',
+      "unknown field 'colour'",
+    );
     const malformed = new FormData();
     malformed.append('message', '{not json');
-    expectError(await sendForm('POST', `/v3/grants/${grant.id}/drafts`, malformed), 400, 'invalid_request_error', 'not valid JSON');
+    expectError(
+      await sendForm('POST', `/v3/grants/${grant.id}/drafts`, malformed),
+      400,
+      'invalid_request_error',
+      'not valid JSON',
+    );
     const stray = new FormData();
     stray.append('message', '{}');
     stray.append('subject', 'text field');
-    expectError(await sendForm('POST', `/v3/grants/${grant.id}/drafts`, stray), 400, 'invalid_request_error', "'subject'");
+    expectError(
+      await sendForm('POST', `/v3/grants/${grant.id}/drafts`, stray),
+      400,
+      'invalid_request_error',
+      "'subject'",
+    );
     expect(await draftsFolderCount(grant.id)).toBe(0);
   });
 });
@@ -369,7 +449,12 @@ describe('GET /v3/grants/{grant_id}/drafts/{draft_id}', () => {
     const response = await api.get(`/v3/grants/${grant.id}/drafts/${draft.id}?select=id,subject,starred`);
     expect(response.status, response.text).toBe(200);
     expect(response.body.data).toEqual({ id: draft.id, subject: 'Selected', starred: true });
-    expectError(await api.get(`/v3/grants/${grant.id}/drafts/${draft.id}?select=id,colour`), 400, 'invalid_request_error', 'colour');
+    expectError(
+      await api.get(`/v3/grants/${grant.id}/drafts/${draft.id}?select=id,colour`),
+      400,
+      'invalid_request_error',
+      'colour',
+    );
   });
 
   it('answers a clean 404 envelope for IDs with special characters, and finds URL-encoded real IDs', async () => {
@@ -378,17 +463,39 @@ describe('GET /v3/grants/{grant_id}/drafts/{draft_id}', () => {
     const draft = await createDraft(api, grant.id, { subject: 'Encoded' });
 
     // Act / Assess
-    for (const id of ['drf%23bad', encodeURIComponent('drf#bad?x=1'), 'drf%3Fq', encodeURIComponent(`${draft.id}#`), 'drf%25', UNKNOWN_DRAFT_ID]) {
+    for (const id of [
+      'drf%23bad',
+      encodeURIComponent('drf#bad?x=1'),
+      'drf%3Fq',
+      encodeURIComponent(`${draft.id}#`),
+      'drf%25',
+      UNKNOWN_DRAFT_ID,
+    ]) {
       const response = await api.get(`/v3/grants/${grant.id}/drafts/${id}`);
       expect({ id, status: response.status }).toEqual({ id, status: 404 });
       expectError(response, 404, 'not_found_error');
     }
-    expectError(await api.get(`/v3/grants/${grant.id}/drafts/drf%23bad`), 404, 'not_found_error', "Draft 'drf#bad' not found");
-    for (const id of [encodeURIComponent(draft.id), draft.id.replace('_', '%5F'), draft.id.replace('drf', '%64%72%66')]) {
+    expectError(
+      await api.get(`/v3/grants/${grant.id}/drafts/drf%23bad`),
+      404,
+      'not_found_error',
+      "Draft 'drf#bad' not found",
+    );
+    for (const id of [
+      encodeURIComponent(draft.id),
+      draft.id.replace('_', '%5F'),
+      draft.id.replace('drf', '%64%72%66'),
+    ]) {
       const response = await api.get(`/v3/grants/${grant.id}/drafts/${id}`);
-      expect({ id, status: response.status, found: response.body?.data?.id }).toEqual({ id, status: 200, found: draft.id });
+      expect({ id, status: response.status, found: response.body?.data?.id }).toEqual({
+        id,
+        status: 200,
+        found: draft.id,
+      });
     }
-    const encodedPut = await api.put(`/v3/grants/${grant.id}/drafts/${draft.id.replace('_', '%5F')}`, { subject: 'Via encoded ID' });
+    const encodedPut = await api.put(`/v3/grants/${grant.id}/drafts/${draft.id.replace('_', '%5F')}`, {
+      subject: 'Via encoded ID',
+    });
     expect(encodedPut.status, encodedPut.text).toBe(200);
     expect(encodedPut.body.data.subject).toBe('Via encoded ID');
   });
@@ -423,7 +530,10 @@ describe('PUT /v3/grants/{grant_id}/drafts/{draft_id}', () => {
     });
 
     // Act
-    const response = await api.put(`/v3/grants/${grant.id}/drafts/${draft.id}`, { subject: 'After', bcc: [{ email: 'bcc@example.net' }] });
+    const response = await api.put(`/v3/grants/${grant.id}/drafts/${draft.id}`, {
+      subject: 'After',
+      bcc: [{ email: 'bcc@example.net' }],
+    });
 
     // Assess
     expect(response.status, response.text).toBe(200);
@@ -463,7 +573,9 @@ describe('PUT /v3/grants/{grant_id}/drafts/{draft_id}', () => {
     expect(metadata.status, metadata.text).toBe(200);
     expect(metadata.body.data.metadata).toEqual({ key3: 'c' });
     expect(metadata.body.data.attachments).toEqual(draft.attachments);
-    expect(attachments.body.data.attachments).toMatchObject([{ filename: 'three.txt', content_type: 'text/plain', size: 6 }]);
+    expect(attachments.body.data.attachments).toMatchObject([
+      { filename: 'three.txt', content_type: 'text/plain', size: 6 },
+    ]);
     expect(attachments.body.data.attachments).toHaveLength(1);
     expect(attachments.body.data.metadata).toEqual({ key3: 'c' });
     expect(untouched.body.data.attachments).toEqual(attachments.body.data.attachments);
@@ -474,14 +586,19 @@ describe('PUT /v3/grants/{grant_id}/drafts/{draft_id}', () => {
 
   it('replaces the attachments with the files of a multipart update', async () => {
     const grant = await makeAgentGrant(api);
-    const draft = await createDraft(api, grant.id, { subject: 'Multi', attachments: [{ filename: 'old.txt', content: base64('old') }] });
+    const draft = await createDraft(api, grant.id, {
+      subject: 'Multi',
+      attachments: [{ filename: 'old.txt', content: base64('old') }],
+    });
     const form = new FormData();
     form.append('message', JSON.stringify({ subject: 'Multi updated' }));
     form.append('file', new Blob(['fresh content'], { type: 'text/plain' }), 'new.txt');
     const response = await sendForm('PUT', `/v3/grants/${grant.id}/drafts/${draft.id}`, form);
     expect(response.status, response.text).toBe(200);
     expect(response.body.data.subject).toBe('Multi updated');
-    expect(response.body.data.attachments.map((a: Draft['attachments'][number]) => [a.filename, a.size])).toEqual([['new.txt', 13]]);
+    expect(response.body.data.attachments.map((a: Draft['attachments'][number]) => [a.filename, a.size])).toEqual([
+      ['new.txt', 13],
+    ]);
   });
 
   it.each([
@@ -500,16 +617,36 @@ describe('PUT /v3/grants/{grant_id}/drafts/{draft_id}', () => {
   it("refuses a 'from' other than the grant's address, an empty body and unknown drafts", async () => {
     const grant = await makeAgentGrant(api);
     const draft = await createDraft(api, grant.id, { subject: 'From' });
-    expectError(await api.put(`/v3/grants/${grant.id}/drafts/${draft.id}`, { from: [{ email: 'spoof@example.net' }] }), 400, 'invalid_request_error', "'from'");
-    expectError(await api.put(`/v3/grants/${grant.id}/drafts/${draft.id}`, {}), 400, 'invalid_request_error', 'at least one field');
-    expectError(await api.put(`/v3/grants/${grant.id}/drafts/${UNKNOWN_DRAFT_ID}`, { subject: 'x' }), 404, 'not_found_error');
-    const named = await api.put(`/v3/grants/${grant.id}/drafts/${draft.id}`, { from: [{ email: grant.email, name: 'Named' }] });
+    expectError(
+      await api.put(`/v3/grants/${grant.id}/drafts/${draft.id}`, { from: [{ email: 'spoof@example.net' }] }),
+      400,
+      'invalid_request_error',
+      "'from'",
+    );
+    expectError(
+      await api.put(`/v3/grants/${grant.id}/drafts/${draft.id}`, {}),
+      400,
+      'invalid_request_error',
+      'at least one field',
+    );
+    expectError(
+      await api.put(`/v3/grants/${grant.id}/drafts/${UNKNOWN_DRAFT_ID}`, { subject: 'x' }),
+      404,
+      'not_found_error',
+    );
+    const named = await api.put(`/v3/grants/${grant.id}/drafts/${draft.id}`, {
+      from: [{ email: grant.email, name: 'Named' }],
+    });
     expect(named.body.data.from).toEqual([{ email: grant.email, name: 'Named' }]);
   });
 
   it('clears lists and metadata given empty', async () => {
     const grant = await makeAgentGrant(api);
-    const draft = await createDraft(api, grant.id, { to: [{ email: 'to@example.net' }], cc: [{ email: 'cc@example.net' }], metadata: { key1: 'x' } });
+    const draft = await createDraft(api, grant.id, {
+      to: [{ email: 'to@example.net' }],
+      cc: [{ email: 'cc@example.net' }],
+      metadata: { key1: 'x' },
+    });
     const response = await api.put(`/v3/grants/${grant.id}/drafts/${draft.id}`, { to: [], metadata: {} });
     expect(response.status, response.text).toBe(200);
     expect(response.body.data).toMatchObject({ to: [], cc: [{ email: 'cc@example.net' }], metadata: {} });
@@ -527,8 +664,12 @@ describe('PUT /v3/grants/{grant_id}/drafts/{draft_id}', () => {
     expect(draft.body).toBe(large);
     expect((await api.get(`/v3/grants/${grant.id}/drafts/${draft.id}`)).body.data.body).toBe(large);
     expect((await api.get(`/v3/grants/${grant.id}/drafts`)).body.data[0].body).toBe(large);
-    expect((await api.put(`/v3/grants/${grant.id}/drafts/${draft.id}`, { subject: 'Large body, renamed' })).body.data.body).toBe(large);
-    expect((await api.put(`/v3/grants/${grant.id}/drafts/${draft.id}`, { body: '<p>small</p>' })).body.data.body).toBe('<p>small</p>');
+    expect(
+      (await api.put(`/v3/grants/${grant.id}/drafts/${draft.id}`, { subject: 'Large body, renamed' })).body.data.body,
+    ).toBe(large);
+    expect((await api.put(`/v3/grants/${grant.id}/drafts/${draft.id}`, { body: '<p>small</p>' })).body.data.body).toBe(
+      '<p>small</p>',
+    );
     expect((await api.get(`/v3/grants/${grant.id}/drafts/${draft.id}`)).body.data.body).toBe('<p>small</p>');
     expect((await api.put(`/v3/grants/${grant.id}/drafts/${draft.id}`, { body: larger })).body.data.body).toBe(larger);
     expect((await api.get(`/v3/grants/${grant.id}/drafts/${draft.id}`)).body.data.body).toBe(larger);
@@ -556,7 +697,9 @@ describe('PUT /v3/grants/{grant_id}/drafts/{draft_id}', () => {
     const draft = await createDraft(api, grant.id, { subject: 'Large', body: large('v1') });
     // Five updates race; whichever wins, the stored body is the winner's, never a loser's.
     const bodies = ['a', 'b', 'c', 'd', 'e'].map(large);
-    const responses = await Promise.all(bodies.map((body) => api.put(`/v3/grants/${grant.id}/drafts/${draft.id}`, { body })));
+    const responses = await Promise.all(
+      bodies.map((body) => api.put(`/v3/grants/${grant.id}/drafts/${draft.id}`, { body })),
+    );
     expect(
       responses.every((r) => r.status === 200 || r.status === 409),
       responses.map((r) => r.status).join(),
@@ -572,7 +715,9 @@ describe('PUT /v3/grants/{grant_id}/drafts/{draft_id}', () => {
     expect(await expireUploads([grant.id])).toBe(responses.filter((r) => r.status === 409).length);
     const s3 = new S3Client({ forcePathStyle: true });
     try {
-      const listed = await s3.send(new ListObjectsV2Command({ Bucket: process.env.MAIL_BUCKET, Prefix: `grants/${grant.id}/bodies/` }));
+      const listed = await s3.send(
+        new ListObjectsV2Command({ Bucket: process.env.MAIL_BUCKET, Prefix: `grants/${grant.id}/bodies/` }),
+      );
       expect(listed.KeyCount).toBe(2);
     } finally {
       s3.destroy();
@@ -587,39 +732,86 @@ describe('tracking_options on drafts', () => {
     const path = (id: string) => `/v3/grants/${grant.id}/drafts/${id}`;
 
     // Rule 1: an explicit hostname is validated and stored canonical.
-    const draft = await createDraft(api, grant.id, { subject: 'Tracked', tracking_options: { links: true, label: 'campaign', domain_name: 'Track.Example.COM.' } });
-    expect(draft.tracking_options).toEqual({ opens: false, links: true, thread_replies: false, label: 'campaign', domain_name: 'track.example.com' });
+    const draft = await createDraft(api, grant.id, {
+      subject: 'Tracked',
+      tracking_options: { links: true, label: 'campaign', domain_name: 'Track.Example.COM.' },
+    });
+    expect(draft.tracking_options).toEqual({
+      opens: false,
+      links: true,
+      thread_replies: false,
+      label: 'campaign',
+      domain_name: 'track.example.com',
+    });
 
     // Rule 3: an explicit hostname on update replaces it.
     const replaced = await api.put(path(draft.id), { tracking_options: { domain_name: 'Links.Example.ORG' } });
     expect(replaced.status, replaced.text).toBe(200);
-    expect(replaced.body.data.tracking_options).toEqual({ opens: false, links: true, thread_replies: false, label: 'campaign', domain_name: 'links.example.org' });
+    expect(replaced.body.data.tracking_options).toEqual({
+      opens: false,
+      links: true,
+      thread_replies: false,
+      label: 'campaign',
+      domain_name: 'links.example.org',
+    });
 
     // Rule 4: other options change, the hostname stays.
     const opens = await api.put(path(draft.id), { tracking_options: { opens: true } });
-    expect(opens.body.data.tracking_options).toEqual({ opens: true, links: true, thread_replies: false, label: 'campaign', domain_name: 'links.example.org' });
+    expect(opens.body.data.tracking_options).toEqual({
+      opens: true,
+      links: true,
+      thread_replies: false,
+      label: 'campaign',
+      domain_name: 'links.example.org',
+    });
     const linksOnly = await api.put(path(draft.id), { tracking_options: { links: false } });
-    expect(linksOnly.body.data.tracking_options).toEqual({ opens: true, links: false, thread_replies: false, label: 'campaign', domain_name: 'links.example.org' });
+    expect(linksOnly.body.data.tracking_options).toEqual({
+      opens: true,
+      links: false,
+      thread_replies: false,
+      label: 'campaign',
+      domain_name: 'links.example.org',
+    });
     // Updating other fields leaves tracking alone.
-    expect((await api.put(path(draft.id), { subject: 'Still tracked' })).body.data.tracking_options.domain_name).toBe('links.example.org');
+    expect((await api.put(path(draft.id), { subject: 'Still tracked' })).body.data.tracking_options.domain_name).toBe(
+      'links.example.org',
+    );
 
     // Rule 5: both off, the hostname is cleared.
     const off = await api.put(path(draft.id), { tracking_options: { opens: false, links: false } });
-    expect(off.body.data.tracking_options).toEqual({ opens: false, links: false, thread_replies: false, label: 'campaign' });
+    expect(off.body.data.tracking_options).toEqual({
+      opens: false,
+      links: false,
+      thread_replies: false,
+      label: 'campaign',
+    });
     expect(off.body.data.tracking_options).not.toHaveProperty('domain_name');
     expect((await api.get(path(draft.id))).body.data.tracking_options).not.toHaveProperty('domain_name');
 
     // Rule 6: switched on again without a hostname, the regional one.
     const again = await api.put(path(draft.id), { tracking_options: { links: true } });
-    expect(again.body.data.tracking_options).toEqual({ opens: false, links: true, thread_replies: false, label: 'campaign', domain_name: REGIONAL_HOSTNAME });
+    expect(again.body.data.tracking_options).toEqual({
+      opens: false,
+      links: true,
+      thread_replies: false,
+      label: 'campaign',
+      domain_name: REGIONAL_HOSTNAME,
+    });
     expect((await api.get(path(draft.id))).body.data.tracking_options.domain_name).toBe(REGIONAL_HOSTNAME);
   });
 
   it('uses the regional hostname on create without one (rule 2), and none when nothing is tracked', async () => {
     const grant = await makeAgentGrant(api);
     const opens = await createDraft(api, grant.id, { tracking_options: { opens: true } });
-    expect(opens.tracking_options).toEqual({ opens: true, links: false, thread_replies: false, domain_name: REGIONAL_HOSTNAME });
-    const nothing = await createDraft(api, grant.id, { tracking_options: { thread_replies: true, domain_name: 'track.example.com' } });
+    expect(opens.tracking_options).toEqual({
+      opens: true,
+      links: false,
+      thread_replies: false,
+      domain_name: REGIONAL_HOSTNAME,
+    });
+    const nothing = await createDraft(api, grant.id, {
+      tracking_options: { thread_replies: true, domain_name: 'track.example.com' },
+    });
     expect(nothing.tracking_options).toEqual({ opens: false, links: false, thread_replies: true });
     const none = await createDraft(api, grant.id, { subject: 'untracked' });
     expect(none.tracking_options).toEqual({ opens: false, links: false, thread_replies: false });
@@ -628,9 +820,16 @@ describe('tracking_options on drafts', () => {
   it('validates a hostname even when nothing is tracked and it would be dropped', async () => {
     const grant = await makeAgentGrant(api);
     const draft = await createDraft(api, grant.id, { subject: 'x' });
-    expectError(await api.post(`/v3/grants/${grant.id}/drafts`, { tracking_options: { domain_name: 'a..com' } }), 400, 'invalid_request_error', 'tracking_options.domain_name');
     expectError(
-      await api.put(`/v3/grants/${grant.id}/drafts/${draft.id}`, { tracking_options: { opens: false, links: false, domain_name: 'http://a.com' } }),
+      await api.post(`/v3/grants/${grant.id}/drafts`, { tracking_options: { domain_name: 'a..com' } }),
+      400,
+      'invalid_request_error',
+      'tracking_options.domain_name',
+    );
+    expectError(
+      await api.put(`/v3/grants/${grant.id}/drafts/${draft.id}`, {
+        tracking_options: { opens: false, links: false, domain_name: 'http://a.com' },
+      }),
       400,
       'invalid_request_error',
       'tracking_options.domain_name',
@@ -640,9 +839,13 @@ describe('tracking_options on drafts', () => {
 
   it('canonicalises internationalised hostnames to A-labels', async () => {
     const grant = await makeAgentGrant(api);
-    const draft = await createDraft(api, grant.id, { tracking_options: { opens: true, domain_name: 'bücher.example' } });
+    const draft = await createDraft(api, grant.id, {
+      tracking_options: { opens: true, domain_name: 'bücher.example' },
+    });
     expect(draft.tracking_options.domain_name).toBe('xn--bcher-kva.example');
-    const updated = await api.put(`/v3/grants/${grant.id}/drafts/${draft.id}`, { tracking_options: { domain_name: 'Track.Bücher.Example' } });
+    const updated = await api.put(`/v3/grants/${grant.id}/drafts/${draft.id}`, {
+      tracking_options: { domain_name: 'Track.Bücher.Example' },
+    });
     expect(updated.body.data.tracking_options.domain_name).toBe('track.xn--bcher-kva.example');
   });
 
@@ -661,53 +864,93 @@ describe('tracking_options on drafts', () => {
     '[::1]',
     'track.example.123',
     ' ',
-  ])('refuses the hostname %j with 400 naming tracking_options.domain_name, at create and at update', async (hostname) => {
-    // Prepare
-    const grant = await makeAgentGrant(api);
-    const draft = await createDraft(api, grant.id, { tracking_options: { opens: true, domain_name: 'track.example.com' } });
+  ])(
+    'refuses the hostname %j with 400 naming tracking_options.domain_name, at create and at update',
+    async (hostname) => {
+      // Prepare
+      const grant = await makeAgentGrant(api);
+      const draft = await createDraft(api, grant.id, {
+        tracking_options: { opens: true, domain_name: 'track.example.com' },
+      });
 
-    // Act
-    const created = await api.post(`/v3/grants/${grant.id}/drafts`, { tracking_options: { opens: true, domain_name: hostname } });
-    const updated = await api.put(`/v3/grants/${grant.id}/drafts/${draft.id}`, { tracking_options: { domain_name: hostname } });
+      // Act
+      const created = await api.post(`/v3/grants/${grant.id}/drafts`, {
+        tracking_options: { opens: true, domain_name: hostname },
+      });
+      const updated = await api.put(`/v3/grants/${grant.id}/drafts/${draft.id}`, {
+        tracking_options: { domain_name: hostname },
+      });
 
-    // Assess
-    expectError(created, 400, 'invalid_request_error', 'tracking_options.domain_name');
-    expectError(updated, 400, 'invalid_request_error', 'tracking_options.domain_name');
-    expect((await api.get(`/v3/grants/${grant.id}/drafts/${draft.id}`)).body.data.tracking_options.domain_name).toBe('track.example.com');
-    expect(await draftsFolderCount(grant.id)).toBe(1);
-  });
+      // Assess
+      expectError(created, 400, 'invalid_request_error', 'tracking_options.domain_name');
+      expectError(updated, 400, 'invalid_request_error', 'tracking_options.domain_name');
+      expect((await api.get(`/v3/grants/${grant.id}/drafts/${draft.id}`)).body.data.tracking_options.domain_name).toBe(
+        'track.example.com',
+      );
+      expect(await draftsFolderCount(grant.id)).toBe(1);
+    },
+  );
 });
 
 describe('templates in drafts', () => {
   it('renders the template into subject and body; an explicit subject wins', async () => {
     // Prepare
     const grant = await makeAgentGrant(api);
-    const template = await createTemplate(grant.id, { name: 'Invite', engine: 'mustache', subject: 'Invitation for {{name}}', body: '<p>Dear {{name}}, join us in {{city}}</p>' });
+    const template = await createTemplate(grant.id, {
+      name: 'Invite',
+      engine: 'mustache',
+      subject: 'Invitation for {{name}}',
+      body: '<p>Dear {{name}}, join us in {{city}}</p>',
+    });
     const variables = { name: 'Ann & Co', city: 'Oslo' };
 
     // Act
     const rendered = await createDraft(api, grant.id, { template: { id: template.id, variables } });
-    const overridden = await createDraft(api, grant.id, { subject: 'My own subject', template: { id: template.id, variables } });
+    const overridden = await createDraft(api, grant.id, {
+      subject: 'My own subject',
+      template: { id: template.id, variables },
+    });
 
     // Assess
-    expect(rendered).toMatchObject({ subject: 'Invitation for Ann & Co', body: '<p>Dear Ann &amp; Co, join us in Oslo</p>', template: { id: template.id, variables } });
+    expect(rendered).toMatchObject({
+      subject: 'Invitation for Ann & Co',
+      body: '<p>Dear Ann &amp; Co, join us in Oslo</p>',
+      template: { id: template.id, variables },
+    });
     expect(overridden).toMatchObject({ subject: 'My own subject', body: '<p>Dear Ann &amp; Co, join us in Oslo</p>' });
   });
 
   it('re-renders on update, keeping an explicit body', async () => {
     const grant = await makeAgentGrant(api);
-    const template = await createTemplate(grant.id, { name: 'Hb', engine: 'handlebars', subject: 'Hello {{who}}', body: '<p>Body for {{who}}</p>' });
+    const template = await createTemplate(grant.id, {
+      name: 'Hb',
+      engine: 'handlebars',
+      subject: 'Hello {{who}}',
+      body: '<p>Body for {{who}}</p>',
+    });
     const draft = await createDraft(api, grant.id, { subject: 'Plain draft', body: '<p>Old</p>' });
-    const response = await api.put(`/v3/grants/${grant.id}/drafts/${draft.id}`, { body: '<p>Kept body</p>', template: { id: template.id, variables: { who: 'Bob' } } });
+    const response = await api.put(`/v3/grants/${grant.id}/drafts/${draft.id}`, {
+      body: '<p>Kept body</p>',
+      template: { id: template.id, variables: { who: 'Bob' } },
+    });
     expect(response.status, response.text).toBe(200);
-    expect(response.body.data).toMatchObject({ subject: 'Hello Bob', body: '<p>Kept body</p>', template: { id: template.id, variables: { who: 'Bob' } } });
+    expect(response.body.data).toMatchObject({
+      subject: 'Hello Bob',
+      body: '<p>Kept body</p>',
+      template: { id: template.id, variables: { who: 'Bob' } },
+    });
   });
 
   it('answers 404 for a template of another grant', async () => {
     const owner = await makeAgentGrant(api);
     const grant = await makeAgentGrant(api);
     const template = await createTemplate(owner.id, { name: 'Private', engine: 'twig', body: 'x' });
-    expectError(await api.post(`/v3/grants/${grant.id}/drafts`, { template: { id: template.id } }), 404, 'not_found_error', template.id);
+    expectError(
+      await api.post(`/v3/grants/${grant.id}/drafts`, { template: { id: template.id } }),
+      404,
+      'not_found_error',
+      template.id,
+    );
     expect(await draftsFolderCount(grant.id)).toBe(0);
   });
 });
@@ -761,7 +1004,9 @@ describe('POST /v3/grants/{grant_id}/drafts/{draft_id} (send)', () => {
 
     // The Sent copy holds the signed body; the draft is gone and the Drafts count went back down.
     const sent = await api.get(`/v3/grants/${grant.id}/messages?in=sent`);
-    expect(sent.body.data.map((m: { id: string; body: string }) => [m.id, m.body])).toEqual([[message.id, '<p>Please review</p><br><br><p>Kind regards, Ann Sigtest</p>']]);
+    expect(sent.body.data.map((m: { id: string; body: string }) => [m.id, m.body])).toEqual([
+      [message.id, '<p>Please review</p><br><br><p>Kind regards, Ann Sigtest</p>'],
+    ]);
     expectError(await api.get(`/v3/grants/${grant.id}/drafts/${draft.id}`), 404, 'not_found_error');
     expect((await api.get(`/v3/grants/${grant.id}/drafts`)).body.data).toEqual([]);
     expect(await draftsFolderCount(grant.id)).toBe(0);
@@ -769,9 +1014,12 @@ describe('POST /v3/grants/{grant_id}/drafts/{draft_id} (send)', () => {
     expect(await waitForSunk(outside, 300)).toHaveLength(1);
 
     // The Sent copy keeps its own attachment contents after the draft's were deleted.
-    const download = await fetch(`${gateway.url}/v3/grants/${grant.id}/attachments/${message.attachments[0].id}/download?message_id=${message.id}`, {
-      headers: { authorization: `Bearer ${apiKey}` },
-    });
+    const download = await fetch(
+      `${gateway.url}/v3/grants/${grant.id}/attachments/${message.attachments[0].id}/download?message_id=${message.id}`,
+      {
+        headers: { authorization: `Bearer ${apiKey}` },
+      },
+    );
     expect(download.status).toBe(200);
     expect(await download.text()).toBe('1. review');
   });
@@ -780,21 +1028,33 @@ describe('POST /v3/grants/{grant_id}/drafts/{draft_id} (send)', () => {
     // Prepare
     const grant = await makeAgentGrant(api);
     const outside = outsideAddress('race');
-    const draft = await createDraft(api, grant.id, { to: [{ email: outside }], subject: 'Only once', body: '<p>once</p>' });
+    const draft = await createDraft(api, grant.id, {
+      to: [{ email: outside }],
+      subject: 'Only once',
+      body: '<p>once</p>',
+    });
 
     // Act
-    const answers = await Promise.all([1, 2].map(() => api.request('POST', `/v3/grants/${grant.id}/drafts/${draft.id}`)));
+    const answers = await Promise.all(
+      [1, 2].map(() => api.request('POST', `/v3/grants/${grant.id}/drafts/${draft.id}`)),
+    );
 
     // Assess: a sentinel mail, sent through the same relay after both answers, has arrived.
     await waitForSunk(outside);
     const sentinel = outsideAddress('race-sentinel');
-    const sentinelDraft = await createDraft(api, grant.id, { to: [{ email: sentinel }], subject: 'Sentinel', body: '<p>after</p>' });
+    const sentinelDraft = await createDraft(api, grant.id, {
+      to: [{ email: sentinel }],
+      subject: 'Sentinel',
+      body: '<p>after</p>',
+    });
     expect((await api.request('POST', `/v3/grants/${grant.id}/drafts/${sentinelDraft.id}`)).status).toBe(200);
     expect(await waitForSunk(sentinel)).toHaveLength(1);
     expect({
       statuses: answers.map((a) => a.status).sort(),
       delivered: (await waitForSunk(outside)).length,
-      sentCopies: (await api.get(`/v3/grants/${grant.id}/messages?in=sent`)).body.data.filter((m: { subject: string }) => m.subject === 'Only once').length,
+      sentCopies: (await api.get(`/v3/grants/${grant.id}/messages?in=sent`)).body.data.filter(
+        (m: { subject: string }) => m.subject === 'Only once',
+      ).length,
       draftsCount: await draftsFolderCount(grant.id),
     }).toEqual({ statuses: [200, 404], delivered: 1, sentCopies: 1, draftsCount: 0 });
   });
@@ -802,7 +1062,13 @@ describe('POST /v3/grants/{grant_id}/drafts/{draft_id} (send)', () => {
   it('delivers to cc and bcc without writing a Bcc header', async () => {
     const grant = await makeAgentGrant(api);
     const [to, cc, bcc] = [outsideAddress('to'), outsideAddress('cc'), outsideAddress('bcc')];
-    const draft = await createDraft(api, grant.id, { to: [{ email: to }], cc: [{ email: cc }], bcc: [{ email: bcc }], subject: 'Copies', body: '<p>c</p>' });
+    const draft = await createDraft(api, grant.id, {
+      to: [{ email: to }],
+      cc: [{ email: cc }],
+      bcc: [{ email: bcc }],
+      subject: 'Copies',
+      body: '<p>c</p>',
+    });
     const response = await api.request('POST', `/v3/grants/${grant.id}/drafts/${draft.id}`);
     expect(response.status, response.text).toBe(200);
     expect(response.body.data.bcc).toEqual([{ email: bcc }]);
@@ -819,7 +1085,11 @@ describe('POST /v3/grants/{grant_id}/drafts/{draft_id} (send)', () => {
     const grant = await makeAgentGrant(api);
     const outside = outsideAddress();
     const signature = await createSignature(grant.id, '<p>Sent with SendSig</p>');
-    const draft = await createDraft(api, grant.id, { to: [{ email: outside }], subject: 'Signed at send', body: '<p>Main text</p>' });
+    const draft = await createDraft(api, grant.id, {
+      to: [{ email: outside }],
+      subject: 'Signed at send',
+      body: '<p>Main text</p>',
+    });
 
     const response = await api.post(`/v3/grants/${grant.id}/drafts/${draft.id}`, { signature_id: signature.id });
 
@@ -836,7 +1106,12 @@ describe('POST /v3/grants/{grant_id}/drafts/{draft_id} (send)', () => {
     const outside = outsideAddress();
     const stored = await createSignature(grant.id, '<p>Stored StoredSig</p>');
     const chosen = await createSignature(grant.id, '<p>Chosen ChosenSig</p>');
-    const draft = await createDraft(api, grant.id, { to: [{ email: outside }], subject: 'One signature', body: '<p>Text</p>', signature_id: stored.id });
+    const draft = await createDraft(api, grant.id, {
+      to: [{ email: outside }],
+      subject: 'One signature',
+      body: '<p>Text</p>',
+      signature_id: stored.id,
+    });
     const response = await api.post(`/v3/grants/${grant.id}/drafts/${draft.id}`, { signature_id: chosen.id });
     expect(response.status, response.text).toBe(200);
     expect(response.body.data.body).toBe('<p>Text</p><br><br><p>Chosen ChosenSig</p>');
@@ -849,7 +1124,13 @@ describe('POST /v3/grants/{grant_id}/drafts/{draft_id} (send)', () => {
     const grant = await makeAgentGrant(api);
     const outside = outsideAddress();
     const signature = await createSignature(grant.id, '-- PlainSig');
-    const draft = await createDraft(api, grant.id, { to: [{ email: outside }], subject: 'Plain text', body: 'Hello there', is_plaintext: true, signature_id: signature.id });
+    const draft = await createDraft(api, grant.id, {
+      to: [{ email: outside }],
+      subject: 'Plain text',
+      body: 'Hello there',
+      is_plaintext: true,
+      signature_id: signature.id,
+    });
     const response = await api.request('POST', `/v3/grants/${grant.id}/drafts/${draft.id}`);
     expect(response.status, response.text).toBe(200);
     expect(response.body.data.body).toBe('Hello there\n\n-- PlainSig');
@@ -862,7 +1143,12 @@ describe('POST /v3/grants/{grant_id}/drafts/{draft_id} (send)', () => {
     const a = await makeAgentGrant(api);
     const b = await makeAgentGrant(api);
     const original = await receivedMessage(a, b, 'Thread start');
-    const draft = await createDraft(api, b.id, { reply_to_message_id: original.id, to: [{ email: a.email }], subject: 'Re: Thread start', body: '<p>Reply</p>' });
+    const draft = await createDraft(api, b.id, {
+      reply_to_message_id: original.id,
+      to: [{ email: a.email }],
+      subject: 'Re: Thread start',
+      body: '<p>Reply</p>',
+    });
     const response = await api.request('POST', `/v3/grants/${b.id}/drafts/${draft.id}`);
     expect(response.status, response.text).toBe(200);
     expect(response.body.data.thread_id).toBe(original.thread_id);
@@ -877,11 +1163,33 @@ describe('POST /v3/grants/{grant_id}/drafts/{draft_id} (send)', () => {
   it('keeps the draft when it cannot be sent', async () => {
     const grant = await makeAgentGrant(api);
     const noRecipient = await createDraft(api, grant.id, { subject: 'Nobody' });
-    expectError(await api.request('POST', `/v3/grants/${grant.id}/drafts/${noRecipient.id}`), 400, 'invalid_request_error', 'recipient');
-    const unknownSignature = await createDraft(api, grant.id, { to: [{ email: outsideAddress() }], subject: 'Bad signature' });
-    expectError(await api.post(`/v3/grants/${grant.id}/drafts/${unknownSignature.id}`, { signature_id: 'sig_01jzzzzzzzzzzzzzzzzzzzzzzz' }), 404, 'not_found_error');
-    expectError(await api.post(`/v3/grants/${grant.id}/drafts/${unknownSignature.id}`, { colour: 'red' }), 400, 'invalid_request_error', "unknown field 'colour'");
-    expect((await api.get(`/v3/grants/${grant.id}/drafts`)).body.data.map((d: Draft) => d.id)).toEqual([unknownSignature.id, noRecipient.id]);
+    expectError(
+      await api.request('POST', `/v3/grants/${grant.id}/drafts/${noRecipient.id}`),
+      400,
+      'invalid_request_error',
+      'recipient',
+    );
+    const unknownSignature = await createDraft(api, grant.id, {
+      to: [{ email: outsideAddress() }],
+      subject: 'Bad signature',
+    });
+    expectError(
+      await api.post(`/v3/grants/${grant.id}/drafts/${unknownSignature.id}`, {
+        signature_id: 'sig_01jzzzzzzzzzzzzzzzzzzzzzzz',
+      }),
+      404,
+      'not_found_error',
+    );
+    expectError(
+      await api.post(`/v3/grants/${grant.id}/drafts/${unknownSignature.id}`, { colour: 'red' }),
+      400,
+      'invalid_request_error',
+      "unknown field 'colour'",
+    );
+    expect((await api.get(`/v3/grants/${grant.id}/drafts`)).body.data.map((d: Draft) => d.id)).toEqual([
+      unknownSignature.id,
+      noRecipient.id,
+    ]);
     expect(await draftsFolderCount(grant.id)).toBe(2);
     expect((await api.get(`/v3/grants/${grant.id}/messages?in=sent`)).body.data).toEqual([]);
   });
@@ -916,14 +1224,18 @@ describe('GET /v3/grants/{grant_id}/drafts', () => {
     const pages: string[][] = [];
     let cursor: string | undefined;
     do {
-      const page = await api.get(`/v3/grants/${grant.id}/drafts?limit=1${cursor ? `&page_token=${encodeURIComponent(cursor)}` : ''}`);
+      const page = await api.get(
+        `/v3/grants/${grant.id}/drafts?limit=1${cursor ? `&page_token=${encodeURIComponent(cursor)}` : ''}`,
+      );
       expect(page.status, page.text).toBe(200);
       pages.push(page.body.data.map((d: Draft) => d.id));
       cursor = page.body.next_cursor;
     } while (cursor && pages.length < 10);
     expect(pages).toEqual(newestFirst.map((id) => [id]));
 
-    expect((await api.get(`/v3/grants/${grant.id}/drafts?select=id,subject&limit=1`)).body.data).toEqual([{ id: newestFirst[0], subject: 'three' }]);
+    expect((await api.get(`/v3/grants/${grant.id}/drafts?select=id,subject&limit=1`)).body.data).toEqual([
+      { id: newestFirst[0], subject: 'three' },
+    ]);
   });
 
   it('filters by subject (whole keyword, any case), to, any_email, starred and has_attachment', async () => {
@@ -935,8 +1247,15 @@ describe('GET /v3/grants/{grant_id}/drafts', () => {
       starred: true,
       attachments: [{ filename: 'r.txt', content: base64('r') }],
     });
-    const reporting = await createDraft(api, grant.id, { subject: 'Reporting lunch', to: [{ email: 'team@example.net' }], cc: [{ email: 'boss@example.net' }] });
-    const other = await createDraft(api, grant.id, { subject: 'Report: budget', bcc: [{ email: 'audit@example.net' }] });
+    const reporting = await createDraft(api, grant.id, {
+      subject: 'Reporting lunch',
+      to: [{ email: 'team@example.net' }],
+      cc: [{ email: 'boss@example.net' }],
+    });
+    const other = await createDraft(api, grant.id, {
+      subject: 'Report: budget',
+      bcc: [{ email: 'audit@example.net' }],
+    });
     const ids = async (query: string) => {
       const response = await api.get(`/v3/grants/${grant.id}/drafts?${query}`);
       expect(response.status, response.text).toBe(200);
@@ -971,15 +1290,30 @@ describe('GET /v3/grants/{grant_id}/drafts', () => {
     const first = await api.get(`/v3/grants/${grant.id}/drafts?starred=true&limit=2`);
     expect(first.body.data.map((d: Draft) => d.id)).toEqual([wanted[2]!.id, wanted[1]!.id]);
     expect(typeof first.body.next_cursor).toBe('string');
-    const second = await api.get(`/v3/grants/${grant.id}/drafts?starred=true&limit=2&page_token=${encodeURIComponent(first.body.next_cursor)}`);
+    const second = await api.get(
+      `/v3/grants/${grant.id}/drafts?starred=true&limit=2&page_token=${encodeURIComponent(first.body.next_cursor)}`,
+    );
     expect(second.body.data.map((d: Draft) => d.id)).toEqual([wanted[0]!.id]);
     expect(second.body).not.toHaveProperty('next_cursor');
   });
 
   it('rejects query_imap=true and bad parameters with 400', async () => {
     const grant = await makeAgentGrant(api);
-    expectError(await api.get(`/v3/grants/${grant.id}/drafts?query_imap=true`), 400, 'invalid_request_error', 'query_imap');
-    for (const query of ['limit=0', 'page_token=garbage', 'colour=red', 'starred=maybe', 'to=not-an-address', 'subject=%21%21', 'in=drafts']) {
+    expectError(
+      await api.get(`/v3/grants/${grant.id}/drafts?query_imap=true`),
+      400,
+      'invalid_request_error',
+      'query_imap',
+    );
+    for (const query of [
+      'limit=0',
+      'page_token=garbage',
+      'colour=red',
+      'starred=maybe',
+      'to=not-an-address',
+      'subject=%21%21',
+      'in=drafts',
+    ]) {
       const response = await api.get(`/v3/grants/${grant.id}/drafts?${query}`);
       expect({ query, status: response.status }).toEqual({ query, status: 400 });
       expect(response.body.error.type).toBe('invalid_request_error');
@@ -999,7 +1333,10 @@ describe('DELETE /v3/grants/{grant_id}/drafts/{draft_id}', () => {
     // Prepare
     const grant = await makeAgentGrant(api);
     const keep = await createDraft(api, grant.id, { subject: 'Keep' });
-    const draft = await createDraft(api, grant.id, { subject: 'Delete me', attachments: [{ filename: 'x.txt', content: base64('x') }] });
+    const draft = await createDraft(api, grant.id, {
+      subject: 'Delete me',
+      attachments: [{ filename: 'x.txt', content: base64('x') }],
+    });
     expect(await draftsFolderCount(grant.id)).toBe(2);
 
     // Act
@@ -1037,7 +1374,12 @@ describe('DELETE /v3/grants/{grant_id}/drafts/{draft_id}', () => {
     expectError(await other.delete(`/v3/grants/${otherGrant.id}/drafts/${draft.id}`), 404, 'not_found_error');
     expectError(await other.request('POST', `/v3/grants/${otherGrant.id}/drafts/${draft.id}`), 404, 'not_found_error');
     expectError(await api.delete(`/v3/grants/${owner.id}/drafts/drf%23bad`), 404, 'not_found_error');
-    expectError(await api.delete(`/v3/grants/${owner.id}/drafts/${draft.id}?select=id`), 400, 'invalid_request_error', 'select');
+    expectError(
+      await api.delete(`/v3/grants/${owner.id}/drafts/${draft.id}?select=id`),
+      400,
+      'invalid_request_error',
+      'select',
+    );
     expect((await api.get(`/v3/grants/${owner.id}/drafts/${draft.id}`)).status).toBe(200);
     expect(await draftsFolderCount(owner.id)).toBe(1);
   });

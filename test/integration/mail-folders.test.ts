@@ -51,13 +51,20 @@ async function folderCounts(grant: Grant, ids: string[]) {
 
 /** Sends from one Agent Account to another and returns the copy that landed in the recipient's inbox. */
 async function deliver(from: Grant, to: Grant, subject: string) {
-  const sent = await api.post(`/v3/grants/${from.id}/messages/send`, { to: [{ email: to.email }], subject, body: `<p>${subject}</p>` });
+  const sent = await api.post(`/v3/grants/${from.id}/messages/send`, {
+    to: [{ email: to.email }],
+    subject,
+    body: `<p>${subject}</p>`,
+  });
   expect(sent.status, sent.text).toBe(200);
   await jobsDone();
   const inbox = await api.get(`/v3/grants/${to.id}/messages?in=inbox&subject=${encodeURIComponent(subject)}`);
   expect(inbox.status, inbox.text).toBe(200);
   expect(inbox.body.data).toHaveLength(1);
-  return { sent: sent.body.data as { id: string }, received: inbox.body.data[0] as { id: string; folders: string[]; unread: boolean } };
+  return {
+    sent: sent.body.data as { id: string },
+    received: inbox.body.data[0] as { id: string; folders: string[]; unread: boolean },
+  };
 }
 
 describe('GET /v3/grants/{grant_id}/folders', () => {
@@ -72,7 +79,14 @@ describe('GET /v3/grants/{grant_id}/folders', () => {
     expect(response.status, response.text).toBe(200);
     expect(response.body.request_id).toMatch(/^req_/);
     expect(response.body).not.toHaveProperty('next_cursor');
-    const base = { object: 'folder', grant_id: grant.id, system_folder: true, total_count: 0, unread_count: 0, child_count: 0 };
+    const base = {
+      object: 'folder',
+      grant_id: grant.id,
+      system_folder: true,
+      total_count: 0,
+      unread_count: 0,
+      child_count: 0,
+    };
     expect(response.body.data).toEqual([
       { ...base, id: 'inbox', name: 'Inbox', attributes: ['\\Inbox'] },
       { ...base, id: 'sent', name: 'Sent', attributes: ['\\Sent'] },
@@ -92,13 +106,18 @@ describe('GET /v3/grants/{grant_id}/folders', () => {
     created.push(await createFolder(grant, { name: 'Nested', parent_id: created[0]!.id }));
     // System folders first, then custom ones by name, case-insensitively.
     const byName = new Map(created.map((f) => [f.name, f.id]));
-    const expected = [...SYSTEM_IDS, ...['alpha', 'beta', 'Delta', 'Epsilon', 'Gamma', 'Nested', 'zeta'].map((name) => byName.get(name)!)];
+    const expected = [
+      ...SYSTEM_IDS,
+      ...['alpha', 'beta', 'Delta', 'Epsilon', 'Gamma', 'Nested', 'zeta'].map((name) => byName.get(name)!),
+    ];
 
     // Act
     const pages: string[][] = [];
     let token: string | undefined;
     do {
-      const response = await api.get(foldersPath(grant, `?limit=4${token ? `&page_token=${encodeURIComponent(token)}` : ''}`));
+      const response = await api.get(
+        foldersPath(grant, `?limit=4${token ? `&page_token=${encodeURIComponent(token)}` : ''}`),
+      );
       expect(response.status, response.text).toBe(200);
       pages.push(response.body.data.map((f: Folder) => f.id));
       token = response.body.next_cursor;
@@ -149,7 +168,14 @@ describe('GET /v3/grants/{grant_id}/folders', () => {
     expect(grandchildren.map((f) => f.id)).toEqual([moon.id]);
     expect(leaf).toEqual([]);
     expect(topLevel.map((f) => f.id)).toEqual([...SYSTEM_IDS, personal.id, projects.id]);
-    expect(everything.map((f) => f.id)).toEqual([...SYSTEM_IDS, apollo.id, gemini.id, moon.id, personal.id, projects.id]);
+    expect(everything.map((f) => f.id)).toEqual([
+      ...SYSTEM_IDS,
+      apollo.id,
+      gemini.id,
+      moon.id,
+      personal.id,
+      projects.id,
+    ]);
     expect(everything.find((f) => f.id === projects.id)!.child_count).toBe(2);
     expect(everything.find((f) => f.id === apollo.id)!.child_count).toBe(1);
     expect(everything.find((f) => f.id === moon.id)!.child_count).toBe(0);
@@ -210,7 +236,11 @@ describe('POST /v3/grants/{grant_id}/folders', () => {
     const grant = await makeAgentGrant(api);
 
     // Act
-    const response = await api.post(foldersPath(grant), { name: '  Invoices 2024  ', background_color: '#A1b2C3', text_color: '#000000' });
+    const response = await api.post(foldersPath(grant), {
+      name: '  Invoices 2024  ',
+      background_color: '#A1b2C3',
+      text_color: '#000000',
+    });
 
     // Assess
     expect(response.status, response.text).toBe(200);
@@ -287,7 +317,10 @@ describe('POST /v3/grants/{grant_id}/folders', () => {
 
   it('answers 404 for an unknown parent and creates nothing', async () => {
     const grant = await makeAgentGrant(api);
-    const response = await api.post(foldersPath(grant), { name: 'Orphan', parent_id: 'fld_00000000000000000000000000' });
+    const response = await api.post(foldersPath(grant), {
+      name: 'Orphan',
+      parent_id: 'fld_00000000000000000000000000',
+    });
     expect(response.status).toBe(404);
     expect(response.body.error.type).toBe('not_found_error');
     expect(response.body.error.message).toContain('fld_00000000000000000000000000');
@@ -368,7 +401,12 @@ describe('PUT /v3/grants/{grant_id}/folders/{folder_id}', () => {
 
     // Assess
     expect(response.status, response.text).toBe(200);
-    expect(response.body.data).toEqual({ ...folder, name: 'New name', background_color: '#111111', text_color: '#eeeeee' });
+    expect(response.body.data).toEqual({
+      ...folder,
+      name: 'New name',
+      background_color: '#111111',
+      text_color: '#eeeeee',
+    });
     expect(await getFolder(grant, folder.id)).toEqual(response.body.data);
     // The old name is free again, the new one is taken.
     expect((await api.post(foldersPath(grant), { name: 'old name' })).status).toBe(200);
@@ -418,7 +456,11 @@ describe('PUT /v3/grants/{grant_id}/folders/{folder_id}', () => {
     expect(back.body.data).not.toHaveProperty('parent_id');
     expect(await getFolder(grant, folder.id)).not.toHaveProperty('parent_id');
     expect((await getFolder(grant, parent.id)).child_count).toBe(0);
-    expect((await listAll(grant, '?single_level=true')).map((f) => f.id)).toEqual([...SYSTEM_IDS, folder.id, parent.id]);
+    expect((await listAll(grant, '?single_level=true')).map((f) => f.id)).toEqual([
+      ...SYSTEM_IDS,
+      folder.id,
+      parent.id,
+    ]);
     // The name guard moved with it: a top-level sibling of that name is refused, a child of the parent is not.
     expect((await api.post(foldersPath(grant), { name: 'MOVABLE' })).status).toBe(409);
     expect((await api.post(foldersPath(grant), { name: 'movable', parent_id: parent.id })).status).toBe(200);
@@ -480,7 +522,9 @@ describe('PUT /v3/grants/{grant_id}/folders/{folder_id}', () => {
   it('answers 404 when moving under an unknown parent', async () => {
     const grant = await makeAgentGrant(api);
     const folder = await createFolder(grant, { name: 'Somewhere' });
-    const response = await api.put(foldersPath(grant, `/${folder.id}`), { parent_id: 'fld_00000000000000000000000000' });
+    const response = await api.put(foldersPath(grant, `/${folder.id}`), {
+      parent_id: 'fld_00000000000000000000000000',
+    });
     expect(response.status).toBe(404);
     expect(response.body.error.type).toBe('not_found_error');
   });
@@ -515,7 +559,10 @@ describe('PUT /v3/grants/{grant_id}/folders/{folder_id}', () => {
     // Act
     const rename = await api.put(foldersPath(grant, '/inbox'), { name: 'Incoming' });
     const move = await api.put(foldersPath(grant, '/inbox'), { parent_id: parent.id });
-    const recolour = await api.put(foldersPath(grant, '/inbox'), { background_color: '#ff0000', text_color: '#00ff00' });
+    const recolour = await api.put(foldersPath(grant, '/inbox'), {
+      background_color: '#ff0000',
+      text_color: '#00ff00',
+    });
 
     // Assess
     expect(rename.status, rename.text).toBe(400);
@@ -573,7 +620,11 @@ describe('DELETE /v3/grants/{grant_id}/folders/{folder_id}', () => {
     const grant = await makeAgentGrant(api);
     for (const id of SYSTEM_IDS) {
       const response = await api.delete(foldersPath(grant, `/${id}`));
-      expect({ id, status: response.status, type: response.body.error?.type }).toEqual({ id, status: 400, type: 'invalid_request_error' });
+      expect({ id, status: response.status, type: response.body.error?.type }).toEqual({
+        id,
+        status: 400,
+        type: 'invalid_request_error',
+      });
     }
     expect((await listAll(grant)).map((f) => f.id)).toEqual(SYSTEM_IDS);
   });
@@ -657,14 +708,18 @@ describe('folder counts', () => {
     expect(counts(await getFolder(b, 'inbox'))).toEqual({ id: 'inbox', total_count: 2, unread_count: 1 });
 
     // Act: move the unread second message to the custom folder
-    expect((await api.put(`/v3/grants/${b.id}/messages/${second.received.id}`, { folders: [custom.id] })).status).toBe(200);
+    expect((await api.put(`/v3/grants/${b.id}/messages/${second.received.id}`, { folders: [custom.id] })).status).toBe(
+      200,
+    );
     expect(await folderCounts(b, ['inbox', custom.id])).toEqual([
       { id: 'inbox', total_count: 1, unread_count: 0 },
       { id: custom.id, total_count: 1, unread_count: 1 },
     ]);
 
     // Act: file the second message in two folders at once, then mark it read
-    expect((await api.put(`/v3/grants/${b.id}/messages/${second.received.id}`, { folders: [custom.id, 'archive'] })).status).toBe(200);
+    expect(
+      (await api.put(`/v3/grants/${b.id}/messages/${second.received.id}`, { folders: [custom.id, 'archive'] })).status,
+    ).toBe(200);
     expect(await folderCounts(b, [custom.id, 'archive'])).toEqual([
       { id: custom.id, total_count: 1, unread_count: 1 },
       { id: 'archive', total_count: 1, unread_count: 1 },
@@ -704,7 +759,9 @@ describe('folder counts', () => {
     const a = await makeAgentGrant(api);
     const b = await makeAgentGrant(api);
     const { received } = await deliver(a, b, 'Stay put');
-    const response = await api.put(`/v3/grants/${b.id}/messages/${received.id}`, { folders: ['fld_00000000000000000000000000'] });
+    const response = await api.put(`/v3/grants/${b.id}/messages/${received.id}`, {
+      folders: ['fld_00000000000000000000000000'],
+    });
     expect(response.status, response.text).toBe(404);
     expect(counts(await getFolder(b, 'inbox'))).toEqual({ id: 'inbox', total_count: 1, unread_count: 1 });
   });
@@ -729,7 +786,11 @@ describe('folders of another application', () => {
 
     // Assess
     for (const [name, response] of Object.entries(responses)) {
-      expect({ name, status: response.status, type: response.body?.error?.type }).toEqual({ name, status: 404, type: 'not_found_error' });
+      expect({ name, status: response.status, type: response.body?.error?.type }).toEqual({
+        name,
+        status: 404,
+        type: 'not_found_error',
+      });
     }
     expect((await listAll(grant)).map((f) => f.id)).toEqual([...SYSTEM_IDS, folder.id]);
     expect((await getFolder(grant, folder.id)).name).toBe('Mine');

@@ -23,7 +23,12 @@ function sesEvent(messageId: string, recipients: string[]): SESEvent {
         eventSource: 'aws:ses',
         eventVersion: '1.0',
         ses: {
-          mail: { messageId, source: 'sender@example.net', destination: recipients, timestamp: new Date().toISOString() },
+          mail: {
+            messageId,
+            source: 'sender@example.net',
+            destination: recipients,
+            timestamp: new Date().toISOString(),
+          },
           receipt: { recipients, timestamp: new Date().toISOString() },
         },
       },
@@ -36,7 +41,14 @@ describe('Function: inbound (SES receipt → S3 → Lambda)', () => {
     // Prepare
     const agent = await makeAgentGrant(api);
     const sesId = `ses-${Date.now()}`;
-    const raw = [`From: Sender <sender@example.net>`, `To: ${agent.email}`, 'Subject: Via SES', 'Message-ID: <via-ses@example.net>', '', 'Hello through SES'].join('\r\n');
+    const raw = [
+      `From: Sender <sender@example.net>`,
+      `To: ${agent.email}`,
+      'Subject: Via SES',
+      'Message-ID: <via-ses@example.net>',
+      '',
+      'Hello through SES',
+    ].join('\r\n');
     await s3.send(new PutObjectCommand({ Bucket: process.env.MAIL_BUCKET, Key: `inbound/${sesId}`, Body: raw }));
     const { handler } = await import('#functions/inbound/handler');
 
@@ -45,14 +57,24 @@ describe('Function: inbound (SES receipt → S3 → Lambda)', () => {
 
     // Assess
     const [message] = (await api.get(`/v3/grants/${agent.id}/messages`)).body.data;
-    expect(message).toMatchObject({ subject: 'Via SES', from: [{ email: 'sender@example.net', name: 'Sender' }], folders: ['inbox'], unread: true });
+    expect(message).toMatchObject({
+      subject: 'Via SES',
+      from: [{ email: 'sender@example.net', name: 'Sender' }],
+      folders: ['inbox'],
+      unread: true,
+    });
     expect(message.body.trim()).toBe('Hello through SES');
-    await expect(s3.send(new HeadObjectCommand({ Bucket: process.env.MAIL_BUCKET, Key: `inbound/${sesId}` }))).rejects.toMatchObject({ name: 'NotFound' });
+    await expect(
+      s3.send(new HeadObjectCommand({ Bucket: process.env.MAIL_BUCKET, Key: `inbound/${sesId}` })),
+    ).rejects.toMatchObject({ name: 'NotFound' });
   });
 
   it('fails (and so is retried by Lambda) when the stored message is missing', async () => {
     const { handler } = await import('#functions/inbound/handler');
     // S3 answers GetObject of the missing inbound copy with NoSuchKey, which the handler lets through.
-    await expect(handler(sesEvent('missing-object', ['x@agents.test']))).rejects.toMatchObject({ name: 'NoSuchKey', $metadata: { httpStatusCode: 404 } });
+    await expect(handler(sesEvent('missing-object', ['x@agents.test']))).rejects.toMatchObject({
+      name: 'NoSuchKey',
+      $metadata: { httpStatusCode: 404 },
+    });
   });
 });

@@ -60,24 +60,49 @@ describe('inbound SMTP', () => {
       folders: ['inbox'],
       body: '<p>Hello from <b>outside</b></p>',
     });
-    expect(message.attachments).toEqual([expect.objectContaining({ filename: 'report.csv', content_type: 'text/csv', size: 8 })]);
+    expect(message.attachments).toEqual([
+      expect.objectContaining({ filename: 'report.csv', content_type: 'text/csv', size: 8 }),
+    ]);
     const [event] = await drainQueue(queueUrl, 1);
-    expect(event!.body).toMatchObject({ type: 'message.created', data: { application_id: applicationId, grant_id: agent.id, object: { id: message.id, thread_id: message.thread_id } } });
+    expect(event!.body).toMatchObject({
+      type: 'message.created',
+      data: {
+        application_id: applicationId,
+        grant_id: agent.id,
+        object: { id: message.id, thread_id: message.thread_id },
+      },
+    });
   });
 
   it('refuses unknown recipients at RCPT TO and delivers to the known ones', async () => {
     const agent = await makeAgentGrant(api);
     const unknown = uniqueEmail('nobody');
-    await expect(smtpClient(port).sendMail({ from: 'a@example.net', to: unknown, subject: 'x', text: 'x' })).rejects.toMatchObject({ responseCode: 550 });
-    const mixed = await smtpClient(port).sendMail({ from: 'a@example.net', to: [agent.email, unknown], subject: 'Mixed', text: 'x' });
+    await expect(
+      smtpClient(port).sendMail({ from: 'a@example.net', to: unknown, subject: 'x', text: 'x' }),
+    ).rejects.toMatchObject({ responseCode: 550 });
+    const mixed = await smtpClient(port).sendMail({
+      from: 'a@example.net',
+      to: [agent.email, unknown],
+      subject: 'Mixed',
+      text: 'x',
+    });
     expect(mixed.accepted).toEqual([agent.email]);
     expect(mixed.rejected).toEqual([unknown]);
-    expect((await api.get(`/v3/grants/${agent.id}/messages`)).body.data.map((m: { subject: string }) => m.subject)).toEqual(['Mixed']);
+    expect(
+      (await api.get(`/v3/grants/${agent.id}/messages`)).body.data.map((m: { subject: string }) => m.subject),
+    ).toEqual(['Mixed']);
   });
 
   it('stores a message delivered twice (same Message-ID) once, and one copy per mailbox', async () => {
     const [a, b] = await Promise.all([makeAgentGrant(api), makeAgentGrant(api)]);
-    const mail = { from: 'a@example.net', to: [a.email, b.email], cc: a.email, subject: 'Twice', text: 'same', messageId: `<twice-${Date.now()}@example.net>` };
+    const mail = {
+      from: 'a@example.net',
+      to: [a.email, b.email],
+      cc: a.email,
+      subject: 'Twice',
+      text: 'same',
+      messageId: `<twice-${Date.now()}@example.net>`,
+    };
     await smtpClient(port).sendMail(mail);
     await smtpClient(port).sendMail(mail);
     expect((await api.get(`/v3/grants/${a.id}/messages`)).body.data).toHaveLength(1);
@@ -87,7 +112,9 @@ describe('inbound SMTP', () => {
     expect(await expireUploads([a.id, b.id])).toBe(2);
     const s3 = new S3Client({ forcePathStyle: true });
     for (const grant of [a, b]) {
-      const listed = await s3.send(new ListObjectsV2Command({ Bucket: process.env.MAIL_BUCKET, Prefix: `grants/${grant.id}/` }));
+      const listed = await s3.send(
+        new ListObjectsV2Command({ Bucket: process.env.MAIL_BUCKET, Prefix: `grants/${grant.id}/` }),
+      );
       expect(listed.KeyCount).toBe(1);
     }
     s3.destroy();
@@ -95,11 +122,29 @@ describe('inbound SMTP', () => {
 
   it('threads replies by In-Reply-To and References', async () => {
     const agent = await makeAgentGrant(api);
-    const sent = await api.post(`/v3/grants/${agent.id}/messages/send`, { to: [{ email: 'partner@example.net' }], subject: 'Proposal', body: 'draft' });
+    const sent = await api.post(`/v3/grants/${agent.id}/messages/send`, {
+      to: [{ email: 'partner@example.net' }],
+      subject: 'Proposal',
+      body: 'draft',
+    });
     const headers = await api.get(`/v3/grants/${agent.id}/messages/${sent.body.data.id}?fields=include_headers`);
-    const messageId = headers.body.data.headers.find((h: { name: string }) => h.name.toLowerCase() === 'message-id').value;
-    await smtpClient(port).sendMail({ from: 'partner@example.net', to: agent.email, subject: 'Re: Proposal', text: 'ok', inReplyTo: messageId, references: [messageId] });
-    await smtpClient(port).sendMail({ from: 'partner@example.net', to: agent.email, subject: 'Unrelated', text: 'new' });
+    const messageId = headers.body.data.headers.find(
+      (h: { name: string }) => h.name.toLowerCase() === 'message-id',
+    ).value;
+    await smtpClient(port).sendMail({
+      from: 'partner@example.net',
+      to: agent.email,
+      subject: 'Re: Proposal',
+      text: 'ok',
+      inReplyTo: messageId,
+      references: [messageId],
+    });
+    await smtpClient(port).sendMail({
+      from: 'partner@example.net',
+      to: agent.email,
+      subject: 'Unrelated',
+      text: 'new',
+    });
     const threads = (await api.get(`/v3/grants/${agent.id}/threads`)).body.data;
     expect(threads).toHaveLength(2);
     const proposal = threads.find((t: { subject: string }) => t.subject === 'Proposal');
@@ -111,7 +156,12 @@ describe('inbound SMTP', () => {
 
   it('keeps plain-text mail as plain text', async () => {
     const agent = await makeAgentGrant(api);
-    await smtpClient(port).sendMail({ from: 'a@example.net', to: agent.email, subject: 'Plain', text: 'just text\nsecond line' });
+    await smtpClient(port).sendMail({
+      from: 'a@example.net',
+      to: agent.email,
+      subject: 'Plain',
+      text: 'just text\nsecond line',
+    });
     const [message] = (await api.get(`/v3/grants/${agent.id}/messages`)).body.data;
     expect(message.body.trimEnd()).toBe('just text\nsecond line');
     expect((await api.get(`/v3/grants/${agent.id}/messages?search_query_native=second`)).body.data).toHaveLength(1);

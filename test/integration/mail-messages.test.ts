@@ -35,13 +35,19 @@ beforeAll(async () => {
   // handlers share with this process, so a whole second lies between them and the third.
   const restoreClock = clock.set(() => Date.now() - 2000);
   try {
-    await send(alice, { to: [{ email: bob.email, name: 'Bob' }], subject: 'Quarterly invoice 42', body: '<p>The budget is attached.</p><p>Zebra crossing.</p>' });
+    await send(alice, {
+      to: [{ email: bob.email, name: 'Bob' }],
+      subject: 'Quarterly invoice 42',
+      body: '<p>The budget is attached.</p><p>Zebra crossing.</p>',
+    });
     await send(carol, {
       to: [{ email: bob.email }],
       cc: [{ email: alice.email }],
       subject: 'Lunch on Friday?',
       body: '<p>Shall we meet?</p>',
-      attachments: [{ filename: 'menu.txt', content_type: 'text/plain', content: Buffer.from('soup').toString('base64') }],
+      attachments: [
+        { filename: 'menu.txt', content_type: 'text/plain', content: Buffer.from('soup').toString('base64') },
+      ],
     });
     // The next whole second: both receipts lie before it, the third (on the real clock, 2 s
     // ahead of this one) a whole second or more after it.
@@ -49,7 +55,13 @@ beforeAll(async () => {
   } finally {
     restoreClock();
   }
-  await send(alice, { to: [{ email: carol.email }], bcc: [{ email: bob.email }], subject: 'Invoices overview', body: 'Plain budget text', is_plaintext: true });
+  await send(alice, {
+    to: [{ email: carol.email }],
+    bcc: [{ email: bob.email }],
+    subject: 'Invoices overview',
+    body: 'Plain budget text',
+    is_plaintext: true,
+  });
   const list = await api.get(`/v3/grants/${bob.id}/messages?limit=50`);
   for (const m of list.body.data) inbox[m.subject] = { id: m.id, thread_id: m.thread_id };
 });
@@ -60,7 +72,11 @@ describe('GET /v3/grants/{grant_id}/messages', () => {
   it('lists newest first with limit and page_token', async () => {
     const all = await api.get(`/v3/grants/${bob.id}/messages`);
     expect(all.status).toBe(200);
-    expect(all.body.data.map((m: { subject: string }) => m.subject)).toEqual(['Invoices overview', 'Lunch on Friday?', 'Quarterly invoice 42']);
+    expect(all.body.data.map((m: { subject: string }) => m.subject)).toEqual([
+      'Invoices overview',
+      'Lunch on Friday?',
+      'Quarterly invoice 42',
+    ]);
     const first = await api.get(`/v3/grants/${bob.id}/messages?limit=2`);
     expect(first.body.data).toHaveLength(2);
     const second = await api.get(`/v3/grants/${bob.id}/messages?limit=2&page_token=${first.body.next_cursor}`);
@@ -84,7 +100,15 @@ describe('GET /v3/grants/{grant_id}/messages', () => {
       snippet: 'Shall we meet?',
       metadata: {},
     });
-    expect(body.data.attachments).toEqual([expect.objectContaining({ filename: 'menu.txt', content_type: 'text/plain', size: 4, is_inline: false, grant_id: bob.id })]);
+    expect(body.data.attachments).toEqual([
+      expect.objectContaining({
+        filename: 'menu.txt',
+        content_type: 'text/plain',
+        size: 4,
+        is_inline: false,
+        grant_id: bob.id,
+      }),
+    ]);
     expect(body.data).not.toHaveProperty('headers');
   });
 
@@ -100,19 +124,27 @@ describe('GET /v3/grants/{grant_id}/messages', () => {
   });
 
   it('filters by from, to, cc, bcc and any_email', async () => {
-    const subjects = async (q: string) => (await api.get(`/v3/grants/${bob.id}/messages?${q}`)).body.data.map((m: { subject: string }) => m.subject);
+    const subjects = async (q: string) =>
+      (await api.get(`/v3/grants/${bob.id}/messages?${q}`)).body.data.map((m: { subject: string }) => m.subject);
     expect(await subjects(`from=${encodeURIComponent(carol.email)}`)).toEqual(['Lunch on Friday?']);
-    expect(await subjects(`from=${encodeURIComponent(alice.email.toUpperCase())}`)).toEqual(['Invoices overview', 'Quarterly invoice 42']);
+    expect(await subjects(`from=${encodeURIComponent(alice.email.toUpperCase())}`)).toEqual([
+      'Invoices overview',
+      'Quarterly invoice 42',
+    ]);
     expect(await subjects(`to=${encodeURIComponent(carol.email)}`)).toEqual(['Invoices overview']);
     expect(await subjects(`cc=${encodeURIComponent(alice.email)}`)).toEqual(['Lunch on Friday?']);
     // Bcc recipients do not see the Bcc list: Bob's copy shows none.
     expect(await subjects(`bcc=${encodeURIComponent(bob.email)}`)).toEqual([]);
-    expect(await subjects(`any_email=${encodeURIComponent(`${carol.email},nobody@x.io`)}`)).toEqual(['Invoices overview', 'Lunch on Friday?']);
+    expect(await subjects(`any_email=${encodeURIComponent(`${carol.email},nobody@x.io`)}`)).toEqual([
+      'Invoices overview',
+      'Lunch on Friday?',
+    ]);
     expect(await subjects(`any_email=${encodeURIComponent(alice.email)}&subject=lunch`)).toEqual(['Lunch on Friday?']);
   });
 
   it('filters by folder, read and star state, thread, attachment and receipt time', async () => {
-    const subjects = async (q: string) => (await api.get(`/v3/grants/${bob.id}/messages?${q}`)).body.data.map((m: { subject: string }) => m.subject);
+    const subjects = async (q: string) =>
+      (await api.get(`/v3/grants/${bob.id}/messages?${q}`)).body.data.map((m: { subject: string }) => m.subject);
     expect(await subjects('in=inbox')).toHaveLength(3);
     expect(await subjects('in=sent')).toEqual([]);
     expect(await subjects('has_attachment=true')).toEqual(['Lunch on Friday?']);
@@ -120,7 +152,9 @@ describe('GET /v3/grants/{grant_id}/messages', () => {
     expect(await subjects(`thread_id=${inbox['Lunch on Friday?']!.thread_id}`)).toEqual(['Lunch on Friday?']);
     expect(await subjects(`received_after=${betweenSends}`)).toEqual(['Invoices overview']);
     expect(await subjects(`received_before=${betweenSends}`)).toEqual(['Lunch on Friday?', 'Quarterly invoice 42']);
-    expect(await subjects(`received_after=${betweenSends}&received_before=${betweenSends + 3600}`)).toEqual(['Invoices overview']);
+    expect(await subjects(`received_after=${betweenSends}&received_before=${betweenSends + 3600}`)).toEqual([
+      'Invoices overview',
+    ]);
 
     const target = inbox['Quarterly invoice 42']!.id;
     await api.put(`/v3/grants/${bob.id}/messages/${target}`, { unread: false, starred: true });
@@ -132,7 +166,10 @@ describe('GET /v3/grants/{grant_id}/messages', () => {
   });
 
   it('searches subject, body and addresses with search_query_native', async () => {
-    const subjects = async (q: string) => (await api.get(`/v3/grants/${bob.id}/messages?search_query_native=${encodeURIComponent(q)}`)).body.data.map((m: { subject: string }) => m.subject);
+    const subjects = async (q: string) =>
+      (await api.get(`/v3/grants/${bob.id}/messages?search_query_native=${encodeURIComponent(q)}`)).body.data.map(
+        (m: { subject: string }) => m.subject,
+      );
     expect(await subjects('budget')).toEqual(['Invoices overview', 'Quarterly invoice 42']);
     expect(await subjects('zebra')).toEqual(['Quarterly invoice 42']);
     expect(await subjects('BUDGET -zebra')).toEqual(['Invoices overview']);
@@ -202,12 +239,20 @@ describe('GET /v3/grants/{grant_id}/messages', () => {
 
 describe('PUT /v3/grants/{grant_id}/messages/{message_id}', () => {
   it('updates unread, starred and folders, keeping what is not sent', async () => {
-    const { body } = await api.post(`/v3/grants/${alice.id}/messages/send`, { to: [{ email: carol.email }], subject: 'Move me', body: 'x' });
+    const { body } = await api.post(`/v3/grants/${alice.id}/messages/send`, {
+      to: [{ email: carol.email }],
+      subject: 'Move me',
+      body: 'x',
+    });
     const sentId = body.data.id;
     const r = await api.put(`/v3/grants/${alice.id}/messages/${sentId}`, { folders: ['archive'], starred: true });
     expect(r.status).toBe(200);
     expect(r.body.data).toMatchObject({ folders: ['archive'], starred: true, unread: false });
-    expect((await api.put(`/v3/grants/${alice.id}/messages/${sentId}`, { unread: true })).body.data).toMatchObject({ folders: ['archive'], starred: true, unread: true });
+    expect((await api.put(`/v3/grants/${alice.id}/messages/${sentId}`, { unread: true })).body.data).toMatchObject({
+      folders: ['archive'],
+      starred: true,
+      unread: true,
+    });
   });
 
   it('rejects unknown folders, empty bodies, unknown fields and too much metadata', async () => {
@@ -233,7 +278,11 @@ describe('PUT /v3/grants/{grant_id}/messages/{message_id}', () => {
 describe('DELETE /v3/grants/{grant_id}/messages/{message_id}', () => {
   it('moves to trash, and hard_delete removes for good', async () => {
     const dave = await makeAgentGrant(api);
-    await api.post(`/v3/grants/${alice.id}/messages/send`, { to: [{ email: dave.email }], subject: 'Trash me', body: 'x' });
+    await api.post(`/v3/grants/${alice.id}/messages/send`, {
+      to: [{ email: dave.email }],
+      subject: 'Trash me',
+      body: 'x',
+    });
     await jobsDone();
     const [message] = (await api.get(`/v3/grants/${dave.id}/messages`)).body.data;
     const trashed = await api.delete(`/v3/grants/${dave.id}/messages/${message.id}`);
@@ -241,8 +290,14 @@ describe('DELETE /v3/grants/{grant_id}/messages/{message_id}', () => {
     expect(trashed.body).toEqual({ request_id: trashed.headers.get('x-request-id') });
     expect((await api.get(`/v3/grants/${dave.id}/messages/${message.id}`)).body.data.folders).toEqual(['trash']);
     expect(ids(await api.get(`/v3/grants/${dave.id}/messages?in=trash`))).toEqual([message.id]);
-    expect((await api.get(`/v3/grants/${dave.id}/folders/inbox`)).body.data).toMatchObject({ total_count: 0, unread_count: 0 });
-    expect((await api.get(`/v3/grants/${dave.id}/folders/trash`)).body.data).toMatchObject({ total_count: 1, unread_count: 1 });
+    expect((await api.get(`/v3/grants/${dave.id}/folders/inbox`)).body.data).toMatchObject({
+      total_count: 0,
+      unread_count: 0,
+    });
+    expect((await api.get(`/v3/grants/${dave.id}/folders/trash`)).body.data).toMatchObject({
+      total_count: 1,
+      unread_count: 1,
+    });
 
     expect((await api.delete(`/v3/grants/${dave.id}/messages/${message.id}?hard_delete=true`)).status).toBe(200);
     expect((await api.get(`/v3/grants/${dave.id}/messages/${message.id}`)).status).toBe(404);
@@ -258,7 +313,11 @@ describe('PUT /v3/grants/{grant_id}/messages/clean', () => {
     const html =
       '<div><p>Hello <b>Erin</b>, see <a href="https://example.com/doc">the doc</a>.</p><img src="https://example.com/x.png" alt="chart">' +
       '<script>alert(1)</script><div class="gmail_quote">On Mon someone wrote:<blockquote>old text</blockquote></div></div>';
-    await api.post(`/v3/grants/${alice.id}/messages/send`, { to: [{ email: erin.email }], subject: 'Clean me', body: html });
+    await api.post(`/v3/grants/${alice.id}/messages/send`, {
+      to: [{ email: erin.email }],
+      subject: 'Clean me',
+      body: html,
+    });
     await jobsDone();
     const [message] = (await api.get(`/v3/grants/${erin.id}/messages`)).body.data;
     const cleaned = await api.put(`/v3/grants/${erin.id}/messages/clean`, { message_id: [message.id] });
@@ -268,10 +327,18 @@ describe('PUT /v3/grants/{grant_id}/messages/clean', () => {
     expect(conversation).not.toContain('alert');
     expect(conversation).not.toContain('old text');
     expect(conversation).not.toContain('https://example.com/doc');
-    const keepLinks = await api.put(`/v3/grants/${erin.id}/messages/clean`, { message_id: [message.id], ignore_links: false, ignore_images: false, images_as_markdown: true });
+    const keepLinks = await api.put(`/v3/grants/${erin.id}/messages/clean`, {
+      message_id: [message.id],
+      ignore_links: false,
+      ignore_images: false,
+      images_as_markdown: true,
+    });
     expect(keepLinks.body.data[0].conversation).toContain('[the doc](https://example.com/doc)');
     expect(keepLinks.body.data[0].conversation).toContain('![chart](https://example.com/x.png)');
-    expect((await api.put(`/v3/grants/${erin.id}/messages/clean`, { message_id: ['msg_01jzzzzzzzzzzzzzzzzzzzzzzz'] })).status).toBe(404);
+    expect(
+      (await api.put(`/v3/grants/${erin.id}/messages/clean`, { message_id: ['msg_01jzzzzzzzzzzzzzzzzzzzzzzz'] }))
+        .status,
+    ).toBe(404);
     expect((await api.put(`/v3/grants/${erin.id}/messages/clean`, { message_id: [] })).status).toBe(400);
   });
 });

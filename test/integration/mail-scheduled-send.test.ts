@@ -48,13 +48,17 @@ async function waitForStatus(id: string, wanted: string, timeoutMs = 40_000) {
   await vi.waitFor(async () => expect(await scheduleStatus(id)).toBe(wanted), { timeout: timeoutMs, interval: 200 });
 }
 
-const queueArn = async (url: string) => (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }))).Attributes!.QueueArn!;
+const queueArn = async (url: string) =>
+  (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }))).Attributes!
+    .QueueArn!;
 
 /** The firing a schedule delivers (its Target.Input, as EventBridge sends it to the queue); read before it fires and is deleted. */
 async function scheduledFiring(scheduleId: string): Promise<string> {
   const client = new SchedulerClient({});
   try {
-    const schedule = await client.send(new GetScheduleCommand({ Name: scheduleId, GroupName: process.env.SCHEDULE_GROUP }));
+    const schedule = await client.send(
+      new GetScheduleCommand({ Name: scheduleId, GroupName: process.env.SCHEDULE_GROUP }),
+    );
     return schedule.Target!.Input!;
   } finally {
     client.destroy();
@@ -83,14 +87,20 @@ const at = <T>(seconds: number, act: () => Promise<T>): Promise<T> => moved.run(
 
 /** DELETE of a schedule, handled in the caller's context (so `at` moves its clock) rather than by the gateway's HTTP server. */
 async function cancelHere(scheduleId: string): Promise<Pick<ApiResponse, 'status' | 'body' | 'text'>> {
-  const result = (await gateway.invoke({ method: 'DELETE', path: schedulePath(scheduleId), headers: { authorization: `Bearer ${apiKey}` } })) as { statusCode: number; body: string };
+  const result = (await gateway.invoke({
+    method: 'DELETE',
+    path: schedulePath(scheduleId),
+    headers: { authorization: `Bearer ${apiKey}` },
+  })) as { statusCode: number; body: string };
   return { status: result.statusCode, body: JSON.parse(result.body), text: result.body };
 }
 
 let handed = 0;
 /** Hands a firing to the worker's handler as the queue delivers it (one record, first receive); it must be handled, not failed. */
 async function deliver(body: string): Promise<void> {
-  const event = { Records: [{ messageId: `by-hand-${++handed}`, body, attributes: { ApproximateReceiveCount: '1' } }] } as never;
+  const event = {
+    Records: [{ messageId: `by-hand-${++handed}`, body, attributes: { ApproximateReceiveCount: '1' } }],
+  } as never;
   expect(await handler(event)).toEqual({ batchItemFailures: [] });
 }
 
@@ -98,10 +108,21 @@ async function deliver(body: string): Promise<void> {
  * A message scheduled to `recipients` at `sendAt`: handed to the worker after the firings a test
  * proves harmless, its arrival shows that those have had every effect they were going to have.
  */
-async function scheduleSentinel(subject: string, recipients: string[], sendAt: number): Promise<{ scheduleId: string; firing: string }> {
-  const scheduled = await api.post(sendPath(), { to: recipients.map((email) => ({ email })), subject, send_at: sendAt });
+async function scheduleSentinel(
+  subject: string,
+  recipients: string[],
+  sendAt: number,
+): Promise<{ scheduleId: string; firing: string }> {
+  const scheduled = await api.post(sendPath(), {
+    to: recipients.map((email) => ({ email })),
+    subject,
+    send_at: sendAt,
+  });
   expect(scheduled.status, scheduled.text).toBe(202);
-  return { scheduleId: scheduled.body.data.schedule_id, firing: await scheduledFiring(scheduled.body.data.schedule_id) };
+  return {
+    scheduleId: scheduled.body.data.schedule_id,
+    firing: await scheduledFiring(scheduled.body.data.schedule_id),
+  };
 }
 
 beforeAll(async () => {
@@ -122,15 +143,25 @@ beforeAll(async () => {
   otherApi = apiClient(gateway.url, (await makeApplication('other')).apiKey);
   [alice, bob] = await Promise.all([makeAgentGrant(api), makeAgentGrant(api)]);
   ({ handler } = await import('../../functions/scheduled-send/handler'));
-  worker = startQueueWorker(scheduledQueue.queue, handler as never, { functionName: 'scheduled-send', timeoutMs: 60_000 });
+  worker = startQueueWorker(scheduledQueue.queue, handler as never, {
+    functionName: 'scheduled-send',
+    timeoutMs: 60_000,
+  });
 
   const to = outside();
   const sendAt = now() + 70;
-  const scheduled = await api.post(sendPath(), { to: [{ email: to }], subject: 'Through the Scheduler', body: 'on time', send_at: sendAt });
+  const scheduled = await api.post(sendPath(), {
+    to: [{ email: to }],
+    subject: 'Through the Scheduler',
+    body: 'on time',
+    send_at: sendAt,
+  });
   expect(scheduled.status, scheduled.text).toBe(202);
   // Read at once: the schedule fires (and is deleted) from 8 s on.
   const client = new SchedulerClient({});
-  const schedule = await client.send(new GetScheduleCommand({ Name: scheduled.body.data.schedule_id, GroupName: process.env.SCHEDULE_GROUP }));
+  const schedule = await client.send(
+    new GetScheduleCommand({ Name: scheduled.body.data.schedule_id, GroupName: process.env.SCHEDULE_GROUP }),
+  );
   client.destroy();
   viaScheduler = { scheduleId: scheduled.body.data.schedule_id, sendAt, to, expression: schedule.ScheduleExpression! };
   await drainQueue(fanout, 2, 2000);
@@ -152,14 +183,24 @@ describe('scheduling', () => {
       subject: 'Later',
       body: '<p>See you</p>',
       metadata: { key1: 'campaign-7' },
-      attachments: [{ filename: 'note.txt', content_type: 'text/plain', content: Buffer.from('attached').toString('base64') }],
+      attachments: [
+        { filename: 'note.txt', content_type: 'text/plain', content: Buffer.from('attached').toString('base64') },
+      ],
       send_at: sendAt,
     });
 
     // Assess: the answer
     expect(scheduled.status, scheduled.text).toBe(202);
     const data = scheduled.body.data;
-    expect(data).toMatchObject({ object: 'message', grant_id: alice.id, subject: 'Later', body: '<p>See you</p>', send_at: sendAt, use_draft: false, folders: [] });
+    expect(data).toMatchObject({
+      object: 'message',
+      grant_id: alice.id,
+      subject: 'Later',
+      body: '<p>See you</p>',
+      send_at: sendAt,
+      use_draft: false,
+      folders: [],
+    });
     expect(data.schedule_id).toMatch(/^sch_/);
     expect(data.id).toMatch(/^msg_/);
     expect(data.attachments).toMatchObject([{ filename: 'note.txt', size: 8 }]);
@@ -169,7 +210,12 @@ describe('scheduling', () => {
     // Listed as pending, newest first; nothing left yet.
     const listed = await api.get(`/v3/grants/${alice.id}/messages/schedules`);
     expect(listed.status).toBe(200);
-    expect(listed.body.data[0]).toMatchObject({ schedule_id: data.schedule_id, status: { code: 'pending' }, close_time: sendAt, send_at: sendAt });
+    expect(listed.body.data[0]).toMatchObject({
+      schedule_id: data.schedule_id,
+      status: { code: 'pending' },
+      close_time: sendAt,
+      send_at: sendAt,
+    });
     expect(listed.body.data[0].message_id).toBeUndefined();
     expect(await sunkMessages(to)).toEqual([]);
 
@@ -190,12 +236,24 @@ describe('scheduling', () => {
     // message.send_success on the fan-out queue, with the scheduling request's ID.
     const events = await drainQueue(fanout, 3, 10_000);
     const success = events.find((e) => e.body.type === 'message.send_success');
-    expect(success?.body.data.object).toMatchObject({ id: data.id, schedule_id: data.schedule_id, status: 'sent', reason: '', request_id: scheduled.headers.get('x-request-id') });
+    expect(success?.body.data.object).toMatchObject({
+      id: data.id,
+      schedule_id: data.schedule_id,
+      status: 'sent',
+      reason: '',
+      request_id: scheduled.headers.get('x-request-id'),
+    });
   });
 
   it('keeps a use_draft message in Drafts until it is sent, and the draft cannot be changed meanwhile', async () => {
     const to = outside();
-    const scheduled = await api.post(sendPath(), { to: [{ email: to }], subject: 'Drafted', body: 'x', send_at: now() + 17, use_draft: true });
+    const scheduled = await api.post(sendPath(), {
+      to: [{ email: to }],
+      subject: 'Drafted',
+      body: 'x',
+      send_at: now() + 17,
+      use_draft: true,
+    });
     expect(scheduled.status, scheduled.text).toBe(202);
     const { draft_id: draftId, schedule_id: scheduleId } = scheduled.body.data;
     expect(scheduled.body.data).toMatchObject({ use_draft: true, folders: ['drafts'] });
@@ -231,7 +289,12 @@ describe('cancelling', () => {
   it('cancels until 10 s before send_at: the message never leaves, its draft goes, and a second cancel is 409', async () => {
     const to = outside();
     const sendAt = now() + 18;
-    const scheduled = await api.post(sendPath(), { to: [{ email: to }, { email: bob.email }], subject: 'Never', send_at: sendAt, use_draft: true });
+    const scheduled = await api.post(sendPath(), {
+      to: [{ email: to }, { email: bob.email }],
+      subject: 'Never',
+      send_at: sendAt,
+      use_draft: true,
+    });
     const { schedule_id: scheduleId, draft_id: draftId } = scheduled.body.data;
     const firing = await scheduledFiring(scheduleId);
 
@@ -256,7 +319,10 @@ describe('cancelling', () => {
     expect(await scheduleStatus(sentinel.scheduleId)).toBe('success');
     await jobsDone();
     expect((await sunkMessages(to)).map((m) => m.subject)).toEqual(['Sentinel after cancelling']);
-    expect((await api.get(`/v3/grants/${bob.id}/messages?subject=${encodeURIComponent('Sentinel after cancelling')}`)).body.data).toHaveLength(1);
+    expect(
+      (await api.get(`/v3/grants/${bob.id}/messages?subject=${encodeURIComponent('Sentinel after cancelling')}`)).body
+        .data,
+    ).toHaveLength(1);
     expect((await api.get(`/v3/grants/${bob.id}/messages?subject=Never`)).body.data).toEqual([]);
     expect(await scheduleStatus(scheduleId)).toBe('cancelled');
   });
@@ -264,7 +330,9 @@ describe('cancelling', () => {
   it('refuses to cancel inside the last 10 seconds, and once sent (409 naming the status)', async () => {
     const to = outside();
     const sendAt = now() + 17;
-    const { schedule_id: scheduleId } = (await api.post(sendPath(), { to: [{ email: to }], subject: 'Too late', send_at: sendAt })).body.data;
+    const { schedule_id: scheduleId } = (
+      await api.post(sendPath(), { to: [{ email: to }], subject: 'Too late', send_at: sendAt })
+    ).body.data;
     const firing = await scheduledFiring(scheduleId);
 
     const late = await at(sendAt - 9, () => cancelHere(scheduleId));
@@ -284,7 +352,9 @@ describe('exactly once', () => {
   it('sends once when the worker gets the same firing several times at once', async () => {
     const to = outside();
     const sendAt = now() + 17;
-    const { schedule_id: scheduleId } = (await api.post(sendPath(), { to: [{ email: to }, { email: bob.email }], subject: 'Just once', send_at: sendAt })).body.data;
+    const { schedule_id: scheduleId } = (
+      await api.post(sendPath(), { to: [{ email: to }, { email: bob.email }], subject: 'Just once', send_at: sendAt })
+    ).body.data;
     const firing = await scheduledFiring(scheduleId);
     const sentinel = await scheduleSentinel('Sentinel after duplicates', [to, bob.email], sendAt);
 
@@ -300,9 +370,16 @@ describe('exactly once', () => {
     // Assess
     await jobsDone();
     expect((await sunkMessages(to)).map((m) => m.subject)).toEqual(['Just once', 'Sentinel after duplicates']);
-    expect((await api.get(`/v3/grants/${bob.id}/messages?subject=${encodeURIComponent('Sentinel after duplicates')}`)).body.data).toHaveLength(1);
-    expect((await api.get(`/v3/grants/${bob.id}/messages?subject=${encodeURIComponent('Just once')}`)).body.data).toHaveLength(1);
-    expect((await api.get(`/v3/grants/${alice.id}/messages?in=sent&subject=${encodeURIComponent('Just once')}`)).body.data).toHaveLength(1);
+    expect(
+      (await api.get(`/v3/grants/${bob.id}/messages?subject=${encodeURIComponent('Sentinel after duplicates')}`)).body
+        .data,
+    ).toHaveLength(1);
+    expect(
+      (await api.get(`/v3/grants/${bob.id}/messages?subject=${encodeURIComponent('Just once')}`)).body.data,
+    ).toHaveLength(1);
+    expect(
+      (await api.get(`/v3/grants/${alice.id}/messages?in=sent&subject=${encodeURIComponent('Just once')}`)).body.data,
+    ).toHaveLength(1);
   });
 
   it('ends in message.send_failed when the relay refuses the message', async () => {
@@ -312,7 +389,9 @@ describe('exactly once', () => {
     const scheduled = await api.post(sendPath(), { to: [{ email: to }], subject: 'Refused', send_at: now() + 17 });
     expect(scheduled.status, scheduled.text).toBe(202);
     const { schedule_id: scheduleId, id: messageId } = scheduled.body.data;
-    const send = vi.spyOn(mailTransport(), 'send').mockRejectedValue(new DeliveryError('550 5.1.1 mailbox unavailable'));
+    const send = vi
+      .spyOn(mailTransport(), 'send')
+      .mockRejectedValue(new DeliveryError('550 5.1.1 mailbox unavailable'));
     try {
       await waitForStatus(scheduleId, 'failed');
     } finally {
@@ -325,7 +404,14 @@ describe('exactly once', () => {
     const events = await drainQueue(fanout, 1, 10_000);
     expect(events[0]?.body).toMatchObject({
       type: 'message.send_failed',
-      data: { object: { id: messageId, schedule_id: scheduleId, status: 'failed', request_id: scheduled.headers.get('x-request-id') } },
+      data: {
+        object: {
+          id: messageId,
+          schedule_id: scheduleId,
+          status: 'failed',
+          request_id: scheduled.headers.get('x-request-id'),
+        },
+      },
     });
     expect(events[0]?.body.data.object.reason).toContain('550 5.1.1');
   });
@@ -349,7 +435,9 @@ describe('bad input', () => {
   });
 
   it('answers 404 for unknown schedules and for those of another grant or application', async () => {
-    const { schedule_id: scheduleId } = (await api.post(sendPath(), { to: [{ email: outside() }], send_at: now() + 60 })).body.data;
+    const { schedule_id: scheduleId } = (
+      await api.post(sendPath(), { to: [{ email: outside() }], send_at: now() + 60 })
+    ).body.data;
     expect((await api.get(schedulePath('sch_01jd6abcdefghjkmnpqrstvwxy'))).status).toBe(404);
     expect((await api.get(schedulePath('nonsense'))).status).toBe(404);
     expect((await api.get(schedulePath(scheduleId, bob))).status).toBe(404);
@@ -363,7 +451,9 @@ describe('bad input', () => {
     const first = await api.get(`/v3/grants/${alice.id}/messages/schedules?limit=2`);
     expect(first.body.data).toHaveLength(2);
     expect(first.body.next_cursor).toBeTruthy();
-    const second = await api.get(`/v3/grants/${alice.id}/messages/schedules?limit=2&page_token=${encodeURIComponent(first.body.next_cursor)}`);
+    const second = await api.get(
+      `/v3/grants/${alice.id}/messages/schedules?limit=2&page_token=${encodeURIComponent(first.body.next_cursor)}`,
+    );
     expect(second.body.data[0].schedule_id < first.body.data[1].schedule_id).toBe(true);
     expect((await api.get(`/v3/grants/${alice.id}/messages/schedules?page_token=bogus`)).status).toBe(400);
   });
@@ -371,15 +461,19 @@ describe('bad input', () => {
 
 describe('through the EventBridge schedule', () => {
   it('creates a one-shot schedule 62 s before send_at, which fires (and is deleted), and the message leaves after send_at', async () => {
-    expect(viaScheduler.expression).toBe(`at(${new Date((viaScheduler.sendAt - 62) * 1000).toISOString().slice(0, 19)})`);
+    expect(viaScheduler.expression).toBe(
+      `at(${new Date((viaScheduler.sendAt - 62) * 1000).toISOString().slice(0, 19)})`,
+    );
 
     await waitForStatus(viaScheduler.scheduleId, 'success', 90_000);
     // Its minute ended before send_at: it has fired and been deleted (ActionAfterCompletion DELETE).
     const client = new SchedulerClient({});
-    const gone = await client.send(new GetScheduleCommand({ Name: viaScheduler.scheduleId, GroupName: process.env.SCHEDULE_GROUP })).then(
-      () => undefined,
-      (error: Error) => error.name,
-    );
+    const gone = await client
+      .send(new GetScheduleCommand({ Name: viaScheduler.scheduleId, GroupName: process.env.SCHEDULE_GROUP }))
+      .then(
+        () => undefined,
+        (error: Error) => error.name,
+      );
     client.destroy();
     expect(gone).toBe('ResourceNotFoundException');
     const [relayed] = await waitForSunk(viaScheduler.to);

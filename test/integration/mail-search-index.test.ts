@@ -55,7 +55,8 @@ async function search(grant: GrantRecord, query: string): Promise<string[]> {
 async function runJobs(): Promise<void> {
   await outboxDrained();
   const { handler } = await import('#functions/jobs/handler');
-  while ((await messagesIn(jobsQueue)) > 0) await drainThroughHandler(jobsQueue, handler, { functionName: 'jobs', maxBatches: 1000 });
+  while ((await messagesIn(jobsQueue)) > 0)
+    await drainThroughHandler(jobsQueue, handler, { functionName: 'jobs', maxBatches: 1000 });
 }
 
 /** Every document of the mailbox's live segments (IDs, with repeats if a message were held twice). */
@@ -81,7 +82,12 @@ describe('search freshness', () => {
     const attachment = { filename: 'plan.txt', contentType: 'text/plain', content: Buffer.from('plan'), inline: false };
 
     // Act: stored; no job has run.
-    await storeMessage(inboundMail(grant, 'Pineapple forecast', 'Sunny with a chance of pineapples', { attachments: [attachment], cc: [{ email: 'cy@example.org' }] }));
+    await storeMessage(
+      inboundMail(grant, 'Pineapple forecast', 'Sunny with a chance of pineapples', {
+        attachments: [attachment],
+        cc: [{ email: 'cy@example.org' }],
+      }),
+    );
 
     // Assess: every filter the index answers sees it, and nothing was merged yet (its job is queued, not run).
     await outboxDrained();
@@ -130,7 +136,8 @@ describe('merges by the message-stored job', () => {
     const grant = await mailbox();
 
     // Act: one message short of the threshold, then their jobs.
-    for (let i = 0; i < DEFERRED_MERGE_MAX - 1; i++) await storeMessage(inboundMail(grant, `Trickle ${i}`, `quince ${i}`));
+    for (let i = 0; i < DEFERRED_MERGE_MAX - 1; i++)
+      await storeMessage(inboundMail(grant, `Trickle ${i}`, `quince ${i}`));
     await runJobs();
 
     // Assess: nothing merged, everything found.
@@ -165,7 +172,11 @@ describe('merges under concurrency', () => {
     });
     const subjects = Array.from({ length: count }, (_, i) => `Concurrent ${i}`);
     for (let i = 0; i < count; i += 5) {
-      await Promise.all(subjects.slice(i, i + 5).map((subject, k) => storeMessage(inboundMail(grant, subject, `unique${i + k}term shared`))));
+      await Promise.all(
+        subjects
+          .slice(i, i + 5)
+          .map((subject, k) => storeMessage(inboundMail(grant, subject, `unique${i + k}term shared`))),
+      );
     }
     storing = false;
     const merged = (await Promise.all(mergers)).reduce((a, b) => a + b, 0);
@@ -173,7 +184,8 @@ describe('merges under concurrency', () => {
 
     // Assess: merges happened, each message is searchable, and held once by the segments.
     expect(merged).toBeGreaterThan(0);
-    for (let i = 0; i < count; i++) expect(await search(grant, `search_query_native=unique${i}term`), `message ${i}`).toEqual([`Concurrent ${i}`]);
+    for (let i = 0; i < count; i++)
+      expect(await search(grant, `search_query_native=unique${i}term`), `message ${i}`).toEqual([`Concurrent ${i}`]);
     expect((await search(grant, 'search_query_native=shared')).sort()).toEqual([...subjects].sort());
     const docs = await segmentDocs(grant.id);
     expect(docs).toHaveLength(count);
@@ -183,7 +195,9 @@ describe('merges under concurrency', () => {
     try {
       await storeMessage(inboundMail(grant, 'Last', 'last one'));
       await mergeSearchIndex(grant.id, { wait: true });
-      expect((await readSearchEntries(grant.id, (await getSearchManifest(grant.id)).watermark)).length).toBeLessThanOrEqual(1);
+      expect(
+        (await readSearchEntries(grant.id, (await getSearchManifest(grant.id)).watermark)).length,
+      ).toBeLessThanOrEqual(1);
       expect((await search(grant, 'search_query_native=shared')).length).toBe(count);
     } finally {
       restore();
@@ -196,10 +210,12 @@ describe('deletes', () => {
     // Prepare: ten messages, merged into one segment.
     const grant = await mailbox();
     const stored: MessageRecord[] = [];
-    for (let i = 0; i < 10; i++) stored.push((await storeMessage(inboundMail(grant, `Walrus ${i}`, `walrus number${i}`))).record);
+    for (let i = 0; i < 10; i++)
+      stored.push((await storeMessage(inboundMail(grant, `Walrus ${i}`, `walrus number${i}`))).record);
     await mergeSearchIndex(grant.id, { wait: true });
     expect(await search(grant, 'search_query_native=walrus')).toHaveLength(10);
-    const hardDelete = async (i: number) => expect((await api.delete(`/v3/grants/${grant.id}/messages/${stored[i]!.id}?hard_delete=true`)).status).toBe(200);
+    const hardDelete = async (i: number) =>
+      expect((await api.delete(`/v3/grants/${grant.id}/messages/${stored[i]!.id}?hard_delete=true`)).status).toBe(200);
 
     // Act
     await hardDelete(3);
@@ -215,7 +231,9 @@ describe('deletes', () => {
     // Act: a second delete brings the segment to 20 % deleted: it is rewritten without them.
     await hardDelete(7);
     await mergeSearchIndex(grant.id, { wait: true });
-    expect(Object.values((await getSearchManifest(grant.id)).segments).map((s) => [s.docs, s.deleted?.length ?? 0])).toEqual([[8, 0]]);
+    expect(
+      Object.values((await getSearchManifest(grant.id)).segments).map((s) => [s.docs, s.deleted?.length ?? 0]),
+    ).toEqual([[8, 0]]);
     expect((await segmentDocs(grant.id)).sort()).toEqual(
       stored
         .filter((_, i) => i !== 3 && i !== 7)
@@ -264,7 +282,9 @@ describe('tiered merges', () => {
     for (let i = 0; i < 9; i++) expect(await search(grant, `search_query_native=tiered${i}`)).toEqual([`Tier ${i}`]);
     const manifest = await getSearchManifest(grant.id);
     expect(Object.keys(manifest.garbage)).toHaveLength(7);
-    const objects = async () => (await s3.send(new ListObjectsV2Command({ Bucket: process.env.MAIL_BUCKET, Prefix: searchPrefix(grant.id) }))).KeyCount ?? 0;
+    const objects = async () =>
+      (await s3.send(new ListObjectsV2Command({ Bucket: process.env.MAIL_BUCKET, Prefix: searchPrefix(grant.id) })))
+        .KeyCount ?? 0;
     expect(await objects()).toBe(2 + 7);
 
     // Act: a merge 15 minutes later removes what the level-1 merge replaced.

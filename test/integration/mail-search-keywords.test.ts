@@ -83,8 +83,10 @@ describe('Agent Account: one-character keywords', () => {
     // Prepare
     const grant = await mailbox();
     const tag = `tag${randomBytes(4).toString('hex')}`;
-    for (const subject of ['Invoice 7', 'Invoice 8', 'Invoice 17']) await storeMessage(inboundMail(grant, subject, `Amount due for ${subject.toLowerCase()}`));
-    for (let i = 0; i < 12; i++) await storeMessage(inboundMail(grant, `Inbox ${tag} #${i}`, `Notice ${i} of the series`));
+    for (const subject of ['Invoice 7', 'Invoice 8', 'Invoice 17'])
+      await storeMessage(inboundMail(grant, subject, `Amount due for ${subject.toLowerCase()}`));
+    for (let i = 0; i < 12; i++)
+      await storeMessage(inboundMail(grant, `Inbox ${tag} #${i}`, `Notice ${i} of the series`));
     await storeMessage(inboundMail(grant, 'Table of results', 'See table 4 b for the figures'));
     await storeMessage(inboundMail(grant, 'Table of contents', 'See table 44 for the figures'));
     const check = async () => {
@@ -99,7 +101,9 @@ describe('Agent Account: one-character keywords', () => {
       expect(await subjects(grant.id, { search_query_native: 'table 4' })).toEqual(['Table of results']);
       expect(await subjects(grant.id, { search_query_native: 'figures b' })).toEqual(['Table of results']);
       expect(await subjects(grant.id, { search_query_native: 'subject:7 notice' })).toEqual([`Inbox ${tag} #7`]);
-      const inboxWithoutSeven = (await subjects(grant.id, { search_query_native: 'in:inbox -7 -invoice -table' })).filter((s) => s !== 'Unrelated');
+      const inboxWithoutSeven = (
+        await subjects(grant.id, { search_query_native: 'in:inbox -7 -invoice -table' })
+      ).filter((s) => s !== 'Unrelated');
       expect(inboxWithoutSeven).toEqual(
         Array.from({ length: 12 }, (_, i) => `Inbox ${tag} #${i}`)
           .filter((s) => !s.endsWith('#7'))
@@ -144,7 +148,12 @@ const format1Words = (text: string) =>
  * transaction (the storage module's own insert), with a search entry of format 1: no FORMAT_TOKEN
  * and no word of one character. With `bodyInS3`, its body is an S3 object, as large bodies are.
  */
-async function storeFormat1(grant: GrantRecord, subject: string, body: string, options: { bodyInS3?: boolean } = {}): Promise<MessageRecord> {
+async function storeFormat1(
+  grant: GrantRecord,
+  subject: string,
+  body: string,
+  options: { bodyInS3?: boolean } = {},
+): Promise<MessageRecord> {
   const id = newId('message');
   const now = clock.nowSeconds();
   const key = bodyKey(grant.id, id);
@@ -175,9 +184,22 @@ async function storeFormat1(grant: GrantRecord, subject: string, body: string, o
     version: 1,
     search: 1,
   };
-  const addresses = (['from', 'to'] as const).flatMap((field) => record[field].flatMap((p) => [tokens.address(field, p.email), tokens.address('any', p.email)]));
-  const format1 = [...new Set([...addresses, ...format1Words(subject).map(tokens.subject), ...format1Words(`${subject} ${participantText(record)} ${body}`).map(tokens.text)])];
-  await insertMessage({ message: record, applicationId: grant.application_id, postings: { postings: messagePostings(record), search: format1 }, deltas: folderDeltas(record, 1) });
+  const addresses = (['from', 'to'] as const).flatMap((field) =>
+    record[field].flatMap((p) => [tokens.address(field, p.email), tokens.address('any', p.email)]),
+  );
+  const format1 = [
+    ...new Set([
+      ...addresses,
+      ...format1Words(subject).map(tokens.subject),
+      ...format1Words(`${subject} ${participantText(record)} ${body}`).map(tokens.text),
+    ]),
+  ];
+  await insertMessage({
+    message: record,
+    applicationId: grant.application_id,
+    postings: { postings: messagePostings(record), search: format1 },
+    deltas: folderDeltas(record, 1),
+  });
   return record;
 }
 
@@ -202,14 +224,29 @@ describe('messages indexed before one-character words (format 1)', () => {
       // Act and assess: the index drives (subject, full text)...
       expect(await subjects(grant.id, { subject: 'Invoice 7' })).toEqual(['Invoice 7', 'Invoice 7 reminder']);
       expect(await subjects(grant.id, { subject: '7' })).toEqual(['Invoice 7', 'Invoice 7 reminder']);
-      expect(await subjects(grant.id, { subject: 'invoice' })).toEqual(['Invoice 17', 'Invoice 7', 'Invoice 7 reminder', 'Invoice 8', 'Invoice 9']);
-      expect(await subjects(grant.id, { search_query_native: 'invoice 7' })).toEqual(['Invoice 7', 'Invoice 7 reminder']);
-      expect(await subjects(grant.id, { search_query_native: 'invoice -7' })).toEqual(['Invoice 17', 'Invoice 8', 'Invoice 9']);
+      expect(await subjects(grant.id, { subject: 'invoice' })).toEqual([
+        'Invoice 17',
+        'Invoice 7',
+        'Invoice 7 reminder',
+        'Invoice 8',
+        'Invoice 9',
+      ]);
+      expect(await subjects(grant.id, { search_query_native: 'invoice 7' })).toEqual([
+        'Invoice 7',
+        'Invoice 7 reminder',
+      ]);
+      expect(await subjects(grant.id, { search_query_native: 'invoice -7' })).toEqual([
+        'Invoice 17',
+        'Invoice 8',
+        'Invoice 9',
+      ]);
       expect(await subjects(grant.id, { search_query_native: 'page 3' })).toEqual(['Minutes']);
       expect(await subjects(grant.id, { search_query_native: 'notes -3' })).toEqual(['Agenda']);
       expect(await subjects(grant.id, { search_query_native: '3' })).toEqual(['Minutes']);
       // ...or checks candidates of a posting partition (folder, thread).
-      const withoutSeven = (await subjects(grant.id, { search_query_native: 'in:inbox -7' })).filter((s) => s !== 'Unrelated');
+      const withoutSeven = (await subjects(grant.id, { search_query_native: 'in:inbox -7' })).filter(
+        (s) => s !== 'Unrelated',
+      );
       expect(withoutSeven).toEqual(['Agenda', 'Invoice 17', 'Invoice 8', 'Invoice 9', 'Minutes']);
       expect(await subjects(grant.id, { thread_id: old7.thread_id, subject: '7' })).toEqual(['Invoice 7']);
       expect(await subjects(grant.id, { thread_id: old7.thread_id, subject: '8' })).toEqual([]);
@@ -231,7 +268,13 @@ describe('IMAP grant: one-character keywords', () => {
   it('finds "#7" among the messages synced from the server, not every message of the tag', async () => {
     // Prepare: 30 messages "Inbox <tag> #<n>" on the server, synced.
     const tag = `tag${randomBytes(4).toString('hex')}`;
-    const client = new ImapFlow({ host: '127.0.0.1', port: dovecot.imapPort, secure: false, auth: { user: 'keywords@example.org', pass: PASSWORD }, logger: false });
+    const client = new ImapFlow({
+      host: '127.0.0.1',
+      port: dovecot.imapPort,
+      secure: false,
+      auth: { user: 'keywords@example.org', pass: PASSWORD },
+      logger: false,
+    });
     await client.connect();
     try {
       for (let i = 0; i < 30; i++) {
@@ -253,7 +296,14 @@ describe('IMAP grant: one-character keywords', () => {
     }
     const response = await api.post('/v3/connect/custom', {
       provider: 'imap',
-      settings: { imap_username: 'keywords@example.org', imap_password: PASSWORD, imap_host: '127.0.0.1', imap_port: dovecot.imapPort, smtp_host: '127.0.0.1', smtp_port: dovecot.submissionPort },
+      settings: {
+        imap_username: 'keywords@example.org',
+        imap_password: PASSWORD,
+        imap_host: '127.0.0.1',
+        imap_port: dovecot.imapPort,
+        smtp_host: '127.0.0.1',
+        smtp_port: dovecot.submissionPort,
+      },
     });
     expect(response.status, response.text).toBe(201);
     const grantId = (response.body.data as { id: string }).id;

@@ -48,7 +48,11 @@ function multipart(boundary: string, parts: Part[]): Buffer {
   for (const part of parts) {
     const disposition = `form-data; name="${part.name}"${part.filename ? `; filename="${part.filename}"` : ''}`;
     const type = part.contentType ? `\r\nContent-Type: ${part.contentType}` : '';
-    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: ${disposition}${type}\r\n\r\n`), Buffer.from(part.content), Buffer.from('\r\n'));
+    chunks.push(
+      Buffer.from(`--${boundary}\r\nContent-Disposition: ${disposition}${type}\r\n\r\n`),
+      Buffer.from(part.content),
+      Buffer.from('\r\n'),
+    );
   }
   chunks.push(Buffer.from(`--${boundary}--\r\n`));
   return Buffer.concat(chunks);
@@ -62,14 +66,26 @@ function postMultipart(key: string, parts: Part[]): Promise<ApiResponse> {
   });
 }
 
-const file = (content: string, filename = 'report.txt'): Part => ({ name: 'file', filename, contentType: 'text/plain', content });
+const file = (content: string, filename = 'report.txt'): Part => ({
+  name: 'file',
+  filename,
+  contentType: 'text/plain',
+  content,
+});
 
 describe('recognising a retry', () => {
   it('replays a multipart send retried with the same key and a new boundary', async () => {
     // Prepare
     const to = outside();
     const key = newKey();
-    const parts = [{ name: 'message', content: JSON.stringify({ to: [{ email: to }], subject: 'Multipart once', body: '<p>attached</p>' }) }, file('numbers: 1 2 3'), file('second', 'b.txt')];
+    const parts = [
+      {
+        name: 'message',
+        content: JSON.stringify({ to: [{ email: to }], subject: 'Multipart once', body: '<p>attached</p>' }),
+      },
+      file('numbers: 1 2 3'),
+      file('second', 'b.txt'),
+    ];
 
     // Act
     const first = await postMultipart(key, parts);
@@ -107,14 +123,24 @@ describe('recognising a retry', () => {
     const to = outside();
     const key = newKey();
     const headers = { 'content-type': 'application/json', 'idempotency-key': key };
-    const first = await api.request('POST', sendPath(), { rawBody: JSON.stringify({ to: [{ email: to }], subject: 'JSON once', body: 'x' }), headers });
-    const again = await api.request('POST', sendPath(), { rawBody: `{ "body": "x",\n  "subject": "JSON once", "to": [ { "email": "${to}" } ] }`, headers });
+    const first = await api.request('POST', sendPath(), {
+      rawBody: JSON.stringify({ to: [{ email: to }], subject: 'JSON once', body: 'x' }),
+      headers,
+    });
+    const again = await api.request('POST', sendPath(), {
+      rawBody: `{ "body": "x",\n  "subject": "JSON once", "to": [ { "email": "${to}" } ] }`,
+      headers,
+    });
     expect(first.status, first.text).toBe(200);
     expect(again.status, again.text).toBe(200);
     expect(again.headers.get('idempotent-response')).toBe('true');
     expect(again.body.data.id).toBe(first.body.data.id);
 
-    const different = await api.post(sendPath(), { to: [{ email: to }], subject: 'JSON once', body: 'y' }, { 'idempotency-key': key });
+    const different = await api.post(
+      sendPath(),
+      { to: [{ email: to }], subject: 'JSON once', body: 'y' },
+      { 'idempotency-key': key },
+    );
     expect(different.status).toBe(409);
     expect(different.body.error.message).toContain('different request');
     expect(await waitForSunk(to)).toHaveLength(1);

@@ -46,9 +46,22 @@ describe('delivery', () => {
     // Assess
     expect(sent.status).toBe(200);
     await jobsDone();
-    expect(sent.body.data).toMatchObject({ grant_id: alice.id, folders: ['sent'], unread: false, from: [{ email: alice.email }], metadata: { key2: 'order-9' } });
+    expect(sent.body.data).toMatchObject({
+      grant_id: alice.id,
+      folders: ['sent'],
+      unread: false,
+      from: [{ email: alice.email }],
+      metadata: { key2: 'order-9' },
+    });
     const [received] = (await api.get(`/v3/grants/${bob.id}/messages`)).body.data;
-    expect(received).toMatchObject({ subject: 'Hello Bob', folders: ['inbox'], unread: true, body: '<p>Hi!</p>', from: [{ email: alice.email }], metadata: {} });
+    expect(received).toMatchObject({
+      subject: 'Hello Bob',
+      folders: ['inbox'],
+      unread: true,
+      body: '<p>Hi!</p>',
+      from: [{ email: alice.email }],
+      metadata: {},
+    });
     const events = await drainQueue(queueUrl, 2);
     expect(events.map((e) => [e.body.type, e.body.data.grant_id, e.body.data.object.id]).sort()).toEqual(
       [
@@ -87,7 +100,11 @@ describe('delivery', () => {
   });
 
   it('threads a reply with reply_to_message_id and sets In-Reply-To', async () => {
-    const first = await api.post(`/v3/grants/${alice.id}/messages/send`, { to: [{ email: bob.email }], subject: 'Thread start', body: 'one' });
+    const first = await api.post(`/v3/grants/${alice.id}/messages/send`, {
+      to: [{ email: bob.email }],
+      subject: 'Thread start',
+      body: 'one',
+    });
     await jobsDone();
     const [inBob] = (await api.get(`/v3/grants/${bob.id}/messages?subject=thread`)).body.data;
     const to = outside();
@@ -101,14 +118,20 @@ describe('delivery', () => {
     await jobsDone();
     expect(reply.body.data.thread_id).toBe(inBob.thread_id);
     // Alice's copy of the reply joins her original thread through In-Reply-To.
-    const aliceThread = (await api.get(`/v3/grants/${alice.id}/messages?thread_id=${first.body.data.thread_id}`)).body.data;
+    const aliceThread = (await api.get(`/v3/grants/${alice.id}/messages?thread_id=${first.body.data.thread_id}`)).body
+      .data;
     expect(aliceThread.map((m: { subject: string }) => m.subject)).toEqual(['Re: Thread start', 'Thread start']);
     const raw = await sunkRaw((await waitForSunk(to))[0]!.id);
     expect(raw).toMatch(/^In-Reply-To: <.+>$/m);
   });
 
   it('sends plain text, renders a template and appends a signature', async () => {
-    const template = await api.post(`/v3/grants/${alice.id}/templates`, { name: 't', engine: 'handlebars', subject: 'Hi {{name}}', body: 'Dear {{name}},' });
+    const template = await api.post(`/v3/grants/${alice.id}/templates`, {
+      name: 't',
+      engine: 'handlebars',
+      subject: 'Hi {{name}}',
+      body: 'Dear {{name}},',
+    });
     const signature = await api.post(`/v3/grants/${alice.id}/signatures`, { name: 's', body: '-- Alice' });
     const r = await api.post(`/v3/grants/${alice.id}/messages/send`, {
       to: [{ email: bob.email }],
@@ -135,26 +158,41 @@ describe('notifications', () => {
     await jobsDone();
     await drainQueue(queueUrl, await messagesIn(queueUrl));
     const big = `<p>${'x'.repeat(1_100_000)}</p>`;
-    const sent = await api.post(`/v3/grants/${alice.id}/messages/send`, { to: [{ email: bob.email }], subject: 'Huge body', body: big });
+    const sent = await api.post(`/v3/grants/${alice.id}/messages/send`, {
+      to: [{ email: bob.email }],
+      subject: 'Huge body',
+      body: big,
+    });
     expect(sent.status).toBe(200);
     expect(sent.body.data.body).toBe(big);
     await jobsDone();
     const created = await drainQueue(queueUrl, 2);
     expect(created.map((e) => e.body.type)).toEqual(['message.created.truncated', 'message.created.truncated']);
-    expect(created.every((e) => e.body.data.object.body === undefined && e.body.data.object.subject === 'Huge body')).toBe(true);
+    expect(
+      created.every((e) => e.body.data.object.body === undefined && e.body.data.object.subject === 'Huge body'),
+    ).toBe(true);
     expect(created.every((e) => e.attributes.type === 'message.created.truncated')).toBe(true);
 
     const [received] = (await api.get(`/v3/grants/${bob.id}/messages?subject=huge`)).body.data;
     expect(received.body).toBe(big);
     await api.put(`/v3/grants/${bob.id}/messages/${received.id}`, { unread: false });
     const [updated] = await drainQueue(queueUrl, 1);
-    expect(updated!.body).toMatchObject({ type: 'message.updated.truncated', data: { grant_id: bob.id, object: { id: received.id, unread: false } } });
+    expect(updated!.body).toMatchObject({
+      type: 'message.updated.truncated',
+      data: { grant_id: bob.id, object: { id: received.id, unread: false } },
+    });
 
-    const small = await api.post(`/v3/grants/${alice.id}/messages/send`, { to: [{ email: 'x@example.net' }], subject: 'Small' });
+    const small = await api.post(`/v3/grants/${alice.id}/messages/send`, {
+      to: [{ email: 'x@example.net' }],
+      subject: 'Small',
+    });
     await drainQueue(queueUrl, 1);
     await api.put(`/v3/grants/${alice.id}/messages/${small.body.data.id}`, { starred: true });
     const [plain] = await drainQueue(queueUrl, 1);
-    expect(plain!.body).toMatchObject({ type: 'message.updated', data: { object: { id: small.body.data.id, starred: true, body: '' } } });
+    expect(plain!.body).toMatchObject({
+      type: 'message.updated',
+      data: { object: { id: small.body.data.id, starred: true, body: '' } },
+    });
   });
 });
 
@@ -163,25 +201,39 @@ describe('attachments', () => {
     // Prepare
     const content = randomBytes(5 * 1024 * 1024);
     const form = new FormData();
-    form.append('message', JSON.stringify({ to: [{ email: bob.email }], subject: 'Big file', body: '<p>see attached</p>' }));
+    form.append(
+      'message',
+      JSON.stringify({ to: [{ email: bob.email }], subject: 'Big file', body: '<p>see attached</p>' }),
+    );
     form.append('file', new Blob([content], { type: 'application/octet-stream' }), 'big.bin');
 
     // Act
-    const response = await fetch(`${gateway.url}/v3/grants/${alice.id}/messages/send`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}` }, body: form });
+    const response = await fetch(`${gateway.url}/v3/grants/${alice.id}/messages/send`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}` },
+      body: form,
+    });
 
     // Assess
     expect(response.status, await response.clone().text()).toBe(200);
     await jobsDone();
     const [received] = (await api.get(`/v3/grants/${bob.id}/messages?subject=big`)).body.data;
     const [attachment] = received.attachments;
-    expect(attachment).toMatchObject({ filename: 'big.bin', size: content.length, content_type: 'application/octet-stream' });
+    expect(attachment).toMatchObject({
+      filename: 'big.bin',
+      size: content.length,
+      content_type: 'application/octet-stream',
+    });
     const meta = await api.get(`/v3/grants/${bob.id}/attachments/${attachment.id}?message_id=${received.id}`);
     expect(meta.body.data).toMatchObject({ id: attachment.id, size: content.length });
     // Over 4 MB: a redirect to a short-lived URL, which fetch follows.
-    const redirect = await fetch(`${gateway.url}/v3/grants/${bob.id}/attachments/${attachment.id}/download?message_id=${received.id}`, {
-      headers: { authorization: `Bearer ${apiKey}` },
-      redirect: 'manual',
-    });
+    const redirect = await fetch(
+      `${gateway.url}/v3/grants/${bob.id}/attachments/${attachment.id}/download?message_id=${received.id}`,
+      {
+        headers: { authorization: `Bearer ${apiKey}` },
+        redirect: 'manual',
+      },
+    );
     expect(redirect.status).toBe(302);
     const body = (await redirect.json()) as { data: { url: string } };
     expect(body.data.url).toBe(redirect.headers.get('location'));
@@ -198,16 +250,27 @@ describe('attachments', () => {
     });
     await jobsDone();
     const [received] = (await api.get(`/v3/grants/${bob.id}/messages?subject=small`)).body.data;
-    const response = await fetch(`${gateway.url}/v3/grants/${bob.id}/attachments/${received.attachments[0].id}/download?message_id=${received.id}`, {
-      headers: { authorization: `Bearer ${apiKey}` },
-    });
+    const response = await fetch(
+      `${gateway.url}/v3/grants/${bob.id}/attachments/${received.attachments[0].id}/download?message_id=${received.id}`,
+      {
+        headers: { authorization: `Bearer ${apiKey}` },
+      },
+    );
     expect(response.status).toBe(200);
     // The contract's media type; the file's own type in x-attachment-content-type.
     expect(response.headers.get('content-type')).toBe('application/octet-stream');
     expect(response.headers.get('x-attachment-content-type')).toBe('text/plain');
-    expect(response.headers.get('content-disposition')).toBe(`attachment; filename*=UTF-8''${encodeURIComponent('note ✓.txt')}`);
+    expect(response.headers.get('content-disposition')).toBe(
+      `attachment; filename*=UTF-8''${encodeURIComponent('note ✓.txt')}`,
+    );
     expect(Buffer.from(await response.arrayBuffer()).equals(content)).toBe(true);
-    expect((await api.get(`/v3/grants/${bob.id}/attachments/att_01jzzzzzzzzzzzzzzzzzzzzzzz/download?message_id=${received.id}`)).status).toBe(404);
+    expect(
+      (
+        await api.get(
+          `/v3/grants/${bob.id}/attachments/att_01jzzzzzzzzzzzzzzzzzzzzzzz/download?message_id=${received.id}`,
+        )
+      ).status,
+    ).toBe(404);
     expect((await api.get(`/v3/grants/${bob.id}/attachments/${received.attachments[0].id}/download`)).status).toBe(400);
   });
 
@@ -253,10 +316,16 @@ describe('Idempotency-Key', () => {
     expect(first.headers.get('idempotent-response')).toBeNull();
     expect(again.body.data.id).toBe(first.body.data.id);
     expect(await waitForSunk(to)).toHaveLength(1);
-    const sentCopies = (await api.get(`/v3/grants/${alice.id}/messages?in=sent&subject=${encodeURIComponent('once only')}`)).body.data;
+    const sentCopies = (
+      await api.get(`/v3/grants/${alice.id}/messages?in=sent&subject=${encodeURIComponent('once only')}`)
+    ).body.data;
     expect(sentCopies).toHaveLength(1);
 
-    const different = await api.post(`/v3/grants/${alice.id}/messages/send`, { ...payload, subject: 'Another' }, { 'idempotency-key': key });
+    const different = await api.post(
+      `/v3/grants/${alice.id}/messages/send`,
+      { ...payload, subject: 'Another' },
+      { 'idempotency-key': key },
+    );
     expect(different.status).toBe(409);
     expect(different.body.error.message).toContain('different request');
     // Another grant may use the same key for its own send: a fresh send, not a replay of Alice's.
@@ -276,12 +345,20 @@ describe('bad input', () => {
     [{ to: [{ email: 'x@example.net' }], from: [{ email: 'someone@else.net' }] }, "'from'", 400],
     [{ to: [{ email: 'not-an-email' }] }, "'to[0].email'", 400],
     [{ to: [{ email: 'x@example.net' }], custom_headers: [{ name: 'Subject', value: 'x' }] }, 'custom_headers', 400],
-    [{ to: [{ email: 'x@example.net' }], custom_headers: [{ name: 'X-A', value: 'a\r\nBcc: y' }] }, 'custom_headers[0].value', 400],
+    [
+      { to: [{ email: 'x@example.net' }], custom_headers: [{ name: 'X-A', value: 'a\r\nBcc: y' }] },
+      'custom_headers[0].value',
+      400,
+    ],
     [{ to: [{ email: 'x@example.net' }], attachments: [{ filename: 'a', content: '***' }] }, 'base64', 400],
     [{ to: [{ email: 'x@example.net' }], template: { id: 'tpl_01jzzzzzzzzzzzzzzzzzzzzzzz' } }, 'Template', 404],
     [{ to: [{ email: 'x@example.net' }], signature_id: 'nope' }, 'Signature', 404],
     [{ to: [{ email: 'x@example.net' }], reply_to_message_id: 'msg_01jzzzzzzzzzzzzzzzzzzzzzzz' }, 'Message', 404],
-    [{ to: [{ email: 'x@example.net' }], tracking_options: { opens: true, domain_name: 'bad..host' } }, 'tracking_options', 400],
+    [
+      { to: [{ email: 'x@example.net' }], tracking_options: { opens: true, domain_name: 'bad..host' } },
+      'tracking_options',
+      400,
+    ],
   ])('rejects %j', async (body, fragment, status) => {
     const r = await api.post(`/v3/grants/${alice.id}/messages/send`, body);
     expect(r.status, r.text).toBe(status);
@@ -289,6 +366,8 @@ describe('bad input', () => {
   });
 
   it('refuses select on send', async () => {
-    expect((await api.post(`/v3/grants/${alice.id}/messages/send?select=id`, { to: [{ email: bob.email }] })).status).toBe(400);
+    expect(
+      (await api.post(`/v3/grants/${alice.id}/messages/send?select=id`, { to: [{ email: bob.email }] })).status,
+    ).toBe(400);
   });
 });

@@ -11,7 +11,11 @@ describe('smoke', () => {
     const a = await makeAgentGrant(api);
     const b = await makeAgentGrant(api);
     const outside = uniqueEmail('outside').replace('agents.test', 'example.net');
-    const sent = await api.post(`/v3/grants/${a.id}/messages/send`, { to: [{ email: b.email }, { email: outside }], subject: 'Hello B', body: '<p>Hi there</p>' });
+    const sent = await api.post(`/v3/grants/${a.id}/messages/send`, {
+      to: [{ email: b.email }, { email: outside }],
+      subject: 'Hello B',
+      body: '<p>Hi there</p>',
+    });
     expect(sent.status, sent.text).toBe(200);
     await jobsDone();
     const inbox = await api.get(`/v3/grants/${b.id}/messages?in=inbox`);
@@ -21,7 +25,10 @@ describe('smoke', () => {
     expect(sentList.body.data).toHaveLength(1);
     expect((await waitForSunk(outside)).length).toBe(1);
     const folders = await api.get(`/v3/grants/${b.id}/folders`);
-    expect(folders.body.data.find((f: { id: string }) => f.id === 'inbox')).toMatchObject({ total_count: 1, unread_count: 1 });
+    expect(folders.body.data.find((f: { id: string }) => f.id === 'inbox')).toMatchObject({
+      total_count: 1,
+      unread_count: 1,
+    });
     const threads = await api.get(`/v3/grants/${b.id}/threads`);
     expect(threads.status, threads.text).toBe(200);
     expect(threads.body.data).toHaveLength(1);

@@ -93,7 +93,10 @@ async function conversation() {
   const firstInA = await send(a, [b], subject);
   const t1 = nowSeconds();
   const firstInB = await received(b, subject);
-  const replyInB = await send(b, [a], `Re: ${subject}`, { reply_to_message_id: firstInB.id, body: '<p>Sounds good, see you at noon</p>' });
+  const replyInB = await send(b, [a], `Re: ${subject}`, {
+    reply_to_message_id: firstInB.id,
+    body: '<p>Sounds good, see you at noon</p>',
+  });
   const t2 = nowSeconds();
   const replyInA = await received(a, `Re: ${subject}`);
   // When the first message and the reply were sent and delivered (Unix seconds).
@@ -204,7 +207,11 @@ describe('threading', () => {
     for (const grant of [b, c]) {
       const threads = await listThreads(grant);
       expect(threads).toHaveLength(1);
-      expect(threads[0]).toMatchObject({ grant_id: grant.id, subject, participants: [{ email: a.email }, { email: b.email }, { email: c.email }] });
+      expect(threads[0]).toMatchObject({
+        grant_id: grant.id,
+        subject,
+        participants: [{ email: a.email }, { email: b.email }, { email: c.email }],
+      });
     }
   });
 });
@@ -215,13 +222,22 @@ describe('drafts in threads', () => {
     const { a, b, firstInB, replyInB } = await conversation();
 
     // Act
-    const draft = await api.post(`/v3/grants/${b.id}/drafts`, { to: [{ email: a.email }], subject: 'Re: draft', body: '<p>Not sent yet</p>', reply_to_message_id: replyInB.id });
+    const draft = await api.post(`/v3/grants/${b.id}/drafts`, {
+      to: [{ email: a.email }],
+      subject: 'Re: draft',
+      body: '<p>Not sent yet</p>',
+      reply_to_message_id: replyInB.id,
+    });
 
     // Assess
     expect(draft.status, draft.text).toBe(200);
     expect(draft.body.data.thread_id).toBe(firstInB.thread_id);
     const withDraft = await getThread(b, firstInB.thread_id);
-    expect(withDraft).toMatchObject({ draft_ids: [draft.body.data.id], has_drafts: true, message_ids: [firstInB.id, replyInB.id] });
+    expect(withDraft).toMatchObject({
+      draft_ids: [draft.body.data.id],
+      has_drafts: true,
+      message_ids: [firstInB.id, replyInB.id],
+    });
 
     // Act: delete the draft
     const deleted = await api.delete(`/v3/grants/${b.id}/drafts/${draft.body.data.id}`);
@@ -236,13 +252,22 @@ describe('drafts in threads', () => {
     const { a, b, firstInB } = await conversation();
 
     // Act
-    const draft = await api.post(`/v3/grants/${b.id}/drafts`, { to: [{ email: a.email }], subject: 'Re: newest', body: '<p>Draft body</p>', reply_to_message_id: firstInB.id });
+    const draft = await api.post(`/v3/grants/${b.id}/drafts`, {
+      to: [{ email: a.email }],
+      subject: 'Re: newest',
+      body: '<p>Draft body</p>',
+      reply_to_message_id: firstInB.id,
+    });
     expect(draft.status, draft.text).toBe(200);
     const thread = await getThread(b, firstInB.thread_id);
 
     // Assess
     expect(thread.draft_ids).toEqual([draft.body.data.id]);
-    expect(thread.latest_draft_or_message).toMatchObject({ id: draft.body.data.id, object: 'draft', subject: 'Re: newest' });
+    expect(thread.latest_draft_or_message).toMatchObject({
+      id: draft.body.data.id,
+      object: 'draft',
+      subject: 'Re: newest',
+    });
   });
 });
 
@@ -265,7 +290,9 @@ describe('GET /v3/grants/{grant_id}/threads', () => {
     const pages: string[][] = [];
     let token: string | undefined;
     do {
-      const response = await api.get(`/v3/grants/${b.id}/threads?limit=1${token ? `&page_token=${encodeURIComponent(token)}` : ''}`);
+      const response = await api.get(
+        `/v3/grants/${b.id}/threads?limit=1${token ? `&page_token=${encodeURIComponent(token)}` : ''}`,
+      );
       expect(response.status, response.text).toBe(200);
       pages.push(response.body.data.map((t: Thread) => t.id));
       token = response.body.next_cursor;
@@ -281,12 +308,15 @@ describe('GET /v3/grants/{grant_id}/threads', () => {
     const a = await makeAgentGrant(api);
     const b = await makeAgentGrant(api);
     const threadIds: string[] = [];
-    for (let i = 0; i < 3; i++) threadIds.unshift((await received(b, (await send(a, [b], `Paged ${i} ${unique()}`)).subject)).thread_id);
+    for (let i = 0; i < 3; i++)
+      threadIds.unshift((await received(b, (await send(a, [b], `Paged ${i} ${unique()}`)).subject)).thread_id);
 
     const pages: string[][] = [];
     let token: string | undefined;
     do {
-      const response = await api.get(`/v3/grants/${b.id}/threads?in=inbox&limit=1${token ? `&page_token=${encodeURIComponent(token)}` : ''}`);
+      const response = await api.get(
+        `/v3/grants/${b.id}/threads?in=inbox&limit=1${token ? `&page_token=${encodeURIComponent(token)}` : ''}`,
+      );
       expect(response.status, response.text).toBe(200);
       pages.push(response.body.data.map((t: Thread) => t.id));
       token = response.body.next_cursor;
@@ -327,10 +357,18 @@ describe('GET /v3/grants/{grant_id}/threads', () => {
       b = await makeAgentGrant(api);
       c = await makeAgentGrant(api);
       const tag = unique();
-      await send(a, [b], `Quarterly report ${tag}`, { body: '<p>Numbers attached below, and a pineapple for luck.</p>' });
+      await send(a, [b], `Quarterly report ${tag}`, {
+        body: '<p>Numbers attached below, and a pineapple for luck.</p>',
+      });
       const report = await received(b, `Quarterly report ${tag}`);
       await send(c, [b], `Holiday photos ${tag}`, {
-        attachments: [{ filename: 'beach.txt', content_type: 'text/plain', content: Buffer.from('sand and sea').toString('base64') }],
+        attachments: [
+          {
+            filename: 'beach.txt',
+            content_type: 'text/plain',
+            content: Buffer.from('sand and sea').toString('base64'),
+          },
+        ],
       });
       const photos = await received(b, `Holiday photos ${tag}`);
       await send(a, [b], `Budget meeting ${tag}`);
@@ -369,13 +407,17 @@ describe('GET /v3/grants/{grant_id}/threads', () => {
 
     it('filters by address: any_email, from and to', async () => {
       expect(await idsOf(b, `?any_email=${encodeURIComponent(c.email)}`)).toEqual(sorted('photos'));
-      expect(await idsOf(b, `?any_email=${encodeURIComponent(`${c.email},${a.email}`)}`)).toEqual(sorted('budget', 'photos', 'report'));
+      expect(await idsOf(b, `?any_email=${encodeURIComponent(`${c.email},${a.email}`)}`)).toEqual(
+        sorted('budget', 'photos', 'report'),
+      );
       expect(await idsOf(b, `?from=${encodeURIComponent(a.email)}`)).toEqual(sorted('budget', 'report'));
       expect(await idsOf(b, `?from=${encodeURIComponent(a.email.toUpperCase())}`)).toEqual(sorted('budget', 'report'));
       expect(await idsOf(b, `?from=${encodeURIComponent(b.email)}`)).toEqual(sorted('report'));
       expect(await idsOf(b, `?to=${encodeURIComponent(a.email)}`)).toEqual(sorted('report'));
       expect(await idsOf(b, `?search_query_native=${encodeURIComponent(`from:${c.email}`)}`)).toEqual(sorted('photos'));
-      expect(await idsOf(b, `?from=${encodeURIComponent(a.email)}&unread=true&starred=false`)).toEqual(sorted('report'));
+      expect(await idsOf(b, `?from=${encodeURIComponent(a.email)}&unread=true&starred=false`)).toEqual(
+        sorted('report'),
+      );
     });
 
     it("filters by latest_message_after and latest_message_before around each thread's own date", async () => {
@@ -451,7 +493,9 @@ describe('GET /v3/grants/{grant_id}/threads', () => {
       const photos = await getThread(b, ids.photos);
 
       // Act
-      const moved = await api.put(`/v3/grants/${b.id}/messages/${photos.message_ids[0]}`, { folders: [folder.body.data.id, 'inbox'] });
+      const moved = await api.put(`/v3/grants/${b.id}/messages/${photos.message_ids[0]}`, {
+        folders: [folder.body.data.id, 'inbox'],
+      });
 
       // Assess
       expect(moved.status, moved.text).toBe(200);
@@ -477,12 +521,15 @@ describe('GET /v3/grants/{grant_id}/threads/{thread_id}', () => {
     expect(response.body.data).toEqual({ id: firstInB.thread_id, message_ids: [firstInB.id, replyInB.id] });
   });
 
-  it.each(['thr_00000000000000000000000000', 'not-a-thread', 'msg_00000000000000000000000000'])('answers 404 for unknown thread %s', async (id) => {
-    const grant = await makeAgentGrant(api);
-    const response = await api.get(`/v3/grants/${grant.id}/threads/${id}`);
-    expect(response.status, response.text).toBe(404);
-    expect(response.body.error.type).toBe('not_found_error');
-  });
+  it.each(['thr_00000000000000000000000000', 'not-a-thread', 'msg_00000000000000000000000000'])(
+    'answers 404 for unknown thread %s',
+    async (id) => {
+      const grant = await makeAgentGrant(api);
+      const response = await api.get(`/v3/grants/${grant.id}/threads/${id}`);
+      expect(response.status, response.text).toBe(404);
+      expect(response.body.error.type).toBe('not_found_error');
+    },
+  );
 
   it('answers 404 for a thread of another grant or of another application', async () => {
     // Prepare
@@ -502,7 +549,11 @@ describe('GET /v3/grants/{grant_id}/threads/{thread_id}', () => {
 
     // Assess
     for (const [name, response] of Object.entries(responses)) {
-      expect({ name, status: response.status, type: response.body?.error?.type }).toEqual({ name, status: 404, type: 'not_found_error' });
+      expect({ name, status: response.status, type: response.body?.error?.type }).toEqual({
+        name,
+        status: 404,
+        type: 'not_found_error',
+      });
     }
     expect(await getThread(b, firstInB.thread_id)).toMatchObject({ starred: false, folders: ['inbox', 'sent'] });
   });
@@ -577,30 +628,48 @@ describe('PUT /v3/grants/{grant_id}/threads/{thread_id}', () => {
 
     // Assess
     expect(response.status, response.text).toBe(200);
-    expect(response.body.data).toMatchObject({ id: firstInB.thread_id, folders: ['archive'], message_ids: [firstInB.id, replyInB.id] });
+    expect(response.body.data).toMatchObject({
+      id: firstInB.thread_id,
+      folders: ['archive'],
+      message_ids: [firstInB.id, replyInB.id],
+    });
     expect((await getMessage(b, firstInB.id)).folders).toEqual(['archive']);
     expect((await getMessage(b, replyInB.id)).folders).toEqual(['archive']);
     expect(await idsOf(b, '?in=archive')).toEqual([firstInB.thread_id]);
     expect(await idsOf(b, '?in=inbox')).toEqual([]);
-    const folders = (await api.get(`/v3/grants/${b.id}/folders`)).body.data as { id: string; total_count: number; unread_count: number }[];
+    const folders = (await api.get(`/v3/grants/${b.id}/folders`)).body.data as {
+      id: string;
+      total_count: number;
+      unread_count: number;
+    }[];
     const count = (id: string) => folders.find((f) => f.id === id)!;
-    expect([count('inbox').total_count, count('sent').total_count, count('archive').total_count, count('archive').unread_count]).toEqual([0, 0, 2, 1]);
+    expect([
+      count('inbox').total_count,
+      count('sent').total_count,
+      count('archive').total_count,
+      count('archive').unread_count,
+    ]).toEqual([0, 0, 2, 1]);
   });
 
   it('applies several changes at once and projects with select', async () => {
     const { b, firstInB } = await conversation();
-    const response = await api.put(`/v3/grants/${b.id}/threads/${firstInB.thread_id}?select=id,unread,starred,folders`, {
-      unread: false,
-      starred: true,
-      folders: ['spam'],
-    });
+    const response = await api.put(
+      `/v3/grants/${b.id}/threads/${firstInB.thread_id}?select=id,unread,starred,folders`,
+      {
+        unread: false,
+        starred: true,
+        folders: ['spam'],
+      },
+    );
     expect(response.status, response.text).toBe(200);
     expect(response.body.data).toEqual({ id: firstInB.thread_id, unread: false, starred: true, folders: ['spam'] });
   });
 
   it('answers 404 for an unknown folder and changes no message', async () => {
     const { b, firstInB, replyInB } = await conversation();
-    const response = await api.put(`/v3/grants/${b.id}/threads/${firstInB.thread_id}`, { folders: ['fld_00000000000000000000000000'] });
+    const response = await api.put(`/v3/grants/${b.id}/threads/${firstInB.thread_id}`, {
+      folders: ['fld_00000000000000000000000000'],
+    });
     expect(response.status, response.text).toBe(404);
     expect(response.body.error.type).toBe('not_found_error');
     expect((await getMessage(b, firstInB.id)).folders).toEqual(['inbox']);

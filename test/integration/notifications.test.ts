@@ -47,7 +47,9 @@ describe('notification publisher', () => {
   it('publishes nothing for rejected requests', async () => {
     const grant = await makeAgentGrant(api);
     await drainQueue(queueUrl, 1);
-    expect((await api.post('/v3/connect/custom', { provider: 'agent', settings: { email_address: grant.email } })).status).toBe(409);
+    expect(
+      (await api.post('/v3/connect/custom', { provider: 'agent', settings: { email_address: grant.email } })).status,
+    ).toBe(409);
     expect((await api.delete('/v3/grants/grant_01jzzzzzzzzzzzzzzzzzzzzzzz')).status).toBe(404);
     expect(await drainQueue(queueUrl, 1, 1500)).toEqual([]);
   });
@@ -61,7 +63,12 @@ describe('notification publisher', () => {
     const renamed = (await api.put(`/v3/grants/${grant.id}/folders/${created.id}`, { name: 'Invoices' })).body.data;
     expect((await api.delete(`/v3/grants/${grant.id}/folders/${created.id}`)).status).toBe(200);
     const events = await drainQueue(queueUrl, 4);
-    expect(events.map((e) => e.body.type)).toEqual(['grant.updated', 'folder.created', 'folder.updated', 'folder.deleted']);
+    expect(events.map((e) => e.body.type)).toEqual([
+      'grant.updated',
+      'folder.created',
+      'folder.updated',
+      'folder.deleted',
+    ]);
     expect(events[0]!.body.data.object).toEqual(patched.body.data);
     expect(events[1]!.body.data).toEqual({ application_id: applicationId, grant_id: grant.id, object: created });
     expect(events[2]!.body.data.object).toEqual(renamed);

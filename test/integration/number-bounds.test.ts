@@ -4,7 +4,14 @@ import { routeKey, type RouteSpec } from '#shared/http/route';
 import { apiClient, type ApiClient } from '../support/api';
 import { makeAgentGrant, makeApplication } from '../support/factories';
 import { startGateway, type Gateway } from '../support/gateway';
-import { bodyTextWith, fieldLabel, numberFields, outOfBounds, requiredQuery, type NumberField } from '../support/schema-fields';
+import {
+  bodyTextWith,
+  fieldLabel,
+  numberFields,
+  outOfBounds,
+  requiredQuery,
+  type NumberField,
+} from '../support/schema-fields';
 
 /**
  * Every integer and number of every route's query and body, sent past its bounds over HTTP (2**53 + 2,
@@ -31,9 +38,12 @@ afterAll(async () => {
 /** An ID of the right shape that names nothing (validation comes before any lookup but the grant's). */
 const MISSING_ID = 'zz_01jzzzzzzzzzzzzzzzzzzzzzzz';
 
-const path = (route: RouteSpec) => route.path.replace(/\{(\w+)\}/g, (_, name: string) => (name === 'grant_id' ? grantId : MISSING_ID));
+const path = (route: RouteSpec) =>
+  route.path.replace(/\{(\w+)\}/g, (_, name: string) => (name === 'grant_id' ? grantId : MISSING_ID));
 
-const CASES = ALL_ROUTES.flatMap((route) => numberFields(route).fields.flatMap((field) => outOfBounds(field).map((bad) => ({ route, field, ...bad }))));
+const CASES = ALL_ROUTES.flatMap((route) =>
+  numberFields(route).fields.flatMap((field) => outOfBounds(field).map((bad) => ({ route, field, ...bad }))),
+);
 
 /** What a client would see stored: the lists a refused request could have added to or changed. */
 async function snapshot() {
@@ -62,7 +72,13 @@ async function send(route: RouteSpec, field: NumberField, literal: string) {
   if (field.where === 'query') query.set(field.steps[0]!, literal);
   else body = bodyTextWith(field, literal);
   const url = `${path(route)}${query.size ? `?${query}` : ''}`;
-  return { url, response: await api.request(route.method, url, { rawBody: body, headers: body ? { 'content-type': 'application/json' } : {} }) };
+  return {
+    url,
+    response: await api.request(route.method, url, {
+      rawBody: body,
+      headers: body ? { 'content-type': 'application/json' } : {},
+    }),
+  };
 }
 
 describe('numbers beyond their bounds, every route and field', () => {
@@ -90,7 +106,10 @@ describe('numbers beyond their bounds, every route and field', () => {
           response.body?.error?.type === 'invalid_request_error' &&
           typeof response.body?.error?.message === 'string' &&
           response.body.error.message.includes(message);
-        if (!ok) failures.push(`${route.method} ${url} ${field.where} ${fieldLabel(field)}=${literal} → ${response.status} ${response.text.slice(0, 300)} (wanted ${message})`);
+        if (!ok)
+          failures.push(
+            `${route.method} ${url} ${field.where} ${fieldLabel(field)}=${literal} → ${response.status} ${response.text.slice(0, 300)} (wanted ${message})`,
+          );
       }
     };
     await Promise.all([worker(), worker(), worker(), worker()]);
@@ -104,26 +123,50 @@ describe('numbers beyond their bounds, every route and field', () => {
       headers: { 'content-type': 'application/json' },
     });
     expect(capacity.status, capacity.text).toBe(400);
-    expect(capacity.body.error).toEqual({ type: 'invalid_request_error', message: `Invalid request body: 'capacity' must be <= ${Number.MAX_SAFE_INTEGER}` });
+    expect(capacity.body.error).toEqual({
+      type: 'invalid_request_error',
+      message: `Invalid request body: 'capacity' must be <= ${Number.MAX_SAFE_INTEGER}`,
+    });
 
     const since = await api.get('/v3/grants?since=99999999999999999999999');
     expect(since.status, since.text).toBe(400);
-    expect(since.body.error).toEqual({ type: 'invalid_request_error', message: "Invalid query: 'since' must be <= 253402300799" });
+    expect(since.body.error).toEqual({
+      type: 'invalid_request_error',
+      message: "Invalid query: 'since' must be <= 253402300799",
+    });
     // The bounds themselves are accepted.
     expect((await api.get('/v3/grants?since=253402300799&before=0')).status).toBe(200);
   });
 
   it('refuses numbers JavaScript cannot hold exactly inside free-form objects too (template variables, grant settings)', async () => {
-    const template = await api.post(`/v3/grants/${grantId}/templates`, { name: 'Bounds', engine: 'mustache', subject: 'n={{n}}', body: '<p>{{n}}</p>' });
+    const template = await api.post(`/v3/grants/${grantId}/templates`, {
+      name: 'Bounds',
+      engine: 'mustache',
+      subject: 'n={{n}}',
+      body: '<p>{{n}}</p>',
+    });
     expect(template.status, template.text).toBe(200);
     const before = await snapshot();
     const cases: [string, string, string, string][] = [
-      ['POST', `/v3/grants/${grantId}/templates/${template.body.data.id}/render`, '{"variables":{"n":9007199254740993}}', "'variables.n'"],
-      ['POST', `/v3/grants/${grantId}/drafts`, `{"subject":"x","template":{"id":"${template.body.data.id}","variables":{"n":-1e308}}}`, "'template.variables.n'"],
+      [
+        'POST',
+        `/v3/grants/${grantId}/templates/${template.body.data.id}/render`,
+        '{"variables":{"n":9007199254740993}}',
+        "'variables.n'",
+      ],
+      [
+        'POST',
+        `/v3/grants/${grantId}/drafts`,
+        `{"subject":"x","template":{"id":"${template.body.data.id}","variables":{"n":-1e308}}}`,
+        "'template.variables.n'",
+      ],
       ['PATCH', `/v3/grants/${grantId}`, '{"settings":{"quota":1e300}}', "'settings.quota'"],
     ];
     for (const [method, url, body, field] of cases) {
-      const response = await api.request(method, url, { rawBody: body, headers: { 'content-type': 'application/json' } });
+      const response = await api.request(method, url, {
+        rawBody: body,
+        headers: { 'content-type': 'application/json' },
+      });
       expect(response.status, `${method} ${url}: ${response.text}`).toBe(400);
       expect(response.body.error.message).toContain(`${field} must be between -9007199254740991 and 9007199254740991`);
     }

@@ -26,7 +26,9 @@ beforeAll(async () => {
   tcp.listen(0, '127.0.0.1');
   await once(tcp, 'listening');
   tcpPort = (tcp.address() as AddressInfo).port;
-  oidc = await startOidcServer({ clients: [{ client_id: 'app', client_secret: 'secret', redirect_uris: ['http://127.0.0.1:9/cb'] }] });
+  oidc = await startOidcServer({
+    clients: [{ client_id: 'app', client_secret: 'secret', redirect_uris: ['http://127.0.0.1:9/cb'] }],
+  });
 });
 
 afterAll(async () => {
@@ -50,16 +52,31 @@ async function refused(promise: Promise<unknown>, message: RegExp) {
 describe('shared/oauth, deployed', () => {
   it('refuses to discover an issuer over plain http, even on loopback', async () => {
     oidc.failNext({ endpoint: 'discovery', status: 503 });
-    await refused(oauth.authorizationServer('google', { issuer: oidc.issuers.google }), /only (https URLs are fetched|requests to HTTPS are allowed)/);
-    await refused(oauth.authorizationServer('google', { issuer: `http://127.0.0.1:${tcpPort}/google` }), /only (https URLs are fetched|requests to HTTPS are allowed)/);
+    await refused(
+      oauth.authorizationServer('google', { issuer: oidc.issuers.google }),
+      /only (https URLs are fetched|requests to HTTPS are allowed)/,
+    );
+    await refused(
+      oauth.authorizationServer('google', { issuer: `http://127.0.0.1:${tcpPort}/google` }),
+      /only (https URLs are fetched|requests to HTTPS are allowed)/,
+    );
     expect(tcpConnections).toBe(0);
     expect(oidc.pending()).toBe(1);
   });
 
   it('refuses https to loopback and private addresses before connecting', async () => {
-    await refused(oauth.authorizationServer('microsoft', { issuer: `https://127.0.0.1:${tcpPort}/tenant/v2.0` }), /127\.0\.0\.1 resolves to 127\.0\.0\.1, which is not a public address/);
-    await refused(oauth.authorizationServer('microsoft', { issuer: `https://[::1]:${tcpPort}/tenant/v2.0` }), /not a public address/);
-    await refused(oauth.authorizationServer('microsoft', { issuer: 'https://169.254.169.254/latest' }), /not a public address/);
+    await refused(
+      oauth.authorizationServer('microsoft', { issuer: `https://127.0.0.1:${tcpPort}/tenant/v2.0` }),
+      /127\.0\.0\.1 resolves to 127\.0\.0\.1, which is not a public address/,
+    );
+    await refused(
+      oauth.authorizationServer('microsoft', { issuer: `https://[::1]:${tcpPort}/tenant/v2.0` }),
+      /not a public address/,
+    );
+    await refused(
+      oauth.authorizationServer('microsoft', { issuer: 'https://169.254.169.254/latest' }),
+      /not a public address/,
+    );
     expect(tcpConnections).toBe(0);
   });
 
@@ -73,8 +90,19 @@ describe('shared/oauth, deployed', () => {
     };
     const client = { client_id: 'app', client_secret: 'secret' };
     await refused(oauth.refreshTokens(local, client, 'rt'), /not a public address/);
-    await refused(oauth.exchangeCode(local, client, { code: 'c', redirect_uri: 'http://127.0.0.1:9/cb', code_verifier: oauth.pkcePair().code_verifier, nonce: 'n' }), /not a public address/);
-    await refused(oauth.clientCredentialsToken(local, client, { scope: [oauth.MICROSOFT_APP_SCOPE] }), /not a public address/);
+    await refused(
+      oauth.exchangeCode(local, client, {
+        code: 'c',
+        redirect_uri: 'http://127.0.0.1:9/cb',
+        code_verifier: oauth.pkcePair().code_verifier,
+        nonce: 'n',
+      }),
+      /not a public address/,
+    );
+    await refused(
+      oauth.clientCredentialsToken(local, client, { scope: [oauth.MICROSOFT_APP_SCOPE] }),
+      /not a public address/,
+    );
     await refused(oauth.revokeToken(local, client, 'rt'), /https/i);
     expect(tcpConnections).toBe(0);
   });

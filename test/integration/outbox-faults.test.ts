@@ -38,13 +38,15 @@ afterAll(async () => {
 async function startRelay() {
   relay = await startStreamRelay({
     tableName: process.env.TABLE_NAME!,
-    filter: (r: DynamoDBRecord) => r.dynamodb?.NewImage?.entity?.S === 'outbox' && r.dynamodb?.NewImage?.application_id?.S === applicationId,
+    filter: (r: DynamoDBRecord) =>
+      r.dynamodb?.NewImage?.entity?.S === 'outbox' && r.dynamodb?.NewImage?.application_id?.S === applicationId,
     consumer: (event) => consumer(event) as never,
     onError: () => undefined,
   });
 }
 
-const createGrant = () => api.post('/v3/connect/custom', { provider: 'nylas', settings: { email: uniqueEmail('outbox') } });
+const createGrant = () =>
+  api.post('/v3/connect/custom', { provider: 'nylas', settings: { email: uniqueEmail('outbox') } });
 
 describe('outbox faults', () => {
   it('publishes what committed while the fan-out queue was unreachable, once it is back, once each', async () => {
@@ -78,7 +80,9 @@ describe('outbox faults', () => {
     const types = received.map((m) => m.body.type).sort();
     expect(types).toEqual(['grant.created', 'grant.created', 'grant.deleted']);
     expect(new Set(received.map((m) => m.body.id)).size).toBe(3);
-    expect(received.find((m) => m.body.type === 'grant.created' && m.body.data.object.id === created.body.data.id)).toBeDefined();
+    expect(
+      received.find((m) => m.body.type === 'grant.created' && m.body.data.object.id === created.body.data.id),
+    ).toBeDefined();
   }, 60_000);
 
   it('loses nothing when the consumer dies in the middle of a batch: what it redoes keeps its ids', async () => {

@@ -32,7 +32,9 @@ beforeAll(async () => {
   const policy = await api.post('/v3/policies', { name: 'One a day', limits: { limit_count_daily_email_sent: 1 } });
   expect(policy.status, policy.text).toBe(201);
   const [workspace] = (await api.get('/v3/workspaces')).body.data;
-  expect((await api.patch(`/v3/workspaces/${workspace.workspace_id}`, { policy_id: policy.body.data.id })).status).toBe(200);
+  expect((await api.patch(`/v3/workspaces/${workspace.workspace_id}`, { policy_id: policy.body.data.id })).status).toBe(
+    200,
+  );
   return () => gateway.close();
 });
 
@@ -73,79 +75,118 @@ async function draftsCount(grantId: string) {
 // ---- the tests -------------------------------------------------------------------------------
 
 describe('a draft send killed between its claim and its commit', () => {
-  it.each<DeathPoint>(['after-claim', 'at-commit'])('%s: leaves the draft where it was, sendable once the claim lapsed, and its quota unit free', async (point) => {
-    // Prepare
-    const grant = await makeAgentGrant(api);
-    const to = outside('draft-fault');
-    const created = await api.post(`/v3/grants/${grant.id}/drafts`, { to: [{ email: to }], subject: 'Survives a crash', body: '<p>still here</p>' });
-    expect(created.status, created.text).toBe(200);
-    const draftId = created.body.data.id as string;
-    const died = dieAt(point, grant.id, draftKey(grant.id as GrantId, draftId as DraftId));
+  it.each<DeathPoint>(['after-claim', 'at-commit'])(
+    '%s: leaves the draft where it was, sendable once the claim lapsed, and its quota unit free',
+    async (point) => {
+      // Prepare
+      const grant = await makeAgentGrant(api);
+      const to = outside('draft-fault');
+      const created = await api.post(`/v3/grants/${grant.id}/drafts`, {
+        to: [{ email: to }],
+        subject: 'Survives a crash',
+        body: '<p>still here</p>',
+      });
+      expect(created.status, created.text).toBe(200);
+      const draftId = created.body.data.id as string;
+      const died = dieAt(point, grant.id, draftKey(grant.id as GrantId, draftId as DraftId));
 
-    // Act: the send dies.
-    const killed = await api.request('POST', `/v3/grants/${grant.id}/drafts/${draftId}`);
-    vi.restoreAllMocks();
+      // Act: the send dies.
+      const killed = await api.request('POST', `/v3/grants/${grant.id}/drafts/${draftId}`);
+      vi.restoreAllMocks();
 
-    // Assess: nothing was put back, and nothing needs to be. The draft is where it was, counted, unsent.
-    expect(died()).toBe(true);
-    expect(killed.status, killed.text).toBe(500);
-    const kept = await api.get(`/v3/grants/${grant.id}/drafts/${draftId}`);
-    expect(kept.status, kept.text).toBe(200);
-    expect(kept.body.data).toMatchObject({ id: draftId, subject: 'Survives a crash', body: '<p>still here</p>' });
-    expect(await draftsCount(grant.id)).toBe(1);
-    expect(await sentCopies(grant.id)).toEqual([]);
+      // Assess: nothing was put back, and nothing needs to be. The draft is where it was, counted, unsent.
+      expect(died()).toBe(true);
+      expect(killed.status, killed.text).toBe(500);
+      const kept = await api.get(`/v3/grants/${grant.id}/drafts/${draftId}`);
+      expect(kept.status, kept.text).toBe(200);
+      expect(kept.body.data).toMatchObject({ id: draftId, subject: 'Survives a crash', body: '<p>still here</p>' });
+      expect(await draftsCount(grant.id)).toBe(1);
+      expect(await sentCopies(grant.id)).toEqual([]);
 
-    // While the dead send's claim holds, the draft is on its way out for any other send.
-    const meanwhile = await api.request('POST', `/v3/grants/${grant.id}/drafts/${draftId}`);
-    expect(meanwhile.status, meanwhile.text).toBe(404);
+      // While the dead send's claim holds, the draft is on its way out for any other send.
+      const meanwhile = await api.request('POST', `/v3/grants/${grant.id}/drafts/${draftId}`);
+      expect(meanwhile.status, meanwhile.text).toBe(404);
 
-    // Once it lapsed, the draft sends, with the quota unit the dead send held (the day allows one).
-    later(LAPSE_MS);
-    const sent = await api.request('POST', `/v3/grants/${grant.id}/drafts/${draftId}`);
-    expect(sent.status, sent.text).toBe(200);
-    expect((await api.get(`/v3/grants/${grant.id}/drafts/${draftId}`)).status).toBe(404);
-    expect(await draftsCount(grant.id)).toBe(0);
-    expect((await sentCopies(grant.id)).map((m) => [m.id, m.subject])).toEqual([[sent.body.data.id, 'Survives a crash']]);
-    expect(await waitForSunk(to)).not.toEqual([]);
-    // That unit is counted once: the day's one send is used.
-    expect((await api.post(`/v3/grants/${grant.id}/messages/send`, { to: [{ email: outside('after') }], subject: 'second' })).status).toBe(429);
-  });
+      // Once it lapsed, the draft sends, with the quota unit the dead send held (the day allows one).
+      later(LAPSE_MS);
+      const sent = await api.request('POST', `/v3/grants/${grant.id}/drafts/${draftId}`);
+      expect(sent.status, sent.text).toBe(200);
+      expect((await api.get(`/v3/grants/${grant.id}/drafts/${draftId}`)).status).toBe(404);
+      expect(await draftsCount(grant.id)).toBe(0);
+      expect((await sentCopies(grant.id)).map((m) => [m.id, m.subject])).toEqual([
+        [sent.body.data.id, 'Survives a crash'],
+      ]);
+      expect(await waitForSunk(to)).not.toEqual([]);
+      // That unit is counted once: the day's one send is used.
+      expect(
+        (
+          await api.post(`/v3/grants/${grant.id}/messages/send`, {
+            to: [{ email: outside('after') }],
+            subject: 'second',
+          })
+        ).status,
+      ).toBe(429);
+    },
+  );
 });
 
 describe('a quota-limited send killed between its hold and its commit', () => {
-  it.each<DeathPoint>(['after-claim', 'at-commit'])('%s: its unit is held until it lapses, then serves one next send, counted once', async (point) => {
-    // Prepare
-    const grant = await makeAgentGrant(api);
-    const died = dieAt(point, grant.id, sendQuotaKey(grant.id as GrantId, today()));
+  it.each<DeathPoint>(['after-claim', 'at-commit'])(
+    '%s: its unit is held until it lapses, then serves one next send, counted once',
+    async (point) => {
+      // Prepare
+      const grant = await makeAgentGrant(api);
+      const died = dieAt(point, grant.id, sendQuotaKey(grant.id as GrantId, today()));
 
-    // Act: the send dies.
-    const killed = await api.post(`/v3/grants/${grant.id}/messages/send`, { to: [{ email: outside('quota-fault') }], subject: 'dies' });
-    vi.restoreAllMocks();
+      // Act: the send dies.
+      const killed = await api.post(`/v3/grants/${grant.id}/messages/send`, {
+        to: [{ email: outside('quota-fault') }],
+        subject: 'dies',
+      });
+      vi.restoreAllMocks();
 
-    // Assess: nothing stored, nothing given back by the dead request, and nothing to give back: the
-    // unit is held (a send may be in flight) until the hold lapses.
-    expect(died()).toBe(true);
-    expect(killed.status, killed.text).toBe(500);
-    expect(await sentCopies(grant.id)).toEqual([]);
-    const held = await api.post(`/v3/grants/${grant.id}/messages/send`, { to: [{ email: outside('held') }], subject: 'held' });
-    expect(held.status, held.text).toBe(429);
-    expect(held.body.error.message).toContain('daily quota of 1 messages');
+      // Assess: nothing stored, nothing given back by the dead request, and nothing to give back: the
+      // unit is held (a send may be in flight) until the hold lapses.
+      expect(died()).toBe(true);
+      expect(killed.status, killed.text).toBe(500);
+      expect(await sentCopies(grant.id)).toEqual([]);
+      const held = await api.post(`/v3/grants/${grant.id}/messages/send`, {
+        to: [{ email: outside('held') }],
+        subject: 'held',
+      });
+      expect(held.status, held.text).toBe(429);
+      expect(held.body.error.message).toContain('daily quota of 1 messages');
 
-    // Once it lapsed, one send takes it over, however many try at once; then the day's one send is used.
-    later(LAPSE_MS);
-    const racing = await Promise.all([1, 2, 3].map((n) => api.post(`/v3/grants/${grant.id}/messages/send`, { to: [{ email: outside(`after-lapse-${n}`) }], subject: `after the lapse ${n}` })));
-    expect(racing.map((r) => r.status).sort()).toEqual([200, 429, 429]);
-    const winner = racing.find((r) => r.status === 200)!;
-    expect((await sentCopies(grant.id)).map((m) => m.id)).toEqual([winner.body.data.id]);
-    expect(await waitForSunk(winner.body.data.to[0].email)).toHaveLength(1);
-    const next = await api.post(`/v3/grants/${grant.id}/messages/send`, { to: [{ email: outside('next') }], subject: 'over' });
-    expect(next.status, next.text).toBe(429);
-  });
+      // Once it lapsed, one send takes it over, however many try at once; then the day's one send is used.
+      later(LAPSE_MS);
+      const racing = await Promise.all(
+        [1, 2, 3].map((n) =>
+          api.post(`/v3/grants/${grant.id}/messages/send`, {
+            to: [{ email: outside(`after-lapse-${n}`) }],
+            subject: `after the lapse ${n}`,
+          }),
+        ),
+      );
+      expect(racing.map((r) => r.status).sort()).toEqual([200, 429, 429]);
+      const winner = racing.find((r) => r.status === 200)!;
+      expect((await sentCopies(grant.id)).map((m) => m.id)).toEqual([winner.body.data.id]);
+      expect(await waitForSunk(winner.body.data.to[0].email)).toHaveLength(1);
+      const next = await api.post(`/v3/grants/${grant.id}/messages/send`, {
+        to: [{ email: outside('next') }],
+        subject: 'over',
+      });
+      expect(next.status, next.text).toBe(429);
+    },
+  );
 
   it('a send the relay refused holds nothing: the next send has the unit at once', async () => {
     // The relay's refusal is an answer (nothing left), not a crash: the claims go with it.
     const grant = await makeAgentGrant(api);
-    const created = await api.post(`/v3/grants/${grant.id}/drafts`, { to: [{ email: outside('refused') }], subject: 'Refused once', body: '<p>x</p>' });
+    const created = await api.post(`/v3/grants/${grant.id}/drafts`, {
+      to: [{ email: outside('refused') }],
+      subject: 'Refused once',
+      body: '<p>x</p>',
+    });
     const transport = await import('#shared/mail/transport');
     const { DeliveryError } = transport;
     const relay = transport.mailTransport();

@@ -24,7 +24,14 @@ async function configuration(client: ApiClient, title: string, slug?: string) {
   const organizer = await makeAgentGrant(client);
   const response = await client.post(`/v3/grants/${organizer.id}/scheduling/configurations`, {
     ...(slug ? { slug } : {}),
-    participants: [{ email: organizer.email, is_organizer: true, availability: { calendar_ids: ['primary'], open_hours: allDay }, booking: { calendar_id: 'primary' } }],
+    participants: [
+      {
+        email: organizer.email,
+        is_organizer: true,
+        availability: { calendar_ids: ['primary'], open_hours: allDay },
+        booking: { calendar_id: 'primary' },
+      },
+    ],
     availability: { duration_minutes: 30 },
     event_booking: { title },
   });
@@ -42,14 +49,35 @@ async function asSavedBefore(appId: string, configId: string, slug: string) {
       ExpressionAttributeValues: { ':id': configId },
     }),
   );
-  for (const key of [configurationKey(configId as ConfigurationId), appConfigurationKey(appId as ApplicationId, configId as ConfigurationId)]) {
-    await dynamo.send(new UpdateCommand({ TableName: TABLE_NAME, Key: key, UpdateExpression: 'SET slug = :s', ExpressionAttributeValues: { ':s': slug } }));
+  for (const key of [
+    configurationKey(configId as ConfigurationId),
+    appConfigurationKey(appId as ApplicationId, configId as ConfigurationId),
+  ]) {
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: TABLE_NAME,
+        Key: key,
+        UpdateExpression: 'SET slug = :s',
+        ExpressionAttributeValues: { ':s': slug },
+      }),
+    );
   }
-  await dynamo.send(new PutCommand({ TableName: TABLE_NAME, Item: { pk: `app#${appId}`, sk: `slug#${slug}`, entity: 'configuration_slug', configuration_id: configId } }));
-  await dynamo.send(new PutCommand({ TableName: TABLE_NAME, Item: { pk: `slug#${slug}`, sk: appId, entity: 'configuration_slug_owner', configuration_id: configId } }));
+  await dynamo.send(
+    new PutCommand({
+      TableName: TABLE_NAME,
+      Item: { pk: `app#${appId}`, sk: `slug#${slug}`, entity: 'configuration_slug', configuration_id: configId },
+    }),
+  );
+  await dynamo.send(
+    new PutCommand({
+      TableName: TABLE_NAME,
+      Item: { pk: `slug#${slug}`, sk: appId, entity: 'configuration_slug_owner', configuration_id: configId },
+    }),
+  );
 }
 
-const exists = async (key: { pk: string; sk: string }) => Boolean((await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: key, ConsistentRead: true }))).Item);
+const exists = async (key: { pk: string; sk: string }) =>
+  Boolean((await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: key, ConsistentRead: true }))).Item);
 
 describe('migrate-slugs: the upgrade to slugs unique across applications', () => {
   it('keeps every existing booking page link, gives a shared slug to the oldest configuration, and runs once', async () => {
@@ -89,7 +117,9 @@ describe('migrate-slugs: the upgrade to slugs unique across applications', () =>
     expect(b.status, b.text).toBe(200);
     expect(b.body.data.slug ?? null).toBeNull();
     for (const slug of [solo, shared]) {
-      const taken = await configuration(other, 'Squatter').then(({ id }) => other.put(`/v3/scheduling/configurations/${id}`, { slug }));
+      const taken = await configuration(other, 'Squatter').then(({ id }) =>
+        other.put(`/v3/scheduling/configurations/${id}`, { slug }),
+      );
       expect(taken.status, taken.text).toBe(409);
       expect(taken.body.error.type).toBe('conflict_error');
       expect(taken.body.error.message).toContain(slug);

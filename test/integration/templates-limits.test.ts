@@ -28,13 +28,21 @@ const NAME = wide(256);
 describe('template size', () => {
   it('stores a template of the longest subject and body, in 4-byte characters, and gives it back whole', async () => {
     const grant = await makeAgentGrant(api);
-    const created = await api.post(`/v3/grants/${grant.id}/templates`, { name: NAME, engine: 'mustache', subject: wide(TEMPLATE_SUBJECT_MAX), body: wide(TEMPLATE_BODY_MAX) });
+    const created = await api.post(`/v3/grants/${grant.id}/templates`, {
+      name: NAME,
+      engine: 'mustache',
+      subject: wide(TEMPLATE_SUBJECT_MAX),
+      body: wide(TEMPLATE_BODY_MAX),
+    });
     expect(created.status, created.text.slice(0, 500)).toBe(200);
     const read = await api.get(`/v3/grants/${grant.id}/templates/${created.body.data.id}`);
     expect(read.body.data.body).toBe(wide(TEMPLATE_BODY_MAX));
     expect(read.body.data.subject).toBe(wide(TEMPLATE_SUBJECT_MAX));
     // An update to the longest text is stored as well.
-    const updated = await api.put(`/v3/grants/${grant.id}/templates/${created.body.data.id}`, { engine: 'handlebars', body: `${wide(TEMPLATE_BODY_MAX - 1)}!` });
+    const updated = await api.put(`/v3/grants/${grant.id}/templates/${created.body.data.id}`, {
+      engine: 'handlebars',
+      body: `${wide(TEMPLATE_BODY_MAX - 1)}!`,
+    });
     expect(updated.status, updated.text.slice(0, 500)).toBe(200);
   });
 
@@ -60,8 +68,13 @@ describe('signature size and count', () => {
     const grant = await makeAgentGrant(api);
     const created = await api.post(`/v3/grants/${grant.id}/signatures`, { name: NAME, body: wide(SIGNATURE_BODY_MAX) });
     expect(created.status, created.text.slice(0, 500)).toBe(201);
-    expect((await api.get(`/v3/grants/${grant.id}/signatures/${created.body.data.id}`)).body.data.body).toBe(wide(SIGNATURE_BODY_MAX));
-    const tooLong = await api.post(`/v3/grants/${grant.id}/signatures`, { name: 'n', body: wide(SIGNATURE_BODY_MAX + 1) });
+    expect((await api.get(`/v3/grants/${grant.id}/signatures/${created.body.data.id}`)).body.data.body).toBe(
+      wide(SIGNATURE_BODY_MAX),
+    );
+    const tooLong = await api.post(`/v3/grants/${grant.id}/signatures`, {
+      name: 'n',
+      body: wide(SIGNATURE_BODY_MAX + 1),
+    });
     expect(tooLong.status).toBe(400);
     expect(tooLong.body.error.message).toContain("'body'");
   });
@@ -70,7 +83,10 @@ describe('signature size and count', () => {
     const grant = await makeAgentGrant(api);
     // Ten signatures of about 400 KB: a single query page (1 MB) holds only two of them.
     for (let i = 0; i < 10; i++) {
-      const created = await api.post(`/v3/grants/${grant.id}/signatures`, { name: `s${i}`, body: wide(SIGNATURE_BODY_MAX) });
+      const created = await api.post(`/v3/grants/${grant.id}/signatures`, {
+        name: `s${i}`,
+        body: wide(SIGNATURE_BODY_MAX),
+      });
       expect(created.status, created.text.slice(0, 500)).toBe(201);
     }
     const eleventh = await api.post(`/v3/grants/${grant.id}/signatures`, { name: 'one too many', body: 'x' });
@@ -84,7 +100,10 @@ describe('deleting', () => {
   async function storageCalls(request: () => Promise<unknown>): Promise<string[]> {
     const calls: string[] = [];
     const send = dynamo.send.bind(dynamo);
-    vi.spyOn(dynamo, 'send').mockImplementation(((command: { constructor: { name: string }; input: { Key?: { pk?: string } } }) => {
+    vi.spyOn(dynamo, 'send').mockImplementation(((command: {
+      constructor: { name: string };
+      input: { Key?: { pk?: string } };
+    }) => {
       if (/#(template|signature)$/.test(command.input.Key?.pk ?? '')) calls.push(command.constructor.name);
       return send(command as never);
     }) as never);
@@ -96,15 +115,18 @@ describe('deleting', () => {
   it.each([
     ['templates', { name: 'n', engine: 'mustache', body: 'x' }],
     ['signatures', { name: 'n', body: 'x' }],
-  ])('deletes one of the %s with a single conditional delete, and answers 404 the second time', async (collection, body) => {
-    const grant = await makeAgentGrant(api);
-    const created = await api.post(`/v3/grants/${grant.id}/${collection}`, body);
-    const path = `/v3/grants/${grant.id}/${collection}/${created.body.data.id}`;
-    let first: { status: number } | undefined;
-    expect(await storageCalls(async () => (first = await api.delete(path)))).toEqual(['DeleteCommand']);
-    expect(first!.status).toBe(200);
-    let second: { status: number } | undefined;
-    expect(await storageCalls(async () => (second = await api.delete(path)))).toEqual(['DeleteCommand']);
-    expect(second!.status).toBe(404);
-  });
+  ])(
+    'deletes one of the %s with a single conditional delete, and answers 404 the second time',
+    async (collection, body) => {
+      const grant = await makeAgentGrant(api);
+      const created = await api.post(`/v3/grants/${grant.id}/${collection}`, body);
+      const path = `/v3/grants/${grant.id}/${collection}/${created.body.data.id}`;
+      let first: { status: number } | undefined;
+      expect(await storageCalls(async () => (first = await api.delete(path)))).toEqual(['DeleteCommand']);
+      expect(first!.status).toBe(200);
+      let second: { status: number } | undefined;
+      expect(await storageCalls(async () => (second = await api.delete(path)))).toEqual(['DeleteCommand']);
+      expect(second!.status).toBe(404);
+    },
+  );
 });

@@ -29,11 +29,20 @@ beforeAll(async () => {
 
 /** A thread of five messages in Alice's mailbox: a send and four replies to it. */
 async function threadOfFive() {
-  const first = await api.post(`/v3/grants/${alice.id}/messages/send`, { to: [{ email: bob.email }], subject: 'Busy thread', body: 'one' });
+  const first = await api.post(`/v3/grants/${alice.id}/messages/send`, {
+    to: [{ email: bob.email }],
+    subject: 'Busy thread',
+    body: 'one',
+  });
   expect(first.status).toBe(200);
   const ids = [first.body.data.id as string];
   for (let i = 0; i < 4; i++) {
-    const reply = await api.post(`/v3/grants/${alice.id}/messages/send`, { to: [{ email: bob.email }], subject: 'Re: Busy thread', body: `reply ${i}`, reply_to_message_id: first.body.data.id });
+    const reply = await api.post(`/v3/grants/${alice.id}/messages/send`, {
+      to: [{ email: bob.email }],
+      subject: 'Re: Busy thread',
+      body: `reply ${i}`,
+      reply_to_message_id: first.body.data.id,
+    });
     expect(reply.status).toBe(200);
     ids.push(reply.body.data.id);
   }
@@ -49,7 +58,9 @@ async function converge() {
 
 async function expectConsistent(threadId: string, ids: string[]) {
   const thread = (await api.get(`/v3/grants/${alice.id}/threads/${threadId}`)).body.data;
-  const messages = await Promise.all(ids.map(async (id) => (await api.get(`/v3/grants/${alice.id}/messages/${id}`)).body.data));
+  const messages = await Promise.all(
+    ids.map(async (id) => (await api.get(`/v3/grants/${alice.id}/messages/${id}`)).body.data),
+  );
   expect(thread.message_ids).toEqual(ids);
   expect(thread.unread).toBe(messages.some((m) => m.unread));
   expect(thread.starred).toBe(messages.some((m) => m.starred));
@@ -59,7 +70,14 @@ async function expectConsistent(threadId: string, ids: string[]) {
 describe('one thread, many changes at once', () => {
   it('answers 2xx to 50 concurrent thread updates, and the thread matches its messages afterwards', async () => {
     const { threadId, ids } = await threadOfFive();
-    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => api.put(`/v3/grants/${alice.id}/threads/${threadId}`, i % 2 ? { starred: i % 4 === 1 } : { unread: i % 4 === 0 })));
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        api.put(
+          `/v3/grants/${alice.id}/threads/${threadId}`,
+          i % 2 ? { starred: i % 4 === 1 } : { unread: i % 4 === 0 },
+        ),
+      ),
+    );
     expect(answers.filter((a) => a.status !== 200).map((a) => `${a.status} ${a.text.slice(0, 200)}`)).toEqual([]);
     await converge();
     await expectConsistent(threadId, ids);
@@ -68,7 +86,12 @@ describe('one thread, many changes at once', () => {
   it('answers 2xx to 50 concurrent message updates in one thread, and the thread converges', async () => {
     const { threadId, ids } = await threadOfFive();
     const answers = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => api.put(`/v3/grants/${alice.id}/messages/${ids[i % ids.length]}`, i % 3 ? { starred: i % 2 === 0 } : { unread: i % 2 === 1 })),
+      Array.from({ length: 50 }, (_, i) =>
+        api.put(
+          `/v3/grants/${alice.id}/messages/${ids[i % ids.length]}`,
+          i % 3 ? { starred: i % 2 === 0 } : { unread: i % 2 === 1 },
+        ),
+      ),
     );
     expect(answers.filter((a) => a.status !== 200).map((a) => `${a.status} ${a.text.slice(0, 200)}`)).toEqual([]);
     await converge();
@@ -78,8 +101,17 @@ describe('one thread, many changes at once', () => {
   it('keeps the aggregate right when a message is stored while the thread is being updated', async () => {
     const { threadId, ids } = await threadOfFive();
     const [, reply] = await Promise.all([
-      Promise.all(Array.from({ length: 20 }, (_, i) => api.put(`/v3/grants/${alice.id}/threads/${threadId}`, { starred: i % 2 === 0 }))),
-      api.post(`/v3/grants/${alice.id}/messages/send`, { to: [{ email: bob.email }], subject: 'Re: Busy thread', body: 'late reply', reply_to_message_id: ids[0] }),
+      Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          api.put(`/v3/grants/${alice.id}/threads/${threadId}`, { starred: i % 2 === 0 }),
+        ),
+      ),
+      api.post(`/v3/grants/${alice.id}/messages/send`, {
+        to: [{ email: bob.email }],
+        subject: 'Re: Busy thread',
+        body: 'late reply',
+        reply_to_message_id: ids[0],
+      }),
     ]);
     expect(reply.status).toBe(200);
     await converge();

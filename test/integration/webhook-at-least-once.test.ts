@@ -23,7 +23,11 @@ beforeAll(async () => {
   fanoutQueue = fanout.queue;
   // A short visibility timeout, so the killed worker's jobs come back within the test.
   delivery = await createQueueWithDlq('delivery', { visibilityTimeout: 2 });
-  Object.assign(process.env, { FANOUT_QUEUE_URL: fanout.queue, DELIVERY_QUEUE_URL: delivery.queue, DELIVERY_DLQ_URL: delivery.dlq });
+  Object.assign(process.env, {
+    FANOUT_QUEUE_URL: fanout.queue,
+    DELIVERY_QUEUE_URL: delivery.queue,
+    DELIVERY_DLQ_URL: delivery.dlq,
+  });
   gateway = await startGateway();
   api = apiClient(gateway.url, (await makeApplication()).apiKey);
   receiver = await startReceiver();
@@ -44,7 +48,9 @@ describe('delivery worker killed mid-batch', () => {
     const { deliverBatch } = await import('#shared/webhooks/deliver');
 
     // Act 1: a worker takes a batch, delivers two jobs, and dies before acknowledging any.
-    const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: delivery.queue, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+    const { Messages = [] } = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: delivery.queue, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
+    );
     expect(Messages.length).toBeGreaterThanOrEqual(2);
     await deliverBatch(Messages.slice(0, 2).map((message) => JSON.parse(message.Body!)));
 

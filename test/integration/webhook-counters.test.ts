@@ -16,20 +16,42 @@ const hour = 400_000 * HOUR;
 
 const attempt = attemptRecord;
 const statsItems = async (webhookId: WebhookId) =>
-  (await dynamo.send(new QueryCommand({ TableName: process.env.TABLE_NAME!, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': statsOfWebhook(webhookId).pk } }))).Items ?? [];
+  (
+    await dynamo.send(
+      new QueryCommand({
+        TableName: process.env.TABLE_NAME!,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': statsOfWebhook(webhookId).pk },
+      }),
+    )
+  ).Items ?? [];
 
 describe('Function: recordAttempts, counters', () => {
   it('sums the items of writers that counted side by side, and items written before writers', async () => {
     // Prepare: an hour's counters as stored before writers existed (one item per hour, updated in place)
     const webhookId = newId('webhook');
     await dynamo.send(
-      new PutCommand({ TableName: process.env.TABLE_NAME!, Item: { pk: `webhook#${webhookId}#stats`, sk: `h#${String(hour / HOUR).padStart(10, '0')}`, attempts: 2, failures: 2, a01: 2, f01: 2 } }),
+      new PutCommand({
+        TableName: process.env.TABLE_NAME!,
+        Item: {
+          pk: `webhook#${webhookId}#stats`,
+          sk: `h#${String(hour / HOUR).padStart(10, '0')}`,
+          attempts: 2,
+          failures: 2,
+          a01: 2,
+          f01: 2,
+        },
+      }),
     );
 
     // Act: two batches in flight at once (two writers), then one more (a writer taken again)
     const unrecorded = await Promise.all([
       recordAttempts([attempt(webhookId, hour + 120, 'delivered'), attempt(webhookId, hour + 130, 'retrying')]),
-      recordAttempts([attempt(webhookId, hour + 140, 'retrying'), attempt(webhookId, hour + 150, 'retrying'), attempt(webhookId, hour + 160, 'delivered')]),
+      recordAttempts([
+        attempt(webhookId, hour + 140, 'retrying'),
+        attempt(webhookId, hour + 150, 'retrying'),
+        attempt(webhookId, hour + 160, 'delivered'),
+      ]),
     ]);
     unrecorded.push(await recordAttempts([attempt(webhookId, hour + 180, 'retrying')]));
 
@@ -38,14 +60,18 @@ describe('Function: recordAttempts, counters', () => {
     const items = await statsItems(webhookId);
     expect(items).toHaveLength(3);
     expect(items.reduce((n, i) => n + Number(i.attempts), 0)).toBe(2 + 6);
-    expect(await countAttempts(webhookId, hour)).toEqual({ byMinute: { attempts: 8, failures: 6 }, byHour: { attempts: 8, failures: 6 } });
+    expect(await countAttempts(webhookId, hour)).toEqual({
+      byMinute: { attempts: 8, failures: 6 },
+      byHour: { attempts: 8, failures: 6 },
+    });
     // From 00:02: minute 01 of the old item no longer counts.
     expect((await countAttempts(webhookId, hour + 120)).byMinute).toEqual({ attempts: 6, failures: 4 });
   });
 
   it("keeps a writer's counts whole across its batches: each put holds everything it counted", async () => {
     const webhookId = newId('webhook');
-    for (let i = 0; i < 5; i++) await recordAttempts([attempt(webhookId, hour + 600 + i, i % 2 ? 'delivered' : 'retrying')]);
+    for (let i = 0; i < 5; i++)
+      await recordAttempts([attempt(webhookId, hour + 600 + i, i % 2 ? 'delivered' : 'retrying')]);
     const items = await statsItems(webhookId);
     expect(items.map((i) => [i.attempts, i.failures, i.a10, i.f10])).toEqual([[5, 3, 5, 3]]);
     // Kept 4 days after its hour.

@@ -35,7 +35,11 @@ async function receiver() {
 const idle = () => pipelineIdle([fanout.queue, delivery.queue]);
 
 async function destination(url: string, extra: object = {}) {
-  const r = await api.post('/v3/webhooks', { webhook_url: url, trigger_types: ['grant.created', 'grant.deleted', 'message.created'], ...extra });
+  const r = await api.post('/v3/webhooks', {
+    webhook_url: url,
+    trigger_types: ['grant.created', 'grant.deleted', 'message.created'],
+    ...extra,
+  });
   expect(r.status, r.text).toBe(200);
   return r.body.data as { id: string; webhook_secret: string };
 }
@@ -43,14 +47,23 @@ async function destination(url: string, extra: object = {}) {
 beforeAll(async () => {
   fanout = await createQueueWithDlq('fanout', { visibilityTimeout: 30 });
   delivery = await createQueueWithDlq('delivery', { visibilityTimeout: 30 });
-  Object.assign(process.env, { FANOUT_QUEUE_URL: fanout.queue, DELIVERY_QUEUE_URL: delivery.queue, DELIVERY_DLQ_URL: delivery.dlq, WEBHOOK_RETRY_SCHEDULE: '1,2', WEBHOOK_TIMEOUT_MS: '1500' });
+  Object.assign(process.env, {
+    FANOUT_QUEUE_URL: fanout.queue,
+    DELIVERY_QUEUE_URL: delivery.queue,
+    DELIVERY_DLQ_URL: delivery.dlq,
+    WEBHOOK_RETRY_SCHEDULE: '1,2',
+    WEBHOOK_TIMEOUT_MS: '1500',
+  });
   gateway = await startGateway();
   const app = await makeApplication();
   applicationId = app.applicationId;
   api = apiClient(gateway.url, app.apiKey);
   const { handler: fanoutHandler } = await import('#functions/webhook-fanout/handler');
   const { handler: deliveryHandler } = await import('#functions/webhook-delivery/handler');
-  workers = [startQueueWorker(fanout.queue, fanoutHandler, { batchSize: 10 }), startQueueWorker(delivery.queue, deliveryHandler, { batchSize: 10 })];
+  workers = [
+    startQueueWorker(fanout.queue, fanoutHandler, { batchSize: 10 }),
+    startQueueWorker(delivery.queue, deliveryHandler, { batchSize: 10 }),
+  ];
 });
 
 afterEach(async () => {
@@ -79,8 +92,21 @@ describe('delivery', () => {
     expect(got!.headers['x-service-signature']).toBe(hmac(got!.raw, secret));
     expect(got!.headers['content-type']).toBe('application/json');
     const payload = JSON.parse(got!.raw.toString());
-    expect(Object.keys(payload)).toEqual(['specversion', 'type', 'source', 'id', 'time', 'webhook_delivery_attempt', 'data']);
-    expect(payload).toMatchObject({ specversion: '1.0', type: 'grant.created', webhook_delivery_attempt: 1, data: { application_id: applicationId, grant_id: grant.id, object: { id: grant.id } } });
+    expect(Object.keys(payload)).toEqual([
+      'specversion',
+      'type',
+      'source',
+      'id',
+      'time',
+      'webhook_delivery_attempt',
+      'data',
+    ]);
+    expect(payload).toMatchObject({
+      specversion: '1.0',
+      type: 'grant.created',
+      webhook_delivery_attempt: 1,
+      data: { application_id: applicationId, grant_id: grant.id, object: { id: grant.id } },
+    });
     expect(payload.id).toMatch(/^ntf_/);
   });
 
@@ -107,7 +133,10 @@ describe('delivery', () => {
     expect(JSON.parse(deleted!.raw.toString()).type).toBe('grant.deleted');
     const got = await messages.waitFor(2);
     // Over 1 MB: body removed, `.truncated` appended, still delivered to message.created subscribers.
-    expect(got.map((g) => JSON.parse(g.raw.toString()).type)).toEqual(['message.created.truncated', 'message.created.truncated']);
+    expect(got.map((g) => JSON.parse(g.raw.toString()).type)).toEqual([
+      'message.created.truncated',
+      'message.created.truncated',
+    ]);
     expect(got.every((g) => JSON.parse(g.raw.toString()).data.object.body === undefined)).toBe(true);
     await idle();
     expect(grantsOnly.received).toHaveLength(1);
@@ -143,7 +172,9 @@ describe('delivery', () => {
     await idle();
     expect(r.received).toHaveLength(1);
     const log = await api.get(`/v3/webhooks/${id}/deliveries`);
-    expect(log.body.data).toEqual([expect.objectContaining({ outcome: 'failed', status_code: 400, attempt: 1, trigger_type: 'grant.created' })]);
+    expect(log.body.data).toEqual([
+      expect.objectContaining({ outcome: 'failed', status_code: 400, attempt: 1, trigger_type: 'grant.created' }),
+    ]);
   }, 20_000);
 
   it('honours Retry-After', async () => {
@@ -168,7 +199,8 @@ describe('delivery', () => {
     const got = await r.waitFor(4, 10_000);
     expect(JSON.parse(got[3]!.raw.toString()).data.grant_id).toBe(second.id);
     // The worker records an attempt after the receiver has answered: wait for the fourth record.
-    const outcomes = async () => ((await api.get(`/v3/webhooks/${id}/deliveries`)).body.data as { outcome: string }[]).map((a) => a.outcome);
+    const outcomes = async () =>
+      ((await api.get(`/v3/webhooks/${id}/deliveries`)).body.data as { outcome: string }[]).map((a) => a.outcome);
     await expect.poll(outcomes, { timeout: 5_000, interval: 100 }).toHaveLength(4);
     expect(await outcomes()).toEqual(['delivered', 'given_up', 'retrying', 'retrying']);
   }, 40_000);
@@ -189,7 +221,8 @@ describe('delivery', () => {
     // is still open (it times out after 1.5 s here, 10 s by default), not after.
     const [hung] = await slow.waitFor(1);
     expect(healthy.received[0]!.seq).toBeLessThan(hung!.endedSeq ?? Infinity);
-    const attempts = async (r: typeof slow) => (await r.waitFor(2, 15_000)).map((g) => JSON.parse(g.raw.toString()).webhook_delivery_attempt);
+    const attempts = async (r: typeof slow) =>
+      (await r.waitFor(2, 15_000)).map((g) => JSON.parse(g.raw.toString()).webhook_delivery_attempt);
     expect(await attempts(slow)).toEqual([1, 2]);
     expect(await attempts(reset)).toEqual([1, 2]);
     await idle();
@@ -225,6 +258,8 @@ describe('delivery', () => {
     await idle();
     // Only the notification published after reactivation arrives: the missed one is not replayed.
     expect(r.received.map(grantOf)).toEqual([second.id]);
-    expect(r.received[0]!.headers['x-service-signature']).toBe(hmac(r.received[0]!.raw, reactivated.body.data.webhook_secret));
+    expect(r.received[0]!.headers['x-service-signature']).toBe(
+      hmac(r.received[0]!.raw, reactivated.body.data.webhook_secret),
+    );
   }, 20_000);
 });

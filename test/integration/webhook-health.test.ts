@@ -43,9 +43,14 @@ async function publishAndWait(count: number, webhookId: string) {
   for (let i = 0; i < count; i++) await makeAgentGrant(api);
   const deadline = Date.now() + 15_000;
   let logged = before;
-  while ((logged = (await api.get(`/v3/webhooks/${webhookId}/deliveries?limit=200`)).body.data.length) < before + count) {
+  while (
+    (logged = (await api.get(`/v3/webhooks/${webhookId}/deliveries?limit=200`)).body.data.length) <
+    before + count
+  ) {
     if (Date.now() >= deadline) {
-      throw new Error(`publishAndWait: ${logged - before} of ${count} delivery attempts of ${webhookId} logged after 15 s`);
+      throw new Error(
+        `publishAndWait: ${logged - before} of ${count} delivery attempts of ${webhookId} logged after 15 s`,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -56,14 +61,22 @@ beforeAll(async () => {
   const fanout = await createQueueWithDlq('fanout', { visibilityTimeout: 30 });
   const delivery = await createQueueWithDlq('delivery', { visibilityTimeout: 30 });
   queues = [fanout.queue, delivery.queue];
-  Object.assign(process.env, { FANOUT_QUEUE_URL: fanout.queue, DELIVERY_QUEUE_URL: delivery.queue, DELIVERY_DLQ_URL: delivery.dlq, WEBHOOK_RETRY_SCHEDULE: '1,1' });
+  Object.assign(process.env, {
+    FANOUT_QUEUE_URL: fanout.queue,
+    DELIVERY_QUEUE_URL: delivery.queue,
+    DELIVERY_DLQ_URL: delivery.dlq,
+    WEBHOOK_RETRY_SCHEDULE: '1,1',
+  });
   gateway = await startGateway();
   api = apiClient(gateway.url, (await makeApplication()).apiKey);
   receiver = await startReceiver();
   const { handler: fanoutHandler } = await import('#functions/webhook-fanout/handler');
   const { handler: deliveryHandler } = await import('#functions/webhook-delivery/handler');
   ({ evaluateHealth } = await import('#shared/webhooks/health'));
-  workers = [startQueueWorker(fanout.queue, fanoutHandler, { batchSize: 10 }), startQueueWorker(delivery.queue, deliveryHandler, { batchSize: 10 })];
+  workers = [
+    startQueueWorker(fanout.queue, fanoutHandler, { batchSize: 10 }),
+    startQueueWorker(delivery.queue, deliveryHandler, { batchSize: 10 }),
+  ];
 });
 
 afterAll(async () => {
@@ -77,7 +90,11 @@ describe('webhook health', () => {
   it('marks a destination failing, then failed after 72 hours, with notices, and only a manual PUT revives it', async () => {
     // Prepare: a destination whose endpoint answers 500 (a failure that is not retried).
     const watcher = uniqueEmail('ops');
-    const created = await api.post('/v3/webhooks', { webhook_url: receiver.url, trigger_types: ['grant.created'], notification_email_addresses: [watcher] });
+    const created = await api.post('/v3/webhooks', {
+      webhook_url: receiver.url,
+      trigger_types: ['grant.created'],
+      notification_email_addresses: [watcher],
+    });
     const id = created.body.data.id;
     receiver.setDefault({ status: 500 });
     const t0 = clock.nowSeconds();
@@ -112,7 +129,10 @@ describe('webhook health', () => {
     const received = receiver.received.length;
     const sentinel = await startReceiver();
     try {
-      const sentinelHook = await api.post('/v3/webhooks', { webhook_url: sentinel.url, trigger_types: ['grant.created'] });
+      const sentinelHook = await api.post('/v3/webhooks', {
+        webhook_url: sentinel.url,
+        trigger_types: ['grant.created'],
+      });
       expect(sentinelHook.status, sentinelHook.text).toBe(200);
       const grant = await makeAgentGrant(api);
       expect((await sentinel.waitFor(1)).map((g) => JSON.parse(g.raw.toString()).data.grant_id)).toEqual([grant.id]);
@@ -131,14 +151,20 @@ describe('webhook health', () => {
     await publishAndWait(1, id);
     // Every attempt before this one failed with 500. (Not `limit=1`, the newest by ID: attempt IDs
     // take their time from the clock, which stood 72 hours ahead for some of them.)
-    const log = (await api.get(`/v3/webhooks/${id}/deliveries?limit=200`)).body.data as { outcome: string; status_code: number }[];
-    expect(log.filter((a) => a.outcome === 'delivered')).toEqual([expect.objectContaining({ outcome: 'delivered', status_code: 200 })]);
+    const log = (await api.get(`/v3/webhooks/${id}/deliveries?limit=200`)).body.data as {
+      outcome: string;
+      status_code: number;
+    }[];
+    expect(log.filter((a) => a.outcome === 'delivered')).toEqual([
+      expect.objectContaining({ outcome: 'delivered', status_code: 200 }),
+    ]);
   }, 90_000);
 
   it('needs enough attempts to judge, and a failing destination that recovers becomes active again', async () => {
     const r = await startReceiver();
     try {
-      const { id } = (await api.post('/v3/webhooks', { webhook_url: r.url, trigger_types: ['grant.created'] })).body.data;
+      const { id } = (await api.post('/v3/webhooks', { webhook_url: r.url, trigger_types: ['grant.created'] })).body
+        .data;
       r.setDefault({ status: 500 });
       await publishAndWait(1, id);
       await evaluate(id);
@@ -168,7 +194,8 @@ describe('health of a failing destination', () => {
     const r = await startReceiver();
     const later = (minutes: number) => clock.set(() => Date.now() + minutes * 60 * 1000);
     try {
-      const { id } = (await api.post('/v3/webhooks', { webhook_url: r.url, trigger_types: ['grant.created'] })).body.data;
+      const { id } = (await api.post('/v3/webhooks', { webhook_url: r.url, trigger_types: ['grant.created'] })).body
+        .data;
       r.setDefault({ status: 500 });
       await publishAndWait(3, id);
       expect(await evaluate(id)).toEqual(['active → failing']);
@@ -210,8 +237,16 @@ describe('attempt counters', () => {
     const hour = 500_000 * HOUR; // an hour boundary
     const attempt = (time: number, outcome: 'delivered' | 'retrying') => attemptRecord(webhookId, time, outcome);
     // Two batches: 10:50–10:59 of one hour, then 11:00–11:05 of the next.
-    await recordAttempts([attempt(hour - 600, 'delivered'), attempt(hour - 590, 'retrying'), attempt(hour - 30, 'retrying')]);
-    await recordAttempts([attempt(hour + 10, 'retrying'), attempt(hour + 20, 'delivered'), attempt(hour + 300, 'retrying')]);
+    await recordAttempts([
+      attempt(hour - 600, 'delivered'),
+      attempt(hour - 590, 'retrying'),
+      attempt(hour - 30, 'retrying'),
+    ]);
+    await recordAttempts([
+      attempt(hour + 10, 'retrying'),
+      attempt(hour + 20, 'delivered'),
+      attempt(hour + 300, 'retrying'),
+    ]);
     const byMinute = async (from: number) => (await countAttempts(webhookId, from)).byMinute;
     const byHour = async (from: number) => (await countAttempts(webhookId, hour + 3000, from)).byHour;
     // From 10:55: the 10:59 attempt and the three after 11:00.
@@ -224,6 +259,9 @@ describe('attempt counters', () => {
     expect(await byHour(hour - 100)).toEqual({ attempts: 6, failures: 4 });
     expect(await byHour(hour)).toEqual({ attempts: 3, failures: 2 });
     // One query answers both windows: minutes from 11:01 and hours from 10:00.
-    expect(await countAttempts(webhookId, hour + 60, hour - 100)).toEqual({ byMinute: { attempts: 1, failures: 1 }, byHour: { attempts: 6, failures: 4 } });
+    expect(await countAttempts(webhookId, hour + 60, hour - 100)).toEqual({
+      byMinute: { attempts: 1, failures: 1 },
+      byHour: { attempts: 6, failures: 4 },
+    });
   });
 });

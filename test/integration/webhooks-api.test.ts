@@ -25,7 +25,8 @@ const receivers: Receiver[] = [];
 const WEBHOOK_ID = /^wh_[0-9a-hjkmnp-tv-z]{26}$/;
 const SECRET = /^[0-9a-f]{64}$/;
 const UNKNOWN_ID = 'wh_01jd6abcdefghjkmnpqrstvwxy';
-const VERIFICATION_RULE = 'The endpoint must answer GET ?challenge=<value> with 200 within 1 s and exactly the challenge value as the whole body';
+const VERIFICATION_RULE =
+  'The endpoint must answer GET ?challenge=<value> with 200 within 1 s and exactly the challenge value as the whole body';
 
 const hmac = (raw: Buffer, secret: string) => createHmac('sha256', secret).update(raw).digest('hex');
 /** A whole second, for the injectable clock (the handlers run in this process and share it). */
@@ -116,7 +117,9 @@ describe('POST /v3/webhooks: verification', () => {
     r.onChallenge((challenge, res) => {
       const req = (res as ServerResponse & { req: IncomingMessage }).req;
       requests.push({ method: req.method, url: req.url });
-      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(challenge) }).end(challenge);
+      res
+        .writeHead(200, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(challenge) })
+        .end(challenge);
     });
 
     // Act
@@ -181,7 +184,13 @@ describe('POST /v3/webhooks: verification', () => {
   it('fills defaults for the optional fields', async () => {
     const r = await receiver();
     const created = await create(r.url);
-    expect(created).toMatchObject({ description: '', notification_email_addresses: [], compressed_delivery: false, trigger_types: ['message.created'], status: 'active' });
+    expect(created).toMatchObject({
+      description: '',
+      notification_email_addresses: [],
+      compressed_delivery: false,
+      trigger_types: ['message.created'],
+      status: 'active',
+    });
   });
 
   it('keeps a query string the URL already has and adds the challenge to it', async () => {
@@ -208,10 +217,26 @@ describe('POST /v3/webhooks: verification', () => {
     ['a wrong body', answerWith(200, () => 'hello'), 'the body was not exactly the challenge value'],
     ['an empty body', answerWith(200, () => ''), 'the body was not exactly the challenge value'],
     ['the challenge in quotes', answerWith(200, (c) => `"${c}"`), 'the body was not exactly the challenge value'],
-    ['the challenge with a trailing newline', answerWith(200, (c) => `${c}\n`), 'the body was not exactly the challenge value'],
-    ['the challenge with surrounding spaces', answerWith(200, (c) => ` ${c} `), 'the body was not exactly the challenge value'],
-    ['the challenge inside JSON', answerWith(200, (c) => JSON.stringify({ challenge: c })), 'the body was not exactly the challenge value'],
-    ['the challenge in upper case', answerWith(200, (c) => c.toUpperCase()), 'the body was not exactly the challenge value'],
+    [
+      'the challenge with a trailing newline',
+      answerWith(200, (c) => `${c}\n`),
+      'the body was not exactly the challenge value',
+    ],
+    [
+      'the challenge with surrounding spaces',
+      answerWith(200, (c) => ` ${c} `),
+      'the body was not exactly the challenge value',
+    ],
+    [
+      'the challenge inside JSON',
+      answerWith(200, (c) => JSON.stringify({ challenge: c })),
+      'the body was not exactly the challenge value',
+    ],
+    [
+      'the challenge in upper case',
+      answerWith(200, (c) => c.toUpperCase()),
+      'the body was not exactly the challenge value',
+    ],
     ['HTTP 201 with the challenge', answerWith(201, (c) => c), 'it answered HTTP 201'],
     ['HTTP 204', (_c, res) => res.writeHead(204).end(), 'it answered HTTP 204'],
     ['HTTP 302 with the challenge', answerWith(302, (c) => c), 'it answered HTTP 302'],
@@ -267,8 +292,14 @@ describe('POST /v3/webhooks: verification', () => {
 
   it('refuses a port where nothing listens', async () => {
     const port = await freePort();
-    const response = await api.post('/v3/webhooks', { webhook_url: `http://127.0.0.1:${port}/hook`, trigger_types: ['message.created'] });
-    expectInvalid(response, new RegExp(`^Verification of webhook_url failed: ECONNREFUSED: connect ECONNREFUSED 127\\.0\\.0\\.1:${port}\\. `));
+    const response = await api.post('/v3/webhooks', {
+      webhook_url: `http://127.0.0.1:${port}/hook`,
+      trigger_types: ['message.created'],
+    });
+    expectInvalid(
+      response,
+      new RegExp(`^Verification of webhook_url failed: ECONNREFUSED: connect ECONNREFUSED 127\\.0\\.0\\.1:${port}\\. `),
+    );
     await expectNoWebhooks();
   });
 });
@@ -281,11 +312,27 @@ describe('POST /v3/webhooks: input checks', () => {
 
   it.each<[string, (url: string) => unknown, string | RegExp]>([
     ['missing trigger_types', (url) => ({ webhook_url: url }), "Invalid request body: 'trigger_types' is required"],
-    ['missing webhook_url', () => ({ trigger_types: ['message.created'] }), "Invalid request body: 'webhook_url' is required"],
-    ['empty trigger_types', (url) => ({ webhook_url: url, trigger_types: [] }), "Invalid request body: 'trigger_types' must have at least 1 items"],
+    [
+      'missing webhook_url',
+      () => ({ trigger_types: ['message.created'] }),
+      "Invalid request body: 'webhook_url' is required",
+    ],
+    [
+      'empty trigger_types',
+      (url) => ({ webhook_url: url, trigger_types: [] }),
+      "Invalid request body: 'trigger_types' must have at least 1 items",
+    ],
     // The message must say what is wrong with the field (a duplicate), not only which field it is.
-    ['duplicate trigger types', (url) => ({ webhook_url: url, trigger_types: ['message.created', 'message.created'] }), /^Invalid request body: 'trigger_types' .*duplicate/i],
-    ['trigger_types not an array', (url) => ({ webhook_url: url, trigger_types: 'message.created' }), "Invalid request body: 'trigger_types' must be of type array"],
+    [
+      'duplicate trigger types',
+      (url) => ({ webhook_url: url, trigger_types: ['message.created', 'message.created'] }),
+      /^Invalid request body: 'trigger_types' .*duplicate/i,
+    ],
+    [
+      'trigger_types not an array',
+      (url) => ({ webhook_url: url, trigger_types: 'message.created' }),
+      "Invalid request body: 'trigger_types' must be of type array",
+    ],
     [
       'an unknown trigger type',
       (url) => ({ webhook_url: url, trigger_types: ['message.created', 'message.exploded'] }),
@@ -296,8 +343,16 @@ describe('POST /v3/webhooks: input checks', () => {
       (url) => ({ webhook_url: url, trigger_types: ['message.created.truncated'] }),
       /^'trigger_types' has unknown trigger type\(s\) message\.created\.truncated; valid trigger types: /,
     ],
-    ['an invalid URL', () => ({ webhook_url: 'not a url', trigger_types: ['message.created'] }), "'webhook_url' must be an absolute URL such as https://example.com/webhooks"],
-    ['an empty URL', () => ({ webhook_url: '', trigger_types: ['message.created'] }), "Invalid request body: 'webhook_url' must not be empty"],
+    [
+      'an invalid URL',
+      () => ({ webhook_url: 'not a url', trigger_types: ['message.created'] }),
+      "'webhook_url' must be an absolute URL such as https://example.com/webhooks",
+    ],
+    [
+      'an empty URL',
+      () => ({ webhook_url: '', trigger_types: ['message.created'] }),
+      "Invalid request body: 'webhook_url' must not be empty",
+    ],
     [
       'an ftp URL',
       (url) => ({ webhook_url: url.replace('http:', 'ftp:'), trigger_types: ['message.created'] }),
@@ -318,18 +373,42 @@ describe('POST /v3/webhooks: input checks', () => {
       () => ({ webhook_url: 'https://169.254.169.254/latest', trigger_types: ['message.created'] }),
       /^'webhook_url' is not reachable as a public address: 169\.254\.169\.254 /,
     ],
-    ['credentials in the URL', (url) => ({ webhook_url: url.replace('http://', 'http://user:secret@'), trigger_types: ['message.created'] }), "'webhook_url' must not contain credentials"],
-    ['a user name in the URL', (url) => ({ webhook_url: url.replace('http://', 'http://user@'), trigger_types: ['message.created'] }), "'webhook_url' must not contain credentials"],
-    ['an ngrok-free.app URL', () => ({ webhook_url: 'https://abc.ngrok-free.app/x', trigger_types: ['message.created'] }), "'webhook_url' points at an ngrok tunnel; ngrok URLs are not accepted"],
-    ['an ngrok.io URL', () => ({ webhook_url: 'https://x.ngrok.io/y', trigger_types: ['message.created'] }), "'webhook_url' points at an ngrok tunnel; ngrok URLs are not accepted"],
+    [
+      'credentials in the URL',
+      (url) => ({ webhook_url: url.replace('http://', 'http://user:secret@'), trigger_types: ['message.created'] }),
+      "'webhook_url' must not contain credentials",
+    ],
+    [
+      'a user name in the URL',
+      (url) => ({ webhook_url: url.replace('http://', 'http://user@'), trigger_types: ['message.created'] }),
+      "'webhook_url' must not contain credentials",
+    ],
+    [
+      'an ngrok-free.app URL',
+      () => ({ webhook_url: 'https://abc.ngrok-free.app/x', trigger_types: ['message.created'] }),
+      "'webhook_url' points at an ngrok tunnel; ngrok URLs are not accepted",
+    ],
+    [
+      'an ngrok.io URL',
+      () => ({ webhook_url: 'https://x.ngrok.io/y', trigger_types: ['message.created'] }),
+      "'webhook_url' points at an ngrok tunnel; ngrok URLs are not accepted",
+    ],
     [
       'a malformed notification address',
-      (url) => ({ webhook_url: url, trigger_types: ['message.created'], notification_email_addresses: ['ops@example.com', 'not-an-email'] }),
+      (url) => ({
+        webhook_url: url,
+        trigger_types: ['message.created'],
+        notification_email_addresses: ['ops@example.com', 'not-an-email'],
+      }),
       "Invalid request body: 'notification_email_addresses[1]' must be a valid email address",
     ],
     [
       'notification addresses as a string',
-      (url) => ({ webhook_url: url, trigger_types: ['message.created'], notification_email_addresses: 'ops@example.com' }),
+      (url) => ({
+        webhook_url: url,
+        trigger_types: ['message.created'],
+        notification_email_addresses: 'ops@example.com',
+      }),
       "Invalid request body: 'notification_email_addresses' must be of type array",
     ],
     [
@@ -337,8 +416,16 @@ describe('POST /v3/webhooks: input checks', () => {
       (url) => ({ webhook_url: url, trigger_types: ['message.created'], compressed_delivery: 'yes' }),
       "Invalid request body: 'compressed_delivery' must be of type boolean",
     ],
-    ['an unknown field', (url) => ({ webhook_url: url, trigger_types: ['message.created'], webhook_secret: 'mine' }), "Invalid request body: unknown field 'webhook_secret'"],
-    ['status on create', (url) => ({ webhook_url: url, trigger_types: ['message.created'], status: 'inactive' }), "Invalid request body: unknown field 'status'"],
+    [
+      'an unknown field',
+      (url) => ({ webhook_url: url, trigger_types: ['message.created'], webhook_secret: 'mine' }),
+      "Invalid request body: unknown field 'webhook_secret'",
+    ],
+    [
+      'status on create',
+      (url) => ({ webhook_url: url, trigger_types: ['message.created'], status: 'inactive' }),
+      "Invalid request body: unknown field 'status'",
+    ],
   ])('refuses %s with 400 naming it, before any verification', async (_name, body, message) => {
     // Act
     const response = await api.post('/v3/webhooks', body(r.url));
@@ -357,7 +444,11 @@ describe('POST /v3/webhooks: input checks', () => {
 
   it('does not store the same notification address twice when two entries differ only in case', async () => {
     // Addresses are stored lower-cased, so uniqueness has to hold after lower-casing too: each is kept once.
-    const response = await api.post('/v3/webhooks', { webhook_url: r.url, trigger_types: ['message.created'], notification_email_addresses: ['Ops@Example.com', 'ops@example.com'] });
+    const response = await api.post('/v3/webhooks', {
+      webhook_url: r.url,
+      trigger_types: ['message.created'],
+      notification_email_addresses: ['Ops@Example.com', 'ops@example.com'],
+    });
     expect(response.status, response.text).toBe(200);
     expect(response.body.data.notification_email_addresses).toEqual(['ops@example.com']);
   });
@@ -368,7 +459,10 @@ describe('POST /v3/webhooks: input checks', () => {
     const challenges = r.challenges.length;
 
     // Act
-    const response = await api.post('/v3/webhooks', { webhook_url: `${r.url}/101`, trigger_types: ['message.created'] });
+    const response = await api.post('/v3/webhooks', {
+      webhook_url: `${r.url}/101`,
+      trigger_types: ['message.created'],
+    });
 
     // Assess
     expectError(response, 409, 'conflict_error', 'An application can have at most 100 webhook destinations');
@@ -377,7 +471,10 @@ describe('POST /v3/webhooks: input checks', () => {
   }, 60_000);
 
   it('refuses a body that is not JSON', async () => {
-    const response = await api.request('POST', '/v3/webhooks', { rawBody: '{"webhook_url":', headers: { 'content-type': 'application/json' } });
+    const response = await api.request('POST', '/v3/webhooks', {
+      rawBody: '{"webhook_url":',
+      headers: { 'content-type': 'application/json' },
+    });
     expectInvalid(response, /^The request body is not valid JSON/);
     await expectNoWebhooks();
   });
@@ -398,7 +495,11 @@ describe('GET /v3/webhooks and /v3/webhooks/{id}', () => {
 
     // Assess
     expect([first, second, third].map((p) => p.status)).toEqual([200, 200, 200]);
-    expect([...first.body.data, ...second.body.data, ...third.body.data].map((w: Webhook) => w.id)).toEqual([c.id, b.id, a.id]);
+    expect([...first.body.data, ...second.body.data, ...third.body.data].map((w: Webhook) => w.id)).toEqual([
+      c.id,
+      b.id,
+      a.id,
+    ]);
     expect(typeof first.body.next_cursor).toBe('string');
     expect(typeof second.body.next_cursor).toBe('string');
     expect(third.body).not.toHaveProperty('next_cursor');
@@ -411,9 +512,15 @@ describe('GET /v3/webhooks and /v3/webhooks/{id}', () => {
   });
 
   it('refuses a forged page_token and unknown query parameters', async () => {
-    expectInvalid(await api.get('/v3/webhooks?page_token=garbage'), 'page_token is not valid for this request; pass next_cursor from the previous page unchanged');
+    expectInvalid(
+      await api.get('/v3/webhooks?page_token=garbage'),
+      'page_token is not valid for this request; pass next_cursor from the previous page unchanged',
+    );
     expectInvalid(await api.get('/v3/webhooks?status=active'), "Invalid query: unknown query parameter 'status'");
-    expectInvalid(await api.get('/v3/webhooks?select=secret'), /^'select' names unknown field\(s\): secret; available: /);
+    expectInvalid(
+      await api.get('/v3/webhooks?select=secret'),
+      /^'select' names unknown field\(s\): secret; available: /,
+    );
   });
 
   it('gets one destination, with select', async () => {
@@ -582,7 +689,10 @@ describe('PUT /v3/webhooks/{id}', () => {
 
     // Act
     const moved = await api.put(`/v3/webhooks/${created.id}`, { webhook_url: second.url });
-    const refused = await api.put(`/v3/webhooks/${created.id}`, { webhook_url: broken.url, description: 'not applied' });
+    const refused = await api.put(`/v3/webhooks/${created.id}`, {
+      webhook_url: broken.url,
+      description: 'not applied',
+    });
 
     // Assess
     expect(moved.status, moved.text).toBe(200);
@@ -591,7 +701,10 @@ describe('PUT /v3/webhooks/{id}', () => {
     expect(second.challenges).toHaveLength(1);
     expect(moved.body.data.webhook_secret).toMatch(SECRET);
     expect(moved.body.data.webhook_secret).not.toBe(created.webhook_secret);
-    expectInvalid(refused, `Verification of webhook_url failed: the body was not exactly the challenge value. ${VERIFICATION_RULE}`);
+    expectInvalid(
+      refused,
+      `Verification of webhook_url failed: the body was not exactly the challenge value. ${VERIFICATION_RULE}`,
+    );
     expect(broken.challenges).toHaveLength(1);
     const after = (await api.get(`/v3/webhooks/${created.id}`)).body.data;
     expect(after.webhook_url).toBe(second.url);
@@ -603,9 +716,18 @@ describe('PUT /v3/webhooks/{id}', () => {
   it('refuses a new webhook_url that breaks the URL rules, without verifying anything', async () => {
     const r = await receiver();
     const created = await create(r.url);
-    expectInvalid(await api.put(`/v3/webhooks/${created.id}`, { webhook_url: 'http://10.0.0.1/x' }), /^'webhook_url' must use https/);
-    expectInvalid(await api.put(`/v3/webhooks/${created.id}`, { webhook_url: 'https://abc.ngrok-free.app/x' }), /ngrok/);
-    expectInvalid(await api.put(`/v3/webhooks/${created.id}`, { trigger_types: ['nope'] }), /^'trigger_types' has unknown trigger type\(s\) nope; valid trigger types: /);
+    expectInvalid(
+      await api.put(`/v3/webhooks/${created.id}`, { webhook_url: 'http://10.0.0.1/x' }),
+      /^'webhook_url' must use https/,
+    );
+    expectInvalid(
+      await api.put(`/v3/webhooks/${created.id}`, { webhook_url: 'https://abc.ngrok-free.app/x' }),
+      /ngrok/,
+    );
+    expectInvalid(
+      await api.put(`/v3/webhooks/${created.id}`, { trigger_types: ['nope'] }),
+      /^'trigger_types' has unknown trigger type\(s\) nope; valid trigger types: /,
+    );
     expect(r.challenges).toHaveLength(1);
     expect((await api.get(`/v3/webhooks/${created.id}`)).body.data.webhook_url).toBe(r.url);
   });
@@ -613,16 +735,25 @@ describe('PUT /v3/webhooks/{id}', () => {
   it.each(['failing', 'failed'])('refuses status %s (set only by the service)', async (status) => {
     const r = await receiver();
     const created = await create(r.url);
-    expectInvalid(await api.put(`/v3/webhooks/${created.id}`, { status }), "Invalid request body: 'status' must be one of: active, inactive, pause");
+    expectInvalid(
+      await api.put(`/v3/webhooks/${created.id}`, { status }),
+      "Invalid request body: 'status' must be one of: active, inactive, pause",
+    );
     expect((await api.get(`/v3/webhooks/${created.id}`)).body.data.status).toBe('active');
   });
 
   it('refuses an empty body, a missing body and unknown fields', async () => {
     const r = await receiver();
     const created = await create(r.url);
-    expectInvalid(await api.put(`/v3/webhooks/${created.id}`, {}), 'Invalid request body: the request body must set at least one field');
+    expectInvalid(
+      await api.put(`/v3/webhooks/${created.id}`, {}),
+      'Invalid request body: the request body must set at least one field',
+    );
     expectInvalid(await api.put(`/v3/webhooks/${created.id}`), 'A JSON request body is required');
-    expectInvalid(await api.put(`/v3/webhooks/${created.id}`, { webhook_secret: 'x' }), "Invalid request body: unknown field 'webhook_secret'");
+    expectInvalid(
+      await api.put(`/v3/webhooks/${created.id}`, { webhook_secret: 'x' }),
+      "Invalid request body: unknown field 'webhook_secret'",
+    );
   });
 });
 
@@ -654,7 +785,8 @@ describe('POST /v3/webhooks/rotate-secret/{id}', () => {
     const r = await receiver();
     const created = await create(r.url);
     const secrets = new Set([created.webhook_secret]);
-    for (let i = 0; i < 3; i++) secrets.add((await api.post(`/v3/webhooks/rotate-secret/${created.id}`)).body.data.webhook_secret);
+    for (let i = 0; i < 3; i++)
+      secrets.add((await api.post(`/v3/webhooks/rotate-secret/${created.id}`)).body.data.webhook_secret);
     expect(secrets.size).toBe(4);
   });
 });
@@ -662,10 +794,20 @@ describe('POST /v3/webhooks/rotate-secret/{id}', () => {
 describe('POST /v3/webhooks/mock-payload', () => {
   it.each([...TRIGGER_TYPES])('gives an example %s payload as delivered', async (triggerType) => {
     // The published contract's form also names a webhook_url.
-    const response = await atTime(T0, () => api.post('/v3/webhooks/mock-payload', { trigger_type: triggerType, webhook_url: 'https://hooks.example.com/in' }));
+    const response = await atTime(T0, () =>
+      api.post('/v3/webhooks/mock-payload', { trigger_type: triggerType, webhook_url: 'https://hooks.example.com/in' }),
+    );
     expect(response.status, response.text).toBe(200);
     const payload = response.body.data;
-    expect(Object.keys(payload)).toEqual(['specversion', 'type', 'source', 'id', 'time', 'webhook_delivery_attempt', 'data']);
+    expect(Object.keys(payload)).toEqual([
+      'specversion',
+      'type',
+      'source',
+      'id',
+      'time',
+      'webhook_delivery_attempt',
+      'data',
+    ]);
     expect(payload.specversion).toBe('1.0');
     expect(payload.type).toBe(triggerType);
     expect(payload.webhook_delivery_attempt).toBe(1);
@@ -701,8 +843,21 @@ describe('POST /v3/webhooks/send-test-event', () => {
     expect(got.headers['x-service-signature']).toBe(hmac(got.raw, created.webhook_secret));
     expect(got.headers['content-type']).toBe('application/json');
     const payload = JSON.parse(got.raw.toString());
-    expect(Object.keys(payload)).toEqual(['specversion', 'type', 'source', 'id', 'time', 'webhook_delivery_attempt', 'data']);
-    expect(payload).toMatchObject({ specversion: '1.0', type: 'grant.created', webhook_delivery_attempt: 1, data: { application_id: applicationId } });
+    expect(Object.keys(payload)).toEqual([
+      'specversion',
+      'type',
+      'source',
+      'id',
+      'time',
+      'webhook_delivery_attempt',
+      'data',
+    ]);
+    expect(payload).toMatchObject({
+      specversion: '1.0',
+      type: 'grant.created',
+      webhook_delivery_attempt: 1,
+      data: { application_id: applicationId },
+    });
     // Sentinel: a second test event, sent after the first was answered, arrives right after it.
     await testEvent(r, 'message.created');
     expect(r.received.map(typeOf)).toEqual(['grant.created', 'message.created']);
@@ -721,7 +876,12 @@ describe('POST /v3/webhooks/send-test-event', () => {
     await create(r.url);
     r.script({ hang: true });
     const { answer } = await testEvent(r);
-    expect(answer).toEqual({ delivered: false, status_code: null, duration_ms: expect.any(Number), error: 'no response within 1000 ms' });
+    expect(answer).toEqual({
+      delivered: false,
+      status_code: null,
+      duration_ms: expect.any(Number),
+      error: 'no response within 1000 ms',
+    });
   });
 
   it("refuses a URL that is not one of the application's destinations, sending nothing", async () => {
@@ -733,11 +893,18 @@ describe('POST /v3/webhooks/send-test-event', () => {
     await create(mine.url);
 
     // Act
-    const unknown = await api.post('/v3/webhooks/send-test-event', { trigger_type: 'message.created', webhook_url: stranger.url });
-    const other = await api.post('/v3/webhooks/send-test-event', { trigger_type: 'message.created', webhook_url: foreign.url });
+    const unknown = await api.post('/v3/webhooks/send-test-event', {
+      trigger_type: 'message.created',
+      webhook_url: stranger.url,
+    });
+    const other = await api.post('/v3/webhooks/send-test-event', {
+      trigger_type: 'message.created',
+      webhook_url: foreign.url,
+    });
 
     // Assess
-    const message = "'webhook_url' must be the URL of one of this application's webhook destinations: its secret signs the test event";
+    const message =
+      "'webhook_url' must be the URL of one of this application's webhook destinations: its secret signs the test event";
     expectInvalid(unknown, message);
     expectInvalid(other, message);
     // Sentinel: a test event to the application's own destination, sent after both refusals, arrives.
@@ -749,8 +916,14 @@ describe('POST /v3/webhooks/send-test-event', () => {
   it('refuses an unknown trigger type and a missing field', async () => {
     const r = await receiver();
     await create(r.url);
-    expectInvalid(await api.post('/v3/webhooks/send-test-event', { trigger_type: 'nope', webhook_url: r.url }), /^'trigger_type' has unknown trigger type\(s\) nope; valid trigger types: /);
-    expectInvalid(await api.post('/v3/webhooks/send-test-event', { trigger_type: 'message.created' }), "Invalid request body: 'webhook_url' is required");
+    expectInvalid(
+      await api.post('/v3/webhooks/send-test-event', { trigger_type: 'nope', webhook_url: r.url }),
+      /^'trigger_type' has unknown trigger type\(s\) nope; valid trigger types: /,
+    );
+    expectInvalid(
+      await api.post('/v3/webhooks/send-test-event', { trigger_type: 'message.created' }),
+      "Invalid request body: 'webhook_url' is required",
+    );
     // Sentinel: a valid test event, sent after both refusals, is the only thing that arrives.
     await testEvent(r, 'grant.created');
     expect(r.received.map(typeOf)).toEqual(['grant.created']);
@@ -780,9 +953,24 @@ describe('DELETE /v3/webhooks/{id} and the delivery log', () => {
     expect(Object.keys(deleted.body)).toEqual(['request_id', 'data']);
     expect(deleted.body.data).toEqual({ status: 'success' });
     expect(deleted.body.request_id).toMatch(/^req_/);
-    expectError(await api.get(`/v3/webhooks/${created.id}`), 404, 'not_found_error', `Webhook '${created.id}' not found`);
-    expectError(await api.delete(`/v3/webhooks/${created.id}`), 404, 'not_found_error', `Webhook '${created.id}' not found`);
-    expectError(await api.get(`/v3/webhooks/${created.id}/deliveries`), 404, 'not_found_error', `Webhook '${created.id}' not found`);
+    expectError(
+      await api.get(`/v3/webhooks/${created.id}`),
+      404,
+      'not_found_error',
+      `Webhook '${created.id}' not found`,
+    );
+    expectError(
+      await api.delete(`/v3/webhooks/${created.id}`),
+      404,
+      'not_found_error',
+      `Webhook '${created.id}' not found`,
+    );
+    expectError(
+      await api.get(`/v3/webhooks/${created.id}/deliveries`),
+      404,
+      'not_found_error',
+      `Webhook '${created.id}' not found`,
+    );
     expect((await api.get('/v3/webhooks')).body.data.map((w: Webhook) => w.id)).toEqual([keep.id]);
     // Its URL no longer takes test events.
     expectInvalid(
@@ -815,14 +1003,19 @@ describe('DELETE /v3/webhooks/{id} and the delivery log', () => {
   it('refuses a forged deliveries page_token', async () => {
     const r = await receiver();
     const created = await create(r.url);
-    expectInvalid(await api.get(`/v3/webhooks/${created.id}/deliveries?page_token=abc`), /^page_token is not valid for this request/);
+    expectInvalid(
+      await api.get(`/v3/webhooks/${created.id}/deliveries?page_token=abc`),
+      /^page_token is not valid for this request/,
+    );
   });
 });
 
 describe('routing', () => {
   it('does not take ip-addresses, mock-payload or send-test-event for a webhook id', async () => {
     expect((await api.get('/v3/webhooks/ip-addresses')).body.data.ip_addresses).toEqual(['203.0.113.7', '203.0.113.8']);
-    expect((await api.post('/v3/webhooks/mock-payload', { trigger_type: 'grant.created' })).body.data.type).toBe('grant.created');
+    expect((await api.post('/v3/webhooks/mock-payload', { trigger_type: 'grant.created' })).body.data.type).toBe(
+      'grant.created',
+    );
     // send-test-event reaches sendTestEvent: the registered destination gets the test payload.
     const r = await receiver();
     await create(r.url);
@@ -835,7 +1028,12 @@ describe('routing', () => {
     const r = await receiver();
     const created = await create(r.url);
     const patch = await api.patch(`/v3/webhooks/${created.id}`, { description: 'x' });
-    expectError(patch, 405, 'method_not_allowed_error', `PATCH is not allowed on /v3/webhooks/${created.id}; allowed methods: GET, PUT, DELETE`);
+    expectError(
+      patch,
+      405,
+      'method_not_allowed_error',
+      `PATCH is not allowed on /v3/webhooks/${created.id}; allowed methods: GET, PUT, DELETE`,
+    );
     expect(patch.headers.get('allow')).toBe('GET, PUT, DELETE');
     const get = await api.get(`/v3/webhooks/rotate-secret/${created.id}`);
     expect(get.status).toBe(405);
@@ -849,6 +1047,11 @@ describe('routing', () => {
   it('requires an API key', async () => {
     const anonymous = apiClient(gateway.url);
     expectError(await anonymous.get('/v3/webhooks'), 401, 'authentication_error', /.+/);
-    expectError(await anonymous.post('/v3/webhooks/mock-payload', { trigger_type: 'grant.created' }), 401, 'authentication_error', /.+/);
+    expectError(
+      await anonymous.post('/v3/webhooks/mock-payload', { trigger_type: 'grant.created' }),
+      401,
+      'authentication_error',
+      /.+/,
+    );
   });
 });

@@ -98,13 +98,19 @@ describe('deployed mode', () => {
     'https://localhost/h',
   ])('refuses %s as not a public address', async (url) => {
     const response = await api.post('/v3/webhooks', { webhook_url: url, trigger_types: ['message.created'] });
-    expectInvalid(response, /^'webhook_url' is not reachable as a public address: \S+ resolves to \S+, which is not a public address$/);
+    expectInvalid(
+      response,
+      /^'webhook_url' is not reachable as a public address: \S+ resolves to \S+, which is not a public address$/,
+    );
     await expectNoWebhooks();
   });
 
   it('names the host and the refused address', async () => {
     expectInvalid(
-      await api.post('/v3/webhooks', { webhook_url: 'https://169.254.169.254/latest/meta-data/', trigger_types: ['message.created'] }),
+      await api.post('/v3/webhooks', {
+        webhook_url: 'https://169.254.169.254/latest/meta-data/',
+        trigger_types: ['message.created'],
+      }),
       "'webhook_url' is not reachable as a public address: 169.254.169.254 resolves to 169.254.169.254, which is not a public address",
     );
     expectInvalid(
@@ -113,24 +119,47 @@ describe('deployed mode', () => {
     );
   });
 
-  it.each(['https://127.0.0.1:{port}/h', 'https://localhost:{port}/h', 'https://[::ffff:127.0.0.1]:{port}/h'])('refuses %s before any connection is made', async (template) => {
-    // Act
-    const response = await api.post('/v3/webhooks', { webhook_url: template.replace('{port}', String(tcpPort)), trigger_types: ['message.created'] });
+  it.each(['https://127.0.0.1:{port}/h', 'https://localhost:{port}/h', 'https://[::ffff:127.0.0.1]:{port}/h'])(
+    'refuses %s before any connection is made',
+    async (template) => {
+      // Act
+      const response = await api.post('/v3/webhooks', {
+        webhook_url: template.replace('{port}', String(tcpPort)),
+        trigger_types: ['message.created'],
+      });
 
-    // Assess
-    expectInvalid(response, /^'webhook_url' is not reachable as a public address: /);
-    const sentinel = await tcpSentinel();
-    expect(tcpConnections).toEqual([sentinel]);
-  });
+      // Assess
+      expectInvalid(response, /^'webhook_url' is not reachable as a public address: /);
+      const sentinel = await tcpSentinel();
+      expect(tcpConnections).toEqual([sentinel]);
+    },
+  );
 
-  it.each(['https://abc.ngrok-free.app/x', 'https://x.ngrok.io/y', 'https://x.ngrok.app/', 'https://deep.sub.ngrok-free.dev/hook'])('refuses the ngrok URL %s', async (url) => {
-    expectInvalid(await api.post('/v3/webhooks', { webhook_url: url, trigger_types: ['message.created'] }), "'webhook_url' points at an ngrok tunnel; ngrok URLs are not accepted");
+  it.each([
+    'https://abc.ngrok-free.app/x',
+    'https://x.ngrok.io/y',
+    'https://x.ngrok.app/',
+    'https://deep.sub.ngrok-free.dev/hook',
+  ])('refuses the ngrok URL %s', async (url) => {
+    expectInvalid(
+      await api.post('/v3/webhooks', { webhook_url: url, trigger_types: ['message.created'] }),
+      "'webhook_url' points at an ngrok tunnel; ngrok URLs are not accepted",
+    );
     await expectNoWebhooks();
   });
 
   it('applies the same rules to send-test-event URLs', async () => {
-    expectInvalid(await api.post('/v3/webhooks/send-test-event', { trigger_type: 'message.created', webhook_url: receiver.url }), "'webhook_url' must use https");
-    expectInvalid(await api.post('/v3/webhooks/send-test-event', { trigger_type: 'message.created', webhook_url: 'https://abc.ngrok-free.app/x' }), /ngrok/);
+    expectInvalid(
+      await api.post('/v3/webhooks/send-test-event', { trigger_type: 'message.created', webhook_url: receiver.url }),
+      "'webhook_url' must use https",
+    );
+    expectInvalid(
+      await api.post('/v3/webhooks/send-test-event', {
+        trigger_type: 'message.created',
+        webhook_url: 'https://abc.ngrok-free.app/x',
+      }),
+      /ngrok/,
+    );
     expect(receiver.received).toHaveLength(0);
   });
 

@@ -12,7 +12,11 @@ export interface ApiResponse<T = any> {
 }
 
 export interface ApiClient {
-  request<T = any>(method: string, path: string, options?: { body?: unknown; rawBody?: string | Buffer; headers?: Record<string, string> }): Promise<ApiResponse<T>>;
+  request<T = any>(
+    method: string,
+    path: string,
+    options?: { body?: unknown; rawBody?: string | Buffer; headers?: Record<string, string> },
+  ): Promise<ApiResponse<T>>;
   get<T = any>(path: string, headers?: Record<string, string>): Promise<ApiResponse<T>>;
   post<T = any>(path: string, body?: unknown, headers?: Record<string, string>): Promise<ApiResponse<T>>;
   patch<T = any>(path: string, body?: unknown, headers?: Record<string, string>): Promise<ApiResponse<T>>;
@@ -21,7 +25,15 @@ export interface ApiClient {
 }
 
 /** Fields whose string values are secrets, wherever they are in a JSON or form body, sent or answered. */
-const SECRET_FIELDS = new Set(['access_token', 'refresh_token', 'id_token', 'webhook_secret', 'api_key', 'client_secret', 'private_key']);
+const SECRET_FIELDS = new Set([
+  'access_token',
+  'refresh_token',
+  'id_token',
+  'webhook_secret',
+  'api_key',
+  'client_secret',
+  'private_key',
+]);
 
 function rememberSecretsIn(value: unknown, where: string): void {
   if (Array.isArray(value)) for (const item of value) rememberSecretsIn(item, where);
@@ -31,7 +43,8 @@ function rememberSecretsIn(value: unknown, where: string): void {
     if (SECRET_FIELDS.has(key)) rememberSecret(field, `${key} ${where}`);
     // The authorization code a token request exchanges.
     else if (key === 'code' && 'grant_type' in object) rememberSecret(field, `code ${where}`);
-    else if (key === 'credential_data' && typeof field === 'object' && field !== null) rememberSecret(JSON.stringify(field), `credential_data ${where}`);
+    else if (key === 'credential_data' && typeof field === 'object' && field !== null)
+      rememberSecret(JSON.stringify(field), `credential_data ${where}`);
     rememberSecretsIn(field, where);
   }
 }
@@ -50,7 +63,8 @@ function rememberCodeIn(url: string | null, base: string, where: string): void {
 function formOrJson(body: string | Buffer | undefined, contentType: string | undefined): unknown {
   if (body === undefined || body.length > 1024 * 1024) return undefined;
   const text = body.toString();
-  if (contentType?.startsWith('application/x-www-form-urlencoded')) return Object.fromEntries(new URLSearchParams(text));
+  if (contentType?.startsWith('application/x-www-form-urlencoded'))
+    return Object.fromEntries(new URLSearchParams(text));
   try {
     return JSON.parse(text);
   } catch {
@@ -61,7 +75,10 @@ function formOrJson(body: string | Buffer | undefined, contentType: string | und
 export function apiClient(baseUrl: string, apiKey?: string): ApiClient {
   rememberSecret(apiKey, 'bearer credential of an API client (API key or access token)');
   const request: ApiClient['request'] = async (method, path, options = {}) => {
-    const headers: Record<string, string> = { ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}), ...options.headers };
+    const headers: Record<string, string> = {
+      ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
+      ...options.headers,
+    };
     let body: string | Buffer | undefined = options.rawBody;
     if (options.body !== undefined) {
       body = JSON.stringify(options.body);

@@ -19,7 +19,8 @@ export async function openContext(
 }
 
 /** What the console said about the Content-Security-Policy (a blocked resource, form or navigation). */
-export const violations = (consoleMessages: string[]) => consoleMessages.filter((message) => /Content Security Policy/i.test(message));
+export const violations = (consoleMessages: string[]) =>
+  consoleMessages.filter((message) => /Content Security Policy/i.test(message));
 
 /** The directives of a Content-Security-Policy header, each with its sources. */
 export const directives = (header: string) =>
@@ -35,7 +36,9 @@ export async function tabOrder(page: Page, presses: number): Promise<string[]> {
   const reached: string[] = [];
   for (let i = 0; i < presses; i++) {
     await page.keyboard.press('Tab');
-    reached.push(await page.locator(':focus').evaluate((el) => `${el.tagName.toLowerCase()} ${el.id || el.textContent?.trim()}`));
+    reached.push(
+      await page.locator(':focus').evaluate((el) => `${el.tagName.toLowerCase()} ${el.id || el.textContent?.trim()}`),
+    );
   }
   return reached;
 }

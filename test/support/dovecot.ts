@@ -1,5 +1,10 @@
 import { afterAll, beforeAll } from 'vitest';
-import { startDovecot, type DovecotAccount, type DovecotOptions, type RunningDovecot } from '../../scripts/local-stack/dovecot';
+import {
+  startDovecot,
+  type DovecotAccount,
+  type DovecotOptions,
+  type RunningDovecot,
+} from '../../scripts/local-stack/dovecot';
 import { startSmtpSink } from '../../scripts/local-stack/smtp-sink';
 import type { SunkMessage } from './mail';
 
@@ -23,11 +28,15 @@ export interface DovecotHarness {
   };
 }
 
-export function useDovecot(accounts: DovecotAccount[], options: { oauth2?: () => DovecotOptions['oauth2'] } = {}): DovecotHarness {
+export function useDovecot(
+  accounts: DovecotAccount[],
+  options: { oauth2?: () => DovecotOptions['oauth2'] } = {},
+): DovecotHarness {
   let server: RunningDovecot | undefined;
   let sink: Awaited<ReturnType<typeof startSmtpSink>> | undefined;
   const started = () => {
-    if (!server || !sink) throw new Error('useDovecot: Dovecot is not running (outside the tests of the file that called useDovecot?)');
+    if (!server || !sink)
+      throw new Error('useDovecot: Dovecot is not running (outside the tests of the file that called useDovecot?)');
     return { server, sink };
   };
 
@@ -35,7 +44,11 @@ export function useDovecot(accounts: DovecotAccount[], options: { oauth2?: () =>
     sink = await startSmtpSink({ smtpPort: 0, httpPort: 0 });
     const relay = new URL(sink.smtpUrl);
     try {
-      server = await startDovecot({ accounts, smtpRelay: { host: relay.hostname, port: Number(relay.port) }, oauth2: options.oauth2?.() });
+      server = await startDovecot({
+        accounts,
+        smtpRelay: { host: relay.hostname, port: Number(relay.port) },
+        oauth2: options.oauth2?.(),
+      });
     } catch (error) {
       await sink.stop();
       sink = undefined;

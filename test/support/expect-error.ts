@@ -11,4 +11,5 @@ export function expectError(r: ApiResponse, status: number, type: string, messag
 }
 
 /** A 400 invalid_request_error with this message. */
-export const expectInvalid = (r: ApiResponse, message: string | RegExp) => expectError(r, 400, 'invalid_request_error', message);
+export const expectInvalid = (r: ApiResponse, message: string | RegExp) =>
+  expectError(r, 400, 'invalid_request_error', message);

@@ -5,7 +5,12 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'a
 import { compareSpecificity, decodeParam } from '#shared/http/paths';
 import { checkResponse } from './response-check';
 import { buildEvent, lambdaContext } from '../../scripts/local-stack/api-gateway-event';
-import { ROOT, httpApiEvents, loadServerlessConfig, type HttpApiEvent } from '../../scripts/local-stack/serverless-config';
+import {
+  ROOT,
+  httpApiEvents,
+  loadServerlessConfig,
+  type HttpApiEvent,
+} from '../../scripts/local-stack/serverless-config';
 
 /**
  * A local stand-in for API Gateway (HTTP API, payload format 2.0) that the integration tests drive
@@ -21,7 +26,12 @@ export interface Gateway {
   url: string;
   close(): Promise<void>;
   /** Builds the event API Gateway would send for a request, and invokes the matched handler in-process. */
-  invoke(request: { method: string; path: string; headers?: Record<string, string>; body?: string | Buffer }): Promise<APIGatewayProxyResultV2>;
+  invoke(request: {
+    method: string;
+    path: string;
+    headers?: Record<string, string>;
+    body?: string | Buffer;
+  }): Promise<APIGatewayProxyResultV2>;
 }
 
 function matchPath(template: string, path: string): Record<string, string> | undefined {
@@ -67,7 +77,10 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
     return handler;
   };
 
-  const route = (method: string, path: string): { event: HttpApiEvent; routeKey: string; params?: Record<string, string> } | undefined => {
+  const route = (
+    method: string,
+    path: string,
+  ): { event: HttpApiEvent; routeKey: string; params?: Record<string, string> } | undefined => {
     const matched = options.ignoreTrailingSlash && path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
     for (const event of routes) {
       if (event.method !== method && event.method !== 'ANY') continue;
@@ -77,10 +90,17 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
     return fallback ? { event: fallback, routeKey: '$default' } : undefined;
   };
 
-  const dispatch = async (request: { method: string; url: string; headers: Record<string, string>; body: Buffer; sourceIp: string }) => {
+  const dispatch = async (request: {
+    method: string;
+    url: string;
+    headers: Record<string, string>;
+    body: Buffer;
+    sourceIp: string;
+  }) => {
     const pathOnly = request.url.split('?')[0]!;
     const found = route(request.method, decodeParam(pathOnly));
-    if (!found) return { statusCode: 404, headers: { 'content-type': 'application/json' }, body: '{"message":"Not Found"}' };
+    if (!found)
+      return { statusCode: 404, headers: { 'content-type': 'application/json' }, body: '{"message":"Not Found"}' };
     const handler = await load(found.event);
     const event = buildEvent({ routeKey: found.routeKey, params: found.params }, request);
     return handler(event, lambdaContext(found.event.function));
@@ -114,18 +134,31 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
           sourceIp: req.socket.remoteAddress?.replace(/^::ffff:/, '') ?? '127.0.0.1',
         });
         if (typeof result === 'string' || !('statusCode' in result)) {
-          res.writeHead(200, { 'content-type': 'application/json' }).end(typeof result === 'string' ? result : JSON.stringify(result));
+          res
+            .writeHead(200, { 'content-type': 'application/json' })
+            .end(typeof result === 'string' ? result : JSON.stringify(result));
           return;
         }
-        const body = result.body === undefined ? '' : result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body;
+        const body =
+          result.body === undefined ? '' : result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body;
         const type = String((result.headers ?? {})['content-type'] ?? '');
         if (type.startsWith('application/json') && !(result.headers ?? {})['content-encoding']) {
           const url = new URL(req.url ?? '/', 'http://gateway');
-          const problems = checkResponse(req.method ?? 'GET', decodeParam(url.pathname), url.searchParams, result.statusCode ?? 200, JSON.parse(String(body)));
+          const problems = checkResponse(
+            req.method ?? 'GET',
+            decodeParam(url.pathname),
+            url.searchParams,
+            result.statusCode ?? 200,
+            JSON.parse(String(body)),
+          );
           if (problems.length) {
             // A view that drifted from its schema fails the test that called it, loudly.
-            process.stderr.write(`gateway: ${req.method} ${url.pathname} answered outside its response schema:\n  ${problems.join('\n  ')}\n`);
-            res.writeHead(599, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'response outside its schema', problems }));
+            process.stderr.write(
+              `gateway: ${req.method} ${url.pathname} answered outside its response schema:\n  ${problems.join('\n  ')}\n`,
+            );
+            res
+              .writeHead(599, { 'content-type': 'application/json' })
+              .end(JSON.stringify({ message: 'response outside its schema', problems }));
             return;
           }
         }
@@ -148,6 +181,12 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
         server.close(() => resolve());
       }),
     invoke: async ({ method, path, headers = {}, body }) =>
-      dispatch({ method, url: path, headers, body: Buffer.isBuffer(body) ? body : Buffer.from(body ?? ''), sourceIp: '127.0.0.1' }) as Promise<APIGatewayProxyResultV2>,
+      dispatch({
+        method,
+        url: path,
+        headers,
+        body: Buffer.isBuffer(body) ? body : Buffer.from(body ?? ''),
+        sourceIp: '127.0.0.1',
+      }) as Promise<APIGatewayProxyResultV2>,
   };
 }

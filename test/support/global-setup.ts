@@ -11,7 +11,9 @@ import { alive } from '../../scripts/local-stack/instances';
  */
 // One stack for the run, also when several test projects each run this setup (kept on globalThis:
 // each project may load this module anew); stopped when the last project tears down.
-const shared = globalThis as typeof globalThis & { switchboardStack?: { stack: Promise<LocalStack>; users: number; artifacts: string } };
+const shared = globalThis as typeof globalThis & {
+  switchboardStack?: { stack: Promise<LocalStack>; users: number; artifacts: string };
+};
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -30,7 +32,8 @@ const RUNS = fileURLToPath(new URL('../artifacts/runs/', import.meta.url));
 function freshRunDirectory(): string {
   mkdirSync(RUNS, { recursive: true });
   for (const name of readdirSync(RUNS)) {
-    if (Number(name) === process.pid || !alive(Number(name))) rmSync(`${RUNS}${name}`, { recursive: true, force: true });
+    if (Number(name) === process.pid || !alive(Number(name)))
+      rmSync(`${RUNS}${name}`, { recursive: true, force: true });
   }
   const dir = `${RUNS}${process.pid}`;
   mkdirSync(dir, { recursive: true });

@@ -9,7 +9,12 @@ import { startGateway, type Gateway } from './gateway';
  * `applicationId()` is its ID, the scheduler's `client_id`);
  * `otherApi()` makes a client of a new application, for tenant-isolation tests.
  */
-export function useApi(): { api: ApiClient; gateway: () => Gateway; applicationId: () => string; otherApi: (name?: string) => Promise<ApiClient> } {
+export function useApi(): {
+  api: ApiClient;
+  gateway: () => Gateway;
+  applicationId: () => string;
+  otherApi: (name?: string) => Promise<ApiClient>;
+} {
   let gateway: Gateway | undefined;
   let client: ApiClient | undefined;
   let applicationId: string | undefined;
@@ -21,7 +26,8 @@ export function useApi(): { api: ApiClient; gateway: () => Gateway; applicationI
   });
   afterAll(async () => gateway?.close());
   const started = () => {
-    if (!gateway || !client) throw new Error('useApi(): the API is available inside tests and hooks, once beforeAll has run');
+    if (!gateway || !client)
+      throw new Error('useApi(): the API is available inside tests and hooks, once beforeAll has run');
     return { gateway, client };
   };
   return {

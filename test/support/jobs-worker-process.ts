@@ -10,14 +10,17 @@ import { captureLogs } from './secrets';
  * at a time, as the event source mapping does for the `jobs` function (batch size 1).
  */
 // What this process logs goes where every test worker's logs go (test/support/secrets.ts).
-if (process.env.SWITCHBOARD_TEST_ARTIFACTS) captureLogs(process.env.SWITCHBOARD_TEST_ARTIFACTS, process.env.TEST_LOG_LEVEL ?? 'silent');
+if (process.env.SWITCHBOARD_TEST_ARTIFACTS)
+  captureLogs(process.env.SWITCHBOARD_TEST_ARTIFACTS, process.env.TEST_LOG_LEVEL ?? 'silent');
 const queueUrl = process.env.JOBS_QUEUE_URL!;
 const sqs = new SQSClient({});
 const { handler } = await import('#functions/jobs/handler');
 
 process.send?.('ready');
 for (;;) {
-  const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 0 }));
+  const { Messages = [] } = await sqs.send(
+    new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 0 }),
+  );
   const [m] = Messages;
   if (!m) {
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -33,5 +36,6 @@ for (;;) {
     eventSource: 'aws:sqs',
   } as unknown as SQSRecord;
   const result = await handler({ Records: [record] }, lambdaContext('jobs', 300_000));
-  if (!result.batchItemFailures.length) await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle! }));
+  if (!result.batchItemFailures.length)
+    await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle! }));
 }

@@ -32,8 +32,13 @@ const word = (hex: string) => (hex.match(/../g) ?? []).reverse().map((b) => pars
 const ipv4 = (hex: string) => word(hex).join('.');
 function ipv6(hex: string) {
   const bytes = [0, 8, 16, 24].flatMap((i) => word(hex.slice(i, i + 8)));
-  if (bytes.slice(0, 10).every((b) => b === 0) && bytes[10] === 255 && bytes[11] === 255) return `::ffff:${bytes.slice(12).join('.')}`;
-  return bytes.every((b, i) => b === (i === 15 ? 1 : 0)) ? '::1' : bytes.every((b) => b === 0) ? '::' : bytes.map((b) => b.toString(16)).join(',');
+  if (bytes.slice(0, 10).every((b) => b === 0) && bytes[10] === 255 && bytes[11] === 255)
+    return `::ffff:${bytes.slice(12).join('.')}`;
+  return bytes.every((b, i) => b === (i === 15 ? 1 : 0))
+    ? '::1'
+    : bytes.every((b) => b === 0)
+      ? '::'
+      : bytes.map((b) => b.toString(16)).join(',');
 }
 
 /** What loopback-only listeners show. */

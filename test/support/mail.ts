@@ -47,6 +47,9 @@ export async function startInboundListener(): Promise<{ port: number; stop(): Pr
     import('../../scripts/local-stack/index'),
   ]);
   const port = await freePort();
-  const smtp = await startInboundSmtp({ port, handlers: { acceptsRecipient, deliver: async (raw, envelope) => void (await ingestMessage(raw, envelope)) } });
+  const smtp = await startInboundSmtp({
+    port,
+    handlers: { acceptsRecipient, deliver: async (raw, envelope) => void (await ingestMessage(raw, envelope)) },
+  });
   return { port, stop: smtp.stop };
 }

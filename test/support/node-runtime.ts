@@ -18,7 +18,9 @@ export function lambdaNodeMajor(): string {
 
 /** The package of this platform's Node binary, if package.json names one (none for macOS on Apple silicon). */
 export function nodeBinaryPackage(): string | undefined {
-  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { optionalDependencies?: Record<string, string> };
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    optionalDependencies?: Record<string, string>;
+  };
   const name = `node-${process.platform}-${process.arch}`;
   return name in (pkg.optionalDependencies ?? {}) ? name : undefined;
 }
@@ -59,7 +61,9 @@ export function processTree(root: number): LinuxProcess[] {
     try {
       const exe = readlinkSync(`/proc/${pid}/exe`);
       const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
-      const threads = readdirSync(`/proc/${pid}/task`).map((tid) => readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim());
+      const threads = readdirSync(`/proc/${pid}/task`).map((tid) =>
+        readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim(),
+      );
       tree.push({ pid, exe, argv, threads });
     } catch {
       return;

@@ -10,7 +10,14 @@ import { ROOT } from '../../scripts/local-stack/serverless-config';
 export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env = { ...process.env };
   for (const key of Object.keys(env)) {
-    if (key.startsWith('AWS_') || key.endsWith('_QUEUE_URL') || key.endsWith('_DLQ_URL') || key === 'TABLE_NAME' || key.startsWith('VITEST')) delete env[key];
+    if (
+      key.startsWith('AWS_') ||
+      key.endsWith('_QUEUE_URL') ||
+      key.endsWith('_DLQ_URL') ||
+      key === 'TABLE_NAME' ||
+      key.startsWith('VITEST')
+    )
+      delete env[key];
   }
   return { ...env, ...extra };
 }
@@ -22,7 +29,12 @@ export interface Started {
 
 /** Starts `npm start` and resolves once it printed 'ready in' and the banner with its API key. */
 export async function npmStart(env: Record<string, string>): Promise<Started> {
-  const child = spawn('npm', ['start'], { cwd: ROOT, detached: true, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('npm', ['start'], {
+    cwd: ROOT,
+    detached: true,
+    env: cleanEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout!.on('data', (c) => (output += c));
   child.stderr!.on('data', (c) => (output += c));

@@ -71,7 +71,8 @@ export async function jobsDone(timeoutMs = 120_000): Promise<void> {
       if ((await messagesIn(jobs.queue)) === 0) return;
       continue;
     }
-    if (Date.now() > deadline) throw new Error(`jobsDone: ${left} job(s) still on the jobs queue after ${timeoutMs} ms`);
+    if (Date.now() > deadline)
+      throw new Error(`jobsDone: ${left} job(s) still on the jobs queue after ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

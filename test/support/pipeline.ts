@@ -28,7 +28,8 @@ export async function pipelineIdle(queues: readonly string[], timeoutMs = 60_000
       }
     }
     if (!busy) return;
-    if (Date.now() > deadline) throw new Error(`pipelineIdle: ${busy.queue} still holds ${busy.messages} message(s) after ${timeoutMs} ms`);
+    if (Date.now() > deadline)
+      throw new Error(`pipelineIdle: ${busy.queue} still holds ${busy.messages} message(s) after ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

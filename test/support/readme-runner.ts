@@ -71,12 +71,18 @@ export function shellBlocks(markdown: string): ShellBlock[] {
     let previous = i - 1;
     while (previous >= 0 && lines[previous]!.trim() === '') previous--;
     const marker = previous >= 0 ? SKIP.exec(lines[previous]!.trim()) : null;
-    if (marker && !marker[1]) throw new Error(`README line ${previous + 1}: a readme-test skip marker must say why the block is skipped`);
+    if (marker && !marker[1])
+      throw new Error(`README line ${previous + 1}: a readme-test skip marker must say why the block is skipped`);
     const start = i + 1;
     let end = start;
     while (end < lines.length && !FENCE_CLOSE.test(lines[end]!)) end++;
     if (end === lines.length) throw new Error(`README line ${i + 1}: shell block without a closing fence`);
-    blocks.push({ index: blocks.length + 1, line: start + 1, lines: lines.slice(start, end), ...(marker ? { skip: marker[1] } : {}) });
+    blocks.push({
+      index: blocks.length + 1,
+      line: start + 1,
+      lines: lines.slice(start, end),
+      ...(marker ? { skip: marker[1] } : {}),
+    });
     i = end;
   }
   return blocks;
@@ -140,10 +146,23 @@ export function statements(block: ShellBlock): Statement[] {
       if (open.length > 0 || /(?:\\|\||&&)\s*$/.test(code)) return;
     }
     if (heredoc || open.length > 0) return;
-    found.push({ block, start: current.start, end: line, text: current.lines.join('\n'), announced: current.announced });
+    found.push({
+      block,
+      start: current.start,
+      end: line,
+      text: current.lines.join('\n'),
+      announced: current.announced,
+    });
     current = undefined;
   });
-  if (current) found.push({ block, start: current.start, end: block.line + block.lines.length - 1, text: current.lines.join('\n'), announced: current.announced });
+  if (current)
+    found.push({
+      block,
+      start: current.start,
+      end: block.line + block.lines.length - 1,
+      text: current.lines.join('\n'),
+      announced: current.announced,
+    });
   return found;
 }
 
@@ -230,7 +249,10 @@ function describeAt(statement: Statement | undefined, line: number): string {
  * Runs every runnable shell block of `markdown` in one bash, in `cwd` with `env`, and judges the
  * run: the exit status, each HTTP answer against what the README announces.
  */
-export async function runReadme(markdown: string, options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<ReadmeRun> {
+export async function runReadme(
+  markdown: string,
+  options: { cwd: string; env: NodeJS.ProcessEnv },
+): Promise<ReadmeRun> {
   const blocks = shellBlocks(markdown).filter((b) => !b.skip);
   const all = blocks.flatMap(statements);
   const at = (line: number) => all.find((s) => s.start <= line && line <= s.end);
@@ -252,7 +274,12 @@ export async function runReadme(markdown: string, options: { cwd: string; env: N
       // Its own process group: whatever the blocks leave running in the background is stopped with it.
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...options.env, PATH: `${shimDir}${delimiter}${path}`, READMETEST_CURL_LOG: curlLog, READMETEST_LINE_FILE: lineFile },
+      env: {
+        ...options.env,
+        PATH: `${shimDir}${delimiter}${path}`,
+        READMETEST_CURL_LOG: curlLog,
+        READMETEST_LINE_FILE: lineFile,
+      },
     });
     let output = '';
     child.stdout!.on('data', (chunk) => (output += chunk));
@@ -270,7 +297,9 @@ export async function runReadme(markdown: string, options: { cwd: string; env: N
     const transfers = parseTransfers(readFileSync(curlLog, 'utf8'));
     const failures: string[] = [];
     const fail = (what: string, statement: Statement | undefined, line: number) =>
-      failures.push(`${what}\nat ${describeAt(statement, line)}\n--- output (last ${OUTPUT_TAIL_LINES} lines) ---\n${tail(output)}`);
+      failures.push(
+        `${what}\nat ${describeAt(statement, line)}\n--- output (last ${OUTPUT_TAIL_LINES} lines) ---\n${tail(output)}`,
+      );
 
     if (exitCode !== 0) {
       let line = 0;
@@ -279,10 +308,17 @@ export async function runReadme(markdown: string, options: { cwd: string; env: N
       } catch {
         /* no command ran */
       }
-      fail(signal ? `the README's shell blocks were stopped by ${signal}` : `the README's shell blocks exited with status ${exitCode}`, at(line), line);
+      fail(
+        signal
+          ? `the README's shell blocks were stopped by ${signal}`
+          : `the README's shell blocks exited with status ${exitCode}`,
+        at(line),
+        line,
+      );
     }
     for (const transfer of transfers) {
-      if (!/^https?:/i.test(transfer.url) || transfer.status === 0 || (transfer.status >= 200 && transfer.status < 300)) continue;
+      if (!/^https?:/i.test(transfer.url) || transfer.status === 0 || (transfer.status >= 200 && transfer.status < 300))
+        continue;
       const statement = at(transfer.line);
       if (!statement?.announced.includes(transfer.status)) {
         fail(
@@ -297,7 +333,11 @@ export async function runReadme(markdown: string, options: { cwd: string; env: N
         const answered = transfers.filter((t) => t.line >= statement.start && t.line <= statement.end);
         const ran = exitCode === 0 || answered.length > 0;
         if (ran && !answered.some((t) => t.status === status)) {
-          fail(`the README announces HTTP ${status}, but the command was answered ${answered.map((t) => t.status).join(', ') || 'nothing'}`, statement, statement.start);
+          fail(
+            `the README announces HTTP ${status}, but the command was answered ${answered.map((t) => t.status).join(', ') || 'nothing'}`,
+            statement,
+            statement.start,
+          );
         }
       }
     }

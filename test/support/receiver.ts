@@ -18,7 +18,11 @@ export interface Received {
 
 let sequence = 0;
 
-export type Behaviour = { status: number; body?: string; headers?: Record<string, string> } | { hang: true } | { reset: true } | { hugeBody: number };
+export type Behaviour =
+  | { status: number; body?: string; headers?: Record<string, string> }
+  | { hang: true }
+  | { reset: true }
+  | { hugeBody: number };
 
 export interface Receiver {
   url: string;

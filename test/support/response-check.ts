@@ -36,13 +36,24 @@ export function routeOf(method: string, path: string): RouteSpec | undefined {
 }
 
 /** Returns a description of every way the body differs from the route's response schema (empty: it matches). */
-export function checkResponse(method: string, path: string, query: URLSearchParams, status: number, body: unknown): string[] {
+export function checkResponse(
+  method: string,
+  path: string,
+  query: URLSearchParams,
+  status: number,
+  body: unknown,
+): string[] {
   if (status >= 400) {
     // Every error, whatever answered it, is the one envelope with a known type for its status.
-    if (!validateError(body)) return (validateError.errors ?? []).map((e) => `error body${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`);
+    if (!validateError(body))
+      return (validateError.errors ?? []).map(
+        (e) => `error body${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`,
+      );
     const expected = (ERROR_TYPES as Record<number, string>)[status];
     const type = (body as { error: { type: string } }).error.type;
-    return expected === undefined || expected === type ? [] : [`error type '${type}' for status ${status} (expected '${expected}')`];
+    return expected === undefined || expected === type
+      ? []
+      : [`error type '${type}' for status ${status} (expected '${expected}')`];
   }
   if (status < 200 || status >= 300) return [];
   const route = routeOf(method, path);
@@ -54,16 +65,24 @@ export function checkResponse(method: string, path: string, query: URLSearchPara
   const key = `${route.method} ${route.path}`;
   let validators = compiled.get(key);
   if (!validators) {
-    validators = { full: ajv.compile(route.response), selected: ajv.compile(withoutRequired(route.response) as object) };
+    validators = {
+      full: ajv.compile(route.response),
+      selected: ajv.compile(withoutRequired(route.response) as object),
+    };
     compiled.set(key, validators);
   }
   const validate = query.has('select') ? validators.selected : validators.full;
   const items = kind === 'list' ? (Array.isArray(envelope.data) ? envelope.data : [undefined]) : [envelope.data];
   const problems: string[] = [];
   // `next_cursor` is present only when more results exist: a string, or no key at all on the last page.
-  if (kind === 'list' && 'next_cursor' in envelope && typeof envelope.next_cursor !== 'string') problems.push('next_cursor must be a string when present (and absent on the last page)');
+  if (kind === 'list' && 'next_cursor' in envelope && typeof envelope.next_cursor !== 'string')
+    problems.push('next_cursor must be a string when present (and absent on the last page)');
   items.forEach((item, i) => {
-    if (!validate(item)) for (const e of validate.errors ?? []) problems.push(`${kind === 'list' ? `data[${i}]` : 'data'}${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`);
+    if (!validate(item))
+      for (const e of validate.errors ?? [])
+        problems.push(
+          `${kind === 'list' ? `data[${i}]` : 'data'}${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`,
+        );
   });
   return problems;
 }

@@ -61,7 +61,15 @@ function walk(schema: unknown, where: 'query' | 'body', steps: string[], found: 
     return;
   }
   if (!isSchema(schema)) return;
-  const unknown = ['$ref', '$dynamicRef', 'dependentSchemas', 'prefixItems', 'contains', 'unevaluatedProperties', 'unevaluatedItems'].find((key) => key in schema);
+  const unknown = [
+    '$ref',
+    '$dynamicRef',
+    'dependentSchemas',
+    'prefixItems',
+    'contains',
+    'unevaluatedProperties',
+    'unevaluatedItems',
+  ].find((key) => key in schema);
   if (unknown) {
     unwalkable.push({ where, steps, why: `uses ${unknown}, which this walker does not follow` });
     return;
@@ -74,10 +82,22 @@ function walk(schema: unknown, where: 'query' | 'body', steps: string[], found: 
   const numeric = types.find((t) => t === 'integer' || t === 'number') as 'integer' | 'number' | undefined;
   if (numeric) {
     const bound = (inclusive: unknown, exclusive: unknown) =>
-      typeof exclusive === 'number' ? { value: exclusive, exclusive: true } : typeof inclusive === 'number' ? { value: inclusive, exclusive: false } : { value: undefined, exclusive: false };
+      typeof exclusive === 'number'
+        ? { value: exclusive, exclusive: true }
+        : typeof inclusive === 'number'
+          ? { value: inclusive, exclusive: false }
+          : { value: undefined, exclusive: false };
     const minimum = bound(schema.minimum, schema.exclusiveMinimum);
     const maximum = bound(schema.maximum, schema.exclusiveMaximum);
-    fields.push({ where, steps, type: numeric, minimum: minimum.value, maximum: maximum.value, exclusiveMinimum: minimum.exclusive, exclusiveMaximum: maximum.exclusive });
+    fields.push({
+      where,
+      steps,
+      type: numeric,
+      minimum: minimum.value,
+      maximum: maximum.value,
+      exclusiveMinimum: minimum.exclusive,
+      exclusiveMaximum: maximum.exclusive,
+    });
   }
   if (types.includes('string')) {
     const length = (value: unknown) => (typeof value === 'number' ? value : undefined);
@@ -90,9 +110,12 @@ function walk(schema: unknown, where: 'query' | 'body', steps: string[], found: 
       boundedPattern: typeof schema.pattern === 'string' && boundsLength(schema.pattern),
     });
   }
-  if (isSchema(schema.properties)) for (const [name, sub] of Object.entries(schema.properties)) walk(sub, where, [...steps, name], found);
-  if (isSchema(schema.patternProperties)) for (const sub of Object.values(schema.patternProperties)) walk(sub, where, [...steps, '*'], found);
-  if (isSchema(schema.additionalProperties) || schema.additionalProperties === true) walk(schema.additionalProperties, where, [...steps, '*'], found);
+  if (isSchema(schema.properties))
+    for (const [name, sub] of Object.entries(schema.properties)) walk(sub, where, [...steps, name], found);
+  if (isSchema(schema.patternProperties))
+    for (const sub of Object.values(schema.patternProperties)) walk(sub, where, [...steps, '*'], found);
+  if (isSchema(schema.additionalProperties) || schema.additionalProperties === true)
+    walk(schema.additionalProperties, where, [...steps, '*'], found);
   if (schema.items !== undefined) {
     if (Array.isArray(schema.items)) schema.items.forEach((sub) => walk(sub, where, [...steps, '[]'], found));
     else walk(schema.items, where, [...steps, '[]'], found);
@@ -123,25 +146,38 @@ function walkRoute(route: Pick<RouteSpec, 'query' | 'body'>): Found {
 }
 
 /** Every integer and number field of a route's query and body schemas (one entry per schema position). */
-export function numberFields(route: Pick<RouteSpec, 'query' | 'body'>): { fields: NumberField[]; unwalkable: Unwalkable[] } {
+export function numberFields(route: Pick<RouteSpec, 'query' | 'body'>): {
+  fields: NumberField[];
+  unwalkable: Unwalkable[];
+} {
   const { numbers, unwalkable } = walkRoute(route);
   return { fields: distinct(numbers), unwalkable };
 }
 
 /** Every string field of a route's query and body schemas (one entry per schema position). */
-export function stringFields(route: Pick<RouteSpec, 'query' | 'body'>): { fields: StringField[]; unwalkable: Unwalkable[] } {
+export function stringFields(route: Pick<RouteSpec, 'query' | 'body'>): {
+  fields: StringField[];
+  unwalkable: Unwalkable[];
+} {
   const { strings, unwalkable } = walkRoute(route);
   return { fields: distinct(strings), unwalkable };
 }
 
 /** The field's name as error messages write it (shared/http/validation.ts): `a.b[0].c`, `x.key`. */
 export function fieldLabel(field: Pick<NumberField, 'steps'>): string {
-  return field.steps.reduce((acc, step) => (step === '[]' ? `${acc}[0]` : step === '*' ? (acc ? `${acc}.key` : 'key') : acc ? `${acc}.${step}` : step), '');
+  return field.steps.reduce(
+    (acc, step) =>
+      step === '[]' ? `${acc}[0]` : step === '*' ? (acc ? `${acc}.key` : 'key') : acc ? `${acc}.${step}` : step,
+    '',
+  );
 }
 
 /** A body that holds `value` at the field's position and nothing else. */
 export function bodyWith(field: Pick<NumberField, 'steps'>, value: unknown): unknown {
-  return field.steps.reduceRight<unknown>((inner, step) => (step === '[]' ? [inner] : { [step === '*' ? 'key' : step]: inner }), value);
+  return field.steps.reduceRight<unknown>(
+    (inner, step) => (step === '[]' ? [inner] : { [step === '*' ? 'key' : step]: inner }),
+    value,
+  );
 }
 
 /** JSON text of a body holding `literal` (a JSON number as written, e.g. `9007199254740993`) at the field's position. */
@@ -160,14 +196,22 @@ export function outOfBounds(field: NumberField): { literal: string; message: str
   const cases: { literal: string; message: string }[] = [];
   if (field.maximum !== undefined) {
     const message = `'${fieldLabel(field)}' must be ${field.exclusiveMaximum ? '<' : '<='} ${field.maximum}`;
-    for (const literal of ['9007199254740993', '99999999999999999999999', '1e308', String(field.maximum + 1)]) cases.push({ literal, message });
+    for (const literal of ['9007199254740993', '99999999999999999999999', '1e308', String(field.maximum + 1)])
+      cases.push({ literal, message });
   }
-  if (field.minimum !== undefined) cases.push({ literal: '-1e308', message: `'${fieldLabel(field)}' must be ${field.exclusiveMinimum ? '>' : '>='} ${field.minimum}` });
+  if (field.minimum !== undefined)
+    cases.push({
+      literal: '-1e308',
+      message: `'${fieldLabel(field)}' must be ${field.exclusiveMinimum ? '>' : '>='} ${field.minimum}`,
+    });
   return cases;
 }
 
 /** Harmless values for a route's required query parameters (`primary` for text, 0 for integers), so a request is refused for what a test sends, not for what it left out. */
 export function requiredQuery(route: Pick<RouteSpec, 'query'>): Record<string, string> {
-  const query = route.query as { required?: readonly string[]; properties?: Record<string, { type?: unknown }> } | undefined;
-  return Object.fromEntries((query?.required ?? []).map((name) => [name, query?.properties?.[name]?.type === 'integer' ? '0' : 'primary']));
+  const query = route.query as
+    { required?: readonly string[]; properties?: Record<string, { type?: unknown }> } | undefined;
+  return Object.fromEntries(
+    (query?.required ?? []).map((name) => [name, query?.properties?.[name]?.type === 'integer' ? '0' : 'primary']),
+  );
 }

@@ -60,7 +60,12 @@ export function captureLogs(runDir: string, terminalLevel: string): void {
   for (const stream of [process.stdout, process.stderr]) {
     const write = stream.write.bind(stream) as (...args: unknown[]) => boolean;
     stream.write = ((chunk: unknown, ...rest: unknown[]) => {
-      const text = typeof chunk === 'string' ? chunk : chunk instanceof Uint8Array ? Buffer.from(chunk).toString('utf8') : undefined;
+      const text =
+        typeof chunk === 'string'
+          ? chunk
+          : chunk instanceof Uint8Array
+            ? Buffer.from(chunk).toString('utf8')
+            : undefined;
       const level = text === undefined ? undefined : LOG_LINE.exec(text)?.[1];
       if (!level) return write(chunk, ...rest);
       writeSync(fd, text!);

@@ -23,15 +23,32 @@ const toRecord = (queueUrl: string) => (m: Message) =>
 
 type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
 
-export async function drainThroughHandler(queueUrl: string, handler: SqsHandler, options: { functionName?: string; maxBatches?: number; timeoutMs?: number } = {}) {
+export async function drainThroughHandler(
+  queueUrl: string,
+  handler: SqsHandler,
+  options: { functionName?: string; maxBatches?: number; timeoutMs?: number } = {},
+) {
   let handled = 0;
   for (let batch = 0; batch < (options.maxBatches ?? 100); batch++) {
-    const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 1, AttributeNames: ['All'], MessageAttributeNames: ['All'] }));
+    const { Messages = [] } = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: 1,
+        WaitTimeSeconds: 1,
+        AttributeNames: ['All'],
+        MessageAttributeNames: ['All'],
+      }),
+    );
     if (!Messages.length) break;
     const records = Messages.map(toRecord(queueUrl));
-    const result = await handler({ Records: records }, lambdaContext(options.functionName ?? 'worker', options.timeoutMs ?? 300_000));
+    const result = await handler(
+      { Records: records },
+      lambdaContext(options.functionName ?? 'worker', options.timeoutMs ?? 300_000),
+    );
     const failed = new Set((result?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
-    for (const m of Messages) if (!failed.has(m.MessageId!)) await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle! }));
+    for (const m of Messages)
+      if (!failed.has(m.MessageId!))
+        await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle! }));
     handled += Messages.length;
   }
   return handled;
@@ -44,7 +61,11 @@ export async function drainThroughHandler(queueUrl: string, handler: SqsHandler,
  * the queue's visibility timeout (and reach the dead-letter queue after maxReceiveCount), as with
  * Lambda. `errors` keeps what was thrown.
  */
-export function startQueueWorker(queueUrl: string, handler: SqsHandler, options: { functionName?: string; batchSize?: number; timeoutMs?: number } = {}) {
+export function startQueueWorker(
+  queueUrl: string,
+  handler: SqsHandler,
+  options: { functionName?: string; batchSize?: number; timeoutMs?: number } = {},
+) {
   let running = true;
   let invocations = 0;
   const errors: unknown[] = [];
@@ -80,17 +101,25 @@ export function startQueueWorker(queueUrl: string, handler: SqsHandler, options:
       const records = Messages.map(toRecord(queueUrl));
       let result: SQSBatchResponse | void;
       try {
-        result = await handler({ Records: records }, lambdaContext(options.functionName ?? 'worker', options.timeoutMs ?? 30_000));
+        result = await handler(
+          { Records: records },
+          lambdaContext(options.functionName ?? 'worker', options.timeoutMs ?? 30_000),
+        );
       } catch (error) {
         // As with Lambda: the whole batch stays on the queue and is received again later.
         invocations++;
-        report(`handler threw for ${Messages.length} message(s) (${Messages.map((m) => m.MessageId).join(', ')}); they become visible again after the visibility timeout`, error);
+        report(
+          `handler threw for ${Messages.length} message(s) (${Messages.map((m) => m.MessageId).join(', ')}); they become visible again after the visibility timeout`,
+          error,
+        );
         continue;
       }
       invocations++;
       const failed = new Set((result?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
       try {
-        for (const m of Messages) if (!failed.has(m.MessageId!)) await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle! }));
+        for (const m of Messages)
+          if (!failed.has(m.MessageId!))
+            await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle! }));
       } catch (error) {
         report('deleting handled messages failed', error);
       }

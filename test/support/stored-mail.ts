@@ -18,7 +18,12 @@ export async function storedMailbox(api: ApiClient, applicationId: string): Prom
 }
 
 /** An inbound mail to `grant`, in its inbox, unread, plain text; `extra` overrides any field. */
-export function inboundMail(grant: GrantRecord, subject: string, body: string, extra: Partial<NewMessage> = {}): NewMessage {
+export function inboundMail(
+  grant: GrantRecord,
+  subject: string,
+  body: string,
+  extra: Partial<NewMessage> = {},
+): NewMessage {
   const messageIdHeader = `<${newId('message')}@example.net>`;
   return {
     grant,

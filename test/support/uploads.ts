@@ -21,7 +21,12 @@ export async function expireUploads(grantIds: readonly string[]): Promise<number
     let start: Record<string, unknown> | undefined;
     do {
       const page = await dynamo.send(
-        new QueryCommand({ TableName: TABLE_NAME, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': uploadsOfGrant(grantId as GrantId) }, ExclusiveStartKey: start }),
+        new QueryCommand({
+          TableName: TABLE_NAME,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': uploadsOfGrant(grantId as GrantId) },
+          ExclusiveStartKey: start,
+        }),
       );
       items.push(...(page.Items ?? []));
       start = page.LastEvaluatedKey;
@@ -40,7 +45,8 @@ export async function expireUploads(grantIds: readonly string[]): Promise<number
       dynamodb: { SequenceNumber: String(i), OldImage: marshall(item) as Record<string, AttributeValue> },
     } as unknown as DynamoDBRecord;
     const result = await handler({ Records: [record] });
-    if (result.batchItemFailures.length) throw new Error(`the outbox consumer refused the expiry of ${String(item.pk)}`);
+    if (result.batchItemFailures.length)
+      throw new Error(`the outbox consumer refused the expiry of ${String(item.pk)}`);
   }
   await jobsDone();
   return uncommitted;

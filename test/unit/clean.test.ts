@@ -67,7 +67,23 @@ describe('Function: cleanMessageBody', () => {
 
     it('writes plain text without markdown syntax when html_as_markdown is false', () => {
       expect(clean(body, { html_as_markdown: false })).toBe(
-        ['Agenda', '', 'Some bold, em and x*y.', '', '- one', '- two', '  - inner', '', '3. third', '4. fourth', '', 'const a = 1;', '  return a;', '', 'after_rule'].join('\n'),
+        [
+          'Agenda',
+          '',
+          'Some bold, em and x*y.',
+          '',
+          '- one',
+          '- two',
+          '  - inner',
+          '',
+          '3. third',
+          '4. fourth',
+          '',
+          'const a = 1;',
+          '  return a;',
+          '',
+          'after_rule',
+        ].join('\n'),
       );
     });
 
@@ -77,7 +93,8 @@ describe('Function: cleanMessageBody', () => {
   });
 
   describe('option: ignore_links', () => {
-    const body = '<p>Read <a href="https://x.com/a_(b)">the doc</a> or mail <a href="mailto:ann@x.com">ann@x.com</a>.</p>';
+    const body =
+      '<p>Read <a href="https://x.com/a_(b)">the doc</a> or mail <a href="mailto:ann@x.com">ann@x.com</a>.</p>';
 
     it('keeps only the link text by default', () => {
       expect(clean(body)).toBe('Read the doc or mail ann@x.com.');
@@ -85,11 +102,15 @@ describe('Function: cleanMessageBody', () => {
     });
 
     it('writes markdown links when false', () => {
-      expect(clean(body, { ignore_links: false })).toBe('Read [the doc](https://x.com/a_\\(b\\)) or mail [ann@x.com](mailto:ann@x.com).');
+      expect(clean(body, { ignore_links: false })).toBe(
+        'Read [the doc](https://x.com/a_\\(b\\)) or mail [ann@x.com](mailto:ann@x.com).',
+      );
     });
 
     it('writes "text (url)" in plain text when false, without repeating a bare address', () => {
-      expect(clean(body, { ignore_links: false, html_as_markdown: false })).toBe('Read the doc (https://x.com/a_(b)) or mail ann@x.com.');
+      expect(clean(body, { ignore_links: false, html_as_markdown: false })).toBe(
+        'Read the doc (https://x.com/a_(b)) or mail ann@x.com.',
+      );
     });
 
     it('never keeps a javascript: URL', () => {
@@ -111,12 +132,16 @@ describe('Function: cleanMessageBody', () => {
     });
 
     it('writes markdown images when images_as_markdown is true', () => {
-      expect(clean(body, { ignore_images: false, images_as_markdown: true })).toBe('Logo: ![Acme logo](https://x.com/logo.png) end');
+      expect(clean(body, { ignore_images: false, images_as_markdown: true })).toBe(
+        'Logo: ![Acme logo](https://x.com/logo.png) end',
+      );
     });
 
     it('ignores images_as_markdown while images are ignored, and in plain text', () => {
       expect(clean(body, { images_as_markdown: true })).toBe('Logo: end');
-      expect(clean(body, { ignore_images: false, images_as_markdown: true, html_as_markdown: false })).toBe('Logo: Acme logo end');
+      expect(clean(body, { ignore_images: false, images_as_markdown: true, html_as_markdown: false })).toBe(
+        'Logo: Acme logo end',
+      );
     });
 
     it('never writes a data: image source', () => {
@@ -129,7 +154,9 @@ describe('Function: cleanMessageBody', () => {
   });
 
   describe('option: ignore_tables', () => {
-    const body = '<p>Order:</p><table><tr><th>Item</th><th>Qty</th></tr><tr><td>Apple</td><td>3</td></tr>' + '<tr><td></td><td></td></tr></table><p>Thanks for shopping.</p>';
+    const body =
+      '<p>Order:</p><table><tr><th>Item</th><th>Qty</th></tr><tr><td>Apple</td><td>3</td></tr>' +
+      '<tr><td></td><td></td></tr></table><p>Thanks for shopping.</p>';
 
     it('drops tables with their content by default', () => {
       expect(clean(body)).toBe('Order:\n\nThanks for shopping.');
@@ -137,7 +164,9 @@ describe('Function: cleanMessageBody', () => {
 
     it('keeps cell text separated by " | " when false', () => {
       expect(clean(body, { ignore_tables: false })).toBe('Order:\n\nItem | Qty\nApple | 3\n\nThanks for shopping.');
-      expect(clean(body, { ignore_tables: false, html_as_markdown: false })).toBe('Order:\n\nItem | Qty\nApple | 3\n\nThanks for shopping.');
+      expect(clean(body, { ignore_tables: false, html_as_markdown: false })).toBe(
+        'Order:\n\nItem | Qty\nApple | 3\n\nThanks for shopping.',
+      );
     });
 
     it('keeps the lines of single-cell layout rows', () => {
@@ -156,7 +185,16 @@ describe('Function: cleanMessageBody', () => {
         '<object data="x.swf">object text</object><!-- a comment --><style>p{}</style><p>Also visible</p></body></html>';
       const out = clean(body);
       expect(out).toBe('Visible\n\nAlso visible');
-      for (const hidden of ['Secret', 'color', 'script text', 'alert', 'Enable JS', 'frame text', 'object text', 'comment']) {
+      for (const hidden of [
+        'Secret',
+        'color',
+        'script text',
+        'alert',
+        'Enable JS',
+        'frame text',
+        'object text',
+        'comment',
+      ]) {
         expect(out).not.toContain(hidden);
       }
     });
@@ -181,7 +219,9 @@ describe('Function: cleanMessageBody', () => {
       ['a single 1px side', '<img src="https://t.x.com/o.gif" height="1" alt="pixel">'],
     ])('removes tracking pixels with %s even when images are kept', (_name, pixel) => {
       const options = { ignore_images: false, images_as_markdown: true };
-      expect(clean(`<p>Hi ${pixel}<img src="https://x.com/a.png" width="200" alt="photo"></p>`, options)).toBe('Hi ![photo](https://x.com/a.png)');
+      expect(clean(`<p>Hi ${pixel}<img src="https://x.com/a.png" width="200" alt="photo"></p>`, options)).toBe(
+        'Hi ![photo](https://x.com/a.png)',
+      );
     });
   });
 
@@ -202,7 +242,8 @@ describe('Function: cleanMessageBody', () => {
     });
 
     it('keeps a reply written below a removed quote', () => {
-      const body = '<p>On Tue, 3 Mar 2026, Ann &lt;ann@x.com&gt; wrote:</p><blockquote>Lunch?</blockquote><p>Yes, noon.</p>';
+      const body =
+        '<p>On Tue, 3 Mar 2026, Ann &lt;ann@x.com&gt; wrote:</p><blockquote>Lunch?</blockquote><p>Yes, noon.</p>';
       expect(clean(body)).toBe('Yes, noon.');
     });
 
@@ -235,12 +276,15 @@ describe('Function: cleanMessageBody', () => {
     });
 
     it('removes a Thunderbird quote with its moz-cite-prefix', () => {
-      const body = '<p>Agreed.</p><div class="moz-cite-prefix">On 03/03/2026 10:00, Ann wrote:<br></div><blockquote type="cite">Shall we?</blockquote>';
+      const body =
+        '<p>Agreed.</p><div class="moz-cite-prefix">On 03/03/2026 10:00, Ann wrote:<br></div><blockquote type="cite">Shall we?</blockquote>';
       expect(clean(body)).toBe('Agreed.');
     });
 
     it('removes a Yahoo quote', () => {
-      expect(clean('<div>Got it.</div><div class="yahoo_quoted"><div>On Tuesday, Ann wrote:</div><div>old</div></div>')).toBe('Got it.');
+      expect(
+        clean('<div>Got it.</div><div class="yahoo_quoted"><div>On Tuesday, Ann wrote:</div><div>old</div></div>'),
+      ).toBe('Got it.');
     });
 
     it('removes "> " lines inside HTML', () => {
@@ -250,11 +294,15 @@ describe('Function: cleanMessageBody', () => {
 
   describe('quoted history in plain text', () => {
     it('removes an "On … wrote:" section with its quoted lines', () => {
-      expect(cleanPlain('Sure.\n\nOn Tue, 3 Mar 2026 at 10:00, Ann <ann@x.com> wrote:\n> Lunch?\n>\n> Ann\n')).toBe('Sure.');
+      expect(cleanPlain('Sure.\n\nOn Tue, 3 Mar 2026 at 10:00, Ann <ann@x.com> wrote:\n> Lunch?\n>\n> Ann\n')).toBe(
+        'Sure.',
+      );
     });
 
     it('recognises an attribution wrapped onto two lines', () => {
-      expect(cleanPlain('Sure.\n\nOn Tue, 3 Mar 2026 at 10:00, Ann Smith <\nann@x.com> wrote:\n\n> Lunch?')).toBe('Sure.');
+      expect(cleanPlain('Sure.\n\nOn Tue, 3 Mar 2026 at 10:00, Ann Smith <\nann@x.com> wrote:\n\n> Lunch?')).toBe(
+        'Sure.',
+      );
     });
 
     it('cuts everything after an attribution whose quote is not prefixed', () => {
@@ -276,8 +324,14 @@ describe('Function: cleanMessageBody', () => {
 
     it.each([
       ['-----Original Message-----', 'Reply.\n\n-----Original Message-----\nFrom: Bob\nSent: Tuesday\nold'],
-      ['an Outlook underscore rule', 'Reply.\n\n________________________________\nFrom: Bob\nSent: Tuesday\nTo: Ann\nold'],
-      ['a From:/Sent:/To: header block', 'Reply.\n\nFrom: Bob <bob@x.com>\nSent: Tuesday, 3 March 2026\nTo: Ann\nSubject: x\n\nold'],
+      [
+        'an Outlook underscore rule',
+        'Reply.\n\n________________________________\nFrom: Bob\nSent: Tuesday\nTo: Ann\nold',
+      ],
+      [
+        'a From:/Sent:/To: header block',
+        'Reply.\n\nFrom: Bob <bob@x.com>\nSent: Tuesday, 3 March 2026\nTo: Ann\nSubject: x\n\nold',
+      ],
     ])('cuts at %s', (_name, body) => {
       expect(cleanPlain(body)).toBe('Reply.');
     });
@@ -289,13 +343,17 @@ describe('Function: cleanMessageBody', () => {
 
   describe('signatures and option: remove_conclusion_phrases', () => {
     it('removes a Gmail signature', () => {
-      const body = '<div>See you.</div><span class="gmail_signature_prefix">-- </span><br>' + '<div class="gmail_signature" data-smartmail="gmail_signature">Bob Jones<br>CEO</div>';
+      const body =
+        '<div>See you.</div><span class="gmail_signature_prefix">-- </span><br>' +
+        '<div class="gmail_signature" data-smartmail="gmail_signature">Bob Jones<br>CEO</div>';
       expect(clean(body)).toBe('See you.');
       expect(clean(body, { remove_conclusion_phrases: false })).toBe('See you.');
     });
 
     it('cuts at the "-- " delimiter, in HTML and in plain text, whatever the option', () => {
-      expect(clean('<p>See you.</p><p>-- <br>Bob<br>+1 555</p>', { remove_conclusion_phrases: false })).toBe('See you.');
+      expect(clean('<p>See you.</p><p>-- <br>Bob<br>+1 555</p>', { remove_conclusion_phrases: false })).toBe(
+        'See you.',
+      );
       expect(cleanPlain('See you.\n-- \nBob\n+1 555', { remove_conclusion_phrases: false })).toBe('See you.');
       expect(cleanPlain('See you.\n--\nBob')).toBe('See you.');
     });
@@ -304,8 +362,20 @@ describe('Function: cleanMessageBody', () => {
       expect(cleanPlain('a -- b\n---\nc')).toBe('a -- b\n---\nc');
     });
 
-    it.each(['Best regards,', 'Kind regards', 'KIND REGARDS!', 'Thanks,', 'Thanks!', 'Thank you.', 'Cheers', 'Best,', 'Sincerely,'])('removes the closing phrase "%s" and what follows', (phrase) => {
-      expect(cleanPlain(`Hi Ann,\n\nThe report is attached.\n\n${phrase}\nBob\nAcme Inc.`)).toBe('Hi Ann,\n\nThe report is attached.');
+    it.each([
+      'Best regards,',
+      'Kind regards',
+      'KIND REGARDS!',
+      'Thanks,',
+      'Thanks!',
+      'Thank you.',
+      'Cheers',
+      'Best,',
+      'Sincerely,',
+    ])('removes the closing phrase "%s" and what follows', (phrase) => {
+      expect(cleanPlain(`Hi Ann,\n\nThe report is attached.\n\n${phrase}\nBob\nAcme Inc.`)).toBe(
+        'Hi Ann,\n\nThe report is attached.',
+      );
     });
 
     it('recognises closing phrases in HTML, also in bold', () => {
@@ -335,7 +405,9 @@ describe('Function: cleanMessageBody', () => {
 
   describe('plain-text bodies', () => {
     it('does not interpret markup in a plain-text body', () => {
-      expect(cleanPlain('Use <b>bold</b> or <script>x</script> in HTML.')).toBe('Use <b>bold</b> or <script>x</script> in HTML.');
+      expect(cleanPlain('Use <b>bold</b> or <script>x</script> in HTML.')).toBe(
+        'Use <b>bold</b> or <script>x</script> in HTML.',
+      );
     });
 
     it('keeps line structure and markdown characters untouched', () => {
@@ -344,13 +416,17 @@ describe('Function: cleanMessageBody', () => {
 
     it('treats an "HTML" body without any tag as plain text', () => {
       expect(clean('Hi\nthere\n\n> quoted\n\nBye')).toBe('Hi\nthere\n\nBye');
-      expect(clean('Mail <ann@x.com> or see <https://x.com>\nBye')).toBe('Mail <ann@x.com> or see <https://x.com>\nBye');
+      expect(clean('Mail <ann@x.com> or see <https://x.com>\nBye')).toBe(
+        'Mail <ann@x.com> or see <https://x.com>\nBye',
+      );
     });
   });
 
   describe('entities and whitespace', () => {
     it('decodes HTML entities and turns &nbsp; into spaces', () => {
-      expect(clean('<p>Caf&eacute; &amp; bar&nbsp;&lt;tag&gt; &quot;q&quot; &#8364; &#x41;</p>')).toBe('Café & bar <tag> "q" € A');
+      expect(clean('<p>Caf&eacute; &amp; bar&nbsp;&lt;tag&gt; &quot;q&quot; &#8364; &#x41;</p>')).toBe(
+        'Café & bar <tag> "q" € A',
+      );
     });
 
     it('decodes entities in plain-text bodies and leaves unknown ones', () => {
@@ -359,7 +435,9 @@ describe('Function: cleanMessageBody', () => {
 
     it('removes trailing spaces, collapses blank lines, normalises CRLF and trims', () => {
       expect(cleanPlain('\r\n\r\n  Hello   \r\n\r\n\r\n\r\nWorld\u00a0\u00a0\r\n\u200b\n\n')).toBe('Hello\n\nWorld');
-      expect(clean('<p>&nbsp;</p><p>A&nbsp;&nbsp;</p><p>&nbsp;</p><p>&nbsp;</p><div><br><br><br></div><p>B</p>')).toBe('A\n\nB');
+      expect(clean('<p>&nbsp;</p><p>A&nbsp;&nbsp;</p><p>&nbsp;</p><p>&nbsp;</p><div><br><br><br></div><p>B</p>')).toBe(
+        'A\n\nB',
+      );
     });
 
     it('ignores forged internal markers in the input', () => {
@@ -463,7 +541,11 @@ describe('Function: cleanMessageBody', () => {
     const fill = (unit: string) => unit.repeat(Math.ceil(MB / unit.length));
 
     it.each([
-      ['paragraphs', fill('<p>Hello <b>world</b>, see <a href="https://x.com">this</a> &amp; more.</p>\n'), 'Hello **world**, see this & more.'],
+      [
+        'paragraphs',
+        fill('<p>Hello <b>world</b>, see <a href="https://x.com">this</a> &amp; more.</p>\n'),
+        'Hello **world**, see this & more.',
+      ],
       ['one long text node', `<p>${'x'.repeat(MB)}</p>`, 'x'.repeat(100)],
       ['a megabyte of unclosed nested tags', fill('<div><b><a href="https://x.com">x'), 'x'],
       ['a megabyte of tiny elements', fill('<li>x<br><hr>'), 'x'],

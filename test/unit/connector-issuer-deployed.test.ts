@@ -19,7 +19,9 @@ describe('Function: checkIssuer, deployed', () => {
       }
     })();
     // Assess
-    expect(refused).toBe("'settings.issuer' must be an https URL naming an OpenID Connect issuer, without query, fragment or user information");
+    expect(refused).toBe(
+      "'settings.issuer' must be an https URL naming an OpenID Connect issuer, without query, fragment or user information",
+    );
     expect(checkIssuer('https://id.example.com', 'settings.issuer')).toBe('https://id.example.com');
   });
 });

@@ -29,7 +29,8 @@ describe('formatting', () => {
       const info = await prettier.getFileInfo(path, { ignorePath: join(ROOT, '.prettierignore') });
       if (info.ignored) continue;
       const options = await prettier.resolveConfig(path);
-      if (!(await prettier.check(readFileSync(path, 'utf8'), { ...options, filepath: path }))) unformatted.push(relative(ROOT, path));
+      if (!(await prettier.check(readFileSync(path, 'utf8'), { ...options, filepath: path })))
+        unformatted.push(relative(ROOT, path));
     }
     expect(unformatted, 'run npm run format').toEqual([]);
   });

@@ -11,7 +11,10 @@ const dynamoMock = mockClient(DynamoDBDocumentClient);
 const context = { awsRequestId: 'aws-1', getRemainingTimeInMillis: () => 10_000 } as unknown as Context;
 
 function event(path: string, headers: Record<string, string> = { authorization: 'Bearer unit-test-key' }) {
-  return buildEvent({ routeKey: 'GET /v3/grants/{grant_id}', params: { grant_id: path.split('/').pop()! } }, { method: 'GET', url: path, headers, body: Buffer.alloc(0), sourceIp: '127.0.0.1' });
+  return buildEvent(
+    { routeKey: 'GET /v3/grants/{grant_id}', params: { grant_id: path.split('/').pop()! } },
+    { method: 'GET', url: path, headers, body: Buffer.alloc(0), sourceIp: '127.0.0.1' },
+  );
 }
 
 describe('Function: httpApi error handling', () => {
@@ -29,7 +32,10 @@ describe('Function: httpApi error handling', () => {
       .rejects(new Error('ProvisionedThroughputExceededException: table switchboard-prod secret detail'));
 
     // Act
-    const result = (await handler(event('/v3/grants/grant_01jd6abcdefghjkmnpqrstvwxy'), context)) as APIGatewayProxyStructuredResultV2;
+    const result = (await handler(
+      event('/v3/grants/grant_01jd6abcdefghjkmnpqrstvwxy'),
+      context,
+    )) as APIGatewayProxyStructuredResultV2;
 
     // Assess
     expect(result.statusCode).toBe(500);
@@ -41,8 +47,13 @@ describe('Function: httpApi error handling', () => {
   });
 
   it('answers 404 for a grant of another application (the key lookup is scoped)', async () => {
-    dynamoMock.on(GetCommand, { Key: { pk: 'app#app_unit', sk: 'grant#grant_01jd6abcdefghjkmnpqrstvwxy' } }).resolves({});
-    const result = (await handler(event('/v3/grants/grant_01jd6abcdefghjkmnpqrstvwxy'), context)) as APIGatewayProxyStructuredResultV2;
+    dynamoMock
+      .on(GetCommand, { Key: { pk: 'app#app_unit', sk: 'grant#grant_01jd6abcdefghjkmnpqrstvwxy' } })
+      .resolves({});
+    const result = (await handler(
+      event('/v3/grants/grant_01jd6abcdefghjkmnpqrstvwxy'),
+      context,
+    )) as APIGatewayProxyStructuredResultV2;
     expect(result.statusCode).toBe(404);
     // The only grant lookup was inside the caller's partition.
     const lookups = dynamoMock.commandCalls(GetCommand).map((c) => c.args[0].input.Key);
@@ -53,24 +64,34 @@ describe('Function: httpApi error handling', () => {
   it.each([
     [false, 404, 'not_found_error', 'longer than any stored name or ID can be'],
     [true, 400, 'invalid_request_error', 'too long to be stored'],
-  ] as const)('answers a key too long for storage (write: %s) with %i in the envelope, never a 500', async (write, status, type, message) => {
-    // Prepare: the check in front of DynamoDB refused the lookup (shared/aws/key-bounds.ts).
-    dynamoMock.on(GetCommand, { Key: { pk: 'app#app_unit', sk: 'grant#grant_01jd6abcdefghjkmnpqrstvwxy' } }).rejects(new KeyTooLongError('sk', 1500, write));
+  ] as const)(
+    'answers a key too long for storage (write: %s) with %i in the envelope, never a 500',
+    async (write, status, type, message) => {
+      // Prepare: the check in front of DynamoDB refused the lookup (shared/aws/key-bounds.ts).
+      dynamoMock
+        .on(GetCommand, { Key: { pk: 'app#app_unit', sk: 'grant#grant_01jd6abcdefghjkmnpqrstvwxy' } })
+        .rejects(new KeyTooLongError('sk', 1500, write));
 
-    // Act
-    const result = (await handler(event('/v3/grants/grant_01jd6abcdefghjkmnpqrstvwxy'), context)) as APIGatewayProxyStructuredResultV2;
+      // Act
+      const result = (await handler(
+        event('/v3/grants/grant_01jd6abcdefghjkmnpqrstvwxy'),
+        context,
+      )) as APIGatewayProxyStructuredResultV2;
 
-    // Assess
-    expect(result.statusCode).toBe(status);
-    const body = JSON.parse(result.body!);
-    expect(body.error).toEqual({ type, message: expect.stringContaining(message) });
-    expect(body.error.message).toContain('1500 bytes');
-    expect(result.headers!['x-request-id']).toBe(body.request_id);
-  });
+      // Assess
+      expect(result.statusCode).toBe(status);
+      const body = JSON.parse(result.body!);
+      expect(body.error).toEqual({ type, message: expect.stringContaining(message) });
+      expect(body.error.message).toContain('1500 bytes');
+      expect(result.headers!['x-request-id']).toBe(body.request_id);
+    },
+  );
 
   it('never looks up a malformed grant ID', async () => {
     const result = (await handler(event('/v3/grants/not-an-id'), context)) as APIGatewayProxyStructuredResultV2;
     expect(result.statusCode).toBe(404);
-    expect(dynamoMock.commandCalls(GetCommand).filter((c) => String(c.args[0].input.Key!.pk).startsWith('app#'))).toHaveLength(0);
+    expect(
+      dynamoMock.commandCalls(GetCommand).filter((c) => String(c.args[0].input.Key!.pk).startsWith('app#')),
+    ).toHaveLength(0);
   });
 });

@@ -16,20 +16,42 @@ const esbuildOptions = config.custom.esbuild as Record<string, unknown>;
 const commandsOf = (handler: string) => scanCommands(ROOT, esbuildOptions, handler);
 
 function allowedActions(role: string): Set<string> {
-  const policies = resources[role]!.Properties!.Policies as { PolicyDocument: { Statement: { Action: string | string[] }[] } }[];
-  return new Set(policies.flatMap((p) => p.PolicyDocument.Statement.flatMap((s) => (Array.isArray(s.Action) ? s.Action : [s.Action]))));
+  const policies = resources[role]!.Properties!.Policies as {
+    PolicyDocument: { Statement: { Action: string | string[] }[] };
+  }[];
+  return new Set(
+    policies.flatMap((p) =>
+      p.PolicyDocument.Statement.flatMap((s) => (Array.isArray(s.Action) ? s.Action : [s.Action])),
+    ),
+  );
 }
 
 /** Actions a role may hold beyond the commands it constructs. */
 function grantedWithout(fn: { events?: Record<string, unknown>[] }, commands: string[]): Set<string> {
   const extra = new Set(['logs:CreateLogStream', 'logs:PutLogEvents']);
-  if (fn.events?.some((e) => 'sqs' in e)) for (const a of ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueAttributes']) extra.add(a);
+  if (fn.events?.some((e) => 'sqs' in e))
+    for (const a of [
+      'sqs:ReceiveMessage',
+      'sqs:DeleteMessage',
+      'sqs:ChangeMessageVisibility',
+      'sqs:GetQueueAttributes',
+    ])
+      extra.add(a);
   // Lambda delivers failed asynchronous events to an SQS on-failure destination with the function's role.
-  if ((fn as { destinations?: { onFailure?: { type?: string } } }).destinations?.onFailure?.type === 'sqs') extra.add('sqs:SendMessage');
+  if ((fn as { destinations?: { onFailure?: { type?: string } } }).destinations?.onFailure?.type === 'sqs')
+    extra.add('sqs:SendMessage');
   // A DynamoDB stream event source mapping reads the stream with the function's role.
-  if (fn.events?.some((e) => 'stream' in e)) for (const a of ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams']) extra.add(a);
+  if (fn.events?.some((e) => 'stream' in e))
+    for (const a of [
+      'dynamodb:DescribeStream',
+      'dynamodb:GetRecords',
+      'dynamodb:GetShardIterator',
+      'dynamodb:ListStreams',
+    ])
+      extra.add(a);
   // A transaction's items are Put/Update/Delete/ConditionCheck, chosen at run time.
-  if (commands.includes('TransactWriteCommand') || commands.includes('TransactWriteItemsCommand')) for (const a of TRANSACT_ACTIONS) extra.add(a);
+  if (commands.includes('TransactWriteCommand') || commands.includes('TransactWriteItemsCommand'))
+    for (const a of TRANSACT_ACTIONS) extra.add(a);
   return extra;
 }
 
@@ -51,9 +73,12 @@ describe('IAM roles', () => {
   }
 
   it('reads the commands a bundle constructs (so the checks above can fail)', async () => {
-    expect(await commandsOf(config.functions['webhook-delivery']!.handler)).toEqual(expect.arrayContaining(['BatchGetCommand', 'BatchWriteCommand', 'SendMessageBatchCommand']));
+    expect(await commandsOf(config.functions['webhook-delivery']!.handler)).toEqual(
+      expect.arrayContaining(['BatchGetCommand', 'BatchWriteCommand', 'SendMessageBatchCommand']),
+    );
     expect(await commandsOf(config.functions.fallback!.handler)).toEqual([]);
     // The webhook key is read from Secrets Manager by the two functions that use webhook secrets.
-    for (const name of ['webhooks', 'webhook-delivery']) expect(await commandsOf(config.functions[name]!.handler), name).toContain('GetSecretValueCommand');
+    for (const name of ['webhooks', 'webhook-delivery'])
+      expect(await commandsOf(config.functions[name]!.handler), name).toContain('GetSecretValueCommand');
   });
 });

@@ -16,8 +16,15 @@ const utc = (y: number, m: number, d: number, h = 0, min = 0, s = 0) => Date.UTC
 const fixture = (name: string) => readFileSync(`test/fixtures/ics/${name}`, 'utf8');
 const unfold = (text: string) => text.replace(/\r\n[ \t]/g, '');
 const lines = (text: string) => unfold(text).split('\r\n');
-const calendar = (...body: string[]) => ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//Test//Test//EN', ...body, 'END:VCALENDAR', ''].join('\r\n');
-const vevent = (...props: string[]) => ['BEGIN:VEVENT', 'UID:t-1@example.com', 'DTSTAMP:20261001T000000Z', ...props, 'END:VEVENT'];
+const calendar = (...body: string[]) =>
+  ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//Test//Test//EN', ...body, 'END:VCALENDAR', ''].join('\r\n');
+const vevent = (...props: string[]) => [
+  'BEGIN:VEVENT',
+  'UID:t-1@example.com',
+  'DTSTAMP:20261001T000000Z',
+  ...props,
+  'END:VEVENT',
+];
 const only = (text: string) => {
   const { events } = parseCalendar(text);
   expect(events).toHaveLength(1);
@@ -49,7 +56,13 @@ describe('parseCalendar: invitations as clients send them', () => {
       reminders: [{ minutes: 30, method: 'display' }],
     });
     // 10:00–11:00 EDT (UTC−4) on 15 Oct 2026 = 14:00Z–15:00Z.
-    expect(event.when).toEqual({ object: 'timespan', start_time: utc(2026, 10, 15, 14), end_time: utc(2026, 10, 15, 15), start_timezone: 'America/New_York', end_timezone: 'America/New_York' });
+    expect(event.when).toEqual({
+      object: 'timespan',
+      start_time: utc(2026, 10, 15, 14),
+      end_time: utc(2026, 10, 15, 15),
+      start_timezone: 'America/New_York',
+      end_timezone: 'America/New_York',
+    });
     expect(event.when).toMatchObject({ start_time: 1792072800, end_time: 1792076400 });
     expect(event.participants).toEqual([
       { email: 'tomas.mueller@example.com', name: 'Tomás Müller', status: 'noreply' },
@@ -57,7 +70,9 @@ describe('parseCalendar: invitations as clients send them', () => {
       { email: 'priya.raman@gmail.com', name: 'Priya Raman', status: 'yes' },
     ]);
     // The folded DESCRIPTION is one text again, unescaped; 'LOCATION:' (empty) is no location.
-    expect(event.description).toMatch(/^Agenda:\n1\. Q3 numbers, with the revised forecast\n2\. Hiring plan; headcount for Q1\n/);
+    expect(event.description).toMatch(
+      /^Agenda:\n1\. Q3 numbers, with the revised forecast\n2\. Hiring plan; headcount for Q1\n/,
+    );
     expect(event.description).toContain('Join with Google Meet: https://meet.google.com/xkp-rdwq-fve\n');
     expect(event.description).toMatch(/Please do not edit this section\.\n-::~:~::~(:~)+::~:~::-$/);
     expect(event).not.toHaveProperty('location');
@@ -70,7 +85,10 @@ describe('parseCalendar: invitations as clients send them', () => {
   it('reads a weekly Google series with EXDATE and a moved occurrence (google-recurring.ics)', () => {
     const { method, events } = parseCalendar(fixture('google-recurring.ics'));
     expect(method).toBe('REQUEST');
-    expect(events.map((e) => e.uid)).toEqual(['7hv0f1s2n3k4d5m6p8r9t0uc2g@google.com', '7hv0f1s2n3k4d5m6p8r9t0uc2g@google.com']);
+    expect(events.map((e) => e.uid)).toEqual([
+      '7hv0f1s2n3k4d5m6p8r9t0uc2g@google.com',
+      '7hv0f1s2n3k4d5m6p8r9t0uc2g@google.com',
+    ]);
     const [master, moved] = events as [IcsEvent, IcsEvent];
     // 09:30–09:45 PDT (UTC−7) on 5 Oct 2026 = 16:30Z–16:45Z.
     expect(master.when).toEqual({
@@ -80,8 +98,16 @@ describe('parseCalendar: invitations as clients send them', () => {
       start_timezone: 'America/Los_Angeles',
       end_timezone: 'America/Los_Angeles',
     });
-    expect(master.recurrence).toEqual(['RRULE:FREQ=WEEKLY;WKST=SU;UNTIL=20261215T075959Z;BYDAY=MO', 'EXDATE;TZID=America/Los_Angeles:20261109T093000']);
-    expect(master).toMatchObject({ sequence: 0, title: 'Team standup', conferencing_url: 'https://meet.google.com/bzt-qmnh-wka', reminders: [{ minutes: 10, method: 'display' }] });
+    expect(master.recurrence).toEqual([
+      'RRULE:FREQ=WEEKLY;WKST=SU;UNTIL=20261215T075959Z;BYDAY=MO',
+      'EXDATE;TZID=America/Los_Angeles:20261109T093000',
+    ]);
+    expect(master).toMatchObject({
+      sequence: 0,
+      title: 'Team standup',
+      conferencing_url: 'https://meet.google.com/bzt-qmnh-wka',
+      reminders: [{ minutes: 10, method: 'display' }],
+    });
     expect(master).not.toHaveProperty('recurrence_id');
     // After the end of DST: the 09:30 occurrence of 16 Nov is 09:30 PST (UTC−8) = 17:30Z; it moved to 11:00 PST = 19:00Z.
     expect(moved.recurrence_id).toEqual({ time: utc(2026, 11, 16, 17, 30), timezone: 'America/Los_Angeles' });
@@ -92,7 +118,12 @@ describe('parseCalendar: invitations as clients send them', () => {
       start_timezone: 'America/Los_Angeles',
       end_timezone: 'America/Los_Angeles',
     });
-    expect(moved).toMatchObject({ sequence: 1, title: 'Team standup (moved)', description: 'Moved for the all-hands.', updated_at: utc(2026, 10, 12, 16, 0, 19) });
+    expect(moved).toMatchObject({
+      sequence: 1,
+      title: 'Team standup (moved)',
+      description: 'Moved for the all-hands.',
+      updated_at: utc(2026, 10, 12, 16, 0, 19),
+    });
     expect(moved).not.toHaveProperty('recurrence');
     expect(moved.participants.map((p) => [p.email, p.status])).toEqual([
       ['ana.souza@example.com', 'noreply'],
@@ -104,9 +135,17 @@ describe('parseCalendar: invitations as clients send them', () => {
     const { method, events } = parseCalendar(fixture('outlook-request.ics'));
     expect(method).toBe('REQUEST');
     const event = events[0]!;
-    expect(event.uid).toBe('040000008200E00074C5B7101A82E00800000000B0D9A6F1C45DDB01000000000000000010000000C4F1A8E2D7B3094F8E6A1B2C3D4E5F60');
+    expect(event.uid).toBe(
+      '040000008200E00074C5B7101A82E00800000000B0D9A6F1C45DDB01000000000000000010000000C4F1A8E2D7B3094F8E6A1B2C3D4E5F60',
+    );
     // W. Europe Standard Time = Europe/Berlin; 3 Nov 2026 is after the end of DST: 14:00–15:30 CET (UTC+1) = 13:00Z–14:30Z.
-    expect(event.when).toEqual({ object: 'timespan', start_time: utc(2026, 11, 3, 13), end_time: utc(2026, 11, 3, 14, 30), start_timezone: 'Europe/Berlin', end_timezone: 'Europe/Berlin' });
+    expect(event.when).toEqual({
+      object: 'timespan',
+      start_time: utc(2026, 11, 3, 13),
+      end_time: utc(2026, 11, 3, 14, 30),
+      start_timezone: 'Europe/Berlin',
+      end_timezone: 'Europe/Berlin',
+    });
     expect(event).toMatchObject({
       sequence: 0,
       title: 'Budget planning FY27',
@@ -184,9 +223,21 @@ describe('parseCalendar: invitations as clients send them', () => {
       uid: 'evt_01JD8Q3ZK5W7R2N4M6P8T0V9XA@switchboard.example',
       sequence: 2,
       organizer: { email: 'agent-a@switchboard.example', name: 'Agent A' },
-      participants: [{ email: 'bee.jones@example.com', name: 'Bee Jones', status: 'yes', comment: "See you there, I'll bring the slides." }],
+      participants: [
+        {
+          email: 'bee.jones@example.com',
+          name: 'Bee Jones',
+          status: 'yes',
+          comment: "See you there, I'll bring the slides.",
+        },
+      ],
       // 14:00–15:00 CET (UTC+1) on 10 Dec 2026.
-      when: { object: 'timespan', start_time: utc(2026, 12, 10, 13), end_time: utc(2026, 12, 10, 14), start_timezone: 'Europe/Berlin' },
+      when: {
+        object: 'timespan',
+        start_time: utc(2026, 12, 10, 13),
+        end_time: utc(2026, 12, 10, 14),
+        start_timezone: 'Europe/Berlin',
+      },
       updated_at: utc(2026, 12, 1, 9, 15, 12),
     });
   });
@@ -194,14 +245,21 @@ describe('parseCalendar: invitations as clients send them', () => {
   it('takes a Google reply comment from X-RESPONSE-COMMENT', () => {
     const text = calendar(
       'METHOD:REPLY',
-      ...vevent('DTSTART:20261210T130000Z', 'ORGANIZER:mailto:a@example.com', 'ATTENDEE;PARTSTAT=DECLINED;X-RESPONSE-COMMENT="Sorry, travelling":mailto:b@example.com'),
+      ...vevent(
+        'DTSTART:20261210T130000Z',
+        'ORGANIZER:mailto:a@example.com',
+        'ATTENDEE;PARTSTAT=DECLINED;X-RESPONSE-COMMENT="Sorry, travelling":mailto:b@example.com',
+      ),
     );
     expect(only(text).participants).toEqual([{ email: 'b@example.com', status: 'no', comment: 'Sorry, travelling' }]);
   });
 
   it.each([
     ['malformed.ics (truncated)', fixture('malformed.ics')],
-    ['an unterminated VEVENT with a garbage DTSTART', 'BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nDTSTART:garbage\r\nSUMMARY:half'],
+    [
+      'an unterminated VEVENT with a garbage DTSTART',
+      'BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nDTSTART:garbage\r\nSUMMARY:half',
+    ],
     ['a garbage DTSTART in a complete VEVENT', calendar(...vevent('DTSTART:garbage'))],
     ['a DTSTART cut short', calendar(...vevent('DTSTART;TZID=Europe/Berlin:2026101'))],
     ['an impossible date', calendar(...vevent('DTSTART:20260231T090000Z'))],
@@ -254,7 +312,13 @@ describe('parseCalendar: times and zones', () => {
     ['UTC', '20260115T090000', 'UTC', utc(2026, 1, 15, 9)],
   ])('maps the Outlook TZID %s to IANA and reads the instant', (tzid, local, zone, instant) => {
     const event = only(calendar(...vevent(`DTSTART;TZID=${tzid}:${local}`, `DTEND;TZID=${tzid}:${local}`)));
-    expect(event.when).toEqual({ object: 'timespan', start_time: instant, end_time: instant, start_timezone: zone, end_timezone: zone });
+    expect(event.when).toEqual({
+      object: 'timespan',
+      start_time: instant,
+      end_time: instant,
+      start_timezone: zone,
+      end_timezone: zone,
+    });
   });
 
   it('maps every CLDR Windows zone to an IANA zone we can also write a VTIMEZONE for', () => {
@@ -274,7 +338,9 @@ describe('parseCalendar: times and zones', () => {
     };
     for (const iana of new Set(Object.values(WINDOWS_ZONES))) {
       if (iana === 'Etc/UTC') continue;
-      const text = buildCalendar('PUBLISH', [{ ...event, when: { ...event.when, start_timezone: iana } as IcsEvent['when'] }]);
+      const text = buildCalendar('PUBLISH', [
+        { ...event, when: { ...event.when, start_timezone: iana } as IcsEvent['when'] },
+      ]);
       expect(text, iana).toContain(`TZID:${iana}\r\n`);
       expect(only(text).when, iana).toMatchObject({ start_time: utc(2026, 7, 1, 12), start_timezone: iana });
     }
@@ -299,9 +365,22 @@ describe('parseCalendar: times and zones', () => {
   });
 
   it('reads a prefixed TZID (/citadel.org/…/Europe/Berlin) as the IANA zone', () => {
-    const event = only(calendar(...vevent('DTSTART;TZID=/citadel.org/20070103_1/Europe/Berlin:20261012T090000', 'DTEND;TZID=/Europe/Berlin:20261012T100000')));
+    const event = only(
+      calendar(
+        ...vevent(
+          'DTSTART;TZID=/citadel.org/20070103_1/Europe/Berlin:20261012T090000',
+          'DTEND;TZID=/Europe/Berlin:20261012T100000',
+        ),
+      ),
+    );
     // 09:00 CEST (UTC+2) = 07:00Z.
-    expect(event.when).toEqual({ object: 'timespan', start_time: utc(2026, 10, 12, 7), end_time: utc(2026, 10, 12, 8), start_timezone: 'Europe/Berlin', end_timezone: 'Europe/Berlin' });
+    expect(event.when).toEqual({
+      object: 'timespan',
+      start_time: utc(2026, 10, 12, 7),
+      end_time: utc(2026, 10, 12, 8),
+      start_timezone: 'Europe/Berlin',
+      end_timezone: 'Europe/Berlin',
+    });
   });
 
   const customZone = [
@@ -323,11 +402,32 @@ describe('parseCalendar: times and zones', () => {
   ];
 
   it('computes an unknown TZID from the VTIMEZONE in the file and reports UTC', () => {
-    const summer = only(calendar(...customZone, ...vevent('DTSTART;TZID=Customized Time Zone:20260701T090000', 'DTEND;TZID=Customized Time Zone:20260701T100000')));
+    const summer = only(
+      calendar(
+        ...customZone,
+        ...vevent(
+          'DTSTART;TZID=Customized Time Zone:20260701T090000',
+          'DTEND;TZID=Customized Time Zone:20260701T100000',
+        ),
+      ),
+    );
     // +0300 in summer: 09:00 = 06:00Z.
-    expect(summer.when).toEqual({ object: 'timespan', start_time: utc(2026, 7, 1, 6), end_time: utc(2026, 7, 1, 7), start_timezone: 'UTC', end_timezone: 'UTC' });
+    expect(summer.when).toEqual({
+      object: 'timespan',
+      start_time: utc(2026, 7, 1, 6),
+      end_time: utc(2026, 7, 1, 7),
+      start_timezone: 'UTC',
+      end_timezone: 'UTC',
+    });
     const winter = only(
-      calendar(...customZone, ...vevent('DTSTART;TZID="Customized Time Zone":20260115T090000', 'EXDATE;TZID=Customized Time Zone:20260122T090000,20260705T090000', 'RRULE:FREQ=WEEKLY')),
+      calendar(
+        ...customZone,
+        ...vevent(
+          'DTSTART;TZID="Customized Time Zone":20260115T090000',
+          'EXDATE;TZID=Customized Time Zone:20260122T090000,20260705T090000',
+          'RRULE:FREQ=WEEKLY',
+        ),
+      ),
     );
     // +0200 in winter: 09:00 = 07:00Z; the EXDATEs become UTC instants (07:00Z in January, 06:00Z in July).
     expect(winter.when).toMatchObject({ start_time: utc(2026, 1, 15, 7), start_timezone: 'UTC' });
@@ -342,7 +442,10 @@ describe('parseCalendar: times and zones', () => {
       start_timezone: 'UTC',
       end_timezone: 'UTC',
     });
-    expect(only(calendar(...vevent('DTSTART;TZID=Mars/Olympus_Mons:20261012T090000'))).when).toMatchObject({ start_time: utc(2026, 10, 12, 9), start_timezone: 'UTC' });
+    expect(only(calendar(...vevent('DTSTART;TZID=Mars/Olympus_Mons:20261012T090000'))).when).toMatchObject({
+      start_time: utc(2026, 10, 12, 9),
+      start_timezone: 'UTC',
+    });
   });
 
   it('reads UTC times (Z) with zone UTC, DURATION in place of DTEND, and no end as zero length', () => {
@@ -353,16 +456,36 @@ describe('parseCalendar: times and zones', () => {
       start_timezone: 'UTC',
       end_timezone: 'UTC',
     });
-    expect(only(calendar(...vevent('DTSTART:20261012T090000Z'))).when).toMatchObject({ start_time: utc(2026, 10, 12, 9), end_time: utc(2026, 10, 12, 9) });
+    expect(only(calendar(...vevent('DTSTART:20261012T090000Z'))).when).toMatchObject({
+      start_time: utc(2026, 10, 12, 9),
+      end_time: utc(2026, 10, 12, 9),
+    });
     // A day of DURATION is a calendar day: across the end of DST in Berlin it is 25 hours.
-    expect(only(calendar(...vevent('DTSTART;TZID=Europe/Berlin:20261024T090000', 'DURATION:P1D'))).when).toMatchObject({ start_time: utc(2026, 10, 24, 7), end_time: utc(2026, 10, 25, 8) });
+    expect(only(calendar(...vevent('DTSTART;TZID=Europe/Berlin:20261024T090000', 'DURATION:P1D'))).when).toMatchObject({
+      start_time: utc(2026, 10, 24, 7),
+      end_time: utc(2026, 10, 25, 8),
+    });
   });
 
   it('reads all-day events: one day as a date, more as a datespan, a DATE without VALUE=DATE too', () => {
-    expect(only(calendar(...vevent('DTSTART;VALUE=DATE:20261012', 'DTEND;VALUE=DATE:20261013'))).when).toEqual({ object: 'date', date: '2026-10-12' });
-    expect(only(calendar(...vevent('DTSTART;VALUE=DATE:20261012'))).when).toEqual({ object: 'date', date: '2026-10-12' });
-    expect(only(calendar(...vevent('DTSTART;VALUE=DATE:20261230', 'DURATION:P3D'))).when).toEqual({ object: 'datespan', start_date: '2026-12-30', end_date: '2027-01-02' });
-    expect(only(calendar(...vevent('DTSTART:20261012', 'DTEND:20261014'))).when).toEqual({ object: 'datespan', start_date: '2026-10-12', end_date: '2026-10-14' });
+    expect(only(calendar(...vevent('DTSTART;VALUE=DATE:20261012', 'DTEND;VALUE=DATE:20261013'))).when).toEqual({
+      object: 'date',
+      date: '2026-10-12',
+    });
+    expect(only(calendar(...vevent('DTSTART;VALUE=DATE:20261012'))).when).toEqual({
+      object: 'date',
+      date: '2026-10-12',
+    });
+    expect(only(calendar(...vevent('DTSTART;VALUE=DATE:20261230', 'DURATION:P3D'))).when).toEqual({
+      object: 'datespan',
+      start_date: '2026-12-30',
+      end_date: '2027-01-02',
+    });
+    expect(only(calendar(...vevent('DTSTART:20261012', 'DTEND:20261014'))).when).toEqual({
+      object: 'datespan',
+      start_date: '2026-10-12',
+      end_date: '2026-10-14',
+    });
   });
 
   it('writes recurrence lines in our form: RRULE as sent, EXDATE/RDATE with IANA TZID, Z or VALUE=DATE', () => {
@@ -393,8 +516,14 @@ describe('parseCalendar: times and zones', () => {
 
   it('reads statuses, transparency, class and attendee kinds', () => {
     const base = ['DTSTART:20261012T090000Z'];
-    expect(only(calendar(...vevent(...base, 'STATUS:TENTATIVE', 'TRANSP:TRANSPARENT', 'CLASS:CONFIDENTIAL')))).toMatchObject({ status: 'maybe', busy: false, visibility: 'private' });
-    expect(only(calendar(...vevent(...base, 'CLASS:PRIVATE')))).toMatchObject({ status: 'confirmed', busy: true, visibility: 'private' });
+    expect(
+      only(calendar(...vevent(...base, 'STATUS:TENTATIVE', 'TRANSP:TRANSPARENT', 'CLASS:CONFIDENTIAL'))),
+    ).toMatchObject({ status: 'maybe', busy: false, visibility: 'private' });
+    expect(only(calendar(...vevent(...base, 'CLASS:PRIVATE')))).toMatchObject({
+      status: 'confirmed',
+      busy: true,
+      visibility: 'private',
+    });
     expect(only(calendar(...vevent(...base, 'X-MICROSOFT-CDO-BUSYSTATUS:FREE')))).toMatchObject({ busy: false });
     expect(only(calendar('METHOD:CANCEL', ...vevent(...base)))).toMatchObject({ status: 'cancelled' });
     const people = only(
@@ -424,15 +553,27 @@ describe('parseCalendar: times and zones', () => {
       'e@example.com:noreply',
       'f@example.com:noreply',
     ]);
-    expect(people.resources).toEqual([{ email: 'projector@example.com', name: 'Projector' }, { email: 'room@example.com' }]);
+    expect(people.resources).toEqual([
+      { email: 'projector@example.com', name: 'Projector' },
+      { email: 'room@example.com' },
+    ]);
   });
 
   it('finds the conference link: X-GOOGLE-CONFERENCE, CONFERENCE, or a Meet/Zoom/Teams link in URL or LOCATION', () => {
     const base = ['DTSTART:20261012T090000Z'];
-    expect(only(calendar(...vevent(...base, 'LOCATION:https://us02web.zoom.us/j/81234567890?pwd=abc'))).conferencing_url).toBe('https://us02web.zoom.us/j/81234567890?pwd=abc');
-    expect(only(calendar(...vevent(...base, 'URL:https://meet.google.com/abc-defg-hij'))).conferencing_url).toBe('https://meet.google.com/abc-defg-hij');
-    expect(only(calendar(...vevent(...base, 'CONFERENCE;VALUE=URI;FEATURE=VIDEO:https://video.example.com/room/1'))).conferencing_url).toBe('https://video.example.com/room/1');
-    expect(only(calendar(...vevent(...base, 'LOCATION:Room 1', 'URL:https://example.com/agenda')))).not.toHaveProperty('conferencing_url');
+    expect(
+      only(calendar(...vevent(...base, 'LOCATION:https://us02web.zoom.us/j/81234567890?pwd=abc'))).conferencing_url,
+    ).toBe('https://us02web.zoom.us/j/81234567890?pwd=abc');
+    expect(only(calendar(...vevent(...base, 'URL:https://meet.google.com/abc-defg-hij'))).conferencing_url).toBe(
+      'https://meet.google.com/abc-defg-hij',
+    );
+    expect(
+      only(calendar(...vevent(...base, 'CONFERENCE;VALUE=URI;FEATURE=VIDEO:https://video.example.com/room/1')))
+        .conferencing_url,
+    ).toBe('https://video.example.com/room/1');
+    expect(only(calendar(...vevent(...base, 'LOCATION:Room 1', 'URL:https://example.com/agenda')))).not.toHaveProperty(
+      'conferencing_url',
+    );
   });
 
   it('reads reminders: relative to start or end, absolute, display or email', () => {
@@ -459,15 +600,41 @@ describe('parseCalendar: times and zones', () => {
   });
 
   it('unfolds and unescapes text: commas, semicolons, backslashes, newlines, non-ASCII', () => {
-    const event = only(calendar(...vevent('DTSTART:20261012T090000Z', 'SUMMARY:a\\, b\\; c\\\\d', 'DESCRIPTION:line 1\\nline 2\\Nline 3 — Grüße\\, 東京', ' continued after a fold')));
+    const event = only(
+      calendar(
+        ...vevent(
+          'DTSTART:20261012T090000Z',
+          'SUMMARY:a\\, b\\; c\\\\d',
+          'DESCRIPTION:line 1\\nline 2\\Nline 3 — Grüße\\, 東京',
+          ' continued after a fold',
+        ),
+      ),
+    );
     expect(event.title).toBe('a, b; c\\d');
     expect(event.description).toBe('line 1\nline 2\nline 3 — Grüße, 東京continued after a fold');
   });
 
   it('reads the same whatever the process time zone', () => {
-    const names = ['google-request.ics', 'google-recurring.ics', 'outlook-request.ics', 'outlook-cancel.ics', 'apple-request.ics', 'reply-accepted.ics'];
+    const names = [
+      'google-request.ics',
+      'google-recurring.ics',
+      'outlook-request.ics',
+      'outlook-cancel.ics',
+      'apple-request.ics',
+      'reply-accepted.ics',
+    ];
     // Two days over the end of DST in Berlin: 48 hours, whatever the process zone makes of the dates.
-    const overDst = calendar(...vevent('DTSTART;VALUE=DATE:20261024', 'DTEND;VALUE=DATE:20261026', 'BEGIN:VALARM', 'ACTION:DISPLAY', 'DESCRIPTION:x', 'TRIGGER;RELATED=END:-PT49H', 'END:VALARM'));
+    const overDst = calendar(
+      ...vevent(
+        'DTSTART;VALUE=DATE:20261024',
+        'DTEND;VALUE=DATE:20261026',
+        'BEGIN:VALARM',
+        'ACTION:DISPLAY',
+        'DESCRIPTION:x',
+        'TRIGGER;RELATED=END:-PT49H',
+        'END:VALARM',
+      ),
+    );
     const saved = process.env.TZ;
     try {
       const results = ['UTC', 'Pacific/Auckland', 'America/Los_Angeles', 'Asia/Kolkata', 'Europe/Berlin'].map((tz) => {
@@ -493,7 +660,13 @@ describe('buildCalendar', () => {
     title: 'Design review',
     description: 'Agenda: 1, 2; 3\nSecond line with "quotes", a \\ backslash, Grüße and 日本語 🎉',
     location: 'Room 2, 3rd floor',
-    when: { object: 'timespan', start_time: nine, end_time: nine + 3600, start_timezone: 'Europe/Berlin', end_timezone: 'Europe/Berlin' },
+    when: {
+      object: 'timespan',
+      start_time: nine,
+      end_time: nine + 3600,
+      start_timezone: 'Europe/Berlin',
+      end_timezone: 'Europe/Berlin',
+    },
     status: 'confirmed',
     busy: true,
     visibility: 'private',
@@ -519,7 +692,13 @@ describe('buildCalendar', () => {
     restoreClock = clock.set(() => Date.UTC(2026, 9, 1, 12, 0, 0));
     const text = buildCalendar('REQUEST', [{ ...meeting, organizer }]);
     const all = lines(text);
-    expect(all.slice(0, 5)).toEqual(['BEGIN:VCALENDAR', `PRODID:${PRODID}`, 'VERSION:2.0', 'CALSCALE:GREGORIAN', 'METHOD:REQUEST']);
+    expect(all.slice(0, 5)).toEqual([
+      'BEGIN:VCALENDAR',
+      `PRODID:${PRODID}`,
+      'VERSION:2.0',
+      'CALSCALE:GREGORIAN',
+      'METHOD:REQUEST',
+    ]);
     expect(PRODID).toBe('-//Switchboard//Calendar API//EN');
     expect(all).toContain('TZID:Europe/Berlin');
     expect(all.filter((l) => l === 'BEGIN:VTIMEZONE')).toHaveLength(1);
@@ -528,11 +707,19 @@ describe('buildCalendar', () => {
     expect(all).toContain('DTSTAMP:20261001T120000Z');
     expect(all).toContain('SEQUENCE:3');
     expect(all).toContain('ORGANIZER;CN=Olga Organizer:mailto:organizer@example.com');
-    expect(all).toContain('ATTENDEE;CN="Bee, Jones";CUTYPE=INDIVIDUAL;ROLE=REQ-PARTICIPANT;PARTSTAT=NEEDS-ACTION;RSVP=TRUE:mailto:bee@example.com');
-    expect(all).toContain('ATTENDEE;CUTYPE=INDIVIDUAL;ROLE=REQ-PARTICIPANT;PARTSTAT=ACCEPTED;RSVP=TRUE:mailto:cee@example.com');
+    expect(all).toContain(
+      'ATTENDEE;CN="Bee, Jones";CUTYPE=INDIVIDUAL;ROLE=REQ-PARTICIPANT;PARTSTAT=NEEDS-ACTION;RSVP=TRUE:mailto:bee@example.com',
+    );
+    expect(all).toContain(
+      'ATTENDEE;CUTYPE=INDIVIDUAL;ROLE=REQ-PARTICIPANT;PARTSTAT=ACCEPTED;RSVP=TRUE:mailto:cee@example.com',
+    );
     // The organizer attending is not asked for an answer.
-    expect(all).toContain('ATTENDEE;CN=Olga Organizer;CUTYPE=INDIVIDUAL;ROLE=REQ-PARTICIPANT;PARTSTAT=ACCEPTED:mailto:organizer@example.com');
-    expect(all).toContain('ATTENDEE;CN=Room 2;CUTYPE=ROOM;ROLE=NON-PARTICIPANT;PARTSTAT=NEEDS-ACTION:mailto:room2@example.com');
+    expect(all).toContain(
+      'ATTENDEE;CN=Olga Organizer;CUTYPE=INDIVIDUAL;ROLE=REQ-PARTICIPANT;PARTSTAT=ACCEPTED:mailto:organizer@example.com',
+    );
+    expect(all).toContain(
+      'ATTENDEE;CN=Room 2;CUTYPE=ROOM;ROLE=NON-PARTICIPANT;PARTSTAT=NEEDS-ACTION:mailto:room2@example.com',
+    );
     expect(all).toContain('STATUS:CONFIRMED');
     expect(all).toContain('TRANSP:OPAQUE');
     expect(all).toContain('CLASS:PRIVATE');
@@ -543,7 +730,9 @@ describe('buildCalendar', () => {
   });
 
   it('writes valid lines: CRLF, folded to at most 75 octets, balanced components', () => {
-    const text = buildCalendar('REQUEST', [{ ...meeting, description: `${'Lorem ipsum dolor sit amet, ünïcødé 日本語 🎉; '.repeat(20)}end` }]);
+    const text = buildCalendar('REQUEST', [
+      { ...meeting, description: `${'Lorem ipsum dolor sit amet, ünïcødé 日本語 🎉; '.repeat(20)}end` },
+    ]);
     expect(text.endsWith('\r\n')).toBe(true);
     expect(text.replace(/\r\n/g, '')).not.toMatch(/[\r\n]/);
     for (const line of text.split('\r\n')) expect(Buffer.byteLength(line, 'utf8'), line).toBeLessThanOrEqual(75);
@@ -566,19 +755,31 @@ describe('buildCalendar', () => {
     const flight: IcsEvent = {
       ...meeting,
       // 09:00 CEST (UTC+2) in Berlin to 11:30 EDT (UTC−4) in New York: 07:00Z to 15:30Z.
-      when: { object: 'timespan', start_time: nine, end_time: utc(2026, 10, 12, 15, 30), start_timezone: 'Europe/Berlin', end_timezone: 'America/New_York' },
+      when: {
+        object: 'timespan',
+        start_time: nine,
+        end_time: utc(2026, 10, 12, 15, 30),
+        start_timezone: 'Europe/Berlin',
+        end_timezone: 'America/New_York',
+      },
     };
     const text = buildCalendar('PUBLISH', [flight]);
     const all = lines(text);
     expect(all).toContain('DTSTART;TZID=Europe/Berlin:20261012T090000');
     expect(all).toContain('DTEND;TZID=America/New_York:20261012T113000');
     const root = new ICAL.Component(ICAL.parse(text));
-    const zones = new Map(root.getAllSubcomponents('vtimezone').map((z) => [String(z.getFirstPropertyValue('tzid')), new ICAL.Timezone(z)] as const));
+    const zones = new Map(
+      root
+        .getAllSubcomponents('vtimezone')
+        .map((z) => [String(z.getFirstPropertyValue('tzid')), new ICAL.Timezone(z)] as const),
+    );
     expect([...zones.keys()].sort()).toEqual(['America/New_York', 'Europe/Berlin']);
     const offset = (tzid: string, y: number, m: number, d: number, h: number, min: number) =>
       zones.get(tzid)!.utcOffset(ICAL.Time.fromData({ year: y, month: m, day: d, hour: h, minute: min, second: 0 }));
     expect(utc(2026, 10, 12, 9) - offset('Europe/Berlin', 2026, 10, 12, 9, 0)).toBe(nine);
-    expect(utc(2026, 10, 12, 11, 30) - offset('America/New_York', 2026, 10, 12, 11, 30)).toBe(utc(2026, 10, 12, 15, 30));
+    expect(utc(2026, 10, 12, 11, 30) - offset('America/New_York', 2026, 10, 12, 11, 30)).toBe(
+      utc(2026, 10, 12, 15, 30),
+    );
     expect(only(text).when).toEqual(flight.when);
   });
 
@@ -595,16 +796,31 @@ describe('buildCalendar', () => {
     expect(lines(text)).toContain('DTSTART:20261012T090000Z');
     expect(text).not.toContain('BEGIN:VTIMEZONE');
     expect(only(text).when).toEqual({ ...event.when, start_timezone: 'UTC', end_timezone: 'UTC' });
-    expect(lines(buildCalendar('PUBLISH', [{ ...event, when: { ...event.when, start_timezone: 'UTC' } as IcsEvent['when'] }]))).toContain('DTEND:20261012T093000Z');
+    expect(
+      lines(
+        buildCalendar('PUBLISH', [{ ...event, when: { ...event.when, start_timezone: 'UTC' } as IcsEvent['when'] }]),
+      ),
+    ).toContain('DTEND:20261012T093000Z');
   });
 
   it('writes IANA names only: a Windows zone is written as its IANA zone, a link under its own name', () => {
-    const base: IcsEvent = { uid: 'w@x', sequence: 0, when: { object: 'timespan', start_time: nine, end_time: nine }, status: 'confirmed', busy: true, participants: [] };
-    const windows = buildCalendar('PUBLISH', [{ ...base, when: { ...base.when, start_timezone: 'W. Europe Standard Time' } as IcsEvent['when'] }]);
+    const base: IcsEvent = {
+      uid: 'w@x',
+      sequence: 0,
+      when: { object: 'timespan', start_time: nine, end_time: nine },
+      status: 'confirmed',
+      busy: true,
+      participants: [],
+    };
+    const windows = buildCalendar('PUBLISH', [
+      { ...base, when: { ...base.when, start_timezone: 'W. Europe Standard Time' } as IcsEvent['when'] },
+    ]);
     expect(lines(windows)).toContain('DTSTART;TZID=Europe/Berlin:20261012T090000');
     expect(lines(windows)).toContain('TZID:Europe/Berlin');
     // 12:30 IST (UTC+5:30) = 07:00Z; the VTIMEZONE is named as the event names its zone.
-    const link = buildCalendar('PUBLISH', [{ ...base, when: { ...base.when, start_timezone: 'Asia/Calcutta' } as IcsEvent['when'] }]);
+    const link = buildCalendar('PUBLISH', [
+      { ...base, when: { ...base.when, start_timezone: 'Asia/Calcutta' } as IcsEvent['when'] },
+    ]);
     expect(lines(link)).toContain('DTSTART;TZID=Asia/Calcutta:20261012T123000');
     expect(lines(link)).toContain('TZID:Asia/Calcutta');
     expect(only(link).when).toMatchObject({ start_time: nine, start_timezone: 'Asia/Calcutta' });
@@ -612,7 +828,11 @@ describe('buildCalendar', () => {
 
   it.each<[string, IcsEvent['when'], string[]]>([
     ['a date', { object: 'date', date: '2026-12-24' }, ['DTSTART;VALUE=DATE:20261224', 'DTEND;VALUE=DATE:20261225']],
-    ['a datespan', { object: 'datespan', start_date: '2026-12-30', end_date: '2027-01-02' }, ['DTSTART;VALUE=DATE:20261230', 'DTEND;VALUE=DATE:20270102']],
+    [
+      'a datespan',
+      { object: 'datespan', start_date: '2026-12-30', end_date: '2027-01-02' },
+      ['DTSTART;VALUE=DATE:20261230', 'DTEND;VALUE=DATE:20270102'],
+    ],
   ])('round-trips %s as DTSTART;VALUE=DATE', (_name, when, expected) => {
     const event: IcsEvent = {
       uid: 'd@x',
@@ -662,10 +882,14 @@ describe('buildCalendar', () => {
   });
 
   it('writes EXDATE/RDATE in a Windows zone under its IANA name', () => {
-    const text = buildCalendar('PUBLISH', [{ ...meeting, recurrence: ['RRULE:FREQ=DAILY;COUNT=3', 'EXDATE;TZID=W. Europe Standard Time:20261013T090000'] }]);
+    const text = buildCalendar('PUBLISH', [
+      { ...meeting, recurrence: ['RRULE:FREQ=DAILY;COUNT=3', 'EXDATE;TZID=W. Europe Standard Time:20261013T090000'] },
+    ]);
     expect(lines(text)).toContain('EXDATE;TZID=Europe/Berlin:20261013T090000');
     // Floating times mixed with UTC ones are all UTC.
-    const mixed = buildCalendar('PUBLISH', [{ ...meeting, recurrence: ['RRULE:FREQ=DAILY;COUNT=3', 'EXDATE:20261013T070000,20261014T070000Z'] }]);
+    const mixed = buildCalendar('PUBLISH', [
+      { ...meeting, recurrence: ['RRULE:FREQ=DAILY;COUNT=3', 'EXDATE:20261013T070000,20261014T070000Z'] },
+    ]);
     expect(lines(mixed)).toContain('EXDATE:20261013T070000Z,20261014T070000Z');
   });
 
@@ -675,7 +899,13 @@ describe('buildCalendar', () => {
     const exception: IcsEvent = {
       ...meeting,
       title: 'Design review (moved)',
-      when: { object: 'timespan', start_time: utc(2026, 10, 19, 9), end_time: utc(2026, 10, 19, 10), start_timezone: 'Europe/Berlin', end_timezone: 'Europe/Berlin' },
+      when: {
+        object: 'timespan',
+        start_time: utc(2026, 10, 19, 9),
+        end_time: utc(2026, 10, 19, 10),
+        start_timezone: 'Europe/Berlin',
+        end_timezone: 'Europe/Berlin',
+      },
       recurrence_id: { time: utc(2026, 10, 19, 7), timezone: 'Europe/Berlin' },
       sequence: 4,
     };
@@ -712,12 +942,23 @@ describe('buildCalendar', () => {
     expect(all).not.toContain('BEGIN:VALARM');
     const back = parseCalendar(text);
     expect(back.method).toBe('CANCEL');
-    expect(back.events[0]).toMatchObject({ uid: meeting.uid, sequence: 4, status: 'cancelled', participants: meeting.participants, resources: meeting.resources });
+    expect(back.events[0]).toMatchObject({
+      uid: meeting.uid,
+      sequence: 4,
+      status: 'cancelled',
+      participants: meeting.participants,
+      resources: meeting.resources,
+    });
   });
 
   it('writes a REPLY: the one attendee answering with its COMMENT, ORGANIZER, UID, SEQUENCE, DTSTAMP, DTSTART', () => {
     restoreClock = clock.set(() => Date.UTC(2026, 9, 3, 8, 30, 0));
-    const reply: IcsEvent = { ...meeting, participants: [{ email: 'Bee@Example.com', name: 'Bee Jones', status: 'maybe', comment: 'Might be late; sorry, traffic' }] };
+    const reply: IcsEvent = {
+      ...meeting,
+      participants: [
+        { email: 'Bee@Example.com', name: 'Bee Jones', status: 'maybe', comment: 'Might be late; sorry, traffic' },
+      ],
+    };
     const text = buildCalendar('REPLY', [reply]);
     const all = lines(text);
     expect(all).toContain('METHOD:REPLY');
@@ -735,10 +976,14 @@ describe('buildCalendar', () => {
       'COMMENT:Might be late\\; sorry\\, traffic',
       'END:VEVENT',
     ]);
-    expect(parseCalendar(text).events[0]!.participants).toEqual([{ email: 'bee@example.com', name: 'Bee Jones', status: 'maybe', comment: 'Might be late; sorry, traffic' }]);
+    expect(parseCalendar(text).events[0]!.participants).toEqual([
+      { email: 'bee@example.com', name: 'Bee Jones', status: 'maybe', comment: 'Might be late; sorry, traffic' },
+    ]);
 
     // For one occurrence of a series: its RECURRENCE-ID, and no RRULE.
-    const occurrence = buildCalendar('REPLY', [{ ...reply, recurrence: ['RRULE:FREQ=WEEKLY'], recurrence_id: { time: nine, timezone: 'Europe/Berlin' } }]);
+    const occurrence = buildCalendar('REPLY', [
+      { ...reply, recurrence: ['RRULE:FREQ=WEEKLY'], recurrence_id: { time: nine, timezone: 'Europe/Berlin' } },
+    ]);
     expect(lines(occurrence)).toContain('RECURRENCE-ID;TZID=Europe/Berlin:20261012T090000');
     expect(
       lines(occurrence)
@@ -759,10 +1004,18 @@ describe('buildCalendar', () => {
     expect(() => buildCalendar('REQUEST', [{ ...meeting, recurrence: ['FREQ=WEEKLY'] }])).toThrow(IcsError);
     expect(() => buildCalendar('REQUEST', [{ ...meeting, recurrence: ['SUMMARY:not a rule'] }])).toThrow(IcsError);
     expect(() => buildCalendar('REQUEST', [{ ...meeting, recurrence: ['RRULE:FREQ=SOMETIMES'] }])).toThrow(IcsError);
-    expect(() => buildCalendar('REQUEST', [{ ...meeting, recurrence: ['EXDATE;TZID=Mars/Olympus_Mons:20261012T090000'] }])).toThrow(IcsError);
-    expect(() => buildCalendar('REQUEST', [{ ...meeting, when: { object: 'date', date: '2026-02-30' } }])).toThrow(IcsError);
-    expect(() => buildCalendar('REQUEST', [{ ...meeting, when: { object: 'timespan', start_time: Number.NaN, end_time: 0 } }])).toThrow(IcsError);
-    expect(() => buildCalendar('REQUEST', [{ ...meeting, participants: [{ email: 'not-an-address', status: 'noreply' }] }])).toThrow(IcsError);
+    expect(() =>
+      buildCalendar('REQUEST', [{ ...meeting, recurrence: ['EXDATE;TZID=Mars/Olympus_Mons:20261012T090000'] }]),
+    ).toThrow(IcsError);
+    expect(() => buildCalendar('REQUEST', [{ ...meeting, when: { object: 'date', date: '2026-02-30' } }])).toThrow(
+      IcsError,
+    );
+    expect(() =>
+      buildCalendar('REQUEST', [{ ...meeting, when: { object: 'timespan', start_time: Number.NaN, end_time: 0 } }]),
+    ).toThrow(IcsError);
+    expect(() =>
+      buildCalendar('REQUEST', [{ ...meeting, participants: [{ email: 'not-an-address', status: 'noreply' }] }]),
+    ).toThrow(IcsError);
     expect(() => buildCalendar('NOTIFY' as 'REQUEST', [meeting])).toThrow(IcsError);
   });
 
@@ -772,7 +1025,9 @@ describe('buildCalendar', () => {
     try {
       const texts = ['UTC', 'Pacific/Auckland', 'America/Los_Angeles', 'Asia/Kolkata', 'Europe/Berlin'].map((tz) => {
         process.env.TZ = tz;
-        return buildCalendar('REQUEST', [{ ...meeting, recurrence: ['RRULE:FREQ=WEEKLY;COUNT=4', 'EXDATE;TZID=Europe/Berlin:20261019T090000'] }]);
+        return buildCalendar('REQUEST', [
+          { ...meeting, recurrence: ['RRULE:FREQ=WEEKLY;COUNT=4', 'EXDATE;TZID=Europe/Berlin:20261019T090000'] },
+        ]);
       });
       expect(new Set(texts).size).toBe(1);
     } finally {

@@ -22,7 +22,13 @@ describe('Function: newId', () => {
 });
 
 describe('Function: parseId', () => {
-  it.each(['app_01jd6abcdefghjkmnpqrstvwxy', 'grant_01JD6ABCDEFGHJKMNPQRSTVWXY', 'grant_01jd6', 'grant_01jd6abcdefghjkmnpqrstvwxi', ''])('rejects %s as a grant ID', (value) => {
+  it.each([
+    'app_01jd6abcdefghjkmnpqrstvwxy',
+    'grant_01JD6ABCDEFGHJKMNPQRSTVWXY',
+    'grant_01jd6',
+    'grant_01jd6abcdefghjkmnpqrstvwxi',
+    '',
+  ])('rejects %s as a grant ID', (value) => {
     expect(parseId('grant', value)).toBeUndefined();
   });
 });

@@ -9,7 +9,11 @@ describe('Function: imapLoginPage', () => {
     const hostile = '"><script>alert(1)</script>';
 
     // Act
-    const { html, nonce } = imapLoginPage({ flowToken: 'tok"en', fields: { email: `ann${hostile}@example.org`, imap_host: hostile, imap_port: '143' }, problem: `IMAP ${hostile} refused` });
+    const { html, nonce } = imapLoginPage({
+      flowToken: 'tok"en',
+      fields: { email: `ann${hostile}@example.org`, imap_host: hostile, imap_port: '143' },
+      problem: `IMAP ${hostile} refused`,
+    });
 
     // Assess
     expect(html).not.toContain('<script');
@@ -26,7 +30,11 @@ describe('Function: imapLoginPage', () => {
   it('never writes a password into the page, and keeps the server settings folded when nothing there matters', () => {
     const { html } = imapLoginPage({ flowToken: 't', fields: { email: 'ann@gmx.net' } });
     for (const name of ['password', 'smtp_password'])
-      expect(html).toMatch(new RegExp(`<input id="${name}" name="${name}" type="password" autocomplete="[a-z-]+"( required)? aria-describedby="${name}-hint">`));
+      expect(html).toMatch(
+        new RegExp(
+          `<input id="${name}" name="${name}" type="password" autocomplete="[a-z-]+"( required)? aria-describedby="${name}-hint">`,
+        ),
+      );
     expect(html).toContain('<details>');
     expect(html).not.toContain('role="alert"');
     // A well-known domain's servers are hints, not values: detection applies when the fields stay empty.

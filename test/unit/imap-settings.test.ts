@@ -3,7 +3,8 @@ import { InvalidRequestError } from '#shared/errors';
 import { imapAccountOf } from '#shared/accounts/settings';
 
 /** An IMAP grant's servers from what a create request names (shared/accounts/settings.ts). */
-const account = (settings: Record<string, unknown>) => imapAccountOf({ provider: 'imap', settings: { imap_password: 'secret', ...settings } } as never);
+const account = (settings: Record<string, unknown>) =>
+  imapAccountOf({ provider: 'imap', settings: { imap_password: 'secret', ...settings } } as never);
 
 describe('IMAP settings', () => {
   it('fills in the servers of well-known domains from the domain table, country variants and per-domain services included', () => {
@@ -12,7 +13,11 @@ describe('IMAP settings', () => {
       imap: { host: 'imap.gmail.com', port: 993, tls: 'implicit', username: 'Ann@Gmail.com' },
       smtp: { host: 'smtp.gmail.com', port: 587, tls: 'starttls', username: 'Ann@Gmail.com' },
     });
-    expect(account({ imap_username: 'bob@yahoo.co.uk' }).account.smtp).toMatchObject({ host: 'smtp.mail.yahoo.com', port: 465, tls: 'implicit' });
+    expect(account({ imap_username: 'bob@yahoo.co.uk' }).account.smtp).toMatchObject({
+      host: 'smtp.mail.yahoo.com',
+      port: 465,
+      tls: 'implicit',
+    });
     expect(account({ imap_username: 'li@163.com' }).account.imap.host).toBe('imap.163.com');
     expect(account({ imap_username: 'eve@me.com' }).account.imap.host).toBe('imap.mail.me.com');
   });
@@ -37,9 +42,17 @@ describe('IMAP settings', () => {
   });
 
   it('refuses what it cannot use, saying what is missing', () => {
-    expect(() => account({ imap_username: 'a@corp.example' })).toThrow(/'settings.imap_host' is required: corp.example is not a mail domain/);
-    expect(() => account({ imap_username: 'plainuser', imap_host: 'h.example', smtp_host: 's.example' })).toThrow(/not an address; give 'settings.email'/);
-    expect(() => account({ imap_username: 'a@b.example', imap_host: 'imap://h.example', smtp_host: 's.example' })).toThrow(InvalidRequestError);
-    expect(() => imapAccountOf({ provider: 'imap', settings: { imap_username: 'a@gmail.com' } } as never)).toThrow(/'settings.imap_password' is required/);
+    expect(() => account({ imap_username: 'a@corp.example' })).toThrow(
+      /'settings.imap_host' is required: corp.example is not a mail domain/,
+    );
+    expect(() => account({ imap_username: 'plainuser', imap_host: 'h.example', smtp_host: 's.example' })).toThrow(
+      /not an address; give 'settings.email'/,
+    );
+    expect(() =>
+      account({ imap_username: 'a@b.example', imap_host: 'imap://h.example', smtp_host: 's.example' }),
+    ).toThrow(InvalidRequestError);
+    expect(() => imapAccountOf({ provider: 'imap', settings: { imap_username: 'a@gmail.com' } } as never)).toThrow(
+      /'settings.imap_password' is required/,
+    );
   });
 });

@@ -16,10 +16,12 @@ import { ROOT, parseServerlessConfig } from '../../scripts/local-stack/serverles
 const copy = mkdtempSync(join(tmpdir(), 'infra-add-route-'));
 afterAll(() => rmSync(copy, { recursive: true, force: true }));
 
-for (const entry of ['functions', 'shared', 'schemas', 'scripts', 'package.json', 'tsconfig.json']) cpSync(join(ROOT, entry), join(copy, entry), { recursive: true });
+for (const entry of ['functions', 'shared', 'schemas', 'scripts', 'package.json', 'tsconfig.json'])
+  cpSync(join(ROOT, entry), join(copy, entry), { recursive: true });
 symlinkSync(join(ROOT, 'node_modules'), join(copy, 'node_modules'), 'dir');
 
-const run = (script: string) => execFileSync('sh', ['scripts/node24.sh', 'tsx', script], { cwd: copy, stdio: 'pipe', encoding: 'utf8' });
+const run = (script: string) =>
+  execFileSync('sh', ['scripts/node24.sh', 'tsx', script], { cwd: copy, stdio: 'pipe', encoding: 'utf8' });
 const generate = () => {
   run('scripts/generate-routes.ts');
   run('scripts/infra/generate.ts');
@@ -36,39 +38,43 @@ function insertBefore(file: string, marker: string, text: string): void {
 }
 
 describe('adding an endpoint', () => {
-  it("adds its route to the function's events and the permission its call needs to the function's role, and nothing else", { timeout: 180_000 }, () => {
-    const before = generate();
-    expect(
-      before.permissions.AttachmentsFunctionRole!.some((grant) => grant.includes('dynamodb:BatchWriteItem')),
-      'the new call must need a new permission',
-    ).toBe(false);
+  it(
+    "adds its route to the function's events and the permission its call needs to the function's role, and nothing else",
+    { timeout: 180_000 },
+    () => {
+      const before = generate();
+      expect(
+        before.permissions.AttachmentsFunctionRole!.some((grant) => grant.includes('dynamodb:BatchWriteItem')),
+        'the new call must need a new permission',
+      ).toBe(false);
 
-    insertBefore(
-      'functions/attachments/routes.ts',
-      '} as const satisfies RouteTable;',
-      "  forgetAttachment: { method: 'DELETE', path: '/v3/grants/{grant_id}/attachments/{attachment_id}', summary: 'Forget an attachment', responseKind: 'empty' },\n",
-    );
-    insertBefore(
-      'functions/attachments/handler.ts',
-      "import { binary, ok, redirect } from '#shared/http/route';",
-      "import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';\nimport { dynamo, TABLE_NAME } from '#shared/aws/dynamodb';\n",
-    );
-    insertBefore(
-      'functions/attachments/handler.ts',
-      '});',
-      '  forgetAttachment: async ({ grant, params }) => {\n' +
-        '    await dynamo.send(new BatchWriteCommand({ RequestItems: { [TABLE_NAME]: [{ DeleteRequest: { Key: { pk: `GRANT#${grant.id}`, sk: `ATTACHMENT#${params.attachment_id}` } } }] } }));\n' +
-        "    return { kind: 'empty' as const };\n" +
-        '  },\n',
-    );
-    const after = generate();
+      insertBefore(
+        'functions/attachments/routes.ts',
+        '} as const satisfies RouteTable;',
+        "  forgetAttachment: { method: 'DELETE', path: '/v3/grants/{grant_id}/attachments/{attachment_id}', summary: 'Forget an attachment', responseKind: 'empty' },\n",
+      );
+      insertBefore(
+        'functions/attachments/handler.ts',
+        "import { binary, ok, redirect } from '#shared/http/route';",
+        "import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';\nimport { dynamo, TABLE_NAME } from '#shared/aws/dynamodb';\n",
+      );
+      insertBefore(
+        'functions/attachments/handler.ts',
+        '});',
+        '  forgetAttachment: async ({ grant, params }) => {\n' +
+          '    await dynamo.send(new BatchWriteCommand({ RequestItems: { [TABLE_NAME]: [{ DeleteRequest: { Key: { pk: `GRANT#${grant.id}`, sk: `ATTACHMENT#${params.attachment_id}` } } }] } }));\n' +
+          "    return { kind: 'empty' as const };\n" +
+          '  },\n',
+      );
+      const after = generate();
 
-    expect(differences(before, after)).toEqual({
-      added: [
-        'function attachments event {"httpApi":"DELETE /v3/grants/{grant_id}/attachments/{attachment_id}"}',
-        'permission AttachmentsFunctionRole Allow dynamodb:BatchWriteItem {"Fn::GetAtt":["Table","Arn"]}',
-      ],
-      removed: [],
-    });
-  });
+      expect(differences(before, after)).toEqual({
+        added: [
+          'function attachments event {"httpApi":"DELETE /v3/grants/{grant_id}/attachments/{attachment_id}"}',
+          'permission AttachmentsFunctionRole Allow dynamodb:BatchWriteItem {"Fn::GetAtt":["Table","Arn"]}',
+        ],
+        removed: [],
+      });
+    },
+  );
 });

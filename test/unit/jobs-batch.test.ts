@@ -15,17 +15,27 @@ const readN = (body: unknown) => {
 describe('eachMessage', () => {
   it('handles every message in order and reports only those that failed, unreadable and unfit ones included', async () => {
     const seen: unknown[] = [];
-    const messages = [record('a', '{"n":1}'), record('b', 'not json'), record('c', '{"n":3}'), record('d', '{"n":4}'), record('e', '{"n":"five"}')];
+    const messages = [
+      record('a', '{"n":1}'),
+      record('b', 'not json'),
+      record('c', '{"n":3}'),
+      record('d', '{"n":4}'),
+      record('e', '{"n":"five"}'),
+    ];
     const response = await eachMessage(event(...messages), 'job failed', readN, async (body) => {
       seen.push(body.n);
       if (body.n === 3) throw new Error('boom');
     });
     expect(seen).toEqual([1, 3, 4]);
-    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'b' }, { itemIdentifier: 'e' }, { itemIdentifier: 'c' }] });
+    expect(response).toEqual({
+      batchItemFailures: [{ itemIdentifier: 'b' }, { itemIdentifier: 'e' }, { itemIdentifier: 'c' }],
+    });
   });
 
   it('answers an empty failure list for a batch that went through', async () => {
-    expect(await eachMessage(event(record('a', '{"n":1}')), 'job failed', readN, async () => undefined)).toEqual({ batchItemFailures: [] });
+    expect(await eachMessage(event(record('a', '{"n":1}')), 'job failed', readN, async () => undefined)).toEqual({
+      batchItemFailures: [],
+    });
   });
 });
 
@@ -33,7 +43,11 @@ describe('BatchFailures and readBodies', () => {
   it('reports each message once, whether failed, reported or failed with its whole batch', () => {
     const failures = new BatchFailures();
     const records = [record('a', '{}'), record('b', '{}')];
-    expect(readBodies(event(...records, record('c', '{')), failures, 'unreadable', (body) => body).map((r) => r.record.messageId)).toEqual(['a', 'b']);
+    expect(
+      readBodies(event(...records, record('c', '{')), failures, 'unreadable', (body) => body).map(
+        (r) => r.record.messageId,
+      ),
+    ).toEqual(['a', 'b']);
     failures.report('a');
     failures.fail('a', 'again', new Error('x'));
     expect(failures.response).toEqual({ batchItemFailures: [{ itemIdentifier: 'c' }, { itemIdentifier: 'a' }] });

@@ -2,7 +2,16 @@ import { BatchGetCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb
 import { describe, expect, it } from 'vitest';
 import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
 import { KEY_BYTES, KeyTooLongError, checkKeyBounds } from '#shared/aws/key-bounds';
-import { agentAddressKey, folderNameKey, grantEmailKey, grantExternalIdKey, icalUidKey, messageIdHeaderKey, postingPartition, referenceKey } from '#shared/db/keys';
+import {
+  agentAddressKey,
+  folderNameKey,
+  grantEmailKey,
+  grantExternalIdKey,
+  icalUidKey,
+  messageIdHeaderKey,
+  postingPartition,
+  referenceKey,
+} from '#shared/db/keys';
 import type { GrantId } from '#shared/ids';
 
 /**
@@ -42,10 +51,37 @@ describe('Function: checkKeyBounds', () => {
     ['a Get key (a lookup)', { Key: { pk: 'a', sk: 's'.repeat(KEY_BYTES.sk + 1) } }, 'sk', false],
     ['a Put item (a write)', { Item: { pk: 'p'.repeat(KEY_BYTES.pk + 1), sk: 'a' } }, 'pk', true],
     ['four-byte characters within a character bound', { Key: { pk: 'a', sk: FOUR_BYTES.repeat(257) } }, 'sk', false],
-    ['a key condition value', { KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)', ExpressionAttributeValues: { ':pk': 'a', ':p': 'p'.repeat(1025) } }, 'sk', false],
-    ['a key condition through attribute names', { KeyConditionExpression: '#k = :v', ExpressionAttributeNames: { '#k': 'pk' }, ExpressionAttributeValues: { ':v': 'v'.repeat(2049) } }, 'pk', false],
+    [
+      'a key condition value',
+      {
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+        ExpressionAttributeValues: { ':pk': 'a', ':p': 'p'.repeat(1025) },
+      },
+      'sk',
+      false,
+    ],
+    [
+      'a key condition through attribute names',
+      {
+        KeyConditionExpression: '#k = :v',
+        ExpressionAttributeNames: { '#k': 'pk' },
+        ExpressionAttributeValues: { ':v': 'v'.repeat(2049) },
+      },
+      'pk',
+      false,
+    ],
     ['a page start', { ExclusiveStartKey: { pk: 'a', sk: 's'.repeat(1025) } }, 'sk', false],
-    ['a transaction put', { TransactItems: [{ ConditionCheck: { Key: { pk: 'a', sk: 'b' } } }, { Put: { Item: { pk: 'a', sk: 's'.repeat(1025) } } }] }, 'sk', true],
+    [
+      'a transaction put',
+      {
+        TransactItems: [
+          { ConditionCheck: { Key: { pk: 'a', sk: 'b' } } },
+          { Put: { Item: { pk: 'a', sk: 's'.repeat(1025) } } },
+        ],
+      },
+      'sk',
+      true,
+    ],
     ['a transaction delete', { TransactItems: [{ Delete: { Key: { pk: 'p'.repeat(2049), sk: 'b' } } }] }, 'pk', false],
     [
       'a batch read',
@@ -62,7 +98,12 @@ describe('Function: checkKeyBounds', () => {
       'sk',
       false,
     ],
-    ['a batch write, marshalled', { RequestItems: { t: [{ PutRequest: { Item: { pk: { S: 'a' }, sk: { S: 's'.repeat(1025) } } } }] } }, 'sk', true],
+    [
+      'a batch write, marshalled',
+      { RequestItems: { t: [{ PutRequest: { Item: { pk: { S: 'a' }, sk: { S: 's'.repeat(1025) } } } }] } },
+      'sk',
+      true,
+    ],
   ])('refuses %s, saying which attribute, how long, and whether it writes', (_what, input, attribute, write) => {
     const error = thrown(() => checkKeyBounds(input as Record<string, unknown>));
     expect(error).toBeInstanceOf(KeyTooLongError);
@@ -72,12 +113,26 @@ describe('Function: checkKeyBounds', () => {
 
   it('runs inside the one DynamoDB client, before anything is sent', async () => {
     // No endpoint answers these: only the check can have refused them.
-    await expect(dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: { pk: `slug#${'a'.repeat(2100)}`, sk: 'slug' } }))).rejects.toBeInstanceOf(KeyTooLongError);
-    await expect(dynamo.send(new QueryCommand({ TableName: TABLE_NAME, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': FOUR_BYTES.repeat(600) } }))).rejects.toMatchObject({
+    await expect(
+      dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: { pk: `slug#${'a'.repeat(2100)}`, sk: 'slug' } })),
+    ).rejects.toBeInstanceOf(KeyTooLongError);
+    await expect(
+      dynamo.send(
+        new QueryCommand({
+          TableName: TABLE_NAME,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': FOUR_BYTES.repeat(600) },
+        }),
+      ),
+    ).rejects.toMatchObject({
       attribute: 'pk',
       write: false,
     });
-    await expect(dynamo.send(new BatchGetCommand({ RequestItems: { [TABLE_NAME]: { Keys: [{ pk: 'a', sk: 'x'.repeat(5012) }] } } }))).rejects.toBeInstanceOf(KeyTooLongError);
+    await expect(
+      dynamo.send(
+        new BatchGetCommand({ RequestItems: { [TABLE_NAME]: { Keys: [{ pk: 'a', sk: 'x'.repeat(5012) }] } } }),
+      ),
+    ).rejects.toBeInstanceOf(KeyTooLongError);
   });
 });
 
@@ -103,11 +158,14 @@ describe('Keys of values from outside', () => {
     ['a folder name', (v: string) => folderNameKey(grant, 'fld_parent', v).sk, 'sk'],
     ['a filter value', (v: string) => postingPartition(grant, `meta:key1=${v}`), 'pk'],
     ['an Agent Account address', (v: string) => agentAddressKey(v).pk, 'pk'],
-  ] as const)('store %s too long for a key under its digest: one exact key, within the bound', (_what, key, attribute) => {
-    const long = FOUR_BYTES.repeat(600);
-    expect(bytes(key(long))).toBeLessThanOrEqual(KEY_BYTES[attribute]);
-    expect(key(long)).toBe(key(long));
-    expect(key(long)).not.toBe(key(`${long}x`));
-    expect(key(long)).toContain('~sha256:');
-  });
+  ] as const)(
+    'store %s too long for a key under its digest: one exact key, within the bound',
+    (_what, key, attribute) => {
+      const long = FOUR_BYTES.repeat(600);
+      expect(bytes(key(long))).toBeLessThanOrEqual(KEY_BYTES[attribute]);
+      expect(key(long)).toBe(key(long));
+      expect(key(long)).not.toBe(key(`${long}x`));
+      expect(key(long)).toContain('~sha256:');
+    },
+  );
 });

@@ -36,7 +36,8 @@ function sources(dir: string): string[] {
 /** Import specifiers of a module (static, dynamic and re-exports), with whether the import is type-only. */
 export function importsOf(text: string): { from: string; typeOnly: boolean }[] {
   const found: { from: string; typeOnly: boolean }[] = [];
-  for (const m of text.matchAll(/^\s*(import|export)\s+(type\s+)?[^;]*?\sfrom\s+'([^']+)'/gms)) found.push({ from: m[3]!, typeOnly: !!m[2] });
+  for (const m of text.matchAll(/^\s*(import|export)\s+(type\s+)?[^;]*?\sfrom\s+'([^']+)'/gms))
+    found.push({ from: m[3]!, typeOnly: !!m[2] });
   for (const m of text.matchAll(/import\(\s*'([^']+)'\s*\)/g)) found.push({ from: m[1]!, typeOnly: false });
   return found;
 }
@@ -57,7 +58,8 @@ export function providerLiterals(text: string): string[] {
   const code = text.replace(/\/\*[\s\S]*?\*\//g, (c) => c.replace(/[^\n]/g, ' ')).replace(/(^|[^:'"`])\/\/.*$/gm, '$1');
   const found: string[] = [];
   code.split('\n').forEach((line, i) => {
-    for (const m of line.matchAll(/(['"`])([a-z]+)\1/g)) if (PROVIDER_NAMES.includes(m[2]!)) found.push(`${i + 1}: ${m[0]}`);
+    for (const m of line.matchAll(/(['"`])([a-z]+)\1/g))
+      if (PROVIDER_NAMES.includes(m[2]!)) found.push(`${i + 1}: ${m[0]}`);
   });
   return found;
 }
@@ -65,11 +67,21 @@ export function providerLiterals(text: string): string[] {
 const PROVIDER_HOMES = ['shared/providers/', 'shared/registries/', 'shared/agent/', 'shared/imap/'];
 /** Files outside those homes allowed a provider name, each with its reason. */
 const PROVIDER_NAME_EXCEPTIONS: Record<string, string> = {
-  'shared/db/keys.ts': "the key of Agent Account addresses (`agent#<email>` / 'agent') names stored items; changing it would orphan them",
+  'shared/db/keys.ts':
+    "the key of Agent Account addresses (`agent#<email>` / 'agent') names stored items; changing it would orphan them",
 };
 
 /** What storage may import as values: other storage, the AWS clients, and leaf utilities. */
-const STORAGE_VALUE_IMPORTS = ['shared/db/', 'shared/aws/', 'shared/ids', 'shared/time', 'shared/pool', 'shared/errors', 'shared/config', 'shared/logger'];
+const STORAGE_VALUE_IMPORTS = [
+  'shared/db/',
+  'shared/aws/',
+  'shared/ids',
+  'shared/time',
+  'shared/pool',
+  'shared/errors',
+  'shared/config',
+  'shared/logger',
+];
 const NEVER_FROM_STORAGE = [
   'shared/agent/',
   'shared/imap/',
@@ -115,13 +127,19 @@ const read = (dir: string) => sources(dir).map((file) => ({ file, text: readFile
 
 describe('layers', () => {
   it('finds what it checks (the checks can fail)', () => {
-    expect(importsOf("import { x } from '#shared/mailbox/store';\nimport type { Y } from '#shared/db/grants';\nconst z = await import('#shared/db/messages');")).toEqual([
+    expect(
+      importsOf(
+        "import { x } from '#shared/mailbox/store';\nimport type { Y } from '#shared/db/grants';\nconst z = await import('#shared/db/messages');",
+      ),
+    ).toEqual([
       { from: '#shared/mailbox/store', typeOnly: false },
       { from: '#shared/db/grants', typeOnly: true },
       { from: '#shared/db/messages', typeOnly: false },
     ]);
     expect(resolveImport('shared/services/jobs.ts', '../db/grants')).toBe('shared/db/grants');
-    expect(providerLiterals("if (grant.provider === 'agent') {}\n// 'google' in a comment\n/* 'zoom' */ const s = `imap`;")).toEqual(["1: 'agent'", '3: `imap`']);
+    expect(
+      providerLiterals("if (grant.provider === 'agent') {}\n// 'google' in a comment\n/* 'zoom' */ const s = `imap`;"),
+    ).toEqual(["1: 'agent'", '3: `imap`']);
     // Each import rule finds what breaks it.
     const files = [
       {
@@ -129,10 +147,19 @@ describe('layers', () => {
         text: "import { agentInvitations } from '#shared/agent/itip';\nimport { messagesOf } from '#shared/registries/messages';\nimport type { Message } from '#shared/providers/contract';",
       },
       { file: 'shared/providers/contract.ts', text: "import type { MessageRecord } from '#shared/mailbox/types';" },
-      { file: 'shared/imap/sync.ts', text: "import { storeMessages } from '#shared/mailbox/store';\nimport { createEvent } from '../dav/events';" },
+      {
+        file: 'shared/imap/sync.ts',
+        text: "import { storeMessages } from '#shared/mailbox/store';\nimport { createEvent } from '../dav/events';",
+      },
     ];
-    expect(importsInto(files, ['shared/agent/', 'shared/registries/'])).toEqual(['shared/mailbox/store.ts → shared/agent/itip', 'shared/mailbox/store.ts → shared/registries/messages']);
-    expect(importsInto(files, ['shared/mailbox/'])).toEqual(['shared/providers/contract.ts → shared/mailbox/types', 'shared/imap/sync.ts → shared/mailbox/store']);
+    expect(importsInto(files, ['shared/agent/', 'shared/registries/'])).toEqual([
+      'shared/mailbox/store.ts → shared/agent/itip',
+      'shared/mailbox/store.ts → shared/registries/messages',
+    ]);
+    expect(importsInto(files, ['shared/mailbox/'])).toEqual([
+      'shared/providers/contract.ts → shared/mailbox/types',
+      'shared/imap/sync.ts → shared/mailbox/store',
+    ]);
     expect(
       importsInto(
         [files[2]!],
@@ -144,12 +171,25 @@ describe('layers', () => {
         file: 'shared/providers/contract.ts',
         text: "import type { ApplicationContext } from '#shared/applications/authenticate';\nimport type { ApplicationContext as A } from '#shared/caller';",
       },
-      { file: 'shared/accounts/passwords.ts', text: "import { connectGrant } from '#shared/connect/flow';\nimport { mailAccessOf } from '../imap/access';" },
-      { file: 'shared/connect/custom-account.ts', text: "import { verifyImap } from '#shared/imap/connect';\nimport { accountHooksOf } from '#shared/registries/accounts';" },
+      {
+        file: 'shared/accounts/passwords.ts',
+        text: "import { connectGrant } from '#shared/connect/flow';\nimport { mailAccessOf } from '../imap/access';",
+      },
+      {
+        file: 'shared/connect/custom-account.ts',
+        text: "import { verifyImap } from '#shared/imap/connect';\nimport { accountHooksOf } from '#shared/registries/accounts';",
+      },
     ];
-    expect(importsInto([lower[0]!], ABOVE_THE_CONTRACT)).toEqual(['shared/providers/contract.ts → shared/applications/authenticate']);
-    expect(importsInto([lower[1]!], [...IMPLEMENTATIONS, 'shared/connect/'])).toEqual(['shared/accounts/passwords.ts → shared/connect/flow', 'shared/accounts/passwords.ts → shared/imap/access']);
-    expect(importsInto([lower[2]!], ['shared/registries/'])).toEqual(['shared/connect/custom-account.ts → shared/registries/accounts']);
+    expect(importsInto([lower[0]!], ABOVE_THE_CONTRACT)).toEqual([
+      'shared/providers/contract.ts → shared/applications/authenticate',
+    ]);
+    expect(importsInto([lower[1]!], [...IMPLEMENTATIONS, 'shared/connect/'])).toEqual([
+      'shared/accounts/passwords.ts → shared/connect/flow',
+      'shared/accounts/passwords.ts → shared/imap/access',
+    ]);
+    expect(importsInto([lower[2]!], ['shared/registries/'])).toEqual([
+      'shared/connect/custom-account.ts → shared/registries/accounts',
+    ]);
   });
 
   it('keeps functions thin: no function imports a provider implementation, the stored mailbox or a repository', () => {
@@ -171,11 +211,19 @@ describe('layers', () => {
   it("keeps a connected account's credentials and servers below the implementations", () => {
     const files = read('shared/accounts');
     expect(files.length).toBeGreaterThan(5);
-    expect(importsInto(files, [...IMPLEMENTATIONS, 'shared/registries/', 'shared/connect/', 'shared/mailbox/'])).toEqual([]);
+    expect(
+      importsInto(files, [...IMPLEMENTATIONS, 'shared/registries/', 'shared/connect/', 'shared/mailbox/']),
+    ).toEqual([]);
   });
 
   it('keeps the implementations apart: none imports another, a registry or a connect flow', () => {
-    const cross = IMPLEMENTATIONS.flatMap((dir) => importsInto(read(dir.slice(0, -1)), [...IMPLEMENTATIONS.filter((other) => other !== dir), 'shared/registries/', 'shared/connect/']));
+    const cross = IMPLEMENTATIONS.flatMap((dir) =>
+      importsInto(read(dir.slice(0, -1)), [
+        ...IMPLEMENTATIONS.filter((other) => other !== dir),
+        'shared/registries/',
+        'shared/connect/',
+      ]),
+    );
     expect(cross).toEqual([]);
   });
 
@@ -184,8 +232,12 @@ describe('layers', () => {
   });
 
   it('names providers only where providers are bound', () => {
-    const files = [...sources('functions'), ...sources('shared'), ...sources('schemas')].filter((f) => !PROVIDER_HOMES.some((home) => f.startsWith(home)) && !(f in PROVIDER_NAME_EXCEPTIONS));
-    const violations = files.flatMap((file) => providerLiterals(readFileSync(join(ROOT, file), 'utf8')).map((hit) => `${file}:${hit}`));
+    const files = [...sources('functions'), ...sources('shared'), ...sources('schemas')].filter(
+      (f) => !PROVIDER_HOMES.some((home) => f.startsWith(home)) && !(f in PROVIDER_NAME_EXCEPTIONS),
+    );
+    const violations = files.flatMap((file) =>
+      providerLiterals(readFileSync(join(ROOT, file), 'utf8')).map((hit) => `${file}:${hit}`),
+    );
     expect(violations).toEqual([]);
   });
 
@@ -195,7 +247,8 @@ describe('layers', () => {
         const to = resolveImport(file, from);
         if (!to) return [];
         if (NEVER_FROM_STORAGE.some((p) => to.startsWith(p))) return [`${file} → ${to}`];
-        if (!typeOnly && !STORAGE_VALUE_IMPORTS.some((p) => to.startsWith(p))) return [`${file} → ${to} (a value import)`];
+        if (!typeOnly && !STORAGE_VALUE_IMPORTS.some((p) => to.startsWith(p)))
+          return [`${file} → ${to} (a value import)`];
         return [];
       }),
     );

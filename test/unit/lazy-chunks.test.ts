@@ -29,17 +29,29 @@ const tempDir = () => {
 async function bundleSnippet(lines: string[]): Promise<{ dir: string; outfile: string }> {
   const dir = tempDir();
   const outfile = join(dir, 'handler.cjs');
-  await build({ ...esbuildOptions(), absWorkingDir: ROOT, stdin: { contents: lines.join('\n'), resolveDir: ROOT, loader: 'ts' }, outfile, logLevel: 'silent' });
+  await build({
+    ...esbuildOptions(),
+    absWorkingDir: ROOT,
+    stdin: { contents: lines.join('\n'), resolveDir: ROOT, loader: 'ts' },
+    outfile,
+    logLevel: 'silent',
+  });
   return { dir, outfile };
 }
 
 /** A package of its own: `#shared/*` as in Switchboard's package.json, one lazy module over a "library" that says when it loads. */
 function project(): string {
   const dir = tempDir();
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module', imports: { '#shared/*': './shared/*.ts' } }));
+  writeFileSync(
+    join(dir, 'package.json'),
+    JSON.stringify({ type: 'module', imports: { '#shared/*': './shared/*.ts' } }),
+  );
   mkdirSync(join(dir, 'shared/lazy'), { recursive: true });
   mkdirSync(join(dir, 'node_modules/tiny-library'), { recursive: true });
-  writeFileSync(join(dir, 'node_modules/tiny-library/package.json'), JSON.stringify({ name: 'tiny-library', type: 'module', main: 'index.js' }));
+  writeFileSync(
+    join(dir, 'node_modules/tiny-library/package.json'),
+    JSON.stringify({ name: 'tiny-library', type: 'module', main: 'index.js' }),
+  );
   writeFileSync(
     join(dir, 'node_modules/tiny-library/index.js'),
     'globalThis.loads = (globalThis.loads ?? 0) + 1;\nexport const shout = (s) => `${s.toUpperCase()}! (LIBRARY-BODY)`;\nexport const VERSION = 3;\n',
@@ -56,15 +68,32 @@ function project(): string {
   return dir;
 }
 
-const cjs = (dir: string): BuildOptions => ({ absWorkingDir: dir, bundle: true, platform: 'node', target: 'node24', format: 'cjs', minify: true, outExtension: { '.js': '.cjs' }, logLevel: 'silent' });
+const cjs = (dir: string): BuildOptions => ({
+  absWorkingDir: dir,
+  bundle: true,
+  platform: 'node',
+  target: 'node24',
+  format: 'cjs',
+  minify: true,
+  outExtension: { '.js': '.cjs' },
+  logLevel: 'silent',
+});
 
 /** Runs `code` in a fresh node with `bundle` required as `m`; returns what it prints. */
-const run = (bundle: string, code: string) => execFileSync(process.execPath, ['-e', `const m = require(${JSON.stringify(bundle)}); (async () => { ${code} })()`], { encoding: 'utf8' }).trim();
+const run = (bundle: string, code: string) =>
+  execFileSync(process.execPath, ['-e', `const m = require(${JSON.stringify(bundle)}); (async () => { ${code} })()`], {
+    encoding: 'utf8',
+  }).trim();
 
 describe('esbuild plugin: lazy-chunks', () => {
   it('leaves the lazy module out of the bundle and writes it beside each bundle that uses it, in one build of several entries', async () => {
     const dir = project();
-    const result = await build({ ...cjs(dir), entryPoints: ['static.ts', 'dynamic.ts'], outdir: 'out', plugins: [lazyChunks] });
+    const result = await build({
+      ...cjs(dir),
+      entryPoints: ['static.ts', 'dynamic.ts'],
+      outdir: 'out',
+      plugins: [lazyChunks],
+    });
     expect(result.errors).toEqual([]);
     for (const name of ['static', 'dynamic']) {
       expect(readFileSync(join(dir, 'out', `${name}.cjs`), 'utf8')).not.toContain('LIBRARY-BODY');
@@ -76,7 +105,10 @@ describe('esbuild plugin: lazy-chunks', () => {
   it('loads the chunk on the first read of an export, not when the bundle loads (static import)', async () => {
     const dir = project();
     await build({ ...cjs(dir), entryPoints: ['static.ts'], outdir: 'out', plugins: [lazyChunks] });
-    const printed = run(join(dir, 'out', 'static.cjs'), "const before = m.loads(); const out = m.handler('hi'); m.handler('again'); console.log(JSON.stringify([before, out, m.loads()]));");
+    const printed = run(
+      join(dir, 'out', 'static.cjs'),
+      "const before = m.loads(); const out = m.handler('hi'); m.handler('again'); console.log(JSON.stringify([before, out, m.loads()]));",
+    );
     expect(JSON.parse(printed)).toEqual([0, 'HI! (LIBRARY-BODY)', 1]);
   });
 
@@ -92,7 +124,12 @@ describe('esbuild plugin: lazy-chunks', () => {
 
   it('finds the chunk beside the bundle wherever the bundle is moved with it', async () => {
     const dir = project();
-    await build({ ...cjs(dir), entryPoints: ['static.ts'], outfile: join(dir, 'out', 'handler.cjs'), plugins: [lazyChunks] });
+    await build({
+      ...cjs(dir),
+      entryPoints: ['static.ts'],
+      outfile: join(dir, 'out', 'handler.cjs'),
+      plugins: [lazyChunks],
+    });
     const moved = join(tempDir(), 'task');
     mkdirSync(join(moved, 'handler.lazy'), { recursive: true });
     writeFileSync(join(moved, 'handler.cjs'), readFileSync(join(dir, 'out', 'handler.cjs')));
@@ -102,7 +139,13 @@ describe('esbuild plugin: lazy-chunks', () => {
 
   it('writes nothing when the build writes nothing', async () => {
     const dir = project();
-    const result = await build({ ...cjs(dir), entryPoints: ['static.ts'], outdir: 'out', write: false, plugins: [lazyChunks] });
+    const result = await build({
+      ...cjs(dir),
+      entryPoints: ['static.ts'],
+      outdir: 'out',
+      write: false,
+      plugins: [lazyChunks],
+    });
     expect(result.outputFiles.map((f) => f.path)).toEqual([join(dir, 'out', 'static.cjs')]);
     expect(existsSync(join(dir, 'out'))).toBe(false);
   });
@@ -112,13 +155,20 @@ describe('esbuild plugin: lazy-chunks', () => {
     mkdirSync(join(dir, 'shared/errors'), { recursive: true });
     writeFileSync(join(dir, 'shared/errors/index.ts'), 'export class OurError extends Error {}\n');
     writeFileSync(join(dir, 'shared/lazy/ours.ts'), "export { OurError } from '../errors/index';\n");
-    writeFileSync(join(dir, 'uses-ours.ts'), "import { OurError } from '#shared/lazy/ours';\nexport const make = () => new OurError('x');\n");
-    await expect(build({ ...cjs(dir), entryPoints: ['uses-ours.ts'], outdir: 'out', plugins: [lazyChunks] })).rejects.toThrow(/lazy chunk ours would bundle modules of ours .*errors.*libraries only/s);
+    writeFileSync(
+      join(dir, 'uses-ours.ts'),
+      "import { OurError } from '#shared/lazy/ours';\nexport const make = () => new OurError('x');\n",
+    );
+    await expect(
+      build({ ...cjs(dir), entryPoints: ['uses-ours.ts'], outdir: 'out', plugins: [lazyChunks] }),
+    ).rejects.toThrow(/lazy chunk ours would bundle modules of ours .*errors.*libraries only/s);
   });
 
   it('refuses an output format other than CommonJS', async () => {
     const dir = project();
-    await expect(build({ ...cjs(dir), format: 'esm', entryPoints: ['static.ts'], outdir: 'out', plugins: [lazyChunks] })).rejects.toThrow(/lazy-chunks needs format "cjs"/);
+    await expect(
+      build({ ...cjs(dir), format: 'esm', entryPoints: ['static.ts'], outdir: 'out', plugins: [lazyChunks] }),
+    ).rejects.toThrow(/lazy-chunks needs format "cjs"/);
   });
 
   it("bundles Switchboard's recurrence rules with serverless.yml's options: rrule in the chunk, loaded by the first rule read", async () => {
@@ -128,7 +178,11 @@ describe('esbuild plugin: lazy-chunks', () => {
       "export const rule = () => normalizeRecurrence(['RRULE:FREQ=WEEKLY;COUNT=3'], { object: 'timespan', start_time: 1767261600, end_time: 1767265200 }, 'Europe/Paris');",
     ]);
     expect(readdirSync(join(dir, 'handler.lazy'))).toEqual(['rrule.cjs']);
-    expect(JSON.parse(run(outfile, 'console.log(JSON.stringify([m.loaded(), m.rule(), m.loaded()]))'))).toEqual([[], ['RRULE:FREQ=WEEKLY;COUNT=3'], ['rrule.cjs']]);
+    expect(JSON.parse(run(outfile, 'console.log(JSON.stringify([m.loaded(), m.rule(), m.loaded()]))'))).toEqual([
+      [],
+      ['RRULE:FREQ=WEEKLY;COUNT=3'],
+      ['rrule.cjs'],
+    ]);
   });
 
   it('makes a chunk missing from beside the bundle an error, never taken for malformed input (clean, iCalendar, recurrence)', async () => {

@@ -2,10 +2,20 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { chooseInstance, instanceFile, recordInstance, runningInstances, type Instance } from '../../scripts/local-stack/instances';
+import {
+  chooseInstance,
+  instanceFile,
+  recordInstance,
+  runningInstances,
+  type Instance,
+} from '../../scripts/local-stack/instances';
 
 /** One record per `npm start` instance, so two of them in one checkout never overwrite or delete each other's. */
-const instance = (port: number, pid = process.pid): Instance => ({ port, pid, env: { TABLE_NAME: `switchboard-local-${port}` } });
+const instance = (port: number, pid = process.pid): Instance => ({
+  port,
+  pid,
+  env: { TABLE_NAME: `switchboard-local-${port}` },
+});
 
 describe('Function: runningInstances', () => {
   it('keeps one file per instance, and lists the live ones by port', () => {
@@ -45,7 +55,11 @@ describe('Function: chooseInstance', () => {
   });
 
   it('refuses to guess between several, and says how to start one when none runs', () => {
-    expect(chooseInstance(two)).toEqual({ error: 'several npm start instances are running (ports 3000, 3100): choose one with --port PORT' });
-    expect(chooseInstance([])).toEqual({ error: 'TABLE_NAME is not set and no local stack is running (start one with `npm start`).' });
+    expect(chooseInstance(two)).toEqual({
+      error: 'several npm start instances are running (ports 3000, 3100): choose one with --port PORT',
+    });
+    expect(chooseInstance([])).toEqual({
+      error: 'TABLE_NAME is not set and no local stack is running (start one with `npm start`).',
+    });
   });
 });

@@ -60,7 +60,14 @@ describe('Local stack: s3rver', () => {
 
     try {
       // Act
-      await client.send(new PutObjectCommand({ Bucket: 'attachments', Key: 'app/att_1/file.bin', Body: body, ContentType: 'application/octet-stream' }));
+      await client.send(
+        new PutObjectCommand({
+          Bucket: 'attachments',
+          Key: 'app/att_1/file.bin',
+          Body: body,
+          ContentType: 'application/octet-stream',
+        }),
+      );
       const got = await client.send(new GetObjectCommand({ Bucket: 'attachments', Key: 'app/att_1/file.bin' }));
       const bytes = Buffer.from(await got.Body!.transformToByteArray());
 
@@ -98,8 +105,18 @@ describe('Local stack: SMTP sink', () => {
     const transport = smtpClient(port);
 
     // Act
-    await transport.sendMail({ from: 'agent@switchboard.test', to: 'Alice@Example.com', subject: 'First relayed', text: 'one' });
-    await transport.sendMail({ from: 'agent@switchboard.test', to: ['bob@example.com', 'carol@example.com'], subject: 'Second relayed – ünïcode', text: 'two' });
+    await transport.sendMail({
+      from: 'agent@switchboard.test',
+      to: 'Alice@Example.com',
+      subject: 'First relayed',
+      text: 'one',
+    });
+    await transport.sendMail({
+      from: 'agent@switchboard.test',
+      to: ['bob@example.com', 'carol@example.com'],
+      subject: 'Second relayed – ünïcode',
+      text: 'two',
+    });
     transport.close();
 
     // Assess
@@ -180,7 +197,12 @@ describe('Local stack: inbound SMTP for Agent Accounts', () => {
     const transport = smtpClient(inbound.port);
 
     // Act
-    const sent = transport.sendMail({ from: 'someone@example.com', to: 'nobody@switchboard.test', subject: 'Hi', text: 'x' });
+    const sent = transport.sendMail({
+      from: 'someone@example.com',
+      to: 'nobody@switchboard.test',
+      subject: 'Hi',
+      text: 'x',
+    });
 
     // Assess
     await expect(sent).rejects.toMatchObject({ responseCode: 550 });
@@ -196,7 +218,12 @@ describe('Local stack: inbound SMTP for Agent Accounts', () => {
     // Act
     const info = await transport.sendMail({
       from: 'someone@example.com',
-      to: ['Agent@Switchboard.TEST', 'nobody@switchboard.test', 'other-agent@switchboard.test', 'agent@switchboard.test'],
+      to: [
+        'Agent@Switchboard.TEST',
+        'nobody@switchboard.test',
+        'other-agent@switchboard.test',
+        'agent@switchboard.test',
+      ],
       subject: 'Mixed recipients',
       text: 'hello agents',
     });
@@ -209,7 +236,10 @@ describe('Local stack: inbound SMTP for Agent Accounts', () => {
     const [delivery] = deliveries;
     // One transaction, one delivery; the repeated recipient is kept once (with the later spelling).
     expect(delivery!.envelope.mailFrom).toBe('someone@example.com');
-    expect(delivery!.envelope.recipients.map((r) => r.toLowerCase())).toEqual(['agent@switchboard.test', 'other-agent@switchboard.test']);
+    expect(delivery!.envelope.recipients.map((r) => r.toLowerCase())).toEqual([
+      'agent@switchboard.test',
+      'other-agent@switchboard.test',
+    ]);
     const raw = delivery!.raw.toString('latin1');
     expect(raw).toContain('Subject: Mixed recipients');
     expect(raw).toContain('hello agents');
@@ -223,10 +253,12 @@ describe('Local stack: inbound SMTP for Agent Accounts', () => {
 
     // Act: deliver has the message; a new connection's greeting comes after any reply already sent on
     // the first (a sentinel), and only then is the delivery let go.
-    const sent = transport.sendMail({ from: 'someone@example.com', to: 'agent@switchboard.test', subject: 'Held store', text: 'x' }).then(() => {
-      events.push('acknowledged');
-      return Date.now();
-    });
+    const sent = transport
+      .sendMail({ from: 'someone@example.com', to: 'agent@switchboard.test', subject: 'Held store', text: 'x' })
+      .then(() => {
+        events.push('acknowledged');
+        return Date.now();
+      });
     await held.entered;
     expect(await greeting(inbound.port)).toMatch(/^220 /);
     events.push('released');
@@ -246,7 +278,12 @@ describe('Local stack: inbound SMTP for Agent Accounts', () => {
     const transport = smtpClient(inbound.port);
 
     // Act
-    const sent = transport.sendMail({ from: 'someone@example.com', to: 'agent@switchboard.test', subject: 'Lost?', text: 'x' });
+    const sent = transport.sendMail({
+      from: 'someone@example.com',
+      to: 'agent@switchboard.test',
+      subject: 'Lost?',
+      text: 'x',
+    });
 
     // Assess
     await expect(sent).rejects.toMatchObject({ responseCode: 451 });
@@ -260,12 +297,19 @@ describe('Local stack: inbound SMTP for Agent Accounts', () => {
     const transport = smtpClient(inbound.port);
 
     // Act
-    const sent = transport.sendMail({ from: 'someone@example.com', to: 'agent@switchboard.test', subject: 'Hi', text: 'x' });
+    const sent = transport.sendMail({
+      from: 'someone@example.com',
+      to: 'agent@switchboard.test',
+      subject: 'Hi',
+      text: 'x',
+    });
 
     // Assess
     await expect(sent).rejects.toMatchObject({ responseCode: 451 });
     lookupFails = false;
-    await expect(transport.sendMail({ from: 'someone@example.com', to: 'agent@switchboard.test', subject: 'Again', text: 'x' })).resolves.toBeTruthy();
+    await expect(
+      transport.sendMail({ from: 'someone@example.com', to: 'agent@switchboard.test', subject: 'Again', text: 'x' }),
+    ).resolves.toBeTruthy();
     expect(deliveries).toHaveLength(1);
     transport.close();
   });
@@ -275,7 +319,12 @@ describe('Local stack: inbound SMTP for Agent Accounts', () => {
     const transport = smtpClient(small.port);
 
     // Act
-    const sent = transport.sendMail({ from: 'someone@example.com', to: 'agent@switchboard.test', subject: 'Big', text: 'x'.repeat(10_000) });
+    const sent = transport.sendMail({
+      from: 'someone@example.com',
+      to: 'agent@switchboard.test',
+      subject: 'Big',
+      text: 'x'.repeat(10_000),
+    });
 
     // Assess
     await expect(sent).rejects.toMatchObject({ responseCode: 552 });

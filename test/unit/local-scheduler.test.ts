@@ -17,7 +17,11 @@ import {
 import { CreateQueueCommand, ReceiveMessageCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RunningService } from '../../scripts/local-stack/service';
-import { startSchedulerLocal, type SchedulerLocal, type SchedulerLocalOptions } from '../../scripts/local-stack/scheduler-local';
+import {
+  startSchedulerLocal,
+  type SchedulerLocal,
+  type SchedulerLocalOptions,
+} from '../../scripts/local-stack/scheduler-local';
 import { startSqsLocal } from '../../scripts/local-stack/sqs-local';
 
 /** The local EventBridge Scheduler emulator, driven by the real SDK client, firing into the real SQS emulator. */
@@ -77,7 +81,14 @@ async function receive(queueUrl: string, count: number, timeoutMs: number): Prom
   const messages: Message[] = [];
   const deadline = Date.now() + timeoutMs;
   while (messages.length < count && Date.now() < deadline) {
-    const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, MessageAttributeNames: ['All'] }));
+    const out = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: 10,
+        WaitTimeSeconds: 1,
+        MessageAttributeNames: ['All'],
+      }),
+    );
     messages.push(...(out.Messages ?? []));
   }
   return messages;
@@ -86,7 +97,11 @@ async function receive(queueUrl: string, count: number, timeoutMs: number): Prom
 /** Waits until `check` passes (it fails the test with its assertion after `timeoutMs`). */
 const waitFor = (check: () => void, timeoutMs: number) => vi.waitFor(check, { timeout: timeoutMs, interval: 20 });
 
-function schedule(name: string, overrides: Partial<CreateScheduleCommandInput> = {}, target: Partial<NonNullable<CreateScheduleCommandInput['Target']>> = {}): CreateScheduleCommandInput {
+function schedule(
+  name: string,
+  overrides: Partial<CreateScheduleCommandInput> = {},
+  target: Partial<NonNullable<CreateScheduleCommandInput['Target']>> = {},
+): CreateScheduleCommandInput {
   return {
     Name: name,
     ScheduleExpression: at(Date.now() + 30 * 86_400_000),
@@ -99,7 +114,13 @@ function schedule(name: string, overrides: Partial<CreateScheduleCommandInput> =
 beforeAll(async () => {
   sqsLocal = await startSqsLocal({ port: 0 });
   sqs = new SQSClient({ endpoint: sqsLocal.endpoint, region: REGION, credentials });
-  emulator = await startSchedulerLocal({ port: 0, sqsEndpoint: sqsLocal.endpoint, jitter: false, retryBaseMs: 20, onFire: (e) => fired.push(e) });
+  emulator = await startSchedulerLocal({
+    port: 0,
+    sqsEndpoint: sqsLocal.endpoint,
+    jitter: false,
+    retryBaseMs: 20,
+    onFire: (e) => fired.push(e),
+  });
   client = new SchedulerClient({ endpoint: emulator.endpoint, region: REGION, credentials });
 });
 
@@ -122,10 +143,15 @@ describe('Local stack: EventBridge Scheduler emulator, API', () => {
       // Act
       const created = await client.send(
         new CreateScheduleCommand(
-          schedule('crud-1', { ScheduleExpression: at(due), Description: 'the first', ActionAfterCompletion: 'DELETE' }, { DeadLetterConfig: { Arn: queueArn('scheduled-dlq') } }),
+          schedule(
+            'crud-1',
+            { ScheduleExpression: at(due), Description: 'the first', ActionAfterCompletion: 'DELETE' },
+            { DeadLetterConfig: { Arn: queueArn('scheduled-dlq') } },
+          ),
         ),
       );
-      for (const name of ['crud-2', 'crud-3', 'crud-4', 'crud-5']) await client.send(new CreateScheduleCommand(schedule(name, name === 'crud-5' ? { State: 'DISABLED' } : {})));
+      for (const name of ['crud-2', 'crud-3', 'crud-4', 'crud-5'])
+        await client.send(new CreateScheduleCommand(schedule(name, name === 'crud-5' ? { State: 'DISABLED' } : {})));
       const got = await client.send(new GetScheduleCommand({ Name: 'crud-1' }));
       const pages: string[][] = [];
       let NextToken: string | undefined;
@@ -178,12 +204,17 @@ describe('Local stack: EventBridge Scheduler emulator, API', () => {
 
       // Act: delete
       const sizeBefore = emulator.size();
-      for (const name of ['crud-1', 'crud-2', 'crud-3', 'crud-4', 'crud-5']) await client.send(new DeleteScheduleCommand({ Name: name }));
+      for (const name of ['crud-1', 'crud-2', 'crud-3', 'crud-4', 'crud-5'])
+        await client.send(new DeleteScheduleCommand({ Name: name }));
 
       // Assess
       expect(emulator.size()).toBe(sizeBefore - 5);
-      await expect(client.send(new GetScheduleCommand({ Name: 'crud-1' }))).rejects.toBeInstanceOf(ResourceNotFoundException);
-      await expect(client.send(new DeleteScheduleCommand({ Name: 'crud-1' }))).rejects.toBeInstanceOf(ResourceNotFoundException);
+      await expect(client.send(new GetScheduleCommand({ Name: 'crud-1' }))).rejects.toBeInstanceOf(
+        ResourceNotFoundException,
+      );
+      await expect(client.send(new DeleteScheduleCommand({ Name: 'crud-1' }))).rejects.toBeInstanceOf(
+        ResourceNotFoundException,
+      );
       expect((await client.send(new ListSchedulesCommand({ NamePrefix: 'crud-' }))).Schedules).toEqual([]);
     } finally {
       process.off('warning', onWarning);
@@ -200,7 +231,11 @@ describe('Local stack: EventBridge Scheduler emulator, API', () => {
 
     // Assess
     expect(duplicate).toBeInstanceOf(ConflictException);
-    expect(duplicate).toMatchObject({ name: 'ConflictException', message: 'Schedule dup already exists.', $metadata: { httpStatusCode: 409 } });
+    expect(duplicate).toMatchObject({
+      name: 'ConflictException',
+      message: 'Schedule dup already exists.',
+      $metadata: { httpStatusCode: 409 },
+    });
     expect(retried.ScheduleArn).toBe(first.ScheduleArn);
     await client.send(new DeleteScheduleCommand({ Name: 'dup' }));
   });
@@ -209,11 +244,16 @@ describe('Local stack: EventBridge Scheduler emulator, API', () => {
     // Act
     const unknown = await failure(client.send(new GetScheduleCommand({ Name: 'never-created' })));
     const unknownGroup = await failure(client.send(new GetScheduleCommand({ Name: 'x', GroupName: 'no-such-group' })));
-    const createInUnknownGroup = await failure(client.send(new CreateScheduleCommand(schedule('x', { GroupName: 'no-such-group' }))));
+    const createInUnknownGroup = await failure(
+      client.send(new CreateScheduleCommand(schedule('x', { GroupName: 'no-such-group' }))),
+    );
 
     // Assess
     expect(unknown).toBeInstanceOf(ResourceNotFoundException);
-    expect(unknown).toMatchObject({ message: 'Schedule never-created does not exist.', $metadata: { httpStatusCode: 404 } });
+    expect(unknown).toMatchObject({
+      message: 'Schedule never-created does not exist.',
+      $metadata: { httpStatusCode: 404 },
+    });
     expect(unknownGroup).toBeInstanceOf(ResourceNotFoundException);
     expect(unknownGroup).toMatchObject({ message: 'Schedule group no-such-group does not exist.' });
     expect(createInUnknownGroup).toBeInstanceOf(ResourceNotFoundException);
@@ -241,25 +281,67 @@ describe('Local stack: EventBridge Scheduler emulator, API', () => {
     expect(groups.ScheduleGroups!.map((g) => g.Name)).toEqual(['default', 'tenant-a']);
     expect(listed.Schedules!.map((s) => s.Arn)).toEqual([inGroup.ScheduleArn]);
     expect(emulator.size()).toBe(sizeBefore - 1);
-    await expect(client.send(new GetScheduleGroupCommand({ Name: 'tenant-a' }))).rejects.toBeInstanceOf(ResourceNotFoundException);
-    await expect(client.send(new GetScheduleCommand({ Name: 'same-name', GroupName: 'tenant-a' }))).rejects.toBeInstanceOf(ResourceNotFoundException);
+    await expect(client.send(new GetScheduleGroupCommand({ Name: 'tenant-a' }))).rejects.toBeInstanceOf(
+      ResourceNotFoundException,
+    );
+    await expect(
+      client.send(new GetScheduleCommand({ Name: 'same-name', GroupName: 'tenant-a' })),
+    ).rejects.toBeInstanceOf(ResourceNotFoundException);
     expect((await client.send(new GetScheduleCommand({ Name: 'same-name' }))).Arn).toBe(inDefault.ScheduleArn);
-    await expect(client.send(new DeleteScheduleGroupCommand({ Name: 'default' }))).rejects.toBeInstanceOf(ValidationException);
+    await expect(client.send(new DeleteScheduleGroupCommand({ Name: 'default' }))).rejects.toBeInstanceOf(
+      ValidationException,
+    );
     await client.send(new DeleteScheduleCommand({ Name: 'same-name' }));
   });
 
   it.each([
-    ['a rate() expression', schedule('v', { ScheduleExpression: 'rate(5 minutes)' }), /supports only one-time at\(\) schedules/],
-    ['a cron() expression', schedule('v', { ScheduleExpression: 'cron(0 12 * * ? *)' }), /supports only one-time at\(\) schedules/],
-    ['a malformed at()', schedule('v', { ScheduleExpression: 'at(2030-02-30T10:00:00)' }), /Invalid Schedule Expression at\(2030-02-30T10:00:00\)/],
-    ['a name with a space', schedule('bad name'), /at 'name' failed to satisfy constraint: Member must satisfy regular expression pattern/],
+    [
+      'a rate() expression',
+      schedule('v', { ScheduleExpression: 'rate(5 minutes)' }),
+      /supports only one-time at\(\) schedules/,
+    ],
+    [
+      'a cron() expression',
+      schedule('v', { ScheduleExpression: 'cron(0 12 * * ? *)' }),
+      /supports only one-time at\(\) schedules/,
+    ],
+    [
+      'a malformed at()',
+      schedule('v', { ScheduleExpression: 'at(2030-02-30T10:00:00)' }),
+      /Invalid Schedule Expression at\(2030-02-30T10:00:00\)/,
+    ],
+    [
+      'a name with a space',
+      schedule('bad name'),
+      /at 'name' failed to satisfy constraint: Member must satisfy regular expression pattern/,
+    ],
     ['a 65-character name', schedule('n'.repeat(65)), /Member must have length between 1 and 64/],
-    ['no FlexibleTimeWindow', schedule('v', { FlexibleTimeWindow: undefined }), /Value null at 'flexibleTimeWindow' failed to satisfy constraint: Member must not be null/],
-    ['FLEXIBLE without a window', schedule('v', { FlexibleTimeWindow: { Mode: 'FLEXIBLE' } }), /MaximumWindowInMinutes is required/],
-    ['an unknown time zone', schedule('v', { ScheduleExpressionTimezone: 'Mars/Olympus_Mons' }), /Invalid ScheduleExpressionTimezone/],
-    ['a Lambda target', schedule('v', {}, { Arn: `arn:aws:lambda:${REGION}:${ACCOUNT}:function:f` }), /SQS queue targets .* only/],
+    [
+      'no FlexibleTimeWindow',
+      schedule('v', { FlexibleTimeWindow: undefined }),
+      /Value null at 'flexibleTimeWindow' failed to satisfy constraint: Member must not be null/,
+    ],
+    [
+      'FLEXIBLE without a window',
+      schedule('v', { FlexibleTimeWindow: { Mode: 'FLEXIBLE' } }),
+      /MaximumWindowInMinutes is required/,
+    ],
+    [
+      'an unknown time zone',
+      schedule('v', { ScheduleExpressionTimezone: 'Mars/Olympus_Mons' }),
+      /Invalid ScheduleExpressionTimezone/,
+    ],
+    [
+      'a Lambda target',
+      schedule('v', {}, { Arn: `arn:aws:lambda:${REGION}:${ACCOUNT}:function:f` }),
+      /SQS queue targets .* only/,
+    ],
     ['no RoleArn', schedule('v', {}, { RoleArn: undefined }), /Value null at 'target.roleArn'/],
-    ['too many retry attempts', schedule('v', {}, { RetryPolicy: { MaximumRetryAttempts: 186 } }), /Member must have value between 0 and 185/],
+    [
+      'too many retry attempts',
+      schedule('v', {}, { RetryPolicy: { MaximumRetryAttempts: 186 } }),
+      /Member must have value between 0 and 185/,
+    ],
   ])('answers ValidationException for %s', async (_label, input, message) => {
     // Act
     const error = await failure(client.send(new CreateScheduleCommand(input)));
@@ -277,7 +359,9 @@ describe('Local stack: EventBridge Scheduler emulator, API', () => {
 
     // Assess
     expect(update).toBeInstanceOf(ValidationException);
-    expect(update).toMatchObject({ message: 'UpdateSchedule is not supported by the local EventBridge Scheduler emulator.' });
+    expect(update).toMatchObject({
+      message: 'UpdateSchedule is not supported by the local EventBridge Scheduler emulator.',
+    });
     expect(unknown.status).toBe(404);
     expect(unknown.headers.get('x-amzn-errortype')).toBe('UnknownOperationException');
     expect(await unknown.json()).toEqual({ Message: 'No operation at PATCH /nothing/here' });
@@ -294,8 +378,24 @@ describe('Local stack: EventBridge Scheduler emulator, firing', () => {
     const due = nextSecond();
 
     // Act
-    await client.send(new CreateScheduleCommand(schedule('utc-delete', { ScheduleExpression: at(due), ActionAfterCompletion: 'DELETE' }, { Arn: queueArn('fire-utc'), Input: '{"n":1}' })));
-    await client.send(new CreateScheduleCommand(schedule('utc-keep', { ScheduleExpression: at(due), ScheduleExpressionTimezone: 'UTC' }, { Arn: queueArn('fire-utc'), Input: '{"n":2}' })));
+    await client.send(
+      new CreateScheduleCommand(
+        schedule(
+          'utc-delete',
+          { ScheduleExpression: at(due), ActionAfterCompletion: 'DELETE' },
+          { Arn: queueArn('fire-utc'), Input: '{"n":1}' },
+        ),
+      ),
+    );
+    await client.send(
+      new CreateScheduleCommand(
+        schedule(
+          'utc-keep',
+          { ScheduleExpression: at(due), ScheduleExpressionTimezone: 'UTC' },
+          { Arn: queueArn('fire-utc'), Input: '{"n":2}' },
+        ),
+      ),
+    );
     const messages = await receive(queue, 2, 5000);
     const receivedAt = Date.now();
     await waitFor(() => expect(fired.filter((e) => e.name.startsWith('utc-'))).toHaveLength(2), 1000);
@@ -310,7 +410,9 @@ describe('Local stack: EventBridge Scheduler emulator, firing', () => {
       expect(event.firedAt).toBeGreaterThanOrEqual(due);
       expect(event.firedAt - due).toBeLessThan(1000);
     }
-    await expect(client.send(new GetScheduleCommand({ Name: 'utc-delete' }))).rejects.toBeInstanceOf(ResourceNotFoundException);
+    await expect(client.send(new GetScheduleCommand({ Name: 'utc-delete' }))).rejects.toBeInstanceOf(
+      ResourceNotFoundException,
+    );
     expect((await client.send(new GetScheduleCommand({ Name: 'utc-keep' }))).ActionAfterCompletion).toBe('NONE');
     await client.send(new DeleteScheduleCommand({ Name: 'utc-keep' }));
   });
@@ -323,7 +425,17 @@ describe('Local stack: EventBridge Scheduler emulator, firing', () => {
 
     // Act
     await client.send(
-      new CreateScheduleCommand(schedule('paris', { ScheduleExpression: expression, ScheduleExpressionTimezone: 'Europe/Paris', ActionAfterCompletion: 'DELETE' }, { Arn: queueArn('fire-paris') })),
+      new CreateScheduleCommand(
+        schedule(
+          'paris',
+          {
+            ScheduleExpression: expression,
+            ScheduleExpressionTimezone: 'Europe/Paris',
+            ActionAfterCompletion: 'DELETE',
+          },
+          { Arn: queueArn('fire-paris') },
+        ),
+      ),
     );
     await waitFor(() => expect(fired.map((e) => e.name)).toContain('paris'), 4000);
 
@@ -341,14 +453,22 @@ describe('Local stack: EventBridge Scheduler emulator, firing', () => {
     const due = nextSecond();
     const target = { Arn: queueArn('fire-deleted') };
     await client.send(new CreateScheduleCommand(schedule('deleted-early', { ScheduleExpression: at(due) }, target)));
-    await client.send(new CreateScheduleCommand(schedule('disabled', { ScheduleExpression: at(due), State: 'DISABLED' }, target)));
-    await client.send(new CreateScheduleCommand(schedule('sentinel', { ScheduleExpression: at(due + 1000), ActionAfterCompletion: 'DELETE' }, target)));
+    await client.send(
+      new CreateScheduleCommand(schedule('disabled', { ScheduleExpression: at(due), State: 'DISABLED' }, target)),
+    );
+    await client.send(
+      new CreateScheduleCommand(
+        schedule('sentinel', { ScheduleExpression: at(due + 1000), ActionAfterCompletion: 'DELETE' }, target),
+      ),
+    );
 
     // Act: the sentinel fires after the other two would have (a later turn of the emulator's timer).
     await client.send(new DeleteScheduleCommand({ Name: 'deleted-early' }));
     const messages = await receive(queue, 1, 5000);
     await waitFor(() => expect(fired.map((e) => e.name)).toContain('sentinel'), 1000);
-    const { Messages: rest = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queue, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
+    const { Messages: rest = [] } = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queue, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }),
+    );
 
     // Assess
     expect([...messages, ...rest].map((m) => m.Body)).toEqual([JSON.stringify({ name: 'sentinel' })]);
@@ -369,7 +489,12 @@ describe('Local stack: EventBridge Scheduler emulator, firing', () => {
         schedule(
           'to-missing-queue',
           { ScheduleExpression: at(due), ActionAfterCompletion: 'DELETE' },
-          { Arn: queueArn('no-such-queue'), Input: input, RetryPolicy: { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 3600 }, DeadLetterConfig: { Arn: queueArn('fire-dlq') } },
+          {
+            Arn: queueArn('no-such-queue'),
+            Input: input,
+            RetryPolicy: { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 3600 },
+            DeadLetterConfig: { Arn: queueArn('fire-dlq') },
+          },
         ),
       ),
     );
@@ -390,7 +515,9 @@ describe('Local stack: EventBridge Scheduler emulator, firing', () => {
     const attempts = fired.filter((e) => e.name === 'to-missing-queue');
     expect(attempts).toHaveLength(3);
     expect(attempts.every((e) => !e.ok && typeof e.error === 'string' && e.error.length > 0)).toBe(true);
-    await expect(client.send(new GetScheduleCommand({ Name: 'to-missing-queue' }))).rejects.toBeInstanceOf(ResourceNotFoundException);
+    await expect(client.send(new GetScheduleCommand({ Name: 'to-missing-queue' }))).rejects.toBeInstanceOf(
+      ResourceNotFoundException,
+    );
   });
 
   it('fires 300 schedules due in the same second, each once', async () => {
@@ -398,7 +525,12 @@ describe('Local stack: EventBridge Scheduler emulator, firing', () => {
     // firing a whole number of seconds ago, which the SQS emulator (Node's server: 5 s keep-alive + 1 s)
     // can close just as the burst reuses it: that attempt fails and is retried, and is not "once".
     const events: FireEvent[] = [];
-    const bulk = await startSchedulerLocal({ port: 0, sqsEndpoint: sqsLocal.endpoint, jitter: false, onFire: (e) => events.push(e) });
+    const bulk = await startSchedulerLocal({
+      port: 0,
+      sqsEndpoint: sqsLocal.endpoint,
+      jitter: false,
+      onFire: (e) => events.push(e),
+    });
     const bulkClient = new SchedulerClient({ endpoint: bulk.endpoint, region: REGION, credentials });
     try {
       const queue = await createQueue('fire-bulk');
@@ -408,7 +540,17 @@ describe('Local stack: EventBridge Scheduler emulator, firing', () => {
         await Promise.all(
           names
             .slice(i, i + 100)
-            .map((name) => bulkClient.send(new CreateScheduleCommand(schedule(name, { ScheduleExpression: at(due), ActionAfterCompletion: 'DELETE' }, { Arn: queueArn('fire-bulk'), Input: name })))),
+            .map((name) =>
+              bulkClient.send(
+                new CreateScheduleCommand(
+                  schedule(
+                    name,
+                    { ScheduleExpression: at(due), ActionAfterCompletion: 'DELETE' },
+                    { Arn: queueArn('fire-bulk'), Input: name },
+                  ),
+                ),
+              ),
+            ),
         );
       }
       expect(Date.now()).toBeLessThan(due);
@@ -435,7 +577,12 @@ describe('Local stack: EventBridge Scheduler emulator, jitter', () => {
   let jitteryClient: SchedulerClient;
 
   beforeAll(async () => {
-    jittery = await startSchedulerLocal({ port: 0, sqsEndpoint: sqsLocal.endpoint, jitterSeconds: 3, onFire: (e) => events.push(e) });
+    jittery = await startSchedulerLocal({
+      port: 0,
+      sqsEndpoint: sqsLocal.endpoint,
+      jitterSeconds: 3,
+      onFire: (e) => events.push(e),
+    });
     jitteryClient = new SchedulerClient({ endpoint: jittery.endpoint, region: REGION, credentials });
   });
   afterAll(async () => {
@@ -451,7 +598,15 @@ describe('Local stack: EventBridge Scheduler emulator, jitter', () => {
 
     // Act
     for (const name of names) {
-      await jitteryClient.send(new CreateScheduleCommand(schedule(name, { ScheduleExpression: at(due), ActionAfterCompletion: 'DELETE' }, { Arn: queueArn('fire-jitter') })));
+      await jitteryClient.send(
+        new CreateScheduleCommand(
+          schedule(
+            name,
+            { ScheduleExpression: at(due), ActionAfterCompletion: 'DELETE' },
+            { Arn: queueArn('fire-jitter') },
+          ),
+        ),
+      );
     }
     await waitFor(() => expect(events).toHaveLength(names.length), 6000);
 

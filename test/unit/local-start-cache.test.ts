@@ -1,5 +1,14 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import JSZip from 'jszip';
@@ -43,7 +52,10 @@ describe('Function: rewriteZip', () => {
   it('replaces and adds files, and copies every other entry as it was', async () => {
     // Prepare: a jar whose manifest's class path runs over continuation lines
     const zip = new JSZip();
-    zip.file('META-INF/MANIFEST.MF', 'Manifest-Version: 1.0\r\nClass-Path: . lib/a.jar\r\n  lib/b.jar\r\nMain-Class: x.Y\r\n\r\n');
+    zip.file(
+      'META-INF/MANIFEST.MF',
+      'Manifest-Version: 1.0\r\nClass-Path: . lib/a.jar\r\n  lib/b.jar\r\nMain-Class: x.Y\r\n\r\n',
+    );
     zip.file('x/Y.class', Buffer.alloc(5000, 7), { compression: 'DEFLATE' });
     zip.file('notes.txt', 'stored as is', { compression: 'STORE' });
     const source = join(scratch('zip'), 'in.jar');
@@ -64,7 +76,9 @@ describe('Function: rewriteZip', () => {
         .filter((name) => !name.endsWith('/'))
         .sort(),
     ).toEqual(['Launcher.class', 'META-INF/MANIFEST.MF', 'notes.txt', 'x/Y.class']);
-    expect(await out.file('META-INF/MANIFEST.MF')!.async('string')).toBe('Manifest-Version: 1.0\r\nMain-Class: x.Y\r\n\r\n');
+    expect(await out.file('META-INF/MANIFEST.MF')!.async('string')).toBe(
+      'Manifest-Version: 1.0\r\nMain-Class: x.Y\r\n\r\n',
+    );
     expect(await out.file('x/Y.class')!.async('nodebuffer')).toEqual(Buffer.alloc(5000, 7));
     expect(readZipEntry(target, 'notes.txt')!.toString()).toBe('stored as is');
     expect(readZipEntry(target, 'Launcher.class')!.toString()).toBe('launcher');
@@ -153,7 +167,8 @@ describe('Function: startDynamoDbLocal', () => {
         headers: {
           'content-type': 'application/x-amz-json-1.0',
           'x-amz-target': 'DynamoDB_20120810.ListTables',
-          authorization: 'AWS4-HMAC-SHA256 Credential=local/20200101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0',
+          authorization:
+            'AWS4-HMAC-SHA256 Credential=local/20200101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0',
         },
         body: '{}',
       });

@@ -5,8 +5,12 @@ import { decodeEntities } from '#shared/mail/entities';
 
 describe('Function: decodeEntities', () => {
   it('decodes named entities, case-sensitively', () => {
-    expect(decodeEntities('Caf&eacute; &amp; bar &lt;b&gt; &quot;q&quot; &apos;a&apos;')).toBe('Café & bar <b> "q" \'a\'');
-    expect(decodeEntities('It&rsquo;s &ldquo;fine&rdquo; &hellip; &mdash; &euro;5 &copy;')).toBe('It’s “fine” … — €5 ©');
+    expect(decodeEntities('Caf&eacute; &amp; bar &lt;b&gt; &quot;q&quot; &apos;a&apos;')).toBe(
+      'Café & bar <b> "q" \'a\'',
+    );
+    expect(decodeEntities('It&rsquo;s &ldquo;fine&rdquo; &hellip; &mdash; &euro;5 &copy;')).toBe(
+      'It’s “fine” … — €5 ©',
+    );
     expect(decodeEntities('&Auml;&auml; &AMP; &LT;')).toBe('Ää & <');
     expect(decodeEntities('a&nbsp;b')).toBe('a\u00a0b');
   });
@@ -22,7 +26,9 @@ describe('Function: decodeEntities', () => {
   });
 
   it('leaves unknown names and malformed references as written', () => {
-    expect(decodeEntities('&bogus; &constructor; &toString; &amp &#xZZ; &#12345678; AT&T &;')).toBe('&bogus; &constructor; &toString; &amp &#xZZ; &#12345678; AT&T &;');
+    expect(decodeEntities('&bogus; &constructor; &toString; &amp &#xZZ; &#12345678; AT&T &;')).toBe(
+      '&bogus; &constructor; &toString; &amp &#xZZ; &#12345678; AT&T &;',
+    );
   });
 
   it('decodes once: &amp;lt; is the text &lt;', () => {
@@ -32,7 +38,9 @@ describe('Function: decodeEntities', () => {
 
 describe('One decoder for snippets and cleaned bodies', () => {
   it('shows typographic entities decoded in search text and snippets', () => {
-    expect(snippetOf(htmlToText('<p>We&rsquo;re &ldquo;in&rdquo; &ndash; see you&hellip;</p>'))).toBe('We’re “in” – see you…');
+    expect(snippetOf(htmlToText('<p>We&rsquo;re &ldquo;in&rdquo; &ndash; see you&hellip;</p>'))).toBe(
+      'We’re “in” – see you…',
+    );
   });
 
   it('decodes the same way in /messages/clean', () => {

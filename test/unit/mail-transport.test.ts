@@ -36,13 +36,21 @@ describe('Function: mailTransport (ses)', () => {
     expect(result.response).toBe('ses-1');
     const calls = sesMock.commandCalls(SendEmailCommand);
     expect(calls).toHaveLength(1);
-    expect(calls[0]!.args[0].input).toEqual({ FromEmailAddress: 'a@x.io', Destination: { ToAddresses: ['b@y.io', 'c@z.io'] }, Content: { Raw: { Data: raw } } });
+    expect(calls[0]!.args[0].input).toEqual({
+      FromEmailAddress: 'a@x.io',
+      Destination: { ToAddresses: ['b@y.io', 'c@z.io'] },
+      Content: { Raw: { Data: raw } },
+    });
   });
 
   it('turns an SES refusal into a DeliveryError', async () => {
     sesMock.on(SendEmailCommand).rejects(new Error('Email address is not verified'));
     const { mailTransport, DeliveryError } = await sesTransport();
-    await expect(mailTransport().send(Buffer.from('x'), { from: 'a@x.io', to: ['b@y.io'] })).rejects.toBeInstanceOf(DeliveryError);
-    await expect(mailTransport().send(Buffer.from('x'), { from: 'a@x.io', to: ['b@y.io'] })).rejects.toThrow('not verified');
+    await expect(mailTransport().send(Buffer.from('x'), { from: 'a@x.io', to: ['b@y.io'] })).rejects.toBeInstanceOf(
+      DeliveryError,
+    );
+    await expect(mailTransport().send(Buffer.from('x'), { from: 'a@x.io', to: ['b@y.io'] })).rejects.toThrow(
+      'not verified',
+    );
   });
 });

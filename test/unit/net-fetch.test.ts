@@ -109,7 +109,10 @@ describe('Function: guardedFetch, local mode', () => {
   });
 
   it('sends a form body with its content type and length', async () => {
-    const response = await fetcher(LOCAL)(`http://127.0.0.1:${port}/json`, { method: 'POST', body: new URLSearchParams({ a: '1', b: 'x y' }) });
+    const response = await fetcher(LOCAL)(`http://127.0.0.1:${port}/json`, {
+      method: 'POST',
+      body: new URLSearchParams({ a: '1', b: 'x y' }),
+    });
     expect(response.status).toBe(200);
     expect(hits[0]).toMatchObject({ method: 'POST', body: 'a=1&b=x+y' });
     expect(hits[0]!.headers['content-type']).toBe('application/x-www-form-urlencoded;charset=UTF-8');
@@ -127,7 +130,9 @@ describe('Function: guardedFetch, local mode', () => {
   });
 
   it('accepts an answer of exactly the size limit and refuses one byte more', async () => {
-    expect((await (await fetcher(LOCAL)(`http://127.0.0.1:${port}/bytes?size=1000`)).arrayBuffer()).byteLength).toBe(1000);
+    expect((await (await fetcher(LOCAL)(`http://127.0.0.1:${port}/bytes?size=1000`)).arrayBuffer()).byteLength).toBe(
+      1000,
+    );
     const error = await failure(fetcher(LOCAL)(`http://127.0.0.1:${port}/bytes?size=1001`));
     expect(error.kind).toBe('network');
     expect(error.message).toMatch(/more than 1000 bytes/);
@@ -183,11 +188,19 @@ describe('Function: guardedFetch, deployed', () => {
   });
 
   it('refuses https to a name that resolves to a private or loopback address, and to such literals', async () => {
-    const { resolver, calls } = fakeResolver({ 'internal.example.com': ['10.1.2.3'], 'rebind.example.com': ['127.0.0.1'], 'metadata.example.com': ['169.254.169.254'] });
+    const { resolver, calls } = fakeResolver({
+      'internal.example.com': ['10.1.2.3'],
+      'rebind.example.com': ['127.0.0.1'],
+      'metadata.example.com': ['169.254.169.254'],
+    });
     for (const host of ['internal.example.com', 'rebind.example.com', 'metadata.example.com']) {
-      const error = await failure(fetcher(DEPLOYED, { resolver })(`https://${host}:${tcpPort}/.well-known/openid-configuration`));
+      const error = await failure(
+        fetcher(DEPLOYED, { resolver })(`https://${host}:${tcpPort}/.well-known/openid-configuration`),
+      );
       expect(error.kind).toBe('blocked');
-      expect(error.message).toMatch(new RegExp(`^${host.replace(/\./g, '\\.')} resolves to .*, which is not a public address$`));
+      expect(error.message).toMatch(
+        new RegExp(`^${host.replace(/\./g, '\\.')} resolves to .*, which is not a public address$`),
+      );
     }
     expect(calls).toEqual(['internal.example.com', 'rebind.example.com', 'metadata.example.com']);
     for (const literal of ['127.0.0.1', '[::1]', '10.0.0.1', '[::ffff:169.254.169.254]']) {

@@ -33,7 +33,10 @@ describe.skipIf(!binaryPackage)('Runtime: the Node.js of npm test', () => {
   it('is the Node of the processes tests start: by process.execPath, by the name node, and through tsx', async () => {
     // Prepare
     const script = join(mkdtempSync(join(tmpdir(), 'node-runtime-')), 'report.ts');
-    writeFileSync(script, `const answer: string = JSON.stringify({ version: process.versions.node, execPath: process.execPath });\nprocess.send!(answer);\n`);
+    writeFileSync(
+      script,
+      `const answer: string = JSON.stringify({ version: process.versions.node, execPath: process.execPath });\nprocess.send!(answer);\n`,
+    );
 
     // Act
     const byExecPath = JSON.parse(execFileSync(process.execPath, ['-e', REPORT], { encoding: 'utf8' }));
@@ -46,7 +49,8 @@ describe.skipIf(!binaryPackage)('Runtime: the Node.js of npm test', () => {
     });
 
     // Assess
-    for (const report of [byExecPath, byName, throughTsx]) expect(report).toEqual({ version: process.versions.node, execPath: process.execPath });
+    for (const report of [byExecPath, byName, throughTsx])
+      expect(report).toEqual({ version: process.versions.node, execPath: process.execPath });
   });
 });
 

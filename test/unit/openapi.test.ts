@@ -6,7 +6,15 @@ import { buildOpenApi } from '#schemas/openapi';
 const doc = buildOpenApi(API_ROUTES);
 type Operation = {
   security: object[];
-  responses: Record<string, { content?: Record<string, { schema: { required?: string[]; properties?: Record<string, { type: unknown; description?: string }> } }> }>;
+  responses: Record<
+    string,
+    {
+      content?: Record<
+        string,
+        { schema: { required?: string[]; properties?: Record<string, { type: unknown; description?: string }> } }
+      >;
+    }
+  >;
 };
 const operation = (path: string, method: string) => (doc.paths[path] as Record<string, Operation>)[method]!;
 
@@ -17,7 +25,8 @@ describe('Function: buildOpenApi', () => {
       for (const route of Object.values(routes)) {
         if (route.responseKind !== 'list') continue;
         lists++;
-        const schema = operation(route.path, route.method.toLowerCase()).responses['200']!.content!['application/json']!.schema;
+        const schema = operation(route.path, route.method.toLowerCase()).responses['200']!.content!['application/json']!
+          .schema;
         expect(schema.required, route.path).toEqual(['request_id', 'data']);
         expect(schema.properties!.next_cursor!.type, route.path).toBe('string');
         expect(schema.properties!.next_cursor!.description).toMatch(/present only when more results exist/);
@@ -35,7 +44,11 @@ describe('Function: buildOpenApi', () => {
       ['/v3/scheduling/bookings/{booking_id}', 'patch'],
       ['/v3/scheduling/bookings/{booking_id}', 'delete'],
     ] as const) {
-      expect(operation(path, method).security, `${method} ${path}`).toEqual([{}, { schedulerSession: [] }, { apiKey: [] }]);
+      expect(operation(path, method).security, `${method} ${path}`).toEqual([
+        {},
+        { schedulerSession: [] },
+        { apiKey: [] },
+      ]);
     }
     expect(operation('/v3/scheduling/configurations', 'get').security).toEqual([{ apiKey: [] }]);
     expect(operation('/scheduling/{slug}', 'get').security).toEqual([]);

@@ -15,23 +15,46 @@ const sqsMock = mockClient(SQSClient);
 const s3Mock = mockClient(S3Client);
 const ddbMock = mockClient(DynamoDBDocumentClient);
 const app = 'app_1' as ApplicationId;
-const note = (object: object = { id: 'grant_1' }) => newNotification({ type: 'grant.created', applicationId: app, grantId: 'grant_1' as GrantId, object });
-const itemOf = (n: Notification, bodyKey?: string) => outboxPut({ notification: n, bodyKey }).Put!.Item as Record<string, unknown>;
+const note = (object: object = { id: 'grant_1' }) =>
+  newNotification({ type: 'grant.created', applicationId: app, grantId: 'grant_1' as GrantId, object });
+const itemOf = (n: Notification, bodyKey?: string) =>
+  outboxPut({ notification: n, bodyKey }).Put!.Item as Record<string, unknown>;
 
 /** A stream record as Lambda hands it over: binary attributes as base64 text. */
-function streamRecord(item: Record<string, unknown>, sequence: string, eventName: 'INSERT' | 'MODIFY' | 'REMOVE' = 'INSERT'): DynamoDBRecord {
-  const image = JSON.parse(JSON.stringify(marshall(item), (_, value) => (value && value.type === 'Buffer' ? Buffer.from(value.data).toString('base64') : value)));
-  return { eventID: `e${sequence}`, eventName, dynamodb: { SequenceNumber: sequence, NewImage: image } } as DynamoDBRecord;
+function streamRecord(
+  item: Record<string, unknown>,
+  sequence: string,
+  eventName: 'INSERT' | 'MODIFY' | 'REMOVE' = 'INSERT',
+): DynamoDBRecord {
+  const image = JSON.parse(
+    JSON.stringify(marshall(item), (_, value) =>
+      value && value.type === 'Buffer' ? Buffer.from(value.data).toString('base64') : value,
+    ),
+  );
+  return {
+    eventID: `e${sequence}`,
+    eventName,
+    dynamodb: { SequenceNumber: sequence, NewImage: image },
+  } as DynamoDBRecord;
 }
 const event = (...records: DynamoDBRecord[]) => ({ Records: records }) as DynamoDBStreamEvent;
-const sentBodies = () => sqsMock.commandCalls(SendMessageBatchCommand).flatMap((c) => c.args[0].input.Entries!.map((e) => JSON.parse(e.MessageBody!)));
+const sentBodies = () =>
+  sqsMock
+    .commandCalls(SendMessageBatchCommand)
+    .flatMap((c) => c.args[0].input.Entries!.map((e) => JSON.parse(e.MessageBody!)));
 
 describe('Function: outboxPut / readOutboxItem', () => {
   it('stores a small notification as text, conditional on a new id, with a TTL', () => {
     const n = note();
     const put = outboxPut({ notification: n }).Put!;
     expect(put.ConditionExpression).toBe('attribute_not_exists(pk)');
-    expect(put.Item).toMatchObject({ pk: `outbox#${n.id}`, sk: 'outbox', entity: 'outbox', payload: JSON.stringify(n), expires_at: n.time + 2 * 24 * 3600 });
+    expect(put.Item).toMatchObject({
+      pk: `outbox#${n.id}`,
+      sk: 'outbox',
+      entity: 'outbox',
+      payload: JSON.stringify(n),
+      expires_at: n.time + 2 * 24 * 3600,
+    });
     expect(isOutboxItem(put.Item!)).toBe(true);
     expect(readOutboxItem(put.Item!)).toEqual({ kind: 'notification', notification: n });
   });
@@ -47,7 +70,11 @@ describe('Function: outboxPut / readOutboxItem', () => {
     const huge = note({ id: 'msg_2', body: random, subject: 's' });
     const big = itemOf(huge, 'grants/g/bodies/msg_2');
     expect(big.body_key).toBe('grants/g/bodies/msg_2');
-    expect(readOutboxItem(big)).toMatchObject({ kind: 'notification', bodyKey: 'grants/g/bodies/msg_2', notification: { data: { object: { id: 'msg_2', subject: 's' } } } });
+    expect(readOutboxItem(big)).toMatchObject({
+      kind: 'notification',
+      bodyKey: 'grants/g/bodies/msg_2',
+      notification: { data: { object: { id: 'msg_2', subject: 's' } } },
+    });
     expect(JSON.stringify(readOutboxItem(big))).not.toContain(random.slice(0, 100));
   });
 });
@@ -57,7 +84,10 @@ describe('Handler: outbox stream consumer', () => {
     sqsMock.reset();
     ddbMock.reset();
     s3Mock.reset();
-    sqsMock.on(SendMessageBatchCommand).callsFake((input: { Entries: { Id: string }[] }) => ({ Successful: input.Entries.map((e) => ({ Id: e.Id })), Failed: [] }));
+    sqsMock.on(SendMessageBatchCommand).callsFake((input: { Entries: { Id: string }[] }) => ({
+      Successful: input.Entries.map((e) => ({ Id: e.Id })),
+      Failed: [],
+    }));
   });
 
   it('publishes inserted outbox items in stream order and skips everything else', async () => {
@@ -80,10 +110,16 @@ describe('Handler: outbox stream consumer', () => {
     const n = note();
     const job = { kind: 'purge-grant', application_id: 'app_1', grant_id: 'grant_1', provider: 'agent' } as const;
     const jobItem = outboxPut({ job, id: 'job_01' as JobId }).Put!.Item as Record<string, unknown>;
-    expect(await handler(event(streamRecord(jobItem, '1'), streamRecord(itemOf(n), '2')))).toEqual({ batchItemFailures: [] });
+    expect(await handler(event(streamRecord(jobItem, '1'), streamRecord(itemOf(n), '2')))).toEqual({
+      batchItemFailures: [],
+    });
     const calls = sqsMock.commandCalls(SendMessageBatchCommand).map((c) => c.args[0].input);
-    expect(calls.find((c) => c.QueueUrl === process.env.JOBS_QUEUE_URL)!.Entries!.map((e) => JSON.parse(e.MessageBody!))).toEqual([job]);
-    expect(calls.find((c) => c.QueueUrl === process.env.FANOUT_QUEUE_URL)!.Entries!.map((e) => JSON.parse(e.MessageBody!))).toEqual([n]);
+    expect(
+      calls.find((c) => c.QueueUrl === process.env.JOBS_QUEUE_URL)!.Entries!.map((e) => JSON.parse(e.MessageBody!)),
+    ).toEqual([job]);
+    expect(
+      calls.find((c) => c.QueueUrl === process.env.FANOUT_QUEUE_URL)!.Entries!.map((e) => JSON.parse(e.MessageBody!)),
+    ).toEqual([n]);
   });
 
   it('turns an upload that expired uncommitted into a remove-contents job, and ignores uploads a commit deleted', async () => {
@@ -99,14 +135,30 @@ describe('Handler: outbox stream consumer', () => {
       expires_at: 1,
     };
     const removal = (sequence: string, userIdentity?: object) =>
-      ({ eventID: `e${sequence}`, eventName: 'REMOVE', ...(userIdentity ? { userIdentity } : {}), dynamodb: { SequenceNumber: sequence, OldImage: marshall(upload) } }) as unknown as DynamoDBRecord;
+      ({
+        eventID: `e${sequence}`,
+        eventName: 'REMOVE',
+        ...(userIdentity ? { userIdentity } : {}),
+        dynamodb: { SequenceNumber: sequence, OldImage: marshall(upload) },
+      }) as unknown as DynamoDBRecord;
 
     // Act
-    const result = await handler(event(removal('1'), removal('2', { type: 'Service', principalId: 'dynamodb.amazonaws.com' })));
+    const result = await handler(
+      event(removal('1'), removal('2', { type: 'Service', principalId: 'dynamodb.amazonaws.com' })),
+    );
 
     // Assess: only the expiry asks for anything.
     expect(result).toEqual({ batchItemFailures: [] });
-    expect(sentBodies()).toEqual([{ kind: 'remove-contents', application_id: app, grant_id: 'grant_1', owner_id: 'upl_1', postings: [], blobs: upload.keys }]);
+    expect(sentBodies()).toEqual([
+      {
+        kind: 'remove-contents',
+        application_id: app,
+        grant_id: 'grant_1',
+        owner_id: 'upl_1',
+        postings: [],
+        blobs: upload.keys,
+      },
+    ]);
   });
 
   it('removes the contents of an expired upload naming its commit only when that item does not exist', async () => {
@@ -130,7 +182,12 @@ describe('Handler: outbox stream consumer', () => {
         dynamodb: { SequenceNumber: sequence, OldImage: marshall(item) },
       }) as unknown as DynamoDBRecord;
     ddbMock.on(BatchGetCommand).callsFake((input: { RequestItems: Record<string, { Keys: unknown[] }> }) => ({
-      Responses: Object.fromEntries(Object.keys(input.RequestItems).map((table) => [table, [{ pk: 'grant#grant_1#ix#thread:thr_1', sk: 'msg_stored' }]])),
+      Responses: Object.fromEntries(
+        Object.keys(input.RequestItems).map((table) => [
+          table,
+          [{ pk: 'grant#grant_1#ix#thread:thr_1', sk: 'msg_stored' }],
+        ]),
+      ),
     }));
     const [stored, lost] = [upload('upl_stored', 'msg_stored'), upload('upl_lost', 'msg_lost')];
 
@@ -140,7 +197,16 @@ describe('Handler: outbox stream consumer', () => {
     // Assess: one read for the batch; only the upload whose message was never stored asks for anything.
     expect(result).toEqual({ batchItemFailures: [] });
     expect(ddbMock.commandCalls(BatchGetCommand)).toHaveLength(1);
-    expect(sentBodies()).toEqual([{ kind: 'remove-contents', application_id: app, grant_id: 'grant_1', owner_id: 'upl_lost', postings: [], blobs: lost.keys }]);
+    expect(sentBodies()).toEqual([
+      {
+        kind: 'remove-contents',
+        application_id: app,
+        grant_id: 'grant_1',
+        owner_id: 'upl_lost',
+        postings: [],
+        blobs: lost.keys,
+      },
+    ]);
   });
 
   it('announces an inserted message and sends its message-stored job, the same on every retry', async () => {
@@ -190,7 +256,11 @@ describe('Handler: outbox stream consumer', () => {
     expect(notifications[0]).toMatchObject({
       id: 'ntf_01m8aaaaaaaaaaaaaaaaaaaaaa',
       time: 1_700_000_001,
-      data: { application_id: app, grant_id: 'grant_1', object: { id: message.id, object: 'message', thread_id: 'thr_1', body: '<p>Hi</p>', subject: 'Hello' } },
+      data: {
+        application_id: app,
+        grant_id: 'grant_1',
+        object: { id: message.id, object: 'message', thread_id: 'thr_1', body: '<p>Hi</p>', subject: 'Hello' },
+      },
     });
     expect(notifications[0].data.object).not.toHaveProperty('entity');
     expect(notifications[0].data.object).not.toHaveProperty('application_id');
@@ -203,7 +273,9 @@ describe('Handler: outbox stream consumer', () => {
   it('reads a body left in S3 back into the payload', async () => {
     const random = randomBytes(450_000).toString('base64');
     const n = note({ id: 'msg_9', body: random });
-    s3Mock.on(GetObjectCommand, { Key: 'grants/g/bodies/msg_9' }).resolves({ Body: { transformToString: async () => random } as never });
+    s3Mock
+      .on(GetObjectCommand, { Key: 'grants/g/bodies/msg_9' })
+      .resolves({ Body: { transformToString: async () => random } as never });
     await handler(event(streamRecord(itemOf(n, 'grants/g/bodies/msg_9'), '1')));
     expect(sentBodies()).toEqual([n]);
   });
@@ -217,20 +289,35 @@ describe('Handler: outbox stream consumer', () => {
       ],
       Failed: [{ Id: '1', Code: 'x', SenderFault: false }],
     });
-    const result = await handler(event(streamRecord(itemOf(a), '10'), streamRecord({ pk: 'x', sk: 'y' }, '11'), streamRecord(itemOf(b), '12'), streamRecord(itemOf(c), '13')));
+    const result = await handler(
+      event(
+        streamRecord(itemOf(a), '10'),
+        streamRecord({ pk: 'x', sk: 'y' }, '11'),
+        streamRecord(itemOf(b), '12'),
+        streamRecord(itemOf(c), '13'),
+      ),
+    );
     expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: '12' }] });
   });
 
   it('reports the whole batch from its first record when the queue cannot be reached', async () => {
     sqsMock.on(SendMessageBatchCommand).rejects(new Error('unreachable'));
-    expect(await handler(event(streamRecord(itemOf(note()), '7'), streamRecord(itemOf(note()), '8')))).toEqual({ batchItemFailures: [{ itemIdentifier: '7' }] });
+    expect(await handler(event(streamRecord(itemOf(note()), '7'), streamRecord(itemOf(note()), '8')))).toEqual({
+      batchItemFailures: [{ itemIdentifier: '7' }],
+    });
   });
 
   it('stops at a record whose body cannot be read now, publishing what came before it', async () => {
     const a = note();
     const random = randomBytes(450_000).toString('base64');
     s3Mock.on(GetObjectCommand).rejects(new Error('S3 down'));
-    const result = await handler(event(streamRecord(itemOf(a), '1'), streamRecord(itemOf(note({ id: 'm', body: random }), 'k'), '2'), streamRecord(itemOf(note()), '3')));
+    const result = await handler(
+      event(
+        streamRecord(itemOf(a), '1'),
+        streamRecord(itemOf(note({ id: 'm', body: random }), 'k'), '2'),
+        streamRecord(itemOf(note()), '3'),
+      ),
+    );
     expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: '2' }] });
     expect(sentBodies()).toEqual([a]);
   });

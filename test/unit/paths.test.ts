@@ -18,7 +18,10 @@ describe('Function: decodeParam', () => {
 describe('Function: matchTemplate', () => {
   it('captures and decodes parameters', () => {
     expect(matchTemplate('/v3/grants/{grant_id}', '/v3/grants/user%40x.com')).toEqual({ grant_id: 'user@x.com' });
-    expect(matchTemplate('/v3/grants/{grant_id}/messages/{id}', '/v3/grants/g/messages/m%2Fn')).toEqual({ grant_id: 'g', id: 'm/n' });
+    expect(matchTemplate('/v3/grants/{grant_id}/messages/{id}', '/v3/grants/g/messages/m%2Fn')).toEqual({
+      grant_id: 'g',
+      id: 'm/n',
+    });
   });
 
   it('does not match other shapes or empty segments', () => {
@@ -30,9 +33,16 @@ describe('Function: matchTemplate', () => {
 
 describe('Function: compareSpecificity', () => {
   it('puts literal segments before parameters, as API Gateway routes them', () => {
-    const templates = ['/v3/grants/{g}/messages/{id}', '/v3/grants/{g}/messages/send', '/v3/grants/{g}/messages/schedules', '/v3/grants/{g}'];
+    const templates = [
+      '/v3/grants/{g}/messages/{id}',
+      '/v3/grants/{g}/messages/send',
+      '/v3/grants/{g}/messages/schedules',
+      '/v3/grants/{g}',
+    ];
     const sorted = [...templates].sort(compareSpecificity);
     expect(sorted.indexOf('/v3/grants/{g}/messages/send')).toBeLessThan(sorted.indexOf('/v3/grants/{g}/messages/{id}'));
-    expect(sorted.indexOf('/v3/grants/{g}/messages/schedules')).toBeLessThan(sorted.indexOf('/v3/grants/{g}/messages/{id}'));
+    expect(sorted.indexOf('/v3/grants/{g}/messages/schedules')).toBeLessThan(
+      sorted.indexOf('/v3/grants/{g}/messages/{id}'),
+    );
   });
 });

@@ -33,22 +33,45 @@ describe('Function: newNotification', () => {
 
 describe('Function: fitForDelivery', () => {
   it('keeps a notification of 1 MB or less whole', () => {
-    const n = newNotification({ type: 'message.created', applicationId: app, grantId: null, object: { id: 'msg_1', body: 'x'.repeat(900_000) } });
+    const n = newNotification({
+      type: 'message.created',
+      applicationId: app,
+      grantId: null,
+      object: { id: 'msg_1', body: 'x'.repeat(900_000) },
+    });
     expect(fitForDelivery(n)).toEqual({ notification: n, body: JSON.stringify(n) });
   });
 
   it('truncates over 1 MB: body content first, then all but the identity of the object', () => {
     const withBody = fitForDelivery(
-      newNotification({ type: 'message.created', applicationId: app, grantId: 'grant_x' as GrantId, object: { id: 'msg_1', object: 'message', subject: 'big', body: 'x'.repeat(1_100_000) } }),
+      newNotification({
+        type: 'message.created',
+        applicationId: app,
+        grantId: 'grant_x' as GrantId,
+        object: { id: 'msg_1', object: 'message', subject: 'big', body: 'x'.repeat(1_100_000) },
+      }),
     );
     expect(withBody.notification.type).toBe('message.created.truncated');
     expect(withBody.notification.data.object).toEqual({ id: 'msg_1', object: 'message', subject: 'big' });
     expect(JSON.parse(withBody.body)).toEqual(withBody.notification);
 
-    const huge = { id: 'msg_2', object: 'message', grant_id: 'grant_x', thread_id: 'thr_1', to: Array.from({ length: 30_000 }, (_, i) => ({ email: `r${i}@example.com`, name: 'Recipient' })) };
-    const identityOnly = fitForDelivery(newNotification({ type: 'message.created', applicationId: app, grantId: 'grant_x' as GrantId, object: huge }));
+    const huge = {
+      id: 'msg_2',
+      object: 'message',
+      grant_id: 'grant_x',
+      thread_id: 'thr_1',
+      to: Array.from({ length: 30_000 }, (_, i) => ({ email: `r${i}@example.com`, name: 'Recipient' })),
+    };
+    const identityOnly = fitForDelivery(
+      newNotification({ type: 'message.created', applicationId: app, grantId: 'grant_x' as GrantId, object: huge }),
+    );
     expect(identityOnly.notification.type).toBe('message.created.truncated');
-    expect(identityOnly.notification.data.object).toEqual({ id: 'msg_2', object: 'message', grant_id: 'grant_x', thread_id: 'thr_1' });
+    expect(identityOnly.notification.data.object).toEqual({
+      id: 'msg_2',
+      object: 'message',
+      grant_id: 'grant_x',
+      thread_id: 'thr_1',
+    });
     expect(Buffer.byteLength(identityOnly.body)).toBeLessThanOrEqual(1_000_000);
   });
 });
@@ -73,8 +96,13 @@ describe('Function: publishNotifications', () => {
   });
 
   it('reports what the queue refused, by index, and sends nothing for an empty list', async () => {
-    sqsMock.on(SendMessageBatchCommand).resolves({ Successful: [{ Id: '0', MessageId: 'm', MD5OfMessageBody: '' }], Failed: [{ Id: '1', Code: 'x', Message: 'throttled', SenderFault: false }] });
-    const list = [0, 1].map(() => newNotification({ type: 'grant.created', applicationId: app, grantId: null, object: {} }));
+    sqsMock.on(SendMessageBatchCommand).resolves({
+      Successful: [{ Id: '0', MessageId: 'm', MD5OfMessageBody: '' }],
+      Failed: [{ Id: '1', Code: 'x', Message: 'throttled', SenderFault: false }],
+    });
+    const list = [0, 1].map(() =>
+      newNotification({ type: 'grant.created', applicationId: app, grantId: null, object: {} }),
+    );
     expect(await publishNotifications(list)).toEqual(new Map([[1, 'throttled']]));
     sqsMock.reset();
     expect(await publishNotifications([])).toEqual(new Map());

@@ -1,7 +1,16 @@
 import Ajv from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { DeliveryPayload, FiringPayload, JobPayload, NotificationPayload, SyncPayload } from '#schemas/queues';
-import { KNOWN_KEYWORDS, MalformedPayloadError, problemOf, readDelivery, readFiring, readJob, readNotification, readSync } from '#shared/jobs/payloads';
+import {
+  KNOWN_KEYWORDS,
+  MalformedPayloadError,
+  problemOf,
+  readDelivery,
+  readFiring,
+  readJob,
+  readNotification,
+  readSync,
+} from '#shared/jobs/payloads';
 
 /**
  * The queue boundary (shared/jobs/payloads.ts) checks payloads against schemas/queues.ts with its own
@@ -25,13 +34,43 @@ const VALID_JOBS: unknown[] = [
   { kind: 'index-message', ...grant, message_id: 'msg_1' },
   { kind: 'remove-contents', ...grant, owner_id: 'msg_1', postings: ['p'], blobs: [] },
   { kind: 'purge-list', application_id: 'app_1', list_id: 'list_1' },
-  { kind: 'send-itip', ...grant, method: 'REPLY', to: [{ email: 'a@example.com', name: 'A' }], subject: 's', body: 'b', ics: 'BEGIN:VCALENDAR' },
-  { kind: 'send-mail', ...grant, to: [{ email: 'a@example.com' }], subject: 's', body: 'b', purpose: 'booking confirmation', calendar: { method: 'REQUEST', ics: 'x' } },
+  {
+    kind: 'send-itip',
+    ...grant,
+    method: 'REPLY',
+    to: [{ email: 'a@example.com', name: 'A' }],
+    subject: 's',
+    body: 'b',
+    ics: 'BEGIN:VCALENDAR',
+  },
+  {
+    kind: 'send-mail',
+    ...grant,
+    to: [{ email: 'a@example.com' }],
+    subject: 's',
+    body: 'b',
+    purpose: 'booking confirmation',
+    calendar: { method: 'REQUEST', ics: 'x' },
+  },
   { kind: 'booking-reminders', booking_id: 'booking_1' },
-  { kind: 'booking-event', booking_id: 'booking_1', version: 2, links: { manage: 'https://x.example/m' }, cancel_ics: 'x' },
+  {
+    kind: 'booking-event',
+    booking_id: 'booking_1',
+    version: 2,
+    links: { manage: 'https://x.example/m' },
+    cancel_ics: 'x',
+  },
   { kind: 'apply-itip', ...grant, sender: 'a@example.com', ics: 'BEGIN:VCALENDAR' },
   { kind: 'purge-calendar', ...grant, calendar_id: 'cal_1' },
-  { kind: 'deliver-local', application_id: 'app_1', spool: 'outgoing/x/', message_id_header: '<x@y>', recipients: [grant], batch: 0, batches: 2 },
+  {
+    kind: 'deliver-local',
+    application_id: 'app_1',
+    spool: 'outgoing/x/',
+    message_id_header: '<x@y>',
+    recipients: [grant],
+    batch: 0,
+    batches: 2,
+  },
   { kind: 'messages-stored', ...grant, thread_ids: ['thread_1', 'thread_2'] },
   { kind: 'start-mail-sync', ...grant },
 ];
@@ -41,7 +80,9 @@ const breakings: [string, (p: Record<string, unknown>) => unknown][] = [
   [
     'a required field removed',
     (p) => {
-      const required = JobPayload.oneOf.find((b) => b.properties.kind.const === p.kind)!.required.filter((k) => k !== 'kind');
+      const required = JobPayload.oneOf
+        .find((b) => b.properties.kind.const === p.kind)!
+        .required.filter((k) => k !== 'kind');
       return Object.fromEntries(Object.entries(p).filter(([k]) => k !== required.at(-1)));
     },
   ],
@@ -94,7 +135,14 @@ describe('queue payloads', () => {
     const wrong = [
       { kind: 'send-itip', ...grant, method: 'PUBLISH', to: [], subject: 's', body: 'b', ics: 'x' },
       { kind: 'send-mail', ...grant, to: [{ name: 'no address' }], subject: 's', body: 'b', purpose: 'p' },
-      { kind: 'deliver-local', application_id: 'app_1', spool: 's', message_id_header: 'm', recipients: [grant], batch: -1 },
+      {
+        kind: 'deliver-local',
+        application_id: 'app_1',
+        spool: 's',
+        message_id_header: 'm',
+        recipients: [grant],
+        batch: -1,
+      },
       { kind: 'refresh-thread', ...grant, thread_id: '' },
     ];
     for (const job of wrong) {
@@ -105,7 +153,13 @@ describe('queue payloads', () => {
 
   it('reads firings of both kinds, untagged scheduled sends included, and refuses others as ajv does', () => {
     const valid = [
-      { kind: 'scheduled-send', schedule_id: 'sch_1', grant_id: 'grant_1', application_id: 'app_1', send_at: 1_800_000_000 },
+      {
+        kind: 'scheduled-send',
+        schedule_id: 'sch_1',
+        grant_id: 'grant_1',
+        application_id: 'app_1',
+        send_at: 1_800_000_000,
+      },
       { schedule_id: 'sch_1', grant_id: 'grant_1', application_id: 'app_1', send_at: 1_800_000_000 },
       { kind: 'booking-reminder', booking_id: 'booking_1', reminder: 0, start: 1_800_000_000 },
     ];
@@ -113,7 +167,13 @@ describe('queue payloads', () => {
       expect(ajvFiring(firing)).toBe(true);
       expect(readFiring(firing)).toBe(firing);
     }
-    const invalid = [{ kind: 'booking-reminder', schedule_id: 'sch_1' }, { ...valid[0], send_at: 'soon' }, { ...valid[2], kind: 'scheduled-send' }, {}, []];
+    const invalid = [
+      { kind: 'booking-reminder', schedule_id: 'sch_1' },
+      { ...valid[0], send_at: 'soon' },
+      { ...valid[2], kind: 'scheduled-send' },
+      {},
+      [],
+    ];
     for (const firing of invalid) {
       expect(ajvFiring(firing)).toBe(false);
       expect(() => readFiring(firing)).toThrow(MalformedPayloadError);
@@ -168,7 +228,12 @@ describe('queue payloads', () => {
       expect(ajvSync(run)).toBe(true);
       expect(readSync(run)).toBe(run);
     }
-    const bad = [{ grant_id: 'grant_1' }, { application_id: 'app_1', grant_id: 'grant_1', due: -1 }, { application_id: 'app_1', grant_id: 'grant_1', due: 'soon' }, { ...runs[0], extra: 1 }];
+    const bad = [
+      { grant_id: 'grant_1' },
+      { application_id: 'app_1', grant_id: 'grant_1', due: -1 },
+      { application_id: 'app_1', grant_id: 'grant_1', due: 'soon' },
+      { ...runs[0], extra: 1 },
+    ];
     for (const run of bad) {
       expect(ajvSync(run)).toBe(false);
       expect(() => readSync(run)).toThrow(MalformedPayloadError);

@@ -1,13 +1,24 @@
 import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
-import { normalizeRecurrence, occurrenceByKey, occurrencesBetween, seriesBounds, whenBounds, type Series } from '#shared/calendar/recurrence';
+import {
+  normalizeRecurrence,
+  occurrenceByKey,
+  occurrencesBetween,
+  seriesBounds,
+  whenBounds,
+  type Series,
+} from '#shared/calendar/recurrence';
 
 /** Recurrence expansion: DST-correct in the series' zone whatever the process zone, all-day edges, EXDATE/RDATE. */
 const at = (iso: string, zone: string) => Math.floor(DateTime.fromISO(iso, { zone }).toSeconds());
 const local = (t: number, zone: string) => DateTime.fromSeconds(t, { zone }).toFormat("yyyy-MM-dd'T'HH:mm");
 const timed = (iso: string, zone: string, lines: string[], minutes = 60): Series => {
   const start = at(iso, zone);
-  return { when: { object: 'timespan', start_time: start, end_time: start + minutes * 60, start_timezone: zone }, zone, recurrence: lines };
+  return {
+    when: { object: 'timespan', start_time: start, end_time: start + minutes * 60, start_timezone: zone },
+    zone,
+    recurrence: lines,
+  };
 };
 const all = (s: Series) => occurrencesBetween(s, 0, 4_000_000_000);
 
@@ -28,7 +39,11 @@ describe('recurrence expansion across DST', () => {
 
   it('moves a daily 02:30 forward over the spring-forward gap', () => {
     const occurrences = all(timed('2026-03-07T02:30', 'America/New_York', ['RRULE:FREQ=DAILY;COUNT=3']));
-    expect(occurrences.map((o) => local(o.start, 'America/New_York'))).toEqual(['2026-03-07T02:30', '2026-03-08T03:30', '2026-03-09T02:30']);
+    expect(occurrences.map((o) => local(o.start, 'America/New_York'))).toEqual([
+      '2026-03-07T02:30',
+      '2026-03-08T03:30',
+      '2026-03-09T02:30',
+    ]);
   });
 
   it('does not depend on the process time zone', () => {
@@ -53,12 +68,21 @@ describe('recurrence lines', () => {
       'EXDATE:20261204T100000',
       'RDATE;TZID=Europe/Berlin:20261220T150000',
     ]);
-    expect(all(series).map((o) => local(o.start, zone))).toEqual(['2026-12-01T10:00', '2026-12-05T10:00', '2026-12-06T10:00', '2026-12-20T15:00']);
+    expect(all(series).map((o) => local(o.start, zone))).toEqual([
+      '2026-12-01T10:00',
+      '2026-12-05T10:00',
+      '2026-12-06T10:00',
+      '2026-12-20T15:00',
+    ]);
   });
 
   it('expands all-day series with their span (end exclusive), read in the zone', () => {
     const zone = 'America/New_York';
-    const series: Series = { when: { object: 'datespan', start_date: '2026-10-30', end_date: '2026-11-01' }, zone, recurrence: ['RRULE:FREQ=WEEKLY;COUNT=2', 'EXDATE;VALUE=DATE:20261106'] };
+    const series: Series = {
+      when: { object: 'datespan', start_date: '2026-10-30', end_date: '2026-11-01' },
+      zone,
+      recurrence: ['RRULE:FREQ=WEEKLY;COUNT=2', 'EXDATE;VALUE=DATE:20261106'],
+    };
     const [first, ...rest] = all(series);
     expect(rest).toEqual([]);
     expect(first!.when).toEqual({ object: 'datespan', start_date: '2026-10-30', end_date: '2026-11-01' });
@@ -71,7 +95,10 @@ describe('recurrence lines', () => {
       [{ object: 'date', date: '2026-10-31' }, 24],
       [{ object: 'date', date: '2026-11-01' }, 25],
     ]);
-    expect(whenBounds({ object: 'datespan', start_date: '2026-03-08', end_date: '2026-03-09' }, zone)).toEqual({ start: at('2026-03-08T00:00', zone), end: at('2026-03-09T00:00', zone) });
+    expect(whenBounds({ object: 'datespan', start_date: '2026-03-08', end_date: '2026-03-09' }, zone)).toEqual({
+      start: at('2026-03-08T00:00', zone),
+      end: at('2026-03-09T00:00', zone),
+    });
   });
 
   it('finds occurrences by key, with their neighbours; excluded or off-pattern keys are none', () => {
@@ -83,7 +110,9 @@ describe('recurrence lines', () => {
     expect(occurrenceByKey(series, '20261214T150000Z')).toBeUndefined();
     expect(occurrenceByKey(series, '20261215T150000Z')).toBeUndefined();
     expect(seriesBounds(series).last_end).toBeNull();
-    expect(seriesBounds(timed('2026-12-07T15:00', 'UTC', ['RRULE:FREQ=WEEKLY;UNTIL=20261221T150000Z'])).last_end).toBe(at('2026-12-21T16:00', 'UTC'));
+    expect(seriesBounds(timed('2026-12-07T15:00', 'UTC', ['RRULE:FREQ=WEEKLY;UNTIL=20261221T150000Z'])).last_end).toBe(
+      at('2026-12-21T16:00', 'UTC'),
+    );
   });
 
   it('keeps only occurrences overlapping the window', () => {
@@ -111,11 +140,14 @@ describe('recurrence lines', () => {
 
   it('accepts single-index and index-free monthly BYDAY and canonicalises lines', () => {
     const when = timed('2026-12-01T10:00', 'UTC', []).when;
-    expect(normalizeRecurrence([' rrule:freq=monthly;byday=2TU '], when, 'UTC')).toEqual(['RRULE:FREQ=MONTHLY;BYDAY=2TU']);
-    expect(normalizeRecurrence(['RRULE:FREQ=MONTHLY;BYDAY=-1FR'], when, 'UTC')).toEqual(['RRULE:FREQ=MONTHLY;BYDAY=-1FR']);
-    expect(normalizeRecurrence(['RRULE:FREQ=WEEKLY;BYDAY=MO,WE', 'exdate;tzid=Europe/Berlin:20261207T110000'], when, 'UTC')).toEqual([
-      'RRULE:FREQ=WEEKLY;BYDAY=MO,WE',
-      'EXDATE;TZID=Europe/Berlin:20261207T110000',
+    expect(normalizeRecurrence([' rrule:freq=monthly;byday=2TU '], when, 'UTC')).toEqual([
+      'RRULE:FREQ=MONTHLY;BYDAY=2TU',
     ]);
+    expect(normalizeRecurrence(['RRULE:FREQ=MONTHLY;BYDAY=-1FR'], when, 'UTC')).toEqual([
+      'RRULE:FREQ=MONTHLY;BYDAY=-1FR',
+    ]);
+    expect(
+      normalizeRecurrence(['RRULE:FREQ=WEEKLY;BYDAY=MO,WE', 'exdate;tzid=Europe/Berlin:20261207T110000'], when, 'UTC'),
+    ).toEqual(['RRULE:FREQ=WEEKLY;BYDAY=MO,WE', 'EXDATE;TZID=Europe/Berlin:20261207T110000']);
   });
 });

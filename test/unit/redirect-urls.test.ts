@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { checkPlatformSettings, lookupKeys, parseOrigin, parseRedirectUrl, redirectUriMatches, withoutLoopbackPort } from '#shared/applications/redirect-urls';
+import {
+  checkPlatformSettings,
+  lookupKeys,
+  parseOrigin,
+  parseRedirectUrl,
+  redirectUriMatches,
+  withoutLoopbackPort,
+} from '#shared/applications/redirect-urls';
 import { InvalidRequestError } from '#shared/errors';
 import type { RedirectPlatform } from '#schemas/applications';
 
@@ -37,7 +44,11 @@ describe('Function: parseRedirectUrl', () => {
   });
 
   it.each([
-    ['web', 'http://app.example.com/cb', /'url' must use https; http is allowed only to localhost, 127.0.0.1 or \[::1\]/],
+    [
+      'web',
+      'http://app.example.com/cb',
+      /'url' must use https; http is allowed only to localhost, 127.0.0.1 or \[::1\]/,
+    ],
     ['web', 'https://app.example.com/cb#frag', /'url' must not contain a fragment/],
     ['web', 'https://app.example.com/cb#', /'url' must not contain a fragment/],
     ['web', 'https://user:pw@app.example.com/cb', /'url' must not contain user information/],
@@ -72,13 +83,16 @@ describe('Function: parseRedirectUrl', () => {
     ['web', 'https://app.example.com/%2e/cb', 'https://app.example.com/cb'],
     ['desktop', 'myapp://callback/x/../cb', 'myapp://callback/cb'],
     ['ios', 'com.example.app:/x/../cb', 'com.example.app:/cb'],
-  ] as [RedirectPlatform, string, string][])('refuses dot segments in %s %s, naming the URL they lead to', (platform, url, resolved) => {
-    // Act
-    const message = refusal(() => parseRedirectUrl(url, platform));
-    // Assess
-    expect(message).toMatch(DOT_SEGMENTS);
-    expect(message).toContain(`(${resolved})`);
-  });
+  ] as [RedirectPlatform, string, string][])(
+    'refuses dot segments in %s %s, naming the URL they lead to',
+    (platform, url, resolved) => {
+      // Act
+      const message = refusal(() => parseRedirectUrl(url, platform));
+      // Assess
+      expect(message).toMatch(DOT_SEGMENTS);
+      expect(message).toContain(`(${resolved})`);
+    },
+  );
 
   it('refuses dot segments the parser keeps, without naming a URL', () => {
     expect(refusal(() => parseRedirectUrl('myapp:cb/../x', 'desktop'))).toMatch(new RegExp(`${DOT_SEGMENTS.source}$`));
@@ -97,9 +111,18 @@ describe('Function: parseRedirectUrl', () => {
   });
 
   it('gives desktop URIs on loopback http a port-free form, cut out of the string as written, and no other platform or scheme', () => {
-    expect(parseRedirectUrl('http://127.0.0.1:49152/cb', 'desktop')).toEqual({ url: 'http://127.0.0.1:49152/cb', loopback: 'http://127.0.0.1/cb' });
-    expect(parseRedirectUrl('HTTP://LocalHost:49152/CB', 'desktop')).toEqual({ url: 'HTTP://LocalHost:49152/CB', loopback: 'HTTP://LocalHost/CB' });
-    expect(parseRedirectUrl('http://[::1]:8080', 'desktop')).toEqual({ url: 'http://[::1]:8080', loopback: 'http://[::1]' });
+    expect(parseRedirectUrl('http://127.0.0.1:49152/cb', 'desktop')).toEqual({
+      url: 'http://127.0.0.1:49152/cb',
+      loopback: 'http://127.0.0.1/cb',
+    });
+    expect(parseRedirectUrl('HTTP://LocalHost:49152/CB', 'desktop')).toEqual({
+      url: 'HTTP://LocalHost:49152/CB',
+      loopback: 'HTTP://LocalHost/CB',
+    });
+    expect(parseRedirectUrl('http://[::1]:8080', 'desktop')).toEqual({
+      url: 'http://[::1]:8080',
+      loopback: 'http://[::1]',
+    });
     expect(parseRedirectUrl('http://127.0.0.1:49152/cb', 'web').loopback).toBeUndefined();
     expect(parseRedirectUrl('https://app.example.com:8443/cb', 'desktop').loopback).toBeUndefined();
   });
@@ -147,12 +170,22 @@ describe('Function: redirectUriMatches', () => {
 
   it('matches the very string registered', () => {
     expect(redirectUriMatches(web, 'http://127.0.0.1:4999/a-cb')).toBe(true);
-    expect(redirectUriMatches({ url: 'HTTPS://App.Example.com:443/cb', platform: 'web' }, 'HTTPS://App.Example.com:443/cb')).toBe(true);
-    expect(redirectUriMatches({ url: 'HTTPS://App.Example.com:443/cb', platform: 'web' }, 'https://app.example.com/cb')).toBe(false);
+    expect(
+      redirectUriMatches({ url: 'HTTPS://App.Example.com:443/cb', platform: 'web' }, 'HTTPS://App.Example.com:443/cb'),
+    ).toBe(true);
+    expect(
+      redirectUriMatches({ url: 'HTTPS://App.Example.com:443/cb', platform: 'web' }, 'https://app.example.com/cb'),
+    ).toBe(false);
   });
 
   it('matches a desktop loopback URI with any port, or none, and nothing else', () => {
-    for (const sent of ['http://127.0.0.1:4999/d-cb', 'http://127.0.0.1:51234/d-cb', 'http://127.0.0.1/d-cb', 'http://127.0.0.1:/d-cb']) expect(redirectUriMatches(desktop, sent), sent).toBe(true);
+    for (const sent of [
+      'http://127.0.0.1:4999/d-cb',
+      'http://127.0.0.1:51234/d-cb',
+      'http://127.0.0.1/d-cb',
+      'http://127.0.0.1:/d-cb',
+    ])
+      expect(redirectUriMatches(desktop, sent), sent).toBe(true);
     for (const sent of [
       'http://127.0.0.1:51234/x/../d-cb',
       'http://127.0.0.1:51234/d-cb/',
@@ -163,20 +196,29 @@ describe('Function: redirectUriMatches', () => {
     ]) {
       expect(redirectUriMatches(desktop, sent), sent).toBe(false);
     }
-    expect(redirectUriMatches({ url: 'https://app.example.com/cb', platform: 'desktop' }, 'https://app.example.com:8443/cb')).toBe(false);
+    expect(
+      redirectUriMatches({ url: 'https://app.example.com/cb', platform: 'desktop' }, 'https://app.example.com:8443/cb'),
+    ).toBe(false);
   });
 });
 
 describe('Function: lookupKeys', () => {
   it('gives the guard values an OAuth request is looked up by: the string itself, and the parsed forms older registrations are keyed by', () => {
     expect(lookupKeys('https://app.example.com/cb')).toEqual({ urls: ['https://app.example.com/cb'], loopbacks: [] });
-    expect(lookupKeys('HTTPS://App.Example.com:443/cb')).toEqual({ urls: ['HTTPS://App.Example.com:443/cb', 'https://app.example.com/cb'], loopbacks: [] });
-    expect(lookupKeys('http://localhost:5000/cb')).toEqual({ urls: ['http://localhost:5000/cb'], loopbacks: ['http://localhost/cb'] });
+    expect(lookupKeys('HTTPS://App.Example.com:443/cb')).toEqual({
+      urls: ['HTTPS://App.Example.com:443/cb', 'https://app.example.com/cb'],
+      loopbacks: [],
+    });
+    expect(lookupKeys('http://localhost:5000/cb')).toEqual({
+      urls: ['http://localhost:5000/cb'],
+      loopbacks: ['http://localhost/cb'],
+    });
     expect(lookupKeys('http://127.0.0.1:4999/x/../a-cb')).toEqual({
       urls: ['http://127.0.0.1:4999/x/../a-cb', 'http://127.0.0.1:4999/a-cb'],
       loopbacks: ['http://127.0.0.1/x/../a-cb', 'http://127.0.0.1/a-cb'],
     });
-    for (const bad of ['https://a.example/cb#x', 'not a url', 'https://u:p@a.example/', '']) expect(lookupKeys(bad), bad).toBeUndefined();
+    for (const bad of ['https://a.example/cb#x', 'not a url', 'https://u:p@a.example/', ''])
+      expect(lookupKeys(bad), bad).toBeUndefined();
   });
 });
 
@@ -187,17 +229,31 @@ describe('Function: parseOrigin', () => {
     expect(parseOrigin('http://localhost:3000')).toBe('http://localhost:3000');
   });
 
-  it.each(['app.example.com', 'https://app.example.com/path', 'https://app.example.com?x=1', 'http://app.example.com', 'https://u:p@app.example.com'])('refuses %s', (origin) => {
-    expect(refusal(() => parseOrigin(origin))).toMatch(/'settings.origin' must be an origin such as https:\/\/app.example.com/);
+  it.each([
+    'app.example.com',
+    'https://app.example.com/path',
+    'https://app.example.com?x=1',
+    'http://app.example.com',
+    'https://u:p@app.example.com',
+  ])('refuses %s', (origin) => {
+    expect(refusal(() => parseOrigin(origin))).toMatch(
+      /'settings.origin' must be an origin such as https:\/\/app.example.com/,
+    );
   });
 });
 
 describe('Function: checkPlatformSettings', () => {
   it('requires the settings a platform needs and refuses those of others, naming them', () => {
     expect(refusal(() => checkPlatformSettings('js', {}))).toBe("'settings.origin' is required for platform js");
-    expect(refusal(() => checkPlatformSettings('android', { package_name: 'com.example.app' }))).toBe("'settings.sha1_certificate_fingerprint' is required for platform android");
-    expect(refusal(() => checkPlatformSettings('web', { origin: 'https://a.example' }))).toBe("'settings.origin' does not apply to platform web; it takes no settings");
-    expect(refusal(() => checkPlatformSettings('ios', { bundle_id: 'com.example.app', package_name: 'com.example.app' }))).toMatch(
+    expect(refusal(() => checkPlatformSettings('android', { package_name: 'com.example.app' }))).toBe(
+      "'settings.sha1_certificate_fingerprint' is required for platform android",
+    );
+    expect(refusal(() => checkPlatformSettings('web', { origin: 'https://a.example' }))).toBe(
+      "'settings.origin' does not apply to platform web; it takes no settings",
+    );
+    expect(
+      refusal(() => checkPlatformSettings('ios', { bundle_id: 'com.example.app', package_name: 'com.example.app' })),
+    ).toMatch(
       /^'settings.package_name' does not apply to platform ios; it takes settings.bundle_id, settings.app_store_id, settings.team_id$/,
     );
     expect(checkPlatformSettings('js', { origin: 'https://a.example/' })).toEqual({ origin: 'https://a.example' });

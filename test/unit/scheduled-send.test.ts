@@ -1,4 +1,9 @@
-import { CreateScheduleCommand, DeleteScheduleCommand, ResourceNotFoundException, SchedulerClient } from '@aws-sdk/client-scheduler';
+import {
+  CreateScheduleCommand,
+  DeleteScheduleCommand,
+  ResourceNotFoundException,
+  SchedulerClient,
+} from '@aws-sdk/client-scheduler';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { holdSeconds, planFiring } from '#shared/scheduled-send/firing';
@@ -17,7 +22,9 @@ const at = (seconds: number) => `at(${new Date(seconds * 1000).toISOString().sli
 
 beforeEach(() => {
   schedulerMock.reset();
-  schedulerMock.on(CreateScheduleCommand).resolves({ ScheduleArn: 'arn:aws:scheduler:us-east-1:123456789012:schedule/g/s' });
+  schedulerMock
+    .on(CreateScheduleCommand)
+    .resolves({ ScheduleArn: 'arn:aws:scheduler:us-east-1:123456789012:schedule/g/s' });
   schedulerMock.on(DeleteScheduleCommand).resolves({});
 });
 afterAll(() => schedulerMock.restore());
@@ -29,7 +36,11 @@ describe('EventBridge Scheduler calls', () => {
     const sendAt = now() + 3600;
 
     // Act
-    const response = await api.post(`/v3/grants/${grant.id}/messages/send`, { to: [{ email: 'someone@example.net' }], subject: 'Later', send_at: sendAt });
+    const response = await api.post(`/v3/grants/${grant.id}/messages/send`, {
+      to: [{ email: 'someone@example.net' }],
+      subject: 'Later',
+      send_at: sendAt,
+    });
 
     // Assess
     expect(response.status, response.text).toBe(202);
@@ -38,7 +49,13 @@ describe('EventBridge Scheduler calls', () => {
     expect(calls).toHaveLength(1);
     const input = calls[0]!.args[0].input;
     const firing = JSON.parse(input.Target!.Input!);
-    expect(firing).toEqual({ kind: 'scheduled-send', schedule_id: scheduleId, grant_id: grant.id, application_id: expect.stringMatching(/^app_/), send_at: sendAt });
+    expect(firing).toEqual({
+      kind: 'scheduled-send',
+      schedule_id: scheduleId,
+      grant_id: grant.id,
+      application_id: expect.stringMatching(/^app_/),
+      send_at: sendAt,
+    });
     expect(input).toEqual({
       Name: scheduleId,
       GroupName: process.env.SCHEDULE_GROUP,
@@ -50,7 +67,13 @@ describe('EventBridge Scheduler calls', () => {
       Target: {
         Arn: process.env.SCHEDULED_SEND_QUEUE_ARN,
         RoleArn: process.env.SCHEDULER_ROLE_ARN,
-        Input: JSON.stringify({ kind: 'scheduled-send', schedule_id: scheduleId, grant_id: grant.id, application_id: firing.application_id, send_at: sendAt }),
+        Input: JSON.stringify({
+          kind: 'scheduled-send',
+          schedule_id: scheduleId,
+          grant_id: grant.id,
+          application_id: firing.application_id,
+          send_at: sendAt,
+        }),
         RetryPolicy: { MaximumEventAgeInSeconds: 86400, MaximumRetryAttempts: 185 },
         DeadLetterConfig: { Arn: process.env.SCHEDULED_SEND_DLQ_ARN },
       },
@@ -59,11 +82,25 @@ describe('EventBridge Scheduler calls', () => {
 
   it('deletes the schedule when the message is cancelled, and a schedule already gone is fine', async () => {
     const grant = await makeAgentGrant(api);
-    const first = (await api.post(`/v3/grants/${grant.id}/messages/send`, { to: [{ email: 'a@example.net' }], send_at: now() + 3600 })).body.data.schedule_id;
-    const second = (await api.post(`/v3/grants/${grant.id}/messages/send`, { to: [{ email: 'b@example.net' }], send_at: now() + 3600 })).body.data.schedule_id;
+    const first = (
+      await api.post(`/v3/grants/${grant.id}/messages/send`, {
+        to: [{ email: 'a@example.net' }],
+        send_at: now() + 3600,
+      })
+    ).body.data.schedule_id;
+    const second = (
+      await api.post(`/v3/grants/${grant.id}/messages/send`, {
+        to: [{ email: 'b@example.net' }],
+        send_at: now() + 3600,
+      })
+    ).body.data.schedule_id;
 
     const cancelled = await api.delete(`/v3/grants/${grant.id}/messages/schedules/${first}`);
-    schedulerMock.on(DeleteScheduleCommand).rejects(new ResourceNotFoundException({ Message: 'Schedule not found', message: 'Schedule not found', $metadata: {} }));
+    schedulerMock
+      .on(DeleteScheduleCommand)
+      .rejects(
+        new ResourceNotFoundException({ Message: 'Schedule not found', message: 'Schedule not found', $metadata: {} }),
+      );
     const alreadyGone = await api.delete(`/v3/grants/${grant.id}/messages/schedules/${second}`);
 
     expect(cancelled.status, cancelled.text).toBe(200);
@@ -78,7 +115,10 @@ describe('EventBridge Scheduler calls', () => {
     const grant = await makeAgentGrant(api);
     schedulerMock.on(CreateScheduleCommand).rejects(new Error('Scheduler unavailable'));
 
-    const response = await api.post(`/v3/grants/${grant.id}/messages/send`, { to: [{ email: 'a@example.net' }], send_at: now() + 3600 });
+    const response = await api.post(`/v3/grants/${grant.id}/messages/send`, {
+      to: [{ email: 'a@example.net' }],
+      send_at: now() + 3600,
+    });
 
     expect(response.status).toBe(500);
     expect((await api.get(`/v3/grants/${grant.id}/messages/schedules`)).body.data).toEqual([]);

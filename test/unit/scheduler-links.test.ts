@@ -15,9 +15,17 @@ describe('Function: linkProblem', () => {
   });
 
   it('accepts plain http to loopback hosts only in local mode', () => {
-    for (const url of ['http://127.0.0.1:8080/x', 'http://localhost/x', 'http://LOCALHOST./x', 'http://[::1]:3000/x', 'http://127.9.9.9/x']) {
+    for (const url of [
+      'http://127.0.0.1:8080/x',
+      'http://localhost/x',
+      'http://LOCALHOST./x',
+      'http://[::1]:3000/x',
+      'http://127.9.9.9/x',
+    ]) {
       expect(linkProblem(field, url, local), url).toBeUndefined();
-      expect(linkProblem(field, url, deployed), url).toMatch(/^'scheduler\.confirmation_redirect_url' must use https; got a 'http' URL$/);
+      expect(linkProblem(field, url, deployed), url).toMatch(
+        /^'scheduler\.confirmation_redirect_url' must use https; got a 'http' URL$/,
+      );
     }
   });
 
@@ -46,7 +54,12 @@ describe('Function: configurationLinks', () => {
   it('lists every stored link by field name, leaving out unset ones', () => {
     expect(
       configurationLinks({
-        scheduler: { confirmation_redirect_url: 'a', rescheduling_url: 'b', cancellation_url: 'c', organizer_confirmation_url: 'd' },
+        scheduler: {
+          confirmation_redirect_url: 'a',
+          rescheduling_url: 'b',
+          cancellation_url: 'c',
+          organizer_confirmation_url: 'd',
+        },
         event_booking: { conferencing: { details: { url: 'e' } } },
       }),
     ).toEqual([

@@ -16,7 +16,9 @@ import { bodyWith, boundsLength, fieldLabel, stringFields } from '../support/sch
  * not fit a key (four-byte characters) are caught before storage too: test/integration/key-bounds.test.ts.
  */
 const require = createRequire(import.meta.url);
-const ROUTES = Object.entries(API_ROUTES).flatMap(([group, table]) => Object.entries(table).map(([name, spec]) => ({ group, name, spec: spec as RouteSpec })));
+const ROUTES = Object.entries(API_ROUTES).flatMap(([group, table]) =>
+  Object.entries(table).map(([name, spec]) => ({ group, name, spec: spec as RouteSpec })),
+);
 const FIELDS = ROUTES.flatMap((route) => stringFields(route.spec).fields.map((field) => ({ ...route, field })));
 /** Text that is bodies and files rather than names: bounded by the request's own size. */
 const LONGEST = MAX_MESSAGE_TEXT;
@@ -42,9 +44,18 @@ describe('Schemas: strings', () => {
   it('reports a string without a bound', () => {
     const route = {
       query: { type: 'object', properties: { q: { type: 'string' }, kind: { type: 'string', enum: ['a'] } } },
-      body: { type: 'object', properties: { n: { type: ['string', 'null'], maxLength: 9 }, color: { type: 'string', pattern: '^#[0-9a-f]{6}$' }, word: { type: 'string', pattern: '^[a-z]+$' } } },
+      body: {
+        type: 'object',
+        properties: {
+          n: { type: ['string', 'null'], maxLength: 9 },
+          color: { type: 'string', pattern: '^#[0-9a-f]{6}$' },
+          word: { type: 'string', pattern: '^[a-z]+$' },
+        },
+      },
     } as const;
-    expect(stringFields(route).fields.map((f) => [f.where, fieldLabel(f), f.maxLength, f.listed || f.boundedPattern])).toEqual([
+    expect(
+      stringFields(route).fields.map((f) => [f.where, fieldLabel(f), f.maxLength, f.listed || f.boundedPattern]),
+    ).toEqual([
       ['query', 'q', undefined, false],
       ['query', 'kind', undefined, true],
       ['body', 'n', 9, false],
@@ -54,8 +65,16 @@ describe('Schemas: strings', () => {
   });
 
   it('tells patterns that bound a length from those that do not', () => {
-    for (const bounded of ['^#[0-9a-fA-F]{6}$', '^\\d{4}-\\d{2}-\\d{2}$', '^(\\d{4}|-)-\\d{2}-\\d{2}$', '^[0-9]{1,20}$', '^[+*]{2}$']) expect(boundsLength(bounded), bounded).toBe(true);
-    for (const unbounded of ['^[a-z]+$', '^a*$', '^x{2,}$', '[0-9]{6}', '^[0-9]{6}', '^\\S+$', '^a\\+{3}b*$']) expect(boundsLength(unbounded), unbounded).toBe(false);
+    for (const bounded of [
+      '^#[0-9a-fA-F]{6}$',
+      '^\\d{4}-\\d{2}-\\d{2}$',
+      '^(\\d{4}|-)-\\d{2}-\\d{2}$',
+      '^[0-9]{1,20}$',
+      '^[+*]{2}$',
+    ])
+      expect(boundsLength(bounded), bounded).toBe(true);
+    for (const unbounded of ['^[a-z]+$', '^a*$', '^x{2,}$', '[0-9]{6}', '^[0-9]{6}', '^\\S+$', '^a\\+{3}b*$'])
+      expect(boundsLength(unbounded), unbounded).toBe(false);
   });
 
   // A few fields take whole bodies and files (MAX_MESSAGE_TEXT): one character past them is 25 MiB of text, which the
@@ -65,7 +84,10 @@ describe('Schemas: strings', () => {
     '%s: the generated validator refuses one character more, naming field and bound',
     (_label, { group, name, field }) => {
       const generated = require(`../../functions/${group}/routes.generated.cjs`) as GeneratedRoutes;
-      const validate = toValidator(field.where === 'query' ? generated.query[name]! : generated.body[name]!, field.where);
+      const validate = toValidator(
+        field.where === 'query' ? generated.query[name]! : generated.body[name]!,
+        field.where,
+      );
       const value = 'a'.repeat(field.maxLength! + 1);
       let thrown: unknown;
       try {
@@ -74,7 +96,9 @@ describe('Schemas: strings', () => {
         thrown = error;
       }
       expect(thrown).toBeInstanceOf(InvalidRequestError);
-      expect((thrown as Error).message).toContain(`'${fieldLabel(field)}' must be at most ${field.maxLength} characters`);
+      expect((thrown as Error).message).toContain(
+        `'${fieldLabel(field)}' must be at most ${field.maxLength} characters`,
+      );
     },
   );
 });

@@ -18,7 +18,9 @@ describe('Function: seal', () => {
     expect(sealed).not.toContain('client-secret-value');
     expect(again).not.toBe(sealed);
     expect(await unseal(sealed, 'connector-secret', 'app#a/connector#google')).toBe('client-secret-value');
-    expect(await unsealJson(await sealJson({ a: 1 }, 'provider-tokens', 'grant#g'), 'provider-tokens', 'grant#g')).toEqual({ a: 1 });
+    expect(
+      await unsealJson(await sealJson({ a: 1 }, 'provider-tokens', 'grant#g'), 'provider-tokens', 'grant#g'),
+    ).toEqual({ a: 1 });
   });
 
   it('does not open under another purpose or for another record', async () => {

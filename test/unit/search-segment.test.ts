@@ -1,12 +1,31 @@
 import { describe, expect, it } from 'vitest';
 import { newId } from '#shared/ids';
 import { docMatches, segmentMatches, tokensMatch, type TokenQuery } from '#shared/search/plan';
-import { Segment, SegmentFormatError, encodeSegment, mergeSegments, tokenBytes, writeSegment } from '#shared/search/segment';
+import {
+  Segment,
+  SegmentFormatError,
+  encodeSegment,
+  mergeSegments,
+  tokenBytes,
+  writeSegment,
+} from '#shared/search/segment';
 import { finalSteps, planMerges, MERGE_FACTOR } from '#shared/search/tiers';
 import { ByteLru } from '#shared/search/cache';
 import { rng } from '../../bench/lib';
 
-const VOCABULARY = ['t:budget', 't:zebra', 't:lunch', 't:ünïcode', 't:日本', 's:invoice', 'a:from:ann@x.io', 'a:any:ann@x.io', 'a:to:bo@x.io', 'has:attachment', 't:🙂emoji'];
+const VOCABULARY = [
+  't:budget',
+  't:zebra',
+  't:lunch',
+  't:ünïcode',
+  't:日本',
+  's:invoice',
+  'a:from:ann@x.io',
+  'a:any:ann@x.io',
+  'a:to:bo@x.io',
+  'has:attachment',
+  't:🙂emoji',
+];
 
 /** `count` documents with IDs spread over time and random tokens. */
 function makeDocs(count: number, seed: number, start = 1_700_000_000_000) {
@@ -104,14 +123,24 @@ describe('Function: encodeSegment / Segment', () => {
 describe('Function: mergeSegments', () => {
   it('gives the segment of the union, less dropped and deleted documents', () => {
     // Prepare: three segments and loose documents, a dropped ID and deleted doc numbers.
-    const groups = [makeDocs(120, 10, 1_700_000_000_000), makeDocs(80, 11, 1_700_000_050_000), makeDocs(60, 12, 1_700_000_200_000)];
+    const groups = [
+      makeDocs(120, 10, 1_700_000_000_000),
+      makeDocs(80, 11, 1_700_000_050_000),
+      makeDocs(60, 12, 1_700_000_200_000),
+    ];
     const loose = makeDocs(15, 13, 1_700_000_500_000);
     const segments = groups.map((g) => new Segment(encodeSegment(g)));
     const deleted = new Set([0, 5, 17]);
     const dropped = new Set([groups[1]![3]!.id, loose[2]!.id]);
 
     // Act
-    const merged = new Segment(mergeSegments([{ segment: segments[0]!, deleted }, { segment: segments[1]! }, { segment: segments[2]! }], loose, dropped));
+    const merged = new Segment(
+      mergeSegments(
+        [{ segment: segments[0]!, deleted }, { segment: segments[1]! }, { segment: segments[2]! }],
+        loose,
+        dropped,
+      ),
+    );
 
     // Assess: the same segment as encoding the surviving documents directly.
     const deletedIds = new Set([...deleted].map((n) => segments[0]!.idAt(n)));
@@ -144,7 +173,8 @@ describe('Function: segmentMatches / docMatches', () => {
 
   it.each(queries.map((q) => [JSON.stringify(q), q] as const))('matches brute force for %s', (_, q) => {
     expect(idsOf(segment, segmentMatches(segment, q, 0, segment.docCount))).toEqual(expected(docs, q));
-    for (const [n] of docs.entries()) expect(docMatches(segment, n, q)).toBe(expected(docs, q).includes(segment.idAt(n)));
+    for (const [n] of docs.entries())
+      expect(docMatches(segment, n, q)).toBe(expected(docs, q).includes(segment.idAt(n)));
   });
 
   it('restricts to a doc range and leaves deleted documents out', () => {
@@ -158,7 +188,8 @@ describe('Function: segmentMatches / docMatches', () => {
 });
 
 describe('Function: planMerges', () => {
-  const level = (n: number, lvl: number, prefix = 's') => Array.from({ length: n }, (_, i) => ({ id: `${prefix}${lvl}-${i}`, level: lvl, docs: 8 ** lvl, deleted: 0 }));
+  const level = (n: number, lvl: number, prefix = 's') =>
+    Array.from({ length: n }, (_, i) => ({ id: `${prefix}${lvl}-${i}`, level: lvl, docs: 8 ** lvl, deleted: 0 }));
 
   it('makes pending documents a level-0 segment while the level has room', () => {
     const steps = planMerges(level(3, 0), true);
@@ -217,7 +248,13 @@ describe('Class: SearchIndex (a query over segments and unmerged entries)', () =
     const deletedDoc = segs[0]!.postings('t:budget')[3]!;
     const parts = segs.map((segment, i) => ({
       id: `s${i}`,
-      meta: { docs: segment.docCount, bytes: segment.bytes.length, level: 0, newest: segment.idAt(0), oldest: segment.idAt(segment.docCount - 1) },
+      meta: {
+        docs: segment.docCount,
+        bytes: segment.bytes.length,
+        level: 0,
+        newest: segment.idAt(0),
+        oldest: segment.idAt(segment.docCount - 1),
+      },
       segment,
       deleted: i === 0 ? new Set([deletedDoc]) : new Set<number>(),
     }));
@@ -225,7 +262,9 @@ describe('Class: SearchIndex (a query over segments and unmerged entries)', () =
     const entries = new Map([...loose, newer[0]!].map((d) => [d.id, new Set(d.tokens)] as const));
     const index = new SearchIndex(parts, entries, new Set([tombstoned]));
     const q: TokenQuery = { all: [['t:budget']], none: [] };
-    const live = [...older, ...newer, ...loose].filter((d) => d.id !== tombstoned && d.id !== segs[0]!.idAt(deletedDoc));
+    const live = [...older, ...newer, ...loose].filter(
+      (d) => d.id !== tombstoned && d.id !== segs[0]!.idAt(deletedDoc),
+    );
 
     // Act
     const all = index.matching(q, {}, 10_000);
@@ -237,7 +276,9 @@ describe('Class: SearchIndex (a query over segments and unmerged entries)', () =
     for (const d of [...older, ...newer, ...loose]) expect(index.matches(d.id, q), d.id).toBe(all.ids.includes(d.id));
     expect(index.matches(newId('message'), { all: [], none: ['t:zebra'] })).toBe(false);
     // Deleted doc numbers survive their encoding in the manifest.
-    expect([...decodeDocSet(encodeDocSet(new Set([0, 1, 127, 128, 300_000, 5])))].sort((a, b) => a - b)).toEqual([0, 1, 5, 127, 128, 300_000]);
+    expect([...decodeDocSet(encodeDocSet(new Set([0, 1, 127, 128, 300_000, 5])))].sort((a, b) => a - b)).toEqual([
+      0, 1, 5, 127, 128, 300_000,
+    ]);
   });
 
   it('answers one-character words exactly for format-2 documents, and "unsure" for format-1 ones that match the rest', async () => {
@@ -247,7 +288,10 @@ describe('Class: SearchIndex (a query over segments and unmerged entries)', () =
     let at = 0;
     const doc = (format: 1 | 2, ...words: string[]) => ({
       id: newId('message', 1_700_000_000_000 + ++at * 1000) as string,
-      tokens: [...(format === 2 ? [FORMAT_TOKEN] : []), ...words.filter((w) => format === 2 || w.length > 1).map((w) => `s:${w}`)],
+      tokens: [
+        ...(format === 2 ? [FORMAT_TOKEN] : []),
+        ...words.filter((w) => format === 2 || w.length > 1).map((w) => `s:${w}`),
+      ],
     });
     const old7 = doc(1, 'invoice', '7');
     const old8 = doc(1, 'invoice', '8');
@@ -259,8 +303,17 @@ describe('Class: SearchIndex (a query over segments and unmerged entries)', () =
     const entryNew7 = doc(2, 'invoice', '7');
     const entryNew8 = doc(2, 'invoice', '8');
     const segment = new Segment(encodeSegment([old7, old8, old17, new7, new8, new17]));
-    const part = { id: 's0', meta: { docs: 6, bytes: segment.bytes.length, level: 0, newest: segment.idAt(0), oldest: segment.idAt(5) }, segment, deleted: new Set<number>() };
-    const index = new SearchIndex([part], new Map([entryOld7, entryNew7, entryNew8].map((d) => [d.id, new Set(d.tokens)] as const)), new Set());
+    const part = {
+      id: 's0',
+      meta: { docs: 6, bytes: segment.bytes.length, level: 0, newest: segment.idAt(0), oldest: segment.idAt(5) },
+      segment,
+      deleted: new Set<number>(),
+    };
+    const index = new SearchIndex(
+      [part],
+      new Map([entryOld7, entryNew7, entryNew8].map((d) => [d.id, new Set(d.tokens)] as const)),
+      new Set(),
+    );
     const newestFirst = (...docs: { id: string }[]) =>
       docs
         .map((d) => d.id)
@@ -275,13 +328,33 @@ describe('Class: SearchIndex (a query over segments and unmerged entries)', () =
     const plain = index.matching({ all: [['s:invoice']], none: [] }, {}, 100);
 
     // Assess: format 2 exactly; format 1 every document the rest of the query matches, each unsure.
-    expect(seven).toEqual({ ids: newestFirst(new7, entryNew7, ...older), more: false, unsure: new Set(older.map((d) => d.id)) });
+    expect(seven).toEqual({
+      ids: newestFirst(new7, entryNew7, ...older),
+      more: false,
+      unsure: new Set(older.map((d) => d.id)),
+    });
     expect(onlySeven).toEqual(seven);
-    expect(notSeven).toEqual({ ids: newestFirst(new8, new17, entryNew8, ...older), more: false, unsure: new Set(older.map((d) => d.id)) });
+    expect(notSeven).toEqual({
+      ids: newestFirst(new8, new17, entryNew8, ...older),
+      more: false,
+      unsure: new Set(older.map((d) => d.id)),
+    });
     // A query without a one-character word answers both formats alike, and is sure.
-    expect(plain).toEqual({ ids: newestFirst(old7, old8, old17, new7, new8, new17, entryOld7, entryNew7, entryNew8), more: false, unsure: new Set() });
+    expect(plain).toEqual({
+      ids: newestFirst(old7, old8, old17, new7, new8, new17, entryOld7, entryNew7, entryNew8),
+      more: false,
+      unsure: new Set(),
+    });
     const q = { all: [['s:invoice'], ['s:7']], none: [] };
-    expect([old7, old8, entryOld7, new7, new8, entryNew7, entryNew8].map((d) => index.matches(d.id, q))).toEqual(['unsure', 'unsure', 'unsure', true, false, true, false]);
+    expect([old7, old8, entryOld7, new7, new8, entryNew7, entryNew8].map((d) => index.matches(d.id, q))).toEqual([
+      'unsure',
+      'unsure',
+      'unsure',
+      true,
+      false,
+      true,
+      false,
+    ]);
     // A format-1 document that misses another word is no match, not unsure.
     expect(index.matches(old8.id, { all: [['s:invoice'], ['s:zebra'], ['s:7']], none: [] })).toBe(false);
   });

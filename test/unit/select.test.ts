@@ -22,6 +22,9 @@ describe('Function: parseSelect', () => {
 
 describe('Function: project', () => {
   it('keeps only the selected fields that exist', () => {
-    expect(project({ id: 'a', email: 'e', blocked: false }, ['id', 'blocked', 'scope'])).toEqual({ id: 'a', blocked: false });
+    expect(project({ id: 'a', email: 'e', blocked: false }, ['id', 'blocked', 'scope'])).toEqual({
+      id: 'a',
+      blocked: false,
+    });
   });
 });

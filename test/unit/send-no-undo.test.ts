@@ -8,7 +8,13 @@ import { describe, expect, it } from 'vitest';
  * between their steps to show it). Here, the source: no catch block and no rejection handler of these
  * files touches a draft or the daily quota.
  */
-const FILES = ['shared/mailbox/draft-send.ts', 'shared/imap/draft-send.ts', 'shared/mailbox/send.ts', 'shared/agent/itip.ts', 'shared/mailbox/scheduled-sending.ts'];
+const FILES = [
+  'shared/mailbox/draft-send.ts',
+  'shared/imap/draft-send.ts',
+  'shared/mailbox/send.ts',
+  'shared/agent/itip.ts',
+  'shared/mailbox/scheduled-sending.ts',
+];
 
 /** What would put a draft or a quota unit back (or take one) from a handler. */
 const TOUCHES_CLAIMS =

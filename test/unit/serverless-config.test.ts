@@ -66,7 +66,11 @@ describe('serverless.yml', () => {
     expect(new Set(roles).size).toBe(roles.length);
     for (const role of roles) {
       expect(resources[role!]?.Type).toBe('AWS::IAM::Role');
-      const statements = (resources[role!]!.Properties!.Policies as { PolicyDocument: { Statement: { Action: string[]; Resource: unknown }[] } }[]).flatMap((p) => p.PolicyDocument.Statement);
+      const statements = (
+        resources[role!]!.Properties!.Policies as {
+          PolicyDocument: { Statement: { Action: string[]; Resource: unknown }[] };
+        }[]
+      ).flatMap((p) => p.PolicyDocument.Statement);
       for (const statement of statements) {
         expect(
           statement.Action.some((a) => a.includes('*')),
@@ -81,10 +85,17 @@ describe('serverless.yml', () => {
     const params = (config as unknown as { params: Record<string, Record<string, unknown>> }).params;
     const environments = [
       ['provider', (config.provider.environment ?? {}) as Record<string, unknown>],
-      ...Object.entries(config.functions).map(([name, fn]) => [name, (fn.environment ?? {}) as Record<string, unknown>]),
+      ...Object.entries(config.functions).map(([name, fn]) => [
+        name,
+        (fn.environment ?? {}) as Record<string, unknown>,
+      ]),
     ] as [string, Record<string, unknown>][];
     const secretStatements = (role: string) =>
-      (resources[role]!.Properties!.Policies as { PolicyDocument: { Statement: { Action: string | string[]; Resource: unknown }[] } }[])
+      (
+        resources[role]!.Properties!.Policies as {
+          PolicyDocument: { Statement: { Action: string | string[]; Resource: unknown }[] };
+        }[]
+      )
         .flatMap((p) => p.PolicyDocument.Statement)
         .filter((s) => [s.Action].flat().some((a) => a.startsWith('secretsmanager:')));
 
@@ -99,16 +110,23 @@ describe('serverless.yml', () => {
       for (const [name, environment] of environments) {
         expect(environment.WEBHOOK_SECRET_KEY, name).toBeUndefined();
         // Neither resolved into one by CloudFormation ({{resolve:secretsmanager:...}}) nor through a parameter.
-        expect(JSON.stringify(environment), name).not.toMatch(/resolve:secretsmanager|webhookSecretKey\b|"Fn::GetAtt":\["WebhookSecretKey"/);
+        expect(JSON.stringify(environment), name).not.toMatch(
+          /resolve:secretsmanager|webhookSecretKey\b|"Fn::GetAtt":\["WebhookSecretKey"/,
+        );
       }
       expect(JSON.stringify(params)).not.toMatch(/resolve:secretsmanager/);
-      expect(Object.values(params).map((stage) => stage.webhookSecretKey)).toEqual(Object.values(params).map(() => undefined));
+      expect(Object.values(params).map((stage) => stage.webhookSecretKey)).toEqual(
+        Object.values(params).map(() => undefined),
+      );
     });
 
     it('gives its ARN only to the functions that seal or open secrets (webhook secrets, connector secrets, provider tokens, IMAP passwords)', () => {
-      const holders = environments.filter(([, environment]) => environment.WEBHOOK_SECRET_KEY_ARN !== undefined).map(([name]) => name);
+      const holders = environments
+        .filter(([, environment]) => environment.WEBHOOK_SECRET_KEY_ARN !== undefined)
+        .map(([name]) => name);
       expect(holders.sort()).toEqual(SECRET_HOLDERS);
-      for (const name of holders) expect(config.functions[name]!.environment!.WEBHOOK_SECRET_KEY_ARN).toBe('${param:webhookSecretKeyArn}');
+      for (const name of holders)
+        expect(config.functions[name]!.environment!.WEBHOOK_SECRET_KEY_ARN).toBe('${param:webhookSecretKeyArn}');
       // Deployed: the Ref of an AWS::SecretsManager::Secret is its ARN. Local: the local stack's secret.
       expect(params.default!.webhookSecretKeyArn).toEqual({ Ref: 'WebhookSecretKey' });
       expect(params.local!.webhookSecretKeyArn).toBe("${env:WEBHOOK_SECRET_KEY_ARN, ''}");
@@ -120,7 +138,9 @@ describe('serverless.yml', () => {
         .map(([name]) => name);
       expect(readers.sort()).toEqual(SECRET_HOLDERS);
       for (const name of readers) {
-        expect(secretStatements(config.functions[name]!.role!)).toEqual([{ Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: { Ref: 'WebhookSecretKey' } }]);
+        expect(secretStatements(config.functions[name]!.role!)).toEqual([
+          { Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: { Ref: 'WebhookSecretKey' } },
+        ]);
       }
       // Roles no function uses hold none either.
       const roles = Object.entries(resources)
@@ -135,14 +155,16 @@ describe('serverless.yml', () => {
     const queues = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::SQS::Queue');
     const dlqs = new Set<string>();
     for (const [, queue] of queues) {
-      const redrive = queue.Properties!.RedrivePolicy as { deadLetterTargetArn: { 'Fn::GetAtt': string[] }; maxReceiveCount: number } | undefined;
+      const redrive = queue.Properties!.RedrivePolicy as
+        { deadLetterTargetArn: { 'Fn::GetAtt': string[] }; maxReceiveCount: number } | undefined;
       if (!redrive) continue;
       expect(redrive.maxReceiveCount).toBe(3);
       dlqs.add(redrive.deadLetterTargetArn['Fn::GetAtt'][0]!);
     }
     for (const [id] of queues) {
       // Dead-letter queues end in DeadLetterQueue: the redrive targets, and Lambda's on-failure destinations.
-      if (!dlqs.has(id) && !id.endsWith('DeadLetterQueue')) expect(resources[id]!.Properties!.RedrivePolicy, `${id} has no DLQ`).toBeDefined();
+      if (!dlqs.has(id) && !id.endsWith('DeadLetterQueue'))
+        expect(resources[id]!.Properties!.RedrivePolicy, `${id} has no DLQ`).toBeDefined();
     }
     expect(dlqs.size).toBeGreaterThanOrEqual(2);
   });
@@ -162,7 +184,9 @@ describe('OpenAPI document', () => {
     const doc = buildOpenApi(API_ROUTES);
     for (const routes of Object.values(API_ROUTES)) {
       for (const [name, route] of Object.entries(routes)) {
-        const operation = (doc.paths[route.path] as Record<string, { operationId: string; requestBody?: unknown }>)[route.method.toLowerCase()];
+        const operation = (doc.paths[route.path] as Record<string, { operationId: string; requestBody?: unknown }>)[
+          route.method.toLowerCase()
+        ];
         expect(operation?.operationId).toBe(name);
         expect(Boolean(operation?.requestBody)).toBe('body' in route);
       }

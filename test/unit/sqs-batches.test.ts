@@ -11,7 +11,8 @@ describe('Function: sendMessages', () => {
     sqsMock.on(SendMessageBatchCommand).resolves({ Successful: [], Failed: [] });
   });
 
-  const batches = () => sqsMock.commandCalls(SendMessageBatchCommand).map((c) => c.args[0].input.Entries!.map((e) => Number(e.Id)));
+  const batches = () =>
+    sqsMock.commandCalls(SendMessageBatchCommand).map((c) => c.args[0].input.Entries!.map((e) => Number(e.Id)));
 
   it('sends at most 10 messages per request', async () => {
     const failed = await sendMessages(
@@ -25,17 +26,28 @@ describe('Function: sendMessages', () => {
 
   it('keeps each request within 1 MiB of bodies (SQS refuses larger batches)', async () => {
     const big = 'x'.repeat(400_000);
-    await sendMessages('http://queue', [{ body: big }, { body: big }, { body: big }, { body: 'small' }, { body: 'x'.repeat(1_000_000) }]);
+    await sendMessages('http://queue', [
+      { body: big },
+      { body: big },
+      { body: big },
+      { body: 'small' },
+      { body: 'x'.repeat(1_000_000) },
+    ]);
     expect(batches()).toEqual([[0, 1], [2, 3], [4]]);
     for (const c of sqsMock.commandCalls(SendMessageBatchCommand)) {
-      expect(c.args[0].input.Entries!.reduce((n, e) => n + Buffer.byteLength(e.MessageBody!), 0)).toBeLessThanOrEqual(1_048_576);
+      expect(c.args[0].input.Entries!.reduce((n, e) => n + Buffer.byteLength(e.MessageBody!), 0)).toBeLessThanOrEqual(
+        1_048_576,
+      );
     }
   });
 
   it('reports refused and failed messages by their index', async () => {
     sqsMock
       .on(SendMessageBatchCommand)
-      .resolvesOnce({ Successful: [], Failed: [{ Id: '3', Code: 'InvalidParameterValue', Message: 'too big', SenderFault: true }] })
+      .resolvesOnce({
+        Successful: [],
+        Failed: [{ Id: '3', Code: 'InvalidParameterValue', Message: 'too big', SenderFault: true }],
+      })
       .rejectsOnce(new Error('network down'));
     const failed = await sendMessages(
       'http://queue',

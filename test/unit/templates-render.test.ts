@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidRequestError } from '#shared/errors';
-import { MAX_RENDERED_LENGTH, TEMPLATE_ENGINES, assertEngine, checkTemplate, renderTemplate, type TemplateEngine } from '#shared/templates/render';
+import {
+  MAX_RENDERED_LENGTH,
+  TEMPLATE_ENGINES,
+  assertEngine,
+  checkTemplate,
+  renderTemplate,
+  type TemplateEngine,
+} from '#shared/templates/render';
 
 /** Runs `action`, expects an InvalidRequestError and returns its message. */
 function invalidRequestMessage(action: () => unknown): string {
@@ -96,18 +103,23 @@ describe('Function: renderTemplate', () => {
     ['handlebars', '{{missingHelper user}}', 'Missing helper: "missingHelper"'],
     ['twig', '{{ price|round(1, "sideways") }}', "round filter expects method to be 'floor', 'ceil', or 'common'"],
     ['mustache', '{{__defineGetter__}}', 'Expecting function'],
-  ] as const)('turns a %s runtime error into an InvalidRequestError naming engine and field', (engine, body, detail) => {
-    const message = invalidRequestMessage(() => renderTemplate(engine, { body }, { user: 'Ada', price: 1 }));
-    expect(message).toContain(`'body' could not be rendered with ${engine}: `);
-    expect(message).toContain(detail);
-  });
+  ] as const)(
+    'turns a %s runtime error into an InvalidRequestError naming engine and field',
+    (engine, body, detail) => {
+      const message = invalidRequestMessage(() => renderTemplate(engine, { body }, { user: 'Ada', price: 1 }));
+      expect(message).toContain(`'body' could not be rendered with ${engine}: `);
+      expect(message).toContain(detail);
+    },
+  );
 
   it.each([
     ['mustache', '{{> footer}}'],
     ['handlebars', '{{> footer}}'],
   ] as const)('refuses %s partials', (engine, body) => {
     const message = invalidRequestMessage(() => renderTemplate(engine, { body }, {}));
-    expect(message).toBe(`'body' uses the ${engine} partial '{{> footer}}' (line 1, column 1); partials are not supported`);
+    expect(message).toBe(
+      `'body' uses the ${engine} partial '{{> footer}}' (line 1, column 1); partials are not supported`,
+    );
   });
 
   it.each([
@@ -123,13 +135,19 @@ describe('Function: renderTemplate', () => {
   });
 
   it('renders handlebars prototype properties as empty strings', () => {
-    const rendered = renderTemplate('handlebars', { body: '[{{constructor.name}}|{{__proto__}}|{{user.constructor.name}}|{{lookup user "constructor"}}]' }, { user: { name: 'Ada' } });
+    const rendered = renderTemplate(
+      'handlebars',
+      { body: '[{{constructor.name}}|{{__proto__}}|{{user.constructor.name}}|{{lookup user "constructor"}}]' },
+      { user: { name: 'Ada' } },
+    );
     expect(rendered).toEqual({ body: '[|||]' });
   });
 
   it('never lets a twig template reach or call a JavaScript function', () => {
     // Prepare: stock twig.js returns `Function` from this attribute() chain and calls what it builds.
-    const exploit = '{% set F = attribute(attribute({}, "constructor"), "constructor") %}' + '{% set G = F("return process.version") %}{{ G() }}';
+    const exploit =
+      '{% set F = attribute(attribute({}, "constructor"), "constructor") %}' +
+      '{% set G = F("return process.version") %}{{ G() }}';
     // Stock twig.js renders "[object Object]" for the first (it calls Object()) and a function's source for `F`.
     const lookups =
       '[{{ user.constructor }}|{{ user.constructor.name }}|{{ user.__proto__.constructor.name }}|' +
@@ -150,7 +168,11 @@ describe('Function: renderTemplate', () => {
     const variables = { items: [3, 1, 2] };
 
     // Act
-    const rendered = renderTemplate('twig', { subject: '{% set secret = "leaked" %}{{ items|sort|join(",") }}', body: '[{{ secret }}]' }, variables);
+    const rendered = renderTemplate(
+      'twig',
+      { subject: '{% set secret = "leaked" %}{{ items|sort|join(",") }}', body: '[{{ secret }}]' },
+      variables,
+    );
 
     // Assess
     expect(rendered).toEqual({ subject: '1,2,3', body: '[]' });
@@ -163,7 +185,9 @@ describe('Function: renderTemplate', () => {
     const overCap = { items: Array.from({ length: MAX_RENDERED_LENGTH / chunk.length + 1 }, () => chunk) };
 
     it.each(TEMPLATE_ENGINES)('refuses a field that renders to more than 5,000,000 characters (%s)', (engine) => {
-      const message = invalidRequestMessage(() => renderTemplate(engine, { subject: 'ok', body: LOOP[engine] }, overCap));
+      const message = invalidRequestMessage(() =>
+        renderTemplate(engine, { subject: 'ok', body: LOOP[engine] }, overCap),
+      );
       expect(message).toBe("'body' renders to more than 5,000,000 characters");
     });
 
@@ -173,8 +197,12 @@ describe('Function: renderTemplate', () => {
     });
 
     it('stops a twig loop over a huge range before building it', () => {
-      const message = invalidRequestMessage(() => renderTemplate('twig', { body: '{% for i in 1..100000000 %}x{% endfor %}' }, {}));
-      expect(message).toContain("'body' uses twig ranges (a..b, range()) that produce more than 100,000 elements in one render");
+      const message = invalidRequestMessage(() =>
+        renderTemplate('twig', { body: '{% for i in 1..100000000 %}x{% endfor %}' }, {}),
+      );
+      expect(message).toContain(
+        "'body' uses twig ranges (a..b, range()) that produce more than 100,000 elements in one render",
+      );
     });
 
     it('counts every repetition of nested twig ranges', () => {
@@ -184,12 +212,20 @@ describe('Function: renderTemplate', () => {
     });
 
     it('refuses a twig range step that never reaches the end', () => {
-      const message = invalidRequestMessage(() => renderTemplate('twig', { body: '{% for i in range(1, 10, -1) %}x{% endfor %}' }, {}));
-      expect(message).toBe("'body' could not be rendered with twig: the twig range() step must be a positive number, got -1");
+      const message = invalidRequestMessage(() =>
+        renderTemplate('twig', { body: '{% for i in range(1, 10, -1) %}x{% endfor %}' }, {}),
+      );
+      expect(message).toBe(
+        "'body' could not be rendered with twig: the twig range() step must be a positive number, got -1",
+      );
     });
 
     it('still renders ordinary twig ranges', () => {
-      const rendered = renderTemplate('twig', { body: '{% for i in 1..3 %}{{ i }}{% endfor %}|{{ range(0, 10, 5)|join(",") }}|{{ ("a".."c")|join }}' }, {});
+      const rendered = renderTemplate(
+        'twig',
+        { body: '{% for i in 1..3 %}{{ i }}{% endfor %}|{{ range(0, 10, 5)|join(",") }}|{{ ("a".."c")|join }}' },
+        {},
+      );
       expect(rendered).toEqual({ body: '123|0,5,10|abc' });
     });
   });
@@ -206,17 +242,50 @@ describe('Function: checkTemplate', () => {
 
   it.each([
     // mustache reports where it stopped reading: the end of the template.
-    ['mustache', 'body', 'Hi\n{{user.name', "'body' is not a valid mustache template: Unclosed tag at line 2, column 12"],
-    ['mustache', 'subject', '{{#user}}x', `'subject' is not a valid mustache template: Unclosed section "user" at line 1, column 11`],
-    ['handlebars', 'body', 'Hi\n{{user.name', "'body' is not a valid handlebars template: Parse error on line 2: Expecting"],
-    ['handlebars', 'subject', '{{#if a}}x{{/each}}', "'subject' is not a valid handlebars template: if doesn't match each - 1:3"],
-    ['twig', 'body', 'Hi\n{{ user.name', "'body' is not a valid twig template: Unable to find closing bracket '}}' opened near line 2, column 3"],
-    ['twig', 'subject', '{% if a %}x', "'subject' is not a valid twig template: Unable to find an end tag for '{% if %}'"],
-  ] as const)('refuses a %s syntax error in the %s, naming field, engine and position', (engine, field, source, expected) => {
-    const message = invalidRequestMessage(() => checkTemplate(engine, { [field]: source }));
-    expect(message).toContain(expected);
-    expect(message).not.toContain('\n');
-  });
+    [
+      'mustache',
+      'body',
+      'Hi\n{{user.name',
+      "'body' is not a valid mustache template: Unclosed tag at line 2, column 12",
+    ],
+    [
+      'mustache',
+      'subject',
+      '{{#user}}x',
+      `'subject' is not a valid mustache template: Unclosed section "user" at line 1, column 11`,
+    ],
+    [
+      'handlebars',
+      'body',
+      'Hi\n{{user.name',
+      "'body' is not a valid handlebars template: Parse error on line 2: Expecting",
+    ],
+    [
+      'handlebars',
+      'subject',
+      '{{#if a}}x{{/each}}',
+      "'subject' is not a valid handlebars template: if doesn't match each - 1:3",
+    ],
+    [
+      'twig',
+      'body',
+      'Hi\n{{ user.name',
+      "'body' is not a valid twig template: Unable to find closing bracket '}}' opened near line 2, column 3",
+    ],
+    [
+      'twig',
+      'subject',
+      '{% if a %}x',
+      "'subject' is not a valid twig template: Unable to find an end tag for '{% if %}'",
+    ],
+  ] as const)(
+    'refuses a %s syntax error in the %s, naming field, engine and position',
+    (engine, field, source, expected) => {
+      const message = invalidRequestMessage(() => checkTemplate(engine, { [field]: source }));
+      expect(message).toContain(expected);
+      expect(message).not.toContain('\n');
+    },
+  );
 
   it.each([
     ['{% include "x.twig" %}', "tag '{% include %}'"],
@@ -231,7 +300,9 @@ describe('Function: checkTemplate', () => {
     ['{% set files = [1, source("/etc/passwd")] %}', "function 'source()'"],
   ])('refuses twig %s', (body, what) => {
     const message = invalidRequestMessage(() => checkTemplate('twig', { body: `<p>\n  ${body}` }));
-    expect(message).toBe(`'body' uses the twig ${what} (line 2, column 3), which is not allowed: templates cannot load other templates or files`);
+    expect(message).toBe(
+      `'body' uses the twig ${what} (line 2, column 3), which is not allowed: templates cannot load other templates or files`,
+    );
   });
 
   it.each([

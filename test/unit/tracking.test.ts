@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidRequestError } from '#shared/errors';
-import { canonicalTrackingHostname, trackingOnCreate, trackingOnUpdate, type TrackingSettings } from '#shared/mail/tracking';
+import {
+  canonicalTrackingHostname,
+  trackingOnCreate,
+  trackingOnUpdate,
+  type TrackingSettings,
+} from '#shared/mail/tracking';
 
 const REGIONAL = 'track.us.switchboard.example';
 const label63 = 'a'.repeat(63);
@@ -89,7 +94,9 @@ describe('Function: canonicalTrackingHostname', () => {
     expectInvalid(() => canonicalTrackingHostname('a.com:443'), "'a.com:443'");
     const huge = `${'a'.repeat(5000)}:1`;
     expectInvalid(() => canonicalTrackingHostname(huge), "'aaaa");
-    expect(() => canonicalTrackingHostname(huge)).toThrow(expect.objectContaining({ message: expect.stringMatching(/^.{1,199}$/s) }));
+    expect(() => canonicalTrackingHostname(huge)).toThrow(
+      expect.objectContaining({ message: expect.stringMatching(/^.{1,199}$/s) }),
+    );
   });
 });
 
@@ -101,7 +108,10 @@ describe('Function: trackingOnCreate', () => {
       thread_replies: false,
       domain_name: 'links.acme.example',
     });
-    expectInvalid(() => trackingOnCreate({ domain_name: 'https://links.acme.example', opens: true }, REGIONAL), 'scheme');
+    expectInvalid(
+      () => trackingOnCreate({ domain_name: 'https://links.acme.example', opens: true }, REGIONAL),
+      'scheme',
+    );
   });
 
   it('rule 2: uses the regional hostname, canonicalised, when no domain_name is sent', () => {
@@ -140,8 +150,14 @@ describe('Function: trackingOnCreate', () => {
   });
 
   it('does not need the regional hostname when nothing is tracked or a domain_name is sent', () => {
-    expect(trackingOnCreate({ opens: false }, 'not a hostname')).toEqual({ opens: false, links: false, thread_replies: false });
-    expect(trackingOnCreate({ opens: true, domain_name: 'links.acme.example' }, 'not a hostname').domain_name).toBe('links.acme.example');
+    expect(trackingOnCreate({ opens: false }, 'not a hostname')).toEqual({
+      opens: false,
+      links: false,
+      thread_replies: false,
+    });
+    expect(trackingOnCreate({ opens: true, domain_name: 'links.acme.example' }, 'not a hostname').domain_name).toBe(
+      'links.acme.example',
+    );
   });
 
   it('reports a broken regional hostname as a server error, not a 400', () => {
@@ -200,7 +216,11 @@ describe('Function: trackingOnUpdate', () => {
   });
 
   it('rule 5: clears the hostname even when a valid domain_name is sent with both switches off', () => {
-    const result = trackingOnUpdate(tracked, { domain_name: 'clicks.acme.example', opens: false, links: false }, REGIONAL);
+    const result = trackingOnUpdate(
+      tracked,
+      { domain_name: 'clicks.acme.example', opens: false, links: false },
+      REGIONAL,
+    );
     expect(result).not.toHaveProperty('domain_name');
   });
 
@@ -240,8 +260,14 @@ describe('Function: trackingOnUpdate', () => {
 
   it('rejects an invalid domain_name and changes nothing', () => {
     const before = structuredClone(tracked);
-    expectInvalid(() => trackingOnUpdate(tracked, { domain_name: 'a.com/x', opens: false }, REGIONAL), 'without a path');
-    expectInvalid(() => trackingOnUpdate(untracked, { domain_name: '10.0.0.1', opens: false, links: false }, REGIONAL), 'IP address');
+    expectInvalid(
+      () => trackingOnUpdate(tracked, { domain_name: 'a.com/x', opens: false }, REGIONAL),
+      'without a path',
+    );
+    expectInvalid(
+      () => trackingOnUpdate(untracked, { domain_name: '10.0.0.1', opens: false, links: false }, REGIONAL),
+      'IP address',
+    );
     expect(tracked).toEqual(before);
   });
 

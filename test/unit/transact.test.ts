@@ -5,8 +5,15 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { TransactionConditionError, transactWrite } from '#shared/db/transact';
 
 const dynamoMock = mockClient(DynamoDBDocumentClient);
-const put = (pk: string) => ({ Put: { TableName: 't', Item: { pk, sk: pk }, ConditionExpression: 'attribute_not_exists(pk)' } });
-const cancelled = (...codes: string[]) => new TransactionCanceledException({ message: 'cancelled', $metadata: {}, CancellationReasons: codes.map((Code) => ({ Code })) });
+const put = (pk: string) => ({
+  Put: { TableName: 't', Item: { pk, sk: pk }, ConditionExpression: 'attribute_not_exists(pk)' },
+});
+const cancelled = (...codes: string[]) =>
+  new TransactionCanceledException({
+    message: 'cancelled',
+    $metadata: {},
+    CancellationReasons: codes.map((Code) => ({ Code })),
+  });
 
 describe('Function: transactWrite', () => {
   beforeEach(() => dynamoMock.reset());
@@ -22,11 +29,15 @@ describe('Function: transactWrite', () => {
     ]);
 
     // Assess
-    expect(dynamoMock.commandCalls(TransactWriteCommand).map((c) => c.args[0].input)).toEqual([{ TransactItems: [put('a'), put('b')] }]);
+    expect(dynamoMock.commandCalls(TransactWriteCommand).map((c) => c.args[0].input)).toEqual([
+      { TransactItems: [put('a'), put('b')] },
+    ]);
   });
 
   it('reports the names whose conditions failed, not their positions', async () => {
-    dynamoMock.on(TransactWriteCommand).rejects(cancelled('None', 'ConditionalCheckFailed', 'None', 'ConditionalCheckFailed'));
+    dynamoMock
+      .on(TransactWriteCommand)
+      .rejects(cancelled('None', 'ConditionalCheckFailed', 'None', 'ConditionalCheckFailed'));
     const error = await transactWrite([
       ['grant', put('g')],
       ['email', put('e')],
@@ -40,7 +51,11 @@ describe('Function: transactWrite', () => {
   });
 
   it('tries again a transaction cancelled only by a conflicting one, then succeeds', async () => {
-    dynamoMock.on(TransactWriteCommand).rejectsOnce(cancelled('TransactionConflict', 'None')).rejectsOnce(cancelled('None', 'TransactionConflict')).resolves({});
+    dynamoMock
+      .on(TransactWriteCommand)
+      .rejectsOnce(cancelled('TransactionConflict', 'None'))
+      .rejectsOnce(cancelled('None', 'TransactionConflict'))
+      .resolves({});
     await transactWrite([
       ['a', put('a')],
       ['b', put('b')],

@@ -12,10 +12,15 @@ const connect = require('../../functions/connect/routes.generated.cjs') as Gener
 const grants = require('../../functions/grants/routes.generated.cjs') as GeneratedRoutes;
 
 describe('generated validators', () => {
-  it.each(Object.keys(API_ROUTES))('are current for functions/%s (run `npm run generate` after changing a schema)', (group) => {
-    const file = new URL(`../../functions/${group}/routes.generated.cjs`, import.meta.url);
-    expect(readFileSync(file, 'utf8')).toBe(generateGroupValidators(group, API_ROUTES[group as keyof typeof API_ROUTES]));
-  });
+  it.each(Object.keys(API_ROUTES))(
+    'are current for functions/%s (run `npm run generate` after changing a schema)',
+    (group) => {
+      const file = new URL(`../../functions/${group}/routes.generated.cjs`, import.meta.url);
+      expect(readFileSync(file, 'utf8')).toBe(
+        generateGroupValidators(group, API_ROUTES[group as keyof typeof API_ROUTES]),
+      );
+    },
+  );
 
   it("are current for the $default function's route list", () => {
     const file = new URL('../../functions/fallback/routes.generated.cjs', import.meta.url);

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { foldLine, MalformedVCard, parseVCard, writeContactVCard, writeGroupVCard, type ContactFields } from '#shared/dav/vcard';
+import {
+  foldLine,
+  MalformedVCard,
+  parseVCard,
+  writeContactVCard,
+  writeGroupVCard,
+  type ContactFields,
+} from '#shared/dav/vcard';
 
 /**
  * vCard reading and writing (shared/dav/vcard.ts): round trips in both versions, folding and
@@ -20,7 +27,12 @@ const FULL: ContactFields = {
   office_location: 'Building 4, Room 2',
   notes: 'Line one\nLine two, with comma; and semicolon\\ and backslash',
   picture_url: 'https://example.org/ann.jpg',
-  emails: [{ email: 'ann@work.example', type: 'work' }, { email: 'ann@home.example', type: 'home' }, { email: 'ann@other.example', type: 'other' }, { email: 'plain@example.org' }],
+  emails: [
+    { email: 'ann@work.example', type: 'work' },
+    { email: 'ann@home.example', type: 'home' },
+    { email: 'ann@other.example', type: 'other' },
+    { email: 'plain@example.org' },
+  ],
   phone_numbers: [
     { number: '+1 555 0100', type: 'mobile' },
     { number: '+1 555 0101', type: 'work' },
@@ -28,7 +40,14 @@ const FULL: ContactFields = {
     { number: '+1 555 0103', type: 'other' },
   ],
   physical_addresses: [
-    { type: 'work', street_address: '1 Main St\nSuite 5', city: 'Springfield', state: 'IL', postal_code: '62701', country: 'USA' },
+    {
+      type: 'work',
+      street_address: '1 Main St\nSuite 5',
+      city: 'Springfield',
+      state: 'IL',
+      postal_code: '62701',
+      country: 'USA',
+    },
     { type: 'home', city: 'Paris', country: 'France' },
   ],
   im_addresses: [
@@ -37,7 +56,11 @@ const FULL: ContactFields = {
     { im_address: 'ann-fb', type: 'facebook' },
     { im_address: 'ann.y', type: 'yahoo' },
   ],
-  web_pages: [{ url: 'https://ann.example/?a=1,2;b', type: 'home' }, { url: 'https://acme.example', type: 'work' }, { url: 'https://blog.example' }],
+  web_pages: [
+    { url: 'https://ann.example/?a=1,2;b', type: 'home' },
+    { url: 'https://acme.example', type: 'work' },
+    { url: 'https://blog.example' },
+  ],
 };
 
 describe('vCard round trips', () => {
@@ -58,8 +81,17 @@ describe('vCard round trips', () => {
 
     it(`writes groups and reads them back (vCard ${version})`, () => {
       const text = writeGroupVCard('g-1', 'Team; Core', ['a', 'b', 'a', '5f1e7c36-8b1a-4a47-9c1f-2a3b4c5d6e7f']);
-      const parsed = parseVCard(version === '3.0' ? text : writeGroupVCard('g-1', 'Team; Core', ['a', 'b', 'a', '5f1e7c36-8b1a-4a47-9c1f-2a3b4c5d6e7f'], { version }));
-      expect(parsed).toEqual({ kind: 'group', uid: 'g-1', name: 'Team; Core', members: ['a', 'b', '5f1e7c36-8b1a-4a47-9c1f-2a3b4c5d6e7f'] });
+      const parsed = parseVCard(
+        version === '3.0'
+          ? text
+          : writeGroupVCard('g-1', 'Team; Core', ['a', 'b', 'a', '5f1e7c36-8b1a-4a47-9c1f-2a3b4c5d6e7f'], { version }),
+      );
+      expect(parsed).toEqual({
+        kind: 'group',
+        uid: 'g-1',
+        name: 'Team; Core',
+        members: ['a', 'b', '5f1e7c36-8b1a-4a47-9c1f-2a3b4c5d6e7f'],
+      });
     });
   }
 
@@ -73,7 +105,9 @@ describe('vCard round trips', () => {
   });
 
   it('writes FN from the names, and from other fields when there are none', () => {
-    expect(writeContactVCard('u', { given_name: 'Ann', surname: 'Lee', suffix: 'PhD' })).toContain('FN:Ann Lee PhD\r\n');
+    expect(writeContactVCard('u', { given_name: 'Ann', surname: 'Lee', suffix: 'PhD' })).toContain(
+      'FN:Ann Lee PhD\r\n',
+    );
     expect(writeContactVCard('u', { company_name: 'Acme' })).toContain('FN:Acme\r\n');
     expect(writeContactVCard('u', { emails: [{ email: 'x@example.org' }] })).toContain('FN:x@example.org\r\n');
   });
@@ -93,7 +127,9 @@ describe('vCard round trips', () => {
     const written = writeContactVCard('p', { given_name: 'P', picture_url: `data:image/jpeg;base64,${data}` });
     expect(written).toContain('PHOTO;ENCODING=b;TYPE=JPEG:');
     expect(parseVCard(written)).toMatchObject({ fields: { picture_url: `data:image/jpeg;base64,${data}` } });
-    expect(writeContactVCard('p', { picture_url: 'data:image/png;base64,AAAA' }, { version: '4.0' })).toContain('PHOTO:data:image/png;base64,AAAA');
+    expect(writeContactVCard('p', { picture_url: 'data:image/png;base64,AAAA' }, { version: '4.0' })).toContain(
+      'PHOTO:data:image/png;base64,AAAA',
+    );
   });
 });
 
@@ -176,7 +212,16 @@ describe('vCard input from other producers', () => {
           { number: '+1 408 555 0001', type: 'mobile' },
           { number: '+1 408 555 0002', type: 'work' },
         ],
-        physical_addresses: [{ type: 'home', street_address: '1 Infinite Loop', city: 'Cupertino', state: 'CA', postal_code: '95014', country: 'United States' }],
+        physical_addresses: [
+          {
+            type: 'home',
+            street_address: '1 Infinite Loop',
+            city: 'Cupertino',
+            state: 'CA',
+            postal_code: '95014',
+            country: 'United States',
+          },
+        ],
         im_addresses: [
           { im_address: 'johnny', type: 'skype' },
           { im_address: 'johnny@jabber.org', type: 'jabber' },
@@ -229,7 +274,8 @@ describe('vCard input from other producers', () => {
   });
 
   it('reads 2.1-style bare type parameters and a card that has only FN', () => {
-    const card = 'BEGIN:VCARD\r\nVERSION:3.0\r\nUID:x\r\nFN:Solo Name\r\nTEL;WORK;VOICE:123\r\nEMAIL;HOME:s@example.org\r\nX-YAHOO:solo.y\r\nIMPP:ymsgr:solo.y2\r\nEND:VCARD\r\n';
+    const card =
+      'BEGIN:VCARD\r\nVERSION:3.0\r\nUID:x\r\nFN:Solo Name\r\nTEL;WORK;VOICE:123\r\nEMAIL;HOME:s@example.org\r\nX-YAHOO:solo.y\r\nIMPP:ymsgr:solo.y2\r\nEND:VCARD\r\n';
     expect(parseVCard(card)).toMatchObject({
       fields: {
         given_name: 'Solo Name',
@@ -249,12 +295,20 @@ describe('vCard input from other producers', () => {
     expect(parseVCard(apple)).toEqual({ kind: 'group', uid: 'G1', name: 'Friends', members: ['A1', 'B2'] });
     const four =
       'BEGIN:VCARD\r\nVERSION:4.0\r\nKIND:group\r\nFN:The Doe family\r\nMEMBER:urn:uuid:03a0e51f-d1aa-4385-8a53-e29025acd8af\r\nMEMBER:urn:uuid:b8767877-b4a1-4c70-9acc-505d3819e519\r\nUID:urn:uuid:g4\r\nEND:VCARD\r\n';
-    expect(parseVCard(four)).toEqual({ kind: 'group', uid: 'g4', name: 'The Doe family', members: ['03a0e51f-d1aa-4385-8a53-e29025acd8af', 'b8767877-b4a1-4c70-9acc-505d3819e519'] });
+    expect(parseVCard(four)).toEqual({
+      kind: 'group',
+      uid: 'g4',
+      name: 'The Doe family',
+      members: ['03a0e51f-d1aa-4385-8a53-e29025acd8af', 'b8767877-b4a1-4c70-9acc-505d3819e519'],
+    });
   });
 
   it('takes the fallback UID for a card without one', () => {
     const card = 'BEGIN:VCARD\r\nVERSION:3.0\r\nFN:No Uid\r\nEND:VCARD\r\n';
-    expect(parseVCard(card, { fallbackUid: 'from-href' })).toMatchObject({ uid: 'from-href', fields: { given_name: 'No Uid' } });
+    expect(parseVCard(card, { fallbackUid: 'from-href' })).toMatchObject({
+      uid: 'from-href',
+      fields: { given_name: 'No Uid' },
+    });
   });
 });
 

@@ -28,16 +28,25 @@ const job = (webhookId: Destination, n: number, attempt = 1) => ({
     application_id: 'app_1',
     webhook_id: webhookId,
     attempt,
-    notification: { specversion: '1.0', type: 'grant.created', source: '/switchboard', id: `ntf_${webhookId}_${n}`, time: 0, data: { application_id: 'app_1', grant_id: null, object: {} } },
+    notification: {
+      specversion: '1.0',
+      type: 'grant.created',
+      source: '/switchboard',
+      id: `ntf_${webhookId}_${n}`,
+      time: 0,
+      data: { application_id: 'app_1', grant_id: null, object: {} },
+    },
   }),
 });
 const event = (...records: { messageId: string; body: string }[]) => ({ Records: records }) as unknown as SQSEvent;
 /** Five jobs for each destination, interleaved. */
 const mixedBatch = () => event(...[0, 1, 2, 3, 4].flatMap((n) => [job('webhook_a', n), job('webhook_b', n)]));
 /** The items a BatchWriteItem call put. */
-const written = (call: { args: [{ input: { RequestItems?: Record<string, { PutRequest?: { Item?: Record<string, unknown> } }[]> } }] }) =>
-  Object.values(call.args[0].input.RequestItems!)[0]!.map((r) => r.PutRequest!.Item!);
-const signedWith = (secret: string) => (r: Receiver['received'][number]) => r.headers['x-service-signature'] === createHmac('sha256', secret).update(r.raw).digest('hex');
+const written = (call: {
+  args: [{ input: { RequestItems?: Record<string, { PutRequest?: { Item?: Record<string, unknown> } }[]> } }];
+}) => Object.values(call.args[0].input.RequestItems!)[0]!.map((r) => r.PutRequest!.Item!);
+const signedWith = (secret: string) => (r: Receiver['received'][number]) =>
+  r.headers['x-service-signature'] === createHmac('sha256', secret).update(r.raw).digest('hex');
 
 beforeAll(async () => {
   receivers = { webhook_a: await startReceiver(), webhook_b: await startReceiver() };
@@ -65,7 +74,10 @@ describe('Handler: webhook delivery, batches', () => {
     sqsMock.reset();
     dynamoMock.reset();
     for (const r of Object.values(receivers)) r.received.length = 0;
-    sqsMock.on(SendMessageBatchCommand).callsFake((input: { Entries: { Id: string }[] }) => ({ Successful: input.Entries.map((e) => ({ Id: e.Id })), Failed: [] }));
+    sqsMock.on(SendMessageBatchCommand).callsFake((input: { Entries: { Id: string }[] }) => ({
+      Successful: input.Entries.map((e) => ({ Id: e.Id })),
+      Failed: [],
+    }));
     dynamoMock.on(BatchGetCommand).resolves({ Responses: { [process.env.TABLE_NAME!]: items } });
     dynamoMock.on(BatchWriteCommand).resolves({});
     dynamoMock.on(UpdateCommand).resolves({});
@@ -88,7 +100,9 @@ describe('Handler: webhook delivery, batches', () => {
     const items = written(writes[0]!);
     // One stored record per attempt...
     const records = items.filter((i) => String(i.pk).endsWith('#attempts'));
-    expect(records.map((r) => r.notification_id).sort()).toEqual([0, 1, 2, 3, 4].flatMap((n) => [`ntf_webhook_a_${n}`, `ntf_webhook_b_${n}`]).sort());
+    expect(records.map((r) => r.notification_id).sort()).toEqual(
+      [0, 1, 2, 3, 4].flatMap((n) => [`ntf_webhook_a_${n}`, `ntf_webhook_b_${n}`]).sort(),
+    );
     // ...and one counters item per destination, beside them.
     const counters = items.filter((i) => String(i.pk).endsWith('#stats'));
     expect(counters.map((c) => c.pk).sort()).toEqual(['webhook#webhook_a#stats', 'webhook#webhook_b#stats']);
@@ -107,10 +121,15 @@ describe('Handler: webhook delivery, batches', () => {
     await handler(mixedBatch());
 
     // Assess
-    const [first, second] = dynamoMock.commandCalls(BatchWriteCommand).map((c) => written(c).find((i) => i.pk === 'webhook#webhook_a#stats')!);
+    const [first, second] = dynamoMock
+      .commandCalls(BatchWriteCommand)
+      .map((c) => written(c).find((i) => i.pk === 'webhook#webhook_a#stats')!);
     expect(second!.sk).toBe(first!.sk);
     // (The writer lives as long as the container: earlier tests' batches are in its counts too.)
-    expect([Number(second!.attempts) - Number(first!.attempts), Number(second!.failures) - Number(first!.failures)]).toEqual([5, 5]);
+    expect([
+      Number(second!.attempts) - Number(first!.attempts),
+      Number(second!.failures) - Number(first!.failures),
+    ]).toEqual([5, 5]);
   });
 
   it('fails only the jobs whose attempt records could not be written', async () => {
@@ -125,7 +144,9 @@ describe('Handler: webhook delivery, batches', () => {
     const result = await handler(event(...Array.from({ length: 30 }, (_, n) => job('webhook_a', n))));
 
     // Assess: the 25 jobs of the failed request are received again, and not the other 5
-    const failed = written(dynamoMock.commandCalls(BatchWriteCommand)[0]!).map((r) => `webhook_a-${String(r.notification_id).split('_').at(-1)}`);
+    const failed = written(dynamoMock.commandCalls(BatchWriteCommand)[0]!).map(
+      (r) => `webhook_a-${String(r.notification_id).split('_').at(-1)}`,
+    );
     expect(failed).toHaveLength(25);
     expect(result.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(failed.sort());
   });

@@ -3,7 +3,13 @@ import { describe, expect, it } from 'vitest';
 import { TRIGGER_TYPES } from '#schemas/webhooks';
 import { InvalidRequestError } from '#shared/errors';
 import type { Notification } from '#shared/notifications/notification';
-import { MAX_ATTEMPTS, MAX_DELAY_SECONDS, parseRetryAfter, RETRY_SCHEDULE_SECONDS, retryDelay } from '#shared/webhooks/deliver';
+import {
+  MAX_ATTEMPTS,
+  MAX_DELAY_SECONDS,
+  parseRetryAfter,
+  RETRY_SCHEDULE_SECONDS,
+  retryDelay,
+} from '#shared/webhooks/deliver';
 import { deliveredBody } from '#shared/webhooks/payloads';
 import { decryptSecret, encryptSecret, generateWebhookSecret, sign } from '#shared/webhooks/secrets';
 import { baseTrigger, checkTriggerTypes, subscribed } from '#shared/webhooks/triggers';
@@ -47,7 +53,9 @@ describe('retryDelay', () => {
     const thirdAttemptOffsets: number[] = [];
 
     // Act
-    for (const r1 of JITTERS) for (const r2 of JITTERS) thirdAttemptOffsets.push(retryDelay(1, undefined, fixed(r1)) + retryDelay(2, undefined, fixed(r2)));
+    for (const r1 of JITTERS)
+      for (const r2 of JITTERS)
+        thirdAttemptOffsets.push(retryDelay(1, undefined, fixed(r1)) + retryDelay(2, undefined, fixed(r2)));
 
     // Assess
     expect(Math.min(...thirdAttemptOffsets)).toBe(624);
@@ -68,7 +76,8 @@ describe('retryDelay', () => {
   it('never delays more than 900 s (the SQS message delay limit), whatever Retry-After asks', () => {
     expect(retryDelay(1, 901, fixed(0.5))).toBe(900);
     expect(retryDelay(2, 86_400, fixed(0.999))).toBe(900);
-    for (const attempt of [1, 2, 3]) for (const r of JITTERS) expect(retryDelay(attempt, undefined, fixed(r))).toBeLessThanOrEqual(MAX_DELAY_SECONDS);
+    for (const attempt of [1, 2, 3])
+      for (const r of JITTERS) expect(retryDelay(attempt, undefined, fixed(r))).toBeLessThanOrEqual(MAX_DELAY_SECONDS);
   });
 });
 
@@ -144,11 +153,15 @@ describe('trigger types', () => {
     }
     expect(error).toBeInstanceOf(InvalidRequestError);
     expect((error as InvalidRequestError).status).toBe(400);
-    expect((error as Error).message).toBe(`'trigger_types' has unknown trigger type(s) message.exploded, nope; valid trigger types: ${TRIGGER_TYPES.join(', ')}`);
+    expect((error as Error).message).toBe(
+      `'trigger_types' has unknown trigger type(s) message.exploded, nope; valid trigger types: ${TRIGGER_TYPES.join(', ')}`,
+    );
   });
 
   it('names the field it was given', () => {
-    expect(() => checkTriggerTypes(['x.y'], 'trigger_type')).toThrow("'trigger_type' has unknown trigger type(s) x.y; valid trigger types: grant.created, ");
+    expect(() => checkTriggerTypes(['x.y'], 'trigger_type')).toThrow(
+      "'trigger_type' has unknown trigger type(s) x.y; valid trigger types: grant.created, ",
+    );
   });
 
   it('does not accept a suffixed type as a subscription of its own unless listed', () => {
@@ -193,7 +206,9 @@ describe('secrets', () => {
 
   it('signs with hex HMAC-SHA256 of the exact bytes, keyed with the secret', () => {
     // RFC 4231, test case 2.
-    expect(sign(Buffer.from('what do ya want for nothing?'), 'Jefe')).toBe('5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843');
+    expect(sign(Buffer.from('what do ya want for nothing?'), 'Jefe')).toBe(
+      '5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843',
+    );
     const secret = generateWebhookSecret();
     const body = Buffer.from('{"specversion":"1.0","data":{"s":"é\\u0000"}}\n', 'utf8');
     expect(sign(body, secret)).toBe(createHmac('sha256', secret).update(body).digest('hex'));
@@ -219,7 +234,15 @@ describe('deliveredBody', () => {
   it('orders keys specversion, type, source, id, time, webhook_delivery_attempt, data', () => {
     const body = deliveredBody(notification, 2);
     const parsed = JSON.parse(body.toString('utf8'));
-    expect(Object.keys(parsed)).toEqual(['specversion', 'type', 'source', 'id', 'time', 'webhook_delivery_attempt', 'data']);
+    expect(Object.keys(parsed)).toEqual([
+      'specversion',
+      'type',
+      'source',
+      'id',
+      'time',
+      'webhook_delivery_attempt',
+      'data',
+    ]);
     expect(parsed).toEqual({
       specversion: '1.0',
       type: 'message.created',
@@ -240,7 +263,9 @@ describe('deliveredBody', () => {
 
 describe('trigger types of features still to come', () => {
   it('refuses a contract trigger Switchboard does not emit yet as not available, naming it', () => {
-    expect(() => checkTriggerTypes(['grant.created', 'thread.replied', 'notetaker.created'])).toThrow("'trigger_types' names trigger type(s) not available yet: thread.replied, notetaker.created");
+    expect(() => checkTriggerTypes(['grant.created', 'thread.replied', 'notetaker.created'])).toThrow(
+      "'trigger_types' names trigger type(s) not available yet: thread.replied, notetaker.created",
+    );
   });
   it('accepts every trigger Switchboard emits, folder triggers included', () => {
     expect(checkTriggerTypes(['folder.created', 'folder.updated', 'folder.deleted', 'grant.updated'])).toHaveLength(4);

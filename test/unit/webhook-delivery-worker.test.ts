@@ -16,7 +16,14 @@ const job = (webhookId: string) => ({
   application_id: 'app_1',
   webhook_id: webhookId,
   attempt: 1,
-  notification: { specversion: '1.0', type: 'grant.created', source: '/switchboard', id: 'ntf_1', time: 0, data: { application_id: 'app_1', grant_id: null, object: {} } },
+  notification: {
+    specversion: '1.0',
+    type: 'grant.created',
+    source: '/switchboard',
+    id: 'ntf_1',
+    time: 0,
+    data: { application_id: 'app_1', grant_id: null, object: {} },
+  },
 });
 const event = (...records: { messageId: string; body: string }[]) => ({ Records: records }) as unknown as SQSEvent;
 
@@ -29,7 +36,12 @@ describe('Handler: webhook delivery, failures on our side', () => {
 
   it('fails an unreadable job alone, and records nothing for it', async () => {
     dynamoMock.on(BatchGetCommand).resolves({ Responses: {} });
-    const result = await handler(event({ messageId: 'bad', body: '{not json' }, { messageId: 'gone', body: JSON.stringify(job('webhook_deleted')) }));
+    const result = await handler(
+      event(
+        { messageId: 'bad', body: '{not json' },
+        { messageId: 'gone', body: JSON.stringify(job('webhook_deleted')) },
+      ),
+    );
     // The second job's destination no longer exists: skipped, not failed.
     expect(result.batchItemFailures).toEqual([{ itemIdentifier: 'bad' }]);
     expect(dynamoMock.commandCalls(BatchWriteCommand)).toHaveLength(0);

@@ -19,21 +19,38 @@ const destination = (app: string, n: number, extra: object = {}) => ({
 });
 const notification = (app: string, n: number, type = 'grant.created') => ({
   messageId: `msg-${app}-${n}`,
-  body: JSON.stringify({ specversion: '1.0', type, source: '/switchboard', id: `ntf_${app}_${n}`, time: 0, data: { application_id: app, grant_id: null, object: {} } }),
+  body: JSON.stringify({
+    specversion: '1.0',
+    type,
+    source: '/switchboard',
+    id: `ntf_${app}_${n}`,
+    time: 0,
+    data: { application_id: app, grant_id: null, object: {} },
+  }),
 });
 const event = (...records: { messageId: string; body: string }[]) => ({ Records: records }) as unknown as SQSEvent;
-const enqueued = () => sqsMock.commandCalls(SendMessageBatchCommand).flatMap((c) => c.args[0].input.Entries!.map((e) => JSON.parse(e.MessageBody!)));
+const enqueued = () =>
+  sqsMock
+    .commandCalls(SendMessageBatchCommand)
+    .flatMap((c) => c.args[0].input.Entries!.map((e) => JSON.parse(e.MessageBody!)));
 
 describe('Handler: webhook fan-out', () => {
   beforeEach(() => {
     sqsMock.reset();
     dynamoMock.reset();
-    sqsMock.on(SendMessageBatchCommand).callsFake((input: { Entries: { Id: string }[] }) => ({ Successful: input.Entries.map((e) => ({ Id: e.Id })), Failed: [] }));
+    sqsMock.on(SendMessageBatchCommand).callsFake((input: { Entries: { Id: string }[] }) => ({
+      Successful: input.Entries.map((e) => ({ Id: e.Id })),
+      Failed: [],
+    }));
   });
 
   it("reads each application's destinations once per batch and packs jobs into full batches", async () => {
     // Prepare: 4 notifications of one application with 6 subscribed destinations, 1 inactive, 1 not subscribed
-    const items = [...Array.from({ length: 6 }, (_, i) => destination('app_a', i)), destination('app_a', 6, { status: 'inactive' }), destination('app_a', 7, { trigger_types: ['grant.deleted'] })];
+    const items = [
+      ...Array.from({ length: 6 }, (_, i) => destination('app_a', i)),
+      destination('app_a', 6, { status: 'inactive' }),
+      destination('app_a', 7, { trigger_types: ['grant.deleted'] }),
+    ];
     dynamoMock.on(QueryCommand).resolves({ Items: items });
 
     // Act
@@ -57,7 +74,12 @@ describe('Handler: webhook fan-out', () => {
     }));
     sqsMock.on(SendMessageBatchCommand).callsFake((input: { Entries: { Id: string; MessageBody: string }[] }) => ({
       Successful: input.Entries.filter((e) => !e.MessageBody.includes('app_b')).map((e) => ({ Id: e.Id })),
-      Failed: input.Entries.filter((e) => e.MessageBody.includes('app_b')).map((e) => ({ Id: e.Id, Code: 'InternalError', SenderFault: false, Message: 'try again' })),
+      Failed: input.Entries.filter((e) => e.MessageBody.includes('app_b')).map((e) => ({
+        Id: e.Id,
+        Code: 'InternalError',
+        SenderFault: false,
+        Message: 'try again',
+      })),
     }));
 
     // Act
@@ -73,9 +95,18 @@ describe('Handler: webhook fan-out', () => {
       return { Items: [destination('app_a', 0)] };
     });
 
-    const result = await handler(event(notification('app_a', 0), notification('app_b', 0), notification('app_b', 1), { messageId: 'garbage', body: '{' }));
+    const result = await handler(
+      event(notification('app_a', 0), notification('app_b', 0), notification('app_b', 1), {
+        messageId: 'garbage',
+        body: '{',
+      }),
+    );
 
-    expect(result.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(['garbage', 'msg-app_b-0', 'msg-app_b-1']);
+    expect(result.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual([
+      'garbage',
+      'msg-app_b-0',
+      'msg-app_b-1',
+    ]);
     expect(enqueued().map((j) => j.notification.id)).toEqual(['ntf_app_a_0']);
   });
 
@@ -91,7 +122,12 @@ describe('Handler: webhook fan-out', () => {
     const reads = dynamoMock.commandCalls(QueryCommand);
     expect(reads).toHaveLength(1);
     // Only what the fan-out needs of a destination is read: never its URL or secret.
-    expect(Object.values(reads[0]!.args[0].input.ExpressionAttributeNames ?? {}).sort()).toEqual(['application_id', 'id', 'status', 'trigger_types']);
+    expect(Object.values(reads[0]!.args[0].input.ExpressionAttributeNames ?? {}).sort()).toEqual([
+      'application_id',
+      'id',
+      'status',
+      'trigger_types',
+    ]);
     expect(
       sqsMock
         .commandCalls(SendMessageBatchCommand)
@@ -122,8 +158,12 @@ describe('Handler: webhook fan-out', () => {
     const result = await handler(event(...Array.from({ length: 25 }, (_, n) => notification('app_a', n))));
 
     // Assess: the refused entry's notification, and the 5 of the failed request (the last 5), are received again; nothing else
-    const failedRequest = sqsMock.commandCalls(SendMessageBatchCommand)[2]!.args[0].input.Entries!.map((e) => `msg-app_a-${JSON.parse(e.MessageBody!).notification.id.split('_').at(-1)}`);
+    const failedRequest = sqsMock
+      .commandCalls(SendMessageBatchCommand)[2]!
+      .args[0].input.Entries!.map((e) => `msg-app_a-${JSON.parse(e.MessageBody!).notification.id.split('_').at(-1)}`);
     expect(failedRequest).toHaveLength(5);
-    expect(result.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(['msg-app_a-4', ...failedRequest].sort());
+    expect(result.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(
+      ['msg-app_a-4', ...failedRequest].sort(),
+    );
   });
 });

@@ -1,5 +1,10 @@
 import { createCipheriv, createHash, randomBytes } from 'node:crypto';
-import { CreateSecretCommand, GetSecretValueCommand, ResourceNotFoundException, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import {
+  CreateSecretCommand,
+  GetSecretValueCommand,
+  ResourceNotFoundException,
+  SecretsManagerClient,
+} from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { RunningService } from '../../scripts/local-stack/service';
@@ -27,13 +32,20 @@ async function coldStart() {
 async function captureOutput(fn: () => Promise<void>): Promise<string> {
   let output = '';
   const collect = (...args: unknown[]) => {
-    output += args.map((a) => (typeof a === 'string' ? a : a instanceof Uint8Array ? Buffer.from(a).toString() : JSON.stringify(a))).join(' ') + '\n';
+    output +=
+      args
+        .map((a) =>
+          typeof a === 'string' ? a : a instanceof Uint8Array ? Buffer.from(a).toString() : JSON.stringify(a),
+        )
+        .join(' ') + '\n';
     return true;
   };
   const spies = [
     vi.spyOn(process.stdout, 'write').mockImplementation(collect as typeof process.stdout.write),
     vi.spyOn(process.stderr, 'write').mockImplementation(collect as typeof process.stderr.write),
-    ...(['log', 'info', 'warn', 'error', 'debug'] as const).map((level) => vi.spyOn(console, level).mockImplementation(collect)),
+    ...(['log', 'info', 'warn', 'error', 'debug'] as const).map((level) =>
+      vi.spyOn(console, level).mockImplementation(collect),
+    ),
   ];
   try {
     await fn();
@@ -63,7 +75,9 @@ describe('webhook secret key', () => {
 
   it('reads the secret once per container, for any number of encryptions and decryptions', async () => {
     // Prepare
-    secretsMock.on(GetSecretValueCommand).resolves({ ARN, Name: 'switchboard-test-webhook-key', SecretString: MATERIAL });
+    secretsMock
+      .on(GetSecretValueCommand)
+      .resolves({ ARN, Name: 'switchboard-test-webhook-key', SecretString: MATERIAL });
     const { decryptSecret, encryptSecret, generateWebhookSecret } = await coldStart();
     const secrets = Array.from({ length: 25 }, () => generateWebhookSecret());
 
@@ -85,7 +99,12 @@ describe('webhook secret key', () => {
     const iv = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', DERIVED, iv);
     const data = Buffer.concat([cipher.update('older-secret', 'utf8'), cipher.final()]);
-    const stored = ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), data.toString('base64url')].join(':');
+    const stored = [
+      'v1',
+      iv.toString('base64url'),
+      cipher.getAuthTag().toString('base64url'),
+      data.toString('base64url'),
+    ].join(':');
     const { decryptSecret, webhookKey } = await coldStart();
 
     // Act + Assess
@@ -111,7 +130,9 @@ describe('webhook secret key', () => {
     const stored = await Promise.all(encrypting);
 
     // Assess
-    expect(await Promise.all(stored.map((s) => decryptSecret(s)))).toEqual(Array.from({ length: 20 }, (_, i) => `secret-${i}`));
+    expect(await Promise.all(stored.map((s) => decryptSecret(s)))).toEqual(
+      Array.from({ length: 20 }, (_, i) => `secret-${i}`),
+    );
     expect(secretsMock.commandCalls(GetSecretValueCommand)).toHaveLength(1);
   });
 
@@ -119,7 +140,9 @@ describe('webhook secret key', () => {
     // Prepare
     secretsMock
       .on(GetSecretValueCommand)
-      .rejectsOnce(new ResourceNotFoundException({ message: "Secrets Manager can't find the specified secret.", $metadata: {} }))
+      .rejectsOnce(
+        new ResourceNotFoundException({ message: "Secrets Manager can't find the specified secret.", $metadata: {} }),
+      )
       .resolves({ SecretString: MATERIAL });
     const { decryptSecret, encryptSecret } = await coldStart();
 
@@ -127,7 +150,9 @@ describe('webhook secret key', () => {
     const failed = await Promise.allSettled([encryptSecret('a'), encryptSecret('b')]);
     for (const result of failed) {
       expect(result.status).toBe('rejected');
-      expect(String((result as PromiseRejectedResult).reason.message)).toBe(`Cannot read the secret key ${ARN} from Secrets Manager: Secrets Manager can't find the specified secret.`);
+      expect(String((result as PromiseRejectedResult).reason.message)).toBe(
+        `Cannot read the secret key ${ARN} from Secrets Manager: Secrets Manager can't find the specified secret.`,
+      );
     }
     expect(secretsMock.commandCalls(GetSecretValueCommand)).toHaveLength(1);
 
@@ -172,7 +197,11 @@ describe('webhook secret key', () => {
     const previousLevel = process.env.LOG_LEVEL;
     process.env.LOG_LEVEL = 'debug';
     const short = `short-${randomBytes(8).toString('hex')}`;
-    secretsMock.on(GetSecretValueCommand).rejectsOnce(new Error('throttled')).resolvesOnce({ SecretString: short }).resolves({ SecretString: MATERIAL });
+    secretsMock
+      .on(GetSecretValueCommand)
+      .rejectsOnce(new Error('throttled'))
+      .resolvesOnce({ SecretString: short })
+      .resolves({ SecretString: MATERIAL });
     try {
       const { decryptSecret, encryptSecret } = await coldStart();
       const { logger } = await import('#shared/logger');
@@ -193,7 +222,13 @@ describe('webhook secret key', () => {
 
       // Assess
       expect(output).toContain('webhook secret failed');
-      for (const leaked of [MATERIAL, short, DERIVED.toString('hex'), DERIVED.toString('base64'), DERIVED.toString('base64url')]) {
+      for (const leaked of [
+        MATERIAL,
+        short,
+        DERIVED.toString('hex'),
+        DERIVED.toString('base64'),
+        DERIVED.toString('base64url'),
+      ]) {
         expect(output).not.toContain(leaked);
       }
     } finally {
@@ -208,12 +243,20 @@ describe('local Secrets Manager (scripts/local-stack/secrets-local.ts)', () => {
   let service: RunningService;
   let client: SecretsManagerClient;
   const call = (target: string, body: unknown) =>
-    fetch(service.endpoint, { method: 'POST', headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': target }, body: JSON.stringify(body) });
+    fetch(service.endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': target },
+      body: JSON.stringify(body),
+    });
 
   beforeAll(async () => {
     secretsMock.restore();
     service = await startSecretsLocal({ port: 0 });
-    client = new SecretsManagerClient({ endpoint: service.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    client = new SecretsManagerClient({
+      endpoint: service.endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
   });
   afterAll(async () => {
     client?.destroy();
@@ -225,21 +268,34 @@ describe('local Secrets Manager (scripts/local-stack/secrets-local.ts)', () => {
   });
 
   it('creates a secret and answers GetSecretValue by ARN or name', async () => {
-    const created = await client.send(new CreateSecretCommand({ Name: 'switchboard-local-webhook-key', SecretString: MATERIAL }));
-    expect(created.ARN).toMatch(/^arn:aws:secretsmanager:us-east-1:\d{12}:secret:switchboard-local-webhook-key-[A-Za-z0-9]{6}$/);
+    const created = await client.send(
+      new CreateSecretCommand({ Name: 'switchboard-local-webhook-key', SecretString: MATERIAL }),
+    );
+    expect(created.ARN).toMatch(
+      /^arn:aws:secretsmanager:us-east-1:\d{12}:secret:switchboard-local-webhook-key-[A-Za-z0-9]{6}$/,
+    );
     for (const id of [created.ARN!, 'switchboard-local-webhook-key']) {
       const value = await client.send(new GetSecretValueCommand({ SecretId: id }));
-      expect(value).toMatchObject({ ARN: created.ARN, Name: 'switchboard-local-webhook-key', SecretString: MATERIAL, VersionId: created.VersionId });
+      expect(value).toMatchObject({
+        ARN: created.ARN,
+        Name: 'switchboard-local-webhook-key',
+        SecretString: MATERIAL,
+        VersionId: created.VersionId,
+      });
       expect(value.CreatedDate).toBeInstanceOf(Date);
     }
     const raw = await call('secretsmanager.GetSecretValue', { SecretId: created.ARN });
     expect(raw.status).toBe(200);
     expect(raw.headers.get('content-type')).toBe('application/x-amz-json-1.1');
-    expect(Object.keys((await raw.json()) as object).sort()).toEqual(expect.arrayContaining(['ARN', 'CreatedDate', 'Name', 'SecretString', 'VersionId']));
+    expect(Object.keys((await raw.json()) as object).sort()).toEqual(
+      expect.arrayContaining(['ARN', 'CreatedDate', 'Name', 'SecretString', 'VersionId']),
+    );
   });
 
   it('answers an unknown secret with ResourceNotFoundException, and other operations with UnknownOperationException', async () => {
-    await expect(client.send(new GetSecretValueCommand({ SecretId: 'no-such-secret' }))).rejects.toBeInstanceOf(ResourceNotFoundException);
+    await expect(client.send(new GetSecretValueCommand({ SecretId: 'no-such-secret' }))).rejects.toBeInstanceOf(
+      ResourceNotFoundException,
+    );
     const missing = await call('secretsmanager.GetSecretValue', { SecretId: 'no-such-secret' });
     expect(missing.status).toBe(400);
     expect(await missing.json()).toMatchObject({ __type: 'ResourceNotFoundException', message: expect.any(String) });

@@ -4,7 +4,14 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { InvalidRequestError } from '#shared/errors';
 import { webhookRequest, WebhookRequestError } from '#shared/webhooks/http';
-import { allowedAddresses, BlockedAddressError, checkWebhookUrl, classifyAddress, pinnedLookup, type Resolver } from '#shared/webhooks/urls';
+import {
+  allowedAddresses,
+  BlockedAddressError,
+  checkWebhookUrl,
+  classifyAddress,
+  pinnedLookup,
+  type Resolver,
+} from '#shared/webhooks/urls';
 import { freePort } from '../../scripts/local-stack/index';
 
 /**
@@ -28,9 +35,13 @@ function fakeResolver(table: Record<string, string[]>) {
 }
 
 /** Calls a pinnedLookup function and returns what it passed to its callback. */
-function lookupOnce(lookup: ReturnType<typeof pinnedLookup>, hostname: string, options: { all?: boolean; family?: number } = {}) {
-  return new Promise<{ error: NodeJS.ErrnoException | null; address: string | LookupAddress[]; family?: number }>((resolve) =>
-    lookup(hostname, options, (error, address, family) => resolve({ error, address, family })),
+function lookupOnce(
+  lookup: ReturnType<typeof pinnedLookup>,
+  hostname: string,
+  options: { all?: boolean; family?: number } = {},
+) {
+  return new Promise<{ error: NodeJS.ErrnoException | null; address: string | LookupAddress[]; family?: number }>(
+    (resolve) => lookup(hostname, options, (error, address, family) => resolve({ error, address, family })),
   );
 }
 
@@ -106,19 +117,29 @@ describe('classifyAddress', () => {
     '4000::1',
     '5f00::1',
     'c000::1',
-  ])('%s is private (every IPv6 form that embeds or routes to a non-public IPv4, every non-global range)', (address) => {
-    expect(classifyAddress(address)).toBe('private');
-  });
-
-  it.each(['2606:4700:4700::1111', '2a00:1450:4001:81b::200e', '2001:4860:4860::8888', '2001:200::1', '2003::1', '3ffe::1', '::ffff:8.8.8.8', '::FFFF:808:808'])(
-    '%s is public (global unicast, or IPv4-mapped public IPv4)',
+  ])(
+    '%s is private (every IPv6 form that embeds or routes to a non-public IPv4, every non-global range)',
     (address) => {
-      expect(classifyAddress(address)).toBe('public');
+      expect(classifyAddress(address)).toBe('private');
     },
   );
 
+  it.each([
+    '2606:4700:4700::1111',
+    '2a00:1450:4001:81b::200e',
+    '2001:4860:4860::8888',
+    '2001:200::1',
+    '2003::1',
+    '3ffe::1',
+    '::ffff:8.8.8.8',
+    '::FFFF:808:808',
+  ])('%s is public (global unicast, or IPv4-mapped public IPv4)', (address) => {
+    expect(classifyAddress(address)).toBe('public');
+  });
+
   it('judges the IPv4-mapped form of loopback in every spelling as loopback, and nothing else in ::/96', () => {
-    for (const address of ['::ffff:127.0.0.1', '::ffff:7f00:1', '0:0:0:0:0:ffff:7f00:0001']) expect(classifyAddress(address)).toBe('loopback');
+    for (const address of ['::ffff:127.0.0.1', '::ffff:7f00:1', '0:0:0:0:0:ffff:7f00:0001'])
+      expect(classifyAddress(address)).toBe('loopback');
     expect(classifyAddress('::1')).toBe('loopback');
     expect(classifyAddress('0:0:0:0:0:0:0:1')).toBe('loopback');
     expect(classifyAddress('::7f00:1')).toBe('private');
@@ -131,53 +152,81 @@ describe('classifyAddress', () => {
 });
 
 describe('checkWebhookUrl', () => {
-  it.each(['https://hooks.example.com/in', 'https://hooks.example.com:8443/in?x=1', 'https://10.0.0.1/h'])('accepts the form of %s in both modes (where it resolves is checked later)', (raw) => {
-    expect(checkWebhookUrl(raw, LOCAL).href).toBe(new URL(raw).href);
-    expect(checkWebhookUrl(raw, DEPLOYED).href).toBe(new URL(raw).href);
-  });
+  it.each(['https://hooks.example.com/in', 'https://hooks.example.com:8443/in?x=1', 'https://10.0.0.1/h'])(
+    'accepts the form of %s in both modes (where it resolves is checked later)',
+    (raw) => {
+      expect(checkWebhookUrl(raw, LOCAL).href).toBe(new URL(raw).href);
+      expect(checkWebhookUrl(raw, DEPLOYED).href).toBe(new URL(raw).href);
+    },
+  );
 
-  it.each(['http://127.0.0.1:8080/hook', 'http://127.9.9.9/hook', 'http://localhost:3000/hook', 'http://[::1]:8080/hook'])('accepts plain http to loopback %s only in local mode', (raw) => {
+  it.each([
+    'http://127.0.0.1:8080/hook',
+    'http://127.9.9.9/hook',
+    'http://localhost:3000/hook',
+    'http://[::1]:8080/hook',
+  ])('accepts plain http to loopback %s only in local mode', (raw) => {
     expect(checkWebhookUrl(raw, LOCAL).href).toBe(new URL(raw).href);
     expect(() => checkWebhookUrl(raw, DEPLOYED)).toThrow("'webhook_url' must use https");
   });
 
-  it.each(['http://10.0.0.1/x', 'http://192.168.1.1/x', 'http://hooks.example.com/x'])('refuses plain http to non-loopback %s even in local mode', (raw) => {
-    expect(() => checkWebhookUrl(raw, LOCAL)).toThrow(InvalidRequestError);
-    expect(() => checkWebhookUrl(raw, LOCAL)).toThrow('plain http is accepted only for 127.0.0.1 or localhost in local mode');
-  });
+  it.each(['http://10.0.0.1/x', 'http://192.168.1.1/x', 'http://hooks.example.com/x'])(
+    'refuses plain http to non-loopback %s even in local mode',
+    (raw) => {
+      expect(() => checkWebhookUrl(raw, LOCAL)).toThrow(InvalidRequestError);
+      expect(() => checkWebhookUrl(raw, LOCAL)).toThrow(
+        'plain http is accepted only for 127.0.0.1 or localhost in local mode',
+      );
+    },
+  );
 
-  it.each(['ftp://127.0.0.1/x', 'ws://127.0.0.1/x', 'file:///etc/passwd', 'javascript:alert(1)'])('refuses the scheme of %s in both modes', (raw) => {
-    expect(() => checkWebhookUrl(raw, LOCAL)).toThrow(/must use https/);
-    expect(() => checkWebhookUrl(raw, DEPLOYED)).toThrow(/must use https/);
-  });
+  it.each(['ftp://127.0.0.1/x', 'ws://127.0.0.1/x', 'file:///etc/passwd', 'javascript:alert(1)'])(
+    'refuses the scheme of %s in both modes',
+    (raw) => {
+      expect(() => checkWebhookUrl(raw, LOCAL)).toThrow(/must use https/);
+      expect(() => checkWebhookUrl(raw, DEPLOYED)).toThrow(/must use https/);
+    },
+  );
 
   it.each(['not a url', '', '/relative/path', 'hooks.example.com/in'])('refuses %j as not an absolute URL', (raw) => {
     expect(() => checkWebhookUrl(raw, DEPLOYED)).toThrow("'webhook_url' must be an absolute URL");
   });
 
-  it.each(['https://user:pass@hooks.example.com/x', 'https://user@hooks.example.com/x', 'http://u:p@127.0.0.1/x'])('refuses credentials in %s', (raw) => {
-    expect(() => checkWebhookUrl(raw, LOCAL)).toThrow("'webhook_url' must not contain credentials");
+  it.each(['https://user:pass@hooks.example.com/x', 'https://user@hooks.example.com/x', 'http://u:p@127.0.0.1/x'])(
+    'refuses credentials in %s',
+    (raw) => {
+      expect(() => checkWebhookUrl(raw, LOCAL)).toThrow("'webhook_url' must not contain credentials");
+    },
+  );
+
+  it.each([
+    'https://abc.ngrok-free.app/x',
+    'https://x.ngrok.io/y',
+    'https://A.NGROK.APP/y',
+    'https://x.ngrok.dev/',
+    'https://x.ngrok-free.dev/',
+    'https://x.ngrok.pizza/',
+  ])('refuses the ngrok tunnel %s in both modes', (raw) => {
+    expect(() => checkWebhookUrl(raw, LOCAL)).toThrow(/ngrok/);
+    expect(() => checkWebhookUrl(raw, DEPLOYED)).toThrow(/ngrok/);
   });
 
-  it.each(['https://abc.ngrok-free.app/x', 'https://x.ngrok.io/y', 'https://A.NGROK.APP/y', 'https://x.ngrok.dev/', 'https://x.ngrok-free.dev/', 'https://x.ngrok.pizza/'])(
-    'refuses the ngrok tunnel %s in both modes',
-    (raw) => {
-      expect(() => checkWebhookUrl(raw, LOCAL)).toThrow(/ngrok/);
-      expect(() => checkWebhookUrl(raw, DEPLOYED)).toThrow(/ngrok/);
-    },
-  );
-
-  it.each(['https://abc.ngrok.io./', 'https://abc.ngrok.io%2e/', 'https://abc.ngrok%2eio/', 'https://ABC.NGROK-FREE.APP../x', 'https://a.b.ngrok.app./x'])(
-    'refuses the ngrok tunnel %s however its hostname is spelt (trailing dot, escapes, case)',
-    (raw) => {
-      expect(() => checkWebhookUrl(raw, DEPLOYED)).toThrow(/ngrok/);
-    },
-  );
+  it.each([
+    'https://abc.ngrok.io./',
+    'https://abc.ngrok.io%2e/',
+    'https://abc.ngrok%2eio/',
+    'https://ABC.NGROK-FREE.APP../x',
+    'https://a.b.ngrok.app./x',
+  ])('refuses the ngrok tunnel %s however its hostname is spelt (trailing dot, escapes, case)', (raw) => {
+    expect(() => checkWebhookUrl(raw, DEPLOYED)).toThrow(/ngrok/);
+  });
 
   it('refuses IPv4 literals spelt as numbers or octal/hex parts as the address they are', async () => {
     for (const raw of ['https://2130706433/x', 'https://0x7f.1/x', 'https://0177.0.0.1/x', 'https://0xa9fea9fe/x']) {
       const url = checkWebhookUrl(raw, DEPLOYED);
-      await expect(allowedAddresses(url.hostname, DEPLOYED, fakeResolver({}).resolver)).rejects.toThrow(BlockedAddressError);
+      await expect(allowedAddresses(url.hostname, DEPLOYED, fakeResolver({}).resolver)).rejects.toThrow(
+        BlockedAddressError,
+      );
     }
   });
 
@@ -212,7 +261,9 @@ describe('allowedAddresses', () => {
     const { resolver } = fakeResolver({ 'receiver.test': ['127.0.0.1', '::1'] });
     await expect(allowedAddresses('receiver.test', LOCAL, resolver)).resolves.toEqual(['127.0.0.1', '::1']);
     await expect(allowedAddresses('receiver.test', DEPLOYED, resolver)).rejects.toThrow(BlockedAddressError);
-    await expect(allowedAddresses('receiver.test', DEPLOYED, resolver)).rejects.toThrow('receiver.test resolves to 127.0.0.1, which is not a public address');
+    await expect(allowedAddresses('receiver.test', DEPLOYED, resolver)).rejects.toThrow(
+      'receiver.test resolves to 127.0.0.1, which is not a public address',
+    );
   });
 
   it('judges IP literals (bracketed IPv6 too) without calling the resolver', async () => {
@@ -224,11 +275,18 @@ describe('allowedAddresses', () => {
     expect(calls).toEqual([]);
   });
 
-  it.each(['::a9fe:a9fe', '64:ff9b:1::a9fe:a9fe', '2002:a9fe:a9fe::1', 'fec0::1', '::ffff:a9fe:a9fe'])('refuses %s as a literal and as a DNS answer', async (address) => {
-    await expect(allowedAddresses(`[${address}]`, DEPLOYED, fakeResolver({}).resolver)).rejects.toThrow(BlockedAddressError);
-    const { resolver } = fakeResolver({ 'hooks.test': ['2606:4700::1111', address] });
-    await expect(allowedAddresses('hooks.test', DEPLOYED, resolver)).rejects.toThrow(`hooks.test resolves to ${address}`);
-  });
+  it.each(['::a9fe:a9fe', '64:ff9b:1::a9fe:a9fe', '2002:a9fe:a9fe::1', 'fec0::1', '::ffff:a9fe:a9fe'])(
+    'refuses %s as a literal and as a DNS answer',
+    async (address) => {
+      await expect(allowedAddresses(`[${address}]`, DEPLOYED, fakeResolver({}).resolver)).rejects.toThrow(
+        BlockedAddressError,
+      );
+      const { resolver } = fakeResolver({ 'hooks.test': ['2606:4700::1111', address] });
+      await expect(allowedAddresses('hooks.test', DEPLOYED, resolver)).rejects.toThrow(
+        `hooks.test resolves to ${address}`,
+      );
+    },
+  );
 
   it('refuses a hostname with no address, and passes resolver errors on', async () => {
     const { resolver } = fakeResolver({ 'empty.test': [] });
@@ -272,7 +330,10 @@ describe('pinnedLookup', () => {
   });
 
   it('with {all: true} returns every allowed address with its family', async () => {
-    const { resolver } = fakeResolver({ 'receiver.test': ['127.0.0.1', '::1'], 'hooks.test': ['2606:4700::1111', '2606:4700::1001'] });
+    const { resolver } = fakeResolver({
+      'receiver.test': ['127.0.0.1', '::1'],
+      'hooks.test': ['2606:4700::1111', '2606:4700::1001'],
+    });
     expect(await lookupOnce(pinnedLookup(LOCAL, resolver), 'receiver.test', { all: true })).toEqual({
       error: null,
       address: [
@@ -289,7 +350,11 @@ describe('pinnedLookup', () => {
 
   it('without all, answers the first allowed address and its family', async () => {
     const { resolver } = fakeResolver({ 'receiver.test': ['127.0.0.1', '::1'] });
-    expect(await lookupOnce(pinnedLookup(LOCAL, resolver), 'receiver.test')).toEqual({ error: null, address: '127.0.0.1', family: 4 });
+    expect(await lookupOnce(pinnedLookup(LOCAL, resolver), 'receiver.test')).toEqual({
+      error: null,
+      address: '127.0.0.1',
+      family: 4,
+    });
   });
 });
 
@@ -304,7 +369,12 @@ describe('webhookRequest', () => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        requests.push({ method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(chunks).toString() });
+        requests.push({
+          method: req.method!,
+          url: req.url!,
+          headers: req.headers,
+          body: Buffer.concat(chunks).toString(),
+        });
         const url = new URL(req.url!, 'http://x');
         if (url.pathname === '/hang') return;
         if (url.pathname === '/stall') {
@@ -320,7 +390,9 @@ describe('webhookRequest', () => {
           res.end();
           return;
         }
-        res.writeHead(202, { 'content-type': 'text/plain', 'x-answer': 'yes' }).end(`got ${req.method} ${url.pathname}`);
+        res
+          .writeHead(202, { 'content-type': 'text/plain', 'x-answer': 'yes' })
+          .end(`got ${req.method} ${url.pathname}`);
       });
     });
     server.on('connection', () => connections++);
@@ -371,12 +443,29 @@ describe('webhookRequest', () => {
   });
 
   it('the same hostname in deployed mode is refused as blocked and the receiver gets nothing', async () => {
-    const error = await webhookRequest({ method: 'POST', url: at('/in'), body: Buffer.from('{}'), timeoutMs: 2000, maxResponseBytes: 1024, policy: DEPLOYED, resolver }).catch((e: unknown) => e);
+    const error = await webhookRequest({
+      method: 'POST',
+      url: at('/in'),
+      body: Buffer.from('{}'),
+      timeoutMs: 2000,
+      maxResponseBytes: 1024,
+      policy: DEPLOYED,
+      resolver,
+    }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(WebhookRequestError);
     expect((error as WebhookRequestError).kind).toBe('blocked');
-    expect((error as WebhookRequestError).message).toBe('receiver.test resolves to 127.0.0.1, which is not a public address');
+    expect((error as WebhookRequestError).message).toBe(
+      'receiver.test resolves to 127.0.0.1, which is not a public address',
+    );
     // Sentinel: a request the policy allows, made after the refusal, is the only one the receiver sees.
-    await webhookRequest({ method: 'GET', url: at('/sentinel'), timeoutMs: 2000, maxResponseBytes: 1024, policy: LOCAL, resolver });
+    await webhookRequest({
+      method: 'GET',
+      url: at('/sentinel'),
+      timeoutMs: 2000,
+      maxResponseBytes: 1024,
+      policy: LOCAL,
+      resolver,
+    });
     expect(connections).toBe(1);
     expect(requests.map((r) => r.url)).toEqual(['/sentinel']);
   });
@@ -397,7 +486,14 @@ describe('webhookRequest', () => {
 
   it('gives up with kind timeout when no answer comes in time', async () => {
     const started = Date.now();
-    const error = await webhookRequest({ method: 'GET', url: at('/hang'), timeoutMs: 300, maxResponseBytes: 1024, policy: LOCAL, resolver }).catch((e: unknown) => e);
+    const error = await webhookRequest({
+      method: 'GET',
+      url: at('/hang'),
+      timeoutMs: 300,
+      maxResponseBytes: 1024,
+      policy: LOCAL,
+      resolver,
+    }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(WebhookRequestError);
     expect((error as WebhookRequestError).kind).toBe('timeout');
     expect((error as WebhookRequestError).message).toBe('no response within 300 ms');
@@ -405,12 +501,26 @@ describe('webhookRequest', () => {
   });
 
   it('times out as well when the headers came but the body stalls', async () => {
-    const error = await webhookRequest({ method: 'GET', url: at('/stall'), timeoutMs: 300, maxResponseBytes: 1024, policy: LOCAL, resolver }).catch((e: unknown) => e);
+    const error = await webhookRequest({
+      method: 'GET',
+      url: at('/stall'),
+      timeoutMs: 300,
+      maxResponseBytes: 1024,
+      policy: LOCAL,
+      resolver,
+    }).catch((e: unknown) => e);
     expect((error as WebhookRequestError).kind).toBe('timeout');
   });
 
   it('cuts an answer over maxResponseBytes to exactly maxResponseBytes', async () => {
-    const response = await webhookRequest({ method: 'GET', url: at('/big'), timeoutMs: 2000, maxResponseBytes: 1000, policy: LOCAL, resolver });
+    const response = await webhookRequest({
+      method: 'GET',
+      url: at('/big'),
+      timeoutMs: 2000,
+      maxResponseBytes: 1000,
+      policy: LOCAL,
+      resolver,
+    });
     expect(response.status).toBe(200);
     expect(response.body.length).toBe(1000);
     expect(response.body.toString()).toBe('a'.repeat(700) + 'b'.repeat(300));
@@ -418,7 +528,13 @@ describe('webhookRequest', () => {
 
   it('reports a refused connection as kind network', async () => {
     const port = await freePort();
-    const error = await webhookRequest({ method: 'GET', url: new URL(`http://127.0.0.1:${port}/`), timeoutMs: 2000, maxResponseBytes: 1024, policy: LOCAL }).catch((e: unknown) => e);
+    const error = await webhookRequest({
+      method: 'GET',
+      url: new URL(`http://127.0.0.1:${port}/`),
+      timeoutMs: 2000,
+      maxResponseBytes: 1024,
+      policy: LOCAL,
+    }).catch((e: unknown) => e);
     expect((error as WebhookRequestError).kind).toBe('network');
     expect((error as WebhookRequestError).message).toMatch(/^ECONNREFUSED: /);
   });

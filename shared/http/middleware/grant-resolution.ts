@@ -13,7 +13,9 @@ export const grantResolution = (): middy.MiddlewareObj<APIGatewayProxyEventV2> =
     if (raw === undefined || !state.app) return;
     state.grant = await resolveGrant(state.app, raw);
     if (state.grant.blocked && !state.route!.spec.allowBlockedGrant) {
-      throw new ForbiddenError(`Grant '${state.grant.id}' is blocked; unblock it with PATCH /v3/grants/{grant_id} {"blocked": false}`);
+      throw new ForbiddenError(
+        `Grant '${state.grant.id}' is blocked; unblock it with PATCH /v3/grants/{grant_id} {"blocked": false}`,
+      );
     }
   },
 });

@@ -17,15 +17,22 @@ const MULTIPART = /^multipart\/form-data\s*;/i;
 const FORM = /^application\/x-www-form-urlencoded\s*(?:;.*)?$/i;
 
 /** A size as people read it, rounded up (a body over a limit never reads as equal to it): `16 KB`, `3 MB`, `1.05 MB`. */
-const megabytes = (bytes: number) => (bytes < 1024 * 1024 ? `${Math.ceil(bytes / 1024)} KB` : `${Math.ceil((bytes / (1024 * 1024)) * 100) / 100} MB`);
+const megabytes = (bytes: number) =>
+  bytes < 1024 * 1024 ? `${Math.ceil(bytes / 1024)} KB` : `${Math.ceil((bytes / (1024 * 1024)) * 100) / 100} MB`;
 
 /** Parses a multipart/form-data body (shared/http/middleware/multipart.ts), given only to functions that accept one. */
-export type MultipartParser = (event: APIGatewayProxyEventV2, contentType: string, maxBytes: number) => Promise<{ message: unknown; files: UploadedFile[] }>;
+export type MultipartParser = (
+  event: APIGatewayProxyEventV2,
+  contentType: string,
+  maxBytes: number,
+) => Promise<{ message: unknown; files: UploadedFile[] }>;
 
 /** Every body schema describes an object: anything else is refused here, naming what came. */
 function jsonObject(value: unknown, what: string): unknown {
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value;
-  throw new InvalidRequestError(`${what} must be a JSON object (got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`})`);
+  throw new InvalidRequestError(
+    `${what} must be a JSON object (got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`})`,
+  );
 }
 
 export const jsonBody = (multipart?: MultipartParser): middy.MiddlewareObj<APIGatewayProxyEventV2> => {
@@ -41,7 +48,8 @@ export const jsonBody = (multipart?: MultipartParser): middy.MiddlewareObj<APIGa
       const given: unknown = request.event.body;
       const raw = given === undefined || given === null || typeof given === 'string' ? given : JSON.stringify(given);
       if (raw === undefined || raw === null || raw === '') {
-        if (Number(state.headers['content-length'] ?? 0) > 0) throw new InvalidRequestError('The request body must be a JSON object');
+        if (Number(state.headers['content-length'] ?? 0) > 0)
+          throw new InvalidRequestError('The request body must be a JSON object');
         if (spec.bodyOptional) {
           state.body = {};
           return;
@@ -57,7 +65,9 @@ export const jsonBody = (multipart?: MultipartParser): middy.MiddlewareObj<APIGa
           throw new UnsupportedMediaTypeError('Content-Type must be application/json on this endpoint');
         }
         if (size > spec.multipartMaxBytes) {
-          throw new PayloadTooLargeError(`multipart/form-data requests are limited to ${megabytes(spec.multipartMaxBytes)} (got ${megabytes(size)})`);
+          throw new PayloadTooLargeError(
+            `multipart/form-data requests are limited to ${megabytes(spec.multipartMaxBytes)} (got ${megabytes(size)})`,
+          );
         }
         const parsed = await multipart(request.event, contentType, spec.multipartMaxBytes);
         state.body = jsonObject(parsed.message, "The multipart 'message' part");
@@ -67,7 +77,8 @@ export const jsonBody = (multipart?: MultipartParser): middy.MiddlewareObj<APIGa
 
       const max = spec.maxBodyBytes ?? DEFAULT_MAX_BODY;
       if (spec.formBody && FORM.test(contentType)) {
-        if (size > max) throw new PayloadTooLargeError(`Requests are limited to ${megabytes(max)} (got ${megabytes(size)})`);
+        if (size > max)
+          throw new PayloadTooLargeError(`Requests are limited to ${megabytes(max)} (got ${megabytes(size)})`);
         const text = request.event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
         const fields: Record<string, string> = {};
         for (const [name, value] of new URLSearchParams(text)) {
@@ -78,7 +89,9 @@ export const jsonBody = (multipart?: MultipartParser): middy.MiddlewareObj<APIGa
         return;
       }
       if (size > max) {
-        throw new PayloadTooLargeError(`JSON requests are limited to ${megabytes(max)} (got ${megabytes(size)})${spec.maxBodyHint ? `; ${spec.maxBodyHint}` : ''}`);
+        throw new PayloadTooLargeError(
+          `JSON requests are limited to ${megabytes(max)} (got ${megabytes(size)})${spec.maxBodyHint ? `; ${spec.maxBodyHint}` : ''}`,
+        );
       }
       if (!JSON_CONTENT_TYPE.test(contentType)) {
         throw new UnsupportedMediaTypeError(
@@ -91,7 +104,9 @@ export const jsonBody = (multipart?: MultipartParser): middy.MiddlewareObj<APIGa
         await parseJsonBody({ ...request, event } as never);
       } catch (error) {
         const detail = (error as { cause?: { message?: string } }).cause?.message;
-        throw new InvalidRequestError(`The request body is not valid JSON${detail ? `: ${detail}` : ''}`, { cause: error });
+        throw new InvalidRequestError(`The request body is not valid JSON${detail ? `: ${detail}` : ''}`, {
+          cause: error,
+        });
       }
       state.body = jsonObject(event.body, 'The request body');
     },

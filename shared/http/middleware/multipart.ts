@@ -32,15 +32,25 @@ const DEADLINE_MS = 5_000;
 const HOSTILE_NAMES = new Set([...Object.getOwnPropertyNames(Object.prototype), 'prototype']);
 const hostile = (name: string) => HOSTILE_NAMES.has(name.split(/[[.]/, 1)[0]!.trim());
 
-const malformed = (detail: string, cause?: unknown) => new InvalidRequestError(`The multipart/form-data body could not be parsed: ${detail}`, cause === undefined ? undefined : { cause });
+const malformed = (detail: string, cause?: unknown) =>
+  new InvalidRequestError(
+    `The multipart/form-data body could not be parsed: ${detail}`,
+    cause === undefined ? undefined : { cause },
+  );
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-export async function parseMultipart(event: APIGatewayProxyEventV2, contentType: string, maxBytes: number): Promise<{ message: unknown; files: UploadedFile[] }> {
+export async function parseMultipart(
+  event: APIGatewayProxyEventV2,
+  contentType: string,
+  maxBytes: number,
+): Promise<{ message: unknown; files: UploadedFile[] }> {
   const boundary = /boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType);
   const value = boundary?.[1] ?? boundary?.[2];
   if (!value || !/^[a-zA-Z0-9'()+_,./:=?-]{1,70}$/.test(value) || value.endsWith(' ')) {
-    throw new UnsupportedMediaTypeError('multipart/form-data needs a boundary parameter of 1 to 70 characters (RFC 2046)');
+    throw new UnsupportedMediaTypeError(
+      'multipart/form-data needs a boundary parameter of 1 to 70 characters (RFC 2046)',
+    );
   }
 
   let failure: Error | undefined;
@@ -59,24 +69,40 @@ export async function parseMultipart(event: APIGatewayProxyEventV2, contentType:
   try {
     parser = busboy({
       headers: { 'content-type': `multipart/form-data; boundary=${value}` },
-      limits: { fieldSize: maxBytes, fileSize: maxBytes, files: MAX_FILES, fields: MAX_TEXT_FIELDS + 1, parts: MAX_FILES + MAX_TEXT_FIELDS + 1, headerPairs: MAX_HEADER_PAIRS },
+      limits: {
+        fieldSize: maxBytes,
+        fileSize: maxBytes,
+        files: MAX_FILES,
+        fields: MAX_TEXT_FIELDS + 1,
+        parts: MAX_FILES + MAX_TEXT_FIELDS + 1,
+        headerPairs: MAX_HEADER_PAIRS,
+      },
     });
   } catch (error) {
     throw malformed((error as Error).message, error);
   }
   parser.on('field', (name, text, nameTruncated, valueTruncated) => {
     progress++;
-    if (hostile(name)) return fail(new InvalidRequestError(`Multipart part name '${name.slice(0, 100)}' is not allowed`));
+    if (hostile(name))
+      return fail(new InvalidRequestError(`Multipart part name '${name.slice(0, 100)}' is not allowed`));
     if (nameTruncated) return fail(new InvalidRequestError('A multipart part name is longer than 100 bytes'));
-    if (!JSON_PARTS.has(name)) return fail(new InvalidRequestError(`Unknown multipart field '${name.slice(0, 100)}'; send the JSON body in a 'message' part`));
-    if (messageText !== undefined) return fail(new InvalidRequestError("The multipart body has more than one 'message' (or 'draft') part"));
+    if (!JSON_PARTS.has(name))
+      return fail(
+        new InvalidRequestError(
+          `Unknown multipart field '${name.slice(0, 100)}'; send the JSON body in a 'message' part`,
+        ),
+      );
+    if (messageText !== undefined)
+      return fail(new InvalidRequestError("The multipart body has more than one 'message' (or 'draft') part"));
     if (valueTruncated) return fail(new PayloadTooLargeError("The multipart 'message' part is too large"));
     messageText = text;
   });
   parser.on('file', (name, stream, filename, _encoding, mimeType) => {
     progress++;
-    if (hostile(name)) return fail(new InvalidRequestError(`Multipart part name '${name.slice(0, 100)}' is not allowed`));
-    if (JSON_PARTS.has(name)) return fail(new InvalidRequestError(`The multipart '${name}' part must be a JSON text field, not a file`));
+    if (hostile(name))
+      return fail(new InvalidRequestError(`Multipart part name '${name.slice(0, 100)}' is not allowed`));
+    if (JSON_PARTS.has(name))
+      return fail(new InvalidRequestError(`The multipart '${name}' part must be a JSON text field, not a file`));
     const chunks: Buffer[] = [];
     openFiles++;
     stream.on('data', (chunk: Buffer) => {
@@ -91,13 +117,26 @@ export async function parseMultipart(event: APIGatewayProxyEventV2, contentType:
     stream.once('end', () => {
       progress++;
       openFiles--;
-      if (stream.truncated) fail(new PayloadTooLargeError(`An attachment is larger than the ${maxBytes} bytes a multipart request may carry`));
-      else files.push({ fieldname: name, filename: filename || name, contentType: mimeType || 'application/octet-stream', content: Buffer.concat(chunks) });
+      if (stream.truncated)
+        fail(
+          new PayloadTooLargeError(`An attachment is larger than the ${maxBytes} bytes a multipart request may carry`),
+        );
+      else
+        files.push({
+          fieldname: name,
+          filename: filename || name,
+          contentType: mimeType || 'application/octet-stream',
+          content: Buffer.concat(chunks),
+        });
     });
   });
-  parser.on('partsLimit', () => fail(new InvalidRequestError(`A multipart body may have at most ${MAX_FILES + MAX_TEXT_FIELDS} parts`)));
+  parser.on('partsLimit', () =>
+    fail(new InvalidRequestError(`A multipart body may have at most ${MAX_FILES + MAX_TEXT_FIELDS} parts`)),
+  );
   parser.on('filesLimit', () => fail(new InvalidRequestError(`A message can carry at most ${MAX_FILES} attachments`)));
-  parser.on('fieldsLimit', () => fail(new InvalidRequestError("A multipart body has one text part, 'message'; send attachments as file parts")));
+  parser.on('fieldsLimit', () =>
+    fail(new InvalidRequestError("A multipart body has one text part, 'message'; send attachments as file parts")),
+  );
   parser.on('error', (error: Error) => {
     finished = true;
     fail(malformed(error.message, error));
@@ -119,7 +158,8 @@ export async function parseMultipart(event: APIGatewayProxyEventV2, contentType:
     const before = progress;
     await nextTurn();
     still = progress === before ? still + 1 : 0;
-    if (still >= STALL_TURNS || Date.now() > deadline) fail(malformed('a part ends before its headers do, or the body ends early'));
+    if (still >= STALL_TURNS || Date.now() > deadline)
+      fail(malformed('a part ends before its headers do, or the body ends early'));
   }
   parser.removeAllListeners();
   if (failure) throw failure;
@@ -132,7 +172,9 @@ export async function parseMultipart(event: APIGatewayProxyEventV2, contentType:
     try {
       message = JSON.parse(messageText);
     } catch (error) {
-      throw new InvalidRequestError(`The multipart 'message' part is not valid JSON: ${(error as Error).message}`, { cause: error });
+      throw new InvalidRequestError(`The multipart 'message' part is not valid JSON: ${(error as Error).message}`, {
+        cause: error,
+      });
     }
   }
   return { message, files };

@@ -42,7 +42,10 @@ function accessLog(state: State, event: APIGatewayProxyEventV2, status: number) 
   });
 }
 
-export const responseMiddleware = (): middy.MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2> => ({
+export const responseMiddleware = (): middy.MiddlewareObj<
+  APIGatewayProxyEventV2,
+  APIGatewayProxyStructuredResultV2
+> => ({
   before: (request) => {
     beginState(request.event, request.context?.awsRequestId);
   },
@@ -58,7 +61,11 @@ export const responseMiddleware = (): middy.MiddlewareObj<APIGatewayProxyEventV2
         // A route that creates something answers the status its spec names (201).
         status = result.status ?? state.route?.spec.status ?? 200;
         extra = result.headers ?? {};
-        payload = { request_id: state.requestId, ...result.envelope, data: select ? project(result.data, select) : result.data };
+        payload = {
+          request_id: state.requestId,
+          ...result.envelope,
+          data: select ? project(result.data, select) : result.data,
+        };
         break;
       case 'list':
         payload = {
@@ -139,10 +146,14 @@ export const responseMiddleware = (): middy.MiddlewareObj<APIGatewayProxyEventV2
         ? new InvalidRequestError(
             `A value of this request is too long to be stored: it makes a key of ${error.bytes} bytes, and keys hold at most ${KEY_BYTES[error.attribute]}; shorten names, IDs and other values that identify things`,
           )
-        : new NotFoundError(`Not found: a value of this request is longer than any stored name or ID can be (${error.bytes} bytes in a key that holds at most ${KEY_BYTES[error.attribute]})`);
+        : new NotFoundError(
+            `Not found: a value of this request is longer than any stored name or ID can be (${error.bytes} bytes in a key that holds at most ${KEY_BYTES[error.attribute]})`,
+          );
     } else {
       state.log.error('unhandled error', { error: error ?? undefined });
-      apiError = new ApiError(500, `Internal error; quote request id ${state.requestId} when reporting it`, { expose: false });
+      apiError = new ApiError(500, `Internal error; quote request id ${state.requestId} when reporting it`, {
+        expose: false,
+      });
     }
     const payload =
       state.route?.spec.errors === 'oauth'

@@ -23,7 +23,10 @@ import { stateOf, type CompiledRoute } from '#shared/http/middleware/state';
  */
 export const MAX_PATH_PARAMETER_BYTES = 1100;
 
-export function routing(compiled: Map<string, CompiledRoute>, known: readonly Pick<RouteSpec, 'method' | 'path'>[]): middy.MiddlewareObj<APIGatewayProxyEventV2> {
+export function routing(
+  compiled: Map<string, CompiledRoute>,
+  known: readonly Pick<RouteSpec, 'method' | 'path'>[],
+): middy.MiddlewareObj<APIGatewayProxyEventV2> {
   const templates = [...known].sort((a, b) => compareSpecificity(a.path, b.path));
   return {
     before: (request) => {
@@ -37,7 +40,9 @@ export function routing(compiled: Map<string, CompiledRoute>, known: readonly Pi
       if (route && params) {
         for (const [name, value] of Object.entries(params)) {
           if (Buffer.byteLength(value, 'utf8') > MAX_PATH_PARAMETER_BYTES) {
-            throw new NotFoundError(`No ${name} '${Array.from(value.slice(0, 80)).slice(0, 40).join('')}…' exists: it is longer than any can be (${MAX_PATH_PARAMETER_BYTES} bytes)`);
+            throw new NotFoundError(
+              `No ${name} '${Array.from(value.slice(0, 80)).slice(0, 40).join('')}…' exists: it is longer than any can be (${MAX_PATH_PARAMETER_BYTES} bytes)`,
+            );
           }
         }
         state.route = route;
