@@ -3,9 +3,8 @@ import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { draftKey } from '#shared/db/keys';
 import type { DraftId, GrantId } from '#shared/ids';
 import { clock } from '#shared/time';
-import { useDovecot } from '../support/dovecot';
+import { connectImapGrant, useDovecot } from '../support/dovecot';
 import { useApi } from '../support/harness';
-import { jobsDone } from '../support/outbox-relay';
 import { dieAt, type DeathPoint } from '../support/process-death';
 import { createTestQueue } from '../support/queues';
 import { rememberSecret } from '../support/secrets';
@@ -32,20 +31,7 @@ beforeAll(async () => {
   rememberSecret(PASSWORD, 'the IMAP draft faults test password');
   process.env.FANOUT_QUEUE_URL = await createTestQueue('imap-draft-faults-fanout');
   process.env.MAIL_SYNC_QUEUE_URL = await createTestQueue('imap-draft-faults-sync');
-  const response = await api.post('/v3/connect/custom', {
-    provider: 'imap',
-    settings: {
-      imap_username: USER,
-      imap_password: PASSWORD,
-      imap_host: '127.0.0.1',
-      imap_port: dovecot.imapPort,
-      smtp_host: '127.0.0.1',
-      smtp_port: dovecot.submissionPort,
-    },
-  });
-  expect(response.status, response.text).toBe(201);
-  grant = response.body.data;
-  await jobsDone();
+  grant = await connectImapGrant(api, dovecot, USER, PASSWORD);
   // The sync finds the account's Drafts and Sent folders.
   await runSync(applicationId(), grant.id);
 });

@@ -6,8 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { GrantId } from '#shared/ids';
 import { parseMime } from '#shared/mail/parse';
 import { useApi } from '../support/harness';
-import { useDovecot } from '../support/dovecot';
-import { jobsDone } from '../support/outbox-relay';
+import { connectImapGrant, useDovecot } from '../support/dovecot';
 import { createTestQueue } from '../support/queues';
 import { rememberSecret } from '../support/secrets';
 import { grantNotifications, syncRun as runSync } from '../support/sync-runs';
@@ -94,20 +93,7 @@ beforeAll(async () => {
   fanout = await createTestQueue('imap-drafts-fanout');
   process.env.FANOUT_QUEUE_URL = fanout;
   process.env.MAIL_SYNC_QUEUE_URL = await createTestQueue('imap-drafts-sync');
-  const response = await api.post('/v3/connect/custom', {
-    provider: 'imap',
-    settings: {
-      imap_username: USER,
-      imap_password: PASSWORD,
-      imap_host: '127.0.0.1',
-      imap_port: dovecot.imapPort,
-      smtp_host: '127.0.0.1',
-      smtp_port: dovecot.submissionPort,
-    },
-  });
-  expect(response.status, response.text).toBe(201);
-  grant = response.body.data;
-  await jobsDone();
+  grant = await connectImapGrant(api, dovecot, USER, PASSWORD);
   await syncRun();
   await notifications();
 });

@@ -3,8 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiClient, type ApiClient } from '../support/api';
 import { makeApplication } from '../support/factories';
 import { startGateway, type Gateway } from '../support/gateway';
-import { useDovecot } from '../support/dovecot';
-import { jobsDone } from '../support/outbox-relay';
+import { connectImapGrant, useDovecot } from '../support/dovecot';
 import { createTestQueue } from '../support/queues';
 import { rememberSecret } from '../support/secrets';
 import { grantNotifications, syncRun as runSync } from '../support/sync-runs';
@@ -35,20 +34,7 @@ beforeAll(async () => {
   const app = await makeApplication();
   applicationId = app.applicationId;
   api = apiClient(gateway.url, app.apiKey);
-  const response = await api.post('/v3/connect/custom', {
-    provider: 'imap',
-    settings: {
-      imap_username: USER,
-      imap_password: PASSWORD,
-      imap_host: '127.0.0.1',
-      imap_port: dovecot.imapPort,
-      smtp_host: '127.0.0.1',
-      smtp_port: dovecot.submissionPort,
-    },
-  });
-  expect(response.status, response.text).toBe(201);
-  grant = response.body.data;
-  await jobsDone();
+  grant = await connectImapGrant(api, dovecot, USER, PASSWORD);
   await syncRun();
   await notifications();
 });

@@ -5,8 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { apiClient, type ApiClient } from '../support/api';
 import { makeApplication } from '../support/factories';
 import { startGateway, type Gateway } from '../support/gateway';
-import { useDovecot } from '../support/dovecot';
-import { jobsDone } from '../support/outbox-relay';
+import { connectImapGrant, useDovecot } from '../support/dovecot';
 import { createQueueWithDlq, createTestQueue, sqs } from '../support/queues';
 import { rememberSecret } from '../support/secrets';
 import { grantNotifications, syncRun as runSync } from '../support/sync-runs';
@@ -49,20 +48,7 @@ beforeAll(async () => {
   api = apiClient(gateway.url, apiKey);
   const { handler } = await import('../../functions/scheduled-send/handler');
   worker = startQueueWorker(scheduled.queue, handler as never, { functionName: 'scheduled-send', timeoutMs: 60_000 });
-  const response = await api.post('/v3/connect/custom', {
-    provider: 'imap',
-    settings: {
-      imap_username: 'mail@example.org',
-      imap_password: PASSWORD,
-      imap_host: '127.0.0.1',
-      imap_port: dovecot.imapPort,
-      smtp_host: '127.0.0.1',
-      smtp_port: dovecot.submissionPort,
-    },
-  });
-  expect(response.status, response.text).toBe(201);
-  grant = response.body.data;
-  await jobsDone();
+  grant = await connectImapGrant(api, dovecot, 'mail@example.org', PASSWORD);
   await syncRun();
   await notifications();
 });

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import {
   startDovecot,
   type DovecotAccount,
@@ -6,7 +6,9 @@ import {
   type RunningDovecot,
 } from '../../scripts/local-stack/dovecot';
 import { startSmtpSink } from '../../scripts/local-stack/smtp-sink';
+import type { ApiClient } from './api';
 import type { SunkMessage } from './mail';
+import { jobsDone } from './outbox-relay';
 
 /**
  * One real Dovecot (IMAP + submission) per test file: started in beforeAll, its submission relaying
@@ -97,4 +99,27 @@ export function useDovecot(
       },
     },
   };
+}
+
+/** An IMAP grant of an account of this Dovecot, connected through `POST /v3/connect/custom` (its jobs done). */
+export async function connectImapGrant(
+  api: ApiClient,
+  dovecot: DovecotHarness,
+  user: string,
+  password: string,
+): Promise<{ id: string; email: string }> {
+  const response = await api.post('/v3/connect/custom', {
+    provider: 'imap',
+    settings: {
+      imap_username: user,
+      imap_password: password,
+      imap_host: '127.0.0.1',
+      imap_port: dovecot.imapPort,
+      smtp_host: '127.0.0.1',
+      smtp_port: dovecot.submissionPort,
+    },
+  });
+  expect(response.status, response.text).toBe(201);
+  await jobsDone();
+  return response.body.data;
 }
