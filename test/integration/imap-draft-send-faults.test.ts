@@ -1,9 +1,8 @@
-import { ImapFlow } from 'imapflow';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { draftKey } from '#shared/db/keys';
 import type { DraftId, GrantId } from '#shared/ids';
 import { clock } from '#shared/time';
-import { connectImapGrant, useDovecot } from '../support/dovecot';
+import { connectImapGrant, useDovecot, withImapSession } from '../support/dovecot';
 import { useApi } from '../support/harness';
 import { dieAt, type DeathPoint } from '../support/process-death';
 import { createTestQueue } from '../support/queues';
@@ -39,22 +38,11 @@ beforeAll(async () => {
 afterEach(() => vi.restoreAllMocks());
 
 /** How many copies the server's Drafts folder holds with this subject. */
-async function copiesInDrafts(subject: string): Promise<number> {
-  const client = new ImapFlow({
-    host: '127.0.0.1',
-    port: dovecot.imapPort,
-    secure: false,
-    auth: { user: USER, pass: PASSWORD },
-    logger: false,
-  });
-  await client.connect();
-  try {
+const copiesInDrafts = (subject: string) =>
+  withImapSession(dovecot, USER, PASSWORD, async (client) => {
     await client.mailboxOpen('Drafts', { readOnly: true });
     return ((await client.search({ header: { subject } }, { uid: true })) || []).length;
-  } finally {
-    await client.logout();
-  }
-}
+  });
 
 describe('an IMAP draft send killed between its claim and its commit', () => {
   it.each<DeathPoint>(['after-claim', 'at-commit'])(

@@ -1,9 +1,9 @@
-import { ImapFlow } from 'imapflow';
+import type { ImapFlow } from 'imapflow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiClient, type ApiClient } from '../support/api';
 import { makeApplication } from '../support/factories';
 import { startGateway, type Gateway } from '../support/gateway';
-import { connectImapGrant, useDovecot } from '../support/dovecot';
+import { connectImapGrant, useDovecot, withImapSession } from '../support/dovecot';
 import { createTestQueue } from '../support/queues';
 import { rememberSecret } from '../support/secrets';
 import { grantNotifications, syncRun as runSync } from '../support/sync-runs';
@@ -47,37 +47,10 @@ const notifications = () => grantNotifications(fanout, grant.id);
 const folderPath = (id: string) => `/v3/grants/${grant.id}/folders/${encodeURIComponent(id)}`;
 
 /** The server's mailboxes, by path. */
-async function serverPaths(): Promise<string[]> {
-  const client = new ImapFlow({
-    host: '127.0.0.1',
-    port: dovecot.imapPort,
-    secure: false,
-    auth: { user: USER, pass: PASSWORD },
-    logger: false,
-  });
-  await client.connect();
-  try {
-    return (await client.list()).map((box) => box.path).sort();
-  } finally {
-    await client.logout();
-  }
-}
+const serverPaths = () =>
+  withImapSession(dovecot, USER, PASSWORD, async (client) => (await client.list()).map((box) => box.path).sort());
 
-async function onServer(act: (client: ImapFlow) => Promise<unknown>): Promise<void> {
-  const client = new ImapFlow({
-    host: '127.0.0.1',
-    port: dovecot.imapPort,
-    secure: false,
-    auth: { user: USER, pass: PASSWORD },
-    logger: false,
-  });
-  await client.connect();
-  try {
-    await act(client);
-  } finally {
-    await client.logout();
-  }
-}
+const onServer = (act: (client: ImapFlow) => Promise<unknown>) => withImapSession(dovecot, USER, PASSWORD, act);
 
 describe('IMAP folders through the API', () => {
   it('creates a folder on the server, then stores it with folder.created, and nests one under it', async () => {

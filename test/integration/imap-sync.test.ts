@@ -1,9 +1,9 @@
-import { ImapFlow } from 'imapflow';
+import type { ImapFlow } from 'imapflow';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { getSearchManifest } from '#shared/db/search';
 import type { GrantId } from '#shared/ids';
 import { useApi } from '../support/harness';
-import { useDovecot } from '../support/dovecot';
+import { openImapClient, useDovecot } from '../support/dovecot';
 import { createTestQueue, drainQueue, messagesIn } from '../support/queues';
 import { jobsDone } from '../support/outbox-relay';
 import { rememberSecret } from '../support/secrets';
@@ -35,17 +35,7 @@ beforeAll(async () => {
 });
 
 /** A client of the account, as another mail program (or the server's own delivery) would be. */
-async function imap(user: string, password = PASSWORD): Promise<ImapFlow> {
-  const client = new ImapFlow({
-    host: '127.0.0.1',
-    port: dovecot.imapPort,
-    secure: false,
-    auth: { user, pass: password },
-    logger: false,
-  });
-  await client.connect();
-  return client;
-}
+const imap = (user: string, password = PASSWORD): Promise<ImapFlow> => openImapClient(dovecot, user, password);
 
 let serial = 0;
 function mime(options: {

@@ -1,3 +1,4 @@
+import { ImapFlow } from 'imapflow';
 import { afterAll, beforeAll, expect } from 'vitest';
 import {
   startDovecot,
@@ -122,4 +123,32 @@ export async function connectImapGrant(
   expect(response.status, response.text).toBe(201);
   await jobsDone();
   return response.body.data;
+}
+
+/** A client of an account of this Dovecot, logged in, as another mail program would be. */
+export async function openImapClient(dovecot: DovecotHarness, user: string, password: string): Promise<ImapFlow> {
+  const client = new ImapFlow({
+    host: '127.0.0.1',
+    port: dovecot.imapPort,
+    secure: false,
+    auth: { user, pass: password },
+    logger: false,
+  });
+  await client.connect();
+  return client;
+}
+
+/** Runs `act` in an IMAP session of an account of this Dovecot, as another client would (logged out after). */
+export async function withImapSession<T>(
+  dovecot: DovecotHarness,
+  user: string,
+  password: string,
+  act: (client: ImapFlow) => Promise<T>,
+): Promise<T> {
+  const client = await openImapClient(dovecot, user, password);
+  try {
+    return await act(client);
+  } finally {
+    await client.logout();
+  }
 }
