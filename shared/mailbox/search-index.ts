@@ -16,8 +16,7 @@ import {
 import { getGrant } from '#shared/db/grants';
 import { FORMAT_TOKEN, format1Split } from '#shared/mailbox/postings';
 import type { ApplicationId, GrantId, MessageId, ThreadId } from '#shared/ids';
-import { refreshThreadFor, refreshThreadNow } from '#shared/mailbox/thread-refresh';
-import { inPool } from '#shared/pool';
+import { refreshBatchThreads, refreshThreadFor } from '#shared/mailbox/thread-refresh';
 import type { Job } from '#shared/jobs/job';
 import { logger } from '#shared/logger';
 import { ByteLru } from '#shared/search/cache';
@@ -510,11 +509,10 @@ export async function runMessagesStoredJob(
   outOfTime: () => boolean,
 ): Promise<void> {
   if (!(await getGrant(job.application_id as ApplicationId, job.grant_id as GrantId))) return;
-  // Threads side by side (a batch's are mostly distinct): each refresh is a read of its messages and one write.
-  await inPool(
-    [...new Set(job.thread_ids)],
-    8,
-    async (threadId) => void (await refreshThreadNow(job.grant_id as GrantId, threadId as ThreadId)),
+  await refreshBatchThreads(
+    job.grant_id as GrantId,
+    job.thread_ids as ThreadId[],
+    (job.message_ids ?? []) as MessageId[],
   );
   await mergeSearchIndex(job.grant_id as GrantId, {
     wait: true,

@@ -11,6 +11,7 @@ import { newId, type ApplicationId, type GrantId, type MessageId, type ThreadId 
 import type { Job } from '#shared/jobs/job';
 import { logger } from '#shared/logger';
 import { CONTENTION_ATTEMPTS, contentionPause } from '#shared/contention';
+import { inPool } from '#shared/pool';
 
 /**
  * An Agent Account thread's aggregate, recomputed from its messages (shared/mail/threading.ts) after
@@ -107,4 +108,54 @@ export async function refreshThread(
     }
   }
   throw new ThreadKeptChangingError(threadId);
+}
+
+/**
+ * The threads of a batch of stored messages, brought up to date together (the messages-stored job):
+ * the batch's thread records and messages are read in one BatchGet each, then per thread
+ *   - an aggregate that already holds the batch's messages is left as it is;
+ *   - a thread with no record yet is aggregated from the batch's messages alone, with no read of its
+ *     postings: if another batch's messages belong to it too, the other batch's job finds this record
+ *     without its messages (or loses the conditional write to it) and refreshes the thread whole;
+ *   - any other thread is refreshed whole (refreshThread) from the record just read.
+ * A write that loses to a concurrent refresh refreshes the thread whole. Threads that kept changing
+ * are refreshed again by the job's next delivery: the error is thrown once every other thread is done.
+ */
+export async function refreshBatchThreads(
+  grantId: GrantId,
+  threadIds: readonly ThreadId[],
+  messageIds: readonly MessageId[],
+): Promise<void> {
+  const unique = [...new Set(threadIds)];
+  if (!unique.length) return;
+  const [records, stored] = await Promise.all([
+    threads.getThreads(grantId, unique),
+    getMessages(grantId, [...messageIds], [...AGGREGATED_FIELDS, 'thread_id'] as const),
+  ]);
+  const previousOf = new Map(records.map((r) => [r.id, r]));
+  const members = new Map<string, typeof stored>();
+  for (const message of stored) members.set(message.thread_id, [...(members.get(message.thread_id) ?? []), message]);
+  const failed: ThreadId[] = [];
+  await inPool(unique, 8, async (threadId) => {
+    const previous = previousOf.get(threadId);
+    const batch = members.get(threadId) ?? [];
+    try {
+      if (previous && batch.length && batch.every((m) => previous.message_ids.includes(m.id))) return;
+      if (!previous && batch.length) {
+        // Newest first, as the thread's postings list them (by message ID, descending).
+        const newestFirst = [...batch].sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+        try {
+          await threads.putThread(aggregateThread(grantId, threadId, newestFirst, [], 1, 'sent'));
+          return;
+        } catch (error) {
+          if (!(error instanceof ThreadChangedError)) throw error;
+        }
+      }
+      await refreshThread(grantId, threadId, previous ? { previous } : undefined);
+    } catch (error) {
+      if (!(error instanceof ThreadKeptChangingError)) throw error;
+      failed.push(threadId);
+    }
+  });
+  if (failed.length) throw new ThreadKeptChangingError(failed.join(', '));
 }
