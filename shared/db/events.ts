@@ -124,13 +124,16 @@ const item = (record: EventRecord) => ({
   entity: ENTITY,
   ...record,
 });
-const windowCopies = (record: EventRecord) =>
-  bucketsOf(record).map((bucket) => ({
+/** A window copy holds what a listing shows: where the event lives on a CalDAV server (URL, ETag) stays on the event's own item. */
+const windowCopies = (record: EventRecord) => {
+  const { href: _href, etag: _etag, ...listed } = record;
+  return bucketsOf(record).map((bucket) => ({
     ...windowKey(record.grant_id, record.calendar_id, bucket, record.start, record.id),
     entity: WINDOW_ENTITY,
     window_end: span(record).end,
-    ...record,
+    ...listed,
   }));
+};
 const windowKeys = (record: EventRecord): Key[] =>
   bucketsOf(record).map((bucket) => windowKey(record.grant_id, record.calendar_id, bucket, record.start, record.id));
 const keyString = (key: Key) => `${key.pk}\u0000${key.sk}`;
@@ -283,7 +286,8 @@ export async function purgeEvents(records: readonly EventRecord[]): Promise<void
 
 /**
  * Events whose indexed span overlaps [from, to): the window's buckets read side by side, each a key
- * range (start before `to`) filtered on the span's end. A series appears once, as its master.
+ * range (start before `to`) filtered on the span's end. A series appears once, as its master. The
+ * records are the window copies: without a CalDAV event's URL and ETag (getEvent has them).
  */
 export async function eventsInWindow(
   grantId: GrantId,
