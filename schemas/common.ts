@@ -100,6 +100,7 @@ export const ERROR_TYPES = {
   500: 'internal_error',
   502: 'mail_delivery_error',
   503: 'service_unavailable',
+  504: 'provider_error',
 } as const;
 
 export const ErrorEnvelope = {

@@ -60,6 +60,13 @@ export const ConnectorSettings = {
       description:
         "Switchboard's extension (OAuth providers): an https OpenID Connect issuer that replaces the provider's default authorization server.",
     },
+    api_base_url: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 2048,
+      description:
+        "Switchboard's extension (google): an https base URL that replaces the scheme and host of every REST call to the provider's APIs, their paths kept.",
+    },
     topic_name: {
       type: 'string',
       minLength: 1,
@@ -126,6 +133,7 @@ export const ConnectorObject = {
         client_id: { type: 'string' },
         tenant: { type: 'string' },
         issuer: { type: 'string' },
+        api_base_url: { type: 'string' },
         topic_name: { type: 'string' },
         imap_host: { type: 'string' },
         imap_port: { type: 'integer' },

@@ -22,6 +22,7 @@ const ERROR_DESCRIPTIONS: Record<keyof typeof ERROR_TYPES, string> = {
   500: 'Internal error; quote the request id',
   502: 'The mail relay refused the message',
   503: "A provider could not be reached just now (a connected grant's token refresh); see Retry-After",
+  504: "The provider's API failed or did not answer in time (a live provider's grant)",
 };
 
 /** Who may call a route: the API key; anyone; or anyone, and with a bearer a scheduler session or the API key. */

@@ -86,6 +86,13 @@ export class MailDeliveryError extends ApiError {
   }
 }
 
+/** A provider's API failed or did not answer in time (its 5xx, a timeout, a refused connection): `provider_error`. */
+export class ProviderError extends ApiError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(504, message, { ...options, expose: true });
+  }
+}
+
 export class RateLimitError extends ApiError {
   constructor(message: string, retryAfterSeconds: number) {
     super(429, message, { headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) } });

@@ -37,7 +37,7 @@ export const PROVIDER_RULES: Record<ConnectorProvider, ProviderRule> = {
   google: {
     label: 'Google',
     oauth: true,
-    settings: ['client_id', 'client_secret', 'issuer', 'topic_name', ...MAIL_SERVERS],
+    settings: ['client_id', 'client_secret', 'issuer', 'api_base_url', 'topic_name', ...MAIL_SERVERS],
     scope: 'any',
     bulk: ['serviceaccount'],
   },
@@ -134,6 +134,7 @@ export function checkConnectorSettings(
   }
   if (settings.tenant !== undefined) checkTenant(settings.tenant, 'settings.tenant');
   if (settings.issuer !== undefined) checkIssuer(settings.issuer, 'settings.issuer');
+  if (settings.api_base_url !== undefined) checkServerUrl(settings.api_base_url, 'settings.api_base_url');
   for (const field of DAV_SERVERS)
     if (settings[field] !== undefined) checkServerUrl(settings[field], `settings.${field}`);
   for (const [host, port] of [
