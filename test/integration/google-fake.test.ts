@@ -341,7 +341,11 @@ describe('Messages', () => {
     expect(await search(`after:${Date.UTC(2026, 0, 20) / 1000}`)).toEqual([ids.invoice.id]);
     expect(await search('quarterly -from:carol')).toEqual([ids.report.id]);
     expect(await search('label:work')).toEqual([]);
-    for (const q of ['quarterly OR invoice', 'filename:pdf', 'is:muted', '(a b)', 'after:yesterday']) {
+    expect(await search('subject:invoice OR from:alice')).toEqual([ids.invoice.id, ids.report.id]);
+    expect(await search('{subject:invoice from:alice}')).toEqual([ids.invoice.id, ids.report.id]);
+    expect(await search('quarterly -(from:carol OR has:attachment)')).toEqual([ids.report.id]);
+    expect(await search('(quarterly) | invoice')).toEqual([ids.invoice.id, ids.reply.id, ids.report.id]);
+    for (const q of ['quarterly AND invoice', 'filename:pdf', 'is:muted', '(a b', 'a }', 'OR a', 'after:yesterday']) {
       const res = await gmail(`/messages?q=${encodeURIComponent(q)}`);
       expect(res.status, q).toBe(400);
       expect(res.body.error.errors[0].reason).toBe('invalidArgument');

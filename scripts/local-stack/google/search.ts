@@ -35,23 +35,71 @@ interface Term {
   value: string;
 }
 
+/** A parsed `q`: terms combined as Gmail combines them. */
+export type Query =
+  | { kind: 'term'; term: Term }
+  | { kind: 'all'; items: Query[] }
+  | { kind: 'any'; items: Query[] }
+  | { kind: 'not'; item: Query };
+
 /**
- * Splits `q` into terms: words, "quoted phrases", `operator:value`, each optionally negated with `-`.
- * What the fake does not understand (OR, braces, parentheses, other operators) is refused with a 400
- * rather than searched wrongly.
+ * Parses `q` as Gmail reads it: items separated by spaces must all match; `a OR b` (or `a | b`)
+ * and `{a b}` match either; `(a b)` groups; `-` negates an item or a group. Items are words,
+ * "quoted phrases" and `operator:value`. What the fake does not understand (other operators, `AND`,
+ * unbalanced brackets) is refused with a 400 rather than searched wrongly.
  */
-export function parseQuery(q: string): Term[] {
-  const terms: Term[] = [];
+export function parseQuery(q: string): Query {
   let pos = 0;
   const unsupported = (what: string) => invalid(`Invalid query: the local fake does not support ${what} (q=${q})`);
-  while (pos < q.length) {
-    if (/\s/.test(q[pos]!)) {
-      pos++;
-      continue;
+  const skip = () => {
+    while (pos < q.length && /\s/.test(q[pos]!)) pos++;
+  };
+  const orWord = () => {
+    const m = /^(OR|\|)(?=\s|$)/.exec(q.slice(pos));
+    return m ? m[0] : undefined;
+  };
+
+  /** Items up to `close` (or the end), `OR` joining neighbours. */
+  function sequence(close: ')' | '}' | undefined): Query[] {
+    const items: Query[] = [];
+    for (;;) {
+      skip();
+      if (pos >= q.length) {
+        if (close) throw invalid(`Invalid query: '${close}' missing (q=${q})`);
+        return items;
+      }
+      if (q[pos] === ')' || q[pos] === '}') {
+        if (q[pos] !== close) throw invalid(`Invalid query: unexpected '${q[pos]}' (q=${q})`);
+        pos++;
+        return items;
+      }
+      const word = orWord();
+      if (word) {
+        const left = items.pop();
+        pos += word.length;
+        skip();
+        if (!left || pos >= q.length || ')}'.includes(q[pos]!))
+          throw invalid(`Invalid query: ${word} needs an item on each side (q=${q})`);
+        const right = item();
+        items.push({ kind: 'any', items: left.kind === 'any' ? [...left.items, right] : [left, right] });
+        continue;
+      }
+      items.push(item());
     }
+  }
+
+  function item(): Query {
     const negate = q[pos] === '-';
     if (negate) pos++;
-    if ('(){}'.includes(q[pos] ?? '')) throw unsupported(`'${q[pos]}'`);
+    let node: Query;
+    if (q[pos] === '(' || q[pos] === '{') {
+      const open = q[pos]!;
+      pos++;
+      const items = sequence(open === '(' ? ')' : '}');
+      if (!items.length) throw invalid(`Invalid query: empty '${open}' (q=${q})`);
+      node = open === '(' ? { kind: 'all', items } : { kind: 'any', items };
+      return negate ? { kind: 'not', item: node } : node;
+    }
     const op = /^([A-Za-z_]+):/.exec(q.slice(pos));
     let operator: Operator | undefined;
     if (op) {
@@ -67,16 +115,16 @@ export function parseQuery(q: string): Term[] {
       value = q.slice(pos + 1, close);
       pos = close + 1;
     } else {
-      const word = /^[^\s]+/.exec(q.slice(pos))?.[0] ?? '';
-      value = word;
-      pos += word.length;
+      value = /^[^\s(){}]*/.exec(q.slice(pos))?.[0] ?? '';
+      pos += value.length;
     }
-    if (!operator && (value === 'OR' || value === 'AND' || value === '|')) throw unsupported(value);
-    if (operator && value === '') throw invalid(`Invalid query: ${operator}: without a value (q=${q})`);
-    if (!operator && value === '') continue;
-    terms.push({ negate, operator, value });
+    if (!operator && value === 'AND') throw unsupported(value);
+    if (value === '')
+      throw invalid(`Invalid query: ${operator ? `${operator}: without a value` : 'an empty item'} (q=${q})`);
+    return { kind: 'term', term: { negate, ...(operator ? { operator } : {}), value } };
   }
-  return terms;
+
+  return { kind: 'all', items: sequence(undefined) };
 }
 
 /** Lower case, words separated by single spaces, padded: `includes(' word ')` matches whole words and phrases. */
@@ -119,60 +167,79 @@ export interface Search {
 export function compileSearch(mailbox: Mailbox, q: string, labelIds: string[]): Search {
   const explicit = new Set(labelIds);
   let anywhere = false;
-  const tests = parseQuery(q).map((term): ((m: StoredMessage) => boolean) => {
-    const test = ((): ((m: StoredMessage) => boolean) => {
-      const v = term.value;
-      switch (term.operator) {
-        case undefined:
-          return (m) => hasWords(m.search.all, v);
-        case 'from':
-        case 'to':
-        case 'cc':
-        case 'bcc': {
-          const field = term.operator;
-          return (m) => hasWords(m.search[field], v);
-        }
-        case 'subject':
-          return (m) => hasWords(m.search.subject, v);
-        case 'in':
-        case 'label': {
-          if (term.operator === 'in' && v.toLowerCase() === 'anywhere') {
-            anywhere = !term.negate || anywhere;
-            return () => true;
-          }
-          const id = labelIdFor(mailbox, v);
-          if (id && !term.negate) explicit.add(id);
-          return (m) => !!id && m.labelIds.includes(id);
-        }
-        case 'is': {
-          const flag: Record<string, (m: StoredMessage) => boolean> = {
-            unread: (m) => m.labelIds.includes('UNREAD'),
-            read: (m) => !m.labelIds.includes('UNREAD'),
-            starred: (m) => m.labelIds.includes('STARRED'),
-            important: (m) => m.labelIds.includes('IMPORTANT'),
-          };
-          const f = flag[v.toLowerCase()];
-          if (!f) throw invalid(`Invalid query: the local fake does not support is:${v} (q=${q})`);
-          return f;
-        }
-        case 'has':
-          if (v.toLowerCase() !== 'attachment')
-            throw invalid(`Invalid query: the local fake does not support has:${v} (q=${q})`);
-          return (m) => m.hasAttachment;
-        case 'after': {
-          const t = searchDate(v, q);
-          return (m) => m.internalDate >= t;
-        }
-        case 'before': {
-          const t = searchDate(v, q);
-          return (m) => m.internalDate < t;
-        }
+  /** `negated`: under a `-`: labels named there are not searched on purpose. */
+  const compileTerm = (term: Term, negated: boolean): ((m: StoredMessage) => boolean) => {
+    const v = term.value;
+    switch (term.operator) {
+      case undefined:
+        return (m) => hasWords(m.search.all, v);
+      case 'from':
+      case 'to':
+      case 'cc':
+      case 'bcc': {
+        const field = term.operator;
+        return (m) => hasWords(m.search[field], v);
       }
-    })();
-    return term.negate ? (m) => !test(m) : test;
-  });
+      case 'subject':
+        return (m) => hasWords(m.search.subject, v);
+      case 'in':
+      case 'label': {
+        if (term.operator === 'in' && v.toLowerCase() === 'anywhere') {
+          anywhere = !negated || anywhere;
+          return () => true;
+        }
+        const id = labelIdFor(mailbox, v);
+        if (id && !negated) explicit.add(id);
+        return (m) => !!id && m.labelIds.includes(id);
+      }
+      case 'is': {
+        const flag: Record<string, (m: StoredMessage) => boolean> = {
+          unread: (m) => m.labelIds.includes('UNREAD'),
+          read: (m) => !m.labelIds.includes('UNREAD'),
+          starred: (m) => m.labelIds.includes('STARRED'),
+          important: (m) => m.labelIds.includes('IMPORTANT'),
+        };
+        const f = flag[v.toLowerCase()];
+        if (!f) throw invalid(`Invalid query: the local fake does not support is:${v} (q=${q})`);
+        return f;
+      }
+      case 'has':
+        if (v.toLowerCase() !== 'attachment')
+          throw invalid(`Invalid query: the local fake does not support has:${v} (q=${q})`);
+        return (m) => m.hasAttachment;
+      case 'after': {
+        const t = searchDate(v, q);
+        return (m) => m.internalDate >= t;
+      }
+      case 'before': {
+        const t = searchDate(v, q);
+        return (m) => m.internalDate < t;
+      }
+    }
+  };
+  const compile = (node: Query, negated: boolean): ((m: StoredMessage) => boolean) => {
+    switch (node.kind) {
+      case 'term': {
+        const test = compileTerm(node.term, negated !== node.term.negate);
+        return node.term.negate ? (m) => !test(m) : test;
+      }
+      case 'not': {
+        const test = compile(node.item, !negated);
+        return (m) => !test(m);
+      }
+      case 'all': {
+        const tests = node.items.map((i) => compile(i, negated));
+        return (m) => tests.every((t) => t(m));
+      }
+      case 'any': {
+        const tests = node.items.map((i) => compile(i, negated));
+        return (m) => tests.some((t) => t(m));
+      }
+    }
+  };
+  const test = compile(parseQuery(q), false);
   return {
-    matches: (m) => labelIds.every((l) => m.labelIds.includes(l)) && tests.every((t) => t(m)),
+    matches: (m) => labelIds.every((l) => m.labelIds.includes(l)) && test(m),
     explicit,
     anywhere,
   };
