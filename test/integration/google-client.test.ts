@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GoogleGoneError, GoogleNotFoundError, googleClientOf, type GoogleClient } from '#shared/google/client';
-import { connectGrant } from '#shared/accounts/connected';
 import { createConnector } from '#shared/connectors/service';
 import type { GrantRecord } from '#shared/db/grants';
 import { ApiError, InvalidRequestError, ProviderError, RateLimitError } from '#shared/errors';
 import type { ApplicationId } from '#shared/ids';
 import { startGoogleFake, type GoogleFake } from '../../scripts/local-stack/google/server';
-import { makeApplication, uniqueEmail } from '../support/factories';
+import { makeApplication } from '../support/factories';
+import { connectFakeGoogleGrant } from '../support/google';
 
 /**
  * Provider A's REST client (shared/google/client.ts) against the local Google fake, which checks
@@ -17,30 +17,11 @@ import { makeApplication, uniqueEmail } from '../support/factories';
  */
 let fake: GoogleFake;
 let grant: GrantRecord;
-let applicationId: ApplicationId;
 const waits: number[] = [];
 
 beforeAll(async () => {
   fake = await startGoogleFake();
-  const app = await makeApplication('google client');
-  applicationId = app.applicationId as ApplicationId;
-  await createConnector({ applicationId, credential: 'api_key' }, {
-    provider: 'google',
-    settings: { client_id: 'client-a', client_secret: 'secret-a', api_base_url: fake.url },
-  } as never);
-  const email = uniqueEmail('gmail');
-  fake.addUser({ email, accessToken: 'token-of-ann' });
-  grant = (
-    await connectGrant({
-      applicationId,
-      provider: 'google',
-      email,
-      providerUserId: `sub-${email}`,
-      scope: ['https://www.googleapis.com/auth/gmail.modify'],
-      settings: {},
-      tokens: { source: 'oauth', access_token: 'token-of-ann', refresh_token: 'refresh-of-ann', expires_in: 3600 },
-    })
-  ).grant;
+  ({ grant } = await connectFakeGoogleGrant(fake, 'google client'));
 });
 
 afterAll(async () => {

@@ -1,0 +1,36 @@
+import { connectGrant } from '#shared/accounts/connected';
+import { createConnector } from '#shared/connectors/service';
+import type { GrantRecord } from '#shared/db/grants';
+import type { ApplicationId } from '#shared/ids';
+import type { GoogleFake } from '../../scripts/local-stack/google/server';
+import { makeApplication, uniqueEmail } from './factories';
+
+/**
+ * A `google` grant whose provider A APIs are the local Google fake: a new application with a google
+ * connector whose `api_base_url` is the fake, and a grant connected with an access token the fake
+ * knows for a new user.
+ */
+export async function connectFakeGoogleGrant(
+  fake: GoogleFake,
+  name = 'google',
+): Promise<{ grant: GrantRecord; applicationId: ApplicationId; email: string; accessToken: string }> {
+  const app = await makeApplication(name);
+  const applicationId = app.applicationId as ApplicationId;
+  await createConnector({ applicationId, credential: 'api_key' }, {
+    provider: 'google',
+    settings: { client_id: 'client-a', client_secret: 'secret-a', api_base_url: fake.url },
+  } as never);
+  const email = uniqueEmail('gmail');
+  const accessToken = `token-of-${email}`;
+  fake.addUser({ email, accessToken });
+  const { grant } = await connectGrant({
+    applicationId,
+    provider: 'google',
+    email,
+    providerUserId: `sub-${email}`,
+    scope: ['https://www.googleapis.com/auth/gmail.modify'],
+    settings: {},
+    tokens: { source: 'oauth', access_token: accessToken, refresh_token: `refresh-${email}`, expires_in: 3600 },
+  });
+  return { grant, applicationId, email, accessToken };
+}
