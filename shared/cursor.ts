@@ -65,3 +65,15 @@ export function decodeBeforeCursor(value: string, scope: string, kind: IdKind): 
   if (cursor?.s === scope && typeof cursor.b === 'string' && parseId(kind, cursor.b)) return cursor.b;
   throw invalid();
 }
+
+/** Opaque page token wrapping a provider's own page token (a live provider's listing). */
+export const encodeProviderCursor = (scope: string, providerToken: string): string =>
+  token({ p: providerToken, s: scope });
+
+/** The provider's page token inside ours; a token of another listing, or not ours, is a 400. */
+export function decodeProviderCursor(value: string, scope: string): string {
+  const cursor = parsed(value);
+  if (cursor?.s === scope && typeof cursor.p === 'string' && cursor.p.length > 0 && cursor.p.length <= 4096)
+    return cursor.p;
+  throw invalid();
+}

@@ -1,0 +1,158 @@
+import type { DeleteMessageQuery, ListMessagesQuery, MessageIdQuery, UpdateMessageBody } from '#schemas/mail';
+import { decodeOffsetCursor, decodeProviderCursor, encodeOffsetCursor, encodeProviderCursor } from '#shared/cursor';
+import type { GrantRecord } from '#shared/db/grants';
+import { InvalidRequestError, NotFoundError } from '#shared/errors';
+import { googleClientOf, GoogleNotFoundError, type GoogleClient } from '#shared/google/client';
+import { messageFromGmail, type GmailMessage, type MessageFields } from '#shared/google/gmail-message';
+import { gmailListing } from '#shared/google/gmail-query';
+import { inPool } from '#shared/pool';
+import type { Message, MessagesProvider, Page } from '#shared/providers/contract';
+
+/**
+ * Provider A's messages, live: every answer comes from Gmail (users.messages list, get, modify,
+ * trash, delete; users.threads.get for a thread's messages), nothing of the mailbox is stored. A
+ * listing is one `list` call for the IDs and one `get` per message (bounded concurrency); our page
+ * token wraps Gmail's. `metadata` (ours, not Gmail's) is not served here yet: a body or filter that
+ * needs it is a 400 naming it.
+ */
+
+const SCOPE = 'gmail-messages';
+const THREAD_SCOPE = 'gmail-thread-messages';
+/** Gets of one listing in flight at once (Gmail counts each; its per-user limit is per second). */
+const GET_CONCURRENCY = 10;
+/** The labels that are flags in our API, not folders a body's `folders` replaces. */
+const FLAG_LABELS = new Set(['UNREAD', 'STARRED']);
+
+const messagePath = (id: string) => `/gmail/v1/users/me/messages/${encodeURIComponent(id)}`;
+
+/** Gmail IDs are hex; anything else is not one of its messages (and must not reach its path). */
+function checkId(id: string, what = 'message'): string {
+  if (!/^[0-9a-zA-Z_-]{1,64}$/.test(id)) throw new NotFoundError(`No ${what} '${id}' in this grant's mailbox`);
+  return id;
+}
+
+async function getOne(client: GoogleClient, grant: GrantRecord, id: string, fields: MessageFields): Promise<Message> {
+  try {
+    const full = await client.call<GmailMessage>({ api: 'gmail', path: messagePath(id), query: { format: 'full' } });
+    if (fields !== 'raw_mime') return messageFromGmail(grant, full, fields);
+    const raw = await client.call<GmailMessage>({ api: 'gmail', path: messagePath(id), query: { format: 'raw' } });
+    return messageFromGmail(grant, { ...full, ...(raw.raw !== undefined ? { raw: raw.raw } : {}) }, fields);
+  } catch (error) {
+    if (error instanceof GoogleNotFoundError) throw new NotFoundError(`No message '${id}' in this grant's mailbox`);
+    throw error;
+  }
+}
+
+const fieldsOf = (query: { fields?: string | undefined }): MessageFields => {
+  if (query.fields === 'include_tracking_options')
+    throw new InvalidRequestError("'fields=include_tracking_options' is not available for google grants");
+  return (query.fields ?? 'standard') as MessageFields;
+};
+
+function refuseMetadata(query: { metadata_pair?: string | undefined }) {
+  if (query.metadata_pair !== undefined)
+    throw new InvalidRequestError("'metadata_pair' is not available for google grants yet");
+}
+
+async function list(grant: GrantRecord, query: ListMessagesQuery, limit: number): Promise<Page<Message>> {
+  const listing = gmailListing(query);
+  refuseMetadata(query);
+  const fields = fieldsOf(query);
+  const client = await googleClientOf(grant);
+  if (query.thread_id !== undefined) {
+    // A thread's messages: the thread itself, oldest first as Gmail keeps them, paged by position.
+    const offset = query.page_token ? decodeOffsetCursor(query.page_token, THREAD_SCOPE) : 0;
+    let thread: { messages?: GmailMessage[] };
+    try {
+      thread = await client.call({
+        api: 'gmail',
+        path: `/gmail/v1/users/me/threads/${encodeURIComponent(checkId(query.thread_id, 'thread'))}`,
+        query: { format: 'minimal' },
+      });
+    } catch (error) {
+      if (error instanceof GoogleNotFoundError) return { items: [] };
+      throw error;
+    }
+    const ids = (thread.messages ?? []).map((m) => m.id).reverse();
+    const page = ids.slice(offset, offset + limit);
+    const items: Message[] = [];
+    await inPool(page, GET_CONCURRENCY, async (id) => void items.push(await getOne(client, grant, id, fields)));
+    const order = new Map(page.map((id, i) => [id, i]));
+    items.sort((a, b) => order.get(a.id)! - order.get(b.id)!);
+    return {
+      items,
+      ...(offset + limit < ids.length ? { nextCursor: encodeOffsetCursor(THREAD_SCOPE, offset + limit) } : {}),
+    };
+  }
+  const answer = await client.call<{ messages?: { id: string }[]; nextPageToken?: string }>({
+    api: 'gmail',
+    path: '/gmail/v1/users/me/messages',
+    query: {
+      maxResults: limit,
+      ...(listing.q !== undefined ? { q: listing.q } : {}),
+      ...(listing.labelIds ? { labelIds: listing.labelIds } : {}),
+      ...(query.page_token ? { pageToken: decodeProviderCursor(query.page_token, SCOPE) } : {}),
+    },
+  });
+  const ids = (answer.messages ?? []).map((m) => m.id);
+  const byId = new Map<string, Message>();
+  await inPool(ids, GET_CONCURRENCY, async (id) => {
+    try {
+      byId.set(id, await getOne(client, grant, id, fields));
+    } catch (error) {
+      // Deleted between the list and its get: not in the page.
+      if (!(error instanceof NotFoundError)) throw error;
+    }
+  });
+  return {
+    items: ids.flatMap((id) => byId.get(id) ?? []),
+    ...(answer.nextPageToken ? { nextCursor: encodeProviderCursor(SCOPE, answer.nextPageToken) } : {}),
+  };
+}
+
+async function get(grant: GrantRecord, messageId: string, query: MessageIdQuery): Promise<Message> {
+  return getOne(await googleClientOf(grant), grant, checkId(messageId), fieldsOf(query));
+}
+
+async function update(grant: GrantRecord, messageId: string, body: UpdateMessageBody): Promise<Message> {
+  if (body.metadata !== undefined)
+    throw new InvalidRequestError("'metadata' is not available on google grants' messages yet");
+  const client = await googleClientOf(grant);
+  const id = checkId(messageId);
+  const current = await getOne(client, grant, id, 'standard');
+  const add = new Set<string>();
+  const remove = new Set<string>();
+  if (body.unread !== undefined) (body.unread ? add : remove).add('UNREAD');
+  if (body.starred !== undefined) (body.starred ? add : remove).add('STARRED');
+  if (body.folders !== undefined) {
+    // `folders` replaces the message's labels (its flags aside).
+    const wanted = new Set(body.folders.filter((f) => !FLAG_LABELS.has(f)));
+    for (const label of wanted) if (!current.folders.includes(label)) add.add(label);
+    for (const label of current.folders) if (!FLAG_LABELS.has(label) && !wanted.has(label)) remove.add(label);
+  }
+  if (add.size || remove.size)
+    await client.call({
+      api: 'gmail',
+      method: 'POST',
+      path: `${messagePath(id)}/modify`,
+      body: {
+        ...(add.size ? { addLabelIds: [...add] } : {}),
+        ...(remove.size ? { removeLabelIds: [...remove] } : {}),
+      },
+    });
+  return getOne(client, grant, id, 'standard');
+}
+
+async function remove(grant: GrantRecord, messageId: string, query: DeleteMessageQuery): Promise<void> {
+  const client = await googleClientOf(grant);
+  const id = checkId(messageId);
+  try {
+    if (query.hard_delete) await client.call({ api: 'gmail', method: 'DELETE', path: messagePath(id) });
+    else await client.call({ api: 'gmail', method: 'POST', path: `${messagePath(id)}/trash` });
+  } catch (error) {
+    if (error instanceof GoogleNotFoundError) throw new NotFoundError(`No message '${id}' in this grant's mailbox`);
+    throw error;
+  }
+}
+
+export const gmailMessages: MessagesProvider = { list, get, update, delete: remove };
