@@ -1,5 +1,5 @@
 import addressparser from 'nodemailer/lib/addressparser';
-import type { Attachment, Message } from '#shared/providers/contract';
+import type { Attachment, Draft, Message } from '#shared/providers/contract';
 import type { GrantRecord } from '#shared/db/grants';
 
 /**
@@ -149,4 +149,10 @@ export function messageFromGmail(grant: GrantRecord, m: GmailMessage, fields: Me
       : {}),
     ...(fields === 'raw_mime' && m.raw !== undefined ? { raw_mime: m.raw } : {}),
   };
+}
+
+/** A Gmail draft (users.drafts: its ID, and the message it holds) as our Draft. */
+export function draftFromGmail(grant: GrantRecord, draftId: string, m: GmailMessage): Draft {
+  const message = messageFromGmail(grant, m);
+  return { ...message, object: 'draft', id: draftId, updated_at: message.date };
 }
