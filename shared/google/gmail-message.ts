@@ -6,8 +6,7 @@ import type { GrantRecord } from '#shared/db/grants';
  * A Gmail message (users.messages.get, `format=full` or `raw`) as our Message: its labels are its
  * folders (a message in two labels is one message in two folders), UNREAD and STARRED its flags,
  * its part tree read for the body (HTML preferred, else text) and the attachments (parts with a
- * file name or an attachment ID; their ID is Gmail's attachment ID, which users.messages.attachments.get
- * takes). Names and shapes from gmail-v1.json (Message, MessagePart, MessagePartBody).
+ * file name or an attachment ID; their ID names the part, see attachmentIdOf). Names and shapes from gmail-v1.json (Message, MessagePart, MessagePartBody).
  */
 
 export interface GmailHeader {
@@ -86,6 +85,16 @@ function bodyOf(payload: GmailPart | undefined): string | undefined {
   return chosen?.body?.data !== undefined ? decode(chosen.body.data).toString('utf8') : undefined;
 }
 
+/**
+ * Our ID of an attachment: its part's ID in the message (`1`, `1.2`), stable across reads, where
+ * Gmail's own attachment ID may differ from one read of the message to the next.
+ */
+const attachmentIdOf = (part: GmailPart) => `part.${part.partId ?? ''}`;
+
+/** The part an attachment ID of ours names, in the message as Gmail answers it now. */
+export const partOfAttachment = (payload: GmailPart | undefined, attachmentId: string) =>
+  leaves(payload).find((p) => isAttachment(p) && attachmentIdOf(p) === attachmentId);
+
 function attachmentsOf(grant: GrantRecord, payload: GmailPart | undefined): Attachment[] {
   return leaves(payload)
     .filter((p) => isAttachment(p) && p.body?.attachmentId)
@@ -93,7 +102,7 @@ function attachmentsOf(grant: GrantRecord, payload: GmailPart | undefined): Atta
       const inline = dispositionOf(p) === 'inline';
       const contentId = headerOf(p, 'content-id')?.replace(/^<|>$/g, '');
       return {
-        id: p.body!.attachmentId!,
+        id: attachmentIdOf(p),
         grant_id: grant.id,
         filename: p.filename ?? '',
         content_type: p.mimeType ?? 'application/octet-stream',

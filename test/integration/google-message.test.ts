@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { googleClientOf } from '#shared/google/client';
-import { messageFromGmail, type GmailMessage } from '#shared/google/gmail-message';
+import { messageFromGmail, partOfAttachment, type GmailMessage } from '#shared/google/gmail-message';
 import type { GrantRecord } from '#shared/db/grants';
 import { startGoogleFake, type GoogleFake } from '../../scripts/local-stack/google/server';
 import { connectFakeGoogleGrant } from '../support/google';
@@ -121,11 +121,14 @@ describe('a Gmail message as ours', () => {
       content_disposition: 'attachment',
       size: PDF.length,
     });
-    // The attachment ID is Gmail's: users.messages.attachments.get answers the file with it.
+    // The attachment ID names its part: the same on every read (Gmail's own attachment IDs need not be).
+    expect(pdf!.id).toMatch(/^part\.[0-9.]+$/);
+    expect(messageFromGmail(grant, await fetched(id, 'full')).attachments[1]!.id).toBe(pdf!.id);
     const client = await googleClientOf(grant);
+    const part = partOfAttachment((await fetched(id, 'full')).payload, pdf!.id)!;
     const content = await client.call<{ data: string; size: number }>({
       api: 'gmail',
-      path: `/gmail/v1/users/me/messages/${id}/attachments/${pdf!.id}`,
+      path: `/gmail/v1/users/me/messages/${id}/attachments/${part.body!.attachmentId!}`,
     });
     expect(Buffer.from(content.data, 'base64url')).toEqual(PDF);
   });
