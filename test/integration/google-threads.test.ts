@@ -103,6 +103,40 @@ describe("provider A's threads, live", () => {
     await expect(gmailThreads.list(grant, { latest_message_before: 1 }, 5)).rejects.toThrow(InvalidRequestError);
   });
 
+  it('holds a draft answering the thread as a draft (its Gmail draft ID), not as a message', async () => {
+    const client = await googleClientOf(grant);
+    const draft = await client.call<{ id: string; message: { id: string } }>({
+      api: 'gmail',
+      method: 'POST',
+      path: '/gmail/v1/users/me/drafts',
+      body: {
+        message: {
+          threadId: plans,
+          raw: Buffer.from(
+            crlf([
+              `From: ${email}`,
+              'To: ann@example.org',
+              'Subject: Re: Plans',
+              'In-Reply-To: <plans@example.org>',
+              'References: <plans@example.org>',
+              '',
+              'Third, unsent',
+            ]),
+          ).toString('base64url'),
+        },
+      },
+    });
+    const thread = await gmailThreads.get(grant, plans);
+    expect(thread).toMatchObject({
+      message_ids: [messageIds.first, messageIds.reply],
+      draft_ids: [draft.id],
+      has_drafts: true,
+    });
+    expect(thread.latest_draft_or_message).toMatchObject({ id: draft.id, object: 'draft' });
+    await client.call({ api: 'gmail', method: 'DELETE', path: `/gmail/v1/users/me/drafts/${draft.id}` });
+    expect((await gmailThreads.get(grant, plans)).has_drafts).toBe(false);
+  });
+
   it('changes flags and folders of the whole thread, SENT kept', async () => {
     const read = await gmailThreads.update(grant, plans, { unread: false, starred: true });
     expect(read).toMatchObject({ unread: false, starred: true });
