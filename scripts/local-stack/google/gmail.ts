@@ -5,7 +5,7 @@ import { compileSearch, hiddenAway, SYSTEM_LABELS } from './search';
 
 /**
  * The state and the handlers of the local Gmail fake: mailboxes with Gmail's labels, messages parsed
- * into Gmail's MessagePart tree, threads, search (`q`) and the history log that incremental sync
+ * into Gmail's MessagePart tree, threads, drafts, search (`q`) and the history log that incremental sync
  * reads. Reading a raw message is in mime.ts, parsing and matching `q` in search.ts, Google's error
  * shape in errors.ts. Names and shapes follow gmail-v1.json; the server (server.ts) checks every
  * request and answer against it, so a handler here only has to be right about behaviour.
@@ -128,6 +128,8 @@ export class Mailbox {
   historyFloor = 1000;
   history: HistoryRecord[] = [];
   watch: Watch | undefined;
+  /** Drafts: draft ID (`r-` and digits, as Gmail's) → the ID of its message, which carries the DRAFT label. */
+  readonly drafts = new Map<string, string>();
   private nextLabel = 1;
 
   constructor(
@@ -148,6 +150,25 @@ export class Mailbox {
 
   newLabelId(): string {
     return `Label_${this.nextLabel++}`;
+  }
+
+  /** A draft ID like Gmail's (`r-` and decimal digits), unique in this fake. */
+  newDraftId(): string {
+    return `r-${BigInt(`0x${this.env.newId()}`).toString()}`;
+  }
+
+  /** A draft and its message; 404 for an ID that names no draft (any more). */
+  draft(id: string): { id: string; message: StoredMessage } {
+    const messageId = this.drafts.get(id);
+    const message = messageId === undefined ? undefined : this.messages.get(messageId);
+    if (!message) throw notFound();
+    return { id, message };
+  }
+
+  /** The draft whose message this is, if any. */
+  draftIdOf(messageId: string): string | undefined {
+    for (const [id, m] of this.drafts) if (m === messageId) return id;
+    return undefined;
   }
 
   message(id: string): StoredMessage {
@@ -177,6 +198,28 @@ export class Mailbox {
 
   /** Stores a parsed message and logs messageAdded. */
   add(raw: Buffer, labelIds: string[], internalDate: number, threadHint?: string): StoredMessage {
+    return this.store(this.prepare(raw, labelIds, internalDate, threadHint));
+  }
+
+  /**
+   * Replaces a message by a new one (a new ID, as Gmail gives an updated draft): the new one is parsed
+   * and threaded while the old one is still there (a threadId hint naming the old one's thread stays
+   * valid), then history logs messageDeleted of the old one and messageAdded of the new one.
+   */
+  replace(
+    old: StoredMessage,
+    raw: Buffer,
+    labelIds: string[],
+    internalDate: number,
+    threadHint?: string,
+  ): StoredMessage {
+    const message = this.prepare(raw, labelIds, internalDate, threadHint);
+    this.remove(old);
+    return this.store(message);
+  }
+
+  /** Parses and threads a message without storing it: what fails (labels, thread hint) fails before any change. */
+  private prepare(raw: Buffer, labelIds: string[], internalDate: number, threadHint?: string): StoredMessage {
     this.checkLabels(labelIds);
     const mime = parseMime(raw);
     const header = (name: string) => headerOf(mime.headers, name) ?? '';
@@ -205,6 +248,10 @@ export class Mailbox {
       hasAttachment: leaves(mime).some((n) => n.attachment),
     };
     message.threadId = this.threadFor(message, threadHint) ?? message.id;
+    return message;
+  }
+
+  private store(message: StoredMessage): StoredMessage {
     this.messages.set(message.id, message);
     message.historyId = this.record({
       kind: 'messageAdded',
@@ -244,8 +291,11 @@ export class Mailbox {
     });
   }
 
+  /** Deletes a message for good; a draft whose message it is goes with it, as in Gmail. */
   remove(message: StoredMessage): void {
     this.messages.delete(message.id);
+    const draftId = this.draftIdOf(message.id);
+    if (draftId !== undefined) this.drafts.delete(draftId);
     // The labels it had, so that history.list's labelId still finds the deletion.
     const labelIds = [...message.labelIds];
     this.record({ kind: 'messageDeleted', message: { id: message.id, threadId: message.threadId }, labelIds });
@@ -423,7 +473,11 @@ type Body<T> = Partial<T> & Record<string, unknown>;
 const bodyOf = <T>(call: GmailCall) => (call.body ?? {}) as Body<T>;
 
 function rawOf(call: GmailCall): Buffer {
-  const raw = bodyOf<GmailMessage>(call).raw;
+  return rawFrom(bodyOf<GmailMessage>(call).raw);
+}
+
+/** A Message's `raw` (base64 or base64url), required. */
+function rawFrom(raw: unknown): Buffer {
   if (typeof raw !== 'string' || raw === '')
     throw invalid("'raw' RFC822 payload message string or uploading message via /upload/* URL required");
   return fromBase64(raw);
@@ -501,8 +555,12 @@ function modifyRequest(call: GmailCall): { add: string[]; remove: string[] } {
   return { add: body.addLabelIds ?? [], remove: body.removeLabelIds ?? [] };
 }
 
-/** Trash keeps the other labels (untrash gives them back) and takes a message out of SPAM. */
-const trash = (mailbox: Mailbox, m: StoredMessage) => mailbox.relabel(m, ['TRASH'], ['SPAM']);
+/**
+ * Trash keeps the other labels (untrash gives them back) and takes a message out of SPAM; a draft's
+ * message is not trashed but deleted with its draft, as Gmail discards a draft.
+ */
+const trash = (mailbox: Mailbox, m: StoredMessage) =>
+  mailbox.draftIdOf(m.id) !== undefined ? mailbox.remove(m) : mailbox.relabel(m, ['TRASH'], ['SPAM']);
 const untrash = (mailbox: Mailbox, m: StoredMessage) => mailbox.relabel(m, [], ['TRASH']);
 
 function labelName(mailbox: Mailbox, name: unknown, except?: string): string {
@@ -676,21 +734,8 @@ export const GMAIL_HANDLERS: Record<string, (call: GmailCall) => GmailAnswer> = 
   'gmail.users.messages.import': (call) => ingest(call, queryValue(call, 'internalDateSource')),
 
   'gmail.users.messages.send': (call) => {
-    const { mailbox, state } = call;
     const body = bodyOf<GmailMessage>(call);
-    const raw = completeForSending(rawOf(call), mailbox.email, mailbox.now, state.env.newId());
-    const headers = parseMime(raw).headers;
-    const recipients = ['To', 'Cc', 'Bcc'].flatMap((h) => addresses(headerOf(headers, h) ?? ''));
-    if (!recipients.length) throw invalid('Recipient address required');
-    const toSelf = recipients.some((r) => r === mailbox.email.toLowerCase());
-    const sent = mailbox.add(raw, toSelf ? ['SENT', 'INBOX', 'UNREAD'] : ['SENT'], mailbox.now, body.threadId);
-    // Other users of this fake receive it, without the Bcc header, as SMTP would deliver it.
-    const delivered = withoutHeader(raw, 'Bcc');
-    for (const address of new Set(recipients)) {
-      const other = state.mailboxOf(address);
-      if (other && other !== mailbox) other.add(delivered, ['INBOX', 'UNREAD'], other.now);
-    }
-    return ok(labelsOnly(sent));
+    return ok(labelsOnly(sendMessage(call.mailbox, call.state, rawOf(call), body.threadId)));
   },
 
   'gmail.users.messages.modify': (call) => {
@@ -723,6 +768,7 @@ export const GMAIL_HANDLERS: Record<string, (call: GmailCall) => GmailAnswer> = 
 
   'gmail.users.messages.trash': ({ mailbox, params }) => {
     const message = mailbox.message(params.id!);
+    // A draft's message is deleted with its draft (answered with the labels it had).
     trash(mailbox, message);
     return ok(labelsOnly(message));
   },
@@ -746,6 +792,52 @@ export const GMAIL_HANDLERS: Record<string, (call: GmailCall) => GmailAnswer> = 
     return ok({ attachmentId: params.id, size: part.content.length, data: base64url(part.content) });
   },
 
+  // Drafts
+
+  'gmail.users.drafts.list': listDrafts,
+
+  'gmail.users.drafts.get': (call) => {
+    const draft = call.mailbox.draft(call.params.id!);
+    return ok({ id: draft.id, message: renderMessage(draft.message, queryValue(call, 'format') as MessageFormat) });
+  },
+
+  'gmail.users.drafts.create': (call) => {
+    const { mailbox } = call;
+    const message = draftMessage(call);
+    const stored = mailbox.add(rawFrom(message.raw), ['DRAFT'], mailbox.now, message.threadId);
+    const id = mailbox.newDraftId();
+    mailbox.drafts.set(id, stored.id);
+    return ok({ id, message: labelsOnly(stored) });
+  },
+
+  'gmail.users.drafts.update': (call) => {
+    const { mailbox } = call;
+    const draft = mailbox.draft(call.params.id!);
+    const body = bodyOf<DraftBody>(call);
+    if (body.id !== undefined && body.id !== draft.id) throw invalid('Draft id in the body does not match the URL');
+    const message = draftMessage(call);
+    // The draft keeps its ID; its message is a new one (new ID), as Gmail does on every update.
+    const stored = mailbox.replace(draft.message, rawFrom(message.raw), ['DRAFT'], mailbox.now, message.threadId);
+    mailbox.drafts.set(draft.id, stored.id);
+    return ok({ id: draft.id, message: labelsOnly(stored) });
+  },
+
+  'gmail.users.drafts.delete': ({ mailbox, params }) => {
+    mailbox.remove(mailbox.draft(params.id!).message);
+    return empty;
+  },
+
+  'gmail.users.drafts.send': (call) => {
+    const { mailbox } = call;
+    const body = bodyOf<DraftBody>(call);
+    const draft = mailbox.draft(body.id ?? '');
+    // A message in the body replaces the draft's content before it goes.
+    const raw = body.message?.raw !== undefined ? rawFrom(body.message.raw) : draft.message.raw;
+    const sent = sendMessage(mailbox, call.state, raw, body.message?.threadId ?? draft.message.threadId);
+    mailbox.remove(draft.message);
+    return ok(labelsOnly(sent));
+  },
+
   // Threads
 
   'gmail.users.threads.list': listThreads,
@@ -767,7 +859,9 @@ export const GMAIL_HANDLERS: Record<string, (call: GmailCall) => GmailAnswer> = 
   'gmail.users.threads.trash': ({ mailbox, params }) => {
     const messages = mailbox.threadMessages(params.id!);
     for (const m of messages) trash(mailbox, m);
-    return ok(threadLabels(messages));
+    // Drafts' messages are deleted, not trashed: the answer names the messages still there.
+    const left = messages.filter((m) => mailbox.messages.has(m.id));
+    return ok(left.length ? threadLabels(left) : { id: params.id!, historyId: String(mailbox.historyId) });
   },
 
   'gmail.users.threads.untrash': ({ mailbox, params }) => {
@@ -781,6 +875,62 @@ export const GMAIL_HANDLERS: Record<string, (call: GmailCall) => GmailAnswer> = 
     return empty;
   },
 };
+
+interface DraftBody {
+  id: string;
+  message: Partial<GmailMessage>;
+}
+
+/** The message of a drafts.create/update body, which must be there. */
+function draftMessage(call: GmailCall): Partial<GmailMessage> {
+  const message = bodyOf<DraftBody>(call).message;
+  if (!message || typeof message !== 'object') throw invalid('Missing draft message');
+  return message;
+}
+
+/** drafts.list: the drafts whose message matches `q`, newest first, paged like messages.list. */
+function listDrafts(call: GmailCall): GmailAnswer {
+  const { mailbox } = call;
+  const search = compileSearch(mailbox, call.query.get('q') ?? '', []);
+  const includeSpamTrash = queryValue(call, 'includeSpamTrash') === 'true';
+  const found = [...mailbox.drafts.entries()]
+    .flatMap(([id, messageId]) => {
+      const message = mailbox.messages.get(messageId);
+      return message && !hiddenAway(message, search, includeSpamTrash) && search.matches(message)
+        ? [{ id, message }]
+        : [];
+    })
+    .sort((a, b) => newestFirst({ t: a.message.internalDate, i: a.id }, { t: b.message.internalDate, i: b.id }));
+  const key = (d: (typeof found)[number]) => ({ t: d.message.internalDate, i: d.id });
+  const result = page(found, key, call.query.get('pageToken'), maxResultsOf(call));
+  return ok({
+    ...(result.items.length
+      ? { drafts: result.items.map((d) => ({ id: d.id, message: { id: d.message.id, threadId: d.message.threadId } })) }
+      : {}),
+    ...(result.next ? { nextPageToken: result.next } : {}),
+    resultSizeEstimate: found.length,
+  });
+}
+
+/**
+ * Sends a message as messages.send and drafts.send do: From, Date and Message-ID completed, SENT
+ * (and INBOX, UNREAD when it is addressed to the user too), delivered to the other users of this fake.
+ */
+function sendMessage(mailbox: Mailbox, state: GmailState, rawIn: Buffer, threadHint?: string): StoredMessage {
+  const raw = completeForSending(rawIn, mailbox.email, mailbox.now, state.env.newId());
+  const headers = parseMime(raw).headers;
+  const recipients = ['To', 'Cc', 'Bcc'].flatMap((h) => addresses(headerOf(headers, h) ?? ''));
+  if (!recipients.length) throw invalid('Recipient address required');
+  const toSelf = recipients.some((r) => r === mailbox.email.toLowerCase());
+  const sent = mailbox.add(raw, toSelf ? ['SENT', 'INBOX', 'UNREAD'] : ['SENT'], mailbox.now, threadHint);
+  // Other users of this fake receive it, without the Bcc header, as SMTP would deliver it.
+  const delivered = withoutHeader(raw, 'Bcc');
+  for (const address of new Set(recipients)) {
+    const other = state.mailboxOf(address);
+    if (other && other !== mailbox) other.add(delivered, ['INBOX', 'UNREAD'], other.now);
+  }
+  return sent;
+}
 
 function batchIds(ids: string[] | undefined): string[] {
   if (!ids?.length) throw invalid('ids must not be empty');
