@@ -1,21 +1,32 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { discoveryChecker, parseFields, selectFields } from './discovery';
+import {
+  CALENDAR_HANDLERS,
+  CalendarState,
+  changeOutside,
+  expireSync as expireCalendarSync,
+  type EventResource,
+  type OutsideChange,
+  type RecordedChannel,
+} from './calendar';
+import { discoveryChecker, parseFields, selectFields, type DiscoveryChecker, type MatchedMethod } from './discovery';
 import { GoogleApiError, googleErrorBody } from './errors';
-import { GMAIL_HANDLERS, GmailState, gmailIds, type GmailAnswer, type Mailbox } from './gmail';
+import { GMAIL_HANDLERS, GmailState, gmailIds, type Mailbox } from './gmail';
+import { PEOPLE_HANDLERS, PeopleError, PeopleState, expireSync as expirePeopleSync } from './people';
 
 /**
- * A local Gmail API on a loopback port, for tests and `npm start`: every request is checked against
- * gmail-v1.json before it is handled (a violation is recorded and answered 400) and every answer
- * before it is sent (a violation is recorded and answered 500 instead), so neither a client nor the
- * fake itself can quietly stray from what Google publishes.
+ * Local Gmail, Calendar and People APIs on one loopback port, for tests and `npm start`: the path
+ * prefix picks the API (`/gmail/v1/`, `/calendar/v3/`, `/v1/`), every request is checked against that
+ * API's Discovery document before it is handled (a violation is recorded and answered 400) and every
+ * answer before it is sent (a violation is recorded and answered 500 instead), so neither a client nor
+ * the fake itself can quietly stray from what Google publishes.
  */
 
 export type FaultStatus = 429 | 403 | 404 | 410 | 500 | 503;
 
 export interface GoogleFault {
-  /** A discovery method id (`gmail.users.messages.list`); every method when left out. */
+  /** A discovery method id (`gmail.users.messages.list`, `calendar.events.list`); every method when left out. */
   method?: string;
   /** The error to answer; without it the request is only delayed, then served. */
   status?: FaultStatus;
@@ -26,6 +37,11 @@ export interface GoogleFault {
   delayMs?: number;
   /** Seconds, sent as Retry-After. */
   retryAfter?: number;
+  /**
+   * Changes the fake's own answer before it is checked: a deliberate bug, to prove that the check of
+   * answers catches one (the answer becomes a 500 and a response violation).
+   */
+  mangleAnswer?: (body: unknown) => unknown;
 }
 
 export interface GoogleFakeOptions {
@@ -34,14 +50,15 @@ export interface GoogleFakeOptions {
 }
 
 export interface GoogleFake {
-  /** `http://127.0.0.1:<port>`: Gmail is at `${url}/gmail/v1/...`. */
+  /** `http://127.0.0.1:<port>`: Gmail at `${url}/gmail/v1/...`, Calendar at `/calendar/v3/...`, People at `/v1/...`. */
   url: string;
   close(): Promise<void>;
-  addUser(user: { email: string; accessToken: string }): void;
+  /** A user of all three APIs: a mailbox, a primary calendar (in `timeZone`, UTC by default), contacts. */
+  addUser(user: { email: string; accessToken: string; timeZone?: string }): void;
   inject(fault: GoogleFault): void;
-  /** Requests that broke gmail-v1.json (or asked for what the fake does not do), each as a sentence. */
+  /** Requests that broke their API's Discovery document (or asked for what the fake does not do), each as a sentence. */
   requestViolations: string[];
-  /** Answers of the fake that broke gmail-v1.json (a bug in the fake), each as a sentence. */
+  /** Answers of the fake that broke their API's Discovery document (a bug in the fake), each as a sentence. */
   responseViolations: string[];
   clearViolations(): void;
   /** Mail arriving from outside (INBOX, UNREAD unless `labelIds` says otherwise). */
@@ -51,7 +68,19 @@ export interface GoogleFake {
   expireHistory(email: string): void;
   /** The watch users.watch set up (topicName, labelIds, labelFilterBehavior, expiration), if any. */
   watchOf(email: string): Mailbox['watch'];
-  /** Forgets users, mail, faults and recorded violations. */
+  /**
+   * Another client's change to a calendar of `email` (`primary` or an id): an insert, a patch (an `id`
+   * the calendar has) or a delete (`status: 'cancelled'`); sync tokens see it as any change. Answers
+   * the event as events.get would.
+   */
+  calendarChangedOutside(email: string, calendarId: string, change: OutsideChange): EventResource;
+  /** The channels events.watch recorded for `email` and channels.stop has not stopped (nothing is pushed). */
+  channelsOf(email: string): RecordedChannel[];
+  /** Makes the calendar's sync tokens so far unusable: events.list with one answers 410 fullSyncRequired. */
+  expireCalendarSync(email: string, calendarId: string): void;
+  /** Makes the user's contact and group sync tokens so far expired (400 FAILED_PRECONDITION, EXPIRED_SYNC_TOKEN). */
+  expireContactsSync(email: string): void;
+  /** Forgets users, mail, calendars, contacts, faults and recorded violations. */
   reset(): void;
 }
 
@@ -73,11 +102,16 @@ interface Answer {
   headers?: Record<string, string>;
 }
 
-const errorAnswer = (e: GoogleApiError, headers?: Record<string, string>): Answer => ({
-  status: e.code,
-  body: googleErrorBody(e),
-  ...(headers ? { headers } : {}),
-});
+/** Google's error body; a People error also carries its google.rpc details (ErrorInfo). */
+function errorAnswer(e: GoogleApiError, headers?: Record<string, string>): Answer {
+  const body = googleErrorBody(e);
+  const details = e instanceof PeopleError ? e.details : undefined;
+  return {
+    status: e.code,
+    body: details ? { error: { ...body.error, details } } : body,
+    ...(headers ? { headers } : {}),
+  };
+}
 
 async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
   const chunks: Buffer[] = [];
@@ -98,10 +132,28 @@ function tokenOf(req: IncomingMessage, query: URLSearchParams): string | undefin
 
 const AUTH_HEADERS = { 'WWW-Authenticate': 'Bearer realm="https://accounts.google.com/", error="invalid_token"' };
 
+/** What one API's handler is given once the request is checked and matched. */
+interface Dispatch {
+  req: IncomingMessage;
+  matched: MatchedMethod;
+  query: URLSearchParams;
+  body: unknown;
+}
+
+/** One API of the fake: the path prefix it answers, its checker and its handlers by method id. */
+interface FakeApi {
+  prefix: string;
+  checker: DiscoveryChecker;
+  implements(methodId: string): boolean;
+  /** Authorizes and runs the handler; throws GoogleApiError for what Google answers as an error. */
+  run(call: Dispatch): { status: number; body?: unknown };
+}
+
 export async function startGoogleFake(options: GoogleFakeOptions = {}): Promise<GoogleFake> {
   const now = options.now ?? Date.now;
-  const gmail = discoveryChecker('gmail-v1');
-  const state = new GmailState({ now, newId: gmailIds(now) });
+  const gmailState = new GmailState({ now, newId: gmailIds(now) });
+  const calendarState = new CalendarState({ now });
+  const peopleState = new PeopleState({ now });
   let faults: (GoogleFault & { left: number })[] = [];
   const requestViolations: string[] = [];
   const responseViolations: string[] = [];
@@ -113,8 +165,8 @@ export async function startGoogleFake(options: GoogleFakeOptions = {}): Promise<
     return fault;
   }
 
-  /** Who is calling, and which mailbox `userId` names: `me` or the caller's own address. */
-  function authorize(req: IncomingMessage, query: URLSearchParams, userId: string | undefined): Mailbox {
+  /** The mailbox of the request's OAuth token (one token registry serves all three APIs). */
+  function authenticate(req: IncomingMessage, query: URLSearchParams): Mailbox {
     const token = tokenOf(req, query);
     if (!token)
       throw new GoogleApiError(
@@ -122,17 +174,68 @@ export async function startGoogleFake(options: GoogleFakeOptions = {}): Promise<
         'Request is missing required authentication credential. Expected OAuth 2 access token, login cookie or other valid authentication credential.',
         'required',
       );
-    const mailbox = state.byToken(token);
+    const mailbox = gmailState.byToken(token);
     if (!mailbox)
       throw new GoogleApiError(
         401,
         'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.',
         'authError',
       );
+    return mailbox;
+  }
+
+  /** Who is calling, and which mailbox `userId` names: `me` or the caller's own address. */
+  function authorize(req: IncomingMessage, query: URLSearchParams, userId: string | undefined): Mailbox {
+    const mailbox = authenticate(req, query);
     if (userId === undefined || userId === 'me' || userId.toLowerCase() === mailbox.email.toLowerCase()) return mailbox;
     if (userId.includes('@')) throw new GoogleApiError(403, `Delegation denied for ${mailbox.email}`, 'forbidden');
     throw new GoogleApiError(400, 'Invalid user id specified in request/Delegation denied', 'invalidArgument');
   }
+
+  const apis: FakeApi[] = [
+    {
+      prefix: '/gmail/v1/',
+      checker: discoveryChecker('gmail-v1'),
+      implements: (id) => Object.hasOwn(GMAIL_HANDLERS, id),
+      run: ({ req, matched, query, body }) =>
+        GMAIL_HANDLERS[matched.id]!({
+          mailbox: authorize(req, query, matched.pathParams.userId),
+          state: gmailState,
+          method: matched.method,
+          params: matched.pathParams,
+          query,
+          body,
+        }),
+    },
+    {
+      prefix: '/calendar/v3/',
+      checker: discoveryChecker('calendar-v3'),
+      implements: (id) => Object.hasOwn(CALENDAR_HANDLERS, id),
+      run: ({ req, matched, query, body }) =>
+        CALENDAR_HANDLERS[matched.id]!({
+          account: calendarState.account(authenticate(req, query).email)!,
+          state: calendarState,
+          method: matched.method,
+          params: matched.pathParams,
+          query,
+          body,
+        }),
+    },
+    {
+      prefix: '/v1/',
+      checker: discoveryChecker('people-v1'),
+      implements: (id) => Object.hasOwn(PEOPLE_HANDLERS, id),
+      run: ({ req, matched, query, body }) =>
+        PEOPLE_HANDLERS[matched.id]!({
+          book: peopleState.book(authenticate(req, query).email)!,
+          state: peopleState,
+          method: matched.method,
+          params: matched.pathParams,
+          query,
+          body,
+        }),
+    },
+  ];
 
   async function handle(req: IncomingMessage): Promise<Answer> {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
@@ -152,7 +255,12 @@ export async function startGoogleFake(options: GoogleFakeOptions = {}): Promise<
         return refuse([`${httpMethod} ${url.pathname}: Invalid JSON payload received.`]);
       }
     }
-    const violations = gmail.checkRequest({
+    const api = apis.find((a) => url.pathname.startsWith(a.prefix));
+    if (!api)
+      return refuse([
+        `${httpMethod} ${url.pathname}: no API of the local fake has this path (Gmail /gmail/v1/, Calendar /calendar/v3/, People /v1/)`,
+      ]);
+    const violations = api.checker.checkRequest({
       httpMethod,
       pathname: url.pathname,
       query: url.searchParams,
@@ -163,7 +271,7 @@ export async function startGoogleFake(options: GoogleFakeOptions = {}): Promise<
     const alt = url.searchParams.get('alt');
     if ((alt && alt !== 'json') || url.searchParams.has('callback'))
       return refuse([`${httpMethod} ${url.pathname}: the local fake answers JSON only (no alt=${alt}, no JSONP)`]);
-    const matched = gmail.matchMethod(httpMethod, url.pathname)!;
+    const matched = api.checker.matchMethod(httpMethod, url.pathname)!;
 
     const fault = takeFault(matched.id);
     if (fault?.delayMs) await sleep(fault.delayMs, undefined, { signal: closing.signal });
@@ -175,31 +283,23 @@ export async function startGoogleFake(options: GoogleFakeOptions = {}): Promise<
       return errorAnswer(new GoogleApiError(fault.status, message, reason), headers);
     }
 
-    const handler = GMAIL_HANDLERS[matched.id];
-    if (!handler) {
-      const message = `${matched.id} is in gmail-v1.json but not implemented by the local fake`;
+    if (!api.implements(matched.id)) {
+      const message = `${matched.id} is in ${api.checker.doc.name}-${api.checker.doc.version}.json but not implemented by the local fake`;
       requestViolations.push(message);
       return errorAnswer(new GoogleApiError(501, message, 'notImplemented'));
     }
-    let answer: GmailAnswer;
+    let answer: { status: number; body?: unknown };
     try {
-      const mailbox = authorize(req, url.searchParams, matched.pathParams.userId);
-      answer = handler({
-        mailbox,
-        state,
-        method: matched.method,
-        params: matched.pathParams,
-        query: url.searchParams,
-        body,
-      });
+      answer = api.run({ req, matched, query: url.searchParams, body });
     } catch (e) {
       if (e instanceof GoogleApiError) return errorAnswer(e, e.code === 401 ? AUTH_HEADERS : undefined);
       const message = `${matched.id} failed in the local fake: ${e instanceof Error ? e.stack : String(e)}`;
       responseViolations.push(message);
       return errorAnswer(new GoogleApiError(500, message, 'backendError'));
     }
+    if (fault?.mangleAnswer) answer = { ...answer, body: fault.mangleAnswer(answer.body) };
 
-    const wrong = gmail.checkResponse(matched.id, answer.body);
+    const wrong = api.checker.checkResponse(matched.id, answer.body);
     if (wrong.length) {
       responseViolations.push(...wrong);
       return errorAnswer(new GoogleApiError(500, wrong.join('; '), 'backendError'));
@@ -247,7 +347,11 @@ export async function startGoogleFake(options: GoogleFakeOptions = {}): Promise<
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
-    addUser: (user) => state.addUser(user),
+    addUser(user) {
+      calendarState.addUser(user.email, user.timeZone);
+      peopleState.addUser(user.email);
+      gmailState.addUser(user);
+    },
     inject(fault) {
       faults.push({ ...fault, left: fault.times ?? 1 });
     },
@@ -255,12 +359,21 @@ export async function startGoogleFake(options: GoogleFakeOptions = {}): Promise<
       requestViolations.length = 0;
       responseViolations.length = 0;
     },
-    deliver: (email, raw, labelIds) => state.deliver(email, raw, labelIds),
-    historyIdOf: (email) => String(state.required(email).historyId),
-    expireHistory: (email) => state.required(email).expireHistory(),
-    watchOf: (email) => state.required(email).watch,
+    deliver: (email, raw, labelIds) => gmailState.deliver(email, raw, labelIds),
+    historyIdOf: (email) => String(gmailState.required(email).historyId),
+    expireHistory: (email) => gmailState.required(email).expireHistory(),
+    watchOf: (email) => gmailState.required(email).watch,
+    calendarChangedOutside: (email, calendarId, change) => changeOutside(calendarState, email, calendarId, change),
+    channelsOf(email) {
+      const address = calendarState.requiredAccount(email).email;
+      return [...calendarState.channels.values()].filter((c) => c.email === address).map((c) => ({ ...c }));
+    },
+    expireCalendarSync: (email, calendarId) => expireCalendarSync(calendarState, email, calendarId),
+    expireContactsSync: (email) => expirePeopleSync(peopleState, email),
     reset() {
-      state.reset();
+      gmailState.reset();
+      calendarState.reset();
+      peopleState.reset();
       faults = [];
       requestViolations.length = 0;
       responseViolations.length = 0;
