@@ -54,6 +54,8 @@ export interface MailSyncRecord {
   folders: Record<string, FolderCheckpoint>;
   /** A grant with CalDAV or CardDAV servers: each collection's place in its changes (shared/dav/sync.ts). */
   dav?: DavCheckpoints;
+  /** Provider A's mailbox, live (shared/google/mail-changes.ts): the Gmail history ID its changes were announced up to. */
+  gmail?: { history_id: string };
   version: number;
 }
 

@@ -1,0 +1,187 @@
+import type { OutboxEntry } from '#shared/db/outbox';
+import type { GrantRecord } from '#shared/db/grants';
+import { NotFoundError } from '#shared/errors';
+import { googleClientOf, GoogleNotFoundError, type GoogleClient } from '#shared/google/client';
+import { gmailMessages } from '#shared/google/messages';
+import { derivedId, type ApplicationId, type GrantId } from '#shared/ids';
+import { newNotification } from '#shared/notifications/notification';
+import type { Message, SyncOutcome, SyncRun, SyncSource } from '#shared/providers/contract';
+import { clock } from '#shared/time';
+
+/**
+ * Provider A's mail changes, announced: Gmail's history (users.history.list) since the grant's
+ * cursor, read by the bounded runs of shared/services/mail-sync.ts (one at a time per grant, under
+ * its lease). Nothing of the mailbox is stored: the cursor is the state. A run's first sight of a
+ * mailbox takes its current history ID and announces nothing (what was there before is not news).
+ * Then each page of history becomes notifications, committed with the cursor that follows them in
+ * one conditional write (`run.save`): the cursor only moves forward, and a page announced is never
+ * announced again (the same history read twice, by a push that arrives twice, finds the cursor past it).
+ *   - a message added: `message.created` (with the message as Gmail has it now);
+ *   - its labels changed: `message.updated`;
+ *   - deleted: `message.deleted`; added and deleted within one page: nothing.
+ * Drafts (the DRAFT label) are not messages: they announce nothing here.
+ * An expired cursor (history.list's 404: Gmail keeps about a week) takes the mailbox's current history
+ * ID and announces, as `message.created`, the messages received since the last change it announced
+ * (at most EXPIRED_WINDOW_MAX of them, newest first): changes to older messages in the gap are the
+ * part no API can give back.
+ */
+
+const PAGE = 500;
+const EXPIRED_WINDOW_MAX = 500;
+const HISTORY_TYPES = ['messageAdded', 'messageDeleted', 'labelAdded', 'labelRemoved'];
+
+interface HistoryMessage {
+  id: string;
+  threadId?: string;
+  labelIds?: string[];
+}
+interface HistoryRecord {
+  id: string;
+  messagesAdded?: { message: HistoryMessage }[];
+  messagesDeleted?: { message: HistoryMessage }[];
+  labelsAdded?: { message: HistoryMessage; labelIds?: string[] }[];
+  labelsRemoved?: { message: HistoryMessage; labelIds?: string[] }[];
+}
+interface HistoryPage {
+  history?: HistoryRecord[];
+  nextPageToken?: string;
+  historyId: string;
+}
+
+type Change = 'created' | 'updated' | 'deleted';
+
+/** What each message's changes in these records amount to, in the order first seen. */
+export function changesOf(records: readonly HistoryRecord[]): Map<string, { change: Change; at: string }> {
+  const found = new Map<string, { change: Change; at: string }>();
+  const isDraft = (m: HistoryMessage) => (m.labelIds ?? []).includes('DRAFT');
+  for (const record of records) {
+    for (const { message } of record.messagesAdded ?? [])
+      if (!isDraft(message)) found.set(message.id, { change: 'created', at: record.id });
+    for (const { message } of [...(record.labelsAdded ?? []), ...(record.labelsRemoved ?? [])]) {
+      if (isDraft(message)) continue;
+      const before = found.get(message.id);
+      // A message added in these records is announced once, as it is at the end.
+      if (before?.change !== 'created') found.set(message.id, { change: 'updated', at: record.id });
+    }
+    for (const { message } of record.messagesDeleted ?? []) {
+      if (isDraft(message)) continue;
+      const before = found.get(message.id);
+      // Added and gone again before anyone was told: nothing to tell.
+      if (before?.change === 'created') found.delete(message.id);
+      else found.set(message.id, { change: 'deleted', at: record.id });
+    }
+  }
+  return found;
+}
+
+/** One notification per message and history record: the same history read again makes the same IDs. */
+const notificationId = (grant: GrantRecord, messageId: string, change: Change, at: string) =>
+  derivedId('notification', clock.nowMs(), `${grant.id}\n${messageId}\n${change}\n${at}`);
+
+async function notificationsFor(
+  grant: GrantRecord,
+  changes: Map<string, { change: Change; at: string }>,
+): Promise<OutboxEntry[]> {
+  const entries: OutboxEntry[] = [];
+  for (const [messageId, { change, at }] of changes) {
+    let object: Message | { id: string; object: 'message'; grant_id: string };
+    if (change === 'deleted') object = { id: messageId, object: 'message', grant_id: grant.id };
+    else {
+      try {
+        object = await gmailMessages.get(grant, messageId, {});
+      } catch (error) {
+        // Gone since: its deletion is further on in the history, and is announced there.
+        if (error instanceof NotFoundError) continue;
+        throw error;
+      }
+    }
+    entries.push({
+      notification: newNotification({
+        type: `message.${change}`,
+        applicationId: grant.application_id as ApplicationId,
+        grantId: grant.id as GrantId,
+        object,
+        id: notificationId(grant, messageId, change, at),
+      }),
+    });
+  }
+  return entries;
+}
+
+/** After an expired cursor: the messages received since the last announced change, as message.created. */
+async function recoverWindow(grant: GrantRecord, since: number): Promise<OutboxEntry[]> {
+  const page = await gmailMessages.list(grant, { received_after: since }, EXPIRED_WINDOW_MAX);
+  return page.items.map((message) => ({
+    notification: newNotification({
+      type: 'message.created',
+      applicationId: grant.application_id as ApplicationId,
+      grantId: grant.id as GrantId,
+      object: message,
+      id: notificationId(grant, message.id, 'created', `window-${since}`),
+    }),
+  }));
+}
+
+const currentHistoryId = async (client: GoogleClient) =>
+  (await client.call<{ historyId: string }>({ api: 'gmail', path: '/gmail/v1/users/me/profile' })).historyId;
+
+/**
+ * Commits the next state with its notifications, then makes it the run's state (the service ends
+ * the run with `run.state`: it must hold only what was committed).
+ */
+async function commit(run: SyncRun, next: SyncRun['state'], outbox: OutboxEntry[] = []): Promise<SyncRun['state']> {
+  await run.save(next, outbox);
+  return Object.assign(run.state, next);
+}
+
+export const gmailMailChanges: SyncSource = {
+  async run(grant: GrantRecord, run: SyncRun): Promise<SyncOutcome> {
+    const client = await googleClientOf(grant);
+    let state = run.state;
+    if (!state.gmail) {
+      await commit(run, { ...state, gmail: { history_id: await currentHistoryId(client) }, seeded: true });
+      return { status: 'done', changed: false };
+    }
+    let changed = false;
+    let pageToken: string | undefined;
+    const start = state.gmail.history_id;
+    do {
+      if (run.outOfTime()) return { status: 'more', changed };
+      let page: HistoryPage;
+      try {
+        page = await client.call<HistoryPage>({
+          api: 'gmail',
+          path: '/gmail/v1/users/me/history',
+          query: {
+            startHistoryId: start,
+            maxResults: PAGE,
+            historyTypes: HISTORY_TYPES,
+            ...(pageToken ? { pageToken } : {}),
+          },
+        });
+      } catch (error) {
+        if (!(error instanceof GoogleNotFoundError)) throw error;
+        const now = clock.nowSeconds();
+        const outbox = await recoverWindow(grant, state.last_change_at);
+        state = await commit(
+          run,
+          { ...state, gmail: { history_id: await currentHistoryId(client) }, last_change_at: now },
+          outbox,
+        );
+        return { status: 'done', changed: outbox.length > 0 };
+      }
+      const records = page.history ?? [];
+      const outbox = await notificationsFor(grant, changesOf(records));
+      // Mid-listing, the cursor is the last record read; at the end, the mailbox's own history ID.
+      const next = page.nextPageToken ? (records.at(-1)?.id ?? state.gmail!.history_id) : page.historyId;
+      state = await commit(
+        run,
+        { ...state, gmail: { history_id: next }, ...(outbox.length ? { last_change_at: clock.nowSeconds() } : {}) },
+        outbox,
+      );
+      changed ||= outbox.length > 0;
+      pageToken = page.nextPageToken;
+    } while (pageToken);
+    return { status: 'done', changed };
+  },
+};
