@@ -3,9 +3,9 @@ import { providerAccessToken } from '#shared/accounts/provider-tokens';
 import { providerApiBase } from '#shared/connectors/service';
 import type { GrantRecord } from '#shared/db/grants';
 import {
-  ApiError,
   AuthenticationError,
   ConflictError,
+  ForbiddenError,
   InvalidRequestError,
   NotFoundError,
   ProviderError,
@@ -245,7 +245,7 @@ function translate(status: number, failure: { message: string; reason?: string }
         `Provider A refused the grant's access token (${failure.message}); authenticate the account again`,
       );
     case 403:
-      return new ApiError(403, said);
+      return new ForbiddenError(said);
     case 404:
       return new GoogleNotFoundError(said);
     case 409:

@@ -1,15 +1,12 @@
-import { scheduledMessageView, sendOrScheduleWith } from '#shared/mailbox/scheduled';
+import { sendOrScheduleWith } from '#shared/mailbox/scheduled';
 import { closingItems } from '#shared/mailbox/schedules';
-import { preparedFrom } from '#shared/mailbox/scheduled-sending';
+import { preparedFrom, scheduledSendFailure, scheduleSucceeded } from '#shared/mailbox/scheduled-sending';
 import { sendWith } from '#shared/mailbox/send';
 import { submitAndStore } from '#shared/imap/submit';
 import { messageView } from '#shared/mailbox/views';
-import type { OutboxEntry } from '#shared/db/outbox';
-import type { ScheduleRecord } from '#shared/db/schedules';
 import { ForbiddenError, InvalidRequestError, MailDeliveryError } from '#shared/errors';
-import type { ApplicationId, MessageId } from '#shared/ids';
+import type { MessageId } from '#shared/ids';
 import { governanceOf } from '#shared/governance/decide';
-import { newNotification } from '#shared/notifications/notification';
 import type { ScheduledSending, SendProvider } from '#shared/providers/contract';
 import { ScheduledSendRefusal } from '#shared/scheduled-send/refusal';
 
@@ -30,14 +27,6 @@ const sendNow = /* @__PURE__ */ sendWith((grant, prepared, progress) =>
 /** Marked pure: the scheduled-send worker's bundle takes imapScheduledSending from this module, and none of the scheduling path. */
 export const imapSend: SendProvider = { send: /* @__PURE__ */ sendOrScheduleWith(sendNow, 'IMAP') };
 
-const statusPayload = (record: ScheduleRecord, status: 'sent' | 'failed', reason: string) => ({
-  schedule_id: record.id,
-  send_at: record.send_at,
-  status,
-  reason,
-  request_id: record.request_id,
-});
-
 /** A due scheduled message of an IMAP grant: rebuilt from its schedule record, sent by the path above once. */
 export const imapScheduledSending: ScheduledSending = {
   async send(grant, record, hooks) {
@@ -50,18 +39,7 @@ export const imapScheduledSending: ScheduledSending = {
         beforeRelay: hooks.beforeRelay,
         commit: (message) => ({
           items: [...hooks.scheduleItems(), ...closing.items],
-          outbox: [
-            {
-              notification: newNotification({
-                type: 'message.send_success',
-                applicationId: record.application_id as ApplicationId,
-                grantId: record.grant_id,
-                object: { ...messageView(message, { body }), ...statusPayload(record, 'sent', '') },
-              }),
-              bodyKey: message.body_key,
-            },
-            ...closing.outbox,
-          ],
+          outbox: [scheduleSucceeded(record, messageView(message, { body }), message.body_key), ...closing.outbox],
         }),
       });
       await closing.after();
@@ -77,17 +55,5 @@ export const imapScheduledSending: ScheduledSending = {
       throw error;
     }
   },
-  async failure(grant, record, reason) {
-    const closing = await closingItems(grant, record);
-    const { body: _body, ...view } = scheduledMessageView(record, '');
-    const failed: OutboxEntry = {
-      notification: newNotification({
-        type: 'message.send_failed',
-        applicationId: record.application_id as ApplicationId,
-        grantId: record.grant_id,
-        object: { ...view, folders: [], ...statusPayload(record, 'failed', reason) },
-      }),
-    };
-    return { ...closing, outbox: [failed, ...closing.outbox] };
-  },
+  failure: scheduledSendFailure,
 };

@@ -52,18 +52,21 @@ const statusPayload = (record: ScheduleRecord, status: 'sent' | 'failed', reason
   request_id: record.request_id,
 });
 
-function sendSuccess(record: ScheduleRecord, stored: MessageRecord, body: string): OutboxEntry {
-  const object = { ...messageView(stored, { body }), ...statusPayload(record, 'sent', '') };
+/** `message.send_success` of a scheduled message, with the sent message as its provider answers it. */
+export function scheduleSucceeded(record: ScheduleRecord, sent: object, bodyKey?: string): OutboxEntry {
   return {
     notification: newNotification({
       type: 'message.send_success',
       applicationId: record.application_id as ApplicationId,
       grantId: record.grant_id,
-      object,
+      object: { ...sent, ...statusPayload(record, 'sent', '') },
     }),
-    bodyKey: stored.body_key,
+    ...(bodyKey ? { bodyKey } : {}),
   };
 }
+
+const sendSuccess = (record: ScheduleRecord, stored: MessageRecord, body: string): OutboxEntry =>
+  scheduleSucceeded(record, messageView(stored, { body }), stored.body_key);
 
 function sendFailed(record: ScheduleRecord, reason: string): OutboxEntry {
   const { body: _body, ...view } = scheduledMessageView(record, '');
@@ -123,10 +126,10 @@ async function send(
   }
 }
 
-export const agentScheduledSending: ScheduledSending = {
-  send,
-  async failure(grant, record, reason) {
-    const closing = await closingItems(grant, record);
-    return { ...closing, outbox: [sendFailed(record, reason), ...closing.outbox] };
-  },
+/** Every provider's ScheduledSending.failure: the schedule's closing items, with `message.send_failed` first. */
+export const scheduledSendFailure: ScheduledSending['failure'] = async (grant, record, reason) => {
+  const closing = await closingItems(grant, record);
+  return { ...closing, outbox: [sendFailed(record, reason), ...closing.outbox] };
 };
+
+export const agentScheduledSending: ScheduledSending = { send, failure: scheduledSendFailure };

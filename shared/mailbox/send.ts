@@ -97,13 +97,28 @@ export async function composePrepared(prepared: PreparedMessage, messageIdHeader
  */
 export type TemplateRenderer = typeof renderStoredTemplate;
 
-/** `stored`: attachments already held as bytes (a draft's, read from S3), sent before those of `input` and `files`. */
+/** What a reply takes from the message it answers: its thread, and the threading headers to carry on. */
+export interface RepliedMessage {
+  thread_id: string;
+  message_id_header?: string | undefined;
+  references: readonly string[];
+}
+
+/** The message a reply answers, in the stored mailbox (a live provider reads it from its own API instead). */
+export const storedRepliedMessage = (grant: GrantRecord, messageId: string): Promise<RepliedMessage> =>
+  requireMessage(grant, messageId);
+
+/**
+ * `stored`: attachments already held as bytes (a draft's, read from S3), sent before those of `input`
+ * and `files`. `replied`: where the message `reply_to_message_id` names is read from.
+ */
 export async function prepareOutgoing(
   grant: GrantRecord,
   input: OutgoingInput,
   files: UploadedFile[] = [],
   stored: NewAttachment[] = [],
   renderTemplate?: TemplateRenderer,
+  replied: (grant: GrantRecord, messageId: string) => Promise<RepliedMessage> = storedRepliedMessage,
 ): Promise<PreparedMessage> {
   if (input.send_at !== undefined) throw new Error('prepareOutgoing: a scheduled send is prepared without its send_at');
   // Tracking settings follow the draft rules (hostname validated and canonicalised).
@@ -129,8 +144,8 @@ export async function prepareOutgoing(
   let inReplyTo: string | undefined;
   let references: string[] = [];
   if (input.reply_to_message_id) {
-    const original = await requireMessage(grant, input.reply_to_message_id);
-    threadId = original.thread_id;
+    const original = await replied(grant, input.reply_to_message_id);
+    threadId = original.thread_id as ThreadId;
     if (original.message_id_header) {
       inReplyTo = original.message_id_header;
       references = [...original.references, original.message_id_header].slice(-50);
