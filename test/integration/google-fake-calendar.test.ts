@@ -546,6 +546,107 @@ describe('Events', () => {
     expect((await cal(`${events(from)}/${event.id}`)).body.status).toBe('cancelled');
     expect((await cal(`${events(to)}/${event.id}`)).body.status).toBe('confirmed');
   });
+
+  it('clears what a PATCH gives as null, and refuses null in an insert', async () => {
+    // Prepare
+    const id = await newCalendar('Cleared');
+    const event = (
+      await cal(events(id), {
+        body: berlin('2026-02-16T10:00:00', '2026-02-16T11:00:00', {
+          summary: 'Planning',
+          location: 'Room 3',
+          description: 'Agenda to follow',
+          reminders: { useDefault: false, overrides: [{ method: 'popup', minutes: 5 }] },
+          extendedProperties: { private: { app: 'switchboard', ticket: '7' } },
+        }),
+      })
+    ).body;
+    const path = `${events(id)}/${event.id}`;
+    const calendarPath = `/calendars/${encodeURIComponent(id)}`;
+    const entryPath = `/users/me/calendarList/${encodeURIComponent(id)}`;
+    await cal(calendarPath, { method: 'PATCH', body: { description: 'Planning board', location: 'Berlin' } });
+    await cal(entryPath, { method: 'PATCH', body: { summaryOverride: 'Mine' } });
+    // Act
+    const patched = await cal(path, {
+      method: 'PATCH',
+      body: { location: null, description: null, extendedProperties: { private: { ticket: null } } },
+    });
+    const calendarPatched = await cal(calendarPath, { method: 'PATCH', body: { location: null } });
+    const entryPatched = await cal(entryPath, { method: 'PATCH', body: { summaryOverride: null } });
+    const refused = await cal(events(id), {
+      body: berlin('2026-02-17T10:00:00', '2026-02-17T11:00:00', { location: null }),
+    });
+    // Assess
+    expect(patched.status).toBe(200);
+    expect(patched.body).toMatchObject({
+      summary: 'Planning',
+      reminders: { useDefault: false, overrides: [{ method: 'popup', minutes: 5 }] },
+      extendedProperties: { private: { app: 'switchboard' } },
+    });
+    expect(patched.body.location).toBeUndefined();
+    expect(patched.body.description).toBeUndefined();
+    expect((await cal(path)).body).toEqual(patched.body);
+    expect(calendarPatched.body).toMatchObject({ summary: 'Cleared', description: 'Planning board' });
+    expect(calendarPatched.body.location).toBeUndefined();
+    expect(entryPatched.status).toBe(200);
+    expect(entryPatched.body.summaryOverride).toBeUndefined();
+    expect(refused.status).toBe(400);
+    expect(fake.requestViolations).toEqual(['request of calendar.events.insert (Event): /location must be string']);
+    fake.clearViolations();
+  });
+
+  it('reads a dateTime without offset in the zone its timeZone names, and refuses one with neither', async () => {
+    // Prepare: a Berlin calendar; on 10 March 2026 New York is on daylight time (UTC-4), Berlin is not (UTC+1).
+    const id = await newCalendar('Local times');
+    const ny = (dateTime: string) => ({ dateTime, timeZone: 'America/New_York' });
+    // Act
+    const inserted = await cal(events(id), {
+      body: { summary: 'Call', start: ny('2026-03-10T09:00:00'), end: ny('2026-03-10T09:30:00') },
+    });
+    const path = `${events(id)}/${inserted.body.id}`;
+    const inUtc = await cal(`${path}?timeZone=UTC`);
+    const listed = await cal(`${events(id)}?timeMin=2026-03-10T13:00:00Z&timeMax=2026-03-10T13:30:00Z`);
+    const patched = await cal(path, {
+      method: 'PATCH',
+      body: { start: ny('2026-03-10T11:00:00'), end: ny('2026-03-10T12:00:00') },
+    });
+    // A weekly series keeps 09:00 in New York across its change to daylight time on 8 March.
+    const series = await cal(events(id), {
+      body: {
+        start: ny('2026-03-02T09:00:00'),
+        end: ny('2026-03-02T09:30:00'),
+        recurrence: ['RRULE:FREQ=WEEKLY;COUNT=2'],
+      },
+    });
+    const instances = await cal(`${events(id)}/${series.body.id}/instances?timeZone=UTC`);
+    const refused = await cal(events(id), {
+      body: { start: { dateTime: '2026-03-10T09:00:00' }, end: { dateTime: '2026-03-10T09:30:00' } },
+    });
+    // Assess
+    expect(inserted.status).toBe(200);
+    expect(inserted.body.start).toEqual({ dateTime: '2026-03-10T14:00:00+01:00', timeZone: 'America/New_York' });
+    expect(inserted.body.end).toEqual({ dateTime: '2026-03-10T14:30:00+01:00', timeZone: 'America/New_York' });
+    expect(inUtc.body.start.dateTime).toBe('2026-03-10T13:00:00Z');
+    expect(ids(listed.body.items)).toEqual([inserted.body.id]);
+    expect(patched.body.start).toEqual({ dateTime: '2026-03-10T16:00:00+01:00', timeZone: 'America/New_York' });
+    expect(instances.body.items.map((e: { start: { dateTime: string } }) => e.start.dateTime)).toEqual([
+      '2026-03-02T14:00:00Z',
+      '2026-03-09T13:00:00Z',
+    ]);
+    expect(refused.status).toBe(400);
+    expect(fake.requestViolations).toEqual([
+      'request of calendar.events.insert (Event): /end/dateTime must match format "date-time"',
+      'request of calendar.events.insert (Event): /start/dateTime must match format "date-time"',
+    ]);
+    fake.clearViolations();
+    // A change past the Discovery check (another client of the fake) is refused as Google refuses it.
+    expect(() =>
+      fake.calendarChangedOutside(ADA, id, {
+        start: { dateTime: '2026-03-10T09:00:00' },
+        end: { dateTime: '2026-03-10T09:30:00' },
+      }),
+    ).toThrow('Missing time zone definition for start time.');
+  });
 });
 
 describe('Free/busy and channels', () => {

@@ -220,6 +220,78 @@ describe('Discovery checker', () => {
     ]);
   });
 
+  it('takes null in a PATCH body to clear a field, and refuses it in other bodies', () => {
+    const check = (httpMethod: string, pathname: string, body: unknown) =>
+      calendar.checkRequest({ httpMethod, pathname, query: new URLSearchParams(), body });
+    const event = '/calendar/v3/calendars/primary/events/abc123';
+    const start = { dateTime: '2026-02-03T10:00:00+01:00' };
+    const end = { dateTime: '2026-02-03T11:00:00+01:00' };
+    const cleared = {
+      location: null,
+      start: { dateTime: '2026-02-03T10:00:00+01:00', timeZone: null },
+      reminders: { overrides: null },
+      extendedProperties: { private: { app: null } },
+    };
+    expect(check('PATCH', event, cleared)).toEqual([]);
+    expect(check('PATCH', '/calendar/v3/calendars/primary', { description: null })).toEqual([]);
+    expect(check('POST', '/calendar/v3/calendars/primary/events', { start, end, location: null })).toEqual([
+      'request of calendar.events.insert (Event): /location must be string',
+    ]);
+    expect(check('PUT', event, { start, end, location: null })).toEqual([
+      'request of calendar.events.update (Event): /location must be string',
+    ]);
+    // Only fields the schema has may be cleared; an array item or the body itself is not a field.
+    expect(check('PATCH', event, { colour: null })).toEqual([
+      "request of calendar.events.patch (Event): / has property 'colour', which the schema does not declare",
+    ]);
+    expect(check('PATCH', event, { attendees: [null] })).toEqual([
+      'request of calendar.events.patch (Event): /attendees/0 must be object',
+    ]);
+    expect(check('PATCH', event, null)).toEqual(['request of calendar.events.patch (Event): / must be object']);
+    expect(
+      gmailChecker.checkRequest({
+        httpMethod: 'PATCH',
+        pathname: '/gmail/v1/users/me/labels/Label_1',
+        query: new URLSearchParams(),
+        body: { color: null },
+      }),
+    ).toEqual([]);
+  });
+
+  it('takes an EventDateTime without offset when it gives timeZone, and only then', () => {
+    const insert = (start: unknown, end: unknown = start) =>
+      calendar.checkRequest({
+        httpMethod: 'POST',
+        pathname: '/calendar/v3/calendars/primary/events',
+        query: new URLSearchParams(),
+        body: { start, end },
+      });
+    expect(insert({ dateTime: '2026-03-10T09:00:00', timeZone: 'America/New_York' })).toEqual([]);
+    expect(insert({ dateTime: '2026-03-10T09:00:00.250', timeZone: 'America/New_York' })).toEqual([]);
+    expect(insert({ dateTime: '2026-03-10T09:00:00-04:00', timeZone: 'America/New_York' })).toEqual([]);
+    expect(insert({ dateTime: '2026-03-10T09:00:00Z' })).toEqual([]);
+    expect(insert({ dateTime: '2026-03-10T09:00:00' }, { dateTime: '2026-03-10T10:00:00+01:00' })).toEqual([
+      'request of calendar.events.insert (Event): /start/dateTime must match format "date-time"',
+    ]);
+    expect(insert({ dateTime: '2026-02-30T09:00:00', timeZone: 'Europe/Berlin' })).toEqual([
+      'request of calendar.events.insert (Event): /end/dateTime must match format "date-time-offset-optional"',
+      'request of calendar.events.insert (Event): /start/dateTime must match format "date-time-offset-optional"',
+    ]);
+    const end = { dateTime: '2026-03-10T10:00:00', timeZone: 'Europe/Berlin' };
+    expect(insert({ dateTime: '2026-03-10 09:00:00', timeZone: 'Europe/Berlin' }, end)).toEqual([
+      'request of calendar.events.insert (Event): /start/dateTime must match format "date-time-offset-optional"',
+    ]);
+    // Other date-times keep their offset: freebusy's window, whatever timeZone the request gives.
+    expect(
+      calendar.checkRequest({
+        httpMethod: 'POST',
+        pathname: '/calendar/v3/freeBusy',
+        query: new URLSearchParams(),
+        body: { timeMin: '2026-03-10T00:00:00', timeMax: '2026-03-11T00:00:00Z', timeZone: 'Europe/Berlin' },
+      }),
+    ).toEqual(['request of calendar.freebusy.query (FreeBusyRequest): /timeMin must match format "date-time"']);
+  });
+
   it('records a violating request and answers it 400 in Google’s error shape', async () => {
     const res = await gmail('/messages?colour=red&q=a&q=b');
     expect(res.status).toBe(400);
@@ -284,6 +356,10 @@ describe('Labels', () => {
     const got = await gmail(`/labels/${child.body.id}`);
     expect(got.body).toMatchObject({ name: 'Projects/Beta', messagesTotal: 0, threadsUnread: 0 });
     expect((await gmail('/labels/INBOX', { method: 'PATCH', body: { name: 'Other' } })).status).toBe(400);
+    // A patch's null clears the field.
+    const uncoloured = await gmail(`/labels/${child.body.id}`, { method: 'PATCH', body: { color: null } });
+    expect(uncoloured.status).toBe(200);
+    expect(uncoloured.body.color).toBeUndefined();
 
     expect((await gmail(`/labels/${child.body.id}`, { method: 'DELETE' })).status).toBe(204);
     expect((await gmail(`/labels/${child.body.id}`)).status).toBe(404);

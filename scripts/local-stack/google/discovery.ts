@@ -8,6 +8,8 @@ import addFormats from 'ajv-formats';
  * the local fakes: which method a URL is, whether a request's query and body are what the document
  * allows, and whether an answer has the shape the document gives it. A fake checked this way cannot
  * drift from Google, and a client tested against it cannot lean on something Google never answers.
+ * Two things Google takes that the schemas alone would refuse pass: null for a field of a PATCH body
+ * (it clears the field) and an EventDateTime's dateTime without offset when its timeZone is given.
  */
 
 export type GoogleApi = 'gmail-v1' | 'calendar-v3' | 'people-v1';
@@ -137,6 +139,30 @@ const BASE64 = '^(?:[A-Za-z0-9+/]*|[A-Za-z0-9_-]*)={0,2}$';
 const DIGITS: Record<string, string> = { int64: '^-?[0-9]+$', uint64: '^[0-9]+$' };
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
 
+/** The ajv format of a date-time whose zone offset may be left out: a local time, read in the zone given beside it. */
+const LOCAL_DATE_TIME_FORMAT = 'date-time-offset-optional';
+const LOCAL_DATE_TIME =
+  /^(\d{4})-(\d{2})-(\d{2})T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?(?:Z|[+-](?:[01]\d|2[0-3])(?::?[0-5]\d)?)?$/i;
+
+function isLocalDateTime(text: string): boolean {
+  const m = LOCAL_DATE_TIME.exec(text);
+  if (!m) return false;
+  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  return month >= 1 && month <= 12 && day >= 1 && day <= new Date(Date.UTC(year, month, 0)).getUTCDate();
+}
+
+const isDateTime = (s: DiscoverySchema | undefined) =>
+  s?.type === 'string' && (s.format === 'date-time' || s.format === 'google-datetime');
+
+/**
+ * Calendar's EventDateTime: its `dateTime` is RFC 3339 and "a time zone offset is required unless a
+ * time zone is explicitly specified in timeZone". An object with a date-time `dateTime` and a string
+ * `timeZone` beside it takes a `dateTime` without offset when `timeZone` is there, and only then.
+ */
+function zoneMayReplaceOffset(s: DiscoverySchema): boolean {
+  return isDateTime(s.properties?.dateTime) && s.properties?.timeZone?.type === 'string';
+}
+
 type JsonSchema = Record<string, unknown>;
 
 /**
@@ -152,10 +178,19 @@ function toJsonSchema(s: DiscoverySchema): JsonSchema {
       return {};
     case 'object': {
       const properties = Object.fromEntries(Object.entries(s.properties ?? {}).map(([k, v]) => [k, toJsonSchema(v)]));
-      return {
+      const schema: JsonSchema = {
         type: 'object',
         properties,
         additionalProperties: s.additionalProperties ? toJsonSchema(s.additionalProperties) : false,
+      };
+      if (!zoneMayReplaceOffset(s)) return schema;
+      // The format of `dateTime` depends on its sibling; the `if` itself reports nothing (see validate).
+      return {
+        ...schema,
+        properties: { ...properties, dateTime: { type: 'string' } },
+        if: { required: ['timeZone'] },
+        then: { properties: { dateTime: { format: LOCAL_DATE_TIME_FORMAT } } },
+        else: { properties: { dateTime: { format: 'date-time' } } },
       };
     }
     case 'array':
@@ -268,6 +303,7 @@ export class DiscoveryChecker {
     this.routes = methods.map((m) => compileRoute(doc.servicePath, m)).sort((a, b) => b.literal - a.literal);
     this.ajv = new Ajv({ allErrors: true, strict: false });
     addFormats(this.ajv, ['date-time', 'date']);
+    this.ajv.addFormat(LOCAL_DATE_TIME_FORMAT, { type: 'string', validate: isLocalDateTime });
     // `$ref: "Message"` resolves against the id of the schema it is in, so the document's refs stay as they are.
     this.base = `https://discovery.invalid/${doc.name}/${doc.version}/`;
     for (const [name, schema] of Object.entries(doc.schemas))
@@ -341,7 +377,9 @@ export class DiscoveryChecker {
   validate(where: string, schemaName: string, value: unknown): string[] {
     const validator = this.validatorOf(schemaName);
     if (!validator) return [`${where}: the document has no schema ${schemaName}`];
-    return validator(value) ? [] : (validator.errors ?? []).map((e) => describeError(where, e));
+    if (validator(value)) return [];
+    // A failed `if` (EventDateTime's dateTime) is told by the error of the branch that failed.
+    return (validator.errors ?? []).filter((e) => e.keyword !== 'if').map((e) => describeError(where, e));
   }
 
   private validatorOf(schemaName: string): ValidateFunction | undefined {
@@ -356,9 +394,33 @@ export class DiscoveryChecker {
     const problems: string[] = [];
     if (request.contentType !== undefined && !/^application\/json\b/i.test(request.contentType))
       problems.push(`${id}: the body must be application/json, not ${request.contentType || 'untyped'}`);
-    problems.push(...this.validate(`request of ${id} (${method.request.$ref})`, method.request.$ref, request.body));
-    problems.push(...this.requiredProblems(id, this.doc.schemas[method.request.$ref], request.body, ''));
+    // In a PATCH, null clears a field (Google's patch semantics), so it is not checked against the field's type.
+    const body =
+      method.httpMethod === 'PATCH'
+        ? this.withoutClearedFields({ $ref: method.request.$ref }, request.body)
+        : request.body;
+    problems.push(...this.validate(`request of ${id} (${method.request.$ref})`, method.request.$ref, body));
+    problems.push(...this.requiredProblems(id, this.doc.schemas[method.request.$ref], body, ''));
     return problems;
+  }
+
+  /**
+   * A PATCH body without its nulls: every property the schema declares (or its map of
+   * additionalProperties allows) whose value is null, at any depth. Nulls elsewhere stay to be
+   * refused: the body itself, array items, properties the schema does not have.
+   */
+  private withoutClearedFields(schema: DiscoverySchema | undefined, value: unknown): unknown {
+    const resolved = schema?.$ref ? this.doc.schemas[schema.$ref] : schema;
+    if (!resolved || value === null || typeof value !== 'object') return value;
+    if (Array.isArray(value))
+      return resolved.type === 'array' ? value.map((item) => this.withoutClearedFields(resolved.items, item)) : value;
+    const out: Record<string, unknown> = {};
+    for (const [name, v] of Object.entries(value)) {
+      const property = resolved.properties?.[name] ?? resolved.additionalProperties;
+      if (v === null && property) continue;
+      out[name] = property ? this.withoutClearedFields(property, v) : v;
+    }
+    return out;
   }
 
   /** Fields the document marks required for this very method (`annotations.required`), at any depth. */

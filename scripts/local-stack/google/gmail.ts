@@ -592,9 +592,9 @@ function renderLabel(mailbox: Mailbox, label: GmailLabel, withCounts: boolean): 
 /** Label fields a create/update/patch body sets. */
 function labelFields(body: Body<GmailLabel>): Partial<GmailLabel> {
   const out: Partial<GmailLabel> = {};
-  if (body.messageListVisibility !== undefined) out.messageListVisibility = body.messageListVisibility;
-  if (body.labelListVisibility !== undefined) out.labelListVisibility = body.labelListVisibility;
-  if (body.color !== undefined) out.color = { ...body.color };
+  if (body.messageListVisibility != null) out.messageListVisibility = body.messageListVisibility;
+  if (body.labelListVisibility != null) out.labelListVisibility = body.labelListVisibility;
+  if (body.color != null) out.color = { ...body.color };
   return out;
 }
 
@@ -695,8 +695,12 @@ export const GMAIL_HANDLERS: Record<string, (call: GmailCall) => GmailAnswer> = 
   'gmail.users.labels.patch': (call) => {
     const label = userLabel(call.mailbox, call.params.id!);
     const body = bodyOf<GmailLabel>(call);
+    if (body.name === null) throw invalid('Invalid label name');
     if (body.name !== undefined) label.name = labelName(call.mailbox, body.name, label.id);
     Object.assign(label, labelFields(body));
+    // A patch's null clears the field (Google's patch semantics): the label then has none.
+    for (const field of ['messageListVisibility', 'labelListVisibility', 'color'] as const)
+      if ((body as Record<string, unknown>)[field] === null) delete label[field];
     return ok(renderLabel(call.mailbox, label, false));
   },
 
