@@ -63,6 +63,16 @@ export class GoogleGoneError extends Error {
   }
 }
 
+/** The provider's 400 as ours, with Google's `status` (e.g. FAILED_PRECONDITION: a stale etag) for callers that tell them apart. */
+export class GoogleRequestError extends InvalidRequestError {
+  constructor(
+    message: string,
+    readonly googleStatus: string | undefined,
+  ) {
+    super(message);
+  }
+}
+
 /** The provider's 404 for a cursor (Gmail history.list's too-old startHistoryId), told apart from a missing resource by the caller. */
 export class GoogleNotFoundError extends NotFoundError {}
 
@@ -235,11 +245,11 @@ async function errorOf(response: Response): Promise<{ message: string; reason?: 
 }
 
 /** A provider 4xx as ours: what the client asked for was refused, with the provider's words. */
-function translate(status: number, failure: { message: string; reason?: string }): Error {
+function translate(status: number, failure: { message: string; reason?: string; status?: string }): Error {
   const said = `provider A: ${failure.message}`;
   switch (status) {
     case 400:
-      return new InvalidRequestError(said);
+      return new GoogleRequestError(said, failure.status);
     case 401:
       return new AuthenticationError(
         `Provider A refused the grant's access token (${failure.message}); authenticate the account again`,

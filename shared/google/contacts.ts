@@ -9,7 +9,7 @@ import type { PageQuery } from '#schemas/common';
 import { decodeProviderCursor, encodeProviderCursor } from '#shared/cursor';
 import type { GrantRecord } from '#shared/db/grants';
 import { ConflictError, InvalidRequestError, NotFoundError } from '#shared/errors';
-import { googleClientOf, GoogleNotFoundError, type GoogleClient } from '#shared/google/client';
+import { googleClientOf, GoogleNotFoundError, GoogleRequestError, type GoogleClient } from '#shared/google/client';
 import type { Contact, ContactGroup, ContactsProvider, Page } from '#shared/providers/contract';
 
 /**
@@ -296,7 +296,7 @@ export const googleContacts: ContactsProvider = {
       return contactOf(grant, changed);
     } catch (error) {
       // People's answer to a stale etag: another client changed the contact since it was read.
-      if (error instanceof InvalidRequestError && /etag|FAILED_PRECONDITION|precondition/i.test(error.message))
+      if (error instanceof GoogleRequestError && error.googleStatus === 'FAILED_PRECONDITION')
         throw new ConflictError(`Contact '${contactId}' was changed by another client meanwhile; read it and retry`);
       throw error;
     }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { googleContacts } from '#shared/google/contacts';
+import { googleClientOf, GoogleRequestError } from '#shared/google/client';
 import type { GrantRecord } from '#shared/db/grants';
 import { InvalidRequestError, NotFoundError } from '#shared/errors';
 import { startGoogleFake, type GoogleFake } from '../../scripts/local-stack/google/server';
@@ -65,6 +66,20 @@ describe("provider A's contacts, live", () => {
 
     const changed = await googleContacts.update(grant, created.id, { job_title: 'Head buyer', emails: [] });
     expect(changed).toMatchObject({ given_name: 'Ann', job_title: 'Head buyer', emails: [] });
+
+    // A stale etag: People's FAILED_PRECONDITION, which a contact change answers as a 409.
+    const client = await googleClientOf(grant);
+    const stale = await client
+      .call({
+        api: 'people',
+        method: 'PATCH',
+        path: `/v1/people/${created.id}:updateContact`,
+        query: { updatePersonFields: 'nicknames' },
+        body: { etag: 'stale-etag', nicknames: [{ value: 'A' }] },
+      })
+      .catch((e: unknown) => e);
+    expect(stale).toBeInstanceOf(GoogleRequestError);
+    expect((stale as GoogleRequestError).googleStatus).toBe('FAILED_PRECONDITION');
 
     const renamed = await googleContacts.updateGroup(grant, group.id, { name: 'Vendors' });
     expect(renamed.name).toBe('Vendors');
