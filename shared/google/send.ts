@@ -35,7 +35,7 @@ import { clock } from '#shared/time';
  */
 
 /** The message a reply answers, from Gmail (its headers only). */
-async function repliedOnGmail(grant: GrantRecord, messageId: string): Promise<RepliedMessage> {
+export async function repliedOnGmail(grant: GrantRecord, messageId: string): Promise<RepliedMessage> {
   if (!/^[0-9a-zA-Z_-]{1,64}$/.test(messageId))
     throw new NotFoundError(`No message '${messageId}' in this grant's mailbox`);
   const client = await googleClientOf(grant);

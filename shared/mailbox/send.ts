@@ -110,7 +110,8 @@ export const storedRepliedMessage = (grant: GrantRecord, messageId: string): Pro
 
 /**
  * `stored`: attachments already held as bytes (a draft's, read from S3), sent before those of `input`
- * and `files`. `replied`: where the message `reply_to_message_id` names is read from.
+ * and `files`. `replied`: where the message `reply_to_message_id` names is read from. `options.draft`:
+ * a draft composed at its provider, which may have no recipient yet.
  */
 export async function prepareOutgoing(
   grant: GrantRecord,
@@ -119,6 +120,8 @@ export async function prepareOutgoing(
   stored: NewAttachment[] = [],
   renderTemplate?: TemplateRenderer,
   replied: (grant: GrantRecord, messageId: string) => Promise<RepliedMessage> = storedRepliedMessage,
+  /** A draft kept at a provider, composed before it has recipients. */
+  options: { draft?: boolean } = {},
 ): Promise<PreparedMessage> {
   if (input.send_at !== undefined) throw new Error('prepareOutgoing: a scheduled send is prepared without its send_at');
   // Tracking settings follow the draft rules (hostname validated and canonicalised).
@@ -138,7 +141,7 @@ export async function prepareOutgoing(
   const to = input.to ?? [];
   const cc = input.cc ?? [];
   const bcc = input.bcc ?? [];
-  if (!to.length && !cc.length && !bcc.length)
+  if (!options.draft && !to.length && !cc.length && !bcc.length)
     throw new InvalidRequestError("A message needs at least one recipient in 'to', 'cc' or 'bcc'");
   let threadId: ThreadId | undefined;
   let inReplyTo: string | undefined;
