@@ -162,3 +162,21 @@ describe("provider A's calendars and events, live", () => {
     expect(fake.responseViolations).toEqual([]);
   });
 });
+
+describe("provider A's calendars, changed live", () => {
+  it('creates, recolours, renames and deletes a calendar; the primary one stays', async () => {
+    const { googleCalendars } = await import('#shared/google/calendars');
+    const made = await googleCalendars.create(grant, { name: 'Team', timezone: 'Europe/Rome', hex_color: '#16A765' });
+    expect(made).toMatchObject({ name: 'Team', timezone: 'Europe/Rome', is_primary: false, hex_color: '#16a765' });
+    const renamed = await googleCalendars.update(grant, made.id, { name: 'Team Rome', description: 'Shared' });
+    expect(renamed).toMatchObject({ name: 'Team Rome', description: 'Shared', hex_color: '#16a765' });
+    await expect(googleCalendars.update(grant, made.id, { metadata: { key1: 'x' } })).rejects.toThrow(
+      InvalidRequestError,
+    );
+    await expect(googleCalendars.delete(grant, 'primary')).rejects.toThrow(/primary/);
+    await googleCalendars.delete(grant, made.id);
+    await expect(googleCalendars.get(grant, made.id)).rejects.toThrow(NotFoundError);
+    expect(fake.requestViolations).toEqual([]);
+    expect(fake.responseViolations).toEqual([]);
+  });
+});
