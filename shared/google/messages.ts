@@ -1,10 +1,11 @@
 import type { DeleteMessageQuery, ListMessagesQuery, MessageIdQuery, UpdateMessageBody } from '#schemas/mail';
-import { decodeOffsetCursor, decodeProviderCursor, encodeOffsetCursor, encodeProviderCursor } from '#shared/cursor';
+import { decodeOffsetCursor, encodeOffsetCursor, encodeProviderCursor } from '#shared/cursor';
 import type { GrantRecord } from '#shared/db/grants';
 import { InvalidRequestError, NotFoundError } from '#shared/errors';
 import { googleClientOf, GoogleNotFoundError, type GoogleClient } from '#shared/google/client';
 import { messageFromGmail, type GmailMessage, type MessageFields } from '#shared/google/gmail-message';
 import { gmailListing } from '#shared/google/gmail-query';
+import { gmailPage } from '#shared/google/gmail-listing';
 import { inPool } from '#shared/pool';
 import type { Message, MessagesProvider, Page } from '#shared/providers/contract';
 
@@ -84,30 +85,10 @@ async function list(grant: GrantRecord, query: ListMessagesQuery, limit: number)
       ...(offset + limit < ids.length ? { nextCursor: encodeOffsetCursor(THREAD_SCOPE, offset + limit) } : {}),
     };
   }
-  const answer = await client.call<{ messages?: { id: string }[]; nextPageToken?: string }>({
-    api: 'gmail',
-    path: '/gmail/v1/users/me/messages',
-    query: {
-      maxResults: limit,
-      ...(listing.q !== undefined ? { q: listing.q } : {}),
-      ...(listing.labelIds ? { labelIds: listing.labelIds } : {}),
-      ...(query.page_token ? { pageToken: decodeProviderCursor(query.page_token, SCOPE) } : {}),
-    },
-  });
-  const ids = (answer.messages ?? []).map((m) => m.id);
-  const byId = new Map<string, Message>();
-  await inPool(ids, GET_CONCURRENCY, async (id) => {
-    try {
-      byId.set(id, await getOne(client, grant, id, fields));
-    } catch (error) {
-      // Deleted between the list and its get: not in the page.
-      if (!(error instanceof NotFoundError)) throw error;
-    }
-  });
-  return {
-    items: ids.flatMap((id) => byId.get(id) ?? []),
-    ...(answer.nextPageToken ? { nextCursor: encodeProviderCursor(SCOPE, answer.nextPageToken) } : {}),
-  };
+  const page = await gmailPage(client, 'messages', listing, { limit, token: query.page_token, scope: SCOPE }, (id) =>
+    getOne(client, grant, id, fields),
+  );
+  return { items: page.items, ...(page.next ? { nextCursor: encodeProviderCursor(SCOPE, page.next) } : {}) };
 }
 
 async function get(grant: GrantRecord, messageId: string, query: MessageIdQuery): Promise<Message> {

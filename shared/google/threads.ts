@@ -1,11 +1,11 @@
 import type { ListThreadsQuery, UpdateThreadBody } from '#schemas/mail';
-import { decodeProviderCursor, encodeProviderCursor } from '#shared/cursor';
+import { encodeProviderCursor } from '#shared/cursor';
 import type { GrantRecord } from '#shared/db/grants';
 import { InvalidRequestError, NotFoundError } from '#shared/errors';
 import { googleClientOf, GoogleNotFoundError, type GoogleClient } from '#shared/google/client';
 import { draftFromGmail, messageFromGmail, type GmailMessage } from '#shared/google/gmail-message';
 import { gmailListing } from '#shared/google/gmail-query';
-import { inPool } from '#shared/pool';
+import { gmailPage } from '#shared/google/gmail-listing';
 import type { Message, Page, Thread, ThreadsProvider } from '#shared/providers/contract';
 
 /**
@@ -17,7 +17,6 @@ import type { Message, Page, Thread, ThreadsProvider } from '#shared/providers/c
  */
 
 const SCOPE = 'gmail-threads';
-const GET_CONCURRENCY = 10;
 const FLAG_LABELS = new Set(['UNREAD', 'STARRED']);
 
 interface GmailThread {
@@ -120,30 +119,13 @@ async function list(grant: GrantRecord, query: ListThreadsQuery, limit: number):
     ...(latest_message_after !== undefined ? { received_after: latest_message_after } : {}),
   });
   const client = await googleClientOf(grant);
-  const answer = await client.call<{ threads?: { id: string }[]; nextPageToken?: string }>({
-    api: 'gmail',
-    path: '/gmail/v1/users/me/threads',
-    query: {
-      maxResults: limit,
-      ...(listing.q !== undefined ? { q: listing.q } : {}),
-      ...(listing.labelIds ? { labelIds: listing.labelIds } : {}),
-      ...(query.page_token ? { pageToken: decodeProviderCursor(query.page_token, SCOPE) } : {}),
-    },
-  });
-  const byId = new Map<string, GmailThread>();
-  await inPool(answer.threads ?? [], GET_CONCURRENCY, async ({ id }) => {
-    try {
-      byId.set(id, await fetchThread(client, id));
-    } catch (error) {
-      // Deleted between the list and its get: not in the page.
-      if (!(error instanceof NotFoundError)) throw error;
-    }
-  });
-  const threads = (answer.threads ?? []).flatMap(({ id }) => byId.get(id) ?? []);
-  const drafts = await withDrafts(client, threads);
+  const page = await gmailPage(client, 'threads', listing, { limit, token: query.page_token, scope: SCOPE }, (id) =>
+    fetchThread(client, id),
+  );
+  const drafts = await withDrafts(client, page.items);
   return {
-    items: threads.map((t) => threadOf(grant, t, drafts)),
-    ...(answer.nextPageToken ? { nextCursor: encodeProviderCursor(SCOPE, answer.nextPageToken) } : {}),
+    items: page.items.map((t) => threadOf(grant, t, drafts)),
+    ...(page.next ? { nextCursor: encodeProviderCursor(SCOPE, page.next) } : {}),
   };
 }
 
