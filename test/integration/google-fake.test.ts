@@ -651,3 +651,35 @@ describe('The whole run', () => {
     expect(fake.responseViolations).toEqual([]);
   });
 });
+
+describe('Tokens of the sign-in', () => {
+  it('knows a token its userinfo endpoint answers an email for, and no other', async () => {
+    const { createServer } = await import('node:http');
+    const userinfo = createServer((req, res) => {
+      const known = req.headers.authorization === 'Bearer signed-in-token';
+      res.writeHead(known ? 200 : 401, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(known ? { sub: 's1', email: 'dana@example.org' } : { error: 'invalid_token' }));
+    });
+    await new Promise<void>((resolve) => userinfo.listen(0, '127.0.0.1', resolve));
+    const port = (userinfo.address() as { port: number }).port;
+    const signedIn = await startGoogleFake({ userinfoUrl: `http://127.0.0.1:${port}/me` });
+    try {
+      const profile = await fetch(`${signedIn.url}/gmail/v1/users/me/profile`, {
+        headers: { authorization: 'Bearer signed-in-token' },
+      });
+      expect(profile.status).toBe(200);
+      expect(((await profile.json()) as { emailAddress: string }).emailAddress).toBe('dana@example.org');
+      const calendars = await fetch(`${signedIn.url}/calendar/v3/users/me/calendarList`, {
+        headers: { authorization: 'Bearer signed-in-token' },
+      });
+      expect(calendars.status).toBe(200);
+      const stranger = await fetch(`${signedIn.url}/gmail/v1/users/me/profile`, {
+        headers: { authorization: 'Bearer someone-else' },
+      });
+      expect(stranger.status).toBe(401);
+    } finally {
+      await signedIn.close();
+      await new Promise<void>((resolve) => userinfo.close(() => resolve()));
+    }
+  });
+});

@@ -47,6 +47,12 @@ export interface GoogleFault {
 export interface GoogleFakeOptions {
   /** The fake's clock (epoch ms): internalDate, watch expiration, message IDs. */
   now?: () => number;
+  /**
+   * An OpenID Connect userinfo endpoint (the local sign-in's, `${issuer}/me`): a token the fake does
+   * not know is shown to it, and when it answers an email, that user is added with the token, as
+   * Google knows every token its own sign-in issued. Without it only `addUser`'s tokens are known.
+   */
+  userinfoUrl?: string;
 }
 
 export interface GoogleFake {
@@ -163,6 +169,20 @@ export async function startGoogleFake(options: GoogleFakeOptions = {}): Promise<
     const fault = faults.find((f) => f.method === undefined || f.method === methodId);
     if (fault && --fault.left <= 0) faults = faults.filter((f) => f !== fault);
     return fault;
+  }
+
+  /** A token unknown yet, shown to the sign-in's userinfo endpoint (see GoogleFakeOptions.userinfoUrl). */
+  async function adoptToken(token: string | undefined): Promise<void> {
+    if (!token || !options.userinfoUrl || gmailState.byToken(token)) return;
+    const answer = await fetch(options.userinfoUrl, { headers: { authorization: `Bearer ${token}` } }).catch(
+      () => undefined,
+    );
+    if (!answer?.ok) return;
+    const email = ((await answer.json().catch(() => ({}))) as { email?: unknown }).email;
+    if (typeof email !== 'string' || !email.includes('@')) return;
+    calendarState.addUser(email);
+    peopleState.addUser(email);
+    gmailState.addUser({ email, accessToken: token });
   }
 
   /** The mailbox of the request's OAuth token (one token registry serves all three APIs). */
@@ -288,6 +308,7 @@ export async function startGoogleFake(options: GoogleFakeOptions = {}): Promise<
       requestViolations.push(message);
       return errorAnswer(new GoogleApiError(501, message, 'notImplemented'));
     }
+    await adoptToken(tokenOf(req, url.searchParams));
     let answer: { status: number; body?: unknown };
     try {
       answer = api.run({ req, matched, query: url.searchParams, body });
