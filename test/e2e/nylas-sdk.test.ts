@@ -1301,8 +1301,17 @@ describe('the official nylas SDK against npm start', () => {
     };
     const list = await nylas.connectors.list({});
     const byProvider = new Map<string, Connector>(list.data.map((c) => [c.provider, c]));
+    // "Google APIs     http://127.0.0.1:<port>   (provider A's …": the google connector's api_base_url.
+    const googleApis = need(
+      /Google APIs\s+(\S+)/.exec(need(started, 'npm start').output())?.[1],
+      'the Google APIs in the banner',
+    );
     for (const provider of ['google', 'microsoft'] as const) {
-      expect(byProvider.get(provider)?.settings).toEqual({ clientId: 'switchboard-local', issuer: issuers[provider] });
+      expect(byProvider.get(provider)?.settings).toEqual({
+        clientId: 'switchboard-local',
+        issuer: issuers[provider],
+        ...(provider === 'google' ? { apiBaseUrl: googleApis } : {}),
+      });
       const found = await nylas.connectors.find({ provider });
       expect(found.data).toMatchObject({ provider, settings: { clientId: 'switchboard-local' } });
       // The client secret is write-only.
