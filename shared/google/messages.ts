@@ -111,17 +111,18 @@ async function update(grant: GrantRecord, messageId: string, body: UpdateMessage
     for (const label of wanted) if (!current.folders.includes(label)) add.add(label);
     for (const label of current.folders) if (!FLAG_LABELS.has(label) && !wanted.has(label)) remove.add(label);
   }
-  if (add.size || remove.size)
-    await client.call({
-      api: 'gmail',
-      method: 'POST',
-      path: `${messagePath(id)}/modify`,
-      body: {
-        ...(add.size ? { addLabelIds: [...add] } : {}),
-        ...(remove.size ? { removeLabelIds: [...remove] } : {}),
-      },
-    });
-  return getOne(client, grant, id, 'standard');
+  if (!add.size && !remove.size) return current;
+  // Gmail answers the modify with the message's labels: the rest of the message is as just read.
+  const { labelIds = [] } = await client.call<GmailMessage>({
+    api: 'gmail',
+    method: 'POST',
+    path: `${messagePath(id)}/modify`,
+    body: {
+      ...(add.size ? { addLabelIds: [...add] } : {}),
+      ...(remove.size ? { removeLabelIds: [...remove] } : {}),
+    },
+  });
+  return { ...current, folders: labelIds, unread: labelIds.includes('UNREAD'), starred: labelIds.includes('STARRED') };
 }
 
 async function remove(grant: GrantRecord, messageId: string, query: DeleteMessageQuery): Promise<void> {
