@@ -46,6 +46,7 @@ export interface GoogleEvent {
   transparency?: 'opaque' | 'transparent';
   visibility?: 'default' | 'public' | 'private' | 'confidential';
   iCalUID?: string;
+  sequence?: number;
   attendees?: GoogleAttendee[];
   guestsCanSeeOtherGuests?: boolean;
   extendedProperties?: { private?: Record<string, string>; shared?: Record<string, string> };

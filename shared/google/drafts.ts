@@ -8,7 +8,7 @@ import { googleClientOf, GoogleNotFoundError, type GoogleClient } from '#shared/
 import { draftFromGmail, type GmailMessage, type GmailPart } from '#shared/google/gmail-message';
 import { gmailListing } from '#shared/google/gmail-query';
 import { gmailMessages } from '#shared/google/messages';
-import { repliedOnGmail } from '#shared/google/send';
+import { repliedOnGmail } from '#shared/google/replied';
 import { newId } from '#shared/ids';
 import { inPool } from '#shared/pool';
 import type { Draft, DraftSendingProvider, DraftsProvider, Message, Page } from '#shared/providers/contract';

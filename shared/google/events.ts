@@ -10,7 +10,10 @@ import {
   type GoogleEvent,
 } from '#shared/google/calendar-event';
 import { googleClientOf, GoogleNotFoundError, type GoogleClient } from '#shared/google/client';
-import type { Calendar, CalendarEvent, Page } from '#shared/providers/contract';
+import { buildCalendar, type IcsEvent } from '#shared/calendar/ical';
+import type { When } from '#shared/calendar/types';
+import { createGoogleEvent, deleteGoogleEvent, sendGoogleRsvp, updateGoogleEvent } from '#shared/google/event-writes';
+import type { Calendar, CalendarEvent, EventsProvider, Page } from '#shared/providers/contract';
 
 /**
  * Provider A's calendars and events, read live from Calendar v3: calendars from the calendar list,
@@ -164,3 +167,108 @@ export async function getGoogleEvent(grant: GrantRecord, eventId: string, calend
     throw error;
   }
 }
+
+/** An event of ours as an iCalendar VEVENT (the sequence is Google's: it counts the changes attendees must see). */
+function icsOfEvent(event: CalendarEvent, sequence: number): IcsEvent {
+  const when = event.when as When;
+  const url = (event.conferencing as { details?: { url?: unknown } } | undefined)?.details?.url;
+  const reminders = (event.reminders as { overrides?: { reminder_minutes: number; reminder_method?: string }[] })
+    ?.overrides;
+  const original = event.original_start_time;
+  return {
+    uid: event.ical_uid ?? event.id,
+    sequence,
+    ...(event.title !== undefined && event.title !== null ? { title: event.title } : {}),
+    ...(event.description ? { description: event.description } : {}),
+    ...(event.location ? { location: event.location } : {}),
+    when,
+    ...(event.recurrence?.length ? { recurrence: event.recurrence } : {}),
+    ...(event.master_event_id && original !== undefined
+      ? {
+          recurrence_id:
+            when.object === 'timespan'
+              ? { time: original, ...(when.start_timezone ? { timezone: when.start_timezone } : {}) }
+              : { date: new Date(original * 1000).toISOString().slice(0, 10) },
+        }
+      : {}),
+    status: event.status as IcsEvent['status'],
+    busy: event.busy,
+    ...(event.visibility === 'public' || event.visibility === 'private' || event.visibility === 'default'
+      ? { visibility: event.visibility }
+      : {}),
+    ...(event.organizer ? { organizer: event.organizer } : {}),
+    participants: event.hide_participants ? [] : (event.participants as IcsEvent['participants']),
+    ...(event.resources?.length ? { resources: event.resources } : {}),
+    ...(typeof url === 'string' ? { conferencing_url: url } : {}),
+    created_at: event.created_at,
+    updated_at: event.updated_at,
+    ...(reminders?.length
+      ? {
+          reminders: reminders.map((o) => ({
+            minutes: o.reminder_minutes,
+            method: o.reminder_method === 'email' ? ('email' as const) : ('display' as const),
+          })),
+        }
+      : {}),
+  };
+}
+
+/**
+ * The event as iCalendar (Calendar v3 has no export): the event, and for a series its changed and
+ * cancelled occurrences (events.list by its iCalUID, deleted ones included), each with Google's sequence.
+ */
+export async function googleEventIcs(
+  grant: GrantRecord,
+  eventId: string,
+  calendarId: string,
+  method: 'PUBLISH' | 'REQUEST' | 'CANCEL' = 'PUBLISH',
+): Promise<string> {
+  const client = await googleClientOf(grant);
+  const calendar = await calendarEntry(client, calendarId);
+  let event: GoogleEvent;
+  try {
+    event = await client.call<GoogleEvent>({
+      api: 'calendar',
+      path: `${calendarPath(calendar.id)}/events/${segment(eventId, 'event')}`,
+    });
+  } catch (error) {
+    if (error instanceof GoogleNotFoundError)
+      throw new NotFoundError(`No event '${eventId}' in calendar '${calendarId}'`);
+    throw error;
+  }
+  const series: GoogleEvent[] = [event];
+  if (event.recurrence?.length && event.iCalUID) {
+    let pageToken: string | undefined;
+    do {
+      const page = await client.call<{ items?: GoogleEvent[]; nextPageToken?: string }>({
+        api: 'calendar',
+        path: `${calendarPath(calendar.id)}/events`,
+        query: { iCalUID: event.iCalUID, showDeleted: true, maxResults: 250, ...(pageToken ? { pageToken } : {}) },
+      });
+      series.push(...(page.items ?? []).filter((e) => e.id !== event.id && e.recurringEventId === event.id));
+      pageToken = page.nextPageToken;
+    } while (pageToken);
+  }
+  const vevents = series.map((e) =>
+    icsOfEvent(
+      {
+        ...eventFromGoogle(grant, calendar.id, e, calendar.timeZone),
+        // A cancelled occurrence keeps only its identity at Google: the series' fields fill the rest.
+        ...(e.status === 'cancelled' && e !== event ? { status: 'cancelled' } : {}),
+      },
+      e.sequence ?? 0,
+    ),
+  );
+  return buildCalendar(method, vevents);
+}
+
+/** Provider A's events: reads and the iCalendar export here, writes in event-writes.ts. */
+export const googleEvents: EventsProvider = {
+  list: listGoogleEvents,
+  get: getGoogleEvent,
+  ics: googleEventIcs,
+  create: createGoogleEvent,
+  update: updateGoogleEvent,
+  delete: deleteGoogleEvent,
+  sendRsvp: sendGoogleRsvp,
+};

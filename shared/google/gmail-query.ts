@@ -8,7 +8,7 @@ import { InvalidRequestError } from '#shared/errors';
  *   - `thread_id` is a thread's own listing (users.threads.get), not a search, so it takes no other filter;
  *   - `metadata_pair` is answered from our own store of metadata, so it takes no provider filter
  *     (the specification's rule);
- *   - `query_imap` is for IMAP grants.
+ *   - `query_imap` is for IMAP grants (refused by shared/registries/parameters.ts).
  * `search_query_native` is Gmail's syntax already: it is ANDed with the other filters, in brackets.
  */
 
@@ -18,7 +18,7 @@ export interface GmailListing {
 }
 
 /** Filters that are not searches: paging and the shape of the answer. */
-const NOT_FILTERS = new Set(['limit', 'page_token', 'fields', 'select']);
+const NOT_FILTERS = new Set(['limit', 'page_token', 'fields', 'select', 'query_imap']);
 
 /** A value inside a Gmail operator: quoted when it has spaces, its own quotes and brackets dropped (Gmail has no escape). */
 function term(value: string): string {
@@ -54,8 +54,6 @@ export function gmailListing(query: ListMessagesQuery): GmailListing {
   const filters = given(query)
     .map(([name]) => name)
     .filter((n) => !NOT_FILTERS.has(n));
-  if (query.query_imap !== undefined)
-    throw new InvalidRequestError("'query_imap' applies to IMAP grants; a google grant is searched at Gmail itself");
   if (query.thread_id !== undefined && filters.length > 1)
     throw new InvalidRequestError(
       `'thread_id' takes no other filter on a google grant (it lists the thread's messages); remove ${filters

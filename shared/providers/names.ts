@@ -18,7 +18,7 @@ export const CONNECTED_PROVIDERS = ['google', 'microsoft', 'yahoo', 'zoom'] as c
 export const IMAP_PROVIDER = 'imap';
 /** iCloud accounts: IMAP/SMTP with Apple's servers and an app password (a preset of IMAP). */
 export const ICLOUD_PROVIDER = 'icloud';
-/** Providers whose grants' mail is synced from their servers over IMAP (shared/imap/): IMAP accounts, and the OAuth providers' accounts with their access tokens. */
+/** Providers whose grants have sync runs (shared/services/mail-sync.ts): mail synced over IMAP (shared/imap/: IMAP accounts, and B's and Yahoo's accounts with their access tokens), and provider A's changes read from Gmail's history (shared/google/mail-changes.ts). */
 export const MAIL_SYNCED_PROVIDERS: readonly Provider[] = ['imap', 'icloud', 'google', 'microsoft', 'yahoo'];
 /** Providers `POST /v3/connect/custom` takes: Agent Accounts, bulk authentication of google (service account) and microsoft (admin consent), IMAP, and the IMAP presets icloud and yahoo (app passwords). */
 export const CUSTOM_PROVIDERS = [

@@ -1,5 +1,6 @@
 import * as agent from '#shared/mailbox/attachments';
 import { imapAttachments } from '#shared/imap/attachments';
+import { gmailAttachments } from '#shared/google/attachments';
 import type { GrantRecord, Provider } from '#shared/db/grants';
 import type { AttachmentsProvider } from '#shared/providers/contract';
 import { providerOf } from '#shared/registries/provider-of';
@@ -8,8 +9,8 @@ const registry: Partial<Record<Provider, AttachmentsProvider>> = {
   agent: { get: agent.getAttachment, download: agent.downloadAttachment },
   imap: imapAttachments,
   icloud: imapAttachments,
-  // The OAuth providers' accounts are read over IMAP with their access tokens (shared/imap/session.ts).
-  google: imapAttachments,
+  // Provider A answers from its own APIs (shared/google/); B's and Yahoo's accounts are read over IMAP with their access tokens (shared/imap/session.ts).
+  google: gmailAttachments,
   microsoft: imapAttachments,
   yahoo: imapAttachments,
 };

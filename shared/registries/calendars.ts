@@ -1,5 +1,6 @@
 import * as agent from '#shared/mailbox/calendars';
 import { calDavCalendars } from '#shared/dav/calendars';
+import { googleCalendars } from '#shared/google/calendars';
 import type { GrantRecord, Provider } from '#shared/db/grants';
 import type { CalendarsProvider } from '#shared/providers/contract';
 import { providerOf } from '#shared/registries/provider-of';
@@ -16,6 +17,8 @@ const registry: Partial<Record<Provider, CalendarsProvider>> = {
   imap: calDavCalendars,
   icloud: calDavCalendars,
   yahoo: calDavCalendars,
+  // Provider A's calendars, live from Calendar v3.
+  google: googleCalendars,
 };
 
 export const calendarsOf = (grant: GrantRecord) => providerOf(registry, grant, 'Calendars');

@@ -1,6 +1,7 @@
 import { storedContacts } from '#shared/contacts/stored';
 import { cardDavContextOf, hasCardDav } from '#shared/dav/address-book';
 import { cardDavContacts } from '#shared/dav/contacts';
+import { googleContacts } from '#shared/google/contacts';
 import type { GrantRecord, Provider } from '#shared/db/grants';
 import type { ContactsProvider } from '#shared/providers/contract';
 import { providerOf } from '#shared/registries/provider-of';
@@ -18,7 +19,8 @@ const registry: Partial<Record<Provider, (grant: GrantRecord) => ContactsProvide
   agent: () => storedContacts,
   imap: imapContacts,
   icloud: imapContacts,
-  google: () => storedContacts,
+  // Provider A's address book is the People API's, live.
+  google: () => googleContacts,
   microsoft: () => storedContacts,
   yahoo: imapContacts,
 };

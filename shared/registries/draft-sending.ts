@@ -1,6 +1,7 @@
 import { sendDraft } from '#shared/mailbox/draft-send';
 import type { GrantRecord, Provider } from '#shared/db/grants';
 import { imapDraftSending } from '#shared/imap/draft-send';
+import { gmailDraftSending } from '#shared/google/drafts';
 import type { DraftSendingProvider } from '#shared/providers/contract';
 import { providerOf } from '#shared/registries/provider-of';
 
@@ -8,7 +9,7 @@ const registry: Partial<Record<Provider, DraftSendingProvider>> = {
   agent: { send: sendDraft },
   imap: imapDraftSending,
   icloud: imapDraftSending,
-  google: imapDraftSending,
+  google: gmailDraftSending,
   microsoft: imapDraftSending,
   yahoo: imapDraftSending,
 };

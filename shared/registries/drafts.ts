@@ -1,6 +1,7 @@
 import * as agent from '#shared/mailbox/drafts';
 import type { GrantRecord, Provider } from '#shared/db/grants';
 import { imapDrafts } from '#shared/imap/drafts';
+import { gmailDrafts } from '#shared/google/drafts';
 import type { DraftsProvider } from '#shared/providers/contract';
 import { providerOf } from '#shared/registries/provider-of';
 
@@ -14,8 +15,8 @@ const registry: Partial<Record<Provider, DraftsProvider>> = {
   },
   imap: imapDrafts,
   icloud: imapDrafts,
-  // The OAuth providers' accounts over IMAP with their access tokens.
-  google: imapDrafts,
+  google: gmailDrafts,
+  // Provider B's and Yahoo's accounts over IMAP with their access tokens.
   microsoft: imapDrafts,
   yahoo: imapDrafts,
 };

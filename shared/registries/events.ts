@@ -1,5 +1,6 @@
 import * as agent from '#shared/mailbox/events';
 import { calDavEvents } from '#shared/dav/events';
+import { googleEvents } from '#shared/google/events';
 import { icsEventOf } from '#shared/calendar/imip';
 import { buildCalendar } from '#shared/calendar/ical';
 import type { GrantRecord, Provider } from '#shared/db/grants';
@@ -25,6 +26,8 @@ const registry: Partial<Record<Provider, EventsProvider>> = {
   imap: calDavEvents,
   icloud: calDavEvents,
   yahoo: calDavEvents,
+  // Provider A's events, live from Calendar v3.
+  google: googleEvents,
 };
 
 export const eventsOf = (grant: GrantRecord) => providerOf(registry, grant, 'Events');

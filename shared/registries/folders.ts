@@ -1,5 +1,6 @@
 import { storedFolders } from '#shared/mailbox/folders';
 import { imapFolders } from '#shared/imap/folders';
+import { gmailFolders } from '#shared/google/folders';
 import type { GrantRecord, Provider } from '#shared/db/grants';
 import type { FoldersProvider } from '#shared/providers/contract';
 import { providerOf } from '#shared/registries/provider-of';
@@ -8,8 +9,8 @@ const registry: Partial<Record<Provider, FoldersProvider>> = {
   agent: storedFolders(),
   imap: imapFolders,
   icloud: imapFolders,
-  // The OAuth providers' accounts are read over IMAP with their access tokens (shared/imap/session.ts).
-  google: imapFolders,
+  // Provider A answers from its own APIs (shared/google/); B's and Yahoo's accounts are read over IMAP with their access tokens (shared/imap/session.ts).
+  google: gmailFolders,
   microsoft: imapFolders,
   yahoo: imapFolders,
 };

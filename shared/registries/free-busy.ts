@@ -1,5 +1,6 @@
 import { busyTimes } from '#shared/mailbox/event-windows';
 import { withCalendarsReady } from '#shared/dav/calendars';
+import { googleFreeBusy } from '#shared/google/free-busy';
 import type { GrantRecord, Provider } from '#shared/db/grants';
 import type { FreeBusyProvider } from '#shared/providers/contract';
 import { providerOf } from '#shared/registries/provider-of';
@@ -12,6 +13,7 @@ const registry: Partial<Record<Provider, FreeBusyProvider>> = {
   imap: calDavBusy,
   icloud: calDavBusy,
   yahoo: calDavBusy,
+  google: googleFreeBusy,
 };
 
 export const freeBusyOf = (grant: GrantRecord) => providerOf(registry, grant, 'Free/busy');

@@ -1,5 +1,6 @@
 import { agentAccountMail, agentInvitations } from '#shared/agent/itip';
 import { imapAccountMail } from '#shared/imap/account-mail';
+import { gmailAccountMail } from '#shared/google/account-mail';
 import type { AccountMail, InvitationInbox } from '#shared/providers/contract';
 import type { GrantRecord, Provider } from '#shared/db/grants';
 import { providerOf } from '#shared/registries/provider-of';
@@ -10,6 +11,7 @@ const mail: Partial<Record<Provider, AccountMail>> = {
   imap: imapAccountMail,
   icloud: imapAccountMail,
   yahoo: imapAccountMail,
+  google: gmailAccountMail,
 };
 const inboxes: Partial<Record<Provider, InvitationInbox>> = { agent: agentInvitations };
 

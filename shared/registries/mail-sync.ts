@@ -1,6 +1,7 @@
 import type { GrantRecord, Provider } from '#shared/db/grants';
 import { imapMailSync } from '#shared/imap/mail-sync';
 import { davSync } from '#shared/dav/sync';
+import { gmailMailChanges } from '#shared/google/mail-changes';
 import type { SyncSource } from '#shared/providers/contract';
 
 /** Providers whose grants' mail lives on another server, kept in step by sync runs (shared/services/mail-sync.ts). */
@@ -21,7 +22,8 @@ const imapAndDav: SyncSource = {
 const registry: Partial<Record<Provider, SyncSource>> = {
   imap: imapAndDav,
   icloud: imapAndDav,
-  google: imapMailSync,
+  // Provider A's mail is not stored: its runs read Gmail's history since the grant's cursor and announce it.
+  google: gmailMailChanges,
   microsoft: imapMailSync,
   yahoo: imapAndDav,
 };

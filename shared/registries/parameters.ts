@@ -12,10 +12,18 @@ const IMAP_UNSUPPORTED = {
   shared_folder_id: "'shared_folder_id' is not supported for IMAP grants: they have no shared folders",
 };
 
+const GOOGLE_UNSUPPORTED = {
+  query_imap:
+    "'query_imap' applies to IMAP grants; a google grant is searched at Gmail itself (search_query_native takes Gmail's syntax)",
+  shared_from: "'shared_from' is not supported for google grants: Gmail has no shared mailboxes",
+  shared_folder_id: "'shared_folder_id' is not supported for google grants: Gmail has no shared folders",
+};
+
 const UNSUPPORTED: Partial<Record<Provider, Readonly<Record<string, string>>>> = {
   agent: AGENT_UNSUPPORTED_PARAMETERS,
   imap: IMAP_UNSUPPORTED,
   icloud: IMAP_UNSUPPORTED,
+  google: GOOGLE_UNSUPPORTED,
 };
 
 export function checkProviderParameters(provider: Provider, query: Readonly<Record<string, unknown>>): void {

@@ -13,8 +13,10 @@ export type PurgeGrant = (grantId: GrantId, shouldStop: () => boolean) => Promis
 
 const registry: Record<Provider, PurgeGrant> = {
   agent: purgeAgentMailbox,
-  // Their synced mail (read over IMAP), then their tokens, revoked at the provider.
+  // Provider A's cursors (its mail is live; a grant connected before provider A's own APIs served it
+  // may still have mail synced over IMAP: that goes too), then its tokens, revoked at the provider.
   google: purgeImapGrant,
+  // Their synced mail (read over IMAP), then their tokens, revoked at the provider.
   microsoft: purgeImapGrant,
   yahoo: purgeImapGrant,
   zoom: purgeConnectedGrant,

@@ -1,5 +1,6 @@
 import { agentScheduledSending } from '#shared/mailbox/scheduled-sending';
 import { imapScheduledSending } from '#shared/imap/send';
+import { gmailScheduledSending } from '#shared/google/send';
 import type { GrantRecord, Provider } from '#shared/db/grants';
 import { providerOf } from '#shared/registries/provider-of';
 import type { ScheduledSending } from '#shared/providers/contract';
@@ -9,7 +10,7 @@ const registry: Partial<Record<Provider, ScheduledSending>> = {
   agent: agentScheduledSending,
   imap: imapScheduledSending,
   icloud: imapScheduledSending,
-  google: imapScheduledSending,
+  google: gmailScheduledSending,
   microsoft: imapScheduledSending,
   yahoo: imapScheduledSending,
 };

@@ -1,5 +1,6 @@
 import * as agent from '#shared/mailbox/threads';
 import { imapThreadWrites } from '#shared/imap/threads';
+import { gmailThreads } from '#shared/google/threads';
 import type { GrantRecord, Provider } from '#shared/db/grants';
 import type { ThreadsProvider } from '#shared/providers/contract';
 import { providerOf } from '#shared/registries/provider-of';
@@ -10,8 +11,8 @@ const registry: Partial<Record<Provider, ThreadsProvider>> = {
   agent: { list: agent.listThreads, get: agent.getThread, update: agent.updateThread, delete: agent.deleteThread },
   imap: imapThreads,
   icloud: imapThreads,
-  // The OAuth providers' accounts are read over IMAP with their access tokens (shared/imap/session.ts).
-  google: imapThreads,
+  // Provider A's threads are Gmail's (shared/google/); B's and Yahoo's accounts are read over IMAP with their access tokens.
+  google: gmailThreads,
   microsoft: imapThreads,
   yahoo: imapThreads,
 };

@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Nylas, {
+  AvailabilityMethod,
   CredentialType,
   NylasApiError,
   NylasOAuthError,
@@ -1565,6 +1566,97 @@ describe('the official nylas SDK against npm start', () => {
     expect((await asToken(again.accessToken).grants.find({ grantId: 'me' })).data.id).toBe(first.grantId);
     const grants = (await nylas.grants.list({ queryParams: { email: googleUser } })).data;
     expect(grants.map((g) => g.id)).toEqual([first.grantId]);
+  });
+
+  // Provider A's grants answer from its own APIs (Gmail, Calendar, People): npm start registers the local
+  // Google fake as the google connector's api_base_url, and the fake knows every token the local sign-in issued.
+  step('provider A, live: the google grant sends through Gmail, then reads, stars, lists and threads it', async () => {
+    const grantId = need(googleTokens, 'the google grant').grantId;
+    const subject = `Through Gmail ${run}`;
+    const sent = await nylas.messages.send({
+      identifier: grantId,
+      requestBody: { to: [{ email: `friend-${run}@example.org` }], subject, body: '<p>Sent by Gmail</p>' },
+    });
+    expect(sent.data.id).toEqual(expect.any(String));
+    const found = await nylas.messages.find({ identifier: grantId, messageId: sent.data.id });
+    expect(found.data).toMatchObject({ id: sent.data.id, subject, grantId, folders: ['SENT'] });
+    expect(found.data.from?.[0]?.email).toBe(googleUser);
+    const folders = (await nylas.folders.list({ identifier: grantId })).data;
+    expect(folders.find((f) => f.id === 'INBOX')?.attributes).toEqual(['\\Inbox']);
+    expect(folders.find((f) => f.id === 'SENT')?.attributes).toEqual(['\\Sent']);
+    const listed = await nylas.messages.list({ identifier: grantId, queryParams: { subject, in: ['SENT'] } });
+    expect(listed.data.map((m) => m.id)).toEqual([sent.data.id]);
+    await nylas.messages.update({ identifier: grantId, messageId: sent.data.id, requestBody: { starred: true } });
+    const starred = await nylas.messages.list({ identifier: grantId, queryParams: { starred: true } });
+    expect(starred.data.map((m) => m.id)).toEqual([sent.data.id]);
+    const thread = await nylas.threads.find({ identifier: grantId, threadId: need(found.data.threadId, 'a thread') });
+    expect(thread.data.messageIds).toEqual([sent.data.id]);
+    // Gmail's own search syntax, as given.
+    const native = await nylas.messages.list({
+      identifier: grantId,
+      queryParams: { searchQueryNative: `subject:"${subject}" is:starred` },
+    });
+    expect(native.data.map((m) => m.id)).toEqual([sent.data.id]);
+  });
+
+  step(
+    'provider A, live: an event on the google grant\u2019s primary calendar, and availability across it and an Agent Account',
+    async () => {
+      const grantId = need(googleTokens, 'the google grant').grantId;
+      const a = need(grantA, 'grant A');
+      const day = Math.floor(Date.now() / 86_400_000 + 2) * 86_400; // midnight UTC, two days ahead
+      const created = await nylas.events.create({
+        identifier: grantId,
+        queryParams: { calendarId: 'primary' },
+        requestBody: {
+          title: `Planning ${run}`,
+          when: { startTime: day + 10 * 3600, endTime: day + 11 * 3600 },
+          participants: [{ email: need(a.email, 'grant A\u2019s address'), status: 'noreply' }],
+        },
+      });
+      // Google names the primary calendar by its account's address.
+      expect(created.data).toMatchObject({ title: `Planning ${run}`, calendarId: googleUser, busy: true });
+      const listed = await nylas.events.list({
+        identifier: grantId,
+        queryParams: { calendarId: 'primary', start: String(day), end: String(day + 86_400) },
+      });
+      expect(listed.data.map((e) => e.id)).toContain(created.data.id);
+      const calendars = (await nylas.calendars.list({ identifier: grantId })).data;
+      expect(calendars.find((c) => c.isPrimary)).toMatchObject({ id: expect.any(String), readOnly: false });
+      // Both accounts free from 09:00 to 12:00 but for the google grant's event: the slots skip 10:00–11:00.
+      const availability = await nylas.calendars.getAvailability({
+        requestBody: {
+          startTime: day + 9 * 3600,
+          endTime: day + 12 * 3600,
+          durationMinutes: 60,
+          intervalMinutes: 60,
+          participants: [{ email: googleUser }, { email: need(a.email, 'grant A\u2019s address') }],
+          availabilityRules: { availabilityMethod: AvailabilityMethod.Collective },
+        },
+      });
+      expect(availability.data.timeSlots.map((slot) => slot.startTime)).toEqual([day + 9 * 3600, day + 11 * 3600]);
+      await nylas.events.destroy({
+        identifier: grantId,
+        eventId: created.data.id,
+        queryParams: { calendarId: 'primary' },
+      });
+    },
+  );
+
+  step('provider A, live: contacts.create and find in the google grant\u2019s People address book', async () => {
+    const grantId = need(googleTokens, 'the google grant').grantId;
+    const created = await nylas.contacts.create({
+      identifier: grantId,
+      requestBody: { givenName: 'Grace', surname: `Hopper ${run}`, emails: [{ email: `grace-${run}@example.org` }] },
+    });
+    expect(created.data.id).toMatch(/^c?\d+$/);
+    const found = await nylas.contacts.find({ identifier: grantId, contactId: created.data.id, queryParams: {} });
+    expect(found.data).toMatchObject({ givenName: 'Grace', surname: `Hopper ${run}` });
+    const listed = await nylas.contacts.list({
+      identifier: grantId,
+      queryParams: { email: `grace-${run}@example.org` },
+    });
+    expect(listed.data.map((c) => c.id)).toEqual([created.data.id]);
   });
 
   step('auth.urlForOAuth2PKCE (microsoft) → sign-in → exchangeCodeForToken with the codeVerifier', async () => {

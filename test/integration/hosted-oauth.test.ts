@@ -6,6 +6,7 @@ import { providerTokensKey } from '#shared/db/keys';
 import { getGrant } from '#shared/db/grants';
 import type { ApplicationId, GrantId } from '#shared/ids';
 import { clock } from '#shared/time';
+import { startGoogleFake, type GoogleFake } from '../../scripts/local-stack/google/server';
 import { startOidcServer, type LocalOidcServer } from '../../scripts/local-stack/oidc-local';
 import { apiClient, type ApiClient } from '../support/api';
 import { makeApplication } from '../support/factories';
@@ -39,6 +40,7 @@ const APP_REDIRECT_PROBES = [
 
 let gateway: Gateway;
 let oidc: LocalOidcServer;
+let google: GoogleFake;
 let api: ApiClient;
 let appId: string;
 let apiKey: string;
@@ -92,10 +94,17 @@ beforeAll(async () => {
     client_secret: clientSecret,
     redirect_uris: [`${gateway.url}/v3/connect/callback`],
   });
+  // Provider A's APIs: the local Google fake, which knows every token the local sign-in issues.
+  google = await startGoogleFake({ userinfoUrl: `${oidc.issuers.google}/me` });
   for (const provider of ['google', 'microsoft'] as const) {
     const created = await api.post('/v3/connectors', {
       provider,
-      settings: { client_id: 'sb-test', client_secret: clientSecret, issuer: oidc.issuers[provider] },
+      settings: {
+        client_id: 'sb-test',
+        client_secret: clientSecret,
+        issuer: oidc.issuers[provider],
+        ...(provider === 'google' ? { api_base_url: google.url } : {}),
+      },
     });
     expect(created.status, created.text).toBe(201);
   }
@@ -118,6 +127,7 @@ afterAll(async () => {
   await Promise.all(workers.map((w) => w.stop()));
   await receiver?.close();
   await oidc?.stop();
+  await google?.close();
   await gateway?.close();
 });
 
@@ -170,11 +180,12 @@ describe('hosted OAuth: the whole flow', () => {
       email: 'alice@example.com',
       grant_status: 'valid',
     });
-    // Its mail is read over IMAP with its access token (test/integration/imap-xoauth2.test.ts): this
-    // connector names no mail server, so nothing is synced here and the list is empty.
+    // Its mail is read from Gmail's API with its provider token (the fake's mailbox of this sign-in, empty
+    // so far), with the application's own token for the grant.
     const messages = await asAlice.get('/v3/grants/me/messages');
     expect(messages.status, messages.text).toBe(200);
     expect(messages.body.data).toEqual([]);
+    expect(google.requestViolations).toEqual([]);
 
     // Refresh: a new pair; the old refresh token is used up.
     const refreshed = await anonymous.post('/v3/connect/token', {

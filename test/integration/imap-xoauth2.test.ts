@@ -17,9 +17,10 @@ import { createTestQueue, drainQueue, messagesIn } from '../support/queues';
 import { rememberSecret } from '../support/secrets';
 
 /**
- * Grants of provider A (`google`) created by hosted OAuth read and send their mail over IMAP and SMTP
- * with their access token (SASL XOAUTH2), against a real Dovecot whose `oauth2` passdb checks the token
- * at the local OpenID Connect server playing provider A; the connector's `imap_host` / `smtp_host`
+ * Grants of provider B (`microsoft`; and Yahoo's, the same path) created by hosted OAuth read and send
+ * their mail over IMAP and SMTP with their access token (SASL XOAUTH2), against a real Dovecot whose
+ * `oauth2` passdb checks the token at the local OpenID Connect server playing provider B (provider B's
+ * grants answer from Gmail's own API: test/integration/google-*.test.ts); the connector's `imap_host` / `smtp_host`
  * point its grants there (as `issuer` points its authorization there). A token refreshed by the
  * grant's lifecycle keeps working; a refresh the provider refuses for good makes the grant invalid
  * with grant.expired.
@@ -45,7 +46,7 @@ afterAll(async () => {
 });
 // Registered after the OIDC server's beforeAll: Dovecot introspects tokens at its userinfo endpoint.
 const dovecot = useDovecot([], {
-  oauth2: () => ({ introspectionUrl: `${oidc.issuers.google}/me`, usernameAttribute: 'email' }),
+  oauth2: () => ({ introspectionUrl: `${oidc.issuers.microsoft}/me`, usernameAttribute: 'email' }),
 });
 
 beforeAll(async () => {
@@ -62,11 +63,11 @@ beforeAll(async () => {
     redirect_uris: [`${gateway.url}/v3/connect/callback`, APP_REDIRECT],
   });
   const connector = await api.post('/v3/connectors', {
-    provider: 'google',
+    provider: 'microsoft',
     settings: {
       client_id: 'sb-test',
       client_secret: CLIENT_SECRET,
-      issuer: oidc.issuers.google,
+      issuer: oidc.issuers.microsoft,
       imap_host: '127.0.0.1',
       imap_port: dovecot.imapPort,
       smtp_host: '127.0.0.1',
@@ -78,15 +79,15 @@ beforeAll(async () => {
   expect((await api.post('/v3/applications/redirect-uris', { url: APP_REDIRECT, platform: 'web' })).status).toBe(200);
 }, 120_000);
 
-/** A grant of provider A for `email`, through hosted OAuth (offline: with a refresh token). */
-async function connectGoogle(email: string): Promise<string> {
+/** A grant of provider B for `email`, through hosted OAuth (offline: with a refresh token). */
+async function connectMicrosoft(email: string): Promise<string> {
   const query = new URLSearchParams({
     client_id: appId,
     redirect_uri: APP_REDIRECT,
     response_type: 'code',
-    provider: 'google',
+    provider: 'microsoft',
     access_type: 'offline',
-    scope: 'openid email https://mail.google.com/',
+    scope: 'openid email offline_access https://graph.microsoft.com/Mail.ReadWrite',
   });
   const back = await followLogin(`${gateway.url}/v3/connect/auth?${query}`, {
     login: email,
@@ -106,23 +107,23 @@ async function connectGoogle(email: string): Promise<string> {
   return token.body.grant_id as string;
 }
 
-/** Another client of the mailbox, with its own token from provider A (as a mail program would get one). */
+/** Another client of the mailbox, with its own token from provider B (as a mail program would get one). */
 async function otherClient(email: string): Promise<ImapFlow> {
   const verifier = randomBytes(32).toString('base64url');
   const query = new URLSearchParams({
     client_id: 'sb-test',
     redirect_uri: APP_REDIRECT,
     response_type: 'code',
-    scope: 'openid email https://mail.google.com/',
+    scope: 'openid email offline_access https://graph.microsoft.com/Mail.ReadWrite',
     state: 'x',
     code_challenge: createHash('sha256').update(verifier).digest('base64url'),
     code_challenge_method: 'S256',
   });
-  const back = await followLogin(`${oidc.issuers.google}/auth?${query}`, {
+  const back = await followLogin(`${oidc.issuers.microsoft}/auth?${query}`, {
     login: email,
     stopAt: (url) => url.href.startsWith(APP_REDIRECT),
   });
-  const response = await fetch(`${oidc.issuers.google}/token`, {
+  const response = await fetch(`${oidc.issuers.microsoft}/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({
@@ -171,7 +172,7 @@ async function tokenDue(grantId: string) {
   );
 }
 
-describe('provider A grants over IMAP with XOAUTH2', () => {
+describe('provider B grants over IMAP with XOAUTH2', () => {
   let grantId: string;
 
   it('syncs the mailbox with the grant’s access token, and sends over SMTP with it', async () => {
@@ -188,9 +189,9 @@ describe('provider A grants over IMAP with XOAUTH2', () => {
     } finally {
       await client.logout();
     }
-    grantId = await connectGoogle(USER);
+    grantId = await connectMicrosoft(USER);
     const grant = await api.get(`/v3/grants/${grantId}`);
-    expect(grant.body.data).toMatchObject({ provider: 'google', email: USER, grant_status: 'valid' });
+    expect(grant.body.data).toMatchObject({ provider: 'microsoft', email: USER, grant_status: 'valid' });
     await syncRun(grantId);
     const messages = await api.get(`/v3/grants/${grantId}/messages?in=inbox`);
     expect(messages.status, messages.text).toBe(200);
@@ -235,7 +236,7 @@ describe('provider A grants over IMAP with XOAUTH2', () => {
   it('a refresh the provider refuses for good makes the grant invalid with grant.expired, and its sync stops', async () => {
     await tokenDue(grantId);
     oidc.failNext({
-      issuer: 'google',
+      issuer: 'microsoft',
       endpoint: 'token',
       grantType: 'refresh_token',
       error: 'invalid_grant',

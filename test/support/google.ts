@@ -1,4 +1,5 @@
 import { connectGrant } from '#shared/accounts/connected';
+import { ConflictError } from '#shared/errors';
 import { createConnector } from '#shared/connectors/service';
 import type { GrantRecord } from '#shared/db/grants';
 import type { ApplicationId } from '#shared/ids';
@@ -6,20 +7,25 @@ import type { GoogleFake } from '../../scripts/local-stack/google/server';
 import { makeApplication, uniqueEmail } from './factories';
 
 /**
- * A `google` grant whose provider A APIs are the local Google fake: a new application with a google
- * connector whose `api_base_url` is the fake, and a grant connected with an access token the fake
- * knows for a new user.
+ * A `google` grant whose provider A APIs are the local Google fake: an application (a new one, or the
+ * one given) with a google connector whose `api_base_url` is the fake, and a grant connected with an
+ * access token the fake knows for a new user.
  */
 export async function connectFakeGoogleGrant(
   fake: GoogleFake,
   name = 'google',
+  options: { applicationId?: string } = {},
 ): Promise<{ grant: GrantRecord; applicationId: ApplicationId; email: string; accessToken: string }> {
-  const app = await makeApplication(name);
-  const applicationId = app.applicationId as ApplicationId;
-  await createConnector({ applicationId, credential: 'api_key' }, {
-    provider: 'google',
-    settings: { client_id: 'client-a', client_secret: 'secret-a', api_base_url: fake.url },
-  } as never);
+  const applicationId = (options.applicationId ?? (await makeApplication(name)).applicationId) as ApplicationId;
+  try {
+    await createConnector({ applicationId, credential: 'api_key' }, {
+      provider: 'google',
+      settings: { client_id: 'client-a', client_secret: 'secret-a', api_base_url: fake.url },
+    } as never);
+  } catch (error) {
+    // The application's google connector, made for an earlier grant of the same fake.
+    if (!(options.applicationId && error instanceof ConflictError)) throw error;
+  }
   const email = uniqueEmail('gmail');
   const accessToken = `token-of-${email}`;
   fake.addUser({ email, accessToken });

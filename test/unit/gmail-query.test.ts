@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { gmailListing } from '#shared/google/gmail-query';
+import { checkProviderParameters } from '#shared/registries/parameters';
 import { InvalidRequestError } from '#shared/errors';
 
 /** A message listing's filters in Gmail's search syntax (shared/google/gmail-query.ts). */
@@ -41,7 +42,11 @@ describe('gmailListing', () => {
   });
 
   it('refuses what Gmail cannot express, naming it', () => {
-    expect(() => gmailListing({ query_imap: true })).toThrow(/'query_imap'/);
+    // query_imap is refused for google grants before any provider is asked (shared/registries/parameters.ts);
+    // query_imap=false asks for nothing and is no filter.
+    expect(() => checkProviderParameters('google', { query_imap: true })).toThrow(/'query_imap' applies to IMAP/);
+    expect(() => checkProviderParameters('google', { query_imap: false })).not.toThrow();
+    expect(() => gmailListing({ thread_id: 'abc', query_imap: false })).not.toThrow();
     expect(() => gmailListing({ thread_id: 'abc', unread: true })).toThrow(
       /'thread_id' takes no other filter.*'unread'/,
     );
