@@ -14,6 +14,7 @@ import { routes as governance } from './governance/routes';
 import { routes as grants } from './grants/routes';
 import { routes as messages } from './messages/routes';
 import { routes as messagesClean } from './messages-clean/routes';
+import { routes as push } from './push/routes';
 import { routes as scheduling } from './scheduling/routes';
 import { routes as schedulingConfigurations } from './scheduling-configurations/routes';
 import { routes as schedulingPages } from './scheduling-pages/routes';
@@ -51,6 +52,7 @@ export const API_ROUTES = {
   'scheduling-pages': schedulingPages,
   applications,
   connectors,
+  push,
 } as const;
 
 export const ALL_ROUTES: readonly RouteSpec[] = Object.values(API_ROUTES).flatMap((group) => Object.values(group));

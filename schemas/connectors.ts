@@ -71,8 +71,24 @@ export const ConnectorSettings = {
       type: 'string',
       minLength: 1,
       maxLength: 512,
+      pattern: '^projects/[a-z][a-z0-9-]{4,28}[a-z0-9]/topics/[A-Za-z][A-Za-z0-9._~%+-]{2,254}$',
       description:
-        'google: a Pub/Sub topic name, kept as the published contract accepts it (Switchboard does not use it).',
+        "google: the Pub/Sub topic (projects/<project>/topics/<topic>) Gmail publishes the grants' mailbox changes to (users.watch); its push subscription pushes to POST /v3/push/google/{application_id}.",
+    },
+    pubsub_service_account: {
+      type: 'string',
+      minLength: 3,
+      maxLength: 320,
+      pattern: '^[^@\\s]+@[^@\\s]+$',
+      description:
+        "Switchboard's extension (google, with topic_name): the service account the push subscription authenticates as; a push whose token is not this account's is refused.",
+    },
+    pubsub_audience: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 2048,
+      description:
+        "Switchboard's extension (google, with topic_name): the audience of the push subscription's tokens (default: the push endpoint's own URL, Pub/Sub's default).",
     },
     imap_host: {
       type: 'string',
@@ -135,6 +151,8 @@ export const ConnectorObject = {
         issuer: { type: 'string' },
         api_base_url: { type: 'string' },
         topic_name: { type: 'string' },
+        pubsub_service_account: { type: 'string' },
+        pubsub_audience: { type: 'string' },
         imap_host: { type: 'string' },
         imap_port: { type: 'integer' },
         smtp_host: { type: 'string' },

@@ -271,6 +271,13 @@ export const SyncPayload = {
     application_id: Id,
     grant_id: Id,
     due: { type: 'integer', minimum: 0, description: 'Epoch milliseconds.' },
+    pushed: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 10,
+      description:
+        "A run a provider's push asked for (its attempt): when another run holds the grant's lease, it comes back shortly instead of ending.",
+    },
   },
 } as const;
 export type SyncPayload = FromSchema<typeof SyncPayload>;

@@ -55,6 +55,11 @@ export const FUNCTIONS: Record<string, FunctionSpec> = {
     },
   },
   messages: { mail: ['grants/', 'search/'] },
+  push: {
+    about:
+      "Provider pushes (provider A's Gmail through Pub/Sub): verified by their token, each brings its grant's next sync run forward.",
+    sendsTo: ['MailSyncQueue'],
+  },
   'messages-clean': {
     about: 'Cleaning bodies into markdown: its own function, the only one that bundles the HTML parsers.',
     mail: ['grants/'],

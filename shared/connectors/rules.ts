@@ -37,7 +37,16 @@ export const PROVIDER_RULES: Record<ConnectorProvider, ProviderRule> = {
   google: {
     label: 'Google',
     oauth: true,
-    settings: ['client_id', 'client_secret', 'issuer', 'api_base_url', 'topic_name', ...MAIL_SERVERS],
+    settings: [
+      'client_id',
+      'client_secret',
+      'issuer',
+      'api_base_url',
+      'topic_name',
+      'pubsub_service_account',
+      'pubsub_audience',
+      ...MAIL_SERVERS,
+    ],
     scope: 'any',
     bulk: ['serviceaccount'],
   },
@@ -135,6 +144,9 @@ export function checkConnectorSettings(
   if (settings.tenant !== undefined) checkTenant(settings.tenant, 'settings.tenant');
   if (settings.issuer !== undefined) checkIssuer(settings.issuer, 'settings.issuer');
   if (settings.api_base_url !== undefined) checkServerUrl(settings.api_base_url, 'settings.api_base_url');
+  for (const field of ['pubsub_service_account', 'pubsub_audience'] as const)
+    if (settings[field] !== undefined && settings.topic_name === undefined)
+      throw new InvalidRequestError(`'settings.${field}' needs 'settings.topic_name' (the topic its pushes come from)`);
   for (const field of DAV_SERVERS)
     if (settings[field] !== undefined) checkServerUrl(settings[field], `settings.${field}`);
   for (const [host, port] of [

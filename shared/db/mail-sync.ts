@@ -55,7 +55,14 @@ export interface MailSyncRecord {
   /** A grant with CalDAV or CardDAV servers: each collection's place in its changes (shared/dav/sync.ts). */
   dav?: DavCheckpoints;
   /** Provider A's mailbox, live (shared/google/mail-changes.ts): the Gmail history ID its changes were announced up to. */
-  gmail?: { history_id: string };
+  gmail?: {
+    history_id: string;
+    /**
+     * Gmail's watch on the mailbox (users.watch, when the connector names a Pub/Sub topic): the topic, when
+     * Gmail said it ends (Unix seconds), when it was last asked for, and why it was refused, if it was.
+     */
+    watch?: { topic: string; expires_at: number; renewed_at: number; error?: string };
+  };
   version: number;
 }
 

@@ -1,6 +1,7 @@
 import type { OutboxEntry } from '#shared/db/outbox';
 import type { GrantRecord } from '#shared/db/grants';
-import { NotFoundError } from '#shared/errors';
+import { googlePushSettings } from '#shared/google/push';
+import { ApiError, NotFoundError } from '#shared/errors';
 import { googleClientOf, GoogleNotFoundError, type GoogleClient } from '#shared/google/client';
 import { gmailMessages } from '#shared/google/messages';
 import { derivedId, type ApplicationId, type GrantId } from '#shared/ids';
@@ -122,6 +123,56 @@ async function recoverWindow(grant: GrantRecord, since: number): Promise<OutboxE
   }));
 }
 
+/** A watch is asked for again a day after the last time (Google: at least every 7 days, daily recommended). */
+const WATCH_RENEW_SECONDS = 86_400;
+/** After a refused watch, the next try (a topic or its permissions fixed meanwhile). */
+const WATCH_RETRY_SECONDS = 3_600;
+
+/**
+ * Keeps Gmail's watch on the mailbox while the application's google connector names a Pub/Sub topic:
+ * asked for when missing, when the topic changed, and a day after it was last asked for; stopped when
+ * the connector no longer names one. Its pushes (POST /v3/push/google/{application_id}) only bring the
+ * grant's next run forward: the history read from the cursor stays the one source of what changed, so a
+ * push that arrives twice, late or never changes nothing that is announced. A refused watch is kept in
+ * the state with its reason (the runs go on, on their schedule) and tried again an hour later.
+ */
+async function keepWatch(grant: GrantRecord, client: GoogleClient, run: SyncRun): Promise<void> {
+  const gmail = run.state.gmail!;
+  const push = await googlePushSettings(grant.application_id as ApplicationId);
+  const now = clock.nowSeconds();
+  const watch = gmail.watch;
+  if (!push) {
+    if (!watch) return;
+    await client.call({ api: 'gmail', method: 'POST', path: '/gmail/v1/users/me/stop' }).catch(() => undefined);
+    await commit(run, { ...run.state, gmail: { history_id: gmail.history_id } });
+    return;
+  }
+  if (
+    watch?.topic === push.topicName &&
+    now - watch.renewed_at < (watch.error ? WATCH_RETRY_SECONDS : WATCH_RENEW_SECONDS)
+  )
+    return;
+  let next: NonNullable<typeof watch>;
+  try {
+    const answer = await client.call<{ expiration?: string }>({
+      api: 'gmail',
+      method: 'POST',
+      path: '/gmail/v1/users/me/watch',
+      body: { topicName: push.topicName, labelFilterBehavior: 'exclude', labelIds: ['SPAM'] },
+    });
+    next = { topic: push.topicName, expires_at: Math.floor(Number(answer.expiration ?? 0) / 1000), renewed_at: now };
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.status >= 500 || error.status === 429) throw error;
+    next = {
+      topic: push.topicName,
+      expires_at: watch?.expires_at ?? 0,
+      renewed_at: now,
+      error: error.message.slice(0, 300),
+    };
+  }
+  await commit(run, { ...run.state, gmail: { ...gmail, watch: next } });
+}
+
 const currentHistoryId = async (client: GoogleClient) =>
   (await client.call<{ historyId: string }>({ api: 'gmail', path: '/gmail/v1/users/me/profile' })).historyId;
 
@@ -140,6 +191,7 @@ export const gmailMailChanges: SyncSource = {
     let state = run.state;
     if (!state.gmail) {
       await commit(run, { ...state, gmail: { history_id: await currentHistoryId(client) }, seeded: true });
+      await keepWatch(grant, client, run);
       return { status: 'done', changed: false };
     }
     let changed = false;
@@ -165,9 +217,10 @@ export const gmailMailChanges: SyncSource = {
         const outbox = await recoverWindow(grant, state.last_change_at);
         state = await commit(
           run,
-          { ...state, gmail: { history_id: await currentHistoryId(client) }, last_change_at: now },
+          { ...state, gmail: { ...state.gmail, history_id: await currentHistoryId(client) }, last_change_at: now },
           outbox,
         );
+        await keepWatch(grant, client, run);
         return { status: 'done', changed: outbox.length > 0 };
       }
       const records = page.history ?? [];
@@ -176,12 +229,17 @@ export const gmailMailChanges: SyncSource = {
       const next = page.nextPageToken ? (records.at(-1)?.id ?? state.gmail!.history_id) : page.historyId;
       state = await commit(
         run,
-        { ...state, gmail: { history_id: next }, ...(outbox.length ? { last_change_at: clock.nowSeconds() } : {}) },
+        {
+          ...state,
+          gmail: { ...state.gmail, history_id: next },
+          ...(outbox.length ? { last_change_at: clock.nowSeconds() } : {}),
+        },
         outbox,
       );
       changed ||= outbox.length > 0;
       pageToken = page.nextPageToken;
     } while (pageToken);
+    await keepWatch(grant, client, run);
     return { status: 'done', changed };
   },
 };

@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { SyncPayload } from '#schemas/queues';
-import { sendMessages } from '#shared/aws/sqs';
-import { env } from '#shared/config';
 import { getGrant, setGrantStatus, StaleWriteError, type GrantRecord } from '#shared/db/grants';
 import {
   createSyncState,
@@ -14,6 +12,7 @@ import {
   type MailSyncRecord,
 } from '#shared/db/mail-sync';
 import { toGrantResource } from '#shared/accounts/grant-resource';
+import { pushedRunAgain, queueRun } from '#shared/jobs/sync-runs';
 import type { ApplicationId, GrantId } from '#shared/ids';
 import { eachMessage } from '#shared/jobs/batch';
 import { readSync } from '#shared/jobs/payloads';
@@ -44,25 +43,9 @@ const DORMANT_AFTER_SECONDS = 86_400;
 /** Longer than any run (the function's timeout): a lease outliving its run only delays the next one. */
 const LEASE_SECONDS = 15 * 60;
 const RESERVE_MS = 20_000;
-/** SQS holds a message at most 15 minutes; a run due later is held again when it arrives early. */
-const MAX_DELAY_SECONDS = 900;
 const MAX_BACKOFF_SECONDS = 900;
 
 const log = logger.child({ function: 'mail-sync' });
-const queueUrl = () => env.mailSyncQueueUrl();
-
-/** Queues a run: now (no `due`), or at `due` (epoch ms). */
-async function queueRun(grant: { application_id: string; id: string }, due?: number): Promise<void> {
-  const body: SyncPayload = {
-    application_id: grant.application_id,
-    grant_id: grant.id,
-    ...(due !== undefined ? { due } : {}),
-  };
-  const delaySeconds =
-    due === undefined ? 0 : Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil((due - clock.nowMs()) / 1000)));
-  const refused = await sendMessages(queueUrl(), [{ body: JSON.stringify(body), delaySeconds }]);
-  if (refused.size) throw new Error(`mail-sync queue refused a run: ${[...refused.values()][0]}`);
-}
 
 /** The start-mail-sync job: the grant's sync state, and its first run at once. */
 export async function startMailSync(job: { application_id: string; grant_id: string }): Promise<void> {
@@ -105,7 +88,10 @@ export async function runMailSync(payload: SyncPayload, remainingMs: () => numbe
   }
   const leaseId = randomUUID();
   const state = await takeSyncLease(grantId, leaseId, clock.nowSeconds(), LEASE_SECONDS);
-  if (!state) return;
+  if (!state) {
+    if (payload.pushed !== undefined) await pushedRunAgain(grant, payload.pushed);
+    return;
+  }
   let outcome: SyncOutcome = { status: 'done', changed: false };
   try {
     outcome = await sync.run(grant, {

@@ -289,6 +289,38 @@ describe('Function: connectors', () => {
     expect((await app.api.get('/v3/connectors')).body.data).toEqual([]);
   });
 
+  it("takes provider A's push settings: a Pub/Sub topic, the service account and audience of its pushes", async () => {
+    const app = await freshApplication();
+    const base = { client_id: 'g-client', client_secret: CLIENT_SECRET };
+    const refusals: [Record<string, unknown>, RegExp][] = [
+      [{ topic_name: 'my-topic' }, /'settings.topic_name'/],
+      [
+        { pubsub_service_account: 'push@p.iam.gserviceaccount.com' },
+        /'settings.pubsub_service_account' needs 'settings.topic_name'/,
+      ],
+      [{ pubsub_audience: 'https://api.example.com/push' }, /'settings.pubsub_audience' needs 'settings.topic_name'/],
+    ];
+    for (const [settings, why] of refusals) {
+      const refused = await app.api.post('/v3/connectors', { provider: 'google', settings: { ...base, ...settings } });
+      expect(refused.status, refused.text).toBe(400);
+      expect(refused.body.error.message).toMatch(why);
+    }
+    const push = {
+      topic_name: 'projects/my-project-1/topics/gmail-changes',
+      pubsub_service_account: 'push@my-project-1.iam.gserviceaccount.com',
+      pubsub_audience: 'https://api.example.com/v3/push/google/app',
+    };
+    const created = await app.api.post('/v3/connectors', { provider: 'google', settings: { ...base, ...push } });
+    expect(created.status, created.text).toBe(201);
+    expect(created.body.data.settings).toEqual({ client_id: 'g-client', ...push });
+    // Only google takes them.
+    const elsewhere = await app.api.post('/v3/connectors', {
+      provider: 'yahoo',
+      settings: { client_id: 'y', client_secret: CLIENT_SECRET, topic_name: push.topic_name },
+    });
+    expect(elsewhere.status, elsewhere.text).toBe(400);
+  });
+
   it('answers 400 for a path that names no provider, 404 for a provider without connector', async () => {
     // Prepare
     const app = await freshApplication();

@@ -96,7 +96,7 @@ export interface StoredMessage {
 
 type HistoryKind = 'messageAdded' | 'messageDeleted' | 'labelAdded' | 'labelRemoved';
 
-interface HistoryRecord {
+export interface HistoryRecord {
   id: number;
   message: { id: string; threadId: string };
   /** The message's labels once the change was made. */
@@ -106,7 +106,7 @@ interface HistoryRecord {
   kind: 'messageAdded' | 'messageDeleted' | 'labels';
 }
 
-interface Watch {
+export interface Watch {
   topicName: string;
   labelIds: string[];
   labelFilterBehavior: 'include' | 'exclude';
@@ -117,6 +117,8 @@ interface Watch {
 export interface GmailEnvironment {
   now: () => number;
   newId: () => string;
+  /** Each change logged in a mailbox's history (the fake's Pub/Sub publishes it to a watched topic). */
+  changed?: (mailbox: Mailbox, entry: HistoryRecord) => void;
 }
 
 export class Mailbox {
@@ -192,7 +194,9 @@ export class Mailbox {
 
   private record(entry: Omit<HistoryRecord, 'id'>): number {
     this.historyId++;
-    this.history.push({ id: this.historyId, ...entry });
+    const logged = { id: this.historyId, ...entry };
+    this.history.push(logged);
+    this.env.changed?.(this, logged);
     return this.historyId;
   }
 

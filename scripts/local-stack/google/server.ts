@@ -13,6 +13,7 @@ import {
 import { discoveryChecker, parseFields, selectFields, type DiscoveryChecker, type MatchedMethod } from './discovery';
 import { GoogleApiError, googleErrorBody } from './errors';
 import { GMAIL_HANDLERS, GmailState, gmailIds, type Mailbox } from './gmail';
+import { PubSub, type PushAttempt, type PushSubscription } from './pubsub';
 import { PEOPLE_HANDLERS, PeopleError, PeopleState, expireSync as expirePeopleSync } from './people';
 
 /**
@@ -62,6 +63,17 @@ export interface GoogleFake {
   /** A user of all three APIs: a mailbox, a primary calendar (in `timeZone`, UTC by default), contacts. */
   addUser(user: { email: string; accessToken: string; timeZone?: string }): void;
   inject(fault: GoogleFault): void;
+  /**
+   * Pub/Sub: the push subscription of a topic (a watched mailbox's changes are POSTed to `endpoint` with a
+   * token signed by the fake's key, served at /oauth2/v3/certs); every push attempt, in order; holding
+   * pushes back; waiting for those under way; a token signed with the same key and other claims.
+   */
+  subscribe(topicName: string, subscription: PushSubscription): void;
+  pushes: PushAttempt[];
+  pausePushes(): void;
+  resumePushes(): void;
+  pushesSettled(): Promise<void>;
+  signPushToken(claims: Record<string, unknown>): string;
   /** Requests that broke their API's Discovery document (or asked for what the fake does not do), each as a sentence. */
   requestViolations: string[];
   /** Answers of the fake that broke their API's Discovery document (a bug in the fake), each as a sentence. */
@@ -157,13 +169,18 @@ interface FakeApi {
 
 export async function startGoogleFake(options: GoogleFakeOptions = {}): Promise<GoogleFake> {
   const now = options.now ?? Date.now;
-  const gmailState = new GmailState({ now, newId: gmailIds(now) });
+  const closing = new AbortController();
+  const pubsub = new PubSub(now, closing.signal);
+  const gmailState = new GmailState({
+    now,
+    newId: gmailIds(now),
+    changed: (mailbox, entry) => pubsub.mailboxChanged(mailbox, entry),
+  });
   const calendarState = new CalendarState({ now });
   const peopleState = new PeopleState({ now });
   let faults: (GoogleFault & { left: number })[] = [];
   const requestViolations: string[] = [];
   const responseViolations: string[] = [];
-  const closing = new AbortController();
 
   function takeFault(methodId: string): GoogleFault | undefined {
     const fault = faults.find((f) => f.method === undefined || f.method === methodId);
@@ -275,6 +292,8 @@ export async function startGoogleFake(options: GoogleFakeOptions = {}): Promise<
         return refuse([`${httpMethod} ${url.pathname}: Invalid JSON payload received.`]);
       }
     }
+    // Google's signing keys (www.googleapis.com/oauth2/v3/certs): what verifies the pushes' tokens.
+    if (httpMethod === 'GET' && url.pathname === '/oauth2/v3/certs') return { status: 200, body: pubsub.jwks() };
     const api = apis.find((a) => url.pathname.startsWith(a.prefix));
     if (!api)
       return refuse([
@@ -373,6 +392,12 @@ export async function startGoogleFake(options: GoogleFakeOptions = {}): Promise<
       peopleState.addUser(user.email);
       gmailState.addUser(user);
     },
+    subscribe: (topicName, subscription) => pubsub.subscribe(topicName, subscription),
+    pushes: pubsub.attempts,
+    pausePushes: () => pubsub.pause(),
+    resumePushes: () => pubsub.resume(),
+    pushesSettled: () => pubsub.settled(),
+    signPushToken: (claims) => pubsub.token(claims),
     inject(fault) {
       faults.push({ ...fault, left: fault.times ?? 1 });
     },

@@ -1,0 +1,10 @@
+import { httpApi } from '#shared/http/stack';
+import { ok } from '#shared/http/route';
+import { pushReceivers } from '#shared/registries/pushes';
+import generated from './routes.generated.cjs';
+import type { routes } from './routes';
+
+export const handler = httpApi<typeof routes>(generated, {
+  googlePush: async ({ params, headers, body, event }) =>
+    ok(await pushReceivers.google(params.application_id, headers, body, event.rawPath)),
+});

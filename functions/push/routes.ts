@@ -1,0 +1,18 @@
+import { PubSubPushBody, PushReceipt } from '#schemas/push';
+import type { RouteTable } from '#shared/http/route';
+
+/**
+ * Provider pushes. No API key: a push proves itself with its provider's signed token (checked
+ * against the application's connector: shared/services/provider-push.ts).
+ */
+export const routes = {
+  googlePush: {
+    method: 'POST',
+    path: '/v3/push/google/{application_id}',
+    summary:
+      "Provider A's Pub/Sub push of Gmail mailbox changes (the push subscription of the connector's topic_name): verified by its OIDC token, it brings the grant's next change read forward",
+    auth: 'none',
+    body: PubSubPushBody,
+    response: PushReceipt,
+  },
+} as const satisfies RouteTable;

@@ -1,0 +1,7 @@
+import { receiveGmailPush } from '#shared/google/push';
+
+/**
+ * Providers' push receivers, by the provider whose push endpoint a push reached (functions/push):
+ * each verifies its provider's token and brings the account's next sync run forward.
+ */
+export const pushReceivers = { google: receiveGmailPush } as const;
