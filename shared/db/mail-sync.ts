@@ -63,6 +63,13 @@ export interface MailSyncRecord {
      */
     watch?: { topic: string; expires_at: number; renewed_at: number; error?: string };
   };
+  /**
+   * Provider A's calendars, live (shared/google/calendar-changes.ts): each calendar's list ETag, its
+   * Calendar v3 sync token, and when its events were last read (epoch ms).
+   */
+  gcal?: { calendars: Record<string, { etag: string; sync_token?: string; read_at?: number }> };
+  /** Provider A's contacts, live (shared/google/contact-changes.ts): the People connections' sync token. */
+  people?: { sync_token: string };
   version: number;
 }
 

@@ -21,7 +21,7 @@ import type { Contact, ContactGroup, ContactsProvider, Page } from '#shared/prov
  * `email`, `phone_number` and `group` narrow the listing's pages here (People lists no subset).
  */
 
-const PERSON_FIELDS = [
+export const PERSON_FIELDS = [
   'names',
   'nicknames',
   'birthdays',
@@ -40,7 +40,7 @@ const SCOPE = 'people-contacts';
 const GROUPS_SCOPE = 'people-groups';
 
 type Typed = { type?: string; formattedType?: string };
-interface Person {
+export interface Person {
   resourceName: string;
   etag?: string;
   names?: { givenName?: string; middleName?: string; familyName?: string; honorificSuffix?: string }[];
@@ -88,7 +88,7 @@ const idOf = (resourceName: string) => resourceName.slice(resourceName.indexOf('
 const seconds = (iso: string | undefined) => (iso ? Math.floor(Date.parse(iso) / 1000) : undefined);
 const pad = (n: number | undefined) => String(n ?? 0).padStart(2, '0');
 
-function contactOf(grant: GrantRecord, p: Person): Contact {
+export function contactOf(grant: GrantRecord, p: Person): Contact {
   const name = p.names?.[0];
   const org = p.organizations?.[0];
   const birthday = p.birthdays?.[0]?.date;

@@ -1,7 +1,11 @@
 import type { GrantRecord, Provider } from '#shared/db/grants';
 import { imapMailSync } from '#shared/imap/mail-sync';
 import { davSync } from '#shared/dav/sync';
+import { googleCalendarChanges } from '#shared/google/calendar-changes';
+import { googleContactChanges } from '#shared/google/contact-changes';
 import { gmailMailChanges } from '#shared/google/mail-changes';
+import { ForbiddenError } from '#shared/errors';
+import { logger } from '#shared/logger';
 import type { SyncSource } from '#shared/providers/contract';
 
 /** Providers whose grants' mail lives on another server, kept in step by sync runs (shared/services/mail-sync.ts). */
@@ -19,11 +23,38 @@ const imapAndDav: SyncSource = {
   },
 };
 
+/**
+ * Provider A's grants: their mail's changes, then their calendars', then their contacts' (each part
+ * commits its own cursor). A part the grant's scopes do not reach (Google's 403) is left out of the
+ * run, so that a grant without the calendar or contacts scope still has its mail announced.
+ */
+const googleChanges: SyncSource = {
+  async run(grant, run) {
+    let changed = false;
+    for (const [part, source] of [
+      ['mail', gmailMailChanges],
+      ['calendars', googleCalendarChanges],
+      ['contacts', googleContactChanges],
+    ] as const) {
+      if (run.outOfTime()) return { status: 'more', changed };
+      try {
+        const outcome = await source.run(grant, run);
+        changed ||= outcome.changed;
+        if (outcome.status === 'more') return { status: 'more', changed };
+      } catch (error) {
+        if (!(error instanceof ForbiddenError) || part === 'mail') throw error;
+        logger.info('sync part not allowed by the grant', { grant_id: grant.id, part, reason: error.message });
+      }
+    }
+    return { status: 'done', changed };
+  },
+};
+
 const registry: Partial<Record<Provider, SyncSource>> = {
   imap: imapAndDav,
   icloud: imapAndDav,
-  // Provider A's mail is not stored: its runs read Gmail's history since the grant's cursor and announce it.
-  google: gmailMailChanges,
+  // Provider A's mailbox is not stored: its runs read Gmail's history, Calendar's and People's sync tokens.
+  google: googleChanges,
   microsoft: imapMailSync,
   yahoo: imapAndDav,
 };

@@ -96,9 +96,12 @@ beforeAll(async () => {
   fake.subscribe(TOPIC, { endpoint, serviceAccount: PUSHER });
   ({ grant, email } = await connectFakeGoogleGrant(fake, 'google push', { applicationId: appId }));
   await jobsDone();
-  // The first run takes the mailbox's history ID and asks Gmail to watch it.
-  for (let i = 0; i < 200 && (await getSyncState(grant.id))?.gmail?.watch?.topic !== TOPIC; i++)
-    await new Promise((resolve) => setTimeout(resolve, 100));
+  // The first run takes the grant's cursors, asks Gmail to watch the mailbox, and schedules the next run.
+  const firstRunDone = async () => {
+    const state = await getSyncState(grant.id);
+    return state?.gmail?.watch?.topic === TOPIC && state.people !== undefined && state.next_due !== undefined;
+  };
+  for (let i = 0; i < 200 && !(await firstRunDone()); i++) await new Promise((resolve) => setTimeout(resolve, 100));
 }, 120_000);
 
 afterAll(async () => {
