@@ -73,7 +73,7 @@ export const ConnectorSettings = {
       maxLength: 512,
       pattern: '^projects/[a-z][a-z0-9-]{4,28}[a-z0-9]/topics/[A-Za-z][A-Za-z0-9._~%+-]{2,254}$',
       description:
-        "google: the Pub/Sub topic (projects/<project>/topics/<topic>) Gmail publishes the grants' mailbox changes to (users.watch); its push subscription pushes to POST /v3/push/google/{application_id}.",
+        "google: the Pub/Sub topic (projects/<project>/topics/<topic>) Gmail publishes the grants' mailbox changes to (users.watch); its push subscription pushes to POST /v3/push/google/pubsub?application_id=….",
     },
     pubsub_service_account: {
       type: 'string',

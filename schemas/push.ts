@@ -26,6 +26,21 @@ export const PubSubPushBody = {
 } as const;
 export type PubSubPushBody = FromSchema<typeof PubSubPushBody>;
 
+export const PubSubPushQuery = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['application_id'],
+  properties: {
+    application_id: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 64,
+      description:
+        "The application whose google connector's topic the subscription pushes (part of the push endpoint's URL).",
+    },
+  },
+} as const;
+
 export const PushReceipt = {
   type: 'object',
   additionalProperties: false,

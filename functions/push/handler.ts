@@ -5,6 +5,13 @@ import generated from './routes.generated.cjs';
 import type { routes } from './routes';
 
 export const handler = httpApi<typeof routes>(generated, {
-  googlePush: async ({ params, headers, body, event }) =>
-    ok(await pushReceivers.google(params.application_id, headers, body, event.rawPath)),
+  googlePush: async ({ query, headers, body, event }) =>
+    ok(
+      await pushReceivers.google(
+        query.application_id,
+        headers,
+        body,
+        `${event.rawPath}${event.rawQueryString ? `?${event.rawQueryString}` : ''}`,
+      ),
+    ),
 });

@@ -1,4 +1,4 @@
-import { PubSubPushBody, PushReceipt } from '#schemas/push';
+import { PubSubPushBody, PubSubPushQuery, PushReceipt } from '#schemas/push';
 import type { RouteTable } from '#shared/http/route';
 
 /**
@@ -8,10 +8,11 @@ import type { RouteTable } from '#shared/http/route';
 export const routes = {
   googlePush: {
     method: 'POST',
-    path: '/v3/push/google/{application_id}',
+    path: '/v3/push/google/pubsub',
     summary:
-      "Provider A's Pub/Sub push of Gmail mailbox changes (the push subscription of the connector's topic_name): verified by its OIDC token, it brings the grant's next change read forward",
+      "Provider A's Pub/Sub push of Gmail mailbox changes (the push subscription of the connector's topic_name, with the application's ID in its URL): verified by its OIDC token, it brings the grant's next change read forward",
     auth: 'none',
+    query: PubSubPushQuery,
     body: PubSubPushBody,
     response: PushReceipt,
   },

@@ -131,7 +131,7 @@ const WATCH_RETRY_SECONDS = 3_600;
 /**
  * Keeps Gmail's watch on the mailbox while the application's google connector names a Pub/Sub topic:
  * asked for when missing, when the topic changed, and a day after it was last asked for; stopped when
- * the connector no longer names one. Its pushes (POST /v3/push/google/{application_id}) only bring the
+ * the connector no longer names one. Its pushes (POST /v3/push/google/pubsub?application_id=…) only bring the
  * grant's next run forward: the history read from the cursor stays the one source of what changed, so a
  * push that arrives twice, late or never changes nothing that is announced. A refused watch is kept in
  * the state with its reason (the runs go on, on their schedule) and tried again an hour later.

@@ -10,7 +10,7 @@ import { logger } from '#shared/logger';
 import { syncSoon } from '#shared/jobs/sync-runs';
 
 /**
- * Provider A's Gmail pushes (`POST /v3/push/google/{application_id}`): Gmail publishes a mailbox's
+ * Provider A's Gmail pushes (`POST /v3/push/google/pubsub?application_id=…`): Gmail publishes a mailbox's
  * change to the application's Pub/Sub topic (the connector's `topic_name`, watched by each grant's
  * runs: shared/google/mail-changes.ts), whose push subscription POSTs it here with an OIDC token.
  * The token is checked before anything is read (signed by Google's keys, issued by Google, for the
@@ -49,7 +49,8 @@ export async function receiveGmailPush(
   applicationId: string,
   headers: Record<string, string>,
   body: PubSubPushBody,
-  path: string,
+  /** The push endpoint's path and query, as reached (Pub/Sub's default audience is the endpoint's URL). */
+  target: string,
 ): Promise<{ received: true; grant_id?: string }> {
   if (!APPLICATION_ID.test(applicationId)) throw new NotFoundError(`No application '${applicationId}'`);
   const settings = await googlePushSettings(applicationId as ApplicationId);
@@ -68,7 +69,7 @@ export async function receiveGmailPush(
     issuers: GOOGLE_ISSUERS,
     jwksUri: new URL('/oauth2/v3/certs', settings.apiBase ?? GOOGLE_JWKS).href,
     // Pub/Sub's default audience is the push endpoint's URL.
-    audience: settings.audience ?? `${originOf(headers) ?? ''}${path}`,
+    audience: settings.audience ?? `${originOf(headers) ?? ''}${target}`,
     email: settings.serviceAccount,
   });
   const change = readChange(body.message.data);

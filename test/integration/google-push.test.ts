@@ -15,7 +15,7 @@ import { startQueueWorker } from '../support/sqs-worker';
 
 /**
  * Provider A's push, end to end against the local Google fake: a grant's runs keep Gmail's watch on
- * the connector's Pub/Sub topic; the fake's Pub/Sub pushes each change to POST /v3/push/google/{app}
+ * the connector's Pub/Sub topic; the fake's Pub/Sub pushes each change to POST /v3/push/google/pubsub?application_id={app}
  * with a token signed by its "Google" key; the push is verified (signature, issuer, audience, service
  * account) and only brings the grant's next run forward, so the change is announced at once, once,
  * however many times it is pushed. A push that fails a check is refused with the error envelope and
@@ -50,7 +50,7 @@ async function noticesFor(messageId: string, type: string, timeout = 20_000): Pr
 }
 
 const push = (body: unknown, token?: string, app = appId) =>
-  apiClient(gateway.url).request('POST', `/v3/push/google/${app}`, {
+  apiClient(gateway.url).request('POST', `/v3/push/google/pubsub?application_id=${app}`, {
     body,
     ...(token ? { headers: { authorization: `Bearer ${token}` } } : {}),
   });
@@ -92,7 +92,7 @@ beforeAll(async () => {
       pubsub_service_account: PUSHER,
     },
   } as never);
-  endpoint = `${gateway.url}/v3/push/google/${appId}`;
+  endpoint = `${gateway.url}/v3/push/google/pubsub?application_id=${appId}`;
   fake.subscribe(TOPIC, { endpoint, serviceAccount: PUSHER });
   ({ grant, email } = await connectFakeGoogleGrant(fake, 'google push', { applicationId: appId }));
   await jobsDone();
