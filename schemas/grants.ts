@@ -50,6 +50,39 @@ export const Grant = {
       type: 'string',
       description: 'Agent Accounts placed in a workspace other than the default one: that workspace.',
     },
+    sync: {
+      type: 'object',
+      additionalProperties: false,
+      description:
+        "Switchboard's extension, when one grant is read (GET /v3/grants/{grant_id}) and its account is kept in step by sync runs: how that goes.",
+      properties: {
+        last_run_at: { type: 'integer', description: 'When its last run ended (Unix seconds).' },
+        last_change_at: {
+          type: 'integer',
+          description:
+            'When its last change arrived: announced by a run, pushed by the provider, or made through the API.',
+        },
+        last_push_at: { type: 'integer', description: 'When the provider last pushed a change of it.' },
+        last_error: { type: 'string', description: 'Why its last run failed, if it did (runs back off and go on).' },
+        push: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['state'],
+          description: "Provider A: Gmail's watch of the mailbox for the connector's Pub/Sub topic.",
+          properties: {
+            state: {
+              type: 'string',
+              enum: ['active', 'refused', 'lapsed', 'off'],
+              description:
+                '`off`: no topic (the runs poll); `refused`: Gmail refused the watch (see `error`); `lapsed`: past its expiration (the next run asks again).',
+            },
+            topic: { type: 'string' },
+            expires_at: { type: 'integer' },
+            error: { type: 'string' },
+          },
+        },
+      },
+    },
   },
 } as const;
 export type Grant = FromSchema<typeof Grant>;

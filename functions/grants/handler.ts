@@ -9,7 +9,7 @@ export const handler = httpApi<typeof routes>(generated, {
     const page = await grants.listGrants(app, query);
     return list(page.items.map(grants.toGrantResource), page.nextCursor);
   },
-  getGrant: async ({ grant }) => ok(grants.toGrantResource(grant)),
+  getGrant: async ({ grant }) => ok(await grants.grantWithSync(grant)),
   updateGrant: async ({ grant, body }) => ok(grants.toGrantResource(await grants.updateGrant(grant, body))),
   deleteGrant: async ({ grant }) => {
     await grants.deleteGrant(grant);

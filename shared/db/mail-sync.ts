@@ -49,6 +49,8 @@ export interface MailSyncRecord {
   /** Epoch seconds of the last change seen on the server or made through the API (how active the grant is). */
   last_change_at: number;
   last_run_at?: number;
+  /** When the provider last pushed a change of this grant (Unix seconds). */
+  last_push_at?: number;
   /** Why the last run failed, if it did (a short reason, never a credential). */
   last_error?: string;
   folders: Record<string, FolderCheckpoint>;
@@ -197,14 +199,17 @@ export async function releaseSyncLease(state: MailSyncRecord, leaseId: string, n
   }
 }
 
-/** Records that the grant changed through the API (it is active: its next runs come sooner). */
-export async function touchSyncState(grantId: GrantId, now: number): Promise<void> {
+/**
+ * Records that the grant changed through the API, or that its provider pushed a change (`pushed`):
+ * it is active, its next runs come sooner.
+ */
+export async function touchSyncState(grantId: GrantId, now: number, pushed = false): Promise<void> {
   try {
     await dynamo.send(
       new UpdateCommand({
         TableName: TABLE_NAME,
         Key: mailSyncKey(grantId),
-        UpdateExpression: 'SET last_change_at = :now',
+        UpdateExpression: pushed ? 'SET last_change_at = :now, last_push_at = :now' : 'SET last_change_at = :now',
         ConditionExpression: 'attribute_exists(pk)',
         ExpressionAttributeValues: { ':now': now },
       }),

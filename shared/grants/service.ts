@@ -3,6 +3,7 @@ import { decodeCursor, encodeCursor } from '#shared/cursor';
 import * as grants from '#shared/db/grants';
 import { StaleWriteError, UniquenessConflictError, type GrantRecord } from '#shared/db/grants';
 import { grantsOfApplication } from '#shared/db/keys';
+import { getSyncState } from '#shared/db/mail-sync';
 import { ConflictError, InvalidRequestError, NotFoundError } from '#shared/errors';
 import { pageSize } from '#shared/answer-limits';
 import { newId } from '#shared/ids';
@@ -11,9 +12,47 @@ import { obscureUserAgent, toGrantResource } from '#shared/accounts/grant-resour
 import { accountHooksOf } from '#shared/registries/accounts';
 import { providerNamed } from '#shared/providers/names';
 import { clock } from '#shared/time';
-import type { ListGrantsQuery, UpdateGrantBody } from '#schemas/grants';
+import type { Grant, ListGrantsQuery, UpdateGrantBody } from '#schemas/grants';
 
 export { obscureUserAgent, toGrantResource };
+
+/**
+ * One grant as GET /v3/grants/{grant_id} answers it: with how its sync runs go (`sync`), when its
+ * account is kept in step by them (an IMAP account, a provider A mailbox), so an operator sees a grant
+ * whose changes stopped arriving.
+ */
+export async function grantWithSync(grant: GrantRecord): Promise<Grant> {
+  const resource = toGrantResource(grant);
+  const state = await getSyncState(grant.id);
+  if (!state) return resource;
+  const watch = state.gmail?.watch;
+  const now = clock.nowSeconds();
+  return {
+    ...resource,
+    sync: {
+      ...(state.last_run_at !== undefined ? { last_run_at: state.last_run_at } : {}),
+      last_change_at: state.last_change_at,
+      ...(state.last_push_at !== undefined ? { last_push_at: state.last_push_at } : {}),
+      ...(state.last_error ? { last_error: state.last_error } : {}),
+      ...(state.gmail
+        ? {
+            push: watch
+              ? {
+                  state: watch.error
+                    ? ('refused' as const)
+                    : watch.expires_at <= now
+                      ? ('lapsed' as const)
+                      : ('active' as const),
+                  topic: watch.topic,
+                  expires_at: watch.expires_at,
+                  ...(watch.error ? { error: watch.error } : {}),
+                }
+              : { state: 'off' as const },
+          }
+        : {}),
+    },
+  };
+}
 
 export function conflictMessage(error: UniquenessConflictError, email: string, externalId?: string | null): string {
   switch (error.constraint) {

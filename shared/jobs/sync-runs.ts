@@ -46,7 +46,7 @@ const PUSH_ATTEMPTS = 5;
  * times) instead of ending; runs stay one at a time, and reading from the cursor twice announces nothing twice.
  */
 export async function syncSoon(grant: { application_id: string; id: string }): Promise<void> {
-  await touchSyncState(grant.id as GrantId, clock.nowSeconds());
+  await touchSyncState(grant.id as GrantId, clock.nowSeconds(), true);
   await queueRun(grant, undefined, { attempt: 1, delaySeconds: 0 });
 }
 

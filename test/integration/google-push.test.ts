@@ -28,6 +28,7 @@ let fake: GoogleFake;
 let gateway: Gateway;
 let fanout: string;
 let appId: string;
+let apiKey: string;
 let grant: GrantRecord;
 let email: string;
 let endpoint: string;
@@ -81,7 +82,9 @@ beforeAll(async () => {
   worker = startQueueWorker(mailSync, handler as never, { functionName: 'mail-sync', timeoutMs: 120_000 });
   gateway = await startGateway();
   fake = await startGoogleFake();
-  appId = (await makeApplication('google push')).applicationId;
+  const app = await makeApplication('google push');
+  appId = app.applicationId;
+  apiKey = app.apiKey;
   await createConnector({ applicationId: appId as ApplicationId, credential: 'api_key' }, {
     provider: 'google',
     settings: {
@@ -143,6 +146,14 @@ describe("provider A's Gmail push", () => {
     }
     await jobsDone();
     expect(await noticesFor(delivered.id, 'message.created', 3_000)).toHaveLength(1);
+    // The grant's health says so: the watch active, and when the last push arrived.
+    const health = await apiClient(gateway.url, apiKey).get(`/v3/grants/${grant.id}`);
+    expect(health.status, health.text).toBe(200);
+    expect(health.body.data.sync).toMatchObject({
+      last_push_at: expect.any(Number),
+      last_change_at: expect.any(Number),
+      push: { state: 'active', topic: TOPIC, expires_at: Math.floor(fake.watchOf(email)!.expiration / 1000) },
+    });
   });
 
   it('refuses a push whose token fails a check, with the error envelope, and runs nothing', async () => {
@@ -189,5 +200,7 @@ describe("provider A's Gmail push", () => {
     await syncSoon({ application_id: appId, id: grant.id });
     await expect.poll(async () => (await getSyncState(grant.id))?.gmail?.watch, { timeout: 20_000 }).toBeUndefined();
     expect(fake.watchOf(email)).toBeUndefined();
+    const health = await apiClient(gateway.url, apiKey).get(`/v3/grants/${grant.id}`);
+    expect(health.body.data.sync.push).toEqual({ state: 'off' });
   });
 });
