@@ -14,4 +14,5 @@ export const handler = httpApi<typeof routes>(generated, {
         `${event.rawPath}${event.rawQueryString ? `?${event.rawQueryString}` : ''}`,
       ),
     ),
+  googleCalendarPush: async ({ headers }) => ok(await pushReceivers.googleCalendar(headers)),
 });

@@ -16,4 +16,12 @@ export const routes = {
     body: PubSubPushBody,
     response: PushReceipt,
   },
+  googleCalendarPush: {
+    method: 'POST',
+    path: '/v3/push/google/calendar',
+    summary:
+      "Provider A's Calendar watch-channel notifications (channels the grants' runs create with this address): verified by the channel's token, they bring the grant's next change read forward",
+    auth: 'none',
+    response: PushReceipt,
+  },
 } as const satisfies RouteTable;

@@ -166,9 +166,11 @@ export const FUNCTIONS: Record<string, FunctionSpec> = {
   },
   'mail-sync': {
     about:
-      'Sync runs of IMAP grants (shared/services/mail-sync.ts): one bounded run per message, serialized per grant by a lease; the next run is a delayed message on its own queue.',
+      'Sync runs of IMAP grants and provider A changes (shared/services/mail-sync.ts): one bounded run per message, serialized per grant by a lease; the next run is a delayed message on its own queue.',
     memorySize: 1024,
     timeout: 300,
+    // Provider A's Calendar channels push to this deployment's public URL (none: the runs poll).
+    environment: { PUBLIC_BASE_URL: "${env:PUBLIC_BASE_URL, ''}" },
     events: [sqs('MailSyncQueue', 1)],
     mail: ['grants/'],
     sendsTo: ['MailSyncQueue'],

@@ -67,9 +67,20 @@ export interface MailSyncRecord {
   };
   /**
    * Provider A's calendars, live (shared/google/calendar-changes.ts): each calendar's list ETag, its
-   * Calendar v3 sync token, and when its events were last read (epoch ms).
+   * Calendar v3 sync token, when its events were last read (epoch ms), and its push channel.
    */
-  gcal?: { calendars: Record<string, { etag: string; sync_token?: string; read_at?: number }> };
+  gcal?: {
+    calendars: Record<
+      string,
+      {
+        etag: string;
+        sync_token?: string;
+        read_at?: number;
+        /** Its Calendar watch channel (shared/google/calendar-channels.ts), the token kept as a hash. */
+        channel?: { id: string; resource_id: string; token_hash: string; expires_at: number };
+      }
+    >;
+  };
   /** Provider A's contacts, live (shared/google/contact-changes.ts): the People connections' sync token. */
   people?: { sync_token: string };
   version: number;

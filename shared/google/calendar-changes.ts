@@ -6,6 +6,7 @@ import {
   type GoogleCalendarListEntry,
   type GoogleEvent,
 } from '#shared/google/calendar-event';
+import { keepChannel, stopChannel } from '#shared/google/calendar-channels';
 import { googleClientOf, GoogleGoneError, GoogleNotFoundError, type GoogleClient } from '#shared/google/client';
 import { derivedId, type ApplicationId, type GrantId } from '#shared/ids';
 import type { NotificationType } from '#schemas/notifications';
@@ -24,7 +25,9 @@ import { clock } from '#shared/time';
  *     calendar new since) takes its sync token and announces nothing; an expired token (410) takes a
  *     new one the same way: changes made in that gap are the part no API gives back.
  * Each calendar's token moves forward in one conditional write with the notifications up to it
- * (`run.save`), so a change is announced once however often the calendar is read.
+ * (`run.save`), so a change is announced once however often the calendar is read. Each calendar's
+ * push channel is kept beside its token (shared/google/calendar-channels.ts): its pushes only bring
+ * the next run forward.
  */
 
 const PAGE = 250;
@@ -157,6 +160,8 @@ export const googleCalendarChanges: SyncSource = {
         }
       }
       for (const id of Object.keys(known)) {
+        const gone = known[id]!.channel;
+        if (!listed.has(id) && gone) await stopChannel(client, gone);
         if (!listed.has(id))
           outbox.push(
             note(
@@ -192,7 +197,9 @@ export const googleCalendarChanges: SyncSource = {
         if (!(error instanceof GoogleGoneError) || !checkpoint.sync_token) throw error;
         read = await readEvents(client, entry.id, undefined);
       }
-      const next = { ...checkpoint, sync_token: read.nextSyncToken, read_at: startedAt };
+      const channel = await keepChannel(client, grant.id, entry.id, checkpoint.channel);
+      const { channel: _old, ...rest } = checkpoint;
+      const next = { ...rest, sync_token: read.nextSyncToken, read_at: startedAt, ...(channel ? { channel } : {}) };
       await commit(
         run,
         { ...run.state, gcal: { calendars: { ...run.state.gcal!.calendars, [entry.id]: next } } },

@@ -1,7 +1,8 @@
+import { receiveCalendarPush } from '#shared/google/calendar-channels';
 import { receiveGmailPush } from '#shared/google/push';
 
 /**
  * Providers' push receivers, by the provider whose push endpoint a push reached (functions/push):
  * each verifies its provider's token and brings the account's next sync run forward.
  */
-export const pushReceivers = { google: receiveGmailPush } as const;
+export const pushReceivers = { google: receiveGmailPush, googleCalendar: receiveCalendarPush } as const;

@@ -81,6 +81,8 @@ beforeAll(async () => {
   const { handler } = await import('#functions/mail-sync/handler');
   worker = startQueueWorker(mailSync, handler as never, { functionName: 'mail-sync', timeoutMs: 120_000 });
   gateway = await startGateway();
+  // Calendar channels push to this deployment's public URL.
+  process.env.PUBLIC_BASE_URL = gateway.url;
   fake = await startGoogleFake();
   const app = await makeApplication('google push');
   appId = app.applicationId;
@@ -191,6 +193,60 @@ describe("provider A's Gmail push", () => {
     const answer = await push(dataOf('stranger@gmail.com'), fake.signPushToken(claims()));
     expect(answer.status, answer.text).toBe(200);
     expect(answer.body.data).toEqual({ received: true });
+  });
+
+  it('keeps a Calendar channel per calendar; its notifications bring the events’ changes at once, once', async () => {
+    const channels = fake.channelsOf(email);
+    expect(channels).toHaveLength(1);
+    expect(channels[0]).toMatchObject({ address: `${gateway.url}/v3/push/google/calendar`, type: 'web_hook' });
+    const state = await getSyncState(grant.id);
+    expect(state?.gcal?.calendars[email]?.channel).toMatchObject({ id: channels[0]!.id });
+    // The channel's token is kept only as a hash.
+    expect(JSON.stringify(state)).not.toContain(channels[0]!.token!);
+    await fake.calendarPushesSettled();
+    expect(fake.calendarPushes.map((p) => [p.state, p.status])).toEqual([['sync', 200]]);
+
+    const scheduled = (await getSyncState(grant.id))!.next_due!;
+    const event = fake.calendarChangedOutside(email, 'primary', {
+      summary: 'Pushed meeting',
+      start: { dateTime: '2027-02-01T10:00:00Z' },
+      end: { dateTime: '2027-02-01T11:00:00Z' },
+    });
+    const created = await noticesFor(event.id as string, 'event.created');
+    expect(created).toHaveLength(1);
+    expect(Date.now()).toBeLessThan(scheduled);
+    await fake.calendarPushesSettled();
+    expect(fake.calendarPushes.map((p) => [p.state, p.status])).toEqual([
+      ['sync', 200],
+      ['exists', 200],
+    ]);
+
+    // A notification with another token, or for a channel that is not (or no longer) the grant's: 401, nothing run.
+    const notify = (headers: Record<string, string>) =>
+      apiClient(gateway.url).request('POST', '/v3/push/google/calendar', { headers });
+    const base = {
+      'x-goog-channel-id': channels[0]!.id,
+      'x-goog-resource-id': channels[0]!.resourceId,
+      'x-goog-resource-state': 'exists',
+    };
+    for (const headers of [
+      { ...base, 'x-goog-channel-token': 'forged' },
+      {
+        ...base,
+        'x-goog-channel-id': `${grant.id}-00000000-0000-0000-0000-000000000000`,
+        'x-goog-channel-token': channels[0]!.token!,
+      },
+      { ...base },
+    ]) {
+      const answer = await notify(headers);
+      expect(answer.status, answer.text).toBe(401);
+      expect(answer.body.error).toMatchObject({ type: 'authentication_error' });
+    }
+    const genuine = await notify({ ...base, 'x-goog-channel-token': channels[0]!.token! });
+    expect(genuine.status, genuine.text).toBe(200);
+    expect(genuine.body.data).toEqual({ received: true, grant_id: grant.id });
+    await jobsDone();
+    expect(await noticesFor(event.id as string, 'event.created', 2_000)).toHaveLength(1);
   });
 
   it('stops the watch when the connector no longer names a topic', async () => {

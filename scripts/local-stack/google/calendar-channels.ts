@@ -1,7 +1,7 @@
 /**
  * Watch channels in the local Google Calendar fake: events.watch records a channel (its address checked
  * as Google checks it, its expiry and resource id as Google gives them) and channels.stop ends it.
- * Nothing is pushed; tests read the recorded channels.
+ * Their notifications are sent by calendar-push.ts.
  */
 
 import { createHash } from 'node:crypto';

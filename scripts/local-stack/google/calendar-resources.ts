@@ -80,7 +80,7 @@ export interface Reminder {
   minutes: number;
 }
 
-/** A watch channel as events.watch recorded it (push delivery is not done by the fake). */
+/** A watch channel as events.watch recorded it (calendar-push.ts sends its notifications). */
 export interface RecordedChannel {
   id: string;
   resourceId: string;

@@ -14,6 +14,7 @@ import { discoveryChecker, parseFields, selectFields, type DiscoveryChecker, typ
 import { GoogleApiError, googleErrorBody } from './errors';
 import { GMAIL_HANDLERS, GmailState, gmailIds, type Mailbox } from './gmail';
 import { PubSub, type PushAttempt, type PushSubscription } from './pubsub';
+import { startChannelPushes, type ChannelPushAttempt } from './calendar-push';
 import { PEOPLE_HANDLERS, PeopleError, PeopleState, expireSync as expirePeopleSync } from './people';
 
 /**
@@ -74,6 +75,9 @@ export interface GoogleFake {
   resumePushes(): void;
   pushesSettled(): Promise<void>;
   signPushToken(claims: Record<string, unknown>): string;
+  /** Calendar channels' notifications: every attempt (`sync` once a channel exists, `exists` after each change); waiting for those under way. */
+  calendarPushes: ChannelPushAttempt[];
+  calendarPushesSettled(): Promise<void>;
   /** Requests that broke their API's Discovery document (or asked for what the fake does not do), each as a sentence. */
   requestViolations: string[];
   /** Answers of the fake that broke their API's Discovery document (a bug in the fake), each as a sentence. */
@@ -92,7 +96,7 @@ export interface GoogleFake {
    * the event as events.get would.
    */
   calendarChangedOutside(email: string, calendarId: string, change: OutsideChange): EventResource;
-  /** The channels events.watch recorded for `email` and channels.stop has not stopped (nothing is pushed). */
+  /** The channels events.watch recorded for `email` and channels.stop has not stopped (each pushes its calendar's changes). */
   channelsOf(email: string): RecordedChannel[];
   /** Makes the calendar's sync tokens so far unusable: events.list with one answers 410 fullSyncRequired. */
   expireCalendarSync(email: string, calendarId: string): void;
@@ -177,6 +181,7 @@ export async function startGoogleFake(options: GoogleFakeOptions = {}): Promise<
     changed: (mailbox, entry) => pubsub.mailboxChanged(mailbox, entry),
   });
   const calendarState = new CalendarState({ now });
+  const channelPushes = startChannelPushes(calendarState, now, closing.signal);
   const peopleState = new PeopleState({ now });
   let faults: (GoogleFault & { left: number })[] = [];
   const requestViolations: string[] = [];
@@ -398,6 +403,8 @@ export async function startGoogleFake(options: GoogleFakeOptions = {}): Promise<
     resumePushes: () => pubsub.resume(),
     pushesSettled: () => pubsub.settled(),
     signPushToken: (claims) => pubsub.token(claims),
+    calendarPushes: channelPushes.attempts,
+    calendarPushesSettled: () => channelPushes.settled(),
     inject(fault) {
       faults.push({ ...fault, left: fault.times ?? 1 });
     },
