@@ -57,6 +57,8 @@
  * | Tokens issued for a grant (revoked with it) | table | grant#<gid>#tokens | <sha256> | grantTokenKey, tokensOfGrant |
  * | A grant's provider tokens (sealed; refresh lease and version) | table | grant#<gid> | provider_tokens | providerTokensKey |
  * | A synced grant's sync state (lease, next run, folder checkpoints) | table | grant#<gid> | mail_sync | mailSyncKey |
+ * | Our metadata of a message a live provider keeps (provider A) | table | grant#<gid>#livemeta | msg#<message_id> | liveMetadataKey |
+ * | Those messages by an indexed metadata pair, newest ID first | table | grant#<gid>#livemeta | pair#<key>#<sha256(value)>#<message_id> | liveMetadataPairKey, liveMetadataPairPrefix |
  * | A synced message's place on its server (folder, UIDVALIDITY, UID → message) | table | grant#<gid>#loc | <folder_id>#<uidvalidity>#<uid> | serverLocationKey, serverLocationsOf |
  * | A message a query_imap list answered, not synced (TTL 1 day) | table | grant#<gid>#direct | <msg_id> | directIdKey |
  * | Admin consent given for an application's provider credential | table | app#<app_id> | adminconsent#<provider>#<credential_id> | adminConsentKey |
@@ -204,6 +206,7 @@ const GRANT_PARTITIONS = [
   'contact',
   'inboxcontact',
   'contactgroup',
+  'livemeta',
 ] as const;
 const grantPartition = (grantId: GrantId, kind: (typeof GRANT_PARTITIONS)[number]) => `grant#${grantId}#${kind}`;
 
@@ -568,4 +571,21 @@ export const credentialNameKey = (
 export const credentialNamesOfConnector = (appId: ApplicationId, provider: string, generation: string) => ({
   pk: `app#${appId}`,
   skPrefix: `credname#${provider}#${generation}#`,
+});
+
+/** Our metadata of a message whose provider keeps the message itself (provider A: shared/db/live-metadata.ts). */
+export const liveMetadataKey = (grantId: GrantId, messageId: string): Key => ({
+  pk: grantPartition(grantId, 'livemeta'),
+  sk: fitted('sk', 'msg#', messageId),
+});
+const pairPrefix = (key: string, value: string) => `pair#${key}#${sha256(value).slice(0, 32)}#`;
+/** One message under one of its indexed metadata pairs (key1..key5). */
+export const liveMetadataPairKey = (grantId: GrantId, key: string, value: string, messageId: string): Key => ({
+  pk: grantPartition(grantId, 'livemeta'),
+  sk: fitted('sk', pairPrefix(key, value), messageId),
+});
+/** Query: the messages under one metadata pair (sk begins with `prefix`). */
+export const liveMetadataPairPrefix = (grantId: GrantId, key: string, value: string) => ({
+  pk: grantPartition(grantId, 'livemeta'),
+  prefix: pairPrefix(key, value),
 });

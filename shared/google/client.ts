@@ -133,12 +133,20 @@ export function newGoogleClient(
     return url;
   };
 
+  // The grant's access token, read once for the client's calls (a listing's gets share it); read again after a 401.
+  let cached: Promise<string> | undefined;
+  const accessToken = () =>
+    (cached ??= providerAccessToken(grant).catch((error: unknown) => {
+      cached = undefined;
+      throw error;
+    }));
+
   async function call<T>(request: GoogleRequest): Promise<T> {
     const url = urlOf(request);
     let waited = 0;
     let tokenRetried = false;
     for (let attempt = 1; ; attempt++) {
-      const token = await providerAccessToken(grant);
+      const token = await accessToken();
       calls++;
       let response: Response;
       try {
@@ -173,6 +181,7 @@ export function newGoogleClient(
       if (response.status === 401 && !tokenRetried) {
         // A token revoked or rotated since it was read: read it again once (a refresh may have landed).
         tokenRetried = true;
+        cached = undefined;
         continue;
       }
       const limited =

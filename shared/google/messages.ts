@@ -1,11 +1,15 @@
 import type { DeleteMessageQuery, ListMessagesQuery, MessageIdQuery, UpdateMessageBody } from '#schemas/mail';
-import { decodeOffsetCursor, encodeOffsetCursor, encodeProviderCursor } from '#shared/cursor';
+import { decodeOffsetCursor, decodeProviderCursor, encodeOffsetCursor, encodeProviderCursor } from '#shared/cursor';
 import type { GrantRecord } from '#shared/db/grants';
 import { InvalidRequestError, NotFoundError } from '#shared/errors';
 import { googleClientOf, GoogleNotFoundError, type GoogleClient } from '#shared/google/client';
 import { messageFromGmail, type GmailMessage, type MessageFields } from '#shared/google/gmail-message';
 import { gmailListing } from '#shared/google/gmail-query';
 import { gmailPage } from '#shared/google/gmail-listing';
+import { deleteLiveMetadata, liveMetadataOf, messagesWithLivePair, setLiveMetadata } from '#shared/db/live-metadata';
+import type { GrantId } from '#shared/ids';
+import { metadataPair } from '#shared/mailbox/metadata';
+import { INDEXED_METADATA_KEYS } from '#shared/mailbox/postings';
 import { inPool } from '#shared/pool';
 import type { Message, MessagesProvider, Page } from '#shared/providers/contract';
 
@@ -13,11 +17,13 @@ import type { Message, MessagesProvider, Page } from '#shared/providers/contract
  * Provider A's messages, live: every answer comes from Gmail (users.messages list, get, modify,
  * trash, delete; users.threads.get for a thread's messages), nothing of the mailbox is stored. A
  * listing is one `list` call for the IDs and one `get` per message (bounded concurrency); our page
- * token wraps Gmail's. `metadata` (ours, not Gmail's) is not served here yet: a body or filter that
- * needs it is a 400 naming it.
+ * token wraps Gmail's. `metadata` is ours, not Gmail's (shared/db/live-metadata.ts): kept beside the
+ * message's Gmail ID, answered with it, and `metadata_pair` lists come from its index (alone: with
+ * another filter Gmail would have to answer, it is a 400).
  */
 
 const SCOPE = 'gmail-messages';
+const METADATA_SCOPE = 'gmail-metadata';
 const THREAD_SCOPE = 'gmail-thread-messages';
 /** Gets of one listing in flight at once (Gmail counts each; its per-user limit is per second). */
 const GET_CONCURRENCY = 10;
@@ -50,16 +56,50 @@ const fieldsOf = (query: { fields?: string | undefined }): MessageFields => {
   return (query.fields ?? 'standard') as MessageFields;
 };
 
-function refuseMetadata(query: { metadata_pair?: string | undefined }) {
-  if (query.metadata_pair !== undefined)
-    throw new InvalidRequestError("'metadata_pair' is not available for google grants yet");
+/** The messages with our metadata, read in one batch. */
+async function withMetadata(grant: GrantRecord, messages: Message[]): Promise<Message[]> {
+  const found = await liveMetadataOf(
+    grant.id as GrantId,
+    messages.map((m) => m.id),
+  );
+  return messages.map((m) => ({ ...m, metadata: found.get(m.id) ?? {} }));
+}
+
+/** A `metadata_pair` listing: the IDs from our index, each message from Gmail (one gone since is left out). */
+async function listByMetadata(
+  client: GoogleClient,
+  grant: GrantRecord,
+  pair: string,
+  pageToken: string | undefined,
+  limit: number,
+  fields: MessageFields,
+): Promise<Page<Message>> {
+  const { key, value } = metadataPair(pair);
+  const after = pageToken ? decodeProviderCursor(pageToken, METADATA_SCOPE) : undefined;
+  const page = await messagesWithLivePair(grant.id as GrantId, key, value, limit, after);
+  const byId = new Map<string, Message>();
+  await inPool(page.ids, GET_CONCURRENCY, async (id) => {
+    try {
+      byId.set(id, await getOne(client, grant, id, fields));
+    } catch (error) {
+      if (!(error instanceof NotFoundError)) throw error;
+    }
+  });
+  return {
+    items: await withMetadata(
+      grant,
+      page.ids.flatMap((id) => byId.get(id) ?? []),
+    ),
+    ...(page.last ? { nextCursor: encodeProviderCursor(METADATA_SCOPE, page.last) } : {}),
+  };
 }
 
 async function list(grant: GrantRecord, query: ListMessagesQuery, limit: number): Promise<Page<Message>> {
   const listing = gmailListing(query);
-  refuseMetadata(query);
   const fields = fieldsOf(query);
   const client = await googleClientOf(grant);
+  if (query.metadata_pair !== undefined)
+    return listByMetadata(client, grant, query.metadata_pair, query.page_token, limit, fields);
   if (query.thread_id !== undefined) {
     // A thread's messages: the thread itself, oldest first as Gmail keeps them, paged by position.
     const offset = query.page_token ? decodeOffsetCursor(query.page_token, THREAD_SCOPE) : 0;
@@ -81,26 +121,33 @@ async function list(grant: GrantRecord, query: ListMessagesQuery, limit: number)
     const order = new Map(page.map((id, i) => [id, i]));
     items.sort((a, b) => order.get(a.id)! - order.get(b.id)!);
     return {
-      items,
+      items: await withMetadata(grant, items),
       ...(offset + limit < ids.length ? { nextCursor: encodeOffsetCursor(THREAD_SCOPE, offset + limit) } : {}),
     };
   }
   const page = await gmailPage(client, 'messages', listing, { limit, token: query.page_token, scope: SCOPE }, (id) =>
     getOne(client, grant, id, fields),
   );
-  return { items: page.items, ...(page.next ? { nextCursor: encodeProviderCursor(SCOPE, page.next) } : {}) };
+  return {
+    items: await withMetadata(grant, page.items),
+    ...(page.next ? { nextCursor: encodeProviderCursor(SCOPE, page.next) } : {}),
+  };
 }
 
 async function get(grant: GrantRecord, messageId: string, query: MessageIdQuery): Promise<Message> {
-  return getOne(await googleClientOf(grant), grant, checkId(messageId), fieldsOf(query));
+  const [message] = await withMetadata(grant, [
+    await getOne(await googleClientOf(grant), grant, checkId(messageId), fieldsOf(query)),
+  ]);
+  return message!;
 }
 
 async function update(grant: GrantRecord, messageId: string, body: UpdateMessageBody): Promise<Message> {
-  if (body.metadata !== undefined)
-    throw new InvalidRequestError("'metadata' is not available on google grants' messages yet");
   const client = await googleClientOf(grant);
   const id = checkId(messageId);
-  const current = await getOne(client, grant, id, 'standard');
+  const read = await getOne(client, grant, id, 'standard');
+  // The message exists at Gmail (just read): its metadata, replaced as given, is ours.
+  if (body.metadata !== undefined) await setLiveMetadata(grant.id as GrantId, id, body.metadata, INDEXED_METADATA_KEYS);
+  const current = (await withMetadata(grant, [read]))[0]!;
   const add = new Set<string>();
   const remove = new Set<string>();
   if (body.unread !== undefined) (body.unread ? add : remove).add('UNREAD');
@@ -129,8 +176,10 @@ async function remove(grant: GrantRecord, messageId: string, query: DeleteMessag
   const client = await googleClientOf(grant);
   const id = checkId(messageId);
   try {
-    if (query.hard_delete) await client.call({ api: 'gmail', method: 'DELETE', path: messagePath(id) });
-    else await client.call({ api: 'gmail', method: 'POST', path: `${messagePath(id)}/trash` });
+    if (query.hard_delete) {
+      await client.call({ api: 'gmail', method: 'DELETE', path: messagePath(id) });
+      await deleteLiveMetadata(grant.id as GrantId, id, INDEXED_METADATA_KEYS);
+    } else await client.call({ api: 'gmail', method: 'POST', path: `${messagePath(id)}/trash` });
   } catch (error) {
     if (error instanceof GoogleNotFoundError) throw new NotFoundError(`No message '${id}' in this grant's mailbox`);
     throw error;

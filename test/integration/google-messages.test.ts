@@ -122,7 +122,37 @@ describe("provider A's messages, live", () => {
     const moved = await gmailMessages.update(grant, ids.plans!, { folders: [work] });
     expect(moved.folders.sort()).toEqual(['STARRED', work].sort());
     expect(idsOf(await gmailMessages.list(grant, { in: 'INBOX' }, 50))).not.toContain(ids.plans);
-    await expect(gmailMessages.update(grant, ids.plans!, { metadata: { key1: 'x' } })).rejects.toThrow(/metadata/);
+  });
+
+  it('keeps our metadata beside Gmail\u2019s message: answered with it, listed by metadata_pair, replaced as a whole', async () => {
+    const tagged = await gmailMessages.update(grant, ids.plans!, { metadata: { key1: 'project-x', note: 'keep' } });
+    expect(tagged.metadata).toEqual({ key1: 'project-x', note: 'keep' });
+    expect((await gmailMessages.get(grant, ids.plans!, {})).metadata).toEqual({ key1: 'project-x', note: 'keep' });
+    await gmailMessages.update(grant, ids.reply!, { metadata: { key1: 'project-x' } });
+    const listed = await gmailMessages.list(grant, { metadata_pair: 'key1:project-x' }, 50);
+    expect(idsOf(listed).sort()).toEqual([ids.plans, ids.reply].sort());
+    expect(listed.items.find((m) => m.id === ids.reply)?.metadata).toEqual({ key1: 'project-x' });
+    // Paged from our index, newest ID first.
+    const first = await gmailMessages.list(grant, { metadata_pair: 'key1:project-x' }, 1);
+    expect(first.items).toHaveLength(1);
+    const second = await gmailMessages.list(
+      grant,
+      { metadata_pair: 'key1:project-x', page_token: first.nextCursor! },
+      1,
+    );
+    expect([...idsOf(first), ...idsOf(second)].sort()).toEqual([ids.plans, ids.reply].sort());
+    expect(second.nextCursor).toBeUndefined();
+    // Replaced as a whole: the old pair no longer lists it; a key that is not indexed is refused.
+    await gmailMessages.update(grant, ids.reply!, { metadata: { key2: 'other' } });
+    expect(idsOf(await gmailMessages.list(grant, { metadata_pair: 'key1:project-x' }, 50))).toEqual([ids.plans]);
+    expect(idsOf(await gmailMessages.list(grant, { metadata_pair: 'key2:other' }, 50))).toEqual([ids.reply]);
+    await expect(gmailMessages.list(grant, { metadata_pair: 'note:keep' }, 50)).rejects.toThrow(/key1, key2/);
+    await expect(gmailMessages.list(grant, { metadata_pair: 'key1:project-x', unread: true }, 50)).rejects.toThrow(
+      /'metadata_pair' cannot be combined with provider filters \('unread'\)/,
+    );
+    await gmailMessages.update(grant, ids.plans!, { metadata: {} });
+    expect((await gmailMessages.get(grant, ids.plans!, {})).metadata).toEqual({});
+    expect(idsOf(await gmailMessages.list(grant, { metadata_pair: 'key1:project-x' }, 50))).toEqual([]);
   });
 
   it('trashes by default and deletes for good with hard_delete', async () => {
