@@ -12,6 +12,7 @@ export const SUITES = {
   imap: async () => (await import('./imap')).runImapBench(),
   calendar: async () => (await import('./calendar')).runCalendarBench(),
   caldav: async () => (await import('./caldav')).runCalDavBench(),
+  google: async () => (await import('./google')).runGoogleBench(),
   availability: async () => (await import('./availability')).runAvailabilityBench(),
   scheduler: async () => (await import('./scheduler')).runSchedulerBench(),
   start: async () => (await import('./start')).runStartBench(),
