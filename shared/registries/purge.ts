@@ -1,6 +1,7 @@
 import { purgeAgentMailbox } from '#shared/mailbox/purge';
 import { purgeConnectedGrant } from '#shared/accounts/purge';
 import { purgeImapGrant } from '#shared/imap/purge';
+import { stopGooglePushes } from '#shared/google/purge';
 import type { Provider } from '#shared/db/grants';
 import type { GrantId } from '#shared/ids';
 
@@ -13,9 +14,12 @@ export type PurgeGrant = (grantId: GrantId, shouldStop: () => boolean) => Promis
 
 const registry: Record<Provider, PurgeGrant> = {
   agent: purgeAgentMailbox,
-  // Provider A's cursors (its mail is live; a grant connected before provider A's own APIs served it
-  // may still have mail synced over IMAP: that goes too), then its tokens, revoked at the provider.
-  google: purgeImapGrant,
+  // Provider A's watch and channels stopped, its cursors (its mail is live; a grant connected before provider A's
+  // own APIs served it may still have mail synced over IMAP: that goes too), then its tokens, revoked at the provider.
+  google: async (grantId, shouldStop) => {
+    await stopGooglePushes(grantId);
+    return purgeImapGrant(grantId, shouldStop);
+  },
   // Their synced mail (read over IMAP), then their tokens, revoked at the provider.
   microsoft: purgeImapGrant,
   yahoo: purgeImapGrant,

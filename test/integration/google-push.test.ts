@@ -259,4 +259,22 @@ describe("provider A's Gmail push", () => {
     const health = await apiClient(gateway.url, apiKey).get(`/v3/grants/${grant.id}`);
     expect(health.body.data.sync.push).toEqual({ state: 'off' });
   });
+
+  it('stops the Calendar channels of a grant deleted, then forgets its cursors; its pushes are refused', async () => {
+    const channel = fake.channelsOf(email)[0]!;
+    const deleted = await apiClient(gateway.url, apiKey).request('DELETE', `/v3/grants/${grant.id}`);
+    expect(deleted.status, deleted.text).toBe(200);
+    await jobsDone();
+    expect(fake.channelsOf(email)).toEqual([]);
+    expect(await getSyncState(grant.id)).toBeUndefined();
+    const late = await apiClient(gateway.url).request('POST', '/v3/push/google/calendar', {
+      headers: {
+        'x-goog-channel-id': channel.id,
+        'x-goog-channel-token': channel.token!,
+        'x-goog-resource-id': channel.resourceId,
+        'x-goog-resource-state': 'exists',
+      },
+    });
+    expect(late.status, late.text).toBe(401);
+  });
 });
