@@ -118,6 +118,8 @@ function eventChange(grant: GrantRecord, calendar: GoogleCalendarListEntry, even
       notificationId(grant, event.id, 'deleted', event.updated ?? ''),
     );
   }
+  // Created since the last reading began. Google's `created` may carry .000 ms: an event created in the
+  // second that reading began, after it began, may count as changed rather than new (event.updated).
   const created = event.created !== undefined && Date.parse(event.created) >= since;
   return note(
     grant,

@@ -111,14 +111,19 @@ const sleepFor = (ms: number) => new Promise<void>((resolve) => setTimeout(resol
 
 /** The client of one grant's provider A account. */
 export async function googleClientOf(grant: GrantRecord, options: GoogleClientOptions = {}): Promise<GoogleClient> {
+  // The access token is read while the connector is: the first call does not wait for both in turn.
+  const token = providerAccessToken(grant);
+  token.catch(() => undefined);
   const base = await providerApiBase(grant.application_id as ApplicationId, 'google');
-  return newGoogleClient(grant, base, options);
+  return newGoogleClient(grant, base, options, token);
 }
 
 export function newGoogleClient(
   grant: GrantRecord,
   apiBase: string | undefined,
   options: GoogleClientOptions = {},
+  /** The grant's access token, already being read. */
+  token?: Promise<string>,
 ): GoogleClient {
   const fetch = options.fetch ?? defaultFetch;
   const sleep = options.sleep ?? sleepFor;
@@ -134,12 +139,13 @@ export function newGoogleClient(
   };
 
   // The grant's access token, read once for the client's calls (a listing's gets share it); read again after a 401.
-  let cached: Promise<string> | undefined;
-  const accessToken = () =>
-    (cached ??= providerAccessToken(grant).catch((error: unknown) => {
+  const forgetOnFailure = (read: Promise<string>) =>
+    read.catch((error: unknown) => {
       cached = undefined;
       throw error;
-    }));
+    });
+  let cached: Promise<string> | undefined = token && forgetOnFailure(token);
+  const accessToken = () => (cached ??= forgetOnFailure(providerAccessToken(grant)));
 
   async function call<T>(request: GoogleRequest): Promise<T> {
     const url = urlOf(request);

@@ -135,10 +135,13 @@ async function list(grant: GrantRecord, query: ListMessagesQuery, limit: number)
 }
 
 async function get(grant: GrantRecord, messageId: string, query: MessageIdQuery): Promise<Message> {
-  const [message] = await withMetadata(grant, [
-    await getOne(await googleClientOf(grant), grant, checkId(messageId), fieldsOf(query)),
+  const id = checkId(messageId);
+  // Gmail's message and our metadata of it, read side by side.
+  const [message, metadata] = await Promise.all([
+    googleClientOf(grant).then((client) => getOne(client, grant, id, fieldsOf(query))),
+    liveMetadataOf(grant.id as GrantId, [id]),
   ]);
-  return message!;
+  return { ...message, metadata: metadata.get(id) ?? {} };
 }
 
 async function update(grant: GrantRecord, messageId: string, body: UpdateMessageBody): Promise<Message> {
