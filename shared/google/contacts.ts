@@ -17,7 +17,7 @@ import type { Contact, ContactGroup, ContactsProvider, Page } from '#shared/prov
  * and contact groups. A contact's ID is its resource name without `people/` (`c123…`), a group's
  * without `contactGroups/`. A change sends only the fields it names (`updatePersonFields`) with the
  * contact's etag: another client's change in between is a 409. Contacts collected from mail
- * (`source=inbox`) and the domain's directory are not read here yet: those sources are a 400.
+ * (`source=inbox`) are Gmail's other contacts (listed only); the domain's directory is not read here: a 400.
  * `email`, `phone_number` and `group` narrow the listing's pages here (People lists no subset).
  */
 
@@ -231,11 +231,46 @@ async function getPerson(client: GoogleClient, id: string): Promise<Person> {
   }
 }
 
+const OTHERS_SCOPE = 'people-other-contacts';
+
+/**
+ * `source=inbox`: Gmail's "other contacts" (the people the account wrote to or heard from, which Google
+ * collects itself): otherContacts.list, with the fields it can read. Their IDs are People's; they are
+ * listed, not read one by one (People has no get for them), and filtered here by email and phone.
+ */
+async function listOtherContacts(grant: GrantRecord, query: ListContactsQuery, limit: number): Promise<Page<Contact>> {
+  if (query.group !== undefined)
+    throw new InvalidRequestError("'group' does not apply to source=inbox: Gmail's other contacts are in no group");
+  const client = await googleClientOf(grant);
+  const page = await client.call<{ otherContacts?: Person[]; nextPageToken?: string }>({
+    api: 'people',
+    path: '/v1/otherContacts',
+    query: {
+      readMask: 'names,emailAddresses,phoneNumbers,metadata',
+      pageSize: limit,
+      ...(query.page_token ? { pageToken: decodeProviderCursor(query.page_token, OTHERS_SCOPE) } : {}),
+    },
+  });
+  const email = query.email?.toLowerCase();
+  const phone = query.phone_number?.replace(/[^\d+]/g, '');
+  return {
+    items: (page.otherContacts ?? [])
+      .map((p) => ({ ...contactOf(grant, p), source: 'inbox' as const }))
+      .filter(
+        (c) =>
+          (email === undefined || c.emails.some((e) => e.email.toLowerCase() === email)) &&
+          (phone === undefined || c.phone_numbers.some((n) => n.number.replace(/[^\d+]/g, '') === phone)),
+      ),
+    ...(page.nextPageToken ? { nextCursor: encodeProviderCursor(OTHERS_SCOPE, page.nextPageToken) } : {}),
+  };
+}
+
 export const googleContacts: ContactsProvider = {
   async list(grant, query: ListContactsQuery, limit): Promise<Page<Contact>> {
+    if (query.source === 'inbox') return listOtherContacts(grant, query, limit);
     if (query.source !== undefined && query.source !== 'address_book')
       throw new InvalidRequestError(
-        `'source=${query.source}' is not available for google grants yet (address_book is)`,
+        `'source=${query.source}' is not available for google grants (address_book and inbox are)`,
       );
     if (query.recurse)
       throw new InvalidRequestError("'recurse' does not apply to google grants: their groups are not nested");

@@ -12,10 +12,11 @@ import { connectFakeGoogleGrant } from '../support/google';
  */
 let fake: GoogleFake;
 let grant: GrantRecord;
+let email: string;
 
 beforeAll(async () => {
   fake = await startGoogleFake();
-  ({ grant } = await connectFakeGoogleGrant(fake, 'google contacts'));
+  ({ grant, email } = await connectFakeGoogleGrant(fake, 'google contacts'));
 });
 
 afterAll(async () => {
@@ -62,7 +63,7 @@ describe("provider A's contacts, live", () => {
     ]);
     expect((await googleContacts.list(grant, { phone_number: '+15550100' }, 50)).items).toHaveLength(1);
     expect((await googleContacts.list(grant, { group: group.id }, 50)).items.map((c) => c.id)).toEqual([created.id]);
-    await expect(googleContacts.list(grant, { source: 'inbox' }, 50)).rejects.toThrow(InvalidRequestError);
+    await expect(googleContacts.list(grant, { source: 'domain' }, 50)).rejects.toThrow(InvalidRequestError);
 
     const changed = await googleContacts.update(grant, created.id, { job_title: 'Head buyer', emails: [] });
     expect(changed).toMatchObject({ given_name: 'Ann', job_title: 'Head buyer', emails: [] });
@@ -89,6 +90,29 @@ describe("provider A's contacts, live", () => {
     await expect(googleContacts.get(grant, created.id, {})).rejects.toThrow(NotFoundError);
     await googleContacts.deleteGroup(grant, group.id);
     await expect(googleContacts.get(grant, 'people-x', {})).rejects.toThrow(NotFoundError);
+  });
+
+  it("lists Gmail's other contacts as source=inbox, filtered by email, in no group", async () => {
+    const carol = fake.addOtherContact(email, { email: 'carol@example.net', name: 'Carol Danvers' });
+    const dave = fake.addOtherContact(email, { email: 'dave@example.net' });
+    const inbox = await googleContacts.list(grant, { source: 'inbox' }, 50);
+    expect(inbox.items.map((c) => [c.id, c.source, c.emails])).toEqual([
+      [carol, 'inbox', [{ email: 'carol@example.net', type: 'other' }]],
+      [dave, 'inbox', [{ email: 'dave@example.net', type: 'other' }]],
+    ]);
+    expect(inbox.items[0]).toMatchObject({ given_name: 'Carol' });
+    const paged = await googleContacts.list(grant, { source: 'inbox' }, 1);
+    expect(paged.items.map((c) => c.id)).toEqual([carol]);
+    const next = await googleContacts.list(grant, { source: 'inbox', page_token: paged.nextCursor! }, 1);
+    expect(next.items.map((c) => c.id)).toEqual([dave]);
+    expect((await googleContacts.list(grant, { source: 'inbox', email: 'DAVE@example.net' }, 50)).items).toHaveLength(
+      1,
+    );
+    await expect(googleContacts.list(grant, { source: 'inbox', group: 'myContacts' }, 50)).rejects.toThrow(
+      /'group' does not apply to source=inbox/,
+    );
+    // The address book is another list.
+    expect((await googleContacts.list(grant, { email: 'carol@example.net' }, 50)).items).toEqual([]);
   });
 
   it('sent nothing People does not describe, and the fake answered nothing it does not', () => {

@@ -228,6 +228,8 @@ export class ContactBook {
   readonly accountId: string;
   readonly contacts = new Map<string, StoredContact>();
   readonly groups = new Map<string, StoredGroup>();
+  /** "Other contacts": the people the account wrote to or heard from, Gmail's own (otherContacts.list). */
+  readonly others = new Map<string, { resourceName: string; name?: string; email: string; updated: number }>();
   /** Moves on with every change of a contact or a group. */
   seq = 0;
   /** Sync tokens older than this are expired. */
@@ -599,6 +601,51 @@ function sortKey(c: StoredContact, part: 'givenName' | 'familyName'): string {
   return String(value).toLowerCase();
 }
 
+/** readMask of otherContacts.list: required, and only these fields (People answers 400 for others). */
+const OTHER_FIELDS = new Set(['emailAddresses', 'metadata', 'names', 'phoneNumbers', 'photos']);
+
+function listOtherContacts(call: PeopleCall): PeopleAnswer {
+  const mask = (call.query.get('readMask') ?? '').split(',').filter(Boolean);
+  if (!mask.length) throw invalid('readMask is required. Please specify one or more valid paths.');
+  const wrong = mask.filter((f) => !OTHER_FIELDS.has(f));
+  if (wrong.length)
+    throw invalid(`Invalid readMask path "${wrong[0]}". Valid paths are ${[...OTHER_FIELDS].join(', ')}.`);
+  const size = Math.min(Number(call.query.get('pageSize') ?? 100) || 100, 1000);
+  const offset = Number(call.query.get('pageToken') ?? 0) || 0;
+  const all = [...call.book.others.values()].sort((a, b) => a.updated - b.updated);
+  const page = all.slice(offset, offset + size);
+  const wants = new Set(mask);
+  return ok(
+    compact({
+      otherContacts: page.length
+        ? page.map((o) => ({
+            resourceName: o.resourceName,
+            etag: `%${o.updated.toString(36)}`,
+            ...(wants.has('metadata')
+              ? {
+                  metadata: {
+                    sources: [
+                      {
+                        type: 'OTHER_CONTACT',
+                        id: o.resourceName.slice(15),
+                        updateTime: new Date(o.updated).toISOString(),
+                      },
+                    ],
+                  },
+                }
+              : {}),
+            ...(wants.has('names') && o.name
+              ? { names: [{ displayName: o.name, givenName: o.name.split(' ')[0] }] }
+              : {}),
+            ...(wants.has('emailAddresses') ? { emailAddresses: [{ value: o.email }] } : {}),
+          }))
+        : undefined,
+      nextPageToken: all.length > offset + size ? String(offset + size) : undefined,
+      totalSize: all.length || undefined,
+    }),
+  );
+}
+
 function listConnections(call: PeopleCall): PeopleAnswer {
   if (call.params.resourceName !== 'people/me') throw invalid('Only people/me is valid for listing connections.');
   const { book } = call;
@@ -815,6 +862,7 @@ function modifyMembers(call: PeopleCall): PeopleAnswer {
 /** The handlers, by discovery method id. */
 export const PEOPLE_HANDLERS: Record<string, (call: PeopleCall) => PeopleAnswer> = {
   'people.people.connections.list': listConnections,
+  'people.otherContacts.list': listOtherContacts,
 
   'people.people.get': (call) => ok(getPerson(call.book, call.params.resourceName!, personMask(call, true))),
 

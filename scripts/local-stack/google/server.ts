@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -102,6 +103,8 @@ export interface GoogleFake {
   expireCalendarSync(email: string, calendarId: string): void;
   /** Makes the user's contact and group sync tokens so far expired (400 FAILED_PRECONDITION, EXPIRED_SYNC_TOKEN). */
   expireContactsSync(email: string): void;
+  /** One of Gmail's "other contacts" of `email` (someone it wrote to or heard from); answers its ID (`c…`). */
+  addOtherContact(email: string, other: { email: string; name?: string }): string;
   /** Forgets users, mail, calendars, contacts, faults and recorded violations. */
   reset(): void;
 }
@@ -423,6 +426,17 @@ export async function startGoogleFake(options: GoogleFakeOptions = {}): Promise<
     },
     expireCalendarSync: (email, calendarId) => expireCalendarSync(calendarState, email, calendarId),
     expireContactsSync: (email) => expirePeopleSync(peopleState, email),
+    addOtherContact(email, other) {
+      const book = peopleState.requiredBook(email);
+      const id = `c${BigInt(`0x${createHash('sha256').update(other.email.toLowerCase()).digest('hex').slice(0, 15)}`)}`;
+      book.others.set(other.email.toLowerCase(), {
+        resourceName: `otherContacts/${id}`,
+        ...(other.name ? { name: other.name } : {}),
+        email: other.email,
+        updated: now(),
+      });
+      return id;
+    },
     reset() {
       gmailState.reset();
       calendarState.reset();
