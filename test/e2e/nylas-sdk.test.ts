@@ -1659,6 +1659,70 @@ describe('the official nylas SDK against npm start', () => {
     expect(listed.data.map((c) => c.id)).toEqual([created.data.id]);
   });
 
+  step(
+    'provider A, live: the scheduler with the google grant as organizer: its availability, a booking\u2019s event at Google, moved and cancelled',
+    async () => {
+      const grantId = need(googleTokens, 'the google grant').grantId;
+      const config = await nylas.scheduler.configurations.create({
+        identifier: grantId,
+        requestBody: {
+          participants: [organizerOf(googleUser)],
+          availability: { durationMinutes: 30, intervalMinutes: 30 },
+          eventBooking: { title: `Gmail intro ${run}` },
+          scheduler: { minBookingNotice: 0, availableDaysInFuture: 30 },
+        },
+      });
+      const configurationId = (config.data as StoredConfiguration).id;
+      const day = midnight(5);
+      const slots = async () =>
+        (
+          await nylas.scheduler.availability.get({
+            queryParams: { startTime: day, endTime: day + DAY, configurationId },
+          })
+        ).data.timeSlots.map((t) => t.startTime);
+      expect(await slots()).toContain(day + 9 * 3600);
+      const created = await nylas.scheduler.bookings.create({
+        queryParams: { configurationId },
+        requestBody: { startTime: day + 9 * 3600, endTime: day + 9 * 3600 + 1800, guest: schedulerGuest },
+      });
+      expect(created.data).toMatchObject({ status: 'booked', organizer: { email: googleUser } });
+      // The booking's event is at Google, on the organizer's primary calendar.
+      const event = await eventually(async () => {
+        const found = await nylas.events.find({
+          identifier: grantId,
+          eventId: need(created.data.eventId, 'the booking\u2019s event'),
+          queryParams: { calendarId: 'primary' },
+        });
+        expect(found.data.when).toMatchObject({ startTime: day + 9 * 3600 });
+        return found.data;
+      });
+      expect(event.participants.map((p) => p.email)).toContain(schedulerGuest.email);
+      expect(await slots()).not.toContain(day + 9 * 3600);
+      await nylas.scheduler.bookings.reschedule({
+        bookingId: created.data.bookingId,
+        queryParams: { configurationId },
+        requestBody: { startTime: day + 10 * 3600, endTime: day + 10 * 3600 + 1800 },
+      });
+      await eventually(async () => {
+        const moved = await nylas.events.find({
+          identifier: grantId,
+          eventId: event.id,
+          queryParams: { calendarId: 'primary' },
+        });
+        expect(moved.data.when).toMatchObject({ startTime: day + 10 * 3600 });
+      });
+      await nylas.scheduler.bookings.destroy({ bookingId: created.data.bookingId, queryParams: { configurationId } });
+      expect(
+        await eventually(async () => {
+          const free = await slots();
+          expect(free).toContain(day + 10 * 3600);
+          return free;
+        }),
+      ).toContain(day + 9 * 3600);
+      await nylas.scheduler.configurations.destroy({ identifier: grantId, configurationId });
+    },
+  );
+
   step('auth.urlForOAuth2PKCE (microsoft) → sign-in → exchangeCodeForToken with the codeVerifier', async () => {
     const clientId = need(applicationId, 'the application ID');
     const state = `pkce-${run}`;
