@@ -4,6 +4,7 @@ import { googlePushSettings } from '#shared/google/push';
 import { ApiError, NotFoundError } from '#shared/errors';
 import { googleClientOf, GoogleNotFoundError, type GoogleClient } from '#shared/google/client';
 import { gmailMessages } from '#shared/google/messages';
+import { metadataOnly } from '#shared/google/scopes';
 import { derivedId, type ApplicationId, type GrantId } from '#shared/ids';
 import { newNotification } from '#shared/notifications/notification';
 import type { Message, SyncOutcome, SyncRun, SyncSource } from '#shared/providers/contract';
@@ -98,7 +99,8 @@ async function notificationsFor(
     }
     entries.push({
       notification: newNotification({
-        type: `message.${change}`,
+        // A grant with Gmail's metadata scope only: limited data, told by the type's suffix.
+        type: metadataOnly(grant) && change !== 'deleted' ? `message.${change}.metadata` : `message.${change}`,
         applicationId: grant.application_id as ApplicationId,
         grantId: grant.id as GrantId,
         object,

@@ -6,6 +6,7 @@ import { googleClientOf, GoogleNotFoundError, type GoogleClient } from '#shared/
 import { messageFromGmail, type GmailMessage, type MessageFields } from '#shared/google/gmail-message';
 import { gmailListing } from '#shared/google/gmail-query';
 import { gmailPage } from '#shared/google/gmail-listing';
+import { metadataOnly } from '#shared/google/scopes';
 import { deleteLiveMetadata, liveMetadataOf, messagesWithLivePair, setLiveMetadata } from '#shared/db/live-metadata';
 import type { GrantId } from '#shared/ids';
 import { metadataPair } from '#shared/mailbox/metadata';
@@ -39,8 +40,28 @@ function checkId(id: string, what = 'message'): string {
 }
 
 async function getOne(client: GoogleClient, grant: GrantRecord, id: string, fields: MessageFields): Promise<Message> {
+  const limited = metadataOnly(grant);
+  if (limited && fields === 'raw_mime')
+    throw new InvalidRequestError(
+      "'fields=raw_mime' needs a scope that reads messages: this grant has Gmail's metadata scope only",
+    );
   try {
-    const full = await client.call<GmailMessage>({ api: 'gmail', path: messagePath(id), query: { format: 'full' } });
+    const full = await client.call<GmailMessage>({
+      api: 'gmail',
+      path: messagePath(id),
+      query: { format: limited ? 'metadata' : 'full' },
+    });
+    // Limited data: the labels and headers, never a part of the content (a snippet is one).
+    if (limited)
+      return messageFromGmail(
+        grant,
+        {
+          ...full,
+          snippet: undefined,
+          payload: full.payload && { ...full.payload, body: undefined, parts: undefined },
+        },
+        fields,
+      );
     if (fields !== 'raw_mime') return messageFromGmail(grant, full, fields);
     const raw = await client.call<GmailMessage>({ api: 'gmail', path: messagePath(id), query: { format: 'raw' } });
     return messageFromGmail(grant, { ...full, ...(raw.raw !== undefined ? { raw: raw.raw } : {}) }, fields);
@@ -96,6 +117,10 @@ async function listByMetadata(
 
 async function list(grant: GrantRecord, query: ListMessagesQuery, limit: number): Promise<Page<Message>> {
   const listing = gmailListing(query);
+  if (listing.q !== undefined && metadataOnly(grant))
+    throw new InvalidRequestError(
+      "This grant has Gmail's metadata scope only, which cannot search: list by folder ('in') alone, or connect the account with a scope that reads messages",
+    );
   const fields = fieldsOf(query);
   const client = await googleClientOf(grant);
   if (query.metadata_pair !== undefined)

@@ -10,18 +10,21 @@ import type { NotificationType } from '#schemas/notifications';
  */
 export interface Notification<T = object> {
   specversion: '1.0';
-  type: NotificationType | `${NotificationType}.truncated`;
+  type: DeliveredType | `${DeliveredType}.truncated`;
   source: string;
   id: NotificationId;
   time: number;
   data: { application_id: ApplicationId; grant_id: GrantId | null; object: T };
 }
 
+/** A type as delivered: with the `.metadata` suffix for provider A grants with Gmail's metadata scope only. */
+export type DeliveredType = NotificationType | `${NotificationType}.metadata`;
+
 const SOURCE = env.notificationSource();
 
 /** `id` and `time` are given when the notification is derived again from a committed change (the same each time). */
 export function newNotification<T extends object>(input: {
-  type: NotificationType;
+  type: DeliveredType;
   applicationId: ApplicationId;
   grantId: GrantId | null;
   object: T;
@@ -51,7 +54,7 @@ const IDENTITY_FIELDS = ['id', 'object', 'grant_id', 'thread_id'];
 export function fitForDelivery(notification: Notification): { notification: Notification; body: string } {
   let body = JSON.stringify(notification);
   if (Buffer.byteLength(body) <= MAX_PAYLOAD_BYTES) return { notification, body };
-  const base = notification.type.replace(/\.truncated$/, '') as NotificationType;
+  const base = notification.type.replace(/\.truncated$/, '') as DeliveredType;
   const cut: Notification = { ...notification, type: `${base}.truncated` };
   for (const keep of [(key: string) => !BODY_FIELDS.includes(key), (key: string) => IDENTITY_FIELDS.includes(key)]) {
     const object = Object.fromEntries(Object.entries(notification.data.object).filter(([key]) => keep(key)));

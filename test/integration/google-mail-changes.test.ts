@@ -137,3 +137,43 @@ describe("provider A's mail changes", () => {
     expect(fake.responseViolations).toEqual([]);
   });
 });
+
+describe("provider A's mail changes for a grant with Gmail's metadata scope only", () => {
+  it('announces message.created.metadata without the body, and its messages answer without bodies and searches', async () => {
+    const limited = await connectFakeGoogleGrant(fake, 'google metadata scope', {
+      scope: ['https://www.googleapis.com/auth/gmail.metadata'],
+    });
+    await createSyncState(limited.grant.id as GrantId, limited.grant.application_id as never, clock.nowSeconds());
+    const runOf = async () => {
+      const leaseId = randomUUID();
+      const state = (await takeSyncLease(limited.grant.id as GrantId, leaseId, clock.nowSeconds(), 60))!;
+      const committed: OutboxEntry[] = [];
+      await gmailMailChanges.run(limited.grant, {
+        state,
+        save: async (next, outbox = []) => {
+          await saveSyncState(next, leaseId, outbox);
+          committed.push(...outbox);
+        },
+        outOfTime: () => false,
+      });
+      await releaseSyncLease(state, leaseId, 0);
+      return committed.flatMap((e) => ('notification' in e ? [e.notification as Notification] : []));
+    };
+    expect(await runOf()).toEqual([]);
+    const delivered = fake.deliver(
+      limited.email,
+      `From: ann@example.org\r\nTo: ${limited.email}\r\nSubject: Metadata only\r\n\r\nSecret body`,
+    );
+    const notes = await runOf();
+    expect(kinds(notes)).toEqual([`message.created.metadata ${delivered.id}`]);
+    expect(notes[0]!.data.object).toMatchObject({ id: delivered.id, subject: 'Metadata only' });
+    expect(JSON.stringify(notes[0]!.data.object)).not.toContain('Secret body');
+    const { gmailMessages } = await import('#shared/google/messages');
+    expect((await gmailMessages.get(limited.grant, delivered.id, {})).body).toBeUndefined();
+    await expect(gmailMessages.list(limited.grant, { subject: 'Metadata' }, 10)).rejects.toThrow(/metadata scope only/);
+    await expect(gmailMessages.get(limited.grant, delivered.id, { fields: 'raw_mime' })).rejects.toThrow(/raw_mime/);
+    expect((await gmailMessages.list(limited.grant, { in: 'INBOX' }, 10)).items.map((m) => m.id)).toEqual([
+      delivered.id,
+    ]);
+  });
+});

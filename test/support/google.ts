@@ -14,7 +14,7 @@ import { makeApplication, uniqueEmail } from './factories';
 export async function connectFakeGoogleGrant(
   fake: GoogleFake,
   name = 'google',
-  options: { applicationId?: string } = {},
+  options: { applicationId?: string; scope?: string[] } = {},
 ): Promise<{ grant: GrantRecord; applicationId: ApplicationId; email: string; accessToken: string }> {
   const applicationId = (options.applicationId ?? (await makeApplication(name)).applicationId) as ApplicationId;
   try {
@@ -34,7 +34,7 @@ export async function connectFakeGoogleGrant(
     provider: 'google',
     email,
     providerUserId: `sub-${email}`,
-    scope: ['https://www.googleapis.com/auth/gmail.modify'],
+    scope: options.scope ?? ['https://www.googleapis.com/auth/gmail.modify'],
     settings: {},
     tokens: { source: 'oauth', access_token: accessToken, refresh_token: `refresh-${email}`, expires_in: 3600 },
   });
