@@ -74,15 +74,23 @@ export interface MailSyncRecord {
       string,
       {
         etag: string;
+        /** The token the listing under way started from (the next token replaces it at the listing's end). */
         sync_token?: string;
+        /** When the last completed listing began (epoch ms): events created since are new. */
         read_at?: number;
+        /** Events that listing announced created, created after it began (not new again next time). */
+        created_ids?: string[];
+        /** Mid-listing: where it goes on, when it began, and what it announced created so far. */
+        page_token?: string;
+        listing_at?: number;
+        created_now?: string[];
         /** Its Calendar watch channel (shared/google/calendar-channels.ts), the token kept as a hash. */
         channel?: { id: string; resource_id: string; token_hash: string; expires_at: number };
       }
     >;
   };
   /** Provider A's contacts, live (shared/google/contact-changes.ts): the People connections' sync token. */
-  people?: { sync_token: string };
+  people?: { sync_token: string; /** Mid-listing: where it goes on. */ page_token?: string };
   version: number;
 }
 

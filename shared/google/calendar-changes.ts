@@ -7,7 +7,13 @@ import {
   type GoogleEvent,
 } from '#shared/google/calendar-event';
 import { keepChannel, stopChannel } from '#shared/google/calendar-channels';
-import { googleClientOf, GoogleGoneError, GoogleNotFoundError, type GoogleClient } from '#shared/google/client';
+import {
+  googleClientOf,
+  GoogleGoneError,
+  GoogleNotFoundError,
+  GoogleRequestError,
+  type GoogleClient,
+} from '#shared/google/client';
 import { derivedId, type ApplicationId, type GrantId } from '#shared/ids';
 import type { NotificationType } from '#schemas/notifications';
 import { newNotification } from '#shared/notifications/notification';
@@ -30,7 +36,8 @@ import { clock } from '#shared/time';
  * the next run forward.
  */
 
-const PAGE = 250;
+/** Events per page: a page's notifications and the state fit one DynamoDB transaction (100 items). */
+const PAGE = 90;
 /** A calendar's full reading (for its first token) stops here and resumes in the next run. */
 const CALENDARS_PAGE = 250;
 
@@ -109,24 +116,115 @@ async function readEvents(
   }
 }
 
-function eventChange(grant: GrantRecord, calendar: GoogleCalendarListEntry, event: GoogleEvent, since: number) {
+function eventChange(
+  grant: GrantRecord,
+  calendar: GoogleCalendarListEntry,
+  event: GoogleEvent,
+  since: number,
+  announcedCreated: readonly string[],
+) {
   if (event.status === 'cancelled') {
-    return note(
-      grant,
-      'event.deleted',
-      { id: event.id, object: 'event', grant_id: grant.id, calendar_id: calendar.id },
-      notificationId(grant, event.id, 'deleted', event.updated ?? ''),
-    );
+    return {
+      created: false,
+      entry: note(
+        grant,
+        'event.deleted',
+        { id: event.id, object: 'event', grant_id: grant.id, calendar_id: calendar.id },
+        notificationId(grant, event.id, 'deleted', event.updated ?? ''),
+      ),
+    };
   }
-  // Created since the last reading began. Google's `created` may carry .000 ms: an event created in the
-  // second that reading began, after it began, may count as changed rather than new (event.updated).
-  const created = event.created !== undefined && Date.parse(event.created) >= since;
-  return note(
-    grant,
-    created ? 'event.created' : 'event.updated',
-    eventFromGoogle(grant, calendar.id, event, calendar.timeZone),
-    notificationId(grant, event.id, created ? 'created' : 'updated', event.updated ?? ''),
-  );
+  // Created since the last reading began, and not announced created by it (an event created while that
+  // reading went on). Google's `created` may carry .000 ms: an event created in the second the last
+  // reading began, after it began, may count as changed rather than new (event.updated).
+  const created =
+    event.created !== undefined && Date.parse(event.created) >= since && !announcedCreated.includes(event.id);
+  return {
+    created,
+    entry: note(
+      grant,
+      created ? 'event.created' : 'event.updated',
+      eventFromGoogle(grant, calendar.id, event, calendar.timeZone),
+      notificationId(grant, event.id, created ? 'created' : 'updated', event.updated ?? ''),
+    ),
+  };
+}
+
+/**
+ * One calendar's events since its token, a page at a time, each page committed with its
+ * notifications and the place to go on from (`page_token`), so a listing of any length commits in
+ * transactions that fit, and a run that stops mid-listing goes on where it stopped. The listing's
+ * last page commits the next sync token. A first reading only takes the token.
+ */
+async function readCalendar(
+  grant: GrantRecord,
+  client: GoogleClient,
+  run: SyncRun,
+  entry: GoogleCalendarListEntry,
+): Promise<{ status: 'done' | 'more' | 'gone'; announced: number }> {
+  let announced = 0;
+  const save = async (checkpoint: Checkpoint, notes: OutboxEntry[]) => {
+    announced += notes.length;
+    await commit(
+      run,
+      { ...run.state, gcal: { calendars: { ...run.state.gcal!.calendars, [entry.id]: checkpoint } } },
+      notes,
+    );
+  };
+  let cp = run.state.gcal!.calendars[entry.id]!;
+  const listingAt = cp.page_token ? (cp.listing_at ?? clock.nowMs()) : clock.nowMs();
+  const since = cp.read_at ?? listingAt;
+  let createdNow = cp.page_token ? [...(cp.created_now ?? [])] : [];
+  for (;;) {
+    if (run.outOfTime()) return { status: 'more', announced };
+    let page: EventsPage;
+    try {
+      page = await client.call<EventsPage>({
+        api: 'calendar',
+        path: `/calendar/v3/calendars/${encodeURIComponent(entry.id)}/events`,
+        query: {
+          maxResults: PAGE,
+          showDeleted: true,
+          ...(cp.sync_token ? { syncToken: cp.sync_token } : {}),
+          ...(cp.page_token ? { pageToken: cp.page_token } : {}),
+        },
+      });
+    } catch (error) {
+      // Left the list meanwhile: the next run says so.
+      if (error instanceof GoogleNotFoundError) return { status: 'gone', announced };
+      if (error instanceof GoogleGoneError && cp.sync_token) {
+        // The token expired: a new one, nothing announced (what changed in the gap is lost to every API).
+        const fresh = await readEvents(client, entry.id, undefined);
+        const { page_token: _p, listing_at: _l, created_now: _c, ...rest } = cp;
+        await save({ ...rest, sync_token: fresh.nextSyncToken, read_at: clock.nowMs(), created_ids: [] }, []);
+        return { status: 'done', announced };
+      }
+      if (error instanceof GoogleRequestError && cp.page_token) {
+        // A page token Google no longer takes: the listing starts again from its sync token.
+        const { page_token: _p, listing_at: _l, created_now: _c, ...rest } = cp;
+        await save(rest, []);
+        cp = rest;
+        createdNow = [];
+        continue;
+      }
+      throw error;
+    }
+    const changes = cp.sync_token
+      ? (page.items ?? []).map((e) => ({ event: e, ...eventChange(grant, entry, e, since, cp.created_ids ?? []) }))
+      : [];
+    for (const c of changes)
+      if (c.created && c.event.created !== undefined && Date.parse(c.event.created) >= listingAt)
+        createdNow.push(c.event.id);
+    const notes = changes.map((c) => c.entry);
+    const { page_token: _p, listing_at: _l, created_now: _c, ...rest } = cp;
+    if (page.nextSyncToken) {
+      await save({ ...rest, sync_token: page.nextSyncToken, read_at: listingAt, created_ids: createdNow }, notes);
+      return { status: 'done', announced };
+    }
+    if (!page.nextPageToken) throw new Error(`Calendar '${entry.id}' answered its last page without a nextSyncToken`);
+    cp = { ...rest, page_token: page.nextPageToken, listing_at: listingAt, created_now: createdNow };
+    await save(cp, notes);
+  }
 }
 
 export const googleCalendarChanges: SyncSource = {
@@ -183,31 +281,25 @@ export const googleCalendarChanges: SyncSource = {
     await commit(run, { ...run.state, gcal: { calendars } }, outbox);
     let changed = outbox.length > 0;
 
-    // Then each calendar's events, each committed with its own token.
+    // Then each calendar's events, from its own token, and its push channel.
     for (const entry of entries) {
       if (entry.accessRole === 'freeBusyReader') continue;
       if (run.outOfTime()) return { status: 'more', changed };
+      const read = await readCalendar(grant, client, run, entry);
+      changed ||= read.announced > 0;
+      if (read.status === 'more') return { status: 'more', changed };
+      if (read.status === 'gone') continue;
       const checkpoint = run.state.gcal!.calendars[entry.id]!;
-      const startedAt = clock.nowMs();
-      let read: { items: GoogleEvent[]; nextSyncToken: string };
-      let notes: OutboxEntry[] = [];
-      try {
-        read = await readEvents(client, entry.id, checkpoint.sync_token);
-        notes = read.items.map((e) => eventChange(grant, entry, e, checkpoint.read_at ?? startedAt));
-      } catch (error) {
-        if (error instanceof GoogleNotFoundError) continue; // Removed from the list meanwhile: next run says so.
-        if (!(error instanceof GoogleGoneError) || !checkpoint.sync_token) throw error;
-        read = await readEvents(client, entry.id, undefined);
-      }
       const channel = await keepChannel(client, grant.id, entry.id, checkpoint.channel);
-      const { channel: _old, ...rest } = checkpoint;
-      const next = { ...rest, sync_token: read.nextSyncToken, read_at: startedAt, ...(channel ? { channel } : {}) };
-      await commit(
-        run,
-        { ...run.state, gcal: { calendars: { ...run.state.gcal!.calendars, [entry.id]: next } } },
-        notes,
-      );
-      changed ||= notes.length > 0;
+      if (channel !== checkpoint.channel) {
+        const { channel: _old, ...rest } = checkpoint;
+        await commit(run, {
+          ...run.state,
+          gcal: {
+            calendars: { ...run.state.gcal!.calendars, [entry.id]: { ...rest, ...(channel ? { channel } : {}) } },
+          },
+        });
+      }
     }
     return { status: 'done', changed };
   },

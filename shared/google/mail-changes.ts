@@ -28,7 +28,8 @@ import { clock } from '#shared/time';
  * part no API can give back.
  */
 
-const PAGE = 500;
+/** History records per page: a page's notifications and the cursor fit one DynamoDB transaction (100 items). */
+const PAGE = 90;
 const EXPIRED_WINDOW_MAX = 500;
 const HISTORY_TYPES = ['messageAdded', 'messageDeleted', 'labelAdded', 'labelRemoved'];
 

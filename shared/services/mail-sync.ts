@@ -96,7 +96,17 @@ export async function runMailSync(payload: SyncPayload, remainingMs: () => numbe
   try {
     outcome = await sync.run(grant, {
       state,
-      save: (next, outbox = []) => saveSyncState(next, leaseId, outbox),
+      save: async (next, outbox = []) => {
+        try {
+          await saveSyncState(next, leaseId, outbox);
+        } catch (error) {
+          // A write may land and still throw (a lost answer): what ends the run is what is stored now,
+          // never the state before it, which would put back a cursor and announce its changes again.
+          const stored = await getSyncState(grantId).catch(() => undefined);
+          if (stored?.lease_id === leaseId) Object.assign(state, stored);
+          throw error;
+        }
+      },
       outOfTime: () => remainingMs() < RESERVE_MS,
     });
     state.failures = 0;

@@ -131,6 +131,43 @@ describe("provider A's calendar and contact changes", () => {
     expect(kinds(await run())).toEqual([`event.created ${later.id}`]);
   });
 
+  it('commits a listing of any length page by page: 120 events and 100 contacts changed between runs, each announced once', async () => {
+    const events = Array.from({ length: 120 }, (_, i) =>
+      fake.calendarChangedOutside(email, 'primary', {
+        summary: `Bulk ${i}`,
+        start: { dateTime: new Date((DAY + 86_400 + i * 1800) * 1000).toISOString() },
+        end: { dateTime: new Date((DAY + 86_400 + i * 1800 + 900) * 1000).toISOString() },
+      }),
+    );
+    const contacts = [];
+    for (let i = 0; i < 100; i++) contacts.push(await googleContacts.create(grant, { given_name: `Bulk ${i}` }));
+    const announced = kinds(await run());
+    expect(announced.filter((k) => k.startsWith('event.created')).sort()).toEqual(
+      events.map((e) => `event.created ${e.id as string}`).sort(),
+    );
+    expect(announced.filter((k) => k.startsWith('contact.updated')).sort()).toEqual(
+      contacts.map((c) => `contact.updated ${c.id}`).sort(),
+    );
+    expect(await run()).toEqual([]);
+    for (const c of contacts) await googleContacts.delete(grant, c.id);
+    expect(kinds(await run()).filter((k) => k.startsWith('contact.deleted'))).toHaveLength(100);
+  });
+
+  it('announces an event created while a run reads its calendar once as created, then as updated', async () => {
+    fake.inject({ method: 'calendar.events.list', delayMs: 300 });
+    const reading = run();
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const during = fake.calendarChangedOutside(email, 'primary', {
+      summary: 'Created mid-read',
+      start: { dateTime: new Date((DAY + 40_000) * 1000).toISOString() },
+      end: { dateTime: new Date((DAY + 41_000) * 1000).toISOString() },
+    });
+    const first = [...kinds(await reading), ...kinds(await run())];
+    expect(first).toEqual([`event.created ${during.id as string}`]);
+    fake.calendarChangedOutside(email, 'primary', { id: during.id, summary: 'Renamed after' });
+    expect(kinds(await run())).toEqual([`event.updated ${during.id as string}`]);
+  });
+
   it('announces contacts changed and deleted in the People address book', async () => {
     const contact = await googleContacts.create(grant, { given_name: 'Grace', surname: 'Hopper' });
     const added = await run();

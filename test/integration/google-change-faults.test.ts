@@ -10,6 +10,7 @@ import type { GrantId } from '#shared/ids';
 import { clock } from '#shared/time';
 import { startGoogleFake, type FaultStatus, type GoogleFake } from '../../scripts/local-stack/google/server';
 import { connectFakeGoogleGrant } from '../support/google';
+import { rng } from '../support/rng';
 
 /**
  * Provider A's mail changes under faults (shared/google/mail-changes.ts against the local Google fake):
@@ -36,18 +37,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await fake?.close();
 });
-
-/** mulberry32: the same runs on every machine. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** One run as the service makes it; the notifications it committed (none when it failed mid-page). */
 async function run(): Promise<{ committed: Notification[]; failed: boolean }> {
