@@ -90,7 +90,14 @@ export interface MailSyncRecord {
     >;
   };
   /** Provider A's contacts, live (shared/google/contact-changes.ts): the People connections' sync token. */
-  people?: { sync_token: string; /** Mid-listing: where it goes on. */ page_token?: string };
+  people?: {
+    sync_token: string;
+    /** When the last completed listing began (epoch ms): after an expired token, what changed since is read by time. */
+    read_at?: number;
+    /** Mid-listing: where it goes on, and when it began. */
+    page_token?: string;
+    listing_at?: number;
+  };
   version: number;
 }
 

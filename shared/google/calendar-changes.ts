@@ -29,7 +29,8 @@ import { clock } from '#shared/time';
  *     `event.created` for an event created since the calendar was last read, `event.deleted` for a
  *     cancelled one, `event.updated` otherwise. A calendar's first reading (the grant's first run, or a
  *     calendar new since) takes its sync token and announces nothing; an expired token (410) takes a
- *     new one the same way: changes made in that gap are the part no API gives back.
+ *     new one and announces what was updated since the last reading began (events.list updatedMin):
+ *     a bounded window, read by time instead of by token.
  * Each calendar's token moves forward in one conditional write with the notifications up to it
  * (`run.save`), so a change is announced once however often the calendar is read. Each calendar's
  * push channel is kept beside its token (shared/google/calendar-channels.ts): its pushes only bring
@@ -116,6 +117,27 @@ async function readEvents(
   }
 }
 
+/** After an expired token: the calendar's events updated since `since` (epoch ms), cancelled ones included. */
+async function changedSince(client: GoogleClient, calendarId: string, since: number): Promise<GoogleEvent[]> {
+  const items: GoogleEvent[] = [];
+  let pageToken: string | undefined;
+  do {
+    const page = await client.call<EventsPage>({
+      api: 'calendar',
+      path: `/calendar/v3/calendars/${encodeURIComponent(calendarId)}/events`,
+      query: {
+        maxResults: 250,
+        showDeleted: true,
+        updatedMin: new Date(since).toISOString(),
+        ...(pageToken ? { pageToken } : {}),
+      },
+    });
+    items.push(...(page.items ?? []));
+    pageToken = page.nextPageToken;
+  } while (pageToken);
+  return items;
+}
+
 function eventChange(
   grant: GrantRecord,
   calendar: GoogleCalendarListEntry,
@@ -193,10 +215,17 @@ async function readCalendar(
       // Left the list meanwhile: the next run says so.
       if (error instanceof GoogleNotFoundError) return { status: 'gone', announced };
       if (error instanceof GoogleGoneError && cp.sync_token) {
-        // The token expired: a new one, nothing announced (what changed in the gap is lost to every API).
+        // The token expired: a new one, and what changed since the last reading began read by its update
+        // time instead (events.list updatedMin, cancelled ones included), announced page by page.
         const fresh = await readEvents(client, entry.id, undefined);
+        const window = await changedSince(client, entry.id, since);
+        const notes = window.map((e) => eventChange(grant, entry, e, since, cp.created_ids ?? []).entry);
+        for (let at = 0; at + PAGE < notes.length; at += PAGE) await save(cp, notes.slice(at, at + PAGE));
         const { page_token: _p, listing_at: _l, created_now: _c, ...rest } = cp;
-        await save({ ...rest, sync_token: fresh.nextSyncToken, read_at: clock.nowMs(), created_ids: [] }, []);
+        await save(
+          { ...rest, sync_token: fresh.nextSyncToken, read_at: listingAt, created_ids: [] },
+          notes.slice(Math.floor(Math.max(notes.length - 1, 0) / PAGE) * PAGE),
+        );
         return { status: 'done', announced };
       }
       if (error instanceof GoogleRequestError && cp.page_token) {

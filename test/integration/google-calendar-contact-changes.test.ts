@@ -118,9 +118,19 @@ describe("provider A's calendar and contact changes", () => {
     expect(Object.keys((await getSyncState(grant.id as GrantId))?.gcal?.calendars ?? {})).toEqual([email]);
   });
 
-  it('takes a new token when Google expires one, and announces what changes after it', async () => {
+  it('after an expired token, takes a new one and announces what changed since the last reading by its update time', async () => {
+    const gap = await createGoogleEvent(
+      grant,
+      'primary',
+      { title: 'In the gap', when: { start_time: DAY + 30_000, end_time: DAY + 31_000 } },
+      false,
+    );
+    const friend = await googleContacts.create(grant, { given_name: 'Gap', surname: 'Friend' });
     fake.expireCalendarSync(email, 'primary');
     fake.expireContactsSync(email);
+    const recovered = kinds(await run());
+    expect(recovered).toContain(`event.created ${gap.id}`);
+    expect(recovered).toContain(`contact.updated ${friend.id}`);
     expect(await run()).toEqual([]);
     const later = await createGoogleEvent(
       grant,
