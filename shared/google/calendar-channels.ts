@@ -1,10 +1,7 @@
-import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { env } from '#shared/config';
-import { getSyncState } from '#shared/db/mail-sync';
-import { AuthenticationError } from '#shared/errors';
 import { GoogleNotFoundError, type GoogleClient } from '#shared/google/client';
-import { syncSoon } from '#shared/jobs/sync-runs';
-import { logger } from '#shared/logger';
+import { channelTokenHash } from '#shared/google/calendar-push';
 import { clock } from '#shared/time';
 
 /**
@@ -15,8 +12,7 @@ import { clock } from '#shared/time';
  *   - Its ID starts with the grant's ID; its token is a random secret, kept only as a SHA-256 hash.
  *   - The runs renew a channel a day before it expires (a new channel, then the old one stopped) and
  *     stop the channels of calendars that left the list.
- * A notification is answered 401 unless its channel is one the grant's state holds now and its token
- * hashes to that channel's: a forged one, or one of a stopped or replaced channel, changes nothing.
+ * Their notifications are received by shared/google/calendar-push.ts.
  */
 
 export interface ChannelCheckpoint {
@@ -30,9 +26,6 @@ export interface ChannelCheckpoint {
 const RENEW_BEFORE_SECONDS = 86_400;
 const TTL_SECONDS = 7 * 86_400;
 const PUSH_PATH = '/v3/push/google/calendar';
-const log = logger.child({ function: 'push' });
-
-const hash = (token: string) => createHash('sha256').update(token).digest('base64url');
 
 /** Where channels push to, or undefined when this deployment has no public URL. */
 export function channelAddress(): string | undefined {
@@ -88,32 +81,7 @@ export async function keepChannel(
   return {
     id: answer.id,
     resource_id: answer.resourceId,
-    token_hash: hash(token),
+    token_hash: channelTokenHash(token),
     expires_at: answer.expiration ? Math.floor(Number(answer.expiration) / 1000) : now + TTL_SECONDS,
   };
-}
-
-/** `POST /v3/push/google/calendar`: a channel's notification (its headers say which channel). */
-export async function receiveCalendarPush(
-  headers: Record<string, string>,
-): Promise<{ received: true; grant_id?: string }> {
-  const channelId = headers['x-goog-channel-id'] ?? '';
-  const token = headers['x-goog-channel-token'] ?? '';
-  const refused = () =>
-    new AuthenticationError(
-      "The notification's channel is not one of this deployment's, or its token is not the channel's",
-    );
-  const grantId = /^(grant_[0-9a-hjkmnp-tv-z]{26})-/.exec(channelId)?.[1];
-  if (!grantId || !token) throw refused();
-  const state = await getSyncState(grantId as never);
-  const channel = Object.values(state?.gcal?.calendars ?? {})
-    .map((c) => c.channel)
-    .find((c) => c?.id === channelId);
-  const given = Buffer.from(hash(token));
-  if (!state || !channel || !timingSafeEqual(Buffer.from(channel.token_hash), given)) throw refused();
-  // `sync` says the channel now exists: nothing changed yet.
-  if (headers['x-goog-resource-state'] === 'sync') return { received: true, grant_id: grantId };
-  log.info('calendar push', { grant_id: grantId, state: headers['x-goog-resource-state'] });
-  await syncSoon({ application_id: state.application_id, id: grantId });
-  return { received: true, grant_id: grantId };
 }

@@ -10,7 +10,7 @@ import { newId } from '#shared/ids';
 import { newNotification } from '#shared/notifications/notification';
 import { obscureUserAgent, toGrantResource } from '#shared/accounts/grant-resource';
 import { accountHooksOf } from '#shared/registries/accounts';
-import { providerNamed } from '#shared/providers/names';
+import { MAIL_SYNCED_PROVIDERS, providerNamed } from '#shared/providers/names';
 import { clock } from '#shared/time';
 import type { Grant, ListGrantsQuery, UpdateGrantBody } from '#schemas/grants';
 
@@ -23,6 +23,8 @@ export { obscureUserAgent, toGrantResource };
  */
 export async function grantWithSync(grant: GrantRecord): Promise<Grant> {
   const resource = toGrantResource(grant);
+  // Only grants with sync runs have a sync state: the others are answered with their one read.
+  if (!MAIL_SYNCED_PROVIDERS.includes(grant.provider)) return resource;
   const state = await getSyncState(grant.id);
   if (!state) return resource;
   const watch = state.gmail?.watch;

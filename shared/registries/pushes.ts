@@ -1,4 +1,4 @@
-import { receiveCalendarPush } from '#shared/google/calendar-channels';
+import { receiveCalendarPush } from '#shared/google/calendar-push';
 import { receiveGmailPush } from '#shared/google/push';
 
 /**
