@@ -1,15 +1,15 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import type { APIGatewayProxyResultV2, Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { lambdaContext } from '../scripts/local-stack/api-gateway-event';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import type { APIGatewayProxyResultV2 } from 'aws-lambda';
 import { startGoogleFake, type GoogleFake } from '../scripts/local-stack/google/server';
 import { startStack } from '../scripts/local-stack/index';
 import { isOutboxInsert, startStreamRelay, type StreamRelay } from '../scripts/local-stack/stream-relay';
 import type { Gateway } from '../test/support/gateway';
 import { startJobsWorker } from './jobs';
 import { fmt, percentile, rng, scaled, table } from './lib';
+import { pollQueue, type SqsHandler } from './queue-poller';
 
 /**
  * Provider A: google grants answered live from Gmail and Calendar (shared/google/), against the local
@@ -74,7 +74,6 @@ const COUNTED = [
 ];
 
 type Counts = Map<string, number>;
-type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
@@ -161,47 +160,6 @@ function seedEvents(fake: GoogleFake, email: string, count: number, from: number
       attendees: [{ email }, { email: `colleague${i % 7}@example.org` }],
     });
   }
-}
-
-/** One poller of a queue, as Lambda's event source mapping runs it: long polls, batches of one, delete unless reported failed. */
-function poll(sqs: SQSClient, queueUrl: string, handler: SqsHandler, fn: string, timeoutMs: number) {
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      try {
-        const { Messages = [] } = await sqs.send(
-          new ReceiveMessageCommand({
-            QueueUrl: queueUrl,
-            MaxNumberOfMessages: 1,
-            WaitTimeSeconds: 1,
-            AttributeNames: ['All'],
-          }),
-        );
-        const [m] = Messages;
-        if (!m) continue;
-        const record = {
-          messageId: m.MessageId!,
-          receiptHandle: m.ReceiptHandle!,
-          body: m.Body!,
-          attributes: m.Attributes ?? {},
-          messageAttributes: {},
-          eventSource: 'aws:sqs',
-        } as unknown as SQSRecord;
-        const result = await handler({ Records: [record] }, lambdaContext(fn, timeoutMs));
-        if (!result?.batchItemFailures.length)
-          await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle! }));
-        else console.error(`${fn}: a message failed; it comes back after the queue's visibility timeout`);
-      } catch (error) {
-        if (!running) break;
-        console.error(`${fn}: ${(error as Error).stack ?? String(error)}`);
-        await sleep(100);
-      }
-    }
-  })();
-  return async () => {
-    running = false;
-    await loop;
-  };
 }
 
 /** Waits until `done()`, or throws naming `what` after WAIT_MS. */
@@ -647,9 +605,9 @@ export async function runGoogleBench(): Promise<void> {
     };
     for (let i = 0; i < 2; i++)
       stops.push(
-        poll(sqs, stack.env.MAIL_SYNC_QUEUE_URL!, mailSyncCounted, 'mail-sync', 300_000),
-        poll(sqs, stack.env.FANOUT_QUEUE_URL!, fanoutTimed, 'webhook-fanout', 30_000),
-        poll(sqs, stack.env.DELIVERY_QUEUE_URL!, delivery, 'webhook-delivery', 30_000),
+        pollQueue(sqs, stack.env.MAIL_SYNC_QUEUE_URL!, mailSyncCounted, 'mail-sync', 300_000),
+        pollQueue(sqs, stack.env.FANOUT_QUEUE_URL!, fanoutTimed, 'webhook-fanout', 30_000),
+        pollQueue(sqs, stack.env.DELIVERY_QUEUE_URL!, delivery, 'webhook-delivery', 30_000),
       );
 
     const appB = await application('bench google push', true);

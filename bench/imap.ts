@@ -2,17 +2,16 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBClient, TransactWriteItemsCommand, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
-import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { ImapFlow } from 'imapflow';
-import { lambdaContext } from '../scripts/local-stack/api-gateway-event';
 import { DOVECOT_NOT_INSTALLED, startDovecot, type RunningDovecot } from '../scripts/local-stack/dovecot';
 import { startStack, type LocalStack } from '../scripts/local-stack/index';
 import { startSmtpSink } from '../scripts/local-stack/smtp-sink';
 import { isOutboxInsert, startStreamRelay, type StreamRelay } from '../scripts/local-stack/stream-relay';
 import { startJobsWorker } from './jobs';
 import { cpuSince, cpuTime, percentile, rng, scaled, SMOKE, table, type CpuTime } from './lib';
+import { pollQueue } from './queue-poller';
 
 /**
  * IMAP grants synced from a real Dovecot (shared/imap/sync.ts run by shared/services/mail-sync.ts),
@@ -75,51 +74,6 @@ interface Counts {
   byCommand: Record<string, number>;
 }
 const emptyCounts = (): Counts => ({ writeRequests: 0, items: 0, readRequests: 0, byCommand: {} });
-
-type Handler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
-
-/** One poller of a queue, as Lambda's event source mapping runs it: long polls, batch of one, delete unless reported failed. */
-function poll(
-  sqs: SQSClient,
-  queueUrl: string,
-  handler: Handler,
-  fn: string,
-  timeoutMs: number,
-  onRecord?: (body: string) => void,
-) {
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      const { Messages = [] } = await sqs.send(
-        new ReceiveMessageCommand({
-          QueueUrl: queueUrl,
-          MaxNumberOfMessages: 1,
-          WaitTimeSeconds: 1,
-          AttributeNames: ['All'],
-        }),
-      );
-      const [m] = Messages;
-      if (!m) continue;
-      onRecord?.(m.Body!);
-      const record = {
-        messageId: m.MessageId!,
-        receiptHandle: m.ReceiptHandle!,
-        body: m.Body!,
-        attributes: m.Attributes ?? {},
-        messageAttributes: {},
-        eventSource: 'aws:sqs',
-      } as unknown as SQSRecord;
-      const result = await handler({ Records: [record] }, lambdaContext(fn, timeoutMs));
-      if (!result?.batchItemFailures.length)
-        await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle! }));
-      else console.error(`${fn}: a message failed; it comes back after the queue's visibility timeout`);
-    }
-  })();
-  return async () => {
-    running = false;
-    await loop;
-  };
-}
 
 /** The processes whose CPU time the bench reports beside its own. */
 const SERVICES = { dynamodb: 'DynamoDBLocal', sqs: 'sqs-child', dovecot: 'dovecot' };
@@ -616,9 +570,9 @@ export async function runImapBench(): Promise<void> {
     await origin.run('live', async () => {
       for (let i = 0; i < 2; i++) {
         stops.push(
-          poll(sqs, stack!.env.MAIL_SYNC_QUEUE_URL!, mailSyncHandler, 'mail-sync', 300_000),
-          poll(sqs, stack!.env.FANOUT_QUEUE_URL!, fanout, 'webhook-fanout', 30_000),
-          poll(sqs, stack!.env.DELIVERY_QUEUE_URL!, delivery, 'webhook-delivery', 30_000),
+          pollQueue(sqs, stack!.env.MAIL_SYNC_QUEUE_URL!, mailSyncHandler, 'mail-sync', 300_000),
+          pollQueue(sqs, stack!.env.FANOUT_QUEUE_URL!, fanout, 'webhook-fanout', 30_000),
+          pollQueue(sqs, stack!.env.DELIVERY_QUEUE_URL!, delivery, 'webhook-delivery', 30_000),
         );
       }
     });

@@ -1,8 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GrantRecord } from '#shared/db/grants';
-import { createSyncState, getSyncState, releaseSyncLease, saveSyncState, takeSyncLease } from '#shared/db/mail-sync';
-import type { OutboxEntry } from '#shared/db/outbox';
+import { createSyncState, getSyncState } from '#shared/db/mail-sync';
 import { googleCalendars } from '#shared/google/calendars';
 import { googleContacts } from '#shared/google/contacts';
 import { createGoogleEvent } from '#shared/google/event-writes';
@@ -12,6 +10,7 @@ import { mailSyncOf } from '#shared/registries/mail-sync';
 import { clock } from '#shared/time';
 import { startGoogleFake, type GoogleFake } from '../../scripts/local-stack/google/server';
 import { connectFakeGoogleGrant } from '../support/google';
+import { syncRun } from '../support/sync-run';
 
 /**
  * Provider A's calendar and contact changes (shared/google/calendar-changes.ts, contact-changes.ts),
@@ -36,22 +35,8 @@ afterAll(async () => {
   await fake?.close();
 });
 
-/** One run of the grant's sync, as the service makes it: the notifications it committed, in order. */
-async function run(): Promise<Notification[]> {
-  const leaseId = randomUUID();
-  const state = (await takeSyncLease(grant.id as GrantId, leaseId, clock.nowSeconds(), 60))!;
-  const committed: OutboxEntry[] = [];
-  await mailSyncOf(grant)!.run(grant, {
-    state,
-    save: async (next, outbox = []) => {
-      await saveSyncState(next, leaseId, outbox);
-      committed.push(...outbox);
-    },
-    outOfTime: () => false,
-  });
-  await releaseSyncLease(state, leaseId, 0);
-  return committed.flatMap((e) => ('notification' in e ? [e.notification as Notification] : []));
-}
+/** One run of the grant's sync (mail, calendars, contacts), as the service makes it. */
+const run = () => syncRun(grant, mailSyncOf(grant)!);
 
 const kinds = (notifications: Notification[]) =>
   notifications.map((n) => `${n.type} ${(n.data.object as { id: string }).id}`);

@@ -1,15 +1,14 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { changesOf, gmailMailChanges } from '#shared/google/mail-changes';
 import { googleClientOf } from '#shared/google/client';
 import type { GrantRecord } from '#shared/db/grants';
-import { createSyncState, getSyncState, releaseSyncLease, saveSyncState, takeSyncLease } from '#shared/db/mail-sync';
-import type { OutboxEntry } from '#shared/db/outbox';
+import { createSyncState, getSyncState } from '#shared/db/mail-sync';
 import type { Notification } from '#shared/notifications/notification';
 import type { GrantId } from '#shared/ids';
 import { clock } from '#shared/time';
 import { startGoogleFake, type GoogleFake } from '../../scripts/local-stack/google/server';
 import { connectFakeGoogleGrant } from '../support/google';
+import { syncRun } from '../support/sync-run';
 
 /**
  * Provider A's mail changes (shared/google/mail-changes.ts) against the local Google fake: Gmail's
@@ -32,21 +31,7 @@ afterAll(async () => {
 });
 
 /** One run, as the service makes it: the notifications it committed, in order. */
-async function run(): Promise<Notification[]> {
-  const leaseId = randomUUID();
-  const state = (await takeSyncLease(grant.id as GrantId, leaseId, clock.nowSeconds(), 60))!;
-  const committed: OutboxEntry[] = [];
-  await gmailMailChanges.run(grant, {
-    state,
-    save: async (next, outbox = []) => {
-      await saveSyncState(next, leaseId, outbox);
-      committed.push(...outbox);
-    },
-    outOfTime: () => false,
-  });
-  await releaseSyncLease(state, leaseId, 0);
-  return committed.flatMap((e) => ('notification' in e ? [e.notification as Notification] : []));
-}
+const run = () => syncRun(grant, gmailMailChanges);
 
 const kinds = (notifications: Notification[]) =>
   notifications.map((n) => `${n.type} ${(n.data.object as { id: string }).id}`);
@@ -144,21 +129,7 @@ describe("provider A's mail changes for a grant with Gmail's metadata scope only
       scope: ['https://www.googleapis.com/auth/gmail.metadata'],
     });
     await createSyncState(limited.grant.id as GrantId, limited.grant.application_id as never, clock.nowSeconds());
-    const runOf = async () => {
-      const leaseId = randomUUID();
-      const state = (await takeSyncLease(limited.grant.id as GrantId, leaseId, clock.nowSeconds(), 60))!;
-      const committed: OutboxEntry[] = [];
-      await gmailMailChanges.run(limited.grant, {
-        state,
-        save: async (next, outbox = []) => {
-          await saveSyncState(next, leaseId, outbox);
-          committed.push(...outbox);
-        },
-        outOfTime: () => false,
-      });
-      await releaseSyncLease(state, leaseId, 0);
-      return committed.flatMap((e) => ('notification' in e ? [e.notification as Notification] : []));
-    };
+    const runOf = () => syncRun(limited.grant, gmailMailChanges);
     expect(await runOf()).toEqual([]);
     const delivered = fake.deliver(
       limited.email,
