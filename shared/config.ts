@@ -101,4 +101,14 @@ export const env = {
   },
   /** How long a resolved API key is trusted without a DynamoDB read, in seconds (0 disables the cache). */
   apiKeyCacheSeconds: () => Number(optional('API_KEY_CACHE_SECONDS', '30')),
+  /**
+   * Gmail quota units one account may spend per minute (Google's "per user per minute" quota of the
+   * project: 15,000 by default); the client paces its calls by it (shared/google/limits.ts).
+   */
+  googleGmailUnitsPerMinute: () => {
+    const value = Number(optional('GOOGLE_GMAIL_UNITS_PER_MINUTE', '15000'));
+    if (!Number.isFinite(value) || value < 600)
+      throw new Error('GOOGLE_GMAIL_UNITS_PER_MINUTE must be a number of at least 600 (one send a second)');
+    return value;
+  },
 } as const;

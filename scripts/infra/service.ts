@@ -94,6 +94,7 @@ export const provider = {
     WEBHOOK_RETRY_SCHEDULE: "${env:WEBHOOK_RETRY_SCHEDULE, ''}",
     NOTICE_FROM: "${env:NOTICE_FROM, ''}",
     API_KEY_CACHE_SECONDS: "${env:API_KEY_CACHE_SECONDS, ''}",
+    GOOGLE_GMAIL_UNITS_PER_MINUTE: "${env:GOOGLE_GMAIL_UNITS_PER_MINUTE, ''}",
     MESSAGE_ID_DOMAIN: "${env:MESSAGE_ID_DOMAIN, 'switchboard.local'}",
     LOG_LEVEL: "${env:LOG_LEVEL, 'info'}",
     NOTIFICATION_SOURCE: '/switchboard/${sls:stage}',

@@ -15,6 +15,8 @@ import type { ApplicationId } from '#shared/ids';
 import { logger } from '#shared/logger';
 import { guardedFetch, type FetchLike } from '#shared/net/fetch';
 import { GuardedRequestError } from '#shared/net/request';
+import { BATCH_PATHS, decodeBatchAnswer, encodeBatch, MAX_BATCH } from '#shared/google/batch';
+import { gmailUnits, grantLimits } from '#shared/google/limits';
 
 /**
  * Provider A's REST APIs (Gmail v1, Calendar v3, People v1) for one grant: a thin `fetch` client,
@@ -28,6 +30,11 @@ import { GuardedRequestError } from '#shared/net/request';
  * 409), with the provider's message; a 410 (an expired sync token) is a GoogleGoneError the caller
  * turns into a full sync. A connector's `settings.api_base_url` replaces the scheme and host of
  * every call, the paths kept (the local fake; a proxy).
+ *
+ * Calls marked `batch` that are made at the same time go out together, up to 50 in one request to
+ * the API's batch endpoint (shared/google/batch.ts); each item is still its own call: its failure is
+ * retried alone, in a later batch. Every Gmail call first takes its quota units, and at most a few
+ * requests of one grant are in flight at once (shared/google/limits.ts).
  */
 
 export type GoogleApi = 'gmail' | 'calendar' | 'people';
@@ -48,6 +55,11 @@ export interface GoogleRequest {
   path: string;
   query?: Record<string, QueryValue>;
   body?: unknown;
+  /**
+   * May travel in one batch with the other calls of its API made at the same time (the gets of a
+   * listing): up to MAX_BATCH in one HTTP request. Each keeps its own answer, errors and retries.
+   */
+  batch?: boolean;
 }
 
 /** Google's error body: `{error: {code, message, status, errors: [{reason, …}]}}`. */
@@ -128,7 +140,15 @@ export function newGoogleClient(
   const fetch = options.fetch ?? defaultFetch;
   const sleep = options.sleep ?? sleepFor;
   const random = options.random ?? Math.random;
+  const limits = grantLimits(grant.id);
   let calls = 0;
+  /** One HTTP request of the grant, within its concurrency bound. */
+  const send = (url: URL, init: RequestInit) =>
+    limits.slot(() => {
+      calls++;
+      return fetch(url, init);
+    });
+  const batcher = newBatcher((api) => new URL(BATCH_PATHS[api], apiBase ?? GOOGLE_API_BASES[api]), send);
   const urlOf = (request: GoogleRequest) => {
     const url = new URL(request.path, apiBase ?? GOOGLE_API_BASES[request.api]);
     for (const [name, value] of Object.entries(request.query ?? {})) {
@@ -139,32 +159,47 @@ export function newGoogleClient(
   };
 
   // The grant's access token, read once for the client's calls (a listing's gets share it); read again after a 401.
-  const forgetOnFailure = (read: Promise<string>) =>
-    read.catch((error: unknown) => {
+  // A read that fails is forgotten, and is never an unhandled rejection: the token read with the
+  // connector may fail before any call awaits it (an unhandled rejection ends a Lambda's process).
+  const forgetOnFailure = (read: Promise<string>) => {
+    const kept = read.catch((error: unknown) => {
       cached = undefined;
       throw error;
     });
+    kept.catch(() => undefined);
+    return kept;
+  };
   let cached: Promise<string> | undefined = token && forgetOnFailure(token);
   const accessToken = () => (cached ??= forgetOnFailure(providerAccessToken(grant)));
 
   async function call<T>(request: GoogleRequest): Promise<T> {
     const url = urlOf(request);
+    const method = request.method ?? 'GET';
+    const units = request.api === 'gmail' ? gmailUnits(method, url.pathname) : 0;
     let waited = 0;
     let tokenRetried = false;
     for (let attempt = 1; ; attempt++) {
       const token = await accessToken();
-      calls++;
+      if (units) {
+        // Gmail's quota: wait for the units, or answer 429 now when the wait is more than is left.
+        const wait = limits.reserve(units, WAIT_BUDGET_MS - waited);
+        if (wait) {
+          waited += wait;
+          await sleep(wait);
+        }
+      }
+      const init: RequestInit = {
+        method,
+        headers: {
+          authorization: `Bearer ${token}`,
+          accept: 'application/json',
+          ...(request.body !== undefined ? { 'content-type': 'application/json' } : {}),
+        },
+        ...(request.body !== undefined ? { body: JSON.stringify(request.body) } : {}),
+      };
       let response: Response;
       try {
-        response = await fetch(url, {
-          method: request.method ?? 'GET',
-          headers: {
-            authorization: `Bearer ${token}`,
-            accept: 'application/json',
-            ...(request.body !== undefined ? { 'content-type': 'application/json' } : {}),
-          },
-          ...(request.body !== undefined ? { body: JSON.stringify(request.body) } : {}),
-        });
+        response = await (request.batch ? batcher.send(request.api, url, init) : send(url, init));
       } catch (error) {
         if (!(error instanceof GuardedRequestError)) throw error;
         if (error.kind === 'blocked')
@@ -215,6 +250,99 @@ export function newGoogleClient(
     call,
     get calls() {
       return calls;
+    },
+  };
+}
+
+interface Queued {
+  url: URL;
+  init: RequestInit;
+  resolve: (response: Response) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Gathers the batchable calls made in one turn of the event loop, per API and access token, and
+ * sends them as batches of at most MAX_BATCH (one call alone goes as itself). Each call gets its own
+ * answer as a Response; a batch that fails as a whole gives every call its failure (a transport
+ * error, or the batch's own error answer), and a call the batch's answer leaves out gets a 502.
+ */
+function newBatcher(
+  batchUrl: (api: GoogleApi) => URL,
+  send: (url: URL, init: RequestInit) => Promise<Response>,
+): { send(api: GoogleApi, url: URL, init: RequestInit): Promise<Response> } {
+  const queues = new Map<string, { api: GoogleApi; authorization: string; calls: Queued[] }>();
+  let scheduled = false;
+
+  async function sendBatch(api: GoogleApi, authorization: string, calls: Queued[]): Promise<void> {
+    if (calls.length === 1) {
+      const [one] = calls;
+      return send(one!.url, one!.init).then(one!.resolve, one!.reject);
+    }
+    const { contentType, body } = encodeBatch(
+      calls.map((c) => ({
+        method: c.init.method ?? 'GET',
+        target: `${c.url.pathname}${c.url.search}`,
+        ...(typeof c.init.body === 'string' ? { body: c.init.body } : {}),
+      })),
+    );
+    let answer: Response;
+    try {
+      answer = await send(batchUrl(api), {
+        method: 'POST',
+        headers: { authorization, 'content-type': contentType },
+        body,
+      });
+    } catch (error) {
+      for (const c of calls) c.reject(error);
+      return;
+    }
+    const text = await answer.text();
+    const type = answer.headers.get('content-type');
+    if (!answer.ok || !type?.toLowerCase().startsWith('multipart/')) {
+      // The batch itself was refused (a token, a rate limit, an outage): each call sees that answer.
+      const status = answer.ok ? 502 : answer.status;
+      for (const c of calls) c.resolve(new Response(text || null, { status, headers: answer.headers }));
+      return;
+    }
+    const parts = decodeBatchAnswer(type, text);
+    calls.forEach((c, i) =>
+      c.resolve(
+        parts.get(i) ??
+          new Response(
+            JSON.stringify({ error: { code: 502, message: 'the batch answer has no part for this call' } }),
+            {
+              status: 502,
+            },
+          ),
+      ),
+    );
+  }
+
+  function flush(): void {
+    scheduled = false;
+    const all = [...queues.values()];
+    queues.clear();
+    for (const { api, authorization, calls } of all)
+      for (let i = 0; i < calls.length; i += MAX_BATCH) {
+        const batch = calls.slice(i, i + MAX_BATCH);
+        sendBatch(api, authorization, batch).catch((error: unknown) => batch.forEach((c) => c.reject(error)));
+      }
+  }
+
+  return {
+    send(api, url, init) {
+      const authorization = new Headers(init.headers).get('authorization') ?? '';
+      return new Promise<Response>((resolve, reject) => {
+        const key = `${api} ${authorization}`;
+        let queue = queues.get(key);
+        if (!queue) queues.set(key, (queue = { api, authorization, calls: [] }));
+        queue.calls.push({ url, init, resolve, reject });
+        if (!scheduled) {
+          scheduled = true;
+          setImmediate(flush);
+        }
+      });
     },
   };
 }

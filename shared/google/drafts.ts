@@ -11,6 +11,7 @@ import { gmailMessages } from '#shared/google/messages';
 import { repliedOnGmail } from '#shared/google/replied';
 import { newId } from '#shared/ids';
 import { inPool } from '#shared/pool';
+import { MAX_BATCH } from '#shared/google/batch';
 import type { Draft, DraftSendingProvider, DraftsProvider, Message, Page } from '#shared/providers/contract';
 import { renderStoredTemplate } from '#shared/templates/templates';
 import type { UploadedFile } from '#shared/uploaded-file';
@@ -25,7 +26,8 @@ import { clock } from '#shared/time';
  */
 
 const SCOPE = 'gmail-drafts';
-const GET_CONCURRENCY = 10;
+/** Drafts read at once: one batch. */
+const GET_CONCURRENCY = MAX_BATCH;
 const DRAFTS = '/gmail/v1/users/me/drafts';
 
 interface GmailDraft {
@@ -40,7 +42,12 @@ const draftPath = (id: string) => {
 
 async function readDraft(client: GoogleClient, id: string): Promise<GmailDraft> {
   try {
-    return await client.call<GmailDraft>({ api: 'gmail', path: draftPath(id), query: { format: 'full' } });
+    return await client.call<GmailDraft>({
+      api: 'gmail',
+      path: draftPath(id),
+      query: { format: 'full' },
+      batch: true,
+    });
   } catch (error) {
     if (error instanceof GoogleNotFoundError) throw new NotFoundError(`No draft '${id}' in this grant's mailbox`);
     throw error;

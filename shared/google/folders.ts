@@ -4,6 +4,7 @@ import type { GrantRecord } from '#shared/db/grants';
 import { InvalidRequestError, NotFoundError } from '#shared/errors';
 import { googleClientOf, GoogleNotFoundError, type GoogleClient } from '#shared/google/client';
 import { inPool } from '#shared/pool';
+import { MAX_BATCH } from '#shared/google/batch';
 import type { Folder, FoldersProvider, Page } from '#shared/providers/contract';
 
 /**
@@ -27,7 +28,8 @@ interface GmailLabel {
 
 const SCOPE = 'gmail-folders';
 const LABELS = '/gmail/v1/users/me/labels';
-const GET_CONCURRENCY = 10;
+/** Labels read at once (for their counts): one batch. */
+const GET_CONCURRENCY = MAX_BATCH;
 const ROLES: Record<string, string> = {
   INBOX: '\\Inbox',
   SENT: '\\Sent',
@@ -72,7 +74,7 @@ async function allLabels(client: GoogleClient): Promise<GmailLabel[]> {
 
 async function getLabel(client: GoogleClient, id: string): Promise<GmailLabel> {
   try {
-    return await client.call<GmailLabel>({ api: 'gmail', path: labelPath(id) });
+    return await client.call<GmailLabel>({ api: 'gmail', path: labelPath(id), batch: true });
   } catch (error) {
     if (error instanceof GoogleNotFoundError) throw new NotFoundError(`No folder '${id}' in this grant's mailbox`);
     throw error;

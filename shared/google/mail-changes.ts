@@ -1,9 +1,9 @@
 import type { OutboxEntry } from '#shared/db/outbox';
 import type { GrantRecord } from '#shared/db/grants';
 import { googlePushSettings } from '#shared/google/push';
-import { ApiError, NotFoundError } from '#shared/errors';
+import { ApiError } from '#shared/errors';
 import { googleClientOf, GoogleNotFoundError, type GoogleClient } from '#shared/google/client';
-import { gmailMessages } from '#shared/google/messages';
+import { gmailMessages, gmailMessagesById } from '#shared/google/messages';
 import { metadataOnly } from '#shared/google/scopes';
 import { derivedId, type ApplicationId, type GrantId } from '#shared/ids';
 import { newNotification } from '#shared/notifications/notification';
@@ -85,19 +85,17 @@ async function notificationsFor(
   grant: GrantRecord,
   changes: Map<string, { change: Change; at: string }>,
 ): Promise<OutboxEntry[]> {
+  // The created and updated messages, read at once (batches of gets); one gone since is left out:
+  // its deletion is further on in the history, and is announced there.
+  const read = await gmailMessagesById(
+    grant,
+    [...changes].flatMap(([id, { change }]) => (change === 'deleted' ? [] : [id])),
+  );
   const entries: OutboxEntry[] = [];
   for (const [messageId, { change, at }] of changes) {
-    let object: Message | { id: string; object: 'message'; grant_id: string };
-    if (change === 'deleted') object = { id: messageId, object: 'message', grant_id: grant.id };
-    else {
-      try {
-        object = await gmailMessages.get(grant, messageId, {});
-      } catch (error) {
-        // Gone since: its deletion is further on in the history, and is announced there.
-        if (error instanceof NotFoundError) continue;
-        throw error;
-      }
-    }
+    const object: Message | { id: string; object: 'message'; grant_id: string } | undefined =
+      change === 'deleted' ? { id: messageId, object: 'message', grant_id: grant.id } : read.get(messageId);
+    if (!object) continue;
     entries.push({
       notification: newNotification({
         // A grant with Gmail's metadata scope only: limited data, told by the type's suffix.

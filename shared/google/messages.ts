@@ -2,6 +2,7 @@ import type { DeleteMessageQuery, ListMessagesQuery, MessageIdQuery, UpdateMessa
 import { decodeOffsetCursor, decodeProviderCursor, encodeOffsetCursor, encodeProviderCursor } from '#shared/cursor';
 import type { GrantRecord } from '#shared/db/grants';
 import { InvalidRequestError, NotFoundError } from '#shared/errors';
+import { MAX_BATCH } from '#shared/google/batch';
 import { googleClientOf, GoogleNotFoundError, type GoogleClient } from '#shared/google/client';
 import { messageFromGmail, type GmailMessage, type MessageFields } from '#shared/google/gmail-message';
 import { gmailListing } from '#shared/google/gmail-query';
@@ -17,7 +18,7 @@ import type { Message, MessagesProvider, Page } from '#shared/providers/contract
 /**
  * Provider A's messages, live: every answer comes from Gmail (users.messages list, get, modify,
  * trash, delete; users.threads.get for a thread's messages), nothing of the mailbox is stored. A
- * listing is one `list` call for the IDs and one `get` per message (bounded concurrency); our page
+ * listing is one `list` call for the IDs and one `get` per message, sent as one batch; our page
  * token wraps Gmail's. `metadata` is ours, not Gmail's (shared/db/live-metadata.ts): kept beside the
  * message's Gmail ID, answered with it, and `metadata_pair` lists come from its index (alone: with
  * another filter Gmail would have to answer, it is a 400).
@@ -26,8 +27,8 @@ import type { Message, MessagesProvider, Page } from '#shared/providers/contract
 const SCOPE = 'gmail-messages';
 const METADATA_SCOPE = 'gmail-metadata';
 const THREAD_SCOPE = 'gmail-thread-messages';
-/** Gets of one listing in flight at once (Gmail counts each; its per-user limit is per second). */
-const GET_CONCURRENCY = 10;
+/** Gets of one listing made at once: they travel as one batch (each still counts against Gmail's quota). */
+const GET_CONCURRENCY = MAX_BATCH;
 /** The labels that are flags in our API, not folders a body's `folders` replaces. */
 const FLAG_LABELS = new Set(['UNREAD', 'STARRED']);
 
@@ -50,6 +51,7 @@ async function getOne(client: GoogleClient, grant: GrantRecord, id: string, fiel
       api: 'gmail',
       path: messagePath(id),
       query: { format: limited ? 'metadata' : 'full' },
+      batch: true,
     });
     // Limited data: the labels and headers, never a part of the content (a snippet is one).
     if (limited)
@@ -63,7 +65,12 @@ async function getOne(client: GoogleClient, grant: GrantRecord, id: string, fiel
         fields,
       );
     if (fields !== 'raw_mime') return messageFromGmail(grant, full, fields);
-    const raw = await client.call<GmailMessage>({ api: 'gmail', path: messagePath(id), query: { format: 'raw' } });
+    const raw = await client.call<GmailMessage>({
+      api: 'gmail',
+      path: messagePath(id),
+      query: { format: 'raw' },
+      batch: true,
+    });
     return messageFromGmail(grant, { ...full, ...(raw.raw !== undefined ? { raw: raw.raw } : {}) }, fields);
   } catch (error) {
     if (error instanceof GoogleNotFoundError) throw new NotFoundError(`No message '${id}' in this grant's mailbox`);
@@ -150,11 +157,17 @@ async function list(grant: GrantRecord, query: ListMessagesQuery, limit: number)
       ...(offset + limit < ids.length ? { nextCursor: encodeOffsetCursor(THREAD_SCOPE, offset + limit) } : {}),
     };
   }
-  const page = await gmailPage(client, 'messages', listing, { limit, token: query.page_token, scope: SCOPE }, (id) =>
-    getOne(client, grant, id, fields),
+  // Our metadata of the listed messages is read while Gmail answers the batch of gets.
+  const page = await gmailPage(
+    client,
+    'messages',
+    listing,
+    { limit, token: query.page_token, scope: SCOPE },
+    (id) => getOne(client, grant, id, fields),
+    (ids) => liveMetadataOf(grant.id as GrantId, ids),
   );
   return {
-    items: await withMetadata(grant, page.items),
+    items: page.items.map((m) => ({ ...m, metadata: page.alongside?.get(m.id) ?? {} })),
     ...(page.next ? { nextCursor: encodeProviderCursor(SCOPE, page.next) } : {}),
   };
 }
@@ -167,6 +180,26 @@ async function get(grant: GrantRecord, messageId: string, query: MessageIdQuery)
     liveMetadataOf(grant.id as GrantId, [id]),
   ]);
   return { ...message, metadata: metadata.get(id) ?? {} };
+}
+
+/**
+ * Several messages of one grant, by Gmail ID, with our metadata: one client, the gets as batches,
+ * the metadata in one read. One gone at Gmail is left out of the answer.
+ */
+export async function gmailMessagesById(grant: GrantRecord, ids: readonly string[]): Promise<Map<string, Message>> {
+  const found = new Map<string, Message>();
+  if (!ids.length) return found;
+  const client = await googleClientOf(grant);
+  await inPool(ids, GET_CONCURRENCY, async (id) => {
+    try {
+      found.set(id, await getOne(client, grant, checkId(id), 'standard'));
+    } catch (error) {
+      if (!(error instanceof NotFoundError)) throw error;
+    }
+  });
+  const metadata = await liveMetadataOf(grant.id as GrantId, [...found.keys()]);
+  for (const [id, message] of found) found.set(id, { ...message, metadata: metadata.get(id) ?? {} });
+  return found;
 }
 
 async function update(grant: GrantRecord, messageId: string, body: UpdateMessageBody): Promise<Message> {

@@ -97,7 +97,12 @@ function threadOf(grant: GrantRecord, thread: GmailThread, drafts: ReadonlyMap<s
 
 async function fetchThread(client: GoogleClient, id: string): Promise<GmailThread> {
   try {
-    return await client.call<GmailThread>({ api: 'gmail', path: threadPath(id), query: { format: 'full' } });
+    return await client.call<GmailThread>({
+      api: 'gmail',
+      path: threadPath(id),
+      query: { format: 'full' },
+      batch: true,
+    });
   } catch (error) {
     if (error instanceof GoogleNotFoundError) throw new NotFoundError(`No thread '${id}' in this grant's mailbox`);
     throw error;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { gmailMailChanges } from '#shared/google/mail-changes';
 import { googleClientOf, type GoogleClient } from '#shared/google/client';
 import type { GrantRecord } from '#shared/db/grants';
@@ -19,7 +19,9 @@ import { rng } from '../support/rng';
  * message and profile reads, some outlasting the client's retries). A run either commits pages of
  * notifications with the cursor, or fails and commits nothing of the page it was on. At the end, with
  * the faults gone, every message is announced created exactly once, every deletion of an announced
- * message once, and no notification twice: no change lost, none announced twice.
+ * message once, and no notification twice: no change lost, none announced twice. The runs follow each
+ * other as fast as this machine goes, far beyond an account's Gmail quota: the allowance is raised for
+ * this file (the pacing is tested in google-batch-limits.test.ts), or most of the time would be waits.
  */
 const RUNS = 1000;
 let fake: GoogleFake;
@@ -28,6 +30,7 @@ let email: string;
 let client: GoogleClient;
 
 beforeAll(async () => {
+  vi.stubEnv('GOOGLE_GMAIL_UNITS_PER_MINUTE', '100000000');
   fake = await startGoogleFake();
   ({ grant, email } = await connectFakeGoogleGrant(fake, 'google change faults'));
   client = await googleClientOf(grant);
@@ -35,6 +38,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  vi.unstubAllEnvs();
   await fake?.close();
 });
 

@@ -1,5 +1,11 @@
-import { createHash } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  createServer,
+  STATUS_CODES,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -23,7 +29,9 @@ import { PEOPLE_HANDLERS, PeopleError, PeopleState, expireSync as expirePeopleSy
  * prefix picks the API (`/gmail/v1/`, `/calendar/v3/`, `/v1/`), every request is checked against that
  * API's Discovery document before it is handled (a violation is recorded and answered 400) and every
  * answer before it is sent (a violation is recorded and answered 500 instead), so neither a client nor
- * the fake itself can quietly stray from what Google publishes.
+ * the fake itself can quietly stray from what Google publishes. Each API's batch endpoint
+ * (`/batch/gmail/v1`, `/batch/calendar/v3`, `/batch`) takes up to 100 calls of that API as one
+ * multipart/mixed request and answers each as if it came alone: checked, faults included.
  */
 
 export type FaultStatus = 429 | 403 | 404 | 410 | 500 | 503;
@@ -124,7 +132,84 @@ const MAX_BODY_BYTES = 64 * 1024 * 1024;
 interface Answer {
   status: number;
   body?: unknown;
+  /** A body sent as it is (a batch's multipart answer) instead of `body` as JSON. */
+  raw?: string;
   headers?: Record<string, string>;
+}
+
+/** One HTTP call to an API: alone, or a part of a batch. */
+interface Call {
+  httpMethod: string;
+  url: URL;
+  headers: IncomingHttpHeaders;
+  raw: Buffer;
+}
+
+/** The batch endpoints (each API's discovery `batchPath`) and the path prefix of the calls each takes. */
+const BATCH_APIS: Record<string, string> = {
+  '/batch/gmail/v1': '/gmail/v1/',
+  '/batch/calendar/v3': '/calendar/v3/',
+  '/batch': '/v1/',
+};
+/** Google's documented maximum of calls in one batch request. */
+const MAX_BATCH_PARTS = 100;
+
+interface BatchPart {
+  contentId?: string;
+  method: string;
+  url: URL;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+/**
+ * The parts of a batch body: `multipart/mixed` with a boundary, each part `Content-Type:
+ * application/http` holding a request line (`GET /gmail/v1/… HTTP/1.1`), its headers and body.
+ * Answers a sentence for what breaks that shape.
+ */
+function parseBatch(contentType: string | undefined, text: string): BatchPart[] | string {
+  const boundary = /^multipart\/mixed\s*;(?:.*;)?\s*boundary=(?:"([^"]+)"|([^\s;]+))/i.exec(contentType ?? '');
+  if (!boundary) return `a batch is multipart/mixed with a boundary, not ${contentType ?? 'no content type'}`;
+  const delimiter = `--${boundary[1] ?? boundary[2]}`;
+  const chunks = text.split(delimiter);
+  if (chunks.length < 3 || !chunks.at(-1)!.startsWith('--'))
+    return 'the batch body does not end with its closing boundary';
+  const parts: BatchPart[] = [];
+  for (const chunk of chunks.slice(1, -1)) {
+    const [outerHead, inner] = splitHead(chunk.replace(/^\r?\n/, ''));
+    const outer = headersOf(outerHead);
+    if (!/^application\/http\b/i.test(String(outer['content-type'] ?? '')))
+      return `each part of a batch is Content-Type: application/http (part ${parts.length + 1} is ${outer['content-type'] ?? 'without one'})`;
+    const [innerHead, body] = splitHead(inner);
+    const requestLine = /^([A-Z]+) (\S+)(?: HTTP\/1\.[01])?$/.exec(innerHead[0] ?? '');
+    if (!requestLine)
+      return `part ${parts.length + 1} of the batch does not start with a request line: ${innerHead[0] ?? ''}`;
+    const id = /^<?(.*?)>?$/.exec(String(outer['content-id'] ?? ''))?.[1];
+    parts.push({
+      ...(id ? { contentId: id } : {}),
+      method: requestLine[1]!,
+      url: new URL(requestLine[2]!, 'http://127.0.0.1'),
+      headers: headersOf(innerHead.slice(1)),
+      body: Buffer.from(body.replace(/\r?\n$/, ''), 'utf8'),
+    });
+  }
+  return parts;
+}
+
+/** Header lines up to the first blank line, and the rest. */
+function splitHead(text: string): [string[], string] {
+  const blank = /\r?\n\r?\n/.exec(text);
+  if (!blank) return [text.split(/\r?\n/).filter(Boolean), ''];
+  return [text.slice(0, blank.index).split(/\r?\n/), text.slice(blank.index + blank[0].length)];
+}
+
+function headersOf(lines: readonly string[]): IncomingHttpHeaders {
+  const headers: IncomingHttpHeaders = {};
+  for (const line of lines) {
+    const colon = line.indexOf(':');
+    if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  return headers;
 }
 
 /** Google's error body; a People error also carries its google.rpc details (ErrorInfo). */
@@ -150,8 +235,8 @@ async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
 }
 
 /** The OAuth access token of a request: `Authorization: Bearer`, or Google's `access_token`/`oauth_token` parameters. */
-function tokenOf(req: IncomingMessage, query: URLSearchParams): string | undefined {
-  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
+function tokenOf(headers: IncomingHttpHeaders, query: URLSearchParams): string | undefined {
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? '')?.[1];
   return bearer ?? query.get('access_token') ?? query.get('oauth_token') ?? undefined;
 }
 
@@ -159,7 +244,7 @@ const AUTH_HEADERS = { 'WWW-Authenticate': 'Bearer realm="https://accounts.googl
 
 /** What one API's handler is given once the request is checked and matched. */
 interface Dispatch {
-  req: IncomingMessage;
+  headers: IncomingHttpHeaders;
   matched: MatchedMethod;
   query: URLSearchParams;
   body: unknown;
@@ -190,8 +275,9 @@ export async function startGoogleFake(options: GoogleFakeOptions = {}): Promise<
   const requestViolations: string[] = [];
   const responseViolations: string[] = [];
 
-  function takeFault(methodId: string): GoogleFault | undefined {
-    const fault = faults.find((f) => f.method === undefined || f.method === methodId);
+  /** The first fault for the method (`batch`: the batch request itself, only by name). */
+  function takeFault(methodId: string, byNameOnly = false): GoogleFault | undefined {
+    const fault = faults.find((f) => (f.method === undefined && !byNameOnly) || f.method === methodId);
     if (fault && --fault.left <= 0) faults = faults.filter((f) => f !== fault);
     return fault;
   }
@@ -211,8 +297,8 @@ export async function startGoogleFake(options: GoogleFakeOptions = {}): Promise<
   }
 
   /** The mailbox of the request's OAuth token (one token registry serves all three APIs). */
-  function authenticate(req: IncomingMessage, query: URLSearchParams): Mailbox {
-    const token = tokenOf(req, query);
+  function authenticate(headers: IncomingHttpHeaders, query: URLSearchParams): Mailbox {
+    const token = tokenOf(headers, query);
     if (!token)
       throw new GoogleApiError(
         401,
@@ -230,8 +316,8 @@ export async function startGoogleFake(options: GoogleFakeOptions = {}): Promise<
   }
 
   /** Who is calling, and which mailbox `userId` names: `me` or the caller's own address. */
-  function authorize(req: IncomingMessage, query: URLSearchParams, userId: string | undefined): Mailbox {
-    const mailbox = authenticate(req, query);
+  function authorize(headers: IncomingHttpHeaders, query: URLSearchParams, userId: string | undefined): Mailbox {
+    const mailbox = authenticate(headers, query);
     if (userId === undefined || userId === 'me' || userId.toLowerCase() === mailbox.email.toLowerCase()) return mailbox;
     if (userId.includes('@')) throw new GoogleApiError(403, `Delegation denied for ${mailbox.email}`, 'forbidden');
     throw new GoogleApiError(400, 'Invalid user id specified in request/Delegation denied', 'invalidArgument');
@@ -242,9 +328,9 @@ export async function startGoogleFake(options: GoogleFakeOptions = {}): Promise<
       prefix: '/gmail/v1/',
       checker: discoveryChecker('gmail-v1'),
       implements: (id) => Object.hasOwn(GMAIL_HANDLERS, id),
-      run: ({ req, matched, query, body }) =>
+      run: ({ headers, matched, query, body }) =>
         GMAIL_HANDLERS[matched.id]!({
-          mailbox: authorize(req, query, matched.pathParams.userId),
+          mailbox: authorize(headers, query, matched.pathParams.userId),
           state: gmailState,
           method: matched.method,
           params: matched.pathParams,
@@ -256,9 +342,9 @@ export async function startGoogleFake(options: GoogleFakeOptions = {}): Promise<
       prefix: '/calendar/v3/',
       checker: discoveryChecker('calendar-v3'),
       implements: (id) => Object.hasOwn(CALENDAR_HANDLERS, id),
-      run: ({ req, matched, query, body }) =>
+      run: ({ headers, matched, query, body }) =>
         CALENDAR_HANDLERS[matched.id]!({
-          account: calendarState.account(authenticate(req, query).email)!,
+          account: calendarState.account(authenticate(headers, query).email)!,
           state: calendarState,
           method: matched.method,
           params: matched.pathParams,
@@ -270,9 +356,9 @@ export async function startGoogleFake(options: GoogleFakeOptions = {}): Promise<
       prefix: '/v1/',
       checker: discoveryChecker('people-v1'),
       implements: (id) => Object.hasOwn(PEOPLE_HANDLERS, id),
-      run: ({ req, matched, query, body }) =>
+      run: ({ headers, matched, query, body }) =>
         PEOPLE_HANDLERS[matched.id]!({
-          book: peopleState.book(authenticate(req, query).email)!,
+          book: peopleState.book(authenticate(headers, query).email)!,
           state: peopleState,
           method: matched.method,
           params: matched.pathParams,
@@ -285,13 +371,79 @@ export async function startGoogleFake(options: GoogleFakeOptions = {}): Promise<
   async function handle(req: IncomingMessage): Promise<Answer> {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const httpMethod = req.method ?? 'GET';
+    const raw = await readBody(req);
+    if (!raw) return errorAnswer(new GoogleApiError(413, 'Request payload size exceeds the limit.', 'uploadTooLarge'));
+    const call: Call = { httpMethod, url, headers: req.headers, raw };
+    const batchApi = httpMethod === 'POST' ? BATCH_APIS[url.pathname] : undefined;
+    return batchApi ? answerBatch(call, batchApi) : answerCall(call);
+  }
+
+  /**
+   * A batch (POST /batch/gmail/v1, /batch/calendar/v3, /batch): each part an HTTP request of that
+   * API, checked and answered as if it came alone (faults included), all at once; the answer a
+   * multipart/mixed of HTTP answers, each with `Content-ID: <response-…>` of its request's.
+   */
+  async function answerBatch(call: Call, prefix: string): Promise<Answer> {
+    const refuse = (message: string): Answer => {
+      requestViolations.push(`POST ${call.url.pathname}: ${message}`);
+      return errorAnswer(new GoogleApiError(400, message, 'badRequest'));
+    };
+    const parts = parseBatch(call.headers['content-type'], call.raw.toString('utf8'));
+    if (typeof parts === 'string') return refuse(parts);
+    if (parts.length > MAX_BATCH_PARTS)
+      return refuse(`a batch holds at most ${MAX_BATCH_PARTS} calls; this one has ${parts.length}`);
+    const foreign = parts.find((p) => !p.url.pathname.startsWith(prefix));
+    if (foreign)
+      return refuse(`${foreign.url.pathname} is not of this batch's API (${prefix}…): each batch goes to one API`);
+    const fault = takeFault('batch', true);
+    if (fault?.delayMs) await sleep(fault.delayMs, undefined, { signal: closing.signal });
+    if (fault?.mangleAnswer) fault.mangleAnswer(undefined);
+    const answers = await Promise.all(
+      parts.map((part) =>
+        answerCall({
+          httpMethod: part.method,
+          url: part.url,
+          // The outer request's headers hold for each part unless the part gives its own.
+          headers: { ...call.headers, 'content-type': undefined, ...part.headers },
+          raw: part.body,
+        }),
+      ),
+    );
+    const boundary = `batch_${randomBytes(9).toString('base64url')}`;
+    const text = answers
+      .map((answer, i) => {
+        const id = parts[i]!.contentId;
+        const body = answer.body === undefined || answer.status === 204 ? '' : JSON.stringify(answer.body);
+        return [
+          `--${boundary}`,
+          'Content-Type: application/http',
+          ...(id !== undefined ? [`Content-ID: <response-${id}>`] : []),
+          '',
+          `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status] ?? ''}`,
+          ...Object.entries(answer.headers ?? {}).map(([name, value]) => `${name}: ${value}`),
+          ...(body
+            ? ['Content-Type: application/json; charset=UTF-8', `Content-Length: ${Buffer.byteLength(body)}`]
+            : []),
+          '',
+          body,
+          '',
+        ].join('\r\n');
+      })
+      .join('');
+    return {
+      status: 200,
+      raw: `${text}--${boundary}--\r\n`,
+      headers: { 'Content-Type': `multipart/mixed; boundary=${boundary}` },
+    };
+  }
+
+  /** One call of an API, alone or as a part of a batch. */
+  async function answerCall(call: Call): Promise<Answer> {
+    const { url, httpMethod, raw } = call;
     const refuse = (violations: string[]): Answer => {
       requestViolations.push(...violations);
       return errorAnswer(new GoogleApiError(400, violations.join('; '), 'badRequest'));
     };
-
-    const raw = await readBody(req);
-    if (!raw) return errorAnswer(new GoogleApiError(413, 'Request payload size exceeds the limit.', 'uploadTooLarge'));
     let body: unknown;
     if (raw.length) {
       try {
@@ -305,14 +457,14 @@ export async function startGoogleFake(options: GoogleFakeOptions = {}): Promise<
     const api = apis.find((a) => url.pathname.startsWith(a.prefix));
     if (!api)
       return refuse([
-        `${httpMethod} ${url.pathname}: no API of the local fake has this path (Gmail /gmail/v1/, Calendar /calendar/v3/, People /v1/)`,
+        `${httpMethod} ${url.pathname}: no API of the local fake has this path (Gmail /gmail/v1/, Calendar /calendar/v3/, People /v1/, their batches)`,
       ]);
     const violations = api.checker.checkRequest({
       httpMethod,
       pathname: url.pathname,
       query: url.searchParams,
       body,
-      ...(raw.length ? { contentType: req.headers['content-type'] ?? '' } : {}),
+      ...(raw.length ? { contentType: call.headers['content-type'] ?? '' } : {}),
     });
     if (violations.length) return refuse(violations);
     const alt = url.searchParams.get('alt');
@@ -335,10 +487,10 @@ export async function startGoogleFake(options: GoogleFakeOptions = {}): Promise<
       requestViolations.push(message);
       return errorAnswer(new GoogleApiError(501, message, 'notImplemented'));
     }
-    await adoptToken(tokenOf(req, url.searchParams));
+    await adoptToken(tokenOf(call.headers, url.searchParams));
     let answer: { status: number; body?: unknown };
     try {
-      answer = api.run({ req, matched, query: url.searchParams, body });
+      answer = api.run({ headers: call.headers, matched, query: url.searchParams, body });
     } catch (e) {
       if (e instanceof GoogleApiError) return errorAnswer(e, e.code === 401 ? AUTH_HEADERS : undefined);
       const message = `${matched.id} failed in the local fake: ${e instanceof Error ? e.stack : String(e)}`;
@@ -359,6 +511,10 @@ export async function startGoogleFake(options: GoogleFakeOptions = {}): Promise<
 
   function send(res: ServerResponse, answer: Answer, pretty: boolean): void {
     const headers: Record<string, string> = { ...answer.headers };
+    if (answer.raw !== undefined) {
+      res.writeHead(answer.status, headers).end(answer.raw);
+      return;
+    }
     if (answer.body === undefined || answer.status === 204) {
       res.writeHead(answer.status, headers).end();
       return;
