@@ -142,6 +142,49 @@ async function buildSdkFloor(dir: string): Promise<{ bundle: string; bytes: numb
 }
 
 /**
+ * Issue 37: the same bundles without Powertools, for its cost side by side in one run. Built as
+ * `serverless package` builds them (serverless.yml's esbuild options and plugins), except that
+ * @aws-lambda-powertools/logger and /metrics resolve to bench/without-powertools/: the logger as it
+ * was before (JSON lines, nothing more) and no metrics. The Tracer is a lazy chunk either way
+ * (shared/aws/tracing.ts): off, nothing of it loads; with tracing on, the packaged bundle loads it.
+ * Answers each function's bundle by the path of its entry (`functions/grants/handler`).
+ */
+async function buildWithoutPowertools(dir: string): Promise<Map<string, { bundle: string; bytes: number }>> {
+  const config = loadServerlessConfig();
+  const options = esbuildOptions(config);
+  const standIns: Record<string, string> = {
+    '@aws-lambda-powertools/logger': join(ROOT, 'bench', 'without-powertools', 'logger.ts'),
+    '@aws-lambda-powertools/metrics': join(ROOT, 'bench', 'without-powertools', 'metrics.ts'),
+  };
+  const outdir = join(dir, 'without-powertools');
+  const result = await build({
+    ...options,
+    absWorkingDir: ROOT,
+    entryPoints: functionEntries(config),
+    outdir,
+    outbase: ROOT,
+    metafile: true,
+    logLevel: 'error',
+    plugins: [
+      {
+        name: 'without-powertools',
+        setup(b) {
+          b.onResolve({ filter: /^@aws-lambda-powertools\/(logger|metrics)$/ }, (args) => ({
+            path: standIns[args.path]!,
+          }));
+        },
+      },
+      ...(options.plugins ?? []),
+    ],
+  });
+  const bundles = new Map<string, { bundle: string; bytes: number }>();
+  for (const [file, output] of Object.entries(result.metafile.outputs))
+    if (output.entryPoint)
+      bundles.set(output.entryPoint.replace(/\.ts$/, ''), { bundle: join(ROOT, file), bytes: output.bytes });
+  return bundles;
+}
+
+/**
  * How the Lambda Node.js runtime loads a handler file: `require()` for `.cjs` (and `.js` outside a
  * `"type": "module"` package), `import()` for `.mjs`.
  */
@@ -303,6 +346,70 @@ export async function runFoundationBench(): Promise<void> {
         `bare \`node -e 0\`: ${fmt(bareMedian, 1)} (median of ${runs}); SDK clients alone: ${fmt(sdkOver, 1)} over it\n${table(initRows)}\n`,
       );
       console.log(`lazy chunks loaded by module init: ${chunksAtInit.length ? chunksAtInit.join(', ') : 'none'}`);
+
+      // Issue 37: Powertools' cost, side by side (the same functions, runs interleaved).
+      const without = await buildWithoutPowertools(packaged.dir);
+      const config = loadServerlessConfig();
+      const entryOf = (name: string) => {
+        const handler = config.functions[name]?.handler ?? '';
+        return handler.slice(0, handler.lastIndexOf('.'));
+      };
+      const compared = packaged.functions.filter((fn) => without.has(entryOf(fn.name)));
+      const ways = { without: new Map<string, number[]>(), tracingOn: new Map<string, number[]>() };
+      for (const fn of compared) {
+        ways.without.set(fn.name, []);
+        ways.tracingOn.set(fn.name, []);
+      }
+      const withPowertools = new Map(compared.map((fn) => [fn.name, [] as number[]]));
+      const bareAgain: number[] = [];
+      for (let i = 0; i < runs; i++) {
+        bareAgain.push(wallMs(['-e', '0'], envOf('(node -e 0)')));
+        for (const fn of compared) {
+          ways.without.get(fn.name)!.push(wallMs(loadArgs(without.get(entryOf(fn.name))!.bundle), envOf(fn.name)));
+          withPowertools.get(fn.name)!.push(wallMs(loadArgs(fn.bundle), envOf(fn.name)));
+          ways.tracingOn
+            .get(fn.name)!
+            .push(wallMs(loadArgs(fn.bundle), { ...envOf(fn.name), POWERTOOLS_TRACE_ENABLED: 'true' }));
+        }
+      }
+      const bareAgainMedian = median(bareAgain);
+      const over = (samples: number[]) => median(samples) - bareAgainMedian;
+      const signed = (ms: number) => `${ms >= 0 ? '+' : ''}${fmt(ms, 1)}`;
+      const powertoolsRows: (string | number)[][] = [
+        [
+          'function',
+          'init without Powertools',
+          'with Powertools (Logger, Metrics; tracing off)',
+          'Powertools costs',
+          'with tracing on (Tracer, X-Ray SDK)',
+          'tracing costs',
+          'bundle without → with',
+        ],
+      ];
+      const costs: number[] = [];
+      const tracingCosts: number[] = [];
+      for (const fn of compared) {
+        const before = over(ways.without.get(fn.name)!);
+        const after = over(withPowertools.get(fn.name)!);
+        const traced = over(ways.tracingOn.get(fn.name)!);
+        costs.push(after - before);
+        tracingCosts.push(traced - after);
+        powertoolsRows.push([
+          fn.name,
+          fmt(before, 1),
+          fmt(after, 1),
+          signed(after - before),
+          fmt(traced, 1),
+          signed(traced - after),
+          `${(without.get(entryOf(fn.name))!.bytes / 1024).toFixed(1)} → ${(fn.bytes / 1024).toFixed(1)} KB`,
+        ]);
+      }
+      console.log(
+        `\nPowertools for AWS Lambda (issue 37), init over \`node -e 0\` (median of ${runs}, interleaved):\n${table(powertoolsRows)}`,
+      );
+      console.log(
+        `Powertools (Logger + Metrics) costs a cold start ${fmt(median(costs), 1)} at the median function (${fmt(Math.min(...costs), 1)} to ${fmt(Math.max(...costs), 1)}); tracing on adds ${fmt(median(tracingCosts), 1)} more (off by default: the Tracer is a lazy chunk)\n`,
+      );
       console.log(
         `issue 24: ${targets.length - 1 - missed} of ${targets.length - 1} functions meet their size and init targets; MISSED: ${missed}`,
       );
@@ -319,10 +426,12 @@ export async function runFoundationBench(): Promise<void> {
 
       // 3. In-process latency ratio against DynamoDB Local.
       Object.assign(process.env, stack.env);
-      // Access logs are formatted as in Lambda but not written to this terminal.
+      // Access logs and metrics are formatted as in Lambda but not written to this terminal.
       const write = process.stdout.write.bind(process.stdout);
       process.stdout.write = ((chunk: string | Uint8Array) =>
-        typeof chunk === 'string' && chunk.startsWith('{"level"') ? true : write(chunk)) as typeof process.stdout.write;
+        typeof chunk === 'string' && (chunk.startsWith('{"level"') || chunk.startsWith('{"_aws"'))
+          ? true
+          : write(chunk)) as typeof process.stdout.write;
       const { createApplication } = await import('#shared/applications/service');
       const app = await createApplication({ name: 'bench' });
       const grantsBundle = packaged.functions.find((f) => f.name === 'grants')!.bundle;
@@ -356,15 +465,26 @@ export async function runFoundationBench(): Promise<void> {
           },
         );
       // The calls the handler makes on a warm container: the API key is cached (API_KEY_CACHE_SECONDS,
-      // default 30 s), so one GetItem of the grant in the caller's partition.
+      // default 30 s), so one GetItem of the grant in the caller's partition while the application's
+      // rate bucket takes its token (one conditional UpdateItem), then the grant's bucket (another).
       const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({}));
-      const directCall = () =>
-        dynamo.send(
-          new GetCommand({
-            TableName: stack.env.TABLE_NAME,
-            Key: { pk: `app#${app.application_id}`, sk: `grant#${grantId}` },
-          }),
-        );
+      const { takeToken } = await import('#shared/db/rate-limits');
+      const { applicationRateLimitKey, grantRateLimitKey } = await import('#shared/db/keys');
+      // 1,000,000 a second, as bench/run.ts sets the limits: never refused.
+      const unlimited = { intervalMs: 0.001, toleranceMs: 1000 };
+      const directCall = async () => {
+        const now = Date.now();
+        await Promise.all([
+          dynamo.send(
+            new GetCommand({
+              TableName: stack.env.TABLE_NAME,
+              Key: { pk: `app#${app.application_id}`, sk: `grant#${grantId}` },
+            }),
+          ),
+          takeToken(applicationRateLimitKey(app.application_id as never), unlimited, now),
+        ]);
+        await takeToken(grantRateLimitKey(grantId as never), unlimited, now);
+      };
 
       const iterations = scaled(2000, 20);
       for (let i = 0; i < scaled(200, 5); i++) {
@@ -388,7 +508,11 @@ export async function runFoundationBench(): Promise<void> {
         table([
           ['GET /v3/grants/{id}', 'p50', 'p99'],
           ['handler in-process (packaged bundle)', fmt(median(viaHandler), 3), fmt(percentile(viaHandler, 99), 3)],
-          ['its DynamoDB calls (1 GetItem)', fmt(median(viaDynamo), 3), fmt(percentile(viaDynamo, 99), 3)],
+          [
+            'its DynamoDB calls (1 GetItem ∥ 1 UpdateItem, then 1 UpdateItem)',
+            fmt(median(viaDynamo), 3),
+            fmt(percentile(viaDynamo, 99), 3),
+          ],
         ]),
       );
       console.log(

@@ -1,5 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import { Limit, PageToken } from '#schemas/common';
+import { Limit, PageToken, safeInteger } from '#schemas/common';
 
 /**
  * The calling application's settings (branding, the hosted authentication page) and its redirect
@@ -143,10 +143,43 @@ export const RedirectUriListQuery = {
 } as const;
 export type RedirectUriListQuery = FromSchema<typeof RedirectUriListQuery>;
 
+/**
+ * Requests a second, and at once, the application may make (every request authenticated as it: API
+ * key, access token or scheduler session). The most it may set is the deployment's
+ * RATE_LIMIT_MAX_PER_SECOND (checked in code, so the 400 can say the maximum); the schema only keeps
+ * the numbers whole and safe.
+ */
+const RateLimitFields = {
+  requests_per_second: {
+    ...safeInteger(1),
+    description:
+      "Requests a second, sustained; at most the deployment's maximum (RATE_LIMIT_MAX_PER_SECOND, default 500).",
+  },
+  burst: {
+    ...safeInteger(1),
+    description: 'Requests at once after a quiet while; at most twice the deployment maximum of requests_per_second.',
+  },
+} as const;
+
+export const ApplicationRateLimit = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['requests_per_second', 'burst'],
+  properties: RateLimitFields,
+} as const;
+
 export const ApplicationObject = {
   type: 'object',
   additionalProperties: false,
-  required: ['application_id', 'branding', 'hosted_authentication', 'callback_uris', 'created_at', 'updated_at'],
+  required: [
+    'application_id',
+    'branding',
+    'hosted_authentication',
+    'callback_uris',
+    'rate_limit',
+    'created_at',
+    'updated_at',
+  ],
   properties: {
     application_id: { type: 'string' },
     branding: { ...Branding, required: ['name'] },
@@ -155,6 +188,11 @@ export const ApplicationObject = {
       type: 'array',
       items: RedirectUriObject,
       description: 'Read-only here: managed with /v3/applications/redirect-uris.',
+    },
+    rate_limit: {
+      ...ApplicationRateLimit,
+      description:
+        "The limits in force: the application's own, else the deployment's (RATE_LIMIT_PER_SECOND, RATE_LIMIT_BURST).",
     },
     created_at: { type: 'integer' },
     updated_at: { type: 'integer' },
@@ -171,9 +209,16 @@ export const UpdateApplicationBody = {
       ...HostedAuthentication,
       description: 'Replaces the stored hosted authentication settings as a whole.',
     },
+    rate_limit: {
+      ...ApplicationRateLimit,
+      type: ['object', 'null'],
+      description:
+        "The application's own request rate limit, replacing the deployment's; null returns to the deployment's.",
+    },
   },
 } as const;
 export type UpdateApplicationBody = FromSchema<typeof UpdateApplicationBody>;
 export type BrandingSettings = FromSchema<typeof Branding>;
 export type HostedAuthenticationSettings = FromSchema<typeof HostedAuthentication>;
+export type ApplicationRateLimit = FromSchema<typeof ApplicationRateLimit>;
 export type RedirectUriSettingsValue = FromSchema<typeof RedirectUriSettings>;

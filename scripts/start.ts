@@ -272,6 +272,8 @@ function startOffline(env: Record<string, string>, offlinePort: number): ChildPr
       SWITCHBOARD_PREBUILT_DIR: BUILD_DIR,
       // Polled by this process instead of serverless-offline-sqs (pollMailSync below).
       SWITCHBOARD_OWN_QUEUES: 'mail-sync',
+      // One metrics line per request (CloudWatch's EMF) is for CloudWatch, not this terminal; set it to false to see them.
+      POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',
     },
   });
   child.once('exit', (code) => {

@@ -15,6 +15,13 @@ function optional(name: string, fallback: string): string {
   return value === undefined || value === '' ? fallback : value;
 }
 
+/** A whole number of at least 1 (a rate or a burst): anything else fails the cold start, not a request. */
+function positive(name: string, fallback: string): number {
+  const value = Number(optional(name, fallback));
+  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`${name} must be a whole number of at least 1`);
+  return value;
+}
+
 const messageIdDomain = () => optional('MESSAGE_ID_DOMAIN', 'switchboard.local');
 
 export const env = {
@@ -101,6 +108,17 @@ export const env = {
   },
   /** How long a resolved API key is trusted without a DynamoDB read, in seconds (0 disables the cache). */
   apiKeyCacheSeconds: () => Number(optional('API_KEY_CACHE_SECONDS', '30')),
+  /**
+   * Requests a second an application may make, and how many it may make at once (its burst), unless it
+   * set its own with PATCH /v3/applications `rate_limit` (shared/http/middleware/rate-limit.ts).
+   */
+  rateLimitPerSecond: () => positive('RATE_LIMIT_PER_SECOND', '50'),
+  rateLimitBurst: () => positive('RATE_LIMIT_BURST', '100'),
+  /** The most requests a second an application may set for itself (its burst: at most twice that). */
+  rateLimitMaxPerSecond: () => positive('RATE_LIMIT_MAX_PER_SECOND', '500'),
+  /** Requests a second, and at once, on one grant's endpoints (`/v3/grants/{grant_id}/…`), whatever its application. */
+  grantRateLimitPerSecond: () => positive('GRANT_RATE_LIMIT_PER_SECOND', '10'),
+  grantRateLimitBurst: () => positive('GRANT_RATE_LIMIT_BURST', '20'),
   /**
    * Gmail quota units one account may spend per minute (Google's "per user per minute" quota of the
    * project: 15,000 by default); the client paces its calls by it (shared/google/limits.ts).

@@ -19,7 +19,8 @@ export const routes = {
   updateApplication: {
     method: 'PATCH',
     path: '/v3/applications',
-    summary: 'Change branding or the hosted authentication page (each object sent replaces the stored one)',
+    summary:
+      "Change branding, the hosted authentication page or the application's request rate limit (each object sent replaces the stored one)",
     body: UpdateApplicationBody,
     response: ApplicationObject,
   },

@@ -3,6 +3,7 @@ import { sendMessages, type OutgoingMessage } from '#shared/aws/sqs';
 import { env } from '#shared/config';
 import { BatchFailures, readBodies } from '#shared/jobs/batch';
 import { readDelivery } from '#shared/jobs/payloads';
+import { emitMetrics, METRICS, MetricUnit } from '#shared/metrics';
 import { clock } from '#shared/time';
 import { deliverBatch, type DeliveryJob, type DeliveryOutcome } from '#shared/webhooks/deliver';
 
@@ -51,6 +52,12 @@ export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
     failures.failAll(event.Records, 'delivery batch failed', error);
     return failures.response;
   }
+  const count = (outcome: DeliveryOutcome['outcome']) => results.filter((r) => r.outcome === outcome).length;
+  emitMetrics({}, [
+    [METRICS.deliveries, MetricUnit.Count, count('delivered')],
+    [METRICS.deliveryRetries, MetricUnit.Count, count('retry')],
+    [METRICS.deliveryDeadLettered, MetricUnit.Count, count('given_up')],
+  ]);
   // Follow-ups, one SendMessageBatch per queue; a record whose follow-up was not sent is received again.
   const byQueue = new Map<string, { messageId: string; message: OutgoingMessage }[]>();
   results.forEach((result, index) => {

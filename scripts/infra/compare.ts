@@ -63,7 +63,15 @@ export function summarize(config: ServerlessConfig): InfraSummary {
   );
   const { functions: _functions, resources: _resources, ...sections } = config as unknown as Record<string, unknown>;
   return {
-    sections: { ...sections, Outputs: (config.resources as { Outputs?: unknown }).Outputs },
+    sections: {
+      ...sections,
+      ...Object.fromEntries(
+        (['Parameters', 'Conditions', 'Outputs'] as const).map((key) => [
+          key,
+          (config.resources as Record<string, unknown>)[key],
+        ]),
+      ),
+    },
     resources,
     functions,
     trust,

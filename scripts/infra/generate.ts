@@ -3,7 +3,8 @@
  * httpApi events are its route table's routes) plus the non-HTTP functions of scripts/infra/functions.ts,
  * and one IAM role per function allowing the actions of the SDK commands its bundle constructs
  * (scripts/infra/sdk-commands.ts), each on the resource it applies to, and nothing else. The shared
- * pieces (provider, environment, esbuild options, table, queues, bucket) are scripts/infra/service.ts.
+ * pieces (provider, environment, esbuild options, table, queues, bucket) are scripts/infra/service.ts;
+ * the alarms, their topic and the dashboard follow from both (scripts/infra/monitoring.ts).
  * Adding an endpoint to a function is then its schema, its route and its handler: the event and any
  * permission its new calls need follow. test/unit/infra-generate.test.ts fails when serverless.yml is stale.
  *
@@ -20,6 +21,7 @@ import { API_ROUTES } from '#functions/routes';
 import { parseServerlessConfig } from '../local-stack/serverless-config';
 import { INTRINSIC_TAGS, Intrinsic, getAtt, ref } from './cfn';
 import { FUNCTIONS, type FunctionSpec } from './functions';
+import { monitoring } from './monitoring';
 import { actionsOf, commandsOf } from './sdk-commands';
 import * as service from './service';
 
@@ -51,7 +53,8 @@ export const roleOf = (fn: string) =>
 /** One permission: an action on a resource, under an optional condition. */
 interface Grant {
   action: string;
-  resource: Intrinsic;
+  /** `*` for actions without resource-level permissions (X-Ray). */
+  resource: Intrinsic | '*';
   condition?: Record<string, unknown>;
 }
 
@@ -65,7 +68,7 @@ function statementsOf(grants: Grant[]): Record<string, unknown>[] {
   }
   const statements = new Map<
     string,
-    { actions: string[]; resources: Intrinsic[]; condition?: Record<string, unknown> }
+    { actions: string[]; resources: (Intrinsic | '*')[]; condition?: Record<string, unknown> }
   >();
   for (const [action, resources] of byAction) {
     const key = [...resources.keys()].sort().join('|');
@@ -98,6 +101,10 @@ export function grantsOf(
     action,
     resource: service.logGroupOf(name),
   }));
+  // X-Ray's segments, when the deployment turns tracing on (TRACING=true; X-Ray has no resource-level permissions).
+  grants.push(
+    ...['xray:PutTraceSegments', 'xray:PutTelemetryRecords'].map((action) => ({ action, resource: '*' as const })),
+  );
   const fail = (why: string) => {
     throw new Error(`${name}: ${why} (scripts/infra/functions.ts)`);
   };
@@ -232,6 +239,7 @@ export async function generateConfig(root = ROOT): Promise<Record<string, unknow
       },
     };
   });
+  const watched = monitoring(service.resources, functions as Parameters<typeof monitoring>[1]);
   return {
     service: 'switchboard',
     frameworkVersion: '4',
@@ -241,7 +249,12 @@ export async function generateConfig(root = ROOT): Promise<Record<string, unknow
     package: { individually: true },
     custom: service.custom,
     functions,
-    resources: { Resources: { ...service.resources, ...roles }, Outputs: service.outputs },
+    resources: {
+      Parameters: watched.Parameters,
+      Conditions: watched.Conditions,
+      Resources: { ...service.resources, ...roles, ...watched.Resources },
+      Outputs: service.outputs,
+    },
   };
 }
 

@@ -73,6 +73,9 @@ export const provider = {
   timeout: 29,
   logRetentionInDays: 30,
   httpApi: { payload: '2.0', disableDefaultEndpoint: false },
+  // X-Ray, off unless the deployment sets TRACING=true: then Lambda traces every invocation and the
+  // functions load Powertools' Tracer (shared/aws/tracing.ts), which costs a cold start.
+  tracing: { lambda: "${strToBool(${env:TRACING, 'false'})}" },
   environment: {
     TABLE_NAME: '${self:custom.tableName}',
     FANOUT_QUEUE_URL: '${param:fanoutQueueUrl}',
@@ -96,8 +99,19 @@ export const provider = {
     API_KEY_CACHE_SECONDS: "${env:API_KEY_CACHE_SECONDS, ''}",
     GOOGLE_GMAIL_UNITS_PER_MINUTE: "${env:GOOGLE_GMAIL_UNITS_PER_MINUTE, ''}",
     MESSAGE_ID_DOMAIN: "${env:MESSAGE_ID_DOMAIN, 'switchboard.local'}",
+    // Requests a second per application (and the most one may set itself) and per grant: shared/http/middleware/rate-limit.ts.
+    RATE_LIMIT_PER_SECOND: "${env:RATE_LIMIT_PER_SECOND, ''}",
+    RATE_LIMIT_BURST: "${env:RATE_LIMIT_BURST, ''}",
+    RATE_LIMIT_MAX_PER_SECOND: "${env:RATE_LIMIT_MAX_PER_SECOND, ''}",
+    GRANT_RATE_LIMIT_PER_SECOND: "${env:GRANT_RATE_LIMIT_PER_SECOND, ''}",
+    GRANT_RATE_LIMIT_BURST: "${env:GRANT_RATE_LIMIT_BURST, ''}",
     LOG_LEVEL: "${env:LOG_LEVEL, 'info'}",
     NOTIFICATION_SOURCE: '/switchboard/${sls:stage}',
+    // Powertools: the `service` of every log line and metric, and the metrics' namespace, which the
+    // template's alarms and dashboard read (scripts/infra/monitoring.ts).
+    POWERTOOLS_SERVICE_NAME: 'switchboard',
+    POWERTOOLS_METRICS_NAMESPACE: 'Switchboard',
+    POWERTOOLS_TRACE_ENABLED: "${env:TRACING, 'false'}",
   },
 };
 

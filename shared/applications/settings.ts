@@ -1,4 +1,9 @@
 import type { ApplicationContext } from '#shared/caller';
+import {
+  checkRateLimitSetting,
+  effectiveRateLimit,
+  forgetApplicationRateLimit,
+} from '#shared/applications/rate-limits';
 import { listRedirectUriViews } from '#shared/applications/redirect-uris';
 import {
   getApplicationWithSettings,
@@ -11,9 +16,10 @@ import { clock } from '#shared/time';
 import type { BrandingSettings, HostedAuthenticationSettings, UpdateApplicationBody } from '#schemas/applications';
 
 /**
- * The calling application's settings: its branding and the look of the hosted authentication page
- * (GET and PATCH /v3/applications). Each nested object a PATCH sends replaces the stored one as a
- * whole, as the published contract does.
+ * The calling application's settings: its branding, the look of the hosted authentication page and
+ * its request rate limit (GET and PATCH /v3/applications). Each nested object a PATCH sends replaces
+ * the stored one as a whole, as the published contract does; `rate_limit: null` returns to the
+ * deployment's limits.
  */
 
 /** Fields whose values are URLs the hosted authentication page shows or links to. */
@@ -55,6 +61,7 @@ function applicationView(app: ApplicationWithSettings, callbackUris: Awaited<Ret
     branding: { ...branding, name: branding.name ?? app.name },
     hosted_authentication: (app.hosted_authentication ?? {}) as HostedAuthenticationSettings,
     callback_uris: callbackUris,
+    rate_limit: effectiveRateLimit(app.rate_limit),
     created_at: app.created_at,
     updated_at: app.updated_at ?? app.created_at,
   };
@@ -78,12 +85,14 @@ export async function getApplication(app: ApplicationContext) {
 export async function updateApplication(app: ApplicationContext, body: UpdateApplicationBody) {
   checkUrls(body.branding, BRANDING_URLS, 'branding');
   checkUrls(body.hosted_authentication, PAGE_URLS, 'hosted_authentication');
+  checkRateLimitSetting(body.rate_limit);
   const updated = await updateApplicationSettings(
     app.applicationId,
-    { branding: body.branding, hosted_authentication: body.hosted_authentication },
+    { branding: body.branding, hosted_authentication: body.hosted_authentication, rate_limit: body.rate_limit },
     clock.nowSeconds(),
   );
   if (!updated) throw new NotFoundError('Application not found');
+  if (body.rate_limit !== undefined) forgetApplicationRateLimit(app.applicationId);
   return applicationView(updated, await listRedirectUriViews(app.applicationId));
 }
 

@@ -6,13 +6,14 @@ import {
 } from '@aws-sdk/client-scheduler';
 import { requestHandler } from '#shared/aws/http';
 import { env } from '#shared/config';
+import { traced } from '#shared/aws/tracing';
 
 /**
  * EventBridge Scheduler: one one-shot `at()` schedule per scheduled send, in the deployment's own
  * schedule group, whose target is the scheduled-send queue (the endpoint comes from
  * `AWS_ENDPOINT_URL_SCHEDULER` when set, like every client).
  */
-export const scheduler = new SchedulerClient({ requestHandler });
+export const scheduler = traced(new SchedulerClient({ requestHandler }));
 
 const GROUP = env.scheduleGroup();
 const TARGET_QUEUE_ARN = env.scheduledSendQueueArn();

@@ -1,12 +1,13 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { requestHandler } from '#shared/aws/http';
+import { traced } from '#shared/aws/tracing';
 
 /**
  * One Secrets Manager client per container. The endpoint comes from the standard SDK environment
  * (`AWS_ENDPOINT_URL_SECRETS_MANAGER` / `AWS_ENDPOINT_URL`), so the same code reads the secret from
  * AWS, LocalStack or the local stack's Secrets Manager (scripts/local-stack/secrets-local.ts).
  */
-export const secretsManager = new SecretsManagerClient({ requestHandler });
+export const secretsManager = traced(new SecretsManagerClient({ requestHandler }));
 
 /** The current string value of a secret, by ARN or name. Callers cache it: this is one request. */
 export async function getSecretString(secretId: string): Promise<string> {

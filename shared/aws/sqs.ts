@@ -1,12 +1,13 @@
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { requestHandler } from '#shared/aws/http';
+import { traced } from '#shared/aws/tracing';
 
 /**
  * One SQS client per container; the endpoint comes from `AWS_ENDPOINT_URL_SQS` when set. Its
  * middleware stack is never changed after construction, so each command class resolves it once
  * (`cacheMiddleware`) instead of on every send: notifications are published on most requests.
  */
-export const sqs = new SQSClient({ requestHandler, cacheMiddleware: true });
+export const sqs = traced(new SQSClient({ requestHandler, cacheMiddleware: true }));
 
 const SQS_BATCH = 10;
 /** SQS refuses a SendMessageBatch whose bodies add up to more than 1 MiB. */

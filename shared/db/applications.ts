@@ -87,33 +87,59 @@ export async function getApplication(appId: ApplicationId): Promise<ApplicationR
   return { id: Item.id, name: Item.name, created_at: Item.created_at } as ApplicationRecord;
 }
 
+/** Requests a second and burst an application set for itself (PATCH /v3/applications `rate_limit`). */
+export interface StoredRateLimit {
+  requests_per_second: number;
+  burst: number;
+}
+
 /** What a user may set on the application (PATCH /v3/applications): stored on the application item. */
 export interface ApplicationSettings {
   branding?: Record<string, unknown>;
   hosted_authentication?: Record<string, unknown>;
+  /** null removes the application's own limits (the deployment's apply again). */
+  rate_limit?: StoredRateLimit | null;
 }
 
-export interface ApplicationWithSettings extends ApplicationRecord, ApplicationSettings {
+/** The application's settings as stored (a removed rate limit is no attribute). */
+export type StoredSettings = Omit<ApplicationSettings, 'rate_limit'> & { rate_limit?: StoredRateLimit };
+
+export interface ApplicationWithSettings extends ApplicationRecord, StoredSettings {
   updated_at?: number;
 }
+
+const withSettings = (item: Record<string, unknown>): ApplicationWithSettings =>
+  ({
+    id: item.id,
+    name: item.name,
+    created_at: item.created_at,
+    updated_at: item.updated_at,
+    branding: item.branding,
+    hosted_authentication: item.hosted_authentication,
+    rate_limit: item.rate_limit,
+  }) as ApplicationWithSettings;
 
 /** The application item with its settings. */
 export async function getApplicationWithSettings(appId: ApplicationId): Promise<ApplicationWithSettings | undefined> {
   const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: applicationKey(appId) }));
-  if (!Item) return undefined;
-  return {
-    id: Item.id,
-    name: Item.name,
-    created_at: Item.created_at,
-    updated_at: Item.updated_at,
-    branding: Item.branding,
-    hosted_authentication: Item.hosted_authentication,
-  } as ApplicationWithSettings;
+  return Item ? withSettings(Item) : undefined;
 }
 
 /**
- * Replaces the given settings objects on the application item (one UpdateItem: no read before the
- * write). Undefined when the application does not exist.
+ * The rate limit an application set for itself (undefined: none, or no such application): the one
+ * attribute the rate limiter needs of the application item, read once per warm container and a while
+ * (shared/applications/rate-limits.ts).
+ */
+export async function getApplicationRateLimit(appId: ApplicationId): Promise<StoredRateLimit | undefined> {
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: TABLE_NAME, Key: applicationKey(appId), ProjectionExpression: 'rate_limit' }),
+  );
+  return Item?.rate_limit as StoredRateLimit | undefined;
+}
+
+/**
+ * Replaces the given settings objects on the application item, and removes those given as null (one
+ * UpdateItem: no read before the write). Undefined when the application does not exist.
  */
 export async function updateApplicationSettings(
   appId: ApplicationId,
@@ -121,30 +147,27 @@ export async function updateApplicationSettings(
   now: number,
 ): Promise<ApplicationWithSettings | undefined> {
   const fields = Object.entries(settings).filter(([, value]) => value !== undefined);
+  const set = fields.filter(([, value]) => value !== null);
+  const removed = fields.filter(([, value]) => value === null);
   try {
     const { Attributes } = await dynamo.send(
       new UpdateCommand({
         TableName: TABLE_NAME,
         Key: applicationKey(appId),
-        UpdateExpression: `SET ${[...fields.map((_, i) => `#f${i} = :f${i}`), 'updated_at = :now'].join(', ')}`,
+        UpdateExpression: [
+          `SET ${[...set.map(([name]) => `#${name} = :${name}`), 'updated_at = :now'].join(', ')}`,
+          ...(removed.length ? [`REMOVE ${removed.map(([name]) => `#${name}`).join(', ')}`] : []),
+        ].join(' '),
         ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: Object.fromEntries(fields.map(([name], i) => [`#f${i}`, name])),
+        ExpressionAttributeNames: Object.fromEntries(fields.map(([name]) => [`#${name}`, name])),
         ExpressionAttributeValues: {
-          ...Object.fromEntries(fields.map(([, value], i) => [`:f${i}`, value])),
+          ...Object.fromEntries(set.map(([name, value]) => [`:${name}`, value])),
           ':now': now,
         },
         ReturnValues: 'ALL_NEW',
       }),
     );
-    const item = Attributes!;
-    return {
-      id: item.id,
-      name: item.name,
-      created_at: item.created_at,
-      updated_at: item.updated_at,
-      branding: item.branding,
-      hosted_authentication: item.hosted_authentication,
-    } as ApplicationWithSettings;
+    return withSettings(Attributes!);
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) return undefined;
     throw error;

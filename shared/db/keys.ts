@@ -63,7 +63,7 @@
  * | A message a query_imap list answered, not synced (TTL 1 day) | table | grant#<gid>#direct | <msg_id> | directIdKey |
  * | Admin consent given for an application's provider credential | table | app#<app_id> | adminconsent#<provider>#<credential_id> | adminConsentKey |
  * | Booking by ID | table | booking#<bkg_id> | booking | bookingKey |
- * | Application settings (branding, hosted authentication page) and its redirect URI count: attributes of the application item | table | app#<app_id> | app | applicationKey |
+ * | Application settings (branding, hosted authentication page, its own request rate limit) and its redirect URI count: attributes of the application item | table | app#<app_id> | app | applicationKey |
  * | Redirect (callback) URI by ID / redirect URIs of an application | table | app#<app_id> | redirect_uri#<ruri_id> | redirectUriKey, redirectUrisOfApplication |
  * | Redirect URI by its URL as registered, unique within the application (the OAuth flow's exact match; registered before exact matching: by its parsed URL) | table | app#<app_id> | redirect_url#<sha256 of the URL> | redirectUrlKey |
  * | Desktop redirect URI on loopback http by its URL without the port (RFC 8252: any port matches) | table | app#<app_id> | redirect_loopback#<sha256 of the URL without port> | redirectLoopbackKey |
@@ -73,6 +73,7 @@
  * | Booked time of an organizer, one item per UTC day (the slot locks: a map booking → [start, end]; TTL a week after the day) | table | grant#<gid>#booked | <YYYY-MM-DD> | bookedDayKey |
  * | Search entries of a mailbox not yet read into its segments, in commit order: a stored message's tokens, a deleted message's tombstone (TTL 30 d; shared/db/search.ts) | table | grant#<gid>#search | <ULID taken just before the commit> | searchEntryKey, searchEntriesOf |
  * | Search manifest of a mailbox: its live segments (objects under grants/<gid>/search/), the entries already merged (watermark), the merge lease | table | grant#<gid> | search | searchManifestKey |
+ * | Request rate bucket of an application, and of a grant (GCRA: its theoretical arrival time; TTL a minute after it goes idle; shared/db/rate-limits.ts) | table | ratelimit#app#<app_id>, ratelimit#grant#<gid> | bucket | applicationRateLimitKey, grantRateLimitKey |
  *
  * Message postings are the filter indexes of a mailbox that change with the message or that a
  * DynamoDB Query must read: one small item per (filter value, message), e.g. `ix#in:inbox`,
@@ -149,6 +150,14 @@ export function itemAttributes<T>(item: Record<string, unknown>, ...bookkeeping:
 /** The partition of an application: the application item and what belongs to the application (grants, governance, webhooks, settings). */
 export const applicationPartition = (appId: ApplicationId) => `app#${appId}`;
 export const applicationKey = (appId: ApplicationId): Key => ({ pk: applicationPartition(appId), sk: 'app' });
+
+/**
+ * The request rate buckets (shared/db/rate-limits.ts): one item each, in a partition of its own, because
+ * every request writes it; in the application's partition it would put that write load on the partition
+ * that holds the application's grants and settings.
+ */
+export const applicationRateLimitKey = (appId: ApplicationId): Key => ({ pk: `ratelimit#app#${appId}`, sk: 'bucket' });
+export const grantRateLimitKey = (grantId: GrantId): Key => ({ pk: `ratelimit#grant#${grantId}`, sk: 'bucket' });
 
 /** Application by API key hash. */
 export const apiKeyKey = (keyHash: string): Key => ({ pk: `apikey#${keyHash}`, sk: 'apikey' });

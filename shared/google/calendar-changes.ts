@@ -19,6 +19,7 @@ import type { NotificationType } from '#schemas/notifications';
 import { newNotification } from '#shared/notifications/notification';
 import type { SyncOutcome, SyncRun, SyncSource } from '#shared/providers/contract';
 import { clock } from '#shared/time';
+import { countMetric, METRICS } from '#shared/metrics';
 
 /**
  * Provider A's calendar changes, announced, read by the grant's sync runs after its mail: nothing of
@@ -215,6 +216,7 @@ async function readCalendar(
       // Left the list meanwhile: the next run says so.
       if (error instanceof GoogleNotFoundError) return { status: 'gone', announced };
       if (error instanceof GoogleGoneError && cp.sync_token) {
+        countMetric(METRICS.cursorResets, { provider: 'google' });
         // The token expired: a new one, and what changed since the last reading began read by its update
         // time instead (events.list updatedMin, cancelled ones included), announced page by page.
         const fresh = await readEvents(client, entry.id, undefined);

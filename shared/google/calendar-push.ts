@@ -3,6 +3,7 @@ import { getSyncState } from '#shared/db/mail-sync';
 import { AuthenticationError } from '#shared/errors';
 import { syncSoon } from '#shared/jobs/sync-runs';
 import { logger } from '#shared/logger';
+import { countMetric, METRICS } from '#shared/metrics';
 
 /**
  * Provider A's Calendar channel notifications (`POST /v3/push/google/calendar`; the channels are kept by
@@ -38,6 +39,7 @@ export async function receiveCalendarPush(
   // `sync` says the channel now exists: nothing changed yet.
   if (headers['x-goog-resource-state'] === 'sync') return { received: true, grant_id: grantId };
   log.info('calendar push', { grant_id: grantId, state: headers['x-goog-resource-state'] });
+  countMetric(METRICS.pushArrivals, { provider: 'google' });
   await syncSoon({ application_id: state.application_id, id: grantId });
   return { received: true, grant_id: grantId };
 }

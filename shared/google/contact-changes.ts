@@ -6,6 +6,7 @@ import { derivedId, type ApplicationId, type GrantId } from '#shared/ids';
 import { newNotification } from '#shared/notifications/notification';
 import type { SyncOutcome, SyncRun, SyncSource } from '#shared/providers/contract';
 import { clock } from '#shared/time';
+import { countMetric, METRICS } from '#shared/metrics';
 
 /**
  * Provider A's contact changes, announced: the People API has no push, so the grant's sync runs read
@@ -136,6 +137,7 @@ export const googleContactChanges: SyncSource = {
           continue;
         }
         if (!expired(error)) throw error;
+        countMetric(METRICS.cursorResets, { provider: 'google' });
         // An expired token: a new one, and the contacts changed since the last reading began, by update time.
         const token = await firstToken(client);
         const outbox = (await changedSince(client, cursor.read_at ?? listingAt)).map((p) => noteOf(grant, p));

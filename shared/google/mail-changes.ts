@@ -9,6 +9,7 @@ import { derivedId, type ApplicationId, type GrantId } from '#shared/ids';
 import { newNotification } from '#shared/notifications/notification';
 import type { Message, SyncOutcome, SyncRun, SyncSource } from '#shared/providers/contract';
 import { clock } from '#shared/time';
+import { countMetric, METRICS } from '#shared/metrics';
 
 /**
  * Provider A's mail changes, announced: Gmail's history (users.history.list) since the grant's
@@ -214,6 +215,7 @@ export const gmailMailChanges: SyncSource = {
         });
       } catch (error) {
         if (!(error instanceof GoogleNotFoundError)) throw error;
+        countMetric(METRICS.cursorResets, { provider: 'google' });
         const now = clock.nowSeconds();
         const outbox = await recoverWindow(grant, state.last_change_at);
         state = await commit(

@@ -8,6 +8,7 @@ import { originOf } from '#shared/http/origin';
 import type { ApplicationId } from '#shared/ids';
 import { logger } from '#shared/logger';
 import { syncSoon } from '#shared/jobs/sync-runs';
+import { countMetric, METRICS } from '#shared/metrics';
 
 /**
  * Provider A's Gmail pushes (`POST /v3/push/google/pubsub?application_id=…`): Gmail publishes a mailbox's
@@ -78,6 +79,7 @@ export async function receiveGmailPush(
     log.info('push for no syncing grant', { application_id: applicationId });
     return { received: true };
   }
+  countMetric(METRICS.pushArrivals, { provider: 'google' });
   await syncSoon({ application_id: grant.application_id, id: grant.id });
   return { received: true, grant_id: grant.id };
 }

@@ -1,9 +1,10 @@
 import middy from '@middy/core';
 import type { SessionAuthenticator } from '#shared/applications/authenticate';
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { authentication } from '#shared/http/middleware/authentication';
 import { grantResolution, providerParameters } from '#shared/http/middleware/grant-resolution';
 import { jsonBody, type MultipartParser } from '#shared/http/middleware/json-body';
+import { rateLimit } from '#shared/http/middleware/rate-limit';
 import { responseMiddleware } from '#shared/http/middleware/response';
 import { routing } from '#shared/http/middleware/routing';
 import { stateOf, type CompiledRoute } from '#shared/http/middleware/state';
@@ -16,6 +17,7 @@ import {
   type RouteTable,
 } from '#shared/http/route';
 import { toValidator } from '#shared/http/validation';
+import { runWithLogKeys } from '#shared/logger';
 
 /**
  * The one HTTP middleware stack. Every endpoint function is `httpApi<typeof routes>(generated, handlers)`;
@@ -25,12 +27,15 @@ import { toValidator } from '#shared/http/validation';
  *   2. routing   match the API Gateway route key, decode path parameters (404/405 when nothing matches)
  *   3. auth      `Authorization: Bearer <API key>` → application; on `optional` routes, a session of
  *                the function's session authenticator or an API key when the header is there
- *   4. grant     resolve `{grant_id}` within the calling application (an unknown grant is a 404
- *                whatever the request carries, as the published contract answers)
- *   5. body      size limit, content type, JSON parsing (@middy/http-json-body-parser)
- *   6. validate  generated ajv validators for query and body, `select`; then provider-only
+ *   4. limit     the calling application's request rate bucket (429 with Retry-After; its
+ *                DynamoDB write runs while the grant is resolved)
+ *   5. grant     resolve `{grant_id}` within the calling application (an unknown grant is a 404
+ *                whatever the request carries, as the published contract answers); then the
+ *                application's bucket's outcome, and the grant's own rate bucket (429)
+ *   6. body      size limit, content type, JSON parsing (@middy/http-json-body-parser)
+ *   7. validate  generated ajv validators for query and body, `select`; then provider-only
  *                parameters the grant's provider cannot honour (400)
- *   7. handler   one domain call, returns a RouteResult
+ *   8. handler   one domain call, returns a RouteResult
  */
 function compile(
   generated: GeneratedRoutes,
@@ -71,11 +76,13 @@ export function httpApi<T extends RouteTable>(
   const needsMultipart = Object.entries(generated.routes).find(([, spec]) => spec.multipartMaxBytes);
   if (needsMultipart && !options.multipart)
     throw new Error(`Route ${needsMultipart[0]} accepts multipart bodies but no multipart parser was given`);
-  return middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>()
+  const api = middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>()
     .use(responseMiddleware())
     .use(routing(compiled, known))
     .use(authentication(options.sessions))
+    .use(rateLimit('application'))
     .use(grantResolution())
+    .use(rateLimit('grant'))
     .use(jsonBody(options.multipart))
     .use(validation())
     .use(providerParameters())
@@ -99,4 +106,8 @@ export function httpApi<T extends RouteTable>(
       // The response middleware turns the RouteResult into the API Gateway result.
       return result as unknown as APIGatewayProxyStructuredResultV2;
     });
+  // Each request is served with log keys of its own (shared/logger.ts): every line written while it is
+  // served says its request_id, application_id and grant_id, concurrent requests of one process apart.
+  return (event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyStructuredResultV2> =>
+    runWithLogKeys({}, () => api(event, context));
 }

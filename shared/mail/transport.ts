@@ -2,6 +2,7 @@ import { SESv2Client, SendEmailCommand } from '@aws-sdk/client-sesv2';
 import type { Transporter } from 'nodemailer';
 import { requestHandler } from '#shared/aws/http';
 import { env } from '#shared/config';
+import { traced } from '#shared/aws/tracing';
 
 /**
  * Delivery of raw MIME to addresses outside this deployment. `MAIL_TRANSPORT=smtp` relays over SMTP
@@ -55,7 +56,7 @@ function smtpTransport(url: string): MailTransport {
 }
 
 function sesTransport(): MailTransport {
-  const ses = new SESv2Client({ requestHandler });
+  const ses = traced(new SESv2Client({ requestHandler }));
   return {
     async send(raw, envelope) {
       try {

@@ -2,6 +2,7 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } 
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { allowedAddresses, pinnedLookup, type Resolver, type UrlPolicy } from '#shared/net/addresses';
+import { inSubsegment } from '#shared/aws/tracing';
 
 /**
  * The one low-level HTTP client for destinations that customers or configurations name (webhook
@@ -78,7 +79,8 @@ export async function guardedRequest(req: GuardedRequest): Promise<GuardedRespon
       throw new GuardedRequestError('blocked', (error as Error).message, 0);
     }
   }
-  return send(req);
+  // Traced (when tracing is on) as a subsegment named after the host, never the path or query.
+  return inSubsegment(req.url.host, () => send(req));
 }
 
 function send(req: GuardedRequest): Promise<GuardedResponse> {

@@ -21,6 +21,7 @@ import { newNotification } from '#shared/notifications/notification';
 import type { SyncOutcome } from '#shared/providers/contract';
 import { mailSyncOf } from '#shared/registries/mail-sync';
 import { clock } from '#shared/time';
+import { emitMetrics, METRICS, MetricUnit } from '#shared/metrics';
 
 /**
  * Sync runs of grants whose mail lives on another server, on Lambda: no long-lived connection.
@@ -123,6 +124,13 @@ export async function runMailSync(payload: SyncPayload, remainingMs: () => numbe
     }
   }
   state.last_run_at = clock.nowSeconds();
+  // A push (Gmail's watch) that lapsed or was refused: the grant is polled until it is back.
+  const watch = state.gmail?.watch;
+  const pushLapsed = !!watch && (!!watch.error || watch.expires_at <= state.last_run_at);
+  emitMetrics({ provider: grant.provider }, [
+    [METRICS.syncRuns, MetricUnit.Count, 1],
+    ...(pushLapsed ? [[METRICS.pushLapsed, MetricUnit.Count, 1] as const] : []),
+  ]);
   const delay = state.failures
     ? Math.min(MAX_BACKOFF_SECONDS, 30 * 2 ** (state.failures - 1))
     : outcome.status === 'more'

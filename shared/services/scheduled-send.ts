@@ -12,6 +12,7 @@ import { ScheduledSendRefusal } from '#shared/scheduled-send/refusal';
 import { runReminder } from '#shared/scheduling/reminders';
 import { clock } from '#shared/time';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { emitMetrics, METRICS, MetricUnit } from '#shared/metrics';
 
 /**
  * The scheduled-send worker's logic (functions/scheduled-send), for every provider: a firing of a
@@ -86,6 +87,10 @@ export async function runFiring(firing: Firing, options: { lastDelivery: boolean
       },
       scheduleItems: () => schedules.successItems(record, attempt, clock.nowSeconds()),
     });
+    // How late it left after its send_at (epoch seconds), in ms: the template's lateness alarm reads it.
+    emitMetrics({}, [
+      [METRICS.scheduledSendLateness, MetricUnit.Milliseconds, Math.max(0, clock.nowMs() - record.send_at * 1000)],
+    ]);
     return { kind: 'sent', messageId: sent.messageId };
   } catch (error) {
     if (error instanceof ScheduledSendRefusal) return fail(grant, record, attempt, error.message);

@@ -63,6 +63,11 @@ describe('Function: applications, settings', () => {
       branding: { name: 'Acme Mail' },
       hosted_authentication: {},
       callback_uris: [],
+      // The deployment's limits: this run's settings (test/support/setup-env.ts; rate-limit.test.ts runs with the default values).
+      rate_limit: {
+        requests_per_second: Number(process.env.RATE_LIMIT_PER_SECOND),
+        burst: Number(process.env.RATE_LIMIT_BURST),
+      },
       created_at: expect.any(Number),
       updated_at: expect.any(Number),
     });

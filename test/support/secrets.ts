@@ -4,7 +4,7 @@ import { join } from 'node:path';
 /**
  * The secrets audit of a test run (test/final/secrets-scan.test.ts reads what this module writes).
  * Each test worker
- * - writes every structured line shared/logger.ts prints to `logs/<worker pid>.log` (`captureLogs`,
+ * - writes every structured line shared/logger.ts (and shared/metrics.ts) prints to `logs/<worker pid>.log` (`captureLogs`,
  *   installed by setup-env.ts with the logger at debug), and
  * - appends every secret the tests create or receive to `secrets/<worker pid>.txt` (`rememberSecret`),
  * both under the run's own directory, `test/artifacts/runs/<vitest pid>/`: global setup makes it and
@@ -39,8 +39,10 @@ export function rememberSecret(value: unknown, what: string): void {
 }
 
 const LEVELS = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 } as const;
-/** How shared/logger.ts starts every line it writes (JSON.stringify puts `level` first). */
+/** How shared/logger.ts starts every line it writes (its formatter puts `level` first). */
 const LOG_LINE = /^\{"level":"(debug|info|warn|error)",/;
+/** How shared/metrics.ts's lines start (CloudWatch's embedded metric format): kept with the logs, shown at debug. */
+const METRICS_LINE = /^\{"_aws":\{/;
 
 const installed = Symbol.for('switchboard.test.captureLogs');
 
@@ -66,7 +68,8 @@ export function captureLogs(runDir: string, terminalLevel: string): void {
           : chunk instanceof Uint8Array
             ? Buffer.from(chunk).toString('utf8')
             : undefined;
-      const level = text === undefined ? undefined : LOG_LINE.exec(text)?.[1];
+      const level =
+        text === undefined ? undefined : (LOG_LINE.exec(text)?.[1] ?? (METRICS_LINE.test(text) ? 'debug' : undefined));
       if (!level) return write(chunk, ...rest);
       writeSync(fd, text!);
       if (LEVELS[level as keyof typeof LEVELS] >= threshold) return write(chunk, ...rest);

@@ -1,4 +1,4 @@
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -23,6 +23,9 @@ describe('Function: httpApi error handling', () => {
     dynamoMock.on(GetCommand, { Key: { pk: `apikey#${hashApiKey('unit-test-key')}`, sk: 'apikey' } }).resolves({
       Item: { application_id: 'app_unit', key_prefix: 'unit', created_at: 1 },
     });
+    // The rate limiter's calls: the application's own limits (none), then its bucket and the grant's.
+    dynamoMock.on(GetCommand, { Key: { pk: 'app#app_unit', sk: 'app' } }).resolves({});
+    dynamoMock.on(UpdateCommand).resolves({});
   });
 
   it('turns an unexpected failure into a generic 500 envelope without internals', async () => {
@@ -91,7 +94,9 @@ describe('Function: httpApi error handling', () => {
     const result = (await handler(event('/v3/grants/not-an-id'), context)) as APIGatewayProxyStructuredResultV2;
     expect(result.statusCode).toBe(404);
     expect(
-      dynamoMock.commandCalls(GetCommand).filter((c) => String(c.args[0].input.Key!.pk).startsWith('app#')),
+      dynamoMock
+        .commandCalls(GetCommand)
+        .filter((c) => String(c.args[0].input.Key!.pk).startsWith('app#') && c.args[0].input.Key!.sk !== 'app'),
     ).toHaveLength(0);
   });
 });

@@ -28,7 +28,13 @@ function allowedActions(role: string): Set<string> {
 
 /** Actions a role may hold beyond the commands it constructs. */
 function grantedWithout(fn: { events?: Record<string, unknown>[] }, commands: string[]): Set<string> {
-  const extra = new Set(['logs:CreateLogStream', 'logs:PutLogEvents']);
+  // Its logs, and X-Ray's segments when the deployment turns tracing on (TRACING=true).
+  const extra = new Set([
+    'logs:CreateLogStream',
+    'logs:PutLogEvents',
+    'xray:PutTraceSegments',
+    'xray:PutTelemetryRecords',
+  ]);
   if (fn.events?.some((e) => 'sqs' in e))
     for (const a of [
       'sqs:ReceiveMessage',

@@ -97,6 +97,8 @@ describe('roles from the calls a function makes', () => {
     expect(grants.map((g) => `${g.action} ${g.resource}`)).toEqual([
       'logs:CreateLogStream !Sub arn:${AWS::Partition}:logs:${AWS::Region}:${AWS::AccountId}:log-group:/aws/lambda/${self:service}-${sls:stage}-w:*',
       'logs:PutLogEvents !Sub arn:${AWS::Partition}:logs:${AWS::Region}:${AWS::AccountId}:log-group:/aws/lambda/${self:service}-${sls:stage}-w:*',
+      'xray:PutTraceSegments *',
+      'xray:PutTelemetryRecords *',
       'dynamodb:GetItem !GetAtt Table.Arn',
       'sqs:SendMessage !GetAtt JobsQueue.Arn',
       'ses:SendEmail !Sub arn:${AWS::Partition}:ses:${AWS::Region}:${AWS::AccountId}:identity/*',

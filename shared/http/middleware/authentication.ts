@@ -3,6 +3,7 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { authenticate, bearerToken, type SessionAuthenticator } from '#shared/applications/authenticate';
 import { AuthenticationError } from '#shared/errors';
 import { stateOf } from '#shared/http/middleware/state';
+import { addLogKeys } from '#shared/logger';
 
 /**
  * `Authorization: Bearer <API key>` → the calling application (401 otherwise), unless the route is
@@ -22,6 +23,7 @@ export const authentication = (sessions?: SessionAuthenticator): middy.Middlewar
       if (session) {
         state.session = session;
         state.log = state.log.child({ application_id: session.applicationId });
+        addLogKeys({ application_id: session.applicationId });
         return;
       }
       try {
@@ -40,5 +42,6 @@ export const authentication = (sessions?: SessionAuthenticator): middy.Middlewar
       );
     }
     state.log = state.log.child({ application_id: state.app.applicationId });
+    addLogKeys({ application_id: state.app.applicationId });
   },
 });

@@ -4,6 +4,7 @@ import { resolveGrant } from '#shared/grants/resolve';
 import { ForbiddenError } from '#shared/errors';
 import { stateOf } from '#shared/http/middleware/state';
 import { checkProviderParameters } from '#shared/registries/parameters';
+import { addLogKeys } from '#shared/logger';
 
 /** Resolves `{grant_id}` by any of the spec's patterns, always within the calling application (404 otherwise). */
 export const grantResolution = (): middy.MiddlewareObj<APIGatewayProxyEventV2> => ({
@@ -12,6 +13,8 @@ export const grantResolution = (): middy.MiddlewareObj<APIGatewayProxyEventV2> =
     const raw = state.params.grant_id;
     if (raw === undefined || !state.app) return;
     state.grant = await resolveGrant(state.app, raw);
+    state.log = state.log.child({ grant_id: state.grant.id });
+    addLogKeys({ grant_id: state.grant.id });
     if (state.grant.blocked && !state.route!.spec.allowBlockedGrant) {
       throw new ForbiddenError(
         `Grant '${state.grant.id}' is blocked; unblock it with PATCH /v3/grants/{grant_id} {"blocked": false}`,

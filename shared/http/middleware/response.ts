@@ -6,12 +6,14 @@ import { KEY_BYTES, KeyTooLongError } from '#shared/aws/key-bounds';
 import { routeKey, type RouteResult } from '#shared/http/route';
 import { project } from '#shared/http/select';
 import { beginState, existingState, stateOf, type State } from '#shared/http/middleware/state';
+import { addLogKeys, resampleLogs } from '#shared/logger';
+import { emitMetrics, METRICS, MetricUnit } from '#shared/metrics';
 
 /**
  * First in the stack, so its `after`/`onError` run last: wraps results in the envelope
  * (`{request_id, data}`, `{request_id, data, next_cursor?}`, `{request_id}`), applies `select`,
  * sets `x-request-id`, gzips bodies of 200 bytes or more when the client accepts it, writes the
- * access log line, and turns every error into `{request_id, error: {type, message}}`.
+ * access log line and the route's metrics, and turns every error into `{request_id, error: {type, message}}`.
  */
 const GZIP_MIN_BYTES = 200;
 
@@ -32,14 +34,24 @@ function render(state: State, status: number, payload: object, extra: Record<str
   return { statusCode: status, headers, body: json, isBase64Encoded: false };
 }
 
+/** The access log line, and the route's metrics: the request, whether it was a 4xx or 5xx, its latency. */
 function accessLog(state: State, event: APIGatewayProxyEventV2, status: number) {
+  const durationMs = Date.now() - state.started;
   state.log.info('request', {
     method: event.requestContext?.http?.method,
     route: state.route ? routeKey(state.route.spec) : event.rawPath,
     status,
-    duration_ms: Date.now() - state.started,
+    duration_ms: durationMs,
     application_id: state.app?.applicationId,
   });
+  // Unmatched paths share one route value: a scan of random paths must not make a metric per path.
+  emitMetrics({ route: state.route ? routeKey(state.route.spec) : 'unmatched' }, [
+    [METRICS.requests, MetricUnit.Count, 1],
+    [METRICS.clientErrors, MetricUnit.Count, status >= 400 && status < 500 ? 1 : 0],
+    [METRICS.serverErrors, MetricUnit.Count, status >= 500 ? 1 : 0],
+    [METRICS.latency, MetricUnit.Milliseconds, durationMs],
+    ...(status === 429 ? [[METRICS.rateLimited, MetricUnit.Count, 1] as const] : []),
+  ]);
 }
 
 export const responseMiddleware = (): middy.MiddlewareObj<
@@ -47,7 +59,9 @@ export const responseMiddleware = (): middy.MiddlewareObj<
   APIGatewayProxyStructuredResultV2
 > => ({
   before: (request) => {
-    beginState(request.event, request.context?.awsRequestId);
+    const state = beginState(request.event, request.context?.awsRequestId);
+    addLogKeys({ request_id: state.requestId });
+    resampleLogs();
   },
   after: (request) => {
     const state = stateOf(request);
