@@ -6,14 +6,16 @@ import {
 } from '@aws-sdk/client-scheduler';
 import { requestHandler } from '#shared/aws/http';
 import { env } from '#shared/config';
+import { lazyClient } from '#shared/aws/lazy-client';
 import { traced } from '#shared/aws/tracing';
 
 /**
- * EventBridge Scheduler: one one-shot `at()` schedule per scheduled send, in the deployment's own
- * schedule group, whose target is the scheduled-send queue (the endpoint comes from
- * `AWS_ENDPOINT_URL_SCHEDULER` when set, like every client).
+ * EventBridge Scheduler (its client made on first use, shared/aws/lazy-client.ts): one one-shot
+ * `at()` schedule per scheduled send, in the deployment's own schedule group, whose target is the
+ * scheduled-send queue (the endpoint comes from `AWS_ENDPOINT_URL_SCHEDULER` when set, like every
+ * client).
  */
-export const scheduler = traced(new SchedulerClient({ requestHandler }));
+export const scheduler = lazyClient(() => traced(new SchedulerClient({ requestHandler })));
 
 const GROUP = env.scheduleGroup();
 const TARGET_QUEUE_ARN = env.scheduledSendQueueArn();
