@@ -37,6 +37,7 @@ export const ID_PREFIXES = {
   booking: 'bkg',
   credential: 'cred',
   redirectUri: 'ruri',
+  apiKey: 'key',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
@@ -68,6 +69,7 @@ export type ConfigurationId = Id<'configuration'>;
 export type BookingId = Id<'booking'>;
 export type CredentialId = Id<'credential'>;
 export type RedirectUriId = Id<'redirectUri'>;
+export type ApiKeyId = Id<'apiKey'>;
 
 /** Milliseconds encoded in the time part of an ID (its first 10 body characters). */
 export function idTime(id: string): number {

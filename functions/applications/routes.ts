@@ -6,9 +6,13 @@ import {
   UpdateApplicationBody,
   UpdateRedirectUriBody,
 } from '#schemas/applications';
+import { ApiKeyListQuery, ApiKeyObject, CreateApiKeyBody, CreatedApiKeyObject } from '#schemas/api-keys';
 import type { RouteTable } from '#shared/http/route';
 
-/** The calling application's settings and its redirect (callback) URIs. */
+/**
+ * The calling application's settings, its redirect (callback) URIs and its API keys. The API keys
+ * paths name the application; only the caller's own is found (404 for any other).
+ */
 export const routes = {
   getApplication: {
     method: 'GET',
@@ -63,6 +67,36 @@ export const routes = {
     method: 'DELETE',
     path: '/v3/applications/redirect-uris/{id}',
     summary: 'Delete a redirect URI',
+    responseKind: 'empty',
+  },
+  createApiKey: {
+    method: 'POST',
+    path: '/v3/admin/applications/{application_id}/api-keys',
+    summary:
+      'Create an API key of the calling application (optional name, optional expires_in seconds); the secret is answered this once',
+    body: CreateApiKeyBody,
+    bodyOptional: true,
+    response: CreatedApiKeyObject,
+  },
+  listApiKeys: {
+    method: 'GET',
+    path: '/v3/admin/applications/{application_id}/api-keys',
+    summary: "The calling application's API keys, newest first, expired ones included (never their secrets)",
+    query: ApiKeyListQuery,
+    response: ApiKeyObject,
+    responseKind: 'list',
+  },
+  getApiKey: {
+    method: 'GET',
+    path: '/v3/admin/applications/{application_id}/api-keys/{api_key_id}',
+    summary: 'Get an API key of the calling application (never its secret)',
+    response: ApiKeyObject,
+  },
+  deleteApiKey: {
+    method: 'DELETE',
+    path: '/v3/admin/applications/{application_id}/api-keys/{api_key_id}',
+    summary:
+      "Delete (revoke) an API key, the calling one included; the application's last active key answers 409 (create another first)",
     responseKind: 'empty',
   },
 } as const satisfies RouteTable;

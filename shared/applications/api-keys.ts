@@ -14,3 +14,13 @@ export function generateApiKey(): string {
 export function hashApiKey(apiKey: string): string {
   return createHash('sha256').update(apiKey, 'utf8').digest('hex');
 }
+
+/** The first characters of a key, kept to tell keys apart: `sbk_` and four more, or four of a chosen key (local seeding). */
+export const keyPrefixOf = (apiKey: string) =>
+  apiKey.startsWith(API_KEY_PREFIX) ? apiKey.slice(0, API_KEY_PREFIX.length + 4) : apiKey.slice(0, 4);
+
+/**
+ * The name of the key an application is created with (admin CLI, local seeding), also answered for
+ * such keys stored before keys had names.
+ */
+export const FIRST_KEY_NAME = 'first key';

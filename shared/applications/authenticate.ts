@@ -1,5 +1,5 @@
 import { env } from '#shared/config';
-import { getApiKey } from '#shared/db/applications';
+import { getApiKeyByHash } from '#shared/db/api-keys';
 import { AuthenticationError, InvalidRequestError } from '#shared/errors';
 import { accessTokenRecord, isAccessToken } from '#shared/accounts/issued-tokens';
 import type { ApplicationId } from '#shared/ids';
@@ -19,11 +19,29 @@ export interface SessionAuthenticator {
 
 /**
  * Resolved keys are remembered for a short time per container so that a warm function does not
- * read DynamoDB twice per request. Only hashes are kept, never keys.
+ * read DynamoDB twice per request. Only hashes are kept, never keys. A key deleted elsewhere is
+ * trusted here until its entry lapses (at most CACHE_MS); a key's expiry is remembered with it, so
+ * an expired key is refused from its expires_at on, cached or not.
  */
 const CACHE_MS = env.apiKeyCacheSeconds() * 1000;
 const MAX_CACHE_ENTRIES = 1000;
-const cache = new Map<string, { appId: ApplicationId; until: number }>();
+const cache = new Map<string, { appId: ApplicationId; until: number; expiresAt: number | undefined }>();
+
+/**
+ * Stops trusting a key (by its hash) in this container: a key deleted by a request is refused at once
+ * by the instance that served the request, not a cache lifetime later.
+ */
+export function forgetApiKey(hash: string): void {
+  cache.delete(hash);
+}
+
+/** 401 for a key past its expiry (Unix seconds), saying since when. */
+function refuseExpired(expiresAt: number | undefined, nowMs: number): void {
+  if (expiresAt === undefined || nowMs < expiresAt * 1000) return;
+  throw new AuthenticationError(
+    `This API key expired at ${new Date(expiresAt * 1000).toISOString()} (Unix ${expiresAt}); call with another API key of the application`,
+  );
+}
 
 /** The token of `Authorization: Bearer <token>`: 401 when missing or malformed, 400 for several headers. */
 export function bearerToken(authorization: string | undefined): string {
@@ -65,13 +83,17 @@ export async function authenticate(authorization: string | undefined): Promise<A
   const hash = hashApiKey(token);
   const now = clock.nowMs();
   const cached = cache.get(hash);
-  if (cached && cached.until > now) return { applicationId: cached.appId, credential: 'api_key' };
+  if (cached && cached.until > now) {
+    refuseExpired(cached.expiresAt, now);
+    return { applicationId: cached.appId, credential: 'api_key' };
+  }
 
-  const record = await getApiKey(hash);
+  const record = await getApiKeyByHash(hash);
   if (!record) throw new AuthenticationError('Invalid API key');
   if (CACHE_MS > 0) {
     if (cache.size >= MAX_CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
-    cache.set(hash, { appId: record.application_id, until: now + CACHE_MS });
+    cache.set(hash, { appId: record.application_id, until: now + CACHE_MS, expiresAt: record.key_expires_at });
   }
+  refuseExpired(record.key_expires_at, now);
   return { applicationId: record.application_id, credential: 'api_key' };
 }

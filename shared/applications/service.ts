@@ -1,7 +1,8 @@
-import { ApiKeyExistsError, getApiKey, putApplicationWithKey } from '#shared/db/applications';
+import { ApiKeyExistsError } from '#shared/db/applications';
+import { getApiKeyByHash, putApplicationWithApiKey } from '#shared/db/api-keys';
 import { newId, type ApplicationId } from '#shared/ids';
 import { clock } from '#shared/time';
-import { API_KEY_PREFIX, generateApiKey, hashApiKey } from '#shared/applications/api-keys';
+import { FIRST_KEY_NAME, generateApiKey, hashApiKey, keyPrefixOf } from '#shared/applications/api-keys';
 import { ACCESS_PREFIX, REFRESH_PREFIX } from '#shared/accounts/issued-tokens';
 
 export interface CreatedApplication {
@@ -11,8 +12,9 @@ export interface CreatedApplication {
 }
 
 /**
- * Creates an application and its first API key. With `apiKey` given (local development seeding),
- * an application that already owns that key is returned instead of failing.
+ * Creates an application and its first API key (listed by the application's API keys endpoints as
+ * FIRST_KEY_NAME). With `apiKey` given (local development seeding), an application that already owns
+ * that key is returned instead of failing.
  */
 export async function createApplication(input: {
   name: string;
@@ -24,18 +26,24 @@ export async function createApplication(input: {
     throw new Error(`An API key may not start with '${ACCESS_PREFIX}' or '${REFRESH_PREFIX}'`);
   const hash = hashApiKey(apiKey);
   const id = newId('application');
+  const now = clock.nowSeconds();
   try {
-    await putApplicationWithKey(
-      { id, name: input.name, created_at: clock.nowSeconds() },
+    await putApplicationWithApiKey(
+      { id, name: input.name, created_at: now },
       {
-        hash,
-        prefix: apiKey.startsWith(API_KEY_PREFIX) ? apiKey.slice(0, API_KEY_PREFIX.length + 4) : apiKey.slice(0, 4),
+        id: newId('apiKey'),
+        application_id: id,
+        name: FIRST_KEY_NAME,
+        key_prefix: keyPrefixOf(apiKey),
+        key_hash: hash,
+        created_at: now,
+        updated_at: now,
       },
     );
     return { application_id: id, api_key: apiKey, created: true };
   } catch (error) {
     if (!(error instanceof ApiKeyExistsError) || input.apiKey === undefined) throw error;
-    const existing = await getApiKey(hash);
+    const existing = await getApiKeyByHash(hash);
     if (!existing) throw error;
     return { application_id: existing.application_id, api_key: apiKey, created: false };
   }

@@ -76,11 +76,6 @@ export async function putApplicationWithKey(
 }
 
 /** Application ID for an API key hash, or undefined. */
-export async function getApiKey(hash: string): Promise<ApiKeyRecord | undefined> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: apiKeyKey(hash) }));
-  return Item as ApiKeyRecord | undefined;
-}
-
 export async function getApplication(appId: ApplicationId): Promise<ApplicationRecord | undefined> {
   const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: applicationKey(appId) }));
   if (!Item) return undefined;

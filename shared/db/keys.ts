@@ -9,6 +9,7 @@
  * |--------------------------------------------------|-------|----------------------|-----------------------|---------------------|
  * | Application by ID                                | table | app#<app_id>         | app                   | applicationKey      |
  * | Application by API key (SHA-256 of the key)      | table | apikey#<sha256>      | apikey                | apiKeyKey           |
+ * | API key of an application by ID / keys of an application, newest first (the description: name, expiry, its hash) | table | app#<app_id> | apikey#<key_id> | applicationApiKeyKey, apiKeysOfApplication |
  * | Grant by ID within its application               | table | app#<app_id>         | grant#<grant_id>      | grantKey            |
  * | Grants of an application, newest first           | table | app#<app_id>         | begins_with grant#    | grantsOfApplication |
  * | Grant by email within an application (unique)    | table | app#<app_id>         | email#<email>         | grantEmailKey       |
@@ -93,6 +94,7 @@
 import { createHash } from 'node:crypto';
 import { KEY_BYTES } from '#shared/aws/key-bounds';
 import type {
+  ApiKeyId,
   ApplicationId,
   CredentialId,
   RedirectUriId,
@@ -161,6 +163,19 @@ export const grantRateLimitKey = (grantId: GrantId): Key => ({ pk: `ratelimit#gr
 
 /** Application by API key hash. */
 export const apiKeyKey = (keyHash: string): Key => ({ pk: `apikey#${keyHash}`, sk: 'apikey' });
+/**
+ * An API key as its application sees it, by ID, in the application's partition: what lists and
+ * revokes keys without knowing them (authentication reads the item by hash above, never this one).
+ */
+export const applicationApiKeyKey = (appId: ApplicationId, keyId: ApiKeyId): Key => ({
+  pk: applicationPartition(appId),
+  sk: `apikey#${keyId}`,
+});
+/** Query: the API keys of an application (sk prefix; IDs sort by creation time). */
+export const apiKeysOfApplication = (appId: ApplicationId) => ({
+  pk: applicationPartition(appId),
+  skPrefix: 'apikey#',
+});
 
 /** Grant by ID, scoped to its application: another application's ID can never match. */
 export const grantKey = (appId: ApplicationId, grantId: GrantId): Key => ({
