@@ -1,5 +1,3 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyResultV2 } from 'aws-lambda';
@@ -8,8 +6,8 @@ import { startStack } from '../scripts/local-stack/index';
 import { isOutboxInsert, startStreamRelay, type StreamRelay } from '../scripts/local-stack/stream-relay';
 import type { Gateway } from '../test/support/gateway';
 import { startJobsWorker } from './jobs';
-import { decodeBatchAnswer, encodeBatch } from '../shared/google/batch';
-import { fmt, percentile, rng, scaled, table } from './lib';
+import { decodeBatchAnswer, encodeBatch } from '#shared/google/batch';
+import { fmt, percentile, rng, scaled, startWebhookReceiver, table } from './lib';
 import { pollQueue, type SqsHandler } from './queue-poller';
 
 /**
@@ -583,32 +581,12 @@ export async function runGoogleBench(): Promise<void> {
 
     // 3. Change → webhook through the push, and without it (the workers run from here on).
     const received = new Map<string, number>();
-    const receiver = createServer((req: IncomingMessage, res: ServerResponse) => {
-      const challenge = new URL(req.url ?? '/', 'http://x').searchParams.get('challenge');
-      if (challenge) return void res.writeHead(200, { 'content-length': Buffer.byteLength(challenge) }).end(challenge);
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        const now = performance.now();
-        try {
-          const body = JSON.parse(Buffer.concat(chunks).toString()) as {
-            type: string;
-            data: { object: { id: string } };
-          };
-          if (body.type.startsWith('message.created') && !received.has(body.data.object.id))
-            received.set(body.data.object.id, now);
-        } catch {
-          // not a notification
-        }
-        res.writeHead(200, { 'content-length': 2 }).end('ok');
-      });
+    const receiver = await startWebhookReceiver((body, arrivedAt) => {
+      const id = body.data.object.id as string;
+      if (body.type.startsWith('message.created') && !received.has(id)) received.set(id, arrivedAt);
     });
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-    stops.push(async () => {
-      receiver.closeAllConnections();
-      await new Promise((resolve) => receiver.close(resolve));
-    });
-    const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    stops.push(receiver.stop);
+    const hookUrl = receiver.url;
 
     // The platform around the functions, as Lambda runs it: the table's stream to the outbox consumer,
     // the jobs worker, and pollers of the mail-sync, fan-out and delivery queues (two each).

@@ -1,6 +1,4 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBClient, TransactWriteItemsCommand, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
@@ -10,7 +8,7 @@ import { startStack, type LocalStack } from '../scripts/local-stack/index';
 import { startSmtpSink } from '../scripts/local-stack/smtp-sink';
 import { isOutboxInsert, startStreamRelay, type StreamRelay } from '../scripts/local-stack/stream-relay';
 import { startJobsWorker } from './jobs';
-import { cpuSince, cpuTime, percentile, rng, scaled, SMOKE, table, type CpuTime } from './lib';
+import { cpuSince, cpuTime, percentile, rng, scaled, SMOKE, startWebhookReceiver, table, type CpuTime } from './lib';
 import { pollQueue } from './queue-poller';
 
 /**
@@ -354,37 +352,16 @@ export async function runImapBench(): Promise<void> {
 
     // The receiver: answers challenges, records when each message.created arrived, by subject.
     const received = new Map<string, number>();
-    const receiver = createServer((req: IncomingMessage, res: ServerResponse) => {
-      const url = new URL(req.url ?? '/', 'http://x');
-      const challenge = url.searchParams.get('challenge');
-      if (challenge) return void res.writeHead(200, { 'content-length': Buffer.byteLength(challenge) }).end(challenge);
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        const now = performance.now();
-        try {
-          const body = JSON.parse(Buffer.concat(chunks).toString()) as {
-            type: string;
-            data: { object: { subject?: string } };
-          };
-          const subject = body.data.object.subject ?? '';
-          if (body.type === 'message.created' && !received.has(subject)) received.set(subject, now);
-        } catch {
-          // not ours
-        }
-        res.writeHead(200, { 'content-length': 2 }).end('ok');
-      });
+    const receiver = await startWebhookReceiver((body, arrivedAt) => {
+      const subject = (body.data.object.subject as string | undefined) ?? '';
+      if (body.type === 'message.created' && !received.has(subject)) received.set(subject, arrivedAt);
     });
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-    stops.push(async () => {
-      receiver.closeAllConnections();
-      await new Promise((resolve) => receiver.close(resolve));
-    });
+    stops.push(receiver.stop);
 
     const app = await createApplication({ name: 'bench imap' });
     const context = { applicationId: app.application_id, credential: 'api_key' as const };
     await webhooks.createWebhook(context, {
-      webhook_url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
+      webhook_url: receiver.url,
       trigger_types: ['message.created'],
     });
     const connect = (user: string) =>

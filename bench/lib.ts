@@ -1,4 +1,7 @@
 import { execFileSync } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -208,4 +211,43 @@ export function functionEnvironments(stage: string, env: Record<string, string>)
     ]),
   );
   return { provider, functions };
+}
+
+/** A notification as a webhook receiver reads it. */
+export interface ReceivedNotification {
+  type: string;
+  data: { object: Record<string, unknown> };
+}
+
+/**
+ * A local webhook receiver for the suites that time change → webhook: answers the verification
+ * challenge, answers every POST 200, and hands each notification to `onNotification` with the
+ * moment it arrived (performance.now()). `url` is its `/hook`; `stop` closes it.
+ */
+export async function startWebhookReceiver(
+  onNotification: (notification: ReceivedNotification, arrivedAt: number) => void,
+): Promise<{ url: string; stop: () => Promise<void> }> {
+  const receiver = createServer((req, res) => {
+    const challenge = new URL(req.url ?? '/', 'http://x').searchParams.get('challenge');
+    if (challenge) return void res.writeHead(200, { 'content-length': Buffer.byteLength(challenge) }).end(challenge);
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const arrivedAt = performance.now();
+      try {
+        onNotification(JSON.parse(Buffer.concat(chunks).toString()) as ReceivedNotification, arrivedAt);
+      } catch {
+        // not a notification
+      }
+      res.writeHead(200, { 'content-length': 2 }).end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
+    stop: async () => {
+      receiver.closeAllConnections();
+      await new Promise((resolve) => receiver.close(resolve));
+    },
+  };
 }
