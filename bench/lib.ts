@@ -21,17 +21,8 @@ export const SMOKE = process.env.BENCH_SIZE === 'smoke';
 /** A suite's count: `full` in a real run, `smoke` in a smoke run. */
 export const scaled = (full: number, smoke: number): number => (SMOKE ? smoke : full);
 
-/** A small deterministic generator (mulberry32), so every run seeds the same data. */
-export function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A small deterministic generator (mulberry32), so every run seeds the same data: the seeded tests' own. */
+export { rng } from '../test/support/rng';
 
 export function percentile(samples: number[], p: number): number {
   const sorted = [...samples].sort((a, b) => a - b);

@@ -2,7 +2,6 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { TABLE_NAME, dynamo, type TransactItem } from '#shared/aws/dynamodb';
 import {
-  apiKeyKey,
   applicationKey,
   itemAttributes,
   redirectLoopbackKey,
@@ -12,19 +11,12 @@ import {
   type Key,
 } from '#shared/db/keys';
 import { getRecord, queryAll } from '#shared/db/records';
-import { TransactionConditionError, transactWrite } from '#shared/db/transact';
+import { transactWrite } from '#shared/db/transact';
 import type { ApplicationId, RedirectUriId } from '#shared/ids';
 
 export interface ApplicationRecord {
   id: ApplicationId;
   name: string;
-  created_at: number;
-}
-
-export interface ApiKeyRecord {
-  application_id: ApplicationId;
-  /** First characters of the key, to recognise it in listings without storing it. */
-  key_prefix: string;
   created_at: number;
 }
 
@@ -35,47 +27,7 @@ export class ApiKeyExistsError extends Error {
   }
 }
 
-/** Creates an application together with its first API key (both or neither). */
-export async function putApplicationWithKey(
-  app: ApplicationRecord,
-  key: { hash: string; prefix: string },
-): Promise<void> {
-  try {
-    await transactWrite([
-      [
-        'application',
-        {
-          Put: {
-            TableName: TABLE_NAME,
-            Item: { ...applicationKey(app.id), entity: 'application', ...app },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
-        },
-      ],
-      [
-        'api_key',
-        {
-          Put: {
-            TableName: TABLE_NAME,
-            Item: {
-              ...apiKeyKey(key.hash),
-              entity: 'api_key',
-              application_id: app.id,
-              key_prefix: key.prefix,
-              created_at: app.created_at,
-            } satisfies ApiKeyRecord & Record<string, unknown>,
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
-        },
-      ],
-    ]);
-  } catch (error) {
-    if (error instanceof TransactionConditionError && error.has('api_key')) throw new ApiKeyExistsError();
-    throw error;
-  }
-}
-
-/** Application ID for an API key hash, or undefined. */
+/** The application by ID, or undefined. */
 export async function getApplication(appId: ApplicationId): Promise<ApplicationRecord | undefined> {
   const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: applicationKey(appId) }));
   if (!Item) return undefined;

@@ -1,9 +1,8 @@
-import { DeleteCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { generateApiKey, hashApiKey } from '#shared/applications/api-keys';
 import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
-import { putApplicationWithKey } from '#shared/db/applications';
-import { apiKeyKey, applicationApiKeyKey, applicationPartition } from '#shared/db/keys';
+import { apiKeyKey, applicationApiKeyKey, applicationKey, applicationPartition } from '#shared/db/keys';
 import { newId, type ApiKeyId, type ApplicationId } from '#shared/ids';
 import { clock } from '#shared/time';
 import { apiClient, type ApiClient } from '../support/api';
@@ -160,9 +159,23 @@ describe('Function: applications, API keys: create, list, get', () => {
     const legacySecret = generateApiKey();
     rememberSecret(legacySecret, `API key of application ${appId}`);
     const createdAt = clock.nowSeconds() - 86_400;
-    await putApplicationWithKey(
-      { id: appId, name: 'Legacy', created_at: createdAt },
-      { hash: hashApiKey(legacySecret), prefix: legacySecret.slice(0, 8) },
+    await dynamo.send(
+      new PutCommand({
+        TableName: TABLE_NAME,
+        Item: { ...applicationKey(appId), entity: 'application', id: appId, name: 'Legacy', created_at: createdAt },
+      }),
+    );
+    await dynamo.send(
+      new PutCommand({
+        TableName: TABLE_NAME,
+        Item: {
+          ...apiKeyKey(hashApiKey(legacySecret)),
+          entity: 'api_key',
+          application_id: appId,
+          key_prefix: legacySecret.slice(0, 8),
+          created_at: createdAt,
+        },
+      }),
     );
     const app: App = {
       id: appId,
