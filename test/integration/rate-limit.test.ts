@@ -157,8 +157,13 @@ describe('Rate limits: per application', () => {
     // Prepare: an application at its limit.
     const app = await freshApplication('pushed');
     await setLimit(app.api, 1, 1);
-    await Promise.all(Array.from({ length: 3 }, () => app.api.get('/v3/grants?limit=1')));
-    expect((await app.api.get('/v3/grants?limit=1')).status).toBe(429);
+    // Until refused: on a loaded machine a second may pass between requests, and the bucket refill.
+    let refused = false;
+    for (let i = 0; i < 20 && !refused; i++)
+      refused = (await Promise.all(Array.from({ length: 3 }, () => app.api.get('/v3/grants?limit=1')))).some(
+        (r) => r.status === 429,
+      );
+    expect(refused).toBe(true);
 
     // Act: pushes for that application, without a valid token.
     const pushes = await Promise.all(
