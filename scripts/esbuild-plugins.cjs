@@ -19,7 +19,12 @@ const { dirname, join, resolve } = require('node:path');
  * response-streaming mode (streamifyResponse), which Switchboard does not use; loading Node's web
  * streams costs ~4 ms of every cold start. The import resolves instead to a module whose
  * `ReadableStream` is a getter for the global of the same name (the very same class since Node 18),
- * so nothing changes if streaming is ever used, and nothing is loaded until then.
+ * so nothing changes if streaming is ever used, and nothing is loaded until then. Likewise the SDK's
+ * checksum stream for web streams (@smithy/core, util-stream/checksum/ChecksumStream.browser.js, which
+ * the Node version imports to handle a web stream given to it) declares `class extends ReadableStream`
+ * at load time, in every function that reads or writes S3: the class is made instead when its only
+ * user (createChecksumStream.browser.js, `ChecksumStream.prototype`) first reads it, never for Node
+ * streams. Should anything else import that module, the build fails.
  *
  * lazy-ini-files: the SDK's shared config file loader (~/.aws/config and credentials, SSO token
  * files) imports `readFile` from `node:fs/promises` at load time, which also loads Node's readline
@@ -97,6 +102,26 @@ const lazyWebStreams = {
     build.onLoad({ filter: /.*/, namespace: 'lazy-web-streams' }, () => ({
       contents:
         "Object.defineProperty(exports, 'ReadableStream', { enumerable: true, get: () => globalThis.ReadableStream });",
+      loader: 'js',
+    }));
+    build.onResolve({ filter: /^\.\/ChecksumStream\.browser$/ }, (args) => {
+      if (!/[\\/]@smithy[\\/]core[\\/].*[\\/]checksum[\\/]/.test(args.importer)) return undefined;
+      if (!/[\\/]createChecksumStream\.browser\.js$/.test(args.importer))
+        return {
+          errors: [
+            {
+              text: `lazy-web-streams: ${args.importer} imports ChecksumStream.browser (only its prototype is made lazily)`,
+            },
+          ],
+        };
+      return { path: args.path, namespace: 'lazy-checksum-stream' };
+    });
+    build.onLoad({ filter: /.*/, namespace: 'lazy-checksum-stream' }, () => ({
+      contents: [
+        'let made;',
+        'const make = () => (made ??= class ChecksumStream extends (typeof ReadableStream === "function" ? ReadableStream : function () {}) {});',
+        'export const ChecksumStream = { get prototype() { return make().prototype; } };',
+      ].join('\n'),
       loader: 'js',
     }));
   },

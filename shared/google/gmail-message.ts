@@ -1,4 +1,4 @@
-import addressparser from 'nodemailer/lib/addressparser';
+import { addressparser } from '#shared/lazy/addressparser';
 import type { Attachment, Draft, Message } from '#shared/providers/contract';
 import type { GrantRecord } from '#shared/db/grants';
 

@@ -1,5 +1,5 @@
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { BlockList, isIP } from 'node:net';
+import type { LookupAddress } from 'node:dns';
+import { isIP, type BlockList } from 'node:net';
 
 /**
  * Where the service may open outgoing connections to addresses that a customer or a configuration
@@ -9,28 +9,38 @@ import { BlockList, isIP } from 'node:net';
  * resolver cannot slip a private address in between. Local mode (`npm start`, tests): loopback is
  * allowed as well, and nothing else.
  */
-const NON_PUBLIC = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.88.99.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const) {
-  NON_PUBLIC.addSubnet(net, prefix, 'ipv4');
+/**
+ * The address ranges, made on first use: Node's BlockList (and the DNS module below) load internal
+ * modules that the many requests never opening an outgoing connection need not pay for at cold start.
+ */
+let ranges: { nonPublic: BlockList; loopbackV4: BlockList } | undefined;
+function addressRanges() {
+  if (ranges) return ranges;
+  const { BlockList } = process.getBuiltinModule('node:net');
+  const nonPublic = new BlockList();
+  for (const [net, prefix] of [
+    ['0.0.0.0', 8],
+    ['10.0.0.0', 8],
+    ['100.64.0.0', 10],
+    ['127.0.0.0', 8],
+    ['169.254.0.0', 16],
+    ['172.16.0.0', 12],
+    ['192.0.0.0', 24],
+    ['192.0.2.0', 24],
+    ['192.88.99.0', 24],
+    ['192.168.0.0', 16],
+    ['198.18.0.0', 15],
+    ['198.51.100.0', 24],
+    ['203.0.113.0', 24],
+    ['224.0.0.0', 4],
+    ['240.0.0.0', 4],
+  ] as const) {
+    nonPublic.addSubnet(net, prefix, 'ipv4');
+  }
+  const loopbackV4 = new BlockList();
+  loopbackV4.addSubnet('127.0.0.0', 8, 'ipv4');
+  return (ranges = { nonPublic, loopbackV4 });
 }
-const LOOPBACK_V4 = new BlockList();
-LOOPBACK_V4.addSubnet('127.0.0.0', 8, 'ipv4');
 
 export type AddressVerdict = 'public' | 'loopback' | 'private';
 
@@ -83,8 +93,9 @@ function classifyIpv6(groups: number[]): AddressVerdict {
 export function classifyAddress(address: string): AddressVerdict {
   const family = isIP(address.replace(/%.*$/s, ''));
   if (family === 4) {
-    if (LOOPBACK_V4.check(address, 'ipv4')) return 'loopback';
-    return NON_PUBLIC.check(address, 'ipv4') ? 'private' : 'public';
+    const { loopbackV4, nonPublic } = addressRanges();
+    if (loopbackV4.check(address, 'ipv4')) return 'loopback';
+    return nonPublic.check(address, 'ipv4') ? 'private' : 'public';
   }
   const groups = family === 6 ? ipv6Groups(address) : undefined;
   return groups ? classifyIpv6(groups) : 'private';
@@ -108,9 +119,11 @@ export type Resolver = (hostname: string) => Promise<string[]>;
 
 const systemResolver: Resolver = (hostname) =>
   new Promise((resolve, reject) =>
-    dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses) =>
-      error ? reject(error) : resolve(addresses.map((a) => a.address)),
-    ),
+    process
+      .getBuiltinModule('node:dns')
+      .lookup(hostname, { all: true, verbatim: true }, (error, addresses) =>
+        error ? reject(error) : resolve(addresses.map((a) => a.address)),
+      ),
   );
 
 export class BlockedAddressError extends Error {

@@ -1,5 +1,5 @@
-import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { Agent as HttpAgent, IncomingHttpHeaders } from 'node:http';
+import type { Agent as HttpsAgent } from 'node:https';
 import { isIP } from 'node:net';
 import { allowedAddresses, pinnedLookup, type Resolver, type UrlPolicy } from '#shared/net/addresses';
 import { inSubsegment } from '#shared/aws/tracing';
@@ -15,7 +15,8 @@ import { inSubsegment } from '#shared/aws/tracing';
 /**
  * Connections are kept alive and reused per policy: a pooled socket stays connected to the address
  * that passed the check when it was opened, so reuse cannot reach a rebound address. A request with
- * its own resolver (tests) gets a fresh connection.
+ * its own resolver (tests) gets a fresh connection. Node's http and https modules are taken on the first
+ * request (`process.getBuiltinModule`): a function that never calls out does not load them at cold start.
  */
 const agents = new Map<string, { http: HttpAgent; https: HttpsAgent }>();
 function agentsFor(policy: UrlPolicy) {
@@ -23,7 +24,10 @@ function agentsFor(policy: UrlPolicy) {
   let pair = agents.get(key);
   if (!pair) {
     const options = { keepAlive: true, maxSockets: 50, lookup: pinnedLookup(policy) as never };
-    pair = { http: new HttpAgent(options), https: new HttpsAgent(options) };
+    pair = {
+      http: new (process.getBuiltinModule('node:http').Agent)(options),
+      https: new (process.getBuiltinModule('node:https').Agent)(options),
+    };
     agents.set(key, pair);
   }
   return pair;
@@ -96,7 +100,7 @@ function send(req: GuardedRequest): Promise<GuardedResponse> {
       aborted = true;
       request.destroy();
     };
-    const send = req.url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const send = process.getBuiltinModule(req.url.protocol === 'https:' ? 'node:https' : 'node:http').request;
     const request = send(
       req.url,
       {

@@ -1,5 +1,5 @@
 import { createHash, createPrivateKey, randomBytes, sign, type KeyObject } from 'node:crypto';
-import * as oauth from 'oauth4webapi';
+import * as oauth from '#shared/lazy/oauth';
 import { IdentityError, ProviderConfigurationError, ProviderOAuthError } from '#shared/oauth/errors';
 import { requestOptions, translate } from '#shared/oauth/http';
 import type { AuthorizationServer } from '#shared/oauth/server';
@@ -195,17 +195,20 @@ export function expectedIdTokenIssuer(server: AuthorizationServer, claims: Recor
 
 /**
  * oauth4webapi's hook for issuers that vary per token: exported (underscored) for openid-client,
- * which sets it for provider B's multi-tenant endpoints too. Checked at load, so an upgrade that
- * drops it fails loudly; without it those ID tokens would be refused, never wrongly accepted.
+ * which sets it for provider B's multi-tenant endpoints too. Checked on first use (the library is a
+ * lazy chunk), so an upgrade that drops it fails loudly; without it those ID tokens would be
+ * refused, never wrongly accepted.
  */
-const EXPECTED_ISSUER: symbol = (() => {
-  const hook = (oauth as unknown as { _expectedIssuer?: unknown })._expectedIssuer;
+let expectedIssuerHook: symbol | undefined;
+function expectedIssuer(): symbol {
+  if (expectedIssuerHook) return expectedIssuerHook;
+  const hook: unknown = oauth._expectedIssuer;
   if (typeof hook !== 'symbol')
     throw new Error(
       'oauth4webapi no longer exports _expectedIssuer: check shared/oauth/client.ts against its new version',
     );
-  return hook;
-})();
+  return (expectedIssuerHook = hook);
+}
 
 /** The library's view of a server (a fresh object per call: it keys nothing on it that we rely on). */
 function libraryServer(server: AuthorizationServer): oauth.AuthorizationServer {
@@ -223,7 +226,7 @@ function libraryServer(server: AuthorizationServer): oauth.AuthorizationServer {
       ? { id_token_signing_alg_values_supported: [...server.id_token_signing_alg_values_supported] }
       : {}),
   };
-  as[EXPECTED_ISSUER] = (result: { claims: Record<string, unknown> }) => expectedIdTokenIssuer(server, result.claims);
+  as[expectedIssuer()] = (result: { claims: Record<string, unknown> }) => expectedIdTokenIssuer(server, result.claims);
   return as;
 }
 
@@ -283,7 +286,7 @@ export async function exchangeCode(
       clientAuthentication(server, client),
       'authorization_code',
       { code: p.code, redirect_uri: p.redirect_uri, code_verifier: p.code_verifier },
-      requestOptions,
+      requestOptions(),
     );
   } catch (error) {
     throw translate(error);
@@ -303,7 +306,7 @@ export async function exchangeCode(
 
   try {
     await oauth.validateApplicationLevelSignature(as, response, {
-      ...requestOptions,
+      ...requestOptions(),
       [oauth.jwksCache]: jwksCacheFor(server.jwks_uri!),
     });
   } catch (error) {
@@ -314,7 +317,7 @@ export async function exchangeCode(
   if (!identity.email && server.userinfo_endpoint) {
     let userinfo: oauth.UserInfoResponse;
     try {
-      const answer = await oauth.userInfoRequest(as, c, tokens.access_token, requestOptions);
+      const answer = await oauth.userInfoRequest(as, c, tokens.access_token, requestOptions());
       // Refused unless its `sub` is the ID token's.
       userinfo = await oauth.processUserInfoResponse(as, c, claims.sub, answer);
     } catch (error) {
@@ -364,7 +367,7 @@ async function oauthIdentity(
     );
   let body: Record<string, unknown>;
   try {
-    const answer = await oauth.userInfoRequest(as, c, accessToken, requestOptions);
+    const answer = await oauth.userInfoRequest(as, c, accessToken, requestOptions());
     if (answer.status !== 200)
       throw new ProviderOAuthError('invalid_token', undefined, {
         status: answer.status,
@@ -405,7 +408,7 @@ export async function refreshTokens(
       c,
       clientAuthentication(server, client),
       refresh_token,
-      requestOptions,
+      requestOptions(),
     );
     return providerTokens(await oauth.processRefreshTokenResponse(as, c, response));
   } catch (error) {
@@ -422,7 +425,13 @@ export async function revokeToken(server: AuthorizationServer, client: OAuthClie
   const as = libraryServer(server);
   const c: oauth.Client = { client_id: client.client_id };
   try {
-    const response = await oauth.revocationRequest(as, c, clientAuthentication(server, client), token, requestOptions);
+    const response = await oauth.revocationRequest(
+      as,
+      c,
+      clientAuthentication(server, client),
+      token,
+      requestOptions(),
+    );
     await oauth.processRevocationResponse(response);
   } catch (error) {
     const translated = translate(error);
@@ -486,7 +495,7 @@ export async function serviceAccountToken(
       assertionOnly,
       JWT_BEARER,
       { assertion },
-      requestOptions,
+      requestOptions(),
     );
     return providerTokens(await oauth.processGenericTokenEndpointResponse(as, c, response));
   } catch (error) {
@@ -508,7 +517,7 @@ export async function clientCredentialsToken(
       c,
       clientAuthentication(server, client),
       { scope: p.scope.join(' ') },
-      requestOptions,
+      requestOptions(),
     );
     return providerTokens(await oauth.processClientCredentialsResponse(as, c, response));
   } catch (error) {

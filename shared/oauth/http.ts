@@ -1,4 +1,4 @@
-import * as oauth from 'oauth4webapi';
+import * as oauth from '#shared/lazy/oauth';
 import { env } from '#shared/config';
 import type { UrlPolicy } from '#shared/net/addresses';
 import { guardedFetch } from '#shared/net/fetch';
@@ -53,20 +53,29 @@ async function providerFetch(url: string, init: RequestInit): Promise<Response> 
   return response;
 }
 
-/** The options every oauth4webapi call takes. */
-export const requestOptions = {
+/**
+ * The options every oauth4webapi call takes. A function, as are the code sets below: the library is
+ * a lazy chunk (shared/lazy/oauth.ts), loaded by the first call that needs it, never at module init.
+ */
+const makeOptions = () => ({
   [oauth.customFetch]: providerFetch,
   // The guarded fetch allows http only to loopback in local mode; the library's own check would refuse it always.
   [oauth.allowInsecureRequests]: POLICY.local,
-};
+});
+let options: ReturnType<typeof makeOptions> | undefined;
+export const requestOptions = () => (options ??= makeOptions());
 
-const ID_TOKEN_CODES = new Set<string>([oauth.JWT_TIMESTAMP_CHECK, oauth.JWT_CLAIM_COMPARISON, oauth.KEY_SELECTION]);
-const CONFIGURATION_CODES = new Set<string>([
-  oauth.HTTP_REQUEST_FORBIDDEN,
-  oauth.REQUEST_PROTOCOL_FORBIDDEN,
-  oauth.MISSING_SERVER_METADATA,
-  oauth.INVALID_SERVER_METADATA,
-]);
+let codes: { idToken: Set<string>; configuration: Set<string> } | undefined;
+const errorCodes = () =>
+  (codes ??= {
+    idToken: new Set<string>([oauth.JWT_TIMESTAMP_CHECK, oauth.JWT_CLAIM_COMPARISON, oauth.KEY_SELECTION]),
+    configuration: new Set<string>([
+      oauth.HTTP_REQUEST_FORBIDDEN,
+      oauth.REQUEST_PROTOCOL_FORBIDDEN,
+      oauth.MISSING_SERVER_METADATA,
+      oauth.INVALID_SERVER_METADATA,
+    ]),
+  });
 
 /**
  * One of our errors for whatever oauth4webapi threw. Only its fixed messages and codes are kept:
@@ -92,9 +101,12 @@ export function translate(error: unknown, options: { idToken?: boolean } = {}): 
     return new ProviderOAuthError(code, challenge?.parameters.error_description, { status: error.status });
   }
   if (error instanceof oauth.OperationProcessingError) {
-    if (CONFIGURATION_CODES.has(error.code ?? ''))
+    if (errorCodes().configuration.has(error.code ?? ''))
       return new ProviderConfigurationError(`the authorization server's metadata cannot be used: ${error.message}`);
-    if (ID_TOKEN_CODES.has(error.code ?? '') || (options.idToken && /JWT|id_token|ID Token/i.test(error.message))) {
+    if (
+      errorCodes().idToken.has(error.code ?? '') ||
+      (options.idToken && /JWT|id_token|ID Token/i.test(error.message))
+    ) {
       return new IdTokenError(`the ID token was rejected: ${error.message}`);
     }
     const status =

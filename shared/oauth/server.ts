@@ -1,4 +1,4 @@
-import * as oauth from 'oauth4webapi';
+import * as oauth from '#shared/lazy/oauth';
 import { ProviderConfigurationError, ProviderOAuthError } from '#shared/oauth/errors';
 import { requestOptions, translate } from '#shared/oauth/http';
 import { clock } from '#shared/time';
@@ -85,7 +85,7 @@ async function discover(provider: string, issuer: string, conventions: OAuthConv
     throw new ProviderConfigurationError(`the issuer '${issuer}' must not have a query or fragment`);
   let metadata: oauth.AuthorizationServer;
   try {
-    const response = await oauth.discoveryRequest(issuerUrl, requestOptions);
+    const response = await oauth.discoveryRequest(issuerUrl, requestOptions());
     metadata = await oauth.processDiscoveryResponse(issuerUrl, response);
   } catch (error) {
     if (error instanceof oauth.OperationProcessingError && error.code === oauth.JSON_ATTRIBUTE_COMPARISON) {
