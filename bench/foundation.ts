@@ -466,7 +466,8 @@ export async function runFoundationBench(): Promise<void> {
         );
       // The calls the handler makes on a warm container: the API key is cached (API_KEY_CACHE_SECONDS,
       // default 30 s), so one GetItem of the grant in the caller's partition while the application's
-      // rate bucket takes its token (one conditional UpdateItem), then the grant's bucket (another).
+      // rate bucket and the grant's (named by ID in the path) take their tokens (a conditional
+      // UpdateItem each), all three at once.
       const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({}));
       const { takeToken } = await import('#shared/db/rate-limits');
       const { applicationRateLimitKey, grantRateLimitKey } = await import('#shared/db/keys');
@@ -482,8 +483,8 @@ export async function runFoundationBench(): Promise<void> {
             }),
           ),
           takeToken(applicationRateLimitKey(app.application_id as never), unlimited, now),
+          takeToken(grantRateLimitKey(app.application_id as never, grantId as never), unlimited, now),
         ]);
-        await takeToken(grantRateLimitKey(grantId as never), unlimited, now);
       };
 
       const iterations = scaled(2000, 20);

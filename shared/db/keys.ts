@@ -74,7 +74,7 @@
  * | Booked time of an organizer, one item per UTC day (the slot locks: a map booking → [start, end]; TTL a week after the day) | table | grant#<gid>#booked | <YYYY-MM-DD> | bookedDayKey |
  * | Search entries of a mailbox not yet read into its segments, in commit order: a stored message's tokens, a deleted message's tombstone (TTL 30 d; shared/db/search.ts) | table | grant#<gid>#search | <ULID taken just before the commit> | searchEntryKey, searchEntriesOf |
  * | Search manifest of a mailbox: its live segments (objects under grants/<gid>/search/), the entries already merged (watermark), the merge lease | table | grant#<gid> | search | searchManifestKey |
- * | Request rate bucket of an application, and of a grant (GCRA: its theoretical arrival time; TTL a minute after it goes idle; shared/db/rate-limits.ts) | table | ratelimit#app#<app_id>, ratelimit#grant#<gid> | bucket | applicationRateLimitKey, grantRateLimitKey |
+ * | Request rate bucket of an application, and of a grant (GCRA: its theoretical arrival time; TTL a minute after it goes idle; shared/db/rate-limits.ts) | table | ratelimit#app#<app_id>, ratelimit#grant#<app_id>#<gid> | bucket | applicationRateLimitKey, grantRateLimitKey |
  *
  * Message postings are the filter indexes of a mailbox that change with the message or that a
  * DynamoDB Query must read: one small item per (filter value, message), e.g. `ix#in:inbox`,
@@ -159,7 +159,11 @@ export const applicationKey = (appId: ApplicationId): Key => ({ pk: applicationP
  * that holds the application's grants and settings.
  */
 export const applicationRateLimitKey = (appId: ApplicationId): Key => ({ pk: `ratelimit#app#${appId}`, sk: 'bucket' });
-export const grantRateLimitKey = (grantId: GrantId): Key => ({ pk: `ratelimit#grant#${grantId}`, sk: 'bucket' });
+/** A grant's bucket is the application's too: a request naming another application's grant (a 404) cannot drain it. */
+export const grantRateLimitKey = (appId: ApplicationId, grantId: GrantId): Key => ({
+  pk: `ratelimit#grant#${appId}#${grantId}`,
+  sk: 'bucket',
+});
 
 /** Application by API key hash. */
 export const apiKeyKey = (keyHash: string): Key => ({ pk: `apikey#${keyHash}`, sk: 'apikey' });

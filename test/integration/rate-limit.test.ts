@@ -214,6 +214,26 @@ describe('Rate limits: per grant', () => {
   });
 });
 
+describe('Rate limits: a grant named by another application', () => {
+  it("is a 404 that leaves the grant's own bucket whole (its bucket is its application's)", async () => {
+    // Prepare
+    const owner = await freshApplication('owner');
+    const stranger = await freshApplication('stranger');
+    const grant = await makeAgentGrant(owner.api);
+
+    // Act: the stranger names the grant by ID, more times than its burst of 3, then the owner uses its burst.
+    const foreign = await Promise.all(Array.from({ length: 6 }, () => stranger.api.get(`/v3/grants/${grant.id}`)));
+    const own = await Promise.all(Array.from({ length: 3 }, () => owner.api.get(`/v3/grants/${grant.id}`)));
+
+    // Assess
+    for (const r of foreign) {
+      expect(r.status, r.text).toBe(404);
+      expect(r.body.error.type).toBe('not_found_error');
+    }
+    for (const r of own) expect(r.status, r.text).toBe(200);
+  });
+});
+
 describe('Rate limits: PATCH /v3/applications rate_limit', () => {
   it("answers the deployment's limits until the application sets its own, and returns to them with null", async () => {
     // Prepare

@@ -2,6 +2,8 @@ import type middy from '@middy/core';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { GRANT_RATE_LIMIT, applicationRateLimit, type RateLimit } from '#shared/applications/rate-limits';
 import { applicationRateLimitKey, grantRateLimitKey, type Key } from '#shared/db/keys';
+import { parseGrantRef } from '#shared/grants/resolve';
+import { parseId, type ApplicationId, type GrantId } from '#shared/ids';
 import { nextAllowedAt, takeToken, type BucketLimits } from '#shared/db/rate-limits';
 import { RateLimitError } from '#shared/errors';
 import { stateOf } from '#shared/http/middleware/state';
@@ -62,6 +64,13 @@ function refusal(bucket: Bucket, retryAt: number, now: number): RateLimitError {
  * Takes one request from a bucket, or throws the 429. The refusal this container can decide alone (the
  * tat it saw says the bucket is full) is thrown at once, before any await; the write is what the
  * returned promise waits for.
+ *
+ * A request is judged at `now`, read before its write is sent. Concurrent requests' writes can land in
+ * another order than their clocks were read (one process serving many, a slow socket), and a request
+ * whose write lands after one timed later finds the bucket fuller than it was at its own `now`: at the
+ * edge of the burst it would be refused though the bucket had room. A refusal is therefore judged once
+ * more at the time its answer came, when the bucket would have room then (one more write, only at that
+ * edge).
  */
 function take(bucket: Bucket): Promise<void> {
   const now = Date.now();
@@ -69,48 +78,87 @@ function take(bucket: Bucket): Promise<void> {
   const known = seen.get(bucket.key.pk);
   if (known !== undefined && known > now + limits.toleranceMs - limits.intervalMs)
     throw refusal(bucket, nextAllowedAt(known, limits), now);
-  return takeToken(bucket.key, limits, now, known).then((result) => {
+  return takeToken(bucket.key, limits, now, known).then(async (first) => {
+    let result = first;
+    let at = now;
+    if (!result.allowed) {
+      const later = Date.now();
+      if (later > now && result.tat <= later + limits.toleranceMs - limits.intervalMs) {
+        result = await takeToken(bucket.key, limits, later, result.tat);
+        at = later;
+      }
+    }
     remember(bucket.key, result.tat);
-    if (!result.allowed) throw refusal(bucket, result.retryAt, now);
+    if (!result.allowed) throw refusal(bucket, result.retryAt, at);
   });
 }
 
-/** The application's write still running while the grant is resolved, by request event. */
-const pending = new WeakMap<object, Promise<void>>();
+const grantBucket = (appId: ApplicationId, grantId: GrantId): Bucket => ({
+  key: grantRateLimitKey(appId, grantId),
+  limit: GRANT_RATE_LIMIT,
+  whose: `Grant '${grantId}'`,
+  advice: '',
+});
+
+/**
+ * The grant a `{grant_id}` names before it is read, when the name says it: its ID (`<id>`, `grant:<id>`),
+ * or `me` with an access token. An email address or external ID is known only once the grant is read.
+ */
+function grantIdBeforeResolution(state: ReturnType<typeof stateOf>): GrantId | undefined {
+  const raw = state.params.grant_id;
+  if (raw === undefined || !state.app) return undefined;
+  const ref = parseGrantRef(raw);
+  if (ref.kind === 'me') return state.app.credential === 'access_token' ? state.app.grantId : undefined;
+  return ref.kind === 'id' ? parseId('grant', ref.value) : undefined;
+}
+
+/** The writes still running while the grant is resolved, by request event. */
+const pending = new WeakMap<object, { application: Promise<void>; grant?: { id: GrantId; taking: Promise<void> } }>();
 
 /**
  * The bucket of the calling application (`application`, right after authentication) or of the request's
- * grant (`grant`, right after grant resolution). The application's write runs while the grant is
- * resolved (the two are independent): a grant-scoped request waits for one round trip less. Its
- * outcome is awaited by the `grant` middleware before anything else, so a refused request goes no
- * further than the grant's lookup, and when the container already knows the application is refused
- * (above), not even that.
+ * grant (`grant`, right after grant resolution). Both writes run while the grant is resolved (they are
+ * independent of it): a grant-scoped request waits for one round trip, not three. The grant's bucket is
+ * taken early when the path names the grant by ID (keyed by application and grant, so a request naming
+ * another application's grant drains nothing of it); by email address or external ID, once the grant
+ * is read. Outcomes are awaited by the `grant` middleware before anything else, the application's
+ * first, so a refused request goes no further than the grant's lookup, and when the container already
+ * knows the application is refused (above), not even that (and writes nothing).
  */
 export const rateLimit = (bucket: 'application' | 'grant'): middy.MiddlewareObj<APIGatewayProxyEventV2> => ({
   before: async (request) => {
     const state = stateOf(request);
     if (bucket === 'grant') {
-      await pending.get(request.event);
-      if (state.grant)
-        await take({
-          key: grantRateLimitKey(state.grant.id),
-          limit: GRANT_RATE_LIMIT,
-          whose: `Grant '${state.grant.id}'`,
-          advice: '',
-        });
+      const started = pending.get(request.event);
+      await started?.application;
+      if (!state.grant) return;
+      if (started?.grant?.id === state.grant.id) await started.grant.taking;
+      else await take(grantBucket(state.app!.applicationId, state.grant.id));
       return;
     }
     const appId = state.app?.applicationId ?? state.session?.applicationId;
     if (!appId) return;
-    const taking = take({
+    const application = take({
       key: applicationRateLimitKey(appId),
       limit: await applicationRateLimit(appId, Date.now()),
       whose: `Application '${appId}'`,
       advice: '; an application may change its own limit with PATCH /v3/applications {"rate_limit": …}',
     });
     // Awaited by the grant middleware; when grant resolution fails first, its answer is the request's
-    // and this outcome is dropped (not an unhandled rejection).
-    taking.catch(() => undefined);
-    pending.set(request.event, taking);
+    // and these outcomes are dropped (not unhandled rejections).
+    application.catch(() => undefined);
+    const grantId = grantIdBeforeResolution(state);
+    let grant: { id: GrantId; taking: Promise<void> } | undefined;
+    if (grantId) {
+      try {
+        grant = { id: grantId, taking: take(grantBucket(appId, grantId)) };
+        grant.taking.catch(() => undefined);
+      } catch (refused) {
+        // Refused by this container alone: the application's outcome comes first, then this one.
+        grant = { id: grantId, taking: Promise.reject(refused) };
+        grant.taking.catch(() => undefined);
+      }
+    }
+    pending.set(request.event, { application, ...(grant ? { grant } : {}) });
   },
 });
