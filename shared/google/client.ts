@@ -1,5 +1,6 @@
 import { env } from '#shared/config';
 import { providerAccessToken } from '#shared/accounts/provider-tokens';
+import { answerOf, backoff, retryAfterMs } from '#shared/providers/rest';
 import { providerApiBase } from '#shared/connectors/service';
 import type { GrantRecord } from '#shared/db/grants';
 import {
@@ -93,7 +94,6 @@ const RETRIED_STATUSES = new Set([429, 500, 502, 503, 504]);
 /** Attempts per call, and the total a call may wait between them (an API request has about 29 s in all). */
 const MAX_ATTEMPTS = 4;
 const WAIT_BUDGET_MS = 8_000;
-const BACKOFF_BASE_MS = 200;
 const TIMEOUT_MS = 15_000;
 /** A `raw` message of Gmail's 35 MB limit, as base64 inside JSON. */
 const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
@@ -217,7 +217,7 @@ export function newGoogleClient(
           { cause: error },
         );
       }
-      if (response.ok) return (response.status === 204 ? undefined : await answerOf(response)) as T;
+      if (response.ok) return (response.status === 204 ? undefined : await answerOf(response, 'Provider A')) as T;
       const failure = await errorOf(response);
       if (response.status === 401 && !tokenRetried) {
         // A token revoked or rotated since it was read: read it again once (a refresh may have landed).
@@ -345,30 +345,6 @@ function newBatcher(
       });
     },
   };
-}
-
-/** Retry-After in ms (seconds or an HTTP date), when the answer gives one. */
-function retryAfterMs(response: Response): number | undefined {
-  const value = response.headers.get('retry-after');
-  if (!value) return undefined;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const at = Date.parse(value);
-  return Number.isFinite(at) ? Math.max(0, at - Date.now()) : undefined;
-}
-
-/** The provider's own wait when it gave one; else exponential with full jitter. */
-const backoff = (attempt: number, given: number | undefined, random: () => number) =>
-  given ?? Math.round(random() * BACKOFF_BASE_MS * 2 ** (attempt - 1));
-
-async function answerOf(response: Response): Promise<unknown> {
-  const text = await response.text();
-  if (!text) return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new ProviderError(`Provider A answered ${response.status} with a body that is not JSON`);
-  }
 }
 
 async function errorOf(response: Response): Promise<{ message: string; reason?: string; status?: string }> {

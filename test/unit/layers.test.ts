@@ -64,7 +64,14 @@ export function providerLiterals(text: string): string[] {
   return found;
 }
 
-const PROVIDER_HOMES = ['shared/providers/', 'shared/registries/', 'shared/agent/', 'shared/imap/', 'shared/google/'];
+const PROVIDER_HOMES = [
+  'shared/providers/',
+  'shared/registries/',
+  'shared/agent/',
+  'shared/imap/',
+  'shared/google/',
+  'shared/microsoft/',
+];
 /** Files outside those homes allowed a provider name, each with its reason. */
 const PROVIDER_NAME_EXCEPTIONS: Record<string, string> = {
   'shared/db/keys.ts':
@@ -96,7 +103,7 @@ const NEVER_FROM_STORAGE = [
 ];
 
 /** The provider implementations: each serves one kind of grant, and none imports another. */
-const IMPLEMENTATIONS = ['shared/agent/', 'shared/imap/', 'shared/dav/', 'shared/google/'];
+const IMPLEMENTATIONS = ['shared/agent/', 'shared/imap/', 'shared/dav/', 'shared/google/', 'shared/microsoft/'];
 /**
  * What the contract may not import: it sits at the bottom beside the records it types, so nothing
  * that implements, binds, stores into or serves it.

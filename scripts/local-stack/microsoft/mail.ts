@@ -1,0 +1,1155 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import { badRequest, GraphError, invalidRequest, itemNotFound, UnsupportedByFakeError } from './errors';
+import { buildMime } from './mime';
+import type { GraphChecker, GraphOperation } from './openapi';
+import { compileFilter, compileOrderBy, compileSearch, type Fields, type SearchText } from './query';
+
+/**
+ * The state and the handlers of the local Graph fake's mail: mailboxes with Outlook's well-known
+ * folders, messages (received, drafts, sent), file attachments, the change log that messages/delta
+ * reads, and each operation's handler keyed by the description's operationId. The server (server.ts)
+ * checks every request and answer against the descriptions (openapi.ts), so a handler here only has to
+ * be right about behaviour; query options are evaluated in query.ts, the MIME form built in mime.ts.
+ */
+
+// ---------------------------------------------------------------------------------------------------
+// Stored resources
+// ---------------------------------------------------------------------------------------------------
+
+export interface EmailAddress {
+  name?: string;
+  address: string;
+}
+
+export interface Recipient {
+  emailAddress: EmailAddress;
+}
+
+export interface StoredAttachment {
+  id: string;
+  name: string;
+  contentType: string;
+  bytes: Buffer;
+  isInline: boolean;
+  contentId?: string;
+  lastModified: number;
+}
+
+export type FlagStatus = 'notFlagged' | 'complete' | 'flagged';
+type Importance = 'low' | 'normal' | 'high';
+
+export interface StoredMessage {
+  id: string;
+  folderId: string;
+  conversationId: string;
+  internetMessageId: string;
+  subject: string;
+  body: { contentType: 'text' | 'html'; content: string };
+  from?: Recipient;
+  to: Recipient[];
+  cc: Recipient[];
+  bcc: Recipient[];
+  replyTo: Recipient[];
+  received: number;
+  sent?: number;
+  created: number;
+  modified: number;
+  isRead: boolean;
+  isDraft: boolean;
+  importance: Importance;
+  flagStatus: FlagStatus;
+  categories: string[];
+  attachments: StoredAttachment[];
+  changeKey: string;
+  /** The mailbox's change sequence when this message last changed: what delta reads. */
+  seq: number;
+}
+
+export interface MailFolder {
+  id: string;
+  displayName: string;
+  parentId: string;
+  wellKnown?: string;
+  isHidden: boolean;
+}
+
+export interface GraphUser {
+  id: string;
+  mail: string;
+  userPrincipalName: string;
+  displayName: string;
+  accessToken: string;
+}
+
+/** A message gone from a folder (deleted, or moved out and so given a new ID elsewhere). */
+interface Tombstone {
+  id: string;
+  folderId: string;
+  seq: number;
+}
+
+/** What a `$skiptoken` (the rest of a round) or a `$deltatoken` (changes after a point) stands for. */
+type DeltaCursor =
+  | {
+      kind: 'page';
+      folderId: string;
+      removed: string[];
+      ids: string[];
+      endSeq: number;
+      select?: string[];
+      filter?: string;
+    }
+  | { kind: 'delta'; folderId: string; sinceSeq: number; select?: string[]; filter?: string };
+
+/** Outlook's well-known folder names, as `mailFolders/{name}` takes them, and their display names. */
+export const WELL_KNOWN_FOLDERS = {
+  inbox: 'Inbox',
+  drafts: 'Drafts',
+  sentitems: 'Sent Items',
+  deleteditems: 'Deleted Items',
+  junkemail: 'Junk Email',
+  archive: 'Archive',
+  outbox: 'Outbox',
+} as const;
+
+const ROOT = 'msgfolderroot';
+
+/** An Exchange-looking ID (`AAMkAD…=`): base64url, so it is safe in a path as it is. */
+function exchangeId(tail: string): string {
+  return `AAMkAD${randomBytes(27).toString('base64url')}${tail}`;
+}
+
+export interface MailEnvironment {
+  now: () => number;
+}
+
+export class Mailbox {
+  readonly user: GraphUser;
+  readonly folders = new Map<string, MailFolder>();
+  readonly messages = new Map<string, StoredMessage>();
+  seq = 0;
+  tombstones: Tombstone[] = [];
+  cursors = new Map<string, DeltaCursor>();
+  private readonly rootId: string;
+
+  constructor(
+    user: GraphUser,
+    private readonly env: MailEnvironment,
+  ) {
+    this.user = user;
+    this.rootId = exchangeId('AAEIAAA=');
+    this.folders.set(this.rootId, {
+      id: this.rootId,
+      displayName: 'Top of Information Store',
+      parentId: exchangeId('AAEBAAA='),
+      wellKnown: ROOT,
+      isHidden: false,
+    });
+    for (const [wellKnown, displayName] of Object.entries(WELL_KNOWN_FOLDERS)) {
+      const id = exchangeId('AAEMAAA=');
+      this.folders.set(id, { id, displayName, parentId: this.rootId, wellKnown, isHidden: false });
+    }
+  }
+
+  get now(): number {
+    return this.env.now();
+  }
+
+  get root(): MailFolder {
+    return this.folders.get(this.rootId)!;
+  }
+
+  /** A folder by ID or well-known name (`inbox`, any case); 404 when there is none. */
+  folder(idOrName: string): MailFolder {
+    const byId = this.folders.get(idOrName);
+    if (byId) return byId;
+    const name = idOrName.toLowerCase();
+    for (const f of this.folders.values()) if (f.wellKnown === name) return f;
+    throw itemNotFound();
+  }
+
+  children(parent: MailFolder): MailFolder[] {
+    return [...this.folders.values()].filter((f) => f.parentId === parent.id);
+  }
+
+  /** A message by ID; through a folder's path it must be in that folder. */
+  message(id: string, folderIdOrName?: string): StoredMessage {
+    const message = this.messages.get(id);
+    if (!message) throw itemNotFound();
+    if (folderIdOrName !== undefined && this.folder(folderIdOrName).id !== message.folderId) throw itemNotFound();
+    return message;
+  }
+
+  /** Marks a message changed: a new change key and sequence, so delta reports it. */
+  touch(message: StoredMessage): void {
+    message.seq = ++this.seq;
+    message.modified = this.now;
+    message.changeKey = randomBytes(12).toString('base64');
+  }
+
+  add(fields: Omit<StoredMessage, 'id' | 'seq' | 'changeKey' | 'modified'>): StoredMessage {
+    const message: StoredMessage = {
+      ...fields,
+      id: exchangeId('AAA='),
+      seq: 0,
+      changeKey: '',
+      modified: fields.created,
+      attachments: fields.attachments.map((a) => ({ ...a, id: exchangeId('BEgAQ=') })),
+    };
+    this.touch(message);
+    this.messages.set(message.id, message);
+    return message;
+  }
+
+  remove(message: StoredMessage): void {
+    this.messages.delete(message.id);
+    this.tombstones.push({ id: message.id, folderId: message.folderId, seq: ++this.seq });
+  }
+
+  /** Moves a message as Exchange does: a new item (new ID) in the destination, the old one gone. */
+  move(message: StoredMessage, destination: MailFolder): StoredMessage {
+    this.remove(message);
+    const { id: _id, seq: _seq, changeKey: _key, modified: _modified, ...fields } = message;
+    return this.add({ ...fields, folderId: destination.id });
+  }
+
+  copy(message: StoredMessage, destination: MailFolder): StoredMessage {
+    const { id: _id, seq: _seq, changeKey: _key, modified: _modified, ...fields } = message;
+    return this.add({ ...fields, folderId: destination.id, categories: [...fields.categories], created: this.now });
+  }
+
+  deleteFolder(folder: MailFolder): void {
+    for (const child of this.children(folder)) this.deleteFolder(child);
+    for (const m of [...this.messages.values()]) if (m.folderId === folder.id) this.remove(m);
+    this.folders.delete(folder.id);
+  }
+
+  /** Forgets every delta and skip token so far: using one answers 410. */
+  expireDelta(): void {
+    this.cursors.clear();
+  }
+
+  newCursor(cursor: DeltaCursor): string {
+    const token = `GwcB${randomBytes(18).toString('base64url')}`;
+    this.cursors.set(token, cursor);
+    return token;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The state of all mailboxes
+// ---------------------------------------------------------------------------------------------------
+
+export interface Delivery {
+  from: string | EmailAddress;
+  to: string | EmailAddress | (string | EmailAddress)[];
+  cc?: string | EmailAddress | (string | EmailAddress)[];
+  subject: string;
+  text?: string;
+  html?: string;
+  attachments?: {
+    name: string;
+    contentType?: string;
+    content: Buffer | string;
+    isInline?: boolean;
+    contentId?: string;
+  }[];
+  /** A folder ID or well-known name; `inbox` by default. */
+  folder?: string;
+  /** Epoch ms; the fake's clock by default. */
+  receivedAt?: number;
+  isRead?: boolean;
+  categories?: string[];
+  importance?: Importance;
+  /** Joins the conversation of an earlier message (its conversationId). */
+  conversationId?: string;
+}
+
+/** Another client's change to a message, so that delta has something to report. */
+export type OutsideChange =
+  | { kind: 'read'; id: string; isRead?: boolean }
+  | { kind: 'flag'; id: string; flagStatus: FlagStatus }
+  | { kind: 'categorize'; id: string; categories: string[] }
+  | { kind: 'move'; id: string; folder: string }
+  | { kind: 'delete'; id: string };
+
+const asAddresses = (value: undefined | string | EmailAddress | (string | EmailAddress)[]): Recipient[] =>
+  (value === undefined ? [] : Array.isArray(value) ? value : [value]).map((v) => ({
+    emailAddress: typeof v === 'string' ? { address: v } : { ...v },
+  }));
+
+export class GraphState {
+  readonly mailboxes = new Map<string, Mailbox>();
+
+  constructor(private readonly env: MailEnvironment) {}
+
+  addUser(user: { email: string; accessToken: string; id?: string; displayName?: string }): GraphUser {
+    const graphUser: GraphUser = {
+      id: user.id ?? randomUUID(),
+      mail: user.email,
+      userPrincipalName: user.email,
+      displayName: user.displayName ?? user.email.split('@')[0]!,
+      accessToken: user.accessToken,
+    };
+    this.mailboxes.set(user.email.toLowerCase(), new Mailbox(graphUser, this.env));
+    return graphUser;
+  }
+
+  byToken(token: string): Mailbox | undefined {
+    for (const m of this.mailboxes.values()) if (m.user.accessToken === token) return m;
+    return undefined;
+  }
+
+  /** A mailbox by its user's ID, mail or userPrincipalName (any case). */
+  byUser(idOrName: string): Mailbox | undefined {
+    const key = idOrName.toLowerCase();
+    for (const m of this.mailboxes.values())
+      if ([m.user.id, m.user.mail, m.user.userPrincipalName].some((v) => v.toLowerCase() === key)) return m;
+    return undefined;
+  }
+
+  required(email: string): Mailbox {
+    const mailbox = this.mailboxes.get(email.toLowerCase());
+    if (!mailbox) throw new Error(`the Graph fake has no user ${email}`);
+    return mailbox;
+  }
+
+  deliver(email: string, d: Delivery): { id: string; conversationId: string; internetMessageId: string } {
+    const mailbox = this.required(email);
+    const received = d.receivedAt ?? this.env.now();
+    const from = asAddresses(d.from)[0]!;
+    const message = mailbox.add({
+      folderId: mailbox.folder(d.folder ?? 'inbox').id,
+      conversationId: d.conversationId ?? exchangeId('AAQ='),
+      internetMessageId: `<${randomUUID()}@${from.emailAddress.address.split('@')[1] ?? 'example.test'}>`,
+      subject: d.subject,
+      body:
+        d.html !== undefined
+          ? { contentType: 'html', content: d.html }
+          : { contentType: 'text', content: d.text ?? '' },
+      from,
+      to: asAddresses(d.to),
+      cc: asAddresses(d.cc),
+      bcc: [],
+      replyTo: [],
+      received,
+      sent: received,
+      created: received,
+      isRead: d.isRead ?? false,
+      isDraft: false,
+      importance: d.importance ?? 'normal',
+      flagStatus: 'notFlagged',
+      categories: d.categories ?? [],
+      attachments: (d.attachments ?? []).map((a) => ({
+        id: '',
+        name: a.name,
+        contentType: a.contentType ?? 'application/octet-stream',
+        bytes: Buffer.from(a.content),
+        isInline: a.isInline ?? false,
+        ...(a.contentId ? { contentId: a.contentId } : {}),
+        lastModified: received,
+      })),
+    });
+    return { id: message.id, conversationId: message.conversationId, internetMessageId: message.internetMessageId };
+  }
+
+  changeOutside(email: string, change: OutsideChange): { id: string } | undefined {
+    const mailbox = this.required(email);
+    const message = mailbox.message(change.id);
+    switch (change.kind) {
+      case 'read':
+        message.isRead = change.isRead ?? true;
+        break;
+      case 'flag':
+        message.flagStatus = change.flagStatus;
+        break;
+      case 'categorize':
+        message.categories = [...change.categories];
+        break;
+      case 'move':
+        return { id: mailbox.move(message, mailbox.folder(change.folder)).id };
+      case 'delete':
+        mailbox.remove(message);
+        return undefined;
+    }
+    mailbox.touch(message);
+    return { id: message.id };
+  }
+
+  /** A sent message's copy in the inbox of each recipient the fake hosts. */
+  deliverLocally(message: StoredMessage): void {
+    const recipients = [...message.to, ...message.cc, ...message.bcc].map((r) => r.emailAddress.address.toLowerCase());
+    for (const address of new Set(recipients)) {
+      const mailbox = this.byUser(address);
+      if (!mailbox) continue;
+      const { id: _id, seq: _seq, changeKey: _key, modified: _modified, ...fields } = message;
+      mailbox.add({
+        ...fields,
+        folderId: mailbox.folder('inbox').id,
+        bcc: [],
+        isRead: false,
+        isDraft: false,
+        flagStatus: 'notFlagged',
+        categories: [],
+        created: this.env.now(),
+      });
+    }
+  }
+
+  reset(): void {
+    this.mailboxes.clear();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Rendering
+// ---------------------------------------------------------------------------------------------------
+
+const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+function preview(m: StoredMessage): string {
+  const text = m.body.contentType === 'html' ? m.body.content.replace(/<[^>]*>/g, ' ') : m.body.content;
+  return text.replace(/\s+/g, ' ').trim().slice(0, 255);
+}
+
+export function renderMessage(m: StoredMessage): Record<string, unknown> {
+  return {
+    '@odata.etag': `W/"${m.changeKey}"`,
+    id: m.id,
+    createdDateTime: iso(m.created),
+    lastModifiedDateTime: iso(m.modified),
+    changeKey: m.changeKey,
+    categories: [...m.categories],
+    receivedDateTime: iso(m.received),
+    ...(m.sent !== undefined ? { sentDateTime: iso(m.sent) } : {}),
+    hasAttachments: m.attachments.some((a) => !a.isInline),
+    internetMessageId: m.internetMessageId,
+    subject: m.subject,
+    bodyPreview: preview(m),
+    importance: m.importance,
+    parentFolderId: m.folderId,
+    conversationId: m.conversationId,
+    isDeliveryReceiptRequested: false,
+    isReadReceiptRequested: false,
+    isRead: m.isRead,
+    isDraft: m.isDraft,
+    webLink: `https://outlook.office365.com/owa/?ItemID=${encodeURIComponent(m.id)}&exvsurl=1&viewmodel=ReadMessageItem`,
+    inferenceClassification: 'focused',
+    body: { ...m.body },
+    ...(m.from ? { sender: structuredClone(m.from), from: structuredClone(m.from) } : {}),
+    toRecipients: structuredClone(m.to),
+    ccRecipients: structuredClone(m.cc),
+    bccRecipients: structuredClone(m.bcc),
+    replyTo: structuredClone(m.replyTo),
+    flag: { flagStatus: m.flagStatus },
+  };
+}
+
+export function renderAttachment(a: StoredAttachment): Record<string, unknown> {
+  return {
+    '@odata.type': '#microsoft.graph.fileAttachment',
+    '@odata.mediaContentType': a.contentType,
+    id: a.id,
+    lastModifiedDateTime: iso(a.lastModified),
+    name: a.name,
+    contentType: a.contentType,
+    size: a.bytes.length,
+    isInline: a.isInline,
+    contentId: a.contentId ?? null,
+    contentLocation: null,
+    contentBytes: a.bytes.toString('base64'),
+  };
+}
+
+function renderFolder(mailbox: Mailbox, f: MailFolder): Record<string, unknown> {
+  const inFolder = [...mailbox.messages.values()].filter((m) => m.folderId === f.id);
+  return {
+    id: f.id,
+    displayName: f.displayName,
+    parentFolderId: f.parentId,
+    childFolderCount: mailbox.children(f).length,
+    unreadItemCount: inFolder.filter((m) => !m.isRead).length,
+    totalItemCount: inFolder.length,
+    isHidden: f.isHidden,
+  };
+}
+
+/** `$select`: the named properties, plus `id` and the OData annotations, which Graph always sends. */
+function project(entity: Record<string, unknown>, select: readonly string[] | undefined): Record<string, unknown> {
+  if (!select?.length) return entity;
+  return Object.fromEntries(
+    Object.entries(entity).filter(([k]) => k === 'id' || k.startsWith('@odata.') || select.includes(k)),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Query options shared by the lists
+// ---------------------------------------------------------------------------------------------------
+
+export interface GraphCall {
+  mailbox: Mailbox;
+  state: GraphState;
+  checker: GraphChecker;
+  operation: GraphOperation;
+  params: Record<string, string>;
+  query: URLSearchParams;
+  body: unknown;
+  headers: IncomingHttpHeaders;
+  /** `http://127.0.0.1:<port>/v1.0`: what Graph's links start with. */
+  base: string;
+  /** The path asked for, after `/v1.0` (`/me/messages`): what a nextLink repeats. */
+  path: string;
+}
+
+export interface GraphAnswer {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+const listOf = (v: string | null) => (v ? v.split(',').map((s) => s.trim()) : undefined);
+
+function messageFields(checker: GraphChecker): Fields<StoredMessage> {
+  const declared = checker.propertiesOf('mail', 'microsoft.graph.message');
+  return {
+    typeName: 'microsoft.graph.message',
+    declared: (p) => declared.has(p),
+    fields: {
+      isRead: { type: 'boolean', get: (m) => m.isRead },
+      isDraft: { type: 'boolean', get: (m) => m.isDraft },
+      hasAttachments: { type: 'boolean', get: (m) => m.attachments.some((a) => !a.isInline) },
+      importance: { type: 'enum', get: (m) => m.importance },
+      'flag/flagStatus': { type: 'enum', get: (m) => m.flagStatus },
+      receivedDateTime: { type: 'datetime', get: (m) => m.received },
+      sentDateTime: { type: 'datetime', get: (m) => m.sent },
+      createdDateTime: { type: 'datetime', get: (m) => m.created },
+      lastModifiedDateTime: { type: 'datetime', get: (m) => m.modified },
+      subject: { type: 'string', get: (m) => m.subject },
+      conversationId: { type: 'string', get: (m) => m.conversationId },
+      parentFolderId: { type: 'string', get: (m) => m.folderId },
+      internetMessageId: { type: 'string', get: (m) => m.internetMessageId },
+      'from/emailAddress/address': { type: 'string', get: (m) => m.from?.emailAddress.address },
+      'from/emailAddress/name': { type: 'string', get: (m) => m.from?.emailAddress.name },
+      'sender/emailAddress/address': { type: 'string', get: (m) => m.from?.emailAddress.address },
+      categories: { type: 'strings', get: (m) => m.categories },
+    },
+  };
+}
+
+function folderFields(checker: GraphChecker): Fields<{ mailbox: Mailbox; folder: MailFolder }> {
+  const declared = checker.propertiesOf('mail', 'microsoft.graph.mailFolder');
+  return {
+    typeName: 'microsoft.graph.mailFolder',
+    declared: (p) => declared.has(p),
+    fields: {
+      displayName: { type: 'string', get: ({ folder }) => folder.displayName },
+      isHidden: { type: 'boolean', get: ({ folder }) => folder.isHidden },
+      parentFolderId: { type: 'string', get: ({ folder }) => folder.parentId },
+      totalItemCount: { type: 'int', get: (x) => renderFolder(x.mailbox, x.folder).totalItemCount },
+      unreadItemCount: { type: 'int', get: (x) => renderFolder(x.mailbox, x.folder).unreadItemCount },
+    },
+  };
+}
+
+const searchText = (m: StoredMessage): SearchText => {
+  const people = (rs: Recipient[]) => rs.map((r) => `${r.emailAddress.name ?? ''} ${r.emailAddress.address}`).join(' ');
+  return {
+    subject: m.subject,
+    body: m.body.content,
+    from: m.from ? people([m.from]) : '',
+    to: people(m.to),
+    cc: people(m.cc),
+    attachment: m.attachments.map((a) => a.name).join(' '),
+  };
+};
+
+/** `Prefer: odata.maxpagesize=N`, when the request says it. */
+function maxPageSize(headers: IncomingHttpHeaders): number | undefined {
+  const m = /odata\.maxpagesize\s*=\s*(\d+)/i.exec(String(headers.prefer ?? ''));
+  return m ? Number(m[1]) : undefined;
+}
+
+function link(call: GraphCall, query: URLSearchParams): string {
+  return `${call.base}${call.path}?${query.toString()}`;
+}
+
+/** One page of a list, `$top` (up to `max`) or `Prefer: odata.maxpagesize` items from `$skip`, and the nextLink. */
+function page<T>(
+  call: GraphCall,
+  items: T[],
+  render: (item: T) => Record<string, unknown>,
+  context: string,
+  max: number,
+): GraphAnswer {
+  const top = call.query.get('$top');
+  if (top !== null && Number(top) > max)
+    throw invalidRequest(`The value '${top}' of the query option '$top' is over the limit of ${max}.`);
+  const preferred = maxPageSize(call.headers);
+  const size = top !== null ? Number(top) : Math.min(preferred ?? 10, max);
+  const skip = Number(call.query.get('$skip') ?? 0);
+  const slice = items.slice(skip, skip + size);
+  const next = new URLSearchParams(call.query);
+  next.set('$skip', String(skip + size));
+  const select = listOf(call.query.get('$select'));
+  return {
+    status: 200,
+    body: {
+      '@odata.context': `${call.base}/$metadata#${context}`,
+      ...(call.query.get('$count') === 'true' ? { '@odata.count': items.length } : {}),
+      value: slice.map((item) => project(render(item), select)),
+      ...(size > 0 && skip + size < items.length ? { '@odata.nextLink': link(call, next) } : {}),
+    },
+    ...(preferred !== undefined && top === null
+      ? { headers: { 'Preference-Applied': `odata.maxpagesize=${size}` } }
+      : {}),
+  };
+}
+
+const userContext = (call: GraphCall) => `users('${call.mailbox.user.id}')`;
+
+/** `$expand`: only a message's attachments are served. */
+function expandsAttachments(call: GraphCall): boolean {
+  const expand = listOf(call.query.get('$expand'));
+  const other = expand?.find((e) => e !== 'attachments');
+  if (other) throw new UnsupportedByFakeError(`$expand=${other}`);
+  return expand !== undefined;
+}
+
+function messageView(call: GraphCall): (m: StoredMessage) => Record<string, unknown> {
+  const withAttachments = expandsAttachments(call);
+  return (m) => ({
+    ...renderMessage(m),
+    ...(withAttachments ? { attachments: m.attachments.map(renderAttachment) } : {}),
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Bodies clients send
+// ---------------------------------------------------------------------------------------------------
+
+type MessageBody = Partial<{
+  subject: string;
+  body: { contentType?: string; content?: string };
+  toRecipients: Recipient[];
+  ccRecipients: Recipient[];
+  bccRecipients: Recipient[];
+  replyTo: Recipient[];
+  from: Recipient;
+  importance: Importance;
+  categories: string[];
+  isRead: boolean;
+  flag: { flagStatus?: FlagStatus };
+  attachments: {
+    '@odata.type'?: string;
+    name?: string;
+    contentType?: string;
+    contentBytes?: string;
+    isInline?: boolean;
+    contentId?: string;
+  }[];
+}> &
+  Record<string, unknown>;
+
+/** The top-level names of an action's body, any case (`Message`, `message`), as Graph binds them. */
+function actionParameter(body: unknown, name: string): unknown {
+  const entry = Object.entries((body ?? {}) as Record<string, unknown>).find(([k]) => k.toLowerCase() === name);
+  return entry?.[1];
+}
+
+const DRAFT_ONLY = ['subject', 'body', 'toRecipients', 'ccRecipients', 'bccRecipients', 'replyTo', 'from', 'sender'];
+const ALWAYS_UPDATABLE = [
+  'isRead',
+  'flag',
+  'categories',
+  'importance',
+  'inferenceClassification',
+  'isReadReceiptRequested',
+  'isDeliveryReceiptRequested',
+];
+
+function attachmentsOf(body: MessageBody, now: number): StoredAttachment[] {
+  return (body.attachments ?? []).map((a) => {
+    if (a['@odata.type'] !== '#microsoft.graph.fileAttachment')
+      throw new UnsupportedByFakeError(`an attachment of type ${a['@odata.type'] ?? '(none given)'}`);
+    if (!a.name || a.contentBytes === undefined) throw badRequest('A file attachment needs its name and contentBytes.');
+    return {
+      id: '',
+      name: a.name,
+      contentType: a.contentType ?? 'application/octet-stream',
+      bytes: Buffer.from(a.contentBytes, 'base64'),
+      isInline: a.isInline ?? false,
+      ...(a.contentId ? { contentId: a.contentId } : {}),
+      lastModified: now,
+    };
+  });
+}
+
+/** A new message from a client's body: a draft in `folder` (Drafts unless the path names one). */
+function newDraft(mailbox: Mailbox, body: MessageBody, folder: MailFolder): StoredMessage {
+  const now = mailbox.now;
+  return mailbox.add({
+    folderId: folder.id,
+    conversationId: exchangeId('AAQ='),
+    internetMessageId: `<${randomUUID()}@${mailbox.user.mail.split('@')[1]}>`,
+    subject: body.subject ?? '',
+    body: {
+      contentType: body.body?.contentType?.toLowerCase() === 'html' ? 'html' : 'text',
+      content: body.body?.content ?? '',
+    },
+    from: body.from ?? { emailAddress: { name: mailbox.user.displayName, address: mailbox.user.mail } },
+    to: body.toRecipients ?? [],
+    cc: body.ccRecipients ?? [],
+    bcc: body.bccRecipients ?? [],
+    replyTo: body.replyTo ?? [],
+    received: now,
+    created: now,
+    isRead: true,
+    isDraft: true,
+    importance: body.importance ?? 'normal',
+    flagStatus: body.flag?.flagStatus ?? 'notFlagged',
+    categories: body.categories ?? [],
+    attachments: attachmentsOf(body, now),
+  });
+}
+
+/** Sends a draft: it goes to Sent Items as a new item (or away, unless saved), copies to the fake's own recipients. */
+function sendDraft(call: GraphCall, draft: StoredMessage, save: boolean): void {
+  const { mailbox, state } = call;
+  if (![...draft.to, ...draft.cc, ...draft.bcc].length)
+    throw new GraphError(400, 'ErrorInvalidRecipients', 'At least one recipient is required, but none were found.');
+  draft.isDraft = false;
+  draft.sent = draft.received = mailbox.now;
+  state.deliverLocally(draft);
+  if (save) mailbox.move(draft, mailbox.folder('sentitems'));
+  else mailbox.remove(draft);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Handlers, by operationId
+// ---------------------------------------------------------------------------------------------------
+
+const folderOf = (call: GraphCall) => call.mailbox.folder(call.params['mailFolder-id']!);
+
+function childOf(call: GraphCall): MailFolder {
+  const child = call.mailbox.folder(call.params['mailFolder-id1']!);
+  if (child.parentId !== folderOf(call).id) throw itemNotFound();
+  return child;
+}
+
+const messageOf = (call: GraphCall) => call.mailbox.message(call.params['message-id']!, call.params['mailFolder-id']);
+
+function attachmentOf(call: GraphCall): StoredAttachment {
+  const attachment = messageOf(call).attachments.find((a) => a.id === call.params['attachment-id']);
+  if (!attachment) throw itemNotFound();
+  return attachment;
+}
+
+function listFolders(call: GraphCall, parent: MailFolder): GraphAnswer {
+  const { mailbox, query } = call;
+  let folders = mailbox.children(parent).map((folder) => ({ mailbox, folder }));
+  const filter = query.get('$filter');
+  if (filter) folders = folders.filter(compileFilter(filter, folderFields(call.checker)));
+  const orderby = query.get('$orderby');
+  if (orderby) folders.sort(compileOrderBy(orderby, folderFields(call.checker)));
+  if (query.has('$search')) throw new UnsupportedByFakeError('$search on mail folders');
+  if (query.has('$expand')) throw new UnsupportedByFakeError('$expand on mail folders');
+  return page(call, folders, (x) => renderFolder(mailbox, x.folder), `${userContext(call)}/mailFolders`, 1000);
+}
+
+function createFolder(call: GraphCall, parent: MailFolder): GraphAnswer {
+  const body = call.body as { displayName?: string; isHidden?: boolean };
+  const unknown = Object.keys(body).filter((k) => !['displayName', 'isHidden'].includes(k) && !k.startsWith('@odata.'));
+  if (unknown.length) throw badRequest(`The property '${unknown[0]}' cannot be set when a folder is created.`);
+  if (!body.displayName?.trim()) throw invalidRequest('A folder needs a displayName.');
+  assertFreeName(call.mailbox, parent, body.displayName);
+  const id = exchangeId('AAEMAAA=');
+  const folder = { id, displayName: body.displayName, parentId: parent.id, isHidden: body.isHidden ?? false };
+  call.mailbox.folders.set(id, folder);
+  return {
+    status: 201,
+    body: {
+      '@odata.context': `${call.base}/$metadata#${userContext(call)}/mailFolders/$entity`,
+      ...renderFolder(call.mailbox, folder),
+    },
+  };
+}
+
+function assertFreeName(mailbox: Mailbox, parent: MailFolder, name: string, except?: string): void {
+  const taken = mailbox
+    .children(parent)
+    .some((f) => f.id !== except && f.displayName.toLowerCase() === name.toLowerCase());
+  if (taken) throw new GraphError(409, 'ErrorFolderExists', 'A folder with the specified name already exists.');
+}
+
+function getFolder(call: GraphCall, folder: MailFolder): GraphAnswer {
+  if (call.query.has('$expand')) throw new UnsupportedByFakeError('$expand on a mail folder');
+  return {
+    status: 200,
+    body: project(
+      {
+        '@odata.context': `${call.base}/$metadata#${userContext(call)}/mailFolders/$entity`,
+        ...renderFolder(call.mailbox, folder),
+      },
+      listOf(call.query.get('$select')),
+    ),
+  };
+}
+
+function updateFolder(call: GraphCall, folder: MailFolder): GraphAnswer {
+  const body = call.body as { displayName?: string };
+  const other = Object.keys(body).find((k) => k !== 'displayName' && !k.startsWith('@odata.'));
+  if (other) throw badRequest(`The property '${other}' of a mail folder cannot be updated.`);
+  if (body.displayName !== undefined) {
+    if (!body.displayName.trim()) throw invalidRequest('A folder needs a displayName.');
+    assertFreeName(
+      call.mailbox,
+      call.mailbox.folders.get(folder.parentId) ?? call.mailbox.root,
+      body.displayName,
+      folder.id,
+    );
+    folder.displayName = body.displayName;
+  }
+  return getFolder({ ...call, query: new URLSearchParams() }, folder);
+}
+
+function deleteFolder(call: GraphCall, folder: MailFolder): GraphAnswer {
+  if (folder.wellKnown)
+    throw new GraphError(400, 'ErrorDeleteDistinguishedFolder', 'Distinguished folders cannot be deleted.');
+  call.mailbox.deleteFolder(folder);
+  return { status: 204 };
+}
+
+function listMessages(call: GraphCall): GraphAnswer {
+  const { mailbox, query } = call;
+  const folder = call.params['mailFolder-id'] !== undefined ? folderOf(call) : undefined;
+  const [search, filter, orderby] = [query.get('$search'), query.get('$filter'), query.get('$orderby')];
+  if (search !== null && (filter !== null || orderby !== null))
+    throw new GraphError(
+      400,
+      'ErrorInvalidUrlQuery',
+      `The query parameter '${filter !== null ? '$filter' : '$orderby'}' is not supported with '$search'.`,
+    );
+  if (search !== null && query.has('$skip'))
+    throw new GraphError(400, 'ErrorInvalidUrlQuery', "The query parameter '$skip' is not supported with '$search'.");
+  const fields = messageFields(call.checker);
+  let messages = [...mailbox.messages.values()].filter((m) => !folder || m.folderId === folder.id);
+  if (filter !== null) messages = messages.filter(compileFilter(filter, fields));
+  if (search !== null) {
+    const matches = compileSearch(search);
+    messages = messages.filter((m) => matches(searchText(m)));
+  }
+  const newestFirst = (a: StoredMessage, b: StoredMessage) => b.received - a.received || (a.id < b.id ? -1 : 1);
+  messages.sort(orderby !== null ? compileOrderBy(orderby, fields) : newestFirst);
+  const context = folder
+    ? `${userContext(call)}/mailFolders('${folder.id}')/messages`
+    : `${userContext(call)}/messages`;
+  return page(call, messages, messageView(call), context, 1000);
+}
+
+function getMessage(call: GraphCall): GraphAnswer {
+  const message = messageOf(call);
+  const context = `${call.base}/$metadata#${userContext(call)}/messages/$entity`;
+  return {
+    status: 200,
+    body: project({ '@odata.context': context, ...messageView(call)(message) }, listOf(call.query.get('$select'))),
+  };
+}
+
+function createMessage(call: GraphCall): GraphAnswer {
+  const body = call.body as MessageBody;
+  const folder = call.params['mailFolder-id'] !== undefined ? folderOf(call) : call.mailbox.folder('drafts');
+  const message = newDraft(call.mailbox, body, folder);
+  return {
+    status: 201,
+    body: {
+      '@odata.context': `${call.base}/$metadata#${userContext(call)}/messages/$entity`,
+      ...renderMessage(message),
+    },
+  };
+}
+
+function updateMessage(call: GraphCall): GraphAnswer {
+  const message = messageOf(call);
+  const body = call.body as MessageBody;
+  for (const key of Object.keys(body)) {
+    if (key.startsWith('@odata.') || ALWAYS_UPDATABLE.includes(key)) continue;
+    if (!DRAFT_ONLY.includes(key)) throw badRequest(`The property '${key}' of a message cannot be updated.`);
+    if (!message.isDraft)
+      throw new GraphError(
+        400,
+        'ErrorInvalidPropertyUpdateSentMessage',
+        'Update of some properties is not allowed for sent messages.',
+      );
+  }
+  if (body.isRead !== undefined) message.isRead = body.isRead;
+  if (body.flag?.flagStatus !== undefined) message.flagStatus = body.flag.flagStatus;
+  if (body.categories !== undefined) message.categories = [...body.categories];
+  if (body.importance !== undefined) message.importance = body.importance;
+  if (body.subject !== undefined) message.subject = body.subject;
+  if (body.body !== undefined)
+    message.body = {
+      contentType: body.body.contentType?.toLowerCase() === 'html' ? 'html' : 'text',
+      content: body.body.content ?? '',
+    };
+  if (body.toRecipients !== undefined) message.to = body.toRecipients;
+  if (body.ccRecipients !== undefined) message.cc = body.ccRecipients;
+  if (body.bccRecipients !== undefined) message.bcc = body.bccRecipients;
+  if (body.replyTo !== undefined) message.replyTo = body.replyTo;
+  if (body.from !== undefined) message.from = body.from;
+  call.mailbox.touch(message);
+  return {
+    status: 200,
+    body: {
+      '@odata.context': `${call.base}/$metadata#${userContext(call)}/messages/$entity`,
+      ...renderMessage(message),
+    },
+  };
+}
+
+function destination(call: GraphCall): MailFolder {
+  const id = actionParameter(call.body, 'destinationid');
+  if (typeof id !== 'string' || !id) throw invalidRequest('The destinationId parameter is required.');
+  return call.mailbox.folder(id);
+}
+
+function moveOrCopy(call: GraphCall, copy: boolean): GraphAnswer {
+  const message = messageOf(call);
+  const target = destination(call);
+  const result = copy ? call.mailbox.copy(message, target) : call.mailbox.move(message, target);
+  return {
+    status: 201,
+    body: {
+      '@odata.context': `${call.base}/$metadata#${userContext(call)}/messages/$entity`,
+      ...renderMessage(result),
+    },
+  };
+}
+
+function send(call: GraphCall): GraphAnswer {
+  const message = messageOf(call);
+  if (!message.isDraft) throw new GraphError(400, 'ErrorInvalidOperation', 'Only a draft can be sent.');
+  sendDraft(call, message, true);
+  return { status: 202 };
+}
+
+function sendMail(call: GraphCall): GraphAnswer {
+  const message = actionParameter(call.body, 'message') as MessageBody | undefined;
+  if (!message || typeof message !== 'object') throw invalidRequest('The message parameter is required.');
+  const save = actionParameter(call.body, 'savetosentitems');
+  // Graph's reference gives saveToSentItems as true unless the request says false.
+  const draft = newDraft(call.mailbox, message, call.mailbox.folder('drafts'));
+  try {
+    sendDraft(call, draft, save !== false);
+  } catch (e) {
+    call.mailbox.messages.delete(draft.id);
+    throw e;
+  } finally {
+    // The draft was never in Drafts as far as any client could see: delta must not report it gone.
+    call.mailbox.tombstones = call.mailbox.tombstones.filter((t) => t.id !== draft.id);
+  }
+  return { status: 202 };
+}
+
+function delta(call: GraphCall): GraphAnswer {
+  const { mailbox, query } = call;
+  const folder = folderOf(call);
+  const skiptoken = query.get('$skiptoken');
+  const deltatoken = query.get('$deltatoken');
+  const fields = messageFields(call.checker);
+  let cursor: Extract<DeltaCursor, { kind: 'page' }>;
+  const token = skiptoken ?? deltatoken;
+  if (token !== null) {
+    // Graph keeps a round's query options in its tokens; a token the fake never gave or has expired is gone.
+    const found = mailbox.cursors.get(token);
+    const expected = skiptoken !== null ? 'page' : 'delta';
+    if (!found || found.kind !== expected || found.folderId !== folder.id)
+      throw new GraphError(
+        410,
+        'syncStateNotFound',
+        'The sync state is not found or has expired. Start a new sync without a token.',
+      );
+    if (found.kind === 'page') cursor = found;
+    else {
+      const predicate = found.filter ? compileFilter(found.filter, fields) : () => true;
+      const changed = [...mailbox.messages.values()]
+        .filter((m) => m.folderId === folder.id && m.seq > found.sinceSeq && predicate(m))
+        .sort((a, b) => b.received - a.received);
+      const removed = [
+        ...new Set(
+          mailbox.tombstones.filter((t) => t.folderId === folder.id && t.seq > found.sinceSeq).map((t) => t.id),
+        ),
+      ].filter((id) => !mailbox.messages.has(id));
+      cursor = {
+        kind: 'page',
+        folderId: folder.id,
+        removed,
+        ids: changed.map((m) => m.id),
+        endSeq: mailbox.seq,
+        ...optionsOf(found),
+      };
+    }
+  } else {
+    if (query.has('$search')) throw new UnsupportedByFakeError('$search in a delta query');
+    if (query.has('$skip')) throw new UnsupportedByFakeError('$skip in a delta query');
+    if (query.has('$expand')) throw new UnsupportedByFakeError('$expand in a delta query');
+    if (query.has('changeType')) throw new UnsupportedByFakeError('changeType in a delta query');
+    const orderby = query.get('$orderby');
+    if (orderby !== null && !/^receivedDateTime\s+desc$/i.test(orderby.trim()))
+      throw badRequest('A delta query of messages can only be ordered by receivedDateTime desc.');
+    const filter = query.get('$filter') ?? undefined;
+    const predicate = filter ? compileFilter(filter, fields) : () => true;
+    const select = listOf(query.get('$select'));
+    const ids = [...mailbox.messages.values()]
+      .filter((m) => m.folderId === folder.id && predicate(m))
+      .sort((a, b) => b.received - a.received)
+      .map((m) => m.id);
+    cursor = {
+      kind: 'page',
+      folderId: folder.id,
+      removed: [],
+      ids,
+      endSeq: mailbox.seq,
+      ...(select ? { select } : {}),
+      ...(filter ? { filter } : {}),
+    };
+  }
+  const top = query.get('$top');
+  const size = Math.max(1, maxPageSize(call.headers) ?? (top !== null ? Number(top) : 10));
+  const value: Record<string, unknown>[] = [];
+  let { removed, ids } = cursor;
+  while (value.length < size && (removed.length || ids.length)) {
+    if (removed.length) {
+      value.push({ '@odata.type': '#microsoft.graph.message', id: removed[0]!, '@removed': { reason: 'deleted' } });
+      removed = removed.slice(1);
+      continue;
+    }
+    const message = mailbox.messages.get(ids[0]!);
+    ids = ids.slice(1);
+    if (message && message.folderId === folder.id)
+      value.push({ '@odata.type': '#microsoft.graph.message', ...project(renderMessage(message), cursor.select) });
+  }
+  const where = `${call.base}${call.path.replace(/\/mailFolders\/[^/]+\/messages\/delta$/i, `/mailFolders('${folder.id}')/messages/delta`)}`;
+  const more = removed.length > 0 || ids.length > 0;
+  const next = more
+    ? `${where}?$skiptoken=${mailbox.newCursor({ ...cursor, removed, ids })}`
+    : `${where}?$deltatoken=${mailbox.newCursor({ kind: 'delta', folderId: folder.id, sinceSeq: cursor.endSeq, ...optionsOf(cursor) })}`;
+  return {
+    status: 200,
+    body: {
+      '@odata.context': `${call.base}/$metadata#Collection(message)`,
+      [more ? '@odata.nextLink' : '@odata.deltaLink']: next,
+      value,
+    },
+    ...(maxPageSize(call.headers) !== undefined
+      ? { headers: { 'Preference-Applied': `odata.maxpagesize=${size}` } }
+      : {}),
+  };
+}
+
+const optionsOf = (c: DeltaCursor) => ({
+  ...(c.select ? { select: c.select } : {}),
+  ...(c.filter ? { filter: c.filter } : {}),
+});
+
+function me(call: GraphCall): GraphAnswer {
+  if (call.query.has('$expand')) throw new UnsupportedByFakeError('$expand on a user');
+  const { user } = call.mailbox;
+  return {
+    status: 200,
+    body: project(
+      {
+        '@odata.context': `${call.base}/$metadata#users/$entity`,
+        businessPhones: [],
+        displayName: user.displayName,
+        mail: user.mail,
+        userPrincipalName: user.userPrincipalName,
+        id: user.id,
+      },
+      listOf(call.query.get('$select')),
+    ),
+  };
+}
+
+function listAttachments(call: GraphCall): GraphAnswer {
+  for (const option of ['$filter', '$search', '$orderby', '$expand'])
+    if (call.query.has(option)) throw new UnsupportedByFakeError(`${option} on attachments`);
+  const message = messageOf(call);
+  return page(
+    call,
+    message.attachments,
+    renderAttachment,
+    `${userContext(call)}/messages('${message.id}')/attachments`,
+    1000,
+  );
+}
+
+/** The MIME form of a message: Graph answers it as `text/plain` (see the README beside the descriptions). */
+function messageContent(call: GraphCall): GraphAnswer {
+  const m = messageOf(call);
+  const bytes = buildMime({
+    ...(m.from ? { from: m.from.emailAddress } : {}),
+    to: m.to.map((r) => r.emailAddress),
+    cc: m.cc.map((r) => r.emailAddress),
+    subject: m.subject,
+    date: m.sent ?? m.received,
+    messageId: m.internetMessageId,
+    body: m.body,
+    attachments: m.attachments,
+  });
+  return { status: 200, body: bytes, headers: { 'Content-Type': 'text/plain' } };
+}
+
+export const MAIL_HANDLERS: Record<string, (call: GraphCall) => GraphAnswer> = {
+  user_GetUser: me,
+
+  user_ListMailFolder: (call) => listFolders(call, call.mailbox.root),
+  user_CreateMailFolder: (call) => createFolder(call, call.mailbox.root),
+  user_GetMailFolder: (call) => getFolder(call, folderOf(call)),
+  user_UpdateMailFolder: (call) => updateFolder(call, folderOf(call)),
+  user_DeleteMailFolder: (call) => deleteFolder(call, folderOf(call)),
+  'user.mailFolder_ListChildFolder': (call) => listFolders(call, folderOf(call)),
+  'user.mailFolder_CreateChildFolder': (call) => createFolder(call, folderOf(call)),
+  'user.mailFolder_GetChildFolder': (call) => getFolder(call, childOf(call)),
+  'user.mailFolder_UpdateChildFolder': (call) => updateFolder(call, childOf(call)),
+  'user.mailFolder_DeleteChildFolder': (call) => deleteFolder(call, childOf(call)),
+
+  user_ListMessage: listMessages,
+  'user.mailFolder_ListMessage': listMessages,
+  user_CreateMessage: createMessage,
+  'user.mailFolder_CreateMessage': createMessage,
+  user_GetMessage: getMessage,
+  'user.mailFolder_GetMessage': getMessage,
+  user_UpdateMessage: updateMessage,
+  'user.mailFolder_UpdateMessage': updateMessage,
+  user_DeleteMessage: (call) => {
+    call.mailbox.remove(messageOf(call));
+    return { status: 204 };
+  },
+  'user.mailFolder_DeleteMessage': (call) => MAIL_HANDLERS.user_DeleteMessage!(call),
+  user_GetMessagesContent: messageContent,
+  'user.mailFolder_GetMessagesContent': messageContent,
+
+  'user.message_ListAttachment': listAttachments,
+  'user.mailFolder.message_ListAttachment': listAttachments,
+  'user.message_GetAttachment': (call) => ({
+    status: 200,
+    body: project(renderAttachment(attachmentOf(call)), listOf(call.query.get('$select'))),
+  }),
+  'user.mailFolder.message_GetAttachment': (call) => MAIL_HANDLERS['user.message_GetAttachment']!(call),
+  'user.message.attachment_GetContent': (call) => {
+    const attachment = attachmentOf(call);
+    return { status: 200, body: attachment.bytes, headers: { 'Content-Type': attachment.contentType } };
+  },
+  'user.mailFolder.message.attachment_GetContent': (call) => MAIL_HANDLERS['user.message.attachment_GetContent']!(call),
+
+  'user.message_move': (call) => moveOrCopy(call, false),
+  'user.mailFolder.message_move': (call) => moveOrCopy(call, false),
+  'user.message_copy': (call) => moveOrCopy(call, true),
+  'user.mailFolder.message_copy': (call) => moveOrCopy(call, true),
+  'user.message_send': send,
+  'user.mailFolder.message_send': send,
+  user_sendMail: sendMail,
+
+  'user.mailFolder.message_delta': delta,
+};
