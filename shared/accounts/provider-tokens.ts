@@ -17,6 +17,7 @@ import {
 import { credentialOf, providerClient } from '#shared/accounts/provider-client';
 import { providerTokensContext } from '#shared/accounts/connected';
 import { clock } from '#shared/time';
+import { providerTokensOf } from '#shared/accounts/early-reads';
 
 /**
  * A connected grant's access token at its provider, refreshed before it expires (Nango's lessons,
@@ -75,7 +76,7 @@ const usable = (record: ProviderTokensRecord, now: number) =>
 /** The grant's usable access token at its provider (refreshed first when due). */
 export async function providerAccessToken(grant: GrantRecord): Promise<string> {
   if (grant.grant_status === 'invalid') throw new GrantExpiredError(grant);
-  const record = await db.getProviderTokens(grant.id, true);
+  const record = await providerTokensOf(grant);
   if (!record)
     throw new AuthenticationError(
       `Grant '${grant.id}' has no provider tokens; authenticate the account again (GET /v3/connect/auth)`,

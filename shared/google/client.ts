@@ -1,7 +1,7 @@
 import { env } from '#shared/config';
 import { providerAccessToken } from '#shared/accounts/provider-tokens';
 import { answerOf, backoff, retryAfterMs } from '#shared/providers/rest';
-import { providerApiBase } from '#shared/connectors/service';
+import { apiBaseOf } from '#shared/accounts/early-reads';
 import type { GrantRecord } from '#shared/db/grants';
 import {
   AuthenticationError,
@@ -12,7 +12,6 @@ import {
   ProviderError,
   RateLimitError,
 } from '#shared/errors';
-import type { ApplicationId } from '#shared/ids';
 import { logger } from '#shared/logger';
 import { guardedFetch, type FetchLike } from '#shared/net/fetch';
 import { GuardedRequestError } from '#shared/net/request';
@@ -126,7 +125,7 @@ export async function googleClientOf(grant: GrantRecord, options: GoogleClientOp
   // The access token is read while the connector is: the first call does not wait for both in turn.
   const token = providerAccessToken(grant);
   token.catch(() => undefined);
-  const base = await providerApiBase(grant.application_id as ApplicationId, 'google');
+  const base = await apiBaseOf(grant);
   return newGoogleClient(grant, base, options, token);
 }
 

@@ -1,7 +1,7 @@
 import type { ApplicationContext } from '#shared/caller';
 import { getGrant, getGrantByEmail, getGrantByExternalId, type GrantRecord } from '#shared/db/grants';
 import { ApiError, InvalidRequestError, NotFoundError } from '#shared/errors';
-import { parseId } from '#shared/ids';
+import { parseId, type GrantId } from '#shared/ids';
 
 export type GrantRef =
   | { kind: 'id'; value: string }
@@ -20,6 +20,16 @@ export function parseGrantRef(raw: string): GrantRef {
   if (raw.startsWith('external:')) return { kind: 'external', value: raw.slice('external:'.length) };
   if (raw.includes('@')) return { kind: 'email', value: raw };
   return { kind: 'id', value: raw };
+}
+
+/**
+ * The grant a `{grant_id}` names before it is read, when the name says it: its ID (`<id>`, `grant:<id>`),
+ * or `me` with an access token. An email address or external ID is known only once the grant is read.
+ */
+export function grantIdNamed(app: ApplicationContext, raw: string): GrantId | undefined {
+  const ref = parseGrantRef(raw);
+  if (ref.kind === 'me') return app.credential === 'access_token' ? app.grantId : undefined;
+  return ref.kind === 'id' ? parseId('grant', ref.value) : undefined;
 }
 
 /** At most 200 characters of a reference, for a message (never half a character). */

@@ -2,8 +2,8 @@ import type middy from '@middy/core';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { GRANT_RATE_LIMIT, applicationRateLimit, type RateLimit } from '#shared/applications/rate-limits';
 import { applicationRateLimitKey, grantRateLimitKey, type Key } from '#shared/db/keys';
-import { parseGrantRef } from '#shared/grants/resolve';
-import { parseId, type ApplicationId, type GrantId } from '#shared/ids';
+import { grantIdNamed } from '#shared/grants/resolve';
+import type { ApplicationId, GrantId } from '#shared/ids';
 import { nextAllowedAt, takeToken, type BucketLimits } from '#shared/db/rate-limits';
 import { RateLimitError } from '#shared/errors';
 import { stateOf } from '#shared/http/middleware/state';
@@ -100,18 +100,6 @@ const grantBucket = (appId: ApplicationId, grantId: GrantId): Bucket => ({
   advice: '',
 });
 
-/**
- * The grant a `{grant_id}` names before it is read, when the name says it: its ID (`<id>`, `grant:<id>`),
- * or `me` with an access token. An email address or external ID is known only once the grant is read.
- */
-function grantIdBeforeResolution(state: ReturnType<typeof stateOf>): GrantId | undefined {
-  const raw = state.params.grant_id;
-  if (raw === undefined || !state.app) return undefined;
-  const ref = parseGrantRef(raw);
-  if (ref.kind === 'me') return state.app.credential === 'access_token' ? state.app.grantId : undefined;
-  return ref.kind === 'id' ? parseId('grant', ref.value) : undefined;
-}
-
 /** The writes still running while the grant is resolved, by request event. */
 const pending = new WeakMap<object, { application: Promise<void>; grant?: { id: GrantId; taking: Promise<void> } }>();
 
@@ -147,7 +135,8 @@ export const rateLimit = (bucket: 'application' | 'grant'): middy.MiddlewareObj<
     // Awaited by the grant middleware; when grant resolution fails first, its answer is the request's
     // and these outcomes are dropped (not unhandled rejections).
     application.catch(() => undefined);
-    const grantId = grantIdBeforeResolution(state);
+    const raw = state.params.grant_id;
+    const grantId = raw !== undefined && state.app ? grantIdNamed(state.app, raw) : undefined;
     let grant: { id: GrantId; taking: Promise<void> } | undefined;
     if (grantId) {
       try {
