@@ -97,4 +97,52 @@ describe('cold start: what module init leaves for first use', () => {
     expect(out.translated).toBe('plain');
     expect(out.afterUse).toEqual(expect.arrayContaining(['node:internal/blocklist', 'chunk:oauth.cjs']));
   });
+
+  it('loads no X-Ray SDK with tracing off, even unbundled; with it on, captures a client made before the Tracer was ready', async () => {
+    const file = await bundle([
+      "import { DynamoDBClient } from '@aws-sdk/client-dynamodb';",
+      "import { inSubsegment, traced } from '#shared/aws/tracing';",
+      'export { inSubsegment };',
+      "export const client = traced(new DynamoDBClient({ region: 'us-east-1' }));",
+    ]);
+    const captured = (tracing: string) =>
+      JSON.parse(
+        execFileSync(
+          process.execPath,
+          [
+            '-e',
+            `const m = require(${JSON.stringify(file)}); m.inSubsegment('ready', async () => undefined).then(() => console.log(JSON.stringify({ xray: m.client.middlewareStack.identify().some((n) => /XRay/.test(n)), chunks: Object.keys(require.cache).filter((f) => f.includes('.lazy/')).length })));`,
+          ],
+          {
+            encoding: 'utf8',
+            env: {
+              ...process.env,
+              POWERTOOLS_TRACE_ENABLED: tracing,
+              // What Lambda sets: the Tracer turns itself off anywhere else.
+              AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
+              AWS_LAMBDA_FUNCTION_NAME: 'test',
+              AWS_REGION: 'us-east-1',
+              AWS_ACCESS_KEY_ID: 'test',
+              AWS_SECRET_ACCESS_KEY: 'test',
+            },
+          },
+        ).trim(),
+      ) as { xray: boolean; chunks: number };
+    // Unbundled (tsx), as tests and benches run the code: the module graph of a function holds no X-Ray SDK.
+    const unbundled = execFileSync(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '--input-type=module',
+        '-e',
+        "await import('#shared/aws/dynamodb'); await import('#shared/net/request'); const { createRequire } = await import('node:module'); console.log(Object.keys(createRequire(import.meta.url).cache).some((f) => f.includes('aws-xray-sdk-core')));",
+      ],
+      { encoding: 'utf8', cwd: ROOT, env: { ...process.env, POWERTOOLS_TRACE_ENABLED: 'false', TABLE_NAME: 'test' } },
+    ).trim();
+
+    expect(captured('false')).toEqual({ xray: false, chunks: 0 });
+    expect(captured('true')).toEqual({ xray: true, chunks: 1 });
+    expect(unbundled).toBe('false');
+  });
 });
