@@ -65,7 +65,7 @@ export const ConnectorSettings = {
       minLength: 1,
       maxLength: 2048,
       description:
-        "Switchboard's extension (google): an https base URL that replaces the scheme and host of every REST call to the provider's APIs, their paths kept.",
+        "Switchboard's extension (google, microsoft): an https base URL that replaces the scheme and host of every REST call to the provider's APIs, their paths kept.",
     },
     topic_name: {
       type: 'string',

@@ -1,4 +1,4 @@
-import { providerApiBase } from '#shared/connectors/service';
+import { getConnector } from '#shared/db/connectors';
 import type { GrantRecord } from '#shared/db/grants';
 import { getProviderTokens, type ProviderTokensRecord } from '#shared/db/oauth';
 import type { ApplicationId, GrantId } from '#shared/ids';
@@ -12,6 +12,10 @@ import type { ApplicationId, GrantId } from '#shared/ids';
  * Remembered by application and grant, and used only once the grant is resolved within that
  * application, of the same provider: a request naming another application's grant reads nothing of
  * it. Each early read serves one call (the first); a second call in the same request reads again.
+ *
+ * Every function's grant resolution imports this module: it reads through the table modules only
+ * (never the connectors' service, whose secrets and their key would come into every bundle, and whose
+ * key ARN a function without secrets is not given).
  */
 interface Needs {
   provider: string;
@@ -31,6 +35,10 @@ const needs = new Map<string, Needs>();
 const attached = new WeakMap<GrantRecord, EarlyReads>();
 
 const keyOf = (appId: string, grantId: string) => `${appId}#${grantId}`;
+
+/** The connector's `api_base_url` (none for a provider without a connector). */
+const connectorApiBase = async (appId: ApplicationId, provider: string) =>
+  (await getConnector(appId, provider))?.settings.api_base_url;
 
 function remember(grant: GrantRecord, need: 'tokens' | 'apiBase'): void {
   const key = keyOf(grant.application_id, grant.id);
@@ -59,7 +67,7 @@ export function startEarlyReads(appId: ApplicationId, grantId: GrantId): EarlyRe
     appId,
     provider: known.provider,
     ...(known.tokens ? { tokens: quiet(getProviderTokens(grantId, true)) } : {}),
-    ...(known.apiBase ? { apiBase: quiet(providerApiBase(appId, known.provider)) } : {}),
+    ...(known.apiBase ? { apiBase: quiet(connectorApiBase(appId, known.provider)) } : {}),
   };
 }
 
@@ -89,5 +97,5 @@ export function apiBaseOf(grant: GrantRecord): Promise<string | undefined> {
     delete reads.apiBase;
     return early;
   }
-  return providerApiBase(grant.application_id as ApplicationId, grant.provider);
+  return connectorApiBase(grant.application_id as ApplicationId, grant.provider);
 }

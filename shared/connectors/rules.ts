@@ -53,7 +53,7 @@ export const PROVIDER_RULES: Record<ConnectorProvider, ProviderRule> = {
   microsoft: {
     label: 'Microsoft',
     oauth: true,
-    settings: ['client_id', 'client_secret', 'tenant', 'issuer', ...MAIL_SERVERS],
+    settings: ['client_id', 'client_secret', 'tenant', 'issuer', 'api_base_url', ...MAIL_SERVERS],
     scope: 'any',
     bulk: ['adminconsent'],
   },

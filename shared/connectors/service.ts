@@ -232,12 +232,6 @@ export interface ConnectorForAuth {
 }
 
 /** The application's connector of `provider` with its client secret opened, or undefined. Never answer or log what it returns. */
-/** The base URL replacing the scheme and host of the provider's REST APIs for this application (`settings.api_base_url`), if set. */
-export async function providerApiBase(appId: ApplicationId, provider: string): Promise<string | undefined> {
-  if (!(CONNECTOR_PROVIDERS as readonly string[]).includes(provider)) return undefined;
-  return (await repo.getConnector(appId, provider))?.settings.api_base_url;
-}
-
 export async function connectorForAuth(appId: ApplicationId, provider: string): Promise<ConnectorForAuth | undefined> {
   if (!(CONNECTOR_PROVIDERS as readonly string[]).includes(provider)) return undefined;
   const record = await repo.getConnector(appId, provider);
