@@ -565,7 +565,7 @@ const searchText = (m: StoredMessage): SearchText => {
 };
 
 /** `Prefer: odata.maxpagesize=N`, when the request says it. */
-function maxPageSize(headers: IncomingHttpHeaders): number | undefined {
+export function maxPageSize(headers: IncomingHttpHeaders): number | undefined {
   const m = /odata\.maxpagesize\s*=\s*(\d+)/i.exec(String(headers.prefer ?? ''));
   return m ? Number(m[1]) : undefined;
 }
@@ -574,13 +574,17 @@ function link(call: GraphCall, query: URLSearchParams): string {
   return `${call.base}${call.path}?${query.toString()}`;
 }
 
-/** One page of a list, `$top` (up to `max`) or `Prefer: odata.maxpagesize` items from `$skip`, and the nextLink. */
-function page<T>(
+/**
+ * One page of a list, `$top` (up to `max`) or `Prefer: odata.maxpagesize` items from `$skip`, and the
+ * nextLink; each item cut to `$select` unless its `render` does that itself (`selected: true`).
+ */
+export function page<T>(
   call: GraphCall,
   items: T[],
   render: (item: T) => Record<string, unknown>,
   context: string,
   max: number,
+  options: { selected?: boolean } = {},
 ): GraphAnswer {
   const top = call.query.get('$top');
   if (top !== null && Number(top) > max)
@@ -597,7 +601,7 @@ function page<T>(
     body: {
       '@odata.context': `${call.base}/$metadata#${context}`,
       ...(call.query.get('$count') === 'true' ? { '@odata.count': items.length } : {}),
-      value: slice.map((item) => project(render(item), select)),
+      value: slice.map((item) => (options.selected ? render(item) : project(render(item), select))),
       ...(size > 0 && skip + size < items.length ? { '@odata.nextLink': link(call, next) } : {}),
     },
     ...(preferred !== undefined && top === null

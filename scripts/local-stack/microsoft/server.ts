@@ -2,12 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { CALENDAR_HANDLERS, CalendarState, type EventOutsideChange } from './calendar';
 import { GraphError, graphErrorBody, UnsupportedByFakeError } from './errors';
 import { GraphState, MAIL_HANDLERS, type Delivery, type Mailbox, type OutsideChange } from './mail';
 import { graphChecker } from './openapi';
 
 /**
- * A local Microsoft Graph v1.0 (mail, for now) on one loopback port, for tests and `npm start`:
+ * A local Microsoft Graph v1.0 (mail and calendars) on one loopback port, for tests and `npm start`:
  * `${url}/v1.0/me/...` and `${url}/v1.0/users/{id or userPrincipalName}/...`, a bearer token per user.
  * Every request is checked against Graph's published OpenAPI descriptions (schemas/providers/microsoft/)
  * before it is handled (a violation is recorded and answered 400 in Graph's error shape) and every answer
@@ -62,14 +63,27 @@ export interface GraphFake {
   /** `http://127.0.0.1:<port>`: Graph at `${url}/v1.0/...`. */
   url: string;
   close(): Promise<void>;
-  /** A user with a mailbox (Outlook's well-known folders, empty); answers the user's ID. */
-  addUser(user: { email: string; accessToken: string; id?: string; displayName?: string }): { id: string };
+  /**
+   * A user with a mailbox (Outlook's well-known folders, empty) and a default calendar (empty, in
+   * `timeZone`, UTC unless said: what getSchedule gives as working hours' zone); answers the user's ID.
+   */
+  addUser(user: { email: string; accessToken: string; id?: string; displayName?: string; timeZone?: string }): {
+    id: string;
+  };
   /** Mail arriving from outside (Inbox, unread, unless the delivery says otherwise). */
   deliver(email: string, delivery: Delivery): { id: string; conversationId: string; internetMessageId: string };
-  /** Another client's change (read, flag, categories, move, delete), for delta to report; answers the message's ID after it. */
-  changeOutside(email: string, change: OutsideChange): { id: string } | undefined;
+  /**
+   * Another client's change, for delta to report: to a message (read, flag, categories, move, delete;
+   * answers the message's ID after it) or to an event (createEvent, updateEvent, deleteEvent, with Graph's
+   * event JSON; an occurrence's ID changes or cancels that occurrence; answers the event's ID).
+   */
+  changeOutside(email: string, change: OutsideChange | EventOutsideChange): { id: string } | undefined;
   /** Makes every delta and skip token of the mailbox unusable: following one answers 410 syncStateNotFound. */
   expireDelta(email: string): void;
+  /** The same for the user's calendarView/delta tokens. */
+  expireCalendarDelta(email: string): void;
+  /** The ID of a calendar of `email` by name (any case); the default calendar when no name is given. */
+  calendarId(email: string, name?: string): string;
   /** The ID of a folder of `email` by well-known name or ID (`inbox`). */
   folderId(email: string, folder: string): string;
   inject(fault: GraphFault): void;
@@ -78,7 +92,7 @@ export interface GraphFake {
   clearViolations(): void;
   /** Every request answered, in order, `$batch` members included. */
   requests(): LoggedRequest[];
-  /** Forgets users, mail, faults, violations and the request log. */
+  /** Forgets users, mail, calendars, faults, violations and the request log. */
   reset(): void;
 }
 
@@ -146,6 +160,7 @@ export async function startGraphFake(options: GraphFakeOptions = {}): Promise<Gr
   const closing = new AbortController();
   const checker = graphChecker();
   const state = new GraphState({ now });
+  const calendars = new CalendarState({ now });
   let faults: (GraphFault & { left: number })[] = [];
   const violations: Violation[] = [];
   const log: LoggedRequest[] = [];
@@ -352,7 +367,7 @@ export async function startGraphFake(options: GraphFakeOptions = {}): Promise<Gr
     if (fault?.delayMs) await sleep(fault.delayMs, undefined, { signal: closing.signal });
     if (fault?.status) return faultAnswer({ ...fault, status: fault.status }, clientRequestId);
 
-    const handler = MAIL_HANDLERS[operation.id];
+    const handler = MAIL_HANDLERS[operation.id] ?? CALENDAR_HANDLERS[operation.id];
     if (!handler) {
       const message = `${operation.id} (${httpMethod} ${operation.template}) is described but not implemented by the local Graph fake`;
       violations.push({ kind: 'request', message });
@@ -364,6 +379,7 @@ export async function startGraphFake(options: GraphFakeOptions = {}): Promise<Gr
       answer = handler({
         mailbox,
         state,
+        calendars,
         checker,
         operation,
         params,
@@ -432,10 +448,25 @@ export async function startGraphFake(options: GraphFakeOptions = {}): Promise<Gr
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
-    addUser: (user) => ({ id: state.addUser(user).id }),
+    addUser(user) {
+      const created = state.addUser(user);
+      calendars.addUser(created, user.timeZone);
+      return { id: created.id };
+    },
     deliver: (email, delivery) => state.deliver(email, delivery),
-    changeOutside: (email, change) => state.changeOutside(email, change),
+    changeOutside: (email, change) =>
+      change.kind === 'createEvent' || change.kind === 'updateEvent' || change.kind === 'deleteEvent'
+        ? calendars.changeOutside(email, change)
+        : state.changeOutside(email, change),
     expireDelta: (email) => state.required(email).expireDelta(),
+    expireCalendarDelta: (email) => calendars.required(email).expireDelta(),
+    calendarId(email, name) {
+      const owner = calendars.required(email);
+      if (name === undefined) return owner.defaultId;
+      const found = [...owner.calendars.values()].find((c) => c.name.toLowerCase() === name.toLowerCase());
+      if (!found) throw new Error(`the Graph fake has no calendar '${name}' for ${email}`);
+      return found.id;
+    },
     folderId: (email, folder) => state.required(email).folder(folder).id,
     inject(fault) {
       faults.push({ ...fault, left: fault.times ?? 1 });
@@ -447,6 +478,7 @@ export async function startGraphFake(options: GraphFakeOptions = {}): Promise<Gr
     requests: () => log.map((r) => ({ ...r })),
     reset() {
       state.reset();
+      calendars.reset();
       faults = [];
       violations.length = 0;
       log.length = 0;
