@@ -1,4 +1,5 @@
 import { addressparser } from '#shared/lazy/addressparser';
+import { THREADING_HEADERS } from '#shared/mail/threading';
 import type { Attachment, Draft, Message } from '#shared/providers/contract';
 import type { GrantRecord } from '#shared/db/grants';
 
@@ -42,19 +43,6 @@ export interface GmailMessage {
 }
 
 export type MessageFields = 'standard' | 'include_headers' | 'include_basic_headers' | 'raw_mime';
-
-const BASIC_HEADERS = new Set([
-  'from',
-  'to',
-  'cc',
-  'bcc',
-  'reply-to',
-  'subject',
-  'date',
-  'message-id',
-  'in-reply-to',
-  'references',
-]);
 
 const headerOf = (part: GmailPart | undefined, name: string) =>
   part?.headers?.find((h) => h.name?.toLowerCase() === name)?.value;
@@ -131,7 +119,7 @@ export function messageFromGmail(grant: GrantRecord, m: GmailMessage, fields: Me
   const subject = headerOf(head, 'subject');
   const body = bodyOf(head);
   const headers = (head?.headers ?? []).filter(
-    (h) => fields === 'include_headers' || BASIC_HEADERS.has(h.name?.toLowerCase() ?? ''),
+    (h) => fields === 'include_headers' || THREADING_HEADERS.has(h.name?.toLowerCase() ?? ''),
   );
   return {
     id: m.id,

@@ -1,4 +1,5 @@
 import type { ListMessagesQuery } from '#schemas/mail';
+import { givenAddresses } from '#shared/mailbox/filters';
 import { InvalidRequestError } from '#shared/errors';
 
 /**
@@ -30,16 +31,8 @@ function term(value: string): string {
   return /\s/.test(clean) ? `"${clean}"` : clean;
 }
 
-/** Comma-separated addresses, each as given (no more than 25, as the schema's description says). */
-function addresses(name: string, value: string): string[] {
-  const list = value
-    .split(',')
-    .map((a) => a.trim())
-    .filter(Boolean);
-  if (!list.length) throw new InvalidRequestError(`'${name}' names no address`);
-  if (list.length > 25) throw new InvalidRequestError(`'${name}' names more than 25 addresses`);
-  return list.map(term);
-}
+/** Comma-separated addresses, each as given (no more than 25), as Gmail search terms. */
+const addresses = (name: string, value: string) => givenAddresses(name, value).map(term);
 
 /** Several alternatives as one Gmail clause: `{a b}` is OR, a single one stands alone. */
 const anyOf = (clauses: string[]) => (clauses.length === 1 ? clauses[0]! : `{${clauses.join(' ')}}`);

@@ -1,5 +1,5 @@
 import type { DeleteMessageQuery, ListMessagesQuery, MessageIdQuery, UpdateMessageBody } from '#schemas/mail';
-import { decodeOffsetCursor, decodeProviderCursor, encodeOffsetCursor, encodeProviderCursor } from '#shared/cursor';
+import { decodeOffsetCursor, encodeOffsetCursor, encodeProviderCursor } from '#shared/cursor';
 import type { GrantRecord } from '#shared/db/grants';
 import { InvalidRequestError, NotFoundError } from '#shared/errors';
 import { MAX_BATCH } from '#shared/google/batch';
@@ -8,12 +8,12 @@ import { messageFromGmail, type GmailMessage, type MessageFields } from '#shared
 import { gmailListing } from '#shared/google/gmail-query';
 import { gmailPage } from '#shared/google/gmail-listing';
 import { metadataOnly } from '#shared/google/scopes';
-import { deleteLiveMetadata, liveMetadataOf, messagesWithLivePair, setLiveMetadata } from '#shared/db/live-metadata';
+import { deleteLiveMetadata, liveMetadataOf, setLiveMetadata } from '#shared/db/live-metadata';
 import type { GrantId } from '#shared/ids';
-import { metadataPair } from '#shared/mailbox/metadata';
 import { INDEXED_METADATA_KEYS } from '#shared/mailbox/postings';
 import { inPool } from '#shared/pool';
 import type { Message, MessagesProvider, Page } from '#shared/providers/contract';
+import { listByLiveMetadata, withLiveMetadata } from '#shared/mailbox/live-metadata';
 
 /**
  * Provider A's messages, live: every answer comes from Gmail (users.messages list, get, modify,
@@ -84,44 +84,6 @@ const fieldsOf = (query: { fields?: string | undefined }): MessageFields => {
   return (query.fields ?? 'standard') as MessageFields;
 };
 
-/** The messages with our metadata, read in one batch. */
-async function withMetadata(grant: GrantRecord, messages: Message[]): Promise<Message[]> {
-  const found = await liveMetadataOf(
-    grant.id as GrantId,
-    messages.map((m) => m.id),
-  );
-  return messages.map((m) => ({ ...m, metadata: found.get(m.id) ?? {} }));
-}
-
-/** A `metadata_pair` listing: the IDs from our index, each message from Gmail (one gone since is left out). */
-async function listByMetadata(
-  client: GoogleClient,
-  grant: GrantRecord,
-  pair: string,
-  pageToken: string | undefined,
-  limit: number,
-  fields: MessageFields,
-): Promise<Page<Message>> {
-  const { key, value } = metadataPair(pair);
-  const after = pageToken ? decodeProviderCursor(pageToken, METADATA_SCOPE) : undefined;
-  const page = await messagesWithLivePair(grant.id as GrantId, key, value, limit, after);
-  const byId = new Map<string, Message>();
-  await inPool(page.ids, GET_CONCURRENCY, async (id) => {
-    try {
-      byId.set(id, await getOne(client, grant, id, fields));
-    } catch (error) {
-      if (!(error instanceof NotFoundError)) throw error;
-    }
-  });
-  return {
-    items: await withMetadata(
-      grant,
-      page.ids.flatMap((id) => byId.get(id) ?? []),
-    ),
-    ...(page.last ? { nextCursor: encodeProviderCursor(METADATA_SCOPE, page.last) } : {}),
-  };
-}
-
 async function list(grant: GrantRecord, query: ListMessagesQuery, limit: number): Promise<Page<Message>> {
   const listing = gmailListing(query);
   if (listing.q !== undefined && metadataOnly(grant))
@@ -131,7 +93,17 @@ async function list(grant: GrantRecord, query: ListMessagesQuery, limit: number)
   const fields = fieldsOf(query);
   const client = await googleClientOf(grant);
   if (query.metadata_pair !== undefined)
-    return listByMetadata(client, grant, query.metadata_pair, query.page_token, limit, fields);
+    return listByLiveMetadata(
+      grant,
+      {
+        pair: query.metadata_pair,
+        pageToken: query.page_token,
+        limit,
+        scope: METADATA_SCOPE,
+        concurrency: GET_CONCURRENCY,
+      },
+      (id) => getOne(client, grant, id, fields),
+    );
   if (query.thread_id !== undefined) {
     // A thread's messages: the thread itself, oldest first as Gmail keeps them, paged by position.
     const offset = query.page_token ? decodeOffsetCursor(query.page_token, THREAD_SCOPE) : 0;
@@ -153,7 +125,7 @@ async function list(grant: GrantRecord, query: ListMessagesQuery, limit: number)
     const order = new Map(page.map((id, i) => [id, i]));
     items.sort((a, b) => order.get(a.id)! - order.get(b.id)!);
     return {
-      items: await withMetadata(grant, items),
+      items: await withLiveMetadata(grant, items),
       ...(offset + limit < ids.length ? { nextCursor: encodeOffsetCursor(THREAD_SCOPE, offset + limit) } : {}),
     };
   }
@@ -208,7 +180,7 @@ async function update(grant: GrantRecord, messageId: string, body: UpdateMessage
   const read = await getOne(client, grant, id, 'standard');
   // The message exists at Gmail (just read): its metadata, replaced as given, is ours.
   if (body.metadata !== undefined) await setLiveMetadata(grant.id as GrantId, id, body.metadata, INDEXED_METADATA_KEYS);
-  const current = (await withMetadata(grant, [read]))[0]!;
+  const current = (await withLiveMetadata(grant, [read]))[0]!;
   const add = new Set<string>();
   const remove = new Set<string>();
   if (body.unread !== undefined) (body.unread ? add : remove).add('UNREAD');

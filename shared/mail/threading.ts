@@ -3,6 +3,12 @@ import { idTime } from '#shared/ids';
 import type { MessageRecord, ParticipantRecord, ThreadRecord } from '#shared/db/mail-records';
 
 /**
+ * The headers that place a message in its conversation: all that `fields=include_basic_headers` keeps
+ * (the contract: `Message-ID`, `In-Reply-To` and `References`, for every provider).
+ */
+export const THREADING_HEADERS: ReadonlySet<string> = new Set(['message-id', 'in-reply-to', 'references']);
+
+/**
  * Threads for every mail provider: which thread a new message joins (by its In-Reply-To and
  * References headers), and a thread's aggregate computed from its messages (participants, folders,
  * unread and star state, dates). Rather than patching an aggregate on every change, providers

@@ -19,6 +19,21 @@ export function folderFilter(value: string): string {
   return value;
 }
 
+/**
+ * A comma-separated address filter as a live provider passes it on: each address trimmed and kept as
+ * given (the provider matches it its own way), at least one, at most 25.
+ */
+export function givenAddresses(name: string, value: string): string[] {
+  const list = value
+    .split(',')
+    .map((a) => a.trim())
+    .filter(Boolean);
+  if (!list.length) throw new InvalidRequestError(`'${name}' names no address`);
+  if (list.length > MAX_ADDRESSES)
+    throw new InvalidRequestError(`'${name}' names more than ${MAX_ADDRESSES} addresses`);
+  return list;
+}
+
 export function addressList(name: string, value: string): string[] {
   const emails = [...new Set(value.split(',').map(normalAddress).filter(Boolean))];
   if (!emails.length) throw new InvalidRequestError(`'${name}' must name at least one email address`);

@@ -30,7 +30,7 @@ import type { NamedItems } from '#shared/db/transact';
 import { ANSWER_BUDGET_BYTES, jsonBytes } from '#shared/answer-limits';
 import { inPool } from '#shared/pool';
 import { clock } from '#shared/time';
-import { threadingHeaders } from '#shared/mail/threading';
+import { THREADING_HEADERS, threadingHeaders } from '#shared/mail/threading';
 import type { CopySources } from '#shared/providers/contract';
 import type { ParsedMail } from '#shared/mail/parse';
 
@@ -524,13 +524,10 @@ export async function storeCopies(
 
 export type MessageFields = 'standard' | 'include_headers' | 'include_basic_headers' | 'raw_mime';
 
-/** The headers `fields=include_basic_headers` keeps: those that place a message in its conversation. */
-const BASIC_HEADERS = new Set(['message-id', 'in-reply-to', 'references']);
-
 function headersOf(record: MessageRecord, fields: MessageFields) {
   if (fields === 'include_headers') return record.headers ?? [];
   if (fields === 'include_basic_headers')
-    return (record.headers ?? []).filter((h) => BASIC_HEADERS.has(h.name.toLowerCase()));
+    return (record.headers ?? []).filter((h) => THREADING_HEADERS.has(h.name.toLowerCase()));
   return undefined;
 }
 
