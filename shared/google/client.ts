@@ -1,6 +1,13 @@
-import { env } from '#shared/config';
 import { providerAccessToken } from '#shared/accounts/provider-tokens';
-import { answerOf, backoff, retryAfterMs } from '#shared/providers/rest';
+import {
+  answerOf,
+  backoff,
+  MAX_ATTEMPTS,
+  restFetch,
+  retryAfterMs,
+  WAIT_BUDGET_MS,
+  type RestClientOptions,
+} from '#shared/providers/rest';
 import { apiBaseOf } from '#shared/accounts/early-reads';
 import type { GrantRecord } from '#shared/db/grants';
 import {
@@ -13,7 +20,6 @@ import {
   RateLimitError,
 } from '#shared/errors';
 import { logger } from '#shared/logger';
-import { guardedFetch, type FetchLike } from '#shared/net/fetch';
 import { GuardedRequestError } from '#shared/net/request';
 import { BATCH_PATHS, decodeBatchAnswer, encodeBatch, MAX_BATCH } from '#shared/google/batch';
 import { gmailUnits, grantLimits } from '#shared/google/limits';
@@ -90,27 +96,8 @@ export class GoogleNotFoundError extends NotFoundError {}
 
 const RATE_LIMIT_REASONS = new Set(['rateLimitExceeded', 'userRateLimitExceeded', 'quotaExceeded']);
 const RETRIED_STATUSES = new Set([429, 500, 502, 503, 504]);
-/** Attempts per call, and the total a call may wait between them (an API request has about 29 s in all). */
-const MAX_ATTEMPTS = 4;
-const WAIT_BUDGET_MS = 8_000;
-const TIMEOUT_MS = 15_000;
-/** A `raw` message of Gmail's 35 MB limit, as base64 inside JSON. */
-const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 
-const defaultFetch = /* @__PURE__ */ guardedFetch({
-  policy: { local: env.webhookLocalMode() },
-  timeoutMs: TIMEOUT_MS,
-  maxResponseBytes: MAX_RESPONSE_BYTES,
-  userAgent: 'Switchboard/1.0',
-});
-
-export interface GoogleClientOptions {
-  /** Tests: another fetch (the default is the guarded client). */
-  fetch?: FetchLike;
-  /** Tests: how waiting is done. */
-  sleep?: (ms: number) => Promise<void>;
-  random?: () => number;
-}
+export type GoogleClientOptions = RestClientOptions;
 
 export interface GoogleClient {
   call<T>(request: GoogleRequest): Promise<T>;
@@ -136,7 +123,7 @@ export function newGoogleClient(
   /** The grant's access token, already being read. */
   token?: Promise<string>,
 ): GoogleClient {
-  const fetch = options.fetch ?? defaultFetch;
+  const fetch = options.fetch ?? restFetch;
   const sleep = options.sleep ?? sleepFor;
   const random = options.random ?? Math.random;
   const limits = grantLimits(grant.id);

@@ -1,6 +1,13 @@
-import { env } from '#shared/config';
 import { providerAccessToken } from '#shared/accounts/provider-tokens';
-import { answerOf, backoff, retryAfterMs } from '#shared/providers/rest';
+import {
+  answerOf,
+  backoff,
+  MAX_ATTEMPTS,
+  restFetch,
+  retryAfterMs,
+  WAIT_BUDGET_MS,
+  type RestClientOptions,
+} from '#shared/providers/rest';
 import { apiBaseOf } from '#shared/accounts/early-reads';
 import type { GrantRecord } from '#shared/db/grants';
 import {
@@ -14,7 +21,6 @@ import {
   RateLimitError,
 } from '#shared/errors';
 import { logger } from '#shared/logger';
-import { guardedFetch, type FetchLike } from '#shared/net/fetch';
 import { GuardedRequestError } from '#shared/net/request';
 import {
   BATCH_PATH,
@@ -135,26 +141,7 @@ const UNAVAILABLE = 503;
 /** Failures after which a request may have been carried out: retried only when repeating it is harmless. */
 const FAILED_STATUSES = new Set([500, 502, 504]);
 const IDEMPOTENT = new Set(['GET', 'PUT', 'PATCH', 'DELETE']);
-/** Attempts per call, and the total a call may wait between them (an API request has about 29 s in all). */
-const MAX_ATTEMPTS = 4;
-const WAIT_BUDGET_MS = 8_000;
-const TIMEOUT_MS = 15_000;
-/** A message's MIME (Outlook takes up to 150 MB with attachments, but answers over 4 MB go by ranges or sessions). */
-const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
-
-const defaultFetch = /* @__PURE__ */ guardedFetch({
-  policy: { local: env.webhookLocalMode() },
-  timeoutMs: TIMEOUT_MS,
-  maxResponseBytes: MAX_RESPONSE_BYTES,
-  userAgent: 'Switchboard/1.0',
-});
-
-export interface GraphClientOptions {
-  /** Tests: another fetch (the default is the guarded client). */
-  fetch?: FetchLike;
-  /** Tests: how waiting is done. */
-  sleep?: (ms: number) => Promise<void>;
-  random?: () => number;
+export interface GraphClientOptions extends RestClientOptions {
   /** Tests: how the grant's access token is read (default: its provider tokens, refreshed under the lease). */
   accessToken?: () => Promise<string>;
   /** Tests: the mailbox's limits (default: the grant's in this instance). */
@@ -228,7 +215,7 @@ export function newGraphClient(
   /** The grant's access token, already being read. */
   token?: Promise<string>,
 ): GraphClient {
-  const fetch = options.fetch ?? defaultFetch;
+  const fetch = options.fetch ?? restFetch;
   const sleep = options.sleep ?? sleepFor;
   const random = options.random ?? Math.random;
   const readToken = options.accessToken ?? (() => providerAccessToken(grant));

@@ -1,9 +1,36 @@
+import { env } from '#shared/config';
 import { ProviderError } from '#shared/errors';
+import { guardedFetch, type FetchLike } from '#shared/net/fetch';
 
 /**
  * What the REST clients of live providers (shared/google/client.ts, shared/microsoft/client.ts) share:
  * reading a provider's "later" (Retry-After), the wait before the next attempt, and its JSON answers.
  */
+
+/** Attempts per call, and the total a call may wait between them (an API request has about 29 s in all). */
+export const MAX_ATTEMPTS = 4;
+export const WAIT_BUDGET_MS = 8_000;
+
+/**
+ * The HTTP client of provider REST calls: the guarded client (https to public addresses; http to
+ * loopback in local mode), 15 s a call, answers up to 64 MB (a Gmail `raw` message of its 35 MB limit
+ * as base64 inside JSON; a Graph message's MIME).
+ */
+export const restFetch = /* @__PURE__ */ guardedFetch({
+  policy: { local: env.webhookLocalMode() },
+  timeoutMs: 15_000,
+  maxResponseBytes: 64 * 1024 * 1024,
+  userAgent: 'Switchboard/1.0',
+});
+
+/** What tests change of a REST client. */
+export interface RestClientOptions {
+  /** Another fetch (the default is `restFetch`). */
+  fetch?: FetchLike;
+  /** How waiting is done. */
+  sleep?: (ms: number) => Promise<void>;
+  random?: () => number;
+}
 
 /** The first wait of the exponential backoff, when the provider names none. */
 const BACKOFF_BASE_MS = 200;
