@@ -151,7 +151,27 @@ describe("Provider B's folders, live", () => {
     expect((await graphFolders.get(grant, 'junkemail')).system_folder).toBe(true);
   });
 
-  // The fake does not serve `POST …/mailFolders/{id}/move` yet (users-actions.json does not describe it).
+  it('moves a folder under another with its ID kept, and back to the top with parent_id null', async () => {
+    // Prepare
+    const travel = await graphFolders.create(grant, { name: 'Travel' });
+    const trips = await graphFolders.create(grant, { name: 'Trips' });
+
+    // Act
+    const under = await graphFolders.update(grant, trips.id, { parent_id: travel.id });
+    const listed = await graphFolders.get(grant, trips.id);
+    const top = await graphFolders.update(grant, trips.id, { parent_id: null });
+    const into = await graphFolders.update(grant, travel.id, { parent_id: trips.id });
+    const backInto = graphFolders.update(grant, trips.id, { parent_id: travel.id });
+
+    // Assess
+    expect(under).toMatchObject({ id: trips.id, name: 'Trips', parent_id: travel.id });
+    expect(listed.parent_id).toBe(travel.id);
+    expect(top.id).toBe(trips.id);
+    expect(top.parent_id).toBeUndefined();
+    expect(into).toMatchObject({ id: travel.id, parent_id: trips.id });
+    // Trips is now under Travel's own child: Graph refuses a folder under its own subfolder.
+    await expect(backInto).rejects.toThrow(InvalidRequestError);
+  });
 
   it('pages the folders with our own cursor', async () => {
     // Act

@@ -817,6 +817,30 @@ function updateFolder(call: GraphCall, folder: MailFolder): GraphAnswer {
   return getFolder({ ...call, query: new URLSearchParams() }, folder);
 }
 
+/**
+ * `POST …/mailFolders/{id}/move`: the folder, with all it holds, under `destinationId` (a folder's ID
+ * or well-known name, `msgfolderroot` for the top); its ID stays. A well-known folder stays where it
+ * is, and a folder cannot go under itself.
+ */
+function moveFolder(call: GraphCall): GraphAnswer {
+  const folder = folderOf(call);
+  if (folder.wellKnown)
+    throw new GraphError(400, 'ErrorMoveDistinguishedFolder', 'Distinguished folders cannot be moved.');
+  const target = destination(call);
+  for (let at: MailFolder | undefined = target; at; at = call.mailbox.folders.get(at.parentId))
+    if (at.id === folder.id)
+      throw new GraphError(400, 'ErrorMoveCopyFailed', 'A folder cannot be moved into itself or its subfolders.');
+  assertFreeName(call.mailbox, target, folder.displayName, folder.id);
+  folder.parentId = target.id;
+  return {
+    status: 201,
+    body: {
+      '@odata.context': `${call.base}/$metadata#${userContext(call)}/mailFolders/$entity`,
+      ...renderFolder(call.mailbox, folder),
+    },
+  };
+}
+
 function deleteFolder(call: GraphCall, folder: MailFolder): GraphAnswer {
   if (folder.wellKnown)
     throw new GraphError(400, 'ErrorDeleteDistinguishedFolder', 'Distinguished folders cannot be deleted.');
@@ -1117,6 +1141,7 @@ export const MAIL_HANDLERS: Record<string, (call: GraphCall) => GraphAnswer> = {
   'user.mailFolder_GetChildFolder': (call) => getFolder(call, childOf(call)),
   'user.mailFolder_UpdateChildFolder': (call) => updateFolder(call, childOf(call)),
   'user.mailFolder_DeleteChildFolder': (call) => deleteFolder(call, childOf(call)),
+  'user.mailFolder_move': moveFolder,
 
   user_ListMessage: listMessages,
   'user.mailFolder_ListMessage': listMessages,
