@@ -6,6 +6,8 @@ import {
   restFetch,
   retryAfterMs,
   WAIT_BUDGET_MS,
+  sleepFor,
+  tokenCache,
   type RestClientOptions,
 } from '#shared/providers/rest';
 import { apiBaseOf } from '#shared/accounts/early-reads';
@@ -105,8 +107,6 @@ export interface GoogleClient {
   readonly calls: number;
 }
 
-const sleepFor = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 /** The client of one grant's provider A account. */
 export async function googleClientOf(grant: GrantRecord, options: GoogleClientOptions = {}): Promise<GoogleClient> {
   // The access token is read while the connector is: the first call does not wait for both in turn.
@@ -121,7 +121,7 @@ export function newGoogleClient(
   apiBase: string | undefined,
   options: GoogleClientOptions = {},
   /** The grant's access token, already being read. */
-  token?: Promise<string>,
+  first?: Promise<string>,
 ): GoogleClient {
   const fetch = options.fetch ?? restFetch;
   const sleep = options.sleep ?? sleepFor;
@@ -144,19 +144,8 @@ export function newGoogleClient(
     return url;
   };
 
-  // The grant's access token, read once for the client's calls (a listing's gets share it); read again after a 401.
-  // A read that fails is forgotten, and is never an unhandled rejection: the token read with the
-  // connector may fail before any call awaits it (an unhandled rejection ends a Lambda's process).
-  const forgetOnFailure = (read: Promise<string>) => {
-    const kept = read.catch((error: unknown) => {
-      cached = undefined;
-      throw error;
-    });
-    kept.catch(() => undefined);
-    return kept;
-  };
-  let cached: Promise<string> | undefined = token && forgetOnFailure(token);
-  const accessToken = () => (cached ??= forgetOnFailure(providerAccessToken(grant)));
+  const tokens = tokenCache(() => providerAccessToken(grant), first);
+  const accessToken = tokens.get;
 
   async function call<T>(request: GoogleRequest): Promise<T> {
     const url = urlOf(request);
@@ -208,7 +197,7 @@ export function newGoogleClient(
       if (response.status === 401 && !tokenRetried) {
         // A token revoked or rotated since it was read: read it again once (a refresh may have landed).
         tokenRetried = true;
-        cached = undefined;
+        tokens.forget();
         continue;
       }
       const limited =

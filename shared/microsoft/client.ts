@@ -6,6 +6,8 @@ import {
   restFetch,
   retryAfterMs,
   WAIT_BUDGET_MS,
+  sleepFor,
+  tokenCache,
   type RestClientOptions,
 } from '#shared/providers/rest';
 import { apiBaseOf } from '#shared/accounts/early-reads';
@@ -166,8 +168,6 @@ export interface GraphClient {
   readonly calls: number;
 }
 
-const sleepFor = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 /** Whether a grant acts with application permissions (admin consent), on a mailbox it names, not as its user. */
 export const actsAsApplication = (grant: Pick<GrantRecord, 'settings'>): boolean =>
   grant.settings.credential_type === 'adminconsent' || grant.settings.app_permission === true;
@@ -213,7 +213,7 @@ export function newGraphClient(
   apiBase: string | undefined,
   options: GraphClientOptions = {},
   /** The grant's access token, already being read. */
-  token?: Promise<string>,
+  first?: Promise<string>,
 ): GraphClient {
   const fetch = options.fetch ?? restFetch;
   const sleep = options.sleep ?? sleepFor;
@@ -231,19 +231,8 @@ export function newGraphClient(
     });
   const batcher = newBatcher(new URL(BATCH_PATH, base), send);
 
-  // The grant's access token, read once for the client's calls (a listing's gets share it); read again after a 401.
-  // A read that fails is forgotten, and is never an unhandled rejection: the token read with the
-  // connector may fail before any call awaits it (an unhandled rejection ends a Lambda's process).
-  const forgetOnFailure = (read: Promise<string>) => {
-    const kept = read.catch((error: unknown) => {
-      cached = undefined;
-      throw error;
-    });
-    kept.catch(() => undefined);
-    return kept;
-  };
-  let cached: Promise<string> | undefined = token && forgetOnFailure(token);
-  const accessToken = () => (cached ??= forgetOnFailure(readToken()));
+  const tokens = tokenCache(readToken, first);
+  const accessToken = tokens.get;
 
   async function call<T>(request: GraphRequest): Promise<T> {
     const url = urlOf(base, request);
@@ -303,7 +292,7 @@ export function newGraphClient(
       if (response.status === 401 && !tokenRetried) {
         // A token revoked or rotated since it was read: read it again once (a refresh may have landed).
         tokenRetried = true;
-        cached = undefined;
+        tokens.forget();
         continue;
       }
       const limited = response.status === LIMITED;

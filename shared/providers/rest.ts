@@ -32,6 +32,33 @@ export interface RestClientOptions {
   random?: () => number;
 }
 
+export const sleepFor = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A grant's access token, read once for a client's calls (a listing's gets share it), and read again
+ * after `forget` (a 401). `first` is a read already under way (with the connector's). A read that
+ * fails is forgotten, and is never an unhandled rejection: it may fail before any call awaits it (an
+ * unhandled rejection ends a Lambda's process).
+ */
+export function tokenCache(read: () => Promise<string>, first?: Promise<string>) {
+  let cached: Promise<string> | undefined;
+  const keep = (reading: Promise<string>) => {
+    const kept = reading.catch((error: unknown) => {
+      cached = undefined;
+      throw error;
+    });
+    kept.catch(() => undefined);
+    return kept;
+  };
+  cached = first && keep(first);
+  return {
+    get: () => (cached ??= keep(read())),
+    forget: () => {
+      cached = undefined;
+    },
+  };
+}
+
 /** The first wait of the exponential backoff, when the provider names none. */
 const BACKOFF_BASE_MS = 200;
 
