@@ -17,11 +17,11 @@ import { createTestQueue, drainQueue, messagesIn } from '../support/queues';
 import { rememberSecret } from '../support/secrets';
 
 /**
- * Grants of provider B (`microsoft`; and Yahoo's, the same path) created by hosted OAuth read and send
- * their mail over IMAP and SMTP with their access token (SASL XOAUTH2), against a real Dovecot whose
- * `oauth2` passdb checks the token at the local OpenID Connect server playing provider B (provider B's
- * grants answer from Gmail's own API: test/integration/google-*.test.ts); the connector's `imap_host` / `smtp_host`
- * point its grants there (as `issuer` points its authorization there). A token refreshed by the
+ * Yahoo's grants created by hosted OAuth read and send their mail over IMAP and SMTP with their access
+ * token (SASL XOAUTH2), against a real Dovecot whose `oauth2` passdb checks the token at a local
+ * OpenID Connect server (the local issuer that otherwise plays provider B: any standard issuer does);
+ * the connector's `issuer` points its authorization there, as `imap_host` / `smtp_host` point its mail.
+ * (Providers A and B answer from their own APIs: test/integration/google-*.test.ts, microsoft-*.test.ts.) A token refreshed by the
  * grant's lifecycle keeps working; a refresh the provider refuses for good makes the grant invalid
  * with grant.expired.
  */
@@ -63,7 +63,7 @@ beforeAll(async () => {
     redirect_uris: [`${gateway.url}/v3/connect/callback`, APP_REDIRECT],
   });
   const connector = await api.post('/v3/connectors', {
-    provider: 'microsoft',
+    provider: 'yahoo',
     settings: {
       client_id: 'sb-test',
       client_secret: CLIENT_SECRET,
@@ -79,15 +79,15 @@ beforeAll(async () => {
   expect((await api.post('/v3/applications/redirect-uris', { url: APP_REDIRECT, platform: 'web' })).status).toBe(200);
 }, 120_000);
 
-/** A grant of provider B for `email`, through hosted OAuth (offline: with a refresh token). */
-async function connectMicrosoft(email: string): Promise<string> {
+/** A Yahoo grant for `email`, through hosted OAuth (offline: with a refresh token). */
+async function connectYahoo(email: string): Promise<string> {
   const query = new URLSearchParams({
     client_id: appId,
     redirect_uri: APP_REDIRECT,
     response_type: 'code',
-    provider: 'microsoft',
+    provider: 'yahoo',
     access_type: 'offline',
-    scope: 'openid email offline_access https://graph.microsoft.com/Mail.ReadWrite',
+    scope: 'openid email offline_access mail-w',
   });
   const back = await followLogin(`${gateway.url}/v3/connect/auth?${query}`, {
     login: email,
@@ -107,14 +107,14 @@ async function connectMicrosoft(email: string): Promise<string> {
   return token.body.grant_id as string;
 }
 
-/** Another client of the mailbox, with its own token from provider B (as a mail program would get one). */
+/** Another client of the mailbox, with its own token from the issuer (as a mail program would get one). */
 async function otherClient(email: string): Promise<ImapFlow> {
   const verifier = randomBytes(32).toString('base64url');
   const query = new URLSearchParams({
     client_id: 'sb-test',
     redirect_uri: APP_REDIRECT,
     response_type: 'code',
-    scope: 'openid email offline_access https://graph.microsoft.com/Mail.ReadWrite',
+    scope: 'openid email offline_access mail-w',
     state: 'x',
     code_challenge: createHash('sha256').update(verifier).digest('base64url'),
     code_challenge_method: 'S256',
@@ -172,7 +172,7 @@ async function tokenDue(grantId: string) {
   );
 }
 
-describe('provider B grants over IMAP with XOAUTH2', () => {
+describe('Yahoo grants over IMAP with XOAUTH2', () => {
   let grantId: string;
 
   it('syncs the mailbox with the grant’s access token, and sends over SMTP with it', async () => {
@@ -189,9 +189,9 @@ describe('provider B grants over IMAP with XOAUTH2', () => {
     } finally {
       await client.logout();
     }
-    grantId = await connectMicrosoft(USER);
+    grantId = await connectYahoo(USER);
     const grant = await api.get(`/v3/grants/${grantId}`);
-    expect(grant.body.data).toMatchObject({ provider: 'microsoft', email: USER, grant_status: 'valid' });
+    expect(grant.body.data).toMatchObject({ provider: 'yahoo', email: USER, grant_status: 'valid' });
     await syncRun(grantId);
     const messages = await api.get(`/v3/grants/${grantId}/messages?in=inbox`);
     expect(messages.status, messages.text).toBe(200);
