@@ -153,7 +153,7 @@ export type UpdateEventBody = FromSchema<typeof UpdateEventBody>;
 const CalendarIdParam = {
   type: 'string',
   minLength: 1,
-  maxLength: 128,
+  maxLength: 256,
   description: 'The calendar, or `primary`.',
 } as const;
 
@@ -172,7 +172,7 @@ export const ListEventsQuery = {
     ical_uid: { type: 'string', minLength: 1, maxLength: 1024 },
     start: Seconds,
     end: Seconds,
-    master_event_id: { type: 'string', minLength: 1, maxLength: 128 },
+    master_event_id: { type: 'string', minLength: 1, maxLength: 256 },
     metadata_pair: {
       type: 'string',
       minLength: 3,

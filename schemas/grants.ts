@@ -68,13 +68,14 @@ export const Grant = {
           type: 'object',
           additionalProperties: false,
           required: ['state'],
-          description: "Provider A: Gmail's watch of the mailbox for the connector's Pub/Sub topic.",
+          description:
+            "Provider A: Gmail's watch of the mailbox for the connector's Pub/Sub topic. Provider B: the grant's Graph subscriptions (the earliest to end, or the first refused).",
           properties: {
             state: {
               type: 'string',
               enum: ['active', 'refused', 'lapsed', 'off'],
               description:
-                '`off`: no topic (the runs poll); `refused`: Gmail refused the watch (see `error`); `lapsed`: past its expiration (the next run asks again).',
+                '`off`: no topic or no public URL (the runs poll); `refused`: the provider refused the watch or subscription (see `error`); `lapsed`: past its expiration (the next run asks again).',
             },
             topic: { type: 'string' },
             expires_at: { type: 'integer' },

@@ -12,8 +12,8 @@ import {
 
 /** Schema pieces shared by messages, drafts, threads and sends. */
 
-/** An object ID in a path, query or body (message, thread, signature...). */
-const ObjectId = { type: 'string', minLength: 1, maxLength: 64 } as const;
+/** A message, thread or draft ID: provider B's (Graph's) are about 150 characters; the stored mailbox's and provider A's are shorter. */
+const ObjectId = { type: 'string', minLength: 1, maxLength: 256 } as const;
 /** What a message read includes: `fields=standard|include_headers|raw_mime`. */
 const MessageFields = {
   type: 'string',

@@ -20,7 +20,7 @@ export const SIGNATURE_BODY_MAX = 100_000;
 
 export const TemplateObject = {
   type: 'object',
-  required: ['id', 'object', 'grant_id', 'engine', 'name', 'body', 'created_at', 'updated_at'],
+  required: ['id', 'object', 'grant_id', 'engine', 'name', 'subject', 'body', 'created_at', 'updated_at'],
   properties: {
     id: { type: 'string' },
     object: { type: 'string', enum: ['template'] },
@@ -32,6 +32,20 @@ export const TemplateObject = {
     body: { type: 'string' },
     created_at: { type: 'integer' },
     updated_at: { type: 'integer' },
+  },
+} as const;
+
+/**
+ * A template of the application (`/v3/templates`), shared by every grant of the application: the
+ * same fields, with `app_id` set and `grant_id` null, as the published contract shows both levels.
+ */
+export const ApplicationTemplateObject = {
+  type: 'object',
+  required: ['id', 'object', 'grant_id', 'app_id', 'engine', 'name', 'subject', 'body', 'created_at', 'updated_at'],
+  properties: {
+    ...TemplateObject.properties,
+    grant_id: { type: 'null' },
+    app_id: { type: 'string' },
   },
 } as const;
 
@@ -66,10 +80,30 @@ export const RenderTemplateBody = {
 } as const;
 export type RenderTemplateBody = FromSchema<typeof RenderTemplateBody>;
 
+/** A stored template rendered: a template without a subject renders an empty one. */
 export const RenderedTemplateObject = {
   type: 'object',
-  required: ['body'],
+  required: ['subject', 'body'],
   properties: { subject: { type: 'string' }, body: { type: 'string' } },
+} as const;
+
+/** A template given in the request, rendered without being stored (the contract's "render as HTML"). */
+export const RenderInlineTemplateBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['engine', 'body', 'variables'],
+  properties: {
+    engine: Engine,
+    body: CreateTemplateBody.properties.body,
+    variables: RenderTemplateBody.properties.variables,
+  },
+} as const;
+export type RenderInlineTemplateBody = FromSchema<typeof RenderInlineTemplateBody>;
+
+export const RenderedInlineTemplateObject = {
+  type: 'object',
+  required: ['body'],
+  properties: { body: { type: 'string' } },
 } as const;
 
 export const SignatureObject = {

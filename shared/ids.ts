@@ -16,6 +16,8 @@ export const ID_PREFIXES = {
   folder: 'fld',
   draft: 'drf',
   template: 'tpl',
+  /** An application's template, shared by its grants: its prefix tells a send which kind `template.id` names. */
+  applicationTemplate: 'atpl',
   signature: 'sig',
   attachment: 'att',
   webhook: 'wh',
@@ -50,6 +52,7 @@ export type MessageId = Id<'message'>;
 export type ThreadId = Id<'thread'>;
 export type DraftId = Id<'draft'>;
 export type TemplateId = Id<'template'>;
+export type ApplicationTemplateId = Id<'applicationTemplate'>;
 export type SignatureId = Id<'signature'>;
 export type AttachmentId = Id<'attachment'>;
 export type WebhookId = Id<'webhook'>;

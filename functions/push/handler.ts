@@ -1,5 +1,5 @@
 import { httpApi } from '#shared/http/stack';
-import { ok } from '#shared/http/route';
+import { ok, text } from '#shared/http/route';
 import { pushReceivers } from '#shared/registries/pushes';
 import generated from './routes.generated.cjs';
 import type { routes } from './routes';
@@ -15,4 +15,10 @@ export const handler = httpApi<typeof routes>(generated, {
       ),
     ),
   googleCalendarPush: async ({ headers }) => ok(await pushReceivers.googleCalendar(headers)),
+  microsoftPush: async ({ query, body }) => {
+    const answer = await pushReceivers.microsoft(query, body);
+    if (answer.kind === 'validation') return text(answer.token);
+    const { kind: _kind, ...receipt } = answer;
+    return ok(receipt, { status: 202 });
+  },
 });

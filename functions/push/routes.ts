@@ -1,4 +1,11 @@
-import { PubSubPushBody, PubSubPushQuery, PushReceipt } from '#schemas/push';
+import {
+  GraphPushBody,
+  GraphPushQuery,
+  GraphPushReceipt,
+  PubSubPushBody,
+  PubSubPushQuery,
+  PushReceipt,
+} from '#schemas/push';
 import type { RouteTable } from '#shared/http/route';
 
 /**
@@ -23,5 +30,16 @@ export const routes = {
       "Provider A's Calendar watch-channel notifications (channels the grants' runs create with this address): verified by the channel's token, they bring the grant's next change read forward",
     auth: 'none',
     response: PushReceipt,
+  },
+  microsoftPush: {
+    method: 'POST',
+    path: '/v3/push/microsoft',
+    summary:
+      "Provider B's change and lifecycle notifications (Graph subscriptions the grants' runs create with this address): verified by their clientState, answered 202, they bring the grant's next change read forward; Graph's validation request (`validationToken`) is answered with the token as text/plain",
+    auth: 'none',
+    query: GraphPushQuery,
+    body: GraphPushBody,
+    bodyOptional: true,
+    response: GraphPushReceipt,
   },
 } as const satisfies RouteTable;

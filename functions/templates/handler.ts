@@ -6,6 +6,23 @@ import generated from './routes.generated.cjs';
 import type { routes } from './routes';
 
 export const handler = httpApi<typeof routes>(generated, {
+  listApplicationTemplates: async ({ app, query }) => {
+    const page = await templates.listApplicationTemplates(app.applicationId, pageSize(query.limit), query.page_token);
+    return list(page.items, page.nextCursor);
+  },
+  createApplicationTemplate: async ({ app, body }) =>
+    ok(await templates.createApplicationTemplate(app.applicationId, body)),
+  renderInlineTemplate: async ({ body }) => ok(await templates.renderInlineTemplate(body)),
+  getApplicationTemplate: async ({ app, params }) =>
+    ok(await templates.getApplicationTemplate(app.applicationId, params.template_id)),
+  updateApplicationTemplate: async ({ app, params, body }) =>
+    ok(await templates.updateApplicationTemplate(app.applicationId, params.template_id, body)),
+  deleteApplicationTemplate: async ({ app, params }) => {
+    await templates.deleteApplicationTemplate(app.applicationId, params.template_id);
+    return empty();
+  },
+  renderApplicationTemplate: async ({ app, params, body }) =>
+    ok(await templates.renderApplicationTemplate(app.applicationId, params.template_id, body.variables)),
   listTemplates: async ({ grant, query }) => {
     const page = await templates.listTemplates(grant, pageSize(query.limit), query.page_token);
     return list(page.items, page.nextCursor);
@@ -20,7 +37,9 @@ export const handler = httpApi<typeof routes>(generated, {
     return empty();
   },
   renderTemplate: async ({ grant, params, body }) =>
-    ok(await templates.renderStoredTemplate(grant.id, { id: params.template_id, variables: body.variables })),
+    ok(await templates.renderTemplateOfGrant(grant, params.template_id, body.variables)),
+  // The grant only scopes the request (it must exist and be the caller's): an inline body names no template.
+  renderGrantInlineTemplate: async ({ body }) => ok(await templates.renderInlineTemplate(body)),
   listSignatures: async ({ grant, query }) => {
     const page = await templates.listSignatures(grant, pageSize(query.limit), query.page_token);
     return list(page.items, page.nextCursor);

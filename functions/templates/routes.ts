@@ -1,8 +1,11 @@
 import { PageQuery, SelectQuery } from '#schemas/common';
 import {
+  ApplicationTemplateObject,
   CreateSignatureBody,
   CreateTemplateBody,
+  RenderInlineTemplateBody,
   RenderTemplateBody,
+  RenderedInlineTemplateObject,
   RenderedTemplateObject,
   SignatureObject,
   TemplateObject,
@@ -11,8 +14,64 @@ import {
 } from '#schemas/templates';
 import type { RouteTable } from '#shared/http/route';
 
-/** Grant-level templates and signatures (stored by Switchboard for every kind of grant). */
+/**
+ * Templates and signatures, stored by Switchboard for every kind of grant: a grant's own, and its
+ * application's (`/v3/templates`), which every grant of the application may name in a send or draft.
+ */
 export const routes = {
+  listApplicationTemplates: {
+    method: 'GET',
+    path: '/v3/templates',
+    summary: "List the application's templates",
+    query: PageQuery,
+    response: ApplicationTemplateObject,
+    responseKind: 'list',
+    select: true,
+  },
+  createApplicationTemplate: {
+    method: 'POST',
+    path: '/v3/templates',
+    summary: 'Create an application template (mustache, handlebars or twig), shared by every grant of the application',
+    body: CreateTemplateBody,
+    response: ApplicationTemplateObject,
+  },
+  renderInlineTemplate: {
+    method: 'POST',
+    path: '/v3/templates/render',
+    summary: 'Render a body given in the request with variables, without storing it',
+    body: RenderInlineTemplateBody,
+    response: RenderedInlineTemplateObject,
+  },
+  getApplicationTemplate: {
+    method: 'GET',
+    path: '/v3/templates/{template_id}',
+    summary: 'Get one application template',
+    query: SelectQuery,
+    response: ApplicationTemplateObject,
+    select: true,
+  },
+  updateApplicationTemplate: {
+    method: 'PUT',
+    path: '/v3/templates/{template_id}',
+    summary: 'Update an application template',
+    query: SelectQuery,
+    body: UpdateTemplateBody,
+    response: ApplicationTemplateObject,
+    select: true,
+  },
+  deleteApplicationTemplate: {
+    method: 'DELETE',
+    path: '/v3/templates/{template_id}',
+    summary: 'Delete an application template',
+    responseKind: 'empty',
+  },
+  renderApplicationTemplate: {
+    method: 'POST',
+    path: '/v3/templates/{template_id}/render',
+    summary: 'Render an application template with variables',
+    body: RenderTemplateBody,
+    response: RenderedTemplateObject,
+  },
   listTemplates: {
     method: 'GET',
     path: '/v3/grants/{grant_id}/templates',
@@ -55,9 +114,16 @@ export const routes = {
   renderTemplate: {
     method: 'POST',
     path: '/v3/grants/{grant_id}/templates/{template_id}/render',
-    summary: 'Render a template with variables',
+    summary: 'Render a template of the grant, or of its application, with variables',
     body: RenderTemplateBody,
     response: RenderedTemplateObject,
+  },
+  renderGrantInlineTemplate: {
+    method: 'POST',
+    path: '/v3/grants/{grant_id}/templates/render',
+    summary: 'Render a body given in the request with variables, for a grant, without storing it',
+    body: RenderInlineTemplateBody,
+    response: RenderedInlineTemplateObject,
   },
   listSignatures: {
     method: 'GET',

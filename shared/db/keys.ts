@@ -25,6 +25,7 @@
  * | Threads by latest message, newest first          | table | grant#<gid>#threads  | <latest msg_id>       | threadListKey, threadsOfGrant |
  * | Draft by ID / drafts newest first                | table | grant#<gid>#draft    | <draft_id>            | draftKey, draftsOfGrant |
  * | Template by ID / templates of a grant            | table | grant#<gid>#template | <template_id>         | templateKey, templatesOfGrant |
+ * | Application template by ID / templates of an application (shared by its grants) | table | app#<app_id>#template | <atpl_id> | applicationTemplateKey, templatesOfApplication |
  * | Signature by ID / signatures of a grant          | table | grant#<gid>#signature| <signature_id>        | signatureKey, signaturesOfGrant |
  * | Send idempotency key (TTL 1 h)                   | table | grant#<gid>#idem     | <Idempotency-Key>     | idempotencyKey      |
  * | Daily send counter (TTL 2 days)                  | table | grant#<gid>#quota    | <YYYY-MM-DD>          | sendQuotaKey        |
@@ -58,6 +59,7 @@
  * | Tokens issued for a grant (revoked with it) | table | grant#<gid>#tokens | <sha256> | grantTokenKey, tokensOfGrant |
  * | A grant's provider tokens (sealed; refresh lease and version) | table | grant#<gid> | provider_tokens | providerTokensKey |
  * | A synced grant's sync state (lease, next run, folder checkpoints) | table | grant#<gid> | mail_sync | mailSyncKey |
+ * | Provider B's lifecycle notifications waiting for the grant's next run | table | grant#<gid> | graph_lifecycle | graphLifecycleKey |
  * | Our metadata of a message a live provider keeps (provider A) | table | grant#<gid>#livemeta | msg#<message_id> | liveMetadataKey |
  * | Those messages by an indexed metadata pair, newest ID first | table | grant#<gid>#livemeta | pair#<key>#<sha256(value)>#<message_id> | liveMetadataPairKey, liveMetadataPairPrefix |
  * | A synced message's place on its server (folder, UIDVALIDITY, UID → message) | table | grant#<gid>#loc | <folder_id>#<uidvalidity>#<uid> | serverLocationKey, serverLocationsOf |
@@ -105,6 +107,7 @@ import type {
   NotificationId,
   SignatureId,
   TemplateId,
+  ApplicationTemplateId,
   ThreadId,
   ScheduleId,
   UploadId,
@@ -320,6 +323,13 @@ export const templateKey = (grantId: GrantId, templateId: TemplateId): Key => ({
 });
 export const templatesOfGrant = (grantId: GrantId) => ({ pk: grantPartition(grantId, 'template') });
 
+/** An application's templates live in a partition of their own: a listing reads only them, newest first. */
+export const applicationTemplateKey = (appId: ApplicationId, templateId: ApplicationTemplateId): Key => ({
+  pk: `app#${appId}#template`,
+  sk: templateId,
+});
+export const templatesOfApplication = (appId: ApplicationId) => ({ pk: `app#${appId}#template` });
+
 export const signatureKey = (grantId: GrantId, signatureId: SignatureId): Key => ({
   pk: grantPartition(grantId, 'signature'),
   sk: signatureId,
@@ -516,6 +526,8 @@ export const tokensOfGrant = (grantId: GrantId) => ({ pk: `grant#${grantId}#toke
 export const providerTokensKey = (grantId: GrantId): Key => ({ pk: `grant#${grantId}`, sk: 'provider_tokens' });
 /** A synced grant's sync state: its lease, next run and per-folder checkpoints (shared/db/mail-sync.ts). */
 export const mailSyncKey = (grantId: GrantId): Key => ({ pk: `grant#${grantId}`, sk: 'mail_sync' });
+/** Provider B's lifecycle notifications of a grant's subscriptions, until its next run acts on them (shared/db/graph-lifecycle.ts). */
+export const graphLifecycleKey = (grantId: GrantId): Key => ({ pk: `grant#${grantId}`, sk: 'graph_lifecycle' });
 /** Where a synced message is on its server: one item per folder, UIDVALIDITY and UID (sorted by UID). */
 export const serverLocationKey = (grantId: GrantId, folderId: string, uidValidity: string, uid: number): Key => ({
   pk: grantPartition(grantId, 'loc'),

@@ -89,6 +89,42 @@ export interface MailSyncRecord {
       }
     >;
   };
+  /**
+   * Provider B's change notifications (shared/microsoft/subscriptions.ts): a Graph subscription per
+   * resource kind, its clientState's secret kept as a hash; a kind Graph refused keeps why, and when.
+   */
+  graph_push?: { subscriptions: Record<string, GraphSubscriptionCheckpoint> };
+  /**
+   * Provider B's calendars, live (shared/microsoft/calendar-changes.ts): each calendar's version (a hash
+   * of it as we answer it), its calendarView/delta link and window, and what its rounds have seen
+   * (versions by hashed event ID, series masters by ID), by which a change is told from one announced.
+   */
+  graph_calendars?: {
+    calendars: Record<
+      string,
+      {
+        version: string;
+        /** Where the next round starts (absent until the calendar's first round ended). */
+        delta_link?: string;
+        /** The end of the delta link's window (epoch ms): a new window is taken before it comes too near. */
+        window_end?: number;
+        /** Mid-round: the page to go on from, and when the round began (epoch ms, less a margin). */
+        next_link?: string;
+        round_at?: number;
+        /** When the last completed round began (epoch ms, less a margin): events created since are new. */
+        read_at?: number;
+        /** The round under way announces nothing (a first reading), or only what changed since `recover_since`. */
+        silent?: boolean;
+        recover_since?: number;
+        /** Single events and changed occurrences by ID hash: their version hash (and our ID, for an occurrence). */
+        events?: Record<string, string>;
+        /** Series masters by ID: their version hash. */
+        series?: Record<string, string>;
+        /** During a new window's round: what the rounds before it had seen. */
+        before?: { events: Record<string, string>; series: Record<string, string> };
+      }
+    >;
+  };
   /** Provider A's contacts, live (shared/google/contact-changes.ts): the People connections' sync token. */
   people?: {
     sync_token: string;
@@ -99,6 +135,19 @@ export interface MailSyncRecord {
     listing_at?: number;
   };
   version: number;
+}
+
+export interface GraphSubscriptionCheckpoint {
+  /** Graph's subscription ID (absent while Graph refuses one: see `error`). */
+  id?: string;
+  resource: string;
+  /** SHA-256 of the secret half of its clientState (`<grant ID>.<secret>`). */
+  secret_hash?: string;
+  /** When Graph ends it (Unix seconds). */
+  expires_at?: number;
+  /** Why Graph refused it, and when (Unix seconds): tried again an hour later. */
+  error?: string;
+  refused_at?: number;
 }
 
 export interface DavCheckpoints {
@@ -351,4 +400,18 @@ export async function getDirectId(grantId: GrantId, id: MessageId): Promise<Dire
 
 export async function forgetDirectId(grantId: GrantId, id: MessageId): Promise<void> {
   await dynamo.send(new DeleteCommand({ TableName: TABLE_NAME, Key: directIdKey(grantId, id) }));
+}
+
+/**
+ * Provider B's subscriptions seen as one watch: the first refused one, else the one to end first
+ * (lapsed once it has). Undefined when the grant holds none (no public URL: the runs poll).
+ */
+export function graphWatch(
+  state: Pick<MailSyncRecord, 'graph_push'>,
+): { topic?: string; expires_at: number; error?: string } | undefined {
+  const held = Object.values(state.graph_push?.subscriptions ?? {});
+  const refused = held.find((s) => s.error);
+  if (refused) return { expires_at: 0, error: refused.error! };
+  const ends = held.map((s) => s.expires_at ?? 0);
+  return ends.length ? { expires_at: Math.min(...ends) } : undefined;
 }

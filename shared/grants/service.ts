@@ -3,7 +3,7 @@ import { decodeCursor, encodeCursor } from '#shared/cursor';
 import * as grants from '#shared/db/grants';
 import { StaleWriteError, UniquenessConflictError, type GrantRecord } from '#shared/db/grants';
 import { grantsOfApplication } from '#shared/db/keys';
-import { getSyncState } from '#shared/db/mail-sync';
+import { getSyncState, graphWatch } from '#shared/db/mail-sync';
 import { ConflictError, InvalidRequestError, NotFoundError } from '#shared/errors';
 import { pageSize } from '#shared/answer-limits';
 import { newId } from '#shared/ids';
@@ -27,7 +27,7 @@ export async function grantWithSync(grant: GrantRecord): Promise<Grant> {
   if (!MAIL_SYNCED_PROVIDERS.includes(grant.provider)) return resource;
   const state = await getSyncState(grant.id);
   if (!state) return resource;
-  const watch = state.gmail?.watch;
+  const watch = state.gmail?.watch ?? graphWatch(state);
   const now = clock.nowSeconds();
   return {
     ...resource,
@@ -36,7 +36,7 @@ export async function grantWithSync(grant: GrantRecord): Promise<Grant> {
       last_change_at: state.last_change_at,
       ...(state.last_push_at !== undefined ? { last_push_at: state.last_push_at } : {}),
       ...(state.last_error ? { last_error: state.last_error } : {}),
-      ...(state.gmail
+      ...(state.gmail || state.graph_push || grant.provider === 'microsoft'
         ? {
             push: watch
               ? {
@@ -45,7 +45,7 @@ export async function grantWithSync(grant: GrantRecord): Promise<Grant> {
                     : watch.expires_at <= now
                       ? ('lapsed' as const)
                       : ('active' as const),
-                  topic: watch.topic,
+                  ...(watch.topic ? { topic: watch.topic } : {}),
                   expires_at: watch.expires_at,
                   ...(watch.error ? { error: watch.error } : {}),
                 }

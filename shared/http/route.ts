@@ -123,7 +123,9 @@ export type RouteResult<D = object> =
   /** 302 to `location`, with a JSON body naming it. */
   | { kind: 'redirect'; location: string }
   /** A JSON object answered as it is, beside `request_id` rather than in `data` (the OAuth token response). */
-  | { kind: 'flat'; data: D };
+  | { kind: 'flat'; data: D }
+  /** Plain text a provider's protocol requires (Graph's subscription validation echoes its token): never for our own API. */
+  | { kind: 'text'; text: string };
 
 export type RouteHandler<R extends RouteSpec> = (request: RouteRequest<R>) => Promise<RouteResult<DataOf<R>>>;
 
@@ -164,6 +166,8 @@ export const document = (content: Buffer, contentType: string, filename: string)
   ownType: true,
 });
 export const redirect = (location: string) => ({ kind: 'redirect' as const, location });
+/** Plain text, for a provider's handshake that requires it (see RouteResult). */
+export const text = (content: string) => ({ kind: 'text' as const, text: content });
 /** An answer without the `data` envelope: `{request_id, ...data}` (OAuth token responses, RFC 6749 §5.1). */
 export const flat = <D extends object>(data: D) => ({ kind: 'flat' as const, data });
 

@@ -143,7 +143,7 @@ export async function createDraft(
   const id = newId('draft');
   let { subject, body: html } = body;
   if (body.template)
-    ({ subject, body: html } = await renderStoredTemplate(grant.id, body.template, { subject, body: html }));
+    ({ subject, body: html } = await renderStoredTemplate(grant, body.template, { subject, body: html }));
   const from = senderOf(grant, body.from);
   const original = body.reply_to_message_id ? await requireMessage(grant, body.reply_to_message_id) : undefined;
   const tracking = trackingOnCreate(body.tracking_options, TRACKING_HOSTNAME);
@@ -196,7 +196,7 @@ export async function updateDraft(
   const current = await requireUnscheduledDraft(grant, draftId, 'updated');
   let { subject, body: html } = body;
   if (body.template)
-    ({ subject, body: html } = await renderStoredTemplate(grant.id, body.template, { subject, body: html }));
+    ({ subject, body: html } = await renderStoredTemplate(grant, body.template, { subject, body: html }));
   const next: DraftRecord = {
     ...current,
     ...(subject !== undefined ? { subject } : {}),

@@ -129,7 +129,7 @@ export async function prepareOutgoing(
   let { subject, body } = input;
   if (input.template) {
     if (!renderTemplate) throw new Error('prepareOutgoing: a message with a template is prepared with its renderer');
-    const rendered = await renderTemplate(grant.id, input.template, { subject, body });
+    const rendered = await renderTemplate(grant, input.template, { subject, body });
     subject = rendered.subject;
     body = rendered.body;
   }

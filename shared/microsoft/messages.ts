@@ -229,7 +229,7 @@ async function carryMetadata(grant: GrantRecord, from: string, to: string, metad
 }
 
 /** The ID of the folder a reference names (a well-known name is read for its ID), or a 400 naming it. */
-async function folderIdOf(client: GraphClient, ref: string): Promise<string> {
+export async function folderIdOf(client: GraphClient, ref: string): Promise<string> {
   try {
     const folder = await client.call<{ id: string }>({
       path: `${client.mailbox}/mailFolders/${encodeURIComponent(folderRef(ref))}`,

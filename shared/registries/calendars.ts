@@ -1,6 +1,7 @@
 import * as agent from '#shared/mailbox/calendars';
 import { calDavCalendars } from '#shared/dav/calendars';
 import { googleCalendars } from '#shared/google/calendars';
+import { graphCalendars } from '#shared/microsoft/calendars';
 import type { GrantRecord, Provider } from '#shared/db/grants';
 import type { CalendarsProvider } from '#shared/providers/contract';
 import { providerOf } from '#shared/registries/provider-of';
@@ -19,6 +20,8 @@ const registry: Partial<Record<Provider, CalendarsProvider>> = {
   yahoo: calDavCalendars,
   // Provider A's calendars, live from Calendar v3.
   google: googleCalendars,
+  // Provider B's, live from Microsoft Graph.
+  microsoft: graphCalendars,
 };
 
 export const calendarsOf = (grant: GrantRecord) => providerOf(registry, grant, 'Calendars');

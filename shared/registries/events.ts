@@ -1,6 +1,7 @@
 import * as agent from '#shared/mailbox/events';
 import { calDavEvents } from '#shared/dav/events';
 import { googleEvents } from '#shared/google/events';
+import { graphEvents } from '#shared/microsoft/events';
 import { icsEventOf } from '#shared/calendar/imip';
 import { buildCalendar } from '#shared/calendar/ical';
 import type { GrantRecord, Provider } from '#shared/db/grants';
@@ -28,6 +29,8 @@ const registry: Partial<Record<Provider, EventsProvider>> = {
   yahoo: calDavEvents,
   // Provider A's events, live from Calendar v3.
   google: googleEvents,
+  // Provider B's, live from Microsoft Graph.
+  microsoft: graphEvents,
 };
 
 export const eventsOf = (grant: GrantRecord) => providerOf(registry, grant, 'Events');

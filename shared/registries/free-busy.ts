@@ -1,6 +1,7 @@
 import { busyTimes } from '#shared/mailbox/event-windows';
 import { withCalendarsReady } from '#shared/dav/calendars';
 import { googleFreeBusy } from '#shared/google/free-busy';
+import { graphFreeBusy } from '#shared/microsoft/free-busy';
 import type { GrantRecord, Provider } from '#shared/db/grants';
 import type { FreeBusyProvider } from '#shared/providers/contract';
 import { providerOf } from '#shared/registries/provider-of';
@@ -14,6 +15,7 @@ const registry: Partial<Record<Provider, FreeBusyProvider>> = {
   icloud: calDavBusy,
   yahoo: calDavBusy,
   google: googleFreeBusy,
+  microsoft: graphFreeBusy,
 };
 
 export const freeBusyOf = (grant: GrantRecord) => providerOf(registry, grant, 'Free/busy');

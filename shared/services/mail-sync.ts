@@ -3,6 +3,7 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { SyncPayload } from '#schemas/queues';
 import { getGrant, setGrantStatus, StaleWriteError, type GrantRecord } from '#shared/db/grants';
 import {
+  graphWatch,
   createSyncState,
   getSyncState,
   releaseSyncLease,
@@ -124,8 +125,8 @@ export async function runMailSync(payload: SyncPayload, remainingMs: () => numbe
     }
   }
   state.last_run_at = clock.nowSeconds();
-  // A push (Gmail's watch) that lapsed or was refused: the grant is polled until it is back.
-  const watch = state.gmail?.watch;
+  // A push (Gmail's watch, Graph's subscriptions) that lapsed or was refused: the grant is polled until it is back.
+  const watch = state.gmail?.watch ?? graphWatch(state);
   const pushLapsed = !!watch && (!!watch.error || watch.expires_at <= state.last_run_at);
   emitMetrics({ provider: grant.provider }, [
     [METRICS.syncRuns, MetricUnit.Count, 1],

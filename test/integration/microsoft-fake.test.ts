@@ -509,6 +509,286 @@ describe('Drafts and sending', () => {
   });
 });
 
+/** A raw call with a body of another type than JSON (MIME in base64, an upload's bytes). */
+async function raw(
+  url: string,
+  init: { method: string; body?: string | Buffer; headers?: Record<string, string> },
+): Promise<Reply> {
+  const res = await fetch(url.startsWith('http') ? url : `${fake.url}/v1.0${url}`, {
+    method: init.method,
+    headers: init.headers ?? {},
+    ...(init.body !== undefined ? { body: init.body } : {}),
+  });
+  const text = await res.text();
+  const json = /json/.test(res.headers.get('content-type') ?? '') && text ? JSON.parse(text) : undefined;
+  return { status: res.status, headers: res.headers, body: json, text };
+}
+
+const mimeOf = (lines: string[]) => Buffer.from(lines.join('\r\n')).toString('base64');
+
+describe('MIME, replies and large attachments', () => {
+  it('sends MIME in base64 with sendMail, keeping its headers, its Message-ID and its thread', async () => {
+    // Prepare
+    const original = receive('Question', 1);
+    const mime = mimeOf([
+      `From: Ada <${ADA}>`,
+      `To: Bob <${BOB}>, "Carol, C." <carol@fabrikam.test>`,
+      'Subject: Re: Question',
+      'Message-ID: <answer-1@contoso.test>',
+      `In-Reply-To: ${original.internetMessageId}`,
+      'X-Tracking: 42',
+      'MIME-Version: 1.0',
+      'Content-Type: multipart/mixed; boundary="b1"',
+      '',
+      '--b1',
+      'Content-Type: text/html; charset=utf-8',
+      '',
+      '<p>Yes</p>',
+      '--b1',
+      'Content-Type: text/plain; name="a.txt"',
+      'Content-Disposition: attachment; filename="a.txt"',
+      'Content-Transfer-Encoding: base64',
+      '',
+      Buffer.from('attached').toString('base64'),
+      '--b1--',
+      '',
+    ]);
+    // Act
+    const sent = await raw('/me/sendMail', {
+      method: 'POST',
+      body: mime,
+      headers: { Authorization: `Bearer ${ADA_TOKEN}`, 'Content-Type': 'text/plain' },
+    });
+    const found = await graph(
+      `/me/mailFolders/sentitems/messages?$filter=internetMessageId eq '<answer-1@contoso.test>'&$select=id,subject,conversationId,internetMessageHeaders,toRecipients,hasAttachments`,
+    );
+    const bobInbox = await graph('/me/messages?$select=subject,internetMessageHeaders', { token: BOB_TOKEN });
+    const json = await graph('/me/sendMail', {
+      body: { message: { subject: 'x', toRecipients: [{ emailAddress: { address: 'not an address' } }] } },
+    });
+    // Assess
+    expect(sent.status).toBe(202);
+    expect(found.body.value).toEqual([
+      expect.objectContaining({
+        subject: 'Re: Question',
+        conversationId: original.conversationId,
+        hasAttachments: true,
+        toRecipients: [
+          { emailAddress: { name: 'Bob', address: BOB } },
+          { emailAddress: { name: 'Carol, C.', address: 'carol@fabrikam.test' } },
+        ],
+      }),
+    ]);
+    expect(found.body.value[0].internetMessageHeaders).toContainEqual({ name: 'X-Tracking', value: '42' });
+    expect(bobInbox.body.value[0].internetMessageHeaders).toContainEqual({
+      name: 'In-Reply-To',
+      value: original.internetMessageId,
+    });
+    expect(json.status).toBe(400);
+    expect(json.body.error.code).toBe('ErrorInvalidRecipients');
+  });
+
+  it('creates a draft from MIME, refuses MIME over 4 MB, and a text/plain body where none is described', async () => {
+    // Act
+    const created = await raw('/me/messages', {
+      method: 'POST',
+      body: mimeOf([`To: ${BOB}`, 'Subject: From MIME', 'Message-ID: <d1@contoso.test>', '', 'Plain body', '']),
+      headers: { Authorization: `Bearer ${ADA_TOKEN}`, 'Content-Type': 'text/plain' },
+    });
+    const tooLarge = await raw('/me/sendMail', {
+      method: 'POST',
+      body: mimeOf([`To: ${BOB}`, 'Subject: Big', '', 'x'.repeat(3_200_000), '']),
+      headers: { Authorization: `Bearer ${ADA_TOKEN}`, 'Content-Type': 'text/plain' },
+    });
+    const undescribed = await raw(`/me/messages/${created.body.id}/send`, {
+      method: 'POST',
+      body: 'aGVsbG8=',
+      headers: { Authorization: `Bearer ${ADA_TOKEN}`, 'Content-Type': 'text/plain' },
+    });
+    // Assess
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({
+      isDraft: true,
+      subject: 'From MIME',
+      internetMessageId: '<d1@contoso.test>',
+      body: { contentType: 'text' },
+    });
+    expect(created.body.body.content.trim()).toBe('Plain body');
+    expect(tooLarge.status).toBe(413);
+    expect(undescribed.status).toBe(400);
+    expect(fake.violations()).toEqual([
+      expect.objectContaining({
+        kind: 'request',
+        message: expect.stringMatching(/message_send takes no request body/),
+      }),
+    ]);
+    fake.clearViolations();
+  });
+
+  it("creates a reply draft in the answered message's conversation, with its threading headers", async () => {
+    // Prepare
+    const original = receive('Budget', 2);
+    // Act
+    const reply = await graph(`/me/messages/${original.id}/createReply`, {
+      body: {
+        message: {
+          body: { contentType: 'Text', content: 'Agreed' },
+          ccRecipients: [{ emailAddress: { address: BOB } }],
+          internetMessageHeaders: [{ name: 'X-Ref', value: 'r1' }],
+        },
+      },
+    });
+    const read = await graph(`/me/messages/${reply.body.id}?$select=internetMessageHeaders,conversationId`);
+    const both = await graph(`/me/messages/${original.id}/createReply`, {
+      body: { comment: 'x', message: { body: { contentType: 'Text', content: 'y' } } },
+    });
+    const notCustom = await graph('/me/messages', {
+      body: { subject: 'h', internetMessageHeaders: [{ name: 'Received', value: 'no' }] },
+    });
+    // Assess
+    expect(reply.status).toBe(201);
+    expect(reply.body).toMatchObject({
+      subject: 'RE: Budget',
+      isDraft: true,
+      conversationId: original.conversationId,
+      toRecipients: [{ emailAddress: { name: 'Carol', address: 'carol@fabrikam.test' } }],
+      ccRecipients: [{ emailAddress: { address: BOB } }],
+      body: { contentType: 'text', content: 'Agreed' },
+    });
+    expect(read.body.internetMessageHeaders).toEqual([
+      { name: 'In-Reply-To', value: original.internetMessageId },
+      { name: 'References', value: original.internetMessageId },
+      { name: 'X-Ref', value: 'r1' },
+    ]);
+    expect(both.status).toBe(400);
+    expect(notCustom.status).toBe(400);
+    expect(notCustom.body.error.code).toBe('InvalidInternetMessageHeader');
+  });
+
+  it('adds and deletes small attachments, refusing one over 3 MB', async () => {
+    // Prepare
+    const draft = await graph('/me/messages', { body: { subject: 'Files' } });
+    const file = (name: string, size: number) => ({
+      '@odata.type': '#microsoft.graph.fileAttachment',
+      name,
+      contentType: 'application/octet-stream',
+      contentBytes: Buffer.alloc(size, 7).toString('base64'),
+    });
+    // Act
+    const added = await graph(`/me/messages/${draft.body.id}/attachments`, { body: file('one.bin', 10) });
+    const tooLarge = await graph(`/me/messages/${draft.body.id}/attachments`, { body: file('big.bin', 3_200_000) });
+    const removed = await graph(`/me/messages/${draft.body.id}/attachments/${added.body.id}`, { method: 'DELETE' });
+    const left = await graph(`/me/messages/${draft.body.id}/attachments`);
+    // Assess
+    expect(added.status).toBe(201);
+    expect(added.body).toMatchObject({ name: 'one.bin', size: 10 });
+    expect(tooLarge.status).toBe(413);
+    expect(removed.status).toBe(204);
+    expect(left.body.value).toEqual([]);
+  });
+
+  it('uploads a large attachment by ranges to the upload URL, checking each as Outlook does', async () => {
+    // Prepare
+    const draft = await graph('/me/messages', { body: { subject: 'Large' } });
+    const size = 7 * 327_680 + 1_000;
+    const bytes = Buffer.alloc(size, 3);
+    bytes.write('start', 0);
+    const session = (name: string, length = size) =>
+      graph(`/me/messages/${draft.body.id}/attachments/createUploadSession`, {
+        body: { AttachmentItem: { attachmentType: 'file', name, size: length, contentType: 'application/zip' } },
+      });
+    const put = (url: string, from: number, to: number, headers: Record<string, string> = {}) =>
+      raw(url, {
+        method: 'PUT',
+        body: bytes.subarray(from, to + 1),
+        headers: { 'Content-Range': `bytes ${from}-${to}/${size}`, ...headers },
+      });
+    // Act
+    const tooSmall = await session('small.zip', 1_000);
+    const { body: s1 } = await session('early.zip', 2_100_000);
+    const created = await session('big.zip');
+    const url = created.body.uploadUrl as string;
+    const withToken = await put(url, 0, 327_679, { Authorization: `Bearer ${ADA_TOKEN}` });
+    const notMultiple = await put(url, 0, 99_999);
+    const first = await put(url, 0, 327_679);
+    const skipped = await put(url, 327_680 * 2, size - 1);
+    const second = await put(url, 327_680, 655_359);
+    const last = await put(url, 655_360, size - 1);
+    const again = await put(url, 655_360, size - 1);
+    const listed = await graph(`/me/messages/${draft.body.id}/attachments`);
+    clock += 7 * 3_600_000;
+    const expired = await put(s1.uploadUrl, 0, 327_679);
+    // Assess
+    expect(tooSmall.status).toBe(400);
+    expect(tooSmall.body.error.code).toBe('ErrorAttachmentSizeShouldNotBeLessThanMinimumSize');
+    expect(created.status).toBe(201);
+    expect(url.startsWith(fake.uploadUrl)).toBe(true);
+    expect(created.body.nextExpectedRanges).toEqual(['0-']);
+    expect(withToken.status).toBe(401);
+    expect(notMultiple.status).toBe(400);
+    expect(first.status).toBe(200);
+    expect(first.body.nextExpectedRanges).toEqual(['327680']);
+    expect(skipped.status).toBe(416);
+    expect(second.status).toBe(200);
+    expect(last.status).toBe(201);
+    expect(last.headers.get('location')).toMatch(/Attachments\('/);
+    expect(again.status).toBe(404);
+    expect(listed.body.value).toEqual([
+      expect.objectContaining({ name: 'big.zip', size, contentType: 'application/zip' }),
+    ]);
+    expect(Buffer.from(listed.body.value[0].contentBytes, 'base64').equals(bytes)).toBe(true);
+    expect(expired.status).toBe(404);
+  });
+});
+
+describe('Gaps closed: headers, KQL, hidden folders', () => {
+  it('answers internetMessageHeaders only when $select names them', async () => {
+    // Prepare
+    const { id } = receive('Headers', 1);
+    // Act
+    const plain = await graph(`/me/messages/${id}`);
+    const selected = await graph(`/me/messages/${id}?$select=subject,internetMessageHeaders`);
+    // Assess
+    expect(plain.body.internetMessageHeaders).toBeUndefined();
+    expect(selected.body.internetMessageHeaders).toContainEqual({ name: 'Subject', value: 'Headers' });
+  });
+
+  it('searches with KQL OR, NOT and parentheses', async () => {
+    // Prepare
+    receive('Alpha report', 1);
+    receive('Beta report', 2, { from: 'dan@fabrikam.test' });
+    receive('Gamma memo', 3);
+    const subjects = async (search: string) =>
+      (await graph(`/me/messages?$search=${encodeURIComponent(search)}`)).body.value
+        .map((m: { subject: string }) => m.subject)
+        .sort();
+    // Act
+    const [either, grouped, negated, broken] = await Promise.all([
+      subjects('"subject:alpha OR subject:gamma"'),
+      subjects('"(from:dan OR subject:gamma) subject:report"'),
+      subjects('"report NOT beta"'),
+      graph(`/me/messages?$search=${encodeURIComponent('"(subject:alpha"')}`),
+    ]);
+    // Assess
+    expect(either).toEqual(['Alpha report', 'Gamma memo']);
+    expect(grouped).toEqual(['Beta report']);
+    expect(negated).toEqual(['Alpha report']);
+    expect(broken.status).toBe(400);
+  });
+
+  it('leaves hidden folders out unless includeHiddenFolders=true', async () => {
+    // Prepare
+    await graph('/me/mailFolders', { body: { displayName: 'Secret', isHidden: true } });
+    // Act
+    const shown = await graph('/me/mailFolders?$top=50');
+    const all = await graph('/me/mailFolders?$top=50&includeHiddenFolders=true');
+    // Assess
+    const names = (r: Reply) => r.body.value.map((f: { displayName: string }) => f.displayName);
+    expect(names(shown)).not.toContain('Secret');
+    expect(names(all)).toContain('Secret');
+  });
+});
+
 describe('Delta', () => {
   it('pages a first round, then reports changes since, @removed included, and refuses an expired deltaLink', async () => {
     // Prepare

@@ -101,6 +101,9 @@ export interface StoredEvent {
   isReminderOn: boolean;
   reminderMinutesBeforeStart: number;
   isCancelled: boolean;
+  hideAttendees: boolean;
+  /** The client's `transactionId` of the create: a second create with the same one answers the first event. */
+  transactionId?: string;
   /** singleValueExtendedProperties, by id as the client wrote it. */
   extended: Map<string, string>;
   created: number;
@@ -681,6 +684,7 @@ function applyBody(event: StoredEvent, body: EventBody): boolean {
   if (body.reminderMinutesBeforeStart !== undefined)
     event.reminderMinutesBeforeStart = body.reminderMinutesBeforeStart ?? 0;
   if (body.responseRequested !== undefined) event.responseRequested = body.responseRequested ?? true;
+  if (body.hideAttendees !== undefined) event.hideAttendees = body.hideAttendees === true;
   for (const p of body.singleValueExtendedProperties ?? []) {
     if (!p.id) throw invalidRequest('A singleValueExtendedProperty needs its id.');
     event.extended.set(p.id, p.value ?? '');
@@ -729,6 +733,8 @@ function createEvent(
     isReminderOn: true,
     reminderMinutesBeforeStart: 15,
     isCancelled: false,
+    hideAttendees: false,
+    ...(typeof body.transactionId === 'string' ? { transactionId: body.transactionId } : {}),
     extended: new Map(),
     created: now,
     modified: now,
@@ -923,7 +929,7 @@ export function renderEvent(e: StoredEvent, zone: string): Record<string, unknow
     lastModifiedDateTime: isoZ(e.modified),
     changeKey: e.changeKey,
     categories: [...e.categories],
-    transactionId: null,
+    transactionId: e.transactionId ?? null,
     originalStartTimeZone: e.startZone,
     originalEndTimeZone: e.endZone,
     iCalUId: e.iCalUId,
@@ -947,7 +953,7 @@ export function renderEvent(e: StoredEvent, zone: string): Record<string, unknow
     onlineMeetingProvider: e.onlineMeetingProvider,
     allowNewTimeProposals: true,
     isDraft: false,
-    hideAttendees: false,
+    hideAttendees: e.hideAttendees,
     ...(e.originalStart !== undefined ? { originalStart: isoZ(e.originalStart) } : {}),
     responseStatus: renderStatus(e.responseStatus),
     body: { ...e.body },
@@ -1248,11 +1254,22 @@ function eventEntity(call: CalendarCall, event: StoredEvent, status = 200): Grap
   };
 }
 
+/**
+ * A create; one repeating an earlier create's `transactionId` answers the event that one made ("A custom
+ * identifier specified by a client app for the server to avoid redundant POST operations in case of
+ * client retries", Graph's reference for the event resource).
+ */
 function createEventHandler(call: CalendarCall): GraphAnswer {
   const owner = ownerOf(call);
+  const body = call.body as EventBody;
+  const calendar = calendarOf(call);
+  const earlier =
+    typeof body.transactionId === 'string'
+      ? [...owner.events.values()].find((e) => e.isOrganizer && e.transactionId === body.transactionId)
+      : undefined;
   return eventEntity(
     { ...call, query: new URLSearchParams() },
-    createEvent(call.calendars, owner, calendarOf(call), call.body as EventBody),
+    earlier ?? createEvent(call.calendars, owner, calendar, body),
     201,
   );
 }

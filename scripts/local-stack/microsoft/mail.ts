@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { badRequest, GraphError, invalidRequest, itemNotFound, UnsupportedByFakeError } from './errors';
+import { headerOf, leaves, parseMime, type MimeNode } from '../google/mime';
 import { buildMime } from './mime';
 import type { GraphChecker, GraphOperation } from './openapi';
 import { compileFilter, compileOrderBy, compileSearch, type Fields, type SearchText } from './query';
@@ -8,7 +9,8 @@ import { compileFilter, compileOrderBy, compileSearch, type Fields, type SearchT
 /**
  * The state and the handlers of the local Graph fake's mail: mailboxes with Outlook's well-known
  * folders, messages (received, drafts, sent), file attachments, the change log that messages/delta
- * reads, and each operation's handler keyed by the description's operationId. The server (server.ts)
+ * reads, upload sessions of large attachments, and each operation's handler keyed by the description's
+ * operationId. The server (server.ts)
  * checks every request and answer against the descriptions (openapi.ts), so a handler here only has to
  * be right about behaviour; query options are evaluated in query.ts, the MIME form built in mime.ts.
  */
@@ -36,6 +38,11 @@ export interface StoredAttachment {
   lastModified: number;
 }
 
+export interface MessageHeader {
+  name: string;
+  value: string;
+}
+
 export type FlagStatus = 'notFlagged' | 'complete' | 'flagged';
 type Importance = 'low' | 'normal' | 'high';
 
@@ -61,6 +68,11 @@ export interface StoredMessage {
   flagStatus: FlagStatus;
   categories: string[];
   attachments: StoredAttachment[];
+  /**
+   * `internetMessageHeaders` (answered only when `$select` names it): a received message's headers, those
+   * of a message sent or created as MIME, a reply draft's threading headers, a JSON message's `x-` headers.
+   */
+  headers: MessageHeader[];
   changeKey: string;
   /** The mailbox's change sequence when this message last changed: what delta reads. */
   seq: number;
@@ -279,8 +291,40 @@ const asAddresses = (value: undefined | string | EmailAddress | (string | EmailA
     emailAddress: typeof v === 'string' ? { address: v } : { ...v },
   }));
 
+/**
+ * An upload session of a large file attachment (`createUploadSession`): the bytes come by PUTs of
+ * byte ranges to its upload URL, in order; the last one adds the attachment to its message.
+ */
+export interface UploadSession {
+  id: string;
+  /** The URL's own credential: Outlook's upload URLs carry theirs and take no Authorization header. */
+  authToken: string;
+  mailbox: Mailbox;
+  messageId: string;
+  name: string;
+  contentType: string;
+  size: number;
+  isInline: boolean;
+  contentId?: string;
+  chunks: Buffer[];
+  received: number;
+  expires: number;
+}
+
+/** Bounds of an upload session (Graph's documented ones, and the smallest size it takes, as measured by its users). */
+export const UPLOAD_LIMITS = {
+  /** Smaller attachments are POSTed: ErrorAttachmentSizeShouldNotBeLessThanMinimumSize. */
+  minSize: 2 * 1024 * 1024,
+  maxSize: 150 * 1024 * 1024,
+  /** Every PUT but the last carries a multiple of 320 KiB. */
+  chunkUnit: 320 * 1024,
+  maxChunk: 60 * 1024 * 1024,
+  lifetimeMs: 6 * 3600_000,
+} as const;
+
 export class GraphState {
   readonly mailboxes = new Map<string, Mailbox>();
+  readonly uploads = new Map<string, UploadSession>();
 
   constructor(private readonly env: MailEnvironment) {}
 
@@ -319,20 +363,37 @@ export class GraphState {
     const mailbox = this.required(email);
     const received = d.receivedAt ?? this.env.now();
     const from = asAddresses(d.from)[0]!;
+    const internetMessageId = `<${randomUUID()}@${from.emailAddress.address.split('@')[1] ?? 'example.test'}>`;
+    const to = asAddresses(d.to);
+    const cc = asAddresses(d.cc);
+    const shown = (rs: Recipient[]) =>
+      rs.map((r) =>
+        r.emailAddress.name ? `${r.emailAddress.name} <${r.emailAddress.address}>` : r.emailAddress.address,
+      );
     const message = mailbox.add({
       folderId: mailbox.folder(d.folder ?? 'inbox').id,
       conversationId: d.conversationId ?? exchangeId('AAQ='),
-      internetMessageId: `<${randomUUID()}@${from.emailAddress.address.split('@')[1] ?? 'example.test'}>`,
+      internetMessageId,
       subject: d.subject,
       body:
         d.html !== undefined
           ? { contentType: 'html', content: d.html }
           : { contentType: 'text', content: d.text ?? '' },
       from,
-      to: asAddresses(d.to),
-      cc: asAddresses(d.cc),
+      to,
+      cc,
       bcc: [],
       replyTo: [],
+      // What a received message's internet headers hold at least.
+      headers: [
+        { name: 'From', value: shown([from])[0]! },
+        { name: 'To', value: shown(to).join(', ') },
+        ...(cc.length ? [{ name: 'Cc', value: shown(cc).join(', ') }] : []),
+        { name: 'Subject', value: d.subject },
+        { name: 'Date', value: new Date(received).toUTCString().replace('GMT', '+0000') },
+        { name: 'Message-ID', value: internetMessageId },
+        { name: 'MIME-Version', value: '1.0' },
+      ],
       received,
       sent: received,
       created: received,
@@ -399,6 +460,83 @@ export class GraphState {
 
   reset(): void {
     this.mailboxes.clear();
+    this.uploads.clear();
+  }
+
+  /**
+   * A PUT (or a DELETE, which cancels) on an upload session's URL, checked as Outlook checks it: the
+   * URL's token and no Authorization header, `Content-Range: bytes start-end/size` starting where the
+   * session expects, a length that matches, chunks of a multiple of 320 KiB (the last apart) and at
+   * most 60 MiB, before the session expires. A middle chunk answers 200 with the next expected range;
+   * the last adds the attachment and answers 201 with its Location.
+   */
+  upload(
+    method: string,
+    sessionId: string,
+    query: URLSearchParams,
+    headers: IncomingHttpHeaders,
+    bytes: Buffer,
+  ): GraphAnswer {
+    const session = this.uploads.get(sessionId);
+    if (!session || query.get('authtoken') !== session.authToken) throw itemNotFound();
+    if (headers.authorization !== undefined)
+      throw new GraphError(
+        401,
+        'InvalidAudience',
+        'An upload URL carries its own token: send no Authorization header.',
+      );
+    if (this.env.now() > session.expires) {
+      this.uploads.delete(sessionId);
+      throw new GraphError(404, 'ErrorItemNotFound', 'The upload session has expired.');
+    }
+    if (method === 'DELETE') {
+      this.uploads.delete(sessionId);
+      return { status: 204 };
+    }
+    if (method !== 'PUT')
+      throw new GraphError(405, 'MethodNotAllowed', `An upload URL takes PUT or DELETE, not ${method}.`);
+    const range = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(String(headers['content-range'] ?? ''));
+    if (!range) throw invalidRequest('The Content-Range header must be bytes {start}-{end}/{size}.');
+    const [start, end, size] = range.slice(1).map(Number) as [number, number, number];
+    if (size !== session.size)
+      throw invalidRequest(`The Content-Range size ${size} is not the session's ${session.size}.`);
+    if (start !== session.received)
+      throw new GraphError(416, 'InvalidRange', `The next expected range starts at ${session.received}, not ${start}.`);
+    if (end < start || end >= size || bytes.length !== end - start + 1)
+      throw invalidRequest(`The range ${start}-${end} does not hold the ${bytes.length} bytes sent.`);
+    if (Number(headers['content-length'] ?? bytes.length) !== bytes.length)
+      throw invalidRequest('The Content-Length header does not match the bytes sent.');
+    const last = end === size - 1;
+    if (bytes.length > UPLOAD_LIMITS.maxChunk)
+      throw invalidRequest(`A PUT carries at most ${UPLOAD_LIMITS.maxChunk} bytes.`);
+    if (!last && bytes.length % UPLOAD_LIMITS.chunkUnit !== 0)
+      throw invalidRequest(
+        `Every range but the last must be a multiple of 320 KiB (${UPLOAD_LIMITS.chunkUnit} bytes).`,
+      );
+    session.chunks.push(bytes);
+    session.received = end + 1;
+    const expirationDateTime = iso(session.expires);
+    if (!last) return { status: 200, body: { expirationDateTime, nextExpectedRanges: [String(session.received)] } };
+    this.uploads.delete(sessionId);
+    const message = session.mailbox.messages.get(session.messageId);
+    if (!message) throw itemNotFound();
+    const attachment: StoredAttachment = {
+      id: exchangeId('BEgAQ='),
+      name: session.name,
+      contentType: session.contentType,
+      bytes: Buffer.concat(session.chunks),
+      isInline: session.isInline,
+      ...(session.contentId ? { contentId: session.contentId } : {}),
+      lastModified: this.env.now(),
+    };
+    message.attachments.push(attachment);
+    session.mailbox.touch(message);
+    return {
+      status: 201,
+      headers: {
+        Location: `https://outlook.office.com/api/v2.0/Users('${session.mailbox.user.id}')/Messages('${message.id}')/Attachments('${attachment.id}')`,
+      },
+    };
   }
 }
 
@@ -413,8 +551,10 @@ function preview(m: StoredMessage): string {
   return text.replace(/\s+/g, ' ').trim().slice(0, 255);
 }
 
-export function renderMessage(m: StoredMessage): Record<string, unknown> {
+/** A message as Graph answers it; `internetMessageHeaders` only when `select` names it, as Graph sends them. */
+export function renderMessage(m: StoredMessage, select?: readonly string[]): Record<string, unknown> {
   return {
+    ...(select?.includes('internetMessageHeaders') ? { internetMessageHeaders: m.headers.map((h) => ({ ...h })) } : {}),
     '@odata.etag': `W/"${m.changeKey}"`,
     id: m.id,
     createdDateTime: iso(m.created),
@@ -500,6 +640,8 @@ export interface GraphCall {
   base: string;
   /** The path asked for, after `/v1.0` (`/me/messages`): what a nextLink repeats. */
   path: string;
+  /** Where upload sessions' URLs point (the fake's upload port), when it has one. */
+  uploadBase?: string;
 }
 
 export interface GraphAnswer {
@@ -576,7 +718,8 @@ function link(call: GraphCall, query: URLSearchParams): string {
 
 /**
  * One page of a list, `$top` (up to `max`) or `Prefer: odata.maxpagesize` items from `$skip`, and the
- * nextLink; each item cut to `$select` unless its `render` does that itself (`selected: true`).
+ * nextLink; each item cut to `$select` unless its `render` does that itself (`selected: true`). With
+ * `skipToken` (a `$search`, which takes no `$skip`) the nextLink carries an opaque `$skiptoken` instead.
  */
 export function page<T>(
   call: GraphCall,
@@ -584,17 +727,22 @@ export function page<T>(
   render: (item: T) => Record<string, unknown>,
   context: string,
   max: number,
-  options: { selected?: boolean } = {},
+  options: { selected?: boolean; skipToken?: boolean } = {},
 ): GraphAnswer {
   const top = call.query.get('$top');
   if (top !== null && Number(top) > max)
     throw invalidRequest(`The value '${top}' of the query option '$top' is over the limit of ${max}.`);
   const preferred = maxPageSize(call.headers);
   const size = top !== null ? Number(top) : Math.min(preferred ?? 10, max);
-  const skip = Number(call.query.get('$skip') ?? 0);
+  const token = call.query.get('$skiptoken');
+  const skipped =
+    token !== null ? /^skip-(\d+)$/.exec(Buffer.from(token, 'base64url').toString('utf8'))?.[1] : undefined;
+  if (token !== null && skipped === undefined) throw badRequest(`The $skiptoken '${token}' is not valid.`);
+  const skip = Number(skipped ?? call.query.get('$skip') ?? 0);
   const slice = items.slice(skip, skip + size);
   const next = new URLSearchParams(call.query);
-  next.set('$skip', String(skip + size));
+  if (options.skipToken) next.set('$skiptoken', Buffer.from(`skip-${skip + size}`).toString('base64url'));
+  else next.set('$skip', String(skip + size));
   const select = listOf(call.query.get('$select'));
   return {
     status: 200,
@@ -622,8 +770,9 @@ function expandsAttachments(call: GraphCall): boolean {
 
 function messageView(call: GraphCall): (m: StoredMessage) => Record<string, unknown> {
   const withAttachments = expandsAttachments(call);
+  const select = listOf(call.query.get('$select'));
   return (m) => ({
-    ...renderMessage(m),
+    ...renderMessage(m, select),
     ...(withAttachments ? { attachments: m.attachments.map(renderAttachment) } : {}),
   });
 }
@@ -652,6 +801,7 @@ type MessageBody = Partial<{
     isInline?: boolean;
     contentId?: string;
   }[];
+  internetMessageHeaders: { name?: string; value?: string }[];
 }> &
   Record<string, unknown>;
 
@@ -689,6 +839,19 @@ function attachmentsOf(body: MessageBody, now: number): StoredAttachment[] {
   });
 }
 
+/** A JSON message's `internetMessageHeaders`: Graph takes custom headers only, named `x-…`. */
+function customHeaders(body: MessageBody): MessageHeader[] {
+  return (body.internetMessageHeaders ?? []).map((h) => {
+    if (!h.name || !/^x-/i.test(h.name))
+      throw new GraphError(
+        400,
+        'InvalidInternetMessageHeader',
+        `The internet message header name '${h.name ?? ''}' should start with 'x-' or 'X-'.`,
+      );
+    return { name: h.name, value: h.value ?? '' };
+  });
+}
+
 /** A new message from a client's body: a draft in `folder` (Drafts unless the path names one). */
 function newDraft(mailbox: Mailbox, body: MessageBody, folder: MailFolder): StoredMessage {
   const now = mailbox.now;
@@ -696,6 +859,7 @@ function newDraft(mailbox: Mailbox, body: MessageBody, folder: MailFolder): Stor
     folderId: folder.id,
     conversationId: exchangeId('AAQ='),
     internetMessageId: `<${randomUUID()}@${mailbox.user.mail.split('@')[1]}>`,
+    headers: customHeaders(body),
     subject: body.subject ?? '',
     body: {
       contentType: body.body?.contentType?.toLowerCase() === 'html' ? 'html' : 'text',
@@ -717,11 +881,95 @@ function newDraft(mailbox: Mailbox, body: MessageBody, folder: MailFolder): Stor
   });
 }
 
+/** Graph's limit on a request carrying MIME (sendMail, a message created from MIME): 4 MB. */
+const MIME_REQUEST_MAX = 4 * 1024 * 1024;
+
+const mimeAddresses = (value: string | undefined): Recipient[] =>
+  (value ?? '')
+    .split(/,(?=(?:[^"]*"[^"]*")*[^"]*$)/)
+    .map((part) => part.trim())
+    .filter(Boolean)
+    .map((part) => {
+      const angle = /^(.*)<([^>]+)>$/.exec(part);
+      const name = angle?.[1]!.trim().replace(/^"|"$/g, '').replace(/\\(.)/g, '$1');
+      return { emailAddress: { address: (angle ? angle[2]! : part).trim(), ...(name ? { name } : {}) } };
+    });
+
+/**
+ * A message from its MIME (base64, as sendMail and a create in MIME take it), a draft in Drafts: its
+ * headers kept as its internet headers, its HTML (else text) body, its parts with a file name as file
+ * attachments. A reply (`In-Reply-To` or `References` naming a message of the mailbox) joins that
+ * message's conversation, the fake's stand-in for Exchange's threading.
+ */
+function draftFromMime(mailbox: Mailbox, base64: string): StoredMessage {
+  if (base64.length > MIME_REQUEST_MAX)
+    throw new GraphError(413, 'ErrorRequestEntityTooLarge', 'The request is larger than the 4 MB allowed for MIME.');
+  const root: MimeNode = parseMime(Buffer.from(base64, 'base64'));
+  const header = (name: string) => headerOf(root.headers, name);
+  const from = mimeAddresses(header('from'))[0];
+  const [to, cc, bcc, replyTo] = ['to', 'cc', 'bcc', 'reply-to'].map((n) => mimeAddresses(header(n)));
+  if (!from && !to!.length && !cc!.length && !bcc!.length)
+    throw new GraphError(400, 'ErrorMimeContentInvalid', 'The MIME content is invalid: it has no sender or recipient.');
+  const parts = leaves(root);
+  const text = (type: string) => parts.find((n) => !n.filename && n.mimeType === type);
+  const chosen = text('text/html') ?? text('text/plain');
+  const now = mailbox.now;
+  const referenced = [...(header('references') ?? '').split(/\s+/), header('in-reply-to') ?? '']
+    .map((id) => id.trim())
+    .filter(Boolean);
+  const original = [...mailbox.messages.values()].find((m) => referenced.includes(m.internetMessageId));
+  return mailbox.add({
+    folderId: mailbox.folder('drafts').id,
+    conversationId: original?.conversationId ?? exchangeId('AAQ='),
+    internetMessageId: header('message-id')?.trim() || `<${randomUUID()}@${mailbox.user.mail.split('@')[1]}>`,
+    headers: root.headers.map((h) => ({ name: h.name, value: h.value })),
+    subject: header('subject') ?? '',
+    body: {
+      contentType: chosen?.mimeType === 'text/html' ? 'html' : 'text',
+      content: chosen ? chosen.content.toString('utf8') : '',
+    },
+    from: from ?? { emailAddress: { name: mailbox.user.displayName, address: mailbox.user.mail } },
+    to: to!,
+    cc: cc!,
+    bcc: bcc!,
+    replyTo: replyTo!,
+    received: now,
+    created: now,
+    isRead: true,
+    isDraft: true,
+    importance: 'normal',
+    flagStatus: 'notFlagged',
+    categories: [],
+    attachments: parts
+      .filter((n) => n.filename)
+      .map((n) => {
+        const contentId = headerOf(n.headers, 'content-id')?.trim().replace(/^<|>$/g, '');
+        return {
+          id: '',
+          name: n.filename,
+          contentType: n.mimeType,
+          bytes: n.content,
+          isInline: /^inline/i.test(headerOf(n.headers, 'content-disposition') ?? ''),
+          ...(contentId ? { contentId } : {}),
+          lastModified: now,
+        };
+      }),
+  });
+}
+
 /** Sends a draft: it goes to Sent Items as a new item (or away, unless saved), copies to the fake's own recipients. */
 function sendDraft(call: GraphCall, draft: StoredMessage, save: boolean): void {
   const { mailbox, state } = call;
-  if (![...draft.to, ...draft.cc, ...draft.bcc].length)
+  const all = [...draft.to, ...draft.cc, ...draft.bcc];
+  if (!all.length)
     throw new GraphError(400, 'ErrorInvalidRecipients', 'At least one recipient is required, but none were found.');
+  const invalid = all.find((r) => !/^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+$/.test(r.emailAddress.address));
+  if (invalid)
+    throw new GraphError(
+      400,
+      'ErrorInvalidRecipients',
+      `The recipient '${invalid.emailAddress.address}' is not a valid SMTP address.`,
+    );
   draft.isDraft = false;
   draft.sent = draft.received = mailbox.now;
   state.deliverLocally(draft);
@@ -751,7 +999,14 @@ function attachmentOf(call: GraphCall): StoredAttachment {
 
 function listFolders(call: GraphCall, parent: MailFolder): GraphAnswer {
   const { mailbox, query } = call;
-  let folders = mailbox.children(parent).map((folder) => ({ mailbox, folder }));
+  const hidden = query.get('includeHiddenFolders');
+  if (hidden !== null && hidden !== 'true' && hidden !== 'false')
+    throw badRequest(`The value '${hidden}' of includeHiddenFolders is not a boolean.`);
+  // Hidden folders are left out unless asked for.
+  let folders = mailbox
+    .children(parent)
+    .filter((folder) => hidden === 'true' || !folder.isHidden)
+    .map((folder) => ({ mailbox, folder }));
   const filter = query.get('$filter');
   if (filter) folders = folders.filter(compileFilter(filter, folderFields(call.checker)));
   const orderby = query.get('$orderby');
@@ -872,7 +1127,7 @@ function listMessages(call: GraphCall): GraphAnswer {
   const context = folder
     ? `${userContext(call)}/mailFolders('${folder.id}')/messages`
     : `${userContext(call)}/messages`;
-  return page(call, messages, messageView(call), context, 1000);
+  return page(call, messages, messageView(call), context, 1000, { skipToken: search !== null });
 }
 
 function getMessage(call: GraphCall): GraphAnswer {
@@ -885,9 +1140,11 @@ function getMessage(call: GraphCall): GraphAnswer {
 }
 
 function createMessage(call: GraphCall): GraphAnswer {
-  const body = call.body as MessageBody;
   const folder = call.params['mailFolder-id'] !== undefined ? folderOf(call) : call.mailbox.folder('drafts');
-  const message = newDraft(call.mailbox, body, folder);
+  const message =
+    typeof call.body === 'string'
+      ? draftFromMime(call.mailbox, call.body)
+      : newDraft(call.mailbox, call.body as MessageBody, folder);
   return {
     status: 201,
     body: {
@@ -962,11 +1219,14 @@ function send(call: GraphCall): GraphAnswer {
 }
 
 function sendMail(call: GraphCall): GraphAnswer {
-  const message = actionParameter(call.body, 'message') as MessageBody | undefined;
-  if (!message || typeof message !== 'object') throw invalidRequest('The message parameter is required.');
-  const save = actionParameter(call.body, 'savetosentitems');
-  // Graph's reference gives saveToSentItems as true unless the request says false.
-  const draft = newDraft(call.mailbox, message, call.mailbox.folder('drafts'));
+  const mime = typeof call.body === 'string';
+  const message = mime ? undefined : (actionParameter(call.body, 'message') as MessageBody | undefined);
+  if (!mime && (!message || typeof message !== 'object')) throw invalidRequest('The message parameter is required.');
+  // Graph's reference gives saveToSentItems as true unless the request says false; MIME is always saved.
+  const save = mime ? true : actionParameter(call.body, 'savetosentitems');
+  const draft = mime
+    ? draftFromMime(call.mailbox, call.body as string)
+    : newDraft(call.mailbox, message!, call.mailbox.folder('drafts'));
   try {
     sendDraft(call, draft, save !== false);
   } catch (e) {
@@ -977,6 +1237,120 @@ function sendMail(call: GraphCall): GraphAnswer {
     call.mailbox.tombstones = call.mailbox.tombstones.filter((t) => t.id !== draft.id);
   }
   return { status: 202 };
+}
+
+/**
+ * `createReply`: a draft answering the message, in its conversation, to its Reply-To (else its sender),
+ * subject `RE: …`, with the threading headers; a `message` given sets the draft's properties as a PATCH
+ * would, and a `comment` (not both with `message.body`) is its body.
+ */
+function createReply(call: GraphCall): GraphAnswer {
+  const original = messageOf(call);
+  const given = (actionParameter(call.body, 'message') ?? {}) as MessageBody;
+  const comment = actionParameter(call.body, 'comment');
+  if (comment !== undefined && comment !== null && given.body !== undefined)
+    throw badRequest('Specify either a comment or the body property of the message parameter, not both.');
+  const references = (original.headers.find((h) => h.name.toLowerCase() === 'references')?.value ?? '')
+    .split(/\s+/)
+    .filter(Boolean);
+  const draft = newDraft(
+    call.mailbox,
+    {
+      subject: /^re:/i.test(original.subject) ? original.subject : `RE: ${original.subject}`,
+      body: { contentType: 'html', content: typeof comment === 'string' ? comment : '' },
+      toRecipients: structuredClone(original.replyTo.length ? original.replyTo : original.from ? [original.from] : []),
+      internetMessageHeaders: [],
+    },
+    call.mailbox.folder('drafts'),
+  );
+  draft.conversationId = original.conversationId;
+  draft.headers = [
+    { name: 'In-Reply-To', value: original.internetMessageId },
+    { name: 'References', value: [...references, original.internetMessageId].join(' ') },
+    ...customHeaders(given),
+  ];
+  const { internetMessageHeaders: _headers, ...settable } = given;
+  const answer = updateMessage({ ...call, params: { ...call.params, 'message-id': draft.id }, body: settable });
+  return { ...answer, status: 201 };
+}
+
+/** Graph's limit on one attachment POSTed as JSON (larger ones go by upload session): about 3 MB. */
+const POSTED_ATTACHMENT_MAX = 3 * 1024 * 1024;
+
+function createAttachment(call: GraphCall): GraphAnswer {
+  const message = messageOf(call);
+  const [attachment] = attachmentsOf({ attachments: [call.body as never] } as MessageBody, call.mailbox.now);
+  if (attachment!.bytes.length > POSTED_ATTACHMENT_MAX)
+    throw new GraphError(413, 'ErrorRequestEntityTooLarge', 'The attachment is too large: use an upload session.');
+  attachment!.id = exchangeId('BEgAQ=');
+  message.attachments.push(attachment!);
+  call.mailbox.touch(message);
+  return {
+    status: 201,
+    body: {
+      '@odata.context': `${call.base}/$metadata#${userContext(call)}/messages('${message.id}')/attachments/$entity`,
+      ...renderAttachment(attachment!),
+    },
+  };
+}
+
+function deleteAttachment(call: GraphCall): GraphAnswer {
+  const message = messageOf(call);
+  const attachment = attachmentOf(call);
+  message.attachments = message.attachments.filter((a) => a !== attachment);
+  call.mailbox.touch(message);
+  return { status: 204 };
+}
+
+/** `attachments/createUploadSession`: a session for one file attachment of a draft, its upload URL on the fake's upload port. */
+function createUploadSession(call: GraphCall): GraphAnswer {
+  const message = messageOf(call);
+  if (!message.isDraft)
+    throw new GraphError(400, 'ErrorInvalidOperation', 'Attachments can only be uploaded to a draft.');
+  if (!call.uploadBase) throw new UnsupportedByFakeError('an upload session without the upload port');
+  const item = (actionParameter(call.body, 'attachmentitem') ?? {}) as {
+    attachmentType?: string;
+    name?: string;
+    size?: number;
+    contentType?: string;
+    isInline?: boolean;
+    contentId?: string;
+  };
+  if (item.attachmentType?.toLowerCase() !== 'file')
+    throw new UnsupportedByFakeError(`an upload session of attachmentType ${item.attachmentType ?? '(none)'}`);
+  if (!item.name || typeof item.size !== 'number') throw invalidRequest('An attachmentItem needs its name and size.');
+  if (item.size < UPLOAD_LIMITS.minSize)
+    throw new GraphError(
+      400,
+      'ErrorAttachmentSizeShouldNotBeLessThanMinimumSize',
+      'Attachment size should not be less than the minimum size: POST a small attachment instead.',
+    );
+  if (item.size > UPLOAD_LIMITS.maxSize)
+    throw new GraphError(400, 'ErrorAttachmentSizeShouldNotBeGreaterThanMaximumSize', 'The attachment is over 150 MB.');
+  const session: UploadSession = {
+    id: randomBytes(16).toString('hex'),
+    authToken: randomBytes(24).toString('base64url'),
+    mailbox: call.mailbox,
+    messageId: message.id,
+    name: item.name,
+    contentType: item.contentType ?? 'application/octet-stream',
+    size: item.size,
+    isInline: item.isInline ?? false,
+    ...(item.contentId ? { contentId: item.contentId } : {}),
+    chunks: [],
+    received: 0,
+    expires: call.mailbox.now + UPLOAD_LIMITS.lifetimeMs,
+  };
+  call.state.uploads.set(session.id, session);
+  return {
+    status: 201,
+    body: {
+      '@odata.context': `${call.base}/$metadata#microsoft.graph.uploadSession`,
+      uploadUrl: `${call.uploadBase}/${session.id}?authtoken=${session.authToken}`,
+      expirationDateTime: iso(session.expires),
+      nextExpectedRanges: ['0-'],
+    },
+  };
 }
 
 function delta(call: GraphCall): GraphAnswer {
@@ -1055,7 +1429,10 @@ function delta(call: GraphCall): GraphAnswer {
     const message = mailbox.messages.get(ids[0]!);
     ids = ids.slice(1);
     if (message && message.folderId === folder.id)
-      value.push({ '@odata.type': '#microsoft.graph.message', ...project(renderMessage(message), cursor.select) });
+      value.push({
+        '@odata.type': '#microsoft.graph.message',
+        ...project(renderMessage(message, cursor.select), cursor.select),
+      });
   }
   const where = `${call.base}${call.path.replace(/\/mailFolders\/[^/]+\/messages\/delta$/i, `/mailFolders('${folder.id}')/messages/delta`)}`;
   const more = removed.length > 0 || ids.length > 0;
@@ -1179,6 +1556,14 @@ export const MAIL_HANDLERS: Record<string, (call: GraphCall) => GraphAnswer> = {
   'user.message_send': send,
   'user.mailFolder.message_send': send,
   user_sendMail: sendMail,
+  'user.message_createReply': createReply,
+  'user.mailFolder.message_createReply': createReply,
+  'user.message_CreateAttachment': createAttachment,
+  'user.mailFolder.message_CreateAttachment': createAttachment,
+  'user.message_DeleteAttachment': deleteAttachment,
+  'user.mailFolder.message_DeleteAttachment': deleteAttachment,
+  'user.message.attachment_createUploadSession': createUploadSession,
+  'user.mailFolder.message.attachment_createUploadSession': createUploadSession,
 
   'user.mailFolder.message_delta': delta,
 };

@@ -32,6 +32,8 @@ import addFormats from 'ajv-formats';
  * - An `$expand` item may carry nested options in parentheses (`singleValueExtendedProperties($filter=…)`),
  *   as OData and Graph's reference pages write it; the property is checked, the nested options are left to
  *   the handler.
+ * - A request body of another media type than JSON (the base64 MIME of `sendMail` and of a message
+ *   created in MIME, `text/plain`) is taken where the supplement describes it, checked as the string it is.
  */
 
 export type OpenApiSchema = {
@@ -98,6 +100,9 @@ const DOCUMENTS = [
   'calendar',
   'users-actions-calendar',
   'users-functions-calendar',
+  'subscriptions',
+  'contacts',
+  'users-functions-contacts',
 ] as const;
 type DocumentName = (typeof DOCUMENTS)[number];
 
@@ -119,7 +124,8 @@ export interface GraphOperation {
   document: DocumentName;
   kind: 'operation' | 'action' | 'function';
   query: Map<string, OpenApiParameter>;
-  body?: { schema: OpenApiSchema; required: boolean };
+  /** The JSON body; `text`: the schema of a `text/plain` body, where one is described (MIME in base64). */
+  body?: { schema: OpenApiSchema; required: boolean; text?: OpenApiSchema };
   success: SuccessAnswer;
   /** The entity type `$select`, `$orderby` and `$expand` name properties of (the items' of a collection). */
   entity?: string;
@@ -181,10 +187,19 @@ export class GraphChecker {
     this.ajv = new Ajv({ allErrors: true, strict: false });
     addFormats(this.ajv, ['date']);
     const supplement = loadDocument('supplement');
-    for (const name of DOCUMENTS) {
-      const doc = loadDocument(name);
+    const documents = DOCUMENTS.map((name) => [name, loadDocument(name)] as const);
+    // A supplement path that a description already holds adds the request media types it describes to
+    // that description's operations (the MIME forms); the others are paths of their own, in mail's namespace.
+    const own = { ...supplement.paths };
+    for (const [template, item] of Object.entries(supplement.paths))
+      for (const [, doc] of documents)
+        if (doc.paths[template]) {
+          addRequestContent(doc, template, doc.paths[template]!, item);
+          delete own[template];
+        }
+    for (const [name, doc] of documents) {
       if (name === 'mail') {
-        Object.assign(doc.paths, supplement.paths);
+        Object.assign(doc.paths, own);
         Object.assign(doc.components.schemas!, supplement.components.schemas);
       }
       this.documents.set(name, doc);
@@ -333,6 +348,7 @@ export class GraphChecker {
       ? doc.components.requestBodies![op.requestBody.$ref.replace('#/components/requestBodies/', '')]!
       : op.requestBody;
     const bodySchema = requestBody?.content?.['application/json']?.schema;
+    const textSchema = requestBody?.content?.['text/plain']?.schema;
     const success = successOf(doc, op);
     return {
       id: op.operationId,
@@ -341,7 +357,15 @@ export class GraphChecker {
       document,
       kind,
       query,
-      ...(bodySchema ? { body: { schema: bodySchema, required: requestBody?.required === true } } : {}),
+      ...(bodySchema
+        ? {
+            body: {
+              schema: bodySchema,
+              required: requestBody?.required === true,
+              ...(textSchema ? { text: textSchema } : {}),
+            },
+          }
+        : {}),
       success,
       ...(success.kind === 'json' ? { entity: entityOf(doc, success.schema) } : {}),
       pageable: pageable || delta,
@@ -379,6 +403,10 @@ export class GraphChecker {
     if (request.body === undefined)
       return op.body?.required ? [`${op.id}: a request body is required (${describeSchema(op.body.schema)})`] : [];
     if (!op.body) return [`${op.id} takes no request body`];
+    if (request.contentType !== undefined && /^text\/plain\b/i.test(request.contentType)) {
+      if (!op.body.text) return [`${op.id}: the body must be application/json, not ${request.contentType}`];
+      return this.validate(`request of ${op.id} (text/plain)`, op.document, op.body.text, request.body, 'request');
+    }
     const problems: string[] = [];
     if (request.contentType !== undefined && !/^application\/json\b/i.test(request.contentType))
       problems.push(`${op.id}: the body must be application/json, not ${request.contentType || 'untyped'}`);
@@ -430,6 +458,29 @@ function compileRoute(operation: GraphOperation): Route {
       return escape(wire);
     });
   return { operation, names, literal, regex: new RegExp(`^/${segments.join('/')}$`, 'i') };
+}
+
+/**
+ * The supplement's request media types of an operation a description holds, added to its request body
+ * (resolved from its `$ref` into a copy of its own); the supplement must name the same operationId.
+ */
+function addRequestContent(
+  doc: OpenApiDocument,
+  template: string,
+  described: Record<string, OpenApiOperation>,
+  extra: Record<string, OpenApiOperation>,
+): void {
+  for (const [method, op] of Object.entries(extra)) {
+    const target = described[method];
+    if (!target || target.operationId !== op.operationId)
+      throw new Error(
+        `supplement: ${method.toUpperCase()} ${template} is described as ${target?.operationId ?? 'nothing'}, not ${op.operationId}`,
+      );
+    const body = target.requestBody?.$ref
+      ? doc.components.requestBodies![target.requestBody.$ref.replace('#/components/requestBodies/', '')]!
+      : target.requestBody;
+    target.requestBody = { ...body, content: { ...body?.content, ...op.requestBody?.content } };
+  }
 }
 
 function resolveContent(doc: OpenApiDocument, content: OpenApiContent): OpenApiContent {

@@ -2,7 +2,7 @@ import { badRequest, GraphError, UnsupportedByFakeError } from './errors';
 
 /**
  * The OData query options the Graph fake evaluates: `$filter` (comparisons, `and`/`or`/`not`,
- * parentheses, `categories/any(c:c eq '…')`), `$orderby` and Outlook's `$search`. Each entity type
+ * parentheses, `categories/any(c:c eq '…')`), `$orderby` and Outlook's `$search` (KQL with AND, OR, NOT and parentheses). Each entity type
  * gives the fields it can be filtered and sorted on; a property the type has but the fake cannot
  * evaluate is refused (UnsupportedByFakeError), never ignored, so a result is never wider than Graph's.
  */
@@ -291,24 +291,93 @@ const SEARCH_PROPERTIES: Record<string, (keyof SearchText)[]> = {
   attachment: ['attachment'],
 };
 
+/** A `$search` term: a property term (`from:ada`) or a word anywhere in the subject, body or sender. */
+function searchTerm(term: string): (message: SearchText) => boolean {
+  const colon = /^([A-Za-z]+):(.+)$/s.exec(term);
+  const property = colon?.[1]!.toLowerCase();
+  if (colon && !SEARCH_PROPERTIES[property!]) throw new UnsupportedByFakeError(`the $search property '${colon[1]}'`);
+  const where = colon ? SEARCH_PROPERTIES[property!]! : (['subject', 'body', 'from'] as const);
+  const wanted = (colon ? colon[2]! : term).replace(/"/g, '').trim().toLowerCase();
+  if (!wanted) throw badRequest(`The $search term '${term}' has no value.`);
+  return (m: SearchText) => where.some((w) => m[w].toLowerCase().includes(wanted));
+}
+
+/** `$search` split into terms (a quoted phrase kept whole, also after `property:`), `(` and `)`. */
+function searchTokens(inner: string): string[] {
+  const tokens: string[] = [];
+  let i = 0;
+  while (i < inner.length) {
+    const c = inner[i]!;
+    if (/\s/.test(c)) {
+      i++;
+      continue;
+    }
+    if (c === '(' || c === ')') {
+      tokens.push(c);
+      i++;
+      continue;
+    }
+    let term = '';
+    while (i < inner.length && !/[\s()]/.test(inner[i]!)) {
+      if (inner[i] === '"') {
+        const close = inner.indexOf('"', i + 1);
+        if (close < 0) throw badRequest(`Syntax error: unterminated phrase in the $search '${inner}'.`);
+        term += inner.slice(i, close + 1);
+        i = close + 1;
+      } else term += inner[i++];
+    }
+    tokens.push(term);
+  }
+  return tokens;
+}
+
 /**
- * Compiles Outlook's `$search` (`"pizza"`, `"from:ada@example.com subject:report"`): every term must
- * match, a bare word anywhere in the subject, body or sender, a `property:value` term in that property;
- * matching is by case-insensitive substring.
+ * Compiles Outlook's `$search` (KQL: `"pizza"`, `"from:ada@example.com subject:report"`,
+ * `"(to:a OR to:b) subject:x"`): terms side by side must all match (as with `AND`), `OR` between two
+ * matches either, `NOT` negates, parentheses group (`AND` binds tighter than `OR`); a bare word matches
+ * anywhere in the subject, body or sender, a `property:value` term in that property, by
+ * case-insensitive substring.
  */
 export function compileSearch(text: string): (message: SearchText) => boolean {
   const quoted = /^"(.*)"$/s.exec(text.trim());
   const inner = (quoted ? quoted[1]! : text).trim();
   if (!inner) throw badRequest('The $search query option needs a search term.');
-  const terms = inner.match(/(?:[^\s"]+|"[^"]*")+/g) ?? [];
-  const matchers = terms.map((term) => {
-    if (/^(AND|OR|NOT)$/.test(term)) throw new UnsupportedByFakeError(`the KQL operator ${term} in $search`);
-    const colon = /^([A-Za-z]+):(.+)$/.exec(term);
-    const property = colon?.[1]!.toLowerCase();
-    if (colon && !SEARCH_PROPERTIES[property!]) throw new UnsupportedByFakeError(`the $search property '${colon[1]}'`);
-    const where = colon ? SEARCH_PROPERTIES[property!]! : (['subject', 'body', 'from'] as const);
-    const wanted = (colon ? colon[2]! : term).replace(/"/g, '').toLowerCase();
-    return (m: SearchText) => where.some((w) => m[w].toLowerCase().includes(wanted));
-  });
-  return (m) => matchers.every((match) => match(m));
+  const tokens = searchTokens(inner);
+  let at = 0;
+  type Matcher = (message: SearchText) => boolean;
+  const fail = (what: string) => badRequest(`Syntax error in the $search '${inner}': ${what}.`);
+  const or = (): Matcher => {
+    const parts = [and()];
+    while (tokens[at] === 'OR') {
+      at++;
+      parts.push(and());
+    }
+    return parts.length === 1 ? parts[0]! : (m) => parts.some((p) => p(m));
+  };
+  const and = (): Matcher => {
+    const parts = [unary()];
+    while (at < tokens.length && tokens[at] !== ')' && tokens[at] !== 'OR') {
+      if (tokens[at] === 'AND') at++;
+      parts.push(unary());
+    }
+    return parts.length === 1 ? parts[0]! : (m) => parts.every((p) => p(m));
+  };
+  const unary = (): Matcher => {
+    const token = tokens[at++];
+    if (token === undefined) throw fail('a term is missing at the end');
+    if (token === 'NOT') {
+      const inner = unary();
+      return (m) => !inner(m);
+    }
+    if (token === '(') {
+      const group = or();
+      if (tokens[at++] !== ')') throw fail("a '(' is not closed");
+      return group;
+    }
+    if (token === ')' || token === 'AND' || token === 'OR') throw fail(`'${token}' where a term was expected`);
+    return searchTerm(token);
+  };
+  const matcher = or();
+  if (at < tokens.length) throw fail(`'${tokens[at]}' is not expected`);
+  return matcher;
 }

@@ -3,9 +3,11 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CALENDAR_HANDLERS, CalendarState, type EventOutsideChange } from './calendar';
+import { CONTACT_HANDLERS, ContactState, type ContactOutsideChange } from './contacts';
 import { GraphError, graphErrorBody, UnsupportedByFakeError } from './errors';
 import { GraphState, MAIL_HANDLERS, type Delivery, type Mailbox, type OutsideChange } from './mail';
 import { graphChecker } from './openapi';
+import { SubscriptionState } from './subscriptions';
 
 /**
  * A local Microsoft Graph v1.0 (mail and calendars) on one loopback port, for tests and `npm start`:
@@ -14,7 +16,11 @@ import { graphChecker } from './openapi';
  * before it is handled (a violation is recorded and answered 400 in Graph's error shape) and every answer
  * before it is sent (a violation is recorded and answered 500 instead), so neither a client nor the fake
  * itself can quietly stray from what Microsoft publishes. `POST /v1.0/$batch` takes up to 20 requests as
- * JSON and answers each as if it came alone: checked, faults included.
+ * JSON and answers each as if it came alone: checked, faults included. Upload sessions of large
+ * attachments take their byte ranges on a second loopback port (`uploadUrl`, as Graph's point to another
+ * host), under `/upload/{session}?authtoken=…`: no OpenAPI description covers those PUTs, so they are
+ * checked by hand (mail.ts GraphState.upload) and logged with the others. `/v1.0/subscriptions` keeps
+ * change notifications of mailboxes' messages and POSTs them as Graph does (subscriptions.ts).
  */
 
 export type FaultStatus = 429 | 503 | 500 | 404 | 410;
@@ -43,6 +49,12 @@ export interface GraphFault {
 export interface GraphFakeOptions {
   /** The fake's clock (epoch ms): received and modified times, innerError dates. */
   now?: () => number;
+  /**
+   * An OpenID Connect userinfo endpoint (`npm start`'s local sign-in): a token the fake does not know is
+   * shown to it, and the email address it answers becomes a user with that token (a new user, or the
+   * same user's new token after a refresh).
+   */
+  userinfoUrl?: string;
 }
 
 export interface Violation {
@@ -62,6 +74,8 @@ export interface LoggedRequest {
 export interface GraphFake {
   /** `http://127.0.0.1:<port>`: Graph at `${url}/v1.0/...`. */
   url: string;
+  /** `http://127.0.0.1:<port>/upload`: where upload sessions' URLs point (another port, as Graph's are another host). */
+  uploadUrl: string;
   close(): Promise<void>;
   /**
    * A user with a mailbox (Outlook's well-known folders, empty) and a default calendar (empty, in
@@ -78,6 +92,12 @@ export interface GraphFake {
    * event JSON; an occurrence's ID changes or cancels that occurrence; answers the event's ID).
    */
   changeOutside(email: string, change: OutsideChange | EventOutsideChange): { id: string } | undefined;
+  /** Another client's change to a contact (createContact, in the default folder unless `folder` names one; updateContact; deleteContact). */
+  changeContactOutside(email: string, change: ContactOutsideChange): { id: string } | undefined;
+  /** The same for the user's contacts/delta tokens (every folder's). */
+  expireContactDelta(email: string): void;
+  /** The ID of a contact folder of `email` by name (any case); the default Contacts folder when no name is given. */
+  contactFolderId(email: string, name?: string): string;
   /** Makes every delta and skip token of the mailbox unusable: following one answers 410 syncStateNotFound. */
   expireDelta(email: string): void;
   /** The same for the user's calendarView/delta tokens. */
@@ -92,7 +112,9 @@ export interface GraphFake {
   clearViolations(): void;
   /** Every request answered, in order, `$batch` members included. */
   requests(): LoggedRequest[];
-  /** Forgets users, mail, calendars, faults, violations and the request log. */
+  /** Subscriptions and the change and lifecycle notifications they POST (faults: duplicate, late, missed). */
+  subscriptions: SubscriptionState;
+  /** Forgets users, mail, calendars, subscriptions, faults, violations and the request log. */
   reset(): void;
 }
 
@@ -161,10 +183,13 @@ export async function startGraphFake(options: GraphFakeOptions = {}): Promise<Gr
   const checker = graphChecker();
   const state = new GraphState({ now });
   const calendars = new CalendarState({ now });
+  const contacts = new ContactState({ now });
+  const subscriptions = new SubscriptionState(now);
   let faults: (GraphFault & { left: number })[] = [];
   const violations: Violation[] = [];
   const log: LoggedRequest[] = [];
   let base = '';
+  let uploadBase = '';
 
   const errorAnswer = (e: GraphError, clientRequestId: string, headers?: Record<string, string>): Answer => ({
     status: e.status,
@@ -204,12 +229,33 @@ export async function startGraphFake(options: GraphFakeOptions = {}): Promise<Gr
     return caller;
   }
 
+  /** A token unknown yet, shown to the sign-in's userinfo endpoint (see GraphFakeOptions.userinfoUrl). */
+  async function adoptToken(token: string | undefined): Promise<void> {
+    if (!token || !options.userinfoUrl || state.byToken(token)) return;
+    const answer = await fetch(options.userinfoUrl, { headers: { authorization: `Bearer ${token}` } }).catch(
+      () => undefined,
+    );
+    if (!answer?.ok) return;
+    const email = ((await answer.json().catch(() => ({}))) as { email?: unknown }).email;
+    if (typeof email !== 'string' || !email.includes('@')) return;
+    const known = state.mailboxes.get(email.toLowerCase());
+    if (known) known.user.accessToken = token;
+    else {
+      const user = state.addUser({ email, accessToken: token });
+      calendars.addUser(user);
+      contacts.addUser(user);
+    }
+  }
+
   /** Answers one HTTP request; a request that never reaches answerCall (the `$batch` envelope, an unreadable body) is logged here. */
   async function handle(req: IncomingMessage): Promise<Answer> {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    await adoptToken(bearerOf(req.headers));
     const answer = await answerRequest(req, url);
     if (answer.logged === undefined)
       log.push({ method: req.method ?? 'GET', path: url.pathname + url.search, status: answer.status });
+    // What the request changed is notified to the subscriptions of its mailbox.
+    subscriptions.sweep(state);
     return answer;
   }
 
@@ -221,7 +267,10 @@ export async function startGraphFake(options: GraphFakeOptions = {}): Promise<Gr
       return errorAnswer(new GraphError(413, 'RequestEntityTooLarge', 'The request is too large.'), clientRequestId);
     const contentType = req.headers['content-type'];
     let body: unknown;
-    if (raw.length) {
+    if (raw.length && contentType !== undefined && /^text\/plain\b/i.test(contentType)) {
+      // MIME in base64 (sendMail, a message created from MIME): the checker says where it is described.
+      body = raw.toString('utf8');
+    } else if (raw.length) {
       if (contentType !== undefined && !/^application\/json\b/i.test(contentType)) {
         const message = `${httpMethod} ${url.pathname}: the local Graph fake reads JSON bodies only, not ${contentType}`;
         violations.push({ kind: 'request', message });
@@ -367,7 +416,29 @@ export async function startGraphFake(options: GraphFakeOptions = {}): Promise<Gr
     if (fault?.delayMs) await sleep(fault.delayMs, undefined, { signal: closing.signal });
     if (fault?.status) return faultAnswer({ ...fault, status: fault.status }, clientRequestId);
 
-    const handler = MAIL_HANDLERS[operation.id] ?? CALENDAR_HANDLERS[operation.id];
+    if (operation.id.startsWith('subscription_')) {
+      try {
+        const mailbox = authorize(call.headers, undefined);
+        const answer = await subscriptions.handle({
+          mailbox,
+          state,
+          operationId: operation.id,
+          params,
+          body: call.body,
+          base: `${base}/v1.0`,
+        });
+        const wrong = checker.checkResponse(operation.id, answer.status, answer.body);
+        if (wrong.length) {
+          violations.push(...wrong.map((message) => ({ kind: 'response' as const, message })));
+          return errorAnswer(new GraphError(500, 'generalException', wrong.join('; ')), clientRequestId);
+        }
+        return answer;
+      } catch (e) {
+        if (e instanceof GraphError) return errorAnswer(e, clientRequestId);
+        throw e;
+      }
+    }
+    const handler = MAIL_HANDLERS[operation.id] ?? CALENDAR_HANDLERS[operation.id] ?? CONTACT_HANDLERS[operation.id];
     if (!handler) {
       const message = `${operation.id} (${httpMethod} ${operation.template}) is described but not implemented by the local Graph fake`;
       violations.push({ kind: 'request', message });
@@ -380,6 +451,7 @@ export async function startGraphFake(options: GraphFakeOptions = {}): Promise<Gr
         mailbox,
         state,
         calendars,
+        contacts,
         checker,
         operation,
         params,
@@ -388,6 +460,7 @@ export async function startGraphFake(options: GraphFakeOptions = {}): Promise<Gr
         headers: call.headers,
         base: `${base}/v1.0`,
         path,
+        uploadBase,
       });
     } catch (e) {
       if (e instanceof UnsupportedByFakeError)
@@ -434,32 +507,84 @@ export async function startGraphFake(options: GraphFakeOptions = {}): Promise<Gr
       },
     );
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
+  /** The upload port: `PUT`/`DELETE /upload/{session}?authtoken=…`, checked by GraphState.upload, faults included. */
+  const uploads = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const method = (req.method ?? 'GET').toUpperCase();
+    const clientRequestId = String(req.headers['client-request-id'] ?? randomUUID());
+    const answerUpload = async (): Promise<Answer> => {
+      const raw = await readBody(req);
+      if (!raw)
+        return errorAnswer(new GraphError(413, 'RequestEntityTooLarge', 'The request is too large.'), clientRequestId);
+      const session = /^\/upload\/([0-9a-f]+)$/.exec(url.pathname)?.[1];
+      const fault = takeFault(method, url.pathname);
+      if (fault?.delayMs) await sleep(fault.delayMs, undefined, { signal: closing.signal });
+      if (fault?.status) return faultAnswer({ ...fault, status: fault.status }, clientRequestId);
+      try {
+        if (!session) throw new GraphError(404, 'ErrorItemNotFound', 'No upload session at this URL.');
+        return state.upload(method, session, url.searchParams, req.headers, raw);
+      } catch (e) {
+        if (e instanceof GraphError) return errorAnswer(e, clientRequestId);
+        throw e;
+      }
+    };
+    answerUpload().then(
+      (answer) => {
+        log.push({ method, path: url.pathname, status: answer.status });
+        send(res, answer, clientRequestId);
+      },
+      (e: unknown) => {
+        if (closing.signal.aborted) return void res.destroy();
+        const message = `the local Graph fake's upload failed: ${e instanceof Error ? e.message : String(e)}`;
+        violations.push({ kind: 'response', message });
+        send(res, errorAnswer(new GraphError(500, 'generalException', message), clientRequestId), clientRequestId);
+      },
+    );
   });
-  const { port } = server.address() as AddressInfo;
-  base = `http://127.0.0.1:${port}`;
+  const listen = (s: typeof server) =>
+    new Promise<number>((resolve, reject) => {
+      s.once('error', reject);
+      s.listen(0, '127.0.0.1', () => resolve((s.address() as AddressInfo).port));
+    });
+  base = `http://127.0.0.1:${await listen(server)}`;
+  uploadBase = `http://127.0.0.1:${await listen(uploads)}/upload`;
 
   return {
     url: base,
+    uploadUrl: uploadBase,
     async close() {
       closing.abort();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const s of [server, uploads]) s.closeAllConnections();
+      await Promise.all([server, uploads].map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
     },
     addUser(user) {
       const created = state.addUser(user);
       calendars.addUser(created, user.timeZone);
+      contacts.addUser(created);
       return { id: created.id };
     },
-    deliver: (email, delivery) => state.deliver(email, delivery),
-    changeOutside: (email, change) =>
-      change.kind === 'createEvent' || change.kind === 'updateEvent' || change.kind === 'deleteEvent'
-        ? calendars.changeOutside(email, change)
-        : state.changeOutside(email, change),
+    deliver(email, delivery) {
+      const delivered = state.deliver(email, delivery);
+      subscriptions.sweep(state);
+      return delivered;
+    },
+    changeOutside(email, change) {
+      const changed =
+        change.kind === 'createEvent' || change.kind === 'updateEvent' || change.kind === 'deleteEvent'
+          ? calendars.changeOutside(email, change)
+          : state.changeOutside(email, change);
+      subscriptions.sweep(state);
+      return changed;
+    },
     expireDelta: (email) => state.required(email).expireDelta(),
     expireCalendarDelta: (email) => calendars.required(email).expireDelta(),
+    changeContactOutside(email, change) {
+      const changed = contacts.changeOutside(email, change);
+      subscriptions.sweep(state);
+      return changed;
+    },
+    expireContactDelta: (email) => contacts.required(email).expireDelta(),
+    contactFolderId: (email, name) => contacts.folderId(email, name),
     calendarId(email, name) {
       const owner = calendars.required(email);
       if (name === undefined) return owner.defaultId;
@@ -476,9 +601,12 @@ export async function startGraphFake(options: GraphFakeOptions = {}): Promise<Gr
       violations.length = 0;
     },
     requests: () => log.map((r) => ({ ...r })),
+    subscriptions,
     reset() {
       state.reset();
       calendars.reset();
+      contacts.reset();
+      subscriptions.reset();
       faults = [];
       violations.length = 0;
       log.length = 0;

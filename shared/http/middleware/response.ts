@@ -140,6 +140,20 @@ export const responseMiddleware = (): middy.MiddlewareObj<
         accessLog(state, request.event, 200);
         return;
       }
+      case 'text': {
+        request.response = {
+          statusCode: 200,
+          headers: {
+            'content-type': 'text/plain; charset=utf-8',
+            'x-content-type-options': 'nosniff',
+            'cache-control': 'no-store',
+            'x-request-id': state.requestId,
+          },
+          body: result.text,
+        };
+        accessLog(state, request.event, 200);
+        return;
+      }
       default: {
         const exhaustive: never = result;
         throw new Error(`Unknown result ${JSON.stringify(exhaustive)}`);
