@@ -134,6 +134,44 @@ export interface MailSyncRecord {
     page_token?: string;
     listing_at?: number;
   };
+  /**
+   * Provider B's contacts, live (shared/microsoft/contact-changes.ts): each contact folder's place in its
+   * contacts/delta, by folder ID ('default' for the default Contacts folder).
+   */
+  graph_contacts?: {
+    folders: Record<
+      string,
+      {
+        /** Where the next round starts (absent until the folder's first round ended). */
+        delta_link?: string;
+        /** Mid-round: the page to go on from, and when the round began (epoch ms). */
+        next_link?: string;
+        round_at?: number;
+        /** When the last completed round began (epoch ms). */
+        read_at?: number;
+        /** The round under way announces nothing (the grant's first). */
+        silent?: boolean;
+        /** The round under way follows an expired link: it announces only contacts changed since (epoch ms). */
+        changed_since?: number;
+      }
+    >;
+  };
+  /** Provider B's mail, live (shared/microsoft/mail-changes.ts: GraphMailCursors, each field documented there). */
+  graph_mail?: {
+    listed_at: number;
+    folders: Record<
+      string,
+      {
+        delta_link?: string;
+        next_link?: string;
+        round_at?: number;
+        read_at: number;
+        recent?: Record<string, number>;
+        silent?: boolean;
+        recover_since?: number;
+      }
+    >;
+  };
   version: number;
 }
 

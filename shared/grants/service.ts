@@ -36,7 +36,7 @@ export async function grantWithSync(grant: GrantRecord): Promise<Grant> {
       last_change_at: state.last_change_at,
       ...(state.last_push_at !== undefined ? { last_push_at: state.last_push_at } : {}),
       ...(state.last_error ? { last_error: state.last_error } : {}),
-      ...(state.gmail || state.graph_push || grant.provider === 'microsoft'
+      ...(state.gmail || state.graph_mail || state.graph_push
         ? {
             push: watch
               ? {

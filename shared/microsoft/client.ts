@@ -199,6 +199,18 @@ export function linkPath(link: string, apiBase: string | undefined): string | un
   return `${url.pathname}${url.search}`;
 }
 
+/**
+ * Every call asks for immutable IDs (`Prefer: IdType="ImmutableId"`, merged with the call's own
+ * preferences): an Outlook item keeps its ID when it moves between folders, so a message's ID, its
+ * metadata here and what webhooks announced about it stay true after a move.
+ */
+function withImmutableIds(headers: Record<string, string> | undefined): string {
+  const given = Object.entries(headers ?? {})
+    .filter(([name]) => name.toLowerCase() === 'prefer')
+    .map(([, value]) => value);
+  return [...given, 'IdType="ImmutableId"'].join(', ');
+}
+
 /** The client of one grant's provider B mailbox. */
 export async function graphClientOf(grant: GrantRecord, options: GraphClientOptions = {}): Promise<GraphClient> {
   // The access token is read while the connector is: the first call does not wait for both in turn.
@@ -252,7 +264,10 @@ export function newGraphClient(
         await sleep(wait);
       }
       const headers: Record<string, string> = {
-        ...request.headers,
+        ...Object.fromEntries(
+          Object.entries(request.headers ?? {}).filter(([name]) => name.toLowerCase() !== 'prefer'),
+        ),
+        prefer: withImmutableIds(request.headers),
         ...(body !== undefined ? { 'content-type': request.contentType ?? 'application/json' } : {}),
       };
       const init: RequestInit = {

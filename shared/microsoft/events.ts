@@ -692,6 +692,8 @@ async function sendRsvp(grant: GrantRecord, eventId: string, calendarId: string,
 
 /** Provider B's events: reads, the iCalendar export and writes. */
 export const graphEvents: EventsProvider = {
+  // Graph emails an organizer's participants about every create, change and delete (refuseSilence).
+  notifiesParticipants: true,
   list,
   get,
   ics,

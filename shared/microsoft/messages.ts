@@ -223,7 +223,8 @@ async function get(grant: GrantRecord, messageId: string, query: MessageIdQuery)
 
 /** Our metadata of a message Graph gave a new ID (a move): kept under the new ID, gone from the old one. */
 async function carryMetadata(grant: GrantRecord, from: string, to: string, metadata: Record<string, string>) {
-  if (!Object.keys(metadata).length) return;
+  // Immutable IDs (shared/microsoft/client.ts): a move keeps the ID, and the metadata stays where it is.
+  if (from === to || !Object.keys(metadata).length) return;
   await setLiveMetadata(grant.id as GrantId, to, metadata, INDEXED_METADATA_KEYS);
   await deleteLiveMetadata(grant.id as GrantId, from, INDEXED_METADATA_KEYS);
 }
@@ -291,8 +292,8 @@ async function update(grant: GrantRecord, messageId: string, body: UpdateMessage
     const moved = await move(client, id, destination);
     message = { ...message, id: moved.id, parentFolderId: moved.parentFolderId ?? destination };
     await carryMetadata(grant, id, moved.id, metadata);
-    // Its attachments moved with it, under new IDs.
-    if (attachments.length) attachments = await attachmentsOf(client, moved.id);
+    // Its attachments moved with it (under new IDs, should Graph have given the message one).
+    if (attachments.length && moved.id !== id) attachments = await attachmentsOf(client, moved.id);
   }
   return { ...messageFromGraph(grant, message, { attachments }), metadata };
 }

@@ -185,6 +185,16 @@ function expiresOf(answer: GraphSubscription | undefined, asked: number): number
   return Number.isFinite(given) ? Math.floor(given / 1000) : asked;
 }
 
+const SCOPE_OF: Record<SubscriptionKind, RegExp> = {
+  messages: /(^|\/)Mail\.(Read|ReadWrite)/i,
+  events: /(^|\/)Calendars\.(Read|ReadWrite)/i,
+  contacts: /(^|\/)Contacts\.(Read|ReadWrite)/i,
+};
+
+/** Whether the grant's scopes read a kind (application permissions, `.default`, read what the app was given). */
+const reaches = (grant: GrantRecord, kind: SubscriptionKind) =>
+  grant.scope.some((scope) => scope.endsWith('.default') || SCOPE_OF[kind].test(scope));
+
 /**
  * The part of a grant's run that keeps its subscriptions (after its changes were read): saved only
  * when something changed, so a run that finds them in order writes nothing more.
@@ -192,7 +202,12 @@ function expiresOf(answer: GraphSubscription | undefined, asked: number): number
 export const graphSubscriptionsOf = (kinds: readonly SubscriptionKind[]): SyncSource => ({
   async run(grant, run) {
     const current = run.state.graph_push;
-    const next = await keepSubscriptions(await graphClientOf(grant), grant, current, kinds);
+    const next = await keepSubscriptions(
+      await graphClientOf(grant),
+      grant,
+      current,
+      kinds.filter((kind) => reaches(grant, kind)),
+    );
     if (JSON.stringify(next) !== JSON.stringify(current)) {
       const { graph_push: _old, ...rest } = run.state;
       const state = next ? { ...rest, graph_push: next } : rest;

@@ -433,7 +433,7 @@ async function moveAll(
     const m = moving[i]!;
     if (result.status === 'fulfilled') {
       after.set(m.id, { ...m, id: result.value.id, parentFolderId: result.value.parentFolderId ?? destination });
-      moved.set(m.id, result.value.id);
+      if (result.value.id !== m.id) moved.set(m.id, result.value.id);
     } else if (result.reason instanceof GraphNotFoundError) after.set(m.id, undefined);
     else failure ??= result.reason;
   });

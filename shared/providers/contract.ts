@@ -306,6 +306,12 @@ export interface EventsProvider {
   ): Promise<CalendarEvent>;
   delete(grant: GrantRecord, eventId: string, calendarId: string, notify: boolean): Promise<void>;
   sendRsvp(grant: GrantRecord, eventId: string, calendarId: string, body: SendRsvpBody): Promise<object>;
+  /**
+   * The provider itself emails an organizer's participants about every create, change and delete,
+   * and cannot be kept from it (provider B): `notify` must be true for an event with participants,
+   * and a caller that sends its own invitations (the scheduler's bookings) leaves them out.
+   */
+  readonly notifiesParticipants?: true;
 }
 
 /** A window of a grant's calendars to read busy time from (`primary` allowed among `calendar_ids`). */

@@ -1,6 +1,7 @@
 import * as agent from '#shared/mailbox/attachments';
 import { imapAttachments } from '#shared/imap/attachments';
 import { gmailAttachments } from '#shared/google/attachments';
+import { graphAttachments } from '#shared/microsoft/attachments';
 import type { GrantRecord, Provider } from '#shared/db/grants';
 import type { AttachmentsProvider } from '#shared/providers/contract';
 import { providerOf } from '#shared/registries/provider-of';
@@ -9,9 +10,9 @@ const registry: Partial<Record<Provider, AttachmentsProvider>> = {
   agent: { get: agent.getAttachment, download: agent.downloadAttachment },
   imap: imapAttachments,
   icloud: imapAttachments,
-  // Provider A answers from its own APIs (shared/google/); B's and Yahoo's accounts are read over IMAP with their access tokens (shared/imap/session.ts).
+  // Providers A and B answer from their own APIs (shared/google/, shared/microsoft/); Yahoo's accounts are read over IMAP with their access tokens (shared/imap/session.ts).
   google: gmailAttachments,
-  microsoft: imapAttachments,
+  microsoft: graphAttachments,
   yahoo: imapAttachments,
 };
 

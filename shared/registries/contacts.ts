@@ -2,6 +2,7 @@ import { storedContacts } from '#shared/contacts/stored';
 import { cardDavContextOf, hasCardDav } from '#shared/dav/address-book';
 import { cardDavContacts } from '#shared/dav/contacts';
 import { googleContacts } from '#shared/google/contacts';
+import { graphContacts } from '#shared/microsoft/contacts';
 import type { GrantRecord, Provider } from '#shared/db/grants';
 import type { ContactsProvider } from '#shared/providers/contract';
 import { providerOf } from '#shared/registries/provider-of';
@@ -21,7 +22,8 @@ const registry: Partial<Record<Provider, (grant: GrantRecord) => ContactsProvide
   icloud: imapContacts,
   // Provider A's address book is the People API's, live.
   google: () => googleContacts,
-  microsoft: () => storedContacts,
+  // Provider B's, Outlook's contacts through Graph, live.
+  microsoft: () => graphContacts,
   yahoo: imapContacts,
 };
 

@@ -2,6 +2,7 @@ import { sendDraft } from '#shared/mailbox/draft-send';
 import type { GrantRecord, Provider } from '#shared/db/grants';
 import { imapDraftSending } from '#shared/imap/draft-send';
 import { gmailDraftSending } from '#shared/google/drafts';
+import { graphDraftSending } from '#shared/microsoft/drafts';
 import type { DraftSendingProvider } from '#shared/providers/contract';
 import { providerOf } from '#shared/registries/provider-of';
 
@@ -10,7 +11,7 @@ const registry: Partial<Record<Provider, DraftSendingProvider>> = {
   imap: imapDraftSending,
   icloud: imapDraftSending,
   google: gmailDraftSending,
-  microsoft: imapDraftSending,
+  microsoft: graphDraftSending,
   yahoo: imapDraftSending,
 };
 

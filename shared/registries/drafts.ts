@@ -2,6 +2,7 @@ import * as agent from '#shared/mailbox/drafts';
 import type { GrantRecord, Provider } from '#shared/db/grants';
 import { imapDrafts } from '#shared/imap/drafts';
 import { gmailDrafts } from '#shared/google/drafts';
+import { graphDrafts } from '#shared/microsoft/drafts';
 import type { DraftsProvider } from '#shared/providers/contract';
 import { providerOf } from '#shared/registries/provider-of';
 
@@ -16,8 +17,8 @@ const registry: Partial<Record<Provider, DraftsProvider>> = {
   imap: imapDrafts,
   icloud: imapDrafts,
   google: gmailDrafts,
-  // Provider B's and Yahoo's accounts over IMAP with their access tokens.
-  microsoft: imapDrafts,
+  microsoft: graphDrafts,
+  // Yahoo's accounts over IMAP with their access tokens.
   yahoo: imapDrafts,
 };
 

@@ -1,6 +1,7 @@
 import { storedFolders } from '#shared/mailbox/folders';
 import { imapFolders } from '#shared/imap/folders';
 import { gmailFolders } from '#shared/google/folders';
+import { graphFolders } from '#shared/microsoft/folders';
 import type { GrantRecord, Provider } from '#shared/db/grants';
 import type { FoldersProvider } from '#shared/providers/contract';
 import { providerOf } from '#shared/registries/provider-of';
@@ -9,9 +10,9 @@ const registry: Partial<Record<Provider, FoldersProvider>> = {
   agent: storedFolders(),
   imap: imapFolders,
   icloud: imapFolders,
-  // Provider A answers from its own APIs (shared/google/); B's and Yahoo's accounts are read over IMAP with their access tokens (shared/imap/session.ts).
+  // Providers A and B answer from their own APIs (shared/google/, shared/microsoft/); Yahoo's accounts are read over IMAP with their access tokens (shared/imap/session.ts).
   google: gmailFolders,
-  microsoft: imapFolders,
+  microsoft: graphFolders,
   yahoo: imapFolders,
 };
 

@@ -1,6 +1,7 @@
 import { agentAccountMail, agentInvitations } from '#shared/agent/itip';
 import { imapAccountMail } from '#shared/imap/account-mail';
 import { gmailAccountMail } from '#shared/google/account-mail';
+import { graphAccountMail } from '#shared/microsoft/submit';
 import type { AccountMail, InvitationInbox } from '#shared/providers/contract';
 import type { GrantRecord, Provider } from '#shared/db/grants';
 import { providerOf } from '#shared/registries/provider-of';
@@ -12,6 +13,7 @@ const mail: Partial<Record<Provider, AccountMail>> = {
   icloud: imapAccountMail,
   yahoo: imapAccountMail,
   google: gmailAccountMail,
+  microsoft: graphAccountMail,
 };
 const inboxes: Partial<Record<Provider, InvitationInbox>> = { agent: agentInvitations };
 

@@ -19,11 +19,21 @@ const GOOGLE_UNSUPPORTED = {
   shared_folder_id: "'shared_folder_id' is not supported for google grants: Gmail has no shared folders",
 };
 
+const MICROSOFT_UNSUPPORTED = {
+  query_imap:
+    "'query_imap' applies to IMAP grants; a microsoft grant is searched at Graph itself (search_query_native takes Graph's $search syntax)",
+  shared_from:
+    "'shared_from' is not supported for microsoft grants yet: only the grant's own mailbox is read (a shared mailbox can be connected as a grant of its own with admin consent)",
+  shared_folder_id:
+    "'shared_folder_id' is not supported for microsoft grants yet: only the grant's own folders are read",
+};
+
 const UNSUPPORTED: Partial<Record<Provider, Readonly<Record<string, string>>>> = {
   agent: AGENT_UNSUPPORTED_PARAMETERS,
   imap: IMAP_UNSUPPORTED,
   icloud: IMAP_UNSUPPORTED,
   google: GOOGLE_UNSUPPORTED,
+  microsoft: MICROSOFT_UNSUPPORTED,
 };
 
 export function checkProviderParameters(provider: Provider, query: Readonly<Record<string, unknown>>): void {

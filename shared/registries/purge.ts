@@ -2,6 +2,7 @@ import { purgeAgentMailbox } from '#shared/mailbox/purge';
 import { purgeConnectedGrant } from '#shared/accounts/purge';
 import { purgeImapGrant } from '#shared/imap/purge';
 import { stopGooglePushes } from '#shared/google/purge';
+import { stopGraphPushes } from '#shared/microsoft/purge';
 import type { Provider } from '#shared/db/grants';
 import type { GrantId } from '#shared/ids';
 
@@ -20,8 +21,13 @@ const registry: Record<Provider, PurgeGrant> = {
     await stopGooglePushes(grantId);
     return purgeImapGrant(grantId, shouldStop);
   },
+  // Provider B's subscriptions deleted, its cursors and our metadata (its mail is live; a grant connected before
+  // provider B's own API served it may still have mail synced over IMAP: that goes too), then its tokens.
+  microsoft: async (grantId, shouldStop) => {
+    await stopGraphPushes(grantId);
+    return purgeImapGrant(grantId, shouldStop);
+  },
   // Their synced mail (read over IMAP), then their tokens, revoked at the provider.
-  microsoft: purgeImapGrant,
   yahoo: purgeImapGrant,
   zoom: purgeConnectedGrant,
   // Its synced mail and sync state, its sealed passwords and the tokens Switchboard issued for it (nothing to revoke at an IMAP server).

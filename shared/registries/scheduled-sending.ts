@@ -1,6 +1,7 @@
 import { agentScheduledSending } from '#shared/mailbox/scheduled-sending';
 import { imapScheduledSending } from '#shared/imap/send';
 import { gmailScheduledSending } from '#shared/google/send';
+import { graphScheduledSending } from '#shared/microsoft/send';
 import type { GrantRecord, Provider } from '#shared/db/grants';
 import { providerOf } from '#shared/registries/provider-of';
 import type { ScheduledSending } from '#shared/providers/contract';
@@ -11,7 +12,7 @@ const registry: Partial<Record<Provider, ScheduledSending>> = {
   imap: imapScheduledSending,
   icloud: imapScheduledSending,
   google: gmailScheduledSending,
-  microsoft: imapScheduledSending,
+  microsoft: graphScheduledSending,
   yahoo: imapScheduledSending,
 };
 

@@ -1,6 +1,7 @@
 import * as scheduled from '#shared/mailbox/scheduled';
 import { imapSend } from '#shared/imap/send';
 import { gmailSend } from '#shared/google/send';
+import { graphSend } from '#shared/microsoft/send';
 import type { GrantRecord, Provider } from '#shared/db/grants';
 import type { SendProvider } from '#shared/providers/contract';
 import { providerOf } from '#shared/registries/provider-of';
@@ -9,9 +10,9 @@ const registry: Partial<Record<Provider, SendProvider>> = {
   agent: { send: scheduled.sendOrSchedule },
   imap: imapSend,
   icloud: imapSend,
-  // Provider A answers from its own APIs (shared/google/); B's and Yahoo's accounts are read over IMAP with their access tokens (shared/imap/session.ts).
+  // Providers A and B send through their own APIs (shared/google/, shared/microsoft/); Yahoo's accounts over SMTP with their access tokens.
   google: gmailSend,
-  microsoft: imapSend,
+  microsoft: graphSend,
   yahoo: imapSend,
 };
 

@@ -103,6 +103,8 @@ async function doStep(
   const organizer = known?.organizer ?? (await getGrant(b.application_id, b.grant_id));
   if (!organizer) throw new NotFoundError(`The organizer grant '${b.grant_id}' of booking '${b.id}' no longer exists`);
   const events = eventsOf(organizer);
+  // Where the provider invites the guest itself, the guest's mails carry no invitation of ours (one invitation, not two).
+  const providerInvites = events.notifiesParticipants === true;
   const synced = (fields: Partial<BookingRecord> = {}): BookingRecord => ({
     ...b,
     ...fields,
@@ -110,10 +112,17 @@ async function doStep(
     updated_at: clock.nowSeconds(),
     version: b.version + 1,
   });
-  const request = (next: BookingRecord) => events.ics(organizer, next.event_id, next.calendar_id, 'REQUEST');
+  const request = async (next: BookingRecord) =>
+    providerInvites ? undefined : events.ics(organizer, next.event_id, next.calendar_id, 'REQUEST');
   switch (b.event_step) {
     case 'create': {
-      const event = await events.create(organizer, b.calendar_id, eventBody(config, b), false, bookingEventUid(b));
+      const event = await events.create(
+        organizer,
+        b.calendar_id,
+        eventBody(config, b),
+        providerInvites,
+        bookingEventUid(b),
+      );
       const next = synced({ event_id: event.id, calendar_id: event.calendar_id });
       const manage = job.links?.manage ? { manage: job.links.manage } : undefined;
       if (b.status === 'pending') {
@@ -141,7 +150,7 @@ async function doStep(
         b.event_id,
         b.calendar_id,
         { when: { start_time: b.start, end_time: b.end, start_timezone: b.timezone, end_timezone: b.timezone } },
-        false,
+        providerInvites,
       );
       const next = synced();
       // A pending booking's guest has no invitation to move yet.
@@ -149,7 +158,7 @@ async function doStep(
       return { next, outbox: [bookingNotification(next, 'booking.rescheduled'), ...mails, remindersJob(next)] };
     }
     case 'confirm': {
-      await events.update(organizer, b.event_id, b.calendar_id, { status: 'confirmed' }, false);
+      await events.update(organizer, b.event_id, b.calendar_id, { status: 'confirmed' }, providerInvites);
       const next = synced();
       return {
         next,
@@ -162,12 +171,13 @@ async function doStep(
     }
     case 'cancel': {
       try {
-        if (b.event_id) await events.delete(organizer, b.event_id, b.calendar_id, false);
+        if (b.event_id) await events.delete(organizer, b.event_id, b.calendar_id, providerInvites);
       } catch (error) {
         if (!(error instanceof NotFoundError)) throw error;
       }
       const next = synced();
-      return { next, outbox: cancelled(config, next, job) };
+      const { cancel_ics: _theirs, ...withoutIcs } = job;
+      return { next, outbox: cancelled(config, next, providerInvites ? withoutIcs : job) };
     }
     default:
       throw new Error(`Booking '${b.id}' has no event step to do`);

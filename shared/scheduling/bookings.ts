@@ -342,9 +342,10 @@ export async function cancelBooking(
   checkCancellable(config, b, 'cancelled');
   checkSettled(b);
   const organizer = await organizerOf(config);
-  // The guest's calendar part is read now, while the event exists; a pending booking the guest never had on a calendar is cancelled without one.
+  // The guest's calendar part is read now, while the event exists; a pending booking the guest never had on a calendar
+  // is cancelled without one, and so is one whose provider tells the guest itself.
   let cancel: string | undefined;
-  if (b.status === 'booked' && b.event_id) {
+  if (b.status === 'booked' && b.event_id && !eventsOf(organizer).notifiesParticipants) {
     try {
       cancel = await icsOf(organizer, b, 'CANCEL');
     } catch (error) {

@@ -95,7 +95,8 @@ describe('OpenAPI checker', () => {
     expect(checker.match('POST', '/me/sendMail')?.operation.id).toBe('user_sendMail');
     expect(checker.match('GET', '/me')?.operation.id).toBe('user_GetUser');
     expect(checker.match('GET', '/me/messages/delta')?.operation.id).toBe('user_GetMessage');
-    expect(checker.match('GET', '/me/contacts')).toBeUndefined();
+    expect(checker.match('GET', '/me/contacts/delta')?.operation.id).toBe('user.contact_delta');
+    expect(checker.match('GET', '/me/people')).toBeUndefined();
   });
 
   it('refuses query options and bodies the description does not allow, and takes camelCase action parameters', () => {

@@ -14,7 +14,7 @@ import { connectFakeMicrosoftGrant } from '../support/microsoft';
 /**
  * Provider B's messages, live (shared/microsoft/messages.ts), against the local Graph fake: listing
  * with our filters as Graph's `$filter` or `$search`, paging through Graph's nextLink, get (headers,
- * raw MIME), update of flags and of the one folder (a move, under a new ID), trash and delete; every
+ * raw MIME), update of flags and of the one folder (a move, keeping its immutable ID), trash and delete; every
  * request and answer checked by the fake against Graph's descriptions.
  */
 let fake: GraphFake;
@@ -252,7 +252,7 @@ describe("Provider B's messages, live", () => {
     expect(changes()).toHaveLength(before);
   });
 
-  it('moves a message to the one folder given, under the ID Graph gives it, our metadata moving with it', async () => {
+  it('moves a message to the one folder given, keeping its ID (immutable IDs) and our metadata', async () => {
     // Prepare
     await graphMessages.update(grant, ids.plans!, { metadata: { key1: 'project-x' } });
 
@@ -260,9 +260,9 @@ describe("Provider B's messages, live", () => {
     const moved = await graphMessages.update(grant, ids.plans!, { folders: [work] });
 
     // Assess
-    expect(moved.id).not.toBe(ids.plans);
+    expect(moved.id).toBe(ids.plans);
     expect(moved).toMatchObject({ folders: [work], subject: 'Plans', starred: true, metadata: { key1: 'project-x' } });
-    await expect(graphMessages.get(grant, ids.plans!, {})).rejects.toThrow(NotFoundError);
+    expect(fake.requests().filter((r) => r.path.endsWith('/move')).length).toBeGreaterThan(0);
     expect(idsOf(await graphMessages.list(grant, { in: work }, 50))).toContain(moved.id);
     expect(idsOf(await graphMessages.list(grant, { metadata_pair: 'key1:project-x' }, 50))).toEqual([moved.id]);
     expect((await graphMessages.get(grant, moved.id, {})).metadata).toEqual({ key1: 'project-x' });
@@ -281,11 +281,12 @@ describe("Provider B's messages, live", () => {
     // Act
     await graphMessages.delete(grant, ids.lunch!, {});
 
-    // Assess
-    await expect(graphMessages.get(grant, ids.lunch!, {})).rejects.toThrow(NotFoundError);
+    // Assess: in Deleted Items under the same ID.
+    expect((await graphMessages.get(grant, ids.lunch!, {})).folders).toEqual([fake.folderId(email, 'deleteditems')]);
     const trash = await graphMessages.list(grant, { in: 'trash' }, 50);
     expect(trash.items.map((m) => m.subject)).toEqual(['Lunch']);
     const trashed = trash.items[0]!;
+    expect(trashed.id).toBe(ids.lunch);
     expect(trashed.folders).toEqual([fake.folderId(email, 'deleteditems')]);
     await graphMessages.delete(grant, trashed.id, {});
     expect(idsOf(await graphMessages.list(grant, { in: 'trash' }, 50))).toEqual([trashed.id]);

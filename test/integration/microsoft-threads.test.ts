@@ -333,7 +333,7 @@ describe("Provider B's threads, live", () => {
     expect(changes()).toHaveLength(sent);
   });
 
-  it('moves every message to the one folder given, under new IDs, our metadata moving with them', async () => {
+  it('moves every message to the one folder given, keeping their IDs (immutable IDs) and our metadata', async () => {
     // Prepare
     await graphMessages.update(grant, ids.replyIn!, { metadata: { key1: 'thread-move' } });
     const archive = fake.folderId(email, 'archive');
@@ -345,7 +345,8 @@ describe("Provider B's threads, live", () => {
     expectValid(moved);
     expect(moved.folders).toEqual([archive]);
     expect(moved.message_ids).toHaveLength(3);
-    expect(moved.message_ids.some((id) => Object.values(ids).includes(id))).toBe(false);
+    expect(moved.message_ids.every((id) => Object.values(ids).includes(id))).toBe(true);
+    expect(fake.requests().filter((r) => r.path.endsWith('/move')).length).toBeGreaterThanOrEqual(3);
     expect((await graphThreads.get(grant, threads.plans!)).message_ids).toEqual(moved.message_ids);
     const tagged = await graphMessages.list(grant, { metadata_pair: 'key1:thread-move' }, 50);
     expect(tagged.items.map((m) => [m.id, m.metadata])).toEqual([[moved.message_ids[1], { key1: 'thread-move' }]]);

@@ -20,6 +20,8 @@ export async function connectFakeMicrosoftGrant(
     displayName?: string;
     /** The grant's settings (`{credential_type: 'adminconsent'}`: application permissions, `/users/{id}` paths). */
     settings?: Record<string, unknown>;
+    /** The access token's lifetime in seconds (3600 by default). */
+    expiresIn?: number;
   } = {},
 ): Promise<{ grant: GrantRecord; applicationId: ApplicationId; email: string; accessToken: string; userId: string }> {
   const applicationId = (options.applicationId ?? (await makeApplication(name)).applicationId) as ApplicationId;
@@ -46,7 +48,12 @@ export async function connectFakeMicrosoftGrant(
     providerUserId: userId,
     scope: options.scope ?? ['Mail.ReadWrite', 'Mail.Send', 'offline_access'],
     settings: options.settings ?? {},
-    tokens: { source: 'oauth', access_token: accessToken, refresh_token: `refresh-${email}`, expires_in: 3600 },
+    tokens: {
+      source: 'oauth',
+      access_token: accessToken,
+      refresh_token: `refresh-${email}`,
+      expires_in: options.expiresIn ?? 3600,
+    },
   });
   return { grant, applicationId, email, accessToken, userId };
 }

@@ -221,7 +221,8 @@ describe('Function: newGraphClient', () => {
       '/v1.0/me/mailFolders/inbox/messages?$select=subject,from&$filter=isRead%20eq%20false%20and%20subject%20eq%20%27a%20b%27&$top=10',
     );
     expect(hit!.headers.authorization).toBe('Bearer token-1');
-    expect(hit!.headers.prefer).toBe('outlook.body-content-type="text"');
+    // Every call asks for immutable IDs, beside its own preferences.
+    expect(hit!.headers.prefer).toBe('outlook.body-content-type="text", IdType="ImmutableId"');
     expect(client.calls).toBe(1);
   });
 
@@ -551,7 +552,7 @@ describe('Function: newGraphClient, $batch', () => {
     expect(hits[1]).toEqual({
       method: 'POST',
       path: '/v1.0/me/messages/m1/move',
-      headers: { 'content-type': 'application/json' },
+      headers: { prefer: 'IdType="ImmutableId"', 'content-type': 'application/json' },
       body: { destinationId: 'archive' },
       inBatch: true,
     });
@@ -622,7 +623,7 @@ describe('Function: newGraphClient, paging', () => {
     // Assess
     expect(pages.map((p) => p.value)).toEqual([[{ id: 1 }], [{ id: 2 }], []]);
     expect(pages.at(-1)!.deltaLink).toBe(`${base}/v1.0/me/mailFolders/inbox/messages/delta?$deltatoken=d1`);
-    expect(hits.map((h) => h.headers.prefer)).toEqual(Array(3).fill('odata.maxpagesize=1'));
+    expect(hits.map((h) => h.headers.prefer)).toEqual(Array(3).fill('odata.maxpagesize=1, IdType="ImmutableId"'));
     expect(hits[1]!.path).toBe('/v1.0/me/mailFolders/inbox/messages/delta?$skiptoken=p2');
   });
 

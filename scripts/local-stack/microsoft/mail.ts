@@ -128,8 +128,9 @@ export const WELL_KNOWN_FOLDERS = {
 const ROOT = 'msgfolderroot';
 
 /** An Exchange-looking ID (`AAMkAD…=`): base64url, so it is safe in a path as it is. */
+/** As long as Exchange's (about 150 characters), so that nothing downstream gets by on shorter ones. */
 function exchangeId(tail: string): string {
-  return `AAMkAD${randomBytes(27).toString('base64url')}${tail}`;
+  return `AAMkAD${randomBytes(108).toString('base64url')}${tail}`;
 }
 
 export interface MailEnvironment {
@@ -219,11 +220,19 @@ export class Mailbox {
     this.tombstones.push({ id: message.id, folderId: message.folderId, seq: ++this.seq });
   }
 
-  /** Moves a message as Exchange does: a new item (new ID) in the destination, the old one gone. */
-  move(message: StoredMessage, destination: MailFolder): StoredMessage {
+  /**
+   * Moves a message as Exchange does: a new item in the destination, the old one gone from its folder;
+   * with immutable IDs (`Prefer: IdType="ImmutableId"`) the item keeps its ID, else it gets a new one.
+   */
+  move(message: StoredMessage, destination: MailFolder, keepId = false): StoredMessage {
     this.remove(message);
     const { id: _id, seq: _seq, changeKey: _key, modified: _modified, ...fields } = message;
-    return this.add({ ...fields, folderId: destination.id });
+    const moved = this.add({ ...fields, folderId: destination.id });
+    if (!keepId) return moved;
+    this.messages.delete(moved.id);
+    moved.id = message.id;
+    this.messages.set(moved.id, moved);
+    return moved;
   }
 
   copy(message: StoredMessage, destination: MailFolder): StoredMessage {
@@ -283,7 +292,7 @@ export type OutsideChange =
   | { kind: 'read'; id: string; isRead?: boolean }
   | { kind: 'flag'; id: string; flagStatus: FlagStatus }
   | { kind: 'categorize'; id: string; categories: string[] }
-  | { kind: 'move'; id: string; folder: string }
+  | { kind: 'move'; id: string; folder: string; immutableId?: boolean }
   | { kind: 'delete'; id: string };
 
 const asAddresses = (value: undefined | string | EmailAddress | (string | EmailAddress)[]): Recipient[] =>
@@ -429,7 +438,7 @@ export class GraphState {
         message.categories = [...change.categories];
         break;
       case 'move':
-        return { id: mailbox.move(message, mailbox.folder(change.folder)).id };
+        return { id: mailbox.move(message, mailbox.folder(change.folder), change.immutableId === true).id };
       case 'delete':
         mailbox.remove(message);
         return undefined;
@@ -1201,7 +1210,8 @@ function destination(call: GraphCall): MailFolder {
 function moveOrCopy(call: GraphCall, copy: boolean): GraphAnswer {
   const message = messageOf(call);
   const target = destination(call);
-  const result = copy ? call.mailbox.copy(message, target) : call.mailbox.move(message, target);
+  const immutable = /IdType\s*=\s*"?ImmutableId/i.test(String(call.headers.prefer ?? ''));
+  const result = copy ? call.mailbox.copy(message, target) : call.mailbox.move(message, target, immutable);
   return {
     status: 201,
     body: {
@@ -1381,7 +1391,7 @@ function delta(call: GraphCall): GraphAnswer {
         ...new Set(
           mailbox.tombstones.filter((t) => t.folderId === folder.id && t.seq > found.sinceSeq).map((t) => t.id),
         ),
-      ].filter((id) => !mailbox.messages.has(id));
+      ].filter((id) => mailbox.messages.get(id)?.folderId !== folder.id);
       cursor = {
         kind: 'page',
         folderId: folder.id,

@@ -94,10 +94,8 @@ export interface GraphFake {
   changeOutside(email: string, change: OutsideChange | EventOutsideChange): { id: string } | undefined;
   /** Another client's change to a contact (createContact, in the default folder unless `folder` names one; updateContact; deleteContact). */
   changeContactOutside(email: string, change: ContactOutsideChange): { id: string } | undefined;
-  /** The same for the user's contacts/delta tokens (every folder's). */
+  /** Makes every contacts/delta token of the user (every folder's) unusable: following one answers 410 syncStateNotFound. */
   expireContactDelta(email: string): void;
-  /** The ID of a contact folder of `email` by name (any case); the default Contacts folder when no name is given. */
-  contactFolderId(email: string, name?: string): string;
   /** Makes every delta and skip token of the mailbox unusable: following one answers 410 syncStateNotFound. */
   expireDelta(email: string): void;
   /** The same for the user's calendarView/delta tokens. */
@@ -184,7 +182,20 @@ export async function startGraphFake(options: GraphFakeOptions = {}): Promise<Gr
   const state = new GraphState({ now });
   const calendars = new CalendarState({ now });
   const contacts = new ContactState({ now });
-  const subscriptions = new SubscriptionState(now);
+  const subscriptions = new SubscriptionState(now, {
+    messages: (userId) => {
+      const mailbox = state.byUser(userId);
+      return mailbox && [...mailbox.messages.values()].map((m) => [m.id, String(m.seq)] as const);
+    },
+    events: (userId) => {
+      const owner = calendars.users.get(userId);
+      return owner && [...owner.events.values()].map((e) => [e.id, e.changeKey] as const);
+    },
+    contacts: (userId) => {
+      const owner = contacts.users.get(userId);
+      return owner && [...owner.contacts.values()].map((c) => [c.id, String(c.seq)] as const);
+    },
+  });
   let faults: (GraphFault & { left: number })[] = [];
   const violations: Violation[] = [];
   const log: LoggedRequest[] = [];
@@ -255,7 +266,7 @@ export async function startGraphFake(options: GraphFakeOptions = {}): Promise<Gr
     if (answer.logged === undefined)
       log.push({ method: req.method ?? 'GET', path: url.pathname + url.search, status: answer.status });
     // What the request changed is notified to the subscriptions of its mailbox.
-    subscriptions.sweep(state);
+    subscriptions.sweep();
     return answer;
   }
 
@@ -565,7 +576,7 @@ export async function startGraphFake(options: GraphFakeOptions = {}): Promise<Gr
     },
     deliver(email, delivery) {
       const delivered = state.deliver(email, delivery);
-      subscriptions.sweep(state);
+      subscriptions.sweep();
       return delivered;
     },
     changeOutside(email, change) {
@@ -573,18 +584,17 @@ export async function startGraphFake(options: GraphFakeOptions = {}): Promise<Gr
         change.kind === 'createEvent' || change.kind === 'updateEvent' || change.kind === 'deleteEvent'
           ? calendars.changeOutside(email, change)
           : state.changeOutside(email, change);
-      subscriptions.sweep(state);
+      subscriptions.sweep();
       return changed;
     },
     expireDelta: (email) => state.required(email).expireDelta(),
     expireCalendarDelta: (email) => calendars.required(email).expireDelta(),
     changeContactOutside(email, change) {
       const changed = contacts.changeOutside(email, change);
-      subscriptions.sweep(state);
+      subscriptions.sweep();
       return changed;
     },
     expireContactDelta: (email) => contacts.required(email).expireDelta(),
-    contactFolderId: (email, name) => contacts.folderId(email, name),
     calendarId(email, name) {
       const owner = calendars.required(email);
       if (name === undefined) return owner.defaultId;

@@ -4,7 +4,7 @@ import type { GraphState, Mailbox } from './mail';
 
 /**
  * The local Graph fake's change notifications: `/subscriptions` (create, get, list, renew, delete,
- * reauthorize, as ChangeNotifications.yml describes them) for a mailbox's messages, and the
+ * reauthorize, as ChangeNotifications.yml describes them) for a user's messages, events or contacts, and the
  * notifications Graph would POST to each subscription's address when its resource changes, with the
  * lifecycle notifications (`reauthorizationRequired`, `subscriptionRemoved`, `missed`) tests ask for.
  *
@@ -14,9 +14,9 @@ import type { GraphState, Mailbox } from './mail';
  * clientState (at most 128 characters) comes back in every notification. Unlike Graph, addresses on
  * loopback may be http (Graph takes https only): the fake never calls anything else.
  *
- * Changes are found by comparing each mailbox's change log with what was last notified (`sweep`,
- * which the server runs after every request and every change a test makes): a message not notified
- * before is `created`, one changed since is `updated`, a tombstone is `deleted`. Faults: the next
+ * Changes are found by comparing each user's items (and their versions) with what was last notified
+ * (`sweep`, which the server runs after every request and every change a test makes): an item not
+ * notified before is `created`, one whose version changed since is `updated`, one gone is `deleted`. Faults: the next
  * notifications of a subscription can be duplicated, delayed, or dropped (then a `missed` lifecycle
  * notification follows, as Graph sends when it could not deliver).
  */
@@ -24,8 +24,17 @@ import type { GraphState, Mailbox } from './mail';
 /** Graph's limit for messages, events and contacts. */
 export const MAX_LIFETIME_MINUTES = 4230;
 const VALIDATION_TIMEOUT_MS = 10_000;
-const KINDS = ['messages'] as const;
-type Kind = (typeof KINDS)[number];
+export type Kind = 'messages' | 'events' | 'contacts';
+
+/** What a kind of resource holds for a user now: each item's ID and version (undefined: no such user). */
+export type ItemSource = (userId: string) => Iterable<readonly [string, string]> | undefined;
+
+const ODATA_TYPES: Record<Kind, string> = {
+  messages: '#Microsoft.Graph.Message',
+  events: '#Microsoft.Graph.Event',
+  contacts: '#Microsoft.Graph.Contact',
+};
+const SEGMENTS: Record<Kind, string> = { messages: 'Messages', events: 'Events', contacts: 'Contacts' };
 const CHANGE_TYPES = new Set(['created', 'updated', 'deleted']);
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
@@ -33,6 +42,7 @@ export interface FakeSubscription {
   id: string;
   resource: string;
   kind: Kind;
+  userId: string;
   mailboxEmail: string;
   changeTypes: Set<string>;
   notificationUrl: string;
@@ -40,9 +50,8 @@ export interface FakeSubscription {
   clientState?: string;
   /** Epoch ms. */
   expiresAt: number;
-  /** Message IDs and their change sequence as last notified. */
-  seen: Map<string, number>;
-  tombstonesSeen: number;
+  /** Item IDs and their versions as last notified. */
+  seen: Map<string, string>;
 }
 
 export type NotificationFault =
@@ -76,7 +85,10 @@ export class SubscriptionState {
   private readonly faults = new Map<string, NotificationFault[]>();
   private readonly inFlight = new Set<Promise<void>>();
 
-  constructor(private readonly now: () => number) {}
+  constructor(
+    private readonly now: () => number,
+    private readonly sources: Readonly<Record<Kind, ItemSource>>,
+  ) {}
 
   reset(): void {
     this.subscriptions.clear();
@@ -147,37 +159,37 @@ export class SubscriptionState {
     ]);
   }
 
-  /** Notifies what changed in the mailboxes since the last sweep. */
-  sweep(state: GraphState): void {
+  /** Notifies what changed for each subscription since the last sweep. */
+  sweep(): void {
     const now = this.now();
     for (const subscription of this.subscriptions.values()) {
       if (subscription.expiresAt <= now) {
         this.subscriptions.delete(subscription.id);
         continue;
       }
-      const mailbox = state.mailboxes.get(subscription.mailboxEmail);
-      if (!mailbox) continue;
+      const items = this.sources[subscription.kind](subscription.userId);
+      if (!items) continue;
       const changes: Record<string, unknown>[] = [];
-      for (const message of mailbox.messages.values()) {
-        const last = subscription.seen.get(message.id);
-        if (last === message.seq) continue;
-        subscription.seen.set(message.id, message.seq);
+      const present = new Set<string>();
+      for (const [id, version] of items) {
+        present.add(id);
+        const last = subscription.seen.get(id);
+        if (last === version) continue;
+        subscription.seen.set(id, version);
         const changeType = last === undefined ? 'created' : 'updated';
-        if (subscription.changeTypes.has(changeType))
-          changes.push(this.change(subscription, mailbox, message.id, changeType));
+        if (subscription.changeTypes.has(changeType)) changes.push(this.change(subscription, id, changeType));
       }
-      for (const tombstone of mailbox.tombstones.slice(subscription.tombstonesSeen)) {
-        if (!subscription.seen.delete(tombstone.id)) continue;
-        if (subscription.changeTypes.has('deleted'))
-          changes.push(this.change(subscription, mailbox, tombstone.id, 'deleted'));
+      for (const id of [...subscription.seen.keys()]) {
+        if (present.has(id)) continue;
+        subscription.seen.delete(id);
+        if (subscription.changeTypes.has('deleted')) changes.push(this.change(subscription, id, 'deleted'));
       }
-      subscription.tombstonesSeen = mailbox.tombstones.length;
       if (changes.length) this.post(subscription, subscription.notificationUrl, changes);
     }
   }
 
-  private change(subscription: FakeSubscription, mailbox: Mailbox, id: string, changeType: string) {
-    const resource = `Users/${mailbox.user.id}/Messages/${id}`;
+  private change(subscription: FakeSubscription, id: string, changeType: string) {
+    const resource = `Users/${subscription.userId}/${SEGMENTS[subscription.kind]}/${id}`;
     return {
       subscriptionId: subscription.id,
       subscriptionExpirationDateTime: new Date(subscription.expiresAt).toISOString(),
@@ -186,7 +198,7 @@ export class SubscriptionState {
       tenantId: TENANT,
       ...(subscription.clientState !== undefined ? { clientState: subscription.clientState } : {}),
       resourceData: {
-        '@odata.type': '#Microsoft.Graph.Message',
+        '@odata.type': ODATA_TYPES[subscription.kind],
         '@odata.id': resource,
         '@odata.etag': `W/"${randomBytes(12).toString('base64')}"`,
         id,
@@ -238,7 +250,6 @@ export class SubscriptionState {
       expirationDateTime: new Date(s.expiresAt).toISOString(),
       creatorId: s.mailboxEmail,
       latestSupportedTlsVersion: 'v1_2',
-      notificationContentType: 'application/json',
     };
   }
 
@@ -271,23 +282,23 @@ export class SubscriptionState {
       id: randomUUID(),
       resource: String(body.resource),
       kind,
+      userId: call.mailbox.user.id,
       mailboxEmail: call.mailbox.user.mail.toLowerCase(),
       changeTypes: new Set(changeTypes),
       notificationUrl,
       ...(lifecycleNotificationUrl ? { lifecycleNotificationUrl } : {}),
       ...(typeof body.clientState === 'string' ? { clientState: body.clientState } : {}),
       expiresAt,
-      // What the mailbox holds now is not a change.
-      seen: new Map([...call.mailbox.messages.values()].map((m) => [m.id, m.seq])),
-      tombstonesSeen: call.mailbox.tombstones.length,
+      // What the user holds now is not a change.
+      seen: new Map(this.sources[kind](call.mailbox.user.id) ?? []),
     };
     this.subscriptions.set(subscription.id, subscription);
     return subscription;
   }
 
-  /** `me/messages` or `users/{id or address}/messages` of the caller's own mailbox. */
+  /** `me/messages` (events, contacts) or `users/{id or address}/messages` of the caller's own mailbox. */
   private kindOf(resource: string, mailbox: Mailbox): Kind {
-    const match = /^\/?(?:me|users\/([^/]+))\/(messages)$/i.exec(resource);
+    const match = /^\/?(?:me|users\/([^/]+))\/(messages|events|contacts)$/i.exec(resource);
     const owner = match?.[1];
     if (
       !match ||
@@ -296,7 +307,9 @@ export class SubscriptionState {
           (v) => v.toLowerCase() === decodeURIComponent(owner).toLowerCase(),
         ))
     )
-      throw invalid(`resource '${resource}' is not one the local Graph fake notifies (me/messages of the caller)`);
+      throw invalid(
+        `resource '${resource}' is not one the local Graph fake notifies (me/messages, me/events or me/contacts of the caller)`,
+      );
     return match[2]!.toLowerCase() as Kind;
   }
 
