@@ -7,8 +7,9 @@
  *   2. seeds one application whose API key is $API_KEY (default `local-dev-api-key`)
  *   3. listens for inbound mail to Agent Accounts over SMTP on $SMTP_PORT (default 2525), and starts a
  *      local OpenID Connect server (scripts/local-stack/oidc-local.ts) as the seeded application's google
- *      and microsoft connectors, for hosted OAuth without internet, and a local fake of provider A's
- *      own APIs (scripts/local-stack/google/) as the google connector's api_base_url
+ *      and microsoft connectors, for hosted OAuth without internet, and local fakes of provider A's
+ *      own APIs (scripts/local-stack/google/) and of provider B's Microsoft Graph
+ *      (scripts/local-stack/microsoft/) as the connectors' api_base_url
  *   4. where Dovecot is installed, starts it as an IMAP sandbox (scripts/local-stack/imap-sandbox.ts): one
  *      account, IMAP and SMTP submission on loopback, what it sends relayed into the outbound sink
  *   5. runs `serverless offline` with the emulators' endpoints on bundles built while the emulators
@@ -42,6 +43,7 @@ import type { startImapSandbox } from './local-stack/imap-sandbox';
 import { instanceFile, recordInstance } from './local-stack/instances';
 import type { LocalOidcServer } from './local-stack/oidc-local';
 import type { GoogleFake } from './local-stack/google/server';
+import type { GraphFake } from './local-stack/microsoft/server';
 import type { StreamRelay } from './local-stack/stream-relay';
 import { ROOT, loadServerlessConfig } from './local-stack/serverless-config';
 // What is needed only after DynamoDB Local and the build have started is imported then (dynamic
@@ -142,6 +144,7 @@ const ingestion = () => (ingestModule ??= import('#shared/agent/ingest'));
 let frontDoor: FrontDoor | undefined;
 let oidc: LocalOidcServer | undefined;
 let googleApis: GoogleFake | undefined;
+let graphApi: GraphFake | undefined;
 let offline: ChildProcess | undefined;
 let imapSandbox: ReturnType<typeof startImapSandbox> | undefined;
 let stopping = false;
@@ -204,6 +207,7 @@ async function stopEverything(code: number): Promise<never> {
   await step('inbound SMTP', () => inbound?.stop());
   await step('the OpenID Connect server', () => oidc?.stop());
   await step("provider A's local APIs", () => googleApis?.close());
+  await step("provider B's local Graph", () => graphApi?.close());
   await step('the IMAP sandbox', async () => {
     const started = await imapSandbox;
     if (started && 'stop' in started) await started.stop();
@@ -391,7 +395,12 @@ async function main() {
     // Provider A's own APIs (Gmail, Calendar, People) play locally too: a fake that checks every call
     // against Google's descriptions and knows the users the local sign-in signs in (its userinfo).
     const { startGoogleFake } = await import('./local-stack/google/server');
-    googleApis = await startGoogleFake({ userinfoUrl: `${oidc.issuers.google}/me` });
+    // Provider B's Microsoft Graph too, checked against Graph's own descriptions, for the users the local sign-in signs in.
+    const { startGraphFake } = await import('./local-stack/microsoft/server');
+    [googleApis, graphApi] = await Promise.all([
+      startGoogleFake({ userinfoUrl: `${oidc.issuers.google}/me` }),
+      startGraphFake({ userinfoUrl: `${oidc.issuers.microsoft}/me` }),
+    ]);
     for (const provider of ['google', 'microsoft'] as const) {
       await createConnector(
         { applicationId: app.application_id, credential: 'api_key' },
@@ -401,7 +410,7 @@ async function main() {
             client_id: LOCAL_OIDC_CLIENT,
             client_secret: oidcSecret,
             issuer: oidc.issuers[provider],
-            ...(provider === 'google' ? { api_base_url: googleApis.url } : {}),
+            api_base_url: provider === 'google' ? googleApis.url : graphApi.url,
           },
         },
       );
@@ -472,6 +481,7 @@ async function main() {
       `  Outbound sink   ${stack.env.SMTP_RELAY_URL}   (read it: ${stack.env.SMTP_SINK_URL}/messages)`,
       `  OpenID Connect  ${localOidc.issuers.google} (google), ${localOidc.issuers.microsoft} (microsoft): any email address signs in`,
       `  Google APIs     ${googleApis!.url}   (provider A's Gmail, Calendar and People, local: the google connector's api_base_url)`,
+      `  Microsoft Graph ${graphApi!.url}   (provider B's mail, calendars and contacts, local: the microsoft connector's api_base_url)`,
       ...(sandbox
         ? [
             `  IMAP sandbox    host ${sandbox.host}, IMAP port ${sandbox.imapPort}, SMTP port ${sandbox.smtpPort} (plain text; sends go to the outbound sink)`,

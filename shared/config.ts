@@ -129,4 +129,14 @@ export const env = {
       throw new Error('GOOGLE_GMAIL_UNITS_PER_MINUTE must be a number of at least 600 (one send a second)');
     return value;
   },
+  /**
+   * Graph requests one mailbox may take per 10 minutes from one instance (Outlook's limit per app and
+   * mailbox: 10,000); the client paces its calls by it (shared/microsoft/limits.ts).
+   */
+  microsoftGraphRequestsPer10Minutes: () => {
+    const value = Number(optional('MICROSOFT_GRAPH_REQUESTS_PER_10_MINUTES', '10000'));
+    if (!Number.isFinite(value) || value < 60)
+      throw new Error('MICROSOFT_GRAPH_REQUESTS_PER_10_MINUTES must be a number of at least 60');
+    return value;
+  },
 } as const;

@@ -98,6 +98,7 @@ export const provider = {
     NOTICE_FROM: "${env:NOTICE_FROM, ''}",
     API_KEY_CACHE_SECONDS: "${env:API_KEY_CACHE_SECONDS, ''}",
     GOOGLE_GMAIL_UNITS_PER_MINUTE: "${env:GOOGLE_GMAIL_UNITS_PER_MINUTE, ''}",
+    MICROSOFT_GRAPH_REQUESTS_PER_10_MINUTES: "${env:MICROSOFT_GRAPH_REQUESTS_PER_10_MINUTES, ''}",
     MESSAGE_ID_DOMAIN: "${env:MESSAGE_ID_DOMAIN, 'switchboard.local'}",
     // Requests a second per application (and the most one may set itself) and per grant: shared/http/middleware/rate-limit.ts.
     RATE_LIMIT_PER_SECOND: "${env:RATE_LIMIT_PER_SECOND, ''}",

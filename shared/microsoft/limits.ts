@@ -1,4 +1,5 @@
 import { RateLimitError } from '#shared/errors';
+import { env } from '#shared/config';
 
 /**
  * Provider B's limits per mailbox (Outlook's service limits behind Microsoft Graph: 4 concurrent
@@ -105,7 +106,7 @@ export function mailboxLimits(grantId: string): MailboxLimits {
   let limits = byGrant.get(grantId);
   if (!limits) {
     if (byGrant.size >= MAX_MAILBOXES) for (const [id, l] of byGrant) if (l.idle) byGrant.delete(id);
-    limits = new MailboxLimits();
+    limits = new MailboxLimits({ requestsPerWindow: env.microsoftGraphRequestsPer10Minutes() });
     byGrant.set(grantId, limits);
   }
   return limits;

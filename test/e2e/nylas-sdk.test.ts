@@ -37,7 +37,9 @@ import { followLogin } from '../support/oidc-login';
  * hide the others; a step whose prerequisite failed says so. When a step fails, its error lists every
  * HTTP exchange the SDK made during the step (method, URL, request body, status, response body).
  * Hosted OAuth runs against the local OpenID Connect server npm start registers as the google and
- * microsoft connectors; only the browser's part (sign-in and consent) is played by followLogin.
+ * microsoft connectors; only the browser's part (sign-in and consent) is played by followLogin. The
+ * grants it connects are served live: google's by the local Google fake, microsoft's by the local
+ * Microsoft Graph fake, each its connector's api_base_url.
  */
 
 // ---------------------------------------------------------------------------------------------------
@@ -247,6 +249,7 @@ let connectorCredential: Credential | undefined;
 const googleUser = `ada-${run}@gmail.com`;
 const microsoftUser = `bo-${run}@outlook.com`;
 let googleTokens: CodeExchangeResponse | undefined;
+let microsoftTokens: CodeExchangeResponse | undefined;
 let refreshedTokens: CodeExchangeResponse | undefined;
 /** Where the connected-account steps' exchanges start, and the one request that is meant to be refused. */
 let connectedFrom: number | undefined;
@@ -1307,11 +1310,16 @@ describe('the official nylas SDK against npm start', () => {
       /Google APIs\s+(\S+)/.exec(need(started, 'npm start').output())?.[1],
       'the Google APIs in the banner',
     );
+    // "Microsoft Graph http://127.0.0.1:<port>   (provider B's …": the microsoft connector's api_base_url.
+    const microsoftGraph = need(
+      /Microsoft Graph\s+(\S+)/.exec(need(started, 'npm start').output())?.[1],
+      'the Microsoft Graph in the banner',
+    );
     for (const provider of ['google', 'microsoft'] as const) {
       expect(byProvider.get(provider)?.settings).toEqual({
         clientId: 'switchboard-local',
         issuer: issuers[provider],
-        ...(provider === 'google' ? { apiBaseUrl: googleApis } : {}),
+        apiBaseUrl: provider === 'google' ? googleApis : microsoftGraph,
       });
       const found = await nylas.connectors.find({ provider });
       expect(found.data).toMatchObject({ provider, settings: { clientId: 'switchboard-local' } });
@@ -1752,7 +1760,219 @@ describe('the official nylas SDK against npm start', () => {
       email: microsoftUser,
       provider: 'microsoft',
     });
+    microsoftTokens = tokens;
   });
+
+  // Provider B's grants answer from Microsoft Graph: npm start registers the local Graph fake as the
+  // microsoft connector's api_base_url, and the fake adopts a token it does not know by asking the local
+  // sign-in who it is (a new user: an empty mailbox, a default calendar and contacts folder).
+  step(
+    'provider B, live: the microsoft grant sends through Graph, finds it in Sent Items, stars, lists, threads, searches and moves it',
+    async () => {
+      const grantId = need(microsoftTokens, 'the microsoft grant').grantId;
+      const subject = `Through Graph ${run}`;
+      const sent = await nylas.messages.send({
+        identifier: grantId,
+        requestBody: { to: [{ email: `friend-${run}@example.org` }], subject, body: '<p>Sent by Graph</p>' },
+      });
+      // Graph's IDs, as long as Exchange's.
+      expect(sent.data.id.length).toBeGreaterThan(100);
+      // Folders are Graph's folder IDs; the well-known ones carry their roles as attributes.
+      const folders = (await nylas.folders.list({ identifier: grantId })).data;
+      const withRole = (attribute: string) =>
+        need(
+          folders.find((f) => f.attributes?.includes(attribute)),
+          `a folder with ${attribute}`,
+        );
+      const sentItems = withRole('\\Sent');
+      expect(sentItems).toMatchObject({ name: 'Sent Items', systemFolder: true, attributes: ['\\Sent'] });
+      expect(withRole('\\Inbox')).toMatchObject({ name: 'Inbox', systemFolder: true });
+      const found = await nylas.messages.find({ identifier: grantId, messageId: sent.data.id });
+      expect(found.data).toMatchObject({ id: sent.data.id, subject, grantId, folders: [sentItems.id] });
+      expect(found.data.from?.[0]?.email).toBe(microsoftUser);
+      // `in` takes a folder's ID, or one of Graph's well-known names.
+      for (const folder of [sentItems.id, 'sentitems']) {
+        const listed = await nylas.messages.list({ identifier: grantId, queryParams: { subject, in: [folder] } });
+        expect(listed.data.map((m) => m.id)).toEqual([sent.data.id]);
+      }
+      await nylas.messages.update({ identifier: grantId, messageId: sent.data.id, requestBody: { starred: true } });
+      const starred = await nylas.messages.list({ identifier: grantId, queryParams: { starred: true } });
+      expect(starred.data.map((m) => m.id)).toEqual([sent.data.id]);
+      const thread = await nylas.threads.find({
+        identifier: grantId,
+        threadId: need(found.data.threadId, 'a thread'),
+      });
+      expect(thread.data.messageIds).toEqual([sent.data.id]);
+      // Graph's own search syntax ($search, KQL), as given.
+      const native = await nylas.messages.list({
+        identifier: grantId,
+        queryParams: { searchQueryNative: `subject:${run} AND from:${microsoftUser}` },
+      });
+      expect(native.data.map((m) => m.id)).toEqual([sent.data.id]);
+      // A moved message keeps its ID (immutable IDs).
+      const archive = withRole('\\Archive');
+      const moved = await nylas.messages.update({
+        identifier: grantId,
+        messageId: sent.data.id,
+        requestBody: { folders: [archive.id] },
+      });
+      expect(moved.data).toMatchObject({ id: sent.data.id, folders: [archive.id], starred: true });
+      const archived = await nylas.messages.list({ identifier: grantId, queryParams: { subject, in: ['archive'] } });
+      expect(archived.data.map((m) => m.id)).toEqual([sent.data.id]);
+    },
+  );
+
+  step(
+    'provider B, live: an event on the microsoft grant\u2019s primary calendar, and availability across it and an Agent Account',
+    async () => {
+      const grantId = need(microsoftTokens, 'the microsoft grant').grantId;
+      const a = need(grantA, 'grant A');
+      const day = midnight(6);
+      // No notifyParticipants: the SDK sends none, and Graph emails the organizer's participants itself.
+      const created = await nylas.events.create({
+        identifier: grantId,
+        queryParams: { calendarId: 'primary' },
+        requestBody: {
+          title: `Planning ${run}`,
+          when: { startTime: day + 10 * 3600, endTime: day + 11 * 3600 },
+          participants: [{ email: need(a.email, 'grant A\u2019s address'), status: 'noreply' }],
+        },
+      });
+      expect(created.data.id).toMatch(/^[A-Za-z0-9_=-]{40,}$/);
+      // `primary` is answered with the default calendar's own ID; an Outlook calendar has a name only.
+      const calendars = (await nylas.calendars.list({ identifier: grantId })).data;
+      const primary = need(
+        calendars.find((c) => c.isPrimary),
+        'a primary calendar',
+      );
+      expect(primary).toMatchObject({ id: expect.any(String), name: 'Calendar', readOnly: false });
+      expect(created.data).toMatchObject({ title: `Planning ${run}`, calendarId: primary.id, busy: true });
+      expect(created.data.participants.map((p) => p.email)).toEqual([a.email]);
+      const listed = await nylas.events.list({
+        identifier: grantId,
+        queryParams: { calendarId: 'primary', start: String(day), end: String(day + DAY) },
+      });
+      expect(listed.data.map((e) => e.id)).toContain(created.data.id);
+      // Both accounts free from 09:00 to 12:00 but for the microsoft grant's event: the slots skip 10:00–11:00.
+      const availability = await nylas.calendars.getAvailability({
+        requestBody: {
+          startTime: day + 9 * 3600,
+          endTime: day + 12 * 3600,
+          durationMinutes: 60,
+          intervalMinutes: 60,
+          participants: [{ email: microsoftUser }, { email: need(a.email, 'grant A\u2019s address') }],
+          availabilityRules: { availabilityMethod: AvailabilityMethod.Collective },
+        },
+      });
+      expect(availability.data.timeSlots.map((slot) => slot.startTime)).toEqual([day + 9 * 3600, day + 11 * 3600]);
+      await nylas.events.destroy({
+        identifier: grantId,
+        eventId: created.data.id,
+        queryParams: { calendarId: 'primary' },
+      });
+      const after = await nylas.events.list({
+        identifier: grantId,
+        queryParams: { calendarId: 'primary', start: String(day), end: String(day + DAY) },
+      });
+      expect(after.data.map((e) => e.id)).not.toContain(created.data.id);
+    },
+  );
+
+  step(
+    'provider B, live: contacts.create, find and list by email in the microsoft grant\u2019s Outlook contacts',
+    async () => {
+      const grantId = need(microsoftTokens, 'the microsoft grant').grantId;
+      const email = `grace-${run}@example.org`;
+      // Outlook's slots: emails keep no type, one mobile number, the business home page as the work web page.
+      const created = await nylas.contacts.create({
+        identifier: grantId,
+        requestBody: {
+          givenName: 'Grace',
+          surname: `Hopper ${run}`,
+          emails: [{ email, type: 'work' }],
+          phoneNumbers: [{ number: '+1 555 0100', type: 'mobile' }],
+          webPages: [{ url: 'https://grace.example.org', type: 'work' }],
+        },
+      });
+      expect(created.data.id).toMatch(/^[A-Za-z0-9_=-]{40,}$/);
+      const found = await nylas.contacts.find({ identifier: grantId, contactId: created.data.id, queryParams: {} });
+      expect(found.data).toMatchObject({
+        id: created.data.id,
+        givenName: 'Grace',
+        surname: `Hopper ${run}`,
+        emails: [{ email }],
+        phoneNumbers: [{ number: '+1 555 0100', type: 'mobile' }],
+        webPages: [{ url: 'https://grace.example.org', type: 'work' }],
+      });
+      const listed = await nylas.contacts.list({ identifier: grantId, queryParams: { email } });
+      expect(listed.data.map((c) => c.id)).toEqual([created.data.id]);
+    },
+  );
+
+  step(
+    'provider B, live: the scheduler with the microsoft grant as organizer: its availability, a booking\u2019s event at Graph, moved and cancelled',
+    async () => {
+      const grantId = need(microsoftTokens, 'the microsoft grant').grantId;
+      const config = await nylas.scheduler.configurations.create({
+        identifier: grantId,
+        requestBody: {
+          participants: [organizerOf(microsoftUser)],
+          availability: { durationMinutes: 30, intervalMinutes: 30 },
+          eventBooking: { title: `Outlook intro ${run}` },
+          scheduler: { minBookingNotice: 0, availableDaysInFuture: 30 },
+        },
+      });
+      const configurationId = (config.data as StoredConfiguration).id;
+      const day = midnight(7);
+      const slots = async () =>
+        (
+          await nylas.scheduler.availability.get({
+            queryParams: { startTime: day, endTime: day + DAY, configurationId },
+          })
+        ).data.timeSlots.map((t) => t.startTime);
+      expect(await slots()).toContain(day + 9 * 3600);
+      const created = await nylas.scheduler.bookings.create({
+        queryParams: { configurationId },
+        requestBody: { startTime: day + 9 * 3600, endTime: day + 9 * 3600 + 1800, guest: schedulerGuest },
+      });
+      expect(created.data).toMatchObject({ status: 'booked', organizer: { email: microsoftUser } });
+      // The booking's event is at Graph, on the organizer's default calendar.
+      const event = await eventually(async () => {
+        const found = await nylas.events.find({
+          identifier: grantId,
+          eventId: need(created.data.eventId, 'the booking\u2019s event'),
+          queryParams: { calendarId: 'primary' },
+        });
+        expect(found.data.when).toMatchObject({ startTime: day + 9 * 3600 });
+        return found.data;
+      });
+      expect(event.participants.map((p) => p.email)).toContain(schedulerGuest.email);
+      expect(await slots()).not.toContain(day + 9 * 3600);
+      await nylas.scheduler.bookings.reschedule({
+        bookingId: created.data.bookingId,
+        queryParams: { configurationId },
+        requestBody: { startTime: day + 10 * 3600, endTime: day + 10 * 3600 + 1800 },
+      });
+      await eventually(async () => {
+        const moved = await nylas.events.find({
+          identifier: grantId,
+          eventId: event.id,
+          queryParams: { calendarId: 'primary' },
+        });
+        expect(moved.data.when).toMatchObject({ startTime: day + 10 * 3600 });
+      });
+      expect(await slots()).not.toContain(day + 10 * 3600);
+      await nylas.scheduler.bookings.destroy({ bookingId: created.data.bookingId, queryParams: { configurationId } });
+      expect(
+        await eventually(async () => {
+          const free = await slots();
+          expect(free).toContain(day + 10 * 3600);
+          return free;
+        }),
+      ).toContain(day + 9 * 3600);
+      await nylas.scheduler.configurations.destroy({ identifier: grantId, configurationId });
+    },
+  );
 
   step('no connected-account request was answered 4xx or 5xx but the deliberate 401', async () => {
     const from = need(connectedFrom, 'the connected-account steps');

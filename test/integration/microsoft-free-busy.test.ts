@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { GrantRecord } from '#shared/db/grants';
 import { NotFoundError } from '#shared/errors';
 import { graphFreeBusy } from '#shared/microsoft/free-busy';
@@ -7,19 +7,6 @@ import { graphCalendars } from '#shared/microsoft/calendars';
 import { availabilityOf } from '#shared/availability/service';
 import { startGraphFake, type GraphFake } from '../../scripts/local-stack/microsoft/server';
 import { connectFakeMicrosoftGrant } from '../support/microsoft';
-
-/*
- * Availability reads each participant's busy time from the registry, which binds provider B's
- * grants elsewhere: here microsoft grants get graphFreeBusy, every other provider its own.
- */
-vi.mock('#shared/registries/free-busy', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('#shared/registries/free-busy')>();
-  const { graphFreeBusy: live } = await import('#shared/microsoft/free-busy');
-  return {
-    ...actual,
-    freeBusyOf: (grant: GrantRecord) => (grant.provider === 'microsoft' ? live : actual.freeBusyOf(grant)),
-  };
-});
 
 /**
  * Provider B's busy time, live (shared/microsoft/free-busy.ts), against the local Graph fake: the

@@ -4,6 +4,7 @@ import { badRequest, GraphError, invalidRequest, itemNotFound, UnsupportedByFake
 import { maxPageSize, page, type EmailAddress, type GraphAnswer, type GraphCall, type GraphUser } from './mail';
 import { topLevelItems } from './openapi';
 import { compileFilter, compileOrderBy, type Fields } from './query';
+import { exchangeId } from './ids';
 
 /**
  * The state and the handlers of the local Graph fake's calendars: each user's calendars (a default one
@@ -124,7 +125,6 @@ type DeltaCursor =
   | { kind: 'page'; scope: string; removed: string[]; ids: string[]; snapshot: Snapshot; from: number; to: number }
   | { kind: 'delta'; scope: string; snapshot: Snapshot; from: number; to: number };
 
-const exchangeId = (tail: string) => `AAMkAD${randomBytes(27).toString('base64url')}${tail}`;
 const newChangeKey = () => randomBytes(12).toString('base64');
 const OCCURRENCE = /^(.+=)OCC([0-9a-z]+)=$/;
 

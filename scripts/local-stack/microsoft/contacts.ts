@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { badRequest, GraphError, itemNotFound, UnsupportedByFakeError } from './errors';
 import { maxPageSize, page, type GraphAnswer, type GraphCall, type GraphUser } from './mail';
 import { compileFilter, compileOrderBy, type Fields } from './query';
+import { exchangeId } from './ids';
 
 /**
  * The state and the handlers of the local Graph fake's personal contacts: each user's contacts, the
@@ -94,7 +95,6 @@ type DeltaCursor =
   | { kind: 'page'; folderId: string; removed: string[]; ids: string[]; endSeq: number; select?: string[] }
   | { kind: 'delta'; folderId: string; sinceSeq: number; select?: string[] };
 
-const exchangeId = (tail: string) => `AAMkAD${randomBytes(27).toString('base64url')}${tail}`;
 const newChangeKey = () => randomBytes(12).toString('base64');
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 

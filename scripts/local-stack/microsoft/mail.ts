@@ -5,6 +5,7 @@ import { headerOf, leaves, parseMime, type MimeNode } from '../google/mime';
 import { buildMime } from './mime';
 import type { GraphChecker, GraphOperation } from './openapi';
 import { compileFilter, compileOrderBy, compileSearch, type Fields, type SearchText } from './query';
+import { exchangeId } from './ids';
 
 /**
  * The state and the handlers of the local Graph fake's mail: mailboxes with Outlook's well-known
@@ -128,10 +129,6 @@ export const WELL_KNOWN_FOLDERS = {
 const ROOT = 'msgfolderroot';
 
 /** An Exchange-looking ID (`AAMkAD…=`): base64url, so it is safe in a path as it is. */
-/** As long as Exchange's (about 150 characters), so that nothing downstream gets by on shorter ones. */
-function exchangeId(tail: string): string {
-  return `AAMkAD${randomBytes(108).toString('base64url')}${tail}`;
-}
 
 export interface MailEnvironment {
   now: () => number;

@@ -55,6 +55,13 @@ export interface GraphFakeOptions {
    * same user's new token after a refresh).
    */
   userinfoUrl?: string;
+  /**
+   * Milliseconds each HTTP request to Graph waits before it is answered (a `$batch` once, not again
+   * per member): Graph's distance from a Lambda, for benchmarks. A fault's `delayMs` cannot stand for
+   * it: the fake answers a batch's members one after another, each delayed in turn, where Graph
+   * answers the batch in one round trip.
+   */
+  latencyMs?: number;
 }
 
 export interface Violation {
@@ -261,6 +268,7 @@ export async function startGraphFake(options: GraphFakeOptions = {}): Promise<Gr
   /** Answers one HTTP request; a request that never reaches answerCall (the `$batch` envelope, an unreadable body) is logged here. */
   async function handle(req: IncomingMessage): Promise<Answer> {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    if (options.latencyMs) await sleep(options.latencyMs, undefined, { signal: closing.signal });
     await adoptToken(bearerOf(req.headers));
     const answer = await answerRequest(req, url);
     if (answer.logged === undefined)
