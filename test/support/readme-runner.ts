@@ -121,7 +121,13 @@ export function statements(block: ShellBlock): Statement[] {
           continue;
         } else if (top === '"') {
           if (c === '"') open.pop();
-          else if (c === '$' && text[i + 1] === '(') open.push('(');
+          else if (c === '$' && text[i + 1] === '(') {
+            // `$(` opens one substitution: its `(` is taken here, not again as a parenthesis.
+            open.push('(');
+            code += '$(';
+            i++;
+            continue;
+          }
         } else if (c === "'" || c === '"' || c === '(') open.push(c);
         else if (c === ')') open.pop();
         else if (c === '<' && text[i + 1] === '<' && text[i + 2] !== '<') {

@@ -71,6 +71,8 @@ describe('Function: statements', () => {
           'JSON',
           ')',
           'echo "#not a comment → 404"',
+          'URL="$BASE/auth?to=$(jq -rn --arg u "$R" \'$u|@uri\')"',
+          'curl -sS "$URL"   # → 400',
         ),
       ),
     );
@@ -78,11 +80,13 @@ describe('Function: statements', () => {
     // Act
     const found = statements(block!);
 
-    // Assess
+    // Assess: a `$(` inside double quotes opens one substitution, closed by its one `)`.
     expect(found.map((s) => [s.start, s.end, s.announced])).toEqual([
       [4, 6, [409]],
       [7, 10, []],
       [11, 11, []],
+      [12, 12, []],
+      [13, 13, [400]],
     ]);
   });
 });
