@@ -11,10 +11,12 @@ import { KEY_BYTES } from '#shared/aws/key-bounds';
 export type { StartKey };
 
 const token = (value: object) => Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
-const invalid = () =>
+/** A page token that does not continue this request (forged, of another listing, or no longer followable). */
+export const invalidPageToken = () =>
   new InvalidRequestError(
     'page_token is not valid for this request; pass next_cursor from the previous page unchanged',
   );
+const invalid = invalidPageToken;
 /** The JSON object a token holds, or undefined when it holds none. */
 function parsed(value: string): Record<string, unknown> | undefined {
   try {

@@ -1,11 +1,10 @@
-import type { GrantRecord } from '#shared/db/grants';
+import { formerGrant } from '#shared/accounts/purge';
 import { getSyncState } from '#shared/db/mail-sync';
 import { getProviderTokens } from '#shared/db/oauth';
 import { stopChannel } from '#shared/google/calendar-channels';
 import { googleClientOf } from '#shared/google/client';
 import type { GrantId } from '#shared/ids';
 import { logger } from '#shared/logger';
-import { clock } from '#shared/time';
 
 /**
  * The first step of a deleted provider A grant's purge (shared/registries/purge.ts): what it asked
@@ -17,20 +16,7 @@ export async function stopGooglePushes(grantId: GrantId): Promise<void> {
   const [state, tokens] = await Promise.all([getSyncState(grantId), getProviderTokens(grantId, true)]);
   const channels = Object.values(state?.gcal?.calendars ?? {}).flatMap((c) => (c.channel ? [c.channel] : []));
   if (state && tokens && (state.gmail?.watch || channels.length)) {
-    // The grant record is gone: its client needs only what identifies the account and its tokens.
-    const now = clock.nowSeconds();
-    const grant: GrantRecord = {
-      id: grantId,
-      application_id: tokens.application_id,
-      provider: 'google',
-      grant_status: 'valid',
-      email: '',
-      scope: tokens.scope,
-      settings: {},
-      created_at: now,
-      updated_at: now,
-      blocked: false,
-    };
+    const grant = formerGrant(grantId, tokens, 'google');
     try {
       const client = await googleClientOf(grant);
       if (state.gmail?.watch) await client.call({ api: 'gmail', method: 'POST', path: '/gmail/v1/users/me/stop' });

@@ -1,5 +1,5 @@
 import type { CreateCalendarBody, ListCalendarsQuery, UpdateCalendarBody } from '#schemas/calendar';
-import { decodeProviderCursor, encodeProviderCursor } from '#shared/cursor';
+import { decodeProviderCursor, encodeProviderCursor, invalidPageToken } from '#shared/cursor';
 import type { GrantRecord } from '#shared/db/grants';
 import { InvalidRequestError, NotFoundError } from '#shared/errors';
 import {
@@ -47,10 +47,7 @@ export async function readCalendar(client: GraphClient, calendarId: string): Pro
 
 const scopeOf = (grant: GrantRecord) => `graph-calendars:${grant.id}`;
 
-const invalidToken = () =>
-  new InvalidRequestError(
-    'page_token is not valid for this request; pass next_cursor from the previous page unchanged',
-  );
+const invalidToken = invalidPageToken;
 
 function refuseFields(body: UpdateCalendarBody): void {
   const refused = (['description', 'location', 'timezone', 'hex_color', 'hex_foreground_color', 'metadata'] as const)

@@ -6,7 +6,7 @@ import type {
   UpdateContactGroupBody,
 } from '#schemas/contact';
 import type { PageQuery } from '#schemas/common';
-import { decodeProviderCursor, encodeProviderCursor } from '#shared/cursor';
+import { decodeProviderCursor, encodeProviderCursor, invalidPageToken } from '#shared/cursor';
 import type { GrantRecord } from '#shared/db/grants';
 import { InvalidRequestError, NotFoundError } from '#shared/errors';
 import {
@@ -64,10 +64,7 @@ interface ListingCursor {
 
 const noContact = (id: string) => new NotFoundError(`No contact '${id}' in this grant`);
 const noGroup = (id: string) => new NotFoundError(`No contact group '${id}' in this grant`);
-const invalidToken = () =>
-  new InvalidRequestError(
-    'page_token is not valid for this request; pass next_cursor from the previous page unchanged',
-  );
+const invalidToken = invalidPageToken;
 
 /** Graph's IDs are base64url with `=` and `-`: anything else is no contact of ours, and never reaches a path. */
 const GRAPH_ID = /^[A-Za-z0-9_=+-]{1,512}$/;

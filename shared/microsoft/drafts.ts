@@ -1,6 +1,7 @@
+import { attachmentsOf, messagePath } from '#shared/microsoft/reads';
 import type { CreateDraftBody, ListDraftsQuery, SendDraftBody, UpdateDraftBody } from '#schemas/mail';
 import { prepareOutgoing, type OutgoingInput, type PreparedMessage } from '#shared/mailbox/send';
-import { decodeProviderCursor, encodeProviderCursor } from '#shared/cursor';
+import { decodeProviderCursor, encodeProviderCursor, invalidPageToken } from '#shared/cursor';
 import type { GrantRecord } from '#shared/db/grants';
 import { deleteLiveMetadata, liveMetadataOf, setLiveMetadata } from '#shared/db/live-metadata';
 import { InvalidRequestError, NotFoundError } from '#shared/errors';
@@ -10,7 +11,6 @@ import type { ParticipantRecord } from '#shared/mailbox/types';
 import { MAX_BATCH } from '#shared/microsoft/batch';
 import { graphClientOf, GraphGoneError, GraphNotFoundError, type GraphClient } from '#shared/microsoft/client';
 import {
-  GRAPH_ATTACHMENT_SELECT,
   GRAPH_MESSAGE_SELECT,
   mayHoldAttachments,
   messageFromGraph,
@@ -23,7 +23,6 @@ import {
   checkAttachmentSizes,
   fileAttachment,
   isGraphId,
-  messagePath,
   MIME_REQUEST_MAX,
   repliedOnGraph,
   sentCopy,
@@ -74,17 +73,6 @@ async function orNotFound<T>(id: string, call: Promise<T>): Promise<T> {
     if (error instanceof GraphNotFoundError) throw notFound(id);
     throw error;
   }
-}
-
-async function attachmentsOf(client: GraphClient, id: string): Promise<GraphAttachment[]> {
-  const found: GraphAttachment[] = [];
-  for await (const page of client.pages<GraphAttachment>({
-    path: `${messagePath(client, id)}/attachments`,
-    query: { $select: GRAPH_ATTACHMENT_SELECT },
-    batch: true,
-  }))
-    found.push(...page.value);
-  return found;
 }
 
 /** A draft and its attachments, read at once (one batch); a message that is not a draft is none of ours. */
@@ -192,9 +180,7 @@ async function list(grant: GrantRecord, query: ListDraftsQuery, limit: number): 
     } catch {
       // Not a link: refused below.
     }
-    const invalid = new InvalidRequestError(
-      'page_token is not valid for this request; pass next_cursor from the previous page unchanged',
-    );
+    const invalid = invalidPageToken();
     if (path.toLowerCase() !== collection.toLowerCase()) throw invalid;
     try {
       page = await client.page<GraphDraft>(link);

@@ -4,7 +4,7 @@ import type { CreateEventBody, ListEventsQuery, SendRsvpBody, UpdateEventBody } 
 import { buildCalendar, type IcsEvent } from '#shared/calendar/ical';
 import { occurrenceByKey } from '#shared/calendar/recurrence';
 import type { When } from '#shared/calendar/types';
-import { decodeProviderCursor, encodeProviderCursor } from '#shared/cursor';
+import { decodeProviderCursor, encodeProviderCursor, invalidPageToken } from '#shared/cursor';
 import type { GrantRecord } from '#shared/db/grants';
 import { InvalidRequestError, NotFoundError } from '#shared/errors';
 import { logger } from '#shared/logger';
@@ -235,10 +235,7 @@ function whenBoundsOf(when: When): { start: number; end: number } {
   return { start: day(when.start_date), end: day(when.end_date) };
 }
 
-const invalidToken = () =>
-  new InvalidRequestError(
-    'page_token is not valid for this request; pass next_cursor from the previous page unchanged',
-  );
+const invalidToken = invalidPageToken;
 
 /** The Graph link a page token of ours holds, if it continues an event listing of this grant's mailbox. */
 function continuation(grant: GrantRecord, client: GraphClient, pageToken: string): string {

@@ -1,3 +1,4 @@
+import { attachmentsOf } from '#shared/microsoft/reads';
 import type { OutboxEntry } from '#shared/db/outbox';
 import type { GrantRecord } from '#shared/db/grants';
 import { liveMetadataOf } from '#shared/db/live-metadata';
@@ -12,11 +13,9 @@ import {
   type GraphPage,
 } from '#shared/microsoft/client';
 import {
-  GRAPH_ATTACHMENT_SELECT,
   GRAPH_MESSAGE_SELECT,
   mayHoldAttachments,
   messageFromGraph,
-  type GraphAttachment,
   type GraphMessage,
 } from '#shared/microsoft/graph-message';
 import { newNotification } from '#shared/notifications/notification';
@@ -184,18 +183,6 @@ async function watchedFolders(client: GraphClient): Promise<string[]> {
     level = next;
   }
   return all.map((f) => f.id).filter((id) => !skip.has(id));
-}
-
-/** A message's attachments (metadata only), every page. */
-async function attachmentsOf(client: GraphClient, id: string): Promise<GraphAttachment[]> {
-  const found: GraphAttachment[] = [];
-  for await (const page of client.pages<GraphAttachment>({
-    path: `${client.mailbox}/messages/${encodeURIComponent(id)}/attachments`,
-    query: { $select: GRAPH_ATTACHMENT_SELECT },
-    batch: true,
-  }))
-    found.push(...page.value);
-  return found;
 }
 
 /**

@@ -1,14 +1,14 @@
+import { attachmentsOf, isMessageListing, messageListingPage, messagePath } from '#shared/microsoft/reads';
 import type { DeleteMessageQuery, ListMessagesQuery, MessageIdQuery, UpdateMessageBody } from '#schemas/mail';
-import { decodeProviderCursor, encodeProviderCursor } from '#shared/cursor';
+import { decodeProviderCursor, encodeProviderCursor, invalidPageToken } from '#shared/cursor';
 import type { GrantRecord } from '#shared/db/grants';
 import { deleteLiveMetadata, liveMetadataOf, setLiveMetadata } from '#shared/db/live-metadata';
 import { InvalidRequestError, NotFoundError } from '#shared/errors';
 import type { GrantId } from '#shared/ids';
 import { INDEXED_METADATA_KEYS } from '#shared/mailbox/postings';
 import { MAX_BATCH } from '#shared/microsoft/batch';
-import { graphClientOf, GraphGoneError, GraphNotFoundError, type GraphClient } from '#shared/microsoft/client';
+import { graphClientOf, GraphNotFoundError, type GraphClient } from '#shared/microsoft/client';
 import {
-  GRAPH_ATTACHMENT_SELECT,
   GRAPH_MESSAGE_SELECT,
   mayHoldAttachments,
   messageFromGraph,
@@ -45,8 +45,6 @@ function checkId(id: string): string {
   return id;
 }
 
-const messagePath = (client: GraphClient, id: string) => `${client.mailbox}/messages/${encodeURIComponent(id)}`;
-
 const fieldsOf = (query: { fields?: string | undefined }): MessageFields => {
   if (query.fields === 'include_tracking_options')
     throw new InvalidRequestError("'fields=include_tracking_options' is not available for microsoft grants");
@@ -61,18 +59,6 @@ async function orNotFound<T>(id: string, call: Promise<T>): Promise<T> {
     if (error instanceof GraphNotFoundError) throw notFound(id);
     throw error;
   }
-}
-
-/** A message's attachments (metadata only, never their bytes), every page. */
-async function attachmentsOf(client: GraphClient, id: string): Promise<GraphAttachment[]> {
-  const found: GraphAttachment[] = [];
-  for await (const page of client.pages<GraphAttachment>({
-    path: `${messagePath(client, id)}/attachments`,
-    query: { $select: GRAPH_ATTACHMENT_SELECT },
-    batch: true,
-  }))
-    found.push(...page.value);
-  return found;
 }
 
 /** The message as Graph holds it, with what `fields` asks for (its attachments, its MIME), read at once (one batch). */
@@ -103,59 +89,16 @@ async function getOne(client: GraphClient, grant: GrantRecord, id: string, field
   return messageFromGraph(grant, message, { fields, attachments, ...(mime !== undefined ? { mime } : {}) });
 }
 
-const invalidToken = () =>
-  new InvalidRequestError(
-    'page_token is not valid for this request; pass next_cursor from the previous page unchanged',
-  );
-
-/**
- * The Graph link a page token of ours holds, if it continues a message listing of this grant's
- * mailbox: a token is not signed, and must never make us read anything else (the client follows a
- * link only on its own API base).
- */
+/** The Graph link a page token of ours holds, if it continues a message listing of this grant's mailbox. */
 function continuation(client: GraphClient, pageToken: string): string {
   const link = decodeProviderCursor(pageToken, SCOPE);
-  let path: string;
-  try {
-    path = new URL(link).pathname;
-  } catch {
-    throw invalidToken();
-  }
-  const mailbox = client.mailbox.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const listing = new RegExp(`^${mailbox}/(mailFolders(/[^/]+|\\('[^/]+'\\))/)?messages$`, 'i');
-  if (!listing.test(path)) throw invalidToken();
+  if (!isMessageListing(client, link)) throw invalidPageToken();
   return link;
 }
 
 /** One page of Graph's listing: the first (our filters as Graph's query) or the one a token continues. */
-async function graphPage(client: GraphClient, listing: GraphListing, limit: number, pageToken: string | undefined) {
-  if (pageToken)
-    try {
-      return await client.page<GraphMessage>(continuation(client, pageToken));
-    } catch (error) {
-      // Not on the API base, or Graph no longer knows where it was.
-      if (error instanceof GraphGoneError) throw invalidToken();
-      throw error;
-    }
-  const collection = listing.folder
-    ? `${client.mailbox}/mailFolders/${encodeURIComponent(listing.folder)}/messages`
-    : `${client.mailbox}/messages`;
-  try {
-    return await client.page<GraphMessage>({
-      path: collection,
-      query: {
-        $top: limit,
-        $select: GRAPH_MESSAGE_SELECT,
-        ...(listing.filter !== undefined ? { $filter: listing.filter } : {}),
-        ...(listing.search !== undefined ? { $search: listing.search } : {}),
-      },
-    });
-  } catch (error) {
-    if (error instanceof GraphNotFoundError && listing.folder)
-      throw new NotFoundError(`No folder '${listing.folder}' in this grant's mailbox`);
-    throw error;
-  }
-}
+const graphPage = (client: GraphClient, listing: GraphListing, limit: number, pageToken: string | undefined) =>
+  messageListingPage(client, pageToken ? continuation(client, pageToken) : listing, limit, GRAPH_MESSAGE_SELECT);
 
 async function list(grant: GrantRecord, query: ListMessagesQuery, limit: number): Promise<Page<Message>> {
   const listing = graphListing(query);

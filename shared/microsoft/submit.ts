@@ -1,3 +1,4 @@
+import { messagePath } from '#shared/microsoft/reads';
 import { composePrepared, prepareOutgoing, type PreparedMessage, type RepliedMessage } from '#shared/mailbox/send';
 import type { NewAttachment } from '#shared/mailbox/types';
 import type { GrantRecord } from '#shared/db/grants';
@@ -46,8 +47,6 @@ export const MIME_REQUEST_MAX = 4 * 1024 * 1024;
 export const UPLOAD_CHUNK = 320 * 1024 * 16;
 /** How long the Sent copy is looked for after Graph accepted the message. */
 const SENT_COPY_WAIT_MS = 6_000;
-
-export const messagePath = (client: GraphClient, id: string) => `${client.mailbox}/messages/${encodeURIComponent(id)}`;
 
 /** Graph IDs are URL-safe base64; anything else names no message of the mailbox (and must not reach a path). */
 export const isGraphId = (id: string) => /^[A-Za-z0-9_=-]{1,512}$/.test(id);

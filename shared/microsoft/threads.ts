@@ -1,14 +1,14 @@
+import { attachmentsOf, isMessageListing, messageListingPage, messagePath } from '#shared/microsoft/reads';
 import type { ListMessagesQuery, ListThreadsQuery, UpdateThreadBody } from '#schemas/mail';
-import { decodeProviderCursor, encodeProviderCursor } from '#shared/cursor';
+import { decodeProviderCursor, encodeProviderCursor, invalidPageToken } from '#shared/cursor';
 import type { GrantRecord } from '#shared/db/grants';
 import { deleteLiveMetadata, liveMetadataOf, setLiveMetadata } from '#shared/db/live-metadata';
 import { InvalidRequestError, NotFoundError } from '#shared/errors';
 import type { GrantId } from '#shared/ids';
 import { INDEXED_METADATA_KEYS } from '#shared/mailbox/postings';
 import { MAX_BATCH } from '#shared/microsoft/batch';
-import { graphClientOf, GraphGoneError, GraphNotFoundError, type GraphClient } from '#shared/microsoft/client';
+import { graphClientOf, GraphNotFoundError, type GraphClient } from '#shared/microsoft/client';
 import {
-  GRAPH_ATTACHMENT_SELECT,
   GRAPH_MESSAGE_SELECT,
   mayHoldAttachments,
   messageFromGraph,
@@ -81,8 +81,6 @@ function checkId(id: string): string {
   return id;
 }
 
-const messagePath = (client: GraphClient, id: string) => `${client.mailbox}/messages/${encodeURIComponent(id)}`;
-
 /** Epoch seconds of an ISO time, or -Infinity: what orders a conversation's messages. */
 const timeOf = (iso: string | null | undefined) => {
   const ms = iso ? Date.parse(iso) : NaN;
@@ -123,10 +121,7 @@ function threadListing(query: ListThreadsQuery): { listing: GraphListing; checks
   return { listing, checks };
 }
 
-const invalidToken = () =>
-  new InvalidRequestError(
-    'page_token is not valid for this request; pass next_cursor from the previous page unchanged',
-  );
+const invalidToken = invalidPageToken;
 
 /** Our page token: Graph's nextLink of the message listing, and the checks of its threads. */
 const tokenOf = (link: string, checks: ThreadChecks) => encodeProviderCursor(SCOPE, JSON.stringify({ link, checks }));
@@ -141,10 +136,8 @@ const isSeconds = (v: unknown) => v === undefined || Number.isInteger(v);
  */
 function continuation(client: GraphClient, pageToken: string): { link: string; checks: ThreadChecks } {
   let held: { link?: unknown; checks?: Record<string, unknown> };
-  let path: string;
   try {
     held = JSON.parse(decodeProviderCursor(pageToken, SCOPE)) as typeof held;
-    path = new URL(String(held.link)).pathname;
   } catch (error) {
     if (error instanceof InvalidRequestError) throw error;
     throw invalidToken();
@@ -155,44 +148,16 @@ function continuation(client: GraphClient, pageToken: string): { link: string; c
     checks === null ||
     !CHECK_FLAGS.every((name) => isBoolean(checks[name])) ||
     !CHECK_DATES.every((name) => isSeconds(checks[name])) ||
-    ![undefined, 'mailbox', 'folder'].includes(checks.anchor as string | undefined)
+    ![undefined, 'mailbox', 'folder'].includes(checks.anchor as string | undefined) ||
+    !isMessageListing(client, String(held.link))
   )
     throw invalidToken();
-  const mailbox = client.mailbox.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const listing = new RegExp(`^${mailbox}/(mailFolders(/[^/]+|\\('[^/]+'\\))/)?messages$`, 'i');
-  if (!listing.test(path)) throw invalidToken();
   return { link: String(held.link), checks: checks as ThreadChecks };
 }
 
 /** One page of the message listing: the first (the query as Graph's) or the one a token continues. */
-async function listingPage(client: GraphClient, from: GraphListing | string, limit: number) {
-  if (typeof from === 'string')
-    try {
-      return await client.page<GraphMessage>(from);
-    } catch (error) {
-      // Not on the API base, or Graph no longer knows where it was.
-      if (error instanceof GraphGoneError) throw invalidToken();
-      throw error;
-    }
-  const collection = from.folder
-    ? `${client.mailbox}/mailFolders/${encodeURIComponent(from.folder)}/messages`
-    : `${client.mailbox}/messages`;
-  try {
-    return await client.page<GraphMessage>({
-      path: collection,
-      query: {
-        $top: limit,
-        $select: LISTING_SELECT,
-        ...(from.filter !== undefined ? { $filter: from.filter } : {}),
-        ...(from.search !== undefined ? { $search: from.search } : {}),
-      },
-    });
-  } catch (error) {
-    if (error instanceof GraphNotFoundError && from.folder)
-      throw new NotFoundError(`No folder '${from.folder}' in this grant's mailbox`);
-    throw error;
-  }
-}
+const listingPage = (client: GraphClient, from: GraphListing | string, limit: number) =>
+  messageListingPage(client, from, limit, LISTING_SELECT);
 
 /** Every message and draft of a conversation (without bodies), oldest first; none when it has none. */
 async function conversation(client: GraphClient, id: string): Promise<GraphMessage[]> {
@@ -215,18 +180,6 @@ function latestOf(members: readonly GraphMessage[]): GraphMessage | undefined {
   const newestDraft = members.filter((m) => m.isDraft).at(-1);
   if (!newestDraft) return newest;
   return !newest || receivedOf(newestDraft) >= receivedOf(newest) ? newestDraft : newest;
-}
-
-/** A message's attachments (metadata only), every page. */
-async function attachmentsOf(client: GraphClient, id: string): Promise<GraphAttachment[]> {
-  const found: GraphAttachment[] = [];
-  for await (const page of client.pages<GraphAttachment>({
-    path: `${messagePath(client, id)}/attachments`,
-    query: { $select: GRAPH_ATTACHMENT_SELECT },
-    batch: true,
-  }))
-    found.push(...page.value);
-  return found;
 }
 
 /**
