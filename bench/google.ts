@@ -1,14 +1,26 @@
-import { performance } from 'node:perf_hooks';
-import { SQSClient } from '@aws-sdk/client-sqs';
-import type { APIGatewayProxyResultV2 } from 'aws-lambda';
 import { startGoogleFake, type GoogleFake } from '../scripts/local-stack/google/server';
 import { startStack } from '../scripts/local-stack/index';
-import { isOutboxInsert, startStreamRelay, type StreamRelay } from '../scripts/local-stack/stream-relay';
 import type { Gateway } from '../test/support/gateway';
-import { startJobsWorker } from './jobs';
 import { decodeBatchAnswer, encodeBatch } from '#shared/google/batch';
-import { fmt, percentile, rng, scaled, startWebhookReceiver, table } from './lib';
-import { pollQueue, type SqsHandler } from './queue-poller';
+import { inPool } from '#shared/pool';
+import { rng, scaled } from './lib';
+import {
+  answerMeasurer,
+  DAY,
+  iso,
+  lagsOf,
+  mailHtml,
+  mailText,
+  meetingTimes,
+  printAnswers,
+  printAvailability,
+  printLags,
+  startPipeline,
+  waitUntil,
+  type AnswerCase,
+  type Counts,
+  type Measured,
+} from './live-provider';
 
 /**
  * Provider A: google grants answered live from Gmail and Calendar (shared/google/), against the local
@@ -63,11 +75,8 @@ const AVAILABILITY_RUNS = Number(process.env.BENCH_GOOGLE_AVAILABILITY_RUNS ?? s
  * ratio measure our DynamoDB reads against nothing). 0 at smoke size; BENCH_GOOGLE_PROVIDER_MS sets it.
  */
 const PROVIDER_MS = Number(process.env.BENCH_GOOGLE_PROVIDER_MS ?? scaled(30, 0));
-const ANSWER_TARGET = 1.2;
-const LAG_TARGET_MS = 5_000;
 /** How long a wait for the pipeline may take before the run fails, naming what never arrived. */
 const WAIT_MS = scaled(120_000, 30_000);
-const DAY = 86_400;
 const TOPIC = 'projects/switchboard-bench/topics/gmail-changes';
 const PUSHER = 'gmail-push@switchboard-bench.iam.gserviceaccount.com';
 /** The Google methods counted at the fake (each answered call, by its Discovery id); the rest as `other`. */
@@ -79,13 +88,6 @@ const COUNTED = [
   'calendar.events.list',
   'calendar.freebusy.query',
 ];
-
-type Counts = Map<string, number>;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
-const ratioText = (ratio: number) =>
-  `${ratio.toFixed(2)} (target ≤ ${ANSWER_TARGET}: ${ratio <= ANSWER_TARGET ? 'met' : 'NOT met'})`;
 
 /**
  * Counts the answered calls of each method at the fake: a fault that changes nothing (no status, the
@@ -106,32 +108,9 @@ function countCalls(fake: GoogleFake): Counts {
   return counts;
 }
 
-/** Calls counted since `before`, as `method × n` (the method's name without its API), or `none`. */
-function callsSince(counts: Counts, before: Counts): { total: number; text: string } {
-  const spent = [...counts].map(([name, n]) => [name, n - (before.get(name) ?? 0)] as const).filter(([, n]) => n);
-  const total = spent.reduce((sum, [, n]) => sum + n, 0);
-  const short = (name: string) => name.split('.').slice(1).join('.');
-  return {
-    total,
-    text: spent.length ? spent.map(([name, n]) => `${short(name)} ×${Number(n.toFixed(2))}`).join(', ') : 'none',
-  };
-}
-
-async function inPool<T>(items: readonly T[], concurrency: number, run: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
-      while (next < items.length) await run(items[next++]!);
-    }),
-  );
-}
-
 /** A mail as it arrives from outside: text and HTML alternatives, about 2 KB. */
 function mail(to: string, i: number, tag: string): string {
-  const text = Array.from(
-    { length: 12 },
-    (_, line) => `Line ${line} of message ${i}: the quarterly figures are attached below, as discussed.`,
-  ).join('\r\n');
+  const text = mailText(i);
   return [
     `From: Sender ${i % 17} <sender${i % 17}@example.org>`,
     `To: ${to}`,
@@ -148,7 +127,7 @@ function mail(to: string, i: number, tag: string): string {
     '--bench-boundary',
     'Content-Type: text/html; charset=utf-8',
     '',
-    `<html><body><p>${text.split('\r\n').join('</p><p>')}</p></body></html>`,
+    mailHtml(text),
     '--bench-boundary--',
     '',
   ].join('\r\n');
@@ -156,11 +135,7 @@ function mail(to: string, i: number, tag: string): string {
 
 /** `count` events on the primary calendar of `email`, over the 30 days from `from`, on working hours (UTC), 30 to 90 minutes each. */
 function seedEvents(fake: GoogleFake, email: string, count: number, from: number, seed: number): void {
-  const random = rng(seed);
-  for (let i = 0; i < count; i++) {
-    const day = from + Math.floor((i * 30) / count) * DAY;
-    const start = day + (8 + Math.floor(random() * 9)) * 3600 + (random() < 0.5 ? 0 : 1800);
-    const end = start + (1 + Math.floor(random() * 3)) * 1800;
+  for (const [i, { start, end }] of meetingTimes(count, from, seed).entries()) {
     fake.calendarChangedOutside(email, 'primary', {
       summary: `Meeting ${i}`,
       description: 'Agenda: the figures, the plan, the next steps.',
@@ -168,15 +143,6 @@ function seedEvents(fake: GoogleFake, email: string, count: number, from: number
       end: { dateTime: iso(end) },
       attendees: [{ email }, { email: `colleague${i % 7}@example.org` }],
     });
-  }
-}
-
-/** Waits until `done()`, or throws naming `what` after WAIT_MS. */
-async function waitUntil(done: () => boolean | Promise<boolean>, what: () => string, ms = WAIT_MS): Promise<void> {
-  const deadline = performance.now() + ms;
-  while (!(await done())) {
-    if (performance.now() > deadline) throw new Error(`${what()} after ${(ms / 1000).toFixed(0)} s`);
-    await sleep(20);
   }
 }
 
@@ -234,21 +200,10 @@ export async function runGoogleBench(): Promise<void> {
     fake = await startGoogleFake();
     const google = fake;
     const counts = countCalls(google);
-    // The functions' DynamoDB requests, by command, while one of our requests is counted (what our answer adds).
-    const tableCalls: Counts = new Map();
-    let countingTable = false;
-    dynamo.middlewareStack.add(
-      (next, context) => async (args) => {
-        if (countingTable) {
-          const name = `dynamodb.${(context.commandName ?? 'unknown').replace(/Command$/, '')}`;
-          tableCalls.set(name, (tableCalls.get(name) ?? 0) + 1);
-        }
-        return next(args);
-      },
-      { step: 'initialize', name: 'bench-google-table-calls' },
-    );
     gateway = await startGateway();
     const api = gateway;
+    // The functions' DynamoDB requests, by command, while one of our requests is counted (what our answer adds).
+    const { measure } = answerMeasurer(api, counts, dynamo, 'bench-google-table-calls');
 
     /** An application with a google connector on the fake (and the Pub/Sub topic, when given). */
     const application = async (name: string, push = false) => {
@@ -315,88 +270,6 @@ export async function runGoogleBench(): Promise<void> {
       }
     };
 
-    /** Our request in process: the event API Gateway builds, the route's real handler (no HTTP). */
-    const invoke = async (app: { api_key: string }, method: string, path: string, body?: unknown) => {
-      const result: APIGatewayProxyResultV2 = await api.invoke({
-        method,
-        path,
-        headers: {
-          authorization: `Bearer ${app.api_key}`,
-          host: new URL(api.url).host,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      const status = typeof result === 'object' ? result.statusCode : 200;
-      if (status !== 200)
-        throw new Error(`${method} ${path}: ${status} ${typeof result === 'object' ? result.body : result}`);
-    };
-    /** Our request over loopback HTTP, through the test gateway (with its response-schema check), the answer read. */
-    const http = async (app: { api_key: string }, method: string, path: string, body?: unknown) => {
-      const answer = await fetch(`${api.url}${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${app.api_key}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      const text = await answer.text();
-      if (answer.status !== 200) throw new Error(`${method} ${path} over HTTP: ${answer.status} ${text}`);
-      JSON.parse(text);
-    };
-
-    interface Case {
-      label: string;
-      ours: (via: typeof invoke) => Promise<void>;
-      bare: () => Promise<void>;
-    }
-    interface Measured {
-      label: string;
-      calls: { ours: { total: number; text: string }; bare: { total: number; text: string } };
-      /** DynamoDB requests of our one counted request, by command. */
-      dynamo: { total: number; text: string };
-      bare: number[];
-      inProcess: number[];
-      overHttp: number[];
-    }
-    /** The provider calls of one request each way, then `runs` interleaved repetitions (after `warmUp`), the order rotating. */
-    const measure = async (c: Case, runs: number, warmUp: number): Promise<Measured> => {
-      for (let i = 0; i < warmUp; i++) {
-        await c.bare();
-        await c.ours(invoke);
-        await c.ours(http);
-      }
-      let before = new Map(counts);
-      const tableBefore = new Map(tableCalls);
-      countingTable = true;
-      await c.ours(invoke);
-      countingTable = false;
-      const ours = callsSince(counts, before);
-      const dynamo = callsSince(tableCalls, tableBefore);
-      before = new Map(counts);
-      await c.bare();
-      const bareCalls = callsSince(counts, before);
-      const samples = { bare: [] as number[], inProcess: [] as number[], overHttp: [] as number[] };
-      const ways: [keyof typeof samples, () => Promise<void>][] = [
-        ['bare', c.bare],
-        ['inProcess', () => c.ours(invoke)],
-        ['overHttp', () => c.ours(http)],
-      ];
-      for (let i = 0; i < runs; i++) {
-        for (let k = 0; k < ways.length; k++) {
-          const [name, run] = ways[(i + k) % ways.length]!;
-          const started = performance.now();
-          await run();
-          samples[name].push(performance.now() - started);
-        }
-      }
-      return { label: c.label, calls: { ours, bare: bareCalls }, dynamo, ...samples };
-    };
-    const p50 = (s: number[]) => percentile(s, 50);
-    const p95 = (s: number[]) => percentile(s, 95);
-    const pair = (s: number[]) => `${fmt(p50(s))} / ${fmt(p95(s))}`;
-
     // 1. Answer time ÷ the bare provider calls.
     const tomorrow = (Math.floor(Date.now() / 1000 / DAY) + 1) * DAY;
     const appA = await application('bench google');
@@ -420,7 +293,7 @@ export async function runGoogleBench(): Promise<void> {
         `/calendar/v3/calendars/${encodeURIComponent(calendar.id)}/events?maxResults=${DEFAULT_LIMIT}&timeMin=${encodeURIComponent(iso(weekStart))}&timeMax=${encodeURIComponent(iso(weekEnd))}&singleEvents=true&orderBy=startTime`,
       );
     };
-    const cases: Case[] = [
+    const cases: AnswerCase[] = [
       {
         label: `GET messages?limit=${LIST_LIMIT}`,
         ours: (via) => via(appA, 'GET', `${grantPath}/messages?limit=${LIST_LIMIT}`),
@@ -471,43 +344,10 @@ export async function runGoogleBench(): Promise<void> {
     ];
     const answers: Measured[] = [];
     for (const c of cases) answers.push(await measure(c, RUNS, WARM_UP));
-    console.log(
-      table([
-        [
-          'request',
-          'provider calls, ours (bare)',
-          'DynamoDB requests, ours',
-          'bare p50 / p95',
-          'ours in process p50 / p95',
-          'ratio',
-          'ours − bare p50',
-          'ours over HTTP p50 / p95',
-          'ratio',
-        ],
-        ...answers.map((m) => [
-          m.label,
-          `${m.calls.ours.total} (${m.calls.bare.total})`,
-          m.dynamo.total,
-          pair(m.bare),
-          pair(m.inProcess),
-          (p50(m.inProcess) / p50(m.bare)).toFixed(2),
-          fmt(p50(m.inProcess) - p50(m.bare)),
-          pair(m.overHttp),
-          (p50(m.overHttp) / p50(m.bare)).toFixed(2),
-        ]),
-      ]),
+    printAnswers(
+      answers,
+      `${RUNS} runs each after ${WARM_UP} warm-up, bare, in process and over HTTP interleaved; ratio: p50 ours ÷ p50 bare; calls counted at the fake for one request${PROVIDER_MS ? `; the fake answers each call after ${PROVIDER_MS} ms (BENCH_GOOGLE_PROVIDER_MS)` : '; the fake answers on loopback at once'}`,
     );
-    console.log(
-      `(${RUNS} runs each after ${WARM_UP} warm-up, bare, in process and over HTTP interleaved; ratio: p50 ours ÷ p50 bare; calls counted at the fake for one request${PROVIDER_MS ? `; the fake answers each call after ${PROVIDER_MS} ms (BENCH_GOOGLE_PROVIDER_MS)` : '; the fake answers on loopback at once'})`,
-    );
-    for (const m of answers) {
-      console.log(`\n${m.label}: calls ours ${m.calls.ours.text}; bare ${m.calls.bare.text}`);
-      console.log(`  our DynamoDB requests: ${m.dynamo.text}`);
-      console.log(`  answer ÷ bare provider calls, in process: ${ratioText(p50(m.inProcess) / p50(m.bare))}`);
-      console.log(`  answer ÷ bare provider calls, over HTTP: ${ratioText(p50(m.overHttp) / p50(m.bare))}`);
-      if (m.calls.ours.total !== m.calls.bare.total)
-        console.log(`  NOTE: ours made ${m.calls.ours.total} provider calls, the baseline ${m.calls.bare.total}`);
-    }
 
     // 2. Availability of 5 google participants over 30 days.
     const people: Awaited<ReturnType<typeof connect>>[] = [];
@@ -553,86 +393,17 @@ export async function runGoogleBench(): Promise<void> {
       AVAILABILITY_RUNS,
       WARM_UP,
     );
-    console.log(`\n${availability.label} (${await slots()} slots):\n`);
-    console.log(
-      table([
-        ['way', 'p50', 'p95', 'provider calls per request'],
-        [
-          'ours in process',
-          fmt(p50(availability.inProcess)),
-          fmt(p95(availability.inProcess)),
-          `${availability.calls.ours.total} (${availability.calls.ours.text})`,
-        ],
-        ['ours over HTTP', fmt(p50(availability.overHttp)), fmt(p95(availability.overHttp)), ''],
-        [
-          `bare: ${PARTICIPANTS} POST /calendar/v3/freeBusy at once`,
-          fmt(p50(availability.bare)),
-          fmt(p95(availability.bare)),
-          `${availability.calls.bare.total} (${availability.calls.bare.text})`,
-        ],
-      ]),
-    );
-    console.log(
-      `availability ÷ bare free/busy calls, in process: ${ratioText(p50(availability.inProcess) / p50(availability.bare))}; over HTTP: ${(p50(availability.overHttp) / p50(availability.bare)).toFixed(2)} (${AVAILABILITY_RUNS} runs)`,
-    );
-    console.log(
-      `  ours − bare p50 in process: ${fmt(p50(availability.inProcess) - p50(availability.bare))}; our DynamoDB requests: ${availability.dynamo.text}`,
+    printAvailability(
+      availability,
+      await slots(),
+      `bare: ${PARTICIPANTS} POST /calendar/v3/freeBusy at once`,
+      AVAILABILITY_RUNS,
     );
 
     // 3. Change → webhook through the push, and without it (the workers run from here on).
-    const received = new Map<string, number>();
-    const receiver = await startWebhookReceiver((body, arrivedAt) => {
-      const id = body.data.object.id as string;
-      if (body.type.startsWith('message.created') && !received.has(id)) received.set(id, arrivedAt);
-    });
-    stops.push(receiver.stop);
-    const hookUrl = receiver.url;
-
-    // The platform around the functions, as Lambda runs it: the table's stream to the outbox consumer,
-    // the jobs worker, and pollers of the mail-sync, fan-out and delivery queues (two each).
-    const relay: StreamRelay = await startStreamRelay({
-      tableName: stack.env.TABLE_NAME!,
-      filter: isOutboxInsert,
-      consumer: (event) => outbox(event),
-    });
-    stops.push(() => relay.stop());
-    await relay.drained();
-    const worker = startJobsWorker(stack.env.JOBS_QUEUE_URL!, jobs, 1);
-    stops.push(() => worker.stop());
-    const sqs = new SQSClient({});
-    stops.push(async () => sqs.destroy());
-    /** When the fan-out worker took each message.created (by message ID), and the sync runs by kind. */
-    const atFanout = new Map<string, number>();
-    const runs = { pushed: 0, scheduled: 0 };
-    const fanoutTimed: SqsHandler = (event) => {
-      const now = performance.now();
-      for (const record of event.Records) {
-        try {
-          const n = JSON.parse(record.body) as { type: string; data: { object: { id: string } } };
-          if (n.type.startsWith('message.created') && !atFanout.has(n.data.object.id))
-            atFanout.set(n.data.object.id, now);
-        } catch {
-          // not a notification
-        }
-      }
-      return fanout(event);
-    };
-    const mailSyncCounted: SqsHandler = (event, context) => {
-      for (const record of event.Records) {
-        try {
-          runs[(JSON.parse(record.body) as { pushed?: number }).pushed === undefined ? 'scheduled' : 'pushed']++;
-        } catch {
-          // counted by the handler's own refusal
-        }
-      }
-      return mailSync(event, context);
-    };
-    for (let i = 0; i < 2; i++)
-      stops.push(
-        pollQueue(sqs, stack.env.MAIL_SYNC_QUEUE_URL!, mailSyncCounted, 'mail-sync', 300_000),
-        pollQueue(sqs, stack.env.FANOUT_QUEUE_URL!, fanoutTimed, 'webhook-fanout', 30_000),
-        pollQueue(sqs, stack.env.DELIVERY_QUEUE_URL!, delivery, 'webhook-delivery', 30_000),
-      );
+    // The platform around the functions, as Lambda runs it (bench/live-provider.ts startPipeline).
+    const pipeline = await startPipeline(stack.env, { jobs, mailSync, outbox, fanout, delivery }, stops);
+    const { hookUrl, runs } = pipeline;
 
     const appB = await application('bench google push', true);
     google.subscribe(TOPIC, { endpoint: `${api.url}${pushPath(appB.application_id)}`, serviceAccount: PUSHER });
@@ -649,27 +420,18 @@ export async function runGoogleBench(): Promise<void> {
         (await getSyncState(watched.grant.id))?.gmail?.watch?.topic === TOPIC &&
         (await getSyncState(unwatched.grant.id))?.gmail?.history_id !== undefined,
       () => 'the grants’ first sync runs (and the watch) not done',
+      WAIT_MS,
     );
 
-    const lagOf = async (email: string, count: number, momentsMs: number[], tag: string) => {
-      const sent = new Map<string, number>();
-      const start = performance.now();
-      for (let i = 0; i < count; i++) {
-        const wait = start + momentsMs[i]! - performance.now();
-        if (wait > 0) await sleep(wait);
-        const at = performance.now();
-        sent.set(google.deliver(email, mail(email, i, tag)).id, at);
-      }
-      await waitUntil(
-        () => [...sent.keys()].every((id) => received.has(id)),
-        () =>
-          `${[...sent.keys()].filter((id) => !received.has(id)).length} of ${count} delivered messages (${tag}) not announced at the receiver`,
+    const lagOf = (email: string, count: number, momentsMs: number[], tag: string) =>
+      lagsOf(
+        pipeline,
+        count,
+        momentsMs,
+        (i) => google.deliver(email, mail(email, i, tag)).id,
+        tag,
         WAIT_MS + SYNC_INTERVALS.active * 2000,
       );
-      const lags = [...sent].map(([id, at]) => received.get(id)! - at).sort((a, b) => a - b);
-      const fanoutLags = [...sent].map(([id, at]) => atFanout.get(id)! - at).sort((a, b) => a - b);
-      return { lags, fanoutLags };
-    };
     const pushesBefore = google.pushes.length;
     const runsBefore = { ...runs };
     const pushed = await lagOf(
@@ -691,36 +453,15 @@ export async function runGoogleBench(): Promise<void> {
           'Unpushed',
         )
       : undefined;
-    const summary = (lags: number[]) =>
-      `p50 ${fmt(percentile(lags, 50), 0)}, p95 ${fmt(percentile(lags, 95), 0)}, max ${fmt(lags.at(-1)!, 0)}`;
-    const lagP95 = percentile(pushed.lags, 95);
-    console.log(`\nChange → webhook (${PUSHED} messages delivered ${SPACING_MS} ms apart to a watched mailbox):\n`);
-    console.log(
-      table([
-        ['measure', 'value'],
-        ['deliver → message.created at the webhook receiver, push on', summary(pushed.lags)],
-        ['  deliver → message.created taken by the fan-out worker', summary(pushed.fanoutLags)],
-        [
-          '  pushes / sync runs meanwhile',
-          `${pushes.length} pushes (answered ${[...new Set(pushes.map((p) => p.status))].join(', ') || 'none'}); ${pushRuns.pushed} pushed runs (with those that found a run under way and came back), ${pushRuns.scheduled} scheduled`,
-        ],
-        [
-          unpushed
-            ? `without push (scheduled runs only), ${UNPUSHED} messages at random moments over ${spreadMs / 1000} s`
-            : 'without push (scheduled runs only)',
-          unpushed
-            ? summary(unpushed.lags)
-            : `not measured at this size; bounded by the interval, ${SYNC_INTERVALS.active} s (active) plus a run`,
-        ],
-        ['  sync-run interval in force (active)', `${SYNC_INTERVALS.active} s`],
-      ]),
-    );
-    console.log(
-      `change → webhook p95 with push: ${fmt(lagP95, 0)} (target ≤ ${LAG_TARGET_MS / 1000} s: ${lagP95 <= LAG_TARGET_MS ? 'met' : 'NOT met'})`,
-    );
-    console.log(
-      '(one process: the gateway, the push, mail-sync, outbox, fan-out and delivery functions in process, 2 pollers per queue, the jobs worker; DynamoDB Local, the SQS emulator and the Google fake on loopback; the stream relay rests 50 ms when a shard had nothing new)',
-    );
+    printLags({
+      what: `(${PUSHED} messages delivered ${SPACING_MS} ms apart to a watched mailbox)`,
+      pushed,
+      pushesText: `${pushes.length} pushes (answered ${[...new Set(pushes.map((p) => p.status))].join(', ') || 'none'}); ${pushRuns.pushed} pushed runs (with those that found a run under way and came back), ${pushRuns.scheduled} scheduled`,
+      ...(unpushed ? { unpushed: { ...unpushed, count: UNPUSHED, spreadMs } } : {}),
+      intervalSeconds: SYNC_INTERVALS.active,
+      setting:
+        'one process: the gateway, the push, mail-sync, outbox, fan-out and delivery functions in process, 2 pollers per queue, the jobs worker; DynamoDB Local, the SQS emulator and the Google fake on loopback; the stream relay rests 50 ms when a shard had nothing new',
+    });
     const violations = [...google.requestViolations, ...google.responseViolations];
     if (violations.length) throw new Error(`the Google fake recorded violations:\n  ${violations.join('\n  ')}`);
   } finally {

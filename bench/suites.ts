@@ -13,6 +13,7 @@ export const SUITES = {
   calendar: async () => (await import('./calendar')).runCalendarBench(),
   caldav: async () => (await import('./caldav')).runCalDavBench(),
   google: async () => (await import('./google')).runGoogleBench(),
+  microsoft: async () => (await import('./microsoft')).runMicrosoftBench(),
   availability: async () => (await import('./availability')).runAvailabilityBench(),
   scheduler: async () => (await import('./scheduler')).runSchedulerBench(),
   start: async () => (await import('./start')).runStartBench(),

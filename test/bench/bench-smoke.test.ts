@@ -77,6 +77,14 @@ const FIGURES: Record<SuiteName, RegExp[]> = {
     /^deliver → message\.created at the webhook receiver, push on +p50 \d+ ms, p95 \d+ ms, max \d+ ms/m,
     /^change → webhook p95 with push: \d+ ms/m,
   ],
+  microsoft: [
+    /^## Provider B \(microsoft\)/m,
+    /^GET messages\?limit=50 +\d+ \(\d+\) +\d+ +[\d.]+ ms \/ [\d.]+ ms +[\d.]+ ms \/ [\d.]+ ms +[\d.]+/m,
+    /^ +answer ÷ bare provider calls, in process: [\d.]+/m,
+    /^availability ÷ bare free\/busy calls, in process: [\d.]+/m,
+    /^deliver → message\.created at the webhook receiver, push on +p50 \d+ ms, p95 \d+ ms, max \d+ ms/m,
+    /^change → webhook p95 with push: \d+ ms/m,
+  ],
   availability: [/^## Availability/m, /^5 × \d+ collective +[\d.]+ ms/m, /^growth 5 × \d+ \/ 1 × \d+: engine ×[\d.]+/m],
   scheduler: [
     /^## Scheduler/m,
