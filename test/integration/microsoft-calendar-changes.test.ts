@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
@@ -8,16 +7,14 @@ import { graphCalendars } from '#shared/microsoft/calendars';
 import { graphEvents } from '#shared/microsoft/events';
 import { graphClientOf } from '#shared/microsoft/client';
 import type { GrantRecord } from '#shared/db/grants';
-import { createSyncState, getSyncState, releaseSyncLease, saveSyncState, takeSyncLease } from '#shared/db/mail-sync';
-import type { OutboxEntry } from '#shared/db/outbox';
+import { createSyncState, getSyncState } from '#shared/db/mail-sync';
 import type { Notification } from '#shared/notifications/notification';
 import type { GrantId } from '#shared/ids';
-import type { SyncOutcome } from '#shared/providers/contract';
 import { clock } from '#shared/time';
 import { startGraphFake, type GraphFake } from '../../scripts/local-stack/microsoft/server';
 import type { EventBody } from '../../scripts/local-stack/microsoft/calendar';
 import { connectFakeMicrosoftGrant } from '../support/microsoft';
-import { syncRun } from '../support/sync-run';
+import { syncRun, syncRunFor } from '../support/sync-run';
 
 /**
  * Provider B's calendar changes (shared/microsoft/calendar-changes.ts) against the local Graph fake:
@@ -60,22 +57,7 @@ afterAll(async () => {
 const run = () => syncRun(grant, graphCalendarChanges);
 
 /** One run that is out of time after `checks` questions; its outcome and what it committed. */
-async function runFor(checks: number): Promise<{ outcome: SyncOutcome; committed: Notification[] }> {
-  const leaseId = randomUUID();
-  const state = (await takeSyncLease(grant.id as GrantId, leaseId, clock.nowSeconds(), 60))!;
-  const committed: OutboxEntry[] = [];
-  let asked = 0;
-  const outcome = await graphCalendarChanges.run(grant, {
-    state,
-    save: async (next, outbox = []) => {
-      await saveSyncState(next, leaseId, outbox);
-      committed.push(...outbox);
-    },
-    outOfTime: () => ++asked > checks,
-  });
-  await releaseSyncLease(state, leaseId, 0);
-  return { outcome, committed: committed.map((e) => (e as { notification: Notification }).notification) };
-}
+const runFor = (checks: number) => syncRunFor(grant, graphCalendarChanges, checks);
 
 /** Two minutes pass (more than the margin a round reads back), with a run that finds nothing new. */
 async function later(): Promise<void> {

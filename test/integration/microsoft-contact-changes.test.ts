@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
@@ -6,15 +5,13 @@ import { ContactObject } from '#schemas/contact';
 import { graphContactChanges } from '#shared/microsoft/contact-changes';
 import { graphContacts } from '#shared/microsoft/contacts';
 import type { GrantRecord } from '#shared/db/grants';
-import { createSyncState, getSyncState, releaseSyncLease, saveSyncState, takeSyncLease } from '#shared/db/mail-sync';
-import type { OutboxEntry } from '#shared/db/outbox';
+import { createSyncState, getSyncState } from '#shared/db/mail-sync';
 import type { Notification } from '#shared/notifications/notification';
 import type { GrantId } from '#shared/ids';
-import type { SyncOutcome } from '#shared/providers/contract';
 import { clock } from '#shared/time';
 import { startGraphFake, type GraphFake } from '../../scripts/local-stack/microsoft/server';
 import { connectFakeMicrosoftGrant } from '../support/microsoft';
-import { syncRun } from '../support/sync-run';
+import { syncRun, syncRunFor } from '../support/sync-run';
 
 /**
  * Provider B's contact changes (shared/microsoft/contact-changes.ts) against the local Graph fake:
@@ -57,23 +54,7 @@ const run = () => {
 };
 
 /** One run that is out of time after `checks` questions; its outcome and what it committed. */
-async function runFor(checks: number): Promise<{ outcome: SyncOutcome; committed: Notification[] }> {
-  ahead += 60_000;
-  const leaseId = randomUUID();
-  const state = (await takeSyncLease(grant.id as GrantId, leaseId, clock.nowSeconds(), 60))!;
-  const committed: OutboxEntry[] = [];
-  let asked = 0;
-  const outcome = await graphContactChanges.run(grant, {
-    state,
-    save: async (next, outbox = []) => {
-      await saveSyncState(next, leaseId, outbox);
-      committed.push(...outbox);
-    },
-    outOfTime: () => ++asked > checks,
-  });
-  await releaseSyncLease(state, leaseId, 0);
-  return { outcome, committed: committed.map((e) => (e as { notification: Notification }).notification) };
-}
+const runFor = (checks: number) => syncRunFor(grant, graphContactChanges, checks);
 
 const kinds = (notifications: Notification[]) =>
   notifications.map((n) => `${n.type} ${(n.data.object as { id: string }).id}`);

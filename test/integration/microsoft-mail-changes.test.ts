@@ -9,16 +9,14 @@ import { graphFolders } from '#shared/microsoft/folders';
 import { graphClientOf } from '#shared/microsoft/client';
 import type { GrantRecord } from '#shared/db/grants';
 import { createSyncState, getSyncState, releaseSyncLease, saveSyncState, takeSyncLease } from '#shared/db/mail-sync';
-import type { OutboxEntry } from '#shared/db/outbox';
 import type { Notification } from '#shared/notifications/notification';
 import type { GrantId } from '#shared/ids';
-import type { SyncOutcome } from '#shared/providers/contract';
 import { ProviderError, RateLimitError } from '#shared/errors';
 import { clock } from '#shared/time';
 import { startGraphFake, type GraphFake } from '../../scripts/local-stack/microsoft/server';
 import { connectFakeMicrosoftGrant } from '../support/microsoft';
 import { rng } from '../support/rng';
-import { syncRun } from '../support/sync-run';
+import { syncRun, syncRunFor } from '../support/sync-run';
 
 /**
  * Provider B's mail changes (shared/microsoft/mail-changes.ts) against the local Graph fake: each
@@ -59,22 +57,7 @@ afterAll(async () => {
 const run = () => syncRun(grant, graphMailChanges);
 
 /** One run that is out of time after `checks` questions; its outcome and what it committed. */
-async function runFor(checks: number): Promise<{ outcome: SyncOutcome; committed: Notification[] }> {
-  const leaseId = randomUUID();
-  const state = (await takeSyncLease(grant.id as GrantId, leaseId, clock.nowSeconds(), 60))!;
-  const committed: OutboxEntry[] = [];
-  let asked = 0;
-  const outcome = await graphMailChanges.run(grant, {
-    state,
-    save: async (next, outbox = []) => {
-      await saveSyncState(next, leaseId, outbox);
-      committed.push(...outbox);
-    },
-    outOfTime: () => ++asked > checks,
-  });
-  await releaseSyncLease(state, leaseId, 0);
-  return { outcome, committed: committed.map((e) => (e as { notification: Notification }).notification) };
-}
+const runFor = (checks: number) => syncRunFor(grant, graphMailChanges, checks);
 
 /** Ten minutes pass, with a run that finds nothing new: what was received before is not new any more. */
 async function later(): Promise<void> {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { badRequest, GraphError, itemNotFound, UnsupportedByFakeError } from './errors';
-import { maxPageSize, page, type GraphAnswer, type GraphCall, type GraphUser } from './mail';
+import { deltaPage, maxPageSize, page, type GraphAnswer, type GraphCall, type GraphUser } from './mail';
 import { compileFilter, compileOrderBy, type Fields } from './query';
 import { exchangeId } from './ids';
 
@@ -585,21 +585,10 @@ function contactDelta(call: ContactCall): GraphAnswer {
       ...(select ? { select } : {}),
     };
   }
-  const top = query.get('$top');
-  const size = Math.max(1, maxPageSize(call.headers) ?? (top !== null ? Number(top) : 10));
-  const value: Record<string, unknown>[] = [];
-  let { removed, ids } = cursor;
-  while (value.length < size && (removed.length || ids.length)) {
-    if (removed.length) {
-      value.push({ '@odata.type': '#microsoft.graph.contact', id: removed[0]!, '@removed': { reason: 'deleted' } });
-      removed = removed.slice(1);
-      continue;
-    }
-    const contact = owner.contacts.get(ids[0]!);
-    ids = ids.slice(1);
-    if (contact && contact.folderId === folderId)
-      value.push({ '@odata.type': '#microsoft.graph.contact', ...project(renderContact(contact), cursor.select) });
-  }
+  const { value, removed, ids, size } = deltaPage(call, cursor, '#microsoft.graph.contact', (id) => {
+    const contact = owner.contacts.get(id);
+    return contact && contact.folderId === folderId ? project(renderContact(contact), cursor.select) : undefined;
+  });
   const where = `${call.base}${call.path.replace(/\/contactFolders\/[^/]+\/contacts\/delta$/i, `/contactFolders('${folderId}')/contacts/delta`)}`;
   const more = removed.length > 0 || ids.length > 0;
   const next = more

@@ -1360,6 +1360,35 @@ function createUploadSession(call: GraphCall): GraphAnswer {
   };
 }
 
+/**
+ * One page of a delta round (`$top` or `Prefer: odata.maxpagesize`, 10 by default): the removals
+ * first, then the items still there as `render` gives them (undefined: left out), what is left for
+ * the next page, and the page size taken.
+ */
+export function deltaPage(
+  call: Pick<GraphCall, 'query' | 'headers'>,
+  cursor: { removed: readonly string[]; ids: readonly string[] },
+  odataType: string,
+  render: (id: string) => Record<string, unknown> | undefined,
+): { value: Record<string, unknown>[]; removed: string[]; ids: string[]; size: number } {
+  const top = call.query.get('$top');
+  const size = Math.max(1, maxPageSize(call.headers) ?? (top !== null ? Number(top) : 10));
+  const value: Record<string, unknown>[] = [];
+  let removed = [...cursor.removed];
+  let ids = [...cursor.ids];
+  while (value.length < size && (removed.length || ids.length)) {
+    if (removed.length) {
+      value.push({ '@odata.type': odataType, id: removed[0]!, '@removed': { reason: 'deleted' } });
+      removed = removed.slice(1);
+      continue;
+    }
+    const item = render(ids[0]!);
+    ids = ids.slice(1);
+    if (item) value.push({ '@odata.type': odataType, ...item });
+  }
+  return { value, removed, ids, size };
+}
+
 function delta(call: GraphCall): GraphAnswer {
   const { mailbox, query } = call;
   const folder = folderOf(call);
@@ -1423,24 +1452,12 @@ function delta(call: GraphCall): GraphAnswer {
       ...(filter ? { filter } : {}),
     };
   }
-  const top = query.get('$top');
-  const size = Math.max(1, maxPageSize(call.headers) ?? (top !== null ? Number(top) : 10));
-  const value: Record<string, unknown>[] = [];
-  let { removed, ids } = cursor;
-  while (value.length < size && (removed.length || ids.length)) {
-    if (removed.length) {
-      value.push({ '@odata.type': '#microsoft.graph.message', id: removed[0]!, '@removed': { reason: 'deleted' } });
-      removed = removed.slice(1);
-      continue;
-    }
-    const message = mailbox.messages.get(ids[0]!);
-    ids = ids.slice(1);
-    if (message && message.folderId === folder.id)
-      value.push({
-        '@odata.type': '#microsoft.graph.message',
-        ...project(renderMessage(message, cursor.select), cursor.select),
-      });
-  }
+  const { value, removed, ids, size } = deltaPage(call, cursor, '#microsoft.graph.message', (id) => {
+    const message = mailbox.messages.get(id);
+    return message && message.folderId === folder.id
+      ? project(renderMessage(message, cursor.select), cursor.select)
+      : undefined;
+  });
   const where = `${call.base}${call.path.replace(/\/mailFolders\/[^/]+\/messages\/delta$/i, `/mailFolders('${folder.id}')/messages/delta`)}`;
   const more = removed.length > 0 || ids.length > 0;
   const next = more
