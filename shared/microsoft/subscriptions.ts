@@ -74,6 +74,8 @@ export async function keepSubscriptions(
   const address = notificationAddress();
   const now = clock.nowSeconds();
   const held = current?.subscriptions ?? {};
+  // No address and nothing held: nothing to keep, and no lifecycle notification can concern this grant.
+  if (!address && !Object.keys(held).length) return undefined;
   const pending = await pendingLifecycleEvents(grant.id);
   const kept: Record<string, GraphSubscriptionCheckpoint> = {};
   for (const [kind, subscription] of Object.entries(held)) {
