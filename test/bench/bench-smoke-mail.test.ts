@@ -1,0 +1,4 @@
+import { smokeSuites } from './smoke';
+
+/** The mail bench suites at smoke size (test/bench/smoke.ts). */
+smokeSuites('mail');
