@@ -15,6 +15,7 @@ import { routes as grants } from './grants/routes';
 import { routes as messages } from './messages/routes';
 import { routes as messagesClean } from './messages-clean/routes';
 import { routes as push } from './push/routes';
+import { routes as resources } from './resources/routes';
 import { routes as scheduling } from './scheduling/routes';
 import { routes as schedulingConfigurations } from './scheduling-configurations/routes';
 import { routes as schedulingPages } from './scheduling-pages/routes';
@@ -45,6 +46,7 @@ export const API_ROUTES = {
   governance,
   calendars,
   events,
+  resources,
   contacts,
   availability,
   'scheduling-configurations': schedulingConfigurations,

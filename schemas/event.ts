@@ -324,3 +324,24 @@ export const EventObject = {
     updated_at: { type: 'integer' },
   },
 } as const;
+
+/**
+ * `GET /events/import`: a calendar's events in a window as they are stored, for copying them into
+ * another system: single events, each series once as its master (its `recurrence` gives the rest),
+ * and the occurrences changed apart from their series. Occurrences are never expanded. `start`
+ * defaults to now and `end` to 30 days after `start`; both in Unix seconds.
+ */
+export const ImportEventsQuery = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['calendar_id'],
+  properties: {
+    calendar_id: CalendarIdParam,
+    start: Seconds,
+    end: Seconds,
+    limit: Limit,
+    page_token: PageToken,
+    select: Select,
+  },
+} as const;
+export type ImportEventsQuery = FromSchema<typeof ImportEventsQuery>;

@@ -1,13 +1,17 @@
 import { pageSize } from '#shared/answer-limits';
 import { document, empty, list, ok } from '#shared/http/route';
 import { httpApi } from '#shared/http/stack';
-import { eventsOf } from '#shared/registries/events';
+import { eventsOf, importEvents } from '#shared/registries/events';
 import generated from './routes.generated.cjs';
 import type { routes } from './routes';
 
 export const handler = httpApi<typeof routes>(generated, {
   listEvents: async ({ grant, query }) => {
     const page = await eventsOf(grant).list(grant, query, pageSize(query.limit));
+    return list(page.items, page.nextCursor);
+  },
+  importEvents: async ({ grant, query }) => {
+    const page = await importEvents(grant, query, pageSize(query.limit));
     return list(page.items, page.nextCursor);
   },
   createEvent: async ({ grant, query, body }) =>

@@ -12,7 +12,12 @@ import { randomBytes } from 'node:crypto';
 export const MAX_BATCH = 50;
 
 /** Where each API's batch endpoint is (the discovery documents' `batchPath`). */
-export const BATCH_PATHS = { gmail: '/batch/gmail/v1', calendar: '/batch/calendar/v3', people: '/batch' } as const;
+export const BATCH_PATHS = {
+  gmail: '/batch/gmail/v1',
+  calendar: '/batch/calendar/v3',
+  people: '/batch',
+  directory: '/batch/admin/directory_v1',
+} as const;
 
 export interface BatchPart {
   method: string;

@@ -45,13 +45,14 @@ import { gmailUnits, grantLimits } from '#shared/google/limits';
  * requests of one grant are in flight at once (shared/google/limits.ts).
  */
 
-export type GoogleApi = 'gmail' | 'calendar' | 'people';
+export type GoogleApi = 'gmail' | 'calendar' | 'people' | 'directory';
 
 /** Where each API lives at the provider (the paths carry the rest: /gmail/v1/…, /calendar/v3/…, /v1/…). */
 export const GOOGLE_API_BASES: Record<GoogleApi, string> = {
   gmail: 'https://gmail.googleapis.com',
   calendar: 'https://www.googleapis.com',
   people: 'https://people.googleapis.com',
+  directory: 'https://admin.googleapis.com',
 };
 
 type QueryValue = string | number | boolean | readonly string[] | undefined;

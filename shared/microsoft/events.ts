@@ -27,7 +27,7 @@ import {
   type GraphEvent,
 } from '#shared/microsoft/graph-event';
 import { graphRecurrenceOf, rruleOfGraph, samePattern } from '#shared/microsoft/recurrence';
-import type { CalendarEvent, EventsProvider, Page } from '#shared/providers/contract';
+import type { CalendarEvent, EventImportWindow, EventsProvider, Page } from '#shared/providers/contract';
 
 /**
  * Provider B's events, live through Graph: `…/calendars/{id}/events` (the default calendar's at
@@ -316,6 +316,63 @@ async function list(grant: GrantRecord, query: ListEventsQuery, limit: number): 
   for (const graph of page.value) {
     const event = eventFromGraph(grant, place.id, graph);
     if (keep(graph, event)) items.push(event);
+  }
+  return {
+    items,
+    ...(page.nextLink ? { nextCursor: encodeProviderCursor(`${SCOPE_PREFIX}:${grant.id}`, page.nextLink) } : {}),
+  };
+}
+
+/**
+ * The import of a calendar's window (`GET /events/import`): Graph's calendarView of the window, page
+ * by page, with each series' occurrences replaced by its master (read once per page, in one batch)
+ * and its changed occurrences kept as they are. A master whose occurrences span pages comes again on
+ * the next page, as the contract allows. Cancelled single events and series are left out, as a
+ * listing leaves them out; Graph drops a removed occurrence from the view (its master's recurrence
+ * keeps it).
+ */
+export async function importGraphEvents(
+  grant: GrantRecord,
+  window: EventImportWindow,
+  limit: number,
+): Promise<Page<CalendarEvent>> {
+  const place = await placeOf(grant, window.calendar_id);
+  const { client } = place;
+  let page;
+  try {
+    page = window.page_token
+      ? await client.page<GraphEvent>(continuation(grant, client, window.page_token), PREFER_TEXT)
+      : await client.page<GraphEvent>({
+          path: `${place.path}/calendarView`,
+          query: { startDateTime: iso(window.start), endDateTime: iso(window.end), $top: limit, ...READ },
+          headers: PREFER_TEXT,
+        });
+  } catch (error) {
+    if (error instanceof GraphGoneError && window.page_token) throw invalidToken();
+    if (error instanceof GraphNotFoundError && !window.page_token)
+      throw new NotFoundError(`No calendar '${window.calendar_id}' in this grant`);
+    throw error;
+  }
+  const masterIds = [
+    ...new Set(
+      page.value.flatMap((e) => (e.type === 'occurrence' || e.type === 'exception' ? [e.seriesMasterId!] : [])),
+    ),
+  ].filter(Boolean);
+  const masters = new Map(
+    (await Promise.all(masterIds.map((id) => readEvent(place, id, id)))).map((master) => [master.id, master]),
+  );
+  const items: CalendarEvent[] = [];
+  const given = new Set<string>();
+  for (const graph of page.value) {
+    const master = graph.seriesMasterId ? masters.get(graph.seriesMasterId) : undefined;
+    if (graph.type === 'occurrence' || graph.type === 'exception') {
+      if (!master || master.isCancelled) continue;
+      if (!given.has(master.id)) {
+        given.add(master.id);
+        items.push(eventFromGraph(grant, place.id, master));
+      }
+      if (graph.type === 'exception') items.push(eventFromGraph(grant, place.id, graph, seriesInfo(master)));
+    } else if (!graph.isCancelled) items.push(eventFromGraph(grant, place.id, graph));
   }
   return {
     items,

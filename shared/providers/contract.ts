@@ -27,6 +27,7 @@ import type {
 } from '#schemas/contact';
 import type { PageQuery } from '#schemas/common';
 import type { CreateEventBody, EventObject, ListEventsQuery, SendRsvpBody, UpdateEventBody } from '#schemas/event';
+import type { ListResourcesQuery, RoomResourceObject } from '#schemas/resources';
 import type { UploadedFile } from '#shared/uploaded-file';
 import type { ResponseOf } from '#shared/schema-types';
 import type {
@@ -79,6 +80,7 @@ export type Contact = ResponseOf<typeof ContactObject>;
 export type ContactGroup = ResponseOf<typeof ContactGroupObject>;
 export type SendResult = ResponseOf<typeof SendMessageResult>;
 export type Schedule = ResponseOf<typeof ScheduleObject>;
+export type RoomResource = ResponseOf<typeof RoomResourceObject>;
 export type CancelledSchedule = ResponseOf<typeof CancelScheduleResult>;
 
 /** One page of a list: the items and, when more follow, the token of the next page. */
@@ -312,6 +314,33 @@ export interface EventsProvider {
    * and a caller that sends its own invitations (the scheduler's bookings) leaves them out.
    */
   readonly notifiesParticipants?: true;
+}
+
+/** The window of an import (`GET /events/import`), resolved: Unix seconds, `start` before `end`. */
+export interface EventImportWindow {
+  calendar_id: string;
+  start: number;
+  end: number;
+  page_token?: string | undefined;
+}
+
+/**
+ * A calendar's events for import into another system: those overlapping the window, as stored,
+ * never expanded. Single events; each series with an occurrence in the window, as its master (its
+ * `recurrence` gives the occurrences); and the occurrences changed or cancelled apart from their
+ * series (`master_event_id` set). A live provider reads its window page by page, so a master may
+ * come again on a later page (the contract says so too); a page may hold fewer than `limit`.
+ */
+export interface EventImportProvider {
+  import(grant: GrantRecord, window: EventImportWindow, limit: number): Promise<Page<CalendarEvent>>;
+}
+
+/**
+ * Room resources of the grant's organization, from its provider's directory. A provider without a
+ * directory of rooms answers an empty list (nothing is invented).
+ */
+export interface RoomResourcesProvider {
+  list(grant: GrantRecord, query: ListResourcesQuery, limit: number): Promise<Page<RoomResource>>;
 }
 
 /** A window of a grant's calendars to read busy time from (`primary` allowed among `calendar_ids`). */

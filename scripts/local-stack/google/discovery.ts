@@ -12,7 +12,7 @@ import addFormats from 'ajv-formats';
  * (it clears the field) and an EventDateTime's dateTime without offset when its timeZone is given.
  */
 
-export type GoogleApi = 'gmail-v1' | 'calendar-v3' | 'people-v1';
+export type GoogleApi = 'gmail-v1' | 'calendar-v3' | 'people-v1' | 'admin-directory_v1';
 
 export interface DiscoveryParameter {
   type: 'string' | 'integer' | 'number' | 'boolean';

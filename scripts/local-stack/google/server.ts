@@ -23,10 +23,12 @@ import { GMAIL_HANDLERS, GmailState, gmailIds, type Mailbox } from './gmail';
 import { PubSub, type PushAttempt, type PushSubscription } from './pubsub';
 import { startChannelPushes, type ChannelPushAttempt } from './calendar-push';
 import { PEOPLE_HANDLERS, PeopleError, PeopleState, expireSync as expirePeopleSync } from './people';
+import { DIRECTORY_HANDLERS, DirectoryState, type CalendarResource, type NewCalendarResource } from './directory';
 
 /**
- * Local Gmail, Calendar and People APIs on one loopback port, for tests and `npm start`: the path
- * prefix picks the API (`/gmail/v1/`, `/calendar/v3/`, `/v1/`), every request is checked against that
+ * Local Gmail, Calendar and People APIs (and the Admin SDK Directory's calendar resources) on one
+ * loopback port, for tests and `npm start`: the path prefix picks the API (`/gmail/v1/`,
+ * `/calendar/v3/`, `/v1/`, `/admin/directory/v1/`), every request is checked against that
  * API's Discovery document before it is handled (a violation is recorded and answered 400) and every
  * answer before it is sent (a violation is recorded and answered 500 instead), so neither a client nor
  * the fake itself can quietly stray from what Google publishes. Each API's batch endpoint
@@ -113,7 +115,9 @@ export interface GoogleFake {
   expireContactsSync(email: string): void;
   /** One of Gmail's "other contacts" of `email` (someone it wrote to or heard from); answers its ID (`c…`). */
   addOtherContact(email: string, other: { email: string; name?: string }): string;
-  /** Forgets users, mail, calendars, contacts, faults and recorded violations. */
+  /** A calendar resource of the Workspace's directory (Admin SDK), beside the seeded ones (three rooms, one projector). */
+  addCalendarResource(resource: NewCalendarResource): CalendarResource;
+  /** Forgets users, mail, calendars, contacts, faults and recorded violations; the directory goes back to its seeded resources. */
   reset(): void;
 }
 
@@ -271,6 +275,7 @@ export async function startGoogleFake(options: GoogleFakeOptions = {}): Promise<
   const calendarState = new CalendarState({ now });
   const channelPushes = startChannelPushes(calendarState, now, closing.signal);
   const peopleState = new PeopleState({ now });
+  const directoryState = new DirectoryState();
   let faults: (GoogleFault & { left: number })[] = [];
   const requestViolations: string[] = [];
   const responseViolations: string[] = [];
@@ -366,6 +371,15 @@ export async function startGoogleFake(options: GoogleFakeOptions = {}): Promise<
           body,
         }),
     },
+    {
+      prefix: '/admin/directory/v1/',
+      checker: discoveryChecker('admin-directory_v1'),
+      implements: (id) => Object.hasOwn(DIRECTORY_HANDLERS, id),
+      run: ({ headers, matched, query }) => {
+        authenticate(headers, query);
+        return DIRECTORY_HANDLERS[matched.id]!({ state: directoryState, params: matched.pathParams, query });
+      },
+    },
   ];
 
   async function handle(req: IncomingMessage): Promise<Answer> {
@@ -457,7 +471,7 @@ export async function startGoogleFake(options: GoogleFakeOptions = {}): Promise<
     const api = apis.find((a) => url.pathname.startsWith(a.prefix));
     if (!api)
       return refuse([
-        `${httpMethod} ${url.pathname}: no API of the local fake has this path (Gmail /gmail/v1/, Calendar /calendar/v3/, People /v1/, their batches)`,
+        `${httpMethod} ${url.pathname}: no API of the local fake has this path (Gmail /gmail/v1/, Calendar /calendar/v3/, People /v1/, their batches; the Directory's calendar resources /admin/directory/v1/)`,
       ]);
     const violations = api.checker.checkRequest({
       httpMethod,
@@ -593,7 +607,9 @@ export async function startGoogleFake(options: GoogleFakeOptions = {}): Promise<
       });
       return id;
     },
+    addCalendarResource: (resource) => directoryState.add(resource),
     reset() {
+      directoryState.reset();
       gmailState.reset();
       calendarState.reset();
       peopleState.reset();

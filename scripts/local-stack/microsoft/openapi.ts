@@ -13,7 +13,8 @@ import addFormats from 'ajv-formats';
  * - `/me/X` is `/users/{user-id}/X`; `segment('key')` (the key syntax of Graph's own links) is
  *   `segment/key`; literal path segments match without regard to case, as Graph's do.
  * - Actions and functions are described as `.../microsoft.graph.send` and `.../microsoft.graph.delta()`
- *   and called as `.../send` and `.../delta`.
+ *   and called as `.../send` and `.../delta`; a namespace written out (`/places/microsoft.graph.room`,
+ *   the form Graph's reference pages give a type cast) matches too.
  * - Action parameters are described PascalCase (`DestinationId`, `Message`) and sent camelCase as
  *   Graph's reference pages show them: the top-level names of an action's body match without regard to case.
  * - Every described object says `additionalProperties: {type: object}`, the generator's boilerplate, not
@@ -103,6 +104,7 @@ const DOCUMENTS = [
   'subscriptions',
   'contacts',
   'users-functions-contacts',
+  'places',
 ] as const;
 type DocumentName = (typeof DOCUMENTS)[number];
 
@@ -455,7 +457,8 @@ function compileRoute(operation: GraphOperation): Route {
       }
       const wire = segment.replace(/^microsoft\.graph\./, '').replace(/\(\)$/, '');
       literal += wire.length;
-      return escape(wire);
+      // The namespace may also be written out (a type cast such as `/places/microsoft.graph.room` is documented so).
+      return segment.startsWith('microsoft.graph.') ? `(?:microsoft\\.graph\\.)?${escape(wire)}` : escape(wire);
     });
   return { operation, names, literal, regex: new RegExp(`^/${segments.join('/')}$`, 'i') };
 }

@@ -7,10 +7,11 @@ import { CONTACT_HANDLERS, ContactState, type ContactOutsideChange } from './con
 import { GraphError, graphErrorBody, UnsupportedByFakeError } from './errors';
 import { GraphState, MAIL_HANDLERS, type Delivery, type Mailbox, type OutsideChange } from './mail';
 import { graphChecker } from './openapi';
+import { PlaceState, placeHandlers, type NewRoom, type Room } from './places';
 import { SubscriptionState } from './subscriptions';
 
 /**
- * A local Microsoft Graph v1.0 (mail and calendars) on one loopback port, for tests and `npm start`:
+ * A local Microsoft Graph v1.0 (mail, calendars, contacts and the tenant's rooms) on one loopback port, for tests and `npm start`:
  * `${url}/v1.0/me/...` and `${url}/v1.0/users/{id or userPrincipalName}/...`, a bearer token per user.
  * Every request is checked against Graph's published OpenAPI descriptions (schemas/providers/microsoft/)
  * before it is handled (a violation is recorded and answered 400 in Graph's error shape) and every answer
@@ -119,7 +120,9 @@ export interface GraphFake {
   requests(): LoggedRequest[];
   /** Subscriptions and the change and lifecycle notifications they POST (faults: duplicate, late, missed). */
   subscriptions: SubscriptionState;
-  /** Forgets users, mail, calendars, subscriptions, faults, violations and the request log. */
+  /** A room of the tenant (`GET /places/microsoft.graph.room`), after the seeded three. */
+  addRoom(room: NewRoom): Room;
+  /** Forgets users, mail, calendars, subscriptions, faults, violations and the request log; the rooms go back to the seeded three. */
   reset(): void;
 }
 
@@ -189,6 +192,8 @@ export async function startGraphFake(options: GraphFakeOptions = {}): Promise<Gr
   const state = new GraphState({ now });
   const calendars = new CalendarState({ now });
   const contacts = new ContactState({ now });
+  const places = new PlaceState();
+  const PLACE_HANDLERS = placeHandlers(places);
   const subscriptions = new SubscriptionState(now, {
     messages: (userId) => {
       const mailbox = state.byUser(userId);
@@ -457,7 +462,11 @@ export async function startGraphFake(options: GraphFakeOptions = {}): Promise<Gr
         throw e;
       }
     }
-    const handler = MAIL_HANDLERS[operation.id] ?? CALENDAR_HANDLERS[operation.id] ?? CONTACT_HANDLERS[operation.id];
+    const handler =
+      MAIL_HANDLERS[operation.id] ??
+      CALENDAR_HANDLERS[operation.id] ??
+      CONTACT_HANDLERS[operation.id] ??
+      PLACE_HANDLERS[operation.id];
     if (!handler) {
       const message = `${operation.id} (${httpMethod} ${operation.template}) is described but not implemented by the local Graph fake`;
       violations.push({ kind: 'request', message });
@@ -620,7 +629,9 @@ export async function startGraphFake(options: GraphFakeOptions = {}): Promise<Gr
     },
     requests: () => log.map((r) => ({ ...r })),
     subscriptions,
+    addRoom: (room) => places.add(room),
     reset() {
+      places.reset();
       state.reset();
       calendars.reset();
       contacts.reset();
