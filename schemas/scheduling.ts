@@ -5,7 +5,8 @@ import { Conferencing } from '#schemas/event';
 
 /**
  * The scheduler: configurations (booking pages), sessions, availability and bookings. Field names
- * follow the published contract (group events are not part of it here); limits are ours.
+ * follow the published contract; limits are ours. A configuration of `type: "group"` offers group
+ * events (fixed slots, each with a capacity) instead of free time.
  */
 const Email = { type: 'string', minLength: 3, maxLength: 254 } as const;
 const Name = { type: 'string', maxLength: 256 } as const;
@@ -152,8 +153,16 @@ const SchedulerSettings = {
   },
 } as const;
 
+export const CONFIGURATION_TYPES = ['group', ''] as const;
+
 const ConfigurationFields = {
   name: Name,
+  type: {
+    type: 'string',
+    enum: CONFIGURATION_TYPES,
+    description:
+      '`group`: the configuration offers group events (fixed slots with a capacity; see its group-events) instead of free time. Set on creation only.',
+  },
   slug: {
     type: 'string',
     maxLength: 64,
@@ -278,11 +287,23 @@ export const SchedulingAvailabilityQuery = {
 } as const;
 export type SchedulingAvailabilityQuery = FromSchema<typeof SchedulingAvailabilityQuery>;
 
+/** A slot of a configuration; a group configuration's slots are its group events with seats left. */
+const SchedulingTimeSlot = {
+  ...TimeSlotObject,
+  properties: {
+    ...TimeSlotObject.properties,
+    event_id: { type: 'string', description: 'Group configurations: the group event.' },
+    calendar_id: { type: 'string', description: 'Group configurations: the group event’s calendar.' },
+    capacity: { type: 'integer', description: 'Group configurations: seats on the group event.' },
+    seats_left: { type: 'integer', description: 'Group configurations: seats still free.' },
+  },
+} as const;
+
 export const SchedulingAvailabilityObject = {
   type: 'object',
   required: ['time_slots', 'order'],
   properties: {
-    time_slots: { type: 'array', items: TimeSlotObject },
+    time_slots: { type: 'array', items: SchedulingTimeSlot },
     order: { type: 'array', items: { type: 'string' } },
   },
 } as const;
@@ -315,6 +336,13 @@ export const CreateBookingBody = {
   properties: {
     start_time: UnixSeconds,
     end_time: UnixSeconds,
+    event_id: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 300,
+      description:
+        'Group configurations: the group event to book a seat on (as availability names it); needed only when several group events share the slot.',
+    },
     participants: {
       type: 'array',
       maxItems: 50,
@@ -354,7 +382,17 @@ export const RescheduleBookingBody = {
   type: 'object',
   additionalProperties: false,
   required: ['start_time', 'end_time'],
-  properties: { start_time: UnixSeconds, end_time: UnixSeconds },
+  properties: {
+    start_time: UnixSeconds,
+    end_time: UnixSeconds,
+    event_id: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 300,
+      description: 'Group bookings: the group event to move to.',
+    },
+    calendar_id: { type: 'string', minLength: 1, maxLength: 300 },
+  },
 } as const;
 export type RescheduleBookingBody = FromSchema<typeof RescheduleBookingBody>;
 
@@ -431,3 +469,179 @@ export const BookingPageQuery = {
   },
 } as const;
 export type BookingPageQuery = FromSchema<typeof BookingPageQuery>;
+
+// ---- group events ----------------------------------------------------------------------------
+
+const GroupEventWhen = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['start_time', 'end_time'],
+  properties: {
+    start_time: UnixSeconds,
+    end_time: UnixSeconds,
+    start_timezone: { type: 'string', minLength: 1, maxLength: 64 },
+    end_timezone: { type: 'string', minLength: 1, maxLength: 64 },
+  },
+} as const;
+
+const GroupEventParticipant = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['email'],
+  properties: { email: Email, name: Name, is_organizer: { type: 'boolean' } },
+} as const;
+
+const Capacity = {
+  type: 'integer',
+  minimum: 1,
+  maximum: 500,
+  description: 'Seats on the group event (default 10): each booking takes one, plus one per additional guest.',
+} as const;
+
+const GroupEventFields = {
+  calendar_id: { type: 'string', minLength: 1, maxLength: 300 },
+  capacity: Capacity,
+  title: { type: 'string', minLength: 1, maxLength: 1024 },
+  description: Text(8192),
+  location: Text(255),
+  when: GroupEventWhen,
+  participants: { type: 'array', maxItems: 50, items: GroupEventParticipant },
+  conferencing: Conferencing,
+  recurrence: {
+    type: 'array',
+    maxItems: 0,
+    items: { type: 'string' },
+    description: 'Recurring group events are not supported: create one group event per occurrence.',
+  },
+} as const;
+
+export const CreateGroupEventBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['calendar_id', 'title', 'when'],
+  properties: GroupEventFields,
+} as const;
+export type CreateGroupEventBody = FromSchema<typeof CreateGroupEventBody>;
+
+export const UpdateGroupEventBody = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: GroupEventFields,
+} as const;
+export type UpdateGroupEventBody = FromSchema<typeof UpdateGroupEventBody>;
+
+export const ListGroupEventsQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    calendar_id: { type: 'string', minLength: 1, maxLength: 300 },
+    start_time: UnixSeconds,
+    end_time: UnixSeconds,
+    limit: Limit,
+    page_token: PageToken,
+  },
+} as const;
+export type ListGroupEventsQuery = FromSchema<typeof ListGroupEventsQuery>;
+
+export const GroupEventObject = {
+  type: 'object',
+  required: ['id', 'configuration_id', 'calendar_id', 'capacity', 'seats_booked', 'title', 'when', 'participants'],
+  properties: {
+    id: { type: 'string', description: "The event's ID on the organizer's calendar." },
+    object: { type: 'string', enum: ['group_event'] },
+    configuration_id: { type: 'string' },
+    calendar_id: { type: 'string' },
+    capacity: { type: 'integer' },
+    seats_booked: { type: 'integer', description: 'Seats held by live bookings.' },
+    seats_left: { type: 'integer' },
+    title: { type: 'string' },
+    description: { type: 'string' },
+    location: { type: 'string' },
+    when: {
+      type: 'object',
+      required: ['start_time', 'end_time'],
+      properties: {
+        start_time: { type: 'integer' },
+        end_time: { type: 'integer' },
+        start_timezone: { type: 'string' },
+        end_timezone: { type: 'string' },
+      },
+    },
+    participants: { type: 'array', items: GroupEventParticipant },
+    conferencing: { type: 'object' },
+    created_at: { type: 'integer' },
+    updated_at: { type: 'integer' },
+  },
+} as const;
+
+export const ImportGroupEventsBody = {
+  type: 'array',
+  minItems: 1,
+  maxItems: 20,
+  items: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['calendar_id', 'event_id'],
+    properties: {
+      calendar_id: { type: 'string', minLength: 1, maxLength: 300 },
+      event_id: { type: 'string', minLength: 1, maxLength: 300 },
+      capacity: Capacity,
+      exceptions: {
+        type: 'array',
+        maxItems: 0,
+        items: { type: 'object' },
+        description: 'Occurrences of recurring events: not supported (recurring events are not imported).',
+      },
+      participants: { type: 'array', maxItems: 50, items: GroupEventParticipant },
+    },
+  },
+} as const;
+export type ImportGroupEventsBody = FromSchema<typeof ImportGroupEventsBody>;
+
+export const ImportGroupEventsObject = {
+  type: 'object',
+  required: ['imported_events', 'import_failed'],
+  properties: {
+    imported_events: {
+      type: 'array',
+      items: { type: 'object', required: ['event_id'], properties: { event_id: { type: 'string' } } },
+    },
+    import_failed: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['event_id', 'reason'],
+        properties: { event_id: { type: 'string' }, reason: { type: 'string' } },
+      },
+    },
+  },
+} as const;
+
+export const ValidateTimeslotBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['calendar_id', 'start_time', 'end_time', 'event_id'],
+  properties: {
+    calendar_id: { type: 'string', minLength: 1, maxLength: 300 },
+    event_id: { type: 'string', minLength: 1, maxLength: 300 },
+    master_id: { type: 'string', minLength: 1, maxLength: 300 },
+    start_time: UnixSeconds,
+    end_time: UnixSeconds,
+    capacity: Capacity,
+    emails: { type: 'array', maxItems: 50, items: Email },
+  },
+} as const;
+export type ValidateTimeslotBody = FromSchema<typeof ValidateTimeslotBody>;
+
+export const ValidTimeslotObject = {
+  type: 'object',
+  required: ['event_id', 'start_time', 'end_time', 'capacity', 'seats_left'],
+  properties: {
+    event_id: { type: 'string' },
+    start_time: { type: 'integer' },
+    end_time: { type: 'integer' },
+    capacity: { type: 'integer' },
+    seats_left: { type: 'integer' },
+  },
+} as const;

@@ -1,4 +1,4 @@
-import { empty, ok } from '#shared/http/route';
+import { empty, list, ok } from '#shared/http/route';
 import { httpApi } from '#shared/http/stack';
 import { originOf } from '#shared/http/origin';
 import {
@@ -17,6 +17,15 @@ import {
   getBooking,
   rescheduleBooking,
 } from '#shared/scheduling/bookings';
+import { requireConfiguration } from '#shared/scheduling/configurations';
+import {
+  createGroupEvent,
+  deleteGroupEvent,
+  importGroupEvents,
+  listGroupEvents,
+  updateGroupEvent,
+  validateTimeslot,
+} from '#shared/scheduling/group-events';
 import generated from './routes.generated.cjs';
 import type { routes } from './routes';
 
@@ -71,6 +80,47 @@ export const handler = httpApi<typeof routes>(
           bookingAccess(await accessOf({ app, session }, query), params.booking_id),
           params.booking_id,
           body?.cancellation_reason,
+        ),
+      ),
+    listGroupEvents: async ({ app, grant, params, query }) => {
+      const page = await listGroupEvents(
+        await requireConfiguration(app.applicationId, params.configuration_id, grant),
+        query,
+      );
+      return list(page.items, page.nextCursor);
+    },
+    createGroupEvent: async ({ app, grant, params, body }) =>
+      ok(
+        await createGroupEvent(
+          await requireConfiguration(app.applicationId, params.configuration_id, grant),
+          grant,
+          body,
+        ),
+      ),
+    updateGroupEvent: async ({ app, grant, params, body }) =>
+      ok(
+        await updateGroupEvent(
+          await requireConfiguration(app.applicationId, params.configuration_id, grant),
+          grant,
+          params.event_id,
+          body,
+        ),
+      ),
+    deleteGroupEvent: async ({ app, grant, params }) => {
+      await deleteGroupEvent(
+        await requireConfiguration(app.applicationId, params.configuration_id, grant),
+        grant,
+        params.event_id,
+      );
+      return empty();
+    },
+    importGroupEvents: async ({ app, params, body }) =>
+      ok(await importGroupEvents(await requireConfiguration(app.applicationId, params.configuration_id), body)),
+    validateTimeslot: async ({ app, session, params, body }) =>
+      ok(
+        await validateTimeslot(
+          (await accessOf({ app, session }, { configuration_id: params.configuration_id })).config,
+          body,
         ),
       ),
   },

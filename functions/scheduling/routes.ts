@@ -5,7 +5,15 @@ import {
   ConfirmBookingBody,
   CreateBookingBody,
   CreateBookingQuery,
+  CreateGroupEventBody,
   CreateSessionBody,
+  GroupEventObject,
+  ImportGroupEventsBody,
+  ImportGroupEventsObject,
+  ListGroupEventsQuery,
+  UpdateGroupEventBody,
+  ValidateTimeslotBody,
+  ValidTimeslotObject,
   RescheduleBookingBody,
   SchedulingAvailabilityObject,
   SchedulingAvailabilityQuery,
@@ -19,6 +27,8 @@ import type { RouteTable } from '#shared/http/route';
  * the API key; availability and bookings are public (auth: optional): a session in
  * `Authorization: Bearer`, the application's API key there (its own configurations, private ones
  * included), or, without the header, a public configuration by ID or by slug with `client_id`.
+ * Group events of a group configuration are here too (API key; `validate-timeslot` public like
+ * availability): they share the bookings' seats, events and mails.
  */
 export const routes = {
   createSession: {
@@ -88,5 +98,55 @@ export const routes = {
     body: CancelBookingBody,
     bodyOptional: true,
     response: BookingObject,
+  },
+  listGroupEvents: {
+    method: 'GET',
+    path: '/v3/grants/{grant_id}/scheduling/configurations/{configuration_id}/group-events',
+    summary: "A group configuration's group events, by start time",
+    query: ListGroupEventsQuery,
+    response: GroupEventObject,
+    responseKind: 'list',
+    tag: 'scheduling',
+  },
+  createGroupEvent: {
+    method: 'POST',
+    path: '/v3/grants/{grant_id}/scheduling/configurations/{configuration_id}/group-events',
+    summary: "Offer a new event on the organizer's calendar as a group event",
+    body: CreateGroupEventBody,
+    response: GroupEventObject,
+    tag: 'scheduling',
+  },
+  updateGroupEvent: {
+    method: 'PUT',
+    path: '/v3/grants/{grant_id}/scheduling/configurations/{configuration_id}/group-events/{event_id}',
+    summary: 'Change a group event (its bookings move with it)',
+    body: UpdateGroupEventBody,
+    response: GroupEventObject,
+    tag: 'scheduling',
+  },
+  deleteGroupEvent: {
+    method: 'DELETE',
+    path: '/v3/grants/{grant_id}/scheduling/configurations/{configuration_id}/group-events/{event_id}',
+    summary: 'Delete a group event, cancelling its bookings',
+    responseKind: 'empty',
+    tag: 'scheduling',
+  },
+  importGroupEvents: {
+    method: 'POST',
+    path: '/v3/scheduling/configurations/{configuration_id}/import-group-events',
+    summary: "Offer existing events of the organizer's calendar as group events (up to 20)",
+    body: ImportGroupEventsBody,
+    arrayBody: true,
+    response: ImportGroupEventsObject,
+    tag: 'scheduling',
+  },
+  validateTimeslot: {
+    method: 'POST',
+    path: '/v3/scheduling/configurations/{configuration_id}/group-events/validate-timeslot',
+    summary: 'Whether a group event can still be booked as last seen (404 gone, 409 changed or full)',
+    auth: 'optional',
+    body: ValidateTimeslotBody,
+    response: ValidTimeslotObject,
+    tag: 'scheduling',
   },
 } as const satisfies RouteTable;

@@ -65,6 +65,7 @@
  * | A synced message's place on its server (folder, UIDVALIDITY, UID → message) | table | grant#<gid>#loc | <folder_id>#<uidvalidity>#<uid> | serverLocationKey, serverLocationsOf |
  * | A message a query_imap list answered, not synced (TTL 1 day) | table | grant#<gid>#direct | <msg_id> | directIdKey |
  * | Admin consent given for an application's provider credential | table | app#<app_id> | adminconsent#<provider>#<credential_id> | adminConsentKey |
+ * | Group event of a group configuration by its event ID (capacity, seats taken, the bookings holding them) / the configuration's group events | table | schedcfg#<cfg_id> | groupevent#<event_id> | groupEventKey, groupEventsOfConfiguration |
  * | Booking by ID | table | booking#<bkg_id> | booking | bookingKey |
  * | Application settings (branding, hosted authentication page, its own request rate limit) and its redirect URI count: attributes of the application item | table | app#<app_id> | app | applicationKey |
  * | Redirect (callback) URI by ID / redirect URIs of an application | table | app#<app_id> | redirect_uri#<ruri_id> | redirectUriKey, redirectUrisOfApplication |
@@ -552,6 +553,15 @@ export const adminConsentKey = (appId: ApplicationId, provider: string, credenti
 /** A scheduler session by the SHA-256 of its token (the token itself is never stored). */
 export const sessionKey = (tokenHash: string): Key => ({ pk: `schedses#${tokenHash}`, sk: 'session' });
 export const bookingKey = (id: BookingId): Key => ({ pk: `booking#${id}`, sk: 'booking' });
+/** A group event of a group configuration, by its event ID on the organizer's calendar (in the configuration's partition). */
+export const groupEventKey = (configId: ConfigurationId, eventId: string): Key => ({
+  pk: `schedcfg#${configId}`,
+  sk: fitted('sk', 'groupevent#', eventId),
+});
+export const groupEventsOfConfiguration = (configId: ConfigurationId) => ({
+  pk: `schedcfg#${configId}`,
+  skPrefix: 'groupevent#',
+});
 /** An organizer's booked time on one UTC day: the slot locks bookings take and cancellations release. */
 export const bookedDayKey = (grantId: GrantId, day: string): Key => ({ pk: `grant#${grantId}#booked`, sk: day });
 

@@ -31,6 +31,8 @@ export interface RouteSpec {
   readonly body?: JSONSchema;
   /** The body may be omitted (it is then validated as `{}`). */
   readonly bodyOptional?: boolean;
+  /** The body is a JSON array (its schema an array), not an object: the contract's import-group-events. */
+  readonly arrayBody?: boolean;
   /** Largest JSON body accepted, in bytes (default 1 MiB). */
   readonly maxBodyBytes?: number;
   /** Hint for the 413 answer to an over-long JSON body (e.g. "send multipart/form-data instead"). */

@@ -21,6 +21,14 @@ import { pendingChange, runBookingEvent, type BookingEventOutcome } from '#share
 import { bookingView } from '#shared/scheduling/view';
 import { bookingReference, saltMatches, sha256 } from '#shared/scheduling/reference';
 import { DEFAULTS } from '#shared/scheduling/configurations';
+import {
+  bookSeats,
+  cancelSeat,
+  checkGroupTime,
+  groupAvailability,
+  isGroup,
+  moveSeats,
+} from '#shared/scheduling/group-events';
 import { clock } from '#shared/time';
 
 /**
@@ -40,6 +48,10 @@ import { clock } from '#shared/time';
  * cancelled and its time freed (the request answers the provider's error), and a change is answered
  * with `event_status: 'failed'` and `event_error`. A booking whose step is pending takes no further
  * change (409) until its job has run.
+ *
+ * A group configuration's bookings take seats on its group events instead of time
+ * (shared/scheduling/group-events.ts): same checks of the guest and fields, then the seats and the
+ * notification in one transaction, and no event of their own.
  */
 
 const LOCK_ATTEMPTS = 25;
@@ -90,6 +102,7 @@ export async function configurationAvailability(
   end: number,
   options: { free?: { start: number; end: number } | undefined; organizer?: GrantRecord } = {},
 ): Promise<EngineResult> {
+  if (isGroup(config)) return groupAvailability(config, start, end);
   const { free } = options;
   const rules = config.availability.availability_rules ?? {};
   const now = clock.nowSeconds();
@@ -197,7 +210,8 @@ export async function createBooking(
   origin?: Origin,
 ) {
   const organizer = await organizerOf(config);
-  checkTime(config, body.start_time, body.end_time);
+  if (isGroup(config)) checkGroupTime(config, body.start_time);
+  else checkTime(config, body.start_time, body.end_time);
   const timezone = timezoneOf(config, organizer, query.timezone ?? body.timezone);
   const known = new Map(config.participants.map((p) => [lower(p.email), p]));
   const unknown = (body.participants ?? []).filter((p) => !known.has(lower(p.email))).map((p) => p.email);
@@ -216,7 +230,7 @@ export async function createBooking(
   const chosen = body.participants?.length
     ? config.participants.filter((p) => body.participants!.some((b) => lower(b.email) === lower(p.email)))
     : config.participants;
-  await requireSlot(config, organizer, body.start_time, body.end_time);
+  if (!isGroup(config)) await requireSlot(config, organizer, body.start_time, body.end_time);
 
   const now = clock.nowSeconds();
   const salt = randomBytes(18).toString('base64url');
@@ -251,6 +265,7 @@ export async function createBooking(
   };
   const reference = bookingReference(config.id, record.id, salt);
   const manage = pageLink(config, origin, reference);
+  if (isGroup(config)) return bookingView(await bookSeats(config, record, body.event_id, manage), reference);
   const confirm = confirmSalt
     ? confirmLink(config, origin, bookingReference(config.id, record.id, confirmSalt))
     : undefined;
@@ -341,6 +356,7 @@ export async function cancelBooking(
   const b = record ?? (await requireBooking(config, id));
   checkCancellable(config, b, 'cancelled');
   checkSettled(b);
+  if (isGroup(config)) return bookingView(await cancelSeat(config, b, reason));
   const organizer = await organizerOf(config);
   // The guest's calendar part is read now, while the event exists; a pending booking the guest never had on a calendar
   // is cancelled without one, and so is one whose provider tells the guest itself.
@@ -386,6 +402,7 @@ export async function rescheduleBooking(config: ConfigurationRecord, id: string,
   const b = await requireBooking(config, id);
   checkCancellable(config, b, 'rescheduled');
   checkSettled(b);
+  if (isGroup(config)) return bookingView(await moveSeats(config, b, body.start_time, body.end_time, body.event_id));
   checkTime(config, body.start_time, body.end_time);
   const organizer = await organizerOf(config);
   await requireSlot(config, organizer, body.start_time, body.end_time, { start: b.start, end: b.end });

@@ -13,6 +13,7 @@ import { env } from '#shared/config';
 import { grantNamed } from '#shared/grants/resolve';
 import { configurationLinks, linkProblem } from '#shared/scheduling/urls';
 import { booksOnPrimaryOnly } from '#shared/providers/organizer-calendars';
+import { listGroupEvents } from '#shared/db/group-events';
 
 /**
  * Scheduler configurations: what a booking page offers (participants and their calendars, slot
@@ -82,6 +83,10 @@ function check(
     'availability.availability_rules.buffer.after',
     c.availability.availability_rules?.buffer?.after,
   );
+  if (c.type === 'group' && c.event_booking.booking_type === 'organizer-confirmation')
+    problems.push(
+      "a group configuration books seats at once: 'event_booking.booking_type' must be 'booking' (organizer confirmation is not offered for group events)",
+    );
   if (c.event_booking.timezone !== undefined) tryZone(problems, 'event_booking.timezone', c.event_booking.timezone);
   for (const [field, url] of configurationLinks(c)) {
     const problem = linkProblem(field, url, LINK_POLICY);
@@ -153,6 +158,7 @@ export function configurationView(r: ConfigurationRecord) {
     object: 'scheduling_configuration' as const,
     grant_id: r.grant_id,
     ...(r.name !== undefined ? { name: r.name } : {}),
+    ...(r.type !== undefined ? { type: r.type } : {}),
     slug: r.slug ?? null,
     requires_session_auth: r.requires_session_auth,
     participants: r.participants,
@@ -225,6 +231,10 @@ export async function updateConfiguration(
   current: ConfigurationRecord,
   body: UpdateConfigurationBody,
 ) {
+  if (body.type !== undefined && (body.type || undefined) !== (current.type || undefined))
+    throw new InvalidRequestError(
+      `'type' is set when a configuration is created and cannot change (it is ${current.type ? `"${current.type}"` : 'not set'} here); create a new configuration instead`,
+    );
   const merged = {
     ...current,
     ...body,
@@ -259,6 +269,11 @@ export async function listConfigurations(
 }
 
 export async function deleteConfiguration(record: ConfigurationRecord): Promise<void> {
+  // A group configuration's group events are events on the organizer's calendar with bookings: they go first, each with its guests told.
+  if (record.type === 'group' && (await listGroupEvents(record.id)).some((e) => e.status === 'active'))
+    throw new ConflictError(
+      `Configuration '${record.id}' still offers group events: delete them first (DELETE …/group-events/{event_id} cancels their bookings)`,
+    );
   if (!(await db.deleteConfiguration(record)))
     throw new ConflictError(`Configuration '${record.id}' was changed by another request; read it again and retry`);
 }

@@ -76,8 +76,10 @@ const SCRIPT = `
     $('slots-heading').textContent = 'Times on ' + fmt(list[0].start_time, { weekday: 'long', month: 'long', day: 'numeric' }) + ' (' + zone.replace(/_/g, ' ') + ')';
     list.forEach(function (s) {
       var li = document.createElement('li'), b = document.createElement('button');
-      b.type = 'button'; b.className = 'slot'; b.textContent = fmt(s.start_time, { hour: 'numeric', minute: '2-digit' });
-      b.setAttribute('aria-label', fmt(s.start_time, { weekday: 'long', month: 'long', day: 'numeric', hour: 'numeric', minute: '2-digit' }) + ' to ' + fmt(s.end_time, { hour: 'numeric', minute: '2-digit' }));
+      var seats = typeof s.seats_left === 'number' ? s.seats_left + (s.seats_left === 1 ? ' seat left' : ' seats left') : '';
+      b.type = 'button'; b.className = 'slot'; b.textContent = fmt(s.start_time, { hour: 'numeric', minute: '2-digit' }) + (seats ? ' · ' + seats : '');
+      if (seats) b.dataset.seats = String(s.seats_left);
+      b.setAttribute('aria-label', fmt(s.start_time, { weekday: 'long', month: 'long', day: 'numeric', hour: 'numeric', minute: '2-digit' }) + ' to ' + fmt(s.end_time, { hour: 'numeric', minute: '2-digit' }) + (seats ? ', ' + seats : ''));
       b.setAttribute('aria-pressed', 'false');
       b.addEventListener('click', function () { choose(s, b); });
       li.appendChild(b); ul.appendChild(li);
@@ -105,7 +107,7 @@ const SCRIPT = `
       ev.preventDefault();
       if (!chosen) { say('Choose a time first.', true); return; }
       var fields = {}; Array.prototype.forEach.call(document.querySelectorAll('[data-field]'), function (i) { if (i.value) fields[i.dataset.field] = i.value; });
-      var body = { start_time: chosen.start_time, end_time: chosen.end_time, guest: { name: $('name').value, email: $('email').value }, timezone: zone, email_language: boot.language, additional_fields: fields };
+      var body = { start_time: chosen.start_time, end_time: chosen.end_time, event_id: chosen.event_id, guest: { name: $('name').value, email: $('email').value }, timezone: zone, email_language: boot.language, additional_fields: fields };
       say('Booking…');
       api('POST', '/v3/scheduling/bookings?' + ref(), body).then(function (b) {
         if (boot.redirect) { location.href = boot.redirect; return; }
@@ -137,7 +139,7 @@ const SCRIPT = `
       ev.preventDefault();
       if (!chosen) { say('Choose a new time first.', true); return; }
       say('Moving the booking…');
-      api('PATCH', '/v3/scheduling/bookings/' + boot.booking.booking_id + '?' + ref(), { start_time: chosen.start_time, end_time: chosen.end_time }).then(function (b) { boot.booking = b; showBooking(b); $('picker').hidden = true; $('form-panel').hidden = true; say('The booking is moved.'); }, function (e) { say(e.message, true); });
+      api('PATCH', '/v3/scheduling/bookings/' + boot.booking.booking_id + '?' + ref(), { start_time: chosen.start_time, end_time: chosen.end_time, event_id: chosen.event_id }).then(function (b) { boot.booking = b; showBooking(b); $('picker').hidden = true; $('form-panel').hidden = true; say('The booking is moved.'); }, function (e) { say(e.message, true); });
     });
     if (location.hash === '#reschedule' && $('reschedule')) $('reschedule').click();
     if (location.hash === '#cancel' && $('reason')) $('reason').focus();
@@ -163,7 +165,7 @@ function shell({ config, organizerName, boot, body, title }: PageInput): { html:
 <body><main>
 <p class="meta">${escapeHtml(organizerName)}</p>
 <h1>${escapeHtml(eb.title)}</h1>
-<p class="meta">${config.availability.duration_minutes} minutes${eb.location ? ` · ${escapeHtml(eb.location)}` : ''}</p>
+<p class="meta">${config.type === 'group' ? 'Group event' : `${config.availability.duration_minutes} minutes`}${eb.location ? ` · ${escapeHtml(eb.location)}` : ''}</p>
 ${eb.description ? `<p>${escapeHtml(eb.description)}</p>` : ''}
 <label for="zone">Time zone</label><select id="zone"></select>
 <div id="status" class="status" role="status" aria-live="polite"></div>

@@ -108,7 +108,8 @@ export const jsonBody = (multipart?: MultipartParser): middy.MiddlewareObj<APIGa
           cause: error,
         });
       }
-      state.body = jsonObject(event.body, 'The request body');
+      state.body =
+        spec.arrayBody && Array.isArray(event.body) ? event.body : jsonObject(event.body, 'The request body');
     },
   };
 };
