@@ -7,6 +7,8 @@ import { routes as contacts } from './contacts/routes';
 import { routes as events } from './events/routes';
 import { routes as connect } from './connect/routes';
 import { routes as connectors } from './connectors/routes';
+import { routes as domains } from './domains/routes';
+import { routes as domainsSend } from './domains-send/routes';
 import { routes as drafts } from './drafts/routes';
 import { routes as draftsSend } from './drafts-send/routes';
 import { routes as folders } from './folders/routes';
@@ -53,6 +55,8 @@ export const API_ROUTES = {
   scheduling,
   'scheduling-pages': schedulingPages,
   applications,
+  domains,
+  'domains-send': domainsSend,
   connectors,
   push,
 } as const;

@@ -57,6 +57,26 @@ export const env = {
   /** Regional link and open tracking hostname, used when a draft or send gives none. */
   trackingHostname: () =>
     optional('TRACKING_HOSTNAME', `track.${optional('AWS_REGION', 'us-east-1')}.switchboard.local`),
+  /**
+   * DNS servers that domain verification reads records through (IP addresses with an optional port,
+   * comma-separated; shared/domains/dns.ts checks them at cold start); empty: the system's resolvers.
+   */
+  dnsResolvers: () =>
+    optional('DNS_RESOLVERS', '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  /** The host a domain's MX record must name for its mail to reach Agent Accounts (SES inbound by default). */
+  inboundMxHost: () => optional('INBOUND_MX_HOST', `inbound-smtp.${optional('AWS_REGION', 'us-east-1')}.amazonaws.com`),
+  /** What a domain's SPF record must include for mail this deployment sends (SES by default). */
+  spfInclude: () => optional('SPF_INCLUDE', 'amazonses.com'),
+  /** The host the MX record of a domain's bounce subdomain must name (SES's feedback endpoint by default). */
+  feedbackMxHost: () =>
+    optional('FEEDBACK_MX_HOST', `feedback-smtp.${optional('AWS_REGION', 'us-east-1')}.amazonses.com`),
+  /** The DKIM selector of the keys this deployment signs a domain's mail with (`<selector>._domainkey`). */
+  dkimSelector: () => optional('DKIM_SELECTOR', 'switchboard'),
+  /** The contract's `region` of a domain: `eu` in an EU AWS region, `us` elsewhere. */
+  domainRegion: (): 'us' | 'eu' => (optional('AWS_REGION', 'us-east-1').startsWith('eu-') ? 'eu' : 'us'),
   /** Webhook delivery jobs (one per destination and notification). */
   deliveryQueueUrl: () => required('DELIVERY_QUEUE_URL'),
   /** Where delivery jobs go after their last failed attempt. */

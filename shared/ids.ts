@@ -40,6 +40,7 @@ export const ID_PREFIXES = {
   credential: 'cred',
   redirectUri: 'ruri',
   apiKey: 'key',
+  domain: 'dom',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
@@ -73,6 +74,7 @@ export type BookingId = Id<'booking'>;
 export type CredentialId = Id<'credential'>;
 export type RedirectUriId = Id<'redirectUri'>;
 export type ApiKeyId = Id<'apiKey'>;
+export type DomainId = Id<'domain'>;
 
 /** Milliseconds encoded in the time part of an ID (its first 10 body characters). */
 export function idTime(id: string): number {

@@ -11,7 +11,7 @@ import { keyMaterial } from '#shared/crypto/key-material';
  *
  * Stored as `s1:<iv>:<tag>:<ciphertext>`, base64url parts.
  */
-export type SealPurpose = 'connector-secret' | 'credential-data' | 'provider-tokens' | 'oauth-flow';
+export type SealPurpose = 'connector-secret' | 'credential-data' | 'provider-tokens' | 'oauth-flow' | 'dkim-key';
 
 /** Keys derived for other uses than sealing (the HMAC key of the ID tokens Switchboard signs). */
 export type KeyPurpose = SealPurpose | 'id-token';

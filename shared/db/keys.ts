@@ -26,6 +26,9 @@
  * | Draft by ID / drafts newest first                | table | grant#<gid>#draft    | <draft_id>            | draftKey, draftsOfGrant |
  * | Template by ID / templates of a grant            | table | grant#<gid>#template | <template_id>         | templateKey, templatesOfGrant |
  * | Application template by ID / templates of an application (shared by its grants) | table | app#<app_id>#template | <atpl_id> | applicationTemplateKey, templatesOfApplication |
+ * | Domain of an application by ID / its domains, newest first | table | app#<app_id>#domain | <dom_id> | applicationDomainKey, domainsOfApplication |
+ * | Domain of an application by name (unique within it) | table | app#<app_id>#domainname | <domain name> | applicationDomainNameKey |
+ * | Verified domain name, deployment-wide (uniq: one application) | table | domain#<domain name> | verified | verifiedDomainKey |
  * | Signature by ID / signatures of a grant          | table | grant#<gid>#signature| <signature_id>        | signatureKey, signaturesOfGrant |
  * | Send idempotency key (TTL 1 h)                   | table | grant#<gid>#idem     | <Idempotency-Key>     | idempotencyKey      |
  * | Daily send counter (TTL 2 days)                  | table | grant#<gid>#quota    | <YYYY-MM-DD>          | sendQuotaKey        |
@@ -122,6 +125,7 @@ import type {
   ContactId,
   ContactGroupId,
   ConfigurationId,
+  DomainId,
   BookingId,
 } from '#shared/ids';
 
@@ -330,6 +334,24 @@ export const applicationTemplateKey = (appId: ApplicationId, templateId: Applica
   sk: templateId,
 });
 export const templatesOfApplication = (appId: ApplicationId) => ({ pk: `app#${appId}#template` });
+
+/** An email domain of an application, by ID (shared/domains/store.ts). */
+export const applicationDomainKey = (appId: ApplicationId, domainId: DomainId): Key => ({
+  pk: `app#${appId}#domain`,
+  sk: domainId,
+});
+/** Query: the domains of an application (IDs sort by creation time). */
+export const domainsOfApplication = (appId: ApplicationId) => ({ pk: `app#${appId}#domain` });
+/** An application's domain by its name: one registration per name in an application, and the lookup of a send's domain. */
+export const applicationDomainNameKey = (appId: ApplicationId, domainName: string): Key => ({
+  pk: `app#${appId}#domainname`,
+  sk: fitted('sk', '', domainName.toLowerCase()),
+});
+/** A domain name proven by an application (its ownership record verified): at most one application holds it. */
+export const verifiedDomainKey = (domainName: string): Key => ({
+  pk: fitted('pk', 'domain#', domainName.toLowerCase()),
+  sk: 'verified',
+});
 
 export const signatureKey = (grantId: GrantId, signatureId: SignatureId): Key => ({
   pk: grantPartition(grantId, 'signature'),

@@ -5,6 +5,7 @@ import { ConflictError, InvalidRequestError } from '#shared/errors';
 import { workspaceForNewGrant } from '#shared/governance/workspaces';
 import { obscureUserAgent, toGrantResource } from '#shared/accounts/grant-resource';
 import { conflictMessage } from '#shared/grants/service';
+import { checkAgentAccountDomain } from '#shared/domains/agent-accounts';
 import { newId } from '#shared/ids';
 import { newNotification } from '#shared/notifications/notification';
 import { accountHooksOf } from '#shared/registries/accounts';
@@ -40,6 +41,9 @@ export async function createCustomGrant(
     );
   const account = hooks.account(body);
   const email = account.email;
+  // An account made from the request alone is hosted here (an Agent Account): once the application
+  // has domains, it lives on one of them, verified.
+  await checkAgentAccountDomain(app.applicationId, email);
   if (body.workspace_id !== undefined && !hooks.governed)
     throw new InvalidRequestError(`'workspace_id' applies to Agent Accounts only`);
   const workspaceId = hooks.governed

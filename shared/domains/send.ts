@@ -1,0 +1,144 @@
+import type { ApplicationContext } from '#shared/caller';
+import { env } from '#shared/config';
+import { unseal } from '#shared/crypto/sealed';
+import { normalAddress } from '#shared/db/postings';
+import { dkimSign } from '#shared/domains/dkim';
+import * as store from '#shared/domains/store';
+import { InvalidRequestError, MailDeliveryError, NotFoundError } from '#shared/errors';
+import { newId } from '#shared/ids';
+import { trackingOnCreate } from '#shared/mail/tracking';
+import { DeliveryError, mailTransport } from '#shared/mail/transport';
+import { checkCustomHeaders, collectAttachments } from '#shared/mailbox/outgoing';
+import { bodyText, snippetOf } from '#shared/mailbox/text';
+import { renderApplicationTemplate } from '#shared/templates/templates';
+import { clock } from '#shared/time';
+import type { UploadedFile } from '#shared/uploaded-file';
+import type { TransactionalSendBody } from '#schemas/domains';
+
+/**
+ * Transactional send (`POST /v3/domains/{domain_name}/messages/send`): a message from an address on
+ * one of the application's verified domains, with no grant and no mailbox. It is checked and composed
+ * with the grant sends' code (attachments, custom headers, tracking options, application templates,
+ * nodemailer's composer), signed with the domain's DKIM key, and handed to the same mail transport as
+ * Agent Account sends (SES deployed, the SMTP relay locally). Nothing is stored: there is no Sent
+ * folder without a mailbox.
+ */
+const TRACKING_HOSTNAME = env.trackingHostname();
+/** An RFC 5322 Message-ID: what `reply_to_message_id` must be here, with no stored message to look up. */
+const MESSAGE_ID_HEADER = /^<[^<>\s@]+@[^<>\s@]+>$/;
+
+export async function sendTransactional(
+  app: ApplicationContext,
+  domainName: string,
+  body: TransactionalSendBody,
+  files: UploadedFile[] = [],
+) {
+  const name = domainName.toLowerCase().replace(/\.$/, '');
+  const domain = await store.getDomainByName(app.applicationId, name);
+  if (!domain)
+    throw new NotFoundError(
+      `The domain ${name.slice(0, 253)} is not registered by this application: register it (POST /v3/admin/domains) and verify its ownership before sending from it`,
+    );
+  if (!domain.verified.ownership)
+    throw new InvalidRequestError(
+      `The domain ${name} (${domain.id}) is not verified: publish its ownership record and verify it (POST /v3/admin/domains/${domain.id}/verify) before sending from it`,
+    );
+  const from = Array.isArray(body.from) ? body.from[0]! : body.from;
+  const fromAddress = normalAddress(from.email);
+  if (fromAddress.slice(fromAddress.lastIndexOf('@') + 1) !== name)
+    throw new InvalidRequestError(`'from.email' must be an address on ${name}, the domain this message is sent from`);
+  const to = body.to ?? [];
+  const cc = body.cc ?? [];
+  const bcc = body.bcc ?? [];
+  if (!to.length && !cc.length && !bcc.length)
+    throw new InvalidRequestError("A message needs at least one recipient in 'to', 'cc' or 'bcc'");
+  if (body.reply_to_message_id !== undefined && !MESSAGE_ID_HEADER.test(body.reply_to_message_id))
+    throw new InvalidRequestError(
+      "'reply_to_message_id' must be the Message-ID header (<…@…>) of the message answered: transactional sends keep no messages to look one up by ID",
+    );
+  const tracking =
+    body.tracking_options === undefined ? undefined : trackingOnCreate(body.tracking_options, TRACKING_HOSTNAME);
+  let { subject, body: text } = body;
+  if (body.template) {
+    const rendered = await renderApplicationTemplate(
+      app.applicationId,
+      body.template.id,
+      body.template.variables ?? {},
+    );
+    subject ??= rendered.subject;
+    text ??= rendered.body;
+  }
+  const attachments = collectAttachments(body.attachments, files);
+  const headers = checkCustomHeaders(body.custom_headers);
+  const isPlaintext = body.is_plaintext ?? false;
+  const id = newId('message');
+  const date = new Date(clock.nowMs());
+  const inReplyTo = body.reply_to_message_id;
+  // Loaded on the first send, not at cold start, as for grant sends.
+  const { composeMime } = await import('#shared/mail/compose');
+  const raw = await composeMime({
+    from,
+    to,
+    cc,
+    bcc,
+    replyTo: body.reply_to ?? [],
+    subject: subject ?? '',
+    ...(isPlaintext ? { text: text ?? '' } : { html: text ?? '' }),
+    attachments,
+    messageId: `<${id.slice(4)}@${name}>`,
+    ...(inReplyTo ? { inReplyTo } : {}),
+    references: inReplyTo ? [inReplyTo] : [],
+    headers,
+    date,
+  });
+  const signed = await dkimSign(raw, {
+    domainName: name,
+    keySelector: domain.dkim_selector,
+    privateKey: await unseal(
+      domain.dkim_private_key,
+      store.DKIM_SEAL_PURPOSE,
+      store.domainSealContext(domain.application_id, domain.id),
+    ),
+  });
+  const recipients = [...new Set([...to, ...cc, ...bcc].map((p) => normalAddress(p.email)))];
+  try {
+    await mailTransport().send(signed, { from: fromAddress, to: recipients });
+  } catch (error) {
+    if (error instanceof DeliveryError)
+      throw new MailDeliveryError(`The message was not sent: ${error.message}`, { cause: error });
+    throw error;
+  }
+  return {
+    id,
+    message_id: id,
+    object: 'message' as const,
+    from: [from],
+    to,
+    cc,
+    bcc,
+    reply_to: body.reply_to ?? [],
+    subject: subject ?? '',
+    body: text ?? '',
+    snippet: snippetOf(bodyText(text ?? '', isPlaintext)),
+    date: Math.floor(date.getTime() / 1000),
+    attachments: attachments.map((a) => ({
+      filename: a.filename,
+      content_type: a.contentType,
+      size: a.content.length,
+      is_inline: a.inline,
+      content_disposition: a.inline ? 'inline' : 'attachment',
+      ...(a.contentId ? { content_id: a.contentId } : {}),
+    })),
+    ...(tracking
+      ? {
+          tracking_options: {
+            opens: tracking.opens,
+            links: tracking.links,
+            ...(tracking.label !== undefined ? { label: tracking.label } : {}),
+          },
+        }
+      : {}),
+    ...(body.metadata ? { metadata: body.metadata } : {}),
+    ...(headers.length ? { headers } : {}),
+  };
+}
