@@ -6,6 +6,7 @@ import { startStack } from '../scripts/local-stack/index';
 import { isOutboxInsert, startStreamRelay } from '../scripts/local-stack/stream-relay';
 import { startJobsWorker } from './jobs';
 import { fmt, median, scaled, table } from './lib';
+import { runUploadSendBench } from './send-upload';
 
 /**
  * Issues 9 and 24 (part 2): a send to many Agent Accounts of this deployment answers in bounded
@@ -174,6 +175,7 @@ export async function runSendBench(): Promise<void> {
     console.log(
       "(before batching: one delivery job stored the copies one by one, 8 at a time, uploading each copy's contents; 110 s until the last of 300 copies and their jobs, jobs one at a time)",
     );
+    await runUploadSendBench(app.api_key, sender.id, `outside-${process.pid}@example.net`);
   } finally {
     await relay.stop();
     await stack.stop();

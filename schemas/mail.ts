@@ -1,4 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
+import { UploadedAttachmentRef } from '#schemas/attachment-uploads';
 import {
   EmailAddress,
   Limit,
@@ -279,7 +280,8 @@ const OutgoingFields = {
   subject: { type: 'string', maxLength: 998 },
   body: { type: 'string', maxLength: MAX_MESSAGE_TEXT },
   starred: { type: 'boolean' },
-  attachments: { type: 'array', maxItems: 100, items: AttachmentInput },
+  // Inline (base64) or a completed upload by ID (functions/attachments: attachment-uploads).
+  attachments: { type: 'array', maxItems: 100, items: { anyOf: [AttachmentInput, UploadedAttachmentRef] } },
   metadata: Metadata,
   template: TemplateRef,
   tracking_options: TrackingOptions,

@@ -510,7 +510,7 @@ const GroupEventFields = {
   recurrence: {
     type: 'array',
     maxItems: 0,
-    items: { type: 'string' },
+    items: { type: 'string', maxLength: 2000 },
     description: 'Recurring group events are not supported: create one group event per occurrence.',
   },
 } as const;

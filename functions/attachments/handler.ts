@@ -1,6 +1,7 @@
 import { binary, ok, redirect } from '#shared/http/route';
 import { httpApi } from '#shared/http/stack';
 import { attachmentsOf } from '#shared/registries/attachments';
+import { completeAttachmentUpload, createAttachmentUpload } from '#shared/uploads/attachments';
 import generated from './routes.generated.cjs';
 import type { routes } from './routes';
 
@@ -13,4 +14,7 @@ export const handler = httpApi<typeof routes>(generated, {
       ? redirect(result.url)
       : binary(result.content, result.attachment.content_type, result.attachment.filename);
   },
+  createAttachmentUpload: async ({ grant, body }) => ok(await createAttachmentUpload(grant, body)),
+  completeAttachmentUpload: async ({ grant, params }) =>
+    ok(await completeAttachmentUpload(grant, params.attachment_id)),
 });

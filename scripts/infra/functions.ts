@@ -67,7 +67,7 @@ export const FUNCTIONS: Record<string, FunctionSpec> = {
   send: {
     memorySize: 1024,
     environment: scheduledSendEnvironment,
-    mail: ['grants/', 'outgoing/'],
+    mail: ['grants/', 'outgoing/', 'uploads/'],
     // A message due within about a minute is also queued at once (shared/scheduled-send/firing.ts).
     sendsTo: ['ScheduledSendQueue'],
   },
@@ -77,13 +77,13 @@ export const FUNCTIONS: Record<string, FunctionSpec> = {
     mail: ['grants/', 'outgoing/'],
   },
   threads: { mail: ['grants/', 'search/'] },
-  drafts: { memorySize: 1024, mail: ['grants/', 'outgoing/'] },
+  drafts: { memorySize: 1024, mail: ['grants/', 'outgoing/', 'uploads/'] },
   'drafts-send': {
     about: 'Sending a draft: its own function, the only drafts route that needs MIME composition and the transports.',
     memorySize: 1024,
     mail: ['grants/', 'outgoing/'],
   },
-  attachments: { mail: ['grants/'] },
+  attachments: { mail: ['grants/', 'uploads/'] },
   'scheduling-pages': {
     about: 'The booking pages (HTML, no API key): a configuration and a booking read, none of the booking code.',
   },
@@ -160,6 +160,8 @@ export const FUNCTIONS: Record<string, FunctionSpec> = {
     mail: {
       'grants/': ['s3:PutObject', 's3:GetObject', 's3:DeleteObject', 's3:ListBucket'],
       'outgoing/': ['s3:PutObject', 's3:GetObject', 's3:DeleteObject'],
+      // An expired attachment upload's file (remove-contents).
+      'uploads/': ['s3:DeleteObject'],
       'search/': ['s3:PutObject', 's3:GetObject', 's3:DeleteObject', 's3:ListBucket'],
     },
     sendsTo: ['JobsQueue', 'MailSyncQueue'],

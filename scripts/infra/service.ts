@@ -72,6 +72,9 @@ export const provider = {
   memorySize: 512,
   timeout: 29,
   logRetentionInDays: 30,
+  // No AWS::Lambda::Version per function: nothing here uses versions or aliases (no provisioned
+  // concurrency, no SnapStart), and each would be one more of the stack's 500 resources.
+  versionFunctions: false,
   httpApi: { payload: '2.0', disableDefaultEndpoint: false },
   // X-Ray, off unless the deployment sets TRACING=true: then Lambda traces every invocation and the
   // functions load Powertools' Tracer (shared/aws/tracing.ts), which costs a cold start.
@@ -318,6 +321,9 @@ export const resources: Record<string, unknown> = {
           // Sent messages waiting for their local delivery job (shared/services/local-delivery.ts): the job
           // deletes them when done; those of a send that never committed expire here.
           { Id: 'expire-outgoing', Status: 'Enabled', Prefix: 'outgoing/', ExpirationInDays: 7 },
+          // Large attachments PUT through attachment-uploads: each upload's TTL removes its file after its
+          // hour (shared/uploads/store.ts); this catches any the table's TTL and the jobs left behind.
+          { Id: 'expire-attachment-uploads', Status: 'Enabled', Prefix: 'uploads/', ExpirationInDays: 1 },
         ],
       },
     },

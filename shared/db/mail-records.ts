@@ -25,6 +25,12 @@ export interface NewAttachment {
   inline: boolean;
 }
 
+/** An attachment whose bytes are already in the mail bucket (an upload): stored by an S3 copy, never read. */
+export interface CopiedAttachment extends Omit<NewAttachment, 'content'> {
+  size: number;
+  copyFrom: string;
+}
+
 export interface AttachmentRecord {
   id: AttachmentId;
   filename: string;

@@ -1,6 +1,6 @@
-import { putBlob } from '#shared/aws/mail-bucket';
+import { copyBlob, putBlob } from '#shared/aws/mail-bucket';
 import type { GrantRecord } from '#shared/db/grants';
-import type { NewAttachment } from '#shared/db/mail-records';
+import type { CopiedAttachment, NewAttachment } from '#shared/db/mail-records';
 import type { Job } from '#shared/jobs/job';
 import type { DeliveredCopy } from '#shared/providers/contract';
 
@@ -27,7 +27,7 @@ export const BATCH_MAX = 200;
 
 /** What every receiving mailbox's copy is made of (the raw MIME travels beside it). */
 export type LocalCopy = Omit<DeliveredCopy, 'attachments' | 'rawSize' | 'calendarParts'> & {
-  attachments: NewAttachment[];
+  attachments: (NewAttachment | CopiedAttachment)[];
   raw: Buffer;
 };
 
@@ -77,17 +77,28 @@ export async function spoolLocalCopies(
     ...fields,
     rawSize: raw.length,
     bodyObject,
-    attachments: attachments.map(({ content, ...a }) => ({
-      ...a,
-      size: content.length,
-      ...(isCalendarPart(a) ? { content: content.toString('base64') } : {}),
-    })),
+    attachments: attachments.map((a) => {
+      if ('copyFrom' in a) {
+        const { copyFrom: _, ...described } = a;
+        return described;
+      }
+      const { content, ...described } = a;
+      return {
+        ...described,
+        size: content.length,
+        ...(isCalendarPart(a) ? { content: content.toString('base64') } : {}),
+      };
+    }),
   };
   const batches = batchesOf(recipients);
   await Promise.all([
     putBlob(copyKey(spool), JSON.stringify(spooled), 'application/json'),
     putBlob(rawKey(spool), raw, 'message/rfc822'),
-    ...attachments.map((a, i) => putBlob(attachmentKey(spool, i), a.content, a.contentType)),
+    ...attachments.map((a, i) =>
+      'copyFrom' in a
+        ? copyBlob(a.copyFrom, attachmentKey(spool, i))
+        : putBlob(attachmentKey(spool, i), a.content, a.contentType),
+    ),
     ...(bodyObject ? [putBlob(bodyObjectKey(spool), copy.body, 'application/octet-stream')] : []),
     ...batches.map((_, i) => putBlob(markerKey(spool, i), Buffer.alloc(0), 'application/octet-stream')),
   ]);

@@ -2,8 +2,9 @@ import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { legacyPostings } from '#shared/mailbox/postings';
 import { bodyText } from '#shared/mailbox/text';
 import type { AttachmentRecord, MessageRecord, NewAttachment } from '#shared/mailbox/types';
+import type { CopiedAttachment } from '#shared/db/mail-records';
 import { MAIL_BUCKET, s3 } from '#shared/aws/s3';
-import { getBlob, putBlob } from '#shared/aws/mail-bucket';
+import { copyBlob, getBlob, putBlob } from '#shared/aws/mail-bucket';
 // Read only inside functions: the lazy chunk (scripts/esbuild-plugins.cjs, lazy-chunks) loads on the first download link.
 import { getSignedUrl } from '#shared/lazy/presigner';
 import { newId, type AttachmentId, type GrantId, type MessageId } from '#shared/ids';
@@ -40,12 +41,17 @@ export function attachmentRecords(
   });
 }
 
-/** Uploads the contents of `list` under the keys of `records` (same order), side by side. */
+/** Uploads the contents of `list` under the keys of `records` (same order), side by side; copies are made inside S3. */
 export async function uploadAttachments(
   records: readonly AttachmentRecord[],
-  list: readonly NewAttachment[],
+  list: readonly (NewAttachment | CopiedAttachment)[],
 ): Promise<void> {
-  await Promise.all(records.map((r, i) => putBlob(r.key, list[i]!.content, r.content_type)));
+  await Promise.all(
+    records.map((r, i) => {
+      const a = list[i]!;
+      return 'copyFrom' in a ? copyBlob(a.copyFrom, r.key) : putBlob(r.key, a.content, r.content_type);
+    }),
+  );
 }
 
 /** Stored attachments with their contents read back from S3 (a draft or a scheduled message sent: nothing is rendered again). */

@@ -4,7 +4,8 @@ import { putBlob } from '#shared/aws/mail-bucket';
 import { removeContentsJob, removeContentsNow } from '#shared/mailbox/cleanup';
 import { draftContentPlan, draftObject, requireDraft, requireMessage } from '#shared/mailbox/lookup';
 import { normalAddress } from '#shared/mailbox/postings';
-import { checkCustomHeaders, collectAttachments, senderOf } from '#shared/mailbox/outgoing';
+import { checkCustomHeaders, collectWithUploads, senderOf } from '#shared/mailbox/outgoing';
+import { copyUpload, isUploaded, type UploadedAttachment } from '#shared/uploads/attachments';
 import { BODY_INLINE_MAX } from '#shared/mailbox/store';
 import { refreshThreadNow, threadRefreshJob } from '#shared/mailbox/thread-refresh';
 import type { AttachmentRecord, DraftRecord, NewAttachment } from '#shared/mailbox/types';
@@ -90,7 +91,8 @@ function stageContents(
   id: DraftId,
   html: string | undefined,
   isPlaintext: boolean,
-  attachments: NewAttachment[] | undefined,
+  /** Uploaded ones (attachment-uploads) are copied from their upload inside S3. */
+  attachments: (NewAttachment | UploadedAttachment)[] | undefined,
 ): StagedContents {
   const staged: StagedContents = { keys: [], upload: async () => undefined };
   const uploads: (() => Promise<void>)[] = [];
@@ -108,7 +110,14 @@ function stageContents(
     const records = attachmentRecords(grant.id, attachments);
     staged.attachments = records;
     staged.keys.push(...records.map((r) => r.key));
-    uploads.push(() => uploadAttachments(records, attachments));
+    uploads.push(async () => {
+      await Promise.all(
+        records.map((r, i) => {
+          const a = attachments[i]!;
+          return isUploaded(a) ? copyUpload(a, r.key) : uploadAttachments([r], [a]);
+        }),
+      );
+    });
   }
   staged.upload = async () => void (await Promise.all(uploads.map((u) => u())));
   return staged;
@@ -153,7 +162,7 @@ export async function createDraft(
     id,
     html ?? '',
     body.is_plaintext ?? false,
-    collectAttachments(body.attachments, files),
+    await collectWithUploads(grant, body.attachments, files),
   );
   const uploaded = await uploadStaged(grant, staged);
   const now = clock.nowSeconds();
@@ -219,7 +228,7 @@ export async function updateDraft(
     current.id,
     html,
     next.is_plaintext,
-    replacedAttachments ? collectAttachments(body.attachments, files) : undefined,
+    replacedAttachments ? await collectWithUploads(grant, body.attachments, files) : undefined,
   );
   if (staged.body) {
     next.body = staged.body.body;

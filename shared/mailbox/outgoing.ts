@@ -5,6 +5,7 @@ import { InvalidRequestError } from '#shared/errors';
 import type { UploadedFile } from '#shared/uploaded-file';
 import { safeFilename } from '#shared/mail/filenames';
 import type { SendMessageBody } from '#schemas/mail';
+import { isUploadRef, requireReadyUploads, type UploadedAttachment } from '#shared/uploads/attachments';
 
 /**
  * The checks a message to send and a draft share: attachments, custom headers, the sender. Apart
@@ -36,9 +37,23 @@ const RESERVED_HEADERS = new Set([
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
-/** Decodes JSON attachments (base64) and appends multipart files, in the order sent. */
-export function collectAttachments(json: SendMessageBody['attachments'], files: UploadedFile[] = []): NewAttachment[] {
-  const out: NewAttachment[] = (json ?? []).map((a, i) => {
+/**
+ * Decodes JSON attachments (base64) and appends multipart files, in the order sent. An attachment named
+ * by an upload's ID is a grant's (collectWithUploads): here, with no grant to hold it, it is a 400.
+ */
+export function collectAttachments(
+  json: SendMessageBody['attachments'],
+  files: UploadedFile[] = [],
+  /** `skip`: collectWithUploads takes those itself. */
+  uploads: 'refuse' | 'skip' = 'refuse',
+): NewAttachment[] {
+  const out: NewAttachment[] = (json ?? []).flatMap((a, i) => {
+    if (isUploadRef(a)) {
+      if (uploads === 'skip') return [];
+      throw new InvalidRequestError(
+        `'attachments[${i}]' names an upload by ID; uploads belong to a grant and are sent from it (attachment-uploads)`,
+      );
+    }
     const clean = a.content.replace(/\s+/g, '');
     if (clean.length % 4 === 1 || !BASE64.test(clean))
       throw new InvalidRequestError(`'attachments[${i}].content' must be base64`);
@@ -54,6 +69,23 @@ export function collectAttachments(json: SendMessageBody['attachments'], files: 
     out.push({ filename: safeFilename(f.filename), contentType: f.contentType, content: f.content, inline: false });
   if (out.length > 100) throw new InvalidRequestError('A message can carry at most 100 attachments');
   return out;
+}
+
+/**
+ * collectAttachments, then the completed uploads the JSON names by ID (`{ "id": … }`), after them:
+ * checked to be the grant's, complete and within their hour, their files left in S3.
+ */
+export async function collectWithUploads(
+  grant: GrantRecord,
+  json: SendMessageBody['attachments'],
+  files: UploadedFile[] = [],
+): Promise<(NewAttachment | UploadedAttachment)[]> {
+  const refs = (json ?? []).flatMap((a) => (isUploadRef(a) ? [a] : []));
+  const collected = collectAttachments(json, files, 'skip');
+  if (!refs.length) return collected;
+  if (collected.length + refs.length > 100)
+    throw new InvalidRequestError('A message can carry at most 100 attachments');
+  return [...collected, ...(await requireReadyUploads(grant, refs))];
 }
 
 export function checkCustomHeaders(headers: HeaderRecord[] = []): HeaderRecord[] {

@@ -2,7 +2,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { requireMessage } from '#shared/mailbox/lookup';
 import { normalAddress } from '#shared/mailbox/postings';
 import { spoolLocalCopies } from '#shared/mail/local-spool';
-import { checkCustomHeaders, collectAttachments, senderOf } from '#shared/mailbox/outgoing';
+import { checkCustomHeaders, collectWithUploads, senderOf } from '#shared/mailbox/outgoing';
+import { isUploaded, uploadStream, withContents, type UploadedAttachment } from '#shared/uploads/attachments';
 import { placementOf } from '#shared/governance/placement';
 import {
   blockingRule,
@@ -57,6 +58,10 @@ export interface PreparedMessage {
   isPlaintext: boolean;
   starred: boolean;
   attachments: NewAttachment[];
+  /** Those of `attachments` that came from uploads (large): their MIME parts are streamed (composePrepared). */
+  uploaded?: readonly NewAttachment[];
+  /** Uploads not read (prepareOutgoing's `lazyUploads`): streamed from S3 into the MIME, copied in S3 for the Sent copy. */
+  uploads?: readonly UploadedAttachment[];
   headers: HeaderRecord[];
   metadata: Record<string, string>;
   threadId?: ThreadId;
@@ -68,11 +73,16 @@ export interface PreparedMessage {
   calendar?: { method: string; content: string };
 }
 
-/** The raw MIME of a prepared message, under its Message-ID and date. */
+/**
+ * The raw MIME of a prepared message, under its Message-ID and date. Uploaded files are appended as
+ * parts streamed into a buffer sized for the message (shared/uploads/mime.ts): the message is held
+ * once, not gathered and then concatenated.
+ */
 export async function composePrepared(prepared: PreparedMessage, messageIdHeader: string, date: Date): Promise<Buffer> {
   // Loaded on the first send, not at cold start: nodemailer's composer serves only this step.
   const { composeMime } = await import('#shared/mail/compose');
-  return composeMime({
+  const streamed = new Set(prepared.uploaded ?? []);
+  const bare = await composeMime({
     from: prepared.from,
     to: prepared.to,
     cc: prepared.cc,
@@ -80,7 +90,7 @@ export async function composePrepared(prepared: PreparedMessage, messageIdHeader
     replyTo: prepared.replyTo,
     subject: prepared.subject,
     ...(prepared.isPlaintext ? { text: prepared.body } : { html: prepared.body }),
-    attachments: prepared.attachments,
+    attachments: prepared.attachments.filter((a) => !streamed.has(a)),
     messageId: messageIdHeader,
     inReplyTo: prepared.inReplyTo,
     references: prepared.references,
@@ -88,6 +98,13 @@ export async function composePrepared(prepared: PreparedMessage, messageIdHeader
     date,
     ...(prepared.calendar ? { calendar: prepared.calendar } : {}),
   });
+  const parts = [
+    ...prepared.attachments.filter((a) => streamed.has(a)).map((a) => ({ ...a, size: a.content.length })),
+    ...(prepared.uploads ?? []).map((u) => ({ ...u, content: () => uploadStream(u.key) })),
+  ];
+  if (!parts.length) return bare;
+  const { appendStreamedParts } = await import('#shared/uploads/mime');
+  return appendStreamedParts(bare, parts);
 }
 
 /**
@@ -120,8 +137,11 @@ export async function prepareOutgoing(
   stored: NewAttachment[] = [],
   renderTemplate?: TemplateRenderer,
   replied: (grant: GrantRecord, messageId: string) => Promise<RepliedMessage> = storedRepliedMessage,
-  /** A draft kept at a provider, composed before it has recipients. */
-  options: { draft?: boolean } = {},
+  /**
+   * `draft`: a draft kept at a provider, composed before it has recipients. `lazyUploads`: uploads are
+   * left in S3 (`uploads`), for a submission that streams and copies them (deliverAndStore).
+   */
+  options: { draft?: boolean; lazyUploads?: boolean } = {},
 ): Promise<PreparedMessage> {
   if (input.send_at !== undefined) throw new Error('prepareOutgoing: a scheduled send is prepared without its send_at');
   // Tracking settings follow the draft rules (hostname validated and canonicalised).
@@ -154,9 +174,13 @@ export async function prepareOutgoing(
       references = [...original.references, original.message_id_header].slice(-50);
     }
   }
-  const attachments = [...stored, ...collectAttachments(input.attachments, files)];
+  const collected = await collectWithUploads(grant, input.attachments, files);
+  const lazy = options.lazyUploads ? collected.filter(isUploaded) : [];
+  const read = await withContents(options.lazyUploads ? collected.filter((a) => !isUploaded(a)) : collected);
+  const uploaded = options.lazyUploads ? [] : read.filter((_, i) => isUploaded(collected[i]!));
+  const attachments = [...stored, ...read];
   const governance = await governanceOf(grant);
-  checkAttachmentLimits(governance.limits, attachments);
+  checkAttachmentLimits(governance.limits, [...attachments, ...lazy]);
   return {
     from: senderOf(grant, input.from),
     to,
@@ -174,6 +198,8 @@ export async function prepareOutgoing(
     inReplyTo,
     references,
     governance,
+    ...(uploaded.length ? { uploaded } : {}),
+    ...(lazy.length ? { uploads: lazy } : {}),
   };
 }
 
@@ -269,8 +295,9 @@ export function claimsOf(grant: GrantRecord, limits: PolicyLimits | undefined, c
 /** The attachment limits of the account's workspace policy; 400 naming the limit a message exceeds. */
 export function checkAttachmentLimits(
   limits: PolicyLimits,
-  attachments: readonly { filename: string; contentType: string; content: Buffer }[],
+  list: readonly ({ filename: string; contentType: string } & ({ content: Buffer } | { size: number }))[],
 ): void {
+  const attachments = list.map((a) => ({ ...a, size: 'size' in a ? a.size : a.content.length }));
   const count = limits.limit_attachment_count_limit;
   if (count !== undefined && attachments.length > count) {
     throw new InvalidRequestError(
@@ -278,10 +305,10 @@ export function checkAttachmentLimits(
     );
   }
   const size = limits.limit_attachment_size_limit;
-  const large = size !== undefined ? attachments.find((a) => a.content.length > size) : undefined;
+  const large = size !== undefined ? attachments.find((a) => a.size > size) : undefined;
   if (large)
     throw new InvalidRequestError(
-      `Attachment '${large.filename}' has ${large.content.length} bytes; this Agent Account's policy allows ${size} per attachment (limit_attachment_size_limit)`,
+      `Attachment '${large.filename}' has ${large.size} bytes; this Agent Account's policy allows ${size} per attachment (limit_attachment_size_limit)`,
     );
   const types = limits.limit_attachment_allowed_types;
   if (types?.length) {
@@ -393,10 +420,13 @@ export async function deliverAndStore(
     date: Math.floor(date.getTime() / 1000),
     body: prepared.body,
     isPlaintext: prepared.isPlaintext,
-    // The calendar part is a part of the MIME like the attachments: stored copies list it as one.
-    attachments: prepared.calendar
-      ? [...prepared.attachments, calendarAttachment(prepared.calendar)]
-      : prepared.attachments,
+    // The calendar part is a part of the MIME like the attachments: stored copies list it as one. Uploads
+    // are copied inside S3 from where they were uploaded, never read here.
+    attachments: [
+      ...prepared.attachments,
+      ...(prepared.uploads ?? []).map(({ key, ...u }) => ({ ...u, copyFrom: key })),
+      ...(prepared.calendar ? [calendarAttachment(prepared.calendar)] : []),
+    ],
     headers: [
       { name: 'Message-ID', value: messageIdHeader },
       ...(prepared.inReplyTo ? [{ name: 'In-Reply-To', value: prepared.inReplyTo }] : []),
@@ -560,14 +590,22 @@ export type Submission = (
  * under the request's idempotency key, answered with the stored Sent copy.
  */
 export const sendWith =
-  (submit: Submission) =>
+  (submit: Submission, options: { lazyUploads?: boolean } = {}) =>
   (grant: GrantRecord, input: OutgoingInput, context: { files: UploadedFile[]; idempotencyKey?: string }) =>
     withIdempotency(
       grant,
       context.idempotencyKey,
       () => requestHash(input, context.files),
       async (progress) => {
-        const prepared = await prepareOutgoing(grant, input, context.files, [], renderStoredTemplate);
+        const prepared = await prepareOutgoing(
+          grant,
+          input,
+          context.files,
+          [],
+          renderStoredTemplate,
+          storedRepliedMessage,
+          options,
+        );
         // The body is at hand: no need to read it back from S3 when it was stored there.
         return messageView(await submit(grant, prepared, progress), { body: prepared.body });
       },
@@ -575,6 +613,7 @@ export const sendWith =
     );
 
 /** Sends a message now through the relay (a scheduled send goes through shared/mailbox/scheduled.ts). */
-export const sendMessage = /* @__PURE__ */ sendWith((grant, prepared, progress) =>
-  deliverAndStore(grant, prepared, progress),
+export const sendMessage = /* @__PURE__ */ sendWith(
+  (grant, prepared, progress) => deliverAndStore(grant, prepared, progress),
+  { lazyUploads: true },
 );

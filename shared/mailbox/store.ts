@@ -1,3 +1,4 @@
+import type { CopiedAttachment } from '#shared/db/mail-records';
 import {
   attachmentRecords,
   bodyKey,
@@ -66,7 +67,8 @@ export interface NewMessage {
   folders: string[];
   body: string;
   isPlaintext: boolean;
-  attachments: NewAttachment[];
+  /** A send's uploaded files are copies (CopiedAttachment): stored inside S3, never read. */
+  attachments: (NewAttachment | CopiedAttachment)[];
   headers: HeaderRecord[];
   raw: Buffer;
   metadata: Record<string, string>;
@@ -371,7 +373,7 @@ export async function storeServerMessages(
       threadId,
       rawSize: input.raw.length,
       largeBodyKey,
-      attachments: serverAttachmentRecords(input.attachments),
+      attachments: serverAttachmentRecords(input.attachments.filter((a): a is NewAttachment => 'content' in a)),
       text,
     });
     return { input, record, text };

@@ -227,9 +227,15 @@ export async function sendThroughGraph(
   const domain = grant.email.slice(grant.email.lastIndexOf('@') + 1);
   const messageId = `<${newId('message').slice(4)}@${domain}>`;
   const date = new Date(clock.nowMs());
-  const whole = (await composePrepared(prepared, messageId, date)).toString('base64');
+  // Attachments alone too large for one request (twice base64: as MIME, then the MIME for Graph) go
+  // to the draft without composing the whole message: a large file is then held once, never as MIME too.
+  const attachmentsAlone = prepared.attachments.reduce((n, a) => n + (Math.ceil(a.content.length / 3) * 16) / 9, 0);
+  const whole =
+    attachmentsAlone <= MIME_REQUEST_MAX
+      ? (await composePrepared(prepared, messageId, date)).toString('base64')
+      : undefined;
   const client = await graphClientOf(grant);
-  if (whole.length <= MIME_REQUEST_MAX) {
+  if (whole !== undefined && whole.length <= MIME_REQUEST_MAX) {
     await beforeRelay();
     await client.call({ method: 'POST', path: `${client.mailbox}/sendMail`, body: whole, contentType: 'text/plain' });
     return sentCopy(grant, client, messageId);
