@@ -25,6 +25,7 @@ import { routes as send } from './send/routes';
 import { routes as schedules } from './schedules/routes';
 import { routes as templates } from './templates/routes';
 import { routes as threads } from './threads/routes';
+import { routes as tracking } from './tracking/routes';
 import { routes as webhooks } from './webhooks/routes';
 
 /**
@@ -59,6 +60,7 @@ export const API_ROUTES = {
   'domains-send': domainsSend,
   connectors,
   push,
+  tracking,
 } as const;
 
 export const ALL_ROUTES: readonly RouteSpec[] = Object.values(API_ROUTES).flatMap((group) => Object.values(group));

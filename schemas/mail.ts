@@ -1,4 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
+import { MessageTrackingOptions } from '#schemas/tracking';
 import { UploadedAttachmentRef } from '#schemas/attachment-uploads';
 import {
   EmailAddress,
@@ -162,6 +163,7 @@ export const MessageObject = {
     },
     raw_mime: { type: 'string' },
     raw_mime_url: MovedContentUrl('raw_mime', 'the raw MIME itself (message/rfc822, not base64url)'),
+    tracking_options: { ...MessageTrackingOptions, description: 'With fields=include_tracking_options.' },
     created_at: { type: 'integer' },
   },
 } as const;

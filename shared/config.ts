@@ -52,6 +52,11 @@ export const env = {
   /** `smtp` (SMTP_RELAY_URL) or `ses` (Amazon SES v2) for mail to addresses outside this deployment. */
   mailTransport: () => optional('MAIL_TRANSPORT', 'smtp') as 'smtp' | 'ses',
   smtpRelayUrl: () => required('SMTP_RELAY_URL'),
+  /**
+   * The SES configuration set sends go through (MAIL_TRANSPORT=ses): it publishes their delivery,
+   * bounce, complaint and reject events to the ses-events worker. Empty: sent without one, no such events.
+   */
+  sesConfigurationSet: () => optional('SES_CONFIGURATION_SET', ''),
   /** Domain of generated Message-ID headers. */
   messageIdDomain,
   /** Regional link and open tracking hostname, used when a draft or send gives none. */

@@ -10,6 +10,7 @@ export const DEAD_LETTER_QUEUES = {
   'mail-sync': 'MailSyncDeadLetterQueue',
   'scheduled-send': 'ScheduledSendDeadLetterQueue',
   inbound: 'InboundDeadLetterQueue',
+  'ses-events': 'SesEventsDeadLetterQueue',
   'outbox-failure': 'OutboxFailureDeadLetterQueue',
 } as const;
 

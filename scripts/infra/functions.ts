@@ -177,6 +177,11 @@ export const FUNCTIONS: Record<string, FunctionSpec> = {
     mail: ['grants/'],
     sendsTo: ['MailSyncQueue'],
   },
+  'ses-events': {
+    about:
+      'Deliverability events of SES sends (configuration set → SNS → queue): message.delivered, bounced, complaint, rejected and their transactional forms, once each.',
+    events: [sqs('SesEventsQueue', '${param:sqsBatchSize}')],
+  },
   inbound: {
     about: 'Inbound mail on AWS: invoked by an SES receipt rule after its S3 action (see README).',
     memorySize: 1024,

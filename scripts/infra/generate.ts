@@ -138,8 +138,11 @@ export function grantsOf(
           resource: getAtt('MailBucket.Arn'),
           condition: { StringLike: { 's3:prefix': prefixes } },
         });
-    } else if (action.startsWith('ses:')) grants.push({ action, resource: service.SES_IDENTITIES });
-    else if (action === 'secretsmanager:GetSecretValue') grants.push({ action, resource: ref('WebhookSecretKey') });
+    } else if (action.startsWith('ses:')) {
+      grants.push({ action, resource: service.SES_IDENTITIES });
+      // Sends name the deployment's configuration set (SES_CONFIGURATION_SET), which SES authorises too.
+      grants.push({ action, resource: service.SES_CONFIGURATION_SET });
+    } else if (action === 'secretsmanager:GetSecretValue') grants.push({ action, resource: ref('WebhookSecretKey') });
     else if (action.startsWith('scheduler:')) grants.push({ action, resource: service.SCHEDULES });
     // Only to hand EventBridge Scheduler its role.
     else if (action === 'iam:PassRole')

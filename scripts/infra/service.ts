@@ -39,6 +39,8 @@ export const params = {
     scheduledSendQueueArn: "${env:SCHEDULED_SEND_QUEUE_ARN, ''}",
     scheduledSendDlqArn: "${env:SCHEDULED_SEND_DLQ_ARN, ''}",
     schedulerRoleArn: "${env:SCHEDULER_ROLE_ARN, ''}",
+    // No SES locally: the relay's answers are the deliverability events (shared/deliverability/relay.ts).
+    sesConfigurationSet: '',
   },
   default: {
     fanoutQueueUrl: ref('FanoutQueue'),
@@ -60,6 +62,7 @@ export const params = {
     scheduledSendQueueArn: getAtt('ScheduledSendQueue.Arn'),
     scheduledSendDlqArn: getAtt('ScheduledSendDeadLetterQueue.Arn'),
     schedulerRoleArn: getAtt('SchedulerRole.Arn'),
+    sesConfigurationSet: ref('SesConfigurationSet'),
   },
 };
 
@@ -87,6 +90,7 @@ export const provider = {
     MAIL_BUCKET: '${param:mailBucket}',
     MAIL_TRANSPORT: '${param:mailTransport}',
     SMTP_RELAY_URL: '${param:smtpRelayUrl}',
+    SES_CONFIGURATION_SET: '${param:sesConfigurationSet}',
     S3_FORCE_PATH_STYLE: '${param:s3ForcePathStyle}',
     DELIVERY_QUEUE_URL: '${param:deliveryQueueUrl}',
     DELIVERY_DLQ_URL: '${param:deliveryDlqUrl}',
@@ -248,6 +252,74 @@ export const resources: Record<string, unknown> = {
   ScheduledSendDeadLetterQueue: deadLetterQueue('scheduled-send-dlq'),
   // Failed inbound invocations (after Lambda's retries) wait here: inbound mail is never dropped.
   InboundDeadLetterQueue: deadLetterQueue('inbound-dlq'),
+  // Deliverability events of SES sends (functions/ses-events): the configuration set every send names
+  // (SES_CONFIGURATION_SET) publishes deliveries, bounces, complaints and rejections to a topic, the
+  // topic to the ses-events queue; an event received 3 times without being handled moves to the DLQ.
+  SesConfigurationSet: {
+    Type: 'AWS::SES::ConfigurationSet',
+    Properties: { Name: '${self:service}-${sls:stage}' },
+  },
+  SesEventsTopic: {
+    Type: 'AWS::SNS::Topic',
+    Properties: { TopicName: '${self:service}-${sls:stage}-ses-events' },
+  },
+  SesEventsTopicPolicy: {
+    Type: 'AWS::SNS::TopicPolicy',
+    Properties: {
+      Topics: [ref('SesEventsTopic')],
+      PolicyDocument: {
+        Version: '2012-10-17',
+        Statement: [
+          {
+            Effect: 'Allow',
+            Principal: { Service: 'ses.amazonaws.com' },
+            Action: 'sns:Publish',
+            Resource: ref('SesEventsTopic'),
+            Condition: { StringEquals: { 'aws:SourceAccount': ref('AWS::AccountId') } },
+          },
+        ],
+      },
+    },
+  },
+  SesConfigurationSetEventDestination: {
+    Type: 'AWS::SES::ConfigurationSetEventDestination',
+    Properties: {
+      ConfigurationSetName: ref('SesConfigurationSet'),
+      EventDestination: {
+        Name: 'deliverability',
+        Enabled: true,
+        MatchingEventTypes: ['delivery', 'bounce', 'complaint', 'reject'],
+        SnsDestination: { TopicARN: ref('SesEventsTopic') },
+      },
+    },
+  },
+  SesEventsQueue: workQueue('ses-events', 'SesEventsDeadLetterQueue', {
+    VisibilityTimeout: 180,
+    MessageRetentionPeriod: 345600,
+  }),
+  SesEventsDeadLetterQueue: deadLetterQueue('ses-events-dlq'),
+  SesEventsQueuePolicy: {
+    Type: 'AWS::SQS::QueuePolicy',
+    Properties: {
+      Queues: [ref('SesEventsQueue')],
+      PolicyDocument: {
+        Version: '2012-10-17',
+        Statement: [
+          {
+            Effect: 'Allow',
+            Principal: { Service: 'sns.amazonaws.com' },
+            Action: 'sqs:SendMessage',
+            Resource: getAtt('SesEventsQueue.Arn'),
+            Condition: { ArnEquals: { 'aws:SourceArn': ref('SesEventsTopic') } },
+          },
+        ],
+      },
+    },
+  },
+  SesEventsSubscription: {
+    Type: 'AWS::SNS::Subscription',
+    Properties: { TopicArn: ref('SesEventsTopic'), Protocol: 'sqs', Endpoint: getAtt('SesEventsQueue.Arn') },
+  },
   // Key material that encrypts secrets at rest (shared/crypto/): webhook secrets, connector client
   // secrets and credential data, connected grants' provider tokens, OAuth flows. Never in an
   // environment variable: only the functions whose code reads it get its ARN and may read it.
@@ -379,6 +451,9 @@ export const MAIL_OBJECT = (prefix: string) => sub(`\${MailBucket.Arn}/${prefix}
 export const TABLE_ARN = getAtt('Table.Arn');
 export const TABLE_STREAM_ARN = getAtt('Table.StreamArn');
 export const SES_IDENTITIES = sub('arn:${AWS::Partition}:ses:${AWS::Region}:${AWS::AccountId}:identity/*');
+export const SES_CONFIGURATION_SET = sub(
+  'arn:${AWS::Partition}:ses:${AWS::Region}:${AWS::AccountId}:configuration-set/${SesConfigurationSet}',
+);
 export const SCHEDULES = sub(
   'arn:${AWS::Partition}:scheduler:${AWS::Region}:${AWS::AccountId}:schedule/${ScheduleGroup}/*',
 );

@@ -62,6 +62,8 @@ export const QUEUE_ENV = {
   InboundDeadLetterQueue: 'INBOUND_DLQ_URL',
   ScheduledSendQueue: 'SCHEDULED_SEND_QUEUE_URL',
   ScheduledSendDeadLetterQueue: 'SCHEDULED_SEND_DLQ_URL',
+  SesEventsQueue: 'SES_EVENTS_QUEUE_URL',
+  SesEventsDeadLetterQueue: 'SES_EVENTS_DLQ_URL',
 } as const;
 
 /**

@@ -11,6 +11,7 @@ import { parseMime } from '#shared/mail/parse';
 import { calendarJobs } from '#shared/calendar/imip';
 import { clock } from '#shared/time';
 import { listFolders } from '#shared/mailbox/folders';
+import { inboundNotices } from '#shared/tracking/inbound';
 
 /**
  * Inbound mail for Agent Accounts, whatever carried it: the local SMTP listener (`npm start`) or, on
@@ -140,6 +141,8 @@ export async function ingestMessage(
       const placed = decision
         ? await placementOf(grant, decision.actions, { folders: ['inbox'], unread: true, starred: false }, listFolders)
         : undefined;
+      // A reply to a tracked message, a bounce of a sent one: announced with the stored copy.
+      const notices = await inboundNotices(grant, mail, raw);
       const { record, duplicate } = await storeMessage({
         grant,
         ...parsedMessageFields(mail, raw),
@@ -150,6 +153,7 @@ export async function ingestMessage(
         folders: placed?.folders ?? ['inbox'],
         messageIdHeader,
         jobs: calendarJobs(grant, mail.attachments, from[0]?.email),
+        ...(notices ? { also: notices } : {}),
       });
       if (decision && !duplicate)
         await recordEvaluation(

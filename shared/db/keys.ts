@@ -38,6 +38,7 @@
  * | Delivery attempts of a destination, newest first | table | webhook#<wh_id>#attempts | <dlv_id> (TTL 30 d) | attemptKey, attemptsOfWebhook |
  * | Attempt counts per hour, and per minute inside it, one item per writer (health; readers sum them) | table | webhook#<wh_id>#stats | h#<hour>#<writer> (TTL 4 d) | statsKey |
  * | Outbox entry: a notification or job (TTL 2 d)    | table | outbox#<ntf_id|job_id> | outbox            | outboxKey           |
+ * | Deliverability event of the mail transport, once announced (shared/deliverability/announce.ts; TTL 19 d) | table | deliverability#<event hash> | event | deliverabilityEventKey |
  * | Uploads of a grant not yet committed (TTL 1 h; uploads.ts) | table | grant#<gid>#uploads | <upl_id>       | uploadKey, uploadsOfGrant |
  * | Scheduled send by ID / newest first (TTL 30 d once closed) | table | grant#<gid>#schedule | <sch_id> (ULID) | scheduleKey, schedulesOfGrant |
  * | List, rule, policy, workspace by ID / of an application | table | app#<app_id> | list#, rule#, policy#, workspace#<id> | listKey, ruleKey, policyKey, workspaceKey, ...OfApplication |
@@ -65,11 +66,12 @@
  * | Provider B's lifecycle notifications waiting for the grant's next run | table | grant#<gid> | graph_lifecycle | graphLifecycleKey |
  * | Our metadata of a message a live provider keeps (provider A) | table | grant#<gid>#livemeta | msg#<message_id> | liveMetadataKey |
  * | Those messages by an indexed metadata pair, newest ID first | table | grant#<gid>#livemeta | pair#<key>#<sha256(value)>#<message_id> | liveMetadataPairKey, liveMetadataPairPrefix |
+ * | Tracking of a sent message (its settings, opens, replies) / clicks of one of its links / its links (shared/tracking/records.ts) | table | grant#<gid>#track | <msg_id>, <msg_id>#link#<index> | trackedMessageKey, trackedLinkKey, trackedLinksOf |
  * | A synced message's place on its server (folder, UIDVALIDITY, UID → message) | table | grant#<gid>#loc | <folder_id>#<uidvalidity>#<uid> | serverLocationKey, serverLocationsOf |
  * | A message a query_imap list answered, not synced (TTL 1 day) | table | grant#<gid>#direct | <msg_id> | directIdKey |
  * | Admin consent given for an application's provider credential | table | app#<app_id> | adminconsent#<provider>#<credential_id> | adminConsentKey |
- * | Group event of a group configuration by its event ID (capacity, seats taken, the bookings holding them) / the configuration's group events | table | schedcfg#<cfg_id> | groupevent#<event_id> | groupEventKey, groupEventsOfConfiguration |
  * | Booking by ID | table | booking#<bkg_id> | booking | bookingKey |
+ * | Group event of a group configuration by its event ID (capacity, seats taken, the bookings holding them) / the configuration's group events | table | schedcfg#<cfg_id> | groupevent#<event_id> | groupEventKey, groupEventsOfConfiguration |
  * | Application settings (branding, hosted authentication page, its own request rate limit) and its redirect URI count: attributes of the application item | table | app#<app_id> | app | applicationKey |
  * | Redirect (callback) URI by ID / redirect URIs of an application | table | app#<app_id> | redirect_uri#<ruri_id> | redirectUriKey, redirectUrisOfApplication |
  * | Redirect URI by its URL as registered, unique within the application (the OAuth flow's exact match; registered before exact matching: by its parsed URL) | table | app#<app_id> | redirect_url#<sha256 of the URL> | redirectUrlKey |
@@ -101,6 +103,7 @@ import { createHash } from 'node:crypto';
 import { KEY_BYTES } from '#shared/aws/key-bounds';
 import type {
   ApiKeyId,
+  DomainId,
   ApplicationId,
   CredentialId,
   RedirectUriId,
@@ -125,7 +128,6 @@ import type {
   ContactId,
   ContactGroupId,
   ConfigurationId,
-  DomainId,
   BookingId,
 } from '#shared/ids';
 
@@ -243,6 +245,7 @@ const GRANT_PARTITIONS = [
   'inboxcontact',
   'contactgroup',
   'livemeta',
+  'track',
 ] as const;
 const grantPartition = (grantId: GrantId, kind: (typeof GRANT_PARTITIONS)[number]) => `grant#${grantId}#${kind}`;
 
@@ -428,6 +431,8 @@ export const statsOfWebhook = (webhookId: WebhookId) => ({ pk: `webhook#${webhoo
  */
 export const outboxKey = (id: NotificationId | JobId): Key => ({ pk: `outbox#${id}`, sk: 'outbox' });
 export const OUTBOX_PK_PREFIX = 'outbox#';
+/** One deliverability event of the mail transport, once announced (`identity`: a hash of what the event is; TTL). */
+export const deliverabilityEventKey = (identity: string): Key => ({ pk: `deliverability#${identity}`, sk: 'event' });
 export const uploadsOfGrant = (grantId: GrantId): string => `grant#${grantId}#uploads`;
 export const uploadKey = (grantId: GrantId, id: UploadId): Key => ({ pk: uploadsOfGrant(grantId), sk: id });
 
@@ -660,4 +665,20 @@ export const liveMetadataPairKey = (grantId: GrantId, key: string, value: string
 export const liveMetadataPairPrefix = (grantId: GrantId, key: string, value: string) => ({
   pk: grantPartition(grantId, 'livemeta'),
   prefix: pairPrefix(key, value),
+});
+
+/** What a tracked sent message tracks and what it counted (opens, replies): one item per message. */
+export const trackedMessageKey = (grantId: GrantId, messageId: MessageId): Key => ({
+  pk: grantPartition(grantId, 'track'),
+  sk: messageId,
+});
+/** The clicks of one link of a tracked message, by the link's position in its body. */
+export const trackedLinkKey = (grantId: GrantId, messageId: MessageId, index: number): Key => ({
+  pk: grantPartition(grantId, 'track'),
+  sk: `${messageId}#link#${String(index).padStart(4, '0')}`,
+});
+/** Query: the clicked links of a tracked message, in body order. */
+export const trackedLinksOf = (grantId: GrantId, messageId: MessageId) => ({
+  pk: grantPartition(grantId, 'track'),
+  prefix: `${messageId}#link#`,
 });

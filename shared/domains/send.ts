@@ -7,7 +7,9 @@ import * as store from '#shared/domains/store';
 import { InvalidRequestError, MailDeliveryError, NotFoundError } from '#shared/errors';
 import { newId } from '#shared/ids';
 import { trackingOnCreate } from '#shared/mail/tracking';
-import { DeliveryError, mailTransport } from '#shared/mail/transport';
+import { DeliveryError, mailTransport, type TransportAnswer } from '#shared/mail/transport';
+import { announceRelayAnswer } from '#shared/deliverability/relay';
+import { TRANSACTIONAL } from '#shared/deliverability/tags';
 import { checkCustomHeaders, collectAttachments } from '#shared/mailbox/outgoing';
 import { bodyText, snippetOf } from '#shared/mailbox/text';
 import { renderApplicationTemplate } from '#shared/templates/templates';
@@ -101,13 +103,32 @@ export async function sendTransactional(
     ),
   });
   const recipients = [...new Set([...to, ...cc, ...bcc].map((p) => normalAddress(p.email)))];
+  const tags = { application: app.applicationId, grant: TRANSACTIONAL, message: id };
+  let answer: TransportAnswer;
   try {
-    await mailTransport().send(signed, { from: fromAddress, to: recipients });
+    answer = await mailTransport().send(signed, { from: fromAddress, to: recipients }, tags);
   } catch (error) {
     if (error instanceof DeliveryError)
       throw new MailDeliveryError(`The message was not sent: ${error.message}`, { cause: error });
     throw error;
   }
+  // The relay's own answer (MAIL_TRANSPORT=smtp): message.transactional.delivered / .rejected. With
+  // SES they come later, from its events (functions/ses-events).
+  const emails = (list: { email: string }[]) => list.map((p) => p.email);
+  await announceRelayAnswer(
+    { applicationId: app.applicationId, grantId: null },
+    {
+      id,
+      subject: subject ?? '',
+      from: fromAddress,
+      to: emails(to),
+      ...(cc.length ? { cc: emails(cc) } : {}),
+      ...(bcc.length ? { bcc: emails(bcc) } : {}),
+      sent_at: Math.floor(date.getTime() / 1000),
+      ...(body.metadata ? { metadata: body.metadata } : {}),
+    },
+    answer,
+  );
   return {
     id,
     message_id: id,

@@ -24,6 +24,7 @@ import type { OutboxEntry } from '#shared/db/outbox';
 import { derivedId, newId, type MessageId } from '#shared/ids';
 import { isDraftCopy } from '#shared/imap/draft-copies';
 import { parseMime } from '#shared/mail/parse';
+import { inboundNotices } from '#shared/tracking/inbound';
 import { newNotification } from '#shared/notifications/notification';
 import type { SyncRun, SyncOutcome } from '#shared/providers/contract';
 import { clock } from '#shared/time';
@@ -509,6 +510,8 @@ async function newMessageOf(
     message_id: imapMessageId(header, date),
     flags,
   };
+  // A reply to a tracked message, a bounce of a sent one: announced with the stored copy (news only).
+  const notices = quiet ? undefined : await inboundNotices(grant, mail, raw);
   const input: NewMessage = {
     grant,
     id: location.message_id,
@@ -519,7 +522,12 @@ async function newMessageOf(
     folders: [folder.id],
     messageIdHeader: header,
     server: { uids: { [folder.id]: serverPlace(uidValidity, message.uid) }, quiet },
-    also: () => ({ items: [['location', locationPut(grant.id, location)]], outbox: [] }),
+    // Only the notices' notifications: a batch's messages share transactions, where two replies'
+    // counts would be two writes of one item.
+    also: (record) => ({
+      items: [['location', locationPut(grant.id, location)]],
+      outbox: notices?.(record).outbox ?? [],
+    }),
   };
   return { input, location };
 }

@@ -2,6 +2,7 @@ import { SESv2Client, SendEmailCommand } from '@aws-sdk/client-sesv2';
 import type { Transporter } from 'nodemailer';
 import { requestHandler } from '#shared/aws/http';
 import { env } from '#shared/config';
+import { SES_TAG_NAMES } from '#shared/deliverability/tags';
 import { traced } from '#shared/aws/tracing';
 
 /**
@@ -14,11 +15,38 @@ export interface Envelope {
   to: string[];
 }
 
-export interface MailTransport {
-  send(raw: Buffer, envelope: Envelope): Promise<{ response?: string }>;
+/**
+ * Who sent a message, for the deliverability events of the transport (shared/deliverability/): our
+ * IDs only, never addresses or content. With SES they travel as the message's tags and come back in
+ * its events; `grant` is `transactional` for a transactional send.
+ */
+export interface SendTags {
+  application: string;
+  grant: string;
+  message: string;
 }
 
-/** The relay refused or could not be reached; nothing was sent. */
+/** A recipient the relay refused while accepting the message for others, with its SMTP answer. */
+export interface RefusedRecipient {
+  address: string;
+  reason: string;
+}
+
+/**
+ * The transport's answer: the recipients it took the message for, and those it refused (the SMTP
+ * relay only: SES takes every recipient and reports later, through its events).
+ */
+export interface TransportAnswer {
+  response?: string;
+  accepted: string[];
+  rejected: RefusedRecipient[];
+}
+
+export interface MailTransport {
+  send(raw: Buffer, envelope: Envelope, tags?: SendTags): Promise<TransportAnswer>;
+}
+
+/** The relay refused the message for every recipient, or could not be reached; nothing was sent. */
 export class DeliveryError extends Error {
   constructor(message: string, options: { cause?: unknown } = {}) {
     super(message, options);
@@ -39,11 +67,20 @@ function smtpTransport(url: string): MailTransport {
           envelope: { from: envelope.from, to: envelope.to },
           raw,
         })) as unknown as {
+          accepted: unknown[];
           rejected: unknown[];
+          rejectedErrors?: { recipient?: string; response?: string; message?: string }[];
           response?: string;
         };
-        if (info.rejected.length) throw new DeliveryError(`The relay rejected ${info.rejected.map(String).join(', ')}`);
-        return { response: info.response };
+        const accepted = info.accepted.map(String);
+        if (!accepted.length) throw new DeliveryError(`The relay rejected ${info.rejected.map(String).join(', ')}`);
+        // Refused for some recipients only: the message left for the others, so this is an answer, not a failure.
+        const reasons = new Map((info.rejectedErrors ?? []).map((e) => [e.recipient, e.response ?? e.message]));
+        const rejected = info.rejected.map(String).map((address) => ({
+          address,
+          reason: reasons.get(address) ?? 'refused by the relay',
+        }));
+        return { response: info.response, accepted, rejected };
       } catch (error) {
         if (error instanceof DeliveryError) throw error;
         const e = error as { code?: string; responseCode?: number; response?: string; message?: string };
@@ -55,19 +92,32 @@ function smtpTransport(url: string): MailTransport {
   };
 }
 
-function sesTransport(): MailTransport {
+/** SES message tags: names and values of letters, digits, `_`, `-`, `.` and `@` (values: up to 256). */
+const SES_TAG_VALUE = /^[A-Za-z0-9_.@-]{1,256}$/;
+
+/** The tags naming who sent the message; a value SES would refuse is left out rather than failing the send. */
+export const sesTags = (tags: SendTags) =>
+  Object.entries(SES_TAG_NAMES)
+    .map(([key, Name]) => ({ Name, Value: tags[key as keyof SendTags] }))
+    .filter((tag) => SES_TAG_VALUE.test(tag.Value));
+
+function sesTransport(configurationSet: string): MailTransport {
   const ses = traced(new SESv2Client({ requestHandler }));
   return {
-    async send(raw, envelope) {
+    async send(raw, envelope, tags) {
       try {
         const result = await ses.send(
           new SendEmailCommand({
             FromEmailAddress: envelope.from,
             Destination: { ToAddresses: envelope.to },
             Content: { Raw: { Data: raw } },
+            // The configuration set publishes the message's delivery, bounce, complaint and reject
+            // events (functions/ses-events); the tags tell whose message each event is about.
+            ...(configurationSet ? { ConfigurationSetName: configurationSet } : {}),
+            ...(tags ? { EmailTags: sesTags(tags) } : {}),
           }),
         );
-        return { response: result.MessageId };
+        return { response: result.MessageId, accepted: envelope.to, rejected: [] };
       } catch (error) {
         throw new DeliveryError(`Amazon SES refused the message: ${(error as Error).message}`, { cause: error });
       }
@@ -78,9 +128,10 @@ function sesTransport(): MailTransport {
 // Read at cold start: a function missing SMTP_RELAY_URL fails to start rather than on a send.
 const TRANSPORT = env.mailTransport();
 const RELAY_URL = TRANSPORT === 'smtp' ? env.smtpRelayUrl() : undefined;
+const CONFIGURATION_SET = env.sesConfigurationSet();
 let transport: MailTransport | undefined;
 
 export function mailTransport(): MailTransport {
-  transport ??= TRANSPORT === 'ses' ? sesTransport() : smtpTransport(RELAY_URL!);
+  transport ??= TRANSPORT === 'ses' ? sesTransport(CONFIGURATION_SET) : smtpTransport(RELAY_URL!);
   return transport;
 }

@@ -30,6 +30,8 @@ export async function outgoingOfDraft(draft: DraftRecord, body: { signature_id?:
     custom_headers: draft.custom_headers,
     metadata: draft.metadata,
     ...(signatureId ? { signature_id: signatureId } : {}),
+    // Stored canonical: prepareOutgoing reads them again as a send's (rules 1, 2 and 5 give the same settings).
+    tracking_options: draft.tracking_options,
   };
 }
 

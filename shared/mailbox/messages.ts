@@ -4,6 +4,7 @@ import { changeMessage, hardDeleteMessage, trashMessage } from '#shared/mailbox/
 import { messageFilter } from '#shared/mailbox/filters';
 import { findMessages } from '#shared/mailbox/query';
 import { storedBody } from '#shared/mailbox/blobs';
+import { withTrackingOptions } from '#shared/tracking/options';
 import { messageContentPlan, viewOf, type MessageFields } from '#shared/mailbox/store';
 import { messageView } from '#shared/mailbox/views';
 import { getMessages } from '#shared/db/messages';
@@ -41,11 +42,15 @@ export async function listMessages(grant: GrantRecord, query: ListMessagesQuery,
   const views = await Promise.all(planned.map((r, i) => viewOf(r, fields, plans[i])));
   const items = views.slice(0, countWithinBudget(views.map(jsonBytes)));
   const next = items.length < page.records.length ? items.at(-1)!.id : page.next;
-  return { items, nextCursor: next ? encodeBeforeCursor('messages', next) : undefined };
+  return {
+    items: query.fields === 'include_tracking_options' ? await withTrackingOptions(grant.id, items) : items,
+    nextCursor: next ? encodeBeforeCursor('messages', next) : undefined,
+  };
 }
 
 export async function getMessage(grant: GrantRecord, messageId: string, query: MessageIdQuery) {
-  return viewOf(await requireMessage(grant, messageId), messageFields(query.fields));
+  const view = await viewOf(await requireMessage(grant, messageId), messageFields(query.fields));
+  return query.fields === 'include_tracking_options' ? (await withTrackingOptions(grant.id, [view]))[0]! : view;
 }
 
 export async function updateMessage(grant: GrantRecord, messageId: string, body: UpdateMessageBody) {
@@ -98,12 +103,7 @@ export async function cleanMessages(grant: GrantRecord, body: CleanMessagesBody)
   return items;
 }
 
-/** `fields` of a message read; tracking settings are not kept on messages here (open and link tracking is not available). */
+/** `fields` of a message read: `include_tracking_options` is the standard message with its tracking settings (added by the callers). */
 function messageFields(fields: ListMessagesQuery['fields']): MessageFields {
-  if (fields === 'include_tracking_options') {
-    throw new InvalidRequestError(
-      "'fields=include_tracking_options' is not available: open and link tracking is not in this deployment, so messages carry no tracking settings",
-    );
-  }
-  return fields ?? 'standard';
+  return fields === 'include_tracking_options' ? 'standard' : (fields ?? 'standard');
 }

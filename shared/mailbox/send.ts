@@ -25,9 +25,11 @@ import { TransactionConditionError, transactWrite, type NamedItems } from '#shar
 import { ConflictError, ForbiddenError, InvalidRequestError, MailDeliveryError, RateLimitError } from '#shared/errors';
 import type { UploadedFile } from '#shared/uploaded-file';
 import { newId, type MessageId, type ThreadId } from '#shared/ids';
-import { DeliveryError, mailTransport } from '#shared/mail/transport';
+import { DeliveryError, mailTransport, type SendTags, type TransportAnswer } from '#shared/mail/transport';
+import { relayAnswerEntries } from '#shared/deliverability/relay';
 import { appendSignature, renderStoredTemplate, requireSignature } from '#shared/templates/templates';
-import { trackingOnCreate } from '#shared/mail/tracking';
+import { trackingOnCreate, type TrackingSettings } from '#shared/mail/tracking';
+import { outgoingTracking, type OutgoingTracking } from '#shared/tracking/outgoing';
 import { clock } from '#shared/time';
 import type { SendMessageBody } from '#schemas/mail';
 import { listFolders } from '#shared/mailbox/folders';
@@ -71,16 +73,30 @@ export interface PreparedMessage {
   governance: Governance;
   /** iMIP: an iCalendar REQUEST, CANCEL or REPLY this message carries (shared/agent/itip.ts, shared/services/itip.ts). */
   calendar?: { method: string; content: string };
+  /** What the message tracks (opens, links, thread replies), when the send or draft asked for it. */
+  tracking?: TrackingSettings;
 }
 
 /**
  * The raw MIME of a prepared message, under its Message-ID and date. Uploaded files are appended as
  * parts streamed into a buffer sized for the message (shared/uploads/mime.ts): the message is held
- * once, not gathered and then concatenated.
+ * once, not gathered and then concatenated. `tracking` rewrites its HTML (opens, links).
  */
-export async function composePrepared(prepared: PreparedMessage, messageIdHeader: string, date: Date): Promise<Buffer> {
+export async function composePrepared(
+  prepared: PreparedMessage,
+  messageIdHeader: string,
+  date: Date,
+  tracking?: OutgoingTracking,
+): Promise<Buffer> {
   // Loaded on the first send, not at cold start: nodemailer's composer serves only this step.
   const { composeMime } = await import('#shared/mail/compose');
+  // Open and link tracking rewrite the HTML of the MIME only (the Sent copy keeps the body as
+  // written); loaded for a tracked message only: signing reads the deployment's key material.
+  let html = prepared.isPlaintext ? undefined : prepared.body;
+  if (html !== undefined && tracking?.body) {
+    const { trackedHtml } = await import('#shared/tracking/rewrite');
+    html = (await trackedHtml(html, tracking.body)).html;
+  }
   const streamed = new Set(prepared.uploaded ?? []);
   const bare = await composeMime({
     from: prepared.from,
@@ -89,7 +105,7 @@ export async function composePrepared(prepared: PreparedMessage, messageIdHeader
     bcc: prepared.bcc,
     replyTo: prepared.replyTo,
     subject: prepared.subject,
-    ...(prepared.isPlaintext ? { text: prepared.body } : { html: prepared.body }),
+    ...(html === undefined ? { text: prepared.body } : { html }),
     attachments: prepared.attachments.filter((a) => !streamed.has(a)),
     messageId: messageIdHeader,
     inReplyTo: prepared.inReplyTo,
@@ -145,7 +161,8 @@ export async function prepareOutgoing(
 ): Promise<PreparedMessage> {
   if (input.send_at !== undefined) throw new Error('prepareOutgoing: a scheduled send is prepared without its send_at');
   // Tracking settings follow the draft rules (hostname validated and canonicalised).
-  if (input.tracking_options !== undefined) trackingOnCreate(input.tracking_options, TRACKING_HOSTNAME);
+  const tracking =
+    input.tracking_options !== undefined ? trackingOnCreate(input.tracking_options, TRACKING_HOSTNAME) : undefined;
   let { subject, body } = input;
   if (input.template) {
     if (!renderTemplate) throw new Error('prepareOutgoing: a message with a template is prepared with its renderer');
@@ -194,6 +211,7 @@ export async function prepareOutgoing(
     attachments,
     headers: checkCustomHeaders(input.custom_headers),
     metadata: input.metadata ?? {},
+    ...(tracking ? { tracking } : {}),
     threadId,
     inReplyTo,
     references,
@@ -342,12 +360,16 @@ export interface SentCopyOptions {
   claim?: SendClaim;
 }
 
-/** Hands a message to the mail relay; answers its refusal (nothing left), throws anything else. */
-const relay = (raw: Buffer, envelope: { from: string; to: string[] }): Promise<DeliveryError | undefined> =>
+/** Hands a message to the mail relay: its answer, or its refusal (nothing left); throws anything else. */
+const relay = (
+  raw: Buffer,
+  envelope: { from: string; to: string[] },
+  tags: SendTags,
+): Promise<TransportAnswer | DeliveryError> =>
   mailTransport()
-    .send(raw, envelope)
+    .send(raw, envelope, tags)
     .then(
-      () => undefined,
+      (answer) => answer,
       (error: unknown) => {
         if (error instanceof DeliveryError) return error;
         throw error;
@@ -385,7 +407,10 @@ export async function deliverAndStore(
   }
   const messageIdHeader = `<${newId('message').slice(4)}@${MESSAGE_ID_DOMAIN}>`;
   const date = new Date(clock.nowMs());
-  const raw = await composePrepared(prepared, messageIdHeader, date);
+  // Taken before composing: the tracking URLs in the MIME name the Sent copy.
+  const messageId = options.messageId ?? newId('message');
+  const tracking = outgoingTracking(grant, messageId, prepared.tracking);
+  const raw = await composePrepared(prepared, messageIdHeader, date, tracking);
 
   const mimeLimit = prepared.governance.limits.limit_size_total_mime;
   if (mimeLimit !== undefined && raw.length > mimeLimit) {
@@ -400,15 +425,35 @@ export async function deliverAndStore(
   const claims = claimsOf(grant, prepared.governance.limits, options.claim);
   await claims.take();
   progress?.deliveryStarted();
+  // The transport tags the message with its ID (taken above) for its deliverability events.
+  let deliverability: OutboxEntry[] = [];
   if (external.length) {
     await progress?.beforeRelay?.();
-    const refusal = await relay(raw, { from: prepared.from.email, to: external });
-    if (refusal) {
+    const tags = { application: grant.application_id, grant: grant.id, message: messageId };
+    const answer = await relay(raw, { from: prepared.from.email, to: external }, tags);
+    if (answer instanceof DeliveryError) {
       // An answer, not a failure of ours: nothing left, so the claims go now (a retry sends at once)
       // rather than lapse.
       await claims.giveUp();
-      throw new MailDeliveryError(`The message was not sent: ${refusal.message}`, { cause: refusal });
+      throw new MailDeliveryError(`The message was not sent: ${answer.message}`, { cause: answer });
     }
+    // The relay's own answer (MAIL_TRANSPORT=smtp): message.delivered / message.rejected, committed
+    // with the Sent copy. With SES they come later, from its events (functions/ses-events).
+    const emails = (list: ParticipantRecord[]) => list.map((p) => p.email);
+    deliverability = relayAnswerEntries(
+      { applicationId: grant.application_id, grantId: grant.id },
+      {
+        id: messageId,
+        subject: prepared.subject,
+        from: prepared.from.email,
+        to: emails(prepared.to),
+        ...(prepared.cc.length ? { cc: emails(prepared.cc) } : {}),
+        ...(prepared.bcc.length ? { bcc: emails(prepared.bcc) } : {}),
+        sent_at: Math.floor(date.getTime() / 1000),
+        ...(Object.keys(prepared.metadata).length ? { metadata: prepared.metadata } : {}),
+      },
+      answer,
+    );
   }
 
   const common = {
@@ -474,12 +519,15 @@ export async function deliverAndStore(
     starred: placed?.starred ?? prepared.starred,
     folders: placed?.folders ?? (toSelf ? ['sent', 'inbox'] : ['sent']),
     metadata: prepared.metadata,
-    jobs: [...jobs, ...commitWith],
-    ...(options.messageId ? { id: options.messageId } : {}),
+    jobs: [...jobs, ...commitWith, ...deliverability],
+    id: messageId,
     also: (record) => {
       const extra = options.also?.(record) ?? { items: [], outbox: [] };
       const converted = claims.convert();
-      return { items: [...extra.items, ...converted.items], outbox: [...extra.outbox, ...converted.outbox] };
+      return {
+        items: [...extra.items, ...converted.items, ...(tracking ? [tracking.item(record)] : [])],
+        outbox: [...extra.outbox, ...converted.outbox],
+      };
     },
   });
   if (decision)

@@ -2,6 +2,7 @@ import { HOSTED_PROVIDER } from '#schemas/grants';
 import { IMAP_PROVIDER } from '#shared/providers/names';
 import type { Notification } from '#shared/notifications/notification';
 import { env } from '#shared/config';
+import { deliverabilityExample } from '#shared/deliverability/examples';
 import { newId, type ApplicationId } from '#shared/ids';
 import { clock } from '#shared/time';
 import { baseTrigger } from '#shared/webhooks/triggers';
@@ -66,8 +67,55 @@ function exampleObject(base: string, now: number): object {
       };
     case 'message.created':
     case 'message.updated':
-    case 'message.bounce_detected':
       return message;
+    case 'message.opened':
+      return {
+        message_id: message.id,
+        label: 'welcome',
+        sender_app_id: 'app_01jd6abcdefghjkmnpqrstvwxy',
+        timestamp: now,
+        message_data: { count: 1, timestamp: now },
+        recents: [{ opened_id: 0, ip: '192.0.2.10', user_agent: 'Mozilla/5.0', timestamp: now }],
+      };
+    case 'message.link_clicked':
+      return {
+        message_id: message.id,
+        label: 'welcome',
+        sender_app_id: 'app_01jd6abcdefghjkmnpqrstvwxy',
+        timestamp: now,
+        link_data: [{ url: 'https://example.com/offer', count: 1 }],
+        recents: [{ click_id: '0', link_index: '0', ip: '192.0.2.10', user_agent: 'Mozilla/5.0', timestamp: now }],
+      };
+    case 'thread.replied':
+      return {
+        message_id: 'msg_01jd6bcdefghjkmnpqrstvwxyz',
+        root_message_id: message.id,
+        thread_id: message.thread_id,
+        label: 'welcome',
+        sender_app_id: 'app_01jd6abcdefghjkmnpqrstvwxy',
+        timestamp: now,
+        reply_data: { count: 1 },
+      };
+    case 'message.bounce_detected':
+      return {
+        bounced_address: 'nobody@example.net',
+        bounce_reason: 'smtp; 550 5.1.1 <nobody@example.net>: Recipient address rejected: User unknown',
+        bounce_date: now,
+        type: 'mailbox',
+        status: '5.1.1',
+        code: 550,
+        origin: {
+          id: message.id,
+          grant_id: grantId,
+          thread_id: message.thread_id,
+          subject: message.subject,
+          date: now - 60,
+          from: [participant('agent@agents.example.com', 'Agent')],
+          to: [participant('nobody@example.net', 'Nobody')],
+          cc: [],
+          bcc: [],
+        },
+      };
     case 'message.deleted':
       return { id: message.id, object: 'message', grant_id: grantId };
     case 'grant.imap_sync_completed':
@@ -190,7 +238,7 @@ function exampleObject(base: string, now: number): object {
         updated_at: now,
       };
     default:
-      return {};
+      return deliverabilityExample(base, now) ?? {};
   }
 }
 
@@ -206,7 +254,8 @@ export function exampleNotification(type: string, applicationId: ApplicationId |
     time: now,
     data: {
       application_id: applicationId as ApplicationId,
-      grant_id: base.startsWith('booking') ? null : (EXAMPLE_GRANT_ID as never),
+      grant_id:
+        base.startsWith('booking') || base.startsWith('message.transactional.') ? null : (EXAMPLE_GRANT_ID as never),
       object: exampleObject(base, now),
     },
   };

@@ -42,6 +42,8 @@ export const FIGURES: Record<SuiteName, RegExp[]> = {
     /^answer → all \d+ copies stored +\d+ ms/m,
     /^answer \d+ ÷ 1 recipient: [\d.]+/m,
     /^inbox counts: /m,
+    /^## A [\d.]+ MB attachment sent through an upload/m,
+    /^target: the send function never holds the whole file twice .*: (met|NOT met)/m,
   ],
   scheduled: [
     /^## Scheduled send/m,

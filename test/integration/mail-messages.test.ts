@@ -231,9 +231,10 @@ describe('GET /v3/grants/{grant_id}/messages', () => {
     const basicNames = basic.body.data.headers.map((h: { name: string }) => h.name.toLowerCase());
     expect(basicNames).toContain('message-id');
     expect(basicNames.every((n: string) => ['message-id', 'in-reply-to', 'references'].includes(n))).toBe(true);
+    // A received message tracks nothing (tracked sends: test/integration/tracking.test.ts).
     const tracking = await api.get(`/v3/grants/${bob.id}/messages/${id}?fields=include_tracking_options`);
-    expect(tracking.status).toBe(400);
-    expect(tracking.body.error.message).toContain('open and link tracking is not in this deployment');
+    expect(tracking.status).toBe(200);
+    expect(tracking.body.data.tracking_options).toEqual({ opens: false, links: false, thread_replies: false });
   });
 });
 

@@ -186,7 +186,9 @@ describe('notifications', () => {
       to: [{ email: 'x@example.net' }],
       subject: 'Small',
     });
-    await drainQueue(queueUrl, 1);
+    // Its message.created, and the relay's answer for the outside recipient (message.delivered).
+    const smallSent = await drainQueue(queueUrl, 2);
+    expect(smallSent.map((e) => e.body.type).sort()).toEqual(['message.created', 'message.delivered']);
     await api.put(`/v3/grants/${alice.id}/messages/${small.body.data.id}`, { starred: true });
     const [plain] = await drainQueue(queueUrl, 1);
     expect(plain!.body).toMatchObject({

@@ -102,6 +102,7 @@ describe('roles from the calls a function makes', () => {
       'dynamodb:GetItem !GetAtt Table.Arn',
       'sqs:SendMessage !GetAtt JobsQueue.Arn',
       'ses:SendEmail !Sub arn:${AWS::Partition}:ses:${AWS::Region}:${AWS::AccountId}:identity/*',
+      'ses:SendEmail !Sub arn:${AWS::Partition}:ses:${AWS::Region}:${AWS::AccountId}:configuration-set/${SesConfigurationSet}',
       'sqs:ReceiveMessage !GetAtt FanoutQueue.Arn',
       'sqs:DeleteMessage !GetAtt FanoutQueue.Arn',
       'sqs:ChangeMessageVisibility !GetAtt FanoutQueue.Arn',

@@ -34,6 +34,7 @@ const SECRET_HOLDERS = [
   'scheduling',
   'send',
   'threads',
+  'tracking',
   'webhook-delivery',
   'webhooks',
 ];

@@ -263,8 +263,8 @@ describe('deliveredBody', () => {
 
 describe('trigger types of features still to come', () => {
   it('refuses a contract trigger Switchboard does not emit yet as not available, naming it', () => {
-    expect(() => checkTriggerTypes(['grant.created', 'thread.replied', 'notetaker.created'])).toThrow(
-      "'trigger_types' names trigger type(s) not available yet: thread.replied, notetaker.created",
+    expect(() => checkTriggerTypes(['grant.created', 'thread.replied.legacy', 'notetaker.created'])).toThrow(
+      "'trigger_types' names trigger type(s) not available yet: thread.replied.legacy, notetaker.created",
     );
   });
   it('accepts every trigger Switchboard emits, folder triggers included', () => {
