@@ -903,6 +903,53 @@ describe('the official nylas SDK against npm start', () => {
     expect((await readAll(stream)).equals(attachmentBytes)).toBe(true);
   });
 
+  // The SDK sends attachments of 3 MB and more as multipart itself; past API Gateway's 6 MB a client
+  // uploads the file first (attachment-uploads) and names it by ID in the send.
+  step('attachments.createUploadSession, PUT, completeUploadSession, then messages.send naming it', async () => {
+    const a = need(grantA, 'grant A');
+    const b = need(grantB, 'grant B');
+    const large = randomBytes(8 * 1024 * 1024);
+    const session = await nylas.attachments.createUploadSession({
+      identifier: a.id,
+      requestBody: { filename: 'large.bin', contentType: 'application/octet-stream', size: large.length },
+    });
+    expect(session.data).toMatchObject({ method: 'PUT', size: large.length, maxSize: 25 * 1024 * 1024 });
+    // The SDK camel-cases the keys of `headers` too: the PUT sends the declared type as Content-Type.
+    const put = await fetch(session.data.url, {
+      method: 'PUT',
+      headers: { 'Content-Type': session.data.contentType },
+      body: large,
+    });
+    expect(put.status).toBe(200);
+    const done = await nylas.attachments.completeUploadSession({
+      identifier: a.id,
+      attachmentId: session.data.attachmentId,
+    });
+    expect(done.data).toMatchObject({ attachmentId: session.data.attachmentId, status: 'ready' });
+    const subject = `Large upload ${run}`;
+    const sent = await nylas.messages.send({
+      identifier: a.id,
+      requestBody: {
+        to: [{ email: emailB }],
+        subject,
+        // The contract's reference to an upload: its ID alone (the SDK's type wants inline contents).
+        attachments: [{ id: session.data.attachmentId } as never],
+      },
+    });
+    expect(sent.data.attachments!.map((x) => [x.filename, x.size])).toEqual([['large.bin', large.length]]);
+    const received = await eventually(async () => {
+      const page = await nylas.messages.list({ identifier: b.id, queryParams: { subject, hasAttachment: true } });
+      expect(page.data).toHaveLength(1);
+      return page.data[0]!;
+    });
+    const bytes = await nylas.attachments.downloadBytes({
+      identifier: b.id,
+      attachmentId: received.attachments![0]!.id,
+      queryParams: { messageId: received.id },
+    });
+    expect(bytes.equals(large)).toBe(true);
+  });
+
   step('messages.cleanMessages', async () => {
     const b = need(grantB, 'grant B');
     const { messageId } = need(receivedAttachment, 'a received message');
@@ -1802,6 +1849,12 @@ describe('the official nylas SDK against npm start', () => {
         queryParams: { calendarId: 'primary', start: String(day), end: String(day + 86_400) },
       });
       expect(listed.data.map((e) => e.id)).toContain(created.data.id);
+      // The same day through events.listImportEvents: the event as stored, for import elsewhere.
+      const imported = await nylas.events.listImportEvents({
+        identifier: grantId,
+        queryParams: { calendarId: 'primary', start: day, end: day + 86_400 },
+      });
+      expect(imported.data.map((e) => e.id)).toContain(created.data.id);
       const calendars = (await nylas.calendars.list({ identifier: grantId })).data;
       expect(calendars.find((c) => c.isPrimary)).toMatchObject({ id: expect.any(String), readOnly: false });
       // Both accounts free from 09:00 to 12:00 but for the google grant's event: the slots skip 10:00–11:00.
@@ -2026,6 +2079,11 @@ describe('the official nylas SDK against npm start', () => {
         queryParams: { calendarId: 'primary', start: String(day), end: String(day + DAY) },
       });
       expect(listed.data.map((e) => e.id)).toContain(created.data.id);
+      const imported = await nylas.events.listImportEvents({
+        identifier: grantId,
+        queryParams: { calendarId: 'primary', start: day, end: day + DAY },
+      });
+      expect(imported.data.map((e) => e.id)).toContain(created.data.id);
       // Both accounts free from 09:00 to 12:00 but for the microsoft grant's event: the slots skip 10:00–11:00.
       const availability = await nylas.calendars.getAvailability({
         requestBody: {
