@@ -8,8 +8,16 @@ import type { routes } from './routes';
 export const handler = httpApi<typeof routes>(
   generated,
   {
-    sendTransactional: async ({ app, params, body, files }) =>
-      ok(await sendTransactional(app, params.domain_name, body, files)),
+    sendTransactional: async ({ app, params, body, files, headers }) => {
+      const { result, replayed } = await sendTransactional(
+        app,
+        params.domain_name,
+        body,
+        files,
+        headers['idempotency-key'],
+      );
+      return ok(result, replayed ? { headers: { 'idempotent-response': 'true' } } : {});
+    },
   },
   { multipart: parseMultipart },
 );

@@ -31,6 +31,7 @@
  * | Verified domain name, deployment-wide (uniq: one application) | table | domain#<domain name> | verified | verifiedDomainKey |
  * | Signature by ID / signatures of a grant          | table | grant#<gid>#signature| <signature_id>        | signatureKey, signaturesOfGrant |
  * | Send idempotency key (TTL 1 h)                   | table | grant#<gid>#idem     | <Idempotency-Key>     | idempotencyKey      |
+ * | Transactional send idempotency key (TTL 1 h)    | table | app#<app_id>#idem    | <Idempotency-Key>     | transactionalIdempotencyKey |
  * | Daily send counter (TTL 2 days)                  | table | grant#<gid>#quota    | <YYYY-MM-DD>          | sendQuotaKey        |
  * | Daily receive counter (TTL 2 days)               | table | grant#<gid>#quota    | recv#<YYYY-MM-DD>     | receiveQuotaKey     |
  * | Webhook destination by ID / of an application    | table | app#<app_id>         | webhook#<wh_id>       | webhookKey, webhooksOfApplication |
@@ -372,6 +373,11 @@ export const schedulesOfGrant = (grantId: GrantId) => ({ pk: grantPartition(gran
 /** A send's Idempotency-Key (expires after an hour through TTL). */
 export const idempotencyKey = (grantId: GrantId, key: string): Key => ({
   pk: grantPartition(grantId, 'idem'),
+  sk: key,
+});
+/** A transactional send's Idempotency-Key: the application's, there is no grant (expires as above). */
+export const transactionalIdempotencyKey = (appId: ApplicationId, key: string): Key => ({
+  pk: `app#${appId}#idem`,
   sk: key,
 });
 

@@ -1,7 +1,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { TABLE_NAME, dynamo } from '#shared/aws/dynamodb';
-import { idempotencyKey, receiveQuotaKey, sendQuotaKey, type Key } from '#shared/db/keys';
+import { receiveQuotaKey, sendQuotaKey, type Key } from '#shared/db/keys';
 import { TransactionConditionError, transactWrite, type NamedItems, type NamedTransactItem } from '#shared/db/transact';
 import type { GrantId } from '#shared/ids';
 
@@ -11,6 +11,7 @@ export interface IdempotencyRecord {
   request_hash: string;
   state: 'in_progress' | 'done';
   status?: number;
+  /** What replays the answer: the sent message's ID (a schedule's for a scheduled send), or the answer itself (JSON) when nothing was stored. */
   message_id?: string;
   created_at: number;
   expires_at: number;
@@ -21,15 +22,14 @@ export interface IdempotencyRecord {
  * send), or the existing record when the key was used before (replay or conflict).
  */
 export async function claimIdempotencyKey(
-  grantId: GrantId,
-  key: string,
+  itemKey: Key,
   record: IdempotencyRecord,
 ): Promise<IdempotencyRecord | undefined> {
   try {
     await dynamo.send(
       new PutCommand({
         TableName: TABLE_NAME,
-        Item: { ...idempotencyKey(grantId, key), ...record },
+        Item: { ...itemKey, ...record },
         // An expired record still in the table (TTL deletes lazily) may be claimed again.
         ConditionExpression: 'attribute_not_exists(pk) OR expires_at < :now',
         ExpressionAttributeValues: { ':now': record.created_at },
@@ -38,22 +38,19 @@ export async function claimIdempotencyKey(
     return undefined;
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    const { Item } = await dynamo.send(
-      new GetCommand({ TableName: TABLE_NAME, Key: idempotencyKey(grantId, key), ConsistentRead: true }),
-    );
+    const { Item } = await dynamo.send(new GetCommand({ TableName: TABLE_NAME, Key: itemKey, ConsistentRead: true }));
     return Item as IdempotencyRecord | undefined;
   }
 }
 
 export async function completeIdempotencyKey(
-  grantId: GrantId,
-  key: string,
+  itemKey: Key,
   result: { status: number; message_id: string },
 ): Promise<void> {
   await dynamo.send(
     new UpdateCommand({
       TableName: TABLE_NAME,
-      Key: idempotencyKey(grantId, key),
+      Key: itemKey,
       UpdateExpression: 'SET #s = :done, #st = :status, message_id = :m',
       ExpressionAttributeNames: { '#s': 'state', '#st': 'status' },
       ExpressionAttributeValues: { ':done': 'done', ':status': result.status, ':m': result.message_id },
@@ -62,8 +59,8 @@ export async function completeIdempotencyKey(
 }
 
 /** Releases a key whose send failed, so the client may retry with it. */
-export async function releaseIdempotencyKey(grantId: GrantId, key: string): Promise<void> {
-  await dynamo.send(new DeleteCommand({ TableName: TABLE_NAME, Key: idempotencyKey(grantId, key) }));
+export async function releaseIdempotencyKey(itemKey: Key): Promise<void> {
+  await dynamo.send(new DeleteCommand({ TableName: TABLE_NAME, Key: itemKey }));
 }
 
 /** Counts one received message against a daily limit; false when it is already reached. */

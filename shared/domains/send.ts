@@ -11,6 +11,8 @@ import { DeliveryError, mailTransport, type TransportAnswer } from '#shared/mail
 import { announceRelayAnswer } from '#shared/deliverability/relay';
 import { TRANSACTIONAL } from '#shared/deliverability/tags';
 import { checkCustomHeaders, collectAttachments } from '#shared/mailbox/outgoing';
+import { requestHash, withIdempotency, type SendProgress } from '#shared/mailbox/send';
+import { transactionalIdempotencyKey } from '#shared/db/keys';
 import { bodyText, snippetOf } from '#shared/mailbox/text';
 import { renderApplicationTemplate } from '#shared/templates/templates';
 import { clock } from '#shared/time';
@@ -29,11 +31,42 @@ const TRACKING_HOSTNAME = env.trackingHostname();
 /** An RFC 5322 Message-ID: what `reply_to_message_id` must be here, with no stored message to look up. */
 const MESSAGE_ID_HEADER = /^<[^<>\s@]+@[^<>\s@]+>$/;
 
+/** An answer kept for replays up to this size (JSON characters); a larger one is kept without its `body`. */
+const REMEMBERED_ANSWER_CHARS = 300_000;
+
+/**
+ * The send under the request's Idempotency-Key, kept for the application (there is no grant): the
+ * same key with the same request within the hour answers the first send's answer again
+ * (`replayed`), as grant sends do (shared/mailbox/send.ts withIdempotency). Nothing being stored, the
+ * key keeps the answer itself.
+ */
 export async function sendTransactional(
   app: ApplicationContext,
   domainName: string,
   body: TransactionalSendBody,
   files: UploadedFile[] = [],
+  idempotencyKey?: string,
+) {
+  type Answer = Awaited<ReturnType<typeof sendNow>>;
+  return withIdempotency(
+    (key) => transactionalIdempotencyKey(app.applicationId, key),
+    idempotencyKey,
+    () => requestHash({ domain: domainName.toLowerCase(), body }, files),
+    (progress) => sendNow(app, domainName, body, files, progress),
+    async (remembered) => JSON.parse(remembered) as Answer,
+    (answer) => {
+      const whole = JSON.stringify(answer);
+      return whole.length <= REMEMBERED_ANSWER_CHARS ? whole : JSON.stringify({ ...answer, body: undefined });
+    },
+  );
+}
+
+async function sendNow(
+  app: ApplicationContext,
+  domainName: string,
+  body: TransactionalSendBody,
+  files: UploadedFile[],
+  progress: SendProgress,
 ) {
   const name = domainName.toLowerCase().replace(/\.$/, '');
   const domain = await store.getDomainByName(app.applicationId, name);
@@ -105,6 +138,7 @@ export async function sendTransactional(
   const recipients = [...new Set([...to, ...cc, ...bcc].map((p) => normalAddress(p.email)))];
   const tags = { application: app.applicationId, grant: TRANSACTIONAL, message: id };
   let answer: TransportAnswer;
+  progress.deliveryStarted();
   try {
     answer = await mailTransport().send(signed, { from: fromAddress, to: recipients }, tags);
   } catch (error) {

@@ -20,6 +20,7 @@ import { messageView } from '#shared/mailbox/views';
 import { env } from '#shared/config';
 import { resolveAgentAddresses, type GrantRecord } from '#shared/db/grants';
 import type { OutboxEntry } from '#shared/db/outbox';
+import { idempotencyKey, type Key } from '#shared/db/keys';
 import * as sending from '#shared/db/sending';
 import { TransactionConditionError, transactWrite, type NamedItems } from '#shared/db/transact';
 import { ConflictError, ForbiddenError, InvalidRequestError, MailDeliveryError, RateLimitError } from '#shared/errors';
@@ -572,13 +573,16 @@ export function requestHash(body: unknown, files: readonly UploadedFile[] = []):
   return sha256(parts.join('\n'));
 }
 
+/** Where a send's Idempotency-Key is kept: a grant's sends under the grant, others (transactional sends) where this says. */
+export type IdempotencyScope = (key: string) => Key;
+
 /**
  * Runs `send` at most once per Idempotency-Key: the same key with the same request within an hour
  * replays the first answer (`replayed: true`); with another request it is a 409, and so it is while
  * the first request has no recorded outcome (see below). `hash` is only computed when a key is given.
  */
 export async function withIdempotency<T extends { id: string }>(
-  grant: GrantRecord,
+  scope: GrantRecord | IdempotencyScope,
   key: string | undefined,
   hash: () => string,
   send: (progress: SendProgress) => Promise<T>,
@@ -592,7 +596,8 @@ export async function withIdempotency<T extends { id: string }>(
   }
   const requestHash = hash();
   const now = clock.nowSeconds();
-  const existing = await sending.claimIdempotencyKey(grant.id, key, {
+  const itemKey = typeof scope === 'function' ? scope(key) : idempotencyKey(scope.id, key);
+  const existing = await sending.claimIdempotencyKey(itemKey, {
     request_hash: requestHash,
     state: 'in_progress',
     created_at: now,
@@ -612,7 +617,7 @@ export async function withIdempotency<T extends { id: string }>(
   let started = false;
   try {
     const result = await send({ deliveryStarted: () => void (started = true) });
-    await sending.completeIdempotencyKey(grant.id, key, { status: 200, message_id: outcomeId(result) });
+    await sending.completeIdempotencyKey(itemKey, { status: 200, message_id: outcomeId(result) });
     return { result, replayed: false };
   } catch (error) {
     // Nothing left (the failure came before delivery, or the relay refused the message): the key
@@ -621,7 +626,7 @@ export async function withIdempotency<T extends { id: string }>(
     // retry with this key gets the 409 above instead of a second copy of the message. (A function
     // that times out or crashes mid-send leaves the same claim, with the same answer.) The key
     // expires after IDEMPOTENCY_SECONDS like any other.
-    if (!started || error instanceof MailDeliveryError) await sending.releaseIdempotencyKey(grant.id, key);
+    if (!started || error instanceof MailDeliveryError) await sending.releaseIdempotencyKey(itemKey);
     throw error;
   }
 }

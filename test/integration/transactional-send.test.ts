@@ -4,7 +4,7 @@ import { apiClient, type ApiClient, type ApiResponse } from '../support/api';
 import { startDnsServer, type DnsServer } from '../support/dns-server';
 import { makeApplication } from '../support/factories';
 import { startGateway, type Gateway } from '../support/gateway';
-import { sunkRaw, waitForSunk } from '../support/mail';
+import { sunkMessages, sunkRaw, waitForSunk } from '../support/mail';
 
 /**
  * Transactional send (`POST /v3/domains/{domain_name}/messages/send`): from an address on one of the
@@ -214,6 +214,44 @@ describe('Function: domains-send', () => {
       body: '<p>Hello Ada</p>',
       from: [{ email: `hello@${domain.domain_address}`, name: 'Hello' }],
     });
+  });
+
+  it('sends once per Idempotency-Key: the same request again replays the answer, another request is 409', async () => {
+    const { api, domain } = await applicationWithDomain();
+    const to = uniqueRecipient();
+    const request = {
+      from: { email: `orders@${domain.domain_address}` },
+      to: [{ email: to }],
+      subject: 'Order 7',
+      body: '<p>Shipped</p>',
+    };
+    const path = `/v3/domains/${domain.domain_address}/messages/send`;
+    const key = { 'idempotency-key': `order-7-${seq++}` };
+
+    const first = await api.post(path, request, key);
+    const again = await api.post(path, request, key);
+    const other = await api.post(path, { ...request, subject: 'Order 8' }, key);
+    // Another application's key of the same name is its own.
+    const elsewhere = await applicationWithDomain();
+    const theirs = await elsewhere.api.post(
+      `/v3/domains/${elsewhere.domain.domain_address}/messages/send`,
+      { ...request, from: { email: `orders@${elsewhere.domain.domain_address}` } },
+      key,
+    );
+
+    expect(first.status, first.text).toBe(200);
+    expect(first.headers.get('idempotent-response')).toBeNull();
+    expect(again.status, again.text).toBe(200);
+    expect(again.headers.get('idempotent-response')).toBe('true');
+    expect(again.body.data).toEqual(first.body.data);
+    expectError(other, 409, 'conflict_error', 'Idempotency-Key was already used with a different request');
+    expect(theirs.status, theirs.text).toBe(200);
+    expect(theirs.body.data.id).not.toBe(first.body.data.id);
+    // One message left for this application's key, one for the other application's.
+    await waitForSunk(to);
+    await expect.poll(async () => (await sunkMessages(to)).length).toBe(2);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await sunkMessages(to)).toHaveLength(2);
   });
 
   it('refuses an unknown, unverified or foreign domain, and a sender off the domain, sending nothing', async () => {
