@@ -13,8 +13,8 @@ import { keyMaterial } from '#shared/crypto/key-material';
  */
 export type SealPurpose = 'connector-secret' | 'credential-data' | 'provider-tokens' | 'oauth-flow' | 'dkim-key';
 
-/** Keys derived for other uses than sealing (the HMAC key of the ID tokens Switchboard signs). */
-export type KeyPurpose = SealPurpose | 'id-token';
+/** Keys derived for other uses than sealing (the HMAC keys of the ID tokens and the tracking URLs Switchboard signs). */
+export type KeyPurpose = SealPurpose | 'id-token' | 'tracking';
 
 const keys = new Map<KeyPurpose, Promise<Buffer>>();
 

@@ -1,5 +1,5 @@
-import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
-import { keyMaterial } from '#shared/crypto/key-material';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { derivedKey } from '#shared/crypto/sealed';
 import { parseId, type ApplicationId, type GrantId, type MessageId } from '#shared/ids';
 
 /**
@@ -29,22 +29,8 @@ const MAX_URL_LENGTH = 2048;
 /** Tokens longer than any this deployment issues are refused unread. */
 export const MAX_TOKEN_LENGTH = 4096;
 
-let key: Promise<Buffer> | undefined;
-function signingKey(): Promise<Buffer> {
-  if (!key) {
-    const deriving = keyMaterial().then((material) =>
-      Buffer.from(hkdfSync('sha256', Buffer.from(material, 'utf8'), Buffer.alloc(0), 'switchboard/tracking', 32)),
-    );
-    key = deriving;
-    deriving.catch(() => {
-      if (key === deriving) key = undefined;
-    });
-  }
-  return key;
-}
-
 const mac = async (payload: string) =>
-  createHmac('sha256', await signingKey())
+  createHmac('sha256', await derivedKey('tracking'))
     .update(`${VERSION}.${payload}`)
     .digest();
 
