@@ -143,13 +143,7 @@ function checkTime(config: ConfigurationRecord, start: number, end: number): voi
     throw new InvalidRequestError(
       `'end_time' must be 'start_time' + ${minutes} minutes (the configuration's duration); got ${(end - start) / 60} minutes`,
     );
-  const now = clock.nowSeconds();
-  const notice = config.scheduler.min_booking_notice ?? DEFAULTS.min_booking_notice;
-  if (start < now + notice * 60)
-    throw new InvalidRequestError(`Bookings must start at least ${notice} minutes from now (min_booking_notice)`);
-  const days = config.scheduler.available_days_in_future ?? DEFAULTS.available_days_in_future;
-  if (start > now + days * 86_400)
-    throw new InvalidRequestError(`Bookings can be made at most ${days} days ahead (available_days_in_future)`);
+  checkGroupTime(config, start);
 }
 
 async function requireSlot(

@@ -282,11 +282,7 @@ async function moveBookings(config: ConfigurationRecord, event: GroupEventRecord
         updated_at: clock.nowSeconds(),
         version: b.version + 1,
       };
-      const outbox = [
-        bookingNotification(moved, 'booking.rescheduled'),
-        ...guestMail(config, moved, 'rescheduled', {}),
-        remindersJob(moved),
-      ];
+      const outbox = rescheduledOutbox(config, moved);
       if ((await db.updateSeatBooking(b, moved, seatsOf(b), outbox)) === 'ok') break;
     }
   }
@@ -387,7 +383,14 @@ async function eventFor(
   return open;
 }
 
-/** Checks a group booking's time against the configuration's notice and days-ahead rules. */
+/** What a seat booking moved to another time commits with it: its notification, the guest's mail, its reminders moved. */
+const rescheduledOutbox = (config: ConfigurationRecord, moved: BookingRecord) => [
+  bookingNotification(moved, 'booking.rescheduled'),
+  ...guestMail(config, moved, 'rescheduled', {}),
+  remindersJob(moved),
+];
+
+/** Checks a booking's start against the configuration's notice and days-ahead rules (group bookings and, after their length, bookings of free time). */
 export function checkGroupTime(config: ConfigurationRecord, start: number): void {
   const now = clock.nowSeconds();
   const notice = config.scheduler.min_booking_notice ?? DEFAULTS.min_booking_notice;
@@ -457,11 +460,7 @@ export async function moveSeats(
       updated_at: clock.nowSeconds(),
       version: b.version + 1,
     };
-    const outbox = [
-      bookingNotification(moved, 'booking.rescheduled'),
-      ...guestMail(config, moved, 'rescheduled', {}),
-      remindersJob(moved),
-    ];
+    const outbox = rescheduledOutbox(config, moved);
     const result = await db.updateSeatBooking(b, moved, seats, outbox, { release: true, to: target });
     if (result === 'ok') return moved;
     if (result === 'booking')

@@ -7,8 +7,8 @@ import { apiClient, type ApiClient } from '../support/api';
 import { makeAgentGrant, makeApplication, uniqueEmail } from '../support/factories';
 import { startGateway, type Gateway } from '../support/gateway';
 import { sunkRaw, waitForSunk } from '../support/mail';
-import { outboxDrained } from '../support/outbox-relay';
-import { createTestQueue, drainQueue, messagesIn } from '../support/queues';
+import { outboxDrained, publishedBesidesDeliveries } from '../support/outbox-relay';
+import { createTestQueue, drainQueue } from '../support/queues';
 
 /**
  * Open and link tracking of Agent Account sends: the signed pixel and redirects on the tracking
@@ -77,19 +77,11 @@ const hit = (path: string, headers: Record<string, string> = {}) =>
     headers: { 'user-agent': 'Mozilla/5.0 (Windows NT 10.0) Thunderbird/128.0', ...headers },
   });
 
-/**
- * The notifications published since the last drain: exactly `count`, sorted by type. Once the outbox
- * is drained they are all on the queue, so an empty queue after them proves there is no other.
- */
+/** Exactly `count` notifications since the last drain besides the relay's answers, by type then time. */
 async function published(count: number) {
-  await outboxDrained();
-  // Every send to an outside address also publishes the relay's answer (message.delivered: see
-  // deliverability.test.ts); what this file counts is the rest.
-  const events = (await drainQueue(queueUrl, await messagesIn(queueUrl)))
-    .map((e) => e.body)
-    .filter((e) => e.type !== 'message.delivered');
+  const events = await publishedBesidesDeliveries(queueUrl);
   expect(events).toHaveLength(count);
-  return events.sort((a, b) => (a.type < b.type ? -1 : a.type > b.type ? 1 : a.time - b.time));
+  return events;
 }
 
 describe('sending a tracked message', () => {

@@ -1,7 +1,7 @@
 import type { DynamoDBRecord } from 'aws-lambda';
 import { afterAll, inject } from 'vitest';
 import { isOutboxInsert, startStreamRelay, type StreamRelay } from '../../scripts/local-stack/stream-relay';
-import { createQueueWithDlq, messagesIn } from './queues';
+import { createQueueWithDlq, drainQueue, messagesIn } from './queues';
 import { startQueueWorker } from './sqs-worker';
 
 /**
@@ -51,6 +51,20 @@ export async function registerApplication(applicationId: string): Promise<void> 
 /** Resolves once every outbox entry committed before the call has been published (or refused and retried). */
 export async function outboxDrained(): Promise<void> {
   await (await relay)?.drained();
+}
+
+/**
+ * The notifications published on `queueUrl` since its last drain, but the relay's answers to sends
+ * (`message.delivered`: every send to an outside address publishes one; deliverability.test.ts
+ * checks them), sorted by type then time. Once the outbox is drained they are all on the queue, so
+ * the count taken then is all there is.
+ */
+export async function publishedBesidesDeliveries(queueUrl: string) {
+  await outboxDrained();
+  return (await drainQueue(queueUrl, await messagesIn(queueUrl)))
+    .map((e) => e.body)
+    .filter((e) => e.type !== 'message.delivered')
+    .sort((a, b) => (a.type < b.type ? -1 : a.type > b.type ? 1 : a.time - b.time));
 }
 
 /**
