@@ -158,10 +158,10 @@ export function newGoogleClient(
       const token = await accessToken();
       if (units) {
         // Gmail's quota: wait for the units, or answer 429 now when the wait is more than is left.
-        const wait = limits.reserve(units, WAIT_BUDGET_MS - waited);
+        const { wait, at } = limits.reserve(units, WAIT_BUDGET_MS - waited);
         if (wait) {
           waited += wait;
-          await sleep(wait);
+          await limits.departure(at, sleep);
         }
       }
       const init: RequestInit = {

@@ -55,23 +55,28 @@ class GrantLimits {
   private at: number;
   private inFlight = 0;
   private readonly queue: (() => void)[] = [];
+  /** The waits under way, by the tick they end at. */
+  private readonly departures = new Map<number, Promise<void>>();
 
   constructor(private readonly now: () => number) {
     this.at = now();
   }
 
   get idle(): boolean {
-    return this.inFlight === 0 && this.queue.length === 0;
+    return this.inFlight === 0 && this.queue.length === 0 && this.departures.size === 0;
   }
 
-  /** Takes `units` now or after a wait (returned, in ms); refuses with 429 when the wait exceeds `maxWaitMs`. */
-  reserve(units: number, maxWaitMs: number): number {
+  /**
+   * Takes `units` now or at a later tick; refuses with 429 when the wait exceeds `maxWaitMs`. Ticks
+   * are on one grid of PACE_MS (from the epoch), so the calls paced to one tick share its `at`.
+   */
+  reserve(units: number, maxWaitMs: number): { wait: number; at: number } {
     const now = this.now();
     this.units = Math.min(this.burst, this.units + ((now - this.at) / 1000) * this.perSecond);
     this.at = now;
-    // Waits are whole ticks, so that calls paced at once still leave together (one batch).
-    const wait =
-      this.units >= units ? 0 : Math.ceil(((units - this.units) / this.perSecond) * (1000 / PACE_MS)) * PACE_MS;
+    const at =
+      this.units >= units ? now : Math.ceil((now + ((units - this.units) / this.perSecond) * 1000) / PACE_MS) * PACE_MS;
+    const wait = at - now;
     if (wait > maxWaitMs)
       throw new RateLimitError(
         "Provider A's quota for this account is spent for now; retry after the time given, or use a smaller limit and select",
@@ -79,7 +84,21 @@ class GrantLimits {
       );
     // Taken now even when waited for: the balance goes below zero, and the next caller waits longer.
     this.units -= units;
-    return wait;
+    return { wait, at };
+  }
+
+  /**
+   * Resolves at the tick `at` (from `reserve`). The calls of one tick share one timer, so they all go
+   * on in one turn of the event loop and leave together (one batch), however the timers of separate
+   * waits would have fallen.
+   */
+  departure(at: number, sleep: (ms: number) => Promise<void>): Promise<void> {
+    let leaving = this.departures.get(at);
+    if (!leaving) {
+      leaving = sleep(Math.max(0, at - this.now())).finally(() => this.departures.delete(at));
+      this.departures.set(at, leaving);
+    }
+    return leaving;
   }
 
   /** Runs `send` when fewer than MAX_IN_FLIGHT requests of the grant are under way. */

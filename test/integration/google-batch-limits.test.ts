@@ -82,12 +82,15 @@ const get = (id: string): GoogleRequest => ({
 describe("provider A's batches", () => {
   it('sends the gets made at once as batches of at most 50, each call with its own answer', async () => {
     // 100 gets of 5 units: what a grant may spend at once; the 20 after them wait for their units
-    // (a tick of 100 ms each five), and leave together per tick.
+    // (five more each 100 ms, so over 400 ms: four or five ticks of the 100 ms grid), and leave
+    // together per tick, however late the machine runs their timer.
     const c = await googleClientOf(await sameMailbox(), { fetch: countingFetch });
     const answers = await Promise.all(ids.map((id) => c.call<{ id: string }>(get(id))));
     expect(answers.map((a) => a.id)).toEqual(ids);
     expect(sent.slice(0, 2)).toEqual(['/batch/gmail/v1', '/batch/gmail/v1']);
-    expect(sent.length).toBeLessThanOrEqual(6);
+    // Two batches at once (a third if the units of some of the 20 came while the 100 were taken),
+    // then one request per tick (a tick's one call goes as itself).
+    expect(sent.length).toBeLessThanOrEqual(8);
     expect(sent.length).toBeGreaterThanOrEqual(3);
     expect(c.calls).toBe(sent.length);
   });
