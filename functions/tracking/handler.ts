@@ -7,7 +7,7 @@ import type { routes } from './routes';
 export const handler = httpApi<typeof routes>(generated, {
   openPixel: async ({ params, sourceIp, userAgent, headers }) => {
     await trackOpen(params.token, { sourceIp, userAgent, headers });
-    return document(TRANSPARENT_GIF, 'image/gif', 'pixel.gif');
+    return document(TRANSPARENT_GIF, 'image/gif', 'pixel.gif', { noStore: true });
   },
   linkRedirect: async ({ params, sourceIp, userAgent, headers }) =>
     redirect(await trackClick(params.token, { sourceIp, userAgent, headers })),

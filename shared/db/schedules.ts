@@ -1,7 +1,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { TABLE_NAME, dynamo, type TransactItem } from '#shared/aws/dynamodb';
-import type { AttachmentRecord, HeaderRecord, ParticipantRecord } from '#shared/db/mail-records';
+import type { AttachmentRecord, HeaderRecord, ParticipantRecord, TrackingSettings } from '#shared/db/mail-records';
 import { itemAttributes, scheduleKey, schedulesOfGrant } from '#shared/db/keys';
 import { outboxItems, type OutboxEntry } from '#shared/db/outbox';
 import { listRecords } from '#shared/db/records';
@@ -46,6 +46,8 @@ export interface ScheduledContent {
   reply_to_message_id?: MessageId;
   in_reply_to?: string;
   references: string[];
+  /** What the sent message tracks (opens, links, replies), when the send asked for it. */
+  tracking?: TrackingSettings;
 }
 
 export interface ScheduleRecord extends ScheduledContent {

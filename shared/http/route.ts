@@ -119,7 +119,7 @@ export type RouteResult<D = object> =
   | { kind: 'list'; data: D[]; nextCursor?: string | undefined }
   | { kind: 'empty'; status?: number }
   /** Raw bytes (attachment downloads): the only success responses that are not JSON. */
-  | { kind: 'binary'; contentType: string; filename: string; content: Buffer; ownType?: boolean }
+  | { kind: 'binary'; contentType: string; filename: string; content: Buffer; ownType?: boolean; noStore?: boolean }
   /** An HTML page (the booking page): its scripts and styles carry `nonce`, the only ones its CSP allows. */
   | { kind: 'page'; html: string; nonce: string; status?: number; formActions?: readonly string[] }
   /** 302 to `location`, with a JSON body naming it. */
@@ -159,13 +159,22 @@ export const page = (html: string, nonce: string, status?: number, formActions?:
   ...(status !== undefined ? { status } : {}),
   ...(formActions?.length ? { formActions } : {}),
 });
-/** A document the API itself produced (e.g. text/calendar), answered with its own media type. */
-export const document = (content: Buffer, contentType: string, filename: string) => ({
+/**
+ * A document the API itself produced (e.g. text/calendar), answered with its own media type.
+ * `noStore`: never kept by a cache (the open pixel: each load must reach us).
+ */
+export const document = (
+  content: Buffer,
+  contentType: string,
+  filename: string,
+  options: { noStore?: boolean } = {},
+) => ({
   kind: 'binary' as const,
   content,
   contentType,
   filename,
   ownType: true,
+  ...(options.noStore ? { noStore: true } : {}),
 });
 export const redirect = (location: string) => ({ kind: 'redirect' as const, location });
 /** Plain text, for a provider's handshake that requires it (see RouteResult). */

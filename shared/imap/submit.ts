@@ -12,6 +12,7 @@ import { submitSmtp } from '#shared/imap/connect';
 import { mailAccessOf, withImap } from '#shared/imap/session';
 import { imapMessageId } from '#shared/imap/sync';
 import { clock } from '#shared/time';
+import { outgoingTracking } from '#shared/tracking/outgoing';
 
 /**
  * Sends a prepared message from an IMAP grant: submits it, puts the copy in Sent and stores it
@@ -34,7 +35,12 @@ export async function submitAndStore(
   const domain = grant.email.slice(grant.email.lastIndexOf('@') + 1);
   const messageIdHeader = `<${newId('message').slice(4)}@${domain}>`;
   const date = new Date(clock.nowMs());
-  const raw = await composePrepared(prepared, messageIdHeader, date);
+  // Taken before composing: the tracking URLs in the MIME name the stored copy.
+  const id = options.id ?? imapMessageId(messageIdHeader, Math.floor(date.getTime() / 1000));
+  const tracking = outgoingTracking(grant, id, prepared.tracking);
+  const raw = await composePrepared(prepared, messageIdHeader, date, tracking);
+  // The copy in Sent is the message as written: its reader (the sender) must not count as an open.
+  const copy = tracking?.body ? await composePrepared(prepared, messageIdHeader, date) : raw;
   const recipients = [...new Set([...prepared.to, ...prepared.cc, ...prepared.bcc].map((p) => p.email))];
   await options.claims?.take();
   await options.beforeRelay?.();
@@ -57,7 +63,7 @@ export async function submitAndStore(
   // The copy in Sent (when the account has one): where the next sync will find it.
   const sent = await folders.getFolder(grant.id, 'sent');
   const appended = sent?.server_path
-    ? await withImap(grant, (client) => client.append(sent.server_path!, raw, ['\\Seen'], date)).catch(
+    ? await withImap(grant, (client) => client.append(sent.server_path!, copy, ['\\Seen'], date)).catch(
         () => false as const,
       )
     : false;
@@ -65,7 +71,6 @@ export async function submitAndStore(
     appended && appended.uid !== undefined && appended.uidValidity !== undefined
       ? { uid: appended.uid, uidValidity: String(appended.uidValidity) }
       : undefined;
-  const id = options.id ?? imapMessageId(messageIdHeader, Math.floor(date.getTime() / 1000));
   const [stored] = await storeServerMessages(grant, [
     {
       grant,
@@ -86,7 +91,7 @@ export async function submitAndStore(
       isPlaintext: prepared.isPlaintext,
       attachments: prepared.attachments,
       headers: prepared.headers,
-      raw,
+      raw: copy,
       metadata: prepared.metadata,
       messageIdHeader,
       ...(prepared.inReplyTo ? { inReplyTo: prepared.inReplyTo } : {}),
@@ -110,7 +115,7 @@ export async function submitAndStore(
             ]
           : [];
         return {
-          items: [...location, ...extra.items, ...converted.items],
+          items: [...location, ...extra.items, ...converted.items, ...(tracking ? [tracking.item(record)] : [])],
           outbox: [...extra.outbox, ...converted.outbox],
         };
       },

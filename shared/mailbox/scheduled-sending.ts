@@ -40,6 +40,7 @@ export async function preparedFrom(record: ScheduleRecord, governance: Governanc
     ...(record.thread_id ? { threadId: record.thread_id } : {}),
     ...(record.in_reply_to ? { inReplyTo: record.in_reply_to } : {}),
     references: record.references,
+    ...(record.tracking ? { tracking: record.tracking } : {}),
     governance,
   };
 }

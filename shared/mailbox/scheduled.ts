@@ -138,6 +138,7 @@ export async function scheduleMessage(
       : {}),
     ...(prepared.inReplyTo ? { in_reply_to: prepared.inReplyTo } : {}),
     references: prepared.references,
+    ...(prepared.tracking ? { tracking: prepared.tracking } : {}),
   };
   const record: ScheduleRecord = {
     ...content,

@@ -1,7 +1,10 @@
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { randomBytes } from 'node:crypto';
 import { ImapFlow } from 'imapflow';
+import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { GrantId, MessageId } from '#shared/ids';
+import { getTrackedMessage } from '#shared/tracking/records';
 import { apiClient, type ApiClient } from '../support/api';
 import { makeApplication } from '../support/factories';
 import { startGateway, type Gateway } from '../support/gateway';
@@ -108,6 +111,39 @@ describe('IMAP send', () => {
     const read = await api.get(`/v3/grants/${grant.id}/messages/${sent.body.data.id}`);
     expect(read.status, read.text).toBe(200);
     expect(read.body.data.body).toBe('<p>Hello from an IMAP grant</p>');
+    expect((await notifications()).map((n) => n.type)).toEqual(['message.created']);
+    await syncRun();
+    expect(await notifications()).toEqual([]);
+  });
+
+  it('tracks what the send asks: the message submitted is rewritten, the copy in Sent is as written, and the tracked record names the stored copy', async () => {
+    // Act
+    const sent = await api.post(`/v3/grants/${grant.id}/messages/send`, {
+      to: [{ email: 'tracked@example.net' }],
+      subject: 'Tracked over IMAP',
+      body: '<html><body><p>See <a href="https://shop.example.com/item">the item</a></p></body></html>',
+      tracking_options: { opens: true, links: true, thread_replies: true, domain_name: 'links.example.com' },
+    });
+
+    // Assess
+    expect(sent.status, sent.text).toBe(200);
+    const [arrived] = await dovecot.sink.waitFor('tracked@example.net');
+    const submitted = String((await simpleParser(await dovecot.sink.raw(arrived!.id))).html);
+    expect(submitted).toMatch(/href="https:\/\/links\.example\.com\/t\/l\/[\w-]+\.[\w-]+"/);
+    expect(submitted).toMatch(/<img src="https:\/\/links\.example\.com\/t\/o\/[\w-]+\.[\w-]+"/);
+    const [copy] = await inFolder('Sent', 'Tracked over IMAP');
+    const kept = String(copy!.source);
+    expect(kept).toContain('https://shop.example.com/item');
+    expect(kept).not.toContain('/t/o/');
+    expect(kept).not.toContain('links.example.com');
+    const read = await api.get(`/v3/grants/${grant.id}/messages/${sent.body.data.id}?fields=include_tracking_options`);
+    expect(read.body.data.tracking_options).toMatchObject({ opens: true, links: true, thread_replies: true });
+    expect(await getTrackedMessage(grant.id as GrantId, sent.body.data.id as MessageId)).toMatchObject({
+      opens: true,
+      links: true,
+      thread_replies: true,
+      domain_name: 'links.example.com',
+    });
     expect((await notifications()).map((n) => n.type)).toEqual(['message.created']);
     await syncRun();
     expect(await notifications()).toEqual([]);

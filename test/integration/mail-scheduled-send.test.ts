@@ -3,11 +3,14 @@ import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { GetScheduleCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
 import type { SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { simpleParser } from 'mailparser';
+import type { GrantId, MessageId } from '#shared/ids';
 import { clock } from '#shared/time';
+import { getTrackedMessage } from '#shared/tracking/records';
 import { apiClient, type ApiClient, type ApiResponse } from '../support/api';
 import { makeAgentGrant, makeApplication, uniqueEmail } from '../support/factories';
 import { startGateway, type Gateway } from '../support/gateway';
-import { sunkMessages, waitForSunk } from '../support/mail';
+import { sunkMessages, sunkRaw, waitForSunk } from '../support/mail';
 import { jobsDone } from '../support/outbox-relay';
 import { createQueueWithDlq, createTestQueue, drainQueue, sqs } from '../support/queues';
 import { startQueueWorker } from '../support/sqs-worker';
@@ -282,6 +285,38 @@ describe('scheduling', () => {
     expect(again.headers.get('idempotent-response')).toBe('true');
     expect(again.body.data.schedule_id).toBe(first.body.data.schedule_id);
     expect((await api.delete(schedulePath(first.body.data.schedule_id))).status).toBe(200);
+  });
+  it("keeps the send's tracking: the message that leaves has the pixel and signed links, and its opens and replies find it", async () => {
+    // Arrange
+    const to = outside();
+    const sendAt = now() + 17;
+    const scheduled = await api.post(sendPath(), {
+      to: [{ email: to }],
+      subject: 'Tracked later',
+      body: '<html><body><p>See <a href="https://shop.example.com/item">the item</a></p></body></html>',
+      tracking_options: { opens: true, links: true, thread_replies: true, domain_name: 'links.example.com' },
+      send_at: sendAt,
+    });
+    expect(scheduled.status, scheduled.text).toBe(202);
+    const { schedule_id: scheduleId, id: messageId } = scheduled.body.data;
+
+    // Act
+    await at(sendAt, async () => deliver(await scheduledFiring(scheduleId)));
+
+    // Assess: the HTML that left is tracked; the Sent copy is as written; the tracked record names it.
+    const [relayed] = await waitForSunk(to);
+    const html = String((await simpleParser(await sunkRaw(relayed!.id))).html);
+    expect(html).toMatch(/href="https:\/\/links\.example\.com\/t\/l\/[\w-]+\.[\w-]+"/);
+    expect(html).toMatch(/<img src="https:\/\/links\.example\.com\/t\/o\/[\w-]+\.[\w-]+"/);
+    const sent = await api.get(`/v3/grants/${alice.id}/messages/${messageId}?fields=include_tracking_options`);
+    expect(sent.body.data.body).toContain('href="https://shop.example.com/item"');
+    expect(sent.body.data.tracking_options).toMatchObject({ opens: true, links: true, thread_replies: true });
+    expect(await getTrackedMessage(alice.id as GrantId, messageId as MessageId)).toMatchObject({
+      opens: true,
+      links: true,
+      thread_replies: true,
+      domain_name: 'links.example.com',
+    });
   });
 });
 

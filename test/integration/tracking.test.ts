@@ -176,6 +176,8 @@ describe('the open pixel', () => {
     for (const r of [prefetch, scanner, ...opens, later]) {
       expect(r.status).toBe(200);
       expect(r.headers.get('content-type')).toBe('image/gif');
+      // No cache keeps it: a later open loads it again, and is counted.
+      expect(r.headers.get('cache-control')).toBe('no-store');
       const gif = Buffer.from(await r.arrayBuffer());
       expect(gif.subarray(0, 6).toString('latin1')).toBe('GIF89a');
       expect(gif.readUInt16LE(6)).toBe(1);
@@ -224,6 +226,7 @@ describe('tracked links', () => {
     for (const r of [scan, ...clicks]) {
       expect(r.status).toBe(302);
       expect(r.headers.get('location')).toBe('https://shop.example.com/item?id=7&ref=mail');
+      expect(r.headers.get('cache-control')).toBe('no-store');
     }
     expect(other.headers.get('location')).toBe('http://docs.example.org/guide');
     expect(otherByPerson.status).toBe(302);

@@ -98,7 +98,8 @@ export const responseMiddleware = (): middy.MiddlewareObj<
         break;
       case 'redirect':
         status = 302;
-        extra = { location: result.location };
+        // Each follow reaches us (a tracked link counts its clicks): no cache keeps the answer.
+        extra = { location: result.location, 'cache-control': 'no-store' };
         payload = { request_id: state.requestId, data: { url: result.location } };
         break;
       case 'page': {
@@ -132,6 +133,7 @@ export const responseMiddleware = (): middy.MiddlewareObj<
             'content-length': String(result.content.length),
             // The uploader chose the content type (text/html included): browsers must not render or sniff it.
             'x-content-type-options': 'nosniff',
+            ...(result.noStore ? { 'cache-control': 'no-store' } : {}),
             'x-request-id': state.requestId,
           },
           body: result.content.toString('base64'),
