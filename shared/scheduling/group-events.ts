@@ -5,6 +5,7 @@ import type {
   ValidateTimeslotBody,
 } from '#schemas/scheduling';
 import { zoneProblem } from '#shared/availability/engine';
+import { buildCalendar } from '#shared/calendar/ical';
 import { getGrant, type GrantRecord } from '#shared/db/grants';
 import * as db from '#shared/db/group-events';
 import type { GroupEventRecord } from '#shared/db/group-events';
@@ -14,7 +15,7 @@ import { ConflictError, InvalidRequestError, NotFoundError } from '#shared/error
 import { parseId } from '#shared/ids';
 import { booksOnPrimaryOnly } from '#shared/providers/organizer-calendars';
 import { eventsOf } from '#shared/registries/events';
-import { bookingNotification } from '#shared/scheduling/booking-events';
+import { bookingEventUid, bookingNotification } from '#shared/scheduling/booking-events';
 import { DEFAULTS } from '#shared/scheduling/configurations';
 import { guestMail } from '#shared/scheduling/emails';
 import { remindersJob } from '#shared/scheduling/reminders';
@@ -304,7 +305,7 @@ export async function cancelSeat(
   };
   const outbox = [
     bookingNotification(next, 'booking.cancelled'),
-    ...guestMail(config, next, 'cancelled', {}),
+    ...guestMail(config, next, 'cancelled', { ics: seatInvitation(next, 'CANCEL') }),
     remindersJob(next),
   ];
   let result = await db.updateSeatBooking(b, next, seatsOf(b), outbox, { release: true });
@@ -383,10 +384,45 @@ async function eventFor(
   return open;
 }
 
+/**
+ * A seat booking's own invitation (iMIP REQUEST, or CANCEL), carried by its guest's mails: the slot
+ * under the booking's UID, with the booking's guests as its attendees (accepted: they booked it). The
+ * group event on the organizer's calendar does not list its guests (they would see each other), so
+ * its own iCalendar would not do. SEQUENCE is the booking's version: each change supersedes the last.
+ */
+export function seatInvitation(b: BookingRecord, method: 'REQUEST' | 'CANCEL'): string {
+  return buildCalendar(method, [
+    {
+      uid: bookingEventUid(b),
+      sequence: b.version,
+      title: b.title,
+      ...(b.description !== undefined ? { description: b.description } : {}),
+      ...(b.location !== undefined ? { location: b.location } : {}),
+      when: {
+        object: 'timespan',
+        start_time: b.start,
+        end_time: b.end,
+        start_timezone: b.timezone,
+        end_timezone: b.timezone,
+      },
+      status: method === 'CANCEL' ? 'cancelled' : 'confirmed',
+      busy: true,
+      organizer: b.organizer,
+      participants: [b.guest, ...b.additional_guests].map((g) => ({
+        email: g.email,
+        ...(g.name ? { name: g.name } : {}),
+        status: 'yes' as const,
+      })),
+      created_at: b.created_at,
+      updated_at: b.updated_at,
+    },
+  ]);
+}
+
 /** What a seat booking moved to another time commits with it: its notification, the guest's mail, its reminders moved. */
 const rescheduledOutbox = (config: ConfigurationRecord, moved: BookingRecord) => [
   bookingNotification(moved, 'booking.rescheduled'),
-  ...guestMail(config, moved, 'rescheduled', {}),
+  ...guestMail(config, moved, 'rescheduled', { ics: seatInvitation(moved, 'REQUEST') }),
   remindersJob(moved),
 ];
 
@@ -426,7 +462,10 @@ export async function bookSeats(
     };
     const outbox = [
       bookingNotification(record, 'booking.created'),
-      ...guestMail(config, record, 'confirmed', { links: manage ? { manage } : undefined }),
+      ...guestMail(config, record, 'confirmed', {
+        ics: seatInvitation(record, 'REQUEST'),
+        links: manage ? { manage } : undefined,
+      }),
       remindersJob(record),
     ];
     const result = await db.writeSeatBooking(record, event, seats, outbox);

@@ -1,7 +1,11 @@
+import { randomBytes } from 'node:crypto';
+import { simpleParser } from 'mailparser';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { apiClient, type ApiClient, type ApiResponse } from '../support/api';
 import { makeAgentGrant } from '../support/factories';
 import { useApi } from '../support/harness';
+import { sunkRaw, waitForSunk } from '../support/mail';
+import { jobsDone } from '../support/outbox-relay';
 import { createTestQueue, drainQueue } from '../support/queues';
 import { checkResponse, routeOf } from '../support/response-check';
 
@@ -323,6 +327,65 @@ describe('seats', () => {
     expect(await bookingNotifications(config.id, 1)).toEqual([['booking.cancelled', bo.booking_id]]);
     expect((await eventsBetween(organizer.id, day, day + DAY)).map((e) => e.id)).toEqual([other.id]);
     expect((await book(config.id, day + 10 * HOUR, 'Cy')).status).toBe(409);
+  });
+});
+
+describe("a seat's mails", () => {
+  it('carry an invitation of the booking, its guests its attendees: REQUEST when booked and moved, CANCEL when the event goes', async () => {
+    // Arrange
+    const { organizer, base, config } = await groupConfiguration();
+    const day = midnight(7);
+    const event = await groupEvent(base, day + 9 * HOUR, 5);
+    const name = `Dana${randomBytes(4).toString('hex')}`;
+    const guest = `${name.toLowerCase()}@guest.example.com`;
+    const invitations = async (count: number) => {
+      await jobsDone();
+      const sunk = await waitForSunk(guest);
+      expect(sunk).toHaveLength(count);
+      const parsed = await simpleParser(await sunkRaw(sunk[count - 1]!.id));
+      const part = parsed.attachments.find((a) => a.contentType === 'text/calendar');
+      expect(part, `${parsed.subject}: no calendar part`).toBeDefined();
+      return { subject: parsed.subject, ics: part!.content.toString('utf8').replace(/\r\n[ \t]/g, '') };
+    };
+
+    // Act, assess: booked
+    const booked = await book(config.id, day + 9 * HOUR, name, {
+      additional_guests: [{ email: 'plus.one@guest.example.com' }],
+    });
+    expect(booked.status, booked.text).toBe(201);
+    const uid = `UID:${booked.body.data.booking_id}@${organizer.email.split('@')[1]}`;
+    const first = await invitations(1);
+    expect(first.ics).toContain('METHOD:REQUEST');
+    expect(first.ics).toContain(uid);
+    expect(first.ics).toContain('SUMMARY:Morning flow');
+    expect(first.ics).toContain('LOCATION:Studio 2');
+    expect(first.ics).toMatch(new RegExp(`ATTENDEE;[^\\n]*PARTSTAT=ACCEPTED[^\\n]*:mailto:${guest}`, 'i'));
+    expect(first.ics).toMatch(/ATTENDEE;[^\n]*:mailto:plus\.one@guest\.example\.com/i);
+    expect(first.ics).toMatch(new RegExp(`ORGANIZER[^\\n]*:mailto:${organizer.email}`, 'i'));
+    const sequence = (ics: string) => Number(/SEQUENCE:(\d+)/.exec(ics)![1]);
+
+    // Moved with its group event
+    expect(
+      (await api.put(`${base}/${event.id}`, { when: { start_time: day + 10 * HOUR, end_time: day + 11 * HOUR } }))
+        .status,
+    ).toBe(200);
+    const moved = await invitations(2);
+    expect(moved.ics).toContain('METHOD:REQUEST');
+    expect(moved.ics).toContain(uid);
+    expect(moved.ics).toMatch(
+      new RegExp(
+        `DTSTART[^\\n]*:${new Date((day + 10 * HOUR) * 1000).toISOString().slice(0, 10).replace(/-/g, '')}T100000`,
+      ),
+    );
+    expect(sequence(moved.ics)).toBeGreaterThan(sequence(first.ics));
+
+    // Cancelled with it
+    expect((await api.delete(`${base}/${event.id}`)).status).toBe(200);
+    const cancelled = await invitations(3);
+    expect(cancelled.ics).toContain('METHOD:CANCEL');
+    expect(cancelled.ics).toContain(uid);
+    expect(cancelled.ics).toContain('STATUS:CANCELLED');
+    expect(sequence(cancelled.ics)).toBeGreaterThan(sequence(moved.ics));
   });
 });
 
