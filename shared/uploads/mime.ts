@@ -40,10 +40,6 @@ export async function appendStreamedParts(bare: Buffer, parts: readonly Streamed
   const { MimeNode } = await import('#shared/lazy/mime-node');
   const { headers, body } = split(bare);
   const root = new MimeNode('multipart/mixed');
-  for (const field of headers.filter((h) => !CONTENT_FIELDS.test(h))) {
-    const colon = field.indexOf(':');
-    root.setHeader(field.slice(0, colon), { prepared: true, value: field.slice(colon + 1).trim() });
-  }
   const content = headers.filter((h) => CONTENT_FIELDS.test(h) && !/^mime-version:/i.test(h));
   root.appendChild(new MimeNode().setRaw(Buffer.concat([Buffer.from(`${content.join('\r\n')}\r\n\r\n`), body])));
   for (const part of parts) {
@@ -57,7 +53,15 @@ export async function appendStreamedParts(bare: Buffer, parts: readonly Streamed
     );
   }
   const capacity = bare.length + parts.reduce((n, p) => n + base64Bytes(p.size) + 2048, 1024);
-  return collect(root.createReadStream() as Readable, capacity);
+  // The message's own fields are kept byte for byte, in place of the multipart's header block (its
+  // Content-Type kept): nodemailer parses and rebuilds the address and date fields it is given, so
+  // they cannot go through it as they are.
+  const fields = headers.filter((h) => !CONTENT_FIELDS.test(h));
+  return collect(root.createReadStream() as Readable, capacity, (head) => {
+    const type = head.split(/\r\n(?![ \t])/).find((h) => /^content-type:/i.test(h));
+    if (!type) throw new Error('appendStreamedParts: the multipart has no Content-Type');
+    return Buffer.from(`${[...fields, 'MIME-Version: 1.0', type].join('\r\n')}\r\n\r\n`, 'latin1');
+  });
 }
 
 const SLICE = 64 * 1024;
@@ -66,12 +70,24 @@ function* slices(content: Buffer): Generator<Buffer> {
   for (let at = 0; at < content.length; at += SLICE) yield content.subarray(at, at + SLICE);
 }
 
-/** Reads a stream into one buffer of `capacity` (grown only if the stream outruns it). */
-async function collect(stream: Readable, capacity: number): Promise<Buffer> {
+/**
+ * Reads a stream into one buffer of `capacity` (grown only if the stream outruns it), its header
+ * block (up to the first empty line) replaced by what `head` makes of it.
+ */
+async function collect(stream: Readable, capacity: number, head: (block: string) => Buffer): Promise<Buffer> {
   let out = Buffer.allocUnsafe(capacity);
   let at = 0;
+  /** The start of the stream while its header block is still coming. */
+  let pending: Buffer | undefined = Buffer.alloc(0);
   for await (const chunk of stream) {
-    const data = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+    let data = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+    if (pending) {
+      pending = Buffer.concat([pending, data]);
+      const end = pending.indexOf('\r\n\r\n');
+      if (end < 0) continue;
+      data = Buffer.concat([head(pending.subarray(0, end).toString('latin1')), pending.subarray(end + 4)]);
+      pending = undefined;
+    }
     if (at + data.length > out.length) {
       const larger = Buffer.allocUnsafe(Math.max(out.length * 2, at + data.length));
       out.copy(larger, 0, 0, at);

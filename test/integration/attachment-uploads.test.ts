@@ -270,6 +270,14 @@ describe('an upload named in a send or a draft', () => {
     const [relayed] = await waitForSunk(to);
     const parsed = await simpleParser(Buffer.from(await sunkRaw(relayed!.id), 'latin1'));
     expect(parsed.subject).toBe('The report');
+    // The message's own fields, as composed: the multipart around the files keeps them as they are.
+    expect(parsed.from?.value.map((a) => a.address)).toEqual([alice.email]);
+    expect((Array.isArray(parsed.to) ? parsed.to : [parsed.to]).flatMap((t) => t!.value.map((a) => a.address))).toEqual(
+      [to, bob.email],
+    );
+    expect(Math.abs(parsed.date!.getTime() - Date.now())).toBeLessThan(300_000);
+    expect(parsed.messageId).toMatch(/^<.+@.+>$/);
+    expect(parsed.headers.get('mime-version')).toBe('1.0');
     expect(parsed.html).toContain('<p>Attached.</p>');
     expect(parsed.attachments.map((a) => [a.filename, a.contentType, a.size])).toEqual([
       ['note.txt', 'text/plain', 5],
