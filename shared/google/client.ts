@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { providerAccessToken } from '#shared/accounts/provider-tokens';
 import {
   answerOf,
@@ -69,6 +70,12 @@ export interface GoogleRequest {
    * listing): up to MAX_BATCH in one HTTP request. Each keeps its own answer, errors and retries.
    */
   batch?: boolean;
+  /**
+   * A media upload (a method whose discovery entry has `mediaUpload`): sent to the method's upload
+   * path (`/upload` + path) as `uploadType=multipart`, `body` as the JSON metadata part and this as
+   * the media part. Never batched.
+   */
+  media?: { contentType: string; content: Buffer };
 }
 
 /** Google's error body: `{error: {code, message, status, errors: [{reason, …}]}}`. */
@@ -137,7 +144,11 @@ export function newGoogleClient(
     });
   const batcher = newBatcher((api) => new URL(BATCH_PATHS[api], apiBase ?? GOOGLE_API_BASES[api]), send);
   const urlOf = (request: GoogleRequest) => {
-    const url = new URL(request.path, apiBase ?? GOOGLE_API_BASES[request.api]);
+    const url = new URL(
+      request.media ? `/upload${request.path}` : request.path,
+      apiBase ?? GOOGLE_API_BASES[request.api],
+    );
+    if (request.media) url.searchParams.set('uploadType', 'multipart');
     for (const [name, value] of Object.entries(request.query ?? {})) {
       if (value === undefined) continue;
       for (const one of Array.isArray(value) ? value : [value]) url.searchParams.append(name, String(one));
@@ -154,6 +165,11 @@ export function newGoogleClient(
     const units = request.api === 'gmail' ? gmailUnits(method, url.pathname) : 0;
     let waited = 0;
     let tokenRetried = false;
+    const payload = request.media
+      ? multipartRelated(request.body ?? {}, request.media)
+      : request.body !== undefined
+        ? { type: 'application/json', body: JSON.stringify(request.body) }
+        : undefined;
     for (let attempt = 1; ; attempt++) {
       const token = await accessToken();
       if (units) {
@@ -169,9 +185,9 @@ export function newGoogleClient(
         headers: {
           authorization: `Bearer ${token}`,
           accept: 'application/json',
-          ...(request.body !== undefined ? { 'content-type': 'application/json' } : {}),
+          ...(payload ? { 'content-type': payload.type } : {}),
         },
-        ...(request.body !== undefined ? { body: JSON.stringify(request.body) } : {}),
+        ...(payload ? { body: payload.body } : {}),
       };
       let response: Response;
       try {
@@ -320,6 +336,18 @@ function newBatcher(
         }
       });
     },
+  };
+}
+
+/** A media upload's body (Google's `uploadType=multipart`): the JSON metadata, then the media. */
+function multipartRelated(metadata: unknown, media: { contentType: string; content: Buffer }) {
+  const boundary = `switchboard_${randomBytes(12).toString('hex')}`;
+  const head =
+    `--${boundary}\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n${JSON.stringify(metadata)}\r\n` +
+    `--${boundary}\r\nContent-Type: ${media.contentType}\r\n\r\n`;
+  return {
+    type: `multipart/related; boundary=${boundary}`,
+    body: Buffer.concat([Buffer.from(head), media.content, Buffer.from(`\r\n--${boundary}--\r\n`)]),
   };
 }
 

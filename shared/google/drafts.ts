@@ -1,5 +1,6 @@
 import type { CreateDraftBody, ListDraftsQuery, SendDraftBody, UpdateDraftBody } from '#schemas/mail';
 import { composePrepared, prepareOutgoing, type OutgoingInput } from '#shared/mailbox/send';
+import { gmailMessagePayload } from '#shared/google/submit';
 import type { NewAttachment } from '#shared/mailbox/types';
 import { decodeProviderCursor, encodeProviderCursor } from '#shared/cursor';
 import type { GrantRecord } from '#shared/db/grants';
@@ -63,13 +64,13 @@ async function composed(
   input: OutgoingInput,
   files: UploadedFile[],
   kept: NewAttachment[],
-): Promise<{ raw: string; threadId?: string }> {
+): Promise<{ raw: Buffer; threadId?: string }> {
   const prepared = await prepareOutgoing(grant, input, files, kept, renderStoredTemplate, repliedOnGmail, {
     draft: true,
   });
   const domain = grant.email.slice(grant.email.lastIndexOf('@') + 1);
   const raw = await composePrepared(prepared, `<${newId('draft').slice(4)}@${domain}>`, new Date(clock.nowMs()));
-  return { raw: raw.toString('base64url'), ...(prepared.threadId ? { threadId: prepared.threadId } : {}) };
+  return { raw, ...(prepared.threadId ? { threadId: prepared.threadId } : {}) };
 }
 
 /** The attachments a draft holds now, with their contents (kept when a change names no attachments). */
@@ -148,11 +149,12 @@ async function get(grant: GrantRecord, draftId: string): Promise<Draft> {
 
 async function create(grant: GrantRecord, body: CreateDraftBody, files: UploadedFile[]): Promise<Draft> {
   const client = await googleClientOf(grant);
+  const { raw, ...fields } = await composed(grant, body, files, []);
   const created = await client.call<GmailDraft>({
     api: 'gmail',
     method: 'POST',
     path: DRAFTS,
-    body: { message: await composed(grant, body, files, []) },
+    ...gmailMessagePayload(raw, fields, (message) => ({ message })),
   });
   return draftOf(grant, await readDraft(client, created.id));
 }
@@ -169,15 +171,13 @@ async function recompose(
   const kept =
     changes.attachments === undefined && !files.length ? await keptAttachments(client, current.message!) : [];
   const input = { ...inputOf(draftOf(grant, current)), ...changes };
-  const message = await composed(grant, input, files, kept);
+  const { raw, ...fields } = await composed(grant, input, files, kept);
+  const threadId = current.message?.threadId ?? fields.threadId;
   await client.call<GmailDraft>({
     api: 'gmail',
     method: 'PUT',
     path: draftPath(draftId),
-    body: {
-      id: draftId,
-      message: { ...message, ...(current.message?.threadId ? { threadId: current.message.threadId } : {}) },
-    },
+    ...gmailMessagePayload(raw, threadId ? { threadId } : {}, (message) => ({ id: draftId, message })),
   });
   return draftOf(grant, await readDraft(client, draftId));
 }

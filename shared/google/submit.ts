@@ -1,6 +1,6 @@
 import { composePrepared, type PreparedMessage } from '#shared/mailbox/send';
 import type { GrantRecord } from '#shared/db/grants';
-import { googleClientOf } from '#shared/google/client';
+import { googleClientOf, type GoogleRequest } from '#shared/google/client';
 import { gmailMessages } from '#shared/google/messages';
 import { newId } from '#shared/ids';
 import type { Message } from '#shared/providers/contract';
@@ -11,6 +11,28 @@ import { clock } from '#shared/time';
  * Gmail's users.messages.send, which delivers it and keeps the Sent copy. Used by sends, scheduled
  * sends and mail the API sends from the account (shared/google/account-mail.ts).
  */
+/**
+ * The largest message sent to Gmail as `raw` inside a JSON body. Larger ones (attachments named by
+ * upload, up to Gmail's 35 MB) go as a media upload: the MIME as it is, a third smaller than its
+ * base64 in JSON.
+ */
+export const RAW_IN_JSON_MAX = 5 * 1024 * 1024;
+
+/**
+ * What a call carrying a whole message sends (messages.send, drafts.create, drafts.update): the
+ * Message resource `fields` with `raw`, or, for a large message, the same without `raw` as the
+ * upload's metadata and the MIME as its media. `wrap` places the Message in the call's body.
+ */
+export function gmailMessagePayload(
+  raw: Buffer,
+  fields: { threadId?: string },
+  wrap: (message: object) => object = (message) => message,
+): Pick<GoogleRequest, 'body' | 'media'> {
+  return raw.length <= RAW_IN_JSON_MAX
+    ? { body: wrap({ ...fields, raw: raw.toString('base64url') }) }
+    : { body: wrap(fields), media: { contentType: 'message/rfc822', content: raw } };
+}
+
 /** Hands a prepared message to Gmail (which delivers it and keeps the Sent copy); the copy as Gmail holds it. */
 export async function sendThroughGmail(
   grant: GrantRecord,
@@ -25,7 +47,7 @@ export async function sendThroughGmail(
     api: 'gmail',
     method: 'POST',
     path: '/gmail/v1/users/me/messages/send',
-    body: { raw: raw.toString('base64url'), ...(prepared.threadId ? { threadId: prepared.threadId } : {}) },
+    ...gmailMessagePayload(raw, prepared.threadId ? { threadId: prepared.threadId } : {}),
   });
   return gmailMessages.get(grant, sent.id, {});
 }

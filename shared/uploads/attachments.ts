@@ -37,8 +37,8 @@ export const UPLOAD_SECONDS = 3600;
  *    less refuses the message at send). iCloud's servers take messages of 20 MB: 14 MB of file.
  *  - Microsoft (Graph): attachments up to 150 MB go through its upload sessions; Exchange Online's
  *    default message size limit is 35 MB, and the specification's 25 MB is the lower.
- * Google is not offered: its send here posts the raw message in a JSON body, and Gmail takes
- * messages up to 35 MB only through its media upload, which this send does not use yet.
+ *  - Google (Gmail): messages up to 35 MB through its media upload (shared/google/submit.ts), which
+ *    25 MB of file fits as MIME.
  */
 const PROVIDER_MAX: Partial<Record<Provider, number>> = {
   agent: ATTACHMENT_UPLOAD_MAX,
@@ -46,6 +46,7 @@ const PROVIDER_MAX: Partial<Record<Provider, number>> = {
   yahoo: ATTACHMENT_UPLOAD_MAX,
   icloud: 14 * 1024 * 1024,
   microsoft: ATTACHMENT_UPLOAD_MAX,
+  google: ATTACHMENT_UPLOAD_MAX,
 };
 
 /** Where an upload's file is PUT: a prefix of its own, which the bucket's lifecycle rule also expires. */
@@ -54,9 +55,7 @@ export const uploadObjectKey = (grantId: string, id: UploadId) => `uploads/${gra
 function maxSizeOf(grant: GrantRecord): number {
   const max = PROVIDER_MAX[grant.provider];
   if (max === undefined)
-    throw new InvalidRequestError(
-      `Attachment uploads are not offered for ${grant.provider} grants; send attachments of up to 25 MB as multipart/form-data`,
-    );
+    throw new InvalidRequestError(`Attachment uploads are not offered for ${grant.provider} grants: they send no mail`);
   return max;
 }
 

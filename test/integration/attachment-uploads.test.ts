@@ -7,6 +7,10 @@ import { InvalidRequestError } from '#shared/errors';
 import type { ApplicationId, GrantId } from '#shared/ids';
 import { completeAttachmentUpload, createAttachmentUpload, uploadObjectKey } from '#shared/uploads/attachments';
 import { graphSend } from '#shared/microsoft/send';
+import { gmailDrafts } from '#shared/google/drafts';
+import { gmailSend } from '#shared/google/send';
+import { startGoogleFake } from '../../scripts/local-stack/google/server';
+import { connectFakeGoogleGrant } from '../support/google';
 import { startGraphFake } from '../../scripts/local-stack/microsoft/server';
 import { connectFakeMicrosoftGrant } from '../support/microsoft';
 import { clock } from '#shared/time';
@@ -132,14 +136,14 @@ describe('POST /v3/grants/{grant_id}/attachment-uploads', () => {
     expect(await expireUploads([grant.id])).toBe(0);
   });
 
-  it('is not offered for a provider whose send cannot take it (google): 400 saying so, nothing stored', async () => {
+  it('is not offered for a provider without mail (zoom): 400 saying so, nothing stored', async () => {
     const stored = await getGrant(applicationId as ApplicationId, alice.id as GrantId);
-    const grant: GrantRecord = { ...stored!, provider: 'google' };
+    const grant: GrantRecord = { ...stored!, provider: 'zoom' };
     const error = await createAttachmentUpload(grant, { filename: 'a.pdf', content_type: 'application/pdf' }).catch(
       (e: unknown) => e,
     );
     expect(error).toBeInstanceOf(InvalidRequestError);
-    expect((error as Error).message).toContain('not offered for google grants');
+    expect((error as Error).message).toContain('not offered for zoom grants');
   });
 });
 
@@ -430,6 +434,72 @@ describe('an upload sent from a microsoft grant', () => {
       }).then((r) => r.json() as Promise<{ value: { attachments: { contentBytes: string }[] }[] }>);
       expect(Buffer.from(inbox.value[0]!.attachments[0]!.contentBytes, 'base64').equals(bytes)).toBe(true);
       expect(fake.violations()).toEqual([]);
+    } finally {
+      await fake.close();
+    }
+  });
+});
+
+describe('an upload sent from a google grant', () => {
+  it('goes to Gmail as a media upload of the MIME (a small message still as raw JSON), in a send and in a draft', async () => {
+    // Prepare
+    const fake = await startGoogleFake();
+    try {
+      const { grant } = await connectFakeGoogleGrant(fake, 'google uploads');
+      const bob = uniqueEmail('bob');
+      fake.addUser({ email: bob, accessToken: `token-of-${bob}` });
+      const bytes = randomBytes(6_000_000);
+      const session = await createAttachmentUpload(grant, {
+        filename: 'video.mp4',
+        content_type: 'video/mp4',
+        size: bytes.length,
+      });
+      expect(session.max_size).toBe(25 * 1024 * 1024);
+      expect(await put(session as Session, bytes)).toBe(200);
+      await completeAttachmentUpload(grant, session.attachment_id);
+      const sendOf = (body: Record<string, unknown>) =>
+        gmailSend.send(grant, body as unknown as SendMessageBody, { files: [], requestId: 'req-upload' });
+
+      // Act
+      await sendOf({ to: [{ email: bob }], subject: 'Small', body: 'No upload' });
+      const small = [...fake.mediaUploads];
+      const { result } = await sendOf({
+        to: [{ email: bob }],
+        subject: 'The video',
+        body: 'Here',
+        attachments: [{ id: session.attachment_id }],
+      });
+      const draft = await gmailDrafts.create(
+        grant,
+        { to: [{ email: bob }], subject: 'Draft video', attachments: [{ id: session.attachment_id }] } as never,
+        [],
+      );
+
+      // Assess
+      expect(small).toEqual([]);
+      expect(fake.mediaUploads.map((u) => [u.path, u.uploadType])).toEqual([
+        ['/upload/gmail/v1/users/me/messages/send', 'multipart'],
+        ['/upload/gmail/v1/users/me/drafts', 'multipart'],
+      ]);
+      // The MIME as it is: the file as base64 in lines of 76 (a third larger, and CRLFs), not
+      // base64 again inside JSON (a third larger again).
+      const asBase64 = ((bytes.length * 4) / 3) * (78 / 76);
+      expect(fake.mediaUploads[0]!.bytes).toBeGreaterThan(asBase64);
+      expect(fake.mediaUploads[0]!.bytes).toBeLessThan(asBase64 + 20_000);
+      expect(result.attachments.map((a) => a.filename)).toEqual(['video.mp4']);
+      expect(draft.attachments?.map((a) => a.filename)).toEqual(['video.mp4']);
+      const gmail = (path: string) =>
+        fetch(`${fake.url}/gmail/v1/users/me/${path}`, { headers: { authorization: `Bearer token-of-${bob}` } }).then(
+          (r) => r.json() as Promise<Record<string, unknown>>,
+        );
+      const listed = (await gmail('messages?q=subject:video')) as { messages: { id: string }[] };
+      expect(listed.messages).toHaveLength(1);
+      const { raw } = (await gmail(`messages/${listed.messages[0]!.id}?format=raw`)) as { raw: string };
+      const received = await simpleParser(Buffer.from(raw, 'base64url'));
+      expect(received.attachments.map((a) => a.filename)).toEqual(['video.mp4']);
+      expect(received.attachments[0]!.content.equals(bytes)).toBe(true);
+      expect(fake.requestViolations).toEqual([]);
+      expect(fake.responseViolations).toEqual([]);
     } finally {
       await fake.close();
     }

@@ -34,6 +34,8 @@ export interface DiscoveryMethod {
   parameters?: Record<string, DiscoveryParameter>;
   request?: { $ref: string };
   response?: { $ref: string };
+  /** A method that also takes its content as a media upload (Gmail's messages.send, drafts.create, …). */
+  mediaUpload?: { accept: string[]; maxSize: string; protocols: { simple?: { multipart: boolean; path: string } } };
 }
 
 interface DiscoveryResource {

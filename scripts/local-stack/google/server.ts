@@ -89,6 +89,8 @@ export interface GoogleFake {
   /** Calendar channels' notifications: every attempt (`sync` once a channel exists, `exists` after each change); waiting for those under way. */
   calendarPushes: ChannelPushAttempt[];
   calendarPushesSettled(): Promise<void>;
+  /** The media uploads taken (`/upload/…`), in order: the path, `uploadType` and the media's size. */
+  mediaUploads: { path: string; uploadType: string; bytes: number }[];
   /** Requests that broke their API's Discovery document (or asked for what the fake does not do), each as a sentence. */
   requestViolations: string[];
   /** Answers of the fake that broke their API's Discovery document (a bug in the fake), each as a sentence. */
@@ -117,7 +119,7 @@ export interface GoogleFake {
   addOtherContact(email: string, other: { email: string; name?: string }): string;
   /** A calendar resource of the Workspace's directory (Admin SDK), beside the seeded ones (three rooms, one projector). */
   addCalendarResource(resource: NewCalendarResource): CalendarResource;
-  /** Forgets users, mail, calendars, contacts, faults and recorded violations; the directory goes back to its seeded resources. */
+  /** Forgets users, mail, calendars, contacts, faults, uploads and recorded violations; the directory goes back to its seeded resources. */
   reset(): void;
 }
 
@@ -227,6 +229,28 @@ function errorAnswer(e: GoogleApiError, headers?: Record<string, string>): Answe
   };
 }
 
+/** The parts of a multipart/related body (a media upload's), or what is wrong with it. */
+function relatedParts(contentType: string, raw: Buffer): { type: string; content: Buffer }[] | string {
+  if (!/^multipart\/related\b/i.test(contentType)) return `Content-Type '${contentType}' is not multipart/related`;
+  const boundary = /boundary="?([^";]+)"?/i.exec(contentType)?.[1];
+  if (!boundary) return 'the multipart/related Content-Type names no boundary';
+  const delimiter = Buffer.from(`--${boundary}`);
+  const parts: { type: string; content: Buffer }[] = [];
+  let at = raw.indexOf(delimiter);
+  if (at < 0) return 'the body has no part';
+  for (;;) {
+    const after = at + delimiter.length;
+    if (raw.subarray(after, after + 2).toString('latin1') === '--') return parts;
+    const headerEnd = raw.indexOf('\r\n\r\n', after);
+    if (headerEnd < 0) return 'a part has no end of headers';
+    const type = /^content-type:\s*(.+)$/im.exec(raw.subarray(after, headerEnd).toString('latin1'))?.[1]?.trim();
+    const next = raw.indexOf(Buffer.from(`\r\n--${boundary}`), headerEnd + 4);
+    if (next < 0) return 'the body does not close its parts';
+    parts.push({ type: type ?? 'text/plain', content: raw.subarray(headerEnd + 4, next) });
+    at = next + 2;
+  }
+}
+
 async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -278,6 +302,7 @@ export async function startGoogleFake(options: GoogleFakeOptions = {}): Promise<
   const directoryState = new DirectoryState();
   let faults: (GoogleFault & { left: number })[] = [];
   const requestViolations: string[] = [];
+  const mediaUploads: GoogleFake['mediaUploads'] = [];
   const responseViolations: string[] = [];
 
   /** The first fault for the method (`batch`: the batch request itself, only by name). */
@@ -388,8 +413,78 @@ export async function startGoogleFake(options: GoogleFakeOptions = {}): Promise<
     const raw = await readBody(req);
     if (!raw) return errorAnswer(new GoogleApiError(413, 'Request payload size exceeds the limit.', 'uploadTooLarge'));
     const call: Call = { httpMethod, url, headers: req.headers, raw };
+    if (url.pathname.startsWith('/upload/')) {
+      const upload = fromUpload(call);
+      if (typeof upload === 'string') {
+        requestViolations.push(`${httpMethod} ${url.pathname}: ${upload}`);
+        return errorAnswer(new GoogleApiError(400, upload, 'badRequest'));
+      }
+      return upload.tooLarge
+        ? errorAnswer(new GoogleApiError(413, 'Request payload size exceeds the limit.', 'uploadTooLarge'))
+        : answerCall(upload.call);
+    }
     const batchApi = httpMethod === 'POST' ? BATCH_APIS[url.pathname] : undefined;
     return batchApi ? answerBatch(call, batchApi) : answerCall(call);
+  }
+
+  /**
+   * A media upload (`/upload/…?uploadType=multipart`, or `media`) of a method whose discovery entry
+   * has `mediaUpload`: checked against it (its simple path, the types it accepts, its maxSize), then
+   * answered as that method's JSON call with the media as the Message's `raw` (base64url), which is
+   * what Gmail documents the two forms as. The metadata part is checked as that call's body.
+   */
+  function fromUpload(call: Call): { call: Call; tooLarge?: false } | { tooLarge: true } | string {
+    const pathname = call.url.pathname.slice('/upload'.length);
+    const api = apis.find((a) => pathname.startsWith(a.prefix));
+    const matched = api?.checker.matchMethod(call.httpMethod, pathname);
+    const upload = matched?.method.mediaUpload;
+    const simple = upload?.protocols.simple;
+    if (!matched || !upload || !simple) return `no method takes a media upload at ${call.url.pathname}`;
+    const template = new RegExp(`^${simple.path.replace(/\{[^}]+\}/g, '[^/]+')}$`);
+    if (!template.test(call.url.pathname)) return `${matched.id} takes uploads at ${simple.path}`;
+    const uploadType = call.url.searchParams.get('uploadType');
+    let metadata: Record<string, unknown> = {};
+    let media: { type: string; content: Buffer };
+    if (uploadType === 'media') {
+      media = { type: String(call.headers['content-type'] ?? ''), content: call.raw };
+    } else if (uploadType === 'multipart' && simple.multipart) {
+      const parts = relatedParts(String(call.headers['content-type'] ?? ''), call.raw);
+      if (typeof parts === 'string') return parts;
+      if (parts.length !== 2)
+        return `a multipart upload has two parts (the metadata, then the media), not ${parts.length}`;
+      if (!/^application\/json\b/i.test(parts[0]!.type))
+        return `the metadata part is ${parts[0]!.type}, not application/json`;
+      try {
+        metadata = JSON.parse(parts[0]!.content.toString('utf8')) as Record<string, unknown>;
+      } catch {
+        return 'the metadata part is not JSON';
+      }
+      media = parts[1]!;
+    } else {
+      return `uploadType=${uploadType ?? '(none)'}: the local fake takes media and multipart uploads`;
+    }
+    const accepted = upload.accept.some((pattern) =>
+      new RegExp(`^${pattern.replace('*', '[^/;]+')}(;|$)`, 'i').test(media.type.trim()),
+    );
+    if (!accepted) return `${matched.id} takes ${upload.accept.join(', ')}, not '${media.type}'`;
+    if (media.content.length > Number(upload.maxSize)) return { tooLarge: true };
+    mediaUploads.push({ path: call.url.pathname, uploadType, bytes: media.content.length });
+    const raw = media.content.toString('base64url');
+    // The Message is the body itself (messages.send, …) or its `message` (a Draft).
+    const body =
+      matched.method.request?.$ref === 'Draft'
+        ? { ...metadata, message: { ...((metadata.message as object | undefined) ?? {}), raw } }
+        : { ...metadata, raw };
+    const url = new URL(call.url);
+    url.pathname = pathname;
+    return {
+      call: {
+        httpMethod: call.httpMethod,
+        url,
+        headers: { ...call.headers, 'content-type': 'application/json' },
+        raw: Buffer.from(JSON.stringify(body)),
+      },
+    };
   }
 
   /**
@@ -558,6 +653,7 @@ export async function startGoogleFake(options: GoogleFakeOptions = {}): Promise<
 
   return {
     url: `http://127.0.0.1:${port}`,
+    mediaUploads,
     requestViolations,
     responseViolations,
     async close() {
@@ -614,6 +710,7 @@ export async function startGoogleFake(options: GoogleFakeOptions = {}): Promise<
       calendarState.reset();
       peopleState.reset();
       faults = [];
+      mediaUploads.length = 0;
       requestViolations.length = 0;
       responseViolations.length = 0;
     },
