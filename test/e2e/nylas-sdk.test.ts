@@ -1828,6 +1828,42 @@ describe('the official nylas SDK against npm start', () => {
   });
 
   step(
+    'provider A, live: a file through an upload, sent by Gmail as a media upload, downloaded byte for byte',
+    async () => {
+      const grantId = need(googleTokens, 'the google grant').grantId;
+      const large = randomBytes(7 * 1024 * 1024);
+      const session = await nylas.attachments.createUploadSession({
+        identifier: grantId,
+        requestBody: { filename: 'large.bin', contentType: 'application/octet-stream', size: large.length },
+      });
+      expect(session.data).toMatchObject({ method: 'PUT', size: large.length, maxSize: 25 * 1024 * 1024 });
+      const put = await fetch(session.data.url, {
+        method: 'PUT',
+        headers: { 'Content-Type': session.data.contentType },
+        body: large,
+      });
+      expect(put.status).toBe(200);
+      await nylas.attachments.completeUploadSession({ identifier: grantId, attachmentId: session.data.attachmentId });
+      const sent = await nylas.messages.send({
+        identifier: grantId,
+        requestBody: {
+          to: [{ email: `friend-${run}@example.org` }],
+          subject: `Large through Gmail ${run}`,
+          attachments: [{ id: session.data.attachmentId } as never],
+        },
+      });
+      const attachment = need(sent.data.attachments?.[0], 'the sent attachment');
+      expect(attachment.filename).toBe('large.bin');
+      const bytes = await nylas.attachments.downloadBytes({
+        identifier: grantId,
+        attachmentId: attachment.id,
+        queryParams: { messageId: sent.data.id },
+      });
+      expect(bytes.equals(large)).toBe(true);
+    },
+  );
+
+  step(
     'provider A, live: an event on the google grant\u2019s primary calendar, and availability across it and an Agent Account',
     async () => {
       const grantId = need(googleTokens, 'the google grant').grantId;
