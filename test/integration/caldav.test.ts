@@ -384,6 +384,22 @@ describe('calendars and events on the server', () => {
     await notifications();
   });
 
+  it('imports that series once, as its master, with its moved occurrence: events/import, never expanded', async () => {
+    // Act: the window of the series synced by the test before.
+    const imported = await api.get(
+      `/v3/grants/${grant.id}/events/import?calendar_id=primary&start=${at('2026-03-01T00:00')}&end=${at('2026-05-01T00:00')}`,
+    );
+
+    // Assess
+    expect(imported.status, imported.text).toBe(200);
+    type Imported = { id: string; title: string; recurrence?: string[]; master_event_id?: string };
+    const standups = (imported.body.data as Imported[]).filter((e) => e.title.startsWith('Standup'));
+    expect(standups.map((e) => e.title).sort()).toEqual(['Standup', 'Standup (late)']);
+    const master = standups.find((e) => e.title === 'Standup')!;
+    expect(master.recurrence).toEqual(expect.arrayContaining([expect.stringMatching(/^RRULE:FREQ=WEEKLY;COUNT=6/)]));
+    expect(standups.find((e) => e.title === 'Standup (late)')!.master_event_id).toBe(master.id);
+  });
+
   it('skips an object it cannot read as an event (a task: no VEVENT) and logs it, while the rest of the calendar syncs', async () => {
     const good = `${home()}home/fine-1.ics`;
     await raw(
