@@ -59,15 +59,24 @@ async function listGoogleRooms(
       `Listing room resources of a google grant needs the scope ${DIRECTORY_RESOURCE_SCOPE}, which this grant was not given; authenticate the account again with it (and as a Workspace administrator or a user the administrator let read calendar resources)`,
     );
   const client = await googleClientOf(grant);
-  const page = await client.call<{ items?: GoogleCalendarResource[]; nextPageToken?: string }>({
-    api: 'directory',
-    path: '/admin/directory/v1/customer/my_customer/resources/calendars',
-    query: {
-      maxResults: limit,
-      query: 'resourceCategory=CONFERENCE_ROOM',
-      ...(query.page_token ? { pageToken: decodeProviderCursor(query.page_token, SCOPE) } : {}),
-    },
-  });
+  const page = await client
+    .call<{ items?: GoogleCalendarResource[]; nextPageToken?: string }>({
+      api: 'directory',
+      path: '/admin/directory/v1/customer/my_customer/resources/calendars',
+      query: {
+        maxResults: limit,
+        query: 'resourceCategory=CONFERENCE_ROOM',
+        ...(query.page_token ? { pageToken: decodeProviderCursor(query.page_token, SCOPE) } : {}),
+      },
+    })
+    .catch((error: unknown) => {
+      // The scope is there, the privilege is not: the account is not one that may read the directory.
+      if (error instanceof ForbiddenError)
+        throw new ForbiddenError(
+          `The account of this google grant may not read its Workspace's calendar resources (${error.message}): a Workspace administrator, or a user the administrator let read calendar resources, must authenticate`,
+        );
+      throw error;
+    });
   return {
     items: (page.items ?? [])
       .filter((r): r is GoogleCalendarResource & { resourceEmail: string } => !!r.resourceEmail)

@@ -126,6 +126,23 @@ describe('Room resources of a google grant', () => {
     expect(response.status, response.text).toBe(403);
     expect(response.body.error.message).toContain(DIRECTORY_SCOPE);
   });
+
+  it('answers 403 saying why when Google refuses an account that may not read the directory (the scope is not enough)', async () => {
+    // Prepare: the scope given, the privilege not (Google's own 403).
+    const { grant, email } = await connectFakeGoogleGrant(google, 'room resources', {
+      applicationId,
+      scope: [DIRECTORY_SCOPE],
+    });
+    google.setDirectoryAdmin(email, false);
+
+    // Act
+    const response = await get(`/v3/grants/${grant.id}/resources`);
+
+    // Assess
+    expect(response.status, response.text).toBe(403);
+    expect(response.body.error.message).toContain('may not read its Workspace');
+    expect(response.body.error.message).toContain('Not Authorized to access this resource/api');
+  });
 });
 
 describe('Room resources of a microsoft grant', () => {

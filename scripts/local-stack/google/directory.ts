@@ -63,6 +63,8 @@ const FILTERABLE = new Set(['resourceCategory', 'buildingId']);
 
 export class DirectoryState {
   private resources: CalendarResource[] = [];
+  /** Users who may not read the directory (not administrators with the calendar resources privilege). */
+  private readonly notAdmins = new Set<string>();
 
   constructor() {
     this.reset();
@@ -85,14 +87,22 @@ export class DirectoryState {
     return added;
   }
 
+  /** Whether `email` may read the directory's calendar resources (every user may, until told otherwise). */
+  setAdmin(email: string, admin: boolean): void {
+    if (admin) this.notAdmins.delete(email.toLowerCase());
+    else this.notAdmins.add(email.toLowerCase());
+  }
+
   reset(): void {
+    this.notAdmins.clear();
     this.resources = [];
     for (const r of SEEDED) this.add(r);
   }
 
   /** `resources.calendars.list`: in resourceId order, `maxResults` at a time (Google's default is 100). */
-  list(customer: string, query: URLSearchParams) {
-    if (customer !== 'my_customer' && customer !== CUSTOMER_ID)
+  list(caller: string, customer: string, query: URLSearchParams) {
+    // Google's answer to a user without the privilege, as to another customer's ID.
+    if ((customer !== 'my_customer' && customer !== CUSTOMER_ID) || this.notAdmins.has(caller.toLowerCase()))
       throw new GoogleApiError(403, 'Not Authorized to access this resource/api', 'forbidden');
     if (query.has('orderBy')) throw invalid('Invalid Input: orderBy (the local fake lists in resourceId order only)');
     const clauses = (query.get('query') ?? '')
@@ -138,13 +148,13 @@ export class DirectoryState {
 /** The Directory methods the fake serves, by discovery id. */
 export const DIRECTORY_HANDLERS: Record<
   string,
-  (call: { state: DirectoryState; params: Record<string, string>; query: URLSearchParams }) => {
+  (call: { state: DirectoryState; caller: string; params: Record<string, string>; query: URLSearchParams }) => {
     status: number;
     body?: unknown;
   }
 > = {
-  'directory.resources.calendars.list': ({ state, params, query }) => ({
+  'directory.resources.calendars.list': ({ state, caller, params, query }) => ({
     status: 200,
-    body: state.list(params.customer!, query),
+    body: state.list(caller, params.customer!, query),
   }),
 };

@@ -117,6 +117,11 @@ export interface GoogleFake {
   expireContactsSync(email: string): void;
   /** One of Gmail's "other contacts" of `email` (someone it wrote to or heard from); answers its ID (`c…`). */
   addOtherContact(email: string, other: { email: string; name?: string }): string;
+  /**
+   * Whether a user may read the directory's calendar resources (a Workspace administrator, or a user
+   * given that privilege): every user may until told otherwise; one who may not is answered 403.
+   */
+  setDirectoryAdmin(email: string, admin: boolean): void;
   /** A calendar resource of the Workspace's directory (Admin SDK), beside the seeded ones (three rooms, one projector). */
   addCalendarResource(resource: NewCalendarResource): CalendarResource;
   /** Forgets users, mail, calendars, contacts, faults, uploads and recorded violations; the directory goes back to its seeded resources. */
@@ -400,10 +405,13 @@ export async function startGoogleFake(options: GoogleFakeOptions = {}): Promise<
       prefix: '/admin/directory/v1/',
       checker: discoveryChecker('admin-directory_v1'),
       implements: (id) => Object.hasOwn(DIRECTORY_HANDLERS, id),
-      run: ({ headers, matched, query }) => {
-        authenticate(headers, query);
-        return DIRECTORY_HANDLERS[matched.id]!({ state: directoryState, params: matched.pathParams, query });
-      },
+      run: ({ headers, matched, query }) =>
+        DIRECTORY_HANDLERS[matched.id]!({
+          state: directoryState,
+          caller: authenticate(headers, query).email,
+          params: matched.pathParams,
+          query,
+        }),
     },
   ];
 
@@ -704,6 +712,7 @@ export async function startGoogleFake(options: GoogleFakeOptions = {}): Promise<
       return id;
     },
     addCalendarResource: (resource) => directoryState.add(resource),
+    setDirectoryAdmin: (email, admin) => directoryState.setAdmin(email, admin),
     reset() {
       directoryState.reset();
       gmailState.reset();
