@@ -78,11 +78,9 @@ async function getOne(client: GoogleClient, grant: GrantRecord, id: string, fiel
   }
 }
 
-const fieldsOf = (query: { fields?: string | undefined }): MessageFields => {
-  if (query.fields === 'include_tracking_options')
-    throw new InvalidRequestError("'fields=include_tracking_options' is not available for google grants");
-  return (query.fields ?? 'standard') as MessageFields;
-};
+/** `include_tracking_options` is answered by the registry (shared/registries/messages.ts), from the standard message. */
+const fieldsOf = (query: { fields?: string | undefined }): MessageFields =>
+  (query.fields === 'include_tracking_options' ? 'standard' : (query.fields ?? 'standard')) as MessageFields;
 
 async function list(grant: GrantRecord, query: ListMessagesQuery, limit: number): Promise<Page<Message>> {
   const listing = gmailListing(query);

@@ -5,6 +5,7 @@ import { gmailMessages } from '#shared/google/messages';
 import { newId } from '#shared/ids';
 import type { Message } from '#shared/providers/contract';
 import { clock } from '#shared/time';
+import { liveTracking, recordLiveTracking } from '#shared/tracking/outgoing';
 
 /**
  * Provider A's submission: a prepared message (shared/mailbox/send.ts) composed as MIME and handed to
@@ -40,7 +41,9 @@ export async function sendThroughGmail(
   beforeRelay: () => void | Promise<void>,
 ): Promise<Message> {
   const domain = grant.email.slice(grant.email.lastIndexOf('@') + 1);
-  const raw = await composePrepared(prepared, `<${newId('message').slice(4)}@${domain}>`, new Date(clock.nowMs()));
+  const header = `<${newId('message').slice(4)}@${domain}>`;
+  const tracking = liveTracking(grant, prepared.tracking);
+  const raw = await composePrepared(prepared, header, new Date(clock.nowMs()), tracking);
   const client = await googleClientOf(grant);
   await beforeRelay();
   const sent = await client.call<{ id: string }>({
@@ -49,5 +52,7 @@ export async function sendThroughGmail(
     path: '/gmail/v1/users/me/messages/send',
     ...gmailMessagePayload(raw, prepared.threadId ? { threadId: prepared.threadId } : {}),
   });
-  return gmailMessages.get(grant, sent.id, {});
+  const message = await gmailMessages.get(grant, sent.id, {});
+  if (tracking) await recordLiveTracking(grant, tracking, { ...message, message_id_header: header });
+  return message;
 }

@@ -4,7 +4,6 @@ import { changeMessage, hardDeleteMessage, trashMessage } from '#shared/mailbox/
 import { messageFilter } from '#shared/mailbox/filters';
 import { findMessages } from '#shared/mailbox/query';
 import { storedBody } from '#shared/mailbox/blobs';
-import { withTrackingOptions } from '#shared/tracking/options';
 import { messageContentPlan, viewOf, type MessageFields } from '#shared/mailbox/store';
 import { messageView } from '#shared/mailbox/views';
 import { getMessages } from '#shared/db/messages';
@@ -43,14 +42,13 @@ export async function listMessages(grant: GrantRecord, query: ListMessagesQuery,
   const items = views.slice(0, countWithinBudget(views.map(jsonBytes)));
   const next = items.length < page.records.length ? items.at(-1)!.id : page.next;
   return {
-    items: query.fields === 'include_tracking_options' ? await withTrackingOptions(grant.id, items) : items,
+    items,
     nextCursor: next ? encodeBeforeCursor('messages', next) : undefined,
   };
 }
 
 export async function getMessage(grant: GrantRecord, messageId: string, query: MessageIdQuery) {
-  const view = await viewOf(await requireMessage(grant, messageId), messageFields(query.fields));
-  return query.fields === 'include_tracking_options' ? (await withTrackingOptions(grant.id, [view]))[0]! : view;
+  return viewOf(await requireMessage(grant, messageId), messageFields(query.fields));
 }
 
 export async function updateMessage(grant: GrantRecord, messageId: string, body: UpdateMessageBody) {

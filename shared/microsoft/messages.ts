@@ -45,11 +45,9 @@ function checkId(id: string): string {
   return id;
 }
 
-const fieldsOf = (query: { fields?: string | undefined }): MessageFields => {
-  if (query.fields === 'include_tracking_options')
-    throw new InvalidRequestError("'fields=include_tracking_options' is not available for microsoft grants");
-  return (query.fields ?? 'standard') as MessageFields;
-};
+/** `include_tracking_options` is answered by the registry (shared/registries/messages.ts), from the standard message. */
+const fieldsOf = (query: { fields?: string | undefined }): MessageFields =>
+  (query.fields === 'include_tracking_options' ? 'standard' : (query.fields ?? 'standard')) as MessageFields;
 
 /** Graph's 404 for a message as ours, naming it; other failures as they are. */
 async function orNotFound<T>(id: string, call: Promise<T>): Promise<T> {

@@ -12,6 +12,7 @@ import { GuardedRequestError } from '#shared/net/request';
 import type { AccountMail, Message } from '#shared/providers/contract';
 import { backoff, MAX_ATTEMPTS, restFetch, retryAfterMs, sleepFor, WAIT_BUDGET_MS } from '#shared/providers/rest';
 import { clock } from '#shared/time';
+import { liveTracking, recordLiveTracking } from '#shared/tracking/outgoing';
 
 /**
  * Provider B's outgoing side, shared by sends and scheduled sends (shared/microsoft/send.ts), mail the
@@ -227,21 +228,27 @@ export async function sendThroughGraph(
   const domain = grant.email.slice(grant.email.lastIndexOf('@') + 1);
   const messageId = `<${newId('message').slice(4)}@${domain}>`;
   const date = new Date(clock.nowMs());
+  const tracking = liveTracking(grant, prepared.tracking);
+  /** The Sent copy, once its tracking (if any) is recorded under its ID. */
+  const tracked = async (sent: Message, header: string) => {
+    if (tracking) await recordLiveTracking(grant, tracking, { ...sent, message_id_header: header });
+    return sent;
+  };
   // Attachments alone too large for one request (twice base64: as MIME, then the MIME for Graph) go
   // to the draft without composing the whole message: a large file is then held once, never as MIME too.
   const attachmentsAlone = prepared.attachments.reduce((n, a) => n + (Math.ceil(a.content.length / 3) * 16) / 9, 0);
   const whole =
     attachmentsAlone <= MIME_REQUEST_MAX
-      ? (await composePrepared(prepared, messageId, date)).toString('base64')
+      ? (await composePrepared(prepared, messageId, date, tracking)).toString('base64')
       : undefined;
   const client = await graphClientOf(grant);
   if (whole !== undefined && whole.length <= MIME_REQUEST_MAX) {
     await beforeRelay();
     await client.call({ method: 'POST', path: `${client.mailbox}/sendMail`, body: whole, contentType: 'text/plain' });
-    return sentCopy(grant, client, messageId);
+    return tracked(await sentCopy(grant, client, messageId), messageId);
   }
   // Too large for one request: a draft from the MIME without its attachments, the attachments added, then sent.
-  const bare = (await composePrepared({ ...prepared, attachments: [] }, messageId, date)).toString('base64');
+  const bare = (await composePrepared({ ...prepared, attachments: [] }, messageId, date, tracking)).toString('base64');
   if (bare.length > MIME_REQUEST_MAX)
     throw new InvalidRequestError(
       `The message without its attachments is ${bare.length} bytes as base64 MIME; provider B takes at most ${MIME_REQUEST_MAX} (Graph's limit): shorten its body`,
@@ -261,7 +268,8 @@ export async function sendThroughGraph(
   }
   await beforeRelay();
   await client.call({ method: 'POST', path: `${messagePath(client, draft.id)}/send` });
-  return sentCopy(grant, client, draft.internetMessageId ?? messageId);
+  const header = draft.internetMessageId ?? messageId;
+  return tracked(await sentCopy(grant, client, header), header);
 }
 
 /**

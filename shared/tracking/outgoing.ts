@@ -1,8 +1,9 @@
 import type { GrantRecord } from '#shared/db/grants';
-import type { MessageRecord, TrackingSettings } from '#shared/db/mail-records';
-import type { NamedTransactItem } from '#shared/db/transact';
-import type { MessageId } from '#shared/ids';
-import { trackedMessagePut } from '#shared/tracking/records';
+import type { TrackingSettings } from '#shared/db/mail-records';
+import { transactWrite, type NamedTransactItem } from '#shared/db/transact';
+import { logger } from '#shared/logger';
+import { newId, type MessageId, type ThreadId } from '#shared/ids';
+import { trackedAliasPut, trackedMessagePut } from '#shared/tracking/records';
 import type { TrackedBody } from '#shared/tracking/rewrite';
 
 /**
@@ -15,7 +16,15 @@ export interface OutgoingTracking {
   /** For composePrepared: undefined when only thread replies are tracked (the body is left as it is). */
   body?: TrackedBody;
   /** The tracked message's item, for the Sent copy's transaction. */
-  item(record: MessageRecord): NamedTransactItem;
+  item(record: SentMessage): NamedTransactItem;
+}
+
+/** What the tracked message's item takes of the message sent (a live provider's IDs are its own). */
+interface SentMessage {
+  id: string;
+  thread_id: string;
+  message_id_header?: string | undefined;
+  date: number;
 }
 
 export function outgoingTracking(
@@ -41,8 +50,8 @@ export function outgoingTracking(
       trackedMessagePut({
         application_id: grant.application_id,
         grant_id: grant.id,
-        message_id: record.id,
-        thread_id: record.thread_id,
+        message_id: record.id as MessageId,
+        thread_id: record.thread_id as ThreadId,
         ...(record.message_id_header ? { message_id_header: record.message_id_header } : {}),
         sent_at: record.date,
         opens: settings.opens,
@@ -52,4 +61,44 @@ export function outgoingTracking(
         ...(settings.domain_name !== undefined ? { domain_name: settings.domain_name } : {}),
       }),
   };
+}
+
+/**
+ * The tracking of a message a live provider sends (A's Gmail, B's Graph), which names the message
+ * only once it has left: the tracking URLs name an ID of ours (the alias), and once the provider
+ * has answered, `items` record the tracked message under the provider's ID (where replies and
+ * `include_tracking_options` find it), with the alias pointing at it.
+ */
+export function liveTracking(
+  grant: GrantRecord,
+  settings: TrackingSettings | undefined,
+): (OutgoingTracking & { items(sent: SentMessage): NamedTransactItem[] }) | undefined {
+  const alias = newId('message');
+  const tracking = outgoingTracking(grant, alias, settings);
+  if (!tracking) return undefined;
+  return {
+    ...tracking,
+    items: (sent) => [tracking.item(sent), trackedAliasPut(grant.id, alias, sent.id as MessageId)],
+  };
+}
+
+/**
+ * Records a live provider's tracked message once it has left. A failure is logged, not thrown: the
+ * message went, and its send answers (a retried send would send it again); its opens and clicks are
+ * then not counted.
+ */
+export async function recordLiveTracking(
+  grant: GrantRecord,
+  tracking: NonNullable<ReturnType<typeof liveTracking>>,
+  sent: SentMessage,
+): Promise<void> {
+  try {
+    await transactWrite(tracking.items(sent));
+  } catch (error) {
+    logger.warn('the tracking of a sent message was not recorded', {
+      grant_id: grant.id,
+      message_id: sent.id,
+      error: error instanceof Error ? error.message : String(error),
+    });
+  }
 }

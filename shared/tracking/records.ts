@@ -57,11 +57,36 @@ export function trackedMessagePut(record: TrackedMessageRecord): NamedTransactIt
   ];
 }
 
+/**
+ * The item that points a tracking URL's ID at the tracked message a live provider named once it had
+ * sent it (shared/tracking/outgoing.ts liveTracking).
+ */
+export function trackedAliasPut(grantId: GrantId, alias: MessageId, messageId: MessageId): NamedTransactItem {
+  return [
+    'tracking-alias',
+    {
+      Put: {
+        TableName: TABLE_NAME,
+        Item: { ...trackedMessageKey(grantId, alias), entity: ALIAS, alias_of: messageId },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+  ];
+}
+
+const ALIAS = 'tracked_alias';
+
+/** A tracked message by its ID, or by the alias its tracking URLs name. */
 export async function getTrackedMessage(
   grantId: GrantId,
   messageId: MessageId,
 ): Promise<TrackedMessageRecord | undefined> {
-  return (await trackedMessagesOf(grantId, [messageId])).get(messageId);
+  const [item] = await batchGet([trackedMessageKey(grantId, messageId)]);
+  if (item?.entity === ALIAS) {
+    const target = item.alias_of as MessageId;
+    return (await trackedMessagesOf(grantId, [target])).get(target);
+  }
+  return item ? itemAttributes<TrackedMessageRecord>(item, ...BOOKKEEPING) : undefined;
 }
 
 /** The tracked ones among these messages, by message ID. */
@@ -72,10 +97,12 @@ export async function trackedMessagesOf(
   if (!messageIds.length) return new Map();
   const items = await batchGet(messageIds.map((id) => trackedMessageKey(grantId, id)));
   return new Map(
-    items.map((item) => {
-      const record = itemAttributes<TrackedMessageRecord>(item, ...BOOKKEEPING);
-      return [record.message_id, record];
-    }),
+    items
+      .filter((item) => item.entity !== ALIAS)
+      .map((item) => {
+        const record = itemAttributes<TrackedMessageRecord>(item, ...BOOKKEEPING);
+        return [record.message_id, record];
+      }),
   );
 }
 
