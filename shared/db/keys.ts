@@ -67,7 +67,7 @@
  * | Provider B's lifecycle notifications waiting for the grant's next run | table | grant#<gid> | graph_lifecycle | graphLifecycleKey |
  * | Our metadata of a message a live provider keeps (provider A) | table | grant#<gid>#livemeta | msg#<message_id> | liveMetadataKey |
  * | Those messages by an indexed metadata pair, newest ID first | table | grant#<gid>#livemeta | pair#<key>#<sha256(value)>#<message_id> | liveMetadataPairKey, liveMetadataPairPrefix |
- * | Tracking of a sent message (its settings, opens, replies) / clicks of one of its links / its links (shared/tracking/records.ts) | table | grant#<gid>#track | <msg_id>, <msg_id>#link#<index> | trackedMessageKey, trackedLinkKey, trackedLinksOf |
+ * | Tracking of a sent message (its settings, opens, replies) / clicks of one of its links / its links (shared/tracking/records.ts); a transactional send's under its application | table | grant#<gid>#track, app#<app_id>#track | <msg_id>, <msg_id>#link#<index> | trackedMessageKey, trackedLinkKey, trackedLinksOf |
  * | A synced message's place on its server (folder, UIDVALIDITY, UID → message) | table | grant#<gid>#loc | <folder_id>#<uidvalidity>#<uid> | serverLocationKey, serverLocationsOf |
  * | A message a query_imap list answered, not synced (TTL 1 day) | table | grant#<gid>#direct | <msg_id> | directIdKey |
  * | Admin consent given for an application's provider credential | table | app#<app_id> | adminconsent#<provider>#<credential_id> | adminConsentKey |
@@ -131,6 +131,7 @@ import type {
   ConfigurationId,
   BookingId,
 } from '#shared/ids';
+import { ID_PREFIXES } from '#shared/ids';
 
 export interface Key {
   pk: string;
@@ -673,18 +674,26 @@ export const liveMetadataPairPrefix = (grantId: GrantId, key: string, value: str
   prefix: pairPrefix(key, value),
 });
 
+/**
+ * Whose tracked messages: a grant's (its `track` partition, purged with the grant), or, for its
+ * transactional sends (no grant), the application's.
+ */
+export type TrackingOwner = GrantId | ApplicationId;
+const trackPartition = (owner: TrackingOwner) =>
+  owner.startsWith(`${ID_PREFIXES.application}_`) ? `app#${owner}#track` : grantPartition(owner as GrantId, 'track');
+
 /** What a tracked sent message tracks and what it counted (opens, replies): one item per message. */
-export const trackedMessageKey = (grantId: GrantId, messageId: MessageId): Key => ({
-  pk: grantPartition(grantId, 'track'),
+export const trackedMessageKey = (owner: TrackingOwner, messageId: MessageId): Key => ({
+  pk: trackPartition(owner),
   sk: messageId,
 });
 /** The clicks of one link of a tracked message, by the link's position in its body. */
-export const trackedLinkKey = (grantId: GrantId, messageId: MessageId, index: number): Key => ({
-  pk: grantPartition(grantId, 'track'),
+export const trackedLinkKey = (owner: TrackingOwner, messageId: MessageId, index: number): Key => ({
+  pk: trackPartition(owner),
   sk: `${messageId}#link#${String(index).padStart(4, '0')}`,
 });
 /** Query: the clicked links of a tracked message, in body order. */
-export const trackedLinksOf = (grantId: GrantId, messageId: MessageId) => ({
-  pk: grantPartition(grantId, 'track'),
+export const trackedLinksOf = (owner: TrackingOwner, messageId: MessageId) => ({
+  pk: trackPartition(owner),
   prefix: `${messageId}#link#`,
 });

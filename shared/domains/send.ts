@@ -16,6 +16,8 @@ import { transactionalIdempotencyKey } from '#shared/db/keys';
 import { bodyText, snippetOf } from '#shared/mailbox/text';
 import { renderApplicationTemplate } from '#shared/templates/templates';
 import { clock } from '#shared/time';
+import { transactWrite } from '#shared/db/transact';
+import { trackedMessagePut } from '#shared/tracking/records';
 import type { UploadedFile } from '#shared/uploaded-file';
 import type { TransactionalSendBody } from '#schemas/domains';
 
@@ -24,8 +26,8 @@ import type { TransactionalSendBody } from '#schemas/domains';
  * one of the application's verified domains, with no grant and no mailbox. It is checked and composed
  * with the grant sends' code (attachments, custom headers, tracking options, application templates,
  * nodemailer's composer), signed with the domain's DKIM key, and handed to the same mail transport as
- * Agent Account sends (SES deployed, the SMTP relay locally). Nothing is stored: there is no Sent
- * folder without a mailbox.
+ * Agent Account sends (SES deployed, the SMTP relay locally). Nothing is stored but its tracking
+ * (opens and links, under the application): there is no Sent folder without a mailbox.
  */
 const TRACKING_HOSTNAME = env.trackingHostname();
 /** An RFC 5322 Message-ID: what `reply_to_message_id` must be here, with no stored message to look up. */
@@ -107,10 +109,41 @@ async function sendNow(
   const headers = checkCustomHeaders(body.custom_headers);
   const isPlaintext = body.is_plaintext ?? false;
   const id = newId('message');
+  const messageIdHeader = `<${id.slice(4)}@${name}>`;
   const date = new Date(clock.nowMs());
   const inReplyTo = body.reply_to_message_id;
   // Loaded on the first send, not at cold start, as for grant sends.
   const { composeMime } = await import('#shared/mail/compose');
+  const sentAt = Math.floor(date.getTime() / 1000);
+  // Opens and links are tracked as a grant's send's are, the tracked message kept under the
+  // application (recorded before it leaves: an open can come at once). Replies are not: there is no
+  // mailbox for them to arrive in.
+  let html = isPlaintext ? undefined : (text ?? '');
+  if (html !== undefined && tracking?.domain_name && (tracking.opens || tracking.links)) {
+    const { trackedHtml } = await import('#shared/tracking/rewrite');
+    html = (
+      await trackedHtml(html, {
+        hostname: tracking.domain_name,
+        opens: tracking.opens,
+        links: tracking.links,
+        applicationId: app.applicationId,
+        messageId: id,
+      })
+    ).html;
+    await transactWrite([
+      trackedMessagePut({
+        application_id: app.applicationId,
+        message_id: id,
+        message_id_header: messageIdHeader,
+        sent_at: sentAt,
+        opens: tracking.opens,
+        links: tracking.links,
+        thread_replies: false,
+        ...(tracking.label !== undefined ? { label: tracking.label } : {}),
+        domain_name: tracking.domain_name,
+      }),
+    ]);
+  }
   const raw = await composeMime({
     from,
     to,
@@ -118,9 +151,9 @@ async function sendNow(
     bcc,
     replyTo: body.reply_to ?? [],
     subject: subject ?? '',
-    ...(isPlaintext ? { text: text ?? '' } : { html: text ?? '' }),
+    ...(html === undefined ? { text: text ?? '' } : { html }),
     attachments,
-    messageId: `<${id.slice(4)}@${name}>`,
+    messageId: messageIdHeader,
     ...(inReplyTo ? { inReplyTo } : {}),
     references: inReplyTo ? [inReplyTo] : [],
     headers,
@@ -158,7 +191,7 @@ async function sendNow(
       to: emails(to),
       ...(cc.length ? { cc: emails(cc) } : {}),
       ...(bcc.length ? { bcc: emails(bcc) } : {}),
-      sent_at: Math.floor(date.getTime() / 1000),
+      sent_at: sentAt,
       ...(body.metadata ? { metadata: body.metadata } : {}),
     },
     answer,
@@ -175,7 +208,7 @@ async function sendNow(
     subject: subject ?? '',
     body: text ?? '',
     snippet: snippetOf(bodyText(text ?? '', isPlaintext)),
-    date: Math.floor(date.getTime() / 1000),
+    date: sentAt,
     attachments: attachments.map((a) => ({
       filename: a.filename,
       content_type: a.contentType,

@@ -7,6 +7,7 @@ import {
   countClick,
   countOpen,
   getTrackedMessage,
+  ownerOf,
   recordFirstClick,
   recordFirstOpen,
   type TrackedLinkRecord,
@@ -61,8 +62,9 @@ const common = (tracked: TrackedMessageRecord, now: number) => ({
 export async function trackOpen(token: string, request: TrackingRequest): Promise<void> {
   const target = await verifyTarget(token, 'open');
   if (target?.kind !== 'open') throw notFound();
-  const tracked = await getTrackedMessage(target.grantId, target.messageId);
+  const tracked = await getTrackedMessage(target.grantId ?? target.applicationId, target.messageId);
   if (!tracked || tracked.application_id !== target.applicationId || !tracked.opens) return;
+  const owner = ownerOf(tracked);
   const now = clock.nowSeconds();
   const bot = isAutomated(request);
   if (!bot && tracked.first_open_at === undefined) {
@@ -74,25 +76,26 @@ export async function trackOpen(token: string, request: TrackingRequest): Promis
     const notification = newNotification({
       type: 'message.opened',
       applicationId: tracked.application_id,
-      grantId: tracked.grant_id,
+      grantId: tracked.grant_id ?? null,
       object,
     });
-    if (await recordFirstOpen(tracked.grant_id, tracked.message_id, now, { notification })) return;
+    if (await recordFirstOpen(owner, tracked.message_id, now, { notification })) return;
   }
-  await countOpen(tracked.grant_id, tracked.message_id, now, bot);
+  await countOpen(owner, tracked.message_id, now, bot);
 }
 
 /** A tracked link was followed: where to send the browser. */
 export async function trackClick(token: string, request: TrackingRequest): Promise<string> {
   const target = await verifyTarget(token, 'link');
   if (target?.kind !== 'link') throw notFound();
-  const tracked = await getTrackedMessage(target.grantId, target.messageId);
+  const tracked = await getTrackedMessage(target.grantId ?? target.applicationId, target.messageId);
   if (!tracked || tracked.application_id !== target.applicationId || !tracked.links) return target.url;
+  const owner = ownerOf(tracked);
   const now = clock.nowSeconds();
   const bot = isAutomated(request);
   const link: TrackedLinkRecord = { message_id: tracked.message_id, index: target.index, url: target.url };
   if (!bot) {
-    const clicked = await clickedLinksOf(tracked.grant_id, tracked.message_id);
+    const clicked = await clickedLinksOf(owner, tracked.message_id);
     const self = clicked.find((l) => l.index === target.index);
     if (self?.first_click_at === undefined) {
       const others = clicked.filter((l) => l.index !== target.index && l.click_count);
@@ -114,13 +117,13 @@ export async function trackClick(token: string, request: TrackingRequest): Promi
       const notification = newNotification({
         type: 'message.link_clicked',
         applicationId: tracked.application_id,
-        grantId: tracked.grant_id,
+        grantId: tracked.grant_id ?? null,
         object,
       });
-      if (await recordFirstClick(tracked.grant_id, link, now, { notification })) return target.url;
+      if (await recordFirstClick(owner, link, now, { notification })) return target.url;
     }
   }
-  await countClick(tracked.grant_id, link, now, bot);
+  await countClick(owner, link, now, bot);
   return target.url;
 }
 

@@ -2,7 +2,14 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, TABLE_NAME } from '#shared/aws/dynamodb';
 import { batchGet } from '#shared/db/batch';
-import { itemAttributes, trackedLinkKey, trackedLinksOf, trackedMessageKey, type Key } from '#shared/db/keys';
+import {
+  itemAttributes,
+  trackedLinkKey,
+  trackedLinksOf,
+  trackedMessageKey,
+  type Key,
+  type TrackingOwner,
+} from '#shared/db/keys';
 import type { TrackingSettings } from '#shared/db/mail-records';
 import { outboxItems, type OutboxEntry } from '#shared/db/outbox';
 import { TransactionConditionError, transactWrite, type NamedTransactItem } from '#shared/db/transact';
@@ -18,9 +25,11 @@ import type { ApplicationId, GrantId, MessageId, ThreadId } from '#shared/ids';
  */
 export interface TrackedMessageRecord extends TrackingSettings {
   application_id: ApplicationId;
-  grant_id: GrantId;
+  /** Absent for a transactional send (no grant): its application owns it. */
+  grant_id?: GrantId;
   message_id: MessageId;
-  thread_id: ThreadId;
+  /** Absent for a transactional send (no mailbox, no thread). */
+  thread_id?: ThreadId;
   message_id_header?: string;
   sent_at: number;
   open_count?: number;
@@ -43,6 +52,10 @@ export interface TrackedLinkRecord {
 
 const BOOKKEEPING = ['pk', 'sk', 'entity'];
 
+/** Whose partition a tracked message is in: its grant's, or for a transactional send its application's. */
+export const ownerOf = (record: Pick<TrackedMessageRecord, 'application_id' | 'grant_id'>): TrackingOwner =>
+  record.grant_id ?? record.application_id;
+
 /** The item that records a tracked message, committed with its Sent copy. */
 export function trackedMessagePut(record: TrackedMessageRecord): NamedTransactItem {
   return [
@@ -50,7 +63,7 @@ export function trackedMessagePut(record: TrackedMessageRecord): NamedTransactIt
     {
       Put: {
         TableName: TABLE_NAME,
-        Item: { ...trackedMessageKey(record.grant_id, record.message_id), entity: 'tracked_message', ...record },
+        Item: { ...trackedMessageKey(ownerOf(record), record.message_id), entity: 'tracked_message', ...record },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },
@@ -61,13 +74,13 @@ export function trackedMessagePut(record: TrackedMessageRecord): NamedTransactIt
  * The item that points a tracking URL's ID at the tracked message a live provider named once it had
  * sent it (shared/tracking/outgoing.ts liveTracking).
  */
-export function trackedAliasPut(grantId: GrantId, alias: MessageId, messageId: MessageId): NamedTransactItem {
+export function trackedAliasPut(owner: TrackingOwner, alias: MessageId, messageId: MessageId): NamedTransactItem {
   return [
     'tracking-alias',
     {
       Put: {
         TableName: TABLE_NAME,
-        Item: { ...trackedMessageKey(grantId, alias), entity: ALIAS, alias_of: messageId },
+        Item: { ...trackedMessageKey(owner, alias), entity: ALIAS, alias_of: messageId },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },
@@ -78,24 +91,24 @@ const ALIAS = 'tracked_alias';
 
 /** A tracked message by its ID, or by the alias its tracking URLs name. */
 export async function getTrackedMessage(
-  grantId: GrantId,
+  owner: TrackingOwner,
   messageId: MessageId,
 ): Promise<TrackedMessageRecord | undefined> {
-  const [item] = await batchGet([trackedMessageKey(grantId, messageId)]);
+  const [item] = await batchGet([trackedMessageKey(owner, messageId)]);
   if (item?.entity === ALIAS) {
     const target = item.alias_of as MessageId;
-    return (await trackedMessagesOf(grantId, [target])).get(target);
+    return (await trackedMessagesOf(owner, [target])).get(target);
   }
   return item ? itemAttributes<TrackedMessageRecord>(item, ...BOOKKEEPING) : undefined;
 }
 
 /** The tracked ones among these messages, by message ID. */
 export async function trackedMessagesOf(
-  grantId: GrantId,
+  owner: TrackingOwner,
   messageIds: readonly MessageId[],
 ): Promise<Map<MessageId, TrackedMessageRecord>> {
   if (!messageIds.length) return new Map();
-  const items = await batchGet(messageIds.map((id) => trackedMessageKey(grantId, id)));
+  const items = await batchGet(messageIds.map((id) => trackedMessageKey(owner, id)));
   return new Map(
     items
       .filter((item) => item.entity !== ALIAS)
@@ -107,8 +120,8 @@ export async function trackedMessagesOf(
 }
 
 /** The links of a message that were clicked (by people or scanners), in body order. */
-export async function clickedLinksOf(grantId: GrantId, messageId: MessageId): Promise<TrackedLinkRecord[]> {
-  const { pk, prefix } = trackedLinksOf(grantId, messageId);
+export async function clickedLinksOf(owner: TrackingOwner, messageId: MessageId): Promise<TrackedLinkRecord[]> {
+  const { pk, prefix } = trackedLinksOf(owner, messageId);
   const { Items = [] } = await dynamo.send(
     new QueryCommand({
       TableName: TABLE_NAME,
@@ -124,7 +137,7 @@ export async function clickedLinksOf(grantId: GrantId, messageId: MessageId): Pr
  * (or the tracked message is gone), and nothing was written.
  */
 export async function recordFirstOpen(
-  grantId: GrantId,
+  owner: TrackingOwner,
   messageId: MessageId,
   now: number,
   notification: OutboxEntry,
@@ -135,7 +148,7 @@ export async function recordFirstOpen(
       {
         Update: {
           TableName: TABLE_NAME,
-          Key: trackedMessageKey(grantId, messageId),
+          Key: trackedMessageKey(owner, messageId),
           UpdateExpression: 'SET first_open_at = :now, last_open_at = :now, open_count = :one',
           ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(first_open_at)',
           ExpressionAttributeValues: { ':now': now, ':one': 1 },
@@ -147,9 +160,9 @@ export async function recordFirstOpen(
 }
 
 /** Counts an open that announces nothing: a later one, or an automated one (`bot`). */
-export async function countOpen(grantId: GrantId, messageId: MessageId, now: number, bot: boolean): Promise<void> {
+export async function countOpen(owner: TrackingOwner, messageId: MessageId, now: number, bot: boolean): Promise<void> {
   await countOn(
-    trackedMessageKey(grantId, messageId),
+    trackedMessageKey(owner, messageId),
     bot ? 'ADD bot_open_count :one SET last_bot_open_at = :now' : 'ADD open_count :one SET last_open_at = :now',
     now,
     { condition: 'attribute_exists(pk)' },
@@ -161,7 +174,7 @@ export async function countOpen(grantId: GrantId, messageId: MessageId, now: num
  * another click of it was first, and nothing was written.
  */
 export async function recordFirstClick(
-  grantId: GrantId,
+  owner: TrackingOwner,
   link: TrackedLinkRecord,
   now: number,
   notification: OutboxEntry,
@@ -172,7 +185,7 @@ export async function recordFirstClick(
       {
         ConditionCheck: {
           TableName: TABLE_NAME,
-          Key: trackedMessageKey(grantId, link.message_id),
+          Key: trackedMessageKey(owner, link.message_id),
           ConditionExpression: 'attribute_exists(pk)',
         },
       },
@@ -182,7 +195,7 @@ export async function recordFirstClick(
       {
         Update: {
           TableName: TABLE_NAME,
-          Key: trackedLinkKey(grantId, link.message_id, link.index),
+          Key: trackedLinkKey(owner, link.message_id, link.index),
           UpdateExpression:
             'SET entity = :entity, message_id = :message, #index = :index, #url = :url, first_click_at = :now, last_click_at = :now, click_count = :one',
           ConditionExpression: 'attribute_not_exists(first_click_at)',
@@ -203,9 +216,14 @@ export async function recordFirstClick(
 }
 
 /** Counts a click that announces nothing: a later one, or an automated one (`bot`). */
-export async function countClick(grantId: GrantId, link: TrackedLinkRecord, now: number, bot: boolean): Promise<void> {
+export async function countClick(
+  owner: TrackingOwner,
+  link: TrackedLinkRecord,
+  now: number,
+  bot: boolean,
+): Promise<void> {
   await countOn(
-    trackedLinkKey(grantId, link.message_id, link.index),
+    trackedLinkKey(owner, link.message_id, link.index),
     `SET entity = :entity, message_id = :message, #index = :index, #url = :url, ${
       bot ? 'last_bot_click_at = :now ADD bot_click_count :one' : 'last_click_at = :now ADD click_count :one'
     }`,
@@ -218,13 +236,13 @@ export async function countClick(grantId: GrantId, link: TrackedLinkRecord, now:
 }
 
 /** The item a reply to a tracked message commits with the reply (its count; never a condition that could refuse the reply). */
-export function replyCountItem(grantId: GrantId, messageId: MessageId, now: number): NamedTransactItem {
+export function replyCountItem(owner: TrackingOwner, messageId: MessageId, now: number): NamedTransactItem {
   return [
     `reply:${messageId}`,
     {
       Update: {
         TableName: TABLE_NAME,
-        Key: trackedMessageKey(grantId, messageId),
+        Key: trackedMessageKey(owner, messageId),
         UpdateExpression: 'ADD reply_count :one SET last_reply_at = :now',
         ExpressionAttributeValues: { ':one': 1, ':now': now },
       },

@@ -13,7 +13,8 @@ export interface TrackedBody {
   opens: boolean;
   links: boolean;
   applicationId: ApplicationId;
-  grantId: GrantId;
+  /** Absent for a transactional send (no grant). */
+  grantId?: GrantId;
   messageId: MessageId;
 }
 

@@ -9,14 +9,16 @@ import { parseId, type ApplicationId, type GrantId, type MessageId } from '#shar
  * signature does not match is refused before anything is read or counted. Tokens do not expire: a
  * message read a year later still opens and its links still lead where they did.
  *
- * Format: `<base64url(JSON)>.<base64url(HMAC)>`; the JSON is `{k, a, g, m}` plus `i` and `u` for a link.
+ * Format: `<base64url(JSON)>.<base64url(HMAC)>`; the JSON is `{k, a, g, m}` plus `i` and `u` for a link
+ * (`g` left out for a transactional send, which has no grant).
  */
 export type TrackingTarget =
-  | { kind: 'open'; applicationId: ApplicationId; grantId: GrantId; messageId: MessageId }
+  | { kind: 'open'; applicationId: ApplicationId; grantId?: GrantId; messageId: MessageId }
   | {
       kind: 'link';
       applicationId: ApplicationId;
-      grantId: GrantId;
+      /** Absent for a transactional send (no grant). */
+      grantId?: GrantId;
       messageId: MessageId;
       /** The link's position among the tracked links of the body (0 first). */
       index: number;
@@ -36,10 +38,8 @@ const mac = async (payload: string) =>
 
 /** The token of one tracked open or link. */
 export async function signTarget(target: TrackingTarget): Promise<string> {
-  const fields =
-    target.kind === 'open'
-      ? { k: 'o', a: target.applicationId, g: target.grantId, m: target.messageId }
-      : { k: 'l', a: target.applicationId, g: target.grantId, m: target.messageId, i: target.index, u: target.url };
+  const whose = { a: target.applicationId, ...(target.grantId ? { g: target.grantId } : {}), m: target.messageId };
+  const fields = target.kind === 'open' ? { k: 'o', ...whose } : { k: 'l', ...whose, i: target.index, u: target.url };
   const payload = Buffer.from(JSON.stringify(fields), 'utf8').toString('base64url');
   return `${payload}.${(await mac(payload)).toString('base64url')}`;
 }
@@ -60,13 +60,15 @@ export async function verifyTarget(token: string, kind: TrackingTarget['kind']):
     return undefined;
   }
   const applicationId = parseId('application', String(fields.a));
-  const grantId = parseId('grant', String(fields.g));
+  // No grant: a transactional send's.
+  const grantId = fields.g === undefined ? undefined : parseId('grant', String(fields.g));
   const messageId = parseId('message', String(fields.m));
-  if (!applicationId || !grantId || !messageId) return undefined;
-  if (kind === 'open') return fields.k === 'o' ? { kind, applicationId, grantId, messageId } : undefined;
+  if (!applicationId || (fields.g !== undefined && !grantId) || !messageId) return undefined;
+  const whose = { applicationId, ...(grantId ? { grantId } : {}), messageId };
+  if (kind === 'open') return fields.k === 'o' ? { kind, ...whose } : undefined;
   if (fields.k !== 'l' || !Number.isSafeInteger(fields.i) || typeof fields.u !== 'string') return undefined;
   if (!isTrackableUrl(fields.u)) return undefined;
-  return { kind, applicationId, grantId, messageId, index: fields.i as number, url: fields.u };
+  return { kind, ...whose, index: fields.i as number, url: fields.u };
 }
 
 /** Link targets that are rewritten (and so redirected to): absolute http(s) URLs of reasonable length. */

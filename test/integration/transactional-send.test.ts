@@ -5,6 +5,9 @@ import { startDnsServer, type DnsServer } from '../support/dns-server';
 import { makeApplication } from '../support/factories';
 import { startGateway, type Gateway } from '../support/gateway';
 import { sunkMessages, sunkRaw, waitForSunk } from '../support/mail';
+import { publishedBesidesDeliveries } from '../support/outbox-relay';
+import { createTestQueue } from '../support/queues';
+import { simpleParser } from 'mailparser';
 
 /**
  * Transactional send (`POST /v3/domains/{domain_name}/messages/send`): from an address on one of the
@@ -14,7 +17,11 @@ import { sunkMessages, sunkRaw, waitForSunk } from '../support/mail';
 let dns: DnsServer;
 let gateway: Gateway;
 
+let fanout: string;
+
 beforeAll(async () => {
+  fanout = await createTestQueue('transactional-fanout');
+  process.env.FANOUT_QUEUE_URL = fanout;
   dns = await startDnsServer();
   process.env.DNS_RESOLVERS = dns.address;
   gateway = await startGateway();
@@ -151,6 +158,47 @@ describe('Function: domains-send', () => {
     // The signature is for this domain's key only: another domain's key does not verify it.
     const other = await applicationWithDomain(false);
     expect(() => checkDkim(raw, other.dkimKey)).toThrow(/DKIM signature/);
+  });
+
+  it('tracks opens and links of what it sends (under the application: no grant), announced once each', async () => {
+    // Prepare
+    const { api, domain } = await applicationWithDomain();
+    const to = uniqueRecipient();
+    await publishedBesidesDeliveries(fanout);
+
+    // Act: the send, then two opens and a click of what arrived
+    const response = await api.post(`/v3/domains/${domain.domain_address}/messages/send`, {
+      from: { email: `news@${domain.domain_address}` },
+      to: [{ email: to }],
+      subject: 'Spring news',
+      body: '<html><body><p>Read <a href="https://news.example.com/spring">the news</a></p></body></html>',
+      tracking_options: { opens: true, links: true, label: 'spring', domain_name: 'links.example.com' },
+    });
+    expect(response.status, response.text).toBe(200);
+    const id = response.body.data.id as string;
+    const html = String((await simpleParser(await sunkRaw((await waitForSunk(to))[0]!.id))).html);
+    const pixel = /<img src="https:\/\/links\.example\.com(\/t\/o\/[^"]+)"/.exec(html)?.[1];
+    const link = /href="https:\/\/links\.example\.com(\/t\/l\/[^"]+)"/.exec(html)?.[1];
+    expect(pixel).toBeDefined();
+    expect(link).toBeDefined();
+    const hit = (path: string) =>
+      fetch(gateway.url + path, { redirect: 'manual', headers: { 'user-agent': 'Mozilla/5.0 Thunderbird/128.0' } });
+    const opens = [await hit(pixel!), await hit(pixel!)];
+    const click = await hit(link!);
+
+    // Assess
+    for (const open of opens) expect(open.status).toBe(200);
+    expect(click.status).toBe(302);
+    expect(click.headers.get('location')).toBe('https://news.example.com/spring');
+    // Besides the relay's answer (message.transactional.delivered).
+    const events = (await publishedBesidesDeliveries(fanout)).filter(
+      (e) => !e.type.startsWith('message.transactional.'),
+    );
+    expect(events.map((e) => e.type)).toEqual(['message.link_clicked', 'message.opened']);
+    for (const event of events) {
+      expect(event.data.grant_id).toBeNull();
+      expect(event.data.object).toMatchObject({ message_id: id, label: 'spring' });
+    }
   });
 
   it('takes an attachment past the JSON limit as multipart/form-data, as grant sends do', async () => {
