@@ -903,29 +903,35 @@ describe('the official nylas SDK against npm start', () => {
     expect((await readAll(stream)).equals(attachmentBytes)).toBe(true);
   });
 
+  /** A file uploaded for a grant as the SDK's users do: an upload session, the PUT, its completion. */
+  async function uploadThroughSdk(grantId: string, file: Buffer) {
+    const session = await nylas.attachments.createUploadSession({
+      identifier: grantId,
+      requestBody: { filename: 'large.bin', contentType: 'application/octet-stream', size: file.length },
+    });
+    expect(session.data).toMatchObject({ method: 'PUT', size: file.length, maxSize: 25 * 1024 * 1024 });
+    // The SDK camel-cases the keys of `headers` too: the PUT sends the declared type as Content-Type.
+    const put = await fetch(session.data.url, {
+      method: 'PUT',
+      headers: { 'Content-Type': session.data.contentType },
+      body: file,
+    });
+    expect(put.status).toBe(200);
+    const done = await nylas.attachments.completeUploadSession({
+      identifier: grantId,
+      attachmentId: session.data.attachmentId,
+    });
+    expect(done.data).toMatchObject({ attachmentId: session.data.attachmentId, status: 'ready' });
+    return session;
+  }
+
   // The SDK sends attachments of 3 MB and more as multipart itself; past API Gateway's 6 MB a client
   // uploads the file first (attachment-uploads) and names it by ID in the send.
   step('attachments.createUploadSession, PUT, completeUploadSession, then messages.send naming it', async () => {
     const a = need(grantA, 'grant A');
     const b = need(grantB, 'grant B');
     const large = randomBytes(8 * 1024 * 1024);
-    const session = await nylas.attachments.createUploadSession({
-      identifier: a.id,
-      requestBody: { filename: 'large.bin', contentType: 'application/octet-stream', size: large.length },
-    });
-    expect(session.data).toMatchObject({ method: 'PUT', size: large.length, maxSize: 25 * 1024 * 1024 });
-    // The SDK camel-cases the keys of `headers` too: the PUT sends the declared type as Content-Type.
-    const put = await fetch(session.data.url, {
-      method: 'PUT',
-      headers: { 'Content-Type': session.data.contentType },
-      body: large,
-    });
-    expect(put.status).toBe(200);
-    const done = await nylas.attachments.completeUploadSession({
-      identifier: a.id,
-      attachmentId: session.data.attachmentId,
-    });
-    expect(done.data).toMatchObject({ attachmentId: session.data.attachmentId, status: 'ready' });
+    const session = await uploadThroughSdk(a.id, large);
     const subject = `Large upload ${run}`;
     const sent = await nylas.messages.send({
       identifier: a.id,
@@ -1832,18 +1838,7 @@ describe('the official nylas SDK against npm start', () => {
     async () => {
       const grantId = need(googleTokens, 'the google grant').grantId;
       const large = randomBytes(7 * 1024 * 1024);
-      const session = await nylas.attachments.createUploadSession({
-        identifier: grantId,
-        requestBody: { filename: 'large.bin', contentType: 'application/octet-stream', size: large.length },
-      });
-      expect(session.data).toMatchObject({ method: 'PUT', size: large.length, maxSize: 25 * 1024 * 1024 });
-      const put = await fetch(session.data.url, {
-        method: 'PUT',
-        headers: { 'Content-Type': session.data.contentType },
-        body: large,
-      });
-      expect(put.status).toBe(200);
-      await nylas.attachments.completeUploadSession({ identifier: grantId, attachmentId: session.data.attachmentId });
+      const session = await uploadThroughSdk(grantId, large);
       const sent = await nylas.messages.send({
         identifier: grantId,
         requestBody: {

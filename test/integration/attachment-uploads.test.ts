@@ -99,6 +99,19 @@ async function uploaded(grantId: string, bytes: Buffer, filename = 'report.pdf',
 
 const objectKey = (grantId: string, id: string) => uploadObjectKey(grantId, id as never);
 
+/** A completed upload of a live provider's grant (its largest file: 25 MB), made by the service as the API would. */
+async function readyUpload(grant: GrantRecord, bytes: Buffer) {
+  const session = await createAttachmentUpload(grant, {
+    filename: 'video.mp4',
+    content_type: 'video/mp4',
+    size: bytes.length,
+  });
+  expect(session.max_size).toBe(25 * 1024 * 1024);
+  expect(await put(session as Session, bytes)).toBe(200);
+  await completeAttachmentUpload(grant, session.attachment_id);
+  return session;
+}
+
 describe('POST /v3/grants/{grant_id}/attachment-uploads', () => {
   it('answers 201 with a presigned PUT for the declared file, valid an hour', async () => {
     // Act
@@ -397,14 +410,7 @@ describe('an upload sent from a microsoft grant', () => {
       const bob = uniqueEmail('bob');
       fake.addUser({ email: bob, accessToken: `token-of-${bob}` });
       const bytes = randomBytes(6_000_000);
-      const session = await createAttachmentUpload(grant, {
-        filename: 'video.mp4',
-        content_type: 'video/mp4',
-        size: bytes.length,
-      });
-      expect(session.max_size).toBe(25 * 1024 * 1024);
-      expect(await put(session as Session, bytes)).toBe(200);
-      await completeAttachmentUpload(grant, session.attachment_id);
+      const session = await readyUpload(grant, bytes);
       const since = fake.requests().length;
 
       // Act
@@ -449,14 +455,7 @@ describe('an upload sent from a google grant', () => {
       const bob = uniqueEmail('bob');
       fake.addUser({ email: bob, accessToken: `token-of-${bob}` });
       const bytes = randomBytes(6_000_000);
-      const session = await createAttachmentUpload(grant, {
-        filename: 'video.mp4',
-        content_type: 'video/mp4',
-        size: bytes.length,
-      });
-      expect(session.max_size).toBe(25 * 1024 * 1024);
-      expect(await put(session as Session, bytes)).toBe(200);
-      await completeAttachmentUpload(grant, session.attachment_id);
+      const session = await readyUpload(grant, bytes);
       const sendOf = (body: Record<string, unknown>) =>
         gmailSend.send(grant, body as unknown as SendMessageBody, { files: [], requestId: 'req-upload' });
 

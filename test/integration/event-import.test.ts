@@ -1,9 +1,10 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startGoogleFake, type GoogleFake } from '../../scripts/local-stack/google/server';
-import { startGraphFake, type GraphFake } from '../../scripts/local-stack/microsoft/server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { GoogleFake } from '../../scripts/local-stack/google/server';
+import type { GraphFake } from '../../scripts/local-stack/microsoft/server';
 import { apiClient, type ApiClient, type ApiResponse } from '../support/api';
 import { makeAgentGrant, makeApplication } from '../support/factories';
 import { startGateway, type Gateway } from '../support/gateway';
+import { liveFakes } from '../support/live-fakes';
 import { connectFakeGoogleGrant } from '../support/google';
 import { connectFakeMicrosoftGrant } from '../support/microsoft';
 import { checkResponse } from '../support/response-check';
@@ -18,6 +19,7 @@ import { checkResponse } from '../support/response-check';
 let gateway: Gateway;
 let google: GoogleFake;
 let graph: GraphFake;
+const fakes = liveFakes();
 let api: ApiClient;
 const grants: Record<'agent' | 'google' | 'microsoft', string> = { agent: '', google: '', microsoft: '' };
 
@@ -94,7 +96,7 @@ async function seed(grant: string) {
 }
 
 beforeAll(async () => {
-  [gateway, google, graph] = await Promise.all([startGateway(), startGoogleFake(), startGraphFake()]);
+  [gateway, { google, graph }] = await Promise.all([startGateway(), fakes.start()]);
   const app = await makeApplication('event import');
   api = apiClient(gateway.url, app.apiKey);
   grants.agent = (await makeAgentGrant(api)).id;
@@ -104,14 +106,8 @@ beforeAll(async () => {
   ).grant.id;
 });
 
-afterEach(() => {
-  expect(google.requestViolations).toEqual([]);
-  expect(google.responseViolations).toEqual([]);
-  expect(graph.violations()).toEqual([]);
-});
-
 afterAll(async () => {
-  await Promise.all([gateway?.close(), google?.close(), graph?.close()]);
+  await gateway?.close();
 });
 
 describe.each(['agent', 'google', 'microsoft'] as const)('Event import (%s)', (provider) => {

@@ -1,9 +1,10 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startGoogleFake, type GoogleFake } from '../../scripts/local-stack/google/server';
-import { startGraphFake, type GraphFake } from '../../scripts/local-stack/microsoft/server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { GoogleFake } from '../../scripts/local-stack/google/server';
+import type { GraphFake } from '../../scripts/local-stack/microsoft/server';
 import { apiClient, type ApiClient } from '../support/api';
 import { makeApplication, uniqueEmail } from '../support/factories';
 import { startGateway, type Gateway } from '../support/gateway';
+import { liveFakes } from '../support/live-fakes';
 import { connectFakeGoogleGrant } from '../support/google';
 import { connectFakeMicrosoftGrant } from '../support/microsoft';
 import { publishedBesidesDeliveries } from '../support/outbox-relay';
@@ -19,6 +20,7 @@ import { createTestQueue, drainQueue } from '../support/queues';
 let gateway: Gateway;
 let google: GoogleFake;
 let graph: GraphFake;
+const fakes = liveFakes();
 let api: ApiClient;
 let fanout: string;
 const grants: Record<'google' | 'microsoft', string> = { google: '', microsoft: '' };
@@ -28,7 +30,7 @@ const BODY = '<html><body><p>See <a href="https://shop.example.com/item?id=9">th
 beforeAll(async () => {
   fanout = await createTestQueue('live-tracking-fanout');
   process.env.FANOUT_QUEUE_URL = fanout;
-  [gateway, google, graph] = await Promise.all([startGateway(), startGoogleFake(), startGraphFake()]);
+  [gateway, { google, graph }] = await Promise.all([startGateway(), fakes.start()]);
   const app = await makeApplication('live tracking');
   api = apiClient(gateway.url, app.apiKey);
   grants.google = (
@@ -40,14 +42,8 @@ beforeAll(async () => {
   await drainQueue(fanout, 10, 500);
 });
 
-afterEach(() => {
-  expect(google.requestViolations).toEqual([]);
-  expect(google.responseViolations).toEqual([]);
-  expect(graph.violations()).toEqual([]);
-});
-
 afterAll(async () => {
-  await Promise.all([gateway?.close(), google?.close(), graph?.close()]);
+  await gateway?.close();
 });
 
 const hit = (url: string) =>

@@ -1,9 +1,10 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startGoogleFake, type GoogleFake } from '../../scripts/local-stack/google/server';
-import { startGraphFake, type GraphFake } from '../../scripts/local-stack/microsoft/server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { GoogleFake } from '../../scripts/local-stack/google/server';
+import type { GraphFake } from '../../scripts/local-stack/microsoft/server';
 import { apiClient, type ApiClient, type ApiResponse } from '../support/api';
 import { makeAgentGrant, makeApplication } from '../support/factories';
 import { startGateway, type Gateway } from '../support/gateway';
+import { liveFakes } from '../support/live-fakes';
 import { connectFakeGoogleGrant } from '../support/google';
 import { connectFakeMicrosoftGrant } from '../support/microsoft';
 import { checkResponse } from '../support/response-check';
@@ -19,6 +20,7 @@ const DIRECTORY_SCOPE = 'https://www.googleapis.com/auth/admin.directory.resourc
 let gateway: Gateway;
 let google: GoogleFake;
 let graph: GraphFake;
+const fakes = liveFakes();
 let api: ApiClient;
 let applicationId: string;
 
@@ -58,20 +60,14 @@ async function allRooms(grant: string, limit: number): Promise<{ rooms: Room[]; 
 }
 
 beforeAll(async () => {
-  [gateway, google, graph] = await Promise.all([startGateway(), startGoogleFake(), startGraphFake()]);
+  [gateway, { google, graph }] = await Promise.all([startGateway(), fakes.start()]);
   const app = await makeApplication('room resources');
   api = apiClient(gateway.url, app.apiKey);
   applicationId = app.applicationId;
 });
 
-afterEach(() => {
-  expect(google.requestViolations).toEqual([]);
-  expect(google.responseViolations).toEqual([]);
-  expect(graph.violations()).toEqual([]);
-});
-
 afterAll(async () => {
-  await Promise.all([gateway?.close(), google?.close(), graph?.close()]);
+  await gateway?.close();
 });
 
 describe('Room resources of a google grant', () => {
