@@ -143,6 +143,12 @@ const jobs = () =>
       ['booking_id', 'version'] as const,
     ),
     job(
+      'group-event-delete',
+      "Finishes deleting a group event, committed with its change to `deleting` (shared/scheduling/group-events.ts): cancels the bookings it still holds (each guest told, `booking.cancelled` each), deletes its event from the organizer's calendar, then the record. Idempotent: a group event already gone is done; one with more bookings than its time allows continues in a job of its own.",
+      { configuration_id: Id, event_id: Text },
+      ['configuration_id', 'event_id'] as const,
+    ),
+    job(
       'apply-itip',
       'Applies an iCalendar part received by a grant (invitation, update, cancellation, reply) to its calendar.',
       { ...ForGrant, sender: Text, ics: Text },

@@ -109,7 +109,6 @@ export const handler = httpApi<typeof routes>(
     deleteGroupEvent: async ({ app, grant, params }) => {
       await deleteGroupEvent(
         await requireConfiguration(app.applicationId, params.configuration_id, grant),
-        grant,
         params.event_id,
       );
       return empty();

@@ -99,9 +99,14 @@ export async function insertGroupEvent(record: GroupEventRecord): Promise<boolea
  * Replaces a group event's fields (not its seats) with `next`, conditional on the version read and
  * on the seats taken fitting the new capacity; false when either changed.
  */
-export async function updateGroupEvent(current: GroupEventRecord, next: GroupEventRecord): Promise<boolean> {
+export async function updateGroupEvent(
+  current: GroupEventRecord,
+  next: GroupEventRecord,
+  outbox: OutboxEntry[] = [],
+): Promise<boolean> {
   return written(() =>
     transactWrite([
+      ...outboxItems(outbox),
       [
         'group_event',
         {

@@ -10,9 +10,10 @@ import { getGrant, type GrantRecord } from '#shared/db/grants';
 import * as db from '#shared/db/group-events';
 import type { GroupEventRecord } from '#shared/db/group-events';
 import type { BookingRecord, ConfigurationRecord } from '#shared/db/scheduling';
-import { getBooking } from '#shared/db/scheduling';
+import { getBooking, getConfiguration } from '#shared/db/scheduling';
+import type { OutboxEntry } from '#shared/db/outbox';
 import { ConflictError, InvalidRequestError, NotFoundError } from '#shared/errors';
-import { parseId } from '#shared/ids';
+import { newId, parseId } from '#shared/ids';
 import { booksOnPrimaryOnly } from '#shared/providers/organizer-calendars';
 import { eventsOf } from '#shared/registries/events';
 import { bookingEventUid, bookingNotification } from '#shared/scheduling/booking-events';
@@ -316,38 +317,63 @@ export async function cancelSeat(
 }
 
 /**
- * Deletes a group event: it takes no more bookings from the first step, its bookings are cancelled
- * (each guest told, `booking.cancelled` each), then its event, then the record. A repeated DELETE
- * finishes what a crash left.
+ * Deletes a group event. It takes no more bookings from this request on, and the job committed with
+ * that change (`group-event-delete`, runGroupEventDelete) cancels its bookings, deletes its event,
+ * then the record: a full group event's bookings and their mails are more than a request has time
+ * for, and a crash part way leaves the job to finish. A repeated DELETE commits the job again.
  */
-export async function deleteGroupEvent(config: ConfigurationRecord, organizer: GrantRecord, eventId: string) {
+export async function deleteGroupEvent(config: ConfigurationRecord, eventId: string) {
   requireGroup(config);
-  let record = await db.getGroupEvent(config.id, eventId);
+  const record = await db.getGroupEvent(config.id, eventId);
   if (!record) throw new NotFoundError(`Group event '${eventId}' of configuration '${config.id}' not found`);
-  if (record.status === 'active') {
-    const closing: GroupEventRecord = {
-      ...record,
-      status: 'deleting',
-      updated_at: clock.nowSeconds(),
-      version: record.version + 1,
-    };
-    if (!(await db.updateGroupEvent(record, closing)))
-      throw new ConflictError(`Group event '${eventId}' was changed by another request; try again`);
-    record = closing;
-  }
+  const closing: GroupEventRecord = {
+    ...record,
+    status: 'deleting',
+    updated_at: clock.nowSeconds(),
+    version: record.version + 1,
+  };
+  const job: OutboxEntry = {
+    job: { kind: 'group-event-delete', configuration_id: config.id, event_id: eventId },
+    id: newId('job'),
+    applicationId: config.application_id,
+  };
+  if (!(await db.updateGroupEvent(record, closing, [job])))
+    throw new ConflictError(`Group event '${eventId}' was changed by another request; try again`);
+}
+
+/**
+ * The `group-event-delete` job: cancels the bookings the group event still holds (each guest told,
+ * `booking.cancelled` each), deletes its event from the organizer's calendar (gone already is fine,
+ * as is an organizer grant deleted since), then the record. `more` when time ran short first: the
+ * caller queues the job again, and it goes on from what is left.
+ */
+export async function runGroupEventDelete(
+  job: { configuration_id: string; event_id: string },
+  outOfTime: () => boolean,
+): Promise<'done' | 'more'> {
+  const configId = parseId('configuration', job.configuration_id);
+  const config = configId && (await getConfiguration(configId));
+  const record = configId && (await db.getGroupEvent(configId, job.event_id));
+  if (!config || !record || record.status !== 'deleting') return 'done';
   for (const id of Object.keys(record.bookings)) {
+    if (outOfTime()) return 'more';
     const parsed = parseId('booking', id);
     const b = parsed ? await getBooking(parsed) : undefined;
     if (b && b.status !== 'cancelled') await cancelSeat(config, b, 'The organizer cancelled this group event');
   }
-  try {
-    await eventsOf(organizer).delete(organizer, record.event_id, record.calendar_id, true);
-  } catch (error) {
-    if (!(error instanceof NotFoundError)) throw error;
+  const organizer = await getGrant(config.application_id, record.grant_id);
+  if (organizer) {
+    try {
+      await eventsOf(organizer).delete(organizer, record.event_id, record.calendar_id, true);
+    } catch (error) {
+      if (!(error instanceof NotFoundError)) throw error;
+    }
   }
-  const last = await db.getGroupEvent(config.id, eventId);
+  const last = await db.getGroupEvent(config.id, job.event_id);
+  // Seats still held: a booking that raced the cancels; the job's retry cancels it.
   if (last && !(await db.deleteGroupEvent(last)))
-    throw new ConflictError(`Group event '${eventId}' still holds bookings; try again`);
+    throw new Error(`group event ${job.event_id} still holds seats after its bookings were cancelled`);
+  return 'done';
 }
 
 // ---- seats -----------------------------------------------------------------------------------

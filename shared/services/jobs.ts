@@ -12,6 +12,7 @@ import { runLocalDelivery } from '#shared/services/local-delivery';
 import { runProviderJob } from '#shared/registries/jobs';
 import { purgeOf } from '#shared/registries/purge';
 import { runBookingEventJob } from '#shared/scheduling/booking-events';
+import { runGroupEventDelete } from '#shared/scheduling/group-events';
 import { syncReminders } from '#shared/scheduling/reminder-schedules';
 import { purgeDeletedWebhook } from '#shared/webhooks/retention';
 
@@ -52,6 +53,9 @@ export async function runJob(job: Job, outOfTime: () => boolean): Promise<void> 
       return syncReminders(job.booking_id);
     case 'booking-event':
       return runBookingEventJob(job);
+    case 'group-event-delete':
+      if ((await runGroupEventDelete(job, outOfTime)) === 'more') await enqueueJob(job);
+      return;
     case 'start-mail-sync':
       return startMailSync(job);
     case 'deliver-local': {

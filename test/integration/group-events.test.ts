@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { simpleParser } from 'mailparser';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { getGroupEvent, updateGroupEvent } from '#shared/db/group-events';
+import type { ConfigurationId } from '#shared/ids';
+import { runGroupEventDelete } from '#shared/scheduling/group-events';
 import { apiClient, type ApiClient, type ApiResponse } from '../support/api';
 import { makeAgentGrant } from '../support/factories';
 import { useApi } from '../support/harness';
@@ -141,6 +144,9 @@ describe('group events', () => {
 
     const deleted = await api.delete(`${base}/${later.id}`);
     expect(deleted.status, deleted.text).toBe(200);
+    // Gone from the listing at once; its job removes its event, then the record.
+    expect((await api.get(base)).body.data.map((e: GroupEvent) => e.id)).toEqual([first.id]);
+    await jobsDone();
     // The configuration goes only once its group events have.
     const configPath = `/v3/grants/${organizer.id}/scheduling/configurations/${config.id}`;
     const early = await api.delete(configPath);
@@ -166,6 +172,7 @@ describe('group events', () => {
       }),
     ).not.toEqual([]);
     expect((await api.delete(`${base}/${first.id}`)).status).toBe(200);
+    await jobsDone();
     expect((await api.delete(configPath)).status).toBe(200);
   });
 
@@ -322,11 +329,53 @@ describe('seats', () => {
     expect(await bookingNotifications(config.id, 1)).toEqual([['booking.rescheduled', ann.booking_id]]);
 
     expect((await api.delete(`${base}/${event.id}`)).status).toBe(200);
+    await jobsDone();
     const gone = await guestApi().get(`/v3/scheduling/bookings/${bo.booking_id}?configuration_id=${config.id}`);
     expect(gone.body.data).toMatchObject({ status: 'cancelled' });
     expect(await bookingNotifications(config.id, 1)).toEqual([['booking.cancelled', bo.booking_id]]);
     expect((await eventsBetween(organizer.id, day, day + DAY)).map((e) => e.id)).toEqual([other.id]);
     expect((await book(config.id, day + 10 * HOUR, 'Cy')).status).toBe(409);
+  });
+});
+
+describe('deleting a group event', () => {
+  it('is finished by its job, which goes on in a job of its own when time runs short, and is done once gone', async () => {
+    // Prepare: a group event with three bookings, marked for deletion without its job (as a DELETE
+    // leaves it when its job has yet to run).
+    const { organizer, config, base } = await groupConfiguration();
+    const day = midnight(8);
+    const event = await groupEvent(base, day + 9 * HOUR, 5);
+    const booked: { booking_id: string }[] = [];
+    for (const guest of ['Ann', 'Bo', 'Cy']) booked.push((await book(config.id, day + 9 * HOUR, guest)).body.data);
+    const record = (await getGroupEvent(config.id as ConfigurationId, event.id))!;
+    expect(record.seats).toBe(3);
+    const closing = { ...record, status: 'deleting' as const, version: record.version + 1 };
+    expect(await updateGroupEvent(record, closing)).toBe(true);
+    const job = { configuration_id: config.id, event_id: event.id };
+    const statuses = async () =>
+      Promise.all(
+        booked.map(
+          async (b) =>
+            (await guestApi().get(`/v3/scheduling/bookings/${b.booking_id}?configuration_id=${config.id}`)).body.data
+              .status,
+        ),
+      );
+
+    // Act: a run with time for one booking, then one to the end, then one more.
+    let checks = 0;
+    const first = await runGroupEventDelete(job, () => checks++ >= 1);
+    const afterFirst = await statuses();
+    const second = await runGroupEventDelete(job, () => false);
+    const third = await runGroupEventDelete(job, () => false);
+
+    // Assess
+    expect(first).toBe('more');
+    expect(afterFirst.filter((s) => s === 'cancelled')).toHaveLength(1);
+    expect([second, third]).toEqual(['done', 'done']);
+    expect(await statuses()).toEqual(['cancelled', 'cancelled', 'cancelled']);
+    expect(await getGroupEvent(config.id as ConfigurationId, event.id)).toBeUndefined();
+    expect((await eventsBetween(organizer.id, day, day + DAY)).map((e) => e.id)).not.toContain(event.id);
+    await jobsDone();
   });
 });
 

@@ -60,6 +60,7 @@ const VALID_JOBS: unknown[] = [
     links: { manage: 'https://x.example/m' },
     cancel_ics: 'x',
   },
+  { kind: 'group-event-delete', configuration_id: 'cfg_1', event_id: 'evt-1' },
   { kind: 'apply-itip', ...grant, sender: 'a@example.com', ics: 'BEGIN:VCALENDAR' },
   { kind: 'purge-calendar', ...grant, calendar_id: 'cal_1' },
   {
