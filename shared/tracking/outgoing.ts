@@ -7,10 +7,11 @@ import { trackedAliasPut, trackedMessagePut } from '#shared/tracking/records';
 import type { TrackedBody } from '#shared/tracking/rewrite';
 
 /**
- * The tracking of one message being sent (an Agent Account's send, a draft's): what composing does
- * to its HTML (shared/mail/compose.ts), and the item the Sent copy's transaction commits so that
- * opens, clicks and replies find it. Undefined when the send tracks nothing. The message's ID is
- * taken before composing, since the tracking URLs name it.
+ * The tracking of one message being sent (an Agent Account's or an IMAP grant's send, a draft's, a
+ * scheduled one's; a live provider's through liveTracking below): what composing does to its HTML
+ * (composePrepared, shared/mailbox/send.ts), and the item the Sent copy's transaction commits so
+ * that opens, clicks and replies find it. Undefined when the send tracks nothing. The message's ID
+ * is taken before composing, since the tracking URLs name it.
  */
 export interface OutgoingTracking {
   /** For composePrepared: undefined when only thread replies are tracked (the body is left as it is). */
@@ -66,8 +67,9 @@ export function outgoingTracking(
 /**
  * The tracking of a message a live provider sends (A's Gmail, B's Graph), which names the message
  * only once it has left: the tracking URLs name an ID of ours (the alias), and once the provider
- * has answered, `items` record the tracked message under the provider's ID (where replies and
- * `include_tracking_options` find it), with the alias pointing at it.
+ * has answered, `items` record the tracked message under the provider's ID (where
+ * `include_tracking_options` finds it, and what the notifications name), with the alias pointing at
+ * it. Replies to it are not announced: the mail that arrives at a live provider is not read here.
  */
 export function liveTracking(
   grant: GrantRecord,

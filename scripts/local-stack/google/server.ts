@@ -33,7 +33,8 @@ import { DIRECTORY_HANDLERS, DirectoryState, type CalendarResource, type NewCale
  * answer before it is sent (a violation is recorded and answered 500 instead), so neither a client nor
  * the fake itself can quietly stray from what Google publishes. Each API's batch endpoint
  * (`/batch/gmail/v1`, `/batch/calendar/v3`, `/batch`) takes up to 100 calls of that API as one
- * multipart/mixed request and answers each as if it came alone: checked, faults included.
+ * multipart/mixed request and answers each as if it came alone: checked, faults included. A method
+ * with `mediaUpload` (Gmail's sends, drafts, imports) also takes its message at `/upload/…`.
  */
 
 export type FaultStatus = 429 | 403 | 404 | 410 | 500 | 503;
