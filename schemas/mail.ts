@@ -1,6 +1,7 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { MessageTrackingOptions } from '#schemas/tracking';
 import { UploadedAttachmentRef } from '#schemas/attachment-uploads';
+import { TemplateStrict } from '#schemas/templates';
 import {
   EmailAddress,
   Limit,
@@ -76,6 +77,7 @@ export const TemplateRef = {
   properties: {
     id: ObjectId,
     variables: { type: 'object' },
+    strict: TemplateStrict,
   },
 } as const;
 

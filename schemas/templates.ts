@@ -70,12 +70,24 @@ export const UpdateTemplateBody = {
 } as const;
 export type UpdateTemplateBody = FromSchema<typeof UpdateTemplateBody>;
 
+/** The contract's `strict`: a variable the template names that `variables` lacks is a 400 naming it. Off by default here. */
+export const TemplateStrict = {
+  type: 'boolean',
+  description:
+    'When true, a variable the template names that `variables` lacks is an error (400 naming it); by default it renders empty.',
+} as const;
+
 export const RenderTemplateBody = {
   type: 'object',
   additionalProperties: false,
   required: ['variables'],
   properties: {
-    variables: { type: 'object', description: 'Values for the template; a variable it does not name renders empty.' },
+    variables: {
+      type: 'object',
+      description:
+        'Values for the template; a variable the template names that is not here renders empty, unless `strict`.',
+    },
+    strict: TemplateStrict,
   },
 } as const;
 export type RenderTemplateBody = FromSchema<typeof RenderTemplateBody>;
@@ -96,6 +108,7 @@ export const RenderInlineTemplateBody = {
     engine: Engine,
     body: CreateTemplateBody.properties.body,
     variables: RenderTemplateBody.properties.variables,
+    strict: TemplateStrict,
   },
 } as const;
 export type RenderInlineTemplateBody = FromSchema<typeof RenderInlineTemplateBody>;

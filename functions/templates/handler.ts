@@ -22,7 +22,7 @@ export const handler = httpApi<typeof routes>(generated, {
     return empty();
   },
   renderApplicationTemplate: async ({ app, params, body }) =>
-    ok(await templates.renderApplicationTemplate(app.applicationId, params.template_id, body.variables)),
+    ok(await templates.renderApplicationTemplate(app.applicationId, params.template_id, body.variables, body.strict)),
   listTemplates: async ({ grant, query }) => {
     const page = await templates.listTemplates(grant, pageSize(query.limit), query.page_token);
     return list(page.items, page.nextCursor);
@@ -37,7 +37,7 @@ export const handler = httpApi<typeof routes>(generated, {
     return empty();
   },
   renderTemplate: async ({ grant, params, body }) =>
-    ok(await templates.renderTemplateOfGrant(grant, params.template_id, body.variables)),
+    ok(await templates.renderTemplateOfGrant(grant, params.template_id, body.variables, body.strict)),
   // The grant only scopes the request (it must exist and be the caller's): an inline body names no template.
   renderGrantInlineTemplate: async ({ body }) => ok(await templates.renderInlineTemplate(body)),
   listSignatures: async ({ grant, query }) => {

@@ -101,6 +101,7 @@ async function sendNow(
       app.applicationId,
       body.template.id,
       body.template.variables ?? {},
+      body.template.strict,
     );
     subject ??= rendered.subject;
     text ??= rendered.body;

@@ -47,7 +47,8 @@ const FIELDS = ['subject', 'body'] as const;
 type Field = (typeof FIELDS)[number];
 
 type Renderer = (data: Record<string, unknown>) => string;
-type Prepare = (source: string, field: Field) => Renderer;
+/** `strict`: a variable the template names that `data` lacks is an error, not an empty string. */
+type Prepare = (source: string, field: Field, strict: boolean) => Renderer;
 
 /** Throws InvalidRequestError when `engine` is not one of TEMPLATE_ENGINES (message lists the valid ones). */
 export function assertEngine(engine: string): asserts engine is TemplateEngine {
@@ -66,22 +67,26 @@ export function checkTemplate(engine: string, fields: TemplateFields): void {
   assertEngine(engine);
   for (const field of FIELDS) {
     const source = fields[field];
-    if (source !== undefined) PREPARE[engine](source, field);
+    if (source !== undefined) PREPARE[engine](source, field, false);
   }
 }
 
-/** Renders subject and body with `variables`. Returns only the fields that were given. */
+/**
+ * Renders subject and body with `variables`. Returns only the fields that were given. `strict`: a
+ * variable the template names that `variables` lacks is a 400 naming it (by default it renders empty).
+ */
 export function renderTemplate(
   engine: string,
   fields: TemplateFields,
   variables: Record<string, unknown>,
+  options: { strict?: boolean | undefined } = {},
 ): TemplateFields {
   assertEngine(engine);
   const rendered: TemplateFields = {};
   for (const field of FIELDS) {
     const source = fields[field];
     if (source === undefined) continue;
-    const render = PREPARE[engine](source, field);
+    const render = PREPARE[engine](source, field, options.strict === true);
     // A fresh copy per field: twig writes `{% set %}` and loop variables into the context it renders.
     const data = copyVariables(variables);
     const output = run(engine, field, 'render', source, () => render(data));
@@ -100,7 +105,7 @@ const PREPARE: Record<TemplateEngine, Prepare> = {
 // ---------------------------------------------------------------------------------------------------
 // mustache
 
-function prepareMustache(source: string, field: Field): Renderer {
+function prepareMustache(source: string, field: Field, strict: boolean): Renderer {
   // A writer per template: the shared one caches every template it ever parsed, without limit.
   const writer = new Mustache.Writer();
   const tokens: unknown = run('mustache', field, 'compile', source, () => writer.parse(source));
@@ -113,7 +118,44 @@ function prepareMustache(source: string, field: Field): Renderer {
   const options: RenderOptions | undefined =
     field === 'subject' ? { escape: (value: unknown) => String(value) } : undefined;
   // No partials are passed; the writer re-uses the tokens it parsed above.
-  return (data) => writer.render(source, data, undefined, options);
+  if (!strict) return (data) => writer.render(source, data, undefined, options);
+  // mustache.js has no strict mode: a context whose lookups of names found nowhere throw.
+  const parsed = writer.parse(source);
+  return (data) => writer.renderTokens(parsed, new (strictMustacheContext())(data), undefined, source, options);
+}
+
+let StrictContext: (new (view: unknown) => InstanceType<typeof Mustache.Context>) | undefined;
+
+/** A mustache context whose lookup of a name no context on its chain holds (a dotted name: each step) throws. */
+function strictMustacheContext() {
+  StrictContext ??= class Strict extends Mustache.Context {
+    // A section's context (an item of a list, an object) is strict too.
+    override push(view: unknown) {
+      return new Strict(view, this);
+    }
+
+    override lookup(name: string): unknown {
+      const value: unknown = super.lookup(name);
+      if (value === undefined && name !== '.' && !holds(this, name.split('.')))
+        throw new Error(`the variable '${name}' is not defined in 'variables' (strict)`);
+      return value;
+    }
+  };
+  return StrictContext;
+}
+
+/** Whether a context on the chain from `context` holds the path (its first name, then each step inside it). */
+function holds(context: { view: unknown; parent?: unknown } | undefined, path: string[]): boolean {
+  for (let at = context; at; at = at.parent as typeof context) {
+    let value: unknown = at.view;
+    if (!(value !== null && typeof value === 'object' && path[0]! in value)) continue;
+    for (const step of path) {
+      if (!(value !== null && typeof value === 'object' && step in value)) return false;
+      value = (value as Record<string, unknown>)[step];
+    }
+    return true;
+  }
+  return false;
 }
 
 /** Mustache tokens are `[type, value, start, end, children?]`; sections nest their children at index 4. */
@@ -154,9 +196,9 @@ const HANDLEBARS_PARTIAL_NODES: Readonly<Record<string, string>> = {
   Decorator: '{{* %}}',
 };
 
-function prepareHandlebars(source: string, field: Field): Renderer {
-  // `strict` stays off so missing variables render empty; prototype access stays denied (the default).
-  const options: CompileOptions = field === 'subject' ? { noEscape: true } : {};
+function prepareHandlebars(source: string, field: Field, strict: boolean): Renderer {
+  // Unless `strict`, missing variables render empty; prototype access stays denied (the default).
+  const options: CompileOptions = { ...(field === 'subject' ? { noEscape: true } : {}), ...(strict ? { strict } : {}) };
   const handlebars = handlebarsEnv();
   const ast: unknown = run('handlebars', field, 'compile', source, () => handlebars.parse(source));
   const partial = findHandlebarsPartial(ast);
@@ -242,7 +284,7 @@ function twigHardened(): { internals: Twig.Internals; guard: TwigGuard } {
   return twigState;
 }
 
-function prepareTwig(source: string, field: Field): Renderer {
+function prepareTwig(source: string, field: Field, strict: boolean): Renderer {
   const { guard: twigGuard } = twigHardened();
   const template = run('twig', field, 'compile', source, () =>
     // rethrow: without it twig.js logs errors and renders "". No `id`: nothing enters twig's registry.
@@ -250,7 +292,7 @@ function prepareTwig(source: string, field: Field): Renderer {
       data: source,
       autoescape: field === 'body',
       rethrow: true,
-      strict_variables: false,
+      strict_variables: strict,
       allowInlineIncludes: false,
     }),
   );

@@ -251,11 +251,12 @@ async function updateText<
 }
 
 /** Subject and body rendered with `variables` (a template without a subject renders none). */
-async function renderText(template: TemplateText, variables: Record<string, unknown>) {
+async function renderText(template: TemplateText, variables: Record<string, unknown>, strict?: boolean) {
   const rendered = (await engines()).renderTemplate(
     template.engine,
     { subject: template.subject, body: template.body },
     variables,
+    { strict },
   );
   // A template always has a body (it is required when created).
   return { subject: rendered.subject, body: rendered.body ?? '' };
@@ -318,10 +319,10 @@ const templateOf = (grant: TemplateOwner, templateId: string): Promise<TemplateT
  */
 export async function renderStoredTemplate(
   grant: TemplateOwner,
-  ref: { id: string; variables?: Record<string, unknown> },
+  ref: { id: string; variables?: Record<string, unknown>; strict?: boolean },
   overrides: TemplateFields = {},
 ): Promise<{ subject?: string; body: string }> {
-  const rendered = await renderText(await templateOf(grant, ref.id), ref.variables ?? {});
+  const rendered = await renderText(await templateOf(grant, ref.id), ref.variables ?? {}, ref.strict);
   return { subject: overrides.subject ?? rendered.subject, body: overrides.body ?? rendered.body };
 }
 
@@ -336,17 +337,21 @@ export const renderTemplateOfGrant = async (
   grant: TemplateOwner,
   templateId: string,
   variables: Record<string, unknown>,
-) => renderAnswer(await renderStoredTemplate(grant, { id: templateId, variables }));
+  strict?: boolean,
+) => renderAnswer(await renderStoredTemplate(grant, { id: templateId, variables, strict }));
 
 export const renderApplicationTemplate = async (
   appId: ApplicationId,
   templateId: string,
   variables: Record<string, unknown>,
-) => renderAnswer(await renderText(await requireApplicationTemplate(appId, templateId), variables));
+  strict?: boolean,
+) => renderAnswer(await renderText(await requireApplicationTemplate(appId, templateId), variables, strict));
 
 /** A body given in the request, rendered with the same engines and limits, and stored nowhere. */
 export async function renderInlineTemplate(request: RenderInlineTemplateBody): Promise<{ body: string }> {
-  const rendered = (await engines()).renderTemplate(request.engine, { body: request.body }, request.variables);
+  const rendered = (await engines()).renderTemplate(request.engine, { body: request.body }, request.variables, {
+    strict: request.strict,
+  });
   return { body: rendered.body ?? '' };
 }
 

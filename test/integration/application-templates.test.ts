@@ -450,11 +450,33 @@ describe('POST /v3/templates/{template_id}/render', () => {
       "'variables' must be of type object",
     );
     expectError(
-      await api.post(`/v3/templates/${template.id}/render`, { variables: {}, strict: true }),
+      await api.post(`/v3/templates/${template.id}/render`, { variables: {}, strict: 'yes' }),
       400,
       'invalid_request_error',
-      "unknown field 'strict'",
+      "'strict' must be of type boolean",
     );
+  });
+
+  it('with strict, answers 400 naming a variable the template names and the request lacks', async () => {
+    const { api } = await freshApplication();
+    const grant = await makeAgentGrant(api);
+    const template = await createTemplate(api, { name: 'Strict', engine: 'twig', ...SOURCES.twig });
+    const inline = { engine: 'mustache', body: 'Only {{x}}', variables: {}, strict: true };
+    for (const response of [
+      await api.post(`/v3/templates/${template.id}/render`, { variables: {}, strict: true }),
+      await api.post(`/v3/grants/${grant.id}/templates/${template.id}/render`, { variables: {}, strict: true }),
+      await api.post('/v3/templates/render', inline),
+      await api.post(`/v3/grants/${grant.id}/templates/render`, inline),
+    ])
+      expectError(response, 400, 'invalid_request_error', 'could not be rendered');
+    const strictOff = await api.post(`/v3/templates/${template.id}/render`, { variables: {}, strict: false });
+    expect(strictOff.body.data).toEqual({ subject: 'Hi  from ', body: '<p>Dear  of </p>' });
+    // A send naming the template with strict sends nothing.
+    const sent = await api.post(`/v3/grants/${grant.id}/messages/send`, {
+      to: [{ email: 'someone@example.net' }],
+      template: { id: template.id, variables: {}, strict: true },
+    });
+    expectError(sent, 400, 'invalid_request_error', "'subject' could not be rendered with twig");
   });
 });
 

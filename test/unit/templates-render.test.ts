@@ -231,6 +231,39 @@ describe('Function: renderTemplate', () => {
   });
 });
 
+describe('Function: renderTemplate, strict', () => {
+  const variables = { user: { name: 'Ada', company: { name: 'Engines Ltd' } } };
+
+  it.each(TEMPLATE_ENGINES)('%s: renders what the variables hold, as without strict', (engine) => {
+    expect(renderTemplate(engine, NESTED[engine], variables, { strict: true })).toEqual(
+      renderTemplate(engine, NESTED[engine], variables),
+    );
+  });
+
+  it.each(TEMPLATE_ENGINES)('%s: refuses a variable the template names that is missing, naming it', (engine) => {
+    const missing = { user: { name: 'Ada' } };
+    // Without strict it renders empty.
+    expect(renderTemplate(engine, NESTED[engine], missing).body).toBe('<p>Ada works at </p>');
+    const message = invalidRequestMessage(() => renderTemplate(engine, NESTED[engine], missing, { strict: true }));
+    expect(message).toContain(engine);
+    // Handlebars names the step it could not take ("name" not defined in undefined), with its place.
+    expect(message).toMatch(engine === 'handlebars' ? /"name" not defined.* 1:\d+/ : /company/);
+    const top = invalidRequestMessage(() =>
+      renderTemplate(engine, { body: NESTED[engine].subject }, {}, { strict: true }),
+    );
+    expect(top).toMatch(engine === 'handlebars' ? /not defined/ : /user/);
+  });
+
+  it('mustache: a name found in a section’s item or further out is defined; one found nowhere is not', () => {
+    const body = '{{#items}}{{label}} of {{owner}}; {{/items}}';
+    expect(
+      renderTemplate('mustache', { body }, { owner: 'Ada', items: [{ label: 'a' }, { label: 'b' }] }, { strict: true })
+        .body,
+    ).toBe('a of Ada; b of Ada; ');
+    expect(() => renderTemplate('mustache', { body }, { items: [{ label: 'a' }] }, { strict: true })).toThrow(/owner/);
+  });
+});
+
 describe('Function: checkTemplate', () => {
   it.each(TEMPLATE_ENGINES)('accepts valid %s templates', (engine) => {
     expect(() => checkTemplate(engine, NESTED[engine])).not.toThrow();
